@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# The two commands of the README:
+#   ./run.sh          set everything up, then run the offline demo recipe end to end
+#   ./run.sh test     set everything up, then run the linter and the test suite
+# Extra arguments after `test` go to pytest; after nothing/`demo` they go to recipes/synth/run.sh.
+#
+# Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
+# default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate).
+set -euo pipefail
+cd "$(dirname "$0")"
+ROOT=$PWD
+VENV=${SATE_VENV:-$ROOT/.venv}
+PYTHON=${PYTHON:-python3}
+PIP_VERSION=24.2  # pip >= 25 refuses espnet's dependency ci_sdr (it declares a git URL dependency)
+
+log() { printf '[run.sh] %s\n' "$*" >&2; }
+
+# Debian tools: the TTS engines that voice the demo corpus, and venv support for Python.
+setup_system() {
+  local missing=()
+  command -v espeak-ng >/dev/null || missing+=(espeak-ng)
+  command -v flite >/dev/null || missing+=(flite)
+  "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
+    log "installing Debian packages: ${missing[*]}"
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+  else
+    log "missing Debian packages: ${missing[*]}"
+    log "install them with: sudo apt-get install ${missing[*]}   (then run ./run.sh again)"
+    exit 1
+  fi
+}
+
+# The virtual environment: created once; reinstalled only when pyproject.toml changes. The editable
+# install is re-pointed (seconds, no downloads) when the same venv serves another checkout.
+setup_python() {
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { log "Python >= 3.11 is required; $("$PYTHON" --version 2>&1) found (set PYTHON=...)"; exit 1; }
+  local deps_hash stamp
+  deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
+  stamp="$VENV/.sate-installed"
+  if [ ! -x "$VENV/bin/python" ]; then
+    log "creating the virtual environment $VENV"
+    "$PYTHON" -m venv "$VENV"
+  fi
+  if [ "$(cat "$stamp" 2>/dev/null)" = "$deps_hash $ROOT" ]; then
+    return 0
+  fi
+  if [ "$(cut -d' ' -f1 "$stamp" 2>/dev/null)" = "$deps_hash" ]; then
+    log "pointing $VENV at this checkout"
+    "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$ROOT"
+  else
+    log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
+    "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
+    "$VENV/bin/pip" install -q -e "$ROOT[test]"
+    "$VENV/bin/pip" check
+  fi
+  echo "$deps_hash $ROOT" > "$stamp"
+}
+
+setup_system
+setup_python
+export PATH="$VENV/bin:$PATH"
+
+case "${1:-demo}" in
+  test)
+    shift || true
+    log "ruff check"
+    ruff check sate tests
+    log "pytest"
+    exec python -m pytest "$@"
+    ;;
+  demo)
+    shift || true
+    exec bash recipes/synth/run.sh "$@"
+    ;;
+  *)
+    exec bash recipes/synth/run.sh "$@"
+    ;;
+esac

@@ -1,0 +1,54 @@
+"""The `sate` command: one entry point whose sub-commands only parse and dispatch.
+
+Each sub-command lives in its own module, which provides ``add_arguments(parser)`` and
+``run(args) -> int``. Modules are imported only when their command runs, so `sate synth`
+never pays for importing torch and `sate --help` is instant.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from sate.errors import SateError
+
+# name -> (module, one-line help). Order is the order of the pipeline.
+COMMANDS: dict[str, tuple[str, str]] = {
+    "synth": ("sate.data.synth", "build the offline English->German speech corpus in MuST-C layout"),
+    "prep": ("sate.data.mustc", "read a MuST-C corpus into validated JSONL manifests"),
+    "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
+    "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
+}
+
+
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The full parser; only ``command``'s module is imported and gets its options."""
+    parser = argparse.ArgumentParser(prog="sate", description=__doc__.splitlines()[0])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for name, (module_name, help_text) in COMMANDS.items():
+        module = importlib.import_module(module_name) if name == command else None
+        p = sub.add_parser(name, help=help_text, description=(module.__doc__ if module else help_text),
+                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        if module is not None:
+            module.add_arguments(p)
+            p.set_defaults(_module=module)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    command = argv[0] if argv and argv[0] in COMMANDS else None
+    args = build_parser(command).parse_args(argv)
+    try:
+        return int(args._module.run(args) or 0)
+    except SateError as err:
+        print(f"sate {args.command}: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print(f"sate {args.command}: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,46 @@
+"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sate.data import synth
+
+# Per split, how many Ding sentence pairs the shared corpus voices (about 20 in all).
+FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
+
+
+@pytest.fixture(scope="session")
+def fixture_sizes() -> dict[str, int]:
+    return dict(FIXTURE_SIZES)
+
+
+@pytest.fixture(scope="session")
+def ding_pairs() -> list[tuple[str, str]]:
+    """Every sentence pair of the Ding dictionary (fetched once into the cache)."""
+    return synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir()))
+
+
+@pytest.fixture(scope="session")
+def fixture_pairs(ding_pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """The first Ding pairs of each split, as many as FIXTURE_SIZES says."""
+    chosen: list[tuple[str, str]] = []
+    left = dict(FIXTURE_SIZES)
+    for en, de in ding_pairs:
+        split = synth.split_of(en)
+        if left[split] > 0:
+            chosen.append((en, de))
+            left[split] -= 1
+        if not any(left.values()):
+            return chosen
+    raise AssertionError(f"the dictionary is too small for the fixture: {left} missing")
+
+
+@pytest.fixture(scope="session")
+def synth_corpus(tmp_path_factory: pytest.TempPathFactory, fixture_pairs: list[tuple[str, str]]) -> Path:
+    """A MuST-C layout corpus of about 20 voiced sentences; returns the root holding `en-de/`."""
+    out = tmp_path_factory.mktemp("synth")
+    synth.build_corpus(out, fixture_pairs, train_size=FIXTURE_SIZES["train"], seed=0, jobs=2, progress=False)
+    return out
