@@ -1,0 +1,1 @@
+"""Data: the offline corpus, MuST-C reading, features, vocabularies, datasets and batching."""
