@@ -49,7 +49,7 @@ setup_python() {
   fi
   if [ "$(cut -d' ' -f1 "$stamp" 2>/dev/null)" = "$deps_hash" ]; then
     log "pointing $VENV at this checkout"
-    "$VENV/bin/pip" install -q --no-deps --no-build-isolation -e "$ROOT"
+    "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
   else
     log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
     "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
