@@ -1,0 +1,117 @@
+"""Reading talk segments: one wav per talk, sliced by offset and duration, as 16 kHz mono.
+
+MuST-C stores one wav per TED talk; we never cut it into per-segment files. Every stage that
+needs a segment's length (prep's ``n_frames``, the feature extractor, speed perturbation) goes
+through the functions here, so the frame count in the manifest always equals the number of
+feature frames stored.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from sate.errors import SateError
+
+SAMPLE_RATE = 16000
+WINDOW = 400  # 25 ms at 16 kHz
+SHIFT = 160  # 10 ms at 16 kHz
+# Segments shorter than this (0.1 s) are zero-padded to it, so every kept row (dev/test keep
+# even zero-length segments) yields 8 frames: enough for a 4x convolutional subsampling front-end.
+MIN_SAMPLES = 1600
+# A segment may end this far past the end of its wav (rounding in the yaml); it is clipped.
+END_TOLERANCE_S = 0.02
+
+
+@dataclass(frozen=True)
+class WavInfo:
+    """What prep needs to know about a talk wav, read once per talk."""
+
+    path: Path
+    sample_rate: int
+    frames: int
+    channels: int
+
+    @property
+    def duration(self) -> float:
+        return self.frames / self.sample_rate
+
+
+def wav_info(path: str | Path) -> WavInfo:
+    """Header of a wav; a missing or unreadable file becomes a SateError naming it."""
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"{path}: wav file is missing")
+    try:
+        info = sf.info(str(path))
+    except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
+        raise SateError(f"{path}: cannot read wav: {err}") from None
+    if info.frames <= 0 or info.samplerate <= 0:
+        raise SateError(f"{path}: wav holds no audio")
+    return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
+
+
+def segment_samples(offset: float, duration: float, wav: WavInfo) -> int:
+    """Number of 16 kHz samples of the segment, clipped at the end of the wav.
+
+    The caller has already checked the segment does not run past the end by more than
+    ``END_TOLERANCE_S``.
+    """
+    wanted = round(duration * SAMPLE_RATE)
+    available = math.floor((wav.duration - offset) * SAMPLE_RATE + 1e-6)
+    return max(0, min(wanted, available))
+
+
+def perturbed_samples(n_samples: int, speed: float) -> int:
+    """Length of a segment of ``n_samples`` played ``speed`` times faster."""
+    return round(n_samples / speed)
+
+
+def num_frames(n_samples: int) -> int:
+    """Fbank frames (25 ms window, 10 ms shift, snip_edges) after padding to ``MIN_SAMPLES``."""
+    n = max(n_samples, MIN_SAMPLES)
+    return 1 + (n - WINDOW) // SHIFT
+
+
+def _fit(wave: np.ndarray, n: int) -> np.ndarray:
+    """Trim or zero-pad to exactly ``n`` samples (resampling rounds lengths differently)."""
+    if len(wave) >= n:
+        return wave[:n]
+    return np.concatenate([wave, np.zeros(n - len(wave), dtype=wave.dtype)])
+
+
+def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
+                 sample_rate: int | None = None) -> np.ndarray:
+    """Float32 16 kHz mono samples of one segment: ``round(duration * 16000)`` of them.
+
+    Other sample rates are resampled and extra channels averaged, so corpora that are not
+    16 kHz mono need no conversion step. ``speed`` != 1 resamples the segment afterwards (tempo
+    and pitch change together, like sox ``speed``), giving ``perturbed_samples`` samples.
+    ``sample_rate`` saves reopening the header when the caller already knows it.
+    """
+    import torch
+    import torchaudio.functional as AF
+
+    n_samples = round(duration * SAMPLE_RATE)
+    if sample_rate is None:
+        sample_rate = wav_info(path).sample_rate
+    start = round(offset * sample_rate)
+    count = math.ceil(n_samples * sample_rate / SAMPLE_RATE) + (2 if sample_rate != SAMPLE_RATE else 0)
+    try:
+        data, sr = sf.read(str(path), start=start, frames=count, dtype="float32", always_2d=True)
+    except Exception as err:
+        raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
+    wave = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+    if sr != SAMPLE_RATE and len(wave):
+        wave = AF.resample(torch.from_numpy(np.ascontiguousarray(wave)), sr, SAMPLE_RATE).numpy()
+    wave = _fit(wave.astype(np.float32, copy=False), n_samples)
+    if speed != 1.0:
+        n_out = perturbed_samples(n_samples, speed)
+        if len(wave):
+            wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
+        wave = _fit(wave, n_out)
+    return wave

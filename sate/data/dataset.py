@@ -1,0 +1,184 @@
+"""Datasets for speech (fbank + source ids + target ids) and text (source ids + target ids), and collate.
+
+Speech items are read from the feature store written by ``sate features``; text items come
+from a manifest (its ``src_norm``/``tgt``) or from parallel MT text files. Both encode text once,
+up front, with the ``Vocabulary`` token ids (``<blank>`` 0 ... ``<sos/eos>`` last). The collate
+function pads ids with -1 and adds no ``<sos/eos>``: the models add what they need.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+from torch.utils.data import Dataset
+
+from sate.data.mustc import read_manifest
+from sate.data.text import normalize_source
+from sate.data.vocab import Vocabulary, read_parallel_text
+from sate.errors import SateError
+
+IGNORE_ID = -1  # padding value of id tensors
+
+
+def _encode_all(vocab: Vocabulary, texts: list[str]) -> list[np.ndarray]:
+    """Encode many sentences in one SentencePiece call (it batches in C++)."""
+    return [np.asarray(ids, dtype=np.int64) + 1 for ids in vocab.sp.encode(texts)]
+
+
+class CMVN:
+    """Feature normalisation: global (mean/std of train, from ``cmvn.json``) or per utterance."""
+
+    def __init__(self, mean: np.ndarray | None = None, std: np.ndarray | None = None) -> None:
+        self.mean, self.std = mean, std  # None: per-utterance statistics
+
+    @classmethod
+    def from_option(cls, cmvn: str | Path | CMVN | None) -> CMVN | None:
+        """``None`` or ``"none"`` (raw features), ``"utterance"``, a ``cmvn.json`` path, or a CMVN object."""
+        if cmvn is None or str(cmvn) == "none":
+            return None
+        if isinstance(cmvn, CMVN):
+            return cmvn
+        if str(cmvn) == "utterance":
+            return cls()
+        from sate.data.features import load_cmvn
+
+        return cls(*load_cmvn(cmvn))
+
+    def __call__(self, feats: np.ndarray) -> np.ndarray:
+        if self.mean is None:
+            mean, std = feats.mean(0), feats.std(0)
+        else:
+            mean, std = self.mean, self.std
+        return ((feats - mean) / np.maximum(std, 1e-5)).astype(np.float32)
+
+
+class SpeechDataset(Dataset):
+    """One manifest split with its fbank features: items ``{id, feats (T, 80), src, tgt}``.
+
+    ``cmvn``: ``None``/``"none"``, ``"utterance"`` or a path to ``cmvn.json`` (global, from train).
+    ``lengths`` (frames per item) feeds ``BucketBatchSampler`` without reading any feature.
+    """
+
+    def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                 cmvn: str | Path | CMVN | None = None) -> None:
+        import kaldiio
+
+        self.rows = read_manifest(manifest)
+        feats_scp = Path(feats_scp)
+        if not feats_scp.is_file():
+            raise SateError(f"{feats_scp}: feature index is missing (run `sate features`)")
+        self.feats = kaldiio.load_scp(str(feats_scp))
+        missing = [row["id"] for row in self.rows if row["id"] not in self.feats]
+        if missing:
+            raise SateError(f"{feats_scp}: no features for {len(missing)} of the {len(self.rows)} rows of {manifest}, "
+                            f"e.g. {missing[0]} (run `sate features`)")
+        self.cmvn = CMVN.from_option(cmvn)
+        self.src = _encode_all(src_vocab, [row["src_norm"] for row in self.rows])
+        self.tgt = _encode_all(tgt_vocab, [row["tgt"] for row in self.rows])
+        self.lengths = [int(row["n_frames"]) for row in self.rows]
+
+    @classmethod
+    def from_data_dir(cls, data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                      cmvn: str | Path | CMVN | None = None) -> SpeechDataset:
+        """``DATA/<split>.jsonl`` with ``DATA/fbank/<split>.scp``."""
+        data_dir = Path(data_dir)
+        return cls(data_dir / f"{split}.jsonl", data_dir / "fbank" / f"{split}.scp", src_vocab, tgt_vocab, cmvn)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __getitem__(self, index: int) -> dict:
+        row = self.rows[index]
+        feats = self.feats[row["id"]]
+        if feats.shape != (row["n_frames"], 80):
+            raise SateError(f"features of {row['id']} have shape {feats.shape}, the manifest says "
+                            f"({row['n_frames']}, 80): re-run `sate features`")
+        # kaldiio hands out read-only arrays: normalising or copying gives the tensor its own memory
+        feats = self.cmvn(feats) if self.cmvn is not None else np.array(feats, dtype=np.float32)
+        return {"id": row["id"], "feats": torch.from_numpy(feats),
+                "src": torch.from_numpy(self.src[index]), "tgt": torch.from_numpy(self.tgt[index])}
+
+
+class TextDataset(Dataset):
+    """Parallel text for MT: items ``{id, src, tgt}`` (source ids from ``src_norm``, target ids).
+
+    ``lengths`` is the longer side of each pair in tokens, for ``BucketBatchSampler(max_tokens=)``.
+    """
+
+    def __init__(self, pairs: Sequence[tuple[str, str, str]], src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
+        """``pairs``: (id, normalised source, target) triples."""
+        self.ids = [p[0] for p in pairs]
+        self.src = _encode_all(src_vocab, [p[1] for p in pairs])
+        self.tgt = _encode_all(tgt_vocab, [p[2] for p in pairs])
+        self.lengths = [max(len(s), len(t)) for s, t in zip(self.src, self.tgt, strict=True)]
+
+    @classmethod
+    def from_manifest(cls, manifest: str | Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> TextDataset:
+        """The transcript/translation pairs of a speech manifest (every row kept)."""
+        rows = read_manifest(manifest)
+        return cls([(r["id"], r["src_norm"], r["tgt"]) for r in rows], src_vocab, tgt_vocab)
+
+    @classmethod
+    def from_files(cls, en_path: str | Path, tgt_path: str | Path, src_vocab: Vocabulary,
+                   tgt_vocab: Vocabulary) -> TextDataset:
+        """Line-aligned MT text; English is normalised like ``src_norm``, empty pairs are dropped (printed).
+
+        Ids are ``<en file stem>_<0-based line index>``.
+        """
+        en_path, tgt_path = Path(en_path), Path(tgt_path)
+        pairs, empty = [], 0
+        for k, (en, tgt) in enumerate(read_parallel_text(en_path, tgt_path)):
+            src, tgt = normalize_source(en), tgt.strip()
+            if src and tgt:
+                pairs.append((f"{en_path.stem}_{k}", src, tgt))
+            else:
+                empty += 1
+        if empty:
+            print(f"{en_path}: dropped {empty} pair(s) with an empty side")
+        if not pairs:
+            raise SateError(f"{en_path}: no non-empty sentence pairs")
+        return cls(pairs, src_vocab, tgt_vocab)
+
+    @classmethod
+    def concat(cls, datasets: Sequence[TextDataset]) -> TextDataset:
+        """One dataset (with ``lengths``) from several, e.g. the train manifest plus MT text files."""
+        out = cls.__new__(cls)
+        out.ids = [i for d in datasets for i in d.ids]
+        out.src = [s for d in datasets for s in d.src]
+        out.tgt = [t for d in datasets for t in d.tgt]
+        out.lengths = [n for d in datasets for n in d.lengths]
+        return out
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def __getitem__(self, index: int) -> dict:
+        return {"id": self.ids[index], "src": torch.from_numpy(self.src[index]),
+                "tgt": torch.from_numpy(self.tgt[index])}
+
+
+def _pad(seqs: list[torch.Tensor], value: float) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    shape = (len(seqs), int(lengths.max()) if len(seqs) else 0, *seqs[0].shape[1:])
+    out = torch.full(shape, value, dtype=seqs[0].dtype)
+    for k, s in enumerate(seqs):
+        out[k, : len(s)] = s
+    return out, lengths
+
+
+def collate(items: list[dict]) -> dict:
+    """Pad a list of items into a batch.
+
+    Keys: ``ids`` (list[str]); ``src``/``tgt`` long (B, S)/(B, L) padded with -1 and
+    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80)
+    padded with 0 and ``feats_lengths`` long (B,).
+    """
+    batch: dict = {"ids": [item["id"] for item in items]}
+    if "feats" in items[0]:
+        batch["feats"], batch["feats_lengths"] = _pad([item["feats"] for item in items], 0.0)
+    for key in ("src", "tgt"):
+        batch[key], batch[f"{key}_lengths"] = _pad([item[key] for item in items], IGNORE_ID)
+    return batch

@@ -1,0 +1,283 @@
+"""Compute 80-dim log-mel fbank features for every manifest row, and global CMVN from train.
+
+Features are Kaldi-compatible (``torchaudio.compliance.kaldi.fbank``: 25 ms window, 10 ms
+shift, 16 kHz, no dither) and stored once in Kaldi ark/scp shards through kaldiio:
+``DATA/fbank/<split>.scp`` indexes ``DATA/fbank/<split>/NNNNN.ark`` by manifest id. Segments
+are sliced from the talk wavs by offset; no per-segment files are written. Shards are computed
+in parallel over ``--jobs`` processes; a re-run skips finished splits and finished shards, and
+recomputes a split whose manifest changed. Global mean/std come from the train split only and
+go to ``DATA/cmvn.json``. ``--speed-perturb`` adds ``DATA/train_sp.jsonl``: train plus copies at
+speeds 0.9 and 1.1 (ids ``sp0.9-<id>``, ``sp1.1-<id>``), with their features.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
+from sate.data.mustc import TRAIN_SPLIT, atomic_write_text, manifest_splits, read_manifest, write_manifest
+from sate.errors import SateError
+
+NUM_MEL_BINS = 80
+SPEEDS = (0.9, 1.1)
+SPEED_SPLIT = "train_sp"
+SHARD_SIZE = 500  # utterances per ark shard: the unit of parallel work and of resuming
+# Everything that changes the stored values; part of each split's fingerprint.
+FEATURE_CONFIG = {"type": "fbank", "num_mel_bins": NUM_MEL_BINS, "frame_length_ms": 25, "frame_shift_ms": 10,
+                  "sample_rate": SAMPLE_RATE, "dither": 0.0, "scale": 32768, "min_samples": MIN_SAMPLES}
+
+
+def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
+    """(T, 80) float32 log-mel fbank of 16 kHz mono samples in [-1, 1].
+
+    Samples are scaled to the 16-bit range as Kaldi expects, and padded with zeros to
+    ``MIN_SAMPLES`` so even an empty segment gives ``num_frames(0)`` frames. Stored features use
+    ``dither=0``; the argument exists for on-the-fly extraction (e.g. decoding raw audio).
+    """
+    import torch
+    import torchaudio.compliance.kaldi as kaldi
+
+    if len(wave) < MIN_SAMPLES:
+        wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
+    x = torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)).unsqueeze(0) * 32768.0
+    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=25.0, frame_shift=10.0, dither=dither,
+                        energy_floor=0.0, sample_frequency=SAMPLE_RATE)
+    return feats.numpy()
+
+
+def speed_rows(rows: list[dict]) -> list[dict]:
+    """Train rows plus their 0.9x and 1.1x copies (own ids, speakers and ``n_frames``; same text).
+
+    ``offset``/``duration`` of a copy still locate the original slice of the wav, which is read
+    and then played at ``speed``; ``n_frames`` is the length after perturbation.
+    """
+    out = list(rows)
+    for speed in SPEEDS:
+        tag = f"sp{speed:g}-"
+        for row in rows:
+            n = perturbed_samples(round(row["duration"] * SAMPLE_RATE), speed)
+            out.append({**row, "id": tag + row["id"], "speaker": tag + str(row["speaker"]),
+                        "n_frames": num_frames(n), "speed": speed})
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# Shards
+
+
+@dataclass(frozen=True)
+class Shard:
+    """One unit of work: rows [start, stop) of a split, written to ``ark`` with its ``scp`` last."""
+
+    split: str
+    ark: Path
+    rows: tuple[tuple[str, str, float, float, float, int], ...]  # id, audio, offset, duration, speed, n_frames
+    stats: bool  # accumulate CMVN statistics (train only)
+
+    @property
+    def scp(self) -> Path:
+        return self.ark.with_suffix(".scp")
+
+    @property
+    def stats_path(self) -> Path:
+        return self.ark.with_suffix(".stats.npz")
+
+
+def _init_worker() -> None:
+    import torch
+
+    torch.set_num_threads(1)
+
+
+def compute_shard(shard: Shard) -> int:
+    """Write one shard (ark, then stats, then scp: an scp means the shard is complete)."""
+    from kaldiio.matio import write_array
+
+    total = np.zeros(NUM_MEL_BINS)
+    total_sq = np.zeros(NUM_MEL_BINS)
+    frames = 0
+    rates: dict[str, int] = {}
+    scp_lines = []
+    tmp_ark = shard.ark.with_name(f".{shard.ark.name}.tmp")
+    with open(tmp_ark, "wb") as f:
+        for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
+            if audio not in rates:
+                rates[audio] = wav_info(audio).sample_rate
+            feats = compute_fbank(read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio]))
+            if feats.shape[0] != n_frames:
+                raise SateError(f"{utt_id}: manifest says {n_frames} frames but the audio gives {feats.shape[0]}; "
+                                "re-run `sate prep`")
+            f.write(f"{utt_id} ".encode())
+            scp_lines.append(f"{utt_id} {shard.ark}:{f.tell()}")
+            write_array(f, feats)
+            if shard.stats:
+                f64 = feats.astype(np.float64)
+                total += f64.sum(0)
+                total_sq += (f64 * f64).sum(0)
+                frames += feats.shape[0]
+    os.replace(tmp_ark, shard.ark)
+    if shard.stats:
+        tmp_stats = shard.stats_path.with_name(f".{shard.stats_path.name}.tmp.npz")
+        np.savez(tmp_stats, sum=total, sum_sq=total_sq, frames=frames)
+        os.replace(tmp_stats, shard.stats_path)
+    atomic_write_text(shard.scp, scp_lines)
+    return len(shard.rows)
+
+
+def _fingerprint(rows: list[dict]) -> str:
+    h = hashlib.sha256(json.dumps({**FEATURE_CONFIG, "shard_size": SHARD_SIZE}, sort_keys=True).encode())
+    for row in rows:
+        h.update(json.dumps([row["id"], row["audio"], row["offset"], row["duration"], row.get("speed", 1.0),
+                             row["n_frames"]]).encode())
+    return h.hexdigest()
+
+
+@dataclass
+class SplitPlan:
+    """Where a split's features go and which of its shards still need computing."""
+
+    split: str
+    scp: Path
+    shards: list[Shard]
+    todo: list[Shard]
+    inherited_scp: Path | None  # train_sp reuses train's features for its speed-1.0 rows
+
+
+def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
+    """Shard a split; wipe its old shards if the manifest or the feature config changed."""
+    fbank = (data_dir / "fbank").resolve()
+    shard_dir = fbank / split
+    plan_path = shard_dir / "plan.json"
+    inherited = None
+    if split == SPEED_SPLIT:
+        inherited = fbank / f"{TRAIN_SPLIT}.scp"
+        rows = [row for row in rows if row.get("speed", 1.0) != 1.0]
+    fingerprint = _fingerprint(rows)
+    stale = not plan_path.is_file() or json.loads(plan_path.read_text()).get("fingerprint") != fingerprint
+    if stale:
+        shutil.rmtree(shard_dir, ignore_errors=True)
+        (fbank / f"{split}.scp").unlink(missing_ok=True)
+        if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
+            (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
+        shard_dir.mkdir(parents=True)
+        atomic_write_text(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows)})])
+    shards = []
+    for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
+        chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
+                       int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
+        shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
+    scp = fbank / f"{split}.scp"
+    todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]
+    return SplitPlan(split, scp, shards, todo, inherited)
+
+
+def finish_split(plan: SplitPlan) -> None:
+    """Join the shard indexes into ``fbank/<split>.scp``: its presence marks the split done."""
+    if plan.scp.is_file():
+        return
+    lines = []
+    if plan.inherited_scp is not None:
+        lines += plan.inherited_scp.read_text(encoding="utf-8").splitlines()
+    for shard in plan.shards:
+        lines += shard.scp.read_text(encoding="utf-8").splitlines()
+    atomic_write_text(plan.scp, lines)
+
+
+def write_cmvn(plan: SplitPlan, path: Path) -> None:
+    """Global mean/std over all train frames, from the per-shard sums."""
+    total = np.zeros(NUM_MEL_BINS)
+    total_sq = np.zeros(NUM_MEL_BINS)
+    frames = 0
+    for shard in plan.shards:
+        with np.load(shard.stats_path) as stats:
+            total += stats["sum"]
+            total_sq += stats["sum_sq"]
+            frames += int(stats["frames"])
+    mean = total / frames
+    std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
+    atomic_write_text(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
+                                         "std": std.tolist()})])
+
+
+def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
+    """(mean, std) float32 arrays of shape (80,) from ``cmvn.json``."""
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
+    try:
+        stats = json.loads(path.read_text())
+        mean = np.asarray(stats["mean"], dtype=np.float32)
+        std = np.asarray(stats["std"], dtype=np.float32)
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+        raise SateError(f"{path}: not a CMVN file ({err})") from None
+    if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
+        raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
+    return mean, std
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="data directory written by `sate prep`")
+    parser.add_argument("--splits", nargs="+", default=None,
+                        help="splits to process (when not given: every manifest in --data)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
+    parser.add_argument("--speed-perturb", action="store_true",
+                        help=f"also write {SPEED_SPLIT}.jsonl and its features: train at speeds 0.9, 1.0, 1.1")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    if args.jobs < 1:
+        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    data_dir: Path = args.data
+    splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
+    if not splits:
+        raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
+    if args.speed_perturb:
+        if TRAIN_SPLIT not in splits:
+            raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+        write_manifest(data_dir / f"{SPEED_SPLIT}.jsonl", speed_rows(read_manifest(data_dir / "train.jsonl")))
+        splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
+    plans = {split: plan_split(data_dir, split, read_manifest(data_dir / f"{split}.jsonl")) for split in splits}
+
+    todo = [shard for plan in plans.values() for shard in plan.todo]
+    for plan in plans.values():
+        done = len(plan.shards) - len(plan.todo)
+        state = "up to date" if not plan.todo else f"{len(plan.todo)} of {len(plan.shards)} shards to compute"
+        print(f"{plan.split}: {sum(len(s.rows) for s in plan.shards)} utterances, {state}"
+              + (f" ({done} done before)" if plan.todo and done else ""))
+    with tqdm(total=sum(len(s.rows) for s in todo), unit="utt", desc="fbank", disable=not todo,
+              file=sys.stderr) as bar:
+        if args.jobs == 1 or len(todo) <= 1:
+            _init_worker()
+            for shard in todo:
+                bar.update(compute_shard(shard))
+        else:
+            import multiprocessing as mp
+
+            # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
+            with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
+                for count in pool.imap_unordered(compute_shard, todo):
+                    bar.update(count)
+    for plan in plans.values():
+        finish_split(plan)
+    cmvn_path = data_dir / "cmvn.json"
+    if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
+        write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
+        print(f"wrote {cmvn_path}")
+    elif not cmvn_path.is_file():
+        print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
+    return 0

@@ -1,0 +1,54 @@
+"""Source-text normalisation: the form CTC and the MT source are trained on (``src_norm``).
+
+SATE's soft adaptor maps CTC posteriors onto the MT source embeddings, so the acoustic
+encoder's CTC targets and the MT source must be the *same* text form. The paper uses lowercased
+English without punctuation; this module is the single definition of that form.
+
+Rules, in order:
+
+1. Sound-event tags in parentheses or brackets, e.g. ``(Applause)``, ``(Laughter)``, ``[music]``,
+   are removed: nobody says them.
+2. Unicode NFKC, then lowercase. Curly apostrophes become ``'``.
+3. An apostrophe between two letters is kept (``don't``, ``it's``, ``rock'n'roll``): it is part
+   of the spoken word and removing it would merge distinct words (``we're`` / ``were``).
+4. Dashes, slashes and punctuation between two digits become a space (``well-known`` ->
+   ``well known``, ``3.5`` -> ``3 5``, ``9/11`` -> ``9 11``): they separate spoken words.
+5. All other punctuation and symbols (Unicode categories P* and S*, e.g. ``. , ? ! " % ♫``) are
+   deleted (``U.S.`` -> ``us``, ``Mr. Smith`` -> ``mr smith``).
+6. Whitespace is collapsed; the result has no leading or trailing spaces.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+
+_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
+_SPACE = re.compile(r"\s+")
+
+
+# Candidates for deletion: anything that is neither a word character nor space, and "_".
+_NON_WORD = re.compile(r"[^\w\s]|_")
+
+
+def _replace(match: re.Match[str]) -> str:
+    ch = match.group()
+    category = unicodedata.category(ch)
+    if category[0] not in "PS":
+        return ch  # e.g. a combining mark
+    text, i = match.string, match.start()
+    prev = text[i - 1] if i > 0 else " "
+    nxt = text[i + 1] if i + 1 < len(text) else " "
+    if ch == "'" and prev.isalpha() and nxt.isalpha():
+        return ch
+    if category == "Pd" or ch in "/\\" or (prev.isdigit() and nxt.isdigit()):
+        return " "
+    return ""
+
+
+def normalize_source(text: str) -> str:
+    """Lowercase, tag-free, punctuation-free English with collapsed whitespace (see module doc)."""
+    text = _TAG.sub(" ", text)
+    text = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
+    return _SPACE.sub(" ", _NON_WORD.sub(_replace, text)).strip()

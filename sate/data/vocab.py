@@ -1,0 +1,196 @@
+"""Train SentencePiece unigram models and write ESPnet-order token lists.
+
+The source model is trained on train ``src_norm`` (the text CTC and the MT source use), the
+target model on train ``tgt``; ``--joint SIZE`` trains one model on both and writes it under
+both names. Extra parallel MT text (``--mt-text EN TGT``, repeatable) is added to the training
+text, its English side normalised like ``src_norm``. Token lists put ``<blank>`` at 0 and
+``<unk>`` at 1, then the pieces, then ``<sos/eos>`` last, so the CTC blank and the MT source
+embedding share one index space (the SATE adaptor multiplies CTC posteriors by that embedding).
+A re-run with the same inputs and sizes does nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+from sate.data.mustc import TRAIN_SPLIT, atomic_write_text, read_manifest, read_text_lines
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+BLANK = "<blank>"
+UNK = "<unk>"
+SOS_EOS = "<sos/eos>"
+SIDES = ("src", "tgt")
+_OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
+
+
+class Vocabulary:
+    """A SentencePiece model seen through an ESPnet-order token list.
+
+    Token ids are SentencePiece ids shifted by one (``<blank>`` takes 0), with ``<sos/eos>``
+    appended, so ``len(vocab)`` is the model's piece count + 2.
+    """
+
+    blank_id = 0
+    unk_id = 1
+
+    def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
+        import sentencepiece as spm
+
+        spm_model, token_list = Path(spm_model), Path(token_list)
+        if not spm_model.is_file():
+            raise SateError(f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
+        self.sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+        self.tokens = read_text_lines(token_list)
+        expected = token_list_for(self.sp)
+        if self.tokens != expected:
+            line = next((i + 1 for i, (a, b) in enumerate(zip(self.tokens, expected, strict=False)) if a != b),
+                        min(len(self.tokens), len(expected)) + 1)
+            raise SateError(f"{token_list}:{line}: token list does not match {spm_model} "
+                            f"({len(self.tokens)} tokens, the model implies {len(expected)})")
+        self.sos_eos_id = len(self.tokens) - 1
+
+    @classmethod
+    def load(cls, data_dir: str | Path, side: str) -> Vocabulary:
+        """The ``src`` or ``tgt`` vocabulary written by ``sate vocab`` into ``data_dir``."""
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        data_dir = Path(data_dir)
+        return cls(data_dir / f"spm_{side}.model", data_dir / f"tokens_{side}.txt")
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids of ``text`` (no ``<sos/eos>``: the model adds it)."""
+        return [i + 1 for i in self.sp.encode(text)]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of token ids; ``<blank>`` and ``<sos/eos>`` are skipped."""
+        pieces = []
+        for i in ids:
+            i = int(i)
+            if not 0 <= i < len(self.tokens):
+                raise ValueError(f"token id {i} out of range for a vocabulary of {len(self.tokens)}")
+            if i not in (self.blank_id, self.sos_eos_id):
+                pieces.append(i - 1)
+        return self.sp.decode(pieces)
+
+
+def token_list_for(sp) -> list[str]:
+    """ESPnet order: ``<blank>``, the model's pieces (``<unk>`` first), ``<sos/eos>``."""
+    return [BLANK] + [sp.id_to_piece(i) for i in range(sp.get_piece_size())] + [SOS_EOS]
+
+
+# ----------------------------------------------------------------------------------------------
+# Training
+
+
+def read_parallel_text(en_path: Path, tgt_path: Path) -> list[tuple[str, str]]:
+    """Aligned (English, target) lines of an MT corpus; the line counts must agree."""
+    en, tgt = read_text_lines(en_path), read_text_lines(tgt_path)
+    if len(en) != len(tgt):
+        raise SateError(f"{en_path} has {len(en)} lines but {tgt_path} has {len(tgt)}")
+    return list(zip(en, tgt, strict=True))
+
+
+def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
+    """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours)."""
+    import io
+
+    import sentencepiece as spm
+
+    sentences = [s for s in sentences if s.strip()]
+    if not sentences:
+        raise SateError(f"{option}: no training text")
+    spm.set_random_generator_seed(1)
+    model = io.BytesIO()
+    try:
+        spm.SentencePieceTrainer.train(
+            sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
+            character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
+            shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
+    except RuntimeError as err:
+        raise SateError(f"{option} {size}: SentencePiece training failed: {str(err).split('] ')[-1]}") from None
+    pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model.getvalue()))[1:-1])
+    if BLANK in pieces or SOS_EOS in pieces:
+        raise SateError(f"{option}: the training text contains the reserved token {BLANK} or {SOS_EOS}")
+    return model.getvalue()
+
+
+def _digest(paths: Iterable[Path]) -> str:
+    h = hashlib.sha256()
+    for path in paths:
+        h.update(str(path.resolve()).encode())
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--data", type=Path, required=True, help="data directory written by `sate prep`")
+    parser.add_argument("--src-size", type=int, default=None, help="source (src_norm) SentencePiece vocabulary size")
+    parser.add_argument("--tgt-size", type=int, default=None, help="target SentencePiece vocabulary size")
+    parser.add_argument("--joint", type=int, default=None, metavar="SIZE",
+                        help="train one model of SIZE pieces on source and target instead")
+    parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
+                        help="extra parallel MT text files added to the training text (repeatable)")
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.joint is not None:
+        if args.src_size is not None or args.tgt_size is not None:
+            raise SateError("give either --joint or --src-size/--tgt-size, not both")
+        sizes = {"joint": args.joint}
+    elif args.src_size is None or args.tgt_size is None:
+        raise SateError("give --src-size and --tgt-size (or --joint SIZE)")
+    else:
+        sizes = {"src": args.src_size, "tgt": args.tgt_size}
+    for name, size in sizes.items():
+        if size < 2:
+            raise SateError(f"{_OPTION[name]} must be >= 2, got {size}")
+    data_dir: Path = args.data
+    manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
+    mt_files = [path for pair in args.mt_text for path in pair]
+    for path in [manifest, *mt_files]:
+        if not path.is_file():
+            raise SateError(f"{path}: file is missing" + (" (run `sate prep` first)" if path == manifest else ""))
+    meta_path = data_dir / "vocab.json"
+    meta = {"sizes": sizes, "inputs": _digest([manifest, *mt_files])}
+    outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
+    if meta_path.is_file() and all(p.is_file() for p in outputs):
+        try:
+            up_to_date = json.loads(meta_path.read_text()) == meta
+        except json.JSONDecodeError:
+            up_to_date = False
+        if up_to_date:
+            print(f"{data_dir}: vocabularies up to date")
+            return 0
+
+    rows = read_manifest(manifest)
+    src = [row["src_norm"] for row in rows]
+    tgt = [row["tgt"] for row in rows]
+    for en_path, tgt_path in args.mt_text:
+        pairs = read_parallel_text(en_path, tgt_path)
+        src += [normalize_source(en) for en, _ in pairs]
+        tgt += [t.strip() for _, t in pairs]
+    meta_path.unlink(missing_ok=True)  # outputs are rewritten one by one: mark them stale first
+    if "joint" in sizes:
+        models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))
+    else:
+        models = {side: train_spm(text, sizes[side], _OPTION[side]) for side, text in (("src", src), ("tgt", tgt))}
+    import sentencepiece as spm
+
+    for side, model in models.items():
+        tmp = data_dir / f".spm_{side}.model.tmp"
+        tmp.write_bytes(model)
+        os.replace(tmp, data_dir / f"spm_{side}.model")
+        tokens = token_list_for(spm.SentencePieceProcessor(model_proto=model))
+        atomic_write_text(data_dir / f"tokens_{side}.txt", tokens)
+        print(f"{side}: {len(tokens)} tokens -> {data_dir / f'spm_{side}.model'}, {data_dir / f'tokens_{side}.txt'}")
+    atomic_write_text(meta_path, [json.dumps(meta)])
+    return 0

@@ -1,0 +1,148 @@
+"""Datasets, collate and SpecAugment: the batches the models receive."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+from torch.utils.data import DataLoader
+
+from sate.data.dataset import CMVN, SpeechDataset, TextDataset, collate
+from sate.data.features import load_cmvn
+from sate.data.mustc import read_manifest
+from sate.data.sampler import BucketBatchSampler
+from sate.data.specaug import SpecAugment
+from sate.data.vocab import Vocabulary
+from sate.errors import SateError
+
+
+@pytest.fixture(scope="module")
+def vocabs(prepared: Path) -> tuple[Vocabulary, Vocabulary]:
+    return Vocabulary.load(prepared, "src"), Vocabulary.load(prepared, "tgt")
+
+
+def test_speech_batches(prepared: Path, vocabs) -> None:
+    src_vocab, tgt_vocab = vocabs
+    ds = SpeechDataset.from_data_dir(prepared, "train", src_vocab, tgt_vocab, cmvn=prepared / "cmvn.json")
+    rows = read_manifest(prepared / "train.jsonl")
+    assert len(ds) == len(rows) == 15 and ds.lengths == [r["n_frames"] for r in rows]
+    loader = DataLoader(ds, batch_sampler=BucketBatchSampler(ds.lengths, max_frames=600, seed=0), collate_fn=collate)
+    seen = []
+    for batch in loader:
+        b = len(batch["ids"])
+        assert set(batch) == {"ids", "feats", "feats_lengths", "src", "src_lengths", "tgt", "tgt_lengths"}
+        assert batch["feats"].dtype == torch.float32 and batch["feats"].shape == (b, batch["feats_lengths"].max(), 80)
+        assert batch["feats"].shape[0] * batch["feats"].shape[1] <= 600 or b == 1
+        for key in ("feats_lengths", "src", "src_lengths", "tgt", "tgt_lengths"):
+            assert batch[key].dtype == torch.long
+        for k, utt in enumerate(batch["ids"]):
+            row = rows[[r["id"] for r in rows].index(utt)]
+            n, s, t = batch["feats_lengths"][k], batch["src_lengths"][k], batch["tgt_lengths"][k]
+            assert n == row["n_frames"]
+            assert (batch["feats"][k, n:] == 0).all()
+            assert src_vocab.decode(batch["src"][k, :s].tolist()) == row["src_norm"]
+            assert (batch["src"][k, s:] == -1).all() and (batch["tgt"][k, t:] == -1).all()
+            assert tgt_vocab.decode(batch["tgt"][k, :t].tolist()) == row["tgt"]
+            assert batch["tgt"][k, t - 1] != tgt_vocab.sos_eos_id  # no sos/eos added
+        seen += batch["ids"]
+    assert sorted(seen) == sorted(r["id"] for r in rows)
+
+
+def test_cmvn_options(prepared: Path, vocabs) -> None:
+    raw = SpeechDataset.from_data_dir(prepared, "dev", *vocabs)[0]["feats"].numpy()
+    mean, std = load_cmvn(prepared / "cmvn.json")
+    normed = SpeechDataset.from_data_dir(prepared, "dev", *vocabs, cmvn=prepared / "cmvn.json")[0]["feats"].numpy()
+    np.testing.assert_allclose(normed, (raw - mean) / std, rtol=1e-4, atol=1e-4)
+    utt = SpeechDataset.from_data_dir(prepared, "dev", *vocabs, cmvn="utterance")[0]["feats"].numpy()
+    np.testing.assert_allclose(utt.mean(0), 0, atol=1e-4)
+    np.testing.assert_allclose(utt.std(0), 1, atol=1e-3)
+    assert CMVN.from_option(None) is None and CMVN.from_option("none") is None
+    with pytest.raises(SateError, match="CMVN statistics are missing"):
+        SpeechDataset.from_data_dir(prepared, "dev", *vocabs, cmvn=prepared / "no-cmvn.json")
+
+
+def test_missing_or_stale_features_are_reported(prepared: Path, vocabs, tmp_path: Path) -> None:
+    rows = read_manifest(prepared / "dev.jsonl")
+    scp = tmp_path / "dev.scp"
+    scp.write_text("".join(line + "\n" for line in (prepared / "fbank/dev.scp").read_text().splitlines()[1:]))
+    with pytest.raises(SateError, match=f"no features for 1 of the 4 rows .* e.g. {rows[0]['id']}"):
+        SpeechDataset(prepared / "dev.jsonl", scp, *vocabs)
+    with pytest.raises(SateError, match="feature index is missing"):
+        SpeechDataset(prepared / "dev.jsonl", tmp_path / "none.scp", *vocabs)
+    manifest = tmp_path / "dev.jsonl"
+    rows[0]["n_frames"] += 3
+    manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    ds = SpeechDataset(manifest, prepared / "fbank/dev.scp", *vocabs)
+    with pytest.raises(SateError, match=f"features of {rows[0]['id']} have shape"):
+        ds[0]
+
+
+def test_text_datasets(prepared: Path, vocabs, tmp_path: Path) -> None:
+    src_vocab, tgt_vocab = vocabs
+    from_manifest = TextDataset.from_manifest(prepared / "train.jsonl", src_vocab, tgt_vocab)
+    assert len(from_manifest) == 15
+    en, de = tmp_path / "mt.en", tmp_path / "mt.de"
+    en.write_text("The cat sat!\n\nPeople (Laughter) grow.\n(Applause)\n", encoding="utf-8")
+    de.write_text("Die katze sitzt.\nleer\n\nJa.\n", encoding="utf-8")
+    from_files = TextDataset.from_files(en, de, src_vocab, tgt_vocab)
+    assert from_files.ids == ["mt_0"]  # three pairs have an empty side (after normalisation)
+    item = from_files[0]
+    assert src_vocab.decode(item["src"].tolist()) == "the cat sat"
+    assert tgt_vocab.decode(item["tgt"].tolist()) == "Die katze sitzt."
+    both = TextDataset.concat([from_manifest, from_files])
+    assert len(both) == 16 and both.lengths[-1] == max(len(item["src"]), len(item["tgt"]))
+    first = BucketBatchSampler(both.lengths, max_tokens=40, shuffle=False).global_batches()[0]
+    batch = collate([both[i] for i in first])
+    assert set(batch) == {"ids", "src", "src_lengths", "tgt", "tgt_lengths"}
+    assert batch["src"].shape == (len(batch["ids"]), batch["src_lengths"].max())
+    de.write_text("Die katze sitzt.\n", encoding="utf-8")
+    with pytest.raises(SateError, match="mt.en has 4 lines but .*mt.de has 1"):
+        TextDataset.from_files(en, de, src_vocab, tgt_vocab)
+
+
+def test_collate_pads_with_the_documented_values() -> None:
+    items = [{"id": "a", "feats": torch.ones(3, 80), "src": torch.tensor([5, 6]), "tgt": torch.tensor([7])},
+             {"id": "b", "feats": torch.ones(1, 80), "src": torch.tensor([], dtype=torch.long),
+              "tgt": torch.tensor([8, 9, 10])}]
+    batch = collate(items)
+    assert batch["ids"] == ["a", "b"]
+    assert batch["feats"][1, 1:].sum() == 0 and batch["feats_lengths"].tolist() == [3, 1]
+    assert batch["src"].tolist() == [[5, 6], [-1, -1]] and batch["src_lengths"].tolist() == [2, 0]
+    assert batch["tgt"].tolist() == [[7, -1, -1], [8, 9, 10]]
+
+
+def test_specaugment_masks_inside_each_utterance() -> None:
+    torch.manual_seed(0)
+    lengths = torch.tensor([400, 60, 1000])
+    feats = torch.randn(3, 1000, 80) + 10  # no value is 0 before masking
+    feats[0, 400:] = 0
+    feats[1, 60:] = 0
+    aug = SpecAugment()
+    for _ in range(20):
+        out, out_lengths = aug(feats, lengths)
+        assert out_lengths is lengths and out.shape == feats.shape
+        for k, n in enumerate(lengths.tolist()):
+            masked = out[k, :n] == 0
+            freq = masked.all(dim=0)  # masked in every frame: a frequency mask
+            time = masked.all(dim=1)  # masked in every bin: a time mask
+            assert freq.sum() <= 27
+            assert time.sum() <= min(100, int(0.2 * n))
+            assert (masked == (freq.unsqueeze(0) | time.unsqueeze(1))).all()  # nothing else touched
+            if freq.any():  # one contiguous band
+                idx = freq.nonzero().squeeze(1)
+                assert idx.max() - idx.min() + 1 == len(idx)
+            torch.testing.assert_close(out[k, n:], feats[k, n:])
+    widths = [(aug(feats, lengths)[0][2] == 0).all(dim=1).sum().item() for _ in range(50)]
+    assert max(widths) > 50  # the 1000-frame utterance gets masks close to T=100
+    aug.eval()
+    assert aug(feats, lengths)[0] is feats
+    with pytest.raises(ValueError):
+        SpecAugment(max_time_ratio=2)
+
+
+def test_feature_store_is_one_file_per_shard(prepared: Path) -> None:
+    lines = (prepared / "fbank/train.scp").read_text().splitlines()
+    assert len({line.split()[1].rsplit(":", 1)[0] for line in lines}) == 1  # one ark file, not one per utterance

@@ -1,0 +1,153 @@
+"""`sate features`: the ark/scp store, CMVN from train, resuming, parallel shards, speed perturbation."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import kaldiio
+import numpy as np
+import pytest
+
+import sate.data.features as features
+from sate.data.audio import read_segment
+from sate.data.features import compute_fbank, load_cmvn
+from sate.data.mustc import read_manifest
+from sate.errors import SateError
+
+
+@pytest.fixture
+def prepped(run_sate, corpus: Path, tmp_path: Path) -> Path:
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    return data
+
+
+def test_store_holds_one_matrix_per_row(prepared: Path) -> None:
+    for split, count in (("train", 15), ("dev", 4), ("tst-COMMON", 6)):
+        rows = read_manifest(prepared / f"{split}.jsonl")
+        store = kaldiio.load_scp(str(prepared / "fbank" / f"{split}.scp"))
+        assert list(store) == [r["id"] for r in rows] and len(rows) == count
+        for row in rows:
+            feats = store[row["id"]]
+            assert feats.dtype == np.float32 and feats.shape == (row["n_frames"], 80)
+        row = rows[-1]
+        expected = compute_fbank(read_segment(row["audio"], row["offset"], row["duration"]))
+        np.testing.assert_array_equal(store[row["id"]], expected)
+    assert not list(prepared.glob("fbank/**/*.wav")) and not list(prepared.glob("fbank/**/.*tmp*"))
+
+
+def test_features_are_undithered_kaldi_fbank(prepared: Path) -> None:
+    import torch
+    import torchaudio.compliance.kaldi as kaldi
+
+    row = read_manifest(prepared / "dev.jsonl")[0]
+    wave = torch.from_numpy(read_segment(row["audio"], row["offset"], row["duration"])).unsqueeze(0) * 32768
+    reference = kaldi.fbank(wave, num_mel_bins=80, frame_length=25, frame_shift=10, dither=0.0,
+                            sample_frequency=16000).numpy()
+    stored = kaldiio.load_scp(str(prepared / "fbank" / "dev.scp"))[row["id"]]
+    np.testing.assert_allclose(stored, reference, rtol=1e-5, atol=1e-4)
+
+
+def test_cmvn_is_global_mean_and_std_of_train(prepared: Path) -> None:
+    store = kaldiio.load_scp(str(prepared / "fbank" / "train.scp"))
+    frames = np.concatenate([store[k] for k in store]).astype(np.float64)
+    mean, std = load_cmvn(prepared / "cmvn.json")
+    np.testing.assert_allclose(mean, frames.mean(0), rtol=1e-5)
+    np.testing.assert_allclose(std, frames.std(0), rtol=1e-4)
+    assert json.loads((prepared / "cmvn.json").read_text())["frames"] == len(frames)
+
+
+def test_rerun_skips_finished_work(run_sate, prepared: Path) -> None:
+    arks = {p: p.stat().st_mtime_ns for p in prepared.glob("fbank/*/*.ark")}
+    rc, out, _ = run_sate("features", "--data", prepared, "--jobs", "1")
+    assert rc == 0 and out.count("up to date") == 3 and "wrote" not in out
+    assert {p: p.stat().st_mtime_ns for p in prepared.glob("fbank/*/*.ark")} == arks
+
+
+def test_resume_recomputes_only_unfinished_shards(run_sate, prepped: Path, monkeypatch) -> None:
+    monkeypatch.setattr(features, "SHARD_SIZE", 4)
+    assert run_sate("features", "--data", prepped, "--splits", "train", "--jobs", "1")[0] == 0
+    shards = sorted((prepped / "fbank" / "train").glob("*.ark"))
+    assert len(shards) == 4
+    before = {p: p.stat().st_mtime_ns for p in shards}
+    complete = (prepped / "fbank" / "train.scp").read_text()
+    cmvn = (prepped / "cmvn.json").read_text()
+    # as if killed while writing shard 2: its index and the split index were never written
+    shards[2].with_suffix(".scp").unlink()
+    (prepped / "fbank" / "train.scp").unlink()
+    (prepped / "cmvn.json").unlink()
+    rc, out, _ = run_sate("features", "--data", prepped, "--splits", "train", "--jobs", "1")
+    assert rc == 0 and "train: 15 utterances, 1 of 4 shards to compute (3 done before)" in out
+    after = {p: p.stat().st_mtime_ns for p in shards}
+    assert [before[p] == after[p] for p in shards] == [True, True, False, True]
+    assert (prepped / "fbank" / "train.scp").read_text() == complete
+    assert (prepped / "cmvn.json").read_text() == cmvn
+
+
+def test_changed_manifest_recomputes_the_split(run_sate, prepped: Path) -> None:
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    path = prepped / "dev.jsonl"
+    rows = read_manifest(path)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows[:2]))
+    rc, out, _ = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and "dev: 2 utterances, 1 of 1 shards to compute" in out
+    assert list(kaldiio.load_scp(str(prepped / "fbank" / "dev.scp"))) == [r["id"] for r in rows[:2]]
+    assert "note: " in out and not (prepped / "cmvn.json").exists()  # no train split processed
+
+
+def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Path, monkeypatch) -> None:
+    monkeypatch.setattr(features, "SHARD_SIZE", 3)
+    assert run_sate("features", "--data", prepped, "--jobs", "2")[0] == 0
+    assert len(list((prepped / "fbank" / "train").glob("*.ark"))) == 5
+    for split in ("train", "dev", "tst-COMMON"):
+        serial = kaldiio.load_scp(str(prepared / "fbank" / f"{split}.scp"))
+        parallel = kaldiio.load_scp(str(prepped / "fbank" / f"{split}.scp"))
+        assert list(serial) == list(parallel)
+        for key in serial:
+            np.testing.assert_array_equal(serial[key], parallel[key])
+    np.testing.assert_allclose(load_cmvn(prepped / "cmvn.json")[0], load_cmvn(prepared / "cmvn.json")[0], rtol=1e-6)
+
+
+def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
+    rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")
+    assert rc == 0
+    train = read_manifest(prepped / "train.jsonl")
+    sp = read_manifest(prepped / "train_sp.jsonl")
+    assert len(sp) == 3 * len(train)
+    assert [r["id"] for r in sp] == [r["id"] for r in train] + [f"sp{s}-{r['id']}" for s in (0.9, 1.1) for r in train]
+    slow, fast = sp[len(train)], sp[2 * len(train)]
+    assert slow["speed"] == 0.9 and fast["speed"] == 1.1 and slow["speaker"] == "sp0.9-" + train[0]["speaker"]
+    assert fast["n_frames"] < train[0]["n_frames"] < slow["n_frames"]
+    assert slow["offset"] == train[0]["offset"] and slow["duration"] == train[0]["duration"]
+    store = kaldiio.load_scp(str(prepped / "fbank" / "train_sp.scp"))
+    assert list(store) == [r["id"] for r in sp]
+    assert all(store[r["id"]].shape == (r["n_frames"], 80) for r in sp)
+    original = kaldiio.load_scp(str(prepped / "fbank" / "train.scp"))
+    np.testing.assert_array_equal(store[train[0]["id"]], original[train[0]["id"]])
+    assert not (prepped / "fbank" / "train_sp" / "00000.stats.npz").exists()  # CMVN stays train-only
+    rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "train_sp" not in out  # only asked for again with --speed-perturb
+    (prepped / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train[:-1]))
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    assert not (prepped / "fbank" / "train_sp.scp").exists()  # it pointed into the old train shards
+
+
+def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
+    rc, _, err = run_sate("features", "--data", tmp_path / "empty")
+    assert rc == 2 and "no manifests" in err
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "0")
+    assert rc == 2 and "--jobs must be >= 1" in err
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--speed-perturb")
+    assert rc == 2 and "--speed-perturb needs the train split" in err
+    rows = read_manifest(prepped / "dev.jsonl")
+    rows[1]["n_frames"] += 1
+    (prepped / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{rows[1]['id']}: manifest says {rows[1]['n_frames']} frames" in err
+    assert not (prepped / "fbank" / "dev.scp").exists() and not (prepped / "fbank" / "dev" / "00000.scp").exists()
+    Path(rows[0]["audio"]).unlink()
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and "wav file is missing" in err
+    with pytest.raises(SateError, match="CMVN statistics are missing"):
+        load_cmvn(prepped / "cmvn.json")

@@ -1,0 +1,268 @@
+"""`sate prep`: manifests from a MuST-C layout, and a clear one-line error for each bad corpus."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from sate.data.mustc import MANIFEST_KEYS, parse_yaml_line, read_manifest
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+
+def txt(root: Path, split: str, ext: str, lang: str = "de") -> Path:
+    return root / f"en-{lang}/data/{split}/txt/{split}.{ext}"
+
+
+def prep(run_sate, root: Path, out: Path, *extra: object) -> tuple[int, str, str]:
+    return run_sate("prep", "--mustc-root", root, "--out", out, *extra)
+
+
+def test_manifest_rows_follow_the_corpus(run_sate, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    rc, stdout, _ = prep(run_sate, corpus, out)
+    assert rc == 0
+    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl", "train.jsonl", "tst-COMMON.jsonl"]
+    rows = read_manifest(out / "train.jsonl")
+    yaml_lines = txt(corpus, "train", "yaml").read_text().splitlines()
+    en = txt(corpus, "train", "en").read_text().splitlines()
+    de = txt(corpus, "train", "de").read_text().splitlines()
+    assert len(rows) == len(yaml_lines) == 15
+    assert "train: 15 segments" in stdout
+    first = rows[0]
+    assert list(first) == list(MANIFEST_KEYS)
+    fields = parse_yaml_line(yaml_lines[0], Path("x"), 1)
+    talk = fields["wav"][: -len(".wav")]
+    assert first["id"] == f"{talk}_0" and rows[1]["id"] == f"{talk}_1"
+    assert rows[5]["id"].endswith("_0")  # index restarts in the second talk
+    assert Path(first["audio"]).is_absolute() and Path(first["audio"]).name == fields["wav"]
+    assert first["offset"] == float(fields["offset"]) and first["duration"] == float(fields["duration"])
+    n = round(first["duration"] * 16000)
+    assert first["n_frames"] == 1 + (n - 400) // 160
+    assert first["speaker"] == fields["speaker_id"]
+    assert [r["src"] for r in rows] == en and [r["tgt"] for r in rows] == de
+    assert all(r["src_norm"] == normalize_source(r["src"]) for r in rows)
+    assert not any("(" in r["src_norm"] or "," in r["src_norm"] for r in rows)
+    assert len({r["id"] for r in rows}) == len(rows)
+
+
+def test_v2_yaml_with_word_counts_parses(run_sate, tmp_path: Path, write_mustc) -> None:
+    root = write_mustc(tmp_path / "mustc", v2=True, layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
+    assert "rW:" in txt(root, "train", "yaml").read_text()
+    assert prep(run_sate, root, tmp_path / "data")[0] == 0
+    assert len(read_manifest(tmp_path / "data" / "train.jsonl")) == 3
+    fields = parse_yaml_line("- {duration: 1.5, offset: 2.0, rW: 9, uW: 0, speaker_id: spk.7, wav: ted_7.wav}",
+                             Path("x"), 1)
+    assert fields["duration"] == "1.5" and fields["wav"] == "ted_7.wav"
+
+
+def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
+    fields = parse_yaml_line("- {duration: 1.5, offset: 2.0, speaker_id: 'spk, 7', wav: \"ted_7.wav\"}", Path("x"), 1)
+    assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
+
+
+def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Path, write_mustc) -> None:
+    root = write_mustc(tmp_path / "mustc", tgt_lang="fr", sample_rate=44100, channels=2,
+                       layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
+    out = tmp_path / "data"
+    assert prep(run_sate, root, out, "--tgt-lang", "fr")[0] == 0
+    rows = read_manifest(out / "dev.jsonl")
+    assert all(r["n_frames"] == 1 + (round(r["duration"] * 16000) - 400) // 160 for r in rows)
+    assert rows[0]["tgt"] == txt(root, "dev", "fr", lang="fr").read_text(encoding="utf-8").splitlines()[0]
+    rc, _, err = prep(run_sate, root, tmp_path / "other")  # default --tgt-lang de: no en-de here
+    assert rc == 2 and "en-de: missing" in err
+
+
+def test_tst_he_is_added_when_present_and_splits_can_be_chosen(run_sate, tmp_path: Path, write_mustc) -> None:
+    layout = {"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2), "tst-HE": (1, 2)}
+    root = write_mustc(tmp_path / "mustc", layout=layout)
+    assert prep(run_sate, root, tmp_path / "all")[0] == 0
+    assert (tmp_path / "all" / "tst-HE.jsonl").is_file()
+    assert prep(run_sate, root, tmp_path / "some", "--splits", "train", "tst-HE")[0] == 0
+    assert sorted(p.name for p in (tmp_path / "some").iterdir()) == ["train.jsonl", "tst-HE.jsonl"]
+
+
+def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: Path) -> None:
+    out = tmp_path / "data"
+    rc, stdout, _ = prep(run_sate, corpus, out, "--min-duration", "0.8", "--max-duration", "1.2")
+    assert rc == 0
+    train = read_manifest(out / "train.jsonl")
+    assert train and all(0.8 <= r["duration"] <= 1.2 for r in train)
+    dropped = 15 - len(train)
+    assert dropped > 0 and f"train: dropped {dropped} segment(s): duration outside 0.8-1.2 s" in stdout
+    dev = read_manifest(out / "dev.jsonl")
+    assert len(dev) == 4 and any(not 0.8 <= r["duration"] <= 1.2 for r in dev)
+
+
+def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus, tmp_path, edit_lines) -> None:
+    for split in ("train", "tst-COMMON"):
+        edit_lines(txt(corpus, split, "en"), lambda lines: ["", *lines[1:]])
+        edit_lines(txt(corpus, split, "de"), lambda lines: [lines[0], "", *lines[2:]])
+        edit_lines(txt(corpus, split, "en"), lambda lines: [*lines[:2], "(Applause)", *lines[3:]])
+        edit_lines(txt(corpus, split, "yaml"),
+                   lambda lines: [*lines[:3], re.sub(r"duration: [\d.]+", "duration: 0.000000", lines[3]), *lines[4:]])
+    out = tmp_path / "data"
+    rc, stdout, _ = prep(run_sate, corpus, out)
+    assert rc == 0
+    assert len(read_manifest(out / "train.jsonl")) == 15 - 4
+    assert "train: dropped 2 segment(s): empty text" in stdout
+    assert "train: dropped 1 segment(s): empty source after normalisation" in stdout
+    assert "train: dropped 1 segment(s): zero length" in stdout
+    test = read_manifest(out / "tst-COMMON.jsonl")
+    assert len(test) == 6
+    assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
+    assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
+    assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
+    assert f"tst-COMMON: kept 1 segment(s) with zero length (never dropped outside train): {test[3]['id']}" in stdout
+
+
+def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:
+    path = txt(corpus, "dev", "en")
+    path.write_bytes(path.read_bytes().replace(b"\n", b"  \r\n"))
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+    assert read_manifest(tmp_path / "data" / "dev.jsonl")[0]["src"] == path.read_text().splitlines()[0].strip()
+
+
+# ---------------------------------------------------------------------------------------------- bad corpora
+
+
+def _drop_last(lines: list[str]) -> list[str]:
+    return lines[:-1]
+
+
+def _missing_field(lines: list[str]) -> list[str]:
+    return [lines[0], re.sub(r"speaker_id: [^,]+, ", "", lines[1]), *lines[2:]]
+
+
+def _malformed(lines: list[str]) -> list[str]:
+    return [*lines[:2], "- {duration: 1.0, offset", *lines[3:]]
+
+
+def _bad_number(lines: list[str]) -> list[str]:
+    return [*lines[:2], re.sub(r"offset: [\d.]+", "offset: soon", lines[2]), *lines[3:]]
+
+
+def _negative(lines: list[str]) -> list[str]:
+    return [*lines[:2], re.sub(r"duration: [\d.]+", "duration: -1.0", lines[2]), *lines[3:]]
+
+
+def _past_end(lines: list[str]) -> list[str]:
+    return [*lines[:4], re.sub(r"duration: [\d.]+", "duration: 99.000000", lines[4]), *lines[5:]]
+
+
+def _wav_renamed(lines: list[str]) -> list[str]:
+    return [*lines[:2], re.sub(r"wav: \S+}", "wav: ted_404.wav}", lines[2]), *lines[3:]]
+
+
+@pytest.mark.parametrize("edit, pattern", [
+    (_missing_field, r"train\.yaml:2: yaml entry misses field\(s\) speaker_id"),
+    (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
+    (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
+    (_negative, r"train\.yaml:3: offset and duration must be finite and >= 0"),
+    (_past_end, r"train\.yaml:5: segment ted_10_4 \(.*\) runs past the end of .*ted_10\.wav \(.* s\)"),
+    (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: wav file is missing"),
+])
+def test_bad_yaml_entries_name_file_and_line(run_sate, corpus: Path, tmp_path: Path, edit, pattern, edit_lines) -> None:
+    edit_lines(txt(corpus, "train", "yaml"), edit)
+    rc, out, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and re.search(pattern, err), err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "data").exists() or not list((tmp_path / "data").iterdir())
+
+
+def test_line_count_mismatch_gives_all_three_counts(run_sate, corpus: Path, tmp_path: Path, edit_lines) -> None:
+    edit_lines(txt(corpus, "dev", "de"), _drop_last)
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2
+    assert "line counts differ: dev.yaml has 4 entries, dev.en 4 lines, dev.de 3 lines" in err
+
+
+def test_unreadable_wav(run_sate, corpus: Path, tmp_path: Path) -> None:
+    wav = next((corpus / "en-de/data/dev/wav").iterdir())
+    wav.write_bytes(b"RIFF\x00\x00garbage")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and re.search(r"dev\.yaml:1: .*" + re.escape(wav.name) + ": cannot read wav", err), err
+
+
+def test_missing_split_dir_and_missing_text_file(run_sate, corpus: Path, tmp_path: Path) -> None:
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data", "--splits", "train", "tst-HE")
+    assert rc == 2 and "en-de/data/tst-HE: split directory is missing" in err
+    txt(corpus, "dev", "de").unlink()
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and "dev.de: file is missing" in err
+
+
+def test_invalid_utf8_names_the_line(run_sate, corpus: Path, tmp_path: Path) -> None:
+    path = txt(corpus, "dev", "en")
+    lines = path.read_bytes().split(b"\n")
+    lines[2] = b"caf\xe9"
+    path.write_bytes(b"\n".join(lines))
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and "dev.en:3: not valid UTF-8" in err
+
+
+def test_bad_options(run_sate, corpus: Path, tmp_path: Path) -> None:
+    rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--min-duration", "5", "--max-duration", "1")
+    assert rc == 2 and "--min-duration 5.0 and --max-duration 1.0" in err
+    rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--min-duration", "20", "--max-duration", "50")
+    assert rc == 2 and "no segments left after filtering" in err
+
+
+def test_failed_run_leaves_previous_manifests_untouched(run_sate, corpus: Path, tmp_path: Path, edit_lines) -> None:
+    out = tmp_path / "data"
+    assert prep(run_sate, corpus, out)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    edit_lines(txt(corpus, "tst-COMMON", "yaml"), _drop_last)  # the last split fails: nothing is written
+    edit_lines(txt(corpus, "train", "en"), lambda lines: [line + " changed" for line in lines])
+    assert prep(run_sate, corpus, out)[0] == 2
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_path: Path) -> None:
+    import sate.data.mustc as mustc
+
+    def lines_then_interrupt(rows):
+        for k, row in enumerate(rows):
+            if k == 3:
+                raise KeyboardInterrupt  # like Ctrl-C half way through the file
+            yield json.dumps(row)
+
+    written = []
+
+    def write(path, rows):
+        written.append(path)
+        mustc.atomic_write_text(path, lines_then_interrupt(rows))
+
+    monkeypatch.setattr(mustc, "write_manifest", write)
+    out = tmp_path / "data"
+    args = mustc.argparse.Namespace(mustc_root=corpus, tgt_lang="de", out=out, splits=None,
+                                    min_duration=0.1, max_duration=30.0)
+    with pytest.raises(KeyboardInterrupt):
+        mustc.run(args)
+    assert written == [out / "train.jsonl"]
+    assert list(out.iterdir()) == []  # neither train.jsonl nor a temporary file
+
+
+def test_read_manifest_errors(tmp_path: Path) -> None:
+    with pytest.raises(SateError, match="manifest is missing"):
+        read_manifest(tmp_path / "none.jsonl")
+    path = tmp_path / "m.jsonl"
+    path.write_text('{"id": "a"}\n')
+    with pytest.raises(SateError, match=r"m\.jsonl:1: manifest row misses key\(s\) audio"):
+        read_manifest(path)
+    path.write_text("{broken\n")
+    with pytest.raises(SateError, match=r"m\.jsonl:1: not a JSON object"):
+        read_manifest(path)
+
+
+def test_wav_files_are_read_once_per_talk(monkeypatch, corpus: Path, tmp_path: Path, run_sate) -> None:
+    import sate.data.mustc as mustc
+
+    opened = []
+    real = mustc.wav_info
+    monkeypatch.setattr(mustc, "wav_info", lambda path: opened.append(path) or real(path))
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+    assert len(opened) == len(set(opened)) == 3 + 1 + 2

@@ -1,0 +1,93 @@
+"""Source normalisation and segment reading: the two definitions every later stage relies on."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from sate.data.audio import MIN_SAMPLES, num_frames, perturbed_samples, read_segment, segment_samples, wav_info
+from sate.data.features import compute_fbank
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("Hello, World!", "hello world"),
+    ("(Applause) Thank you. (Laughter)", "thank you"),
+    ("I don\u2019t know, it's fine.", "i don't know it's fine"),
+    ("'Quoted' words", "quoted words"),
+    ("A well-known U.S. fact \u2014 really?", "a well known us fact really"),
+    ("It's 3.5% of 9/11, or 1,000.", "it's 3 5 of 9 11 or 1 000"),
+    ("\u266b La la la \u266b [music]", "la la la"),
+    ("  Spaces\tand\nlines  ", "spaces and lines"),
+    ("Café NAÏVE", "café naïve"),
+    ("(Applause)", ""),
+])
+def test_normalize_source(text: str, expected: str) -> None:
+    assert normalize_source(text) == expected
+
+
+def test_normalize_source_is_idempotent() -> None:
+    for text in ("We're here -- aren't we?", "Mr. O'Neil said: \"no\"."):
+        once = normalize_source(text)
+        assert normalize_source(once) == once
+
+
+def test_num_frames_matches_kaldi_fbank() -> None:
+    rng = np.random.default_rng(0)
+    for n in (0, 399, 1600, 1601, 16000, 16159, 16160):
+        assert compute_fbank(0.1 * rng.standard_normal(n).astype(np.float32)).shape == (num_frames(n), 80)
+    assert num_frames(0) == num_frames(MIN_SAMPLES) == 8
+    assert num_frames(16000) == 1 + (16000 - 400) // 160
+
+
+def test_read_segment_slices_by_offset(tmp_path) -> None:
+    wave = (np.arange(32000) % 1000 / 1000).astype(np.float32)
+    path = tmp_path / "a.wav"
+    sf.write(path, wave, 16000, subtype="FLOAT")
+    seg = read_segment(path, 0.5, 0.25)
+    assert seg.dtype == np.float32 and seg.shape == (4000,)
+    np.testing.assert_array_equal(seg, wave[8000:12000])
+
+
+def test_read_segment_resamples_and_downmixes(tmp_path) -> None:
+    sr = 44100
+    t = np.arange(2 * sr) / sr
+    tone = 0.5 * np.sin(2 * np.pi * 440 * t)
+    path = tmp_path / "stereo.wav"
+    other = 0.3 * np.sin(2 * np.pi * 3000 * t)
+    sf.write(path, np.stack([tone + other, tone - other], axis=1), sr, subtype="FLOAT")  # mean: the tone
+    info = wav_info(path)
+    assert (info.sample_rate, info.channels) == (sr, 2)
+    n = segment_samples(0.5, 1.0, info)
+    seg = read_segment(path, 0.5, 1.0)
+    assert n == 16000 and seg.shape == (16000,)
+    expected = 0.5 * np.sin(2 * np.pi * 440 * (0.5 + np.arange(16000) / 16000))
+    assert np.abs(seg[100:-100] - expected[100:-100]).max() < 0.02
+
+
+def test_speed_perturbation_changes_length_and_pitch(tmp_path) -> None:
+    t = np.arange(16000) / 16000
+    path = tmp_path / "tone.wav"
+    sf.write(path, 0.5 * np.sin(2 * np.pi * 500 * t), 16000, subtype="FLOAT")
+    for speed in (0.9, 1.1):
+        seg = read_segment(path, 0.0, 1.0, speed=speed)
+        assert seg.shape == (perturbed_samples(16000, speed),)
+        peak = np.argmax(np.abs(np.fft.rfft(seg))) * 16000 / len(seg)
+        assert abs(peak - 500 * speed) < 5
+
+
+def test_segment_is_clipped_at_the_end_of_the_wav(tmp_path) -> None:
+    path = tmp_path / "short.wav"
+    sf.write(path, np.zeros(16000, dtype=np.float32), 16000)
+    assert segment_samples(0.5, 0.51, wav_info(path)) == 8000
+
+
+def test_wav_info_errors_name_the_file(tmp_path) -> None:
+    with pytest.raises(SateError, match="missing.wav: wav file is missing"):
+        wav_info(tmp_path / "missing.wav")
+    bad = tmp_path / "bad.wav"
+    bad.write_bytes(b"RIFF not really a wav")
+    with pytest.raises(SateError, match="bad.wav: cannot read wav"):
+        wav_info(bad)

@@ -1,0 +1,111 @@
+"""`sate vocab` and `Vocabulary`: ESPnet-order token lists over SentencePiece unigram models."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+import sentencepiece as spm
+
+from sate.data.mustc import read_manifest
+from sate.data.vocab import Vocabulary
+from sate.errors import SateError
+
+
+@pytest.fixture
+def data(prepared: Path, tmp_path: Path) -> Path:
+    """A writable copy of the prepared data dir, without the vocabularies."""
+    out = tmp_path / "data"
+    shutil.copytree(prepared, out, ignore=shutil.ignore_patterns("fbank", "spm_*", "tokens_*", "vocab.json"))
+    return out
+
+
+def test_token_lists_in_espnet_order(prepared: Path) -> None:
+    for side in ("src", "tgt"):
+        tokens = (prepared / f"tokens_{side}.txt").read_text(encoding="utf-8").splitlines()
+        sp = spm.SentencePieceProcessor(model_file=str(prepared / f"spm_{side}.model"))
+        assert sp.get_piece_size() == 40 and len(tokens) == 42
+        assert tokens[0] == "<blank>" and tokens[1] == "<unk>" and tokens[-1] == "<sos/eos>"
+        assert tokens[1:-1] == [sp.id_to_piece(i) for i in range(40)]
+        assert len(set(tokens)) == len(tokens)
+
+
+def test_vocabulary_encodes_in_token_list_space(prepared: Path) -> None:
+    src = Vocabulary.load(prepared, "src")
+    assert (len(src), src.blank_id, src.unk_id, src.sos_eos_id) == (42, 0, 1, 41)
+    for row in read_manifest(prepared / "train.jsonl"):
+        ids = src.encode(row["src_norm"])
+        assert ids and all(0 < i < src.sos_eos_id for i in ids)
+        assert [src.tokens[i] for i in ids] == src.sp.encode(row["src_norm"], out_type=str)
+        assert src.decode(ids) == row["src_norm"]
+        assert src.decode([0, *ids, 0, src.sos_eos_id]) == row["src_norm"]  # blank and sos/eos skipped
+    tgt = Vocabulary.load(prepared, "tgt")
+    for row in read_manifest(prepared / "train.jsonl"):
+        assert tgt.decode(tgt.encode(row["tgt"])) == row["tgt"]
+    assert src.encode("zzz xqx")[1:].count(src.unk_id) >= 1  # unseen letters map to <unk>
+    with pytest.raises(ValueError, match="out of range"):
+        src.decode([42])
+
+
+def test_joint_model_is_shared(run_sate, data: Path) -> None:
+    rc, out, _ = run_sate("vocab", "--data", data, "--joint", "60")
+    assert rc == 0
+    assert (data / "spm_src.model").read_bytes() == (data / "spm_tgt.model").read_bytes()
+    assert (data / "tokens_src.txt").read_text() == (data / "tokens_tgt.txt").read_text()
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    assert len(src) == 62 and src.tokens == tgt.tokens
+    german = read_manifest(data / "train.jsonl")[0]["tgt"].lower()
+    assert src.unk_id not in src.encode(german)  # the joint model saw the German text
+
+
+def test_mt_text_is_added_to_the_training_text(run_sate, data: Path, tmp_path: Path) -> None:
+    en, de = tmp_path / "mt.en", tmp_path / "mt.de"
+    en.write_text("Quixotic jukebox, (Applause)\nQuixotic jukebox!\n" * 20, encoding="utf-8")
+    de.write_text("Quixotisch jukebox.\nÄußerst jukebox.\n" * 20, encoding="utf-8")
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")[0] == 0
+    without = Vocabulary.load(data, "src")
+    assert without.unk_id in without.encode("quixotic jukebox")
+    rc, out, _ = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "45", "--mt-text", en, de)
+    assert rc == 0 and "up to date" not in out
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    assert src.unk_id not in src.encode("quixotic jukebox")
+    assert tgt.unk_id not in tgt.encode("Äußerst") and len(tgt) == 47
+    assert not any(t in ("(", ",", "!") for t in src.tokens)  # the MT English was normalised too
+    de.write_text("only one line\n", encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "45", "--mt-text", en, de)
+    assert rc == 2 and "mt.en has 40 lines but" in err and "mt.de has 1" in err
+
+
+def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
+    argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert run_sate(*argv)[0] == 0
+    stamp = (data / "spm_src.model").stat().st_mtime_ns
+    rc, out, _ = run_sate(*argv)
+    assert rc == 0 and "up to date" in out and (data / "spm_src.model").stat().st_mtime_ns == stamp
+    rc, out, _ = run_sate("vocab", "--data", data, "--src-size", "38", "--tgt-size", "40")
+    assert rc == 0 and "up to date" not in out and len(Vocabulary.load(data, "src")) == 40
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--src-size", "40"], "give --src-size and --tgt-size (or --joint SIZE)"),
+    (["--joint", "40", "--src-size", "40"], "give either --joint or --src-size/--tgt-size, not both"),
+    (["--src-size", "1", "--tgt-size", "40"], "--src-size must be >= 2, got 1"),
+    (["--src-size", "5000", "--tgt-size", "40"], "--src-size 5000: SentencePiece training failed: Vocabulary size"),
+    (["--joint", "40", "--mt-text", "nope.en", "nope.de"], "nope.en: file is missing"),
+])
+def test_bad_options(run_sate, data: Path, argv: list[str], message: str) -> None:
+    rc, _, err = run_sate("vocab", "--data", data, *argv)
+    assert rc == 2 and message in err, err
+    assert not (data / "vocab.json").exists()
+
+
+def test_token_list_must_match_the_model(prepared: Path, tmp_path: Path) -> None:
+    tokens = (prepared / "tokens_src.txt").read_text(encoding="utf-8").splitlines()
+    tokens[5], tokens[6] = tokens[6], tokens[5]
+    bad = tmp_path / "tokens.txt"
+    bad.write_text("\n".join(tokens) + "\n", encoding="utf-8")
+    with pytest.raises(SateError, match=r"tokens\.txt:6: token list does not match .*spm_src\.model"):
+        Vocabulary(prepared / "spm_src.model", bad)
+    with pytest.raises(SateError, match="SentencePiece model is missing"):
+        Vocabulary(tmp_path / "none.model", bad)
