@@ -1,0 +1,351 @@
+"""Initialising model components from checkpoints: the point of SATE, done loudly.
+
+The ``init:`` config section maps components to checkpoints::
+
+    init:
+      acoustic:  {path: exp/asr/model.pt}
+      ctc:       {path: exp/asr/model.pt}
+      src_embed: {path: exp/mt/model.pt}
+      textual:   {path: exp/mt/model.pt}
+      decoder:   {path: exp/mt/model.pt}
+
+or ``model: {path: ...}`` for the whole model. A checkpoint is one of our model files, a
+Lightning checkpoint of ours (weights under ``state_dict`` with a ``model.`` prefix, our header
+under ``sate``), or an ESPnet2 experiment's ``.pth`` with its ``config.yaml`` beside it (or
+named by ``config:``). ``prefix:`` overrides where the component's keys sit in the checkpoint.
+
+Where the authors' code loaded with ``strict=False`` and only logged mismatches, every problem
+here stops the run, naming the keys, and nothing is loaded: a component with no matching keys,
+missing or leftover keys, a shape mismatch, another token list, or settings that change the
+computation without changing shapes (heads, attention type). A table of matched, missing and
+unexpected keys is printed first. Checkpoints are read with ``weights_only=True``.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import yaml
+
+from sate.errors import SateError
+from sate.models.base import SateModel
+from sate.models.config import without_dropout
+from sate.models.espnet_blocks import ConformerEncoder, TransformerDecoder, TransformerEncoder
+from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
+from sate.models.st import STModel
+
+# component -> the module it fills (its path in our models). "model" is the whole model.
+COMPONENTS: dict[str, str] = {
+    "acoustic": "acoustic.encoder",
+    "ctc": "ctc",
+    "adaptor": "adaptor",
+    "src_embed": "src_embed",
+    "textual": "textual.encoder",
+    "decoder": "decoder",
+    "model": "",
+}
+TASK_COMPONENTS = {
+    "asr": ("acoustic", "ctc", "decoder"),
+    "mt": ("src_embed", "textual", "decoder"),
+    "st": ("acoustic", "ctc", "adaptor", "src_embed", "textual", "decoder"),
+}
+# Where ESPnet2 ASR/MT experiments keep each component.
+ESPNET_PREFIXES = {"acoustic": "encoder.", "ctc": "ctc.", "src_embed": "frontend.embed.0.",
+                   "textual": "encoder.", "decoder": "decoder."}
+ESPNET_CLASSES = {("encoder", "conformer"): ConformerEncoder, ("encoder", "transformer"): TransformerEncoder,
+                  ("decoder", "transformer"): TransformerDecoder}
+# ESPnet arguments that only matter for training, sizes checked through shapes, or not settable.
+ESPNET_IGNORED = {"input_size", "vocab_size", "encoder_output_size", "pos_enc_class", "use_flash_attn",
+                  "gradient_checkpoint_layers", "layer_drop_rate", "stochastic_depth_rate", "max_pos_emb_len",
+                  "padding_idx"}
+# Our config section that holds each component's settings.
+SECTIONS = {"acoustic": "acoustic", "adaptor": "adaptor", "textual": "textual", "decoder": "decoder"}
+ENTRY_KEYS = ("path", "prefix", "config")
+
+
+@dataclass
+class Checkpoint:
+    """A checkpoint read once, whatever its kind, with the vocabularies it was trained on."""
+
+    path: Path
+    kind: str  # "sate", "lightning" or "espnet"
+    state: dict[str, torch.Tensor]
+    config: dict[str, Any]  # our model config, or the ESPnet experiment's config.yaml
+    task: str  # ours: asr/mt/st; ESPnet: "asr" or "mt" (has src_token_list)
+    src_tokens: list[str]
+    tgt_tokens: list[str]
+
+    def tokens(self, side: str) -> list[str]:
+        return self.src_tokens if side == "source" else self.tgt_tokens
+
+    def default_prefix(self, component: str) -> str:
+        if self.kind == "espnet":
+            if component not in ESPNET_PREFIXES:
+                raise SateError(f"init.{component}: an ESPnet experiment ({self.path}) has no SATE {component}; "
+                                "load it from one of our checkpoints")
+            return ESPNET_PREFIXES[component]
+        base = "model." if self.kind == "lightning" else ""
+        module = COMPONENTS[component]
+        return base + (module + "." if module else "")
+
+
+@dataclass
+class InitRow:
+    """One line of the init table."""
+
+    component: str
+    source: str
+    prefix: str
+    matched: int
+    missing: int
+    unexpected: int
+    ok: bool
+
+
+def _read_token_list(value: Any, config_path: Path) -> list[str]:
+    if isinstance(value, list) and all(isinstance(t, str) for t in value):
+        return value
+    if isinstance(value, str):
+        for candidate in (Path(value), config_path.parent / value):
+            if candidate.is_file():
+                return candidate.read_text(encoding="utf-8").splitlines()
+        raise SateError(f"{config_path}: token list file {value} not found")
+    raise SateError(f"{config_path}: token_list must be a list or a path, got {type(value).__name__}")
+
+
+def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | None) -> Checkpoint:
+    """An ESPnet2 experiment: the .pth state dict plus its config.yaml (for token lists and settings)."""
+    config_path = config_path or path.parent / "config.yaml"
+    if not config_path.is_file():
+        raise SateError(f"{path} is an ESPnet-style state dict but {config_path} is missing; "
+                        "its token list must be checked (set init.<component>.config)")
+    try:
+        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        raise SateError(f"{config_path}: not valid YAML ({err})") from None
+    if not isinstance(config, dict) or "token_list" not in config:
+        raise SateError(f"{config_path}: no token_list; is this an ESPnet2 experiment config?")
+    tokens = _read_token_list(config["token_list"], config_path)
+    if "src_token_list" in config:
+        return Checkpoint(path, "espnet", state, config, "mt",
+                          _read_token_list(config["src_token_list"], config_path), tokens)
+    return Checkpoint(path, "espnet", state, config, "asr", tokens, [])
+
+
+def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
+    """Read any supported checkpoint kind (see the module docstring)."""
+    path = Path(path)
+    data = read_checkpoint(path)
+    if not isinstance(data, dict):
+        raise SateError(f"{path}: unrecognised checkpoint (a {type(data).__name__}, not a dict)")
+    if "state_dict" in data or "format" in data:
+        if config_path is not None:
+            raise SateError(f"init: 'config' only applies to ESPnet experiments, not to {path}")
+        meta = data.get("sate", {}) if "state_dict" in data else data
+        if not isinstance(meta, dict) or not meta:
+            raise SateError(f"{path}: Lightning checkpoint without our 'sate' header (task, config, token lists)")
+        check_meta(path, meta)
+        kind, state = ("lightning", data["state_dict"]) if "state_dict" in data else ("sate", data.get("model"))
+        if not isinstance(state, dict):
+            raise SateError(f"{path}: no state dict inside")
+        return Checkpoint(path, kind, state, meta["config"], meta["task"], meta["src_tokens"], meta["tgt_tokens"])
+    if data and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data.items()):
+        return read_espnet(path, data, Path(config_path) if config_path else None)
+    raise SateError(f"{path}: unrecognised checkpoint: neither a sate model file, a Lightning checkpoint "
+                    f"nor a plain state dict (top-level keys: {name_list(sorted(map(str, data)))})")
+
+
+def _token_problem(ours: list[str], theirs: list[str], what: str) -> str | None:
+    if ours == theirs:
+        return None
+    diff = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
+    first = f"index {diff}: checkpoint {theirs[diff] if diff < len(theirs) else '(end)'!r}, " \
+            f"ours {ours[diff] if diff < len(ours) else '(end)'!r}"
+    return f"{what} token list differs (checkpoint {len(theirs)} tokens, ours {len(ours)}; first at {first})"
+
+
+def vocab_sides(task: str, component: str) -> tuple[str, ...]:
+    """Which vocabularies a component's weights are indexed by, in a model of `task`."""
+    if component in ("ctc", "src_embed") or (component in ("decoder", "model") and task == "asr"):
+        return ("source",)
+    if component == "decoder":
+        return ("target",)
+    if component == "model":
+        return ("source", "target")
+    return ()
+
+
+def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> list[str]:
+    """Settings that would change the computation without changing any weight shape."""
+    if ckpt.kind == "espnet":
+        if component not in ("acoustic", "textual", "decoder"):
+            return []
+        ours = getattr(model, component)  # AcousticEncoder, TextualEncoder or ESPnet's decoder
+        role = "decoder" if component == "decoder" else "encoder"
+        return _espnet_settings_problems(role, ours.espnet_name, ours.espnet_kwargs, ckpt.config)
+    if component == "model":
+        if ckpt.task != model.task:
+            return [f"the checkpoint is a {ckpt.task} model, ours is {model.task}"]
+        pairs = [(k, model.conf[k], ckpt.config.get(k)) for k in model.conf if k != "loss"]
+    else:
+        pairs = [("d_model", model.conf["d_model"], ckpt.config.get("d_model"))]
+        section = SECTIONS.get(component)
+        if section is not None:
+            if section not in ckpt.config:
+                return [f"the checkpoint is a {ckpt.task} model, which has no {section}"]
+            pairs.append((section, model.conf[section], ckpt.config[section]))
+    problems = []
+    for name, mine, theirs in pairs:
+        mine, theirs = without_dropout(mine), without_dropout(theirs)
+        if isinstance(mine, dict) and isinstance(theirs, dict):
+            problems += [f"{name}.{k}: checkpoint {theirs.get(k)!r}, ours {mine.get(k)!r}"
+                         for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
+        elif mine != theirs:
+            problems.append(f"{name}: checkpoint {theirs!r}, ours {mine!r}")
+    return problems
+
+
+def _espnet_settings_problems(role: str, name: str, kwargs: dict[str, Any], config: dict[str, Any]) -> list[str]:
+    theirs_name = config.get(role)
+    if theirs_name != name:
+        return [f"{role}: experiment {theirs_name!r}, ours {name!r}"]
+    cls = ESPNET_CLASSES[(role, name)]
+    defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()
+                if p.default is not inspect.Parameter.empty}
+    theirs = {**defaults, **(config.get(f"{role}_conf") or {})}
+    mine = {**defaults, **kwargs}
+    return [f"{role}_conf.{k}: experiment {theirs.get(k)!r}, ours {mine.get(k)!r}"
+            for k in sorted(set(theirs) | set(mine))
+            if k not in ESPNET_IGNORED and "dropout" not in k and theirs.get(k) != mine.get(k)]
+
+
+def _key_prefixes(state: dict[str, torch.Tensor]) -> str:
+    return name_list(sorted({".".join(k.split(".")[:2]) + "." for k in state}))
+
+
+def _module(model: SateModel, component: str) -> torch.nn.Module | None:
+    """The module `component` fills, or None where this model has no such part."""
+    path = COMPONENTS[component]
+    if not path:
+        return model
+    if getattr(model, path.split(".")[0], None) is None:
+        return None
+    return model.get_submodule(path)
+
+
+def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
+    if not isinstance(init_conf, dict):
+        raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {init_conf!r}")
+    allowed = TASK_COMPONENTS[model.task] + ("model",)
+    unknown = [c for c in init_conf if c not in allowed]
+    if unknown:
+        raise SateError(f"init: unknown component(s) {', '.join(map(str, unknown))} for a {model.task} model; "
+                        f"known: {', '.join(allowed)}")
+    if "model" in init_conf and len(init_conf) > 1:
+        raise SateError("init: 'model' loads the whole model and cannot be combined with components")
+    for component, entry in init_conf.items():
+        if component != "model" and _module(model, component) is None:
+            raise SateError(f"init.{component}: this {model.task} model has no {component} "
+                            "(a CTC-only ASR has no decoder; a linear adaptor uses no source embedding)")
+        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
+            raise SateError(f"init.{component}: must be a mapping with a 'path', got {entry!r}")
+        extra = sorted(set(entry) - set(ENTRY_KEYS))
+        if extra:
+            raise SateError(f"init.{component}: unknown key(s) {', '.join(extra)}; known: {', '.join(ENTRY_KEYS)}")
+        for key in ("prefix", "config"):
+            if key in entry and not isinstance(entry[key], str):
+                raise SateError(f"init.{component}.{key} must be a string, got {entry[key]!r}")
+    return init_conf
+
+
+def format_table(rows: list[InitRow]) -> str:
+    """The init table: what was loaded into what, with key counts."""
+    header = ("component", "checkpoint", "prefix", "matched", "missing", "unexpected", "status")
+    lines = [header] + [(r.component, r.source, r.prefix or "(none)", str(r.matched), str(r.missing),
+                         str(r.unexpected), "ok" if r.ok else "FAILED") for r in rows]
+    widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
+    return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
+                     for line in lines)
+
+
+def initialize(model: SateModel, init_conf: dict[str, Any] | None, src_tokens: list[str], tgt_tokens: list[str],
+               log: Callable[[str], None] = print) -> list[InitRow]:
+    """Load the components named in `init_conf` into `model`, or raise `SateError` loading nothing.
+
+    `src_tokens`/`tgt_tokens` are our token lists (tokens_src.txt, tokens_tgt.txt).
+    """
+    if not init_conf:
+        return []
+    entries = _validate(model, init_conf)
+    cache: dict[tuple[str, str | None], Checkpoint] = {}
+    rows, problems, loads = [], [], []
+    for component, entry in entries.items():
+        key = (entry["path"], entry.get("config"))
+        if key not in cache:
+            cache[key] = read_source(*key)
+        ckpt = cache[key]
+        prefix = entry.get("prefix", ckpt.default_prefix(component))
+        module = _module(model, component)
+        own = module.state_dict()
+        theirs = {k[len(prefix):]: v for k, v in ckpt.state.items() if k.startswith(prefix)}
+        matched = sorted(set(own) & set(theirs))
+        missing, unexpected = sorted(set(own) - set(theirs)), sorted(set(theirs) - set(own))
+        found: list[str] = []
+        if not matched:
+            found.append(f"zero keys matched under prefix {prefix!r} (the checkpoint has {_key_prefixes(ckpt.state)})")
+        else:
+            shapes = [f"{k} {tuple(theirs[k].shape)} vs {tuple(own[k].shape)}" for k in matched
+                      if theirs[k].shape != own[k].shape]
+            found += [f"{label}: {name_list(keys)}" for label, keys in
+                      (("missing from checkpoint", missing), ("unexpected in checkpoint", unexpected),
+                       ("shape mismatch (checkpoint vs ours)", shapes)) if keys]
+        ours = {"source": src_tokens, "target": tgt_tokens}
+        for mine, theirs_side in zip(vocab_sides(model.task, component), vocab_sides(ckpt.task, component),
+                                     strict=False):
+            problem = _token_problem(ours[mine], ckpt.tokens(theirs_side), mine)
+            if problem:
+                found.append(problem)
+        found += _settings_problems(model, component, ckpt)
+        rows.append(InitRow(component, str(ckpt.path), prefix, len(matched), len(missing), len(unexpected),
+                            not found))
+        if found:
+            problems.append(f"{component} <- {ckpt.path}: " + "; ".join(found))
+        else:
+            loads.append((module, theirs))
+    log(format_table(rows))
+    if problems:
+        raise SateError("init failed, nothing was loaded:\n  " + "\n  ".join(problems))
+    for module, state in loads:
+        module.load_state_dict(state)
+    return rows
+
+
+def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
+                  log: Callable[[str], None] = print) -> None:
+    """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model."""
+    if not isinstance(model, STModel):
+        return
+    kd = model.conf["loss"]["kd"]
+    teachers: dict[str, SateModel] = {}
+    for side in ("asr", "mt"):
+        if kd[f"{side}_weight"] == 0:
+            continue
+        path = kd[f"{side}_teacher"]
+        teacher, data = model_from_file(path)
+        if data["task"] != side:
+            raise SateError(f"loss.kd.{side}_teacher {path} is a {data['task']} model, not {side}")
+        checks = [("source", src_tokens, data["src_tokens"])]
+        if side == "mt":
+            checks.append(("target", tgt_tokens, data["tgt_tokens"]))
+        for what, mine, theirs in checks:
+            problem = _token_problem(mine, theirs, what)
+            if problem:
+                raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
+        teachers[side] = teacher
+        log(f"kd: {side} teacher {path} (weight {kd[f'{side}_weight']}, topk {kd['topk'] or 'all'})")
+    model.set_teachers(**teachers)

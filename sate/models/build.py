@@ -1,0 +1,23 @@
+"""Building a model from a plain config dict: the one place that maps a task name to a class."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sate.models.asr import ASRModel
+from sate.models.base import SateModel
+from sate.models.config import resolve_config
+from sate.models.mt import MTModel
+from sate.models.st import STModel
+
+MODEL_CLASSES: dict[str, type[SateModel]] = {"asr": ASRModel, "mt": MTModel, "st": STModel}
+
+
+def build_model(task: str, conf: dict[str, Any] | None, src_vocab_size: int, tgt_vocab_size: int) -> SateModel:
+    """A freshly initialised model; `conf` is the YAML ``model:`` section (defaults fill the rest).
+
+    Teachers for distillation are not loaded here (decoding rebuilds models from their stored
+    config and needs none); see `sate.init.load_teachers`.
+    """
+    resolved = resolve_config(task, conf)
+    return MODEL_CLASSES[task](resolved, src_vocab_size, tgt_vocab_size)

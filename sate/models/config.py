@@ -1,0 +1,198 @@
+"""The model configuration: defaults, validation and the resolved dict we store in model files.
+
+A config is a plain dict (from YAML). Every key has a default here, so a config names only
+what it changes. Unknown keys, wrong types, out-of-range values and keys that do nothing for
+the chosen task or type all raise `SateError`: a typo must never train the wrong model.
+The resolved config (all defaults filled in) is what a model file stores, so a model is
+rebuilt exactly even if the defaults here change later.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+from sate.errors import SateError
+
+TASKS = ("asr", "mt", "st")
+ACOUSTIC_TYPES = ("conformer", "transformer")
+ADAPTOR_TYPES = ("linear", "soft", "league", "gated", "inter", "shrink")
+SHRINK_MODES = ("soft", "league")
+# Adaptor types whose output contains the linear branch ReLU(Dropout(LN(W·h + b))).
+LINEAR_ADAPTORS = ("linear", "league", "gated")
+
+# section -> key -> default. None defaults are "optional" values (a path, or "same as d_model").
+DEFAULTS: dict[str, Any] = {
+    "d_model": 256,
+    "acoustic": {
+        "type": "conformer",
+        "layers": 12,
+        "heads": 4,
+        "ffn": 1024,
+        "kernel": 15,
+        "frontend_channels": None,
+        "dropout": 0.1,
+    },
+    "adaptor": {"type": "league", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False},
+    "textual": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1},
+    "decoder": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1},
+    "loss": {
+        "ctc_weight": 0.3,
+        "label_smoothing": 0.1,
+        "kd": {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None},
+    },
+}
+
+# Which sections (and loss keys) each task has.
+TASK_SECTIONS = {
+    "asr": ("d_model", "acoustic", "decoder", "loss"),
+    "mt": ("d_model", "textual", "decoder", "loss"),
+    "st": ("d_model", "acoustic", "adaptor", "textual", "decoder", "loss"),
+}
+TASK_LOSS_KEYS = {"asr": ("ctc_weight", "label_smoothing"), "mt": ("label_smoothing",),
+                  "st": ("ctc_weight", "label_smoothing", "kd")}
+# An ASR model is CTC-only unless it has decoder layers (hybrid CTC/attention).
+ASR_DECODER_LAYERS = 0
+
+# Types a key may hold (None-default keys say so here; bools never pass as ints).
+OPTIONAL_TYPES = {"frontend_channels": int, "asr_teacher": str, "mt_teacher": str}
+
+
+def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
+    return lambda v: v in choices
+
+
+CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "d_model": (lambda v: v > 0 and v % 2 == 0, "a positive even number"),
+    "acoustic.type": (_in(ACOUSTIC_TYPES), f"one of {', '.join(ACOUSTIC_TYPES)}"),
+    "acoustic.kernel": (lambda v: v > 0 and v % 2 == 1, "a positive odd number"),
+    "acoustic.frontend_channels": (lambda v: v is None or v > 0, "positive or null"),
+    "adaptor.type": (_in(ADAPTOR_TYPES), f"one of {', '.join(ADAPTOR_TYPES)}"),
+    "adaptor.temperature": (lambda v: v > 0, "positive"),
+    "adaptor.shrink_mode": (_in(SHRINK_MODES), f"one of {', '.join(SHRINK_MODES)}"),
+    "loss.ctc_weight": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+    "loss.label_smoothing": (lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
+    "loss.kd.asr_weight": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+    "loss.kd.mt_weight": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
+    "loss.kd.topk": (lambda v: v >= 0, "0 (full distribution) or a positive number"),
+}
+for _section in ("acoustic", "textual", "decoder"):
+    CHECKS[f"{_section}.layers"] = (lambda v: v >= 1, "at least 1")
+    CHECKS[f"{_section}.heads"] = (lambda v: v >= 1, "at least 1")
+    CHECKS[f"{_section}.ffn"] = (lambda v: v >= 1, "at least 1")
+    CHECKS[f"{_section}.dropout"] = (lambda v: 0.0 <= v < 1.0, "in [0, 1)")
+CHECKS["adaptor.dropout"] = (lambda v: 0.0 <= v < 1.0, "in [0, 1)")
+
+
+def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
+    """Keys that do nothing given the other values -> why. Setting one of them is an error."""
+    why: dict[str, str] = {}
+    if conf.get("acoustic", {}).get("type") == "transformer":
+        why["acoustic.kernel"] = "it only applies to acoustic.type conformer"
+    adaptor = conf.get("adaptor", {})
+    kind = adaptor.get("type")
+    if kind is not None:
+        if kind == "linear":
+            why["adaptor.temperature"] = "adaptor.type linear uses no CTC posteriors"
+        if kind != "shrink":
+            why["adaptor.shrink_mode"] = why["adaptor.keep_blank"] = "it only applies to adaptor.type shrink"
+        inner = adaptor["shrink_mode"] if kind == "shrink" else kind
+        if inner not in LINEAR_ADAPTORS:
+            why["adaptor.dropout"] = f"adaptor {kind!r} has no linear branch"
+    if task == "asr" and conf["decoder"]["layers"] == 0:
+        for key in ("heads", "ffn", "dropout"):
+            why[f"decoder.{key}"] = "the ASR model has no decoder (decoder.layers is 0)"
+        why["loss.ctc_weight"] = why["loss.label_smoothing"] = "a CTC-only ASR model has only the CTC loss"
+    if task == "st":
+        kd = conf["loss"]["kd"]
+        if kd["asr_weight"] == 0:
+            why["loss.kd.asr_teacher"] = "loss.kd.asr_weight is 0"
+        if kd["mt_weight"] == 0:
+            why["loss.kd.mt_teacher"] = "loss.kd.mt_weight is 0"
+        if kd["asr_weight"] == 0 and kd["mt_weight"] == 0:
+            why["loss.kd.topk"] = "no distillation weight is set"
+    return why
+
+
+def _check_type(name: str, value: Any, default: Any) -> Any:
+    leaf = name.rsplit(".", 1)[-1]
+    want = OPTIONAL_TYPES.get(leaf, type(default))
+    if default is None and value is None:
+        return None
+    if want is float and isinstance(value, int) and not isinstance(value, bool):
+        return float(value)
+    if isinstance(value, bool) != (want is bool) or not isinstance(value, want):
+        raise SateError(f"model config: {name} must be {want.__name__}, got {value!r}")
+    return value
+
+
+def _merge(name: str, default: Any, given: Any) -> Any:
+    """Fill defaults into `given`, checking names and types, recursively."""
+    if not isinstance(default, dict):
+        return _check_type(name, given, default)
+    if not isinstance(given, dict):
+        raise SateError(f"model config: {name or 'the model section'} must be a mapping, got {given!r}")
+    keys = tuple(default)
+    unknown = sorted(set(given) - set(keys))
+    if unknown:
+        where = f"{name}." if name else ""
+        raise SateError(f"model config: unknown key(s) {', '.join(where + k for k in unknown)}; "
+                        f"known: {', '.join(where + k for k in keys)}")
+    return {k: _merge(f"{name}.{k}" if name else k, default[k], given.get(k, copy.deepcopy(default[k])))
+            for k in keys}
+
+
+def _flatten(conf: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in conf.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            flat.update(_flatten(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the full config for `task` with defaults filled in, or raise `SateError`."""
+    if task not in TASKS:
+        raise SateError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
+    given = {} if conf is None else conf
+    defaults = {k: copy.deepcopy(DEFAULTS[k]) for k in TASK_SECTIONS[task]}
+    defaults["loss"] = {k: DEFAULTS["loss"][k] for k in TASK_LOSS_KEYS[task]}
+    if task == "asr":
+        defaults["decoder"]["layers"] = ASR_DECODER_LAYERS
+    resolved = _merge("", defaults, given)
+    flat = _flatten(resolved)
+    checks = dict(CHECKS)
+    if task == "asr":
+        checks["decoder.layers"] = (lambda v: v >= 0, "0 (CTC only) or more")
+    for name, value in flat.items():
+        check = checks.get(name)
+        if check is not None and not check[0](value):
+            raise SateError(f"model config: {name} must be {check[1]}, got {value!r}")
+    # A key that does nothing may still appear with its default value: resolved configs
+    # (stored in model files) list every key and must resolve again unchanged.
+    given_flat, default_flat = _flatten(given), _flatten(defaults)
+    for name, reason in _inapplicable(task, resolved).items():
+        if name in given_flat and given_flat[name] != default_flat[name]:
+            raise SateError(f"model config: {name} is set but does nothing: {reason}")
+    for section in ("acoustic", "textual", "decoder"):
+        if section in resolved and resolved[section]["layers"] and resolved["d_model"] % resolved[section]["heads"]:
+            raise SateError(f"model config: d_model {resolved['d_model']} is not divisible by "
+                            f"{section}.heads {resolved[section]['heads']}")
+    if task == "st":
+        kd = resolved["loss"]["kd"]
+        for side in ("asr", "mt"):
+            if kd[f"{side}_weight"] > 0 and not kd[f"{side}_teacher"]:
+                raise SateError(f"model config: loss.kd.{side}_weight is {kd[f'{side}_weight']} "
+                                f"but loss.kd.{side}_teacher (a model file) is not set")
+    return resolved
+
+
+def without_dropout(section: Any) -> Any:
+    """A config section minus dropout rates: the settings two models must share to swap weights."""
+    if isinstance(section, dict):
+        return {k: without_dropout(v) for k, v in section.items() if k != "dropout"}
+    return section

@@ -1,0 +1,34 @@
+"""The ESPnet building blocks we reuse, imported in one place.
+
+We import the modules directly rather than through ``espnet2.tasks``, whose imports take
+seconds. ESPnet prints a notice on stdout when ``flash_attn`` is missing; we send it to
+stderr so that commands writing results to stdout stay clean.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+
+with contextlib.redirect_stdout(sys.stderr):
+    from espnet.nets.pytorch_backend.transformer import attention  # noqa: F401
+
+from espnet.nets.pytorch_backend.transformer.add_sos_eos import add_sos_eos
+from espnet.nets.pytorch_backend.transformer.embedding import PositionalEncoding
+from espnet.nets.pytorch_backend.transformer.label_smoothing_loss import LabelSmoothingLoss
+from espnet.nets.pytorch_backend.transformer.subsampling import Conv2dSubsampling
+from espnet2.asr.ctc import CTC
+from espnet2.asr.decoder.transformer_decoder import TransformerDecoder
+from espnet2.asr.encoder.conformer_encoder import ConformerEncoder
+from espnet2.asr.encoder.transformer_encoder import TransformerEncoder
+
+__all__ = [
+    "CTC",
+    "ConformerEncoder",
+    "Conv2dSubsampling",
+    "LabelSmoothingLoss",
+    "PositionalEncoding",
+    "TransformerDecoder",
+    "TransformerEncoder",
+    "add_sos_eos",
+]

@@ -1,0 +1,124 @@
+"""Our model file: everything needed to rebuild a trained model, and nothing executable.
+
+A model file is a dict saved with `torch.save` holding only tensors, strings, numbers, lists
+and dicts, so `torch.load(weights_only=True)` reads it without running any code:
+
+    {"format": "sate-model", "version": 1, "task": "asr" | "mt" | "st",
+     "config": <resolved model config>, "src_vocab_size": int, "tgt_vocab_size": int,
+     "src_tokens": [str, ...], "tgt_tokens": [str, ...], "model": <state_dict>}
+
+The token lists let `sate.init` refuse weights trained on another vocabulary, and let a packed
+model decode without the data directory.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sate.errors import SateError
+from sate.models.base import SateModel
+from sate.models.build import build_model
+
+FORMAT = "sate-model"
+VERSION = 1
+META_KEYS = ("task", "config", "src_vocab_size", "tgt_vocab_size", "src_tokens", "tgt_tokens")
+
+
+def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
+    """Everything but the weights; Lightning checkpoints carry this dict under the key "sate"."""
+    for side, tokens, size in (("source", src_tokens, model.src_vocab_size),
+                               ("target", tgt_tokens, model.tgt_vocab_size)):
+        if len(tokens) != size:
+            raise SateError(f"{side} token list has {len(tokens)} entries but the model was built for {size}")
+    return {"format": FORMAT, "version": VERSION, "task": model.task, "config": model.conf,
+            "src_vocab_size": model.src_vocab_size, "tgt_vocab_size": model.tgt_vocab_size,
+            "src_tokens": list(src_tokens), "tgt_tokens": list(tgt_tokens)}
+
+
+def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
+                    state_dict: dict[str, torch.Tensor] | None = None) -> None:
+    """Write a model file atomically (temp file + rename): a crash never leaves half a file.
+
+    `state_dict` replaces the model's own weights, e.g. an average of several checkpoints.
+    """
+    path = Path(path)
+    weights = model.state_dict() if state_dict is None else state_dict
+    payload = model_meta(model, src_tokens, tgt_tokens)
+    payload["model"] = {k: v.detach().cpu() for k, v in weights.items()}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            torch.save(payload, f)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def read_checkpoint(path: str | Path) -> Any:
+    """`torch.load` with weights_only=True: pickled code or foreign objects are refused, never run."""
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"checkpoint not found: {path}")
+    try:
+        return torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises UnpicklingError, RuntimeError or others by case
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SateError(f"refusing to load {path}: not a plain-tensor checkpoint ({first})") from None
+
+
+def check_meta(path: str | Path, meta: dict[str, Any]) -> None:
+    """Raise `SateError` unless `meta` is a complete header of our format."""
+    if meta.get("format") != FORMAT:
+        raise SateError(f"{path}: not a sate model file (format {meta.get('format')!r})")
+    if meta.get("version") != VERSION:
+        raise SateError(f"{path}: sate model file version {meta.get('version')!r}; this sate reads {VERSION}")
+    missing = [k for k in META_KEYS if k not in meta]
+    if missing:
+        raise SateError(f"{path}: model file lacks {', '.join(missing)}")
+
+
+def load_model_file(path: str | Path) -> dict[str, Any]:
+    """Read and validate a model file; returns the dict described in the module docstring."""
+    data = read_checkpoint(path)
+    if not isinstance(data, dict):
+        raise SateError(f"{path}: not a sate model file")
+    check_meta(path, data)
+    if not isinstance(data.get("model"), dict):
+        raise SateError(f"{path}: model file has no state dict under 'model'")
+    return data
+
+
+def model_from_file(path: str | Path) -> tuple[SateModel, dict[str, Any]]:
+    """Rebuild the model stored in a model file, in eval mode; also returns the file's dict."""
+    data = load_model_file(path)
+    model = build_model(data["task"], data["config"], data["src_vocab_size"], data["tgt_vocab_size"])
+    load_exact(model, data["model"], str(path))
+    return model.eval(), data
+
+
+def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
+    """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
+    own = model.state_dict()
+    missing = sorted(set(own) - set(state))
+    unexpected = sorted(set(state) - set(own))
+    shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in sorted(set(own) & set(state))
+              if state[k].shape != own[k].shape]
+    problems = [f"{label}: {name_list(keys)}" for label, keys in
+                (("missing", missing), ("unexpected", unexpected), ("shape mismatch (file vs model)", shapes))
+                if keys]
+    if problems:
+        raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
+    model.load_state_dict(state)
+
+
+def name_list(keys: list[str], limit: int = 8) -> str:
+    """At most `limit` names, then how many more: error messages stay readable."""
+    shown = ", ".join(keys[:limit])
+    return shown + (f" ... and {len(keys) - limit} more" if len(keys) > limit else "")

@@ -1,0 +1,47 @@
+"""MT: source embedding -> textual encoder -> decoder over the target vocabulary.
+
+SATE takes its source embedding (for the soft adaptor), textual encoder and decoder from here.
+Source ids share CTC's index space, so ``<blank>`` (0) has an embedding that text never uses.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from sate.losses import label_smoothed_ce
+from sate.models.base import SateModel, stats, token_accuracy
+from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.textual import TextualEncoder
+
+
+def build_source_embedding(vocab_size: int, d_model: int) -> nn.Embedding:
+    """Source token embedding with std d^-1/2, so that √d·E (the textual input) has unit scale."""
+    embed = nn.Embedding(vocab_size, d_model)
+    nn.init.normal_(embed.weight, std=d_model**-0.5)
+    return embed
+
+
+class MTModel(SateModel):
+    """Source tokens -> target tokens. Batches need src, src_lengths, tgt, tgt_lengths."""
+
+    task = "mt"
+
+    def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
+        super().__init__(conf, src_vocab_size, tgt_vocab_size)
+        d_model = conf["d_model"]
+        self.src_embed = build_source_embedding(src_vocab_size, d_model)
+        self.textual = TextualEncoder(conf["textual"], d_model)
+        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
+
+    def encode_text(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """src (B, S) padded with -1, src_lengths (B,) -> memory (B, S, D), lengths (B,)."""
+        return self.textual(self.src_embed(src.clamp(min=0)), src_lengths)
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+        memory, lengths = self.encode_text(batch["src"], batch["src_lengths"])
+        logits, targets = teacher_forced(self.decoder, memory, lengths, batch["tgt"], batch["tgt_lengths"])
+        ce = label_smoothed_ce(logits, targets, self.conf["loss"]["label_smoothing"])
+        return stats(ce, loss_ce=ce, acc=token_accuracy(logits, targets))

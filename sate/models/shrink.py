@@ -1,0 +1,68 @@
+"""CTC compression ("shrink"): one vector per CTC segment instead of one per frame.
+
+The greedy CTC path is cut into runs of equal labels. Blank runs are dropped (unless
+``keep_blank``), and the frames of each remaining run are averaged, both the acoustic states
+and the CTC logits. The soft or league adaptor then works on the shorter sequence, which makes
+the textual encoder and the decoder's cross-attention cheaper. The CTC loss is computed on the
+full-length logits before this step.
+
+An utterance whose greedy path is entirely blank would have no segment left; it becomes a
+single segment, the mean of all its frames, so every non-empty utterance keeps at least one
+vector.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from sate.models.ctc import BLANK
+
+
+def ctc_shrink(
+    h: torch.Tensor, ctc_logits: torch.Tensor, lengths: torch.Tensor, keep_blank: bool = False
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Average frames per greedy CTC segment.
+
+    h (B, T, D), ctc_logits (B, T, V), lengths (B,) -> h' (B, S, D), logits' (B, S, V), lengths' (B,)
+    with S the longest segment count; positions past lengths' are zero.
+    """
+    batch, frames = ctc_logits.shape[:2]
+    valid = torch.arange(frames, device=lengths.device)[None, :] < lengths[:, None]
+    labels = ctc_logits.argmax(-1)
+    starts = torch.ones_like(valid)
+    starts[:, 1:] = labels[:, 1:] != labels[:, :-1]
+    keep = valid if keep_blank else valid & (labels != BLANK)
+    all_blank = ~keep.any(dim=1)
+    keep = torch.where(all_blank[:, None], valid, keep)
+    first = torch.zeros_like(valid)
+    first[:, 0] = True
+    starts = torch.where(all_blank[:, None], first, starts) & keep
+    segment = (starts.cumsum(dim=1) - 1).clamp(min=0)  # segment index of each frame
+    out_lengths = starts.sum(dim=1)
+    size = max(int(out_lengths.max()), 1)
+    weight = keep.to(h.dtype)[..., None]
+
+    def pool(x: torch.Tensor) -> torch.Tensor:
+        index = segment[..., None].expand(-1, -1, x.size(-1))
+        total = x.new_zeros(batch, size, x.size(-1)).scatter_add(1, index, x * weight)
+        count = weight.new_zeros(batch, size, 1).scatter_add(1, segment[..., None], weight)
+        return total / count.clamp(min=1)
+
+    return pool(h), pool(ctc_logits), out_lengths
+
+
+class ShrinkAdaptor(nn.Module):
+    """CTC compression followed by a soft or league adaptor on the segments."""
+
+    def __init__(self, inner: nn.Module, keep_blank: bool) -> None:
+        super().__init__()
+        self.inner = inner
+        self.keep_blank = keep_blank
+
+    def forward(
+        self, h: torch.Tensor, lengths: torch.Tensor, ctc_logits: torch.Tensor, embedding: torch.Tensor | None
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """h (B, T, D), lengths (B,), ctc_logits (B, T, V), embedding (V, D) -> (B, S, D), (B,)."""
+        h, ctc_logits, lengths = ctc_shrink(h, ctc_logits, lengths, self.keep_blank)
+        return self.inner(h, lengths, ctc_logits, embedding)

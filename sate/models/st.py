@@ -1,0 +1,103 @@
+"""SATE speech translation: acoustic encoder -> CTC -> adaptor -> textual encoder -> decoder.
+
+The acoustic encoder and CTC head come from an ASR model, the source embedding, textual
+encoder and decoder from an MT model (`sate.init`). Optional multi-teacher distillation: a
+frozen ASR teacher supervises the CTC posteriors frame by frame, a frozen MT teacher fed the
+gold transcript supervises the decoder token by token (`sate.losses`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from sate.errors import SateError
+from sate.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce
+from sate.models.acoustic import AcousticEncoder
+from sate.models.adaptor import build_adaptor
+from sate.models.base import Encoded, SateModel, stats, token_accuracy
+from sate.models.ctc import build_ctc
+from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.mt import build_source_embedding
+from sate.models.textual import TextualEncoder
+
+
+class FrozenTeacher:
+    """A teacher kept outside the student's module tree.
+
+    Not being an `nn.Module` attribute, it is absent from the student's ``state_dict`` and
+    ``parameters()`` (so checkpoints and the optimiser never see it) and ``student.train()``
+    cannot switch it out of eval mode. It follows the student to its device on first use.
+    """
+
+    def __init__(self, model: SateModel) -> None:
+        self.model = model.eval().requires_grad_(False)
+
+    def on(self, device: torch.device) -> SateModel:
+        if next(self.model.parameters()).device != device:
+            self.model.to(device)
+        return self.model
+
+
+class STModel(SateModel):
+    """Speech -> target tokens. Batches need feats, feats_lengths, src, src_lengths, tgt, tgt_lengths."""
+
+    task = "st"
+
+    def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
+        super().__init__(conf, src_vocab_size, tgt_vocab_size)
+        d_model = conf["d_model"]
+        self.acoustic = AcousticEncoder(conf["acoustic"], d_model)
+        self.ctc = build_ctc(src_vocab_size, d_model)
+        self.adaptor = build_adaptor(conf["adaptor"], d_model)
+        # The soft branch's E_src; a linear adaptor uses none, and an unused weight would upset DDP.
+        uses_embedding = conf["adaptor"]["type"] != "linear"
+        self.src_embed = build_source_embedding(src_vocab_size, d_model) if uses_embedding else None
+        self.textual = TextualEncoder(conf["textual"], d_model)
+        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
+        self.teachers: dict[str, FrozenTeacher] = {}
+
+    def set_teachers(self, asr: SateModel | None = None, mt: SateModel | None = None) -> None:
+        """Attach frozen teachers (`sate.init.load_teachers` reads them from model files)."""
+        self.teachers = {name: FrozenTeacher(m) for name, m in (("asr", asr), ("mt", mt)) if m is not None}
+
+    def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
+        """feats (B, T, 80), feats_lengths (B,) -> textual memory for the decoder, and CTC logits."""
+        h, lengths = self.acoustic(feats, feats_lengths)
+        ctc_logits = self.ctc.ctc_lo(h)
+        embedding = None if self.src_embed is None else self.src_embed.weight
+        adapted, adapted_lengths = self.adaptor(h, lengths, ctc_logits, embedding)
+        memory, memory_lengths = self.textual(adapted, adapted_lengths)
+        return Encoded(memory, memory_lengths, ctc_logits, lengths)
+
+    def _teacher(self, name: str, device: torch.device) -> SateModel:
+        if name not in self.teachers:
+            raise SateError(f"loss.kd.{name}_weight is set but no {name.upper()} teacher is attached; "
+                            "call sate.init.load_teachers(model, ...) after building the model")
+        return self.teachers[name].on(device)
+
+    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+        loss_conf = self.conf["loss"]
+        kd = loss_conf["kd"]
+        feats, feats_lengths = batch["feats"], batch["feats_lengths"]
+        src, src_lengths, tgt, tgt_lengths = batch["src"], batch["src_lengths"], batch["tgt"], batch["tgt_lengths"]
+        enc = self.encode(feats, feats_lengths)
+        logits, targets = teacher_forced(self.decoder, enc.memory, enc.memory_lengths, tgt, tgt_lengths)
+        ce = label_smoothed_ce(logits, targets, loss_conf["label_smoothing"])
+        ctc = ctc_loss(self.ctc, enc.ctc_logits, enc.ctc_lengths, src, src_lengths)
+        kd_asr = kd_mt = None
+        if kd["asr_weight"] > 0:
+            teacher = self._teacher("asr", feats.device)
+            with torch.no_grad():
+                t_enc = teacher.encode(feats, feats_lengths)
+            kd_asr = kd_ctc(enc.ctc_logits, enc.ctc_lengths, t_enc.ctc_logits, t_enc.ctc_lengths, kd["topk"])
+        if kd["mt_weight"] > 0:
+            teacher = self._teacher("mt", feats.device)
+            with torch.no_grad():
+                t_memory, t_lengths = teacher.encode_text(src, src_lengths)
+                t_logits, _ = teacher_forced(teacher.decoder, t_memory, t_lengths, tgt, tgt_lengths)
+            kd_mt = kd_decoder(logits, t_logits, targets, kd["topk"])
+        loss = combine(ce, ctc, loss_conf["ctc_weight"], kd_mt, kd["mt_weight"], kd_asr, kd["asr_weight"])
+        return stats(loss, loss_ce=ce, loss_ctc=ctc, loss_kd_asr=kd_asr, loss_kd_mt=kd_mt,
+                     acc=token_accuracy(logits, targets))

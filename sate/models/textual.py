@@ -1,0 +1,49 @@
+"""The textual encoder: positions re-added, then ESPnet's Transformer encoder without input layer.
+
+SATE scales the adaptor output by √d and adds sinusoidal positions before the textual encoder,
+exactly what the MT model does to its token embeddings, so MT weights see familiar inputs.
+ESPnet's `TransformerEncoder(input_layer=None)` adds no positions when input and output sizes
+match (its ``embed`` is None), so the step is explicit here: ESPnet's `PositionalEncoding`
+(``x·√d + PE``, then dropout). It has no weights; ``.encoder`` holds all of them, keyed as
+ESPnet's ``encoder.*``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+from torch import nn
+
+from sate.models.espnet_blocks import PositionalEncoding, TransformerEncoder
+
+
+def espnet_textual_kwargs(conf: dict[str, Any], d_model: int) -> dict[str, Any]:
+    """ESPnet `TransformerEncoder` arguments for our `textual` config section."""
+    return {
+        "output_size": d_model,
+        "attention_heads": conf["heads"],
+        "linear_units": conf["ffn"],
+        "num_blocks": conf["layers"],
+        "dropout_rate": conf["dropout"],
+        "positional_dropout_rate": conf["dropout"],
+        "attention_dropout_rate": conf["dropout"],
+        "input_layer": None,
+        "normalize_before": True,
+    }
+
+
+class TextualEncoder(nn.Module):
+    """Token-like vectors (MT embeddings or adaptor output) -> textual states."""
+
+    def __init__(self, conf: dict[str, Any], d_model: int) -> None:
+        super().__init__()
+        self.espnet_name = "transformer"
+        self.espnet_kwargs = espnet_textual_kwargs(conf, d_model)
+        self.positions = PositionalEncoding(d_model, conf["dropout"])
+        self.encoder = TransformerEncoder(d_model, **self.espnet_kwargs)
+
+    def forward(self, x: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, S, D), (B,) -> (B, S, D), (B,). Input is unscaled: √d·x + PE happens here."""
+        out, out_lengths, _ = self.encoder(self.positions(x), lengths)
+        return out, out_lengths

@@ -1,0 +1,88 @@
+"""Tiny models, token lists and batches shared by the model tests (CPU, milliseconds each)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+SRC_TOKENS = ["<blank>", "<unk>"] + [f"s{i}" for i in range(10)] + ["<sos/eos>"]
+TGT_TOKENS = ["<blank>", "<unk>"] + [f"t{i}" for i in range(12)] + ["<sos/eos>"]
+
+TINY: dict[str, Any] = {
+    "d_model": 16,
+    "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
+    "adaptor": {"type": "league"},
+    "textual": {"layers": 1, "heads": 2, "ffn": 32},
+    "decoder": {"layers": 1, "heads": 2, "ffn": 32},
+}
+TASK_SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
+                 "st": ("d_model", "acoustic", "adaptor", "textual", "decoder")}
+
+
+def _tiny_conf(task: str, **changes: Any) -> dict[str, Any]:
+    """The tiny config of `task`; keyword arguments replace whole sections or values."""
+    conf = {k: copy.deepcopy(TINY[k]) for k in TASK_SECTIONS[task]}
+    conf.update(copy.deepcopy(changes))
+    return conf
+
+
+def _make_batch(seed: int = 0, frames: tuple[int, ...] = (48, 40, 33)) -> dict[str, Any]:
+    """A batch in the data pipeline's contract: -1 padding, no sos/eos."""
+    g = torch.Generator().manual_seed(seed)
+    b = len(frames)
+    src_lengths = torch.tensor([4, 3, 2][:b])
+    tgt_lengths = torch.tensor([5, 2, 3][:b])
+
+    def padded(lengths: torch.Tensor, vocab: int) -> torch.Tensor:
+        out = torch.full((b, int(lengths.max())), -1, dtype=torch.long)
+        for i, n in enumerate(lengths.tolist()):
+            out[i, :n] = torch.randint(2, vocab - 1, (n,), generator=g)
+        return out
+
+    feats = torch.randn(b, max(frames), 80, generator=g)
+    return {"feats": feats, "feats_lengths": torch.tensor(frames), "src": padded(src_lengths, len(SRC_TOKENS)),
+            "src_lengths": src_lengths, "tgt": padded(tgt_lengths, len(TGT_TOKENS)), "tgt_lengths": tgt_lengths,
+            "ids": [f"utt{i}" for i in range(b)]}
+
+
+@pytest.fixture
+def build() -> Callable[..., Any]:
+    """build(task, **changes) -> a tiny model with seeded weights."""
+    from sate.models import build_model
+
+    def _build(task: str, seed: int = 0, **changes: Any) -> Any:
+        torch.manual_seed(seed)
+        return build_model(task, _tiny_conf(task, **changes), len(SRC_TOKENS), len(TGT_TOKENS))
+
+    return _build
+
+
+@pytest.fixture
+def batch() -> dict[str, Any]:
+    return _make_batch()
+
+
+@pytest.fixture
+def make_batch() -> Callable[..., dict[str, Any]]:
+    """make_batch(seed, frames) -> a batch."""
+    return _make_batch
+
+
+@pytest.fixture
+def tiny_conf() -> Callable[..., dict[str, Any]]:
+    """tiny_conf(task, **changes) -> the tiny config dict."""
+    return _tiny_conf
+
+
+@pytest.fixture
+def src_tokens() -> list[str]:
+    return list(SRC_TOKENS)
+
+
+@pytest.fixture
+def tgt_tokens() -> list[str]:
+    return list(TGT_TOKENS)

@@ -1,0 +1,303 @@
+"""Initialisation from checkpoints: exact copies when it works, a named error when it cannot."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+import yaml
+
+from sate.errors import SateError
+from sate.init import initialize, load_teachers
+from sate.models import model_meta, save_model_file
+from sate.models.acoustic import espnet_encoder_kwargs
+from sate.models.config import resolve_config
+from sate.models.ctc import build_ctc
+from sate.models.decoder import espnet_decoder_kwargs, teacher_forced
+from sate.models.espnet_blocks import ConformerEncoder, PositionalEncoding, TransformerDecoder, TransformerEncoder
+from sate.models.textual import espnet_textual_kwargs
+
+Build = Callable[..., Any]
+ESPNET_ACOUSTIC = {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": None}
+
+
+@pytest.fixture
+def files(tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
+    """An ASR and an MT model file, as stages 1 and 2 of a SATE recipe leave them."""
+    asr, mt = build("asr", seed=1), build("mt", seed=2)
+    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
+    save_model_file(tmp_path / "mt.pt", mt, src_tokens, tgt_tokens)
+    return {"asr": asr.eval(), "mt": mt.eval(), "asr_path": str(tmp_path / "asr.pt"),
+            "mt_path": str(tmp_path / "mt.pt")}
+
+
+def _sate_init(files: dict[str, Any]) -> dict[str, dict[str, str]]:
+    return {"acoustic": {"path": files["asr_path"]}, "ctc": {"path": files["asr_path"]},
+            "src_embed": {"path": files["mt_path"]}, "textual": {"path": files["mt_path"]},
+            "decoder": {"path": files["mt_path"]}}
+
+
+def test_st_from_asr_and_mt_reproduces_both(files: dict[str, Any], build: Build, batch: dict[str, Any],
+                                            src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    st = build("st", seed=3)
+    lines: list[str] = []
+    rows = initialize(st, _sate_init(files), src_tokens, tgt_tokens, log=lines.append)
+    assert [r.component for r in rows] == ["acoustic", "ctc", "src_embed", "textual", "decoder"]
+    assert all(r.ok and r.matched > 0 and r.missing == r.unexpected == 0 for r in rows)
+    assert "acoustic" in lines[0] and "acoustic.encoder." in lines[0] and "FAILED" not in lines[0]
+    st.eval()
+    with torch.no_grad():
+        ours = st.acoustic(batch["feats"], batch["feats_lengths"])
+        asr = files["asr"].encode(batch["feats"], batch["feats_lengths"])
+        assert torch.allclose(ours[0], asr.memory, atol=1e-6)
+        assert torch.allclose(st.ctc.ctc_lo(ours[0]), asr.ctc_logits, atol=1e-6)
+        memory, lengths = files["mt"].encode_text(batch["src"], batch["src_lengths"])
+        prefix = (batch["tgt"], batch["tgt_lengths"])
+        ours_logits, _ = teacher_forced(st.decoder, memory, lengths, *prefix)
+        mt_logits, _ = teacher_forced(files["mt"].decoder, memory, lengths, *prefix)
+        assert torch.allclose(ours_logits, mt_logits, atol=1e-6)
+        x = torch.randn(2, 5, 16)
+        assert torch.allclose(st.textual(x, torch.tensor([5, 3]))[0],
+                              files["mt"].textual(x, torch.tensor([5, 3]))[0], atol=1e-6)
+    assert torch.equal(st.src_embed.weight, files["mt"].src_embed.weight)
+
+
+def _espnet_asr_experiment(directory: Path, src_tokens: list[str], token_list_as_file: bool = False,
+                           **conf_changes: Any) -> tuple[ConformerEncoder, torch.nn.Module, Path]:
+    """A tiny ESPnet2 ASR experiment in ESPnet's layout: config.yaml + valid.acc.ave.pth."""
+    directory.mkdir(parents=True, exist_ok=True)
+    acoustic = resolve_config("asr", {"d_model": 16, "acoustic": ESPNET_ACOUSTIC})["acoustic"]
+    _, kwargs = espnet_encoder_kwargs(acoustic, 16)
+    torch.manual_seed(7)
+    encoder = ConformerEncoder(80, **kwargs).eval()
+    ctc = build_ctc(len(src_tokens), 16)
+    state = {f"encoder.{k}": v for k, v in encoder.state_dict().items()}
+    state |= {f"ctc.{k}": v for k, v in ctc.state_dict().items()}
+    state |= {"normalize.mean": torch.zeros(80), "normalize.std": torch.ones(80)}
+    torch.save(state, directory / "valid.acc.ave.pth")
+    token_list: Any = src_tokens
+    if token_list_as_file:
+        (directory / "tokens.txt").write_text("\n".join(src_tokens) + "\n")
+        token_list = "tokens.txt"
+    config = {"encoder": "conformer", "encoder_conf": {**kwargs, **conf_changes}, "token_list": token_list,
+              "ctc_conf": {"dropout_rate": 0.0}, "model_conf": {"ctc_weight": 0.3}}
+    (directory / "config.yaml").write_text(yaml.safe_dump(config))
+    return encoder, ctc, directory / "valid.acc.ave.pth"
+
+
+@pytest.mark.parametrize("token_list_as_file", [False, True])
+def test_st_acoustic_from_an_espnet2_asr_experiment(tmp_path: Path, build: Build, batch: dict[str, Any],
+                                                    src_tokens: list[str], tgt_tokens: list[str],
+                                                    token_list_as_file: bool) -> None:
+    encoder, ctc, pth = _espnet_asr_experiment(tmp_path / "exp", src_tokens, token_list_as_file)
+    st = build("st", acoustic=ESPNET_ACOUSTIC)
+    rows = initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+                      log=lambda _line: None)
+    assert [(r.prefix, r.missing, r.unexpected) for r in rows] == [("encoder.", 0, 0), ("ctc.", 0, 0)]
+    st.eval()
+    with torch.no_grad():
+        ours = st.encode(batch["feats"], batch["feats_lengths"])
+        theirs, theirs_lengths, _ = encoder(batch["feats"], batch["feats_lengths"])
+        assert torch.equal(ours.ctc_lengths, theirs_lengths)
+        assert torch.allclose(st.acoustic(batch["feats"], batch["feats_lengths"])[0], theirs, atol=1e-6)
+        assert torch.allclose(ours.ctc_logits, ctc.ctc_lo(theirs), atol=1e-6)
+
+
+def test_mt_from_an_espnet2_mt_experiment(tmp_path: Path, build: Build, batch: dict[str, Any],
+                                          src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """ESPnet2 MT: source embedding in frontend.embed.0, encoder without input layer, decoder."""
+    conf = {"layers": 1, "heads": 2, "ffn": 32, "dropout": 0.1}
+    torch.manual_seed(5)
+    embed = torch.nn.Embedding(len(src_tokens), 16)
+    encoder = TransformerEncoder(16, **espnet_textual_kwargs(conf, 16)).eval()
+    decoder = TransformerDecoder(len(tgt_tokens), 16, **espnet_decoder_kwargs(conf)).eval()
+    state = {"frontend.embed.0.weight": embed.weight.detach()}
+    state |= {f"encoder.{k}": v for k, v in encoder.state_dict().items()}
+    state |= {f"decoder.{k}": v for k, v in decoder.state_dict().items()}
+    (tmp_path / "config.yaml").write_text(yaml.safe_dump({
+        "frontend": "embed", "frontend_conf": {"embed_dim": 16}, "encoder": "transformer",
+        "encoder_conf": espnet_textual_kwargs(conf, 16), "decoder": "transformer",
+        "decoder_conf": espnet_decoder_kwargs(conf), "src_token_list": src_tokens, "token_list": tgt_tokens}))
+    torch.save(state, tmp_path / "valid.acc.ave.pth")
+    mt = build("mt")
+    path = str(tmp_path / "valid.acc.ave.pth")
+    initialize(mt, {"src_embed": {"path": path}, "textual": {"path": path}, "decoder": {"path": path}},
+               src_tokens, tgt_tokens, log=lambda _line: None)
+    mt.eval()
+    with torch.no_grad():
+        ours, lengths = mt.encode_text(batch["src"], batch["src_lengths"])
+        theirs, _, _ = encoder(PositionalEncoding(16, 0.0)(embed(batch["src"].clamp(min=0))), batch["src_lengths"])
+        assert torch.allclose(ours, theirs, atol=1e-6)
+        a, _ = teacher_forced(mt.decoder, ours, lengths, batch["tgt"], batch["tgt_lengths"])
+        b, _ = teacher_forced(decoder, ours, lengths, batch["tgt"], batch["tgt_lengths"])
+        assert torch.allclose(a, b, atol=1e-6)
+
+
+def test_whole_model_from_a_lightning_checkpoint(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                 tgt_tokens: list[str]) -> None:
+    source = build("st", seed=4)
+    path = tmp_path / "last.ckpt"
+    torch.save({"epoch": 3, "state_dict": {f"model.{k}": v for k, v in source.state_dict().items()},
+                "sate": model_meta(source, src_tokens, tgt_tokens)}, path)
+    target = build("st", seed=5)
+    rows = initialize(target, {"model": {"path": str(path)}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    assert rows[0].prefix == "model." and rows[0].matched == len(source.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(source.state_dict().values(), target.state_dict().values(),
+                                                  strict=True))
+
+
+def _mt_file(tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str],
+             edit: Callable[[dict[str, torch.Tensor]], None] | None = None, **changes: Any) -> str:
+    model = build("mt", seed=2, **changes)
+    state = model.state_dict()
+    if edit is not None:
+        edit(state)
+    path = tmp_path / "mt_bad.pt"
+    save_model_file(path, model, src_tokens, tgt_tokens, state_dict=state)
+    return str(path)
+
+
+@pytest.mark.parametrize(("case", "message"), [
+    ("missing file", "checkpoint not found"),
+    ("wrong prefix", r"zero keys matched under prefix 'textual.layers.' \(the checkpoint has decoder.after_norm."),
+    ("shape", r"shape mismatch \(checkpoint vs ours\): encoders.0.feed_forward.w_1.bias \(64,\) vs \(32,\)"),
+    ("heads", r"textual.heads: checkpoint 4, ours 2"),
+    ("target tokens", r"target token list differs .* first at index 2: checkpoint 't0', ours 'x0'"),
+    ("leftover", r"unexpected in checkpoint: extra.weight"),
+    ("missing key", r"missing from checkpoint: after_norm.bias"),
+    ("pickled object", "refusing to load"),
+])
+def test_bad_checkpoints_fail_loudly_and_load_nothing(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                      tgt_tokens: list[str], case: str, message: str) -> None:
+    ours_tgt = list(tgt_tokens)
+    init: dict[str, Any] = {}
+    if case == "missing file":
+        init["textual"] = {"path": str(tmp_path / "nope.pt")}
+    elif case == "wrong prefix":
+        init["textual"] = {"path": _mt_file(tmp_path, build, src_tokens, tgt_tokens), "prefix": "textual.layers."}
+    elif case == "shape":
+        textual = {"layers": 1, "heads": 2, "ffn": 64}
+        init["textual"] = {"path": _mt_file(tmp_path, build, src_tokens, tgt_tokens, textual=textual)}
+    elif case == "heads":
+        textual = {"layers": 1, "heads": 4, "ffn": 32}
+        init["textual"] = {"path": _mt_file(tmp_path, build, src_tokens, tgt_tokens, textual=textual)}
+    elif case == "target tokens":
+        ours_tgt[2] = "x0"
+        init["decoder"] = {"path": _mt_file(tmp_path, build, src_tokens, tgt_tokens)}
+    elif case == "leftover":
+        path = _mt_file(tmp_path, build, src_tokens, tgt_tokens,
+                        edit=lambda s: s.update({"decoder.extra.weight": torch.zeros(2)}))
+        init["decoder"] = {"path": path}
+    elif case == "missing key":
+        init["decoder"] = {"path": _mt_file(tmp_path, build, src_tokens, tgt_tokens,
+                                            edit=lambda s: s.pop("decoder.after_norm.bias"))}
+    elif case == "pickled object":
+        path = tmp_path / "evil.pt"
+        torch.save({"format": "sate-model", "model": {}, "x": Path("/")}, path)
+        init["decoder"] = {"path": str(path)}
+    (tmp_path / "good").mkdir()
+    good = _mt_file(tmp_path / "good", build, src_tokens, tgt_tokens)
+    init = {"src_embed": {"path": good}, **init}
+    model = build("mt", seed=9)
+    before = model.src_embed.weight.clone()
+    lines: list[str] = []
+    with pytest.raises(SateError, match=message):
+        initialize(model, init, src_tokens, ours_tgt, log=lines.append)
+    assert torch.equal(model.src_embed.weight, before)  # the good component was not loaded either
+    if lines:
+        assert "FAILED" in lines[0]
+
+
+def test_espnet_experiment_problems(tmp_path: Path, build: Build, src_tokens: list[str],
+                                    tgt_tokens: list[str]) -> None:
+    st = build("st", acoustic=ESPNET_ACOUSTIC)
+    quiet = {"log": lambda _line: None}
+    _, _, pth = _espnet_asr_experiment(tmp_path / "legacy", src_tokens, rel_pos_type="legacy",
+                                       pos_enc_layer_type="legacy_rel_pos",
+                                       selfattention_layer_type="legacy_rel_selfattn")
+    with pytest.raises(SateError, match="encoder_conf.rel_pos_type: experiment 'legacy', ours 'latest'"):
+        initialize(st, {"acoustic": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    _, _, pth = _espnet_asr_experiment(tmp_path / "other_tokens", src_tokens[:-2] + ["zz", "<sos/eos>"])
+    with pytest.raises(SateError, match="source token list differs"):
+        initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    with pytest.raises(SateError, match="has no SATE adaptor"):
+        initialize(st, {"adaptor": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    (tmp_path / "other_tokens" / "config.yaml").unlink()
+    with pytest.raises(SateError, match="config.yaml is missing"):
+        initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    narrow = build("st")  # 4 front-end channels: ESPnet's layout has d_model channels
+    _, _, pth = _espnet_asr_experiment(tmp_path / "ok", src_tokens)
+    with pytest.raises(SateError, match=r"shape mismatch .*embed.conv.0.weight"):
+        initialize(narrow, {"acoustic": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    initialize(st, {"acoustic": {"path": str(pth), "config": str(tmp_path / "ok" / "config.yaml")}},
+               src_tokens, tgt_tokens, **quiet)
+
+
+@pytest.mark.parametrize(("init", "message"), [
+    ({"encoder": {"path": "x"}}, "unknown component"),
+    ({"model": {"path": "x"}, "decoder": {"path": "x"}}, "cannot be combined"),
+    ({"decoder": "x.pt"}, "must be a mapping with a 'path'"),
+    ({"decoder": {"path": "x", "strict": False}}, "unknown key"),
+    ({"decoder": {"path": "x", "prefix": 3}}, "prefix must be a string"),
+    ({"src_embed": {"path": "x"}}, "has no src_embed"),
+])
+def test_init_section_errors(build: Build, src_tokens: list[str], tgt_tokens: list[str], init: dict,
+                             message: str) -> None:
+    with pytest.raises(SateError, match=message):
+        initialize(build("st", adaptor={"type": "linear"}), init, src_tokens, tgt_tokens)
+
+
+def test_lightning_checkpoint_needs_our_header(tmp_path: Path, build: Build, src_tokens: list[str],
+                                               tgt_tokens: list[str]) -> None:
+    path = tmp_path / "x.ckpt"
+    torch.save({"state_dict": {f"model.{k}": v for k, v in build("mt").state_dict().items()}}, path)
+    with pytest.raises(SateError, match="without our 'sate' header"):
+        initialize(build("mt"), {"model": {"path": str(path)}}, src_tokens, tgt_tokens)
+
+
+def test_teachers_distil_and_stay_out_of_the_checkpoint(files: dict[str, Any], build: Build,
+                                                         batch: dict[str, Any], src_tokens: list[str],
+                                                         tgt_tokens: list[str]) -> None:
+    kd = {"asr_weight": 0.5, "mt_weight": 0.5, "topk": 4, "asr_teacher": files["asr_path"],
+          "mt_teacher": files["mt_path"]}
+    st = build("st", seed=3, loss={"kd": kd})
+    with pytest.raises(SateError, match="no ASR teacher is attached"):
+        st(batch)
+    initialize(st, _sate_init(files), src_tokens, tgt_tokens, log=lambda _line: None)
+    lines: list[str] = []
+    load_teachers(st, src_tokens, tgt_tokens, log=lines.append)
+    assert len(lines) == 2 and "topk 4" in lines[0]
+    names = set(st.state_dict())
+    assert not any("teacher" in n for n in names)
+    assert sum(p.numel() for p in st.parameters()) == sum(v.numel() for k, v in st.state_dict().items()
+                                                          if "running" not in k and "num_batches" not in k)
+    st.train()
+    assert not st.teachers["asr"].model.training and not st.teachers["mt"].model.training
+    out = st(batch)
+    out["loss"].backward()
+    assert {"loss_kd_asr", "loss_kd_mt"} <= set(out) and torch.isfinite(out["loss"])
+    assert all(p.grad is None for p in st.teachers["mt"].model.parameters())
+    st.eval()
+    with torch.no_grad():
+        out = st(batch)
+    # The student's acoustic side is the ASR teacher: only top-k truncation separates them.
+    assert out["loss_kd_asr"] < 0.5 * out["loss_ctc"]
+    kd["topk"] = 0
+    exact = build("st", seed=3, loss={"kd": kd})  # fresh: training mode above moved BatchNorm statistics
+    initialize(exact, _sate_init(files), src_tokens, tgt_tokens, log=lambda _line: None)
+    load_teachers(exact, src_tokens, tgt_tokens, log=lambda _line: None)
+    with torch.no_grad():
+        assert exact.eval()(batch)["loss_kd_asr"] == pytest.approx(0.0, abs=1e-5)
+
+
+def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_tokens: list[str],
+                                   tgt_tokens: list[str]) -> None:
+    kd = {"mt_weight": 0.5, "mt_teacher": files["asr_path"]}
+    with pytest.raises(SateError, match="is a asr model, not mt"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
+    kd = {"mt_weight": 0.5, "mt_teacher": files["mt_path"]}
+    with pytest.raises(SateError, match="target token list differs"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens[:-1])

@@ -1,0 +1,67 @@
+"""Loss terms: distillation is zero for a perfect student, frames are checked, weights combine."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.losses import combine, kd_ctc, kd_decoder, label_smoothed_ce
+
+
+def test_kd_losses_are_zero_when_student_equals_teacher() -> None:
+    logits = torch.randn(2, 7, 11)
+    lengths = torch.tensor([7, 4])
+    assert kd_ctc(logits, lengths, logits.clone(), lengths.clone()).abs().item() < 1e-6
+    targets = torch.tensor([[3, 4, 5, 6, -1, -1, -1], [1, 2, -1, -1, -1, -1, -1]])
+    assert kd_decoder(logits, logits.clone(), targets).abs().item() < 1e-6
+    assert kd_decoder(logits + 1.0, logits, targets).abs().item() < 1e-6  # softmax is shift-invariant
+
+
+def test_kd_is_positive_and_ignores_padding() -> None:
+    student, teacher = torch.randn(1, 4, 5), torch.randn(1, 4, 5)
+    targets = torch.tensor([[1, 2, -1, -1]])
+    loss = kd_decoder(student, teacher, targets)
+    assert loss > 0
+    changed = student.clone()
+    changed[0, 2:] = 100.0  # padded positions
+    assert torch.allclose(kd_decoder(changed, teacher, targets), loss)
+    p = torch.softmax(teacher[0, :2], -1)
+    expected = (p * (p.log() - torch.log_softmax(student[0, :2], -1))).sum()
+    assert torch.allclose(loss, expected, atol=1e-6)
+
+
+def test_topk_teacher_is_renormalised_over_its_top_tokens() -> None:
+    logits = torch.randn(1, 3, 9)
+    targets = torch.tensor([[1, 1, 1]])
+    log_p = torch.log_softmax(logits, -1)
+    top_mass = log_p.topk(3, -1).values.exp().sum(-1)
+    # Equal student and teacher: the truncated target differs from the full student by -log(top mass).
+    assert torch.allclose(kd_decoder(logits, logits, targets, topk=3), -top_mass.log().sum(), atol=1e-5)
+    # A student that is exactly the truncated teacher scores zero.
+    truncated = torch.full_like(logits, -1e4).scatter(-1, logits.topk(3, -1).indices, logits.topk(3, -1).values)
+    assert kd_decoder(truncated, logits, targets, topk=3).abs().item() < 1e-5
+
+
+def test_kd_ctc_refuses_different_frame_counts() -> None:
+    with pytest.raises(SateError, match="disagree on CTC frames"):
+        kd_ctc(torch.randn(1, 5, 4), torch.tensor([5]), torch.randn(1, 6, 4), torch.tensor([6]))
+    with pytest.raises(SateError, match="disagree on CTC frames"):
+        kd_ctc(torch.randn(2, 5, 4), torch.tensor([5, 3]), torch.randn(2, 5, 4), torch.tensor([5, 4]))
+
+
+def test_combine_formula() -> None:
+    ce, ctc, kd_mt, kd_asr = (torch.tensor(v) for v in (2.0, 10.0, 3.0, 5.0))
+    assert combine(ce, ctc, 0.3).item() == pytest.approx(0.7 * 2 + 0.3 * 10)
+    got = combine(ce, ctc, 0.3, kd_mt, 0.4, kd_asr, 0.5).item()
+    assert got == pytest.approx(0.7 * (0.6 * 2 + 0.4 * 3) + 0.3 * (0.5 * 10 + 0.5 * 5))
+
+
+def test_label_smoothing_uses_espnet_loss_and_ignores_padding() -> None:
+    logits = torch.randn(2, 3, 6)
+    targets = torch.tensor([[1, 2, 3], [4, -1, -1]])
+    plain = label_smoothed_ce(logits, targets, 0.0)
+    nll = -torch.log_softmax(logits, -1)
+    expected = (nll[0, 0, 1] + nll[0, 1, 2] + nll[0, 2, 3] + nll[1, 0, 4]) / 2  # summed, per utterance
+    assert torch.allclose(plain, expected, atol=1e-5)
+    assert label_smoothed_ce(logits, targets, 0.1) != plain

@@ -1,0 +1,116 @@
+"""The three models end to end: losses, gradients, shapes, masks, and what decoding uses."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+
+from sate.models import ASRModel, MTModel, STModel, ctc_greedy
+
+
+def _check_step(model: torch.nn.Module, batch: dict[str, Any], expected: set[str]) -> dict[str, Any]:
+    out = model(batch)
+    assert set(out) == expected | {"loss"}
+    assert out["loss"].dim() == 0 and torch.isfinite(out["loss"])
+    assert all(isinstance(out[k], float) for k in expected)
+    out["loss"].backward()
+    grads = [p.grad for p in model.parameters() if p.requires_grad]
+    assert all(g is not None and torch.isfinite(g).all() for g in grads)
+    return out
+
+
+def test_asr_ctc_only_step(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    model = build("asr")
+    assert isinstance(model, ASRModel) and model.decoder is None
+    out = _check_step(model, batch, {"loss_ctc"})
+    assert out["loss"].item() == pytest.approx(out["loss_ctc"])
+
+
+def test_asr_hybrid_step_weights_ctc(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    model = build("asr", decoder={"layers": 1, "heads": 2, "ffn": 32}, loss={"ctc_weight": 0.4})
+    out = _check_step(model, batch, {"loss_ctc", "loss_ce", "acc"})
+    assert out["loss"].item() == pytest.approx(0.6 * out["loss_ce"] + 0.4 * out["loss_ctc"], rel=1e-5)
+    assert model.eos == model.src_vocab_size - 1
+
+
+def test_mt_step_and_text_batches_without_feats(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    model = build("mt")
+    assert isinstance(model, MTModel)
+    text_batch = {k: batch[k] for k in ("src", "src_lengths", "tgt", "tgt_lengths", "ids")}
+    _check_step(model, text_batch, {"loss_ce", "acc"})
+    assert model.eos == model.tgt_vocab_size - 1
+
+
+@pytest.mark.parametrize("adaptor", [{"type": t} for t in ("linear", "soft", "league", "gated", "inter")]
+                         + [{"type": "shrink", "shrink_mode": m} for m in ("soft", "league")])
+def test_st_step_for_every_adaptor(build: Callable[..., Any], batch: dict[str, Any], adaptor: dict) -> None:
+    model = build("st", adaptor=adaptor, loss={"ctc_weight": 0.25})
+    assert isinstance(model, STModel)
+    out = _check_step(model, batch, {"loss_ce", "loss_ctc", "acc"})
+    assert out["loss"].item() == pytest.approx(0.75 * out["loss_ce"] + 0.25 * out["loss_ctc"], rel=1e-5)
+
+
+def test_transformer_acoustic_encoder_and_espnet_frontend(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    acoustic = {"type": "transformer", "layers": 1, "heads": 2, "ffn": 32, "frontend_channels": None}
+    model = build("st", acoustic=acoustic)
+    assert model.acoustic.encoder.embed.conv[0].out_channels == 16  # ESPnet's default: d_model channels
+    _check_step(model, batch, {"loss_ce", "loss_ctc", "acc"})
+
+
+def test_encode_shapes_and_subsampled_lengths(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    model = build("st").eval()
+    assert model.acoustic.encoder.embed.conv[0].out_channels == 4  # frontend_channels
+    enc = model.encode(batch["feats"], batch["feats_lengths"])
+    frames = ((48 - 1) // 2 - 1) // 2  # ESPnet's conv2d: 4x; exact for the longest utterance
+    assert enc.ctc_lengths[0] == frames and (enc.ctc_lengths <= frames).all()
+    assert enc.ctc_logits.shape == (3, frames, model.src_vocab_size)
+    assert enc.memory.shape == (3, frames, 16)
+    assert torch.equal(enc.memory_lengths, enc.ctc_lengths)
+
+
+@pytest.mark.parametrize("adaptor", [{"type": "league"}, {"type": "shrink"}, {"type": "shrink", "keep_blank": True}])
+def test_padding_does_not_leak_through_adaptor_and_textual_encoder(build: Callable[..., Any], adaptor: dict) -> None:
+    """Our masks work: garbage in padded acoustic frames changes nothing for the valid ones.
+
+    (ESPnet's acoustic encoder itself is not padding-invariant: its subsampled lengths may count
+    one extra frame for padded utterances, and the Conformer convolution sees padded frames.)
+    """
+    model = build("st", adaptor=adaptor).eval()
+    g = torch.Generator().manual_seed(1)
+    h = torch.randn(2, 9, 16, generator=g)
+    logits = torch.randn(2, 9, model.src_vocab_size, generator=g) * 3
+    lengths = torch.tensor([9, 6])
+    emb = model.src_embed.weight
+
+    def run(h: torch.Tensor, logits: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        with torch.no_grad():
+            return model.textual(*model.adaptor(h, lengths, logits, emb))
+
+    both, both_lengths = run(h, logits, lengths)
+    alone, alone_lengths = run(h[1:, :6], logits[1:, :6], lengths[1:])
+    n = int(alone_lengths[0])
+    assert int(both_lengths[1]) == n
+    assert torch.allclose(both[1, :n], alone[0, :n], atol=1e-5)
+
+
+def test_ctc_greedy_merges_repeats_and_drops_blanks() -> None:
+    labels = torch.tensor([[0, 3, 3, 0, 3, 4, 4, 5], [2, 2, 0, 6, 6, 6, 6, 6]])
+    logits = torch.nn.functional.one_hot(labels, 8).float()
+    assert ctc_greedy(logits, torch.tensor([7, 4])) == [[3, 3, 4], [2, 6]]
+
+
+def test_decoder_scores_through_espnet_scorer_interface(build: Callable[..., Any], batch: dict[str, Any]) -> None:
+    """Beam search drives ESPnet's batch_score; its first step equals the teacher-forced logits."""
+    from sate.models.decoder import teacher_forced
+
+    model = build("st").eval()
+    with torch.no_grad():
+        enc = model.encode(batch["feats"][:1], batch["feats_lengths"][:1])
+        ys = torch.tensor([[model.eos]])
+        logp, _ = model.decoder.batch_score(ys, [None], enc.memory)
+        logits, _ = teacher_forced(model.decoder, enc.memory, enc.memory_lengths,
+                                   batch["tgt"][:1], batch["tgt_lengths"][:1])
+    assert torch.allclose(logp[0], torch.log_softmax(logits[0, 0], -1), atol=1e-5)
