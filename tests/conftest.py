@@ -44,3 +44,16 @@ def synth_corpus(tmp_path_factory: pytest.TempPathFactory, fixture_pairs: list[t
     out = tmp_path_factory.mktemp("synth")
     synth.build_corpus(out, fixture_pairs, train_size=FIXTURE_SIZES["train"], seed=0, jobs=2, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def prepared_data(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> Path:
+    """The fixture corpus through `sate prep`, `sate features` and `sate vocab` (tiny vocabularies)."""
+    from sate.cli import main
+
+    data = tmp_path_factory.mktemp("data")
+    for argv in (["prep", "--mustc-root", str(synth_corpus), "--out", str(data)],
+                 ["features", "--data", str(data), "--jobs", "1"],
+                 ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]):
+        assert main(argv) == 0, argv
+    return data

@@ -1,0 +1,112 @@
+"""YAML configs with command-line overrides, validated against known keys.
+
+A config is a nested dict read from YAML. `--set optim.lr=1e-3` overrides one key; the value is
+parsed as YAML, so numbers, booleans, lists and `null` work. Keys that the defaults do not know are
+errors naming the key, so a typo never silently leaves a default in place.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from sate.errors import SateError
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(r"^[-+]?(?:\d[\d_]*\.?[\d_]*(?:[eE][-+]?\d+)?|\.\d[\d_]*(?:[eE][-+]?\d+)?|\.inf|\.nan)$", re.X),
+    list("-+0123456789."),
+)
+
+
+def _load(text: str) -> object:
+    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+
+
+# Sections (dotted paths) whose keys are free-form: validated by the component that reads them.
+OPEN_SECTIONS = ("model", "init", "specaug")
+
+
+def read_yaml(path: str | Path) -> dict:
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"config file not found: {path}")
+    try:
+        data = _load(path.read_text(encoding="utf-8"))
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        where = f" line {mark.line + 1}" if mark is not None else ""
+        raise SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', err)})") from None
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise SateError(f"{path}: the top level must be a mapping of keys, not {type(data).__name__}")
+    return data
+
+
+def write_yaml(path: str | Path, data: Mapping) -> None:
+    """Write atomically, so a snapshot beside checkpoints is never half-written."""
+    path = Path(path)
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
+    """Apply `a.b.c=value` strings (value parsed as YAML) to a copy of `config`."""
+    config = copy.deepcopy(config)
+    for item in overrides:
+        if "=" not in item:
+            raise SateError(f"--set {item!r}: expected KEY=VALUE, e.g. optim.lr=1e-3")
+        key, raw = item.split("=", 1)
+        try:
+            value = _load(raw)
+        except yaml.YAMLError:
+            raise SateError(f"--set {item!r}: the value is not valid YAML") from None
+        node = config
+        parts = key.strip().split(".")
+        for part in parts[:-1]:
+            child = node.setdefault(part, {})
+            if not isinstance(child, dict):
+                raise SateError(f"--set {item!r}: {part!r} is a value, not a section")
+            node = child
+        node[parts[-1]] = value
+    return config
+
+
+def merge(defaults: Mapping, config: Mapping, where: str = "") -> dict:
+    """Defaults updated by `config`; a key unknown to `defaults` is an error (except in open sections)."""
+    merged = copy.deepcopy(dict(defaults))
+    for key, value in config.items():
+        path = f"{where}{key}"
+        if key not in defaults:
+            known = ", ".join(sorted(defaults)) or "none"
+            raise SateError(f"unknown config key {path!r} (known here: {known})")
+        if isinstance(defaults[key], dict) and path not in OPEN_SECTIONS:
+            if not isinstance(value, Mapping):
+                raise SateError(f"config key {path!r} must be a section (mapping), got {value!r}")
+            merged[key] = merge(defaults[key], value, f"{path}.")
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def get(config: Mapping, dotted: str) -> Any:
+    """`get(cfg, "optim.lr")`: a key by its dotted path, with an error naming it when absent."""
+    node: Any = config
+    for part in dotted.split("."):
+        if not isinstance(node, Mapping) or part not in node:
+            raise SateError(f"config key {dotted!r} is missing")
+        node = node[part]
+    return node

@@ -1,0 +1,1 @@
+"""Training: the Lightning module, trainer setup, checkpoints and averaging."""

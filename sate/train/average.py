@@ -1,0 +1,124 @@
+"""Average checkpoints into one model file: `sate average --exp DIR (--last N | --best N)`.
+
+The SATE recipe decodes with the average of the last (or best) 10 epoch checkpoints. Checkpoints
+are read with weights_only=True; they must all hold the same architecture (same task, model
+config, vocabularies and parameter shapes), otherwise averaging would silently mix models.
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+import torch
+
+from sate.errors import SateError
+
+PREFIX = "model."
+
+
+def find_checkpoints(ckpt_dir: Path) -> list[Path]:
+    """Epoch checkpoints of an experiment (every file but last.ckpt), one per epoch."""
+    if not ckpt_dir.is_dir():
+        raise SateError(f"{ckpt_dir}: no checkpoint directory (train first)")
+    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != "last.ckpt" and not p.name.startswith(".")]
+    # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
+    return sorted(paths, key=lambda p: (p.name.startswith("best-"), p.name))
+
+
+def _header(path: Path) -> dict:
+    from sate.models.model_file import read_checkpoint
+
+    ckpt = read_checkpoint(path)
+    if not isinstance(ckpt, dict) or "sate" not in ckpt or "state_dict" not in ckpt:
+        raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
+    return ckpt
+
+
+def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | None, mode: str) -> list[dict]:
+    """The checkpoints to average, loaded: the `last` latest epochs, or the `best` by `metric`."""
+    by_epoch: dict[int, dict] = {}
+    for path in find_checkpoints(ckpt_dir):
+        ckpt = _header(path)
+        ckpt["path"] = path
+        by_epoch.setdefault(int(ckpt["sate"]["epoch"]), ckpt)
+    if not by_epoch:
+        raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
+    ckpts = [by_epoch[e] for e in sorted(by_epoch)]
+    if last is not None:
+        return ckpts[-last:]
+    metric = metric or ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"]
+    scored = [c for c in ckpts if metric in c["sate"]["metrics"]]
+    if not scored:
+        known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
+        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} (recorded: {known})")
+    scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
+    return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
+
+
+def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str]) -> dict[str, torch.Tensor]:
+    """Element-wise mean of float tensors; integer buffers (counters) are taken from the last state."""
+    reference = states[-1]
+    for state, name in zip(states, names, strict=True):
+        if set(state) != set(reference):
+            diff = sorted(set(state) ^ set(reference))
+            raise SateError(f"{name} has different parameters than {names[-1]} (e.g. {', '.join(diff[:4])}): "
+                            f"checkpoints of different architectures cannot be averaged")
+        for key, value in state.items():
+            if value.shape != reference[key].shape:
+                raise SateError(f"{name}: {key} has shape {tuple(value.shape)}, {names[-1]} has "
+                                f"{tuple(reference[key].shape)}: different architectures cannot be averaged")
+    out = {}
+    for key, value in reference.items():
+        if value.is_floating_point():
+            total = torch.zeros_like(value, dtype=torch.float64)
+            for state in states:
+                total += state[key].to(torch.float64)
+            out[key] = (total / len(states)).to(value.dtype)
+        else:
+            out[key] = value.clone()
+    return out
+
+
+def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
+            mode: str = "min") -> list[Path]:
+    """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
+    from sate.models import build_model, save_model_file
+
+    ckpts = select(ckpt_dir, last, best, metric, mode)
+    names = [str(c["path"]) for c in ckpts]
+    first = ckpts[-1]["sate"]
+    for ckpt in ckpts:
+        meta = ckpt["sate"]
+        for key in ("task", "config", "src_tokens", "tgt_tokens"):
+            if meta[key] != first[key]:
+                raise SateError(f"{ckpt['path']}: its {key} differs from {names[-1]}'s: checkpoints of different "
+                                f"architectures or vocabularies cannot be averaged")
+    states = [{k[len(PREFIX):]: v for k, v in c["state_dict"].items() if k.startswith(PREFIX)} for c in ckpts]
+    averaged = average_state_dicts(states, names)
+    model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
+    from sate.models.model_file import load_exact
+
+    load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
+    save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged)
+    return [c["path"] for c in ckpts]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--exp", type=Path, required=True, help="experiment dir of `sate train`")
+    group = parser.add_mutually_exclusive_group(required=True)
+    group.add_argument("--last", type=int, help="average the last N epoch checkpoints")
+    group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")
+    parser.add_argument("--metric", default=None, help="metric for --best (default: the run's trainer.monitor)")
+    parser.add_argument("--mode", choices=["min", "max"], default="min", help="whether --metric is better low or high")
+    parser.add_argument("--out", type=Path, default=None, help="model file to write (default: EXP/model.pt)")
+
+
+def run(args: argparse.Namespace) -> int:
+    count = args.last if args.last is not None else args.best
+    if count < 1:
+        raise SateError(f"the number of checkpoints must be >= 1, got {count}")
+    out = args.out or args.exp / "model.pt"
+    used = average(args.exp / "checkpoints", out, args.last, args.best, args.metric, args.mode)
+    print(f"averaged {len(used)} checkpoint(s) into {out}: " + ", ".join(p.name for p in used))
+    return 0

@@ -1,0 +1,116 @@
+"""Training data for Lightning: datasets per task, the bucketed sampler, and the global-batch arithmetic.
+
+The global batch is explicit: `batch.global` (frames for asr/st, tokens for mt, per optimizer update)
+and `batch.per_device` (the cap of one forward pass). Gradient accumulation is derived from both and
+the world size, so adding GPUs changes the accumulation, never the effective batch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import lightning as L
+from torch.utils.data import DataLoader
+
+from sate.data.dataset import SpeechDataset, TextDataset, collate
+from sate.data.sampler import BucketBatchSampler
+from sate.data.vocab import Vocabulary
+from sate.errors import SateError
+
+
+@dataclass(frozen=True)
+class BatchPlan:
+    per_device: int
+    world_size: int
+    accumulation: int
+    unit: str  # "frames" or "tokens"
+
+    @property
+    def effective(self) -> int:
+        return self.per_device * self.world_size * self.accumulation
+
+    def describe(self) -> str:
+        return (f"batch: {self.per_device} {self.unit} per device x {self.world_size} device(s) x "
+                f"{self.accumulation} accumulation = {self.effective} {self.unit} per update")
+
+
+def plan_batch(batch_conf: dict, world_size: int, task: str) -> BatchPlan:
+    """Accumulation steps that make `per_device x world x accumulation` as close as possible to `global`."""
+    unit = "tokens" if task == "mt" else "frames"
+    per_device, wanted = int(batch_conf["per_device"]), int(batch_conf["global"])
+    if per_device <= 0 or wanted <= 0:
+        raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
+    accumulation = max(1, round(wanted / (per_device * world_size)))
+    return BatchPlan(per_device, world_size, accumulation, unit)
+
+
+class SateDataModule(L.LightningDataModule):
+    """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
+
+    def __init__(self, config: dict, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
+        super().__init__()
+        self.task = config["task"]
+        self.conf = config["data"]
+        self.batch_conf = config["batch"]
+        self.seed = int(config["seed"])
+        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.data_dir = Path(self.conf["dir"])
+        self.train_set: SpeechDataset | TextDataset | None = None
+        self.valid_set: SpeechDataset | TextDataset | None = None
+
+    def _speech(self, split: str) -> SpeechDataset:
+        cmvn = self.conf["cmvn"]
+        if cmvn == "global":
+            cmvn = self.data_dir / "cmvn.json"
+        return SpeechDataset.from_data_dir(self.data_dir, split, self.src_vocab, self.tgt_vocab, cmvn)
+
+    def _text(self, split: str, use_mt_text: bool) -> TextDataset:
+        """MT pairs: the MT text files (`data.mt_text: [EN, TGT]`, all train text) or the split's manifest."""
+        if use_mt_text and self.conf["mt_text"]:
+            paths = [Path(p) for p in self.conf["mt_text"]]
+            if len(paths) != 2:
+                raise SateError(f"data.mt_text must be two paths [EN, TGT], got {self.conf['mt_text']!r}")
+            for path in paths:
+                if not path.is_file():
+                    raise SateError(f"data.mt_text: {path} is missing")
+            return TextDataset.from_files(paths[0], paths[1], self.src_vocab, self.tgt_vocab)
+        return TextDataset.from_manifest(self.data_dir / f"{split}.jsonl", self.src_vocab, self.tgt_vocab)
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_set is not None:
+            return
+        for split in (self.conf["train"], self.conf["valid"]):
+            if not (self.data_dir / f"{split}.jsonl").is_file():
+                raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
+        if self.task == "mt":
+            self.train_set = self._text(self.conf["train"], use_mt_text=True)
+            self.valid_set = self._text(self.conf["valid"], use_mt_text=False)
+        else:
+            self.train_set = self._speech(self.conf["train"])
+            self.valid_set = self._speech(self.conf["valid"])
+
+    def _sampler(self, dataset: SpeechDataset | TextDataset, shuffle: bool) -> BucketBatchSampler:
+        cap = int(self.batch_conf["per_device"])
+        longest = max(dataset.lengths)
+        if longest > cap:
+            unit = "tokens" if self.task == "mt" else "frames"
+            raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
+                            f"raise it or filter long items in `sate prep`")
+        kind = "max_tokens" if self.task == "mt" else "max_frames"
+        trainer = self.trainer
+        world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
+        return BucketBatchSampler(dataset.lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
+                                  num_replicas=world, rank=rank)
+
+    def train_dataloader(self) -> DataLoader:
+        assert self.train_set is not None
+        self.train_sampler = self._sampler(self.train_set, shuffle=True)
+        return DataLoader(self.train_set, batch_sampler=self.train_sampler, collate_fn=collate,
+                          num_workers=int(self.conf["num_workers"]), persistent_workers=False)
+
+    def val_dataloader(self) -> DataLoader:
+        assert self.valid_set is not None
+        return DataLoader(self.valid_set, batch_sampler=self._sampler(self.valid_set, shuffle=False),
+                          collate_fn=collate, num_workers=int(self.conf["num_workers"]))
+

@@ -1,0 +1,19 @@
+"""From a training config to the model that trains: build it, initialise it, attach its teachers."""
+
+from __future__ import annotations
+
+from sate.models import SateModel, build_model
+
+
+def build_for_training(config: dict, src_tokens: list[str], tgt_tokens: list[str]) -> SateModel:
+    """The model of `config["task"]` with the `init:` section loaded and the `loss.kd` teachers attached.
+
+    Both steps fail loudly (`SateError`) on a missing file, unmatched keys, shape or vocabulary mismatch.
+    """
+    from sate.init import initialize, load_teachers
+
+    model = build_model(config["task"], config["model"], len(src_tokens), len(tgt_tokens))
+    if config["init"]:
+        initialize(model, config["init"], src_tokens, tgt_tokens)
+    load_teachers(model, src_tokens, tgt_tokens)
+    return model

@@ -1,0 +1,301 @@
+"""`sate train` and `sate average` on the fixture corpus: learning, resume, DDP, faults, averaging."""
+
+from __future__ import annotations
+
+import copy
+import csv
+import math
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from sate.config import apply_overrides, read_yaml
+from sate.errors import SateError
+from sate.train.average import average, average_state_dicts
+from sate.train.data import plan_batch
+from sate.train.schedule import inverse_sqrt_factor
+from sate.train.trainer import load_training_config, train
+
+TINY_MODEL = {"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
+              "textual": {"layers": 1, "heads": 2, "ffn": 64}, "decoder": {"layers": 1, "heads": 2, "ffn": 64}}
+SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
+            "st": ("d_model", "acoustic", "textual", "decoder")}
+
+
+def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Path:
+    config = {
+        "task": task,
+        "data": {"dir": str(data), "num_workers": 0},
+        # One batch holds the whole (12-utterance) train split: every step sees the same batch.
+        "batch": {"per_device": 100000, "global": 100000},
+        "specaug": {"enabled": False},
+        "model": {k: TINY_MODEL[k] for k in SECTIONS[task]},
+        "optim": {"lr": 1e-2, "warmup_steps": 2},
+        "trainer": {"max_epochs": 1, "log_every_n_steps": 1, "keep_last": 3, "keep_best": 1, "valid_bleu_utts": 4},
+    }
+    for name, values in sections.items():
+        config.setdefault(name, {}).update(values)
+    path = tmp_path / f"{task}.yaml"
+    path.write_text(yaml.safe_dump(config))
+    return path
+
+
+def metric_rows(exp: Path, key: str) -> list[tuple[int, float]]:
+    rows = []
+    for path in sorted((exp / "logs").glob("version_*/metrics.csv")):
+        for row in csv.DictReader(path.open()):
+            if row.get(key):
+                rows.append((int(row["step"]), float(row[key])))
+    return rows
+
+
+# ----------------------------------------------------------------------------- config and arithmetic
+
+def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, prepared_data: Path) -> None:
+    assert apply_overrides({"optim": {"lr": 1}}, ["optim.lr=1e-3", "trainer.patience=3", "data.mt_text=[a, b]"]) == {
+        "optim": {"lr": 1e-3}, "trainer": {"patience": 3}, "data": {"mt_text": ["a", "b"]}}
+    path = write_config(tmp_path, "asr", prepared_data)
+    config = load_training_config(path, ["optim.lr=5e-4"])
+    assert config["optim"]["lr"] == 5e-4 and config["optim"]["clip_norm"] == 10.0
+    with pytest.raises(SateError, match="unknown config key 'optim.lrr'"):
+        load_training_config(path, ["optim.lrr=1"])
+    with pytest.raises(SateError, match="task must be one of"):
+        load_training_config(path, ["task=tts"])
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("task: asr\ndata: {dir: x\n")
+    with pytest.raises(SateError, match=r"bad.yaml line \d+: invalid YAML"):
+        read_yaml(bad)
+
+
+def test_schedule_warms_up_linearly_then_decays_as_inverse_sqrt() -> None:
+    assert inverse_sqrt_factor(0, 100) == pytest.approx(0.01)
+    assert inverse_sqrt_factor(49, 100) == pytest.approx(0.5)
+    assert inverse_sqrt_factor(99, 100) == pytest.approx(1.0)
+    assert inverse_sqrt_factor(399, 100) == pytest.approx(0.5)
+
+
+def test_global_batch_is_kept_when_the_number_of_devices_changes() -> None:
+    conf = {"per_device": 20000, "global": 80000}
+    plans = [plan_batch(conf, world, "st") for world in (1, 2, 4)]
+    assert [p.accumulation for p in plans] == [4, 2, 1]
+    assert {p.effective for p in plans} == {80000}
+    assert "20000 frames per device x 2 device(s) x 2 accumulation = 80000 frames" in plans[1].describe()
+    assert plan_batch({"per_device": 4000, "global": 4000}, 1, "mt").unit == "tokens"
+
+
+# ----------------------------------------------------------------------------- learning
+
+@pytest.mark.parametrize("task", ["asr", "mt", "st"])
+def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, prepared_data: Path, task: str) -> None:
+    config = load_training_config(write_config(tmp_path, task, prepared_data), ["trainer.max_epochs=12"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    losses = metric_rows(exp, "train/loss")
+    assert len(losses) == 12
+    assert losses[-1][1] < 0.8 * losses[0][1], losses
+    assert (exp / "config.yaml").is_file() and read_yaml(exp / "config.yaml")["task"] == task
+    valid_keys = {"valid/loss"} | ({"valid/wer"} if task != "mt" else set())
+    valid_keys |= {"valid/bleu"} if task != "asr" else set()
+    for key in valid_keys:
+        assert metric_rows(exp, key), f"{key} was never logged"
+
+
+# ----------------------------------------------------------------------------- resume
+
+def test_killed_run_resumes_from_its_checkpoint(tmp_path: Path, prepared_data: Path) -> None:
+    path = write_config(tmp_path, "asr", prepared_data)
+    exp = tmp_path / "exp"
+    # Two batches per epoch, so a resumed step count is visibly not an epoch count.
+    overrides = ["batch.per_device=1200", "batch.global=1200"]
+    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(path), "--exp", str(exp),
+                             "--set", "trainer.max_epochs=1000", *[a for o in overrides for a in ("--set", o)]],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    last = exp / "checkpoints" / "last.ckpt"
+    try:
+        deadline = time.time() + 120
+        while not last.exists() and time.time() < deadline and proc.poll() is None:
+            time.sleep(0.2)
+        assert last.exists(), "no checkpoint was written"
+    finally:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+    saved = torch.load(last, map_location="cpu", weights_only=True)
+    assert saved["global_step"] > 0
+
+    from lightning.pytorch.callbacks import Callback
+
+    seen: dict = {}
+
+    class RecordStart(Callback):
+        def on_train_start(self, trainer, pl_module) -> None:  # noqa: ANN001
+            seen["step"] = trainer.global_step
+            seen["epoch"] = trainer.current_epoch
+            # Clone: Adam updates its state tensors in place once training continues.
+            seen["optimizer"] = copy.deepcopy(trainer.optimizers[0].state_dict())
+
+    config = load_training_config(path, [*overrides, f"trainer.max_epochs={saved['epoch'] + 2}"])
+    train(config, exp, callbacks=[RecordStart()])
+    assert seen["step"] == saved["global_step"]
+    assert seen["epoch"] == saved["epoch"] + 1
+    expected = saved["optimizer_states"][0]["state"]
+    for index, state in seen["optimizer"]["state"].items():
+        for name in ("exp_avg", "exp_avg_sq"):
+            assert torch.equal(state[name], expected[index][name])
+    steps = [s for s, _ in metric_rows(exp, "train/loss")]
+    assert max(steps) > saved["global_step"]
+
+
+# ----------------------------------------------------------------------------- DDP
+
+DDP_SCRIPT = """
+import os, sys, torch
+from lightning.pytorch.callbacks import Callback
+import sate.train.setup as setup
+from sate.train.trainer import load_training_config, train
+
+build = setup.build_for_training
+
+def build_nan_on_rank1(*args, **kwargs):
+    # Rank 1's first training loss is NaN: both ranks must skip that step together.
+    model = build(*args, **kwargs)
+    forward, calls = model.forward, []
+    def patched(batch):
+        out = forward(batch)
+        if model.training:
+            calls.append(1)
+            if len(calls) == 1 and os.environ.get("LOCAL_RANK", "0") == "1":
+                out["loss"] = out["loss"] * float("nan")
+        return out
+    model.forward = patched
+    return model
+
+setup.build_for_training = build_nan_on_rank1
+
+class SaveParams(Callback):
+    def on_train_end(self, trainer, pl_module):
+        params = {k: v.detach().clone() for k, v in pl_module.model.state_dict().items()}
+        torch.save(params, f"{sys.argv[2]}/params_rank{trainer.global_rank}.pt")
+
+config = load_training_config(sys.argv[1], ["trainer.max_epochs=2", "batch.per_device=1500", "batch.global=3000"])
+train(config, sys.argv[2], accelerator="cpu", devices=2, callbacks=[SaveParams()])
+"""
+
+
+def test_two_process_ddp_ends_with_identical_parameters(tmp_path: Path, prepared_data: Path) -> None:
+    path = write_config(tmp_path, "asr", prepared_data)
+    script = tmp_path / "ddp_run.py"
+    script.write_text(DDP_SCRIPT)
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    done = subprocess.run([sys.executable, str(script), str(path), str(exp)], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "PL_DISABLE_FORK": "1"})
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "1500 frames per device x 2 device(s) x 1 accumulation = 3000 frames" in done.stdout
+    rank0 = torch.load(exp / "params_rank0.pt", weights_only=True)
+    rank1 = torch.load(exp / "params_rank1.pt", weights_only=True)
+    assert "non-finite loss: batch skipped" in done.stderr
+    assert rank0.keys() == rank1.keys()
+    for key in rank0:
+        assert torch.equal(rank0[key], rank1[key]), key
+
+
+# ----------------------------------------------------------------------------- faults
+
+def _nan_on_calls(monkeypatch: pytest.MonkeyPatch, calls: set[int], initial: dict | None = None) -> None:
+    """Make the training loss NaN on the given (1-based) forward calls; record the initial parameters.
+
+    (Buffers such as BatchNorm statistics do move: the forward pass of a skipped batch did run.)"""
+    import sate.train.setup as setup
+
+    build = setup.build_for_training
+
+    def build_with_nan(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+        model = build(*args, **kwargs)
+        if initial is not None:
+            initial.update({k: v.detach().clone() for k, v in model.named_parameters()})
+        forward = model.forward
+        count = {"n": 0}
+
+        def patched(batch: dict) -> dict:
+            out = forward(batch)
+            if model.training:
+                count["n"] += 1
+                if count["n"] in calls:
+                    out["loss"] = out["loss"] * float("nan")
+            return out
+
+        model.forward = patched
+        return model
+
+    monkeypatch.setattr(setup, "build_for_training", build_with_nan)
+
+
+def test_nonfinite_loss_is_skipped_and_counted(tmp_path: Path, prepared_data: Path,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    _nan_on_calls(monkeypatch, {2, 3})
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=5"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert last["sate"]["faults"]["nonfinite"] == 2
+    assert [s for s, _ in metric_rows(exp, "train/loss")] == [0, 3, 4]  # only finite batches log a loss
+    assert all(torch.isfinite(v).all() for v in last["state_dict"].values() if v.is_floating_point())
+
+
+def test_skipped_batches_leave_the_weights_untouched(tmp_path: Path, prepared_data: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    initial: dict = {}
+    _nan_on_calls(monkeypatch, set(range(1, 100)), initial)
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert last["sate"]["faults"]["nonfinite"] == 3
+    for key, value in initial.items():
+        assert torch.equal(last["state_dict"]["model." + key], value), key
+
+
+def test_too_many_nonfinite_losses_in_a_row_stop_training(tmp_path: Path, prepared_data: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    _nan_on_calls(monkeypatch, set(range(1, 100)))
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+                                  ["trainer.max_epochs=10", "trainer.nan_patience=3"])
+    with pytest.raises(SateError, match="3 batches in a row had a non-finite loss"):
+        train(config, tmp_path / "exp")
+
+
+# ----------------------------------------------------------------------------- averaging
+
+def test_average_is_the_elementwise_mean(tmp_path: Path, prepared_data: Path) -> None:
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    used = average(exp / "checkpoints", exp / "model.pt", last=3)
+    assert [p.name for p in used] == ["epoch000.ckpt", "epoch001.ckpt", "epoch002.ckpt"]
+    states = [{k[6:]: v for k, v in torch.load(p, weights_only=True)["state_dict"].items()} for p in used]
+    model_file = torch.load(exp / "model.pt", weights_only=True)
+    for key, value in model_file["model"].items():
+        if value.is_floating_point():
+            assert torch.allclose(value, sum(s[key] for s in states) / 3, atol=1e-6), key
+    assert not torch.equal(states[0][next(iter(states[0]))], states[2][next(iter(states[2]))])
+    best = average(exp / "checkpoints", exp / "best.pt", best=1, metric="valid/loss", mode="min")
+    losses = {p.name: torch.load(p, weights_only=True)["sate"]["metrics"]["valid/loss"] for p in used}
+    assert best[0].name.endswith(f"epoch{int(min(losses, key=losses.get)[5:8]):03d}.ckpt")
+
+
+def test_average_refuses_different_architectures() -> None:
+    a = {"w": torch.zeros(2, 3), "b": torch.zeros(3)}
+    with pytest.raises(SateError, match="w has shape .* cannot be averaged"):
+        average_state_dicts([a, {"w": torch.zeros(3, 3), "b": torch.zeros(3)}], ["x.ckpt", "y.ckpt"])
+    with pytest.raises(SateError, match="different parameters"):
+        average_state_dicts([a, {"w": torch.zeros(2, 3)}], ["x.ckpt", "y.ckpt"])
+    mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
+    assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
+    assert math.isclose(float(mean["b"][0]), 1.5)
