@@ -299,3 +299,42 @@ def test_average_refuses_different_architectures() -> None:
     mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
     assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
     assert math.isclose(float(mean["b"][0]), 1.5)
+
+
+# ----------------------------------------------------------------------------- SATE from ASR and MT
+
+def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, prepared_data: Path,
+                                                         capsys: pytest.CaptureFixture) -> None:
+    from lightning.pytorch.callbacks import Callback
+
+    files = {}
+    for task in ("asr", "mt"):
+        config = load_training_config(write_config(tmp_path, task, prepared_data), ["trainer.max_epochs=2"])
+        train(config, tmp_path / task)
+        files[task] = tmp_path / task / "model.pt"
+        average(tmp_path / task / "checkpoints", files[task], last=2)
+    asr_pt, mt_pt = str(files["asr"]), str(files["mt"])
+    init = {"acoustic": {"path": asr_pt}, "ctc": {"path": asr_pt}, "src_embed": {"path": mt_pt},
+            "textual": {"path": mt_pt}, "decoder": {"path": mt_pt}}
+    kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": asr_pt, "mt_teacher": mt_pt}
+    model = {k: TINY_MODEL[k] for k in SECTIONS["st"]} | {"loss": {"kd": kd}}
+    config = load_training_config(write_config(tmp_path, "st", prepared_data, init=init, model=model),
+                                  ["trainer.max_epochs=2"])
+    asr_weights = torch.load(files["asr"], weights_only=True)["model"]
+    seen: dict = {}
+
+    class StartWeights(Callback):
+        def on_train_start(self, trainer, pl_module) -> None:  # noqa: ANN001
+            seen.update({k: v.detach().clone() for k, v in pl_module.model.state_dict().items()})
+
+    exp = tmp_path / "st"
+    train(config, exp, callbacks=[StartWeights()])
+    out = capsys.readouterr().out
+    assert "acoustic" in out and "matched" in out  # the init table was printed
+    for key, value in asr_weights.items():
+        if key.startswith(("acoustic.", "ctc.")):
+            assert torch.equal(seen[key], value), key
+    assert metric_rows(exp, "train/loss_kd_asr") and metric_rows(exp, "train/loss_kd_mt")
+    last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert not [k for k in last["state_dict"] if "teacher" in k]
+    assert set(last["state_dict"]) == {"model." + k for k in seen}
