@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
     "train": ("sate.train.trainer", "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
     "average": ("sate.train.average", "average the last or best N checkpoints into one model file"),
+    "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
+    "translate": ("sate.decode.translate", "translate audio files of any length to text, JSONL or SRT"),
+    "evaluate": ("sate.decode.evaluate", "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
+    "score": ("sate.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
 }
 
 
