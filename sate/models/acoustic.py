@@ -55,7 +55,15 @@ def narrow_frontend(embed: Conv2dSubsampling, input_size: int, channels: int, d_
 
 
 class AcousticEncoder(nn.Module):
-    """Filterbank frames -> acoustic states, 4x shorter."""
+    """Filterbank frames -> acoustic states, 4x shorter.
+
+    Two hooks make an utterance's output independent of what it is batched with (ESPnet's encoder
+    alone is not): the subsampling mask is recomputed from the true lengths (ESPnet slices the padded
+    mask, which gives a padded utterance one frame more than it has alone, built from padding and
+    attended to by every position), and padded frames are zeroed before each Conformer depthwise
+    convolution, which is the zero padding an utterance gets when decoded alone. Hooks change no
+    parameter, so ESPnet2 weights still load.
+    """
 
     def __init__(self, conf: dict[str, Any], d_model: int, input_size: int = FEATURE_DIM) -> None:
         super().__init__()
@@ -66,8 +74,33 @@ class AcousticEncoder(nn.Module):
         channels = conf["frontend_channels"]
         if channels is not None and channels != d_model:
             narrow_frontend(self.encoder.embed, input_size, channels, d_model)
+        self._valid: torch.Tensor | None = None  # (B, 1, T') mask of the forward pass in progress
+        self.encoder.embed.register_forward_hook(self._true_length_mask)
+        for layer in self.encoder.encoders:
+            conv = getattr(layer, "conv_module", None)
+            if conv is not None:
+                conv.depthwise_conv.register_forward_pre_hook(self._zero_padding)
+
+    def _true_length_mask(self, module: nn.Module, inputs: tuple, output: tuple) -> tuple:
+        x, mask = output
+        if mask is None:
+            return output
+        lengths = inputs[1].sum(-1).squeeze(-1)  # the input mask (B, 1, T) -> (B,)
+        frames = (x[0] if isinstance(x, tuple) else x).size(1)  # x is (x, pos_emb) with relative positions
+        sub = ((lengths - 1) // 2 - 1) // 2
+        self._valid = (torch.arange(frames, device=sub.device)[None, :] < sub[:, None]).unsqueeze(1)
+        return x, self._valid
+
+    def _zero_padding(self, module: nn.Module, inputs: tuple) -> tuple | None:
+        if self._valid is None:
+            return None
+        (x,) = inputs  # (B, channels, T')
+        return (x.masked_fill(~self._valid, 0.0),)
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, 80), (B,) -> (B, T', D), (B,) with T' = ((T - 1) // 2 - 1) // 2."""
-        out, out_lengths, _ = self.encoder(feats, lengths)
+        try:
+            out, out_lengths, _ = self.encoder(feats, lengths)
+        finally:
+            self._valid = None
         return out, out_lengths

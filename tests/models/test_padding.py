@@ -1,0 +1,26 @@
+"""An utterance's acoustic encoding must not depend on what it is batched with."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from sate.models.acoustic import AcousticEncoder
+
+
+@pytest.mark.parametrize("kind", ["conformer", "transformer"])
+@pytest.mark.parametrize("channels", [None, 8])
+def test_batched_output_equals_alone(kind: str, channels: int | None) -> None:
+    torch.manual_seed(0)
+    conf = {"type": kind, "layers": 2, "heads": 2, "ffn": 32, "kernel": 5, "frontend_channels": channels, "dropout": 0.0}
+    if kind == "transformer":
+        del conf["kernel"]
+    encoder = AcousticEncoder(conf, d_model=16).eval()
+    lengths = torch.tensor([200, 317, 123])  # 200 frames: ESPnet alone gives 49 frames, padded 50
+    feats = torch.randn(3, 317, 80)
+    with torch.no_grad():
+        batched, batched_lengths = encoder(feats, lengths)
+        for b, n in enumerate(lengths.tolist()):
+            alone, alone_length = encoder(feats[b : b + 1, :n], lengths[b : b + 1])
+            assert int(batched_lengths[b]) == int(alone_length) == ((n - 1) // 2 - 1) // 2
+            torch.testing.assert_close(batched[b, : int(alone_length)], alone[0], atol=1e-5, rtol=1e-5)
