@@ -25,6 +25,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "translate": ("sate.decode.translate", "translate audio files of any length to text, JSONL or SRT"),
     "evaluate": ("sate.decode.evaluate", "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
     "score": ("sate.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
+    "report": ("sate.report", "collect the evaluation results of an experiment into a markdown table"),
     "analyze": ("sate.analysis.cli", "attention analysis: per-layer localness plots and cross-attention heatmaps"),
 }
 

@@ -8,7 +8,9 @@ exists: step, epoch, optimizer, scheduler, sampler position and RNG continue.
 from __future__ import annotations
 
 import argparse
+import json
 import logging
+import time
 from pathlib import Path
 
 from sate.config import apply_overrides, merge, read_yaml, write_yaml
@@ -35,6 +37,7 @@ DEFAULTS: dict = {
     "trainer": {
         "max_epochs": 50,
         "max_steps": -1,
+        "max_minutes": None,  # wall-clock budget (the CPU demo trains each model for a fixed time)
         "patience": 0,  # epochs without improvement of `monitor` before stopping; 0 = never
         "monitor": "valid/loss",
         "monitor_mode": "min",
@@ -142,6 +145,7 @@ def train(config: dict, exp: Path, accelerator: str = "cpu", devices: int = 1, n
     trainer = L.Trainer(
         accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy, precision=precision,
         max_epochs=int(tconf["max_epochs"]), max_steps=int(tconf["max_steps"]),
+        max_time=None if tconf["max_minutes"] is None else {"minutes": float(tconf["max_minutes"])},
         accumulate_grad_batches=plan.accumulation, gradient_clip_val=float(config["optim"]["clip_norm"]),
         callbacks=callbacks, plugins=[AtomicCheckpointIO()], use_distributed_sampler=False,
         # One log version per run or resume (logs/version_N): a resumed run never overwrites earlier curves.
@@ -158,8 +162,21 @@ def train(config: dict, exp: Path, accelerator: str = "cpu", devices: int = 1, n
     resume = last if last.exists() else None
     if resume is not None and trainer.is_global_zero:
         print(f"resuming from {resume}")
+    started = time.perf_counter()
     trainer.fit(module, datamodule=datamodule, ckpt_path=resume, weights_only=False)
+    if trainer.is_global_zero:
+        add_train_time(exp, time.perf_counter() - started)
     return ckpt_dir
+
+
+def add_train_time(exp: Path, seconds: float) -> None:
+    """Accumulate wall-clock training time over runs and resumes in EXP/train_time.json (for reports)."""
+    path = exp / "train_time.json"
+    record = json.loads(path.read_text()) if path.exists() else {"seconds": 0.0, "runs": 0}
+    record = {"seconds": round(record["seconds"] + seconds, 1), "runs": record["runs"] + 1}
+    tmp = path.with_name(".train_time.json.tmp")
+    tmp.write_text(json.dumps(record))
+    tmp.replace(path)
 
 
 def parameter_counts(model) -> dict[str, int]:  # noqa: ANN001

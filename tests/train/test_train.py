@@ -107,6 +107,15 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, prepared_data: Pat
         assert metric_rows(exp, key), f"{key} was never logged"
 
 
+def test_a_time_budget_stops_training(tmp_path: Path, prepared_data: Path) -> None:
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+                                  ["trainer.max_epochs=100000", "trainer.max_minutes=0.05"])
+    start = time.time()
+    train(config, tmp_path / "exp")
+    assert time.time() - start < 60
+    assert (tmp_path / "exp" / "checkpoints" / "last.ckpt").exists()
+
+
 # ----------------------------------------------------------------------------- resume
 
 def test_killed_run_resumes_from_its_checkpoint(tmp_path: Path, prepared_data: Path) -> None:
