@@ -36,3 +36,138 @@ if run_stage 2 "vocab: SentencePiece source $src_vocab_size, target $tgt_vocab_s
     mark_done "$data/.done/vocab" "$params"
   fi
 fi
+
+# ------------------------------------------------------------------ training
+# Reads: conf_dir (asr.yaml, mt.yaml, st.yaml), exp (experiment root), ngpu (0 = CPU), average_n,
+# train_args (extra `sate train` arguments, e.g. "--set trainer.max_minutes=5").
+device_args=(--accelerator cpu)
+[ "${ngpu:-0}" -gt 0 ] && device_args=(--accelerator gpu --devices "$ngpu")
+
+# train_model NAME CONFIG [sate train args...]: train (or resume) into $exp/NAME; skipped when done with
+# the same config, data and arguments.
+train_model() {
+  local name=$1 config=$2; shift 2
+  need "$config" "the $name config"
+  local params="config=$(sha1sum "$config" | cut -c1-12) data=$data args=$* $train_args"
+  if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
+  local cmd=(sate train --config "$config" --exp "$exp/$name" --set data.dir="$data" "${device_args[@]}" "$@")
+  # shellcheck disable=SC2206
+  cmd+=($train_args)
+  say "  ${cmd[*]}"
+  "${cmd[@]}"
+  mark_done "$exp/$name/.done-train" "$params"
+}
+
+# average_and_pack NAME: the last $average_n checkpoints -> $exp/NAME/model.pt -> $exp/NAME/pack.
+average_and_pack() {
+  local name=$1 params
+  params="n=$average_n trained=$(cat "$exp/$name/.done-train")"
+  if is_done "$exp/$name/.done-pack" "$params"; then return 0; fi
+  sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
+  sate pack --model "$exp/$name/model.pt" --data "$data" --out "$exp/$name/pack"
+  mark_done "$exp/$name/.done-pack" "$params"
+}
+
+if run_stage 3 "ASR pre-training (acoustic encoder + CTC) in $exp/asr"; then
+  need "$data/.done/features" "features from stage 1"
+  need "$data/.done/vocab" "vocabularies from stage 2"
+  train_model asr "$conf_dir/asr.yaml"
+  average_and_pack asr
+fi
+
+if run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt"; then
+  need "$data/.done/vocab" "vocabularies from stage 2"
+  mt_args=()
+  if [ -n "$mt_text" ]; then
+    read -r mt_en mt_tgt <<< "$mt_text"
+    mt_args=(--set "data.mt_text=[$mt_en, $mt_tgt]")
+  fi
+  train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
+  average_and_pack mt
+fi
+
+# config_get FILE KEY [DEFAULT]: a value of a YAML config (dotted key), for decisions the recipe makes.
+config_get() {
+  python -c 'import sys
+from sate.config import read_yaml
+node = read_yaml(sys.argv[1])
+for part in sys.argv[2].split("."):
+    node = node.get(part) if isinstance(node, dict) else None
+print(sys.argv[3] if node is None else node)' "$@"
+}
+
+# SATE: acoustic encoder and CTC from ASR; source embedding, textual encoder and decoder from MT; the same
+# two models as frozen teachers when the config sets distillation weights (model.loss.kd).
+sate_init_args() {
+  local config=$1 teachers=${2:-from-config} asr=$exp/asr/model.pt mt=$exp/mt/model.pt
+  echo --set init.acoustic.path="$asr" --set init.ctc.path="$asr" \
+       --set init.src_embed.path="$mt" --set init.textual.path="$mt" --set init.decoder.path="$mt"
+  [ "$teachers" = none ] && return 0
+  [ "$(config_get "$config" model.loss.kd.asr_weight 0)" != 0 ] && echo --set model.loss.kd.asr_teacher="$asr"
+  [ "$(config_get "$config" model.loss.kd.mt_weight 0)" != 0 ] && echo --set model.loss.kd.mt_teacher="$mt"
+  return 0
+}
+
+if run_stage 5 "SATE training from the ASR and MT models in $exp/st"; then
+  need "$exp/asr/model.pt" "the ASR model of stage 3"
+  need "$exp/mt/model.pt" "the MT model of stage 4"
+  # shellcheck disable=SC2046
+  train_model st "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml")
+fi
+
+if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
+  need "$exp/st/.done-train" "the SATE training of stage 5"
+  average_and_pack st
+fi
+
+# ------------------------------------------------------------------ evaluation
+if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
+  need "$exp/st/pack" "the packed SATE model of stage 6"
+  for split in $test_sets; do
+    [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
+    sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
+    sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
+      --out "$exp/cascade/decode_$split"
+  done
+fi
+
+if run_stage 8 "score: results table in $exp/results.md"; then
+  # shellcheck disable=SC2086
+  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md"
+fi
+
+if run_stage 9 "translate one tst-COMMON talk with sate translate"; then
+  need "$exp/st/pack" "the packed SATE model of stage 6"
+  talk=$(ls "$mustc_root/en-$tgt_lang/data/tst-COMMON/wav/"*.wav | head -n 1)
+  sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$talk"
+  say "  $talk -> $exp/demo_talk.srt"
+  head -n 12 "$exp/demo_talk.srt"
+fi
+
+# ------------------------------------------------------------------ the paper's comparison (--compare true)
+# Rows on the same data: E2E ST from scratch and with the ASR encoder (acoustic encoder -> decoder, the
+# ESPnet/fairseq baseline), the cascade and SATE with distillation (both from the stages above), SATE
+# without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
+if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
+  need "$exp/st/pack" "the SATE model of stages 5-6"
+  asr=$exp/asr/model.pt
+  train_model e2e_scratch "$conf_dir/st_e2e.yaml"
+  train_model e2e_asr "$conf_dir/st_e2e.yaml" --set init.acoustic.path="$asr" --set init.ctc.path="$asr"
+  # shellcheck disable=SC2046
+  train_model sate_nokd "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml" none) \
+    --set model.loss.kd.asr_weight=0 --set model.loss.kd.mt_weight=0
+  # shellcheck disable=SC2046
+  train_model sate_shrink "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml") --set model.adaptor.type=shrink
+  for system in e2e_scratch e2e_asr sate_nokd sate_shrink; do
+    average_and_pack "$system"
+    for split in $test_sets; do
+      [ -e "$data/$split.jsonl" ] || continue
+      [ -e "$exp/$system/decode_$split/results.json" ] && [ "$force" != true ] && continue
+      sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
+    done
+  done
+  sate analyze locality --model "$exp/asr/model.pt" "$exp/mt/model.pt" "$exp/st/model.pt" --data "$data" \
+    --split dev --max-utts 200 --out "$exp/locality"
+  # shellcheck disable=SC2086
+  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md"
+fi

@@ -1,19 +1,31 @@
 #!/usr/bin/env bash
-# The offline demo: a speech translation corpus voiced on this machine, then the MuST-C stages on it
-# with the CPU-sized configs of conf/synth/.
+# The offline demo: an English->German speech corpus voiced on this machine, then every MuST-C stage on
+# it with the CPU-sized configs of conf/synth/: ASR and MT pre-training, SATE, averaging, evaluation of
+# SATE and of the cascade on tst-COMMON, and one talk translated with `sate translate`.
 #
 # Usage: recipes/synth/run.sh [--stage N] [--stop-stage M] [--force] [--name value ...]
 #   --corpus DIR          where `sate synth` writes the corpus (default: corpus/synth)
 #   --train-size N        train sentences to voice (default: 3000); all train text is MT data
 #   --seed S              corpus seed (default: 0)
 #   --data DIR            prepared data (default: data/synth)
+#   --exp DIR             experiments (default: exp/synth/<exp_tag>)
+#   --exp-tag TAG         (default: demo)
+#   --conf-dir DIR        training configs (default: conf/synth)
 #   --src-vocab-size N    source SentencePiece size (default: 256)
 #   --tgt-vocab-size N    target SentencePiece size (default: 1000)
+#   --average-n N         checkpoints averaged per model (default: 3)
+#   --ngpu N              GPUs for training (default: 0, the CPU)
 #   --nj N                parallel jobs (default: number of cores)
+#   --train-args "..."    extra `sate train` arguments for every model, e.g. "--set trainer.max_minutes=1"
+#   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores)
 #
 # Stages:
 #   -1  build the corpus with `sate synth`
-#    0  prep      1  features      2  vocab (all train text: the voiced part and the MT text)
+#    0  prep     1  features     2  vocab (voiced text and all MT text)
+#    3  ASR      4  MT           5  SATE (from 3 and 4, with distillation)
+#    6  average  7  evaluate SATE and the cascade on tst-COMMON      8  results table
+#    9  translate one tst-COMMON talk with `sate translate` (SRT)
+#   10  (--compare true) E2E ST from scratch and from ASR, SATE without KD, SATE with shrink; locality plot
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 stage=-1
@@ -21,13 +33,22 @@ corpus=corpus/synth
 train_size=3000
 seed=0
 data=data/synth
+exp_tag=demo
+exp=
+conf_dir=conf/synth
 tgt_lang=de
 src_vocab_size=256
 tgt_vocab_size=1000
 speed_perturb=false
+average_n=3
+ngpu=0
 nj=$(nproc)
+train_args=
+compare=false
+test_sets=tst-COMMON
 . recipes/lib/stages.sh
 parse_options "$@"
+exp=${exp:-exp/synth/$exp_tag}
 mustc_root=$corpus
 mt_text="$corpus/en-$tgt_lang/mt/train.en $corpus/en-$tgt_lang/mt/train.$tgt_lang"
 
@@ -40,3 +61,4 @@ if run_stage -1 "build the synthetic corpus in $corpus"; then
 fi
 
 . recipes/lib/pipeline.sh
+

@@ -1,0 +1,47 @@
+#!/usr/bin/env bash
+# SATE on MuST-C (v1 or v2, any target language), stage by stage, with the paper-size configs of conf/mustc/.
+#
+# Usage: recipes/mustc/run.sh --mustc-root DIR [--stage N] [--stop-stage M] [--force] [--name value ...]
+#   --mustc-root DIR      MuST-C root holding en-<tgt>/data/{train,dev,tst-COMMON,tst-HE}/{txt,wav}
+#   --tgt-lang L          target language (default: de)
+#   --data DIR            prepared data (default: data/mustc/en-<tgt>)
+#   --exp DIR             experiments (default: exp/mustc/en-<tgt>/<exp_tag>)
+#   --exp-tag TAG         (default: sate)
+#   --conf-dir DIR        training configs (default: conf/mustc)
+#   --src-vocab-size N    source SentencePiece size (default: 10000)
+#   --tgt-vocab-size N    target SentencePiece size (default: 10000)
+#   --speed-perturb B     add 0.9/1.1 speed-perturbed train copies (default: false)
+#   --average-n N         checkpoints averaged (default: 10)
+#   --ngpu N              GPUs per machine (default: 1; 0 trains on the CPU)
+#   --nj N                parallel jobs for features (default: number of cores)
+#   --train-args "..."    extra `sate train` arguments for every model
+#   --compare true        also stage 10: the SATE paper's comparison rows
+#
+# Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
+#         9 translate one tst-COMMON talk with `sate translate` (SRT)
+#         10 (--compare true) E2E ST baselines, SATE without KD, SATE with shrink, locality plot
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+mustc_root=
+tgt_lang=de
+data=
+exp=
+exp_tag=sate
+conf_dir=conf/mustc
+src_vocab_size=10000
+tgt_vocab_size=10000
+speed_perturb=false
+average_n=10
+ngpu=1
+nj=$(nproc)
+train_args=
+compare=false
+test_sets="tst-COMMON tst-HE"
+mt_text=
+. recipes/lib/stages.sh
+parse_options "$@"
+[ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"
+data=${data:-data/mustc/en-$tgt_lang}
+exp=${exp:-exp/mustc/en-$tgt_lang/$exp_tag}
+
+. recipes/lib/pipeline.sh

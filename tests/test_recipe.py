@@ -1,0 +1,88 @@
+"""A micro run of the synth recipe through every stage, stage selection and skipping of finished work."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = {"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
+        "textual": {"layers": 1, "heads": 2, "ffn": 64}, "decoder": {"layers": 1, "heads": 2, "ffn": 64}}
+SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
+            "st": ("d_model", "acoustic", "textual", "decoder")}
+
+
+def tiny_configs(conf_dir: Path) -> None:
+    conf_dir.mkdir()
+    for task in ("asr", "mt", "st"):
+        model = {k: TINY[k] for k in SECTIONS[task]}
+        if task == "st":
+            model["loss"] = {"kd": {"asr_weight": 0.3, "mt_weight": 0.3}}
+        config = {"task": task, "data": {"num_workers": 0}, "batch": {"per_device": 100000, "global": 100000},
+                  "model": model, "optim": {"lr": 3e-3, "warmup_steps": 2},
+                  "trainer": {"max_epochs": 2, "keep_last": 1, "keep_best": 1, "valid_bleu_utts": 5}}
+        (conf_dir / f"{task}.yaml").write_text(yaml.safe_dump(config))
+
+
+def recipe(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    argv = ["bash", str(ROOT / "recipes/synth/run.sh"), "--corpus", str(tmp / "corpus"), "--data", str(tmp / "data"),
+            "--exp", str(tmp / "exp"), "--conf-dir", str(tmp / "conf"), "--src-vocab-size", "48",
+            "--tgt-vocab-size", "60", "--average-n", "1", "--nj", "1", *args]
+    return subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+
+
+@pytest.fixture(scope="module")
+def micro_run(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> tuple[Path, subprocess.CompletedProcess]:
+    """Stages 0-9 on the ~20-sentence fixture corpus (stage -1, the corpus build, has its own tests)."""
+    tmp = tmp_path_factory.mktemp("recipe")
+    shutil.copytree(synth_corpus, tmp / "corpus")
+    tiny_configs(tmp / "conf")
+    done = recipe(tmp, "--stage", "0")
+    assert done.returncode == 0, done.stderr[-4000:]
+    return tmp, done
+
+
+def test_micro_run_goes_through_every_stage(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    tmp, done = micro_run
+    for n in range(10):
+        assert f"stage {n}:" in done.stderr, f"stage {n} did not run"
+    exp = tmp / "exp"
+    for system in ("asr", "mt", "st"):
+        assert (exp / system / "model.pt").is_file() and (exp / system / "pack" / "model.pt").is_file()
+    results = (exp / "results.md").read_text()
+    assert "| st | tst-COMMON |" in results and "| cascade | tst-COMMON |" in results
+    assert len((exp / "st" / "decode_tst-COMMON" / "hyp.txt").read_text().splitlines()) == 5
+    assert "-->" in (exp / "demo_talk.srt").read_text()  # SRT timestamps
+
+
+def test_rerun_skips_finished_stages(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    tmp, _ = micro_run
+    before = (tmp / "exp" / "st" / "model.pt").stat().st_mtime_ns
+    again = recipe(tmp, "--stage", "0", "--stop-stage", "5")
+    assert again.returncode == 0, again.stderr[-3000:]
+    # prep, features, vocab; asr and mt training and packing; st training
+    assert again.stderr.count("done already") == 8
+    assert (tmp / "exp" / "st" / "model.pt").stat().st_mtime_ns == before
+
+
+def test_stage_options_run_exactly_the_named_stages(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    tmp, _ = micro_run
+    (tmp / "exp" / "results.md").unlink()
+    done = recipe(tmp, "--stage", "8", "--stop-stage", "8")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert [line for line in done.stderr.splitlines() if "] stage " in line] == [
+        "[synth] stage 8: score: results table in " + str(tmp / "exp" / "results.md")]
+    assert (tmp / "exp" / "results.md").is_file()
+
+
+def test_a_missing_earlier_output_is_named(tmp_path: Path) -> None:
+    done = recipe(tmp_path, "--stage", "5", "--stop-stage", "5")
+    assert done.returncode != 0
+    assert f"missing {tmp_path / 'exp' / 'asr' / 'model.pt'} (the ASR model of stage 3)" in done.stderr
