@@ -238,6 +238,15 @@ def _module(model: SateModel, component: str) -> torch.nn.Module | None:
     return model.get_submodule(path)
 
 
+def _absent_because(model: SateModel, component: str) -> str:
+    """The config value that left `model` without `component`, for the error message."""
+    if component == "decoder":
+        return "a CTC-only ASR model: decoder.layers is 0"
+    if component == "textual":
+        return "textual.layers is 0"
+    return f"adaptor.type is {model.conf['adaptor']['type']}"  # adaptor (none) or src_embed (linear, none)
+
+
 def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
     if not isinstance(init_conf, dict):
         raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {init_conf!r}")
@@ -251,7 +260,7 @@ def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
     for component, entry in init_conf.items():
         if component != "model" and _module(model, component) is None:
             raise SateError(f"init.{component}: this {model.task} model has no {component} "
-                            "(a CTC-only ASR has no decoder; a linear adaptor uses no source embedding)")
+                            f"({_absent_because(model, component)})")
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise SateError(f"init.{component}: must be a mapping with a 'path', got {entry!r}")
         extra = sorted(set(entry) - set(ENTRY_KEYS))

@@ -5,6 +5,7 @@ space), the types are:
 
 | type     | output                                           |
 |----------|--------------------------------------------------|
+| none     | no adaptor: the decoder attends to ``h`` (E2E ST baseline, with textual.layers 0) |
 | linear   | ``ReLU(Dropout(LN(W·h + b)))``                   |
 | soft     | ``P·E``                                          |
 | league   | ``linear + soft``                                |
@@ -65,8 +66,10 @@ class Adaptor(nn.Module):
         return g * linear + (1 - g) * soft, lengths
 
 
-def build_adaptor(conf: dict[str, Any], d_model: int) -> nn.Module:
-    """The adaptor for the `adaptor` config section."""
+def build_adaptor(conf: dict[str, Any], d_model: int) -> nn.Module | None:
+    """The adaptor for the `adaptor` config section; None for type none (the model has no adaptor)."""
+    if conf["type"] == "none":
+        return None
     if conf["type"] == "shrink":
         return ShrinkAdaptor(Adaptor(conf["shrink_mode"], d_model, conf["temperature"], conf["dropout"]),
                              keep_blank=conf["keep_blank"])

@@ -17,7 +17,8 @@ from sate.errors import SateError
 
 TASKS = ("asr", "mt", "st")
 ACOUSTIC_TYPES = ("conformer", "transformer")
-ADAPTOR_TYPES = ("linear", "soft", "league", "gated", "inter", "shrink")
+# "none" passes the acoustic states to the decoder unchanged: the E2E ST baseline (textual.layers 0).
+ADAPTOR_TYPES = ("none", "linear", "soft", "league", "gated", "inter", "shrink")
 SHRINK_MODES = ("soft", "league")
 # Adaptor types whose output contains the linear branch ReLU(Dropout(LN(W·h + b))).
 LINEAR_ADAPTORS = ("linear", "league", "gated")
@@ -92,7 +93,10 @@ def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
         why["acoustic.kernel"] = "it only applies to acoustic.type conformer"
     adaptor = conf.get("adaptor", {})
     kind = adaptor.get("type")
-    if kind is not None:
+    if kind == "none":
+        for key in ("temperature", "dropout", "shrink_mode", "keep_blank"):
+            why[f"adaptor.{key}"] = "adaptor.type none has no adaptor"
+    elif kind is not None:
         if kind == "linear":
             why["adaptor.temperature"] = "adaptor.type linear uses no CTC posteriors"
         if kind != "shrink":
@@ -105,6 +109,9 @@ def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
             why[f"decoder.{key}"] = "the ASR model has no decoder (decoder.layers is 0)"
         why["loss.ctc_weight"] = why["loss.label_smoothing"] = "a CTC-only ASR model has only the CTC loss"
     if task == "st":
+        if conf["textual"]["layers"] == 0:
+            for key in ("heads", "ffn", "dropout"):
+                why[f"textual.{key}"] = "the ST model has no textual encoder (textual.layers is 0)"
         kd = conf["loss"]["kd"]
         if kd["asr_weight"] == 0:
             why["loss.kd.asr_teacher"] = "loss.kd.asr_weight is 0"
@@ -113,6 +120,22 @@ def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
         if kd["asr_weight"] == 0 and kd["mt_weight"] == 0:
             why["loss.kd.topk"] = "no distillation weight is set"
     return why
+
+
+def _check_baseline_pair(conf: dict[str, Any]) -> None:
+    """adaptor.type none and textual.layers 0 only come together: the E2E ST baseline, acoustic encoder -> decoder.
+
+    An adaptor only prepares textual-encoder input (the encoder then adds √d scaling and positions,
+    as MT does to embeddings): without a textual encoder it has no purpose. A textual encoder fed
+    raw acoustic states would just be a deeper acoustic encoder, neither SATE nor the baseline.
+    """
+    kind, layers = conf["adaptor"]["type"], conf["textual"]["layers"]
+    if kind == "none" and layers:
+        raise SateError(f"model config: adaptor.type none (the E2E ST baseline) needs textual.layers 0, "
+                        f"got {layers}: the acoustic states go to the decoder unchanged")
+    if kind != "none" and not layers:
+        raise SateError(f"model config: textual.layers 0 (no textual encoder) needs adaptor.type none, "
+                        f"got {kind!r}: an adaptor only prepares the textual encoder's input")
 
 
 def _check_type(name: str, value: Any, default: Any) -> Any:
@@ -168,10 +191,14 @@ def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
     checks = dict(CHECKS)
     if task == "asr":
         checks["decoder.layers"] = (lambda v: v >= 0, "0 (CTC only) or more")
+    if task == "st":
+        checks["textual.layers"] = (lambda v: v >= 0, "0 (no textual encoder, with adaptor.type none) or more")
     for name, value in flat.items():
         check = checks.get(name)
         if check is not None and not check[0](value):
             raise SateError(f"model config: {name} must be {check[1]}, got {value!r}")
+    if task == "st":
+        _check_baseline_pair(resolved)
     # A key that does nothing may still appear with its default value: resolved configs
     # (stored in model files) list every key and must resolve again unchanged.
     given_flat, default_flat = _flatten(given), _flatten(defaults)

@@ -4,6 +4,10 @@ The acoustic encoder and CTC head come from an ASR model, the source embedding, 
 encoder and decoder from an MT model (`sate.init`). Optional multi-teacher distillation: a
 frozen ASR teacher supervises the CTC posteriors frame by frame, a frozen MT teacher fed the
 gold transcript supervises the decoder token by token (`sate.losses`).
+
+With ``adaptor.type: none`` and ``textual.layers: 0`` the same class is the conventional E2E ST
+baseline (ESPnet/fairseq): acoustic encoder with CTC, then the decoder. It then owns no adaptor,
+source embedding or textual encoder (DDP refuses parameters that get no gradient).
 """
 
 from __future__ import annotations
@@ -51,10 +55,10 @@ class STModel(SateModel):
         self.acoustic = AcousticEncoder(conf["acoustic"], d_model)
         self.ctc = build_ctc(src_vocab_size, d_model)
         self.adaptor = build_adaptor(conf["adaptor"], d_model)
-        # The soft branch's E_src; a linear adaptor uses none, and an unused weight would upset DDP.
-        uses_embedding = conf["adaptor"]["type"] != "linear"
+        # The soft branch's E_src; linear and none use none, and an unused weight would upset DDP.
+        uses_embedding = conf["adaptor"]["type"] not in ("linear", "none")
         self.src_embed = build_source_embedding(src_vocab_size, d_model) if uses_embedding else None
-        self.textual = TextualEncoder(conf["textual"], d_model)
+        self.textual = TextualEncoder(conf["textual"], d_model) if conf["textual"]["layers"] else None
         self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
         self.teachers: dict[str, FrozenTeacher] = {}
 
@@ -63,9 +67,14 @@ class STModel(SateModel):
         self.teachers = {name: FrozenTeacher(m) for name, m in (("asr", asr), ("mt", mt)) if m is not None}
 
     def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
-        """feats (B, T, 80), feats_lengths (B,) -> textual memory for the decoder, and CTC logits."""
+        """feats (B, T, 80), feats_lengths (B,) -> memory for the decoder, and CTC logits.
+
+        The memory is the textual encoder's output, or the acoustic states for the baseline.
+        """
         h, lengths = self.acoustic(feats, feats_lengths)
         ctc_logits = self.ctc.ctc_lo(h)
+        if self.textual is None:  # adaptor.type none, textual.layers 0 (the config allows no other mix)
+            return Encoded(h, lengths, ctc_logits, lengths)
         embedding = None if self.src_embed is None else self.src_embed.weight
         adapted, adapted_lengths = self.adaptor(h, lengths, ctc_logits, embedding)
         memory, memory_lengths = self.textual(adapted, adapted_lengths)

@@ -12,7 +12,8 @@ from sate.models.acoustic import AcousticEncoder
 @pytest.mark.parametrize("channels", [None, 8])
 def test_batched_output_equals_alone(kind: str, channels: int | None) -> None:
     torch.manual_seed(0)
-    conf = {"type": kind, "layers": 2, "heads": 2, "ffn": 32, "kernel": 5, "frontend_channels": channels, "dropout": 0.0}
+    conf = {"type": kind, "layers": 2, "heads": 2, "ffn": 32, "kernel": 5, "frontend_channels": channels,
+            "dropout": 0.0}
     if kind == "transformer":
         del conf["kernel"]
     encoder = AcousticEncoder(conf, d_model=16).eval()
