@@ -2,6 +2,7 @@
 
 Every system directory under EXP that holds `decode_<split>/results.json` (written by `sate evaluate`)
 becomes a row, with its training time from `train_time.json` (written by `sate train`) where it has one.
+`--curves PNG` also draws the learning curves of every trained system from its CSV logs.
 """
 
 from __future__ import annotations
@@ -46,10 +47,63 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
+CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"),
+          ("valid/wer", "validation CTC WER (%)"), ("valid/bleu", "validation BLEU"))
+
+
+def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
+    """metric -> [(step, value)] over every log version (one per run or resume) of a `sate train` dir."""
+    import csv
+
+    curves: dict[str, list[tuple[int, float]]] = {}
+    for path in sorted((system / "logs").glob("version_*/metrics.csv"), key=lambda p: int(p.parent.name[8:])):
+        with open(path, newline="") as f:
+            for row in csv.DictReader(f):
+                for key, _ in CURVES:
+                    if row.get(key):
+                        curves.setdefault(key, []).append((int(row["step"]), float(row[key])))
+    return curves
+
+
+def plot_curves(exp: Path, out: Path) -> list[str]:
+    """One panel per metric, one line per system; returns the systems drawn."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    systems = {p.name: read_curves(p) for p in sorted(exp.iterdir()) if (p / "logs").is_dir()}
+    systems = {name: c for name, c in systems.items() if c}
+    if not systems:
+        raise SateError(f"{exp}: no training logs (EXP/<system>/logs/version_*/metrics.csv)")
+    fig, axes = plt.subplots(1, len(CURVES), figsize=(5 * len(CURVES), 3.6), dpi=100)
+    for ax, (key, label) in zip(axes, CURVES, strict=True):
+        for name, curves in systems.items():
+            if key in curves:
+                steps, values = zip(*curves[key], strict=True)
+                if key == "train/loss":  # one batch per point: noisy, so smoothed
+                    values = [sum(values[max(0, i - 4): i + 1]) / len(values[max(0, i - 4): i + 1])
+                              for i in range(len(values))]
+                ax.plot(steps, values, label=name, marker="" if key == "train/loss" else "o", markersize=3)
+        ax.set_xlabel("optimizer step")
+        ax.set_title(label)
+        ax.grid(alpha=0.3)
+        if ax.lines:
+            ax.legend(fontsize=8)
+    axes[0].set_yscale("log")
+    fig.tight_layout()
+    tmp = out.with_name(f".{out.stem}.tmp.png")
+    fig.savefig(tmp)
+    plt.close(fig)
+    os.replace(tmp, out)
+    return list(systems)
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=Path, required=True, help="experiment root holding one dir per system")
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
     parser.add_argument("--out", type=Path, default=None, help="markdown file to write (default: EXP/results.md)")
+    parser.add_argument("--curves", type=Path, default=None, help="also draw the learning curves into this PNG")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -64,4 +118,7 @@ def run(args: argparse.Namespace) -> int:
     tmp.write_text(markdown(rows), encoding="utf-8")
     os.replace(tmp, out)
     print(out.read_text(encoding="utf-8"), end="")
+    if args.curves is not None:
+        drawn = plot_curves(args.exp, args.curves)
+        print(f"learning curves of {', '.join(drawn)} in {args.curves}")
     return 0

@@ -58,6 +58,9 @@ def test_micro_run_goes_through_every_stage(micro_run: tuple[Path, subprocess.Co
         assert (exp / system / "model.pt").is_file() and (exp / system / "pack" / "model.pt").is_file()
     results = (exp / "results.md").read_text()
     assert "| st | tst-COMMON |" in results and "| cascade | tst-COMMON |" in results
+    st_row = next(line for line in results.splitlines() if line.startswith("| st |"))
+    assert float(st_row.strip("| ").split("|")[-1]) > 0  # training minutes
+    assert (exp / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len((exp / "st" / "decode_tst-COMMON" / "hyp.txt").read_text().splitlines()) == 5
     assert "-->" in (exp / "demo_talk.srt").read_text()  # SRT timestamps
 

@@ -133,7 +133,7 @@ fi
 
 if run_stage 8 "score: results table in $exp/results.md"; then
   # shellcheck disable=SC2086
-  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md"
+  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md" --curves "$exp/curves.png"
 fi
 
 if run_stage 9 "translate one tst-COMMON talk with sate translate"; then

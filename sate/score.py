@@ -1,0 +1,142 @@
+"""Score translations with sacreBLEU (BLEU, chrF, TER) and transcripts with WER: `sate score --hyp H --ref R`.
+
+BLEU, chrF and TER use sacreBLEU with the settings of its command line, so ``sate score`` prints
+exactly the numbers (and signatures) of ``sacrebleu R -i H -m bleu chrf ter``: detokenized,
+case-sensitive BLEU with the 13a tokenizer (the SATE paper's and fairseq's convention), chrF
+(character 6-grams, beta 2), and TER with TERCOM's defaults (which ignore case; the signature
+says ``case:lc``). Files are read as the sacrebleu CLI reads them: UTF-8, split on ``\\n``,
+trailing whitespace stripped. WER compares normalised words (lowercase, no punctuation: the
+``src_norm`` form that CTC is trained on), so a transcript is not penalised for casing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from sate.errors import SateError
+
+METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
+
+
+@dataclass(frozen=True)
+class MetricScore:
+    """One sacreBLEU result: ``score`` is full precision, ``line``/``json`` print it as the CLI does."""
+
+    name: str
+    score: float
+    signature: str
+    verbose: str
+    _obj: object  # sacrebleu's Score, kept for its exact formatting
+
+    def line(self, width: int = 1) -> str:
+        """``BLEU|nrefs:1|case:mixed|...|version:2.6.0 = 25.3 ...``: sacrebleu's text format."""
+        return self._obj.format(width, False, self.signature)
+
+    def json(self, width: int = 1) -> str:
+        return self._obj.format(width, False, self.signature, True)
+
+
+@dataclass(frozen=True)
+class WordErrorRate:
+    """Word errors (substitutions + deletions + insertions) over reference words, in percent."""
+
+    errors: int
+    words: int
+
+    @property
+    def wer(self) -> float:
+        return 100.0 * self.errors / self.words if self.words else 0.0
+
+
+def read_lines(path: str | Path) -> list[str]:
+    """Lines as the sacrebleu CLI reads them: UTF-8, split on ``\\n``, trailing whitespace stripped."""
+    from sate.data.mustc import read_text_lines
+
+    return [line.rstrip() for line in read_text_lines(Path(path))]
+
+
+def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, MetricScore]:
+    """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults."""
+    from sacrebleu.metrics import BLEU, CHRF, TER
+
+    if len(hyps) != len(refs):
+        raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    out = {}
+    for name, metric in zip(METRICS, (BLEU(), CHRF(), TER()), strict=True):
+        result = metric.corpus_score(list(hyps), [list(refs)])
+        out[name] = MetricScore(result.name, float(result.score), metric.get_signature().format(),
+                                getattr(result, "_verbose", ""), result)
+    return out
+
+
+def format_text(scores: dict[str, MetricScore], width: int = 1) -> str:
+    """The lines of ``sacrebleu -f text``, aligned on ``=`` as it aligns them."""
+    lines = [scores[name].line(width) for name in METRICS]
+    left = max(line.index("=") - 1 for line in lines)
+    return "\n".join(f"{line[:line.index('=') - 1]:>{left}}{line[line.index('=') - 1:]}" for line in lines)
+
+
+def format_json(scores: dict[str, MetricScore], width: int = 1) -> str:
+    """The JSON list that ``sacrebleu`` prints by default."""
+    return "[\n" + ",\n".join(scores[name].json(width) for name in METRICS) + "\n]"
+
+
+def normalize_words(text: str) -> list[str]:
+    """Words of ``text`` in the ``src_norm`` form (lowercase, no punctuation, no sound tags)."""
+    from sate.data.text import normalize_source
+
+    return normalize_source(text).split()
+
+
+def word_error_rate(hyps: Sequence[str], refs: Sequence[str]) -> WordErrorRate:
+    """Corpus WER after normalising both sides with `normalize_words`."""
+    import editdistance
+
+    if len(hyps) != len(refs):
+        raise SateError(f"{len(hyps)} transcripts but {len(refs)} references")
+    errors = words = 0
+    for hyp, ref in zip(hyps, refs, strict=True):
+        ref_words = normalize_words(ref)
+        errors += editdistance.eval(normalize_words(hyp), ref_words)
+        words += len(ref_words)
+    return WordErrorRate(errors, words)
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--hyp", type=Path, required=True, help="hypotheses, one detokenized sentence per line")
+    parser.add_argument("--ref", type=Path, required=True, help="references, line-aligned with --hyp")
+    parser.add_argument("--format", choices=["text", "json"], default="text",
+                        help="text: sacrebleu's `-f text` lines; json: sacrebleu's default JSON output")
+    parser.add_argument("--wer", action="store_true",
+                        help="also print the WER of --hyp against --ref (normalised words), for transcripts")
+
+
+def run(args: argparse.Namespace) -> int:
+    hyps, refs = read_lines(args.hyp), read_lines(args.ref)
+    if len(hyps) != len(refs):
+        raise SateError(f"{args.hyp} has {len(hyps)} lines but {args.ref} has {len(refs)}")
+    if not refs:
+        raise SateError(f"{args.ref}: no lines to score")
+    scores = sacrebleu_scores(hyps, refs)
+    if args.format == "json":
+        if args.wer:
+            wer = word_error_rate(hyps, refs)
+            payload = json.loads(format_json(scores))
+            payload.append({"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors, "words": wer.words})
+            print(json.dumps(payload, indent=1, ensure_ascii=False))
+        else:
+            print(format_json(scores))
+    else:
+        print(format_text(scores))
+        if args.wer:
+            wer = word_error_rate(hyps, refs)
+            print(f"WER (lowercase, no punctuation) = {wer.wer:.2f} ({wer.errors} errors / {wer.words} words)")
+    return 0
