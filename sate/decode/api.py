@@ -1,0 +1,245 @@
+"""The Python API over a packed model directory (`sate pack`).
+
+```python
+from sate.decode.api import SpeechTranslator
+
+st = SpeechTranslator.load("packs/st")                     # GPU when present
+for result in st.translate(["talk.flac", (samples, 44100)]):
+    for seg in result.segments:
+        print(seg.start, seg.end, seg.transcript, seg.translation)
+SpeechTranslator.load("packs/mt").translate_text(["hello world"])   # an MT pack: text in, text out
+```
+
+Audio goes through exactly the training features (`compute_fbank`, then the packed CMVN), is
+cut at pauses by `sate.decode.vad`, and is decoded in length-sorted batches: one encoder pass
+per batch gives both the CTC transcript (greedy) and the memory that beam search decodes. An
+ASR pack gives transcripts only; an MT pack translates text (the second half of a cascade).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from sate.data.audio import SAMPLE_RATE
+from sate.decode.pack import CMVN, MODEL, decode_options, read_pack_yaml, required_parts
+from sate.decode.vad import VadOptions, cut, read_audio, speech_segments, to_mono_16k
+from sate.errors import SateError
+
+AudioInput = str | Path | tuple[np.ndarray, int]
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One stretch of speech: times in seconds from the start of the input."""
+
+    start: float
+    end: float
+    transcript: str  # the CTC greedy transcript (lowercase, no punctuation, as the model was trained)
+    translation: str | None  # None for an ASR model
+
+
+@dataclass(frozen=True)
+class Result:
+    """Everything said in one input, segment by segment."""
+
+    source: str  # the file path, or "<waveform k>"
+    duration: float  # seconds
+    segments: list[Segment]
+
+    @property
+    def transcript(self) -> str:
+        return " ".join(s.transcript for s in self.segments if s.transcript)
+
+    @property
+    def translation(self) -> str | None:
+        if any(s.translation is None for s in self.segments):
+            return None
+        return " ".join(s.translation for s in self.segments if s.translation)
+
+
+@dataclass(frozen=True)
+class PreparedAudio:
+    """One input read, resampled and cut at pauses, ready for batched decoding."""
+
+    source: str
+    duration: float
+    spans: list[tuple[float, float]]
+    waves: list[np.ndarray]
+
+
+def pick_device(device: str | torch.device | None) -> torch.device:
+    """The GPU when present, unless a device is named."""
+    if device is not None:
+        return torch.device(device)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _pad(seqs: Sequence[np.ndarray], value: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:
+    lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
+    out = torch.full((len(seqs), int(lengths.max()), *seqs[0].shape[1:]), value, dtype=dtype)
+    for k, s in enumerate(seqs):
+        out[k, : len(s)] = torch.as_tensor(s, dtype=dtype)
+    return out, lengths
+
+
+def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
+    """Indices sorted by length (longest first) cut into batches: little padding, OOM shows up first."""
+    if batch_size < 1:
+        raise SateError(f"the batch size must be >= 1, got {batch_size}")
+    order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
+    return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+
+
+class SpeechTranslator:
+    """A packed ST, ASR or MT model ready to decode; build it with `SpeechTranslator.load`."""
+
+    def __init__(self, model: Any, task: str, src_vocab: Any, tgt_vocab: Any, cmvn: Any, options: Any,
+                 device: torch.device, directory: Path) -> None:
+        self.model, self.task = model, task
+        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
+        self.cmvn = cmvn  # sate.data.dataset.CMVN or None (raw features)
+        self.options = options  # DecodeOptions: the pack's defaults
+        self.device = device
+        self.directory = directory
+
+    @classmethod
+    def load(cls, directory: str | Path, device: str | torch.device | None = None) -> SpeechTranslator:
+        """Load a `sate pack` directory; a missing or inconsistent part is a `SateError` naming it."""
+        from sate.data.dataset import CMVN as Normalizer
+        from sate.data.vocab import Vocabulary
+        from sate.models.model_file import model_from_file
+
+        directory = Path(directory)
+        info = read_pack_yaml(directory)
+        for name, what in required_parts(info).items():
+            if not (directory / name).is_file():
+                raise SateError(f"{directory}: packed model is missing {name} ({what})")
+        vocabs = {side: Vocabulary(directory / f"spm_{side}.model", directory / f"tokens_{side}.txt")
+                  for side in ("src", "tgt")}
+        model, meta = model_from_file(directory / MODEL)
+        if meta["task"] != info.task:
+            raise SateError(f"{directory / MODEL} holds a {meta['task']} model but sate.yaml says {info.task}")
+        for side, vocab in vocabs.items():
+            if meta[f"{side}_tokens"] != vocab.tokens:
+                raise SateError(f"{directory / MODEL}: its {side} token list differs from "
+                                f"{directory / f'tokens_{side}.txt'}")
+        cmvn = None
+        if info.features is not None:
+            kind = info.features["cmvn"]
+            cmvn = Normalizer.from_option(directory / CMVN if kind == "global" else kind)
+        options = decode_options(info.decode, str(directory / "sate.yaml"))
+        device = pick_device(device)
+        return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)
+
+    def with_options(self, **changes: Any) -> Any:
+        """The pack's decoding options with some changed, e.g. ``with_options(beam=10)``."""
+        return decode_options({**asdict(self.options), **changes}, "decoding options")
+
+    # ------------------------------------------------------------------------------------------ audio
+
+    def _need_speech(self) -> None:
+        if self.task == "mt":
+            raise SateError(f"{self.directory} is an MT model: it translates text (translate_text), not audio")
+
+    def prepare(self, source: AudioInput, index: int = 0, vad: VadOptions | None = None) -> PreparedAudio:
+        """Read one input (a path or ``(samples, sample_rate)``) and cut it at pauses.
+
+        Raises `SateError` naming the input if it cannot be read, is empty or holds no speech.
+        """
+        if isinstance(source, str | Path):
+            name = str(source)
+            wave = read_audio(source)
+        else:
+            name = f"<waveform {index}>"
+            try:
+                samples, rate = source
+            except (TypeError, ValueError):
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+            wave = to_mono_16k(samples, int(rate), name)
+            if len(wave) == 0:
+                raise SateError(f"{name}: holds no audio samples")
+        duration = len(wave) / SAMPLE_RATE
+        spans = speech_segments(wave, vad)
+        if not spans:
+            raise SateError(f"{name}: no speech found ({duration:.1f} s of silence or near-silence)")
+        return PreparedAudio(name, duration, spans, cut(wave, spans))
+
+    def features(self, wave: np.ndarray) -> np.ndarray:
+        """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN)."""
+        from sate.data.features import compute_fbank
+
+        feats = compute_fbank(wave)
+        return self.cmvn(feats) if self.cmvn is not None else feats
+
+    @torch.inference_mode()
+    def decode_features(self, feats: Sequence[np.ndarray], options: Any = None,
+                        batch_size: int = 16) -> list[tuple[str, str | None]]:
+        """(transcript, translation) per (T, 80) normalised feature matrix; translation is None for ASR."""
+        self._need_speech()
+        from sate.decode.beam_search import decode_memory
+        from sate.models.ctc import ctc_greedy
+
+        options = options or self.options
+        out: list[tuple[str, str | None]] = [("", None)] * len(feats)
+        for batch in _batches([len(f) for f in feats], batch_size):
+            x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
+            enc = self.model.encode(x.to(self.device), lengths.to(self.device))
+            transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
+            translations: list[str | None] = [None] * len(batch)
+            if self.task == "st":
+                hyps = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, options)
+                translations = [self.tgt_vocab.decode(nbest[0].tokens) for nbest in hyps]
+            for i, transcript, translation in zip(batch, transcripts, translations, strict=True):
+                out[i] = (transcript, translation)
+        return out
+
+    def decode_prepared(self, prepared: Sequence[PreparedAudio], options: Any = None,
+                        batch_size: int = 16) -> list[Result]:
+        """Decode the segments of several prepared inputs together, in batches across inputs."""
+        feats = [self.features(w) for item in prepared for w in item.waves]
+        decoded = iter(self.decode_features(feats, options, batch_size))
+        results = []
+        for item in prepared:
+            segments = [Segment(a, b, *next(decoded)) for a, b in item.spans]
+            results.append(Result(item.source, item.duration, segments))
+        return results
+
+    def translate(self, inputs: Sequence[AudioInput], options: Any = None, batch_size: int = 16,
+                  vad: VadOptions | None = None) -> list[Result]:
+        """Segments with transcript and translation for each input (file paths or ``(samples, rate)``).
+
+        A bad input raises `SateError` naming it; use `prepare` per input to skip bad ones instead.
+        """
+        self._need_speech()
+        prepared = [self.prepare(source, k, vad) for k, source in enumerate(inputs)]
+        return self.decode_prepared(prepared, options, batch_size)
+
+    # ------------------------------------------------------------------------------------------ text
+
+    @torch.inference_mode()
+    def translate_text(self, texts: Sequence[str], options: Any = None, batch_size: int = 64) -> list[str]:
+        """Translations of English sentences (an MT pack). The text is normalised like ``src_norm`` first,
+        so raw sentences and ASR transcripts both work; an empty source gives an empty translation."""
+        if self.task != "mt":
+            raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
+        from sate.data.text import normalize_source
+        from sate.decode.beam_search import decode_memory
+
+        options = options or self.options
+        ids = [self.src_vocab.encode(normalize_source(t)) for t in texts]
+        out = [""] * len(texts)
+        todo = [i for i, s in enumerate(ids) if s]
+        for batch in _batches([len(ids[i]) for i in todo], batch_size):
+            batch = [todo[k] for k in batch]
+            src, lengths = _pad([np.asarray(ids[i]) for i in batch], -1, torch.long)
+            memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
+            hyps = decode_memory(self.model.decoder, memory, memory_lengths, self.model.eos, options)
+            for i, nbest in zip(batch, hyps, strict=True):
+                out[i] = self.tgt_vocab.decode(nbest[0].tokens)
+        return out

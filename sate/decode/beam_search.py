@@ -1,0 +1,317 @@
+"""Batched beam search: all utterances of a batch times all their beams advance together, one token a step.
+
+The search follows ESPnet's `BeamSearch` step for step, so that with the same decoder, beam and maximum
+length it finds the same hypotheses with the same scores (a test checks this):
+
+- Every utterance starts from one hypothesis, ``<sos>``. At each step the running hypotheses of an
+  utterance are extended by every token and the ``beam`` best extensions by summed log-probability are
+  kept. Those that end with ``<eos>`` leave the beam and join the utterance's finished hypotheses; the
+  others run on. (fairseq instead keeps ``beam`` running hypotheses besides the finished ones; ESPnet's
+  rule is kept here so that both toolkits' results can be compared exactly.)
+- At the maximum length, the hypotheses still running are finished as they are, with an ``<eos>`` that
+  adds no log-probability (ESPnet's rule).
+- Below the minimum length, ``<eos>`` cannot be chosen. (ESPnet picks such hypotheses and then drops
+  them, which wastes beam slots; fairseq masks ``<eos>`` as done here.)
+
+Finished hypotheses are ranked by ``(logp + length_bonus * m) / n ** lenpen``: ``n`` counts the tokens
+including ``<eos>``, ``m`` the tokens the search chose (``n``, or ``n - 1`` for a hypothesis cut at the
+maximum length, whose ``<eos>`` is free). ``lenpen`` is fairseq's length normalisation, ``length_bonus``
+ESPnet's ``penalty`` (its `LengthBonus` scorer). Neither changes which hypotheses the search keeps (all
+running hypotheses of a step have the same length), only which finished hypothesis wins.
+
+Stopping rule: an utterance is done when its ``nbest``-th best finished score is at least the best
+score that any of its running hypotheses could still reach. Log-probabilities are at most 0, so a
+running hypothesis with ``t`` tokens and summed log-probability ``s`` finishes at best with
+``max over n in [t + 1, max_len + 1] of (s + length_bonus * min(n, max_len)) / n ** lenpen``. The result
+is therefore exactly what the search gives when it runs every utterance to its maximum length, as
+ESPnet does. Without normalisation the bound is ``s + length_bonus * (t + 1)`` and the search stops soon
+after the best hypothesis ends; with ``lenpen > 0`` it allows for length gains up to the maximum length,
+so the search runs on longer, the more so the larger ``max_len_ratio``.
+
+Batching: decoder states are kept for every (utterance, beam) pair and reordered by beam origin each
+step; the encoder memory is masked beyond each utterance's length, so an utterance gives the same
+result in any batch; finished utterances leave the batch. The decoder step is ESPnet's
+`TransformerDecoder` arithmetic (pre-LN layers: self-attention, source attention, feed-forward), run
+on its own modules, with two caches that ESPnet's ``forward_one_step`` recomputes every step: the
+source attention's keys and values of the memory, computed once per utterance and shared by its beams,
+and the self-attention keys and values of the prefix. A test checks that it gives the log-probabilities
+of ``forward_one_step``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+from torch import nn
+
+from sate.errors import SateError
+from sate.models.base import SateModel
+
+
+@dataclass(frozen=True)
+class DecodeOptions:
+    """How to search; the defaults are SATE's (beam 5, fairseq length normalisation 1.0)."""
+
+    beam: int = 5  # 1 = greedy
+    lenpen: float = 1.0  # fairseq: final score = (logp + length_bonus * m) / n ** lenpen (module doc); 0 = none
+    length_bonus: float = 0.0  # ESPnet's penalty: added per token the search chooses (eos included)
+    min_len_ratio: float = 0.0  # min output length = floor(ratio x memory length)
+    # max output length = ceil(ratio x memory length), at least 1. The memory is the source tokens for MT
+    # and shrink ST, frames / 4 for other ST (25 a second): 1.5 lets a translation be half as long again as
+    # its source, and is ample for frame memories (a 10k vocabulary needs about 0.2 there; 0.5-1 decodes
+    # faster with lenpen > 0, whose stopping bound looks ahead to the max length).
+    max_len_ratio: float = 1.5
+    nbest: int = 1
+
+    def __post_init__(self) -> None:
+        if self.beam < 1:
+            raise SateError(f"beam must be at least 1, got {self.beam}")
+        if not 1 <= self.nbest <= self.beam:
+            raise SateError(f"nbest must be between 1 and the beam ({self.beam}), got {self.nbest}")
+        if self.max_len_ratio <= 0:
+            raise SateError(f"max_len_ratio must be positive, got {self.max_len_ratio}")
+        if not 0 <= self.min_len_ratio <= self.max_len_ratio:
+            raise SateError(f"min_len_ratio must be between 0 and max_len_ratio ({self.max_len_ratio}), "
+                            f"got {self.min_len_ratio}")
+        for name in ("lenpen", "length_bonus"):
+            if not math.isfinite(getattr(self, name)):
+                raise SateError(f"{name} must be a finite number, got {getattr(self, name)}")
+
+
+@dataclass
+class Hypothesis:
+    """One finished translation of an utterance."""
+
+    tokens: list[int]  # target ids, no sos/eos
+    score: float  # (logp + length_bonus * m) / n ** lenpen, n = len(tokens) + 1 (module doc); what ranks them
+    logp: float  # sum of token log-probs incl. eos (a hypothesis cut at the max length has no eos term)
+
+
+def length_limits(lengths: torch.Tensor, options: DecodeOptions) -> tuple[torch.Tensor, torch.Tensor]:
+    """Min and max output lengths (B,) for memory lengths (B,): floor(min ratio x n), max(1, ceil(max ratio x n))."""
+    # Rounded to 1e-6 first so that float noise (0.3 x 10 = 3.0000000000000004) does not move a limit.
+    scaled_min = torch.round(lengths.double() * options.min_len_ratio * 1e6) / 1e6
+    scaled_max = torch.round(lengths.double() * options.max_len_ratio * 1e6) / 1e6
+    return scaled_min.floor().long(), scaled_max.ceil().long().clamp(min=1)
+
+
+def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
+    """memory (B, T, D) and memory_lengths (B,) of an MT batch (src) or a speech batch (feats)."""
+    if model.task == "mt":
+        return model.encode_text(batch["src"], batch["src_lengths"])
+    enc = model.encode(batch["feats"], batch["feats_lengths"])
+    return enc.memory, enc.memory_lengths
+
+
+@contextlib.contextmanager
+def eval_mode(module: nn.Module) -> Iterator[None]:
+    """Dropout off while decoding; the module's training flag is restored afterwards."""
+    was_training = module.training
+    module.eval()
+    try:
+        yield
+    finally:
+        module.train(was_training)
+
+
+@torch.no_grad()
+def beam_search(model: SateModel, batch: dict, options: DecodeOptions = DecodeOptions()) -> list[list[Hypothesis]]:
+    """Per utterance of the batch, the nbest hypotheses, best first.
+
+    Works for st and asr (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
+    the model runs in eval mode and is put back in its previous mode afterwards.
+    """
+    with eval_mode(model):
+        memory, lengths = encode_for_decoding(model, batch)
+        return decode_memory(model.decoder, memory, lengths, model.eos, options)
+
+
+@torch.no_grad()
+def decode_memory(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
+                  options: DecodeOptions) -> list[list[Hypothesis]]:
+    """The same from an already encoded memory (B, T, D) with lengths (B,), so callers that also need
+    the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`."""
+    with eval_mode(decoder):
+        return _search(decoder, memory, memory_lengths.to(memory.device), eos, options)
+
+
+class _IncrementalDecoder:
+    """ESPnet's `TransformerDecoder`, one token at a time for (utterances x beams) hypotheses.
+
+    Holds, per layer, the source attention's keys and values of each utterance's memory (A, H, T, dk)
+    and the self-attention keys and values of every hypothesis' prefix (A * K, H, t, dk). ESPnet's
+    ``forward_one_step`` recomputes both every step (its cache holds layer outputs); for the memory
+    that is the largest cost of a step, multiplied by the beam.
+    """
+
+    def __init__(self, decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, beam: int,
+                 max_steps: int) -> None:
+        for layer in decoder.decoders:
+            if not layer.normalize_before or layer.concat_after or layer.sequential_attn is not None:
+                raise SateError("beam search supports pre-LN decoder layers without concat_after or "
+                                "sequential attention (the layers sate builds)")
+        self.decoder = decoder
+        self.beam = beam
+        embed, positions = decoder.embed[0], decoder.embed[1]
+        self.embed = embed
+        self.xscale = positions.xscale
+        # ESPnet's PositionalEncoding adds pe to x * xscale; fed zeros it returns the table itself.
+        self.pe = positions(memory.new_zeros(1, max_steps, memory.size(-1)))[0]
+        self.heads = decoder.decoders[0].self_attn.h
+        self.d_k = decoder.decoders[0].self_attn.d_k
+        frames = int(memory_lengths.max())
+        memory = memory[:, :frames]
+        pad = torch.arange(frames, device=memory.device)[None, :] >= memory_lengths[:, None]
+        # Added to the attention scores: ESPnet's masked_fill with the dtype's min, as a bias. (A, 1, 1, T)
+        self.memory_bias = torch.zeros(pad.shape, dtype=memory.dtype, device=memory.device).masked_fill(
+            pad, torch.finfo(memory.dtype).min)[:, None, None, :]
+        # Keys stored transposed (A, H, dk, T) and values (A, H, T, dk), both contiguous: matmul copies
+        # any other layout on every step.
+        self.memory_kv = [(self._split(layer.src_attn.k_norm, layer.src_attn.linear_k(memory)).transpose(-2, -1)
+                           .contiguous(), self._split(None, layer.src_attn.linear_v(memory)).contiguous())
+                          for layer in decoder.decoders]
+        self.self_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+
+    def _split(self, norm: nn.Module | None, x: torch.Tensor) -> torch.Tensor:
+        """(N, T, D) -> (N, H, T, dk), with the attention's key norm where it has one."""
+        x = x.view(x.size(0), x.size(1), self.heads, self.d_k).transpose(1, 2)
+        return x if norm is None else norm(x)
+
+    def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        """Last tokens (A * K,) at `position` (0 = sos) -> next-token log-probs (A * K, V)."""
+        n, k = tokens.size(0), self.beam
+        x = (self.embed(tokens) * self.xscale + self.pe[position]).unsqueeze(1)  # (N, 1, D)
+        new_kv = []
+        for i, layer in enumerate(self.decoder.decoders):
+            sa, ca = layer.self_attn, layer.src_attn
+            h = layer.norm1(x)
+            q = self._split(sa.q_norm, sa.linear_q(h))
+            key, value = self._split(sa.k_norm, sa.linear_k(h)), self._split(None, sa.linear_v(h))
+            if self.self_kv is not None:
+                key = torch.cat([self.self_kv[i][0], key], dim=2)
+                value = torch.cat([self.self_kv[i][1], value], dim=2)
+            new_kv.append((key, value))
+            att = torch.softmax(q @ key.transpose(-2, -1) / math.sqrt(self.d_k), dim=-1)
+            x = x + sa.linear_out((att @ value).transpose(1, 2).reshape(n, 1, -1))
+            # Source attention: the K beams of an utterance are K queries on its one memory.
+            h = layer.norm2(x)
+            q = ca.q_norm(ca.linear_q(h).view(-1, k, self.heads, self.d_k).transpose(1, 2))  # (A, H, K, dk)
+            mem_k, mem_v = self.memory_kv[i]
+            att = torch.softmax(q @ mem_k / math.sqrt(self.d_k) + self.memory_bias, dim=-1)  # (A, H, K, T)
+            x = x + ca.linear_out((att @ mem_v).transpose(1, 2).reshape(n, 1, -1))
+            x = x + layer.feed_forward(layer.norm3(x))
+        self.self_kv = new_kv
+        y = self.decoder.after_norm(x[:, 0])
+        return torch.log_softmax(self.decoder.output_layer(y), dim=-1)
+
+    def reorder(self, rows: torch.Tensor) -> None:
+        """Hypothesis j continues the prefix of hypothesis rows[j] (same utterance)."""
+        self.self_kv = [(key[rows], value[rows]) for key, value in self.self_kv]
+
+    def keep(self, utts: torch.Tensor, rows: torch.Tensor) -> None:
+        """Only utterances `utts` (their hypotheses `rows`) go on; the memory is cut to their longest."""
+        bias = self.memory_bias[utts]
+        frames = int((bias == 0).sum(-1).max())
+        self.memory_bias = bias[..., :frames].contiguous()
+        self.memory_kv = [(key[utts, :, :, :frames].contiguous(), value[utts, :, :frames].contiguous())
+                          for key, value in self.memory_kv]
+        self.reorder(rows)
+
+
+@dataclass
+class _Finished:
+    """Hypotheses that ended at one step: utterance, tokens after sos (and how many to keep), logp, score."""
+
+    utts: list[int]
+    prefixes: list[list[int]]
+    counts: list[int]
+    logps: list[float]
+    scores: list[float]
+
+
+def _final_score(logp: torch.Tensor, chosen: torch.Tensor | int, n: torch.Tensor | int, options: DecodeOptions
+                 ) -> torch.Tensor:
+    """(logp + length_bonus x tokens chosen) / (tokens incl. eos) ** lenpen."""
+    return (logp + options.length_bonus * chosen) / (n ** options.lenpen if options.lenpen else 1)
+
+
+def _best_reachable(best_logp: torch.Tensor, tokens: int, max_len: torch.Tensor, options: DecodeOptions
+                    ) -> torch.Tensor:
+    """Upper bound (A,) on the final score of any continuation of a running hypothesis with `tokens`
+    tokens and summed log-probability at most `best_logp` (A,): it ends with n in [tokens + 1, max_len + 1]
+    tokens counting eos, min(n, max_len) of them chosen, and its log-probability can only fall."""
+    if options.lenpen == 0 and options.length_bonus <= 0:
+        return _final_score(best_logp, tokens + 1, tokens + 1, options)
+    n = torch.arange(tokens + 1, int(max_len.max()) + 2, device=best_logp.device)[None, :]
+    chosen = torch.minimum(n, max_len[:, None])
+    reach = _final_score(best_logp[:, None], chosen, n.to(best_logp.dtype), options)
+    return reach.masked_fill(n > max_len[:, None] + 1, -math.inf).max(1).values
+
+
+def _search(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
+            options: DecodeOptions) -> list[list[Hypothesis]]:
+    batch, device = memory.size(0), memory.device
+    if batch == 0:
+        return []
+    if bool((memory_lengths < 1).any()):
+        empty = (memory_lengths < 1).nonzero()[0].item()
+        raise SateError(f"utterance {empty} of the batch has an empty encoder output (its input is too short)")
+    k, nbest = options.beam, options.nbest
+    vocab = decoder.output_layer.out_features
+    min_len, max_len = length_limits(memory_lengths, options)
+    inc = _IncrementalDecoder(decoder, memory, memory_lengths, k, int(max_len.max()) + 1)
+    # State of the utterances still searching (A of them), hypotheses flattened to A * K rows.
+    utts = torch.arange(batch, device=device)
+    prefixes = torch.full((batch * k, 1), eos, dtype=torch.long, device=device)  # sos + tokens
+    # Scores add up in float32 whatever the model's dtype.
+    logp = torch.full((batch, k), -math.inf, device=device)
+    logp[:, 0] = 0.0  # one hypothesis, <sos>, to start
+    best_finished = torch.full((batch, nbest), -math.inf, device=device)
+    finished: list[_Finished] = []
+    for t in range(1, int(max_len.max()) + 1):  # t = tokens of a hypothesis after this step
+        active = utts.size(0)
+        step_logp = inc.step(prefixes[:, -1], t - 1).float().view(active, k, vocab)
+        too_short = (t - 1) < min_len
+        if bool(too_short.any()):
+            step_logp[:, :, eos] = step_logp[:, :, eos].masked_fill(too_short[:, None], -math.inf)
+        top, index = (logp[:, :, None] + step_logp).view(active, k * vocab).topk(k, dim=1)
+        token = index % vocab
+        rows = (torch.arange(active, device=device)[:, None] * k + index // vocab).view(-1)
+        prefixes = torch.cat([prefixes[rows], token.view(-1, 1)], dim=1)
+        inc.reorder(rows)
+        alive = top > -math.inf
+        ends = alive & (token == eos)
+        cut = alive & ~ends & (t >= max_len)[:, None]
+        ended = ends | cut
+        if bool(ended.any()):
+            n = t + cut.long()  # tokens counting eos; a cut hypothesis gets a free eos (no log-prob, no bonus)
+            score = _final_score(top, t, n, options).masked_fill(~ended, -math.inf)
+            best_finished = torch.cat([best_finished, score], dim=1).topk(nbest, dim=1).values
+            a, b = ended.nonzero(as_tuple=True)
+            flat = a * k + b
+            finished.append(_Finished(utts[a].tolist(), prefixes[flat, 1:].tolist(), (n[a, b] - 1).tolist(),
+                                      top[a, b].tolist(), score[a, b].tolist()))
+        logp = top.masked_fill(ended, -math.inf)
+        done = best_finished[:, -1] >= _best_reachable(logp.max(1).values, t, max_len, options)
+        if bool(done.all()):
+            break
+        if bool(done.any()):
+            keep = (~done).nonzero(as_tuple=True)[0]
+            keep_rows = (keep[:, None] * k + torch.arange(k, device=device)).view(-1)
+            utts, logp, best_finished = utts[keep], logp[keep], best_finished[keep]
+            min_len, max_len, prefixes = min_len[keep], max_len[keep], prefixes[keep_rows]
+            inc.keep(keep, keep_rows)
+    return _collect(finished, batch, nbest)
+
+
+def _collect(finished: list[_Finished], batch: int, nbest: int) -> list[list[Hypothesis]]:
+    per_utt: list[list[Hypothesis]] = [[] for _ in range(batch)]
+    for step in finished:
+        for utt, prefix, count, logp, score in zip(step.utts, step.prefixes, step.counts, step.logps, step.scores,
+                                                   strict=True):
+            per_utt[utt].append(Hypothesis(prefix[:count], score, logp))
+    return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in per_utt]

@@ -1,0 +1,182 @@
+"""Decode a prepared split and score it: `sate evaluate --model DIR --data DATA --split tst-COMMON`.
+
+What is decoded depends on the packed model(s):
+
+- ST: the features (``DATA/fbank/<split>.scp``, normalised with the pack's CMVN) are translated
+  with beam search, and the CTC head gives the transcript in the same encoder pass.
+- ASR: the CTC greedy transcript only; with ``--mt-model MT_DIR`` the transcripts are then
+  translated by the MT model (a cascade, scored like ST).
+- MT: the split's reference transcripts (``src_norm``) are translated: the cascade's upper bound.
+
+Written to ``--out``: ``hyp.txt``/``ref.txt`` (detokenized translations and references) and
+``transcript.txt``/``transcript_ref.txt`` (CTC transcripts and ``src_norm``), one line per manifest
+row in manifest order, and ``results.json``. Translations are scored with `sate.score` (BLEU,
+chrF, TER exactly as the sacrebleu CLI scores ``hyp.txt`` against ``ref.txt``, signatures printed),
+transcripts with WER on lowercased words without punctuation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+from typing import Any
+
+from sate.errors import SateError
+
+GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
+
+
+def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:
+    """translate_text over length-sorted groups, with a progress bar; results in input order."""
+    from tqdm import tqdm
+
+    order = sorted(range(len(sources)), key=lambda i: -len(sources[i].split()))
+    out = [""] * len(sources)
+    step = batch_size * GROUP_BATCHES
+    with tqdm(total=len(sources), unit="sent", desc=desc, file=sys.stderr) as bar:
+        for k in range(0, len(order), step):
+            chunk = order[k:k + step]
+            for i, hyp in zip(chunk, translator.translate_text([sources[i] for i in chunk], options, batch_size),
+                              strict=True):
+                out[i] = hyp
+            bar.update(len(chunk))
+    return out
+
+
+def _decode_speech(translator: Any, data: Path, split: str, options: Any,
+                   batch_size: int) -> tuple[list[dict], list[str], list[str | None]]:
+    """Manifest rows, CTC transcripts and translations (None for ASR) of a split, in manifest order."""
+    from tqdm import tqdm
+
+    from sate.data.dataset import SpeechDataset
+    from sate.decode.api import _batches
+
+    dataset = SpeechDataset.from_data_dir(data, split, translator.src_vocab, translator.tgt_vocab,
+                                          cmvn=translator.cmvn)
+    transcripts: list[str] = [""] * len(dataset)
+    translations: list[str | None] = [None] * len(dataset)
+    with tqdm(total=len(dataset), unit="utt", desc="decode", file=sys.stderr) as bar:
+        for batch in _batches(dataset.lengths, batch_size):
+            feats = [dataset[i]["feats"] for i in batch]
+            for i, (transcript, translation) in zip(batch, translator.decode_features(feats, options, len(batch)),
+                                                    strict=True):
+                transcripts[i], translations[i] = transcript, translation
+            bar.update(len(batch))
+    return dataset.rows, transcripts, translations
+
+
+def _write_lines(path: Path, lines: list[str]) -> None:
+    from sate.data.mustc import atomic_write_text
+
+    # One line per row, whatever the text holds: a line break inside would shift every later line.
+    atomic_write_text(path, [" ".join(line.split("\n")) for line in lines])
+
+
+def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
+             decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None) -> dict[str, Any]:
+    """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
+    from sate.data.mustc import read_manifest
+    from sate.decode.api import SpeechTranslator
+    from sate.score import format_text, read_lines, sacrebleu_scores, word_error_rate
+
+    if batch_size < 1:
+        raise SateError(f"--batch-size must be >= 1, got {batch_size}")
+    manifest = data / f"{split}.jsonl"
+    if not manifest.is_file():
+        raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
+    model = SpeechTranslator.load(model_dir, device=device)
+    mt = SpeechTranslator.load(mt_model_dir, device=device) if mt_model_dir is not None else None
+    if mt is not None and (model.task != "asr" or mt.task != "mt"):
+        raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack and --mt-model an MT pack "
+                        f"(got {model.task} and {mt.task})")
+    translator = mt if mt is not None else model
+    options = translator.with_options(**(decode or {}))
+    mode = "cascade" if mt is not None else model.task
+
+    started = time.perf_counter()
+    transcripts: list[str] | None = None
+    translations: list[str] | None = None
+    if model.task == "mt":
+        rows = read_manifest(manifest)
+        translations = _translate_sorted(model, [r["src_norm"] for r in rows], options, batch_size, "translate")
+    else:
+        rows, transcripts, st_out = _decode_speech(model, data, split, options, batch_size)
+        if model.task == "st":
+            translations = [t or "" for t in st_out]
+        elif mt is not None:
+            translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
+    elapsed = time.perf_counter() - started
+
+    results: dict[str, Any] = {
+        "mode": mode, "model": str(model_dir), "mt_model": str(mt_model_dir) if mt_model_dir else None,
+        "data": str(data), "split": split, "utterances": len(rows), "decode": asdict(options),
+        "device": str(model.device), "decode_seconds": round(elapsed, 3)}
+    if model.task != "mt":
+        audio = sum(float(r["duration"]) for r in rows)
+        results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
+    out.mkdir(parents=True, exist_ok=True)
+    report = []
+    if translations is not None:
+        _write_lines(out / "hyp.txt", translations)
+        _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
+        # Scored from the files as written, so `sate score`/sacrebleu on them give these numbers.
+        scores = sacrebleu_scores(read_lines(out / "hyp.txt"), read_lines(out / "ref.txt"))
+        results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
+                       bleu_detail=scores["BLEU"].verbose,
+                       signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
+                                  "ter": scores["TER"].signature})
+        report.append(format_text(scores))
+    if transcripts is not None:
+        _write_lines(out / "transcript.txt", transcripts)
+        _write_lines(out / "transcript_ref.txt", [r["src_norm"] for r in rows])
+        wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
+        results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
+        report.append(f"WER (CTC greedy; lowercase, no punctuation) = {wer.wer:.2f} "
+                      f"({wer.errors} errors / {wer.words} words)")
+    from sate.data.mustc import atomic_write_text
+
+    atomic_write_text(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
+    speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
+    if "rtf" in results and results["rtf"] is not None:
+        speed += f", real-time factor {results['rtf']:.3f}"
+    print(f"{split}: {len(rows)} utterances decoded in {elapsed:.1f} s ({speed}) on {model.device}, {mode} model")
+    print("\n".join(report))
+    print(f"wrote {out}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
+          + (", transcript.txt, transcript_ref.txt" if transcripts is not None else ""))
+    return results
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st, asr or mt")
+    parser.add_argument("--mt-model", type=Path, default=None,
+                        help="packed MT model: translate the --model ASR transcripts with it (a cascade)")
+    parser.add_argument("--data", type=Path, required=True, help="prepared data directory (`sate prep`, `features`)")
+    parser.add_argument("--split", default="tst-COMMON", help="manifest split to decode")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="where hyp/ref files and results.json go (when not given: eval/MODEL_DIR_NAME/SPLIT)")
+    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
+    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="other decoding options, e.g. lenpen=1.2 max_len_ratio=0.5 (when not given: the pack's)")
+    parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
+    parser.add_argument("--device", default=None,
+                        help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sate.decode.pack import parse_assignments
+
+    decode = parse_assignments(args.decode, "--decode")
+    if args.beam is not None:
+        decode["beam"] = args.beam
+    name = args.model.resolve().name + (f"+{args.mt_model.resolve().name}" if args.mt_model else "")
+    out = args.out or Path("eval") / name / args.split
+    evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device)
+    return 0

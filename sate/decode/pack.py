@@ -1,0 +1,262 @@
+"""Write a self-contained model directory: `sate pack --model MODEL_FILE --data DATA_DIR --out DIR`.
+
+A packed directory is all that decoding needs, without the data directory or the experiment:
+
+    DIR/sate.yaml        what this is: task, decoding defaults, feature settings, part names
+    DIR/model.pt         the sate model file (config, weights, token lists)
+    DIR/spm_src.model    SentencePiece models and ESPnet-order token lists of `sate vocab`
+    DIR/spm_tgt.model
+    DIR/tokens_src.txt
+    DIR/tokens_tgt.txt
+    DIR/cmvn.json        global CMVN statistics of the training data (speech models with global CMVN)
+
+The model file's token lists must equal the data directory's, so a model is never packed with a
+vocabulary it was not trained on. The directory is built in a temporary sibling and renamed
+into place: a killed run never leaves a complete-looking pack.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import tempfile
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from sate.errors import SateError
+
+FORMAT = "sate-pack"
+VERSION = 1
+PACK_YAML = "sate.yaml"
+MODEL = "model.pt"
+CMVN = "cmvn.json"
+CMVN_KINDS = ("global", "utterance", "none")
+# file -> what it is, for error messages naming a missing part
+VOCAB_PARTS = {
+    "spm_src.model": "the source SentencePiece model",
+    "spm_tgt.model": "the target SentencePiece model",
+    "tokens_src.txt": "the source token list",
+    "tokens_tgt.txt": "the target token list",
+}
+# The settings `sate features` computes fbank with; a pack records them and decoding checks them.
+FEATURE_KEYS = ("type", "num_mel_bins", "frame_length_ms", "frame_shift_ms", "sample_rate", "dither", "scale",
+                "min_samples")
+
+
+def feature_settings(cmvn: str) -> dict[str, Any]:
+    """The feature section of sate.yaml: today's fbank settings plus the CMVN kind."""
+    from sate.data.features import FEATURE_CONFIG
+
+    return {**{k: FEATURE_CONFIG[k] for k in FEATURE_KEYS}, "cmvn": cmvn}
+
+
+def default_decoding() -> dict[str, Any]:
+    """The SATE recipe's decoding: beam 5, lenpen 1.0; every other option at beam search's default."""
+    from sate.decode.beam_search import DecodeOptions
+
+    return asdict(DecodeOptions(beam=5, lenpen=1.0))
+
+
+def decode_options(values: dict[str, Any], where: str) -> Any:
+    """A `DecodeOptions` from a mapping; an unknown key or a wrong type is an error naming ``where``."""
+    from sate.decode.beam_search import DecodeOptions
+
+    known = {f.name: f for f in fields(DecodeOptions)}
+    unknown = sorted(set(values) - set(known))
+    if unknown:
+        raise SateError(f"{where}: unknown decoding option(s) {', '.join(unknown)}; known: {', '.join(known)}")
+    clean = {}
+    for key, value in values.items():
+        default = getattr(DecodeOptions(), key)
+        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
+            value = float(value)
+        if default is not None and type(value) is not type(default):
+            raise SateError(f"{where}: decoding option {key} must be {type(default).__name__}, got {value!r}")
+        clean[key] = value
+    try:
+        return DecodeOptions(**clean)
+    except (TypeError, ValueError) as err:
+        raise SateError(f"{where}: {err}") from None
+
+
+def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
+    """``["beam=5", "lenpen=1.2"]`` -> ``{"beam": 5, "lenpen": 1.2}`` (values parsed as YAML)."""
+    import yaml
+
+    out = {}
+    for item in items:
+        key, sep, raw = item.partition("=")
+        if not sep or not key.strip():
+            raise SateError(f"{option} {item!r}: expected KEY=VALUE, e.g. beam=5")
+        try:
+            out[key.strip()] = yaml.safe_load(raw)
+        except yaml.YAMLError:
+            raise SateError(f"{option} {item!r}: the value is not valid YAML") from None
+    return out
+
+
+@dataclass(frozen=True)
+class PackInfo:
+    """What ``sate.yaml`` says."""
+
+    task: str
+    decode: dict[str, Any]
+    features: dict[str, Any] | None  # None for MT
+
+    def to_yaml(self) -> dict[str, Any]:
+        doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "task": self.task,
+                               "decode": self.decode}
+        if self.features is not None:
+            doc["features"] = self.features
+        return doc
+
+
+def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
+    """The CMVN kind of the training run that wrote ``model_file``: `sate train` leaves config.yaml beside it."""
+    from sate.config import read_yaml
+
+    config = model_file.parent / "config.yaml"
+    if not config.is_file():
+        return None
+    data = read_yaml(config).get("data")
+    kind = data.get("cmvn") if isinstance(data, dict) else None
+    return (kind, config) if kind in CMVN_KINDS else None
+
+
+def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path) -> None:
+    """The model's token lists must equal the data directory's (same vocabularies)."""
+    from sate.data.mustc import read_text_lines
+
+    for side in ("src", "tgt"):
+        path = data_dir / f"tokens_{side}.txt"
+        tokens = read_text_lines(path)
+        ours = meta[f"{side}_tokens"]
+        if tokens != ours:
+            index = next((i for i, (a, b) in enumerate(zip(tokens, ours, strict=False)) if a != b),
+                         min(len(tokens), len(ours)))
+            raise SateError(f"{path} ({len(tokens)} tokens) is not the token list {model_file} was trained with "
+                            f"({len(ours)} tokens; first difference at line {index + 1})")
+
+
+def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | None = None,
+         cmvn: str | None = None) -> PackInfo:
+    """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
+
+    ``decode`` overrides the default decoding options; ``cmvn`` is the feature normalisation the
+    model was trained with (default: the training run's config.yaml beside the model file, else global).
+    """
+    from sate.config import write_yaml
+    from sate.data.features import load_cmvn
+    from sate.data.vocab import Vocabulary
+    from sate.models.model_file import load_model_file
+
+    meta = load_model_file(model_file)
+    if not data_dir.is_dir():
+        raise SateError(f"{data_dir}: data directory is missing")
+    for name in VOCAB_PARTS:
+        if not (data_dir / name).is_file():
+            raise SateError(f"{data_dir / name}: {VOCAB_PARTS[name]} is missing (run `sate vocab`)")
+    check_tokens(meta, model_file, data_dir)
+    for side in ("src", "tgt"):  # the SentencePiece models must fit the token lists
+        Vocabulary.load(data_dir, side)
+    options = decode_options({**default_decoding(), **(decode or {})}, "--decode")
+    speech = meta["task"] != "mt"
+    if cmvn is not None and cmvn not in CMVN_KINDS:
+        raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
+    if speech and cmvn is None:
+        found = training_cmvn(model_file)
+        cmvn = found[0] if found else "global"
+        print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
+    if speech and cmvn == "global":
+        load_cmvn(data_dir / CMVN)  # exists and is well-formed
+    info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn) if speech else None)
+
+    out.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    try:
+        shutil.copyfile(model_file, tmp / MODEL)
+        for name in VOCAB_PARTS:
+            shutil.copyfile(data_dir / name, tmp / name)
+        if speech and cmvn == "global":
+            shutil.copyfile(data_dir / CMVN, tmp / CMVN)
+        write_yaml(tmp / PACK_YAML, info.to_yaml())
+        if out.exists():
+            if not (out / PACK_YAML).is_file():
+                raise SateError(f"{out} exists and is not a packed model; not replacing it")
+            old = out.with_name(f".{out.name}.old")
+            shutil.rmtree(old, ignore_errors=True)
+            out.rename(old)
+            tmp.rename(out)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return info
+
+
+def read_pack_yaml(directory: Path) -> PackInfo:
+    """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
+    from sate.config import read_yaml
+
+    path = directory / PACK_YAML
+    if not directory.is_dir():
+        raise SateError(f"{directory}: packed model directory is missing")
+    if not path.is_file():
+        raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
+    doc = read_yaml(path)
+    if doc.get("format") != FORMAT:
+        raise SateError(f"{path}: not a sate pack (format {doc.get('format')!r})")
+    if doc.get("version") != VERSION:
+        raise SateError(f"{path}: pack version {doc.get('version')!r}; this sate reads {VERSION}")
+    task = doc.get("task")
+    if task not in ("asr", "mt", "st"):
+        raise SateError(f"{path}: task must be asr, mt or st, got {task!r}")
+    decode = doc.get("decode")
+    if not isinstance(decode, dict):
+        raise SateError(f"{path}: the decode section is missing")
+    features = doc.get("features")
+    if task != "mt":
+        if not isinstance(features, dict):
+            raise SateError(f"{path}: the features section is missing")
+        expected = feature_settings(features.get("cmvn"))
+        if features.get("cmvn") not in CMVN_KINDS:
+            raise SateError(f"{path}: features.cmvn must be one of {', '.join(CMVN_KINDS)}")
+        if features != expected:
+            diff = sorted(k for k in set(features) | set(expected) if features.get(k) != expected.get(k))
+            raise SateError(f"{path}: features {', '.join(diff)} differ from what this sate computes "
+                            f"({', '.join(f'{k}={expected.get(k)!r}' for k in diff)})")
+    return PackInfo(task, decode, features if task != "mt" else None)
+
+
+def required_parts(info: PackInfo) -> dict[str, str]:
+    """file name -> description of every part a pack of this kind must hold."""
+    parts = {MODEL: "the model file", **VOCAB_PARTS}
+    if info.features is not None and info.features["cmvn"] == "global":
+        parts[CMVN] = "the CMVN statistics"
+    return parts
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
+    parser.add_argument("--data", type=Path, required=True,
+                        help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")
+    parser.add_argument("--out", type=Path, required=True, help="directory to write (an older pack there is replaced)")
+    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="decoding defaults to store, e.g. beam=5 lenpen=1.0 (beam search's option names)")
+    parser.add_argument("--cmvn", choices=CMVN_KINDS, default=None,
+                        help="feature normalisation the model was trained with "
+                             "(when not given: data.cmvn of the config.yaml beside --model, else global)")
+
+
+def run(args: argparse.Namespace) -> int:
+    info = pack(args.model, args.data, args.out, parse_assignments(args.decode, "--decode"), args.cmvn)
+    decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
+    print(f"packed {info.task} model {args.model} -> {args.out} (decode: {decode})")
+    return 0

@@ -1,0 +1,150 @@
+"""Translate audio files of any length: `sate translate --model DIR FILE... [--format text|jsonl|srt]`.
+
+Every file libsndfile reads (wav, flac, ogg, mp3 where the build allows), at any sample rate and
+channel count, is resampled to 16 kHz mono, cut at pauses into segments of at most
+``--max-segment`` seconds (energy VAD, `sate.decode.vad`), and its segments are translated in
+batches together with those of neighbouring files. Results are written in the order of the
+files given. A file that is missing, unreadable, corrupt, empty or silent gets a one-line error
+naming it; the others are still translated, and the exit status is 1 if any file failed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TextIO
+
+from sate.decode.output import FORMATS, render
+from sate.decode.vad import VadOptions
+from sate.errors import SateError
+
+# Files are read ahead until this much audio (seconds) or this many segments per batch slot is
+# pending; then the pending segments are decoded together. Bounds memory on long file lists.
+GROUP_SECONDS = 1800.0
+GROUP_BATCHES = 8
+
+
+@contextmanager
+def _atomic_text(path: Path) -> Iterator[TextIO]:
+    """A text file written to a temporary sibling and renamed into place when complete."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            yield f
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
+    """One ``OUT/<stem>.srt`` per input; two inputs with the same stem would overwrite each other."""
+    paths: dict[Path, Path] = {}
+    seen: dict[str, Path] = {}
+    for path in files:
+        if path.stem in seen and seen[path.stem] != path:
+            raise SateError(f"{seen[path.stem]} and {path} would both be written to {out / (path.stem + '.srt')}")
+        seen[path.stem] = path
+        paths[path] = out / f"{path.stem}.srt"
+    return paths
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
+    parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st or asr")
+    parser.add_argument("--format", choices=FORMATS, default="text",
+                        help="text: one line per segment; jsonl: file, start, end, transcript, translation per "
+                             "segment; srt: subtitles")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="output file (when not given: stdout); with --format srt and several files, a directory "
+                             "that gets one FILE_STEM.srt per input")
+    parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
+    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
+    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
+                        help="other decoding options, e.g. lenpen=1.2 max_len_ratio=0.5 (when not given: the pack's)")
+    parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
+    parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
+                        help="longest segment in seconds; longer speech is cut at its quietest point")
+    parser.add_argument("--min-pause", type=float, default=VadOptions.min_pause,
+                        help="shortest silence in seconds that separates two segments")
+    parser.add_argument("--device", default=None,
+                        help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    from sate.decode.api import SpeechTranslator
+    from sate.decode.pack import parse_assignments
+
+    if args.batch_size < 1:
+        raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
+    vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause)
+    files: list[Path] = args.files
+    several_srt = args.format == "srt" and len(files) > 1
+    if several_srt and args.out is None:
+        raise SateError("--format srt with several files needs --out DIR (one .srt per file)")
+    if several_srt and args.out.exists() and not args.out.is_dir():
+        raise SateError(f"{args.out}: not a directory (--format srt with several files writes one .srt per file)")
+    srt_paths = _srt_paths(files, args.out) if several_srt else {}
+
+    translator = SpeechTranslator.load(args.model, device=args.device)
+    if translator.task == "mt":
+        raise SateError(f"{args.model} is an MT model; sate translate needs an ST or ASR model")
+    overrides = parse_assignments(args.decode, "--decode")
+    if args.beam is not None:
+        overrides["beam"] = args.beam
+    options = translator.with_options(**overrides)
+
+    failed = 0
+    done = 0
+
+    def write_group(group: list, out: TextIO | None) -> None:
+        for result in translator.decode_prepared(group, options, args.batch_size):
+            lines = render(result, args.format, args.transcript, with_file=len(files) > 1)
+            if several_srt:
+                with _atomic_text(srt_paths[Path(result.source)]) as f:
+                    f.writelines(line + "\n" for line in lines)
+            else:
+                out.writelines(line + "\n" for line in lines)
+                out.flush()
+
+    def translate_all(out: TextIO | None) -> None:
+        nonlocal failed, done
+        group: list = []
+        pending_seconds = 0.0
+        with tqdm(total=len(files), unit="file", desc="translate", file=sys.stderr,
+                  disable=len(files) < 2 or None) as bar:
+            for path in files:
+                try:
+                    item = translator.prepare(path, vad=vad)
+                except SateError as err:
+                    failed += 1
+                    tqdm.write(f"sate translate: error: {err}", file=sys.stderr)
+                else:
+                    group.append(item)
+                    pending_seconds += item.duration
+                    done += 1
+                if group and (pending_seconds >= GROUP_SECONDS
+                              or sum(len(g.spans) for g in group) >= GROUP_BATCHES * args.batch_size):
+                    write_group(group, out)
+                    group, pending_seconds = [], 0.0
+                bar.update(1)
+            if group:
+                write_group(group, out)
+
+    if several_srt or args.out is None:
+        translate_all(None if several_srt else sys.stdout)
+    else:
+        with _atomic_text(args.out) as out:
+            translate_all(out)
+    if failed:
+        print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}", file=sys.stderr)
+        return 1
+    return 0

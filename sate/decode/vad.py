@@ -1,0 +1,182 @@
+"""From any audio file to 16 kHz mono speech segments: reading, resampling, energy-based VAD.
+
+Models are trained on sentence-like segments of a few seconds, while users hand us whole talks.
+We cut a recording at its pauses: frames whose energy is above a threshold set from the
+recording's own level distribution are speech; silences shorter than ``min_pause`` are bridged
+(they are pauses between words, not between sentences); speech bursts shorter than
+``min_speech`` are dropped (clicks); a run of speech longer than ``max_segment`` is cut at its
+quietest point until every piece fits. Each segment keeps up to ``padding`` seconds of the
+surrounding silence, as training segments do, never overlapping its neighbour.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from sate.data.audio import SAMPLE_RATE
+from sate.errors import SateError
+
+HOP = 160  # 10 ms frames at 16 kHz
+WINDOW = 400  # 25 ms
+SILENCE_DB = -100.0  # the energy of digital silence (log floor)
+# A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
+# well below any usable speech and above dither and quantisation noise.
+ABSOLUTE_FLOOR_DB = -60.0
+# The threshold sits this far from the quiet level (10th percentile) towards the loud level
+# (95th percentile): robust to a constant noise floor and to the overall gain.
+THRESHOLD_POSITION = 0.3
+READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
+
+
+@dataclass(frozen=True)
+class VadOptions:
+    """Segmentation settings, in seconds."""
+
+    max_segment: float = 20.0  # no segment is longer (padding included)
+    min_pause: float = 0.3  # shorter silences do not split
+    min_speech: float = 0.15  # shorter bursts of energy are not speech
+    padding: float = 0.1  # silence kept on each side of a segment
+
+    def __post_init__(self) -> None:
+        if self.max_segment < 1.0 + 2 * self.padding:
+            raise SateError(f"the maximum segment length must be at least {1.0 + 2 * self.padding:g} s, "
+                            f"got {self.max_segment:g}")
+        for name in ("min_pause", "min_speech", "padding"):
+            if getattr(self, name) < 0:
+                raise SateError(f"VAD {name} must be >= 0, got {getattr(self, name)}")
+
+
+def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
+    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels)."""
+    wave = np.asarray(wave)
+    if wave.ndim == 2:
+        wave = wave.mean(axis=1)
+    elif wave.ndim != 1:
+        raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
+    if np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
+        wave = wave / float(np.iinfo(wave.dtype).max + 1)
+    elif not np.issubdtype(wave.dtype, np.floating):
+        raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
+    if sample_rate <= 0:
+        raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
+    wave = np.ascontiguousarray(wave, dtype=np.float32)
+    if sample_rate != SAMPLE_RATE and len(wave):
+        import torch
+        import torchaudio.functional as AF
+
+        wave = AF.resample(torch.from_numpy(wave), sample_rate, SAMPLE_RATE).numpy()
+    return wave
+
+
+def read_audio(path: str | Path) -> np.ndarray:
+    """A whole audio file as float32 16 kHz mono; bad input becomes one `SateError` naming the file.
+
+    Anything libsndfile reads (wav, flac, ogg, mp3 where the build supports it), any rate, any
+    channel count. Channels are averaged block by block, so a long multichannel file never sits
+    in memory at full width.
+    """
+    import soundfile as sf
+
+    path = Path(path)
+    if not path.exists():
+        raise SateError(f"{path}: no such file")
+    if path.is_dir():
+        raise SateError(f"{path}: is a directory, not an audio file")
+    if path.stat().st_size == 0:
+        raise SateError(f"{path}: the file is empty (0 bytes)")
+    try:
+        with sf.SoundFile(str(path)) as f:
+            rate = f.samplerate
+            blocks = [block.mean(axis=1) for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True)]
+    except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SateError(f"{path}: cannot read audio ({first})") from None
+    wave = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+    if len(wave) == 0:
+        raise SateError(f"{path}: holds no audio samples")
+    return to_mono_16k(wave, rate, str(path))
+
+
+def frame_energy_db(wave: np.ndarray) -> np.ndarray:
+    """Log energy (dB relative to full scale) of 25 ms frames every 10 ms; frame k starts at k * 10 ms.
+
+    Computed from running sums a chunk at a time, so an hour of audio needs no frame matrix.
+    """
+    if len(wave) < WINDOW:
+        wave = np.concatenate([wave, np.zeros(WINDOW - len(wave), dtype=np.float32)])
+    n_frames = 1 + (len(wave) - WINDOW) // HOP
+    power = np.empty(n_frames)
+    chunk = 10000
+    for f0 in range(0, n_frames, chunk):
+        f1 = min(n_frames, f0 + chunk)
+        x = wave[f0 * HOP:(f1 - 1) * HOP + WINDOW].astype(np.float64)
+        sums = np.concatenate([[0.0], np.cumsum(x * x)])
+        starts = np.arange(f1 - f0) * HOP
+        power[f0:f1] = (sums[starts + WINDOW] - sums[starts]) / WINDOW
+    return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
+
+
+def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) index pairs of the True runs of a boolean array."""
+    padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
+
+
+def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:
+    """Cut frames [start, stop) at their quietest points (of ``smooth``) until no piece exceeds ``limit``."""
+    pieces = []
+    while stop - start > limit:
+        length = stop - start
+        if length <= 2 * limit:  # one cut leaving both sides within the limit
+            lo, hi = stop - limit, start + limit
+        else:  # cut off a first piece between half and the whole limit, then continue
+            lo, hi = start + limit // 2, start + limit
+        cut = lo + int(np.argmin(smooth[lo:hi + 1]))
+        pieces.append((start, cut))
+        start = cut
+    pieces.append((start, stop))
+    return pieces
+
+
+def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
+    """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if all silent."""
+    options = options or VadOptions()
+    energy = frame_energy_db(wave)
+    quiet, loud = np.percentile(energy, [10, 95])
+    threshold = max(ABSOLUTE_FLOOR_DB, quiet + THRESHOLD_POSITION * (loud - quiet))
+    speech = energy > threshold
+    frames_per_s = SAMPLE_RATE / HOP
+    runs = _runs(speech)
+    # Bridge pauses shorter than min_pause, then drop bursts shorter than min_speech.
+    merged: list[list[int]] = []
+    for start, stop in runs:
+        # A silent run of n frames is a pause of n hops plus the window overhang it hides.
+        if merged and (start - merged[-1][1]) / frames_per_s + (WINDOW - HOP) / SAMPLE_RATE < options.min_pause:
+            merged[-1][1] = stop
+        else:
+            merged.append([start, stop])
+    kept = [(a, b) for a, b in merged if b - a >= options.min_speech * frames_per_s]
+    limit = int((options.max_segment - 2 * options.padding) * frames_per_s)
+    smooth = np.convolve(energy, np.ones(21) / 21, mode="same")  # 0.2 s moving average: a pause, not a dip
+    pieces = [p for a, b in kept for p in _split_long(a, b, smooth, limit)]
+    # Frame k stands for the 10 ms around its window's centre, so pieces cut apart meet exactly.
+    centre = (WINDOW - HOP) / 2
+    total = len(wave) / SAMPLE_RATE
+    bounds = [(min((a * HOP + centre) / SAMPLE_RATE, total), min((b * HOP + centre) / SAMPLE_RATE, total))
+              for a, b in pieces]
+    out = []
+    for k, (start, end) in enumerate(bounds):
+        # Pad into the silence on each side, up to the middle of the pause to the neighbour.
+        left = (bounds[k - 1][1] + start) / 2 if k else 0.0
+        right = (end + bounds[k + 1][0]) / 2 if k + 1 < len(bounds) else total
+        out.append((round(max(start - options.padding, left), 3), round(min(end + options.padding, right), 3)))
+    return out
+
+
+def cut(wave: np.ndarray, segments: list[tuple[float, float]]) -> list[np.ndarray]:
+    """The samples of each (start, end) segment."""
+    return [wave[round(start * SAMPLE_RATE):round(end * SAMPLE_RATE)] for start, end in segments]

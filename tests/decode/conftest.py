@@ -1,0 +1,107 @@
+"""Decoding fixtures: tiny MT and ST models trained on the fixture corpus until their outputs are peaked.
+
+A beam search test on an untrained model says little: its next-token distributions are nearly flat,
+so every hypothesis runs to the maximum length and ties are everywhere. These models are trained for
+a hundred or so full-batch Adam steps on the 12 train utterances (a few seconds in all), enough to
+reproduce their training targets. They are written as sate model files like `sate average` writes.
+
+Fixtures (session scope; tests must not change the models):
+- ``decode_vocabs``: (src, tgt) `Vocabulary` of `prepared_data`.
+- ``trained_mt_file``, ``trained_st_file``: paths of the model files.
+- ``trained_mt``, ``trained_st``: the models, loaded from those files, in eval mode.
+- ``text_batch``, ``speech_batch``: every train and dev utterance of `prepared_data` in one collated
+  batch (17 items), text only and with features (global CMVN).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from sate.data.dataset import SpeechDataset, TextDataset, collate
+from sate.data.vocab import Vocabulary
+from sate.models import build_model
+from sate.models.base import SateModel
+from sate.models.model_file import model_from_file, save_model_file
+
+TINY_DECODE = {
+    "d_model": 32,
+    "acoustic": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8, "dropout": 0.0},
+    "adaptor": {"type": "league"},
+    "textual": {"layers": 1, "heads": 2, "ffn": 64, "dropout": 0.0},
+    "decoder": {"layers": 2, "heads": 2, "ffn": 64, "dropout": 0.0},
+}
+SECTIONS = {"mt": ("d_model", "textual", "decoder"), "st": ("d_model", "acoustic", "adaptor", "textual", "decoder")}
+STEPS = {"mt": 80, "st": 150}  # fewer ST steps leave a decoder that ignores the audio
+
+
+def _train(task: str, batch: dict[str, Any], src: Vocabulary, tgt: Vocabulary) -> SateModel:
+    """Full-batch Adam on the train utterances; seeded, so every run gives the same model."""
+    torch.manual_seed(0)
+    model = build_model(task, {k: TINY_DECODE[k] for k in SECTIONS[task]}, len(src), len(tgt))
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    for _ in range(STEPS[task]):
+        optimizer.zero_grad()
+        model(batch)["loss"].backward()
+        optimizer.step()
+    return model.eval()
+
+
+def _rows(prepared_data: Path, split: str) -> int:
+    return sum(1 for line in (prepared_data / f"{split}.jsonl").read_text().splitlines() if line.strip())
+
+
+@pytest.fixture(scope="session")
+def decode_vocabs(prepared_data: Path) -> tuple[Vocabulary, Vocabulary]:
+    return Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+
+
+@pytest.fixture(scope="session")
+def speech_batch(prepared_data: Path, decode_vocabs: tuple[Vocabulary, Vocabulary]) -> dict[str, Any]:
+    src, tgt = decode_vocabs
+    items = [item for split in ("train", "dev")
+             for item in SpeechDataset.from_data_dir(prepared_data, split, src, tgt, cmvn=prepared_data / "cmvn.json")]
+    return collate(items)
+
+
+@pytest.fixture(scope="session")
+def text_batch(prepared_data: Path, decode_vocabs: tuple[Vocabulary, Vocabulary]) -> dict[str, Any]:
+    src, tgt = decode_vocabs
+    items = [item for split in ("train", "dev")
+             for item in TextDataset.from_manifest(prepared_data / f"{split}.jsonl", src, tgt)]
+    return collate(items)
+
+
+def _model_file(tmp_path_factory: pytest.TempPathFactory, task: str, batch: dict[str, Any],
+                vocabs: tuple[Vocabulary, Vocabulary], n_train: int) -> Path:
+    train_part = {k: v[:n_train] for k, v in batch.items()}
+    model = _train(task, train_part, *vocabs)
+    path = tmp_path_factory.mktemp(f"decode_{task}") / "model.pt"
+    save_model_file(path, model, vocabs[0].tokens, vocabs[1].tokens)
+    return path
+
+
+@pytest.fixture(scope="session")
+def trained_mt_file(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, text_batch: dict[str, Any],
+                    decode_vocabs: tuple[Vocabulary, Vocabulary]) -> Path:
+    return _model_file(tmp_path_factory, "mt", text_batch, decode_vocabs, _rows(prepared_data, "train"))
+
+
+@pytest.fixture(scope="session")
+def trained_st_file(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, speech_batch: dict[str, Any],
+                    decode_vocabs: tuple[Vocabulary, Vocabulary]) -> Path:
+    return _model_file(tmp_path_factory, "st", speech_batch, decode_vocabs, _rows(prepared_data, "train"))
+
+
+@pytest.fixture(scope="session")
+def trained_mt(trained_mt_file: Path) -> SateModel:
+    return model_from_file(trained_mt_file)[0]
+
+
+@pytest.fixture(scope="session")
+def trained_st(trained_st_file: Path) -> SateModel:
+    return model_from_file(trained_st_file)[0]

@@ -1,0 +1,304 @@
+"""Batched beam search: ESPnet's results, batch independence, greedy mode, scores, lengths, options."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import pytest
+import torch
+from espnet.nets.batch_beam_search import BatchBeamSearch
+from espnet.nets.beam_search import BeamSearch
+from espnet.nets.pytorch_backend.transformer.mask import subsequent_mask
+from espnet.nets.scorers.length_bonus import LengthBonus
+
+from sate.decode import beam_search as beam_search_module
+from sate.decode.beam_search import (
+    DecodeOptions,
+    Hypothesis,
+    _IncrementalDecoder,
+    beam_search,
+    decode_memory,
+    encode_for_decoding,
+    length_limits,
+)
+from sate.decode.greedy import greedy_decode
+from sate.errors import SateError
+from sate.models.base import SateModel
+from sate.models.decoder import teacher_forced
+
+NO_NORM = {"lenpen": 0.0, "length_bonus": 0.0}
+
+
+def one(batch: dict[str, Any], i: int) -> dict[str, Any]:
+    """Utterance i of a collated batch as a batch of one, padding cut to its own length."""
+    out: dict[str, Any] = {"ids": [batch["ids"][i]]}
+    for key in ("feats", "src", "tgt"):
+        if key in batch:
+            n = int(batch[f"{key}_lengths"][i])
+            out[key], out[f"{key}_lengths"] = batch[key][i:i + 1, :n], batch[f"{key}_lengths"][i:i + 1]
+    return out
+
+
+def subset(batch: dict[str, Any], indices: list[int]) -> dict[str, Any]:
+    """Some utterances of a collated batch, still padded to the whole batch's length."""
+    return {k: [v[i] for i in indices] if isinstance(v, list) else v[indices] for k, v in batch.items()}
+
+
+def memories_alone(model: SateModel, batch: dict[str, Any]) -> list[torch.Tensor]:
+    """Each utterance encoded on its own: (T_i, D) without any padding."""
+    with torch.no_grad():
+        return [encode_for_decoding(model, one(batch, i))[0][0] for i in range(len(batch["ids"]))]
+
+
+def pad_with_noise(memories: list[torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Memories padded into (B, T, D) with large random values, which masking must hide."""
+    lengths = torch.tensor([m.size(0) for m in memories])
+    noise = torch.Generator().manual_seed(1)
+    out = 100 * torch.randn(len(memories), int(lengths.max()), memories[0].size(1), generator=noise)
+    for i, m in enumerate(memories):
+        out[i, : m.size(0)] = m
+    return out, lengths
+
+
+def assert_same_hyps(got: list[Hypothesis], want: list[Hypothesis], tol: float) -> None:
+    assert [h.tokens for h in got] == [h.tokens for h in want]
+    for g, w in zip(got, want, strict=True):
+        assert g.score == pytest.approx(w.score, rel=tol, abs=tol) and g.logp == pytest.approx(w.logp, abs=tol)
+
+
+# ----------------------------------------------------------------------------- the decoder step
+
+def test_incremental_step_gives_the_log_probs_of_espnet_forward_one_step(trained_mt: SateModel,
+                                                                         text_batch: dict[str, Any]) -> None:
+    """Our step (memory keys/values cached once, self-attention keys/values cached) against ESPnet's step
+    over padded memories, beam reordering and an utterance leaving the batch."""
+    decoder, k, vocab = trained_mt.decoder, 2, trained_mt.decoder.output_layer.out_features
+    memory, lengths = pad_with_noise(memories_alone(trained_mt, subset(text_batch, [0, 4, 9])))
+    g = torch.Generator().manual_seed(0)
+    inc = _IncrementalDecoder(decoder, memory, lengths, k, max_steps=8)
+    mem, mem_lengths = memory.repeat_interleave(k, 0), lengths.repeat_interleave(k)
+    ys = torch.full((memory.size(0) * k, 1), trained_mt.eos)
+    cache = None
+    with torch.no_grad():
+        for step in range(6):
+            mask = (torch.arange(mem.size(1))[None, :] < mem_lengths[:, None]).unsqueeze(1)
+            want, cache = decoder.forward_one_step(ys, subsequent_mask(ys.size(1)).unsqueeze(0), mem, mask, cache=cache)
+            got = inc.step(ys[:, -1], step)
+            torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-5)
+            # Every hypothesis continues a random beam of its own utterance.
+            utts = ys.size(0) // k
+            rows = (torch.arange(utts)[:, None] * k + torch.randint(0, k, (utts, k), generator=g)).view(-1)
+            ys = torch.cat([ys[rows], torch.randint(0, vocab, (ys.size(0), 1), generator=g)], dim=1)
+            cache = [c[rows] for c in cache]
+            inc.reorder(rows)
+            if step == 2:  # the middle utterance leaves
+                keep = torch.tensor([0, 2])
+                rows = (keep[:, None] * k + torch.arange(k)).view(-1)
+                ys, mem, mem_lengths, cache = ys[rows], mem[rows], mem_lengths[rows], [c[rows] for c in cache]
+                inc.keep(keep, rows)
+
+
+# ----------------------------------------------------------------------------- equality with ESPnet
+
+def espnet_nbest(search: BeamSearch, memory: torch.Tensor, max_len: int, eos: int) -> list[Hypothesis]:
+    """ESPnet's ended hypotheses, best first, as ours: tokens without sos/eos (a hypothesis that chose eos
+    at the last step gets a second one appended), score = its summed log-probability (and bonuses)."""
+    out = []
+    with torch.no_grad():
+        ended = search(x=memory, maxlenratio=-max_len, minlenratio=0.0)  # maxlenratio < 0: a fixed max length
+    for h in ended:
+        tokens = h.yseq.tolist()[1:]
+        while tokens and tokens[-1] == eos:
+            tokens.pop()
+        out.append(Hypothesis(tokens, float(h.score), float(h.scores["decoder"])))
+    return out
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request: pytest.FixtureRequest) -> None:
+    """No length normalisation: best hypotheses equal ESPnet's BeamSearch, run one utterance at a time with
+    the same decoder, beam and max length; so do the whole 5-best lists. The max length is short enough
+    that some utterances are cut there, which ESPnet ends with an unscored eos."""
+    model = request.getfixturevalue(f"trained_{task}")
+    batch = request.getfixturevalue("text_batch" if task == "mt" else "speech_batch")
+    if task == "st":
+        batch = subset(batch, list(range(0, 17, 2)))  # ESPnet is slow; 9 utterances
+    options = DecodeOptions(beam=5, nbest=5, max_len_ratio=1.5 if task == "mt" else 0.4, **NO_NORM)
+    memories = memories_alone(model, batch)
+    memory, lengths = pad_with_noise(memories)
+    ours = decode_memory(model.decoder, memory, lengths, model.eos, options)
+    _, max_len = length_limits(lengths, options)
+    vocab = model.decoder.output_layer.out_features
+    search = BeamSearch(scorers={"decoder": model.decoder}, weights={"decoder": 1.0}, beam_size=5,
+                        vocab_size=vocab, sos=model.eos, eos=model.eos).eval()
+    cut = 0
+    for i, mem in enumerate(memories):
+        theirs = espnet_nbest(search, mem, int(max_len[i]), model.eos)[:5]
+        assert_same_hyps(ours[i], theirs, 1e-4)
+        cut += sum(len(h.tokens) == int(max_len[i]) for h in ours[i])
+    assert cut > 0, "no hypothesis reached the max length: the eos-at-max-length rule went untested"
+
+
+@pytest.mark.parametrize(("options", "normalize_length", "penalty"), [
+    (DecodeOptions(beam=4, lenpen=1.0, max_len_ratio=2.0), True, 0.0),
+    (DecodeOptions(beam=4, lenpen=0.0, length_bonus=0.5, max_len_ratio=2.0), False, 0.5),
+])
+def test_length_normalisation_and_bonus_equal_espnet(options: DecodeOptions, normalize_length: bool, penalty: float,
+                                                     trained_mt: SateModel, text_batch: dict[str, Any]) -> None:
+    """lenpen 1 ranks like ESPnet's normalize_length (score / tokens incl. eos); length_bonus like its
+    LengthBonus scorer (ESPnet's `penalty`). Both let a longer hypothesis win, so they also check that
+    the stopping rule never stops before a better hypothesis could still end."""
+    vocab = trained_mt.decoder.output_layer.out_features
+    scorers: dict[str, Any] = {"decoder": trained_mt.decoder}
+    weights = {"decoder": 1.0}
+    if penalty:
+        scorers["length_bonus"], weights["length_bonus"] = LengthBonus(vocab), penalty
+    search = BatchBeamSearch(scorers=scorers, weights=weights, beam_size=options.beam, vocab_size=vocab,
+                             sos=trained_mt.eos, eos=trained_mt.eos, normalize_length=normalize_length).eval()
+    memories = memories_alone(trained_mt, text_batch)
+    ours = beam_search(trained_mt, text_batch, options)
+    _, max_len = length_limits(text_batch["src_lengths"], options)
+    unnormalised = beam_search(trained_mt, text_batch, DecodeOptions(beam=4, max_len_ratio=2.0, **NO_NORM))
+    changed = 0
+    for i, mem in enumerate(memories):
+        best = espnet_nbest(search, mem, int(max_len[i]), trained_mt.eos)[0]
+        assert ours[i][0].tokens == best.tokens
+        assert ours[i][0].logp == pytest.approx(best.logp, abs=1e-4)
+        changed += ours[i][0].tokens != unnormalised[i][0].tokens
+    assert changed > 0, "the option changed no result: the comparison says nothing about it"
+
+
+@pytest.mark.parametrize("options", [
+    DecodeOptions(beam=4, nbest=2, lenpen=0.7, length_bonus=0.3),
+    DecodeOptions(beam=4, nbest=4, lenpen=2.0),
+    DecodeOptions(beam=3, nbest=1, lenpen=-0.5, length_bonus=-0.5),
+    DecodeOptions(beam=4, nbest=3, lenpen=0.0, length_bonus=1.0),
+])
+def test_stopping_early_changes_no_result(options: DecodeOptions, trained_mt: SateModel, text_batch: dict[str, Any],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stopping rule only stops what cannot change the n-best: the same search run to every
+    utterance's max length (a bound of +inf) gives the same hypotheses and scores."""
+    early = beam_search(trained_mt, text_batch, options)
+    never = lambda best_logp, *_: torch.full_like(best_logp, math.inf)  # noqa: E731
+    monkeypatch.setattr(beam_search_module, "_best_reachable", never)
+    full = beam_search(trained_mt, text_batch, options)
+    for got, want in zip(early, full, strict=True):
+        assert_same_hyps(got, want, 1e-5)  # utterances leave the batch at other steps: float noise
+
+
+# ----------------------------------------------------------------------------- batching
+
+def test_batched_equals_one_by_one_on_the_same_memories(trained_st: SateModel, speech_batch: dict[str, Any]) -> None:
+    """A batch of padded memories (padding full of noise) decodes like each memory alone, n-best included."""
+    memories = memories_alone(trained_st, speech_batch)
+    memory, lengths = pad_with_noise(memories)
+    options = DecodeOptions(beam=5, nbest=3, max_len_ratio=0.6)
+    batched = decode_memory(trained_st.decoder, memory, lengths, trained_st.eos, options)
+    for i, mem in enumerate(memories):
+        alone = decode_memory(trained_st.decoder, mem[None], lengths[i:i + 1], trained_st.eos, options)
+        assert_same_hyps(batched[i], alone[0], 1e-5)
+
+
+def test_mt_model_batched_equals_one_by_one(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:
+    """The whole MT model (its encoder masks source padding too) gives the same result in any batch."""
+    batched = beam_search(trained_mt, text_batch)
+    for i in range(len(text_batch["ids"])):
+        assert_same_hyps(batched[i], beam_search(trained_mt, one(text_batch, i))[0], 1e-5)
+
+
+# ----------------------------------------------------------------------------- greedy, scores, lengths
+
+def naive_greedy(model: SateModel, memory: torch.Tensor, max_len: int) -> list[int]:
+    """Argmax decoding that reruns the full decoder on the whole prefix each step (no cache)."""
+    ys = [model.eos]
+    for _ in range(max_len):
+        logits, _ = model.decoder(memory[None], torch.tensor([memory.size(0)]), torch.tensor([ys]),
+                                  torch.tensor([len(ys)]))
+        token = int(logits[0, -1].argmax())
+        if token == model.eos:
+            break
+        ys.append(token)
+    return ys[1:]
+
+
+def test_greedy_is_beam_one_and_equals_uncached_argmax_decoding(trained_mt: SateModel,
+                                                                 text_batch: dict[str, Any]) -> None:
+    trained_mt.train()  # decoding switches to eval mode and back
+    hyps = greedy_decode(trained_mt, text_batch, max_len_ratio=1.2)
+    assert trained_mt.training
+    trained_mt.eval()
+    memories = memories_alone(trained_mt, text_batch)
+    _, max_len = length_limits(text_batch["src_lengths"], DecodeOptions(max_len_ratio=1.2))
+    with torch.no_grad():
+        assert hyps == [naive_greedy(trained_mt, m, int(n)) for m, n in zip(memories, max_len, strict=True)]
+    assert any(len(h) == int(n) for h, n in zip(hyps, max_len, strict=True)), "no output reached the max length"
+    beam_one = beam_search(trained_mt, text_batch, DecodeOptions(beam=1, max_len_ratio=1.2))
+    assert [h[0].tokens for h in beam_one] == hyps
+
+
+def test_nbest_lists_are_distinct_ranked_and_scored_by_the_model(trained_mt: SateModel,
+                                                                 text_batch: dict[str, Any]) -> None:
+    """n-best: distinct, sorted by score; logp is the teacher-forced log-probability of tokens + eos
+    (no eos term when cut at the max length) and score = (logp + bonus * tokens chosen) / n ** lenpen."""
+    options = DecodeOptions(beam=4, nbest=4, lenpen=0.7, length_bonus=0.3, max_len_ratio=1.2)
+    hyps = beam_search(trained_mt, text_batch, options)
+    memory, lengths = encode_for_decoding(trained_mt, text_batch)
+    _, max_len = length_limits(lengths, options)
+    for i, nbest in enumerate(hyps):
+        assert len(nbest) == 4 and len({tuple(h.tokens) for h in nbest}) == 4
+        assert [h.score for h in nbest] == sorted((h.score for h in nbest), reverse=True)
+        tokens = torch.full((4, max(len(h.tokens) for h in nbest)), -1)
+        for j, h in enumerate(nbest):
+            tokens[j, : len(h.tokens)] = torch.tensor(h.tokens, dtype=torch.long)
+        lens = torch.tensor([len(h.tokens) for h in nbest])
+        with torch.no_grad():
+            logits, targets = teacher_forced(trained_mt.decoder, memory[i:i + 1].expand(4, -1, -1),
+                                             lengths[i:i + 1].expand(4), tokens, lens)
+        logp = logits.log_softmax(-1).gather(-1, targets.clamp(min=0)[..., None])[..., 0]
+        for j, h in enumerate(nbest):
+            cut = len(h.tokens) == int(max_len[i])
+            assert h.logp == pytest.approx(float(logp[j, : len(h.tokens) + (not cut)].sum()), abs=1e-4)
+            n = len(h.tokens) + 1
+            assert h.score == pytest.approx((h.logp + 0.3 * (n - cut)) / n**0.7, abs=1e-5)
+
+
+def test_min_and_max_length_ratios_bound_every_hypothesis(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:
+    src_lengths = text_batch["src_lengths"]
+    longer = beam_search(trained_mt, text_batch, DecodeOptions(beam=3, nbest=3, min_len_ratio=1.8, max_len_ratio=2.5))
+    shorter = beam_search(trained_mt, text_batch, DecodeOptions(beam=3, nbest=3, max_len_ratio=0.5))
+    for n, long_hyps, short_hyps in zip(src_lengths.tolist(), longer, shorter, strict=True):
+        assert all(math.floor(1.8 * n) <= len(h.tokens) <= math.ceil(2.5 * n) for h in long_hyps)
+        assert all(len(h.tokens) <= math.ceil(0.5 * n) for h in short_hyps)
+    # Unconstrained, some outputs are shorter than 1.8 x and longer than 0.5 x their source.
+    free = beam_search(trained_mt, text_batch, DecodeOptions(beam=3, max_len_ratio=2.5))
+    lengths = [len(h[0].tokens) for h in free]
+    assert any(n < math.floor(1.8 * s) for n, s in zip(lengths, src_lengths.tolist(), strict=True))
+    assert any(n > math.ceil(0.5 * s) for n, s in zip(lengths, src_lengths.tolist(), strict=True))
+
+
+def test_length_limits_round_outward_and_ignore_float_noise() -> None:
+    lengths = torch.tensor([10, 7, 1, 0])
+    min_len, max_len = length_limits(lengths, DecodeOptions(min_len_ratio=0.3, max_len_ratio=0.3))
+    assert min_len.tolist() == [3, 2, 0, 0] and max_len.tolist() == [3, 3, 1, 1]
+
+
+def test_bonus_and_lenpen_move_lengths_the_documented_way(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:
+    def total(**kw: float) -> int:
+        return sum(len(h[0].tokens) for h in beam_search(trained_mt, text_batch, DecodeOptions(beam=5, **kw)))
+
+    plain = total(lenpen=0.0)
+    assert total(lenpen=0.0, length_bonus=2.0) > plain > total(lenpen=0.0, length_bonus=-2.0)
+    assert total(lenpen=2.0) > plain
+
+
+@pytest.mark.parametrize(("kwargs", "message"), [
+    ({"beam": 0}, "beam must be at least 1"),
+    ({"beam": 2, "nbest": 3}, "nbest must be between 1 and the beam"),
+    ({"max_len_ratio": 0.0}, "max_len_ratio must be positive"),
+    ({"min_len_ratio": 3.0}, "min_len_ratio must be between 0 and max_len_ratio"),
+    ({"lenpen": math.nan}, "lenpen must be a finite number"),
+])
+def test_invalid_options_are_refused(kwargs: dict[str, Any], message: str) -> None:
+    with pytest.raises(SateError, match=message):
+        DecodeOptions(**kwargs)

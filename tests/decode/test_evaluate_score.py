@@ -1,0 +1,135 @@
+"""`sate score` equals the sacrebleu CLI; `sate evaluate` writes aligned hyp/ref files and scores them the same way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.cli import main
+from sate.data.mustc import read_manifest
+from sate.data.vocab import Vocabulary
+from sate.decode.api import SpeechTranslator
+from sate.decode.evaluate import evaluate
+from sate.decode.pack import pack
+from sate.errors import SateError
+from sate.models import build_model, save_model_file
+from sate.score import read_lines, sacrebleu_scores, word_error_rate
+
+SACREBLEU = str(Path(sys.executable).parent / "sacrebleu")
+HYPS = ["Das ist ein kleiner Test.", "Wie geht es dir?", "Er sagte: „Nein!“", "", "DAS HAUS IST GROß.",
+        "Ich habe 3,5 Äpfel gekauft  ", "Sie kommt morgen nicht."]
+REFS = ["Das ist ein kleiner Test.", "Wie geht's dir?", "Er sagte: „Nein, danke!“", "Applaus",
+        "Das Haus ist groß.", "Ich habe 3,5 Äpfel gekauft.", "Morgen kommt sie nicht."]
+
+
+def sacrebleu_cli(ref: Path, hyp: Path, *extra: str) -> str:
+    return subprocess.run([SACREBLEU, str(ref), "-i", str(hyp), "-m", "bleu", "chrf", "ter", *extra],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def test_score_prints_exactly_what_the_sacrebleu_cli_prints(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    ref.write_text("\r\n".join(REFS) + "\r\n", encoding="utf-8")  # CRLF: sacrebleu strips it, so do we
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
+    ours = capsys.readouterr().out
+    assert ours == sacrebleu_cli(ref, hyp)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().out == sacrebleu_cli(ref, hyp, "-f", "text")
+    cli = {m["name"]: m for m in json.loads(ours)}
+    assert cli["BLEU"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|")
+    scores = sacrebleu_scores(read_lines(hyp), read_lines(ref))
+    assert {name: round(s.score, 1) for name, s in scores.items()} == {
+        "BLEU": cli["BLEU"]["score"], "chrF": cli["chrF2"]["score"], "TER": cli["TER"]["score"]}
+
+    short = tmp_path / "short.txt"
+    short.write_text("eins\n")
+    assert main(["score", "--hyp", str(short), "--ref", str(ref)]) == 2
+    assert f"{short} has 1 lines but {ref} has 7" in capsys.readouterr().err
+
+
+def test_wer_ignores_case_and_punctuation() -> None:
+    assert word_error_rate(["Hello, World!"], ["hello world"]).wer == 0.0
+    wer = word_error_rate(["the cat sat", "on mat"], ["the cat sat down", "on the mat"])
+    assert (wer.errors, wer.words) == (2, 7) and wer.wer == pytest.approx(200 / 7)
+    with pytest.raises(SateError, match="2 transcripts but 1 references"):
+        word_error_rate(["a", "b"], ["a"])
+
+
+# ----------------------------------------------------------------------------------------------- evaluate
+
+@pytest.fixture(scope="module")
+def eval_packs(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, trained_st_file: Path,
+               trained_mt_file: Path) -> dict[str, Path]:
+    """The decoding tests' trained ST and MT models (they reproduce their train split), and an untrained ASR."""
+    root = tmp_path_factory.mktemp("eval_packs")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    asr = build_model("asr", {"d_model": 16, "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3,
+                                                          "frontend_channels": 4}}, len(src), len(tgt))
+    save_model_file(root / "asr.pt", asr, src.tokens, tgt.tokens)
+    for name, model_file in (("st", trained_st_file), ("mt", trained_mt_file), ("asr", root / "asr.pt")):
+        # Speech memory has 25 positions a second: 0.5 of it is ample for a translation, and fast.
+        pack(model_file, prepared_data, root / name, {"max_len_ratio": 0.5} if name != "mt" else {})
+    return {name: root / name for name in ("st", "mt", "asr")}
+
+
+def evaluate_cli(capsys: pytest.CaptureFixture[str], out: Path, data: Path, *args: str | Path) -> dict:
+    assert main(["evaluate", "--data", str(data), "--out", str(out), *map(str, args)]) == 0
+    printed = capsys.readouterr().out
+    results = json.loads((out / "results.json").read_text())
+    for name in ("bleu", "chrf", "ter"):
+        if name in results:
+            assert results["signature"][name] in printed
+    return results
+
+
+def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rows = read_manifest(prepared_data / "train.jsonl")
+    out = tmp_path / "st"
+    results = evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "train",
+                           "--batch-size", "5")
+    for name in ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt"):
+        assert len(read_lines(out / name)) == len(rows), name
+    assert read_lines(out / "ref.txt") == [r["tgt"] for r in rows]
+    assert read_lines(out / "transcript_ref.txt") == [r["src_norm"] for r in rows]
+    assert results["mode"] == "st" and results["utterances"] == len(rows) and results["decode"]["beam"] == 5
+    for key in ("bleu", "chrf", "ter", "wer"):
+        assert isinstance(results[key], float)
+    # The model reproduces its training targets: in manifest order, hypotheses match their references.
+    assert results["bleu"] > 50, read_lines(out / "hyp.txt")
+    cli = {m["name"]: m for m in json.loads(sacrebleu_cli(out / "ref.txt", out / "hyp.txt"))}
+    assert round(results["bleu"], 1) == cli["BLEU"]["score"] and round(results["ter"], 1) == cli["TER"]["score"]
+    assert results["signature"]["bleu"] == cli["BLEU"]["signature"]
+    assert results["wer"] == pytest.approx(word_error_rate(read_lines(out / "transcript.txt"),
+                                                           [r["src_norm"] for r in rows]).wer)
+
+
+def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    mt = evaluate_cli(capsys, tmp_path / "mt", prepared_data, "--model", eval_packs["mt"], "--split", "train")
+    assert mt["mode"] == "mt" and "wer" not in mt and mt["bleu"] > 50  # the reference-transcript upper bound
+    assert not (tmp_path / "mt" / "transcript.txt").exists()
+
+    cascade = evaluate_cli(capsys, tmp_path / "cascade", prepared_data, "--model", eval_packs["asr"],
+                           "--mt-model", eval_packs["mt"], "--split", "dev", "--beam", "2")
+    assert cascade["mode"] == "cascade" and cascade["decode"]["beam"] == 2
+    assert {"bleu", "chrf", "ter", "wer"} <= set(cascade)
+    transcripts = read_lines(tmp_path / "cascade" / "transcript.txt")
+    assert len(transcripts) == len(read_manifest(prepared_data / "dev.jsonl"))
+    translator = SpeechTranslator.load(eval_packs["mt"])
+    # The MT model translated the ASR transcripts, line by line.
+    assert read_lines(tmp_path / "cascade" / "hyp.txt") == [
+        h.rstrip() for h in translator.translate_text(transcripts, translator.with_options(beam=2))]
+
+    asr = evaluate_cli(capsys, tmp_path / "asr", prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    assert asr["mode"] == "asr" and "bleu" not in asr and asr["wer"] >= 0
+    with pytest.raises(SateError, match="--mt-model is for a cascade"):
+        evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])

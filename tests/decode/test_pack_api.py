@@ -1,0 +1,147 @@
+"""`sate pack` and the Python API: a self-contained directory that decodes exactly like training features."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+import yaml
+
+from sate.cli import main
+from sate.data.audio import read_segment
+from sate.data.dataset import SpeechDataset
+from sate.data.mustc import read_manifest
+from sate.data.vocab import Vocabulary
+from sate.decode.api import SpeechTranslator
+from sate.decode.pack import pack
+from sate.errors import SateError
+from sate.models import build_model, save_model_file
+
+TINY = {"d_model": 16, "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
+        "adaptor": {"type": "league"}, "textual": {"layers": 1, "heads": 2, "ffn": 32},
+        "decoder": {"layers": 1, "heads": 2, "ffn": 32}}
+SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"), "st": tuple(TINY)}
+# Untrained models rarely say eos: a short maximum length keeps every decode in milliseconds.
+MAX_LEN = {"asr": 0.05, "st": 0.05, "mt": 0.5}
+
+
+def tiny_model_file(root: Path, data: Path, task: str, tokens: dict[str, list[str]] | None = None) -> Path:
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    torch.manual_seed(0)
+    model = build_model(task, {k: TINY[k] for k in SECTIONS[task]}, len(src), len(tgt))
+    path = root / f"{task}.pt"
+    tokens = tokens or {"src": src.tokens, "tgt": tgt.tokens}
+    save_model_file(path, model, tokens["src"], tokens["tgt"])
+    return path
+
+
+@pytest.fixture(scope="module")
+def packs(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("packs")
+    out = {}
+    for task in ("st", "asr", "mt"):
+        out[task] = root / task
+        pack(tiny_model_file(root, prepared_data, task), prepared_data, out[task], {"max_len_ratio": MAX_LEN[task]})
+    return out
+
+
+def test_pack_writes_a_self_contained_directory(packs: dict[str, Path], prepared_data: Path) -> None:
+    names = {"sate.yaml", "model.pt", "spm_src.model", "spm_tgt.model", "tokens_src.txt", "tokens_tgt.txt"}
+    assert {p.name for p in packs["st"].iterdir()} == names | {"cmvn.json"}
+    assert {p.name for p in packs["mt"].iterdir()} == names  # text in, text out: no features
+    doc = yaml.safe_load((packs["st"] / "sate.yaml").read_text())
+    assert doc["task"] == "st"
+    assert doc["decode"] == {"beam": 5, "lenpen": 1.0, "length_bonus": 0.0, "min_len_ratio": 0.0,
+                             "max_len_ratio": 0.05, "nbest": 1}
+    assert doc["features"]["num_mel_bins"] == 80 and doc["features"]["cmvn"] == "global"
+    assert (packs["st"] / "cmvn.json").read_bytes() == (prepared_data / "cmvn.json").read_bytes()
+    # Nothing else is left beside the pack (it was built in a temporary directory and renamed).
+    assert sorted(p.name for p in packs["st"].parent.iterdir() if p.name.startswith(".")) == []
+
+
+def test_pack_refuses_a_model_trained_on_other_token_lists(tmp_path: Path, prepared_data: Path) -> None:
+    src = Vocabulary.load(prepared_data, "src").tokens
+    tgt = Vocabulary.load(prepared_data, "tgt").tokens
+    other = {"src": src, "tgt": tgt[:5] + ["▁other"] + tgt[6:]}
+    model = tiny_model_file(tmp_path, prepared_data, "st", other)
+    with pytest.raises(SateError, match=r"tokens_tgt.txt .*is not the token list .*st.pt .*line 6"):
+        pack(model, prepared_data, tmp_path / "pack")
+    assert not (tmp_path / "pack").exists()
+    with pytest.raises(SateError, match="unknown decoding option.*beem"):
+        pack(tiny_model_file(tmp_path, prepared_data, "st"), prepared_data, tmp_path / "pack", {"beem": 3})
+
+
+def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    model = tiny_model_file(tmp_path, prepared_data, "asr")
+    (tmp_path / "config.yaml").write_text("task: asr\ndata: {cmvn: utterance}\n")  # what `sate train` leaves
+    out = tmp_path / "pack"
+    for beam in (3, 4):
+        assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out),
+                     "--decode", f"beam={beam}", "lenpen=0.5"]) == 0
+    doc = yaml.safe_load((out / "sate.yaml").read_text())
+    assert doc["decode"]["beam"] == 4 and doc["decode"]["lenpen"] == 0.5
+    assert doc["features"]["cmvn"] == "utterance" and not (out / "cmvn.json").exists()
+    assert "cmvn: utterance (from" in capsys.readouterr().out
+    assert SpeechTranslator.load(out).cmvn.mean is None  # per-utterance statistics
+
+
+@pytest.mark.parametrize("part", ["sate.yaml", "model.pt", "spm_src.model", "spm_tgt.model", "tokens_src.txt",
+                                  "tokens_tgt.txt", "cmvn.json"])
+def test_a_pack_missing_a_part_says_which(tmp_path: Path, packs: dict[str, Path], part: str) -> None:
+    broken = tmp_path / "broken"
+    shutil.copytree(packs["st"], broken)
+    (broken / part).unlink()
+    with pytest.raises(SateError, match=part.replace(".", r"\.")):
+        SpeechTranslator.load(broken)
+
+
+def test_features_equal_the_training_features(packs: dict[str, Path], prepared_data: Path) -> None:
+    """Raw audio -> fbank -> packed CMVN gives exactly what training read from the feature store."""
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    dataset = SpeechDataset.from_data_dir(prepared_data, "dev", st.src_vocab, st.tgt_vocab,
+                                          cmvn=prepared_data / "cmvn.json")
+    for k, row in enumerate(read_manifest(prepared_data / "dev.jsonl")[:3]):
+        ours = st.features(read_segment(row["audio"], row["offset"], row["duration"]))
+        np.testing.assert_allclose(ours, dataset[k]["feats"].numpy(), rtol=0, atol=1e-5)
+
+
+def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Path) -> None:
+    st = SpeechTranslator.load(packs["st"])
+    assert st.device.type == ("cuda" if torch.cuda.is_available() else "cpu")
+    path = read_manifest(prepared_data / "tst-COMMON.jsonl")[0]["audio"]
+    pcm, rate = sf.read(path, dtype="int16")
+    (from_file,) = st.translate([path])
+    (from_floats,) = st.translate([(pcm / 32768.0, rate)])
+    (from_pcm,) = st.translate([(pcm, rate)])
+    assert from_file.source == path and from_floats.source == "<waveform 0>"
+    assert from_file.duration == pytest.approx(len(pcm) / rate)
+    assert from_file.segments and all(0 <= s.start < s.end <= from_file.duration for s in from_file.segments)
+    assert all(s.translation and s.transcript for s in from_file.segments)
+    assert from_file.segments == from_floats.segments == from_pcm.segments
+    assert from_file.translation == " ".join(s.translation for s in from_file.segments)
+    both = st.translate([path, (pcm, rate)])  # decoded in shared batches
+    assert [r.source for r in both] == [path, "<waveform 1>"]
+    assert [(s.start, s.end) for s in both[1].segments] == [(s.start, s.end) for s in from_file.segments]
+    with pytest.raises(SateError, match=r"<waveform 0>: no speech found"):
+        st.translate([(np.zeros(32000, dtype=np.float32), 16000)])
+    with pytest.raises(SateError, match="translate_text needs an MT model"):
+        st.translate_text(["hello"])
+
+
+def test_asr_pack_transcribes_and_mt_pack_translates_text(packs: dict[str, Path], prepared_data: Path) -> None:
+    asr = SpeechTranslator.load(packs["asr"])
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    (result,) = asr.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
+    assert result.translation is None and all(s.translation is None for s in result.segments)
+    assert result.transcript
+    mt = SpeechTranslator.load(packs["mt"])
+    out = mt.translate_text(["Hello, World!", "", "hello world", "(Applause)"])
+    assert out[0] and out[0] == out[2]  # normalised like src_norm before translation
+    assert out[1] == "" and out[3] == ""  # nothing to translate
+    with pytest.raises(SateError, match="MT model: it translates text"):
+        mt.translate([row["audio"]])

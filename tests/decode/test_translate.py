@@ -1,0 +1,207 @@
+"""`sate translate`: any audio file in, segments with timestamps out; bad files named, the rest translated."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+import torchaudio.functional as AF
+
+from sate.cli import main
+from sate.data.audio import read_segment
+from sate.data.mustc import read_manifest
+from sate.data.vocab import Vocabulary
+from sate.decode.output import srt_time
+from sate.decode.pack import pack
+from sate.decode.vad import VadOptions, speech_segments
+from sate.models import build_model, save_model_file
+
+TINY = {"d_model": 16, "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
+        "adaptor": {"type": "league"}, "textual": {"layers": 1, "heads": 2, "ffn": 32},
+        "decoder": {"layers": 1, "heads": 2, "ffn": 32}}
+SR = 16000
+
+
+@pytest.fixture(scope="module")
+def st_pack(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Path:
+    """An untrained tiny ST model, packed; a short maximum length keeps its decoding fast."""
+    root = tmp_path_factory.mktemp("translate")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(root / "st.pt", build_model("st", TINY, len(src), len(tgt)), src.tokens, tgt.tokens)
+    pack(root / "st.pt", prepared_data, root / "pack", {"max_len_ratio": 0.05})
+    return root / "pack"
+
+
+@pytest.fixture(scope="module")
+def utterances(prepared_data: Path) -> list[np.ndarray]:
+    """Every utterance of the fixture corpus (about 1 minute of speech), as 16 kHz samples."""
+    return [read_segment(r["audio"], r["offset"], r["duration"])
+            for split in ("train", "dev", "tst-COMMON") for r in read_manifest(prepared_data / f"{split}.jsonl")]
+
+
+def run_translate(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    rc = main(["translate", *map(str, args)])
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def jsonl(text: str) -> list[dict]:
+    return [json.loads(line) for line in text.splitlines()]
+
+
+def test_wav_flac_and_stereo_44k_give_the_same_segments(tmp_path: Path, st_pack: Path, utterances: list[np.ndarray],
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    pause = np.zeros(round(0.8 * SR), dtype=np.float32)
+    parts, spans, t = [pause], [], len(pause) / SR
+    for utt in utterances[:4]:
+        parts += [utt, pause]
+        spans.append((t, t + len(utt) / SR))
+        t += (len(utt) + len(pause)) / SR
+    wave = np.concatenate(parts)
+    duration = len(wave) / SR
+    wav, flac, stereo = tmp_path / "talk.wav", tmp_path / "talk.flac", tmp_path / "talk_stereo.wav"
+    sf.write(wav, wave, SR, subtype="PCM_16")
+    sf.write(flac, wave, SR, subtype="PCM_16")
+    loud = AF.resample(torch.from_numpy(wave), SR, 44100).numpy()
+    sf.write(stereo, np.stack([loud * 0.9, loud * 0.7], axis=1), 44100, subtype="FLOAT")
+
+    outputs = {}
+    for path in (wav, flac, stereo):
+        rc, out, err = run_translate(capsys, "--model", st_pack, path, "--format", "jsonl")
+        assert rc == 0, err
+        outputs[path] = jsonl(out)
+        assert len(outputs[path]) == len(spans)
+        for seg, (start, end) in zip(outputs[path], spans, strict=True):
+            assert seg["file"] == str(path) and seg["translation"] and seg["transcript"] is not None
+            assert 0 <= seg["start"] < seg["end"] <= duration
+            assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + 0.15
+    # flac is lossless: everything but the file name is identical to the wav's output.
+    assert [{**s, "file": None} for s in outputs[flac]] == [{**s, "file": None} for s in outputs[wav]]
+    # 44.1 kHz stereo is resampled and down-mixed: the same segments, to within a frame or two.
+    for ours, ref in zip(outputs[stereo], outputs[wav], strict=True):
+        assert abs(ours["start"] - ref["start"]) <= 0.03 and abs(ours["end"] - ref["end"]) <= 0.03
+
+
+def test_two_minute_recording_is_cut_at_pauses_into_bounded_segments(
+        tmp_path: Path, st_pack: Path, utterances: list[np.ndarray], capsys: pytest.CaptureFixture[str]) -> None:
+    rng = np.random.default_rng(0)
+    pause = np.zeros(round(1.5 * SR), dtype=np.float32)
+    parts, spans, t = [pause], [], len(pause) / SR
+    for utt in utterances:  # part 1: every utterance, 1.5 s of silence after each
+        parts += [utt, pause]
+        spans.append((t, t + len(utt) / SR))
+        t += (len(utt) + len(pause)) / SR
+    # Part 2: 30 s of speech without a pause (utterances 50 ms apart): no pause to cut at, so it is
+    # cut at its quietest point into two segments within the 20 s limit.
+    run = []
+    for utt in utterances:
+        run += [utt, np.zeros(800, dtype=np.float32)]
+        if sum(len(x) for x in run) >= 30 * SR:
+            break
+    parts += run + [pause]
+    recording = np.concatenate(parts)
+    recording += rng.normal(0, 1e-4, len(recording)).astype(np.float32)  # a faint noise floor, as in real rooms
+    duration = len(recording) / SR
+    assert duration >= 120
+    path = tmp_path / "recording.wav"
+    sf.write(path, recording, SR)
+
+    rc, out, err = run_translate(capsys, "--model", st_pack, path, "--format", "jsonl", "--batch-size", "8")
+    assert rc == 0, err
+    segments = jsonl(out)
+    assert len(segments) == len(utterances) + 2
+    for seg in segments:
+        assert 0 <= seg["start"] < seg["end"] <= duration
+        assert seg["end"] - seg["start"] <= VadOptions().max_segment
+    assert all(a["end"] <= b["start"] for a, b in zip(segments, segments[1:], strict=False))
+    # Each utterance of part 1 lies inside its own segment, with at most 0.1 s of padding around it.
+    for seg, (start, end) in zip(segments, spans, strict=False):
+        assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + 0.15
+    long_run = segments[-2:]
+    assert long_run[1]["end"] - long_run[0]["start"] > 25 and long_run[0]["end"] == long_run[1]["start"]
+
+
+def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                              capsys: pytest.CaptureFixture[str]) -> None:
+    wavs = sorted({r["audio"] for split in ("dev", "tst-COMMON")
+                   for r in read_manifest(prepared_data / f"{split}.jsonl")})
+    # Segments are batched across files, so each output is compared with JSONL of the same files.
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "jsonl")
+    first = jsonl(out)
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--transcript")
+    assert rc == 0
+    assert out.splitlines() == [f"{s['transcript']}\t{s['translation']}" for s in first]
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "jsonl")
+    segments = jsonl(out)
+    assert [s["file"] for s in segments] == sorted(s["file"] for s in segments)  # in the order given
+    # Several files: each line names its file, as grep does.
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--out", tmp_path / "all.txt")
+    assert rc == 0 and out == ""
+    assert (tmp_path / "all.txt").read_text().splitlines() == [f"{s['file']}\t{s['translation']}" for s in segments]
+
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt")
+    cues = out.split("\n\n")
+    assert cues[-1] == "" and len(cues) - 1 == len(first)
+    for k, (cue, seg) in enumerate(zip(cues, first, strict=False), start=1):
+        assert cue.split("\n") == [str(k), f"{srt_time(seg['start'])} --> {srt_time(seg['end'])}", seg["translation"]]
+    assert srt_time(3725.0456) == "01:02:05,046"
+    # Several files in srt: one file each in --out DIR.
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt", "--out", tmp_path / "srt")
+    assert rc == 0 and sorted(p.name for p in (tmp_path / "srt").iterdir()) == sorted(Path(w).stem + ".srt"
+                                                                                      for w in wavs)
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt")
+    assert rc == 2 and "needs --out DIR" in err
+
+
+def test_bad_inputs_are_named_and_the_others_still_translated(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    good = read_manifest(prepared_data / "dev.jsonl")[0]["audio"]
+    corrupt = tmp_path / "corrupt.wav"
+    corrupt.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt " + bytes(range(256)) * 4)
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(b"")
+    no_samples = tmp_path / "no_samples.wav"
+    sf.write(no_samples, np.zeros(0, dtype=np.float32), SR)
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(3 * SR, dtype=np.float32), SR)
+    hiss = tmp_path / "hiss.ogg"
+    sf.write(hiss, np.random.default_rng(0).normal(0, 1e-4, 3 * SR).astype(np.float32), SR)
+    text = tmp_path / "notes.wav"
+    text.write_text("these are not samples\n")
+    bad = {tmp_path / "missing.wav": "no such file", tmp_path: "is a directory", corrupt: "cannot read audio",
+           empty: "the file is empty", no_samples: "holds no audio samples", silent: "no speech found",
+           hiss: "no speech found", text: "cannot read audio"}
+    rc, out, err = run_translate(capsys, "--model", st_pack, good, *bad, "--format", "jsonl")
+    assert rc == 1
+    assert {s["file"] for s in jsonl(out)} == {good}
+    errors = [line for line in err.splitlines() if line.startswith("sate translate: error:")]
+    assert len(errors) == len(bad)
+    for line, (path, reason) in zip(errors, bad.items(), strict=True):
+        assert line.startswith(f"sate translate: error: {path}: {reason}"), line
+    assert f"{len(bad)} of {len(bad) + 1} file(s) failed" in err
+
+
+def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_data: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "pack").mkdir()
+    rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
+    assert rc == 2 and err.strip().count("\n") == 0 and "sate.yaml is missing" in err
+
+
+def test_vad_splits_only_at_pauses_long_enough() -> None:
+    tone = (0.1 * np.sin(np.arange(SR) * 2 * np.pi * 200 / SR)).astype(np.float32)
+    gap = np.zeros(round(0.2 * SR), dtype=np.float32)
+    pause = np.zeros(round(0.6 * SR), dtype=np.float32)
+    wave = np.concatenate([pause, tone, gap, tone, pause, tone, pause])
+    segments = speech_segments(wave)
+    assert len(segments) == 2  # the 0.2 s gap is bridged, the 0.6 s pause splits
+    (a0, a1), (b0, b1) = segments
+    assert a0 == pytest.approx(0.5, abs=0.02) and a1 == pytest.approx(2.9, abs=0.02)  # 0.1 s padding each side
+    assert b0 == pytest.approx(3.3, abs=0.02) and b1 == pytest.approx(4.5, abs=0.02)
+    assert len(speech_segments(wave, VadOptions(min_pause=0.1))) == 3
+    assert speech_segments(np.zeros(SR, dtype=np.float32)) == []
