@@ -1,0 +1,306 @@
+"""Attention analysis: per-layer localness plots and cross-attention heatmaps.
+
+    sate analyze locality --model exp/asr/model.pt exp/mt/model.pt packs/st --data data --split dev --out analysis
+    sate analyze attention --model packs/st --data data --split dev --utt ted_1_0 --out heat.png
+    sate analyze attention --model packs/st talk.wav --out heat.png --layer 6 --head mean --encoder-layers 1 6
+
+A model is a model file (`sate average`, `sate train`) or a directory holding one as model.pt
+(a `sate pack` directory, or an experiment directory). Speech models read the split's fbank
+features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read whole as one
+utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence).
+MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
+
+CMVN rule: features are normalised as the model was trained, per the packed directory's
+sate.yaml, else ``data.cmvn`` of the config.yaml beside the model file, else global. Global
+statistics are ``DATA/cmvn.json`` whenever --data is given, else the model directory's cmvn.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from sate.errors import SateError
+
+if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stays instant
+    import torch
+
+    from sate.data.dataset import CMVN
+    from sate.data.vocab import Vocabulary
+    from sate.models.base import SateModel
+
+MODEL_FILE = "model.pt"
+CMVN_FILE = "cmvn.json"
+PACK_YAML = "sate.yaml"
+
+
+# ----------------------------------------------------------------------------------------------
+# Inputs
+
+
+@dataclass
+class AnalysisModel:
+    """A loaded model with where it came from and how its speech input is normalised."""
+
+    path: Path  # as given on the command line
+    name: str  # short name for tables, legends and titles
+    model: SateModel  # eval mode
+    meta: dict[str, Any]  # the model file's dict (token lists, task, config)
+    cmvn: str | None  # global | utterance | none; None for MT
+    directory: Path | None  # the directory given, if a directory was given
+
+    @property
+    def task(self) -> str:
+        return self.meta["task"]
+
+
+def load_model(path: Path) -> AnalysisModel:
+    """A model file, or a directory with model.pt (and, when packed, sate.yaml saying its CMVN)."""
+    from sate.decode.pack import read_pack_yaml, training_cmvn
+    from sate.models.model_file import model_from_file
+
+    directory = path if path.is_dir() else None
+    model_file = path / MODEL_FILE if directory else path
+    if directory and not model_file.is_file():
+        raise SateError(f"{path}: directory holds no {MODEL_FILE} (give a model file or a `sate pack` directory)")
+    model, meta = model_from_file(model_file)
+    meta = {k: v for k, v in meta.items() if k != "model"}
+    cmvn = None
+    if meta["task"] != "mt":
+        if directory and (directory / PACK_YAML).is_file():
+            info = read_pack_yaml(directory)
+            if info.task != meta["task"]:
+                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / PACK_YAML} "
+                                f"says {info.task}")
+            cmvn = info.features["cmvn"]
+        else:
+            found = training_cmvn(model_file)
+            cmvn = found[0] if found else "global"
+    name = path.name if directory else (path.parent.name if path.name == MODEL_FILE else path.stem)
+    return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
+
+
+def unique_names(models: list[AnalysisModel]) -> None:
+    """Models whose short names collide are named by the paths given instead."""
+    names = [m.name for m in models]
+    for m in models:
+        if names.count(m.name) > 1:
+            m.name = str(m.path)
+
+
+def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
+    """The CMVN of the module docstring's rule (None: raw features)."""
+    from sate.data.dataset import CMVN
+
+    if am.cmvn != "global":
+        return CMVN.from_option(am.cmvn)
+    if data is not None:
+        return CMVN.from_option(data / CMVN_FILE)
+    if am.directory is not None and (am.directory / CMVN_FILE).is_file():
+        return CMVN.from_option(am.directory / CMVN_FILE)
+    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {CMVN_FILE}) "
+                    f"or a packed directory holding {CMVN_FILE}")
+
+
+def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
+    from sate.data.vocab import Vocabulary
+
+    return Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+
+
+def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) -> None:
+    """An MT model embeds DATA's source ids, so both must use one token list."""
+    if am.meta["src_tokens"] != src_vocab.tokens:
+        raise SateError(f"{am.path}: its source token list differs from {data / 'tokens_src.txt'}; "
+                        "analyse it on the data directory it was trained on")
+
+
+def pick_device(device: str | None) -> torch.device:
+    import torch
+
+    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+
+
+# ----------------------------------------------------------------------------------------------
+# sate analyze locality
+
+
+def run_locality(args: argparse.Namespace) -> int:
+    from torch.utils.data import Subset
+
+    from sate.analysis import locality
+    from sate.data.dataset import SpeechDataset, TextDataset
+
+    if not 0.0 < args.window <= 1.0:
+        raise SateError(f"--window must be in (0, 1], got {args.window}")
+    if args.max_utts is not None and args.max_utts < 1:
+        raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
+    if args.batch_size < 1:
+        raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
+    models = [load_model(path) for path in args.model]
+    unique_names(models)
+    src_vocab, tgt_vocab = vocabularies(args.data)
+    device = pick_device(args.device)
+    speech_sets: dict[str, Any] = {}  # CMVN kind -> dataset, shared by the speech models
+    rows: list[locality.LayerLocalness] = []
+    for am in models:
+        if am.task == "mt":
+            check_source_tokens(am, src_vocab, args.data)
+            dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", src_vocab, tgt_vocab)
+            keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
+            sizes = [len(dataset.src[i]) for i in keep]
+        else:
+            if am.cmvn not in speech_sets:
+                speech_sets[am.cmvn] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
+                                                                   normalizer(am, args.data))
+            dataset = speech_sets[am.cmvn]
+            keep = list(range(len(dataset))[: args.max_utts])
+            sizes = [dataset.lengths[i] for i in keep]
+        if not keep:
+            raise SateError(f"{args.data / args.split}.jsonl: no utterance to analyse for {am.path}")
+        batches = locality.length_sorted_batches(Subset(dataset, keep), sizes, args.batch_size)
+        means = locality.model_localness(am.model, batches, args.window, device)
+        rows += [locality.LayerLocalness(am.name, am.task, encoder, layer, value, count)
+                 for (encoder, layer), (value, count) in means.items()]
+        depths = ", ".join(f"{e} {max(layer for (k, layer) in means if k == e)} layers"
+                           for e in dict.fromkeys(k for k, _ in means))
+        print(f"{am.name} ({am.task}, {am.path}): {depths}; {len(keep)} utterances of {args.split}")
+    args.out.mkdir(parents=True, exist_ok=True)
+    caption = (f"Localness of encoder self-attention: split {args.split} of {args.data}, "
+               f"attention mass on keys with |i - j| <= floor({args.window:g}·T), mean over heads, "
+               "positions and utterances.")
+    table = locality.markdown_table(rows, caption)
+    paths = [args.out / f"locality.{ext}" for ext in ("csv", "md", "png")]
+    locality.write_csv(rows, paths[0])
+    paths[1].write_text(table)
+    locality.plot_locality(rows, paths[2], args.window)
+    print(table, end="")
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# sate analyze attention
+
+
+def find_index(ids: list[str], utt: str, manifest: Path) -> int:
+    try:
+        return ids.index(utt)
+    except ValueError:
+        raise SateError(f"{manifest}: no utterance {utt!r} ({len(ids)} utterances, e.g. "
+                        f"{', '.join(ids[:3])})") from None
+
+
+def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict[str, Any]:
+    """A one-item batch of a prepared split: features for speech models, source ids for MT."""
+    from sate.data.dataset import SpeechDataset, TextDataset, collate
+
+    src_vocab, tgt_vocab = vocabularies(data)
+    manifest = data / f"{split}.jsonl"
+    if am.task == "mt":
+        check_source_tokens(am, src_vocab, data)
+        dataset = TextDataset.from_manifest(manifest, src_vocab, tgt_vocab)
+        index = find_index(dataset.ids, utt, manifest)
+        if not len(dataset.src[index]):
+            raise SateError(f"{manifest}: utterance {utt!r} has an empty transcript")
+        return collate([dataset[index]])
+    dataset = SpeechDataset.from_data_dir(data, split, src_vocab, tgt_vocab, normalizer(am, data))
+    return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
+
+
+def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, Any]:
+    """A one-item batch of a whole audio file: fbank as `sate features` computes it, then the CMVN rule."""
+    import torch
+
+    from sate.data.audio import read_segment, wav_info
+    from sate.data.features import compute_fbank
+
+    if am.task == "mt":
+        raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
+    info = wav_info(audio)
+    feats = compute_fbank(read_segment(audio, 0.0, info.duration, sample_rate=info.sample_rate))
+    cmvn = normalizer(am, data)
+    feats = torch.from_numpy(cmvn(feats) if cmvn is not None else feats)
+    return {"ids": [audio.name], "feats": feats[None], "feats_lengths": torch.tensor([len(feats)])}
+
+
+def run_attention(args: argparse.Namespace) -> int:
+    from sate.analysis import heatmap
+
+    if args.out.suffix.lower() != ".png":
+        raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
+    am = load_model(args.model)
+    if args.audio is not None:
+        if args.utt is not None:
+            raise SateError("give an audio FILE or --utt (with --data and --split), not both")
+        batch = audio_batch(am, args.audio, args.data)
+    else:
+        if args.data is None or args.utt is None:
+            raise SateError("give an audio FILE, or --data DATA_DIR and --utt ID (and --split)")
+        batch = utterance_batch(am, args.data, args.split, args.utt)
+    view = heatmap.utterance_attention(am.model, am.meta, batch, pick_device(args.device))
+    paths = heatmap.write_heatmaps(view, args.out, am.name, args.layer, args.head, args.encoder_layers)
+    print(f"{view.utt}: source: {view.transcript}")
+    print(f"{view.utt}: output: {view.translation}")
+    print("wrote " + ", ".join(str(p) for p in paths))
+    return 0
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def _choice(value: str) -> int | None:
+    from sate.analysis.heatmap import parse_choice
+
+    try:
+        return parse_choice(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
+    fmt = argparse.ArgumentDefaultsHelpFormatter
+    loc = sub.add_parser("locality", formatter_class=fmt, help="per-layer localness of encoder self-attention",
+                         description="Per encoder layer, the attention mass within ±window·T of each position "
+                                     "(the SATE paper's localness), as CSV, markdown and a PNG line plot.")
+    loc.add_argument("--model", type=Path, nargs="+", required=True,
+                     help="model files or model directories (asr, mt, st), one plot line per model encoder")
+    loc.add_argument("--data", type=Path, required=True, help="prepared data directory (manifests, fbank, vocab)")
+    loc.add_argument("--split", default="dev", help="manifest split to analyse")
+    loc.add_argument("--max-utts", type=int, default=None, help="analyse only the split's first N utterances")
+    loc.add_argument("--window", type=float, default=0.1,
+                     help="window ratio r: keys with |i - j| <= floor(r·T) count as local")
+    loc.add_argument("--batch-size", type=int, default=1,
+                     help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
+                          "subsampling gives a padded utterance 1-2 extra frames computed over padding")
+    loc.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
+    loc.add_argument("--out", type=Path, required=True, help="directory for locality.csv, .md and .png")
+    loc.set_defaults(_run=run_locality)
+
+    att = sub.add_parser("attention", formatter_class=fmt, help="cross-attention heatmap of one utterance",
+                         description="A PNG heatmap of the decoder's cross-attention for one utterance: greedy "
+                                     "output tokens against encoder positions labelled with CTC-aligned tokens.")
+    att.add_argument("audio", type=Path, nargs="?", default=None, metavar="FILE",
+                     help="an audio file analysed as one utterance (instead of --utt)")
+    att.add_argument("--model", type=Path, required=True, help="model file or model directory (st, mt, hybrid asr)")
+    att.add_argument("--data", type=Path, default=None,
+                     help="prepared data directory: the utterance's split, and the global CMVN statistics")
+    att.add_argument("--split", default="dev", help="manifest split holding --utt")
+    att.add_argument("--utt", default=None, help="utterance id in the split's manifest")
+    att.add_argument("--out", type=Path, required=True, help="PNG to write")
+    att.add_argument("--layer", type=_choice, default="mean", metavar="L|mean",
+                     help="decoder layer (1-based), or the mean over layers")
+    att.add_argument("--head", type=_choice, default="mean", metavar="H|mean",
+                     help="attention head (1-based), or the mean over heads")
+    att.add_argument("--encoder-layers", type=int, nargs="+", default=[], metavar="L",
+                     help="also write the self-attention maps of these layers of every encoder")
+    att.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
+    att.set_defaults(_run=run_attention)
+
+
+def run(args: argparse.Namespace) -> int:
+    return args._run(args)

@@ -1,0 +1,172 @@
+"""Localness of encoder self-attention per layer, the SATE paper's analysis (`sate analyze locality`).
+
+Definition. Take one utterance with T real positions (padding is never counted) and a window
+ratio r (``--window``, default 0.1). The window half-width is
+
+    w = floor(r·T)    (the largest integer w with w <= r·T; so T < 10 gives w = 0 at r = 0.1)
+
+and the localness of query position i in one head is the attention mass it puts on keys j with
+|i − j| <= w, that is on positions max(0, i − w) .. min(T − 1, i + w). At the ends of the
+utterance the window is cut, not shifted. A layer's localness for the utterance is the mean over
+its heads and its T query positions; the reported value is the mean over utterances, each
+utterance weighing the same. 1.0 means every position attends only within its window (the
+identity, for instance); uniform attention over all T keys scores about (2w + 1)/T, a bit less
+because of the cut windows at the ends.
+
+Speech utterances are best encoded one at a time (``--batch-size 1``, the default): ESPnet's
+conv2d subsampling gives an utterance padded inside a batch one or two extra output frames computed
+over the padding, so batching changes acoustic lengths and weights slightly. Text batches are exact.
+
+The paper finds ASR encoders growing more local with depth and MT encoders more global, and an
+E2E ST encoder trained with CTC behaving like ASR. Outputs, in ``--out``:
+
+- ``locality.csv``: model, task, encoder, layer, localness, utterances (one row per layer);
+- ``locality.md``: the same as a table, one column per model encoder, one row per layer;
+- ``locality.png``: one line per model encoder, layer on the x axis, localness on the y axis.
+"""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch.utils.data import Dataset
+
+from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
+from sate.data.dataset import collate
+from sate.models.base import SateModel
+
+# r·T is computed in floating point: 0.29·100 gives 28.999999999999996, whose floor would lose a key.
+WINDOW_EPS = 1e-9
+PLOT_INCHES = (7.0, 4.5)
+PLOT_DPI = 100  # with PLOT_INCHES: a 700 x 450 pixel PNG
+ENCODER_STYLE = {"acoustic": "-", "textual": "--"}
+
+
+def window_size(length: int, ratio: float) -> int:
+    """The half-width w = floor(ratio·length) of the localness window (see the module docstring)."""
+    return math.floor(ratio * length + WINDOW_EPS)
+
+
+def localness(attn: torch.Tensor, lengths: torch.Tensor, ratio: float) -> torch.Tensor:
+    """Per-utterance localness of one layer: attn (B, H, T, T), lengths (B,) -> (B,).
+
+    Each utterance uses only its first ``lengths[b]`` queries and keys; the mean runs over heads
+    and those queries.
+    """
+    batch, _, size, _ = attn.shape
+    pos = torch.arange(size, device=attn.device)
+    distance = (pos[:, None] - pos[None, :]).abs()  # (T, T)
+    half = torch.tensor([window_size(int(n), ratio) for n in lengths.tolist()], device=attn.device)
+    valid = pos[None, :] < lengths.to(attn.device)[:, None]  # (B, T)
+    inside = (distance[None] <= half[:, None, None]) & valid[:, None, :]  # (B, T query, T key)
+    mass = (attn.float() * inside[:, None]).sum(-1).mean(1)  # (B, T): summed over keys, averaged over heads
+    return (mass * valid).sum(-1) / lengths.to(attn.device).clamp(min=1)
+
+
+class LocalnessTotals:
+    """A capture sink that sums per-utterance localness per layer, so no attention map is kept."""
+
+    def __init__(self, ratio: float) -> None:
+        self.ratio = ratio
+        self.sums: dict[AttentionKey, float] = {}
+        self.counts: dict[AttentionKey, int] = {}
+
+    def __call__(self, key: AttentionKey, attn: torch.Tensor, key_mask: torch.Tensor) -> None:
+        lengths = key_mask.sum(-1)  # self-attention: queries and keys are the same positions
+        values = localness(attn, lengths, self.ratio)[lengths > 0]
+        self.sums[key] = self.sums.get(key, 0.0) + float(values.sum())
+        self.counts[key] = self.counts.get(key, 0) + len(values)
+
+    def means(self) -> dict[AttentionKey, tuple[float, int]]:
+        """(mean localness, utterances) per (encoder, layer), in encoder then layer order."""
+        return {key: (self.sums[key] / self.counts[key], self.counts[key])
+                for key in sorted(self.sums) if self.counts[key]}
+
+
+def length_sorted_batches(dataset: Dataset, sizes: Sequence[int], batch_size: int) -> Iterator[dict]:
+    """Collated batches, longest items first, so a batch pads little and memory peaks early."""
+    order = sorted(range(len(sizes)), key=lambda i: -sizes[i])
+    for start in range(0, len(order), batch_size):
+        yield collate([dataset[i] for i in order[start:start + batch_size]])
+
+
+@torch.inference_mode()
+def model_localness(model: SateModel, batches: Iterable[dict], ratio: float,
+                    device: torch.device) -> dict[AttentionKey, tuple[float, int]]:
+    """Mean localness per (encoder, layer) of every encoder the model has, in eval mode.
+
+    Speech models (asr, st) read ``feats``; an MT model reads ``src``. The decoder is not run.
+    """
+    model.eval().to(device)
+    totals = LocalnessTotals(ratio)
+    with capture_attention(encoder_attention(model), totals):
+        for batch in batches:
+            if model.task == "mt":
+                model.encode_text(batch["src"].to(device), batch["src_lengths"].to(device))
+            else:
+                model.encode(batch["feats"].to(device), batch["feats_lengths"].to(device))
+    return totals.means()
+
+
+@dataclass(frozen=True)
+class LayerLocalness:
+    """One row of locality.csv."""
+
+    model: str
+    task: str
+    encoder: str
+    layer: int
+    localness: float
+    utterances: int
+
+    @property
+    def series(self) -> str:
+        """The plot line and table column this row belongs to, e.g. "st acoustic"."""
+        return f"{self.model} {self.encoder}"
+
+
+def write_csv(rows: Sequence[LayerLocalness], path: Path) -> None:
+    with path.open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["model", "task", "encoder", "layer", "localness", "utterances"])
+        for r in rows:
+            writer.writerow([r.model, r.task, r.encoder, r.layer, f"{r.localness:.6f}", r.utterances])
+
+
+def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
+    """One column per model encoder, one row per layer; encoders with fewer layers leave cells blank."""
+    series = list(dict.fromkeys(r.series for r in rows))
+    cell = {(r.series, r.layer): f"{r.localness:.3f}" for r in rows}
+    depth = max(r.layer for r in rows)
+    lines = [caption, "", "| layer | " + " | ".join(series) + " |", "|---:|" + "---:|" * len(series)]
+    lines += [f"| {layer} | " + " | ".join(cell.get((s, layer), "") for s in series) + " |"
+              for layer in range(1, depth + 1)]
+    return "\n".join(lines) + "\n"
+
+
+def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> None:
+    """The paper-style line plot: a colour per model, solid for acoustic and dashed for textual encoders."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    colours = {m: f"C{k}" for k, m in enumerate(dict.fromkeys(r.model for r in rows))}
+    for series in dict.fromkeys(r.series for r in rows):
+        points = [r for r in rows if r.series == series]
+        ax.plot([r.layer for r in points], [r.localness for r in points], marker="o", label=series,
+                color=colours[points[0].model], linestyle=ENCODER_STYLE[points[0].encoder])
+    depth = max(r.layer for r in rows)
+    ax.set_xticks(range(1, depth + 1))
+    ax.set_xlabel("layer")
+    ax.set_ylabel(f"localness (attention mass within ±{ratio:g}·T)")
+    ax.set_title("Localness of encoder self-attention")
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.savefig(path, dpi=PLOT_DPI)

@@ -1,0 +1,179 @@
+"""Heatmaps: CTC position labels, figure sizes, and `sate analyze attention` on tiny models."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import soundfile as sf
+import torch
+
+from sate.analysis import cli as analyze
+from sate.analysis.heatmap import (
+    EOS_LABEL,
+    HEATMAP_DPI,
+    ctc_frame_labels,
+    figure_inches,
+    parse_choice,
+    select,
+    shrink_segment_labels,
+    utterance_attention,
+)
+from sate.cli import main
+from sate.data.audio import read_segment
+from sate.data.mustc import read_manifest
+from sate.models.shrink import ctc_shrink
+
+CPU = torch.device("cpu")
+
+
+def logits_for(path: list[int], vocab: int = 9) -> torch.Tensor:
+    """(T, V) logits whose greedy path is `path`."""
+    return torch.nn.functional.one_hot(torch.tensor(path), vocab).float()
+
+
+def test_ctc_labels_by_hand() -> None:
+    path = [0, 5, 5, 0, 7, 7, 7, 0, 5, 5]
+    assert ctc_frame_labels(logits_for(path)) == [None, 5, None, None, 7, None, None, None, 5, None]
+    assert shrink_segment_labels(logits_for(path), keep_blank=False) == [5, 7, 5]
+    assert shrink_segment_labels(logits_for(path), keep_blank=True) == [None, 5, None, 7, None, 5]
+    assert shrink_segment_labels(logits_for([0, 0, 0]), keep_blank=False) == [None]  # all blank: one segment
+    assert shrink_segment_labels(logits_for([3, 0, 3]), keep_blank=False) == [3, 3]
+
+
+@pytest.mark.parametrize("keep_blank", [False, True])
+def test_shrink_labels_match_the_shrink_adaptor(keep_blank: bool) -> None:
+    g = torch.Generator().manual_seed(0)
+    for _ in range(50):
+        frames = int(torch.randint(1, 30, (1,), generator=g))
+        logits = torch.randn(frames, 4, generator=g) + torch.tensor([1.0, 0, 0, 0])  # blank-heavy, with repeats
+        _, _, lengths = ctc_shrink(torch.zeros(1, frames, 2), logits[None], torch.tensor([frames]), keep_blank)
+        assert len(shrink_segment_labels(logits, keep_blank)) == int(lengths[0])
+
+
+def test_figure_sizes_by_hand() -> None:
+    assert figure_inches(5, 20) == (6.0, 4.0)  # at the minimum
+    assert figure_inches(10, 100) == (15.0, 4.75)  # 3 + 12 in wide; 2.5 + 2.2 = 4.7, to the quarter inch
+    assert figure_inches(200, 500) == (30.0, 20.0)  # at the maximum
+
+
+def test_layer_and_head_choice() -> None:
+    assert parse_choice("mean") is None and parse_choice("3") == 3
+    for bad in ("0", "-1", "last"):
+        with pytest.raises(ValueError):
+            parse_choice(bad)
+
+
+def expected_size(rows: int, cols: int) -> tuple[int, int]:
+    width, height = figure_inches(rows, cols)
+    return int(width * HEATMAP_DPI), int(height * HEATMAP_DPI)
+
+
+def test_attention_command_with_shrink(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                       png_size: Callable[[Path], tuple[int, int]],
+                                       capsys: pytest.CaptureFixture) -> None:
+    utt = read_manifest(prepared_data / "dev.jsonl")[1]["id"]
+    model = analyze.load_model(model_files["st_shrink"])
+    view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev", utt), CPU)
+    # one textual position per shrink segment, labelled by its token; rows: greedy tokens (+ </s>)
+    assert len(view.positions["textual"]) == view.maps[("textual", 1)].size(-1)
+    assert view.positions["textual"] == [t for t in view.positions["acoustic"] if t is not None] or \
+        view.positions["textual"] == [None]
+    assert view.translation == "".join(t for t in view.targets if t != EOS_LABEL).replace("\u2581", " ").strip()
+    cross = select(view, "cross", None, None)
+    assert cross.shape == (len(view.targets), len(view.positions["textual"]))
+    assert torch.allclose(cross.sum(-1), torch.ones(len(view.targets)))
+    assert torch.equal(select(view, "cross", 3, 2), view.maps[("cross", 3)][1])
+    assert torch.allclose(select(view, "cross", None, None), torch.stack([view.maps[("cross", k)]
+                                                                         for k in (1, 2, 3)]).mean((0, 1)))
+
+    out = tmp_path / "heat.png"
+    argv = ["analyze", "attention", "--model", str(model_files["st_shrink"]), "--data", str(prepared_data),
+            "--split", "dev", "--utt", utt, "--out", str(out), "--layer", "3", "--head", "2",
+            "--encoder-layers", "1", "2"]
+    assert main(argv) == 0
+    assert png_size(out) == expected_size(len(view.targets), len(view.positions["textual"]))
+    for encoder in ("acoustic", "textual"):
+        size = len(view.positions[encoder])
+        for layer in (1, 2):
+            assert png_size(tmp_path / f"heat.{encoder}-layer{layer}.png") == expected_size(size, size)
+    printed = capsys.readouterr().out
+    assert f"{utt}: output: {view.translation}" in printed
+
+
+def test_attention_command_on_mt(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                 png_size: Callable[[Path], tuple[int, int]]) -> None:
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    model = analyze.load_model(model_files["mt"])
+    view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev",
+                                                                                row["id"]), CPU)
+    assert view.transcript == row["src_norm"]  # the source tokens label the columns
+    assert all(label is not None for label in view.positions["textual"])
+    out = tmp_path / "mt.png"
+    assert main(["analyze", "attention", "--model", str(model_files["mt"]), "--data", str(prepared_data),
+                 "--utt", row["id"], "--out", str(out)]) == 0
+    assert png_size(out) == expected_size(len(view.targets), len(view.positions["textual"]))
+
+
+def test_hybrid_asr_attends_to_acoustic_frames(prepared_data: Path, model_files: dict[str, Path]) -> None:
+    model = analyze.load_model(model_files["asr_hybrid"])
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev", utt), CPU)
+    assert view.memory == "acoustic" and set(view.positions) == {"acoustic"}
+    assert select(view, "cross", 1, None).shape == (len(view.targets), len(view.positions["acoustic"]))
+    assert set(view.targets) <= set(model.meta["src_tokens"]) | {EOS_LABEL}  # an ASR decoder writes source pieces
+
+
+def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                                png_size: Callable[[Path], tuple[int, int]]) -> None:
+    """The E2E ST baseline has no textual encoder: its memory is the acoustic encoder's output."""
+    model = analyze.load_model(model_files["st_baseline"])
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev", utt), CPU)
+    assert view.memory == "acoustic" and set(view.positions) == {"acoustic"}
+    assert {kind for kind, _ in view.maps} == {"acoustic", "cross"}
+    out = tmp_path / "baseline.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st_baseline"]), "--data", str(prepared_data),
+                 "--utt", utt, "--out", str(out), "--encoder-layers", "2"]) == 0
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.acoustic-layer2.png", "baseline.png"]
+    assert png_size(out) == expected_size(len(view.targets), len(view.positions["acoustic"]))
+
+
+def test_audio_file_gives_the_prepared_features(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                                png_size: Callable[[Path], tuple[int, int]]) -> None:
+    row = read_manifest(prepared_data / "dev.jsonl")[2]
+    wav = tmp_path / "segment.wav"
+    sf.write(wav, read_segment(row["audio"], row["offset"], row["duration"]), 16000)
+    model = analyze.load_model(model_files["st"])
+    from_file = analyze.audio_batch(model, wav, prepared_data)
+    from_split = analyze.utterance_batch(model, prepared_data, "dev", row["id"])
+    assert torch.equal(from_file["feats_lengths"], from_split["feats_lengths"])
+    assert torch.allclose(from_file["feats"], from_split["feats"], atol=1e-3)
+    out = tmp_path / "file.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), str(wav), "--data", str(prepared_data),
+                 "--out", str(out)]) == 0
+    view = utterance_attention(model.model, model.meta, from_file, CPU)
+    # league adaptor: one textual position per acoustic frame, both labelled the same way
+    assert view.positions["textual"] == view.positions["acoustic"]
+    assert png_size(out) == expected_size(len(view.targets), len(view.positions["textual"]))
+
+
+def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                         capsys: pytest.CaptureFixture) -> None:
+    out = str(tmp_path / "h.png")
+    base = ["analyze", "attention", "--data", str(prepared_data), "--out", out]
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    cases = [
+        (["--model", str(model_files["st"]), "--utt", "nosuch"], "dev.jsonl: no utterance 'nosuch'"),
+        (["--model", str(model_files["st"]), "--utt", utt, "--layer", "3"], "--layer 3: the decoder has 2 layers"),
+        (["--model", str(model_files["st"]), "--utt", utt, "--head", "4"], "--head 4: the decoder has 2 heads"),
+        (["--model", str(model_files["st"]), "--utt", utt, "--encoder-layers", "5"],
+         "--encoder-layers 5: the encoders of st have 1..2 layers"),
+        (["--model", str(model_files["asr"]), "--utt", utt], "CTC-only ASR model has no decoder"),
+        (["--model", str(model_files["st"])], "give an audio FILE, or --data DATA_DIR and --utt ID"),
+        (["--model", str(model_files["mt"]), str(tmp_path / "a.wav")], "is an MT model: it reads text"),
+    ]
+    for extra, message in cases:
+        assert main([*base, *extra]) == 2, extra
+        assert message in capsys.readouterr().err

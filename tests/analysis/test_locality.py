@@ -1,0 +1,147 @@
+"""Localness: the definition on hand-made attention matrices, then `sate analyze locality` on tiny models."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+from torch.utils.data import Subset
+
+from sate.analysis.locality import LocalnessTotals, length_sorted_batches, localness, model_localness, window_size
+from sate.cli import main
+from sate.data.dataset import TextDataset
+from sate.models.model_file import model_from_file
+
+CPU = torch.device("cpu")
+
+
+def uniform(size: int) -> torch.Tensor:
+    return torch.full((size, size), 1.0 / size)
+
+
+def band(size: int, half: int) -> torch.Tensor:
+    """Row i attends uniformly to positions i - half .. i + half (cut at the ends)."""
+    pos = torch.arange(size)
+    inside = ((pos[:, None] - pos[None, :]).abs() <= half).float()
+    return inside / inside.sum(-1, keepdim=True)
+
+
+def one(attn: torch.Tensor, ratio: float = 0.1) -> float:
+    """Localness of a single-utterance map (T, T) or (H, T, T)."""
+    attn = attn if attn.dim() == 3 else attn[None]
+    return float(localness(attn[None], torch.tensor([attn.size(-1)]), ratio)[0])
+
+
+@pytest.mark.parametrize(("length", "ratio", "half"), [(10, 0.1, 1), (9, 0.1, 0), (15, 0.1, 1), (20, 0.1, 2),
+                                                       (100, 0.29, 29), (30, 0.1, 3), (7, 1.0, 7)])
+def test_window_is_floor_of_ratio_times_length(length: int, ratio: float, half: int) -> None:
+    assert window_size(length, ratio) == half
+
+
+def test_identity_is_fully_local() -> None:
+    for size in (1, 7, 10, 33):
+        assert one(torch.eye(size)) == pytest.approx(1.0)
+
+
+def test_uniform_attention_gives_the_window_share() -> None:
+    # T = 10, w = 1: the 8 inner rows hold 3 keys of 10, the 2 end rows only 2: (8·3 + 2·2) / 10 / 10
+    assert one(uniform(10)) == pytest.approx(0.28)
+    # T = 20, w = 2: 16 inner rows with 5 keys, rows 1 and 18 with 4, rows 0 and 19 with 3: 94 / 20 / 20
+    assert one(uniform(20)) == pytest.approx(0.235)
+    # a window covering everything
+    assert one(uniform(10), ratio=1.0) == pytest.approx(1.0)
+
+
+def test_band_attention_by_hand() -> None:
+    # T = 10, each row spreads evenly over i-2..i+2, window w = 1 (i-1..i+1):
+    # rows 0 and 9: 2 of 3 band keys inside; rows 1 and 8: 3 of 4; rows 2..7: 3 of 5.
+    expected = (2 * 2 / 3 + 2 * 3 / 4 + 6 * 3 / 5) / 10
+    assert expected == pytest.approx(193 / 300)
+    assert one(band(10, 2)) == pytest.approx(expected)
+    # a band no wider than the window is fully local
+    assert one(band(20, 2)) == pytest.approx(1.0)
+
+
+def test_heads_are_averaged_and_padding_is_ignored() -> None:
+    two_heads = torch.stack([torch.eye(10), uniform(10)])
+    assert one(two_heads) == pytest.approx((1.0 + 0.28) / 2)
+    # padded to 14 positions, with junk in the padding: only the first 10 queries and keys count
+    padded = torch.ones(2, 2, 14, 14)
+    padded[0, :, :10, :10] = two_heads
+    padded[1, :, :4, :4] = torch.eye(4)
+    values = localness(padded, torch.tensor([10, 4]), 0.1)
+    assert values.tolist() == pytest.approx([0.64, 1.0])
+
+
+def test_totals_weigh_every_utterance_the_same() -> None:
+    totals = LocalnessTotals(0.1)
+    short = torch.zeros(1, 1, 10, 10)
+    short[0, 0, :5, :5] = torch.eye(5)
+    totals(("textual", 1), short, torch.arange(10)[None] < 5)
+    totals(("textual", 1), uniform(10)[None, None], torch.ones(1, 10, dtype=torch.bool))
+    assert totals.means() == {("textual", 1): (pytest.approx((1.0 + 0.28) / 2), 2)}
+
+
+def test_text_batching_does_not_change_the_result(prepared_data: Path, vocabs, model_files: dict[str, Path]) -> None:
+    """Padding in a text batch is masked: per-utterance localness equals the one-at-a-time value.
+
+    (Speech batches are not exact: ESPnet's conv2d subsampling gives a padded utterance extra frames,
+    which is why `--batch-size` defaults to 1.)
+    """
+    model, _ = model_from_file(model_files["mt"])
+    data = TextDataset.from_manifest(prepared_data / "train.jsonl", *vocabs)
+    sizes = [len(s) for s in data.src]
+    alone = model_localness(model, length_sorted_batches(data, sizes, 1), 0.1, CPU)
+    together = model_localness(model, length_sorted_batches(Subset(data, range(len(data))), sizes, 5), 0.1, CPU)
+    assert alone.keys() == together.keys() == {("textual", 1), ("textual", 2)}
+    for key, (value, count) in alone.items():
+        assert count == together[key][1] == len(data)
+        assert together[key][0] == pytest.approx(value, abs=1e-6)
+
+
+def test_baseline_st_has_only_acoustic_layers(model_files: dict[str, Path]) -> None:
+    """The E2E ST baseline has no textual encoder, so only its acoustic layers get a localness."""
+    model, _ = model_from_file(model_files["st_baseline"])
+    g = torch.Generator().manual_seed(0)
+    batch = {"feats": torch.randn(2, 60, 80, generator=g), "feats_lengths": torch.tensor([60, 41])}
+    result = model_localness(model, [batch], 0.1, CPU)
+    assert result.keys() == {("acoustic", 1), ("acoustic", 2)}
+    assert all(0.0 < value <= 1.0 and count == 2 for value, count in result.values())
+
+
+def test_locality_command(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                          png_size: Callable[[Path], tuple[int, int]], capsys: pytest.CaptureFixture) -> None:
+    packed = tmp_path / "st_pack"
+    assert main(["pack", "--model", str(model_files["st"]), "--data", str(prepared_data), "--out", str(packed)]) == 0
+    out = tmp_path / "loc"
+    argv = ["analyze", "locality", "--model", str(model_files["asr"]), str(model_files["mt"]), str(packed),
+            "--data", str(prepared_data), "--split", "dev", "--max-utts", "4", "--batch-size", "3", "--out", str(out)]
+    assert main(argv) == 0
+    with (out / "locality.csv").open() as f:
+        rows = list(csv.DictReader(f))
+    assert [(r["model"], r["task"], r["encoder"], r["layer"]) for r in rows] == [
+        ("asr", "asr", "acoustic", "1"), ("asr", "asr", "acoustic", "2"),
+        ("mt", "mt", "textual", "1"), ("mt", "mt", "textual", "2"),
+        ("st_pack", "st", "acoustic", "1"), ("st_pack", "st", "acoustic", "2"),
+        ("st_pack", "st", "textual", "1"), ("st_pack", "st", "textual", "2")]
+    assert all(0.0 < float(r["localness"]) <= 1.0 and r["utterances"] == "4" for r in rows)
+    table = (out / "locality.md").read_text()
+    assert "| layer | asr acoustic | mt textual | st_pack acoustic | st_pack textual |" in table
+    assert table.count("\n| ") == 3  # header and two layers
+    assert table in capsys.readouterr().out
+    assert png_size(out / "locality.png") == (700, 450)
+
+
+def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                        capsys: pytest.CaptureFixture) -> None:
+    base = ["analyze", "locality", "--model", str(model_files["asr"]), "--data", str(prepared_data), "--out",
+            str(tmp_path)]
+    assert main([*base, "--window", "0"]) == 2
+    assert "--window must be in (0, 1]" in capsys.readouterr().err
+    assert main([*base, "--split", "nosuch"]) == 2
+    assert "nosuch.jsonl: manifest is missing" in capsys.readouterr().err
+    assert main([*base[:3], str(tmp_path), *base[4:]]) == 2
+    assert f"{tmp_path}: directory holds no model.pt" in capsys.readouterr().err
