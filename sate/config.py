@@ -8,7 +8,6 @@ errors naming the key, so a typo never silently leaves a default in place.
 from __future__ import annotations
 
 import copy
-import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -17,6 +16,7 @@ from typing import Any
 import yaml
 
 from sate.errors import SateError
+from sate.files import atomic_write_text
 
 
 class _Loader(yaml.SafeLoader):
@@ -57,10 +57,7 @@ def read_yaml(path: str | Path) -> dict:
 
 def write_yaml(path: str | Path, data: Mapping) -> None:
     """Write atomically, so a snapshot beside checkpoints is never half-written."""
-    path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True), encoding="utf-8")
-    os.replace(tmp, path)
+    atomic_write_text(path, yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True))
 
 
 def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:

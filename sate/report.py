@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 from pathlib import Path
 
 from sate.errors import SateError
+from sate.files import atomic_open, atomic_write_text
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -92,10 +92,9 @@ def plot_curves(exp: Path, out: Path) -> list[str]:
             ax.legend(fontsize=8)
     axes[0].set_yscale("log")
     fig.tight_layout()
-    tmp = out.with_name(f".{out.stem}.tmp.png")
-    fig.savefig(tmp)
+    with atomic_open(out, "wb") as f:
+        fig.savefig(f, format="png")
     plt.close(fig)
-    os.replace(tmp, out)
     return list(systems)
 
 
@@ -114,9 +113,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
     out = args.out or args.exp / "results.md"
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(markdown(rows), encoding="utf-8")
-    os.replace(tmp, out)
+    atomic_write_text(out, markdown(rows))
     print(out.read_text(encoding="utf-8"), end="")
     if args.curves is not None:
         drawn = plot_curves(args.exp, args.curves)

@@ -24,8 +24,9 @@ from pathlib import Path
 import numpy as np
 
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
-from sate.data.mustc import TRAIN_SPLIT, atomic_write_text, manifest_splits, read_manifest, write_manifest
+from sate.data.mustc import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
+from sate.files import atomic_write_lines
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -129,7 +130,7 @@ def compute_shard(shard: Shard) -> int:
         tmp_stats = shard.stats_path.with_name(f".{shard.stats_path.name}.tmp.npz")
         np.savez(tmp_stats, sum=total, sum_sq=total_sq, frames=frames)
         os.replace(tmp_stats, shard.stats_path)
-    atomic_write_text(shard.scp, scp_lines)
+    atomic_write_lines(shard.scp, scp_lines)
     return len(shard.rows)
 
 
@@ -169,7 +170,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
         shard_dir.mkdir(parents=True)
-        atomic_write_text(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows)})])
+        atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows)})])
     shards = []
     for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
         chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
@@ -189,7 +190,7 @@ def finish_split(plan: SplitPlan) -> None:
         lines += plan.inherited_scp.read_text(encoding="utf-8").splitlines()
     for shard in plan.shards:
         lines += shard.scp.read_text(encoding="utf-8").splitlines()
-    atomic_write_text(plan.scp, lines)
+    atomic_write_lines(plan.scp, lines)
 
 
 def write_cmvn(plan: SplitPlan, path: Path) -> None:
@@ -204,7 +205,7 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
             frames += int(stats["frames"])
     mean = total / frames
     std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
-    atomic_write_text(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
+    atomic_write_lines(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
                                          "std": std.tolist()})])
 
 

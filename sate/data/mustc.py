@@ -14,10 +14,8 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import re
 import sys
-import tempfile
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -26,6 +24,7 @@ from pathlib import Path
 from sate.data.audio import END_TOLERANCE_S, SAMPLE_RATE, WavInfo, num_frames, segment_samples, wav_info
 from sate.data.text import normalize_source
 from sate.errors import SateError
+from sate.files import atomic_write_lines
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
 OPTIONAL_SPLITS = ("tst-HE",)  # added to the default splits when present
@@ -213,24 +212,8 @@ def report(result: SplitResult, out=None) -> None:
 # Manifest I/O (shared by features, vocab and the datasets)
 
 
-def atomic_write_text(path: Path, lines: Iterable[str]) -> None:
-    """Write lines to a temporary file next to ``path`` and rename it into place."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            for line in lines:
-                f.write(line + "\n")
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_manifest(path: Path, rows: Iterable[dict]) -> None:
-    atomic_write_text(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+    atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
 
 
 def read_manifest(path: str | Path) -> list[dict]:

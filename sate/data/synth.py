@@ -27,6 +27,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
+from sate.files import atomic_open, atomic_write_text
 
 SAMPLE_RATE = 16000
 SPLITS = ("train", "dev", "tst-COMMON")
@@ -73,9 +74,8 @@ def fetch_ding(cache_dir: Path) -> Path:
                             f"file {DING_PATH_IN_PACKAGE}")
         subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True)
         target.parent.mkdir(parents=True, exist_ok=True)
-        tmp_target = target.with_suffix(".part")
-        shutil.copyfile(Path(tmp) / "x" / DING_PATH_IN_PACKAGE, tmp_target)
-        os.replace(tmp_target, target)
+        with atomic_open(target, "wb") as f, open(Path(tmp) / "x" / DING_PATH_IN_PACKAGE, "rb") as src:
+            shutil.copyfileobj(src, f)
     return target
 
 
@@ -298,21 +298,14 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     wav = np.concatenate(pieces)
     peak = float(np.abs(wav).max()) or 1.0
     wav_path.parent.mkdir(parents=True, exist_ok=True)
-    partial = wav_path.with_suffix(".part.wav")
-    sf.write(partial, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16")
-    os.replace(partial, wav_path)
+    with atomic_open(wav_path, "wb") as f:
+        sf.write(f, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
     sidecar.parent.mkdir(parents=True, exist_ok=True)
-    _write_atomic(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
+    atomic_write_text(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
     return segments
 
 
 # ----------------------------------------------------------------------------- corpus
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
-
 
 def yaml_line(seg: dict) -> str:
     """One segment exactly as MuST-C v1 writes it."""
@@ -333,8 +326,8 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
 
     mt_dir = root / "mt"
     mt_dir.mkdir(parents=True, exist_ok=True)
-    _write_atomic(mt_dir / "train.en", "".join(en + "\n" for en, _ in splits["train"]))
-    _write_atomic(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in splits["train"]))
+    atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in splits["train"]))
+    atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in splits["train"]))
 
     jobs = jobs or os.cpu_count() or 1
     segments: dict[int, list[dict]] = {}
@@ -352,13 +345,13 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
         txt = root / "data" / split / "txt"
         txt.mkdir(parents=True, exist_ok=True)
         (root / "data" / split / "wav").mkdir(parents=True, exist_ok=True)
-        _write_atomic(txt / f"{split}.yaml", "".join(yaml_line(s) + "\n" for s in segs))
-        _write_atomic(txt / f"{split}.en", "".join(s["en"] + "\n" for s in segs))
-        _write_atomic(txt / f"{split}.{tgt_lang}", "".join(s["de"] + "\n" for s in segs))
+        atomic_write_text(txt / f"{split}.yaml", "".join(yaml_line(s) + "\n" for s in segs))
+        atomic_write_text(txt / f"{split}.en", "".join(s["en"] + "\n" for s in segs))
+        atomic_write_text(txt / f"{split}.{tgt_lang}", "".join(s["de"] + "\n" for s in segs))
         summary["splits"][split] = {"segments": len(segs), "talks": sum(t.split == split for t in talks),
                                     "hours": round(sum(s["duration"] for s in segs) / 3600, 3),
                                     "text_pairs": len(splits[split])}
-    _write_atomic(root / "synth.json", json.dumps(summary, indent=2))
+    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
     return summary
 
 

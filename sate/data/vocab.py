@@ -18,9 +18,10 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from sate.data.mustc import TRAIN_SPLIT, atomic_write_text, read_manifest, read_text_lines
+from sate.data.mustc import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
+from sate.files import atomic_open, atomic_write_lines
 
 BLANK = "<blank>"
 UNK = "<unk>"
@@ -186,11 +187,10 @@ def run(args: argparse.Namespace) -> int:
     import sentencepiece as spm
 
     for side, model in models.items():
-        tmp = data_dir / f".spm_{side}.model.tmp"
-        tmp.write_bytes(model)
-        os.replace(tmp, data_dir / f"spm_{side}.model")
+        with atomic_open(data_dir / f"spm_{side}.model", "wb") as f:
+            f.write(model)
         tokens = token_list_for(spm.SentencePieceProcessor(model_proto=model))
-        atomic_write_text(data_dir / f"tokens_{side}.txt", tokens)
+        atomic_write_lines(data_dir / f"tokens_{side}.txt", tokens)
         print(f"{side}: {len(tokens)} tokens -> {data_dir / f'spm_{side}.model'}, {data_dir / f'tokens_{side}.txt'}")
-    atomic_write_text(meta_path, [json.dumps(meta)])
+    atomic_write_lines(meta_path, [json.dumps(meta)])
     return 0

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from sate.errors import SateError
+from sate.files import atomic_write_lines
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 
@@ -70,10 +71,8 @@ def _decode_speech(translator: Any, data: Path, split: str, options: Any,
 
 
 def _write_lines(path: Path, lines: list[str]) -> None:
-    from sate.data.mustc import atomic_write_text
-
     # One line per row, whatever the text holds: a line break inside would shift every later line.
-    atomic_write_text(path, [" ".join(line.split("\n")) for line in lines])
+    atomic_write_lines(path, [" ".join(line.split("\n")) for line in lines])
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
@@ -137,9 +136,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
         report.append(f"WER (CTC greedy; lowercase, no punctuation) = {wer.wer:.2f} "
                       f"({wer.errors} errors / {wer.words} words)")
-    from sate.data.mustc import atomic_write_text
-
-    atomic_write_text(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
+    atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
     speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
     if "rtf" in results and results["rtf"] is not None:
         speed += f", real-time factor {results['rtf']:.3f}"

@@ -11,36 +11,19 @@ naming it; the others are still translated, and the exit status is 1 if any file
 from __future__ import annotations
 
 import argparse
-import os
 import sys
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TextIO
 
 from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions
 from sate.errors import SateError
+from sate.files import atomic_open
 
 # Files are read ahead until this much audio (seconds) or this many segments per batch slot is
 # pending; then the pending segments are decoded together. Bounds memory on long file lists.
 GROUP_SECONDS = 1800.0
 GROUP_BATCHES = 8
-
-
-@contextmanager
-def _atomic_text(path: Path) -> Iterator[TextIO]:
-    """A text file written to a temporary sibling and renamed into place when complete."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            yield f
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -109,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
         for result in translator.decode_prepared(group, options, args.batch_size):
             lines = render(result, args.format, args.transcript, with_file=len(files) > 1)
             if several_srt:
-                with _atomic_text(srt_paths[Path(result.source)]) as f:
+                with atomic_open(srt_paths[Path(result.source)]) as f:
                     f.writelines(line + "\n" for line in lines)
             else:
                 out.writelines(line + "\n" for line in lines)
@@ -142,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     if several_srt or args.out is None:
         translate_all(None if several_srt else sys.stdout)
     else:
-        with _atomic_text(args.out) as out:
+        with atomic_open(args.out) as out:
             translate_all(out)
     if failed:
         print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}", file=sys.stderr)

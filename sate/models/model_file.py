@@ -13,14 +13,13 @@ model decode without the data directory.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from sate.errors import SateError
+from sate.files import atomic_torch_save
 from sate.models.base import SateModel
 from sate.models.build import build_model
 
@@ -50,15 +49,7 @@ def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], t
     weights = model.state_dict() if state_dict is None else state_dict
     payload = model_meta(model, src_tokens, tgt_tokens)
     payload["model"] = {k: v.detach().cpu() for k, v in weights.items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            torch.save(payload, f)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    atomic_torch_save(payload, path)
 
 
 def read_checkpoint(path: str | Path) -> Any:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from sate.config import apply_overrides, merge, read_yaml, write_yaml
 from sate.errors import SateError
+from sate.files import atomic_write_text
 
 # Every key a training config may have; `model`, `init` and `specaug` are passed on.
 DEFAULTS: dict = {
@@ -174,9 +175,7 @@ def add_train_time(exp: Path, seconds: float) -> None:
     path = exp / "train_time.json"
     record = json.loads(path.read_text()) if path.exists() else {"seconds": 0.0, "runs": 0}
     record = {"seconds": round(record["seconds"] + seconds, 1), "runs": record["runs"] + 1}
-    tmp = path.with_name(".train_time.json.tmp")
-    tmp.write_text(json.dumps(record))
-    tmp.replace(path)
+    atomic_write_text(path, json.dumps(record))
 
 
 def parameter_counts(model) -> dict[str, int]:  # noqa: ANN001

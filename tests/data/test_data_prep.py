@@ -234,7 +234,7 @@ def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_pat
 
     def write(path, rows):
         written.append(path)
-        mustc.atomic_write_text(path, lines_then_interrupt(rows))
+        mustc.atomic_write_lines(path, lines_then_interrupt(rows))
 
     monkeypatch.setattr(mustc, "write_manifest", write)
     out = tmp_path / "data"

@@ -1,0 +1,33 @@
+"""Atomic writes: a failure half way leaves the previous file and no temporary file behind."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.files import atomic_open, atomic_torch_save, atomic_write_lines, atomic_write_text
+
+
+def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "out.txt"
+    atomic_write_text(path, "old\n")
+
+    def lines():
+        yield "new"
+        raise RuntimeError("killed half way")
+
+    with pytest.raises(RuntimeError):
+        atomic_write_lines(path, lines())
+    assert path.read_text() == "old\n"
+    assert sorted(p.name for p in path.parent.iterdir()) == ["out.txt"]
+
+
+def test_binary_and_torch_writes_replace_the_target(tmp_path: Path) -> None:
+    with atomic_open(tmp_path / "b.bin", "wb") as f:
+        f.write(b"\x00\x01")
+    assert (tmp_path / "b.bin").read_bytes() == b"\x00\x01"
+    atomic_torch_save({"w": torch.ones(2)}, tmp_path / "m.pt")
+    assert torch.equal(torch.load(tmp_path / "m.pt", weights_only=True)["w"], torch.ones(2))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["b.bin", "m.pt"]
