@@ -47,7 +47,7 @@ def markdown(rows: list[dict]) -> str:
     return "\n".join(lines) + "\n"
 
 
-CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"),
+CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("valid/loss", "validation loss"),
           ("valid/wer", "validation CTC WER (%)"), ("valid/bleu", "validation BLEU"))
 
 
@@ -76,21 +76,23 @@ def plot_curves(exp: Path, out: Path) -> list[str]:
     systems = {name: c for name, c in systems.items() if c}
     if not systems:
         raise SateError(f"{exp}: no training logs (EXP/<system>/logs/version_*/metrics.csv)")
-    fig, axes = plt.subplots(1, len(CURVES), figsize=(5 * len(CURVES), 3.6), dpi=100)
+    fig, axes = plt.subplots(1, len(CURVES), figsize=(4.5 * len(CURVES), 3.6), dpi=100)
     for ax, (key, label) in zip(axes, CURVES, strict=True):
-        for name, curves in systems.items():
+        for index, (name, curves) in enumerate(systems.items()):
             if key in curves:
                 steps, values = zip(*curves[key], strict=True)
                 if key == "train/loss":  # one batch per point: noisy, so smoothed
                     values = [sum(values[max(0, i - 4): i + 1]) / len(values[max(0, i - 4): i + 1])
                               for i in range(len(values))]
-                ax.plot(steps, values, label=name, marker="" if key == "train/loss" else "o", markersize=3)
+                ax.plot(steps, values, label=name, color=f"C{index % 10}", marker="" if key == "train/loss" else "o",
+                        markersize=3)
         ax.set_xlabel("optimizer step")
         ax.set_title(label)
         ax.grid(alpha=0.3)
         if ax.lines:
             ax.legend(fontsize=8)
     axes[0].set_yscale("log")
+    axes[1].set_yscale("log")
     fig.tight_layout()
     with atomic_open(out, "wb") as f:
         fig.savefig(f, format="png")

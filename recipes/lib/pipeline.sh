@@ -151,13 +151,20 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   asr=$exp/asr/model.pt
-  train_model e2e_scratch "$conf_dir/st_e2e.yaml"
-  train_model e2e_asr "$conf_dir/st_e2e.yaml" --set init.acoustic.path="$asr" --set init.ctc.path="$asr"
+  # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
+  # would depend on the machine's load), so the rows are compared at equal training.
+  st_steps=$(python -c 'import sys, torch
+print(torch.load(sys.argv[1], map_location="cpu", weights_only=True)["global_step"])' "$exp/st/checkpoints/last.ckpt")
+  same=(--set trainer.max_minutes=null --set trainer.max_epochs=100000 --set "trainer.max_steps=$st_steps")
+  say "  every comparison row trains for $st_steps updates, as the SATE model did"
+  train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
+  train_model e2e_asr "$conf_dir/st_e2e.yaml" "${same[@]}" --set init.acoustic.path="$asr" --set init.ctc.path="$asr"
   # shellcheck disable=SC2046
-  train_model sate_nokd "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml" none) \
+  train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" $(sate_init_args "$conf_dir/st.yaml" none) \
     --set model.loss.kd.asr_weight=0 --set model.loss.kd.mt_weight=0
   # shellcheck disable=SC2046
-  train_model sate_shrink "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml") --set model.adaptor.type=shrink
+  train_model sate_shrink "$conf_dir/st.yaml" "${same[@]}" $(sate_init_args "$conf_dir/st.yaml") \
+    --set model.adaptor.type=shrink
   for system in e2e_scratch e2e_asr sate_nokd sate_shrink; do
     average_and_pack "$system"
     for split in $test_sets; do
