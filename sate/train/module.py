@@ -121,6 +121,7 @@ class SateModule(L.LightningModule):
         self.log("valid/loss", out["loss"], prog_bar=True, sync_dist=True, batch_size=size)
         self.log_dict({f"valid/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)},
                       sync_dist=True, batch_size=size)
+        enc = None
         if self.task in ("asr", "st"):
             enc = self.model.encode(batch["feats"], batch["feats_lengths"])
             for ids, ref in zip(ctc_greedy(enc.ctc_logits, enc.ctc_lengths), _unpad(batch["src"]), strict=True):
@@ -129,11 +130,15 @@ class SateModule(L.LightningModule):
                 self._val["wer_words"].append(len(ref_words))
         limit = int(self.config["trainer"]["valid_bleu_utts"])
         if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
-            from sate.decode.greedy import greedy_decode
+            from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
-            hyps = greedy_decode(self.model, batch, max_len_ratio=float(self.config["trainer"]["valid_max_len_ratio"]))
-            for ids, ref in zip(hyps, _unpad(batch["tgt"]), strict=True):
-                self._val["hyps"].append(self.tgt_vocab.decode(ids))
+            greedy = DecodeOptions(beam=1, max_len_ratio=float(self.config["trainer"]["valid_max_len_ratio"]))
+            if enc is not None:  # st: the encoding the WER used, not a second encoder pass
+                nbest = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, greedy)
+            else:
+                nbest = beam_search(self.model, batch, greedy)
+            for hyps, ref in zip(nbest, _unpad(batch["tgt"]), strict=True):
+                self._val["hyps"].append(self.tgt_vocab.decode(hyps[0].tokens))
                 self._val["refs"].append(self.tgt_vocab.decode(ref))
 
     def on_validation_epoch_end(self) -> None:
