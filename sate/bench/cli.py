@@ -1,0 +1,163 @@
+"""`python -m sate.bench`: sate against ESPnet, with ratios measured in one run on the same weights and data.
+
+Parts (--parts, all by default):
+  decode  our batched beam search against ESPnet's BatchBeamSearch one utterance at a time (`sate.bench.decode`)
+  train   a training step of our SATE model against ESPnet's ESPnetSTModel with hier_encoder (`sate.bench.train`)
+  data    fbank extraction and data loading speed (`sate.bench.data`)
+  length  decoding time and memory against utterance length, league against shrink (`sate.bench.length`)
+
+It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
+a shared machine; the ratios, measured side by side in one process, are the figures to compare.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sate.bench import data as data_part
+from sate.bench import decode as decode_part
+from sate.bench import length as length_part
+from sate.bench import train as train_part
+from sate.bench.measure import __doc__ as PEAK_DOC
+from sate.bench.measure import machine
+from sate.bench.subject import Subject, build_tiny, load_subject
+from sate.errors import SateError
+
+PARTS = ("decode", "train", "data", "length")
+PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m sate.bench", description=__doc__.split("\n\n")[0],
+                                     formatter_class=argparse.RawDescriptionHelpFormatter,
+                                     epilog=__doc__.split("\n\n", 1)[1])
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--model", type=Path, help="ST model file (sate train / sate average)")
+    source.add_argument("--tiny", action="store_true",
+                        help="no trained model: voice a small synth corpus and fit a tiny ST model to it first")
+    parser.add_argument("--data", type=Path, help="the prepared data dir --model was trained on")
+    parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file for every figure")
+    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
+    parser.add_argument("--split", default=None, help="split to decode (default: dev; with --tiny: train)")
+    parser.add_argument("--max-utts", type=int, default=100, help="decode: the first N utterances of --split")
+    parser.add_argument("--batch-sizes", default="1,4,16,64", help="decode: comma-separated sate batch sizes")
+    parser.add_argument("--beam", type=int, default=5, help="decode and length: beam size")
+    parser.add_argument("--train-batches", type=int, default=4, help="train: batches timed per model")
+    parser.add_argument("--max-frames", type=int, default=None,
+                        help="train and data: batch cap in frames (default: batch.per_device of the config.yaml "
+                             f"beside --model, else {train_part.DEFAULT_MAX_FRAMES})")
+    parser.add_argument("--data-minutes", type=float, default=120.0,
+                        help="data: minutes of audio for fbank extraction (--data's first train utterances; "
+                             "generated tones with --tiny)")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="data: parallel fbank jobs")
+    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    args = parser.parse_args(argv)
+    args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
+    unknown = sorted(set(args.parts) - set(PARTS))
+    if unknown or not args.parts:
+        parser.error(f"--parts: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(PARTS)}")
+    if args.model is not None and args.data is None:
+        parser.error("--model needs --data")
+    if args.model is None and not args.tiny and args.parts != ["data"]:
+        parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
+    if args.repeat < 1 or args.train_batches < 1 or args.max_utts < 1:
+        parser.error("--repeat, --train-batches and --max-utts must be at least 1")
+    args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
+    return args
+
+
+def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -> dict[str, Any]:
+    """Run the chosen parts in order, printing each table as soon as its part is done."""
+    max_frames = args.max_frames or (train_part.default_max_frames(subject.model_path)
+                                     if subject is not None and not subject.tiny else train_part.DEFAULT_MAX_FRAMES)
+    split = args.split or ("train" if subject is not None and subject.tiny else "dev")
+    result: dict[str, Any] = {}
+    for part in args.parts:
+        torch.set_num_threads(threads)  # `sate features` (in --tiny and the data part) leaves torch at 1 thread
+        print(f"\n== {part}", flush=True)
+        if part == "decode":
+            result[part] = decode_part.run(subject, split, args.max_utts, args.batch_sizes, args.beam, args.repeat)
+            print(decode_part.table(result[part]))
+        elif part == "train":
+            result[part] = train_part.run(subject, max_frames, args.train_batches, args.repeat)
+            print(train_part.table(result[part]))
+        elif part == "data":
+            data = None if subject is None or subject.tiny else subject.data
+            result[part] = data_part.run(data, args.data_minutes, args.jobs, max_frames)
+            print(data_part.table(result[part]))
+        elif length_part.frame_kind(subject.model) is None:
+            result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
+                                       "length part compares league or soft with shrink"}
+            print(result[part]["skipped"])
+        else:
+            result[part] = length_part.run(subject, split, args.beam, args.repeat)
+            print(length_part.table(result[part]))
+    return result
+
+
+def summary(result: dict[str, Any]) -> str:
+    """The ratios and goals of the parts that ran, one line each."""
+    lines = ["Summary (ratios measured side by side in this run):"]
+    if "decode" in result:
+        d, goal = result["decode"], result["decode"]["goal"]
+        row = next(r for r in d["sate"] if r["batch_size"] == goal["best_batch_size"])
+        lines.append(f"  decoding: sate {goal['speedup']}x ESPnet's utterances/s (batch {goal['best_batch_size']}), "
+                     f"BLEU {row['bleu']} vs {d['espnet']['bleu']}, {row['identical']}/{d['utterances']} identical "
+                     f"-> goal >= 5x with equal BLEU {'met' if goal['met'] else 'NOT met'}")
+    if "train" in result:
+        t = result["train"]
+        lines.append(f"  training step: sate {t['ratio']}x ESPnet's frames/s -> goal >= 1.0 "
+                     f"{'met' if t['goal']['met'] else 'NOT met'} ({t['ratio_without_adaptor']}x without the adaptor's "
+                     f"own work); padding waste {t['padding']['measured_batches']:.1%}")
+    if "data" in result:
+        d = result["data"]
+        loader = max(x["utts_per_s"] for x in d["loader"])
+        line = (f"  data: fbank {d['features'][0]['x_real_time_per_core']:g}x real time per core, "
+                f"loader up to {loader:g} utt/s")
+        if "train" in result:
+            t = result["train"]
+            line += f" (a training step consumes {t['utterances'] / t['sate']['seconds']:.1f} utt/s)"
+        lines.append(line)
+    if "length" in result and "skipped" not in result["length"]:
+        r = result["length"]["lengths"][-1]
+        frame, shrink = result["length"]["adaptors"]
+        lines.append(f"  length {r['seconds']} s: {shrink} {r['speedup']}x faster than {frame} (memory "
+                     f"{r[frame]['memory_length']} -> {r[shrink]['memory_length']} positions, peak rise "
+                     f"{r[frame]['rss_rise_mib']} -> {r[shrink]['rss_rise_mib']} MiB)")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    threads = args.threads or torch.get_num_threads()
+    command = shlex.join(["python", "-m", "sate.bench", *(sys.argv[1:] if argv is None else argv)])
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            subject = None
+            if args.tiny:
+                subject = build_tiny(Path(tmp))
+            elif args.model is not None:
+                subject = load_subject(args.model, args.data)
+            torch.set_num_threads(threads)
+            result = {"command": command, "machine": machine(), "peak_memory": PEAK_MEMORY,
+                      "subject": subject.describe() if subject is not None else None, "parts": args.parts}
+            result.update(run_parts(args, subject, threads))
+    except SateError as err:
+        print(f"python -m sate.bench: error: {err}", file=sys.stderr)
+        return 2
+    print()
+    print(summary(result))
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    print(f"wrote {args.out}")
+    return 0

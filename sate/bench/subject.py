@@ -1,0 +1,117 @@
+"""What is benchmarked: one ST model file and the prepared data dir it was trained on, or a tiny stand-in.
+
+Every part that needs a model uses this one, so all ratios come from the same weights and data. The
+tiny stand-in (``--tiny``) voices a small synth corpus, prepares it and fits a tiny ST model to its
+train split (300 full-batch Adam steps, under a minute on 2 cores), so the harness runs without a
+trained model. It has memorised its train split, so its hypotheses end with eos at about the right
+length, as a trained model's do on unseen speech; its speed figures say little about a real model
+(per-step overheads dominate such a small network).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sate.data.dataset import SpeechDataset, collate
+from sate.data.vocab import Vocabulary
+from sate.errors import SateError
+from sate.models.base import SateModel
+from sate.models.model_file import model_from_file
+
+TINY_STEPS = 300
+TINY_MODEL = {"d_model": 32,
+              "acoustic": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8,
+                           "dropout": 0.0},
+              "adaptor": {"type": "league"},
+              "textual": {"layers": 1, "heads": 2, "ffn": 64, "dropout": 0.0},
+              "decoder": {"layers": 2, "heads": 2, "ffn": 64, "dropout": 0.0}}
+TINY_SPLITS = {"train": 64, "dev": 4, "tst-COMMON": 1}  # prep wants every split
+
+
+@dataclass
+class Subject:
+    """An ST model (eval mode), its file's dict, and the data dir whose vocabularies it was trained with."""
+
+    model_path: Path
+    data: Path
+    model: SateModel
+    meta: dict[str, Any]
+    src: Vocabulary
+    tgt: Vocabulary
+    tiny: bool = False
+    _datasets: dict[str, SpeechDataset] = field(default_factory=dict, repr=False)
+
+    def dataset(self, split: str) -> SpeechDataset:
+        """A split with global CMVN, as `sate evaluate` reads it (loaded once)."""
+        if split not in self._datasets:
+            if not (self.data / f"{split}.jsonl").is_file():
+                raise SateError(f"{self.data / f'{split}.jsonl'} is missing (a split of the prepared data dir)")
+            self._datasets[split] = SpeechDataset.from_data_dir(self.data, split, self.src, self.tgt,
+                                                                cmvn=self.data / "cmvn.json")
+        return self._datasets[split]
+
+    def describe(self) -> dict[str, str]:
+        if self.tiny:
+            return {"model": "tiny (--tiny)", "data": "a temporary synth corpus (--tiny)"}
+        return {"model": str(self.model_path), "data": str(self.data)}
+
+
+def load_subject(model_path: Path, data: Path, tiny: bool = False) -> Subject:
+    """Read an ST model file and check that `data` has the target vocabulary it was trained with."""
+    model, meta = model_from_file(model_path)
+    if model.task != "st":
+        raise SateError(f"{model_path}: a {model.task} model; the benchmark needs an st model")
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    if tgt.tokens != meta["tgt_tokens"] or src.tokens != meta["src_tokens"]:
+        raise SateError(f"{data}: its token lists differ from the ones {model_path} was trained with")
+    return Subject(model_path, data, model, meta, src, tgt, tiny)
+
+
+def fit(model: SateModel, batch: dict[str, Any], steps: int, log: bool = True) -> SateModel:
+    """Full-batch Adam (lr 1e-2) on one batch: a tiny model memorises it in a few hundred steps."""
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
+    model.train()
+    start = time.perf_counter()
+    for step in range(steps):
+        optimizer.zero_grad()
+        loss = model(batch)["loss"]
+        loss.backward()
+        optimizer.step()
+        if log and (step % 50 == 0 or step == steps - 1):
+            print(f"tiny model: step {step + 1}/{steps}, loss {float(loss.detach()):.1f}, "
+                  f"{time.perf_counter() - start:.0f} s", flush=True)
+    return model.eval()
+
+
+def build_tiny(work: Path) -> Subject:
+    """Voice a small synth corpus into `work`, prepare it and fit a tiny ST model to its train split."""
+    from sate.cli import main as sate
+    from sate.data import synth
+    from sate.models import build_model
+    from sate.models.model_file import save_model_file
+
+    pairs, left = [], dict(TINY_SPLITS)
+    for en, de in synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir())):
+        split = synth.split_of(en)
+        if left[split] > 0:
+            pairs.append((en, de))
+            left[split] -= 1
+    synth.build_corpus(work / "corpus", pairs, train_size=TINY_SPLITS["train"], seed=0, jobs=2, progress=False)
+    data = work / "data"
+    for argv in (["prep", "--mustc-root", str(work / "corpus"), "--out", str(data)],
+                 ["features", "--data", str(data), "--jobs", "2"],
+                 ["vocab", "--data", str(data), "--src-size", "100", "--tgt-size", "150"]):
+        if sate(argv) != 0:
+            raise SateError(f"sate {' '.join(argv)} failed")
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    train = SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / "cmvn.json")
+    torch.manual_seed(0)
+    model = fit(build_model("st", TINY_MODEL, len(src), len(tgt)), collate(list(train)), TINY_STEPS)
+    model_file = work / "model.pt"
+    save_model_file(model_file, model, src.tokens, tgt.tokens)
+    return load_subject(model_file, data, tiny=True)

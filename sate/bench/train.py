@@ -1,0 +1,243 @@
+"""Training step: our SATE model against ESPnet's `ESPnetSTModel` with a `hier_encoder`, on the CPU.
+
+ESPnet-ST-v2's hierarchical encoder is SATE without the adaptor: an ASR encoder with CTC on its output,
+then a second encoder stacked on it, then the decoder. The ESPnet model is built from ESPnet's own
+modules with our model's dimensions: its ``encoder`` is our acoustic encoder's ESPnet class and arguments
+(with our narrower conv2d front-end when the config sets ``frontend_channels``, so the work is the same),
+``hier_encoder`` a `TransformerEncoder` with our textual encoder's arguments, ``decoder`` and ``ctc`` the
+same classes as ours, and every weight is copied from our model. Its loss is ours without distillation:
+``asr_weight`` = our ``ctc_weight`` with ``mtlalpha`` 1 (CTC on the first encoder's output), label
+smoothing ours. Our model runs with distillation off (teachers would add forward passes ESPnet does not
+make); what it does beyond ESPnet is the adaptor and the positions before the textual encoder.
+
+Both run in train mode (dropout as configured, no SpecAugment) on the same batches: the first batches of
+our bucketed sampler over the data dir's train split, or, with --tiny, synthetic fbank of MuST-C-like
+lengths. A step is zero_grad + forward + backward (no optimizer update). Steps alternate between the two
+models; each batch counts its fastest of `repeat` steps per model. Frames/s counts real (unpadded) input
+frames; ratio = our frames/s over ESPnet's (above 1: ours is faster). What our model computes beyond ESPnet's,
+the adaptor and the positions, is also timed alone (forward + backward on the same batches' acoustic states),
+and ``ratio_without_adaptor`` takes it out of our time: the overhead of the wrapper itself. Peak memory
+(`sate.bench.measure`) is taken in one more step per batch and model after the timed ones: the garbage
+collection and heap trim it starts with would add page faults to a timed step.
+"""
+
+from __future__ import annotations
+
+import copy
+import warnings
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from sate.bench.data import mustc_like_durations
+from sate.bench.measure import Peak, peak_memory, stopwatch
+from sate.bench.subject import Subject
+from sate.data.dataset import collate
+from sate.data.sampler import BucketBatchSampler, pack_batches, padding_ratio
+from sate.models import build_model
+from sate.models.acoustic import FEATURE_DIM, espnet_encoder_kwargs, narrow_frontend
+from sate.models.base import SateModel
+from sate.models.decoder import espnet_decoder_kwargs
+from sate.models.espnet_blocks import CTC, ConformerEncoder, TransformerDecoder, TransformerEncoder
+from sate.models.textual import espnet_textual_kwargs
+
+DEFAULT_MAX_FRAMES = 20000
+MUSTC_TRAIN_SIZE = 229_700
+NO_DISTILLATION = {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None}
+
+
+def default_max_frames(model_path: Path) -> int:
+    """The batch cap the model was trained with (``batch.per_device`` of config.yaml beside it), else 20000."""
+    config = model_path.parent / "config.yaml"
+    if config.is_file():
+        per_device = (yaml.safe_load(config.read_text()) or {}).get("batch", {}).get("per_device")
+        if per_device:
+            return int(per_device)
+    return DEFAULT_MAX_FRAMES
+
+
+def ours_for_training(model: SateModel) -> SateModel:
+    """A copy of the model with distillation off, in train mode."""
+    conf = copy.deepcopy(model.conf)
+    conf["loss"]["kd"] = dict(NO_DISTILLATION)
+    ours = build_model("st", conf, model.src_vocab_size, model.tgt_vocab_size)
+    ours.load_state_dict(model.state_dict())
+    return ours.train()
+
+
+def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> torch.nn.Module:
+    """ESPnet's ST model with a hier_encoder, our dimensions and our weights (module docstring)."""
+    from espnet2.st.espnet_model import ESPnetSTModel
+
+    conf, d_model = model.conf, model.conf["d_model"]
+    name, kwargs = espnet_encoder_kwargs(conf["acoustic"], d_model)
+    encoder = (ConformerEncoder if name == "conformer" else TransformerEncoder)(FEATURE_DIM, **kwargs)
+    channels = conf["acoustic"]["frontend_channels"]
+    if channels is not None and channels != d_model:
+        narrow_frontend(encoder.embed, FEATURE_DIM, channels, d_model)
+    encoder.load_state_dict(model.acoustic.encoder.state_dict())
+    hier = None
+    if model.textual is not None:
+        hier = TransformerEncoder(d_model, **espnet_textual_kwargs(conf["textual"], d_model))
+        hier.load_state_dict(model.textual.encoder.state_dict())
+    decoder = TransformerDecoder(model.tgt_vocab_size, d_model, **espnet_decoder_kwargs(conf["decoder"]))
+    decoder.load_state_dict(model.decoder.state_dict())
+    ctc = CTC(odim=model.src_vocab_size, encoder_output_size=d_model, dropout_rate=0.0, zero_infinity=True)
+    ctc.load_state_dict(model.ctc.state_dict())
+    return ESPnetSTModel(
+        vocab_size=model.tgt_vocab_size, token_list=list(tgt_tokens), frontend=None, specaug=None, normalize=None,
+        preencoder=None, encoder=encoder, hier_encoder=hier, md_encoder=None, extra_mt_encoder=None,
+        postencoder=None, decoder=decoder, extra_asr_decoder=None, extra_mt_decoder=None, ctc=ctc, st_ctc=None,
+        st_joint_network=None, src_vocab_size=model.src_vocab_size, src_token_list=list(src_tokens),
+        asr_weight=conf["loss"]["ctc_weight"], mt_weight=0.0, mtlalpha=1.0, st_mtlalpha=0.0,
+        lsm_weight=conf["loss"]["label_smoothing"], report_cer=False, report_wer=False, report_bleu=False,
+    ).train()
+
+
+def real_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[dict], np.ndarray]:
+    """The first `count` batches of epoch 0 of our sampler over the train split, and the split's lengths."""
+    dataset = subject.dataset("train")
+    sampler = BucketBatchSampler(dataset.lengths, max_frames=max_frames, seed=0)
+    return [collate([dataset[i] for i in b]) for b in list(sampler)[:count]], np.asarray(dataset.lengths)
+
+
+def synthetic_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[dict], np.ndarray]:
+    """Random fbank of MuST-C-like lengths, with token counts at the train split's tokens per second."""
+    dataset = subject.dataset("train")
+    seconds = sum(float(r["duration"]) for r in dataset.rows)
+    src_rate = sum(len(s) for s in dataset.src) / seconds
+    tgt_rate = sum(len(t) for t in dataset.tgt) / seconds
+    rng = np.random.default_rng(0)
+    durations = mustc_like_durations(rng, 2000)
+    lengths = np.round(durations * 100).astype(int)  # 100 fbank frames a second
+    sampler = BucketBatchSampler(lengths, max_frames=max_frames, seed=0)
+    gen = torch.Generator().manual_seed(0)
+
+    def tokens(rate: float, duration: float, vocab: int) -> torch.Tensor:
+        # ids 1 .. vocab-2: never <blank> (0) nor <sos/eos> (last)
+        return torch.randint(1, vocab - 1, (max(1, round(rate * duration)),), generator=gen)
+
+    def item(i: int) -> dict[str, Any]:
+        return {"id": f"synthetic_{i}", "feats": torch.randn(int(lengths[i]), FEATURE_DIM, generator=gen),
+                "src": tokens(src_rate, durations[i], subject.model.src_vocab_size),
+                "tgt": tokens(tgt_rate, durations[i], subject.model.tgt_vocab_size)}
+
+    return [collate([item(i) for i in batch]) for batch in list(sampler)[:count]], lengths
+
+
+def padding_waste(lengths: np.ndarray, max_frames: int) -> dict[str, float]:
+    """Share of the padded batch tensors that is padding: our bucketed sampler against random batches."""
+    order = np.random.default_rng(0).permutation(len(lengths))
+    return {"bucketed": round(BucketBatchSampler(lengths, max_frames=max_frames, seed=0).padding_ratio(), 4),
+            "random": round(padding_ratio(pack_batches(order, lengths, max_frames), lengths), 4)}
+
+
+def _step(model: torch.nn.Module, batch: dict, espnet: bool) -> float:
+    """One zero_grad + forward + backward; returns the seconds of forward + backward."""
+    model.zero_grad(set_to_none=True)
+    lap = stopwatch()
+    if espnet:
+        loss = model(speech=batch["feats"], speech_lengths=batch["feats_lengths"], text=batch["tgt"],
+                     text_lengths=batch["tgt_lengths"], src_text=batch["src"], src_text_lengths=batch["src_lengths"])[0]
+    else:
+        loss = model(batch)["loss"]
+    loss.backward()
+    return lap()
+
+
+def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float:
+    """Forward + backward of the adaptor and the positions alone, on the batches' acoustic states: the work
+    SATE adds to ESPnet's hierarchical encoder (fastest of `repeat` passes over the batches)."""
+    if model.adaptor is None:
+        return 0.0
+    with torch.no_grad():
+        states = [model.acoustic(b["feats"], b["feats_lengths"]) for b in batches]
+        inputs = [(h, lengths, model.ctc.ctc_lo(h)) for h, lengths in states]
+    embedding = None if model.src_embed is None else model.src_embed.weight
+    best = float("inf")
+    for _ in range(repeat):
+        total = 0.0
+        for h, lengths, logits in inputs:
+            h, logits = h.detach().requires_grad_(), logits.detach().requires_grad_()
+            lap = stopwatch()
+            adapted, _ = model.adaptor(h, lengths, logits, embedding)
+            model.textual.positions(adapted).sum().backward()
+            total += lap()
+        best = min(best, total)
+    return best
+
+
+def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dict[str, Any]:
+    """Time forward + backward of both models on the same batches; padding waste of our sampler."""
+    make = synthetic_batches if subject.tiny else real_batches
+    batches, lengths = make(subject, max_frames, batch_count)
+    models = {"sate": ours_for_training(subject.model),
+              "espnet": espnet_counterpart(subject.model, subject.meta["src_tokens"], subject.meta["tgt_tokens"])}
+    best = {name: [float("inf")] * len(batches) for name in models}
+    peaks = {name: Peak() for name in models}
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=r".*torch\.cuda\.amp\.autocast", category=FutureWarning)
+        for name, model in models.items():  # warm-up: first calls allocate
+            _step(model, batches[0], name == "espnet")
+        for r in range(repeat):
+            order = list(models) if r % 2 == 0 else list(models)[::-1]
+            for k, batch in enumerate(batches):
+                for name in order:
+                    best[name][k] = min(best[name][k], _step(models[name], batch, name == "espnet"))
+        for name, model in models.items():  # apart: its heap trim would add page faults to the timed steps
+            for batch in batches:
+                with peak_memory() as peak:
+                    _step(model, batch, name == "espnet")
+                peaks[name].add(peak)
+    frames = sum(int(b["feats_lengths"].sum()) for b in batches)
+    padded = sum(b["feats"].shape[0] * b["feats"].shape[1] for b in batches)
+    figures = {name: {"seconds": round(sum(best[name]), 3), "frames_per_s": round(frames / sum(best[name])),
+                      "peak_rss_mib": round(peaks[name].peak_mib), "rss_rise_mib": round(peaks[name].rise_mib)}
+               for name in models}
+    ratio = round(figures["sate"]["frames_per_s"] / figures["espnet"]["frames_per_s"], 3)
+    adaptor = adaptor_seconds(models["sate"], batches, repeat)
+    figures["sate"]["adaptor_seconds"] = round(adaptor, 3)
+    conf = subject.model.conf
+    mustc = np.round(mustc_like_durations(np.random.default_rng(1), MUSTC_TRAIN_SIZE) * 100).astype(int)
+    return {
+        "batches_from": "synthetic fbank, MuST-C-like lengths (--tiny)" if subject.tiny else "train split",
+        "max_frames": max_frames, "batches": len(batches), "utterances": sum(len(b["ids"]) for b in batches),
+        "frames": frames, "repeat": repeat, "peak_method": peaks["sate"].method,
+        "model": {"d_model": conf["d_model"], "acoustic": f"{conf['acoustic']['type']} x{conf['acoustic']['layers']}",
+                  "adaptor": conf["adaptor"]["type"], "textual_layers": conf["textual"]["layers"],
+                  "decoder_layers": conf["decoder"]["layers"],
+                  "parameters_sate": sum(p.numel() for p in models["sate"].parameters()),
+                  "parameters_espnet": sum(p.numel() for p in models["espnet"].parameters())},
+        "sate": figures["sate"], "espnet": figures["espnet"], "ratio": ratio,
+        "ratio_without_adaptor": round(sum(best["espnet"]) / (sum(best["sate"]) - adaptor), 3),
+        "goal": {"ratio_at_least": 1.0, "met": ratio >= 1.0},
+        "padding": {"measured_batches": round(1 - frames / padded, 4),
+                    ("synthetic_lengths" if subject.tiny else "train_split"): padding_waste(lengths, max_frames),
+                    "mustc_like_229k": padding_waste(mustc, max_frames)},
+    }
+
+
+def table(result: dict[str, Any]) -> str:
+    m, pad = result["model"], result["padding"]
+    lines = [f"Training step (forward + backward, CPU): {result['batches']} batches ({result['utterances']} "
+             f"utterances, {result['frames']} frames, cap {result['max_frames']}) from {result['batches_from']}, "
+             f"fastest of {result['repeat']}",
+             f"model: d {m['d_model']}, acoustic {m['acoustic']}, adaptor {m['adaptor']}, "
+             f"textual x{m['textual_layers']}, decoder x{m['decoder_layers']}; "
+             f"parameters sate {m['parameters_sate']:,}, espnet {m['parameters_espnet']:,}",
+             "model                         seconds  frames/s  ratio  peak RSS MiB (rise)"]
+    for name, label in (("espnet", "espnet ESPnetSTModel+hier"), ("sate", "sate STModel")):
+        f = result[name]
+        ratio = 1.0 if name == "espnet" else result["ratio"]
+        lines.append(f"{label:<28s} {f['seconds']:8.2f} {f['frames_per_s']:9d} {ratio:6.2f} "
+                     f"{f['peak_rss_mib']:13d} ({f['rss_rise_mib']:4d})")
+    lines.append(f"goal: ratio >= 1.0 -> {'met' if result['goal']['met'] else 'NOT met'}; SATE's adaptor and "
+                 f"positions take {result['sate']['adaptor_seconds']:.3f} s of ours; without them "
+                 f"{result['ratio_without_adaptor']:.3f}")
+    waste = ", ".join(f"{k.replace('_', ' ')}: bucketed {v['bucketed']:.1%} vs random {v['random']:.1%}"
+                      for k, v in pad.items() if isinstance(v, dict))
+    lines.append(f"padding waste: measured batches {pad['measured_batches']:.1%}; {waste}")
+    return "\n".join(lines)

@@ -1,0 +1,126 @@
+"""Smoke test of `python -m sate.bench`: every part runs on a tiny model with one repetition and writes every
+field of the JSON. No speed is asserted: figures from a tiny model on a shared machine mean nothing."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.bench import length as length_part
+from sate.bench import train as train_part
+from sate.bench.cli import main
+from sate.bench.subject import TINY_MODEL, fit, load_subject
+from sate.data.dataset import SpeechDataset, collate
+from sate.data.vocab import Vocabulary
+from sate.models import build_model
+from sate.models.model_file import save_model_file
+
+SPEED = {"seconds", "encode_seconds", "search_seconds", "utts_per_s", "rtf", "peak_rss_mib", "rss_rise_mib", "bleu"}
+
+
+@pytest.fixture(scope="module")
+def tiny_st_file(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Path:
+    """A tiny league ST model fitted to the fixture corpus for a few seconds."""
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    train = SpeechDataset.from_data_dir(prepared_data, "train", src, tgt, cmvn=prepared_data / "cmvn.json")
+    torch.manual_seed(0)
+    model = fit(build_model("st", TINY_MODEL, len(src), len(tgt)), collate(list(train)), steps=40, log=False)
+    path = tmp_path_factory.mktemp("bench") / "model.pt"
+    save_model_file(path, model, src.tokens, tgt.tokens)
+    return path
+
+
+def test_every_part_writes_every_field(tmp_path: Path, tiny_st_file: Path, prepared_data: Path,
+                                       capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["--model", str(tiny_st_file), "--data", str(prepared_data), "--out", str(out), "--repeat", "1",
+                 "--max-utts", "2", "--batch-sizes", "1,2", "--train-batches", "1", "--max-frames", "2000",
+                 "--data-minutes", "0.1", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "Summary" in printed and str(out) in printed
+    r = json.loads(out.read_text())
+    assert r["command"].startswith("python -m sate.bench --model")
+    assert r["parts"] == ["decode", "train", "data", "length"]
+    assert {"date", "cpu", "cores", "torch_threads", "torch", "espnet", "sacrebleu"} <= set(r["machine"])
+    assert r["subject"] == {"model": str(tiny_st_file), "data": str(prepared_data)} and "VmHWM" in r["peak_memory"]
+
+    d = r["decode"]
+    assert d["utterances"] == 2 and d["beam"] == 5 and d["audio_seconds"] > 0 and d["split"] == "dev"
+    assert SPEED <= set(d["espnet"]) and [row["batch_size"] for row in d["sate"]] == [1, 2]
+    for row in d["sate"]:
+        assert SPEED | {"speedup", "search_speedup", "identical"} <= set(row) and 0 <= row["identical"] <= 2
+    assert {"speedup_at_least", "best_batch_size", "speedup", "bleu_equal", "met"} <= set(d["goal"])
+
+    t = r["train"]
+    assert t["batches"] == 1 and t["max_frames"] == 2000 and t["frames"] > 0 and t["batches_from"] == "train split"
+    for name in ("sate", "espnet"):
+        assert {"seconds", "frames_per_s", "peak_rss_mib", "rss_rise_mib"} <= set(t[name]) and t[name]["seconds"] > 0
+    assert t["ratio"] > 0 and t["ratio_without_adaptor"] > 0 and isinstance(t["goal"]["met"], bool)
+    assert 0 < t["sate"]["adaptor_seconds"] < t["sate"]["seconds"]
+    assert t["model"]["parameters_espnet"] > 0 and t["model"]["adaptor"] == "league"
+    pad = t["padding"]
+    assert 0 <= pad["measured_batches"] < 1
+    assert set(pad["train_split"]) == set(pad["mustc_like_229k"]) == {"bucketed", "random"}
+
+    check_data_part(r["data"])
+    assert r["data"]["loader_data"] == str(prepared_data) and str(prepared_data) in r["data"]["audio"]
+
+    ln = r["length"]
+    assert ln["adaptors"] == ["league", "shrink"] and ln["target_tokens_per_second"] > 0
+    assert [row["seconds"] for row in ln["lengths"]] == list(length_part.SECONDS)
+    for row in ln["lengths"]:
+        assert row["frames"] == 100 * row["seconds"] and row["output_tokens"] >= 1 and row["speedup"] > 0
+        for kind in ("league", "shrink"):
+            assert {"memory_length", "encode_seconds", "search_seconds", "seconds", "rtf", "peak_rss_mib",
+                    "rss_rise_mib"} <= set(row[kind])
+        assert row["shrink"]["memory_length"] <= row["league"]["memory_length"]  # one per segment, not frame
+
+
+def check_data_part(data: dict) -> None:
+    assert data["utterances"] > 0 and data["audio_minutes"] > 0 and [f["jobs"] for f in data["features"]] == [1]
+    assert data["features"][0]["x_real_time_per_core"] > 0 and data["features"][0]["seconds"] > 0
+    assert [x["workers"] for x in data["loader"]] == [0, 2]
+    assert all(x["utts_per_s"] > 0 and x["first_batch_seconds"] > 0 for x in data["loader"])
+
+
+def test_data_part_alone_needs_no_model(tmp_path: Path) -> None:
+    out = tmp_path / "bench.json"
+    assert main(["--parts", "data", "--out", str(out), "--data-minutes", "0.1", "--jobs", "1"]) == 0
+    r = json.loads(out.read_text())
+    assert r["subject"] is None and list(r)[-1] == "data" and "tones" in r["data"]["audio"]
+    check_data_part(r["data"])
+
+
+def test_twins_share_weights_and_the_frame_twin_is_the_model(tiny_st_file: Path, prepared_data: Path) -> None:
+    subject = load_subject(tiny_st_file, prepared_data)
+    twins = length_part.twins(subject.model)
+    assert list(twins) == ["league", "shrink"] and twins["shrink"].conf["adaptor"]["type"] == "shrink"
+    league, shrink = twins["league"].state_dict(), twins["shrink"].state_dict()
+    assert [k.replace("adaptor.inner.", "adaptor.") for k in shrink] == list(league)
+    feats = subject.dataset("dev")[0]["feats"][None]
+    lengths = torch.tensor([feats.size(1)])
+    with torch.no_grad():
+        assert torch.equal(twins["league"].encode(feats, lengths).memory, subject.model.encode(feats, lengths).memory)
+        assert twins["shrink"].encode(feats, lengths).memory.size(1) <= feats.size(1) // 4
+
+
+def test_synthetic_batches_look_like_mustc(tiny_st_file: Path, prepared_data: Path) -> None:
+    subject = load_subject(tiny_st_file, prepared_data, tiny=True)
+    batches, lengths = train_part.synthetic_batches(subject, max_frames=20000, count=2)
+    assert len(batches) == 2 and 300 < float(sum(lengths)) / len(lengths) < 1000  # about 5 s on average
+    for batch in batches:
+        assert batch["feats"].shape[0] * batch["feats"].shape[1] <= 20000 and batch["feats"].shape[2] == 80
+        for key, vocab in (("src", subject.model.src_vocab_size), ("tgt", subject.model.tgt_vocab_size)):
+            real = batch[key][batch[key] >= 0]
+            assert real.min() >= 1 and real.max() <= vocab - 2 and batch[f"{key}_lengths"].min() >= 1
+
+
+def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    for argv in (["--tiny", "--parts", "decode,speed"], ["--parts", "decode"], ["--model", "m.pt"]):
+        with pytest.raises(SystemExit) as exit_:
+            main(argv)
+        assert exit_.value.code == 2
+    assert "--model needs --data" in capsys.readouterr().err
