@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -86,3 +87,15 @@ def src_tokens() -> list[str]:
 @pytest.fixture
 def tgt_tokens() -> list[str]:
     return list(TGT_TOKENS)
+
+
+@pytest.fixture
+def files(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
+    """An ASR and an MT model file, as the recipe's pre-training stages leave them, and the two models."""
+    from sate.models import save_model_file
+
+    asr, mt = build("asr", seed=1), build("mt", seed=2)
+    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
+    save_model_file(tmp_path / "mt.pt", mt, src_tokens, tgt_tokens)
+    return {"asr": asr.eval(), "mt": mt.eval(), "asr_path": str(tmp_path / "asr.pt"),
+            "mt_path": str(tmp_path / "mt.pt")}

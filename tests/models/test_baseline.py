@@ -23,16 +23,6 @@ def _baseline(build: Build, seed: int = 0, **changes: Any) -> STModel:
     return build("st", seed=seed, **{**BASELINE, **changes})
 
 
-@pytest.fixture
-def teachers(tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
-    """An ASR and an MT model file, as the recipe's pre-training stages leave them."""
-    asr, mt = build("asr", seed=1), build("mt", seed=2)
-    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
-    save_model_file(tmp_path / "mt.pt", mt, src_tokens, tgt_tokens)
-    return {"asr": asr.eval(), "mt": mt.eval(), "asr_path": str(tmp_path / "asr.pt"),
-            "mt_path": str(tmp_path / "mt.pt")}
-
-
 def _check_step(model: STModel, batch: dict[str, Any]) -> dict[str, Any]:
     """One training step: finite loss, and a finite gradient on every parameter (DDP needs no unused ones)."""
     model.train()
@@ -64,27 +54,27 @@ def test_step_with_ctc(build: Build, batch: dict[str, Any]) -> None:
 
 
 def test_asr_initialised_baseline_equals_the_asr_encoder_and_distils_from_both_teachers(
-        teachers: dict[str, Any], build: Build, batch: dict[str, Any], src_tokens: list[str],
+        files: dict[str, Any], build: Build, batch: dict[str, Any], src_tokens: list[str],
         tgt_tokens: list[str]) -> None:
-    kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": teachers["asr_path"],
-          "mt_teacher": teachers["mt_path"]}
+    kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": files["asr_path"],
+          "mt_teacher": files["mt_path"]}
     model = _baseline(build, seed=3, loss={"kd": kd})
-    init = {"acoustic": {"path": teachers["asr_path"]}, "ctc": {"path": teachers["asr_path"]},
-            "decoder": {"path": teachers["mt_path"]}}
+    init = {"acoustic": {"path": files["asr_path"]}, "ctc": {"path": files["asr_path"]},
+            "decoder": {"path": files["mt_path"]}}
     rows = initialize(model, init, src_tokens, tgt_tokens, **QUIET)
     assert [(r.component, r.ok, r.missing, r.unexpected) for r in rows] == [
         ("acoustic", True, 0, 0), ("ctc", True, 0, 0), ("decoder", True, 0, 0)]
     model.eval()
     with torch.no_grad():
         ours = model.encode(batch["feats"], batch["feats_lengths"])
-        asr = teachers["asr"].encode(batch["feats"], batch["feats_lengths"])
+        asr = files["asr"].encode(batch["feats"], batch["feats_lengths"])
         torch.testing.assert_close(ours.memory, asr.memory, atol=1e-6, rtol=0)
         torch.testing.assert_close(ours.ctc_logits, asr.ctc_logits, atol=1e-6, rtol=0)
         assert torch.equal(ours.memory_lengths, asr.memory_lengths)
-        memory, lengths = teachers["mt"].encode_text(batch["src"], batch["src_lengths"])
+        memory, lengths = files["mt"].encode_text(batch["src"], batch["src_lengths"])
         prefix = (batch["tgt"], batch["tgt_lengths"])
         torch.testing.assert_close(teacher_forced(model.decoder, memory, lengths, *prefix)[0],
-                                   teacher_forced(teachers["mt"].decoder, memory, lengths, *prefix)[0],
+                                   teacher_forced(files["mt"].decoder, memory, lengths, *prefix)[0],
                                    atol=1e-6, rtol=0)
         # The student's CTC side is the ASR teacher: full-distribution KD is zero.
         load_teachers(model, src_tokens, tgt_tokens, **QUIET)
@@ -96,11 +86,11 @@ def test_asr_initialised_baseline_equals_the_asr_encoder_and_distils_from_both_t
 
 @pytest.mark.parametrize(("component", "reason"), [
     ("src_embed", "adaptor.type is none"), ("adaptor", "adaptor.type is none"), ("textual", "textual.layers is 0")])
-def test_init_of_absent_components_is_refused(teachers: dict[str, Any], build: Build, src_tokens: list[str],
+def test_init_of_absent_components_is_refused(files: dict[str, Any], build: Build, src_tokens: list[str],
                                               tgt_tokens: list[str], component: str, reason: str) -> None:
     model = _baseline(build)
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    init = {"acoustic": {"path": teachers["asr_path"]}, component: {"path": teachers["mt_path"]}}
+    init = {"acoustic": {"path": files["asr_path"]}, component: {"path": files["mt_path"]}}
     with pytest.raises(SateError, match=rf"init.{component}: this st model has no {component} \({reason}\)"):
         initialize(model, init, src_tokens, tgt_tokens, **QUIET)
     assert all(torch.equal(v, before[k]) for k, v in model.state_dict().items())  # acoustic not loaded either

@@ -24,16 +24,6 @@ Build = Callable[..., Any]
 ESPNET_ACOUSTIC = {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": None}
 
 
-@pytest.fixture
-def files(tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
-    """An ASR and an MT model file, as stages 1 and 2 of a SATE recipe leave them."""
-    asr, mt = build("asr", seed=1), build("mt", seed=2)
-    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
-    save_model_file(tmp_path / "mt.pt", mt, src_tokens, tgt_tokens)
-    return {"asr": asr.eval(), "mt": mt.eval(), "asr_path": str(tmp_path / "asr.pt"),
-            "mt_path": str(tmp_path / "mt.pt")}
-
-
 def _sate_init(files: dict[str, Any]) -> dict[str, dict[str, str]]:
     return {"acoustic": {"path": files["asr_path"]}, "ctc": {"path": files["asr_path"]},
             "src_embed": {"path": files["mt_path"]}, "textual": {"path": files["mt_path"]},
