@@ -24,8 +24,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
     "translate": ("sate.decode.translate", "translate audio files of any length to text, JSONL or SRT"),
     "evaluate": ("sate.decode.evaluate", "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
-    "score": ("sate.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
-    "report": ("sate.report", "collect the evaluation results of an experiment into a markdown table"),
+    "score": ("sate.scoring.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
+    "report": ("sate.scoring.report", "collect the evaluation results of an experiment into a markdown table"),
     "analyze": ("sate.analysis.cli", "attention analysis: per-layer localness plots and cross-attention heatmaps"),
 }
 

@@ -25,7 +25,6 @@ from typing import TYPE_CHECKING, Any
 from sate.errors import SateError
 
 if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stays instant
-    import torch
 
     from sate.data.dataset import CMVN
     from sate.data.vocab import Vocabulary
@@ -117,12 +116,6 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) ->
                         "analyse it on the data directory it was trained on")
 
 
-def pick_device(device: str | None) -> torch.device:
-    import torch
-
-    return torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
-
-
 # ----------------------------------------------------------------------------------------------
 # sate analyze locality
 
@@ -132,6 +125,7 @@ def run_locality(args: argparse.Namespace) -> int:
 
     from sate.analysis import locality
     from sate.data.dataset import SpeechDataset, TextDataset
+    from sate.decode.api import pick_device
 
     if not 0.0 < args.window <= 1.0:
         raise SateError(f"--window must be in (0, 1], got {args.window}")
@@ -228,6 +222,7 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, 
 
 def run_attention(args: argparse.Namespace) -> int:
     from sate.analysis import heatmap
+    from sate.decode.api import pick_device
 
     if args.out.suffix.lower() != ".png":
         raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")

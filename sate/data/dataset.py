@@ -20,7 +20,7 @@ from sate.data.text import normalize_source
 from sate.data.vocab import Vocabulary, read_parallel_text
 from sate.errors import SateError
 
-IGNORE_ID = -1  # padding value of id tensors
+IGNORE_ID = -1  # padding value of id tensors (`src`, `tgt`); those positions carry no loss
 
 
 def _encode_all(vocab: Vocabulary, texts: list[str]) -> list[np.ndarray]:

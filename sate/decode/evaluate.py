@@ -10,7 +10,7 @@ What is decoded depends on the packed model(s):
 
 Written to ``--out``: ``hyp.txt``/``ref.txt`` (detokenized translations and references) and
 ``transcript.txt``/``transcript_ref.txt`` (CTC transcripts and ``src_norm``), one line per manifest
-row in manifest order, and ``results.json``. Translations are scored with `sate.score` (BLEU,
+row in manifest order, and ``results.json``. Translations are scored with `sate.scoring.score` (BLEU,
 chrF, TER exactly as the sacrebleu CLI scores ``hyp.txt`` against ``ref.txt``, signatures printed),
 transcripts with WER on lowercased words without punctuation.
 """
@@ -80,7 +80,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
     from sate.data.mustc import read_manifest
     from sate.decode.api import SpeechTranslator
-    from sate.score import format_text, read_lines, sacrebleu_scores, word_error_rate
+    from sate.scoring.score import format_text, read_lines, sacrebleu_scores, word_error_rate
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")

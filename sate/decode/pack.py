@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from sate.errors import SateError
+from sate.models.config import TASKS
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -212,8 +213,8 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     if doc.get("version") != VERSION:
         raise SateError(f"{path}: pack version {doc.get('version')!r}; this sate reads {VERSION}")
     task = doc.get("task")
-    if task not in ("asr", "mt", "st"):
-        raise SateError(f"{path}: task must be asr, mt or st, got {task!r}")
+    if task not in TASKS:
+        raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {task!r}")
     decode = doc.get("decode")
     if not isinstance(decode, dict):
         raise SateError(f"{path}: the decode section is missing")

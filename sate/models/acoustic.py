@@ -11,7 +11,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from sate.models.espnet_blocks import ConformerEncoder, Conv2dSubsampling, TransformerEncoder
+from sate.models.espnet_blocks import ConformerEncoder, Conv2dSubsampling, TransformerEncoder, block_kwargs
 
 FEATURE_DIM = 80  # fbank bins written by the data pipeline
 
@@ -20,20 +20,10 @@ def espnet_encoder_kwargs(conf: dict[str, Any], d_model: int) -> tuple[str, dict
     """The ESPnet encoder name and constructor arguments for our `acoustic` config section.
 
     Besides what the config sets, we fix the choices of ESPnet's Conformer recipes (macaron
-    feed-forward, latest relative positions, swish); `sate.init` compares these with an ESPnet
+    feed-forward, latest relative positions, swish); `sate.models.pretrained` compares these with an ESPnet
     experiment's ``encoder_conf`` before loading its weights.
     """
-    kwargs: dict[str, Any] = {
-        "output_size": d_model,
-        "attention_heads": conf["heads"],
-        "linear_units": conf["ffn"],
-        "num_blocks": conf["layers"],
-        "dropout_rate": conf["dropout"],
-        "positional_dropout_rate": conf["dropout"],
-        "attention_dropout_rate": conf["dropout"],
-        "input_layer": "conv2d",
-        "normalize_before": True,
-    }
+    kwargs = {"output_size": d_model, **block_kwargs(conf, input_layer="conv2d")}
     if conf["type"] == "conformer":
         kwargs.update(macaron_style=True, rel_pos_type="latest", pos_enc_layer_type="rel_pos",
                       selfattention_layer_type="rel_selfattn", activation_type="swish",

@@ -11,11 +11,11 @@ from typing import Any
 
 import torch
 
-from sate.losses import combine, ctc_loss, label_smoothed_ce
 from sate.models.acoustic import AcousticEncoder
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
 from sate.models.ctc import build_ctc
 from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.losses import combine, ctc_loss, label_smoothed_ce
 
 
 class ASRModel(SateModel):

@@ -17,7 +17,7 @@ def build_model(task: str, conf: dict[str, Any] | None, src_vocab_size: int, tgt
     """A freshly initialised model; `conf` is the YAML ``model:`` section (defaults fill the rest).
 
     Teachers for distillation are not loaded here (decoding rebuilds models from their stored
-    config and needs none); see `sate.init.load_teachers`.
+    config and needs none); see `sate.models.pretrained.load_teachers`.
     """
     resolved = resolve_config(task, conf)
     return MODEL_CLASSES[task](resolved, src_vocab_size, tgt_vocab_size)

@@ -11,23 +11,14 @@ from typing import Any
 
 import torch
 
-from sate.losses import IGNORE_ID
-from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos
+from sate.data.dataset import IGNORE_ID
+from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos, block_kwargs
 
 
 def espnet_decoder_kwargs(conf: dict[str, Any]) -> dict[str, Any]:
     """ESPnet `TransformerDecoder` arguments for our `decoder` config section."""
-    return {
-        "attention_heads": conf["heads"],
-        "linear_units": conf["ffn"],
-        "num_blocks": conf["layers"],
-        "dropout_rate": conf["dropout"],
-        "positional_dropout_rate": conf["dropout"],
-        "self_attention_dropout_rate": conf["dropout"],
-        "src_attention_dropout_rate": conf["dropout"],
-        "input_layer": "embed",
-        "normalize_before": True,
-    }
+    return block_kwargs(conf, input_layer="embed",
+                        attention_dropout_keys=("self_attention_dropout_rate", "src_attention_dropout_rate"))
 
 
 def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int) -> TransformerDecoder:

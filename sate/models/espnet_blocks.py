@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import sys
+from typing import Any
 
 with contextlib.redirect_stdout(sys.stderr):
     from espnet.nets.pytorch_backend.transformer import attention  # noqa: F401
@@ -23,6 +24,7 @@ from espnet2.asr.encoder.conformer_encoder import ConformerEncoder
 from espnet2.asr.encoder.transformer_encoder import TransformerEncoder
 
 __all__ = [
+    "block_kwargs",
     "CTC",
     "ConformerEncoder",
     "Conv2dSubsampling",
@@ -32,3 +34,23 @@ __all__ = [
     "TransformerEncoder",
     "add_sos_eos",
 ]
+
+
+def block_kwargs(conf: dict[str, Any], input_layer: str | None,
+                 attention_dropout_keys: tuple[str, ...] = ("attention_dropout_rate",)) -> dict[str, Any]:
+    """ESPnet encoder/decoder keywords from one of our sections (layers, heads, ffn, dropout).
+
+    ESPnet names the same settings alike in every block stack, except the attention dropout (one
+    key in encoders, two in the decoder); our sections use one dropout rate for all of them.
+    """
+    kwargs: dict[str, Any] = {
+        "attention_heads": conf["heads"],
+        "linear_units": conf["ffn"],
+        "num_blocks": conf["layers"],
+        "dropout_rate": conf["dropout"],
+        "positional_dropout_rate": conf["dropout"],
+        "input_layer": input_layer,
+        "normalize_before": True,
+    }
+    kwargs.update(dict.fromkeys(attention_dropout_keys, conf["dropout"]))
+    return kwargs

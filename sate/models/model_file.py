@@ -7,7 +7,7 @@ and dicts, so `torch.load(weights_only=True)` reads it without running any code:
      "config": <resolved model config>, "src_vocab_size": int, "tgt_vocab_size": int,
      "src_tokens": [str, ...], "tgt_tokens": [str, ...], "model": <state_dict>}
 
-The token lists let `sate.init` refuse weights trained on another vocabulary, and let a packed
+The token lists let `sate.models.pretrained` refuse weights trained on another vocabulary, and let a packed
 model decode without the data directory.
 """
 

@@ -11,9 +11,9 @@ from typing import Any
 import torch
 from torch import nn
 
-from sate.losses import label_smoothed_ce
 from sate.models.base import SateModel, stats, token_accuracy
 from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.losses import label_smoothed_ce
 from sate.models.textual import TextualEncoder
 
 

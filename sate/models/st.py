@@ -1,9 +1,9 @@
 """SATE speech translation: acoustic encoder -> CTC -> adaptor -> textual encoder -> decoder.
 
 The acoustic encoder and CTC head come from an ASR model, the source embedding, textual
-encoder and decoder from an MT model (`sate.init`). Optional multi-teacher distillation: a
+encoder and decoder from an MT model (`sate.models.pretrained`). Optional multi-teacher distillation: a
 frozen ASR teacher supervises the CTC posteriors frame by frame, a frozen MT teacher fed the
-gold transcript supervises the decoder token by token (`sate.losses`).
+gold transcript supervises the decoder token by token (`sate.models.losses`).
 
 With ``adaptor.type: none`` and ``textual.layers: 0`` the same class is the conventional E2E ST
 baseline (ESPnet/fairseq): acoustic encoder with CTC, then the decoder. It then owns no adaptor,
@@ -17,12 +17,12 @@ from typing import Any
 import torch
 
 from sate.errors import SateError
-from sate.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce
 from sate.models.acoustic import AcousticEncoder
 from sate.models.adaptor import build_adaptor
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
 from sate.models.ctc import build_ctc
 from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce
 from sate.models.mt import build_source_embedding
 from sate.models.textual import TextualEncoder
 
@@ -63,7 +63,7 @@ class STModel(SateModel):
         self.teachers: dict[str, FrozenTeacher] = {}
 
     def set_teachers(self, asr: SateModel | None = None, mt: SateModel | None = None) -> None:
-        """Attach frozen teachers (`sate.init.load_teachers` reads them from model files)."""
+        """Attach frozen teachers (`sate.models.pretrained.load_teachers` reads them from model files)."""
         self.teachers = {name: FrozenTeacher(m) for name, m in (("asr", asr), ("mt", mt)) if m is not None}
 
     def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
@@ -83,7 +83,7 @@ class STModel(SateModel):
     def _teacher(self, name: str, device: torch.device) -> SateModel:
         if name not in self.teachers:
             raise SateError(f"loss.kd.{name}_weight is set but no {name.upper()} teacher is attached; "
-                            "call sate.init.load_teachers(model, ...) after building the model")
+                            "call sate.models.pretrained.load_teachers(model, ...) after building the model")
         return self.teachers[name].on(device)
 
     def forward(self, batch: dict[str, Any]) -> dict[str, Any]:

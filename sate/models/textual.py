@@ -15,22 +15,12 @@ from typing import Any
 import torch
 from torch import nn
 
-from sate.models.espnet_blocks import PositionalEncoding, TransformerEncoder
+from sate.models.espnet_blocks import PositionalEncoding, TransformerEncoder, block_kwargs
 
 
 def espnet_textual_kwargs(conf: dict[str, Any], d_model: int) -> dict[str, Any]:
     """ESPnet `TransformerEncoder` arguments for our `textual` config section."""
-    return {
-        "output_size": d_model,
-        "attention_heads": conf["heads"],
-        "linear_units": conf["ffn"],
-        "num_blocks": conf["layers"],
-        "dropout_rate": conf["dropout"],
-        "positional_dropout_rate": conf["dropout"],
-        "attention_dropout_rate": conf["dropout"],
-        "input_layer": None,
-        "normalize_before": True,
-    }
+    return {"output_size": d_model, **block_kwargs(conf, input_layer=None)}
 
 
 class TextualEncoder(nn.Module):

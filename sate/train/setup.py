@@ -10,7 +10,7 @@ def build_for_training(config: dict, src_tokens: list[str], tgt_tokens: list[str
 
     Both steps fail loudly (`SateError`) on a missing file, unmatched keys, shape or vocabulary mismatch.
     """
-    from sate.init import initialize, load_teachers
+    from sate.models.pretrained import initialize, load_teachers
 
     model = build_model(config["task"], config["model"], len(src_tokens), len(tgt_tokens))
     if config["init"]:

@@ -16,6 +16,7 @@ from pathlib import Path
 from sate.config import apply_overrides, merge, read_yaml, write_yaml
 from sate.errors import SateError
 from sate.files import atomic_write_text
+from sate.models.config import TASKS
 
 # Every key a training config may have; `model`, `init` and `specaug` are passed on.
 DEFAULTS: dict = {
@@ -51,7 +52,6 @@ DEFAULTS: dict = {
         "log_every_n_steps": 50,
     },
 }
-TASKS = ("asr", "mt", "st")
 
 
 def load_training_config(path: str | Path, overrides: list[str]) -> dict:

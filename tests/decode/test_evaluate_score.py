@@ -18,7 +18,7 @@ from sate.decode.evaluate import evaluate
 from sate.decode.pack import pack
 from sate.errors import SateError
 from sate.models import build_model, save_model_file
-from sate.score import read_lines, sacrebleu_scores, word_error_rate
+from sate.scoring.score import read_lines, sacrebleu_scores, word_error_rate
 
 SACREBLEU = str(Path(sys.executable).parent / "sacrebleu")
 HYPS = ["Das ist ein kleiner Test.", "Wie geht es dir?", "Er sagte: „Nein!“", "", "DAS HAUS IST GROß.",

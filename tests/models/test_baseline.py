@@ -10,9 +10,9 @@ import pytest
 import torch
 
 from sate.errors import SateError
-from sate.init import initialize, load_teachers
 from sate.models import STModel, model_from_file, resolve_config, save_model_file
 from sate.models.decoder import teacher_forced
+from sate.models.pretrained import initialize, load_teachers
 
 Build = Callable[..., Any]
 BASELINE = {"adaptor": {"type": "none"}, "textual": {"layers": 0}}

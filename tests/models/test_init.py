@@ -11,13 +11,13 @@ import torch
 import yaml
 
 from sate.errors import SateError
-from sate.init import initialize, load_teachers
 from sate.models import model_meta, save_model_file
 from sate.models.acoustic import espnet_encoder_kwargs
 from sate.models.config import resolve_config
 from sate.models.ctc import build_ctc
 from sate.models.decoder import espnet_decoder_kwargs, teacher_forced
 from sate.models.espnet_blocks import ConformerEncoder, PositionalEncoding, TransformerDecoder, TransformerEncoder
+from sate.models.pretrained import initialize, load_teachers
 from sate.models.textual import espnet_textual_kwargs
 
 Build = Callable[..., Any]

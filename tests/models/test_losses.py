@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from sate.errors import SateError
-from sate.losses import combine, kd_ctc, kd_decoder, label_smoothed_ce
+from sate.models.losses import combine, kd_ctc, kd_decoder, label_smoothed_ce
 
 
 def test_kd_losses_are_zero_when_student_equals_teacher() -> None:

@@ -17,9 +17,8 @@ import torch
 from espnet.nets.pytorch_backend.transformer.label_smoothing_loss import LabelSmoothingLoss
 from espnet2.asr.ctc import CTC
 
+from sate.data.dataset import IGNORE_ID
 from sate.errors import SateError
-
-IGNORE_ID = -1  # padding value of `src` and `tgt` in batches; those positions carry no loss
 
 
 def label_smoothed_ce(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
