@@ -11,17 +11,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from sate.models.tiny import tiny_config
+
 ROOT = Path(__file__).resolve().parents[1]
-TINY = {"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
-        "textual": {"layers": 1, "heads": 2, "ffn": 64}, "decoder": {"layers": 1, "heads": 2, "ffn": 64}}
-SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
-            "st": ("d_model", "acoustic", "textual", "decoder")}
 
 
 def tiny_configs(conf_dir: Path) -> None:
     conf_dir.mkdir()
     for task in ("asr", "mt", "st"):
-        model = {k: TINY[k] for k in SECTIONS[task]}
+        model = tiny_config(task, adaptor=None)
         if task == "st":
             model["loss"] = {"kd": {"asr_weight": 0.3, "mt_weight": 0.3}}
         config = {"task": task, "data": {"num_workers": 0}, "batch": {"per_device": 100000, "global": 100000},
@@ -29,8 +27,7 @@ def tiny_configs(conf_dir: Path) -> None:
                   "trainer": {"max_epochs": 2, "keep_last": 1, "keep_best": 1, "valid_bleu_utts": 5}}
         (conf_dir / f"{task}.yaml").write_text(yaml.safe_dump(config))
     e2e = yaml.safe_load((conf_dir / "st.yaml").read_text())
-    e2e["model"] = {"d_model": 32, "acoustic": TINY["acoustic"], "adaptor": {"type": "none"}, "textual": {"layers": 0},
-                    "decoder": TINY["decoder"]}
+    e2e["model"] = tiny_config("st", baseline=True)
     (conf_dir / "st_e2e.yaml").write_text(yaml.safe_dump(e2e))
 
 

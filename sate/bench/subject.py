@@ -22,14 +22,10 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.model_file import model_from_file
+from sate.models.tiny import tiny_config
 
 TINY_STEPS = 300
-TINY_MODEL = {"d_model": 32,
-              "acoustic": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8,
-                           "dropout": 0.0},
-              "adaptor": {"type": "league"},
-              "textual": {"layers": 1, "heads": 2, "ffn": 64, "dropout": 0.0},
-              "decoder": {"layers": 2, "heads": 2, "ffn": 64, "dropout": 0.0}}
+TINY_MODEL = tiny_config("st", acoustic_type="transformer", decoder_layers=2, dropout=0.0)
 TINY_SPLITS = {"train": 64, "dev": 4, "tst-COMMON": 1}  # prep wants every split
 
 

@@ -15,21 +15,17 @@ import torch
 
 from sate.data.vocab import Vocabulary
 from sate.models import SateModel, build_model, save_model_file
+from sate.models.tiny import tiny_config
 
-ENCODER = {"layers": 2, "heads": 2, "ffn": 32}
 CONFIGS = {
     # the ASR encoder is a Conformer, so the relative-position attention subclass is covered too
-    "asr": {"d_model": 16, "acoustic": {**ENCODER, "kernel": 3, "frontend_channels": 4}},
-    "asr_hybrid": {"d_model": 16, "acoustic": {**ENCODER, "type": "transformer", "frontend_channels": 4},
-                   "decoder": {**ENCODER, "layers": 1}},
-    "mt": {"d_model": 16, "textual": ENCODER, "decoder": ENCODER},
-    "st": {"d_model": 16, "acoustic": {**ENCODER, "type": "transformer", "frontend_channels": 4},
-           "adaptor": {"type": "league"}, "textual": ENCODER, "decoder": ENCODER},
-    "st_shrink": {"d_model": 16, "acoustic": {**ENCODER, "type": "transformer", "frontend_channels": 4},
-                  "adaptor": {"type": "shrink"}, "textual": ENCODER, "decoder": {**ENCODER, "layers": 3}},
+    "asr": tiny_config("asr", 16, layers=2, kernel=3),
+    "asr_hybrid": tiny_config("asr", 16, layers=2, acoustic_type="transformer", decoder_layers=1),
+    "mt": tiny_config("mt", 16, layers=2),
+    "st": tiny_config("st", 16, layers=2, acoustic_type="transformer"),
+    "st_shrink": tiny_config("st", 16, layers=2, acoustic_type="transformer", adaptor="shrink", decoder_layers=3),
     # the E2E ST baseline: no adaptor, no textual encoder; the decoder attends to the acoustic states
-    "st_baseline": {"d_model": 16, "acoustic": {**ENCODER, "type": "transformer", "frontend_channels": 4},
-                    "adaptor": {"type": "none"}, "textual": {"layers": 0}, "decoder": ENCODER},
+    "st_baseline": tiny_config("st", 16, layers=2, acoustic_type="transformer", baseline=True),
 }
 
 

@@ -26,22 +26,16 @@ from sate.data.vocab import Vocabulary
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.model_file import model_from_file, save_model_file
+from sate.models.tiny import tiny_config
 
-TINY_DECODE = {
-    "d_model": 32,
-    "acoustic": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8, "dropout": 0.0},
-    "adaptor": {"type": "league"},
-    "textual": {"layers": 1, "heads": 2, "ffn": 64, "dropout": 0.0},
-    "decoder": {"layers": 2, "heads": 2, "ffn": 64, "dropout": 0.0},
-}
-SECTIONS = {"mt": ("d_model", "textual", "decoder"), "st": ("d_model", "acoustic", "adaptor", "textual", "decoder")}
 STEPS = {"mt": 80, "st": 150}  # fewer ST steps leave a decoder that ignores the audio
 
 
 def _train(task: str, batch: dict[str, Any], src: Vocabulary, tgt: Vocabulary) -> SateModel:
     """Full-batch Adam on the train utterances; seeded, so every run gives the same model."""
     torch.manual_seed(0)
-    model = build_model(task, {k: TINY_DECODE[k] for k in SECTIONS[task]}, len(src), len(tgt))
+    conf = tiny_config(task, acoustic_type="transformer", decoder_layers=2, dropout=0.0)
+    model = build_model(task, conf, len(src), len(tgt))
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model.train()
     for _ in range(STEPS[task]):

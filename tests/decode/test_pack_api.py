@@ -20,11 +20,8 @@ from sate.decode.api import SpeechTranslator
 from sate.decode.pack import pack
 from sate.errors import SateError
 from sate.models import build_model, save_model_file
+from sate.models.tiny import tiny_config
 
-TINY = {"d_model": 16, "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
-        "adaptor": {"type": "league"}, "textual": {"layers": 1, "heads": 2, "ffn": 32},
-        "decoder": {"layers": 1, "heads": 2, "ffn": 32}}
-SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"), "st": tuple(TINY)}
 # Untrained models rarely say eos: a short maximum length keeps every decode in milliseconds.
 MAX_LEN = {"asr": 0.05, "st": 0.05, "mt": 0.5}
 
@@ -32,7 +29,7 @@ MAX_LEN = {"asr": 0.05, "st": 0.05, "mt": 0.5}
 def tiny_model_file(root: Path, data: Path, task: str, tokens: dict[str, list[str]] | None = None) -> Path:
     src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
     torch.manual_seed(0)
-    model = build_model(task, {k: TINY[k] for k in SECTIONS[task]}, len(src), len(tgt))
+    model = build_model(task, tiny_config(task, 16, kernel=3), len(src), len(tgt))
     path = root / f"{task}.pt"
     tokens = tokens or {"src": src.tokens, "tgt": tgt.tokens}
     save_model_file(path, model, tokens["src"], tokens["tgt"])

@@ -19,10 +19,8 @@ from sate.decode.output import srt_time
 from sate.decode.pack import pack
 from sate.decode.vad import VadOptions, speech_segments
 from sate.models import build_model, save_model_file
+from sate.models.tiny import tiny_config
 
-TINY = {"d_model": 16, "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
-        "adaptor": {"type": "league"}, "textual": {"layers": 1, "heads": 2, "ffn": 32},
-        "decoder": {"layers": 1, "heads": 2, "ffn": 32}}
 SR = 16000
 
 
@@ -32,7 +30,8 @@ def st_pack(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Pa
     root = tmp_path_factory.mktemp("translate")
     src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
     torch.manual_seed(0)
-    save_model_file(root / "st.pt", build_model("st", TINY, len(src), len(tgt)), src.tokens, tgt.tokens)
+    model = build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt))
+    save_model_file(root / "st.pt", model, src.tokens, tgt.tokens)
     pack(root / "st.pt", prepared_data, root / "pack", {"max_len_ratio": 0.05})
     return root / "pack"
 

@@ -10,23 +10,16 @@ from typing import Any
 import pytest
 import torch
 
+from sate.models.tiny import tiny_config
+
 SRC_TOKENS = ["<blank>", "<unk>"] + [f"s{i}" for i in range(10)] + ["<sos/eos>"]
 TGT_TOKENS = ["<blank>", "<unk>"] + [f"t{i}" for i in range(12)] + ["<sos/eos>"]
 
-TINY: dict[str, Any] = {
-    "d_model": 16,
-    "acoustic": {"layers": 1, "heads": 2, "ffn": 32, "kernel": 3, "frontend_channels": 4},
-    "adaptor": {"type": "league"},
-    "textual": {"layers": 1, "heads": 2, "ffn": 32},
-    "decoder": {"layers": 1, "heads": 2, "ffn": 32},
-}
-TASK_SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
-                 "st": ("d_model", "acoustic", "adaptor", "textual", "decoder")}
 
 
 def _tiny_conf(task: str, **changes: Any) -> dict[str, Any]:
     """The tiny config of `task`; keyword arguments replace whole sections or values."""
-    conf = {k: copy.deepcopy(TINY[k]) for k in TASK_SECTIONS[task]}
+    conf = tiny_config(task, 16, kernel=3)
     conf.update(copy.deepcopy(changes))
     return conf
 

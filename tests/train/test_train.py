@@ -18,15 +18,11 @@ import yaml
 
 from sate.config import apply_overrides, read_yaml
 from sate.errors import SateError
+from sate.models.tiny import tiny_config
 from sate.train.average import average, average_state_dicts
 from sate.train.data import plan_batch
 from sate.train.schedule import inverse_sqrt_factor
 from sate.train.trainer import load_training_config, train
-
-TINY_MODEL = {"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
-              "textual": {"layers": 1, "heads": 2, "ffn": 64}, "decoder": {"layers": 1, "heads": 2, "ffn": 64}}
-SECTIONS = {"asr": ("d_model", "acoustic"), "mt": ("d_model", "textual", "decoder"),
-            "st": ("d_model", "acoustic", "textual", "decoder")}
 
 
 def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Path:
@@ -36,7 +32,7 @@ def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Pat
         # One batch holds the whole (12-utterance) train split: every step sees the same batch.
         "batch": {"per_device": 100000, "global": 100000},
         "specaug": {"enabled": False},
-        "model": {k: TINY_MODEL[k] for k in SECTIONS[task]},
+        "model": tiny_config(task, adaptor=None),
         "optim": {"lr": 1e-2, "warmup_steps": 2},
         "trainer": {"max_epochs": 1, "log_every_n_steps": 1, "keep_last": 3, "keep_best": 1, "valid_bleu_utts": 4},
     }
@@ -326,7 +322,7 @@ def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, prepare
     init = {"acoustic": {"path": asr_pt}, "ctc": {"path": asr_pt}, "src_embed": {"path": mt_pt},
             "textual": {"path": mt_pt}, "decoder": {"path": mt_pt}}
     kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": asr_pt, "mt_teacher": mt_pt}
-    model = {k: TINY_MODEL[k] for k in SECTIONS["st"]} | {"loss": {"kd": kd}}
+    model = tiny_config("st", adaptor=None) | {"loss": {"kd": kd}}
     config = load_training_config(write_config(tmp_path, "st", prepared_data, init=init, model=model),
                                   ["trainer.max_epochs=2"])
     asr_weights = torch.load(files["asr"], weights_only=True)["model"]
