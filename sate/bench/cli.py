@@ -1,10 +1,11 @@
 """`python -m sate.bench`: sate against ESPnet, with ratios measured in one run on the same weights and data.
 
-Parts (--parts, all by default):
+Parts (--parts; all but corpus by default):
   decode  our batched beam search against ESPnet's BatchBeamSearch one utterance at a time (`sate.bench.decode`)
   train   a training step of our SATE model against ESPnet's ESPnetSTModel with hier_encoder (`sate.bench.train`)
   data    fbank extraction and data loading speed (`sate.bench.data`)
   length  decoding time and memory against utterance length, league against shrink (`sate.bench.length`)
+  corpus  voicing speed of `sate synth` (`sate.bench.corpus`); needs no model
 
 It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
 a shared machine; the ratios, measured side by side in one process, are the figures to compare.
@@ -23,6 +24,7 @@ from typing import Any
 
 import torch
 
+from sate.bench import corpus as corpus_part
 from sate.bench import data as data_part
 from sate.bench import decode as decode_part
 from sate.bench import length as length_part
@@ -32,7 +34,9 @@ from sate.bench.measure import machine
 from sate.bench.subject import Subject, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length")
+PARTS = ("decode", "train", "data", "length", "corpus")
+DEFAULT_PARTS = PARTS[:-1]
+NO_MODEL_PARTS = {"data", "corpus"}  # parts that measure the data pipeline and need no trained model
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 
@@ -46,7 +50,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="no trained model: voice a small synth corpus and fit a tiny ST model to it first")
     parser.add_argument("--data", type=Path, help="the prepared data dir --model was trained on")
     parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file for every figure")
-    parser.add_argument("--parts", default=",".join(PARTS), help=f"comma-separated subset of {','.join(PARTS)}")
+    parser.add_argument("--parts", default=",".join(DEFAULT_PARTS),
+                        help=f"comma-separated subset of {','.join(PARTS)}")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument("--split", default=None, help="split to decode (default: dev; with --tiny: train)")
     parser.add_argument("--max-utts", type=int, default=100, help="decode: the first N utterances of --split")
@@ -59,7 +64,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--data-minutes", type=float, default=120.0,
                         help="data: minutes of audio for fbank extraction (--data's first train utterances; "
                              "generated tones with --tiny)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="data: parallel fbank jobs")
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+                        help="data and corpus: parallel fbank or voicing jobs")
+    parser.add_argument("--corpus-size", type=int, default=3000, help="corpus: train sentences to voice")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -68,10 +75,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error(f"--parts: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(PARTS)}")
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
-    if args.model is None and not args.tiny and args.parts != ["data"]:
+    if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
-    if args.repeat < 1 or args.train_batches < 1 or args.max_utts < 1:
-        parser.error("--repeat, --train-batches and --max-utts must be at least 1")
+    if args.repeat < 1 or args.train_batches < 1 or args.max_utts < 1 or args.corpus_size < 1:
+        parser.error("--repeat, --train-batches, --max-utts and --corpus-size must be at least 1")
     args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
     return args
 
@@ -95,6 +102,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
             data = None if subject is None or subject.tiny else subject.data
             result[part] = data_part.run(data, args.data_minutes, args.jobs, max_frames)
             print(data_part.table(result[part]))
+        elif part == "corpus":
+            result[part] = corpus_part.run(args.corpus_size, args.jobs)
+            print(corpus_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
             result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
                                        "length part compares league or soft with shrink"}
@@ -128,6 +138,10 @@ def summary(result: dict[str, Any]) -> str:
             t = result["train"]
             line += f" (a training step consumes {t['utterances'] / t['sate']['seconds']:.1f} utt/s)"
         lines.append(line)
+    if "corpus" in result:
+        c = result["corpus"]
+        lines.append(f"  corpus: {c['utterances_per_second']} utt/s voiced, {c['seconds_per_audio_hour']} s per "
+                     f"audio hour with {c['jobs']} jobs")
     if "length" in result and "skipped" not in result["length"]:
         r = result["length"]["lengths"][-1]
         frame, shrink = result["length"]["adaptors"]

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sate.bench import corpus as corpus_part
 from sate.bench import length as length_part
 from sate.bench import train as train_part
 from sate.bench.cli import main
@@ -50,8 +51,12 @@ def test_every_part_writes_every_field(tmp_path: Path, tiny_st_file: Path, prepa
     d = r["decode"]
     assert d["utterances"] == 2 and d["beam"] == 5 and d["audio_seconds"] > 0 and d["split"] == "dev"
     assert SPEED <= set(d["espnet"]) and [row["batch_size"] for row in d["sate"]] == [1, 2]
+    assert d["espnet"]["encode_seconds"] + d["espnet"]["search_seconds"] == pytest.approx(d["espnet"]["seconds"],
+                                                                                          abs=0.002)
     for row in d["sate"]:
         assert SPEED | {"speedup", "search_speedup", "identical"} <= set(row) and 0 <= row["identical"] <= 2
+        assert row["encode_seconds"] + row["search_seconds"] == pytest.approx(row["seconds"], abs=0.002)
+        assert 0 <= row["bleu"] <= 100 and row["speedup"] > 0
     assert {"speedup_at_least", "best_batch_size", "speedup", "bleu_equal", "met"} <= set(d["goal"])
 
     t = r["train"]
@@ -124,3 +129,11 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
             main(argv)
         assert exit_.value.code == 2
     assert "--model needs --data" in capsys.readouterr().err
+
+
+def test_corpus_part_voices_a_fresh_corpus(fixture_pairs: list[tuple[str, str]], fixture_sizes: dict[str, int]) -> None:
+    result = corpus_part.run(3, jobs=1, pairs=fixture_pairs)
+    voiced = 3 + fixture_sizes["dev"] + fixture_sizes["tst-COMMON"]
+    assert result["utterances"] == voiced and result["train_size"] == 3 and result["audio_hours"] > 0
+    assert result["utterances_per_second"] == pytest.approx(voiced / result["seconds"], rel=0.25)  # seconds rounded
+    assert result["x_real_time"] > 0 and f"{voiced} utterances" in corpus_part.table(result)
