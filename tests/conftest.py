@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -57,3 +60,15 @@ def prepared_data(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) 
                  ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]):
         assert main(argv) == 0, argv
     return data
+
+
+@pytest.fixture(scope="session")
+def sacrebleu_cli() -> Callable[..., str]:
+    """sacrebleu_cli(ref, hyp, *extra) -> what the sacrebleu command prints for BLEU, chrF and TER."""
+    tool = str(Path(sys.executable).parent / "sacrebleu")
+
+    def run(ref: Path, hyp: Path, *extra: str) -> str:
+        return subprocess.run([tool, str(ref), "-i", str(hyp), "-m", "bleu", "chrf", "ter", *extra],
+                              check=True, capture_output=True, text=True).stdout
+
+    return run

@@ -19,6 +19,8 @@ from sate.data.vocab import Vocabulary
 from sate.models import build_model
 from sate.models.model_file import save_model_file
 
+pytestmark = pytest.mark.slow  # builds and trains models, or runs whole recipes
+
 SPEED = {"seconds", "encode_seconds", "search_seconds", "utts_per_s", "rtf", "peak_rss_mib", "rss_rise_mib", "bleu"}
 
 

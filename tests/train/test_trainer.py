@@ -4,43 +4,26 @@ from __future__ import annotations
 
 import copy
 import csv
-import math
 import os
 import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
-import yaml
 
 from sate.config import apply_overrides, read_yaml
 from sate.errors import SateError
 from sate.models.tiny import tiny_config
-from sate.train.average import average, average_state_dicts
+from sate.train.average import average
 from sate.train.data import plan_batch
 from sate.train.schedule import inverse_sqrt_factor
 from sate.train.trainer import load_training_config, train
 
-
-def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Path:
-    config = {
-        "task": task,
-        "data": {"dir": str(data), "num_workers": 0},
-        # One batch holds the whole (12-utterance) train split: every step sees the same batch.
-        "batch": {"per_device": 100000, "global": 100000},
-        "specaug": {"enabled": False},
-        "model": tiny_config(task, adaptor=None),
-        "optim": {"lr": 1e-2, "warmup_steps": 2},
-        "trainer": {"max_epochs": 1, "log_every_n_steps": 1, "keep_last": 3, "keep_best": 1, "valid_bleu_utts": 4},
-    }
-    for name, values in sections.items():
-        config.setdefault(name, {}).update(values)
-    path = tmp_path / f"{task}.yaml"
-    path.write_text(yaml.safe_dump(config))
-    return path
+MakeConfig = Callable[..., Path]
 
 
 def metric_rows(exp: Path, key: str) -> list[tuple[int, float]]:
@@ -54,10 +37,11 @@ def metric_rows(exp: Path, key: str) -> list[tuple[int, float]]:
 
 # ----------------------------------------------------------------------------- config and arithmetic
 
-def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, prepared_data: Path) -> None:
+def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, make_config: MakeConfig,
+                                                                prepared_data: Path) -> None:
     assert apply_overrides({"optim": {"lr": 1}}, ["optim.lr=1e-3", "trainer.patience=3", "data.mt_text=[a, b]"]) == {
         "optim": {"lr": 1e-3}, "trainer": {"patience": 3}, "data": {"mt_text": ["a", "b"]}}
-    path = write_config(tmp_path, "asr", prepared_data)
+    path = make_config(tmp_path, "asr", prepared_data)
     config = load_training_config(path, ["optim.lr=5e-4"])
     assert config["optim"]["lr"] == 5e-4 and config["optim"]["clip_norm"] == 10.0
     with pytest.raises(SateError, match="unknown config key 'optim.lrr'"):
@@ -88,9 +72,11 @@ def test_global_batch_is_kept_when_the_number_of_devices_changes() -> None:
 
 # ----------------------------------------------------------------------------- learning
 
+@pytest.mark.slow
 @pytest.mark.parametrize("task", ["asr", "mt", "st"])
-def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, prepared_data: Path, task: str) -> None:
-    config = load_training_config(write_config(tmp_path, task, prepared_data), ["trainer.max_epochs=12"])
+def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                              task: str) -> None:
+    config = load_training_config(make_config(tmp_path, task, prepared_data), ["trainer.max_epochs=12"])
     exp = tmp_path / "exp"
     train(config, exp)
     losses = metric_rows(exp, "train/loss")
@@ -103,8 +89,9 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, prepared_data: Pat
         assert metric_rows(exp, key), f"{key} was never logged"
 
 
-def test_a_time_budget_stops_training(tmp_path: Path, prepared_data: Path) -> None:
-    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+@pytest.mark.slow
+def test_a_time_budget_stops_training(tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data),
                                   ["trainer.max_epochs=100000", "trainer.max_minutes=0.05"])
     start = time.time()
     train(config, tmp_path / "exp")
@@ -114,8 +101,9 @@ def test_a_time_budget_stops_training(tmp_path: Path, prepared_data: Path) -> No
 
 # ----------------------------------------------------------------------------- resume
 
-def test_killed_run_resumes_from_its_checkpoint(tmp_path: Path, prepared_data: Path) -> None:
-    path = write_config(tmp_path, "asr", prepared_data)
+@pytest.mark.slow
+def test_killed_run_resumes_from_its_checkpoint(tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    path = make_config(tmp_path, "asr", prepared_data)
     exp = tmp_path / "exp"
     # Two batches per epoch, so a resumed step count is visibly not an epoch count.
     overrides = ["batch.per_device=1200", "batch.global=1200"]
@@ -193,8 +181,10 @@ train(config, sys.argv[2], accelerator="cpu", devices=2, callbacks=[SaveParams()
 """
 
 
-def test_two_process_ddp_ends_with_identical_parameters(tmp_path: Path, prepared_data: Path) -> None:
-    path = write_config(tmp_path, "asr", prepared_data)
+@pytest.mark.slow
+def test_two_process_ddp_ends_with_identical_parameters(tmp_path: Path, make_config: MakeConfig,
+                                                        prepared_data: Path) -> None:
+    path = make_config(tmp_path, "asr", prepared_data)
     script = tmp_path / "ddp_run.py"
     script.write_text(DDP_SCRIPT)
     exp = tmp_path / "exp"
@@ -242,10 +232,11 @@ def _nan_on_calls(monkeypatch: pytest.MonkeyPatch, calls: set[int], initial: dic
     monkeypatch.setattr(setup, "build_for_training", build_with_nan)
 
 
-def test_nonfinite_loss_is_skipped_and_counted(tmp_path: Path, prepared_data: Path,
+@pytest.mark.slow
+def test_nonfinite_loss_is_skipped_and_counted(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                 monkeypatch: pytest.MonkeyPatch) -> None:
     _nan_on_calls(monkeypatch, {2, 3})
-    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=5"])
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=5"])
     exp = tmp_path / "exp"
     train(config, exp)
     last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
@@ -254,11 +245,12 @@ def test_nonfinite_loss_is_skipped_and_counted(tmp_path: Path, prepared_data: Pa
     assert all(torch.isfinite(v).all() for v in last["state_dict"].values() if v.is_floating_point())
 
 
-def test_skipped_batches_leave_the_weights_untouched(tmp_path: Path, prepared_data: Path,
+@pytest.mark.slow
+def test_skipped_batches_leave_the_weights_untouched(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     initial: dict = {}
     _nan_on_calls(monkeypatch, set(range(1, 100)), initial)
-    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
     exp = tmp_path / "exp"
     train(config, exp)
     last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
@@ -267,54 +259,26 @@ def test_skipped_batches_leave_the_weights_untouched(tmp_path: Path, prepared_da
         assert torch.equal(last["state_dict"]["model." + key], value), key
 
 
-def test_too_many_nonfinite_losses_in_a_row_stop_training(tmp_path: Path, prepared_data: Path,
+@pytest.mark.slow
+def test_too_many_nonfinite_losses_in_a_row_stop_training(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     _nan_on_calls(monkeypatch, set(range(1, 100)))
-    config = load_training_config(write_config(tmp_path, "asr", prepared_data),
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data),
                                   ["trainer.max_epochs=10", "trainer.nan_patience=3"])
     with pytest.raises(SateError, match="3 batches in a row had a non-finite loss"):
         train(config, tmp_path / "exp")
 
 
-# ----------------------------------------------------------------------------- averaging
-
-def test_average_is_the_elementwise_mean(tmp_path: Path, prepared_data: Path) -> None:
-    config = load_training_config(write_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
-    exp = tmp_path / "exp"
-    train(config, exp)
-    used = average(exp / "checkpoints", exp / "model.pt", last=3)
-    assert [p.name for p in used] == ["epoch000.ckpt", "epoch001.ckpt", "epoch002.ckpt"]
-    states = [{k[6:]: v for k, v in torch.load(p, weights_only=True)["state_dict"].items()} for p in used]
-    model_file = torch.load(exp / "model.pt", weights_only=True)
-    for key, value in model_file["model"].items():
-        if value.is_floating_point():
-            assert torch.allclose(value, sum(s[key] for s in states) / 3, atol=1e-6), key
-    assert not torch.equal(states[0][next(iter(states[0]))], states[2][next(iter(states[2]))])
-    best = average(exp / "checkpoints", exp / "best.pt", best=1, metric="valid/loss", mode="min")
-    losses = {p.name: torch.load(p, weights_only=True)["sate"]["metrics"]["valid/loss"] for p in used}
-    assert best[0].name.endswith(f"epoch{int(min(losses, key=losses.get)[5:8]):03d}.ckpt")
-
-
-def test_average_refuses_different_architectures() -> None:
-    a = {"w": torch.zeros(2, 3), "b": torch.zeros(3)}
-    with pytest.raises(SateError, match="w has shape .* cannot be averaged"):
-        average_state_dicts([a, {"w": torch.zeros(3, 3), "b": torch.zeros(3)}], ["x.ckpt", "y.ckpt"])
-    with pytest.raises(SateError, match="different parameters"):
-        average_state_dicts([a, {"w": torch.zeros(2, 3)}], ["x.ckpt", "y.ckpt"])
-    mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
-    assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
-    assert math.isclose(float(mean["b"][0]), 1.5)
-
-
 # ----------------------------------------------------------------------------- SATE from ASR and MT
 
-def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, prepared_data: Path,
+@pytest.mark.slow
+def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                          capsys: pytest.CaptureFixture) -> None:
     from lightning.pytorch.callbacks import Callback
 
     files = {}
     for task in ("asr", "mt"):
-        config = load_training_config(write_config(tmp_path, task, prepared_data), ["trainer.max_epochs=2"])
+        config = load_training_config(make_config(tmp_path, task, prepared_data), ["trainer.max_epochs=2"])
         train(config, tmp_path / task)
         files[task] = tmp_path / task / "model.pt"
         average(tmp_path / task / "checkpoints", files[task], last=2)
@@ -323,7 +287,7 @@ def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, prepare
             "textual": {"path": mt_pt}, "decoder": {"path": mt_pt}}
     kd = {"asr_weight": 0.5, "mt_weight": 0.5, "asr_teacher": asr_pt, "mt_teacher": mt_pt}
     model = tiny_config("st", adaptor=None) | {"loss": {"kd": kd}}
-    config = load_training_config(write_config(tmp_path, "st", prepared_data, init=init, model=model),
+    config = load_training_config(make_config(tmp_path, "st", prepared_data, init=init, model=model),
                                   ["trainer.max_epochs=2"])
     asr_weights = torch.load(files["asr"], weights_only=True)["model"]
     seen: dict = {}

@@ -13,7 +13,9 @@ import yaml
 
 from sate.models.tiny import tiny_config
 
-ROOT = Path(__file__).resolve().parents[1]
+pytestmark = pytest.mark.slow  # builds and trains models, or runs whole recipes
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def tiny_configs(conf_dir: Path) -> None:

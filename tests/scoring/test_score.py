@@ -1,0 +1,48 @@
+"""`sate score` prints exactly what the sacrebleu CLI prints; WER ignores case and punctuation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sate.cli import main
+from sate.errors import SateError
+from sate.scoring.score import read_lines, sacrebleu_scores, word_error_rate
+
+HYPS = ["Das ist ein kleiner Test.", "Wie geht es dir?", "Er sagte: „Nein!“", "", "DAS HAUS IST GROß.",
+        "Ich habe 3,5 Äpfel gekauft  ", "Sie kommt morgen nicht."]
+REFS = ["Das ist ein kleiner Test.", "Wie geht's dir?", "Er sagte: „Nein, danke!“", "Applaus",
+        "Das Haus ist groß.", "Ich habe 3,5 Äpfel gekauft.", "Morgen kommt sie nicht."]
+
+
+def test_score_prints_exactly_what_the_sacrebleu_cli_prints(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            sacrebleu_cli: Callable[..., str]) -> None:
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    ref.write_text("\r\n".join(REFS) + "\r\n", encoding="utf-8")  # CRLF: sacrebleu strips it, so do we
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json"]) == 0
+    ours = capsys.readouterr().out
+    assert ours == sacrebleu_cli(ref, hyp)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().out == sacrebleu_cli(ref, hyp, "-f", "text")
+    cli = {m["name"]: m for m in json.loads(ours)}
+    assert cli["BLEU"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|")
+    scores = sacrebleu_scores(read_lines(hyp), read_lines(ref))
+    assert {name: round(s.score, 1) for name, s in scores.items()} == {
+        "BLEU": cli["BLEU"]["score"], "chrF": cli["chrF2"]["score"], "TER": cli["TER"]["score"]}
+
+    short = tmp_path / "short.txt"
+    short.write_text("eins\n")
+    assert main(["score", "--hyp", str(short), "--ref", str(ref)]) == 2
+    assert f"{short} has 1 lines but {ref} has 7" in capsys.readouterr().err
+
+
+def test_wer_ignores_case_and_punctuation() -> None:
+    assert word_error_rate(["Hello, World!"], ["hello world"]).wer == 0.0
+    wer = word_error_rate(["the cat sat", "on mat"], ["the cat sat down", "on the mat"])
+    assert (wer.errors, wer.words) == (2, 7) and wer.wer == pytest.approx(200 / 7)
+    with pytest.raises(SateError, match="2 transcripts but 1 references"):
+        word_error_rate(["a", "b"], ["a"])

@@ -1,0 +1,45 @@
+"""`sate average`: the element-wise mean of the last or best N checkpoints, refusing mismatched ones."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.train.average import average, average_state_dicts
+from sate.train.trainer import load_training_config, train
+
+MakeConfig = Callable[..., Path]
+
+
+@pytest.mark.slow
+def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=3"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    used = average(exp / "checkpoints", exp / "model.pt", last=3)
+    assert [p.name for p in used] == ["epoch000.ckpt", "epoch001.ckpt", "epoch002.ckpt"]
+    states = [{k[6:]: v for k, v in torch.load(p, weights_only=True)["state_dict"].items()} for p in used]
+    model_file = torch.load(exp / "model.pt", weights_only=True)
+    for key, value in model_file["model"].items():
+        if value.is_floating_point():
+            assert torch.allclose(value, sum(s[key] for s in states) / 3, atol=1e-6), key
+    assert not torch.equal(states[0][next(iter(states[0]))], states[2][next(iter(states[2]))])
+    best = average(exp / "checkpoints", exp / "best.pt", best=1, metric="valid/loss", mode="min")
+    losses = {p.name: torch.load(p, weights_only=True)["sate"]["metrics"]["valid/loss"] for p in used}
+    assert best[0].name.endswith(f"epoch{int(min(losses, key=losses.get)[5:8]):03d}.ckpt")
+
+
+def test_average_refuses_different_architectures() -> None:
+    a = {"w": torch.zeros(2, 3), "b": torch.zeros(3)}
+    with pytest.raises(SateError, match="w has shape .* cannot be averaged"):
+        average_state_dicts([a, {"w": torch.zeros(3, 3), "b": torch.zeros(3)}], ["x.ckpt", "y.ckpt"])
+    with pytest.raises(SateError, match="different parameters"):
+        average_state_dicts([a, {"w": torch.zeros(2, 3)}], ["x.ckpt", "y.ckpt"])
+    mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
+    assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
+    assert math.isclose(float(mean["b"][0]), 1.5)
