@@ -19,6 +19,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prep": ("sate.data.mustc", "read a MuST-C corpus into validated JSONL manifests"),
     "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
     "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
+    "config": ("sate.config", "print every training config key with its default, or what a config resolves to"),
     "train": ("sate.train.trainer", "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
     "average": ("sate.train.average", "average the last or best N checkpoints into one model file"),
     "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),

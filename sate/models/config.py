@@ -45,6 +45,45 @@ DEFAULTS: dict[str, Any] = {
     },
 }
 
+# One line per key for `sate config`; a test checks that every key of DEFAULTS has one.
+HELP: dict[str, str] = {
+    "d_model": "the width of every part; ASR, MT and SATE share it so that weights can move between them",
+    "acoustic": "the acoustic encoder: conv2d subsampling (4x) and Conformer or Transformer blocks, with CTC on top",
+    "acoustic.type": "conformer | transformer",
+    "acoustic.layers": "blocks",
+    "acoustic.heads": "attention heads",
+    "acoustic.ffn": "feed-forward width",
+    "acoustic.kernel": "conformer only: the depthwise convolution's kernel",
+    "acoustic.frontend_channels": "channels of the conv2d front-end (null: d_model, as ESPnet; fewer is faster)",
+    "acoustic.dropout": "dropout of every sub-layer",
+    "adaptor": "maps acoustic states into the MT embedding space",
+    "adaptor.type": "none | linear | soft | league | gated | inter | shrink (docs/models.md says what each does)",
+    "adaptor.temperature": "softmax temperature of the CTC posteriors in the soft branch",
+    "adaptor.dropout": "dropout of the linear branch",
+    "adaptor.shrink_mode": "shrink only: soft | league, the adaptor applied to the shrunk sequence",
+    "adaptor.keep_blank": "shrink only: keep the segments where CTC says blank",
+    "textual": "the textual encoder (Transformer) on top of the adaptor; 0 layers for the E2E baseline",
+    "textual.layers": "blocks",
+    "textual.heads": "attention heads",
+    "textual.ffn": "feed-forward width",
+    "textual.dropout": "dropout of every sub-layer",
+    "decoder": "the Transformer decoder (for ASR: 0 layers is CTC only, more is hybrid CTC/attention)",
+    "decoder.layers": "blocks",
+    "decoder.heads": "attention heads",
+    "decoder.ffn": "feed-forward width",
+    "decoder.dropout": "dropout of every sub-layer",
+    "loss": "L = (1-ctc_weight)((1-mt_weight) CE + mt_weight KD_mt) "
+            "+ ctc_weight((1-asr_weight) CTC + asr_weight KD_asr)",
+    "loss.ctc_weight": "weight of the CTC side",
+    "loss.label_smoothing": "label smoothing of the cross-entropy",
+    "loss.kd": "knowledge distillation from frozen teachers",
+    "loss.kd.asr_weight": "distillation of the CTC posteriors from the ASR teacher",
+    "loss.kd.mt_weight": "distillation of the decoder outputs from the MT teacher",
+    "loss.kd.topk": "distil over the teacher's top k tokens only (0: the full distribution)",
+    "loss.kd.asr_teacher": "the ASR teacher's model file (sate train --init-from asr=PATH fills it)",
+    "loss.kd.mt_teacher": "the MT teacher's model file (sate train --init-from mt=PATH fills it)",
+}
+
 # Which sections (and loss keys) each task has.
 TASK_SECTIONS = {
     "asr": ("d_model", "acoustic", "decoder", "loss"),
@@ -177,15 +216,26 @@ def _flatten(conf: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
-    """Return the full config for `task` with defaults filled in, or raise `SateError`."""
+def task_defaults(task: str) -> dict[str, Any]:
+    """Every model key of `task` with its default: the sections and loss terms that task has."""
     if task not in TASKS:
         raise SateError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
-    given = {} if conf is None else conf
     defaults = {k: copy.deepcopy(DEFAULTS[k]) for k in TASK_SECTIONS[task]}
-    defaults["loss"] = {k: DEFAULTS["loss"][k] for k in TASK_LOSS_KEYS[task]}
+    defaults["loss"] = {k: copy.deepcopy(DEFAULTS["loss"][k]) for k in TASK_LOSS_KEYS[task]}
     if task == "asr":
         defaults["decoder"]["layers"] = ASR_DECODER_LAYERS
+    return defaults
+
+
+def uses_source_embedding(adaptor_type: str) -> bool:
+    """Whether an ST model has E_src: the soft branch multiplies CTC posteriors by it; linear and none have none."""
+    return adaptor_type not in ("linear", "none")
+
+
+def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
+    """Return the full config for `task` with defaults filled in, or raise `SateError`."""
+    given = {} if conf is None else conf
+    defaults = task_defaults(task)
     resolved = _merge("", defaults, given)
     flat = _flatten(resolved)
     checks = dict(CHECKS)
@@ -214,7 +264,8 @@ def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
         for side in ("asr", "mt"):
             if kd[f"{side}_weight"] > 0 and not kd[f"{side}_teacher"]:
                 raise SateError(f"model config: loss.kd.{side}_weight is {kd[f'{side}_weight']} "
-                                f"but loss.kd.{side}_teacher (a model file) is not set")
+                                f"but loss.kd.{side}_teacher (a model file) is not set "
+                                f"(`sate train --init-from {side}=PATH` sets it)")
     return resolved
 
 

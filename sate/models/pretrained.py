@@ -358,3 +358,4 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         teachers[side] = teacher
         log(f"kd: {side} teacher {path} (weight {kd[f'{side}_weight']}, topk {kd['topk'] or 'all'})")
     model.set_teachers(**teachers)
+

@@ -20,6 +20,7 @@ from sate.errors import SateError
 from sate.models.acoustic import AcousticEncoder
 from sate.models.adaptor import build_adaptor
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
+from sate.models.config import uses_source_embedding
 from sate.models.ctc import build_ctc
 from sate.models.decoder import build_decoder, teacher_forced
 from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce
@@ -55,9 +56,9 @@ class STModel(SateModel):
         self.acoustic = AcousticEncoder(conf["acoustic"], d_model)
         self.ctc = build_ctc(src_vocab_size, d_model)
         self.adaptor = build_adaptor(conf["adaptor"], d_model)
-        # The soft branch's E_src; linear and none use none, and an unused weight would upset DDP.
-        uses_embedding = conf["adaptor"]["type"] not in ("linear", "none")
-        self.src_embed = build_source_embedding(src_vocab_size, d_model) if uses_embedding else None
+        # The soft branch's E_src, built only where it is used: an unused weight would upset DDP.
+        embedding = uses_source_embedding(conf["adaptor"]["type"])
+        self.src_embed = build_source_embedding(src_vocab_size, d_model) if embedding else None
         self.textual = TextualEncoder(conf["textual"], d_model) if conf["textual"]["layers"] else None
         self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
         self.teachers: dict[str, FrozenTeacher] = {}

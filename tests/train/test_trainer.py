@@ -307,3 +307,21 @@ def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, make_co
     last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
     assert not [k for k in last["state_dict"] if "teacher" in k]
     assert set(last["state_dict"]) == {"model." + k for k in seen}
+
+
+@pytest.mark.slow
+def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_config: MakeConfig,
+                                                          prepared_data: Path) -> None:
+    import argparse
+
+    from sate.train.trainer import config_from_args, steps_of
+
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, ["trainer.max_epochs=3"]), tmp_path / "first")
+    assert steps_of(tmp_path / "first") == 3  # one batch holds the whole train split: one update an epoch
+    args = argparse.Namespace(config=path, overrides=["trainer.max_minutes=5"], init_from=[],
+                              steps_from=tmp_path / "first")
+    trainer_conf = config_from_args(args)["trainer"]
+    assert trainer_conf["max_steps"] == 3 and trainer_conf["max_minutes"] is None and trainer_conf["max_epochs"] >= 3
+    with pytest.raises(SateError, match="last.ckpt is missing"):
+        steps_of(tmp_path / "nothing")

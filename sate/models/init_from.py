@@ -1,0 +1,60 @@
+"""`sate train --init-from asr=PATH --init-from mt=PATH`: the `init:` entries and teachers a SATE model gets.
+
+SATE's recipe is always the same: the acoustic encoder and CTC come from the pre-trained ASR model,
+the source embedding, textual encoder and decoder from the pre-trained MT model, and where the loss
+distils, those two models are also the frozen teachers. This fills the config so that neither the
+user nor a recipe's shell has to spell out five `init.*.path` keys and two teacher paths.
+"""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from sate.errors import SateError
+from sate.models.config import resolve_config, uses_source_embedding
+
+# What each pre-trained model gives a SATE model.
+SOURCE_COMPONENTS = {"asr": ("acoustic", "ctc"), "mt": ("src_embed", "textual", "decoder")}
+
+
+def parse_init_from(items: list[str]) -> dict[str, str]:
+    """`["asr=exp/asr/model.pt", "mt=..."]` -> {"asr": path, "mt": path}, with errors naming the item."""
+    sources: dict[str, str] = {}
+    for item in items:
+        side, sep, path = item.partition("=")
+        if not sep or side not in SOURCE_COMPONENTS or not path:
+            raise SateError(f"--init-from {item!r}: expected asr=PATH or mt=PATH")
+        if side in sources:
+            raise SateError(f"--init-from {side}= is given twice")
+        sources[side] = path
+    return sources
+
+
+def apply_init_from(config: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
+    """A training config with the `init:` entries and teachers that `sources` stand for.
+
+    The ASR model gives the acoustic encoder and CTC; the MT model the source embedding, textual
+    encoder and decoder, each only where this model has the part (the E2E baseline has no textual
+    encoder, linear and none adaptors no source embedding). Where `loss.kd` sets a distillation
+    weight, the same model becomes that side's teacher. Entries given here replace the config's.
+    """
+    if not sources:
+        return config
+    if config["task"] != "st":
+        raise SateError(f"--init-from fills a SATE (st) model from ASR and MT models; this config's task is "
+                        f"{config['task']} (use its init: section instead)")
+    config = {**config, "model": copy.deepcopy(config["model"]), "init": copy.deepcopy(config["init"])}
+    kd = config["model"].setdefault("loss", {}).setdefault("kd", {})
+    for side, path in sources.items():
+        if kd.get(f"{side}_weight", 0) > 0:
+            kd[f"{side}_teacher"] = path
+    resolved = resolve_config("st", config["model"])
+    present = {"acoustic", "ctc", "decoder"}
+    present |= {"textual"} if resolved["textual"]["layers"] else set()
+    present |= {"src_embed"} if uses_source_embedding(resolved["adaptor"]["type"]) else set()
+    for side, path in sources.items():
+        for component in SOURCE_COMPONENTS[side]:
+            if component in present:
+                config["init"][component] = {"path": path}
+    return config
