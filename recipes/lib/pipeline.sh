@@ -6,7 +6,7 @@
 #   src_vocab_size, tgt_vocab_size   SentencePiece sizes
 #   speed_perturb  true to add 0.9/1.1 speed-perturbed copies of train
 #   nj          parallel jobs for feature extraction
-#   mt_text     "EN TGT": extra parallel text for the vocabularies and MT (may be empty)
+#   mt_src, mt_tgt  extra parallel text (English, target) for the vocabularies and MT (both empty: none)
 
 if run_stage 0 "prep: MuST-C $mustc_root/en-$tgt_lang -> manifests in $data"; then
   need "$mustc_root/en-$tgt_lang/data" "the MuST-C corpus"
@@ -29,9 +29,9 @@ fi
 
 if run_stage 2 "vocab: SentencePiece source $src_vocab_size, target $tgt_vocab_size"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="src=$src_vocab_size tgt=$tgt_vocab_size mt_text=$mt_text"
+  params="src=$src_vocab_size tgt=$tgt_vocab_size mt_text=$mt_src $mt_tgt"
   if ! is_done "$data/.done/vocab" "$params"; then
-    extra=(); [ -n "$mt_text" ] && extra=(--mt-text $mt_text)
+    extra=(); [ -n "$mt_src" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
     sate vocab --data "$data" --src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size" "${extra[@]}"
     mark_done "$data/.done/vocab" "$params"
   fi
@@ -43,18 +43,17 @@ fi
 device_args=(--accelerator cpu)
 [ "${ngpu:-0}" -gt 0 ] && device_args=(--accelerator gpu --devices "$ngpu")
 
-# train_model NAME CONFIG [sate train args...]: train (or resume) into $exp/NAME; skipped when done with
-# the same config, data and arguments.
+# train_model NAME CONFIG [sate train args...]: train (or resume) into $exp/NAME, the output also in
+# $exp/NAME/train.log; skipped when done with the same config, data and arguments.
 train_model() {
   local name=$1 config=$2; shift 2
   need "$config" "the $name config"
   local params="config=$(sha1sum "$config" | cut -c1-12) data=$data args=$* $train_args"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
-  local cmd=(sate train --config "$config" --exp "$exp/$name" --set data.dir="$data" "${device_args[@]}" "$@")
-  # shellcheck disable=SC2206
+  local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=\"$data\"" "${device_args[@]}" "$@")
+  # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
-  say "  ${cmd[*]}"
-  "${cmd[@]}"
+  logged "$exp/$name/train.log" "${cmd[@]}"
   mark_done "$exp/$name/.done-train" "$params"
 }
 
@@ -78,41 +77,19 @@ fi
 if run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt"; then
   need "$data/.done/vocab" "vocabularies from stage 2"
   mt_args=()
-  if [ -n "$mt_text" ]; then
-    read -r mt_en mt_tgt <<< "$mt_text"
-    mt_args=(--set "data.mt_text=[$mt_en, $mt_tgt]")
-  fi
+  [ -n "$mt_src" ] && mt_args=(--set "data.mt_text=[\"$mt_src\", \"$mt_tgt\"]")
   train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
   average_and_pack mt
 fi
 
-# config_get FILE KEY [DEFAULT]: a value of a YAML config (dotted key), for decisions the recipe makes.
-config_get() {
-  python -c 'import sys
-from sate.config import read_yaml
-node = read_yaml(sys.argv[1])
-for part in sys.argv[2].split("."):
-    node = node.get(part) if isinstance(node, dict) else None
-print(sys.argv[3] if node is None else node)' "$@"
-}
-
 # SATE: acoustic encoder and CTC from ASR; source embedding, textual encoder and decoder from MT; the same
-# two models as frozen teachers when the config sets distillation weights (model.loss.kd).
-sate_init_args() {
-  local config=$1 teachers=${2:-from-config} asr=$exp/asr/model.pt mt=$exp/mt/model.pt
-  echo --set init.acoustic.path="$asr" --set init.ctc.path="$asr" \
-       --set init.src_embed.path="$mt" --set init.textual.path="$mt" --set init.decoder.path="$mt"
-  [ "$teachers" = none ] && return 0
-  [ "$(config_get "$config" model.loss.kd.asr_weight 0)" != 0 ] && echo --set model.loss.kd.asr_teacher="$asr"
-  [ "$(config_get "$config" model.loss.kd.mt_weight 0)" != 0 ] && echo --set model.loss.kd.mt_teacher="$mt"
-  return 0
-}
+# two models as frozen teachers where the config sets distillation weights (model.loss.kd).
+init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt")
 
 if run_stage 5 "SATE training from the ASR and MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   need "$exp/mt/model.pt" "the MT model of stage 4"
-  # shellcheck disable=SC2046
-  train_model st "$conf_dir/st.yaml" $(sate_init_args "$conf_dir/st.yaml")
+  train_model st "$conf_dir/st.yaml" "${init_from[@]}"
 fi
 
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
@@ -125,8 +102,10 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
   need "$exp/st/pack" "the packed SATE model of stage 6"
   for split in $test_sets; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
-    sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
-    sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
+    logged "$exp/st/decode_$split/decode.log" \
+      sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
+    logged "$exp/cascade/decode_$split/decode.log" \
+      sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
       --out "$exp/cascade/decode_$split"
   done
 fi
@@ -138,7 +117,8 @@ fi
 
 if run_stage 9 "translate one tst-COMMON talk with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
-  talk=$(ls "$mustc_root/en-$tgt_lang/data/tst-COMMON/wav/"*.wav | head -n 1)
+  talks=("$mustc_root/en-$tgt_lang/data/tst-COMMON/wav/"*.wav)
+  talk=${talks[0]}
   sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$talk"
   say "  $talk -> $exp/demo_talk.srt"
   head -n 12 "$exp/demo_talk.srt"
@@ -150,27 +130,21 @@ fi
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
-  asr=$exp/asr/model.pt
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
-  st_steps=$(python -c 'import sys, torch
-print(torch.load(sys.argv[1], map_location="cpu", weights_only=True)["global_step"])' "$exp/st/checkpoints/last.ckpt")
-  same=(--set trainer.max_minutes=null --set trainer.max_epochs=100000 --set "trainer.max_steps=$st_steps")
-  say "  every comparison row trains for $st_steps updates, as the SATE model did"
+  same=(--steps-from "$exp/st")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
-  train_model e2e_asr "$conf_dir/st_e2e.yaml" "${same[@]}" --set init.acoustic.path="$asr" --set init.ctc.path="$asr"
-  # shellcheck disable=SC2046
-  train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" $(sate_init_args "$conf_dir/st.yaml" none) \
+  train_model e2e_asr "$conf_dir/st_e2e.yaml" "${same[@]}" --init-from "asr=$exp/asr/model.pt"
+  train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" \
     --set model.loss.kd.asr_weight=0 --set model.loss.kd.mt_weight=0
-  # shellcheck disable=SC2046
-  train_model sate_shrink "$conf_dir/st.yaml" "${same[@]}" $(sate_init_args "$conf_dir/st.yaml") \
-    --set model.adaptor.type=shrink
+  train_model sate_shrink "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" --set model.adaptor.type=shrink
   for system in e2e_scratch e2e_asr sate_nokd sate_shrink; do
     average_and_pack "$system"
     for split in $test_sets; do
       [ -e "$data/$split.jsonl" ] || continue
       [ -e "$exp/$system/decode_$split/results.json" ] && [ "$force" != true ] && continue
-      sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
+      logged "$exp/$system/decode_$split/decode.log" \
+        sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
     done
   done
   sate analyze locality --model "$exp/asr/model.pt" "$exp/mt/model.pt" "$exp/st/model.pt" --data "$data" \

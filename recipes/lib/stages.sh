@@ -45,5 +45,17 @@ is_done() {
 # mark_done MARKER PARAMS: written last by a stage, so a killed stage is never taken as finished.
 mark_done() { mkdir -p "$(dirname "$1")" && printf '%s' "${2:-}" > "$1.tmp" && mv "$1.tmp" "$1"; }
 
+# logged LOG COMMAND...: run COMMAND with its output (stdout and stderr) on the terminal as it comes, and
+# appended to LOG with each line time-stamped; of a progress bar redrawn with \r, LOG keeps the last state.
+# The command's exit status is kept.
+logged() {
+  local log=$1; shift
+  mkdir -p "$(dirname "$log")"
+  say "  $* (log: $log)"
+  printf '%(%F %T)T ==== %s\n' -1 "$*" >> "$log"
+  PYTHONUNBUFFERED=1 "$@" 2>&1 | tee >(while IFS= read -r line; do printf '%(%T)T %s\n' -1 "${line##*$'\r'}"; done >> "$log")
+  return "${PIPESTATUS[0]}"
+}
+
 # need PATH WHAT: a clear error when an earlier stage's output is missing.
 need() { [ -e "$1" ] || die "missing $1 ($2). Run the earlier stages first."; }

@@ -15,6 +15,8 @@
 #   --ngpu N              GPUs per machine (default: 1; 0 trains on the CPU)
 #   --nj N                parallel jobs for features (default: number of cores)
 #   --train-args "..."    extra `sate train` arguments for every model
+#   --mt-src FILE         extra English text for the vocabularies and MT pre-training (with --mt-tgt)
+#   --mt-tgt FILE         its line-aligned target-language side
 #   --compare true        also stage 10: the SATE paper's comparison rows
 #
 # Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
@@ -37,7 +39,8 @@ nj=$(nproc)
 train_args=
 compare=false
 test_sets="tst-COMMON tst-HE"
-mt_text=
+mt_src=
+mt_tgt=
 . recipes/lib/stages.sh
 parse_options "$@"
 [ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"

@@ -50,7 +50,8 @@ test_sets=tst-COMMON
 parse_options "$@"
 exp=${exp:-exp/synth/$exp_tag}
 mustc_root=$corpus
-mt_text="$corpus/en-$tgt_lang/mt/train.en $corpus/en-$tgt_lang/mt/train.$tgt_lang"
+mt_src=$corpus/en-$tgt_lang/mt/train.en
+mt_tgt=$corpus/en-$tgt_lang/mt/train.$tgt_lang
 
 if run_stage -1 "build the synthetic corpus in $corpus"; then
   params="train_size=$train_size seed=$seed"

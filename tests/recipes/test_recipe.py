@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -43,8 +44,11 @@ def recipe(tmp: Path, *args: str) -> subprocess.CompletedProcess:
 
 @pytest.fixture(scope="module")
 def micro_run(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> tuple[Path, subprocess.CompletedProcess]:
-    """Stages 0-9 on the ~20-sentence fixture corpus (stage -1, the corpus build, has its own tests)."""
-    tmp = tmp_path_factory.mktemp("recipe")
+    """Stages 0-9 on the ~20-sentence fixture corpus (stage -1, the corpus build, has its own tests).
+
+    Every path has a space in it: a recipe quotes each one."""
+    tmp = tmp_path_factory.mktemp("recipe") / "a dir with spaces"
+    tmp.mkdir()
     shutil.copytree(synth_corpus, tmp / "corpus")
     tiny_configs(tmp / "conf")
     done = recipe(tmp, "--stage", "0")
@@ -67,6 +71,21 @@ def test_micro_run_goes_through_every_stage(micro_run: tuple[Path, subprocess.Co
     assert (exp / "curves.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert len((exp / "st" / "decode_tst-COMMON" / "hyp.txt").read_text().splitlines()) == 5
     assert "-->" in (exp / "demo_talk.srt").read_text()  # SRT timestamps
+
+
+def test_training_and_decoding_stages_keep_time_stamped_logs(
+        micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    tmp, _ = micro_run
+    exp = tmp / "exp"
+    for log in (exp / "asr" / "train.log", exp / "st" / "train.log", exp / "st" / "decode_tst-COMMON" / "decode.log",
+                exp / "cascade" / "decode_tst-COMMON" / "decode.log"):
+        text = log.read_bytes().decode()
+        assert "\r" not in text  # of a redrawn progress bar, the log keeps the last state
+        lines = text.rstrip("\n").split("\n")
+        assert re.fullmatch(r"\d{4}-\d\d-\d\d \d\d:\d\d:\d\d ==== sate (train|evaluate) .*", lines[0]), log
+        assert len(lines) > 2 and all(re.match(r"\d\d:\d\d:\d\d ", line) for line in lines[1:]), log
+    assert "parameters:" in (exp / "st" / "train.log").read_text()
+    assert "BLEU" in (exp / "st" / "decode_tst-COMMON" / "decode.log").read_text()
 
 
 def test_rerun_skips_finished_stages(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
