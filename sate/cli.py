@@ -1,8 +1,8 @@
-"""The `sate` command: one entry point whose sub-commands only parse and dispatch.
+"""sate: end-to-end speech translation with SATE (Stacked Acoustic-and-Textual Encoding).
 
-Each sub-command lives in its own module, which provides ``add_arguments(parser)`` and
-``run(args) -> int``. Modules are imported only when their command runs, so `sate synth`
-never pays for importing torch and `sate --help` is instant.
+The commands follow the pipeline, from a corpus to a scored translation; `sate COMMAND --help`
+describes one. Each command lives in its own module and is imported only when it runs, so
+`sate --help` is instant and `sate synth` never pays for importing torch.
 """
 
 from __future__ import annotations
@@ -31,14 +31,29 @@ COMMANDS: dict[str, tuple[str, str]] = {
 }
 
 
+class HelpFormatter(argparse.RawDescriptionHelpFormatter):
+    """Descriptions laid out as written (lists and examples stay lines); an option's default where it has one."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default not in (None, False, [], argparse.SUPPRESS) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text
+
+
+def _description(text: str) -> str:
+    return text.replace("``", "`")  # the docstrings' literal markup, shown as plain quotes
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser; only ``command``'s module is imported and gets its options."""
-    parser = argparse.ArgumentParser(prog="sate", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="sate", description=__doc__.split("\n\n")[0],
+                                     epilog="Run `sate COMMAND --help` for a command's options; docs/ has the manual.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module_name, help_text) in COMMANDS.items():
         module = importlib.import_module(module_name) if name == command else None
-        p = sub.add_parser(name, help=help_text, description=(module.__doc__ if module else help_text),
-                           formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+        p = sub.add_parser(name, help=help_text, description=_description(module.__doc__ if module else help_text),
+                           formatter_class=HelpFormatter)
         if module is not None:
             module.add_arguments(p)
             p.set_defaults(_module=module)

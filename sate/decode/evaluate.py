@@ -152,6 +152,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sate.decode.options import options_help
+
+    parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st, asr or mt")
     parser.add_argument("--mt-model", type=Path, default=None,
                         help="packed MT model: translate the --model ASR transcripts with it (a cascade)")

@@ -54,14 +54,14 @@ def feature_settings(cmvn: str) -> dict[str, Any]:
 
 def default_decoding() -> dict[str, Any]:
     """The SATE recipe's decoding: beam 5, lenpen 1.0; every other option at beam search's default."""
-    from sate.decode.beam_search import DecodeOptions
+    from sate.decode.options import DecodeOptions
 
     return asdict(DecodeOptions(beam=5, lenpen=1.0))
 
 
 def decode_options(values: dict[str, Any], where: str) -> Any:
     """A `DecodeOptions` from a mapping; an unknown key or a wrong type is an error naming ``where``."""
-    from sate.decode.beam_search import DecodeOptions
+    from sate.decode.options import DecodeOptions
 
     known = {f.name: f for f in fields(DecodeOptions)}
     unknown = sorted(set(values) - set(known))
@@ -245,6 +245,9 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sate.decode.options import options_help
+
+    parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
     parser.add_argument("--data", type=Path, required=True,
                         help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")

@@ -39,6 +39,9 @@ def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sate.decode.options import options_help
+
+    parser.epilog = options_help()
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
     parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st or asr")
     parser.add_argument("--format", choices=FORMATS, default="text",

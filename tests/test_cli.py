@@ -1,0 +1,28 @@
+"""`sate --help` and every command's help: written for users, with the pipeline's commands in order."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from sate.cli import COMMANDS, main
+
+
+def test_top_level_help_lists_the_commands_in_pipeline_order(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main(["--help"])
+    assert done.value.code == 0
+    printed = capsys.readouterr().out
+    assert "speech translation with SATE" in printed and "parse and dispatch" not in printed
+    positions = [re.search(rf"^    {name}\b", printed, re.M).start() for name in COMMANDS]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("command", list(COMMANDS))
+def test_each_command_has_a_description_and_no_none_defaults(command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as done:
+        main([command, "--help"])
+    assert done.value.code == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith(f"usage: sate {command}") and "(default: None)" not in printed and "``" not in printed
