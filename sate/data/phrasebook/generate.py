@@ -19,6 +19,7 @@ from sate.errors import SateError
 DEFAULT_TEXT_SIZE = 40000  # train text pairs (MT data); only --train-size of them are voiced
 DEFAULT_DEV_SIZE = 300
 DEFAULT_TEST_SIZE = 300
+MAX_FRUITLESS_DRAWS = 100_000  # this many draws in a row without a new pair: the templates are exhausted
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
@@ -40,13 +41,14 @@ def phrasebook_splits(text_size: int = DEFAULT_TEXT_SIZE, dev_size: int = DEFAUL
     train_by_german: dict[str, list[str]] = {}
     held_out_german: set[str] = set()
     seen: set[str] = set()
-    limit = 60 * sum(wanted.values()) + 100_000
-    for draws, (en, de) in enumerate(stream(seed)):
+    fruitless = 0
+    for en, de in stream(seed):
         if all(len(splits[name]) >= wanted[name] for name in SPLITS):
             break
-        if draws > limit:
-            short = {name: f"{len(splits[name])}/{wanted[name]}" for name in SPLITS}
-            raise SateError(f"the phrasebook ran out of distinct sentences ({short}); lower --text-size, "
+        fruitless += 1
+        if fruitless > MAX_FRUITLESS_DRAWS:
+            short = ", ".join(f"{name} {len(splits[name])} of {wanted[name]}" for name in SPLITS)
+            raise SateError(f"the phrasebook has no more distinct sentences ({short}); lower --text-size, "
                             f"--dev-size or --test-size")
         if en in seen:
             continue
@@ -54,6 +56,7 @@ def phrasebook_splits(text_size: int = DEFAULT_TEXT_SIZE, dev_size: int = DEFAUL
         split = split_of(en)
         if len(splits[split]) >= wanted[split]:
             continue
+        fruitless = 0
         if split == "train":
             if de not in held_out_german:
                 splits["train"][en] = de

@@ -143,3 +143,8 @@ neighbour | f Nachbarin -nen
 boss | f Chefin -nen
 sister-in-law/sisters-in-law | f Schwägerin -nen
 """)
+
+# Relatives whose English already says the sex (brother, aunt; not cousin, friend, colleague): used where no
+# name or pronoun tells the translator whether German needs "Kollege" or "Kollegin".
+_EITHER = {n.en for n in RELATIVES_M} & {n.en for n in RELATIVES_F}
+RELATIVES_CLEAR = tuple(n for n in RELATIVES_M + RELATIVES_F if n.en not in _EITHER)

@@ -127,7 +127,7 @@ def birthday(s: Slots) -> Realisation:
 
 @TOPIC.template(weekday=WEEKDAYS, date=date)
 def today_is(s: Slots) -> Realisation:
-    return ([f"Today is {s.weekday[0]}, {s.date.en}.", f"It is {s.weekday[0]}, {s.date.en}, today."],
+    return ([f"Today is {s.weekday[0]}, {s.date.en}."],
             f"Heute ist {s.weekday[1]}, der {s.date.de}.")
 
 

@@ -85,12 +85,19 @@ def between(s: Slots) -> Realisation:
             f"{de_np(first)} liegt zwischen {de_np(second, 'dat')} und {de_np(third, 'dat')}.")
 
 
-@TOPIC.template(side=SIDES, landmark=LANDMARKS, ordinal=(None, None, None) + ORDINALS)
+def turning_point(rng: random.Random) -> tuple:
+    """A landmark and maybe an ordinal: only repeated things get one ("the second traffic lights")."""
+    landmark = rng.choice(LANDMARKS)
+    countable = landmark.de in ("Ampel", "Kreuzung", "Kreisverkehr", "Ecke", "Zebrastreifen")
+    return landmark, rng.choice(ORDINALS) if countable and rng.random() < 0.5 else None
+
+
+@TOPIC.template(side=SIDES, at=turning_point)
 def turn(s: Slots) -> Realisation:
-    side, adj = s.side, s.ordinal
-    at = f"the {adj.en} {s.landmark.en}" if adj else f"the {s.landmark.en}"
+    side, (landmark, adj) = s.side, s.at
+    at = f"the {adj.en} {landmark.en}" if adj else f"the {landmark.en}"
     return ([f"Turn {side[0]} at {at}.", f"At {at}, turn {side[0]}."],
-            f"Biegen Sie {de_pp('an', s.landmark, 'dat', 'def', adj)} {side[1]} ab.")
+            f"Biegen Sie {de_pp('an', landmark, 'dat', 'def', adj)} {side[1]} ab.")
 
 
 @TOPIC.template(ordinal=ORDINALS[:3], side=SIDES)

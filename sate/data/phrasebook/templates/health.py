@@ -15,7 +15,7 @@ from sate.data.phrasebook.lexicon.health import (
     PAIRED_BODY_PARTS,
     SYMPTOMS,
 )
-from sate.data.phrasebook.lexicon.people import PEOPLE, RELATIVES_F, RELATIVES_M, SURNAMES
+from sate.data.phrasebook.lexicon.people import PEOPLE, RELATIVES_CLEAR, RELATIVES_F, RELATIVES_M, SURNAMES
 from sate.data.phrasebook.lexicon.places import TOWN_PLACES
 from sate.data.phrasebook.numbers import WEEKDAYS, Duration, de_count, duration, en_number, office_time
 from sate.data.phrasebook.templates.base import Realisation, Slots, Topic
@@ -116,9 +116,9 @@ def have_had(s: Slots) -> Realisation:
             f"Ich habe {s.since[1]} {s.symptom[1]}.")
 
 
-@TOPIC.template(relative=relative, symptom=SYMPTOMS, since=since)
+@TOPIC.template(relative=RELATIVES_CLEAR, symptom=SYMPTOMS, since=since)
 def relative_has_had(s: Slots) -> Realisation:
-    noun, _ = s.relative
+    noun = s.relative
     return ([f"My {noun.en} has had {s.symptom[0]} {s.since[0]}."],
             f"{de_np(noun, 'nom', 'mein')} hat {s.since[1]} {s.symptom[1]}.")
 

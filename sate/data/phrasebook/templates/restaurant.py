@@ -124,7 +124,7 @@ def contains(s: Slots) -> Realisation:
             f"Enthält {de_np(s.dish)} {s.allergen[1]}?")
 
 
-@TOPIC.template(dish=DISHES + DESSERTS, quality=DISH_QUALITIES)
+@TOPIC.template(dish=DISHES, quality=DISH_QUALITIES)
 def dish_is(s: Slots) -> Realisation:
     return [f"The {s.dish.en} is {s.quality.en}."], f"{de_np(s.dish)} ist {s.quality.de}."
 

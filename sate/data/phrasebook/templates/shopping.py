@@ -6,7 +6,7 @@ import random
 
 from sate.data.phrasebook.grammar import de_np, de_pronoun, en_be, en_np, en_verb
 from sate.data.phrasebook.lexicon.food import MASS_GOODS, PRODUCE
-from sate.data.phrasebook.lexicon.people import RELATIVES_F, RELATIVES_M
+from sate.data.phrasebook.lexicon.people import RELATIVES_CLEAR
 from sate.data.phrasebook.lexicon.places import TOWN_PLACES
 from sate.data.phrasebook.lexicon.things import BROKEN, CLOTHES, COLOUR_NOUNS, COLOURS, FIT, GOODS, QUALITIES
 from sate.data.phrasebook.numbers import Time, price
@@ -82,7 +82,7 @@ def looking_for(s: Slots) -> Realisation:
 def in_colour(s: Slots) -> Realisation:
     noun, plural, _ = s.item
     en = en_np(noun, "this", plural=plural)
-    return ([f"Do you have {en} in {s.colour[0]}?", f"Do you also have {en} in {s.colour[0]}?"],
+    return ([f"Do you also have {en} in {s.colour[0]}?", f"Do you have {en} in {s.colour[0]} as well?"],
             f"Haben Sie {de_np(noun, 'acc', 'dies', plural=plural)} auch in {s.colour[1]}?")
 
 
@@ -169,7 +169,7 @@ def open_from(s: Slots) -> Realisation:
             f"{de_np(s.shop)} hat von {start.de} bis {end.de} geöffnet.")
 
 
-@TOPIC.template(relative=RELATIVES_M + RELATIVES_F)
+@TOPIC.template(relative=RELATIVES_CLEAR)
 def present_for(s: Slots) -> Realisation:
     return ([f"I am looking for a present for my {s.relative.en}.", f"I'm looking for a gift for my {s.relative.en}."],
             f"Ich suche ein Geschenk für {de_np(s.relative, 'acc', 'mein')}.")

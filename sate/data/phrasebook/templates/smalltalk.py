@@ -7,7 +7,15 @@ import random
 from sate.data.phrasebook.grammar import de_np, en_np
 from sate.data.phrasebook.grammar import en_indefinite as a_or_an
 from sate.data.phrasebook.lexicon.leisure import HOBBIES, LANGUAGES, PETS
-from sate.data.phrasebook.lexicon.people import MEN, PEOPLE, PROFESSIONS, RELATIVES_F, RELATIVES_M, WOMEN
+from sate.data.phrasebook.lexicon.people import (
+    MEN,
+    PEOPLE,
+    PROFESSIONS,
+    RELATIVES_CLEAR,
+    RELATIVES_F,
+    RELATIVES_M,
+    WOMEN,
+)
 from sate.data.phrasebook.lexicon.places import CITIES, COUNTRIES
 from sate.data.phrasebook.numbers import Count, duration
 from sate.data.phrasebook.templates.base import Realisation, Slots, Topic
@@ -91,7 +99,8 @@ def person_and_relative(rng: random.Random) -> tuple:
 
 
 def relative(rng: random.Random) -> object:
-    return rng.choice(RELATIVES_F + RELATIVES_M)
+    """A relative whose English says the sex (German differs: "mein Kollege" / "meine Kollegin")."""
+    return rng.choice(RELATIVES_CLEAR)
 
 
 @TOPIC.template(person=PEOPLE, place=PLACES)
