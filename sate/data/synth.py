@@ -1,10 +1,13 @@
 """Build an English->German speech translation corpus offline, in MuST-C v1 layout.
 
-Text: the example sentences of the Ding German-English dictionary (Debian package
-`trans-de-en`, GPL-2+, fetched at run time and never shipped). Speech: each English
-sentence voiced by espeak-ng or flite with a random rate and pitch. Consecutive sentences
-of one voice form a "talk" wav, segmented by a MuST-C style yaml, so that every later stage
-runs on this corpus exactly as on the real MuST-C.
+Text (--text): `phrasebook` (default), a generated corpus of everyday spoken phrases (travel, weather,
+shopping, directions, appointments, restaurant, hotel, health, small talk; see docs/phrasebook.md), a
+limited domain a CPU can learn in minutes; or `ding`, the example sentences of the Ding German-English
+dictionary (open domain, fetched with apt-get at run time). Speech: each English sentence voiced by
+espeak-ng or flite with a random rate and pitch. Consecutive sentences of one voice form a "talk" wav,
+segmented by a MuST-C style yaml, so every later stage runs on this corpus exactly as on the real MuST-C.
+The phrasebook corpus also writes tst-heldout: the tst-COMMON sentences voiced only by voices that
+train, dev and tst-COMMON never use.
 """
 
 from __future__ import annotations
@@ -14,11 +17,8 @@ import hashlib
 import json
 import os
 import random
-import re
-import shutil
-import subprocess
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
@@ -26,206 +26,61 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from sate.data.ding import (  # noqa: F401  (the module's public API)
+    DING_PACKAGE,
+    DING_PATH_IN_PACKAGE,
+    default_cache_dir,
+    fetch_ding,
+    normalize_typography,
+    parse_ding_line,
+    read_ding_pairs,
+)
+from sate.data.splits import SPLITS, split_of, split_pairs  # noqa: F401  (split_of: the public split rule)
+from sate.data.voices import (  # noqa: F401  (re-exported: the voices are part of this command's API)
+    HELDOUT_ESPEAK_ACCENTS,
+    HELDOUT_FLITE,
+    RESERVED_VOICES,
+    SAMPLE_RATE,
+    Voice,
+    add_noise,
+    check_engines,
+    heldout_names,
+    heldout_pool,
+    is_heldout,
+    speak,
+    training_pool,
+    voice_pool,
+)
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text
 
-SAMPLE_RATE = 16000
-SPLITS = ("train", "dev", "tst-COMMON")
-DING_PACKAGE = "trans-de-en"
-DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
+TEXTS = ("phrasebook", "ding")
+HELDOUT_SPLIT = "tst-heldout"
+DEFAULT_TRAIN_SIZE = 3000
+DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
+PHRASEBOOK_RATE = (0.75, 1.35)  # wider for the phrasebook: more variety for the same sentences
+TRAIN_NOISE_SNR_DB = (25.0, 45.0)  # light white noise on phrasebook train talks, one level per talk
 
-# Voices used for training corpora. flite's `rms` and any neural voice (e.g. Piper) are
-# reserved for evaluating robustness to unseen voices and must never be selected here.
-ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
-ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
-FLITE_VOICES = ("awb", "slt", "kal16")
-RESERVED_VOICES = frozenset({"flite:rms", "piper"})
-
-_ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
-_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201a": "'", "\u00b4": "'", "`": "'",
-                             "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
-                             "\u2013": "-", "\u2014": "-", "\u00a0": " "})
-
-
-# ----------------------------------------------------------------------------- text
-
-def default_cache_dir() -> Path:
-    return Path(os.environ.get("SATE_CACHE", Path.home() / ".cache" / "sate"))
-
-
-def fetch_ding(cache_dir: Path) -> Path:
-    """Return the Ding dictionary file, downloading `trans-de-en` with apt-get if needed."""
-    target = cache_dir / "ding" / "de-en"
-    if target.exists():
-        return target
-    installed = Path("/") / DING_PATH_IN_PACKAGE
-    if installed.exists():
-        return installed
-    for tool in ("apt-get", "dpkg-deb"):
-        if shutil.which(tool) is None:
-            raise SateError(f"cannot fetch the Ding dictionary: `{tool}` is missing. Download the Debian "
-                            f"package {DING_PACKAGE} by hand, unpack it and pass --ding PATH/{DING_PATH_IN_PACKAGE}")
-    with tempfile.TemporaryDirectory() as tmp:
-        got = subprocess.run(["apt-get", "download", DING_PACKAGE], cwd=tmp, capture_output=True, text=True)
-        debs = list(Path(tmp).glob(f"{DING_PACKAGE}_*.deb"))
-        if got.returncode != 0 or not debs:
-            raise SateError(f"`apt-get download {DING_PACKAGE}` failed ({got.stderr.strip()[-300:]}). "
-                            f"Run `apt-get update` (as root) and retry, or pass --ding PATH to the unpacked "
-                            f"file {DING_PATH_IN_PACKAGE}")
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        with atomic_open(target, "wb") as f, open(Path(tmp) / "x" / DING_PATH_IN_PACKAGE, "rb") as src:
-            shutil.copyfileobj(src, f)
-    return target
-
-
-def normalize_typography(text: str) -> str:
-    """Straight quotes and apostrophes, plain dashes and spaces, single spaces."""
-    return " ".join(text.translate(_TYPOGRAPHY).split())
-
-
-def _clean(text: str) -> str:
-    previous = None
-    while previous != text:  # annotations may nest: "(… {n} …)"
-        previous, text = text, _ANNOTATION.sub(" ", text)
-    text = normalize_typography(text)
-    return re.sub(r"\s+([.,;:?!])", r"\1", text)
-
-
-def _is_sentence(text: str) -> bool:
-    return (len(text.split()) >= 4 and text[:1].isupper() and text[-1:] in ".?!"
-            and not any(c in text for c in "/~\u2026") and "..." not in text)
-
-
-def parse_ding_line(line: str) -> list[tuple[str, str]]:
-    """The (English, German) example-sentence pairs of one dictionary line.
-
-    A line is `de | de2 | ... :: en | en2 | ...`; the `|` sub-entries correspond one to one.
-    Lines whose two sides have different numbers of sub-entries cannot be aligned and give none.
-    Annotations `{...}`, `[...]`, `(...)` are stripped; both sides must be capitalised sentences
-    ending in . ? or !, of at least 4 words, without "/", "~" or an ellipsis.
-    """
-    if line.startswith("#") or " :: " not in line:
-        return []
-    de_side, en_side = line.rstrip("\n").split(" :: ", 1)
-    de_parts, en_parts = de_side.split(" | "), en_side.split(" | ")
-    if len(de_parts) != len(en_parts):
-        return []
-    pairs = []
-    for de, en in zip(de_parts, en_parts, strict=True):
-        de_first, en_first = _first_sentence(de), _first_sentence(en)
-        if de_first and en_first:
-            pairs.append((en_first, de_first))
-    return pairs
-
-
-def _first_sentence(entry: str) -> str | None:
-    """The first well-formed sentence among an entry's `;`-separated variants, e.g.
-    "Shake well before using!; Shake well before use!" gives the first one."""
-    for variant in entry.split(";"):
-        variant = _clean(variant)
-        if _is_sentence(variant):
-            return variant
-    return None
-
-
-def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
-    """All distinct (English, German) sentence pairs of the dictionary, in file order."""
-    seen: set[tuple[str, str]] = set()
-    pairs = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            for pair in parse_ding_line(line):
-                if pair not in seen:
-                    seen.add(pair)
-                    pairs.append(pair)
-    return pairs
-
-
-def split_of(english: str) -> str:
-    """The fixed split of a sentence: a stable hash of its normalised English side."""
-    h = int(hashlib.sha1(english.encode("utf-8")).hexdigest(), 16) % 100
-    return "tst-COMMON" if h < 4 else "dev" if h < 8 else "train"
-
-
-def split_pairs(pairs: Iterable[tuple[str, str]]) -> dict[str, list[tuple[str, str]]]:
-    """Split by hash, then drop train pairs whose German also occurs in dev or tst-COMMON."""
-    splits: dict[str, list[tuple[str, str]]] = {name: [] for name in SPLITS}
-    for en, de in pairs:
-        splits[split_of(en)].append((en, de))
-    held_out_german = {de for name in ("dev", "tst-COMMON") for _, de in splits[name]}
-    splits["train"] = [(en, de) for en, de in splits["train"] if de not in held_out_german]
-    return splits
-
-
-# ----------------------------------------------------------------------------- speech
 
 @dataclass(frozen=True)
-class Voice:
-    engine: str  # "espeak" or "flite"
-    name: str  # espeak "en-us+m3", flite "slt"
+class Style:
+    """How one split is voiced: which voices, what speaking-rate range, and whether to add noise."""
 
-    @property
-    def key(self) -> str:
-        return f"{self.engine}:{self.name}"
-
-
-def voice_pool() -> list[Voice]:
-    """Every voice the corpus may use; reserved evaluation voices are never in it."""
-    pool = [Voice("espeak", f"{accent}+{variant}") for accent in ESPEAK_ACCENTS for variant in ESPEAK_VARIANTS]
-    pool += [Voice("flite", name) for name in FLITE_VOICES]
-    reserved = [v.key for v in pool if v.key in RESERVED_VOICES]
-    assert not reserved, f"reserved voices in the pool: {reserved}"
-    return pool
+    voices: tuple[Voice, ...]
+    rate: tuple[float, float] = DING_RATE
+    noise_snr_db: tuple[float, float] | None = None
 
 
-def check_engines(pool: Sequence[Voice]) -> None:
-    """Fail early, saying exactly what to install, when a TTS engine is missing."""
-    needed = {"espeak": "espeak-ng", "flite": "flite"}
-    missing = sorted({needed[v.engine] for v in pool if shutil.which(needed[v.engine]) is None})
-    if missing:
-        raise SateError(f"missing text-to-speech engine(s): {', '.join(missing)}. "
-                        f"Install them with: sudo apt-get install {' '.join(missing)}")
+def ding_styles() -> dict[str, Style]:
+    pool = tuple(voice_pool())
+    return {split: Style(pool) for split in SPLITS}
 
 
-def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
-    if rate == SAMPLE_RATE:
-        return audio
-    from math import gcd
-
-    from scipy.signal import resample_poly
-
-    g = gcd(rate, SAMPLE_RATE)
-    return resample_poly(audio, SAMPLE_RATE // g, rate // g).astype(np.float32)
-
-
-def _trim(audio: np.ndarray, margin: int = 800) -> np.ndarray:
-    """Cut the engine's leading and trailing silence, keeping a 50 ms margin."""
-    loud = np.flatnonzero(np.abs(audio) > 0.01)
-    if loud.size == 0:
-        return audio
-    return audio[max(loud[0] - margin, 0): loud[-1] + margin]
-
-
-def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> np.ndarray:
-    """Voice one sentence: float32 mono audio at 16 kHz.
-
-    `rate` scales the speaking speed (1.0 = engine default) and `pitch` lies in [0, 1].
-    """
-    if voice.key in RESERVED_VOICES:
-        raise ValueError(f"voice {voice.key} is reserved for evaluation")
-    out = workdir / "utt.wav"
-    if voice.engine == "espeak":
-        cmd = ["espeak-ng", "-v", voice.name, "-s", str(round(165 * rate)), "-p", str(round(20 + 60 * pitch)),
-               "-w", str(out), "--stdin"]
-    else:
-        cmd = ["flite", "-voice", voice.name, "--setf", f"duration_stretch={1 / rate:.3f}",
-               "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True)
-    if done.returncode != 0 or not out.exists():
-        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {done.stderr.strip()[-300:]}")
-    audio, sr = sf.read(out, dtype="float32", always_2d=True)
-    return _trim(_resample(audio.mean(axis=1), sr))
+def phrasebook_styles() -> dict[str, Style]:
+    """Training voices for train/dev/tst-COMMON (noise on train only); held-out voices for tst-heldout."""
+    pool = tuple(training_pool())
+    return {"train": Style(pool, PHRASEBOOK_RATE, TRAIN_NOISE_SNR_DB), "dev": Style(pool, PHRASEBOOK_RATE),
+            "tst-COMMON": Style(pool, PHRASEBOOK_RATE), HELDOUT_SPLIT: Style(tuple(heldout_pool()), PHRASEBOOK_RATE)}
 
 
 @dataclass
@@ -237,6 +92,8 @@ class Talk:
     voice: Voice
     seed: int
     pairs: list[tuple[str, str]]
+    rate: tuple[float, float] = DING_RATE
+    noise_snr_db: float | None = None
 
     @property
     def wav_name(self) -> str:
@@ -244,30 +101,37 @@ class Talk:
 
     def fingerprint(self) -> str:
         """Changes whenever anything that shapes the audio changes, so stale talks are redone."""
-        blob = json.dumps([self.voice.key, self.seed, self.pairs, SAMPLE_RATE], ensure_ascii=False)
-        return hashlib.sha1(blob.encode()).hexdigest()
+        parts: list = [self.voice.key, self.seed, self.pairs, SAMPLE_RATE]
+        if self.rate != DING_RATE or self.noise_snr_db is not None:  # Ding talks keep their old fingerprints
+            parts.append([list(self.rate), self.noise_snr_db])
+        return hashlib.sha1(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
 
 
-def plan_talks(splits: dict[str, list[tuple[str, str]]], train_size: int, seed: int) -> list[Talk]:
+def plan_talks(splits: Mapping[str, Sequence[tuple[str, str]]], train_size: int, seed: int,
+               styles: Mapping[str, Style] | None = None, shuffle_train: bool = True) -> list[Talk]:
     """Group each split's voiced sentences into talks of 20-60 sentences, one voice each.
 
-    The train sentences to voice are a seeded shuffle's first `train_size`, and talks are cut
-    from the front, so a larger `train_size` keeps every earlier talk (and its audio) as it was.
+    `styles` says which splits to voice and how (default: the Ding corpus's). The train sentences to voice
+    are the first `train_size` (of a seeded shuffle unless `shuffle_train` is false), and talks are cut from
+    the front, so a larger `train_size` keeps every earlier talk (and its audio) as it was.
     """
-    pool = voice_pool()
+    styles = ding_styles() if styles is None else styles
     talks: list[Talk] = []
     number = 1
-    for split in SPLITS:
+    for split, style in styles.items():
         pairs = list(splits[split])
         rng = random.Random(f"{seed}:{split}")
         if split == "train":
-            rng.shuffle(pairs)
+            if shuffle_train:
+                rng.shuffle(pairs)
             pairs = pairs[:train_size]
         start = 0
         while start < len(pairs):
             size = rng.randint(20, 60)
-            voice = rng.choice(pool)
-            talks.append(Talk(split, number, voice, rng.randrange(2**31), pairs[start:start + size]))
+            voice = rng.choice(style.voices)
+            talk_seed = rng.randrange(2**31)
+            noise = rng.uniform(*style.noise_snr_db) if style.noise_snr_db else None
+            talks.append(Talk(split, number, voice, talk_seed, pairs[start:start + size], style.rate, noise))
             number += 1
             start += size
     return talks
@@ -289,13 +153,15 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     cursor = len(pieces[0])
     with tempfile.TemporaryDirectory() as tmp:
         for en, de in talk.pairs:
-            audio = speak(en, talk.voice, rate=rng.uniform(0.8, 1.25), pitch=rng.random(), workdir=Path(tmp))
+            audio = speak(en, talk.voice, rate=rng.uniform(*talk.rate), pitch=rng.random(), workdir=Path(tmp))
             gap = np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)
             segments.append({"offset": cursor / SAMPLE_RATE, "duration": len(audio) / SAMPLE_RATE,
                              "speaker_id": f"spk.{talk.number}", "wav": talk.wav_name, "en": en, "de": de})
             pieces += [audio, gap]
             cursor += len(audio) + len(gap)
     wav = np.concatenate(pieces)
+    if talk.noise_snr_db is not None:
+        wav = add_noise(wav, talk.noise_snr_db, talk.seed)
     peak = float(np.abs(wav).max()) or 1.0
     wav_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(wav_path, "wb") as f:
@@ -313,21 +179,15 @@ def yaml_line(seg: dict) -> str:
             f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
 
 
-def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
-                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
-    """Write the corpus for `pairs` under `out/en-<tgt_lang>/` and return a summary."""
+def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
+                  jobs: int | None, progress: bool) -> dict:
+    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
     from tqdm import tqdm
-
-    pool = voice_pool()
-    check_engines(pool)
-    root = out / f"en-{tgt_lang}"
-    splits = split_pairs(pairs)
-    talks = plan_talks(splits, train_size, seed)
 
     mt_dir = root / "mt"
     mt_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in splits["train"]))
-    atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in splits["train"]))
+    atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
+    atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in text["train"]))
 
     jobs = jobs or os.cpu_count() or 1
     segments: dict[int, list[dict]] = {}
@@ -339,8 +199,8 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
             bar.update(len(segs))
     bar.close()
 
-    summary: dict = {"root": str(root), "mt_train_pairs": len(splits["train"]), "splits": {}}
-    for split in SPLITS:
+    summary: dict = {"root": str(root), "mt_train_pairs": len(text["train"]), "splits": {}}
+    for split in text:
         segs = [s for t in talks if t.split == split for s in segments[t.number]]
         txt = root / "data" / split / "txt"
         txt.mkdir(parents=True, exist_ok=True)
@@ -350,7 +210,37 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
         atomic_write_text(txt / f"{split}.{tgt_lang}", "".join(s["de"] + "\n" for s in segs))
         summary["splits"][split] = {"segments": len(segs), "talks": sum(t.split == split for t in talks),
                                     "hours": round(sum(s["duration"] for s in segs) / 3600, 3),
-                                    "text_pairs": len(splits[split])}
+                                    "text_pairs": len(text[split])}
+    return summary
+
+
+def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
+                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
+    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
+    check_engines(voice_pool())
+    root = out / f"en-{tgt_lang}"
+    splits = split_pairs(pairs)
+    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
+    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
+    return summary
+
+
+def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size: int, test_size: int,
+                            seed: int = 0, jobs: int | None = None, progress: bool = True) -> dict:
+    """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
+    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
+    from sate.data.phrasebook import english_word_types, phrasebook_splits
+
+    styles = phrasebook_styles()
+    check_engines([v for style in styles.values() for v in style.voices])
+    root = out / "en-de"
+    text = phrasebook_splits(text_size, dev_size, test_size, seed)
+    text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}
+    talks = plan_talks(text, train_size, seed, styles, shuffle_train=False)
+    summary = _write_corpus(root, text, talks, "de", jobs, progress)
+    summary.update({"text": "phrasebook", "seed": seed,
+                    "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
+                    "heldout_voices": heldout_names()})
     atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
     return summary
 
@@ -358,28 +248,81 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
 # ----------------------------------------------------------------------------- CLI
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--out", type=Path, required=True, help="output root; the corpus goes to OUT/en-de/")
+    from sate.data.phrasebook import DEFAULT_DEV_SIZE, DEFAULT_TEST_SIZE, DEFAULT_TEXT_SIZE
+
+    parser.add_argument("--out", type=Path, metavar="DIR", required=True,
+                        help="output root; the corpus goes to DIR/en-de/")
+    parser.add_argument("--text", choices=TEXTS, default="phrasebook",
+                        help="the sentences: 'phrasebook', generated everyday phrases in nine topics (a limited "
+                             "domain a CPU demo learns in minutes; see docs/phrasebook.md), or 'ding', the Ding "
+                             "dictionary's open-domain example sentences")
     parser.add_argument("--tgt-lang", default="de", choices=["de"],
-                        help="target language (the Ding dictionary is German-English, so only de)")
-    parser.add_argument("--train-size", type=int, default=3000,
-                        help="number of train sentences to voice; all train text still goes to the MT corpus, "
-                             "and dev and tst-COMMON are always voiced whole")
-    parser.add_argument("--seed", type=int, default=0, help="seed for sentence choice, voices, rate and pitch")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count(), help="parallel voicing processes")
-    parser.add_argument("--ding", type=Path, default=None,
-                        help=f"the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched with "
-                             f"`apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")
+                        help="target language (both texts are English-German, so only de)")
+    parser.add_argument("--train-size", type=int, metavar="N", default=DEFAULT_TRAIN_SIZE,
+                        help="number of train sentences to voice; all train text still goes to the MT corpus "
+                             "(DIR/en-de/mt/train.*), and dev and tst-COMMON are always voiced whole")
+    heldout = ", ".join(heldout_names())
+    parser.add_argument("--text-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of generated train text pairs, the MT corpus; at least "
+                             f"--train-size (phrasebook default: {DEFAULT_TEXT_SIZE})")
+    parser.add_argument("--dev-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of dev sentences, all voiced (phrasebook default: "
+                             f"{DEFAULT_DEV_SIZE})")
+    parser.add_argument("--test-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of tst-COMMON sentences, all voiced, and voiced again as "
+                             f"tst-heldout by the voices held out of the other splits ({heldout}) (phrasebook "
+                             f"default: {DEFAULT_TEST_SIZE})")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
+                             "(default: %(default)s)")
+    parser.add_argument("--jobs", type=int, metavar="N", default=os.cpu_count(), help="parallel voicing processes")
+    parser.add_argument("--ding", type=Path, metavar="PATH", default=None,
+                        help=f"--text ding only: the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched "
+                             f"with `apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
+    from sate.data.phrasebook import DEFAULT_DEV_SIZE, DEFAULT_TEST_SIZE, DEFAULT_TEXT_SIZE
+
+    if args.train_size < 0:
+        raise SateError(f"--train-size must be >= 0, got {args.train_size}")
+    if args.jobs is not None and args.jobs < 1:
+        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    sizes = {"--text-size": "text_size", "--dev-size": "dev_size", "--test-size": "test_size"}
+    if args.text == "ding":
+        given = [option for option, name in sizes.items() if getattr(args, name) is not None]
+        if given:
+            raise SateError(f"{', '.join(given)}: only for --text phrasebook (the Ding dictionary fixes its sizes; "
+                            "--train-size chooses how many train sentences are voiced)")
+        if args.ding is not None and not args.ding.is_file():
+            raise SateError(f"--ding {args.ding}: no such file")
+        return
+    if args.ding is not None:
+        raise SateError("--ding is only read with --text ding")
+    defaults = {"text_size": DEFAULT_TEXT_SIZE, "dev_size": DEFAULT_DEV_SIZE, "test_size": DEFAULT_TEST_SIZE}
+    for option, name in sizes.items():
+        if getattr(args, name) is None:
+            setattr(args, name, defaults[name])
+        elif getattr(args, name) < 1:
+            raise SateError(f"{option} must be >= 1, got {getattr(args, name)}")
+    if args.train_size > args.text_size:
+        raise SateError(f"--train-size {args.train_size} is more than --text-size {args.text_size}: "
+                        "only train text can be voiced")
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.train_size < 0:
-        raise SateError(f"--train-size must be >= 0, got {args.train_size}")
-    if args.ding is not None and not args.ding.is_file():
-        raise SateError(f"--ding {args.ding}: no such file")
-    ding = args.ding or fetch_ding(default_cache_dir())
-    pairs = read_ding_pairs(ding)
-    print(f"read {len(pairs)} sentence pairs from {ding}")
-    summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+    _check_args(args)
+    if args.text == "ding":
+        ding = args.ding or fetch_ding(default_cache_dir())
+        pairs = read_ding_pairs(ding)
+        print(f"read {len(pairs)} sentence pairs from {ding}")
+        summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+    else:
+        summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
+                                          args.seed, args.jobs)
+        print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
+              f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {summary['root']} (MT text: {summary['mt_train_pairs']} train pairs)")
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
