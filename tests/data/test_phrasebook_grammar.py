@@ -240,10 +240,10 @@ def test_noun_phrase_tables(case: str, det: str, adj: str | None, plural: bool, 
 
 
 def test_strong_endings_without_article_and_contractions() -> None:
-    bread, cream, beans = (noun(food.SIDE_NOUNS, n) for n in ("bread", "cream", "beans"))
+    bread, sauce, beans = (noun(food.SIDE_NOUNS, n) for n in ("bread", "sauce", "beans"))
     fresh = Adj("fresh", "frisch")
     assert de_np(bread, "dat", "", fresh) == "frischem Brot"
-    assert de_np(cream, "dat", "", fresh) == "frischer Sahne"
+    assert de_np(sauce, "dat", "", Adj("homemade", "hausgemacht")) == "hausgemachter Soße"
     assert de_np(beans, "dat", "", Adj("green", "grün"), plural=True) == "grünen Bohnen"
     assert de_np(noun(things.GOODS, "lamp"), "nom", "ein", Adj("e", "teuer", "teur")) == \
         "eine teure Lampe"

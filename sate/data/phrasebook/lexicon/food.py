@@ -45,7 +45,6 @@ potato salad | m Kartoffelsalat -e
 tuna salad | m Thunfischsalat -e
 pork knuckle | f Schweinshaxe -n
 quiche | f Quiche -s
-fish and chips/fish and chips | m Backfisch_mit_Pommes Backfische_mit_Pommes
 meatloaf | m Hackbraten =
 spinach lasagne | f Spinatlasagne -n
 vegetable soup | f Gemüsesuppe -n
@@ -157,7 +156,6 @@ rice | m Reis
 potatoes | f Kartoffel -n
 beans | f Bohne -n
 vegetables | n Gemüse
-cream | f Sahne
 sauce | f Soße -n
 pasta | f Nudel -n
 chips | f Pommes_frites Pommes_frites
@@ -180,7 +178,6 @@ SIDE_ADJ_FOR = {  # which adjectives read naturally with which side, by German n
     "Kartoffel": ("boiled", "fried"),
     "Bohne": ("green", "fresh"),
     "Gemüse": ("fresh", "steamed", "mixed"),
-    "Sahne": ("fresh", "homemade"),
     "Soße": ("homemade",),
     "Nudel": ("fresh", "homemade"),
     "Pommes frites": ("homemade",),

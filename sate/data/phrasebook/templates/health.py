@@ -43,7 +43,7 @@ INJURIES = (  # English participle, German participle, body parts it fits (Engli
     ("sprained", "verstaucht", ("ankle", "wrist", "finger")),
     ("burnt", "verbrannt", ("hand", "finger", "arm")),
 )
-OPEN_PLACES = tuple(p for p in TOWN_PLACES if p.de in ("Apotheke", "Krankenhaus", "Drogerie")) + nouns("""
+OPEN_PLACES = tuple(p for p in TOWN_PLACES if p.de in ("Apotheke", "Drogerie")) + nouns("""
 doctor's surgery/doctors' surgeries | f Arztpraxis Arztpraxen
 """)
 FIXED = pairs("""

@@ -110,9 +110,16 @@ def it_was(s: Slots) -> Realisation:
             f"{past[1]} war es {place.de_in} sehr {w.de}.")
 
 
-@TOPIC.template(season=SEASONS, verb=(("rains", "regnet"), ("snows", "schneit")), city=CITIES)
+def season_weather(rng: random.Random) -> tuple:
+    """A season and what often happens in it: rain in any season, snow in winter."""
+    season = rng.choice(SEASONS)
+    snow = season[0] == "winter" and rng.random() < 0.5
+    return season, ("snows", "schneit") if snow else ("rains", "regnet")
+
+
+@TOPIC.template(what=season_weather, city=CITIES)
 def in_season(s: Slots) -> Realisation:
-    season, verb, city = s.season, s.verb, s.city
+    (season, verb), city = s.what, s.city
     return ([f"In {season[0]} it often {verb[0]} in {city.en}.", f"It often {verb[0]} in {city.en} in {season[0]}."],
             f"Im {season[1]} {verb[1]} es oft in {city.de}.")
 
