@@ -230,6 +230,10 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert 0 < np.abs(noisy).max() < 0.01 and not clean.any()  # light noise in train's silences only
     summary = json.loads((root / "synth.json").read_text())
     assert summary["text"] == "phrasebook" and summary["heldout_voices"] == voices.heldout_names()
+    again = tmp_path / "again"
+    synth.build_phrasebook_corpus(again, 30, 6, 3, 3, seed=1, jobs=1, progress=False)
+    wavs = sorted(p.relative_to(root) for p in root.glob("data/*/wav/*.wav"))
+    assert wavs and all((root / w).read_bytes() == (again / "en-de" / w).read_bytes() for w in wavs)  # noise too
 
 
 # ----------------------------------------------------------------------------- CLI

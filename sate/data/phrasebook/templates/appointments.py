@@ -58,7 +58,7 @@ def new_day(rng: random.Random) -> tuple[str, str]:
     return f"to {d.en}", f"auf den {d.de}"
 
 
-def weekday_range(rng: random.Random) -> tuple:
+def weekday_range(rng: random.Random) -> tuple[tuple[str, str], tuple[str, str]]:
     first, last = sorted(rng.sample(range(7), 2))
     return WEEKDAYS[first], WEEKDAYS[last]
 

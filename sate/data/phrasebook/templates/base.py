@@ -70,7 +70,3 @@ class Topic:
             return render
         return register
 
-
-def both(rng: random.Random, *options: Sequence[Any]) -> Any:
-    """Pick from the concatenation of several lexicons (e.g. men and women)."""
-    return rng.choice([item for option in options for item in option])

@@ -31,12 +31,12 @@ by underground | Mit der U-Bahn
 """)
 
 
-def two_places(rng: random.Random) -> tuple:
+def two_places(rng: random.Random) -> tuple[Noun, Noun]:
     first, second = rng.sample(TOWN_PLACES, 2)
     return first, second
 
 
-def three_places(rng: random.Random) -> tuple:
+def three_places(rng: random.Random) -> tuple[Noun, Noun, Noun]:
     return tuple(rng.sample(TOWN_PLACES, 3))
 
 
@@ -85,7 +85,7 @@ def between(s: Slots) -> Realisation:
             f"{de_np(first)} liegt zwischen {de_np(second, 'dat')} und {de_np(third, 'dat')}.")
 
 
-def turning_point(rng: random.Random) -> tuple:
+def turning_point(rng: random.Random) -> tuple[Noun, Adj | None]:
     """A landmark and maybe an ordinal: only repeated things get one ("the second traffic lights")."""
     landmark = rng.choice(LANDMARKS)
     countable = landmark.de in ("Ampel", "Kreuzung", "Kreisverkehr", "Ecke", "Zebrastreifen")

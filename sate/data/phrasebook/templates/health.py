@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import de_np, de_pp, en_np
+from sate.data.phrasebook.grammar import Noun, de_np, de_pp, en_np
 from sate.data.phrasebook.lexicon.food import ALLERGENS
 from sate.data.phrasebook.lexicon.health import (
     BODY_PARTS,
@@ -60,7 +60,7 @@ Get well soon! | Gute Besserung!
 """)
 
 
-def body_part(rng: random.Random) -> tuple:
+def body_part(rng: random.Random) -> tuple[Noun, bool]:
     part = rng.choice(BODY_PARTS)
     return part, part.de in PAIRED_BODY_PARTS and rng.random() < 0.4
 
@@ -78,20 +78,20 @@ def since(rng: random.Random) -> tuple[str, str]:
     return f"for {length.en}", f"seit {length.de('dat')}"
 
 
-def relative(rng: random.Random) -> tuple:
+def relative(rng: random.Random) -> tuple[Noun, str]:
     """A family member and the English possessive that refers back to them."""
     female = rng.random() < 0.5
     noun = rng.choice(RELATIVES_F if female else RELATIVES_M)
     return noun, "her" if female else "his"
 
 
-def injury(rng: random.Random) -> tuple:
+def injury(rng: random.Random) -> tuple[str, str, Noun]:
     en, de, fits = rng.choice(INJURIES)
     parts = BODY_PARTS if fits is None else tuple(find(BODY_PARTS, p) for p in fits)
     return en, de, rng.choice(parts)
 
 
-def dose(rng: random.Random) -> tuple:
+def dose(rng: random.Random) -> tuple[Noun, int]:
     form = rng.choice(DOSE_FORMS)
     return form, rng.choice((5, 10, 15, 20)) if form.de == "Tropfen" else rng.choice((1, 1, 2, 2, 3))
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import Case, de_np, en_np
+from sate.data.phrasebook.grammar import Case, Noun, de_np, en_np
 from sate.data.phrasebook.lexicon.hotel import (
     BREAKFAST_PLACES,
     EXTRAS,
@@ -14,7 +14,7 @@ from sate.data.phrasebook.lexicon.hotel import (
     ROOM_TYPES,
 )
 from sate.data.phrasebook.lexicon.people import SURNAMES
-from sate.data.phrasebook.numbers import Count, Number, Time, clock_time, date, date_after, duration, price
+from sate.data.phrasebook.numbers import Count, Date, Number, Time, clock_time, date, date_after, duration, price
 from sate.data.phrasebook.templates.base import Realisation, Slots, Topic
 from sate.data.phrasebook.words import pairs
 
@@ -31,7 +31,7 @@ in the basement | im Untergeschoss
 """)
 
 
-def room(rng: random.Random) -> tuple:
+def room(rng: random.Random) -> tuple[Noun, tuple[str, str] | None]:
     """A room type, with a feature ("mit Balkon") a third of the time."""
     return rng.choice(ROOM_TYPES), rng.choice(ROOM_FEATURES) if rng.random() < 0.35 else None
 
@@ -40,12 +40,12 @@ def room_number(rng: random.Random) -> Number:
     return Number(100 * rng.randint(1, 6) + rng.randint(1, 40))
 
 
-def stay(rng: random.Random) -> tuple:
+def stay(rng: random.Random) -> tuple[Date, Date]:
     start = date(rng)
     return start, date_after(start, rng.randint(1, 14))
 
 
-def broken_item(rng: random.Random) -> tuple:
+def broken_item(rng: random.Random) -> tuple[Noun, bool]:
     item = rng.choice(ROOM_ITEMS)
     return item, item.de in PLURAL_ROOM_ITEMS and rng.random() < 0.4
 

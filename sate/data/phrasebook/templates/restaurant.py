@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import de_np, en_np
+from sate.data.phrasebook.grammar import Noun, de_np, en_np
 from sate.data.phrasebook.lexicon.food import (
     ALLERGENS,
     CONTAINERS,
@@ -53,14 +53,14 @@ I'm full, thank you. | Ich bin satt, danke.
 """)
 
 
-def drink(rng: random.Random) -> tuple:
+def drink(rng: random.Random) -> tuple[Noun, Noun, int]:
     """(container, drink, count): "two cups of tea" / "zwei Tassen Tee"."""
     container = rng.choice(CONTAINERS)
     name = rng.choice(POURS[container.de])
     return container, next(d for d in DRINKS if d.de == name), rng.choice((1, 1, 1, 2, 2, 3, 4))
 
 
-def dish_with_side(rng: random.Random) -> tuple[str, str, object]:
+def dish_with_side(rng: random.Random) -> tuple[str, str, Noun]:
     """English and German for "the fish with steamed rice" (German dative, no article, strong ending)."""
     side = rng.choice(SIDE_NOUNS)
     adj = find(SIDE_ADJECTIVES, rng.choice(SIDE_ADJ_FOR[side.de]))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import de_np, de_pronoun, en_be, en_np, en_verb
+from sate.data.phrasebook.grammar import Adj, Noun, de_np, de_pronoun, en_be, en_np, en_verb
 from sate.data.phrasebook.lexicon.food import MASS_GOODS, PRODUCE
 from sate.data.phrasebook.lexicon.people import RELATIVES_CLEAR
 from sate.data.phrasebook.lexicon.places import TOWN_PLACES
@@ -38,13 +38,13 @@ by bank transfer | per Überweisung
 """)
 
 
-def clothing(rng: random.Random) -> tuple:
+def clothing(rng: random.Random) -> tuple[Noun, bool, Adj]:
     """(noun, plural, adjective): shoes and boots come in the plural, everything else singular."""
     noun = rng.choice(CLOTHES)
     return noun, noun.de in PLURAL_CLOTHES, rng.choice(COLOURS + QUALITIES)
 
 
-def market_good(rng: random.Random) -> tuple:
+def market_good(rng: random.Random) -> tuple[Noun, bool]:
     """(noun, plural): mass goods are singular ("Käse"), produce plural ("Äpfel")."""
     return (rng.choice(PRODUCE), True) if rng.random() < 0.6 else (rng.choice(MASS_GOODS), False)
 

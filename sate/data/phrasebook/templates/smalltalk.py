@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import de_np, en_np
+from sate.data.phrasebook.grammar import Noun, de_np, en_np
 from sate.data.phrasebook.grammar import en_indefinite as a_or_an
 from sate.data.phrasebook.lexicon.leisure import HOBBIES, LANGUAGES, PETS
 from sate.data.phrasebook.lexicon.people import (
@@ -19,7 +19,7 @@ from sate.data.phrasebook.lexicon.people import (
 from sate.data.phrasebook.lexicon.places import CITIES, COUNTRIES
 from sate.data.phrasebook.numbers import Count, duration
 from sate.data.phrasebook.templates.base import Realisation, Slots, Topic
-from sate.data.phrasebook.words import adjectives, nouns, pairs
+from sate.data.phrasebook.words import Person, adjectives, nouns, pairs
 
 TOPIC = Topic("smalltalk")
 PLACES = CITIES + COUNTRIES
@@ -93,12 +93,12 @@ def subject(rng: random.Random) -> tuple[str, str, str, str]:
     return name, "likes", name, "3sg"
 
 
-def person_and_relative(rng: random.Random) -> tuple:
+def person_and_relative(rng: random.Random) -> tuple[Person, Noun]:
     female = rng.random() < 0.5
     return rng.choice(WOMEN if female else MEN), rng.choice(RELATIVES_F if female else RELATIVES_M)
 
 
-def relative(rng: random.Random) -> object:
+def relative(rng: random.Random) -> Noun:
     """A relative whose English says the sex (German differs: "mein Kollege" / "meine Kollegin")."""
     return rng.choice(RELATIVES_CLEAR)
 

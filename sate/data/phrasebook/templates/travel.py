@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import Adj, de_np, de_pp, en_np
+from sate.data.phrasebook.grammar import Adj, Noun, de_np, de_pp, en_np
 from sate.data.phrasebook.lexicon.places import CITIES, COUNTRIES, TOWN_PLACES
 from sate.data.phrasebook.lexicon.things import LOST_ITEMS, RENTALS, VEHICLES
 from sate.data.phrasebook.numbers import Count, Number, clock_time, date, de_count, duration, en_number
@@ -43,7 +43,7 @@ def platform(rng: random.Random) -> Number:
     return Number(rng.randint(1, 24))
 
 
-def ticket(rng: random.Random) -> tuple:
+def ticket(rng: random.Random) -> tuple[Noun, Adj | None]:
     """A ticket kind: a noun and maybe an adjective ("a single ticket" = "eine einfache Fahrkarte")."""
     plain = find(TICKETS, "ticket")
     return (plain, SINGLE) if rng.random() < 0.3 else (rng.choice(TICKETS), None)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import random
 
-from sate.data.phrasebook.grammar import de_np, en_np
+from sate.data.phrasebook.grammar import Noun, de_np, en_np
 from sate.data.phrasebook.lexicon.leisure import (
     FUTURE_TIMES,
     GEAR_PLURAL,
@@ -30,7 +30,7 @@ def degrees(rng: random.Random) -> tuple[str, str]:
     return en, f"minus {-n} Grad" if n < 0 else f"{n} Grad"
 
 
-def gear(rng: random.Random) -> tuple:
+def gear(rng: random.Random) -> tuple[Noun, bool]:
     """Something to take along, singular or (gloves, boots) plural."""
     return (rng.choice(GEAR_PLURAL), True) if rng.random() < 0.25 else (rng.choice(WEATHER_GEAR), False)
 
@@ -110,7 +110,7 @@ def it_was(s: Slots) -> Realisation:
             f"{past[1]} war es {place.de_in} sehr {w.de}.")
 
 
-def season_weather(rng: random.Random) -> tuple:
+def season_weather(rng: random.Random) -> tuple[tuple[str, str], tuple[str, str]]:
     """A season and what often happens in it: rain in any season, snow in winter."""
     season = rng.choice(SEASONS)
     snow = season[0] == "winter" and rng.random() < 0.5
