@@ -1,18 +1,25 @@
 #!/usr/bin/env bash
 # The offline demo: an English->German speech corpus voiced on this machine, then every MuST-C stage on
 # it with the CPU-sized configs of conf/synth/: ASR and MT pre-training, SATE, averaging, evaluation of
-# SATE and of the cascade on tst-COMMON, and one talk translated with `sate translate`.
+# SATE and of the cascade on tst-COMMON (and, for the phrasebook, on tst-heldout: the same sentences in
+# voices that no other split uses), and one talk translated with `sate translate`.
 #
 # Usage: recipes/synth/run.sh [--stage N] [--stop-stage M] [--force] [--name value ...]
-#   --corpus DIR          where `sate synth` writes the corpus (default: corpus/synth)
+#   --text T              phrasebook (default: generated everyday phrases, a limited domain the CPU learns)
+#                         or ding (open-domain dictionary sentences; its own corpus, data and exp dirs)
+#   --corpus DIR          where `sate synth` writes the corpus (default: corpus/synth, or corpus/synth_ding)
 #   --train-size N        train sentences to voice (default: 3000); all train text is MT data
+#   --text-size N         phrasebook: generated MT text pairs (default: 40000)
+#   --dev-size N          phrasebook: dev sentences (default: 300)
+#   --test-size N         phrasebook: tst-COMMON sentences, voiced again as tst-heldout (default: 300)
 #   --seed S              corpus seed (default: 0)
-#   --data DIR            prepared data (default: data/synth)
-#   --exp DIR             experiments (default: exp/synth/<exp_tag>)
+#   --data DIR            prepared data (default: data/synth, or data/synth_ding)
+#   --exp DIR             experiments (default: exp/synth/<exp_tag>, or exp/synth_ding/<exp_tag>)
 #   --exp-tag TAG         (default: demo)
-#   --conf-dir DIR        training configs (default: conf/synth)
+#   --conf-dir DIR        training configs (default: conf/synth, or conf/synth_ding)
 #   --src-vocab-size N    source SentencePiece size (default: 256)
 #   --tgt-vocab-size N    target SentencePiece size (default: 1000)
+#   --test-sets "..."     splits to evaluate (default: tst-COMMON tst-heldout; ding: tst-COMMON)
 #   --average-n N         checkpoints averaged per model (default: 3)
 #   --ngpu N              GPUs for training (default: 0, the CPU)
 #   --nj N                parallel jobs (default: number of cores)
@@ -23,19 +30,23 @@
 #   -1  build the corpus with `sate synth`
 #    0  prep     1  features     2  vocab (voiced text and all MT text)
 #    3  ASR      4  MT           5  SATE (from 3 and 4, with distillation)
-#    6  average  7  evaluate SATE and the cascade on tst-COMMON      8  results table
+#    6  average  7  evaluate SATE and the cascade on the test sets      8  results table
 #    9  translate one tst-COMMON talk with `sate translate` (SRT)
 #   10  (--compare true) E2E ST from scratch and from ASR, SATE without KD, SATE with shrink; locality plot
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 stage=-1
-corpus=corpus/synth
+text=phrasebook
+corpus=
 train_size=3000
+text_size=40000
+dev_size=300
+test_size=300
 seed=0
-data=data/synth
+data=
 exp_tag=demo
 exp=
-conf_dir=conf/synth
+conf_dir=
 tgt_lang=de
 src_vocab_size=256
 tgt_vocab_size=1000
@@ -45,18 +56,28 @@ ngpu=0
 nj=$(nproc)
 train_args=
 compare=false
-test_sets=tst-COMMON
+test_sets=
 . recipes/lib/stages.sh
 parse_options "$@"
-exp=${exp:-exp/synth/$exp_tag}
+case "$text" in
+  phrasebook) name=synth; sets="tst-COMMON tst-heldout"; synth_args=(--text-size "$text_size" --dev-size "$dev_size"
+                                                                  --test-size "$test_size") ;;
+  ding) name=synth_ding; sets=tst-COMMON; synth_args=() ;;
+  *) die "--text must be phrasebook or ding, got '$text'" ;;
+esac
+corpus=${corpus:-corpus/$name}
+data=${data:-data/$name}
+exp=${exp:-exp/$name/$exp_tag}
+conf_dir=${conf_dir:-conf/$name}
+test_sets=${test_sets:-$sets}
 mustc_root=$corpus
 mt_src=$corpus/en-$tgt_lang/mt/train.en
 mt_tgt=$corpus/en-$tgt_lang/mt/train.$tgt_lang
 
 if run_stage -1 "build the synthetic corpus in $corpus"; then
-  params="train_size=$train_size seed=$seed"
+  params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
   if ! is_done "$corpus/.done/synth" "$params"; then
-    sate synth --out "$corpus" --train-size "$train_size" --seed "$seed"
+    sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
     mark_done "$corpus/.done/synth" "$params"
   fi
 fi
