@@ -99,3 +99,13 @@ def combine(
     decoder_side = (1 - mt_weight) * ce + (mt_weight * kd_mt if kd_mt is not None else 0.0)
     ctc_side = (1 - asr_weight) * ctc + (asr_weight * kd_asr if kd_asr is not None else 0.0)
     return (1 - ctc_weight) * decoder_side + ctc_weight * ctc_side
+
+
+def normalization_factor(mode: str, batch_size: int, tokens: int) -> float:
+    """What turns the per-utterance loss above into `mode`'s: 1 for "utterance", B / N for "token".
+
+    ESPnet sums every term over an utterance and averages over the B utterances of a batch; fairseq
+    (the authors' code) divides the summed loss by the N target tokens the decoder predicts (eos
+    included). Adam is nearly blind to the scale, so the difference shows only where clip-norm binds.
+    """
+    return batch_size / max(tokens, 1) if mode == "token" else 1.0
