@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -31,3 +33,27 @@ def test_binary_and_torch_writes_replace_the_target(tmp_path: Path) -> None:
     atomic_torch_save({"w": torch.ones(2)}, tmp_path / "m.pt")
     assert torch.equal(torch.load(tmp_path / "m.pt", weights_only=True)["w"], torch.ones(2))
     assert sorted(p.name for p in tmp_path.iterdir()) == ["b.bin", "m.pt"]
+
+
+@pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+def test_written_files_honour_the_umask_like_open(tmp_path: Path, umask: int) -> None:
+    old = os.umask(umask)
+    try:
+        atomic_write_text(tmp_path / "new.txt", "x\n")
+        with open(tmp_path / "plain.txt", "w") as f:  # what open() gives, for comparison
+            f.write("x\n")
+        atomic_torch_save({"w": torch.ones(1)}, tmp_path / "m.pt")
+    finally:
+        os.umask(old)
+    expected = stat.S_IMODE((tmp_path / "plain.txt").stat().st_mode)
+    assert expected == 0o666 & ~umask
+    for name in ("new.txt", "m.pt"):
+        assert stat.S_IMODE((tmp_path / name).stat().st_mode) == expected, name
+
+
+def test_replacing_a_file_keeps_its_permissions(tmp_path: Path) -> None:
+    path = tmp_path / "shared.txt"
+    atomic_write_text(path, "old\n")
+    path.chmod(0o640)
+    atomic_write_text(path, "new\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o640 and path.read_text() == "new\n"

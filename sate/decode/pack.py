@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import argparse
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
 from sate.errors import SateError
+from sate.files import make_temp_dir
 from sate.models.config import TASKS
 
 FORMAT = "sate-pack"
@@ -174,7 +174,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
     info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn) if speech else None)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700
     try:
         shutil.copyfile(model_file, tmp / MODEL)
         for name in VOCAB_PARTS:

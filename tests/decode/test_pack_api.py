@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import shutil
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -85,6 +87,17 @@ def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Pat
     assert doc["features"]["cmvn"] == "utterance" and not (out / "cmvn.json").exists()
     assert "cmvn: utterance (from" in capsys.readouterr().out
     assert SpeechTranslator.load(out).cmvn.mean is None  # per-utterance statistics
+
+
+def test_a_pack_is_readable_by_others_as_the_umask_says(tmp_path: Path, prepared_data: Path) -> None:
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    old = os.umask(0o022)
+    try:
+        pack(model, prepared_data, tmp_path / "pack")
+    finally:
+        os.umask(old)
+    assert stat.S_IMODE((tmp_path / "pack").stat().st_mode) == 0o755
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "pack").iterdir()} == {0o644}
 
 
 @pytest.mark.parametrize("part", ["sate.yaml", "model.pt", "spm_src.model", "spm_tgt.model", "tokens_src.txt",
