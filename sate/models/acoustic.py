@@ -16,14 +16,18 @@ from sate.models.espnet_blocks import ConformerEncoder, Conv2dSubsampling, Trans
 FEATURE_DIM = 80  # fbank bins written by the data pipeline
 
 
-def espnet_encoder_kwargs(conf: dict[str, Any], d_model: int) -> tuple[str, dict[str, Any]]:
+def espnet_encoder_kwargs(conf: dict[str, Any], d_model: int,
+                          ctc_layer: int | None = None) -> tuple[str, dict[str, Any]]:
     """The ESPnet encoder name and constructor arguments for our `acoustic` config section.
 
     Besides what the config sets, we fix the choices of ESPnet's Conformer recipes (macaron
     feed-forward, latest relative positions, swish); `sate.models.pretrained` compares these with an ESPnet
-    experiment's ``encoder_conf`` before loading its weights.
+    experiment's ``encoder_conf`` before loading its weights. A CTC layer below the top is ESPnet's
+    intermediate output (``interctc_layer_idx``, layer-normed like the top), without self-conditioning.
     """
     kwargs = {"output_size": d_model, **block_kwargs(conf, input_layer="conv2d")}
+    if ctc_layer is not None and ctc_layer < conf["layers"]:
+        kwargs["interctc_layer_idx"] = [ctc_layer]
     if conf["type"] == "conformer":
         kwargs.update(macaron_style=True, rel_pos_type="latest", pos_enc_layer_type="rel_pos",
                       selfattention_layer_type="rel_selfattn", activation_type="swish",
@@ -55,9 +59,10 @@ class AcousticEncoder(nn.Module):
     parameter, so ESPnet2 weights still load.
     """
 
-    def __init__(self, conf: dict[str, Any], d_model: int, input_size: int = FEATURE_DIM) -> None:
+    def __init__(self, conf: dict[str, Any], d_model: int, input_size: int = FEATURE_DIM,
+                 ctc_layer: int | None = None) -> None:
         super().__init__()
-        self.espnet_name, kwargs = espnet_encoder_kwargs(conf, d_model)
+        self.espnet_name, kwargs = espnet_encoder_kwargs(conf, d_model, ctc_layer)
         self.espnet_kwargs = kwargs
         cls = ConformerEncoder if self.espnet_name == "conformer" else TransformerEncoder
         self.encoder = cls(input_size, **kwargs)
@@ -89,8 +94,20 @@ class AcousticEncoder(nn.Module):
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, 80), (B,) -> (B, T', D), (B,) with T' = ((T - 1) // 2 - 1) // 2."""
+        out, _, out_lengths = self.with_ctc_input(feats, lengths)
+        return out, out_lengths
+
+    def with_ctc_input(self, feats: torch.Tensor,
+                       lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """(B, T, 80), (B,) -> top states (B, T', D), the CTC layer's states (B, T', D), lengths (B,).
+
+        With CTC on top both are the same tensor.
+        """
         try:
             out, out_lengths, _ = self.encoder(feats, lengths)
         finally:
             self._valid = None
-        return out, out_lengths
+        if isinstance(out, tuple):  # (top, [(layer, states)]): ESPnet's intermediate output
+            out, [(_, ctc_input)] = out
+            return out, ctc_input, out_lengths
+        return out, out, out_lengths

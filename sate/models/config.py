@@ -22,6 +22,12 @@ ADAPTOR_TYPES = ("none", "linear", "soft", "league", "gated", "inter", "shrink")
 SHRINK_MODES = ("soft", "league")
 # Adaptor types whose output contains the linear branch ReLU(Dropout(LN(W·h + b))).
 LINEAR_ADAPTORS = ("linear", "league", "gated")
+# Adaptor types with the soft branch P·E: they read the CTC posteriors P.
+SOFT_ADAPTORS = ("soft", "league", "gated", "inter", "shrink")
+# E of the soft branch: the MT source embedding (the paper), or the decoder's (the authors' code, joint vocabulary).
+ADAPTOR_EMBEDDINGS = ("source", "decoder")
+# Loss scale: summed per utterance and averaged over the batch (ESPnet), or divided by target tokens (fairseq).
+LOSS_NORMALIZATIONS = ("utterance", "token")
 
 # section -> key -> default. None defaults are "optional" values (a path, or "same as d_model").
 DEFAULTS: dict[str, Any] = {
@@ -35,12 +41,15 @@ DEFAULTS: dict[str, Any] = {
         "frontend_channels": None,
         "dropout": 0.1,
     },
-    "adaptor": {"type": "league", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False},
+    "ctc": {"layer": None, "dropout": 0.0, "bias": True},
+    "adaptor": {"type": "league", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False,
+                "embedding": "source"},
     "textual": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1},
-    "decoder": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1},
+    "decoder": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1, "tie_embeddings": False},
     "loss": {
         "ctc_weight": 0.3,
         "label_smoothing": 0.1,
+        "normalize": "utterance",
         "kd": {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None},
     },
 }
@@ -56,12 +65,18 @@ HELP: dict[str, str] = {
     "acoustic.kernel": "conformer only: the depthwise convolution's kernel",
     "acoustic.frontend_channels": "channels of the conv2d front-end (null: d_model, as ESPnet; fewer is faster)",
     "acoustic.dropout": "dropout of every sub-layer",
+    "ctc": "the CTC head: a linear projection of an acoustic layer's output onto the source vocabulary",
+    "ctc.layer": "the acoustic layer it reads (null: the top); the layers above continue from that layer",
+    "ctc.dropout": "dropout on its input, drawn anew for the loss and for the adaptor's posteriors",
+    "ctc.bias": "the projection has a bias (ESPnet; false: the authors' code)",
     "adaptor": "maps acoustic states into the MT embedding space",
     "adaptor.type": "none | linear | soft | league | gated | inter | shrink (docs/models.md says what each does)",
     "adaptor.temperature": "softmax temperature of the CTC posteriors in the soft branch",
     "adaptor.dropout": "dropout of the linear branch",
     "adaptor.shrink_mode": "shrink only: soft | league, the adaptor applied to the shrunk sequence",
     "adaptor.keep_blank": "shrink only: keep the segments where CTC says blank",
+    "adaptor.embedding": "E of the soft branch: source (the MT source embedding) | decoder (the decoder's input "
+                         "embedding; needs one joint vocabulary, sate vocab --joint)",
     "textual": "the textual encoder (Transformer) on top of the adaptor; 0 layers for the E2E baseline",
     "textual.layers": "blocks",
     "textual.heads": "attention heads",
@@ -72,10 +87,13 @@ HELP: dict[str, str] = {
     "decoder.heads": "attention heads",
     "decoder.ffn": "feed-forward width",
     "decoder.dropout": "dropout of every sub-layer",
+    "decoder.tie_embeddings": "the output projection shares the input embedding's weights",
     "loss": "L = (1-ctc_weight)((1-mt_weight) CE + mt_weight KD_mt) "
             "+ ctc_weight((1-asr_weight) CTC + asr_weight KD_asr)",
     "loss.ctc_weight": "weight of the CTC side",
     "loss.label_smoothing": "label smoothing of the cross-entropy",
+    "loss.normalize": "utterance (summed per utterance, averaged over the batch: ESPnet) | "
+                      "token (divided by the target tokens: fairseq); clip_norm binds far more often with utterance",
     "loss.kd": "knowledge distillation from frozen teachers",
     "loss.kd.asr_weight": "distillation of the CTC posteriors from the ASR teacher",
     "loss.kd.mt_weight": "distillation of the decoder outputs from the MT teacher",
@@ -86,17 +104,17 @@ HELP: dict[str, str] = {
 
 # Which sections (and loss keys) each task has.
 TASK_SECTIONS = {
-    "asr": ("d_model", "acoustic", "decoder", "loss"),
+    "asr": ("d_model", "acoustic", "ctc", "decoder", "loss"),
     "mt": ("d_model", "textual", "decoder", "loss"),
-    "st": ("d_model", "acoustic", "adaptor", "textual", "decoder", "loss"),
+    "st": ("d_model", "acoustic", "ctc", "adaptor", "textual", "decoder", "loss"),
 }
-TASK_LOSS_KEYS = {"asr": ("ctc_weight", "label_smoothing"), "mt": ("label_smoothing",),
-                  "st": ("ctc_weight", "label_smoothing", "kd")}
+TASK_LOSS_KEYS = {"asr": ("ctc_weight", "label_smoothing", "normalize"), "mt": ("label_smoothing", "normalize"),
+                  "st": ("ctc_weight", "label_smoothing", "normalize", "kd")}
 # An ASR model is CTC-only unless it has decoder layers (hybrid CTC/attention).
 ASR_DECODER_LAYERS = 0
 
 # Types a key may hold (None-default keys say so here; bools never pass as ints).
-OPTIONAL_TYPES = {"frontend_channels": int, "asr_teacher": str, "mt_teacher": str}
+OPTIONAL_TYPES = {"frontend_channels": int, "layer": int, "asr_teacher": str, "mt_teacher": str}
 
 
 def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
@@ -111,6 +129,10 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "adaptor.type": (_in(ADAPTOR_TYPES), f"one of {', '.join(ADAPTOR_TYPES)}"),
     "adaptor.temperature": (lambda v: v > 0, "positive"),
     "adaptor.shrink_mode": (_in(SHRINK_MODES), f"one of {', '.join(SHRINK_MODES)}"),
+    "adaptor.embedding": (_in(ADAPTOR_EMBEDDINGS), f"one of {', '.join(ADAPTOR_EMBEDDINGS)}"),
+    "ctc.layer": (lambda v: v is None or v >= 1, "null (the top layer) or at least 1"),
+    "ctc.dropout": (lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
+    "loss.normalize": (_in(LOSS_NORMALIZATIONS), f"one of {', '.join(LOSS_NORMALIZATIONS)}"),
     "loss.ctc_weight": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
     "loss.label_smoothing": (lambda v: 0.0 <= v < 1.0, "in [0, 1)"),
     "loss.kd.asr_weight": (lambda v: 0.0 <= v <= 1.0, "in [0, 1]"),
@@ -133,25 +155,30 @@ def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
     adaptor = conf.get("adaptor", {})
     kind = adaptor.get("type")
     if kind == "none":
-        for key in ("temperature", "dropout", "shrink_mode", "keep_blank"):
+        for key in ("temperature", "dropout", "shrink_mode", "keep_blank", "embedding"):
             why[f"adaptor.{key}"] = "adaptor.type none has no adaptor"
     elif kind is not None:
         if kind == "linear":
             why["adaptor.temperature"] = "adaptor.type linear uses no CTC posteriors"
+            why["adaptor.embedding"] = "adaptor.type linear has no soft branch"
         if kind != "shrink":
             why["adaptor.shrink_mode"] = why["adaptor.keep_blank"] = "it only applies to adaptor.type shrink"
         inner = adaptor["shrink_mode"] if kind == "shrink" else kind
         if inner not in LINEAR_ADAPTORS:
             why["adaptor.dropout"] = f"adaptor {kind!r} has no linear branch"
     if task == "asr" and conf["decoder"]["layers"] == 0:
-        for key in ("heads", "ffn", "dropout"):
+        for key in ("heads", "ffn", "dropout", "tie_embeddings"):
             why[f"decoder.{key}"] = "the ASR model has no decoder (decoder.layers is 0)"
         why["loss.ctc_weight"] = why["loss.label_smoothing"] = "a CTC-only ASR model has only the CTC loss"
     if task == "st":
         if conf["textual"]["layers"] == 0:
             for key in ("heads", "ffn", "dropout"):
                 why[f"textual.{key}"] = "the ST model has no textual encoder (textual.layers is 0)"
-        kd = conf["loss"]["kd"]
+        kd, ctc_weight = conf["loss"]["kd"], conf["loss"]["ctc_weight"]
+        if ctc_weight == 0:
+            why["loss.kd.asr_weight"] = "loss.ctc_weight is 0, and KD_asr is part of the CTC side"
+        if ctc_weight == 1:
+            why["loss.kd.mt_weight"] = "loss.ctc_weight is 1, and KD_mt is part of the decoder side"
         if kd["asr_weight"] == 0:
             why["loss.kd.asr_teacher"] = "loss.kd.asr_weight is 0"
         if kd["mt_weight"] == 0:
@@ -175,6 +202,28 @@ def _check_baseline_pair(conf: dict[str, Any]) -> None:
     if kind != "none" and not layers:
         raise SateError(f"model config: textual.layers 0 (no textual encoder) needs adaptor.type none, "
                         f"got {kind!r}: an adaptor only prepares the textual encoder's input")
+
+
+def _check_ctc_layer(task: str, conf: dict[str, Any]) -> None:
+    """ctc.layer at most the acoustic depth; below the top only where the layers above still serve a loss.
+
+    A CTC-only ASR model has nothing above its CTC layer to train. An adaptor with a soft branch reads
+    the CTC posteriors next to the acoustic states, so both must come from the same layer: SATE's
+    boundary between acoustic and textual encoding is the CTC layer, moved by changing acoustic.layers.
+    """
+    layer, depth = conf["ctc"]["layer"], conf["acoustic"]["layers"]
+    if layer is None or layer == depth:
+        return
+    if layer > depth:
+        raise SateError(f"model config: ctc.layer {layer} is above the top acoustic layer (acoustic.layers {depth})")
+    if task == "asr" and conf["decoder"]["layers"] == 0:
+        raise SateError(f"model config: ctc.layer {layer} below the top of a CTC-only ASR model would leave "
+                        f"acoustic layers {layer + 1}-{depth} untrained; set acoustic.layers: {layer} instead")
+    kind = conf.get("adaptor", {}).get("type")
+    if kind in SOFT_ADAPTORS:
+        raise SateError(f"model config: ctc.layer {layer} below the top does not combine with adaptor.type "
+                        f"{kind}, whose soft branch reads the CTC posteriors beside the top acoustic states; "
+                        f"to end the acoustic encoder at layer {layer}, set acoustic.layers: {layer}")
 
 
 def _check_type(name: str, value: Any, default: Any) -> Any:
@@ -227,9 +276,12 @@ def task_defaults(task: str) -> dict[str, Any]:
     return defaults
 
 
-def uses_source_embedding(adaptor_type: str) -> bool:
-    """Whether an ST model has E_src: the soft branch multiplies CTC posteriors by it; linear and none have none."""
-    return adaptor_type not in ("linear", "none")
+def uses_source_embedding(adaptor: dict[str, Any]) -> bool:
+    """Whether an ST model has E_src: a soft branch multiplying CTC posteriors by the source embedding.
+
+    linear and none have no soft branch; with ``embedding: decoder`` it multiplies by the decoder's.
+    """
+    return adaptor["type"] in SOFT_ADAPTORS and adaptor["embedding"] == "source"
 
 
 def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
@@ -249,6 +301,8 @@ def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
             raise SateError(f"model config: {name} must be {check[1]}, got {value!r}")
     if task == "st":
         _check_baseline_pair(resolved)
+    if task in ("asr", "st"):
+        _check_ctc_layer(task, resolved)
     # A key that does nothing may still appear with its default value: resolved configs
     # (stored in model files) list every key and must resolve again unchanged.
     given_flat, default_flat = _flatten(given), _flatten(defaults)

@@ -52,7 +52,7 @@ def apply_init_from(config: dict[str, Any], sources: dict[str, str]) -> dict[str
     resolved = resolve_config("st", config["model"])
     present = {"acoustic", "ctc", "decoder"}
     present |= {"textual"} if resolved["textual"]["layers"] else set()
-    present |= {"src_embed"} if uses_source_embedding(resolved["adaptor"]["type"]) else set()
+    present |= {"src_embed"} if uses_source_embedding(resolved["adaptor"]) else set()
     for side, path in sources.items():
         for component in SOURCE_COMPONENTS[side]:
             if component in present:

@@ -101,11 +101,14 @@ def combine(
     return (1 - ctc_weight) * decoder_side + ctc_weight * ctc_side
 
 
-def normalization_factor(mode: str, batch_size: int, tokens: int) -> float:
+def normalization_factor(mode: str, target_lengths: torch.Tensor) -> float:
     """What turns the per-utterance loss above into `mode`'s: 1 for "utterance", B / N for "token".
 
     ESPnet sums every term over an utterance and averages over the B utterances of a batch; fairseq
-    (the authors' code) divides the summed loss by the N target tokens the decoder predicts (eos
-    included). Adam is nearly blind to the scale, so the difference shows only where clip-norm binds.
+    (the authors' code) divides the summed loss by the N target tokens the decoder predicts, one eos
+    per utterance included: N = Σ (target_lengths + 1). Adam is nearly blind to the scale of a loss,
+    so the difference shows where clip-norm binds (docs/models.md, the loss section).
     """
-    return batch_size / max(tokens, 1) if mode == "token" else 1.0
+    if mode != "token":
+        return 1.0
+    return len(target_lengths) / float((target_lengths + 1).sum())

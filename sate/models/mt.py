@@ -13,7 +13,7 @@ from torch import nn
 
 from sate.models.base import SateModel, stats, token_accuracy
 from sate.models.decoder import build_decoder, teacher_forced
-from sate.models.losses import label_smoothed_ce
+from sate.models.losses import label_smoothed_ce, normalization_factor
 from sate.models.textual import TextualEncoder
 
 
@@ -44,4 +44,5 @@ class MTModel(SateModel):
         memory, lengths = self.encode_text(batch["src"], batch["src_lengths"])
         logits, targets = teacher_forced(self.decoder, memory, lengths, batch["tgt"], batch["tgt_lengths"])
         ce = label_smoothed_ce(logits, targets, self.conf["loss"]["label_smoothing"])
+        ce = normalization_factor(self.conf["loss"]["normalize"], batch["tgt_lengths"]) * ce
         return stats(ce, loss_ce=ce, acc=token_accuracy(logits, targets))

@@ -34,9 +34,10 @@ import yaml
 
 from sate.errors import SateError
 from sate.models.base import SateModel
-from sate.models.config import without_dropout
+from sate.models.config import resolve_config, without_dropout
 from sate.models.espnet_blocks import ConformerEncoder, TransformerDecoder, TransformerEncoder
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
+from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
 
 # component -> the module it fills (its path in our models). "model" is the whole model.
@@ -62,7 +63,7 @@ ESPNET_CLASSES = {("encoder", "conformer"): ConformerEncoder, ("encoder", "trans
 # ESPnet arguments that only matter for training, sizes checked through shapes, or not settable.
 ESPNET_IGNORED = {"input_size", "vocab_size", "encoder_output_size", "pos_enc_class", "use_flash_attn",
                   "gradient_checkpoint_layers", "layer_drop_rate", "stochastic_depth_rate", "max_pos_emb_len",
-                  "padding_idx"}
+                  "padding_idx", "interctc_layer_idx"}  # where CTC reads the encoder is ctc.layer, not a weight
 # Our config section that holds each component's settings.
 SECTIONS = {"acoustic": "acoustic", "adaptor": "adaptor", "textual": "textual", "decoder": "decoder"}
 ENTRY_KEYS = ("path", "prefix", "config")
@@ -153,7 +154,9 @@ def read_source(path: str | Path, config_path: str | Path | None = None) -> Chec
         kind, state = ("lightning", data["state_dict"]) if "state_dict" in data else ("sate", data.get("model"))
         if not isinstance(state, dict):
             raise SateError(f"{path}: no state dict inside")
-        return Checkpoint(path, kind, state, meta["config"], meta["task"], meta["src_tokens"], meta["tgt_tokens"])
+        # Resolved again, so that files written before a key existed compare with its default.
+        config = resolve_config(meta["task"], meta["config"])
+        return Checkpoint(path, kind, state, config, meta["task"], meta["src_tokens"], meta["tgt_tokens"])
     if data and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data.items()):
         return read_espnet(path, data, Path(config_path) if config_path else None)
     raise SateError(f"{path}: unrecognised checkpoint: neither a sate model file, a Lightning checkpoint "
@@ -244,7 +247,10 @@ def _absent_because(model: SateModel, component: str) -> str:
         return "a CTC-only ASR model: decoder.layers is 0"
     if component == "textual":
         return "textual.layers is 0"
-    return f"adaptor.type is {model.conf['adaptor']['type']}"  # adaptor (none) or src_embed (linear, none)
+    adaptor = model.conf["adaptor"]
+    if component == "src_embed" and adaptor["type"] not in ("linear", "none"):
+        return "adaptor.embedding is decoder: the soft branch uses the decoder's embedding"
+    return f"adaptor.type is {adaptor['type']}"  # adaptor (none) or src_embed (linear, none)
 
 
 def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
@@ -313,6 +319,7 @@ def initialize(model: SateModel, init_conf: dict[str, Any] | None, src_tokens: l
             found += [f"{label}: {name_list(keys)}" for label, keys in
                       (("missing from checkpoint", missing), ("unexpected in checkpoint", unexpected),
                        ("shape mismatch (checkpoint vs ours)", shapes)) if keys]
+            found += [] if shapes else tied_problems(module, theirs)
         ours = {"source": src_tokens, "target": tgt_tokens}
         for mine, theirs_side in zip(vocab_sides(model.task, component), vocab_sides(ckpt.task, component),
                                      strict=False):
@@ -336,9 +343,14 @@ def initialize(model: SateModel, init_conf: dict[str, Any] | None, src_tokens: l
 
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                   log: Callable[[str], None] = print) -> None:
-    """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model."""
+    """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
+
+    Training calls this for every model, so it first checks that a model sharing one embedding
+    between source and target (adaptor.embedding decoder) got one joint vocabulary.
+    """
     if not isinstance(model, STModel):
         return
+    check_joint_vocabulary(model.conf, src_tokens, tgt_tokens)
     kd = model.conf["loss"]["kd"]
     teachers: dict[str, SateModel] = {}
     for side in ("asr", "mt"):

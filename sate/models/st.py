@@ -20,10 +20,10 @@ from sate.errors import SateError
 from sate.models.acoustic import AcousticEncoder
 from sate.models.adaptor import build_adaptor
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
-from sate.models.config import uses_source_embedding
-from sate.models.ctc import build_ctc
-from sate.models.decoder import build_decoder, teacher_forced
-from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce
+from sate.models.config import SOFT_ADAPTORS, uses_source_embedding
+from sate.models.ctc import build_ctc, ctc_logits, draws_new_mask
+from sate.models.decoder import build_decoder, decoder_embedding, teacher_forced
+from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce, normalization_factor
 from sate.models.mt import build_source_embedding
 from sate.models.textual import TextualEncoder
 
@@ -53,14 +53,19 @@ class STModel(SateModel):
     def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__(conf, src_vocab_size, tgt_vocab_size)
         d_model = conf["d_model"]
-        self.acoustic = AcousticEncoder(conf["acoustic"], d_model)
-        self.ctc = build_ctc(src_vocab_size, d_model)
+        self.acoustic = AcousticEncoder(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
+        self.ctc = build_ctc(src_vocab_size, d_model, conf["ctc"])
         self.adaptor = build_adaptor(conf["adaptor"], d_model)
         # The soft branch's E_src, built only where it is used: an unused weight would upset DDP.
-        embedding = uses_source_embedding(conf["adaptor"]["type"])
+        embedding = uses_source_embedding(conf["adaptor"])
         self.src_embed = build_source_embedding(src_vocab_size, d_model) if embedding else None
         self.textual = TextualEncoder(conf["textual"], d_model) if conf["textual"]["layers"] else None
         self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
+        self.soft = conf["adaptor"]["type"] in SOFT_ADAPTORS
+        if self.soft and conf["adaptor"]["embedding"] == "decoder" and src_vocab_size != tgt_vocab_size:
+            raise SateError(f"model config: adaptor.embedding decoder multiplies CTC posteriors over the "
+                            f"{src_vocab_size} source tokens by the decoder's embedding of {tgt_vocab_size} target "
+                            "tokens; it needs one joint vocabulary (sate vocab --joint SIZE)")
         self.teachers: dict[str, FrozenTeacher] = {}
 
     def set_teachers(self, asr: SateModel | None = None, mt: SateModel | None = None) -> None:
@@ -70,16 +75,24 @@ class STModel(SateModel):
     def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
         """feats (B, T, 80), feats_lengths (B,) -> memory for the decoder, and CTC logits.
 
-        The memory is the textual encoder's output, or the acoustic states for the baseline.
+        The memory is the textual encoder's output, or the acoustic states for the baseline. The CTC
+        logits are those of the loss; with CTC dropout in training, the adaptor's posteriors come
+        from a second projection with its own dropout mask, as in the authors' code.
         """
-        h, lengths = self.acoustic(feats, feats_lengths)
-        ctc_logits = self.ctc.ctc_lo(h)
+        h, ctc_input, lengths = self.acoustic.with_ctc_input(feats, feats_lengths)
+        logits = ctc_logits(self.ctc, ctc_input)
         if self.textual is None:  # adaptor.type none, textual.layers 0 (the config allows no other mix)
-            return Encoded(h, lengths, ctc_logits, lengths)
-        embedding = None if self.src_embed is None else self.src_embed.weight
-        adapted, adapted_lengths = self.adaptor(h, lengths, ctc_logits, embedding)
+            return Encoded(h, lengths, logits, lengths)
+        adaptor_logits = ctc_logits(self.ctc, ctc_input) if self.soft and draws_new_mask(self.ctc) else logits
+        adapted, adapted_lengths = self.adaptor(h, lengths, adaptor_logits, self._soft_embedding())
         memory, memory_lengths = self.textual(adapted, adapted_lengths)
-        return Encoded(memory, memory_lengths, ctc_logits, lengths)
+        return Encoded(memory, memory_lengths, logits, lengths)
+
+    def _soft_embedding(self) -> torch.Tensor | None:
+        """E of the soft branch (V, D): the source embedding, the decoder's (adaptor.embedding), or None."""
+        if not self.soft:
+            return None
+        return self.src_embed.weight if self.src_embed is not None else decoder_embedding(self.decoder)
 
     def _teacher(self, name: str, device: torch.device) -> SateModel:
         if name not in self.teachers:
@@ -109,5 +122,7 @@ class STModel(SateModel):
                 t_logits, _ = teacher_forced(teacher.decoder, t_memory, t_lengths, tgt, tgt_lengths)
             kd_mt = kd_decoder(logits, t_logits, targets, kd["topk"])
         loss = combine(ce, ctc, loss_conf["ctc_weight"], kd_mt, kd["mt_weight"], kd_asr, kd["asr_weight"])
-        return stats(loss, loss_ce=ce, loss_ctc=ctc, loss_kd_asr=kd_asr, loss_kd_mt=kd_mt,
+        scale = normalization_factor(loss_conf["normalize"], tgt_lengths)
+        terms = {"loss_ce": ce, "loss_ctc": ctc, "loss_kd_asr": kd_asr, "loss_kd_mt": kd_mt}
+        return stats(scale * loss, **{k: scale * v for k, v in terms.items() if v is not None},
                      acc=token_accuracy(logits, targets))

@@ -13,7 +13,7 @@ def test_defaults_fill_every_section_of_each_task() -> None:
     assert st["acoustic"] == DEFAULTS["acoustic"] and st["loss"] == DEFAULTS["loss"]
     assert set(resolve_config("mt", {})) == {"d_model", "textual", "decoder", "loss"}
     asr = resolve_config("asr", {})
-    assert asr["decoder"]["layers"] == 0 and set(asr["loss"]) == {"ctc_weight", "label_smoothing"}
+    assert asr["decoder"]["layers"] == 0 and set(asr["loss"]) == {"ctc_weight", "label_smoothing", "normalize"}
     assert resolve_config("st", {"loss": {"ctc_weight": 1}})["loss"]["ctc_weight"] == 1.0  # int accepted as float
     for task in ("asr", "mt", "st"):
         resolved = resolve_config(task, {"d_model": 64})

@@ -13,7 +13,7 @@ import yaml
 from sate.errors import SateError
 from sate.models import model_meta, save_model_file
 from sate.models.acoustic import espnet_encoder_kwargs
-from sate.models.config import resolve_config
+from sate.models.config import DEFAULTS, resolve_config
 from sate.models.ctc import build_ctc
 from sate.models.decoder import espnet_decoder_kwargs, teacher_forced
 from sate.models.espnet_blocks import ConformerEncoder, PositionalEncoding, TransformerDecoder, TransformerEncoder
@@ -63,7 +63,7 @@ def _espnet_asr_experiment(directory: Path, src_tokens: list[str], token_list_as
     _, kwargs = espnet_encoder_kwargs(acoustic, 16)
     torch.manual_seed(7)
     encoder = ConformerEncoder(80, **kwargs).eval()
-    ctc = build_ctc(len(src_tokens), 16)
+    ctc = build_ctc(len(src_tokens), 16, DEFAULTS["ctc"])
     state = {f"encoder.{k}": v for k, v in encoder.state_dict().items()}
     state |= {f"ctc.{k}": v for k, v in ctc.state_dict().items()}
     state |= {"normalize.mean": torch.zeros(80), "normalize.std": torch.ones(80)}
