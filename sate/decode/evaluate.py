@@ -152,7 +152,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import options_help
+    from sate.decode.options import add_decode_argument, options_help
 
     parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st, asr or mt")
@@ -163,17 +163,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="where hyp/ref files and results.json go (when not given: eval/MODEL_DIR_NAME/SPLIT)")
     parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
-    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="other decoding options, e.g. lenpen=1.2 max_len_ratio=0.5 (when not given: the pack's)")
+    add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
+                                "when not given: the pack's)")
     parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from sate.decode.pack import parse_assignments
+    from sate.decode.options import parse_decode
 
-    decode = parse_assignments(args.decode, "--decode")
+    decode = parse_decode(args.decode)
     if args.beam is not None:
         decode["beam"] = args.beam
     name = args.model.resolve().name + (f"+{args.mt_model.resolve().name}" if args.mt_model else "")

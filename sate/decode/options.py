@@ -5,10 +5,24 @@ Kept apart from the search itself so that a command's `--help` can list them wit
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import dataclass, fields
+from typing import Any
 
 from sate.errors import SateError
+
+# Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
+# to run for minutes and end in an allocator error asking for tens of GB.
+# - beam: published systems decode with 4-10 (fairseq 5, ESPnet 10) and BLEU falls beyond a few dozen
+#   (Koehn & Knowles 2017); each step scores batch x beam x vocabulary entries (16 x 256 x 10k floats:
+#   160 MB) and caches the decoder's keys and values per beam, so a few hundred is the useful limit.
+MAX_BEAM = 256
+# - max_len_ratio: the memory is source tokens (MT, shrink ST) or 25 frames a second (other ST). Ten
+#   target tokens per source token covers a character-level target against a word-piece source (about 5
+#   per word), and 250 tokens a second is ten times fast speech written in characters. The search caches
+#   positions up to this length: 1e6 x a 500-frame memory asked for 77 GB.
+MAX_LEN_RATIO = 10.0
 
 
 @dataclass(frozen=True)
@@ -27,33 +41,69 @@ class DecodeOptions:
     nbest: int = 1
 
     def __post_init__(self) -> None:
-        if self.beam < 1:
-            raise SateError(f"beam must be at least 1, got {self.beam}")
+        for name in ("lenpen", "length_bonus", "min_len_ratio", "max_len_ratio"):
+            if not math.isfinite(getattr(self, name)):
+                raise SateError(f"{name} must be a finite number, got {getattr(self, name)}")
+        if not 1 <= self.beam <= MAX_BEAM:
+            raise SateError(f"beam must be at least 1 and at most {MAX_BEAM}, got {self.beam}")
         if not 1 <= self.nbest <= self.beam:
             raise SateError(f"nbest must be between 1 and the beam ({self.beam}), got {self.nbest}")
-        if self.max_len_ratio <= 0:
-            raise SateError(f"max_len_ratio must be positive, got {self.max_len_ratio}")
+        if not 0 < self.max_len_ratio <= MAX_LEN_RATIO:
+            raise SateError(f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g} (target tokens per "
+                            f"memory position), got {self.max_len_ratio:g}")
         if not 0 <= self.min_len_ratio <= self.max_len_ratio:
             raise SateError(f"min_len_ratio must be between 0 and max_len_ratio ({self.max_len_ratio}), "
                             f"got {self.min_len_ratio}")
-        for name in ("lenpen", "length_bonus"):
-            if not math.isfinite(getattr(self, name)):
-                raise SateError(f"{name} must be a finite number, got {getattr(self, name)}")
 
 
 # One line per option for the commands' --help (a test checks that every option has one).
 HELP = {
-    "beam": "hypotheses kept per utterance (1: greedy)",
+    "beam": f"hypotheses kept per utterance (1: greedy; at most {MAX_BEAM})",
     "lenpen": "fairseq length normalisation: score = (logp + length_bonus x m) / n ** lenpen (0: none)",
     "length_bonus": "ESPnet's length bonus, added per chosen token",
     "min_len_ratio": "the shortest output, as a ratio of the memory length (source tokens, or frames / 4)",
-    "max_len_ratio": "the longest output, as a ratio of the memory length",
+    "max_len_ratio": f"the longest output, as a ratio of the memory length (at most {MAX_LEN_RATIO:g})",
     "nbest": "hypotheses returned per utterance",
 }
 
 
 def options_help() -> str:
     """The decoding options with their defaults, for a command's --help."""
-    lines = ["decoding options (--decode KEY=VALUE ...; a pack's sate.yaml stores the values it decodes with):"]
+    lines = ["decoding options (--decode KEY=VALUE[,KEY=VALUE...], repeatable; a pack's sate.yaml stores the "
+             "values it decodes with):"]
     lines += [f"  {f'{f.name}={f.default}':<20} {HELP[f.name]}" for f in fields(DecodeOptions)]
     return "\n".join(lines)
+
+
+def add_decode_argument(parser: argparse.ArgumentParser, help_text: str) -> None:
+    """`--decode KEY=VALUE[,KEY=VALUE...]`, repeatable: one argument per use, so the file names after it
+    stay file names (nargs="+" used to swallow them)."""
+    parser.add_argument("--decode", action="append", default=[], metavar="KEY=VALUE[,...]", help=help_text)
+
+
+def parse_decode(items: list[str], option: str = "--decode") -> dict[str, Any]:
+    """``["beam=5,lenpen=1.2", "nbest=2"]`` -> ``{"beam": 5, "lenpen": 1.2, "nbest": 2}``.
+
+    Values are read as `--set` reads them (YAML with ``1e-3`` a float), so both options agree on numbers.
+    """
+    import yaml
+
+    from sate.config import _load as load_value  # the --set reader: YAML 1.1 plus floats without a dot
+
+    out: dict[str, Any] = {}
+    for item in items:
+        for part in item.split(","):
+            key, sep, raw = part.partition("=")
+            if not sep or not key.strip():
+                raise SateError(f"{option} {item!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
+            try:
+                out[key.strip()] = load_value(raw)
+            except yaml.YAMLError:
+                raise SateError(f"{option} {item!r}: the value of {key.strip()} is not valid YAML") from None
+    return out
+
+
+def looks_like_option(text: str) -> bool:
+    """Is a command-line word a decoding assignment (``lenpen=1.2``), as old `--decode a=1 b=2` lines give?"""
+    key, sep, _ = text.partition("=")
+    return bool(sep) and key.strip() in {f.name for f in fields(DecodeOptions)}

@@ -81,22 +81,6 @@ def decode_options(values: dict[str, Any], where: str) -> Any:
         raise SateError(f"{where}: {err}") from None
 
 
-def parse_assignments(items: list[str], option: str) -> dict[str, Any]:
-    """``["beam=5", "lenpen=1.2"]`` -> ``{"beam": 5, "lenpen": 1.2}`` (values parsed as YAML)."""
-    import yaml
-
-    out = {}
-    for item in items:
-        key, sep, raw = item.partition("=")
-        if not sep or not key.strip():
-            raise SateError(f"{option} {item!r}: expected KEY=VALUE, e.g. beam=5")
-        try:
-            out[key.strip()] = yaml.safe_load(raw)
-        except yaml.YAMLError:
-            raise SateError(f"{option} {item!r}: the value is not valid YAML") from None
-    return out
-
-
 @dataclass(frozen=True)
 class PackInfo:
     """What ``sate.yaml`` says."""
@@ -245,22 +229,24 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import options_help
+    from sate.decode.options import add_decode_argument, options_help
 
     parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
     parser.add_argument("--data", type=Path, required=True,
                         help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")
     parser.add_argument("--out", type=Path, required=True, help="directory to write (an older pack there is replaced)")
-    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="decoding defaults to store, e.g. beam=5 lenpen=1.0 (beam search's option names)")
+    add_decode_argument(parser, "decoding defaults to store, e.g. --decode beam=5,lenpen=1.0 (beam search's "
+                                "option names; repeatable)")
     parser.add_argument("--cmvn", choices=CMVN_KINDS, default=None,
                         help="feature normalisation the model was trained with "
                              "(when not given: data.cmvn of the config.yaml beside --model, else global)")
 
 
 def run(args: argparse.Namespace) -> int:
-    info = pack(args.model, args.data, args.out, parse_assignments(args.decode, "--decode"), args.cmvn)
+    from sate.decode.options import parse_decode
+
+    info = pack(args.model, args.data, args.out, parse_decode(args.decode), args.cmvn)
     decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
     print(f"packed {info.task} model {args.model} -> {args.out} (decode: {decode})")
     return 0

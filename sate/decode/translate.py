@@ -39,7 +39,7 @@ def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import options_help
+    from sate.decode.options import add_decode_argument, options_help
 
     parser.epilog = options_help()
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
@@ -52,8 +52,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "that gets one FILE_STEM.srt per input")
     parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
     parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
-    parser.add_argument("--decode", nargs="+", default=[], metavar="KEY=VALUE",
-                        help="other decoding options, e.g. lenpen=1.2 max_len_ratio=0.5 (when not given: the pack's)")
+    add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
+                                "when not given: the pack's)")
     parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
     parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its quietest point")
@@ -67,7 +67,7 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sate.decode.api import SpeechTranslator
-    from sate.decode.pack import parse_assignments
+    from sate.decode.options import parse_decode
 
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
@@ -83,7 +83,7 @@ def run(args: argparse.Namespace) -> int:
     translator = SpeechTranslator.load(args.model, device=args.device)
     if translator.task == "mt":
         raise SateError(f"{args.model} is an MT model; sate translate needs an ST or ASR model")
-    overrides = parse_assignments(args.decode, "--decode")
+    overrides = parse_decode(args.decode)
     if args.beam is not None:
         overrides["beam"] = args.beam
     options = translator.with_options(**overrides)

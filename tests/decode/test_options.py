@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import fields
 
 import pytest
 
-from sate.cli import main
-from sate.decode.options import HELP, DecodeOptions
+from sate.cli import build_parser, main
+from sate.decode.options import HELP, MAX_BEAM, MAX_LEN_RATIO, DecodeOptions, parse_decode
+from sate.errors import SateError
 
 
 def test_every_option_has_help() -> None:
@@ -23,3 +25,38 @@ def test_decoding_commands_list_every_option_with_its_default(command: str,
     printed = capsys.readouterr().out
     for option in fields(DecodeOptions):
         assert f"  {option.name}={option.default} " in printed
+
+
+@pytest.mark.parametrize(("changes", "message"), [
+    ({"max_len_ratio": math.inf}, "max_len_ratio must be a finite number"),
+    ({"max_len_ratio": math.nan}, "max_len_ratio must be a finite number"),
+    ({"max_len_ratio": 1e6}, f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g}"),
+    ({"min_len_ratio": math.nan}, "min_len_ratio must be a finite number"),
+    ({"beam": 10000}, f"beam must be at least 1 and at most {MAX_BEAM}"),
+])
+def test_unbounded_options_are_refused_before_any_memory_is_taken(changes: dict, message: str) -> None:
+    with pytest.raises(SateError, match=message):
+        DecodeOptions(**changes)
+    DecodeOptions(beam=MAX_BEAM, nbest=MAX_BEAM, max_len_ratio=MAX_LEN_RATIO)  # the bounds themselves are fine
+
+
+def test_decode_values_are_read_like_set_values() -> None:
+    # YAML 1.1 reads 1e6 (no dot) as a string; --set reads it as a float, and so does --decode.
+    assert parse_decode(["max_len_ratio=1e6", "lenpen=5e-1"]) == {"max_len_ratio": 1e6, "lenpen": 0.5}
+    assert parse_decode(["beam=3,lenpen=1.2", "nbest=2"]) == {"beam": 3, "lenpen": 1.2, "nbest": 2}
+    for bad in ("beam", "=3", "beam=3,,lenpen=1"):
+        with pytest.raises(SateError, match="expected KEY=VALUE"):
+            parse_decode([bad])
+
+
+@pytest.mark.parametrize("command", ["translate", "evaluate", "pack"])
+def test_decode_does_not_swallow_the_arguments_after_it(command: str) -> None:
+    required = {"translate": ["--model", "m"], "evaluate": ["--model", "m", "--data", "d"],
+                "pack": ["--model", "m", "--data", "d", "--out", "o"]}[command]
+    argv = [command, *required, "--decode", "beam=3,lenpen=1.2", "--decode", "nbest=2"]
+    if command == "translate":
+        argv += ["a.wav", "b.wav"]
+    args = build_parser(command).parse_args(argv)
+    assert args.decode == ["beam=3,lenpen=1.2", "nbest=2"]
+    if command == "translate":
+        assert [str(f) for f in args.files] == ["a.wav", "b.wav"]

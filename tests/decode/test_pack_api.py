@@ -81,7 +81,7 @@ def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Pat
     out = tmp_path / "pack"
     for beam in (3, 4):
         assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out),
-                     "--decode", f"beam={beam}", "lenpen=0.5"]) == 0
+                     "--decode", f"beam={beam},lenpen=0.5"]) == 0
     doc = yaml.safe_load((out / "sate.yaml").read_text())
     assert doc["decode"]["beam"] == 4 and doc["decode"]["lenpen"] == 0.5
     assert doc["features"]["cmvn"] == "utterance" and not (out / "cmvn.json").exists()
