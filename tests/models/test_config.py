@@ -44,6 +44,11 @@ def test_defaults_fill_every_section_of_each_task() -> None:
         ("st", {"loss": {"kd": {"asr_weight": 0.5}}}, "asr_teacher .* is not set"),
         ("st", {"loss": {"kd": {"mt_teacher": "mt.pt"}}}, "mt_teacher is set but does nothing"),
         ("st", {"loss": {"kd": {"topk": 5}}}, "topk is set but does nothing"),
+        ("st", {"loss": {"ctc_weight": 0, "kd": {"asr_weight": 0.5, "asr_teacher": "asr.pt"}}},
+         "kd.asr_weight is set but does nothing: loss.ctc_weight is 0"),
+        ("st", {"loss": {"ctc_weight": 1, "kd": {"mt_weight": 0.5, "mt_teacher": "mt.pt"}}},
+         "kd.mt_weight is set but does nothing: loss.ctc_weight is 1"),
+        ("st", {"loss": {"normalize": "batch"}}, "loss.normalize must be one of utterance, token"),
         ("st", {"textual": []}, "textual must be a mapping"),
         ("xx", {}, "unknown task"),
     ],
@@ -58,4 +63,10 @@ def test_applicable_keys_are_accepted() -> None:
                                              "dropout": 0.2, "temperature": 0.5},
                                  "loss": {"kd": {"asr_weight": 0.5, "asr_teacher": "asr.pt", "topk": 4}}})
     assert conf["adaptor"]["keep_blank"] is True and conf["loss"]["kd"]["topk"] == 4
+    # each distillation term with its own side weighted: KD_mt with ctc_weight 0, KD_asr with ctc_weight 1
+    kd = {"asr_weight": 0.5, "asr_teacher": "asr.pt", "mt_weight": 0.5, "mt_teacher": "mt.pt"}
+    for ctc_weight, side in ((0.0, "mt"), (1.0, "asr")):
+        given = {k: v for k, v in kd.items() if k.startswith(side)}
+        assert resolve_config("st", {"loss": {"ctc_weight": ctc_weight, "kd": given}})["loss"]["kd"] == \
+            {**resolve_config("st", None)["loss"]["kd"], **given}
     assert resolve_config("asr", {"decoder": {"layers": 1, "heads": 2}, "loss": {"ctc_weight": 0.5}})

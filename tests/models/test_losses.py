@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 
 from sate.errors import SateError
-from sate.models.losses import combine, kd_ctc, kd_decoder, label_smoothed_ce
+from sate.models.losses import combine, kd_ctc, kd_decoder, label_smoothed_ce, normalization_factor
 
 
 def test_kd_losses_are_zero_when_student_equals_teacher() -> None:
@@ -65,3 +68,28 @@ def test_label_smoothing_uses_espnet_loss_and_ignores_padding() -> None:
     expected = (nll[0, 0, 1] + nll[0, 1, 2] + nll[0, 2, 3] + nll[1, 0, 4]) / 2  # summed, per utterance
     assert torch.allclose(plain, expected, atol=1e-5)
     assert label_smoothed_ce(logits, targets, 0.1) != plain
+
+
+def test_normalization_factor_counts_one_eos_per_utterance() -> None:
+    lengths = torch.tensor([5, 2, 3])
+    assert normalization_factor("utterance", lengths) == 1.0
+    assert normalization_factor("token", lengths) == pytest.approx(3 / 13)  # B = 3, N = 6 + 3 + 4
+
+
+@pytest.mark.parametrize(("task", "changes", "lengths_key"), [
+    ("st", {}, "tgt_lengths"),
+    ("mt", {}, "tgt_lengths"),
+    ("asr", {}, "src_lengths"),  # CTC only: the transcript is the target
+    ("asr", {"decoder": {"layers": 1, "heads": 2, "ffn": 32}}, "src_lengths"),
+])
+def test_per_token_loss_is_the_per_utterance_loss_times_b_over_n(build: Callable[..., Any], batch: dict[str, Any],
+                                                                 task: str, changes: dict, lengths_key: str) -> None:
+    per_utt = build(task, **changes).eval()
+    per_token = build(task, **changes, loss={**per_utt.conf["loss"], "normalize": "token"}).eval()
+    lengths = batch[lengths_key]
+    factor = len(lengths) / float((lengths + 1).sum())
+    with torch.no_grad():
+        a, b = per_utt(batch), per_token(batch)
+    assert b["loss"].item() == pytest.approx(factor * a["loss"].item(), rel=1e-5)
+    for term in set(a) - {"loss", "acc"}:  # the logged terms follow the loss
+        assert b[term] == pytest.approx(factor * a[term], rel=1e-5)
