@@ -84,6 +84,18 @@ def _fit(wave: np.ndarray, n: int) -> np.ndarray:
     return np.concatenate([wave, np.zeros(n - len(wave), dtype=wave.dtype)])
 
 
+def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, start: float = 0.0) -> None:
+    """Refuse NaN or inf samples (a damaged float wav): they would spread through features, CMVN and the
+    VAD's running sums, silently. ``start`` is the time of ``wave[0]`` in the file, for the message."""
+    bad = ~np.isfinite(wave)
+    if bad.ndim > 1:  # (samples, channels): a sample is bad if any channel is
+        bad = bad.any(axis=1)
+    if bad.any():
+        first = start + int(np.argmax(bad)) / sample_rate
+        raise SateError(f"{name}: {int(bad.sum())} samples are not finite (NaN or inf), the first at {first:.3f} s; "
+                        "the audio is damaged")
+
+
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
                  sample_rate: int | None = None) -> np.ndarray:
     """Float32 16 kHz mono samples of one segment: ``round(duration * 16000)`` of them.
@@ -105,6 +117,7 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         data, sr = sf.read(str(path), start=start, frames=count, dtype="float32", always_2d=True)
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
+    check_finite(data, str(path), sr, start / sr)
     wave = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     if sr != SAMPLE_RATE and len(wave):
         wave = AF.resample(torch.from_numpy(np.ascontiguousarray(wave)), sr, SAMPLE_RATE).numpy()

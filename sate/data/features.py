@@ -113,7 +113,11 @@ def compute_shard(shard: Shard) -> int:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
             if audio not in rates:
                 rates[audio] = wav_info(audio).sample_rate
-            feats = compute_fbank(read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio]))
+            try:
+                wave = read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio])
+            except SateError as err:  # a damaged wav: say which row needs it
+                raise SateError(f"{utt_id}: {err}") from None
+            feats = compute_fbank(wave)
             if feats.shape[0] != n_frames:
                 raise SateError(f"{utt_id}: manifest says {n_frames} frames but the audio gives {feats.shape[0]}; "
                                 "re-run `sate prep`")

@@ -11,6 +11,8 @@ naming it; the others are still translated, and the exit status is 1 if any file
 from __future__ import annotations
 
 import argparse
+import os
+import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -63,6 +65,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Do two paths name one file (another spelling, a symlink, a hard link)?"""
+    try:
+        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
+    except OSError:
+        return False
+
+
+def check_outputs(files: list[Path], targets: list[Path]) -> None:
+    """Before any decoding: no output is an input, a directory, or in a place that cannot be written.
+
+    A finished decode used to be thrown away when the final rename failed, and ``--out`` naming an input
+    replaced the audio with text.
+    """
+    for target in targets:
+        clash = next((f for f in files if _same_file(f, target)), None)
+        if clash is not None:
+            raise SateError(f"--out {target} is also an input ({clash}): refusing to overwrite it")
+        if target.is_dir():
+            raise SateError(f"--out {target}: is a directory (one input writes one file; --format srt writes "
+                            "FILE_STEM.srt into a directory)")
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise SateError(f"--out {target}: cannot write ({err.strerror or err})") from None
+        if not os.access(target.parent, os.W_OK | os.X_OK):
+            raise SateError(f"--out {target}: cannot write (no permission in {target.parent})")
+
+
+def check_files(files: list[Path], decode: list[str]) -> None:
+    """A FILE that is really a decoding option (the old ``--decode a=1 b=2`` spelling) gets a hint."""
+    from sate.decode.options import looks_like_option
+
+    stray = [str(f) for f in files if looks_like_option(str(f)) and not f.exists()]
+    if stray:
+        raise SateError(f"{stray[0]} is a decoding option, not a file: --decode takes KEY=VALUE[,KEY=VALUE...] "
+                        f"once per use, e.g. --decode {','.join([*decode, *stray])}")
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (`sate translate ... | head`), send what is left to /dev/null: no error at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -73,19 +124,24 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
     vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause)
     files: list[Path] = args.files
-    several_srt = args.format == "srt" and len(files) > 1
+    check_files(files, args.decode)
+    overrides = parse_decode(args.decode)
+    if args.beam is not None:
+        overrides["beam"] = args.beam
+    several_srt = args.format == "srt" and (len(files) > 1 or (args.out is not None and args.out.is_dir()))
     if several_srt and args.out is None:
         raise SateError("--format srt with several files needs --out DIR (one .srt per file)")
     if several_srt and args.out.exists() and not args.out.is_dir():
         raise SateError(f"{args.out}: not a directory (--format srt with several files writes one .srt per file)")
     srt_paths = _srt_paths(files, args.out) if several_srt else {}
+    if several_srt:
+        check_outputs(files, list(srt_paths.values()))
+    elif args.out is not None:
+        check_outputs(files, [args.out])
 
     translator = SpeechTranslator.load(args.model, device=args.device)
     if translator.task == "mt":
         raise SateError(f"{args.model} is an MT model; sate translate needs an ST or ASR model")
-    overrides = parse_decode(args.decode)
-    if args.beam is not None:
-        overrides["beam"] = args.beam
     options = translator.with_options(**overrides)
 
     failed = 0
@@ -125,11 +181,20 @@ def run(args: argparse.Namespace) -> int:
             if group:
                 write_group(group, out)
 
-    if several_srt or args.out is None:
-        translate_all(None if several_srt else sys.stdout)
+    if several_srt:
+        translate_all(None)
+    elif args.out is None:
+        try:
+            translate_all(sys.stdout)
+        except BrokenPipeError:  # the reader has gone (`| head`): stop quietly, as Unix tools do
+            _quiet_stdout()
+            return 128 + signal.SIGPIPE
     else:
-        with atomic_open(args.out) as out:
-            translate_all(out)
+        try:
+            with atomic_open(args.out) as out:
+                translate_all(out)
+        except OSError as err:  # checked before decoding; a disk that fills up or a path changed since
+            raise SateError(f"--out {args.out}: cannot write ({err.strerror or err})") from None
     if failed:
         print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}", file=sys.stderr)
         return 1

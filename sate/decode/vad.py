@@ -11,12 +11,13 @@ surrounding silence, as training segments do, never overlapping its neighbour.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE
+from sate.data.audio import SAMPLE_RATE, check_finite
 from sate.errors import SateError
 
 HOP = 160  # 10 ms frames at 16 kHz
@@ -29,6 +30,9 @@ ABSOLUTE_FLOOR_DB = -60.0
 # (95th percentile): robust to a constant noise floor and to the overall gain.
 THRESHOLD_POSITION = 0.3
 READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
+# No segment may be longer: attention memory grows with the square of a segment's length, and models are
+# trained on segments of at most 30 s (`sate prep --max-duration`); four times that is the useful limit.
+MAX_SEGMENT = 120.0
 
 
 @dataclass(frozen=True)
@@ -41,12 +45,15 @@ class VadOptions:
     padding: float = 0.1  # silence kept on each side of a segment
 
     def __post_init__(self) -> None:
-        if self.max_segment < 1.0 + 2 * self.padding:
-            raise SateError(f"the maximum segment length must be at least {1.0 + 2 * self.padding:g} s, "
-                            f"got {self.max_segment:g}")
-        for name in ("min_pause", "min_speech", "padding"):
-            if getattr(self, name) < 0:
-                raise SateError(f"VAD {name} must be >= 0, got {getattr(self, name)}")
+        # Named as `sate translate` spells them: a NaN compares False with everything and would pass unseen.
+        for name in ("max_segment", "min_pause", "min_speech", "padding"):
+            value = getattr(self, name)
+            if not math.isfinite(value) or value < 0:
+                raise SateError(f"{name} (--{name.replace('_', '-')}) must be a finite number of seconds >= 0, "
+                                f"got {value}")
+        if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
+            raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
+                            f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")
 
 
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
@@ -62,6 +69,7 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
     if sample_rate <= 0:
         raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
+    check_finite(wave, name, sample_rate)
     wave = np.ascontiguousarray(wave, dtype=np.float32)
     if sample_rate != SAMPLE_RATE and len(wave):
         import torch
@@ -145,6 +153,7 @@ def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[t
 def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
     """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if all silent."""
     options = options or VadOptions()
+    check_finite(wave, "waveform")
     energy = frame_energy_db(wave)
     quiet, loud = np.percentile(energy, [10, 95])
     threshold = max(ABSOLUTE_FLOOR_DB, quiet + THRESHOLD_POSITION * (loud - quiet))

@@ -8,6 +8,7 @@ from pathlib import Path
 import kaldiio
 import numpy as np
 import pytest
+import soundfile as sf
 
 import sate.data.features as features
 from sate.data.audio import read_segment
@@ -151,3 +152,14 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     assert rc == 2 and "wav file is missing" in err
     with pytest.raises(SateError, match="CMVN statistics are missing"):
         load_cmvn(prepped / "cmvn.json")
+
+
+def test_non_finite_samples_stop_features_naming_the_row(run_sate, prepped: Path) -> None:
+    row = read_manifest(prepped / "dev.jsonl")[1]
+    wave, rate = sf.read(row["audio"], dtype="float32")
+    wave[round((row["offset"] + row["duration"] / 2) * rate)] = np.nan  # one bad sample inside the segment
+    sf.write(row["audio"], wave, rate, subtype="FLOAT")
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    errors = [line for line in err.splitlines() if "error:" in line]
+    assert rc == 2 and len(errors) == 1 and f"{row['id']}: {row['audio']}: 1 samples are not finite" in errors[0]
+    assert not (prepped / "fbank" / "dev.scp").exists()

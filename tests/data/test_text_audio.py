@@ -91,3 +91,15 @@ def test_wav_info_errors_name_the_file(tmp_path) -> None:
     bad.write_bytes(b"RIFF not really a wav")
     with pytest.raises(SateError, match="bad.wav: cannot read wav"):
         wav_info(bad)
+
+
+def test_non_finite_samples_are_an_error_naming_file_and_time(tmp_path) -> None:
+    wave = (0.1 * np.sin(np.arange(32000) / 10)).astype(np.float32)
+    wave[20000] = np.nan
+    wave[20005] = np.inf
+    path = tmp_path / "damaged.wav"
+    sf.write(path, wave, 16000, subtype="FLOAT")
+    assert read_segment(path, 0.0, 1.0).shape == (16000,)  # the clean first second reads
+    with pytest.raises(SateError, match=r"damaged.wav: 2 samples are not finite \(NaN or inf\), the first at "
+                                        r"1.250 s; the audio is damaged"):
+        read_segment(path, 1.0, 0.5)

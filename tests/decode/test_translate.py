@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -15,9 +18,11 @@ from sate.cli import main
 from sate.data.audio import read_segment
 from sate.data.mustc import read_manifest
 from sate.data.vocab import Vocabulary
+from sate.decode.api import SpeechTranslator
 from sate.decode.output import srt_time
 from sate.decode.pack import pack
 from sate.decode.vad import VadOptions, speech_segments
+from sate.errors import SateError
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
 
@@ -155,6 +160,9 @@ def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path
                                                                                       for w in wavs)
     rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt")
     assert rc == 2 and "needs --out DIR" in err
+    (tmp_path / "one").mkdir()  # one file into an existing directory: FILE_STEM.srt there
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", tmp_path / "one")
+    assert rc == 0 and [p.name for p in (tmp_path / "one").iterdir()] == [Path(wavs[0]).stem + ".srt"]
 
 
 def test_bad_inputs_are_named_and_the_others_still_translated(tmp_path: Path, st_pack: Path, prepared_data: Path,
@@ -204,3 +212,116 @@ def test_vad_splits_only_at_pauses_long_enough() -> None:
     assert b0 == pytest.approx(3.3, abs=0.02) and b1 == pytest.approx(4.5, abs=0.02)
     assert len(speech_segments(wave, VadOptions(min_pause=0.1))) == 3
     assert speech_segments(np.zeros(SR, dtype=np.float32)) == []
+
+
+# ------------------------------------------------------------------------------------------- hostile input
+
+
+def good_wav(prepared_data: Path, tmp_path: Path, name: str = "good.wav") -> Path:
+    """A copy of a dev talk (real speech), so a test may change or lose it."""
+    path = tmp_path / name
+    shutil.copyfile(read_manifest(prepared_data / "dev.jsonl")[0]["audio"], path)
+    return path
+
+
+def no_decoding(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fail the test if any audio is read: an option error must come before the work."""
+    def refuse(*args: object, **kwargs: object) -> None:
+        raise AssertionError("audio was read before the options were checked")
+    monkeypatch.setattr(SpeechTranslator, "prepare", refuse)
+
+
+def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    before = wav.read_bytes()
+    monkeypatch.chdir(tmp_path)
+    no_decoding(monkeypatch)
+    for out in (wav, Path("good.wav"), tmp_path / "sub" / ".." / "good.wav"):
+        rc, out_text, err = run_translate(capsys, "--model", st_pack, wav, "--out", out)
+        assert rc == 2 and err.count("\n") == 1 and "is also an input" in err, err
+    (tmp_path / "link.wav").symlink_to(wav)
+    rc, _, err = run_translate(capsys, "--model", st_pack, tmp_path / "link.wav", "--out", wav)
+    assert rc == 2 and "is also an input" in err
+    assert wav.read_bytes() == before
+
+
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--max-segment", "nan"], "max_segment (--max-segment) must be a finite number"),
+    (["--max-segment", "inf"], "max_segment (--max-segment) must be a finite number"),
+    (["--max-segment", "1000"], "max_segment (--max-segment) must be at least 1.2 s and at most 120 s"),
+    (["--min-pause", "nan"], "min_pause (--min-pause) must be a finite number"),
+    (["--beam", "10000"], "beam must be at least 1 and at most 256"),
+    (["--decode", "max_len_ratio=1e6"], "max_len_ratio must be positive and at most 10"),
+    (["--decode", "max_len_ratio=.inf"], "max_len_ratio must be a finite number"),
+    (["--out", "."], "is a directory"),
+    (["--out", "notes.txt/out.txt"], "cannot write"),
+])
+def test_bad_options_and_outputs_are_one_line_errors_before_decoding(
+        argv: list[str], message: str, tmp_path: Path, st_pack: Path, prepared_data: Path,
+        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    (tmp_path / "notes.txt").write_text("a file, not a directory\n")
+    monkeypatch.chdir(tmp_path)
+    no_decoding(monkeypatch)
+    rc, out, err = run_translate(capsys, "--model", st_pack, wav, *argv)
+    assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
+
+
+def test_old_decode_syntax_gets_a_hint(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                       capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    no_decoding(monkeypatch)
+    rc, out, err = run_translate(capsys, "--model", st_pack, "--decode", "beam=2", "lenpen=1.2", wav)
+    assert rc == 2 and "lenpen=1.2 is a decoding option, not a file" in err and "--decode beam=2,lenpen=1.2" in err
+    with pytest.raises(SystemExit) as stop:  # after the files, argparse itself names the stray word
+        run_translate(capsys, "--model", st_pack, wav, "--decode", "beam=2", "lenpen=1.2")
+    assert stop.value.code == 2 and "unrecognized arguments: lenpen=1.2" in capsys.readouterr().err
+
+
+def test_decode_before_the_files_keeps_them(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    rc, out, err = run_translate(capsys, "--model", st_pack, "--decode", "beam=2", wav, "--format", "jsonl")
+    assert rc == 0 and {s["file"] for s in jsonl(out)} == {str(wav)}
+
+
+def test_non_finite_samples_fail_that_file_alone(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                 utterances: list[np.ndarray],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    pause = np.zeros(SR // 2, dtype=np.float32)
+    speech = np.concatenate([pause, *[np.concatenate([u, pause]) for u in utterances[:4]]])
+    damaged = {}
+    for name, value in (("nan", np.nan), ("inf", np.inf)):
+        wave = speech.copy()
+        wave[SR:SR + 10] = value  # ten bad samples one second in: the VAD's running sums spread them
+        damaged[name] = tmp_path / f"{name}.wav"
+        sf.write(damaged[name], wave, SR, subtype="FLOAT")
+    rc, out, err = run_translate(capsys, "--model", st_pack, damaged["nan"], wav, damaged["inf"], "--format", "jsonl")
+    assert rc == 1
+    assert {s["file"] for s in jsonl(out)} == {str(wav)}
+    errors = [line for line in err.splitlines() if line.startswith("sate translate: error:")]
+    assert errors == [f"sate translate: error: {damaged[name]}: 10 samples are not finite (NaN or inf), the first "
+                      f"at 1.000 s; the audio is damaged" for name in ("nan", "inf")]
+    # The API refuses such samples too, in a file or in memory; the VAD never sees them.
+    translator = SpeechTranslator.load(st_pack)
+    with pytest.raises(SateError, match=r"<waveform 0>: 10 samples are not finite"):
+        translator.prepare((sf.read(damaged["nan"], dtype="float32")[0], SR))
+    with pytest.raises(SateError, match="not finite"):
+        speech_segments(sf.read(damaged["nan"], dtype="float32")[0])
+
+
+def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                            capsys: pytest.CaptureFixture[str],
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # `sate translate ... | head`: head has gone
+    with open(write_end, "w") as pipe:
+        monkeypatch.setattr(sys, "stdout", pipe)
+        rc = main(["translate", "--model", str(st_pack), str(wav)])
+        monkeypatch.undo()
+    assert rc == 141  # 128 + SIGPIPE, what a shell reports for `yes | head -1`'s yes
+    assert "Error" not in capsys.readouterr().err
