@@ -18,7 +18,8 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,19 @@ def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
         raise SateError(f"the batch size must be >= 1, got {batch_size}")
     order = sorted(range(len(lengths)), key=lambda i: -lengths[i])
     return [order[k:k + batch_size] for k in range(0, len(order), batch_size)]
+
+
+@contextlib.contextmanager
+def _out_of_memory_hint(what: str, options: Any) -> Iterator[None]:
+    """An allocator failure becomes one line saying what to lower (the option bounds catch the absurd values;
+    this catches a batch that is merely too big for the device)."""
+    try:
+        yield
+    except RuntimeError as err:  # torch.OutOfMemoryError (CUDA) and the CPU allocator's error are RuntimeErrors
+        if not (isinstance(err, torch.OutOfMemoryError) or "can't allocate memory" in str(err)):
+            raise
+        raise SateError(f"out of memory decoding {what} with beam {options.beam} and max_len_ratio "
+                        f"{options.max_len_ratio:g}: lower --batch-size, --beam or max_len_ratio") from None
 
 
 class SpeechTranslator:
@@ -189,12 +203,14 @@ class SpeechTranslator:
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
             x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
-            enc = self.model.encode(x.to(self.device), lengths.to(self.device))
-            transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
-            translations: list[str | None] = [None] * len(batch)
-            if self.task == "st":
-                hyps = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, options)
-                translations = [self.tgt_vocab.decode(nbest[0].tokens) for nbest in hyps]
+            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options):
+                enc = self.model.encode(x.to(self.device), lengths.to(self.device))
+                transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
+                translations: list[str | None] = [None] * len(batch)
+                if self.task == "st":
+                    hyps = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos,
+                                         options)
+                    translations = [self.tgt_vocab.decode(nbest[0].tokens) for nbest in hyps]
             for i, transcript, translation in zip(batch, transcripts, translations, strict=True):
                 out[i] = (transcript, translation)
         return out
@@ -238,8 +254,9 @@ class SpeechTranslator:
         for batch in _batches([len(ids[i]) for i in todo], batch_size):
             batch = [todo[k] for k in batch]
             src, lengths = _pad([np.asarray(ids[i]) for i in batch], -1, torch.long)
-            memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
-            hyps = decode_memory(self.model.decoder, memory, memory_lengths, self.model.eos, options)
+            with _out_of_memory_hint(f"{len(batch)} sentences of up to {int(lengths.max())} tokens", options):
+                memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
+                hyps = decode_memory(self.model.decoder, memory, memory_lengths, self.model.eos, options)
             for i, nbest in zip(batch, hyps, strict=True):
                 out[i] = self.tgt_vocab.decode(nbest[0].tokens)
         return out

@@ -155,3 +155,21 @@ def test_asr_pack_transcribes_and_mt_pack_translates_text(packs: dict[str, Path]
     assert out[1] == "" and out[3] == ""  # nothing to translate
     with pytest.raises(SateError, match="MT model: it translates text"):
         mt.translate([row["audio"]])
+
+
+@pytest.mark.parametrize("error", [torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 77.00 GiB"),
+                                   RuntimeError("DefaultCPUAllocator: can't allocate memory: you tried to allocate "
+                                                "82678120448 bytes")])
+def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], prepared_data: Path,
+                                                        monkeypatch: pytest.MonkeyPatch, error: Exception) -> None:
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+
+    def allocate(*args: object) -> None:
+        raise error
+    monkeypatch.setattr(st.model, "encode", allocate)
+    with pytest.raises(SateError, match=r"out of memory decoding 1 segments .* beam 5 .*lower --batch-size, --beam"):
+        st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
+    monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
+    with pytest.raises(RuntimeError, match="a bug"):  # other errors are not disguised
+        st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
