@@ -163,7 +163,7 @@ def run_locality(args: argparse.Namespace) -> int:
         print(f"{am.name} ({am.task}, {am.path}): {depths}; {len(keep)} utterances of {args.split}")
     args.out.mkdir(parents=True, exist_ok=True)
     caption = (f"Localness of encoder self-attention: split {args.split} of {args.data}, "
-               f"attention mass on keys with |i - j| <= floor({args.window:g}·T), mean over heads, "
+               f"attention mass on keys with |i - j| <= floor({args.window:g}·T / 2), mean over heads, "
                "positions and utterances.")
     table = locality.markdown_table(rows, caption)
     paths = [args.out / f"locality.{ext}" for ext in ("csv", "md", "png")]
@@ -260,15 +260,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
     fmt = argparse.ArgumentDefaultsHelpFormatter
     loc = sub.add_parser("locality", formatter_class=fmt, help="per-layer localness of encoder self-attention",
-                         description="Per encoder layer, the attention mass within ±window·T of each position "
-                                     "(the SATE paper's localness), as CSV, markdown and a PNG line plot.")
+                         description="Per encoder layer, the attention mass in a window of window·T positions "
+                                     "centred on each position (the SATE paper's localness), as CSV, markdown and "
+                                     "a PNG line plot.")
     loc.add_argument("--model", type=Path, nargs="+", required=True,
                      help="model files or model directories (asr, mt, st), one plot line per model encoder")
     loc.add_argument("--data", type=Path, required=True, help="prepared data directory (manifests, fbank, vocab)")
     loc.add_argument("--split", default="dev", help="manifest split to analyse")
     loc.add_argument("--max-utts", type=int, default=None, help="analyse only the split's first N utterances")
     loc.add_argument("--window", type=float, default=0.1,
-                     help="window ratio r: keys with |i - j| <= floor(r·T) count as local")
+                     help="window width as a share r of the length T (the paper's 10%%): keys with "
+                          "|i - j| <= floor(r·T / 2) count as local; 0.2 gives a half-width of 10%%")
     loc.add_argument("--batch-size", type=int, default=1,
                      help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
                           "subsampling gives a padded utterance 1-2 extra frames computed over padding")

@@ -1,9 +1,10 @@
 """Localness of encoder self-attention per layer, the SATE paper's analysis (`sate analyze locality`).
 
 Definition. Take one utterance with T real positions (padding is never counted) and a window
-ratio r (``--window``, default 0.1). The window half-width is
+ratio r (``--window``, default 0.1: the SATE paper's window of 10% of the sequence length, read as
+the window's full width, centred on the query). The window half-width is
 
-    w = floor(r·T)    (the largest integer w with w <= r·T; so T < 10 gives w = 0 at r = 0.1)
+    w = floor(r·T / 2)    (the largest integer w with 2w <= r·T; so T < 20 gives w = 0 at r = 0.1)
 
 and the localness of query position i in one head is the attention mass it puts on keys j with
 |i − j| <= w, that is on positions max(0, i − w) .. min(T − 1, i + w). At the ends of the
@@ -40,7 +41,7 @@ from sate.analysis.capture import AttentionKey, capture_attention, encoder_atten
 from sate.data.dataset import collate
 from sate.models.base import SateModel
 
-# r·T is computed in floating point: 0.29·100 gives 28.999999999999996, whose floor would lose a key.
+# r·T/2 is computed in floating point: 0.58·100/2 gives 28.999999999999996, whose floor would lose a key.
 WINDOW_EPS = 1e-9
 PLOT_INCHES = (7.0, 4.5)
 PLOT_DPI = 100  # with PLOT_INCHES: a 700 x 450 pixel PNG
@@ -48,8 +49,8 @@ ENCODER_STYLE = {"acoustic": "-", "textual": "--"}
 
 
 def window_size(length: int, ratio: float) -> int:
-    """The half-width w = floor(ratio·length) of the localness window (see the module docstring)."""
-    return math.floor(ratio * length + WINDOW_EPS)
+    """The half-width w = floor(ratio·length / 2) of a window `ratio`·length wide (see the module docstring)."""
+    return math.floor(ratio * length / 2 + WINDOW_EPS)
 
 
 def localness(attn: torch.Tensor, lengths: torch.Tensor, ratio: float) -> torch.Tensor:
@@ -165,7 +166,7 @@ def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> N
     depth = max(r.layer for r in rows)
     ax.set_xticks(range(1, depth + 1))
     ax.set_xlabel("layer")
-    ax.set_ylabel(f"localness (attention mass within ±{ratio:g}·T)")
+    ax.set_ylabel(f"localness (attention mass within a {ratio:g}·T window)")
     ax.set_title("Localness of encoder self-attention")
     ax.grid(alpha=0.3)
     ax.legend()

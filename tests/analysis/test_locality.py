@@ -29,16 +29,24 @@ def band(size: int, half: int) -> torch.Tensor:
     return inside / inside.sum(-1, keepdim=True)
 
 
-def one(attn: torch.Tensor, ratio: float = 0.1) -> float:
-    """Localness of a single-utterance map (T, T) or (H, T, T)."""
+def one(attn: torch.Tensor, ratio: float = 0.2) -> float:
+    """Localness of a single-utterance map (T, T) or (H, T, T); ratio 0.2 is a half-width of 10% of T."""
     attn = attn if attn.dim() == 3 else attn[None]
     return float(localness(attn[None], torch.tensor([attn.size(-1)]), ratio)[0])
 
 
-@pytest.mark.parametrize(("length", "ratio", "half"), [(10, 0.1, 1), (9, 0.1, 0), (15, 0.1, 1), (20, 0.1, 2),
-                                                       (100, 0.29, 29), (30, 0.1, 3), (7, 1.0, 7)])
-def test_window_is_floor_of_ratio_times_length(length: int, ratio: float, half: int) -> None:
+@pytest.mark.parametrize(("length", "ratio", "half"), [(10, 0.1, 0), (19, 0.1, 0), (20, 0.1, 1), (30, 0.1, 1),
+                                                       (40, 0.1, 2), (100, 0.1, 5), (100, 0.58, 29), (10, 0.2, 1),
+                                                       (7, 1.0, 3), (8, 1.0, 4)])
+def test_window_is_ratio_times_length_wide(length: int, ratio: float, half: int) -> None:
+    """The paper's window of 10% of the sequence length is the full width: half-width floor(r·T / 2)."""
     assert window_size(length, ratio) == half
+
+
+def test_the_default_window_is_a_tenth_of_the_length() -> None:
+    # T = 20, w = 1: 18 inner rows hold 3 keys of 20, the 2 end rows 2: (18·3 + 2·2) / 20 / 20
+    assert one(uniform(20), ratio=0.1) == pytest.approx(0.145)
+    assert one(uniform(19), ratio=0.1) == pytest.approx(1 / 19)  # w = 0: only the position itself
 
 
 def test_identity_is_fully_local() -> None:
@@ -51,8 +59,8 @@ def test_uniform_attention_gives_the_window_share() -> None:
     assert one(uniform(10)) == pytest.approx(0.28)
     # T = 20, w = 2: 16 inner rows with 5 keys, rows 1 and 18 with 4, rows 0 and 19 with 3: 94 / 20 / 20
     assert one(uniform(20)) == pytest.approx(0.235)
-    # a window covering everything
-    assert one(uniform(10), ratio=1.0) == pytest.approx(1.0)
+    # a window as wide as the utterance (w = 5) is cut at the ends: rows 0..9 hold 6, 7, 8, 9, 10, 10, 9, 8, 7, 6
+    assert one(uniform(10), ratio=1.0) == pytest.approx(0.8)
 
 
 def test_band_attention_by_hand() -> None:
@@ -72,12 +80,12 @@ def test_heads_are_averaged_and_padding_is_ignored() -> None:
     padded = torch.ones(2, 2, 14, 14)
     padded[0, :, :10, :10] = two_heads
     padded[1, :, :4, :4] = torch.eye(4)
-    values = localness(padded, torch.tensor([10, 4]), 0.1)
+    values = localness(padded, torch.tensor([10, 4]), 0.2)
     assert values.tolist() == pytest.approx([0.64, 1.0])
 
 
 def test_totals_weigh_every_utterance_the_same() -> None:
-    totals = LocalnessTotals(0.1)
+    totals = LocalnessTotals(0.2)
     short = torch.zeros(1, 1, 10, 10)
     short[0, 0, :5, :5] = torch.eye(5)
     totals(("textual", 1), short, torch.arange(10)[None] < 5)
