@@ -6,7 +6,8 @@
 - jsonl: one object per segment: ``{"file", "start", "end", "transcript", "translation"}``
   (seconds; ``translation`` is null for an ASR model).
 - srt: numbered cues with ``HH:MM:SS,mmm --> HH:MM:SS,mmm`` times; with ``transcript=True`` a
-  cue holds the transcript line above the translation.
+  cue holds the transcript line above the translation. A segment without text gets no cue (the
+  numbers stay consecutive), and line breaks inside a text become spaces.
 """
 
 from __future__ import annotations
@@ -46,13 +47,20 @@ def jsonl_lines(result: Result) -> Iterator[str]:
 
 
 def srt_lines(result: Result, transcript: bool) -> Iterator[str]:
-    for k, seg in enumerate(result.segments, start=1):
+    """Cues numbered from 1. A segment with no text gets no cue: an empty cue is a blank line right after
+    the times, which players and parsers read as the end of the cue (or of the file)."""
+    k = 0
+    for seg in result.segments:
+        texts = [seg.transcript] if seg.translation is None or transcript else []
+        texts += [seg.translation] if seg.translation is not None else []
+        texts = [" ".join(t.split()) for t in texts]  # a line break inside would end the cue early
+        texts = [t for t in texts if t]
+        if not texts:
+            continue
+        k += 1
         yield str(k)
         yield f"{srt_time(seg.start)} --> {srt_time(seg.end)}"
-        if seg.translation is None or transcript:
-            yield seg.transcript
-        if seg.translation is not None:
-            yield seg.translation
+        yield from texts
         yield ""
 
 

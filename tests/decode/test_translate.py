@@ -18,8 +18,8 @@ from sate.cli import main
 from sate.data.audio import read_segment
 from sate.data.mustc import read_manifest
 from sate.data.vocab import Vocabulary
-from sate.decode.api import SpeechTranslator
-from sate.decode.output import srt_time
+from sate.decode.api import Result, Segment, SpeechTranslator
+from sate.decode.output import render, srt_time
 from sate.decode.pack import pack
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
@@ -325,3 +325,17 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, st_pack: Path, prepa
         monkeypatch.undo()
     assert rc == 141  # 128 + SIGPIPE, what a shell reports for `yes | head -1`'s yes
     assert "Error" not in capsys.readouterr().err
+
+
+def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
+    segments = [Segment(0.0, 1.0, "hello", "hallo"), Segment(1.0, 2.0, "", ""), Segment(2.0, 3.0, "", "nur"),
+                Segment(3.0, 4.0, "two\n\nlines", "zwei\nzeilen")]
+    cues = "".join(line + "\n" for line in render(Result("a.wav", 4.0, segments), "srt")).split("\n\n")
+    assert cues == ["1\n00:00:00,000 --> 00:00:01,000\nhallo", "2\n00:00:02,000 --> 00:00:03,000\nnur",
+                    "3\n00:00:03,000 --> 00:00:04,000\nzwei zeilen", ""]
+    with_transcript = "".join(line + "\n" for line in render(Result("a.wav", 4.0, segments), "srt",
+                                                               transcript=True)).split("\n\n")
+    assert with_transcript[1] == "2\n00:00:02,000 --> 00:00:03,000\nnur"  # no empty transcript line
+    asr = [Segment(0.0, 1.0, "", None), Segment(1.0, 2.0, "yes", None)]
+    assert render(Result("b.wav", 2.0, asr), "srt") == ["1", "00:00:01,000 --> 00:00:02,000", "yes", ""]
+    assert render(Result("c.wav", 1.0, [Segment(0.0, 1.0, "", "")]), "srt") == []  # an empty file, not a blank cue
