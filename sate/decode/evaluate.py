@@ -80,7 +80,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
     from sate.data.mustc import read_manifest
     from sate.decode.api import SpeechTranslator
-    from sate.scoring.score import format_text, read_lines, sacrebleu_scores, word_error_rate
+    from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
@@ -134,8 +134,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         _write_lines(out / "transcript_ref.txt", [r["src_norm"] for r in rows])
         wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
         results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
-        report.append(f"WER (CTC greedy; lowercase, no punctuation) = {wer.wer:.2f} "
-                      f"({wer.errors} errors / {wer.words} words)")
+        report.append(wer_line(wer, "WER (CTC greedy; lowercase, no punctuation)"))
     atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
     speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
     if "rtf" in results and results["rtf"] is not None:

@@ -48,8 +48,16 @@ class WordErrorRate:
     words: int
 
     @property
-    def wer(self) -> float:
-        return 100.0 * self.errors / self.words if self.words else 0.0
+    def wer(self) -> float | None:
+        """None when the references hold no words: a rate over nothing is undefined, never 0."""
+        return 100.0 * self.errors / self.words if self.words else None
+
+
+def wer_line(wer: WordErrorRate, label: str = "WER (lowercase, no punctuation)") -> str:
+    """``WER ... = 18.40 (9731 errors / 52887 words)``, or says it is undefined."""
+    if wer.wer is None:
+        return f"{label} undefined: the references hold no words ({wer.errors} errors)"
+    return f"{label} = {wer.wer:.2f} ({wer.errors} errors / {wer.words} words)"
 
 
 def read_lines(path: str | Path) -> list[str]:
@@ -125,10 +133,13 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{args.hyp} has {len(hyps)} lines but {args.ref} has {len(refs)}")
     if not refs:
         raise SateError(f"{args.ref}: no lines to score")
+    wer = word_error_rate(hyps, refs) if args.wer else None
+    if wer is not None and wer.wer is None:
+        raise SateError(f"{args.ref}: the references hold no words after normalisation; WER is undefined "
+                        f"({len(refs)} blank or sound-tag-only lines)")
     scores = sacrebleu_scores(hyps, refs)
     if args.format == "json":
-        if args.wer:
-            wer = word_error_rate(hyps, refs)
+        if wer is not None:
             payload = json.loads(format_json(scores))
             payload.append({"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors, "words": wer.words})
             print(json.dumps(payload, indent=1, ensure_ascii=False))
@@ -136,7 +147,6 @@ def run(args: argparse.Namespace) -> int:
             print(format_json(scores))
     else:
         print(format_text(scores))
-        if args.wer:
-            wer = word_error_rate(hyps, refs)
-            print(f"WER (lowercase, no punctuation) = {wer.wer:.2f} ({wer.errors} errors / {wer.words} words)")
+        if wer is not None:
+            print(wer_line(wer))
     return 0

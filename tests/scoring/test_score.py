@@ -10,7 +10,7 @@ import pytest
 
 from sate.cli import main
 from sate.errors import SateError
-from sate.scoring.score import read_lines, sacrebleu_scores, word_error_rate
+from sate.scoring.score import read_lines, sacrebleu_scores, wer_line, word_error_rate
 
 HYPS = ["Das ist ein kleiner Test.", "Wie geht es dir?", "Er sagte: „Nein!“", "", "DAS HAUS IST GROß.",
         "Ich habe 3,5 Äpfel gekauft  ", "Sie kommt morgen nicht."]
@@ -46,3 +46,20 @@ def test_wer_ignores_case_and_punctuation() -> None:
     assert (wer.errors, wer.words) == (2, 7) and wer.wer == pytest.approx(200 / 7)
     with pytest.raises(SateError, match="2 transcripts but 1 references"):
         word_error_rate(["a", "b"], ["a"])
+
+
+def test_wer_against_blank_references_is_undefined_not_zero(tmp_path: Path, capsys: pytest.CaptureFixture[str]
+                                                            ) -> None:
+    wer = word_error_rate(["ja genau", "das auch"], ["", "(Applause)"])
+    assert (wer.errors, wer.words, wer.wer) == (4, 0, None)
+    assert wer_line(wer) == "WER (lowercase, no punctuation) undefined: the references hold no words (4 errors)"
+    assert wer_line(word_error_rate(["a b"], ["a c"])) == "WER (lowercase, no punctuation) = 50.00 (1 errors / 2 words)"
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("eins zwei\ndrei\nvier\n")
+    ref.write_text("\n \n(Laughter)\n")
+    for fmt in ("text", "json"):
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--wer", "--format", fmt]) == 2
+        out, err = capsys.readouterr()
+        assert out == "" and err.count("\n") == 1
+        assert f"{ref}: the references hold no words after normalisation; WER is undefined" in err
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0  # BLEU alone is what sacrebleu gives
