@@ -29,6 +29,30 @@ from sate.errors import SateError
 from sate.files import atomic_write_lines
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
+# Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
+# an earlier ST run's hyp.txt beside its own results.
+OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "results.json")
+
+
+def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
+    """``eval/<exp>-<pack>[+<exp>-<pack>]-<hash>/<split>``: the recipe names every pack ``pack``, so the
+    experiment folder and a hash of the full paths keep two models from sharing (and overwriting) a folder."""
+    import hashlib
+
+    models = [model_dir.resolve()] + ([mt_model_dir.resolve()] if mt_model_dir is not None else [])
+    name = "+".join(f"{m.parent.name}-{m.name}" if m.parent.name else m.name for m in models)
+    digest = hashlib.sha1("\n".join(map(str, models)).encode()).hexdigest()[:8]
+    return Path("eval") / f"{name}-{digest}" / split
+
+
+def prepare_out(out: Path) -> None:
+    """Create ``out`` before any decoding, so a bad path fails in a second, not after the decode."""
+    if out.exists() and not out.is_dir():
+        raise SateError(f"--out {out}: not a directory")
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise SateError(f"--out {out}: cannot create ({err.strerror or err})") from None
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:
@@ -87,6 +111,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
+    prepare_out(out)
     model = SpeechTranslator.load(model_dir, device=device)
     mt = SpeechTranslator.load(mt_model_dir, device=device) if mt_model_dir is not None else None
     if mt is not None and (model.task != "asr" or mt.task != "mt"):
@@ -117,11 +142,13 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
-    out.mkdir(parents=True, exist_ok=True)
+    (out / "results.json").unlink(missing_ok=True)  # until the new one is written, no results describe the files
+    written = ["results.json"]
     report = []
     if translations is not None:
         _write_lines(out / "hyp.txt", translations)
         _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
+        written += ["hyp.txt", "ref.txt"]
         # Scored from the files as written, so `sate score`/sacrebleu on them give these numbers.
         scores = sacrebleu_scores(read_lines(out / "hyp.txt"), read_lines(out / "ref.txt"))
         results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
@@ -132,9 +159,12 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if transcripts is not None:
         _write_lines(out / "transcript.txt", transcripts)
         _write_lines(out / "transcript_ref.txt", [r["src_norm"] for r in rows])
+        written += ["transcript.txt", "transcript_ref.txt"]
         wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
         results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
         report.append(wer_line(wer, "WER (CTC greedy; lowercase, no punctuation)"))
+    for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
+        (out / name).unlink(missing_ok=True)
     atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
     speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
     if "rtf" in results and results["rtf"] is not None:
@@ -160,7 +190,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=Path, required=True, help="prepared data directory (`sate prep`, `features`)")
     parser.add_argument("--split", default="tst-COMMON", help="manifest split to decode")
     parser.add_argument("--out", type=Path, default=None,
-                        help="where hyp/ref files and results.json go (when not given: eval/MODEL_DIR_NAME/SPLIT)")
+                        help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
+                             "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model)")
     parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
     add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
                                 "when not given: the pack's)")
@@ -175,7 +206,6 @@ def run(args: argparse.Namespace) -> int:
     decode = parse_decode(args.decode)
     if args.beam is not None:
         decode["beam"] = args.beam
-    name = args.model.resolve().name + (f"+{args.mt_model.resolve().name}" if args.mt_model else "")
-    out = args.out or Path("eval") / name / args.split
+    out = args.out or default_out(args.model, args.mt_model, args.split)
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device)
     return 0

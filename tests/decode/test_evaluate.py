@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -91,3 +92,34 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
     assert asr["mode"] == "asr" and "bleu" not in asr and asr["wer"] >= 0
     with pytest.raises(SateError, match="--mt-model is for a cascade"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])
+
+
+def test_default_output_folders_differ_per_model_and_stale_files_go(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The recipe names every pack `pack`: EXP/st/pack and EXP/asr/pack must not share an output folder.
+    for task in ("st", "asr"):
+        shutil.copytree(eval_packs[task], tmp_path / "exp" / task / "pack")
+    monkeypatch.chdir(tmp_path)
+    for task in ("st", "asr"):
+        assert main(["evaluate", "--model", f"exp/{task}/pack", "--data", str(prepared_data), "--split", "dev"]) == 0
+    folders = sorted(p.parent.parent for p in Path("eval").glob("*/dev/results.json"))
+    assert len(folders) == 2 and [p.name.split("-")[:2] for p in folders] == [["asr", "pack"], ["st", "pack"]]
+    assert {json.loads((p / "dev" / "results.json").read_text())["mode"] for p in folders} == {"asr", "st"}
+    assert not (folders[0] / "dev" / "hyp.txt").exists()
+    # The same folder used again by another model: the earlier model's files are not left beside the new ones.
+    out = tmp_path / "shared"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
+    (out / "decode.log").write_text("a recipe's log, not ours\n")
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    assert sorted(p.name for p in out.iterdir()) == ["decode.log", "results.json", "transcript.txt",
+                                                     "transcript_ref.txt"]
+
+
+def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eval_packs: dict[str, Path],
+                                                             prepared_data: Path) -> None:
+    (tmp_path / "results").write_text("not a folder\n")
+    with pytest.raises(SateError, match=r"--out .*results: not a directory"):
+        evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results", device="cpu")
+    with pytest.raises(SateError, match=r"--out .*cannot create"):
+        evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
