@@ -39,11 +39,12 @@ _FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
 # Reading the corpus files
 
 
-def read_text_lines(path: Path) -> list[str]:
+def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     """Lines of a UTF-8 file, split on ``\\n`` only.
 
     ``str.splitlines`` also splits on U+2028 and friends, which occur in real transcripts and
-    would shift every following line against the yaml.
+    would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
+    start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
     """
     if not path.is_file():
         raise SateError(f"{path}: file is missing")
@@ -53,6 +54,8 @@ def read_text_lines(path: Path) -> list[str]:
     except UnicodeDecodeError as err:
         line = data.count(b"\n", 0, err.start) + 1
         raise SateError(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+    if strip_bom:
+        text = text.removeprefix("\ufeff")
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -70,22 +73,29 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     match = _FLOW_LINE.match(text)
     if match and '"' not in text and "'" not in text:
         fields = {}
+        keys = []
         for part in match.group(1).split(","):
             key, sep, value = part.partition(":")
             if not sep or not key.strip():
                 fields = None
                 break
+            keys.append(key.strip())
             fields[key.strip()] = value.strip()
     if fields is None:
         import yaml
 
-        try:
+        try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
+            node = yaml.compose(text, Loader=yaml.SafeLoader)
             loaded = yaml.safe_load(text)
         except yaml.YAMLError:
-            loaded = None
+            node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
             raise SateError(f"{path}:{lineno}: malformed yaml entry: {text.strip()!r}")
+        keys = [str(k.value) for k, _ in node.value[0].value]
         fields = {str(k): str(v) for k, v in loaded[0].items()}
+    repeated = next((k for k in keys if keys.count(k) > 1), None)
+    if repeated is not None:
+        raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {text.strip()!r}")
     missing = [name for name in YAML_FIELDS if not fields.get(name)]
     if missing:
         raise SateError(f"{path}:{lineno}: yaml entry misses field(s) {', '.join(missing)}: {text.strip()!r}")
@@ -104,7 +114,7 @@ class YamlSegment:
 def read_yaml(path: Path) -> list[YamlSegment]:
     """All entries of a split's yaml; blank lines are skipped but keep line numbers right."""
     segments = []
-    for lineno, text in enumerate(read_text_lines(path), start=1):
+    for lineno, text in enumerate(read_text_lines(path, strip_bom=True), start=1):
         if not text.strip():
             continue
         fields = parse_yaml_line(text, path, lineno)
@@ -155,7 +165,7 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, min_duration: floa
     txt = split_dir / "txt"
     yaml_path, en_path, tgt_path = txt / f"{split}.yaml", txt / f"{split}.en", txt / f"{split}.{tgt_lang}"
     segments = read_yaml(yaml_path)
-    src_lines, tgt_lines = read_text_lines(en_path), read_text_lines(tgt_path)
+    src_lines, tgt_lines = read_text_lines(en_path, strip_bom=True), read_text_lines(tgt_path, strip_bom=True)
     if not len(segments) == len(src_lines) == len(tgt_lines):
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
                         f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines")

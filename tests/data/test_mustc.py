@@ -126,6 +126,19 @@ def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_p
     assert read_manifest(tmp_path / "data" / "dev.jsonl")[0]["src"] == path.read_text().splitlines()[0].strip()
 
 
+def test_a_utf8_bom_at_the_start_of_a_file_is_not_text(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # Editors on Windows write one; it must not become part of the first row's src, src_norm or tgt.
+    for ext in ("yaml", "en", "de"):
+        path = txt(corpus, "dev", ext)
+        path.write_bytes(b"\xef\xbb\xbf" + path.read_bytes())
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
+    first = read_manifest(tmp_path / "data" / "dev.jsonl")[0]
+    en = txt(corpus, "dev", "en").read_text(encoding="utf-8-sig").splitlines()[0]
+    de = txt(corpus, "dev", "de").read_text(encoding="utf-8-sig").splitlines()[0]
+    assert (first["src"], first["src_norm"], first["tgt"]) == (en, normalize_source(en), de)
+    assert "\ufeff" not in json.dumps(first, ensure_ascii=False)
+
+
 # ---------------------------------------------------------------------------------------------- bad corpora
 
 
@@ -157,7 +170,17 @@ def _wav_renamed(lines: list[str]) -> list[str]:
     return [*lines[:2], re.sub(r"wav: \S+}", "wav: ted_404.wav}", lines[2]), *lines[3:]]
 
 
+def _offset_twice(lines: list[str]) -> list[str]:
+    return [*lines[:2], lines[2].replace("offset:", "offset: 0.5, offset:"), *lines[3:]]
+
+
+def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes through the yaml parser
+    return [*lines[:2], lines[2].replace("offset:", "'offset': 0.5, offset:"), *lines[3:]]
+
+
 @pytest.mark.parametrize("edit, pattern", [
+    (_offset_twice, r"train\.yaml:3: key offset appears twice"),
+    (_quoted_key_twice, r"train\.yaml:3: key offset appears twice"),
     (_missing_field, r"train\.yaml:2: yaml entry misses field\(s\) speaker_id"),
     (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
