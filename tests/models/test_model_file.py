@@ -78,3 +78,24 @@ def test_load_exact_names_the_keys(build: Callable[..., Any]) -> None:
     with pytest.raises(SateError, match=r"missing: decoder.after_norm.bias.*unexpected: extra.weight.*"
                                         r"src_embed.weight \(3, 3\) vs \(13, 16\)"):
         load_exact(model, state, "test")
+
+
+def test_a_truncated_or_damaged_file_is_called_damaged(tmp_path: Path, build: Callable[..., Any],
+                                                       src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    path = tmp_path / "model.pt"
+    save_model_file(path, build("mt"), src_tokens, tgt_tokens)
+    whole = path.read_bytes()
+    for size in (len(whole) // 2, len(whole) - 10, 3):  # an interrupted copy, a few bytes short, almost nothing
+        cut = tmp_path / f"cut{size}.pt"
+        cut.write_bytes(whole[:size])
+        with pytest.raises(SateError, match=rf"{cut}: the file is damaged or truncated"):
+            load_model_file(cut)
+    (tmp_path / "empty.pt").write_bytes(b"")
+    with pytest.raises(SateError, match=r"empty.pt: the file is empty \(0 bytes\)"):
+        load_model_file(tmp_path / "empty.pt")
+    # Bytes changed inside a tensor: torch reads it without a word, the zip checksums do not agree.
+    middle = len(whole) // 2
+    (tmp_path / "flipped.pt").write_bytes(whole[:middle] + bytes(b ^ 0xFF for b in whole[middle:middle + 64])
+                                          + whole[middle + 64:])
+    with pytest.raises(SateError, match=r"flipped.pt: the file is damaged: .* fails its checksum"):
+        load_model_file(tmp_path / "flipped.pt")
