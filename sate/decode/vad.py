@@ -45,12 +45,12 @@ class VadOptions:
     padding: float = 0.1  # silence kept on each side of a segment
 
     def __post_init__(self) -> None:
-        # Named as `sate translate` spells them: a NaN compares False with everything and would pass unseen.
+        # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
             if not math.isfinite(value) or value < 0:
-                raise SateError(f"{name} (--{name.replace('_', '-')}) must be a finite number of seconds >= 0, "
-                                f"got {value}")
+                flag = f" (--{name.replace('_', '-')})" if name in ("max_segment", "min_pause") else ""
+                raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {value}")
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
             raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
                             f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")
