@@ -4,8 +4,9 @@ Every file libsndfile reads (wav, flac, ogg, mp3 where the build allows), at any
 channel count, is resampled to 16 kHz mono, cut at pauses into segments of at most
 ``--max-segment`` seconds (energy VAD, `sate.decode.vad`), and its segments are translated in
 batches together with those of neighbouring files. Results are written in the order of the
-files given. A file that is missing, unreadable, corrupt, empty or silent gets a one-line error
-naming it; the others are still translated, and the exit status is 1 if any file failed.
+files given. A file that is missing, unreadable, corrupt, empty, silent or damaged (NaN or inf
+samples) gets a one-line error naming it; the others are still translated, and the exit status is 1
+if any file failed. Options and output paths are checked before any audio is read.
 """
 
 from __future__ import annotations
