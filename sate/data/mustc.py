@@ -27,7 +27,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_lines
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
-OPTIONAL_SPLITS = ("tst-HE",)  # added to the default splits when present
+OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
 TRAIN_SPLIT = "train"
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")

@@ -76,11 +76,12 @@ def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Pa
     assert rc == 2 and "en-de: missing" in err
 
 
-def test_tst_he_is_added_when_present_and_splits_can_be_chosen(run_sate, tmp_path: Path, write_mustc) -> None:
-    layout = {"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2), "tst-HE": (1, 2)}
+def test_optional_test_sets_are_added_when_present_and_splits_can_be_chosen(run_sate, tmp_path: Path,
+                                                                          write_mustc) -> None:
+    layout = {"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2), "tst-HE": (1, 2), "tst-heldout": (1, 2)}
     root = write_mustc(tmp_path / "mustc", layout=layout)
     assert prep(run_sate, root, tmp_path / "all")[0] == 0
-    assert (tmp_path / "all" / "tst-HE.jsonl").is_file()
+    assert (tmp_path / "all" / "tst-HE.jsonl").is_file() and (tmp_path / "all" / "tst-heldout.jsonl").is_file()
     assert prep(run_sate, root, tmp_path / "some", "--splits", "train", "tst-HE")[0] == 0
     assert sorted(p.name for p in (tmp_path / "some").iterdir()) == ["train.jsonl", "tst-HE.jsonl"]
 
