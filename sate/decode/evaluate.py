@@ -12,7 +12,9 @@ Written to ``--out``: ``hyp.txt``/``ref.txt`` (detokenized translations and refe
 ``transcript.txt``/``transcript_ref.txt`` (CTC transcripts and ``src_norm``), one line per manifest
 row in manifest order, and ``results.json``. Translations are scored with `sate.scoring.score` (BLEU,
 chrF, TER exactly as the sacrebleu CLI scores ``hyp.txt`` against ``ref.txt``, signatures printed),
-transcripts with WER on lowercased words without punctuation.
+transcripts with WER on lowercased words without punctuation. Translations also get a 95% bootstrap
+confidence interval for BLEU and chrF (`sate.scoring.significance`) and two signs of degenerate
+decoding (`sate.scoring.degeneration`): the length ratio and the share of outputs that loop.
 """
 
 from __future__ import annotations
@@ -104,7 +106,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
     from sate.data.mustc import read_manifest
     from sate.decode.api import SpeechTranslator
+    from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate
+    from sate.scoring.significance import confidence
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
@@ -150,12 +154,22 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
         written += ["hyp.txt", "ref.txt"]
         # Scored from the files as written, so `sate score`/sacrebleu on them give these numbers.
-        scores = sacrebleu_scores(read_lines(out / "hyp.txt"), read_lines(out / "ref.txt"))
+        hyps, refs = read_lines(out / "hyp.txt"), read_lines(out / "ref.txt")
+        scores = sacrebleu_scores(hyps, refs)
+        intervals = confidence(hyps, refs)
         results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
                        bleu_detail=scores["BLEU"].verbose,
                        signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
-                                  "ter": scores["TER"].signature})
+                                  "ter": scores["TER"].signature},
+                       bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
+                       bootstrap_signature=intervals["signature"],
+                       length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
         report.append(format_text(scores))
+        report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {intervals['bleu']['mean']:.1f} ± "
+                      f"{intervals['bleu']['ci']:.1f}, chrF {intervals['chrf']['mean']:.1f} ± "
+                      f"{intervals['chrf']['ci']:.1f}")
+        report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a token "
+                      f"repeated {LOOP}+ times in a row: {results['loop_share']:.1%}")
     if transcripts is not None:
         _write_lines(out / "transcript.txt", transcripts)
         _write_lines(out / "transcript_ref.txt", [r["src_norm"] for r in rows])

@@ -2,7 +2,10 @@
 
 Every system directory under EXP that holds `decode_<split>/results.json` (written by `sate evaluate`)
 becomes a row, with its training time from `train_time.json` (written by `sate train`) where it has one.
-`--curves PNG` also draws the learning curves of every trained system from its CSV logs.
+BLEU and chrF carry their 95% bootstrap confidence interval; each system's difference to the baseline
+system (`--baseline`, SATE's `st` by default) gets a paired bootstrap p-value (sacreBLEU's test), so the
+table says which differences are real. `--curves PNG` also draws the learning curves of every trained
+system from its CSV logs.
 """
 
 from __future__ import annotations
@@ -36,14 +39,56 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     return rows
 
 
-def markdown(rows: list[dict]) -> str:
-    lines = ["| system | split | BLEU | chrF | TER | CTC WER | training (min) |", "|---|---|---|---|---|---|---|"]
+def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
+    """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
+    from sate.scoring.score import read_lines
+    from sate.scoring.significance import paired_bootstrap
+
+    for split in sorted({r["split"] for r in rows}):
+        systems = [r for r in rows if r["split"] == split and r.get("bleu") is not None]
+        base = next((r for r in systems if r["system"] == baseline), None)
+        others = [r for r in systems if r is not base]
+        if base is None or not others:
+            continue
+        folder = exp / baseline / f"decode_{split}"
+        refs = read_lines(folder / "ref.txt")
+        named = [(baseline, read_lines(folder / "hyp.txt"))]
+        for r in others:
+            other = exp / r["system"] / f"decode_{split}"
+            if read_lines(other / "ref.txt") != refs:
+                raise SateError(f"{other / 'ref.txt'} differs from {folder / 'ref.txt'}: the systems were not "
+                                f"evaluated on the same references, so they cannot be compared pairwise")
+            named.append((r["system"], read_lines(other / "hyp.txt")))
+        tested = paired_bootstrap(named, refs)
+        for r in others:
+            r["p_bleu"], r["p_chrf"] = tested[r["system"]]["bleu"]["p"], tested[r["system"]]["chrf"]["p"]
+
+
+def _with_ci(row: dict, key: str) -> str:
+    ci = row.get(f"{key}_ci")
+    return _fmt(row.get(key)) + ("" if ci is None else f" ± {ci:.1f}")
+
+
+def _p(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}" + ("*" if value < 0.05 else "")
+
+
+def markdown(rows: list[dict], baseline: str | None = None) -> str:
+    lines = [f"| system | split | BLEU | chrF | TER | CTC WER | length ratio | loops | p vs {baseline or '-'} "
+             "(BLEU / chrF) | training (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
-        lines.append(f"| {r['system']} | {r['split']} | {_fmt(r.get('bleu'))} | {_fmt(r.get('chrf'))} | "
-                     f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('train_minutes'))} |")
+        loops = r.get("loop_share")
+        p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
+        lines.append(f"| {r['system']} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
+                     f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
+                     f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
     if signatures:
         lines += ["", "sacreBLEU: " + "; ".join(f"`{s}`" for s in signatures)]
+    if any(r.get("bleu_ci") is not None for r in rows):
+        lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
+                     "loops: outputs with a word repeated 4+ times in a row. p: sacreBLEU's paired bootstrap "
+                     "test against the baseline; * marks p < 0.05, a difference beyond noise.")
     return "\n".join(lines) + "\n"
 
 
@@ -105,6 +150,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
     parser.add_argument("--out", type=Path, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=Path, default=None, help="also draw the learning curves into this PNG")
+    parser.add_argument("--baseline", default="st",
+                        help="the system every other one is tested against (paired bootstrap p-values)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -115,7 +162,9 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
     out = args.out or args.exp / "results.md"
-    atomic_write_text(out, markdown(rows))
+    add_paired_tests(args.exp, rows, args.baseline)
+    has_baseline = any(r["system"] == args.baseline for r in rows)
+    atomic_write_text(out, markdown(rows, args.baseline if has_baseline else None))
     print(out.read_text(encoding="utf-8"), end="")
     if args.curves is not None:
         drawn = plot_curves(args.exp, args.curves)

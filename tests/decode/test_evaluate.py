@@ -19,7 +19,9 @@ from sate.decode.pack import pack
 from sate.errors import SateError
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
+from sate.scoring.degeneration import length_ratio, loop_share
 from sate.scoring.score import read_lines, word_error_rate
+from sate.scoring.significance import confidence
 
 # ----------------------------------------------------------------------------------------------- evaluate
 
@@ -45,6 +47,9 @@ def evaluate_cli(capsys: pytest.CaptureFixture[str], out: Path, data: Path, *arg
     for name in ("bleu", "chrf", "ter"):
         if name in results:
             assert results["signature"][name] in printed
+    if "bleu" in results:
+        assert f"± {results['bleu_ci']:.1f}, chrF" in printed
+        assert f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}" in printed
     return results
 
 
@@ -69,6 +74,9 @@ def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
     assert results["signature"]["bleu"] == cli["BLEU"]["signature"]
     assert results["wer"] == pytest.approx(word_error_rate(read_lines(out / "transcript.txt"),
                                                            [r["src_norm"] for r in rows]).wer)
+    hyps, refs = read_lines(out / "hyp.txt"), read_lines(out / "ref.txt")
+    assert results["bleu_ci"] == confidence(hyps, refs)["bleu"]["ci"] > 0 and results["chrf_ci"] > 0
+    assert results["length_ratio"] == length_ratio(hyps, refs) and results["loop_share"] == loop_share(hyps)
 
 
 def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,

@@ -1,0 +1,39 @@
+"""Signs of a decoder that has not learnt to stop or to move on: short outputs and repeated tokens.
+
+An undertrained model ends too early or loops ("Der Der Der ..."); BLEU alone hides which. The
+length ratio is sacreBLEU's (hypothesis over reference length in 13a tokens, what its brevity
+penalty uses); a loop is a word repeated `LOOP` or more times in a row (words split on whitespace,
+compared without the punctuation around them, so "Der Der Der Der." is one).
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Sequence
+
+LOOP = 4
+
+
+def has_loop(text: str, times: int = LOOP) -> bool:
+    """Whether some token occurs `times` or more times in a row."""
+    run, previous = 0, None
+    for word in text.split():
+        token = word.strip(string.punctuation)
+        run = run + 1 if token == previous else 1
+        if run >= times:
+            return True
+        previous = token
+    return False
+
+
+def loop_share(hyps: Sequence[str], times: int = LOOP) -> float:
+    """The share of outputs (0-1) with a token repeated `times` or more times in a row."""
+    return sum(has_loop(h, times) for h in hyps) / len(hyps) if hyps else 0.0
+
+
+def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
+    """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio")."""
+    from sacrebleu.metrics import BLEU
+
+    score = BLEU().corpus_score(list(hyps), [list(refs)])
+    return score.sys_len / score.ref_len if score.ref_len else 0.0

@@ -1,0 +1,63 @@
+"""Confidence intervals and paired bootstrap p-values equal what the sacrebleu CLI prints for them."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from sate.errors import SateError
+from sate.scoring.degeneration import has_loop, length_ratio, loop_share
+from sate.scoring.significance import confidence, paired_bootstrap
+
+REFS = ["Der Zug fährt um 7 Uhr ab.", "Ich möchte einen Kaffee.", "Wo ist der Bahnhof?", "Es regnet heute.",
+        "Das Zimmer kostet 80 Euro.", "Biegen Sie an der Ampel links ab."]
+GOOD = ["Der Zug fährt ab.", "Ich möchte einen Tee.", "Wo ist der Bahnhof?", "Es regnet.",
+        "Das Zimmer kostet 80 Euro.", "Biegen Sie links ab."]
+BAD = ["Der Bus.", "Ich möchte Kaffee.", "Wo Bahnhof?", "Heute.", "Zimmer Zimmer Zimmer Zimmer.", "Links."]
+SACREBLEU = str(Path(sys.executable).parent / "sacrebleu")
+
+
+def write(tmp_path: Path, name: str, lines: list[str]) -> Path:
+    path = tmp_path / name
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_confidence_equals_the_cli(tmp_path: Path) -> None:
+    ref, hyp = write(tmp_path, "ref.txt", REFS), write(tmp_path, "hyp.txt", GOOD)
+    cli = subprocess.run([SACREBLEU, str(ref), "-i", str(hyp), "-m", "bleu", "chrf", "--confidence", "-f", "text"],
+                         check=True, capture_output=True, text=True).stdout
+    ours = confidence(GOOD, REFS)
+    for key, name in (("bleu", "BLEU"), ("chrf", "chrF2")):
+        line = next(x for x in cli.splitlines() if x.strip().startswith(name))
+        mean, ci = map(float, re.search(r"μ = ([\d.]+) ± ([\d.]+)", line).groups())
+        assert (round(ours[key]["mean"], 1), round(ours[key]["ci"], 1)) == (mean, ci), line
+        assert "bs:1000|seed:12345" in ours["signature"][key]
+
+
+def test_paired_bootstrap_equals_the_cli(tmp_path: Path) -> None:
+    ref = write(tmp_path, "ref.txt", REFS)
+    base, other = write(tmp_path, "base.txt", GOOD), write(tmp_path, "other.txt", BAD)
+    cli = subprocess.run([SACREBLEU, str(ref), "-i", str(base), str(other), "-m", "bleu", "chrf", "--paired-bs",
+                          "-f", "text"], check=True, capture_output=True, text=True).stdout
+    ours = paired_bootstrap([("base", GOOD), ("other", BAD)], REFS)
+    assert ours["base"]["bleu"]["p"] is None and ours["base"]["chrf"]["p"] is None
+    p_values = [float(p) for p in re.findall(r"p = ([\d.]+)", cli)]  # BLEU then chrF of the other system
+    assert [round(ours["other"][k]["p"], 4) for k in ("bleu", "chrf")] == p_values
+    row = next(x for x in cli.splitlines() if "other.txt" in x)
+    assert f"{ours['other']['bleu']['score']:.1f} ({ours['other']['bleu']['mean']:.1f} ± " in row
+    with pytest.raises(SateError, match="a baseline and at least one other"):
+        paired_bootstrap([("base", GOOD)], REFS)
+    with pytest.raises(SateError, match="other: 2 hypotheses for 6 references"):
+        paired_bootstrap([("base", GOOD), ("other", BAD[:2])], REFS)
+
+
+def test_loops_and_length_ratio() -> None:
+    assert has_loop("Der Der Der Der Zug") and not has_loop("Der Der Der Zug Der")
+    assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0
+    assert length_ratio(REFS, REFS) == 1.0
+    assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
