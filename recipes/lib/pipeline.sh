@@ -67,19 +67,37 @@ average_and_pack() {
   mark_done "$exp/$name/.done-pack" "$params"
 }
 
-if run_stage 3 "ASR pre-training (acoustic encoder + CTC) in $exp/asr"; then
+# Stages 3 and 4 are independent. With parallel_pretrain true they train side by side, each process on one
+# thread: a training process gains little from a second CPU core (measured on the demo's ASR: 11.8k frames/s
+# on one thread, 14k on two), so two of them nearly double the throughput. Each one's output goes to its
+# train.log as always; on the terminal the two interleave.
+pretrain_asr() {
   need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
   train_model asr "$conf_dir/asr.yaml"
   average_and_pack asr
-fi
+}
 
-if run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt"; then
+pretrain_mt() {
   need "$data/.done/vocab" "vocabularies from stage 2"
-  mt_args=()
+  local mt_args=()
   [ -n "$mt_src" ] && mt_args=(--set "data.mt_text=[\"$mt_src\", \"$mt_tgt\"]")
   train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
   average_and_pack mt
+}
+
+run_asr=false run_mt=false
+run_stage 3 "ASR pre-training (acoustic encoder + CTC) in $exp/asr" && run_asr=true
+run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt" && run_mt=true
+if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
+  say "  stages 3 and 4 run side by side, one CPU thread each"
+  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
+  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
+  wait "$asr_job" || { kill "$mt_job" 2>/dev/null; die "ASR pre-training failed (see $exp/asr/train.log)"; }
+  wait "$mt_job" || die "MT pre-training failed (see $exp/mt/train.log)"
+else
+  if $run_asr; then pretrain_asr; fi
+  if $run_mt; then pretrain_mt; fi
 fi
 
 # SATE: acoustic encoder and CTC from ASR; source embedding, textual encoder and decoder from MT; the same

@@ -18,6 +18,7 @@
 #   --mt-src FILE         extra English text for the vocabularies and MT pre-training (with --mt-tgt)
 #   --mt-tgt FILE         its line-aligned target-language side
 #   --compare true        also stage 10: the SATE paper's comparison rows
+#   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: false; for CPU runs)
 #
 # Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
 #         9 translate one tst-COMMON talk with `sate translate` (SRT)
@@ -38,6 +39,7 @@ ngpu=1
 nj=$(nproc)
 train_args=
 compare=false
+parallel_pretrain=false
 test_sets="tst-COMMON tst-HE"
 mt_src=
 mt_tgt=

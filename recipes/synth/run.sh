@@ -25,6 +25,7 @@
 #   --nj N                parallel jobs (default: number of cores)
 #   --train-args "..."    extra `sate train` arguments for every model, e.g. "--set trainer.max_minutes=1"
 #   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores)
+#   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: true; false: one by one)
 #
 # Stages:
 #   -1  build the corpus with `sate synth`
@@ -56,6 +57,7 @@ ngpu=0
 nj=$(nproc)
 train_args=
 compare=false
+parallel_pretrain=true
 test_sets=
 . recipes/lib/stages.sh
 parse_options "$@"
