@@ -165,8 +165,26 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
         sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
     done
   done
-  sate analyze locality --model "$exp/asr/model.pt" "$exp/mt/model.pt" "$exp/st/model.pt" --data "$data" \
-    --split dev --max-utts 200 --out "$exp/locality"
+  # The paper's Fig. 1(a): ASR (local), MT (global), and an E2E ST encoder trained with CTC (from scratch, so
+  # its localness is its own, not inherited from the ASR model); SATE's two encoders beside them.
+  sate analyze locality --model "$exp/asr/model.pt" "$exp/mt/model.pt" "$exp/e2e_scratch/model.pt" \
+    "$exp/st/model.pt" --data "$data" --split dev --max-utts 200 --out "$exp/locality"
   # shellcheck disable=SC2086
   sate report --exp "$exp" --splits $test_sets --out "$exp/results.md"
+fi
+
+# ------------------------------------------------------------------ where CTC sits (--ctc-layer K)
+# The paper's Fig. 1(b): the E2E ST model trained with CTC on acoustic layer K (the layers above continue
+# from there) against the same model with CTC on top (e2e_scratch, shared with stage 10), both for as many
+# updates as SATE; then the localness per layer of both acoustic encoders. Layers below the CTC layer are
+# expected to be local, those above it more global.
+if [ -n "${ctc_layer:-}" ] && run_stage 11 "E2E ST with CTC on acoustic layer $ctc_layer and on top in $exp"; then
+  need "$exp/st/.done-train" "the SATE training of stage 5 (its update count is the budget)"
+  same=(--steps-from "$exp/st")
+  train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
+  train_model "e2e_ctc$ctc_layer" "$conf_dir/st_e2e.yaml" "${same[@]}" --set "model.ctc.layer=$ctc_layer"
+  average_and_pack e2e_scratch
+  average_and_pack "e2e_ctc$ctc_layer"
+  sate analyze locality --model "$exp/e2e_scratch/model.pt" "$exp/e2e_ctc$ctc_layer/model.pt" --data "$data" \
+    --split dev --max-utts 200 --out "$exp/locality_ctc$ctc_layer"
 fi

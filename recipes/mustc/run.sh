@@ -19,10 +19,13 @@
 #   --mt-tgt FILE         its line-aligned target-language side
 #   --compare true        also stage 10: the SATE paper's comparison rows
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: false; for CPU runs)
+#   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the
+#                         localness per layer of both (the paper's Fig. 1b)
 #
 # Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
 #         9 translate one tst-COMMON talk with `sate translate` (SRT)
 #         10 (--compare true) E2E ST baselines, SATE without KD, SATE with shrink, locality plot
+#         11 (--ctc-layer K) E2E ST with CTC on layer K and on top, localness per layer
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 mustc_root=
@@ -40,6 +43,7 @@ nj=$(nproc)
 train_args=
 compare=false
 parallel_pretrain=false
+ctc_layer=
 test_sets="tst-COMMON tst-HE"
 mt_src=
 mt_tgt=

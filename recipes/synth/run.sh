@@ -26,6 +26,8 @@
 #   --train-args "..."    extra `sate train` arguments for every model, e.g. "--set trainer.max_minutes=1"
 #   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores)
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: true; false: one by one)
+#   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the
+#                         localness per layer of both (the paper's Fig. 1b)
 #
 # Stages:
 #   -1  build the corpus with `sate synth`
@@ -34,6 +36,7 @@
 #    6  average  7  evaluate SATE and the cascade on the test sets      8  results table
 #    9  translate one tst-COMMON talk with `sate translate` (SRT)
 #   10  (--compare true) E2E ST from scratch and from ASR, SATE without KD, SATE with shrink; locality plot
+#   11  (--ctc-layer K) E2E ST with CTC on layer K and on top; their localness per layer
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 stage=-1
@@ -58,6 +61,7 @@ nj=$(nproc)
 train_args=
 compare=false
 parallel_pretrain=true
+ctc_layer=
 test_sets=
 . recipes/lib/stages.sh
 parse_options "$@"

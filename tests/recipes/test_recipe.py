@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -131,3 +132,28 @@ def test_compare_trains_every_row_for_as_many_updates_as_sate(
     assert torch.load(exp / "e2e_scratch" / "model.pt", weights_only=True)["config"]["textual"]["layers"] == 0
     assert torch.load(exp / "sate_shrink" / "model.pt", weights_only=True)["config"]["adaptor"]["type"] == "shrink"
     assert (exp / "locality" / "locality.png").is_file() and (exp / "locality" / "locality.csv").is_file()
+
+
+def test_ctc_layer_stage_trains_both_depths_for_as_many_updates_as_sate(
+        micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """Stage 11 (--ctc-layer 1) on a 2-layer E2E config, in its own exp dir holding a copy of the SATE run."""
+    import torch
+
+    tmp, _ = micro_run
+    conf, exp = tmp / "conf_ctc", tmp / "exp_ctc"
+    shutil.copytree(tmp / "conf", conf)
+    e2e = yaml.safe_load((conf / "st_e2e.yaml").read_text())
+    e2e["model"] = tiny_config("st", layers=2, decoder_layers=1, baseline=True)
+    (conf / "st_e2e.yaml").write_text(yaml.safe_dump(e2e))
+    shutil.copytree(tmp / "exp" / "st", exp / "st")
+    done = recipe(tmp, "--stage", "11", "--ctc-layer", "1", "--conf-dir", str(conf), "--exp", str(exp))
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-2000:]
+    assert "stage 11:" in done.stderr and "stage 10:" not in done.stderr  # --compare stays off
+    sate_steps = torch.load(exp / "st" / "checkpoints" / "last.ckpt", weights_only=True)["global_step"]
+    for system, layer in (("e2e_scratch", None), ("e2e_ctc1", 1)):
+        assert torch.load(exp / system / "checkpoints" / "last.ckpt", weights_only=True)["global_step"] == sate_steps
+        assert torch.load(exp / system / "model.pt", weights_only=True)["config"]["ctc"]["layer"] == layer
+    with (exp / "locality_ctc1" / "locality.csv").open() as f:
+        rows = [(r["model"], r["encoder"], r["layer"]) for r in csv.DictReader(f)]
+    assert rows == [(m, "acoustic", str(k)) for m in ("e2e_scratch", "e2e_ctc1") for k in (1, 2)]
+    assert (exp / "locality_ctc1" / "locality.png").is_file()
