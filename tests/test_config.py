@@ -64,3 +64,44 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     (tmp_path / "kd.yaml").write_text("task: st\nmodel: {loss: {kd: {asr_weight: 0.5}}}\n")
     assert main(["config", *(a.format(dir=tmp_path) for a in argv)]) == 2
     assert re.search(message, capsys.readouterr().err)
+
+
+@pytest.mark.parametrize(("setting", "message"), [
+    ("trainer.max_epochs=ten", "trainer.max_epochs must be an integer, got 'ten'"),
+    ("trainer.max_epochs=2.5", "trainer.max_epochs must be an integer, got 2.5"),
+    ("trainer.patience=-1", "trainer.patience must be at least 0, got -1"),
+    ("trainer.precision=bf17", "trainer.precision must be one of auto, 32-true, bf16-mixed"),
+    ("trainer.max_minutes=0", "trainer.max_minutes must be null or positive, got 0.0"),
+    ("trainer.checkpoint_every_steps=-3", "trainer.checkpoint_every_steps must be at least 0"),
+    ("optim.lr=-1e-3", "optim.lr must be positive, got -0.001"),
+    ("optim.lr=.nan", "optim.lr must be a finite number, got nan"),
+    ("optim.betas=[0.9]", r"optim.betas must be two numbers in \[0, 1\)"),
+    ("optim.clip_norm=high", "optim.clip_norm must be a finite number, got 'high'"),
+    ("batch.per_device=0", "batch.per_device must be positive, got 0"),
+    ("batch.global=[1]", "batch.global must be an integer, got \\[1\\]"),
+    ("data.num_workers=1.5", "data.num_workers must be an integer, got 1.5"),
+    ("data.cmvn=global2", "data.cmvn must be one of global, utterance, none"),
+    ("data.mt_text=a.txt", "data.mt_text must be a list or null, got 'a.txt'"),
+    ("specaug.enabled=yes please", "specaug.enabled must be true or false"),
+    ("specaug.max_time_ratio=2", r"specaug.max_time_ratio must be in \[0, 1\], got 2.0"),
+    ("specaug.num_time_masks=true", "specaug.num_time_masks must be an integer, got True"),
+    ("seed=-1", "seed must be at least 0"),
+    ("task=tts", "task must be one of asr, mt, st"),
+])
+def test_wrong_types_and_ranges_are_one_line_naming_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                            setting: str, message: str) -> None:
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", setting]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and re.search(message, err) and str(path) in err, err
+
+
+def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:
+    path = Path(__file__).parents[1] / "conf"
+    for conf in sorted(path.glob("*/*.yaml")):
+        init = ["--init-from", "asr=a.pt", "--init-from", "mt=m.pt"] if conf.name.startswith("st") else []
+        assert main(["config", "--config", str(conf), *init]) == 0, conf
+    config = trainer.load_training_config(conf, ["optim.lr=1", "trainer.max_minutes=5"], need_data=False)
+    assert config["optim"]["lr"] == 1.0 and isinstance(config["optim"]["lr"], float)
+    assert isinstance(config["trainer"]["max_minutes"], float)

@@ -75,7 +75,7 @@ class BucketBatchSampler(Sampler[list[int]]):
         self.shuffle, self.seed, self.drop_last = shuffle, seed, drop_last
         self.num_replicas, self.rank = num_replicas, rank
         self.epoch = 0
-        self._skip = 0  # global batches of this epoch already consumed (resume)
+        self._skip = 0  # global batches of this epoch the next iterator skips (a restored position)
         self._iter_start = 0  # the skip the most recent iterator started from
         self._cache: tuple[int, list[list[int]]] | None = None
 
@@ -109,10 +109,11 @@ class BucketBatchSampler(Sampler[list[int]]):
         return rest[self.rank::self.num_replicas]
 
     def __iter__(self) -> Iterator[list[int]]:
+        """This rank's batches from the restored position (if any), fixed when the iterator is made: a loader
+        that stops pulling at the epoch's last batch, as Lightning does, leaves no position behind."""
         batches = self._rank_batches()
-        self._iter_start = self._skip
-        yield from batches
-        self._skip = 0  # a later pass over the same epoch starts from its beginning
+        self._iter_start, self._skip = self._skip, 0  # a later pass over the same epoch starts from its beginning
+        return iter(batches)
 
     def __len__(self) -> int:
         return len(self._rank_batches())
@@ -120,6 +121,11 @@ class BucketBatchSampler(Sampler[list[int]]):
     def padding_ratio(self) -> float:
         """Padding waste of this epoch's batches (all ranks)."""
         return padding_ratio(self.global_batches(), self.lengths)
+
+    @property
+    def position(self) -> int:
+        """Global batches of the current epoch the next iterator skips: a restored state not yet iterated."""
+        return self._skip
 
     def state_dict(self, consumed: int) -> dict:
         """Position after this rank took ``consumed`` batches from the current iterator."""

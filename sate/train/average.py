@@ -1,8 +1,9 @@
 """Average checkpoints into one model file: `sate average --exp DIR (--last N | --best N)`.
 
 The SATE recipe decodes with the average of the last (or best) 10 epoch checkpoints. Checkpoints
-are read with weights_only=True; they must all hold the same architecture (same task, model
-config, vocabularies and parameter shapes), otherwise averaging would silently mix models.
+are read with weights_only=True; they must all come from one training run (the run id `sate train`
+writes in each) and hold the same architecture (same task, model config, vocabularies and parameter
+shapes), otherwise averaging would silently mix models.
 """
 
 from __future__ import annotations
@@ -88,6 +89,11 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
     first = ckpts[-1]["sate"]
+    runs = {str(c["sate"].get("run_id") or "unknown") for c in ckpts}
+    if len(runs) > 1:
+        which = ", ".join(f"{c['path'].name} (run {c['sate'].get('run_id') or 'unknown'})" for c in ckpts)
+        raise SateError(f"{ckpt_dir}: the checkpoints to average come from different training runs: {which}; "
+                        f"average checkpoints of one run")
     for ckpt in ckpts:
         meta = ckpt["sate"]
         for key in ("task", "config", "src_tokens", "tgt_tokens"):

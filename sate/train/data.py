@@ -7,10 +7,13 @@ the world size, so adding GPUs changes the accumulation, never the effective bat
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import lightning as L
+import torch
 from torch.utils.data import DataLoader
 
 from sate.data.dataset import SpeechDataset, TextDataset, collate
@@ -43,6 +46,44 @@ def plan_batch(batch_conf: dict, world_size: int, task: str) -> BatchPlan:
         raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
     accumulation = max(1, round(wanted / (per_device * world_size)))
     return BatchPlan(per_device, world_size, accumulation, unit)
+
+
+class ResumableLoader(DataLoader):
+    """A DataLoader over a `BucketBatchSampler` whose place inside an epoch goes into Lightning's checkpoints.
+
+    Lightning saves `state_dict()` with every checkpoint and, resuming inside an epoch, hands it back to
+    `load_state_dict()`: the epoch continues at the exact batch. `batches_done` says how many batches this
+    rank has taken in the current epoch (Lightning's own count, which the DataLoader's prefetching cannot
+    give). The loader draws its worker seed from its own generator, never from torch's global one, so
+    that creating an iterator changes no random number the model draws.
+    """
+
+    def __init__(self, *args: Any, epoch: Callable[[], int], batches_done: Callable[[], int], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.epoch, self.batches_done = epoch, batches_done
+        self._pending = 0  # batches done before the position a loaded state restarts from
+        self._before = 0  # the same, for the current iterator
+
+    def __iter__(self) -> Iterator:
+        # Lightning's set_epoch reaches a sampler inside a batch sampler, not a batch sampler: set it here.
+        self.batch_sampler.set_epoch(self.epoch())  # type: ignore[union-attr]
+        self._before, self._pending = self._pending, 0
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        """The whole epoch's batches for this rank, also while a resumed epoch is being finished."""
+        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        return len(sampler) + ((self._pending or self._before) if sampler.position else 0)
+
+    def state_dict(self) -> dict[str, Any]:
+        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        done = int(self.batches_done())
+        return {"sampler": sampler.state_dict(max(0, done - self._before)), "batches_done": done}
+
+    def load_state_dict(self, state: dict[str, Any]) -> None:
+        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        sampler.load_state_dict(state["sampler"])
+        self._pending = int(state["batches_done"])
 
 
 class SateDataModule(L.LightningDataModule):
@@ -103,14 +144,23 @@ class SateDataModule(L.LightningDataModule):
         return BucketBatchSampler(dataset.lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
                                   num_replicas=world, rank=rank)
 
+    def _batches_done(self) -> int:
+        return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.ready) if self.trainer else 0
+
+    def _epoch(self) -> int:
+        return int(self.trainer.current_epoch) if self.trainer else 0
+
     def train_dataloader(self) -> DataLoader:
         assert self.train_set is not None
         self.train_sampler = self._sampler(self.train_set, shuffle=True)
-        return DataLoader(self.train_set, batch_sampler=self.train_sampler, collate_fn=collate,
-                          num_workers=int(self.conf["num_workers"]), persistent_workers=False)
+        return ResumableLoader(self.train_set, batch_sampler=self.train_sampler, collate_fn=collate,
+                               num_workers=int(self.conf["num_workers"]), persistent_workers=False,
+                               generator=torch.Generator().manual_seed(self.seed), epoch=self._epoch,
+                               batches_done=self._batches_done)
 
     def val_dataloader(self) -> DataLoader:
         assert self.valid_set is not None
         return DataLoader(self.valid_set, batch_sampler=self._sampler(self.valid_set, shuffle=False),
-                          collate_fn=collate, num_workers=int(self.conf["num_workers"]))
+                          collate_fn=collate, num_workers=int(self.conf["num_workers"]),
+                          generator=torch.Generator().manual_seed(self.seed))
 

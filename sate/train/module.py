@@ -1,87 +1,87 @@
 """The LightningModule shared by the three tasks: loss, fault handling, validation metrics, optimizer.
 
 Lightning owns the loop, devices, precision, accumulation and checkpoint files. This module adds what
-speech translation needs: SpecAugment on train batches only (optionally from a given step on), batches
-with a NaN/inf loss or a CUDA out-of-memory error in the forward pass skipped and counted (DDP-safe),
-CTC greedy WER and greedy BLEU at validation, and RNG states saved in checkpoints so a resumed
-run draws the same random numbers as an uninterrupted one.
+speech translation needs: SpecAugment on train batches only (optionally from a given step on); batches
+with a NaN/inf loss skipped, and updates that run out of memory anywhere skipped on every rank
+(`sate.train.faults`); gradients all-reduced by hand once per update under DDP, after every rank has
+finished its backward pass and all have agreed whether to apply it, so no rank can be left waiting in a
+collective by a failed backward; CTC greedy WER and greedy BLEU at validation; and per-rank RNG states,
+the run id and the model file header in every checkpoint.
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
-import random
+from collections.abc import Callable
+from typing import Any
 
 import editdistance
 import lightning as L
-import numpy as np
 import torch
+from lightning.pytorch.strategies import ParallelStrategy
 from torch import nn
 
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models import ctc_greedy
-from sate.train.schedule import inverse_sqrt_schedule
+from sate.train.faults import FaultCounter, batch_cost, release_memory
+from sate.train.rng import gather_rng_states, set_rng_state
+from sate.train.schedule import SkippableAdam, inverse_sqrt_schedule
 
 log = logging.getLogger("sate.train")
-
-
-class FaultCounter:
-    """Counts skipped batches; too many non-finite losses in a row means the run has diverged."""
-
-    def __init__(self, max_in_row: int) -> None:
-        self.max_in_row = max_in_row
-        self.nonfinite = self.oom = self.in_row = 0
-
-    def ok(self) -> None:
-        self.in_row = 0
-
-    def nonfinite_loss(self, ids: list[str]) -> None:
-        self.nonfinite += 1
-        self.in_row += 1
-        log.warning("non-finite loss: batch skipped (%d so far, %d in a row); ids %s",
-                    self.nonfinite, self.in_row, ", ".join(ids[:4]))
-        if self.in_row >= self.max_in_row:
-            raise SateError(f"{self.in_row} batches in a row had a non-finite loss (trainer.nan_patience="
-                            f"{self.max_in_row}): training diverged; lower optim.lr or check the data")
-
-    def out_of_memory(self, shapes: dict[str, tuple[int, ...]]) -> None:
-        self.oom += 1
-        log.warning("CUDA out of memory: batch skipped (%d so far); shapes %s", self.oom, shapes)
+SYNC_BUCKET = 2**24  # gradient elements per all-reduce
 
 
 class SateModule(L.LightningModule):
     """Wraps an ASR, MT or SATE model built by `sate.models`."""
 
-    def __init__(self, config: dict, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
+    def __init__(self, config: dict, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                 run_id: str = "") -> None:
         super().__init__()
         self.config = config
         self.task = config["task"]
         self.model = model
+        self.run_id = run_id
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         spec = config["specaug"]
         self.specaug = None if not spec.get("enabled", True) or self.task == "mt" else SpecAugment(
             **{k: v for k, v in spec.items() if k not in ("enabled", "start_step")})
         self.specaug_start = int(spec.get("start_step", 0))
-        self.faults = FaultCounter(int(config["trainer"]["nan_patience"]))
+        tconf = config["trainer"]
+        self.faults = FaultCounter(int(tconf["nan_patience"]), int(tconf["oom_patience"]),
+                                   "tokens" if self.task == "mt" else "frames", int(config["batch"]["per_device"]))
         self._update_has_good_batch = False
+        self._update_oom = False
+        self._step_oom = False
+        self._skipped_update = False
+        self._pending_rng: dict | None = None
+        self._resumed = False
         self._val: dict[str, list] = {}
 
     # ------------------------------------------------------------------ training
     def _batch_shapes(self, batch: dict) -> dict[str, tuple[int, ...]]:
         return {k: tuple(v.shape) for k, v in batch.items() if isinstance(v, torch.Tensor)}
 
+    def _out_of_memory(self, where: str, batch: dict | None = None) -> None:
+        self._update_oom = True
+        self.faults.out_of_memory(where, f"shapes {self._batch_shapes(batch)}" if batch else "")
+
     def training_step(self, batch: dict, batch_idx: int) -> torch.Tensor:
         if self.specaug is not None and self.global_step >= self.specaug_start:
             batch = dict(batch)
             batch["feats"], batch["feats_lengths"] = self.specaug(batch["feats"], batch["feats_lengths"])
+        self.faults.batch(batch_cost(batch, self.task))
         out: dict | None = None
+        oom = False
         try:
             out = self.model(batch)
         except torch.OutOfMemoryError:
-            self.faults.out_of_memory(self._batch_shapes(batch))
-            torch.cuda.empty_cache()
+            oom = True
+        if oom:
+            self._out_of_memory("forward pass", batch)
+            release_memory()
         if out is None or not bool(torch.isfinite(out["loss"]).item()):
             if out is not None:
                 self.faults.nonfinite_loss(batch["ids"])
@@ -91,25 +91,76 @@ class SateModule(L.LightningModule):
         self.faults.ok()
         self._update_has_good_batch = True
         stats = {f"train/{k}": float(v) for k, v in out.items() if k != "loss" and _is_scalar(v)}
-        self.log("train/loss", out["loss"].detach(), prog_bar=True, batch_size=len(batch["ids"]))
+        self.log("train/loss", out["loss"].detach().float(), prog_bar=True, batch_size=len(batch["ids"]))
         self.log_dict(stats, batch_size=len(batch["ids"]))
         self.log("lr", self.trainer.optimizers[0].param_groups[0]["lr"], prog_bar=True)
         return out["loss"]
 
     def _zero_loss(self) -> torch.Tensor:
-        """A loss whose gradient is exactly zero for every parameter: a skipped batch adds nothing, yet
-        every rank still runs backward, so DDP's gradient all-reduce never waits for a missing rank."""
+        """A loss whose gradient is exactly zero for every parameter: a skipped batch adds nothing."""
         return sum((p * 0.0).sum() for p in self.model.parameters() if p.requires_grad)
 
+    def backward(self, loss: torch.Tensor, *args: Any, **kwargs: Any) -> None:
+        oom = False
+        try:
+            super().backward(loss, *args, **kwargs)
+        except torch.OutOfMemoryError:
+            oom = True
+        if oom:
+            self._out_of_memory("backward pass")
+            release_memory()
+
+    def optimizer_step(self, epoch: int, batch_idx: int, optimizer: Any,
+                       optimizer_closure: Callable[[], Any] | None = None) -> None:
+        """The update, with DDP's own gradient sync off: `on_before_optimizer_step` syncs by hand."""
+        strategy = self.trainer.strategy
+        no_sync = strategy.block_backward_sync() if isinstance(strategy, ParallelStrategy) else contextlib.nullcontext()
+        self._step_oom = False
+        with no_sync:
+            optimizer.step(closure=optimizer_closure)
+        step_oom = self._step_oom
+        if self.trainer.world_size > 1 and strategy.reduce_boolean_decision(step_oom, all=False):
+            raise SateError("out of memory in the optimizer's update under DDP: the ranks' weights may now differ, "
+                            "so the run stops; resume it (from the last checkpoint) with a smaller batch.per_device")
+        self.faults.update_done(self._update_oom or step_oom)
+        self._update_oom = False
+
+    def _optimizer_oom(self) -> None:
+        self._step_oom = True
+        self.faults.out_of_memory("optimizer step", "")
+        release_memory()
+
     def on_before_optimizer_step(self, optimizer: torch.optim.Optimizer) -> None:
-        """An update whose every batch was skipped, on every rank, must not move the weights: with zero
-        gradients Adam would still step along its momentum, so this update runs at lr 0 (the scheduler
-        sets the lr again right after)."""
-        all_skipped = self.trainer.strategy.reduce_boolean_decision(not self._update_has_good_batch, all=True)
-        if all_skipped:
-            for group in optimizer.param_groups:
-                group["lr"] = 0.0
+        """Agree on every rank whether this update applies, then (under DDP) average the gradients.
+
+        An update is skipped when any rank ran out of memory in it, or when every batch of it, on every
+        rank, was skipped: gradients cleared, no optimizer or scheduler step, Adam's state untouched."""
+        world = self.trainer.world_size
+        flags = torch.tensor([float(self._update_oom), float(not self._update_has_good_batch),
+                              float(self.faults.diverged)], device=self.device)
+        if world > 1:
+            torch.distributed.all_reduce(flags)
+        if flags[2] > 0:
+            raise self.faults.diverged_error()
+        self._update_oom = bool(flags[0] > 0)
+        skip = self._update_oom or bool(flags[1] >= world)
         self._update_has_good_batch = False
+        self._skipped_update = skip
+        params = [p for p in self.model.parameters() if p.requires_grad]
+        if skip:
+            for p in params:
+                p.grad = None
+            if isinstance(optimizer, SkippableAdam):
+                optimizer.skip_update = True
+        elif world > 1:
+            _all_reduce_mean(params, world)
+        if world > 1:  # what DDP does before a forward pass that syncs: every rank takes rank 0's buffers
+            for buffer in self.model.buffers():
+                torch.distributed.broadcast(buffer, src=0)
+
+    def lr_scheduler_step(self, scheduler: Any, metric: Any = None) -> None:
+        if not self._skipped_update:  # a skipped update leaves the schedule where it was, as Adam's state
+            scheduler.step()
 
     # ------------------------------------------------------------------ validation
     def on_validation_epoch_start(self) -> None:
@@ -160,8 +211,9 @@ class SateModule(L.LightningModule):
     def configure_optimizers(self) -> dict:
         optim = self.config["optim"]
         params = [p for p in self.model.parameters() if p.requires_grad]
-        optimizer = torch.optim.Adam(params, lr=float(optim["lr"]), betas=tuple(optim["betas"]),
-                                     weight_decay=float(optim["weight_decay"]))
+        optimizer = SkippableAdam(params, lr=float(optim["lr"]), betas=tuple(optim["betas"]),
+                                  weight_decay=float(optim["weight_decay"]))
+        optimizer.on_oom = self._optimizer_oom
         scheduler = inverse_sqrt_schedule(optimizer, int(optim["warmup_steps"]))
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
@@ -170,24 +222,61 @@ class SateModule(L.LightningModule):
         """The model file header (`model_meta`) plus what `sate average` and resuming need."""
         from sate.models import model_meta
 
+        rng = gather_rng_states()  # a collective: Lightning calls this hook on every rank
+        mid_epoch = self.trainer.training and not self.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
         checkpoint["sate"] = {
             **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens),
             "train_config": self.config,
-            "epoch": self.current_epoch, "step": self.global_step,
+            "run_id": self.run_id,
+            "epoch": self.current_epoch, "step": self.global_step, "mid_epoch": bool(mid_epoch),
             "metrics": {k: float(v) for k, v in self.trainer.callback_metrics.items() if _is_scalar(v)},
-            "faults": {"nonfinite": self.faults.nonfinite, "oom": self.faults.oom},
-            "rng": {"torch": torch.get_rng_state(), "numpy": _numpy_state(), "python": _python_state()},
+            "faults": self.faults.state_dict(),
+            "rng": rng[0], "rng_ranks": rng,
         }
 
     def on_load_checkpoint(self, checkpoint: dict) -> None:
         saved = checkpoint.get("sate", {})
-        faults = saved.get("faults", {})
-        self.faults.nonfinite, self.faults.oom = faults.get("nonfinite", 0), faults.get("oom", 0)
-        rng = saved.get("rng")
-        if rng:
-            torch.set_rng_state(rng["torch"])
-            np.random.set_state(_numpy_restore(rng["numpy"]))
-            random.setstate(_python_restore(rng["python"]))
+        self.faults.load_state_dict(saved.get("faults", {}))
+        ranks = saved.get("rng_ranks") or ([saved["rng"]] if saved.get("rng") else [])
+        rank = self.trainer.global_rank if self._trainer is not None else 0
+        # Applied when training starts, once Lightning has set everything up: nothing may draw in between.
+        self._pending_rng = ranks[rank] if rank < len(ranks) else (ranks[0] if ranks else None)
+        self._resumed = True
+
+    def on_train_start(self) -> None:
+        if self._pending_rng is not None:
+            set_rng_state(self._pending_rng)
+            self._pending_rng = None
+
+    def on_train_batch_start(self, batch: Any, batch_idx: int) -> None:
+        if self._resumed:
+            # Lightning's count of updates for logging comes back off by one after some resumes (at an
+            # epoch end, or with max_steps): a resumed run logs its first update at the step it makes.
+            self.trainer.fit_loop.epoch_loop._batches_that_stepped = self.trainer.global_step
+            self._resumed = False
+
+
+def _all_reduce_mean(params: list[nn.Parameter], world: int) -> None:
+    """Average gradients over ranks in flat buckets (a parameter without a gradient counts as zero)."""
+    grads = []
+    for p in params:
+        if p.grad is None:
+            p.grad = torch.zeros_like(p)
+        grads.append(p.grad)
+    bucket: list[torch.Tensor] = []
+    size = 0
+    for i, grad in enumerate(grads):
+        bucket.append(grad)
+        size += grad.numel()
+        if size >= SYNC_BUCKET or i == len(grads) - 1:
+            flat = torch.cat([g.reshape(-1) for g in bucket])
+            torch.distributed.all_reduce(flat)
+            flat /= world
+            offset = 0
+            for g in bucket:
+                g.copy_(flat[offset:offset + g.numel()].view_as(g))
+                offset += g.numel()
+            bucket, size = [], 0
 
 
 def _is_scalar(value: object) -> bool:
@@ -196,22 +285,3 @@ def _is_scalar(value: object) -> bool:
 
 def _unpad(ids: torch.Tensor) -> list[list[int]]:
     return [[int(t) for t in row if t >= 0] for row in ids]
-
-
-def _numpy_state() -> dict:
-    name, keys, pos, has_gauss, gauss = np.random.get_state()
-    return {"name": name, "keys": torch.from_numpy(keys.astype(np.int64)), "pos": int(pos),
-            "has_gauss": int(has_gauss), "gauss": float(gauss)}
-
-
-def _numpy_restore(state: dict) -> tuple:
-    return (state["name"], state["keys"].numpy().astype(np.uint32), state["pos"], state["has_gauss"], state["gauss"])
-
-
-def _python_state() -> dict:
-    version, internal, gauss = random.getstate()
-    return {"version": version, "internal": torch.tensor(internal, dtype=torch.int64), "gauss": gauss}
-
-
-def _python_restore(state: dict) -> tuple:
-    return (state["version"], tuple(int(x) for x in state["internal"]), state["gauss"])

@@ -29,7 +29,7 @@ def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Pat
     return path
 
 
-@pytest.fixture
+@pytest.fixture(scope="session")
 def make_config() -> Callable[..., Path]:
     """make_config(tmp_path, task, data, **sections) -> a tiny training YAML whose batch is the whole train split."""
     return write_config

@@ -34,6 +34,21 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     assert best[0].name.endswith(f"epoch{int(min(losses, key=losses.get)[5:8]):03d}.ckpt")
 
 
+@pytest.mark.slow
+def test_average_refuses_checkpoints_of_different_runs(tmp_path: Path, make_config: MakeConfig,
+                                                       prepared_data: Path) -> None:
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=2"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    other = exp / "checkpoints" / "epoch001.ckpt"
+    ckpt = torch.load(other, weights_only=True)
+    run_id, ckpt["sate"]["run_id"] = ckpt["sate"]["run_id"], "0123456789ab"
+    torch.save(ckpt, other)
+    with pytest.raises(SateError, match=rf"different training runs: epoch000.ckpt \(run {run_id}\), "
+                                        rf"epoch001.ckpt \(run 0123456789ab\)"):
+        average(exp / "checkpoints", exp / "model.pt", last=2)
+
+
 def test_average_refuses_different_architectures() -> None:
     a = {"w": torch.zeros(2, 3), "b": torch.zeros(3)}
     with pytest.raises(SateError, match="w has shape .* cannot be averaged"):

@@ -1,0 +1,148 @@
+"""One training run per experiment directory: `EXP/train.lock` names its holder (host, pid, start time).
+
+Exclusion comes from an advisory `flock` on that file, which the kernel drops when the holding process ends
+in any way, SIGKILL and a crashed node included (on NFS the server's lease runs out); so a lock left by a
+dead run never blocks, and the next run takes it over with a message naming the run that left it. A live
+holder refuses a second run with a message naming it. Where the file system has no locks, the holder is
+judged alive by its pid on the same host, or by a heartbeat (the file's mtime, touched every 30 s) from
+another host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import json
+import os
+import socket
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import IO, Any
+
+from sate.errors import SateError
+
+LOCK_NAME = "train.lock"
+HEARTBEAT_S = 30.0
+STALE_AFTER_S = 300.0  # without flock: a holder on another host whose heartbeat is older than this is gone
+_NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def describe(holder: dict[str, Any]) -> str:
+    return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
+            + (f", run {holder['run_id']}" if holder.get("run_id") else ""))
+
+
+class ExperimentLock:
+    """`with ExperimentLock(exp) as lock:` holds EXP/train.lock for the duration of a run.
+
+    `takeover` is the holder a stale lock named, when there was one (for the caller's message).
+    """
+
+    def __init__(self, exp: Path) -> None:
+        self.path = Path(exp) / LOCK_NAME
+        self.takeover: dict[str, Any] | None = None
+        self._file: IO[str] | None = None
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        self.holder = {"host": socket.gethostname(), "pid": os.getpid(),
+                       "started": datetime.now().astimezone().isoformat(timespec="seconds")}
+
+    def __enter__(self) -> ExperimentLock:
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+    def _read(self) -> dict[str, Any]:
+        with contextlib.suppress(OSError, ValueError):
+            data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
+            if isinstance(data, dict):
+                return data
+        return {}
+
+    def _alive_without_flock(self, holder: dict[str, Any]) -> bool:
+        """A holder's liveness where the file system has no locks: pid on this host, heartbeat elsewhere."""
+        if not holder:
+            return False
+        if holder.get("host") == self.holder["host"]:
+            return isinstance(holder.get("pid"), int) and holder["pid"] != os.getpid() and pid_alive(holder["pid"])
+        with contextlib.suppress(OSError):
+            return time.time() - self.path.stat().st_mtime < STALE_AFTER_S
+        return False
+
+    def acquire(self) -> None:
+        """Take the lock or raise `SateError` naming the live holder."""
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        for _ in range(10):  # retried only when another run replaced the file under us
+            f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
+            try:
+                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                flock = True
+            except BlockingIOError:
+                f.close()
+                raise SateError(f"{self.path.parent} is in use by another training run ({describe(self._read())}; "
+                                f"lock {self.path}); wait for it to end or train into another --exp") from None
+            except OSError as err:
+                if err.errno not in _NO_LOCKS:
+                    raise
+                flock = False
+            # The file we locked must still be the one at the path (a finishing run may have just removed it).
+            same = os.fstat(f.fileno()).st_ino == (os.stat(self.path).st_ino if self.path.exists() else -1)
+            if not same:
+                f.close()
+                continue
+            previous = self._read()
+            if not flock and self._alive_without_flock(previous):
+                f.close()
+                raise SateError(f"{self.path.parent} is in use by another training run ({describe(previous)}; "
+                                f"lock {self.path}); wait for it to end, or delete the lock if that run is gone")
+            self.takeover = previous or None
+            f.seek(0)
+            f.truncate()
+            f.write(json.dumps(self.holder) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+            self._file = f
+            self._thread = threading.Thread(target=self._heartbeat, name="sate-lock-heartbeat", daemon=True)
+            self._thread.start()
+            return
+        raise SateError(f"{self.path}: could not take the lock (the file keeps being replaced)")
+
+    def set_run_id(self, run_id: str) -> None:
+        """Name the run in the lock, so that a refused second run can say which run holds the directory."""
+        if self._file is not None:
+            self.holder["run_id"] = run_id
+            self._file.seek(0)
+            self._file.truncate()
+            self._file.write(json.dumps(self.holder) + "\n")
+            self._file.flush()
+
+    def _heartbeat(self) -> None:
+        while not self._stop.wait(HEARTBEAT_S):
+            with contextlib.suppress(OSError):
+                os.utime(self.path)
+
+    def release(self) -> None:
+        """Remove the lock file, then let go of it (in this order, so nobody locks a file about to vanish)."""
+        self._stop.set()
+        if self._file is None:
+            return
+        with contextlib.suppress(OSError):
+            if os.fstat(self._file.fileno()).st_ino == os.stat(self.path).st_ino:
+                self.path.unlink()
+        self._file.close()
+        self._file = None

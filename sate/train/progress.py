@@ -1,0 +1,92 @@
+"""What a run leaves on disk as it goes, so that a killed run is accounted for: time and metric rows.
+
+`EXP/train_time.json` adds up the wall-clock time of every run and resume. It is rewritten at the start,
+at every checkpoint and every minute, so a run killed with SIGKILL loses at most a minute of its time.
+Metric rows (`EXP/logs/version_N/metrics.csv`) are flushed as they are logged; a resume drops the rows a
+killed run logged after the checkpoint it resumes from, so the versions together hold each step once.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import lightning as L
+from lightning.pytorch.callbacks import Callback
+
+from sate.files import atomic_write_text
+
+TIME_FILE = "train_time.json"
+WRITE_EVERY_S = 60.0
+
+
+def read_train_time(exp: Path) -> dict[str, Any]:
+    path = Path(exp) / TIME_FILE
+    if path.is_file():
+        try:
+            record = json.loads(path.read_text())
+            return {"seconds": float(record["seconds"]), "runs": int(record["runs"])}
+        except (ValueError, KeyError, TypeError):
+            pass
+    return {"seconds": 0.0, "runs": 0}
+
+
+class TrainTime(Callback):
+    """Keeps EXP/train_time.json current while this run trains (global rank 0 writes)."""
+
+    def __init__(self, exp: Path, started: float) -> None:
+        self.exp = Path(exp)
+        self.started = started  # time.perf_counter() when this run started
+        self.base = read_train_time(exp)
+        self._written = 0.0
+        self._primary = True
+
+    def write(self) -> None:
+        if not self._primary:
+            return
+        seconds = self.base["seconds"] + time.perf_counter() - self.started
+        record = {"seconds": round(seconds, 1), "runs": self.base["runs"] + 1}
+        atomic_write_text(self.exp / TIME_FILE, json.dumps(record))
+        self._written = time.perf_counter()
+
+    def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:
+        self._primary = trainer.is_global_zero
+        self.write()
+
+    def on_train_batch_end(self, trainer: L.Trainer, *args: Any) -> None:
+        if time.perf_counter() - self._written >= WRITE_EVERY_S:
+            self.write()
+
+    def on_save_checkpoint(self, trainer: L.Trainer, pl_module: L.LightningModule, checkpoint: dict) -> None:
+        self.write()
+
+
+def drop_rows_after(exp: Path, step: int) -> int:
+    """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
+    dropped = 0
+    for path in sorted((Path(exp) / "logs").glob("version_*/metrics.csv")):
+        text = path.read_text(encoding="utf-8")
+        rows = list(csv.DictReader(io.StringIO(text)))
+        if not rows:
+            continue
+        keep = [r for r in rows if not _after(r, step)]
+        if len(keep) == len(rows):
+            continue
+        dropped += len(rows) - len(keep)
+        out = io.StringIO()
+        writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()), lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(keep)
+        atomic_write_text(path, out.getvalue())
+    return dropped
+
+
+def _after(row: dict[str, str], step: int) -> bool:
+    try:
+        return int(float(row.get("step") or -1)) >= step
+    except ValueError:
+        return True  # a row cut short by a kill

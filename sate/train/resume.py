@@ -1,0 +1,198 @@
+"""Deciding how `sate train` continues an experiment directory: which checkpoint, under which rules.
+
+- Checkpoints are read with `weights_only=True`: tensors, numbers, strings, lists and dicts only, plus the
+  types in SAFE_GLOBALS. Lightning 2.6 puts nothing else in our checkpoints (loops, callbacks, optimizer,
+  scheduler and precision states are plain), so the list is empty; a test fails the day that changes. A file
+  holding any other pickled object is refused with one line and never run.
+- The newest readable checkpoint wins: last.ckpt, or when it is missing or damaged the newest other one,
+  with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
+  checkpoints are all unreadable is an error: training never silently starts afresh beside an old run.
+- A resume must use the config of the run it continues, except SAFE_KEYS (budgets, patience, checkpoint
+  policy, logging, workers, init, and batch.per_device at an epoch end when batch.global is unchanged).
+  Anything else is refused, naming the keys.
+"""
+
+from __future__ import annotations
+
+import pickle
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from sate.errors import SateError
+
+# Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
+SAFE_GLOBALS: list[Any] = []
+# Keys a resume may change: how long and how it trains, what it keeps and logs, never what it learns.
+SAFE_KEYS = (
+    "trainer.max_epochs", "trainer.max_steps", "trainer.max_minutes", "trainer.patience", "trainer.keep_last",
+    "trainer.keep_best", "trainer.checkpoint_every_minutes", "trainer.checkpoint_every_steps",
+    "trainer.valid_bleu_utts", "trainer.valid_max_len_ratio", "trainer.nan_patience", "trainer.oom_patience",
+    "trainer.log_every_n_steps", "data.num_workers",
+    "init",  # the weights come from the checkpoint; the init section only applies to a fresh start
+)
+UNREADABLE_SUFFIX = ".unreadable"
+
+
+def read_checkpoint(path: Path) -> dict[str, Any]:
+    """A training checkpoint loaded with weights_only=True; `SateError` (one line) for a damaged or unsafe file."""
+    try:
+        with torch.serialization.safe_globals(SAFE_GLOBALS):
+            ckpt = torch.load(path, map_location="cpu", weights_only=True)
+    except pickle.UnpicklingError as err:
+        if "Unsupported global" in str(err) or _unsafe_globals(path) != "unknown":
+            raise UnsafeCheckpoint(f"{path}: refused: it holds pickled objects ({_unsafe_globals(path)}) that "
+                                   f"would run code when loaded; `sate train` writes none. Remove it if you did "
+                                   f"not put it there") from None
+        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
+    except Exception as err:  # noqa: BLE001 - truncated zip, bad magic, I/O errors: all "damaged"
+        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
+    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("sate"), dict) or "state_dict" not in ckpt:
+        raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
+    return ckpt
+
+
+class UnsafeCheckpoint(SateError):
+    """A checkpoint with pickled code in it: never passed over silently, never loaded."""
+
+
+def _unsafe_globals(path: Path) -> str:
+    try:
+        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # noqa: BLE001 - the names only make the message better
+        return "unknown"
+    return ", ".join(names[:4]) or "unknown"
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0][:200] if text else type(err).__name__
+
+
+@dataclass
+class ResumePoint:
+    """Where a run starts: `path` None is a fresh start; `notes` are printed by the primary process."""
+
+    path: Path | None = None
+    checkpoint: dict[str, Any] | None = None
+    run_id: str = ""
+    notes: list[str] = field(default_factory=list)
+    changed: dict[str, tuple[Any, Any]] = field(default_factory=dict)
+    passed_over: list[Path] = field(default_factory=list)
+
+
+def candidates(ckpt_dir: Path) -> list[Path]:
+    """Checkpoints newest first (by modification time; last.ckpt first among equals)."""
+    if not ckpt_dir.is_dir():
+        return []
+    paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
+    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == "last.ckpt", p.name), reverse=True)
+
+
+def find_resume_point(ckpt_dir: Path) -> ResumePoint:
+    """The newest readable checkpoint (module docstring); a fresh start when the directory has none."""
+    paths = candidates(ckpt_dir)
+    if not paths:
+        return ResumePoint(run_id=new_run_id())
+    last = ckpt_dir / "last.ckpt"
+    problems: list[str] = []
+    for path in paths:
+        try:
+            ckpt = read_checkpoint(path)
+        except UnsafeCheckpoint:
+            raise
+        except SateError as err:
+            problems.append(str(err))
+            continue
+        point = ResumePoint(path=path, checkpoint=ckpt, run_id=str(ckpt["sate"].get("run_id") or new_run_id()))
+        point.passed_over = [p for p in paths[: paths.index(path)]]
+        where = f"step {ckpt.get('global_step')}, epoch {ckpt.get('epoch')}"
+        if path != last:
+            why = "is missing" if not last.exists() else "is unreadable"
+            point.notes.append(f"{last} {why}; resuming from {path.name} ({where}), the newest readable checkpoint")
+        else:
+            point.notes.append(f"resuming from {path} ({where})")
+        point.notes += [f"passed over: {p}" for p in problems]
+        return point
+    raise SateError(f"{ckpt_dir}: no readable checkpoint to resume from ({'; '.join(problems)[:600]}); "
+                    f"train into a new --exp, or move these files away to start afresh here")
+
+
+def set_aside(paths: list[Path]) -> list[Path]:
+    """Rename damaged checkpoints to NAME.unreadable, so that neither Lightning nor `sate average` trips on them."""
+    moved = []
+    for path in paths:
+        target = path.with_name(path.name + UNREADABLE_SUFFIX)
+        path.replace(target)
+        moved.append(target)
+    return moved
+
+
+def new_run_id() -> str:
+    return uuid.uuid4().hex[:12]
+
+
+def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
+    flat: dict[str, Any] = {}
+    for key, value in config.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict) and value and name != "init":
+            flat.update(_flat(value, name + "."))
+        else:
+            flat[name] = value
+    return flat
+
+
+def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+    """Flat keys with the model section resolved, so `{}` and the same defaults written out compare equal."""
+    from sate.models.config import resolve_config
+
+    config = dict(config)
+    try:
+        config["model"] = resolve_config(config["task"], config.get("model"))
+    except SateError:
+        pass  # an old checkpoint's model section that no longer resolves is compared as written
+    return _flat(config)
+
+
+def config_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+    """dotted key -> (old, new) for every key that differs."""
+    a, b = _comparable(old), _comparable(new)
+    return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
+
+
+def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -> None:
+    """Refuse a resume whose config differs from the run's in anything but SAFE_KEYS; record the safe changes."""
+    assert point.checkpoint is not None
+    old = point.checkpoint["sate"].get("train_config")
+    if old is None:
+        from sate.config import read_yaml
+
+        snapshot = exp / "config.yaml"
+        if not snapshot.is_file():
+            return
+        old = read_yaml(snapshot)
+    changes = config_changes(old, config)
+    unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
+    if unsafe:
+        shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in list(unsafe.items())[:6])
+        more = f" and {len(unsafe) - 6} more" if len(unsafe) > 6 else ""
+        raise SateError(f"{exp}: cannot resume with a changed config: {shown}{more} (a resume may only change "
+                        f"budgets, patience, checkpoint and logging settings, data.num_workers and init; "
+                        f"undo the change or train into a new --exp)")
+    point.changed = changes
+
+
+def _safe(key: str, changes: dict[str, tuple[Any, Any]], ckpt: dict[str, Any]) -> bool:
+    if key == "batch.per_device":
+        # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
+        return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
+    return key in SAFE_KEYS or key.split(".")[0] in SAFE_KEYS
+
+
+def _short(value: Any) -> str:
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."

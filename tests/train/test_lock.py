@@ -1,0 +1,97 @@
+"""One training run per experiment directory: EXP/train.lock names its holder (issue 17, item 4)."""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sate.errors import SateError
+from sate.train import lock as lock_module
+from sate.train.lock import LOCK_NAME, ExperimentLock
+
+HOLD = """
+import sys, time
+from pathlib import Path
+from sate.train.lock import ExperimentLock
+lock = ExperimentLock(Path(sys.argv[1]))
+lock.acquire()
+print("held", flush=True)
+time.sleep(120)
+"""
+
+
+def _holder(exp: Path) -> subprocess.Popen:
+    """A process that holds the lock of `exp` until killed."""
+    proc = subprocess.Popen([sys.executable, "-c", HOLD, str(exp)], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.readline().strip() == "held"
+    return proc
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_a_live_holder_refuses_a_second_run_and_a_killed_one_is_taken_over(tmp_path: Path) -> None:
+    proc = _holder(tmp_path)
+    try:
+        with pytest.raises(SateError, match=rf"in use by another training run \(pid {proc.pid} on "
+                                            rf"{socket.gethostname()}, started 20"):
+            ExperimentLock(tmp_path).acquire()
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    with ExperimentLock(tmp_path) as lock:  # the kernel dropped the dead holder's lock
+        assert lock.takeover is not None and lock.takeover["pid"] == proc.pid
+        assert json.loads((tmp_path / LOCK_NAME).read_text())["pid"] == os.getpid()
+    assert not (tmp_path / LOCK_NAME).exists()  # cleared when the run ends
+
+
+def test_without_file_locks_a_dead_pid_on_this_host_is_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def no_locks(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, "no locks")
+
+    monkeypatch.setattr(lock_module.fcntl, "flock", no_locks)
+    stale = {"host": socket.gethostname(), "pid": _dead_pid(), "started": "2024-01-01T00:00:00+00:00"}
+    (tmp_path / LOCK_NAME).write_text(json.dumps(stale))
+    with ExperimentLock(tmp_path) as lock:
+        assert lock.takeover == stale
+    live = {"host": socket.gethostname(), "pid": os.getppid(), "started": "2024-01-01T00:00:00+00:00"}
+    (tmp_path / LOCK_NAME).write_text(json.dumps(live))
+    with pytest.raises(SateError, match=f"pid {os.getppid()} on"):
+        ExperimentLock(tmp_path).acquire()
+    far = {"host": "another-node", "pid": 1, "started": "2024-01-01T00:00:00+00:00"}
+    (tmp_path / LOCK_NAME).write_text(json.dumps(far))
+    with pytest.raises(SateError, match="pid 1 on another-node"):  # its heartbeat is fresh
+        ExperimentLock(tmp_path).acquire()
+    old = time.time() - lock_module.STALE_AFTER_S - 10
+    os.utime(tmp_path / LOCK_NAME, (old, old))
+    with ExperimentLock(tmp_path) as lock:
+        assert lock.takeover == far
+
+
+@pytest.mark.slow
+def test_sate_train_refuses_an_experiment_another_run_holds(tmp_path: Path, make_config: Callable[..., Path],
+                                                            prepared_data: Path) -> None:
+    from sate.train.trainer import load_training_config, train
+
+    exp = tmp_path / "exp"
+    proc = _holder(exp)
+    try:
+        with pytest.raises(SateError, match=f"pid {proc.pid}"):
+            train(load_training_config(make_config(tmp_path, "asr", prepared_data), []), exp)
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    assert not (exp / "checkpoints").exists() and not (exp / "config.yaml").exists()

@@ -1,0 +1,79 @@
+"""Checkpoints inside an epoch: a run killed with SIGKILL mid-epoch and resumed ends exactly as an uninterrupted
+one (issue 13, item 1), and the killed run's time is in train_time.json (issue 17, item 11)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.train.trainer import load_training_config, train
+
+pytestmark = pytest.mark.slow
+
+KILL_SCRIPT = """
+import os, signal, sys
+import torch
+from lightning.pytorch.callbacks import Callback
+from sate.train.trainer import load_training_config, train
+
+class KillAt(Callback):
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if trainer.global_step >= int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+
+torch.set_num_threads(int(os.environ["SATE_TEST_THREADS"]))  # the same float sums as the test process
+train(load_training_config(sys.argv[1], sys.argv[4:]), sys.argv[2], callbacks=[KillAt()])
+"""
+# Five batches an epoch; dropout and SpecAugment on, so that the random states must come back too.
+SETTINGS = ["batch.per_device=800", "batch.global=800", "trainer.max_epochs=100", "trainer.max_steps=9",
+            "trainer.checkpoint_every_steps=2", "specaug.enabled=true", "specaug.freq_mask_width=5",
+            "specaug.time_mask_width=20"]
+
+
+def metric_rows(exp: Path) -> list[dict[str, str]]:
+    rows = []
+    for path in sorted((exp / "logs").glob("version_*/metrics.csv")):
+        rows += [{k: v for k, v in row.items() if v} for row in csv.DictReader(path.open())]
+    return rows
+
+
+def test_a_run_killed_mid_epoch_resumes_at_the_exact_batch(tmp_path: Path, make_config: Callable[..., Path],
+                                                            prepared_data: Path, capsys: pytest.CaptureFixture) -> None:
+    path = make_config(tmp_path, "asr", prepared_data)
+    train(load_training_config(path, SETTINGS), tmp_path / "whole")
+    exp = tmp_path / "killed"
+    script = tmp_path / "kill.py"
+    script.write_text(KILL_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(path), str(exp), "7", *SETTINGS], capture_output=True,
+                          text=True, timeout=300, env={**os.environ, "SATE_TEST_THREADS": str(torch.get_num_threads())})
+    assert done.returncode == -9, done.stderr[-2000:]
+    saved = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert saved["global_step"] == 6 and saved["epoch"] == 1 and saved["sate"]["mid_epoch"]
+    spent = json.loads((exp / "train_time.json").read_text())
+    assert spent["runs"] == 1 and spent["seconds"] > 0  # the killed run's time is accounted for
+
+    capsys.readouterr()
+    train(load_training_config(path, SETTINGS), exp)
+    assert "checkpoints/last.ckpt (step 6, epoch 1)" in capsys.readouterr().out
+    assert json.loads((exp / "train_time.json").read_text())["runs"] == 2
+    whole = torch.load(tmp_path / "whole" / "checkpoints" / "last.ckpt", weights_only=True)
+    resumed = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert whole["global_step"] == resumed["global_step"] == 9
+    for key, value in whole["state_dict"].items():
+        assert torch.allclose(value.float(), resumed["state_dict"][key].float(), atol=1e-6), key
+    rows, expected = metric_rows(exp), metric_rows(tmp_path / "whole")
+    assert len(list((exp / "logs").glob("version_*"))) == 2
+    train_steps = [r["step"] for r in rows if "train/loss" in r]
+    assert len(train_steps) == len(set(train_steps)) == 9  # each update once, the killed run's extra one dropped
+    assert [(r["step"], sorted(r)) for r in rows] == [(r["step"], sorted(r)) for r in expected]
+    for row, want in zip(rows, expected, strict=True):
+        for key in want:
+            assert float(row[key]) == pytest.approx(float(want[key]), rel=1e-5), (row, want)

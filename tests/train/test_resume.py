@@ -1,0 +1,142 @@
+"""Resuming an experiment directory: safe loading, damaged or missing checkpoints, changed configs (issue 17)."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from sate.cli import main
+from sate.config import read_yaml
+from sate.errors import SateError
+from sate.train.resume import config_changes, read_checkpoint
+from sate.train.trainer import load_training_config, train
+
+pytestmark = pytest.mark.slow  # trains tiny models
+MakeConfig = Callable[..., Path]
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, make_config: MakeConfig
+            ) -> tuple[Path, Path]:
+    """(config file, exp) of a tiny ASR run of 3 epochs, one update each: epoch000..002, best-*, last.ckpt."""
+    root = tmp_path_factory.mktemp("resume")
+    path = make_config(root, "asr", prepared_data, trainer={"max_epochs": 3})
+    train(load_training_config(path, []), root / "exp")
+    return path, root / "exp"
+
+
+@pytest.fixture
+def exp(trained: tuple[Path, Path], tmp_path: Path) -> Path:
+    """A private copy of the trained experiment."""
+    shutil.copytree(trained[1], tmp_path / "exp")
+    return tmp_path / "exp"
+
+
+def _start_step(config: dict, exp: Path) -> int:
+    """Train on and return the global step the run started from."""
+    from lightning.pytorch.callbacks import Callback
+
+    seen: dict = {}
+
+    class Start(Callback):
+        def on_train_start(self, trainer, pl_module) -> None:  # noqa: ANN001
+            seen["step"] = trainer.global_step
+
+    train(config, exp, callbacks=[Start()])
+    return seen["step"]
+
+
+class _Evil:
+    """Unpickling this would create the marker file: code run by loading a checkpoint."""
+
+    def __init__(self, marker: Path) -> None:
+        self.marker = marker
+
+    def __reduce__(self) -> tuple:
+        return (Path.touch, (self.marker,))
+
+
+def test_a_pickled_object_in_last_ckpt_is_refused_and_never_run(trained: tuple[Path, Path], exp: Path,
+                                                                 tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    marker = tmp_path / "code-ran"
+    last = exp / "checkpoints" / "last.ckpt"
+    checkpoint = torch.load(last, weights_only=True)
+    checkpoint["sate"]["payload"] = _Evil(marker)
+    torch.save(checkpoint, last)
+    code = main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=4"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and not marker.exists()
+    assert len(err.splitlines()) == 1 and "last.ckpt: refused: it holds pickled objects" in err, err
+    assert "Path.touch" in err or "pathlib" in err
+
+
+def test_every_checkpoint_of_a_run_loads_with_weights_only_and_no_extra_globals(exp: Path) -> None:
+    for path in sorted((exp / "checkpoints").glob("*.ckpt")):
+        assert torch.serialization.get_unsafe_globals_in_checkpoint(path) == [], path
+        assert read_checkpoint(path)["sate"]["run_id"]
+
+
+def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Path, Path], exp: Path,
+                                                                capsys: pytest.CaptureFixture) -> None:
+    last = exp / "checkpoints" / "last.ckpt"
+    last.write_bytes(last.read_bytes()[:5000])  # truncated, as by a full disk
+    config = load_training_config(trained[0], ["trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3
+    out = capsys.readouterr().out
+    assert "last.ckpt is unreadable; resuming from epoch002.ckpt (step 3, epoch 2)" in out, out
+    assert (exp / "checkpoints" / "last.ckpt.unreadable").is_file()
+    assert read_checkpoint(last)["global_step"] == 4
+
+
+def test_a_deleted_last_ckpt_resumes_from_the_newest_epoch_checkpoint(trained: tuple[Path, Path], exp: Path,
+                                                                       capsys: pytest.CaptureFixture) -> None:
+    run_id = read_checkpoint(exp / "checkpoints" / "epoch002.ckpt")["sate"]["run_id"]
+    (exp / "checkpoints" / "last.ckpt").unlink()
+    config = load_training_config(trained[0], ["trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3  # never silently from scratch beside the old run's epochs
+    assert "last.ckpt is missing; resuming from" in capsys.readouterr().out
+    assert read_checkpoint(exp / "checkpoints" / "epoch003.ckpt")["sate"]["run_id"] == run_id
+
+
+def test_no_readable_checkpoint_is_a_one_line_error(trained: tuple[Path, Path], exp: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    for path in (exp / "checkpoints").glob("*.ckpt"):
+        path.write_bytes(b"not a checkpoint")
+    code = main(["train", "--config", str(trained[0]), "--exp", str(exp)])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1
+    assert "no readable checkpoint to resume from" in err and "train into a new --exp" in err
+
+
+def test_a_changed_config_is_refused_naming_the_keys(trained: tuple[Path, Path], exp: Path,
+                                                     capsys: pytest.CaptureFixture) -> None:
+    snapshot = (exp / "config.yaml").read_text()
+    code = main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "optim.lr=1e-3",
+                 "--set", "model.d_model=64", "--set", "trainer.max_epochs=4"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and len(err.splitlines()) == 1, err
+    assert "cannot resume with a changed config: model.d_model 32 -> 64, optim.lr 0.01 -> 0.001" in err
+    assert "max_epochs" not in err  # a safe key
+    assert (exp / "config.yaml").read_text() == snapshot  # never rewritten for a run that did not happen
+
+
+def test_safe_keys_may_change_and_the_snapshot_says_so(trained: tuple[Path, Path], exp: Path,
+                                                       capsys: pytest.CaptureFixture) -> None:
+    config = load_training_config(trained[0], ["trainer.max_epochs=4", "trainer.keep_last=2", "data.num_workers=0"])
+    assert _start_step(config, exp) == 3
+    assert "resuming with trainer.max_epochs changed: 3 -> 4" in capsys.readouterr().out
+    assert read_yaml(exp / "config.yaml")["trainer"]["max_epochs"] == 4
+
+
+def test_config_changes_compare_resolved_models() -> None:
+    base = {"task": "asr", "model": {}, "optim": {"lr": 1.0}, "init": {}}
+    written_out = {**base, "model": yaml.safe_load(yaml.safe_dump({"d_model": 256}))}
+    assert config_changes(base, written_out) == {}  # the default written out is no change
+    assert set(config_changes(base, {**base, "init": {"acoustic": {"path": "a.pt"}}})) == {"init"}
+    with pytest.raises(SateError):
+        read_checkpoint(Path("/nonexistent/last.ckpt"))
