@@ -2,8 +2,9 @@
 
 Read in pipeline order: acoustic (encoder), ctc, adaptor (and shrink), textual, decoder; then
 asr, mt and st assemble them, build maps a config to a model, model_file saves and loads them.
-losses holds the training losses, pretrained loads components from other checkpoints, config
-holds every model key's default, tiny the small configs that tests and benchmarks share.
+losses holds the training losses, pretrained loads components from other checkpoints (sharing checks
+what tied embeddings and a joint vocabulary need), config holds every model key's default, tiny the
+small configs that tests and benchmarks share.
 
 The names below are imported on first use, so that reading ``sate.models.config`` (the defaults,
 for `sate config`) does not import ESPnet and torch.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,6 +13,8 @@ from sate.errors import SateError
 from sate.models.build import build_model
 from sate.models.config import resolve_config
 from sate.models.ctc import draws_new_mask
+from sate.models.model_file import save_model_file
+from sate.models.pretrained import initialize
 from sate.models.tiny import tiny_config
 
 Build = Callable[..., Any]
@@ -115,3 +118,21 @@ def test_ctc_layer_refusals(task: str, conf: dict, message: str) -> None:
 def test_ctc_at_the_top_layer_named_explicitly_is_the_default_model(build: Build) -> None:
     assert resolve_config("asr", {"acoustic": {"layers": 2}, "ctc": {"layer": 2}})["ctc"]["layer"] == 2
     assert build("st", acoustic=TWO_LAYERS, ctc={"layer": 2}).acoustic.encoder.interctc_layer_idx == []
+
+
+def test_a_bias_free_head_refuses_a_biased_one(build: Build, files: dict[str, Any], src_tokens: list[str],
+                                               tgt_tokens: list[str]) -> None:
+    with pytest.raises(SateError, match="unexpected in checkpoint: ctc_lo.bias"):
+        initialize(build("st", ctc=REFERENCE_CTC), {"ctc": {"path": files["asr_path"]}}, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
+
+
+def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_top(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    asr = build("asr", seed=4, acoustic=TWO_LAYERS)
+    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
+    st = build("st", acoustic=TWO_LAYERS, ctc={"layer": 1}, adaptor={"type": "none"}, textual={"layers": 0})
+    path = str(tmp_path / "asr.pt")
+    initialize(st, {"acoustic": {"path": path}, "ctc": {"path": path}}, src_tokens, tgt_tokens,
+               log=lambda _line: None)
+    assert torch.equal(st.ctc.ctc_lo.weight, asr.ctc.ctc_lo.weight)
