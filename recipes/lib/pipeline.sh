@@ -10,7 +10,7 @@
 
 if run_stage 0 "prep: MuST-C $mustc_root/en-$tgt_lang -> manifests in $data"; then
   need "$mustc_root/en-$tgt_lang/data" "the MuST-C corpus"
-  params="root=$mustc_root tgt=$tgt_lang"
+  params="root=$mustc_root tgt=$tgt_lang corpus=$(stamp "$mustc_root/.done/synth")"
   if ! is_done "$data/.done/prep" "$params"; then
     sate prep --mustc-root "$mustc_root" --tgt-lang "$tgt_lang" --out "$data"
     mark_done "$data/.done/prep" "$params"
@@ -19,7 +19,7 @@ fi
 
 if run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="speed_perturb=$speed_perturb"
+  params="speed_perturb=$speed_perturb prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/features" "$params"; then
     sp=(); [ "$speed_perturb" = true ] && sp=(--speed-perturb)
     sate features --data "$data" --jobs "$nj" "${sp[@]}"
@@ -29,7 +29,7 @@ fi
 
 if run_stage 2 "vocab: SentencePiece source $src_vocab_size, target $tgt_vocab_size"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="src=$src_vocab_size tgt=$tgt_vocab_size mt_text=$mt_src $mt_tgt"
+  params="src=$src_vocab_size tgt=$tgt_vocab_size mt_text=$mt_src $mt_tgt prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
     extra=(); [ -n "$mt_src" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
     sate vocab --data "$data" --src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size" "${extra[@]}"
@@ -48,7 +48,8 @@ device_args=(--accelerator cpu)
 train_model() {
   local name=$1 config=$2; shift 2
   need "$config" "the $name config"
-  local params="config=$(sha1sum "$config" | cut -c1-12) data=$data args=$* $train_args"
+  local params="config=$(stamp "$config") data=$data $(stamp "$data/.done/features" "$data/.done/vocab") args=$*"
+  params+=" $train_args"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
   local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=\"$data\"" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose

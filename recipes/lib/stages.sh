@@ -57,5 +57,12 @@ logged() {
   return "${PIPESTATUS[0]}"
 }
 
+# stamp FILE...: a short fingerprint of the files' contents ("-" for a missing one), so that a stage whose
+# inputs were remade (another corpus, new features) runs again instead of being taken as done.
+stamp() {
+  local f
+  for f in "$@"; do [ -e "$f" ] && cat "$f" || printf -- '-'; done | sha1sum | cut -c1-12
+}
+
 # need PATH WHAT: a clear error when an earlier stage's output is missing.
 need() { [ -e "$1" ] || die "missing $1 ($2). Run the earlier stages first."; }

@@ -157,3 +157,15 @@ def test_ctc_layer_stage_trains_both_depths_for_as_many_updates_as_sate(
         rows = [(r["model"], r["encoder"], r["layer"]) for r in csv.DictReader(f)]
     assert rows == [(m, "acoustic", str(k)) for m in ("e2e_scratch", "e2e_ctc1") for k in (1, 2)]
     assert (exp / "locality_ctc1" / "locality.png").is_file()
+
+
+def test_a_remade_corpus_makes_the_data_stages_run_again(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    tmp, _ = micro_run
+    again = recipe(tmp, "--stage", "0", "--stop-stage", "2")
+    assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr[-3000:]
+    marker = tmp / "corpus" / ".done" / "synth"
+    marker.parent.mkdir(exist_ok=True)
+    marker.write_text("text=phrasebook train_size=13")  # what `sate synth` leaves after another build
+    remade = recipe(tmp, "--stage", "0", "--stop-stage", "2")
+    assert remade.returncode == 0, remade.stderr[-3000:]
+    assert "done already" not in remade.stderr  # prep, and the features and vocabularies made from it, run again
