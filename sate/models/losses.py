@@ -22,17 +22,21 @@ from sate.errors import SateError
 
 
 def label_smoothed_ce(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
-    """ESPnet's label-smoothed CE: logits (B, L, V), targets (B, L) padded with -1 -> scalar."""
+    """ESPnet's label-smoothed CE: logits (B, L, V), targets (B, L) padded with -1 -> scalar.
+
+    Computed in float32 whatever the logits' dtype: under CPU autocast a bf16 log-softmax stays bf16."""
     criterion = LabelSmoothingLoss(logits.size(-1), IGNORE_ID, smoothing, normalize_length=False)
-    return criterion(logits, targets)
+    return criterion(logits.float(), targets)
 
 
 def ctc_loss(
     ctc: CTC, logits: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor, target_lengths: torch.Tensor
 ) -> torch.Tensor:
-    """ESPnet's CTC loss on precomputed logits (B, T, V), lengths (B,); targets (B, S) padded with -1."""
+    """ESPnet's CTC loss on precomputed logits (B, T, V), lengths (B,); targets (B, S) padded with -1.
+
+    Computed in float32 whatever the logits' dtype (ESPnet takes the log-softmax before casting)."""
     flat = torch.cat([row[:n] for row, n in zip(targets, target_lengths.tolist(), strict=True)])
-    return ctc.loss_fn(logits.transpose(0, 1), flat, lengths, target_lengths)
+    return ctc.loss_fn(logits.float().transpose(0, 1), flat, lengths, target_lengths)
 
 
 def _kl(student: torch.Tensor, teacher: torch.Tensor, mask: torch.Tensor, topk: int) -> torch.Tensor:

@@ -58,6 +58,7 @@ class SateModule(L.LightningModule):
         self._skipped_update = False
         self._pending_rng: dict | None = None
         self._resumed = False
+        self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
 
     # ------------------------------------------------------------------ training
@@ -73,6 +74,9 @@ class SateModule(L.LightningModule):
             batch = dict(batch)
             batch["feats"], batch["feats_lengths"] = self.specaug(batch["feats"], batch["feats_lengths"])
         self.faults.batch(batch_cost(batch, self.task))
+        before = [b.detach().clone() for b in self.model.buffers()]  # BatchNorm statistics, before this batch
+        if self._update_buffers is None:
+            self._update_buffers = before
         out: dict | None = None
         oom = False
         try:
@@ -83,6 +87,7 @@ class SateModule(L.LightningModule):
             self._out_of_memory("forward pass", batch)
             release_memory()
         if out is None or not bool(torch.isfinite(out["loss"]).item()):
+            self._restore_buffers(before)  # a skipped batch leaves no trace, not even in running statistics
             if out is not None:
                 self.faults.nonfinite_loss(batch["ids"])
             self.log_dict({"train/skipped_nonfinite": float(self.faults.nonfinite),
@@ -95,6 +100,12 @@ class SateModule(L.LightningModule):
         self.log_dict(stats, batch_size=len(batch["ids"]))
         self.log("lr", self.trainer.optimizers[0].param_groups[0]["lr"], prog_bar=True)
         return out["loss"]
+
+    def _restore_buffers(self, saved: list[torch.Tensor] | None) -> None:
+        if saved is not None:
+            with torch.no_grad():
+                for buffer, value in zip(self.model.buffers(), saved, strict=True):
+                    buffer.copy_(value)
 
     def _zero_loss(self) -> torch.Tensor:
         """A loss whose gradient is exactly zero for every parameter: a skipped batch adds nothing."""
@@ -124,9 +135,12 @@ class SateModule(L.LightningModule):
                             "so the run stops; resume it (from the last checkpoint) with a smaller batch.per_device")
         self.faults.update_done(self._update_oom or step_oom)
         self._update_oom = False
+        self._update_buffers = None
 
     def _optimizer_oom(self) -> None:
         self._step_oom = True
+        self._skipped_update = True  # nor does the scheduler step
+        self._restore_buffers(self._update_buffers)
         self.faults.out_of_memory("optimizer step", "")
         release_memory()
 
@@ -148,6 +162,7 @@ class SateModule(L.LightningModule):
         self._skipped_update = skip
         params = [p for p in self.model.parameters() if p.requires_grad]
         if skip:
+            self._restore_buffers(self._update_buffers)
             for p in params:
                 p.grad = None
             if isinstance(optimizer, SkippableAdam):

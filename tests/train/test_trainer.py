@@ -155,8 +155,12 @@ from sate.train.trainer import load_training_config, train
 
 build = setup.build_for_training
 
+def oom(grad):
+    raise torch.OutOfMemoryError("CUDA out of memory (injected)")
+
 def build_nan_on_rank1(*args, **kwargs):
-    # Rank 1's first training loss is NaN: both ranks must skip that step together.
+    # Rank 1's first training loss is NaN: both ranks must skip that step together. Its second batch runs
+    # out of memory in the backward pass: every rank skips that update, and none waits for the other.
     model = build(*args, **kwargs)
     forward, calls = model.forward, []
     def patched(batch):
@@ -165,6 +169,8 @@ def build_nan_on_rank1(*args, **kwargs):
             calls.append(1)
             if len(calls) == 1 and os.environ.get("LOCAL_RANK", "0") == "1":
                 out["loss"] = out["loss"] * float("nan")
+            if len(calls) == 2 and os.environ.get("LOCAL_RANK", "0") == "1":
+                out["loss"].register_hook(oom)
         return out
     model.forward = patched
     return model
@@ -196,6 +202,7 @@ def test_two_process_ddp_ends_with_identical_parameters(tmp_path: Path, make_con
     rank0 = torch.load(exp / "params_rank0.pt", weights_only=True)
     rank1 = torch.load(exp / "params_rank1.pt", weights_only=True)
     assert "non-finite loss: batch skipped" in done.stderr
+    assert "out of memory in the backward pass: update skipped" in done.stderr
     assert rank0.keys() == rank1.keys()
     for key in rank0:
         assert torch.equal(rank0[key], rank1[key]), key

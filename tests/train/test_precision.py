@@ -1,0 +1,78 @@
+"""`trainer.precision: bf16-mixed` on the CPU: float32 losses and weights, decoding as in float32 (issue 13.3)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.models.losses import ctc_loss, label_smoothed_ce
+from sate.train.trainer import load_training_config, train
+
+
+def test_the_losses_are_computed_in_float32_under_bf16_autocast() -> None:
+    from espnet2.asr.ctc import CTC
+
+    torch.manual_seed(0)
+    logits = torch.randn(2, 7, 11).to(torch.bfloat16)
+    targets = torch.tensor([[1, 2, 3, -1, -1, -1, -1], [4, 5, 6, 7, 8, -1, -1]])
+    ctc, lengths = CTC(11, 11), torch.tensor([7, 6])
+    want_ce = label_smoothed_ce(logits.float(), targets, 0.1)
+    want_ctc = ctc_loss(ctc, logits.float(), lengths, targets.clamp(min=1), torch.tensor([3, 5]))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        ce = label_smoothed_ce(logits, targets, 0.1)
+        ctc_value = ctc_loss(ctc, logits, lengths, targets.clamp(min=1), torch.tensor([3, 5]))
+    # A bf16 log-softmax would be off by about 1e-2 relative; float32 arithmetic agrees to rounding.
+    assert ce.dtype == ctc_value.dtype == torch.float32
+    assert torch.allclose(ce, want_ce, rtol=1e-6) and torch.allclose(ctc_value, want_ctc, rtol=1e-6)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("task", ["asr", "mt", "st"])
+def test_bf16_mixed_trains_each_task_on_the_cpu(tmp_path: Path, make_config: Callable[..., Path],
+                                                prepared_data: Path, task: str, capsys: pytest.CaptureFixture) -> None:
+    config = load_training_config(make_config(tmp_path, task, prepared_data),
+                                  ["trainer.precision=bf16-mixed", "trainer.max_epochs=2"])
+    train(config, tmp_path / "exp")
+    assert "precision bf16-mixed" in capsys.readouterr().out
+    last = torch.load(tmp_path / "exp" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert {v.dtype for v in last["state_dict"].values() if v.is_floating_point()} == {torch.float32}
+    metrics = last["sate"]["metrics"]
+    assert {"train/loss", "valid/loss"} <= set(metrics) and last["global_step"] == 2
+    assert all(torch.isfinite(torch.tensor(v)) for v in metrics.values()), metrics
+    if task != "asr":
+        assert "valid/bleu" in metrics  # greedy decoding ran under bf16 autocast
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("task", "steps"), [("mt", 60), ("st", 30)])
+def test_bf16_decoding_gives_the_float32_top_hypothesis(prepared_data: Path, task: str, steps: int) -> None:
+    from sate.bench.subject import TINY_MODEL, fit
+    from sate.data.dataset import SpeechDataset, TextDataset, collate
+    from sate.data.vocab import Vocabulary
+    from sate.decode.beam_search import beam_search
+    from sate.decode.options import DecodeOptions
+    from sate.models import build_model
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    if task == "mt":
+        data = TextDataset.from_manifest(prepared_data / "train.jsonl", src, tgt)
+        conf = tiny_config("mt", d_model=48, layers=2, dropout=0.0)
+    else:
+        data = SpeechDataset.from_data_dir(prepared_data, "train", src, tgt, cmvn=prepared_data / "cmvn.json")
+        conf = TINY_MODEL
+    batch = collate(list(data))
+    torch.manual_seed(0)
+    model = fit(build_model(task, conf, len(src), len(tgt)), batch, steps=steps, log=False)
+    options = DecodeOptions(beam=4)
+    with torch.no_grad():
+        full = beam_search(model, batch, options)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            half = beam_search(model, batch, options)
+    same = sum(a[0].tokens == b[0].tokens for a, b in zip(full, half, strict=True))
+    print(f"{task}: bf16 decoding gives the float32 top hypothesis for {same}/{len(full)} utterances")
+    assert same >= 0.75 * len(full), (same, len(full))
+    assert len({tuple(h[0].tokens) for h in full}) > 1  # the model says different things to different inputs
