@@ -1,11 +1,13 @@
 """`python -m sate.bench`: sate against ESPnet, with ratios measured in one run on the same weights and data.
 
-Parts (--parts; all but corpus by default):
+Parts (--parts; decode, train, data and length by default):
   decode  our batched beam search against ESPnet's BatchBeamSearch one utterance at a time (`sate.bench.decode`)
   train   a training step of our SATE model against ESPnet's ESPnetSTModel with hier_encoder (`sate.bench.train`)
   data    fbank extraction and data loading speed (`sate.bench.data`)
   length  decoding time and memory against utterance length, league against shrink (`sate.bench.length`)
   corpus  voicing speed of `sate synth` (`sate.bench.corpus`); needs no model
+  scale   MuST-C size on fake data: index, sampler, start-up, loader (`sate.bench.scale`); needs no model
+  gpu     the GPU check: paper-size training steps, decoding, DDP on a CUDA device (`sate.bench.gpu`); no model
 
 It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
 a shared machine; the ratios, measured side by side in one process, are the figures to compare.
@@ -27,16 +29,18 @@ import torch
 from sate.bench import corpus as corpus_part
 from sate.bench import data as data_part
 from sate.bench import decode as decode_part
+from sate.bench import gpu as gpu_part
 from sate.bench import length as length_part
+from sate.bench import scale as scale_part
 from sate.bench import train as train_part
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.measure import machine
 from sate.bench.subject import Subject, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus")
-DEFAULT_PARTS = PARTS[:-1]
-NO_MODEL_PARTS = {"data", "corpus"}  # parts that measure the data pipeline and need no trained model
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu")
+DEFAULT_PARTS = PARTS[:4]
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu"}  # parts that need no trained model
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 
@@ -67,6 +71,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
                         help="data and corpus: parallel fbank or voicing jobs")
     parser.add_argument("--corpus-size", type=int, default=3000, help="corpus: train sentences to voice")
+    parser.add_argument("--scale-segments", type=int, default=scale_part.SEGMENTS,
+                        help="scale: train segments of the fake MuST-C data")
+    parser.add_argument("--scale-batches", type=int, default=200, help="scale: batches the loader is timed on")
+    parser.add_argument("--gpu-steps", type=int, default=10, help="gpu: timed training steps per model")
+    parser.add_argument("--gpu-utts", type=int, default=32, help="gpu: utterances decoded by each decoder")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -77,8 +86,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--model needs --data")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
-    if args.repeat < 1 or args.train_batches < 1 or args.max_utts < 1 or args.corpus_size < 1:
-        parser.error("--repeat, --train-batches, --max-utts and --corpus-size must be at least 1")
+    counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
+              args.scale_batches, args.gpu_steps, args.gpu_utts)
+    if min(counts) < 1:
+        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-* must be at least 1")
     args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
     return args
 
@@ -105,6 +116,13 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "corpus":
             result[part] = corpus_part.run(args.corpus_size, args.jobs)
             print(corpus_part.table(result[part]))
+        elif part == "scale":
+            result[part] = scale_part.run(args.scale_segments, args.max_frames or scale_part.default_max_frames(),
+                                          args.jobs, args.scale_batches)
+            print(scale_part.table(result[part]))
+        elif part == "gpu":
+            result[part] = gpu_part.run(args.gpu_steps, args.gpu_utts, args.beam, args.max_frames)
+            print(gpu_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
             result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
                                        "length part compares league or soft with shrink"}
@@ -142,6 +160,17 @@ def summary(result: dict[str, Any]) -> str:
         c = result["corpus"]
         lines.append(f"  corpus: {c['utterances_per_second']} utt/s voiced, {c['seconds_per_audio_hour']} s per "
                      f"audio hour with {c['jobs']} jobs")
+    if "scale" in result:
+        g, startup = result["scale"]["goals"], result["scale"]["startup"]["seconds"]
+        lines.append(f"  MuST-C scale: start-up {startup} s (goal <= {g['startup_s']:g} s "
+                     f"{'met' if g['startup_met'] else 'NOT met'}), index + sampler {g['index_and_sampler_kept_mib']} "
+                     f"MiB (goal <= {g['index_and_sampler_mib']:g} {'met' if g['memory_met'] else 'NOT met'}), loader "
+                     f"{result['scale']['loader_over_gpu']}x an assumed GPU's frames/s")
+    if "gpu" in result:
+        r = result["gpu"]
+        lines.append(f"  GPU: sate {r['ratio']}x ESPnet's frames/s in bf16; decoding {r['decode']['speedup']}x ESPnet; "
+                     f"MuST-C SATE estimated {r['estimate']['hours_1_gpu']} h on 1 GPU, "
+                     f"{r['estimate']['hours_8_gpus']} h on 8")
     if "length" in result and "skipped" not in result["length"]:
         r = result["length"]["lengths"][-1]
         frame, shrink = result["length"]["adaptors"]
@@ -156,6 +185,8 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.threads or torch.get_num_threads()
     command = shlex.join(["python", "-m", "sate.bench", *(sys.argv[1:] if argv is None else argv)])
     try:
+        if "gpu" in args.parts:
+            gpu_part.require_cuda()  # before any other part spends its time
         with tempfile.TemporaryDirectory() as tmp:
             subject = None
             if args.tiny:

@@ -1,0 +1,64 @@
+"""The MuST-C scale part and the GPU check of `python -m sate.bench` (issue 13.5, 13.6).
+
+The GPU check cannot run here: without CUDA it must say so in one line and fail; its functions run on the
+CPU with a tiny model, so that the day a GPU is lent only the device differs."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.bench import gpu
+from sate.bench.cli import main
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="this machine has CUDA")
+def test_the_gpu_check_without_cuda_says_so_in_one_line_and_fails(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["--parts", "decode,gpu", "--tiny", "--out", str(tmp_path / "b.json")]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err and err[-1].startswith("python -m sate.bench: error: --parts gpu needs a CUDA GPU"), err
+    assert not (tmp_path / "b.json").exists()
+
+
+@pytest.mark.slow
+def test_the_gpu_check_runs_its_steps_on_the_cpu_with_a_tiny_model(tmp_path: Path) -> None:
+    from sate.bench.train import espnet_counterpart
+    from sate.models.tiny import tiny_config
+
+    cpu, vocab = torch.device("cpu"), 40
+    batches = gpu.fake_batches(2, 1200, vocab)
+    assert len(batches) == 2 and all(b["feats"].shape[0] * b["feats"].shape[1] <= 1200 for b in batches)
+    ours = gpu.paper_model("st", vocab, tiny_config("st"))
+    trained = gpu.train_steps(ours, batches, cpu, warmup=1, dtype=None)  # bf16 on a CPU is slow
+    assert trained["steps"] == 1 and trained["frames_per_s"] > 0 and trained["peak_gib"] is None
+    espnet = gpu.train_steps(espnet_counterpart(ours, gpu.tokens(vocab), gpu.tokens(vocab)), batches, cpu,
+                             espnet=True, warmup=1, dtype=None)
+    assert espnet["frames_per_s"] > 0
+    teachers = {"asr": tiny_config("asr"), "mt": tiny_config("mt")}
+    kd = gpu.with_teachers(tiny_config("st"), tmp_path, vocab, teachers)
+    assert kd.teachers and gpu.train_steps(kd, batches, cpu, warmup=1, dtype=None)["steps"] == 1
+    # Short: a random model searches to the maximum length.
+    items = [{"id": str(j), "feats": torch.randn(60 + 8 * j, 80), "src": torch.tensor([1, 2]),
+              "tgt": torch.tensor([3, 4])} for j in range(2)]
+    decoded = gpu.decode(ours, items, batch_size=2, beam=2, device=cpu)
+    assert decoded["utterances"] == 2 and decoded["sate"]["rtf"] > 0 and decoded["espnet"]["utts_per_s"] > 0
+    assert gpu.estimate_hours(40_000, 8, 0.9) < gpu.estimate_hours(40_000, 1, 1.0)
+
+
+@pytest.mark.slow
+def test_the_scale_part_writes_every_figure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "scale.json"
+    assert main(["--parts", "scale", "--scale-segments", "3000", "--scale-batches", "5", "--jobs", "1",
+                 "--out", str(out)]) == 0
+    assert "MuST-C scale" in capsys.readouterr().out
+    r = json.loads(out.read_text())["scale"]
+    assert r["data"]["segments"] == 3000 and r["max_frames"] == 40000
+    assert r["index"]["seconds"] >= 0 and r["sampler"]["batches"] > 5
+    assert r["startup"]["seconds"] > 0 and 0 < r["startup"]["first_batch_frames"] <= 40000
+    assert r["loader"]["batches"] == 5 and r["loader"]["frames_per_s"] > 0
+    assert set(r["goals"]) == {"startup_s", "startup_met", "index_and_sampler_mib", "memory_met",
+                               "index_and_sampler_kept_mib"}
