@@ -77,3 +77,24 @@ def test_a_run_killed_mid_epoch_resumes_at_the_exact_batch(tmp_path: Path, make_
     for row, want in zip(rows, expected, strict=True):
         for key in want:
             assert float(row[key]) == pytest.approx(float(want[key]), rel=1e-5), (row, want)
+
+
+def test_time_based_checkpoints_are_written_inside_the_epoch(tmp_path: Path, make_config: Callable[..., Path],
+                                                             prepared_data: Path) -> None:
+    from lightning.pytorch.callbacks import Callback
+
+    class Stop(Exception):
+        pass
+
+    class StopAt(Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
+            if trainer.global_step >= 3:
+                raise Stop
+
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data),
+                                  ["batch.per_device=800", "batch.global=800", "trainer.checkpoint_every_minutes=1e-6"])
+    with pytest.raises(Stop):
+        train(config, tmp_path / "exp", callbacks=[StopAt()])
+    saved = torch.load(tmp_path / "exp" / "checkpoints" / "last.ckpt", weights_only=True)
+    assert saved["global_step"] == 3 and saved["sate"]["mid_epoch"]  # five batches an epoch: inside epoch 0
+    assert not (tmp_path / "exp" / "train.lock").exists()  # released however the run ends
