@@ -23,9 +23,11 @@ MakeConfig = Callable[..., Path]
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, make_config: MakeConfig
             ) -> tuple[Path, Path]:
-    """(config file, exp) of a tiny ASR run of 3 epochs, one update each: epoch000..002, best-*, last.ckpt."""
+    """(config file, exp) of a tiny ASR run of 3 epochs, one update each: epoch000..002, best-*, last.ckpt.
+
+    Early stopping and a time budget are on, so that their callbacks' states are in the checkpoints too."""
     root = tmp_path_factory.mktemp("resume")
-    path = make_config(root, "asr", prepared_data, trainer={"max_epochs": 3})
+    path = make_config(root, "asr", prepared_data, trainer={"max_epochs": 3, "patience": 5, "max_minutes": 60})
     train(load_training_config(path, []), root / "exp")
     return path, root / "exp"
 
@@ -78,7 +80,10 @@ def test_a_pickled_object_in_last_ckpt_is_refused_and_never_run(trained: tuple[P
 def test_every_checkpoint_of_a_run_loads_with_weights_only_and_no_extra_globals(exp: Path) -> None:
     for path in sorted((exp / "checkpoints").glob("*.ckpt")):
         assert torch.serialization.get_unsafe_globals_in_checkpoint(path) == [], path
-        assert read_checkpoint(path)["sate"]["run_id"]
+        checkpoint = read_checkpoint(path)
+        assert checkpoint["sate"]["run_id"] and {"loops", "lr_schedulers", "optimizer_states"} <= set(checkpoint)
+        callbacks = checkpoint["callbacks"]
+        assert any(k.startswith("EarlyStopping") for k in callbacks) and "Timer" in callbacks
 
 
 def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Path, Path], exp: Path,
