@@ -61,7 +61,7 @@ def default_decoding() -> dict[str, Any]:
 
 def decode_options(values: dict[str, Any], where: str) -> Any:
     """A `DecodeOptions` from a mapping; an unknown key or a wrong type is an error naming ``where``."""
-    from sate.decode.options import DecodeOptions
+    from sate.decode.options import DecodeOptions, check_limits
 
     known = {f.name: f for f in fields(DecodeOptions)}
     unknown = sorted(set(values) - set(known))
@@ -76,7 +76,7 @@ def decode_options(values: dict[str, Any], where: str) -> Any:
             raise SateError(f"{where}: decoding option {key} must be {type(default).__name__}, got {value!r}")
         clean[key] = value
     try:
-        return DecodeOptions(**clean)
+        return check_limits(DecodeOptions(**clean))
     except (TypeError, ValueError) as err:
         raise SateError(f"{where}: {err}") from None
 

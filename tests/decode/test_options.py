@@ -9,6 +9,7 @@ import pytest
 
 from sate.cli import build_parser, main
 from sate.decode.options import HELP, MAX_BEAM, MAX_LEN_RATIO, DecodeOptions, parse_decode
+from sate.decode.pack import decode_options
 from sate.errors import SateError
 
 
@@ -36,8 +37,8 @@ def test_decoding_commands_list_every_option_with_its_default(command: str,
 ])
 def test_unbounded_options_are_refused_before_any_memory_is_taken(changes: dict, message: str) -> None:
     with pytest.raises(SateError, match=message):
-        DecodeOptions(**changes)
-    DecodeOptions(beam=MAX_BEAM, nbest=MAX_BEAM, max_len_ratio=MAX_LEN_RATIO)  # the bounds themselves are fine
+        decode_options(changes, "--decode")  # the path of every option a user gives (CLI, sate.yaml, the API)
+    decode_options({"beam": MAX_BEAM, "nbest": MAX_BEAM, "max_len_ratio": MAX_LEN_RATIO}, "--decode")  # fine
 
 
 def test_decode_values_are_read_like_set_values() -> None:
