@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -72,3 +72,14 @@ def sacrebleu_cli() -> Callable[..., str]:
                               check=True, capture_output=True, text=True).stdout
 
     return run
+
+
+@pytest.fixture(autouse=True)
+def _close_progress_bars() -> Iterator[None]:
+    """Close the progress bars a test's training left open (a run stopped by an error), while its output is
+    still captured: left open, tqdm redraws them when the interpreter exits, after pytest's summary line."""
+    yield
+    from tqdm import tqdm
+
+    for bar in list(getattr(tqdm, "_instances", ())):
+        bar.close()
