@@ -33,3 +33,29 @@ def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Pat
 def make_config() -> Callable[..., Path]:
     """make_config(tmp_path, task, data, **sections) -> a tiny training YAML whose batch is the whole train split."""
     return write_config
+
+
+# The head of a training script that a test runs in a subprocess and kills with SIGKILL, as a preemption
+# would: before the update given as its third argument (0: never). Its tail calls `train` with `KillAt()`.
+KILL_AT = """
+import os, signal, sys
+import torch
+from lightning.pytorch.callbacks import Callback
+from sate.train.trainer import load_training_config, train
+
+class KillAt(Callback):
+    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
+        if int(sys.argv[3]) and trainer.global_step >= int(sys.argv[3]):
+            os.kill(os.getpid(), signal.SIGKILL)
+"""
+
+
+@pytest.fixture
+def kill_script() -> Callable[[Path, str], Path]:
+    """kill_script(path, tail) -> `path` written as KILL_AT followed by `tail` (the lines that train)."""
+
+    def write(path: Path, tail: str) -> Path:
+        path.write_text(KILL_AT + tail)
+        return path
+
+    return write

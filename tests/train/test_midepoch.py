@@ -18,17 +18,7 @@ from sate.train.trainer import load_training_config, train
 
 pytestmark = pytest.mark.slow
 
-KILL_SCRIPT = """
-import os, signal, sys
-import torch
-from lightning.pytorch.callbacks import Callback
-from sate.train.trainer import load_training_config, train
-
-class KillAt(Callback):
-    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-        if trainer.global_step >= int(sys.argv[3]):
-            os.kill(os.getpid(), signal.SIGKILL)
-
+KILL_TAIL = """
 torch.set_num_threads(int(os.environ["SATE_TEST_THREADS"]))  # the same float sums as the test process
 train(load_training_config(sys.argv[1], sys.argv[4:]), sys.argv[2], callbacks=[KillAt()])
 """
@@ -46,12 +36,12 @@ def metric_rows(exp: Path) -> list[dict[str, str]]:
 
 
 def test_a_run_killed_mid_epoch_resumes_at_the_exact_batch(tmp_path: Path, make_config: Callable[..., Path],
-                                                            prepared_data: Path, capsys: pytest.CaptureFixture) -> None:
+                                                            prepared_data: Path, capsys: pytest.CaptureFixture,
+                                                            kill_script: Callable[[Path, str], Path]) -> None:
     path = make_config(tmp_path, "asr", prepared_data)
     train(load_training_config(path, SETTINGS), tmp_path / "whole")
     exp = tmp_path / "killed"
-    script = tmp_path / "kill.py"
-    script.write_text(KILL_SCRIPT)
+    script = kill_script(tmp_path / "kill.py", KILL_TAIL)
     done = subprocess.run([sys.executable, str(script), str(path), str(exp), "7", *SETTINGS], capture_output=True,
                           text=True, timeout=300, env={**os.environ, "SATE_TEST_THREADS": str(torch.get_num_threads())})
     assert done.returncode == -9, done.stderr[-2000:]

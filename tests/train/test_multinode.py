@@ -21,21 +21,10 @@ from sate.train.trainer import load_training_config, train
 
 pytestmark = pytest.mark.slow
 
-NODE_SCRIPT = """
-import os, signal, sys
-import torch
-from lightning.pytorch.callbacks import Callback
-from sate.train.trainer import load_training_config, train
-
-class KillAt(Callback):
-    def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-        if trainer.global_step >= int(sys.argv[3]):
-            os.kill(os.getpid(), signal.SIGKILL)
-
+NODE_TAIL = """
 torch.set_num_threads(1)
-kill = int(sys.argv[3])
 train(load_training_config(sys.argv[1], sys.argv[4:]), sys.argv[2], accelerator="cpu", devices=1, num_nodes=2,
-      callbacks=[KillAt()] if kill else [])
+      callbacks=[KillAt()])
 """
 # Four batches an epoch over both nodes: two updates an epoch, each of one batch per node.
 SETTINGS = ["batch.per_device=1200", "trainer.max_epochs=3", "trainer.checkpoint_every_steps=1"]
@@ -63,7 +52,8 @@ def _two_nodes(script: Path, config: Path, exp: Path, kill_at: int) -> list[subp
 
 
 def test_two_nodes_killed_and_restarted_end_as_one_process(tmp_path: Path, make_config: Callable[..., Path],
-                                                           prepared_data: Path) -> None:
+                                                           prepared_data: Path,
+                                                           kill_script: Callable[[Path, str], Path]) -> None:
     # No dropout: the nodes draw their random numbers in a different order than one process does.
     config = make_config(tmp_path, "asr", prepared_data, model=tiny_config("asr", dropout=0.0))
     threads = torch.get_num_threads()
@@ -73,8 +63,7 @@ def test_two_nodes_killed_and_restarted_end_as_one_process(tmp_path: Path, make_
     finally:
         torch.set_num_threads(threads)
 
-    script = tmp_path / "node.py"
-    script.write_text(NODE_SCRIPT)
+    script = kill_script(tmp_path / "node.py", NODE_TAIL)
     exp = tmp_path / "two"
     killed = _two_nodes(script, config, exp, kill_at=3)
     assert all(r.returncode != 0 for r in killed), [r.stderr[-1500:] for r in killed]
