@@ -35,7 +35,8 @@ _Loader.add_implicit_resolver(
 )
 
 
-def _load(text: str) -> object:
+def load_yaml_text(text: str) -> object:
+    """YAML as configs and `--set` values are read: YAML 1.1, plus floats written without a dot (1e-3)."""
     return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
 
 
@@ -48,7 +49,7 @@ def read_yaml(path: str | Path) -> dict:
     if not path.is_file():
         raise SateError(f"config file not found: {path}")
     try:
-        data = _load(path.read_text(encoding="utf-8"))
+        data = load_yaml_text(path.read_text(encoding="utf-8"))
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -73,7 +74,7 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
             raise SateError(f"--set {item!r}: expected KEY=VALUE, e.g. optim.lr=1e-3")
         key, raw = item.split("=", 1)
         try:
-            value = _load(raw)
+            value = load_yaml_text(raw)
         except yaml.YAMLError:
             raise SateError(f"--set {item!r}: the value is not valid YAML") from None
         node = config

@@ -101,7 +101,7 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, Any]:
     """
     import yaml
 
-    from sate.config import _load as load_value  # the --set reader: YAML 1.1 plus floats without a dot
+    from sate.config import load_yaml_text as load_value  # the --set reader
 
     out: dict[str, Any] = {}
     for item in items:
