@@ -4,6 +4,8 @@
 #   tgt_lang    target language (de, fr, ...)
 #   data        data dir written by the stages (manifests, features, vocabularies)
 #   src_vocab_size, tgt_vocab_size   SentencePiece sizes
+#   joint_vocab_size  one SentencePiece model of this size for both sides instead (empty: two models); the
+#               authors' code and the *_reference.yaml configs (tie_embeddings, adaptor.embedding decoder) use one
 #   speed_perturb  true to add 0.9/1.1 speed-perturbed copies of train
 #   nj          parallel jobs for feature extraction
 #   mt_src, mt_tgt  extra parallel text (English, target) for the vocabularies and MT (both empty: none)
@@ -27,12 +29,20 @@ if run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
   fi
 fi
 
-if run_stage 2 "vocab: SentencePiece source $src_vocab_size, target $tgt_vocab_size"; then
+if [ -n "${joint_vocab_size:-}" ]; then
+  vocab_desc="one joint model of $joint_vocab_size"; vocab_sizes=(--joint "$joint_vocab_size")
+  vocab_params="joint=$joint_vocab_size"
+else
+  vocab_desc="source $src_vocab_size, target $tgt_vocab_size"
+  vocab_sizes=(--src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size")
+  vocab_params="src=$src_vocab_size tgt=$tgt_vocab_size"
+fi
+if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="src=$src_vocab_size tgt=$tgt_vocab_size mt_text=$mt_src $mt_tgt prep=$(stamp "$data/.done/prep")"
+  params="$vocab_params mt_text=$mt_src $mt_tgt prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
     extra=(); [ -n "$mt_src" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
-    sate vocab --data "$data" --src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size" "${extra[@]}"
+    sate vocab --data "$data" "${vocab_sizes[@]}" "${extra[@]}"
     mark_done "$data/.done/vocab" "$params"
   fi
 fi

@@ -10,6 +10,7 @@
 #   --conf-dir DIR        training configs (default: conf/mustc)
 #   --src-vocab-size N    source SentencePiece size (default: 10000)
 #   --tgt-vocab-size N    target SentencePiece size (default: 10000)
+#   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead (the *_reference.yaml configs)
 #   --speed-perturb B     add 0.9/1.1 speed-perturbed train copies (default: false)
 #   --average-n N         checkpoints averaged (default: 10)
 #   --ngpu N              GPUs per machine (default: 1; 0 trains on the CPU)
@@ -36,6 +37,7 @@ exp_tag=sate
 conf_dir=conf/mustc
 src_vocab_size=10000
 tgt_vocab_size=10000
+joint_vocab_size=
 speed_perturb=false
 average_n=10
 ngpu=1

@@ -19,6 +19,7 @@
 #   --conf-dir DIR        training configs (default: conf/synth, or conf/synth_ding)
 #   --src-vocab-size N    source SentencePiece size (default: 256)
 #   --tgt-vocab-size N    target SentencePiece size (default: 1000)
+#   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead (conf/synth_reference)
 #   --test-sets "..."     splits to evaluate (default: tst-COMMON tst-heldout; ding: tst-COMMON)
 #   --average-n N         checkpoints averaged per model (default: 1: the demo's models are still improving
 #                         fast at the end, and averaging epochs that far apart loses more than it gains)
@@ -55,6 +56,7 @@ conf_dir=
 tgt_lang=de
 src_vocab_size=256
 tgt_vocab_size=1000
+joint_vocab_size=
 speed_perturb=false
 average_n=1
 ngpu=0

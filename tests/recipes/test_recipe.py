@@ -169,3 +169,18 @@ def test_a_remade_corpus_makes_the_data_stages_run_again(micro_run: tuple[Path, 
     remade = recipe(tmp, "--stage", "0", "--stop-stage", "2")
     assert remade.returncode == 0, remade.stderr[-3000:]
     assert "done already" not in remade.stderr  # prep, and the features and vocabularies made from it, run again
+
+
+def test_joint_vocab_size_writes_one_model_for_both_sides(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+    """--joint-vocab-size (the reference configs' one dictionary) in a data dir of its own, next to the micro run."""
+    tmp, _ = micro_run
+    data = tmp / "data_joint"
+    shutil.copytree(tmp / "data", data)
+    done = recipe(tmp, "--stage", "2", "--stop-stage", "2", "--data", str(data), "--joint-vocab-size", "70")
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "vocab: SentencePiece one joint model of 70" in done.stderr
+    assert (data / "spm_src.model").read_bytes() == (data / "spm_tgt.model").read_bytes()
+    assert (data / "tokens_src.txt").read_text() == (data / "tokens_tgt.txt").read_text()
+    assert (data / "spm_src.model").read_bytes() != (tmp / "data" / "spm_src.model").read_bytes()
+    again = recipe(tmp, "--stage", "2", "--stop-stage", "2", "--data", str(data), "--joint-vocab-size", "70")
+    assert again.returncode == 0 and "done already" in again.stderr, again.stderr[-3000:]
