@@ -7,6 +7,7 @@ from typing import Any
 from sate.models.asr import ASRModel
 from sate.models.base import SateModel
 from sate.models.config import resolve_config
+from sate.models.fast_modules import use_fast_modules
 from sate.models.mt import MTModel
 from sate.models.st import STModel
 
@@ -17,7 +18,8 @@ def build_model(task: str, conf: dict[str, Any] | None, src_vocab_size: int, tgt
     """A freshly initialised model; `conf` is the YAML ``model:`` section (defaults fill the rest).
 
     Teachers for distillation are not loaded here (decoding rebuilds models from their stored
-    config and needs none); see `sate.models.pretrained.load_teachers`.
+    config and needs none); see `sate.models.pretrained.load_teachers`. ESPnet's parameter-free modules
+    are swapped for faster ones (`sate.models.fast_modules`): the same weights and eval-mode results.
     """
     resolved = resolve_config(task, conf)
-    return MODEL_CLASSES[task](resolved, src_vocab_size, tgt_vocab_size)
+    return use_fast_modules(MODEL_CLASSES[task](resolved, src_vocab_size, tgt_vocab_size))

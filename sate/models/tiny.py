@@ -20,8 +20,8 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     Each part has `layers` blocks of 2 heads with a feed-forward of 2·d_model; the conv front-end
     has d_model/4 channels. `decoder_layers` gives the decoder its own depth (an ASR model has a
     decoder only when it is set: hybrid CTC/attention). `kernel` and `dropout` left at None keep the
-    model defaults; `adaptor` None leaves the adaptor section out (the default type). `baseline`
-    gives the E2E ST baseline: no adaptor, no textual encoder.
+    model defaults (`dropout` sets the adaptor's too); `adaptor` None leaves the adaptor section out (the
+    default type). `baseline` gives the E2E ST baseline: no adaptor, no textual encoder.
     """
     block: dict[str, Any] = {"layers": layers, "heads": 2, "ffn": 2 * d_model}
     if dropout is not None:
@@ -32,7 +32,7 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     conf: dict[str, Any] = {
         "d_model": d_model,
         "acoustic": acoustic,
-        "adaptor": {"type": adaptor},
+        "adaptor": {"type": adaptor} if dropout is None else {"type": adaptor, "dropout": dropout},
         "textual": dict(block),
         "decoder": {**block, "layers": layers if decoder_layers is None else decoder_layers},
     }

@@ -1,0 +1,93 @@
+"""The faster stand-ins for ESPnet's parameter-free modules: same statistics, same results, same weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+from sate.models import build_model
+from sate.models import fast_modules as fm
+from sate.models.build import MODEL_CLASSES
+from sate.models.config import resolve_config
+from sate.models.tiny import tiny_config
+
+
+def test_dropout_keeps_one_minus_p_of_the_entries_and_rescales_them() -> None:
+    torch.manual_seed(0)
+    x = torch.rand(400, 500) + 0.5
+    out = fm.FastDropout(0.1).train()(x)
+    kept = out != 0
+    assert abs(kept.float().mean().item() - 0.9) < 0.003  # 200k draws: the standard error is 0.0007
+    assert torch.allclose(out[kept], x[kept] / 0.9)
+    assert fm.FastDropout(0.1).eval()(x) is x
+
+
+def test_dropout_masks_are_reproducible_under_a_seed_and_differ_between_calls() -> None:
+    drop = fm.FastDropout(0.3).train()
+    x = torch.ones(64, 64)
+    torch.manual_seed(3)
+    first, second = drop(x), drop(x)
+    torch.manual_seed(3)
+    assert torch.equal(drop(x), first) and not torch.equal(first, second)
+
+
+def test_dropout_gradient_is_the_same_mask_and_scale() -> None:
+    torch.manual_seed(1)
+    x = torch.randn(32, 48, requires_grad=True)
+    out = fm.FastDropout(0.25).train()(x)
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    expected = torch.where(out != 0, grad / 0.75, torch.zeros_like(grad))
+    assert torch.allclose(x.grad, expected)
+
+
+def test_keep_mask_of_an_odd_size_has_the_exact_shape() -> None:
+    assert fm.keep_mask(torch.Size([3, 5, 7]), 0.5, torch.device("cpu")).shape == (3, 5, 7)
+
+
+def plain_and_fast(task: str, **kwargs: object) -> tuple[nn.Module, nn.Module]:
+    """The same weights in a model built as ESPnet builds it and in one with the fast modules."""
+    section = tiny_config(task, **kwargs)
+    torch.manual_seed(0)
+    plain = MODEL_CLASSES[task](resolve_config(task, section), 40, 50)
+    fast = build_model(task, section, 40, 50)
+    fast.load_state_dict(plain.state_dict())
+    return plain, fast
+
+
+def st_batch() -> dict[str, torch.Tensor]:
+    torch.manual_seed(2)
+    return {"feats": torch.randn(3, 90, 80), "feats_lengths": torch.tensor([90, 71, 40]),
+            "src": torch.randint(1, 39, (3, 6)), "src_lengths": torch.tensor([6, 5, 3]),
+            "tgt": torch.randint(1, 49, (3, 7)), "tgt_lengths": torch.tensor([7, 4, 2])}
+
+
+def test_swapped_modules_keep_the_state_dict_and_every_eval_result() -> None:
+    plain, fast = plain_and_fast("st", layers=2)
+    assert plain.state_dict().keys() == fast.state_dict().keys()
+    kinds = {type(m).__name__ for m in fast.modules()}
+    assert {"FastDropout", "SiLU", "FusedAttention", "FusedRelPositionAttention"} <= kinds
+    assert not kinds & {"Dropout", "Swish", "MultiHeadedAttention", "RelPositionMultiHeadedAttention"}
+    batch = st_batch()
+    with torch.no_grad():
+        a, b = plain.eval()(batch), fast.eval()(batch)
+    assert torch.allclose(a["loss"], b["loss"], atol=1e-5), (a["loss"], b["loss"])
+
+
+@pytest.mark.parametrize("acoustic_type", ["conformer", "transformer"])
+def test_the_fused_attention_path_equals_espnets(monkeypatch: pytest.MonkeyPatch, acoustic_type: str) -> None:
+    """The GPU path (PyTorch's fused kernel), forced on the CPU: without dropout, training-mode loss and
+    gradients equal ESPnet's attention to float rounding, relative positions and padding included."""
+    plain, fast = plain_and_fast("st", layers=2, dropout=0.0, acoustic_type=acoustic_type)
+    monkeypatch.setattr(fm, "fused_in", lambda module, query: module.training)
+    batch = st_batch()
+    losses = []
+    for model in (plain, fast):
+        model.train()
+        loss = model(batch)["loss"]
+        loss.backward()
+        losses.append(loss)
+    assert torch.allclose(losses[0], losses[1], atol=1e-5), losses
+    for (name, p), q in zip(plain.named_parameters(), fast.parameters(), strict=True):
+        assert torch.allclose(p.grad, q.grad, atol=1e-5, rtol=1e-4), name
