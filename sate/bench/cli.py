@@ -144,9 +144,11 @@ def summary(result: dict[str, Any]) -> str:
                      f"-> goal >= 5x with equal BLEU {'met' if goal['met'] else 'NOT met'}")
     if "train" in result:
         t = result["train"]
-        lines.append(f"  training step: sate {t['ratio']}x ESPnet's frames/s -> goal >= 1.0 "
-                     f"{'met' if t['goal']['met'] else 'NOT met'} ({t['ratio_without_adaptor']}x without the adaptor's "
-                     f"own work); padding waste {t['padding']['measured_batches']:.1%}")
+        lines.append(f"  training step: sate {t['ratio']}x ESPnet's frames/s (repetitions {t['spread']['min']}-"
+                     f"{t['spread']['max']}x, {t['clock']}), losses equal: {t['loss_check']['equal']} -> goal >= "
+                     f"{t['goal']['ratio_at_least']}x {'met' if t['goal']['met'] else 'NOT met'} "
+                     f"({t['ratio_without_adaptor']}x without the adaptor's own work); padding waste "
+                     f"{t['padding']['measured_batches']:.1%}")
     if "data" in result:
         d = result["data"]
         loader = max(x["utts_per_s"] for x in d["loader"])

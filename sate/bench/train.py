@@ -12,19 +12,28 @@ make); what it does beyond ESPnet is the adaptor and the positions before the te
 
 Both run in train mode (dropout as configured, no SpecAugment) on the same batches: the first batches of
 our bucketed sampler over the data dir's train split, or, with --tiny, synthetic fbank of MuST-C-like
-lengths. A step is zero_grad + forward + backward (no optimizer update). Steps alternate between the two
-models; each batch counts its fastest of `repeat` steps per model. Frames/s counts real (unpadded) input
-frames; ratio = our frames/s over ESPnet's (above 1: ours is faster). What our model computes beyond ESPnet's,
-the adaptor and the positions, is also timed alone (forward + backward on the same batches' acoustic states),
-and ``ratio_without_adaptor`` takes it out of our time: the overhead of the wrapper itself. Peak memory
-(`sate.bench.measure`) is taken in one more step per batch and model after the timed ones: the garbage
-collection and heap trim it starts with would add page faults to a timed step.
+lengths. A step is zero_grad + forward + backward (no optimizer update). Repetitions alternate the two
+models (ABAB, BABA, ...), so that load on a shared machine hits both alike; each batch counts its fastest
+of `repeat` steps per model, and the spread is the range of the per-repetition ratios. With one torch
+thread (``--threads 1``) steps are timed on the thread's CPU clock, which time spent waiting for a busy
+core does not advance; with more threads, on the wall clock. Frames/s counts real (unpadded) input
+frames; ratio = our frames/s over ESPnet's (above 1: ours is faster). What our model computes beyond
+ESPnet's, the adaptor and the positions, is also timed alone, and ``ratio_without_adaptor`` takes it out
+of our time. Peak memory (`sate.bench.measure`) is taken in one more step per batch and model after the
+timed ones: the garbage collection and heap trim it starts with would add page faults to a timed step.
+
+Two checks go with the figures: a profile of one of our steps (the operators with the largest share of
+its CPU time), and the loss of both models in eval mode on utterances of the first batch, each alone,
+ESPnet's computed through our adaptor and positions so that both are the same function (alone, because
+our acoustic encoder is deliberately independent of padding where ESPnet's is not).
 """
 
 from __future__ import annotations
 
 import copy
+import time
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +55,8 @@ from sate.models.textual import espnet_textual_kwargs
 
 DEFAULT_MAX_FRAMES = 20000
 MUSTC_TRAIN_SIZE = 229_700
+GOAL_RATIO = 1.25
+LOSS_TOLERANCE = 1e-4
 NO_DISTILLATION = {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None}
 
 
@@ -135,10 +146,17 @@ def padding_waste(lengths: np.ndarray, max_frames: int) -> dict[str, float]:
             "random": round(padding_ratio(pack_batches(order, lengths, max_frames), lengths), 4)}
 
 
-def _step(model: torch.nn.Module, batch: dict, espnet: bool) -> float:
-    """One zero_grad + forward + backward; returns the seconds of forward + backward."""
+def thread_stopwatch() -> Callable[[], float]:
+    """CPU seconds of this thread since the call: all of a one-thread step's work, none of its waiting."""
+    start = time.thread_time()
+    return lambda: time.thread_time() - start
+
+
+def _step(model: torch.nn.Module, batch: dict, espnet: bool,
+          clock: Callable[[], Callable[[], float]] = stopwatch) -> float:
+    """One zero_grad + forward + backward; returns the seconds of forward + backward on `clock`."""
     model.zero_grad(set_to_none=True)
-    lap = stopwatch()
+    lap = clock()
     if espnet:
         loss = model(speech=batch["feats"], speech_lengths=batch["feats_lengths"], text=batch["tgt"],
                      text_lengths=batch["tgt_lengths"], src_text=batch["src"], src_text_lengths=batch["src_lengths"])[0]
@@ -170,23 +188,77 @@ def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float
     return best
 
 
+def profile_step(model: torch.nn.Module, batch: dict, top: int = 8) -> list[dict[str, Any]]:
+    """The operators with the largest share of one training step's self CPU time."""
+    from torch.profiler import ProfilerActivity, profile
+
+    with profile(activities=[ProfilerActivity.CPU]) as prof:
+        _step(model, batch, espnet=False)
+    rows = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
+    total = sum(e.self_cpu_time_total for e in rows) or 1.0
+    return [{"op": e.key, "share": round(e.self_cpu_time_total / total, 3), "calls": e.count} for e in rows[:top]]
+
+
+def espnet_loss_through_adaptor(ours: SateModel, espnet: torch.nn.Module, batch: dict) -> torch.Tensor:
+    """ESPnet's ST loss with our adaptor and positions between its two encoders: the function ours computes."""
+    feats, lengths = batch["feats"], batch["feats_lengths"]
+    asr_out, asr_lengths, _ = espnet.encoder(feats, lengths)
+    loss_ctc, _ = espnet._calc_asr_ctc_loss(asr_out, asr_lengths, batch["src"], batch["src_lengths"])
+    st_in, st_lengths = asr_out, asr_lengths
+    if ours.adaptor is not None:
+        st_in, st_lengths = ours.adaptor(asr_out, asr_lengths, ours.ctc.ctc_lo(asr_out), ours._soft_embedding())
+        st_in = ours.textual.positions(st_in)
+    if espnet.hier_encoder is not None:
+        st_in, st_lengths, _ = espnet.hier_encoder(st_in, st_lengths)
+    loss_st, _, _ = espnet._calc_mt_att_loss(st_in, st_lengths, batch["tgt"], batch["tgt_lengths"], None, None)
+    return (1 - espnet.asr_weight) * loss_st + espnet.asr_weight * loss_ctc
+
+
+def loss_difference(ours: SateModel, espnet: torch.nn.Module, batch: dict, count: int = 4) -> float:
+    """The largest |our loss - ESPnet's| in eval mode over the first `count` utterances of `batch`, each alone."""
+    worst = 0.0
+    ours.eval(), espnet.eval()
+    try:
+        with torch.no_grad():
+            for i in range(min(count, len(batch["ids"]))):
+                alone = {k: v[i:i + 1] for k, v in batch.items() if isinstance(v, torch.Tensor)}
+                for key in ("feats", "src", "tgt"):  # cut each to its own length: no padding at all
+                    alone[key] = alone[key][:, :int(alone[f"{key}_lengths"][0])]
+                diff = ours(alone)["loss"] - espnet_loss_through_adaptor(ours, espnet, alone)
+                worst = max(worst, abs(float(diff)))
+    finally:
+        ours.train(), espnet.train()
+    return worst
+
+
 def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dict[str, Any]:
     """Time forward + backward of both models on the same batches; padding waste of our sampler."""
     make = synthetic_batches if subject.tiny else real_batches
     batches, lengths = make(subject, max_frames, batch_count)
     models = {"sate": ours_for_training(subject.model),
               "espnet": espnet_counterpart(subject.model, subject.meta["src_tokens"], subject.meta["tgt_tokens"])}
+    clock, clock_name = ((thread_stopwatch, "thread CPU time (one torch thread)") if torch.get_num_threads() == 1
+                         else (stopwatch, f"wall clock ({torch.get_num_threads()} torch threads)"))
     best = {name: [float("inf")] * len(batches) for name in models}
+    per_repeat: list[float] = []
     peaks = {name: Peak() for name in models}
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message=r".*torch\.cuda\.amp\.autocast", category=FutureWarning)
+        # first, while BatchNorm's running statistics are still the same in both (training steps update them
+        # from padded batches, which our encoder zeroes and ESPnet's does not)
+        difference = loss_difference(models["sate"], models["espnet"], batches[0])
         for name, model in models.items():  # warm-up: first calls allocate
             _step(model, batches[0], name == "espnet")
         for r in range(repeat):
             order = list(models) if r % 2 == 0 else list(models)[::-1]
+            spent = dict.fromkeys(models, 0.0)
             for k, batch in enumerate(batches):
                 for name in order:
-                    best[name][k] = min(best[name][k], _step(models[name], batch, name == "espnet"))
+                    seconds = _step(models[name], batch, name == "espnet", clock)
+                    spent[name] += seconds
+                    best[name][k] = min(best[name][k], seconds)
+            per_repeat.append(spent["espnet"] / spent["sate"])
+        profile = profile_step(models["sate"], batches[0])
         for name, model in models.items():  # apart: its heap trim would add page faults to the timed steps
             for batch in batches:
                 with peak_memory() as peak:
@@ -205,7 +277,7 @@ def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dic
     return {
         "batches_from": "synthetic fbank, MuST-C-like lengths (--tiny)" if subject.tiny else "train split",
         "max_frames": max_frames, "batches": len(batches), "utterances": sum(len(b["ids"]) for b in batches),
-        "frames": frames, "repeat": repeat, "peak_method": peaks["sate"].method,
+        "frames": frames, "repeat": repeat, "clock": clock_name, "peak_method": peaks["sate"].method,
         "model": {"d_model": conf["d_model"], "acoustic": f"{conf['acoustic']['type']} x{conf['acoustic']['layers']}",
                   "adaptor": conf["adaptor"]["type"], "textual_layers": conf["textual"]["layers"],
                   "decoder_layers": conf["decoder"]["layers"],
@@ -213,7 +285,12 @@ def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dic
                   "parameters_espnet": sum(p.numel() for p in models["espnet"].parameters())},
         "sate": figures["sate"], "espnet": figures["espnet"], "ratio": ratio,
         "ratio_without_adaptor": round(sum(best["espnet"]) / (sum(best["sate"]) - adaptor), 3),
-        "goal": {"ratio_at_least": 1.0, "met": ratio >= 1.0},
+        "spread": {"ratios_per_repeat": [round(x, 3) for x in per_repeat], "min": round(min(per_repeat), 3),
+                   "max": round(max(per_repeat), 3)},
+        "loss_check": {"utterances_alone": min(4, len(batches[0]["ids"])), "max_abs_difference": difference,
+                       "tolerance": LOSS_TOLERANCE, "equal": difference <= LOSS_TOLERANCE},
+        "profile_sate_step": profile,
+        "goal": {"ratio_at_least": GOAL_RATIO, "met": ratio >= GOAL_RATIO and difference <= LOSS_TOLERANCE},
         "padding": {"measured_batches": round(1 - frames / padded, 4),
                     ("synthetic_lengths" if subject.tiny else "train_split"): padding_waste(lengths, max_frames),
                     "mustc_like_229k": padding_waste(mustc, max_frames)},
@@ -224,7 +301,7 @@ def table(result: dict[str, Any]) -> str:
     m, pad = result["model"], result["padding"]
     lines = [f"Training step (forward + backward, CPU): {result['batches']} batches ({result['utterances']} "
              f"utterances, {result['frames']} frames, cap {result['max_frames']}) from {result['batches_from']}, "
-             f"fastest of {result['repeat']}",
+             f"fastest of {result['repeat']} on the {result['clock']}",
              f"model: d {m['d_model']}, acoustic {m['acoustic']}, adaptor {m['adaptor']}, "
              f"textual x{m['textual_layers']}, decoder x{m['decoder_layers']}; "
              f"parameters sate {m['parameters_sate']:,}, espnet {m['parameters_espnet']:,}",
@@ -234,9 +311,16 @@ def table(result: dict[str, Any]) -> str:
         ratio = 1.0 if name == "espnet" else result["ratio"]
         lines.append(f"{label:<28s} {f['seconds']:8.2f} {f['frames_per_s']:9d} {ratio:6.2f} "
                      f"{f['peak_rss_mib']:13d} ({f['rss_rise_mib']:4d})")
-    lines.append(f"goal: ratio >= 1.0 -> {'met' if result['goal']['met'] else 'NOT met'}; SATE's adaptor and "
-                 f"positions take {result['sate']['adaptor_seconds']:.3f} s of ours; without them "
+    spread, check = result["spread"], result["loss_check"]
+    lines.append(f"goal: ratio >= {GOAL_RATIO} with equal losses -> {'met' if result['goal']['met'] else 'NOT met'}; "
+                 f"per-repetition ratios {spread['min']:.3f}-{spread['max']:.3f}; SATE's adaptor and positions take "
+                 f"{result['sate']['adaptor_seconds']:.3f} s of ours; without them "
                  f"{result['ratio_without_adaptor']:.3f}")
+    lines.append(f"loss check (eval mode, {check['utterances_alone']} utterances alone): largest |sate - espnet| "
+                 f"{check['max_abs_difference']:.2e} -> {'equal' if check['equal'] else 'NOT equal'} "
+                 f"(tolerance {check['tolerance']:g})")
+    lines.append("profile of one sate step (self CPU): " + ", ".join(
+        f"{row['op']} {row['share']:.0%}" for row in result["profile_sate_step"]))
     waste = ", ".join(f"{k.replace('_', ' ')}: bucketed {v['bucketed']:.1%} vs random {v['random']:.1%}"
                       for k, v in pad.items() if isinstance(v, dict))
     lines.append(f"padding waste: measured batches {pad['measured_batches']:.1%}; {waste}")
