@@ -27,6 +27,8 @@ from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
 
 SR = 16000
+# 0.1 s of padding, and silero's speech probability falls below its threshold up to 0.15 s after the speech ends.
+SILERO_LAG = 0.25
 
 
 @pytest.fixture(scope="module")
@@ -83,12 +85,12 @@ def test_wav_flac_and_stereo_44k_give_the_same_segments(tmp_path: Path, st_pack:
         for seg, (start, end) in zip(outputs[path], spans, strict=True):
             assert seg["file"] == str(path) and seg["translation"] and seg["transcript"] is not None
             assert 0 <= seg["start"] < seg["end"] <= duration
-            assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + 0.15
+            assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + SILERO_LAG
     # flac is lossless: everything but the file name is identical to the wav's output.
     assert [{**s, "file": None} for s in outputs[flac]] == [{**s, "file": None} for s in outputs[wav]]
-    # 44.1 kHz stereo is resampled and down-mixed: the same segments, to within a frame or two.
+    # 44.1 kHz stereo is resampled and down-mixed: the same segments, to within a frame (32 ms for silero).
     for ours, ref in zip(outputs[stereo], outputs[wav], strict=True):
-        assert abs(ours["start"] - ref["start"]) <= 0.03 and abs(ours["end"] - ref["end"]) <= 0.03
+        assert abs(ours["start"] - ref["start"]) <= 0.035 and abs(ours["end"] - ref["end"]) <= 0.035
 
 
 def test_two_minute_recording_is_cut_at_pauses_into_bounded_segments(
@@ -123,9 +125,9 @@ def test_two_minute_recording_is_cut_at_pauses_into_bounded_segments(
         assert 0 <= seg["start"] < seg["end"] <= duration
         assert seg["end"] - seg["start"] <= VadOptions().max_segment
     assert all(a["end"] <= b["start"] for a, b in zip(segments, segments[1:], strict=False))
-    # Each utterance of part 1 lies inside its own segment, with at most 0.1 s of padding around it.
+    # Each utterance of part 1 lies inside its own segment, with 0.1 s of padding around it (and silero's lag).
     for seg, (start, end) in zip(segments, spans, strict=False):
-        assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + 0.15
+        assert start - 0.15 <= seg["start"] <= start + 0.05 and end - 0.05 <= seg["end"] <= end + SILERO_LAG
     long_run = segments[-2:]
     assert long_run[1]["end"] - long_run[0]["start"] > 25 and long_run[0]["end"] == long_run[1]["start"]
 
@@ -205,13 +207,15 @@ def test_vad_splits_only_at_pauses_long_enough() -> None:
     gap = np.zeros(round(0.2 * SR), dtype=np.float32)
     pause = np.zeros(round(0.6 * SR), dtype=np.float32)
     wave = np.concatenate([pause, tone, gap, tone, pause, tone, pause])
-    segments = speech_segments(wave)
+    energy = VadOptions(method="energy")
+    segments = speech_segments(wave, energy)
     assert len(segments) == 2  # the 0.2 s gap is bridged, the 0.6 s pause splits
     (a0, a1), (b0, b1) = segments
     assert a0 == pytest.approx(0.5, abs=0.02) and a1 == pytest.approx(2.9, abs=0.02)  # 0.1 s padding each side
     assert b0 == pytest.approx(3.3, abs=0.02) and b1 == pytest.approx(4.5, abs=0.02)
-    assert len(speech_segments(wave, VadOptions(min_pause=0.1))) == 3
-    assert speech_segments(np.zeros(SR, dtype=np.float32)) == []
+    assert len(speech_segments(wave, VadOptions(min_pause=0.1, method="energy"))) == 3
+    assert speech_segments(np.zeros(SR, dtype=np.float32), energy) == []
+    assert speech_segments(wave, VadOptions(method="silero")) == []  # a tone is loud, but it is not speech
 
 
 # ------------------------------------------------------------------------------------------- hostile input
