@@ -46,7 +46,8 @@ def speech_extent(wave: np.ndarray) -> tuple[int, int]:
 
     energy = frame_energy_db(wave)
     loud = np.flatnonzero(energy > energy.max() - TRIM_DB)
-    return int(loud[0]) * HOP, min(len(wave), int(loud[-1]) * HOP + WINDOW)
+    centre = (WINDOW - HOP) // 2  # frame k stands for the 10 ms around its window's centre, as in the VAD
+    return int(loud[0]) * HOP + centre, min(len(wave), int(loud[-1] + 1) * HOP + centre)
 
 
 def build(utterances: list[np.ndarray], rng: np.random.Generator, pauses: tuple[float, float] = PAUSES) -> Recording:
