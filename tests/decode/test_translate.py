@@ -132,6 +132,20 @@ def test_two_minute_recording_is_cut_at_pauses_into_bounded_segments(
     assert long_run[1]["end"] - long_run[0]["start"] > 25 and long_run[0]["end"] == long_run[1]["start"]
 
 
+def test_vad_switch_gives_the_segments_sate_segment_shows(tmp_path: Path, st_pack: Path, utterances: list[np.ndarray],
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    pause = np.zeros(round(0.8 * SR), dtype=np.float32)
+    path = tmp_path / "talk.wav"
+    sf.write(path, np.concatenate([pause, utterances[0], pause, utterances[1], pause]), SR)
+    for vad in ("energy", "silero"):
+        rc, out, err = run_translate(capsys, "--model", st_pack, path, "--format", "jsonl", "--vad", vad)
+        assert rc == 0, err
+        assert main(["segment", str(path), "--vad", vad]) == 0
+        shown = jsonl(capsys.readouterr().out)
+        assert [(s["start"], s["end"]) for s in jsonl(out)] == [(s["start"], s["end"]) for s in shown]
+        assert len(shown) == 2
+
+
 def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     wavs = sorted({r["audio"] for split in ("dev", "tst-COMMON")
