@@ -14,7 +14,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import replace
 from pathlib import Path
 from typing import TextIO
 
@@ -65,8 +64,8 @@ def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def run(args: argparse.Namespace) -> int:
-    options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=args.vad)
-    options = replace(options, method=resolve_method(options.method))  # any fallback note once, before the files
+    # The detector is settled (or refused) before any file is read.
+    options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl"

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sate.decode.output import FORMATS, render
-from sate.decode.vad import VadOptions, add_vad_argument
+from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
 from sate.files import atomic_open
 
@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
-    vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=args.vad)
+    vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)
     overrides = parse_decode(args.decode)

@@ -93,6 +93,8 @@ def test_without_silero_the_energy_vad_is_used_and_says_so(recording: recordings
     assert "silero-vad is not installed" in capsys.readouterr().err
     with pytest.raises(SateError, match="--vad silero: the silero-vad package is not installed"):
         speech_segments(recording.wave, VadOptions(method="silero"))
+    assert main(["segment", "missing.wav", "--vad", "silero"]) == 2  # refused before any file is read
+    assert capsys.readouterr().err.count("silero-vad package is not installed") == 1
     with pytest.raises(SateError, match="unknown VAD 'webrtc'"):
         VadOptions(method="webrtc")
 

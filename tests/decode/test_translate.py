@@ -287,6 +287,17 @@ def test_bad_options_and_outputs_are_one_line_errors_before_decoding(
     assert rc == 2 and out == "" and err.count("\n") == 1 and message in err, err
 
 
+def test_vad_silero_without_the_package_fails_before_decoding(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                             capsys: pytest.CaptureFixture[str],
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    from sate.decode import silero
+
+    monkeypatch.setattr(silero, "available", lambda: False)
+    no_decoding(monkeypatch)
+    rc, out, err = run_translate(capsys, "--model", st_pack, good_wav(prepared_data, tmp_path), "--vad", "silero")
+    assert rc == 2 and out == "" and err.count("\n") == 1 and "silero-vad package is not installed" in err
+
+
 def test_old_decode_syntax_gets_a_hint(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     wav = good_wav(prepared_data, tmp_path)
