@@ -23,6 +23,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "train": ("sate.train.trainer", "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
     "average": ("sate.train.average", "average the last or best N checkpoints into one model file"),
     "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
+    "segment": ("sate.decode.segment", "cut audio files at pauses into speech segments (JSONL), as translate does"),
     "translate": ("sate.decode.translate", "translate audio files of any length to text, JSONL or SRT"),
     "evaluate": ("sate.decode.evaluate", "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
     "score": ("sate.scoring.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),

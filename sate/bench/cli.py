@@ -8,6 +8,8 @@ Parts (--parts; decode, train, data and length by default):
   corpus  voicing speed of `sate synth` (`sate.bench.corpus`); needs no model
   scale   MuST-C size on fake data: index, sampler, start-up, loader (`sate.bench.scale`); needs no model
   gpu     the GPU check: paper-size training steps, decoding, DDP on a CUDA device (`sate.bench.gpu`); no model
+  segment silero-vad against the energy VAD on real speech (Asterisk prompts) under noise (`sate.bench.segment`)
+  asr-real  a packed model's CTC WER on the clean Asterisk prompts (`sate.bench.realasr`); needs --pack
 
 It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
 a shared machine; the ratios, measured side by side in one process, are the figures to compare.
@@ -31,16 +33,18 @@ from sate.bench import data as data_part
 from sate.bench import decode as decode_part
 from sate.bench import gpu as gpu_part
 from sate.bench import length as length_part
+from sate.bench import realasr as realasr_part
 from sate.bench import scale as scale_part
+from sate.bench import segment as segment_part
 from sate.bench import train as train_part
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.measure import machine
 from sate.bench.subject import Subject, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu")
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real")
 DEFAULT_PARTS = PARTS[:4]
-NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu"}  # parts that need no trained model
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real"}  # parts that need no --model/--tiny
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 
@@ -76,6 +80,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--scale-batches", type=int, default=200, help="scale: batches the loader is timed on")
     parser.add_argument("--gpu-steps", type=int, default=10, help="gpu: timed training steps per model")
     parser.add_argument("--gpu-utts", type=int, default=32, help="gpu: utterances decoded by each decoder")
+    parser.add_argument("--segment-utterances", type=int, default=100,
+                        help="segment: Asterisk prompts in the constructed recording")
+    parser.add_argument("--segment-seed", type=int, default=0,
+                        help="segment: seed of the construction (which prompts, pauses, noise)")
+    parser.add_argument("--pack", type=Path, default=None, help="asr-real: packed ASR or ST model directory")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -86,10 +95,13 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--model needs --data")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
+    if "asr-real" in args.parts and args.pack is None:
+        parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model)")
     counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
-              args.scale_batches, args.gpu_steps, args.gpu_utts)
+              args.scale_batches, args.gpu_steps, args.gpu_utts, args.segment_utterances)
     if min(counts) < 1:
-        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-* must be at least 1")
+        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-*, --segment-utterances "
+                     "must be at least 1")
     args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
     return args
 
@@ -123,6 +135,12 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "gpu":
             result[part] = gpu_part.run(args.gpu_steps, args.gpu_utts, args.beam, args.max_frames)
             print(gpu_part.table(result[part]))
+        elif part == "segment":
+            result[part] = segment_part.run(args.segment_utterances, args.segment_seed)
+            print(segment_part.table(result[part]))
+        elif part == "asr-real":
+            result[part] = realasr_part.run(args.pack)
+            print(realasr_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
             result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
                                        "length part compares league or soft with shrink"}
@@ -173,6 +191,15 @@ def summary(result: dict[str, Any]) -> str:
         lines.append(f"  GPU: sate {r['ratio']}x ESPnet's frames/s in bf16; decoding {r['decode']['speedup']}x ESPnet; "
                      f"MuST-C SATE estimated {r['estimate']['hours_1_gpu']} h on 1 GPU, "
                      f"{r['estimate']['hours_8_gpus']} h on 8")
+    if "segment" in result:
+        rows, g = result["segment"]["rows"], result["segment"]["goal"]
+        at = {(r["noise"], r["vad"]): r for r in rows if r["snr_db"] == g["snr"]}
+        lines.append(f"  segment at {g['snr']} dB, F1 / speech lost, silero vs energy: " + ", ".join(
+            f"{noise} {at[noise, 'silero']['f1']:.2f} / {at[noise, 'silero']['speech_lost']:.1%} vs "
+            f"{at[noise, 'energy']['f1']:.2f} / {at[noise, 'energy']['speech_lost']:.1%}"
+            for noise in sorted({n for n, _ in at})) + f" -> goal {'met' if g['met'] else 'NOT met'}")
+    if "asr-real" in result:
+        lines.append(f"  real speech: CTC WER {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
     if "length" in result and "skipped" not in result["length"]:
         r = result["length"]["lengths"][-1]
         frame, shrink = result["length"]["adaptors"]

@@ -2,8 +2,9 @@
 
 Every file libsndfile reads (wav, flac, ogg, mp3 where the build allows), at any sample rate and
 channel count, is resampled to 16 kHz mono, cut at pauses into segments of at most
-``--max-segment`` seconds (energy VAD, `sate.decode.vad`), and its segments are translated in
-batches together with those of neighbouring files. Results are written in the order of the
+``--max-segment`` seconds (``--vad``: silero-vad by default, see `sate.decode.vad`; `sate segment`
+writes the same segments without a model), and its segments are translated in batches together
+with those of neighbouring files. Results are written in the order of the
 files given. A file that is missing, unreadable, corrupt, empty, silent or damaged (NaN or inf
 samples) gets a one-line error naming it; the others are still translated, and the exit status is 1
 if any file failed. Options and output paths are checked before any audio is read.
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sate.decode.output import FORMATS, render
-from sate.decode.vad import VadOptions
+from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
 from sate.files import atomic_open
 
@@ -62,6 +63,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="longest segment in seconds; longer speech is cut at its quietest point")
     parser.add_argument("--min-pause", type=float, default=VadOptions.min_pause,
                         help="shortest silence in seconds that separates two segments")
+    add_vad_argument(parser)
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
@@ -123,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
 
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
-    vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause)
+    vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)
     overrides = parse_decode(args.decode)

@@ -1,17 +1,23 @@
-"""From any audio file to 16 kHz mono speech segments: reading, resampling, energy-based VAD.
+"""From any audio file to 16 kHz mono speech segments: reading, resampling, voice activity detection.
 
 Models are trained on sentence-like segments of a few seconds, while users hand us whole talks.
-We cut a recording at its pauses: frames whose energy is above a threshold set from the
-recording's own level distribution are speech; silences shorter than ``min_pause`` are bridged
-(they are pauses between words, not between sentences); speech bursts shorter than
+We cut a recording at its pauses. Which 10-30 ms frames are speech is decided by one of two
+detectors (``VadOptions.method``): silero-vad, a small trained network shipped inside its wheel
+(`sate.decode.silero`, the default), or an energy threshold set from the recording's own level
+distribution (the fallback when silero-vad is not installed; it works on clean audio but takes
+music and loud noise for speech). What follows is shared: silences shorter than ``min_pause``
+are bridged (they are pauses between words, not between sentences); speech bursts shorter than
 ``min_speech`` are dropped (clicks); a run of speech longer than ``max_segment`` is cut at its
-quietest point until every piece fits. Each segment keeps up to ``padding`` seconds of the
-surrounding silence, as training segments do, never overlapping its neighbour.
+least speech-like point (lowest energy, or lowest speech probability) until every piece fits.
+Each segment keeps up to ``padding`` seconds of the surrounding silence, as training segments
+do, never overlapping its neighbour.
 """
 
 from __future__ import annotations
 
+import argparse
 import math
+import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,6 +39,9 @@ READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
 # No segment may be longer: attention memory grows with the square of a segment's length, and models are
 # trained on segments of at most 30 s (`sate prep --max-duration`); four times that is the useful limit.
 MAX_SEGMENT = 120.0
+METHODS = ("silero", "energy")
+# Lower-score points within this span count as one dip when a long run of speech is cut: a pause, not a blip.
+CUT_SMOOTHING_S = 0.2
 
 
 @dataclass(frozen=True)
@@ -43,8 +52,11 @@ class VadOptions:
     min_pause: float = 0.3  # shorter silences do not split
     min_speech: float = 0.15  # shorter bursts of energy are not speech
     padding: float = 0.1  # silence kept on each side of a segment
+    method: str | None = None  # "silero", "energy", or None: silero when installed, else energy (with a note)
 
     def __post_init__(self) -> None:
+        if self.method is not None and self.method not in METHODS:
+            raise SateError(f"unknown VAD {self.method!r} (--vad): choose {' or '.join(METHODS)}")
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
@@ -127,7 +139,7 @@ def frame_energy_db(wave: np.ndarray) -> np.ndarray:
     return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
 
 
-def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
     """[start, stop) index pairs of the True runs of a boolean array."""
     padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
     edges = np.flatnonzero(np.diff(padded))
@@ -135,7 +147,7 @@ def _runs(mask: np.ndarray) -> list[tuple[int, int]]:
 
 
 def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:
-    """Cut frames [start, stop) at their quietest points (of ``smooth``) until no piece exceeds ``limit``."""
+    """Cut frames [start, stop) at their lowest points (of ``smooth``) until no piece exceeds ``limit``."""
     pieces = []
     while stop - start > limit:
         length = stop - start
@@ -150,32 +162,89 @@ def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[t
     return pieces
 
 
-def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
-    """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if all silent."""
-    options = options or VadOptions()
-    check_finite(wave, "waveform")
+@dataclass(frozen=True)
+class Frames:
+    """A detector's verdict on a recording: frame k covers ``offset + k * hop`` to ``offset + (k + 1) * hop``
+    seconds; ``score`` is how speech-like each frame is (long speech is cut where it is lowest); a silent run
+    of n frames is a pause of ``n * hop + overhang`` seconds (a window longer than the hop hides some silence)."""
+
+    speech: np.ndarray  # bool (n_frames,)
+    score: np.ndarray  # float (n_frames,)
+    hop: float
+    offset: float = 0.0
+    overhang: float = 0.0
+
+
+def energy_frames(wave: np.ndarray) -> Frames:
+    """Frames above a threshold between the recording's quiet (10th percentile) and loud (95th) levels."""
     energy = frame_energy_db(wave)
     quiet, loud = np.percentile(energy, [10, 95])
     threshold = max(ABSOLUTE_FLOOR_DB, quiet + THRESHOLD_POSITION * (loud - quiet))
-    speech = energy > threshold
-    frames_per_s = SAMPLE_RATE / HOP
-    runs = _runs(speech)
-    # Bridge pauses shorter than min_pause, then drop bursts shorter than min_speech.
+    # Frame k stands for the 10 ms around its window's centre, so pieces cut apart meet exactly.
+    return Frames(energy > threshold, energy, HOP / SAMPLE_RATE, (WINDOW - HOP) / 2 / SAMPLE_RATE,
+                  (WINDOW - HOP) / SAMPLE_RATE)
+
+
+_fallback_noted = False
+
+
+def add_vad_argument(parser: argparse.ArgumentParser) -> None:
+    """``--vad``, shared by `sate translate` and `sate segment`."""
+    parser.add_argument("--vad", choices=METHODS, default=None,
+                        help="voice activity detector: silero (a trained network, robust to noise and music) or "
+                             "energy (a level threshold, for clean audio) (default: silero; energy, with a note, "
+                             "when silero-vad is not installed)")
+
+
+def resolve_method(method: str | None) -> str:
+    """The detector to use: ``method`` if given (silero must then be installed), else silero when installed."""
+    global _fallback_noted
+    from sate.decode.silero import available
+
+    if method == "silero" and not available():
+        raise SateError("--vad silero: the silero-vad package is not installed (pip install silero-vad), "
+                        "or use --vad energy")
+    if method is not None:
+        return method
+    if available():
+        return "silero"
+    if not _fallback_noted:
+        _fallback_noted = True
+        print("note: silero-vad is not installed; segmenting with the energy VAD, which takes music and loud "
+              "noise for speech (pip install silero-vad)", file=sys.stderr)
+    return "energy"
+
+
+def detect(wave: np.ndarray, method: str) -> Frames:
+    """Frame-level speech decisions of one detector."""
+    if method == "silero":
+        from sate.decode.silero import silero_frames
+
+        return silero_frames(wave)
+    return energy_frames(wave)
+
+
+def speech_segments(wave: np.ndarray, options: VadOptions | None = None) -> list[tuple[float, float]]:
+    """(start, end) seconds of the speech segments of 16 kHz mono samples, in order; [] if there is no speech."""
+    options = options or VadOptions()
+    check_finite(wave, "waveform")
+    return frames_to_segments(detect(wave, resolve_method(options.method)), len(wave) / SAMPLE_RATE, options)
+
+
+def frames_to_segments(frames: Frames, total: float, options: VadOptions) -> list[tuple[float, float]]:
+    """Bridge short pauses, drop short bursts, split long runs at their lowest score, pad: segments in seconds."""
     merged: list[list[int]] = []
-    for start, stop in runs:
-        # A silent run of n frames is a pause of n hops plus the window overhang it hides.
-        if merged and (start - merged[-1][1]) / frames_per_s + (WINDOW - HOP) / SAMPLE_RATE < options.min_pause:
+    for start, stop in true_runs(frames.speech):
+        if merged and (start - merged[-1][1]) * frames.hop + frames.overhang < options.min_pause:
             merged[-1][1] = stop
         else:
             merged.append([start, stop])
-    kept = [(a, b) for a, b in merged if b - a >= options.min_speech * frames_per_s]
-    limit = int((options.max_segment - 2 * options.padding) * frames_per_s)
-    smooth = np.convolve(energy, np.ones(21) / 21, mode="same")  # 0.2 s moving average: a pause, not a dip
+    kept = [(a, b) for a, b in merged if (b - a) * frames.hop >= options.min_speech - 1e-9]
+    limit = int((options.max_segment - 2 * options.padding) / frames.hop + 1e-6)
+    width = max(1, round(CUT_SMOOTHING_S / frames.hop)) | 1
+    smooth = np.convolve(frames.score, np.ones(width) / width, mode="same")
     pieces = [p for a, b in kept for p in _split_long(a, b, smooth, limit)]
-    # Frame k stands for the 10 ms around its window's centre, so pieces cut apart meet exactly.
-    centre = (WINDOW - HOP) / 2
-    total = len(wave) / SAMPLE_RATE
-    bounds = [(min((a * HOP + centre) / SAMPLE_RATE, total), min((b * HOP + centre) / SAMPLE_RATE, total))
+    bounds = [(min(a * frames.hop + frames.offset, total), min(b * frames.hop + frames.offset, total))
               for a, b in pieces]
     out = []
     for k, (start, end) in enumerate(bounds):

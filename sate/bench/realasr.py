@@ -1,0 +1,53 @@
+"""The ASR gap on real speech: a packed model's CTC WER on the clean Asterisk prompts.
+
+Each spoken prompt (`sate.data.asterisk`: real human speech, 8 kHz resampled to 16 kHz) is decoded
+whole, without a VAD, exactly as `sate translate --transcript` decodes a segment (fbank, the pack's
+CMVN, the acoustic encoder's greedy CTC output). WER is `sate.scoring.score.word_error_rate` against
+the prompt texts normalised like the training transcripts (lowercase, no punctuation; digits stay
+digits, so "press 1" can only be matched by a model that writes digits). Compare it with the pack's
+CTC WER on its own test set (`sate evaluate`): a model trained on synthetic voices is measured here
+on a human voice it has never heard.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sate.bench.measure import stopwatch
+from sate.data.asterisk import fetch_asterisk, load_prompt, read_prompts
+from sate.data.audio import SAMPLE_RATE
+from sate.errors import SateError
+from sate.scoring.score import word_error_rate
+
+EXAMPLES = 5  # prompts shown with their transcripts
+
+
+def run(pack: Path, batch_size: int = 16) -> dict[str, Any]:
+    from sate.decode.api import SpeechTranslator
+
+    translator = SpeechTranslator.load(pack, device="cpu")
+    if translator.task == "mt":
+        raise SateError(f"{pack} is an MT model; the asr-real part needs an ASR or ST pack (CTC transcripts)")
+    prompts = read_prompts(fetch_asterisk())
+    waves = [load_prompt(p) for p in prompts]
+    lap = stopwatch()
+    decoded = translator.decode_features([translator.features(w) for w in waves], batch_size=batch_size)
+    seconds = lap()
+    hyps = [transcript for transcript, _ in decoded]
+    refs = [p.text for p in prompts]
+    wer = word_error_rate(hyps, refs)
+    return {"pack": str(pack), "task": translator.task, "prompts": len(prompts),
+            "audio_s": round(sum(len(w) for w in waves) / SAMPLE_RATE, 1), "wer": round(wer.wer, 2),
+            "errors": wer.errors, "words": wer.words, "seconds": round(seconds, 1),
+            "examples": [{"name": p.name, "reference": p.text, "transcript": h}
+                         for p, h in list(zip(prompts, hyps, strict=True))[:EXAMPLES]]}
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"CTC WER of {result['pack']} ({result['task']}) on {result['prompts']} clean Asterisk prompts "
+             f"({result['audio_s']} s of real speech): {result['wer']:.1f}% ({result['errors']} errors / "
+             f"{result['words']} words), decoded in {result['seconds']} s"]
+    for ex in result["examples"]:
+        lines.append(f"  {ex['name']}: {ex['reference']!r} -> {ex['transcript']!r}")
+    return "\n".join(lines)

@@ -1,0 +1,105 @@
+"""Segmentation of real human speech under noise: silero-vad against the energy VAD.
+
+The recording: ``utterances`` Asterisk prompts (`sate.data.asterisk`; real speech, one US speaker,
+8 kHz telephone audio resampled to 16 kHz), drawn with ``seed``, laid end to end with pauses of
+0.2-2 s (`sate.data.recordings`); prompts longer than ``MAX_PROMPT`` seconds are left out (the
+segmenter would rightly cut them at the 20 s limit). It is scored clean, and with white noise,
+babble (five talkers made of the prompts not in the recording) and music-like tones under all of it
+at 20, 10 and 5 dB SNR. Each VAD segments each version with the default options of `sate segment`
+(`sate.scoring.segments` for the figures; a boundary is correct within 0.3 s). Speed is audio seconds
+per second of segmentation on one thread (x real time), reading and resampling not included.
+
+The goal (issue 19): silero F1 >= 0.9 at 10 dB and at most 1% of the speech lost.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import torch
+
+from sate.bench.measure import stopwatch
+from sate.data import recordings
+from sate.data.asterisk import fetch_asterisk, load_prompt, read_prompts
+from sate.data.audio import SAMPLE_RATE
+from sate.decode.vad import VadOptions, speech_segments
+from sate.errors import SateError
+from sate.scoring.segments import TOLERANCE, score_segments
+
+MAX_PROMPT = 15.0  # seconds of speech
+SNRS = (20, 10, 5)
+METHODS = ("silero", "energy")
+GOAL = {"snr": 10, "f1": 0.9, "speech_lost": 0.01}
+
+
+def conditions() -> list[tuple[str, float | None]]:
+    """(noise, SNR dB): clean first, then every noise at every SNR."""
+    return [("clean", None)] + [(noise, snr) for noise in recordings.NOISES for snr in SNRS]
+
+
+def load_prompts() -> list[np.ndarray]:
+    """Every spoken Asterisk prompt at 16 kHz with at most ``MAX_PROMPT`` seconds of speech."""
+    waves = [load_prompt(p) for p in read_prompts(fetch_asterisk())]
+    keep = []
+    for wave in waves:
+        a, b = recordings.speech_extent(wave)
+        if (b - a) / SAMPLE_RATE <= MAX_PROMPT:
+            keep.append(wave)
+    return keep
+
+
+def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> dict[str, Any]:
+    """Figures per condition and VAD on one constructed recording (see the module docstring)."""
+    prompts = prompts if prompts is not None else load_prompts()
+    if utterances >= len(prompts):
+        raise SateError(f"--segment-utterances must be below {len(prompts)} (the rest make the babble)")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(prompts))
+    chosen = [prompts[i] for i in order[:utterances]]
+    others = [prompts[i] for i in order[utterances:]]
+    recording = recordings.build(chosen, rng)
+    options = VadOptions()
+    reference = recordings.reference_segments(recording.spans, options.min_pause)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    rows = []
+    try:
+        for k, (noise, snr) in enumerate(conditions()):
+            wave = recording.wave if snr is None else recordings.mix(
+                recording, noise, snr, others, np.random.default_rng([seed, k]))
+            for method in METHODS:
+                lap = stopwatch()
+                hyp = speech_segments(wave, VadOptions(method=method))
+                seconds = lap()
+                figures = score_segments(hyp, reference, recording.spans)
+                rows.append({"noise": noise, "snr_db": snr, "vad": method, **_rounded(figures),
+                             "x_real_time": round(recording.duration / seconds, 1)})
+    finally:
+        torch.set_num_threads(threads)
+    at_goal = [r for r in rows if r["vad"] == "silero" and r["snr_db"] == GOAL["snr"]]
+    met = all(r["f1"] >= GOAL["f1"] and r["speech_lost"] <= GOAL["speech_lost"] for r in at_goal)
+    return {"utterances": utterances, "seed": seed, "duration_s": round(recording.duration, 1),
+            "speech_s": round(sum(b - a for a, b in recording.spans), 1), "reference_segments": len(reference),
+            "tolerance_s": TOLERANCE, "prompts_available": len(prompts), "rows": rows,
+            "goal": {**GOAL, "met": met}}
+
+
+def _rounded(figures: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}
+
+
+def table(result: dict[str, Any]) -> str:
+    lines = [f"Segmentation of {result['utterances']} Asterisk prompts ({result['duration_s']} s, "
+             f"{result['speech_s']} s of speech, {result['reference_segments']} reference segments, seed "
+             f"{result['seed']}); boundary within {result['tolerance_s']} s",
+             "noise     SNR  vad      segments  precision  recall     F1  speech lost  prompts cut  x real time"]
+    for r in result["rows"]:
+        snr = "-" if r["snr_db"] is None else f"{r['snr_db']:g}"
+        lines.append(f"{r['noise']:8s} {snr:>4s}  {r['vad']:7s} {r['segments']:9d} {r['precision']:10.3f} "
+                     f"{r['recall']:7.3f} {r['f1']:6.3f} {r['speech_lost']:11.2%} {r['utterances_cut']:12d} "
+                     f"{r['x_real_time']:12.1f}")
+    g = result["goal"]
+    lines.append(f"goal: silero F1 >= {g['f1']} and speech lost <= {g['speech_lost']:.0%} at {g['snr']} dB: "
+                 f"{'met' if g['met'] else 'NOT met'}")
+    return "\n".join(lines)

@@ -1,0 +1,110 @@
+"""Speech segments of audio files, without a model: `sate segment FILE... [--vad silero|energy] [--out PATH]`.
+
+The segments are exactly those `sate translate` would decode (same reading, resampling, VAD and
+options), written as JSONL, one line per segment: ``{"file", "segment", "start", "end"}``, times in
+seconds from the start of the file. ``--out`` ending in ``.jsonl`` is one file for all inputs;
+any other ``--out`` is a directory that gets one ``FILE_STEM.jsonl`` per input; without ``--out`` the
+lines go to stdout. A file with no speech gets no lines (an empty FILE_STEM.jsonl) and a note on
+stderr, not an error; a file that cannot be read gets a one-line error naming it, the others are
+still segmented, and the exit status is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import TextIO
+
+from sate.data.audio import SAMPLE_RATE
+from sate.decode.vad import VadOptions, add_vad_argument, read_audio, resolve_method, speech_segments
+from sate.errors import SateError
+from sate.files import atomic_open
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
+    parser.add_argument("--out", type=Path, default=None,
+                        help="FILE.jsonl for all inputs, or a directory that gets one FILE_STEM.jsonl per input "
+                             "(when not given: stdout)")
+    add_vad_argument(parser)
+    parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
+                        help="longest segment in seconds; longer speech is cut at its least speech-like point")
+    parser.add_argument("--min-pause", type=float, default=VadOptions.min_pause,
+                        help="shortest silence in seconds that separates two segments")
+
+
+def segment_lines(path: Path, segments: list[tuple[float, float]]) -> list[str]:
+    """The JSONL lines of one file's segments."""
+    return [json.dumps({"file": str(path), "segment": k, "start": start, "end": end})
+            for k, (start, end) in enumerate(segments)]
+
+
+def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
+    """One file's segments; a file without speech gets [] and a note on stderr."""
+    wave = read_audio(path)
+    segments = speech_segments(wave, options)
+    if not segments:
+        print(f"sate segment: note: {path}: no speech found ({len(wave) / SAMPLE_RATE:.1f} s of silence or "
+              "noise); no segments", file=sys.stderr)
+    return segments
+
+
+def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
+    """One ``OUT/<stem>.jsonl`` per input; two inputs with one stem would overwrite each other."""
+    paths: dict[Path, Path] = {}
+    for path in files:
+        target = out / f"{path.stem}.jsonl"
+        clash = next((f for f, t in paths.items() if t == target and f != path), None)
+        if clash is not None:
+            raise SateError(f"{clash} and {path} would both be written to {target}")
+        paths[path] = target
+    return paths
+
+
+def run(args: argparse.Namespace) -> int:
+    # The detector is settled (or refused) before any file is read.
+    options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
+    files: list[Path] = args.files
+    out: Path | None = args.out
+    per_file = out is not None and out.suffix != ".jsonl"
+    if per_file and out.exists() and not out.is_dir():
+        raise SateError(f"--out {out}: not a directory (an --out not ending in .jsonl is a directory that gets "
+                        "one FILE_STEM.jsonl per input)")
+    targets = _per_file_paths(files, out) if per_file else {}
+    if out is not None and any(f.exists() and f.resolve() in {out.resolve(), *map(Path.resolve, targets.values())}
+                               for f in files):
+        raise SateError(f"--out {out}: would overwrite one of the inputs")
+    failed = 0
+
+    def segment_all(stream: TextIO | None) -> None:
+        nonlocal failed
+        for path in files:
+            try:
+                lines = segment_lines(path, segment_file(path, options))
+            except SateError as err:
+                failed += 1
+                print(f"sate segment: error: {err}", file=sys.stderr)
+                continue
+            if stream is None:
+                with atomic_open(targets[path]) as f:
+                    f.writelines(line + "\n" for line in lines)
+            else:
+                stream.writelines(line + "\n" for line in lines)
+                stream.flush()
+
+    try:
+        if per_file:
+            segment_all(None)
+        elif out is None:
+            segment_all(sys.stdout)
+        else:
+            with atomic_open(out) as f:
+                segment_all(f)
+    except OSError as err:
+        raise SateError(f"--out {out}: cannot write ({err.strerror or err})") from None
+    if failed:
+        print(f"sate segment: {failed} of {len(files)} file(s) failed", file=sys.stderr)
+        return 1
+    return 0

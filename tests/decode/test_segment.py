@@ -1,0 +1,145 @@
+"""`sate segment` and the two VADs: known pauses found, noise and music not taken for speech, JSONL, errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from sate.cli import main
+from sate.data import recordings
+from sate.data.voices import Voice, speak
+from sate.decode import silero, vad
+from sate.decode.vad import VadOptions, speech_segments
+from sate.errors import SateError
+from sate.scoring.segments import score_segments
+
+SR = 16000
+SENTENCES = ("Please enter your password followed by the pound key.", "The number you have dialed is not in service.",
+             "Thank you for calling.", "All circuits are busy now.", "Your call cannot be completed as dialed.",
+             "Please hold while I try that extension.")
+
+
+@pytest.fixture(scope="module")
+def sentences(tmp_path_factory: pytest.TempPathFactory) -> list[np.ndarray]:
+    """Six sentences voiced by espeak-ng, two voices, 16 kHz."""
+    work = tmp_path_factory.mktemp("voices")
+    voices = (Voice("espeak", "en-us+m3"), Voice("espeak", "en+f2"))
+    return [speak(text, voices[k % 2], 1.0, 0.5, work) for k, text in enumerate(SENTENCES)]
+
+
+@pytest.fixture(scope="module")
+def recording(sentences: list[np.ndarray]) -> recordings.Recording:
+    """The sentences with pauses of 0.4-1.5 s (all long enough to separate segments)."""
+    return recordings.build(sentences, np.random.default_rng(0), pauses=(0.4, 1.5))
+
+
+def scores(wave: np.ndarray, rec: recordings.Recording, method: str) -> dict[str, float]:
+    hyp = speech_segments(wave, VadOptions(method=method))
+    return score_segments(hyp, recordings.reference_segments(rec.spans, VadOptions().min_pause), rec.spans)
+
+
+@pytest.mark.parametrize("method", ["silero", "energy"])
+def test_both_vads_find_the_known_pauses_of_a_clean_recording(recording: recordings.Recording, method: str) -> None:
+    figures = scores(recording.wave, recording, method)
+    assert figures["segments"] == len(SENTENCES) and figures["f1"] == 1.0
+    assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+
+
+def test_silero_keeps_the_boundaries_under_noise(recording: recordings.Recording) -> None:
+    noisy = recordings.mix(recording, "white", 5.0, [], np.random.default_rng(1))
+    figures = scores(noisy, recording, "silero")
+    assert figures["f1"] >= 0.9 and figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+
+
+@pytest.mark.parametrize("noise", ["music", "white"])
+def test_music_and_noise_alone_are_not_speech_to_silero(noise: str) -> None:
+    rng = np.random.default_rng(0)
+    sound = recordings.music(8 * SR, rng) if noise == "music" else recordings.white(8 * SR, rng)
+    sound = 0.3 * sound / np.abs(sound).max()
+    assert speech_segments(sound, VadOptions(method="silero")) == []
+    assert speech_segments(sound, VadOptions(method="energy")) != []  # a level threshold cannot tell
+
+
+def test_long_speech_is_cut_where_silero_is_least_sure(sentences: list[np.ndarray]) -> None:
+    # Pauses of 0.1 s are not pauses (min_pause 0.3 s): one run of speech, cut to fit max_segment 6 s.
+    rec = recordings.build(sentences, np.random.default_rng(0), pauses=(0.1, 0.1))
+    options = VadOptions(max_segment=6.0, method="silero")
+    segments = speech_segments(rec.wave, options)
+    assert len(segments) >= 3 and all(b - a <= options.max_segment for a, b in segments)
+    assert all(a[1] == b[0] for a, b in zip(segments, segments[1:], strict=False))  # cut apart, they meet
+    assert score_segments(segments, [], rec.spans)["utterances_cut"] == 0  # every cut fell between sentences
+
+
+def test_silero_is_offline_and_leaves_torch_threads_alone(recording: recordings.Recording) -> None:
+    path = silero.model_path()  # the model travels inside the wheel: nothing to download
+    assert path.is_file() and path.parent.parent.name == "silero_vad"
+    threads = torch.get_num_threads()
+    probs = silero.speech_probabilities(recording.wave[:SR])
+    assert len(probs) == -(-SR // silero.WINDOW) and ((0 <= probs) & (probs <= 1)).all()
+    assert torch.get_num_threads() == threads
+
+
+def test_without_silero_the_energy_vad_is_used_and_says_so(recording: recordings.Recording,
+                                                           monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    monkeypatch.setattr(silero, "available", lambda: False)
+    monkeypatch.setattr(vad, "_fallback_noted", False)
+    assert speech_segments(recording.wave) == speech_segments(recording.wave, VadOptions(method="energy"))
+    assert "silero-vad is not installed" in capsys.readouterr().err
+    with pytest.raises(SateError, match="--vad silero: the silero-vad package is not installed"):
+        speech_segments(recording.wave, VadOptions(method="silero"))
+    assert main(["segment", "missing.wav", "--vad", "silero"]) == 2  # refused before any file is read
+    assert capsys.readouterr().err.count("silero-vad package is not installed") == 1
+    with pytest.raises(SateError, match="unknown VAD 'webrtc'"):
+        VadOptions(method="webrtc")
+
+
+# ------------------------------------------------------------------------------------------------ the CLI
+
+
+def run_segment(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
+    rc = main(["segment", *map(str, args)])
+    captured = capsys.readouterr()
+    return rc, captured.out, captured.err
+
+
+def test_jsonl_to_stdout_a_file_and_a_directory(tmp_path: Path, recording: recordings.Recording,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    talk, other = tmp_path / "talk.wav", tmp_path / "other.flac"
+    sf.write(talk, recording.wave, SR)
+    sf.write(other, recording.wave[: 5 * SR], SR)
+    rc, out, err = run_segment(capsys, talk)
+    assert rc == 0, err
+    rows = [json.loads(line) for line in out.splitlines()]
+    assert [r["segment"] for r in rows] == list(range(len(SENTENCES)))
+    assert all(set(r) == {"file", "segment", "start", "end"} and r["file"] == str(talk) for r in rows)
+    assert all(0 <= r["start"] < r["end"] <= recording.duration for r in rows)
+    assert all(a["end"] <= b["start"] for a, b in zip(rows, rows[1:], strict=False))
+    assert [(r["start"], r["end"]) for r in rows] == speech_segments(recording.wave)  # what translate decodes
+
+    assert run_segment(capsys, talk, other, "--vad", "energy", "--out", tmp_path / "all.jsonl")[0] == 0
+    both = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
+    assert {r["file"] for r in both} == {str(talk), str(other)}
+    assert run_segment(capsys, talk, other, "--out", tmp_path / "segs")[0] == 0
+    assert (tmp_path / "segs" / "talk.jsonl").read_text() == out
+
+
+def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recording,
+                                     capsys: pytest.CaptureFixture[str]) -> None:
+    talk, silent, broken = tmp_path / "talk.wav", tmp_path / "silent.wav", tmp_path / "broken.wav"
+    sf.write(talk, recording.wave, SR)
+    sf.write(silent, np.random.default_rng(0).normal(0, 1e-4, 3 * SR).astype(np.float32), SR)
+    broken.write_bytes(b"RIFF not really a wav")
+    rc, out, err = run_segment(capsys, silent, "--out", tmp_path / "out")
+    assert rc == 0 and out == "" and (tmp_path / "out" / "silent.jsonl").read_text() == ""
+    assert f"{silent}: no speech found (3.0 s" in err
+    rc, out, err = run_segment(capsys, broken, tmp_path / "missing.wav", talk)
+    assert rc == 1 and len(out.splitlines()) == len(SENTENCES)
+    assert f"error: {broken}: cannot read audio" in err and f"error: {tmp_path / 'missing.wav'}: no such file" in err
+    rc, out, err = run_segment(capsys, talk, "--out", talk.with_suffix(".jsonl"), "--max-segment", "0.5")
+    assert rc == 2 and "--max-segment" in err and err.count("\n") == 1
