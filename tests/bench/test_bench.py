@@ -63,9 +63,15 @@ def test_every_part_writes_every_field(tmp_path: Path, tiny_st_file: Path, prepa
 
     t = r["train"]
     assert t["batches"] == 1 and t["max_frames"] == 2000 and t["frames"] > 0 and t["batches_from"] == "train split"
-    for name in ("sate", "espnet"):
+    for name in ("sate", "espnet", "sate_espnet_modules"):
         assert {"seconds", "frames_per_s", "peak_rss_mib", "rss_rise_mib"} <= set(t[name]) and t[name]["seconds"] > 0
     assert t["ratio"] > 0 and t["ratio_without_adaptor"] > 0 and isinstance(t["goal"]["met"], bool)
+    assert t["sate"]["ratio"] == t["ratio"] and t["sate_espnet_modules"]["ratio"] > 0
+    assert len(t["spread"]["ratios_per_repeat"]) == 1 and t["spread"]["min"] == t["spread"]["max"]
+    # the same function: ESPnet's loss through our adaptor equals ours (eval mode, utterances alone)
+    assert t["loss_check"]["equal"] and t["loss_check"]["max_abs_difference"] <= 1e-4, t["loss_check"]
+    shares = [row["share"] for row in t["profile_sate_step"]]
+    assert shares == sorted(shares, reverse=True) and 0 < sum(shares) <= 1.0, t["profile_sate_step"]
     assert 0 < t["sate"]["adaptor_seconds"] < t["sate"]["seconds"]
     assert t["model"]["parameters_espnet"] > 0 and t["model"]["adaptor"] == "league"
     pad = t["padding"]
