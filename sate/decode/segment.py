@@ -69,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl"
+    if out is not None and any(f.exists() and out.exists() and f.samefile(out) for f in files):
+        raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if per_file and out.exists() and not out.is_dir():
         raise SateError(f"--out {out}: not a directory (an --out not ending in .jsonl is a directory that gets "
                         "one FILE_STEM.jsonl per input)")

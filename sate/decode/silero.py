@@ -2,9 +2,10 @@
 
 Its wheel carries the TorchScript model (``silero_vad/data/silero_vad.jit``), so nothing is downloaded
 at run time. The network reads 512-sample (32 ms) windows of 16 kHz audio with a recurrent state and
-gives each a speech probability. A frame is speech by hysteresis, as silero's own segmenter decides:
-a run of frames above ``LOW`` that somewhere reaches ``HIGH``, so speech starts only when the network is
-sure and ends only when it is sure the speech is over.
+gives each a speech probability. A window is speech by hysteresis, as silero's own segmenter decides:
+a run of windows above ``LOW`` that somewhere reaches ``HIGH``, so speech starts only when the network
+is sure and ends only when it is sure the speech is over. `sate.decode.foreground` then checks these
+decisions against the recording's level (word endings, and other voices under the talker).
 
 The two thresholds were tuned on real speech under noise (`sate.bench.segment`) on construction seed 1,
 not the benchmark's seed 0: silero's own 0.5 / 0.35 let music and babble start false segments in pauses;
@@ -23,7 +24,8 @@ from typing import Any
 import numpy as np
 
 from sate.data.audio import SAMPLE_RATE
-from sate.decode.vad import Frames, true_runs
+from sate.decode.foreground import foreground_speech
+from sate.decode.vad import Frames, frame_energy_db, true_runs
 from sate.errors import SateError
 
 WINDOW = 512  # samples per probability at 16 kHz (silero's fixed window)
@@ -57,7 +59,11 @@ def _model() -> Any:
 
 
 def speech_probabilities(wave: np.ndarray) -> np.ndarray:
-    """(ceil(n / 512),) speech probability of each 32 ms window of 16 kHz mono samples; the last is zero-padded."""
+    """(ceil(n / 512),) speech probability of each 32 ms window of 16 kHz mono samples; the last is zero-padded.
+
+    The network runs on one torch thread (the caller's thread count is restored): a call per 32 ms window is
+    far too small to share out, and on a busy 2-core machine two threads made it 10-25 times slower.
+    """
     import torch
 
     model = _model()
@@ -66,19 +72,38 @@ def speech_probabilities(wave: np.ndarray) -> np.ndarray:
     padded[:len(wave)] = wave
     x = torch.from_numpy(padded)
     out = np.empty(n_windows, dtype=np.float32)
-    model.reset_states()
-    with torch.inference_mode():
-        for w in range(n_windows):
-            out[w] = float(model(x[w * WINDOW:(w + 1) * WINDOW], SAMPLE_RATE))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        model.reset_states()
+        with torch.inference_mode():
+            for w in range(n_windows):
+                out[w] = float(model(x[w * WINDOW:(w + 1) * WINDOW], SAMPLE_RATE))
+    finally:
+        torch.set_num_threads(threads)
     return out
 
 
-def silero_frames(wave: np.ndarray, high: float = HIGH, low: float = LOW) -> Frames:
-    """Frame decisions with hysteresis between ``low`` and ``high``; the score is the probability."""
-    probs = speech_probabilities(wave)
-    above_low = probs >= low
+def hysteresis(probs: np.ndarray, high: float = HIGH, low: float = LOW) -> np.ndarray:
+    """Windows in a run at or above ``low`` that somewhere reaches ``high``."""
     speech = np.zeros(len(probs), dtype=bool)
-    for start, stop in true_runs(above_low):
+    for start, stop in true_runs(probs >= low):
         if probs[start:stop].max() >= high:
             speech[start:stop] = True
+    return speech
+
+
+def window_energy_db(wave: np.ndarray) -> np.ndarray:
+    """(ceil(n / 512),) log energy of each of silero's windows, the last zero-padded as the network reads it."""
+    n_windows = -(-len(wave) // WINDOW)
+    padded = np.zeros(n_windows * WINDOW, dtype=np.float32)
+    padded[:len(wave)] = wave
+    return frame_energy_db(padded, WINDOW, WINDOW)[:n_windows]
+
+
+def silero_frames(wave: np.ndarray) -> Frames:
+    """Frame decisions: hysteresis on the probability, then the foreground rules of `sate.decode.foreground`;
+    the score (long speech is cut where it is lowest) is the probability."""
+    probs = speech_probabilities(wave)
+    speech = foreground_speech(hysteresis(probs), probs, window_energy_db(wave), LOW)
     return Frames(speech, probs, WINDOW / SAMPLE_RATE)

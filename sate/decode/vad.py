@@ -120,22 +120,23 @@ def read_audio(path: str | Path) -> np.ndarray:
     return to_mono_16k(wave, rate, str(path))
 
 
-def frame_energy_db(wave: np.ndarray) -> np.ndarray:
-    """Log energy (dB relative to full scale) of 25 ms frames every 10 ms; frame k starts at k * 10 ms.
+def frame_energy_db(wave: np.ndarray, window: int = WINDOW, hop: int = HOP) -> np.ndarray:
+    """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default
+    25 ms every 10 ms); frame k starts at sample k * hop, and a partial last frame is left out.
 
     Computed from running sums a chunk at a time, so an hour of audio needs no frame matrix.
     """
-    if len(wave) < WINDOW:
-        wave = np.concatenate([wave, np.zeros(WINDOW - len(wave), dtype=np.float32)])
-    n_frames = 1 + (len(wave) - WINDOW) // HOP
+    if len(wave) < window:
+        wave = np.concatenate([wave, np.zeros(window - len(wave), dtype=np.float32)])
+    n_frames = 1 + (len(wave) - window) // hop
     power = np.empty(n_frames)
     chunk = 10000
     for f0 in range(0, n_frames, chunk):
         f1 = min(n_frames, f0 + chunk)
-        x = wave[f0 * HOP:(f1 - 1) * HOP + WINDOW].astype(np.float64)
+        x = wave[f0 * hop:(f1 - 1) * hop + window].astype(np.float64)
         sums = np.concatenate([[0.0], np.cumsum(x * x)])
-        starts = np.arange(f1 - f0) * HOP
-        power[f0:f1] = (sums[starts + WINDOW] - sums[starts]) / WINDOW
+        starts = np.arange(f1 - f0) * hop
+        power[f0:f1] = (sums[starts + window] - sums[starts]) / window
     return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
 
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 import torch
+import torchaudio.functional as AF
 
 from sate.cli import main
 from sate.data import recordings
@@ -22,6 +23,10 @@ SR = 16000
 SENTENCES = ("Please enter your password followed by the pound key.", "The number you have dialed is not in service.",
              "Thank you for calling.", "All circuits are busy now.", "Your call cannot be completed as dialed.",
              "Please hold while I try that extension.")
+# Other talkers for babble: other sentences, other espeak voices.
+CROWD = ("The meeting starts at nine tomorrow morning.", "She bought three apples and a loaf of bread.",
+         "Turn left at the second traffic light.", "We will need a bigger boat for the trip.",
+         "My brother plays the piano every evening.", "It rained all week in the mountains.")
 
 
 @pytest.fixture(scope="module")
@@ -30,6 +35,14 @@ def sentences(tmp_path_factory: pytest.TempPathFactory) -> list[np.ndarray]:
     work = tmp_path_factory.mktemp("voices")
     voices = (Voice("espeak", "en-us+m3"), Voice("espeak", "en+f2"))
     return [speak(text, voices[k % 2], 1.0, 0.5, work) for k, text in enumerate(SENTENCES)]
+
+
+@pytest.fixture(scope="module")
+def crowd(tmp_path_factory: pytest.TempPathFactory) -> list[np.ndarray]:
+    """Six other sentences in three other espeak voices, to make babble from."""
+    work = tmp_path_factory.mktemp("crowd")
+    voices = (Voice("espeak", "en+m1"), Voice("espeak", "en+f4"), Voice("espeak", "en-us+m5"))
+    return [speak(text, voices[k % 3], 1.0, 0.5, work) for k, text in enumerate(CROWD)]
 
 
 @pytest.fixture(scope="module")
@@ -54,6 +67,17 @@ def test_silero_keeps_the_boundaries_under_noise(recording: recordings.Recording
     noisy = recordings.mix(recording, "white", 5.0, [], np.random.default_rng(1))
     figures = scores(noisy, recording, "silero")
     assert figures["f1"] >= 0.9 and figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+
+
+def test_silero_finds_the_pauses_under_babble(recording: recordings.Recording, crowd: list[np.ndarray]) -> None:
+    # Five talkers 10 dB under the talk: silero alone hears speech in every pause (one segment); the
+    # foreground rule cuts the pauses where the level falls back to the crowd's.
+    noisy = recordings.mix(recording, "babble", 10.0, crowd, np.random.default_rng(1))
+    alone = silero.hysteresis(silero.speech_probabilities(noisy))
+    assert len(vad.true_runs(alone)) <= 2
+    figures = scores(noisy, recording, "silero")
+    assert figures["segments"] >= len(SENTENCES) - 1 and figures["f1"] >= 0.7
+    assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
 
 
 @pytest.mark.parametrize("noise", ["music", "white"])
@@ -121,6 +145,7 @@ def test_jsonl_to_stdout_a_file_and_a_directory(tmp_path: Path, recording: recor
     assert all(0 <= r["start"] < r["end"] <= recording.duration for r in rows)
     assert all(a["end"] <= b["start"] for a, b in zip(rows, rows[1:], strict=False))
     assert [(r["start"], r["end"]) for r in rows] == speech_segments(recording.wave)  # what translate decodes
+    assert speech_segments(recording.wave) == speech_segments(recording.wave, VadOptions(method="silero"))
 
     assert run_segment(capsys, talk, other, "--vad", "energy", "--out", tmp_path / "all.jsonl")[0] == 0
     both = [json.loads(line) for line in (tmp_path / "all.jsonl").read_text().splitlines()]
@@ -143,3 +168,25 @@ def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recor
     assert f"error: {broken}: cannot read audio" in err and f"error: {tmp_path / 'missing.wav'}: no such file" in err
     rc, out, err = run_segment(capsys, talk, "--out", talk.with_suffix(".jsonl"), "--max-segment", "0.5")
     assert rc == 2 and "--max-segment" in err and err.count("\n") == 1
+
+
+def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Recording,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    mono, stereo, damaged = tmp_path / "talk.wav", tmp_path / "talk_stereo.flac", tmp_path / "damaged.wav"
+    wave = recording.wave[:round(recording.spans[2][1] * SR) + SR // 2]  # three sentences
+    sf.write(mono, wave, SR, subtype="FLOAT")
+    loud = AF.resample(torch.from_numpy(wave), SR, 44100).numpy()
+    sf.write(stereo, np.clip(np.stack([loud * 0.9, loud * 0.7], axis=1), -1, 1), 44100, subtype="PCM_24")
+    broken = wave.copy()
+    broken[SR:SR + 10] = np.nan
+    sf.write(damaged, broken, SR, subtype="FLOAT")
+    rc, out, err = run_segment(capsys, mono, stereo, damaged, "--vad", "energy")
+    assert rc == 1 and f"error: {damaged}: 10 samples are not finite (NaN or inf)" in err
+    rows = [json.loads(line) for line in out.splitlines()]
+    ours = [(r["start"], r["end"]) for r in rows if r["file"] == str(stereo)]
+    ref = [(r["start"], r["end"]) for r in rows if r["file"] == str(mono)]
+    assert len(ours) == len(ref) == 3  # resampled and down-mixed: the same segments, to within two frames
+    assert all(abs(a - b) <= 0.021 and abs(c - d) <= 0.021 for (a, c), (b, d) in zip(ours, ref, strict=True))
+    before = mono.read_bytes()
+    rc, out, err = run_segment(capsys, mono, "--out", mono)
+    assert rc == 2 and "is one of the inputs" in err and err.count("\n") == 1 and mono.read_bytes() == before
