@@ -187,3 +187,41 @@ def marian_bin_dir(tmp_path_factory: pytest.TempPathFactory, marian_dir: Path) -
     model = transformers.MarianMTModel.from_pretrained(marian_dir)
     torch.save(model.state_dict(), out / "pytorch_model.bin")
     return out
+
+
+# (our acoustic type, feat_extract_norm) -> the transformers classes of a tiny speech model
+SPEECH_KINDS = {("hf_wav2vec2", "group"): ("Wav2Vec2Config", "Wav2Vec2Model"),
+                ("hf_wav2vec2", "layer"): ("Wav2Vec2Config", "Wav2Vec2Model"),
+                ("hf_hubert", "group"): ("HubertConfig", "HubertModel"),
+                ("hf_wavlm", "group"): ("WavLMConfig", "WavLMModel")}
+
+
+@pytest.fixture(scope="session")
+def speech_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """speech_hub_dir(kind, norm) -> a tiny random wav2vec2 / HuBERT / WavLM directory as save_pretrained writes
+    it (config.json, model.safetensors, preprocessor_config.json). Group-norm models normalise their input
+    (do_normalize), the layer-norm one does not; the layer-norm one is also pre-LN (do_stable_layer_norm)."""
+    import torch
+
+    transformers = pytest.importorskip("transformers")
+    made: dict[tuple[str, str], Path] = {}
+
+    def make(kind: str, norm: str) -> Path:
+        if (kind, norm) not in made:
+            config_name, model_name = SPEECH_KINDS[(kind, norm)]
+            out = tmp_path_factory.mktemp(f"{kind}_{norm}")
+            config = getattr(transformers, config_name)(
+                hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                conv_dim=(16, 16, 16), conv_kernel=(10, 3, 3), conv_stride=(5, 2, 2), conv_bias=norm == "layer",
+                num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, feat_extract_norm=norm,
+                do_stable_layer_norm=norm == "layer", hidden_dropout=0.0, attention_dropout=0.0,
+                activation_dropout=0.0, feat_proj_dropout=0.0, layerdrop=0.0, vocab_size=12)
+            torch.manual_seed(0)
+            model = getattr(transformers, model_name)(config).eval()
+            _randomise(model, 1)
+            model.save_pretrained(out)
+            transformers.Wav2Vec2FeatureExtractor(do_normalize=norm == "group").save_pretrained(out)
+            made[(kind, norm)] = out
+        return made[(kind, norm)]
+
+    return make
