@@ -94,7 +94,7 @@ def _close_progress_bars() -> Iterator[None]:
 
 MARIAN_SIZES = {"d_model": 16, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
                 "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32,
-                "max_position_embeddings": 64}
+                "max_position_embeddings": 512}
 
 
 def _spm(sentences: list[str], size: int) -> bytes:
@@ -200,7 +200,8 @@ SPEECH_KINDS = {("hf_wav2vec2", "group"): ("Wav2Vec2Config", "Wav2Vec2Model"),
 def speech_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
     """speech_hub_dir(kind, norm) -> a tiny random wav2vec2 / HuBERT / WavLM directory as save_pretrained writes
     it (config.json, model.safetensors, preprocessor_config.json). Group-norm models normalise their input
-    (do_normalize), the layer-norm one does not; the layer-norm one is also pre-LN (do_stable_layer_norm)."""
+    (do_normalize), the layer-norm one does not; the layer-norm one is also pre-LN (do_stable_layer_norm). The
+    convolutions have the real models' kernels and strides (50 frames a second), with 16 channels."""
     import torch
 
     transformers = pytest.importorskip("transformers")
@@ -212,7 +213,8 @@ def speech_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, s
             out = tmp_path_factory.mktemp(f"{kind}_{norm}")
             config = getattr(transformers, config_name)(
                 hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
-                conv_dim=(16, 16, 16), conv_kernel=(10, 3, 3), conv_stride=(5, 2, 2), conv_bias=norm == "layer",
+                conv_dim=(16,) * 7, conv_kernel=(10, 3, 3, 3, 3, 2, 2), conv_stride=(5, 2, 2, 2, 2, 2, 2),
+                conv_bias=norm == "layer",
                 num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, feat_extract_norm=norm,
                 do_stable_layer_norm=norm == "layer", hidden_dropout=0.0, attention_dropout=0.0,
                 activation_dropout=0.0, feat_proj_dropout=0.0, layerdrop=0.0, vocab_size=12)

@@ -96,6 +96,17 @@ class SpeechDataset(Dataset):
                 "src": torch.from_numpy(self.src[index]), "tgt": torch.from_numpy(self.tgt[index])}
 
 
+def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                   features: str = "fbank", cmvn: str | Path | CMVN | None = None) -> Dataset:
+    """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
+    (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply)."""
+    if features == "waveform":
+        from sate.data.waveform import WaveformDataset
+
+        return WaveformDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab)
+    return SpeechDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab, cmvn)
+
+
 class TextDataset(Dataset):
     """Parallel text for MT: items ``{id, src, tgt}`` (source ids from ``src_norm``, target ids).
 
@@ -168,8 +179,8 @@ def collate(items: list[dict]) -> dict:
     """Pad a list of items into a batch.
 
     Keys: ``ids`` (list[str]); ``src``/``tgt`` long (B, S)/(B, L) padded with -1 and
-    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80)
-    padded with 0 and ``feats_lengths`` long (B,).
+    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80), or (B, T) samples
+    in waveform mode, padded with 0, and ``feats_lengths`` long (B,).
     """
     batch: dict = {"ids": [item["id"] for item in items]}
     if "feats" in items[0]:

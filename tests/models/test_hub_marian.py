@@ -73,7 +73,7 @@ def test_unpatched_espnet_blocks_would_differ(marian_dir: Path) -> None:
     assert {m.eps for m in ours.modules() if isinstance(m, torch.nn.LayerNorm)} == {1e-5}
     with torch.no_grad():
         good, _ = ours.encode_text(src, lengths)
-        ours.textual.positions.pe = PositionalEncoding(16, 0.0, max_len=64).pe  # interleaved sin/cos
+        ours.textual.positions.pe = PositionalEncoding(16, 0.0, max_len=512).pe  # interleaved sin/cos
         assert float((ours.encode_text(src, lengths)[0] - good).abs().max()) > 0.1
         ours = marian_mt(marian_dir)
         for module in ours.textual.modules():
@@ -130,7 +130,7 @@ def test_sizes_and_defaults_come_from_the_directory(marian_dir: Path) -> None:
     conf = resolve_config("st", {"acoustic": {"type": "transformer"}, "decoder": {"type": "hf_marian"},
                                  "textual": {"type": "hf_marian", "path": str(marian_dir)}})
     assert conf["d_model"] == 16 and conf["textual"]["layers"] == 2 and conf["decoder"]["ffn"] == 32
-    assert conf["adaptor"]["type"] == "shrink"  # keeps speech under Marian's 64 (here) positions
+    assert conf["adaptor"]["type"] == "shrink"  # keeps speech under Marian's 512 positions
     assert conf["textual"]["hub"]["activation_function"] == "swish" and conf["textual"]["hub"]["eos_token_id"] == 0
     assert resolve_config("st", conf) == conf  # a stored config resolves again unchanged, without reading files
     for change, message in (({"d_model": 32}, "d_model is 32 but"), ({"textual": {"layers": 3}}, "textual.layers is 3"),
@@ -217,3 +217,10 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
                         len(pieces), len(pieces))
     with pytest.raises(SateError, match="git-lfs pointer"):
         load_hub_parts(model, sorted(pieces, key=pieces.get), sorted(pieces, key=pieces.get))
+
+
+def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Path) -> None:
+    ours = marian_mt(marian_dir)
+    src = torch.full((1, 513), 5)
+    with pytest.raises(SateError, match="513 positions is longer than the Marian model's 512"):
+        ours.encode_text(src, torch.tensor([513]))
