@@ -224,3 +224,42 @@ def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Pat
     src = torch.full((1, 513), 5)
     with pytest.raises(SateError, match="513 positions is longer than the Marian model's 512"):
         ours.encode_text(src, torch.tensor([513]))
+
+
+@pytest.mark.parametrize("embedding", ["source", "decoder"])
+def test_a_sate_model_with_a_marian_textual_side(embedding: str, marian_dir: Path) -> None:
+    """CTC over a subset of Marian's pieces; the soft branch reads Marian's embedding of them (blank: pad's zero
+    row); the textual input ends with </s>; the loss trains."""
+    from sate.data.marian_vocab import marian_pieces
+    from sate.models.tiny import tiny_config
+
+    pieces = marian_pieces(marian_dir)
+    ctc_tokens = ["<blank>", "<unk>", *pieces[5:25]]
+    conf = {"acoustic": tiny_config("st", 16, kernel=3)["acoustic"],
+            "adaptor": {"type": "shrink", "embedding": embedding},
+            "textual": {"type": "hf_marian", "path": str(marian_dir)}, "decoder": {"type": "hf_marian"}}
+    torch.manual_seed(0)
+    model = build_model("st", conf, len(ctc_tokens), len(pieces))
+    load_hub_parts(model, ctc_tokens, pieces, log=lambda _: None)
+    assert model.marian_ids.tolist() == [len(pieces) - 1, 1, *range(5, 25)]
+    shared = model.decoder.embed[0].weight
+    soft = model._soft_embedding()
+    torch.testing.assert_close(soft, shared[model.marian_ids])
+    assert float(soft[0].abs().max()) == 0.0  # <blank> -> pad, whose row opus-mt keeps at zero
+    if embedding == "source":
+        assert soft.data_ptr() != shared.data_ptr()  # its own copy, trained apart
+    g = torch.Generator().manual_seed(0)
+    batch = {"feats": torch.randn(2, 60, 80, generator=g), "feats_lengths": torch.tensor([60, 41]),
+             "src": torch.tensor([[2, 3, 4], [5, 6, -1]]), "src_lengths": torch.tensor([3, 2]),
+             "tgt": torch.tensor([[7, 8], [9, -1]]), "tgt_lengths": torch.tensor([2, 1])}
+    model.train()
+    out = model(batch)
+    out["loss"].backward()
+    assert torch.isfinite(out["loss"]) and model.textual.encoder.encoders[0].norm1.weight.grad is not None
+    model.eval()
+    with torch.no_grad():
+        enc = model.encode(batch["feats"], batch["feats_lengths"])
+        from sate.models.shrink import ctc_shrink
+
+        _, _, segments = ctc_shrink(enc.ctc_logits, enc.ctc_logits, enc.ctc_lengths)
+    assert enc.memory_lengths.tolist() == (segments + 1).tolist()  # the shrunk segments, then </s>

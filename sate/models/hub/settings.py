@@ -109,6 +109,10 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     for key, name in keys.items():
         hub[name] = _get(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
     prep_path = directory / "preprocessor_config.json"
+    if not prep_path.is_file():
+        raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
+                        'with the model, or write {"do_normalize": true, "sampling_rate": 16000} (false where the '
+                        "model was pre-trained on raw samples, as its model card says)")
     prep = read_json(prep_path)
     if prep.get("sampling_rate", SAMPLE_RATE) != SAMPLE_RATE:
         raise SateError(f"{prep_path}: sampling_rate {prep['sampling_rate']}; sate reads {SAMPLE_RATE} Hz audio")
