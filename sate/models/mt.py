@@ -24,8 +24,10 @@ from sate.models.textual import TextualEncoder
 
 def marian_hub(conf: dict[str, Any]) -> dict[str, Any] | None:
     """The ``textual.hub`` dict of a model with a Marian textual side, else None."""
+    from sate.models.hub.settings import require_hub
+
     textual = conf.get("textual")
-    return textual["hub"] if textual is not None and textual["type"] == "hf_marian" else None
+    return require_hub(textual, "textual") if textual is not None and textual["type"] == "hf_marian" else None
 
 
 def build_source_embedding(vocab_size: int, d_model: int) -> nn.Embedding:

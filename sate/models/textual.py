@@ -36,8 +36,9 @@ class TextualEncoder(nn.Module):
         marian = conf["type"] == "hf_marian"
         if marian:
             from sate.models.hub.marian import MarianPositions, patch_blocks
+            from sate.models.hub.settings import require_hub
 
-            hub = conf["hub"]
+            hub = require_hub(conf, "textual")
             self.positions: nn.Module = MarianPositions(d_model, conf["dropout"], hub["scale_embedding"],
                                                         hub["max_position_embeddings"])
         else:

@@ -140,8 +140,11 @@ def test_sizes_and_defaults_come_from_the_directory(marian_dir: Path) -> None:
             given[key] = {**given[key], **value} if isinstance(value, dict) else value
         with pytest.raises(SateError, match=message):
             resolve_config("mt", given)
-    with pytest.raises(SateError, match="textual.path"):
-        resolve_config("mt", {"textual": {"type": "hf_marian"}, "decoder": {"type": "hf_marian"}})
+    # A recipe's config names no directory (the recipe sets it): it resolves, but builds no model.
+    pathless = resolve_config("mt", {"textual": {"type": "hf_marian"}, "decoder": {"type": "hf_marian"}})
+    assert pathless["textual"]["hub"] is None
+    with pytest.raises(SateError, match="needs textual.path, the directory of the downloaded Marian model"):
+        build_model("mt", pathless, 10, 10)
 
 
 def test_a_model_file_rebuilds_and_decodes_without_the_directory(marian_dir: Path, tmp_path: Path) -> None:

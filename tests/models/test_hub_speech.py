@@ -88,6 +88,8 @@ def test_the_frozen_feature_extractor_gets_no_gradient(speech_hub_dir: Callable[
 def test_speech_directory_errors(speech_hub_dir: Callable[[str, str], Path], tmp_path: Path) -> None:
     from sate.models.config import resolve_config
 
+    with pytest.raises(SateError, match="needs acoustic.path"):
+        build_model("asr", {"acoustic": {"type": "hf_wavlm"}}, 10, 10)
     bad = tmp_path / "bad"
     shutil.copytree(speech_hub_dir("hf_hubert", "group"), bad)
     with pytest.raises(SateError, match="model_type is 'hubert'"):

@@ -3,7 +3,8 @@
 ``textual: {type: hf_marian, path: DIR}`` (with ``decoder: {type: hf_marian}``) and ``acoustic: {type:
 hf_wav2vec2 | hf_hubert | hf_wavlm, path: DIR}`` name a directory; resolving the config reads its JSON files
 once and stores what the modules need under the section's ``hub`` key, and the sizes (layers, heads,
-feed-forward, d_model) in the section's own keys. A model file stores that resolved config, so a model is
+feed-forward, d_model) in the section's own keys. A config without a path (a recipe's, which sets it) resolves
+as it is; building its model is then an error (`require_hub`). A model file stores that resolved config, so a model is
 rebuilt and decodes without the directory; a config that already has ``hub`` never reads the directory again.
 
 Every value comes from the directory's files, never from the `transformers` class defaults: MarianConfig's
@@ -134,11 +135,8 @@ def _take_sizes(section: str, resolved: dict[str, Any], given: dict[str, Any], s
 def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]) -> None:
     """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes."""
     acoustic = resolved.get("acoustic")
-    if acoustic is not None and acoustic["type"] in SPEECH_TYPES:
+    if acoustic is not None and acoustic["type"] in SPEECH_TYPES and (acoustic["hub"] or acoustic["path"]):
         if acoustic["hub"] is None:
-            if acoustic["path"] is None:
-                raise SateError(f"model config: acoustic.type {acoustic['type']} needs acoustic.path, the directory "
-                                "of the downloaded model")
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
         hub = acoustic["hub"]
         _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
@@ -152,10 +150,12 @@ def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]
         raise SateError("model config: decoder.type hf_marian needs a Marian textual encoder; an ASR model has none")
     if not marian_textual:
         return
+    adaptor = resolved.get("adaptor")
+    if adaptor is not None and not (isinstance(given.get("adaptor"), dict) and "type" in given["adaptor"]):
+        adaptor["type"] = "shrink"  # keeps the textual input under Marian's positions (docs/models.md)
+    if textual["hub"] is None and textual["path"] is None:
+        return  # a recipe's config, whose path the recipe sets; building the model needs it (require_hub)
     if textual["hub"] is None:
-        if textual["path"] is None:
-            raise SateError("model config: textual.type hf_marian needs textual.path, the directory of the "
-                            "downloaded Marian model")
         textual["hub"] = marian_settings(textual["path"])
     hub, where = textual["hub"], f"textual.hub ({textual['path']})"
     given_d = given.get("d_model")
@@ -167,6 +167,12 @@ def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]
     _take_sizes("decoder", resolved, given, {"layers": hub["decoder_layers"], "heads": hub["decoder_attention_heads"],
                                              "ffn": hub["decoder_ffn_dim"],
                                              "tie_embeddings": hub["tie_word_embeddings"]}, where)
-    adaptor = resolved.get("adaptor")
-    if adaptor is not None and not (isinstance(given.get("adaptor"), dict) and "type" in given["adaptor"]):
-        adaptor["type"] = "shrink"  # keeps the textual input under Marian's positions (docs/models.md)
+
+
+def require_hub(section: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
+    if section["hub"] is None:
+        what = "Marian model" if name == "textual" else "model"
+        raise SateError(f"model config: {name}.type {section['type']} needs {name}.path, the directory of the "
+                        f"downloaded {what} (recipes/mustc/README.md says how to download one)")
+    return section["hub"]

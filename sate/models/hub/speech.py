@@ -98,8 +98,10 @@ class HubAcousticEncoder(nn.Module):
     """
 
     def __init__(self, conf: dict[str, Any], d_model: int) -> None:
+        from sate.models.hub.settings import require_hub
+
         super().__init__()
-        self.hub = conf["hub"]
+        self.hub = require_hub(conf, "acoustic")
         self.espnet_name = conf["type"]  # never an ESPnet experiment's encoder
         self.espnet_kwargs: dict[str, Any] = {}
         self.encoder = HubStack(self.hub, d_model)
