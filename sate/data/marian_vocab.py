@@ -28,7 +28,7 @@ import numpy as np
 
 from sate.data.mustc import read_text_lines
 from sate.data.text import SOUND_TAG
-from sate.data.vocab import BLANK, UNK
+from sate.data.vocab import BLANK, UNK, token_ids
 from sate.errors import SateError
 from sate.models.hub.files import read_json
 
@@ -129,10 +129,7 @@ class MarianVocab:
     def decode(self, ids: Iterable[int]) -> str:
         """Text of token ids; special tokens (and ``<blank>`` on the CTC side) are dropped."""
         pieces = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.tokens):
-                raise ValueError(f"token id {i} out of range for a vocabulary of {len(self.tokens)}")
+        for i in token_ids(ids, len(self.tokens)):
             piece = self.tokens[i]
             if self.side == "ctc":
                 if i != self.blank_id and piece != UNK:

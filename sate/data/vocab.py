@@ -90,13 +90,20 @@ class Vocabulary:
     def decode(self, ids: Iterable[int]) -> str:
         """Text of token ids; ``<blank>`` and ``<sos/eos>`` are skipped."""
         pieces = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.tokens):
-                raise ValueError(f"token id {i} out of range for a vocabulary of {len(self.tokens)}")
+        for i in token_ids(ids, len(self.tokens)):
             if i not in (self.blank_id, self.sos_eos_id):
                 pieces.append(i - 1)
         return self.sp.decode(pieces)
+
+
+def token_ids(ids: Iterable[int], size: int) -> list[int]:
+    """`ids` as ints, each checked to be a token of a vocabulary of `size` (a ValueError names the first that is
+    not)."""
+    out = [int(i) for i in ids]
+    bad = next((i for i in out if not 0 <= i < size), None)
+    if bad is not None:
+        raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")
+    return out
 
 
 def vocabulary_kind(directory: str | Path) -> str:

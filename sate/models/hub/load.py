@@ -27,7 +27,7 @@ from sate.models.config import HUB_ACOUSTIC_TYPES
 from sate.models.hub.files import hub_directory, read_weights
 from sate.models.hub.marian import split_marian_state
 from sate.models.hub.speech import hf_key_map
-from sate.models.model_file import name_list
+from sate.models.model_file import fit_problems, name_list
 from sate.models.pretrained import InitRow, format_table
 
 
@@ -44,16 +44,10 @@ def marian_ids(src_tokens: list[str], marian_tokens: list[str], pad_id: int) -> 
 
 
 def _fill(module: torch.nn.Module, state: dict[str, torch.Tensor], what: str) -> tuple[int, list[str]]:
-    """Problems loading `state` into `module` exactly (missing, unexpected, shapes), and how many keys match."""
-    own = module.state_dict()
-    missing = sorted(set(own) - set(state))
-    unexpected = sorted(set(state) - set(own))
-    shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in sorted(set(own) & set(state))
-              if state[k].shape != own[k].shape]
-    problems = [f"{what}: {label}: {name_list(keys)}" for label, keys in
-                (("missing from the directory", missing), ("unexpected in the directory", unexpected),
-                 ("shape mismatch (directory vs ours)", shapes)) if keys]
-    return len(set(own) & set(state)), problems
+    """How many keys of `state` fit `module`, and the problems loading it exactly (missing, unexpected, shapes)."""
+    labels = ("missing from the directory", "unexpected in the directory", "shape mismatch (directory vs ours)")
+    problems = [f"{what}: {p}" for p in fit_problems(module, state, labels)]
+    return len(set(module.state_dict()) & set(state)), problems
 
 
 def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str], skip: Collection[str],
