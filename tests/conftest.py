@@ -1,4 +1,9 @@
-"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`."""
+"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`, and tiny hub model directories.
+
+The hub fixtures build tiny random models from transformers' config classes and ``save_pretrained`` them, as
+a user's download would look (no hub is reachable here); each skips its tests where transformers is absent.
+Their tokenisers are SentencePiece models trained on the fixture corpus's sentences.
+"""
 
 from __future__ import annotations
 
@@ -83,3 +88,142 @@ def _close_progress_bars() -> Iterator[None]:
 
     for bar in list(getattr(tqdm, "_instances", ())):
         bar.close()
+
+
+# ------------------------------------------------------------------------------------------------ hub models
+
+MARIAN_SIZES = {"d_model": 16, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 2,
+                "decoder_attention_heads": 2, "encoder_ffn_dim": 32, "decoder_ffn_dim": 32,
+                "max_position_embeddings": 512}
+
+
+def _spm(sentences: list[str], size: int) -> bytes:
+    """A unigram model with SentencePiece's default specials (<unk> 0, <s> 1, </s> 2), as Marian's are."""
+    import io
+
+    import sentencepiece as spm
+
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=out, vocab_size=size,
+                                   model_type="unigram", character_coverage=1.0, hard_vocab_limit=False,
+                                   minloglevel=2)
+    return out.getvalue()
+
+
+def _randomise(model: object, seed: int) -> None:
+    """Weights far from transformers' std-0.02 start, so that outputs are peaked (no near-ties) and every
+    mistake in a mapping shows; LayerNorms stay near the identity, padding embeddings zero."""
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            parts = name.split(".")
+            if len(parts) > 1 and "norm" in parts[-2]:
+                p.copy_((1.0 if name.endswith("weight") else 0.0) + 0.1 * torch.randn(p.shape, generator=g))
+            else:
+                p.copy_(0.3 * torch.randn(p.shape, generator=g))
+
+
+@pytest.fixture(scope="session")
+def marian_sentences(fixture_pairs: list[tuple[str, str]]) -> tuple[list[str], list[str]]:
+    """English and German sentences the tiny Marian tokenisers are trained on: the fixture corpus's and a few
+    with punctuation and digits."""
+    extra = [("Hello, world! Is this the 2nd test?", "Hallo, Welt! Ist das der 2. Test?"),
+             ("I'll call you back at 2:15 p.m.", "Ich rufe Sie um 14:15 Uhr zurück.")]
+    pairs = list(fixture_pairs) + extra
+    return [en for en, _ in pairs], [de for _, de in pairs]
+
+
+@pytest.fixture(scope="session")
+def marian_dir(tmp_path_factory: pytest.TempPathFactory, marian_sentences: tuple[list[str], list[str]]) -> Path:
+    """A tiny random OPUS-MT-like model as transformers saves it: config.json, model.safetensors (one copy of the
+    tied embedding, no positions), source.spm, target.spm and the joint vocab.json; pad is the last id, eos 0."""
+    import json
+
+    import sentencepiece as spm
+    import torch
+
+    transformers = pytest.importorskip("transformers")
+    out = tmp_path_factory.mktemp("marian")
+    en, de = marian_sentences
+    pieces = {"</s>": 0, "<unk>": 1}
+    for name, text in (("source.spm", en), ("target.spm", de)):
+        model = _spm(text, 120)
+        (out / name).write_bytes(model)
+        sp = spm.SentencePieceProcessor(model_proto=model)
+        for i in range(sp.get_piece_size()):
+            if not (sp.is_control(i) or sp.is_unknown(i)):
+                pieces.setdefault(sp.id_to_piece(i), len(pieces))
+    pieces["<pad>"] = len(pieces)
+    (out / "vocab.json").write_text(json.dumps(pieces, ensure_ascii=False), encoding="utf-8")
+    size = len(pieces)
+    config = transformers.MarianConfig(vocab_size=size, pad_token_id=size - 1, eos_token_id=0,
+                                       decoder_start_token_id=size - 1, activation_function="swish",
+                                       scale_embedding=True, dropout=0.0, **MARIAN_SIZES)
+    torch.manual_seed(0)
+    model = transformers.MarianMTModel(config).eval()
+    _randomise(model, 0)
+    with torch.no_grad():
+        model.model.shared.weight[size - 1].zero_()  # as opus-mt's pad row
+        model.final_logits_bias.copy_(torch.randn(model.final_logits_bias.shape))
+    model.save_pretrained(out)
+    return out
+
+
+@pytest.fixture(scope="session")
+def marian_bin_dir(tmp_path_factory: pytest.TempPathFactory, marian_dir: Path) -> Path:
+    """The same model in the older format opus-mt-en-de's main branch has: pytorch_model.bin holding every tied
+    copy of the embedding and the position tables."""
+    import shutil
+
+    import torch
+    import transformers
+
+    out = tmp_path_factory.mktemp("marian_bin")
+    for path in marian_dir.iterdir():
+        if path.name != "model.safetensors":
+            shutil.copy(path, out / path.name)
+    model = transformers.MarianMTModel.from_pretrained(marian_dir)
+    torch.save(model.state_dict(), out / "pytorch_model.bin")
+    return out
+
+
+# (our acoustic type, feat_extract_norm) -> the transformers classes of a tiny speech model
+SPEECH_KINDS = {("hf_wav2vec2", "group"): ("Wav2Vec2Config", "Wav2Vec2Model"),
+                ("hf_wav2vec2", "layer"): ("Wav2Vec2Config", "Wav2Vec2Model"),
+                ("hf_hubert", "group"): ("HubertConfig", "HubertModel"),
+                ("hf_wavlm", "group"): ("WavLMConfig", "WavLMModel")}
+
+
+@pytest.fixture(scope="session")
+def speech_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, str], Path]:
+    """speech_hub_dir(kind, norm) -> a tiny random wav2vec2 / HuBERT / WavLM directory as save_pretrained writes
+    it (config.json, model.safetensors, preprocessor_config.json). Group-norm models normalise their input
+    (do_normalize), the layer-norm one does not; the layer-norm one is also pre-LN (do_stable_layer_norm). The
+    convolutions have the real models' kernels and strides (50 frames a second), with 16 channels."""
+    import torch
+
+    transformers = pytest.importorskip("transformers")
+    made: dict[tuple[str, str], Path] = {}
+
+    def make(kind: str, norm: str) -> Path:
+        if (kind, norm) not in made:
+            config_name, model_name = SPEECH_KINDS[(kind, norm)]
+            out = tmp_path_factory.mktemp(f"{kind}_{norm}")
+            config = getattr(transformers, config_name)(
+                hidden_size=16, num_hidden_layers=2, num_attention_heads=2, intermediate_size=32,
+                conv_dim=(16,) * 7, conv_kernel=(10, 3, 3, 3, 3, 2, 2), conv_stride=(5, 2, 2, 2, 2, 2, 2),
+                conv_bias=norm == "layer",
+                num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=2, feat_extract_norm=norm,
+                do_stable_layer_norm=norm == "layer", hidden_dropout=0.0, attention_dropout=0.0,
+                activation_dropout=0.0, feat_proj_dropout=0.0, layerdrop=0.0, vocab_size=12)
+            torch.manual_seed(0)
+            model = getattr(transformers, model_name)(config).eval()
+            _randomise(model, 1)
+            model.save_pretrained(out)
+            transformers.Wav2Vec2FeatureExtractor(do_normalize=norm == "group").save_pretrained(out)
+            made[(kind, norm)] = out
+        return made[(kind, norm)]
+
+    return make

@@ -9,6 +9,16 @@
 #   speed_perturb  true to add 0.9/1.1 speed-perturbed copies of train
 #   nj          parallel jobs for feature extraction
 #   mt_src, mt_tgt  extra parallel text (English, target) for the vocabularies and MT (both empty: none)
+#   mt_hub      a downloaded Marian model directory (empty: train MT ourselves); ssl_hub a downloaded wav2vec2,
+#               HuBERT or WavLM directory (empty: a Conformer on fbank). Both are read by sate, not by the shell,
+#               except two values of their config.json (hub_value).
+mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-}
+
+# hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type).
+hub_value() {
+  need "$1/config.json" "the downloaded model's config.json"
+  sed -n "s/^ *\"$2\": *\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\},\{0,1\} *$/\1/p" "$1/config.json" | head -n 1
+}
 
 if run_stage 0 "prep: MuST-C $mustc_root/en-$tgt_lang -> manifests in $data"; then
   need "$mustc_root/en-$tgt_lang/data" "the MuST-C corpus"
@@ -19,7 +29,9 @@ if run_stage 0 "prep: MuST-C $mustc_root/en-$tgt_lang -> manifests in $data"; th
   fi
 fi
 
-if run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
+if [ -n "$ssl_hub" ] && run_stage 1 "features: none, $ssl_hub reads 16 kHz waveforms from the talk wavs"; then
+  need "$data/.done/prep" "manifests from stage 0"
+elif run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
   need "$data/.done/prep" "manifests from stage 0"
   params="speed_perturb=$speed_perturb prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/features" "$params"; then
@@ -29,7 +41,10 @@ if run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
   fi
 fi
 
-if [ -n "${joint_vocab_size:-}" ]; then
+if [ -n "$mt_hub" ]; then
+  vocab_desc="the Marian model's, with CTC over its source pieces"; vocab_sizes=(--marian "$mt_hub")
+  vocab_params="marian=$mt_hub"
+elif [ -n "${joint_vocab_size:-}" ]; then
   vocab_desc="one joint model of $joint_vocab_size"; vocab_sizes=(--joint "$joint_vocab_size")
   vocab_params="joint=$joint_vocab_size"
 else
@@ -41,7 +56,7 @@ if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
   params="$vocab_params mt_text=$mt_src $mt_tgt prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
-    extra=(); [ -n "$mt_src" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
+    extra=(); [ -n "$mt_src" ] && [ -z "$mt_hub" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
     sate vocab --data "$data" "${vocab_sizes[@]}" "${extra[@]}"
     mark_done "$data/.done/vocab" "$params"
   fi
@@ -82,10 +97,25 @@ average_and_pack() {
 # thread: a training process gains little from a second CPU core (measured on the demo's ASR: 11.8k frames/s
 # on one thread, 14k on two), so two of them nearly double the throughput. Each one's output goes to its
 # train.log as always; on the terminal the two interleave.
+# With --mt-hub the acoustic side trains at the Marian model's width with CTC over its source pieces, and
+# SATE takes the Marian model's encoder and decoder; with --ssl-hub the acoustic encoder is the speech model.
+asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
+if [ -n "$mt_hub" ]; then
+  asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
+  st_hub=(--set "model.textual.path=\"$mt_hub\"")
+  if [ -n "$ssl_hub" ]; then
+    ssl_type=$(hub_value "$ssl_hub" model_type)
+    case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
+    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=\"$ssl_hub\"")
+    asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
+    asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
+  fi
+fi
+
 pretrain_asr() {
-  need "$data/.done/features" "features from stage 1"
+  [ -n "$ssl_hub" ] || need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
-  train_model asr "$conf_dir/asr.yaml"
+  train_model asr "$asr_conf" "${asr_hub[@]}"
   average_and_pack asr
 }
 
@@ -99,7 +129,11 @@ pretrain_mt() {
 
 run_asr=false run_mt=false
 run_stage 3 "ASR pre-training (acoustic encoder + CTC) in $exp/asr" && run_asr=true
-run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt" && run_mt=true
+if [ -n "$mt_hub" ]; then
+  run_stage 4 "MT pre-training: none, the MT side is the Marian model in $mt_hub" || true
+elif run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt"; then
+  run_mt=true
+fi
 if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
@@ -114,11 +148,12 @@ fi
 # SATE: acoustic encoder and CTC from ASR; source embedding, textual encoder and decoder from MT; the same
 # two models as frozen teachers where the config sets distillation weights (model.loss.kd).
 init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt")
+[ -n "$mt_hub" ] && init_from=(--init-from "asr=$exp/asr/model.pt")
 
-if run_stage 5 "SATE training from the ASR and MT models in $exp/st"; then
+if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
-  need "$exp/mt/model.pt" "the MT model of stage 4"
-  train_model st "$conf_dir/st.yaml" "${init_from[@]}"
+  [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
+  train_model st "$st_conf" "${init_from[@]}" "${st_hub[@]}"
 fi
 
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
@@ -133,6 +168,7 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
       sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
+    if [ ! -e "$exp/mt/pack" ]; then say "  no MT pack ($exp/mt/pack): no cascade"; continue; fi
     logged "$exp/cascade/decode_$split/decode.log" \
       sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
       --out "$exp/cascade/decode_$split"
@@ -158,6 +194,7 @@ fi
 # ESPnet/fairseq baseline), the cascade and SATE with distillation (both from the stages above), SATE
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
+  [ -z "$mt_hub" ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
   need "$exp/st/pack" "the SATE model of stages 5-6"
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
@@ -190,6 +227,7 @@ fi
 # updates as SATE; then the localness per layer of both acoustic encoders. Layers below the CTC layer are
 # expected to be local, those above it more global.
 if [ -n "${ctc_layer:-}" ] && run_stage 11 "E2E ST with CTC on acoustic layer $ctc_layer and on top in $exp"; then
+  [ -z "$mt_hub" ] || die "--ctc-layer does not run with --mt-hub"
   need "$exp/st/.done-train" "the SATE training of stage 5 (its update count is the budget)"
   same=(--steps-from "$exp/st")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"

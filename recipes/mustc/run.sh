@@ -7,7 +7,7 @@
 #   --data DIR            prepared data (default: data/mustc/en-<tgt>)
 #   --exp DIR             experiments (default: exp/mustc/en-<tgt>/<exp_tag>)
 #   --exp-tag TAG         (default: sate)
-#   --conf-dir DIR        training configs (default: conf/mustc)
+#   --conf-dir DIR        training configs (default: conf/mustc; with --mt-hub: conf/mustc_hub)
 #   --src-vocab-size N    source SentencePiece size (default: 10000)
 #   --tgt-vocab-size N    target SentencePiece size (default: 10000)
 #   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead (the *_reference.yaml configs)
@@ -22,6 +22,11 @@
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: false; for CPU runs)
 #   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the
 #                         localness per layer of both (the paper's Fig. 1b)
+#   --mt-hub DIR          a downloaded Marian (OPUS-MT) model as the MT side: its vocabulary (stage 2), no MT
+#                         pre-training (stage 4), its encoder and decoder in SATE (stage 5); data and exp get their
+#                         own defaults (en-<tgt>-marian, exp tag sate_hub). Download first: recipes/mustc/README.md
+#   --ssl-hub DIR         with --mt-hub: a downloaded wav2vec2, HuBERT or WavLM model as the acoustic encoder, on
+#                         waveforms (stage 1 computes no fbank)
 #
 # Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
 #         9 translate one tst-COMMON talk with `sate translate` (SRT)
@@ -34,7 +39,7 @@ tgt_lang=de
 data=
 exp=
 exp_tag=sate
-conf_dir=conf/mustc
+conf_dir=
 src_vocab_size=10000
 tgt_vocab_size=10000
 joint_vocab_size=
@@ -49,9 +54,18 @@ ctc_layer=
 test_sets="tst-COMMON tst-HE"
 mt_src=
 mt_tgt=
+mt_hub=
+ssl_hub=
 . recipes/lib/stages.sh
 parse_options "$@"
 [ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"
+[ -z "$ssl_hub" ] || [ -n "$mt_hub" ] || die "--ssl-hub needs --mt-hub (CTC runs over the Marian source pieces)"
+if [ -n "$mt_hub" ]; then
+  conf_dir=${conf_dir:-conf/mustc_hub}
+  data=${data:-data/mustc/en-$tgt_lang-marian}
+  [ "$exp_tag" = sate ] && exp_tag=sate_hub
+fi
+conf_dir=${conf_dir:-conf/mustc}
 data=${data:-data/mustc/en-$tgt_lang}
 exp=${exp:-exp/mustc/en-$tgt_lang/$exp_tag}
 

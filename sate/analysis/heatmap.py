@@ -126,7 +126,7 @@ def utterance_attention(model: SateModel, meta: dict[str, Any], batch: dict[str,
                 positions["textual"] = (shrink_segment_labels(frames, adaptor["keep_blank"])
                                         if adaptor["type"] == "shrink" else positions["acoustic"])
             transcript = pieces_text([src_tokens[i] for i in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)[0]])
-        ys_in = torch.tensor([[model.eos, *hyp]], device=device)
+        ys_in = torch.tensor([[model.sos, *hyp]], device=device)
         logits, _ = model.decoder(memory, memory_lengths, ys_in, torch.tensor([len(hyp) + 1], device=device))
     stops = int(logits[0, -1].argmax()) == model.eos
     targets = [out_tokens[i] for i in hyp] + ([EOS_LABEL] if stops else [])

@@ -10,6 +10,8 @@ Parts (--parts; decode, train, data and length by default):
   gpu     the GPU check: paper-size training steps, decoding, DDP on a CUDA device (`sate.bench.gpu`); no model
   segment silero-vad against the energy VAD on real speech (Asterisk prompts) under noise (`sate.bench.segment`)
   asr-real  a packed model's CTC WER on the clean Asterisk prompts (`sate.bench.realasr`); needs --pack
+  ctc-vocab what CTC and the soft adaptor over a Marian vocabulary add to a wav2vec2-base training step, at
+          each of --vocab-sizes (`sate.bench.ctcvocab`); needs no model
 
 It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
 a shared machine; the ratios, measured side by side in one process, are the figures to compare.
@@ -29,6 +31,7 @@ from typing import Any
 import torch
 
 from sate.bench import corpus as corpus_part
+from sate.bench import ctcvocab as ctcvocab_part
 from sate.bench import data as data_part
 from sate.bench import decode as decode_part
 from sate.bench import gpu as gpu_part
@@ -42,9 +45,10 @@ from sate.bench.measure import machine
 from sate.bench.subject import Subject, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real")
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab")
 DEFAULT_PARTS = PARTS[:4]
-NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real"}  # parts that need no --model/--tiny
+# parts that need no --model/--tiny
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab"}
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 
@@ -85,6 +89,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--segment-seed", type=int, default=0,
                         help="segment: seed of the construction (which prompts, pauses, noise)")
     parser.add_argument("--pack", type=Path, default=None, help="asr-real: packed ASR or ST model directory")
+    parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),
+                        help="ctc-vocab: comma-separated CTC vocabulary sizes, the full Marian vocabulary first")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -103,6 +109,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-*, --segment-utterances "
                      "must be at least 1")
     args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
+    args.vocab_sizes = [int(x) for x in args.vocab_sizes.split(",")]
+    if min(args.vocab_sizes) < 2:
+        parser.error("--vocab-sizes must be at least 2 each")
     return args
 
 
@@ -141,6 +150,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "asr-real":
             result[part] = realasr_part.run(args.pack)
             print(realasr_part.table(result[part]))
+        elif part == "ctc-vocab":
+            result[part] = ctcvocab_part.run(args.vocab_sizes, args.repeat)
+            print(ctcvocab_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
             result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
                                        "length part compares league or soft with shrink"}
@@ -200,6 +212,8 @@ def summary(result: dict[str, Any]) -> str:
             for noise in sorted({n for n, _ in at})) + f" -> goal {'met' if g['met'] else 'NOT met'}")
     if "asr-real" in result:
         lines.append(f"  real speech: CTC WER {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
+    if "ctc-vocab" in result:
+        lines.append(ctcvocab_part.summary_line(result["ctc-vocab"]))
     if "length" in result and "skipped" not in result["length"]:
         r = result["length"]["lengths"][-1]
         frame, shrink = result["length"]["adaptors"]

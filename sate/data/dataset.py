@@ -16,16 +16,10 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.data.mustc import read_manifest
-from sate.data.text import normalize_source
 from sate.data.vocab import Vocabulary, read_parallel_text
 from sate.errors import SateError
 
 IGNORE_ID = -1  # padding value of id tensors (`src`, `tgt`); those positions carry no loss
-
-
-def _encode_all(vocab: Vocabulary, texts: list[str]) -> list[np.ndarray]:
-    """Encode many sentences in one SentencePiece call (it batches in C++)."""
-    return [np.asarray(ids, dtype=np.int64) + 1 for ids in vocab.sp.encode(texts)]
 
 
 class CMVN:
@@ -76,8 +70,8 @@ class SpeechDataset(Dataset):
             raise SateError(f"{feats_scp}: no features for {len(missing)} of the {len(self.rows)} rows of {manifest}, "
                             f"e.g. {missing[0]} (run `sate features`)")
         self.cmvn = CMVN.from_option(cmvn)
-        self.src = _encode_all(src_vocab, [row["src_norm"] for row in self.rows])
-        self.tgt = _encode_all(tgt_vocab, [row["tgt"] for row in self.rows])
+        self.src = src_vocab.encode_many([src_vocab.manifest_source(row) for row in self.rows])
+        self.tgt = tgt_vocab.encode_many([row["tgt"] for row in self.rows])
         self.lengths = [int(row["n_frames"]) for row in self.rows]
 
     @classmethod
@@ -102,6 +96,17 @@ class SpeechDataset(Dataset):
                 "src": torch.from_numpy(self.src[index]), "tgt": torch.from_numpy(self.tgt[index])}
 
 
+def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                   features: str = "fbank", cmvn: str | Path | CMVN | None = None) -> Dataset:
+    """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
+    (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply)."""
+    if features == "waveform":
+        from sate.data.waveform import WaveformDataset
+
+        return WaveformDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab)
+    return SpeechDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab, cmvn)
+
+
 class TextDataset(Dataset):
     """Parallel text for MT: items ``{id, src, tgt}`` (source ids from ``src_norm``, target ids).
 
@@ -109,29 +114,30 @@ class TextDataset(Dataset):
     """
 
     def __init__(self, pairs: Sequence[tuple[str, str, str]], src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
-        """``pairs``: (id, normalised source, target) triples."""
+        """``pairs``: (id, source as the source vocabulary reads it, target) triples."""
         self.ids = [p[0] for p in pairs]
-        self.src = _encode_all(src_vocab, [p[1] for p in pairs])
-        self.tgt = _encode_all(tgt_vocab, [p[2] for p in pairs])
+        self.src = src_vocab.encode_many([p[1] for p in pairs])
+        self.tgt = tgt_vocab.encode_many([p[2] for p in pairs])
         self.lengths = [max(len(s), len(t)) for s, t in zip(self.src, self.tgt, strict=True)]
 
     @classmethod
     def from_manifest(cls, manifest: str | Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> TextDataset:
         """The transcript/translation pairs of a speech manifest (every row kept)."""
         rows = read_manifest(manifest)
-        return cls([(r["id"], r["src_norm"], r["tgt"]) for r in rows], src_vocab, tgt_vocab)
+        return cls([(r["id"], src_vocab.manifest_source(r), r["tgt"]) for r in rows], src_vocab, tgt_vocab)
 
     @classmethod
     def from_files(cls, en_path: str | Path, tgt_path: str | Path, src_vocab: Vocabulary,
                    tgt_vocab: Vocabulary) -> TextDataset:
-        """Line-aligned MT text; English is normalised like ``src_norm``, empty pairs are dropped (printed).
+        """Line-aligned MT text; English is prepared by the source vocabulary (ours: normalised like ``src_norm``),
+        empty pairs are dropped (printed).
 
         Ids are ``<en file stem>_<0-based line index>``.
         """
         en_path, tgt_path = Path(en_path), Path(tgt_path)
         pairs, empty = [], 0
         for k, (en, tgt) in enumerate(read_parallel_text(en_path, tgt_path)):
-            src, tgt = normalize_source(en), tgt.strip()
+            src, tgt = src_vocab.prepare(en), tgt.strip()
             if src and tgt:
                 pairs.append((f"{en_path.stem}_{k}", src, tgt))
             else:
@@ -173,8 +179,8 @@ def collate(items: list[dict]) -> dict:
     """Pad a list of items into a batch.
 
     Keys: ``ids`` (list[str]); ``src``/``tgt`` long (B, S)/(B, L) padded with -1 and
-    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80)
-    padded with 0 and ``feats_lengths`` long (B,).
+    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80), or (B, T) samples
+    in waveform mode, padded with 0, and ``feats_lengths`` long (B,).
     """
     batch: dict = {"ids": [item["id"] for item in items]}
     if "feats" in items[0]:

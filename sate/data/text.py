@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
-_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+SOUND_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # (Applause), [music]: rule 1
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _SPACE = re.compile(r"\s+")
 
@@ -49,6 +49,6 @@ def _replace(match: re.Match[str]) -> str:
 
 def normalize_source(text: str) -> str:
     """Lowercase, tag-free, punctuation-free English with collapsed whitespace (see module doc)."""
-    text = _TAG.sub(" ", text)
+    text = SOUND_TAG.sub(" ", text)
     text = unicodedata.normalize("NFKC", text).lower().translate(_APOSTROPHES)
     return _SPACE.sub(" ", _NON_WORD.sub(_replace, text)).strip()

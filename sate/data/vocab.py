@@ -18,6 +18,8 @@ import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
+import numpy as np
+
 from sate.data.mustc import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
@@ -27,6 +29,7 @@ BLANK = "<blank>"
 UNK = "<unk>"
 SOS_EOS = "<sos/eos>"
 SIDES = ("src", "tgt")
+VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
 
 
@@ -71,16 +74,62 @@ class Vocabulary:
         """Token ids of ``text`` (no ``<sos/eos>``: the model adds it)."""
         return [i + 1 for i in self.sp.encode(text)]
 
+    def encode_many(self, texts: list[str]) -> list[np.ndarray]:
+        """`encode` of many sentences in one SentencePiece call (it batches in C++)."""
+        return [np.asarray(ids, dtype=np.int64) + 1 for ids in self.sp.encode(texts)]
+
+    def prepare(self, text: str) -> str:
+        """Raw English as the source model reads it: normalised like ``src_norm`` (a target vocabulary never
+        prepares text: translations are encoded as they are)."""
+        return normalize_source(text)
+
+    def manifest_source(self, row: dict) -> str:
+        """A manifest row's source text for this vocabulary: its ``src_norm``."""
+        return row["src_norm"]
+
     def decode(self, ids: Iterable[int]) -> str:
         """Text of token ids; ``<blank>`` and ``<sos/eos>`` are skipped."""
         pieces = []
-        for i in ids:
-            i = int(i)
-            if not 0 <= i < len(self.tokens):
-                raise ValueError(f"token id {i} out of range for a vocabulary of {len(self.tokens)}")
+        for i in token_ids(ids, len(self.tokens)):
             if i not in (self.blank_id, self.sos_eos_id):
                 pieces.append(i - 1)
         return self.sp.decode(pieces)
+
+
+def token_ids(ids: Iterable[int], size: int) -> list[int]:
+    """`ids` as ints, each checked to be a token of a vocabulary of `size` (a ValueError names the first that is
+    not)."""
+    out = [int(i) for i in ids]
+    bad = next((i for i in out if not 0 <= i < size), None)
+    if bad is not None:
+        raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")
+    return out
+
+
+def vocabulary_kind(directory: str | Path) -> str:
+    """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
+    meta = Path(directory) / "vocab.json"
+    if not meta.is_file():
+        return "spm"
+    try:
+        kind = json.loads(meta.read_text()).get("kind", "spm")
+    except (json.JSONDecodeError, AttributeError):
+        kind = "spm"
+    return kind if kind in VOCAB_KINDS else "spm"
+
+
+def load_vocabularies(directory: str | Path, task: str, kind: str | None = None) -> tuple:
+    """The (source, target) vocabularies of a data or pack directory for a model of `task`.
+
+    With a Marian vocabulary, an MT model reads Marian's ids on both sides; ASR and ST models have CTC over
+    the subset of source pieces (`sate.data.marian_vocab`).
+    """
+    kind = kind or vocabulary_kind(directory)
+    if kind == "marian":
+        from sate.data.marian_vocab import MarianVocab
+
+        return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")
+    return Vocabulary.load(directory, "src"), Vocabulary.load(directory, "tgt")
 
 
 def token_list_for(sp) -> list[str]:
@@ -140,9 +189,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train one model of SIZE pieces on source and target instead")
     parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files added to the training text (repeatable)")
+    parser.add_argument("--marian", type=Path, default=None, metavar="DIR",
+                        help="instead: use the vocabulary of the downloaded Marian (OPUS-MT) model in DIR, with CTC "
+                             "over the source pieces of the train transcripts (docs/models.md)")
+
+
+def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
+    if not meta_path.is_file() or not all(p.is_file() for p in outputs):
+        return False
+    try:
+        return json.loads(meta_path.read_text()) == meta
+    except json.JSONDecodeError:
+        return False
+
+
+def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
+    from sate.data.marian_vocab import CTC_TOKENS, FILES, write_marian_vocab
+
+    if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text:
+        raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint and --mt-text "
+                        "do not apply")
+    if not manifest.is_file():
+        raise SateError(f"{manifest}: file is missing (run `sate prep` first)")
+    hub: Path = args.marian
+    if not hub.is_dir():
+        raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
+    data_dir: Path = args.data
+    meta_path = data_dir / "vocab.json"
+    inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
+    meta = {"kind": "marian", "hub": str(hub.resolve()), "inputs": _digest(inputs)}
+    if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
+        print(f"{data_dir}: the Marian vocabulary is up to date")
+        return 0
+    meta_path.unlink(missing_ok=True)
+    atomic_write_lines(meta_path, [json.dumps(write_marian_vocab(data_dir, hub, meta["inputs"]))])
+    return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.marian is not None:
+        return _run_marian(args, args.data / f"{TRAIN_SPLIT}.jsonl")
     if args.joint is not None:
         if args.src_size is not None or args.tgt_size is not None:
             raise SateError("give either --joint or --src-size/--tgt-size, not both")
@@ -163,14 +249,9 @@ def run(args: argparse.Namespace) -> int:
     meta_path = data_dir / "vocab.json"
     meta = {"sizes": sizes, "inputs": _digest([manifest, *mt_files])}
     outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
-    if meta_path.is_file() and all(p.is_file() for p in outputs):
-        try:
-            up_to_date = json.loads(meta_path.read_text()) == meta
-        except json.JSONDecodeError:
-            up_to_date = False
-        if up_to_date:
-            print(f"{data_dir}: vocabularies up to date")
-            return 0
+    if _up_to_date(meta_path, meta, outputs):
+        print(f"{data_dir}: vocabularies up to date")
+        return 0
 
     rows = read_manifest(manifest)
     src = [row["src_norm"] for row in rows]

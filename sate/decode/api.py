@@ -28,7 +28,7 @@ import numpy as np
 import torch
 
 from sate.data.audio import SAMPLE_RATE
-from sate.decode.pack import CMVN, MODEL, decode_options, read_pack_yaml, required_parts
+from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
 from sate.decode.vad import VadOptions, cut, read_audio, speech_segments, to_mono_16k
 from sate.errors import SateError
 
@@ -41,7 +41,7 @@ class Segment:
 
     start: float
     end: float
-    transcript: str  # the CTC greedy transcript (lowercase, no punctuation, as the model was trained)
+    transcript: str  # the CTC greedy transcript (in the form CTC was trained on: src_norm, or Marian's cased text)
     translation: str | None  # None for an ASR model
 
 
@@ -118,6 +118,8 @@ class SpeechTranslator:
         self.model, self.task = model, task
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.cmvn = cmvn  # sate.data.dataset.CMVN or None (raw features)
+        # fbank, or waveform for a hub acoustic encoder (sate.data.waveform); None for MT
+        self.feature_kind = None if task == "mt" else model_features(model.conf)
         self.options = options  # DecodeOptions: the pack's defaults
         self.device = device
         self.directory = directory
@@ -126,7 +128,7 @@ class SpeechTranslator:
     def load(cls, directory: str | Path, device: str | torch.device | None = None) -> SpeechTranslator:
         """Load a `sate pack` directory; a missing or inconsistent part is a `SateError` naming it."""
         from sate.data.dataset import CMVN as Normalizer
-        from sate.data.vocab import Vocabulary
+        from sate.data.vocab import load_vocabularies
         from sate.models.model_file import model_from_file
 
         directory = Path(directory)
@@ -134,15 +136,14 @@ class SpeechTranslator:
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():
                 raise SateError(f"{directory}: packed model is missing {name} ({what})")
-        vocabs = {side: Vocabulary(directory / f"spm_{side}.model", directory / f"tokens_{side}.txt")
-                  for side in ("src", "tgt")}
+        vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a {meta['task']} model but sate.yaml says {info.task}")
         for side, vocab in vocabs.items():
             if meta[f"{side}_tokens"] != vocab.tokens:
-                raise SateError(f"{directory / MODEL}: its {side} token list differs from "
-                                f"{directory / f'tokens_{side}.txt'}")
+                where = directory / ("marian" if info.vocab == "marian" else f"tokens_{side}.txt")
+                raise SateError(f"{directory / MODEL}: its {side} token list differs from {where}")
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]
@@ -185,16 +186,22 @@ class SpeechTranslator:
         return PreparedAudio(name, duration, spans, cut(wave, spans))
 
     def features(self, wave: np.ndarray) -> np.ndarray:
-        """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN)."""
+        """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN); for a hub
+        acoustic encoder the samples themselves (T,), padded to 0.1 s as training pads them."""
         from sate.data.features import compute_fbank
 
+        if self.feature_kind == "waveform":
+            from sate.data.waveform import waveform_input
+
+            return waveform_input(wave)
         feats = compute_fbank(wave)
         return self.cmvn(feats) if self.cmvn is not None else feats
 
     @torch.inference_mode()
     def decode_features(self, feats: Sequence[np.ndarray], options: Any = None,
                         batch_size: int = 16) -> list[tuple[str, str | None]]:
-        """(transcript, translation) per (T, 80) normalised feature matrix; translation is None for ASR."""
+        """(transcript, translation) per (T, 80) normalised feature matrix (or (T,) waveform); translation is None
+        for ASR."""
         self._need_speech()
         from sate.decode.beam_search import decode_memory
         from sate.models.ctc import ctc_greedy
@@ -240,15 +247,16 @@ class SpeechTranslator:
 
     @torch.inference_mode()
     def translate_text(self, texts: Sequence[str], options: Any = None, batch_size: int = 64) -> list[str]:
-        """Translations of English sentences (an MT pack). The text is normalised like ``src_norm`` first,
-        so raw sentences and ASR transcripts both work; an empty source gives an empty translation."""
+        """Translations of English sentences (an MT pack). The text is prepared as the model's source vocabulary
+        reads it first (ours: normalised like ``src_norm``; Marian's: cased, sound tags removed), so raw
+        sentences and ASR transcripts both work; an empty source gives an empty translation."""
         if self.task != "mt":
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
-        from sate.data.text import normalize_source
         from sate.decode.beam_search import decode_memory
 
         options = options or self.options
-        ids = [self.src_vocab.encode(normalize_source(t)) for t in texts]
+        prepared = [self.src_vocab.prepare(t) for t in texts]
+        ids = [self.src_vocab.encode(t) if t else [] for t in prepared]
         out = [""] * len(texts)
         todo = [i for i, s in enumerate(ids) if s]
         for batch in _batches([len(ids[i]) for i in todo], batch_size):

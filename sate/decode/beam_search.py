@@ -31,11 +31,16 @@ so the search runs on longer, the more so the larger ``max_len_ratio``.
 Batching: decoder states are kept for every (utterance, beam) pair and reordered by beam origin each
 step; the encoder memory is masked beyond each utterance's length, so an utterance gives the same
 result in any batch; finished utterances leave the batch. The decoder step is ESPnet's
-`TransformerDecoder` arithmetic (pre-LN layers: self-attention, source attention, feed-forward), run
-on its own modules, with two caches that ESPnet's ``forward_one_step`` recomputes every step: the
-source attention's keys and values of the memory, computed once per utterance and shared by its beams,
-and the self-attention keys and values of the prefix. A test checks that it gives the log-probabilities
-of ``forward_one_step``.
+`TransformerDecoder` arithmetic (pre-LN layers: self-attention, source attention, feed-forward; or post-LN
+layers, a Marian decoder's), run on its own modules, with two caches that ESPnet's ``forward_one_step``
+recomputes every step: the source attention's keys and values of the memory, computed once per utterance and
+shared by its beams, and the self-attention keys and values of the prefix. A test checks that it gives the
+log-probabilities of ``forward_one_step``.
+
+Token conventions come from the decoder (`sate.models.decoder`): hypotheses start from its ``sos_id``, and
+its ``banned_ids`` (a Marian decoder's pad) get no probability. Their log-probabilities are taken out after
+the softmax, as transformers' ``bad_words_ids`` does, so a greedy search returns what ``generate(num_beams=1)``
+returns with pad banned. The output length is capped at the decoder's positions (Marian: 512).
 """
 
 from __future__ import annotations
@@ -51,6 +56,7 @@ from torch import nn
 from sate.decode.options import DecodeOptions
 from sate.errors import SateError
 from sate.models.base import SateModel
+from sate.models.decoder import token_conventions
 
 
 @dataclass
@@ -123,10 +129,12 @@ class _IncrementalDecoder:
     def __init__(self, decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, beam: int,
                  max_steps: int) -> None:
         for layer in decoder.decoders:
-            if not layer.normalize_before or layer.concat_after or layer.sequential_attn is not None:
-                raise SateError("beam search supports pre-LN decoder layers without concat_after or "
+            if layer.concat_after or layer.sequential_attn is not None:
+                raise SateError("beam search supports decoder layers without concat_after or "
                                 "sequential attention (the layers sate builds)")
         self.decoder = decoder
+        self.post_norm = not decoder.decoders[0].normalize_before
+        self.banned = list(token_conventions(decoder)[2])
         self.beam = beam
         embed, positions = decoder.embed[0], decoder.embed[1]
         self.embed = embed
@@ -160,7 +168,7 @@ class _IncrementalDecoder:
         new_kv = []
         for i, layer in enumerate(self.decoder.decoders):
             sa, ca = layer.self_attn, layer.src_attn
-            h = layer.norm1(x)
+            h = x if self.post_norm else layer.norm1(x)
             q = self._split(sa.q_norm, sa.linear_q(h))
             key, value = self._split(sa.k_norm, sa.linear_k(h)), self._split(None, sa.linear_v(h))
             if self.self_kv is not None:
@@ -168,17 +176,24 @@ class _IncrementalDecoder:
                 value = torch.cat([self.self_kv[i][1], value], dim=2)
             new_kv.append((key, value))
             att = torch.softmax(q @ key.transpose(-2, -1) / math.sqrt(self.d_k), dim=-1)
-            x = x + sa.linear_out((att @ value).transpose(1, 2).reshape(n, 1, -1))
+            x = self._residual(layer.norm1, x, sa.linear_out((att @ value).transpose(1, 2).reshape(n, 1, -1)))
             # Source attention: the K beams of an utterance are K queries on its one memory.
-            h = layer.norm2(x)
+            h = x if self.post_norm else layer.norm2(x)
             q = ca.q_norm(ca.linear_q(h).view(-1, k, self.heads, self.d_k).transpose(1, 2))  # (A, H, K, dk)
             mem_k, mem_v = self.memory_kv[i]
             att = torch.softmax(q @ mem_k / math.sqrt(self.d_k) + self.memory_bias, dim=-1)  # (A, H, K, T)
-            x = x + ca.linear_out((att @ mem_v).transpose(1, 2).reshape(n, 1, -1))
-            x = x + layer.feed_forward(layer.norm3(x))
+            x = self._residual(layer.norm2, x, ca.linear_out((att @ mem_v).transpose(1, 2).reshape(n, 1, -1)))
+            x = self._residual(layer.norm3, x, layer.feed_forward(x if self.post_norm else layer.norm3(x)))
         self.self_kv = new_kv
-        y = self.decoder.after_norm(x[:, 0])
-        return torch.log_softmax(self.decoder.output_layer(y), dim=-1)
+        y = x[:, 0] if self.post_norm else self.decoder.after_norm(x[:, 0])
+        logp = torch.log_softmax(self.decoder.output_layer(y), dim=-1)
+        if self.banned:
+            logp[:, self.banned] = -math.inf
+        return logp
+
+    def _residual(self, norm: nn.Module, x: torch.Tensor, f: torch.Tensor) -> torch.Tensor:
+        """x + f(x) (pre-LN: f saw norm(x)), or norm(x + f(x)) for post-LN layers."""
+        return norm(x + f) if self.post_norm else x + f
 
     def reorder(self, rows: torch.Tensor) -> None:
         """Hypothesis j continues the prefix of hypothesis rows[j] (same utterance)."""
@@ -235,10 +250,14 @@ def _search(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tens
     k, nbest = options.beam, options.nbest
     vocab = decoder.output_layer.out_features
     min_len, max_len = length_limits(memory_lengths, options)
-    inc = _IncrementalDecoder(decoder, memory, memory_lengths, k, int(max_len.max()) + 1)
+    limit = getattr(decoder.embed[1], "max_positions", None)  # a Marian decoder's positions
+    if limit is not None:
+        max_len = max_len.clamp(max=limit)
+    inc = _IncrementalDecoder(decoder, memory, memory_lengths, k, int(max_len.max()))
     # State of the utterances still searching (A of them), hypotheses flattened to A * K rows.
     utts = torch.arange(batch, device=device)
-    prefixes = torch.full((batch * k, 1), eos, dtype=torch.long, device=device)  # sos + tokens
+    sos = token_conventions(decoder)[0]
+    prefixes = torch.full((batch * k, 1), sos, dtype=torch.long, device=device)  # sos + tokens
     # Scores add up in float32 whatever the model's dtype.
     logp = torch.full((batch, k), -math.inf, device=device)
     logp[:, 0] = 0.0  # one hypothesis, <sos>, to start

@@ -2,11 +2,13 @@
 
 What is decoded depends on the packed model(s):
 
-- ST: the features (``DATA/fbank/<split>.scp``, normalised with the pack's CMVN) are translated
+- ST: the features (``DATA/fbank/<split>.scp``, normalised with the pack's CMVN; a hub acoustic encoder: the
+  waveforms) are translated
   with beam search, and the CTC head gives the transcript in the same encoder pass.
 - ASR: the CTC greedy transcript only; with ``--mt-model MT_DIR`` the transcripts are then
   translated by the MT model (a cascade, scored like ST).
-- MT: the split's reference transcripts (``src_norm``) are translated: the cascade's upper bound.
+- MT: the split's reference transcripts (``src_norm``; a Marian model: the cased ``src``) are translated: the
+  cascade's upper bound.
 
 Written to ``--out``: ``hyp.txt``/``ref.txt`` (detokenized translations and references) and
 ``transcript.txt``/``transcript_ref.txt`` (CTC transcripts and ``src_norm``), one line per manifest
@@ -79,11 +81,11 @@ def _decode_speech(translator: Any, data: Path, split: str, options: Any,
     """Manifest rows, CTC transcripts and translations (None for ASR) of a split, in manifest order."""
     from tqdm import tqdm
 
-    from sate.data.dataset import SpeechDataset
+    from sate.data.dataset import speech_dataset
     from sate.decode.api import _batches
 
-    dataset = SpeechDataset.from_data_dir(data, split, translator.src_vocab, translator.tgt_vocab,
-                                          cmvn=translator.cmvn)
+    dataset = speech_dataset(data, split, translator.src_vocab, translator.tgt_vocab, translator.feature_kind,
+                             translator.cmvn)
     transcripts: list[str] = [""] * len(dataset)
     translations: list[str | None] = [None] * len(dataset)
     with tqdm(total=len(dataset), unit="utt", desc="decode", file=sys.stderr) as bar:
@@ -130,7 +132,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     translations: list[str] | None = None
     if model.task == "mt":
         rows = read_manifest(manifest)
-        translations = _translate_sorted(model, [r["src_norm"] for r in rows], options, batch_size, "translate")
+        sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
+        translations = _translate_sorted(model, sources, options, batch_size, "translate")
     else:
         rows, transcripts, st_out = _decode_speech(model, data, split, options, batch_size)
         if model.task == "st":

@@ -10,6 +10,10 @@ A packed directory is all that decoding needs, without the data directory or the
     DIR/tokens_tgt.txt
     DIR/cmvn.json        global CMVN statistics of the training data (speech models with global CMVN)
 
+A model trained on a Marian vocabulary (`sate vocab --marian`) packs ``DIR/marian/`` (source.spm, target.spm,
+vocab.json, ctc_tokens.txt) instead of the SentencePiece files, and ``vocab: marian`` in sate.yaml. A model
+whose acoustic encoder is a hub model reads waveforms: its feature section says ``type: waveform``.
+
 The model file's token lists must equal the data directory's, so a model is never packed with a
 vocabulary it was not trained on. The directory is built in a temporary sibling and renamed
 into place: a killed run never leaves a complete-looking pack.
@@ -40,16 +44,37 @@ VOCAB_PARTS = {
     "tokens_src.txt": "the source token list",
     "tokens_tgt.txt": "the target token list",
 }
+MARIAN_PARTS = {
+    "marian/source.spm": "the Marian source SentencePiece model",
+    "marian/target.spm": "the Marian target SentencePiece model",
+    "marian/vocab.json": "the Marian vocabulary",
+    "marian/ctc_tokens.txt": "the CTC token list over Marian's source pieces",
+}
 # The settings `sate features` computes fbank with; a pack records them and decoding checks them.
 FEATURE_KEYS = ("type", "num_mel_bins", "frame_length_ms", "frame_shift_ms", "sample_rate", "dither", "scale",
                 "min_samples")
 
 
-def feature_settings(cmvn: str) -> dict[str, Any]:
-    """The feature section of sate.yaml: today's fbank settings plus the CMVN kind."""
+def feature_settings(cmvn: str, kind: str = "fbank") -> dict[str, Any]:
+    """The feature section of sate.yaml: today's fbank settings plus the CMVN kind, or the waveform mode's."""
+    from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE
     from sate.data.features import FEATURE_CONFIG
 
+    if kind == "waveform":
+        return {"type": "waveform", "sample_rate": SAMPLE_RATE, "min_samples": MIN_SAMPLES, "cmvn": "none"}
     return {**{k: FEATURE_CONFIG[k] for k in FEATURE_KEYS}, "cmvn": cmvn}
+
+
+def vocab_parts(kind: str) -> dict[str, str]:
+    """file -> what it is, of a vocabulary kind (`sate.data.vocab.vocabulary_kind`)."""
+    return MARIAN_PARTS if kind == "marian" else VOCAB_PARTS
+
+
+def model_features(config: dict[str, Any]) -> str:
+    """fbank, or waveform for a hub acoustic encoder."""
+    from sate.models.config import HUB_ACOUSTIC_TYPES
+
+    return "waveform" if config.get("acoustic", {}).get("type") in HUB_ACOUSTIC_TYPES else "fbank"
 
 
 def default_decoding() -> dict[str, Any]:
@@ -88,12 +113,15 @@ class PackInfo:
     task: str
     decode: dict[str, Any]
     features: dict[str, Any] | None  # None for MT
+    vocab: str = "spm"  # or marian
 
     def to_yaml(self) -> dict[str, Any]:
         doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "task": self.task,
                                "decode": self.decode}
         if self.features is not None:
             doc["features"] = self.features
+        if self.vocab != "spm":
+            doc["vocab"] = self.vocab
         return doc
 
 
@@ -109,13 +137,16 @@ def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
     return (kind, config) if kind in CMVN_KINDS else None
 
 
-def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path) -> None:
+def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs: tuple | None = None) -> None:
     """The model's token lists must equal the data directory's (same vocabularies)."""
     from sate.data.mustc import read_text_lines
 
-    for side in ("src", "tgt"):
+    for k, side in enumerate(("src", "tgt")):
         path = data_dir / f"tokens_{side}.txt"
-        tokens = read_text_lines(path)
+        if vocabs is not None:  # a Marian vocabulary: its token lists come from its files
+            path, tokens = data_dir / "marian", vocabs[k].tokens
+        else:
+            tokens = read_text_lines(path)
         ours = meta[f"{side}_tokens"]
         if tokens != ours:
             index = next((i for i, (a, b) in enumerate(zip(tokens, ours, strict=False)) if a != b),
@@ -133,35 +164,45 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
     """
     from sate.config import write_yaml
     from sate.data.features import load_cmvn
-    from sate.data.vocab import Vocabulary
+    from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
 
     meta = load_model_file(model_file)
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: data directory is missing")
-    for name in VOCAB_PARTS:
+    kind = vocabulary_kind(data_dir)
+    parts = vocab_parts(kind)
+    for name in parts:
         if not (data_dir / name).is_file():
-            raise SateError(f"{data_dir / name}: {VOCAB_PARTS[name]} is missing (run `sate vocab`)")
-    check_tokens(meta, model_file, data_dir)
-    for side in ("src", "tgt"):  # the SentencePiece models must fit the token lists
-        Vocabulary.load(data_dir, side)
+            raise SateError(f"{data_dir / name}: {parts[name]} is missing (run `sate vocab`)")
+    if kind == "marian":
+        check_tokens(meta, model_file, data_dir, load_vocabularies(data_dir, meta["task"], kind))
+    else:
+        check_tokens(meta, model_file, data_dir)
+        load_vocabularies(data_dir, meta["task"], kind)  # the SentencePiece models must fit the token lists
     options = decode_options({**default_decoding(), **(decode or {})}, "--decode")
     speech = meta["task"] != "mt"
+    features = model_features(meta["config"])
     if cmvn is not None and cmvn not in CMVN_KINDS:
         raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
+    if speech and features == "waveform":
+        if cmvn not in (None, "none"):
+            raise SateError(f"--cmvn {cmvn}: the model reads waveforms, which take no CMVN")
+        cmvn = "none"
     if speech and cmvn is None:
         found = training_cmvn(model_file)
         cmvn = found[0] if found else "global"
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
-    info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn) if speech else None)
+    info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700
     try:
         shutil.copyfile(model_file, tmp / MODEL)
-        for name in VOCAB_PARTS:
+        for name in parts:
+            (tmp / name).parent.mkdir(exist_ok=True)
             shutil.copyfile(data_dir / name, tmp / name)
         if speech and cmvn == "global":
             shutil.copyfile(data_dir / CMVN, tmp / CMVN)
@@ -203,22 +244,26 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     if not isinstance(decode, dict):
         raise SateError(f"{path}: the decode section is missing")
     features = doc.get("features")
+    vocab = doc.get("vocab", "spm")
+    if vocab not in ("spm", "marian"):
+        raise SateError(f"{path}: vocab must be spm or marian, got {vocab!r}")
     if task != "mt":
         if not isinstance(features, dict):
             raise SateError(f"{path}: the features section is missing")
-        expected = feature_settings(features.get("cmvn"))
+        expected = feature_settings(features.get("cmvn"), "waveform" if features.get("type") == "waveform"
+                                    else "fbank")
         if features.get("cmvn") not in CMVN_KINDS:
             raise SateError(f"{path}: features.cmvn must be one of {', '.join(CMVN_KINDS)}")
         if features != expected:
             diff = sorted(k for k in set(features) | set(expected) if features.get(k) != expected.get(k))
             raise SateError(f"{path}: features {', '.join(diff)} differ from what this sate computes "
                             f"({', '.join(f'{k}={expected.get(k)!r}' for k in diff)})")
-    return PackInfo(task, decode, features if task != "mt" else None)
+    return PackInfo(task, decode, features if task != "mt" else None, vocab)
 
 
 def required_parts(info: PackInfo) -> dict[str, str]:
     """file name -> description of every part a pack of this kind must hold."""
-    parts = {MODEL: "the model file", **VOCAB_PARTS}
+    parts = {MODEL: "the model file", **vocab_parts(info.vocab)}
     if info.features is not None and info.features["cmvn"] == "global":
         parts[CMVN] = "the CMVN statistics"
     return parts

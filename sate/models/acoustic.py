@@ -48,6 +48,17 @@ def narrow_frontend(embed: Conv2dSubsampling, input_size: int, channels: int, d_
     embed.out[0] = nn.Linear(channels * (((input_size - 1) // 2 - 1) // 2), d_model)
 
 
+def build_acoustic(conf: dict[str, Any], d_model: int, ctc_layer: int | None = None) -> nn.Module:
+    """The acoustic encoder of an `acoustic` section: ours on fbank, or a hub model on waveforms."""
+    from sate.models.config import HUB_ACOUSTIC_TYPES
+
+    if conf["type"] in HUB_ACOUSTIC_TYPES:
+        from sate.models.hub.speech import HubAcousticEncoder
+
+        return HubAcousticEncoder(conf, d_model)
+    return AcousticEncoder(conf, d_model, ctc_layer=ctc_layer)
+
+
 class AcousticEncoder(nn.Module):
     """Filterbank frames -> acoustic states, 4x shorter.
 

@@ -11,7 +11,7 @@ from typing import Any
 
 import torch
 
-from sate.models.acoustic import AcousticEncoder
+from sate.models.acoustic import build_acoustic
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
 from sate.models.ctc import build_ctc, ctc_logits
 from sate.models.decoder import build_decoder, teacher_forced
@@ -26,12 +26,13 @@ class ASRModel(SateModel):
     def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__(conf, src_vocab_size, tgt_vocab_size)
         d_model = conf["d_model"]
-        self.acoustic = AcousticEncoder(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
+        self.acoustic = build_acoustic(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
         self.ctc = build_ctc(src_vocab_size, d_model, conf["ctc"])
         self.decoder = build_decoder(conf["decoder"], src_vocab_size, d_model) if conf["decoder"]["layers"] else None
 
     def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
-        """feats (B, T, 80), feats_lengths (B,) -> the top acoustic states as memory, and CTC logits."""
+        """feats (B, T, 80) or waveforms (B, T), feats_lengths (B,) -> the top acoustic states as memory, and CTC
+        logits."""
         h, ctc_input, lengths = self.acoustic.with_ctc_input(feats, feats_lengths)
         return Encoded(h, lengths, ctc_logits(self.ctc, ctc_input), lengths)
 

@@ -36,8 +36,17 @@ class SateModel(nn.Module):
 
     @property
     def eos(self) -> int:
-        """sos = eos = the last index of the decoder's vocabulary."""
-        return self.decoder.output_layer.out_features - 1
+        """The decoder's end token: the last index of our vocabularies, 0 in Marian's (`sate.models.decoder`)."""
+        from sate.models.decoder import token_conventions
+
+        return token_conventions(self.decoder)[1]
+
+    @property
+    def sos(self) -> int:
+        """The decoder's start token: the last index of our vocabularies and of Marian's."""
+        from sate.models.decoder import token_conventions
+
+        return token_conventions(self.decoder)[0]
 
 
 def token_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:

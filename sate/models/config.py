@@ -14,9 +14,14 @@ from collections.abc import Callable
 from typing import Any
 
 from sate.errors import SateError
+from sate.models.hub.settings import fill_hub_sections
 
 TASKS = ("asr", "mt", "st")
-ACOUSTIC_TYPES = ("conformer", "transformer")
+# The hf_* types are models downloaded from the Hugging Face hub (sate.models.hub): raw 16 kHz waveforms in.
+HUB_ACOUSTIC_TYPES = ("hf_wav2vec2", "hf_hubert", "hf_wavlm")
+ACOUSTIC_TYPES = ("conformer", "transformer", *HUB_ACOUSTIC_TYPES)
+# hf_marian: an OPUS-MT (Marian) model's encoder and decoder, on ESPnet's post-norm blocks.
+TEXT_TYPES = ("transformer", "hf_marian")
 # "none" passes the acoustic states to the decoder unchanged: the E2E ST baseline (textual.layers 0).
 ADAPTOR_TYPES = ("none", "linear", "soft", "league", "gated", "inter", "shrink")
 SHRINK_MODES = ("soft", "league")
@@ -40,12 +45,16 @@ DEFAULTS: dict[str, Any] = {
         "kernel": 15,
         "frontend_channels": None,
         "dropout": 0.1,
+        "path": None,
+        "hub": None,
+        "freeze_feature_extractor": True,
     },
     "ctc": {"layer": None, "dropout": 0.0, "bias": True},
     "adaptor": {"type": "league", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False,
                 "embedding": "source"},
-    "textual": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1},
-    "decoder": {"layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1, "tie_embeddings": False},
+    "textual": {"type": "transformer", "layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1, "path": None,
+                "hub": None},
+    "decoder": {"type": "transformer", "layers": 6, "heads": 4, "ffn": 1024, "dropout": 0.1, "tie_embeddings": False},
     "loss": {
         "ctc_weight": 0.3,
         "label_smoothing": 0.1,
@@ -58,13 +67,17 @@ DEFAULTS: dict[str, Any] = {
 HELP: dict[str, str] = {
     "d_model": "the width of every part; ASR, MT and SATE share it so that weights can move between them",
     "acoustic": "the acoustic encoder: conv2d subsampling (4x) and Conformer or Transformer blocks, with CTC on top",
-    "acoustic.type": "conformer | transformer",
+    "acoustic.type": "conformer | transformer (on fbank) | hf_wav2vec2 | hf_hubert | hf_wavlm (a downloaded model "
+                     "on 16 kHz waveforms, data.features waveform)",
     "acoustic.layers": "blocks",
     "acoustic.heads": "attention heads",
     "acoustic.ffn": "feed-forward width",
     "acoustic.kernel": "conformer only: the depthwise convolution's kernel",
     "acoustic.frontend_channels": "channels of the conv2d front-end (null: d_model, as ESPnet; fewer is faster)",
     "acoustic.dropout": "dropout of every sub-layer",
+    "acoustic.path": "hf_* only: the downloaded model directory (config.json, preprocessor_config.json, weights)",
+    "acoustic.hub": "hf_* only: filled from acoustic.path when the config is resolved (leave it out)",
+    "acoustic.freeze_feature_extractor": "hf_* only: the convolutional feature extractor is not trained",
     "ctc": "the CTC head: a linear projection of an acoustic layer's output onto the source vocabulary",
     "ctc.layer": "the acoustic layer it reads (null: the top); the layers above continue from that layer",
     "ctc.dropout": "dropout on its input, drawn anew for the loss and for the adaptor's posteriors",
@@ -78,11 +91,15 @@ HELP: dict[str, str] = {
     "adaptor.embedding": "E of the soft branch: source (the MT source embedding) | decoder (the decoder's input "
                          "embedding; needs one joint vocabulary, sate vocab --joint)",
     "textual": "the textual encoder (Transformer) on top of the adaptor; 0 layers for the E2E baseline",
+    "textual.type": "transformer (ours) | hf_marian (an OPUS-MT model's encoder; its sizes come from textual.path)",
     "textual.layers": "blocks",
     "textual.heads": "attention heads",
     "textual.ffn": "feed-forward width",
     "textual.dropout": "dropout of every sub-layer",
+    "textual.path": "hf_marian only: the downloaded Marian directory (config.json, weights, *.spm, vocab.json)",
+    "textual.hub": "hf_marian only: filled from textual.path when the config is resolved (leave it out)",
     "decoder": "the Transformer decoder (for ASR: 0 layers is CTC only, more is hybrid CTC/attention)",
+    "decoder.type": "transformer | hf_marian (the Marian model's decoder, with textual.type hf_marian)",
     "decoder.layers": "blocks",
     "decoder.heads": "attention heads",
     "decoder.ffn": "feed-forward width",
@@ -114,7 +131,10 @@ TASK_LOSS_KEYS = {"asr": ("ctc_weight", "label_smoothing", "normalize"), "mt": (
 ASR_DECODER_LAYERS = 0
 
 # Types a key may hold (None-default keys say so here; bools never pass as ints).
-OPTIONAL_TYPES = {"frontend_channels": int, "layer": int, "asr_teacher": str, "mt_teacher": str}
+OPTIONAL_TYPES = {"frontend_channels": int, "layer": int, "asr_teacher": str, "mt_teacher": str, "path": str,
+                  "hub": dict}
+# Keys whose value is a dict kept whole (not a config section).
+LEAF_DICTS = ("hub",)
 
 
 def _in(choices: tuple[str, ...]) -> Callable[[Any], bool]:
@@ -127,6 +147,8 @@ CHECKS: dict[str, tuple[Callable[[Any], bool], str]] = {
     "acoustic.kernel": (lambda v: v > 0 and v % 2 == 1, "a positive odd number"),
     "acoustic.frontend_channels": (lambda v: v is None or v > 0, "positive or null"),
     "adaptor.type": (_in(ADAPTOR_TYPES), f"one of {', '.join(ADAPTOR_TYPES)}"),
+    "textual.type": (_in(TEXT_TYPES), f"one of {', '.join(TEXT_TYPES)}"),
+    "decoder.type": (_in(TEXT_TYPES), f"one of {', '.join(TEXT_TYPES)}"),
     "adaptor.temperature": (lambda v: v > 0, "positive"),
     "adaptor.shrink_mode": (_in(SHRINK_MODES), f"one of {', '.join(SHRINK_MODES)}"),
     "adaptor.embedding": (_in(ADAPTOR_EMBEDDINGS), f"one of {', '.join(ADAPTOR_EMBEDDINGS)}"),
@@ -150,8 +172,17 @@ CHECKS["adaptor.dropout"] = (lambda v: 0.0 <= v < 1.0, "in [0, 1)")
 def _inapplicable(task: str, conf: dict[str, Any]) -> dict[str, str]:
     """Keys that do nothing given the other values -> why. Setting one of them is an error."""
     why: dict[str, str] = {}
-    if conf.get("acoustic", {}).get("type") == "transformer":
+    acoustic_type = conf.get("acoustic", {}).get("type")
+    if acoustic_type == "transformer":
         why["acoustic.kernel"] = "it only applies to acoustic.type conformer"
+    if acoustic_type in HUB_ACOUSTIC_TYPES:
+        for key in ("kernel", "frontend_channels", "dropout"):
+            why[f"acoustic.{key}"] = f"acoustic.type {acoustic_type} takes it from acoustic.path's config.json"
+    elif acoustic_type is not None:
+        for key in ("path", "hub", "freeze_feature_extractor"):
+            why[f"acoustic.{key}"] = "it only applies to the hf_* acoustic types"
+    if conf.get("textual", {}).get("type") == "transformer":
+        why["textual.path"] = why["textual.hub"] = "it only applies to textual.type hf_marian"
     adaptor = conf.get("adaptor", {})
     kind = adaptor.get("type")
     if kind == "none":
@@ -214,6 +245,9 @@ def _check_ctc_layer(task: str, conf: dict[str, Any]) -> None:
     layer, depth = conf["ctc"]["layer"], conf["acoustic"]["layers"]
     if layer is None or layer == depth:
         return
+    if conf["acoustic"]["type"] in HUB_ACOUSTIC_TYPES:
+        raise SateError(f"model config: ctc.layer {layer} below the top is not supported for acoustic.type "
+                        f"{conf['acoustic']['type']}; CTC reads its top layer")
     if layer > depth:
         raise SateError(f"model config: ctc.layer {layer} is above the top acoustic layer (acoustic.layers {depth})")
     if task == "asr" and conf["decoder"]["layers"] == 0:
@@ -258,7 +292,7 @@ def _flatten(conf: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     flat: dict[str, Any] = {}
     for key, value in conf.items():
         name = f"{prefix}{key}"
-        if isinstance(value, dict):
+        if isinstance(value, dict) and key not in LEAF_DICTS:
             flat.update(_flatten(value, name + "."))
         else:
             flat[name] = value
@@ -289,6 +323,7 @@ def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
     given = {} if conf is None else conf
     defaults = task_defaults(task)
     resolved = _merge("", defaults, given)
+    fill_hub_sections(task, resolved, given)
     flat = _flatten(resolved)
     checks = dict(CHECKS)
     if task == "asr":
@@ -323,8 +358,14 @@ def resolve_config(task: str, conf: dict[str, Any] | None) -> dict[str, Any]:
     return resolved
 
 
+# Keys that change no computation of trained weights: where a hub model was read from, what training freezes.
+TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor")
+
+
 def without_dropout(section: Any) -> Any:
-    """A config section minus dropout rates: the settings two models must share to swap weights."""
+    """A config section minus dropout rates (and the keys of TRAINING_ONLY): the settings two models must share to
+    swap weights."""
     if isinstance(section, dict):
-        return {k: without_dropout(v) for k, v in section.items() if k != "dropout"}
+        return {k: without_dropout(v) if k not in LEAF_DICTS else v for k, v in section.items()
+                if k not in TRAINING_ONLY}
     return section

@@ -7,6 +7,11 @@ index of the decoder's vocabulary, as in ESPnet token lists.
 ``tie_embeddings`` makes the output projection's weight the input embedding's, one tensor (fairseq's
 ``share-decoder-input-output-embed``, which the authors' configs set). ESPnet's projection keeps its
 bias; fairseq's projection has none.
+
+Every decoder carries its token conventions as attributes, which training and decoding read: ``sos_id``,
+``eos_id`` and ``banned_ids`` (tokens decoding never emits). Ours: sos = eos = the last id, nothing banned. A
+Marian decoder (``type: hf_marian``, `sate.models.hub.marian`): post-LN blocks, Marian's positions, sos =
+``decoder_start_token_id``, eos = ``eos_token_id``, pad banned, ``final_logits_bias`` as the output bias.
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ import torch
 from torch import nn
 
 from sate.data.dataset import IGNORE_ID
+from sate.errors import SateError
 from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos, block_kwargs
 
 
@@ -26,11 +32,13 @@ def espnet_decoder_kwargs(conf: dict[str, Any]) -> dict[str, Any]:
                         attention_dropout_keys=("self_attention_dropout_rate", "src_attention_dropout_rate"))
 
 
-def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int) -> TransformerDecoder:
+def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int,
+                  marian: dict[str, Any] | None = None) -> TransformerDecoder:
     """ESPnet's decoder over `vocab_size` tokens attending to d_model-sized memory.
 
     A tied matrix starts as fairseq's embeddings do, normal with std d^-1/2: ESPnet's N(0, 1)
-    embedding would give the output projection logits of about √d standard deviation.
+    embedding would give the output projection logits of about √d standard deviation. `marian` is the
+    ``textual.hub`` dict of a ``type: hf_marian`` decoder.
     """
     decoder = TransformerDecoder(vocab_size, d_model, **espnet_decoder_kwargs(conf))
     if conf["tie_embeddings"]:
@@ -39,7 +47,31 @@ def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int) -> Transf
         decoder.output_layer.weight = embedding.weight
     decoder.espnet_name = "transformer"
     decoder.espnet_kwargs = espnet_decoder_kwargs(conf)
+    decoder.sos_id = decoder.eos_id = vocab_size - 1
+    decoder.banned_ids = ()
+    if conf["type"] == "hf_marian":
+        _make_marian(decoder, conf, vocab_size, marian)
     return decoder
+
+
+def _make_marian(decoder: TransformerDecoder, conf: dict[str, Any], vocab_size: int, hub: dict[str, Any]) -> None:
+    from sate.models.hub.marian import MarianPositions, patch_blocks
+
+    if vocab_size != hub["vocab_size"]:
+        raise SateError(f"decoder.type hf_marian: the target token list has {vocab_size} tokens, the Marian model "
+                        f"{hub['vocab_size']} (use the Marian vocabulary: sate vocab --marian DIR)")
+    decoder.embed[1] = MarianPositions(decoder.embed[1].d_model, conf["dropout"], hub["scale_embedding"],
+                                       hub["max_position_embeddings"])
+    patch_blocks(decoder, hub["activation_function"])
+    decoder.sos_id, decoder.eos_id = hub["decoder_start_token_id"], hub["eos_token_id"]
+    decoder.banned_ids = (hub["pad_token_id"],)
+    decoder.espnet_name = "hf_marian"  # never an ESPnet experiment's decoder
+
+
+def token_conventions(decoder: TransformerDecoder) -> tuple[int, int, tuple[int, ...]]:
+    """sos, eos and the banned ids of a decoder; one that ESPnet built itself has ESPnet's (the last id, none)."""
+    last = decoder.output_layer.out_features - 1
+    return getattr(decoder, "sos_id", last), getattr(decoder, "eos_id", last), getattr(decoder, "banned_ids", ())
 
 
 def decoder_embedding(decoder: TransformerDecoder) -> torch.Tensor:
@@ -59,7 +91,7 @@ def teacher_forced(
     memory (B, T, D), memory_lengths (B,), tokens (B, L) padded with -1 and without sos/eos ->
     logits (B, L + 1, V) and the targets they predict (B, L + 1): tokens then eos, -1 padded.
     """
-    eos = decoder.output_layer.out_features - 1
-    ys_in, ys_out = add_sos_eos(tokens, eos, eos, IGNORE_ID)
+    sos, eos, _ = token_conventions(decoder)
+    ys_in, ys_out = add_sos_eos(tokens, sos, eos, IGNORE_ID)
     logits, _ = decoder(memory, memory_lengths, ys_in, token_lengths + 1)
     return logits, ys_out

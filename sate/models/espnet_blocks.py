@@ -41,7 +41,8 @@ def block_kwargs(conf: dict[str, Any], input_layer: str | None,
     """ESPnet encoder/decoder keywords from one of our sections (layers, heads, ffn, dropout).
 
     ESPnet names the same settings alike in every block stack, except the attention dropout (one
-    key in encoders, two in the decoder); our sections use one dropout rate for all of them.
+    key in encoders, two in the decoder); our sections use one dropout rate for all of them. Our blocks
+    are pre-LN; a Marian model's (``type: hf_marian``) are post-LN.
     """
     kwargs: dict[str, Any] = {
         "attention_heads": conf["heads"],
@@ -50,7 +51,7 @@ def block_kwargs(conf: dict[str, Any], input_layer: str | None,
         "dropout_rate": conf["dropout"],
         "positional_dropout_rate": conf["dropout"],
         "input_layer": input_layer,
-        "normalize_before": True,
+        "normalize_before": conf.get("type") != "hf_marian",
     }
     kwargs.update(dict.fromkeys(attention_dropout_keys, conf["dropout"]))
     return kwargs

@@ -127,16 +127,25 @@ def model_from_file(path: str | Path) -> tuple[SateModel, dict[str, Any]]:
     return model.eval(), data
 
 
-def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
-    """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
-    own = model.state_dict()
+FIT_LABELS = ("missing", "unexpected", "shape mismatch (file vs model)")
+
+
+def fit_problems(module: torch.nn.Module, state: dict[str, torch.Tensor],
+                 labels: tuple[str, str, str] = FIT_LABELS) -> list[str]:
+    """Why `state` does not load exactly into `module`: its missing, unexpected and mis-shaped keys, each kind under
+    its label; empty when it fits."""
+    own = module.state_dict()
     missing = sorted(set(own) - set(state))
     unexpected = sorted(set(state) - set(own))
     shapes = [f"{k} {tuple(state[k].shape)} vs {tuple(own[k].shape)}" for k in sorted(set(own) & set(state))
               if state[k].shape != own[k].shape]
-    problems = [f"{label}: {name_list(keys)}" for label, keys in
-                (("missing", missing), ("unexpected", unexpected), ("shape mismatch (file vs model)", shapes))
-                if keys]
+    return [f"{label}: {name_list(keys)}" for label, keys in zip(labels, (missing, unexpected, shapes), strict=True)
+            if keys]
+
+
+def load_exact(model: torch.nn.Module, state: dict[str, torch.Tensor], source: str) -> None:
+    """load_state_dict that names every missing, unexpected or mis-shaped key in a `SateError`."""
+    problems = fit_problems(model, state)
     if problems:
         raise SateError(f"{source} does not fit the model: " + "; ".join(problems))
     model.load_state_dict(state)

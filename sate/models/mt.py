@@ -2,6 +2,10 @@
 
 SATE takes its source embedding (for the soft adaptor), textual encoder and decoder from here.
 Source ids share CTC's index space, so ``<blank>`` (0) has an embedding that text never uses.
+
+A Marian MT model (``textual.type`` and ``decoder.type`` hf_marian) reads Marian's ids on both sides, with
+``</s>`` ending the source (`sate.data.marian_vocab`), and its source embedding, decoder embedding and output
+projection are one tensor, as in Marian.
 """
 
 from __future__ import annotations
@@ -11,10 +15,19 @@ from typing import Any
 import torch
 from torch import nn
 
+from sate.errors import SateError
 from sate.models.base import SateModel, stats, token_accuracy
 from sate.models.decoder import build_decoder, teacher_forced
 from sate.models.losses import label_smoothed_ce, normalization_factor
 from sate.models.textual import TextualEncoder
+
+
+def marian_hub(conf: dict[str, Any]) -> dict[str, Any] | None:
+    """The ``textual.hub`` dict of a model with a Marian textual side, else None."""
+    from sate.models.hub.settings import require_hub
+
+    textual = conf.get("textual")
+    return require_hub(textual, "textual") if textual is not None and textual["type"] == "hf_marian" else None
 
 
 def build_source_embedding(vocab_size: int, d_model: int) -> nn.Embedding:
@@ -34,7 +47,12 @@ class MTModel(SateModel):
         d_model = conf["d_model"]
         self.src_embed = build_source_embedding(src_vocab_size, d_model)
         self.textual = TextualEncoder(conf["textual"], d_model)
-        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
+        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model, marian_hub(conf))
+        if marian_hub(conf) is not None:
+            if src_vocab_size != tgt_vocab_size:
+                raise SateError(f"a Marian MT model reads Marian ids on both sides, but the source token list has "
+                                f"{src_vocab_size} tokens and the target's {tgt_vocab_size}")
+            self.src_embed.weight = self.decoder.embed[0].weight
 
     def encode_text(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """src (B, S) padded with -1, src_lengths (B,) -> memory (B, S, D), lengths (B,)."""

@@ -38,6 +38,8 @@ def check_joint_vocabulary(conf: dict[str, Any], src_tokens: list[str], tgt_toke
     adaptor = conf.get("adaptor", {})
     if adaptor.get("type") in ("linear", "none") or adaptor.get("embedding") != "decoder" or src_tokens == tgt_tokens:
         return
+    if conf.get("textual", {}).get("type") == "hf_marian":
+        return  # CTC ids reach Marian's embedding through the model's marian_ids (sate.models.hub.load)
     first = next((i for i, (a, b) in enumerate(zip(src_tokens, tgt_tokens, strict=False)) if a != b),
                  min(len(src_tokens), len(tgt_tokens)))
     raise SateError(f"adaptor.embedding decoder needs one joint vocabulary (sate vocab --joint SIZE), but the "

@@ -8,6 +8,13 @@ gold transcript supervises the decoder token by token (`sate.models.losses`).
 With ``adaptor.type: none`` and ``textual.layers: 0`` the same class is the conventional E2E ST
 baseline (ESPnet/fairseq): acoustic encoder with CTC, then the decoder. It then owns no adaptor,
 source embedding or textual encoder (DDP refuses parameters that get no gradient).
+
+With a Marian textual side (``textual.type: hf_marian``), CTC runs over a subset of Marian's source pieces
+(`sate.data.marian_vocab`) and the buffer ``marian_ids`` maps each CTC id to its Marian id (``<blank>`` to pad,
+whose embedding opus-mt keeps at zero), filled from the token lists when the hub weights load
+(`sate.models.hub.load`). The soft branch's E is then Marian's embedding of those ids: a copy of its rows
+(``adaptor.embedding: source``) or the decoder's own embedding indexed through the map (``decoder``). The
+textual input ends with ``</s>``'s embedding, as every source Marian was trained on does.
 """
 
 from __future__ import annotations
@@ -17,15 +24,23 @@ from typing import Any
 import torch
 
 from sate.errors import SateError
-from sate.models.acoustic import AcousticEncoder
+from sate.models.acoustic import build_acoustic
 from sate.models.adaptor import build_adaptor
 from sate.models.base import Encoded, SateModel, stats, token_accuracy
 from sate.models.config import SOFT_ADAPTORS, uses_source_embedding
 from sate.models.ctc import build_ctc, ctc_logits, draws_new_mask
 from sate.models.decoder import build_decoder, decoder_embedding, teacher_forced
 from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce, normalization_factor
-from sate.models.mt import build_source_embedding
+from sate.models.mt import build_source_embedding, marian_hub
 from sate.models.textual import TextualEncoder
+
+
+def append_at_lengths(x: torch.Tensor, lengths: torch.Tensor,
+                      vector: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """(B, T, D), (B,), (D,) -> (B, T + 1, D) with `vector` at position lengths[b] of each row, and lengths + 1."""
+    out = torch.cat([x, x.new_zeros(x.size(0), 1, x.size(2))], dim=1)
+    at = torch.arange(out.size(1), device=x.device)[None, :] == lengths[:, None]
+    return torch.where(at[..., None], vector.to(x.dtype), out), lengths + 1
 
 
 class FrozenTeacher:
@@ -53,16 +68,20 @@ class STModel(SateModel):
     def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__(conf, src_vocab_size, tgt_vocab_size)
         d_model = conf["d_model"]
-        self.acoustic = AcousticEncoder(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
+        self.acoustic = build_acoustic(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
         self.ctc = build_ctc(src_vocab_size, d_model, conf["ctc"])
         self.adaptor = build_adaptor(conf["adaptor"], d_model)
         # The soft branch's E_src, built only where it is used: an unused weight would upset DDP.
         embedding = uses_source_embedding(conf["adaptor"])
         self.src_embed = build_source_embedding(src_vocab_size, d_model) if embedding else None
         self.textual = TextualEncoder(conf["textual"], d_model) if conf["textual"]["layers"] else None
-        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model)
+        self.marian = marian_hub(conf)
+        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model, self.marian)
+        if self.marian is not None:
+            self.register_buffer("marian_ids", torch.zeros(src_vocab_size, dtype=torch.long))
         self.soft = conf["adaptor"]["type"] in SOFT_ADAPTORS
-        if self.soft and conf["adaptor"]["embedding"] == "decoder" and src_vocab_size != tgt_vocab_size:
+        if self.soft and conf["adaptor"]["embedding"] == "decoder" and src_vocab_size != tgt_vocab_size \
+                and self.marian is None:
             raise SateError(f"model config: adaptor.embedding decoder multiplies CTC posteriors over the "
                             f"{src_vocab_size} source tokens by the decoder's embedding of {tgt_vocab_size} target "
                             "tokens; it needs one joint vocabulary (sate vocab --joint SIZE)")
@@ -85,6 +104,9 @@ class STModel(SateModel):
             return Encoded(h, lengths, logits, lengths)
         adaptor_logits = ctc_logits(self.ctc, ctc_input) if self.soft and draws_new_mask(self.ctc) else logits
         adapted, adapted_lengths = self.adaptor(h, lengths, adaptor_logits, self._soft_embedding())
+        if self.marian is not None:
+            end = decoder_embedding(self.decoder)[self.marian["eos_token_id"]]
+            adapted, adapted_lengths = append_at_lengths(adapted, adapted_lengths, end)
         memory, memory_lengths = self.textual(adapted, adapted_lengths)
         return Encoded(memory, memory_lengths, logits, lengths)
 
@@ -92,7 +114,10 @@ class STModel(SateModel):
         """E of the soft branch (V, D): the source embedding, the decoder's (adaptor.embedding), or None."""
         if not self.soft:
             return None
-        return self.src_embed.weight if self.src_embed is not None else decoder_embedding(self.decoder)
+        if self.src_embed is not None:
+            return self.src_embed.weight
+        embedding = decoder_embedding(self.decoder)
+        return embedding[self.marian_ids] if self.marian is not None else embedding
 
     def _teacher(self, name: str, device: torch.device) -> SateModel:
         if name not in self.teachers:

@@ -16,7 +16,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader
 
-from sate.data.dataset import SpeechDataset, TextDataset, collate
+from sate.data.dataset import SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
@@ -38,9 +38,35 @@ class BatchPlan:
                 f"{self.accumulation} accumulation = {self.effective} {self.unit} per update")
 
 
-def plan_batch(batch_conf: dict, world_size: int, task: str) -> BatchPlan:
+def batch_unit(task: str, features: str = "fbank") -> str:
+    """What batch.per_device and batch.global count: tokens (mt), frames (fbank) or samples (waveform)."""
+    return "tokens" if task == "mt" else ("samples" if features == "waveform" else "frames")
+
+
+def check_feature_mode(config: dict) -> None:
+    """A hub acoustic encoder (acoustic.type hf_*) reads data.features waveform, ours fbank; waveforms take no
+    CMVN and no SpecAugment (fbank's), so those must be off rather than silently ignored."""
+    from sate.models.config import HUB_ACOUSTIC_TYPES
+
+    if config["task"] == "mt":
+        return
+    kind = (config["model"].get("acoustic") or {}).get("type", "conformer")
+    features = config["data"]["features"]
+    wanted = "waveform" if kind in HUB_ACOUSTIC_TYPES else "fbank"
+    if features != wanted:
+        raise SateError(f"data.features is {features} but model.acoustic.type {kind} reads {wanted}")
+    if features == "waveform":
+        if config["data"]["cmvn"] != "none":
+            raise SateError(f"data.cmvn {config['data']['cmvn']} normalises fbank; with data.features waveform set "
+                            "it to none (the hub model's own normalisation is applied inside the model)")
+        if config["specaug"]["enabled"]:
+            raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
+                            "false")
+
+
+def plan_batch(batch_conf: dict, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
     """Accumulation steps that make `per_device x world x accumulation` as close as possible to `global`."""
-    unit = "tokens" if task == "mt" else "frames"
+    unit = batch_unit(task, features)
     per_device, wanted = int(batch_conf["per_device"]), int(batch_conf["global"])
     if per_device <= 0 or wanted <= 0:
         raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
@@ -91,6 +117,7 @@ class SateDataModule(L.LightningDataModule):
 
     def __init__(self, config: dict, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
         super().__init__()
+        check_feature_mode(config)
         self.task = config["task"]
         self.conf = config["data"]
         self.batch_conf = config["batch"]
@@ -104,7 +131,7 @@ class SateDataModule(L.LightningDataModule):
         cmvn = self.conf["cmvn"]
         if cmvn == "global":
             cmvn = self.data_dir / "cmvn.json"
-        return SpeechDataset.from_data_dir(self.data_dir, split, self.src_vocab, self.tgt_vocab, cmvn)
+        return speech_dataset(self.data_dir, split, self.src_vocab, self.tgt_vocab, self.conf["features"], cmvn)
 
     def _text(self, split: str, use_mt_text: bool) -> TextDataset:
         """MT pairs: the MT text files (`data.mt_text: [EN, TGT]`, all train text) or the split's manifest."""
@@ -135,7 +162,7 @@ class SateDataModule(L.LightningDataModule):
         cap = int(self.batch_conf["per_device"])
         longest = max(dataset.lengths)
         if longest > cap:
-            unit = "tokens" if self.task == "mt" else "frames"
+            unit = batch_unit(self.task, self.conf["features"])
             raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
                             f"raise it or filter long items in `sate prep`")
         kind = "max_tokens" if self.task == "mt" else "max_frames"

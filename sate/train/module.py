@@ -26,6 +26,7 @@ from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models import ctc_greedy
+from sate.train.data import batch_unit
 from sate.train.faults import FaultCounter, batch_cost, release_memory
 from sate.train.rng import gather_rng_states, set_rng_state
 from sate.train.schedule import SkippableAdam, inverse_sqrt_schedule
@@ -51,7 +52,8 @@ class SateModule(L.LightningModule):
         self.specaug_start = int(spec.get("start_step", 0))
         tconf = config["trainer"]
         self.faults = FaultCounter(int(tconf["nan_patience"]), int(tconf["oom_patience"]),
-                                   "tokens" if self.task == "mt" else "frames", int(config["batch"]["per_device"]))
+                                   batch_unit(self.task, config["data"]["features"]),
+                                   int(config["batch"]["per_device"]))
         self._update_has_good_batch = False
         self._update_oom = False
         self._step_oom = False

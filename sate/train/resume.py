@@ -175,6 +175,13 @@ def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)
+    from sate.config import merge
+    from sate.train.schema import DEFAULTS
+
+    try:  # a key newer than the run (data.features) compares at its default
+        old = merge(DEFAULTS, old)
+    except SateError:
+        pass  # a key sate no longer knows: it shows as a change
     changes = config_changes(old, config)
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
     if unsafe:

@@ -7,15 +7,24 @@ from sate.models import SateModel, build_model
 
 def build_for_training(config: dict, src_tokens: list[str], tgt_tokens: list[str],
                        initialize: bool = True) -> SateModel:
-    """The model of `config["task"]` with the `init:` section loaded and the `loss.kd` teachers attached.
+    """The model of `config["task"]` with its hub parts and the `init:` section loaded, and the `loss.kd` teachers
+    attached.
 
-    `initialize` False skips the `init:` section (a resume, whose weights come from its checkpoint).
-    Both steps fail loudly (`SateError`) on a missing file, unmatched keys, shape or vocabulary mismatch.
+    Hub parts (``textual.type hf_marian``, ``acoustic.type hf_*``) load from their directories first, except the
+    components `init:` names, which load from their checkpoints after. `initialize` False skips both (a resume,
+    whose weights come from its checkpoint). Every step fails loudly (`SateError`) on a missing file, unmatched
+    keys, shape or vocabulary mismatch.
     """
-    from sate.models.pretrained import initialize, load_teachers
+    from sate.models.hub.load import load_hub_parts
+    from sate.models.pretrained import initialize as load_init
+    from sate.models.pretrained import load_teachers
 
     model = build_model(config["task"], config["model"], len(src_tokens), len(tgt_tokens))
-    if initialize and config["init"]:
-        initialize(model, config["init"], src_tokens, tgt_tokens)
+    if initialize:
+        init = config["init"] or {}
+        load_hub_parts(model, src_tokens, tgt_tokens, skip=set(init) if "model" not in init else {
+            "acoustic", "textual", "decoder", "src_embed"})
+        if init:
+            load_init(model, init, src_tokens, tgt_tokens)
     load_teachers(model, src_tokens, tgt_tokens)
     return model

@@ -128,9 +128,9 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
-    from sate.data.vocab import Vocabulary
+    from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
-    from sate.train.data import SateDataModule, plan_batch
+    from sate.train.data import SateDataModule, check_feature_mode, plan_batch
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
     from sate.train.resume import check_config_change, find_resume_point, set_aside
@@ -154,13 +154,14 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
     L.seed_everything(int(config["seed"]), workers=True, verbose=False)
 
     data_dir = Path(config["data"]["dir"])
-    src_vocab, tgt_vocab = Vocabulary.load(data_dir, "src"), Vocabulary.load(data_dir, "tgt")
+    check_feature_mode(config)
+    src_vocab, tgt_vocab = load_vocabularies(data_dir, config["task"])
     model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab)
 
     world = devices * num_nodes
-    plan = plan_batch(config["batch"], world, config["task"])
+    plan = plan_batch(config["batch"], world, config["task"], config["data"]["features"])
     precision = choose_precision(config["trainer"]["precision"], accelerator)
     tconf = config["trainer"]
     monitor, mode = tconf["monitor"], tconf["monitor_mode"]

@@ -145,3 +145,15 @@ def test_corpus_part_voices_a_fresh_corpus() -> None:
     assert result["utterances"] == voiced and result["train_size"] == 3 and result["audio_hours"] > 0
     assert result["utterances_per_second"] == pytest.approx(voiced / result["seconds"], rel=0.25)  # seconds rounded
     assert result["x_real_time"] > 0 and f"{voiced} utterances" in corpus_part.table(result)
+
+
+def test_the_ctc_vocab_part_writes_every_field(tmp_path: Path) -> None:
+    out = tmp_path / "ctc.json"
+    assert main(["--parts", "ctc-vocab", "--vocab-sizes", "300,30", "--repeat", "1", "--threads", "1",
+                 "--out", str(out)]) == 0
+    r = json.loads(out.read_text())["ctc-vocab"]
+    assert r["frames_per_utterance"] == 499 and r["clock"].startswith("thread CPU time")
+    assert [row["vocab"] for row in r["rows"]] == [300, 30]
+    for row in r["rows"]:
+        assert {"seconds", "overhead", "rss_rise_mib", "extra_rise_mib", "logits_mib"} <= set(row)
+        assert row["seconds"] > 0

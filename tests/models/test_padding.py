@@ -25,3 +25,25 @@ def test_batched_output_equals_alone(kind: str, channels: int | None) -> None:
             alone, alone_length = encoder(feats[b : b + 1, :n], lengths[b : b + 1])
             assert int(batched_lengths[b]) == int(alone_length) == ((n - 1) // 2 - 1) // 2
             torch.testing.assert_close(batched[b, : int(alone_length)], alone[0], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize(("kind", "norm"), [("hf_wav2vec2", "group"), ("hf_wav2vec2", "layer"),
+                                            ("hf_hubert", "group"), ("hf_wavlm", "group")])
+def test_hub_encoder_batched_output_equals_alone(kind: str, norm: str, speech_hub_dir) -> None:  # noqa: ANN001
+    """The same rule for the hub encoders on waveforms, group-norm models (transformers' own depend on padding)
+    and WavLM (torchaudio's takes no padding mask) included."""
+    from sate.models import build_model
+    from sate.models.hub.load import load_hub_parts
+
+    torch.manual_seed(0)
+    model = build_model("asr", {"d_model": 8, "acoustic": {"type": kind, "path": str(speech_hub_dir(kind, norm))}},
+                        10, 10).eval()
+    load_hub_parts(model, [], [], log=lambda _: None)
+    lengths = torch.tensor([4000, 2600, 1500])
+    waves = torch.randn(3, 4000) * 0.1 + 0.05
+    with torch.no_grad():
+        batched, batched_lengths = model.acoustic(waves, lengths)
+        for b, n in enumerate(lengths.tolist()):
+            alone, alone_length = model.acoustic(waves[b:b + 1, :n], lengths[b:b + 1])
+            assert int(batched_lengths[b]) == int(alone_length) == alone.size(1)
+            torch.testing.assert_close(batched[b, :alone.size(1)], alone[0], atol=1e-5, rtol=1e-5)

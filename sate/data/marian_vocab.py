@@ -1,0 +1,185 @@
+"""Marian's (OPUS-MT's) tokenisation through our token ids: what `MarianTokenizer` does, without transformers.
+
+A Marian directory holds ``source.spm`` and ``target.spm`` (SentencePiece models of each language) and one
+``vocab.json`` (piece -> id) shared by both sides. Marian's conventions, all kept here:
+
+- the source is cut by ``source.spm``; each piece is looked up in vocab.json (``<unk>`` when absent) and
+  ``</s>`` is appended; the target is cut by ``target.spm`` the same way (teacher forcing appends ``</s>``,
+  `sate.models.decoder`);
+- ids go back to text by dropping the special tokens (``</s>``, ``<unk>``, ``<pad>``), joining the pieces with
+  ``target.spm`` and turning ``▁`` into spaces;
+- Marian was trained on cased, punctuated text: the source side reads a manifest's ``src`` with sound tags such
+  as ``(Applause)`` removed (nobody says them), never the lowercased ``src_norm``.
+
+The CTC side of a SATE model with a Marian textual encoder (``ctc``) uses a subset of the source pieces:
+``<blank>``, ``<unk>``, then every piece that ``source.spm`` gives the train transcripts, in Marian id order
+(`sate vocab --marian DIR` writes it; `sate.models.hub.load` maps it to Marian ids for the soft adaptor). A CTC
+head over all of Marian's ids would also cover the target language's pieces, which speech never contains
+(BENCHMARKS.md measures what they cost).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from sate.data.mustc import read_text_lines
+from sate.data.text import SOUND_TAG
+from sate.data.vocab import BLANK, UNK, token_ids
+from sate.errors import SateError
+from sate.models.hub.files import read_json
+
+FILES = ("source.spm", "target.spm", "vocab.json")
+CTC_TOKENS = "ctc_tokens.txt"
+EOS, PAD = "</s>", "<pad>"
+SIDES = ("source", "target", "ctc")
+_SPACE = re.compile(r"\s+")
+
+
+def marian_text(text: str) -> str:
+    """A transcript as Marian reads it: cased and punctuated, sound tags removed, whitespace collapsed."""
+    return _SPACE.sub(" ", SOUND_TAG.sub(" ", text)).strip()
+
+
+def marian_pieces(directory: Path) -> list[str]:
+    """vocab.json as a list indexed by Marian id; the ids must be 0..V-1 without gaps."""
+    path = Path(directory) / "vocab.json"
+    vocab = read_json(path)
+    ids = sorted(vocab.values()) if all(isinstance(i, int) for i in vocab.values()) else None
+    if ids != list(range(len(vocab))):
+        raise SateError(f"{path}: the ids are not 0..{len(vocab) - 1}, each once")
+    pieces = [""] * len(vocab)
+    for piece, i in vocab.items():
+        pieces[i] = piece
+    for special in (EOS, UNK, PAD):
+        if special not in vocab:
+            raise SateError(f"{path}: no {special} token; is this a Marian vocabulary?")
+    return pieces
+
+
+class MarianVocab:
+    """One side of a Marian directory: ``source`` and ``target`` use Marian's ids, ``ctc`` the CTC subset's.
+
+    Offers what `sate.data.vocab.Vocabulary` offers (``tokens``, ``encode``, ``encode_many``, ``decode``,
+    ``prepare``, ``manifest_source``), so datasets, training and decoding take either.
+    """
+
+    blank_id = 0  # ctc only
+
+    def __init__(self, directory: str | Path, side: str, ctc_tokens: Sequence[str] | None = None) -> None:
+        import sentencepiece as spm
+
+        if side not in SIDES:
+            raise ValueError(f"side must be one of {SIDES}, got {side!r}")
+        self.directory, self.side = Path(directory), side
+        for name in FILES:
+            if not (self.directory / name).is_file():
+                raise SateError(f"{self.directory / name} is missing: a Marian directory holds {', '.join(FILES)}")
+        self.pieces = marian_pieces(self.directory)
+        self.ids = {piece: i for i, piece in enumerate(self.pieces)}
+        self.eos_id, self.unk_id, self.pad_id = self.ids[EOS], self.ids[UNK], self.ids[PAD]
+        spm_name = "target.spm" if side == "target" else "source.spm"
+        self.sp = spm.SentencePieceProcessor(model_file=str(self.directory / spm_name))
+        self.special = {self.eos_id, self.unk_id, self.pad_id}
+        if side == "ctc":
+            if ctc_tokens is None:
+                ctc_tokens = read_text_lines(self.directory / CTC_TOKENS)
+            if list(ctc_tokens[:2]) != [BLANK, UNK] or any(t not in self.ids for t in ctc_tokens[1:]):
+                raise SateError(f"{self.directory / CTC_TOKENS}: must be {BLANK}, {UNK}, then Marian pieces "
+                                "(run sate vocab --marian DIR)")
+            self.tokens = list(ctc_tokens)
+            self.ctc_ids = {piece: i for i, piece in enumerate(self.tokens)}
+        else:
+            self.tokens = list(self.pieces)
+
+    @classmethod
+    def load(cls, data_dir: str | Path, side: str) -> MarianVocab:
+        """The side of the Marian vocabulary `sate vocab --marian` copied into ``DATA/marian``."""
+        return cls(Path(data_dir) / "marian", side)
+
+    def __len__(self) -> int:
+        return len(self.tokens)
+
+    def prepare(self, text: str) -> str:
+        """Raw text as this vocabulary's model reads it."""
+        return marian_text(text)
+
+    def manifest_source(self, row: dict) -> str:
+        """A manifest row's source text for this vocabulary: its cased ``src``."""
+        return marian_text(row["src"])
+
+    def _ids(self, pieces: list[str]) -> list[int]:
+        if self.side == "ctc":
+            unk = self.ctc_ids[UNK]
+            return [self.ctc_ids.get(p, unk) for p in pieces]
+        ids = [self.ids.get(p, self.unk_id) for p in pieces]
+        return ids + [self.eos_id] if self.side == "source" else ids
+
+    def encode(self, text: str) -> list[int]:
+        """Token ids: Marian's (source: ``</s>`` last, as Marian reads its source) or the CTC subset's."""
+        return self._ids(self.sp.encode(text, out_type=str))
+
+    def encode_many(self, texts: list[str]) -> list[np.ndarray]:
+        """`encode` of many sentences, one SentencePiece call."""
+        return [np.asarray(self._ids(p), dtype=np.int64) for p in self.sp.encode(texts, out_type=str)]
+
+    def decode(self, ids: Iterable[int]) -> str:
+        """Text of token ids; special tokens (and ``<blank>`` on the CTC side) are dropped."""
+        pieces = []
+        for i in token_ids(ids, len(self.tokens)):
+            piece = self.tokens[i]
+            if self.side == "ctc":
+                if i != self.blank_id and piece != UNK:
+                    pieces.append(piece)
+            elif i not in self.special:
+                pieces.append(piece)
+        return self.sp.decode_pieces(pieces).replace("\u2581", " ").strip()
+
+
+# ---------------------------------------------------------------------------------------------- sate vocab --marian
+
+
+def _copy(source: Path, target: Path) -> None:
+    from sate.files import atomic_open
+
+    with atomic_open(target, "wb") as f:
+        f.write(source.read_bytes())
+
+
+def ctc_subset(vocab: MarianVocab, transcripts: list[str]) -> tuple[list[str], int]:
+    """The CTC token list (``<blank>``, ``<unk>``, the pieces of `transcripts` in Marian id order) and how many
+    pieces ``source.spm`` can emit that Marian has (the larger subset it could have been)."""
+    seen = {p for pieces in vocab.sp.encode(transcripts, out_type=str) for p in pieces}
+    specials = {EOS, UNK, PAD}
+    kept = sorted((p for p in seen if p in vocab.ids and p not in specials), key=vocab.ids.__getitem__)
+    sp = vocab.sp
+    emittable = {sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_control(i) or sp.is_unknown(i))}
+    return [BLANK, UNK, *kept], len((emittable & set(vocab.ids)) - specials)
+
+
+def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
+    """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
+    from sate.data.mustc import TRAIN_SPLIT, read_manifest
+    from sate.files import atomic_write_lines
+
+    for name in FILES:
+        if not (hub_dir / name).is_file():
+            raise SateError(f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")
+    pieces = marian_pieces(hub_dir)
+    config = hub_dir / "config.json"
+    if config.is_file() and read_json(config).get("vocab_size") != len(pieces):
+        raise SateError(f"{config}: vocab_size {read_json(config).get('vocab_size')} but {hub_dir / 'vocab.json'} "
+                        f"has {len(pieces)} pieces")
+    target = data_dir / "marian"
+    for name in FILES:
+        _copy(hub_dir / name, target / name)
+    vocab = MarianVocab(target, "source")
+    rows = read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")
+    tokens, emittable = ctc_subset(vocab, [vocab.manifest_source(row) for row in rows])
+    atomic_write_lines(target / CTC_TOKENS, tokens)
+    print(f"marian: {hub_dir} -> {target}; CTC over {len(tokens)} tokens: <blank>, <unk> and the {len(tokens) - 2} "
+          f"source pieces of the train transcripts (source.spm can emit {emittable}; Marian has {len(pieces)} ids)")
+    return {"kind": "marian", "hub": str(hub_dir.resolve()), "inputs": digest}

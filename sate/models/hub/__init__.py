@@ -1,0 +1,9 @@
+"""Parts of SATE taken from models downloaded from the Hugging Face hub, read without `transformers`.
+
+- files:     config.json and the weights of a downloaded model directory (safetensors or a torch .bin)
+- settings:  what the `textual`/`decoder` (hf_marian) and `acoustic` (hf_wav2vec2, hf_hubert, hf_wavlm) config
+             sections take from such a directory (pure Python: `sate config` reads it without torch)
+- marian:    OPUS-MT (Marian) on ESPnet's post-norm Transformer blocks, its positions and its key names
+- speech:    wav2vec2 / HuBERT / WavLM on torchaudio's modules, independent of batch padding
+- load:      filling a built model from the directories, with the loaded-keys table and loud errors
+"""

@@ -1,0 +1,99 @@
+"""Reading a downloaded hub model directory: its JSON files and its weights, with errors that name the file.
+
+A directory made by ``hf download NAME --local-dir DIR`` (or a git clone with git lfs) holds ``config.json``
+and the weights as ``model.safetensors`` (newer uploads; what transformers 5's ``save_pretrained`` writes) or
+``pytorch_model.bin`` (older uploads: opus-mt-en-de's main branch has only this one), either of them possibly
+split into shards listed by an ``*.index.json``. safetensors files are read with the safetensors package, .bin
+files with ``torch.load(weights_only=True)``, so a pickle cannot run code. A clone without ``git lfs pull``
+leaves small text pointers where the weights should be; they are recognised and named.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from sate.errors import SateError
+
+# The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
+WEIGHT_FILES = {"model.safetensors": "model.safetensors.index.json",
+                "pytorch_model.bin": "pytorch_model.bin.index.json"}
+LFS_POINTER = b"version https://git-lfs"
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`, or a `SateError` naming the file."""
+    if not path.is_file():
+        raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SateError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise SateError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def hub_directory(path: str | Path, key: str) -> Path:
+    """The directory a config key names; it must exist."""
+    directory = Path(path)
+    if not directory.is_dir():
+        raise SateError(f"{key}: {directory} is not a directory (download the model first: docs/models.md)")
+    return directory
+
+
+def weight_file(directory: Path) -> Path:
+    """The weights file (or shard index) of a model directory."""
+    for single, index in WEIGHT_FILES.items():
+        for name in (single, index):
+            if (directory / name).is_file():
+                return directory / name
+    raise SateError(f"{directory}: no weights ({', '.join(WEIGHT_FILES)}, or their .index.json) found")
+
+
+def _check_not_pointer(path: Path) -> None:
+    with open(path, "rb") as f:
+        head = f.read(len(LFS_POINTER))
+    if head == LFS_POINTER:
+        raise SateError(f"{path} is a git-lfs pointer, not the weights: run `git lfs pull` in {path.parent}")
+
+
+def _read_one(path: Path) -> dict[str, Any]:
+    if not path.is_file():
+        raise SateError(f"{path} is missing: is {path.parent} a complete download?")
+    _check_not_pointer(path)
+    if path.suffix == ".safetensors":
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+
+        try:
+            return load_file(str(path))
+        except (SafetensorError, OSError) as err:
+            raise SateError(f"{path}: cannot read the safetensors file ({err})") from None
+    from sate.models.model_file import read_checkpoint
+
+    state = read_checkpoint(path)
+    if not isinstance(state, dict):
+        raise SateError(f"{path}: expected a state dict, got a {type(state).__name__}")
+    return state
+
+
+def read_weights(directory: Path) -> tuple[dict[str, Any], Path]:
+    """Every tensor of a model directory by name, and the file (or index) it came from."""
+    import torch
+
+    path = weight_file(directory)
+    if path.name.endswith(".index.json"):
+        weight_map = read_json(path).get("weight_map")
+        if not isinstance(weight_map, dict):
+            raise SateError(f"{path}: no weight_map")
+        state: dict[str, Any] = {}
+        for shard in sorted(set(weight_map.values())):
+            state.update(_read_one(directory / shard))
+    else:
+        state = _read_one(path)
+    bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
+    if bad:
+        raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
+    return state, path

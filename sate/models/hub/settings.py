@@ -1,0 +1,178 @@
+"""What the model config takes from a downloaded hub directory: the ``hub`` dicts and the sizes.
+
+``textual: {type: hf_marian, path: DIR}`` (with ``decoder: {type: hf_marian}``) and ``acoustic: {type:
+hf_wav2vec2 | hf_hubert | hf_wavlm, path: DIR}`` name a directory; resolving the config reads its JSON files
+once and stores what the modules need under the section's ``hub`` key, and the sizes (layers, heads,
+feed-forward, d_model) in the section's own keys. A config without a path (a recipe's, which sets it) resolves
+as it is; building its model is then an error (`require_hub`). A model file stores that resolved config, so a model is
+rebuilt and decodes without the directory; a config that already has ``hub`` never reads the directory again.
+
+Every value comes from the directory's files, never from the `transformers` class defaults: MarianConfig's
+defaults (d_model 1024, gelu, no embedding scale) are not those of the opus-mt files (512, swish, √d). Settings
+that the modules here do not implement are refused with the key that has them. Pure Python: `sate config`
+resolves configs without importing torch.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from sate.errors import SateError
+from sate.models.hub.files import hub_directory, read_json
+
+MARIAN = "hf_marian"
+# Our acoustic type -> the model_type of its config.json.
+SPEECH_TYPES = {"hf_wav2vec2": "wav2vec2", "hf_hubert": "hubert", "hf_wavlm": "wavlm"}
+# Feed-forward activations of Marian configs we build (transformers' names).
+MARIAN_ACTIVATIONS = ("swish", "silu", "gelu", "gelu_new", "relu")
+# Marian keys without a file default: read from config.json or refused.
+MARIAN_REQUIRED = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "decoder_layers",
+                   "decoder_attention_heads", "decoder_ffn_dim", "activation_function", "scale_embedding",
+                   "max_position_embeddings", "vocab_size", "pad_token_id", "eos_token_id", "decoder_start_token_id")
+# Keys every transformers config has, with the default a file may leave out.
+MARIAN_OPTIONAL = {"tie_word_embeddings": True, "share_encoder_decoder_embeddings": True}
+# Speech config.json keys -> our hub names (the torchaudio builder's arguments, shortened).
+SPEECH_KEYS = {"conv_bias": "conv_bias", "hidden_size": "hidden_size", "num_conv_pos_embeddings": "pos_conv_kernel",
+               "num_conv_pos_embedding_groups": "pos_conv_groups", "num_hidden_layers": "layers",
+               "num_attention_heads": "heads", "intermediate_size": "ffn", "do_stable_layer_norm": "layer_norm_first",
+               "feat_proj_dropout": "projection_dropout", "attention_dropout": "attention_dropout",
+               "activation_dropout": "ff_interm_dropout", "hidden_dropout": "dropout", "layerdrop": "layer_drop",
+               "layer_norm_eps": "layer_norm_eps"}
+SPEECH_BOOLS = ("conv_bias", "do_stable_layer_norm")
+WAVLM_KEYS = {"num_buckets": "num_buckets", "max_bucket_distance": "max_distance"}
+SAMPLE_RATE = 16000
+
+
+def _get(config: dict[str, Any], key: str, path: Path, kind: type | tuple[type, ...]) -> Any:
+    """config[key] of the type `kind` (a bool never passes as a number), or a `SateError` naming the key."""
+    if key not in config:
+        raise SateError(f"{path}: no {key!r}; the model cannot be built without it")
+    value = config[key]
+    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+        raise SateError(f"{path}: {key} has the unexpected value {value!r}")
+    return value
+
+
+def marian_settings(path: str | Path) -> dict[str, Any]:
+    """The ``textual.hub`` dict of a Marian (OPUS-MT) directory: its config.json keys that change the model."""
+    directory = hub_directory(path, "textual.path")
+    config_path = directory / "config.json"
+    config = read_json(config_path)
+    if config.get("model_type") != "marian":
+        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, textual.type hf_marian "
+                        "needs a Marian (OPUS-MT) model")
+    kinds = {"activation_function": str, "scale_embedding": bool}
+    hub: dict[str, Any] = {key: _get(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED}
+    for key, default in MARIAN_OPTIONAL.items():
+        hub[key] = config.get(key, default)
+    if not hub["share_encoder_decoder_embeddings"] or config.get("decoder_vocab_size", hub["vocab_size"]) \
+            != hub["vocab_size"]:
+        raise SateError(f"{config_path}: separate source and target vocabularies (share_encoder_decoder_embeddings "
+                        "false) are not supported; OPUS-MT bilingual models share one")
+    if hub["activation_function"] not in MARIAN_ACTIVATIONS:
+        raise SateError(f"{config_path}: activation_function {hub['activation_function']!r} is not one of "
+                        f"{', '.join(MARIAN_ACTIVATIONS)}")
+    if hub["d_model"] % 2 or hub["d_model"] % hub["encoder_attention_heads"] or \
+            hub["d_model"] % hub["decoder_attention_heads"]:
+        raise SateError(f"{config_path}: d_model {hub['d_model']} must be even and divisible by the heads")
+    for key in ("pad_token_id", "eos_token_id", "decoder_start_token_id"):
+        if not 0 <= hub[key] < hub["vocab_size"]:
+            raise SateError(f"{config_path}: {key} {hub[key]} is outside the vocabulary of {hub['vocab_size']}")
+    return hub
+
+
+def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
+    """The ``acoustic.hub`` dict of a wav2vec2, HuBERT or WavLM directory (config.json, preprocessor_config.json)."""
+    directory = hub_directory(path, "acoustic.path")
+    config_path = directory / "config.json"
+    config = read_json(config_path)
+    model_type = SPEECH_TYPES[kind]
+    if config.get("model_type") != model_type:
+        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, acoustic.type {kind} needs "
+                        f"{model_type!r}")
+    norm = _get(config, "feat_extract_norm", config_path, str)
+    if norm not in ("group", "layer"):
+        raise SateError(f"{config_path}: feat_extract_norm {norm!r} is not group or layer")
+    for key in ("feat_extract_activation", "hidden_act"):
+        if config.get(key, "gelu") != "gelu":
+            raise SateError(f"{config_path}: {key} {config[key]!r} is not supported (only gelu)")
+    for key in ("add_adapter", "conv_pos_batch_norm"):
+        if config.get(key):
+            raise SateError(f"{config_path}: {key} true is not supported")
+    layers = [_get(config, key, config_path, list) for key in ("conv_dim", "conv_kernel", "conv_stride")]
+    if len({len(x) for x in layers}) != 1 or not all(isinstance(v, int) for x in layers for v in x):
+        raise SateError(f"{config_path}: conv_dim, conv_kernel and conv_stride must be integer lists of one length")
+    hub: dict[str, Any] = {"model_type": model_type, "extractor_mode": f"{norm}_norm",
+                           "conv_layers": [list(t) for t in zip(*layers, strict=True)],
+                           "feat_proj_layer_norm": bool(config.get("feat_proj_layer_norm", True))}
+    keys = {**SPEECH_KEYS, **(WAVLM_KEYS if model_type == "wavlm" else {})}
+    for key, name in keys.items():
+        hub[name] = _get(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
+    prep_path = directory / "preprocessor_config.json"
+    if not prep_path.is_file():
+        raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
+                        'with the model, or write {"do_normalize": true, "sampling_rate": 16000} (false where the '
+                        "model was pre-trained on raw samples, as its model card says)")
+    prep = read_json(prep_path)
+    if prep.get("sampling_rate", SAMPLE_RATE) != SAMPLE_RATE:
+        raise SateError(f"{prep_path}: sampling_rate {prep['sampling_rate']}; sate reads {SAMPLE_RATE} Hz audio")
+    hub["do_normalize"] = bool(_get(prep, "do_normalize", prep_path, bool))
+    return hub
+
+
+def _take_sizes(section: str, resolved: dict[str, Any], given: dict[str, Any], sizes: dict[str, Any],
+                where: str) -> None:
+    """Sizes from a directory into `section`; a size the config gives must agree with it."""
+    for key, value in sizes.items():
+        mine = given.get(section, {}).get(key) if isinstance(given.get(section), dict) else None
+        if mine is not None and mine != value:
+            raise SateError(f"model config: {section}.{key} is {mine!r} but {where} says {value!r}; a hub model's "
+                            f"sizes come from its directory (leave {section}.{key} out)")
+        resolved[section][key] = value
+
+
+def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]) -> None:
+    """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes."""
+    acoustic = resolved.get("acoustic")
+    if acoustic is not None and acoustic["type"] in SPEECH_TYPES and (acoustic["hub"] or acoustic["path"]):
+        if acoustic["hub"] is None:
+            acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
+        hub = acoustic["hub"]
+        _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
+                    f"acoustic.hub ({acoustic['path']})")
+    textual, decoder = resolved.get("textual"), resolved.get("decoder")
+    marian_textual = textual is not None and textual["type"] == MARIAN
+    marian_decoder = decoder is not None and decoder["type"] == MARIAN
+    if marian_textual != marian_decoder and task != "asr":
+        raise SateError("model config: textual.type and decoder.type hf_marian come together (one Marian model)")
+    if marian_decoder and task == "asr":
+        raise SateError("model config: decoder.type hf_marian needs a Marian textual encoder; an ASR model has none")
+    if not marian_textual:
+        return
+    adaptor = resolved.get("adaptor")
+    if adaptor is not None and not (isinstance(given.get("adaptor"), dict) and "type" in given["adaptor"]):
+        adaptor["type"] = "shrink"  # keeps the textual input under Marian's positions (docs/models.md)
+    if textual["hub"] is None and textual["path"] is None:
+        return  # a recipe's config, whose path the recipe sets; building the model needs it (require_hub)
+    if textual["hub"] is None:
+        textual["hub"] = marian_settings(textual["path"])
+    hub, where = textual["hub"], f"textual.hub ({textual['path']})"
+    given_d = given.get("d_model")
+    if given_d is not None and given_d != hub["d_model"]:
+        raise SateError(f"model config: d_model is {given_d} but {where} says {hub['d_model']}; leave d_model out")
+    resolved["d_model"] = hub["d_model"]
+    _take_sizes("textual", resolved, given, {"layers": hub["encoder_layers"], "heads": hub["encoder_attention_heads"],
+                                             "ffn": hub["encoder_ffn_dim"]}, where)
+    _take_sizes("decoder", resolved, given, {"layers": hub["decoder_layers"], "heads": hub["decoder_attention_heads"],
+                                             "ffn": hub["decoder_ffn_dim"],
+                                             "tie_embeddings": hub["tie_word_embeddings"]}, where)
+
+
+def require_hub(section: dict[str, Any], name: str) -> dict[str, Any]:
+    """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
+    if section["hub"] is None:
+        what = "Marian model" if name == "textual" else "model"
+        raise SateError(f"model config: {name}.type {section['type']} needs {name}.path, the directory of the "
+                        f"downloaded {what} (recipes/mustc/README.md says how to download one)")
+    return section["hub"]

@@ -1,0 +1,107 @@
+"""Marian's tokenisation (MarianVocab) equals MarianTokenizer's; `sate vocab --marian` and the CTC subset."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from sate.cli import main
+from sate.data.marian_vocab import CTC_TOKENS, MarianVocab, marian_pieces, marian_text
+from sate.data.vocab import BLANK, UNK, Vocabulary, load_vocabularies, vocabulary_kind
+from sate.errors import SateError
+
+transformers = pytest.importorskip("transformers")
+
+ODD = ["  Two   spaces and a tab\tinside. ", "Zürich? Ça va! 42 × 7 ≈ 300…", "(Applause) Thank you.", ""]
+
+
+@pytest.fixture(scope="module")
+def tokenizer(marian_dir: Path) -> object:
+    return transformers.MarianTokenizer(source_spm=str(marian_dir / "source.spm"),
+                                        target_spm=str(marian_dir / "target.spm"), vocab=str(marian_dir / "vocab.json"))
+
+
+def test_source_ids_equal_marian_tokenizer(marian_dir: Path, tokenizer: object,
+                                           marian_sentences: tuple[list[str], list[str]]) -> None:
+    source = MarianVocab(marian_dir, "source")
+    texts = marian_sentences[0] + ODD
+    want = [tokenizer(t)["input_ids"] for t in texts]
+    assert [source.encode(t) for t in texts] == want
+    assert [list(ids) for ids in source.encode_many(texts)] == want
+    assert all(ids[-1] == source.eos_id == 0 for ids in want)
+    assert any(source.unk_id in ids for ids in want)  # "×", "≈" are not in the tiny vocabulary
+
+
+def test_target_ids_and_detokenisation_equal_marian_tokenizer(marian_dir: Path, tokenizer: object,
+                                                              marian_sentences: tuple[list[str], list[str]]) -> None:
+    target = MarianVocab(marian_dir, "target")
+    for text in marian_sentences[1] + ODD:
+        labels = tokenizer(text_target=text)["input_ids"]
+        assert target.encode(text) + [target.eos_id] == labels  # teacher forcing appends </s>
+        assert target.decode(labels) == tokenizer.decode(labels, skip_special_tokens=True)
+        with_pad = labels + [target.pad_id, target.pad_id]
+        assert target.decode(with_pad) == tokenizer.decode(with_pad, skip_special_tokens=True)
+
+
+def test_marian_text_keeps_case_and_punctuation_and_drops_sound_tags() -> None:
+    assert marian_text(" (Laughter) Well, it's  2 p.m. [music] Now! ") == "Well, it's 2 p.m. Now!"
+
+
+@pytest.fixture
+def marian_data(tmp_path: Path, prepared_data: Path, marian_dir: Path) -> Path:
+    """A copy of the prepared fixture data (manifests and SentencePiece vocabularies) with the Marian vocabulary."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.iterdir():
+        if path.is_file():
+            shutil.copy(path, data / path.name)
+    assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 0
+    return data
+
+
+def test_vocab_marian_writes_the_ctc_subset_of_the_train_transcripts(marian_data: Path, marian_dir: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    rows = [json.loads(line) for line in (marian_data / "train.jsonl").read_text().splitlines()]
+    source = MarianVocab(marian_dir, "source")
+    seen = {p for row in rows for p in source.sp.encode(marian_text(row["src"]), out_type=str)}
+    tokens = (marian_data / "marian" / CTC_TOKENS).read_text(encoding="utf-8").splitlines()
+    assert tokens[:2] == [BLANK, UNK] and set(tokens[2:]) == seen - {UNK}
+    assert [source.ids[t] for t in tokens[2:]] == sorted(source.ids[t] for t in tokens[2:])  # Marian id order
+    assert len(tokens) < len(source.tokens)
+    assert vocabulary_kind(marian_data) == "marian"
+    ctc, target = load_vocabularies(marian_data, "st")
+    assert ctc.tokens == tokens and target.tokens == source.tokens
+    ids = ctc.encode(marian_text(rows[0]["src"]))
+    assert BLANK not in ids and ctc.decode(ids) == marian_text(rows[0]["src"]).strip()
+    # A piece that no train transcript has becomes the subset's <unk>, and <unk> decodes to nothing.
+    assert ctc.encode("a ×")[-1] == ctc.tokens.index(UNK) and ctc.decode(ctc.encode("a ×")) == "a"
+    mt_src, _ = load_vocabularies(marian_data, "mt")
+    assert mt_src.tokens == source.tokens
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(marian_dir)]) == 0
+    assert "up to date" in capsys.readouterr().out
+
+
+def test_vocab_switches_back_to_sentencepiece(marian_data: Path) -> None:
+    assert main(["vocab", "--data", str(marian_data), "--src-size", "48", "--tgt-size", "64"]) == 0
+    assert vocabulary_kind(marian_data) == "spm"
+    assert isinstance(load_vocabularies(marian_data, "st")[0], Vocabulary)
+    assert (marian_data / "marian" / CTC_TOKENS).is_file()  # nothing the user made is removed
+
+
+def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path,
+                            capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(marian_dir), "--src-size", "10"]) == 2
+    assert "do not apply" in capsys.readouterr().err
+    broken = tmp_path / "broken"
+    shutil.copytree(marian_dir, broken)
+    (broken / "target.spm").unlink()
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
+    assert "target.spm is missing" in capsys.readouterr().err
+    vocab = json.loads((broken / "vocab.json").read_text())
+    vocab["extra"] = len(vocab) + 3
+    (broken / "vocab.json").write_text(json.dumps(vocab))
+    with pytest.raises(SateError, match="ids are not"):
+        marian_pieces(broken)

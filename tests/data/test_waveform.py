@@ -1,0 +1,61 @@
+"""The waveform feature mode: segments read on the fly, lengths in samples, and the checks of its settings."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sate.data.audio import MIN_SAMPLES, read_segment
+from sate.data.dataset import collate, speech_dataset
+from sate.data.features import speed_rows
+from sate.data.vocab import Vocabulary
+from sate.data.waveform import WaveformDataset, segment_samples
+from sate.errors import SateError
+from sate.train.data import check_feature_mode, plan_batch
+from sate.train.schema import DEFAULTS
+
+
+def test_items_are_the_segments_samples(prepared_data: Path) -> None:
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    dataset = speech_dataset(prepared_data, "dev", src, tgt, features="waveform")
+    assert isinstance(dataset, WaveformDataset)
+    row = dataset.rows[1]
+    item = dataset[1]
+    want = read_segment(row["audio"], row["offset"], row["duration"])
+    assert item["feats"].dim() == 1 and len(item["feats"]) == dataset.lengths[1] == max(len(want), MIN_SAMPLES)
+    np.testing.assert_array_equal(item["feats"].numpy()[:len(want)], want)
+    assert item["src"].tolist() == src.encode(row["src_norm"])
+    batch = collate([dataset[i] for i in range(3)])
+    assert batch["feats"].shape == (3, max(dataset.lengths[:3])) and batch["feats_lengths"].tolist() == \
+        dataset.lengths[:3]
+
+
+def test_speed_perturbed_rows_are_read_at_their_speed(prepared_data: Path) -> None:
+    from sate.data.mustc import read_manifest
+
+    row = speed_rows(read_manifest(prepared_data / "train.jsonl")[:1])[1]  # the 0.9 copy
+    assert row["speed"] == 0.9
+    wave = read_segment(row["audio"], row["offset"], row["duration"], speed=0.9)
+    assert segment_samples(row) == len(wave) > round(row["duration"] * 16000)
+
+
+def test_feature_mode_must_fit_the_acoustic_encoder() -> None:
+    config = copy.deepcopy(DEFAULTS)
+    config["model"] = {"acoustic": {"type": "hf_wav2vec2", "path": "w2v"}}
+    with pytest.raises(SateError, match="data.features is fbank but model.acoustic.type hf_wav2vec2 reads waveform"):
+        check_feature_mode(config)
+    config["data"]["features"] = "waveform"
+    with pytest.raises(SateError, match="data.cmvn global normalises fbank"):
+        check_feature_mode(config)
+    config["data"]["cmvn"] = "none"
+    with pytest.raises(SateError, match="specaug.enabled false"):
+        check_feature_mode(config)
+    config["specaug"]["enabled"] = False
+    check_feature_mode(config)
+    config["model"] = {}
+    with pytest.raises(SateError, match="reads fbank"):
+        check_feature_mode(config)
+    assert "samples per update" in plan_batch({"per_device": 10, "global": 20}, 1, "st", "waveform").describe()

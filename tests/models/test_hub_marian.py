@@ -1,0 +1,268 @@
+"""A Marian (OPUS-MT) directory as our MT model's textual encoder and decoder: equal to transformers' outputs."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.models import build_model
+from sate.models.decoder import teacher_forced
+from sate.models.hub.load import load_hub_parts
+from sate.models.model_file import model_from_file, save_model_file
+
+transformers = pytest.importorskip("transformers")
+
+
+def marian_mt(directory: Path, log: list[str] | None = None) -> Any:
+    """Our MT model built and loaded from a Marian directory, in eval mode."""
+    from sate.data.marian_vocab import marian_pieces
+
+    pieces = marian_pieces(directory)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(directory)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    load_hub_parts(model, pieces, pieces, log=(log.append if log is not None else print))
+    return model.eval()
+
+
+def padded_batch(pad: int) -> dict[str, torch.Tensor]:
+    """Two sources of 6 and 3 tokens (eos last) and two targets of 4 and 2, ours padded with -1, theirs with pad."""
+    src = torch.tensor([[5, 9, 12, 7, 30, 0], [14, 3, 0, -1, -1, -1]])
+    tgt = torch.tensor([[8, 20, 4, 11], [16, 6, -1, -1]])
+    return {"src": src, "src_lengths": torch.tensor([6, 3]), "tgt": tgt, "tgt_lengths": torch.tensor([4, 2]),
+            "hf_src": src.masked_fill(src < 0, pad), "hf_mask": (src >= 0).long()}
+
+
+@pytest.mark.parametrize("fmt", ["safetensors", "bin"])
+def test_encoder_and_decoder_logits_equal_transformers_on_a_padded_batch(fmt: str, marian_dir: Path,
+                                                                         marian_bin_dir: Path) -> None:
+    directory = marian_dir if fmt == "safetensors" else marian_bin_dir
+    log: list[str] = []
+    ours = marian_mt(directory, log)
+    theirs = transformers.MarianMTModel.from_pretrained(marian_dir).eval()
+    pad = theirs.config.pad_token_id
+    b = padded_batch(pad)
+    with torch.no_grad():
+        memory, lengths = ours.encode_text(b["src"], b["src_lengths"])
+        logits, targets = teacher_forced(ours.decoder, memory, lengths, b["tgt"], b["tgt_lengths"])
+        enc = theirs.model.encoder(input_ids=b["hf_src"], attention_mask=b["hf_mask"]).last_hidden_state
+        # transformers' labels: the target then </s>; its decoder input: start token, then the labels shifted.
+        dec_in = torch.tensor([[pad, 8, 20, 4, 11], [pad, 16, 6, pad, pad]])
+        out = theirs(input_ids=b["hf_src"], attention_mask=b["hf_mask"], decoder_input_ids=dec_in).logits
+    for i, (n, m) in enumerate(((6, 5), (3, 3))):
+        torch.testing.assert_close(memory[i, :n], enc[i, :n], atol=1e-5, rtol=1e-5)
+        torch.testing.assert_close(logits[i, :m], out[i, :m], atol=1e-5, rtol=1e-5)
+    assert targets.tolist() == [[8, 20, 4, 11, 0], [16, 6, 0, -1, -1]]  # eos is Marian's 0
+    assert float(out.abs().max()) > 1.0  # the check means something: logits are far from zero
+    if fmt == "bin":
+        assert any("embed_positions" in note for note in log)  # the stored tables were compared, not loaded
+
+
+def test_unpatched_espnet_blocks_would_differ(marian_dir: Path) -> None:
+    """The patches matter: ESPnet's interleaved table or its ReLU moves the encoder output far beyond rounding;
+    every LayerNorm has Marian's eps (its own effect on these tiny weights is below 1e-5)."""
+    from sate.models.espnet_blocks import PositionalEncoding
+
+    src, lengths = torch.tensor([[5, 9, 12, 7, 30, 0]]), torch.tensor([6])
+    ours = marian_mt(marian_dir)
+    assert {m.eps for m in ours.modules() if isinstance(m, torch.nn.LayerNorm)} == {1e-5}
+    with torch.no_grad():
+        good, _ = ours.encode_text(src, lengths)
+        ours.textual.positions.pe = PositionalEncoding(16, 0.0, max_len=512).pe  # interleaved sin/cos
+        assert float((ours.encode_text(src, lengths)[0] - good).abs().max()) > 0.1
+        ours = marian_mt(marian_dir)
+        for module in ours.textual.modules():
+            if hasattr(module, "w_1"):
+                module.activation = torch.nn.ReLU()
+        assert float((ours.encode_text(src, lengths)[0] - good).abs().max()) > 0.1
+
+
+def test_incremental_step_equals_a_full_forward(marian_dir: Path) -> None:
+    """The beam search's post-norm step, token by token, gives the teacher-forced log-probabilities."""
+    from sate.decode.beam_search import _IncrementalDecoder
+
+    ours = marian_mt(marian_dir)
+    b = padded_batch(ours.sos)
+    with torch.no_grad():
+        memory, lengths = ours.encode_text(b["src"], b["src_lengths"])
+        tokens = torch.tensor([[8, 20, 4, 11], [16, 6, 9, 3]])
+        logits, _ = teacher_forced(ours.decoder, memory, lengths, tokens, torch.tensor([4, 4]))
+        want = torch.log_softmax(logits, -1)
+        want[..., ours.decoder.banned_ids[0]] = -torch.inf
+        inc = _IncrementalDecoder(ours.decoder, memory, lengths, 1, max_steps=5)
+        prev = torch.full((2,), ours.sos)
+        for t in range(5):
+            got = inc.step(prev, t)
+            torch.testing.assert_close(got, want[:, t], atol=1e-5, rtol=1e-5)
+            prev = tokens[:, t] if t < 4 else prev
+
+
+def test_greedy_output_equals_generate_with_pad_banned(marian_dir: Path) -> None:
+    """Our greedy search, batched, gives what generate(num_beams=1) gives each sentence alone with pad banned,
+    up to the same maximum length (2 tokens per source token here)."""
+    from sate.decode.beam_search import DecodeOptions, decode_memory
+
+    ours = marian_mt(marian_dir)
+    theirs = transformers.MarianMTModel.from_pretrained(marian_dir).eval()
+    pad = theirs.config.pad_token_id
+    b = padded_batch(pad)
+    with torch.no_grad():
+        memory, lengths = ours.encode_text(b["src"], b["src_lengths"])
+        hyps = decode_memory(ours.decoder, memory, lengths, ours.eos, DecodeOptions(beam=1, lenpen=0.0,
+                                                                                     max_len_ratio=2.0))
+        for i, n in enumerate(b["src_lengths"].tolist()):
+            row = theirs.generate(input_ids=b["hf_src"][i:i + 1, :n], num_beams=1, do_sample=False,
+                                  max_new_tokens=2 * n, bad_words_ids=[[pad]], forced_eos_token_id=None)[0].tolist()
+            tokens = row[1:]  # after the start token
+            tokens = tokens[:tokens.index(0)] if 0 in tokens else tokens
+            assert hyps[i][0].tokens == tokens
+            assert pad not in tokens and len(tokens) >= 2  # a real sequence, not an immediate end
+
+
+def test_sizes_and_defaults_come_from_the_directory(marian_dir: Path) -> None:
+    from sate.models.config import resolve_config
+
+    conf = resolve_config("st", {"acoustic": {"type": "transformer"}, "decoder": {"type": "hf_marian"},
+                                 "textual": {"type": "hf_marian", "path": str(marian_dir)}})
+    assert conf["d_model"] == 16 and conf["textual"]["layers"] == 2 and conf["decoder"]["ffn"] == 32
+    assert conf["adaptor"]["type"] == "shrink"  # keeps speech under Marian's 512 positions
+    assert conf["textual"]["hub"]["activation_function"] == "swish" and conf["textual"]["hub"]["eos_token_id"] == 0
+    assert resolve_config("st", conf) == conf  # a stored config resolves again unchanged, without reading files
+    for change, message in (({"d_model": 32}, "d_model is 32 but"), ({"textual": {"layers": 3}}, "textual.layers is 3"),
+                            ({"decoder": {"type": "transformer"}}, "come together")):
+        given = {"textual": {"type": "hf_marian", "path": str(marian_dir)}, "decoder": {"type": "hf_marian"}}
+        for key, value in change.items():
+            given[key] = {**given[key], **value} if isinstance(value, dict) else value
+        with pytest.raises(SateError, match=message):
+            resolve_config("mt", given)
+    # A recipe's config names no directory (the recipe sets it): it resolves, but builds no model.
+    pathless = resolve_config("mt", {"textual": {"type": "hf_marian"}, "decoder": {"type": "hf_marian"}})
+    assert pathless["textual"]["hub"] is None
+    with pytest.raises(SateError, match="needs textual.path, the directory of the downloaded Marian model"):
+        build_model("mt", pathless, 10, 10)
+
+
+def test_a_model_file_rebuilds_and_decodes_without_the_directory(marian_dir: Path, tmp_path: Path) -> None:
+    from sate.data.marian_vocab import marian_pieces
+
+    copy = tmp_path / "opus-mt"
+    shutil.copytree(marian_dir, copy)
+    ours = marian_mt(copy)
+    pieces = marian_pieces(copy)
+    save_model_file(tmp_path / "model.pt", ours, pieces, pieces)
+    shutil.rmtree(copy)
+    again, _ = model_from_file(tmp_path / "model.pt")
+    b = padded_batch(ours.sos)
+    with torch.no_grad():
+        for model in (ours, again):
+            memory, lengths = model.encode_text(b["src"], b["src_lengths"])
+            model.logits = teacher_forced(model.decoder, memory, lengths, b["tgt"], b["tgt_lengths"])[0]
+    torch.testing.assert_close(ours.logits, again.logits)
+    assert again.decoder.eos_id == 0 and again.decoder.banned_ids == (again.sos,)
+
+
+def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
+    """A copy of the .bin directory whose state dict `change` edits in place."""
+    out = tmp_path / "broken"
+    shutil.copytree(marian_bin_dir, out)
+    state = torch.load(out / "pytorch_model.bin", weights_only=True)
+    change(state)
+    torch.save(state, out / "pytorch_model.bin")
+    return out
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda s: s.update({"model.encoder.layers.0.extra.weight": torch.zeros(2)}), "fit no part"),
+    (lambda s: s.pop("model.decoder.layers.1.fc2.bias"), "missing from the directory"),
+    (lambda s: s["model.encoder.embed_positions.weight"].mul_(2), "not Marian's sinusoidal table"),
+    (lambda s: s.update({"model.decoder.embed_tokens.weight": s["model.shared.weight"] + 1}),
+     "token embeddings differ"),  # the tied copies share storage in the file: a new tensor, not an edit
+    (lambda s: s.update({"model.encoder.layers.0.fc1.weight": torch.zeros(3, 16)}), "shape mismatch"),
+])
+def test_a_damaged_directory_stops_loudly_and_loads_nothing(marian_bin_dir: Path, tmp_path: Path, change: Any,
+                                                             message: str) -> None:
+    from sate.data.marian_vocab import marian_pieces
+
+    directory = _broken(marian_bin_dir, tmp_path, change)
+    pieces = marian_pieces(directory)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(directory)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    with pytest.raises(SateError, match=message):
+        load_hub_parts(model, pieces, pieces, log=lambda _: None)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
+    from sate.models.hub.settings import marian_settings
+
+    bad = tmp_path / "bad"
+    shutil.copytree(marian_dir, bad)
+    config = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**config, "share_encoder_decoder_embeddings": False}))
+    with pytest.raises(SateError, match="separate source and target vocabularies"):
+        marian_settings(bad)
+    (bad / "config.json").write_text(json.dumps({k: v for k, v in config.items() if k != "scale_embedding"}))
+    with pytest.raises(SateError, match="no 'scale_embedding'"):
+        marian_settings(bad)  # MarianConfig's default (false) is not opus-mt's (true): never assumed
+    (bad / "config.json").write_text(json.dumps({**config, "model_type": "bart"}))
+    with pytest.raises(SateError, match="needs a Marian"):
+        marian_settings(bad)
+    (bad / "config.json").write_text(json.dumps(config))
+    (bad / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\n")
+    pieces = json.loads((bad / "vocab.json").read_text())
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(bad)}, "decoder": {"type": "hf_marian"}},
+                        len(pieces), len(pieces))
+    with pytest.raises(SateError, match="git-lfs pointer"):
+        load_hub_parts(model, sorted(pieces, key=pieces.get), sorted(pieces, key=pieces.get))
+
+
+def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Path) -> None:
+    ours = marian_mt(marian_dir)
+    src = torch.full((1, 513), 5)
+    with pytest.raises(SateError, match="513 positions is longer than the Marian model's 512"):
+        ours.encode_text(src, torch.tensor([513]))
+
+
+@pytest.mark.parametrize("embedding", ["source", "decoder"])
+def test_a_sate_model_with_a_marian_textual_side(embedding: str, marian_dir: Path) -> None:
+    """CTC over a subset of Marian's pieces; the soft branch reads Marian's embedding of them (blank: pad's zero
+    row); the textual input ends with </s>; the loss trains."""
+    from sate.data.marian_vocab import marian_pieces
+    from sate.models.tiny import tiny_config
+
+    pieces = marian_pieces(marian_dir)
+    ctc_tokens = ["<blank>", "<unk>", *pieces[5:25]]
+    conf = {"acoustic": tiny_config("st", 16, kernel=3)["acoustic"],
+            "adaptor": {"type": "shrink", "embedding": embedding},
+            "textual": {"type": "hf_marian", "path": str(marian_dir)}, "decoder": {"type": "hf_marian"}}
+    torch.manual_seed(0)
+    model = build_model("st", conf, len(ctc_tokens), len(pieces))
+    load_hub_parts(model, ctc_tokens, pieces, log=lambda _: None)
+    assert model.marian_ids.tolist() == [len(pieces) - 1, 1, *range(5, 25)]
+    shared = model.decoder.embed[0].weight
+    soft = model._soft_embedding()
+    torch.testing.assert_close(soft, shared[model.marian_ids])
+    assert float(soft[0].abs().max()) == 0.0  # <blank> -> pad, whose row opus-mt keeps at zero
+    if embedding == "source":
+        assert soft.data_ptr() != shared.data_ptr()  # its own copy, trained apart
+    g = torch.Generator().manual_seed(0)
+    batch = {"feats": torch.randn(2, 60, 80, generator=g), "feats_lengths": torch.tensor([60, 41]),
+             "src": torch.tensor([[2, 3, 4], [5, 6, -1]]), "src_lengths": torch.tensor([3, 2]),
+             "tgt": torch.tensor([[7, 8], [9, -1]]), "tgt_lengths": torch.tensor([2, 1])}
+    model.train()
+    out = model(batch)
+    out["loss"].backward()
+    assert torch.isfinite(out["loss"]) and model.textual.encoder.encoders[0].norm1.weight.grad is not None
+    model.eval()
+    with torch.no_grad():
+        enc = model.encode(batch["feats"], batch["feats_lengths"])
+        from sate.models.shrink import ctc_shrink
+
+        _, _, segments = ctc_shrink(enc.ctc_logits, enc.ctc_logits, enc.ctc_lengths)
+    assert enc.memory_lengths.tolist() == (segments + 1).tolist()  # the shrunk segments, then </s>

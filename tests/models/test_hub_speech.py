@@ -1,0 +1,108 @@
+"""wav2vec2, HuBERT and WavLM directories as the acoustic encoder: transformers' outputs, batch independence."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.models import build_model
+from sate.models.hub.load import load_hub_parts
+
+transformers = pytest.importorskip("transformers")
+
+KINDS = [("hf_wav2vec2", "group"), ("hf_wav2vec2", "layer"), ("hf_hubert", "group"), ("hf_wavlm", "group")]
+LENGTHS = (4000, 2600, 1500)  # samples: 0.25, 0.16 and 0.09 s
+
+
+def hub_asr(kind: str, directory: Path) -> Any:
+    """A CTC model whose acoustic encoder is the directory's, loaded, with the projection set to the identity
+    (d_model = hidden size) so that its output is the hub model's own."""
+    model = build_model("asr", {"d_model": 16, "acoustic": {"type": kind, "path": str(directory)}}, 10, 10)
+    load_hub_parts(model, [], [], log=lambda _: None)
+    with torch.no_grad():
+        model.acoustic.encoder.proj.weight.copy_(torch.eye(16))
+        model.acoustic.encoder.proj.bias.zero_()
+    return model.eval()
+
+
+def waves(seed: int = 0) -> tuple[torch.Tensor, torch.Tensor]:
+    g = torch.Generator().manual_seed(seed)
+    lengths = torch.tensor(LENGTHS)
+    x = torch.zeros(len(LENGTHS), max(LENGTHS))
+    for i, n in enumerate(LENGTHS):
+        x[i, :n] = 0.1 * torch.randn(n, generator=g) + 0.05  # an offset, so that normalising matters
+    return x, lengths
+
+
+@pytest.mark.parametrize(("kind", "norm"), KINDS)
+def test_outputs_equal_transformers(kind: str, norm: str, speech_hub_dir: Callable[[str, str], Path]) -> None:
+    """Each utterance of a padded batch gives what transformers gives it alone, its feature extractor's
+    normalisation included."""
+    directory = speech_hub_dir(kind, norm)
+    ours = hub_asr(kind, directory)
+    theirs = transformers.AutoModel.from_pretrained(directory).eval()
+    extractor = transformers.Wav2Vec2FeatureExtractor.from_pretrained(directory)
+    x, lengths = waves()
+    with torch.no_grad():
+        out, out_lengths = ours.acoustic(x, lengths)
+        for i, n in enumerate(LENGTHS):
+            inputs = extractor(x[i, :n].numpy(), sampling_rate=16000, return_tensors="pt")
+            want = theirs(inputs["input_values"]).last_hidden_state[0]
+            assert int(out_lengths[i]) == want.size(0)
+            torch.testing.assert_close(out[i, :want.size(0)], want, atol=1e-4, rtol=1e-4)
+    assert float(out.abs().max()) > 0.5
+
+
+def test_transformers_group_norm_model_depends_on_padding(speech_hub_dir: Callable[[str, str], Path]) -> None:
+    """Why the masked group norm exists: transformers' own output for a padded utterance differs from its output
+    alone (its group norm counts the padding); ours does not (tests/models/test_padding.py)."""
+    directory = speech_hub_dir("hf_wav2vec2", "group")
+    theirs = transformers.AutoModel.from_pretrained(directory).eval()
+    x, lengths = waves()
+    n = LENGTHS[2]
+    with torch.no_grad():
+        alone = theirs(x[2:3, :n]).last_hidden_state[0]
+        padded = theirs(x[2:3]).last_hidden_state[0, :alone.size(0)]
+    assert float((alone - padded).abs().max()) > 1e-2
+
+
+def test_the_frozen_feature_extractor_gets_no_gradient(speech_hub_dir: Callable[[str, str], Path]) -> None:
+    directory = speech_hub_dir("hf_wav2vec2", "group")
+    model = build_model("asr", {"d_model": 16, "acoustic": {"type": "hf_wav2vec2", "path": str(directory)}}, 10, 10)
+    x, lengths = waves()
+    batch = {"feats": x, "feats_lengths": lengths, "src": torch.tensor([[2, 3], [4, -1], [5, -1]]),
+             "src_lengths": torch.tensor([2, 1, 1])}
+    model(batch)["loss"].backward()
+    extractor = model.acoustic.encoder.model.feature_extractor
+    assert all(p.grad is None for p in extractor.parameters())
+    assert model.acoustic.encoder.proj.weight.grad is not None
+
+
+def test_speech_directory_errors(speech_hub_dir: Callable[[str, str], Path], tmp_path: Path) -> None:
+    from sate.models.config import resolve_config
+
+    with pytest.raises(SateError, match="needs acoustic.path"):
+        build_model("asr", {"acoustic": {"type": "hf_wavlm"}}, 10, 10)
+    bad = tmp_path / "bad"
+    shutil.copytree(speech_hub_dir("hf_hubert", "group"), bad)
+    with pytest.raises(SateError, match="model_type is 'hubert'"):
+        resolve_config("asr", {"acoustic": {"type": "hf_wav2vec2", "path": str(bad)}})
+    with pytest.raises(SateError, match="acoustic.kernel is set but does nothing"):
+        resolve_config("asr", {"acoustic": {"type": "hf_hubert", "path": str(bad), "kernel": 7}})
+    with pytest.raises(SateError, match="acoustic.layers is 3"):
+        resolve_config("asr", {"acoustic": {"type": "hf_hubert", "path": str(bad), "layers": 3}})
+    config = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**config, "feat_extract_activation": "relu"}))
+    with pytest.raises(SateError, match="feat_extract_activation"):
+        resolve_config("asr", {"acoustic": {"type": "hf_hubert", "path": str(bad)}})
+    (bad / "config.json").write_text(json.dumps(config))
+    (bad / "preprocessor_config.json").unlink()
+    with pytest.raises(SateError, match="preprocessor_config.json is missing"):
+        resolve_config("asr", {"acoustic": {"type": "hf_hubert", "path": str(bad)}})

@@ -1,0 +1,53 @@
+"""The MuST-C recipe's hub path (--mt-hub, --ssl-hub) on the fixture corpus, with tiny hub models and configs."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow  # trains two models through the recipe
+pytest.importorskip("transformers")
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tiny_hub_configs(conf_dir: Path) -> None:
+    """conf/mustc_hub's two configs with budgets and batches for the fixture corpus."""
+    conf_dir.mkdir()
+    for name in ("asr_ssl", "st_ssl"):
+        config = yaml.safe_load((ROOT / "conf" / "mustc_hub" / f"{name}.yaml").read_text())
+        config["data"]["num_workers"] = 0
+        config["batch"] = {"per_device": 2_000_000, "global": 2_000_000}
+        config["optim"] = {"lr": 3e-3, "warmup_steps": 2}
+        config["trainer"].update(max_epochs=2, keep_last=1, keep_best=1, valid_bleu_utts=2, patience=0,
+                                 valid_max_len_ratio=0.5)
+        (conf_dir / f"{name}.yaml").write_text(yaml.safe_dump(config))
+
+
+def test_the_hub_path_skips_mt_pretraining_and_ends_with_a_scored_sate_model(
+        tmp_path: Path, synth_corpus: Path, marian_dir: Path, speech_hub_dir: Callable[[str, str], Path]) -> None:
+    tiny_hub_configs(tmp_path / "conf")
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    argv = ["bash", str(ROOT / "recipes/mustc/run.sh"), "--mustc-root", str(synth_corpus), "--data",
+            str(tmp_path / "data"), "--exp", str(tmp_path / "exp"), "--conf-dir", str(tmp_path / "conf"),
+            "--mt-hub", str(marian_dir), "--ssl-hub", str(speech_hub_dir("hf_wav2vec2", "group")),
+            "--average-n", "1", "--nj", "1", "--ngpu", "0", "--stop-stage", "8"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr[-4000:]
+    log = done.stderr
+    assert "stage 1: features: none" in log and "MT pre-training: none" in log and "no cascade" in log
+    exp = tmp_path / "exp"
+    assert not (tmp_path / "data" / "fbank").exists() and not (exp / "mt").exists()
+    assert (tmp_path / "data" / "marian" / "ctc_tokens.txt").is_file()
+    snapshot = yaml.safe_load((exp / "st" / "config.yaml").read_text())
+    assert snapshot["model"]["textual"]["path"] == str(marian_dir)
+    assert snapshot["model"]["acoustic"]["type"] == "hf_wav2vec2" and snapshot["init"]["acoustic"]["path"]
+    assert set(snapshot["init"]) == {"acoustic", "ctc"}  # nothing from an MT model of ours
+    assert len((exp / "st" / "decode_tst-COMMON" / "hyp.txt").read_text().splitlines()) == 5
+    assert "| st | tst-COMMON |" in (exp / "results.md").read_text()
