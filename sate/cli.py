@@ -16,7 +16,7 @@ from sate.errors import SateError
 # name -> (module, one-line help). Order is the order of the pipeline.
 COMMANDS: dict[str, tuple[str, str]] = {
     "synth": ("sate.data.synth", "build the offline English->German speech corpus in MuST-C layout"),
-    "prep": ("sate.data.mustc", "read a MuST-C corpus into validated JSONL manifests"),
+    "prep": ("sate.data.prep", "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
     "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
     "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
     "config": ("sate.config", "print every training config key with its default, or what a config resolves to"),

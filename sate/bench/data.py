@@ -29,7 +29,7 @@ import soundfile as sf
 import torch
 
 from sate.bench.measure import stopwatch
-from sate.data.mustc import manifest_splits, read_manifest, write_manifest
+from sate.data.manifest import manifest_splits, read_manifest, write_manifest
 from sate.data.sampler import BucketBatchSampler
 from sate.errors import SateError
 

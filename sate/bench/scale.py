@@ -30,7 +30,7 @@ import yaml
 
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
-from sate.data.mustc import write_manifest
+from sate.data.manifest import write_manifest
 from sate.errors import SateError
 
 SEGMENTS = 229_700  # MuST-C En-De v1 train

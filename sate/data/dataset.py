@@ -15,7 +15,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary, read_parallel_text
 from sate.errors import SateError
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
-from sate.data.mustc import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
+from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines
 

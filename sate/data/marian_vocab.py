@@ -26,7 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.mustc import read_text_lines
+from sate.data.manifest import read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.vocab import BLANK, UNK, token_ids
 from sate.errors import SateError
@@ -162,7 +162,7 @@ def ctc_subset(vocab: MarianVocab, transcripts: list[str]) -> tuple[list[str], i
 
 def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
     """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
-    from sate.data.mustc import TRAIN_SPLIT, read_manifest
+    from sate.data.manifest import TRAIN_SPLIT, read_manifest
     from sate.files import atomic_write_lines
 
     for name in FILES:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.mustc import TRAIN_SPLIT, read_manifest, read_text_lines
+from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_lines

@@ -18,7 +18,7 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, perturbed_samples, read_segment, wav_info
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.errors import SateError
 
 FEATURE_KINDS = ("fbank", "waveform")

@@ -106,7 +106,7 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None) -> dict[str, Any]:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
-    from sate.data.mustc import read_manifest
+    from sate.data.manifest import read_manifest
     from sate.decode.api import SpeechTranslator
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate

@@ -139,7 +139,7 @@ def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
 
 def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs: tuple | None = None) -> None:
     """The model's token lists must equal the data directory's (same vocabularies)."""
-    from sate.data.mustc import read_text_lines
+    from sate.data.manifest import read_text_lines
 
     for k, side in enumerate(("src", "tgt")):
         path = data_dir / f"tokens_{side}.txt"

@@ -62,7 +62,7 @@ def wer_line(wer: WordErrorRate, label: str = "WER (lowercase, no punctuation)")
 
 def read_lines(path: str | Path) -> list[str]:
     """Lines as the sacrebleu CLI reads them: UTF-8, split on ``\\n``, trailing whitespace stripped."""
-    from sate.data.mustc import read_text_lines
+    from sate.data.manifest import read_text_lines
 
     return [line.rstrip() for line in read_text_lines(Path(path))]
 

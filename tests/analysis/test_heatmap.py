@@ -22,7 +22,7 @@ from sate.analysis.heatmap import (
 )
 from sate.cli import main
 from sate.data.audio import read_segment
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.models.shrink import ctc_shrink
 
 CPU = torch.device("cpu")

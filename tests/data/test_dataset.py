@@ -12,7 +12,7 @@ from torch.utils.data import DataLoader
 
 from sate.data.dataset import CMVN, SpeechDataset, TextDataset, collate
 from sate.data.features import load_cmvn
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.sampler import BucketBatchSampler
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary

@@ -13,7 +13,7 @@ import soundfile as sf
 import sate.data.features as features
 from sate.data.audio import read_segment
 from sate.data.features import compute_fbank, load_cmvn
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.errors import SateError
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sate.data.mustc import MANIFEST_KEYS, parse_yaml_line, read_manifest
+from sate.data.manifest import MANIFEST_KEYS, read_manifest
+from sate.data.mustc import parse_yaml_line
 from sate.data.text import normalize_source
 from sate.errors import SateError
 
@@ -117,7 +118,7 @@ def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus,
     assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
     assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
     assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
-    assert f"tst-COMMON: kept 1 segment(s) with zero length (never dropped outside train): {test[3]['id']}" in stdout
+    assert f"tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): {test[3]['id']}" in stdout
 
 
 def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:
@@ -246,7 +247,8 @@ def test_failed_run_leaves_previous_manifests_untouched(run_sate, corpus: Path, 
 
 
 def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_path: Path) -> None:
-    import sate.data.mustc as mustc
+    import sate.data.manifest as manifest
+    import sate.data.prep as prep_module
 
     def lines_then_interrupt(rows):
         for k, row in enumerate(rows):
@@ -258,14 +260,14 @@ def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_pat
 
     def write(path, rows):
         written.append(path)
-        mustc.atomic_write_lines(path, lines_then_interrupt(rows))
+        manifest.atomic_write_lines(path, lines_then_interrupt(rows))
 
-    monkeypatch.setattr(mustc, "write_manifest", write)
+    monkeypatch.setattr(prep_module, "write_manifest", write)
     out = tmp_path / "data"
-    args = mustc.argparse.Namespace(mustc_root=corpus, tgt_lang="de", out=out, splits=None,
-                                    min_duration=0.1, max_duration=30.0)
+    args = prep_module.argparse.Namespace(mustc_root=corpus, tgt_lang="de", out=out, splits=None,
+                                          min_duration=0.1, max_duration=30.0)
     with pytest.raises(KeyboardInterrupt):
-        mustc.run(args)
+        prep_module.run(args)
     assert written == [out / "train.jsonl"]
     assert list(out.iterdir()) == []  # neither train.jsonl nor a temporary file
 

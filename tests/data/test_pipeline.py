@@ -8,7 +8,7 @@ import torch
 from torch.utils.data import DataLoader
 
 from sate.data.dataset import SpeechDataset, TextDataset, collate
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.sampler import BucketBatchSampler
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import sentencepiece as spm
 
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 

@@ -34,7 +34,7 @@ def test_items_are_the_segments_samples(prepared_data: Path) -> None:
 
 
 def test_speed_perturbed_rows_are_read_at_their_speed(prepared_data: Path) -> None:
-    from sate.data.mustc import read_manifest
+    from sate.data.manifest import read_manifest
 
     row = speed_rows(read_manifest(prepared_data / "train.jsonl")[:1])[1]  # the 0.9 copy
     assert row["speed"] == 0.9

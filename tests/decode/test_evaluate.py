@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from sate.cli import main
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
 from sate.decode.evaluate import evaluate

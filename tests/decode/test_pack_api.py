@@ -16,7 +16,7 @@ import yaml
 from sate.cli import main
 from sate.data.audio import read_segment
 from sate.data.dataset import SpeechDataset
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
 from sate.decode.pack import pack

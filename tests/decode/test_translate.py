@@ -16,7 +16,7 @@ import torchaudio.functional as AF
 
 from sate.cli import main
 from sate.data.audio import read_segment
-from sate.data.mustc import read_manifest
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import Result, Segment, SpeechTranslator
 from sate.decode.output import render, srt_time

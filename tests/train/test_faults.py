@@ -86,7 +86,7 @@ def test_repeated_out_of_memory_stops_naming_the_largest_batch_that_fitted(
     inject_oom(monkeypatch, forward=set(range(2, 100)))
     config = load_training_config(make_config(tmp_path, "asr", prepared_data),
                                   ["trainer.max_epochs=10", "trainer.oom_patience=2"])
-    from sate.data.mustc import read_manifest
+    from sate.data.manifest import read_manifest
 
     longest = max(int(row["n_frames"]) for row in read_manifest(prepared_data / "train.jsonl"))
     frames = 12 * longest  # the fixture's one batch: 12 utterances padded to the longest

@@ -1,0 +1,77 @@
+"""Manifests: the JSONL files every corpus reader writes and every later stage reads.
+
+One row per segment: ``id``, ``audio`` (a file soundfile reads), ``offset`` and ``duration`` (seconds of that
+file), ``n_frames`` (fbank frames of the segment), ``speaker``, ``src`` (the transcript as the corpus has it),
+``src_norm`` (its normalised form, `sate.data.text`) and ``tgt`` (the translation, or null in a corpus that has
+none: an ASR corpus such as LibriSpeech). ``DATA/<split>.jsonl`` holds one split.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from sate.errors import SateError
+from sate.files import atomic_write_lines
+
+DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
+OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
+TRAIN_SPLIT = "train"
+MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
+
+
+def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
+    """Lines of a UTF-8 file, split on ``\\n`` only.
+
+    ``str.splitlines`` also splits on U+2028 and friends, which occur in real transcripts and
+    would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
+    start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
+    """
+    if not path.is_file():
+        raise SateError(f"{path}: file is missing")
+    data = path.read_bytes()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as err:
+        line = data.count(b"\n", 0, err.start) + 1
+        raise SateError(f"{path}:{line}: not valid UTF-8 ({err.reason})") from None
+    if strip_bom:
+        text = text.removeprefix("\ufeff")
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    return [line.rstrip("\r") for line in lines]
+
+
+
+
+def write_manifest(path: Path, rows: Iterable[dict]) -> None:
+    atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+
+
+def read_manifest(path: str | Path) -> list[dict]:
+    """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"{path}: manifest is missing (run `sate prep` first)")
+    rows = []
+    for lineno, line in enumerate(read_text_lines(path), start=1):
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise SateError(f"{path}:{lineno}: not a JSON object: {err.msg}") from None
+        if not isinstance(row, dict):
+            raise SateError(f"{path}:{lineno}: not a JSON object")
+        missing = [key for key in MANIFEST_KEYS if key not in row]
+        if missing:
+            raise SateError(f"{path}:{lineno}: manifest row misses key(s) {', '.join(missing)}")
+        rows.append(row)
+    return rows
+
+
+def manifest_splits(data_dir: Path) -> list[str]:
+    """Splits with a manifest in ``data_dir``, in pipeline order (train first)."""
+    names = sorted(p.name[: -len(".jsonl")] for p in data_dir.glob("*.jsonl"))
+    known = [s for s in (*DEFAULT_SPLITS, *OPTIONAL_SPLITS) if s in names]
+    return known + [s for s in names if s not in known]

@@ -1,0 +1,138 @@
+"""`sate prep`: read a corpus into validated JSONL manifests (`sate.data.manifest`), one per split.
+
+Corpora, one per call, each into ``--out`` beside what is already there:
+
+- ``--mustc-root ROOT``: MuST-C (v1 or v2, any target language), splits train, dev, tst-COMMON (and tst-HE);
+- ``--libri-trans ROOT``: Augmented LibriSpeech En-Fr, splits train, dev, test; train also with the Google
+  Translate references unless ``--no-gtranslate``;
+- ``--librispeech DIR...``: LibriSpeech subsets (``SPEAKER/CHAPTER/*.flac`` and ``*.trans.txt``), transcripts only;
+- ``--kaldi-dir DIR...``: Kaldi data directories (``wav.scp`` with plain paths, optional ``segments``, ``text``,
+  optional ``utt2spk``), transcripts only.
+
+Transcript-only corpora write ``tgt: null``: they train ASR models (more acoustic data for SATE's acoustic
+encoder), never MT or ST. Every split's source is normalised the same way (``src_norm``), so CTC targets agree
+across corpora. A split whose name starts with ``train`` is a training split: rows with empty text, zero length
+or a duration outside ``--min-duration``..``--max-duration`` are dropped with a printed count. Other splits are
+never dropped, only reported. Every check runs on every split before anything is written, and each manifest is
+written atomically, so a failed or killed run never leaves a complete-looking manifest.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sate.data.audio import SAMPLE_RATE, num_frames
+from sate.data.manifest import write_manifest
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+
+@dataclass
+class SplitResult:
+    """Rows to write and what was dropped (training splits) or noticed (others)."""
+
+    split: str
+    rows: list[dict] = field(default_factory=list)
+    dropped: Counter = field(default_factory=Counter)
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+
+
+def is_training_split(name: str) -> bool:
+    """Whether `sate prep` filters a split: train, train_sp, train-clean-100, ..."""
+    return name.startswith("train")
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Adds rows to a split's result, dropping bad ones from training splits only."""
+
+    min_duration: float = 0.1
+    max_duration: float = 30.0
+
+    def add(self, result: SplitResult, seg_id: str, audio: Path, offset: float, n_samples: int, speaker: str,
+            src: str, tgt: str | None) -> None:
+        """One segment of `n_samples` 16 kHz samples at `offset` s of `audio`; `tgt` None: no translation."""
+        src = src.strip()
+        tgt = None if tgt is None else tgt.strip()
+        row = {"id": seg_id, "audio": str(audio.resolve()), "offset": offset, "duration": n_samples / SAMPLE_RATE,
+               "n_frames": num_frames(n_samples), "speaker": speaker, "src": src, "src_norm": normalize_source(src),
+               "tgt": tgt}
+        problems = []
+        if not src or tgt == "":
+            problems.append("empty text")
+        elif not row["src_norm"]:
+            problems.append("empty source after normalisation")
+        if n_samples == 0:
+            problems.append("zero length")
+        if is_training_split(result.split):
+            if not problems and not self.min_duration <= row["duration"] <= self.max_duration:
+                problems = [f"duration outside {self.min_duration:g}-{self.max_duration:g} s"]
+            if problems:
+                result.dropped[problems[0]] += 1
+                return
+        for problem in problems:
+            result.flagged.setdefault(problem, []).append(seg_id)
+        result.rows.append(row)
+
+
+def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
+    """One line per split, plus what was dropped (training splits) or kept despite a problem (others)."""
+    out = out or sys.stdout
+    hours = sum(r["duration"] for r in result.rows) / 3600
+    print(f"{result.split}: {len(result.rows)} segments, {hours:.2f} h", file=out)
+    for reason, count in sorted(result.dropped.items()):
+        print(f"{result.split}: dropped {count} segment(s): {reason}", file=out)
+    for reason, ids in sorted(result.flagged.items()):
+        shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
+        print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits): "
+              f"{shown}", file=out)
+
+
+# ----------------------------------------------------------------------------------------------
+# CLI
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--mustc-root", type=Path, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
+    parser.add_argument("--tgt-lang", default="de", help="MuST-C: target language code (the en-<tgt> directory)")
+    parser.add_argument("--out", type=Path, required=True, help="data directory for the manifests")
+    parser.add_argument("--splits", nargs="+", default=None,
+                        help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present)")
+    parser.add_argument("--min-duration", type=float, default=0.1,
+                        help="training splits only: drop shorter segments (s)")
+    parser.add_argument("--max-duration", type=float, default=30.0,
+                        help="training splits only: drop longer segments (s)")
+
+
+def _check_splits(splits: list[str]) -> None:
+    if len(set(splits)) != len(splits):
+        raise SateError(f"--splits names a split twice: {' '.join(splits)}")
+    bad = next((s for s in splits if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", s)), None)
+    if bad is not None:
+        raise SateError(f"--splits: {bad!r} is not a split name (letters, digits, '.', '_' and '-')")
+
+
+def run(args: argparse.Namespace) -> int:
+    if not 0 <= args.min_duration <= args.max_duration:
+        raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
+                        "must satisfy 0 <= min <= max")
+    row_filter = RowFilter(args.min_duration, args.max_duration)
+    if args.splits is not None:
+        _check_splits(args.splits)
+    from sate.data import mustc
+
+    results = mustc.prepare(args.mustc_root, args.tgt_lang, args.splits, row_filter)
+    for result in results:
+        if not result.rows:
+            raise SateError(f"{result.split}: no segments left after filtering")
+    for result in results:
+        write_manifest(args.out / f"{result.split}.jsonl", result.rows)
+        report(result)
+    print(f"wrote {', '.join(str(args.out / (r.split + '.jsonl')) for r in results)}")
+    return 0
