@@ -122,7 +122,7 @@ pretrain_asr() {
 pretrain_mt() {
   need "$data/.done/vocab" "vocabularies from stage 2"
   local mt_args=()
-  [ -n "$mt_src" ] && mt_args=(--set "data.mt_text=[\"$mt_src\", \"$mt_tgt\"]")
+  [ -n "$mt_src" ] && mt_args=(--set "data.mt_text=[[\"$mt_src\", \"$mt_tgt\"]]")
   train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
   average_and_pack mt
 }

@@ -1,7 +1,7 @@
 """Datasets for speech (fbank + source ids + target ids) and text (source ids + target ids), and collate.
 
-Speech items are read from the feature store written by ``sate features``; text items come
-from a manifest (its ``src_norm``/``tgt``) or from parallel MT text files. Both encode text once,
+Speech items are read from the feature store written by ``sate features``; text items here come
+from a manifest (its ``src_norm``/``tgt``; MT text files of any size: `sate.data.text_shards`). Both encode text once,
 up front, with the ``Vocabulary`` token ids (``<blank>`` 0 ... ``<sos/eos>`` last). The collate
 function pads ids with -1 and adds no ``<sos/eos>``: the models add what they need.
 """
@@ -16,7 +16,7 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.data.manifest import read_manifest
-from sate.data.vocab import Vocabulary, read_parallel_text
+from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
 IGNORE_ID = -1  # padding value of id tensors (`src`, `tgt`); those positions carry no loss
@@ -125,38 +125,6 @@ class TextDataset(Dataset):
         """The transcript/translation pairs of a speech manifest (every row kept)."""
         rows = read_manifest(manifest)
         return cls([(r["id"], src_vocab.manifest_source(r), r["tgt"]) for r in rows], src_vocab, tgt_vocab)
-
-    @classmethod
-    def from_files(cls, en_path: str | Path, tgt_path: str | Path, src_vocab: Vocabulary,
-                   tgt_vocab: Vocabulary) -> TextDataset:
-        """Line-aligned MT text; English is prepared by the source vocabulary (ours: normalised like ``src_norm``),
-        empty pairs are dropped (printed).
-
-        Ids are ``<en file stem>_<0-based line index>``.
-        """
-        en_path, tgt_path = Path(en_path), Path(tgt_path)
-        pairs, empty = [], 0
-        for k, (en, tgt) in enumerate(read_parallel_text(en_path, tgt_path)):
-            src, tgt = src_vocab.prepare(en), tgt.strip()
-            if src and tgt:
-                pairs.append((f"{en_path.stem}_{k}", src, tgt))
-            else:
-                empty += 1
-        if empty:
-            print(f"{en_path}: dropped {empty} pair(s) with an empty side")
-        if not pairs:
-            raise SateError(f"{en_path}: no non-empty sentence pairs")
-        return cls(pairs, src_vocab, tgt_vocab)
-
-    @classmethod
-    def concat(cls, datasets: Sequence[TextDataset]) -> TextDataset:
-        """One dataset (with ``lengths``) from several, e.g. the train manifest plus MT text files."""
-        out = cls.__new__(cls)
-        out.ids = [i for d in datasets for i in d.ids]
-        out.src = [s for d in datasets for s in d.src]
-        out.tgt = [t for d in datasets for t in d.tgt]
-        out.lengths = [n for d in datasets for n in d.lengths]
-        return out
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -1,17 +1,23 @@
-"""Length-bucketed batches capped by padded size, deterministic, shared out across ranks.
+"""Length-bucketed batches capped by padded size, deterministic, shared out across ranks, in bounded memory.
 
 A batch's cost is ``batch_size * longest_item`` (what the padded tensor holds), so a cap in
 frames (speech) or tokens (text) bounds memory whatever the lengths. Items are sorted by length
 (ties broken randomly per epoch) and packed greedily, and the batch order is shuffled per epoch;
-everything follows from ``(seed, epoch)``, so every rank builds the same global list and takes
-every ``num_replicas``-th batch. The list is padded (repeating its first batches) or, with
+everything follows from ``(seed, epoch)``, so every rank builds the same global sequence and takes
+every ``num_replicas``-th batch. The sequence is padded (repeating its first batches) or, with
 ``drop_last``, cut to a multiple of ``num_replicas``, so all ranks run the same number of steps
 and DDP never waits on a rank that ran out.
+
+A corpus too large to index in memory (WMT-size MT text, `sate.data.text_shards`) comes in shards: then
+bucketing happens within a shard, the shards come in a shuffled order per epoch, and only the shard being
+read has its batches in memory. One shard (a plain list of lengths) is the unsharded case, batch for batch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 from torch.utils.data import Sampler
@@ -48,17 +54,41 @@ def padding_ratio(batches: Sequence[Sequence[int]], lengths: Sequence[int] | np.
     return 1.0 - real / padded if padded else 0.0
 
 
+class ShardLengths(Protocol):
+    """Item lengths of a sharded corpus: shard ``s`` holds ``sizes[s]`` consecutive items, whose lengths
+    ``lengths(s)`` loads on demand."""
+
+    sizes: Sequence[int]
+
+    def lengths(self, shard: int) -> np.ndarray: ...
+
+
+@dataclass(frozen=True)
+class OneShard:
+    """A length list as a corpus of one shard."""
+
+    array: np.ndarray
+
+    @property
+    def sizes(self) -> list[int]:
+        return [len(self.array)]
+
+    def lengths(self, shard: int) -> np.ndarray:
+        return self.array
+
+
 class BucketBatchSampler(Sampler[list[int]]):
     """Batches of dataset indices for ``DataLoader(batch_sampler=...)``.
 
-    Give exactly one cap: ``max_frames`` for speech (lengths in frames) or ``max_tokens`` for
-    text (lengths in tokens); both mean the same padded-size limit. Call ``set_epoch`` before
-    each epoch. To resume mid-epoch, save ``state_dict(consumed)`` with the number of batches
-    this rank took from the current iterator, and ``load_state_dict`` it before iterating:
-    the sampler cannot count consumption itself because the DataLoader prefetches.
+    ``lengths``: one length per item, or a `ShardLengths` (items numbered shard after shard). Give exactly
+    one cap: ``max_frames`` for speech (lengths in frames) or ``max_tokens`` for text (lengths in tokens);
+    both mean the same padded-size limit. Call ``set_epoch`` before each epoch. To resume mid-epoch, save
+    ``state_dict(consumed)`` with the number of batches this rank took from the current iterator, and
+    ``load_state_dict`` it before iterating: the sampler cannot count consumption itself because the
+    DataLoader prefetches.
     """
 
-    def __init__(self, lengths: Sequence[int] | np.ndarray, max_frames: int | None = None, *,
+    def __init__(self, lengths: Sequence[int] | np.ndarray | ShardLengths, max_frames: int | None = None, *,
                  max_tokens: int | None = None, shuffle: bool = True, seed: int = 0, num_replicas: int = 1,
                  rank: int = 0, drop_last: bool = False) -> None:
         if (max_frames is None) == (max_tokens is None):
@@ -68,8 +98,10 @@ class BucketBatchSampler(Sampler[list[int]]):
             raise SateError(f"the batch cap must be > 0, got {cap}")
         if num_replicas < 1 or not 0 <= rank < num_replicas:
             raise SateError(f"rank {rank} is not within num_replicas {num_replicas}")
-        self.lengths = np.asarray(lengths, dtype=np.int64)
-        if len(self.lengths) == 0:
+        if not hasattr(lengths, "sizes"):
+            lengths = OneShard(np.asarray(lengths, dtype=np.int64))
+        self.shards: ShardLengths = lengths  # type: ignore[assignment]
+        if sum(self.shards.sizes) == 0:
             raise SateError("cannot batch an empty dataset")
         self.max_total = int(cap)
         self.shuffle, self.seed, self.drop_last = shuffle, seed, drop_last
@@ -77,7 +109,17 @@ class BucketBatchSampler(Sampler[list[int]]):
         self.epoch = 0
         self._skip = 0  # global batches of this epoch the next iterator skips (a restored position)
         self._iter_start = 0  # the skip the most recent iterator started from
-        self._cache: tuple[int, list[list[int]]] | None = None
+        self._starts = np.concatenate([[0], np.cumsum(self.shards.sizes)]).astype(np.int64)
+        # A shard's batch count does not depend on the epoch: packing follows the sorted lengths, not the ties.
+        self._counts = [len(pack_batches(np.argsort(self.shards.lengths(s), kind="stable"),
+                                         self.shards.lengths(s), self.max_total)) if size else 0
+                        for s, size in enumerate(self.shards.sizes)]
+        self._cache: tuple[int, int, list[list[int]]] | None = None  # (epoch, shard, its batches)
+
+    @property
+    def lengths(self) -> np.ndarray:
+        """Every item's length (all shards: for small corpora and reports)."""
+        return np.concatenate([self.shards.lengths(s) for s in range(len(self.shards.sizes))])
 
     def set_epoch(self, epoch: int) -> None:
         """Select the epoch's shuffle; a position restored for this same epoch is kept."""
@@ -85,43 +127,68 @@ class BucketBatchSampler(Sampler[list[int]]):
             self._skip = self._iter_start = 0
         self.epoch = epoch
 
+    def _shard_order(self, epoch: int) -> np.ndarray:
+        n = len(self.shards.sizes)
+        if self.shuffle and n > 1:
+            return np.random.default_rng([self.seed, epoch]).permutation(n)
+        return np.arange(n)
+
+    def _shard_batches(self, epoch: int, shard: int) -> list[list[int]]:
+        """An epoch's batches of one shard, as global item indices (the last shard asked for is kept)."""
+        if self._cache is not None and self._cache[:2] == (epoch, shard):
+            return self._cache[2]
+        lengths = self.shards.lengths(shard)
+        if self.shuffle:
+            # One shard draws exactly what the unsharded sampler always drew, so small corpora keep their order.
+            key = [self.seed, epoch] if len(self.shards.sizes) == 1 else [self.seed, epoch, shard]
+            rng = np.random.default_rng(key)
+            perm = rng.permutation(len(lengths))
+            order = perm[np.argsort(lengths[perm], kind="stable")]
+            batches = pack_batches(order, lengths, self.max_total)
+            batches = [batches[k] for k in rng.permutation(len(batches))]
+        else:
+            batches = pack_batches(np.argsort(lengths, kind="stable"), lengths, self.max_total)
+        start = int(self._starts[shard])
+        if start:
+            batches = [[start + i for i in b] for b in batches]
+        self._cache = (epoch, shard, batches)
+        return batches
+
+    def _batches(self, epoch: int, positions: Sequence[int]) -> Iterator[list[int]]:
+        """The batches at these global positions of an epoch's sequence (each shard in turn)."""
+        order = self._shard_order(epoch)
+        begins = np.concatenate([[0], np.cumsum(np.asarray(self._counts, dtype=np.int64)[order])])
+        for g in positions:
+            k = int(np.searchsorted(begins, g, side="right")) - 1
+            yield self._shard_batches(epoch, int(order[k]))[g - int(begins[k])]
+
     def global_batches(self) -> list[list[int]]:
         """All ranks' batches of the current epoch, in order (before the skip and rank split)."""
-        if self._cache is None or self._cache[0] != self.epoch:
-            if self.shuffle:
-                rng = np.random.default_rng([self.seed, self.epoch])
-                perm = rng.permutation(len(self.lengths))
-                order = perm[np.argsort(self.lengths[perm], kind="stable")]
-                batches = pack_batches(order, self.lengths, self.max_total)
-                batches = [batches[k] for k in rng.permutation(len(batches))]
-            else:
-                batches = pack_batches(np.argsort(self.lengths, kind="stable"), self.lengths, self.max_total)
-            self._cache = (self.epoch, batches)
-        return self._cache[1]
+        return list(self._batches(self.epoch, range(sum(self._counts))))
 
-    def _rank_batches(self) -> list[list[int]]:
-        rest = self.global_batches()[self._skip:]
-        if self.drop_last:
-            rest = rest[: len(rest) // self.num_replicas * self.num_replicas]
-        elif rest and len(rest) % self.num_replicas:
-            short = self.num_replicas - len(rest) % self.num_replicas
-            rest = rest + [rest[k % len(rest)] for k in range(short)]
-        return rest[self.rank::self.num_replicas]
+    def _rank_positions(self) -> range | list[int]:
+        """This rank's global batch numbers from the restored position, padded or cut for equal shares."""
+        total = sum(self._counts)
+        rest = total - self._skip
+        if rest <= 0:
+            return []
+        span = rest // self.num_replicas * self.num_replicas if self.drop_last else -(-rest // self.num_replicas) \
+            * self.num_replicas
+        return [self._skip + p % rest for p in range(self.rank, span, self.num_replicas)]
 
     def __iter__(self) -> Iterator[list[int]]:
         """This rank's batches from the restored position (if any), fixed when the iterator is made: a loader
         that stops pulling at the epoch's last batch, as Lightning does, leaves no position behind."""
-        batches = self._rank_batches()
+        positions = self._rank_positions()
         self._iter_start, self._skip = self._skip, 0  # a later pass over the same epoch starts from its beginning
-        return iter(batches)
+        return self._batches(self.epoch, positions)
 
     def __len__(self) -> int:
-        return len(self._rank_batches())
+        return len(self._rank_positions())
 
     def padding_ratio(self) -> float:
         """Padding waste of this epoch's batches (all ranks)."""
         return padding_ratio(self.global_batches(), self.lengths)
-
     @property
     def position(self) -> int:
         """Global batches of the current epoch the next iterator skips: a restored state not yet iterated."""

@@ -16,6 +16,7 @@ import hashlib
 import json
 import os
 from collections.abc import Iterable, Sequence
+from itertools import chain
 from pathlib import Path
 
 import numpy as np
@@ -31,6 +32,7 @@ SOS_EOS = "<sos/eos>"
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
+DEFAULT_SAMPLE_SIZE = 1_000_000  # sentence pairs: about 300 MB of text in memory, plenty for 10k-piece models
 
 
 class Vocabulary:
@@ -141,12 +143,17 @@ def token_list_for(sp) -> list[str]:
 # Training
 
 
-def read_parallel_text(en_path: Path, tgt_path: Path) -> list[tuple[str, str]]:
-    """Aligned (English, target) lines of an MT corpus; the line counts must agree."""
-    en, tgt = read_text_lines(en_path), read_text_lines(tgt_path)
-    if len(en) != len(tgt):
-        raise SateError(f"{en_path} has {len(en)} lines but {tgt_path} has {len(tgt)}")
-    return list(zip(en, tgt, strict=True))
+def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, Path]],
+                  sample_size: int) -> tuple[list[str], list[str]]:
+    """Source (``src_norm`` form) and target sentences that train the vocabularies: the manifest's pairs, then
+    the MT text's, streamed; beyond `sample_size` pairs a uniform sample (seeded), so memory stays bounded."""
+    from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
+
+    check_pairs(mt_files)  # a file pair of different lengths fails before minutes of reading
+    pairs = chain(((row["src_norm"], row["tgt"]) for row in manifest_rows),
+                  ((normalize_source(pair.en), pair.tgt) for pair in read_pairs(mt_files)))
+    sample = reservoir_sample(pairs, sample_size, seed=1)
+    return [src for src, _ in sample], [tgt for _, tgt in sample]
 
 
 def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
@@ -174,10 +181,13 @@ def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
 
 
 def _digest(paths: Iterable[Path]) -> str:
+    """Of the paths and contents, read in blocks (MT text may be gigabytes)."""
     h = hashlib.sha256()
     for path in paths:
         h.update(str(path.resolve()).encode())
-        h.update(path.read_bytes())
+        with open(path, "rb") as f:
+            while block := f.read(1 << 20):
+                h.update(block)
     return h.hexdigest()
 
 
@@ -188,7 +198,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--joint", type=int, default=None, metavar="SIZE",
                         help="train one model of SIZE pieces on source and target instead")
     parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
-                        help="extra parallel MT text files added to the training text (repeatable)")
+                        help="extra parallel MT text files (plain or gzip, any size) added to the training text "
+                             "(repeatable)")
+    parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
+                        help="at most this many sentence pairs train the vocabularies: a uniform sample (seeded) of "
+                             "the train manifest and the MT text when they hold more")
     parser.add_argument("--marian", type=Path, default=None, metavar="DIR",
                         help="instead: use the vocabulary of the downloaded Marian (OPUS-MT) model in DIR, with CTC "
                              "over the source pieces of the train transcripts (docs/models.md)")
@@ -247,19 +261,15 @@ def run(args: argparse.Namespace) -> int:
         if not path.is_file():
             raise SateError(f"{path}: file is missing" + (" (run `sate prep` first)" if path == manifest else ""))
     meta_path = data_dir / "vocab.json"
-    meta = {"sizes": sizes, "inputs": _digest([manifest, *mt_files])}
+    if args.sample_size < 1:
+        raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
+    meta = {"sizes": sizes, "inputs": _digest([manifest, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
     if _up_to_date(meta_path, meta, outputs):
         print(f"{data_dir}: vocabularies up to date")
         return 0
 
-    rows = read_manifest(manifest)
-    src = [row["src_norm"] for row in rows]
-    tgt = [row["tgt"] for row in rows]
-    for en_path, tgt_path in args.mt_text:
-        pairs = read_parallel_text(en_path, tgt_path)
-        src += [normalize_source(en) for en, _ in pairs]
-        tgt += [t.strip() for _, t in pairs]
+    src, tgt = training_text(read_manifest(manifest), [tuple(pair) for pair in args.mt_text], args.sample_size)
     meta_path.unlink(missing_ok=True)  # outputs are rewritten one by one: mark them stale first
     if "joint" in sizes:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))

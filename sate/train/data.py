@@ -14,10 +14,11 @@ from typing import Any
 
 import lightning as L
 import torch
-from torch.utils.data import DataLoader
+from torch.utils.data import DataLoader, Dataset
 
 from sate.data.dataset import SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
+from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
@@ -124,8 +125,8 @@ class SateDataModule(L.LightningDataModule):
         self.seed = int(config["seed"])
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.data_dir = Path(self.conf["dir"])
-        self.train_set: SpeechDataset | TextDataset | None = None
-        self.valid_set: SpeechDataset | TextDataset | None = None
+        self.train_set: Dataset | None = None
+        self.valid_set: Dataset | None = None
 
     def _speech(self, split: str) -> SpeechDataset:
         cmvn = self.conf["cmvn"]
@@ -133,16 +134,26 @@ class SateDataModule(L.LightningDataModule):
             cmvn = self.data_dir / "cmvn.json"
         return speech_dataset(self.data_dir, split, self.src_vocab, self.tgt_vocab, self.conf["features"], cmvn)
 
-    def _text(self, split: str, use_mt_text: bool) -> TextDataset:
-        """MT pairs: the MT text files (`data.mt_text: [EN, TGT]`, all train text) or the split's manifest."""
-        if use_mt_text and self.conf["mt_text"]:
-            paths = [Path(p) for p in self.conf["mt_text"]]
-            if len(paths) != 2:
-                raise SateError(f"data.mt_text must be two paths [EN, TGT], got {self.conf['mt_text']!r}")
-            for path in paths:
-                if not path.is_file():
-                    raise SateError(f"data.mt_text: {path} is missing")
-            return TextDataset.from_files(paths[0], paths[1], self.src_vocab, self.tgt_vocab)
+    def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
+        """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
+        files = [(Path(en), Path(tgt)) for en, tgt in self.conf["mt_text"]]
+        for path in (p for pair in files for p in pair):
+            if not path.is_file():
+                raise SateError(f"data.mt_text: {path} is missing")
+        meta = self.data_dir / "vocab.json"
+        vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
+                     meta.read_text() if meta.is_file() else ""]
+        cleaning = TextCleaning(int(self.conf["mt_max_tokens"]), float(self.conf["mt_max_ratio"]),
+                                bool(self.conf["mt_dedup"]))
+        return files, vocab_ids, cleaning
+
+    def prepare_data(self) -> None:
+        """MT text files become token-id shards once (Lightning runs this on one process per machine)."""
+        if self.task == "mt" and self.conf["mt_text"]:
+            files, vocab_ids, cleaning = self._mt_store()
+            prepare_store(self.data_dir, files, self.src_vocab, self.tgt_vocab, vocab_ids, cleaning)
+
+    def _manifest_text(self, split: str) -> TextDataset:
         return TextDataset.from_manifest(self.data_dir / f"{split}.jsonl", self.src_vocab, self.tgt_vocab)
 
     def setup(self, stage: str | None = None) -> None:
@@ -152,15 +163,20 @@ class SateDataModule(L.LightningDataModule):
             if not (self.data_dir / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
         if self.task == "mt":
-            self.train_set = self._text(self.conf["train"], use_mt_text=True)
-            self.valid_set = self._text(self.conf["valid"], use_mt_text=False)
+            if self.conf["mt_text"]:
+                files, vocab_ids, cleaning = self._mt_store()
+                self.train_set = ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning))
+            else:
+                self.train_set = self._manifest_text(self.conf["train"])
+            self.valid_set = self._manifest_text(self.conf["valid"])
         else:
             self.train_set = self._speech(self.conf["train"])
             self.valid_set = self._speech(self.conf["valid"])
 
-    def _sampler(self, dataset: SpeechDataset | TextDataset, shuffle: bool) -> BucketBatchSampler:
+    def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
         cap = int(self.batch_conf["per_device"])
-        longest = max(dataset.lengths)
+        lengths = dataset if isinstance(dataset, ShardedText) else dataset.lengths
+        longest = dataset.longest if isinstance(dataset, ShardedText) else max(dataset.lengths)
         if longest > cap:
             unit = batch_unit(self.task, self.conf["features"])
             raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
@@ -168,7 +184,7 @@ class SateDataModule(L.LightningDataModule):
         kind = "max_tokens" if self.task == "mt" else "max_frames"
         trainer = self.trainer
         world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
-        return BucketBatchSampler(dataset.lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
+        return BucketBatchSampler(lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
                                   num_replicas=world, rank=rank)
 
     def _batches_done(self) -> int:

@@ -21,8 +21,8 @@ PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true
 DEFAULTS: dict = {
     "task": "st",
     "seed": 0,
-    "data": {"dir": None, "train": "train", "valid": "dev", "mt_text": None, "features": "fbank", "cmvn": "global",
-             "num_workers": 2},
+    "data": {"dir": None, "train": "train", "valid": "dev", "mt_text": None, "mt_max_tokens": 256, "mt_max_ratio": 9.0,
+             "mt_dedup": True, "features": "fbank", "cmvn": "global", "num_workers": 2},
     "batch": {"per_device": 20000, "global": 20000},
     "specaug": {"enabled": True, "start_step": 0, "freq_mask_width": 27, "num_freq_masks": 1,
                 "time_mask_width": 100, "num_time_masks": 1, "max_time_ratio": 0.2},
@@ -56,7 +56,11 @@ HELP: dict[str, str] = {
     "data.dir": "a `sate prep` output dir with fbank/, cmvn.json, spm_*.model, tokens_*.txt",
     "data.train": "training split (a manifest DATA/<split>.jsonl)",
     "data.valid": "validation split",
-    "data.mt_text": "mt only: [EN_FILE, TGT_FILE] parallel text to train on instead of the train manifest",
+    "data.mt_text": "mt only: [[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into "
+                    "DATA/mt_bin once) to train on instead of the train manifest",
+    "data.mt_max_tokens": "mt_text: pairs with a side longer than this many tokens are dropped",
+    "data.mt_max_ratio": "mt_text: pairs with one side more than this many times longer (in tokens) are dropped",
+    "data.mt_dedup": "mt_text: a pair seen before (the same two lines) is dropped",
     "data.features": "asr, st: fbank (stored by sate features) | waveform (16 kHz samples read on the fly, for "
                      "acoustic.type hf_*; lengths and batch sizes in samples)",
     "data.cmvn": "fbank normalisation: global (train statistics) | utterance | none (waveform: none)",
@@ -126,8 +130,11 @@ CHECKS: dict[str, Check] = {
     "data.dir": (lambda v: v is None or v != "", "a directory"),
     "data.train": (lambda v: v != "", "a split name"),
     "data.valid": (lambda v: v != "", "a split name"),
-    "data.mt_text": (lambda v: v is None or (len(v) == 2 and all(isinstance(p, str) and p for p in v)),
-                     "null or two paths [EN, TGT]"),
+    "data.mt_text": (lambda v: v is None or (len(v) > 0 and all(
+        isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair) for pair in v)),
+                     "null or a list of file pairs [[EN, TGT], ...]"),
+    "data.mt_max_tokens": _at_least(1),
+    "data.mt_max_ratio": _at_least(1),
     "data.features": _in(("fbank", "waveform")),
     "data.cmvn": _in(("global", "utterance", "none")),
     "data.num_workers": _at_least(0),
@@ -198,6 +205,8 @@ def check_training_config(config: dict, where: str = "") -> dict:
                                 for key, value in default.items()}
         else:
             checked[section] = _checked(section, config[section], default, where)
+    if checked["task"] != "mt" and checked["data"]["mt_text"] is not None:
+        raise SateError(f"{where}data.mt_text applies to task mt only (task is {checked['task']})")
     return checked
 
 

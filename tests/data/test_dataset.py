@@ -80,27 +80,17 @@ def test_missing_or_stale_features_are_reported(prepared: Path, vocabs, tmp_path
         ds[0]
 
 
-def test_text_datasets(prepared: Path, vocabs, tmp_path: Path) -> None:
+def test_text_dataset_from_a_manifest(prepared: Path, vocabs) -> None:
     src_vocab, tgt_vocab = vocabs
-    from_manifest = TextDataset.from_manifest(prepared / "train.jsonl", src_vocab, tgt_vocab)
-    assert len(from_manifest) == 15
-    en, de = tmp_path / "mt.en", tmp_path / "mt.de"
-    en.write_text("The cat sat!\n\nPeople (Laughter) grow.\n(Applause)\n", encoding="utf-8")
-    de.write_text("Die katze sitzt.\nleer\n\nJa.\n", encoding="utf-8")
-    from_files = TextDataset.from_files(en, de, src_vocab, tgt_vocab)
-    assert from_files.ids == ["mt_0"]  # three pairs have an empty side (after normalisation)
-    item = from_files[0]
-    assert src_vocab.decode(item["src"].tolist()) == "the cat sat"
-    assert tgt_vocab.decode(item["tgt"].tolist()) == "Die katze sitzt."
-    both = TextDataset.concat([from_manifest, from_files])
-    assert len(both) == 16 and both.lengths[-1] == max(len(item["src"]), len(item["tgt"]))
-    first = BucketBatchSampler(both.lengths, max_tokens=40, shuffle=False).global_batches()[0]
-    batch = collate([both[i] for i in first])
+    text = TextDataset.from_manifest(prepared / "train.jsonl", src_vocab, tgt_vocab)
+    rows = read_manifest(prepared / "train.jsonl")
+    assert len(text) == 15 and text.ids == [r["id"] for r in rows]
+    assert src_vocab.decode(text[0]["src"].tolist()) == rows[0]["src_norm"]
+    assert text.lengths[0] == max(len(text[0]["src"]), len(text[0]["tgt"]))
+    first = BucketBatchSampler(text.lengths, max_tokens=40, shuffle=False).global_batches()[0]
+    batch = collate([text[i] for i in first])
     assert set(batch) == {"ids", "src", "src_lengths", "tgt", "tgt_lengths"}
     assert batch["src"].shape == (len(batch["ids"]), batch["src_lengths"].max())
-    de.write_text("Die katze sitzt.\n", encoding="utf-8")
-    with pytest.raises(SateError, match="mt.en has 4 lines but .*mt.de has 1"):
-        TextDataset.from_files(en, de, src_vocab, tgt_vocab)
 
 
 def test_collate_pads_with_the_documented_values() -> None:

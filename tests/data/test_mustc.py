@@ -118,7 +118,8 @@ def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus,
     assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
     assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
     assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
-    assert f"tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): {test[3]['id']}" in stdout
+    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): "
+            f"{test[3]['id']}") in stdout
 
 
 def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:

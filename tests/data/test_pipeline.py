@@ -11,6 +11,7 @@ from sate.data.dataset import SpeechDataset, TextDataset, collate
 from sate.data.manifest import read_manifest
 from sate.data.sampler import BucketBatchSampler
 from sate.data.specaug import SpecAugment
+from sate.data.text_shards import ShardedText, TextCleaning, prepare_store
 from sate.data.vocab import Vocabulary
 
 
@@ -43,9 +44,11 @@ def test_synth_corpus_to_batches(run_sate, synth_corpus: Path, fixture_sizes: di
     assert len(test) == fixture_sizes["tst-COMMON"]
     assert abs(float(torch.cat([test[i]["feats"] for i in range(len(test))]).mean())) < 1.0  # train CMVN fits
 
-    text = TextDataset.concat([TextDataset.from_manifest(data / "train.jsonl", src, tgt),
-                               TextDataset.from_files(mt / "train.en", mt / "train.de", src, tgt)])
-    mt_lines = len((mt / "train.en").read_text(encoding="utf-8").splitlines())
-    assert len(text) == fixture_sizes["train"] + mt_lines
-    batch = collate([text[i] for i in BucketBatchSampler(text.lengths, max_tokens=500).global_batches()[0]])
-    assert batch["src"].shape[0] == len(batch["ids"]) and (batch["src"] != src.unk_id).any()
+    text = TextDataset.from_manifest(data / "train.jsonl", src, tgt)
+    assert len(text) == fixture_sizes["train"]
+    mt_text = ShardedText(prepare_store(data, [(mt / "train.en", mt / "train.de")], src, tgt, ["v"], TextCleaning()))
+    assert len(mt_text) == len((mt / "train.en").read_text(encoding="utf-8").splitlines())
+    for dataset in (text, mt_text):
+        lengths = dataset if isinstance(dataset, ShardedText) else dataset.lengths
+        batch = collate([dataset[i] for i in BucketBatchSampler(lengths, max_tokens=500).global_batches()[0]])
+        assert batch["src"].shape[0] == len(batch["ids"]) and (batch["src"] != src.unk_id).any()

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import copy
 import csv
+import gzip
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -16,6 +18,7 @@ import pytest
 import torch
 
 from sate.config import apply_overrides, read_yaml
+from sate.data.manifest import read_manifest
 from sate.errors import SateError
 from sate.models.tiny import tiny_config
 from sate.train.average import average
@@ -87,6 +90,33 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, make_config: MakeC
     valid_keys |= {"valid/bleu"} if task != "asr" else set()
     for key in valid_keys:
         assert metric_rows(exp, key), f"{key} was never logged"
+
+
+@pytest.mark.slow
+def test_mt_trains_on_streamed_text_files(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """data.mt_text: a plain and a gzip file pair become one store in DATA/mt_bin, cleaned and counted once."""
+    rows = read_manifest(prepared_data / "train.jsonl")
+    en, de = tmp_path / "a.en", tmp_path / "a.de"
+    en.write_text("".join(r["src"] + "\n" for r in rows) + "(Applause)\n", encoding="utf-8")
+    de.write_text("".join(r["tgt"] + "\n" for r in rows) + "Applaus.\n", encoding="utf-8")
+    gz_en, gz_de = tmp_path / "b.en.gz", tmp_path / "b.de.gz"
+    gz_en.write_bytes(gzip.compress(en.read_bytes()))
+    gz_de.write_bytes(gzip.compress(de.read_bytes()))
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    config = load_training_config(make_config(tmp_path, "mt", data, batch={"per_device": 300, "global": 300}),
+                                  [f"data.mt_text=[[{en}, {de}], [{gz_en}, {gz_de}]]", "trainer.max_steps=3"])
+    exp = tmp_path / "exp"
+    train(config, exp)
+    out = capsys.readouterr().out
+    n = len(rows)
+    assert f"{2 * n + 2} pairs read, {n} kept; dropped: 2 empty, 0 too long, 0 ratio, {n} duplicate" in out
+    assert len(list((data / "mt_bin").iterdir())) == 1 and len(metric_rows(exp, "train/loss")) == 3
+    train(load_training_config(make_config(tmp_path, "mt", data, batch={"per_device": 300, "global": 300}),
+                               [f"data.mt_text=[[{en}, {de}], [{gz_en}, {gz_de}]]", "trainer.max_steps=3"]),
+          tmp_path / "exp2")
+    assert "streaming" not in capsys.readouterr().out  # the second run reuses the store
 
 
 @pytest.mark.slow

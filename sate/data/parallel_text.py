@@ -1,0 +1,109 @@
+"""Parallel text of any size, read as a stream: plain or gzip files, line-aligned pairs, a bounded sample.
+
+MT pre-training on WMT-size data (millions of pairs) must never hold the corpus in memory: `read_pairs` yields
+one aligned pair at a time from any number of file pairs (gzip is recognised by its magic bytes, not by the
+name), with errors naming the file and line (invalid UTF-8, one side ending before the other), and
+`reservoir_sample` keeps a uniform sample of bounded size for training a vocabulary.
+"""
+
+from __future__ import annotations
+
+import gzip
+import random
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from itertools import zip_longest
+from pathlib import Path
+from typing import BinaryIO, TypeVar
+
+from sate.errors import SateError
+
+T = TypeVar("T")
+GZIP_MAGIC = b"\x1f\x8b"
+
+
+@dataclass(frozen=True)
+class Pair:
+    """One aligned line pair: which file pair (`source`), its 0-based line index, and both sides (stripped)."""
+
+    source: int
+    index: int
+    en: str
+    tgt: str
+
+
+def open_binary(path: Path) -> BinaryIO:
+    """`path` for reading bytes, decompressed when it is gzip."""
+    if not path.is_file():
+        raise SateError(f"{path}: file is missing")
+    with open(path, "rb") as f:
+        magic = f.read(2)
+    return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # type: ignore[return-value]
+
+
+def _lines(path: Path) -> Iterator[str]:
+    """Decoded lines, split on ``\\n`` only (as `sate.data.manifest.read_text_lines`), ``\\r`` and a BOM dropped."""
+    try:
+        with open_binary(path) as f:
+            for lineno, raw in enumerate(f, start=1):
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as err:
+                    raise SateError(f"{path}:{lineno}: not valid UTF-8 ({err.reason})") from None
+                if lineno == 1:
+                    line = line.removeprefix("\ufeff")
+                yield line.rstrip("\n").rstrip("\r")
+    except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError; a truncated gzip raises EOFError
+        raise SateError(f"{path}: cannot read: {err}") from None
+
+
+def count_lines(path: Path) -> int:
+    """Lines of a plain or gzip file, read in blocks (no decoding)."""
+    count, last = 0, b"\n"
+    try:
+        with open_binary(path) as f:
+            while block := f.read(1 << 20):
+                count += block.count(b"\n")
+                last = block[-1:]
+    except (OSError, EOFError) as err:
+        raise SateError(f"{path}: cannot read: {err}") from None
+    return count + (last != b"\n")
+
+
+def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
+    """Line counts of each (English, target) file pair, which must agree; read before any real work."""
+    counts = []
+    for en, tgt in files:
+        n_en, n_tgt = count_lines(en), count_lines(tgt)
+        if n_en != n_tgt:
+            raise SateError(f"{en} has {n_en} lines but {tgt} has {n_tgt}")
+        counts.append(n_en)
+    return counts
+
+
+def read_pairs(files: Sequence[tuple[Path, Path]]) -> Iterator[Pair]:
+    """Every line pair of every file pair, in order, each side stripped of surrounding whitespace."""
+    for source, (en_path, tgt_path) in enumerate(files):
+        for index, (en, tgt) in enumerate(zip_longest(_lines(en_path), _lines(tgt_path))):
+            if en is None or tgt is None:
+                short, long = (en_path, tgt_path) if en is None else (tgt_path, en_path)
+                raise SateError(f"{short} ends after {index} lines but {long} goes on")
+            yield Pair(source, index, en.strip(), tgt.strip())
+
+
+def reservoir_sample(items: Iterable[T], size: int, seed: int = 0) -> list[T]:
+    """A uniform sample of at most `size` items, in memory of `size` (Algorithm R).
+
+    When there are `size` items or fewer, all of them come back in their order; otherwise the sample is in
+    reservoir order. Deterministic for a seed.
+    """
+    rng = random.Random(seed)
+    sample: list[T] = []
+    for seen, item in enumerate(items):
+        if seen < size:
+            sample.append(item)
+        else:
+            k = rng.randint(0, seen)
+            if k < size:
+                sample[k] = item
+    return sample

@@ -1,0 +1,60 @@
+"""Parallel text read as a stream: plain and gzip files, aligned pairs, errors naming file and line, a sample."""
+
+from __future__ import annotations
+
+import gzip
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from sate.data.parallel_text import Pair, check_pairs, count_lines, read_pairs, reservoir_sample
+from sate.errors import SateError
+
+
+def write(path: Path, text: str, gz: bool = False) -> Path:
+    data = text.encode("utf-8")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    return path
+
+
+def test_plain_and_gzip_give_the_same_pairs(tmp_path: Path) -> None:
+    en_text, de_text = "\ufeffHello there. \r\n\n  Bye!\n", "Hallo.\r\nLeer\nTschüss!"
+    plain = (write(tmp_path / "a.en", en_text), write(tmp_path / "a.de", de_text))
+    zipped = (write(tmp_path / "b.en.gz", en_text, gz=True), write(tmp_path / "b.txt", de_text, gz=True))
+    want = [Pair(0, 0, "Hello there.", "Hallo."), Pair(0, 1, "", "Leer"), Pair(0, 2, "Bye!", "Tschüss!")]
+    assert list(read_pairs([plain])) == want
+    assert list(read_pairs([zipped])) == want  # gzip is recognised by its bytes, not the name
+    assert [(p.source, p.index) for p in read_pairs([plain, zipped])] == [(0, 0), (0, 1), (0, 2), (1, 0), (1, 1),
+                                                                           (1, 2)]
+    assert count_lines(plain[0]) == count_lines(zipped[1]) == 3  # with and without a final newline
+    assert check_pairs([plain, zipped]) == [3, 3]
+
+
+def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
+    en = write(tmp_path / "x.en", "one\ntwo\nthree\n")
+    de = write(tmp_path / "x.de", "eins\nzwei\n")
+    with pytest.raises(SateError, match=r"x\.en has 3 lines but .*x\.de has 2"):
+        check_pairs([(en, de)])
+    with pytest.raises(SateError, match=r"x\.de ends after 2 lines but .*x\.en goes on"):
+        list(read_pairs([(en, de)]))
+    bad = tmp_path / "bad.de"
+    bad.write_bytes(b"eins\nzw\xffei\ndrei\n")
+    with pytest.raises(SateError, match=r"bad\.de:2: not valid UTF-8"):
+        list(read_pairs([(en, bad)]))
+    cut = tmp_path / "cut.de.gz"
+    cut.write_bytes(gzip.compress(b"eins\nzwei\ndrei\n" * 1000)[:-20])
+    with pytest.raises(SateError, match=r"cut\.de\.gz: cannot read"):
+        count_lines(cut)
+    with pytest.raises(SateError, match=r"missing\.en: file is missing"):
+        check_pairs([(tmp_path / "missing.en", de)])
+
+
+def test_reservoir_keeps_small_inputs_whole_and_samples_large_ones_uniformly() -> None:
+    assert reservoir_sample(iter("abcde"), 5) == list("abcde")
+    assert reservoir_sample(iter("abc"), 10) == list("abc")
+    sample = reservoir_sample(range(1000), 50, seed=3)
+    assert len(sample) == len(set(sample)) == 50 and sample == reservoir_sample(range(1000), 50, seed=3)
+    assert sample != reservoir_sample(range(1000), 50, seed=4)
+    hits = Counter(item for seed in range(2000) for item in reservoir_sample(range(10), 3, seed=seed))
+    assert all(0.25 < hits[i] / 2000 < 0.35 for i in range(10))  # each item in 3/10 of the samples
