@@ -37,9 +37,11 @@ KEEP_BEFORE = 2  # ... and before speech (onsets are sharp)
 
 
 def smooth_db(energy_db: np.ndarray, width: int = SMOOTH) -> np.ndarray:
-    """The mean power of ``width`` windows centred on each window, in dB."""
+    """The mean power of ``width`` windows centred on each window, in dB (one value per window, also when there
+    are fewer windows than ``width``: numpy's "same" mode would return ``width`` values then)."""
     power = 10.0 ** (energy_db / 10.0)
-    mean = np.convolve(power, np.ones(width) / width, mode="same")
+    start = (width - 1) // 2
+    mean = np.convolve(power, np.ones(width) / width, mode="full")[start:start + len(power)]
     return 10.0 * np.log10(np.maximum(mean, 1e-12))
 
 

@@ -168,6 +168,11 @@ def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recor
     assert f"error: {broken}: cannot read audio" in err and f"error: {tmp_path / 'missing.wav'}: no such file" in err
     rc, out, err = run_segment(capsys, talk, "--out", talk.with_suffix(".jsonl"), "--max-segment", "0.5")
     assert rc == 2 and "--max-segment" in err and err.count("\n") == 1
+    for seconds in (0.0006, 0.05, 0.13):  # fewer of silero's windows than the level's smoothing spans
+        short = tmp_path / f"short_{seconds}.wav"
+        sf.write(short, recording.wave[int(SR * 0.5):int(SR * (0.5 + seconds))], SR)
+        rc, out, err = run_segment(capsys, short, talk)
+        assert rc == 0 and len(out.splitlines()) in (len(SENTENCES), len(SENTENCES) + 1), err
 
 
 def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Recording,
