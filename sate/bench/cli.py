@@ -12,6 +12,8 @@ Parts (--parts; decode, train, data and length by default):
   asr-real  a packed model's CTC WER on the clean Asterisk prompts (`sate.bench.realasr`); needs --pack
   ctc-vocab what CTC and the soft adaptor over a Marian vocabulary add to a wav2vec2-base training step, at
           each of --vocab-sizes (`sate.bench.ctcvocab`); needs no model
+  text    WMT-size MT text (--text-lines generated pairs): memory and time of `sate vocab` and of `sate train`
+          streaming it, the loader against what training consumes (`sate.bench.text`); needs no model
 
 It prints a table per part and a summary, and writes every figure as JSON (--out). Absolute times drift on
 a shared machine; the ratios, measured side by side in one process, are the figures to compare.
@@ -39,16 +41,17 @@ from sate.bench import length as length_part
 from sate.bench import realasr as realasr_part
 from sate.bench import scale as scale_part
 from sate.bench import segment as segment_part
+from sate.bench import text as text_part
 from sate.bench import train as train_part
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.measure import machine
 from sate.bench.subject import Subject, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab")
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text")
 DEFAULT_PARTS = PARTS[:4]
 # parts that need no --model/--tiny
-NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab"}
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text"}
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 
@@ -91,6 +94,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--pack", type=Path, default=None, help="asr-real: packed ASR or ST model directory")
     parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),
                         help="ctc-vocab: comma-separated CTC vocabulary sizes, the full Marian vocabulary first")
+    parser.add_argument("--text-lines", type=int, default=text_part.LINES, help="text: generated sentence pairs")
+    parser.add_argument("--text-steps", type=int, default=text_part.STEPS, help="text: MT training updates timed")
     parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
@@ -104,10 +109,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if "asr-real" in args.parts and args.pack is None:
         parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model)")
     counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
-              args.scale_batches, args.gpu_steps, args.gpu_utts, args.segment_utterances)
+              args.scale_batches, args.gpu_steps, args.gpu_utts, args.segment_utterances, args.text_lines,
+              args.text_steps)
     if min(counts) < 1:
-        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-*, --segment-utterances "
-                     "must be at least 1")
+        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-*, --segment-utterances, "
+                     "--text-* must be at least 1")
     args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
     args.vocab_sizes = [int(x) for x in args.vocab_sizes.split(",")]
     if min(args.vocab_sizes) < 2:
@@ -153,6 +159,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "ctc-vocab":
             result[part] = ctcvocab_part.run(args.vocab_sizes, args.repeat)
             print(ctcvocab_part.table(result[part]))
+        elif part == "text":
+            result[part] = text_part.run(args.text_lines, args.text_steps)
+            print(text_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
             result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
                                        "length part compares league or soft with shrink"}
@@ -214,6 +223,11 @@ def summary(result: dict[str, Any]) -> str:
         lines.append(f"  real speech: CTC WER {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
     if "ctc-vocab" in result:
         lines.append(ctcvocab_part.summary_line(result["ctc-vocab"]))
+    if "text" in result:
+        r = result["text"]
+        lines.append(f"  MT text: {r['text']['lines']:,} pairs, peak RSS {r['goal']['peak_rss_mib']:,} MiB (goal <= "
+                     f"{r['goal']['peak_rss_mib_at_most']:g} {'met' if r['goal']['met'] else 'NOT met'}); loader "
+                     f"{r['loader_over_training']}x the tokens/s training consumes")
     if "length" in result and "skipped" not in result["length"]:
         r = result["length"]["lengths"][-1]
         frame, shrink = result["length"]["adaptors"]

@@ -1,4 +1,4 @@
-"""The MuST-C scale part and the GPU check of `python -m sate.bench` (issue 13.5, 13.6).
+"""The MuST-C scale part, the GPU check and the WMT-size text part of `python -m sate.bench` (issues 13, 14).
 
 The GPU check cannot run here: without CUDA it must say so in one line and fail; its functions run on the
 CPU with a tiny model, so that the day a GPU is lent only the device differs."""
@@ -62,3 +62,17 @@ def test_the_scale_part_writes_every_figure(tmp_path: Path, capsys: pytest.Captu
     assert r["loader"]["batches"] == 5 and r["loader"]["frames_per_s"] > 0
     assert set(r["goals"]) == {"startup_s", "startup_met", "index_and_sampler_mib", "memory_met",
                                "index_and_sampler_kept_mib"}
+
+
+@pytest.mark.slow
+def test_the_text_part_writes_every_figure(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "text.json"
+    assert main(["--parts", "text", "--text-lines", "20000", "--text-steps", "2", "--out", str(out)]) == 0
+    assert "MT text: 20,000 pairs" in capsys.readouterr().out
+    r = json.loads(out.read_text())["text"]
+    assert r["text"]["lines"] == 20000 and r["train"]["store"]["pairs"] == 20000 and r["train"]["steps"] == 2
+    assert r["train"]["store"]["kept"] + sum(r["train"]["store"]["dropped"].values()) == 20000
+    assert 0 < r["vocab"]["peak_rss_mib"] and 0 < r["train"]["peak_rss_mib_before_training"] <= r["train"][
+        "peak_rss_mib"]
+    assert r["loader"]["pairs_per_s"] > 0 and r["loader_over_training"] > 0
+    assert r["goal"]["peak_rss_mib"] == max(r["vocab"]["peak_rss_mib"], r["train"]["peak_rss_mib"])

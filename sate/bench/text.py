@@ -1,0 +1,193 @@
+"""MT text of WMT size: memory and speed of `sate vocab` and `sate train` on a multi-million-line file pair.
+
+A generated parallel corpus (`--text-lines` pairs, default 5,000,000: WMT16 En-De holds about 4.5M) of
+plain text: words of a made-up lexicon drawn with Zipf weights, 3-40 words a sentence (mean about 14), the
+second side as long as the first give or take a quarter. On it this part measures, each in a process of
+its own whose peak resident memory (``VmHWM``) is read at its end:
+
+- `sate vocab --mt-text` (8,000-piece source and target SentencePiece models on a bounded sample):
+  seconds and peak RSS;
+- `sate train` of the demo's MT model (conf/synth/mt.yaml, 3,000-token batches) on ``data.mt_text``:
+  seconds to stream the text into shards (DATA/mt_bin, the cleaning counts), then `--text-steps` updates,
+  and the process's peak RSS over both, against the goal of 2 GiB;
+- the training loader alone (the shards through `BucketBatchSampler`, `collate`, no workers): pairs and
+  tokens per second, against the target tokens per second the training consumed.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from sate.bench.measure import MiB, _rss, stopwatch
+from sate.data.manifest import write_manifest
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+LINES = 5_000_000
+STEPS = 200
+VOCAB_SIZE = 8000
+GOAL_MIB = 2048.0
+CONF = Path(__file__).resolve().parents[2] / "conf" / "synth" / "mt.yaml"
+
+# Runs `sate` (argv[2:]) in this process and writes its peak RSS to argv[1] when it ends.
+CLI_SCRIPT = """
+import json, sys
+from sate.cli import main
+rc = main(sys.argv[2:])
+peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+json.dump({"rc": rc, "peak_rss_mib": peak}, open(sys.argv[1], "w"))
+"""
+
+# Trains argv[1] into argv[2] for argv[4] updates; writes the times, tokens and peak RSS to argv[3].
+TRAIN_SCRIPT = """
+import json, os, sys, time
+from lightning.pytorch.callbacks import Callback
+from sate.train.trainer import load_training_config, train
+
+def hwm():
+    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
+
+class Clock(Callback):
+    start = time.perf_counter()
+    def on_train_start(self, trainer, pl_module):
+        self.ready, self.ready_rss, self.tokens = time.perf_counter(), hwm(), 0
+    def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
+        self.tokens += int(batch["tgt_lengths"].sum())
+        if trainer.global_step >= int(sys.argv[4]):
+            now = time.perf_counter()
+            json.dump({"prepare_s": self.ready - self.start, "train_s": now - self.ready, "steps": trainer.global_step,
+                       "target_tokens": self.tokens, "peak_rss_mib_before_training": self.ready_rss,
+                       "peak_rss_mib": hwm()}, open(sys.argv[3], "w"))
+            os._exit(0)
+
+train(load_training_config(sys.argv[1], []), sys.argv[2], callbacks=[Clock()])
+"""
+
+
+def write_text_pair(directory: Path, lines: int, seed: int = 0) -> tuple[Path, Path]:
+    """`lines` generated sentence pairs in ``corpus.en`` and ``corpus.de`` (module docstring)."""
+    rng = np.random.default_rng(seed)
+    letters = np.array(list("abcdefghijklmnopqrstuvwxyz"))
+    paths = (directory / "corpus.en", directory / "corpus.de")
+    lexicons = [np.array(["".join(rng.choice(letters, int(n))) for n in rng.integers(2, 11, 20000)])
+                for _ in paths]
+    weights = 1.0 / np.arange(1, 20001)
+    weights /= weights.sum()
+    with open(paths[0], "w", encoding="utf-8") as en, open(paths[1], "w", encoding="utf-8") as de:
+        for start in range(0, lines, 100_000):
+            n = min(100_000, lines - start)
+            lengths = [rng.integers(3, 41, n)]
+            lengths.append(np.maximum(1, np.round(lengths[0] * rng.uniform(0.75, 1.25, n))).astype(int))
+            for out, lexicon, counts in zip((en, de), lexicons, lengths, strict=True):
+                words = lexicon[rng.choice(len(lexicon), int(counts.sum()), p=weights)]
+                out.write("".join(" ".join(s).capitalize() + ".\n" for s in np.split(words, np.cumsum(counts)[:-1])))
+    return paths
+
+
+def _sate(work: Path, *argv: str) -> dict[str, Any]:
+    script, out = work / "cli.py", work / "cli.json"
+    script.write_text(CLI_SCRIPT)
+    lap = stopwatch()
+    done = subprocess.run([sys.executable, str(script), str(out), *argv], capture_output=True, text=True)
+    seconds = lap()
+    if done.returncode != 0 or json.loads(out.read_text())["rc"] != 0:
+        raise SateError(f"sate {argv[0]} failed: {done.stderr.strip().splitlines()[-1:]}")
+    return {"seconds": round(seconds, 1), "peak_rss_mib": round(json.loads(out.read_text())["peak_rss_mib"])}
+
+
+def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict[str, Any]:
+    config = yaml.safe_load(CONF.read_text())
+    config["data"].update(dir=str(data), mt_text=[[str(files[0]), str(files[1])]])
+    config["trainer"].update(max_steps=steps + 1, max_minutes=None)
+    path, script, out = work / "mt.yaml", work / "train.py", work / "train.json"
+    path.write_text(yaml.safe_dump(config))
+    script.write_text(TRAIN_SCRIPT)
+    done = subprocess.run([sys.executable, str(script), str(path), str(work / "exp"), str(out), str(steps)],
+                          capture_output=True, text=True)
+    if not out.is_file():
+        raise SateError(f"the MT training failed: {done.stderr.strip().splitlines()[-1:]}")
+    figures = json.loads(out.read_text())
+    store = next((data / "mt_bin").iterdir())
+    index = json.loads((store / "index.json").read_text())
+    return {"prepare_seconds": round(figures["prepare_s"], 1), "train_seconds": round(figures["train_s"], 1),
+            "steps": figures["steps"], "target_tokens_per_s": round(figures["target_tokens"] / figures["train_s"]),
+            "peak_rss_mib_before_training": round(figures["peak_rss_mib_before_training"]),
+            "peak_rss_mib": round(figures["peak_rss_mib"]), "store": {k: index[k] for k in
+                                                                       ("pairs", "kept", "dropped", "longest")},
+            "shards": len(index["shards"]), "store_mib": round(sum(p.stat().st_size for p in store.iterdir()) / MiB)}
+
+
+def loader_throughput(data: Path, max_tokens: int, batches: int) -> dict[str, Any]:
+    """Pairs and tokens per second of the MT training loader over the store, and the RSS it adds."""
+    from torch.utils.data import DataLoader
+
+    from sate.data.dataset import collate
+    from sate.data.sampler import BucketBatchSampler
+    from sate.data.text_shards import ShardedText
+
+    before = _rss()
+    store = ShardedText(next((data / "mt_bin").iterdir()))
+    sampler = BucketBatchSampler(store, max_tokens=max_tokens, seed=0)
+    loader = iter(DataLoader(store, batch_sampler=sampler, collate_fn=collate))
+    pairs = tokens = 0
+    lap = stopwatch()
+    for _ in range(min(batches, len(sampler))):
+        batch = next(loader)
+        pairs += len(batch["ids"])
+        tokens += int(batch["tgt_lengths"].sum())
+    seconds = lap()
+    return {"batches": min(batches, len(sampler)), "pairs_per_s": round(pairs / seconds),
+            "target_tokens_per_s": round(tokens / seconds), "rss_added_mib": round((_rss() - before) / MiB)}
+
+
+def run(lines: int, steps: int) -> dict[str, Any]:
+    """Every figure of the module docstring, on generated text in a temporary directory."""
+    with tempfile.TemporaryDirectory(prefix="sate-text-") as tmp:
+        work, data = Path(tmp), Path(tmp) / "data"
+        data.mkdir()
+        lap = stopwatch()
+        files = write_text_pair(work, lines)
+        written = {"lines": lines, "seconds": round(lap(), 1),
+                   "mib": round(sum(p.stat().st_size for p in files) / MiB)}
+        with open(files[0], encoding="utf-8") as en, open(files[1], encoding="utf-8") as de:
+            rows = [{"id": f"dev_{k}", "audio": "none.wav", "offset": 0.0, "duration": 1.0, "n_frames": 98,
+                     "speaker": "none", "src": a.strip(), "src_norm": normalize_source(a),
+                     "tgt": b.strip()} for k, (a, b) in zip(range(200), zip(en, de, strict=False), strict=False)]
+        write_manifest(data / "train.jsonl", rows)
+        write_manifest(data / "dev.jsonl", rows)
+        vocab = _sate(work, "vocab", "--data", str(data), "--src-size", str(VOCAB_SIZE), "--tgt-size",
+                      str(VOCAB_SIZE), "--mt-text", str(files[0]), str(files[1]))
+        training = _train(data, work, files, steps)
+        loader = loader_throughput(data, int(yaml.safe_load(CONF.read_text())["batch"]["per_device"]), 2000)
+    peak = max(vocab["peak_rss_mib"], training["peak_rss_mib"])
+    return {"text": written, "vocab": vocab, "train": training, "loader": loader,
+            "loader_over_training": round(loader["target_tokens_per_s"] / training["target_tokens_per_s"], 1),
+            "goal": {"peak_rss_mib_at_most": GOAL_MIB, "peak_rss_mib": peak, "met": peak <= GOAL_MIB}}
+
+
+def table(result: dict[str, Any]) -> str:
+    t, v, tr, ld, g = (result[k] for k in ("text", "vocab", "train", "loader", "goal"))
+    s = tr["store"]
+    return "\n".join([
+        f"generated text: {t['lines']:,} pairs, {t['mib']:,} MiB (written in {t['seconds']} s)",
+        f"sate vocab:     {v['seconds']:7.1f} s, peak RSS {v['peak_rss_mib']:,} MiB "
+        f"({VOCAB_SIZE} + {VOCAB_SIZE} pieces from a sample)",
+        f"sate train:     streaming into {tr['shards']} shards {tr['prepare_seconds']} s ({s['pairs']:,} pairs, "
+        f"{s['kept']:,} kept; dropped {s['dropped']}; store {tr['store_mib']:,} MiB); peak RSS "
+        f"{tr['peak_rss_mib_before_training']:,} MiB before training",
+        f"                {tr['steps']} updates in {tr['train_seconds']} s ({tr['target_tokens_per_s']:,} target "
+        f"tokens/s consumed); peak RSS {tr['peak_rss_mib']:,} MiB",
+        f"loader alone:   {ld['pairs_per_s']:,} pairs/s, {ld['target_tokens_per_s']:,} target tokens/s "
+        f"({ld['batches']} batches; RSS +{ld['rss_added_mib']} MiB) = {result['loader_over_training']}x what "
+        "training consumes",
+        f"goal: peak RSS <= {g['peak_rss_mib_at_most']:g} MiB: {g['peak_rss_mib']:,} MiB "
+        f"{'met' if g['met'] else 'NOT met'}",
+    ])
