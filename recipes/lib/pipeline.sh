@@ -1,18 +1,27 @@
-# The MuST-C stages, shared by recipes/mustc/run.sh and recipes/synth/run.sh. Source it after
-# stages.sh and parse_options; it reads these variables (each overridable as --name value):
-#   mustc_root  MuST-C root holding en-<tgt_lang>/data/<split>/{txt,wav}
-#   tgt_lang    target language (de, fr, ...)
+# The stages shared by every recipe (recipes/mustc, recipes/libri_trans, recipes/synth). Source it after
+# stages.sh and parse_options; it reads these variables (the recipe sets them; most are --name value options):
+#   prep_args   array: the `sate prep` arguments naming the corpus, e.g. (--mustc-root R --tgt-lang de)
+#   corpus      the corpus directory (its .done/synth stamp, when sate synth made it, is part of stage 0's)
+#   demo_dir    a directory of test recordings (*.wav): stage 9 translates the first with `sate translate`
+#   test_sets   splits evaluated in stages 7-8 (space-separated)
 #   data        data dir written by the stages (manifests, features, vocabularies)
 #   src_vocab_size, tgt_vocab_size   SentencePiece sizes
 #   joint_vocab_size  one SentencePiece model of this size for both sides instead (empty: two models); the
 #               authors' code and the *_reference.yaml configs (tie_embeddings, adaptor.embedding decoder) use one
-#   speed_perturb  true to add 0.9/1.1 speed-perturbed copies of train
+#   speed_perturb  true to add 0.9/1.1 speed-perturbed copies of train, on which ASR and SATE then train
 #   nj          parallel jobs for feature extraction
-#   mt_src, mt_tgt  extra parallel text (English, target) for the vocabularies and MT (both empty: none)
+#   asr_extra   more ASR corpora (space-separated directories: LibriSpeech subsets, or Kaldi data directories
+#               with a wav.scp), prepared into $data as train_extra1, train_extra2, ...: ASR pre-training and the
+#               source vocabulary use them with train
+#   mt_pairs    array of text files EN TGT [EN TGT ...] (plain or gzip, any size) that MT pre-training reads
+#               instead of the train manifest (empty: the manifest)
+#   vocab_pairs array likewise: text the vocabularies see beyond the train manifest
 #   mt_hub      a downloaded Marian model directory (empty: train MT ourselves); ssl_hub a downloaded wav2vec2,
 #               HuBERT or WavLM directory (empty: a Conformer on fbank). Both are read by sate, not by the shell,
 #               except two values of their config.json (hub_value).
-mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-}
+mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-}
+[ -n "${mt_pairs+x}" ] || mt_pairs=()
+[ -n "${vocab_pairs+x}" ] || vocab_pairs=()
 
 # hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type).
 hub_value() {
@@ -20,11 +29,33 @@ hub_value() {
   sed -n "s/^ *\"$2\": *\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\},\{0,1\} *$/\1/p" "$1/config.json" | head -n 1
 }
 
-if run_stage 0 "prep: MuST-C $mustc_root/en-$tgt_lang -> manifests in $data"; then
-  need "$mustc_root/en-$tgt_lang/data" "the MuST-C corpus"
-  params="root=$mustc_root tgt=$tgt_lang corpus=$(stamp "$mustc_root/.done/synth")"
+# yaml_list ITEM...: the items as a YAML flow list of strings, for --set.
+yaml_list() {
+  local out= item
+  for item in "$@"; do out+="${out:+, }\"$item\""; done
+  printf '[%s]' "$out"
+}
+
+# The extra ASR corpora: split names, and the `sate prep` option that reads each directory.
+extra_splits=() extra_dirs=()
+for dir in $asr_extra; do
+  extra_dirs+=("$dir") extra_splits+=("train_extra${#extra_dirs[@]}")
+done
+# The training split of ASR and SATE: the speed-perturbed copy when asked for.
+train_split=train
+[ "${speed_perturb:-false}" = true ] && train_split=train_sp
+
+if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
+  params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
   if ! is_done "$data/.done/prep" "$params"; then
-    sate prep --mustc-root "$mustc_root" --tgt-lang "$tgt_lang" --out "$data"
+    sate prep "${prep_args[@]}" --out "$data"
+    for k in "${!extra_dirs[@]}"; do
+      dir=${extra_dirs[$k]}
+      [ -d "$dir" ] || die "--asr-extra: $dir is not a directory"
+      kind=--librispeech; [ -e "$dir/wav.scp" ] && kind=--kaldi-dir
+      say "  $dir -> ${extra_splits[$k]}"
+      sate prep "$kind" "$dir" --splits "${extra_splits[$k]}" --out "$data"
+    done
     mark_done "$data/.done/prep" "$params"
   fi
 fi
@@ -54,9 +85,13 @@ else
 fi
 if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="$vocab_params mt_text=$mt_src $mt_tgt prep=$(stamp "$data/.done/prep")"
+  params="$vocab_params text=${vocab_pairs[*]} prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
-    extra=(); [ -n "$mt_src" ] && [ -z "$mt_hub" ] && extra=(--mt-text "$mt_src" "$mt_tgt")
+    extra=()
+    if [ -z "$mt_hub" ]; then
+      for ((k = 0; k < ${#vocab_pairs[@]}; k += 2)); do extra+=(--mt-text "${vocab_pairs[k]}" "${vocab_pairs[k + 1]}"); done
+      [ ${#extra_splits[@]} -gt 0 ] && extra+=(--src-splits "${extra_splits[@]}")
+    fi
     sate vocab --data "$data" "${vocab_sizes[@]}" "${extra[@]}"
     mark_done "$data/.done/vocab" "$params"
   fi
@@ -112,17 +147,26 @@ if [ -n "$mt_hub" ]; then
   fi
 fi
 
+# Where ASR and SATE train when it is not the configs' train: train_sp, and for ASR the extra ASR corpora too.
+asr_train=() st_train=()
+[ "$train_split" != train ] && st_train=(--set "data.train=$train_split")
+[ "$train_split" != train ] || [ ${#extra_splits[@]} -gt 0 ] && \
+  asr_train=(--set "data.train=$(yaml_list "$train_split" "${extra_splits[@]}")")
+
 pretrain_asr() {
   [ -n "$ssl_hub" ] || need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
-  train_model asr "$asr_conf" "${asr_hub[@]}"
+  train_model asr "$asr_conf" "${asr_train[@]}" "${asr_hub[@]}"
   average_and_pack asr
 }
 
 pretrain_mt() {
   need "$data/.done/vocab" "vocabularies from stage 2"
-  local mt_args=()
-  [ -n "$mt_src" ] && mt_args=(--set "data.mt_text=[[\"$mt_src\", \"$mt_tgt\"]]")
+  local mt_args=() pairs= k
+  for ((k = 0; k < ${#mt_pairs[@]}; k += 2)); do
+    pairs+="${pairs:+, }$(yaml_list "${mt_pairs[k]}" "${mt_pairs[k + 1]}")"
+  done
+  [ -n "$pairs" ] && mt_args=(--set "data.mt_text=[$pairs]")
   train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
   average_and_pack mt
 }
@@ -153,7 +197,7 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
-  train_model st "$st_conf" "${init_from[@]}" "${st_hub[@]}"
+  train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}"
 fi
 
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
@@ -180,12 +224,13 @@ if run_stage 8 "score: results table in $exp/results.md"; then
   sate report --exp "$exp" --splits $test_sets --out "$exp/results.md" --curves "$exp/curves.png"
 fi
 
-if run_stage 9 "translate one tst-COMMON talk with sate translate"; then
+if run_stage 9 "translate one test recording with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
-  talks=("$mustc_root/en-$tgt_lang/data/tst-COMMON/wav/"*.wav)
-  talk=${talks[0]}
-  sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$talk"
-  say "  $talk -> $exp/demo_talk.srt"
+  talks=("$demo_dir"/*.wav)
+  demo_audio=${talks[0]}
+  need "$demo_audio" "a test recording in $demo_dir"
+  sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$demo_audio"
+  say "  $demo_audio -> $exp/demo_talk.srt"
   head -n 12 "$exp/demo_talk.srt"
 fi
 
@@ -198,7 +243,7 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
   need "$exp/st/pack" "the SATE model of stages 5-6"
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
-  same=(--steps-from "$exp/st")
+  same=(--steps-from "$exp/st" "${st_train[@]}")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
   train_model e2e_asr "$conf_dir/st_e2e.yaml" "${same[@]}" --init-from "asr=$exp/asr/model.pt"
   train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" \
@@ -229,7 +274,7 @@ fi
 if [ -n "${ctc_layer:-}" ] && run_stage 11 "E2E ST with CTC on acoustic layer $ctc_layer and on top in $exp"; then
   [ -z "$mt_hub" ] || die "--ctc-layer does not run with --mt-hub"
   need "$exp/st/.done-train" "the SATE training of stage 5 (its update count is the budget)"
-  same=(--steps-from "$exp/st")
+  same=(--steps-from "$exp/st" "${st_train[@]}")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
   train_model "e2e_ctc$ctc_layer" "$conf_dir/st_e2e.yaml" "${same[@]}" --set "model.ctc.layer=$ctc_layer"
   average_and_pack e2e_scratch

@@ -16,8 +16,10 @@
 #   --ngpu N              GPUs per machine (default: 1; 0 trains on the CPU)
 #   --nj N                parallel jobs for features (default: number of cores)
 #   --train-args "..."    extra `sate train` arguments for every model
-#   --mt-src FILE         extra English text for the vocabularies and MT pre-training (with --mt-tgt)
-#   --mt-tgt FILE         its line-aligned target-language side
+#   --asr-extra "DIR..."  more ASR corpora for ASR pre-training and the source vocabulary: LibriSpeech subsets
+#                         (e.g. LibriSpeech/train-clean-100) or Kaldi data directories (wav.scp, text, ...)
+#   --mt-extra "EN TGT..." more parallel text (plain or gzip file pairs, any size, e.g. WMT16) for MT pre-training
+#                         (with MuST-C's own train text) and the vocabularies
 #   --compare true        also stage 10: the SATE paper's comparison rows
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: false; for CPU runs)
 #   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the
@@ -52,8 +54,8 @@ compare=false
 parallel_pretrain=false
 ctc_layer=
 test_sets="tst-COMMON tst-HE"
-mt_src=
-mt_tgt=
+asr_extra=
+mt_extra=
 mt_hub=
 ssl_hub=
 . recipes/lib/stages.sh
@@ -68,5 +70,17 @@ fi
 conf_dir=${conf_dir:-conf/mustc}
 data=${data:-data/mustc/en-$tgt_lang}
 exp=${exp:-exp/mustc/en-$tgt_lang/$exp_tag}
+
+corpus=$mustc_root
+prep_args=(--mustc-root "$mustc_root" --tgt-lang "$tgt_lang")
+demo_dir=$mustc_root/en-$tgt_lang/data/tst-COMMON/wav
+# With extra MT text, MT pre-training reads MuST-C's train text and the extra pairs; without, the train manifest.
+read -r -a extra_text <<< "$mt_extra"
+[ $((${#extra_text[@]} % 2)) -eq 0 ] || die "--mt-extra takes file pairs: EN TGT [EN TGT ...], got ${#extra_text[@]} files"
+vocab_pairs=("${extra_text[@]}") mt_pairs=()
+if [ ${#extra_text[@]} -gt 0 ]; then
+  txt=$mustc_root/en-$tgt_lang/data/train/txt
+  mt_pairs=("$txt/train.en" "$txt/train.$tgt_lang" "${extra_text[@]}")
+fi
 
 . recipes/lib/pipeline.sh

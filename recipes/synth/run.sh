@@ -79,9 +79,11 @@ data=${data:-data/$name}
 exp=${exp:-exp/$name/$exp_tag}
 conf_dir=${conf_dir:-conf/$name}
 test_sets=${test_sets:-$sets}
-mustc_root=$corpus
-mt_src=$corpus/en-$tgt_lang/mt/train.en
-mt_tgt=$corpus/en-$tgt_lang/mt/train.$tgt_lang
+prep_args=(--mustc-root "$corpus" --tgt-lang "$tgt_lang")
+demo_dir=$corpus/en-$tgt_lang/data/tst-COMMON/wav
+# MT pre-training and the vocabularies read all generated train text, far more than the voiced part.
+mt_pairs=("$corpus/en-$tgt_lang/mt/train.en" "$corpus/en-$tgt_lang/mt/train.$tgt_lang")
+vocab_pairs=("${mt_pairs[@]}")
 
 if run_stage -1 "build the synthetic corpus in $corpus"; then
   params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"

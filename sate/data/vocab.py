@@ -32,7 +32,7 @@ SOS_EOS = "<sos/eos>"
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
-DEFAULT_SAMPLE_SIZE = 1_000_000  # sentence pairs: about 300 MB of text in memory, plenty for 10k-piece models
+DEFAULT_SAMPLE_SIZE = 300_000  # sentence pairs: plenty for 10k-piece models; memory grows with it (BENCHMARKS.md)
 
 
 class Vocabulary:

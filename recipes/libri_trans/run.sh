@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# SATE on Augmented LibriSpeech En->Fr (the SATE paper's second benchmark, 18.3 BLEU), stage by stage, with
+# the paper-size configs of conf/mustc/ (the authors published none for this corpus; recipes/libri_trans/README.md).
+#
+# Usage: recipes/libri_trans/run.sh --root DIR [--stage N] [--stop-stage M] [--force] [--name value ...]
+#   --root DIR            the corpus as it unpacks: DIR/{train,dev,test}/{audiofiles/*.wav, alignments.meta,
+#                         <split>.en, <split>.fr, <split>_gtranslate.fr}
+#   --gtranslate B        train also on the Google Translate references of train, one more row per segment, as
+#                         ESPnet, NeurST and MSP-ST do (default: true)
+#   --data DIR            prepared data (default: data/libri_trans)
+#   --exp DIR             experiments (default: exp/libri_trans/<exp_tag>)
+#   --exp-tag TAG         (default: sate)
+#   --conf-dir DIR        training configs (default: conf/mustc)
+#   --src-vocab-size N    source SentencePiece size (default: 8000)
+#   --tgt-vocab-size N    target SentencePiece size (default: 8000)
+#   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead
+#   --speed-perturb B     add 0.9/1.1 speed-perturbed train copies for ASR and SATE (default: false)
+#   --average-n N         checkpoints averaged (default: 10)
+#   --ngpu N              GPUs per machine (default: 1; 0 trains on the CPU)
+#   --nj N                parallel jobs for features (default: number of cores)
+#   --train-args "..."    extra `sate train` arguments for every model
+#   --test-sets "..."     splits evaluated (default: test dev)
+#   --asr-extra "DIR..."  more ASR corpora for ASR pre-training and the source vocabulary (LibriSpeech subsets or
+#                         Kaldi data directories)
+#   --mt-extra "EN FR..." more parallel text (plain or gzip file pairs) for MT pre-training and the vocabularies
+#   --compare true        also stage 10: the SATE paper's comparison rows
+#   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: false; for CPU runs)
+#   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top (Fig. 1b)
+#
+# Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode test/dev  8 score
+#         9 translate one test recording with `sate translate` (SRT)
+#         10 (--compare true) E2E ST baselines, SATE without KD, SATE with shrink, locality plot
+#         11 (--ctc-layer K) E2E ST with CTC on layer K and on top, localness per layer
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+root=
+gtranslate=true
+tgt_lang=fr
+data=data/libri_trans
+exp=
+exp_tag=sate
+conf_dir=conf/mustc
+src_vocab_size=8000
+tgt_vocab_size=8000
+joint_vocab_size=
+speed_perturb=false
+average_n=10
+ngpu=1
+nj=$(nproc)
+train_args=
+test_sets="test dev"
+asr_extra=
+mt_extra=
+compare=false
+parallel_pretrain=false
+ctc_layer=
+. recipes/lib/stages.sh
+parse_options "$@"
+[ -n "$root" ] || die "--root is required (the directory holding train/, dev/ and test/)"
+case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate is true or false" ;; esac
+exp=${exp:-exp/libri_trans/$exp_tag}
+
+corpus=$root
+prep_args=(--libri-trans "$root" "${gt[@]}")
+demo_dir=$root/test/audiofiles
+# MT pre-training reads the train manifest (both references with --gtranslate true); with extra MT text, the
+# train text files and the extra pairs.
+read -r -a extra_text <<< "$mt_extra"
+[ $((${#extra_text[@]} % 2)) -eq 0 ] || die "--mt-extra takes file pairs: EN FR [EN FR ...], got ${#extra_text[@]} files"
+vocab_pairs=("${extra_text[@]}") mt_pairs=()
+if [ ${#extra_text[@]} -gt 0 ]; then
+  mt_pairs=("$root/train/train.en" "$root/train/train.fr")
+  [ "$gtranslate" = true ] && mt_pairs+=("$root/train/train.en" "$root/train/train_gtranslate.fr")
+  mt_pairs+=("${extra_text[@]}")
+fi
+
+. recipes/lib/pipeline.sh
