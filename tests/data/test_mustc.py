@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sate.cli import build_parser
 from sate.data.manifest import MANIFEST_KEYS, read_manifest
 from sate.data.mustc import parse_yaml_line
 from sate.data.text import normalize_source
@@ -118,7 +119,8 @@ def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus,
     assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
     assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
     assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
-    assert f"tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): {test[3]['id']}" in stdout
+    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): "
+            f"{test[3]['id']}") in stdout
 
 
 def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:
@@ -188,7 +190,7 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
     (_negative, r"train\.yaml:3: offset and duration must be finite and >= 0"),
     (_past_end, r"train\.yaml:5: segment ted_10_4 \(.*\) runs past the end of .*ted_10\.wav \(.* s\)"),
-    (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: wav file is missing"),
+    (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: audio file is missing"),
 ])
 def test_bad_yaml_entries_name_file_and_line(run_sate, corpus: Path, tmp_path: Path, edit, pattern, edit_lines) -> None:
     edit_lines(txt(corpus, "train", "yaml"), edit)
@@ -209,7 +211,7 @@ def test_unreadable_wav(run_sate, corpus: Path, tmp_path: Path) -> None:
     wav = next((corpus / "en-de/data/dev/wav").iterdir())
     wav.write_bytes(b"RIFF\x00\x00garbage")
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
-    assert rc == 2 and re.search(r"dev\.yaml:1: .*" + re.escape(wav.name) + ": cannot read wav", err), err
+    assert rc == 2 and re.search(r"dev\.yaml:1: .*" + re.escape(wav.name) + ": cannot read audio", err), err
 
 
 def test_missing_split_dir_and_missing_text_file(run_sate, corpus: Path, tmp_path: Path) -> None:
@@ -264,8 +266,7 @@ def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_pat
 
     monkeypatch.setattr(prep_module, "write_manifest", write)
     out = tmp_path / "data"
-    args = prep_module.argparse.Namespace(mustc_root=corpus, tgt_lang="de", out=out, splits=None,
-                                          min_duration=0.1, max_duration=30.0)
+    args = build_parser("prep").parse_args(["prep", "--mustc-root", str(corpus), "--out", str(out)])
     with pytest.raises(KeyboardInterrupt):
         prep_module.run(args)
     assert written == [out / "train.jsonl"]
