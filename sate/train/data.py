@@ -16,7 +16,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader
 
-from sate.data.dataset import SpeechDataset, TextDataset, collate, speech_dataset
+from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
@@ -62,6 +62,11 @@ def check_feature_mode(config: dict) -> None:
         if config["specaug"]["enabled"]:
             raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
                             "false")
+
+
+def train_splits(value: str | list[str]) -> list[str]:
+    """`data.train` as a list: one split name, or several (e.g. MuST-C's train and extra ASR corpora)."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 def plan_batch(batch_conf: dict, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
@@ -124,14 +129,16 @@ class SateDataModule(L.LightningDataModule):
         self.seed = int(config["seed"])
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.data_dir = Path(self.conf["dir"])
-        self.train_set: SpeechDataset | TextDataset | None = None
+        self.train_set: SpeechDataset | ConcatSplits | TextDataset | None = None
         self.valid_set: SpeechDataset | TextDataset | None = None
 
     def _speech(self, split: str) -> SpeechDataset:
+        """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
         cmvn = self.conf["cmvn"]
         if cmvn == "global":
             cmvn = self.data_dir / "cmvn.json"
-        return speech_dataset(self.data_dir, split, self.src_vocab, self.tgt_vocab, self.conf["features"], cmvn)
+        tgt_vocab = self.tgt_vocab if self.task == "st" else None
+        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf["features"], cmvn)
 
     def _text(self, split: str, use_mt_text: bool) -> TextDataset:
         """MT pairs: the MT text files (`data.mt_text: [EN, TGT]`, all train text) or the split's manifest."""
@@ -148,15 +155,24 @@ class SateDataModule(L.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return
-        for split in (self.conf["train"], self.conf["valid"]):
+        train = train_splits(self.conf["train"])
+        for split in (*train, self.conf["valid"]):
             if not (self.data_dir / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
-        if self.task == "mt":
-            self.train_set = self._text(self.conf["train"], use_mt_text=True)
-            self.valid_set = self._text(self.conf["valid"], use_mt_text=False)
+        parts: list = []  # the train splits' datasets, when read from manifests
+        if self.task == "mt" and self.conf["mt_text"]:  # the MT text files instead of the train manifests
+            self.train_set = self._text(train[0], use_mt_text=True)
+        elif self.task == "mt":
+            parts = [self._text(split, use_mt_text=False) for split in train]
+            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
         else:
-            self.train_set = self._speech(self.conf["train"])
-            self.valid_set = self._speech(self.conf["valid"])
+            parts = [self._speech(split) for split in train]
+            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
+        if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
+            counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
+            print(f"training on {counts}: {len(self.train_set):,} items")
+        valid = self.conf["valid"]
+        self.valid_set = self._text(valid, use_mt_text=False) if self.task == "mt" else self._speech(valid)
 
     def _sampler(self, dataset: SpeechDataset | TextDataset, shuffle: bool) -> BucketBatchSampler:
         cap = int(self.batch_conf["per_device"])
