@@ -3,8 +3,8 @@
 Corpora, one per call, each into ``--out`` beside what is already there:
 
 - ``--mustc-root ROOT``: MuST-C (v1 or v2, any target language), splits train, dev, tst-COMMON (and tst-HE);
-- ``--libri-trans ROOT``: Augmented LibriSpeech En-Fr, splits train, dev, test; train also with the Google
-  Translate references unless ``--no-gtranslate``;
+- ``--libri-trans ROOT``: Augmented LibriSpeech En-Fr, splits train, dev, test (and other, written as
+  train-other); the training sets also with the Google Translate references unless ``--no-gtranslate``;
 - ``--librispeech DIR...``: LibriSpeech subsets (``SPEAKER/CHAPTER/*.flac`` and ``*.trans.txt``), transcripts only;
 - ``--kaldi-dir DIR...``: Kaldi data directories (``wav.scp`` with plain paths, optional ``segments``, ``text``,
   optional ``utt2spk``), transcripts only.
