@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`, and tiny hub model directories.
+"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`, an Augmented LibriSpeech corpus
+voiced the same way (`libri_trans_root`), and tiny hub model directories.
 
 The hub fixtures build tiny random models from transformers' config classes and ``save_pretrained`` them, as
 a user's download would look (no hub is reachable here); each skips its tests where transformers is absent.
@@ -12,9 +13,12 @@ import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from sate.data import synth
+from sate.data.voices import Voice, speak, training_pool
 
 # Per split, how many Ding sentence pairs the shared corpus voices (about 20 in all).
 FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
@@ -65,6 +69,86 @@ def prepared_data(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) 
                  ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]):
         assert main(argv) == 0, argv
     return data
+
+
+# ------------------------------------------------------------------------------------ more corpora, voiced offline
+
+# Training voices of the small LibriSpeech, Kaldi and Augmented LibriSpeech corpora (never a reserved one).
+CORPUS_VOICES = (Voice("espeak", "en-us+m3"), Voice("espeak", "en-gb+f2"), Voice("flite", "slt"),
+                 Voice("espeak", "en-029+m1"))
+# Sets of the Augmented LibriSpeech fixture and their segments.
+LIBRI_TRANS_SIZES = {"train": 3, "other": 2, "dev": 2, "test": 2}
+
+
+@pytest.fixture(scope="session")
+def voice(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, int], np.ndarray]:
+    """voice(text, k) -> float32 16 kHz audio of `text` spoken by CORPUS_VOICES[k % 4] (each voiced once)."""
+    pool = {v.key for v in training_pool()}
+    assert all(v.key in pool for v in CORPUS_VOICES), "the fixture voices must be training voices"
+    workdir = tmp_path_factory.mktemp("voice")
+    cache: dict[tuple[str, int], np.ndarray] = {}
+
+    def speak_one(text: str, k: int) -> np.ndarray:
+        key = (text, k % len(CORPUS_VOICES))
+        if key not in cache:
+            cache[key] = speak(text, CORPUS_VOICES[key[1]], 1.0, 0.5, workdir)
+        return cache[key]
+
+    return speak_one
+
+
+@pytest.fixture(scope="session")
+def extra_pairs(ding_pairs: list[tuple[str, str]], fixture_pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """30 short Ding pairs (4-8 words) the MuST-C fixture does not voice, for the other corpora. The first holds a
+    letter the fixture's train English lacks, so a vocabulary test can tell whether it saw the extra text."""
+    from sate.data.text import normalize_source
+
+    train_letters = set("".join(normalize_source(en) for en, _ in fixture_pairs if synth.split_of(en) == "train"))
+    used = set(fixture_pairs)
+    short = [(en, de) for en, de in ding_pairs if (en, de) not in used and 4 <= len(en.split()) <= 8]
+    first = next(pair for pair in short if set(normalize_source(pair[0])) - train_letters)
+    return [first] + [pair for pair in short if pair != first][:29]
+
+
+def write_libri_trans(root: Path, pairs: list[tuple[str, str]], voice: Callable[[str, int], np.ndarray]) -> Path:
+    """An Augmented LibriSpeech En-Fr corpus as shipped, in small: ``root/{train,other,dev,test}/`` with
+    ``audiofiles/<book>-<chapter>-<n>.wav``, ``alignments.meta`` (a header, then one tab-separated line per segment,
+    the file name in column 5 and the duration in column 6) and ``<set>.en``, ``<set>.fr``,
+    ``<set>_gtranslate.fr``. No English-French text is available offline: German stands in for French (the Ding
+    translation as ``.fr``, the same lowercased without its final punctuation as the machine translation
+    ``_gtranslate.fr``). The first file of ``other/`` is FLAC under its .wav name, as some of the real ones are.
+    Returns ``root``."""
+    k = 0
+    for name, size in LIBRI_TRANS_SIZES.items():
+        directory = root / name
+        (directory / "audiofiles").mkdir(parents=True)
+        meta = ["book_id\tchapter_id\tsentence\tscore\taudio_filename\tduration\ttranscript"]
+        texts: dict[str, list[str]] = {f"{name}.en": [], f"{name}.fr": [], f"{name}_gtranslate.fr": []}
+        for i in range(size):
+            en, de = pairs[k]
+            file_name = f"{100 + k % 2}-{2000 + i // 2}-{k:04d}"
+            audio = voice(en, k)
+            flac = name == "other" and i == 0
+            sf.write(directory / "audiofiles" / f"{file_name}.wav", audio, 16000, format="FLAC" if flac else "WAV",
+                     subtype="PCM_16")
+            meta.append("\t".join([str(100 + k % 2), str(2000 + i // 2), str(i), "0.9", file_name,
+                                   f"{len(audio) / 16000:.2f}", en]))
+            for key, line in zip(texts, (en, de, de.lower().rstrip(".!?")), strict=True):
+                texts[key].append(line)
+            k += 1
+        (directory / "alignments.meta").write_text("\n".join(meta) + "\n", encoding="utf-8")
+        for file_name, lines in texts.items():
+            (directory / file_name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+@pytest.fixture(scope="session")
+def libri_trans_root(tmp_path_factory: pytest.TempPathFactory, extra_pairs: list[tuple[str, str]],
+                     voice: Callable[[str, int], np.ndarray]) -> Path:
+    """`write_libri_trans` on the last extra pairs (read-only: copy it to edit). Its ROOT holds train/ (3 segments),
+    other/ (2), dev/ (2) and test/ (2)."""
+    return write_libri_trans(tmp_path_factory.mktemp("libri_trans"), extra_pairs[-sum(LIBRI_TRANS_SIZES.values()):],
+                             voice)
 
 
 @pytest.fixture(scope="session")

@@ -79,6 +79,10 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("optim.clip_norm=high", "optim.clip_norm must be a finite number, got 'high'"),
     ("batch.per_device=0", "batch.per_device must be positive, got 0"),
     ("batch.global=[1]", "batch.global must be an integer, got \\[1\\]"),
+    ("data.train=3", "data.train must be a string or a list, got 3"),
+    ("data.train=[]", r"data.train must be a split name or a non-empty list of distinct split names, got \[\]"),
+    ("data.train=[train, ls, train]", r"data.train must be a split name or a non-empty list of distinct split names"),
+    ("data.train=[train, 3]", r"data.train must be a split name or a non-empty list .*, got \['train', 3\]"),
     ("data.num_workers=1.5", "data.num_workers must be an integer, got 1.5"),
     ("data.cmvn=global2", "data.cmvn must be one of global, utterance, none"),
     ("data.mt_text=a.txt", "data.mt_text must be a list or null, got 'a.txt'"),
@@ -99,6 +103,17 @@ def test_wrong_types_and_ranges_are_one_line_naming_the_key(tmp_path: Path, caps
     assert main(["config", "--config", str(path), "--set", setting]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(message, err) and str(path) in err, err
+
+
+def test_data_train_takes_one_split_or_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path)]) == 0
+    assert yaml.safe_load(capsys.readouterr().out)["data"]["train"] == "train"
+    assert main(["config", "--config", str(path), "--set", "data.train=[train, train-clean-100, kaldi]"]) == 0
+    printed = capsys.readouterr().out
+    assert yaml.safe_load(printed)["data"]["train"] == ["train", "train-clean-100", "kaldi"]
+    assert re.search(r"train: \[train, train-clean-100, kaldi\] +# training split .*, or a list of splits", printed)
 
 
 def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:

@@ -1,6 +1,7 @@
-"""Reading talk segments: one wav per talk, sliced by offset and duration, as 16 kHz mono.
+"""Reading segments of audio files (any format soundfile reads: WAV, FLAC, ...) as 16 kHz mono.
 
-MuST-C stores one wav per TED talk; we never cut it into per-segment files. Every stage that
+MuST-C stores one wav per TED talk, sliced by offset and duration; we never cut it into per-segment files.
+LibriSpeech and Augmented LibriSpeech store one file per utterance (offset 0, the whole file). Every stage that
 needs a segment's length (prep's ``n_frames``, the feature extractor, speed perturbation) goes
 through the functions here, so the frame count in the manifest always equals the number of
 feature frames stored.
@@ -29,7 +30,7 @@ END_TOLERANCE_S = 0.02
 
 @dataclass(frozen=True)
 class WavInfo:
-    """What prep needs to know about a talk wav, read once per talk."""
+    """What prep needs to know about an audio file (a talk's wav, an utterance's flac), read once per file."""
 
     path: Path
     sample_rate: int
@@ -42,21 +43,22 @@ class WavInfo:
 
 
 def wav_info(path: str | Path) -> WavInfo:
-    """Header of a wav; a missing or unreadable file becomes a SateError naming it."""
+    """Header of an audio file, its format read from its content (a FLAC named .wav reads as FLAC); a missing or
+    unreadable file becomes a SateError naming it."""
     path = Path(path)
     if not path.is_file():
-        raise SateError(f"{path}: wav file is missing")
+        raise SateError(f"{path}: audio file is missing")
     try:
         info = sf.info(str(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
-        raise SateError(f"{path}: cannot read wav: {err}") from None
+        raise SateError(f"{path}: cannot read audio: {err}") from None
     if info.frames <= 0 or info.samplerate <= 0:
-        raise SateError(f"{path}: wav holds no audio")
+        raise SateError(f"{path}: holds no audio samples")
     return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
 
 
 def segment_samples(offset: float, duration: float, wav: WavInfo) -> int:
-    """Number of 16 kHz samples of the segment, clipped at the end of the wav.
+    """Number of 16 kHz samples of the segment, clipped at the end of the audio file.
 
     The caller has already checked the segment does not run past the end by more than
     ``END_TOLERANCE_S``.

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import torch
-from torch.utils.data import Dataset
+from torch.utils.data import ConcatDataset, Dataset
 
-from sate.data.manifest import read_manifest
+from sate.data.manifest import read_manifest, require_translations
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
@@ -49,15 +49,25 @@ class CMVN:
         return ((feats - mean) / np.maximum(std, 1e-5)).astype(np.float32)
 
 
+def target_ids(manifest: str | Path, rows: list[dict], tgt_vocab: Vocabulary | None) -> list[np.ndarray]:
+    """Each row's translation as ids; with no target vocabulary (ASR: none needed) every row's are empty, so a
+    transcript-only split (``tgt`` null) trains ASR, and only ASR."""
+    if tgt_vocab is None:
+        return [np.zeros(0, dtype=np.int64) for _ in rows]
+    require_translations(manifest, rows)
+    return tgt_vocab.encode_many([row["tgt"] for row in rows])
+
+
 class SpeechDataset(Dataset):
     """One manifest split with its fbank features: items ``{id, feats (T, 80), src, tgt}``.
 
     ``cmvn``: ``None``/``"none"``, ``"utterance"`` or a path to ``cmvn.json`` (global, from train).
+    ``tgt_vocab`` None: no target ids (ASR), as `target_ids` says.
     ``lengths`` (frames per item) feeds ``BucketBatchSampler`` without reading any feature.
     """
 
-    def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 cmvn: str | Path | CMVN | None = None) -> None:
+    def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary,
+                 tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
         import kaldiio
 
         self.rows = read_manifest(manifest)
@@ -71,11 +81,11 @@ class SpeechDataset(Dataset):
                             f"e.g. {missing[0]} (run `sate features`)")
         self.cmvn = CMVN.from_option(cmvn)
         self.src = src_vocab.encode_many([src_vocab.manifest_source(row) for row in self.rows])
-        self.tgt = tgt_vocab.encode_many([row["tgt"] for row in self.rows])
+        self.tgt = target_ids(manifest, self.rows, tgt_vocab)
         self.lengths = [int(row["n_frames"]) for row in self.rows]
 
     @classmethod
-    def from_data_dir(cls, data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+    def from_data_dir(cls, data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary | None,
                       cmvn: str | Path | CMVN | None = None) -> SpeechDataset:
         """``DATA/<split>.jsonl`` with ``DATA/fbank/<split>.scp``."""
         data_dir = Path(data_dir)
@@ -96,15 +106,24 @@ class SpeechDataset(Dataset):
                 "src": torch.from_numpy(self.src[index]), "tgt": torch.from_numpy(self.tgt[index])}
 
 
-def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_vocab: Vocabulary | None,
                    features: str = "fbank", cmvn: str | Path | CMVN | None = None) -> Dataset:
     """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
-    (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply)."""
+    (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply). ``tgt_vocab`` None: ASR."""
     if features == "waveform":
         from sate.data.waveform import WaveformDataset
 
         return WaveformDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab)
     return SpeechDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab, cmvn)
+
+
+class ConcatSplits(ConcatDataset):
+    """Several splits read as one (a training config's ``data.train: [train, ls, kaldi]``), speech or text: items
+    split after split, ``lengths`` joined in the same order for ``BucketBatchSampler``."""
+
+    def __init__(self, datasets: Sequence[Dataset]) -> None:
+        super().__init__(datasets)
+        self.lengths = [n for dataset in datasets for n in dataset.lengths]
 
 
 class TextDataset(Dataset):
@@ -122,8 +141,10 @@ class TextDataset(Dataset):
 
     @classmethod
     def from_manifest(cls, manifest: str | Path, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> TextDataset:
-        """The transcript/translation pairs of a speech manifest (every row kept)."""
+        """The transcript/translation pairs of a speech manifest (every row kept; a row without a translation
+        is an error)."""
         rows = read_manifest(manifest)
+        require_translations(manifest, rows)
         return cls([(r["id"], src_vocab.manifest_source(r), r["tgt"]) for r in rows], src_vocab, tgt_vocab)
 
     def __len__(self) -> int:

@@ -3,11 +3,13 @@
 Features are Kaldi-compatible (``torchaudio.compliance.kaldi.fbank``: 25 ms window, 10 ms
 shift, 16 kHz, no dither) and stored once in Kaldi ark/scp shards through kaldiio:
 ``DATA/fbank/<split>.scp`` indexes ``DATA/fbank/<split>/NNNNN.ark`` by manifest id. Segments
-are sliced from the talk wavs by offset; no per-segment files are written. Shards are computed
-in parallel over ``--jobs`` processes; a re-run skips finished splits and finished shards, and
-recomputes a split whose manifest changed. Global mean/std come from the train split only and
-go to ``DATA/cmvn.json``. ``--speed-perturb`` adds ``DATA/train_sp.jsonl``: train plus copies at
-speeds 0.9 and 1.1 (ids ``sp0.9-<id>``, ``sp1.1-<id>``), with their features.
+are sliced from the audio files by offset; no per-segment files are written. Consecutive rows of a
+shard that read the same slice share one stored matrix. Shards are computed in parallel over
+``--jobs`` processes; a re-run skips finished splits and finished shards, and recomputes a split
+whose manifest changed. Global mean/std come from the split named ``train`` only (MuST-C's train,
+never an extra ASR corpus in the same directory) and go to ``DATA/cmvn.json``. ``--speed-perturb``
+adds ``DATA/train_sp.jsonl``: train plus copies at speeds 0.9 and 1.1 (ids ``sp0.9-<id>``,
+``sp1.1-<id>``), with their features.
 """
 
 from __future__ import annotations
@@ -100,7 +102,11 @@ def _init_worker() -> None:
 
 
 def compute_shard(shard: Shard) -> int:
-    """Write one shard (ark, then stats, then scp: an scp means the shard is complete)."""
+    """Write one shard (ark, then stats, then scp: an scp means the shard is complete).
+
+    Rows that read the same slice as the row before them (Augmented LibriSpeech's second translation of a segment)
+    are computed and stored once: the scp points both ids at one matrix, and CMVN counts its frames once.
+    """
     from kaldiio.matio import write_array
 
     total = np.zeros(NUM_MEL_BINS)
@@ -108,9 +114,14 @@ def compute_shard(shard: Shard) -> int:
     frames = 0
     rates: dict[str, int] = {}
     scp_lines = []
+    previous, stored_at = None, 0
     tmp_ark = shard.ark.with_name(f".{shard.ark.name}.tmp")
     with open(tmp_ark, "wb") as f:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
+            if (audio, offset, duration, speed, n_frames) == previous:  # the same slice, another translation
+                scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
+                continue
+            previous = (audio, offset, duration, speed, n_frames)
             if audio not in rates:
                 rates[audio] = wav_info(audio).sample_rate
             try:
@@ -122,7 +133,8 @@ def compute_shard(shard: Shard) -> int:
                 raise SateError(f"{utt_id}: manifest says {n_frames} frames but the audio gives {feats.shape[0]}; "
                                 "re-run `sate prep`")
             f.write(f"{utt_id} ".encode())
-            scp_lines.append(f"{utt_id} {shard.ark}:{f.tell()}")
+            stored_at = f.tell()
+            scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
             write_array(f, feats)
             if shard.stats:
                 f64 = feats.astype(np.float64)

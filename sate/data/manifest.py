@@ -44,6 +44,12 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     return [line.rstrip("\r") for line in lines]
 
 
+def require_translations(path: str | Path, rows: list[dict]) -> None:
+    """Stop a task that reads translations (MT, ST, the target vocabulary) on a transcript-only split."""
+    missing = sum(row["tgt"] is None for row in rows)
+    if missing:
+        raise SateError(f"{path}: {missing:,} rows have no translation (a transcript-only corpus): "
+                        "it can train ASR only")
 
 
 def write_manifest(path: Path, rows: Iterable[dict]) -> None:

@@ -3,8 +3,8 @@
 Corpora, one per call, each into ``--out`` beside what is already there:
 
 - ``--mustc-root ROOT``: MuST-C (v1 or v2, any target language), splits train, dev, tst-COMMON (and tst-HE);
-- ``--libri-trans ROOT``: Augmented LibriSpeech En-Fr, splits train, dev, test; train also with the Google
-  Translate references unless ``--no-gtranslate``;
+- ``--libri-trans ROOT``: Augmented LibriSpeech En-Fr, splits train, dev, test (and other, written as
+  train-other); the training sets also with the Google Translate references unless ``--no-gtranslate``;
 - ``--librispeech DIR...``: LibriSpeech subsets (``SPEAKER/CHAPTER/*.flac`` and ``*.trans.txt``), transcripts only;
 - ``--kaldi-dir DIR...``: Kaldi data directories (``wav.scp`` with plain paths, optional ``segments``, ``text``,
   optional ``utt2spk``), transcripts only.
@@ -84,7 +84,8 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
     """One line per split, plus what was dropped (training splits) or kept despite a problem (others)."""
     out = out or sys.stdout
     hours = sum(r["duration"] for r in result.rows) / 3600
-    print(f"{result.split}: {len(result.rows)} segments, {hours:.2f} h", file=out)
+    only = " (transcripts only: ASR)" if result.rows and all(r["tgt"] is None for r in result.rows) else ""
+    print(f"{result.split}: {len(result.rows)} segments, {hours:.2f} h{only}", file=out)
     for reason, count in sorted(result.dropped.items()):
         print(f"{result.split}: dropped {count} segment(s): {reason}", file=out)
     for reason, ids in sorted(result.flagged.items()):
@@ -100,34 +101,80 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
     source.add_argument("--mustc-root", type=Path, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
-    parser.add_argument("--tgt-lang", default="de", help="MuST-C: target language code (the en-<tgt> directory)")
+    source.add_argument("--libri-trans", type=Path, metavar="ROOT",
+                        help="Augmented LibriSpeech En-Fr root holding train/, other/, dev/, test/ as shipped")
+    source.add_argument("--librispeech", type=Path, nargs="+", metavar="DIR",
+                        help="LibriSpeech subsets (e.g. LibriSpeech/train-clean-100), one split each")
+    source.add_argument("--kaldi-dir", type=Path, nargs="+", metavar="DIR",
+                        help="Kaldi data directories (wav.scp with plain paths, text, optional segments and "
+                             "utt2spk), one split each")
+    parser.add_argument("--tgt-lang", default=None,
+                        help="MuST-C only: target language code, the en-<tgt> directory (when not given: de)")
     parser.add_argument("--out", type=Path, required=True, help="data directory for the manifests")
     parser.add_argument("--splits", nargs="+", default=None,
-                        help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present)")
+                        help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present); "
+                             "--libri-trans: sets to read, of train other dev test (when not given: train dev test; "
+                             "other is written as train-other); --librispeech, --kaldi-dir: the split name of each "
+                             "DIR, in order (when not given: each DIR's own name)")
+    parser.add_argument("--gtranslate", action=argparse.BooleanOptionalAction, default=None,
+                        help="--libri-trans only: add a second row per training segment (train, other) with the "
+                             "Google Translate reference as its target (when not given: on)")
     parser.add_argument("--min-duration", type=float, default=0.1,
                         help="training splits only: drop shorter segments (s)")
     parser.add_argument("--max-duration", type=float, default=30.0,
                         help="training splits only: drop longer segments (s)")
 
 
-def _check_splits(splits: list[str]) -> None:
+def _check_splits(splits: list[str], where: str = "--splits") -> None:
     if len(set(splits)) != len(splits):
-        raise SateError(f"--splits names a split twice: {' '.join(splits)}")
+        raise SateError(f"{where} names a split twice: {' '.join(splits)}")
     bad = next((s for s in splits if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", s)), None)
     if bad is not None:
-        raise SateError(f"--splits: {bad!r} is not a split name (letters, digits, '.', '_' and '-')")
+        raise SateError(f"{where}: {bad!r} is not a split name (letters, digits, '.', '_' and '-')")
+
+
+def split_names(directories: list[Path], splits: list[str] | None) -> list[str]:
+    """The split of each corpus directory: ``--splits`` in order, or the directory's own name."""
+    if splits is None:
+        names = [d.resolve().name for d in directories]
+        _check_splits(names, "the directory names (name the splits with --splits)")
+        return names
+    if len(splits) != len(directories):
+        raise SateError(f"--splits: give one split name per directory ({len(directories)} directories, "
+                        f"{len(splits)} names)")
+    return splits
+
+
+def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitResult]:
+    """Every split of the corpus the options name, checked (nothing is written here)."""
+    if args.tgt_lang is not None and args.mustc_root is None:
+        raise SateError("--tgt-lang is for --mustc-root only")
+    if args.gtranslate is not None and args.libri_trans is None:
+        raise SateError("--gtranslate/--no-gtranslate is for --libri-trans only")
+    if args.splits is not None:
+        _check_splits(args.splits)
+    if args.mustc_root is not None:
+        from sate.data import mustc
+
+        return mustc.prepare(args.mustc_root, args.tgt_lang or "de", args.splits, row_filter)
+    if args.libri_trans is not None:
+        from sate.data import libri_trans
+
+        return libri_trans.prepare(args.libri_trans, args.splits, args.gtranslate is not False, row_filter)
+    if args.librispeech is not None:
+        from sate.data import librispeech
+
+        return librispeech.prepare(args.librispeech, split_names(args.librispeech, args.splits), row_filter)
+    from sate.data import kaldi_dir
+
+    return kaldi_dir.prepare(args.kaldi_dir, split_names(args.kaldi_dir, args.splits), row_filter)
 
 
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.min_duration <= args.max_duration:
         raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
                         "must satisfy 0 <= min <= max")
-    row_filter = RowFilter(args.min_duration, args.max_duration)
-    if args.splits is not None:
-        _check_splits(args.splits)
-    from sate.data import mustc
-
-    results = mustc.prepare(args.mustc_root, args.tgt_lang, args.splits, row_filter)
+    results = read_corpus(args, RowFilter(args.min_duration, args.max_duration))
     for result in results:
         if not result.rows:
             raise SateError(f"{result.split}: no segments left after filtering")

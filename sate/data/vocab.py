@@ -3,7 +3,9 @@
 The source model is trained on train ``src_norm`` (the text CTC and the MT source use), the
 target model on train ``tgt``; ``--joint SIZE`` trains one model on both and writes it under
 both names. Extra parallel MT text (``--mt-text EN TGT``, repeatable) is added to the training
-text, its English side normalised like ``src_norm``. Token lists put ``<blank>`` at 0 and
+text, its English side normalised like ``src_norm``. ``--src-splits SPLIT...`` adds more manifests'
+``src_norm`` to the source side only (extra ASR corpora such as LibriSpeech, whose words CTC must
+spell), after train's and the MT text's, in the order given. Token lists put ``<blank>`` at 0 and
 ``<unk>`` at 1, then the pieces, then ``<sos/eos>`` last, so the CTC blank and the MT source
 embedding share one index space (the SATE adaptor multiplies CTC posteriors by that embedding).
 A re-run with the same inputs and sizes does nothing.
@@ -21,7 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
+from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
 from sate.data.text import normalize_source
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_lines
@@ -200,12 +202,26 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files (plain or gzip, any size) added to the training text "
                              "(repeatable)")
+    parser.add_argument("--src-splits", nargs="+", default=[], metavar="SPLIT",
+                        help="more splits of --data (e.g. extra ASR corpora) whose src_norm joins train's in the "
+                             "source (or joint) training text")
     parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
                         help="at most this many sentence pairs train the vocabularies: a uniform sample (seeded) of "
                              "the train manifest and the MT text when they hold more")
     parser.add_argument("--marian", type=Path, default=None, metavar="DIR",
                         help="instead: use the vocabulary of the downloaded Marian (OPUS-MT) model in DIR, with CTC "
                              "over the source pieces of the train transcripts (docs/models.md)")
+
+
+def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
+    """The manifests of ``--src-splits``: each present, none twice, train not among them (it is always read)."""
+    if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
+        raise SateError(f"--src-splits {' '.join(splits)}: name each split once, and not {TRAIN_SPLIT} (always read)")
+    paths = [data_dir / f"{split}.jsonl" for split in splits]
+    for path in paths:
+        if not path.is_file():
+            raise SateError(f"--src-splits: {path} is missing (run `sate prep` for it first)")
+    return paths
 
 
 def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
@@ -220,9 +236,10 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     from sate.data.marian_vocab import CTC_TOKENS, FILES, write_marian_vocab
 
-    if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text:
-        raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint and --mt-text "
-                        "do not apply")
+    if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
+            or args.src_splits:
+        raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
+                        "and --src-splits do not apply")
     if not manifest.is_file():
         raise SateError(f"{manifest}: file is missing (run `sate prep` first)")
     hub: Path = args.marian
@@ -256,6 +273,7 @@ def run(args: argparse.Namespace) -> int:
             raise SateError(f"{_OPTION[name]} must be >= 2, got {size}")
     data_dir: Path = args.data
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
+    extra = source_manifests(data_dir, args.src_splits)
     mt_files = [path for pair in args.mt_text for path in pair]
     for path in [manifest, *mt_files]:
         if not path.is_file():
@@ -263,13 +281,16 @@ def run(args: argparse.Namespace) -> int:
     meta_path = data_dir / "vocab.json"
     if args.sample_size < 1:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
-    meta = {"sizes": sizes, "inputs": _digest([manifest, *mt_files]), "sample_size": args.sample_size}
+    meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
     if _up_to_date(meta_path, meta, outputs):
         print(f"{data_dir}: vocabularies up to date")
         return 0
 
-    src, tgt = training_text(read_manifest(manifest), [tuple(pair) for pair in args.mt_text], args.sample_size)
+    rows = read_manifest(manifest)
+    require_translations(manifest, rows)
+    src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
+    src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only
     meta_path.unlink(missing_ok=True)  # outputs are rewritten one by one: mark them stale first
     if "joint" in sizes:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))

@@ -18,6 +18,7 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, perturbed_samples, read_segment, wav_info
+from sate.data.dataset import target_ids
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
 
@@ -40,17 +41,20 @@ def segment_samples(row: dict) -> int:
 
 
 class WaveformDataset(Dataset):
-    """One manifest split as waveforms: items ``{id, feats (T,) float32, src, tgt}``; ``lengths`` in samples."""
+    """One manifest split as waveforms: items ``{id, feats (T,) float32, src, tgt}``; ``lengths`` in samples.
 
-    def __init__(self, manifest: str | Path, src_vocab: object, tgt_vocab: object) -> None:
+    ``tgt_vocab`` None: no target ids (ASR), as `sate.data.dataset.target_ids` says."""
+
+    def __init__(self, manifest: str | Path, src_vocab: object, tgt_vocab: object | None) -> None:
         self.rows = read_manifest(manifest)
         self.src = src_vocab.encode_many([src_vocab.manifest_source(row) for row in self.rows])
-        self.tgt = tgt_vocab.encode_many([row["tgt"] for row in self.rows])
+        self.tgt = target_ids(manifest, self.rows, tgt_vocab)
         self.lengths = [segment_samples(row) for row in self.rows]
         self._rates: dict[str, int] = {}
 
     @classmethod
-    def from_data_dir(cls, data_dir: str | Path, split: str, src_vocab: object, tgt_vocab: object) -> WaveformDataset:
+    def from_data_dir(cls, data_dir: str | Path, split: str, src_vocab: object,
+                      tgt_vocab: object | None) -> WaveformDataset:
         return cls(Path(data_dir) / f"{split}.jsonl", src_vocab, tgt_vocab)
 
     def __len__(self) -> int:

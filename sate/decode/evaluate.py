@@ -84,8 +84,8 @@ def _decode_speech(translator: Any, data: Path, split: str, options: Any,
     from sate.data.dataset import speech_dataset
     from sate.decode.api import _batches
 
-    dataset = speech_dataset(data, split, translator.src_vocab, translator.tgt_vocab, translator.feature_kind,
-                             translator.cmvn)
+    tgt_vocab = translator.tgt_vocab if translator.task == "st" else None  # ASR reads no translations
+    dataset = speech_dataset(data, split, translator.src_vocab, tgt_vocab, translator.feature_kind, translator.cmvn)
     transcripts: list[str] = [""] * len(dataset)
     translations: list[str | None] = [None] * len(dataset)
     with tqdm(total=len(dataset), unit="utt", desc="decode", file=sys.stderr) as bar:
@@ -106,7 +106,7 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None) -> dict[str, Any]:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
-    from sate.data.manifest import read_manifest
+    from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate
@@ -126,6 +126,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     translator = mt if mt is not None else model
     options = translator.with_options(**(decode or {}))
     mode = "cascade" if mt is not None else model.task
+    if mode != "asr":  # before decoding: scoring translations needs references
+        require_translations(manifest, read_manifest(manifest))
 
     started = time.perf_counter()
     transcripts: list[str] | None = None

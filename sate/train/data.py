@@ -16,7 +16,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset
 
-from sate.data.dataset import SpeechDataset, TextDataset, collate, speech_dataset
+from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
@@ -63,6 +63,11 @@ def check_feature_mode(config: dict) -> None:
         if config["specaug"]["enabled"]:
             raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
                             "false")
+
+
+def train_splits(value: str | list[str]) -> list[str]:
+    """`data.train` as a list: one split name, or several (e.g. MuST-C's train and extra ASR corpora)."""
+    return [value] if isinstance(value, str) else list(value)
 
 
 def plan_batch(batch_conf: dict, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
@@ -129,10 +134,12 @@ class SateDataModule(L.LightningDataModule):
         self.valid_set: Dataset | None = None
 
     def _speech(self, split: str) -> SpeechDataset:
+        """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
         cmvn = self.conf["cmvn"]
         if cmvn == "global":
             cmvn = self.data_dir / "cmvn.json"
-        return speech_dataset(self.data_dir, split, self.src_vocab, self.tgt_vocab, self.conf["features"], cmvn)
+        tgt_vocab = self.tgt_vocab if self.task == "st" else None
+        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf["features"], cmvn)
 
     def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
         """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
@@ -159,19 +166,25 @@ class SateDataModule(L.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return
-        for split in (self.conf["train"], self.conf["valid"]):
+        train = train_splits(self.conf["train"])
+        for split in (*train, self.conf["valid"]):
             if not (self.data_dir / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
-        if self.task == "mt":
-            if self.conf["mt_text"]:
-                files, vocab_ids, cleaning = self._mt_store()
-                self.train_set = ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning))
-            else:
-                self.train_set = self._manifest_text(self.conf["train"])
-            self.valid_set = self._manifest_text(self.conf["valid"])
+        parts: list = []  # the train splits' datasets, when read from manifests
+        if self.task == "mt" and self.conf["mt_text"]:  # the MT text files instead of the train manifests
+            files, vocab_ids, cleaning = self._mt_store()
+            self.train_set = ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning))
+        elif self.task == "mt":
+            parts = [self._manifest_text(split) for split in train]
+            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
         else:
-            self.train_set = self._speech(self.conf["train"])
-            self.valid_set = self._speech(self.conf["valid"])
+            parts = [self._speech(split) for split in train]
+            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
+        if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
+            counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
+            print(f"training on {counts}: {len(self.train_set):,} items")
+        valid = self.conf["valid"]
+        self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
 
     def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
         cap = int(self.batch_conf["per_device"])

@@ -54,7 +54,8 @@ HELP: dict[str, str] = {
     "seed": "seeds weights, batch order, SpecAugment and dropout",
     "data": "the prepared data",
     "data.dir": "a `sate prep` output dir with fbank/, cmvn.json, spm_*.model, tokens_*.txt",
-    "data.train": "training split (a manifest DATA/<split>.jsonl)",
+    "data.train": "training split (a manifest DATA/<split>.jsonl), or a list of splits read as one "
+                  "(e.g. [train, train-clean-100]: extra ASR corpora)",
     "data.valid": "validation split",
     "data.mt_text": "mt only: [[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into "
                     "DATA/mt_bin once) to train on instead of the train manifest",
@@ -123,12 +124,22 @@ _FRACTION: Check = (lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 # The type of a key whose default is None (such a key may also be null).
 NULLABLE_TYPES: dict[str, type] = {"data.dir": str, "data.mt_text": list, "trainer.max_minutes": float,
                                    "trainer.checkpoint_every_minutes": float}
+# Keys that take either of two types: (the types, what to call them in a message).
+EITHER_TYPES: dict[str, tuple[tuple[type, type], str]] = {"data.train": ((str, list), "a string or a list")}
+
+
+def _split_names(value: str | list) -> bool:
+    """One non-empty split name, or a non-empty list of distinct ones."""
+    names = [value] if isinstance(value, str) else value
+    return bool(names) and all(isinstance(n, str) and n != "" for n in names) and len(set(names)) == len(names)
+
+
 # dotted key -> (test, what it must be). Types come from DEFAULTS (or NULLABLE_TYPES); a float is never nan or inf.
 CHECKS: dict[str, Check] = {
     "task": _in(TASKS),
     "seed": _at_least(0),
     "data.dir": (lambda v: v is None or v != "", "a directory"),
-    "data.train": (lambda v: v != "", "a split name"),
+    "data.train": (_split_names, "a split name or a non-empty list of distinct split names"),
     "data.valid": (lambda v: v != "", "a split name"),
     "data.mt_text": (lambda v: v is None or (len(v) > 0 and all(
         isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair) for pair in v)),
@@ -178,6 +189,11 @@ def _number(value: Any) -> bool:
 
 def _typed(key: str, value: Any, default: Any, where: str) -> Any:
     """`value` as the type of `default` (an int is a float where a float is due), or a `SateError`."""
+    if key in EITHER_TYPES:
+        types, kind = EITHER_TYPES[key]
+        if not isinstance(value, types):
+            raise SateError(f"{where}{key} must be {kind}, got {value!r}")
+        return value
     want = NULLABLE_TYPES.get(key, type(default))
     if value is None and (default is None or key in NULLABLE_TYPES):
         return None

@@ -149,7 +149,7 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     assert not (prepped / "fbank" / "dev.scp").exists() and not (prepped / "fbank" / "dev" / "00000.scp").exists()
     Path(rows[0]["audio"]).unlink()
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
-    assert rc == 2 and "wav file is missing" in err
+    assert rc == 2 and "audio file is missing" in err
     with pytest.raises(SateError, match="CMVN statistics are missing"):
         load_cmvn(prepped / "cmvn.json")
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from sate.cli import build_parser
 from sate.data.manifest import MANIFEST_KEYS, read_manifest
 from sate.data.mustc import parse_yaml_line
 from sate.data.text import normalize_source
@@ -189,7 +190,7 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
     (_negative, r"train\.yaml:3: offset and duration must be finite and >= 0"),
     (_past_end, r"train\.yaml:5: segment ted_10_4 \(.*\) runs past the end of .*ted_10\.wav \(.* s\)"),
-    (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: wav file is missing"),
+    (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: audio file is missing"),
 ])
 def test_bad_yaml_entries_name_file_and_line(run_sate, corpus: Path, tmp_path: Path, edit, pattern, edit_lines) -> None:
     edit_lines(txt(corpus, "train", "yaml"), edit)
@@ -210,7 +211,7 @@ def test_unreadable_wav(run_sate, corpus: Path, tmp_path: Path) -> None:
     wav = next((corpus / "en-de/data/dev/wav").iterdir())
     wav.write_bytes(b"RIFF\x00\x00garbage")
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
-    assert rc == 2 and re.search(r"dev\.yaml:1: .*" + re.escape(wav.name) + ": cannot read wav", err), err
+    assert rc == 2 and re.search(r"dev\.yaml:1: .*" + re.escape(wav.name) + ": cannot read audio", err), err
 
 
 def test_missing_split_dir_and_missing_text_file(run_sate, corpus: Path, tmp_path: Path) -> None:
@@ -265,8 +266,7 @@ def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_pat
 
     monkeypatch.setattr(prep_module, "write_manifest", write)
     out = tmp_path / "data"
-    args = prep_module.argparse.Namespace(mustc_root=corpus, tgt_lang="de", out=out, splits=None,
-                                          min_duration=0.1, max_duration=30.0)
+    args = build_parser("prep").parse_args(["prep", "--mustc-root", str(corpus), "--out", str(out)])
     with pytest.raises(KeyboardInterrupt):
         prep_module.run(args)
     assert written == [out / "train.jsonl"]

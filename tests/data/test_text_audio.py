@@ -85,11 +85,11 @@ def test_segment_is_clipped_at_the_end_of_the_wav(tmp_path) -> None:
 
 
 def test_wav_info_errors_name_the_file(tmp_path) -> None:
-    with pytest.raises(SateError, match="missing.wav: wav file is missing"):
+    with pytest.raises(SateError, match="missing.wav: audio file is missing"):
         wav_info(tmp_path / "missing.wav")
     bad = tmp_path / "bad.wav"
     bad.write_bytes(b"RIFF not really a wav")
-    with pytest.raises(SateError, match="bad.wav: cannot read wav"):
+    with pytest.raises(SateError, match="bad.wav: cannot read audio"):
         wav_info(bad)
 
 

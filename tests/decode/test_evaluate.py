@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from sate.cli import main
-from sate.data.manifest import read_manifest
+from sate.data.manifest import read_manifest, write_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
 from sate.decode.evaluate import evaluate
@@ -100,6 +100,27 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
     assert asr["mode"] == "asr" and "bleu" not in asr and asr["wer"] >= 0
     with pytest.raises(SateError, match="--mt-model is for a cascade"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])
+
+
+def test_a_transcript_only_split_scores_asr_and_refuses_translation(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # dev as a transcript-only corpus (LibriSpeech, a Kaldi dir) writes it: the same rows with tgt null
+    data = tmp_path / "data"
+    (data / "fbank").mkdir(parents=True)
+    rows = read_manifest(prepared_data / "dev.jsonl")
+    write_manifest(data / "dev_asr.jsonl", [{**row, "tgt": None} for row in rows])
+    shutil.copy(prepared_data / "fbank" / "dev.scp", data / "fbank" / "dev_asr.scp")
+    asr = evaluate_cli(capsys, tmp_path / "asr", data, "--model", eval_packs["asr"], "--split", "dev_asr")
+    reference = evaluate_cli(capsys, tmp_path / "asr_dev", prepared_data, "--model", eval_packs["asr"], "--split",
+                             "dev")
+    assert asr["mode"] == "asr" and asr["wer"] == reference["wer"] and "bleu" not in asr
+    refusal = (f"{data / 'dev_asr.jsonl'}: {len(rows)} rows have no translation (a transcript-only corpus): it can "
+               "train ASR only")
+    for models in ([eval_packs["st"]], [eval_packs["mt"]], [eval_packs["asr"], eval_packs["mt"]]):
+        with pytest.raises(SateError) as err:
+            evaluate(models[0], data, "dev_asr", tmp_path / "x", mt_model_dir=models[1] if len(models) > 1 else None)
+        assert str(err.value) == refusal
+    assert not (tmp_path / "x" / "results.json").exists()
 
 
 def test_default_output_folders_differ_per_model_and_stale_files_go(

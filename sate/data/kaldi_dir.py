@@ -1,0 +1,135 @@
+"""Read Kaldi data directories: the Kaldi reader of `sate prep` (`sate.data.prep`), transcripts only.
+
+A directory holds ``wav.scp`` (``<recording> <path>``: plain audio file paths, relative ones from the current
+directory as Kaldi reads them; commands ending in ``|`` and ``file.ark:OFFSET`` are refused), optional
+``segments`` (``<utterance> <recording> <start> <end>`` in seconds, end ``-1`` = the end of the file), ``text``
+(``<utterance> <transcript>``) and optional ``utt2spk`` (``<utterance> <speaker>``; without it the speaker is the
+recording). Without ``segments`` each recording is one utterance of the same id. Rows follow ``text``; recordings
+or segments without a line in ``text`` are skipped and counted. Audio of any rate and channel count is read as
+16 kHz mono (`sate.data.audio.read_segment`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples, wav_info
+from sate.data.manifest import read_text_lines
+from sate.data.prep import RowFilter, SplitResult
+from sate.errors import SateError
+
+Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
+
+
+def read_table(path: Path) -> Table:
+    """A Kaldi table file: the first field of each line is its key; blank lines are skipped, a key twice is an
+    error naming both lines."""
+    entries: Table = {}
+    for lineno, text in enumerate(read_text_lines(path, strip_bom=True), start=1):
+        parts = text.split(maxsplit=1)
+        if not parts:
+            continue
+        key = parts[0]
+        if key in entries:
+            raise SateError(f"{path}:{lineno}: {key} appears twice (first at line {entries[key][0]})")
+        entries[key] = (lineno, parts[1].strip() if len(parts) > 1 else "")
+    return entries
+
+
+def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
+    """``wav.scp``: recording -> (line, audio file); pipes and ark offsets are refused."""
+    paths = {}
+    for rec, (lineno, value) in read_table(path).items():
+        where = f"{path}:{lineno}"
+        if not value:
+            raise SateError(f"{where}: expected '<recording> <audio path>', got only {rec!r}")
+        if value.endswith("|"):
+            raise SateError(f"{where}: {rec} is a command ({value!r}); convert the recordings to audio files "
+                            "(wav, flac) and list their paths")
+        if re.search(r"\.ark:\d+$", value):
+            raise SateError(f"{where}: {rec} is an offset into an ark ({value!r}); convert the recordings to audio "
+                            "files (wav, flac) and list their paths")
+        paths[rec] = (lineno, Path(value))
+    return paths
+
+
+def read_segments(path: Path, recordings: dict[str, tuple[int, Path]]) -> dict[str, tuple[int, str, float, float]]:
+    """``segments``: utterance -> (line, recording, start, end); end -1 stands for the end of the file."""
+    segments = {}
+    for utt, (lineno, value) in read_table(path).items():
+        where = f"{path}:{lineno}"
+        fields = value.split()
+        if len(fields) != 3:
+            raise SateError(f"{where}: expected '<utterance> <recording> <start> <end>', got {f'{utt} {value}'!r}")
+        rec = fields[0]
+        try:
+            start, end = float(fields[1]), float(fields[2])
+        except ValueError:
+            raise SateError(f"{where}: start and end must be numbers of seconds, got {fields[1]!r} {fields[2]!r}") \
+                from None
+        if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or not (end == -1 or start < end):
+            raise SateError(f"{where}: need 0 <= start < end (or end -1: to the end of the file), got {start:g} "
+                            f"{end:g}")
+        if rec not in recordings:
+            raise SateError(f"{where}: recording {rec} is not in wav.scp")
+        segments[utt] = (lineno, rec, start, end)
+    return segments
+
+
+def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitResult:
+    """One data directory's rows in ``text`` order (nothing is written here)."""
+    if not directory.is_dir():
+        raise SateError(f"{directory}: not a directory (give a Kaldi data directory with wav.scp and text)")
+    scp = directory / "wav.scp"
+    recordings = audio_paths(scp)
+    segments = read_segments(directory / "segments", recordings) if (directory / "segments").is_file() else None
+    text_path = directory / "text"
+    texts = read_table(text_path)
+    speakers = None
+    if (directory / "utt2spk").is_file():
+        speakers = {}
+        for utt, (lineno, value) in read_table(directory / "utt2spk").items():
+            if len(value.split()) != 1:
+                raise SateError(f"{directory / 'utt2spk'}:{lineno}: expected '<utterance> <speaker>', got "
+                                f"{f'{utt} {value}'!r}")
+            speakers[utt] = value
+
+    result = SplitResult(split)
+    infos: dict[str, WavInfo] = {}
+    for utt, (lineno, transcript) in texts.items():
+        where = f"{text_path}:{lineno}"
+        if segments is not None:
+            if utt not in segments:
+                raise SateError(f"{where}: utterance {utt} has no line in {directory / 'segments'}")
+            seg_line, rec, start, end = segments[utt]
+            seg_where = f"{directory / 'segments'}:{seg_line}"
+        elif utt in recordings:
+            rec, start, end, seg_where = utt, 0.0, -1.0, where
+        else:
+            raise SateError(f"{where}: utterance {utt} has no recording in {scp}")
+        if rec not in infos:
+            try:
+                infos[rec] = wav_info(recordings[rec][1])
+            except SateError as err:
+                raise SateError(f"{scp}:{recordings[rec][0]}: {err}") from None
+        info = infos[rec]
+        end = info.duration if end == -1 else end
+        if end > info.duration + END_TOLERANCE_S or start >= info.duration:
+            raise SateError(f"{seg_where}: segment {utt} ({start:.3f}-{end:.3f} s) runs past the end of {info.path}"
+                            f" ({info.duration:.3f} s)")
+        if speakers is not None and utt not in speakers:
+            raise SateError(f"{where}: utterance {utt} has no speaker in {directory / 'utt2spk'}")
+        row_filter.add(result, utt, info.path, start, segment_samples(start, end - start, info),
+                       speakers[utt] if speakers is not None else rec, transcript, None)
+    untranscribed = len(set(segments if segments is not None else recordings) - set(texts))
+    if untranscribed:
+        result.dropped["no line in text (not transcribed)"] += untranscribed
+    return result
+
+
+def prepare(directories: list[Path], splits: list[str], row_filter: RowFilter) -> list[SplitResult]:
+    """Each data directory into the split of the same position in ``splits``, checked before anything is
+    written."""
+    return [prepare_split(directory, split, row_filter) for directory, split in zip(directories, splits, strict=True)]

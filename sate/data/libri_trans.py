@@ -1,0 +1,95 @@
+"""Read Augmented LibriSpeech En->Fr as shipped: the libri-trans reader of `sate prep` (`sate.data.prep`).
+
+``ROOT/<set>/`` for the sets ``train``, ``other`` (130 h more training speech), ``dev`` and ``test`` holds
+``audiofiles/<name>.wav`` (one file per segment; some of ``other``'s are FLAC under a .wav name, which soundfile
+reads by content), ``alignments.meta`` (a header line, then one whitespace-separated line per segment whose 5th
+column is ``<name>``), and ``<set>.en``, ``<set>.fr`` and ``<set>_gtranslate.fr``, line i of each belonging to
+the i-th segment line of ``alignments.meta``. Each segment becomes one row: its whole file, speaker
+``<book>-<chapter>`` (the first two dash-separated fields of the name), ``src`` the English, ``tgt`` the French.
+
+Training sets are doubled with the Google Translate references, as ESPnet (egs/libri_trans/st1), NeurST and
+MSP-ST train: a second row ``<name>.gtranslate`` with ``tgt`` from ``_gtranslate.fr`` follows each segment's own
+row (the two read the same audio, so `sate features` stores its features once). dev and test keep the
+reference translation only. ``other/`` is written as the training split ``train-other``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from sate.data.audio import segment_samples, wav_info
+from sate.data.manifest import read_text_lines
+from sate.data.prep import RowFilter, SplitResult
+from sate.errors import SateError
+
+SETS = ("train", "other", "dev", "test")
+DEFAULT_SETS = ("train", "dev", "test")
+TRAINING_SETS = ("train", "other")  # doubled with _gtranslate.fr
+MANIFEST_NAMES = {"other": "train-other"}  # a name starting with train: filtered as a training split
+GTRANSLATE_SUFFIX = ".gtranslate"
+META_NAME_COLUMN = 4  # 0-based: the audio file name without .wav
+
+
+def read_meta(path: Path) -> list[tuple[int, str]]:
+    """(line number, audio file name) of each segment line of ``alignments.meta`` (after its header)."""
+    lines = read_text_lines(path, strip_bom=True)
+    if not lines:
+        raise SateError(f"{path}: empty (expected a header line, then one line per segment)")
+    names: list[tuple[int, str]] = []
+    first: dict[str, int] = {}
+    for lineno, text in enumerate(lines[1:], start=2):
+        columns = text.split()
+        if len(columns) <= META_NAME_COLUMN:
+            raise SateError(f"{path}:{lineno}: expected at least {META_NAME_COLUMN + 1} whitespace-separated columns "
+                            f"(the {META_NAME_COLUMN + 1}th: the audio file name), got {len(columns)}: {text!r}")
+        name = columns[META_NAME_COLUMN]
+        if "/" in name or "\\" in name:
+            raise SateError(f"{path}:{lineno}: the audio file name must be a name inside audiofiles/, got {name!r}")
+        if name in first:
+            raise SateError(f"{path}:{lineno}: segment {name} appears twice (first at line {first[name]})")
+        first[name] = lineno
+        names.append((lineno, name))
+    return names
+
+
+def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter) -> SplitResult:
+    """One set's rows in ``alignments.meta`` order (nothing is written here)."""
+    directory = root / name
+    if not directory.is_dir():
+        raise SateError(f"{directory}: split directory is missing")
+    meta_path = directory / "alignments.meta"
+    meta = read_meta(meta_path)
+    doubled = gtranslate and name in TRAINING_SETS
+    text_paths = [directory / f"{name}.en", directory / f"{name}.fr"]
+    if doubled:
+        text_paths.append(directory / f"{name}_gtranslate.fr")
+    texts = [read_text_lines(path, strip_bom=True) for path in text_paths]
+    if any(len(lines) != len(meta) for lines in texts):
+        counts = ", ".join(f"{path.name} {len(lines)} lines" for path, lines in zip(text_paths, texts, strict=True))
+        raise SateError(f"{directory}: line counts differ: {meta_path.name} has {len(meta)} segment lines after its "
+                        f"header, {counts}")
+
+    result = SplitResult(MANIFEST_NAMES.get(name, name))
+    for k, (lineno, seg) in enumerate(meta):
+        try:
+            info = wav_info(directory / "audiofiles" / f"{seg}.wav")
+        except SateError as err:
+            raise SateError(f"{meta_path}:{lineno}: {err}") from None
+        n_samples = segment_samples(0.0, info.duration, info)
+        speaker = "-".join(seg.split("-")[:2])
+        row_filter.add(result, seg, info.path, 0.0, n_samples, speaker, texts[0][k], texts[1][k])
+        if doubled:
+            row_filter.add(result, seg + GTRANSLATE_SUFFIX, info.path, 0.0, n_samples, speaker, texts[0][k],
+                           texts[2][k])
+    return result
+
+
+def prepare(root: Path, sets: list[str] | None, gtranslate: bool, row_filter: RowFilter) -> list[SplitResult]:
+    """Every asked set of ``root`` (default: train, dev, test), checked before anything is written."""
+    if not root.is_dir():
+        raise SateError(f"{root}: not a directory (give the Augmented LibriSpeech root holding train/, dev/, test/)")
+    sets = list(DEFAULT_SETS) if sets is None else sets
+    unknown = [s for s in sets if s not in SETS]
+    if unknown:
+        raise SateError(f"--splits {' '.join(unknown)}: Augmented LibriSpeech has the sets {', '.join(SETS)}")
+    return [prepare_split(root, name, gtranslate, row_filter) for name in sets]

@@ -1,0 +1,58 @@
+"""Read LibriSpeech subsets: the LibriSpeech reader of `sate prep` (`sate.data.prep`), transcripts only.
+
+A subset (``LibriSpeech/train-clean-100``) holds ``<reader>/<chapter>/<reader>-<chapter>.trans.txt`` with one
+line ``<reader>-<chapter>-<n> <TRANSCRIPT>`` per utterance, beside ``<reader>-<chapter>-<n>.flac``. Each
+utterance becomes one row: its whole flac, speaker = the reader, ``src`` the uppercase transcript as given
+(normalised into ``src_norm`` like MuST-C's, so lowercased), ``tgt`` null: LibriSpeech trains ASR only.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from sate.data.audio import segment_samples, wav_info
+from sate.data.manifest import read_text_lines
+from sate.data.prep import RowFilter, SplitResult
+from sate.errors import SateError
+
+
+def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResult:
+    """One subset's rows, transcript files in path order and lines in file order (nothing is written here)."""
+    if not subset.is_dir():
+        raise SateError(f"{subset}: not a directory (give a LibriSpeech subset such as LibriSpeech/train-clean-100)")
+    transcripts = sorted(subset.glob("*/*/*.trans.txt"))
+    if not transcripts:
+        raise SateError(f"{subset}: no transcripts (<reader>/<chapter>/<reader>-<chapter>.trans.txt); give a "
+                        "LibriSpeech subset such as LibriSpeech/train-clean-100")
+    result = SplitResult(split)
+    seen: dict[str, str] = {}
+    for path in transcripts:
+        reader, chapter = path.parent.parent.name, path.parent.name
+        if path.name != f"{reader}-{chapter}.trans.txt":
+            raise SateError(f"{path}: a transcript file in {reader}/{chapter}/ must be named "
+                            f"{reader}-{chapter}.trans.txt")
+        utterance = re.compile(rf"{re.escape(reader)}-{re.escape(chapter)}-\d+")
+        for lineno, text in enumerate(read_text_lines(path, strip_bom=True), start=1):
+            if not text.strip():
+                continue
+            where = f"{path}:{lineno}"
+            parts = text.split(maxsplit=1)
+            if len(parts) < 2 or not utterance.fullmatch(parts[0]):
+                raise SateError(f"{where}: expected '{reader}-{chapter}-<n> <TRANSCRIPT>', got {text.strip()!r}")
+            utt, transcript = parts
+            if utt in seen:
+                raise SateError(f"{where}: utterance {utt} appears twice (first at {seen[utt]})")
+            seen[utt] = where
+            try:
+                info = wav_info(path.parent / f"{utt}.flac")
+            except SateError as err:
+                raise SateError(f"{where}: {err}") from None
+            row_filter.add(result, utt, info.path, 0.0, segment_samples(0.0, info.duration, info), reader,
+                           transcript, None)
+    return result
+
+
+def prepare(subsets: list[Path], splits: list[str], row_filter: RowFilter) -> list[SplitResult]:
+    """Each subset into the split of the same position in ``splits``, checked before anything is written."""
+    return [prepare_split(subset, split, row_filter) for subset, split in zip(subsets, splits, strict=True)]

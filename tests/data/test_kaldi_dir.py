@@ -1,0 +1,135 @@
+"""`sate prep --kaldi-dir`: a voiced Kaldi data directory (segments, an 8 kHz stereo recording) into a manifest."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from sate.data.audio import num_frames, read_segment
+from sate.data.manifest import read_manifest
+from sate.data.text import normalize_source
+
+
+def test_rows_are_the_voiced_segments(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    directory, voiced = kaldi_corpus
+    rc, out, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path, "--splits", "kaldi")
+    assert rc == 0, err
+    assert "kaldi: 6 segments" in out and "kaldi: dropped 1 segment(s): no line in text (not transcribed)" in out
+    rows = read_manifest(tmp_path / "kaldi.jsonl")
+    assert [r["id"] for r in rows] == [v.id for v in voiced]
+    for row, v in zip(rows, voiced, strict=True):
+        assert row["speaker"] == v.speaker and row["src"] == v.text and row["tgt"] is None
+        assert row["src_norm"] == normalize_source(v.text)
+        assert row["audio"] == str(directory.parent / "audio" / f"{v.id.split('-')[1]}.wav")
+        assert row["offset"] == v.offset and row["duration"] == v.samples / 16000
+        assert row["n_frames"] == num_frames(v.samples)
+    # recB is 8 kHz stereo: read back at 16 kHz mono, its segments hold the voiced sentence (left + right) / 2
+    last = rows[-1]
+    data, rate = sf.read(last["audio"], dtype="float32")
+    assert rate == 8000 and data.shape[1] == 2
+    wave = read_segment(last["audio"], last["offset"], last["duration"])
+    assert len(wave) == voiced[-1].samples
+    start = round(last["offset"] * 8000)
+    expected = data[start:, :].mean(axis=1)
+    assert np.corrcoef(wave[::2][: len(expected) - 4], expected[: len(wave[::2]) - 4])[0, 1] > 0.9
+
+
+def test_without_segments_and_utt2spk_a_recording_is_an_utterance(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    source = kaldi_corpus[0]
+    directory = tmp_path / "recordings"
+    directory.mkdir()
+    shutil.copy(source / "wav.scp", directory / "wav.scp")
+    (directory / "text").write_text("recB ONLY THIS ONE\n")
+    rc, out, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
+    assert rc == 0, err
+    assert "recordings: dropped 1 segment(s): no line in text" in out  # recA
+    [row] = read_manifest(tmp_path / "data" / "recordings.jsonl")
+    assert row["id"] == "recB" and row["speaker"] == "recB" and row["offset"] == 0.0
+    assert row["src"] == "ONLY THIS ONE" and row["src_norm"] == "only this one"
+    assert row["duration"] == sf.info(row["audio"]).frames / 8000
+
+
+def test_relative_audio_paths_are_read_from_the_current_directory(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    source = kaldi_corpus[0]
+    directory = tmp_path / "rel"
+    shutil.copytree(source, directory)
+    (directory / "wav.scp").write_text("recA audio/recA.wav\nrecB audio/recB.wav\n")
+    monkeypatch.chdir(source.parent)
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
+    assert rc == 0, err
+    assert read_manifest(tmp_path / "data" / "rel.jsonl")[0]["audio"] == str(source.parent / "audio" / "recA.wav")
+
+
+def _edit(name: str, old: str, new: str, count: int = 1):  # noqa: ANN202 - an edit of one file
+    def edit(directory: Path) -> None:
+        path = directory / name
+        text = path.read_text()
+        assert old in text, (name, old)
+        path.write_text(text.replace(old, new, count))
+    return edit
+
+
+def _line(name: str, lineno: int, new: str):  # noqa: ANN202
+    def edit(directory: Path) -> None:
+        path = directory / name
+        lines = path.read_text().splitlines()
+        lines[lineno - 1] = new
+        path.write_text("\n".join(lines) + "\n")
+    return edit
+
+
+def _append(name: str, line: str):  # noqa: ANN202
+    def edit(directory: Path) -> None:
+        with open(directory / name, "a") as f:
+            f.write(line + "\n")
+    return edit
+
+
+def _drop(name: str):  # noqa: ANN202
+    def edit(directory: Path) -> None:
+        (directory / name).unlink()
+    return edit
+
+
+@pytest.mark.parametrize(("edit", "pattern"), [
+    (_line("wav.scp", 2, "recB sox in.wav -t wav - |"),
+     r"wav\.scp:2: recB is a command \('sox in.wav -t wav - \|'\); convert the recordings to audio files"),
+    (_line("wav.scp", 1, "recA raw/feats.ark:1234"),
+     r"wav\.scp:1: recA is an offset into an ark \('raw/feats.ark:1234'\); convert the recordings to audio files"),
+    (_line("wav.scp", 1, "recA"), r"wav\.scp:1: expected '<recording> <audio path>', got only 'recA'"),
+    (_append("wav.scp", "recA /elsewhere.wav"), r"wav\.scp:3: recA appears twice \(first at line 1\)"),
+    (_line("wav.scp", 1, "recA /no/such.wav"), r"wav\.scp:1: /no/such\.wav: audio file is missing"),
+    (_line("segments", 2, "spk0-recA-1 recA 1.5"), r"segments:2: expected '<utterance> <recording> <start> <end>'"),
+    (_line("segments", 2, "spk0-recA-1 recA 1.5 one"), r"segments:2: start and end must be numbers of seconds"),
+    (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end \(or end -1"),
+    (_line("segments", 2, "spk0-recA-1 recC 1.0 1.5"), r"segments:2: recording recC is not in wav\.scp"),
+    (_line("segments", 2, "spk0-recA-1 recA 1.0 99"),
+     r"segments:2: segment spk0-recA-1 \(1\.000-99\.000 s\) runs past the end of .*recA\.wav \(\d+\.\d+ s\)"),
+    (_append("text", "spk0-recA-0 AGAIN"), r"text:7: spk0-recA-0 appears twice \(first at line 1\)"),
+    (_append("text", "spk9-recZ-0 NO AUDIO"), r"text:7: utterance spk9-recZ-0 has no line in .*segments"),
+    (_drop("text"), r"kaldi_train/text: file is missing"),
+    (_line("utt2spk", 3, "spk0-recA-2 two speakers"), r"utt2spk:3: expected '<utterance> <speaker>'"),
+    (_edit("utt2spk", "spk1-recB-2 spk1\n", ""), r"text:6: utterance spk1-recB-2 has no speaker in .*utt2spk"),
+])
+def test_errors_name_the_file_and_line(run_sate, kaldi_corpus, tmp_path: Path, edit, pattern: str) -> None:
+    directory = tmp_path / "kaldi_train"
+    shutil.copytree(kaldi_corpus[0], directory)
+    edit(directory)
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
+    assert rc == 2 and re.search(pattern, err), err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "data").exists()
+
+
+def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    directory = tmp_path / "plain"
+    directory.mkdir()
+    shutil.copy(kaldi_corpus[0] / "wav.scp", directory / "wav.scp")
+    (directory / "text").write_text("recA FIRST\nrecC NOWHERE\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
+    assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err

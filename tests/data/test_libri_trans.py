@@ -1,0 +1,145 @@
+"""`sate prep --libri-trans` on a voiced Augmented-LibriSpeech-layout corpus; its doubled rows in `sate features`."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import kaldiio
+import numpy as np
+import pytest
+import soundfile as sf
+
+from sate.data.audio import num_frames, read_segment
+from sate.data.manifest import read_manifest
+from sate.data.text import normalize_source
+
+
+def _lines(root: Path, name: str, file_name: str) -> list[str]:
+    return (root / name / file_name).read_text(encoding="utf-8").splitlines()
+
+
+def test_default_sets_with_the_gtranslate_rows_of_train(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path)
+    assert rc == 0, err
+    assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == ["dev.jsonl", "test.jsonl", "train.jsonl"]
+    assert "train: 6 segments" in out and "dev: 2 segments" in out
+    for name in ("train", "dev", "test"):
+        rows = read_manifest(tmp_path / f"{name}.jsonl")
+        meta = [line.split("\t") for line in _lines(libri_trans_root, name, "alignments.meta")[1:]]
+        en, fr = _lines(libri_trans_root, name, f"{name}.en"), _lines(libri_trans_root, name, f"{name}.fr")
+        gt = _lines(libri_trans_root, name, f"{name}_gtranslate.fr")
+        step = 2 if name == "train" else 1
+        assert len(rows) == step * len(meta)
+        for k, columns in enumerate(meta):
+            file_name = columns[4]
+            own = rows[step * k]  # a segment's rows are adjacent: its own translation, then Google Translate's
+            assert own["id"] == file_name and own["tgt"] == fr[k] and own["src"] == en[k]
+            assert own["src_norm"] == normalize_source(en[k])
+            assert own["speaker"] == "-".join(file_name.split("-")[:2])
+            audio = libri_trans_root / name / "audiofiles" / f"{file_name}.wav"
+            assert own["audio"] == str(audio.resolve()) and own["offset"] == 0.0
+            frames = sf.info(str(audio)).frames
+            assert own["duration"] == frames / 16000 and own["n_frames"] == num_frames(frames)
+            assert float(columns[5]) == pytest.approx(own["duration"], abs=0.01)
+            if step == 2:
+                assert rows[2 * k + 1] == {**own, "id": f"{file_name}.gtranslate", "tgt": gt[k]}
+
+
+def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sate, libri_trans_root: Path,
+                                                                          tmp_path: Path) -> None:
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "other")
+    assert rc == 0, err
+    rows = read_manifest(tmp_path / "train-other.jsonl")
+    flac = libri_trans_root / "other" / "audiofiles" / f"{rows[0]['id']}.wav"
+    assert flac.read_bytes()[:4] == b"fLaC" and sf.info(str(flac)).format == "FLAC"
+    audio, _ = sf.read(str(flac), dtype="float32")
+    assert rows[0]["duration"] == len(audio) / 16000
+    assert read_segment(flac, 0.0, rows[0]["duration"]) == pytest.approx(audio, abs=1e-6)
+    assert [r["id"] for r in rows][1::2] == [f"{r['id']}.gtranslate" for r in rows[::2]]
+    # a training split: filtered like train (both rows of the shorter segment go)
+    shortest = min(r["duration"] for r in rows)
+    rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "other",
+                            "--min-duration", str(shortest + 0.01))
+    assert rc == 0, err
+    assert f"train-other: dropped 2 segment(s): duration outside {shortest + 0.01:g}-30 s" in out
+    assert len(read_manifest(tmp_path / "train-other.jsonl")) == 2
+
+
+def test_no_gtranslate_keeps_one_row_per_segment(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--no-gtranslate",
+                          "--splits", "train")
+    assert rc == 0, err
+    rows = read_manifest(tmp_path / "train.jsonl")
+    assert [r["tgt"] for r in rows] == _lines(libri_trans_root, "train", "train.fr")
+
+
+def test_a_doubled_segment_is_computed_and_stored_once(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    doubled, single = tmp_path / "doubled", tmp_path / "single"
+    for data, extra in ((doubled, []), (single, ["--no-gtranslate"])):
+        assert run_sate("prep", "--libri-trans", libri_trans_root, "--out", data, "--splits", "train", *extra)[0] == 0
+        assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    scp = [line.split() for line in (doubled / "fbank" / "train.scp").read_text().splitlines()]
+    assert [utt for utt, _ in scp] == [r["id"] for r in read_manifest(doubled / "train.jsonl")]
+    assert all(scp[k][1] == scp[k + 1][1] for k in range(0, len(scp), 2))  # both ids: one stored matrix
+    assert len({where for _, where in scp}) == 3
+    feats = kaldiio.load_scp(str(doubled / "fbank" / "train.scp"))
+    plain = kaldiio.load_scp(str(single / "fbank" / "train.scp"))
+    for utt in plain:
+        assert np.array_equal(feats[utt], plain[utt]) and np.array_equal(feats[f"{utt}.gtranslate"], plain[utt])
+    ark = [sum(p.stat().st_size for p in (d / "fbank" / "train").glob("*.ark")) for d in (doubled, single)]
+    assert ark[0] == ark[1]  # no second copy on disk
+    cmvn = [json.loads((d / "cmvn.json").read_text()) for d in (doubled, single)]
+    assert cmvn[0] == cmvn[1]  # every frame counted once
+
+
+def _edit(path: str, change):  # noqa: ANN001, ANN202 - change(list of lines) -> list of lines
+    def edit(root: Path) -> None:
+        target = root / path
+        target.write_text("\n".join(change(target.read_text().splitlines())) + "\n")
+    return edit
+
+
+def _empty_meta(root: Path) -> None:
+    (root / "dev" / "alignments.meta").write_text("")
+
+
+def _missing_audio(root: Path) -> None:
+    next((root / "dev" / "audiofiles").iterdir()).unlink()
+
+
+@pytest.mark.parametrize(("edit", "pattern"), [
+    (_edit("train/train.fr", lambda lines: lines[:-1]),
+     r"train: line counts differ: alignments\.meta has 3 segment lines after its header, train\.en 3 lines, "
+     r"train\.fr 2 lines, train_gtranslate\.fr 3 lines"),
+    (_edit("train/train_gtranslate.fr", lambda lines: lines + ["extra"]), r"train_gtranslate\.fr 4 lines"),
+    (_edit("dev/alignments.meta", lambda lines: lines[:2] + ["100\t2000\t1\t0.9"] + lines[3:]),
+     r"dev/alignments\.meta:3: expected at least 5 whitespace-separated columns .* got 4"),
+    (_edit("dev/alignments.meta", lambda lines: lines[:2] + [lines[1]]),
+     r"dev/alignments\.meta:3: segment \S+ appears twice \(first at line 2\)"),
+    (_empty_meta, r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
+    (_missing_audio, r"dev/alignments\.meta:\d: .*dev/audiofiles/\S+\.wav: audio file is missing"),
+])
+def test_errors_name_the_file_and_line(run_sate, libri_trans_root: Path, tmp_path: Path, edit,
+                                       pattern: str) -> None:
+    root = tmp_path / "libri_trans"
+    shutil.copytree(libri_trans_root, root)
+    edit(root)
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path / "data")
+    assert rc == 2 and re.search(pattern, err), err
+    assert len(err.strip().splitlines()) == 1 and not (tmp_path / "data").exists()
+
+
+def test_bad_options(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "valid")
+    assert rc == 2 and "--splits valid: Augmented LibriSpeech has the sets train, other, dev, test" in err
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--tgt-lang", "fr")
+    assert rc == 2 and "--tgt-lang is for --mustc-root only" in err
+    rc, _, err = run_sate("prep", "--libri-trans", tmp_path / "none", "--out", tmp_path)
+    assert rc == 2 and "none: not a directory" in err
+    root = tmp_path / "partial"
+    shutil.copytree(libri_trans_root / "train", root / "train")
+    rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path)
+    assert rc == 2 and re.search(r"partial/dev: split directory is missing", err), err
