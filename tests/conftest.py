@@ -1,5 +1,6 @@
-"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`, an Augmented LibriSpeech corpus
-voiced the same way (`libri_trans_root`), and tiny hub model directories.
+"""Fixtures shared by the whole suite: a small real corpus made by `sate synth`, an Augmented LibriSpeech corpus,
+a LibriSpeech subset and a Kaldi data directory voiced the same way (`libri_trans_root`, `librispeech_subset`,
+`kaldi_corpus`), and tiny hub model directories.
 
 The hub fixtures build tiny random models from transformers' config classes and ``save_pretrained`` them, as
 a user's download would look (no hub is reachable here); each skips its tests where transformers is absent.
@@ -11,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -18,6 +20,7 @@ import pytest
 import soundfile as sf
 
 from sate.data import synth
+from sate.data.text import normalize_source
 from sate.data.voices import Voice, speak, training_pool
 
 # Per split, how many Ding sentence pairs the shared corpus voices (about 20 in all).
@@ -311,3 +314,104 @@ def speech_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str, s
         return made[(kind, norm)]
 
     return make
+
+
+@dataclass(frozen=True)
+class Voiced:
+    """What a fixture voiced for one utterance: prep's rows are checked against it."""
+
+    id: str
+    speaker: str
+    text: str  # the transcript as the corpus writes it
+    offset: float
+    samples: int  # at 16 kHz
+
+
+LIBRISPEECH_READERS = (("19", ("198", "227")), ("250", ("142276", "142286")))  # reader -> two chapters
+
+
+def write_librispeech(subset: Path, pairs: list[tuple[str, str]], voice) -> list[Voiced]:  # noqa: ANN001
+    """A LibriSpeech subset in small: 2 readers x 2 chapters x 2 utterances, ``<reader>/<chapter>/`` holding
+    ``<reader>-<chapter>-<n>.flac`` and ``<reader>-<chapter>.trans.txt`` with LibriSpeech's uppercase transcripts
+    (no punctuation but apostrophes). Each reader has one voice. Returns the utterances in file order."""
+    voiced = []
+    k = 0
+    for r, (reader, chapters) in enumerate(LIBRISPEECH_READERS):
+        for chapter in chapters:
+            directory = subset / reader / chapter
+            directory.mkdir(parents=True)
+            lines = []
+            for n in range(2):
+                utt = f"{reader}-{chapter}-{n:04d}"
+                text = normalize_source(pairs[k][0]).upper()
+                audio = voice(pairs[k][0], r)
+                sf.write(directory / f"{utt}.flac", audio, 16000, subtype="PCM_16")
+                lines.append(f"{utt} {text}")
+                voiced.append(Voiced(utt, reader, text, 0.0, len(audio)))
+                k += 1
+            (directory / f"{reader}-{chapter}.trans.txt").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return voiced
+
+
+def _padded(audio: np.ndarray, seconds: float) -> np.ndarray:
+    """`audio` followed by silence up to a whole number of 10 ms, then `seconds` more."""
+    n = -(-len(audio) // 160) * 160 + round(seconds * 16000)
+    return np.concatenate([audio, np.zeros(n - len(audio), dtype=np.float32)])
+
+
+def write_kaldi_dir(directory: Path, audio_dir: Path, pairs: list[tuple[str, str]], voice) -> list[Voiced]:  # noqa: ANN001
+    """A Kaldi data directory over two recordings of three sentences each: ``wav.scp`` (absolute paths),
+    ``segments`` (seconds; the last segment of recB ends at -1), ``text`` (the English as written), ``utt2spk``.
+    recA is 16 kHz mono and ends with 0.5 s of noise that ``segments`` lists without a line in ``text``; recB is
+    8 kHz stereo (right = half the left). Returns the transcribed utterances in text order."""
+    from scipy.signal import resample_poly
+
+    directory.mkdir(parents=True)
+    audio_dir.mkdir(parents=True)
+    voiced, scp, segments, text, utt2spk = [], [], [], [], []
+    for r, rec in enumerate(("recA", "recB")):
+        speaker = f"spk{r}"
+        pieces, pos = [np.zeros(3200, dtype=np.float32)], 0.2
+        for n in range(3):
+            en = pairs[3 * r + n][0]
+            audio = _padded(voice(en, 2 + r), 0.3)
+            utt = f"{speaker}-{rec}-{n}"
+            length = len(audio) / 16000 - 0.3
+            end = "-1" if (r, n) == (1, 2) else f"{pos + length:.2f}"
+            segments.append(f"{utt} {rec} {pos:.2f} {end}")
+            text.append(f"{utt} {en}")
+            utt2spk.append(f"{utt} {speaker}")
+            voiced.append(Voiced(utt, speaker, en, round(pos, 2), round(length * 16000) if end != "-1" else -1))
+            pieces.append(audio)
+            pos += len(audio) / 16000
+        if r == 0:
+            pieces.append((0.1 * np.random.default_rng(0).standard_normal(8000)).astype(np.float32))
+            segments.append(f"{speaker}-{rec}-noise {rec} {pos:.2f} {pos + 0.5:.2f}")
+        wave = np.concatenate(pieces)
+        path = audio_dir / f"{rec}.wav"
+        if r == 0:
+            sf.write(path, wave, 16000, subtype="PCM_16")
+        else:
+            wave = resample_poly(wave, 1, 2).astype(np.float32)
+            sf.write(path, np.stack([wave, 0.5 * wave], axis=1), 8000, subtype="PCM_16")
+            last = voiced[-1]  # to the end of the file: what remains of it at 16 kHz
+            samples = round((len(wave) / 8000 - last.offset) * 16000)
+            voiced[-1] = Voiced(last.id, last.speaker, last.text, last.offset, samples)
+        scp.append(f"{rec} {path}")
+    for name, lines in (("wav.scp", scp), ("segments", segments), ("text", text), ("utt2spk", utt2spk)):
+        (directory / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return voiced
+
+
+@pytest.fixture(scope="session")
+def librispeech_subset(tmp_path_factory, extra_pairs, voice) -> tuple[Path, list[Voiced]]:
+    """(a LibriSpeech subset named train-clean-5, its utterances): extra pairs 0-7, read-only."""
+    subset = tmp_path_factory.mktemp("LibriSpeech") / "train-clean-5"
+    return subset, write_librispeech(subset, extra_pairs, voice)
+
+
+@pytest.fixture(scope="session")
+def kaldi_corpus(tmp_path_factory, extra_pairs, voice) -> tuple[Path, list[Voiced]]:
+    """(a Kaldi data directory named kaldi_train, its transcribed utterances): extra pairs 8-13, read-only."""
+    root = tmp_path_factory.mktemp("kaldi")
+    return root / "kaldi_train", write_kaldi_dir(root / "kaldi_train", root / "audio", extra_pairs[8:14], voice)

@@ -5,11 +5,12 @@ plain text: words of a made-up lexicon drawn with Zipf weights, 3-40 words a sen
 second side as long as the first give or take a quarter. On it this part measures, each in a process of
 its own whose peak resident memory (``VmHWM``) is read at its end:
 
-- `sate vocab --mt-text` (8,000-piece source and target SentencePiece models on a bounded sample):
-  seconds and peak RSS;
+- `sate vocab --mt-text` (source and target SentencePiece models of the demo's target size, 1,000 pieces, on
+  its bounded sample): seconds and peak RSS;
 - `sate train` of the demo's MT model (conf/synth/mt.yaml, 3,000-token batches) on ``data.mt_text``:
   seconds to stream the text into shards (DATA/mt_bin, the cleaning counts), then `--text-steps` updates,
-  and the process's peak RSS over both, against the goal of 2 GiB;
+  and the process's peak RSS over both, against the goal of 2 GiB; and the same training on the first
+  SMALL_LINES pairs only, with the same vocabularies, so that the difference is what the corpus size adds;
 - the training loader alone (the shards through `BucketBatchSampler`, `collate`, no workers): pairs and
   tokens per second, against the target tokens per second the training consumed.
 """
@@ -32,8 +33,9 @@ from sate.data.text import normalize_source
 from sate.errors import SateError
 
 LINES = 5_000_000
-STEPS = 200
-VOCAB_SIZE = 8000
+SMALL_LINES = 20_000
+STEPS = 100
+VOCAB_SIZE = 1000
 GOAL_MIB = 2048.0
 CONF = Path(__file__).resolve().parents[2] / "conf" / "synth" / "mt.yaml"
 
@@ -104,6 +106,8 @@ def _sate(work: Path, *argv: str) -> dict[str, Any]:
 
 
 def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict[str, Any]:
+    """`steps` updates of the demo MT on `files` in a process of its own (in `work`), with its peak RSS."""
+    work.mkdir()
     config = yaml.safe_load(CONF.read_text())
     config["data"].update(dir=str(data), mt_text=[[str(files[0]), str(files[1])]])
     config["trainer"].update(max_steps=steps + 1, max_minutes=None)
@@ -115,7 +119,7 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict
     if not out.is_file():
         raise SateError(f"the MT training failed: {done.stderr.strip().splitlines()[-1:]}")
     figures = json.loads(out.read_text())
-    store = next((data / "mt_bin").iterdir())
+    store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
     index = json.loads((store / "index.json").read_text())
     return {"prepare_seconds": round(figures["prepare_s"], 1), "train_seconds": round(figures["train_s"], 1),
             "steps": figures["steps"], "target_tokens_per_s": round(figures["target_tokens"] / figures["train_s"]),
@@ -125,7 +129,7 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict
             "shards": len(index["shards"]), "store_mib": round(sum(p.stat().st_size for p in store.iterdir()) / MiB)}
 
 
-def loader_throughput(data: Path, max_tokens: int, batches: int) -> dict[str, Any]:
+def loader_throughput(store_dir: Path, max_tokens: int, batches: int) -> dict[str, Any]:
     """Pairs and tokens per second of the MT training loader over the store, and the RSS it adds."""
     from torch.utils.data import DataLoader
 
@@ -134,7 +138,7 @@ def loader_throughput(data: Path, max_tokens: int, batches: int) -> dict[str, An
     from sate.data.text_shards import ShardedText
 
     before = _rss()
-    store = ShardedText(next((data / "mt_bin").iterdir()))
+    store = ShardedText(store_dir)
     sampler = BucketBatchSampler(store, max_tokens=max_tokens, seed=0)
     loader = iter(DataLoader(store, batch_sampler=sampler, collate_fn=collate))
     pairs = tokens = 0
@@ -165,16 +169,30 @@ def run(lines: int, steps: int) -> dict[str, Any]:
         write_manifest(data / "dev.jsonl", rows)
         vocab = _sate(work, "vocab", "--data", str(data), "--src-size", str(VOCAB_SIZE), "--tgt-size",
                       str(VOCAB_SIZE), "--mt-text", str(files[0]), str(files[1]))
-        training = _train(data, work, files, steps)
-        loader = loader_throughput(data, int(yaml.safe_load(CONF.read_text())["batch"]["per_device"]), 2000)
+        small_files = _head(files, work / "small", min(SMALL_LINES, lines))
+        small = _train(data, work / "train_small", small_files, steps)
+        training = _train(data, work / "train", files, steps)
+        store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
+        loader = loader_throughput(store, int(yaml.safe_load(CONF.read_text())["batch"]["per_device"]), 2000)
     peak = max(vocab["peak_rss_mib"], training["peak_rss_mib"])
-    return {"text": written, "vocab": vocab, "train": training, "loader": loader,
+    return {"text": written, "vocab": vocab, "train": training, "train_small": small, "loader": loader,
+            "corpus_adds_mib": training["peak_rss_mib"] - small["peak_rss_mib"],
             "loader_over_training": round(loader["target_tokens_per_s"] / training["target_tokens_per_s"], 1),
             "goal": {"peak_rss_mib_at_most": GOAL_MIB, "peak_rss_mib": peak, "met": peak <= GOAL_MIB}}
 
 
+def _head(files: tuple[Path, Path], directory: Path, lines: int) -> tuple[Path, Path]:
+    """The first `lines` pairs of `files`, as files of their own in `directory`."""
+    directory.mkdir()
+    out = (directory / files[0].name, directory / files[1].name)
+    for source, target in zip(files, out, strict=True):
+        with open(source, encoding="utf-8") as f, open(target, "w", encoding="utf-8") as g:
+            g.writelines(line for _, line in zip(range(lines), f, strict=False))
+    return out
+
+
 def table(result: dict[str, Any]) -> str:
-    t, v, tr, ld, g = (result[k] for k in ("text", "vocab", "train", "loader", "goal"))
+    t, v, tr, sm, ld, g = (result[k] for k in ("text", "vocab", "train", "train_small", "loader", "goal"))
     s = tr["store"]
     return "\n".join([
         f"generated text: {t['lines']:,} pairs, {t['mib']:,} MiB (written in {t['seconds']} s)",
@@ -185,6 +203,8 @@ def table(result: dict[str, Any]) -> str:
         f"{tr['peak_rss_mib_before_training']:,} MiB before training",
         f"                {tr['steps']} updates in {tr['train_seconds']} s ({tr['target_tokens_per_s']:,} target "
         f"tokens/s consumed); peak RSS {tr['peak_rss_mib']:,} MiB",
+        f"                the same on the first {sm['store']['pairs']:,} pairs: peak RSS {sm['peak_rss_mib']:,} MiB; "
+        f"the corpus size adds {result['corpus_adds_mib']:,} MiB",
         f"loader alone:   {ld['pairs_per_s']:,} pairs/s, {ld['target_tokens_per_s']:,} target tokens/s "
         f"({ld['batches']} batches; RSS +{ld['rss_added_mib']} MiB) = {result['loader_over_training']}x what "
         "training consumes",

@@ -76,3 +76,5 @@ def test_the_text_part_writes_every_figure(tmp_path: Path, capsys: pytest.Captur
         "peak_rss_mib"]
     assert r["loader"]["pairs_per_s"] > 0 and r["loader_over_training"] > 0
     assert r["goal"]["peak_rss_mib"] == max(r["vocab"]["peak_rss_mib"], r["train"]["peak_rss_mib"])
+    assert r["train_small"]["store"]["pairs"] == 20000  # SMALL_LINES is more than the whole corpus here
+    assert r["corpus_adds_mib"] == r["train"]["peak_rss_mib"] - r["train_small"]["peak_rss_mib"]

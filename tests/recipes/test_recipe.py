@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 import csv
-import os
 import re
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,36 +13,26 @@ import yaml
 
 from sate.models.tiny import tiny_config
 
+MicroRun = tuple[Path, subprocess.CompletedProcess]
 pytestmark = pytest.mark.slow  # builds and trains models, or runs whole recipes
 
-ROOT = Path(__file__).resolve().parents[2]
 
 
-def tiny_configs(conf_dir: Path) -> None:
-    conf_dir.mkdir()
-    for task in ("asr", "mt", "st"):
-        model = tiny_config(task, adaptor=None)
-        if task == "st":
-            model["loss"] = {"kd": {"asr_weight": 0.3, "mt_weight": 0.3}}
-        config = {"task": task, "data": {"num_workers": 0}, "batch": {"per_device": 100000, "global": 100000},
-                  "model": model, "optim": {"lr": 3e-3, "warmup_steps": 2},
-                  "trainer": {"max_epochs": 2, "keep_last": 1, "keep_best": 1, "valid_bleu_utts": 5}}
-        (conf_dir / f"{task}.yaml").write_text(yaml.safe_dump(config))
-    e2e = yaml.safe_load((conf_dir / "st.yaml").read_text())
-    e2e["model"] = tiny_config("st", baseline=True)
-    (conf_dir / "st_e2e.yaml").write_text(yaml.safe_dump(e2e))
+@pytest.fixture(scope="session")
+def recipe(run_recipe):  # noqa: ANN001, ANN201
+    """recipe(tmp, *args): the synth recipe on the corpus, data, exp and configs under `tmp`."""
 
+    def run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
+        return run_recipe("synth", "--corpus", tmp / "corpus", "--data", tmp / "data", "--exp", tmp / "exp",
+                          "--conf-dir", tmp / "conf", "--src-vocab-size", "48", "--tgt-vocab-size", "60",
+                          "--average-n", "1", "--nj", "1", *args)
 
-def recipe(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    argv = ["bash", str(ROOT / "recipes/synth/run.sh"), "--corpus", str(tmp / "corpus"), "--data", str(tmp / "data"),
-            "--exp", str(tmp / "exp"), "--conf-dir", str(tmp / "conf"), "--src-vocab-size", "48",
-            "--tgt-vocab-size", "60", "--average-n", "1", "--nj", "1", *args]
-    return subprocess.run(argv, capture_output=True, text=True, timeout=600, env=env)
+    return run
 
 
 @pytest.fixture(scope="module")
-def micro_run(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> tuple[Path, subprocess.CompletedProcess]:
+def micro_run(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path, recipe, tiny_configs  # noqa: ANN001
+              ) -> tuple[Path, subprocess.CompletedProcess]:
     """Stages 0-9 on the ~20-sentence fixture corpus (stage -1, the corpus build, has its own tests).
 
     Every path has a space in it: a recipe quotes each one."""
@@ -57,7 +45,7 @@ def micro_run(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> t
     return tmp, done
 
 
-def test_micro_run_goes_through_every_stage(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_micro_run_goes_through_every_stage(micro_run: MicroRun) -> None:
     tmp, done = micro_run
     for n in range(10):
         assert f"stage {n}:" in done.stderr, f"stage {n} did not run"
@@ -75,7 +63,7 @@ def test_micro_run_goes_through_every_stage(micro_run: tuple[Path, subprocess.Co
 
 
 def test_training_and_decoding_stages_keep_time_stamped_logs(
-        micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+        micro_run: MicroRun) -> None:
     tmp, _ = micro_run
     exp = tmp / "exp"
     for log in (exp / "asr" / "train.log", exp / "st" / "train.log", exp / "st" / "decode_tst-COMMON" / "decode.log",
@@ -89,7 +77,7 @@ def test_training_and_decoding_stages_keep_time_stamped_logs(
     assert "BLEU" in (exp / "st" / "decode_tst-COMMON" / "decode.log").read_text()
 
 
-def test_rerun_skips_finished_stages(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_rerun_skips_finished_stages(micro_run: MicroRun, recipe) -> None:
     tmp, _ = micro_run
     before = (tmp / "exp" / "st" / "model.pt").stat().st_mtime_ns
     again = recipe(tmp, "--stage", "0", "--stop-stage", "5")
@@ -99,7 +87,7 @@ def test_rerun_skips_finished_stages(micro_run: tuple[Path, subprocess.Completed
     assert (tmp / "exp" / "st" / "model.pt").stat().st_mtime_ns == before
 
 
-def test_stage_options_run_exactly_the_named_stages(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_stage_options_run_exactly_the_named_stages(micro_run: MicroRun, recipe) -> None:
     tmp, _ = micro_run
     (tmp / "exp" / "results.md").unlink()
     done = recipe(tmp, "--stage", "8", "--stop-stage", "8")
@@ -109,14 +97,14 @@ def test_stage_options_run_exactly_the_named_stages(micro_run: tuple[Path, subpr
     assert (tmp / "exp" / "results.md").is_file()
 
 
-def test_a_missing_earlier_output_is_named(tmp_path: Path) -> None:
+def test_a_missing_earlier_output_is_named(tmp_path: Path, recipe) -> None:
     done = recipe(tmp_path, "--stage", "5", "--stop-stage", "5")
     assert done.returncode != 0
     assert f"missing {tmp_path / 'exp' / 'asr' / 'model.pt'} (the ASR model of stage 3)" in done.stderr
 
 
 def test_compare_trains_every_row_for_as_many_updates_as_sate(
-        micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+        micro_run: MicroRun, recipe) -> None:
     import torch
 
     tmp, _ = micro_run
@@ -135,7 +123,7 @@ def test_compare_trains_every_row_for_as_many_updates_as_sate(
 
 
 def test_ctc_layer_stage_trains_both_depths_for_as_many_updates_as_sate(
-        micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+        micro_run: MicroRun, recipe) -> None:
     """Stage 11 (--ctc-layer 1) on a 2-layer E2E config, in its own exp dir holding a copy of the SATE run."""
     import torch
 
@@ -159,7 +147,7 @@ def test_ctc_layer_stage_trains_both_depths_for_as_many_updates_as_sate(
     assert (exp / "locality_ctc1" / "locality.png").is_file()
 
 
-def test_a_remade_corpus_makes_the_data_stages_run_again(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_a_remade_corpus_makes_the_data_stages_run_again(micro_run: MicroRun, recipe) -> None:
     tmp, _ = micro_run
     again = recipe(tmp, "--stage", "0", "--stop-stage", "2")
     assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr[-3000:]
@@ -171,7 +159,7 @@ def test_a_remade_corpus_makes_the_data_stages_run_again(micro_run: tuple[Path, 
     assert "done already" not in remade.stderr  # prep, and the features and vocabularies made from it, run again
 
 
-def test_joint_vocab_size_writes_one_model_for_both_sides(micro_run: tuple[Path, subprocess.CompletedProcess]) -> None:
+def test_joint_vocab_size_writes_one_model_for_both_sides(micro_run: MicroRun, recipe) -> None:
     """--joint-vocab-size (the reference configs' one dictionary) in a data dir of its own, next to the micro run."""
     tmp, _ = micro_run
     data = tmp / "data_joint"
