@@ -16,12 +16,20 @@
 #   mt_pairs    array of text files EN TGT [EN TGT ...] (plain or gzip, any size) that MT pre-training reads
 #               instead of the train manifest (empty: the manifest)
 #   vocab_pairs array likewise: text the vocabularies see beyond the train manifest
+#   mt_extra    more parallel text, "EN TGT [EN TGT ...]" (the --mt-extra option): MT then reads the corpus's own
+#               train text (corpus_text, an array EN TGT) and these pairs, and the vocabularies a sample of them
 #   mt_hub      a downloaded Marian model directory (empty: train MT ourselves); ssl_hub a downloaded wav2vec2,
 #               HuBERT or WavLM directory (empty: a Conformer on fbank). Both are read by sate, not by the shell,
 #               except two values of their config.json (hub_value).
 mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-}
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
+read -r -a extra_text <<< "${mt_extra:-}"
+[ $((${#extra_text[@]} % 2)) -eq 0 ] || die "--mt-extra takes file pairs: EN TGT [EN TGT ...], got ${#extra_text[@]} files"
+if [ ${#extra_text[@]} -gt 0 ]; then
+  mt_pairs=("${corpus_text[@]}" "${extra_text[@]}")
+  vocab_pairs+=("${extra_text[@]}")
+fi
 
 # hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type).
 hub_value() {

@@ -63,15 +63,9 @@ exp=${exp:-exp/libri_trans/$exp_tag}
 corpus=$root
 prep_args=(--libri-trans "$root" "${gt[@]}")
 demo_dir=$root/test/audiofiles
-# MT pre-training reads the train manifest (both references with --gtranslate true); with extra MT text, the
-# train text files and the extra pairs.
-read -r -a extra_text <<< "$mt_extra"
-[ $((${#extra_text[@]} % 2)) -eq 0 ] || die "--mt-extra takes file pairs: EN FR [EN FR ...], got ${#extra_text[@]} files"
-vocab_pairs=("${extra_text[@]}") mt_pairs=()
-if [ ${#extra_text[@]} -gt 0 ]; then
-  mt_pairs=("$root/train/train.en" "$root/train/train.fr")
-  [ "$gtranslate" = true ] && mt_pairs+=("$root/train/train.en" "$root/train/train_gtranslate.fr")
-  mt_pairs+=("${extra_text[@]}")
-fi
+# MT pre-training reads the train manifest (both references with --gtranslate true); with --mt-extra, the train
+# text files and the extra pairs.
+corpus_text=("$root/train/train.en" "$root/train/train.fr")
+[ "$gtranslate" = true ] && corpus_text+=("$root/train/train.en" "$root/train/train_gtranslate.fr")
 
 . recipes/lib/pipeline.sh

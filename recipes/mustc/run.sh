@@ -74,13 +74,8 @@ exp=${exp:-exp/mustc/en-$tgt_lang/$exp_tag}
 corpus=$mustc_root
 prep_args=(--mustc-root "$mustc_root" --tgt-lang "$tgt_lang")
 demo_dir=$mustc_root/en-$tgt_lang/data/tst-COMMON/wav
-# With extra MT text, MT pre-training reads MuST-C's train text and the extra pairs; without, the train manifest.
-read -r -a extra_text <<< "$mt_extra"
-[ $((${#extra_text[@]} % 2)) -eq 0 ] || die "--mt-extra takes file pairs: EN TGT [EN TGT ...], got ${#extra_text[@]} files"
-vocab_pairs=("${extra_text[@]}") mt_pairs=()
-if [ ${#extra_text[@]} -gt 0 ]; then
-  txt=$mustc_root/en-$tgt_lang/data/train/txt
-  mt_pairs=("$txt/train.en" "$txt/train.$tgt_lang" "${extra_text[@]}")
-fi
+# MT pre-training reads the train manifest; with --mt-extra, MuST-C's train text and the extra pairs.
+train_txt=$mustc_root/en-$tgt_lang/data/train/txt
+corpus_text=("$train_txt/train.en" "$train_txt/train.$tgt_lang")
 
 . recipes/lib/pipeline.sh
