@@ -77,6 +77,8 @@ def test_one_shard_equals_the_in_memory_dataset_batch_for_batch(tmp_path: Path, 
     files = [write_pairs(tmp_path, "a", pairs[:40]), write_pairs(tmp_path, "b", pairs[40:], gz=True)]
     store = build(tmp_path, files, vocabs)
     assert store.sizes == [60]
+    with np.load(store.store / "shard-00000.npz") as shard:
+        assert shard["src"].dtype == shard["tgt"].dtype == np.uint16  # two bytes an id: the vocabularies fit
     names = ["a"] * 40 + ["b.en"] * 20  # ids are the English file's stem and the line
     expected = TextDataset([(f"{name}_{k if name == 'a' else k - 40}", src_vocab.prepare(en), de)
                             for k, (name, (en, de)) in enumerate(zip(names, pairs, strict=True))], src_vocab, tgt_vocab)
