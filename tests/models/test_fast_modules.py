@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 from torch import nn
 
 from sate.models import build_model
-from sate.models import fast_modules as fm
+from sate.models import fast_attention as fa
+from sate.models import fast_dropout as fd
+from sate.models import fast_layers as fl
 from sate.models.build import MODEL_CLASSES
 from sate.models.config import resolve_config
 from sate.models.tiny import tiny_config
@@ -16,15 +20,15 @@ from sate.models.tiny import tiny_config
 def test_dropout_keeps_one_minus_p_of_the_entries_and_rescales_them() -> None:
     torch.manual_seed(0)
     x = torch.rand(400, 500) + 0.5
-    out = fm.FastDropout(0.1).train()(x)
+    out = fd.FastDropout(0.1).train()(x)
     kept = out != 0
     assert abs(kept.float().mean().item() - 0.9) < 0.003  # 200k draws: the standard error is 0.0007
     assert torch.allclose(out[kept], x[kept] / 0.9)
-    assert fm.FastDropout(0.1).eval()(x) is x
+    assert fd.FastDropout(0.1).eval()(x) is x
 
 
 def test_dropout_masks_are_reproducible_under_a_seed_and_differ_between_calls() -> None:
-    drop = fm.FastDropout(0.3).train()
+    drop = fd.FastDropout(0.3).train()
     x = torch.ones(64, 64)
     torch.manual_seed(3)
     first, second = drop(x), drop(x)
@@ -35,7 +39,7 @@ def test_dropout_masks_are_reproducible_under_a_seed_and_differ_between_calls() 
 def test_dropout_gradient_is_the_same_mask_and_scale() -> None:
     torch.manual_seed(1)
     x = torch.randn(32, 48, requires_grad=True)
-    out = fm.FastDropout(0.25).train()(x)
+    out = fd.FastDropout(0.25).train()(x)
     grad = torch.randn_like(out)
     out.backward(grad)
     expected = torch.where(out != 0, grad / 0.75, torch.zeros_like(grad))
@@ -43,7 +47,7 @@ def test_dropout_gradient_is_the_same_mask_and_scale() -> None:
 
 
 def test_keep_mask_of_an_odd_size_has_the_exact_shape() -> None:
-    assert fm.keep_mask(torch.Size([3, 5, 7]), 0.5, torch.device("cpu")).shape == (3, 5, 7)
+    assert fd.keep_mask(torch.Size([3, 5, 7]), 0.5).shape == (3, 5, 7)
 
 
 def plain_and_fast(task: str, **kwargs: object) -> tuple[nn.Module, nn.Module]:
@@ -75,12 +79,25 @@ def test_swapped_modules_keep_the_state_dict_and_every_eval_result() -> None:
     assert torch.allclose(a["loss"], b["loss"], atol=1e-5), (a["loss"], b["loss"])
 
 
+@pytest.mark.parametrize("path", ["fused", "lean"])
 @pytest.mark.parametrize("acoustic_type", ["conformer", "transformer"])
-def test_the_fused_attention_path_equals_espnets(monkeypatch: pytest.MonkeyPatch, acoustic_type: str) -> None:
-    """The GPU path (PyTorch's fused kernel), forced on the CPU: without dropout, training-mode loss and
-    gradients equal ESPnet's attention to float rounding, relative positions and padding included."""
+def test_the_training_paths_equal_espnets(monkeypatch: pytest.MonkeyPatch, acoustic_type: str, path: str) -> None:
+    """Without dropout, training-mode loss and gradients equal ESPnet's modules to float rounding, relative
+    positions and padding included: the GPU path (PyTorch's fused kernel, forced on the CPU) and the CPU's
+    lean attention, layers and feed-forward modules."""
     plain, fast = plain_and_fast("st", layers=2, dropout=0.0, acoustic_type=acoustic_type)
-    monkeypatch.setattr(fm, "fused_in", lambda module, query: module.training)
+    if path == "fused":
+        monkeypatch.setattr(fa, "fused_in", lambda module, query: module.training)
+    calls = {"attention": 0, "layers": 0}
+
+    def counted(name: str, function: Callable[..., torch.Tensor]) -> Callable[..., torch.Tensor]:
+        def call(*args: object, **kwargs: object) -> torch.Tensor:
+            calls[name] += 1
+            return function(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(fa, "_attend", counted("attention", fa._attend))
+    monkeypatch.setattr(fl, "dropout_add", counted("layers", fl.dropout_add))
     batch = st_batch()
     losses = []
     for model in (plain, fast):
@@ -89,5 +106,8 @@ def test_the_fused_attention_path_equals_espnets(monkeypatch: pytest.MonkeyPatch
         loss.backward()
         losses.append(loss)
     assert torch.allclose(losses[0], losses[1], atol=1e-5), losses
+    # acoustic, textual and decoder layers took the lean forward; attention the lean path on the CPU only
+    assert calls["layers"] == 2 * (4 if acoustic_type == "conformer" else 2) + 2 * 2 + 2 * 3
+    assert calls["attention"] == (0 if path == "fused" else 2 + 2 + 2 * 2)
     for (name, p), q in zip(plain.named_parameters(), fast.parameters(), strict=True):
         assert torch.allclose(p.grad, q.grad, atol=1e-5, rtol=1e-4), name
