@@ -21,7 +21,7 @@ from torch import nn
 
 from sate.models.fast_attention import ATTENTION_CLASSES
 from sate.models.fast_dropout import FastDropout
-from sate.models.fast_layers import LAYER_CLASSES
+from sate.models.fast_layers import LAYER_CLASSES, FastDepthwiseConv1d, is_depthwise
 
 _SUBCLASSES = {**ATTENTION_CLASSES, **LAYER_CLASSES}
 
@@ -37,4 +37,6 @@ def use_fast_modules(model: nn.Module) -> nn.Module:
                 setattr(parent, name, nn.SiLU())
             elif type(child) in _SUBCLASSES:
                 child.__class__ = _SUBCLASSES[type(child)]  # same state, a faster forward
+            elif is_depthwise(child):
+                child.__class__ = FastDepthwiseConv1d
     return model
