@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 import torch
@@ -71,8 +71,11 @@ def test_swapped_modules_keep_the_state_dict_and_every_eval_result() -> None:
     plain, fast = plain_and_fast("st", layers=2)
     assert plain.state_dict().keys() == fast.state_dict().keys()
     kinds = {type(m).__name__ for m in fast.modules()}
-    assert {"FastDropout", "SiLU", "FusedAttention", "FusedRelPositionAttention"} <= kinds
-    assert not kinds & {"Dropout", "Swish", "MultiHeadedAttention", "RelPositionMultiHeadedAttention"}
+    assert {"FastDropout", "SiLU", "FusedAttention", "FusedRelPositionAttention", "FastConformerLayer",
+            "FastEncoderLayer", "FastDecoderLayer", "FastFeedForward", "FastConvolutionModule",
+            "FastDepthwiseConv1d", "FastConv2dSubsampling"} <= kinds
+    assert not kinds & {"Dropout", "Swish", "MultiHeadedAttention", "RelPositionMultiHeadedAttention", "EncoderLayer",
+                        "DecoderLayer", "PositionwiseFeedForward", "ConvolutionModule", "Conv2dSubsampling"}
     batch = st_batch()
     with torch.no_grad():
         a, b = plain.eval()(batch), fast.eval()(batch)
@@ -111,3 +114,58 @@ def test_the_training_paths_equal_espnets(monkeypatch: pytest.MonkeyPatch, acous
     assert calls["attention"] == (0 if path == "fused" else 2 + 2 + 2 * 2)
     for (name, p), q in zip(plain.named_parameters(), fast.parameters(), strict=True):
         assert torch.allclose(p.grad, q.grad, atol=1e-5, rtol=1e-4), name
+
+
+class Replay(nn.Module):
+    """ESPnet's dropout with the masks another model drew, in the order it drew them."""
+
+    def __init__(self, p: float, masks: Iterator[torch.Tensor]) -> None:
+        super().__init__()
+        self.p, self.masks = p, masks
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        keep = next(self.masks)
+        if keep.shape != x.shape:  # attention weights: the lean path's are heads first, (H·B, T1, T2)
+            keep = keep.view(x.size(1), x.size(0), *x.shape[2:]).transpose(0, 1)
+        return x * keep / (1 - self.p)
+
+
+@pytest.mark.parametrize("acoustic_type", ["conformer", "transformer"])
+def test_training_with_dropout_is_espnets_with_the_same_masks(monkeypatch: pytest.MonkeyPatch,
+                                                              acoustic_type: str) -> None:
+    """With dropout, our training step (every lean path, masks folded into residual adds and products) equals
+    ESPnet's modules given the masks ours drew: loss and every gradient, to float rounding."""
+    plain, fast = plain_and_fast("st", layers=2, dropout=0.1, acoustic_type=acoustic_type)
+    masks: list[torch.Tensor] = []
+    draw = fd.keep_mask
+    monkeypatch.setattr(fd, "keep_mask", lambda shape, p: masks.append(draw(shape, p)) or masks[-1])
+    batch = st_batch()
+    torch.manual_seed(5)
+    fast_loss = fast.train()(batch)["loss"]
+    fast_loss.backward()
+    replayed = iter(masks)
+    for parent in list(plain.modules()):
+        for name, child in parent.named_children():
+            if type(child) is nn.Dropout:
+                setattr(parent, name, Replay(child.p, replayed))
+    plain_loss = plain.train()(batch)["loss"]
+    plain_loss.backward()
+    assert len(masks) > 20 and next(replayed, None) is None  # every mask drawn was used, in order
+    assert torch.allclose(plain_loss, fast_loss, atol=1e-5), (plain_loss, fast_loss)
+    for (name, p), q in zip(plain.named_parameters(), fast.parameters(), strict=True):
+        assert torch.allclose(p.grad, q.grad, atol=1e-5, rtol=1e-4), name
+
+
+def test_dropout_add_is_the_residual_plus_the_rescaled_kept_entries() -> None:
+    torch.manual_seed(4)
+    residual, y = torch.randn(6, 50, requires_grad=True), torch.randn(6, 50, requires_grad=True)
+    out = fd.dropout_add(residual, y, 0.2, alpha=0.5)
+    kept = (out - residual).detach() != 0
+    assert 0.7 < kept.float().mean().item() < 0.9
+    assert torch.allclose(out, residual + 0.5 * torch.where(kept, y / 0.8, 0.0))
+    grad = torch.randn_like(out)
+    out.backward(grad)
+    assert torch.equal(residual.grad, grad)
+    assert torch.allclose(y.grad, torch.where(kept, 0.5 * grad / 0.8, 0.0))
