@@ -62,7 +62,8 @@ def test_schedule_warms_up_linearly_then_decays_as_inverse_sqrt() -> None:
 
 
 def test_fused_adam_follows_the_loop_and_skips_as_it_does() -> None:
-    """Training's Adam is PyTorch's fused kernel: the same updates as its per-parameter loop, to rounding."""
+    """Training's Adam is PyTorch's fused kernel outside mixed precision: the same updates as its loop, to
+    rounding."""
     torch.manual_seed(0)
     start = [torch.randn(7, 5), torch.randn(5)]
     runs = []
