@@ -111,7 +111,7 @@ class FusedRelPositionAttention(attention.RelPositionMultiHeadedAttention):
             return super().forward(query, key, value, pos_emb, mask)
         b, t = query.shape[:2]
         h, d_k, positions = self.h, self.d_k, pos_emb.size(1)  # 2T - 1 relative positions
-        q = (self.linear_q(query).view(b, t, h, d_k) * (1.0 / math.sqrt(d_k)))
+        q = self.linear_q(query).view(b, t, h, d_k) * (1.0 / math.sqrt(d_k))
         q_u = _heads((q + self.pos_bias_u / math.sqrt(d_k)).view(b, t, h * d_k), h, d_k)
         q_v = _heads((q + self.pos_bias_v / math.sqrt(d_k)).view(b, t, h * d_k), h, d_k)
         p = self.linear_pos(pos_emb).view(positions, h, d_k).permute(1, 2, 0)  # (H, d_k, 2T - 1)

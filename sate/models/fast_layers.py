@@ -1,12 +1,13 @@
-"""ESPnet's encoder and decoder layers and feed-forward module with a leaner training forward.
+"""ESPnet's layers, convolution module, feed-forward module and front-end with leaner training forwards.
 
-ESPnet writes each sub-layer as ``x = residual + c * self.dropout(f(x))``: on the CPU that is four passes over
-x for the dropout (mask, convert, multiply, rescale), one for ``c`` (even when it is 1) and one for the
-add, and as many again backwards. Here the dropout, the constant and the add are one operation
-(`sate.models.fast_dropout.dropout_add`: two passes each way), and the feed-forward module's inner dropout
-folds its rescaling into the second matrix product. The layers run exactly ESPnet's sequence of
-sub-layers, for the configuration our models use (pre-LN, no concat_after, no stochastic depth, no cache);
-any other configuration, eval mode and decoding run ESPnet's forward unchanged.
+ESPnet writes each sub-layer as ``x = residual + c * self.dropout(f(x))``: on the CPU, besides drawing the
+mask, that is three passes over x for the dropout (convert the mask, multiply, rescale), one for ``c`` (even
+when it is 1) and one for the add, and four backwards. Here the dropout, the constant and the add are one
+operation (`sate.models.fast_dropout.dropout_add`: three passes forward, three backward), and the
+feed-forward module's inner dropout folds its rescaling into the second matrix product's weight. The layers
+run exactly ESPnet's sequence of sub-layers, for the configuration our models use (pre-LN, no concat_after,
+no stochastic depth, no cache); any other configuration, eval mode and decoding run ESPnet's forward
+unchanged. On the CPU the Conformer's convolutions also take faster kernels (the classes below say which).
 """
 
 from __future__ import annotations

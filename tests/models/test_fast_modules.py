@@ -82,8 +82,12 @@ def test_swapped_modules_keep_the_state_dict_and_every_eval_result() -> None:
     assert torch.allclose(a["loss"], b["loss"], atol=1e-5), (a["loss"], b["loss"])
 
 
-@pytest.mark.parametrize("path", ["fused", "lean"])
-@pytest.mark.parametrize("acoustic_type", ["conformer", "transformer"])
+SLOW_TRANSFORMER = pytest.param("transformer", marks=pytest.mark.slow)  # the textual encoder covers its layers
+
+
+@pytest.mark.parametrize(("acoustic_type", "path"), [
+    ("conformer", "fused"), ("transformer", "fused"), ("conformer", "lean"),
+    pytest.param("transformer", "lean", marks=pytest.mark.slow)])
 def test_the_training_paths_equal_espnets(monkeypatch: pytest.MonkeyPatch, acoustic_type: str, path: str) -> None:
     """Without dropout, training-mode loss and gradients equal ESPnet's modules to float rounding, relative
     positions and padding included: the GPU path (PyTorch's fused kernel, forced on the CPU) and the CPU's
@@ -132,7 +136,7 @@ class Replay(nn.Module):
         return x * keep / (1 - self.p)
 
 
-@pytest.mark.parametrize("acoustic_type", ["conformer", "transformer"])
+@pytest.mark.parametrize("acoustic_type", ["conformer", SLOW_TRANSFORMER])
 def test_training_with_dropout_is_espnets_with_the_same_masks(monkeypatch: pytest.MonkeyPatch,
                                                               acoustic_type: str) -> None:
     """With dropout, our training step (every lean path, masks folded into residual adds and products) equals
