@@ -13,8 +13,9 @@ distillation term is interpolated with the gold-label loss on its own side.
 
 from __future__ import annotations
 
+import math
+
 import torch
-from espnet.nets.pytorch_backend.transformer.label_smoothing_loss import LabelSmoothingLoss
 from espnet2.asr.ctc import CTC
 
 from sate.data.dataset import IGNORE_ID
@@ -24,9 +25,19 @@ from sate.errors import SateError
 def label_smoothed_ce(logits: torch.Tensor, targets: torch.Tensor, smoothing: float) -> torch.Tensor:
     """ESPnet's label-smoothed CE: logits (B, L, V), targets (B, L) padded with -1 -> scalar.
 
-    Computed in float32 whatever the logits' dtype: under CPU autocast a bf16 log-softmax stays bf16."""
-    criterion = LabelSmoothingLoss(logits.size(-1), IGNORE_ID, smoothing, normalize_length=False)
-    return criterion(logits.float(), targets)
+    ESPnet's `LabelSmoothingLoss` is the KL divergence from a target distribution t (1 - s on the gold token,
+    s / (V - 1) on every other) summed over tokens, divided by B. It builds t and the KL term as (tokens, V)
+    tensors, twelve passes over the logits' size; in closed form, Σ_v t_v log t_v is a constant and
+    Σ_v t_v log p_v needs only Σ_v log p_v and the gold log p: the same loss and gradients (to float rounding;
+    the sums are taken in float64) at half the cost, which is a tenth of an MT update on the demo. Computed in
+    float32 whatever the logits' dtype: under CPU autocast a bf16 log-softmax stays bf16."""
+    vocab = logits.size(-1)
+    logp = torch.log_softmax(logits.float(), dim=-1)
+    gold = logp.gather(-1, targets.clamp(min=0).unsqueeze(-1)).squeeze(-1)
+    confidence, other = 1.0 - smoothing, smoothing / (vocab - 1)
+    entropy = sum(p * math.log(p) * n for p, n in ((confidence, 1), (other, vocab - 1)) if p > 0)
+    per_token = entropy - other * logp.sum(-1, dtype=torch.float64) - (confidence - other) * gold.double()
+    return (per_token.masked_fill(targets == IGNORE_ID, 0.0).sum() / logits.size(0)).float()
 
 
 def ctc_loss(

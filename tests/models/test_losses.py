@@ -60,7 +60,7 @@ def test_combine_formula() -> None:
     assert got == pytest.approx(0.7 * (0.6 * 2 + 0.4 * 3) + 0.3 * (0.5 * 10 + 0.5 * 5))
 
 
-def test_label_smoothing_uses_espnet_loss_and_ignores_padding() -> None:
+def test_label_smoothing_ignores_padding() -> None:
     logits = torch.randn(2, 3, 6)
     targets = torch.tensor([[1, 2, 3], [4, -1, -1]])
     plain = label_smoothed_ce(logits, targets, 0.0)
@@ -68,6 +68,23 @@ def test_label_smoothing_uses_espnet_loss_and_ignores_padding() -> None:
     expected = (nll[0, 0, 1] + nll[0, 1, 2] + nll[0, 2, 3] + nll[1, 0, 4]) / 2  # summed, per utterance
     assert torch.allclose(plain, expected, atol=1e-5)
     assert label_smoothed_ce(logits, targets, 0.1) != plain
+
+
+@pytest.mark.parametrize("smoothing", [0.0, 0.1, 0.3])
+def test_label_smoothing_in_closed_form_equals_espnets_loss_and_gradients(smoothing: float) -> None:
+    """The closed form gives ESPnet's LabelSmoothingLoss to float rounding, and the same gradients."""
+    from espnet.nets.pytorch_backend.transformer.label_smoothing_loss import LabelSmoothingLoss
+
+    torch.manual_seed(0)
+    logits = (3 * torch.randn(4, 9, 50)).requires_grad_()
+    targets = torch.randint(0, 50, (4, 9))
+    targets[1, 6:], targets[3, 2:] = -1, -1
+    ours = label_smoothed_ce(logits, targets, smoothing)
+    (grad_ours,) = torch.autograd.grad(ours, logits)
+    espnet = LabelSmoothingLoss(50, -1, smoothing, normalize_length=False)(logits, targets)
+    (grad_espnet,) = torch.autograd.grad(espnet, logits)
+    assert torch.allclose(ours, espnet, rtol=1e-6) and ours.item() > 0
+    assert torch.allclose(grad_ours, grad_espnet, atol=1e-7)
 
 
 def test_normalization_factor_counts_one_eos_per_utterance() -> None:

@@ -23,7 +23,7 @@ from sate.errors import SateError
 from sate.models.tiny import tiny_config
 from sate.train.average import average
 from sate.train.data import plan_batch
-from sate.train.schedule import inverse_sqrt_factor
+from sate.train.schedule import SkippableAdam, inverse_sqrt_factor
 from sate.train.trainer import load_training_config, train
 
 MakeConfig = Callable[..., Path]
@@ -64,6 +64,26 @@ def test_schedule_warms_up_linearly_then_decays_as_inverse_sqrt() -> None:
     assert inverse_sqrt_factor(399, 100) == pytest.approx(0.5)
 
 
+def test_fused_adam_follows_the_loop_and_skips_as_it_does() -> None:
+    """Training's Adam is PyTorch's fused kernel outside mixed precision: the same updates as its loop, to
+    rounding."""
+    torch.manual_seed(0)
+    start = [torch.randn(7, 5), torch.randn(5)]
+    runs = []
+    for fused in (False, True):
+        params = [p.clone().requires_grad_() for p in start]
+        optimizer = SkippableAdam(params, lr=1e-2, betas=(0.9, 0.98), fused=fused)
+        torch.manual_seed(1)
+        for step in range(20):
+            for p in params:
+                p.grad = torch.randn_like(p)
+            optimizer.skip_update = step == 7
+            optimizer.step()
+        runs.append(params)
+    for loop, fused, first in zip(*runs, start, strict=True):
+        assert torch.allclose(loop, fused, atol=1e-6) and not torch.allclose(loop, first, atol=1e-2)
+
+
 def test_global_batch_is_kept_when_the_number_of_devices_changes() -> None:
     conf = {"per_device": 20000, "global": 80000}
     plans = [plan_batch(conf, world, "st") for world in (1, 2, 4)]
@@ -84,6 +104,8 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, make_config: MakeC
     train(config, exp)
     losses = metric_rows(exp, "train/loss")
     assert len(losses) == 12
+    last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
+    assert last["optimizer_states"][0]["param_groups"][0]["fused"]  # 32-true on the CPU: PyTorch's fused Adam
     assert losses[-1][1] < 0.8 * losses[0][1], losses
     assert (exp / "config.yaml").is_file() and read_yaml(exp / "config.yaml")["task"] == task
     valid_keys = {"valid/loss"} | ({"valid/wer"} if task != "mt" else set())
