@@ -60,12 +60,13 @@ def hwm():
 class Clock(Callback):
     start = time.perf_counter()
     def on_train_start(self, trainer, pl_module):
-        self.ready, self.ready_rss, self.tokens = time.perf_counter(), hwm(), 0
+        self.ready, self.ready_cpu, self.ready_rss, self.tokens = time.perf_counter(), time.process_time(), hwm(), 0
     def on_train_batch_end(self, trainer, pl_module, outputs, batch, batch_idx):
         self.tokens += int(batch["tgt_lengths"].sum())
         if trainer.global_step >= int(sys.argv[4]):
             now = time.perf_counter()
-            json.dump({"prepare_s": self.ready - self.start, "train_s": now - self.ready, "steps": trainer.global_step,
+            json.dump({"prepare_s": self.ready - self.start, "train_s": now - self.ready,
+                       "train_cpu_s": time.process_time() - self.ready_cpu, "steps": trainer.global_step,
                        "target_tokens": self.tokens, "peak_rss_mib_before_training": self.ready_rss,
                        "peak_rss_mib": hwm()}, open(sys.argv[3], "w"))
             os._exit(0)
@@ -122,7 +123,9 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict
     store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
     index = json.loads((store / "index.json").read_text())
     return {"prepare_seconds": round(figures["prepare_s"], 1), "train_seconds": round(figures["train_s"], 1),
-            "steps": figures["steps"], "target_tokens_per_s": round(figures["target_tokens"] / figures["train_s"]),
+            "train_cpu_seconds": round(figures["train_cpu_s"], 1), "steps": figures["steps"],
+            "target_tokens_per_s": round(figures["target_tokens"] / figures["train_s"]),
+            "target_tokens_per_cpu_s": round(figures["target_tokens"] / figures["train_cpu_s"]),
             "peak_rss_mib_before_training": round(figures["peak_rss_mib_before_training"]),
             "peak_rss_mib": round(figures["peak_rss_mib"]), "store": {k: index[k] for k in
                                                                        ("pairs", "kept", "dropped", "longest")},
@@ -201,10 +204,11 @@ def table(result: dict[str, Any]) -> str:
         f"sate train:     streaming into {tr['shards']} shards {tr['prepare_seconds']} s ({s['pairs']:,} pairs, "
         f"{s['kept']:,} kept; dropped {s['dropped']}; store {tr['store_mib']:,} MiB); peak RSS "
         f"{tr['peak_rss_mib_before_training']:,} MiB before training",
-        f"                {tr['steps']} updates in {tr['train_seconds']} s ({tr['target_tokens_per_s']:,} target "
-        f"tokens/s consumed); peak RSS {tr['peak_rss_mib']:,} MiB",
-        f"                the same on the first {sm['store']['pairs']:,} pairs: peak RSS {sm['peak_rss_mib']:,} MiB; "
-        f"the corpus size adds {result['corpus_adds_mib']:,} MiB",
+        f"                {tr['steps']} updates in {tr['train_seconds']} s, {tr['train_cpu_seconds']} CPU s "
+        f"({tr['target_tokens_per_s']:,} target tokens/s consumed, {tr['target_tokens_per_cpu_s']:,} per CPU s); "
+        f"peak RSS {tr['peak_rss_mib']:,} MiB",
+        f"                the same on the first {sm['store']['pairs']:,} pairs: {sm['train_cpu_seconds']} CPU s, peak RSS "
+        f"{sm['peak_rss_mib']:,} MiB; the corpus size adds {result['corpus_adds_mib']:,} MiB",
         f"loader alone:   {ld['pairs_per_s']:,} pairs/s, {ld['target_tokens_per_s']:,} target tokens/s "
         f"({ld['batches']} batches; RSS +{ld['rss_added_mib']} MiB) = {result['loader_over_training']}x what "
         "training consumes",
