@@ -207,8 +207,8 @@ def table(result: dict[str, Any]) -> str:
         f"                {tr['steps']} updates in {tr['train_seconds']} s, {tr['train_cpu_seconds']} CPU s "
         f"({tr['target_tokens_per_s']:,} target tokens/s consumed, {tr['target_tokens_per_cpu_s']:,} per CPU s); "
         f"peak RSS {tr['peak_rss_mib']:,} MiB",
-        f"                the same on the first {sm['store']['pairs']:,} pairs: {sm['train_cpu_seconds']} CPU s, peak RSS "
-        f"{sm['peak_rss_mib']:,} MiB; the corpus size adds {result['corpus_adds_mib']:,} MiB",
+        f"                the same on the first {sm['store']['pairs']:,} pairs: {sm['train_cpu_seconds']} CPU s, "
+        f"peak RSS {sm['peak_rss_mib']:,} MiB; the corpus size adds {result['corpus_adds_mib']:,} MiB",
         f"loader alone:   {ld['pairs_per_s']:,} pairs/s, {ld['target_tokens_per_s']:,} target tokens/s "
         f"({ld['batches']} batches; RSS +{ld['rss_added_mib']} MiB) = {result['loader_over_training']}x what "
         "training consumes",
