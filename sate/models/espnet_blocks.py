@@ -1,18 +1,23 @@
 """The ESPnet building blocks we reuse, imported in one place.
 
 We import the modules directly rather than through ``espnet2.tasks``, whose imports take
-seconds. ESPnet prints a notice on stdout when ``flash_attn`` is missing; we send it to
-stderr so that commands writing results to stdout stay clean.
+seconds. ESPnet prints "Failed to import Flash Attention" on stdout when ``flash_attn`` is
+missing; we never use that path (attention goes through PyTorch's SDPA or ours), so the notice is dropped,
+and anything else printed at that import goes to stderr so that commands writing results to stdout stay
+clean.
 """
 
 from __future__ import annotations
 
 import contextlib
+import io
 import sys
 from typing import Any
 
-with contextlib.redirect_stdout(sys.stderr):
+with contextlib.redirect_stdout(io.StringIO()) as _printed:
     from espnet.nets.pytorch_backend.transformer import attention  # noqa: F401
+    sys.stderr.write("".join(line for line in _printed.getvalue().splitlines(keepends=True)
+                             if not line.startswith("Failed to import Flash Attention")))
 
 from espnet.nets.pytorch_backend.transformer.add_sos_eos import add_sos_eos
 from espnet.nets.pytorch_backend.transformer.embedding import PositionalEncoding
