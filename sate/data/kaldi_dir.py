@@ -15,9 +15,9 @@ import math
 import re
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples, wav_info
+from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines
-from sate.data.prep import RowFilter, SplitResult
+from sate.data.prep import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
@@ -110,10 +110,7 @@ def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitRe
         else:
             raise SateError(f"{where}: utterance {utt} has no recording in {scp}")
         if rec not in infos:
-            try:
-                infos[rec] = wav_info(recordings[rec][1])
-            except SateError as err:
-                raise SateError(f"{scp}:{recordings[rec][0]}: {err}") from None
+            infos[rec] = audio_info(recordings[rec][1], f"{scp}:{recordings[rec][0]}")
         info = infos[rec]
         end = info.duration if end == -1 else end
         if end > info.duration + END_TOLERANCE_S or start >= info.duration:

@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from sate.data.audio import segment_samples, wav_info
+from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
-from sate.data.prep import RowFilter, SplitResult
+from sate.data.prep import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 SETS = ("train", "other", "dev", "test")
@@ -71,10 +71,7 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
 
     result = SplitResult(MANIFEST_NAMES.get(name, name))
     for k, (lineno, seg) in enumerate(meta):
-        try:
-            info = wav_info(directory / "audiofiles" / f"{seg}.wav")
-        except SateError as err:
-            raise SateError(f"{meta_path}:{lineno}: {err}") from None
+        info = audio_info(directory / "audiofiles" / f"{seg}.wav", f"{meta_path}:{lineno}")
         n_samples = segment_samples(0.0, info.duration, info)
         speaker = "-".join(seg.split("-")[:2])
         row_filter.add(result, seg, info.path, 0.0, n_samples, speaker, texts[0][k], texts[1][k])

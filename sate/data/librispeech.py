@@ -11,9 +11,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from sate.data.audio import segment_samples, wav_info
+from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
-from sate.data.prep import RowFilter, SplitResult
+from sate.data.prep import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 
@@ -44,10 +44,7 @@ def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResul
             if utt in seen:
                 raise SateError(f"{where}: utterance {utt} appears twice (first at {seen[utt]})")
             seen[utt] = where
-            try:
-                info = wav_info(path.parent / f"{utt}.flac")
-            except SateError as err:
-                raise SateError(f"{where}: {err}") from None
+            info = audio_info(path.parent / f"{utt}.flac", where)
             row_filter.add(result, utt, info.path, 0.0, segment_samples(0.0, info.duration, info), reader,
                            transcript, None)
     return result

@@ -13,9 +13,9 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples, wav_info
+from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
-from sate.data.prep import RowFilter, SplitResult
+from sate.data.prep import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
@@ -118,10 +118,7 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
     index_in_talk: Counter = Counter()
     for seg, src, tgt in zip(segments, src_lines, tgt_lines, strict=True):
         if seg.wav not in infos:
-            try:
-                infos[seg.wav] = wav_info(split_dir / "wav" / seg.wav)
-            except SateError as err:
-                raise SateError(f"{yaml_path}:{seg.lineno}: {err}") from None
+            infos[seg.wav] = audio_info(split_dir / "wav" / seg.wav, f"{yaml_path}:{seg.lineno}")
         info = infos[seg.wav]
         talk = Path(seg.wav).stem
         seg_id = f"{talk}_{index_in_talk[talk]}"

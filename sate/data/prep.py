@@ -26,7 +26,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from sate.data.audio import SAMPLE_RATE, num_frames
+from sate.data.audio import SAMPLE_RATE, WavInfo, num_frames, wav_info
 from sate.data.manifest import write_manifest
 from sate.data.text import normalize_source
 from sate.errors import SateError
@@ -40,6 +40,14 @@ class SplitResult:
     rows: list[dict] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
     flagged: dict[str, list[str]] = field(default_factory=dict)
+
+
+def audio_info(path: Path, where: str) -> WavInfo:
+    """`wav_info` of a corpus's audio file, an error also naming the corpus line (`where`) that refers to it."""
+    try:
+        return wav_info(path)
+    except SateError as err:
+        raise SateError(f"{where}: {err}") from None
 
 
 def is_training_split(name: str) -> bool:
