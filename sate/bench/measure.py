@@ -53,6 +53,11 @@ def _high_water_mark() -> int:
     raise OSError("no VmHWM in /proc/self/status")
 
 
+def high_water_mark_mib() -> float:
+    """This process's peak RSS so far (``VmHWM``), in MiB: what the benchmark's child processes report."""
+    return _high_water_mark() / MiB
+
+
 def _reset_high_water_mark() -> bool:
     try:
         with open("/proc/self/clear_refs", "w") as f:

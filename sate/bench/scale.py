@@ -43,12 +43,12 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc" / "st.yaml"
 STARTUP_SCRIPT = """
 import json, os, sys, time
 from lightning.pytorch.callbacks import Callback
+from sate.bench.measure import high_water_mark_mib
 from sate.train.trainer import load_training_config, train
 
 class FirstStep(Callback):
     def on_train_batch_start(self, trainer, pl_module, batch, batch_idx):
-        status = open("/proc/self/status").read().split("VmHWM:")[1].split()[0]
-        json.dump({"peak_rss_mib": int(status) / 1024, "frames": int(batch["feats"].numel() // 80)},
+        json.dump({"peak_rss_mib": high_water_mark_mib(), "frames": int(batch["feats"].numel() // 80)},
                   open(sys.argv[3], "w"))
         os._exit(0)
 

@@ -42,20 +42,18 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "synth" / "mt.yaml"
 # Runs `sate` (argv[2:]) in this process and writes its peak RSS to argv[1] when it ends.
 CLI_SCRIPT = """
 import json, sys
+from sate.bench.measure import high_water_mark_mib
 from sate.cli import main
 rc = main(sys.argv[2:])
-peak = int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
-json.dump({"rc": rc, "peak_rss_mib": peak}, open(sys.argv[1], "w"))
+json.dump({"rc": rc, "peak_rss_mib": high_water_mark_mib()}, open(sys.argv[1], "w"))
 """
 
 # Trains argv[1] into argv[2] for argv[4] updates; writes the times, tokens and peak RSS to argv[3].
 TRAIN_SCRIPT = """
 import json, os, sys, time
 from lightning.pytorch.callbacks import Callback
+from sate.bench.measure import high_water_mark_mib as hwm
 from sate.train.trainer import load_training_config, train
-
-def hwm():
-    return int(open("/proc/self/status").read().split("VmHWM:")[1].split()[0]) / 1024
 
 class Clock(Callback):
     start = time.perf_counter()
