@@ -111,10 +111,12 @@ class BucketBatchSampler(Sampler[list[int]]):
         self._iter_start = 0  # the skip the most recent iterator started from
         self._starts = np.concatenate([[0], np.cumsum(self.shards.sizes)]).astype(np.int64)
         # A shard's batch count does not depend on the epoch: packing follows the sorted lengths, not the ties.
-        self._counts = [len(pack_batches(np.argsort(self.shards.lengths(s), kind="stable"),
-                                         self.shards.lengths(s), self.max_total)) if size else 0
+        self._counts = [self._batch_count(self.shards.lengths(s)) if size else 0
                         for s, size in enumerate(self.shards.sizes)]
         self._cache: tuple[int, int, list[list[int]]] | None = None  # (epoch, shard, its batches)
+
+    def _batch_count(self, lengths: np.ndarray) -> int:
+        return len(pack_batches(np.argsort(lengths, kind="stable"), lengths, self.max_total))
 
     @property
     def lengths(self) -> np.ndarray:
@@ -189,6 +191,7 @@ class BucketBatchSampler(Sampler[list[int]]):
     def padding_ratio(self) -> float:
         """Padding waste of this epoch's batches (all ranks)."""
         return padding_ratio(self.global_batches(), self.lengths)
+
     @property
     def position(self) -> int:
         """Global batches of the current epoch the next iterator skips: a restored state not yet iterated."""

@@ -188,8 +188,10 @@ class SateDataModule(L.LightningDataModule):
 
     def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
         cap = int(self.batch_conf["per_device"])
-        lengths = dataset if isinstance(dataset, ShardedText) else dataset.lengths
-        longest = dataset.longest if isinstance(dataset, ShardedText) else max(dataset.lengths)
+        if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
+            lengths, longest = dataset, dataset.longest
+        else:
+            lengths, longest = dataset.lengths, max(dataset.lengths)
         if longest > cap:
             unit = batch_unit(self.task, self.conf["features"])
             raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
