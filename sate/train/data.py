@@ -21,6 +21,7 @@ from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
+from sate.train.schema import train_splits
 
 
 @dataclass(frozen=True)
@@ -63,11 +64,6 @@ def check_feature_mode(config: dict) -> None:
         if config["specaug"]["enabled"]:
             raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
                             "false")
-
-
-def train_splits(value: str | list[str]) -> list[str]:
-    """`data.train` as a list: one split name, or several (e.g. MuST-C's train and extra ASR corpora)."""
-    return [value] if isinstance(value, str) else list(value)
 
 
 def plan_batch(batch_conf: dict, world_size: int, task: str, features: str = "fbank") -> BatchPlan:

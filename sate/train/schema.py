@@ -128,9 +128,14 @@ NULLABLE_TYPES: dict[str, type] = {"data.dir": str, "data.mt_text": list, "train
 EITHER_TYPES: dict[str, tuple[tuple[type, type], str]] = {"data.train": ((str, list), "a string or a list")}
 
 
+def train_splits(value: str | list[str]) -> list[str]:
+    """`data.train` as a list: one split name, or several (e.g. MuST-C's train and extra ASR corpora)."""
+    return [value] if isinstance(value, str) else list(value)
+
+
 def _split_names(value: str | list) -> bool:
     """One non-empty split name, or a non-empty list of distinct ones."""
-    names = [value] if isinstance(value, str) else value
+    names = train_splits(value)
     return bool(names) and all(isinstance(n, str) and n != "" for n in names) and len(set(names)) == len(names)
 
 
