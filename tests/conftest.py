@@ -9,6 +9,8 @@ Their tokenisers are SentencePiece models trained on the fixture corpus's senten
 
 from __future__ import annotations
 
+import contextlib
+import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -18,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import soundfile as sf
+import torch
 
 from sate.data import synth
 from sate.data.text import normalize_source
@@ -30,6 +33,46 @@ FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
 @pytest.fixture(scope="session")
 def fixture_sizes() -> dict[str, int]:
     return dict(FIXTURE_SIZES)
+
+
+# ------------------------------------------------------------------------------------- fixtures that train
+
+def _fixture_seed() -> int:
+    value = os.environ.get("SATE_TEST_SEED", "0")
+    if not value.isdigit():
+        raise pytest.UsageError(f"SATE_TEST_SEED must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+@pytest.fixture(scope="session")
+def fixture_seed() -> int:
+    """The seed of the fixtures that train (SATE_TEST_SEED, default 0). Another seed is the nearest thing to
+    another machine that one machine has: docs/development.md runs the suite under several."""
+    return _fixture_seed()
+
+
+@contextlib.contextmanager
+def _seeded() -> Iterator[None]:
+    """Seed torch with SATE_TEST_SEED, train on one thread with deterministic algorithms; restored afterwards.
+
+    One thread makes the result independent of OMP_NUM_THREADS and of the machine's core count; it cannot make
+    it independent of the CPU's instruction set (BLAS kernels round differently), which is why tests on trained
+    fixtures assert properties that any training gives, never a score the seed happened to reach."""
+    threads, deterministic = torch.get_num_threads(), torch.are_deterministic_algorithms_enabled()
+    torch.manual_seed(_fixture_seed())
+    torch.set_num_threads(1)
+    torch.use_deterministic_algorithms(True)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(threads)
+        torch.use_deterministic_algorithms(deterministic)
+
+
+@pytest.fixture(scope="session")
+def seeded() -> Callable[[], contextlib.AbstractContextManager[None]]:
+    """seeded() -> a context for training a fixture model: SATE_TEST_SEED, one thread, deterministic algorithms."""
+    return _seeded
 
 
 @pytest.fixture(scope="session")

@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from sate.cli import main
+from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest, write_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
@@ -28,7 +29,7 @@ from sate.scoring.significance import confidence
 @pytest.fixture(scope="module")
 def eval_packs(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, trained_st_file: Path,
                trained_mt_file: Path) -> dict[str, Path]:
-    """The decoding tests' trained ST and MT models (they reproduce their train split), and an untrained ASR."""
+    """The decoding tests' trained ST and MT models (peaked, not scored: see conftest.py), and an untrained ASR."""
     root = tmp_path_factory.mktemp("eval_packs")
     src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
     torch.manual_seed(0)
@@ -67,8 +68,15 @@ def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
     assert results["mode"] == "st" and results["utterances"] == len(rows) and results["decode"]["beam"] == 5
     for key in ("bleu", "chrf", "ter", "wer"):
         assert isinstance(results[key], float)
-    # The model reproduces its training targets: in manifest order, hypotheses match their references.
-    assert results["bleu"] > 50, read_lines(out / "hyp.txt")
+    # In manifest order: line i is what the pack says for utterance i decoded alone (evaluate batches by length,
+    # 5 at a time). A trained model's BLEU is no check of this: how well it learns differs between machines.
+    translator = SpeechTranslator.load(eval_packs["st"])
+    dataset = SpeechDataset.from_data_dir(prepared_data, "train", translator.src_vocab, translator.tgt_vocab,
+                                          cmvn=prepared_data / "cmvn.json")
+    alone = [translator.decode_features([dataset[i]["feats"].numpy()])[0] for i in range(len(rows))]
+    assert read_lines(out / "transcript.txt") == [transcript for transcript, _ in alone]
+    assert read_lines(out / "hyp.txt") == [translation.rstrip() for _, translation in alone]
+    assert len(set(read_lines(out / "hyp.txt"))) > 1  # not one output for every input: the decoder hears the audio
     cli = {m["name"]: m for m in json.loads(sacrebleu_cli(out / "ref.txt", out / "hyp.txt"))}
     assert round(results["bleu"], 1) == cli["BLEU"]["score"] and round(results["ter"], 1) == cli["TER"]["score"]
     assert results["signature"]["bleu"] == cli["BLEU"]["signature"]
@@ -82,7 +90,11 @@ def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
 def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     mt = evaluate_cli(capsys, tmp_path / "mt", prepared_data, "--model", eval_packs["mt"], "--split", "train")
-    assert mt["mode"] == "mt" and "wer" not in mt and mt["bleu"] > 50  # the reference-transcript upper bound
+    assert mt["mode"] == "mt" and "wer" not in mt
+    translator = SpeechTranslator.load(eval_packs["mt"])
+    sources = [row["src_norm"] for row in read_manifest(prepared_data / "train.jsonl")]
+    # In manifest order: line i is sentence i translated alone (evaluate translates them in length-sorted groups).
+    assert read_lines(tmp_path / "mt" / "hyp.txt") == [translator.translate_text([s])[0].rstrip() for s in sources]
     assert not (tmp_path / "mt" / "transcript.txt").exists()
 
     cascade = evaluate_cli(capsys, tmp_path / "cascade", prepared_data, "--model", eval_packs["asr"],
@@ -91,7 +103,6 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
     assert {"bleu", "chrf", "ter", "wer"} <= set(cascade)
     transcripts = read_lines(tmp_path / "cascade" / "transcript.txt")
     assert len(transcripts) == len(read_manifest(prepared_data / "dev.jsonl"))
-    translator = SpeechTranslator.load(eval_packs["mt"])
     # The MT model translated the ASR transcripts, line by line.
     assert read_lines(tmp_path / "cascade" / "hyp.txt") == [
         h.rstrip() for h in translator.translate_text(transcripts, translator.with_options(beam=2))]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 
@@ -11,9 +12,10 @@ import yaml
 from sate.models.tiny import tiny_config
 
 
-def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Path:
+def write_config(tmp_path: Path, task: str, data: Path, seed: int = 0, **sections: dict) -> Path:
     config = {
         "task": task,
+        "seed": seed,
         "data": {"dir": str(data), "num_workers": 0},
         # One batch holds the whole (12-utterance) train split: every step sees the same batch.
         "batch": {"per_device": 100000, "global": 100000},
@@ -30,9 +32,10 @@ def write_config(tmp_path: Path, task: str, data: Path, **sections: dict) -> Pat
 
 
 @pytest.fixture(scope="session")
-def make_config() -> Callable[..., Path]:
-    """make_config(tmp_path, task, data, **sections) -> a tiny training YAML whose batch is the whole train split."""
-    return write_config
+def make_config(fixture_seed: int) -> Callable[..., Path]:
+    """make_config(tmp_path, task, data, **sections) -> a tiny training YAML whose batch is the whole train split,
+    seeded with SATE_TEST_SEED."""
+    return functools.partial(write_config, seed=fixture_seed)
 
 
 # The head of a training script that a test runs in a subprocess and kills with SIGKILL, as a preemption

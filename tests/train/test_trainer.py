@@ -106,7 +106,9 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, make_config: MakeC
     assert len(losses) == 12
     last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
     assert last["optimizer_states"][0]["param_groups"][0]["fused"]  # 32-true on the CPU: PyTorch's fused Adam
-    assert losses[-1][1] < 0.8 * losses[0][1], losses
+    # Measured last/first: asr 0.61-0.65, mt 0.74-0.75, st 0.70-0.71 (SATE_TEST_SEED 0-2, 1 and 2 threads): the
+    # bound leaves 0.15 for another machine's rounding; it asks that the loss falls, not how far.
+    assert losses[-1][1] < 0.9 * losses[0][1], losses
     assert (exp / "config.yaml").is_file() and read_yaml(exp / "config.yaml")["task"] == task
     valid_keys = {"valid/loss"} | ({"valid/wer"} if task != "mt" else set())
     valid_keys |= {"valid/bleu"} if task != "asr" else set()
