@@ -1,12 +1,14 @@
 """The Python API over a packed model directory (`sate pack`).
 
 ```python
-from sate.decode.api import SpeechTranslator
+from sate.decode.api import Failure, SpeechTranslator
 
 st = SpeechTranslator.load("packs/st")                     # GPU when present
 for result in st.translate(["talk.flac", (samples, 44100)]):
     for seg in result.segments:
         print(seg.start, seg.end, seg.transcript, seg.translation)
+for item in st.stream(Path("talks").glob("*.flac")):      # any number of inputs, bounded memory
+    print(item.source, item.error if isinstance(item, Failure) else item.translation)
 SpeechTranslator.load("packs/mt").translate_text(["hello world"])   # an MT pack: text in, text out
 ```
 
@@ -19,20 +21,33 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 
 from sate.data.audio import SAMPLE_RATE
+from sate.decode.options import DecodeOptions
 from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
 from sate.decode.vad import VadOptions, cut, read_audio, speech_segments, to_mono_16k
 from sate.errors import SateError
 
+if TYPE_CHECKING:  # types only: the modules load with the pack
+    from sate.data.dataset import CMVN as Normalizer
+    from sate.data.marian_vocab import MarianVocab
+    from sate.data.vocab import Vocabulary
+    from sate.models.base import SateModel
+
+    Vocab = Vocabulary | MarianVocab
+
 AudioInput = str | Path | tuple[np.ndarray, int]
+# `stream` reads inputs ahead until this much audio (seconds) or this many segments per batch slot is
+# pending, then decodes the pending segments together: memory stays bounded on any number of inputs.
+GROUP_SECONDS = 1800.0
+GROUP_BATCHES = 8
 
 
 @dataclass(frozen=True)
@@ -65,6 +80,15 @@ class Result:
 
 
 @dataclass(frozen=True)
+class Failure:
+    """An input that could not be translated (missing, unreadable, empty, silent, damaged); `error` names it.
+    `stream` yields one in the input's place and goes on with the next input."""
+
+    source: str
+    error: str
+
+
+@dataclass(frozen=True)
 class PreparedAudio:
     """One input read, resampled and cut at pauses, ready for batched decoding."""
 
@@ -72,6 +96,11 @@ class PreparedAudio:
     duration: float
     spans: list[tuple[float, float]]
     waves: list[np.ndarray]
+
+
+def _source_name(source: AudioInput, index: int) -> str:
+    """How messages and results name an input: its path, or ``<waveform k>`` for the k-th input's samples."""
+    return str(source) if isinstance(source, str | Path) else f"<waveform {index}>"
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -98,7 +127,7 @@ def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
 
 
 @contextlib.contextmanager
-def _out_of_memory_hint(what: str, options: Any) -> Iterator[None]:
+def _out_of_memory_hint(what: str, options: DecodeOptions) -> Iterator[None]:
     """An allocator failure becomes one line saying what to lower (the option bounds catch the absurd values;
     this catches a batch that is merely too big for the device)."""
     try:
@@ -113,14 +142,14 @@ def _out_of_memory_hint(what: str, options: Any) -> Iterator[None]:
 class SpeechTranslator:
     """A packed ST, ASR or MT model ready to decode; build it with `SpeechTranslator.load`."""
 
-    def __init__(self, model: Any, task: str, src_vocab: Any, tgt_vocab: Any, cmvn: Any, options: Any,
-                 device: torch.device, directory: Path) -> None:
+    def __init__(self, model: SateModel, task: str, src_vocab: Vocab, tgt_vocab: Vocab, cmvn: Normalizer | None,
+                 options: DecodeOptions, device: torch.device, directory: Path) -> None:
         self.model, self.task = model, task
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
-        self.cmvn = cmvn  # sate.data.dataset.CMVN or None (raw features)
+        self.cmvn = cmvn  # None: raw features
         # fbank, or waveform for a hub acoustic encoder (sate.data.waveform); None for MT
         self.feature_kind = None if task == "mt" else model_features(model.conf)
-        self.options = options  # DecodeOptions: the pack's defaults
+        self.options = options  # the pack's defaults
         self.device = device
         self.directory = directory
 
@@ -152,7 +181,7 @@ class SpeechTranslator:
         device = pick_device(device)
         return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)
 
-    def with_options(self, **changes: Any) -> Any:
+    def with_options(self, **changes: float) -> DecodeOptions:
         """The pack's decoding options with some changed, e.g. ``with_options(beam=10)``."""
         return decode_options({**asdict(self.options), **changes}, "decoding options")
 
@@ -167,11 +196,10 @@ class SpeechTranslator:
 
         Raises `SateError` naming the input if it cannot be read, is empty or holds no speech.
         """
+        name = _source_name(source, index)
         if isinstance(source, str | Path):
-            name = str(source)
             wave = read_audio(source)
         else:
-            name = f"<waveform {index}>"
             try:
                 samples, rate = source
             except (TypeError, ValueError):
@@ -198,7 +226,7 @@ class SpeechTranslator:
         return self.cmvn(feats) if self.cmvn is not None else feats
 
     @torch.inference_mode()
-    def decode_features(self, feats: Sequence[np.ndarray], options: Any = None,
+    def decode_features(self, feats: Sequence[np.ndarray], options: DecodeOptions | None = None,
                         batch_size: int = 16) -> list[tuple[str, str | None]]:
         """(transcript, translation) per (T, 80) normalised feature matrix (or (T,) waveform); translation is None
         for ASR."""
@@ -222,7 +250,7 @@ class SpeechTranslator:
                 out[i] = (transcript, translation)
         return out
 
-    def decode_prepared(self, prepared: Sequence[PreparedAudio], options: Any = None,
+    def decode_prepared(self, prepared: Sequence[PreparedAudio], options: DecodeOptions | None = None,
                         batch_size: int = 16) -> list[Result]:
         """Decode the segments of several prepared inputs together, in batches across inputs."""
         feats = [self.features(w) for item in prepared for w in item.waves]
@@ -233,20 +261,58 @@ class SpeechTranslator:
             results.append(Result(item.source, item.duration, segments))
         return results
 
-    def translate(self, inputs: Sequence[AudioInput], options: Any = None, batch_size: int = 16,
+    def translate(self, inputs: Sequence[AudioInput], options: DecodeOptions | None = None, batch_size: int = 16,
                   vad: VadOptions | None = None) -> list[Result]:
         """Segments with transcript and translation for each input (file paths or ``(samples, rate)``).
 
-        A bad input raises `SateError` naming it; use `prepare` per input to skip bad ones instead.
+        A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
+        """
+        results = []
+        for item in self.stream(inputs, options, batch_size, vad):
+            if isinstance(item, Failure):
+                raise SateError(item.error)
+            results.append(item)
+        return results
+
+    def stream(self, inputs: Iterable[AudioInput], options: DecodeOptions | None = None, batch_size: int = 16,
+               vad: VadOptions | None = None) -> Iterator[Result | Failure]:
+        """One `Result` or `Failure` per input, in input order, as soon as its group is decoded.
+
+        Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments are pending,
+        and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
+        the group, not by the number or length of the inputs (`inputs` may be a generator), and short files
+        still share batches. `sate translate` is a loop over this.
         """
         self._need_speech()
-        prepared = [self.prepare(source, k, vad) for k, source in enumerate(inputs)]
-        return self.decode_prepared(prepared, options, batch_size)
+        if batch_size < 1:
+            raise SateError(f"the batch size must be >= 1, got {batch_size}")
+        pending: list[PreparedAudio | Failure] = []
+        seconds, segments = 0.0, 0
+        for index, source in enumerate(inputs):
+            try:
+                item = self.prepare(source, index, vad)
+            except SateError as err:
+                pending.append(Failure(_source_name(source, index), str(err)))
+            else:
+                pending.append(item)
+                seconds, segments = seconds + item.duration, segments + len(item.spans)
+            if seconds >= GROUP_SECONDS or segments >= GROUP_BATCHES * batch_size:
+                yield from self._decode_group(pending, options, batch_size)
+                pending, seconds, segments = [], 0.0, 0
+        yield from self._decode_group(pending, options, batch_size)
+
+    def _decode_group(self, group: list[PreparedAudio | Failure], options: DecodeOptions | None,
+                      batch_size: int) -> Iterator[Result | Failure]:
+        prepared = [item for item in group if isinstance(item, PreparedAudio)]
+        results = iter(self.decode_prepared(prepared, options, batch_size) if prepared else [])
+        for item in group:
+            yield item if isinstance(item, Failure) else next(results)
 
     # ------------------------------------------------------------------------------------------ text
 
     @torch.inference_mode()
-    def translate_text(self, texts: Sequence[str], options: Any = None, batch_size: int = 64) -> list[str]:
+    def translate_text(self, texts: Sequence[str], options: DecodeOptions | None = None,
+                       batch_size: int = 64) -> list[str]:
         """Translations of English sentences (an MT pack). The text is prepared as the model's source vocabulary
         reads it first (ours: normalised like ``src_norm``; Marian's: cased, sound tags removed), so raw
         sentences and ASR transcripts both work; an empty source gives an empty translation."""

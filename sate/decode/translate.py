@@ -24,11 +24,6 @@ from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
 from sate.files import atomic_open
 
-# Files are read ahead until this much audio (seconds) or this many segments per batch slot is
-# pending; then the pending segments are decoded together. Bounds memory on long file lists.
-GROUP_SECONDS = 1800.0
-GROUP_BATCHES = 8
-
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
     """One ``OUT/<stem>.srt`` per input; two inputs with the same stem would overwrite each other."""
@@ -120,7 +115,7 @@ def _quiet_stdout() -> None:
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    from sate.decode.api import SpeechTranslator
+    from sate.decode.api import Failure, Result, SpeechTranslator
     from sate.decode.options import parse_decode
 
     if args.batch_size < 1:
@@ -150,39 +145,27 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     done = 0
 
-    def write_group(group: list, out: TextIO | None) -> None:
-        for result in translator.decode_prepared(group, options, args.batch_size):
-            lines = render(result, args.format, args.transcript, with_file=len(files) > 1)
-            if several_srt:
-                with atomic_open(srt_paths[Path(result.source)]) as f:
-                    f.writelines(line + "\n" for line in lines)
-            else:
-                out.writelines(line + "\n" for line in lines)
-                out.flush()
+    def write(result: Result, out: TextIO | None) -> None:
+        lines = render(result, args.format, args.transcript, with_file=len(files) > 1)
+        if several_srt:
+            with atomic_open(srt_paths[Path(result.source)]) as f:
+                f.writelines(line + "\n" for line in lines)
+        else:
+            out.writelines(line + "\n" for line in lines)
+            out.flush()
 
     def translate_all(out: TextIO | None) -> None:
         nonlocal failed, done
-        group: list = []
-        pending_seconds = 0.0
         with tqdm(total=len(files), unit="file", desc="translate", file=sys.stderr,
                   disable=len(files) < 2 or None) as bar:
-            for path in files:
-                try:
-                    item = translator.prepare(path, vad=vad)
-                except SateError as err:
+            for item in translator.stream(files, options, args.batch_size, vad):
+                if isinstance(item, Failure):
                     failed += 1
-                    tqdm.write(f"sate translate: error: {err}", file=sys.stderr)
+                    tqdm.write(f"sate translate: error: {item.error}", file=sys.stderr)
                 else:
-                    group.append(item)
-                    pending_seconds += item.duration
+                    write(item, out)
                     done += 1
-                if group and (pending_seconds >= GROUP_SECONDS
-                              or sum(len(g.spans) for g in group) >= GROUP_BATCHES * args.batch_size):
-                    write_group(group, out)
-                    group, pending_seconds = [], 0.0
                 bar.update(1)
-            if group:
-                write_group(group, out)
 
     if several_srt:
         translate_all(None)

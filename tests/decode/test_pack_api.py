@@ -18,7 +18,8 @@ from sate.data.audio import read_segment
 from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
-from sate.decode.api import SpeechTranslator
+from sate.decode import api
+from sate.decode.api import Failure, Result, SpeechTranslator
 from sate.decode.pack import pack
 from sate.errors import SateError
 from sate.models import build_model, save_model_file
@@ -173,3 +174,36 @@ def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], 
     monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
     with pytest.raises(RuntimeError, match="a bug"):  # other errors are not disguised
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
+
+
+def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
+        tmp_path: Path, packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    rows = read_manifest(prepared_data / "dev.jsonl")[:3]
+    waves = [(read_segment(r["audio"], r["offset"], r["duration"]), 16000) for r in rows]
+    (tmp_path / "empty.wav").write_bytes(b"")
+    inputs: list = [waves[0], tmp_path / "empty.wav", waves[1], (np.zeros(16000, dtype=np.float32), 16000), waves[2]]
+    pulled: list[int] = []
+    seen: list[tuple[int, int]] = []  # (inputs pulled, results yielded) each time a result comes out
+
+    def lazily() -> object:
+        for k, source in enumerate(inputs):
+            pulled.append(k)
+            yield source
+
+    monkeypatch.setattr(api, "GROUP_BATCHES", 1)  # a group is full at batch_size segments
+    out = []
+    for item in st.stream(lazily(), batch_size=1):
+        out.append(item)
+        seen.append((len(pulled), len(out)))
+    assert [type(item) for item in out] == [Result, Failure, Result, Failure, Result]
+    assert out[1].source == str(tmp_path / "empty.wav") and str(tmp_path / "empty.wav") in out[1].error
+    assert out[3].source == "<waveform 3>" and "no speech found" in out[3].error
+    # the same results as translating the good inputs alone, under their own names
+    alone = st.translate([waves[0], waves[1], waves[2]])
+    assert [r.segments for r in out[::2]] == [r.segments for r in alone]
+    assert [r.source for r in out[::2]] == ["<waveform 0>", "<waveform 2>", "<waveform 4>"]
+    # the first result came out before the later inputs were read: memory is bounded by a group
+    assert seen[0] == (1, 1)
+    with pytest.raises(SateError, match="empty.wav"):
+        st.translate(inputs)  # the list API raises on the first bad input
