@@ -132,6 +132,17 @@ def test_rebuilt_from_sizes_without_the_directory(hf_whisper: tuple[Path, torch.
         assert torch.equal(rebuilt(feats, lengths)[0], loaded(feats, lengths)[0])
 
 
+def test_dropout_only_in_training() -> None:
+    """Whisper's dropout changes the output in training, and nothing in eval."""
+    plain = WhisperEncoder(d_model=16, layers=2, heads=2, ffn=32).eval()
+    noisy = WhisperEncoder(d_model=16, layers=2, heads=2, ffn=32, dropout=0.2)
+    noisy.load_state_dict(plain.state_dict())
+    feats, lengths = mel_batch(lengths=(20, 13))
+    with torch.no_grad():
+        assert not torch.allclose(noisy(feats, lengths)[0], plain(feats, lengths)[0])
+        assert torch.equal(noisy.eval()(feats, lengths)[0], plain(feats, lengths)[0])
+
+
 def test_freeze() -> None:
     """all, none, or the convolutions and the lowest N layers; the positions never train."""
     sizes = {"d_model": 16, "layers": 3, "heads": 2, "ffn": 32}

@@ -122,7 +122,7 @@ class WhisperEncoder(nn.Module):
         """(B, T, mel_bins), (B,) -> (B, T', d_model), (B,) with T' = ceil(T / 2); padded frames out are 0."""
         if feats.dim() != 3 or feats.size(2) != self.sizes.mel_bins:
             raise SateError(f"the Whisper encoder reads (B, T, {self.sizes.mel_bins}) Whisper log-mel features, got "
-                            f"{tuple(feats.shape)}: set the features to whisper")
+                            f"{tuple(feats.shape)} (sate.data.whisper_mel computes them)")
         if feats.size(1) > self.max_frames():
             raise SateError(f"an input of {feats.size(1)} frames ({feats.size(1) / FRAMES_PER_SECOND:.2f} s) is longer "
                             f"than Whisper's window of {self.max_frames()} frames ({max_segment_seconds(self.sizes)}"
