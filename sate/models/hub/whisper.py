@@ -179,9 +179,9 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
 
 def _ct2_index(directory: Path) -> ModelIndex:
     index = read_index(directory / CT2_FILE, CT2_SPEC, CT2_REVISIONS)
-    quantised = sorted({str(v.dtype) for k, v in index.variables.items() if k.startswith("encoder/") and v.shape
-                        and v.dtype in (torch.int8, torch.int16)} | {"scales" for k in index.variables
-                                                                      if k.endswith("weight_scale")})
+    quantised = sorted({str(v.dtype) for k, v in index.variables.items()
+                        if k.startswith("encoder/") and v.shape and not v.dtype.is_floating_point})
+    quantised += ["scales"] if any(k.endswith("weight_scale") for k in index.variables) else []
     if quantised:
         raise SateError(f"{index.path}: quantised weights ({', '.join(quantised)}); sate reads float32, float16 or "
                         "bfloat16 files: convert with ct2-transformers-converter --quantization float16")
