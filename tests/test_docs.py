@@ -20,7 +20,7 @@ Substitutions, the same for every block run (so that the doc reads as a user typ
 - the variables `CORPUS` (a MuST-C layout root: the fixture corpus) and `DATA` (`data/corpus`) are set by the
   test; a block's own line `CORPUS=...` or `DATA=...` is left out;
 - in the slow workspace every `conf/<recipe>/<name>.yaml` of the repository is a tiny model of the same task
-  (tests/recipes' tiny configs: 2 epochs of one batch), so `sate train` takes seconds;
+  (tiny_config: one epoch of one batch), so `sate train` takes seconds;
 - SentencePiece sizes (`--src-size N`, `--tgt-size N`, `--joint N`) become the fixture's 48, 64 and 80: 12
   sentences hold no more pieces;
 - `sate pack` stores greedy decoding of short outputs (`--decode beam=1,max_len_ratio=0.2`): a model of a few
@@ -206,6 +206,34 @@ def test_every_command_and_option_a_block_names_exists(block: Block) -> None:
         assert not unknown, f"{block.id}: {program} {command} has no option {', '.join(unknown)}"
 
 
+def _slug(heading: str) -> str:
+    """GitHub's anchor of a heading: lowercase, punctuation dropped, spaces as hyphens."""
+    return re.sub(r"[^\w\- ]", "", heading.strip().lower()).replace(" ", "-")
+
+
+@cache
+def _anchors(path: Path) -> frozenset[str]:
+    found, in_block = set(), False
+    for line in path.read_text(encoding="utf-8").splitlines():
+        in_block ^= line.lstrip().startswith("```")
+        if not in_block and re.match(r"#+ ", line):
+            found.add(_slug(line.lstrip("#")))
+    return frozenset(found)
+
+
+@pytest.mark.parametrize("doc", DOCS, ids=lambda d: str(d.relative_to(ROOT)))
+def test_every_link_between_the_docs_resolves(doc: Path) -> None:
+    """Figures live in one place and are linked from the others: a moved section must not leave a dead link."""
+    for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text(encoding="utf-8")):
+        if target.startswith(("http://", "https://", "mailto:")):
+            continue
+        path, _, anchor = target.partition("#")
+        file = (doc.parent / path).resolve() if path else doc
+        assert file.exists(), f"{doc.relative_to(ROOT)}: the link {target} names no file"
+        if anchor and file.suffix == ".md":
+            assert anchor in _anchors(file), f"{doc.relative_to(ROOT)}: the link {target} names no heading"
+
+
 def test_commands_are_found_in_blocks() -> None:
     """The checker itself: it reads commands of every form the docs use."""
     script = ('sate prep --mustc-root "$CORPUS" --out $DATA [--splits A B] \\\n  --tgt-lang de  # x --no\n'
@@ -258,12 +286,12 @@ def test_fast_block_runs(block: Block, fast_workspace: Path) -> None:
 # ------------------------------------------------------------------------------------------------ slow runs
 
 def tiny_conf(real: Path, out: Path) -> None:
-    """`out` as a tiny model of `real`'s task (an E2E baseline for an st_e2e config): 2 epochs of one batch."""
+    """`out` as a tiny model of `real`'s task (an E2E baseline for an st_e2e config): one epoch of one batch."""
     task = yaml.safe_load(real.read_text())["task"]
     model = tiny_config(task, adaptor=None, baseline="e2e" in real.stem)
     config = {"task": task, "data": {"num_workers": 0}, "batch": {"per_device": 100000, "global": 100000},
               "model": model, "optim": {"lr": 3e-3, "warmup_steps": 2},
-              "trainer": {"max_epochs": 2, "keep_last": 1, "keep_best": 1, "valid_bleu_utts": 5}}
+              "trainer": {"max_epochs": 1, "keep_last": 1, "keep_best": 1, "valid_bleu_utts": 5}}
     if task == "st" and "e2e" not in real.stem:
         config["model"]["loss"] = {"kd": {"asr_weight": 0.3, "mt_weight": 0.3}}
     out.parent.mkdir(parents=True, exist_ok=True)
