@@ -10,6 +10,7 @@ real (it says that the systems differ, not which is better: the scores say that)
 
 from __future__ import annotations
 
+import statistics
 from collections.abc import Sequence
 from typing import Any
 
@@ -32,10 +33,27 @@ def confidence(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, dict[str, 
     metrics = _metrics()
     out = {}
     for key, name in METRICS.items():
-        score = metrics[name].corpus_score(list(hyps), [list(refs)], n_bootstrap=RESAMPLES)
-        out[key] = {"mean": float(score._mean), "ci": float(score._ci)}
+        out[key] = _bootstrap_interval(metrics[name], list(hyps), list(refs))
     out["signature"] = {key: metrics[name].get_signature().format() for key, name in METRICS.items()}
     return out
+
+
+def _bootstrap_interval(metric: Any, hyps: list[str], refs: list[str]) -> dict[str, float]:
+    """sacreBLEU's `corpus_score(n_bootstrap=RESAMPLES)` interval, computed on Python floats.
+
+    sacreBLEU's own version averages the resampled scores with `statistics.mean`, which fails ("don't know
+    how to coerce float and float32", sacreBLEU 2.6 with NumPy 2) when chrF scores some resamples as a Python
+    0.0 and the others as float32: a split whose outputs are mostly empty does it. Same resamples (its
+    function, its seed), same interval; the signature says bs:1000 as sacreBLEU's would.
+    """
+    from sacrebleu.significance import _bootstrap_resample  # slow: NumPy; sacreBLEU's own resampling
+
+    stats = metric._extract_corpus_statistics(hyps, [refs])
+    metric.n_bootstrap = RESAMPLES
+    metric.seed, resampled = _bootstrap_resample(stats, metric, RESAMPLES)
+    scores = sorted(float(score.score) for score in resampled)
+    lower = len(scores) // 40  # the 95% interval, as sacreBLEU cuts it
+    return {"mean": statistics.mean(scores), "ci": 0.5 * (scores[len(scores) - lower - 1] - scores[lower])}
 
 
 def paired_bootstrap(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequence[str]) -> dict[str, dict]:

@@ -61,3 +61,15 @@ def test_loops_and_length_ratio() -> None:
     assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0
     assert length_ratio(REFS, REFS) == 1.0
     assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
+
+
+def test_mostly_empty_outputs_still_get_an_interval() -> None:
+    """sacreBLEU 2.6's own chrF interval raises TypeError on these (with NumPy 2: some resamples score a Python
+    0.0, the others float32); an evaluation must never lose its scores to the interval."""
+    hyps = [""] * 5 + ["Zimmer Zimmer Zimmer."]
+    ours = confidence(hyps, REFS)
+    for key in ("bleu", "chrf"):
+        assert ours[key]["mean"] >= 0 and ours[key]["ci"] >= 0 and isinstance(ours[key]["mean"], float)
+    assert ours["chrf"]["ci"] > 0  # one sentence in six has text: the resamples differ
+    paired = paired_bootstrap([("base", GOOD), ("empty", hyps)], REFS)["empty"]["chrf"]
+    assert paired["p"] is not None and paired["score"] < confidence(GOOD, REFS)["chrf"]["mean"]
