@@ -104,10 +104,23 @@ def _source_name(source: AudioInput, index: int) -> str:
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
-    """The GPU when present, unless a device is named."""
-    if device is not None:
-        return torch.device(device)
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    """The GPU when present, unless a device is named; a named device must exist here (`--device cuda:3` on a
+    machine without it is one line, not a CUDA traceback after the model has loaded)."""
+    if device is None:
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    try:
+        chosen = torch.device(device)
+    except (RuntimeError, TypeError):
+        raise SateError(f"--device {device!r}: not a torch device (e.g. cpu, cuda, cuda:1)") from None
+    if chosen.type == "cpu":
+        return chosen
+    backend = getattr(torch, chosen.type, None)
+    if backend is None or not backend.is_available():
+        raise SateError(f"--device {device}: no {chosen.type} device is available on this machine (use cpu)")
+    if chosen.index is not None and chosen.index >= backend.device_count():
+        raise SateError(f"--device {device}: this machine has {backend.device_count()} {chosen.type} device(s), "
+                        f"numbered from 0")
+    return chosen
 
 
 def _pad(seqs: Sequence[np.ndarray], value: float, dtype: torch.dtype) -> tuple[torch.Tensor, torch.Tensor]:

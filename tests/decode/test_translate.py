@@ -298,6 +298,21 @@ def test_vad_silero_without_the_package_fails_before_decoding(tmp_path: Path, st
     assert rc == 2 and out == "" and err.count("\n") == 1 and "silero-vad package is not installed" in err
 
 
+@pytest.mark.parametrize(("device", "message"), [
+    ("foo", "--device 'foo': not a torch device (e.g. cpu, cuda, cuda:1)"),
+    ("cuda:99", "--device cuda:99: "),  # no CUDA here, or fewer than 100 GPUs: refused either way
+])
+def test_a_device_that_does_not_exist_is_one_line(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                  capsys: pytest.CaptureFixture[str], device: str,
+                                                  message: str) -> None:
+    wav = good_wav(prepared_data, tmp_path)
+    rc, out, err = run_translate(capsys, "--model", st_pack, wav, "--device", device)
+    assert rc == 2 and out == "" and message in err and "Traceback" not in err
+    assert main(["evaluate", "--data", str(prepared_data), "--model", str(st_pack), "--split", "dev",
+                 "--out", str(tmp_path / "eval"), "--device", device]) == 2
+    assert message in capsys.readouterr().err
+
+
 def test_old_decode_syntax_gets_a_hint(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     wav = good_wav(prepared_data, tmp_path)
