@@ -160,11 +160,9 @@ def ctc_subset(vocab: MarianVocab, transcripts: list[str]) -> tuple[list[str], i
     return [BLANK, UNK, *kept], len((emittable & set(vocab.ids)) - specials)
 
 
-def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
-    """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
-    from sate.data.manifest import TRAIN_SPLIT, read_manifest
-    from sate.files import atomic_write_lines
-
+def check_marian_dir(hub_dir: Path) -> list[str]:
+    """A Marian directory's pieces, or a `SateError` naming what is missing or inconsistent. `sate vocab` calls
+    it before it touches the data directory, so a bad --marian leaves the old vocabulary usable."""
     for name in FILES:
         if not (hub_dir / name).is_file():
             raise SateError(f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")
@@ -173,6 +171,15 @@ def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
     if config.is_file() and read_json(config).get("vocab_size") != len(pieces):
         raise SateError(f"{config}: vocab_size {read_json(config).get('vocab_size')} but {hub_dir / 'vocab.json'} "
                         f"has {len(pieces)} pieces")
+    return pieces
+
+
+def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
+    """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
+    from sate.data.manifest import TRAIN_SPLIT, read_manifest
+    from sate.files import atomic_write_lines
+
+    pieces = check_marian_dir(hub_dir)
     target = data_dir / "marian"
     for name in FILES:
         _copy(hub_dir / name, target / name)

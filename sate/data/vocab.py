@@ -234,7 +234,7 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
-    from sate.data.marian_vocab import CTC_TOKENS, FILES, write_marian_vocab
+    from sate.data.marian_vocab import CTC_TOKENS, FILES, check_marian_dir, write_marian_vocab
 
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
@@ -252,6 +252,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{data_dir}: the Marian vocabulary is up to date")
         return 0
+    check_marian_dir(hub)  # before the old vocabulary is marked stale
     meta_path.unlink(missing_ok=True)
     atomic_write_lines(meta_path, [json.dumps(write_marian_vocab(data_dir, hub, meta["inputs"]))])
     return 0

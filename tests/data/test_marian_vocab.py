@@ -100,6 +100,8 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
     (broken / "target.spm").unlink()
     assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
     assert "target.spm is missing" in capsys.readouterr().err
+    # the refused directory left the data directory's vocabulary as it was: still usable
+    assert vocabulary_kind(marian_data) == "marian" and load_vocabularies(marian_data, "st")[0].tokens
     vocab = json.loads((broken / "vocab.json").read_text())
     vocab["extra"] = len(vocab) + 3
     (broken / "vocab.json").write_text(json.dumps(vocab))
