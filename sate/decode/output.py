@@ -2,7 +2,8 @@
 
 - text: one line per segment, the translation (an ASR model: the transcript). With
   ``transcript=True`` the line is ``transcript<TAB>translation``. With several input files every
-  line starts with ``FILE<TAB>``, as grep prefixes file names.
+  line starts with ``FILE<TAB>``, as grep prefixes file names; control characters in a file name (a tab,
+  a newline) are written as Python escapes (``\t``, ``\n``, ``\x1b``), so a line stays one segment.
 - jsonl: one object per segment: ``{"file", "start", "end", "transcript", "translation"}``
   (seconds; ``translation`` is null for an ASR model).
 - srt: numbered cues with ``HH:MM:SS,mmm --> HH:MM:SS,mmm`` times; with ``transcript=True`` a
@@ -13,6 +14,7 @@
 from __future__ import annotations
 
 import json
+import unicodedata
 from collections.abc import Iterator
 
 from sate.decode.api import Result
@@ -29,8 +31,13 @@ def srt_time(seconds: float) -> str:
     return f"{hours:02d}:{minutes:02d}:{secs:02d},{ms:03d}"
 
 
+def printable(name: str) -> str:
+    """`name` with its control characters escaped as Python writes them: one field of one line."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in name)
+
+
 def text_lines(result: Result, transcript: bool, with_file: bool) -> Iterator[str]:
-    prefix = f"{result.source}\t" if with_file else ""
+    prefix = f"{printable(result.source)}\t" if with_file else ""
     for seg in result.segments:
         if seg.translation is None:
             yield prefix + seg.transcript

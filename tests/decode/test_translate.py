@@ -383,3 +383,12 @@ def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
     asr = [Segment(0.0, 1.0, "", None), Segment(1.0, 2.0, "yes", None)]
     assert render(Result("b.wav", 2.0, asr), "srt") == ["1", "00:00:01,000 --> 00:00:02,000", "yes", ""]
     assert render(Result("c.wav", 1.0, [Segment(0.0, 1.0, "", "")]), "srt") == []  # an empty file, not a blank cue
+
+
+def test_a_file_name_with_a_tab_or_newline_stays_one_field_of_one_line() -> None:
+    segments = [Segment(0.0, 1.0, "hello", "hallo"), Segment(1.0, 2.0, "bye", "tschüss")]
+    lines = render(Result("talk\tone\nü\x1b.wav", 2.0, segments), "text", transcript=True, with_file=True)
+    assert lines == ["talk\\tone\\nü\\x1b.wav\thello\thallo", "talk\\tone\\nü\\x1b.wav\tbye\ttschüss"]
+    assert all(len(line.split("\t")) == 3 and "\n" not in line for line in lines)
+    (row,) = [json.loads(line) for line in render(Result("a\tb.wav", 1.0, segments[:1]), "jsonl")]
+    assert row["file"] == "a\tb.wav"  # JSON keeps the name exact
