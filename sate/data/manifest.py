@@ -28,9 +28,14 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
     start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
     """
-    if not path.is_file():
+    if path.is_dir():
+        raise SateError(f"{path}: is a directory, not a text file")
+    if not path.exists():
         raise SateError(f"{path}: file is missing")
-    data = path.read_bytes()
+    try:  # a FIFO or /dev/stdin is read as the stream it is
+        data = path.read_bytes()
+    except OSError as err:
+        raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:

@@ -63,3 +63,23 @@ def test_wer_against_blank_references_is_undefined_not_zero(tmp_path: Path, caps
         assert out == "" and err.count("\n") == 1
         assert f"{ref}: the references hold no words after normalisation; WER is undefined" in err
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0  # BLEU alone is what sacrebleu gives
+
+
+def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    import os
+    import threading
+
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Der Zug fährt ab.\nWo ist der Bahnhof?\n", encoding="utf-8")
+    fifo = tmp_path / "hyp.fifo"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_text("Der Zug fährt ab.\nWo ist der Bahnhof?\n"))
+    writer.start()
+    assert main(["score", "--ref", str(ref), "--hyp", str(fifo)]) == 0  # the same text as the references
+    writer.join()
+    assert "BLEU" in capsys.readouterr().out and read_lines(ref) == ["Der Zug fährt ab.", "Wo ist der Bahnhof?"]
+    assert main(["score", "--ref", str(ref), "--hyp", str(tmp_path)]) == 2
+    assert f"{tmp_path}: is a directory, not a text file" in capsys.readouterr().err
+    with pytest.raises(SateError, match="file is missing"):
+        read_lines(tmp_path / "nope.txt")
