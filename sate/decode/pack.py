@@ -29,7 +29,7 @@ from typing import Any
 
 from sate.errors import SateError
 from sate.files import make_temp_dir
-from sate.models.config import TASKS
+from sate.models.config import TASKS, ModelConfig, resolve_config
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -70,11 +70,10 @@ def vocab_parts(kind: str) -> dict[str, str]:
     return MARIAN_PARTS if kind == "marian" else VOCAB_PARTS
 
 
-def model_features(config: dict[str, Any]) -> str:
+def model_features(conf: ModelConfig) -> str:
     """fbank, or waveform for a hub acoustic encoder."""
-    from sate.models.config import HUB_ACOUSTIC_TYPES
-
-    return "waveform" if config.get("acoustic", {}).get("type") in HUB_ACOUSTIC_TYPES else "fbank"
+    acoustic = getattr(conf, "acoustic", None)
+    return "waveform" if acoustic is not None and acoustic.kind.hub else "fbank"
 
 
 def default_decoding() -> dict[str, Any]:
@@ -182,7 +181,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
         load_vocabularies(data_dir, meta["task"], kind)  # the SentencePiece models must fit the token lists
     options = decode_options({**default_decoding(), **(decode or {})}, "--decode")
     speech = meta["task"] != "mt"
-    features = model_features(meta["config"])
+    features = model_features(resolve_config(meta["task"], meta["config"]))
     if cmvn is not None and cmvn not in CMVN_KINDS:
         raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
     if speech and features == "waveform":

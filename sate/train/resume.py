@@ -23,6 +23,7 @@ from typing import Any
 import torch
 
 from sate.errors import SateError
+from sate.train.schema import TrainingConfig
 
 # Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
 SAFE_GLOBALS: list[Any] = []
@@ -152,7 +153,7 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
 
     config = dict(config)
     try:
-        config["model"] = resolve_config(config["task"], config.get("model"))
+        config["model"] = resolve_config(config["task"], config.get("model")).to_dict()
     except SateError:
         pass  # an old checkpoint's model section that no longer resolves is compared as written
     return _flat(config)
@@ -164,7 +165,7 @@ def config_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[
     return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
-def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -> None:
+def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -> None:
     """Refuse a resume whose config differs from the run's in anything but SAFE_KEYS; record the safe changes."""
     assert point.checkpoint is not None
     old = point.checkpoint["sate"].get("train_config")
@@ -175,14 +176,13 @@ def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)
-    from sate.config import merge
-    from sate.train.schema import DEFAULTS
+    from sate.settings import merge
 
     try:  # a key newer than the run (data.features) compares at its default
-        old = merge(DEFAULTS, old)
+        old = merge(TrainingConfig, old)
     except SateError:
         pass  # a key sate no longer knows: it shows as a change
-    changes = config_changes(old, config)
+    changes = config_changes(old, config.to_dict())
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
     if unsafe:
         shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in list(unsafe.items())[:6])

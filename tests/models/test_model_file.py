@@ -31,7 +31,7 @@ def test_round_trip_rebuilds_the_same_model(tmp_path: Path, build: Callable[...,
     assert [p.name for p in path.parent.iterdir()] == ["model.pt"]  # no temp file left behind
     data = load_model_file(path)
     assert data["format"] == "sate-model" and data["version"] == 1 and data["task"] == "st"
-    assert data["src_tokens"] == src_tokens and data["config"] == model.conf
+    assert data["src_tokens"] == src_tokens and data["config"] == model.conf.to_dict()
     again, _ = model_from_file(path)
     assert not again.training
     with torch.no_grad():

@@ -28,6 +28,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from sate.errors import SateError
+from sate.models.config import AcousticConfig
 
 NORMALIZE_EPS = 1e-7  # transformers' Wav2Vec2FeatureExtractor.zero_mean_unit_var_norm
 MASK_VALUE = -10000.0  # torchaudio's additive attention mask for padded keys
@@ -97,15 +98,15 @@ class HubAcousticEncoder(nn.Module):
     ``.encoder`` (a `HubStack`) holds every weight, as ``.encoder`` of our fbank encoder does.
     """
 
-    def __init__(self, conf: dict[str, Any], d_model: int) -> None:
+    def __init__(self, conf: AcousticConfig, d_model: int) -> None:
         from sate.models.hub.settings import require_hub
 
         super().__init__()
         self.hub = require_hub(conf, "acoustic")
-        self.espnet_name = conf["type"]  # never an ESPnet experiment's encoder
+        self.espnet_name = conf.type  # never an ESPnet experiment's encoder
         self.espnet_kwargs: dict[str, Any] = {}
         self.encoder = HubStack(self.hub, d_model)
-        if conf["freeze_feature_extractor"]:
+        if conf.freeze_feature_extractor:
             self.encoder.model.feature_extractor.requires_grad_(False)
 
     def _features(self, wave: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
