@@ -76,9 +76,12 @@ class Section:
     """Base of every config section: building one checks each field's range, then `validate`."""
 
     def __post_init__(self) -> None:
+        hints = _hints(type(self))
         for f in dataclasses.fields(self):
             check = f.metadata.get("check")
             value = getattr(self, f.name)
+            if isinstance(value, float) and float in _kinds(hints[f.name])[0] and not math.isfinite(value):
+                raise Invalid(key_of(f), f"must be a finite number, got {value!r}")
             if check is not None and value is not None and not check[0](value):
                 raise out_of_range(key_of(f), check[1], value)
         self.validate()

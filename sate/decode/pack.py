@@ -23,10 +23,11 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from dataclasses import asdict, dataclass, fields
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sate.decode.options import DecodeOptions, decode_options
 from sate.errors import SateError
 from sate.files import make_temp_dir
 from sate.models.config import TASKS, ModelConfig, resolve_config
@@ -76,33 +77,9 @@ def model_features(conf: ModelConfig) -> str:
     return "waveform" if acoustic is not None and acoustic.kind.hub else "fbank"
 
 
-def default_decoding() -> dict[str, Any]:
+def default_decoding() -> dict[str, object]:
     """The SATE recipe's decoding: beam 5, lenpen 1.0; every other option at beam search's default."""
-    from sate.decode.options import DecodeOptions
-
-    return asdict(DecodeOptions(beam=5, lenpen=1.0))
-
-
-def decode_options(values: dict[str, Any], where: str) -> Any:
-    """A `DecodeOptions` from a mapping; an unknown key or a wrong type is an error naming ``where``."""
-    from sate.decode.options import DecodeOptions, check_limits
-
-    known = {f.name: f for f in fields(DecodeOptions)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise SateError(f"{where}: unknown decoding option(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    clean = {}
-    for key, value in values.items():
-        default = getattr(DecodeOptions(), key)
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if default is not None and type(value) is not type(default):
-            raise SateError(f"{where}: decoding option {key} must be {type(default).__name__}, got {value!r}")
-        clean[key] = value
-    try:
-        return check_limits(DecodeOptions(**clean))
-    except (TypeError, ValueError) as err:
-        raise SateError(f"{where}: {err}") from None
+    return DecodeOptions(beam=5, lenpen=1.0).to_dict()
 
 
 @dataclass(frozen=True)
@@ -194,7 +171,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
-    info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn, features) if speech else None, kind)
+    info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700

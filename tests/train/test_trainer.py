@@ -381,7 +381,7 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
     assert steps_of(tmp_path / "first") == 3  # one batch holds the whole train split: one update an epoch
     args = argparse.Namespace(config=path, overrides=["trainer.max_minutes=5"], init_from=[],
                               steps_from=tmp_path / "first")
-    trainer_conf = config_from_args(args)["trainer"]
-    assert trainer_conf["max_steps"] == 3 and trainer_conf["max_minutes"] is None and trainer_conf["max_epochs"] >= 3
+    trainer_conf = config_from_args(args).trainer
+    assert trainer_conf.max_steps == 3 and trainer_conf.max_minutes is None and trainer_conf.max_epochs >= 3
     with pytest.raises(SateError, match="last.ckpt is missing"):
         steps_of(tmp_path / "nothing")
