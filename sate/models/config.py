@@ -6,8 +6,9 @@ out-of-range values and keys that do nothing for the chosen task or type all rai
 must never train the wrong model. A model file stores the resolved config as a plain dict (`to_dict`), so a
 model is rebuilt exactly even if the defaults here change later, and reads back into the same dataclass.
 
-Each choice (acoustic, adaptor, textual and decoder types) is a registry entry saying what the config needs
-to know of it; the modules build from the typed sections (docs/development.md: adding an adaptor).
+Each choice (acoustic, adaptor, textual and decoder types) is an entry of `sate.models.registry` saying what
+the config needs to know of it; the modules build from the typed sections (docs/development.md: adding an
+adaptor).
 Torch-free: `sate config` resolves configs without importing a model.
 """
 
@@ -17,70 +18,21 @@ from dataclasses import dataclass
 
 from sate.errors import SateError
 from sate.models.hub.settings import fill_hub_sections
+from sate.models.registry import (
+    ACOUSTIC_TYPES,
+    ADAPTOR_EMBEDDINGS,
+    ADAPTOR_TYPES,
+    LOSS_NORMALIZATIONS,
+    SHRINK_MODES,
+    TEXT_TYPES,
+    AcousticKind,
+    AdaptorKind,
+)
 from sate.settings import FRACTION, POSITIVE, RATE, Check, Section, at_least, helps, merge, one_of, section, setting
 from sate.settings import build as build_section
 
 TASKS = ("asr", "mt", "st")
 PREFIX = "model config: "
-
-
-# ----------------------------------------------------------------------------------------------------------------
-# The registries: one entry per type, with what the config checks of it.
-
-
-@dataclass(frozen=True)
-class AcousticKind:
-    """An acoustic encoder type: on fbank (ours, ESPnet blocks), or a downloaded hub model on waveforms."""
-
-    hub: bool = False  # a Hugging Face model read from acoustic.path (sate.models.hub.speech), 16 kHz waveforms in
-    kernel: bool = False  # has the Conformer's depthwise convolution (acoustic.kernel)
-
-
-ACOUSTIC_TYPES: dict[str, AcousticKind] = {
-    "conformer": AcousticKind(kernel=True),
-    "transformer": AcousticKind(),
-    "hf_wav2vec2": AcousticKind(hub=True),
-    "hf_hubert": AcousticKind(hub=True),
-    "hf_wavlm": AcousticKind(hub=True),
-}
-HUB_ACOUSTIC_TYPES = tuple(name for name, kind in ACOUSTIC_TYPES.items() if kind.hub)
-
-
-@dataclass(frozen=True)
-class AdaptorKind:
-    """An adaptor type (`sate.models.adaptor`): which of the two branches its output is built from."""
-
-    linear: bool  # the linear branch ReLU(Dropout(LN(W·h + b))): adaptor.dropout applies
-    soft: bool  # the soft branch P·E over the CTC posteriors P: adaptor.temperature and adaptor.embedding apply
-    shrinks: bool = False  # CTC compression first, then the adaptor adaptor.shrink_mode names
-
-
-# "none" passes the acoustic states to the decoder unchanged: the E2E ST baseline (textual.layers 0).
-ADAPTOR_TYPES: dict[str, AdaptorKind] = {
-    "none": AdaptorKind(linear=False, soft=False),
-    "linear": AdaptorKind(linear=True, soft=False),
-    "soft": AdaptorKind(linear=False, soft=True),
-    "league": AdaptorKind(linear=True, soft=True),
-    "gated": AdaptorKind(linear=True, soft=True),
-    "inter": AdaptorKind(linear=False, soft=True),
-    "shrink": AdaptorKind(linear=False, soft=True, shrinks=True),
-}
-SHRINK_MODES = ("soft", "league")
-
-
-@dataclass(frozen=True)
-class TextKind:
-    """A textual encoder or decoder type: ours (ESPnet's pre-LN blocks) or a downloaded Marian model's."""
-
-    hub: bool = False  # sizes and the `hub` dict come from textual.path (sate.models.hub.marian)
-
-
-# hf_marian: an OPUS-MT (Marian) model's encoder and decoder, on ESPnet's post-norm blocks.
-TEXT_TYPES: dict[str, TextKind] = {"transformer": TextKind(), "hf_marian": TextKind(hub=True)}
-# E of the soft branch: the MT source embedding (the paper), or the decoder's (the authors' code, joint vocabulary).
-ADAPTOR_EMBEDDINGS = ("source", "decoder")
-# Loss scale: summed per utterance and averaged over the batch (ESPnet), or divided by target tokens (fairseq).
-LOSS_NORMALIZATIONS = ("utterance", "token")
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -310,7 +262,8 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
                 why[f"acoustic.{key}"] = f"acoustic.type {acoustic.type} takes it from acoustic.path's config.json"
         else:
             if not acoustic.kind.kernel:
-                why["acoustic.kernel"] = f"it only applies to acoustic.type {_names(ACOUSTIC_TYPES, 'kernel')}"
+                kernels = " or ".join(name for name, kind in ACOUSTIC_TYPES.items() if kind.kernel)
+                why["acoustic.kernel"] = f"it only applies to acoustic.type {kernels}"
             for key in ("path", "hub", "freeze_feature_extractor"):
                 why[f"acoustic.{key}"] = "it only applies to the hf_* acoustic types"
     if not isinstance(conf, ASRConfig) and not TEXT_TYPES[conf.textual.type].hub:
@@ -337,10 +290,6 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
         if kd.asr_weight == 0 and kd.mt_weight == 0:
             why["loss.kd.topk"] = "no distillation weight is set"
     return why
-
-
-def _names(registry: dict[str, AcousticKind], trait: str) -> str:
-    return " or ".join(name for name, kind in registry.items() if getattr(kind, trait))
 
 
 def _inapplicable_adaptor(adaptor: AdaptorConfig) -> dict[str, str]:
@@ -449,17 +398,3 @@ def resolve_config(task: str, conf: dict | ModelConfig | None) -> ModelConfig:
                                 f"but loss.kd.{side}_teacher (a model file) is not set "
                                 f"(`sate train --init-from {side}=PATH` sets it)")
     return resolved
-
-
-# Keys that change no computation of trained weights: where a hub model was read from, what training freezes.
-TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor")
-
-
-def without_dropout(section: object) -> object:
-    """A config section (as a plain dict or typed) minus dropout rates (and the keys of TRAINING_ONLY): the settings
-    two models must share to swap weights."""
-    if isinstance(section, Section):
-        section = section.to_dict()
-    if isinstance(section, dict):
-        return {k: without_dropout(v) if k != "hub" else v for k, v in section.items() if k not in TRAINING_ONLY}
-    return section

@@ -34,11 +34,12 @@ import yaml
 
 from sate.errors import SateError
 from sate.models.base import SateModel
-from sate.models.config import STConfig, resolve_config, without_dropout
+from sate.models.config import STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, TransformerDecoder, TransformerEncoder
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
+from sate.settings import Section
 
 # component -> the module it fills (its path in our models). "model" is the whole model.
 COMPONENTS: dict[str, str] = {
@@ -181,6 +182,20 @@ def vocab_sides(task: str, component: str) -> tuple[str, ...]:
     if component == "model":
         return ("source", "target")
     return ()
+
+
+# Keys that change no computation of trained weights: where a hub model was read from, what training freezes.
+TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor")
+
+
+def without_dropout(section: object) -> object:
+    """A config section (as a plain dict or typed) minus dropout rates (and the keys of TRAINING_ONLY): the settings
+    two models must share to swap weights."""
+    if isinstance(section, Section):
+        section = section.to_dict()
+    if isinstance(section, dict):
+        return {k: without_dropout(v) if k != "hub" else v for k, v in section.items() if k not in TRAINING_ONLY}
+    return section
 
 
 def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> list[str]:

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from sate.models.config import resolve_config, without_dropout
+from sate.models.config import resolve_config
+from sate.models.pretrained import without_dropout
 from sate.train.data import check_feature_mode
 from sate.train.trainer import apply_init_from, load_training_config
 

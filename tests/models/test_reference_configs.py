@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from sate.models.config import resolve_config, without_dropout
+from sate.models.config import resolve_config
+from sate.models.pretrained import without_dropout
 from sate.train.trainer import apply_init_from, load_training_config
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc"
