@@ -111,7 +111,7 @@ _NAMES = {int: "an integer", float: "a finite number", bool: "true or false", st
 
 
 @cache
-def _hints(cls: type) -> dict[str, Any]:
+def _hints(cls: type) -> dict[str, object]:
     return typing.get_type_hints(cls)
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import shutil
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -56,7 +57,7 @@ FEATURE_KEYS = ("type", "num_mel_bins", "frame_length_ms", "frame_shift_ms", "sa
                 "min_samples")
 
 
-def feature_settings(cmvn: str, kind: str = "fbank") -> dict[str, Any]:
+def feature_settings(cmvn: str, kind: str = "fbank") -> dict[str, object]:
     """The feature section of sate.yaml: today's fbank settings plus the CMVN kind, or the waveform mode's."""
     from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE
     from sate.data.features import FEATURE_CONFIG
@@ -87,12 +88,12 @@ class PackInfo:
     """What ``sate.yaml`` says."""
 
     task: str
-    decode: dict[str, Any]
-    features: dict[str, Any] | None  # None for MT
+    decode: dict[str, object]  # the DecodeOptions it decodes with, as sate.yaml stores them
+    features: dict[str, object] | None  # None for MT
     vocab: str = "spm"  # or marian
 
-    def to_yaml(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "task": self.task,
+    def to_yaml(self) -> dict[str, object]:
+        doc: dict[str, object] = {"format": FORMAT, "version": VERSION, "task": self.task,
                                "decode": self.decode}
         if self.features is not None:
             doc["features"] = self.features
@@ -131,7 +132,7 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
                             f"({len(ours)} tokens; first difference at line {index + 1})")
 
 
-def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | None = None,
+def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
 

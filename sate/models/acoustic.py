@@ -6,19 +6,23 @@ The ESPnet module is kept whole as ``.encoder`` so that an ESPnet2 ASR experimen
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.models.config import AcousticConfig
-from sate.models.espnet_blocks import ConformerEncoder, Conv2dSubsampling, TransformerEncoder, block_kwargs
+from sate.models.espnet_blocks import (
+    ConformerEncoder,
+    Conv2dSubsampling,
+    EspnetKwargs,
+    TransformerEncoder,
+    block_kwargs,
+)
 
 FEATURE_DIM = 80  # fbank bins written by the data pipeline
 
 
 def espnet_encoder_kwargs(conf: AcousticConfig, d_model: int,
-                          ctc_layer: int | None = None) -> tuple[str, dict[str, Any]]:
+                          ctc_layer: int | None = None) -> tuple[str, EspnetKwargs]:
     """The ESPnet encoder name and constructor arguments for our `acoustic` config section.
 
     Besides what the config sets, we fix the choices of ESPnet's Conformer recipes (macaron

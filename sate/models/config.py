@@ -6,15 +6,14 @@ out-of-range values and keys that do nothing for the chosen task or type all rai
 must never train the wrong model. A model file stores the resolved config as a plain dict (`to_dict`), so a
 model is rebuilt exactly even if the defaults here change later, and reads back into the same dataclass.
 
-Each choice (acoustic, adaptor, textual and decoder types) is an entry of `sate.models.registry` saying what
-the config needs to know of it; the modules build from the typed sections (docs/development.md: adding an
-adaptor).
-Torch-free: `sate config` resolves configs without importing a model.
+Each choice (acoustic, adaptor, textual and decoder types) is an entry of `sate.models.registry`; the modules
+build from the typed sections (docs/development.md). Torch-free: `sate config` resolves configs without torch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from sate.errors import SateError
 from sate.models.hub.settings import fill_hub_sections
@@ -33,6 +32,8 @@ from sate.settings import build as build_section
 
 TASKS = ("asr", "mt", "st")
 PREFIX = "model config: "
+# A hub section's `hub`: the values of a downloaded model's config.json the modules read (sate.models.hub.settings).
+HubSettings = dict[str, Any]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -55,8 +56,8 @@ class AcousticConfig(Section):
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_* only: the downloaded model directory (config.json, "
                                "preprocessor_config.json, weights)")
-    hub: dict | None = setting(None, "hf_* only: filled from acoustic.path when the config is resolved (leave it "
-                               "out)")
+    hub: HubSettings | None = setting(None, "hf_* only: filled from acoustic.path when the config is resolved "
+                                      "(leave it out)")
     freeze_feature_extractor: bool = setting(True, "hf_* only: the convolutional feature extractor is not trained")
 
     @property
@@ -114,8 +115,8 @@ class TextualConfig(Section):
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_marian only: the downloaded Marian directory (config.json, weights, *.spm, "
                                "vocab.json)")
-    hub: dict | None = setting(None, "hf_marian only: filled from textual.path when the config is resolved (leave "
-                               "it out)")
+    hub: HubSettings | None = setting(None, "hf_marian only: filled from textual.path when the config is "
+                                      "resolved (leave it out)")
 
 
 @dataclass(frozen=True)
@@ -228,11 +229,10 @@ class STConfig(Section):
 
 
 ModelConfig = ASRConfig | MTConfig | STConfig
-CONFIG_CLASSES: dict[str, type[ASRConfig] | type[MTConfig] | type[STConfig]] = {
-    "asr": ASRConfig, "mt": MTConfig, "st": STConfig}
+CONFIG_CLASSES: dict[str, type[ModelConfig]] = {"asr": ASRConfig, "mt": MTConfig, "st": STConfig}
 
 
-def config_class(task: str) -> type[ASRConfig] | type[MTConfig] | type[STConfig]:
+def config_class(task: str) -> type[ModelConfig]:
     if task not in CONFIG_CLASSES:
         raise SateError(f"unknown task {task!r}; expected one of {', '.join(TASKS)}")
     return CONFIG_CLASSES[task]

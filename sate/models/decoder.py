@@ -16,25 +16,23 @@ Marian decoder (``type: hf_marian``, `sate.models.hub.marian`): post-LN blocks, 
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.data.dataset import IGNORE_ID
 from sate.errors import SateError
-from sate.models.config import DecoderConfig
-from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos, block_kwargs
+from sate.models.config import DecoderConfig, HubSettings
+from sate.models.espnet_blocks import EspnetKwargs, TransformerDecoder, add_sos_eos, block_kwargs
 
 
-def espnet_decoder_kwargs(conf: DecoderConfig) -> dict[str, Any]:
+def espnet_decoder_kwargs(conf: DecoderConfig) -> EspnetKwargs:
     """ESPnet `TransformerDecoder` arguments for our `decoder` config section."""
     return block_kwargs(conf, input_layer="embed",
                         attention_dropout_keys=("self_attention_dropout_rate", "src_attention_dropout_rate"))
 
 
 def build_decoder(conf: DecoderConfig, vocab_size: int, d_model: int,
-                  marian: dict[str, Any] | None = None) -> TransformerDecoder:
+                  marian: HubSettings | None = None) -> TransformerDecoder:
     """ESPnet's decoder over `vocab_size` tokens attending to d_model-sized memory.
 
     A tied matrix starts as fairseq's embeddings do, normal with std d^-1/2: ESPnet's N(0, 1)
@@ -56,7 +54,7 @@ def build_decoder(conf: DecoderConfig, vocab_size: int, d_model: int,
     return decoder
 
 
-def _make_marian(decoder: TransformerDecoder, conf: DecoderConfig, vocab_size: int, hub: dict[str, Any]) -> None:
+def _make_marian(decoder: TransformerDecoder, conf: DecoderConfig, vocab_size: int, hub: HubSettings) -> None:
     from sate.models.hub.marian import MarianPositions, patch_blocks
 
     if vocab_size != hub["vocab_size"]:

@@ -29,6 +29,7 @@ from espnet2.asr.encoder.conformer_encoder import ConformerEncoder
 from espnet2.asr.encoder.transformer_encoder import TransformerEncoder
 
 __all__ = [
+    "EspnetKwargs",
     "block_kwargs",
     "CTC",
     "ConformerEncoder",
@@ -39,6 +40,10 @@ __all__ = [
     "TransformerEncoder",
     "add_sos_eos",
 ]
+
+
+# Keyword arguments of an ESPnet constructor, named as an ESPnet2 experiment's *_conf sections name them.
+EspnetKwargs = dict[str, Any]
 
 
 class Blocks(Protocol):
@@ -52,14 +57,14 @@ class Blocks(Protocol):
 
 
 def block_kwargs(conf: Blocks, input_layer: str | None,
-                 attention_dropout_keys: tuple[str, ...] = ("attention_dropout_rate",)) -> dict[str, Any]:
+                 attention_dropout_keys: tuple[str, ...] = ("attention_dropout_rate",)) -> EspnetKwargs:
     """ESPnet encoder/decoder keywords from one of our sections (layers, heads, ffn, dropout).
 
     ESPnet names the same settings alike in every block stack, except the attention dropout (one
     key in encoders, two in the decoder); our sections use one dropout rate for all of them. Our blocks
     are pre-LN; a Marian model's (``type: hf_marian``) are post-LN.
     """
-    kwargs: dict[str, Any] = {
+    kwargs: EspnetKwargs = {
         "attention_heads": conf.heads,
         "linear_units": conf.ffn,
         "num_blocks": conf.layers,

@@ -10,20 +10,18 @@ projection are one tensor, as in Marian.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.errors import SateError
 from sate.models.base import Batch, SateModel, Stats, stats, token_accuracy
-from sate.models.config import ModelConfig, MTConfig, STConfig
+from sate.models.config import HubSettings, ModelConfig, MTConfig, STConfig
 from sate.models.decoder import build_decoder, teacher_forced
 from sate.models.losses import label_smoothed_ce, normalization_factor
 from sate.models.textual import TextualEncoder
 
 
-def marian_hub(conf: ModelConfig) -> dict[str, Any] | None:
+def marian_hub(conf: ModelConfig) -> HubSettings | None:
     """The ``textual.hub`` dict of a model with a Marian textual side, else None."""
     from sate.models.hub.settings import require_hub
 

@@ -35,7 +35,7 @@ import yaml
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
-from sate.models.espnet_blocks import ConformerEncoder, TransformerDecoder, TransformerEncoder
+from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
@@ -229,7 +229,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     return problems
 
 
-def _espnet_settings_problems(role: str, name: str, kwargs: dict[str, Any], config: dict[str, Any]) -> list[str]:
+def _espnet_settings_problems(role: str, name: str, kwargs: EspnetKwargs, config: dict[str, Any]) -> list[str]:
     theirs_name = config.get(role)
     if theirs_name != name:
         return [f"{role}: experiment {theirs_name!r}, ours {name!r}"]

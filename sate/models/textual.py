@@ -13,16 +13,14 @@ Marian's positions, its embedding scale and its limit of ``max_position_embeddin
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.models.config import TextualConfig
-from sate.models.espnet_blocks import PositionalEncoding, TransformerEncoder, block_kwargs
+from sate.models.espnet_blocks import EspnetKwargs, PositionalEncoding, TransformerEncoder, block_kwargs
 
 
-def espnet_textual_kwargs(conf: TextualConfig, d_model: int) -> dict[str, Any]:
+def espnet_textual_kwargs(conf: TextualConfig, d_model: int) -> EspnetKwargs:
     """ESPnet `TransformerEncoder` arguments for our `textual` config section."""
     return {"output_size": d_model, **block_kwargs(conf, input_layer=None)}
 

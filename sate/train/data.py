@@ -21,6 +21,7 @@ from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
+from sate.models.registry import HUB_ACOUSTIC_TYPES
 from sate.train.schema import BatchConfig, TrainingConfig, train_splits
 
 
@@ -48,8 +49,6 @@ def batch_unit(task: str, features: str = "fbank") -> str:
 def check_feature_mode(config: TrainingConfig) -> None:
     """A hub acoustic encoder (acoustic.type hf_*) reads data.features waveform, ours fbank; waveforms take no
     CMVN and no SpecAugment (fbank's), so those must be off rather than silently ignored."""
-    from sate.models.config import HUB_ACOUSTIC_TYPES
-
     if config.task == "mt":
         return
     kind = (config.model.get("acoustic") or {}).get("type", "conformer")

@@ -136,8 +136,8 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
+def _flat(config: dict[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value and name != "init":
@@ -147,7 +147,7 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+def _comparable(config: dict[str, object]) -> dict[str, object]:
     """Flat keys with the model section resolved, so `{}` and the same defaults written out compare equal."""
     from sate.models.config import resolve_config
 
@@ -159,7 +159,7 @@ def _comparable(config: dict[str, Any]) -> dict[str, Any]:
     return _flat(config)
 
 
-def config_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+def config_changes(old: dict[str, object], new: dict[str, object]) -> dict[str, tuple[object, object]]:
     """dotted key -> (old, new) for every key that differs."""
     a, b = _comparable(old), _comparable(new)
     return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
@@ -193,7 +193,7 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     point.changed = changes
 
 
-def _safe(key: str, changes: dict[str, tuple[Any, Any]], ckpt: dict[str, Any]) -> bool:
+def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)

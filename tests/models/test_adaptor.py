@@ -8,8 +8,9 @@ import pytest
 import torch
 
 from sate.models.adaptor import ADAPTORS, LeagueAdaptor, ShrinkAdaptor, SoftAdaptor, build_adaptor
-from sate.models.config import ADAPTOR_TYPES, resolve_config
+from sate.models.config import resolve_config
 from sate.models.espnet_blocks import PositionalEncoding
+from sate.models.registry import ADAPTOR_TYPES
 from sate.models.shrink import ctc_shrink
 
 D, V = 8, 6

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from sate.errors import SateError
-from sate.models.config import ADAPTOR_TYPES, AcousticConfig, STConfig, resolve_config
+from sate.models.config import AcousticConfig, STConfig, resolve_config
+from sate.models.registry import ADAPTOR_TYPES
 
 
 def test_defaults_fill_every_section_of_each_task() -> None:
