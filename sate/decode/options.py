@@ -11,6 +11,9 @@ import argparse
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
+import yaml
+
+from sate.config import load_yaml_text
 from sate.errors import SateError
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
@@ -98,10 +101,6 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object
 
     Values are read as `--set` reads them (YAML with ``1e-3`` a float), so both options agree on numbers.
     """
-    import yaml
-
-    from sate.config import load_yaml_text as load_value  # the --set reader
-
     out: dict[str, object] = {}
     for item in items:
         for part in item.split(","):
@@ -109,7 +108,7 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object
             if not sep or not key.strip():
                 raise SateError(f"{option} {item!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
             try:
-                out[key.strip()] = load_value(raw)
+                out[key.strip()] = load_yaml_text(raw)  # as --set reads values
             except yaml.YAMLError:
                 raise SateError(f"{option} {item!r}: the value of {key.strip()} is not valid YAML") from None
     return out

@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from sate.decode.options import DecodeOptions, decode_options
+from sate.config import read_yaml, write_yaml
+from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError
 from sate.files import make_temp_dir
 from sate.models.config import TASKS, ModelConfig, resolve_config
@@ -104,8 +105,6 @@ class PackInfo:
 
 def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
     """The CMVN kind of the training run that wrote ``model_file``: `sate train` leaves config.yaml beside it."""
-    from sate.config import read_yaml
-
     config = model_file.parent / "config.yaml"
     if not config.is_file():
         return None
@@ -139,7 +138,6 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     ``decode`` overrides the default decoding options; ``cmvn`` is the feature normalisation the
     model was trained with (default: the training run's config.yaml beside the model file, else global).
     """
-    from sate.config import write_yaml
     from sate.data.features import load_cmvn
     from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
@@ -202,8 +200,6 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
 
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
-    from sate.config import read_yaml
-
     path = directory / PACK_YAML
     if not directory.is_dir():
         raise SateError(f"{directory}: packed model directory is missing")
@@ -251,8 +247,6 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import add_decode_argument, options_help
-
     parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
     parser.add_argument("--data", type=Path, required=True,
@@ -266,8 +260,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sate.decode.options import parse_decode
-
     info = pack(args.model, args.data, args.out, parse_decode(args.decode), args.cmvn)
     decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
     print(f"packed {info.task} model {args.model} -> {args.out} (decode: {decode})")

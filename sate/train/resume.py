@@ -22,7 +22,10 @@ from typing import Any
 
 import torch
 
+from sate.config import read_yaml
 from sate.errors import SateError
+from sate.models.config import resolve_config
+from sate.settings import merge
 from sate.train.schema import TrainingConfig
 
 # Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
@@ -149,8 +152,6 @@ def _flat(config: dict[str, object], prefix: str = "") -> dict[str, object]:
 
 def _comparable(config: dict[str, object]) -> dict[str, object]:
     """Flat keys with the model section resolved, so `{}` and the same defaults written out compare equal."""
-    from sate.models.config import resolve_config
-
     config = dict(config)
     try:
         config["model"] = resolve_config(config["task"], config.get("model")).to_dict()
@@ -170,14 +171,10 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     assert point.checkpoint is not None
     old = point.checkpoint["sate"].get("train_config")
     if old is None:
-        from sate.config import read_yaml
-
         snapshot = exp / "config.yaml"
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)
-    from sate.settings import merge
-
     try:  # a key newer than the run (data.features) compares at its default
         old = merge(TrainingConfig, old)
     except SateError:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError
-from sate.models.init_from import fill_init
+from sate.models.init_from import fill_init, parse_init_from
 from sate.settings import read
 from sate.train.schema import TrainingConfig
 
@@ -92,8 +92,6 @@ def steps_of(exp: Path) -> int:
 
 def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     """The config a `sate train` command line stands for: file, --set, --init-from and --steps-from."""
-    from sate.models.init_from import parse_init_from
-
     config = load_training_config(args.config, args.overrides)
     config = apply_init_from(config, parse_init_from(args.init_from))
     if args.steps_from is not None:

@@ -30,6 +30,7 @@ from torch.nn import functional as F
 from sate.errors import SateError
 from sate.models.config import AcousticConfig, HubSettings
 from sate.models.espnet_blocks import EspnetKwargs
+from sate.models.hub.settings import require_hub
 
 NORMALIZE_EPS = 1e-7  # transformers' Wav2Vec2FeatureExtractor.zero_mean_unit_var_norm
 MASK_VALUE = -10000.0  # torchaudio's additive attention mask for padded keys
@@ -100,8 +101,6 @@ class HubAcousticEncoder(nn.Module):
     """
 
     def __init__(self, conf: AcousticConfig, d_model: int) -> None:
-        from sate.models.hub.settings import require_hub
-
         super().__init__()
         self.hub = require_hub(conf, "acoustic")
         self.espnet_name = conf.type  # never an ESPnet experiment's encoder
