@@ -18,7 +18,7 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any, TypeVar
 
@@ -41,7 +41,8 @@ def out_of_range(key: str, wanted: str, value: object) -> Invalid:
     return Invalid(key, f"must be {wanted}, got {value!r}")
 
 
-def one_of(choices: Iterator[str] | tuple[str, ...] | Mapping[str, object]) -> Check:
+def one_of(choices: Iterable[str]) -> Check:
+    """A choice among `choices` (a tuple, or a registry whose keys are the names)."""
     names = tuple(choices)
     return (lambda v: v in names, f"one of {', '.join(names)}")
 
