@@ -19,7 +19,8 @@ COMMANDS: dict[str, tuple[str, str]] = {
     "prep": ("sate.data.prep", "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
     "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
     "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
-    "config": ("sate.config", "print every training config key with its default, or what a config resolves to"),
+    "config": ("sate.train.show_config", "print every training config key with its default, or what a "
+                                         "config resolves to"),
     "train": ("sate.train.trainer", "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
     "average": ("sate.train.average", "average the last or best N checkpoints into one model file"),
     "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),

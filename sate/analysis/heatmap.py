@@ -122,9 +122,9 @@ def utterance_attention(model: SateModel, meta: dict[str, Any], batch: dict[str,
             frames = enc.ctc_logits[0, : int(enc.ctc_lengths[0])]
             positions = {"acoustic": ctc_frame_labels(frames)}
             if getattr(model, "textual", None) is not None:  # ST, unless it is the E2E baseline
-                adaptor = model.conf["adaptor"]
-                positions["textual"] = (shrink_segment_labels(frames, adaptor["keep_blank"])
-                                        if adaptor["type"] == "shrink" else positions["acoustic"])
+                adaptor = model.conf.adaptor
+                positions["textual"] = (shrink_segment_labels(frames, adaptor.keep_blank)
+                                        if adaptor.kind.shrinks else positions["acoustic"])
             transcript = pieces_text([src_tokens[i] for i in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)[0]])
         ys_in = torch.tensor([[model.sos, *hyp]], device=device)
         logits, _ = model.decoder(memory, memory_lengths, ys_in, torch.tensor([len(hyp) + 1], device=device))

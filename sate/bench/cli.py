@@ -163,7 +163,7 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
             result[part] = text_part.run(args.text_lines, args.text_steps)
             print(text_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
-            result[part] = {"skipped": f"the model's adaptor is {subject.model.conf['adaptor']['type']!r}; the "
+            result[part] = {"skipped": f"the model's adaptor is {subject.model.conf.adaptor.type!r}; the "
                                        "length part compares league or soft with shrink"}
             print(result[part]["skipped"])
         else:

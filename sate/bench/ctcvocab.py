@@ -44,12 +44,12 @@ class _Head(torch.nn.Module):
 
     def __init__(self, vocab: int) -> None:
         from sate.models.adaptor import build_adaptor
-        from sate.models.config import DEFAULTS
+        from sate.models.config import AdaptorConfig, CTCConfig
         from sate.models.ctc import build_ctc
 
         super().__init__()
-        self.ctc = build_ctc(vocab, D_MODEL, DEFAULTS["ctc"])
-        self.adaptor = build_adaptor({**DEFAULTS["adaptor"], "type": "shrink"}, D_MODEL)
+        self.ctc = build_ctc(vocab, D_MODEL, CTCConfig())
+        self.adaptor = build_adaptor(AdaptorConfig(type="shrink"), D_MODEL)
         self.embedding = torch.nn.Parameter(torch.randn(vocab, D_MODEL) * D_MODEL**-0.5)
 
     def forward(self, h: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor,
@@ -77,10 +77,11 @@ def _step(encoder: torch.nn.Module, head: _Head | None, batch: dict[str, torch.T
 
 def run(sizes: list[int], repeat: int) -> dict[str, Any]:
     """Step seconds and peak memory rise of the encoder alone and with CTC + adaptor at each size."""
+    from sate.models.config import AcousticConfig
     from sate.models.hub.speech import HubAcousticEncoder
 
     torch.manual_seed(0)
-    conf = {"type": "hf_wav2vec2", "hub": WAV2VEC2_BASE, "freeze_feature_extractor": True}
+    conf = AcousticConfig(type="hf_wav2vec2", hub=WAV2VEC2_BASE, freeze_feature_extractor=True)
     encoder = HubAcousticEncoder(conf, D_MODEL).train()
     samples = int(SECONDS * 16000)
     tokens = int(SECONDS * TOKENS_PER_SECOND)

@@ -15,7 +15,6 @@ length). Times are the fastest of `repeat` runs; peak memory: see `sate.bench.me
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import torch
@@ -27,7 +26,7 @@ from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.errors import SateError
 from sate.models import build_model
 from sate.models.base import SateModel
-from sate.models.config import resolve_config
+from sate.models.config import AdaptorConfig
 
 SECONDS = (2, 5, 10, 20, 30)
 FRAMES_PER_SECOND = 100  # fbank shift 10 ms
@@ -39,27 +38,27 @@ def _renamed(key: str, old: str, new: str) -> str:
 
 def frame_kind(model: SateModel) -> str | None:
     """The frame-level adaptor (league or soft) that has the model's weights with shrink; None if none has."""
-    adaptor = model.conf["adaptor"]
-    kind = adaptor["shrink_mode"] if adaptor["type"] == "shrink" else adaptor["type"]
+    adaptor = model.conf.adaptor
+    kind = adaptor.shrink_mode if adaptor.kind.shrinks else adaptor.type
     return kind if kind in ("league", "soft") else None
 
 
 def twins(model: SateModel) -> dict[str, SateModel]:
     """The model with a frame-level adaptor (league or soft) and with shrink, same weights, eval mode."""
-    adaptor = model.conf["adaptor"]
+    adaptor = model.conf.adaptor
     kind = frame_kind(model)
     if kind is None:
         raise SateError(f"the length part compares league or soft with shrink; this model's adaptor is "
-                        f"{adaptor['type']!r}")
-    defaults = resolve_config("st", None)["adaptor"]
-    confs = {kind: {"type": kind, "shrink_mode": defaults["shrink_mode"], "keep_blank": defaults["keep_blank"]},
-             "shrink": {"type": "shrink", "shrink_mode": kind, "keep_blank": adaptor["keep_blank"]}}
+                        f"{adaptor.type!r}")
+    defaults = AdaptorConfig()
+    confs = {kind: {"type": kind, "shrink_mode": defaults.shrink_mode, "keep_blank": defaults.keep_blank},
+             "shrink": {"type": "shrink", "shrink_mode": kind, "keep_blank": adaptor.keep_blank}}
     frame_state = {_renamed(k, "adaptor.inner.", "adaptor."): v for k, v in model.state_dict().items()}
     shrink_state = {_renamed(k, "adaptor.", "adaptor.inner."): v for k, v in frame_state.items()}
     states = {kind: frame_state, "shrink": shrink_state}
     out = {}
     for name, changes in confs.items():
-        conf = copy.deepcopy(model.conf)
+        conf = model.conf.to_dict()
         conf["adaptor"].update(changes)
         conf["loss"]["kd"] = dict(NO_DISTILLATION)
         out[name] = build_model("st", conf, model.src_vocab_size, model.tgt_vocab_size)

@@ -30,7 +30,6 @@ our acoustic encoder is deliberately independent of padding where ESPnet's is no
 
 from __future__ import annotations
 
-import copy
 import time
 import warnings
 from collections.abc import Callable
@@ -76,7 +75,7 @@ def ours_for_training(model: SateModel, fast_modules: bool = True) -> SateModel:
     """A copy of the model with distillation off, in train mode; with `fast_modules` False, with ESPnet's
     dropout, Swish and attention modules as ESPnet builds them (the row that shows what
     `sate.models.fast_modules` gains)."""
-    conf = copy.deepcopy(model.conf)
+    conf = model.conf.to_dict()
     conf["loss"]["kd"] = dict(NO_DISTILLATION)
     if fast_modules:
         ours = build_model("st", conf, model.src_vocab_size, model.tgt_vocab_size)
@@ -90,18 +89,18 @@ def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list
     """ESPnet's ST model with a hier_encoder, our dimensions and our weights (module docstring)."""
     from espnet2.st.espnet_model import ESPnetSTModel
 
-    conf, d_model = model.conf, model.conf["d_model"]
-    name, kwargs = espnet_encoder_kwargs(conf["acoustic"], d_model)
+    conf, d_model = model.conf, model.conf.d_model
+    name, kwargs = espnet_encoder_kwargs(conf.acoustic, d_model)
     encoder = (ConformerEncoder if name == "conformer" else TransformerEncoder)(FEATURE_DIM, **kwargs)
-    channels = conf["acoustic"]["frontend_channels"]
+    channels = conf.acoustic.frontend_channels
     if channels is not None and channels != d_model:
         narrow_frontend(encoder.embed, FEATURE_DIM, channels, d_model)
     encoder.load_state_dict(model.acoustic.encoder.state_dict())
     hier = None
     if model.textual is not None:
-        hier = TransformerEncoder(d_model, **espnet_textual_kwargs(conf["textual"], d_model))
+        hier = TransformerEncoder(d_model, **espnet_textual_kwargs(conf.textual, d_model))
         hier.load_state_dict(model.textual.encoder.state_dict())
-    decoder = TransformerDecoder(model.tgt_vocab_size, d_model, **espnet_decoder_kwargs(conf["decoder"]))
+    decoder = TransformerDecoder(model.tgt_vocab_size, d_model, **espnet_decoder_kwargs(conf.decoder))
     decoder.load_state_dict(model.decoder.state_dict())
     ctc = CTC(odim=model.src_vocab_size, encoder_output_size=d_model, dropout_rate=0.0, zero_infinity=True)
     ctc.load_state_dict(model.ctc.state_dict())
@@ -110,8 +109,8 @@ def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list
         preencoder=None, encoder=encoder, hier_encoder=hier, md_encoder=None, extra_mt_encoder=None,
         postencoder=None, decoder=decoder, extra_asr_decoder=None, extra_mt_decoder=None, ctc=ctc, st_ctc=None,
         st_joint_network=None, src_vocab_size=model.src_vocab_size, src_token_list=list(src_tokens),
-        asr_weight=conf["loss"]["ctc_weight"], mt_weight=0.0, mtlalpha=1.0, st_mtlalpha=0.0,
-        lsm_weight=conf["loss"]["label_smoothing"], report_cer=False, report_wer=False, report_bleu=False,
+        asr_weight=conf.loss.ctc_weight, mt_weight=0.0, mtlalpha=1.0, st_mtlalpha=0.0,
+        lsm_weight=conf.loss.label_smoothing, report_cer=False, report_wer=False, report_bleu=False,
     ).train()
 
 
@@ -288,9 +287,9 @@ def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dic
         "batches_from": "synthetic fbank, MuST-C-like lengths (--tiny)" if subject.tiny else "train split",
         "max_frames": max_frames, "batches": len(batches), "utterances": sum(len(b["ids"]) for b in batches),
         "frames": frames, "repeat": repeat, "clock": clock_name, "peak_method": peaks["sate"].method,
-        "model": {"d_model": conf["d_model"], "acoustic": f"{conf['acoustic']['type']} x{conf['acoustic']['layers']}",
-                  "adaptor": conf["adaptor"]["type"], "textual_layers": conf["textual"]["layers"],
-                  "decoder_layers": conf["decoder"]["layers"],
+        "model": {"d_model": conf.d_model, "acoustic": f"{conf.acoustic.type} x{conf.acoustic.layers}",
+                  "adaptor": conf.adaptor.type, "textual_layers": conf.textual.layers,
+                  "decoder_layers": conf.decoder.layers,
                   "parameters_sate": sum(p.numel() for p in models["sate"].parameters()),
                   "parameters_espnet": sum(p.numel() for p in models["espnet"].parameters())},
         "sate": figures["sate"], "espnet": figures["espnet"], "sate_espnet_modules": figures["sate_espnet_modules"],

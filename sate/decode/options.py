@@ -1,16 +1,21 @@
 """Decoding options: what the beam search does, with the values a pack stores and `--decode` changes.
 
-Kept apart from the search itself so that a command's `--help` can list them without importing torch.
+`DecodeOptions` is a typed section (`sate.settings`): each option's default, help and range in one place,
+read from ``--decode``, a pack's sate.yaml or the Python API by `decode_options`. Kept apart from the search
+itself so that a command's `--help` can list them without importing torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import math
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
-from typing import Any
 
+import yaml
+
+from sate.config import load_yaml_text
 from sate.errors import SateError
+from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
 # to run for minutes and end in an allocator error asking for tens of GB.
@@ -26,33 +31,31 @@ MAX_LEN_RATIO = 10.0
 
 
 @dataclass(frozen=True)
-class DecodeOptions:
-    """How to search; the defaults are SATE's (beam 5, fairseq length normalisation 1.0)."""
+class DecodeOptions(Section):
+    """How to search; the defaults are SATE's (beam 5, fairseq length normalisation 1.0). Floats are finite."""
 
-    beam: int = 5  # 1 = greedy
-    lenpen: float = 1.0  # fairseq: final score = (logp + length_bonus * m) / n ** lenpen (module doc); 0 = none
-    length_bonus: float = 0.0  # ESPnet's penalty: added per token the search chooses (eos included)
-    min_len_ratio: float = 0.0  # min output length = floor(ratio x memory length)
+    beam: int = setting(5, f"hypotheses kept per utterance (1: greedy; at most {MAX_BEAM})", at_least(1))
+    # fairseq: final score = (logp + length_bonus * m) / n ** lenpen (sate.decode.beam_search); 0 = none
+    lenpen: float = setting(1.0, "fairseq length normalisation: score = (logp + length_bonus x m) / n ** lenpen "
+                            "(0: none)")
+    length_bonus: float = setting(0.0, "ESPnet's length bonus, added per chosen token")  # eos included
+    # min output length = floor(ratio x memory length)
+    min_len_ratio: float = setting(0.0, "the shortest output, as a ratio of the memory length (source tokens, or "
+                                   "frames / 4)")
     # max output length = ceil(ratio x memory length), at least 1. The memory is the source tokens for MT
     # and shrink ST, frames / 4 for other ST (25 a second): 1.5 lets a translation be half as long again as
     # its source, and is ample for frame memories (a 10k vocabulary needs about 0.2 there; 0.5-1 decodes
     # faster with lenpen > 0, whose stopping bound looks ahead to the max length).
-    max_len_ratio: float = 1.5
-    nbest: int = 1
+    max_len_ratio: float = setting(1.5, "the longest output, as a ratio of the memory length (at most "
+                                   f"{MAX_LEN_RATIO:g})", POSITIVE)
+    nbest: int = setting(1, "hypotheses returned per utterance")
 
-    def __post_init__(self) -> None:
-        for name in ("lenpen", "length_bonus", "min_len_ratio", "max_len_ratio"):
-            if not math.isfinite(getattr(self, name)):
-                raise SateError(f"{name} must be a finite number, got {getattr(self, name)}")
-        if self.beam < 1:
-            raise SateError(f"beam must be at least 1, got {self.beam}")
+    def validate(self) -> None:
         if not 1 <= self.nbest <= self.beam:
-            raise SateError(f"nbest must be between 1 and the beam ({self.beam}), got {self.nbest}")
-        if self.max_len_ratio <= 0:
-            raise SateError(f"max_len_ratio must be positive, got {self.max_len_ratio:g}")
+            raise Invalid("nbest", f"must be between 1 and the beam ({self.beam}), got {self.nbest}")
         if not 0 <= self.min_len_ratio <= self.max_len_ratio:
-            raise SateError(f"min_len_ratio must be between 0 and max_len_ratio ({self.max_len_ratio}), "
-                            f"got {self.min_len_ratio}")
+            raise Invalid("min_len_ratio", f"must be between 0 and max_len_ratio ({self.max_len_ratio}), "
+                          f"got {self.min_len_ratio}")
 
 
 def check_limits(options: DecodeOptions) -> DecodeOptions:
@@ -69,15 +72,14 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
     return options
 
 
-# One line per option for the commands' --help (a test checks that every option has one).
-HELP = {
-    "beam": f"hypotheses kept per utterance (1: greedy; at most {MAX_BEAM})",
-    "lenpen": "fairseq length normalisation: score = (logp + length_bonus x m) / n ** lenpen (0: none)",
-    "length_bonus": "ESPnet's length bonus, added per chosen token",
-    "min_len_ratio": "the shortest output, as a ratio of the memory length (source tokens, or frames / 4)",
-    "max_len_ratio": f"the longest output, as a ratio of the memory length (at most {MAX_LEN_RATIO:g})",
-    "nbest": "hypotheses returned per utterance",
-}
+def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
+    """Options a user gave (``--decode``, a pack's sate.yaml, the API) over the defaults, checked and within the
+    limits; an unknown option, a wrong type or a value out of range is one `SateError` naming ``where``."""
+    return check_limits(read(DecodeOptions, values, f"{where}: ", noun="decoding option"))
+
+
+# One line per option for the commands' --help, from the fields.
+HELP = helps(DecodeOptions)
 
 
 def options_help() -> str:
@@ -94,23 +96,19 @@ def add_decode_argument(parser: argparse.ArgumentParser, help_text: str) -> None
     parser.add_argument("--decode", action="append", default=[], metavar="KEY=VALUE[,...]", help=help_text)
 
 
-def parse_decode(items: list[str], option: str = "--decode") -> dict[str, Any]:
+def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object]:
     """``["beam=5,lenpen=1.2", "nbest=2"]`` -> ``{"beam": 5, "lenpen": 1.2, "nbest": 2}``.
 
     Values are read as `--set` reads them (YAML with ``1e-3`` a float), so both options agree on numbers.
     """
-    import yaml
-
-    from sate.config import load_yaml_text as load_value  # the --set reader
-
-    out: dict[str, Any] = {}
+    out: dict[str, object] = {}
     for item in items:
         for part in item.split(","):
             key, sep, raw = part.partition("=")
             if not sep or not key.strip():
                 raise SateError(f"{option} {item!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
             try:
-                out[key.strip()] = load_value(raw)
+                out[key.strip()] = load_yaml_text(raw)  # as --set reads values
             except yaml.YAMLError:
                 raise SateError(f"{option} {item!r}: the value of {key.strip()} is not valid YAML") from None
     return out

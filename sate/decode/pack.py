@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import argparse
 import shutil
-from dataclasses import asdict, dataclass, fields
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from sate.config import read_yaml, write_yaml
+from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError
 from sate.files import make_temp_dir
-from sate.models.config import TASKS
+from sate.models.config import TASKS, ModelConfig, resolve_config
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -55,7 +58,7 @@ FEATURE_KEYS = ("type", "num_mel_bins", "frame_length_ms", "frame_shift_ms", "sa
                 "min_samples")
 
 
-def feature_settings(cmvn: str, kind: str = "fbank") -> dict[str, Any]:
+def feature_settings(cmvn: str, kind: str = "fbank") -> dict[str, object]:
     """The feature section of sate.yaml: today's fbank settings plus the CMVN kind, or the waveform mode's."""
     from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE
     from sate.data.features import FEATURE_CONFIG
@@ -70,40 +73,15 @@ def vocab_parts(kind: str) -> dict[str, str]:
     return MARIAN_PARTS if kind == "marian" else VOCAB_PARTS
 
 
-def model_features(config: dict[str, Any]) -> str:
+def model_features(conf: ModelConfig) -> str:
     """fbank, or waveform for a hub acoustic encoder."""
-    from sate.models.config import HUB_ACOUSTIC_TYPES
+    acoustic = getattr(conf, "acoustic", None)
+    return "waveform" if acoustic is not None and acoustic.kind.hub else "fbank"
 
-    return "waveform" if config.get("acoustic", {}).get("type") in HUB_ACOUSTIC_TYPES else "fbank"
 
-
-def default_decoding() -> dict[str, Any]:
+def default_decoding() -> dict[str, object]:
     """The SATE recipe's decoding: beam 5, lenpen 1.0; every other option at beam search's default."""
-    from sate.decode.options import DecodeOptions
-
-    return asdict(DecodeOptions(beam=5, lenpen=1.0))
-
-
-def decode_options(values: dict[str, Any], where: str) -> Any:
-    """A `DecodeOptions` from a mapping; an unknown key or a wrong type is an error naming ``where``."""
-    from sate.decode.options import DecodeOptions, check_limits
-
-    known = {f.name: f for f in fields(DecodeOptions)}
-    unknown = sorted(set(values) - set(known))
-    if unknown:
-        raise SateError(f"{where}: unknown decoding option(s) {', '.join(unknown)}; known: {', '.join(known)}")
-    clean = {}
-    for key, value in values.items():
-        default = getattr(DecodeOptions(), key)
-        if isinstance(default, float) and isinstance(value, int) and not isinstance(value, bool):
-            value = float(value)
-        if default is not None and type(value) is not type(default):
-            raise SateError(f"{where}: decoding option {key} must be {type(default).__name__}, got {value!r}")
-        clean[key] = value
-    try:
-        return check_limits(DecodeOptions(**clean))
-    except (TypeError, ValueError) as err:
-        raise SateError(f"{where}: {err}") from None
+    return DecodeOptions(beam=5, lenpen=1.0).to_dict()
 
 
 @dataclass(frozen=True)
@@ -111,12 +89,12 @@ class PackInfo:
     """What ``sate.yaml`` says."""
 
     task: str
-    decode: dict[str, Any]
-    features: dict[str, Any] | None  # None for MT
+    decode: dict[str, object]  # the DecodeOptions it decodes with, as sate.yaml stores them
+    features: dict[str, object] | None  # None for MT
     vocab: str = "spm"  # or marian
 
-    def to_yaml(self) -> dict[str, Any]:
-        doc: dict[str, Any] = {"format": FORMAT, "version": VERSION, "task": self.task,
+    def to_yaml(self) -> dict[str, object]:
+        doc: dict[str, object] = {"format": FORMAT, "version": VERSION, "task": self.task,
                                "decode": self.decode}
         if self.features is not None:
             doc["features"] = self.features
@@ -127,8 +105,6 @@ class PackInfo:
 
 def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
     """The CMVN kind of the training run that wrote ``model_file``: `sate train` leaves config.yaml beside it."""
-    from sate.config import read_yaml
-
     config = model_file.parent / "config.yaml"
     if not config.is_file():
         return None
@@ -155,14 +131,13 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
                             f"({len(ours)} tokens; first difference at line {index + 1})")
 
 
-def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | None = None,
+def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
 
     ``decode`` overrides the default decoding options; ``cmvn`` is the feature normalisation the
     model was trained with (default: the training run's config.yaml beside the model file, else global).
     """
-    from sate.config import write_yaml
     from sate.data.features import load_cmvn
     from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
@@ -182,7 +157,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
         load_vocabularies(data_dir, meta["task"], kind)  # the SentencePiece models must fit the token lists
     options = decode_options({**default_decoding(), **(decode or {})}, "--decode")
     speech = meta["task"] != "mt"
-    features = model_features(meta["config"])
+    features = model_features(resolve_config(meta["task"], meta["config"]))
     if cmvn is not None and cmvn not in CMVN_KINDS:
         raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
     if speech and features == "waveform":
@@ -195,7 +170,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
-    info = PackInfo(meta["task"], asdict(options), feature_settings(cmvn, features) if speech else None, kind)
+    info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700
@@ -225,8 +200,6 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: dict[str, Any] | N
 
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
-    from sate.config import read_yaml
-
     path = directory / PACK_YAML
     if not directory.is_dir():
         raise SateError(f"{directory}: packed model directory is missing")
@@ -274,8 +247,6 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import add_decode_argument, options_help
-
     parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
     parser.add_argument("--data", type=Path, required=True,
@@ -289,8 +260,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from sate.decode.options import parse_decode
-
     info = pack(args.model, args.data, args.out, parse_decode(args.decode), args.cmvn)
     decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
     print(f"packed {info.task} model {args.model} -> {args.out} (decode: {decode})")

@@ -6,18 +6,23 @@ The ESPnet module is kept whole as ``.encoder`` so that an ESPnet2 ASR experimen
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
-from sate.models.espnet_blocks import ConformerEncoder, Conv2dSubsampling, TransformerEncoder, block_kwargs
+from sate.models.config import AcousticConfig
+from sate.models.espnet_blocks import (
+    ConformerEncoder,
+    Conv2dSubsampling,
+    EspnetKwargs,
+    TransformerEncoder,
+    block_kwargs,
+)
 
 FEATURE_DIM = 80  # fbank bins written by the data pipeline
 
 
-def espnet_encoder_kwargs(conf: dict[str, Any], d_model: int,
-                          ctc_layer: int | None = None) -> tuple[str, dict[str, Any]]:
+def espnet_encoder_kwargs(conf: AcousticConfig, d_model: int,
+                          ctc_layer: int | None = None) -> tuple[str, EspnetKwargs]:
     """The ESPnet encoder name and constructor arguments for our `acoustic` config section.
 
     Besides what the config sets, we fix the choices of ESPnet's Conformer recipes (macaron
@@ -26,13 +31,13 @@ def espnet_encoder_kwargs(conf: dict[str, Any], d_model: int,
     intermediate output (``interctc_layer_idx``, layer-normed like the top), without self-conditioning.
     """
     kwargs = {"output_size": d_model, **block_kwargs(conf, input_layer="conv2d")}
-    if ctc_layer is not None and ctc_layer < conf["layers"]:
+    if ctc_layer is not None and ctc_layer < conf.layers:
         kwargs["interctc_layer_idx"] = [ctc_layer]
-    if conf["type"] == "conformer":
+    if conf.type == "conformer":
         kwargs.update(macaron_style=True, rel_pos_type="latest", pos_enc_layer_type="rel_pos",
                       selfattention_layer_type="rel_selfattn", activation_type="swish",
-                      use_cnn_module=True, cnn_module_kernel=conf["kernel"])
-    return conf["type"], kwargs
+                      use_cnn_module=True, cnn_module_kernel=conf.kernel)
+    return conf.type, kwargs
 
 
 def narrow_frontend(embed: Conv2dSubsampling, input_size: int, channels: int, d_model: int) -> None:
@@ -48,11 +53,9 @@ def narrow_frontend(embed: Conv2dSubsampling, input_size: int, channels: int, d_
     embed.out[0] = nn.Linear(channels * (((input_size - 1) // 2 - 1) // 2), d_model)
 
 
-def build_acoustic(conf: dict[str, Any], d_model: int, ctc_layer: int | None = None) -> nn.Module:
+def build_acoustic(conf: AcousticConfig, d_model: int, ctc_layer: int | None = None) -> nn.Module:
     """The acoustic encoder of an `acoustic` section: ours on fbank, or a hub model on waveforms."""
-    from sate.models.config import HUB_ACOUSTIC_TYPES
-
-    if conf["type"] in HUB_ACOUSTIC_TYPES:
+    if conf.kind.hub:
         from sate.models.hub.speech import HubAcousticEncoder
 
         return HubAcousticEncoder(conf, d_model)
@@ -70,14 +73,14 @@ class AcousticEncoder(nn.Module):
     parameter, so ESPnet2 weights still load.
     """
 
-    def __init__(self, conf: dict[str, Any], d_model: int, input_size: int = FEATURE_DIM,
+    def __init__(self, conf: AcousticConfig, d_model: int, input_size: int = FEATURE_DIM,
                  ctc_layer: int | None = None) -> None:
         super().__init__()
         self.espnet_name, kwargs = espnet_encoder_kwargs(conf, d_model, ctc_layer)
         self.espnet_kwargs = kwargs
         cls = ConformerEncoder if self.espnet_name == "conformer" else TransformerEncoder
         self.encoder = cls(input_size, **kwargs)
-        channels = conf["frontend_channels"]
+        channels = conf.frontend_channels
         if channels is not None and channels != d_model:
             narrow_frontend(self.encoder.embed, input_size, channels, d_model)
         self._valid: torch.Tensor | None = None  # (B, 1, T') mask of the forward pass in progress

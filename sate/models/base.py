@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import torch
 from torch import nn
 
 from sate.data.dataset import IGNORE_ID
+from sate.models.config import ModelConfig
+
+# A batch as the models read it: name -> tensor (feats, feats_lengths, src, src_lengths, tgt, tgt_lengths, ...).
+Batch = dict[str, torch.Tensor]
+# What forward() returns: "loss" (the tensor to optimise) and floats for logging.
+Stats = dict[str, torch.Tensor | float]
 
 
 class Encoded(NamedTuple):
@@ -28,7 +34,7 @@ class SateModel(nn.Module):
 
     task: str
 
-    def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
+    def __init__(self, conf: ModelConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__()
         self.conf = conf
         self.src_vocab_size = src_vocab_size
@@ -56,9 +62,9 @@ def token_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:
     return float(correct.sum()) / max(int(mask.sum()), 1)
 
 
-def stats(loss: torch.Tensor, **terms: torch.Tensor | float | None) -> dict[str, Any]:
+def stats(loss: torch.Tensor, **terms: torch.Tensor | float | None) -> Stats:
     """The forward() result: the loss to optimise plus detached floats for logging."""
-    out: dict[str, Any] = {"loss": loss}
+    out: Stats = {"loss": loss}
     out.update({k: float(v.detach()) if isinstance(v, torch.Tensor) else float(v)
                 for k, v in terms.items() if v is not None})
     return out

@@ -10,25 +10,24 @@ whose ASR experiments therefore still load.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 from torch.nn import functional as F
 
+from sate.models.config import CTCConfig
 from sate.models.espnet_blocks import CTC
 
 BLANK = 0
 
 
-def build_ctc(vocab_size: int, d_model: int, conf: dict[str, Any]) -> CTC:
+def build_ctc(vocab_size: int, d_model: int, conf: CTCConfig) -> CTC:
     """ESPnet's CTC head for the `ctc` config section.
 
     zero_infinity, so an impossible alignment cannot poison a batch. Without bias, the projection
     starts as fairseq's does: normal with std d^-1/2.
     """
-    ctc = CTC(odim=vocab_size, encoder_output_size=d_model, dropout_rate=conf["dropout"], zero_infinity=True)
-    if not conf["bias"]:
+    ctc = CTC(odim=vocab_size, encoder_output_size=d_model, dropout_rate=conf.dropout, zero_infinity=True)
+    if not conf.bias:
         ctc.ctc_lo = nn.Linear(d_model, vocab_size, bias=False)
         nn.init.normal_(ctc.ctc_lo.weight, std=d_model**-0.5)
     return ctc

@@ -16,24 +16,23 @@ Marian decoder (``type: hf_marian``, `sate.models.hub.marian`): post-LN blocks, 
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.data.dataset import IGNORE_ID
 from sate.errors import SateError
-from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos, block_kwargs
+from sate.models.config import DecoderConfig, HubSettings
+from sate.models.espnet_blocks import EspnetKwargs, TransformerDecoder, add_sos_eos, block_kwargs
 
 
-def espnet_decoder_kwargs(conf: dict[str, Any]) -> dict[str, Any]:
+def espnet_decoder_kwargs(conf: DecoderConfig) -> EspnetKwargs:
     """ESPnet `TransformerDecoder` arguments for our `decoder` config section."""
     return block_kwargs(conf, input_layer="embed",
                         attention_dropout_keys=("self_attention_dropout_rate", "src_attention_dropout_rate"))
 
 
-def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int,
-                  marian: dict[str, Any] | None = None) -> TransformerDecoder:
+def build_decoder(conf: DecoderConfig, vocab_size: int, d_model: int,
+                  marian: HubSettings | None = None) -> TransformerDecoder:
     """ESPnet's decoder over `vocab_size` tokens attending to d_model-sized memory.
 
     A tied matrix starts as fairseq's embeddings do, normal with std d^-1/2: ESPnet's N(0, 1)
@@ -41,7 +40,7 @@ def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int,
     ``textual.hub`` dict of a ``type: hf_marian`` decoder.
     """
     decoder = TransformerDecoder(vocab_size, d_model, **espnet_decoder_kwargs(conf))
-    if conf["tie_embeddings"]:
+    if conf.tie_embeddings:
         embedding = decoder.embed[0]
         nn.init.normal_(embedding.weight, std=d_model**-0.5)
         decoder.output_layer.weight = embedding.weight
@@ -49,18 +48,19 @@ def build_decoder(conf: dict[str, Any], vocab_size: int, d_model: int,
     decoder.espnet_kwargs = espnet_decoder_kwargs(conf)
     decoder.sos_id = decoder.eos_id = vocab_size - 1
     decoder.banned_ids = ()
-    if conf["type"] == "hf_marian":
+    if conf.type == "hf_marian":
+        assert marian is not None  # a Marian decoder comes with a Marian textual encoder (sate.models.hub.settings)
         _make_marian(decoder, conf, vocab_size, marian)
     return decoder
 
 
-def _make_marian(decoder: TransformerDecoder, conf: dict[str, Any], vocab_size: int, hub: dict[str, Any]) -> None:
+def _make_marian(decoder: TransformerDecoder, conf: DecoderConfig, vocab_size: int, hub: HubSettings) -> None:
     from sate.models.hub.marian import MarianPositions, patch_blocks
 
     if vocab_size != hub["vocab_size"]:
         raise SateError(f"decoder.type hf_marian: the target token list has {vocab_size} tokens, the Marian model "
                         f"{hub['vocab_size']} (use the Marian vocabulary: sate vocab --marian DIR)")
-    decoder.embed[1] = MarianPositions(decoder.embed[1].d_model, conf["dropout"], hub["scale_embedding"],
+    decoder.embed[1] = MarianPositions(decoder.embed[1].d_model, conf.dropout, hub["scale_embedding"],
                                        hub["max_position_embeddings"])
     patch_blocks(decoder, hub["activation_function"])
     decoder.sos_id, decoder.eos_id = hub["decoder_start_token_id"], hub["eos_token_id"]

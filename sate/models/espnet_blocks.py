@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from typing import Any
+from typing import Any, Protocol
 
 with contextlib.redirect_stdout(io.StringIO()) as _printed:
     from espnet.nets.pytorch_backend.transformer import attention  # noqa: F401
@@ -29,6 +29,7 @@ from espnet2.asr.encoder.conformer_encoder import ConformerEncoder
 from espnet2.asr.encoder.transformer_encoder import TransformerEncoder
 
 __all__ = [
+    "EspnetKwargs",
     "block_kwargs",
     "CTC",
     "ConformerEncoder",
@@ -41,22 +42,36 @@ __all__ = [
 ]
 
 
-def block_kwargs(conf: dict[str, Any], input_layer: str | None,
-                 attention_dropout_keys: tuple[str, ...] = ("attention_dropout_rate",)) -> dict[str, Any]:
+# Keyword arguments of an ESPnet constructor, named as an ESPnet2 experiment's *_conf sections name them.
+EspnetKwargs = dict[str, Any]
+
+
+class Blocks(Protocol):
+    """What a section of block settings has: the acoustic, textual and decoder sections of `sate.models.config`."""
+
+    type: str
+    layers: int
+    heads: int
+    ffn: int
+    dropout: float
+
+
+def block_kwargs(conf: Blocks, input_layer: str | None,
+                 attention_dropout_keys: tuple[str, ...] = ("attention_dropout_rate",)) -> EspnetKwargs:
     """ESPnet encoder/decoder keywords from one of our sections (layers, heads, ffn, dropout).
 
     ESPnet names the same settings alike in every block stack, except the attention dropout (one
     key in encoders, two in the decoder); our sections use one dropout rate for all of them. Our blocks
     are pre-LN; a Marian model's (``type: hf_marian``) are post-LN.
     """
-    kwargs: dict[str, Any] = {
-        "attention_heads": conf["heads"],
-        "linear_units": conf["ffn"],
-        "num_blocks": conf["layers"],
-        "dropout_rate": conf["dropout"],
-        "positional_dropout_rate": conf["dropout"],
+    kwargs: EspnetKwargs = {
+        "attention_heads": conf.heads,
+        "linear_units": conf.ffn,
+        "num_blocks": conf.layers,
+        "dropout_rate": conf.dropout,
+        "positional_dropout_rate": conf.dropout,
         "input_layer": input_layer,
-        "normalize_before": conf.get("type") != "hf_marian",
+        "normalize_before": conf.type != "hf_marian",
     }
-    kwargs.update(dict.fromkeys(attention_dropout_keys, conf["dropout"]))
+    kwargs.update(dict.fromkeys(attention_dropout_keys, conf.dropout))
     return kwargs

@@ -9,10 +9,9 @@ user nor a recipe's shell has to spell out five `init.*.path` keys and two teach
 from __future__ import annotations
 
 import copy
-from typing import Any
 
 from sate.errors import SateError
-from sate.models.config import resolve_config, uses_source_embedding
+from sate.models.config import STConfig, resolve_config
 
 # What each pre-trained model gives a SATE model.
 SOURCE_COMPONENTS = {"asr": ("acoustic", "ctc"), "mt": ("src_embed", "textual", "decoder")}
@@ -31,30 +30,32 @@ def parse_init_from(items: list[str]) -> dict[str, str]:
     return sources
 
 
-def apply_init_from(config: dict[str, Any], sources: dict[str, str]) -> dict[str, Any]:
-    """A training config with the `init:` entries and teachers that `sources` stand for.
+def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tuple[dict, dict]:
+    """A training config's ``model:`` and ``init:`` sections with the entries and teachers `sources` stand for.
 
     The ASR model gives the acoustic encoder and CTC; the MT model the source embedding, textual
     encoder and decoder, each only where this model has the part (the E2E baseline has no textual
     encoder, linear and none adaptors no source embedding). Where `loss.kd` sets a distillation
-    weight, the same model becomes that side's teacher. Entries given here replace the config's.
+    weight, the same model becomes that side's teacher. Entries given here replace the config's;
+    the sections given are not changed.
     """
     if not sources:
-        return config
-    if config["task"] != "st":
+        return model, init
+    if task != "st":
         raise SateError(f"--init-from fills a SATE (st) model from ASR and MT models; this config's task is "
-                        f"{config['task']} (use its init: section instead)")
-    config = {**config, "model": copy.deepcopy(config["model"]), "init": copy.deepcopy(config["init"])}
-    kd = config["model"].setdefault("loss", {}).setdefault("kd", {})
+                        f"{task} (use its init: section instead)")
+    model, init = copy.deepcopy(model), copy.deepcopy(init)
+    kd = model.setdefault("loss", {}).setdefault("kd", {})
     for side, path in sources.items():
         if kd.get(f"{side}_weight", 0) > 0:
             kd[f"{side}_teacher"] = path
-    resolved = resolve_config("st", config["model"])
+    resolved = resolve_config("st", model)
+    assert isinstance(resolved, STConfig)
     present = {"acoustic", "ctc", "decoder"}
-    present |= {"textual"} if resolved["textual"]["layers"] else set()
-    present |= {"src_embed"} if uses_source_embedding(resolved["adaptor"]) else set()
+    present |= {"textual"} if resolved.textual.layers else set()
+    present |= {"src_embed"} if resolved.adaptor.uses_source_embedding else set()
     for side, path in sources.items():
         for component in SOURCE_COMPONENTS[side]:
             if component in present:
-                config["init"][component] = {"path": path}
-    return config
+                init[component] = {"path": path}
+    return model, init

@@ -36,7 +36,7 @@ def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -
                                ("target", tgt_tokens, model.tgt_vocab_size)):
         if len(tokens) != size:
             raise SateError(f"{side} token list has {len(tokens)} entries but the model was built for {size}")
-    return {"format": FORMAT, "version": VERSION, "task": model.task, "config": model.conf,
+    return {"format": FORMAT, "version": VERSION, "task": model.task, "config": model.conf.to_dict(),
             "src_vocab_size": model.src_vocab_size, "tgt_vocab_size": model.tgt_vocab_size,
             "src_tokens": list(src_tokens), "tgt_tokens": list(tgt_tokens)}
 

@@ -10,24 +10,23 @@ projection are one tensor, as in Marian.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
 from sate.errors import SateError
-from sate.models.base import SateModel, stats, token_accuracy
+from sate.models.base import Batch, SateModel, Stats, stats, token_accuracy
+from sate.models.config import HubSettings, ModelConfig, MTConfig, STConfig
 from sate.models.decoder import build_decoder, teacher_forced
+from sate.models.hub.settings import require_hub
 from sate.models.losses import label_smoothed_ce, normalization_factor
 from sate.models.textual import TextualEncoder
 
 
-def marian_hub(conf: dict[str, Any]) -> dict[str, Any] | None:
+def marian_hub(conf: ModelConfig) -> HubSettings | None:
     """The ``textual.hub`` dict of a model with a Marian textual side, else None."""
-    from sate.models.hub.settings import require_hub
-
-    textual = conf.get("textual")
-    return require_hub(textual, "textual") if textual is not None and textual["type"] == "hf_marian" else None
+    if not isinstance(conf, MTConfig | STConfig) or conf.textual.type != "hf_marian":
+        return None
+    return require_hub(conf.textual, "textual")
 
 
 def build_source_embedding(vocab_size: int, d_model: int) -> nn.Embedding:
@@ -41,13 +40,14 @@ class MTModel(SateModel):
     """Source tokens -> target tokens. Batches need src, src_lengths, tgt, tgt_lengths."""
 
     task = "mt"
+    conf: MTConfig
 
-    def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
+    def __init__(self, conf: MTConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__(conf, src_vocab_size, tgt_vocab_size)
-        d_model = conf["d_model"]
+        d_model = conf.d_model
         self.src_embed = build_source_embedding(src_vocab_size, d_model)
-        self.textual = TextualEncoder(conf["textual"], d_model)
-        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model, marian_hub(conf))
+        self.textual = TextualEncoder(conf.textual, d_model)
+        self.decoder = build_decoder(conf.decoder, tgt_vocab_size, d_model, marian_hub(conf))
         if marian_hub(conf) is not None:
             if src_vocab_size != tgt_vocab_size:
                 raise SateError(f"a Marian MT model reads Marian ids on both sides, but the source token list has "
@@ -58,9 +58,9 @@ class MTModel(SateModel):
         """src (B, S) padded with -1, src_lengths (B,) -> memory (B, S, D), lengths (B,)."""
         return self.textual(self.src_embed(src.clamp(min=0)), src_lengths)
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
+    def forward(self, batch: Batch) -> Stats:
         memory, lengths = self.encode_text(batch["src"], batch["src_lengths"])
         logits, targets = teacher_forced(self.decoder, memory, lengths, batch["tgt"], batch["tgt_lengths"])
-        ce = label_smoothed_ce(logits, targets, self.conf["loss"]["label_smoothing"])
-        ce = normalization_factor(self.conf["loss"]["normalize"], batch["tgt_lengths"]) * ce
+        ce = label_smoothed_ce(logits, targets, self.conf.loss.label_smoothing)
+        ce = normalization_factor(self.conf.loss.normalize, batch["tgt_lengths"]) * ce
         return stats(ce, loss_ce=ce, acc=token_accuracy(logits, targets))

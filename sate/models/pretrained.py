@@ -34,11 +34,12 @@ import yaml
 
 from sate.errors import SateError
 from sate.models.base import SateModel
-from sate.models.config import resolve_config, without_dropout
-from sate.models.espnet_blocks import ConformerEncoder, TransformerDecoder, TransformerEncoder
+from sate.models.config import STConfig, resolve_config
+from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
+from sate.settings import Section
 
 # component -> the module it fills (its path in our models). "model" is the whole model.
 COMPONENTS: dict[str, str] = {
@@ -155,7 +156,7 @@ def read_source(path: str | Path, config_path: str | Path | None = None) -> Chec
         if not isinstance(state, dict):
             raise SateError(f"{path}: no state dict inside")
         # Resolved again, so that files written before a key existed compare with its default.
-        config = resolve_config(meta["task"], meta["config"])
+        config = resolve_config(meta["task"], meta["config"]).to_dict()
         return Checkpoint(path, kind, state, config, meta["task"], meta["src_tokens"], meta["tgt_tokens"])
     if data and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data.items()):
         return read_espnet(path, data, Path(config_path) if config_path else None)
@@ -183,6 +184,20 @@ def vocab_sides(task: str, component: str) -> tuple[str, ...]:
     return ()
 
 
+# Keys that change no computation of trained weights: where a hub model was read from, what training freezes.
+TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor")
+
+
+def without_dropout(section: object) -> object:
+    """A config section (as a plain dict or typed) minus dropout rates (and the keys of TRAINING_ONLY): the settings
+    two models must share to swap weights."""
+    if isinstance(section, Section):
+        section = section.to_dict()
+    if isinstance(section, dict):
+        return {k: without_dropout(v) if k != "hub" else v for k, v in section.items() if k not in TRAINING_ONLY}
+    return section
+
+
 def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> list[str]:
     """Settings that would change the computation without changing any weight shape."""
     if ckpt.kind == "espnet":
@@ -194,14 +209,15 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     if component == "model":
         if ckpt.task != model.task:
             return [f"the checkpoint is a {ckpt.task} model, ours is {model.task}"]
-        pairs = [(k, model.conf[k], ckpt.config.get(k)) for k in model.conf if k != "loss"]
+        mine = model.conf.to_dict()
+        pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
     else:
-        pairs = [("d_model", model.conf["d_model"], ckpt.config.get("d_model"))]
+        pairs = [("d_model", model.conf.d_model, ckpt.config.get("d_model"))]
         section = SECTIONS.get(component)
         if section is not None:
             if section not in ckpt.config:
                 return [f"the checkpoint is a {ckpt.task} model, which has no {section}"]
-            pairs.append((section, model.conf[section], ckpt.config[section]))
+            pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
     problems = []
     for name, mine, theirs in pairs:
         mine, theirs = without_dropout(mine), without_dropout(theirs)
@@ -213,7 +229,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     return problems
 
 
-def _espnet_settings_problems(role: str, name: str, kwargs: dict[str, Any], config: dict[str, Any]) -> list[str]:
+def _espnet_settings_problems(role: str, name: str, kwargs: EspnetKwargs, config: dict[str, Any]) -> list[str]:
     theirs_name = config.get(role)
     if theirs_name != name:
         return [f"{role}: experiment {theirs_name!r}, ours {name!r}"]
@@ -247,10 +263,11 @@ def _absent_because(model: SateModel, component: str) -> str:
         return "a CTC-only ASR model: decoder.layers is 0"
     if component == "textual":
         return "textual.layers is 0"
-    adaptor = model.conf["adaptor"]
-    if component == "src_embed" and adaptor["type"] not in ("linear", "none"):
+    assert isinstance(model.conf, STConfig)  # only an ST model lacks an adaptor or a source embedding
+    adaptor = model.conf.adaptor
+    if component == "src_embed" and adaptor.kind.soft:
         return "adaptor.embedding is decoder: the soft branch uses the decoder's embedding"
-    return f"adaptor.type is {adaptor['type']}"  # adaptor (none) or src_embed (linear, none)
+    return f"adaptor.type is {adaptor.type}"  # adaptor (none) or src_embed (linear, none)
 
 
 def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
@@ -351,12 +368,12 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
     if not isinstance(model, STModel):
         return
     check_joint_vocabulary(model.conf, src_tokens, tgt_tokens)
-    kd = model.conf["loss"]["kd"]
+    kd = model.conf.loss.kd
     teachers: dict[str, SateModel] = {}
     for side in ("asr", "mt"):
-        if kd[f"{side}_weight"] == 0:
+        if kd.weight(side) == 0:
             continue
-        path = kd[f"{side}_teacher"]
+        path = str(getattr(kd, f"{side}_teacher"))
         teacher, data = model_from_file(path)
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is a {data['task']} model, not {side}")
@@ -368,6 +385,6 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             if problem:
                 raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
         teachers[side] = teacher
-        log(f"kd: {side} teacher {path} (weight {kd[f'{side}_weight']}, topk {kd['topk'] or 'all'})")
+        log(f"kd: {side} teacher {path} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
     model.set_teachers(**teachers)
 

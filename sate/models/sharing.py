@@ -9,11 +9,10 @@ weight shape shows, checked here so that it fails loudly.
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from sate.errors import SateError
+from sate.models.config import ModelConfig, STConfig
 
 
 def tied_problems(module: torch.nn.Module, theirs: dict[str, torch.Tensor]) -> list[str]:
@@ -33,12 +32,13 @@ def tied_problems(module: torch.nn.Module, theirs: dict[str, torch.Tensor]) -> l
     return problems
 
 
-def check_joint_vocabulary(conf: dict[str, Any], src_tokens: list[str], tgt_tokens: list[str]) -> None:
+def check_joint_vocabulary(conf: ModelConfig, src_tokens: list[str], tgt_tokens: list[str]) -> None:
     """With adaptor.embedding decoder, CTC's ids index the decoder's embedding: the token lists must be one."""
-    adaptor = conf.get("adaptor", {})
-    if adaptor.get("type") in ("linear", "none") or adaptor.get("embedding") != "decoder" or src_tokens == tgt_tokens:
+    if not isinstance(conf, STConfig) or src_tokens == tgt_tokens:
         return
-    if conf.get("textual", {}).get("type") == "hf_marian":
+    if not conf.adaptor.kind.soft or conf.adaptor.embedding != "decoder":
+        return
+    if conf.textual.type == "hf_marian":
         return  # CTC ids reach Marian's embedding through the model's marian_ids (sate.models.hub.load)
     first = next((i for i, (a, b) in enumerate(zip(src_tokens, tgt_tokens, strict=False)) if a != b),
                  min(len(src_tokens), len(tgt_tokens)))

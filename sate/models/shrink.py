@@ -3,8 +3,8 @@
 The greedy CTC path is cut into runs of equal labels. Blank runs are dropped (unless
 ``keep_blank``), and the frames of each remaining run are averaged, both the acoustic states
 and the CTC logits. The soft or league adaptor then works on the shorter sequence, which makes
-the textual encoder and the decoder's cross-attention cheaper. The CTC loss is computed on the
-full-length logits before this step.
+the textual encoder and the decoder's cross-attention cheaper (`sate.models.adaptor.ShrinkAdaptor`).
+The CTC loss is computed on the full-length logits before this step.
 
 An utterance whose greedy path is entirely blank would have no segment left; it becomes a
 single segment, the mean of all its frames, so every non-empty utterance keeps at least one
@@ -14,7 +14,6 @@ vector.
 from __future__ import annotations
 
 import torch
-from torch import nn
 
 from sate.models.ctc import BLANK
 
@@ -50,19 +49,3 @@ def ctc_shrink(
         return total / count.clamp(min=1)
 
     return pool(h), pool(ctc_logits), out_lengths
-
-
-class ShrinkAdaptor(nn.Module):
-    """CTC compression followed by a soft or league adaptor on the segments."""
-
-    def __init__(self, inner: nn.Module, keep_blank: bool) -> None:
-        super().__init__()
-        self.inner = inner
-        self.keep_blank = keep_blank
-
-    def forward(
-        self, h: torch.Tensor, lengths: torch.Tensor, ctc_logits: torch.Tensor, embedding: torch.Tensor | None
-    ) -> tuple[torch.Tensor, torch.Tensor]:
-        """h (B, T, D), lengths (B,), ctc_logits (B, T, V), embedding (V, D) -> (B, S, D), (B,)."""
-        h, ctc_logits, lengths = ctc_shrink(h, ctc_logits, lengths, self.keep_blank)
-        return self.inner(h, lengths, ctc_logits, embedding)

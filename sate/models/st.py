@@ -19,15 +19,13 @@ textual input ends with ``</s>``'s embedding, as every source Marian was trained
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 
 from sate.errors import SateError
 from sate.models.acoustic import build_acoustic
 from sate.models.adaptor import build_adaptor
-from sate.models.base import Encoded, SateModel, stats, token_accuracy
-from sate.models.config import SOFT_ADAPTORS, uses_source_embedding
+from sate.models.base import Batch, Encoded, SateModel, Stats, stats, token_accuracy
+from sate.models.config import STConfig
 from sate.models.ctc import build_ctc, ctc_logits, draws_new_mask
 from sate.models.decoder import build_decoder, decoder_embedding, teacher_forced
 from sate.models.losses import combine, ctc_loss, kd_ctc, kd_decoder, label_smoothed_ce, normalization_factor
@@ -64,23 +62,24 @@ class STModel(SateModel):
     """Speech -> target tokens. Batches need feats, feats_lengths, src, src_lengths, tgt, tgt_lengths."""
 
     task = "st"
+    conf: STConfig
 
-    def __init__(self, conf: dict[str, Any], src_vocab_size: int, tgt_vocab_size: int) -> None:
+    def __init__(self, conf: STConfig, src_vocab_size: int, tgt_vocab_size: int) -> None:
         super().__init__(conf, src_vocab_size, tgt_vocab_size)
-        d_model = conf["d_model"]
-        self.acoustic = build_acoustic(conf["acoustic"], d_model, ctc_layer=conf["ctc"]["layer"])
-        self.ctc = build_ctc(src_vocab_size, d_model, conf["ctc"])
-        self.adaptor = build_adaptor(conf["adaptor"], d_model)
+        d_model = conf.d_model
+        self.acoustic = build_acoustic(conf.acoustic, d_model, ctc_layer=conf.ctc.layer)
+        self.ctc = build_ctc(src_vocab_size, d_model, conf.ctc)
+        self.adaptor = build_adaptor(conf.adaptor, d_model)
         # The soft branch's E_src, built only where it is used: an unused weight would upset DDP.
-        embedding = uses_source_embedding(conf["adaptor"])
+        embedding = conf.adaptor.uses_source_embedding
         self.src_embed = build_source_embedding(src_vocab_size, d_model) if embedding else None
-        self.textual = TextualEncoder(conf["textual"], d_model) if conf["textual"]["layers"] else None
+        self.textual = TextualEncoder(conf.textual, d_model) if conf.textual.layers else None
         self.marian = marian_hub(conf)
-        self.decoder = build_decoder(conf["decoder"], tgt_vocab_size, d_model, self.marian)
+        self.decoder = build_decoder(conf.decoder, tgt_vocab_size, d_model, self.marian)
         if self.marian is not None:
             self.register_buffer("marian_ids", torch.zeros(src_vocab_size, dtype=torch.long))
-        self.soft = conf["adaptor"]["type"] in SOFT_ADAPTORS
-        if self.soft and conf["adaptor"]["embedding"] == "decoder" and src_vocab_size != tgt_vocab_size \
+        self.soft = conf.adaptor.kind.soft
+        if self.soft and conf.adaptor.embedding == "decoder" and src_vocab_size != tgt_vocab_size \
                 and self.marian is None:
             raise SateError(f"model config: adaptor.embedding decoder multiplies CTC posteriors over the "
                             f"{src_vocab_size} source tokens by the decoder's embedding of {tgt_vocab_size} target "
@@ -125,29 +124,29 @@ class STModel(SateModel):
                             "call sate.models.pretrained.load_teachers(model, ...) after building the model")
         return self.teachers[name].on(device)
 
-    def forward(self, batch: dict[str, Any]) -> dict[str, Any]:
-        loss_conf = self.conf["loss"]
-        kd = loss_conf["kd"]
+    def forward(self, batch: Batch) -> Stats:
+        loss_conf = self.conf.loss
+        kd = loss_conf.kd
         feats, feats_lengths = batch["feats"], batch["feats_lengths"]
         src, src_lengths, tgt, tgt_lengths = batch["src"], batch["src_lengths"], batch["tgt"], batch["tgt_lengths"]
         enc = self.encode(feats, feats_lengths)
         logits, targets = teacher_forced(self.decoder, enc.memory, enc.memory_lengths, tgt, tgt_lengths)
-        ce = label_smoothed_ce(logits, targets, loss_conf["label_smoothing"])
+        ce = label_smoothed_ce(logits, targets, loss_conf.label_smoothing)
         ctc = ctc_loss(self.ctc, enc.ctc_logits, enc.ctc_lengths, src, src_lengths)
         kd_asr = kd_mt = None
-        if kd["asr_weight"] > 0:
+        if kd.asr_weight > 0:
             teacher = self._teacher("asr", feats.device)
             with torch.no_grad():
                 t_enc = teacher.encode(feats, feats_lengths)
-            kd_asr = kd_ctc(enc.ctc_logits, enc.ctc_lengths, t_enc.ctc_logits, t_enc.ctc_lengths, kd["topk"])
-        if kd["mt_weight"] > 0:
+            kd_asr = kd_ctc(enc.ctc_logits, enc.ctc_lengths, t_enc.ctc_logits, t_enc.ctc_lengths, kd.topk)
+        if kd.mt_weight > 0:
             teacher = self._teacher("mt", feats.device)
             with torch.no_grad():
                 t_memory, t_lengths = teacher.encode_text(src, src_lengths)
                 t_logits, _ = teacher_forced(teacher.decoder, t_memory, t_lengths, tgt, tgt_lengths)
-            kd_mt = kd_decoder(logits, t_logits, targets, kd["topk"])
-        loss = combine(ce, ctc, loss_conf["ctc_weight"], kd_mt, kd["mt_weight"], kd_asr, kd["asr_weight"])
-        scale = normalization_factor(loss_conf["normalize"], tgt_lengths)
+            kd_mt = kd_decoder(logits, t_logits, targets, kd.topk)
+        loss = combine(ce, ctc, loss_conf.ctc_weight, kd_mt, kd.mt_weight, kd_asr, kd.asr_weight)
+        scale = normalization_factor(loss_conf.normalize, tgt_lengths)
         terms = {"loss_ce": ce, "loss_ctc": ctc, "loss_kd_asr": kd_asr, "loss_kd_mt": kd_mt}
         return stats(scale * loss, **{k: scale * v for k, v in terms.items() if v is not None},
                      acc=token_accuracy(logits, targets))

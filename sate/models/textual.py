@@ -13,15 +13,14 @@ Marian's positions, its embedding scale and its limit of ``max_position_embeddin
 
 from __future__ import annotations
 
-from typing import Any
-
 import torch
 from torch import nn
 
-from sate.models.espnet_blocks import PositionalEncoding, TransformerEncoder, block_kwargs
+from sate.models.config import TextualConfig
+from sate.models.espnet_blocks import EspnetKwargs, PositionalEncoding, TransformerEncoder, block_kwargs
 
 
-def espnet_textual_kwargs(conf: dict[str, Any], d_model: int) -> dict[str, Any]:
+def espnet_textual_kwargs(conf: TextualConfig, d_model: int) -> EspnetKwargs:
     """ESPnet `TransformerEncoder` arguments for our `textual` config section."""
     return {"output_size": d_model, **block_kwargs(conf, input_layer=None)}
 
@@ -29,20 +28,20 @@ def espnet_textual_kwargs(conf: dict[str, Any], d_model: int) -> dict[str, Any]:
 class TextualEncoder(nn.Module):
     """Token-like vectors (MT embeddings or adaptor output) -> textual states."""
 
-    def __init__(self, conf: dict[str, Any], d_model: int) -> None:
+    def __init__(self, conf: TextualConfig, d_model: int) -> None:
         super().__init__()
         self.espnet_name = "transformer"
         self.espnet_kwargs = espnet_textual_kwargs(conf, d_model)
-        marian = conf["type"] == "hf_marian"
+        marian = conf.type == "hf_marian"
         if marian:
             from sate.models.hub.marian import MarianPositions, patch_blocks
             from sate.models.hub.settings import require_hub
 
             hub = require_hub(conf, "textual")
-            self.positions: nn.Module = MarianPositions(d_model, conf["dropout"], hub["scale_embedding"],
+            self.positions: nn.Module = MarianPositions(d_model, conf.dropout, hub["scale_embedding"],
                                                         hub["max_position_embeddings"])
         else:
-            self.positions = PositionalEncoding(d_model, conf["dropout"])
+            self.positions = PositionalEncoding(d_model, conf.dropout)
         self.encoder = TransformerEncoder(d_model, **self.espnet_kwargs)
         if marian:
             patch_blocks(self.encoder, hub["activation_function"])

@@ -7,14 +7,14 @@ the only one now, and each variant a test needs is a keyword here, not another c
 
 from __future__ import annotations
 
-from typing import Any
+from dataclasses import fields
 
-from sate.models.config import TASK_SECTIONS
+from sate.models.config import config_class
 
 
 def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers: int | None = None,
                 acoustic_type: str = "conformer", kernel: int | None = None, adaptor: str | None = "league",
-                dropout: float | None = None, baseline: bool = False) -> dict[str, Any]:
+                dropout: float | None = None, baseline: bool = False) -> dict[str, object]:
     """The `model:` section of a tiny `task` model (asr, mt or st).
 
     Each part has `layers` blocks of 2 heads with a feed-forward of 2·d_model; the conv front-end
@@ -23,13 +23,13 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
     model defaults (`dropout` sets the adaptor's too); `adaptor` None leaves the adaptor section out (the
     default type). `baseline` gives the E2E ST baseline: no adaptor, no textual encoder.
     """
-    block: dict[str, Any] = {"layers": layers, "heads": 2, "ffn": 2 * d_model}
+    block: dict[str, object] = {"layers": layers, "heads": 2, "ffn": 2 * d_model}
     if dropout is not None:
         block["dropout"] = dropout
     acoustic = {**block, "type": acoustic_type, "frontend_channels": d_model // 4}
     if kernel is not None:
         acoustic["kernel"] = kernel
-    conf: dict[str, Any] = {
+    conf: dict[str, object] = {
         "d_model": d_model,
         "acoustic": acoustic,
         "adaptor": {"type": adaptor} if dropout is None else {"type": adaptor, "dropout": dropout},
@@ -40,7 +40,7 @@ def tiny_config(task: str, d_model: int = 32, *, layers: int = 1, decoder_layers
         conf["adaptor"], conf["textual"] = {"type": "none"}, {"layers": 0}
     elif adaptor is None:
         del conf["adaptor"]
-    keep = set(TASK_SECTIONS[task]) - {"loss"}
+    keep = {f.name for f in fields(config_class(task))} - {"loss"}
     if task == "asr" and decoder_layers is None:
         keep.discard("decoder")
     return {k: v for k, v in conf.items() if k in keep}

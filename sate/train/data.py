@@ -21,7 +21,8 @@ from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
-from sate.train.schema import train_splits
+from sate.models.registry import HUB_ACOUSTIC_TYPES
+from sate.train.schema import BatchConfig, TrainingConfig, train_splits
 
 
 @dataclass(frozen=True)
@@ -45,31 +46,29 @@ def batch_unit(task: str, features: str = "fbank") -> str:
     return "tokens" if task == "mt" else ("samples" if features == "waveform" else "frames")
 
 
-def check_feature_mode(config: dict) -> None:
+def check_feature_mode(config: TrainingConfig) -> None:
     """A hub acoustic encoder (acoustic.type hf_*) reads data.features waveform, ours fbank; waveforms take no
     CMVN and no SpecAugment (fbank's), so those must be off rather than silently ignored."""
-    from sate.models.config import HUB_ACOUSTIC_TYPES
-
-    if config["task"] == "mt":
+    if config.task == "mt":
         return
-    kind = (config["model"].get("acoustic") or {}).get("type", "conformer")
-    features = config["data"]["features"]
+    kind = (config.model.get("acoustic") or {}).get("type", "conformer")
+    features = config.data.features
     wanted = "waveform" if kind in HUB_ACOUSTIC_TYPES else "fbank"
     if features != wanted:
         raise SateError(f"data.features is {features} but model.acoustic.type {kind} reads {wanted}")
     if features == "waveform":
-        if config["data"]["cmvn"] != "none":
-            raise SateError(f"data.cmvn {config['data']['cmvn']} normalises fbank; with data.features waveform set "
+        if config.data.cmvn != "none":
+            raise SateError(f"data.cmvn {config.data.cmvn} normalises fbank; with data.features waveform set "
                             "it to none (the hub model's own normalisation is applied inside the model)")
-        if config["specaug"]["enabled"]:
+        if config.specaug.enabled:
             raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
                             "false")
 
 
-def plan_batch(batch_conf: dict, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
+def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
     """Accumulation steps that make `per_device x world x accumulation` as close as possible to `global`."""
     unit = batch_unit(task, features)
-    per_device, wanted = int(batch_conf["per_device"]), int(batch_conf["global"])
+    per_device, wanted = batch_conf.per_device, batch_conf.global_
     if per_device <= 0 or wanted <= 0:
         raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
     accumulation = max(1, round(wanted / (per_device * world_size)))
@@ -117,42 +116,41 @@ class ResumableLoader(DataLoader):
 class SateDataModule(L.LightningDataModule):
     """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
 
-    def __init__(self, config: dict, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
+    def __init__(self, config: TrainingConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
         super().__init__()
         check_feature_mode(config)
-        self.task = config["task"]
-        self.conf = config["data"]
-        self.batch_conf = config["batch"]
-        self.seed = int(config["seed"])
+        self.task = config.task
+        self.conf = config.data
+        self.batch_conf = config.batch
+        self.seed = config.seed
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
-        self.data_dir = Path(self.conf["dir"])
+        self.data_dir = Path(str(self.conf.dir))
         self.train_set: Dataset | None = None
         self.valid_set: Dataset | None = None
 
     def _speech(self, split: str) -> SpeechDataset:
         """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
-        cmvn = self.conf["cmvn"]
+        cmvn = self.conf.cmvn
         if cmvn == "global":
             cmvn = self.data_dir / "cmvn.json"
         tgt_vocab = self.tgt_vocab if self.task == "st" else None
-        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf["features"], cmvn)
+        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
 
     def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
         """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
-        files = [(Path(en), Path(tgt)) for en, tgt in self.conf["mt_text"]]
+        files = [(Path(en), Path(tgt)) for en, tgt in self.conf.mt_text]
         for path in (p for pair in files for p in pair):
             if not path.is_file():
                 raise SateError(f"data.mt_text: {path} is missing")
         meta = self.data_dir / "vocab.json"
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
                      meta.read_text() if meta.is_file() else ""]
-        cleaning = TextCleaning(int(self.conf["mt_max_tokens"]), float(self.conf["mt_max_ratio"]),
-                                bool(self.conf["mt_dedup"]))
+        cleaning = TextCleaning(self.conf.mt_max_tokens, self.conf.mt_max_ratio, self.conf.mt_dedup)
         return files, vocab_ids, cleaning
 
     def prepare_data(self) -> None:
         """MT text files become token-id shards once (Lightning runs this on one process per machine)."""
-        if self.task == "mt" and self.conf["mt_text"]:
+        if self.task == "mt" and self.conf.mt_text:
             files, vocab_ids, cleaning = self._mt_store()
             prepare_store(self.data_dir, files, self.src_vocab, self.tgt_vocab, vocab_ids, cleaning)
 
@@ -162,12 +160,12 @@ class SateDataModule(L.LightningDataModule):
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return
-        train = train_splits(self.conf["train"])
-        for split in (*train, self.conf["valid"]):
+        train = train_splits(self.conf.train)
+        for split in (*train, self.conf.valid):
             if not (self.data_dir / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
         parts: list = []  # the train splits' datasets, when read from manifests
-        if self.task == "mt" and self.conf["mt_text"]:  # the MT text files instead of the train manifests
+        if self.task == "mt" and self.conf.mt_text:  # the MT text files instead of the train manifests
             files, vocab_ids, cleaning = self._mt_store()
             self.train_set = ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning))
         elif self.task == "mt":
@@ -179,17 +177,17 @@ class SateDataModule(L.LightningDataModule):
         if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
             counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
             print(f"training on {counts}: {len(self.train_set):,} items")
-        valid = self.conf["valid"]
+        valid = self.conf.valid
         self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
 
     def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
-        cap = int(self.batch_conf["per_device"])
+        cap = self.batch_conf.per_device
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest
         else:
             lengths, longest = dataset.lengths, max(dataset.lengths)
         if longest > cap:
-            unit = batch_unit(self.task, self.conf["features"])
+            unit = batch_unit(self.task, self.conf.features)
             raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
                             f"raise it or filter long items in `sate prep`")
         kind = "max_tokens" if self.task == "mt" else "max_frames"
@@ -208,13 +206,13 @@ class SateDataModule(L.LightningDataModule):
         assert self.train_set is not None
         self.train_sampler = self._sampler(self.train_set, shuffle=True)
         return ResumableLoader(self.train_set, batch_sampler=self.train_sampler, collate_fn=collate,
-                               num_workers=int(self.conf["num_workers"]), persistent_workers=False,
+                               num_workers=self.conf.num_workers, persistent_workers=False,
                                generator=torch.Generator().manual_seed(self.seed), epoch=self._epoch,
                                batches_done=self._batches_done)
 
     def val_dataloader(self) -> DataLoader:
         assert self.valid_set is not None
         return DataLoader(self.valid_set, batch_sampler=self._sampler(self.valid_set, shuffle=False),
-                          collate_fn=collate, num_workers=int(self.conf["num_workers"]),
+                          collate_fn=collate, num_workers=self.conf.num_workers,
                           generator=torch.Generator().manual_seed(self.seed))
 

@@ -30,6 +30,7 @@ from sate.train.data import batch_unit
 from sate.train.faults import FaultCounter, batch_cost, release_memory
 from sate.train.rng import gather_rng_states, set_rng_state
 from sate.train.schedule import SkippableAdam, inverse_sqrt_schedule
+from sate.train.schema import TrainingConfig
 
 log = logging.getLogger("sate.train")
 SYNC_BUCKET = 2**24  # gradient elements per all-reduce
@@ -38,22 +39,21 @@ SYNC_BUCKET = 2**24  # gradient elements per all-reduce
 class SateModule(L.LightningModule):
     """Wraps an ASR, MT or SATE model built by `sate.models`."""
 
-    def __init__(self, config: dict, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+    def __init__(self, config: TrainingConfig, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  run_id: str = "") -> None:
         super().__init__()
         self.config = config
-        self.task = config["task"]
+        self.task = config.task
         self.model = model
         self.run_id = run_id
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
-        spec = config["specaug"]
-        self.specaug = None if not spec.get("enabled", True) or self.task == "mt" else SpecAugment(
-            **{k: v for k, v in spec.items() if k not in ("enabled", "start_step")})
-        self.specaug_start = int(spec.get("start_step", 0))
-        tconf = config["trainer"]
-        self.faults = FaultCounter(int(tconf["nan_patience"]), int(tconf["oom_patience"]),
-                                   batch_unit(self.task, config["data"]["features"]),
-                                   int(config["batch"]["per_device"]))
+        spec = config.specaug
+        self.specaug = None if not spec.enabled or self.task == "mt" else SpecAugment(
+            spec.freq_mask_width, spec.num_freq_masks, spec.time_mask_width, spec.num_time_masks, spec.max_time_ratio)
+        self.specaug_start = spec.start_step
+        tconf = config.trainer
+        self.faults = FaultCounter(tconf.nan_patience, tconf.oom_patience, batch_unit(self.task, config.data.features),
+                                   config.batch.per_device)
         self._update_has_good_batch = False
         self._update_oom = False
         self._step_oom = False
@@ -196,11 +196,11 @@ class SateModule(L.LightningModule):
                 hyp_words, ref_words = self.src_vocab.decode(ids).split(), self.src_vocab.decode(ref).split()
                 self._val["wer_errors"].append(editdistance.eval(hyp_words, ref_words))
                 self._val["wer_words"].append(len(ref_words))
-        limit = int(self.config["trainer"]["valid_bleu_utts"])
+        limit = self.config.trainer.valid_bleu_utts
         if self.task in ("mt", "st") and len(self._val["hyps"]) < limit:
             from sate.decode.beam_search import DecodeOptions, beam_search, decode_memory
 
-            greedy = DecodeOptions(beam=1, max_len_ratio=float(self.config["trainer"]["valid_max_len_ratio"]))
+            greedy = DecodeOptions(beam=1, max_len_ratio=self.config.trainer.valid_max_len_ratio)
             if enc is not None:  # st: the encoding the WER used, not a second encoder pass
                 nbest = decode_memory(self.model.decoder, enc.memory, enc.memory_lengths, self.model.eos, greedy)
             else:
@@ -218,7 +218,7 @@ class SateModule(L.LightningModule):
         if self._val["hyps"]:
             import sacrebleu
 
-            limit = int(self.config["trainer"]["valid_bleu_utts"])
+            limit = self.config.trainer.valid_bleu_utts
             bleu = sacrebleu.corpus_bleu(self._val["hyps"][:limit], [self._val["refs"][:limit]])
             # Every rank scores its own share of the first utterances; the mean is close enough for selection.
             score = self.trainer.strategy.reduce(torch.tensor(bleu.score, device=self.device), reduce_op="mean")
@@ -226,16 +226,15 @@ class SateModule(L.LightningModule):
 
     # ------------------------------------------------------------------ optimisation
     def configure_optimizers(self) -> dict:
-        optim = self.config["optim"]
+        optim = self.config.optim
         params = [p for p in self.model.parameters() if p.requires_grad]
         # PyTorch's fused Adam: one kernel for all parameters, 2.7x faster than its loop on the CPU (about 2%
         # of a demo update). Not under mixed precision: Lightning's AMP plugin refuses to clip gradients for
         # an optimizer that would unscale them inside its step, as a fused one does with a GradScaler.
-        optimizer = SkippableAdam(params, lr=float(optim["lr"]), betas=tuple(optim["betas"]),
-                                  weight_decay=float(optim["weight_decay"]),
+        optimizer = SkippableAdam(params, lr=optim.lr, betas=tuple(optim.betas), weight_decay=optim.weight_decay,
                                   fused=not self.trainer.precision.endswith("-mixed"))
         optimizer.on_oom = self._optimizer_oom
-        scheduler = inverse_sqrt_schedule(optimizer, int(optim["warmup_steps"]))
+        scheduler = inverse_sqrt_schedule(optimizer, optim.warmup_steps)
         return {"optimizer": optimizer, "lr_scheduler": {"scheduler": scheduler, "interval": "step"}}
 
     # ------------------------------------------------------------------ checkpoints
@@ -247,7 +246,7 @@ class SateModule(L.LightningModule):
         mid_epoch = self.trainer.training and not self.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
         checkpoint["sate"] = {
             **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens),
-            "train_config": self.config,
+            "train_config": self.config.to_dict(),  # a plain dict: checkpoints load with weights_only
             "run_id": self.run_id,
             "epoch": self.current_epoch, "step": self.global_step, "mid_epoch": bool(mid_epoch),
             "metrics": {k: float(v) for k, v in self.trainer.callback_metrics.items() if _is_scalar(v)},

@@ -22,7 +22,11 @@ from typing import Any
 
 import torch
 
+from sate.config import read_yaml
 from sate.errors import SateError
+from sate.models.config import resolve_config
+from sate.settings import merge
+from sate.train.schema import TrainingConfig
 
 # Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
 SAFE_GLOBALS: list[Any] = []
@@ -135,8 +139,8 @@ def new_run_id() -> str:
     return uuid.uuid4().hex[:12]
 
 
-def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
-    flat: dict[str, Any] = {}
+def _flat(config: dict[str, object], prefix: str = "") -> dict[str, object]:
+    flat: dict[str, object] = {}
     for key, value in config.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict) and value and name != "init":
@@ -146,43 +150,36 @@ def _flat(config: dict[str, Any], prefix: str = "") -> dict[str, Any]:
     return flat
 
 
-def _comparable(config: dict[str, Any]) -> dict[str, Any]:
+def _comparable(config: dict[str, object]) -> dict[str, object]:
     """Flat keys with the model section resolved, so `{}` and the same defaults written out compare equal."""
-    from sate.models.config import resolve_config
-
     config = dict(config)
     try:
-        config["model"] = resolve_config(config["task"], config.get("model"))
+        config["model"] = resolve_config(config["task"], config.get("model")).to_dict()
     except SateError:
         pass  # an old checkpoint's model section that no longer resolves is compared as written
     return _flat(config)
 
 
-def config_changes(old: dict[str, Any], new: dict[str, Any]) -> dict[str, tuple[Any, Any]]:
+def config_changes(old: dict[str, object], new: dict[str, object]) -> dict[str, tuple[object, object]]:
     """dotted key -> (old, new) for every key that differs."""
     a, b = _comparable(old), _comparable(new)
     return {k: (a.get(k), b.get(k)) for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)}
 
 
-def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -> None:
+def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -> None:
     """Refuse a resume whose config differs from the run's in anything but SAFE_KEYS; record the safe changes."""
     assert point.checkpoint is not None
     old = point.checkpoint["sate"].get("train_config")
     if old is None:
-        from sate.config import read_yaml
-
         snapshot = exp / "config.yaml"
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)
-    from sate.config import merge
-    from sate.train.schema import DEFAULTS
-
     try:  # a key newer than the run (data.features) compares at its default
-        old = merge(DEFAULTS, old)
+        old = merge(TrainingConfig, old)
     except SateError:
         pass  # a key sate no longer knows: it shows as a change
-    changes = config_changes(old, config)
+    changes = config_changes(old, config.to_dict())
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
     if unsafe:
         shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in list(unsafe.items())[:6])
@@ -193,7 +190,7 @@ def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -
     point.changed = changes
 
 
-def _safe(key: str, changes: dict[str, tuple[Any, Any]], ckpt: dict[str, Any]) -> bool:
+def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)

@@ -1,131 +1,20 @@
-"""The training config's schema: every key with its default, a comment, its type and its range.
+"""The training config: one frozen dataclass per section, each key with its default, its comment and its range.
 
-`model` is checked by `sate.models.config` and `init` by `sate.models.pretrained`; every other section is
-checked here the same way: a key the defaults do not know, a value of the wrong type or out of range is
-one `SateError` naming the key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
+`model` is the YAML ``model:`` section as written, resolved by `sate.models.config` when the model is built, and
+`init` is checked by `sate.models.pretrained`; every other section is read here by `sate.settings.read`: a key
+the defaults do not know, a value of the wrong type or out of range is one `SateError` naming the file and the
+key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
 
-from sate.errors import SateError
 from sate.models.config import TASKS
+from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
 
 # Lightning precision strings `trainer.precision` may name ("auto" is resolved by sate.train.trainer).
 PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true", "64-true")
-
-# Every key a training config may have; `model` is checked by sate.models.config, `init` by sate.models.pretrained.
-DEFAULTS: dict = {
-    "task": "st",
-    "seed": 0,
-    "data": {"dir": None, "train": "train", "valid": "dev", "mt_text": None, "mt_max_tokens": 256, "mt_max_ratio": 9.0,
-             "mt_dedup": True, "features": "fbank", "cmvn": "global", "num_workers": 2},
-    "batch": {"per_device": 20000, "global": 20000},
-    "specaug": {"enabled": True, "start_step": 0, "freq_mask_width": 27, "num_freq_masks": 1,
-                "time_mask_width": 100, "num_time_masks": 1, "max_time_ratio": 0.2},
-    "model": {},
-    "init": {},
-    "optim": {"lr": 2e-3, "warmup_steps": 10000, "betas": [0.9, 0.98], "weight_decay": 0.0, "clip_norm": 10.0},
-    "trainer": {
-        "max_epochs": 50,
-        "max_steps": -1,
-        "max_minutes": None,
-        "patience": 0,
-        "monitor": "valid/loss",
-        "monitor_mode": "min",
-        "keep_last": 10,
-        "keep_best": 10,
-        "checkpoint_every_minutes": None,
-        "checkpoint_every_steps": 0,
-        "valid_bleu_utts": 200,
-        "valid_max_len_ratio": 1.5,
-        "nan_patience": 20,
-        "oom_patience": 5,
-        "precision": "auto",
-        "log_every_n_steps": 50,
-    },
-}
-# One line per key for `sate config`; a test checks that every key of DEFAULTS has one.
-HELP: dict[str, str] = {
-    "task": "asr (acoustic encoder + CTC) | mt (textual encoder + decoder) | st (SATE or the E2E baseline)",
-    "seed": "seeds weights, batch order, SpecAugment and dropout",
-    "data": "the prepared data",
-    "data.dir": "a `sate prep` output dir with fbank/, cmvn.json, spm_*.model, tokens_*.txt",
-    "data.train": "training split (a manifest DATA/<split>.jsonl), or a list of splits read as one "
-                  "(e.g. [train, train-clean-100]: extra ASR corpora)",
-    "data.valid": "validation split",
-    "data.mt_text": "mt only: [[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into "
-                    "DATA/mt_bin once) to train on instead of the train manifest",
-    "data.mt_max_tokens": "mt_text: pairs with a side longer than this many tokens are dropped",
-    "data.mt_max_ratio": "mt_text: pairs with one side more than this many times longer (in tokens) are dropped",
-    "data.mt_dedup": "mt_text: a pair seen before (the same two lines) is dropped",
-    "data.features": "asr, st: fbank (stored by sate features) | waveform (16 kHz samples read on the fly, for "
-                     "acoustic.type hf_*; lengths and batch sizes in samples)",
-    "data.cmvn": "fbank normalisation: global (train statistics) | utterance | none (waveform: none)",
-    "data.num_workers": "data loader processes (0 loads in the training process)",
-    "batch": "batch size, in frames (asr, st; samples with data.features waveform) or target tokens (mt)",
-    "batch.per_device": "what one device holds in one forward pass",
-    "batch.global": "what one update sees over all devices; accumulation = global / (per_device x devices)",
-    "specaug": "SpecAugment on the features (asr, st)",
-    "specaug.enabled": "false switches it off",
-    "specaug.start_step": "the update from which it applies (an untrained CTC model learns faster without it)",
-    "specaug.freq_mask_width": "F: the widest frequency mask, in mel bins",
-    "specaug.num_freq_masks": "frequency masks per utterance",
-    "specaug.time_mask_width": "T: the widest time mask, in frames",
-    "specaug.num_time_masks": "time masks per utterance",
-    "specaug.max_time_ratio": "a time mask covers at most this share of its utterance",
-    "model": "the architecture and the loss: see the model keys below (sate config --task TASK)",
-    "init": "components loaded from checkpoints, e.g. {acoustic: {path: exp/asr/model.pt}}; "
-            "or sate train --init-from asr=PATH --init-from mt=PATH",
-    "optim": "Adam with a linear warm-up and inverse square-root decay",
-    "optim.lr": "peak learning rate, reached at the end of the warm-up",
-    "optim.warmup_steps": "updates of linear warm-up",
-    "optim.betas": "Adam's beta1 and beta2",
-    "optim.weight_decay": "L2 penalty added to the gradients by Adam (not decoupled)",
-    "optim.clip_norm": "gradient norm clipping (0: none)",
-    "trainer": "the training loop",
-    "trainer.max_epochs": "stop after this many epochs",
-    "trainer.max_steps": "stop after this many updates (-1: no limit)",
-    "trainer.max_minutes": "stop after this much wall-clock time (null: no limit)",
-    "trainer.patience": "stop after this many validations without improving `monitor` (0: never)",
-    "trainer.monitor": "the validation metric for best-N checkpoints and early stopping",
-    "trainer.monitor_mode": "min or max: which way `monitor` improves",
-    "trainer.keep_last": "the last N epoch checkpoints kept (sate average --last N)",
-    "trainer.keep_best": "the best N checkpoints by `monitor` kept (sate average --best N)",
-    "trainer.checkpoint_every_minutes": "also write last.ckpt inside an epoch this often (null: at epoch ends only); "
-                                        "a resumed run continues from the exact batch",
-    "trainer.checkpoint_every_steps": "also write last.ckpt inside an epoch every N updates (0: never)",
-    "trainer.valid_bleu_utts": "validation utterances decoded greedily for BLEU (mt, st)",
-    "trainer.valid_max_len_ratio": "greedy validation decoding stops at this ratio of the source length",
-    "trainer.nan_patience": "stop after this many batches in a row with a non-finite loss (each is skipped)",
-    "trainer.oom_patience": "stop after this many updates in a row with an out-of-memory error (each is skipped)",
-    "trainer.precision": "auto (bf16-mixed on GPUs with bf16, 16-mixed on other GPUs, 32 on the CPU) | "
-                         "32-true | bf16-mixed | 16-mixed | bf16-true | 16-true | 64-true",
-    "trainer.log_every_n_steps": "how often training losses go to logs/ and tensorboard/",
-}
-
-Check = tuple[Callable[[Any], bool], str]
-
-
-def _in(choices: tuple[str, ...]) -> Check:
-    return (lambda v: v in choices, f"one of {', '.join(choices)}")
-
-
-def _at_least(low: float) -> Check:
-    return (lambda v: v >= low, f"at least {low:g}")
-
-
-_POSITIVE: Check = (lambda v: v > 0, "positive")
-_FRACTION: Check = (lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
-
-# The type of a key whose default is None (such a key may also be null).
-NULLABLE_TYPES: dict[str, type] = {"data.dir": str, "data.mt_text": list, "trainer.max_minutes": float,
-                                   "trainer.checkpoint_every_minutes": float}
-# Keys that take either of two types: (the types, what to call them in a message).
-EITHER_TYPES: dict[str, tuple[tuple[type, type], str]] = {"data.train": ((str, list), "a string or a list")}
 
 
 def train_splits(value: str | list[str]) -> list[str]:
@@ -139,101 +28,120 @@ def _split_names(value: str | list) -> bool:
     return bool(names) and all(isinstance(n, str) and n != "" for n in names) and len(set(names)) == len(names)
 
 
-# dotted key -> (test, what it must be). Types come from DEFAULTS (or NULLABLE_TYPES); a float is never nan or inf.
-CHECKS: dict[str, Check] = {
-    "task": _in(TASKS),
-    "seed": _at_least(0),
-    "data.dir": (lambda v: v is None or v != "", "a directory"),
-    "data.train": (_split_names, "a split name or a non-empty list of distinct split names"),
-    "data.valid": (lambda v: v != "", "a split name"),
-    "data.mt_text": (lambda v: v is None or (len(v) > 0 and all(
-        isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p for p in pair) for pair in v)),
-                     "null or a list of file pairs [[EN, TGT], ...]"),
-    "data.mt_max_tokens": _at_least(1),
-    "data.mt_max_ratio": _at_least(1),
-    "data.features": _in(("fbank", "waveform")),
-    "data.cmvn": _in(("global", "utterance", "none")),
-    "data.num_workers": _at_least(0),
-    "batch.per_device": _POSITIVE,
-    "batch.global": _POSITIVE,
-    "specaug.start_step": _at_least(0),
-    "specaug.freq_mask_width": _at_least(0),
-    "specaug.num_freq_masks": _at_least(0),
-    "specaug.time_mask_width": _at_least(0),
-    "specaug.num_time_masks": _at_least(0),
-    "specaug.max_time_ratio": _FRACTION,
-    "optim.lr": _POSITIVE,
-    "optim.warmup_steps": _at_least(0),
-    "optim.betas": (lambda v: len(v) == 2 and all(_number(b) and 0.0 <= b < 1.0 for b in v),
-                    "two numbers in [0, 1), e.g. [0.9, 0.98]"),
-    "optim.weight_decay": _at_least(0),
-    "optim.clip_norm": _at_least(0),
-    "trainer.max_epochs": _at_least(1),
-    "trainer.max_steps": (lambda v: v == -1 or v >= 1, "-1 (no limit) or at least 1"),
-    "trainer.max_minutes": (lambda v: v is None or v > 0, "null or positive"),
-    "trainer.patience": _at_least(0),
-    "trainer.monitor": (lambda v: v != "", "a metric name such as valid/loss"),
-    "trainer.monitor_mode": _in(("min", "max")),
-    "trainer.keep_last": _at_least(1),
-    "trainer.keep_best": _at_least(0),
-    "trainer.checkpoint_every_minutes": (lambda v: v is None or v > 0, "null or positive"),
-    "trainer.checkpoint_every_steps": _at_least(0),
-    "trainer.valid_bleu_utts": _at_least(0),
-    "trainer.valid_max_len_ratio": _POSITIVE,
-    "trainer.nan_patience": _at_least(1),
-    "trainer.oom_patience": _at_least(1),
-    "trainer.precision": _in(PRECISIONS),
-    "trainer.log_every_n_steps": _at_least(1),
-}
-UNCHECKED_SECTIONS = ("model", "init")
+def _file_pairs(value: list) -> bool:
+    return len(value) > 0 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p
+                                                                                    for p in pair) for pair in value)
 
 
-def _number(value: Any) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+def _betas(value: list) -> bool:
+    return len(value) == 2 and all(isinstance(b, int | float) and not isinstance(b, bool) and 0.0 <= b < 1.0
+                                   for b in value)
 
 
-def _typed(key: str, value: Any, default: Any, where: str) -> Any:
-    """`value` as the type of `default` (an int is a float where a float is due), or a `SateError`."""
-    if key in EITHER_TYPES:
-        types, kind = EITHER_TYPES[key]
-        if not isinstance(value, types):
-            raise SateError(f"{where}{key} must be {kind}, got {value!r}")
-        return value
-    want = NULLABLE_TYPES.get(key, type(default))
-    if value is None and (default is None or key in NULLABLE_TYPES):
-        return None
-    if want is float and _number(value):
-        return float(value)
-    if want in (int, float) and not _number(value) or isinstance(value, bool) != (want is bool) \
-            or not isinstance(value, want):
-        kind = {int: "an integer", float: "a finite number", bool: "true or false", str: "a string",
-                list: "a list"}.get(want, want.__name__)
-        raise SateError(f"{where}{key} must be {kind}{' or null' if key in NULLABLE_TYPES else ''}, got {value!r}")
-    return value
+@dataclass(frozen=True)
+class DataConfig(Section):
+    dir: str | None = setting(None, "a `sate prep` output dir with fbank/, cmvn.json, spm_*.model, tokens_*.txt",
+                              (lambda v: v != "", "a directory"))
+    train: str | list[str] = setting(
+        "train", "training split (a manifest DATA/<split>.jsonl), or a list of splits read as one "
+        "(e.g. [train, train-clean-100]: extra ASR corpora)",
+        (_split_names, "a split name or a non-empty list of distinct split names"))
+    valid: str = setting("dev", "validation split", (lambda v: v != "", "a split name"))
+    mt_text: list[list[str]] | None = setting(
+        None, "mt only: [[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into "
+        "DATA/mt_bin once) to train on instead of the train manifest",
+        (_file_pairs, "null or a list of file pairs [[EN, TGT], ...]"))
+    mt_max_tokens: int = setting(256, "mt_text: pairs with a side longer than this many tokens are dropped",
+                                 at_least(1))
+    mt_max_ratio: float = setting(9.0, "mt_text: pairs with one side more than this many times longer (in tokens) "
+                                  "are dropped", at_least(1))
+    mt_dedup: bool = setting(True, "mt_text: a pair seen before (the same two lines) is dropped")
+    features: str = setting("fbank", "asr, st: fbank (stored by sate features) | waveform (16 kHz samples read on "
+                            "the fly, for acoustic.type hf_*; lengths and batch sizes in samples)",
+                            one_of(("fbank", "waveform")))
+    cmvn: str = setting("global", "fbank normalisation: global (train statistics) | utterance | none "
+                        "(waveform: none)", one_of(("global", "utterance", "none")))
+    num_workers: int = setting(2, "data loader processes (0 loads in the training process)", at_least(0))
 
 
-def check_training_config(config: dict, where: str = "") -> dict:
-    """`config` (merged with DEFAULTS) with every key outside model/init type- and range-checked.
-
-    `where` prefixes messages (a file name and ": "). Ints given for float keys become floats.
-    """
-    checked = dict(config)
-    for section, default in DEFAULTS.items():
-        if section in UNCHECKED_SECTIONS:
-            continue
-        if isinstance(default, dict):
-            checked[section] = {key: _checked(f"{section}.{key}", config[section][key], value, where)
-                                for key, value in default.items()}
-        else:
-            checked[section] = _checked(section, config[section], default, where)
-    if checked["task"] != "mt" and checked["data"]["mt_text"] is not None:
-        raise SateError(f"{where}data.mt_text applies to task mt only (task is {checked['task']})")
-    return checked
+@dataclass(frozen=True)
+class BatchConfig(Section):
+    per_device: int = setting(20000, "what one device holds in one forward pass", POSITIVE)
+    # `global` is a Python keyword: the field is `global_`, its key `global`.
+    global_: int = setting(20000, "what one update sees over all devices; accumulation = global / "
+                           "(per_device x devices)", POSITIVE, key="global")
 
 
-def _checked(key: str, value: Any, default: Any, where: str) -> Any:
-    value = _typed(key, value, default, where)
-    test, wanted = CHECKS.get(key, (lambda v: True, ""))
-    if not test(value):
-        raise SateError(f"{where}{key} must be {wanted}, got {value!r}")
-    return value
+@dataclass(frozen=True)
+class SpecAugConfig(Section):
+    enabled: bool = setting(True, "false switches it off")
+    start_step: int = setting(0, "the update from which it applies (an untrained CTC model learns faster "
+                              "without it)", at_least(0))
+    freq_mask_width: int = setting(27, "F: the widest frequency mask, in mel bins", at_least(0))
+    num_freq_masks: int = setting(1, "frequency masks per utterance", at_least(0))
+    time_mask_width: int = setting(100, "T: the widest time mask, in frames", at_least(0))
+    num_time_masks: int = setting(1, "time masks per utterance", at_least(0))
+    max_time_ratio: float = setting(0.2, "a time mask covers at most this share of its utterance", FRACTION)
+
+
+@dataclass(frozen=True)
+class OptimConfig(Section):
+    lr: float = setting(2e-3, "peak learning rate, reached at the end of the warm-up", POSITIVE)
+    warmup_steps: int = setting(10000, "updates of linear warm-up", at_least(0))
+    betas: list[float] = setting([0.9, 0.98], "Adam's beta1 and beta2",
+                                 (_betas, "two numbers in [0, 1), e.g. [0.9, 0.98]"))
+    weight_decay: float = setting(0.0, "L2 penalty added to the gradients by Adam (not decoupled)", at_least(0))
+    clip_norm: float = setting(10.0, "gradient norm clipping (0: none)", at_least(0))
+
+
+@dataclass(frozen=True)
+class TrainerConfig(Section):
+    max_epochs: int = setting(50, "stop after this many epochs", at_least(1))
+    max_steps: int = setting(-1, "stop after this many updates (-1: no limit)",
+                             (lambda v: v == -1 or v >= 1, "-1 (no limit) or at least 1"))
+    max_minutes: float | None = setting(None, "stop after this much wall-clock time (null: no limit)",
+                                        (lambda v: v > 0, "null or positive"))
+    patience: int = setting(0, "stop after this many validations without improving `monitor` (0: never)",
+                            at_least(0))
+    monitor: str = setting("valid/loss", "the validation metric for best-N checkpoints and early stopping",
+                           (lambda v: v != "", "a metric name such as valid/loss"))
+    monitor_mode: str = setting("min", "min or max: which way `monitor` improves", one_of(("min", "max")))
+    keep_last: int = setting(10, "the last N epoch checkpoints kept (sate average --last N)", at_least(1))
+    keep_best: int = setting(10, "the best N checkpoints by `monitor` kept (sate average --best N)", at_least(0))
+    checkpoint_every_minutes: float | None = setting(
+        None, "also write last.ckpt inside an epoch this often (null: at epoch ends only); a resumed run continues "
+        "from the exact batch", (lambda v: v > 0, "null or positive"))
+    checkpoint_every_steps: int = setting(0, "also write last.ckpt inside an epoch every N updates (0: never)",
+                                          at_least(0))
+    valid_bleu_utts: int = setting(200, "validation utterances decoded greedily for BLEU (mt, st)", at_least(0))
+    valid_max_len_ratio: float = setting(1.5, "greedy validation decoding stops at this ratio of the source length",
+                                         POSITIVE)
+    nan_patience: int = setting(20, "stop after this many batches in a row with a non-finite loss (each is "
+                                "skipped)", at_least(1))
+    oom_patience: int = setting(5, "stop after this many updates in a row with an out-of-memory error (each is "
+                                "skipped)", at_least(1))
+    precision: str = setting("auto", "auto (bf16-mixed on GPUs with bf16, 16-mixed on other GPUs, 32 on the CPU) | "
+                             "32-true | bf16-mixed | 16-mixed | bf16-true | 16-true | 64-true", one_of(PRECISIONS))
+    log_every_n_steps: int = setting(50, "how often training losses go to logs/ and tensorboard/", at_least(1))
+
+
+@dataclass(frozen=True)
+class TrainingConfig(Section):
+    """Every key a training config may have; `sate config --task TASK` prints them with their comments."""
+
+    task: str = setting("st", "asr (acoustic encoder + CTC) | mt (textual encoder + decoder) | st (SATE or the E2E "
+                        "baseline)", one_of(TASKS))
+    seed: int = setting(0, "seeds weights, batch order, SpecAugment and dropout", at_least(0))
+    data: DataConfig = section(DataConfig, "the prepared data")
+    batch: BatchConfig = section(BatchConfig, "batch size, in frames (asr, st; samples with data.features "
+                                 "waveform) or target tokens (mt)")
+    specaug: SpecAugConfig = section(SpecAugConfig, "SpecAugment on the features (asr, st)")
+    model: dict = setting({}, "the architecture and the loss: see the model keys below (sate config --task TASK)")
+    init: dict = setting({}, "components loaded from checkpoints, e.g. {acoustic: {path: exp/asr/model.pt}}; "
+                         "or sate train --init-from asr=PATH --init-from mt=PATH")
+    optim: OptimConfig = section(OptimConfig, "Adam with a linear warm-up and inverse square-root decay")
+    trainer: TrainerConfig = section(TrainerConfig, "the training loop")
+
+    def validate(self) -> None:
+        if self.task != "mt" and self.data.mt_text is not None:
+            raise Invalid("data.mt_text", f"applies to task mt only (task is {self.task})")

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from sate.models import SateModel, build_model
+from sate.train.schema import TrainingConfig
 
 
-def build_for_training(config: dict, src_tokens: list[str], tgt_tokens: list[str],
+def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens: list[str],
                        initialize: bool = True) -> SateModel:
-    """The model of `config["task"]` with its hub parts and the `init:` section loaded, and the `loss.kd` teachers
+    """The model of `config.task` with its hub parts and the `init:` section loaded, and the `loss.kd` teachers
     attached.
 
     Hub parts (``textual.type hf_marian``, ``acoustic.type hf_*``) load from their directories first, except the
@@ -19,9 +20,9 @@ def build_for_training(config: dict, src_tokens: list[str], tgt_tokens: list[str
     from sate.models.pretrained import initialize as load_init
     from sate.models.pretrained import load_teachers
 
-    model = build_model(config["task"], config["model"], len(src_tokens), len(tgt_tokens))
+    model = build_model(config.task, config.model, len(src_tokens), len(tgt_tokens))
     if initialize:
-        init = config["init"] or {}
+        init = config.init
         load_hub_parts(model, src_tokens, tgt_tokens, skip=set(init) if "model" not in init else {
             "acoustic", "textual", "decoder", "src_embed"})
         if init:

@@ -13,27 +13,35 @@ import argparse
 import logging
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
-from sate.config import apply_overrides, merge, read_yaml, write_yaml
+from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError
-from sate.train.schema import DEFAULTS, HELP, check_training_config
+from sate.models.init_from import fill_init, parse_init_from
+from sate.settings import read
+from sate.train.schema import TrainingConfig
 
-__all__ = ["DEFAULTS", "HELP", "load_training_config", "train"]
+__all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
 
-def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> dict:
+def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
     """The file's config merged with the defaults and checked; `need_data` False allows data.dir unset."""
     try:
-        config = merge(DEFAULTS, apply_overrides(read_yaml(path), overrides))
+        config = read(TrainingConfig, apply_overrides(read_yaml(path), overrides))
     except SateError as err:
         message = str(err)
         raise SateError(message if message.startswith(str(path)) else f"{path}: {message}") from None
-    config = check_training_config(config, f"{path}: ")
-    if need_data and not config["data"]["dir"]:
+    if need_data and not config.data.dir:
         raise SateError(f"{path}: data.dir is not set (the `sate prep` output directory)")
     return config
+
+
+def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> TrainingConfig:
+    """`config` with the `init:` entries and `loss.kd` teachers of `--init-from` (`sate.models.init_from`)."""
+    model, init = fill_init(config.task, config.model, config.init, sources)
+    return replace(config, model=model, init=init)
 
 
 def is_primary_process() -> bool:
@@ -82,16 +90,14 @@ def steps_of(exp: Path) -> int:
         raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({err})") from None
 
 
-def config_from_args(args: argparse.Namespace) -> dict:
+def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     """The config a `sate train` command line stands for: file, --set, --init-from and --steps-from."""
-    from sate.models.init_from import apply_init_from, parse_init_from
-
     config = load_training_config(args.config, args.overrides)
     config = apply_init_from(config, parse_init_from(args.init_from))
     if args.steps_from is not None:
-        trainer = config["trainer"]
-        trainer.update(max_steps=steps_of(args.steps_from), max_epochs=max(trainer["max_epochs"], 100000),
-                       max_minutes=None)
+        trainer = config.trainer
+        config = replace(config, trainer=replace(trainer, max_steps=steps_of(args.steps_from),
+                                                 max_epochs=max(trainer.max_epochs, 100000), max_minutes=None))
     return config
 
 
@@ -107,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def train(config: dict, exp: Path, accelerator: str = "cpu", devices: int = 1, num_nodes: int = 1,
+def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: int = 1, num_nodes: int = 1,
           callbacks: list | None = None) -> Path:
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
     from sate.train.lock import ExperimentLock, describe
@@ -122,7 +128,7 @@ def train(config: dict, exp: Path, accelerator: str = "cpu", devices: int = 1, n
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
 
 
-def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
+def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
            lock: object) -> Path:
     import lightning as L
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
@@ -151,20 +157,20 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
             print(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}")
         for key, (old, new) in point.changed.items():
             print(f"resuming with {key} changed: {old!r} -> {new!r}")
-    L.seed_everything(int(config["seed"]), workers=True, verbose=False)
+    L.seed_everything(config.seed, workers=True, verbose=False)
 
-    data_dir = Path(config["data"]["dir"])
+    data_dir = Path(str(config.data.dir))
     check_feature_mode(config)
-    src_vocab, tgt_vocab = load_vocabularies(data_dir, config["task"])
+    src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab)
 
     world = devices * num_nodes
-    plan = plan_batch(config["batch"], world, config["task"], config["data"]["features"])
-    precision = choose_precision(config["trainer"]["precision"], accelerator)
-    tconf = config["trainer"]
-    monitor, mode = tconf["monitor"], tconf["monitor_mode"]
+    plan = plan_batch(config.batch, world, config.task, config.data.features)
+    precision = choose_precision(config.trainer.precision, accelerator)
+    tconf = config.trainer
+    monitor, mode = tconf.monitor, tconf.monitor_mode
     safe_name = monitor.replace("/", "_")
     clock = TrainTime(exp, started)
     callbacks = list(callbacks or [])
@@ -172,16 +178,16 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
     # No version counter: a checkpoint of the same epoch replaces its file (one run holds the directory).
     callbacks += [
         ModelCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}", enable_version_counter=False,
-                        auto_insert_metric_name=False, save_top_k=int(tconf["keep_best"]), monitor=monitor, mode=mode),
+                        auto_insert_metric_name=False, save_top_k=tconf.keep_best, monitor=monitor, mode=mode),
         ModelCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
-                        save_top_k=int(tconf["keep_last"]), monitor="epoch", mode="max", save_last=True,
+                        save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
                         enable_version_counter=False),
-        MidEpochCheckpoint(ckpt_dir / "last.ckpt", tconf["checkpoint_every_steps"], tconf["checkpoint_every_minutes"]),
+        MidEpochCheckpoint(ckpt_dir / "last.ckpt", tconf.checkpoint_every_steps, tconf.checkpoint_every_minutes),
         TQDMProgressBar(refresh_rate=10),
         clock,
     ]
-    if int(tconf["patience"]) > 0:
-        callbacks.append(EarlyStopping(monitor=monitor, mode=mode, patience=int(tconf["patience"])))
+    if tconf.patience > 0:
+        callbacks.append(EarlyStopping(monitor=monitor, mode=mode, patience=tconf.patience))
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
         checkpoint_io.preload(point.path, point.checkpoint)
@@ -190,22 +196,22 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
     strategy = "ddp" if world > 1 else "auto"
     trainer = L.Trainer(
         accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy, precision=precision,
-        max_epochs=int(tconf["max_epochs"]), max_steps=int(tconf["max_steps"]),
-        max_time=None if tconf["max_minutes"] is None else {"minutes": float(tconf["max_minutes"])},
-        accumulate_grad_batches=plan.accumulation, gradient_clip_val=float(config["optim"]["clip_norm"]),
+        max_epochs=tconf.max_epochs, max_steps=tconf.max_steps,
+        max_time=None if tconf.max_minutes is None else {"minutes": tconf.max_minutes},
+        accumulate_grad_batches=plan.accumulation, gradient_clip_val=config.optim.clip_norm,
         callbacks=callbacks, plugins=[checkpoint_io], use_distributed_sampler=False,
         # One log version per run or resume (logs/version_N): a resumed run never overwrites earlier curves.
         # Rows are flushed as they come, so a killed run's rows are on disk up to its last step.
         logger=[CSVLogger(exp, name="logs", flush_logs_every_n_steps=1), TensorBoardLogger(exp, name="tensorboard")],
-        log_every_n_steps=int(tconf["log_every_n_steps"]), num_sanity_val_steps=0, enable_model_summary=False,
+        log_every_n_steps=tconf.log_every_n_steps, num_sanity_val_steps=0, enable_model_summary=False,
         default_root_dir=exp,
     )
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
-        write_yaml(exp / "config.yaml", config)  # only now: a refused resume leaves the snapshot alone
+        write_yaml(exp / "config.yaml", config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
-        print(f"task {config['task']}: {plan.describe()}; precision {precision}; {world} process(es)")
+        print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
     try:
         trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)

@@ -110,7 +110,7 @@ def test_data_part_alone_needs_no_model(tmp_path: Path) -> None:
 def test_twins_share_weights_and_the_frame_twin_is_the_model(tiny_st_file: Path, prepared_data: Path) -> None:
     subject = load_subject(tiny_st_file, prepared_data)
     twins = length_part.twins(subject.model)
-    assert list(twins) == ["league", "shrink"] and twins["shrink"].conf["adaptor"]["type"] == "shrink"
+    assert list(twins) == ["league", "shrink"] and twins["shrink"].conf.adaptor.type == "shrink"
     league, shrink = twins["league"].state_dict(), twins["shrink"].state_dict()
     assert [k.replace("adaptor.inner.", "adaptor.") for k in shrink] == list(league)
     feats = subject.dataset("dev")[0]["feats"][None]

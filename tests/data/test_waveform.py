@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import copy
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,7 @@ from sate.data.vocab import Vocabulary
 from sate.data.waveform import WaveformDataset, segment_samples
 from sate.errors import SateError
 from sate.train.data import check_feature_mode, plan_batch
-from sate.train.schema import DEFAULTS
+from sate.train.schema import BatchConfig, DataConfig, SpecAugConfig, TrainingConfig
 
 
 def test_items_are_the_segments_samples(prepared_data: Path) -> None:
@@ -43,19 +43,17 @@ def test_speed_perturbed_rows_are_read_at_their_speed(prepared_data: Path) -> No
 
 
 def test_feature_mode_must_fit_the_acoustic_encoder() -> None:
-    config = copy.deepcopy(DEFAULTS)
-    config["model"] = {"acoustic": {"type": "hf_wav2vec2", "path": "w2v"}}
+    config = TrainingConfig(model={"acoustic": {"type": "hf_wav2vec2", "path": "w2v"}})
     with pytest.raises(SateError, match="data.features is fbank but model.acoustic.type hf_wav2vec2 reads waveform"):
         check_feature_mode(config)
-    config["data"]["features"] = "waveform"
+    config = replace(config, data=DataConfig(features="waveform"))
     with pytest.raises(SateError, match="data.cmvn global normalises fbank"):
         check_feature_mode(config)
-    config["data"]["cmvn"] = "none"
+    config = replace(config, data=DataConfig(features="waveform", cmvn="none"))
     with pytest.raises(SateError, match="specaug.enabled false"):
         check_feature_mode(config)
-    config["specaug"]["enabled"] = False
+    config = replace(config, specaug=SpecAugConfig(enabled=False))
     check_feature_mode(config)
-    config["model"] = {}
     with pytest.raises(SateError, match="reads fbank"):
-        check_feature_mode(config)
-    assert "samples per update" in plan_batch({"per_device": 10, "global": 20}, 1, "st", "waveform").describe()
+        check_feature_mode(replace(config, model={}))
+    assert "samples per update" in plan_batch(BatchConfig(per_device=10, global_=20), 1, "st", "waveform").describe()

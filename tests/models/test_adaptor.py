@@ -7,10 +7,11 @@ import math
 import pytest
 import torch
 
-from sate.models.adaptor import build_adaptor
+from sate.models.adaptor import ADAPTORS, LeagueAdaptor, ShrinkAdaptor, SoftAdaptor, build_adaptor
 from sate.models.config import resolve_config
 from sate.models.espnet_blocks import PositionalEncoding
-from sate.models.shrink import ShrinkAdaptor, ctc_shrink
+from sate.models.registry import ADAPTOR_TYPES
+from sate.models.shrink import ctc_shrink
 
 D, V = 8, 6
 
@@ -25,7 +26,7 @@ def _inputs(lengths: list[int]) -> tuple[torch.Tensor, torch.Tensor, torch.Tenso
 def _adaptor(kind: str, **extra: object) -> torch.nn.Module:
     conf = resolve_config("st", {"d_model": D, "acoustic": {"heads": 2}, "textual": {"heads": 2},
                                  "decoder": {"heads": 2}, "adaptor": {"type": kind, **extra}})
-    return build_adaptor(conf["adaptor"], D).eval()
+    return build_adaptor(conf.adaptor, D).eval()
 
 
 @pytest.mark.parametrize("kind", ["linear", "soft", "league", "gated", "inter"])
@@ -93,7 +94,8 @@ def test_shrink_adaptor_output(mode: str) -> None:
     h = torch.randn(2, 5, D)
     emb = torch.randn(V, D)
     adaptor = _adaptor("shrink", shrink_mode=mode)
-    assert isinstance(adaptor, ShrinkAdaptor) and adaptor.inner.kind == mode
+    assert isinstance(adaptor, ShrinkAdaptor)
+    assert type(adaptor.inner) is {"soft": SoftAdaptor, "league": LeagueAdaptor}[mode]
     out, out_lengths = adaptor(h, lengths, logits, emb)
     assert out_lengths.tolist() == [2, 1]
     assert out.shape == (2, 2, D)
@@ -114,7 +116,7 @@ def test_positions_are_re_added_before_the_textual_encoder() -> None:
     from sate.models.textual import TextualEncoder
 
     conf = resolve_config("mt", {"d_model": D, "textual": {"heads": 2, "layers": 1}, "decoder": {"heads": 2}})
-    textual = TextualEncoder(conf["textual"], D).eval()
+    textual = TextualEncoder(conf.textual, D).eval()
     seen = []
     textual.encoder.encoders[0].register_forward_pre_hook(lambda _m, args: seen.append(args[0]))
     a = torch.ones(1, 3, D)
@@ -130,3 +132,16 @@ def test_unknown_adaptor_kind_is_rejected_by_the_config() -> None:
 
     with pytest.raises(SateError, match="adaptor.type must be one of"):
         _adaptor("context")
+
+
+def test_every_adaptor_type_has_one_module_with_the_branches_the_config_says() -> None:
+    """The module registry and the config's registry name the same adaptors (none has no module), and each
+    module has the branches that decide which adaptor keys the config accepts."""
+    assert set(ADAPTORS) == set(ADAPTOR_TYPES) - {"none"}
+    for name, kind in ADAPTOR_TYPES.items():
+        if name == "none":
+            continue
+        module = _adaptor(name)  # shrink with its default shrink_mode, league
+        inner, inner_kind = (module.inner, ADAPTOR_TYPES["league"]) if kind.shrinks else (module, kind)
+        assert hasattr(inner, "linear") == inner_kind.linear, name
+        assert isinstance(inner, SoftAdaptor) == inner_kind.soft, name

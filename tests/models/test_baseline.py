@@ -119,10 +119,10 @@ def test_invalid_combinations_are_refused(conf: dict[str, Any], message: str) ->
 
 def test_valid_baseline_configs() -> None:
     resolved = resolve_config("st", BASELINE)
-    assert resolve_config("st", resolved) == resolved  # what model files store (every key) resolves again
+    assert resolve_config("st", resolved.to_dict()) == resolved  # what model files store (every key) resolves again
     # textual.heads 4 does not divide d_model 30, but there is no textual encoder to care
     odd = resolve_config("st", {**BASELINE, "d_model": 30, "acoustic": {"heads": 2}, "decoder": {"heads": 2}})
-    assert odd["textual"]["heads"] == 4
+    assert odd.to_dict()["textual"]["heads"] == 4
     with pytest.raises(SateError, match="textual.layers must be at least 1"):
         resolve_config("mt", {"textual": {"layers": 0}})  # MT has nothing but its textual encoder
 
@@ -133,7 +133,8 @@ def test_model_file_round_trip(tmp_path: Path, build: Build, batch: dict[str, An
     path = tmp_path / "baseline.pt"
     save_model_file(path, model, src_tokens, tgt_tokens)
     again, data = model_from_file(path)
-    assert data["config"] == model.conf and again.textual is None and again.src_embed is None
+    assert data["config"] == model.conf.to_dict() and again.conf == model.conf
+    assert again.textual is None and again.src_embed is None
     continued = _baseline(build, seed=5)
     rows = initialize(continued, {"model": {"path": str(path)}}, src_tokens, tgt_tokens, **QUIET)
     assert rows[0].matched == len(model.state_dict())

@@ -1,33 +1,65 @@
-"""The model config: defaults fill in, every mistake is a SateError naming the key."""
+"""The model config: defaults fill in, every mistake is a SateError naming the key, model files' dicts read back."""
 
 from __future__ import annotations
 
 import pytest
 
 from sate.errors import SateError
-from sate.models.config import DEFAULTS, resolve_config
+from sate.models.config import AcousticConfig, STConfig, resolve_config
+from sate.models.registry import ADAPTOR_TYPES
 
 
 def test_defaults_fill_every_section_of_each_task() -> None:
     st = resolve_config("st", None)
-    assert st["acoustic"] == DEFAULTS["acoustic"] and st["loss"] == DEFAULTS["loss"]
-    assert set(resolve_config("mt", {})) == {"d_model", "textual", "decoder", "loss"}
-    asr = resolve_config("asr", {})
+    assert isinstance(st, STConfig) and st.acoustic == AcousticConfig() and st.loss.kd.topk == 0
+    assert set(resolve_config("mt", {}).to_dict()) == {"d_model", "textual", "decoder", "loss"}
+    asr = resolve_config("asr", {}).to_dict()
     assert asr["decoder"]["layers"] == 0 and set(asr["loss"]) == {"ctc_weight", "label_smoothing", "normalize"}
-    assert resolve_config("st", {"loss": {"ctc_weight": 1}})["loss"]["ctc_weight"] == 1.0  # int accepted as float
+    ctc_weight = resolve_config("st", {"loss": {"ctc_weight": 1}}).loss.ctc_weight
+    assert ctc_weight == 1.0 and isinstance(ctc_weight, float)  # int accepted as float
     for task in ("asr", "mt", "st"):
         resolved = resolve_config(task, {"d_model": 64})
-        assert resolve_config(task, resolved) == resolved  # what model files store resolves again
+        assert resolve_config(task, resolved.to_dict()) == resolved  # what model files store resolves again
+
+
+# The resolved ST config a model file written before the typed sections stored (sate 87adc4d, `model.conf` of
+# build_model("st", tiny_config("st"), ...)): every model file and pack of that code must still load.
+OLD_ST_FILE_CONFIG = {
+    "d_model": 32,
+    "acoustic": {"type": "conformer", "layers": 1, "heads": 2, "ffn": 64, "kernel": 15, "frontend_channels": 8,
+                 "dropout": 0.1, "path": None, "hub": None, "freeze_feature_extractor": True},
+    "ctc": {"layer": None, "dropout": 0.0, "bias": True},
+    "adaptor": {"type": "league", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False,
+                "embedding": "source"},
+    "textual": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "dropout": 0.1, "path": None, "hub": None},
+    "decoder": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 64, "dropout": 0.1, "tie_embeddings": False},
+    "loss": {"ctc_weight": 0.3, "label_smoothing": 0.1, "normalize": "utterance",
+             "kd": {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None}},
+}
+
+
+def test_a_model_file_config_of_the_dict_era_reads_back_unchanged() -> None:
+    resolved = resolve_config("st", OLD_ST_FILE_CONFIG)
+    assert isinstance(resolved, STConfig) and resolved.adaptor.kind == ADAPTOR_TYPES["league"]
+    assert resolved.to_dict() == OLD_ST_FILE_CONFIG  # what a new model file stores is what the old one did
+    asr = {k: v for k, v in OLD_ST_FILE_CONFIG.items() if k in ("d_model", "acoustic", "ctc")}
+    asr |= {"decoder": {"type": "transformer", "layers": 0, "heads": 4, "ffn": 1024, "dropout": 0.1,
+                        "tie_embeddings": False},
+            "loss": {"ctc_weight": 0.3, "label_smoothing": 0.1, "normalize": "utterance"}}
+    assert resolve_config("asr", asr).to_dict() == asr
 
 
 @pytest.mark.parametrize(
     ("task", "conf", "message"),
     [
-        ("st", {"acoustic": {"layer": 2}}, "unknown key.*acoustic.layer"),
-        ("mt", {"acoustic": {}}, "unknown key.*acoustic"),
-        ("st", {"d_model": "256"}, "d_model must be int"),
-        ("st", {"adaptor": {"keep_blank": 1}}, "keep_blank must be bool"),
-        ("st", {"acoustic": {"layers": True}}, "layers must be int"),
+        ("st", {"acoustic": {"layer": 2}}, "unknown config key 'acoustic.layer' \\(known here: dropout, ffn"),
+        ("mt", {"acoustic": {}}, "unknown config key 'acoustic'"),
+        ("st", {"d_model": "256"}, "d_model must be an integer, got '256'"),
+        ("st", {"adaptor": {"keep_blank": 1}}, "keep_blank must be true or false"),
+        ("st", {"acoustic": {"layers": True}}, "acoustic.layers must be an integer, got True"),
+        ("st", {"acoustic": {"path": 3}}, "acoustic.path must be a string or null, got 3"),
+        ("st", {"adaptor": {"temperature": float("nan")}}, "adaptor.temperature must be a finite number"),
+        ("mt", {"decoder": {"layers": 0}}, "decoder.layers must be at least 1, got 0"),
         ("st", {"adaptor": {"type": "context"}}, "adaptor.type must be one of"),
         ("st", {"loss": {"ctc_weight": 1.5}}, r"ctc_weight must be in \[0, 1\]"),
         ("st", {"d_model": 30, "acoustic": {"heads": 4}}, "not divisible"),
@@ -40,7 +72,7 @@ def test_defaults_fill_every_section_of_each_task() -> None:
         ("asr", {"decoder": {"heads": 2}}, "decoder.heads is set but does nothing"),
         ("asr", {"loss": {"ctc_weight": 0.5}}, "ctc_weight is set but does nothing"),
         ("asr", {"decoder": {"layers": -1}}, "0 \\(CTC only\\) or more"),
-        ("mt", {"loss": {"ctc_weight": 0.3}}, "unknown key.*loss.ctc_weight"),
+        ("mt", {"loss": {"ctc_weight": 0.3}}, "unknown config key 'loss.ctc_weight'"),
         ("st", {"loss": {"kd": {"asr_weight": 0.5}}}, "asr_teacher .* is not set"),
         ("st", {"loss": {"kd": {"mt_teacher": "mt.pt"}}}, "mt_teacher is set but does nothing"),
         ("st", {"loss": {"kd": {"topk": 5}}}, "topk is set but does nothing"),
@@ -62,11 +94,11 @@ def test_applicable_keys_are_accepted() -> None:
     conf = resolve_config("st", {"adaptor": {"type": "shrink", "shrink_mode": "league", "keep_blank": True,
                                              "dropout": 0.2, "temperature": 0.5},
                                  "loss": {"kd": {"asr_weight": 0.5, "asr_teacher": "asr.pt", "topk": 4}}})
-    assert conf["adaptor"]["keep_blank"] is True and conf["loss"]["kd"]["topk"] == 4
+    assert isinstance(conf, STConfig) and conf.adaptor.keep_blank is True and conf.loss.kd.topk == 4
     # each distillation term with its own side weighted: KD_mt with ctc_weight 0, KD_asr with ctc_weight 1
     kd = {"asr_weight": 0.5, "asr_teacher": "asr.pt", "mt_weight": 0.5, "mt_teacher": "mt.pt"}
     for ctc_weight, side in ((0.0, "mt"), (1.0, "asr")):
         given = {k: v for k, v in kd.items() if k.startswith(side)}
-        assert resolve_config("st", {"loss": {"ctc_weight": ctc_weight, "kd": given}})["loss"]["kd"] == \
-            {**resolve_config("st", None)["loss"]["kd"], **given}
+        assert resolve_config("st", {"loss": {"ctc_weight": ctc_weight, "kd": given}}).to_dict()["loss"]["kd"] == \
+            {**resolve_config("st", None).to_dict()["loss"]["kd"], **given}
     assert resolve_config("asr", {"decoder": {"layers": 1, "heads": 2}, "loss": {"ctc_weight": 0.5}})

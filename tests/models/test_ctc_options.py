@@ -116,7 +116,7 @@ def test_ctc_layer_refusals(task: str, conf: dict, message: str) -> None:
 
 
 def test_ctc_at_the_top_layer_named_explicitly_is_the_default_model(build: Build) -> None:
-    assert resolve_config("asr", {"acoustic": {"layers": 2}, "ctc": {"layer": 2}})["ctc"]["layer"] == 2
+    assert resolve_config("asr", {"acoustic": {"layers": 2}, "ctc": {"layer": 2}}).ctc.layer == 2
     assert build("st", acoustic=TWO_LAYERS, ctc={"layer": 2}).acoustic.encoder.interctc_layer_idx == []
 
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from sate.models.config import resolve_config, without_dropout
-from sate.models.init_from import apply_init_from
+from sate.models.config import resolve_config
+from sate.models.pretrained import without_dropout
 from sate.train.data import check_feature_mode
-from sate.train.trainer import load_training_config
+from sate.train.trainer import apply_init_from, load_training_config
 
 pytest.importorskip("transformers")
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc_hub"
@@ -28,8 +28,8 @@ def test_hub_configs_resolve_and_fit_together(ssl: bool, marian_dir: Path,
     st = load_training_config(CONF / ("st_ssl.yaml" if ssl else "st.yaml"),
                               [f'model.textual.path="{marian_dir}"', *extra], need_data=False)
     st = apply_init_from(st, {"asr": "exp/asr/model.pt"})
-    assert set(st["init"]) == {"acoustic", "ctc"}
-    models = {name: resolve_config(c["task"], c["model"]) for name, c in (("asr", asr), ("st", st))}
+    assert set(st.init) == {"acoustic", "ctc"}
+    models = {name: resolve_config(c.task, c.model).to_dict() for name, c in (("asr", asr), ("st", st))}
     for section in ("acoustic", "ctc"):
         assert without_dropout(models["st"][section]) == without_dropout(models["asr"][section]), section
     assert models["st"]["d_model"] == models["asr"]["d_model"] == 16

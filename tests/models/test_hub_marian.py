@@ -129,10 +129,12 @@ def test_sizes_and_defaults_come_from_the_directory(marian_dir: Path) -> None:
 
     conf = resolve_config("st", {"acoustic": {"type": "transformer"}, "decoder": {"type": "hf_marian"},
                                  "textual": {"type": "hf_marian", "path": str(marian_dir)}})
-    assert conf["d_model"] == 16 and conf["textual"]["layers"] == 2 and conf["decoder"]["ffn"] == 32
-    assert conf["adaptor"]["type"] == "shrink"  # keeps speech under Marian's 512 positions
-    assert conf["textual"]["hub"]["activation_function"] == "swish" and conf["textual"]["hub"]["eos_token_id"] == 0
-    assert resolve_config("st", conf) == conf  # a stored config resolves again unchanged, without reading files
+    assert conf.d_model == 16 and conf.textual.layers == 2 and conf.decoder.ffn == 32
+    assert conf.adaptor.type == "shrink"  # keeps speech under Marian's 512 positions
+    assert conf.textual.hub["activation_function"] == "swish" and conf.textual.hub["eos_token_id"] == 0
+    stored = conf.to_dict()  # what a model file holds: it resolves again unchanged, without reading files
+    assert resolve_config("st", {**stored, "textual": {**stored["textual"], "path": "/gone"}}).textual.hub == \
+        conf.textual.hub and resolve_config("st", stored) == conf
     for change, message in (({"d_model": 32}, "d_model is 32 but"), ({"textual": {"layers": 3}}, "textual.layers is 3"),
                             ({"decoder": {"type": "transformer"}}, "come together")):
         given = {"textual": {"type": "hf_marian", "path": str(marian_dir)}, "decoder": {"type": "hf_marian"}}
@@ -142,7 +144,7 @@ def test_sizes_and_defaults_come_from_the_directory(marian_dir: Path) -> None:
             resolve_config("mt", given)
     # A recipe's config names no directory (the recipe sets it): it resolves, but builds no model.
     pathless = resolve_config("mt", {"textual": {"type": "hf_marian"}, "decoder": {"type": "hf_marian"}})
-    assert pathless["textual"]["hub"] is None
+    assert pathless.textual.hub is None
     with pytest.raises(SateError, match="needs textual.path, the directory of the downloaded Marian model"):
         build_model("mt", pathless, 10, 10)
 

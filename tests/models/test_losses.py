@@ -102,7 +102,7 @@ def test_normalization_factor_counts_one_eos_per_utterance() -> None:
 def test_per_token_loss_is_the_per_utterance_loss_times_b_over_n(build: Callable[..., Any], batch: dict[str, Any],
                                                                  task: str, changes: dict, lengths_key: str) -> None:
     per_utt = build(task, **changes).eval()
-    per_token = build(task, **changes, loss={**per_utt.conf["loss"], "normalize": "token"}).eval()
+    per_token = build(task, **changes, loss={**per_utt.conf.loss.to_dict(), "normalize": "token"}).eval()
     lengths = batch[lengths_key]
     factor = len(lengths) / float((lengths + 1).sum())
     with torch.no_grad():

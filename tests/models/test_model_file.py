@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -10,8 +11,9 @@ import pytest
 import torch
 
 from sate.errors import SateError
-from sate.models import load_model_file, model_from_file, save_model_file
+from sate.models import build_model, load_model_file, model_from_file, save_model_file
 from sate.models.model_file import load_exact
+from sate.models.tiny import tiny_config
 
 RAN: list[str] = []
 
@@ -31,7 +33,7 @@ def test_round_trip_rebuilds_the_same_model(tmp_path: Path, build: Callable[...,
     assert [p.name for p in path.parent.iterdir()] == ["model.pt"]  # no temp file left behind
     data = load_model_file(path)
     assert data["format"] == "sate-model" and data["version"] == 1 and data["task"] == "st"
-    assert data["src_tokens"] == src_tokens and data["config"] == model.conf
+    assert data["src_tokens"] == src_tokens and data["config"] == model.conf.to_dict()
     again, _ = model_from_file(path)
     assert not again.training
     with torch.no_grad():
@@ -99,3 +101,42 @@ def test_a_truncated_or_damaged_file_is_called_damaged(tmp_path: Path, build: Ca
                                           + whole[middle + 64:])
     with pytest.raises(SateError, match=r"flipped.pt: the file is damaged: .* fails its checksum"):
         load_model_file(tmp_path / "flipped.pt")
+
+
+# A model file as sate wrote it before the typed config sections (87adc4d): the resolved config stored as a plain
+# dict, the state dict's names and shapes (their digest), and what the model computes from a seeded start.
+DICT_ERA_CONFIG = {
+    "d_model": 8,
+    "acoustic": {"type": "conformer", "layers": 1, "heads": 2, "ffn": 16, "kernel": 15, "frontend_channels": 2,
+                 "dropout": 0.1, "path": None, "hub": None, "freeze_feature_extractor": True},
+    "ctc": {"layer": None, "dropout": 0.0, "bias": True},
+    "adaptor": {"type": "shrink", "temperature": 1.0, "dropout": 0.1, "shrink_mode": "league", "keep_blank": False,
+                "embedding": "source"},
+    "textual": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 16, "dropout": 0.1, "path": None, "hub": None},
+    "decoder": {"type": "transformer", "layers": 1, "heads": 2, "ffn": 16, "dropout": 0.1, "tie_embeddings": False},
+    "loss": {"ctc_weight": 0.3, "label_smoothing": 0.1, "normalize": "utterance",
+             "kd": {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher": None, "mt_teacher": None}},
+}
+DICT_ERA_STATE_DIGEST = "f748de5773389c9e32f8823c9c1165071bd9a1c254d744c576d5baa44efce706"
+DICT_ERA_MEMORY, DICT_ERA_SEGMENTS, DICT_ERA_CTC = 0.8971322095021605, [1, 3], -33.163375079631805
+
+
+def test_a_model_file_of_the_dict_era_loads_and_computes_the_same(tmp_path: Path) -> None:
+    """The digest and sums were computed by 87adc4d from torch.manual_seed(0) and build_model("st",
+    tiny_config("st", 8, adaptor="shrink"), 7, 7): the same seed builds the same weights under the same names, and
+    a file holding the dict-era config and those weights loads into a model that computes the same."""
+    torch.manual_seed(0)
+    state = build_model("st", tiny_config("st", 8, adaptor="shrink"), 7, 7).state_dict()
+    names = "\n".join(f"{k} {tuple(v.shape)}" for k, v in state.items())
+    assert hashlib.sha256(names.encode()).hexdigest() == DICT_ERA_STATE_DIGEST
+    tokens = ["<blank>", "<unk>", *(f"p{i}" for i in range(4)), "<sos/eos>"]
+    torch.save({"format": "sate-model", "version": 1, "task": "st", "config": DICT_ERA_CONFIG, "src_vocab_size": 7,
+                "tgt_vocab_size": 7, "src_tokens": tokens, "tgt_tokens": tokens, "model": state}, tmp_path / "old.pt")
+    model, data = model_from_file(tmp_path / "old.pt")
+    assert model.conf.to_dict() == data["config"] == DICT_ERA_CONFIG
+    feats = torch.randn(2, 60, 80, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        enc = model.encode(feats, torch.tensor([60, 45]))
+    assert enc.memory_lengths.tolist() == DICT_ERA_SEGMENTS
+    assert float((enc.memory.double() * torch.arange(8)).sum()) == pytest.approx(DICT_ERA_MEMORY, abs=1e-5)
+    assert float(enc.ctc_logits.double().sum()) == pytest.approx(DICT_ERA_CTC, rel=1e-6)

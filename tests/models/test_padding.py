@@ -6,16 +6,14 @@ import pytest
 import torch
 
 from sate.models.acoustic import AcousticEncoder
+from sate.models.config import AcousticConfig
 
 
 @pytest.mark.parametrize("kind", ["conformer", "transformer"])
 @pytest.mark.parametrize("channels", [None, 8])
 def test_batched_output_equals_alone(kind: str, channels: int | None) -> None:
     torch.manual_seed(0)
-    conf = {"type": kind, "layers": 2, "heads": 2, "ffn": 32, "kernel": 5, "frontend_channels": channels,
-            "dropout": 0.0}
-    if kind == "transformer":
-        del conf["kernel"]
+    conf = AcousticConfig(type=kind, layers=2, heads=2, ffn=32, kernel=5, frontend_channels=channels, dropout=0.0)
     encoder = AcousticEncoder(conf, d_model=16).eval()
     lengths = torch.tensor([200, 317, 123])  # 200 frames: ESPnet alone gives 49 frames, padded 50
     feats = torch.randn(3, 317, 80)

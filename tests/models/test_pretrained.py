@@ -13,7 +13,7 @@ import yaml
 from sate.errors import SateError
 from sate.models import model_meta, save_model_file
 from sate.models.acoustic import espnet_encoder_kwargs
-from sate.models.config import DEFAULTS, resolve_config
+from sate.models.config import CTCConfig, DecoderConfig, TextualConfig, resolve_config
 from sate.models.ctc import build_ctc
 from sate.models.decoder import espnet_decoder_kwargs, teacher_forced
 from sate.models.espnet_blocks import ConformerEncoder, PositionalEncoding, TransformerDecoder, TransformerEncoder
@@ -59,11 +59,11 @@ def _espnet_asr_experiment(directory: Path, src_tokens: list[str], token_list_as
                            **conf_changes: Any) -> tuple[ConformerEncoder, torch.nn.Module, Path]:
     """A tiny ESPnet2 ASR experiment in ESPnet's layout: config.yaml + valid.acc.ave.pth."""
     directory.mkdir(parents=True, exist_ok=True)
-    acoustic = resolve_config("asr", {"d_model": 16, "acoustic": ESPNET_ACOUSTIC})["acoustic"]
+    acoustic = resolve_config("asr", {"d_model": 16, "acoustic": ESPNET_ACOUSTIC}).acoustic
     _, kwargs = espnet_encoder_kwargs(acoustic, 16)
     torch.manual_seed(7)
     encoder = ConformerEncoder(80, **kwargs).eval()
-    ctc = build_ctc(len(src_tokens), 16, DEFAULTS["ctc"])
+    ctc = build_ctc(len(src_tokens), 16, CTCConfig())
     state = {f"encoder.{k}": v for k, v in encoder.state_dict().items()}
     state |= {f"ctc.{k}": v for k, v in ctc.state_dict().items()}
     state |= {"normalize.mean": torch.zeros(80), "normalize.std": torch.ones(80)}
@@ -103,18 +103,18 @@ def test_st_acoustic_from_an_espnet2_asr_experiment(tmp_path: Path, build: Build
 def test_mt_from_an_espnet2_mt_experiment(tmp_path: Path, build: Build, batch: dict[str, Any],
                                           src_tokens: list[str], tgt_tokens: list[str]) -> None:
     """ESPnet2 MT: source embedding in frontend.embed.0, encoder without input layer, decoder."""
-    conf = {"layers": 1, "heads": 2, "ffn": 32, "dropout": 0.1}
+    textual, decoder_conf = TextualConfig(layers=1, heads=2, ffn=32), DecoderConfig(layers=1, heads=2, ffn=32)
     torch.manual_seed(5)
     embed = torch.nn.Embedding(len(src_tokens), 16)
-    encoder = TransformerEncoder(16, **espnet_textual_kwargs(conf, 16)).eval()
-    decoder = TransformerDecoder(len(tgt_tokens), 16, **espnet_decoder_kwargs(conf)).eval()
+    encoder = TransformerEncoder(16, **espnet_textual_kwargs(textual, 16)).eval()
+    decoder = TransformerDecoder(len(tgt_tokens), 16, **espnet_decoder_kwargs(decoder_conf)).eval()
     state = {"frontend.embed.0.weight": embed.weight.detach()}
     state |= {f"encoder.{k}": v for k, v in encoder.state_dict().items()}
     state |= {f"decoder.{k}": v for k, v in decoder.state_dict().items()}
     (tmp_path / "config.yaml").write_text(yaml.safe_dump({
         "frontend": "embed", "frontend_conf": {"embed_dim": 16}, "encoder": "transformer",
-        "encoder_conf": espnet_textual_kwargs(conf, 16), "decoder": "transformer",
-        "decoder_conf": espnet_decoder_kwargs(conf), "src_token_list": src_tokens, "token_list": tgt_tokens}))
+        "encoder_conf": espnet_textual_kwargs(textual, 16), "decoder": "transformer",
+        "decoder_conf": espnet_decoder_kwargs(decoder_conf), "src_token_list": src_tokens, "token_list": tgt_tokens}))
     torch.save(state, tmp_path / "valid.acc.ave.pth")
     mt = build("mt")
     path = str(tmp_path / "valid.acc.ave.pth")

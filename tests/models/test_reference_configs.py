@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from sate.models.config import resolve_config, without_dropout
-from sate.models.init_from import apply_init_from
-from sate.train.trainer import load_training_config
+from sate.models.config import resolve_config
+from sate.models.pretrained import without_dropout
+from sate.train.trainer import apply_init_from, load_training_config
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc"
 
@@ -17,9 +17,9 @@ CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc"
 def resolved(name: str, conf: Path = CONF) -> dict:
     """The config as the recipe runs it: SATE configs get --init-from asr=... mt=... (and so their teachers)."""
     config = load_training_config(conf / f"{name}.yaml", [], need_data=False)
-    if config["task"] == "st":
+    if config.task == "st":
         config = apply_init_from(config, {"asr": "exp/asr/model.pt", "mt": "exp/mt/model.pt"})
-    return {**config, "model": resolve_config(config["task"], config["model"])}
+    return {**config.to_dict(), "model": resolve_config(config.task, config.model).to_dict()}
 
 
 @pytest.mark.parametrize("name", sorted(p.stem for p in CONF.glob("*.yaml")))

@@ -11,7 +11,7 @@ import torch
 
 from sate.errors import SateError
 from sate.models import build_model, model_from_file, save_model_file
-from sate.models.init_from import apply_init_from
+from sate.models.init_from import fill_init
 from sate.models.pretrained import initialize, load_teachers
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.tiny import tiny_config
@@ -66,9 +66,9 @@ def test_init_from_a_tied_mt_model(tmp_path: Path, batch: dict[str, Any], joint_
     mt = joint_model("mt", joint_tokens, seed=2).eval()
     save_model_file(tmp_path / "mt.pt", mt, joint_tokens, joint_tokens)
     st = joint_model("st", joint_tokens, seed=3, adaptor=SOFT_FROM_DECODER)
-    config = apply_init_from({"task": "st", "model": st.conf, "init": {}}, {"mt": str(tmp_path / "mt.pt")})
-    assert set(config["init"]) == {"textual", "decoder"}  # no source embedding: the decoder's serves the adaptor
-    initialize(st, config["init"], joint_tokens, joint_tokens, log=lambda _line: None)
+    _, init = fill_init("st", st.conf.to_dict(), {}, {"mt": str(tmp_path / "mt.pt")})
+    assert set(init) == {"textual", "decoder"}  # no source embedding: the decoder's serves the adaptor
+    initialize(st, init, joint_tokens, joint_tokens, log=lambda _line: None)
     assert st.decoder.output_layer.weight is st.decoder.embed[0].weight
     assert torch.equal(st.decoder.embed[0].weight, mt.decoder.embed[0].weight)
     load_teachers(st, joint_tokens, joint_tokens)  # the joint vocabulary check passes

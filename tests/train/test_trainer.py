@@ -24,6 +24,7 @@ from sate.models.tiny import tiny_config
 from sate.train.average import average
 from sate.train.data import plan_batch
 from sate.train.schedule import SkippableAdam, inverse_sqrt_factor
+from sate.train.schema import BatchConfig
 from sate.train.trainer import load_training_config, train
 
 MakeConfig = Callable[..., Path]
@@ -46,7 +47,7 @@ def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, 
         "optim": {"lr": 1e-3}, "trainer": {"patience": 3}, "data": {"mt_text": ["a", "b"]}}
     path = make_config(tmp_path, "asr", prepared_data)
     config = load_training_config(path, ["optim.lr=5e-4"])
-    assert config["optim"]["lr"] == 5e-4 and config["optim"]["clip_norm"] == 10.0
+    assert config.optim.lr == 5e-4 and config.optim.clip_norm == 10.0
     with pytest.raises(SateError, match="unknown config key 'optim.lrr'"):
         load_training_config(path, ["optim.lrr=1"])
     with pytest.raises(SateError, match="task must be one of"):
@@ -85,12 +86,12 @@ def test_fused_adam_follows_the_loop_and_skips_as_it_does() -> None:
 
 
 def test_global_batch_is_kept_when_the_number_of_devices_changes() -> None:
-    conf = {"per_device": 20000, "global": 80000}
+    conf = BatchConfig(per_device=20000, global_=80000)
     plans = [plan_batch(conf, world, "st") for world in (1, 2, 4)]
     assert [p.accumulation for p in plans] == [4, 2, 1]
     assert {p.effective for p in plans} == {80000}
     assert "20000 frames per device x 2 device(s) x 2 accumulation = 80000 frames" in plans[1].describe()
-    assert plan_batch({"per_device": 4000, "global": 4000}, 1, "mt").unit == "tokens"
+    assert plan_batch(BatchConfig(per_device=4000, global_=4000), 1, "mt").unit == "tokens"
 
 
 # ----------------------------------------------------------------------------- learning
@@ -382,7 +383,7 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
     assert steps_of(tmp_path / "first") == 3  # one batch holds the whole train split: one update an epoch
     args = argparse.Namespace(config=path, overrides=["trainer.max_minutes=5"], init_from=[],
                               steps_from=tmp_path / "first")
-    trainer_conf = config_from_args(args)["trainer"]
-    assert trainer_conf["max_steps"] == 3 and trainer_conf["max_minutes"] is None and trainer_conf["max_epochs"] >= 3
+    trainer_conf = config_from_args(args).trainer
+    assert trainer_conf.max_steps == 3 and trainer_conf.max_minutes is None and trainer_conf.max_epochs >= 3
     with pytest.raises(SateError, match="last.ckpt is missing"):
         steps_of(tmp_path / "nothing")

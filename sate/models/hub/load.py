@@ -23,9 +23,9 @@ import torch
 
 from sate.errors import SateError
 from sate.models.base import SateModel
-from sate.models.config import HUB_ACOUSTIC_TYPES
 from sate.models.hub.files import hub_directory, read_weights
 from sate.models.hub.marian import split_marian_state
+from sate.models.hub.settings import require_hub
 from sate.models.hub.speech import hf_key_map
 from sate.models.model_file import fit_problems, name_list
 from sate.models.pretrained import InitRow, format_table
@@ -54,8 +54,8 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
                   rows: list[InitRow], loads: list, notes: list[str]) -> list[str]:
     from sate.data.marian_vocab import marian_pieces
 
-    conf = model.conf["textual"]
-    hub, directory = conf["hub"], hub_directory(conf["path"], "textual.path")
+    conf = model.conf.textual
+    hub, directory = require_hub(conf, "textual"), hub_directory(conf.path, "textual.path")
     pieces = marian_pieces(directory)
     problems = []
     if tgt_tokens != pieces:
@@ -87,17 +87,17 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
 
 
 def _speech_part(model: SateModel, rows: list[InitRow], loads: list, notes: list[str]) -> list[str]:
-    conf = model.conf["acoustic"]
-    directory = hub_directory(conf["path"], "acoustic.path")
+    conf = model.conf.acoustic
+    hub, directory = require_hub(conf, "acoustic"), hub_directory(conf.path, "acoustic.path")
     state, path = read_weights(directory)
-    mapped, skipped = hf_key_map(state, conf["hub"])
+    mapped, skipped = hf_key_map(state, hub)
     target = model.acoustic.encoder.model
     theirs = {k.removeprefix("model."): v for k, v in mapped.items()}
     matched, problems = _fill(target, theirs, "acoustic")
     rows.append(InitRow("acoustic", str(path), "", matched, 0, len(skipped), not problems))
     if skipped:
         notes.append(f"acoustic: not used (other heads, pre-training): {name_list(skipped)}")
-    notes.append(f"acoustic: proj ({conf['hub']['hidden_size']} -> {model.conf['d_model']}) is new, randomly "
+    notes.append(f"acoustic: proj ({hub['hidden_size']} -> {model.conf.d_model}) is new, randomly "
                  "initialised")
     loads.append(lambda: target.load_state_dict(theirs))
     return problems
@@ -111,11 +111,11 @@ def load_hub_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str
     loads: list[Callable[[], Any]] = []  # run only when nothing failed
     notes: list[str] = []
     problems: list[str] = []
-    acoustic = conf.get("acoustic")
-    if acoustic is not None and acoustic["type"] in HUB_ACOUSTIC_TYPES and "acoustic" not in skip:
+    acoustic = getattr(conf, "acoustic", None)
+    if acoustic is not None and acoustic.kind.hub and "acoustic" not in skip:
         problems += _speech_part(model, rows, loads, notes)
-    textual = conf.get("textual")
-    if textual is not None and textual["type"] == "hf_marian":
+    textual = getattr(conf, "textual", None)
+    if textual is not None and textual.type == "hf_marian":
         problems += _marian_parts(model, src_tokens, tgt_tokens, skip, rows, loads, notes)
     if not loads:
         return []

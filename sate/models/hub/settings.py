@@ -16,7 +16,7 @@ resolves configs without importing torch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from sate.errors import SateError
 from sate.models.hub.files import hub_directory, read_json
@@ -169,10 +169,17 @@ def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]
                                              "tie_embeddings": hub["tie_word_embeddings"]}, where)
 
 
-def require_hub(section: dict[str, Any], name: str) -> dict[str, Any]:
+class HubSection(Protocol):
+    """A resolved section of an hf_* type (`sate.models.config`: acoustic, textual)."""
+
+    type: str
+    hub: dict | None
+
+
+def require_hub(section: HubSection, name: str) -> dict[str, Any]:
     """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
-    if section["hub"] is None:
+    if section.hub is None:
         what = "Marian model" if name == "textual" else "model"
-        raise SateError(f"model config: {name}.type {section['type']} needs {name}.path, the directory of the "
+        raise SateError(f"model config: {name}.type {section.type} needs {name}.path, the directory of the "
                         f"downloaded {what} (recipes/mustc/README.md says how to download one)")
-    return section["hub"]
+    return section.hub

@@ -28,12 +28,15 @@ from torch import nn
 from torch.nn import functional as F
 
 from sate.errors import SateError
+from sate.models.config import AcousticConfig, HubSettings
+from sate.models.espnet_blocks import EspnetKwargs
+from sate.models.hub.settings import require_hub
 
 NORMALIZE_EPS = 1e-7  # transformers' Wav2Vec2FeatureExtractor.zero_mean_unit_var_norm
 MASK_VALUE = -10000.0  # torchaudio's additive attention mask for padded keys
 
 
-def build_hub_model(hub: dict[str, Any]) -> nn.Module:
+def build_hub_model(hub: HubSettings) -> nn.Module:
     """torchaudio's Wav2Vec2Model of a ``acoustic.hub`` dict, without an output layer."""
     from torchaudio.models import wav2vec2_model, wavlm_model
 
@@ -62,7 +65,7 @@ def build_hub_model(hub: dict[str, Any]) -> nn.Module:
 class HubStack(nn.Module):
     """The torchaudio model and the projection to d_model: everything `init: acoustic:` moves between models."""
 
-    def __init__(self, hub: dict[str, Any], d_model: int) -> None:
+    def __init__(self, hub: HubSettings, d_model: int) -> None:
         super().__init__()
         self.model = build_hub_model(hub)
         self.proj = nn.Linear(hub["hidden_size"], d_model)
@@ -97,15 +100,13 @@ class HubAcousticEncoder(nn.Module):
     ``.encoder`` (a `HubStack`) holds every weight, as ``.encoder`` of our fbank encoder does.
     """
 
-    def __init__(self, conf: dict[str, Any], d_model: int) -> None:
-        from sate.models.hub.settings import require_hub
-
+    def __init__(self, conf: AcousticConfig, d_model: int) -> None:
         super().__init__()
         self.hub = require_hub(conf, "acoustic")
-        self.espnet_name = conf["type"]  # never an ESPnet experiment's encoder
-        self.espnet_kwargs: dict[str, Any] = {}
+        self.espnet_name = conf.type  # never an ESPnet experiment's encoder
+        self.espnet_kwargs: EspnetKwargs = {}
         self.encoder = HubStack(self.hub, d_model)
-        if conf["freeze_feature_extractor"]:
+        if conf.freeze_feature_extractor:
             self.encoder.model.feature_extractor.requires_grad_(False)
 
     def _features(self, wave: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
@@ -174,7 +175,7 @@ UNUSED = re.compile(r"^(lm_head|quantizer|project_hid|project_q|final_proj|label
                     r"(\.|$)")
 
 
-def hf_key_map(state: dict[str, torch.Tensor], hub: dict[str, Any]) -> tuple[dict[str, torch.Tensor], list[str]]:
+def hf_key_map(state: dict[str, torch.Tensor], hub: HubSettings) -> tuple[dict[str, torch.Tensor], list[str]]:
     """A Hugging Face wav2vec2/HuBERT/WavLM state dict (base model or with a head) in `HubStack`'s names.
 
     Returns the mapped tensors and the names of tensors left out on purpose (other heads, pre-training parts).

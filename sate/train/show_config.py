@@ -1,0 +1,75 @@
+"""`sate config`: every key of a training config with its default and a comment, or what a config file resolves to.
+
+`sate config --task st` prints every key of an ST training config with its default and its one line of help,
+both read from the typed sections (`sate.train.schema`, `sate.models.config`); `sate config --config
+conf/synth/st.yaml` prints what that file resolves to, after the checks `sate train` makes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+
+import yaml
+
+from sate.errors import SateError
+from sate.models.config import model_help, resolve_config, task_defaults
+from sate.models.init_from import parse_init_from
+from sate.settings import helps
+from sate.train.schema import TrainingConfig
+from sate.train.trainer import apply_init_from, load_training_config
+
+COMMENT_COLUMN = 40
+
+
+def _scalar(value: object) -> str:
+    return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("\n...").strip()
+
+
+def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: str = "", indent: int = 0) -> list[str]:
+    """YAML lines of `config`, each key followed by its comment (looked up by dotted path) when there is one."""
+    lines = []
+    for key, value in config.items():
+        path = f"{prefix}{key}"
+        head = " " * indent + f"{key}:"
+        nested = isinstance(value, Mapping) and value
+        text = head if nested else f"{head} {_scalar(value)}"
+        note = comments.get(path)
+        lines.append(f"{text.ljust(COMMENT_COLUMN)}  # {note}" if note else text)
+        if nested:
+            lines += render(value, comments, f"{path}.", indent + 2)
+    return lines
+
+
+def describe(task: str | None, path: Path | None, overrides: list[str], init_from: list[str]) -> str:
+    """The training config of `task` with defaults (or of the file at `path`, merged and checked), commented."""
+    if path is not None:
+        config = apply_init_from(load_training_config(path, overrides, need_data=False), parse_init_from(init_from))
+        shown = {**config.to_dict(), "model": resolve_config(config.task, config.model).to_dict()}
+        title = f"# {path}, merged with the defaults and checked: what `sate train` would use"
+    else:
+        shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}
+        title = f"# every key of the {task} training config with its default (a config file names what it changes)"
+    comments = {**helps(TrainingConfig), **{f"model.{k}": v for k, v in model_help().items()}}
+    return "\n".join([title, *render(shown, comments)]) + "\n"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    what = parser.add_mutually_exclusive_group(required=True)
+    what.add_argument("--task", choices=["asr", "mt", "st"], help="print every key of this task's training config "
+                      "with its default and what it does")
+    what.add_argument("--config", type=Path, help="print this training YAML merged with the defaults, after the same "
+                      "checks `sate train` makes")
+    parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                        help="with --config: override a key as `sate train --set` does (repeatable)")
+    parser.add_argument("--init-from", action="append", default=[], metavar="asr=PATH|mt=PATH",
+                        help="with --config: fill init: and the teachers as `sate train --init-from` does")
+
+
+def run(args: argparse.Namespace) -> int:
+    if (args.overrides or args.init_from) and args.config is None:
+        raise SateError("--set and --init-from need --config (they change a config file's values)")
+    sys.stdout.write(describe(args.task, args.config, args.overrides, args.init_from))
+    return 0
