@@ -200,9 +200,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import add_decode_argument, options_help
+    from sate.decode.options import add_override_arguments
 
-    parser.epilog = options_help()
     parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st, asr or mt")
     parser.add_argument("--mt-model", type=Path, default=None,
                         help="packed MT model: translate the --model ASR transcripts with it (a cascade)")
@@ -211,20 +210,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
                              "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model)")
-    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
-    add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
-                                "when not given: the pack's)")
+    add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
 
 def run(args: argparse.Namespace) -> int:
-    from sate.decode.options import parse_decode
+    from sate.decode.options import decode_overrides
 
-    decode = parse_decode(args.decode)
-    if args.beam is not None:
-        decode["beam"] = args.beam
+    decode = decode_overrides(args)
     out = args.out or default_out(args.model, args.mt_model, args.split)
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device)
     return 0

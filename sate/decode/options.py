@@ -96,6 +96,23 @@ def add_decode_argument(parser: argparse.ArgumentParser, help_text: str) -> None
     parser.add_argument("--decode", action="append", default=[], metavar="KEY=VALUE[,...]", help=help_text)
 
 
+def add_override_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--beam N` and `--decode KEY=VALUE[,...]`: the pack's decoding options changed for one run (`translate`,
+    `evaluate`); `decode_overrides` reads them back."""
+    parser.epilog = options_help()
+    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
+    add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
+                                "when not given: the pack's)")
+
+
+def decode_overrides(args: argparse.Namespace) -> dict[str, object]:
+    """What `add_override_arguments` parsed: the --decode assignments, then --beam over them."""
+    overrides = parse_decode(args.decode)
+    if args.beam is not None:
+        overrides["beam"] = args.beam
+    return overrides
+
+
 def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object]:
     """``["beam=5,lenpen=1.2", "nbest=2"]`` -> ``{"beam": 5, "lenpen": 1.2, "nbest": 2}``.
 

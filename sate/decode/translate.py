@@ -38,9 +38,8 @@ def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from sate.decode.options import add_decode_argument, options_help
+    from sate.decode.options import add_override_arguments
 
-    parser.epilog = options_help()
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
     parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st or asr")
     parser.add_argument("--format", choices=FORMATS, default="text",
@@ -50,9 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="output file (when not given: stdout); with --format srt and several files, a directory "
                              "that gets one FILE_STEM.srt per input")
     parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
-    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
-    add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
-                                "when not given: the pack's)")
+    add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
     parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its quietest point")
@@ -116,16 +113,14 @@ def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     from sate.decode.api import Failure, Result, SpeechTranslator
-    from sate.decode.options import parse_decode
+    from sate.decode.options import decode_overrides
 
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
     vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)
-    overrides = parse_decode(args.decode)
-    if args.beam is not None:
-        overrides["beam"] = args.beam
+    overrides = decode_overrides(args)
     several_srt = args.format == "srt" and (len(files) > 1 or (args.out is not None and args.out.is_dir()))
     if several_srt and args.out is None:
         raise SateError("--format srt with several files needs --out DIR (one .srt per file)")
