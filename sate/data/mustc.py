@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
-from sate.data.prep import RowFilter, SplitResult, audio_info
+from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")

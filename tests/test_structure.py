@@ -1,0 +1,274 @@
+"""The import structure of the package: layers, no circles, a reason for every function-local import.
+
+The package reads as the pipeline, and its imports say so. Every module belongs to a layer, and an import may only
+point to its own layer or one below (``LAYERS``, lowest first):
+
+1. ``sate``, ``sate.errors``, ``sate.files``, ``sate.layout``: errors, atomic files, the names of files on disk;
+2. ``sate.data``: corpora to manifests, audio, features, vocabularies, datasets;
+3. ``sate.synth``: the offline demo corpora (`sate synth`), built on ``sate.data``;
+4. ``sate.models``: the models and their files;
+5. ``sate.config``: YAML configs and `sate config`;
+6. ``sate.scoring``, ``sate.decode``, ``sate.train``, ``sate.analysis``: what uses models;
+7. ``sate.bench``, ``sate.cli``: the benchmarks and the `sate` command, which import everything.
+
+Imports inside a layer are free as long as they close no circle. The graph counts function-local imports too: a
+circle closed by an import inside a function is still a circle. A function-local import of a sate module or of a
+package outside the standard library says why on its line (``# heavy: torch``, ``# optional: ...``), or
+``ALLOWED_LOCAL`` says why. ``python tests/test_structure.py`` prints the counts.
+"""
+
+from __future__ import annotations
+
+import ast
+import io
+import sys
+import tokenize
+from collections import defaultdict
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+LAYERS: list[tuple[str, ...]] = [
+    ("sate", "sate.errors", "sate.files", "sate.layout"),
+    ("sate.data",),
+    ("sate.synth",),
+    ("sate.models",),
+    ("sate.config",),
+    ("sate.scoring", "sate.decode", "sate.train", "sate.analysis"),
+    ("sate.bench", "sate.cli"),
+]
+
+# Circles still open, as the set of modules in each: typed configuration removes this one (`sate config` leaves
+# sate/config.py); drop the entry then.
+KNOWN_CIRCLES: list[frozenset[str]] = [
+    frozenset({"sate.data.dataset", "sate.data.marian_vocab", "sate.data.vocab", "sate.data.waveform",
+               "sate.models.acoustic", "sate.models.adaptor", "sate.models.asr", "sate.models.base",
+               "sate.models.build", "sate.models.config", "sate.models.decoder", "sate.models.hub.files",
+               "sate.models.hub.settings", "sate.models.hub.speech", "sate.models.losses", "sate.models.model_file",
+               "sate.models.mt", "sate.models.st", "sate.models.textual"}),
+    frozenset({"sate.decode.foreground", "sate.decode.silero", "sate.decode.vad"}),
+    frozenset({"sate.config", "sate.decode.beam_search", "sate.decode.options", "sate.train.checkpoint_io",
+               "sate.train.module", "sate.train.resume", "sate.train.trainer"}),
+]
+# Arrows that climb, (from, to): the same one, which typed configuration removes.
+KNOWN_UPWARD: dict[tuple[str, str], str] = {
+    ("sate.data.asterisk", "sate.decode.vad"): "benchmark data",
+    ("sate.data.recordings", "sate.decode.vad"): "benchmark data",
+    ("sate.data.marian_vocab", "sate.models.hub.files"): "the data/models loop",
+    ("sate.config", "sate.train.trainer"): "`sate config --task` reads the trainer's keys; typed configuration "
+                                            "removes it",
+}
+# Function-local imports without a comment on their line, (module, imported): why they stay function-local.
+ALLOWED_LOCAL: dict[tuple[str, str], str] = {
+}
+
+
+@dataclass(frozen=True)
+class Import:
+    """One imported name: the module that imports it, where, what, and whether inside a function."""
+
+    module: str
+    line: int
+    target: str  # a sate module, or the top-level name of another package
+    local: bool
+    commented: bool
+
+
+def modules() -> dict[str, Path]:
+    """Every sate module by dotted name (a package by its own name)."""
+    found = {}
+    for path in sorted((ROOT / "sate").rglob("*.py")):
+        parts = list(path.relative_to(ROOT).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        found[".".join(parts)] = path
+    return found
+
+
+def _lazy_homes(path: Path) -> dict[str, str]:
+    """A package's names served on first use by its ``__getattr__`` (``_HOMES``: name -> submodule)."""
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
+            if isinstance(target, ast.Name) and target.id == "_HOMES":
+                return {k.value: v.value for k, v in zip(node.value.keys, node.value.values, strict=True)}
+    return {}
+
+
+def _is_type_checking(node: ast.If) -> bool:
+    return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
+
+
+def imports() -> list[Import]:
+    """Every import in the package, run-time ones only (``if TYPE_CHECKING:`` blocks are skipped)."""
+    mods = modules()
+    homes = {name: _lazy_homes(path) for name, path in mods.items() if path.name == "__init__.py"}
+
+    def resolve(name: str) -> str:
+        if name.split(".")[0] != "sate":
+            return name.split(".")[0]
+        while name not in mods:
+            name = name.rpartition(".")[0]
+        return name
+
+    found = []
+    for module, path in mods.items():
+        source = path.read_text()
+        comments = {tok.start[0] for tok in tokenize.generate_tokens(io.StringIO(source).readline)
+                    if tok.type == tokenize.COMMENT}
+        package = module if path.name == "__init__.py" else module.rpartition(".")[0]
+
+        def visit(node: ast.AST, local: bool, module: str = module, package: str = package,
+                  comments: set[int] = comments) -> None:
+            for child in ast.iter_child_nodes(node):
+                if isinstance(child, ast.If) and _is_type_checking(child):
+                    continue
+                names: list[str] = []
+                if isinstance(child, ast.Import):
+                    names = [alias.name for alias in child.names]
+                elif isinstance(child, ast.ImportFrom) and child.module != "__future__":
+                    base = child.module or ""
+                    if child.level:
+                        base = ".".join(package.split(".")[:len(package.split(".")) - child.level + 1] + [base])
+                        base = base.rstrip(".")
+                    for alias in child.names:
+                        sub = f"{base}.{alias.name}"
+                        names.append(sub if sub in mods else
+                                     f"{base}.{homes[base][alias.name]}" if alias.name in homes.get(base, {}) else
+                                     base)
+                lines = set(range(child.lineno, (child.end_lineno or child.lineno) + 1)) if names else set()
+                for name in names:
+                    found.append(Import(module, child.lineno, resolve(name), local, bool(lines & comments)))
+                visit(child, local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
+
+        visit(ast.parse(source), False)
+    return found
+
+
+def layer(module: str) -> int:
+    """The index in ``LAYERS`` of the longest prefix naming `module`."""
+    best, rank = "", -1
+    for index, prefixes in enumerate(LAYERS):
+        for prefix in prefixes:
+            if (module == prefix or module.startswith(prefix + ".") and prefix != "sate") and len(prefix) > len(best):
+                best, rank = prefix, index
+    assert rank >= 0, f"{module} is in no layer: add it to LAYERS"
+    return rank
+
+
+def graph(found: list[Import], local: bool = True) -> dict[str, set[str]]:
+    """sate module -> the sate modules it imports (with function-local imports unless `local` is False)."""
+    edges: dict[str, set[str]] = defaultdict(set)
+    for imp in found:
+        if imp.target.startswith("sate") and imp.target != imp.module and (local or not imp.local):
+            edges[imp.module].add(imp.target)
+    return edges
+
+
+def circles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
+    """The strongly connected components with more than one module (Tarjan's algorithm, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[frozenset[str]] = []
+    for start in sorted(edges):
+        if start in index:
+            continue
+        work = [(start, iter(sorted(edges[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(edges.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component = set()
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.add(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(frozenset(component))
+    return found
+
+
+def upward(found: list[Import]) -> set[tuple[str, str]]:
+    """Imports that point to a higher layer than their own."""
+    return {(imp.module, imp.target) for imp in found
+            if imp.target.startswith("sate") and layer(imp.target) > layer(imp.module)}
+
+
+def unexplained(found: list[Import]) -> list[Import]:
+    """Function-local imports of sate modules or other packages with neither a comment nor an allow-list entry."""
+    return [imp for imp in found if imp.local and not imp.commented and imp.target not in sys.stdlib_module_names
+            and (imp.module, imp.target) not in ALLOWED_LOCAL]
+
+
+def test_every_module_has_a_layer() -> None:
+    for module in modules():
+        layer(module)
+
+
+def test_no_circle_at_module_level() -> None:
+    assert circles(graph(imports(), local=False)) == []
+
+
+def test_no_circle_with_function_local_imports() -> None:
+    found = circles(graph(imports()))
+    assert [c for c in found if c not in KNOWN_CIRCLES] == []
+    assert [c for c in KNOWN_CIRCLES if c not in found] == [], "a known circle is gone: drop it from KNOWN_CIRCLES"
+
+
+def test_no_arrow_climbs_the_layers() -> None:
+    assert upward(imports()) == set(KNOWN_UPWARD)
+
+
+@pytest.mark.xfail(strict=True, reason="the function-local imports are not all explained yet")
+def test_function_local_imports_say_why() -> None:
+    found = imports()
+    missing = [f"{imp.module}:{imp.line} imports {imp.target}" for imp in unexplained(found)]
+    assert missing == []
+    stale = set(ALLOWED_LOCAL) - {(imp.module, imp.target) for imp in found if imp.local and not imp.commented}
+    assert stale == set(), "ALLOWED_LOCAL names imports that are gone"
+
+
+def test_checks_catch_what_they_should() -> None:
+    """The circle finder and the layer rule on a made-up graph: a real circle is found, a chain is not."""
+    assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]
+    assert circles({"a": {"b"}, "b": {"c"}}) == []
+    assert layer("sate.data.audio") < layer("sate.models.st") < layer("sate.decode.api") < layer("sate.cli")
+    assert layer("sate.errors") == layer("sate") == 0
+
+
+if __name__ == "__main__":
+    everything = imports()
+    local = [imp for imp in everything if imp.local]
+    statements = {(imp.module, imp.line) for imp in local}
+    print(f"circles (with function-local imports): {len(circles(graph(everything)))}")
+    for circle in circles(graph(everything)):
+        print("  " + " ".join(sorted(circle)))
+    print(f"circles at module level: {len(circles(graph(everything, local=False)))}")
+    print(f"arrows up: {len(upward(everything))}")
+    for arrow in sorted(upward(everything)):
+        print("  " + " -> ".join(arrow))
+    print(f"function-local import statements: {len(statements)}; of sate modules: "
+          f"{len({(i.module, i.line) for i in local if i.target.startswith('sate')})}; without a reason: "
+          f"{len({(i.module, i.line) for i in unexplained(everything)})}")
