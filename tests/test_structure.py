@@ -49,14 +49,11 @@ KNOWN_CIRCLES: list[frozenset[str]] = [
                "sate.models.build", "sate.models.config", "sate.models.decoder", "sate.models.hub.files",
                "sate.models.hub.settings", "sate.models.hub.speech", "sate.models.losses", "sate.models.model_file",
                "sate.models.mt", "sate.models.st", "sate.models.textual"}),
-    frozenset({"sate.decode.foreground", "sate.decode.silero", "sate.decode.vad"}),
     frozenset({"sate.config", "sate.decode.beam_search", "sate.decode.options", "sate.train.checkpoint_io",
                "sate.train.module", "sate.train.resume", "sate.train.trainer"}),
 ]
 # Arrows that climb, (from, to): the same one, which typed configuration removes.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("sate.data.asterisk", "sate.decode.vad"): "benchmark data",
-    ("sate.data.recordings", "sate.decode.vad"): "benchmark data",
     ("sate.data.marian_vocab", "sate.models.hub.files"): "the data/models loop",
     ("sate.config", "sate.train.trainer"): "`sate config --task` reads the trainer's keys; typed configuration "
                                             "removes it",

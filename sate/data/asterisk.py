@@ -20,6 +20,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sate.data.audio import read_audio
 from sate.data.ding import default_cache_dir
 from sate.errors import SateError
 
@@ -97,6 +98,4 @@ def read_prompts(root: Path) -> list[Prompt]:
 
 def load_prompt(prompt: Prompt) -> np.ndarray:
     """The prompt's samples, float32 16 kHz mono (the files are 8 kHz)."""
-    from sate.decode.vad import read_audio
-
     return read_audio(prompt.path)

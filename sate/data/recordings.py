@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE
+from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, frame_energy_db
 from sate.errors import SateError
 
 PAUSES = (0.2, 2.0)  # seconds of silence between utterances
@@ -42,12 +42,10 @@ class Recording:
 
 def speech_extent(wave: np.ndarray) -> tuple[int, int]:
     """[start, stop) samples of a clean utterance's speech: leading and trailing silence removed."""
-    from sate.decode.vad import HOP, WINDOW, frame_energy_db
-
     energy = frame_energy_db(wave)
     loud = np.flatnonzero(energy > energy.max() - TRIM_DB)
-    centre = (WINDOW - HOP) // 2  # frame k stands for the 10 ms around its window's centre, as in the VAD
-    return int(loud[0]) * HOP + centre, min(len(wave), int(loud[-1] + 1) * HOP + centre)
+    centre = (WINDOW - SHIFT) // 2  # frame k stands for the 10 ms around its window's centre, as in the VAD
+    return int(loud[0]) * SHIFT + centre, min(len(wave), int(loud[-1] + 1) * SHIFT + centre)
 
 
 def build(utterances: list[np.ndarray], rng: np.random.Generator, pauses: tuple[float, float] = PAUSES) -> Recording:

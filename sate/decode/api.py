@@ -27,9 +27,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from sate.data.audio import SAMPLE_RATE
+from sate.data.audio import SAMPLE_RATE, read_audio, to_mono_16k
 from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
-from sate.decode.vad import VadOptions, cut, read_audio, speech_segments, to_mono_16k
+from sate.decode.vad import VadOptions, cut, speech_segments
 from sate.errors import SateError
 
 AudioInput = str | Path | tuple[np.ndarray, int]

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE
+from sate.data.audio import SAMPLE_RATE, frame_energy_db, true_runs
 from sate.decode.foreground import foreground_speech
-from sate.decode.vad import Frames, frame_energy_db, true_runs
+from sate.decode.frames import Frames
 from sate.errors import SateError
 
 WINDOW = 512  # samples per probability at 16 kHz (silero's fixed window)
