@@ -44,17 +44,11 @@ LAYERS: list[tuple[str, ...]] = [
 # Circles still open, as the set of modules in each: typed configuration removes this one (`sate config` leaves
 # sate/config.py); drop the entry then.
 KNOWN_CIRCLES: list[frozenset[str]] = [
-    frozenset({"sate.data.dataset", "sate.data.marian_vocab", "sate.data.vocab", "sate.data.waveform",
-               "sate.models.acoustic", "sate.models.adaptor", "sate.models.asr", "sate.models.base",
-               "sate.models.build", "sate.models.config", "sate.models.decoder", "sate.models.hub.files",
-               "sate.models.hub.settings", "sate.models.hub.speech", "sate.models.losses", "sate.models.model_file",
-               "sate.models.mt", "sate.models.st", "sate.models.textual"}),
     frozenset({"sate.config", "sate.decode.beam_search", "sate.decode.options", "sate.train.checkpoint_io",
                "sate.train.module", "sate.train.resume", "sate.train.trainer"}),
 ]
 # Arrows that climb, (from, to): the same one, which typed configuration removes.
 KNOWN_UPWARD: dict[tuple[str, str], str] = {
-    ("sate.data.marian_vocab", "sate.models.hub.files"): "the data/models loop",
     ("sate.config", "sate.train.trainer"): "`sate config --task` reads the trainer's keys; typed configuration "
                                             "removes it",
 }

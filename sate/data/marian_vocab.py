@@ -26,11 +26,11 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
-from sate.data.vocab import BLANK, UNK, token_ids
+from sate.data.tokens import BLANK, UNK, token_ids
 from sate.errors import SateError
-from sate.models.hub.files import read_json
+from sate.files import atomic_open, atomic_write_lines, read_json
 
 FILES = ("source.spm", "target.spm", "vocab.json")
 CTC_TOKENS = "ctc_tokens.txt"
@@ -143,8 +143,6 @@ class MarianVocab:
 
 
 def _copy(source: Path, target: Path) -> None:
-    from sate.files import atomic_open
-
     with atomic_open(target, "wb") as f:
         f.write(source.read_bytes())
 
@@ -162,9 +160,6 @@ def ctc_subset(vocab: MarianVocab, transcripts: list[str]) -> tuple[list[str], i
 
 def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
     """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
-    from sate.data.manifest import TRAIN_SPLIT, read_manifest
-    from sate.files import atomic_write_lines
-
     for name in FILES:
         if not (hub_dir / name).is_file():
             raise SateError(f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")

@@ -24,13 +24,13 @@ from pathlib import Path
 import numpy as np
 
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
+from sate.data.marian_vocab import CTC_TOKENS, FILES, MarianVocab, write_marian_vocab
+from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
+from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_lines
 
-BLANK = "<blank>"
-UNK = "<unk>"
-SOS_EOS = "<sos/eos>"
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
@@ -100,16 +100,6 @@ class Vocabulary:
         return self.sp.decode(pieces)
 
 
-def token_ids(ids: Iterable[int], size: int) -> list[int]:
-    """`ids` as ints, each checked to be a token of a vocabulary of `size` (a ValueError names the first that is
-    not)."""
-    out = [int(i) for i in ids]
-    bad = next((i for i in out if not 0 <= i < size), None)
-    if bad is not None:
-        raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")
-    return out
-
-
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
     meta = Path(directory) / "vocab.json"
@@ -130,10 +120,17 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     """
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
-        from sate.data.marian_vocab import MarianVocab
-
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")
     return Vocabulary.load(directory, "src"), Vocabulary.load(directory, "tgt")
+
+
+def target_ids(manifest: str | Path, rows: list[dict], tgt_vocab: Vocabulary | None) -> list[np.ndarray]:
+    """Each row's translation as ids; with no target vocabulary (ASR: none needed) every row's are empty, so a
+    transcript-only split (``tgt`` null) trains ASR, and only ASR."""
+    if tgt_vocab is None:
+        return [np.zeros(0, dtype=np.int64) for _ in rows]
+    require_translations(manifest, rows)
+    return tgt_vocab.encode_many([row["tgt"] for row in rows])
 
 
 def token_list_for(sp) -> list[str]:
@@ -149,8 +146,6 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
                   sample_size: int) -> tuple[list[str], list[str]]:
     """Source (``src_norm`` form) and target sentences that train the vocabularies: the manifest's pairs, then
     the MT text's, streamed; beyond `sample_size` pairs a uniform sample (seeded), so memory stays bounded."""
-    from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
-
     check_pairs(mt_files)  # a file pair of different lengths fails before minutes of reading
     pairs = chain(((row["src_norm"], row["tgt"]) for row in manifest_rows),
                   ((normalize_source(pair.en), pair.tgt) for pair in read_pairs(mt_files)))
@@ -234,8 +229,6 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
-    from sate.data.marian_vocab import CTC_TOKENS, FILES, write_marian_vocab
-
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "

@@ -7,7 +7,7 @@ from typing import Any, NamedTuple
 import torch
 from torch import nn
 
-from sate.data.dataset import IGNORE_ID
+from sate.data.tokens import IGNORE_ID
 
 
 class Encoded(NamedTuple):

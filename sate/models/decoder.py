@@ -21,7 +21,7 @@ from typing import Any
 import torch
 from torch import nn
 
-from sate.data.dataset import IGNORE_ID
+from sate.data.tokens import IGNORE_ID
 from sate.errors import SateError
 from sate.models.espnet_blocks import TransformerDecoder, add_sos_eos, block_kwargs
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import torch
 
 from sate.errors import SateError
+from sate.files import read_checkpoint
 
 PREFIX = "model."
 
@@ -28,8 +29,6 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
 
 
 def _header(path: Path) -> dict:
-    from sate.models.model_file import read_checkpoint
-
     ckpt = read_checkpoint(path)
     if not isinstance(ckpt, dict) or "sate" not in ckpt or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")

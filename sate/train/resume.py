@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import pickle
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,7 +21,9 @@ from typing import Any
 
 import torch
 
+from sate import files
 from sate.errors import SateError
+from sate.files import UnsafeCheckpoint
 
 # Globals a checkpoint may hold beyond torch's weights-only defaults (none needed by Lightning 2.6; see above).
 SAFE_GLOBALS: list[Any] = []
@@ -38,38 +39,18 @@ UNREADABLE_SUFFIX = ".unreadable"
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
-    """A training checkpoint loaded with weights_only=True; `SateError` (one line) for a damaged or unsafe file."""
+    """A training checkpoint read by the one safe reader (`sate.files.read_checkpoint`: weights only, checksums
+    verified); `SateError` (one line) for a damaged file, `UnsafeCheckpoint` for one holding pickled code."""
     try:
         with torch.serialization.safe_globals(SAFE_GLOBALS):
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as err:
-        if "Unsupported global" in str(err) or _unsafe_globals(path) != "unknown":
-            raise UnsafeCheckpoint(f"{path}: refused: it holds pickled objects ({_unsafe_globals(path)}) that "
-                                   f"would run code when loaded; `sate train` writes none. Remove it if you did "
-                                   f"not put it there") from None
-        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
-    except Exception as err:  # noqa: BLE001 - truncated zip, bad magic, I/O errors: all "damaged"
-        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
+            ckpt = files.read_checkpoint(path)
+    except UnsafeCheckpoint as err:
+        raise UnsafeCheckpoint(f"{path}: refused: it holds pickled objects ({err.names}) that would run code when "
+                               f"loaded; `sate train` writes none. Remove it if you did not put it there",
+                               err.names) from None
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("sate"), dict) or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
     return ckpt
-
-
-class UnsafeCheckpoint(SateError):
-    """A checkpoint with pickled code in it: never passed over silently, never loaded."""
-
-
-def _unsafe_globals(path: Path) -> str:
-    try:
-        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
-    except Exception:  # noqa: BLE001 - the names only make the message better
-        return "unknown"
-    return ", ".join(names[:4]) or "unknown"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:200] if text else type(err).__name__
 
 
 @dataclass
