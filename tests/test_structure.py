@@ -241,6 +241,28 @@ def test_function_local_imports_say_why() -> None:
     assert stale == set(), "ALLOWED_LOCAL names imports that are gone"
 
 
+# Modules whose file-name literals stay: Marian's own vocab.json is a hub file, not our data directory's.
+OWN_NAMES: dict[str, set[str]] = {"sate.data.marian_vocab": {"vocab.json"}}
+
+
+def test_file_names_have_one_home() -> None:
+    """The names of files on disk are written once, in `sate.layout`; modules name them through it."""
+    import sate.layout as layout
+
+    # "fbank" and "marian" also name a feature kind and a vocabulary kind: not checked
+    names = {value for key, value in vars(layout).items() if key.isupper() and isinstance(value, str)
+             and key not in ("FBANK_DIR", "MARIAN_DIR")}
+    names |= {layout.spm_model(side) for side in ("src", "tgt")} | {layout.token_list(side) for side in ("src", "tgt")}
+    found = []
+    for module, path in modules().items():
+        if module == "sate.layout":
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Constant) and node.value in names - OWN_NAMES.get(module, set()):
+                found.append(f"{module}:{node.lineno} {node.value}")
+    assert found == []
+
+
 def test_checks_catch_what_they_should() -> None:
     """The circle finder and the layer rule on a made-up graph: a real circle is found, a chain is not."""
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sate import layout
 from sate.errors import SateError
 
 if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stays instant
@@ -29,11 +30,6 @@ if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stay
     from sate.data.dataset import CMVN
     from sate.data.vocab import Vocabulary
     from sate.models.base import SateModel
-
-MODEL_FILE = "model.pt"
-CMVN_FILE = "cmvn.json"
-PACK_YAML = "sate.yaml"
-
 
 # ----------------------------------------------------------------------------------------------
 # Inputs
@@ -61,23 +57,23 @@ def load_model(path: Path) -> AnalysisModel:
     from sate.models.model_file import model_from_file
 
     directory = path if path.is_dir() else None
-    model_file = path / MODEL_FILE if directory else path
+    model_file = path / layout.MODEL if directory else path
     if directory and not model_file.is_file():
-        raise SateError(f"{path}: directory holds no {MODEL_FILE} (give a model file or a `sate pack` directory)")
+        raise SateError(f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
     model, meta = model_from_file(model_file)
     meta = {k: v for k, v in meta.items() if k != "model"}
     cmvn = None
     if meta["task"] != "mt":
-        if directory and (directory / PACK_YAML).is_file():
+        if directory and (directory / layout.PACK_YAML).is_file():
             info = read_pack_yaml(directory)
             if info.task != meta["task"]:
-                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / PACK_YAML} "
+                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
                                 f"says {info.task}")
             cmvn = info.features["cmvn"]
         else:
             found = training_cmvn(model_file)
             cmvn = found[0] if found else "global"
-    name = path.name if directory else (path.parent.name if path.name == MODEL_FILE else path.stem)
+    name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)
     return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
 
 
@@ -96,11 +92,11 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
     if data is not None:
-        return CMVN.from_option(data / CMVN_FILE)
-    if am.directory is not None and (am.directory / CMVN_FILE).is_file():
-        return CMVN.from_option(am.directory / CMVN_FILE)
-    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {CMVN_FILE}) "
-                    f"or a packed directory holding {CMVN_FILE}")
+        return CMVN.from_option(data / layout.CMVN)
+    if am.directory is not None and (am.directory / layout.CMVN).is_file():
+        return CMVN.from_option(am.directory / layout.CMVN)
+    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
+                    f"or a packed directory holding {layout.CMVN}")
 
 
 def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
@@ -112,7 +108,7 @@ def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
 def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) -> None:
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
-        raise SateError(f"{am.path}: its source token list differs from {data / 'tokens_src.txt'}; "
+        raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
                         "analyse it on the data directory it was trained on")
 
 

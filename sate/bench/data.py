@@ -28,6 +28,7 @@ import numpy as np
 import soundfile as sf
 import torch
 
+from sate import layout
 from sate.bench.measure import stopwatch
 from sate.data.manifest import manifest_splits, read_manifest, write_manifest
 from sate.data.sampler import BucketBatchSampler
@@ -99,7 +100,7 @@ def loader_speed(data: Path, workers: int, max_frames: int) -> dict[str, float]:
     from sate.data.vocab import Vocabulary
 
     ds = SpeechDataset.from_data_dir(data, "train", Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt"),
-                                     cmvn=data / "cmvn.json")
+                                     cmvn=data / layout.CMVN)
     sampler = BucketBatchSampler(ds.lengths, max_frames=max_frames, seed=0)
     loader = DataLoader(ds, batch_sampler=sampler, collate_fn=collate, num_workers=workers,
                         persistent_workers=workers > 0)
@@ -151,7 +152,7 @@ def run(data: Path | None, minutes: float, jobs: int, max_frames: int) -> dict[s
             audio = sum(float(r["duration"]) for r in rows)
             result.update(utterances=len(rows), audio_minutes=round(audio / 60, 1), features=[])
             for n in sorted({1, jobs}):
-                shutil.rmtree(work / "fbank", ignore_errors=True)
+                shutil.rmtree(work / layout.FBANK_DIR, ignore_errors=True)
                 seconds = quiet(["features", "--data", work, "--jobs", n])
                 result["features"].append({"jobs": n, "seconds": round(seconds, 2),
                                            "x_real_time": round(audio / seconds, 1),

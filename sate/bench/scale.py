@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
 from sate.data.manifest import write_manifest
@@ -74,11 +75,11 @@ def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
 
     rng = np.random.default_rng(seed)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "fbank").mkdir(exist_ok=True)
+    (root / layout.FBANK_DIR).mkdir(exist_ok=True)
     durations = mustc_like_durations(rng, segments + 200)
     frames = np.maximum(FRAME_STEP, np.round(durations * 100 / FRAME_STEP).astype(int) * FRAME_STEP)
     offsets: dict[int, str] = {}
-    ark, scp = root / "fbank" / "shared.ark", root / "fbank" / "shared.scp"
+    ark, scp = root / layout.FBANK_DIR / "shared.ark", root / layout.FBANK_DIR / "shared.scp"
     with kaldiio.WriteHelper(f"ark,scp:{ark},{scp}") as writer:
         for n in sorted(set(frames.tolist())):
             writer(f"len{n}", rng.standard_normal((n, 80)).astype(np.float32))
@@ -104,9 +105,9 @@ def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
             if sate(["vocab", "--data", str(root), "--src-size", "1000", "--tgt-size", "1000"]) != 0:
                 raise SateError("sate vocab failed on the fake data")
         write_manifest(root / f"{split}.jsonl", manifest)
-        (root / "fbank" / f"{split}.scp").write_text("\n".join(index) + "\n")
+        (root / layout.FBANK_DIR / f"{split}.scp").write_text("\n".join(index) + "\n")
     mean, std = np.zeros(80), np.ones(80)
-    (root / "cmvn.json").write_text(json.dumps({"split": "train", "frames": int(frames.sum()),
+    (root / layout.CMVN).write_text(json.dumps({"split": "train", "frames": int(frames.sum()),
                                                 "mean": mean.tolist(), "std": std.tolist()}))
     return {"segments": segments, "hours": round(float(durations[:segments].sum()) / 3600, 1),
             "distinct_matrices": len(offsets), "ark_mib": round(ark.stat().st_size / MiB, 1)}
@@ -177,7 +178,7 @@ def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str,
         written["write_seconds"] = round(lap(), 1)
         src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
         dataset, index_s, index_mib, index_rise = _kept(
-            lambda: SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / "cmvn.json"))
+            lambda: SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / layout.CMVN))
         sampler = BucketBatchSampler(dataset.lengths, max_frames=max_frames, seed=0)
         epoch, sampler_s, sampler_mib, sampler_rise = _kept(sampler.global_batches)
         loader = loader_throughput(dataset, sampler, workers, min(batches, len(epoch) - 1))

@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from sate import layout
 from sate.data.dataset import SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
@@ -48,7 +49,7 @@ class Subject:
             if not (self.data / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data / f'{split}.jsonl'} is missing (a split of the prepared data dir)")
             self._datasets[split] = SpeechDataset.from_data_dir(self.data, split, self.src, self.tgt,
-                                                                cmvn=self.data / "cmvn.json")
+                                                                cmvn=self.data / layout.CMVN)
         return self._datasets[split]
 
     def describe(self) -> dict[str, str]:
@@ -105,9 +106,9 @@ def build_tiny(work: Path) -> Subject:
         if sate(argv) != 0:
             raise SateError(f"sate {' '.join(argv)} failed")
     src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
-    train = SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / "cmvn.json")
+    train = SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / layout.CMVN)
     torch.manual_seed(0)
     model = fit(build_model("st", TINY_MODEL, len(src), len(tgt)), collate(list(train)), TINY_STEPS)
-    model_file = work / "model.pt"
+    model_file = work / layout.MODEL
     save_model_file(model_file, model, src.tokens, tgt.tokens)
     return load_subject(model_file, data, tiny=True)

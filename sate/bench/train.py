@@ -41,6 +41,7 @@ import numpy as np
 import torch
 import yaml
 
+from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import Peak, peak_memory, stopwatch
 from sate.bench.subject import Subject
@@ -64,7 +65,7 @@ NO_DISTILLATION = {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher"
 
 def default_max_frames(model_path: Path) -> int:
     """The batch cap the model was trained with (``batch.per_device`` of config.yaml beside it), else 20000."""
-    config = model_path.parent / "config.yaml"
+    config = model_path.parent / layout.CONFIG
     if config.is_file():
         per_device = (yaml.safe_load(config.read_text()) or {}).get("batch", {}).get("per_device")
         if per_device:

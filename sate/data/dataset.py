@@ -15,6 +15,7 @@ import numpy as np
 import torch
 from torch.utils.data import ConcatDataset, Dataset
 
+from sate import layout
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
@@ -80,7 +81,8 @@ class SpeechDataset(Dataset):
                       cmvn: str | Path | CMVN | None = None) -> SpeechDataset:
         """``DATA/<split>.jsonl`` with ``DATA/fbank/<split>.scp``."""
         data_dir = Path(data_dir)
-        return cls(data_dir / f"{split}.jsonl", data_dir / "fbank" / f"{split}.scp", src_vocab, tgt_vocab, cmvn)
+        scp = data_dir / layout.FBANK_DIR / f"{split}.scp"
+        return cls(data_dir / f"{split}.jsonl", scp, src_vocab, tgt_vocab, cmvn)
 
     def __len__(self) -> int:
         return len(self.rows)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sate import layout
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
@@ -171,7 +172,7 @@ class SplitPlan:
 
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
-    fbank = (data_dir / "fbank").resolve()
+    fbank = (data_dir / layout.FBANK_DIR).resolve()
     shard_dir = fbank / split
     plan_path = shard_dir / "plan.json"
     inherited = None
@@ -291,7 +292,7 @@ def run(args: argparse.Namespace) -> int:
                     bar.update(count)
     for plan in plans.values():
         finish_split(plan)
-    cmvn_path = data_dir / "cmvn.json"
+    cmvn_path = data_dir / layout.CMVN
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"wrote {cmvn_path}")

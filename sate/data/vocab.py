@@ -23,6 +23,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
 from sate.data.marian_vocab import CTC_TOKENS, FILES, MarianVocab, write_marian_vocab
 from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
@@ -69,7 +70,7 @@ class Vocabulary:
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         data_dir = Path(data_dir)
-        return cls(data_dir / f"spm_{side}.model", data_dir / f"tokens_{side}.txt")
+        return cls(data_dir / layout.spm_model(side), data_dir / layout.token_list(side))
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -102,7 +103,7 @@ class Vocabulary:
 
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
-    meta = Path(directory) / "vocab.json"
+    meta = Path(directory) / layout.VOCAB_META
     if not meta.is_file():
         return "spm"
     try:
@@ -239,7 +240,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
     data_dir: Path = args.data
-    meta_path = data_dir / "vocab.json"
+    meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
     meta = {"kind": "marian", "hub": str(hub.resolve()), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
@@ -271,11 +272,11 @@ def run(args: argparse.Namespace) -> int:
     for path in [manifest, *mt_files]:
         if not path.is_file():
             raise SateError(f"{path}: file is missing" + (" (run `sate prep` first)" if path == manifest else ""))
-    meta_path = data_dir / "vocab.json"
+    meta_path = data_dir / layout.VOCAB_META
     if args.sample_size < 1:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
     meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
-    outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
+    outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
     if _up_to_date(meta_path, meta, outputs):
         print(f"{data_dir}: vocabularies up to date")
         return 0
@@ -292,10 +293,11 @@ def run(args: argparse.Namespace) -> int:
     import sentencepiece as spm
 
     for side, model in models.items():
-        with atomic_open(data_dir / f"spm_{side}.model", "wb") as f:
+        with atomic_open(data_dir / layout.spm_model(side), "wb") as f:
             f.write(model)
         tokens = token_list_for(spm.SentencePieceProcessor(model_proto=model))
-        atomic_write_lines(data_dir / f"tokens_{side}.txt", tokens)
-        print(f"{side}: {len(tokens)} tokens -> {data_dir / f'spm_{side}.model'}, {data_dir / f'tokens_{side}.txt'}")
+        atomic_write_lines(data_dir / layout.token_list(side), tokens)
+        print(f"{side}: {len(tokens)} tokens -> {data_dir / layout.spm_model(side)}, "
+              f"{data_dir / layout.token_list(side)}")
     atomic_write_lines(meta_path, [json.dumps(meta)])
     return 0

@@ -14,6 +14,7 @@ import argparse
 import json
 from pathlib import Path
 
+from sate import layout
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text
 
@@ -33,7 +34,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                 result = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as err:
                 raise SateError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
-            timing = system / "train_time.json"
+            timing = system / layout.TRAIN_TIME
             minutes = json.loads(timing.read_text())["seconds"] / 60 if timing.is_file() else None
             rows.append({"system": system.name, "split": split, **result, "train_minutes": minutes})
     return rows

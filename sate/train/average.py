@@ -13,6 +13,7 @@ from pathlib import Path
 
 import torch
 
+from sate import layout
 from sate.errors import SateError
 from sate.files import read_checkpoint
 
@@ -23,7 +24,7 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     """Epoch checkpoints of an experiment (every file but last.ckpt), one per epoch."""
     if not ckpt_dir.is_dir():
         raise SateError(f"{ckpt_dir}: no checkpoint directory (train first)")
-    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != "last.ckpt" and not p.name.startswith(".")]
+    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != layout.LAST_CHECKPOINT and not p.name.startswith(".")]
     # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
     return sorted(paths, key=lambda p: (p.name.startswith("best-"), p.name))
 
@@ -123,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
     count = args.last if args.last is not None else args.best
     if count < 1:
         raise SateError(f"the number of checkpoints must be >= 1, got {count}")
-    out = args.out or args.exp / "model.pt"
-    used = average(args.exp / "checkpoints", out, args.last, args.best, args.metric, args.mode)
+    out = args.out or args.exp / layout.MODEL
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
     print(f"averaged {len(used)} checkpoint(s) into {out}: " + ", ".join(p.name for p in used))
     return 0

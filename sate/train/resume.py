@@ -21,7 +21,7 @@ from typing import Any
 
 import torch
 
-from sate import files
+from sate import files, layout
 from sate.errors import SateError
 from sate.files import UnsafeCheckpoint
 
@@ -70,7 +70,7 @@ def candidates(ckpt_dir: Path) -> list[Path]:
     if not ckpt_dir.is_dir():
         return []
     paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
-    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == "last.ckpt", p.name), reverse=True)
+    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == layout.LAST_CHECKPOINT, p.name), reverse=True)
 
 
 def find_resume_point(ckpt_dir: Path) -> ResumePoint:
@@ -78,7 +78,7 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
     paths = candidates(ckpt_dir)
     if not paths:
         return ResumePoint(run_id=new_run_id())
-    last = ckpt_dir / "last.ckpt"
+    last = ckpt_dir / layout.LAST_CHECKPOINT
     problems: list[str] = []
     for path in paths:
         try:
@@ -152,7 +152,7 @@ def check_config_change(point: ResumePoint, config: dict[str, Any], exp: Path) -
     if old is None:
         from sate.config import read_yaml
 
-        snapshot = exp / "config.yaml"
+        snapshot = exp / layout.CONFIG
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)

@@ -15,6 +15,7 @@ import os
 import time
 from pathlib import Path
 
+from sate import layout
 from sate.config import apply_overrides, merge, read_yaml, write_yaml
 from sate.errors import SateError
 from sate.train.schema import DEFAULTS, HELP, check_training_config
@@ -73,7 +74,7 @@ def steps_of(exp: Path) -> int:
     """The number of updates the run in `exp` made: its last checkpoint's global step."""
     import torch
 
-    last = Path(exp) / "checkpoints" / "last.ckpt"
+    last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
     if not last.is_file():
         raise SateError(f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
@@ -138,7 +139,7 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
 
     started = time.perf_counter()
     logging.getLogger("sate").setLevel(logging.INFO)
-    ckpt_dir = exp / "checkpoints"
+    ckpt_dir = exp / layout.CHECKPOINTS
     primary = lock is not None
     point = find_resume_point(ckpt_dir)
     if point.checkpoint is not None:
@@ -176,7 +177,8 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
         ModelCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
                         save_top_k=int(tconf["keep_last"]), monitor="epoch", mode="max", save_last=True,
                         enable_version_counter=False),
-        MidEpochCheckpoint(ckpt_dir / "last.ckpt", tconf["checkpoint_every_steps"], tconf["checkpoint_every_minutes"]),
+        MidEpochCheckpoint(ckpt_dir / layout.LAST_CHECKPOINT, tconf["checkpoint_every_steps"],
+                           tconf["checkpoint_every_minutes"]),
         TQDMProgressBar(refresh_rate=10),
         clock,
     ]
@@ -203,7 +205,7 @@ def _train(config: dict, exp: Path, accelerator: str, devices: int, num_nodes: i
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
-        write_yaml(exp / "config.yaml", config)  # only now: a refused resume leaves the snapshot alone
+        write_yaml(exp / layout.CONFIG, config)  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
         print(f"task {config['task']}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
