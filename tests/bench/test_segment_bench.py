@@ -15,8 +15,8 @@ import soundfile as sf
 import torch
 import torchaudio.functional as AF
 
+from sate.bench.asterisk import CACHE_NAME, TEXTS
 from sate.bench.cli import main
-from sate.data.asterisk import CACHE_NAME, TEXTS
 from sate.data.vocab import Vocabulary
 from sate.data.voices import Voice, speak
 from sate.decode.pack import pack

@@ -11,8 +11,8 @@ import soundfile as sf
 import torch
 import torchaudio.functional as AF
 
+from sate.bench import recordings
 from sate.cli import main
-from sate.data import recordings
 from sate.data.voices import Voice, speak
 from sate.decode import silero, vad
 from sate.decode.vad import VadOptions, speech_segments

@@ -5,7 +5,7 @@ prompts ("Please enter your password followed by the pound key.") read by one US
 Smith), 8 kHz 16-bit wav in `asterisk-core-sounds-en-wav`, their texts in `asterisk-core-sounds-en`
 (CC-BY-SA-3.0). They are fetched at run time with `apt-get download` into the cache (``SATE_CACHE``,
 as the Ding dictionary is) and never shipped. Prompts are read resampled to 16 kHz, as the
-pipeline expects. `sate.data.recordings` builds long noisy recordings from them.
+pipeline expects. `sate.bench.recordings` builds long noisy recordings from them.
 """
 
 from __future__ import annotations
@@ -78,7 +78,7 @@ def read_prompts(root: Path) -> list[Prompt]:
     """
     texts = root / TEXTS
     if not texts.is_file():
-        raise SateError(f"{texts} is missing: not an Asterisk prompt directory (see sate.data.asterisk)")
+        raise SateError(f"{texts} is missing: not an Asterisk prompt directory (see sate.bench.asterisk)")
     prompts = []
     for number, line in enumerate(texts.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if not line.strip() or line.startswith(";"):

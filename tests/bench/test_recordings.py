@@ -1,4 +1,4 @@
-"""Long recordings built from short utterances (`sate.data.recordings`) and the Asterisk prompt list reader."""
+"""Long recordings built from short utterances (`sate.bench.recordings`) and the Asterisk prompt list reader."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import soundfile as sf
 
-from sate.data import recordings
-from sate.data.asterisk import TEXTS, fetch_asterisk, load_prompt, read_prompts
+from sate.bench import recordings
+from sate.bench.asterisk import TEXTS, fetch_asterisk, load_prompt, read_prompts
 from sate.errors import SateError
 
 SR = 16000
