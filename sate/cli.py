@@ -15,7 +15,7 @@ from sate.errors import SateError
 
 # name -> (module, one-line help). Order is the order of the pipeline.
 COMMANDS: dict[str, tuple[str, str]] = {
-    "synth": ("sate.data.synth", "build the offline English->German speech corpus in MuST-C layout"),
+    "synth": ("sate.synth.cli", "build the offline English->German speech corpus in MuST-C layout"),
     "prep": ("sate.data.prep", "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
     "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
     "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),

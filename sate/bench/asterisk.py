@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 
 from sate.data.audio import read_audio
-from sate.data.ding import default_cache_dir
 from sate.errors import SateError
+from sate.synth.ding import default_cache_dir
 
 PACKAGES = ("asterisk-core-sounds-en-wav", "asterisk-core-sounds-en")
 SOUNDS_IN_PACKAGE = "usr/share/asterisk/sounds/en_US_f_Allison"

@@ -88,9 +88,9 @@ def fit(model: SateModel, batch: dict[str, Any], steps: int, log: bool = True) -
 def build_tiny(work: Path) -> Subject:
     """Voice a small synth corpus into `work`, prepare it and fit a tiny ST model to its train split."""
     from sate.cli import main as sate
-    from sate.data import synth
     from sate.models import build_model
     from sate.models.model_file import save_model_file
+    from sate.synth import corpus as synth
 
     pairs, left = [], dict(TINY_SPLITS)
     for en, de in synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir())):
