@@ -19,11 +19,12 @@ from pathlib import Path
 from sate.errors import SateError
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
-from sate.synth.phrasebook import DEFAULT_DEV_SIZE, DEFAULT_TEST_SIZE, DEFAULT_TEXT_SIZE
 from sate.synth.voices import heldout_names
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
+
     parser.add_argument("--out", type=Path, metavar="DIR", required=True,
                         help="output root; the corpus goes to DIR/en-de/")
     parser.add_argument("--text", choices=TEXTS, default="phrasebook",
@@ -38,14 +39,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     heldout = ", ".join(heldout_names())
     parser.add_argument("--text-size", type=int, metavar="N", default=None,
                         help=f"phrasebook only: number of generated train text pairs, the MT corpus; at least "
-                             f"--train-size (phrasebook default: {DEFAULT_TEXT_SIZE})")
+                             f"--train-size (phrasebook default: {phrasebook.DEFAULT_TEXT_SIZE})")
     parser.add_argument("--dev-size", type=int, metavar="N", default=None,
                         help=f"phrasebook only: number of dev sentences, all voiced (phrasebook default: "
-                             f"{DEFAULT_DEV_SIZE})")
+                             f"{phrasebook.DEFAULT_DEV_SIZE})")
     parser.add_argument("--test-size", type=int, metavar="N", default=None,
                         help=f"phrasebook only: number of tst-COMMON sentences, all voiced, and voiced again as "
                              f"tst-heldout by the voices held out of the other splits ({heldout}) (phrasebook "
-                             f"default: {DEFAULT_TEST_SIZE})")
+                             f"default: {phrasebook.DEFAULT_TEST_SIZE})")
     parser.add_argument("--seed", type=int, default=0,
                         help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
                              "(default: %(default)s)")
@@ -57,6 +58,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _check_args(args: argparse.Namespace) -> None:
     """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
+    from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
+
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
     if args.jobs is not None and args.jobs < 1:
@@ -72,7 +75,8 @@ def _check_args(args: argparse.Namespace) -> None:
         return
     if args.ding is not None:
         raise SateError("--ding is only read with --text ding")
-    defaults = {"text_size": DEFAULT_TEXT_SIZE, "dev_size": DEFAULT_DEV_SIZE, "test_size": DEFAULT_TEST_SIZE}
+    defaults = {"text_size": phrasebook.DEFAULT_TEXT_SIZE, "dev_size": phrasebook.DEFAULT_DEV_SIZE,
+                "test_size": phrasebook.DEFAULT_TEST_SIZE}
     for option, name in sizes.items():
         if getattr(args, name) is None:
             setattr(args, name, defaults[name])

@@ -30,7 +30,6 @@ from sate.synth.ding import (  # noqa: F401  (the module's public API)
     parse_ding_line,
     read_ding_pairs,
 )
-from sate.synth.phrasebook import english_word_types, phrasebook_splits
 from sate.synth.splits import SPLITS, split_of, split_pairs  # noqa: F401  (split_of: the public split rule)
 from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part of the corpus API)
     HELDOUT_ESPEAK_ACCENTS,
@@ -223,6 +222,8 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
                             seed: int = 0, jobs: int | None = None, progress: bool = True) -> dict:
     """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
     `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
+    from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
+
     styles = phrasebook_styles()
     check_engines([v for style in styles.values() for v in style.voices])
     root = out / "en-de"

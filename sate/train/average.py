@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from sate import layout
 from sate.errors import SateError
 from sate.files import read_checkpoint
+
+if TYPE_CHECKING:
+    import torch
 
 PREFIX = "model."
 
@@ -59,6 +61,8 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
 
 def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str]) -> dict[str, torch.Tensor]:
     """Element-wise mean of float tensors; integer buffers (counters) are taken from the last state."""
+    import torch  # heavy: torch, imported when a command averages, so `sate --help` stays instant
+
     reference = states[-1]
     for state, name in zip(states, names, strict=True):
         if set(state) != set(reference):
@@ -84,7 +88,8 @@ def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str])
 def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
             mode: str = "min") -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
-    from sate.models import build_model, save_model_file
+    from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
+    from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
 
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
@@ -103,8 +108,6 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     states = [{k[len(PREFIX):]: v for k, v in c["state_dict"].items() if k.startswith(PREFIX)} for c in ckpts]
     averaged = average_state_dicts(states, names)
     model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
-    from sate.models.model_file import load_exact
-
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
     save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged)
     return [c["path"] for c in ckpts]
