@@ -90,7 +90,7 @@ def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    import torch
+    import torch  # heavy: torch
 
     with atomic_open(path, "wb") as f:
         torch.save(obj, f)

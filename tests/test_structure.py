@@ -27,8 +27,6 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, ...]] = [
@@ -54,6 +52,75 @@ KNOWN_UPWARD: dict[tuple[str, str], str] = {
 }
 # Function-local imports without a comment on their line, (module, imported): why they stay function-local.
 ALLOWED_LOCAL: dict[tuple[str, str], str] = {
+    # sate/config.py: `sate config` lives beside the YAML helpers; typed configuration moves it (the known circle)
+    ("sate.config", "sate.models.config"): "the known circle: `sate config` beside the YAML helpers",
+    ("sate.config", "sate.models.init_from"): "the known circle: `sate config` beside the YAML helpers",
+    ("sate.config", "sate.train.trainer"): "the known circle: `sate config` beside the YAML helpers",
+    ("sate.train.resume", "sate.config"): "the known circle: config.py imports the trainer, which imports resume",
+    ("sate.train.resume", "sate.models.config"): "light; beside the circle's import, reworked by typed configuration",
+    ("sate.train.resume", "sate.train.schema"): "light; beside the circle's import, reworked by typed configuration",
+    # heavy: torch, ESPnet or Lightning, imported when a command runs so that `sate --help` stays instant
+    ("sate.decode.api", "sate.data.dataset"): "heavy: torch",
+    ("sate.decode.api", "sate.data.waveform"): "heavy: torch",
+    ("sate.decode.api", "sate.decode.beam_search"): "heavy: torch",
+    ("sate.decode.api", "sate.models.ctc"): "heavy: ESPnet",
+    ("sate.decode.api", "sate.models.model_file"): "heavy: torch",
+    ("sate.decode.evaluate", "sate.data.dataset"): "heavy: torch",
+    ("sate.decode.evaluate", "sate.decode.api"): "heavy: torch",
+    ("sate.decode.evaluate", "tqdm"): "slow: tqdm, only while progress shows",
+    ("sate.decode.pack", "sate.models.model_file"): "heavy: torch",
+    ("sate.decode.translate", "sate.decode.api"): "heavy: torch",
+    ("sate.decode.translate", "tqdm"): "slow: tqdm, only while progress shows",
+    ("sate.models.base", "sate.models.decoder"): "heavy: ESPnet's decoder, for the token conventions only",
+    ("sate.models.hub.files", "safetensors"): "optional: safetensors, for hub weights",
+    ("sate.models.hub.files", "torch"): "heavy: torch",
+    ("sate.models.hub.speech", "torchaudio"): "heavy: torchaudio's wav2vec2 models",
+    ("sate.train.checkpoint_io", "sate.train.resume"): "heavy: torch",
+    ("sate.train.module", "sacrebleu"): "slow: sacrebleu (0.3 s), for validation BLEU",
+    ("sate.train.module", "sate.decode.beam_search"): "heavy: ESPnet's beam search, for validation BLEU",
+    ("sate.train.module", "sate.models.model_file"): "heavy: torch",
+    ("sate.train.setup", "sate.models.hub.load"): "heavy: torch",
+    ("sate.train.setup", "sate.models.pretrained"): "heavy: torch",
+    ("sate.train.trainer", "lightning"): "heavy: Lightning",
+    ("sate.train.trainer", "torch"): "heavy: torch",
+    ("sate.train.trainer", "sate.train.checkpoint_io"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.data"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.module"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.progress"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.resume"): "heavy: torch",
+    ("sate.train.trainer", "sate.train.setup"): "heavy: torch",
+    # optional: hub parts, imported only when a config names a hub model
+    ("sate.models.acoustic", "sate.models.hub.speech"): "optional: a hub acoustic encoder",
+    ("sate.models.decoder", "sate.models.hub.marian"): "optional: a hub Marian decoder",
+    ("sate.models.textual", "sate.models.hub.marian"): "optional: a hub Marian encoder",
+    # light: could be module-level imports; these files are being reworked by typed configuration and the typed
+    # API, which take them over (then drop the entry)
+    ("sate.decode.api", "sate.data.features"): "light; beside the heavy imports of load()",
+    ("sate.decode.api", "sate.data.vocab"): "light; beside the heavy imports of load()",
+    ("sate.decode.evaluate", "sate.data.manifest"): "light; beside the heavy imports of run()",
+    ("sate.decode.evaluate", "sate.decode.options"): "light; decode options are reworked by typed configuration",
+    ("sate.decode.evaluate", "sate.scoring.degeneration"): "light; beside the heavy imports of run()",
+    ("sate.decode.evaluate", "sate.scoring.score"): "light; beside the heavy imports of run()",
+    ("sate.decode.evaluate", "sate.scoring.significance"): "light; beside the heavy imports of run()",
+    ("sate.decode.options", "yaml"): "light; decode options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.config"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.data.audio"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.data.features"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.data.manifest"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.data.vocab"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.decode.options"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.pack", "sate.models.config"): "light; pack's options are reworked by typed configuration",
+    ("sate.decode.translate", "sate.decode.options"): "light; decode options are reworked by typed configuration",
+    ("sate.models.acoustic", "sate.models.config"): "light; the constructors are reworked by typed configuration",
+    ("sate.models.hub.load", "sate.data.marian_vocab"): "light; hub loading is being extended (Whisper)",
+    ("sate.models.hub.load", "sate.data.vocab"): "light; hub loading is being extended (Whisper)",
+    ("sate.models.hub.speech", "sate.models.hub.settings"): "light; constructors reworked by typed configuration",
+    ("sate.models.mt", "sate.models.hub.settings"): "light; the constructors are reworked by typed configuration",
+    ("sate.models.textual", "sate.models.hub.settings"): "light; the constructors are reworked by typed configuration",
+    ("sate.train.data", "sate.models.config"): "light; reworked by typed configuration",
+    ("sate.train.trainer", "sate.data.vocab"): "light; beside run()'s heavy imports, reworked by typed configuration",
+    ("sate.train.trainer", "sate.models.init_from"): "light; reworked by typed configuration",
+    ("sate.train.trainer", "sate.train.lock"): "light; beside run()'s heavy imports, reworked by typed configuration",
 }
 
 
@@ -232,7 +299,6 @@ def test_no_arrow_climbs_the_layers() -> None:
     assert upward(imports()) == set(KNOWN_UPWARD)
 
 
-@pytest.mark.xfail(strict=True, reason="the function-local imports are not all explained yet")
 def test_function_local_imports_say_why() -> None:
     found = imports()
     missing = [f"{imp.module}:{imp.line} imports {imp.target}" for imp in unexplained(found)]

@@ -23,12 +23,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from sate import layout
+from sate.data.audio import read_segment, wav_info
+from sate.data.features import compute_fbank
+from sate.data.vocab import Vocabulary
+from sate.decode.pack import read_pack_yaml, training_cmvn
 from sate.errors import SateError
 
-if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stays instant
+if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
     from sate.data.dataset import CMVN
-    from sate.data.vocab import Vocabulary
     from sate.models.base import SateModel
 
 # ----------------------------------------------------------------------------------------------
@@ -53,8 +56,7 @@ class AnalysisModel:
 
 def load_model(path: Path) -> AnalysisModel:
     """A model file, or a directory with model.pt (and, when packed, sate.yaml saying its CMVN)."""
-    from sate.decode.pack import read_pack_yaml, training_cmvn
-    from sate.models.model_file import model_from_file
+    from sate.models.model_file import model_from_file  # heavy: torch
 
     directory = path if path.is_dir() else None
     model_file = path / layout.MODEL if directory else path
@@ -87,7 +89,7 @@ def unique_names(models: list[AnalysisModel]) -> None:
 
 def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     """The CMVN of the module docstring's rule (None: raw features)."""
-    from sate.data.dataset import CMVN
+    from sate.data.dataset import CMVN  # heavy: torch
 
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
@@ -100,8 +102,6 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
 
 
 def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
-    from sate.data.vocab import Vocabulary
-
     return Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
 
 
@@ -117,11 +117,11 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) ->
 
 
 def run_locality(args: argparse.Namespace) -> int:
-    from torch.utils.data import Subset
+    from torch.utils.data import Subset  # heavy: torch
 
-    from sate.analysis import locality
-    from sate.data.dataset import SpeechDataset, TextDataset
-    from sate.decode.api import pick_device
+    from sate.analysis import locality  # heavy: torch
+    from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
+    from sate.decode.api import pick_device  # heavy: torch
 
     if not 0.0 < args.window <= 1.0:
         raise SateError(f"--window must be in (0, 1], got {args.window}")
@@ -185,7 +185,7 @@ def find_index(ids: list[str], utt: str, manifest: Path) -> int:
 
 def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict[str, Any]:
     """A one-item batch of a prepared split: features for speech models, source ids for MT."""
-    from sate.data.dataset import SpeechDataset, TextDataset, collate
+    from sate.data.dataset import SpeechDataset, TextDataset, collate  # heavy: torch
 
     src_vocab, tgt_vocab = vocabularies(data)
     manifest = data / f"{split}.jsonl"
@@ -202,10 +202,8 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict
 
 def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, Any]:
     """A one-item batch of a whole audio file: fbank as `sate features` computes it, then the CMVN rule."""
-    import torch
+    import torch  # heavy: torch
 
-    from sate.data.audio import read_segment, wav_info
-    from sate.data.features import compute_fbank
 
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
@@ -217,8 +215,8 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, 
 
 
 def run_attention(args: argparse.Namespace) -> int:
-    from sate.analysis import heatmap
-    from sate.decode.api import pick_device
+    from sate.analysis import heatmap  # heavy: torch
+    from sate.decode.api import pick_device  # heavy: torch
 
     if args.out.suffix.lower() != ".png":
         raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
@@ -244,7 +242,7 @@ def run_attention(args: argparse.Namespace) -> int:
 
 
 def _choice(value: str) -> int | None:
-    from sate.analysis.heatmap import parse_choice
+    from sate.analysis.heatmap import parse_choice  # heavy: torch
 
     try:
         return parse_choice(value)

@@ -24,7 +24,7 @@ EXAMPLES = 5  # prompts shown with their transcripts
 
 
 def run(pack: Path, batch_size: int = 16) -> dict[str, Any]:
-    from sate.decode.api import SpeechTranslator
+    from sate.decode.api import SpeechTranslator  # heavy: torch
 
     translator = SpeechTranslator.load(pack, device="cpu")
     if translator.task == "mt":

@@ -31,7 +31,9 @@ import yaml
 from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
+from sate.cli import main as sate
 from sate.data.manifest import write_manifest
+from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
 SEGMENTS = 229_700  # MuST-C En-De v1 train
@@ -69,9 +71,7 @@ def _lexicon(rng: np.random.Generator, size: int) -> list[str]:
 
 def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
     """A prepared data dir of `segments` MuST-C-like train rows (module docstring); returns what it holds."""
-    import kaldiio
-
-    from sate.cli import main as sate
+    import kaldiio  # slow: kaldiio, only where features are read or written
 
     rng = np.random.default_rng(seed)
     root.mkdir(parents=True, exist_ok=True)
@@ -148,10 +148,10 @@ def startup(data: Path, work: Path, max_frames: int, workers: int) -> dict[str, 
 
 def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) -> dict[str, Any]:
     """Frames/s and batches/s of the training DataLoader over `batches` batches (after the first)."""
-    import torch
-    from torch.utils.data import DataLoader
+    import torch  # heavy: torch
+    from torch.utils.data import DataLoader  # heavy: torch
 
-    from sate.data.dataset import collate
+    from sate.data.dataset import collate  # heavy: torch
 
     loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, num_workers=workers,
                         generator=torch.Generator().manual_seed(0))
@@ -167,9 +167,8 @@ def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) ->
 
 def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str, Any]:
     """Every figure of the module docstring, on fake data written to a temporary directory."""
-    from sate.data.dataset import SpeechDataset
-    from sate.data.sampler import BucketBatchSampler
-    from sate.data.vocab import Vocabulary
+    from sate.data.dataset import SpeechDataset  # heavy: torch
+    from sate.data.sampler import BucketBatchSampler  # heavy: torch
 
     with tempfile.TemporaryDirectory(prefix="sate-scale-") as tmp:
         data = Path(tmp) / "data"

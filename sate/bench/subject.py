@@ -18,12 +18,14 @@ from typing import Any
 import torch
 
 from sate import layout
+from sate.cli import main as sate
 from sate.data.dataset import SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.model_file import model_from_file
 from sate.models.tiny import tiny_config
+from sate.synth import corpus as synth
 
 TINY_STEPS = 300
 TINY_MODEL = tiny_config("st", acoustic_type="transformer", decoder_layers=2, dropout=0.0)
@@ -87,10 +89,8 @@ def fit(model: SateModel, batch: dict[str, Any], steps: int, log: bool = True) -
 
 def build_tiny(work: Path) -> Subject:
     """Voice a small synth corpus into `work`, prepare it and fit a tiny ST model to its train split."""
-    from sate.cli import main as sate
-    from sate.models import build_model
-    from sate.models.model_file import save_model_file
-    from sate.synth import corpus as synth
+    from sate.models import build_model  # heavy: ESPnet
+    from sate.models.model_file import save_model_file  # heavy: torch
 
     pairs, left = [], dict(TINY_SPLITS)
     for en, de in synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir())):

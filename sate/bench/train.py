@@ -89,7 +89,7 @@ def ours_for_training(model: SateModel, fast_modules: bool = True) -> SateModel:
 
 def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> torch.nn.Module:
     """ESPnet's ST model with a hier_encoder, our dimensions and our weights (module docstring)."""
-    from espnet2.st.espnet_model import ESPnetSTModel
+    from espnet2.st.espnet_model import ESPnetSTModel  # heavy: ESPnet
 
     conf, d_model = model.conf, model.conf["d_model"]
     name, kwargs = espnet_encoder_kwargs(conf["acoustic"], d_model)
@@ -198,7 +198,7 @@ def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float
 
 def profile_step(model: torch.nn.Module, batch: dict, top: int = 8) -> list[dict[str, Any]]:
     """The operators with the largest share of one training step's self CPU time."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile  # heavy: torch
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         _step(model, batch, espnet=False)

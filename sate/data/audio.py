@@ -110,8 +110,8 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     and pitch change together, like sox ``speed``), giving ``perturbed_samples`` samples.
     ``sample_rate`` saves reopening the header when the caller already knows it.
     """
-    import torch
-    import torchaudio.functional as AF
+    import torch  # heavy: torch
+    import torchaudio.functional as AF  # heavy: torch
 
     n_samples = round(duration * SAMPLE_RATE)
     if sample_rate is None:
@@ -151,8 +151,8 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     check_finite(wave, name, sample_rate)
     wave = np.ascontiguousarray(wave, dtype=np.float32)
     if sample_rate != SAMPLE_RATE and len(wave):
-        import torch
-        import torchaudio.functional as AF
+        import torch  # heavy: torch
+        import torchaudio.functional as AF  # heavy: torch
 
         wave = AF.resample(torch.from_numpy(wave), sample_rate, SAMPLE_RATE).numpy()
     return wave
@@ -165,8 +165,6 @@ def read_audio(path: str | Path) -> np.ndarray:
     channel count. Channels are averaged block by block, so a long multichannel file never sits
     in memory at full width.
     """
-    import soundfile as sf
-
     path = Path(path)
     if not path.exists():
         raise SateError(f"{path}: no such file")

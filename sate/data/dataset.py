@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import ConcatDataset, Dataset
 
 from sate import layout
+from sate.data.features import load_cmvn
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
@@ -38,8 +39,6 @@ class CMVN:
             return cmvn
         if str(cmvn) == "utterance":
             return cls()
-        from sate.data.features import load_cmvn
-
         return cls(*load_cmvn(cmvn))
 
     def __call__(self, feats: np.ndarray) -> np.ndarray:
@@ -60,7 +59,7 @@ class SpeechDataset(Dataset):
 
     def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary,
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
-        import kaldiio
+        import kaldiio  # slow: kaldiio, only where features are read or written
 
         self.rows = read_manifest(manifest)
         feats_scp = Path(feats_scp)

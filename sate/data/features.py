@@ -47,8 +47,8 @@ def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
     ``MIN_SAMPLES`` so even an empty segment gives ``num_frames(0)`` frames. Stored features use
     ``dither=0``; the argument exists for on-the-fly extraction (e.g. decoding raw audio).
     """
-    import torch
-    import torchaudio.compliance.kaldi as kaldi
+    import torch  # heavy: torch
+    import torchaudio.compliance.kaldi as kaldi  # heavy: torch
 
     if len(wave) < MIN_SAMPLES:
         wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
@@ -97,7 +97,7 @@ class Shard:
 
 
 def _init_worker() -> None:
-    import torch
+    import torch  # heavy: torch
 
     torch.set_num_threads(1)
 
@@ -108,7 +108,7 @@ def compute_shard(shard: Shard) -> int:
     Rows that read the same slice as the row before them (Augmented LibriSpeech's second translation of a segment)
     are computed and stored once: the scp points both ids at one matrix, and CMVN counts its frames once.
     """
-    from kaldiio.matio import write_array
+    from kaldiio.matio import write_array  # slow: kaldiio, only where features are read or written
 
     total = np.zeros(NUM_MEL_BINS)
     total_sq = np.zeros(NUM_MEL_BINS)
@@ -256,7 +256,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     if args.jobs < 1:
         raise SateError(f"--jobs must be >= 1, got {args.jobs}")

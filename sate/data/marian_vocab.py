@@ -25,6 +25,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+import sentencepiece as spm
 
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
@@ -70,8 +71,6 @@ class MarianVocab:
     blank_id = 0  # ctc only
 
     def __init__(self, directory: str | Path, side: str, ctc_tokens: Sequence[str] | None = None) -> None:
-        import sentencepiece as spm
-
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         self.directory, self.side = Path(directory), side

@@ -22,6 +22,7 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
+import sentencepiece as spm
 
 from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
@@ -49,8 +50,6 @@ class Vocabulary:
     unk_id = 1
 
     def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
-        import sentencepiece as spm
-
         spm_model, token_list = Path(spm_model), Path(token_list)
         if not spm_model.is_file():
             raise SateError(f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
@@ -157,9 +156,6 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
 def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
     """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours)."""
     import io
-
-    import sentencepiece as spm
-
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
@@ -290,8 +286,6 @@ def run(args: argparse.Namespace) -> int:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))
     else:
         models = {side: train_spm(text, sizes[side], _OPTION[side]) for side, text in (("src", src), ("tgt", tgt))}
-    import sentencepiece as spm
-
     for side, model in models.items():
         with atomic_open(data_dir / layout.spm_model(side), "wb") as f:
             f.write(model)

@@ -175,7 +175,7 @@ def yaml_line(seg: dict) -> str:
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
                   jobs: int | None, progress: bool) -> dict:
     """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
-    from tqdm import tqdm
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     mt_dir = root / "mt"
     mt_dir.mkdir(parents=True, exist_ok=True)

@@ -115,7 +115,7 @@ def check_engines(pool: Sequence[Voice]) -> None:
 def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
     if rate == SAMPLE_RATE:
         return audio
-    from scipy.signal import resample_poly
+    from scipy.signal import resample_poly  # heavy: scipy (seconds), only to resample a voice
 
     g = gcd(rate, SAMPLE_RATE)
     return resample_poly(audio, SAMPLE_RATE // g, rate // g).astype(np.float32)
