@@ -26,7 +26,16 @@ from pathlib import Path
 import numpy as np
 
 from sate import layout
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
+from sate.data.audio import (
+    MIN_SAMPLES,
+    SAMPLE_RATE,
+    SHIFT,
+    WINDOW,
+    num_frames,
+    perturbed_samples,
+    read_segment,
+    wav_info,
+)
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines
@@ -36,8 +45,11 @@ SPEEDS = (0.9, 1.1)
 SPEED_SPLIT = "train_sp"
 SHARD_SIZE = 500  # utterances per ark shard: the unit of parallel work and of resuming
 # Everything that changes the stored values; part of each split's fingerprint.
-FEATURE_CONFIG = {"type": "fbank", "num_mel_bins": NUM_MEL_BINS, "frame_length_ms": 25, "frame_shift_ms": 10,
-                  "sample_rate": SAMPLE_RATE, "dither": 0.0, "scale": 32768, "min_samples": MIN_SAMPLES}
+FRAME_LENGTH_MS = 1000 * WINDOW // SAMPLE_RATE  # 25: the audio module's frames, in kaldi's units
+FRAME_SHIFT_MS = 1000 * SHIFT // SAMPLE_RATE  # 10
+FEATURE_CONFIG = {"type": "fbank", "num_mel_bins": NUM_MEL_BINS, "frame_length_ms": FRAME_LENGTH_MS,
+                  "frame_shift_ms": FRAME_SHIFT_MS, "sample_rate": SAMPLE_RATE, "dither": 0.0, "scale": 32768,
+                  "min_samples": MIN_SAMPLES}
 
 
 def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
@@ -53,8 +65,9 @@ def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
     if len(wave) < MIN_SAMPLES:
         wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
     x = torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)).unsqueeze(0) * 32768.0
-    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=25.0, frame_shift=10.0, dither=dither,
-                        energy_floor=0.0, sample_frequency=SAMPLE_RATE)
+    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=float(FRAME_LENGTH_MS),
+                        frame_shift=float(FRAME_SHIFT_MS), dither=dither, energy_floor=0.0,
+                        sample_frequency=SAMPLE_RATE)
     return feats.numpy()
 
 
