@@ -1,35 +1,41 @@
 """sate: end-to-end speech translation with SATE (Stacked Acoustic-and-Textual Encoding).
 
 The commands follow the pipeline, from a corpus to a scored translation; `sate COMMAND --help`
-describes one. Each command lives in its own module and is imported only when it runs, so
-`sate --help` is instant and `sate synth` never pays for importing torch.
+describes one. Each command lives in its own module, imported here; a command module imports
+torch only inside the functions that need it, so `sate --help` is instant and `sate synth` never
+pays for importing torch.
 """
 
 from __future__ import annotations
 
 import argparse
-import importlib
 import sys
+from types import ModuleType
 
+from sate.analysis import cli as analyze
+from sate.data import features, prep, vocab
+from sate.decode import evaluate, pack, segment, translate
 from sate.errors import SateError
+from sate.scoring import report, score
+from sate.synth import cli as synth
+from sate.train import average, show_config, trainer
 
 # name -> (module, one-line help). Order is the order of the pipeline.
-COMMANDS: dict[str, tuple[str, str]] = {
-    "synth": ("sate.data.synth", "build the offline English->German speech corpus in MuST-C layout"),
-    "prep": ("sate.data.prep", "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
-    "features": ("sate.data.features", "compute 80-dim fbank features and global CMVN statistics"),
-    "vocab": ("sate.data.vocab", "train SentencePiece models and write ESPnet-order token lists"),
-    "config": ("sate.train.show_config", "print every training config key with its default, or what a "
-                                         "config resolves to"),
-    "train": ("sate.train.trainer", "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
-    "average": ("sate.train.average", "average the last or best N checkpoints into one model file"),
-    "pack": ("sate.decode.pack", "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
-    "segment": ("sate.decode.segment", "cut audio files at pauses into speech segments (JSONL), as translate does"),
-    "translate": ("sate.decode.translate", "translate audio files of any length to text, JSONL or SRT"),
-    "evaluate": ("sate.decode.evaluate", "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
-    "score": ("sate.scoring.score", "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
-    "report": ("sate.scoring.report", "collect the evaluation results of an experiment into a markdown table"),
-    "analyze": ("sate.analysis.cli", "attention analysis: per-layer localness plots and cross-attention heatmaps"),
+COMMANDS: dict[str, tuple[ModuleType, str]] = {
+    "synth": (synth, "build the offline English->German speech corpus in MuST-C layout"),
+    "prep": (prep, "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
+    "features": (features, "compute 80-dim fbank features and global CMVN statistics"),
+    "vocab": (vocab, "train SentencePiece models and write ESPnet-order token lists"),
+    "config": (show_config, "print every training config key with its default, or what a config resolves to"),
+    "train": (trainer, "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
+    "average": (average, "average the last or best N checkpoints into one model file"),
+    "pack": (pack, "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
+    "segment": (segment, "cut audio files at pauses into speech segments (JSONL), as translate does"),
+    "translate": (translate, "translate audio files of any length to text, JSONL or SRT"),
+    "evaluate": (evaluate, "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
+    "score": (score, "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
+    "report": (report, "collect the evaluation results of an experiment into a markdown table"),
+    "analyze": (analyze, "attention analysis: per-layer localness plots and cross-attention heatmaps"),
 }
 
 
@@ -48,15 +54,15 @@ def _description(text: str) -> str:
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
-    """The full parser; only ``command``'s module is imported and gets its options."""
+    """The full parser; only ``command`` gets its options (the others' are not needed to dispatch)."""
     parser = argparse.ArgumentParser(prog="sate", description=__doc__.split("\n\n")[0],
                                      epilog="Run `sate COMMAND --help` for a command's options; docs/ has the manual.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    for name, (module_name, help_text) in COMMANDS.items():
-        module = importlib.import_module(module_name) if name == command else None
-        p = sub.add_parser(name, help=help_text, description=_description(module.__doc__ if module else help_text),
+    for name, (module, help_text) in COMMANDS.items():
+        chosen = name == command
+        p = sub.add_parser(name, help=help_text, description=_description(module.__doc__ if chosen else help_text),
                            formatter_class=HelpFormatter)
-        if module is not None:
+        if chosen:
             module.add_arguments(p)
             p.set_defaults(_module=module)
     return parser

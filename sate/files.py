@@ -1,4 +1,4 @@
-"""Writing files so that a kill never leaves a half-written file that looks complete.
+"""Writing files so that a kill never leaves a half-written file that looks complete, and reading back safely.
 
 Everything `sate` writes goes to a temporary sibling (same directory, so the rename is atomic), is
 flushed to disk, and replaces the target only once complete; on any error the temporary file is removed
@@ -7,17 +7,28 @@ and the previous version of the target, if any, is untouched.
 Permissions are those `open()` and `mkdir` give: `tempfile` creates its files 0600 and its directories
 0700, which would hide models and manifests from colleagues on a shared server, so a new file gets
 0666 and a new directory 0777 less the umask, and a replaced file keeps its mode.
+
+Checkpoints and model files (`torch.save` archives) are read by one reader, `read_checkpoint`: weights only, so a
+pickle never runs code, and with the zip checksums verified, so a damaged file is named instead of decoded into
+wrong weights. JSON files we did not write (hub model directories) are read by `read_json`.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import pickle
 import stat
 import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import IO, Any
+
+from sate.errors import SateError
+
+ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 
 
 def current_umask() -> int:
@@ -79,7 +90,93 @@ def atomic_write_lines(path: str | Path, lines: Iterable[str]) -> None:
 
 
 def atomic_torch_save(obj: Any, path: str | Path) -> None:
-    import torch
+    import torch  # heavy: torch
 
     with atomic_open(path, "wb") as f:
         torch.save(obj, f)
+
+
+class UnsafeCheckpoint(SateError):
+    """A checkpoint holding pickled objects that would run code when loaded: refused, never loaded."""
+
+    def __init__(self, message: str, names: str) -> None:
+        super().__init__(message)
+        self.names = names  # the pickled globals found, for the caller's message ("unknown" when unreadable)
+
+
+def damage(path: Path) -> str | None:
+    """Why a file looks damaged (empty, cut short, a checksum that disagrees), or None if it looks whole.
+
+    `torch.save` writes a zip archive; an interrupted copy or save loses its end, where the zip directory
+    is, and a flipped byte inside a tensor is read without a word by torch but fails the zip's CRC-32.
+    """
+    size = path.stat().st_size
+    if size == 0:
+        return "the file is empty (0 bytes)"
+    with open(path, "rb") as f:
+        head = f.read(len(ZIP_MAGIC))
+    if head != ZIP_MAGIC[:len(head)]:
+        return None  # not torch's zip format: foreign, not damaged
+    try:
+        with zipfile.ZipFile(path) as archive:
+            bad = archive.testzip()
+    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:
+        return f"the file is damaged or truncated ({size} bytes; {err}): was a copy or a save interrupted?"
+    return f"the file is damaged: {bad} fails its checksum" if bad else None
+
+
+def _first_line(err: BaseException) -> str:
+    text = str(err).strip()
+    return text.splitlines()[0] if text else type(err).__name__
+
+
+def _unsafe_globals(path: Path) -> str:
+    import torch  # heavy: torch, only when a checkpoint is read
+
+    try:
+        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
+    except Exception:  # noqa: BLE001 - the names only make the message better
+        return "unknown"
+    return ", ".join(names[:4]) or "unknown"
+
+
+def read_checkpoint(path: str | Path) -> Any:
+    """`torch.load` with weights_only=True and the zip checksums verified: pickled code or foreign objects are
+    refused, never run (`UnsafeCheckpoint` when the file holds pickled objects), and a damaged file is one
+    `SateError` saying so. Checking the checksums costs a fraction of a second for a model file; torch itself
+    would decode a damaged tensor into wrong weights without a word."""
+    import torch  # heavy: torch, only when a checkpoint is read
+
+    path = Path(path)
+    if not path.is_file():
+        raise SateError(f"checkpoint not found: {path}")
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True)
+    except Exception as err:  # torch raises UnpicklingError, RuntimeError or others by case
+        why = damage(path)
+        if why is not None:
+            raise SateError(f"{path}: {why}") from None
+        message = f"refusing to load {path}: not a plain-tensor checkpoint ({_first_line(err)})"
+        if isinstance(err, pickle.UnpicklingError):
+            names = _unsafe_globals(path)
+            if "Unsupported global" in str(err) or names != "unknown":
+                raise UnsafeCheckpoint(message, names) from None
+        raise SateError(message) from None
+    why = damage(path)
+    if why is not None:
+        raise SateError(f"{path}: {why}")
+    return data
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
+    hub model directories, hence the hint)."""
+    if not path.is_file():
+        raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        raise SateError(f"{path}: not valid JSON ({err})") from None
+    if not isinstance(data, dict):
+        raise SateError(f"{path}: expected a JSON object, got {type(data).__name__}")
+    return data

@@ -22,9 +22,9 @@ import pytest
 import soundfile as sf
 import torch
 
-from sate.data import synth
 from sate.data.text import normalize_source
-from sate.data.voices import Voice, speak, training_pool
+from sate.synth import corpus as synth
+from sate.synth.voices import Voice, speak, training_pool
 
 # Per split, how many Ding sentence pairs the shared corpus voices (about 20 in all).
 FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}

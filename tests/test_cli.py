@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+import subprocess
+import sys
 
 import pytest
 
@@ -26,3 +28,12 @@ def test_each_command_has_a_description_and_no_none_defaults(command: str, capsy
     assert done.value.code == 0
     printed = capsys.readouterr().out
     assert printed.startswith(f"usage: sate {command}") and "(default: None)" not in printed and "``" not in printed
+
+
+def test_no_command_module_imports_torch_at_module_level() -> None:
+    """`sate.cli` imports every command module, and none imports torch, Lightning or ESPnet at module level:
+    `sate --help` and `sate synth` never pay for them."""
+    heavy = {"torch", "torchaudio", "lightning", "espnet", "espnet2", "matplotlib"}
+    code = f"import sys, sate.cli; print(sorted({heavy!r} & set(sys.modules)))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"

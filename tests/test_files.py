@@ -1,4 +1,4 @@
-"""Atomic writes: a failure half way leaves the previous file and no temporary file behind."""
+"""Atomic writes: a failure half way leaves the previous file and no temporary file behind; safe checkpoint reads."""
 
 from __future__ import annotations
 
@@ -9,7 +9,15 @@ from pathlib import Path
 import pytest
 import torch
 
-from sate.files import atomic_open, atomic_torch_save, atomic_write_lines, atomic_write_text
+from sate.errors import SateError
+from sate.files import (
+    UnsafeCheckpoint,
+    atomic_open,
+    atomic_torch_save,
+    atomic_write_lines,
+    atomic_write_text,
+    read_checkpoint,
+)
 
 
 def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
@@ -57,3 +65,30 @@ def test_replacing_a_file_keeps_its_permissions(tmp_path: Path) -> None:
     path.chmod(0o640)
     atomic_write_text(path, "new\n")
     assert stat.S_IMODE(path.stat().st_mode) == 0o640 and path.read_text() == "new\n"
+
+
+class _Smuggler:
+    def __reduce__(self) -> tuple:
+        return (print, ("code ran",))
+
+
+def test_one_checkpoint_reader_for_model_files_and_training_checkpoints(tmp_path: Path) -> None:
+    """A tensor byte changed inside a training checkpoint fails its zip checksum (torch alone reads it silently), and
+    a pickled object is refused as unsafe, through `sate.train.resume` as through the model files."""
+    from sate.train.resume import read_checkpoint as read_training_checkpoint
+
+    path = tmp_path / "epoch001.ckpt"
+    atomic_torch_save({"sate": {"run_id": "r"}, "state_dict": {"w": torch.arange(4096.0)}}, path)
+    assert read_training_checkpoint(path)["sate"]["run_id"] == "r"
+    whole = path.read_bytes()
+    middle = whole.index(torch.arange(4096.0).numpy().tobytes()[:64]) + 4000
+    path.write_bytes(whole[:middle] + bytes(b ^ 0xFF for b in whole[middle:middle + 64]) + whole[middle + 64:])
+    assert torch.load(path, weights_only=True)["state_dict"]["w"].sum() != torch.arange(4096.0).sum()
+    for read in (read_checkpoint, read_training_checkpoint):
+        with pytest.raises(SateError, match="epoch001.ckpt: the file is damaged: .* fails its checksum"):
+            read(path)
+    torch.save({"sate": {}, "state_dict": {}, "payload": _Smuggler()}, path)
+    with pytest.raises(UnsafeCheckpoint, match="refusing to load .*epoch001.ckpt: not a plain-tensor checkpoint"):
+        read_checkpoint(path)
+    with pytest.raises(UnsafeCheckpoint, match="epoch001.ckpt: refused: it holds pickled objects"):
+        read_training_checkpoint(path)

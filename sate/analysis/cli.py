@@ -22,18 +22,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from sate import layout
+from sate.data.audio import read_segment, wav_info
+from sate.data.features import compute_fbank
+from sate.data.vocab import Vocabulary
+from sate.decode.pack import read_pack_yaml, training_cmvn
 from sate.errors import SateError
 
-if TYPE_CHECKING:  # imported when a command runs, so `sate analyze --help` stays instant
+if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
     from sate.data.dataset import CMVN
-    from sate.data.vocab import Vocabulary
     from sate.models.base import SateModel
-
-MODEL_FILE = "model.pt"
-CMVN_FILE = "cmvn.json"
-PACK_YAML = "sate.yaml"
-
 
 # ----------------------------------------------------------------------------------------------
 # Inputs
@@ -57,27 +56,26 @@ class AnalysisModel:
 
 def load_model(path: Path) -> AnalysisModel:
     """A model file, or a directory with model.pt (and, when packed, sate.yaml saying its CMVN)."""
-    from sate.decode.pack import read_pack_yaml, training_cmvn
-    from sate.models.model_file import model_from_file
+    from sate.models.model_file import model_from_file  # heavy: torch
 
     directory = path if path.is_dir() else None
-    model_file = path / MODEL_FILE if directory else path
+    model_file = path / layout.MODEL if directory else path
     if directory and not model_file.is_file():
-        raise SateError(f"{path}: directory holds no {MODEL_FILE} (give a model file or a `sate pack` directory)")
+        raise SateError(f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
     model, meta = model_from_file(model_file)
     meta = {k: v for k, v in meta.items() if k != "model"}
     cmvn = None
     if meta["task"] != "mt":
-        if directory and (directory / PACK_YAML).is_file():
+        if directory and (directory / layout.PACK_YAML).is_file():
             info = read_pack_yaml(directory)
             if info.task != meta["task"]:
-                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / PACK_YAML} "
+                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
                                 f"says {info.task}")
             cmvn = info.features["cmvn"]
         else:
             found = training_cmvn(model_file)
             cmvn = found[0] if found else "global"
-    name = path.name if directory else (path.parent.name if path.name == MODEL_FILE else path.stem)
+    name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)
     return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
 
 
@@ -91,28 +89,26 @@ def unique_names(models: list[AnalysisModel]) -> None:
 
 def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     """The CMVN of the module docstring's rule (None: raw features)."""
-    from sate.data.dataset import CMVN
+    from sate.data.dataset import CMVN  # heavy: torch
 
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
     if data is not None:
-        return CMVN.from_option(data / CMVN_FILE)
-    if am.directory is not None and (am.directory / CMVN_FILE).is_file():
-        return CMVN.from_option(am.directory / CMVN_FILE)
-    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {CMVN_FILE}) "
-                    f"or a packed directory holding {CMVN_FILE}")
+        return CMVN.from_option(data / layout.CMVN)
+    if am.directory is not None and (am.directory / layout.CMVN).is_file():
+        return CMVN.from_option(am.directory / layout.CMVN)
+    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
+                    f"or a packed directory holding {layout.CMVN}")
 
 
 def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
-    from sate.data.vocab import Vocabulary
-
     return Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
 
 
 def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) -> None:
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
-        raise SateError(f"{am.path}: its source token list differs from {data / 'tokens_src.txt'}; "
+        raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
                         "analyse it on the data directory it was trained on")
 
 
@@ -121,11 +117,11 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) ->
 
 
 def run_locality(args: argparse.Namespace) -> int:
-    from torch.utils.data import Subset
+    from torch.utils.data import Subset  # heavy: torch
 
-    from sate.analysis import locality
-    from sate.data.dataset import SpeechDataset, TextDataset
-    from sate.decode.api import pick_device
+    from sate.analysis import locality  # heavy: torch
+    from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
+    from sate.decode.api import pick_device  # heavy: torch
 
     if not 0.0 < args.window <= 1.0:
         raise SateError(f"--window must be in (0, 1], got {args.window}")
@@ -189,7 +185,7 @@ def find_index(ids: list[str], utt: str, manifest: Path) -> int:
 
 def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict[str, Any]:
     """A one-item batch of a prepared split: features for speech models, source ids for MT."""
-    from sate.data.dataset import SpeechDataset, TextDataset, collate
+    from sate.data.dataset import SpeechDataset, TextDataset, collate  # heavy: torch
 
     src_vocab, tgt_vocab = vocabularies(data)
     manifest = data / f"{split}.jsonl"
@@ -206,10 +202,8 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict
 
 def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, Any]:
     """A one-item batch of a whole audio file: fbank as `sate features` computes it, then the CMVN rule."""
-    import torch
+    import torch  # heavy: torch
 
-    from sate.data.audio import read_segment, wav_info
-    from sate.data.features import compute_fbank
 
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
@@ -221,8 +215,8 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, 
 
 
 def run_attention(args: argparse.Namespace) -> int:
-    from sate.analysis import heatmap
-    from sate.decode.api import pick_device
+    from sate.analysis import heatmap  # heavy: torch
+    from sate.decode.api import pick_device  # heavy: torch
 
     if args.out.suffix.lower() != ".png":
         raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
@@ -248,7 +242,7 @@ def run_attention(args: argparse.Namespace) -> int:
 
 
 def _choice(value: str) -> int | None:
-    from sate.analysis.heatmap import parse_choice
+    from sate.analysis.heatmap import parse_choice  # heavy: torch
 
     try:
         return parse_choice(value)

@@ -175,8 +175,8 @@ def select(view: UtteranceAttention, kind: str, layer: int | None, head: int | N
 def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_labels: Sequence[str | None],
                    title: str, xlabel: str, ylabel: str, path: Path) -> None:
     """A heatmap PNG of ``matrix`` (rows, cols); only labelled positions get a tick."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
+    from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 
     rows, cols = matrix.shape
     width, height = figure_inches(rows, cols)

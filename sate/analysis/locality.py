@@ -152,8 +152,8 @@ def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
 
 def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> None:
     """The paper-style line plot: a colour per model, solid for acoustic and dashed for textual encoders."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
+    from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 
     fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
     FigureCanvasAgg(fig)

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from sate.data import synth
+from sate.synth import corpus as synth
 
 DEMO_SIZES = {"text_size": 40000, "dev_size": 300, "test_size": 300}  # recipes/synth/run.sh's defaults
 

@@ -24,6 +24,7 @@ import torch
 
 from sate.bench.measure import fastest, stopwatch
 from sate.bench.train import thread_stopwatch
+from sate.models.config import AcousticConfig, AdaptorConfig, CTCConfig
 
 D_MODEL = 512  # opus-mt's width
 FULL_VOCAB = 58101  # opus-mt-en-de's vocab.json
@@ -43,9 +44,8 @@ class _Head(torch.nn.Module):
     """CTC over `vocab` and the shrink (league) adaptor reading its posteriors and an embedding (vocab, D)."""
 
     def __init__(self, vocab: int) -> None:
-        from sate.models.adaptor import build_adaptor
-        from sate.models.config import AdaptorConfig, CTCConfig
-        from sate.models.ctc import build_ctc
+        from sate.models.adaptor import build_adaptor  # heavy: ESPnet
+        from sate.models.ctc import build_ctc  # heavy: ESPnet
 
         super().__init__()
         self.ctc = build_ctc(vocab, D_MODEL, CTCConfig())
@@ -54,8 +54,8 @@ class _Head(torch.nn.Module):
 
     def forward(self, h: torch.Tensor, lengths: torch.Tensor, targets: torch.Tensor,
                 target_lengths: torch.Tensor) -> torch.Tensor:
-        from sate.models.ctc import ctc_logits
-        from sate.models.losses import ctc_loss
+        from sate.models.ctc import ctc_logits  # heavy: ESPnet
+        from sate.models.losses import ctc_loss  # heavy: ESPnet
 
         logits = ctc_logits(self.ctc, h)
         adapted, _ = self.adaptor(h, lengths, logits, self.embedding)
@@ -77,8 +77,7 @@ def _step(encoder: torch.nn.Module, head: _Head | None, batch: dict[str, torch.T
 
 def run(sizes: list[int], repeat: int) -> dict[str, Any]:
     """Step seconds and peak memory rise of the encoder alone and with CTC + adaptor at each size."""
-    from sate.models.config import AcousticConfig
-    from sate.models.hub.speech import HubAcousticEncoder
+    from sate.models.hub.speech import HubAcousticEncoder  # heavy: torch
 
     torch.manual_seed(0)
     conf = AcousticConfig(type="hf_wav2vec2", hub=WAV2VEC2_BASE, freeze_feature_extractor=True)

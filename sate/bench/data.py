@@ -28,9 +28,12 @@ import numpy as np
 import soundfile as sf
 import torch
 
+from sate import layout
 from sate.bench.measure import stopwatch
+from sate.cli import main as sate
 from sate.data.manifest import manifest_splits, read_manifest, write_manifest
 from sate.data.sampler import BucketBatchSampler
+from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
 # A made-up lexicon of 400 words, enough text for 100-piece vocabularies.
@@ -78,8 +81,6 @@ def write_tone_corpus(root: Path, minutes: float, seed: int = 0) -> None:
 
 def quiet(argv: list[object]) -> float:
     """Run a sate command without its output; returns wall seconds."""
-    from sate.cli import main as sate
-
     lap = stopwatch()
     err = io.StringIO()
     with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(err):
@@ -92,14 +93,13 @@ def quiet(argv: list[object]) -> float:
 def loader_speed(data: Path, workers: int, max_frames: int) -> dict[str, float]:
     """Steady-state utterances/s of the train loader (CMVN, SpecAugment) from its first batch on, over up to
     LOADER_UTTERANCES utterances or LOADER_EPOCHS epochs, and the seconds until that first batch (start-up)."""
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader  # heavy: torch
 
-    from sate.data.dataset import SpeechDataset, collate
-    from sate.data.specaug import SpecAugment
-    from sate.data.vocab import Vocabulary
+    from sate.data.dataset import SpeechDataset, collate  # heavy: torch
+    from sate.data.specaug import SpecAugment  # heavy: torch
 
     ds = SpeechDataset.from_data_dir(data, "train", Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt"),
-                                     cmvn=data / "cmvn.json")
+                                     cmvn=data / layout.CMVN)
     sampler = BucketBatchSampler(ds.lengths, max_frames=max_frames, seed=0)
     loader = DataLoader(ds, batch_sampler=sampler, collate_fn=collate, num_workers=workers,
                         persistent_workers=workers > 0)
@@ -151,7 +151,7 @@ def run(data: Path | None, minutes: float, jobs: int, max_frames: int) -> dict[s
             audio = sum(float(r["duration"]) for r in rows)
             result.update(utterances=len(rows), audio_minutes=round(audio / 60, 1), features=[])
             for n in sorted({1, jobs}):
-                shutil.rmtree(work / "fbank", ignore_errors=True)
+                shutil.rmtree(work / layout.FBANK_DIR, ignore_errors=True)
                 seconds = quiet(["features", "--data", work, "--jobs", n])
                 result["features"].append({"jobs": n, "seconds": round(seconds, 2),
                                            "x_real_time": round(audio / seconds, 1),

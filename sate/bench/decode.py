@@ -62,7 +62,7 @@ def sate_decode(model: SateModel, items: list[dict], batch_size: int, options: D
 @torch.no_grad()
 def espnet_decode(model: SateModel, items: list[dict], beam: int) -> Decoded:
     """One utterance at a time, as espnet2.bin.st_inference: encode, then ESPnet's BatchBeamSearch."""
-    from espnet.nets.batch_beam_search import BatchBeamSearch
+    from espnet.nets.batch_beam_search import BatchBeamSearch  # heavy: ESPnet
 
     logging.getLogger("espnet.nets.beam_search").setLevel(logging.ERROR)  # one warning per max-length hypothesis
     eos = model.eos
@@ -81,7 +81,7 @@ def espnet_decode(model: SateModel, items: list[dict], beam: int) -> Decoded:
 
 
 def bleu(hyps: list[list[int]], refs: list[str], vocab: Vocabulary) -> float:
-    import sacrebleu
+    import sacrebleu  # slow: sacrebleu (0.3 s)
 
     return round(sacrebleu.corpus_bleu([vocab.decode(h) for h in hyps], [refs]).score, 2)
 

@@ -55,7 +55,7 @@ def tokens(size: int) -> list[str]:
 
 def paper_model(section: str = "st", vocab: int = VOCAB, conf: dict | None = None) -> Any:
     """The model section of conf/mustc/<section>.yaml (or `conf`), distillation off, random weights."""
-    from sate.models import build_model
+    from sate.models import build_model  # heavy: ESPnet
 
     model_conf = copy.deepcopy(conf or yaml.safe_load((CONF / f"{section}.yaml").read_text())["model"])
     if section == "st":
@@ -65,8 +65,8 @@ def paper_model(section: str = "st", vocab: int = VOCAB, conf: dict | None = Non
 
 def with_teachers(student_conf: dict, work: Path, vocab: int, teacher_confs: dict[str, dict]) -> Any:
     """The ST model with its ASR and MT teachers (random, saved as model files in `work`) attached."""
-    from sate.models.model_file import save_model_file
-    from sate.train.setup import build_for_training
+    from sate.models.model_file import save_model_file  # heavy: torch
+    from sate.train.setup import build_for_training  # heavy: torch
 
     kd = {"asr_weight": 0.5, "mt_weight": 0.5}
     for side, conf in teacher_confs.items():
@@ -81,8 +81,8 @@ def with_teachers(student_conf: dict, work: Path, vocab: int, teacher_confs: dic
 
 def fake_batches(count: int, max_frames: int, vocab: int, seed: int = 0) -> list[dict]:
     """`count` batches of our sampler over MuST-C-like lengths, random fbank and tokens (on the CPU)."""
-    from sate.data.dataset import collate
-    from sate.data.sampler import BucketBatchSampler
+    from sate.data.dataset import collate  # heavy: torch
+    from sate.data.sampler import BucketBatchSampler  # heavy: torch
 
     rng = np.random.default_rng(seed)
     durations = mustc_like_durations(rng, 120 * count + 400)  # enough for `count` full batches
@@ -153,10 +153,10 @@ def train_steps(model: torch.nn.Module, batches: list[dict], device: torch.devic
 @torch.no_grad()
 def decode(model: Any, items: list[dict], batch_size: int, beam: int, device: torch.device) -> dict[str, Any]:
     """Our batched beam search against ESPnet's one utterance at a time (module docstring)."""
-    from espnet.nets.batch_beam_search import BatchBeamSearch
+    from espnet.nets.batch_beam_search import BatchBeamSearch  # heavy: ESPnet
 
-    from sate.data.dataset import collate
-    from sate.decode.beam_search import DecodeOptions, decode_memory, encode_for_decoding
+    from sate.data.dataset import collate  # heavy: torch
+    from sate.decode.beam_search import DecodeOptions, decode_memory, encode_for_decoding  # heavy: torch
 
     model.to(device).eval()  # left there: the caller moves it back
     audio = sum(int(i["feats"].size(0)) for i in items) / 100
@@ -190,8 +190,8 @@ def decode(model: Any, items: list[dict], batch_size: int, beam: int, device: to
 
 def _ddp_worker(rank: int, world: int, port: int, max_frames: int, steps: int, out: str) -> None:
     """One rank of the two-GPU DDP step (spawned): paper-size SATE, bf16, `steps` timed steps."""
-    import torch.distributed as dist
-    from torch.nn.parallel import DistributedDataParallel
+    import torch.distributed as dist  # heavy: torch
+    from torch.nn.parallel import DistributedDataParallel  # heavy: torch
 
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("nccl", rank=rank, world_size=world)
@@ -210,7 +210,7 @@ def ddp_step(max_frames: int, steps: int) -> dict[str, Any]:
     """Steps/s of DDP on two GPUs (each with its own batch of `max_frames`)."""
     import socket
 
-    import torch.multiprocessing as mp
+    import torch.multiprocessing as mp  # heavy: torch
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -228,7 +228,7 @@ def estimate_hours(frames_per_s: float, gpus: int, efficiency: float) -> float:
 
 def run(steps: int = 10, decode_utts: int = 32, beam: int = 5, max_frames: int | None = None) -> dict[str, Any]:
     """Every figure of the module docstring, on the first CUDA device; raises `SateError` without one."""
-    from sate.bench.train import espnet_counterpart
+    from sate.bench.train import espnet_counterpart  # heavy: torch
 
     require_cuda()
     started = time.perf_counter()

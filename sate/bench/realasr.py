@@ -1,6 +1,6 @@
 """The ASR gap on real speech: a packed model's CTC WER on the clean Asterisk prompts.
 
-Each spoken prompt (`sate.data.asterisk`: real human speech, 8 kHz resampled to 16 kHz) is decoded
+Each spoken prompt (`sate.bench.asterisk`: real human speech, 8 kHz resampled to 16 kHz) is decoded
 whole, without a VAD, exactly as `sate translate --transcript` decodes a segment (fbank, the pack's
 CMVN, the acoustic encoder's greedy CTC output). WER is `sate.scoring.score.word_error_rate` against
 the prompt texts normalised like the training transcripts (lowercase, no punctuation; digits stay
@@ -14,8 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from sate.bench.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.bench.measure import stopwatch
-from sate.data.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.data.audio import SAMPLE_RATE
 from sate.errors import SateError
 from sate.scoring.score import word_error_rate
@@ -24,7 +24,7 @@ EXAMPLES = 5  # prompts shown with their transcripts
 
 
 def run(pack: Path, batch_size: int = 16) -> dict[str, Any]:
-    from sate.decode.api import SpeechTranslator
+    from sate.decode.api import SpeechTranslator  # heavy: torch
 
     translator = SpeechTranslator.load(pack, device="cpu")
     if translator.task == "mt":

@@ -28,9 +28,12 @@ from typing import Any
 import numpy as np
 import yaml
 
+from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
+from sate.cli import main as sate
 from sate.data.manifest import write_manifest
+from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
 SEGMENTS = 229_700  # MuST-C En-De v1 train
@@ -68,17 +71,15 @@ def _lexicon(rng: np.random.Generator, size: int) -> list[str]:
 
 def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
     """A prepared data dir of `segments` MuST-C-like train rows (module docstring); returns what it holds."""
-    import kaldiio
-
-    from sate.cli import main as sate
+    import kaldiio  # slow: kaldiio, only where features are read or written
 
     rng = np.random.default_rng(seed)
     root.mkdir(parents=True, exist_ok=True)
-    (root / "fbank").mkdir(exist_ok=True)
+    (root / layout.FBANK_DIR).mkdir(exist_ok=True)
     durations = mustc_like_durations(rng, segments + 200)
     frames = np.maximum(FRAME_STEP, np.round(durations * 100 / FRAME_STEP).astype(int) * FRAME_STEP)
     offsets: dict[int, str] = {}
-    ark, scp = root / "fbank" / "shared.ark", root / "fbank" / "shared.scp"
+    ark, scp = root / layout.FBANK_DIR / "shared.ark", root / layout.FBANK_DIR / "shared.scp"
     with kaldiio.WriteHelper(f"ark,scp:{ark},{scp}") as writer:
         for n in sorted(set(frames.tolist())):
             writer(f"len{n}", rng.standard_normal((n, 80)).astype(np.float32))
@@ -104,9 +105,9 @@ def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
             if sate(["vocab", "--data", str(root), "--src-size", "1000", "--tgt-size", "1000"]) != 0:
                 raise SateError("sate vocab failed on the fake data")
         write_manifest(root / f"{split}.jsonl", manifest)
-        (root / "fbank" / f"{split}.scp").write_text("\n".join(index) + "\n")
+        (root / layout.FBANK_DIR / f"{split}.scp").write_text("\n".join(index) + "\n")
     mean, std = np.zeros(80), np.ones(80)
-    (root / "cmvn.json").write_text(json.dumps({"split": "train", "frames": int(frames.sum()),
+    (root / layout.CMVN).write_text(json.dumps({"split": "train", "frames": int(frames.sum()),
                                                 "mean": mean.tolist(), "std": std.tolist()}))
     return {"segments": segments, "hours": round(float(durations[:segments].sum()) / 3600, 1),
             "distinct_matrices": len(offsets), "ark_mib": round(ark.stat().st_size / MiB, 1)}
@@ -147,10 +148,10 @@ def startup(data: Path, work: Path, max_frames: int, workers: int) -> dict[str, 
 
 def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) -> dict[str, Any]:
     """Frames/s and batches/s of the training DataLoader over `batches` batches (after the first)."""
-    import torch
-    from torch.utils.data import DataLoader
+    import torch  # heavy: torch
+    from torch.utils.data import DataLoader  # heavy: torch
 
-    from sate.data.dataset import collate
+    from sate.data.dataset import collate  # heavy: torch
 
     loader = DataLoader(dataset, batch_sampler=sampler, collate_fn=collate, num_workers=workers,
                         generator=torch.Generator().manual_seed(0))
@@ -166,9 +167,8 @@ def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) ->
 
 def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str, Any]:
     """Every figure of the module docstring, on fake data written to a temporary directory."""
-    from sate.data.dataset import SpeechDataset
-    from sate.data.sampler import BucketBatchSampler
-    from sate.data.vocab import Vocabulary
+    from sate.data.dataset import SpeechDataset  # heavy: torch
+    from sate.data.sampler import BucketBatchSampler  # heavy: torch
 
     with tempfile.TemporaryDirectory(prefix="sate-scale-") as tmp:
         data = Path(tmp) / "data"
@@ -177,7 +177,7 @@ def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str,
         written["write_seconds"] = round(lap(), 1)
         src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
         dataset, index_s, index_mib, index_rise = _kept(
-            lambda: SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / "cmvn.json"))
+            lambda: SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / layout.CMVN))
         sampler = BucketBatchSampler(dataset.lengths, max_frames=max_frames, seed=0)
         epoch, sampler_s, sampler_mib, sampler_rise = _kept(sampler.global_batches)
         loader = loader_throughput(dataset, sampler, workers, min(batches, len(epoch) - 1))

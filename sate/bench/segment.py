@@ -1,8 +1,8 @@
 """Segmentation of real human speech under noise: silero-vad against the energy VAD.
 
-The recording: ``utterances`` Asterisk prompts (`sate.data.asterisk`; real speech, one US speaker,
+The recording: ``utterances`` Asterisk prompts (`sate.bench.asterisk`; real speech, one US speaker,
 8 kHz telephone audio resampled to 16 kHz), drawn with ``seed``, laid end to end with pauses of
-0.2-2 s (`sate.data.recordings`); prompts longer than ``MAX_PROMPT`` seconds are left out (the
+0.2-2 s (`sate.bench.recordings`); prompts longer than ``MAX_PROMPT`` seconds are left out (the
 segmenter would rightly cut them at the 20 s limit). It is scored clean, and with white noise,
 babble (five talkers made of the prompts not in the recording) and music-like tones under all of it
 at 20, 10 and 5 dB SNR. Each VAD segments each version with the default options of `sate segment`
@@ -19,9 +19,9 @@ from typing import Any
 import numpy as np
 import torch
 
+from sate.bench import recordings
+from sate.bench.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.bench.measure import stopwatch
-from sate.data import recordings
-from sate.data.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.data.audio import SAMPLE_RATE
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError

@@ -17,12 +17,15 @@ from typing import Any
 
 import torch
 
+from sate import layout
+from sate.cli import main as sate
 from sate.data.dataset import SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.model_file import model_from_file
 from sate.models.tiny import tiny_config
+from sate.synth import corpus as synth
 
 TINY_STEPS = 300
 TINY_MODEL = tiny_config("st", acoustic_type="transformer", decoder_layers=2, dropout=0.0)
@@ -48,7 +51,7 @@ class Subject:
             if not (self.data / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data / f'{split}.jsonl'} is missing (a split of the prepared data dir)")
             self._datasets[split] = SpeechDataset.from_data_dir(self.data, split, self.src, self.tgt,
-                                                                cmvn=self.data / "cmvn.json")
+                                                                cmvn=self.data / layout.CMVN)
         return self._datasets[split]
 
     def describe(self) -> dict[str, str]:
@@ -86,10 +89,8 @@ def fit(model: SateModel, batch: dict[str, Any], steps: int, log: bool = True) -
 
 def build_tiny(work: Path) -> Subject:
     """Voice a small synth corpus into `work`, prepare it and fit a tiny ST model to its train split."""
-    from sate.cli import main as sate
-    from sate.data import synth
-    from sate.models import build_model
-    from sate.models.model_file import save_model_file
+    from sate.models import build_model  # heavy: ESPnet
+    from sate.models.model_file import save_model_file  # heavy: torch
 
     pairs, left = [], dict(TINY_SPLITS)
     for en, de in synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir())):
@@ -105,9 +106,9 @@ def build_tiny(work: Path) -> Subject:
         if sate(argv) != 0:
             raise SateError(f"sate {' '.join(argv)} failed")
     src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
-    train = SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / "cmvn.json")
+    train = SpeechDataset.from_data_dir(data, "train", src, tgt, cmvn=data / layout.CMVN)
     torch.manual_seed(0)
     model = fit(build_model("st", TINY_MODEL, len(src), len(tgt)), collate(list(train)), TINY_STEPS)
-    model_file = work / "model.pt"
+    model_file = work / layout.MODEL
     save_model_file(model_file, model, src.tokens, tgt.tokens)
     return load_subject(model_file, data, tiny=True)

@@ -132,11 +132,11 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict
 
 def loader_throughput(store_dir: Path, max_tokens: int, batches: int) -> dict[str, Any]:
     """Pairs and tokens per second of the MT training loader over the store, and the RSS it adds."""
-    from torch.utils.data import DataLoader
+    from torch.utils.data import DataLoader  # heavy: torch
 
-    from sate.data.dataset import collate
-    from sate.data.sampler import BucketBatchSampler
-    from sate.data.text_shards import ShardedText
+    from sate.data.dataset import collate  # heavy: torch
+    from sate.data.sampler import BucketBatchSampler  # heavy: torch
+    from sate.data.text_shards import ShardedText  # heavy: torch
 
     before = _rss()
     store = ShardedText(store_dir)

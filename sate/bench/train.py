@@ -40,6 +40,7 @@ import numpy as np
 import torch
 import yaml
 
+from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import Peak, peak_memory, stopwatch
 from sate.bench.subject import Subject
@@ -63,7 +64,7 @@ NO_DISTILLATION = {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher"
 
 def default_max_frames(model_path: Path) -> int:
     """The batch cap the model was trained with (``batch.per_device`` of config.yaml beside it), else 20000."""
-    config = model_path.parent / "config.yaml"
+    config = model_path.parent / layout.CONFIG
     if config.is_file():
         per_device = (yaml.safe_load(config.read_text()) or {}).get("batch", {}).get("per_device")
         if per_device:
@@ -87,7 +88,7 @@ def ours_for_training(model: SateModel, fast_modules: bool = True) -> SateModel:
 
 def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> torch.nn.Module:
     """ESPnet's ST model with a hier_encoder, our dimensions and our weights (module docstring)."""
-    from espnet2.st.espnet_model import ESPnetSTModel
+    from espnet2.st.espnet_model import ESPnetSTModel  # heavy: ESPnet
 
     conf, d_model = model.conf, model.conf.d_model
     name, kwargs = espnet_encoder_kwargs(conf.acoustic, d_model)
@@ -196,7 +197,7 @@ def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float
 
 def profile_step(model: torch.nn.Module, batch: dict, top: int = 8) -> list[dict[str, Any]]:
     """The operators with the largest share of one training step's self CPU time."""
-    from torch.profiler import ProfilerActivity, profile
+    from torch.profiler import ProfilerActivity, profile  # heavy: torch
 
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         _step(model, batch, espnet=False)

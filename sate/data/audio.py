@@ -1,10 +1,11 @@
-"""Reading segments of audio files (any format soundfile reads: WAV, FLAC, ...) as 16 kHz mono.
+"""Reading audio (any format soundfile reads: WAV, FLAC, ...) as 16 kHz mono, and its 25 ms frames.
 
 MuST-C stores one wav per TED talk, sliced by offset and duration; we never cut it into per-segment files.
 LibriSpeech and Augmented LibriSpeech store one file per utterance (offset 0, the whole file). Every stage that
 needs a segment's length (prep's ``n_frames``, the feature extractor, speed perturbation) goes
 through the functions here, so the frame count in the manifest always equals the number of
-feature frames stored.
+feature frames stored. Whole recordings (`sate translate`, `sate segment`) are read by ``read_audio``; the frame
+constants ``WINDOW`` and ``SHIFT`` are those of the features and of the energy VAD alike.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from sate.errors import SateError
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
 SHIFT = 160  # 10 ms at 16 kHz
+SILENCE_DB = -100.0  # the energy of digital silence (log floor)
+READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
 # Segments shorter than this (0.1 s) are zero-padded to it, so every kept row (dev/test keep
 # even zero-length segments) yields 8 frames: enough for a 4x convolutional subsampling front-end.
 MIN_SAMPLES = 1600
@@ -107,8 +110,8 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     and pitch change together, like sox ``speed``), giving ``perturbed_samples`` samples.
     ``sample_rate`` saves reopening the header when the caller already knows it.
     """
-    import torch
-    import torchaudio.functional as AF
+    import torch  # heavy: torch
+    import torchaudio.functional as AF  # heavy: torch
 
     n_samples = round(duration * SAMPLE_RATE)
     if sample_rate is None:
@@ -130,3 +133,80 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
             wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
         wave = _fit(wave, n_out)
     return wave
+
+
+def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
+    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels)."""
+    wave = np.asarray(wave)
+    if wave.ndim == 2:
+        wave = wave.mean(axis=1)
+    elif wave.ndim != 1:
+        raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
+    if np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
+        wave = wave / float(np.iinfo(wave.dtype).max + 1)
+    elif not np.issubdtype(wave.dtype, np.floating):
+        raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
+    if sample_rate <= 0:
+        raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
+    check_finite(wave, name, sample_rate)
+    wave = np.ascontiguousarray(wave, dtype=np.float32)
+    if sample_rate != SAMPLE_RATE and len(wave):
+        import torch  # heavy: torch
+        import torchaudio.functional as AF  # heavy: torch
+
+        wave = AF.resample(torch.from_numpy(wave), sample_rate, SAMPLE_RATE).numpy()
+    return wave
+
+
+def read_audio(path: str | Path) -> np.ndarray:
+    """A whole audio file as float32 16 kHz mono; bad input becomes one `SateError` naming the file.
+
+    Anything libsndfile reads (wav, flac, ogg, mp3 where the build supports it), any rate, any
+    channel count. Channels are averaged block by block, so a long multichannel file never sits
+    in memory at full width.
+    """
+    path = Path(path)
+    if not path.exists():
+        raise SateError(f"{path}: no such file")
+    if path.is_dir():
+        raise SateError(f"{path}: is a directory, not an audio file")
+    if path.stat().st_size == 0:
+        raise SateError(f"{path}: the file is empty (0 bytes)")
+    try:
+        with sf.SoundFile(str(path)) as f:
+            rate = f.samplerate
+            blocks = [block.mean(axis=1) for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True)]
+    except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
+        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+        raise SateError(f"{path}: cannot read audio ({first})") from None
+    wave = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+    if len(wave) == 0:
+        raise SateError(f"{path}: holds no audio samples")
+    return to_mono_16k(wave, rate, str(path))
+
+
+def frame_energy_db(wave: np.ndarray, window: int = WINDOW, hop: int = SHIFT) -> np.ndarray:
+    """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default
+    25 ms every 10 ms); frame k starts at sample k * hop, and a partial last frame is left out.
+
+    Computed from running sums a chunk at a time, so an hour of audio needs no frame matrix.
+    """
+    if len(wave) < window:
+        wave = np.concatenate([wave, np.zeros(window - len(wave), dtype=np.float32)])
+    n_frames = 1 + (len(wave) - window) // hop
+    power = np.empty(n_frames)
+    chunk = 10000
+    for f0 in range(0, n_frames, chunk):
+        f1 = min(n_frames, f0 + chunk)
+        x = wave[f0 * hop:(f1 - 1) * hop + window].astype(np.float64)
+        sums = np.concatenate([[0.0], np.cumsum(x * x)])
+        starts = np.arange(f1 - f0) * hop
+        power[f0:f1] = (sums[starts + window] - sums[starts]) / window
+    return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
+
+
+def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
+    """[start, stop) index pairs of the True runs of a boolean array."""
+    padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
+    edges = np.flatnonzero(np.diff(padded))
+    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))

@@ -15,11 +15,13 @@ import numpy as np
 import torch
 from torch.utils.data import ConcatDataset, Dataset
 
+from sate import layout
+from sate.data.features import load_cmvn
 from sate.data.manifest import read_manifest, require_translations
-from sate.data.vocab import Vocabulary
+from sate.data.tokens import IGNORE_ID
+from sate.data.vocab import Vocabulary, target_ids
+from sate.data.waveform import WaveformDataset
 from sate.errors import SateError
-
-IGNORE_ID = -1  # padding value of id tensors (`src`, `tgt`); those positions carry no loss
 
 
 class CMVN:
@@ -37,8 +39,6 @@ class CMVN:
             return cmvn
         if str(cmvn) == "utterance":
             return cls()
-        from sate.data.features import load_cmvn
-
         return cls(*load_cmvn(cmvn))
 
     def __call__(self, feats: np.ndarray) -> np.ndarray:
@@ -47,15 +47,6 @@ class CMVN:
         else:
             mean, std = self.mean, self.std
         return ((feats - mean) / np.maximum(std, 1e-5)).astype(np.float32)
-
-
-def target_ids(manifest: str | Path, rows: list[dict], tgt_vocab: Vocabulary | None) -> list[np.ndarray]:
-    """Each row's translation as ids; with no target vocabulary (ASR: none needed) every row's are empty, so a
-    transcript-only split (``tgt`` null) trains ASR, and only ASR."""
-    if tgt_vocab is None:
-        return [np.zeros(0, dtype=np.int64) for _ in rows]
-    require_translations(manifest, rows)
-    return tgt_vocab.encode_many([row["tgt"] for row in rows])
 
 
 class SpeechDataset(Dataset):
@@ -68,7 +59,7 @@ class SpeechDataset(Dataset):
 
     def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary,
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
-        import kaldiio
+        import kaldiio  # slow: kaldiio, only where features are read or written
 
         self.rows = read_manifest(manifest)
         feats_scp = Path(feats_scp)
@@ -89,7 +80,8 @@ class SpeechDataset(Dataset):
                       cmvn: str | Path | CMVN | None = None) -> SpeechDataset:
         """``DATA/<split>.jsonl`` with ``DATA/fbank/<split>.scp``."""
         data_dir = Path(data_dir)
-        return cls(data_dir / f"{split}.jsonl", data_dir / "fbank" / f"{split}.scp", src_vocab, tgt_vocab, cmvn)
+        scp = data_dir / layout.FBANK_DIR / f"{split}.scp"
+        return cls(data_dir / f"{split}.jsonl", scp, src_vocab, tgt_vocab, cmvn)
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -111,8 +103,6 @@ def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_
     """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
     (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply). ``tgt_vocab`` None: ASR."""
     if features == "waveform":
-        from sate.data.waveform import WaveformDataset
-
         return WaveformDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab)
     return SpeechDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab, cmvn)
 

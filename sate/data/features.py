@@ -25,7 +25,17 @@ from pathlib import Path
 
 import numpy as np
 
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, num_frames, perturbed_samples, read_segment, wav_info
+from sate import layout
+from sate.data.audio import (
+    MIN_SAMPLES,
+    SAMPLE_RATE,
+    SHIFT,
+    WINDOW,
+    num_frames,
+    perturbed_samples,
+    read_segment,
+    wav_info,
+)
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines
@@ -35,8 +45,11 @@ SPEEDS = (0.9, 1.1)
 SPEED_SPLIT = "train_sp"
 SHARD_SIZE = 500  # utterances per ark shard: the unit of parallel work and of resuming
 # Everything that changes the stored values; part of each split's fingerprint.
-FEATURE_CONFIG = {"type": "fbank", "num_mel_bins": NUM_MEL_BINS, "frame_length_ms": 25, "frame_shift_ms": 10,
-                  "sample_rate": SAMPLE_RATE, "dither": 0.0, "scale": 32768, "min_samples": MIN_SAMPLES}
+FRAME_LENGTH_MS = 1000 * WINDOW // SAMPLE_RATE  # 25: the audio module's frames, in kaldi's units
+FRAME_SHIFT_MS = 1000 * SHIFT // SAMPLE_RATE  # 10
+FEATURE_CONFIG = {"type": "fbank", "num_mel_bins": NUM_MEL_BINS, "frame_length_ms": FRAME_LENGTH_MS,
+                  "frame_shift_ms": FRAME_SHIFT_MS, "sample_rate": SAMPLE_RATE, "dither": 0.0, "scale": 32768,
+                  "min_samples": MIN_SAMPLES}
 
 
 def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
@@ -46,14 +59,15 @@ def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
     ``MIN_SAMPLES`` so even an empty segment gives ``num_frames(0)`` frames. Stored features use
     ``dither=0``; the argument exists for on-the-fly extraction (e.g. decoding raw audio).
     """
-    import torch
-    import torchaudio.compliance.kaldi as kaldi
+    import torch  # heavy: torch
+    import torchaudio.compliance.kaldi as kaldi  # heavy: torch
 
     if len(wave) < MIN_SAMPLES:
         wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
     x = torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)).unsqueeze(0) * 32768.0
-    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=25.0, frame_shift=10.0, dither=dither,
-                        energy_floor=0.0, sample_frequency=SAMPLE_RATE)
+    feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=float(FRAME_LENGTH_MS),
+                        frame_shift=float(FRAME_SHIFT_MS), dither=dither, energy_floor=0.0,
+                        sample_frequency=SAMPLE_RATE)
     return feats.numpy()
 
 
@@ -96,7 +110,7 @@ class Shard:
 
 
 def _init_worker() -> None:
-    import torch
+    import torch  # heavy: torch
 
     torch.set_num_threads(1)
 
@@ -107,7 +121,7 @@ def compute_shard(shard: Shard) -> int:
     Rows that read the same slice as the row before them (Augmented LibriSpeech's second translation of a segment)
     are computed and stored once: the scp points both ids at one matrix, and CMVN counts its frames once.
     """
-    from kaldiio.matio import write_array
+    from kaldiio.matio import write_array  # slow: kaldiio, only where features are read or written
 
     total = np.zeros(NUM_MEL_BINS)
     total_sq = np.zeros(NUM_MEL_BINS)
@@ -171,7 +185,7 @@ class SplitPlan:
 
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
-    fbank = (data_dir / "fbank").resolve()
+    fbank = (data_dir / layout.FBANK_DIR).resolve()
     shard_dir = fbank / split
     plan_path = shard_dir / "plan.json"
     inherited = None
@@ -255,7 +269,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     if args.jobs < 1:
         raise SateError(f"--jobs must be >= 1, got {args.jobs}")
@@ -291,7 +305,7 @@ def run(args: argparse.Namespace) -> int:
                     bar.update(count)
     for plan in plans.values():
         finish_split(plan)
-    cmvn_path = data_dir / "cmvn.json"
+    cmvn_path = data_dir / layout.CMVN
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"wrote {cmvn_path}")

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines
-from sate.data.prep import RowFilter, SplitResult, audio_info
+from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
-from sate.data.prep import RowFilter, SplitResult, audio_info
+from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 

@@ -25,12 +25,13 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 import numpy as np
+import sentencepiece as spm
 
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
-from sate.data.vocab import BLANK, UNK, token_ids
+from sate.data.tokens import BLANK, UNK, token_ids
 from sate.errors import SateError
-from sate.models.hub.files import read_json
+from sate.files import atomic_open, atomic_write_lines, read_json
 
 FILES = ("source.spm", "target.spm", "vocab.json")
 CTC_TOKENS = "ctc_tokens.txt"
@@ -70,8 +71,6 @@ class MarianVocab:
     blank_id = 0  # ctc only
 
     def __init__(self, directory: str | Path, side: str, ctc_tokens: Sequence[str] | None = None) -> None:
-        import sentencepiece as spm
-
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         self.directory, self.side = Path(directory), side
@@ -143,8 +142,6 @@ class MarianVocab:
 
 
 def _copy(source: Path, target: Path) -> None:
-    from sate.files import atomic_open
-
     with atomic_open(target, "wb") as f:
         f.write(source.read_bytes())
 
@@ -176,9 +173,6 @@ def check_marian_dir(hub_dir: Path) -> list[str]:
 
 def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
     """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
-    from sate.data.manifest import TRAIN_SPLIT, read_manifest
-    from sate.files import atomic_write_lines
-
     pieces = check_marian_dir(hub_dir)
     target = data_dir / "marian"
     for name in FILES:

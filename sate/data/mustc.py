@@ -13,9 +13,11 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
+
 from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
-from sate.data.prep import RowFilter, SplitResult, audio_info
+from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
@@ -47,8 +49,6 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
             keys.append(key.strip())
             fields[key.strip()] = value.strip()
     if fields is None:
-        import yaml
-
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
             node = yaml.compose(text, Loader=yaml.SafeLoader)
             loaded = yaml.safe_load(text)

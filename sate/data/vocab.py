@@ -22,15 +22,17 @@ from itertools import chain
 from pathlib import Path
 
 import numpy as np
+import sentencepiece as spm
 
+from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
+from sate.data.marian_vocab import CTC_TOKENS, FILES, MarianVocab, check_marian_dir, write_marian_vocab
+from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
+from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_lines
 
-BLANK = "<blank>"
-UNK = "<unk>"
-SOS_EOS = "<sos/eos>"
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
@@ -48,8 +50,6 @@ class Vocabulary:
     unk_id = 1
 
     def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
-        import sentencepiece as spm
-
         spm_model, token_list = Path(spm_model), Path(token_list)
         if not spm_model.is_file():
             raise SateError(f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
@@ -69,7 +69,7 @@ class Vocabulary:
         if side not in SIDES:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         data_dir = Path(data_dir)
-        return cls(data_dir / f"spm_{side}.model", data_dir / f"tokens_{side}.txt")
+        return cls(data_dir / layout.spm_model(side), data_dir / layout.token_list(side))
 
     def __len__(self) -> int:
         return len(self.tokens)
@@ -100,19 +100,9 @@ class Vocabulary:
         return self.sp.decode(pieces)
 
 
-def token_ids(ids: Iterable[int], size: int) -> list[int]:
-    """`ids` as ints, each checked to be a token of a vocabulary of `size` (a ValueError names the first that is
-    not)."""
-    out = [int(i) for i in ids]
-    bad = next((i for i in out if not 0 <= i < size), None)
-    if bad is not None:
-        raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")
-    return out
-
-
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
-    meta = Path(directory) / "vocab.json"
+    meta = Path(directory) / layout.VOCAB_META
     if not meta.is_file():
         return "spm"
     try:
@@ -130,10 +120,17 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     """
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
-        from sate.data.marian_vocab import MarianVocab
-
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")
     return Vocabulary.load(directory, "src"), Vocabulary.load(directory, "tgt")
+
+
+def target_ids(manifest: str | Path, rows: list[dict], tgt_vocab: Vocabulary | None) -> list[np.ndarray]:
+    """Each row's translation as ids; with no target vocabulary (ASR: none needed) every row's are empty, so a
+    transcript-only split (``tgt`` null) trains ASR, and only ASR."""
+    if tgt_vocab is None:
+        return [np.zeros(0, dtype=np.int64) for _ in rows]
+    require_translations(manifest, rows)
+    return tgt_vocab.encode_many([row["tgt"] for row in rows])
 
 
 def token_list_for(sp) -> list[str]:
@@ -149,8 +146,6 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
                   sample_size: int) -> tuple[list[str], list[str]]:
     """Source (``src_norm`` form) and target sentences that train the vocabularies: the manifest's pairs, then
     the MT text's, streamed; beyond `sample_size` pairs a uniform sample (seeded), so memory stays bounded."""
-    from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
-
     check_pairs(mt_files)  # a file pair of different lengths fails before minutes of reading
     pairs = chain(((row["src_norm"], row["tgt"]) for row in manifest_rows),
                   ((normalize_source(pair.en), pair.tgt) for pair in read_pairs(mt_files)))
@@ -161,9 +156,6 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
 def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
     """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours)."""
     import io
-
-    import sentencepiece as spm
-
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
@@ -234,8 +226,6 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
-    from sate.data.marian_vocab import CTC_TOKENS, FILES, check_marian_dir, write_marian_vocab
-
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
@@ -246,7 +236,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
     data_dir: Path = args.data
-    meta_path = data_dir / "vocab.json"
+    meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
     meta = {"kind": "marian", "hub": str(hub.resolve()), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
@@ -279,11 +269,11 @@ def run(args: argparse.Namespace) -> int:
     for path in [manifest, *mt_files]:
         if not path.is_file():
             raise SateError(f"{path}: file is missing" + (" (run `sate prep` first)" if path == manifest else ""))
-    meta_path = data_dir / "vocab.json"
+    meta_path = data_dir / layout.VOCAB_META
     if args.sample_size < 1:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")
     meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
-    outputs = [data_dir / name for side in SIDES for name in (f"spm_{side}.model", f"tokens_{side}.txt")]
+    outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
     if _up_to_date(meta_path, meta, outputs):
         print(f"{data_dir}: vocabularies up to date")
         return 0
@@ -297,13 +287,12 @@ def run(args: argparse.Namespace) -> int:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))
     else:
         models = {side: train_spm(text, sizes[side], _OPTION[side]) for side, text in (("src", src), ("tgt", tgt))}
-    import sentencepiece as spm
-
     for side, model in models.items():
-        with atomic_open(data_dir / f"spm_{side}.model", "wb") as f:
+        with atomic_open(data_dir / layout.spm_model(side), "wb") as f:
             f.write(model)
         tokens = token_list_for(spm.SentencePieceProcessor(model_proto=model))
-        atomic_write_lines(data_dir / f"tokens_{side}.txt", tokens)
-        print(f"{side}: {len(tokens)} tokens -> {data_dir / f'spm_{side}.model'}, {data_dir / f'tokens_{side}.txt'}")
+        atomic_write_lines(data_dir / layout.token_list(side), tokens)
+        print(f"{side}: {len(tokens)} tokens -> {data_dir / layout.spm_model(side)}, "
+              f"{data_dir / layout.token_list(side)}")
     atomic_write_lines(meta_path, [json.dumps(meta)])
     return 0

@@ -18,8 +18,8 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, perturbed_samples, read_segment, wav_info
-from sate.data.dataset import target_ids
 from sate.data.manifest import read_manifest
+from sate.data.vocab import target_ids
 from sate.errors import SateError
 
 FEATURE_KINDS = ("fbank", "waveform")
@@ -43,7 +43,7 @@ def segment_samples(row: dict) -> int:
 class WaveformDataset(Dataset):
     """One manifest split as waveforms: items ``{id, feats (T,) float32, src, tgt}``; ``lengths`` in samples.
 
-    ``tgt_vocab`` None: no target ids (ASR), as `sate.data.dataset.target_ids` says."""
+    ``tgt_vocab`` None: no target ids (ASR), as `sate.data.vocab.target_ids` says."""
 
     def __init__(self, manifest: str | Path, src_vocab: object, tgt_vocab: object | None) -> None:
         self.rows = read_manifest(manifest)

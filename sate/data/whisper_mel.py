@@ -38,7 +38,7 @@ def mel_filters(mel_bins: int) -> torch.Tensor:
 
     torchaudio's, within 1e-7 of transformers' float64 ones.
     """
-    import torchaudio.functional as AF
+    import torchaudio.functional as AF  # heavy: torchaudio, only when a mel table is built
 
     filters = AF.melscale_fbanks(N_FFT // 2 + 1, 0.0, SAMPLE_RATE / 2, mel_bins, SAMPLE_RATE, norm="slaney",
                                  mel_scale="slaney")

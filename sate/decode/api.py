@@ -29,10 +29,11 @@ from typing import TYPE_CHECKING
 import numpy as np
 import torch
 
-from sate.data.audio import SAMPLE_RATE
+from sate import layout
+from sate.data.audio import SAMPLE_RATE, read_audio, to_mono_16k
 from sate.decode.options import DecodeOptions
 from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
-from sate.decode.vad import VadOptions, cut, read_audio, speech_segments, to_mono_16k
+from sate.decode.vad import VadOptions, cut, speech_segments
 from sate.errors import SateError
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -190,7 +191,7 @@ class SpeechTranslator:
         if info.features is not None:
             kind = info.features["cmvn"]
             cmvn = Normalizer.from_option(directory / CMVN if kind == "global" else kind)
-        options = decode_options(info.decode, str(directory / "sate.yaml"))
+        options = decode_options(info.decode, str(directory / layout.PACK_YAML))
         device = pick_device(device)
         return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)
 

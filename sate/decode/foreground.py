@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from sate.decode.vad import true_runs
+from sate.data.audio import true_runs
 
 SMOOTH = 5  # windows (160 ms) of energy averaged for the floor and the pauses: one loud window is no word
 FLOOR_PERCENTILE = 5.0  # the recording's floor: its quietest 160 ms, pauses where there are any

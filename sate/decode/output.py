@@ -16,8 +16,10 @@ from __future__ import annotations
 import json
 import unicodedata
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-from sate.decode.api import Result
+if TYPE_CHECKING:  # the API imports torch; the writers never touch a model
+    from sate.decode.api import Result
 
 FORMATS = ("text", "jsonl", "srt")
 

@@ -32,20 +32,18 @@ from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError
 from sate.files import make_temp_dir
+from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 
 FORMAT = "sate-pack"
 VERSION = 1
-PACK_YAML = "sate.yaml"
-MODEL = "model.pt"
-CMVN = "cmvn.json"
 CMVN_KINDS = ("global", "utterance", "none")
 # file -> what it is, for error messages naming a missing part
 VOCAB_PARTS = {
-    "spm_src.model": "the source SentencePiece model",
-    "spm_tgt.model": "the target SentencePiece model",
-    "tokens_src.txt": "the source token list",
-    "tokens_tgt.txt": "the target token list",
+    spm_model("src"): "the source SentencePiece model",
+    spm_model("tgt"): "the target SentencePiece model",
+    token_list("src"): "the source token list",
+    token_list("tgt"): "the target token list",
 }
 MARIAN_PARTS = {
     "marian/source.spm": "the Marian source SentencePiece model",
@@ -105,7 +103,7 @@ class PackInfo:
 
 def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
     """The CMVN kind of the training run that wrote ``model_file``: `sate train` leaves config.yaml beside it."""
-    config = model_file.parent / "config.yaml"
+    config = model_file.parent / CONFIG
     if not config.is_file():
         return None
     data = read_yaml(config).get("data")

@@ -17,8 +17,8 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.data.audio import SAMPLE_RATE
-from sate.decode.vad import VadOptions, add_vad_argument, read_audio, resolve_method, speech_segments
+from sate.data.audio import SAMPLE_RATE, read_audio
+from sate.decode.vad import VadOptions, add_vad_argument, resolve_method, speech_segments
 from sate.errors import SateError
 from sate.files import atomic_open
 

@@ -23,9 +23,9 @@ from typing import Any
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE
+from sate.data.audio import SAMPLE_RATE, frame_energy_db, true_runs
 from sate.decode.foreground import foreground_speech
-from sate.decode.vad import Frames, frame_energy_db, true_runs
+from sate.decode.frames import Frames
 from sate.errors import SateError
 
 WINDOW = 512  # samples per probability at 16 kHz (silero's fixed window)
@@ -53,7 +53,7 @@ def model_path() -> Path:
 @functools.lru_cache(maxsize=1)
 def _model() -> Any:
     """The model, loaded once per process, on the CPU."""
-    import torch
+    import torch  # heavy: torch
 
     return torch.jit.load(str(model_path()), map_location="cpu").eval()
 
@@ -64,7 +64,7 @@ def speech_probabilities(wave: np.ndarray) -> np.ndarray:
     The network runs on one torch thread (the caller's thread count is restored): a call per 32 ms window is
     far too small to share out, and on a busy 2-core machine two threads made it 10-25 times slower.
     """
-    import torch
+    import torch  # heavy: torch
 
     model = _model()
     n_windows = -(-len(wave) // WINDOW)

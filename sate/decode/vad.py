@@ -1,4 +1,4 @@
-"""From any audio file to 16 kHz mono speech segments: reading, resampling, voice activity detection.
+"""From 16 kHz mono samples (`sate.data.audio.read_audio` reads any audio file) to speech segments: VAD.
 
 Models are trained on sentence-like segments of a few seconds, while users hand us whole talks.
 We cut a recording at its pauses. Which 10-30 ms frames are speech is decided by one of two
@@ -19,23 +19,20 @@ import argparse
 import math
 import sys
 from dataclasses import dataclass
-from pathlib import Path
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, check_finite
+from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, check_finite, frame_energy_db, true_runs
+from sate.decode import silero
+from sate.decode.frames import Frames
 from sate.errors import SateError
 
-HOP = 160  # 10 ms frames at 16 kHz
-WINDOW = 400  # 25 ms
-SILENCE_DB = -100.0  # the energy of digital silence (log floor)
 # A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
 # well below any usable speech and above dither and quantisation noise.
 ABSOLUTE_FLOOR_DB = -60.0
 # The threshold sits this far from the quiet level (10th percentile) towards the loud level
 # (95th percentile): robust to a constant noise floor and to the overall gain.
 THRESHOLD_POSITION = 0.3
-READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
 # No segment may be longer: attention memory grows with the square of a segment's length, and models are
 # trained on segments of at most 30 s (`sate prep --max-duration`); four times that is the useful limit.
 MAX_SEGMENT = 120.0
@@ -68,85 +65,6 @@ class VadOptions:
                             f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")
 
 
-def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
-    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels)."""
-    wave = np.asarray(wave)
-    if wave.ndim == 2:
-        wave = wave.mean(axis=1)
-    elif wave.ndim != 1:
-        raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
-    if np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
-        wave = wave / float(np.iinfo(wave.dtype).max + 1)
-    elif not np.issubdtype(wave.dtype, np.floating):
-        raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
-    if sample_rate <= 0:
-        raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
-    check_finite(wave, name, sample_rate)
-    wave = np.ascontiguousarray(wave, dtype=np.float32)
-    if sample_rate != SAMPLE_RATE and len(wave):
-        import torch
-        import torchaudio.functional as AF
-
-        wave = AF.resample(torch.from_numpy(wave), sample_rate, SAMPLE_RATE).numpy()
-    return wave
-
-
-def read_audio(path: str | Path) -> np.ndarray:
-    """A whole audio file as float32 16 kHz mono; bad input becomes one `SateError` naming the file.
-
-    Anything libsndfile reads (wav, flac, ogg, mp3 where the build supports it), any rate, any
-    channel count. Channels are averaged block by block, so a long multichannel file never sits
-    in memory at full width.
-    """
-    import soundfile as sf
-
-    path = Path(path)
-    if not path.exists():
-        raise SateError(f"{path}: no such file")
-    if path.is_dir():
-        raise SateError(f"{path}: is a directory, not an audio file")
-    if path.stat().st_size == 0:
-        raise SateError(f"{path}: the file is empty (0 bytes)")
-    try:
-        with sf.SoundFile(str(path)) as f:
-            rate = f.samplerate
-            blocks = [block.mean(axis=1) for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True)]
-    except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise SateError(f"{path}: cannot read audio ({first})") from None
-    wave = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
-    if len(wave) == 0:
-        raise SateError(f"{path}: holds no audio samples")
-    return to_mono_16k(wave, rate, str(path))
-
-
-def frame_energy_db(wave: np.ndarray, window: int = WINDOW, hop: int = HOP) -> np.ndarray:
-    """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default
-    25 ms every 10 ms); frame k starts at sample k * hop, and a partial last frame is left out.
-
-    Computed from running sums a chunk at a time, so an hour of audio needs no frame matrix.
-    """
-    if len(wave) < window:
-        wave = np.concatenate([wave, np.zeros(window - len(wave), dtype=np.float32)])
-    n_frames = 1 + (len(wave) - window) // hop
-    power = np.empty(n_frames)
-    chunk = 10000
-    for f0 in range(0, n_frames, chunk):
-        f1 = min(n_frames, f0 + chunk)
-        x = wave[f0 * hop:(f1 - 1) * hop + window].astype(np.float64)
-        sums = np.concatenate([[0.0], np.cumsum(x * x)])
-        starts = np.arange(f1 - f0) * hop
-        power[f0:f1] = (sums[starts + window] - sums[starts]) / window
-    return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
-
-
-def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:
-    """[start, stop) index pairs of the True runs of a boolean array."""
-    padded = np.concatenate([[False], mask, [False]]).astype(np.int8)
-    edges = np.flatnonzero(np.diff(padded))
-    return list(zip(edges[::2].tolist(), edges[1::2].tolist(), strict=True))
-
-
 def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:
     """Cut frames [start, stop) at their lowest points (of ``smooth``) until no piece exceeds ``limit``."""
     pieces = []
@@ -163,27 +81,14 @@ def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[t
     return pieces
 
 
-@dataclass(frozen=True)
-class Frames:
-    """A detector's verdict on a recording: frame k covers ``offset + k * hop`` to ``offset + (k + 1) * hop``
-    seconds; ``score`` is how speech-like each frame is (long speech is cut where it is lowest); a silent run
-    of n frames is a pause of ``n * hop + overhang`` seconds (a window longer than the hop hides some silence)."""
-
-    speech: np.ndarray  # bool (n_frames,)
-    score: np.ndarray  # float (n_frames,)
-    hop: float
-    offset: float = 0.0
-    overhang: float = 0.0
-
-
 def energy_frames(wave: np.ndarray) -> Frames:
     """Frames above a threshold between the recording's quiet (10th percentile) and loud (95th) levels."""
     energy = frame_energy_db(wave)
     quiet, loud = np.percentile(energy, [10, 95])
     threshold = max(ABSOLUTE_FLOOR_DB, quiet + THRESHOLD_POSITION * (loud - quiet))
     # Frame k stands for the 10 ms around its window's centre, so pieces cut apart meet exactly.
-    return Frames(energy > threshold, energy, HOP / SAMPLE_RATE, (WINDOW - HOP) / 2 / SAMPLE_RATE,
-                  (WINDOW - HOP) / SAMPLE_RATE)
+    return Frames(energy > threshold, energy, SHIFT / SAMPLE_RATE, (WINDOW - SHIFT) / 2 / SAMPLE_RATE,
+                  (WINDOW - SHIFT) / SAMPLE_RATE)
 
 
 _fallback_noted = False
@@ -200,14 +105,12 @@ def add_vad_argument(parser: argparse.ArgumentParser) -> None:
 def resolve_method(method: str | None) -> str:
     """The detector to use: ``method`` if given (silero must then be installed), else silero when installed."""
     global _fallback_noted
-    from sate.decode.silero import available
-
-    if method == "silero" and not available():
+    if method == "silero" and not silero.available():
         raise SateError("--vad silero: the silero-vad package is not installed (pip install silero-vad), "
                         "or use --vad energy")
     if method is not None:
         return method
-    if available():
+    if silero.available():
         return "silero"
     if not _fallback_noted:
         _fallback_noted = True
@@ -219,9 +122,7 @@ def resolve_method(method: str | None) -> str:
 def detect(wave: np.ndarray, method: str) -> Frames:
     """Frame-level speech decisions of one detector."""
     if method == "silero":
-        from sate.decode.silero import silero_frames
-
-        return silero_frames(wave)
+        return silero.silero_frames(wave)
     return energy_frames(wave)
 
 

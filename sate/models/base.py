@@ -7,7 +7,7 @@ from typing import NamedTuple
 import torch
 from torch import nn
 
-from sate.data.dataset import IGNORE_ID
+from sate.data.tokens import IGNORE_ID
 from sate.models.config import ModelConfig
 
 # A batch as the models read it: name -> tensor (feats, feats_lengths, src, src_lengths, tgt, tgt_lengths, ...).

@@ -19,7 +19,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from sate.data.dataset import IGNORE_ID
+from sate.data.tokens import IGNORE_ID
 from sate.errors import SateError
 from sate.models.config import DecoderConfig, HubSettings
 from sate.models.espnet_blocks import EspnetKwargs, TransformerDecoder, add_sos_eos, block_kwargs

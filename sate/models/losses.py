@@ -18,7 +18,7 @@ import math
 import torch
 from espnet2.asr.ctc import CTC
 
-from sate.data.dataset import IGNORE_ID
+from sate.data.tokens import IGNORE_ID
 from sate.errors import SateError
 
 

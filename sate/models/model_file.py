@@ -13,18 +13,16 @@ model decode without the data directory.
 
 from __future__ import annotations
 
-import zipfile
 from pathlib import Path
 from typing import Any
 
 import torch
 
 from sate.errors import SateError
-from sate.files import atomic_torch_save
+from sate.files import atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 
-ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 FORMAT = "sate-model"
 VERSION = 1
 META_KEYS = ("task", "config", "src_vocab_size", "tgt_vocab_size", "src_tokens", "tgt_tokens")
@@ -54,42 +52,6 @@ def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], t
     atomic_torch_save(payload, path)
 
 
-def damage(path: Path) -> str | None:
-    """Why a file looks damaged (empty, cut short, a checksum that disagrees), or None if it looks whole.
-
-    `torch.save` writes a zip archive; an interrupted copy or save loses its end, where the zip directory
-    is, and a flipped byte inside a tensor is read without a word by torch but fails the zip's CRC-32.
-    """
-    size = path.stat().st_size
-    if size == 0:
-        return "the file is empty (0 bytes)"
-    with open(path, "rb") as f:
-        head = f.read(len(ZIP_MAGIC))
-    if head != ZIP_MAGIC[:len(head)]:
-        return None  # not torch's zip format: foreign, not damaged
-    try:
-        with zipfile.ZipFile(path) as archive:
-            bad = archive.testzip()
-    except (zipfile.BadZipFile, EOFError, OSError, ValueError) as err:
-        return f"the file is damaged or truncated ({size} bytes; {err}): was a copy or a save interrupted?"
-    return f"the file is damaged: {bad} fails its checksum" if bad else None
-
-
-def read_checkpoint(path: str | Path) -> Any:
-    """`torch.load` with weights_only=True: pickled code or foreign objects are refused, never run."""
-    path = Path(path)
-    if not path.is_file():
-        raise SateError(f"checkpoint not found: {path}")
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True)
-    except Exception as err:  # torch raises UnpicklingError, RuntimeError or others by case
-        why = damage(path)
-        if why is not None:
-            raise SateError(f"{path}: {why}") from None
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise SateError(f"refusing to load {path}: not a plain-tensor checkpoint ({first})") from None
-
-
 def check_meta(path: str | Path, meta: dict[str, Any]) -> None:
     """Raise `SateError` unless `meta` is a complete header of our format."""
     if meta.get("format") != FORMAT:
@@ -104,13 +66,10 @@ def check_meta(path: str | Path, meta: dict[str, Any]) -> None:
 def load_model_file(path: str | Path) -> dict[str, Any]:
     """Read and validate a model file; returns the dict described in the module docstring.
 
-    The zip checksums are verified too (a fraction of a second for a model file): torch itself would
-    decode a damaged tensor into wrong weights without a word.
+    `read_checkpoint` verifies the zip checksums too: torch itself would decode a damaged tensor into wrong
+    weights without a word.
     """
     data = read_checkpoint(path)
-    why = damage(Path(path))
-    if why is not None:
-        raise SateError(f"{path}: {why}")
     if not isinstance(data, dict):
         raise SateError(f"{path}: not a sate model file")
     check_meta(path, data)

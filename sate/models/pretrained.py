@@ -32,6 +32,7 @@ from typing import Any
 import torch
 import yaml
 
+from sate import layout
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
@@ -122,7 +123,7 @@ def _read_token_list(value: Any, config_path: Path) -> list[str]:
 
 def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | None) -> Checkpoint:
     """An ESPnet2 experiment: the .pth state dict plus its config.yaml (for token lists and settings)."""
-    config_path = config_path or path.parent / "config.yaml"
+    config_path = config_path or path.parent / layout.CONFIG
     if not config_path.is_file():
         raise SateError(f"{path} is an ESPnet-style state dict but {config_path} is missing; "
                         "its token list must be checked (set init.<component>.config)")

@@ -14,8 +14,11 @@ import argparse
 import json
 from pathlib import Path
 
+from sate import layout
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text
+from sate.scoring.score import read_lines
+from sate.scoring.significance import paired_bootstrap
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -33,7 +36,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                 result = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as err:
                 raise SateError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
-            timing = system / "train_time.json"
+            timing = system / layout.TRAIN_TIME
             minutes = json.loads(timing.read_text())["seconds"] / 60 if timing.is_file() else None
             rows.append({"system": system.name, "split": split, **result, "train_minutes": minutes})
     return rows
@@ -41,9 +44,6 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
 
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
-    from sate.scoring.score import read_lines
-    from sate.scoring.significance import paired_bootstrap
-
     for split in sorted({r["split"] for r in rows}):
         systems = [r for r in rows if r["split"] == split and r.get("bleu") is not None]
         base = next((r for r in systems if r["system"] == baseline), None)
@@ -112,10 +112,10 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
 
 def plot_curves(exp: Path, out: Path) -> list[str]:
     """One panel per metric, one line per system; returns the systems drawn."""
-    import matplotlib
+    import matplotlib  # heavy: matplotlib, for plots only
 
     matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
+    import matplotlib.pyplot as plt  # heavy: matplotlib, for plots only
 
     systems = {p.name: read_curves(p) for p in sorted(exp.iterdir()) if (p / "logs").is_dir()}
     systems = {name: c for name, c in systems.items() if c}

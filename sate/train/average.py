@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import torch
-
+from sate import layout
 from sate.errors import SateError
+from sate.files import read_checkpoint
+
+if TYPE_CHECKING:
+    import torch
 
 PREFIX = "model."
 
@@ -22,14 +26,12 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     """Epoch checkpoints of an experiment (every file but last.ckpt), one per epoch."""
     if not ckpt_dir.is_dir():
         raise SateError(f"{ckpt_dir}: no checkpoint directory (train first)")
-    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != "last.ckpt" and not p.name.startswith(".")]
+    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != layout.LAST_CHECKPOINT and not p.name.startswith(".")]
     # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
     return sorted(paths, key=lambda p: (p.name.startswith("best-"), p.name))
 
 
 def _header(path: Path) -> dict:
-    from sate.models.model_file import read_checkpoint
-
     ckpt = read_checkpoint(path)
     if not isinstance(ckpt, dict) or "sate" not in ckpt or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
@@ -59,6 +61,8 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
 
 def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str]) -> dict[str, torch.Tensor]:
     """Element-wise mean of float tensors; integer buffers (counters) are taken from the last state."""
+    import torch  # heavy: torch, imported when a command averages, so `sate --help` stays instant
+
     reference = states[-1]
     for state, name in zip(states, names, strict=True):
         if set(state) != set(reference):
@@ -84,7 +88,8 @@ def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str])
 def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
             mode: str = "min") -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
-    from sate.models import build_model, save_model_file
+    from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
+    from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
 
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
@@ -103,8 +108,6 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     states = [{k[len(PREFIX):]: v for k, v in c["state_dict"].items() if k.startswith(PREFIX)} for c in ckpts]
     averaged = average_state_dicts(states, names)
     model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
-    from sate.models.model_file import load_exact
-
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
     save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged)
     return [c["path"] for c in ckpts]
@@ -124,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
     count = args.last if args.last is not None else args.best
     if count < 1:
         raise SateError(f"the number of checkpoints must be >= 1, got {count}")
-    out = args.out or args.exp / "model.pt"
-    used = average(args.exp / "checkpoints", out, args.last, args.best, args.metric, args.mode)
+    out = args.out or args.exp / layout.MODEL
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
     print(f"averaged {len(used)} checkpoint(s) into {out}: " + ", ".join(p.name for p in used))
     return 0

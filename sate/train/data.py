@@ -16,6 +16,7 @@ import lightning as L
 import torch
 from torch.utils.data import DataLoader, Dataset
 
+from sate import layout
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
@@ -132,7 +133,7 @@ class SateDataModule(L.LightningDataModule):
         """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
         cmvn = self.conf.cmvn
         if cmvn == "global":
-            cmvn = self.data_dir / "cmvn.json"
+            cmvn = self.data_dir / layout.CMVN
         tgt_vocab = self.tgt_vocab if self.task == "st" else None
         return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
 
@@ -142,7 +143,7 @@ class SateDataModule(L.LightningDataModule):
         for path in (p for pair in files for p in pair):
             if not path.is_file():
                 raise SateError(f"data.mt_text: {path} is missing")
-        meta = self.data_dir / "vocab.json"
+        meta = self.data_dir / layout.VOCAB_META
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
                      meta.read_text() if meta.is_file() else ""]
         cleaning = TextCleaning(self.conf.mt_max_tokens, self.conf.mt_max_ratio, self.conf.mt_dedup)

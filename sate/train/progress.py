@@ -18,14 +18,14 @@ from typing import Any
 import lightning as L
 from lightning.pytorch.callbacks import Callback
 
+from sate import layout
 from sate.files import atomic_write_text
 
-TIME_FILE = "train_time.json"
 WRITE_EVERY_S = 60.0
 
 
 def read_train_time(exp: Path) -> dict[str, Any]:
-    path = Path(exp) / TIME_FILE
+    path = Path(exp) / layout.TRAIN_TIME
     if path.is_file():
         try:
             record = json.loads(path.read_text())
@@ -50,7 +50,7 @@ class TrainTime(Callback):
             return
         seconds = self.base["seconds"] + time.perf_counter() - self.started
         record = {"seconds": round(seconds, 1), "runs": self.base["runs"] + 1}
-        atomic_write_text(self.exp / TIME_FILE, json.dumps(record))
+        atomic_write_text(self.exp / layout.TRAIN_TIME, json.dumps(record))
         self._written = time.perf_counter()
 
     def setup(self, trainer: L.Trainer, pl_module: L.LightningModule, stage: str) -> None:

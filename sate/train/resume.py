@@ -14,7 +14,6 @@
 
 from __future__ import annotations
 
-import pickle
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +21,10 @@ from typing import Any
 
 import torch
 
+from sate import files, layout
 from sate.config import read_yaml
 from sate.errors import SateError
+from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
 from sate.settings import merge
 from sate.train.schema import TrainingConfig
@@ -42,38 +43,18 @@ UNREADABLE_SUFFIX = ".unreadable"
 
 
 def read_checkpoint(path: Path) -> dict[str, Any]:
-    """A training checkpoint loaded with weights_only=True; `SateError` (one line) for a damaged or unsafe file."""
+    """A training checkpoint read by the one safe reader (`sate.files.read_checkpoint`: weights only, checksums
+    verified); `SateError` (one line) for a damaged file, `UnsafeCheckpoint` for one holding pickled code."""
     try:
         with torch.serialization.safe_globals(SAFE_GLOBALS):
-            ckpt = torch.load(path, map_location="cpu", weights_only=True)
-    except pickle.UnpicklingError as err:
-        if "Unsupported global" in str(err) or _unsafe_globals(path) != "unknown":
-            raise UnsafeCheckpoint(f"{path}: refused: it holds pickled objects ({_unsafe_globals(path)}) that "
-                                   f"would run code when loaded; `sate train` writes none. Remove it if you did "
-                                   f"not put it there") from None
-        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
-    except Exception as err:  # noqa: BLE001 - truncated zip, bad magic, I/O errors: all "damaged"
-        raise SateError(f"{path}: damaged ({_first_line(err)})") from None
+            ckpt = files.read_checkpoint(path)
+    except UnsafeCheckpoint as err:
+        raise UnsafeCheckpoint(f"{path}: refused: it holds pickled objects ({err.names}) that would run code when "
+                               f"loaded; `sate train` writes none. Remove it if you did not put it there",
+                               err.names) from None
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("sate"), dict) or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
     return ckpt
-
-
-class UnsafeCheckpoint(SateError):
-    """A checkpoint with pickled code in it: never passed over silently, never loaded."""
-
-
-def _unsafe_globals(path: Path) -> str:
-    try:
-        names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
-    except Exception:  # noqa: BLE001 - the names only make the message better
-        return "unknown"
-    return ", ".join(names[:4]) or "unknown"
-
-
-def _first_line(err: BaseException) -> str:
-    text = str(err).strip()
-    return text.splitlines()[0][:200] if text else type(err).__name__
 
 
 @dataclass
@@ -93,7 +74,7 @@ def candidates(ckpt_dir: Path) -> list[Path]:
     if not ckpt_dir.is_dir():
         return []
     paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
-    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == "last.ckpt", p.name), reverse=True)
+    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == layout.LAST_CHECKPOINT, p.name), reverse=True)
 
 
 def find_resume_point(ckpt_dir: Path) -> ResumePoint:
@@ -101,7 +82,7 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
     paths = candidates(ckpt_dir)
     if not paths:
         return ResumePoint(run_id=new_run_id())
-    last = ckpt_dir / "last.ckpt"
+    last = ckpt_dir / layout.LAST_CHECKPOINT
     problems: list[str] = []
     for path in paths:
         try:
@@ -171,7 +152,7 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     assert point.checkpoint is not None
     old = point.checkpoint["sate"].get("train_config")
     if old is None:
-        snapshot = exp / "config.yaml"
+        snapshot = exp / layout.CONFIG
         if not snapshot.is_file():
             return
         old = read_yaml(snapshot)

@@ -16,6 +16,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError
 from sate.models.init_from import fill_init, parse_init_from
@@ -81,7 +82,7 @@ def steps_of(exp: Path) -> int:
     """The number of updates the run in `exp` made: its last checkpoint's global step."""
     import torch
 
-    last = Path(exp) / "checkpoints" / "last.ckpt"
+    last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
     if not last.is_file():
         raise SateError(f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
@@ -144,7 +145,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
 
     started = time.perf_counter()
     logging.getLogger("sate").setLevel(logging.INFO)
-    ckpt_dir = exp / "checkpoints"
+    ckpt_dir = exp / layout.CHECKPOINTS
     primary = lock is not None
     point = find_resume_point(ckpt_dir)
     if point.checkpoint is not None:
@@ -182,7 +183,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         ModelCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
                         save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
                         enable_version_counter=False),
-        MidEpochCheckpoint(ckpt_dir / "last.ckpt", tconf.checkpoint_every_steps, tconf.checkpoint_every_minutes),
+        MidEpochCheckpoint(ckpt_dir / layout.LAST_CHECKPOINT, tconf.checkpoint_every_steps,
+                           tconf.checkpoint_every_minutes),
         TQDMProgressBar(refresh_rate=10),
         clock,
     ]
@@ -209,7 +211,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if trainer.is_global_zero:
         if point.path is not None:
             drop_rows_after(exp, resumed_step)  # rows a killed run logged after the checkpoint come again
-        write_yaml(exp / "config.yaml", config.to_dict())  # only now: a refused resume leaves the snapshot alone
+        write_yaml(exp / layout.CONFIG, config.to_dict())  # only now: a refused resume leaves the snapshot alone
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))

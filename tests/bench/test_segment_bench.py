@@ -15,13 +15,13 @@ import soundfile as sf
 import torch
 import torchaudio.functional as AF
 
+from sate.bench.asterisk import CACHE_NAME, TEXTS
 from sate.bench.cli import main
-from sate.data.asterisk import CACHE_NAME, TEXTS
 from sate.data.vocab import Vocabulary
-from sate.data.voices import Voice, speak
 from sate.decode.pack import pack
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
+from sate.synth.voices import Voice, speak
 
 pytestmark = pytest.mark.slow  # runs a benchmark
 

@@ -10,7 +10,8 @@ import pytest
 
 from sate.cli import main
 from sate.data.marian_vocab import CTC_TOKENS, MarianVocab, marian_pieces, marian_text
-from sate.data.vocab import BLANK, UNK, Vocabulary, load_vocabularies, vocabulary_kind
+from sate.data.tokens import BLANK, UNK
+from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
 from sate.errors import SateError
 
 transformers = pytest.importorskip("transformers")

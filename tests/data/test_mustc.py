@@ -286,10 +286,10 @@ def test_read_manifest_errors(tmp_path: Path) -> None:
 
 
 def test_wav_files_are_read_once_per_talk(monkeypatch, corpus: Path, tmp_path: Path, run_sate) -> None:
-    import sate.data.prep as prep_module  # the corpus readers read headers through prep.audio_info
+    import sate.data.rows as rows  # the corpus readers read headers through rows.audio_info
 
     opened = []
-    real = prep_module.wav_info
-    monkeypatch.setattr(prep_module, "wav_info", lambda path: opened.append(path) or real(path))
+    real = rows.wav_info
+    monkeypatch.setattr(rows, "wav_info", lambda path: opened.append(path) or real(path))
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
     assert len(opened) == len(set(opened)) == 3 + 1 + 2

@@ -11,13 +11,13 @@ import soundfile as sf
 import torch
 import torchaudio.functional as AF
 
+from sate.bench import recordings
 from sate.cli import main
-from sate.data import recordings
-from sate.data.voices import Voice, speak
 from sate.decode import silero, vad
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
 from sate.scoring.segments import score_segments
+from sate.synth.voices import Voice, speak
 
 SR = 16000
 SENTENCES = ("Please enter your password followed by the pound key.", "The number you have dialed is not in service.",

@@ -10,29 +10,16 @@ leaves small text pointers where the weights should be; they are recognised and 
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from sate.errors import SateError
+from sate.files import read_checkpoint, read_json
 
 # The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
 WEIGHT_FILES = {"model.safetensors": "model.safetensors.index.json",
                 "pytorch_model.bin": "pytorch_model.bin.index.json"}
 LFS_POINTER = b"version https://git-lfs"
-
-
-def read_json(path: Path) -> dict[str, Any]:
-    """A JSON object from `path`, or a `SateError` naming the file."""
-    if not path.is_file():
-        raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
-        raise SateError(f"{path}: not valid JSON ({err})") from None
-    if not isinstance(data, dict):
-        raise SateError(f"{path}: expected a JSON object, got {type(data).__name__}")
-    return data
 
 
 def hub_directory(path: str | Path, key: str) -> Path:
@@ -71,8 +58,6 @@ def _read_one(path: Path) -> dict[str, Any]:
             return load_file(str(path))
         except (SafetensorError, OSError) as err:
             raise SateError(f"{path}: cannot read the safetensors file ({err})") from None
-    from sate.models.model_file import read_checkpoint
-
     state = read_checkpoint(path)
     if not isinstance(state, dict):
         raise SateError(f"{path}: expected a state dict, got a {type(state).__name__}")

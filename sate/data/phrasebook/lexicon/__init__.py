@@ -1,1 +1,0 @@
-"""Slot lexicons by subject, written in the compact table notation of `sate.data.phrasebook.words`."""

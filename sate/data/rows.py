@@ -1,0 +1,71 @@
+"""The rows every corpus reader of `sate prep` produces, and the one rule that keeps or drops them.
+
+The readers (`sate.data.mustc`, `libri_trans`, `librispeech`, `kaldi_dir`) build a `SplitResult` per split
+through one `RowFilter`; `sate.data.prep` is the command that picks a reader and writes the manifests.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from sate.data.audio import SAMPLE_RATE, WavInfo, num_frames, wav_info
+from sate.data.text import normalize_source
+from sate.errors import SateError
+
+
+@dataclass
+class SplitResult:
+    """Rows to write and what was dropped (training splits) or noticed (others)."""
+
+    split: str
+    rows: list[dict] = field(default_factory=list)
+    dropped: Counter = field(default_factory=Counter)
+    flagged: dict[str, list[str]] = field(default_factory=dict)
+
+
+def audio_info(path: Path, where: str) -> WavInfo:
+    """`wav_info` of a corpus's audio file, an error also naming the corpus line (`where`) that refers to it."""
+    try:
+        return wav_info(path)
+    except SateError as err:
+        raise SateError(f"{where}: {err}") from None
+
+
+def is_training_split(name: str) -> bool:
+    """Whether `sate prep` filters a split: train, train_sp, train-clean-100, ..."""
+    return name.startswith("train")
+
+
+@dataclass(frozen=True)
+class RowFilter:
+    """Adds rows to a split's result, dropping bad ones from training splits only."""
+
+    min_duration: float = 0.1
+    max_duration: float = 30.0
+
+    def add(self, result: SplitResult, seg_id: str, audio: Path, offset: float, n_samples: int, speaker: str,
+            src: str, tgt: str | None) -> None:
+        """One segment of `n_samples` 16 kHz samples at `offset` s of `audio`; `tgt` None: no translation."""
+        src = src.strip()
+        tgt = None if tgt is None else tgt.strip()
+        row = {"id": seg_id, "audio": str(audio.resolve()), "offset": offset, "duration": n_samples / SAMPLE_RATE,
+               "n_frames": num_frames(n_samples), "speaker": speaker, "src": src, "src_norm": normalize_source(src),
+               "tgt": tgt}
+        problems = []
+        if not src or tgt == "":
+            problems.append("empty text")
+        elif not row["src_norm"]:
+            problems.append("empty source after normalisation")
+        if n_samples == 0:
+            problems.append("zero length")
+        if is_training_split(result.split):
+            if not problems and not self.min_duration <= row["duration"] <= self.max_duration:
+                problems = [f"duration outside {self.min_duration:g}-{self.max_duration:g} s"]
+            if problems:
+                result.dropped[problems[0]] += 1
+                return
+        for problem in problems:
+            result.flagged.setdefault(problem, []).append(seg_id)
+        result.rows.append(row)

@@ -1,0 +1,36 @@
+"""The names of the files sate writes and reads, in one place: a data directory, an experiment, a pack.
+
+A data directory (`sate prep`, `sate features`, `sate vocab`) holds ``SPLIT.jsonl`` manifests, ``fbank/``,
+``cmvn.json``, the SentencePiece models ``spm_{src,tgt}.model`` with their token lists ``tokens_{src,tgt}.txt``,
+and ``vocab.json`` (which vocabulary the last `sate vocab` wrote). An experiment (`sate train`) holds
+``config.yaml``, ``checkpoints/`` (``last.ckpt`` among them), ``train_time.json`` and, after `sate average`,
+``model.pt``. A pack (`sate pack`) holds ``sate.yaml``, ``model.pt``, the vocabulary files and ``cmvn.json``.
+"""
+
+from __future__ import annotations
+
+# A data directory
+FBANK_DIR = "fbank"
+CMVN = "cmvn.json"
+VOCAB_META = "vocab.json"
+
+# An experiment directory
+CONFIG = "config.yaml"
+CHECKPOINTS = "checkpoints"
+LAST_CHECKPOINT = "last.ckpt"
+TRAIN_TIME = "train_time.json"
+MODEL = "model.pt"  # `sate average`'s output, and a pack's model file
+
+# A packed model directory
+PACK_YAML = "sate.yaml"
+MARIAN_DIR = "marian"  # a Marian vocabulary's files, in a pack
+
+
+def spm_model(side: str) -> str:
+    """A data directory's SentencePiece model of `side` (src or tgt)."""
+    return f"spm_{side}.model"
+
+
+def token_list(side: str) -> str:
+    """A data directory's ESPnet-order token list of `side` (src or tgt)."""
+    return f"tokens_{side}.txt"

@@ -1,0 +1,106 @@
+"""Build an English->German speech translation corpus offline, in MuST-C v1 layout.
+
+Text (--text): `phrasebook` (default), a generated corpus of everyday spoken phrases (travel, weather,
+shopping, directions, appointments, restaurant, hotel, health, small talk; see docs/phrasebook.md), a
+limited domain a CPU can learn in minutes; or `ding`, the example sentences of the Ding German-English
+dictionary (open domain, fetched with apt-get at run time). Speech: each English sentence voiced by
+espeak-ng or flite with a random rate and pitch. Consecutive sentences of one voice form a "talk" wav,
+segmented by a MuST-C style yaml, so every later stage runs on this corpus exactly as on the real MuST-C.
+The phrasebook corpus also writes tst-heldout: the tst-COMMON sentences voiced only by voices that
+train, dev and tst-COMMON never use.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from sate.errors import SateError
+from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus
+from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
+from sate.synth.voices import heldout_names
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
+
+    parser.add_argument("--out", type=Path, metavar="DIR", required=True,
+                        help="output root; the corpus goes to DIR/en-de/")
+    parser.add_argument("--text", choices=TEXTS, default="phrasebook",
+                        help="the sentences: 'phrasebook', generated everyday phrases in nine topics (a limited "
+                             "domain a CPU demo learns in minutes; see docs/phrasebook.md), or 'ding', the Ding "
+                             "dictionary's open-domain example sentences")
+    parser.add_argument("--tgt-lang", default="de", choices=["de"],
+                        help="target language (both texts are English-German, so only de)")
+    parser.add_argument("--train-size", type=int, metavar="N", default=DEFAULT_TRAIN_SIZE,
+                        help="number of train sentences to voice; all train text still goes to the MT corpus "
+                             "(DIR/en-de/mt/train.*), and dev and tst-COMMON are always voiced whole")
+    heldout = ", ".join(heldout_names())
+    parser.add_argument("--text-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of generated train text pairs, the MT corpus; at least "
+                             f"--train-size (phrasebook default: {phrasebook.DEFAULT_TEXT_SIZE})")
+    parser.add_argument("--dev-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of dev sentences, all voiced (phrasebook default: "
+                             f"{phrasebook.DEFAULT_DEV_SIZE})")
+    parser.add_argument("--test-size", type=int, metavar="N", default=None,
+                        help=f"phrasebook only: number of tst-COMMON sentences, all voiced, and voiced again as "
+                             f"tst-heldout by the voices held out of the other splits ({heldout}) (phrasebook "
+                             f"default: {phrasebook.DEFAULT_TEST_SIZE})")
+    parser.add_argument("--seed", type=int, default=0,
+                        help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
+                             "(default: %(default)s)")
+    parser.add_argument("--jobs", type=int, metavar="N", default=os.cpu_count(), help="parallel voicing processes")
+    parser.add_argument("--ding", type=Path, metavar="PATH", default=None,
+                        help=f"--text ding only: the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched "
+                             f"with `apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")
+
+
+def _check_args(args: argparse.Namespace) -> None:
+    """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
+    from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
+
+    if args.train_size < 0:
+        raise SateError(f"--train-size must be >= 0, got {args.train_size}")
+    if args.jobs is not None and args.jobs < 1:
+        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    sizes = {"--text-size": "text_size", "--dev-size": "dev_size", "--test-size": "test_size"}
+    if args.text == "ding":
+        given = [option for option, name in sizes.items() if getattr(args, name) is not None]
+        if given:
+            raise SateError(f"{', '.join(given)}: only for --text phrasebook (the Ding dictionary fixes its sizes; "
+                            "--train-size chooses how many train sentences are voiced)")
+        if args.ding is not None and not args.ding.is_file():
+            raise SateError(f"--ding {args.ding}: no such file")
+        return
+    if args.ding is not None:
+        raise SateError("--ding is only read with --text ding")
+    defaults = {"text_size": phrasebook.DEFAULT_TEXT_SIZE, "dev_size": phrasebook.DEFAULT_DEV_SIZE,
+                "test_size": phrasebook.DEFAULT_TEST_SIZE}
+    for option, name in sizes.items():
+        if getattr(args, name) is None:
+            setattr(args, name, defaults[name])
+        elif getattr(args, name) < 1:
+            raise SateError(f"{option} must be >= 1, got {getattr(args, name)}")
+    if args.train_size > args.text_size:
+        raise SateError(f"--train-size {args.train_size} is more than --text-size {args.text_size}: "
+                        "only train text can be voiced")
+
+
+def run(args: argparse.Namespace) -> int:
+    _check_args(args)
+    if args.text == "ding":
+        ding = args.ding or fetch_ding(default_cache_dir())
+        pairs = read_ding_pairs(ding)
+        print(f"read {len(pairs)} sentence pairs from {ding}")
+        summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+    else:
+        summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
+                                          args.seed, args.jobs)
+        print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
+              f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
+    print(f"corpus in {summary['root']} (MT text: {summary['mt_train_pairs']} train pairs)")
+    for split, s in summary["splits"].items():
+        print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
+              f"  ({s['text_pairs']} text pairs)")
+    return 0

@@ -1,0 +1,238 @@
+"""Voicing a demo corpus: sentence pairs planned into talks, voiced in parallel, written in MuST-C v1 layout.
+
+`build_corpus` voices any sentence pairs (the Ding dictionary's), `build_phrasebook_corpus` the generated
+phrasebook; `sate synth` (`sate.synth.cli`) is the command over them. The voices are `sate.synth.voices`, the
+split rule `sate.synth.splits`, the Ding text `sate.synth.ding`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import tempfile
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from multiprocessing import Pool
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from sate.files import atomic_open, atomic_write_text
+from sate.synth.ding import (  # noqa: F401  (the module's public API)
+    DING_PACKAGE,
+    DING_PATH_IN_PACKAGE,
+    default_cache_dir,
+    fetch_ding,
+    normalize_typography,
+    parse_ding_line,
+    read_ding_pairs,
+)
+from sate.synth.splits import SPLITS, split_of, split_pairs  # noqa: F401  (split_of: the public split rule)
+from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part of the corpus API)
+    HELDOUT_ESPEAK_ACCENTS,
+    HELDOUT_FLITE,
+    RESERVED_VOICES,
+    SAMPLE_RATE,
+    Voice,
+    add_noise,
+    check_engines,
+    heldout_names,
+    heldout_pool,
+    is_heldout,
+    speak,
+    training_pool,
+    voice_pool,
+)
+
+TEXTS = ("phrasebook", "ding")
+HELDOUT_SPLIT = "tst-heldout"
+DEFAULT_TRAIN_SIZE = 3000
+DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
+PHRASEBOOK_RATE = (0.75, 1.35)  # wider for the phrasebook: more variety for the same sentences
+TRAIN_NOISE_SNR_DB = (25.0, 45.0)  # light white noise on phrasebook train talks, one level per talk
+
+
+@dataclass(frozen=True)
+class Style:
+    """How one split is voiced: which voices, what speaking-rate range, and whether to add noise."""
+
+    voices: tuple[Voice, ...]
+    rate: tuple[float, float] = DING_RATE
+    noise_snr_db: tuple[float, float] | None = None
+
+
+def ding_styles() -> dict[str, Style]:
+    pool = tuple(voice_pool())
+    return {split: Style(pool) for split in SPLITS}
+
+
+def phrasebook_styles() -> dict[str, Style]:
+    """Training voices for train/dev/tst-COMMON (noise on train only); held-out voices for tst-heldout."""
+    pool = tuple(training_pool())
+    return {"train": Style(pool, PHRASEBOOK_RATE, TRAIN_NOISE_SNR_DB), "dev": Style(pool, PHRASEBOOK_RATE),
+            "tst-COMMON": Style(pool, PHRASEBOOK_RATE), HELDOUT_SPLIT: Style(tuple(heldout_pool()), PHRASEBOOK_RATE)}
+
+
+@dataclass
+class Talk:
+    """A group of consecutive sentences voiced by one voice into one wav."""
+
+    split: str
+    number: int
+    voice: Voice
+    seed: int
+    pairs: list[tuple[str, str]]
+    rate: tuple[float, float] = DING_RATE
+    noise_snr_db: float | None = None
+
+    @property
+    def wav_name(self) -> str:
+        return f"ted_{self.number}.wav"
+
+    def fingerprint(self) -> str:
+        """Changes whenever anything that shapes the audio changes, so stale talks are redone."""
+        parts: list = [self.voice.key, self.seed, self.pairs, SAMPLE_RATE]
+        if self.rate != DING_RATE or self.noise_snr_db is not None:  # Ding talks keep their old fingerprints
+            parts.append([list(self.rate), self.noise_snr_db])
+        return hashlib.sha1(json.dumps(parts, ensure_ascii=False).encode()).hexdigest()
+
+
+def plan_talks(splits: Mapping[str, Sequence[tuple[str, str]]], train_size: int, seed: int,
+               styles: Mapping[str, Style] | None = None, shuffle_train: bool = True) -> list[Talk]:
+    """Group each split's voiced sentences into talks of 20-60 sentences, one voice each.
+
+    `styles` says which splits to voice and how (default: the Ding corpus's). The train sentences to voice
+    are the first `train_size` (of a seeded shuffle unless `shuffle_train` is false), and talks are cut from
+    the front, so a larger `train_size` keeps every earlier talk (and its audio) as it was.
+    """
+    styles = ding_styles() if styles is None else styles
+    talks: list[Talk] = []
+    number = 1
+    for split, style in styles.items():
+        pairs = list(splits[split])
+        rng = random.Random(f"{seed}:{split}")
+        if split == "train":
+            if shuffle_train:
+                rng.shuffle(pairs)
+            pairs = pairs[:train_size]
+        start = 0
+        while start < len(pairs):
+            size = rng.randint(20, 60)
+            voice = rng.choice(style.voices)
+            talk_seed = rng.randrange(2**31)
+            noise = rng.uniform(*style.noise_snr_db) if style.noise_snr_db else None
+            talks.append(Talk(split, number, voice, talk_seed, pairs[start:start + size], style.rate, noise))
+            number += 1
+            start += size
+    return talks
+
+
+def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
+    """Voice one talk into its wav (atomically) and return its segments; reuse finished talks."""
+    talk, split_dir = job
+    wav_path = split_dir / "wav" / talk.wav_name
+    sidecar = split_dir / ".synth" / f"{Path(talk.wav_name).stem}.json"
+    fingerprint = talk.fingerprint()
+    if wav_path.exists() and sidecar.exists():
+        saved = json.loads(sidecar.read_text())
+        if saved.get("fingerprint") == fingerprint:
+            return saved["segments"]
+    rng = random.Random(talk.seed)
+    pieces = [np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)]
+    segments = []
+    cursor = len(pieces[0])
+    with tempfile.TemporaryDirectory() as tmp:
+        for en, de in talk.pairs:
+            audio = speak(en, talk.voice, rate=rng.uniform(*talk.rate), pitch=rng.random(), workdir=Path(tmp))
+            gap = np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)
+            segments.append({"offset": cursor / SAMPLE_RATE, "duration": len(audio) / SAMPLE_RATE,
+                             "speaker_id": f"spk.{talk.number}", "wav": talk.wav_name, "en": en, "de": de})
+            pieces += [audio, gap]
+            cursor += len(audio) + len(gap)
+    wav = np.concatenate(pieces)
+    if talk.noise_snr_db is not None:
+        wav = add_noise(wav, talk.noise_snr_db, talk.seed)
+    peak = float(np.abs(wav).max()) or 1.0
+    wav_path.parent.mkdir(parents=True, exist_ok=True)
+    with atomic_open(wav_path, "wb") as f:
+        sf.write(f, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
+    sidecar.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
+    return segments
+
+
+# ----------------------------------------------------------------------------- corpus
+
+def yaml_line(seg: dict) -> str:
+    """One segment exactly as MuST-C v1 writes it."""
+    return (f"- {{duration: {seg['duration']:.6f}, offset: {seg['offset']:.6f}, "
+            f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
+
+
+def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
+                  jobs: int | None, progress: bool) -> dict:
+    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
+
+    mt_dir = root / "mt"
+    mt_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
+    atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in text["train"]))
+
+    jobs = jobs or os.cpu_count() or 1
+    segments: dict[int, list[dict]] = {}
+    work = [(talk, root / "data" / talk.split) for talk in talks]
+    bar = tqdm(total=sum(len(t.pairs) for t in talks), unit="utt", desc="voicing", disable=not progress)
+    with Pool(jobs) as workers:
+        for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
+            segments[talk.number] = segs
+            bar.update(len(segs))
+    bar.close()
+
+    summary: dict = {"root": str(root), "mt_train_pairs": len(text["train"]), "splits": {}}
+    for split in text:
+        segs = [s for t in talks if t.split == split for s in segments[t.number]]
+        txt = root / "data" / split / "txt"
+        txt.mkdir(parents=True, exist_ok=True)
+        (root / "data" / split / "wav").mkdir(parents=True, exist_ok=True)
+        atomic_write_text(txt / f"{split}.yaml", "".join(yaml_line(s) + "\n" for s in segs))
+        atomic_write_text(txt / f"{split}.en", "".join(s["en"] + "\n" for s in segs))
+        atomic_write_text(txt / f"{split}.{tgt_lang}", "".join(s["de"] + "\n" for s in segs))
+        summary["splits"][split] = {"segments": len(segs), "talks": sum(t.split == split for t in talks),
+                                    "hours": round(sum(s["duration"] for s in segs) / 3600, 3),
+                                    "text_pairs": len(text[split])}
+    return summary
+
+
+def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
+                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
+    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
+    check_engines(voice_pool())
+    root = out / f"en-{tgt_lang}"
+    splits = split_pairs(pairs)
+    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
+    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
+    return summary
+
+
+def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size: int, test_size: int,
+                            seed: int = 0, jobs: int | None = None, progress: bool = True) -> dict:
+    """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
+    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
+    from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
+
+    styles = phrasebook_styles()
+    check_engines([v for style in styles.values() for v in style.voices])
+    root = out / "en-de"
+    text = phrasebook_splits(text_size, dev_size, test_size, seed)
+    text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}
+    talks = plan_talks(text, train_size, seed, styles, shuffle_train=False)
+    summary = _write_corpus(root, text, talks, "de", jobs, progress)
+    summary.update({"text": "phrasebook", "seed": seed,
+                    "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
+                    "heldout_voices": heldout_names()})
+    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
+    return summary

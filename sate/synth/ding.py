@@ -1,0 +1,119 @@
+"""The Ding German-English dictionary's example sentences, the text of the `sate synth --text ding` corpus.
+
+Ding (Debian package `trans-de-en`, GPL-2+) is fetched at run time and never shipped. Its example
+sentences are open-domain (about 16k pairs, a huge vocabulary): real German, but more than a CPU demo
+can learn in minutes; the default corpus is the generated phrasebook (sate.synth.phrasebook).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+
+from sate.errors import SateError
+from sate.files import atomic_open
+
+DING_PACKAGE = "trans-de-en"
+DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
+
+_ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
+_TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201a": "'", "\u00b4": "'", "`": "'",
+                             "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
+                             "\u2013": "-", "\u2014": "-", "\u00a0": " "})
+
+
+def default_cache_dir() -> Path:
+    return Path(os.environ.get("SATE_CACHE", Path.home() / ".cache" / "sate"))
+
+
+def fetch_ding(cache_dir: Path) -> Path:
+    """Return the Ding dictionary file, downloading `trans-de-en` with apt-get if needed."""
+    target = cache_dir / "ding" / "de-en"
+    if target.exists():
+        return target
+    installed = Path("/") / DING_PATH_IN_PACKAGE
+    if installed.exists():
+        return installed
+    for tool in ("apt-get", "dpkg-deb"):
+        if shutil.which(tool) is None:
+            raise SateError(f"cannot fetch the Ding dictionary: `{tool}` is missing. Download the Debian "
+                            f"package {DING_PACKAGE} by hand, unpack it and pass --ding PATH/{DING_PATH_IN_PACKAGE}")
+    with tempfile.TemporaryDirectory() as tmp:
+        got = subprocess.run(["apt-get", "download", DING_PACKAGE], cwd=tmp, capture_output=True, text=True)
+        debs = list(Path(tmp).glob(f"{DING_PACKAGE}_*.deb"))
+        if got.returncode != 0 or not debs:
+            raise SateError(f"`apt-get download {DING_PACKAGE}` failed ({got.stderr.strip()[-300:]}). "
+                            f"Run `apt-get update` (as root) and retry, or pass --ding PATH to the unpacked "
+                            f"file {DING_PATH_IN_PACKAGE}")
+        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with atomic_open(target, "wb") as f, open(Path(tmp) / "x" / DING_PATH_IN_PACKAGE, "rb") as src:
+            shutil.copyfileobj(src, f)
+    return target
+
+
+def normalize_typography(text: str) -> str:
+    """Straight quotes and apostrophes, plain dashes and spaces, single spaces."""
+    return " ".join(text.translate(_TYPOGRAPHY).split())
+
+
+def _clean(text: str) -> str:
+    previous = None
+    while previous != text:  # annotations may nest: "(… {n} …)"
+        previous, text = text, _ANNOTATION.sub(" ", text)
+    text = normalize_typography(text)
+    return re.sub(r"\s+([.,;:?!])", r"\1", text)
+
+
+def _is_sentence(text: str) -> bool:
+    return (len(text.split()) >= 4 and text[:1].isupper() and text[-1:] in ".?!"
+            and not any(c in text for c in "/~\u2026") and "..." not in text)
+
+
+def parse_ding_line(line: str) -> list[tuple[str, str]]:
+    """The (English, German) example-sentence pairs of one dictionary line.
+
+    A line is `de | de2 | ... :: en | en2 | ...`; the `|` sub-entries correspond one to one.
+    Lines whose two sides have different numbers of sub-entries cannot be aligned and give none.
+    Annotations `{...}`, `[...]`, `(...)` are stripped; both sides must be capitalised sentences
+    ending in . ? or !, of at least 4 words, without "/", "~" or an ellipsis.
+    """
+    if line.startswith("#") or " :: " not in line:
+        return []
+    de_side, en_side = line.rstrip("\n").split(" :: ", 1)
+    de_parts, en_parts = de_side.split(" | "), en_side.split(" | ")
+    if len(de_parts) != len(en_parts):
+        return []
+    pairs = []
+    for de, en in zip(de_parts, en_parts, strict=True):
+        de_first, en_first = _first_sentence(de), _first_sentence(en)
+        if de_first and en_first:
+            pairs.append((en_first, de_first))
+    return pairs
+
+
+def _first_sentence(entry: str) -> str | None:
+    """The first well-formed sentence among an entry's `;`-separated variants, e.g.
+    "Shake well before using!; Shake well before use!" gives the first one."""
+    for variant in entry.split(";"):
+        variant = _clean(variant)
+        if _is_sentence(variant):
+            return variant
+    return None
+
+
+def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
+    """All distinct (English, German) sentence pairs of the dictionary, in file order."""
+    seen: set[tuple[str, str]] = set()
+    pairs = []
+    with open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            for pair in parse_ding_line(line):
+                if pair not in seen:
+                    seen.add(pair)
+                    pairs.append(pair)
+    return pairs

@@ -1,0 +1,158 @@
+"""The text-to-speech voices of the offline corpora and how one sentence is voiced.
+
+Two engines, espeak-ng (accents x voice variants) and flite (its built-in voices). flite's `rms` and any
+neural voice (e.g. Piper) are reserved for evaluating robustness to unseen voices and are never used.
+
+The Ding corpus voices every split from `voice_pool()`, as it always has. The phrasebook corpus holds out
+`HELDOUT_FLITE` and the espeak-ng accents `HELDOUT_ESPEAK_ACCENTS` from train, dev and tst-COMMON and
+voices its extra split tst-heldout with them only, so a model can be scored on voices it never heard;
+its training voices add more espeak-ng variants and accents (`training_pool`).
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import gcd
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from sate.errors import SateError
+
+SAMPLE_RATE = 16000
+ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
+ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
+FLITE_VOICES = ("awb", "slt", "kal16")
+RESERVED_VOICES = frozenset({"flite:rms", "piper"})
+
+# Held out of the phrasebook's train/dev/tst-COMMON; tst-heldout uses only these.
+HELDOUT_FLITE = ("kal16",)
+HELDOUT_ESPEAK_ACCENTS = ("en-gb-scotland",)
+# More variety for phrasebook training: two more British accents and more espeak-ng voice variants.
+EXTRA_ESPEAK_ACCENTS = ("en-gb-x-gbclan", "en-gb-x-gbcwmd")
+EXTRA_ESPEAK_VARIANTS = ("f5", "m8", "adam", "Alex", "Alicia", "Andrea", "Annie", "belinda", "benjamin", "david",
+                         "edward", "linda", "max", "Michael", "paul", "quincy", "robert", "steph", "travis",
+                         "victor", "klatt", "klatt3", "norbert", "shelby")
+FLITE_SHARE = 0.2  # phrasebook pools repeat flite voices so that about this share of talks use flite
+
+
+@dataclass(frozen=True)
+class Voice:
+    engine: str  # "espeak" or "flite"
+    name: str  # espeak "en-us+m3", flite "slt"
+
+    @property
+    def key(self) -> str:
+        return f"{self.engine}:{self.name}"
+
+    @property
+    def accent(self) -> str:
+        """The espeak-ng accent ("en-gb-scotland" of "en-gb-scotland+m3"); flite voices are their own."""
+        return self.name.split("+")[0]
+
+
+def is_heldout(voice: Voice) -> bool:
+    if voice.engine == "flite":
+        return voice.name in HELDOUT_FLITE
+    return voice.accent in HELDOUT_ESPEAK_ACCENTS
+
+
+def heldout_names() -> list[str]:
+    """The held-out voices as a reader names them: "flite kal16", "espeak-ng en-gb-scotland (every variant)"."""
+    return ([f"flite {name}" for name in HELDOUT_FLITE] +
+            [f"espeak-ng {accent} (every variant)" for accent in HELDOUT_ESPEAK_ACCENTS])
+
+
+def _checked(pool: list[Voice]) -> list[Voice]:
+    reserved = sorted({v.key for v in pool if v.key in RESERVED_VOICES or v.engine == "piper"})
+    assert not reserved, f"reserved voices in the pool: {reserved}"
+    return pool
+
+
+def voice_pool() -> list[Voice]:
+    """Every voice the Ding corpus may use; reserved evaluation voices are never in it."""
+    pool = [Voice("espeak", f"{accent}+{variant}") for accent in ESPEAK_ACCENTS for variant in ESPEAK_VARIANTS]
+    pool += [Voice("flite", name) for name in FLITE_VOICES]
+    return _checked(pool)
+
+
+def _weighted(espeak: list[Voice], flite: list[Voice]) -> list[Voice]:
+    """espeak + flite voices, flite repeated so a uniform draw picks flite about FLITE_SHARE of the time."""
+    copies = max(1, round(FLITE_SHARE * len(espeak) / ((1 - FLITE_SHARE) * len(flite))))
+    return _checked(espeak + flite * copies)
+
+
+def training_pool() -> list[Voice]:
+    """Phrasebook train/dev/tst-COMMON voices: every accent and variant except the held-out ones."""
+    accents = [a for a in ESPEAK_ACCENTS + EXTRA_ESPEAK_ACCENTS if a not in HELDOUT_ESPEAK_ACCENTS]
+    variants = ESPEAK_VARIANTS + EXTRA_ESPEAK_VARIANTS
+    espeak = [Voice("espeak", f"{accent}+{variant}") for accent in accents for variant in variants]
+    flite = [Voice("flite", name) for name in FLITE_VOICES if name not in HELDOUT_FLITE]
+    return _weighted(espeak, flite)
+
+
+def heldout_pool() -> list[Voice]:
+    """tst-heldout voices: the held-out accents (every variant) and flite voices, half of the talks each."""
+    espeak = [Voice("espeak", f"{accent}+{variant}") for accent in HELDOUT_ESPEAK_ACCENTS
+              for variant in ESPEAK_VARIANTS + EXTRA_ESPEAK_VARIANTS]
+    flite = [Voice("flite", name) for name in HELDOUT_FLITE]
+    return _checked(espeak + flite * max(1, len(espeak) // len(flite)))
+
+
+def check_engines(pool: Sequence[Voice]) -> None:
+    """Fail early, saying exactly what to install, when a TTS engine is missing."""
+    needed = {"espeak": "espeak-ng", "flite": "flite"}
+    missing = sorted({needed[v.engine] for v in pool if shutil.which(needed[v.engine]) is None})
+    if missing:
+        raise SateError(f"missing text-to-speech engine(s): {', '.join(missing)}. "
+                        f"Install them with: sudo apt-get install {' '.join(missing)}")
+
+
+def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
+    if rate == SAMPLE_RATE:
+        return audio
+    from scipy.signal import resample_poly  # heavy: scipy (seconds), only to resample a voice
+
+    g = gcd(rate, SAMPLE_RATE)
+    return resample_poly(audio, SAMPLE_RATE // g, rate // g).astype(np.float32)
+
+
+def _trim(audio: np.ndarray, margin: int = 800) -> np.ndarray:
+    """Cut the engine's leading and trailing silence, keeping a 50 ms margin."""
+    loud = np.flatnonzero(np.abs(audio) > 0.01)
+    if loud.size == 0:
+        return audio
+    return audio[max(loud[0] - margin, 0): loud[-1] + margin]
+
+
+def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> np.ndarray:
+    """Voice one sentence: float32 mono audio at 16 kHz.
+
+    `rate` scales the speaking speed (1.0 = engine default) and `pitch` lies in [0, 1].
+    """
+    if voice.key in RESERVED_VOICES or voice.engine not in ("espeak", "flite"):
+        raise ValueError(f"voice {voice.key} is reserved for evaluation")
+    out = workdir / "utt.wav"
+    if voice.engine == "espeak":
+        cmd = ["espeak-ng", "-v", voice.name, "-s", str(round(165 * rate)), "-p", str(round(20 + 60 * pitch)),
+               "-w", str(out), "--stdin"]
+    else:
+        cmd = ["flite", "-voice", voice.name, "--setf", f"duration_stretch={1 / rate:.3f}",
+               "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
+    done = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    if done.returncode != 0 or not out.exists():
+        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {done.stderr.strip()[-300:]}")
+    audio, sr = sf.read(out, dtype="float32", always_2d=True)
+    return _trim(_resample(audio.mean(axis=1), sr))
+
+
+def add_noise(wav: np.ndarray, snr_db: float, seed: int) -> np.ndarray:
+    """White noise at `snr_db` below the speech's RMS (computed over the loud samples only)."""
+    loud = wav[np.abs(wav) > 0.01]
+    level = float(np.sqrt(np.mean(loud**2))) if loud.size else 0.0
+    noise = np.random.default_rng(seed).standard_normal(wav.shape).astype(np.float32)
+    return wav + noise * (level / 10 ** (snr_db / 20))

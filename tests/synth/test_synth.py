@@ -1,0 +1,287 @@
+"""`sate synth`: the offline corpora (Ding and phrasebook) have MuST-C's layout, fixed splits and clean audio;
+the phrasebook holds voices out for tst-heldout; reserved voices are never used; every option works."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from sate.cli import build_parser, main
+from sate.errors import SateError
+from sate.synth import cli as synth_cli
+from sate.synth import corpus as synth
+from sate.synth import voices
+from sate.synth.phrasebook import phrasebook_splits
+
+YAML_LINE = re.compile(r"^- \{duration: (\d+\.\d{6}), offset: (\d+\.\d{6}), speaker_id: (spk\.\d+), "
+                       r"wav: (ted_\d+\.wav)\}$")
+
+
+def read_split(root: Path, split: str) -> tuple[list[str], list[str], list[str]]:
+    txt = root / "en-de" / "data" / split / "txt"
+    return [(txt / f"{split}.{ext}").read_text(encoding="utf-8").splitlines() for ext in ("yaml", "en", "de")]
+
+
+def test_parse_aligns_sub_entries_and_strips_annotations() -> None:
+    line = ("Haus {n} | Das Haus {n} ist sehr alt. | Er baut (gerade) ein neues Haus. :: "
+            "house | The house is very old. | He is building a new house [Br.].\n")
+    assert synth.parse_ding_line(line) == [("The house is very old.", "Das Haus ist sehr alt."),
+                                           ("He is building a new house.", "Er baut ein neues Haus.")]
+
+
+@pytest.mark.parametrize("line", [
+    "Das ist gut. | Wir gehen heute. :: That is good.\n",  # sub-entry counts differ: cannot align
+    "Das ist gut so. :: this is good so.\n",  # English not capitalised
+    "Das ist gut so :: This is good so.\n",  # German lacks final punctuation
+    "Gut so. :: Good so.\n",  # fewer than 4 words
+    "Er kam und/oder ging. :: He came and/or went.\n",  # slash
+    "Er ging … dann kam er. :: He went … then he came.\n",  # ellipsis
+    "# Version :: devel\n",
+])
+def test_parse_rejects_non_sentences(line: str) -> None:
+    assert synth.parse_ding_line(line) == []
+
+
+def test_parse_takes_first_sentence_variant_and_normalises_quotes() -> None:
+    line = "Das ist\u2019s gut so!; Gut so! :: It\u2019s \u201cgood\u201d like that!; Good!\n"
+    assert synth.parse_ding_line(line) == [("It's \"good\" like that!", "Das ist's gut so!")]
+
+
+def test_split_rule_is_the_documented_hash() -> None:
+    for en in ("The house is very old.", "He kept glancing toward the entrance.", "You have the floor!"):
+        h = int(hashlib.sha1(en.encode("utf-8")).hexdigest(), 16) % 100
+        assert synth.split_of(en) == ("tst-COMMON" if h < 4 else "dev" if h < 8 else "train")
+
+
+def test_splits_are_stable_and_disjoint(ding_pairs: list[tuple[str, str]]) -> None:
+    assert 15000 < len(ding_pairs) < 17000
+    splits = synth.split_pairs(ding_pairs)
+    shuffled = list(ding_pairs)
+    random.Random(1).shuffle(shuffled)
+    again = synth.split_pairs(shuffled)
+    assert {k: sorted(v) for k, v in splits.items()} == {k: sorted(v) for k, v in again.items()}
+    for side in (0, 1):
+        sets = {name: {pair[side] for pair in pairs} for name, pairs in splits.items()}
+        assert not sets["train"] & sets["dev"] and not sets["train"] & sets["tst-COMMON"]
+        assert not sets["dev"] & sets["tst-COMMON"]
+    assert len(splits["train"]) > 10 * len(splits["tst-COMMON"]) > 0
+
+
+@pytest.mark.slow
+def test_corpus_layout_counts_and_mt_text(synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+                                         fixture_sizes: dict[str, int]) -> None:
+    root = synth_corpus / "en-de"
+    for split, size in fixture_sizes.items():
+        yaml_lines, en, de = read_split(synth_corpus, split)
+        assert len(yaml_lines) == len(en) == len(de) == size
+        assert all(YAML_LINE.match(line) for line in yaml_lines), yaml_lines[0]
+        assert set(zip(en, de, strict=True)) <= set(fixture_pairs)
+    mt_en = (root / "mt" / "train.en").read_text(encoding="utf-8").splitlines()
+    mt_de = (root / "mt" / "train.de").read_text(encoding="utf-8").splitlines()
+    assert len(mt_en) == len(mt_de) == fixture_sizes["train"]
+
+
+@pytest.mark.slow
+def test_segments_lie_inside_their_wav_and_are_speech(synth_corpus: Path) -> None:
+    for split in synth.SPLITS:
+        yaml_lines, _, _ = read_split(synth_corpus, split)
+        for line in yaml_lines:
+            duration, offset, _, wav = YAML_LINE.match(line).groups()
+            path = synth_corpus / "en-de" / "data" / split / "wav" / wav
+            info = sf.info(path)
+            assert (info.samplerate, info.channels, info.subtype) == (16000, 1, "PCM_16")
+            assert float(offset) >= 0 and float(offset) + float(duration) <= info.duration + 1e-6
+            start = round(float(offset) * 16000)
+            audio, _ = sf.read(path, start=start, stop=start + round(float(duration) * 16000))
+            assert float(duration) > 0.5
+            assert np.sqrt(np.mean(audio**2)) > 0.01, f"silent segment in {wav} at {offset}"
+
+
+@pytest.mark.slow
+def test_deterministic_for_a_seed_and_reuses_finished_talks(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    synth.build_corpus(tmp_path, fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    for split in synth.SPLITS:
+        assert read_split(tmp_path, split) == read_split(synth_corpus, split)
+        for wav in (tmp_path / "en-de" / "data" / split / "wav").iterdir():
+            assert wav.read_bytes() == (synth_corpus / "en-de" / "data" / split / "wav" / wav.name).read_bytes()
+    wavs = sorted((tmp_path / "en-de" / "data").glob("*/wav/*.wav"))
+    mtimes = [w.stat().st_mtime_ns for w in wavs]
+    synth.build_corpus(tmp_path, fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    assert [w.stat().st_mtime_ns for w in wavs] == mtimes
+    other = tmp_path / "seed1"
+    synth.build_corpus(other, fixture_pairs, fixture_sizes["train"], seed=1, jobs=1, progress=False)
+    assert read_split(other, "dev")[0] != read_split(tmp_path, "dev")[0]
+
+
+def test_reserved_voices_are_never_selected(ding_pairs: list[tuple[str, str]]) -> None:
+    pool = {v.key for v in synth.voice_pool()}
+    assert "flite:rms" in synth.RESERVED_VOICES and not pool & synth.RESERVED_VOICES
+    assert {"flite:awb", "flite:slt", "flite:kal16", "espeak:en-us+m1", "espeak:en-029+f4"} <= pool
+    splits = synth.split_pairs(ding_pairs)
+    used = {t.voice.key for seed in range(3) for t in synth.plan_talks(splits, len(splits["train"]), seed)}
+    assert not used & synth.RESERVED_VOICES
+    assert len(used) > 30  # the whole pool is in play, not a few voices
+    with pytest.raises(ValueError, match="reserved"):
+        synth.speak("A test sentence here.", synth.Voice("flite", "rms"), 1.0, 0.5, Path("."))
+
+
+def test_larger_train_size_keeps_earlier_talks(ding_pairs: list[tuple[str, str]]) -> None:
+    splits = synth.split_pairs(ding_pairs)
+    small = [t for t in synth.plan_talks(splits, 500, 0) if t.split == "train"]
+    large = [t for t in synth.plan_talks(splits, 2000, 0) if t.split == "train"]
+    assert sum(len(t.pairs) for t in small) == 500 and sum(len(t.pairs) for t in large) == 2000
+    assert [t.fingerprint() for t in small[:-1]] == [t.fingerprint() for t in large[:len(small) - 1]]
+    assert all(20 <= len(t.pairs) <= 60 for t in large[:-1])
+
+
+def test_missing_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(voices.shutil, "which", lambda tool: None if tool == "flite" else "/usr/bin/" + tool)
+    with pytest.raises(SateError, match="apt-get install flite"):
+        synth.check_engines(synth.voice_pool())
+
+
+def test_cli_reports_a_missing_dictionary_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    assert main(["synth", "--out", str(tmp_path), "--text", "ding", "--ding", str(tmp_path / "nope")]) == 2
+    assert f"--ding {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
+
+
+def test_ding_talks_keep_their_fingerprints(ding_pairs: list[tuple[str, str]]) -> None:
+    talk = synth.plan_talks(synth.split_pairs(ding_pairs), 100, 0)[0]
+    blob = json.dumps([talk.voice.key, talk.seed, talk.pairs, 16000], ensure_ascii=False)
+    assert talk.fingerprint() == hashlib.sha1(blob.encode()).hexdigest()  # finished Ding corpora stay valid
+    assert (talk.rate, talk.noise_snr_db) == ((0.8, 1.25), None)
+
+
+# ----------------------------------------------------------------------------- phrasebook voices
+
+def phrasebook_plan(seed: int, train_size: int = 3000) -> tuple[dict, list[synth.Talk]]:
+    text = phrasebook_splits(5000, 300, 300, seed)
+    text[synth.HELDOUT_SPLIT] = text["tst-COMMON"]
+    return text, synth.plan_talks(text, train_size, seed, synth.phrasebook_styles(), shuffle_train=False)
+
+
+def test_voice_pools_hold_out_kal16_and_scotland_and_never_reserved_voices() -> None:
+    training, heldout = voices.training_pool(), voices.heldout_pool()
+    assert voices.HELDOUT_FLITE == ("kal16",) and voices.HELDOUT_ESPEAK_ACCENTS == ("en-gb-scotland",)
+    assert training and heldout and not {v.key for v in training} & {v.key for v in heldout}
+    assert not any(voices.is_heldout(v) for v in training) and all(voices.is_heldout(v) for v in heldout)
+    assert {"flite:kal16", "espeak:en-gb-scotland+m1"} <= {v.key for v in heldout}
+    assert {"flite:awb", "flite:slt", "espeak:en-gb-x-gbclan+adam", "espeak:en-us+f5"} <= {v.key for v in training}
+    for pool in (training, heldout, voices.voice_pool()):
+        assert not {v.key for v in pool} & voices.RESERVED_VOICES and all(v.engine != "piper" for v in pool)
+    for reserved in (voices.Voice("flite", "rms"), voices.Voice("piper", "en_US-lessac-medium")):
+        with pytest.raises(ValueError, match="reserved"):
+            voices.speak("A test sentence here.", reserved, 1.0, 0.5, Path("."))
+
+
+def test_phrasebook_talks_use_held_out_voices_only_in_tst_heldout() -> None:
+    heldout_used: set[str] = set()
+    train_engines: list[str] = []
+    for seed in range(3):
+        text, talks = phrasebook_plan(seed)
+        assert not {t.voice.key for t in talks} & voices.RESERVED_VOICES
+        for talk in talks:
+            assert voices.is_heldout(talk.voice) == (talk.split == synth.HELDOUT_SPLIT), (talk.split, talk.voice)
+            assert (talk.noise_snr_db is not None) == (talk.split == "train")
+            assert talk.rate == synth.PHRASEBOOK_RATE
+        heldout_used |= {t.voice.accent for t in talks if t.split == synth.HELDOUT_SPLIT}
+        train_engines += [t.voice.engine for t in talks if t.split == "train"]
+        for split in ("tst-COMMON", synth.HELDOUT_SPLIT):
+            assert [p for t in talks if t.split == split for p in t.pairs] == text["tst-COMMON"]
+        assert [p for t in talks if t.split == "train" for p in t.pairs] == text["train"][:3000]
+    assert heldout_used == {"kal16", "en-gb-scotland"}
+    assert 0.05 < train_engines.count("flite") / len(train_engines) < 0.4  # flite is a real share of training
+
+
+def test_phrasebook_larger_train_size_keeps_earlier_talks() -> None:
+    small = [t for t in phrasebook_plan(0, 500)[1] if t.split == "train"]
+    large = [t for t in phrasebook_plan(0, 2000)[1] if t.split == "train"]
+    assert [t.fingerprint() for t in small[:-1]] == [t.fingerprint() for t in large[:len(small) - 1]]
+
+
+@pytest.mark.slow
+def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    argv = ["synth", "--out", str(tmp_path), "--text-size", "30", "--train-size", "6", "--dev-size", "3",
+            "--test-size", "3", "--seed", "1", "--jobs", "2"]
+    assert main(argv) == 0
+    assert "flite kal16" in capsys.readouterr().out
+    root = tmp_path / "en-de"
+    assert len((root / "mt" / "train.en").read_text().splitlines()) == 30
+    sizes = {"train": 6, "dev": 3, "tst-COMMON": 3, synth.HELDOUT_SPLIT: 3}
+    for split, size in sizes.items():
+        yaml_lines, en, de = read_split(tmp_path, split)
+        assert len(yaml_lines) == len(en) == len(de) == size and all(YAML_LINE.match(x) for x in yaml_lines)
+        for line in yaml_lines:
+            duration, offset, _, wav = YAML_LINE.match(line).groups()
+            start = round(float(offset) * 16000)
+            audio, _ = sf.read(root / "data" / split / "wav" / wav, start=start,
+                               stop=start + round(float(duration) * 16000))
+            assert float(duration) > 0.5 and np.sqrt(np.mean(audio**2)) > 0.01
+    assert read_split(tmp_path, synth.HELDOUT_SPLIT)[1:] == read_split(tmp_path, "tst-COMMON")[1:]
+    noisy, clean = (sf.read(next((root / "data" / s / "wav").glob("*.wav")), stop=1600)[0]
+                    for s in ("train", "tst-COMMON"))
+    assert 0 < np.abs(noisy).max() < 0.01 and not clean.any()  # light noise in train's silences only
+    summary = json.loads((root / "synth.json").read_text())
+    assert summary["text"] == "phrasebook" and summary["heldout_voices"] == voices.heldout_names()
+    again = tmp_path / "again"
+    synth.build_phrasebook_corpus(again, 30, 6, 3, 3, seed=1, jobs=1, progress=False)
+    wavs = sorted(p.relative_to(root) for p in root.glob("data/*/wav/*.wav"))
+    assert wavs and all((root / w).read_bytes() == (again / "en-de" / w).read_bytes() for w in wavs)  # noise too
+
+
+# ----------------------------------------------------------------------------- CLI
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["--text", "ding", "--text-size", "100"], "--text-size: only for --text phrasebook"),
+    (["--text", "ding", "--dev-size", "5", "--test-size", "5"], "--dev-size, --test-size: only for --text phrasebook"),
+    (["--ding", "x"], "--ding is only read with --text ding"),
+    (["--train-size", "11", "--text-size", "10"], "--train-size 11 is more than --text-size 10"),
+    (["--train-size", "-1"], "--train-size must be >= 0"),
+    (["--text-size", "0"], "--text-size must be >= 1"),
+    (["--dev-size", "0"], "--dev-size must be >= 1"),
+    (["--test-size", "-2"], "--test-size must be >= 1"),
+    (["--jobs", "0"], "--jobs must be >= 1"),
+])
+def test_cli_rejects_bad_options_by_name(tmp_path: Path, capsys: pytest.CaptureFixture, extra: list[str],
+                                         message: str) -> None:
+    assert main(["synth", "--out", str(tmp_path), *extra]) == 2
+    assert message in capsys.readouterr().err
+    assert not (tmp_path / "en-de").exists()
+
+
+def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[tuple] = []
+    summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_corpus", lambda *a: calls.append(a) or summary)
+    assert main(["synth", "--out", str(tmp_path)]) == 0
+    assert calls[-1] == (tmp_path, 40000, 3000, 300, 300, 0, calls[-1][-1])
+    assert main(["synth", "--out", str(tmp_path), "--text", "phrasebook", "--text-size", "900", "--train-size",
+                 "80", "--dev-size", "20", "--test-size", "30", "--seed", "4", "--jobs", "1"]) == 0
+    assert calls[-1] == (tmp_path, 900, 80, 20, 30, 4, 1)
+    ding = tmp_path / "de-en"
+    ding.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    assert main(["synth", "--out", str(tmp_path), "--text", "ding", "--ding", str(ding), "--train-size", "7",
+                 "--seed", "2", "--tgt-lang", "de", "--jobs", "1"]) == 0
+    assert calls[-1] == (tmp_path, [("The house is very old.", "Das Haus ist sehr alt.")], 7, 2, "de", 1)
+
+
+def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:
+    with pytest.raises(SystemExit):
+        main(["synth", "--help"])
+    printed = " ".join(capsys.readouterr().out.split())
+    parser = build_parser("synth")._subparsers._group_actions[0].choices["synth"]
+    for action in parser._actions:
+        assert action.help and len(action.help) > 20, action.option_strings
+        assert all(option in printed for option in action.option_strings)
+    for words in ("phrasebook default: 40000", "flite kal16", "espeak-ng en-gb-scotland", "tst-heldout"):
+        assert words in printed
