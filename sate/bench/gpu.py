@@ -34,6 +34,7 @@ import yaml
 
 from sate.bench.data import mustc_like_durations
 from sate.errors import SateError
+from sate.train.schema import TrainingConfig
 
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc"
 VOCAB = 10_000  # the MuST-C recipe's SentencePiece sizes
@@ -75,8 +76,7 @@ def with_teachers(student_conf: dict, work: Path, vocab: int, teacher_confs: dic
         kd[f"{side}_teacher"] = str(path)
     conf = copy.deepcopy(student_conf)
     conf.setdefault("loss", {})["kd"] = kd
-    config = {"task": "st", "model": conf, "init": {}}
-    return build_for_training(config, tokens(vocab), tokens(vocab))
+    return build_for_training(TrainingConfig(task="st", model=conf), tokens(vocab), tokens(vocab))
 
 
 def fake_batches(count: int, max_frames: int, vocab: int, seed: int = 0) -> list[dict]:
