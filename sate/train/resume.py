@@ -96,7 +96,9 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
         point.passed_over = [p for p in paths[: paths.index(path)]]
         where = f"step {ckpt.get('global_step')}, epoch {ckpt.get('epoch')}"
         if path != last:
-            why = "is missing" if not last.exists() else "is unreadable"
+            # last.ckpt older than another checkpoint: the run was stopped between writing that one and last.ckpt
+            why = ("is missing" if not last.exists() else "is unreadable" if last in point.passed_over
+                   else "is older")
             point.notes.append(f"{last} {why}; resuming from {path.name} ({where}), the newest readable checkpoint")
         else:
             point.notes.append(f"resuming from {path} ({where})")

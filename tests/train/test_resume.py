@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -84,6 +85,18 @@ def test_every_checkpoint_of_a_run_loads_with_weights_only_and_no_extra_globals(
         assert checkpoint["sate"]["run_id"] and {"loops", "lr_schedulers", "optimizer_states"} <= set(checkpoint)
         callbacks = checkpoint["callbacks"]
         assert any(k.startswith("EarlyStopping") for k in callbacks) and "Timer" in callbacks
+
+
+def test_a_last_ckpt_older_than_another_is_called_older_not_unreadable(trained: tuple[Path, Path], exp: Path) -> None:
+    """A run stopped between writing an epoch's checkpoint and last.ckpt resumes from the newer one and says why."""
+    from sate.train.resume import find_resume_point
+
+    ckpts = exp / "checkpoints"
+    newest = max((p for p in ckpts.glob("*.ckpt") if p.name != "last.ckpt"), key=lambda p: p.stat().st_mtime)
+    os.utime(ckpts / "last.ckpt", (newest.stat().st_mtime - 10,) * 2)
+    point = find_resume_point(ckpts)
+    assert point.path == newest and point.passed_over == []
+    assert point.notes[0].startswith(f"{ckpts / 'last.ckpt'} is older; resuming from {newest.name}"), point.notes
 
 
 def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Path, Path], exp: Path,
