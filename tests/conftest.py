@@ -458,3 +458,20 @@ def kaldi_corpus(tmp_path_factory, extra_pairs, voice) -> tuple[Path, list[Voice
     """(a Kaldi data directory named kaldi_train, its transcribed utterances): extra pairs 8-13, read-only."""
     root = tmp_path_factory.mktemp("kaldi")
     return root / "kaldi_train", write_kaldi_dir(root / "kaldi_train", root / "audio", extra_pairs[8:14], voice)
+
+
+@pytest.fixture(scope="session")
+def whisper_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random Whisper as `save_pretrained` writes it (config.json, model.safetensors): d_model 32, two
+    encoder layers of 2 heads, a decoder (which sate does not read)."""
+    transformers = pytest.importorskip("transformers")
+    config = transformers.WhisperConfig(
+        vocab_size=60, max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
+        decoder_start_token_id=1, d_model=32, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=80)
+    torch.manual_seed(0)
+    model = transformers.WhisperForConditionalGeneration(config).eval()
+    _randomise(model, 2)
+    out = tmp_path_factory.mktemp("whisper")
+    model.save_pretrained(out)
+    return out

@@ -23,6 +23,7 @@ from sate.errors import SateError
 N_FFT = 400  # 25 ms
 HOP_LENGTH = 160  # 10 ms: 100 frames a second
 FRAMES_PER_SECOND = SAMPLE_RATE // HOP_LENGTH
+WINDOW_FRAMES = 3000  # Whisper's 30-s training window; every release's encoder has 1,500 positions for it
 NUM_MEL_BINS = 80  # large-v3 has 128: the encoder's directory says how many
 LOG_FLOOR = 1e-10
 DYNAMIC_RANGE = 8.0  # in log10 units below the utterance's maximum

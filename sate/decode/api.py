@@ -211,6 +211,7 @@ class SpeechTranslator:
         Raises `SateError` naming the input if it cannot be read, is empty or holds no speech.
         """
         name = _source_name(source, index)
+        self._check_segment_cap(vad)
         if isinstance(source, str | Path):
             wave = read_audio(source)
         else:
@@ -226,6 +227,17 @@ class SpeechTranslator:
         if not spans:
             raise SateError(f"{name}: no speech found ({duration:.1f} s of silence or near-silence)")
         return PreparedAudio(name, duration, spans, cut(wave, spans))
+
+    def max_segment_seconds(self) -> float | None:
+        """The longest segment the acoustic encoder takes (Whisper's 30-s window), None when unbounded."""
+        limit = getattr(getattr(self.model, "acoustic", None), "max_seconds", None)
+        return limit() if callable(limit) else None
+
+    def _check_segment_cap(self, vad: VadOptions | None) -> None:
+        limit, wanted = self.max_segment_seconds(), (vad or VadOptions()).max_segment
+        if limit is not None and wanted > limit:
+            raise SateError(f"max_segment (--max-segment) {wanted:g} s: this model's acoustic encoder (Whisper) "
+                            f"takes segments of at most {limit:g} s")
 
     def features(self, wave: np.ndarray) -> np.ndarray:
         """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN); for a hub
@@ -300,6 +312,7 @@ class SpeechTranslator:
         self._need_speech()
         if batch_size < 1:
             raise SateError(f"the batch size must be >= 1, got {batch_size}")
+        self._check_segment_cap(vad)  # once, not as a failure of every input
         pending: list[PreparedAudio | Failure] = []
         seconds, segments = 0.0, 0
         for index, source in enumerate(inputs):

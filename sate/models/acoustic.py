@@ -55,6 +55,10 @@ def narrow_frontend(embed: Conv2dSubsampling, input_size: int, channels: int, d_
 
 def build_acoustic(conf: AcousticConfig, d_model: int, ctc_layer: int | None = None) -> nn.Module:
     """The acoustic encoder of an `acoustic` section: ours on fbank, or a hub model on waveforms."""
+    if conf.type == "whisper":
+        from sate.models.hub.whisper import WhisperAcousticEncoder  # heavy: the Whisper loader, only when chosen
+
+        return WhisperAcousticEncoder(conf, d_model)
     if conf.kind.hub:
         from sate.models.hub.speech import HubAcousticEncoder
 

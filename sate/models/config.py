@@ -42,10 +42,15 @@ HubSettings = dict[str, Any]
 _BLOCKS: Check = at_least(1)
 
 
+def _freeze_value(value: str | int) -> bool:
+    return value in ("all", "none") if isinstance(value, str) else value >= 0
+
+
 @dataclass(frozen=True)
 class AcousticConfig(Section):
-    type: str = setting("conformer", "conformer | transformer (on fbank) | hf_wav2vec2 | hf_hubert | hf_wavlm (a "
-                        "downloaded model on 16 kHz waveforms, data.features waveform)", one_of(ACOUSTIC_TYPES))
+    type: str = setting("conformer", "conformer | transformer (on fbank) | hf_wav2vec2 | hf_hubert | hf_wavlm | "
+                        "whisper (a downloaded model on 16 kHz waveforms, data.features waveform)",
+                        one_of(ACOUSTIC_TYPES))
     layers: int = setting(12, "blocks", _BLOCKS)
     heads: int = setting(4, "attention heads", _BLOCKS)
     ffn: int = setting(1024, "feed-forward width", _BLOCKS)
@@ -54,11 +59,13 @@ class AcousticConfig(Section):
     frontend_channels: int | None = setting(None, "channels of the conv2d front-end (null: d_model, as ESPnet; "
                                             "fewer is faster)", (lambda v: v > 0, "positive or null"))
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
-    path: str | None = setting(None, "hf_* only: the downloaded model directory (config.json, "
-                               "preprocessor_config.json, weights)")
-    hub: HubSettings | None = setting(None, "hf_* only: filled from acoustic.path when the config is resolved "
+    path: str | None = setting(None, "hf_*, whisper: the downloaded model directory (hf_*: config.json, "
+                               "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)")
+    hub: HubSettings | None = setting(None, "hf_*, whisper: filled from acoustic.path when the config is resolved "
                                       "(leave it out)")
     freeze_feature_extractor: bool = setting(True, "hf_* only: the convolutional feature extractor is not trained")
+    freeze: str | int = setting("none", "whisper only: all | none | N (the convolutions and the lowest N layers "
+                                "keep their pre-trained weights)", (_freeze_value, "all, none or a layer count >= 0"))
 
     @property
     def kind(self) -> AcousticKind:
@@ -260,12 +267,17 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
         if acoustic.kind.hub:
             for key in ("kernel", "frontend_channels", "dropout"):
                 why[f"acoustic.{key}"] = f"acoustic.type {acoustic.type} takes it from acoustic.path's config.json"
+            if acoustic.type == "whisper":
+                why["acoustic.freeze_feature_extractor"] = "it only applies to the hf_* acoustic types (whisper: " \
+                    "acoustic.freeze)"
+            else:
+                why["acoustic.freeze"] = "it only applies to acoustic.type whisper"
         else:
             if not acoustic.kind.kernel:
                 kernels = " or ".join(name for name, kind in ACOUSTIC_TYPES.items() if kind.kernel)
                 why["acoustic.kernel"] = f"it only applies to acoustic.type {kernels}"
-            for key in ("path", "hub", "freeze_feature_extractor"):
-                why[f"acoustic.{key}"] = "it only applies to the hf_* acoustic types"
+            for key in ("path", "hub", "freeze_feature_extractor", "freeze"):
+                why[f"acoustic.{key}"] = "it only applies to the hf_* and whisper acoustic types"
     if not isinstance(conf, ASRConfig) and not TEXT_TYPES[conf.textual.type].hub:
         why["textual.path"] = why["textual.hub"] = "it only applies to textual.type hf_marian"
     if isinstance(conf, STConfig):
@@ -388,7 +400,8 @@ def resolve_config(task: str, conf: dict | ModelConfig | None) -> ModelConfig:
             raise SateError(f"{PREFIX}{name} is set but does nothing: {reason}")
     for name in ("acoustic", "textual", "decoder"):
         part = getattr(resolved, name, None)
-        if part is not None and part.layers and resolved.d_model % part.heads:
+        hub_acoustic = name == "acoustic" and part is not None and part.kind.hub  # projected to d_model
+        if part is not None and part.layers and not hub_acoustic and resolved.d_model % part.heads:
             raise SateError(f"{PREFIX}d_model {resolved.d_model} is not divisible by {name}.heads {part.heads}")
     if isinstance(resolved, STConfig):
         kd = resolved.loss.kd

@@ -186,7 +186,7 @@ def vocab_sides(task: str, component: str) -> tuple[str, ...]:
 
 
 # Keys that change no computation of trained weights: where a hub model was read from, what training freezes.
-TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor")
+TRAINING_ONLY = ("dropout", "path", "freeze_feature_extractor", "freeze")
 
 
 def without_dropout(section: object) -> object:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 class AcousticKind:
     """An acoustic encoder type: on fbank (ours, ESPnet blocks), or a downloaded hub model on waveforms."""
 
-    hub: bool = False  # a Hugging Face model read from acoustic.path (sate.models.hub.speech), 16 kHz waveforms in
+    hub: bool = False  # a downloaded model read from acoustic.path (sate.models.hub), 16 kHz waveforms in
     kernel: bool = False  # has the Conformer's depthwise convolution (acoustic.kernel)
 
 
@@ -24,6 +24,9 @@ ACOUSTIC_TYPES: dict[str, AcousticKind] = {
     "hf_wav2vec2": AcousticKind(hub=True),
     "hf_hubert": AcousticKind(hub=True),
     "hf_wavlm": AcousticKind(hub=True),
+    # Whisper's encoder (sate.models.hub.whisper), from a Hugging Face or a CTranslate2 (faster-whisper) directory;
+    # its log-mel front-end runs inside the model, so it reads waveforms too.
+    "whisper": AcousticKind(hub=True),
 }
 HUB_ACOUSTIC_TYPES = tuple(name for name, kind in ACOUSTIC_TYPES.items() if kind.hub)
 

@@ -17,10 +17,12 @@ import torch
 from torch.utils.data import DataLoader, Dataset
 
 from sate import layout
+from sate.data.audio import SAMPLE_RATE
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
+from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
 from sate.models.registry import HUB_ACOUSTIC_TYPES
 from sate.train.schema import BatchConfig, TrainingConfig, train_splits
@@ -64,6 +66,21 @@ def check_feature_mode(config: TrainingConfig) -> None:
         if config.specaug.enabled:
             raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
                             "false")
+
+
+# The most samples that give 3,000 log-mel frames: every Whisper release's 1,500 positions, 30 s.
+WHISPER_MAX_SAMPLES = (WINDOW_FRAMES + 1) * HOP_LENGTH - 1
+
+
+def check_whisper_window(dataset: Dataset, split: str) -> None:
+    """Whisper's encoder takes 30 s at most: a longer item is refused before training, not mid-epoch."""
+    lengths = dataset.lengths  # samples (waveform mode)
+    longer = [i for i, n in enumerate(lengths) if n > WHISPER_MAX_SAMPLES]
+    if longer:
+        longest = max(lengths) / SAMPLE_RATE
+        raise SateError(f"split {split}: {len(longer)} utterance(s) longer than Whisper's 30-s window (the longest "
+                        f"{longest:.1f} s, with speed perturbation); run `sate prep` with a lower --max-duration "
+                        "(27 leaves room for speed 0.9)")
 
 
 def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
@@ -122,6 +139,7 @@ class SateDataModule(L.LightningDataModule):
         check_feature_mode(config)
         self.task = config.task
         self.conf = config.data
+        self.model_conf = config.model
         self.batch_conf = config.batch
         self.seed = config.seed
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
@@ -180,6 +198,9 @@ class SateDataModule(L.LightningDataModule):
             print(f"training on {counts}: {len(self.train_set):,} items")
         valid = self.conf.valid
         self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
+        if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
+            for split, part in (*zip(train, parts, strict=True), (valid, self.valid_set)):
+                check_whisper_window(part, split)
 
     def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
         cap = self.batch_conf.per_device

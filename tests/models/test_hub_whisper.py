@@ -17,7 +17,8 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_index, read_tensors
-from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds, whisper_sizes, whisper_weights
+from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
+from sate.models.hub.whisper_files import whisper_sizes, whisper_weights
 
 transformers = pytest.importorskip("transformers")
 

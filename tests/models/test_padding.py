@@ -45,3 +45,22 @@ def test_hub_encoder_batched_output_equals_alone(kind: str, norm: str, speech_hu
             alone, alone_length = model.acoustic(waves[b:b + 1, :n], lengths[b:b + 1])
             assert int(batched_lengths[b]) == int(alone_length) == alone.size(1)
             torch.testing.assert_close(batched[b, :alone.size(1)], alone[0], atol=1e-5, rtol=1e-5)
+
+
+def test_whisper_batched_output_equals_alone(whisper_hub_dir) -> None:  # noqa: ANN001
+    """acoustic.type whisper: the log-mel front-end, Whisper's encoder and the projection, on waveforms."""
+    from sate.models import build_model
+    from sate.models.hub.load import load_hub_parts
+
+    torch.manual_seed(0)
+    model = build_model("asr", {"d_model": 8, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir)}},
+                        10, 10).eval()
+    load_hub_parts(model, [], [], log=lambda _: None)
+    lengths = torch.tensor([16000, 9000, 4321])
+    waves = torch.randn(3, 16000) * 0.1
+    with torch.no_grad():
+        batched, batched_lengths = model.acoustic(waves, lengths)
+        for b, n in enumerate(lengths.tolist()):
+            alone, alone_length = model.acoustic(waves[b:b + 1, :n], lengths[b:b + 1])
+            assert int(batched_lengths[b]) == int(alone_length) == alone.size(1) == -(-(n // 160) // 2)
+            torch.testing.assert_close(batched[b, :alone.size(1)], alone[0], atol=1e-5, rtol=1e-5)

@@ -12,11 +12,11 @@ import yaml
 from sate.models.tiny import tiny_config
 
 
-def write_config(tmp_path: Path, task: str, data: Path, seed: int = 0, **sections: dict) -> Path:
+def write_config(tmp_path: Path, task: str, data_dir: Path, seed: int = 0, **sections: dict) -> Path:
     config = {
         "task": task,
         "seed": seed,
-        "data": {"dir": str(data), "num_workers": 0},
+        "data": {"dir": str(data_dir), "num_workers": 0},
         # One batch holds the whole (12-utterance) train split: every step sees the same batch.
         "batch": {"per_device": 100000, "global": 100000},
         "specaug": {"enabled": False},

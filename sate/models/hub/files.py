@@ -82,3 +82,13 @@ def read_weights(directory: Path) -> tuple[dict[str, Any], Path]:
     if bad:
         raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
     return state, path
+
+
+def get_key(config: dict[str, Any], key: str, path: Path, kind: type | tuple[type, ...]) -> Any:
+    """config[key] of the type `kind` (a bool never passes as a number), or a `SateError` naming the key."""
+    if key not in config:
+        raise SateError(f"{path}: no {key!r}; the model cannot be built without it")
+    value = config[key]
+    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
+        raise SateError(f"{path}: {key} has the unexpected value {value!r}")
+    return value

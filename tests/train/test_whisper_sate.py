@@ -1,0 +1,73 @@
+"""A tiny SATE on a Whisper acoustic side: ASR with part of Whisper frozen, SATE from it, a pack that decodes
+without the Whisper directory and keeps segments within Whisper's window."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.cli import main
+from sate.errors import SateError
+from sate.models.hub.whisper_files import whisper_weights
+from sate.models.model_file import model_from_file
+from sate.train.average import average
+from sate.train.trainer import load_training_config, train
+
+WAVEFORMS = {"data": {"features": "waveform", "cmvn": "none"},
+             "batch": {"per_device": 2_000_000, "global": 2_000_000},  # samples: the whole train split
+             "trainer": {"max_epochs": 2}}
+
+
+@pytest.mark.slow
+def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data: Path, whisper_hub_dir: Path,
+                                                 make_config: Callable[..., Path],
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    data = prepared_data
+    acoustic = {"type": "whisper", "path": str(whisper_hub_dir), "freeze": 1}
+    asr_exp = tmp_path / "asr"
+    config = make_config(tmp_path, "asr", data, model={"acoustic": acoustic}, **WAVEFORMS)
+    train(load_training_config(config, []), asr_exp)
+    assert "Whisper's encoder only" in capsys.readouterr().out  # the hub table's note
+    average(asr_exp / "checkpoints", asr_exp / "model.pt", last=1)
+    asr, _ = model_from_file(asr_exp / "model.pt")
+    pretrained, _ = whisper_weights(whisper_hub_dir)
+    trained = asr.acoustic.encoder.model.state_dict()
+    assert all(torch.equal(trained[k], pretrained[k]) for k in pretrained if k.startswith(("conv", "layers.0.")))
+    assert not torch.equal(trained["layers.1.fc1.weight"], pretrained["layers.1.fc1.weight"])  # it trained
+
+    init = {"acoustic": {"path": str(asr_exp / "model.pt")}, "ctc": {"path": str(asr_exp / "model.pt")}}
+    st_exp = tmp_path / "st"
+    config = make_config(tmp_path, "st", data, model={"acoustic": acoustic, "adaptor": {"type": "league"}},
+                         init=init, **WAVEFORMS)
+    train(load_training_config(config, []), st_exp)
+    out = capsys.readouterr().out
+    assert "Whisper's encoder only" not in out  # the acoustic side came from the ASR model, not the directory
+    average(st_exp / "checkpoints", st_exp / "model.pt", last=1)
+    pack = tmp_path / "pack"
+    assert main(["pack", "--model", str(st_exp / "model.pt"), "--data", str(data), "--out", str(pack)]) == 0
+
+    moved = tmp_path / "moved"
+    shutil.move(whisper_hub_dir, moved)
+    try:
+        from sate.decode.api import SpeechTranslator
+        from sate.decode.vad import VadOptions
+
+        st = SpeechTranslator.load(pack, device="cpu")
+        assert st.feature_kind == "waveform" and st.max_segment_seconds() == 30.0
+        wav = json.loads((data / "tst-COMMON.jsonl").read_text().splitlines()[0])["audio"]
+        result = st.translate([wav], batch_size=2)[0]
+        assert result.segments and all(s.end - s.start <= 30.0 for s in result.segments)
+        with pytest.raises(SateError, match="max_segment .*40 s: this model's acoustic encoder .* at most 30 s"):
+            st.translate([wav], vad=VadOptions(max_segment=40.0))
+        assert main(["translate", "--model", str(pack), "--max-segment", "40", wav]) == 2  # a bad option
+        assert "at most 30 s" in capsys.readouterr().err
+        assert main(["evaluate", "--model", str(pack), "--data", str(data), "--split", "tst-COMMON",
+                     "--out", str(tmp_path / "eval")]) == 0
+        assert len((tmp_path / "eval" / "hyp.txt").read_text(encoding="utf-8").splitlines()) == 5
+    finally:
+        shutil.move(moved, whisper_hub_dir)
