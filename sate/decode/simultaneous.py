@@ -50,6 +50,9 @@ from sate.models.ctc import ctc_greedy
 MIN_SECONDS = 0.2
 # Silence kept before speech starts in a live stream, so the VAD sees the onset; older silence is dropped.
 KEEP_SILENCE = 1.0
+# A live stream's VAD looks at this many seconds of the latest audio after each chunk (whether speech has begun,
+# whether a pause has ended it): silero reads 20 s in 0.4 s on a CPU core, too slow to redo after every chunk.
+VAD_WINDOW = 5.0
 
 
 @dataclass(frozen=True)
@@ -103,8 +106,8 @@ class UtteranceStream:
             return []
         started = time.perf_counter()
         model = self.translator.model
-        feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32)[None]
-        enc = model.encode(feats.to(self.translator.device), torch.tensor([feats.size(1)], device=feats.device))
+        feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32, device=self.translator.device)
+        enc = model.encode(feats[None], torch.tensor([feats.size(0)], device=feats.device))
         memory = enc.memory[:, : int(enc.memory_lengths[0])]
         decoding = time.perf_counter()
         self.encoder_seconds += decoding - started
@@ -170,19 +173,21 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
         read += len(piece) / SAMPLE_RATE
-        spans = speech_segments(buffer, vad)
-        if not spans:
+        window = buffer[-round(VAD_WINDOW * SAMPLE_RATE):]
+        spans = speech_segments(window, vad)
+        if not spans and stream.chunks == 0:  # no speech yet
             buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
             continue
         seconds = len(buffer) / SAMPLE_RATE
-        final = seconds - spans[-1][1] >= vad.min_pause or seconds >= vad.max_segment
+        final = (not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+                 or seconds >= vad.max_segment)
         new = stream.advance(buffer, final)
         if new or final:
             yield Commit(read, stream.text, final)
         if final:
             buffer = np.zeros(0, dtype=np.float32)
             stream = UtteranceStream(translator, start(spec), options)
-    if len(buffer) and speech_segments(buffer, vad):
+    if stream.chunks or (len(buffer) and speech_segments(buffer, vad)):
         stream.advance(buffer, True)
         yield Commit(read, stream.text, True)
 
