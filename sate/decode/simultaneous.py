@@ -98,12 +98,24 @@ class UtteranceStream:
         self.transcript = ""
         self.encoder_seconds = self.decoder_seconds = 0.0
 
-    @torch.inference_mode()
     def advance(self, wave: np.ndarray, final: bool) -> list[str]:
-        """Read all of the utterance's samples so far (`final`: and no more will come); the words newly shown."""
+        """Read all of the utterance's samples so far (`final`: and no more will come); the words newly shown.
+
+        Torch runs on one thread meanwhile, as for silero: a step of the decoder is a few small matrix products,
+        and on two busy cores a second thread made a chunk 20 times slower (waiting for the other thread).
+        """
         self.chunks += 1
         if not final and len(wave) < MIN_SECONDS * SAMPLE_RATE:
             return []
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                return self._advance(wave, final)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _advance(self, wave: np.ndarray, final: bool) -> list[str]:
         started = time.perf_counter()
         model = self.translator.model
         feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32, device=self.translator.device)
