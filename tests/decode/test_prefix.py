@@ -22,6 +22,7 @@ GREEDY = DecodeOptions(beam=1, lenpen=0.0, max_len_ratio=1.5)
 
 def _check(model: SateModel, memory: torch.Tensor, lengths: torch.Tensor) -> None:
     hyps = decode_memory(model.decoder, memory, lengths, model.eos, GREEDY)
+    assert min(len(nbest[0].tokens) for nbest in hyps) >= 3  # long enough for every check below
     for i in sorted({0, len(hyps) // 2, len(hyps) - 1}):
         one = memory[i:i + 1, : int(lengths[i])]
         greedy = hyps[i][0].tokens
@@ -31,7 +32,7 @@ def _check(model: SateModel, memory: torch.Tensor, lengths: torch.Tensor) -> Non
             assert rest.tokens == greedy[cut:] and rest.complete
         two = continue_prefix(model, one, [], GREEDY, limit=2)
         assert two.tokens == greedy[:2]
-        assert two.complete == (len(greedy) < 2)  # stopped by the limit, not by eos
+        assert not two.complete  # stopped by the limit, not by eos
         seen: list[list[torch.Tensor]] = []
 
         def third_is_vetoed(weights: list[torch.Tensor], seen: list[list[torch.Tensor]] = seen) -> bool:
@@ -39,8 +40,7 @@ def _check(model: SateModel, memory: torch.Tensor, lengths: torch.Tensor) -> Non
             return len(seen) < 3
 
         vetoed = continue_prefix(model, one, [], GREEDY, accept=third_is_vetoed)
-        if len(greedy) >= 3:
-            assert vetoed.tokens == greedy[:2] and not vetoed.complete
+        assert vetoed.tokens == greedy[:2] and not vetoed.complete
         layers = len(model.decoder.decoders)
         assert all(len(w) == layers and w[0].shape[-1] == one.size(1) for w in seen)
         for weights in seen[:1]:  # a distribution over the memory positions
