@@ -138,6 +138,10 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
     assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5",
                  "--fast"]) == 0
     assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == lines
+    # The level-threshold VAD finds the same one segment in this clean audio.
+    assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5", "--fast",
+                 "--vad", "energy", "--format", "text"]) == 0
+    assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]
 
 
 def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
