@@ -173,9 +173,10 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
          options: DecodeOptions | None = None, vad: VadOptions | None = None) -> Iterator[Commit]:
     """Commits of an endless stream given as consecutive pieces of 16 kHz mono samples (one piece = one chunk).
 
-    The stream is cut into segments as `sate translate` cuts a file: a segment ends after a pause of
-    ``vad.min_pause`` seconds or at ``vad.max_segment`` seconds, and is then finished and shown as final; silence
-    between segments is not decoded.
+    The stream is cut into segments by the VAD of `sate translate`, run after each chunk on the last VAD_WINDOW
+    seconds: a segment ends after a pause of ``vad.min_pause`` seconds, or is cut at ``vad.max_segment`` seconds
+    wherever it stands (`sate translate`, which sees the whole file, cuts at the quietest point instead), and is then
+    finished and shown as final; silence between segments is not decoded.
     """
     vad = vad or VadOptions()
     options = options or translator.options

@@ -6,7 +6,7 @@ or ``-``: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, e.g. a micro
     arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model packs/st -
     ffmpeg -loglevel error -i talk.mp3 -f s16le -ac 1 -ar 16000 - | sate stream --model packs/st -
 
-The audio is read ``--chunk`` seconds at a time, cut into segments at pauses as `sate translate` cuts a file, and
+The audio is read ``--chunk`` seconds at a time, cut into segments at pauses by the VAD `sate translate` uses, and
 each segment is translated under the streaming ``--policy`` (`sate.decode.policies`: wait-k, local-agreement,
 alignatt) with greedy decoding. ``--format jsonl`` prints a line whenever the shown translation changes:
 ``{"t": SECONDS_READ, "text": SEGMENT_SO_FAR, "final": false}``, and ``"final": true`` once the segment is done
