@@ -14,7 +14,7 @@ from types import ModuleType
 
 from sate.analysis import cli as analyze
 from sate.data import features, prep, vocab
-from sate.decode import evaluate, pack, segment, translate
+from sate.decode import evaluate, pack, segment, stream, translate
 from sate.errors import SateError
 from sate.scoring import report, score
 from sate.synth import cli as synth
@@ -32,6 +32,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "pack": (pack, "write a self-contained model directory (weights, vocabularies, CMVN, config)"),
     "segment": (segment, "cut audio files at pauses into speech segments (JSONL), as translate does"),
     "translate": (translate, "translate audio files of any length to text, JSONL or SRT"),
+    "stream": (stream, "translate speech while it is spoken: a file or 16 kHz PCM on stdin, JSON lines as words come"),
     "evaluate": (evaluate, "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
     "score": (score, "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
     "report": (report, "collect the evaluation results of an experiment into a markdown table"),

@@ -155,6 +155,8 @@ class _IncrementalDecoder:
                            .contiguous(), self._split(None, layer.src_attn.linear_v(memory)).contiguous())
                           for layer in decoder.decoders]
         self.self_kv: list[tuple[torch.Tensor, torch.Tensor]] | None = None
+        # The source attention weights of the last step, per layer (A, H, K, T): AlignAtt reads them.
+        self.cross_attention: list[torch.Tensor] = []
 
     def _split(self, norm: nn.Module | None, x: torch.Tensor) -> torch.Tensor:
         """(N, T, D) -> (N, H, T, dk), with the attention's key norm where it has one."""
@@ -165,7 +167,7 @@ class _IncrementalDecoder:
         """Last tokens (A * K,) at `position` (0 = sos) -> next-token log-probs (A * K, V)."""
         n, k = tokens.size(0), self.beam
         x = (self.embed(tokens) * self.xscale + self.pe[position]).unsqueeze(1)  # (N, 1, D)
-        new_kv = []
+        new_kv, cross = [], []
         for i, layer in enumerate(self.decoder.decoders):
             sa, ca = layer.self_attn, layer.src_attn
             h = x if self.post_norm else layer.norm1(x)
@@ -182,9 +184,10 @@ class _IncrementalDecoder:
             q = ca.q_norm(ca.linear_q(h).view(-1, k, self.heads, self.d_k).transpose(1, 2))  # (A, H, K, dk)
             mem_k, mem_v = self.memory_kv[i]
             att = torch.softmax(q @ mem_k / math.sqrt(self.d_k) + self.memory_bias, dim=-1)  # (A, H, K, T)
+            cross.append(att)
             x = self._residual(layer.norm2, x, ca.linear_out((att @ mem_v).transpose(1, 2).reshape(n, 1, -1)))
             x = self._residual(layer.norm3, x, layer.feed_forward(x if self.post_norm else layer.norm3(x)))
-        self.self_kv = new_kv
+        self.self_kv, self.cross_attention = new_kv, cross
         y = x[:, 0] if self.post_norm else self.decoder.after_norm(x[:, 0])
         logp = torch.log_softmax(self.decoder.output_layer(y), dim=-1)
         if self.banned:

@@ -29,13 +29,15 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
 from sate.files import atomic_write_lines
+from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
 # an earlier ST run's hyp.txt beside its own results.
-OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "results.json")
+OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", "results.json")
 
 
 def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
@@ -104,8 +106,13 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
-             decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None) -> dict[str, Any]:
-    """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
+             decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None,
+             stream: StreamPolicy | None = None, chunk: float = CHUNK) -> dict[str, Any]:
+    """Decode and score a split; writes the hypothesis, reference and results files into ``out``.
+
+    With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
+    decoding (`sate.decode.simultaneous`), and the results add its latency; ``delays.jsonl`` has each word's delays.
+    """
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
@@ -114,6 +121,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
+    if stream is not None:
+        check_chunk(chunk)
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
@@ -124,7 +133,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack and --mt-model an MT pack "
                         f"(got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
-    options = translator.with_options(**(decode or {}))
+    if stream is not None and (model.task != "st" or mt is not None):
+        raise SateError(f"--stream translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
+                        + (" (and --mt-model makes a cascade)" if mt is not None else ""))
+    greedy = {"beam": 1, "nbest": 1} if stream is not None else {}  # the policies decode greedily
+    options = translator.with_options(**{**(decode or {}), **greedy})
     mode = "cascade" if mt is not None else model.task
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, read_manifest(manifest))
@@ -132,7 +145,15 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     started = time.perf_counter()
     transcripts: list[str] | None = None
     translations: list[str] | None = None
-    if model.task == "mt":
+    streamed = None
+    if stream is not None:
+        from sate.decode.simultaneous import stream_rows  # heavy: torch
+
+        rows = read_manifest(manifest)
+        streamed = stream_rows(model, rows, stream, chunk, options)
+        transcripts = [run.transcript for run in streamed]
+        translations = [run.translation for run in streamed]
+    elif model.task == "mt":
         rows = read_manifest(manifest)
         sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
         translations = _translate_sorted(model, sources, options, batch_size, "translate")
@@ -182,6 +203,19 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
         results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
         report.append(wer_line(wer, "WER (CTC greedy; lowercase, no punctuation)"))
+    if streamed is not None:
+        latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
+                     for run, row in zip(streamed, rows, strict=True)]
+        results["stream"] = {
+            "policy": str(stream), "chunk": chunk, "latency": corpus_latency(latencies),
+            "chunks": sum(run.chunks for run in streamed),
+            "encoder_seconds": round(sum(run.encoder_seconds for run in streamed), 3),
+            "decoder_seconds": round(sum(run.decoder_seconds for run in streamed), 3)}
+        atomic_write_lines(out / "delays.jsonl", [json.dumps(
+            {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
+             "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
+        written.append("delays.jsonl")
+        report.append(f"streaming {stream}, {chunk:g} s chunks: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
     atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
@@ -191,7 +225,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     print(f"{split}: {len(rows)} utterances decoded in {elapsed:.1f} s ({speed}) on {model.device}, {mode} model")
     print("\n".join(report))
     print(f"wrote {out}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
-          + (", transcript.txt, transcript_ref.txt" if transcripts is not None else ""))
+          + (", transcript.txt, transcript_ref.txt" if transcripts is not None else "")
+          + (", delays.jsonl" if streamed is not None else ""))
     return results
 
 
@@ -209,17 +244,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="tst-COMMON", help="manifest split to decode")
     parser.add_argument("--out", type=Path, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
-                             "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model)")
+                             "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model; with --stream: "
+                             "SPLIT-stream-POLICY-CHUNKs)")
     add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
+    add_stream_arguments(parser, "--stream", None)
 
 
 def run(args: argparse.Namespace) -> int:
     from sate.decode.options import decode_overrides
 
     decode = decode_overrides(args)
+    stream = parse_policy(args.stream) if args.stream is not None else None
     out = args.out or default_out(args.model, args.mt_model, args.split)
-    evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device)
+    if stream is not None and args.out is None:  # beside the offline results, not over them
+        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s")
+    evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
+             args.chunk)
     return 0

@@ -8,6 +8,7 @@ itself so that a command's `--help` can list them without importing torch.
 from __future__ import annotations
 
 import argparse
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, fields
 
@@ -135,3 +136,56 @@ def looks_like_option(text: str) -> bool:
     """Is a command-line word a decoding assignment (``lenpen=1.2``), as old `--decode a=1 b=2` lines give?"""
     key, sep, _ = text.partition("=")
     return bool(sep) and key.strip() in {f.name for f in fields(DecodeOptions)}
+
+
+# ---------------------------------------------------------------------------------------------- streaming
+
+# Streaming policies (`sate.decode.policies`) and their one parameter's default: wait K chunks, agreement of N
+# hypotheses, F encoder frames. Here, without torch, so that `sate stream --help` is instant.
+STREAM_POLICIES = {"wait-k": 3, "local-agreement": 2, "alignatt": 4}
+STREAM_VALUE = {"wait-k": "K chunks", "local-agreement": "N hypotheses", "alignatt": "F encoder frames"}
+CHUNK = 0.5  # seconds of audio read before each decision
+MIN_CHUNK = 0.05
+
+
+@dataclass(frozen=True)
+class StreamPolicy:
+    """A streaming policy and its parameter, as ``NAME=VALUE`` reads (`parse_policy`)."""
+
+    name: str
+    value: int
+
+    def __str__(self) -> str:
+        return f"{self.name}={self.value}"
+
+
+def parse_policy(text: str) -> StreamPolicy:
+    """``alignatt=4`` -> StreamPolicy("alignatt", 4); a bare name takes its default."""
+    name, sep, raw = text.partition("=")
+    if name not in STREAM_POLICIES:
+        raise SateError(f"unknown streaming policy {name!r}: choose {', '.join(STREAM_POLICIES)} "
+                        "(NAME or NAME=VALUE)")
+    if not sep:
+        return StreamPolicy(name, STREAM_POLICIES[name])
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SateError(f"streaming policy {text!r}: the value must be a whole number") from None
+    least = 0 if name == "alignatt" else 1
+    if value < least:
+        raise SateError(f"streaming policy {text!r}: the value must be at least {least}")
+    return StreamPolicy(name, value)
+
+
+def check_chunk(chunk: float) -> float:
+    """A chunk length in seconds that the front end can read."""
+    if not (math.isfinite(chunk) and chunk >= MIN_CHUNK):
+        raise SateError(f"--chunk must be at least {MIN_CHUNK:g} seconds, got {chunk}")
+    return chunk
+
+
+def add_stream_arguments(parser: argparse.ArgumentParser, flag: str, default: str | None) -> None:
+    """The policy option (`flag`) and ``--chunk``, for `sate stream` and `sate evaluate --stream`."""
+    names = ", ".join(f"{name}={STREAM_VALUE[name]} (default {value})" for name, value in STREAM_POLICIES.items())
+    parser.add_argument(flag, default=default, metavar="POLICY", help=f"streaming policy NAME[=VALUE]: {names}")
+    parser.add_argument("--chunk", type=float, default=CHUNK, help="seconds of audio read before each decision")

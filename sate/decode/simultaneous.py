@@ -1,0 +1,214 @@
+"""Simultaneous translation: audio read chunk by chunk, translation committed while the speaker talks.
+
+```python
+from sate.decode.api import SpeechTranslator
+from sate.decode.simultaneous import simulate
+
+st = SpeechTranslator.load("packs/st")
+run = simulate(st, samples, parse_policy("alignatt=4"), chunk=0.5)   # one utterance, 16 kHz mono
+print(run.translation, run.delays)                                  # words and when each was committed
+```
+
+After each chunk the features and the encoder are recomputed over all audio of the utterance heard so far (the
+encoders attend both ways, so their states for earlier audio change as more arrives: caching them would decode
+another model; the measured split of time between encoder and decoder is in docs/inference.md), and a policy
+(`sate.decode.policies`) adds tokens to the committed prefix. Output is counted in whole words: a word is shown once
+a later token starts the next word, or when the input ends, so shown text is never taken back.
+
+Two drivers: `simulate` runs one pre-cut utterance as fast as it can and records when each word would have
+appeared in a live stream (`sate evaluate --stream`); `live` reads an endless stream of samples, cuts it at pauses
+with the VAD of `sate translate` as it goes, and yields a `Commit` whenever the shown text changes (`sate stream`).
+
+Time in a live stream: chunk j has arrived at a_j = j x chunk seconds (the last one at the end of the input) and is
+decoded once it has arrived and chunk j - 1 is done, so it is done at f_j = max(a_j, f_(j-1)) + c_j, c_j its
+measured compute time. A word committed at chunk j has the delay a_j (the audio read) and the computation-aware
+delay f_j. (SimulEval's computation-aware delay adds all compute so far to a_j, as if no audio arrived while the
+model worked: on a model faster than real time that grows with the utterance's length, while f_j stays near a_j.)
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from sate.data.audio import SAMPLE_RATE, read_segment
+from sate.decode.api import SpeechTranslator
+from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
+from sate.decode.policies import Policy, start
+from sate.decode.vad import VadOptions, speech_segments
+from sate.errors import SateError
+from sate.models.ctc import ctc_greedy
+
+# Less audio than this gives the convolutional front end no output frame: such a chunk is only read.
+MIN_SECONDS = 0.2
+# Silence kept before speech starts in a live stream, so the VAD sees the onset; older silence is dropped.
+KEEP_SILENCE = 1.0
+# A live stream's VAD looks at this many seconds of the latest audio after each chunk (whether speech has begun,
+# whether a pause has ended it): silero reads 20 s in 0.4 s on a CPU core, too slow to redo after every chunk.
+VAD_WINDOW = 5.0
+
+
+@dataclass(frozen=True)
+class Commit:
+    """The shown translation of the current segment after a chunk: `t` seconds of the stream read (from its start),
+    `text` every word committed in this segment so far, `final` when the segment is complete (the next commit starts
+    a new segment)."""
+
+    t: float
+    text: str
+    final: bool
+
+    def json(self) -> str:
+        return json.dumps({"t": round(self.t, 3), "text": self.text, "final": self.final}, ensure_ascii=False)
+
+
+@dataclass
+class Streamed:
+    """One utterance decoded in simulated real time."""
+
+    translation: str
+    transcript: str  # CTC greedy over the whole utterance
+    duration: float  # seconds
+    delays: list[float]  # per word of the translation: seconds of audio read when it was committed
+    elapsed: list[float]  # per word: when it was committed in a live stream, decoding time included
+    chunks: int
+    encoder_seconds: float = 0.0  # features + encoder, all chunks
+    decoder_seconds: float = 0.0  # the policy's decoding, all chunks
+    commits: list[Commit] = field(default_factory=list)
+
+
+class UtteranceStream:
+    """The state of one utterance being read: the policy, the committed tokens and the words shown."""
+
+    def __init__(self, translator: SpeechTranslator, policy: Policy, options: DecodeOptions) -> None:
+        if translator.task != "st":
+            raise SateError(f"{translator.directory} is an {translator.task.upper()} model: streaming translation "
+                            "needs an ST model")
+        self.translator, self.policy, self.options = translator, policy, options
+        self.tokens: list[int] = []
+        self.words: list[str] = []
+        self.chunks = 0
+        self.transcript = ""
+        self.encoder_seconds = self.decoder_seconds = 0.0
+
+    def advance(self, wave: np.ndarray, final: bool) -> list[str]:
+        """Read all of the utterance's samples so far (`final`: and no more will come); the words newly shown.
+
+        Torch runs on one thread meanwhile, as for silero: a step of the decoder is a few small matrix products,
+        and on two busy cores a second thread made a chunk 20 times slower (waiting for the other thread).
+        """
+        self.chunks += 1
+        if not final and len(wave) < MIN_SECONDS * SAMPLE_RATE:
+            return []
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                return self._advance(wave, final)
+        finally:
+            torch.set_num_threads(threads)
+
+    def _advance(self, wave: np.ndarray, final: bool) -> list[str]:
+        started = time.perf_counter()
+        model = self.translator.model
+        feats = torch.as_tensor(self.translator.features(wave), dtype=torch.float32, device=self.translator.device)
+        enc = model.encode(feats[None], torch.tensor([feats.size(0)], device=feats.device))
+        memory = enc.memory[:, : int(enc.memory_lengths[0])]
+        decoding = time.perf_counter()
+        self.encoder_seconds += decoding - started
+        if memory.size(1) == 0:
+            return []
+        if final:
+            self.tokens += self.policy.finish(model, memory, self.tokens, self.options)
+            self.transcript = self.translator.src_vocab.decode(ctc_greedy(enc.ctc_logits, enc.ctc_lengths)[0])
+        else:
+            self.tokens += self.policy.step(model, memory, self.tokens, self.chunks, self.options)
+        self.decoder_seconds += time.perf_counter() - decoding
+        words = self.translator.tgt_vocab.decode(self.tokens).split()
+        shown = words if final else words[:-1]  # the last word may go on in the next token
+        new = shown[len(self.words):]
+        self.words += new
+        return new
+
+    @property
+    def text(self) -> str:
+        return " ".join(self.words)
+
+
+def simulate(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy, chunk: float,
+             options: DecodeOptions | None = None) -> Streamed:
+    """Translate one utterance (16 kHz mono samples) read `chunk` seconds at a time, as fast as decoding goes;
+    delays as the module doc defines them."""
+    check_chunk(chunk)
+    stream = UtteranceStream(translator, start(spec), options or translator.options)
+    duration = len(wave) / SAMPLE_RATE
+    step = round(chunk * SAMPLE_RATE)
+    count = max(1, math.ceil(len(wave) / step))
+    delays: list[float] = []
+    elapsed: list[float] = []
+    commits: list[Commit] = []
+    done = 0.0
+    for j in range(1, count + 1):
+        final = j == count
+        arrived = duration if final else j * step / SAMPLE_RATE
+        started = time.perf_counter()
+        new = stream.advance(wave[: j * step], final)
+        done = max(arrived, done) + time.perf_counter() - started
+        delays += [arrived] * len(new)
+        elapsed += [done] * len(new)
+        if new or final:
+            commits.append(Commit(arrived, stream.text, final))
+    return Streamed(stream.text, stream.transcript, duration, delays, elapsed, count, stream.encoder_seconds,
+                    stream.decoder_seconds, commits)
+
+
+def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: StreamPolicy,
+         options: DecodeOptions | None = None, vad: VadOptions | None = None) -> Iterator[Commit]:
+    """Commits of an endless stream given as consecutive pieces of 16 kHz mono samples (one piece = one chunk).
+
+    The stream is cut into segments by the VAD of `sate translate`, run after each chunk on the last VAD_WINDOW
+    seconds: a segment ends after a pause of ``vad.min_pause`` seconds, or is cut at ``vad.max_segment`` seconds
+    wherever it stands (`sate translate`, which sees the whole file, cuts at the quietest point instead), and is then
+    finished and shown as final; silence between segments is not decoded.
+    """
+    vad = vad or VadOptions()
+    options = options or translator.options
+    buffer = np.zeros(0, dtype=np.float32)
+    read = 0.0  # seconds of the stream so far
+    stream = UtteranceStream(translator, start(spec), options)
+    for piece in pieces:
+        buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
+        read += len(piece) / SAMPLE_RATE
+        window = buffer[-round(VAD_WINDOW * SAMPLE_RATE):]
+        spans = speech_segments(window, vad)
+        if not spans and stream.chunks == 0:  # no speech yet
+            buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
+            continue
+        seconds = len(buffer) / SAMPLE_RATE
+        final = (not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
+                 or seconds >= vad.max_segment)
+        new = stream.advance(buffer, final)
+        if new or final:
+            yield Commit(read, stream.text, final)
+        if final:
+            buffer = np.zeros(0, dtype=np.float32)
+            stream = UtteranceStream(translator, start(spec), options)
+    if stream.chunks or (len(buffer) and speech_segments(buffer, vad)):
+        stream.advance(buffer, True)
+        yield Commit(read, stream.text, True)
+
+
+def stream_rows(translator: SpeechTranslator, rows: list[dict], spec: StreamPolicy, chunk: float,
+                options: DecodeOptions | None = None) -> list[Streamed]:
+    """`simulate` over the utterances of manifest rows (`sate evaluate --stream`), in row order."""
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
+
+    return [simulate(translator, read_segment(row["audio"], row["offset"], row["duration"]), spec, chunk, options)
+            for row in tqdm(rows, unit="utt", desc=f"stream {spec}", file=sys.stderr)]

@@ -1,0 +1,94 @@
+"""Translate speech while it is spoken: `sate stream --model DIR INPUT [--policy alignatt=4] [--chunk 0.5]`.
+
+INPUT is an audio file, read at the pace of speech (``--fast``: as fast as decoding goes; the output is the same),
+or ``-``: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, e.g. a microphone's:
+
+    arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model packs/st -
+    ffmpeg -loglevel error -i talk.mp3 -f s16le -ac 1 -ar 16000 - | sate stream --model packs/st -
+
+The audio is read ``--chunk`` seconds at a time, cut into segments at pauses by the VAD `sate translate` uses, and
+each segment is translated under the streaming ``--policy`` (`sate.decode.policies`: wait-k, local-agreement,
+alignatt) with greedy decoding. ``--format jsonl`` prints a line whenever the shown translation changes:
+``{"t": SECONDS_READ, "text": SEGMENT_SO_FAR, "final": false}``, and ``"final": true`` once the segment is done
+(the next line starts the next segment); ``--format text`` prints each segment's final translation.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import BinaryIO
+
+import numpy as np
+
+from sate.data.audio import SAMPLE_RATE, read_audio
+from sate.decode.options import add_stream_arguments, check_chunk, parse_policy
+from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
+from sate.errors import SateError
+
+FORMATS = ("jsonl", "text")
+
+
+def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
+    """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter)."""
+    size = 2 * round(chunk * SAMPLE_RATE)
+    while True:
+        data = stream.read(size)
+        if not data:
+            return
+        if len(data) % 2:
+            raise SateError("stdin: odd number of bytes: expected 16-bit PCM (16 kHz mono s16le)")
+        yield np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
+
+
+def file_pieces(path: Path, chunk: float, paced: bool) -> Iterator[np.ndarray]:
+    """A file's samples `chunk` seconds at a time; `paced`: each piece only once it would have been spoken."""
+    wave = read_audio(path)
+    step = round(chunk * SAMPLE_RATE)
+    started = time.monotonic()
+    for start in range(0, len(wave), step):
+        piece = wave[start:start + step]
+        if paced:
+            time.sleep(max(0.0, started + (start + len(piece)) / SAMPLE_RATE - time.monotonic()))
+        yield piece
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("input", metavar="INPUT", help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
+    parser.add_argument("--model", type=Path, required=True, help="packed ST model directory (`sate pack`)")
+    add_stream_arguments(parser, "--policy", "alignatt")
+    parser.add_argument("--format", choices=FORMATS, default="jsonl",
+                        help="jsonl: a line per change of the shown text; text: each segment's final translation")
+    parser.add_argument("--fast", action="store_true",
+                        help="read a file as fast as decoding goes instead of at the pace of speech")
+    add_vad_argument(parser)
+    parser.add_argument("--device", default=None,
+                        help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
+
+
+def run(args: argparse.Namespace) -> int:
+    from sate.decode.api import SpeechTranslator  # heavy: torch
+    from sate.decode.simultaneous import live  # heavy: torch
+
+    spec = parse_policy(args.policy)
+    check_chunk(args.chunk)
+    vad = VadOptions(method=resolve_method(args.vad))
+    if args.input != "-" and not Path(args.input).is_file():
+        raise SateError(f"{args.input}: no such file")
+    translator = SpeechTranslator.load(args.model, device=args.device)
+    options = translator.with_options(beam=1)
+    pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if args.input == "-"
+              else file_pieces(Path(args.input), args.chunk, paced=not args.fast))
+    try:
+        for commit in live(translator, pieces, spec, options, vad):
+            if args.format == "jsonl":
+                print(commit.json(), flush=True)
+            elif commit.final:
+                print(commit.text, flush=True)
+    except BrokenPipeError:  # the reader has gone: stop quietly, as Unix tools do
+        return 128 + signal.SIGPIPE
+    return 0

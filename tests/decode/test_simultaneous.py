@@ -1,0 +1,173 @@
+"""Simultaneous translation on a trained tiny ST pack: each policy only ever adds words, decodes the whole input
+like offline greedy decoding when it sees it at once, and `sate stream` / `sate evaluate --stream` say so."""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from sate.cli import main
+from sate.data.audio import SAMPLE_RATE, read_segment
+from sate.data.manifest import read_manifest
+from sate.decode.api import SpeechTranslator
+from sate.decode.options import StreamPolicy, parse_policy
+from sate.decode.pack import pack
+from sate.decode.policies import common_prefix
+from sate.decode.simultaneous import live, simulate
+from sate.errors import SateError
+
+SPECS = [StreamPolicy("wait-k", 2), StreamPolicy("local-agreement", 2), StreamPolicy("alignatt", 1)]
+
+
+@pytest.fixture(scope="module")
+def st_pack(tmp_path_factory: pytest.TempPathFactory, trained_st_file: Path, prepared_data: Path) -> Path:
+    out = tmp_path_factory.mktemp("simul") / "pack"
+    pack(trained_st_file, prepared_data, out, {"beam": 1})
+    return out
+
+
+@pytest.fixture(scope="module")
+def translator(st_pack: Path) -> SpeechTranslator:
+    return SpeechTranslator.load(st_pack, device="cpu")
+
+
+@pytest.fixture(scope="module")
+def waves(prepared_data: Path) -> list[np.ndarray]:
+    """The dev and tst-COMMON utterances (not trained on), 16 kHz samples."""
+    return [read_segment(r["audio"], r["offset"], r["duration"])
+            for split in ("dev", "tst-COMMON") for r in read_manifest(prepared_data / f"{split}.jsonl")]
+
+
+def test_policy_specs() -> None:
+    assert parse_policy("alignatt") == StreamPolicy("alignatt", 4)
+    assert parse_policy("wait-k=5") == StreamPolicy("wait-k", 5)
+    assert str(parse_policy("local-agreement=3")) == "local-agreement=3"
+    for bad, says in [("waitk=3", "unknown streaming policy"), ("wait-k=x", "whole number"),
+                      ("local-agreement=0", "at least 1")]:
+        with pytest.raises(SateError, match=says):
+            parse_policy(bad)
+    assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == [1, 2]
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_whole_input_in_one_chunk_is_offline_greedy_decoding(translator: SpeechTranslator, waves: list[np.ndarray],
+                                                             spec: StreamPolicy) -> None:
+    greedy = translator.with_options(beam=1)
+    offline = translator.decode_features([translator.features(w) for w in waves], greedy)
+    for wave, (transcript, translation) in zip(waves, offline, strict=True):
+        run = simulate(translator, wave, spec, chunk=60.0, options=greedy)
+        assert run.chunks == 1
+        assert run.translation == " ".join(translation.split())
+        assert run.transcript == transcript
+        assert run.delays == [run.duration] * len(translation.split())
+
+
+@pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_policies_only_add_words_and_commit_before_the_end(translator: SpeechTranslator, waves: list[np.ndarray],
+                                                          spec: StreamPolicy) -> None:
+    early = 0
+    for wave in waves:
+        run = simulate(translator, wave, spec, chunk=0.25)
+        words = run.translation.split()
+        assert len(run.delays) == len(run.elapsed) == len(words)
+        assert run.delays == sorted(run.delays) and run.delays[-1] == pytest.approx(run.duration)
+        assert all(e >= d for d, e in zip(run.delays, run.elapsed, strict=True))  # decoding takes time
+        texts = [c.text.split() for c in run.commits]
+        assert all(a == b[:len(a)] for a, b in zip(texts, texts[1:], strict=False))  # never taken back
+        assert texts[-1] == words and run.commits[-1].final and not any(c.final for c in run.commits[:-1])
+        early += sum(d < run.duration for d in run.delays)
+    assert early > 0  # some words are shown while the speaker still talks
+
+
+def test_wait_k_commits_one_token_per_chunk_after_k(translator: SpeechTranslator, waves: list[np.ndarray]) -> None:
+    wave = waves[0]
+    never = simulate(translator, wave, StreamPolicy("wait-k", 1000), chunk=0.25)
+    assert set(never.delays) == {never.duration}  # waited for the whole input: the offline translation
+    assert never.translation == simulate(translator, wave, StreamPolicy("wait-k", 1), chunk=60.0).translation
+    run = simulate(translator, wave, StreamPolicy("wait-k", 3), chunk=0.25)
+    # A word needs at least one token, committed at chunk 3 at the earliest (0.75 s), one more per chunk.
+    early = [d for d in run.delays if d < run.duration]
+    assert all(d >= 0.75 - 1e-9 for d in early)
+    assert all(n <= round(d / 0.25) - 2 for n, d in enumerate(early, start=1))
+
+
+def test_live_stream_cuts_at_pauses(translator: SpeechTranslator, waves: list[np.ndarray]) -> None:
+    """Two utterances with a second of silence between them: two segments, each closed by a final commit, whose
+    texts are the utterances' streamed translations."""
+    silence = np.zeros(SAMPLE_RATE, dtype=np.float32)
+    audio = np.concatenate([silence, waves[0], silence, waves[1], silence])
+    step = SAMPLE_RATE // 4
+    commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)), StreamPolicy("wait-k", 2)))
+    finals = [c for c in commits if c.final]
+    assert len(finals) == 2
+    assert all(c.text for c in finals)
+    assert [c.t for c in commits] == sorted(c.t for c in commits)
+    assert commits[-1].t <= len(audio) / SAMPLE_RATE
+
+
+def _pcm(wave: np.ndarray) -> bytes:
+    return (np.clip(wave, -1, 1) * 32767).astype("<i2").tobytes()
+
+
+def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: Path, waves: list[np.ndarray],
+                                                       capsys: pytest.CaptureFixture[str],
+                                                       monkeypatch: pytest.MonkeyPatch) -> None:
+    audio = np.concatenate([waves[0], np.zeros(SAMPLE_RATE, dtype=np.float32)])
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(_pcm(audio))))
+    assert main(["stream", "--model", str(st_pack), "-", "--policy", "wait-k=2", "--chunk", "0.5"]) == 0
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert lines and all(set(line) == {"t", "text", "final"} for line in lines)
+    assert lines[-1]["final"] and lines[-1]["text"]
+    assert all(line["t"] % 0.5 == pytest.approx(0) or line["t"] == pytest.approx(len(audio) / SAMPLE_RATE)
+               for line in lines)
+
+    path = tmp_path / "talk.wav"
+    sf.write(path, audio, SAMPLE_RATE)
+    started = time.perf_counter()
+    assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5",
+                 "--format", "text"]) == 0
+    assert time.perf_counter() - started >= len(audio) / SAMPLE_RATE - 0.5  # read at the pace of speech
+    assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]  # PCM or file: the same samples
+    assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5",
+                 "--fast"]) == 0
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == lines
+    # The level-threshold VAD finds the same one segment in this clean audio.
+    assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5", "--fast",
+                 "--vad", "energy", "--format", "text"]) == 0
+    assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]
+
+
+def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
+                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x00\x01\x02")))
+    assert main(["stream", "--model", str(st_pack), "-"]) == 2
+    assert "odd number of bytes" in capsys.readouterr().err
+    assert main(["stream", "--model", str(st_pack), str(tmp_path / "missing.wav")]) == 2
+    assert "missing.wav" in capsys.readouterr().err
+    assert main(["stream", "--model", str(st_pack), "-", "--chunk", "0"]) == 2
+    assert "--chunk" in capsys.readouterr().err
+
+
+def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "eval"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev",
+                 "--out", str(out), "--stream", "alignatt=2", "--chunk", "0.4"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    printed = capsys.readouterr().out
+    assert results["stream"]["policy"] == "alignatt=2" and results["stream"]["chunk"] == 0.4
+    latency = results["stream"]["latency"]
+    assert latency["sentences"] == results["utterances"] == 5
+    assert 0 < latency["laal"] <= latency["laal_ca"]
+    assert "LAAL" in printed and "BLEU" in printed
+    assert (out / "delays.jsonl").is_file()
+    rows = [json.loads(line) for line in (out / "delays.jsonl").read_text().splitlines()]
+    hyps = (out / "hyp.txt").read_text().splitlines()
+    assert [len(r["delays"]) for r in rows] == [len(h.split()) for h in hyps]

@@ -1,0 +1,59 @@
+"""AL and LAAL on cases worked out by hand from the definitions (SimulEval 1.1.4's scorers give the same numbers
+on every case: checked once with `pip install simuleval`, which is not a dependency)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from sate.errors import SateError
+from sate.scoring.latency import Latency, al, corpus_latency, laal, latency_line, sentence_latency
+
+# (delays, source seconds, reference words, AL, LAAL)
+CASES = [
+    # one word per second of a 3 s source, reference of 3 words: 1 s behind the ideal at every word
+    ([1.0, 2.0, 3.0], 3.0, 3, 1.0, 1.0),
+    # the same 3 words against a 2-word reference: AL's ideal step is 1.5 s, so (1 + 0.5 + 0) / 3; LAAL keeps 1 s
+    ([1.0, 2.0, 3.0], 3.0, 2, 0.5, 1.0),
+    # tau stops at the first word after the end of the source: (0.5 + (4 - 1)) / 2, the third word not counted
+    ([0.5, 4.0, 4.0], 4.0, 4, 1.75, 1.75),
+    # everything after the source ended: the first delay
+    ([5.0, 5.0], 4.0, 2, 5.0, 5.0),
+    # six words against a 4-word reference of a 2.5 s source. AL: step 0.625, tau 5:
+    # (0.3 + (0.3 - 0.625) + (1.2 - 1.25) + (2.0 - 1.875) + (2.5 - 2.5)) / 5 = 0.01;
+    # LAAL: step 2.5 / 6, (0.3 - 0 + 0.3 - 5/12 + 1.2 - 10/12 + 2.0 - 15/12 + 2.5 - 20/12) / 5 = 0.42667
+    ([0.3, 0.3, 1.2, 2.0, 2.5, 2.5], 2.5, 4, 0.01, 0.4266667),
+    # the source never fully read when the last word came: every word counts, (1 + (1 - 0.6)) / 2
+    ([1.0, 1.0], 3.0, 5, 0.7, 0.7),
+]
+
+
+@pytest.mark.parametrize(("delays", "source", "ref", "expect_al", "expect_laal"), CASES)
+def test_al_and_laal_fixed_cases(delays: list[float], source: float, ref: int, expect_al: float,
+                                 expect_laal: float) -> None:
+    assert al(delays, source, ref) == pytest.approx(expect_al, abs=1e-6)
+    assert laal(delays, source, ref) == pytest.approx(expect_laal, abs=1e-6)
+
+
+def test_computation_aware_scores_use_the_wall_clock_delays() -> None:
+    # Each word 0.25 s later per word so far: (1.25 + 1.5 + 1.75 - 0 - 1 - 2) / 3 = 0.5 more than the ideal 1.0.
+    scores = sentence_latency([1.0, 2.0, 3.0], [1.25, 2.5, 3.75], 3.0, 3)
+    assert scores == Latency(al=1.0, laal=1.0, al_ca=pytest.approx(1.5), laal_ca=pytest.approx(1.5))
+    assert sentence_latency([], [], 3.0, 3) is None  # no output word: no latency
+    with pytest.raises(SateError, match="2 delays but 1"):
+        sentence_latency([1.0, 2.0], [1.0], 3.0, 3)
+
+
+def test_corpus_averages_leave_out_silent_sentences() -> None:
+    scores = corpus_latency([Latency(1.0, 2.0, 3.0, 4.0), None, Latency(3.0, 4.0, 5.0, 6.0)])
+    assert scores == {"sentences": 2, "al": 2.0, "laal": 3.0, "al_ca": 4.0, "laal_ca": 5.0}
+    assert "LAAL 3.00 s" in latency_line(scores)
+    assert math.isnan(corpus_latency([None])["al"])
+
+
+def test_bad_lengths_are_one_line() -> None:
+    with pytest.raises(SateError, match="positive source duration"):
+        al([1.0], 0.0, 3)
+    with pytest.raises(SateError, match="empty output"):
+        laal([], 3.0, 3)
