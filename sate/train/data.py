@@ -24,7 +24,9 @@ from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_
 from sate.data.vocab import Vocabulary
 from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
+from sate.models.hub.whisper import WhisperAcousticEncoder
 from sate.models.registry import HUB_ACOUSTIC_TYPES
+from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, is_current
 from sate.train.schema import BatchConfig, TrainingConfig, train_splits
 
 
@@ -59,6 +61,11 @@ def check_feature_mode(config: TrainingConfig) -> None:
     wanted = "waveform" if kind in HUB_ACOUSTIC_TYPES else "fbank"
     if features != wanted:
         raise SateError(f"data.features is {features} but model.acoustic.type {kind} reads {wanted}")
+    if config.data.frozen_cache:
+        freeze = (config.model.get("acoustic") or {}).get("freeze", "none")
+        if kind != "whisper" or freeze == "none":
+            raise SateError("data.frozen_cache needs model.acoustic.type whisper with acoustic.freeze all or N "
+                            f"(got type {kind}, freeze {freeze}): only a frozen part can be computed once")
     if features == "waveform":
         if config.data.cmvn != "none":
             raise SateError(f"data.cmvn {config.data.cmvn} normalises fbank; with data.features waveform set "
@@ -134,9 +141,12 @@ class ResumableLoader(DataLoader):
 class SateDataModule(L.LightningDataModule):
     """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
 
-    def __init__(self, config: TrainingConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary) -> None:
+    def __init__(self, config: TrainingConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
+                 frozen: WhisperAcousticEncoder | None = None) -> None:
+        """`frozen`: the model's Whisper encoder, when ``data.frozen_cache`` has its frozen part computed once."""
         super().__init__()
         check_feature_mode(config)
+        self.frozen = frozen
         self.task = config.task
         self.conf = config.data
         self.model_conf = config.model
@@ -153,7 +163,17 @@ class SateDataModule(L.LightningDataModule):
         if cmvn == "global":
             cmvn = self.data_dir / layout.CMVN
         tgt_vocab = self.tgt_vocab if self.task == "st" else None
-        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
+        dataset = speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
+        if self.frozen is None:
+            return dataset
+        return FrozenStates(dataset, self._frozen_dir(), split)
+
+    def _frozen_dir(self) -> Path:
+        assert self.frozen is not None
+        return self.data_dir / CACHE_DIR / cache_key(self.frozen)
+
+    def _speech_splits(self) -> list[str]:
+        return [*train_splits(self.conf.train), self.conf.valid]
 
     def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
         """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
@@ -168,10 +188,19 @@ class SateDataModule(L.LightningDataModule):
         return files, vocab_ids, cleaning
 
     def prepare_data(self) -> None:
-        """MT text files become token-id shards once (Lightning runs this on one process per machine)."""
+        """MT text files become token-id shards once, and frozen Whisper states are computed once (Lightning runs
+        this on one process per machine)."""
         if self.task == "mt" and self.conf.mt_text:
             files, vocab_ids, cleaning = self._mt_store()
             prepare_store(self.data_dir, files, self.src_vocab, self.tgt_vocab, vocab_ids, cleaning)
+        if self.frozen is not None:
+            out = self._frozen_dir()
+            for split in self._speech_splits():
+                manifest = self.data_dir / f"{split}.jsonl"
+                if manifest.is_file() and not is_current(out, split, manifest):
+                    base = speech_dataset(self.data_dir, split, self.src_vocab, None, "waveform")
+                    check_whisper_window(base, split)
+                    compute_split(self.frozen, base, manifest, out, split)
 
     def _manifest_text(self, split: str) -> TextDataset:
         return TextDataset.from_manifest(self.data_dir / f"{split}.jsonl", self.src_vocab, self.tgt_vocab)

@@ -61,6 +61,9 @@ class DataConfig(Section):
                             one_of(("fbank", "waveform")))
     cmvn: str = setting("global", "fbank normalisation: global (train statistics) | utterance | none "
                         "(waveform: none)", one_of(("global", "utterance", "none")))
+    frozen_cache: bool = setting(False, "acoustic.type whisper with acoustic.freeze all or N: the frozen part's "
+                                 "output is computed once per utterance into DATA/frozen/ and training reads it "
+                                 "(docs/whisper.md); decoding always runs the whole model")
     num_workers: int = setting(2, "data loader processes (0 loads in the training process)", at_least(0))
 
 

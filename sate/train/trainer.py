@@ -165,7 +165,14 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
-    datamodule = SateDataModule(config, src_vocab, tgt_vocab)
+    if config.data.frozen_cache and point.checkpoint is not None:
+        # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
+        # restore only after the data is prepared.
+        prefix = "model.acoustic."
+        model.acoustic.load_state_dict({k[len(prefix):]: v for k, v in point.checkpoint["state_dict"].items()
+                                        if k.startswith(prefix)})
+    datamodule = SateDataModule(config, src_vocab, tgt_vocab,
+                                frozen=model.acoustic if config.data.frozen_cache else None)
 
     world = devices * num_nodes
     plan = plan_batch(config.batch, world, config.task, config.data.features)

@@ -85,15 +85,20 @@ class WhisperEncoder(nn.Module):
         """Stop training all, none, or the convolutions and the lowest N layers (0: the convolutions only)."""
         if what == "all":
             self.requires_grad_(False)
-            return
-        self.requires_grad_(True)
-        if what == "none":
-            return
-        if isinstance(what, bool) or not isinstance(what, int) or not 0 <= what <= len(self.layers):
+        elif what == "none":
+            self.requires_grad_(True)
+        elif isinstance(what, bool) or not isinstance(what, int) or not 0 <= what <= len(self.layers):
             raise SateError(f"acoustic.freeze: {what!r} is not all, none or a layer count from 0 to "
                             f"{len(self.layers)}")
-        for module in (self.conv1, self.conv2, *self.layers[:what]):
-            module.requires_grad_(False)
+        else:
+            self.requires_grad_(True)
+            for module in (self.conv1, self.conv2, *self.layers[:what]):
+                module.requires_grad_(False)
+        self.frozen = what
+
+    def frozen_layers(self) -> int | None:
+        """How many layers the frozen part ends after (all of them for "all"); None when nothing is frozen."""
+        return None if self.frozen == "none" else len(self.layers) if self.frozen == "all" else int(self.frozen)
 
     def max_frames(self) -> int:
         """The longest input (frames at 100 a second) the position table covers: 3,000 for every Whisper."""
@@ -101,6 +106,40 @@ class WhisperEncoder(nn.Module):
 
     def forward(self, feats: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(B, T, mel_bins), (B,) -> (B, T', d_model), (B,) with T' = ceil(T / 2); padded frames out are 0."""
+        x, out_lengths = self._stem(feats, lengths)
+        return self._rest(x, out_lengths, 0), out_lengths
+
+    def frozen_part(self, feats: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """What the frozen part computes: the states `after_frozen` continues from (padded frames 0).
+
+        It never changes while training, so `sate.train.frozen_cache` computes it once per utterance.
+        """
+        depth = self.frozen_layers()
+        if depth is None:
+            raise SateError("the Whisper encoder has no frozen part (acoustic.freeze is none)")
+        x, out_lengths = self._stem(feats, lengths)
+        keep = self._keep(x, out_lengths)
+        for layer in self.layers[:depth]:
+            x = layer(x, keep[:, None, None, :])
+        if self.frozen == "all":
+            x = self.layer_norm(x)
+        return x.masked_fill(~keep[..., None], 0.0), out_lengths
+
+    def after_frozen(self, states: torch.Tensor, out_lengths: torch.Tensor) -> torch.Tensor:
+        """(B, T', d_model) outputs of `frozen_part` -> the encoder's output, as `forward` gives it."""
+        if self.frozen == "all":
+            return states.masked_fill(~self._keep(states, out_lengths)[..., None], 0.0)
+        depth = self.frozen_layers()
+        if depth is None:
+            raise SateError("the Whisper encoder has no frozen part (acoustic.freeze is none)")
+        return self._rest(states, out_lengths, depth)
+
+    @staticmethod
+    def _keep(x: torch.Tensor, out_lengths: torch.Tensor) -> torch.Tensor:
+        return torch.arange(x.size(1), device=x.device)[None, :] < out_lengths[:, None]
+
+    def _stem(self, feats: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """Log-mel -> the convolutions' output plus positions, 50 a second."""
         if feats.dim() != 3 or feats.size(2) != self.sizes.mel_bins:
             raise SateError(f"the Whisper encoder reads (B, T, {self.sizes.mel_bins}) Whisper log-mel features, got "
                             f"{tuple(feats.shape)} (sate.data.whisper_mel computes them)")
@@ -114,12 +153,14 @@ class WhisperEncoder(nn.Module):
         x = x.masked_fill((frames >= lengths[:, None])[:, None, :], 0.0)  # conv2 reads one frame past the end
         x = F.gelu(self.conv2(x)).transpose(1, 2)
         out_lengths = torch.div(lengths - 1, 2, rounding_mode="floor") + 1
-        x = F.dropout(x + self.positions[: x.size(1)], self.dropout, self.training)
-        keep = torch.arange(x.size(1), device=x.device)[None, :] < out_lengths[:, None]
-        mask = keep[:, None, None, :]
-        for layer in self.layers:
-            x = layer(x, mask)
-        return self.layer_norm(x).masked_fill(~keep[..., None], 0.0), out_lengths
+        return F.dropout(x + self.positions[: x.size(1)], self.dropout, self.training), out_lengths
+
+    def _rest(self, x: torch.Tensor, out_lengths: torch.Tensor, start: int) -> torch.Tensor:
+        """Layers `start`.. and the final LayerNorm."""
+        keep = self._keep(x, out_lengths)
+        for layer in self.layers[start:]:
+            x = layer(x, keep[:, None, None, :])
+        return self.layer_norm(x).masked_fill(~keep[..., None], 0.0)
 
     @classmethod
     def from_directory(cls, path: str | Path, dropout: float = 0.0, freeze: Freeze = "none") -> WhisperEncoder:
@@ -168,14 +209,24 @@ class WhisperAcousticEncoder(nn.Module):
         return max_segment_seconds(self.sizes)
 
     def forward(self, wave: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(B, N) samples, (B,) -> (B, T', d_model), (B,) with T' = ceil((N // 160) / 2)."""
+        """(B, N) samples, (B,) -> (B, T', d_model), (B,) with T' = ceil((N // 160) / 2).
+
+        In training with ``data.frozen_cache`` the input is instead the frozen part's output (B, T', Whisper's
+        d_model) with T' lengths, which `WhisperEncoder.after_frozen` continues.
+        """
+        encoder = self.encoder.model
+        if wave.dim() == 3 and wave.size(2) == self.sizes.d_model:  # the frozen part's cached output (training)
+            return self.encoder.proj(encoder.after_frozen(wave, lengths)), lengths
         if wave.dim() != 2:
             raise SateError(f"acoustic.type whisper reads waveforms (B, N), got a tensor of shape {tuple(wave.shape)}"
                             ": set data.features waveform")
-        with torch.no_grad(), torch.autocast(wave.device.type, enabled=False):
-            feats, frames = whisper_log_mel(wave.float(), lengths, self.sizes.mel_bins)
-        states, out_lengths = self.encoder.model(feats, frames)
+        states, out_lengths = encoder(*self.log_mel(wave, lengths))
         return self.encoder.proj(states), out_lengths
+
+    def log_mel(self, wave: torch.Tensor, lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """(B, N) samples -> Whisper's log-mel (B, T, mel_bins), frames (B,), in float32 even under autocast."""
+        with torch.no_grad(), torch.autocast(wave.device.type, enabled=False):
+            return whisper_log_mel(wave.float(), lengths, self.sizes.mel_bins)
 
     def with_ctc_input(self, wave: torch.Tensor,
                        lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
