@@ -25,6 +25,7 @@ from pathlib import Path
 import numpy as np
 import torch
 from torch.utils.data import Dataset
+from tqdm import tqdm
 
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH
@@ -69,6 +70,7 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
     encoder.eval()
     order = sorted(range(len(dataset)), key=lambda i: dataset.lengths[i])
     states: list[np.ndarray | None] = [None] * len(dataset)
+    progress = tqdm(total=len(order), unit="utt", desc=f"frozen Whisper states ({split})", disable=not log)
     try:
         batch: list[int] = []
         for k, index in enumerate(order):
@@ -82,8 +84,10 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
                 part, part_lengths = encoder.frozen_part(*acoustic.log_mel(padded, lengths))
                 for row, i in enumerate(batch):
                     states[i] = part[row, :int(part_lengths[row])].to(torch.float16).numpy()
+                progress.update(len(batch))
                 batch = []
     finally:
+        progress.close()
         encoder.train(was_training)
     counts = np.array([len(s) for s in states if s is not None], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)])
