@@ -56,6 +56,19 @@ def cache_key(acoustic: WhisperAcousticEncoder) -> str:
     return digest.hexdigest()[:16]
 
 
+def check_teacher_cache(model: torch.nn.Module) -> None:
+    """An ASR teacher reads the student's batches, so with the cache it must continue from the same frozen part."""
+    teachers = getattr(model, "teachers", {})
+    if "asr" not in teachers:
+        return
+    teacher = teachers["asr"].model.acoustic
+    ours = cache_key(model.acoustic)
+    if not isinstance(teacher, WhisperAcousticEncoder) or teacher.encoder.model.frozen_layers() is None or \
+            cache_key(teacher) != ours:
+        raise SateError("data.frozen_cache: the ASR teacher's acoustic encoder must be the same frozen Whisper as the "
+                        "student's (the same weights and acoustic.freeze), since it reads the same cached states")
+
+
 def _manifest_digest(path: Path) -> str:
     return hashlib.sha1(path.read_bytes()).hexdigest()
 

@@ -138,6 +138,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
     from sate.train.data import SateDataModule, check_feature_mode, plan_batch
+    from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
     from sate.train.resume import check_config_change, find_resume_point, set_aside
@@ -171,6 +172,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         prefix = "model.acoustic."
         model.acoustic.load_state_dict({k[len(prefix):]: v for k, v in point.checkpoint["state_dict"].items()
                                         if k.startswith(prefix)})
+    if config.data.frozen_cache:
+        check_teacher_cache(model)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab,
                                 frozen=model.acoustic if config.data.frozen_cache else None)
 

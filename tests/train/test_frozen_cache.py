@@ -16,7 +16,14 @@ from sate.errors import SateError
 from sate.models import build_model
 from sate.models.hub.load import load_hub_parts
 from sate.train.data import check_feature_mode
-from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, is_current
+from sate.train.frozen_cache import (
+    CACHE_DIR,
+    FrozenStates,
+    cache_key,
+    check_teacher_cache,
+    compute_split,
+    is_current,
+)
 from sate.train.trainer import load_training_config, train
 
 
@@ -109,3 +116,18 @@ def test_asr_then_sate_share_one_cache(make_config: Callable[..., Path], tmp_pat
                                ["trainer.max_epochs=2"]), st)
     assert "frozen Whisper states:" not in capsys.readouterr().out
     assert [p.name for p in (data / CACHE_DIR).iterdir()] == [key]
+
+
+def test_an_asr_teacher_must_share_the_frozen_part(whisper_hub_dir: Path) -> None:
+    def built(task: str, freeze: str | int) -> torch.nn.Module:
+        model = build_model(task, {"d_model": 12, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir),
+                                                               "freeze": freeze}}, 50, 50)
+        load_hub_parts(model, [], [], log=lambda _: None)
+        return model
+
+    student = built("st", "all")
+    student.set_teachers(asr=built("asr", "all"))
+    check_teacher_cache(student)
+    student.set_teachers(asr=built("asr", 1))
+    with pytest.raises(SateError, match="the ASR teacher's acoustic encoder must be the same frozen Whisper"):
+        check_teacher_cache(student)
