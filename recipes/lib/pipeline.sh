@@ -21,7 +21,16 @@
 #   mt_hub      a downloaded Marian model directory (empty: train MT ourselves); ssl_hub a downloaded wav2vec2,
 #               HuBERT or WavLM directory (empty: a Conformer on fbank). Both are read by sate, not by the shell,
 #               except two values of their config.json (hub_value).
-mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-}
+#   whisper     a Whisper directory, Hugging Face's or CTranslate2's (empty: none): the acoustic encoder of ASR and
+#               SATE, with $conf_dir/asr_whisper.yaml and st_whisper.yaml
+mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisper:-}
+[ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
+[ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
+if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
+  die "--compare and --ctc-layer train Conformer rows from the ASR model; run them without --whisper"
+fi
+# Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
+if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
 read -r -a extra_text <<< "${mt_extra:-}"
@@ -153,6 +162,11 @@ if [ -n "$mt_hub" ]; then
     asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
     asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
   fi
+fi
+
+if [ -n "$whisper" ]; then
+  asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
+  asr_hub+=(--set "model.acoustic.path=\"$whisper\"") st_hub+=(--set "model.acoustic.path=\"$whisper\"")
 fi
 
 # Where ASR and SATE train when it is not the configs' train: train_sp, and for ASR the extra ASR corpora too.

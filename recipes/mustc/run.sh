@@ -29,6 +29,8 @@
 #                         own defaults (en-<tgt>-marian, exp tag sate_hub). Download first: recipes/mustc/README.md
 #   --ssl-hub DIR         with --mt-hub: a downloaded wav2vec2, HuBERT or WavLM model as the acoustic encoder, on
 #                         waveforms (stage 1 computes no fbank)
+#   --whisper DIR         a downloaded Whisper (Hugging Face or faster-whisper directory) as the acoustic encoder
+#                         of ASR and SATE (asr_whisper.yaml, st_whisper.yaml); exp tag sate_whisper. docs/whisper.md
 #
 # Stages: 0 prep  1 features  2 vocab  3 ASR  4 MT  5 SATE  6 average  7 decode tst-COMMON/tst-HE  8 score
 #         9 translate one tst-COMMON talk with `sate translate` (SRT)
@@ -58,8 +60,10 @@ asr_extra=
 mt_extra=
 mt_hub=
 ssl_hub=
+whisper=
 . recipes/lib/stages.sh
 parse_options "$@"
+[ -z "$whisper" ] || [ "$exp_tag" != sate ] || exp_tag=sate_whisper
 [ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"
 [ -z "$ssl_hub" ] || [ -n "$mt_hub" ] || die "--ssl-hub needs --mt-hub (CTC runs over the Marian source pieces)"
 if [ -n "$mt_hub" ]; then

