@@ -38,7 +38,8 @@ from sate.data.audio import (
 )
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines
+from sate.files import atomic_write_lines, exclusive
+from sate.targets import check_output
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -108,6 +109,11 @@ class Shard:
     def stats_path(self) -> Path:
         return self.ark.with_suffix(".stats.npz")
 
+    def remove_temp_files(self) -> None:
+        """The temporary ark and statistics `compute_shard` writes before renaming them into place."""
+        self.ark.with_name(f".{self.ark.name}.tmp").unlink(missing_ok=True)
+        self.stats_path.with_name(f".{self.stats_path.name}.tmp.npz").unlink(missing_ok=True)
+
 
 def _init_worker() -> None:
     import torch  # heavy: torch
@@ -116,6 +122,15 @@ def _init_worker() -> None:
 
 
 def compute_shard(shard: Shard) -> int:
+    """`_compute_shard`, leaving no temporary file behind when it fails (a full disk, a damaged wav, an interrupt)."""
+    try:
+        return _compute_shard(shard)
+    except BaseException:
+        shard.remove_temp_files()
+        raise
+
+
+def _compute_shard(shard: Shard) -> int:
     """Write one shard (ark, then stats, then scp: an scp means the shard is complete).
 
     Rows that read the same slice as the row before them (Augmented LibriSpeech's second translation of a segment)
@@ -269,11 +284,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm  # slow: tqdm, only while progress shows
-
+    """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
     if args.jobs < 1:
         raise SateError(f"--jobs must be >= 1, got {args.jobs}")
     data_dir: Path = args.data
+    check_output(data_dir, "directory", "--data")
+    if not data_dir.is_dir():
+        raise SateError(f"{data_dir}: no such data directory (run `sate prep` first)")
+    with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
+        return _run(args, data_dir)
+
+
+def _run(args: argparse.Namespace, data_dir: Path) -> int:
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
+
     splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
@@ -300,9 +324,14 @@ def run(args: argparse.Namespace) -> int:
             import multiprocessing as mp
 
             # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
-            with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
-                for count in pool.imap_unordered(compute_shard, todo):
-                    bar.update(count)
+            try:
+                with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
+                    for count in pool.imap_unordered(compute_shard, todo):
+                        bar.update(count)
+            except BaseException:  # leaving the pool stopped its workers, maybe in the middle of a shard
+                for shard in todo:
+                    shard.remove_temp_files()
+                raise
     for plan in plans.values():
         finish_split(plan)
     cmvn_path = data_dir / layout.CMVN

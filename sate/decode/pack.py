@@ -31,9 +31,10 @@ from typing import Any
 from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError
-from sate.files import make_temp_dir
+from sate.files import make_temp_dir, temp_prefix
 from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
+from sate.targets import check_output
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -140,6 +141,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
 
+    out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
     meta = load_model_file(model_file)
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: data directory is missing")
@@ -171,7 +173,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700
+    tmp = make_temp_dir(out.parent, out.name)  # mode as mkdir gives it, not mkdtemp's 0700
     try:
         shutil.copyfile(model_file, tmp / MODEL)
         for name in parts:
@@ -180,10 +182,10 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if speech and cmvn == "global":
             shutil.copyfile(data_dir / CMVN, tmp / CMVN)
         write_yaml(tmp / PACK_YAML, info.to_yaml())
+        if out.exists() and not (out / PACK_YAML).is_file():
+            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
         if out.exists():
-            if not (out / PACK_YAML).is_file():
-                raise SateError(f"{out} exists and is not a packed model; not replacing it")
-            old = out.with_name(f".{out.name}.old")
+            old = out.with_name(temp_prefix(out.name) + "old")
             shutil.rmtree(old, ignore_errors=True)
             out.rename(old)
             tmp.rename(out)

@@ -21,6 +21,7 @@ from sate.data.audio import SAMPLE_RATE, read_audio
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method, speech_segments
 from sate.errors import SateError
 from sate.files import atomic_open
+from sate.targets import check_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -69,12 +70,16 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl"
+    if out is not None:
+        check_output(out, "directory" if per_file else "text")
     if out is not None and any(f.exists() and out.exists() and f.samefile(out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if per_file and out.exists() and not out.is_dir():
         raise SateError(f"--out {out}: not a directory (an --out not ending in .jsonl is a directory that gets "
                         "one FILE_STEM.jsonl per input)")
     targets = _per_file_paths(files, out) if per_file else {}
+    for target in targets.values():
+        check_output(target, "text")
     if out is not None and any(f.exists() and f.resolve() in {out.resolve(), *map(Path.resolve, targets.values())}
                                for f in files):
         raise SateError(f"--out {out}: would overwrite one of the inputs")

@@ -21,6 +21,7 @@ from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError
 from sate.models.init_from import fill_init, parse_init_from
 from sate.settings import read
+from sate.targets import check_output
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -119,7 +120,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
     from sate.train.lock import ExperimentLock, describe
 
-    exp = Path(exp)
+    exp = check_output(Path(exp), "directory", "--exp")
     exp.mkdir(parents=True, exist_ok=True)
     if not is_primary_process():
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)

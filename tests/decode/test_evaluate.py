@@ -161,5 +161,5 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
     (tmp_path / "results").write_text("not a folder\n")
     with pytest.raises(SateError, match=r"--out .*results: not a directory"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results", device="cpu")
-    with pytest.raises(SateError, match=r"--out .*cannot create"):
+    with pytest.raises(SateError, match=r"--out .*dev: cannot write \(.*results is not a directory\)"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
