@@ -141,7 +141,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.data import SateDataModule, check_feature_mode, plan_batch
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
-    from sate.train.resume import check_config_change, find_resume_point, set_aside
+    from sate.train.resume import check_config_change, check_vocabularies, find_resume_point, set_aside
     from sate.train.setup import build_for_training
 
     started = time.perf_counter()
@@ -164,6 +164,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     check_feature_mode(config)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+    if point.checkpoint is not None:
+        check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
     model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab)
