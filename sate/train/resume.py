@@ -182,7 +182,8 @@ def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: li
         old = point.checkpoint["sate"].get(f"{side}_tokens")
         if old is None or list(old) == list(tokens):
             continue
-        line = next((i for i, (a, b) in enumerate(zip(old, tokens, strict=False)) if a != b), min(len(old), len(tokens)))
+        line = next((i for i, (a, b) in enumerate(zip(old, tokens, strict=False)) if a != b),
+                    min(len(old), len(tokens)))
         raise SateError(f"{point.path}: trained on another {side} vocabulary than {data_dir} holds now ({len(old)} "
                         f"tokens, {len(tokens)} now; first difference at line {line + 1} of "
                         f"{layout.token_list(side)}): was `sate vocab` run again? Resume with the vocabulary the run "
