@@ -30,7 +30,7 @@ from typing import Any
 
 from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import make_temp_dir, temp_prefix
 from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
@@ -207,19 +207,19 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
-        raise SateError(f"{path}: not a sate pack (format {doc.get('format')!r})")
+        raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")
     if doc.get("version") != VERSION:
-        raise SateError(f"{path}: pack version {doc.get('version')!r}; this sate reads {VERSION}")
+        raise SateError(f"{path}: pack version {shown(doc.get('version'))}; this sate reads {VERSION}")
     task = doc.get("task")
     if task not in TASKS:
-        raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {task!r}")
+        raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {shown(task)}")
     decode = doc.get("decode")
     if not isinstance(decode, dict):
         raise SateError(f"{path}: the decode section is missing")
     features = doc.get("features")
     vocab = doc.get("vocab", "spm")
     if vocab not in ("spm", "marian"):
-        raise SateError(f"{path}: vocab must be spm or marian, got {vocab!r}")
+        raise SateError(f"{path}: vocab must be spm or marian, got {shown(vocab)}")
     if task != "mt":
         if not isinstance(features, dict):
             raise SateError(f"{path}: the features section is missing")
@@ -230,7 +230,7 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if features != expected:
             diff = sorted(k for k in set(features) | set(expected) if features.get(k) != expected.get(k))
             raise SateError(f"{path}: features {', '.join(diff)} differ from what this sate computes "
-                            f"({', '.join(f'{k}={expected.get(k)!r}' for k in diff)})")
+                            f"({', '.join(f'{k}={shown(expected.get(k))}' for k in diff)})")
     return PackInfo(task, decode, features if task != "mt" else None, vocab)
 
 
