@@ -114,6 +114,8 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     import torchaudio.functional as AF  # heavy: torch
 
     n_samples = round(duration * SAMPLE_RATE)
+    if not (math.isfinite(offset) and offset >= 0 and math.isfinite(duration) and duration >= 0):
+        raise SateError(f"{path}: offset {offset} and duration {duration} must be finite and >= 0")
     if sample_rate is None:
         sample_rate = wav_info(path).sample_rate
     start = round(offset * sample_rate)
@@ -122,6 +124,9 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         data, sr = sf.read(str(path), start=start, frames=count, dtype="float32", always_2d=True)
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
+    if len(data) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
+        raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of the audio "
+                        f"({(start + len(data)) / sr:.3f} s): is the manifest row of another file?")
     check_finite(data, str(path), sr, start / sr)
     wave = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     if sr != SAMPLE_RATE and len(wave):

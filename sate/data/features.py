@@ -36,6 +36,7 @@ from sate.data.audio import (
     read_segment,
     wav_info,
 )
+from sate.data.feature_index import index_problems, read_index, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive
@@ -106,6 +107,11 @@ class Shard:
         return self.ark.with_suffix(".scp")
 
     @property
+    def ark_in_index(self) -> str:
+        """The ark as the index names it: relative to the fbank directory (`sate.data.feature_index`)."""
+        return f"{self.ark.parent.name}/{self.ark.name}"
+
+    @property
     def stats_path(self) -> Path:
         return self.ark.with_suffix(".stats.npz")
 
@@ -148,7 +154,7 @@ def _compute_shard(shard: Shard) -> int:
     with open(tmp_ark, "wb") as f:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
             if (audio, offset, duration, speed, n_frames) == previous:  # the same slice, another translation
-                scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
+                scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
                 continue
             previous = (audio, offset, duration, speed, n_frames)
             if audio not in rates:
@@ -163,7 +169,7 @@ def _compute_shard(shard: Shard) -> int:
                                 "re-run `sate prep`")
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
-            scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
+            scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
             write_array(f, feats)
             if shard.stats:
                 f64 = feats.astype(np.float64)
@@ -222,6 +228,13 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                        int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
         shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
     scp = fbank / f"{split}.scp"
+    damaged = [s for s in shards if s.scp.is_file() and index_problems(read_index(s.scp, fbank))]
+    if damaged or (scp.is_file() and index_problems(read_index(scp))):  # a deleted or cut ark is not up to date
+        print(f"{split}: {len(damaged)} shard(s) with a missing or damaged ark, recomputed")
+        for shard in damaged:
+            shard.scp.unlink()
+        for index in [scp] + ([fbank / f"{SPEED_SPLIT}.scp"] if split == TRAIN_SPLIT else []):
+            index.unlink(missing_ok=True)
     todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]
     return SplitPlan(split, scp, shards, todo, inherited)
 
@@ -235,6 +248,7 @@ def finish_split(plan: SplitPlan) -> None:
         lines += plan.inherited_scp.read_text(encoding="utf-8").splitlines()
     for shard in plan.shards:
         lines += shard.scp.read_text(encoding="utf-8").splitlines()
+    record_sizes(plan.scp.parent / plan.split, [shard.ark for shard in plan.shards])
     atomic_write_lines(plan.scp, lines)
 
 
@@ -248,6 +262,9 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
             total += stats["sum"]
             total_sq += stats["sum_sq"]
             frames += int(stats["frames"])
+    if frames == 0:
+        raise SateError(f"{plan.split}: no frames to compute CMVN statistics from (an empty split?); {path} not "
+                        "written")
     mean = total / frames
     std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
     atomic_write_lines(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
@@ -267,6 +284,9 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
+    if not (np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()):
+        raise SateError(f"{path}: mean and std must be finite, std > 0 (statistics of zero frames?); run `sate "
+                        "features` on a train split with speech")
     return mean, std
 
 
@@ -290,7 +310,7 @@ def run(args: argparse.Namespace) -> int:
     data_dir: Path = args.data
     check_output(data_dir, "directory", "--data")
     if not data_dir.is_dir():
-        raise SateError(f"{data_dir}: no such data directory (run `sate prep` first)")
+        raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 

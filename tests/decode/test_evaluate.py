@@ -120,7 +120,9 @@ def test_a_transcript_only_split_scores_asr_and_refuses_translation(
     (data / "fbank").mkdir(parents=True)
     rows = read_manifest(prepared_data / "dev.jsonl")
     write_manifest(data / "dev_asr.jsonl", [{**row, "tgt": None} for row in rows])
-    shutil.copy(prepared_data / "fbank" / "dev.scp", data / "fbank" / "dev_asr.scp")
+    lines = (prepared_data / "fbank" / "dev.scp").read_text().splitlines()  # dev's features, by absolute paths
+    (data / "fbank" / "dev_asr.scp").write_text("".join(f"{u} {prepared_data / 'fbank' / where}\n"
+                                                        for u, where in (x.split(" ") for x in lines)))
     asr = evaluate_cli(capsys, tmp_path / "asr", data, "--model", eval_packs["asr"], "--split", "dev_asr")
     reference = evaluate_cli(capsys, tmp_path / "asr_dev", prepared_data, "--model", eval_packs["asr"], "--split",
                              "dev")
