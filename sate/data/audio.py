@@ -226,11 +226,16 @@ def read_audio(path: str | Path) -> np.ndarray:
     try:
         with sf.SoundFile(str(path)) as f:
             rate = f.samplerate
-            blocks = [block.mean(axis=1) for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True)]
+            wave, filled = np.empty(max(f.frames, 0), dtype=np.float32), 0  # one copy of the samples, not two
+            for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True):
+                if filled + len(block) > len(wave):  # a header that undercounts its frames
+                    wave = np.concatenate([wave[:filled], np.empty(max(len(wave), len(block)), dtype=np.float32)])
+                wave[filled:filled + len(block)] = block.mean(axis=1)
+                filled += len(block)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SateError(f"{path}: cannot read audio ({first})") from None
-    wave = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+    wave = wave[:filled]
     if len(wave) == 0:
         raise SateError(f"{path}: holds no audio samples")
     return to_mono_16k(wave, rate, str(path))
