@@ -24,6 +24,7 @@ from sate.errors import SateError
 # features, vocab, train, evaluate, synth, analyze).
 Kind = Literal["text", "model", "image", "pack", "directory"]
 SNIFF = 8192  # bytes read to tell text from binary
+DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
 MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
          b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
 
@@ -92,7 +93,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
             raise SateError(f"{refuse}: it is not a packed model ({layout.PACK_YAML} is missing)")
         return
     if path.is_dir():
-        raise SateError(f"{option} {path}: is a directory (give a file name)")
+        raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
     if not path.is_file():
         raise SateError(f"{refuse}: not a regular file")
     if kind == "text":

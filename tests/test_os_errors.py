@@ -70,8 +70,8 @@ def test_features_on_a_full_disk_leave_no_temporary_ark(tmp_path: Path, prepared
     monkeypatch.setattr(kaldiio.matio, "write_array", write_array)
     assert main(["features", "--data", str(data), "--splits", "dev", "--jobs", "1"]) == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1] == "sate features: error: No space left on device (the disk is full: free space there, or " \
-                      "write elsewhere)"
+    assert err[-1] == f"sate features: error: {data}/fbank/dev/00000.ark: No space left on device (the disk is " \
+                      "full: free space there, or write elsewhere)"
     assert leftovers(data) == [] and not (data / layout.FEATURES_LOCK).exists()
 
 

@@ -131,8 +131,10 @@ def compute_shard(shard: Shard) -> int:
     """`_compute_shard`, leaving no temporary file behind when it fails (a full disk, a damaged wav, an interrupt)."""
     try:
         return _compute_shard(shard)
-    except BaseException:
+    except BaseException as err:
         shard.remove_temp_files()
+        if isinstance(err, OSError) and err.filename is None:
+            err.filename = str(shard.ark)  # a failed write names no file; the one line at the CLI must
         raise
 
 

@@ -80,9 +80,6 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
         clash = next((f for f in files if _same_file(f, target)), None)
         if clash is not None:
             raise SateError(f"--out {target} is also an input ({clash}): refusing to overwrite it")
-        if target.is_dir():
-            raise SateError(f"--out {target}: is a directory (one input writes one file; --format srt writes "
-                            "FILE_STEM.srt into a directory)")
         check_output(target, "text")
 
 
