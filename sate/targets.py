@@ -55,6 +55,22 @@ def _protected(directory: Path) -> str | None:
     return None
 
 
+def _managed(path: Path) -> str | None:
+    """Which command's own file ``path`` is, when it is one of the files sate keeps in a data directory, an
+    experiment or a pack (by name, `sate.layout`), or None. Text like any other, but `translate --out
+    DATA/tokens_src.txt` would leave the data directory without its token list."""
+    names = {layout.CMVN: "sate features", layout.VOCAB_META: "sate vocab", layout.CONFIG: "sate train",
+             layout.TRAIN_TIME: "sate train", layout.PACK_YAML: "sate pack",
+             **{layout.token_list(side): "sate vocab" for side in ("src", "tgt")},
+             **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
+    if path.name in names:
+        return f"it is {names[path.name]}'s {path.name}"
+    data_dir = (path.parent / layout.FBANK_DIR).is_dir() or (path.parent / layout.VOCAB_META).is_file()
+    if path.suffix == ".jsonl" and data_dir:
+        return f"it is a manifest of the data directory {path.parent} (sate prep)"
+    return None
+
+
 def _binary(path: Path) -> str | None:
     """What a file is when it is not text (by its first bytes), or None for text."""
     with open(path, "rb") as f:
@@ -100,6 +116,9 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         what = _binary(path)
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
+        whose = _managed(path)
+        if whose is not None:
+            raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")
     elif kind == "image" and _binary(path) != MAGIC[b"\x89PNG"]:

@@ -61,6 +61,19 @@ def test_text_never_replaces_a_model_audio_or_binary_file(tmp_path: Path) -> Non
         check_output(tmp_path / "new" / "..", "text")
 
 
+def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data: Path) -> None:
+    for name, whose in [("tokens_src.txt", "sate vocab's tokens_src.txt"), ("cmvn.json", "sate features's cmvn.json"),
+                        ("vocab.json", "sate vocab's"), ("dev.jsonl", "a manifest of the data directory")]:
+        with pytest.raises(SateError, match=f"refusing to replace it: it is {whose}"):
+            check_output(prepared_data / name, "text")
+    (tmp_path / "config.yaml").write_text("task: mt\n")
+    with pytest.raises(SateError, match="it is sate train's config.yaml"):
+        check_output(tmp_path / "config.yaml", "text")
+    (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
+    assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
+    assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+
+
 def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
     torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
     (tmp_path / "link.txt").symlink_to(tmp_path / "model.pt")
