@@ -2,6 +2,8 @@
 
 - Paths are relative to the fbank directory (``train/00000.ark:17``), so a copied or moved data directory reads its
   own features, never the original's. An index written before held absolute paths; those still read.
+- `sate features` recomputes a shard whose index names arks of another data directory (an old absolute index in
+  a copied data directory); an absolute index naming the directory's own arks is kept as it is.
 - When a split is done, ``fbank/<split>/sizes.json`` records the byte size of each of its arks. An ark that is
   missing, or whose size differs from the record (or, without a record, that ends before an offset the index
   names), is damaged: `sate features` recomputes its shard instead of calling the split up to date, and a dataset
@@ -11,6 +13,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -71,6 +74,12 @@ def index_problems(entries: Mapping[str, tuple[Path, int]]) -> list[str]:
     for ark, offset in entries.values():
         last[ark] = max(offset, last.get(ark, -1))
     return [why for ark, offset in last.items() if (why := ark_problem(ark, offset)) is not None]
+
+
+def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> bool:
+    """Does an index name arks outside the fbank directory ``fbank`` (resolved)? An index written before paths
+    were relative, in a data directory copied since, still names the original's arks."""
+    return any(Path(os.path.realpath(ark)).parent.parent != fbank for ark, _ in entries.values())
 
 
 class FeatureIndex(Mapping[str, np.ndarray]):

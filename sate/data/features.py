@@ -36,7 +36,7 @@ from sate.data.audio import (
     read_segment,
     wav_info,
 )
-from sate.data.feature_index import index_problems, read_index, record_sizes
+from sate.data.feature_index import foreign, index_problems, read_index, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive
@@ -230,15 +230,19 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                        int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
         shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
     scp = fbank / f"{split}.scp"
-    damaged = [s for s in shards if s.scp.is_file() and index_problems(read_index(s.scp, fbank))]
-    if damaged or (scp.is_file() and index_problems(read_index(scp))):  # a deleted or cut ark is not up to date
-        print(f"{split}: {len(damaged)} shard(s) with a missing or damaged ark, recomputed")
+    damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank)]
+    if damaged or (scp.is_file() and _untrusted(read_index(scp), fbank)):  # a deleted or cut ark is not up to date
+        print(f"{split}: {len(damaged)} shard(s) whose ark is missing, damaged or another data directory's: recomputed")
         for shard in damaged:
             shard.scp.unlink()
         for index in [scp] + ([fbank / f"{SPEED_SPLIT}.scp"] if split == TRAIN_SPLIT else []):
             index.unlink(missing_ok=True)
     todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]
     return SplitPlan(split, scp, shards, todo, inherited)
+
+
+def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path) -> bool:
+    return bool(index_problems(entries)) or foreign(entries, fbank)
 
 
 def finish_split(plan: SplitPlan) -> None:

@@ -109,6 +109,21 @@ def test_an_index_with_absolute_paths_still_reads(tmp_path: Path, prepared: Path
         np.testing.assert_array_equal(absolute[utt], relative[utt])
 
 
+def test_a_copied_data_dir_with_an_old_absolute_index_gets_its_own(tmp_path: Path, prepared: Path,
+                                                                   run_sate) -> None:  # noqa: ANN001
+    original = copy_data(prepared, tmp_path / "original")
+    for scp in (original / "fbank").rglob("*.scp"):  # as sate features wrote indexes before relative paths
+        base = original / "fbank"
+        lines = [f"{u} {base / w}" for u, w in (x.split(" ", 1) for x in scp.read_text().splitlines())]
+        scp.write_text("\n".join(lines) + "\n")
+    copy = copy_data(original, tmp_path / "copy")
+    rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
+    assert str(original) not in (copy / "fbank" / "dev.scp").read_text()
+    rc, out, _ = run_sate("features", "--data", original, "--jobs", "1")  # its own arks: kept as they are
+    assert rc == 0 and "recomputed" not in out and str(original) in (original / "fbank" / "dev.scp").read_text()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "delete"])
 def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
     data = copy_data(prepared, tmp_path / "data")
@@ -122,7 +137,7 @@ def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sat
     with pytest.raises(SateError, match=r"fbank/dev.scp: .*00000.ark (has|is missing).*run `sate features` again"):
         SpeechDataset.from_data_dir(data, "dev", vocab, None)
     rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 0 and "dev: 1 shard(s) with a missing or damaged ark, recomputed" in out
+    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
     assert ark.read_bytes() == before
     assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80
 
