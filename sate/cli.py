@@ -9,13 +9,15 @@ pays for importing torch.
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
-from types import ModuleType
+from types import FrameType, ModuleType
 
 from sate.analysis import cli as analyze
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
 from sate.errors import SateError
+from sate.files import describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
 from sate.synth import cli as synth
@@ -71,18 +73,43 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised as an interrupt: every cleanup an interrupt runs (temporary files removed, worker processes
+    stopped) runs for a `kill` or a scheduler's stop too."""
+
+
+def _terminate(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
 def main(argv: list[str] | None = None) -> int:
+    """Run one command. Exit status: 0 done, 1 some inputs failed or the system refused (an `OSError`: disk full,
+    read-only, permission, name too long: one line naming the file), 2 bad input (a `SateError`), 130 interrupted,
+    143 terminated."""
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(command).parse_args(argv)
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: signals stay as they are
+        previous = None
     try:
         return int(args._module.run(args) or 0)
     except SateError as err:
         print(f"sate {args.command}: error: {err}", file=sys.stderr)
         return 2
+    except OSError as err:
+        print(f"sate {args.command}: error: {describe_os_error(err)}", file=sys.stderr)
+        return 1
+    except Terminated:
+        print(f"sate {args.command}: terminated", file=sys.stderr)
+        return 128 + signal.SIGTERM
     except KeyboardInterrupt:
         print(f"sate {args.command}: interrupted", file=sys.stderr)
         return 130
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
 
 
 if __name__ == "__main__":

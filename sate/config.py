@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_write_text
 
 
@@ -30,9 +30,39 @@ _Loader.add_implicit_resolver(
 )
 
 
-def load_yaml_text(text: str) -> object:
-    """YAML as configs and `--set` values are read: YAML 1.1, plus floats written without a dot (1e-3)."""
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+# Far beyond any config (an ESPnet config.yaml's token list holds some thousands): aliases nested in aliases (a
+# "billion laughs" of a few hundred bytes) pass it at once, and are refused before anything walks or prints them.
+MAX_YAML_VALUES = 200_000
+MAX_YAML_DEPTH = 64  # also stops an alias that contains itself (`a: &a [*a]`, a list holding itself)
+
+
+def bounded(data: object, where: str) -> object:
+    """``data`` as loaded from YAML, or a `SateError` when its aliases expand it past MAX_YAML_VALUES values or
+    MAX_YAML_DEPTH levels. The loaded data shares one object per anchor, so loading is cheap; what would hang is
+    every later walk of the expanded tree (merging, comparing, an error message rendering a value)."""
+    count, stack = 0, [(data, 0)]
+    while stack:
+        value, depth = stack.pop()
+        count += 1
+        if count > MAX_YAML_VALUES or depth > MAX_YAML_DEPTH:
+            what = f"more than {MAX_YAML_VALUES} values" if count > MAX_YAML_VALUES else \
+                f"more than {MAX_YAML_DEPTH} levels"
+            raise SateError(f"{where}: {what} once its aliases are expanded (aliases nested in aliases?); refused")
+        if isinstance(value, dict):
+            stack.extend((item, depth + 1) for pair in value.items() for item in pair)
+        elif isinstance(value, list):
+            stack.extend((item, depth + 1) for item in value)
+    return data
+
+
+def load_yaml_text(text: str, where: str = "the YAML") -> object:
+    """YAML as configs and `--set` values are read: YAML 1.1, plus floats written without a dot (1e-3), with
+    aliases bounded (`bounded`)."""
+    try:
+        data = yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise SateError(f"{where}: nested too deeply to read") from None
+    return bounded(data, where)
 
 
 def read_yaml(path: str | Path) -> dict[str, object]:
@@ -40,7 +70,9 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     if not path.is_file():
         raise SateError(f"config file not found: {path}")
     try:
-        data = load_yaml_text(path.read_text(encoding="utf-8"))
+        data = load_yaml_text(path.read_text(encoding="utf-8"), str(path))
+    except UnicodeDecodeError as err:
+        raise SateError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         where = f" line {mark.line + 1}" if mark is not None else ""
@@ -62,18 +94,18 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
     config = copy.deepcopy(config)
     for item in overrides:
         if "=" not in item:
-            raise SateError(f"--set {item!r}: expected KEY=VALUE, e.g. optim.lr=1e-3")
+            raise SateError(f"--set {shown(item)}: expected KEY=VALUE, e.g. optim.lr=1e-3")
         key, raw = item.split("=", 1)
         try:
-            value = load_yaml_text(raw)
+            value = load_yaml_text(raw, f"--set {shown(item)}")
         except yaml.YAMLError:
-            raise SateError(f"--set {item!r}: the value is not valid YAML") from None
+            raise SateError(f"--set {shown(item)}: the value is not valid YAML") from None
         node = config
         parts = key.strip().split(".")
         for part in parts[:-1]:
             child = node.setdefault(part, {})
             if not isinstance(child, dict):
-                raise SateError(f"--set {item!r}: {part!r} is a value, not a section")
+                raise SateError(f"--set {shown(item)}: {shown(part)} is a value, not a section")
             node = child
         node[parts[-1]] = value
     return config

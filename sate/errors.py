@@ -1,9 +1,23 @@
-"""One exception type for every user-facing error.
+"""One exception type for every user-facing error, and how values are shown in its messages.
 
 The CLI prints its message on one line and exits with status 2, so bad input never ends
-in a traceback from deep inside torch. Messages name the file, line or key at fault.
+in a traceback from deep inside torch. Messages name the file, line or key at fault, and show
+a value at most `shown`'s few dozen characters long.
 """
+
+import reprlib
+
+_REPR = reprlib.Repr()
+_REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
+_REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
 
 
 class SateError(Exception):
     """An error caused by the user's input (files, configs, checkpoints), not by a bug."""
+
+
+def shown(value: object, limit: int = 80) -> str:
+    """``repr(value)`` cut to ``limit`` characters, without ever building the whole repr: a value from a YAML alias
+    bomb or a megabyte line stays a short part of a one-line message."""
+    text = _REPR.repr(value)
+    return text if len(text) <= limit else text[:limit - 3] + "..."

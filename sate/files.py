@@ -15,6 +15,8 @@ wrong weights. JSON files we did not write (hub model directories) are read by `
 
 from __future__ import annotations
 
+import errno
+import fcntl
 import json
 import os
 import pickle
@@ -22,13 +24,14 @@ import stat
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
 from sate.errors import SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
+TEMP_NAME_ROOM = 255 - 24  # NAME_MAX less what a temporary name adds: two dots, 8 random characters, ".tmp", ".old"
 
 
 def current_umask() -> int:
@@ -44,9 +47,16 @@ def current_umask() -> int:
     return mask
 
 
-def make_temp_dir(parent: str | Path, prefix: str) -> Path:
-    """A new directory in ``parent`` (like `tempfile.mkdtemp`) with the mode `mkdir` would give it."""
-    path = Path(tempfile.mkdtemp(prefix=prefix, suffix=".tmp", dir=parent))
+def temp_prefix(name: str) -> str:
+    """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
+    ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""
+    return "." + os.fsencode(name)[:TEMP_NAME_ROOM].decode("utf-8", "ignore") + "."
+
+
+def make_temp_dir(parent: str | Path, name: str) -> Path:
+    """A new directory in ``parent`` for building NAME (like `tempfile.mkdtemp`), with the mode `mkdir` would give
+    it and a name that fits NAME_MAX."""
+    path = Path(tempfile.mkdtemp(prefix=temp_prefix(name), suffix=".tmp", dir=parent))
     path.chmod(0o777 & ~current_umask())
     return path
 
@@ -61,10 +71,12 @@ def _mode_for(path: Path) -> int:
 
 @contextmanager
 def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends."""
-    path = Path(path)
+    """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends.
+
+    A symlink is followed: the file it points to is replaced, and the link stays."""
+    path = Path(os.path.realpath(path))
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             os.fchmod(f.fileno(), _mode_for(path))
@@ -72,9 +84,59 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
             f.flush()
             os.fsync(f.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
+        if isinstance(err, OSError) and err.filename is None:
+            err.filename = str(path)  # a failed write or fsync names no file; the message at the CLI must
         raise
+
+
+@contextmanager
+def exclusive(path: Path, what: str) -> Iterator[None]:
+    """Hold an advisory lock on ``path`` for the block, or raise a `SateError` naming the holder (``what`` says
+    which command holds it). The kernel drops a `flock` when its process ends in any way, so a lock left by a
+    killed run never blocks; where the file system has no locks, the block runs unlocked."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+", encoding="utf-8") as f:
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip()[:40] or "?"
+            raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
+                            "to end") from None
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                raise
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        try:
+            yield
+        finally:
+            with suppress(OSError):
+                if os.fstat(f.fileno()).st_ino == os.stat(path).st_ino:
+                    path.unlink()  # before letting go, so that nobody locks a file about to vanish
+
+
+# What an OSError means for the user, by errno (the CLI's one line).
+OS_HINTS = {
+    errno.ENOSPC: "the disk is full: free space there, or write elsewhere",
+    errno.EDQUOT: "the disk quota is used up: free space there, or write elsewhere",
+    errno.EROFS: "a read-only file system: write elsewhere",
+    errno.ENAMETOOLONG: "a name longer than the file system allows: choose a shorter one",
+    errno.EACCES: "no permission",
+    errno.EPERM: "not permitted",
+}
+
+
+def describe_os_error(err: OSError) -> str:
+    """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``."""
+    where = " -> ".join(str(name) for name in (err.filename, err.filename2) if name is not None)
+    what = err.strerror or str(err) or type(err).__name__
+    hint = OS_HINTS.get(err.errno) if err.errno is not None else None
+    return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

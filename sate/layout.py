@@ -13,6 +13,7 @@ from __future__ import annotations
 FBANK_DIR = "fbank"
 CMVN = "cmvn.json"
 VOCAB_META = "vocab.json"
+FEATURES_LOCK = "features.lock"  # held while `sate features` runs
 
 # An experiment directory
 CONFIG = "config.yaml"
@@ -20,6 +21,7 @@ CHECKPOINTS = "checkpoints"
 LAST_CHECKPOINT = "last.ckpt"
 TRAIN_TIME = "train_time.json"
 MODEL = "model.pt"  # `sate average`'s output, and a pack's model file
+MODEL_FORMAT = "sate-model"  # the "format" a model file declares (sate.models.model_file)
 
 # A packed model directory
 PACK_YAML = "sate.yaml"

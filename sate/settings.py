@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Mapping
 from functools import cache
 from typing import Any, TypeVar
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 # (test, what a value must be): the test is given a value of the field's type.
 Check = tuple[Callable[[Any], bool], str]
@@ -38,7 +38,7 @@ class Invalid(SateError):
 
 
 def out_of_range(key: str, wanted: str, value: object) -> Invalid:
-    return Invalid(key, f"must be {wanted}, got {value!r}")
+    return Invalid(key, f"must be {wanted}, got {shown(value)}")
 
 
 def one_of(choices: Iterable[str]) -> Check:
@@ -82,7 +82,7 @@ class Section:
             check = f.metadata.get("check")
             value = getattr(self, f.name)
             if isinstance(value, float) and float in _kinds(hints[f.name])[0] and not math.isfinite(value):
-                raise Invalid(key_of(f), f"must be a finite number, got {value!r}")
+                raise Invalid(key_of(f), f"must be a finite number, got {shown(value)}")
             if check is not None and value is not None and not check[0](value):
                 raise out_of_range(key_of(f), check[1], value)
         self.validate()
@@ -141,7 +141,7 @@ def _typed(key: str, value: object, annotation: Any) -> object:
         if kind in (bool, str, list, dict) and isinstance(value, kind) and isinstance(value, bool) == (kind is bool):
             return value
     wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
-    raise Invalid(key, f"must be {wanted}{' or null' if nullable else ''}, got {value!r}")
+    raise Invalid(key, f"must be {wanted}{' or null' if nullable else ''}, got {shown(value)}")
 
 
 def is_section(annotation: Any) -> bool:
@@ -159,12 +159,12 @@ def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config k
     `path` is the dotted prefix of keys in messages, `noun` what a key is called (``decoding option``).
     """
     if not isinstance(given, Mapping):
-        raise Invalid(path.removesuffix(".") or "the section", f"must be a mapping, got {given!r}")
+        raise Invalid(path.removesuffix(".") or "the section", f"must be a mapping, got {shown(given)}")
     fields = dataclasses.fields(cls)
     names = [key_of(f) for f in fields]
     for key in given:
         if key not in names:
-            raise SateError(f"unknown {noun} {path + str(key)!r} (known here: {', '.join(sorted(names))})")
+            raise SateError(f"unknown {noun} {shown(path + str(key))} (known here: {', '.join(sorted(names))})")
     merged: dict[str, object] = {}
     hints = _hints(cls)
     defaults = cls()

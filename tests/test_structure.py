@@ -3,7 +3,8 @@
 The package reads as the pipeline, and its imports say so. Every module belongs to a layer, and an import may only
 point to its own layer or one below (``LAYERS``, lowest first):
 
-1. ``sate``, ``sate.errors``, ``sate.files``, ``sate.layout``: errors, atomic files, the names of files on disk;
+1. ``sate``, ``sate.errors``, ``sate.files``, ``sate.layout``, ``sate.targets``: errors, atomic files, the names of
+   files on disk, where a command may write;
 2. ``sate.data``: corpora to manifests, audio, features, vocabularies, datasets;
 3. ``sate.synth``: the offline demo corpora (`sate synth`), built on ``sate.data``;
 4. ``sate.models``: the models and their files;
@@ -30,7 +31,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, ...]] = [
-    ("sate", "sate.errors", "sate.files", "sate.layout", "sate.config", "sate.settings"),
+    ("sate", "sate.errors", "sate.files", "sate.layout", "sate.targets", "sate.config", "sate.settings"),
     ("sate.data",),
     ("sate.synth",),
     ("sate.models",),

@@ -28,6 +28,7 @@ from sate.data.features import compute_fbank
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import read_pack_yaml, training_cmvn
 from sate.errors import SateError
+from sate.targets import check_output
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
@@ -125,6 +126,9 @@ def run_locality(args: argparse.Namespace) -> int:
 
     if not 0.0 < args.window <= 1.0:
         raise SateError(f"--window must be in (0, 1], got {args.window}")
+    check_output(args.out, "directory")
+    for name, kind in (("locality.csv", "text"), ("locality.md", "text"), ("locality.png", "image")):
+        check_output(args.out / name, kind)
     if args.max_utts is not None and args.max_utts < 1:
         raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
     if args.batch_size < 1:
@@ -220,6 +224,7 @@ def run_attention(args: argparse.Namespace) -> int:
 
     if args.out.suffix.lower() != ".png":
         raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
+    check_output(args.out, "image")
     am = load_model(args.model)
     if args.audio is not None:
         if args.utt is not None:

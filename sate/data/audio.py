@@ -29,6 +29,11 @@ READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
 MIN_SAMPLES = 1600
 # A segment may end this far past the end of its wav (rounding in the yaml); it is clipped.
 END_TOLERANCE_S = 0.02
+MIN_SAMPLE_RATE = 4000  # below this a file is not speech audio: 1 Hz "audio" would grow 16000-fold when resampled
+RESAMPLE_BLOCK_S = 30.0  # seconds of input resampled at a time: the temporary memory of resampling stays small
+RESAMPLE_KERNEL = 1 << 22  # torchaudio's filter up to this many values (16 MB); SciPy's beyond (see `resample`)
+LOWPASS_WIDTH, ROLLOFF = 6, 0.99  # torchaudio's sinc resampling defaults, which `resample` keeps
+POLY_HALF_WIDTH = 10  # SciPy's resample_poly: its filter spans 10 * max(up, down) upsampled samples each side
 
 
 @dataclass(frozen=True)
@@ -114,6 +119,8 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     import torchaudio.functional as AF  # heavy: torch
 
     n_samples = round(duration * SAMPLE_RATE)
+    if not (math.isfinite(offset) and offset >= 0 and math.isfinite(duration) and duration >= 0):
+        raise SateError(f"{path}: offset {offset} and duration {duration} must be finite and >= 0")
     if sample_rate is None:
         sample_rate = wav_info(path).sample_rate
     start = round(offset * sample_rate)
@@ -122,10 +129,13 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         data, sr = sf.read(str(path), start=start, frames=count, dtype="float32", always_2d=True)
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
+    if len(data) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
+        raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of the audio "
+                        f"({(start + len(data)) / sr:.3f} s): is the manifest row of another file?")
     check_finite(data, str(path), sr, start / sr)
     wave = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
     if sr != SAMPLE_RATE and len(wave):
-        wave = AF.resample(torch.from_numpy(np.ascontiguousarray(wave)), sr, SAMPLE_RATE).numpy()
+        wave = resample(wave, sr, name=str(path))
     wave = _fit(wave.astype(np.float32, copy=False), n_samples)
     if speed != 1.0:
         n_out = perturbed_samples(n_samples, speed)
@@ -133,6 +143,53 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
             wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
         wave = _fit(wave, n_out)
     return wave
+
+
+def _half_width(o: int, n: int) -> int:
+    """Input samples torchaudio's filter reaches on each side of an output sample (its ``width``)."""
+    return math.ceil(LOWPASS_WIDTH * o / (min(o, n) * ROLLOFF))
+
+
+def resample(wave: np.ndarray, orig: int, new: int = SAMPLE_RATE, name: str = "audio") -> np.ndarray:
+    """Float32 samples at ``orig`` Hz resampled to ``new`` Hz, a block of RESAMPLE_BLOCK_S at a time with enough
+    context on each side that every output sample equals the whole-signal result: the temporary memory stays that
+    of one block, whatever the length.
+
+    torchaudio's sinc filter (what features were always computed with) builds one phase per output sample of the
+    reduced ratio: for a rate co-prime with 16 kHz (44101 Hz) that is 16000 phases of 44000 taps, 12 GB and
+    minutes for two seconds of audio. Such ratios (a filter over RESAMPLE_KERNEL values) go through SciPy's
+    polyphase resampler instead, whose filter grows with the rates, not with their product: exact, in bounded
+    memory. Below MIN_SAMPLE_RATE a file is refused: 1 Hz "audio" would grow 16000-fold.
+    """
+    if orig < MIN_SAMPLE_RATE:
+        raise SateError(f"{name}: a sample rate of {orig} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
+    g = math.gcd(orig, new)
+    o, n = orig // g, new // g
+    if o == n or not len(wave):
+        return np.ascontiguousarray(wave, dtype=np.float32)
+    sinc = n * (o + 2 * _half_width(o, n)) <= RESAMPLE_KERNEL
+    reach = _half_width(o, n) if sinc else math.ceil(POLY_HALF_WIDTH * max(o, n) / n)
+    context = math.ceil((reach + 1) / o) * o  # a multiple of o: block edges fall on output samples
+    step = max(1, round(RESAMPLE_BLOCK_S * orig / o)) * o
+    out = np.zeros(-(-n * len(wave) // o), dtype=np.float32)  # ceil, in integers
+    for start in range(0, len(wave), step):
+        lo, hi = max(0, start - context), min(len(wave), start + step + context)
+        block = _resample_block(np.ascontiguousarray(wave[lo:hi], dtype=np.float32), o, n, sinc)
+        first, count = start * n // o, -(-n * min(step, len(wave) - start) // o)
+        piece = block[(start - lo) * n // o:][:count]  # torchaudio's float32 length may be one short at the end
+        out[first:first + len(piece)] = piece
+    return out
+
+
+def _resample_block(block: np.ndarray, o: int, n: int, sinc: bool) -> np.ndarray:
+    if sinc:
+        import torch  # heavy: torch
+        import torchaudio.functional as AF  # heavy: torch
+
+        return AF.resample(torch.from_numpy(block), o, n).numpy()
+    from scipy.signal import resample_poly  # slow: SciPy's signal module, only for rates co-prime with 16 kHz
+
+    return resample_poly(block, n, o).astype(np.float32)
 
 
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
@@ -149,13 +206,7 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     if sample_rate <= 0:
         raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
     check_finite(wave, name, sample_rate)
-    wave = np.ascontiguousarray(wave, dtype=np.float32)
-    if sample_rate != SAMPLE_RATE and len(wave):
-        import torch  # heavy: torch
-        import torchaudio.functional as AF  # heavy: torch
-
-        wave = AF.resample(torch.from_numpy(wave), sample_rate, SAMPLE_RATE).numpy()
-    return wave
+    return resample(np.ascontiguousarray(wave, dtype=np.float32), sample_rate, name=name)
 
 
 def read_audio(path: str | Path) -> np.ndarray:
@@ -175,11 +226,16 @@ def read_audio(path: str | Path) -> np.ndarray:
     try:
         with sf.SoundFile(str(path)) as f:
             rate = f.samplerate
-            blocks = [block.mean(axis=1) for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True)]
+            wave, filled = np.empty(max(f.frames, 0), dtype=np.float32), 0  # one copy of the samples, not two
+            for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True):
+                if filled + len(block) > len(wave):  # a header that undercounts its frames
+                    wave = np.concatenate([wave[:filled], np.empty(max(len(wave), len(block)), dtype=np.float32)])
+                wave[filled:filled + len(block)] = block.mean(axis=1)
+                filled += len(block)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
         first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
         raise SateError(f"{path}: cannot read audio ({first})") from None
-    wave = np.concatenate(blocks) if blocks else np.zeros(0, dtype=np.float32)
+    wave = wave[:filled]
     if len(wave) == 0:
         raise SateError(f"{path}: holds no audio samples")
     return to_mono_16k(wave, rate, str(path))

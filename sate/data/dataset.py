@@ -16,6 +16,7 @@ import torch
 from torch.utils.data import ConcatDataset, Dataset
 
 from sate import layout
+from sate.data.feature_index import FeatureIndex
 from sate.data.features import load_cmvn
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
@@ -59,13 +60,11 @@ class SpeechDataset(Dataset):
 
     def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary,
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
-        import kaldiio  # slow: kaldiio, only where features are read or written
-
         self.rows = read_manifest(manifest)
         feats_scp = Path(feats_scp)
         if not feats_scp.is_file():
             raise SateError(f"{feats_scp}: feature index is missing (run `sate features`)")
-        self.feats = kaldiio.load_scp(str(feats_scp))
+        self.feats = FeatureIndex(feats_scp)
         missing = [row["id"] for row in self.rows if row["id"] not in self.feats]
         if missing:
             raise SateError(f"{feats_scp}: no features for {len(missing)} of the {len(self.rows)} rows of {manifest}, "

@@ -36,9 +36,11 @@ from sate.data.audio import (
     read_segment,
     wav_info,
 )
+from sate.data.feature_index import foreign, index_problems, read_index, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines
+from sate.files import atomic_write_lines, exclusive
+from sate.targets import check_output
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -105,8 +107,18 @@ class Shard:
         return self.ark.with_suffix(".scp")
 
     @property
+    def ark_in_index(self) -> str:
+        """The ark as the index names it: relative to the fbank directory (`sate.data.feature_index`)."""
+        return f"{self.ark.parent.name}/{self.ark.name}"
+
+    @property
     def stats_path(self) -> Path:
         return self.ark.with_suffix(".stats.npz")
+
+    def remove_temp_files(self) -> None:
+        """The temporary ark and statistics `compute_shard` writes before renaming them into place."""
+        self.ark.with_name(f".{self.ark.name}.tmp").unlink(missing_ok=True)
+        self.stats_path.with_name(f".{self.stats_path.name}.tmp.npz").unlink(missing_ok=True)
 
 
 def _init_worker() -> None:
@@ -116,6 +128,17 @@ def _init_worker() -> None:
 
 
 def compute_shard(shard: Shard) -> int:
+    """`_compute_shard`, leaving no temporary file behind when it fails (a full disk, a damaged wav, an interrupt)."""
+    try:
+        return _compute_shard(shard)
+    except BaseException as err:
+        shard.remove_temp_files()
+        if isinstance(err, OSError) and err.filename is None:
+            err.filename = str(shard.ark)  # a failed write names no file; the one line at the CLI must
+        raise
+
+
+def _compute_shard(shard: Shard) -> int:
     """Write one shard (ark, then stats, then scp: an scp means the shard is complete).
 
     Rows that read the same slice as the row before them (Augmented LibriSpeech's second translation of a segment)
@@ -133,7 +156,7 @@ def compute_shard(shard: Shard) -> int:
     with open(tmp_ark, "wb") as f:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
             if (audio, offset, duration, speed, n_frames) == previous:  # the same slice, another translation
-                scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
+                scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
                 continue
             previous = (audio, offset, duration, speed, n_frames)
             if audio not in rates:
@@ -148,7 +171,7 @@ def compute_shard(shard: Shard) -> int:
                                 "re-run `sate prep`")
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
-            scp_lines.append(f"{utt_id} {shard.ark}:{stored_at}")
+            scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
             write_array(f, feats)
             if shard.stats:
                 f64 = feats.astype(np.float64)
@@ -207,8 +230,19 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                        int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
         shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
     scp = fbank / f"{split}.scp"
+    damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank)]
+    if damaged or (scp.is_file() and _untrusted(read_index(scp), fbank)):  # a deleted or cut ark is not up to date
+        print(f"{split}: {len(damaged)} shard(s) whose ark is missing, damaged or another data directory's: recomputed")
+        for shard in damaged:
+            shard.scp.unlink()
+        for index in [scp] + ([fbank / f"{SPEED_SPLIT}.scp"] if split == TRAIN_SPLIT else []):
+            index.unlink(missing_ok=True)
     todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]
     return SplitPlan(split, scp, shards, todo, inherited)
+
+
+def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path) -> bool:
+    return bool(index_problems(entries)) or foreign(entries, fbank)
 
 
 def finish_split(plan: SplitPlan) -> None:
@@ -220,6 +254,7 @@ def finish_split(plan: SplitPlan) -> None:
         lines += plan.inherited_scp.read_text(encoding="utf-8").splitlines()
     for shard in plan.shards:
         lines += shard.scp.read_text(encoding="utf-8").splitlines()
+    record_sizes(plan.scp.parent / plan.split, [shard.ark for shard in plan.shards])
     atomic_write_lines(plan.scp, lines)
 
 
@@ -233,6 +268,9 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
             total += stats["sum"]
             total_sq += stats["sum_sq"]
             frames += int(stats["frames"])
+    if frames == 0:
+        raise SateError(f"{plan.split}: no frames to compute CMVN statistics from (an empty split?); {path} not "
+                        "written")
     mean = total / frames
     std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
     atomic_write_lines(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
@@ -252,6 +290,9 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
+    if not (np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()):
+        raise SateError(f"{path}: mean and std must be finite, std > 0 (statistics of zero frames?); run `sate "
+                        "features` on a train split with speech")
     return mean, std
 
 
@@ -269,11 +310,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from tqdm import tqdm  # slow: tqdm, only while progress shows
-
+    """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
     if args.jobs < 1:
         raise SateError(f"--jobs must be >= 1, got {args.jobs}")
     data_dir: Path = args.data
+    check_output(data_dir, "directory", "--data")
+    if not data_dir.is_dir():
+        raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
+    with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
+        return _run(args, data_dir)
+
+
+def _run(args: argparse.Namespace, data_dir: Path) -> int:
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
+
     splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
@@ -300,9 +350,14 @@ def run(args: argparse.Namespace) -> int:
             import multiprocessing as mp
 
             # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
-            with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
-                for count in pool.imap_unordered(compute_shard, todo):
-                    bar.update(count)
+            try:
+                with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
+                    for count in pool.imap_unordered(compute_shard, todo):
+                        bar.update(count)
+            except BaseException:  # leaving the pool stopped its workers, maybe in the middle of a shard
+                for shard in todo:
+                    shard.remove_temp_files()
+                raise
     for plan in plans.values():
         finish_split(plan)
     cmvn_path = data_dir / layout.CMVN

@@ -9,10 +9,11 @@ none: an ASR corpus such as LibriSpeech). ``DATA/<split>.jsonl`` holds one split
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterable
 from pathlib import Path
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_write_lines
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
@@ -61,12 +62,40 @@ def write_manifest(path: Path, rows: Iterable[dict]) -> None:
     atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def row_problem(row: dict) -> str | None:
+    """What is wrong with one manifest row's values (types and ranges), or None. A manifest edited by hand or
+    written by another tool is read by every later stage: a negative offset would read the end of the file, an id
+    with a space would not survive the feature index, a string where a number goes would fail deep in a worker."""
+    utt_id = row["id"]
+    if not isinstance(utt_id, str) or not utt_id or any(c.isspace() for c in utt_id):
+        return f"id must be a non-empty string without spaces, got {shown(utt_id)}"
+    for key in ("offset", "duration"):
+        if not _number(row[key]) or row[key] < 0:
+            return f"{key} must be a finite number of seconds >= 0, got {shown(row[key])}"
+    if not isinstance(row["n_frames"], int) or isinstance(row["n_frames"], bool) or row["n_frames"] < 1:
+        return f"n_frames must be a whole number >= 1, got {shown(row['n_frames'])}"
+    if "speed" in row and (not _number(row["speed"]) or row["speed"] <= 0):
+        return f"speed must be a number > 0, got {shown(row['speed'])}"
+    for key in ("audio", "src", "src_norm"):
+        if not isinstance(row[key], str):
+            return f"{key} must be a string, got {shown(row[key])}"
+    if row["tgt"] is not None and not isinstance(row["tgt"], str):
+        return f"tgt must be a string or null, got {shown(row['tgt'])}"
+    return None
+
+
 def read_manifest(path: str | Path) -> list[dict]:
-    """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``)."""
+    """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
+    (`row_problem`), with unique ids."""
     path = Path(path)
     if not path.is_file():
         raise SateError(f"{path}: manifest is missing (run `sate prep` first)")
     rows = []
+    seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):
         try:
             row = json.loads(line)
@@ -77,6 +106,13 @@ def read_manifest(path: str | Path) -> list[dict]:
         missing = [key for key in MANIFEST_KEYS if key not in row]
         if missing:
             raise SateError(f"{path}:{lineno}: manifest row misses key(s) {', '.join(missing)}")
+        problem = row_problem(row)
+        if problem is not None:
+            raise SateError(f"{path}:{lineno}: {problem}")
+        if row["id"] in seen:
+            raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
+                            "must be unique")
+        seen[row["id"]] = lineno
         rows.append(row)
     return rows
 

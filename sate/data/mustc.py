@@ -15,10 +15,11 @@ from pathlib import Path
 
 import yaml
 
+from sate.config import bounded
 from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
@@ -51,19 +52,19 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     if fields is None:
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
             node = yaml.compose(text, Loader=yaml.SafeLoader)
-            loaded = yaml.safe_load(text)
-        except yaml.YAMLError:
+            loaded = bounded(yaml.safe_load(text), f"{path}:{lineno}")
+        except (yaml.YAMLError, RecursionError):
             node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
-            raise SateError(f"{path}:{lineno}: malformed yaml entry: {text.strip()!r}")
+            raise SateError(f"{path}:{lineno}: malformed yaml entry: {shown(text.strip())}")
         keys = [str(k.value) for k, _ in node.value[0].value]
         fields = {str(k): str(v) for k, v in loaded[0].items()}
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
-        raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {text.strip()!r}")
+        raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")
     missing = [name for name in YAML_FIELDS if not fields.get(name)]
     if missing:
-        raise SateError(f"{path}:{lineno}: yaml entry misses field(s) {', '.join(missing)}: {text.strip()!r}")
+        raise SateError(f"{path}:{lineno}: yaml entry misses field(s) {', '.join(missing)}: {shown(text.strip())}")
     return fields
 
 
@@ -86,12 +87,12 @@ def read_yaml(path: Path) -> list[YamlSegment]:
         try:
             offset, duration = float(fields["offset"]), float(fields["duration"])
         except ValueError:
-            raise SateError(f"{path}:{lineno}: offset and duration must be numbers: {text.strip()!r}") from None
+            raise SateError(f"{path}:{lineno}: offset and duration must be numbers: {shown(text.strip())}") from None
         if not (math.isfinite(offset) and math.isfinite(duration)) or offset < 0 or duration < 0:
-            raise SateError(f"{path}:{lineno}: offset and duration must be finite and >= 0: {text.strip()!r}")
+            raise SateError(f"{path}:{lineno}: offset and duration must be finite and >= 0: {shown(text.strip())}")
         wav = fields["wav"]
         if "/" in wav or "\\" in wav:
-            raise SateError(f"{path}:{lineno}: wav must be a file name inside wav/, got {wav!r}")
+            raise SateError(f"{path}:{lineno}: wav must be a file name inside wav/, got {shown(wav)}")
         segments.append(YamlSegment(lineno, wav, offset, duration, fields["speaker_id"]))
     return segments
 

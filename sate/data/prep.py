@@ -28,6 +28,7 @@ from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.manifest import write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
+from sate.targets import check_output
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -116,6 +117,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.min_duration <= args.max_duration:
         raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
                         "must satisfy 0 <= min <= max")
+    check_output(args.out, "directory")
     results = read_corpus(args, RowFilter(args.min_duration, args.max_duration))
     for result in results:
         if not result.rows:

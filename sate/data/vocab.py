@@ -32,6 +32,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_lines
+from sate.targets import check_output
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
@@ -249,6 +250,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_output(args.data, "directory", "--data")
     if args.marian is not None:
         return _run_marian(args, args.data / f"{TRAIN_SPLIT}.jsonl")
     if args.joint is not None:

@@ -33,6 +33,7 @@ from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check
 from sate.errors import SateError
 from sate.files import atomic_write_lines
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
+from sate.targets import check_output
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -52,9 +53,11 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
 
 
 def prepare_out(out: Path) -> None:
-    """Create ``out`` before any decoding, so a bad path fails in a second, not after the decode."""
-    if out.exists() and not out.is_dir():
-        raise SateError(f"--out {out}: not a directory")
+    """Create ``out`` before any decoding, so a bad path fails in a second, not after the decode; none of its
+    files may replace what is not text (`sate.targets`)."""
+    check_output(out, "directory")
+    for name in OUTPUTS:
+        check_output(out / name, "text")
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import yaml
 
 from sate.config import load_yaml_text
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -124,11 +124,11 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object
         for part in item.split(","):
             key, sep, raw = part.partition("=")
             if not sep or not key.strip():
-                raise SateError(f"{option} {item!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
+                raise SateError(f"{option} {shown(item)}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
             try:
-                out[key.strip()] = load_yaml_text(raw)  # as --set reads values
+                out[key.strip()] = load_yaml_text(raw, f"{option} {shown(item)}")  # as --set reads values
             except yaml.YAMLError:
-                raise SateError(f"{option} {item!r}: the value of {key.strip()} is not valid YAML") from None
+                raise SateError(f"{option} {shown(item)}: the value of {key.strip()} is not valid YAML") from None
     return out
 
 

@@ -30,10 +30,11 @@ from typing import Any
 
 from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
-from sate.errors import SateError
-from sate.files import make_temp_dir
+from sate.errors import SateError, shown
+from sate.files import make_temp_dir, temp_prefix
 from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
+from sate.targets import check_output
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -140,6 +141,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
 
+    out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
     meta = load_model_file(model_file)
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: data directory is missing")
@@ -171,7 +173,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = make_temp_dir(out.parent, prefix=f".{out.name}.")  # mode as mkdir gives it, not mkdtemp's 0700
+    tmp = make_temp_dir(out.parent, out.name)  # mode as mkdir gives it, not mkdtemp's 0700
     try:
         shutil.copyfile(model_file, tmp / MODEL)
         for name in parts:
@@ -180,10 +182,10 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if speech and cmvn == "global":
             shutil.copyfile(data_dir / CMVN, tmp / CMVN)
         write_yaml(tmp / PACK_YAML, info.to_yaml())
+        if out.exists() and not (out / PACK_YAML).is_file():
+            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
         if out.exists():
-            if not (out / PACK_YAML).is_file():
-                raise SateError(f"{out} exists and is not a packed model; not replacing it")
-            old = out.with_name(f".{out.name}.old")
+            old = out.with_name(temp_prefix(out.name) + "old")
             shutil.rmtree(old, ignore_errors=True)
             out.rename(old)
             tmp.rename(out)
@@ -205,19 +207,19 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
-        raise SateError(f"{path}: not a sate pack (format {doc.get('format')!r})")
+        raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")
     if doc.get("version") != VERSION:
-        raise SateError(f"{path}: pack version {doc.get('version')!r}; this sate reads {VERSION}")
+        raise SateError(f"{path}: pack version {shown(doc.get('version'))}; this sate reads {VERSION}")
     task = doc.get("task")
     if task not in TASKS:
-        raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {task!r}")
+        raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {shown(task)}")
     decode = doc.get("decode")
     if not isinstance(decode, dict):
         raise SateError(f"{path}: the decode section is missing")
     features = doc.get("features")
     vocab = doc.get("vocab", "spm")
     if vocab not in ("spm", "marian"):
-        raise SateError(f"{path}: vocab must be spm or marian, got {vocab!r}")
+        raise SateError(f"{path}: vocab must be spm or marian, got {shown(vocab)}")
     if task != "mt":
         if not isinstance(features, dict):
             raise SateError(f"{path}: the features section is missing")
@@ -228,7 +230,7 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if features != expected:
             diff = sorted(k for k in set(features) | set(expected) if features.get(k) != expected.get(k))
             raise SateError(f"{path}: features {', '.join(diff)} differ from what this sate computes "
-                            f"({', '.join(f'{k}={expected.get(k)!r}' for k in diff)})")
+                            f"({', '.join(f'{k}={shown(expected.get(k))}' for k in diff)})")
     return PackInfo(task, decode, features if task != "mt" else None, vocab)
 
 

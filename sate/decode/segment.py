@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -21,6 +22,7 @@ from sate.data.audio import SAMPLE_RATE, read_audio
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method, speech_segments
 from sate.errors import SateError
 from sate.files import atomic_open
+from sate.targets import check_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -51,6 +53,13 @@ def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
     return segments
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is missing, or a name the file system refuses (checked next)
+        return False
+
+
 def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
     """One ``OUT/<stem>.jsonl`` per input; two inputs with one stem would overwrite each other."""
     paths: dict[Path, Path] = {}
@@ -69,12 +78,16 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl"
-    if out is not None and any(f.exists() and out.exists() and f.samefile(out) for f in files):
+    if out is not None and any(_same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
+    if out is not None:
+        check_output(out, "directory" if per_file else "text")
     if per_file and out.exists() and not out.is_dir():
         raise SateError(f"--out {out}: not a directory (an --out not ending in .jsonl is a directory that gets "
                         "one FILE_STEM.jsonl per input)")
     targets = _per_file_paths(files, out) if per_file else {}
+    for target in targets.values():
+        check_output(target, "text")
     if out is not None and any(f.exists() and f.resolve() in {out.resolve(), *map(Path.resolve, targets.values())}
                                for f in files):
         raise SateError(f"--out {out}: would overwrite one of the inputs")

@@ -23,6 +23,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
 from sate.files import atomic_open
+from sate.targets import check_output
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -69,7 +70,8 @@ def _same_file(a: Path, b: Path) -> bool:
 
 
 def check_outputs(files: list[Path], targets: list[Path]) -> None:
-    """Before any decoding: no output is an input, a directory, or in a place that cannot be written.
+    """Before any decoding: no output is an input, a directory, or what `sate.targets` refuses (a model, a file in
+    a pack or a checkpoint folder, a place that cannot be written).
 
     A finished decode used to be thrown away when the final rename failed, and ``--out`` naming an input
     replaced the audio with text.
@@ -78,15 +80,7 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
         clash = next((f for f in files if _same_file(f, target)), None)
         if clash is not None:
             raise SateError(f"--out {target} is also an input ({clash}): refusing to overwrite it")
-        if target.is_dir():
-            raise SateError(f"--out {target}: is a directory (one input writes one file; --format srt writes "
-                            "FILE_STEM.srt into a directory)")
-        try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise SateError(f"--out {target}: cannot write ({err.strerror or err})") from None
-        if not os.access(target.parent, os.W_OK | os.X_OK):
-            raise SateError(f"--out {target}: cannot write (no permission in {target.parent})")
+        check_output(target, "text")
 
 
 def check_files(files: list[Path], decode: list[str]) -> None:
@@ -126,6 +120,8 @@ def run(args: argparse.Namespace) -> int:
         raise SateError("--format srt with several files needs --out DIR (one .srt per file)")
     if several_srt and args.out.exists() and not args.out.is_dir():
         raise SateError(f"{args.out}: not a directory (--format srt with several files writes one .srt per file)")
+    if several_srt:
+        check_output(args.out, "directory")
     srt_paths = _srt_paths(files, args.out) if several_srt else {}
     if several_srt:
         check_outputs(files, list(srt_paths.values()))

@@ -18,12 +18,13 @@ from typing import Any
 
 import torch
 
+from sate import layout
 from sate.errors import SateError
 from sate.files import atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 
-FORMAT = "sate-model"
+FORMAT = layout.MODEL_FORMAT
 VERSION = 1
 META_KEYS = ("task", "config", "src_vocab_size", "tgt_vocab_size", "src_tokens", "tgt_tokens")
 

@@ -33,6 +33,7 @@ import torch
 import yaml
 
 from sate import layout
+from sate.config import bounded
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
@@ -128,8 +129,8 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
         raise SateError(f"{path} is an ESPnet-style state dict but {config_path} is missing; "
                         "its token list must be checked (set init.<component>.config)")
     try:
-        config = yaml.safe_load(config_path.read_text(encoding="utf-8"))
-    except yaml.YAMLError as err:
+        config = bounded(yaml.safe_load(config_path.read_text(encoding="utf-8")), str(config_path))
+    except (yaml.YAMLError, RecursionError) as err:
         raise SateError(f"{config_path}: not valid YAML ({err})") from None
     if not isinstance(config, dict) or "token_list" not in config:
         raise SateError(f"{config_path}: no token_list; is this an ESPnet2 experiment config?")

@@ -19,6 +19,7 @@ from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
+from sate.targets import check_output
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -161,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
-    out = args.out or args.exp / "results.md"
+    out = check_output(args.out or args.exp / "results.md", "text")
     add_paired_tests(args.exp, rows, args.baseline)
     has_baseline = any(r["system"] == args.baseline for r in rows)
     atomic_write_text(out, markdown(rows, args.baseline if has_baseline else None))

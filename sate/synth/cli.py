@@ -20,6 +20,7 @@ from sate.errors import SateError
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.voices import heldout_names
+from sate.targets import check_output
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -60,6 +61,7 @@ def _check_args(args: argparse.Namespace) -> None:
     """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
+    check_output(args.out, "directory")
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
     if args.jobs is not None and args.jobs < 1:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.errors import SateError
 from sate.files import read_checkpoint
+from sate.targets import check_output
 
 if TYPE_CHECKING:
     import torch
@@ -91,6 +92,7 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
     from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
 
+    out = check_output(out, "model")  # before any work: never a checkpoint, nor another file than a model file
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
     first = ckpts[-1]["sate"]

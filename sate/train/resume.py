@@ -173,6 +173,23 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
     point.changed = changes
 
 
+def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: list[str], data_dir: Path) -> None:
+    """Refuse a resume on other vocabularies than the run's: re-running `sate vocab` (same sizes, another token
+    order) would make the embeddings, CTC and output layers index other tokens without a word. Checkpoints carry
+    their token lists whole (the strongest fingerprint); one without them (none `sate train` writes) is let be."""
+    assert point.checkpoint is not None
+    for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
+        old = point.checkpoint["sate"].get(f"{side}_tokens")
+        if old is None or list(old) == list(tokens):
+            continue
+        line = next((i for i, (a, b) in enumerate(zip(old, tokens, strict=False)) if a != b),
+                    min(len(old), len(tokens)))
+        raise SateError(f"{point.path}: trained on another {side} vocabulary than {data_dir} holds now ({len(old)} "
+                        f"tokens, {len(tokens)} now; first difference at line {line + 1} of "
+                        f"{layout.token_list(side)}): was `sate vocab` run again? Resume with the vocabulary the run "
+                        f"began with, or train into a new --exp")
+
+
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.

@@ -21,6 +21,7 @@ from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError
 from sate.models.init_from import fill_init, parse_init_from
 from sate.settings import read
+from sate.targets import check_output
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -119,7 +120,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
     from sate.train.lock import ExperimentLock, describe
 
-    exp = Path(exp)
+    exp = check_output(Path(exp), "directory", "--exp")
     exp.mkdir(parents=True, exist_ok=True)
     if not is_primary_process():
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
@@ -141,7 +142,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
-    from sate.train.resume import check_config_change, find_resume_point, set_aside
+    from sate.train.resume import check_config_change, check_vocabularies, find_resume_point, set_aside
     from sate.train.setup import build_for_training
 
     started = time.perf_counter()
@@ -164,6 +165,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     check_feature_mode(config)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+    if point.checkpoint is not None:
+        check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
     model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
     if config.data.frozen_cache and point.checkpoint is not None:

@@ -67,7 +67,8 @@ def test_cmvn_options(prepared: Path, vocabs) -> None:
 def test_missing_or_stale_features_are_reported(prepared: Path, vocabs, tmp_path: Path) -> None:
     rows = read_manifest(prepared / "dev.jsonl")
     scp = tmp_path / "dev.scp"
-    scp.write_text("".join(line + "\n" for line in (prepared / "fbank/dev.scp").read_text().splitlines()[1:]))
+    lines = (prepared / "fbank/dev.scp").read_text().splitlines()[1:]  # paths relative to fbank/: made absolute here
+    scp.write_text("".join(f"{u} {prepared / 'fbank' / where}\n" for u, where in (x.split(" ") for x in lines)))
     with pytest.raises(SateError, match=f"no features for 1 of the 4 rows .* e.g. {rows[0]['id']}"):
         SpeechDataset(prepared / "dev.jsonl", scp, *vocabs)
     with pytest.raises(SateError, match="feature index is missing"):

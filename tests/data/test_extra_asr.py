@@ -8,13 +8,13 @@ import json
 import shutil
 from pathlib import Path
 
-import kaldiio
 import numpy as np
 import pytest
 import yaml
 
 from sate.cli import main
 from sate.data.dataset import ConcatSplits, SpeechDataset, collate, speech_dataset
+from sate.data.feature_index import FeatureIndex
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
@@ -42,7 +42,7 @@ def mixed_data(tmp_path_factory, synth_corpus: Path, librispeech_subset, kaldi_c
 def test_features_of_every_split_and_cmvn_from_mustc_train_only(mixed_data: Path) -> None:
     for split in ("train", "dev", "tst-COMMON", *EXTRA):
         rows = read_manifest(mixed_data / f"{split}.jsonl")
-        feats = kaldiio.load_scp(str(mixed_data / "fbank" / f"{split}.scp"))
+        feats = FeatureIndex(mixed_data / "fbank" / f"{split}.scp")
         assert [r["id"] for r in rows] == list(feats)
         assert all(feats[r["id"]].shape == (r["n_frames"], 80) for r in rows)
     cmvn = json.loads((mixed_data / "cmvn.json").read_text())

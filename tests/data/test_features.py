@@ -5,13 +5,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import kaldiio
 import numpy as np
 import pytest
 import soundfile as sf
 
 import sate.data.features as features
 from sate.data.audio import read_segment
+from sate.data.feature_index import FeatureIndex
 from sate.data.features import compute_fbank, load_cmvn
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
@@ -27,7 +27,7 @@ def prepped(run_sate, corpus: Path, tmp_path: Path) -> Path:
 def test_store_holds_one_matrix_per_row(prepared: Path) -> None:
     for split, count in (("train", 15), ("dev", 4), ("tst-COMMON", 6)):
         rows = read_manifest(prepared / f"{split}.jsonl")
-        store = kaldiio.load_scp(str(prepared / "fbank" / f"{split}.scp"))
+        store = FeatureIndex(prepared / "fbank" / f"{split}.scp")
         assert list(store) == [r["id"] for r in rows] and len(rows) == count
         for row in rows:
             feats = store[row["id"]]
@@ -46,12 +46,12 @@ def test_features_are_undithered_kaldi_fbank(prepared: Path) -> None:
     wave = torch.from_numpy(read_segment(row["audio"], row["offset"], row["duration"])).unsqueeze(0) * 32768
     reference = kaldi.fbank(wave, num_mel_bins=80, frame_length=25, frame_shift=10, dither=0.0,
                             sample_frequency=16000).numpy()
-    stored = kaldiio.load_scp(str(prepared / "fbank" / "dev.scp"))[row["id"]]
+    stored = FeatureIndex(prepared / "fbank" / "dev.scp")[row["id"]]
     np.testing.assert_allclose(stored, reference, rtol=1e-5, atol=1e-4)
 
 
 def test_cmvn_is_global_mean_and_std_of_train(prepared: Path) -> None:
-    store = kaldiio.load_scp(str(prepared / "fbank" / "train.scp"))
+    store = FeatureIndex(prepared / "fbank" / "train.scp")
     frames = np.concatenate([store[k] for k in store]).astype(np.float64)
     mean, std = load_cmvn(prepared / "cmvn.json")
     np.testing.assert_allclose(mean, frames.mean(0), rtol=1e-5)
@@ -93,7 +93,7 @@ def test_changed_manifest_recomputes_the_split(run_sate, prepped: Path) -> None:
     path.write_text("".join(json.dumps(r) + "\n" for r in rows[:2]))
     rc, out, _ = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
     assert rc == 0 and "dev: 2 utterances, 1 of 1 shards to compute" in out
-    assert list(kaldiio.load_scp(str(prepped / "fbank" / "dev.scp"))) == [r["id"] for r in rows[:2]]
+    assert list(FeatureIndex(prepped / "fbank" / "dev.scp")) == [r["id"] for r in rows[:2]]
     assert "note: " in out and not (prepped / "cmvn.json").exists()  # no train split processed
 
 
@@ -102,8 +102,8 @@ def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Pa
     assert run_sate("features", "--data", prepped, "--jobs", "2")[0] == 0
     assert len(list((prepped / "fbank" / "train").glob("*.ark"))) == 5
     for split in ("train", "dev", "tst-COMMON"):
-        serial = kaldiio.load_scp(str(prepared / "fbank" / f"{split}.scp"))
-        parallel = kaldiio.load_scp(str(prepped / "fbank" / f"{split}.scp"))
+        serial = FeatureIndex(prepared / "fbank" / f"{split}.scp")
+        parallel = FeatureIndex(prepped / "fbank" / f"{split}.scp")
         assert list(serial) == list(parallel)
         for key in serial:
             np.testing.assert_array_equal(serial[key], parallel[key])
@@ -121,10 +121,10 @@ def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     assert slow["speed"] == 0.9 and fast["speed"] == 1.1 and slow["speaker"] == "sp0.9-" + train[0]["speaker"]
     assert fast["n_frames"] < train[0]["n_frames"] < slow["n_frames"]
     assert slow["offset"] == train[0]["offset"] and slow["duration"] == train[0]["duration"]
-    store = kaldiio.load_scp(str(prepped / "fbank" / "train_sp.scp"))
+    store = FeatureIndex(prepped / "fbank" / "train_sp.scp")
     assert list(store) == [r["id"] for r in sp]
     assert all(store[r["id"]].shape == (r["n_frames"], 80) for r in sp)
-    original = kaldiio.load_scp(str(prepped / "fbank" / "train.scp"))
+    original = FeatureIndex(prepped / "fbank" / "train.scp")
     np.testing.assert_array_equal(store[train[0]["id"]], original[train[0]["id"]])
     assert not (prepped / "fbank" / "train_sp" / "00000.stats.npz").exists()  # CMVN stays train-only
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")

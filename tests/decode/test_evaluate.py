@@ -120,7 +120,9 @@ def test_a_transcript_only_split_scores_asr_and_refuses_translation(
     (data / "fbank").mkdir(parents=True)
     rows = read_manifest(prepared_data / "dev.jsonl")
     write_manifest(data / "dev_asr.jsonl", [{**row, "tgt": None} for row in rows])
-    shutil.copy(prepared_data / "fbank" / "dev.scp", data / "fbank" / "dev_asr.scp")
+    lines = (prepared_data / "fbank" / "dev.scp").read_text().splitlines()  # dev's features, by absolute paths
+    (data / "fbank" / "dev_asr.scp").write_text("".join(f"{u} {prepared_data / 'fbank' / where}\n"
+                                                        for u, where in (x.split(" ") for x in lines)))
     asr = evaluate_cli(capsys, tmp_path / "asr", data, "--model", eval_packs["asr"], "--split", "dev_asr")
     reference = evaluate_cli(capsys, tmp_path / "asr_dev", prepared_data, "--model", eval_packs["asr"], "--split",
                              "dev")
@@ -161,5 +163,5 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
     (tmp_path / "results").write_text("not a folder\n")
     with pytest.raises(SateError, match=r"--out .*results: not a directory"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results", device="cpu")
-    with pytest.raises(SateError, match=r"--out .*cannot create"):
+    with pytest.raises(SateError, match=r"--out .*dev: cannot write \(.*results is not a directory\)"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")

@@ -184,7 +184,9 @@ def _broken(marian_bin_dir: Path, tmp_path: Path, change: Any) -> Path:
     (lambda s: s["model.encoder.embed_positions.weight"].mul_(2), "not Marian's sinusoidal table"),
     (lambda s: s.update({"model.decoder.embed_tokens.weight": s["model.shared.weight"] + 1}),
      "token embeddings differ"),  # the tied copies share storage in the file: a new tensor, not an edit
-    (lambda s: s.update({"model.encoder.layers.0.fc1.weight": torch.zeros(3, 16)}), "shape mismatch"),
+    (lambda s: s.update({"model.encoder.layers.0.fc2.weight": torch.zeros(16, 3)}), "shape mismatch"),
+    (lambda s: s.update({"model.encoder.layers.0.fc1.weight": torch.zeros(3, 16)}),
+     r"config.json says encoder_ffn_dim 32, the weights have 3 \(encoder.layers.0.fc1.weight\)"),
 ])
 def test_a_damaged_directory_stops_loudly_and_loads_nothing(marian_bin_dir: Path, tmp_path: Path, change: Any,
                                                              message: str) -> None:
@@ -198,6 +200,25 @@ def test_a_damaged_directory_stops_loudly_and_loads_nothing(marian_bin_dir: Path
     with pytest.raises(SateError, match=message):
         load_hub_parts(model, pieces, pieces, log=lambda _: None)
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+
+
+@pytest.mark.parametrize(("key", "value", "weights"), [("d_model", 32, 16), ("decoder_layers", 3, 2),
+                                                       ("encoder_ffn_dim", 64, 32)])
+def test_a_config_that_disagrees_with_the_weights_says_so_in_one_short_line(marian_bin_dir: Path, tmp_path: Path,
+                                                                            key: str, value: int, weights: int
+                                                                            ) -> None:
+    directory = tmp_path / "edited"
+    shutil.copytree(marian_bin_dir, directory)
+    config = json.loads((directory / "config.json").read_text())
+    (directory / "config.json").write_text(json.dumps({**config, key: value}))
+    pieces = json.loads((directory / "vocab.json").read_text())
+    tokens = sorted(pieces, key=pieces.get)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(directory)},
+                               "decoder": {"type": "hf_marian"}}, len(tokens), len(tokens))
+    with pytest.raises(SateError) as err:
+        load_hub_parts(model, tokens, tokens, log=lambda _: None)
+    message = str(err.value)
+    assert f"config.json says {key} {value}, the weights have {weights}" in message and len(message) < 300, message
 
 
 def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:

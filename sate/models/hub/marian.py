@@ -117,6 +117,26 @@ def _layer_key(rest: str, names: dict[str, str], prefix: str) -> str | None:
     return f"{prefix}{index}.{names[module]}.{param}"
 
 
+def check_sizes(plain: dict[str, torch.Tensor], hub: HubSettings, source: str) -> None:
+    """config.json's sizes against the weights', one line for the first that differs ("config.json says d_model 64,
+    the weights have 32"), before any tensor is mapped: otherwise every tensor would be listed as a mismatch."""
+    found: list[tuple[str, int, str]] = []  # (config key, size in the weights, the tensor that says so)
+    embedding = next((k for k in EMBEDDING_KEYS if k in plain), None)
+    if embedding is not None and plain[embedding].dim() == 2:
+        found += [("vocab_size", plain[embedding].size(0), embedding), ("d_model", plain[embedding].size(1), embedding)]
+    for side in ("encoder", "decoder"):
+        indices = {int(k.split(".")[2]) for k in plain if k.startswith(f"{side}.layers.") and k.split(".")[2].isdigit()}
+        if indices:
+            found.append((f"{side}_layers", max(indices) + 1, f"{side}.layers.{max(indices)}"))
+        fc1 = f"{side}.layers.0.fc1.weight"
+        if fc1 in plain and plain[fc1].dim() == 2:
+            found.append((f"{side}_ffn_dim", plain[fc1].size(0), fc1))
+    for key, size, tensor in found:
+        if size != hub[key]:
+            raise SateError(f"{source}: config.json says {key} {hub[key]}, the weights have {size} ({tensor}): "
+                            "the config and the weights are of different models")
+
+
 def split_marian_state(state: dict[str, torch.Tensor], hub: HubSettings, source: str) -> MarianWeights:
     """Map every tensor of a Marian checkpoint (MarianMTModel or MarianModel keys) onto ESPnet's names.
 
@@ -125,6 +145,7 @@ def split_marian_state(state: dict[str, torch.Tensor], hub: HubSettings, source:
     """
     out = MarianWeights()
     plain = {k.removeprefix("model."): v for k, v in state.items()}
+    check_sizes(plain, hub, source)
     unknown, copies = [], {}
     for key, tensor in plain.items():
         if key.startswith("encoder.layers."):

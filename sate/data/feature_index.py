@@ -1,0 +1,113 @@
+"""The feature index ``DATA/fbank/<split>.scp`` (Kaldi scp: ``ID ARK:OFFSET``), read so that it can be trusted.
+
+- Paths are relative to the fbank directory (``train/00000.ark:17``), so a copied or moved data directory reads its
+  own features, never the original's. An index written before held absolute paths; those still read.
+- `sate features` recomputes a shard whose index names arks of another data directory (an old absolute index in
+  a copied data directory); an absolute index naming the directory's own arks is kept as it is.
+- When a split is done, ``fbank/<split>/sizes.json`` records the byte size of each of its arks. An ark that is
+  missing, or whose size differs from the record (or, without a record, that ends before an offset the index
+  names), is damaged: `sate features` recomputes its shard instead of calling the split up to date, and a dataset
+  refuses it with one line instead of a kaldiio traceback half way through an epoch.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+
+import numpy as np
+
+from sate.data.manifest import read_text_lines
+from sate.errors import SateError, shown
+from sate.files import atomic_write_lines
+
+SIZES = "sizes.json"
+
+
+def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int]]:
+    """id -> (ark, byte offset), relative arks resolved against ``base`` (the fbank directory; when not given: the
+    index's own directory, which it is for a split's index)."""
+    entries: dict[str, tuple[Path, int]] = {}
+    for lineno, line in enumerate(read_text_lines(scp), start=1):
+        utt_id, _, where = line.partition(" ")
+        ark, _, offset = where.strip().rpartition(":")
+        if not utt_id or not ark or not offset.isdigit():
+            raise SateError(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}")
+        path = Path(ark)
+        entries[utt_id] = (path if path.is_absolute() else (base or scp.parent) / path, int(offset))
+    return entries
+
+
+def record_sizes(shard_dir: Path, arks: list[Path]) -> None:
+    """Write ``sizes.json`` of a finished split's shard directory."""
+    atomic_write_lines(shard_dir / SIZES, [json.dumps({ark.name: ark.stat().st_size for ark in arks})])
+
+
+def recorded_sizes(shard_dir: Path) -> dict[str, int]:
+    """The sizes a finished split recorded, or {} (a split older than the record, or not finished)."""
+    try:
+        sizes = json.loads((shard_dir / SIZES).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return sizes if isinstance(sizes, dict) else {}
+
+
+def ark_problem(ark: Path, last_offset: int) -> str | None:
+    """Why the features in ``ark`` cannot be trusted, or None."""
+    try:
+        size = ark.stat().st_size
+    except OSError:
+        return f"{ark} is missing"
+    recorded = recorded_sizes(ark.parent).get(ark.name)
+    if recorded is not None and size != recorded:
+        return f"{ark} has {size} bytes, {recorded} when it was written: cut short or replaced"
+    if size <= last_offset:
+        return f"{ark} ends at byte {size}, before the features its index names at byte {last_offset}: cut short"
+    return None
+
+
+def index_problems(entries: Mapping[str, tuple[Path, int]]) -> list[str]:
+    """Every damaged ark an index names (`ark_problem`)."""
+    last: dict[Path, int] = {}
+    for ark, offset in entries.values():
+        last[ark] = max(offset, last.get(ark, -1))
+    return [why for ark, offset in last.items() if (why := ark_problem(ark, offset)) is not None]
+
+
+def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> bool:
+    """Does an index name arks outside the fbank directory ``fbank`` (resolved)? An index written before paths
+    were relative, in a data directory copied since, still names the original's arks."""
+    return any(Path(os.path.realpath(ark)).parent.parent != fbank for ark, _ in entries.values())
+
+
+class FeatureIndex(Mapping[str, np.ndarray]):
+    """A checked index as a mapping id -> (T, 80) features, each read from its ark when asked for."""
+
+    def __init__(self, scp: Path) -> None:
+        self.scp = scp
+        self.entries = read_index(scp)
+        problems = index_problems(self.entries)
+        if problems:
+            more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+            raise SateError(f"{scp}: {problems[0]}{more}; run `sate features` again, which recomputes it")
+
+    def __getitem__(self, utt_id: str) -> np.ndarray:
+        from kaldiio import load_mat  # slow: kaldiio, only where features are read or written
+
+        ark, offset = self.entries[utt_id]
+        try:
+            return load_mat(f"{ark}:{offset}")
+        except Exception as err:  # kaldiio raises ValueError, OSError or others by case
+            raise SateError(f"{ark}: cannot read the features of {utt_id} at byte {offset} ({shown(str(err))}); "
+                            "run `sate features` again") from None
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, utt_id: object) -> bool:
+        return utt_id in self.entries

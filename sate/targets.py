@@ -1,0 +1,146 @@
+"""Where a command may write: one rule for every command with an output (`--out`, `--exp`, `--data`).
+
+- A command replaces only a file of its own kind of output: a model file only `sate average`, a pack only
+  `sate pack`, a text file only the commands that write text. A model, an audio file or a checkpoint named as a
+  text output is refused, and so is a directory named as a file.
+- Nothing writes inside a checkpoint folder (EXP/checkpoints, which `sate train` alone manages: an average written
+  there would be taken for an epoch, and last.ckpt is the resume point) or inside a pack (`sate pack` replaces a
+  pack whole, and its files must keep matching its model).
+- Symlinks are resolved first: the file a link points to decides, and is what gets written.
+- All of it is checked before any work, and a refusal is one line naming the option and the path.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Literal
+
+from sate import layout
+from sate.errors import SateError
+
+# text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
+# (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
+# features, vocab, train, evaluate, synth, analyze).
+Kind = Literal["text", "model", "image", "pack", "directory"]
+SNIFF = 8192  # bytes read to tell text from binary
+DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
+MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
+         b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
+
+
+def name_max(directory: Path) -> int:
+    """The longest file name (in bytes) the file system of ``directory`` (or its nearest existing parent) takes."""
+    for folder in (directory, *directory.parents):
+        try:
+            return os.pathconf(folder, "PC_NAME_MAX")
+        except (OSError, ValueError):
+            continue
+    return 255
+
+
+def checkpoint_folder(directory: Path) -> bool:
+    """A folder `sate train` keeps checkpoints in: it holds last.ckpt, or it is EXP/checkpoints beside config.yaml."""
+    return (directory / layout.LAST_CHECKPOINT).exists() or (
+        directory.name == layout.CHECKPOINTS and (directory.parent / layout.CONFIG).is_file())
+
+
+def _protected(directory: Path) -> str | None:
+    """Why nothing may be written in ``directory`` (or below it), or None."""
+    for folder in (directory, *directory.parents):
+        if checkpoint_folder(folder):
+            return f"{folder} is a checkpoint folder, which only `sate train` writes"
+        if (folder / layout.PACK_YAML).is_file():
+            return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+    return None
+
+
+def _managed(path: Path) -> str | None:
+    """Which command's own file ``path`` is, when it is one of the files sate keeps in a data directory, an
+    experiment or a pack (by name, `sate.layout`), or None. Text like any other, but `translate --out
+    DATA/tokens_src.txt` would leave the data directory without its token list."""
+    names = {layout.CMVN: "sate features", layout.VOCAB_META: "sate vocab", layout.CONFIG: "sate train",
+             layout.TRAIN_TIME: "sate train", layout.PACK_YAML: "sate pack",
+             **{layout.token_list(side): "sate vocab" for side in ("src", "tgt")},
+             **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
+    if path.name in names:
+        return f"it is {names[path.name]}'s {path.name}"
+    data_dir = (path.parent / layout.FBANK_DIR).is_dir() or (path.parent / layout.VOCAB_META).is_file()
+    if path.suffix == ".jsonl" and data_dir:
+        return f"it is a manifest of the data directory {path.parent} (sate prep)"
+    return None
+
+
+def _binary(path: Path) -> str | None:
+    """What a file is when it is not text (by its first bytes), or None for text."""
+    with open(path, "rb") as f:
+        head = f.read(SNIFF)
+    for magic, what in MAGIC.items():
+        if head.startswith(magic):
+            return what
+    if b"\0" in head:
+        return "binary data"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not merely a character cut by the sniff's end
+            return "binary data (not UTF-8 text)"
+    return None
+
+
+def _model_file(path: Path) -> bool:
+    """Is ``path`` a sate model file (what `sate average` writes)? Read mapped, so its tensors are not loaded."""
+    import torch  # heavy: torch, only when a model file would be replaced
+
+    try:
+        data = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # noqa: BLE001 - anything torch cannot read as weights is not our model file
+        return False
+    return isinstance(data, dict) and data.get("format") == layout.MODEL_FORMAT
+
+
+def _existing(path: Path, kind: Kind, option: str) -> None:
+    """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
+    refuse = f"{option} {path}: refusing to replace it"
+    if kind in ("pack", "directory"):
+        if not path.is_dir():
+            raise SateError(f"{option} {path}: not a directory")
+        if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
+            raise SateError(f"{refuse}: it is not a packed model ({layout.PACK_YAML} is missing)")
+        return
+    if path.is_dir():
+        raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
+    if not path.is_file():
+        raise SateError(f"{refuse}: not a regular file")
+    if kind == "text":
+        what = _binary(path)
+        if what is not None:
+            raise SateError(f"{refuse}: it holds {what}, not text")
+        whose = _managed(path)
+        if whose is not None:
+            raise SateError(f"{refuse}: {whose}")
+    elif kind == "model" and not _model_file(path):
+        raise SateError(f"{refuse}: it is not a sate model file")
+    elif kind == "image" and _binary(path) != MAGIC[b"\x89PNG"]:
+        raise SateError(f"{refuse}: it is not a PNG image")
+
+
+def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
+    """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
+    real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
+    if real.name == "":
+        raise SateError(f"{option} {path}: is the root directory")
+    if len(os.fsencode(real.name)) > name_max(real.parent):
+        raise SateError(f"{option} {path}: the name is longer than the file system allows "
+                        f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
+    place = _protected(real if kind == "directory" else real.parent)  # a pack replaces itself, never a parent
+    if place is not None:
+        raise SateError(f"{option} {path}: {place}")
+    if real.exists():
+        _existing(real, kind, option)
+    existing = next(p for p in (real.parent, *real.parent.parents) if p.exists())
+    if not existing.is_dir():
+        raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
+    return real

@@ -1,0 +1,47 @@
+"""Resampling in blocks (`sate.data.audio.resample`): the same samples as the whole signal at once, in bounded memory
+and time at any rate sate accepts."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+import torchaudio.functional as AF
+from scipy.signal import resample_poly
+
+from sate.data import audio
+from sate.data.audio import read_audio, resample
+from sate.errors import SateError
+
+
+@pytest.mark.parametrize("rate", [8000, 11025, 22050, 44100, 48000, 24000])
+def test_blocks_equal_torchaudio_on_the_whole_signal(rate: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    wave = np.random.default_rng(rate).standard_normal(int(rate * 1.37)).astype(np.float32) * 0.1
+    whole = AF.resample(torch.from_numpy(wave), rate, 16000).numpy()
+    monkeypatch.setattr(audio, "RESAMPLE_BLOCK_S", 0.05)  # 27 blocks: every edge is crossed
+    blocks = resample(wave, rate)
+    assert len(blocks) == -(-16000 * len(wave) // rate) and blocks.dtype == np.float32
+    assert abs(len(blocks) - len(whole)) <= 1  # torchaudio computes its length in float32
+    common = min(len(blocks), len(whole))
+    np.testing.assert_allclose(blocks[:common], whole[:common], atol=2e-6)
+
+
+def test_a_rate_coprime_with_16k_is_exact_and_quick(monkeypatch: pytest.MonkeyPatch) -> None:
+    wave = np.random.default_rng(0).standard_normal(44101 * 2).astype(np.float32) * 0.1
+    started = time.perf_counter()
+    out = resample(wave, 44101)  # torchaudio: 16000 phases of 44000 taps, 12 GB and minutes
+    assert time.perf_counter() - started < 10
+    np.testing.assert_allclose(out, resample_poly(wave, 16000, 44101), atol=1e-6)
+    monkeypatch.setattr(audio, "RESAMPLE_BLOCK_S", 0.1)
+    np.testing.assert_allclose(resample(wave, 44101), out, atol=1e-6)
+
+
+def test_a_file_below_the_lowest_rate_is_refused(tmp_path: Path) -> None:
+    path = tmp_path / "an-hour-at-1hz.wav"
+    sf.write(path, np.zeros(3600, dtype=np.int16), 1)  # an hour of "audio" in 7 KB; 16000-fold when resampled
+    with pytest.raises(SateError, match=r"1hz.wav: a sample rate of 1 Hz is not audio sate reads \(at least 4000 Hz"):
+        read_audio(path)

@@ -1,0 +1,154 @@
+"""Manifests and stored features are checked where they are read: rows (types, ranges, unique ids), segments within
+their audio, feature indexes relative to the data directory (a copy reads its own), arks against their index, CMVN
+never from zero frames."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from sate.data.audio import read_segment
+from sate.data.dataset import SpeechDataset
+from sate.data.feature_index import FeatureIndex
+from sate.data.features import load_cmvn
+from sate.data.manifest import read_manifest
+from sate.data.vocab import Vocabulary
+from sate.errors import SateError
+
+
+def copy_data(prepared: Path, to: Path) -> Path:
+    shutil.copytree(prepared, to)
+    return to
+
+
+def rewrite(path: Path, edit) -> None:  # noqa: ANN001 - a function of the row list
+    rows = read_manifest(path)
+    edit(rows)
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("offset", -1.5, "offset must be a finite number of seconds >= 0, got -1.5"),
+    ("offset", "2.0", "offset must be a finite number of seconds >= 0, got '2.0'"),
+    ("duration", float("nan"), "duration must be a finite number"),
+    ("n_frames", 0, "n_frames must be a whole number >= 1"),
+    ("id", "two words", "id must be a non-empty string without spaces, got 'two words'"),
+    ("id", "tab\there", "id must be a non-empty string without spaces, got .tab"),
+    ("id", "", "id must be a non-empty string without spaces, got .."),
+    ("audio", None, "audio must be a string"),
+    ("tgt", 7, "tgt must be a string or null"),
+    ("speed", 0, "speed must be a number > 0"),
+])
+def test_a_bad_manifest_row_is_refused_where_read_naming_the_line(tmp_path: Path, prepared: Path, key: str,
+                                                                  value: object, message: str) -> None:
+    path = tmp_path / "dev.jsonl"
+    shutil.copyfile(prepared / "dev.jsonl", path)
+    rewrite(path, lambda rows: rows[1].update({key: value}))
+    with pytest.raises(SateError, match=rf"^{path}:2: {message}"):
+        read_manifest(path)
+
+
+def test_duplicate_ids_are_refused(tmp_path: Path, prepared: Path) -> None:
+    path = tmp_path / "dev.jsonl"
+    shutil.copyfile(prepared / "dev.jsonl", path)
+    rewrite(path, lambda rows: rows[2].update(id=rows[0]["id"]))
+    with pytest.raises(SateError, match=rf"^{path}:3: id '.*' is also the id of line 1; ids must be unique"):
+        read_manifest(path)
+
+
+def test_a_segment_outside_its_audio_is_refused(prepared: Path, run_sate) -> None:  # noqa: ANN001
+    row = read_manifest(prepared / "dev.jsonl")[0]
+    with pytest.raises(SateError, match="offset -1.0 and duration .* must be finite and >= 0"):
+        read_segment(row["audio"], -1.0, row["duration"])
+    with pytest.raises(SateError, match="runs past the end of the audio"):
+        read_segment(row["audio"], 10_000.0, row["duration"])
+    with pytest.raises(SateError, match="runs past the end of the audio"):
+        read_segment(row["audio"], 0.0, 10_000.0)
+    assert len(read_segment(row["audio"], row["offset"], row["duration"])) == round(row["duration"] * 16000)
+
+
+def test_features_refuse_an_offset_past_the_end_naming_the_row(tmp_path: Path, prepared: Path, run_sate) -> None:  # noqa: ANN001
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(prepared / "dev.jsonl", data / "dev.jsonl")
+    rewrite(data / "dev.jsonl", lambda rows: rows[1].update(offset=rows[1]["offset"] + 10_000))
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    row = read_manifest(data / "dev.jsonl")[1]
+    assert rc == 2 and f"{row['id']}: " in err and "runs past the end of the audio" in err, err
+    assert not (data / "fbank" / "dev.scp").exists()
+
+
+def test_a_copied_data_dir_reads_its_own_features(tmp_path: Path, prepared: Path) -> None:
+    original = copy_data(prepared, tmp_path / "original")
+    copy = copy_data(original, tmp_path / "copy")
+    index = (copy / "fbank" / "dev.scp").read_text()
+    assert str(tmp_path) not in index and str(prepared) not in index  # relative: dev/00000.ark:OFFSET
+    for ark in (original / "fbank").rglob("*.ark"):
+        ark.write_bytes(b"")  # the original's features are gone: the copy must not notice
+    vocab = Vocabulary.load(copy, "src")
+    dataset = SpeechDataset.from_data_dir(copy, "dev", vocab, None)
+    assert dataset[0]["feats"].shape[1] == 80
+    with pytest.raises(SateError, match=r"dev.scp: .*00000.ark has 0 bytes, \d+ when it was written"):
+        SpeechDataset.from_data_dir(original, "dev", vocab, None)
+
+
+def test_an_index_with_absolute_paths_still_reads(tmp_path: Path, prepared: Path) -> None:
+    data = copy_data(prepared, tmp_path / "data")
+    scp = data / "fbank" / "dev.scp"
+    lines = [f"{u} {data / 'fbank' / w}" for u, w in (line.split(" ", 1) for line in scp.read_text().splitlines())]
+    scp.write_text("\n".join(lines) + "\n")  # as sate features wrote it before relative paths
+    relative = FeatureIndex(prepared / "fbank" / "dev.scp")
+    absolute = FeatureIndex(scp)
+    assert list(absolute) == list(relative)
+    for utt in relative:
+        np.testing.assert_array_equal(absolute[utt], relative[utt])
+
+
+def test_a_copied_data_dir_with_an_old_absolute_index_gets_its_own(tmp_path: Path, prepared: Path,
+                                                                   run_sate) -> None:  # noqa: ANN001
+    original = copy_data(prepared, tmp_path / "original")
+    for scp in (original / "fbank").rglob("*.scp"):  # as sate features wrote indexes before relative paths
+        base = original / "fbank"
+        lines = [f"{u} {base / w}" for u, w in (x.split(" ", 1) for x in scp.read_text().splitlines())]
+        scp.write_text("\n".join(lines) + "\n")
+    copy = copy_data(original, tmp_path / "copy")
+    rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
+    assert str(original) not in (copy / "fbank" / "dev.scp").read_text()
+    rc, out, _ = run_sate("features", "--data", original, "--jobs", "1")  # its own arks: kept as they are
+    assert rc == 0 and "recomputed" not in out and str(original) in (original / "fbank" / "dev.scp").read_text()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "delete"])
+def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
+    data = copy_data(prepared, tmp_path / "data")
+    ark = data / "fbank" / "dev" / "00000.ark"
+    before = ark.read_bytes()
+    if damage == "truncate":
+        os.truncate(ark, len(before) // 2)
+    else:
+        ark.unlink()
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=r"fbank/dev.scp: .*00000.ark (has|is missing).*run `sate features` again"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
+    assert ark.read_bytes() == before
+    assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80
+
+
+def test_cmvn_from_zero_frames_is_refused(tmp_path: Path, run_sate) -> None:  # noqa: ANN001
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "train.jsonl").write_text("")
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and "train: no frames to compute CMVN statistics from" in err
+    assert not (data / "cmvn.json").exists()
+    (data / "cmvn.json").write_text(json.dumps({"mean": [float("nan")] * 80, "std": [1.0] * 80}))
+    with pytest.raises(SateError, match="mean and std must be finite"):
+        load_cmvn(data / "cmvn.json")

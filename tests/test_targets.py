@@ -1,0 +1,183 @@
+"""Where a command may write (`sate.targets`): never over what it did not make, never in a checkpoint folder or a
+pack, symlinks resolved first, refused before any work."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from sate.cli import main
+from sate.data.vocab import Vocabulary
+from sate.decode.pack import pack
+from sate.errors import SateError
+from sate.files import atomic_write_text
+from sate.models import build_model, save_model_file
+from sate.models.tiny import tiny_config
+from sate.targets import check_output
+
+
+def model_file(path: Path, data: Path) -> Path:
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(path, build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens, tgt.tokens)
+    return path
+
+
+def experiment(root: Path) -> Path:
+    """What `sate train` leaves, as far as the rule looks: config.yaml and checkpoints/ with last.ckpt."""
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "config.yaml").write_text("task: mt\n")
+    torch.save({"sate": {"epoch": 0}, "state_dict": {}}, root / "checkpoints" / "epoch000.ckpt")
+    torch.save({"sate": {"epoch": 0}, "state_dict": {}}, root / "checkpoints" / "last.ckpt")
+    return root
+
+
+@pytest.fixture(scope="module")
+def a_pack(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Path:
+    root = tmp_path_factory.mktemp("targets")
+    out = root / "pack"
+    pack(model_file(root / "mt.pt", prepared_data), prepared_data, out)
+    return out
+
+
+def test_text_never_replaces_a_model_audio_or_binary_file(tmp_path: Path) -> None:
+    torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
+    sf.write(tmp_path / "talk.wav", np.zeros(1600, dtype=np.float32), 16000)
+    (tmp_path / "data.bin").write_bytes(b"abc\0def")
+    (tmp_path / "latin1.txt").write_bytes("caf\xe9 ".encode("latin-1") * 10)
+    for name, what in [("model.pt", "zip archive"), ("talk.wav", "WAV"), ("data.bin", "binary"),
+                       ("latin1.txt", "not UTF-8")]:
+        with pytest.raises(SateError, match=f"--out .*{name}: refusing to replace it: it holds .*{what}"):
+            check_output(tmp_path / name, "text")
+    (tmp_path / "old.txt").write_text("an earlier translation\n")
+    assert check_output(tmp_path / "old.txt", "text") == tmp_path / "old.txt"
+    assert check_output(tmp_path / "new" / "deeper.txt", "text") == tmp_path / "new" / "deeper.txt"
+    with pytest.raises(SateError, match="is a directory"):
+        check_output(tmp_path / "new" / "..", "text")
+
+
+def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data: Path) -> None:
+    for name, whose in [("tokens_src.txt", "sate vocab's tokens_src.txt"), ("cmvn.json", "sate features's cmvn.json"),
+                        ("vocab.json", "sate vocab's"), ("dev.jsonl", "a manifest of the data directory")]:
+        with pytest.raises(SateError, match=f"refusing to replace it: it is {whose}"):
+            check_output(prepared_data / name, "text")
+    (tmp_path / "config.yaml").write_text("task: mt\n")
+    with pytest.raises(SateError, match="it is sate train's config.yaml"):
+        check_output(tmp_path / "config.yaml", "text")
+    (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
+    assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
+    assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+
+
+def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
+    torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
+    (tmp_path / "link.txt").symlink_to(tmp_path / "model.pt")
+    with pytest.raises(SateError, match="zip archive"):
+        check_output(tmp_path / "link.txt", "text")
+    (tmp_path / "notes.txt").write_text("old\n")
+    (tmp_path / "notes-link.txt").symlink_to("notes.txt")
+    assert check_output(tmp_path / "notes-link.txt", "text") == tmp_path / "notes.txt"
+    atomic_write_text(tmp_path / "notes-link.txt", "new\n")  # the link stays, the file it names is replaced
+    assert (tmp_path / "notes-link.txt").is_symlink() and (tmp_path / "notes.txt").read_text() == "new\n"
+
+
+def test_nothing_is_written_in_a_checkpoint_folder_or_a_pack(tmp_path: Path, a_pack: Path) -> None:
+    exp = experiment(tmp_path / "exp")
+    for kind, path in [("model", exp / "checkpoints" / "epoch000.ckpt"), ("model", exp / "checkpoints" / "new.pt"),
+                       ("text", exp / "checkpoints" / "sub" / "hyp.txt"), ("directory", exp / "checkpoints"),
+                       ("directory", exp / "checkpoints" / "eval")]:
+        with pytest.raises(SateError, match="is a checkpoint folder, which only `sate train` writes"):
+            check_output(path, kind)
+    assert check_output(exp / "model.pt", "model") == exp / "model.pt"  # beside the checkpoints is fine
+    for kind, path in [("text", a_pack / "model.pt"), ("text", a_pack / "notes.txt"), ("directory", a_pack),
+                       ("model", a_pack / "model.pt"), ("pack", a_pack / "inner")]:
+        with pytest.raises(SateError, match="is a packed model, which only `sate pack` writes"):
+            check_output(path, kind)
+    assert check_output(a_pack, "pack") == a_pack  # a pack replaces a pack
+
+
+def test_each_kind_replaces_only_its_own_kind(tmp_path: Path, prepared_data: Path) -> None:
+    model = model_file(tmp_path / "model.pt", prepared_data)
+    assert check_output(model, "model") == model
+    (tmp_path / "text.txt").write_text("hello\n")
+    torch.save({"sate": {}, "state_dict": {}}, tmp_path / "epoch.ckpt")
+    for name in ("text.txt", "epoch.ckpt"):
+        with pytest.raises(SateError, match="it is not a sate model file"):
+            check_output(tmp_path / name, "model")
+    with pytest.raises(SateError, match="is a directory"):
+        check_output(tmp_path, "model")
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "mine.txt").write_text("mine\n")
+    with pytest.raises(SateError, match=r"not a packed model \(sate.yaml is missing\)"):
+        check_output(tmp_path / "full", "pack")
+    with pytest.raises(SateError, match="text.txt: not a directory"):
+        check_output(tmp_path / "text.txt", "pack")
+    with pytest.raises(SateError, match="text.txt: not a directory"):
+        check_output(tmp_path / "text.txt", "directory")
+    with pytest.raises(SateError, match="not a PNG image"):
+        check_output(tmp_path / "text.txt", "image")
+    with pytest.raises(SateError, match="root directory"):
+        check_output(Path("/"), "pack")
+    with pytest.raises(SateError, match=r"the name is longer than the file system allows \(300 bytes"):
+        check_output(tmp_path / ("x" * 300), "text")
+    with pytest.raises(SateError, match=r"cannot write \(.*text.txt is not a directory\)"):
+        check_output(tmp_path / "text.txt" / "inside.txt", "text")
+
+
+def test_translate_out_into_its_own_pack_is_refused_before_any_work(tmp_path: Path, a_pack: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    sf.write(tmp_path / "talk.wav", np.zeros(16000, dtype=np.float32), 16000)
+    before = (a_pack / "model.pt").read_bytes()
+    assert main(["translate", "--model", str(a_pack), str(tmp_path / "talk.wav"),
+                 "--out", str(a_pack / "model.pt")]) == 2
+    assert "is a packed model, which only `sate pack` writes" in capsys.readouterr().err
+    assert (a_pack / "model.pt").read_bytes() == before
+    assert main(["segment", str(tmp_path / "talk.wav"), "--out", str(a_pack / "talk.jsonl")]) == 2
+    assert "is a packed model" in capsys.readouterr().err
+    assert not (a_pack / "talk.jsonl").exists()
+
+
+def test_average_refuses_checkpoints_directories_and_other_files(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    exp = experiment(tmp_path / "exp")
+    ckpts = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    (tmp_path / "notes.txt").write_text("mine\n")
+    for out, why in [(exp / "checkpoints" / "epoch000.ckpt", "checkpoint folder"),
+                     (exp / "checkpoints" / "last.ckpt", "checkpoint folder"),
+                     (tmp_path, "is a directory"), (tmp_path / "notes.txt", "not a sate model file")]:
+        assert main(["average", "--exp", str(exp), "--last", "1", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert why in err and len(err.splitlines()) == 1, err
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == ckpts
+    assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_pack_out_a_symlink_replaces_the_pack_it_names(tmp_path: Path, prepared_data: Path, a_pack: Path) -> None:
+    model = model_file(tmp_path / "mt.pt", prepared_data)
+    real = tmp_path / "real-pack"
+    pack(model, prepared_data, real)
+    (tmp_path / "current").symlink_to(real)
+    assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(tmp_path / "current"),
+                 "--decode", "beam=3"]) == 0
+    assert (tmp_path / "current").is_symlink() and "beam: 3" in (real / "sate.yaml").read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["current", "mt.pt", "real-pack"]
+
+
+def test_pack_out_dot_and_data_dirs_are_refused(tmp_path: Path, prepared_data: Path, a_pack: Path,
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    model = model_file(tmp_path / "mt.pt", prepared_data)
+    monkeypatch.chdir(tmp_path)
+    assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", "."]) == 2
+    assert "not a packed model" in capsys.readouterr().err
+    assert sorted(os.listdir(tmp_path)) == ["mt.pt"]
+    assert main(["vocab", "--data", str(a_pack), "--joint", "30"]) == 2  # would replace the pack's vocabularies
+    assert "is a packed model" in capsys.readouterr().err
+    exp = experiment(tmp_path / "exp")
+    assert main(["features", "--data", str(exp / "checkpoints")]) == 2
+    assert "is a checkpoint folder" in capsys.readouterr().err

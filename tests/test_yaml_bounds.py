@@ -1,0 +1,128 @@
+"""Every YAML sate reads has its aliases bounded: a few hundred bytes of aliases nested in aliases ("billion laughs")
+are one short line in a second, never a hang; values in messages are shortened."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.cli import main
+from sate.config import bounded, load_yaml_text
+from sate.data.mustc import parse_yaml_line
+from sate.decode.pack import read_pack_yaml
+from sate.errors import SateError, shown
+from sate.models.pretrained import read_espnet
+
+
+def bomb(levels: int = 9, key: str = "x") -> str:
+    """``a: &a [x, ...]`` then each level nine aliases of the one before: 9**levels values from ~300 bytes."""
+    names = "abcdefghijklmnop"
+    lines = [f"{names[0]}: &{names[0]} [{', '.join(['lol'] * 9)}]"]
+    for k in range(1, levels):
+        lines.append(f"{names[k]}: &{names[k]} [{', '.join(['*' + names[k - 1]] * 9)}]")
+    lines.append(f"{key}: *{names[levels - 1]}")
+    return "\n".join(lines) + "\n"
+
+
+class Quick:
+    """Asserts that its block ends within `seconds` (a hang would end the suite's patience instead)."""
+
+    def __init__(self, seconds: float = 5.0) -> None:
+        self.seconds = seconds
+
+    def __enter__(self) -> Quick:
+        self.start = time.perf_counter()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        assert time.perf_counter() - self.start < self.seconds
+
+
+def one_short_line(err: str) -> None:
+    assert len(err.strip().splitlines()) == 1 and len(err) < 400, err[:1000]
+
+
+def test_bounded_counts_expanded_values_and_levels() -> None:
+    assert bounded({"a": [1, 2, {"b": "c"}]}, "x") == {"a": [1, 2, {"b": "c"}]}
+    with Quick(), pytest.raises(SateError, match=r"cfg: more than 200000 values once its aliases are expanded"):
+        load_yaml_text(bomb(), "cfg")
+    with pytest.raises(SateError, match=r"cfg: more than 64 levels"):
+        load_yaml_text("a: &a [*a]\n", "cfg")  # a list holding itself
+    with Quick(10), pytest.raises(SateError, match="nested too deeply|more than 64 levels"):
+        load_yaml_text("[" * 5000 + "]" * 5000, "cfg")
+    anchors = "d: &d 256\nmodel: {d_model: *d, ffn: *d}\n"  # anchors as researchers use them still work
+    assert load_yaml_text(anchors) == {"d": 256, "model": {"d_model": 256, "ffn": 256}}
+
+
+def test_a_training_config_bomb_is_refused_by_config_and_train(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "st.yaml"
+    config.write_text("task: st\n" + bomb(key="optim"))
+    for argv in (["config", "--config", str(config)], ["train", "--config", str(config), "--exp", str(tmp_path / "e")]):
+        with Quick():
+            assert main(argv) == 2
+        err = capsys.readouterr().err
+        one_short_line(err)
+        assert "once its aliases are expanded" in err
+
+
+def flow_bomb(levels: int = 7) -> str:
+    """The same on one line, as a `--set` value: ``[&a0 [lol, ...], &a1 [*a0, ...], ...]``."""
+    parts = ["&a0 [" + ", ".join(["lol"] * 9) + "]"]
+    parts += [f"&a{k} [" + ", ".join([f"*a{k - 1}"] * 9) + "]" for k in range(1, levels)]
+    return "[" + ", ".join(parts) + "]"
+
+
+def test_set_values_are_bounded_and_shown_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    config = tmp_path / "mt.yaml"
+    config.write_text("task: mt\n")
+    with Quick():
+        assert main(["config", "--config", str(config), "--set", f"optim.lr={flow_bomb()}"]) == 2
+    err = capsys.readouterr().err
+    one_short_line(err)
+    assert "once its aliases are expanded" in err
+    assert main(["config", "--config", str(config), "--set", f"optim.lr={flow_bomb(levels=4)}"]) == 2
+    err = capsys.readouterr().err
+    one_short_line(err)  # 6561 values, within the bound, where a number goes: a few of them are shown
+    assert "optim.lr must be" in err and "..." in err
+
+
+def test_a_shared_packs_sate_yaml_cannot_hang_translate(tmp_path: Path) -> None:
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: st\n" + bomb(key="decode"))
+    with Quick(), pytest.raises(SateError, match=r"sate.yaml: more than 200000 values"):
+        read_pack_yaml(pack)
+    (pack / "sate.yaml").write_text("format: " + "x" * 100_000 + "\nversion: 1\n")
+    with pytest.raises(SateError) as err:
+        read_pack_yaml(pack)
+    assert len(str(err.value)) < len(str(pack)) + 150
+
+
+def test_a_mustc_yaml_line_bomb_is_refused_naming_the_line() -> None:
+    line = ("- {a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol], b: &b [*a, *a, *a, *a, *a, *a, *a, *a, *a], "
+            "c: &c [*b, *b, *b, *b, *b, *b, *b, *b, *b], d: &d [*c, *c, *c, *c, *c, *c, *c, *c, *c], "
+            "e: &e [*d, *d, *d, *d, *d, *d, *d, *d, *d], f: &f [*e, *e, *e, *e, *e, *e, *e, *e, *e], "
+            "duration: *f, offset: 0, speaker_id: s, wav: 'x.wav'}")
+    with Quick(), pytest.raises(SateError, match=r"^tst.yaml:3: more than 200000 values"):
+        parse_yaml_line(line, Path("tst.yaml"), 3)
+    with pytest.raises(SateError) as err:
+        parse_yaml_line("- {duration: 1, offset: 0, speaker_id: " + "s" * 50_000 + "}", Path("tst.yaml"), 4)
+    assert str(err.value).startswith("tst.yaml:4: yaml entry misses field(s) wav") and len(str(err.value)) < 200
+
+
+def test_an_espnet_config_bomb_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "config.yaml").write_text(bomb(key="token_list"))
+    with Quick(), pytest.raises(SateError, match=r"config.yaml: more than 200000 values"):
+        read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)
+
+
+def test_shown_never_builds_the_whole_repr() -> None:
+    value = load_yaml_text(bomb(levels=5))  # 59049 values: within the bound
+    assert len(shown(value)) <= 80 and len(shown("x" * 10**6)) <= 80
+    with Quick(1):
+        for _ in range(100):
+            shown(value)
