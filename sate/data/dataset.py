@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -154,16 +155,23 @@ def _pad(seqs: list[torch.Tensor], value: float) -> tuple[torch.Tensor, torch.Te
     return out, lengths
 
 
-def collate(items: list[dict]) -> dict:
-    """Pad a list of items into a batch.
+class Batch(TypedDict, total=False):
+    """A padded batch (`collate`); speech batches have ``feats``, every batch the rest."""
 
-    Keys: ``ids`` (list[str]); ``src``/``tgt`` long (B, S)/(B, L) padded with -1 and
-    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80), or (B, T) samples
-    in waveform mode, padded with 0, and ``feats_lengths`` long (B,).
-    """
-    batch: dict = {"ids": [item["id"] for item in items]}
+    ids: list[str]
+    feats: torch.Tensor  # float32 (B, T, 80), or (B, T) samples in waveform mode, padded with 0
+    feats_lengths: torch.Tensor  # long (B,)
+    src: torch.Tensor  # long (B, S), padded with IGNORE_ID (-1)
+    src_lengths: torch.Tensor  # long (B,)
+    tgt: torch.Tensor  # long (B, L), padded with IGNORE_ID
+    tgt_lengths: torch.Tensor  # long (B,)
+
+
+def collate(items: list[dict]) -> Batch:
+    """Pad a list of items into a `Batch`."""
+    batch = Batch(ids=[item["id"] for item in items])
     if "feats" in items[0]:
         batch["feats"], batch["feats_lengths"] = _pad([item["feats"] for item in items], 0.0)
-    for key in ("src", "tgt"):
-        batch[key], batch[f"{key}_lengths"] = _pad([item[key] for item in items], IGNORE_ID)
+    batch["src"], batch["src_lengths"] = _pad([item["src"] for item in items], IGNORE_ID)
+    batch["tgt"], batch["tgt_lengths"] = _pad([item["tgt"] for item in items], IGNORE_ID)
     return batch

@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from sate.errors import SateError
 from sate.files import atomic_write_lines
@@ -36,6 +36,35 @@ GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
 # an earlier ST run's hyp.txt beside its own results.
 OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "results.json")
+
+
+class Results(TypedDict, total=False):
+    """results.json: what was decoded and how, then the scores of the outputs the mode has."""
+
+    mode: str  # asr | mt | st | cascade
+    model: str
+    mt_model: str | None
+    data: str
+    split: str
+    utterances: int
+    decode: dict[str, object]  # the decoding options used (`DecodeOptions`)
+    device: str
+    decode_seconds: float
+    audio_seconds: float  # speech input only
+    rtf: float | None
+    bleu: float  # translations (st, mt, cascade)
+    chrf: float
+    ter: float
+    bleu_detail: str
+    signature: dict[str, str]  # sacreBLEU's, per metric
+    bleu_ci: float
+    chrf_ci: float
+    bootstrap_signature: dict[str, str]
+    length_ratio: float
+    loop_share: float
+    wer: float  # transcripts (asr, st, cascade)
+    wer_errors: int
+    wer_words: int
 
 
 def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
@@ -104,7 +133,7 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
-             decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None) -> dict[str, Any]:
+             decode: dict[str, object] | None = None, batch_size: int = 16, device: str | None = None) -> Results:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``."""
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
@@ -144,10 +173,10 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
     elapsed = time.perf_counter() - started
 
-    results: dict[str, Any] = {
-        "mode": mode, "model": str(model_dir), "mt_model": str(mt_model_dir) if mt_model_dir else None,
-        "data": str(data), "split": split, "utterances": len(rows), "decode": asdict(options),
-        "device": str(model.device), "decode_seconds": round(elapsed, 3)}
+    results = Results(
+        mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
+        data=str(data), split=split, utterances=len(rows), decode=asdict(options),
+        device=str(model.device), decode_seconds=round(elapsed, 3))
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
