@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -87,7 +87,7 @@ class SpeechDataset(Dataset):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, index: int) -> Item:
         row = self.rows[index]
         feats = self.feats[row["id"]]
         if feats.shape != (row["n_frames"], 80):
@@ -141,7 +141,7 @@ class TextDataset(Dataset):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, index: int) -> Item:
         return {"id": self.ids[index], "src": torch.from_numpy(self.src[index]),
                 "tgt": torch.from_numpy(self.tgt[index])}
 
@@ -153,6 +153,15 @@ def _pad(seqs: list[torch.Tensor], value: float) -> tuple[torch.Tensor, torch.Te
     for k, s in enumerate(seqs):
         out[k, : len(s)] = s
     return out, lengths
+
+
+class Item(TypedDict):
+    """One utterance or sentence pair of a dataset, before padding."""
+
+    id: str
+    feats: NotRequired[torch.Tensor]  # speech: float32 (T, 80), or (T,) samples in waveform mode
+    src: torch.Tensor  # long (S,)
+    tgt: torch.Tensor  # long (L,)
 
 
 class Batch(TypedDict, total=False):
@@ -167,7 +176,7 @@ class Batch(TypedDict, total=False):
     tgt_lengths: torch.Tensor  # long (B,)
 
 
-def collate(items: list[dict]) -> Batch:
+def collate(items: list[Item]) -> Batch:
     """Pad a list of items into a `Batch`."""
     batch = Batch(ids=[item["id"] for item in items])
     if "feats" in items[0]:
