@@ -30,9 +30,9 @@ from sate.synth.voices import Voice, speak, training_pool
 FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
 
 # One torch thread for the whole session. The models here are tiny: a second thread only adds OpenMP's
-# synchronisation to every small op (on a busy machine it made some tests ten times slower), and the first
-# in-process `sate features` would switch the process to one thread anyway (its workers' setting), so without
-# this a test's speed depended on whether it ran before or after that. Training fixtures pin one thread too.
+# synchronisation to every small op (on a busy machine it made the capture tests ten times slower). Importing
+# silero_vad, or the first in-process `sate features`, switches the process to one thread anyway, so without this
+# a test's speed depended on whether it ran before or after those.
 torch.set_num_threads(1)
 
 
