@@ -32,6 +32,10 @@ from sate.errors import SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 TEMP_NAME_ROOM = 255 - 24  # NAME_MAX less what a temporary name adds: two dots, 8 random characters, ".tmp", ".old"
+# A JSON or YAML mapping as parsed, before it is checked and read into our own types. It stays raw on purpose: its
+# shape is the file's (a hub model's config.json, an ESPnet experiment's config.yaml, the mappings of a user's
+# YAML that the typed sections read), so its values are Any until the code that reads them has checked them.
+RawMapping = dict[str, Any]
 
 
 def current_umask() -> int:
@@ -230,7 +234,7 @@ def read_checkpoint(path: str | Path) -> Any:
     return data
 
 
-def read_json(path: Path) -> dict[str, Any]:
+def read_json(path: Path) -> RawMapping:
     """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
     hub model directories, hence the hint)."""
     if not path.is_file():

@@ -120,7 +120,8 @@ def _kinds(annotation: Any) -> tuple[tuple[type, ...], bool]:
     """The plain types a field takes and whether it may be null: ``str | list[str] | None`` -> ((str, list), True)."""
     args = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or \
         typing.get_origin(annotation) is typing.Union else (annotation,)
-    kinds = tuple(typing.get_origin(a) or a for a in args if a is not type(None))
+    kinds = tuple(dict.fromkeys(dict if typing.is_typeddict(a) else typing.get_origin(a) or a  # a TypedDict: a dict
+                                for a in args if a is not type(None)))
     return kinds, type(None) in args
 
 

@@ -29,6 +29,12 @@ from sate.synth.voices import Voice, speak, training_pool
 # Per split, how many Ding sentence pairs the shared corpus voices (about 20 in all).
 FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
 
+# One torch thread for the whole session. The models here are tiny: a second thread only adds OpenMP's
+# synchronisation to every small op (on a busy machine it made the capture tests ten times slower). Importing
+# silero_vad, or the first in-process `sate features`, switches the process to one thread anyway, so without this
+# a test's speed depended on whether it ran before or after those.
+torch.set_num_threads(1)
+
 
 @pytest.fixture(scope="session")
 def fixture_sizes() -> dict[str, int]:

@@ -8,6 +8,7 @@ import pytest
 
 from sate.decode.options import DecodeOptions, decode_options
 from sate.errors import SateError
+from sate.models.config import AcousticConfig
 from sate.settings import helps, read
 from sate.train.schema import BatchConfig, TrainerConfig, TrainingConfig
 
@@ -52,3 +53,12 @@ def test_decoding_options_of_a_dict_era_pack_read_back() -> None:
         decode_options({"beem": 3}, "sate.yaml")
     with pytest.raises(SateError, match="sate.yaml: beam must be an integer, got '5'"):
         decode_options({"beam": "5"}, "sate.yaml")
+
+
+def test_a_typed_dict_field_reads_a_mapping_and_refuses_anything_else() -> None:
+    """``acoustic.hub`` is a `SpeechHub` (a TypedDict): YAML gives it as a mapping, kept as given."""
+    hub = {"model_type": "wav2vec2", "layers": 2}
+    assert read(AcousticConfig, {"type": "hf_wav2vec2", "hub": hub}).hub == hub
+    assert read(AcousticConfig, {}).hub is None
+    with pytest.raises(SateError, match="m: hub must be a mapping or null, got 'wav2vec2'"):
+        read(AcousticConfig, {"type": "hf_wav2vec2", "hub": "wav2vec2"}, "m: ")

@@ -26,6 +26,7 @@ import sys
 import tokenize
 from collections import defaultdict
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -72,6 +73,7 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.train.trainer", "torch"): "heavy: torch",
     ("sate.train.trainer", "sate.train.checkpoint_io"): "heavy: Lightning",
     ("sate.train.trainer", "sate.train.data"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.frozen_cache"): "heavy: torch",
     ("sate.train.trainer", "sate.train.module"): "heavy: Lightning",
     ("sate.train.trainer", "sate.train.progress"): "heavy: Lightning",
     ("sate.train.trainer", "sate.train.resume"): "heavy: torch",
@@ -138,8 +140,10 @@ def _is_type_checking(node: ast.If) -> bool:
     return isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING"
 
 
-def imports() -> list[Import]:
-    """Every import in the package, run-time ones only (``if TYPE_CHECKING:`` blocks are skipped)."""
+@cache
+def imports() -> tuple[Import, ...]:
+    """Every import in the package, run-time ones only (``if TYPE_CHECKING:`` blocks are skipped); read once per
+    process (the tests share it, none changes it)."""
     mods = modules()
     homes = {name: _lazy_homes(path) for name, path in mods.items() if path.name == "__init__.py"}
 
@@ -181,7 +185,7 @@ def imports() -> list[Import]:
                 visit(child, local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
 
         visit(ast.parse(source), False)
-    return found
+    return tuple(found)
 
 
 def layer(module: str) -> int:
@@ -195,7 +199,7 @@ def layer(module: str) -> int:
     return rank
 
 
-def graph(found: list[Import], local: bool = True) -> dict[str, set[str]]:
+def graph(found: tuple[Import, ...], local: bool = True) -> dict[str, set[str]]:
     """sate module -> the sate modules it imports (with function-local imports unless `local` is False)."""
     edges: dict[str, set[str]] = defaultdict(set)
     for imp in found:
@@ -246,13 +250,13 @@ def circles(edges: dict[str, set[str]]) -> list[frozenset[str]]:
     return found
 
 
-def upward(found: list[Import]) -> set[tuple[str, str]]:
+def upward(found: tuple[Import, ...]) -> set[tuple[str, str]]:
     """Imports that point to a higher layer than their own."""
     return {(imp.module, imp.target) for imp in found
             if imp.target.startswith("sate") and layer(imp.target) > layer(imp.module)}
 
 
-def unexplained(found: list[Import]) -> list[Import]:
+def unexplained(found: tuple[Import, ...]) -> list[Import]:
     """Function-local imports of sate modules or other packages with neither a comment nor an allow-list entry."""
     return [imp for imp in found if imp.local and not imp.commented and imp.target not in sys.stdlib_module_names
             and (imp.module, imp.target) not in ALLOWED_LOCAL]

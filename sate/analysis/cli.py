@@ -20,7 +20,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from sate import layout
 from sate.data.audio import read_segment, wav_info
@@ -32,8 +32,9 @@ from sate.targets import check_output
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
-    from sate.data.dataset import CMVN
+    from sate.data.dataset import CMVN, Batch, SpeechDataset
     from sate.models.base import SateModel
+    from sate.models.model_file import ModelMeta
 
 # ----------------------------------------------------------------------------------------------
 # Inputs
@@ -46,7 +47,7 @@ class AnalysisModel:
     path: Path  # as given on the command line
     name: str  # short name for tables, legends and titles
     model: SateModel  # eval mode
-    meta: dict[str, Any]  # the model file's dict (token lists, task, config)
+    meta: ModelMeta  # the model file's header (token lists, task, config)
     cmvn: str | None  # global | utterance | none; None for MT
     directory: Path | None  # the directory given, if a directory was given
 
@@ -137,7 +138,7 @@ def run_locality(args: argparse.Namespace) -> int:
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)
     device = pick_device(args.device)
-    speech_sets: dict[str, Any] = {}  # CMVN kind -> dataset, shared by the speech models
+    speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
@@ -187,7 +188,7 @@ def find_index(ids: list[str], utt: str, manifest: Path) -> int:
                         f"{', '.join(ids[:3])})") from None
 
 
-def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict[str, Any]:
+def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batch:
     """A one-item batch of a prepared split: features for speech models, source ids for MT."""
     from sate.data.dataset import SpeechDataset, TextDataset, collate  # heavy: torch
 
@@ -204,7 +205,7 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> dict
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
 
-def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> dict[str, Any]:
+def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> Batch:
     """A one-item batch of a whole audio file: fbank as `sate features` computes it, then the CMVN rule."""
     import torch  # heavy: torch
 

@@ -29,15 +29,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import torch
 
 from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, cross_attention, encoder_attention
+from sate.data.dataset import Batch
 from sate.decode.greedy import greedy_decode
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.ctc import BLANK, ctc_greedy
+from sate.models.model_file import ModelMeta
 
 HEATMAP_DPI = 100
 EOS_LABEL = "</s>"
@@ -95,7 +96,7 @@ class UtteranceAttention:
 
 
 @torch.inference_mode()
-def utterance_attention(model: SateModel, meta: dict[str, Any], batch: dict[str, Any],
+def utterance_attention(model: SateModel, meta: ModelMeta, batch: Batch,
                         device: torch.device) -> UtteranceAttention:
     """Greedy-decode the single utterance of ``batch``, then capture every attention map in one pass.
 

@@ -28,7 +28,7 @@ import shlex
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import torch
 
@@ -43,9 +43,9 @@ from sate.bench import scale as scale_part
 from sate.bench import segment as segment_part
 from sate.bench import text as text_part
 from sate.bench import train as train_part
+from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
-from sate.bench.measure import machine
-from sate.bench.subject import Subject, build_tiny, load_subject
+from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.errors import SateError
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text")
@@ -53,6 +53,25 @@ DEFAULT_PARTS = PARTS[:4]
 # parts that need no --model/--tiny
 NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text"}
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
+
+# Each part's figures under its name, for the parts that ran ("asr-real" and "ctc-vocab" are no Python names, hence
+# this form).
+PartResults = TypedDict("PartResults", {
+    "decode": decode_part.DecodeResult, "train": train_part.TrainResult, "data": data_part.DataResult,
+    "length": length_part.LengthResult | length_part.LengthSkipped, "corpus": corpus_part.CorpusResult,
+    "scale": scale_part.ScaleResult, "gpu": gpu_part.GpuResult, "segment": segment_part.SegmentResult,
+    "asr-real": realasr_part.RealAsrResult, "ctc-vocab": ctcvocab_part.CtcVocabResult, "text": text_part.TextResult,
+}, total=False)
+
+
+class BenchResult(PartResults):
+    """The JSON of one run (--out): how it was run, on what, and the figures of each part."""
+
+    command: str
+    machine: Machine
+    peak_memory: str  # how peak memory is measured
+    subject: SubjectInfo | None  # None: only parts without a model ran
+    parts: list[str]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -121,12 +140,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -> dict[str, Any]:
+def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -> PartResults:
     """Run the chosen parts in order, printing each table as soon as its part is done."""
     max_frames = args.max_frames or (train_part.default_max_frames(subject.model_path)
                                      if subject is not None and not subject.tiny else train_part.DEFAULT_MAX_FRAMES)
     split = args.split or ("train" if subject is not None and subject.tiny else "dev")
-    result: dict[str, Any] = {}
+    result = PartResults()
     for part in args.parts:
         torch.set_num_threads(threads)  # `sate features` (in --tiny and the data part) leaves torch at 1 thread
         print(f"\n== {part}", flush=True)
@@ -163,8 +182,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
             result[part] = text_part.run(args.text_lines, args.text_steps)
             print(text_part.table(result[part]))
         elif length_part.frame_kind(subject.model) is None:
-            result[part] = {"skipped": f"the model's adaptor is {subject.model.conf.adaptor.type!r}; the "
-                                       "length part compares league or soft with shrink"}
+            result[part] = length_part.LengthSkipped(
+                skipped=f"the model's adaptor is {subject.model.conf.adaptor.type!r}; the length part compares league "
+                        "or soft with shrink")
             print(result[part]["skipped"])
         else:
             result[part] = length_part.run(subject, split, args.beam, args.repeat)
@@ -172,7 +192,7 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
     return result
 
 
-def summary(result: dict[str, Any]) -> str:
+def summary(result: PartResults) -> str:
     """The ratios and goals of the parts that ran, one line each."""
     lines = ["Summary (ratios measured side by side in this run):"]
     if "decode" in result:
@@ -251,9 +271,9 @@ def main(argv: list[str] | None = None) -> int:
             elif args.model is not None:
                 subject = load_subject(args.model, args.data)
             torch.set_num_threads(threads)
-            result = {"command": command, "machine": machine(), "peak_memory": PEAK_MEMORY,
-                      "subject": subject.describe() if subject is not None else None, "parts": args.parts}
-            result.update(run_parts(args, subject, threads))
+            result = BenchResult(command=command, machine=machine(), peak_memory=PEAK_MEMORY,
+                                 subject=subject.describe() if subject is not None else None, parts=args.parts,
+                                 **run_parts(args, subject, threads))
     except SateError as err:
         print(f"python -m sate.bench: error: {err}", file=sys.stderr)
         return 2

@@ -11,14 +11,37 @@ from __future__ import annotations
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from sate.synth import corpus as synth
 
-DEMO_SIZES = {"text_size": 40000, "dev_size": 300, "test_size": 300}  # recipes/synth/run.sh's defaults
+
+class CorpusSizes(TypedDict):
+    """Sentences of the phrasebook corpus besides the voiced train ones (`build_phrasebook_corpus`)."""
+
+    text_size: int
+    dev_size: int
+    test_size: int
 
 
-def run(size: int, jobs: int, sizes: dict[str, int] | None = None) -> dict[str, Any]:
+class CorpusResult(CorpusSizes):
+    """The corpus part's figures."""
+
+    text: str  # which corpus
+    train_size: int
+    jobs: int
+    utterances: int
+    audio_hours: float
+    seconds: float
+    utterances_per_second: float
+    seconds_per_audio_hour: float
+    x_real_time: float
+
+
+DEMO_SIZES = CorpusSizes(text_size=40000, dev_size=300, test_size=300)  # recipes/synth/run.sh's defaults
+
+
+def run(size: int, jobs: int, sizes: CorpusSizes | None = None) -> CorpusResult:
     """Build the phrasebook corpus with `size` voiced train sentences (other sizes: the demo's, or `sizes`)."""
     sizes = sizes or DEMO_SIZES
     with tempfile.TemporaryDirectory() as tmp:
@@ -28,13 +51,13 @@ def run(size: int, jobs: int, sizes: dict[str, int] | None = None) -> dict[str, 
         seconds = time.perf_counter() - start
     utterances = sum(s["segments"] for s in summary["splits"].values())
     hours = sum(s["hours"] for s in summary["splits"].values())
-    return {"text": "phrasebook", **sizes, "train_size": size, "jobs": jobs, "utterances": utterances,
-            "audio_hours": round(hours, 3), "seconds": round(seconds, 1),
-            "utterances_per_second": round(utterances / seconds, 1),
-            "seconds_per_audio_hour": round(seconds / hours, 1), "x_real_time": round(hours * 3600 / seconds, 1)}
+    return CorpusResult(text="phrasebook", **sizes, train_size=size, jobs=jobs, utterances=utterances,
+                        audio_hours=round(hours, 3), seconds=round(seconds, 1),
+                        utterances_per_second=round(utterances / seconds, 1),
+                        seconds_per_audio_hour=round(seconds / hours, 1), x_real_time=round(hours * 3600 / seconds, 1))
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: CorpusResult) -> str:
     return (f"Corpus ({result['text']}, {result['train_size']} train sentences voiced + dev + 2 x test, "
             f"{result['jobs']} jobs): "
             f"{result['utterances']} utterances, {result['audio_hours']} h of audio in {result['seconds']} s = "

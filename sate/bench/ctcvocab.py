@@ -18,13 +18,14 @@ directory's own subset is `sate vocab --marian`'s printed count.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, TypedDict
 
 import torch
 
 from sate.bench.measure import fastest, stopwatch
 from sate.bench.train import thread_stopwatch
 from sate.models.config import AcousticConfig, AdaptorConfig, CTCConfig
+from sate.models.hub.settings import SpeechHub
 
 D_MODEL = 512  # opus-mt's width
 FULL_VOCAB = 58101  # opus-mt-en-de's vocab.json
@@ -32,12 +33,42 @@ DEFAULT_SIZES = (FULL_VOCAB, 24000, 12000)
 BATCH, SECONDS = 1, 10.0  # utterances of the timed batch, and their length
 TOKENS_PER_SECOND = 4.0  # CTC targets per second of speech (an assumption: TED speech in subword pieces)
 # wav2vec2-base (facebook/wav2vec2-base's config.json) in the form of an acoustic.hub dict.
-WAV2VEC2_BASE = {"model_type": "wav2vec2", "extractor_mode": "group_norm",
+WAV2VEC2_BASE: SpeechHub = {"model_type": "wav2vec2", "extractor_mode": "group_norm",
                  "conv_layers": [[512, 10, 5]] + [[512, 3, 2]] * 4 + [[512, 2, 2]] * 2, "feat_proj_layer_norm": True,
                  "conv_bias": False, "hidden_size": 768, "pos_conv_kernel": 128, "pos_conv_groups": 16, "layers": 12,
                  "heads": 12, "ffn": 3072, "layer_norm_first": False, "projection_dropout": 0.1,
                  "attention_dropout": 0.1, "ff_interm_dropout": 0.0, "dropout": 0.1, "layer_drop": 0.0,
                  "layer_norm_eps": 1e-5, "do_normalize": True}
+
+
+class VocabRow(TypedDict):
+    """A training step with CTC and the adaptor over `vocab` pieces."""
+
+    vocab: int
+    seconds: float
+    overhead: float  # over the encoder alone
+    rss_rise_mib: int
+    extra_rise_mib: int  # over the encoder alone
+    logits_mib: float
+
+
+class StepCost(TypedDict):
+    seconds: float
+    rss_rise_mib: int
+
+
+class CtcVocabResult(TypedDict):
+    """The ctc-vocab part's figures."""
+
+    batch: int
+    seconds_per_utterance: float
+    frames_per_utterance: int
+    d_model: int
+    encoder: str
+    encoder_alone: StepCost
+    clock: str
+    repeat: int
+    rows: list[VocabRow]  # per --vocab-sizes
 
 
 class _Head(torch.nn.Module):
@@ -75,7 +106,7 @@ def _step(encoder: torch.nn.Module, head: _Head | None, batch: dict[str, torch.T
     return seconds
 
 
-def run(sizes: list[int], repeat: int) -> dict[str, Any]:
+def run(sizes: list[int], repeat: int) -> CtcVocabResult:
     """Step seconds and peak memory rise of the encoder alone and with CTC + adaptor at each size."""
     from sate.models.hub.speech import HubAcousticEncoder  # heavy: torch
 
@@ -94,18 +125,18 @@ def run(sizes: list[int], repeat: int) -> dict[str, Any]:
     for vocab in sizes:
         head = _Head(vocab).train()
         seconds, peak = fastest(lambda head=head: _step(encoder, head, batch, clock), repeat, float)
-        rows.append({"vocab": vocab, "seconds": round(seconds, 3),
-                     "overhead": round(seconds / alone - 1, 3),
-                     "rss_rise_mib": round(peak.rise_mib), "extra_rise_mib": round(peak.rise_mib - alone_peak.rise_mib),
-                     "logits_mib": round(BATCH * frames * vocab * 4 / 2**20, 1)})
+        rows.append(VocabRow(vocab=vocab, seconds=round(seconds, 3), overhead=round(seconds / alone - 1, 3),
+                             rss_rise_mib=round(peak.rise_mib),
+                             extra_rise_mib=round(peak.rise_mib - alone_peak.rise_mib),
+                             logits_mib=round(BATCH * frames * vocab * 4 / 2**20, 1)))
         del head
-    return {"batch": BATCH, "seconds_per_utterance": SECONDS, "frames_per_utterance": frames, "d_model": D_MODEL,
-            "encoder": "wav2vec2-base (random weights), frozen feature extractor",
-            "encoder_alone": {"seconds": round(alone, 3), "rss_rise_mib": round(alone_peak.rise_mib)},
-            "clock": clock_name, "repeat": repeat, "rows": rows}
+    return CtcVocabResult(batch=BATCH, seconds_per_utterance=SECONDS, frames_per_utterance=frames, d_model=D_MODEL,
+                          encoder="wav2vec2-base (random weights), frozen feature extractor",
+                          encoder_alone=StepCost(seconds=round(alone, 3), rss_rise_mib=round(alone_peak.rise_mib)),
+                          clock=clock_name, repeat=repeat, rows=rows)
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: CtcVocabResult) -> str:
     head = (f"training step, {result['batch']} x {result['seconds_per_utterance']:g} s "
             f"({result['frames_per_utterance']} frames each), {result['encoder']}, fastest of {result['repeat']} on "
             f"the {result['clock']}: encoder alone {result['encoder_alone']['seconds']} s, peak rise "
@@ -118,7 +149,7 @@ def table(result: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def summary_line(result: dict[str, Any]) -> str:
+def summary_line(result: CtcVocabResult) -> str:
     rows = result["rows"]
     return "  CTC + soft adaptor over a Marian vocabulary: " + ", ".join(
         f"{r['vocab']} pieces {r['overhead']:+.0%} ({r['extra_rise_mib']:+d} MiB)" for r in rows) + \

@@ -22,7 +22,7 @@ import random
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import soundfile as sf
@@ -79,6 +79,36 @@ def write_tone_corpus(root: Path, minutes: float, seed: int = 0) -> None:
             (base / "txt" / f"{split}.{ext}").write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+class FeatureSpeed(TypedDict):
+    """`sate features` with `jobs` processes."""
+
+    jobs: int
+    seconds: float
+    x_real_time: float
+    x_real_time_per_core: float
+
+
+class LoaderSpeed(TypedDict):
+    """The train loader with `workers` processes (`loader_speed`)."""
+
+    workers: int
+    utts_per_s: float
+    first_batch_seconds: float
+
+
+class DataResult(TypedDict):
+    """The data part's figures."""
+
+    audio: str  # where the audio came from
+    utterances: int
+    audio_minutes: float
+    features: list[FeatureSpeed]  # with 1 job, then with --jobs
+    loader_data: str
+    max_frames: int
+    loader_utterances: int
+    loader: list[LoaderSpeed]  # per LOADER_WORKERS
+
+
 def quiet(argv: list[object]) -> float:
     """Run a sate command without its output; returns wall seconds."""
     lap = stopwatch()
@@ -90,7 +120,7 @@ def quiet(argv: list[object]) -> float:
     return lap()
 
 
-def loader_speed(data: Path, workers: int, max_frames: int) -> dict[str, float]:
+def loader_speed(data: Path, workers: int, max_frames: int) -> LoaderSpeed:
     """Steady-state utterances/s of the train loader (CMVN, SpecAugment) from its first batch on, over up to
     LOADER_UTTERANCES utterances or LOADER_EPOCHS epochs, and the seconds until that first batch (start-up)."""
     from torch.utils.data import DataLoader  # heavy: torch
@@ -118,7 +148,8 @@ def loader_speed(data: Path, workers: int, max_frames: int) -> dict[str, float]:
                 break
         if count >= LOADER_UTTERANCES:
             break
-    return {"workers": workers, "utts_per_s": round(count / (lap() - first), 1), "first_batch_seconds": round(first, 3)}
+    return LoaderSpeed(workers=workers, utts_per_s=round(count / (lap() - first), 1),
+                       first_batch_seconds=round(first, 3))
 
 
 def first_minutes(data: Path, minutes: float, out: Path) -> str:
@@ -134,41 +165,39 @@ def first_minutes(data: Path, minutes: float, out: Path) -> str:
     return f"the first {len(rows)} train utterances of {data}"
 
 
-def run(data: Path | None, minutes: float, jobs: int, max_frames: int) -> dict[str, Any]:
+def run(data: Path | None, minutes: float, jobs: int, max_frames: int) -> DataResult:
     """Feature extraction on `minutes` of DATA's train audio (or of generated tones), then its loader."""
     threads = torch.get_num_threads()  # `sate features` and the loader run torch on 1 thread
-    result: dict[str, Any] = {}
     try:
         with tempfile.TemporaryDirectory() as tmp:
             work = Path(tmp) / "data"
             if data is None:
                 write_tone_corpus(Path(tmp) / "mustc", minutes)
                 quiet(["prep", "--mustc-root", Path(tmp) / "mustc", "--out", work])
-                result["audio"] = "generated tones in talks of about 60 s, MuST-C-like segment lengths"
+                source = "generated tones in talks of about 60 s, MuST-C-like segment lengths"
             else:
-                result["audio"] = first_minutes(data, minutes, work)
+                source = first_minutes(data, minutes, work)
             rows = [r for split in manifest_splits(work) for r in read_manifest(work / f"{split}.jsonl")]
             audio = sum(float(r["duration"]) for r in rows)
-            result.update(utterances=len(rows), audio_minutes=round(audio / 60, 1), features=[])
+            features = []
             for n in sorted({1, jobs}):
                 shutil.rmtree(work / layout.FBANK_DIR, ignore_errors=True)
                 seconds = quiet(["features", "--data", work, "--jobs", n])
-                result["features"].append({"jobs": n, "seconds": round(seconds, 2),
-                                           "x_real_time": round(audio / seconds, 1),
-                                           "x_real_time_per_core": round(audio / seconds / n, 1)})
+                features.append(FeatureSpeed(jobs=n, seconds=round(seconds, 2), x_real_time=round(audio / seconds, 1),
+                                             x_real_time_per_core=round(audio / seconds / n, 1)))
             if data is None:
                 quiet(["vocab", "--data", work, "--src-size", "100", "--tgt-size", "100"])
             torch.set_num_threads(1)
             loaded = data or work
-            result.update(loader_data=str(loaded) if data else "the generated tones", max_frames=max_frames,
-                          loader_utterances=LOADER_UTTERANCES,
-                          loader=[loader_speed(loaded, w, max_frames) for w in LOADER_WORKERS])
+            return DataResult(audio=source, utterances=len(rows), audio_minutes=round(audio / 60, 1),
+                              features=features, loader_data=str(loaded) if data else "the generated tones",
+                              max_frames=max_frames, loader_utterances=LOADER_UTTERANCES,
+                              loader=[loader_speed(loaded, w, max_frames) for w in LOADER_WORKERS])
     finally:
         torch.set_num_threads(threads)
-    return result
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: DataResult) -> str:
     lines = [f"Data: {result['audio']} ({result['utterances']} utterances, {result['audio_minutes']} min)",
              "fbank extraction (sate features, wall time): " + "; ".join(
                  f"{f['jobs']} job(s) {f['seconds']:.1f} s = {f['x_real_time']:g}x real time "

@@ -13,18 +13,64 @@ memory: see `sate.bench.measure`. BLEU is sacreBLEU (13a, case-sensitive) on the
 from __future__ import annotations
 
 import logging
-from typing import Any
+from typing import TypedDict
 
 import torch
 
 from sate.bench.measure import Peak, fastest, stopwatch
-from sate.bench.subject import Subject
+from sate.bench.subject import Subject, SubjectInfo
 from sate.data.dataset import collate
 from sate.data.vocab import Vocabulary
 from sate.decode.beam_search import DecodeOptions, decode_memory, encode_for_decoding
 from sate.models.base import SateModel
 
 BLEU_TIE = 0.01  # BLEU is rounded to 2 decimals; equal means within rounding
+
+
+class DecodeFigures(TypedDict):
+    """One decoder's fastest run over the utterances."""
+
+    seconds: float
+    encode_seconds: float
+    search_seconds: float
+    utts_per_s: float
+    rtf: float
+    peak_rss_mib: int
+    rss_rise_mib: int
+    bleu: float
+
+
+class SateRow(DecodeFigures):
+    """Our decoder at one batch size, against ESPnet's."""
+
+    batch_size: int
+    speedup: float
+    search_speedup: float
+    identical: int  # utterances with ESPnet's best hypothesis
+
+
+class DecodeGoal(TypedDict):
+    speedup_at_least: float
+    best_batch_size: int
+    speedup: float
+    bleu_equal: bool
+    met: bool
+
+
+class DecodeResult(SubjectInfo):
+    """The decode part's figures."""
+
+    split: str
+    utterances: int
+    audio_seconds: float
+    beam: int
+    lenpen: float
+    max_len_ratio: float
+    repeat: int
+    peak_method: str
+    espnet: DecodeFigures
+    sate: list[SateRow]  # per batch size
+    goal: DecodeGoal
 
 
 class Decoded:
@@ -87,7 +133,7 @@ def bleu(hyps: list[list[int]], refs: list[str], vocab: Vocabulary) -> float:
 
 
 def run(subject: Subject, split: str, max_utts: int | None, batch_sizes: list[int], beam: int,
-        repeat: int) -> dict[str, Any]:
+        repeat: int) -> DecodeResult:
     """Decode the first `max_utts` utterances of `split` with ESPnet and with sate at each batch size."""
     model, dataset = subject.model, subject.dataset(split)
     count = len(dataset) if max_utts is None else min(max_utts, len(dataset))
@@ -96,11 +142,11 @@ def run(subject: Subject, split: str, max_utts: int | None, batch_sizes: list[in
     audio = sum(float(dataset.rows[i]["duration"]) for i in range(count))
     options = DecodeOptions(beam=beam, lenpen=0.0, length_bonus=0.0, max_len_ratio=1.0)
 
-    def figures(run: Decoded, peak: Peak) -> dict[str, Any]:
-        return {"seconds": round(run.seconds, 3), "encode_seconds": round(run.encode, 3),
-                "search_seconds": round(run.search, 3), "utts_per_s": round(count / run.seconds, 2),
-                "rtf": round(run.seconds / audio, 4), "peak_rss_mib": round(peak.peak_mib),
-                "rss_rise_mib": round(peak.rise_mib), "bleu": bleu(run.ordered(), refs, subject.tgt)}
+    def figures(run: Decoded, peak: Peak) -> DecodeFigures:
+        return DecodeFigures(seconds=round(run.seconds, 3), encode_seconds=round(run.encode, 3),
+                             search_seconds=round(run.search, 3), utts_per_s=round(count / run.seconds, 2),
+                             rtf=round(run.seconds / audio, 4), peak_rss_mib=round(peak.peak_mib),
+                             rss_rise_mib=round(peak.rise_mib), bleu=bleu(run.ordered(), refs, subject.tgt))
 
     # Warm-up (first calls allocate), then ESPnet, then sate at each batch size.
     sate_decode(model, items[:2], 2, options)
@@ -111,21 +157,21 @@ def run(subject: Subject, split: str, max_utts: int | None, batch_sizes: list[in
     for size in batch_sizes:
         ours, peak = fastest(lambda size=size: sate_decode(model, items, size, options), repeat, lambda d: d.seconds)
         row = figures(ours, peak)
-        rows.append({"batch_size": size, **row, "speedup": round(espnet["seconds"] / row["seconds"], 2),
-                     "search_speedup": round(espnet["search_seconds"] / row["search_seconds"], 2),
-                     "identical": sum(a == b for a, b in zip(ours.ordered(), theirs.ordered(), strict=True))})
+        rows.append(SateRow(batch_size=size, **row, speedup=round(espnet["seconds"] / row["seconds"], 2),
+                            search_speedup=round(espnet["search_seconds"] / row["search_seconds"], 2),
+                            identical=sum(a == b for a, b in zip(ours.ordered(), theirs.ordered(), strict=True))))
     best = max(rows, key=lambda r: r["speedup"])
-    return {
-        **subject.describe(), "split": split, "utterances": count, "audio_seconds": round(audio, 1),
-        "beam": beam, "lenpen": 0.0, "max_len_ratio": 1.0, "repeat": repeat, "peak_method": peak.method,
-        "espnet": espnet, "sate": rows,
-        "goal": {"speedup_at_least": 5.0, "best_batch_size": best["batch_size"], "speedup": best["speedup"],
-                 "bleu_equal": abs(best["bleu"] - espnet["bleu"]) < BLEU_TIE,
-                 "met": best["speedup"] >= 5.0 and abs(best["bleu"] - espnet["bleu"]) < BLEU_TIE},
-    }
+    return DecodeResult(
+        **subject.describe(), split=split, utterances=count, audio_seconds=round(audio, 1),
+        beam=beam, lenpen=0.0, max_len_ratio=1.0, repeat=repeat, peak_method=peak.method,
+        espnet=espnet, sate=rows,
+        goal=DecodeGoal(speedup_at_least=5.0, best_batch_size=best["batch_size"], speedup=best["speedup"],
+                        bleu_equal=abs(best["bleu"] - espnet["bleu"]) < BLEU_TIE,
+                        met=best["speedup"] >= 5.0 and abs(best["bleu"] - espnet["bleu"]) < BLEU_TIE),
+    )
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: DecodeResult) -> str:
     e = result["espnet"]
     lines = [f"Decoding: {result['utterances']} utterances of {result['split']}, {result['audio_seconds']} s of audio, "
              f"beam {result['beam']}, fastest of {result['repeat']}",

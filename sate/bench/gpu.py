@@ -26,7 +26,7 @@ import os
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -36,12 +36,71 @@ from sate.bench.data import mustc_like_durations
 from sate.errors import SateError
 from sate.train.schema import TrainingConfig
 
+if TYPE_CHECKING:  # the dataset module: imported where batches are made
+    from sate.data.dataset import Batch, Item
+
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc"
 VOCAB = 10_000  # the MuST-C recipe's SentencePiece sizes
 TOKENS_PER_SECOND = {"src": 4.0, "tgt": 4.5}  # an assumption: TED speech, 10k SentencePiece units
 MUSTC_FRAMES = 408 * 3600 * 100  # MuST-C En-De v1 train: 408 h of 100 frames/s
 EPOCHS = 50  # conf/mustc/st.yaml's max_epochs
 BUDGET_S = 8 * 60
+
+
+class StepSpeed(TypedDict):
+    """Timed training steps (`train_steps`)."""
+
+    steps: int
+    seconds: float
+    steps_per_s: float
+    frames_per_s: int
+    peak_gib: float | None  # CUDA only
+
+
+class DdpSpeed(StepSpeed):
+    scaling_efficiency: NotRequired[float]  # steps/s per rank over one GPU's
+
+
+class DecodeSpeed(TypedDict):
+    seconds: float
+    utts_per_s: float
+    rtf: float
+
+
+class GpuDecode(TypedDict):
+    """Our batched beam search against ESPnet's one utterance at a time (`decode`)."""
+
+    utterances: int
+    audio_s: float
+    beam: int
+    batch_size: int
+    sate: DecodeSpeed
+    espnet: DecodeSpeed
+    speedup: float
+
+
+# The MuST-C training time estimated from the frames/s; "from" says from which (a keyword, hence this form).
+Estimate = TypedDict("Estimate", {"hours_1_gpu": float, "hours_8_gpus": float, "efficiency_8_gpus": float,
+                                  "epochs": int, "from": str})
+
+
+class GpuResult(TypedDict):
+    """The gpu part's figures."""
+
+    device: str
+    gpus: int
+    max_frames: int
+    vocab: int
+    parameters: int
+    sate: StepSpeed
+    espnet: StepSpeed
+    ratio: float
+    sate_with_teachers: StepSpeed
+    decode: GpuDecode
+    ddp: NotRequired[DdpSpeed]  # with two GPUs and time left
+    estimate: Estimate
+    seconds: float
+    within_budget: bool
 
 
 def require_cuda() -> None:
@@ -79,9 +138,9 @@ def with_teachers(student_conf: dict, work: Path, vocab: int, teacher_confs: dic
     return build_for_training(TrainingConfig(task="st", model=conf), tokens(vocab), tokens(vocab))
 
 
-def fake_batches(count: int, max_frames: int, vocab: int, seed: int = 0) -> list[dict]:
+def fake_batches(count: int, max_frames: int, vocab: int, seed: int = 0) -> list[Batch]:
     """`count` batches of our sampler over MuST-C-like lengths, random fbank and tokens (on the CPU)."""
-    from sate.data.dataset import collate  # heavy: torch
+    from sate.data.dataset import Item, collate  # heavy: torch
     from sate.data.sampler import BucketBatchSampler  # heavy: torch
 
     rng = np.random.default_rng(seed)
@@ -94,12 +153,12 @@ def fake_batches(count: int, max_frames: int, vocab: int, seed: int = 0) -> list
 
     batches = []
     for batch in list(BucketBatchSampler(lengths, max_frames=max_frames, seed=seed))[:count]:
-        batches.append(collate([{"id": f"fake_{i}", "feats": torch.randn(int(lengths[i]), 80, generator=gen),
-                                 "src": ids("src", durations[i]), "tgt": ids("tgt", durations[i])} for i in batch]))
+        batches.append(collate([Item(id=f"fake_{i}", feats=torch.randn(int(lengths[i]), 80, generator=gen),
+                                     src=ids("src", durations[i]), tgt=ids("tgt", durations[i])) for i in batch]))
     return batches
 
 
-def _to(batch: dict, device: torch.device) -> dict:
+def _to(batch: Batch, device: torch.device) -> Batch:
     return {k: v.to(device, non_blocking=True) if isinstance(v, torch.Tensor) else v for k, v in batch.items()}
 
 
@@ -108,15 +167,15 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
-def _loss(model: torch.nn.Module, batch: dict, espnet: bool) -> torch.Tensor:
+def _loss(model: torch.nn.Module, batch: Batch, espnet: bool) -> torch.Tensor:
     if espnet:
         return model(speech=batch["feats"], speech_lengths=batch["feats_lengths"], text=batch["tgt"],
                      text_lengths=batch["tgt_lengths"], src_text=batch["src"], src_text_lengths=batch["src_lengths"])[0]
     return model(batch)["loss"]
 
 
-def train_steps(model: torch.nn.Module, batches: list[dict], device: torch.device, espnet: bool = False,
-                warmup: int = 2, dtype: torch.dtype | None = torch.bfloat16) -> dict[str, Any]:
+def train_steps(model: torch.nn.Module, batches: list[Batch], device: torch.device, espnet: bool = False,
+                warmup: int = 2, dtype: torch.dtype | None = torch.bfloat16) -> StepSpeed:
     """Time full training steps (autocast forward, backward, clipping, Adam) over `batches` after `warmup`.
 
     The model is left on `device`; the caller moves it back when it needs the memory. `dtype` None: no autocast."""
@@ -124,7 +183,7 @@ def train_steps(model: torch.nn.Module, batches: list[dict], device: torch.devic
     params = [p for p in model.parameters() if p.requires_grad]
     optimizer = torch.optim.Adam(params, lr=1e-4)
 
-    def step(batch: dict) -> None:
+    def step(batch: Batch) -> None:
         optimizer.zero_grad(set_to_none=True)
         with torch.autocast(device.type, dtype=dtype) if dtype else contextlib.nullcontext():
             loss = _loss(model, batch, espnet)
@@ -146,12 +205,12 @@ def train_steps(model: torch.nn.Module, batches: list[dict], device: torch.devic
     seconds = time.perf_counter() - start
     frames = sum(int(b["feats_lengths"].sum()) for b in timed)
     peak = torch.cuda.max_memory_allocated(device) / 2**30 if device.type == "cuda" else None
-    return {"steps": len(timed), "seconds": round(seconds, 3), "steps_per_s": round(len(timed) / seconds, 3),
-            "frames_per_s": round(frames / seconds), "peak_gib": None if peak is None else round(peak, 2)}
+    return StepSpeed(steps=len(timed), seconds=round(seconds, 3), steps_per_s=round(len(timed) / seconds, 3),
+                     frames_per_s=round(frames / seconds), peak_gib=None if peak is None else round(peak, 2))
 
 
 @torch.no_grad()
-def decode(model: Any, items: list[dict], batch_size: int, beam: int, device: torch.device) -> dict[str, Any]:
+def decode(model: Any, items: list[Item], batch_size: int, beam: int, device: torch.device) -> GpuDecode:
     """Our batched beam search against ESPnet's one utterance at a time (module docstring)."""
     from espnet.nets.batch_beam_search import BatchBeamSearch  # heavy: ESPnet
 
@@ -180,12 +239,12 @@ def decode(model: Any, items: list[dict], batch_size: int, beam: int, device: to
         search(x=enc.memory[0], maxlenratio=0.0, minlenratio=0.0)
     _sync(device)
     theirs = time.perf_counter() - start
-    return {"utterances": len(items), "audio_s": round(audio, 1), "beam": beam, "batch_size": batch_size,
-            "sate": {"seconds": round(ours, 2), "utts_per_s": round(len(items) / ours, 2),
-                     "rtf": round(ours / audio, 4)},
-            "espnet": {"seconds": round(theirs, 2), "utts_per_s": round(len(items) / theirs, 2),
-                       "rtf": round(theirs / audio, 4)},
-            "speedup": round(theirs / ours, 2)}
+    return GpuDecode(utterances=len(items), audio_s=round(audio, 1), beam=beam, batch_size=batch_size,
+                     sate=DecodeSpeed(seconds=round(ours, 2), utts_per_s=round(len(items) / ours, 2),
+                                      rtf=round(ours / audio, 4)),
+                     espnet=DecodeSpeed(seconds=round(theirs, 2), utts_per_s=round(len(items) / theirs, 2),
+                                        rtf=round(theirs / audio, 4)),
+                     speedup=round(theirs / ours, 2))
 
 
 def _ddp_worker(rank: int, world: int, port: int, max_frames: int, steps: int, out: str) -> None:
@@ -206,7 +265,7 @@ def _ddp_worker(rank: int, world: int, port: int, max_frames: int, steps: int, o
     dist.destroy_process_group()
 
 
-def ddp_step(max_frames: int, steps: int) -> dict[str, Any]:
+def ddp_step(max_frames: int, steps: int) -> DdpSpeed:
     """Steps/s of DDP on two GPUs (each with its own batch of `max_frames`)."""
     import socket
 
@@ -226,9 +285,10 @@ def estimate_hours(frames_per_s: float, gpus: int, efficiency: float) -> float:
     return round(EPOCHS * MUSTC_FRAMES / (frames_per_s * gpus * efficiency) / 3600, 1)
 
 
-def run(steps: int = 10, decode_utts: int = 32, beam: int = 5, max_frames: int | None = None) -> dict[str, Any]:
+def run(steps: int = 10, decode_utts: int = 32, beam: int = 5, max_frames: int | None = None) -> GpuResult:
     """Every figure of the module docstring, on the first CUDA device; raises `SateError` without one."""
     from sate.bench.train import espnet_counterpart  # heavy: torch
+    from sate.data.dataset import Item  # heavy: torch
 
     require_cuda()
     started = time.perf_counter()
@@ -238,42 +298,43 @@ def run(steps: int = 10, decode_utts: int = 32, beam: int = 5, max_frames: int |
     torch.manual_seed(0)
     batches = fake_batches(steps + 2, max_frames, VOCAB)
     ours = paper_model()
-    result: dict[str, Any] = {"device": torch.cuda.get_device_name(device), "gpus": torch.cuda.device_count(),
-                              "max_frames": max_frames, "vocab": VOCAB,
-                              "parameters": sum(p.numel() for p in ours.parameters())}
-    result["sate"] = train_steps(ours, batches, device)
+    parameters = sum(p.numel() for p in ours.parameters())
+    sate = train_steps(ours, batches, device)
     espnet = espnet_counterpart(ours.cpu(), tokens(VOCAB), tokens(VOCAB))
-    result["espnet"] = train_steps(espnet, batches, device, espnet=True)
+    theirs = train_steps(espnet, batches, device, espnet=True)
     espnet.cpu()
     del espnet
     torch.cuda.empty_cache()
-    result["ratio"] = round(result["sate"]["frames_per_s"] / result["espnet"]["frames_per_s"], 3)
     with tempfile.TemporaryDirectory() as tmp:
         teachers = {side: yaml.safe_load((CONF / f"{side}.yaml").read_text())["model"] for side in ("asr", "mt")}
         kd_model = with_teachers(st["model"], Path(tmp), VOCAB, teachers)
-        result["sate_with_teachers"] = train_steps(kd_model, batches, device)
+        with_kd = train_steps(kd_model, batches, device)
         kd_model.cpu()
         del kd_model
         torch.cuda.empty_cache()
-    items = [{"id": f"u{i}", "feats": b["feats"][j, :int(b["feats_lengths"][j])],
-              "src": b["src"][j], "tgt": b["tgt"][j]} for i, b in enumerate(batches) for j in range(len(b["ids"]))]
+    items = [Item(id=f"u{i}", feats=b["feats"][j, :int(b["feats_lengths"][j])], src=b["src"][j], tgt=b["tgt"][j])
+             for i, b in enumerate(batches) for j in range(len(b["ids"]))]
     short = sorted(items, key=lambda x: x["feats"].size(0))[: decode_utts * 2][::2]  # among the shorter ones
-    result["decode"] = decode(ours, short, batch_size=decode_utts, beam=beam, device=device)
+    decoded = decode(ours, short, batch_size=decode_utts, beam=beam, device=device)
     efficiency = 0.9
+    ddp: dict[str, DdpSpeed] = {}  # "ddp" where it ran
     if torch.cuda.device_count() >= 2 and time.perf_counter() - started < BUDGET_S - 120:
-        result["ddp"] = ddp_step(max_frames, steps)
-        efficiency = round(result["ddp"]["steps_per_s"] / result["sate"]["steps_per_s"], 3)
-        result["ddp"]["scaling_efficiency"] = efficiency
-    frames = result["sate_with_teachers"]["frames_per_s"]
-    result["estimate"] = {"hours_1_gpu": estimate_hours(frames, 1, 1.0), "hours_8_gpus": estimate_hours(frames, 8,
-                          efficiency), "efficiency_8_gpus": efficiency, "epochs": EPOCHS,
-                          "from": "sate_with_teachers frames/s; 8 GPUs at the measured 2-GPU efficiency (else 0.9)"}
-    result["seconds"] = round(time.perf_counter() - started, 1)
-    result["within_budget"] = result["seconds"] <= BUDGET_S
-    return result
+        ddp["ddp"] = ddp_step(max_frames, steps)
+        efficiency = round(ddp["ddp"]["steps_per_s"] / sate["steps_per_s"], 3)
+        ddp["ddp"]["scaling_efficiency"] = efficiency
+    frames = with_kd["frames_per_s"]
+    estimate = Estimate({"hours_1_gpu": estimate_hours(frames, 1, 1.0),
+                         "hours_8_gpus": estimate_hours(frames, 8, efficiency), "efficiency_8_gpus": efficiency,
+                         "epochs": EPOCHS,
+                         "from": "sate_with_teachers frames/s; 8 GPUs at the measured 2-GPU efficiency (else 0.9)"})
+    seconds = round(time.perf_counter() - started, 1)
+    return GpuResult(device=torch.cuda.get_device_name(device), gpus=torch.cuda.device_count(),
+                     max_frames=max_frames, vocab=VOCAB, parameters=parameters, sate=sate, espnet=theirs,
+                     ratio=round(sate["frames_per_s"] / theirs["frames_per_s"], 3), sate_with_teachers=with_kd,
+                     decode=decoded, **ddp, estimate=estimate, seconds=seconds, within_budget=seconds <= BUDGET_S)
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: GpuResult) -> str:
     lines = [f"GPU check on {result['device']} ({result['gpus']} GPU(s)): batches of {result['max_frames']} frames, "
              f"bf16 autocast, {result['parameters']:,} parameters, {result['seconds']} s in all",
              "model                          steps/s   frames/s  peak GiB"]

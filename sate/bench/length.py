@@ -15,7 +15,7 @@ length). Times are the fastest of `repeat` runs; peak memory: see `sate.bench.me
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import torch
 
@@ -30,6 +30,42 @@ from sate.models.config import AdaptorConfig
 
 SECONDS = (2, 5, 10, 20, 30)
 FRAMES_PER_SECOND = 100  # fbank shift 10 ms
+
+
+class LengthFigures(TypedDict):
+    """One adaptor's fastest decoding of one length."""
+
+    memory_length: int  # positions the decoder attends to
+    encode_seconds: float
+    search_seconds: float
+    seconds: float
+    rtf: float
+    peak_rss_mib: int
+    rss_rise_mib: float
+
+
+# One length: "seconds", "frames", "output_tokens" (int), "speedup", "compression" (float, frame-level adaptor over
+# shrink), and under each adaptor's name ("league" or "soft", then "shrink") its `LengthFigures`. The adaptors'
+# names are keys, so the JSON reads as the table does.
+LengthRow = dict[str, int | float | LengthFigures]
+
+
+class LengthResult(TypedDict):
+    """The length part's figures."""
+
+    split: str
+    beam: int
+    repeat: int
+    target_tokens_per_second: float
+    adaptors: list[str]  # the frame-level adaptor, then shrink
+    peak_method: str
+    lengths: list[LengthRow]  # per SECONDS
+
+
+class LengthSkipped(TypedDict):
+    """The length part on a model it cannot compare: why."""
+
+    skipped: str
 
 
 def _renamed(key: str, old: str, new: str) -> str:
@@ -104,39 +140,39 @@ def decode_fixed(model: SateModel, feats: torch.Tensor, steps: int, beam: int) -
     return Run(encoded, lap() - encoded, length)
 
 
-def run(subject: Subject, split: str, beam: int, repeat: int) -> dict[str, Any]:
+def run(subject: Subject, split: str, beam: int, repeat: int) -> LengthResult:
     models = twins(subject.model)
     inputs = long_inputs(subject, split)
     dataset = subject.dataset(split)
     rate = sum(len(t) for t in dataset.tgt) / sum(float(r["duration"]) for r in dataset.rows)
     for model in models.values():  # warm-up
         decode_fixed(model, inputs[SECONDS[0]], 2, beam)
-    rows = []
+    rows: list[LengthRow] = []
     method = ""
     for seconds, feats in inputs.items():
         steps = max(1, round(rate * seconds))
-        row: dict[str, Any] = {"seconds": seconds, "frames": feats.size(1), "output_tokens": steps}
+        figures: dict[str, LengthFigures] = {}
         for name, model in models.items():
             best, peak = fastest(lambda m=model, f=feats, n=steps: decode_fixed(m, f, n, beam), repeat,
                                  lambda r: r.seconds)
             method = peak.method
-            row[name] = _figures(best, peak, seconds)
-        frame, shrink = (row[name] for name in models)
-        row["speedup"] = round(frame["seconds"] / shrink["seconds"], 2)
-        row["compression"] = round(frame["memory_length"] / shrink["memory_length"], 1)
-        rows.append(row)
-    return {"split": split, "beam": beam, "repeat": repeat, "target_tokens_per_second": round(rate, 2),
-            "adaptors": list(models), "peak_method": method, "lengths": rows}
+            figures[name] = _figures(best, peak, seconds)
+        frame, shrink = figures.values()
+        rows.append({"seconds": seconds, "frames": feats.size(1), "output_tokens": steps, **figures,
+                     "speedup": round(frame["seconds"] / shrink["seconds"], 2),
+                     "compression": round(frame["memory_length"] / shrink["memory_length"], 1)})
+    return LengthResult(split=split, beam=beam, repeat=repeat, target_tokens_per_second=round(rate, 2),
+                        adaptors=list(models), peak_method=method, lengths=rows)
 
 
-def _figures(run: Run, peak: Peak, seconds: int) -> dict[str, Any]:
-    return {"memory_length": run.memory_length, "encode_seconds": round(run.encode, 4),
-            "search_seconds": round(run.search, 4), "seconds": round(run.seconds, 4),
-            "rtf": round(run.seconds / seconds, 4), "peak_rss_mib": round(peak.peak_mib),
-            "rss_rise_mib": round(peak.rise_mib, 1)}
+def _figures(run: Run, peak: Peak, seconds: int) -> LengthFigures:
+    return LengthFigures(memory_length=run.memory_length, encode_seconds=round(run.encode, 4),
+                         search_seconds=round(run.search, 4), seconds=round(run.seconds, 4),
+                         rtf=round(run.seconds / seconds, 4), peak_rss_mib=round(peak.peak_mib),
+                         rss_rise_mib=round(peak.rise_mib, 1))
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: LengthResult) -> str:
     frame, shrink = result["adaptors"]
     lines = [f"Length scaling: {frame} vs {shrink}, same weights, batch 1, beam {result['beam']}, output fixed at "
              f"{result['target_tokens_per_second']} tokens/s, fastest of {result['repeat']}",

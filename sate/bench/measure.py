@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TypedDict, TypeVar
 
 MiB = 2**20
 T = TypeVar("T")
@@ -151,13 +151,27 @@ def memory_gib() -> float | None:
     return None
 
 
-def machine() -> dict[str, Any]:
+class Machine(TypedDict):
+    """What the figures were measured on and with."""
+
+    date: str
+    cpu: str
+    cores: int | None
+    memory_gib: float | None
+    torch_threads: int
+    python: str
+    torch: str
+    espnet: str
+    sacrebleu: str
+
+
+def machine() -> Machine:
     """What the figures were measured on and with (everything runs on the CPU)."""
     import espnet  # heavy: ESPnet
     import sacrebleu  # slow: sacrebleu (0.3 s)
     import torch  # heavy: torch
 
-    return {"date": datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), "cpu": cpu_name(),
-            "cores": os.cpu_count(), "memory_gib": memory_gib(), "torch_threads": torch.get_num_threads(),
-            "python": platform.python_version(), "torch": torch.__version__, "espnet": espnet.__version__,
-            "sacrebleu": sacrebleu.__version__}
+    return Machine(date=datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC"), cpu=cpu_name(), cores=os.cpu_count(),
+                   memory_gib=memory_gib(), torch_threads=torch.get_num_threads(),
+                   python=platform.python_version(), torch=torch.__version__, espnet=espnet.__version__,
+                   sacrebleu=sacrebleu.__version__)

@@ -12,7 +12,7 @@ on a human voice it has never heard.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 from sate.bench.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.bench.measure import stopwatch
@@ -23,7 +23,27 @@ from sate.scoring.score import word_error_rate
 EXAMPLES = 5  # prompts shown with their transcripts
 
 
-def run(pack: Path, batch_size: int = 16) -> dict[str, Any]:
+class Example(TypedDict):
+    name: str  # the prompt's
+    reference: str
+    transcript: str
+
+
+class RealAsrResult(TypedDict):
+    """The asr-real part's figures."""
+
+    pack: str
+    task: str
+    prompts: int
+    audio_s: float
+    wer: float  # percent
+    errors: int
+    words: int
+    seconds: float
+    examples: list[Example]  # the first EXAMPLES prompts
+
+
+def run(pack: Path, batch_size: int = 16) -> RealAsrResult:
     from sate.decode.api import SpeechTranslator  # heavy: torch
 
     translator = SpeechTranslator.load(pack, device="cpu")
@@ -37,14 +57,14 @@ def run(pack: Path, batch_size: int = 16) -> dict[str, Any]:
     hyps = [transcript for transcript, _ in decoded]
     refs = [p.text for p in prompts]
     wer = word_error_rate(hyps, refs)
-    return {"pack": str(pack), "task": translator.task, "prompts": len(prompts),
-            "audio_s": round(sum(len(w) for w in waves) / SAMPLE_RATE, 1), "wer": round(wer.wer, 2),
-            "errors": wer.errors, "words": wer.words, "seconds": round(seconds, 1),
-            "examples": [{"name": p.name, "reference": p.text, "transcript": h}
-                         for p, h in list(zip(prompts, hyps, strict=True))[:EXAMPLES]]}
+    return RealAsrResult(pack=str(pack), task=translator.task, prompts=len(prompts),
+                         audio_s=round(sum(len(w) for w in waves) / SAMPLE_RATE, 1), wer=round(wer.wer, 2),
+                         errors=wer.errors, words=wer.words, seconds=round(seconds, 1),
+                         examples=[Example(name=p.name, reference=p.text, transcript=h)
+                                   for p, h in list(zip(prompts, hyps, strict=True))[:EXAMPLES]])
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: RealAsrResult) -> str:
     lines = [f"CTC WER of {result['pack']} ({result['task']}) on {result['prompts']} clean Asterisk prompts "
              f"({result['audio_s']} s of real speech): {result['wer']:.1f}% ({result['errors']} errors / "
              f"{result['words']} words), decoded in {result['seconds']} s"]

@@ -23,7 +23,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NotRequired, TypedDict
 
 import numpy as np
 import yaml
@@ -41,6 +41,66 @@ FRAME_STEP = 32  # feature lengths are rounded to this, so that few matrices ser
 WORDS_PER_SECOND = 2.5
 ASSUMED_GPU_FRAMES_PER_S = 50_000  # an assumption (a generous one) until `--parts gpu` measures it
 GOALS = {"startup_s": 60.0, "index_and_sampler_mib": 1024.0}
+
+
+class FakeData(TypedDict):
+    """What `write_fake_data` wrote."""
+
+    segments: int
+    hours: float
+    distinct_matrices: int
+    ark_mib: float
+    write_seconds: NotRequired[float]  # added by `run`
+
+
+class Kept(TypedDict):
+    """A structure built once and kept: its build time, the memory it holds and the peak on the way."""
+
+    seconds: float
+    kept_mib: int
+    peak_rise_mib: int
+    batches: NotRequired[int]  # the sampler's epoch
+
+
+class Startup(TypedDict):
+    seconds: float  # from starting `sate train` to its first step
+    peak_rss_mib: int
+    first_batch_frames: int
+    workers: int
+
+
+class LoaderFigures(TypedDict):
+    batches: int
+    workers: int
+    frames_per_s: int
+    batches_per_s: float
+
+
+class GpuFrames(TypedDict):
+    value: int
+    source: str
+
+
+class ScaleGoals(TypedDict):
+    startup_s: float
+    startup_met: bool
+    index_and_sampler_mib: float
+    memory_met: bool
+    index_and_sampler_kept_mib: int
+
+
+class ScaleResult(TypedDict):
+    """The scale part's figures."""
+
+    data: FakeData
+    max_frames: int
+    index: Kept
+    sampler: Kept
+    startup: Startup
+    loader: LoaderFigures
+    gpu_frames_per_s: GpuFrames
+    loader_over_gpu: float
+    goals: ScaleGoals
 CONF = Path(__file__).resolve().parents[2] / "conf" / "mustc" / "st.yaml"
 
 STARTUP_SCRIPT = """
@@ -69,7 +129,7 @@ def _lexicon(rng: np.random.Generator, size: int) -> list[str]:
     return ["".join(rng.choice(letters, int(n))) for n in rng.integers(2, 10, size)]
 
 
-def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
+def write_fake_data(root: Path, segments: int, seed: int = 0) -> FakeData:
     """A prepared data dir of `segments` MuST-C-like train rows (module docstring); returns what it holds."""
     import kaldiio  # slow: kaldiio, only where features are read or written
 
@@ -109,8 +169,8 @@ def write_fake_data(root: Path, segments: int, seed: int = 0) -> dict[str, Any]:
     mean, std = np.zeros(80), np.ones(80)
     (root / layout.CMVN).write_text(json.dumps({"split": "train", "frames": int(frames.sum()),
                                                 "mean": mean.tolist(), "std": std.tolist()}))
-    return {"segments": segments, "hours": round(float(durations[:segments].sum()) / 3600, 1),
-            "distinct_matrices": len(offsets), "ark_mib": round(ark.stat().st_size / MiB, 1)}
+    return FakeData(segments=segments, hours=round(float(durations[:segments].sum()) / 3600, 1),
+                    distinct_matrices=len(offsets), ark_mib=round(ark.stat().st_size / MiB, 1))
 
 
 def _kept(build: Any) -> tuple[Any, float, float, float]:
@@ -125,7 +185,7 @@ def _kept(build: Any) -> tuple[Any, float, float, float]:
     return result, seconds, (_rss() - before) / MiB, peak.rise_mib
 
 
-def startup(data: Path, work: Path, max_frames: int, workers: int) -> dict[str, Any]:
+def startup(data: Path, work: Path, max_frames: int, workers: int) -> Startup:
     """Seconds from starting `sate train` (paper-size SATE) to its first step, and its peak memory then."""
     config = yaml.safe_load(CONF.read_text())
     config["model"]["loss"]["kd"] = {"asr_weight": 0.0, "mt_weight": 0.0}
@@ -142,11 +202,11 @@ def startup(data: Path, work: Path, max_frames: int, workers: int) -> dict[str, 
     if done.returncode != 0 or not out.is_file():
         raise SateError(f"the start-up run failed: {done.stderr.strip().splitlines()[-1:]}")
     figures = json.loads(out.read_text())
-    return {"seconds": round(seconds, 1), "peak_rss_mib": round(figures["peak_rss_mib"]),
-            "first_batch_frames": figures["frames"], "workers": workers}
+    return Startup(seconds=round(seconds, 1), peak_rss_mib=round(figures["peak_rss_mib"]),
+                   first_batch_frames=figures["frames"], workers=workers)
 
 
-def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) -> dict[str, Any]:
+def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) -> LoaderFigures:
     """Frames/s and batches/s of the training DataLoader over `batches` batches (after the first)."""
     import torch  # heavy: torch
     from torch.utils.data import DataLoader  # heavy: torch
@@ -161,11 +221,11 @@ def loader_throughput(dataset: Any, sampler: Any, workers: int, batches: int) ->
     for _ in range(batches):
         frames += int(next(it)["feats_lengths"].sum())
     seconds = lap()
-    return {"batches": batches, "workers": workers, "frames_per_s": round(frames / seconds),
-            "batches_per_s": round(batches / seconds, 2)}
+    return LoaderFigures(batches=batches, workers=workers, frames_per_s=round(frames / seconds),
+                         batches_per_s=round(batches / seconds, 2))
 
 
-def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str, Any]:
+def run(segments: int, max_frames: int, workers: int, batches: int) -> ScaleResult:
     """Every figure of the module docstring, on fake data written to a temporary directory."""
     from sate.data.dataset import SpeechDataset  # heavy: torch
     from sate.data.sampler import BucketBatchSampler  # heavy: torch
@@ -184,21 +244,22 @@ def run(segments: int, max_frames: int, workers: int, batches: int) -> dict[str,
         start = startup(data, Path(tmp), max_frames, workers)
     memory = index_mib + sampler_mib
     ratio = round(loader["frames_per_s"] / ASSUMED_GPU_FRAMES_PER_S, 2)
-    return {
-        "data": written, "max_frames": max_frames,
-        "index": {"seconds": round(index_s, 1), "kept_mib": round(index_mib), "peak_rise_mib": round(index_rise)},
-        "sampler": {"seconds": round(sampler_s, 2), "kept_mib": round(sampler_mib),
-                    "peak_rise_mib": round(sampler_rise), "batches": len(epoch)},
-        "startup": start, "loader": loader,
-        "gpu_frames_per_s": {"value": ASSUMED_GPU_FRAMES_PER_S, "source": "assumed (the gpu part not yet run)"},
-        "loader_over_gpu": ratio,
-        "goals": {"startup_s": GOALS["startup_s"], "startup_met": start["seconds"] <= GOALS["startup_s"],
-                  "index_and_sampler_mib": GOALS["index_and_sampler_mib"],
-                  "memory_met": memory <= GOALS["index_and_sampler_mib"], "index_and_sampler_kept_mib": round(memory)},
-    }
+    return ScaleResult(
+        data=written, max_frames=max_frames,
+        index=Kept(seconds=round(index_s, 1), kept_mib=round(index_mib), peak_rise_mib=round(index_rise)),
+        sampler=Kept(seconds=round(sampler_s, 2), kept_mib=round(sampler_mib), peak_rise_mib=round(sampler_rise),
+                     batches=len(epoch)),
+        startup=start, loader=loader,
+        gpu_frames_per_s=GpuFrames(value=ASSUMED_GPU_FRAMES_PER_S, source="assumed (the gpu part not yet run)"),
+        loader_over_gpu=ratio,
+        goals=ScaleGoals(startup_s=GOALS["startup_s"], startup_met=start["seconds"] <= GOALS["startup_s"],
+                         index_and_sampler_mib=GOALS["index_and_sampler_mib"],
+                         memory_met=memory <= GOALS["index_and_sampler_mib"],
+                         index_and_sampler_kept_mib=round(memory)),
+    )
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: ScaleResult) -> str:
     d, i, s, st, ld, g = (result[k] for k in ("data", "index", "sampler", "startup", "loader", "goals"))
     return "\n".join([
         f"MuST-C scale, fake data: {d['segments']:,} segments ({d['hours']} h of MuST-C-like lengths; "

@@ -14,7 +14,7 @@ The goal (issue 19): silero F1 >= 0.9 at 10 dB and at most 1% of the speech lost
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import torch
@@ -25,12 +25,47 @@ from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
-from sate.scoring.segments import TOLERANCE, score_segments
+from sate.scoring.segments import TOLERANCE, SegmentScores, score_segments
 
 MAX_PROMPT = 15.0  # seconds of speech
 SNRS = (20, 10, 5)
 METHODS = ("silero", "energy")
-GOAL = {"snr": 10, "f1": 0.9, "speech_lost": 0.01}
+
+
+class Goal(TypedDict):
+    snr: int  # dB
+    f1: float  # silero's F1 at least
+    speech_lost: float  # silero's share of speech lost at most
+
+
+class GoalMet(Goal):
+    met: bool
+
+
+class SegmentRow(SegmentScores):
+    """One VAD on one condition: `score_segments`'s figures, rounded, and its speed."""
+
+    noise: str
+    snr_db: float | None  # None: clean
+    vad: str
+    x_real_time: float
+
+
+class SegmentResult(TypedDict):
+    """The segment part's figures."""
+
+    utterances: int
+    seed: int
+    duration_s: float
+    speech_s: float
+    reference_segments: int
+    tolerance_s: float
+    prompts_available: int
+    rows: list[SegmentRow]
+    goal: GoalMet
+
+
+GOAL = Goal(snr=10, f1=0.9, speech_lost=0.01)
 
 
 def conditions() -> list[tuple[str, float | None]]:
@@ -49,7 +84,7 @@ def load_prompts() -> list[np.ndarray]:
     return keep
 
 
-def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> dict[str, Any]:
+def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> SegmentResult:
     """Figures per condition and VAD on one constructed recording (see the module docstring)."""
     prompts = prompts if prompts is not None else load_prompts()
     if utterances >= len(prompts):
@@ -73,23 +108,23 @@ def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> 
                 hyp = speech_segments(wave, VadOptions(method=method))
                 seconds = lap()
                 figures = score_segments(hyp, reference, recording.spans)
-                rows.append({"noise": noise, "snr_db": snr, "vad": method, **_rounded(figures),
-                             "x_real_time": round(recording.duration / seconds, 1)})
+                rows.append(SegmentRow(noise=noise, snr_db=snr, vad=method, **_rounded(figures),
+                                       x_real_time=round(recording.duration / seconds, 1)))
     finally:
         torch.set_num_threads(threads)
     at_goal = [r for r in rows if r["vad"] == "silero" and r["snr_db"] == GOAL["snr"]]
     met = all(r["f1"] >= GOAL["f1"] and r["speech_lost"] <= GOAL["speech_lost"] for r in at_goal)
-    return {"utterances": utterances, "seed": seed, "duration_s": round(recording.duration, 1),
-            "speech_s": round(sum(b - a for a, b in recording.spans), 1), "reference_segments": len(reference),
-            "tolerance_s": TOLERANCE, "prompts_available": len(prompts), "rows": rows,
-            "goal": {**GOAL, "met": met}}
+    return SegmentResult(utterances=utterances, seed=seed, duration_s=round(recording.duration, 1),
+                         speech_s=round(sum(b - a for a, b in recording.spans), 1), reference_segments=len(reference),
+                         tolerance_s=TOLERANCE, prompts_available=len(prompts), rows=rows,
+                         goal=GoalMet(**GOAL, met=met))
 
 
-def _rounded(figures: dict[str, float]) -> dict[str, float]:
-    return {k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()}
+def _rounded(figures: SegmentScores) -> SegmentScores:
+    return SegmentScores(**{k: round(v, 4) if isinstance(v, float) else v for k, v in figures.items()})
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: SegmentResult) -> str:
     lines = [f"Segmentation of {result['utterances']} Asterisk prompts ({result['duration_s']} s, "
              f"{result['speech_s']} s of speech, {result['reference_segments']} reference segments, seed "
              f"{result['seed']}); boundary within {result['tolerance_s']} s",

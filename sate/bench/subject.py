@@ -13,23 +13,30 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import torch
 
 from sate import layout
 from sate.cli import main as sate
-from sate.data.dataset import SpeechDataset, collate
+from sate.data.dataset import Batch, SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models.base import SateModel
-from sate.models.model_file import model_from_file
+from sate.models.model_file import ModelFile, model_from_file
 from sate.models.tiny import tiny_config
 from sate.synth import corpus as synth
 
 TINY_STEPS = 300
 TINY_MODEL = tiny_config("st", acoustic_type="transformer", decoder_layers=2, dropout=0.0)
 TINY_SPLITS = {"train": 64, "dev": 4, "tst-COMMON": 1}  # prep wants every split
+
+
+class SubjectInfo(TypedDict):
+    """What was benchmarked, for the JSON: the model file and the data dir (or that they were --tiny's)."""
+
+    model: str
+    data: str
 
 
 @dataclass
@@ -39,7 +46,7 @@ class Subject:
     model_path: Path
     data: Path
     model: SateModel
-    meta: dict[str, Any]
+    meta: ModelFile
     src: Vocabulary
     tgt: Vocabulary
     tiny: bool = False
@@ -54,10 +61,10 @@ class Subject:
                                                                 cmvn=self.data / layout.CMVN)
         return self._datasets[split]
 
-    def describe(self) -> dict[str, str]:
+    def describe(self) -> SubjectInfo:
         if self.tiny:
-            return {"model": "tiny (--tiny)", "data": "a temporary synth corpus (--tiny)"}
-        return {"model": str(self.model_path), "data": str(self.data)}
+            return SubjectInfo(model="tiny (--tiny)", data="a temporary synth corpus (--tiny)")
+        return SubjectInfo(model=str(self.model_path), data=str(self.data))
 
 
 def load_subject(model_path: Path, data: Path, tiny: bool = False) -> Subject:
@@ -71,7 +78,7 @@ def load_subject(model_path: Path, data: Path, tiny: bool = False) -> Subject:
     return Subject(model_path, data, model, meta, src, tgt, tiny)
 
 
-def fit(model: SateModel, batch: dict[str, Any], steps: int, log: bool = True) -> SateModel:
+def fit(model: SateModel, batch: Batch, steps: int, log: bool = True) -> SateModel:
     """Full-batch Adam (lr 1e-2) on one batch: a tiny model memorises it in a few hundred steps."""
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
     model.train()

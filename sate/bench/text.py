@@ -22,7 +22,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import numpy as np
 import yaml
@@ -40,6 +40,72 @@ GOAL_MIB = 2048.0
 CONF = Path(__file__).resolve().parents[2] / "conf" / "synth" / "mt.yaml"
 
 # Runs `sate` (argv[2:]) in this process and writes its peak RSS to argv[1] when it ends.
+
+
+class TextWritten(TypedDict):
+    lines: int
+    seconds: float
+    mib: int
+
+
+class CommandCost(TypedDict):
+    """A sate command run in a process of its own."""
+
+    seconds: float
+    peak_rss_mib: int
+
+
+class StoreSummary(TypedDict):
+    """From the MT text store's index.json (`sate.data.text_shards`)."""
+
+    pairs: int
+    kept: int
+    dropped: dict[str, int]  # pairs dropped by each cleaning rule
+    longest: int
+
+
+class TrainFigures(TypedDict):
+    """`_train`: MT training streaming a text pair."""
+
+    prepare_seconds: float
+    train_seconds: float
+    train_cpu_seconds: float
+    steps: int
+    target_tokens_per_s: int
+    target_tokens_per_cpu_s: int
+    peak_rss_mib_before_training: int
+    peak_rss_mib: int
+    store: StoreSummary
+    shards: int
+    store_mib: int
+
+
+class TextLoader(TypedDict):
+    batches: int
+    pairs_per_s: int
+    target_tokens_per_s: int
+    rss_added_mib: int
+
+
+class TextGoal(TypedDict):
+    peak_rss_mib_at_most: float
+    peak_rss_mib: int
+    met: bool
+
+
+class TextResult(TypedDict):
+    """The text part's figures."""
+
+    text: TextWritten
+    vocab: CommandCost
+    train: TrainFigures
+    train_small: TrainFigures  # the same on the first SMALL_LINES pairs
+    loader: TextLoader
+    corpus_adds_mib: int
+    loader_over_training: float
+    goal: TextGoal
+
+
 CLI_SCRIPT = """
 import json, sys
 from sate.bench.measure import high_water_mark_mib
@@ -93,7 +159,7 @@ def write_text_pair(directory: Path, lines: int, seed: int = 0) -> tuple[Path, P
     return paths
 
 
-def _sate(work: Path, *argv: str) -> dict[str, Any]:
+def _sate(work: Path, *argv: str) -> CommandCost:
     script, out = work / "cli.py", work / "cli.json"
     script.write_text(CLI_SCRIPT)
     lap = stopwatch()
@@ -101,10 +167,10 @@ def _sate(work: Path, *argv: str) -> dict[str, Any]:
     seconds = lap()
     if done.returncode != 0 or json.loads(out.read_text())["rc"] != 0:
         raise SateError(f"sate {argv[0]} failed: {done.stderr.strip().splitlines()[-1:]}")
-    return {"seconds": round(seconds, 1), "peak_rss_mib": round(json.loads(out.read_text())["peak_rss_mib"])}
+    return CommandCost(seconds=round(seconds, 1), peak_rss_mib=round(json.loads(out.read_text())["peak_rss_mib"]))
 
 
-def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict[str, Any]:
+def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> TrainFigures:
     """`steps` updates of the demo MT on `files` in a process of its own (in `work`), with its peak RSS."""
     work.mkdir()
     config = yaml.safe_load(CONF.read_text())
@@ -120,17 +186,19 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> dict
     figures = json.loads(out.read_text())
     store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
     index = json.loads((store / "index.json").read_text())
-    return {"prepare_seconds": round(figures["prepare_s"], 1), "train_seconds": round(figures["train_s"], 1),
-            "train_cpu_seconds": round(figures["train_cpu_s"], 1), "steps": figures["steps"],
-            "target_tokens_per_s": round(figures["target_tokens"] / figures["train_s"]),
-            "target_tokens_per_cpu_s": round(figures["target_tokens"] / figures["train_cpu_s"]),
-            "peak_rss_mib_before_training": round(figures["peak_rss_mib_before_training"]),
-            "peak_rss_mib": round(figures["peak_rss_mib"]), "store": {k: index[k] for k in
-                                                                       ("pairs", "kept", "dropped", "longest")},
-            "shards": len(index["shards"]), "store_mib": round(sum(p.stat().st_size for p in store.iterdir()) / MiB)}
+    return TrainFigures(prepare_seconds=round(figures["prepare_s"], 1), train_seconds=round(figures["train_s"], 1),
+                        train_cpu_seconds=round(figures["train_cpu_s"], 1), steps=figures["steps"],
+                        target_tokens_per_s=round(figures["target_tokens"] / figures["train_s"]),
+                        target_tokens_per_cpu_s=round(figures["target_tokens"] / figures["train_cpu_s"]),
+                        peak_rss_mib_before_training=round(figures["peak_rss_mib_before_training"]),
+                        peak_rss_mib=round(figures["peak_rss_mib"]),
+                        store=StoreSummary(pairs=index["pairs"], kept=index["kept"], dropped=index["dropped"],
+                                           longest=index["longest"]),
+                        shards=len(index["shards"]),
+                        store_mib=round(sum(p.stat().st_size for p in store.iterdir()) / MiB))
 
 
-def loader_throughput(store_dir: Path, max_tokens: int, batches: int) -> dict[str, Any]:
+def loader_throughput(store_dir: Path, max_tokens: int, batches: int) -> TextLoader:
     """Pairs and tokens per second of the MT training loader over the store, and the RSS it adds."""
     from torch.utils.data import DataLoader  # heavy: torch
 
@@ -149,19 +217,19 @@ def loader_throughput(store_dir: Path, max_tokens: int, batches: int) -> dict[st
         pairs += len(batch["ids"])
         tokens += int(batch["tgt_lengths"].sum())
     seconds = lap()
-    return {"batches": min(batches, len(sampler)), "pairs_per_s": round(pairs / seconds),
-            "target_tokens_per_s": round(tokens / seconds), "rss_added_mib": round((_rss() - before) / MiB)}
+    return TextLoader(batches=min(batches, len(sampler)), pairs_per_s=round(pairs / seconds),
+                      target_tokens_per_s=round(tokens / seconds), rss_added_mib=round((_rss() - before) / MiB))
 
 
-def run(lines: int, steps: int) -> dict[str, Any]:
+def run(lines: int, steps: int) -> TextResult:
     """Every figure of the module docstring, on generated text in a temporary directory."""
     with tempfile.TemporaryDirectory(prefix="sate-text-") as tmp:
         work, data = Path(tmp), Path(tmp) / "data"
         data.mkdir()
         lap = stopwatch()
         files = write_text_pair(work, lines)
-        written = {"lines": lines, "seconds": round(lap(), 1),
-                   "mib": round(sum(p.stat().st_size for p in files) / MiB)}
+        written = TextWritten(lines=lines, seconds=round(lap(), 1),
+                              mib=round(sum(p.stat().st_size for p in files) / MiB))
         with open(files[0], encoding="utf-8") as en, open(files[1], encoding="utf-8") as de:
             rows = [{"id": f"dev_{k}", "audio": "none.wav", "offset": 0.0, "duration": 1.0, "n_frames": 98,
                      "speaker": "none", "src": a.strip(), "src_norm": normalize_source(a),
@@ -176,10 +244,10 @@ def run(lines: int, steps: int) -> dict[str, Any]:
         store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
         loader = loader_throughput(store, int(yaml.safe_load(CONF.read_text())["batch"]["per_device"]), 2000)
     peak = max(vocab["peak_rss_mib"], training["peak_rss_mib"])
-    return {"text": written, "vocab": vocab, "train": training, "train_small": small, "loader": loader,
-            "corpus_adds_mib": training["peak_rss_mib"] - small["peak_rss_mib"],
-            "loader_over_training": round(loader["target_tokens_per_s"] / training["target_tokens_per_s"], 1),
-            "goal": {"peak_rss_mib_at_most": GOAL_MIB, "peak_rss_mib": peak, "met": peak <= GOAL_MIB}}
+    return TextResult(text=written, vocab=vocab, train=training, train_small=small, loader=loader,
+                      corpus_adds_mib=training["peak_rss_mib"] - small["peak_rss_mib"],
+                      loader_over_training=round(loader["target_tokens_per_s"] / training["target_tokens_per_s"], 1),
+                      goal=TextGoal(peak_rss_mib_at_most=GOAL_MIB, peak_rss_mib=peak, met=peak <= GOAL_MIB))
 
 
 def _head(files: tuple[Path, Path], directory: Path, lines: int) -> tuple[Path, Path]:
@@ -192,7 +260,7 @@ def _head(files: tuple[Path, Path], directory: Path, lines: int) -> tuple[Path, 
     return out
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: TextResult) -> str:
     t, v, tr, sm, ld, g = (result[k] for k in ("text", "vocab", "train", "train_small", "loader", "goal"))
     s = tr["store"]
     return "\n".join([

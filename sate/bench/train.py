@@ -34,7 +34,7 @@ import time
 import warnings
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -44,7 +44,7 @@ from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import Peak, peak_memory, stopwatch
 from sate.bench.subject import Subject
-from sate.data.dataset import collate
+from sate.data.dataset import Batch, Item, collate
 from sate.data.sampler import BucketBatchSampler, pack_batches, padding_ratio
 from sate.models import build_model
 from sate.models.acoustic import FEATURE_DIM, espnet_encoder_kwargs, narrow_frontend
@@ -115,14 +115,95 @@ def espnet_counterpart(model: SateModel, src_tokens: list[str], tgt_tokens: list
     ).train()
 
 
-def real_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[dict], np.ndarray]:
+def real_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[Batch], np.ndarray]:
     """The first `count` batches of epoch 0 of our sampler over the train split, and the split's lengths."""
     dataset = subject.dataset("train")
     sampler = BucketBatchSampler(dataset.lengths, max_frames=max_frames, seed=0)
     return [collate([dataset[i] for i in b]) for b in list(sampler)[:count]], np.asarray(dataset.lengths)
 
 
-def synthetic_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[dict], np.ndarray]:
+class PaddingWaste(TypedDict):
+    bucketed: float  # our sampler
+    random: float  # random batches under the same cap
+
+
+class Padding(TypedDict):
+    measured_batches: float
+    synthetic_lengths: NotRequired[PaddingWaste]  # --tiny
+    train_split: NotRequired[PaddingWaste]  # a model's data
+    mustc_like_229k: PaddingWaste
+
+
+class StepFigures(TypedDict):
+    """One model's training steps over the batches (fastest per batch)."""
+
+    seconds: float
+    frames_per_s: int
+    peak_rss_mib: int
+    rss_rise_mib: int
+    ratio: NotRequired[float]  # ours: frames/s over ESPnet's
+    adaptor_seconds: NotRequired[float]  # sate: of which the adaptor and positions
+
+
+class ModelSummary(TypedDict):
+    d_model: int
+    acoustic: str
+    adaptor: str
+    textual_layers: int
+    decoder_layers: int
+    parameters_sate: int
+    parameters_espnet: int
+
+
+class Spread(TypedDict):
+    ratios_per_repeat: list[float]
+    min: float
+    max: float
+
+
+class LossCheck(TypedDict):
+    utterances_alone: int
+    max_abs_difference: float
+    tolerance: float
+    equal: bool
+
+
+class ProfileRow(TypedDict):
+    op: str
+    share: float  # of the step's self CPU time
+    calls: int
+
+
+class TrainGoal(TypedDict):
+    ratio_at_least: float
+    met: bool
+
+
+class TrainResult(TypedDict):
+    """The train part's figures."""
+
+    batches_from: str
+    max_frames: int
+    batches: int
+    utterances: int
+    frames: int
+    repeat: int
+    clock: str
+    peak_method: str
+    model: ModelSummary
+    sate: StepFigures
+    espnet: StepFigures
+    sate_espnet_modules: StepFigures
+    ratio: float
+    ratio_without_adaptor: float
+    spread: Spread
+    loss_check: LossCheck
+    profile_sate_step: list[ProfileRow]
+    goal: TrainGoal
+    padding: Padding
+
+
+def synthetic_batches(subject: Subject, max_frames: int, count: int) -> tuple[list[Batch], np.ndarray]:
     """Random fbank of MuST-C-like lengths, with token counts at the train split's tokens per second."""
     dataset = subject.dataset("train")
     seconds = sum(float(r["duration"]) for r in dataset.rows)
@@ -138,19 +219,19 @@ def synthetic_batches(subject: Subject, max_frames: int, count: int) -> tuple[li
         # ids 1 .. vocab-2: never <blank> (0) nor <sos/eos> (last)
         return torch.randint(1, vocab - 1, (max(1, round(rate * duration)),), generator=gen)
 
-    def item(i: int) -> dict[str, Any]:
-        return {"id": f"synthetic_{i}", "feats": torch.randn(int(lengths[i]), FEATURE_DIM, generator=gen),
-                "src": tokens(src_rate, durations[i], subject.model.src_vocab_size),
-                "tgt": tokens(tgt_rate, durations[i], subject.model.tgt_vocab_size)}
+    def item(i: int) -> Item:
+        return Item(id=f"synthetic_{i}", feats=torch.randn(int(lengths[i]), FEATURE_DIM, generator=gen),
+                    src=tokens(src_rate, durations[i], subject.model.src_vocab_size),
+                    tgt=tokens(tgt_rate, durations[i], subject.model.tgt_vocab_size))
 
     return [collate([item(i) for i in batch]) for batch in list(sampler)[:count]], lengths
 
 
-def padding_waste(lengths: np.ndarray, max_frames: int) -> dict[str, float]:
+def padding_waste(lengths: np.ndarray, max_frames: int) -> PaddingWaste:
     """Share of the padded batch tensors that is padding: our bucketed sampler against random batches."""
     order = np.random.default_rng(0).permutation(len(lengths))
-    return {"bucketed": round(BucketBatchSampler(lengths, max_frames=max_frames, seed=0).padding_ratio(), 4),
-            "random": round(padding_ratio(pack_batches(order, lengths, max_frames), lengths), 4)}
+    return PaddingWaste(bucketed=round(BucketBatchSampler(lengths, max_frames=max_frames, seed=0).padding_ratio(), 4),
+                        random=round(padding_ratio(pack_batches(order, lengths, max_frames), lengths), 4))
 
 
 def thread_stopwatch() -> Callable[[], float]:
@@ -159,7 +240,7 @@ def thread_stopwatch() -> Callable[[], float]:
     return lambda: time.thread_time() - start
 
 
-def _step(model: torch.nn.Module, batch: dict, espnet: bool,
+def _step(model: torch.nn.Module, batch: Batch, espnet: bool,
           clock: Callable[[], Callable[[], float]] = stopwatch) -> float:
     """One zero_grad + forward + backward; returns the seconds of forward + backward on `clock`."""
     model.zero_grad(set_to_none=True)
@@ -173,7 +254,7 @@ def _step(model: torch.nn.Module, batch: dict, espnet: bool,
     return lap()
 
 
-def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float:
+def adaptor_seconds(model: SateModel, batches: list[Batch], repeat: int) -> float:
     """Forward + backward of the adaptor and the positions alone, on the batches' acoustic states: the work
     SATE adds to ESPnet's hierarchical encoder (fastest of `repeat` passes over the batches)."""
     if model.adaptor is None:
@@ -195,7 +276,7 @@ def adaptor_seconds(model: SateModel, batches: list[dict], repeat: int) -> float
     return best
 
 
-def profile_step(model: torch.nn.Module, batch: dict, top: int = 8) -> list[dict[str, Any]]:
+def profile_step(model: torch.nn.Module, batch: Batch, top: int = 8) -> list[ProfileRow]:
     """The operators with the largest share of one training step's self CPU time."""
     from torch.profiler import ProfilerActivity, profile  # heavy: torch
 
@@ -203,10 +284,10 @@ def profile_step(model: torch.nn.Module, batch: dict, top: int = 8) -> list[dict
         _step(model, batch, espnet=False)
     rows = sorted(prof.key_averages(), key=lambda e: e.self_cpu_time_total, reverse=True)
     total = sum(e.self_cpu_time_total for e in rows) or 1.0
-    return [{"op": e.key, "share": round(e.self_cpu_time_total / total, 3), "calls": e.count} for e in rows[:top]]
+    return [ProfileRow(op=e.key, share=round(e.self_cpu_time_total / total, 3), calls=e.count) for e in rows[:top]]
 
 
-def espnet_loss_through_adaptor(ours: SateModel, espnet: torch.nn.Module, batch: dict) -> torch.Tensor:
+def espnet_loss_through_adaptor(ours: SateModel, espnet: torch.nn.Module, batch: Batch) -> torch.Tensor:
     """ESPnet's ST loss with our adaptor and positions between its two encoders: the function ours computes."""
     feats, lengths = batch["feats"], batch["feats_lengths"]
     asr_out, asr_lengths, _ = espnet.encoder(feats, lengths)
@@ -221,7 +302,7 @@ def espnet_loss_through_adaptor(ours: SateModel, espnet: torch.nn.Module, batch:
     return (1 - espnet.asr_weight) * loss_st + espnet.asr_weight * loss_ctc
 
 
-def loss_difference(ours: SateModel, espnet: torch.nn.Module, batch: dict, count: int = 4) -> float:
+def loss_difference(ours: SateModel, espnet: torch.nn.Module, batch: Batch, count: int = 4) -> float:
     """The largest |our loss - ESPnet's| in eval mode over the first `count` utterances of `batch`, each alone."""
     worst = 0.0
     ours.eval(), espnet.eval()
@@ -238,7 +319,7 @@ def loss_difference(ours: SateModel, espnet: torch.nn.Module, batch: dict, count
     return worst
 
 
-def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dict[str, Any]:
+def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> TrainResult:
     """Time forward + backward of both models on the same batches; padding waste of our sampler."""
     make = synthetic_batches if subject.tiny else real_batches
     batches, lengths = make(subject, max_frames, batch_count)
@@ -274,8 +355,8 @@ def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dic
                 peaks[name].add(peak)
     frames = sum(int(b["feats_lengths"].sum()) for b in batches)
     padded = sum(b["feats"].shape[0] * b["feats"].shape[1] for b in batches)
-    figures = {name: {"seconds": round(sum(best[name]), 3), "frames_per_s": round(frames / sum(best[name])),
-                      "peak_rss_mib": round(peaks[name].peak_mib), "rss_rise_mib": round(peaks[name].rise_mib)}
+    figures = {name: StepFigures(seconds=round(sum(best[name]), 3), frames_per_s=round(frames / sum(best[name])),
+                                 peak_rss_mib=round(peaks[name].peak_mib), rss_rise_mib=round(peaks[name].rise_mib))
                for name in models}
     ratio = round(figures["sate"]["frames_per_s"] / figures["espnet"]["frames_per_s"], 3)
     for name in ("sate", "sate_espnet_modules"):
@@ -284,31 +365,32 @@ def run(subject: Subject, max_frames: int, batch_count: int, repeat: int) -> dic
     figures["sate"]["adaptor_seconds"] = round(adaptor, 6)
     conf = subject.model.conf
     mustc = np.round(mustc_like_durations(np.random.default_rng(1), MUSTC_TRAIN_SIZE) * 100).astype(int)
-    return {
-        "batches_from": "synthetic fbank, MuST-C-like lengths (--tiny)" if subject.tiny else "train split",
-        "max_frames": max_frames, "batches": len(batches), "utterances": sum(len(b["ids"]) for b in batches),
-        "frames": frames, "repeat": repeat, "clock": clock_name, "peak_method": peaks["sate"].method,
-        "model": {"d_model": conf.d_model, "acoustic": f"{conf.acoustic.type} x{conf.acoustic.layers}",
-                  "adaptor": conf.adaptor.type, "textual_layers": conf.textual.layers,
-                  "decoder_layers": conf.decoder.layers,
-                  "parameters_sate": sum(p.numel() for p in models["sate"].parameters()),
-                  "parameters_espnet": sum(p.numel() for p in models["espnet"].parameters())},
-        "sate": figures["sate"], "espnet": figures["espnet"], "sate_espnet_modules": figures["sate_espnet_modules"],
-        "ratio": ratio,
-        "ratio_without_adaptor": round(sum(best["espnet"]) / (sum(best["sate"]) - adaptor), 3),
-        "spread": {"ratios_per_repeat": [round(x, 3) for x in per_repeat], "min": round(min(per_repeat), 3),
-                   "max": round(max(per_repeat), 3)},
-        "loss_check": {"utterances_alone": min(4, len(batches[0]["ids"])), "max_abs_difference": difference,
-                       "tolerance": LOSS_TOLERANCE, "equal": difference <= LOSS_TOLERANCE},
-        "profile_sate_step": profile,
-        "goal": {"ratio_at_least": GOAL_RATIO, "met": ratio >= GOAL_RATIO and difference <= LOSS_TOLERANCE},
-        "padding": {"measured_batches": round(1 - frames / padded, 4),
-                    ("synthetic_lengths" if subject.tiny else "train_split"): padding_waste(lengths, max_frames),
-                    "mustc_like_229k": padding_waste(mustc, max_frames)},
-    }
+    padding: Padding = {"measured_batches": round(1 - frames / padded, 4),
+                        ("synthetic_lengths" if subject.tiny else "train_split"): padding_waste(lengths, max_frames),
+                        "mustc_like_229k": padding_waste(mustc, max_frames)}
+    return TrainResult(
+        batches_from="synthetic fbank, MuST-C-like lengths (--tiny)" if subject.tiny else "train split",
+        max_frames=max_frames, batches=len(batches), utterances=sum(len(b["ids"]) for b in batches),
+        frames=frames, repeat=repeat, clock=clock_name, peak_method=peaks["sate"].method,
+        model=ModelSummary(d_model=conf.d_model, acoustic=f"{conf.acoustic.type} x{conf.acoustic.layers}",
+                           adaptor=conf.adaptor.type, textual_layers=conf.textual.layers,
+                           decoder_layers=conf.decoder.layers,
+                           parameters_sate=sum(p.numel() for p in models["sate"].parameters()),
+                           parameters_espnet=sum(p.numel() for p in models["espnet"].parameters())),
+        sate=figures["sate"], espnet=figures["espnet"], sate_espnet_modules=figures["sate_espnet_modules"],
+        ratio=ratio,
+        ratio_without_adaptor=round(sum(best["espnet"]) / (sum(best["sate"]) - adaptor), 3),
+        spread=Spread(ratios_per_repeat=[round(x, 3) for x in per_repeat], min=round(min(per_repeat), 3),
+                      max=round(max(per_repeat), 3)),
+        loss_check=LossCheck(utterances_alone=min(4, len(batches[0]["ids"])), max_abs_difference=difference,
+                             tolerance=LOSS_TOLERANCE, equal=difference <= LOSS_TOLERANCE),
+        profile_sate_step=profile,
+        goal=TrainGoal(ratio_at_least=GOAL_RATIO, met=ratio >= GOAL_RATIO and difference <= LOSS_TOLERANCE),
+        padding=padding,
+    )
 
 
-def table(result: dict[str, Any]) -> str:
+def table(result: TrainResult) -> str:
     m, pad = result["model"], result["padding"]
     lines = [f"Training step (forward + backward, CPU): {result['batches']} batches ({result['utterances']} "
              f"utterances, {result['frames']} frames, cap {result['max_frames']}) from {result['batches_from']}, "

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
@@ -85,7 +86,7 @@ class SpeechDataset(Dataset):
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, index: int) -> Item:
         row = self.rows[index]
         feats = self.feats[row["id"]]
         if feats.shape != (row["n_frames"], 80):
@@ -139,7 +140,7 @@ class TextDataset(Dataset):
     def __len__(self) -> int:
         return len(self.ids)
 
-    def __getitem__(self, index: int) -> dict:
+    def __getitem__(self, index: int) -> Item:
         return {"id": self.ids[index], "src": torch.from_numpy(self.src[index]),
                 "tgt": torch.from_numpy(self.tgt[index])}
 
@@ -153,16 +154,32 @@ def _pad(seqs: list[torch.Tensor], value: float) -> tuple[torch.Tensor, torch.Te
     return out, lengths
 
 
-def collate(items: list[dict]) -> dict:
-    """Pad a list of items into a batch.
+class Item(TypedDict):
+    """One utterance or sentence pair of a dataset, before padding."""
 
-    Keys: ``ids`` (list[str]); ``src``/``tgt`` long (B, S)/(B, L) padded with -1 and
-    ``src_lengths``/``tgt_lengths`` long (B,); speech items add ``feats`` float32 (B, T, 80), or (B, T) samples
-    in waveform mode, padded with 0, and ``feats_lengths`` long (B,).
-    """
-    batch: dict = {"ids": [item["id"] for item in items]}
+    id: str
+    feats: NotRequired[torch.Tensor]  # speech: float32 (T, 80), or (T,) samples in waveform mode
+    src: torch.Tensor  # long (S,)
+    tgt: torch.Tensor  # long (L,)
+
+
+class Batch(TypedDict, total=False):
+    """A padded batch (`collate`); speech batches have ``feats``, every batch the rest."""
+
+    ids: list[str]
+    feats: torch.Tensor  # float32 (B, T, 80), or (B, T) samples in waveform mode, padded with 0
+    feats_lengths: torch.Tensor  # long (B,)
+    src: torch.Tensor  # long (B, S), padded with IGNORE_ID (-1)
+    src_lengths: torch.Tensor  # long (B,)
+    tgt: torch.Tensor  # long (B, L), padded with IGNORE_ID
+    tgt_lengths: torch.Tensor  # long (B,)
+
+
+def collate(items: list[Item]) -> Batch:
+    """Pad a list of items into a `Batch`."""
+    batch = Batch(ids=[item["id"] for item in items])
     if "feats" in items[0]:
         batch["feats"], batch["feats_lengths"] = _pad([item["feats"] for item in items], 0.0)
-    for key in ("src", "tgt"):
-        batch[key], batch[f"{key}_lengths"] = _pad([item[key] for item in items], IGNORE_ID)
+    batch["src"], batch["src_lengths"] = _pad([item["src"] for item in items], IGNORE_ID)
+    batch["tgt"], batch["tgt_lengths"] = _pad([item["tgt"] for item in items], IGNORE_ID)
     return batch

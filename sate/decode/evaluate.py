@@ -27,7 +27,7 @@ import sys
 import time
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
@@ -39,6 +39,47 @@ GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
 # an earlier ST run's hyp.txt beside its own results.
 OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", "results.json")
+
+
+class Results(TypedDict, total=False):
+    """results.json: what was decoded and how, then the scores of the outputs the mode has."""
+
+    mode: str  # asr | mt | st | cascade
+    model: str
+    mt_model: str | None
+    data: str
+    split: str
+    utterances: int
+    decode: dict[str, object]  # the decoding options used (`DecodeOptions`)
+    device: str
+    decode_seconds: float
+    audio_seconds: float  # speech input only
+    rtf: float | None
+    bleu: float  # translations (st, mt, cascade)
+    chrf: float
+    ter: float
+    bleu_detail: str
+    signature: dict[str, str]  # sacreBLEU's, per metric
+    bleu_ci: float
+    chrf_ci: float
+    bootstrap_signature: dict[str, str]
+    length_ratio: float
+    loop_share: float
+    wer: float  # transcripts (asr, st, cascade)
+    wer_errors: int
+    wer_words: int
+    stream: StreamResults  # --stream
+
+
+class StreamResults(TypedDict):
+    """A streamed evaluation: the policy, its corpus latency (`sate.scoring.latency`) and where the time went."""
+
+    policy: str
+    chunk: float
+    latency: dict[str, float | int]
+    chunks: int
+    encoder_seconds: float
+    decoder_seconds: float
 
 
 def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
@@ -109,8 +150,8 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
-             decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None,
-             stream: StreamPolicy | None = None, chunk: float = CHUNK) -> dict[str, Any]:
+             decode: dict[str, object] | None = None, batch_size: int = 16, device: str | None = None,
+             stream: StreamPolicy | None = None, chunk: float = CHUNK) -> Results:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``.
 
     With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
@@ -168,10 +209,10 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
     elapsed = time.perf_counter() - started
 
-    results: dict[str, Any] = {
-        "mode": mode, "model": str(model_dir), "mt_model": str(mt_model_dir) if mt_model_dir else None,
-        "data": str(data), "split": split, "utterances": len(rows), "decode": asdict(options),
-        "device": str(model.device), "decode_seconds": round(elapsed, 3)}
+    results = Results(
+        mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
+        data=str(data), split=split, utterances=len(rows), decode=asdict(options),
+        device=str(model.device), decode_seconds=round(elapsed, 3))
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
@@ -209,11 +250,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if streamed is not None:
         latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
                      for run, row in zip(streamed, rows, strict=True)]
-        results["stream"] = {
-            "policy": str(stream), "chunk": chunk, "latency": corpus_latency(latencies),
-            "chunks": sum(run.chunks for run in streamed),
-            "encoder_seconds": round(sum(run.encoder_seconds for run in streamed), 3),
-            "decoder_seconds": round(sum(run.decoder_seconds for run in streamed), 3)}
+        results["stream"] = StreamResults(
+            policy=str(stream), chunk=chunk, latency=corpus_latency(latencies),
+            chunks=sum(run.chunks for run in streamed),
+            encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
+            decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
         atomic_write_lines(out / "delays.jsonl", [json.dumps(
             {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
              "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])

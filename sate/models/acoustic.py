@@ -30,7 +30,7 @@ def espnet_encoder_kwargs(conf: AcousticConfig, d_model: int,
     experiment's ``encoder_conf`` before loading its weights. A CTC layer below the top is ESPnet's
     intermediate output (``interctc_layer_idx``, layer-normed like the top), without self-conditioning.
     """
-    kwargs = {"output_size": d_model, **block_kwargs(conf, input_layer="conv2d")}
+    kwargs = EspnetKwargs(output_size=d_model, **block_kwargs(conf, input_layer="conv2d"))
     if ctc_layer is not None and ctc_layer < conf.layers:
         kwargs["interctc_layer_idx"] = [ctc_layer]
     if conf.type == "conformer":

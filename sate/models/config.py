@@ -13,10 +13,9 @@ build from the typed sections (docs/development.md). Torch-free: `sate config` r
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 from sate.errors import SateError
-from sate.models.hub.settings import fill_hub_sections
+from sate.models.hub.settings import MarianHub, SpeechHub, WhisperHub, fill_hub_sections
 from sate.models.registry import (
     ACOUSTIC_TYPES,
     ADAPTOR_EMBEDDINGS,
@@ -32,8 +31,6 @@ from sate.settings import build as build_section
 
 TASKS = ("asr", "mt", "st")
 PREFIX = "model config: "
-# A hub section's `hub`: the values of a downloaded model's config.json the modules read (sate.models.hub.settings).
-HubSettings = dict[str, Any]
 
 
 # ----------------------------------------------------------------------------------------------------------------
@@ -61,7 +58,8 @@ class AcousticConfig(Section):
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_*, whisper: the downloaded model directory (hf_*: config.json, "
                                "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)")
-    hub: HubSettings | None = setting(None, "hf_*, whisper: filled from acoustic.path when the config is resolved "
+    hub: SpeechHub | WhisperHub | None = setting(None, "hf_*, whisper: filled from acoustic.path when the config is "
+                                                 "resolved "
                                       "(leave it out)")
     freeze_feature_extractor: bool = setting(True, "hf_* only: the convolutional feature extractor is not trained")
     freeze: str | int = setting("none", "whisper only: all | none | N (the convolutions and the lowest N layers "
@@ -122,7 +120,7 @@ class TextualConfig(Section):
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_marian only: the downloaded Marian directory (config.json, weights, *.spm, "
                                "vocab.json)")
-    hub: HubSettings | None = setting(None, "hf_marian only: filled from textual.path when the config is "
+    hub: MarianHub | None = setting(None, "hf_marian only: filled from textual.path when the config is "
                                       "resolved (leave it out)")
 
 

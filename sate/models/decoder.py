@@ -21,8 +21,9 @@ from torch import nn
 
 from sate.data.tokens import IGNORE_ID
 from sate.errors import SateError
-from sate.models.config import DecoderConfig, HubSettings
+from sate.models.config import DecoderConfig
 from sate.models.espnet_blocks import EspnetKwargs, TransformerDecoder, add_sos_eos, block_kwargs
+from sate.models.hub.settings import MarianHub
 
 
 def espnet_decoder_kwargs(conf: DecoderConfig) -> EspnetKwargs:
@@ -32,7 +33,7 @@ def espnet_decoder_kwargs(conf: DecoderConfig) -> EspnetKwargs:
 
 
 def build_decoder(conf: DecoderConfig, vocab_size: int, d_model: int,
-                  marian: HubSettings | None = None) -> TransformerDecoder:
+                  marian: MarianHub | None = None) -> TransformerDecoder:
     """ESPnet's decoder over `vocab_size` tokens attending to d_model-sized memory.
 
     A tied matrix starts as fairseq's embeddings do, normal with std d^-1/2: ESPnet's N(0, 1)
@@ -54,7 +55,7 @@ def build_decoder(conf: DecoderConfig, vocab_size: int, d_model: int,
     return decoder
 
 
-def _make_marian(decoder: TransformerDecoder, conf: DecoderConfig, vocab_size: int, hub: HubSettings) -> None:
+def _make_marian(decoder: TransformerDecoder, conf: DecoderConfig, vocab_size: int, hub: MarianHub) -> None:
     from sate.models.hub.marian import MarianPositions, patch_blocks
 
     if vocab_size != hub["vocab_size"]:

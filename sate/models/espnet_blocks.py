@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from typing import Any, Protocol
+from typing import Protocol, TypedDict
 
 with contextlib.redirect_stdout(io.StringIO()) as _printed:
     from espnet.nets.pytorch_backend.transformer import attention  # noqa: F401
@@ -42,8 +42,32 @@ __all__ = [
 ]
 
 
-# Keyword arguments of an ESPnet constructor, named as an ESPnet2 experiment's *_conf sections name them.
-EspnetKwargs = dict[str, Any]
+class EspnetKwargs(TypedDict, total=False):
+    """Keyword arguments of an ESPnet encoder or decoder, named as an ESPnet2 experiment's *_conf sections name them.
+
+    Every stack takes the block settings; the rest belong to one stack (decoder: the two attention dropouts;
+    Conformer: its fixed choices, `sate.models.acoustic`).
+    """
+
+    output_size: int  # encoders
+    attention_heads: int
+    linear_units: int
+    num_blocks: int
+    dropout_rate: float
+    positional_dropout_rate: float
+    input_layer: str | None
+    normalize_before: bool
+    attention_dropout_rate: float  # encoders
+    self_attention_dropout_rate: float  # decoder
+    src_attention_dropout_rate: float  # decoder
+    interctc_layer_idx: list[int]  # an acoustic encoder with CTC below its top
+    macaron_style: bool  # Conformer
+    rel_pos_type: str
+    pos_enc_layer_type: str
+    selfattention_layer_type: str
+    activation_type: str
+    use_cnn_module: bool
+    cnn_module_kernel: int
 
 
 class Blocks(Protocol):

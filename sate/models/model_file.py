@@ -14,13 +14,13 @@ model decode without the data directory.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TypedDict
 
 import torch
 
 from sate import layout
 from sate.errors import SateError
-from sate.files import atomic_torch_save, read_checkpoint
+from sate.files import RawMapping, atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 
@@ -29,15 +29,34 @@ VERSION = 1
 META_KEYS = ("task", "config", "src_vocab_size", "tgt_vocab_size", "src_tokens", "tgt_tokens")
 
 
-def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> dict[str, Any]:
+class ModelMeta(TypedDict):
+    """A model file's header: everything but the weights (the module docstring)."""
+
+    format: str
+    version: int
+    task: str  # asr | mt | st
+    config: dict[str, object]  # the resolved model config (`Section.to_dict`)
+    src_vocab_size: int
+    tgt_vocab_size: int
+    src_tokens: list[str]
+    tgt_tokens: list[str]
+
+
+class ModelFile(ModelMeta):
+    """A whole model file: the header and the weights."""
+
+    model: dict[str, torch.Tensor]
+
+
+def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> ModelMeta:
     """Everything but the weights; Lightning checkpoints carry this dict under the key "sate"."""
     for side, tokens, size in (("source", src_tokens, model.src_vocab_size),
                                ("target", tgt_tokens, model.tgt_vocab_size)):
         if len(tokens) != size:
             raise SateError(f"{side} token list has {len(tokens)} entries but the model was built for {size}")
-    return {"format": FORMAT, "version": VERSION, "task": model.task, "config": model.conf.to_dict(),
-            "src_vocab_size": model.src_vocab_size, "tgt_vocab_size": model.tgt_vocab_size,
-            "src_tokens": list(src_tokens), "tgt_tokens": list(tgt_tokens)}
+    return ModelMeta(format=FORMAT, version=VERSION, task=model.task, config=model.conf.to_dict(),
+                     src_vocab_size=model.src_vocab_size, tgt_vocab_size=model.tgt_vocab_size,
+                     src_tokens=list(src_tokens), tgt_tokens=list(tgt_tokens))
 
 
 def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
@@ -48,12 +67,12 @@ def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], t
     """
     path = Path(path)
     weights = model.state_dict() if state_dict is None else state_dict
-    payload = model_meta(model, src_tokens, tgt_tokens)
-    payload["model"] = {k: v.detach().cpu() for k, v in weights.items()}
+    payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens),
+                        model={k: v.detach().cpu() for k, v in weights.items()})
     atomic_torch_save(payload, path)
 
 
-def check_meta(path: str | Path, meta: dict[str, Any]) -> None:
+def check_meta(path: str | Path, meta: RawMapping) -> None:
     """Raise `SateError` unless `meta` is a complete header of our format."""
     if meta.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate model file (format {meta.get('format')!r})")
@@ -64,7 +83,7 @@ def check_meta(path: str | Path, meta: dict[str, Any]) -> None:
         raise SateError(f"{path}: model file lacks {', '.join(missing)}")
 
 
-def load_model_file(path: str | Path) -> dict[str, Any]:
+def load_model_file(path: str | Path) -> ModelFile:
     """Read and validate a model file; returns the dict described in the module docstring.
 
     `read_checkpoint` verifies the zip checksums too: torch itself would decode a damaged tensor into wrong
@@ -79,7 +98,7 @@ def load_model_file(path: str | Path) -> dict[str, Any]:
     return data
 
 
-def model_from_file(path: str | Path) -> tuple[SateModel, dict[str, Any]]:
+def model_from_file(path: str | Path) -> tuple[SateModel, ModelFile]:
     """Rebuild the model stored in a model file, in eval mode; also returns the file's dict."""
     data = load_model_file(path)
     model = build_model(data["task"], data["config"], data["src_vocab_size"], data["tgt_vocab_size"])

@@ -15,14 +15,14 @@ from torch import nn
 
 from sate.errors import SateError
 from sate.models.base import Batch, SateModel, Stats, stats, token_accuracy
-from sate.models.config import HubSettings, ModelConfig, MTConfig, STConfig
+from sate.models.config import ModelConfig, MTConfig, STConfig
 from sate.models.decoder import build_decoder, teacher_forced
-from sate.models.hub.settings import require_hub
+from sate.models.hub.settings import MarianHub, require_hub
 from sate.models.losses import label_smoothed_ce, normalization_factor
 from sate.models.textual import TextualEncoder
 
 
-def marian_hub(conf: ModelConfig) -> HubSettings | None:
+def marian_hub(conf: ModelConfig) -> MarianHub | None:
     """The ``textual.hub`` dict of a model with a Marian textual side, else None."""
     if not isinstance(conf, MTConfig | STConfig) or conf.textual.type != "hf_marian":
         return None

@@ -27,7 +27,7 @@ import inspect
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import NotRequired, TypedDict
 
 import torch
 import yaml
@@ -35,6 +35,7 @@ import yaml
 from sate import layout
 from sate.config import bounded
 from sate.errors import SateError
+from sate.files import RawMapping
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
@@ -72,6 +73,14 @@ SECTIONS = {"acoustic": "acoustic", "adaptor": "adaptor", "textual": "textual", 
 ENTRY_KEYS = ("path", "prefix", "config")
 
 
+class InitEntry(TypedDict):
+    """One component of the ``init:`` section, as `_validate` has checked it."""
+
+    path: str  # the checkpoint
+    prefix: NotRequired[str]  # where the component's keys sit in it (default: `Checkpoint.default_prefix`)
+    config: NotRequired[str]  # an ESPnet experiment's config.yaml, where it is not beside the checkpoint
+
+
 @dataclass
 class Checkpoint:
     """A checkpoint read once, whatever its kind, with the vocabularies it was trained on."""
@@ -79,7 +88,7 @@ class Checkpoint:
     path: Path
     kind: str  # "sate", "lightning" or "espnet"
     state: dict[str, torch.Tensor]
-    config: dict[str, Any]  # our model config, or the ESPnet experiment's config.yaml
+    config: RawMapping  # our resolved model config as a model file stores it, or the ESPnet experiment's config.yaml
     task: str  # ours: asr/mt/st; ESPnet: "asr" or "mt" (has src_token_list)
     src_tokens: list[str]
     tgt_tokens: list[str]
@@ -111,7 +120,7 @@ class InitRow:
     ok: bool
 
 
-def _read_token_list(value: Any, config_path: Path) -> list[str]:
+def _read_token_list(value: object, config_path: Path) -> list[str]:
     if isinstance(value, list) and all(isinstance(t, str) for t in value):
         return value
     if isinstance(value, str):
@@ -231,7 +240,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     return problems
 
 
-def _espnet_settings_problems(role: str, name: str, kwargs: EspnetKwargs, config: dict[str, Any]) -> list[str]:
+def _espnet_settings_problems(role: str, name: str, kwargs: EspnetKwargs, config: RawMapping) -> list[str]:
     theirs_name = config.get(role)
     if theirs_name != name:
         return [f"{role}: experiment {theirs_name!r}, ours {name!r}"]
@@ -272,7 +281,7 @@ def _absent_because(model: SateModel, component: str) -> str:
     return f"adaptor.type is {adaptor.type}"  # adaptor (none) or src_embed (linear, none)
 
 
-def _validate(model: SateModel, init_conf: Any) -> dict[str, dict[str, Any]]:
+def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
     if not isinstance(init_conf, dict):
         raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {init_conf!r}")
     allowed = TASK_COMPONENTS[model.task] + ("model",)
@@ -307,7 +316,7 @@ def format_table(rows: list[InitRow]) -> str:
                      for line in lines)
 
 
-def initialize(model: SateModel, init_conf: dict[str, Any] | None, src_tokens: list[str], tgt_tokens: list[str],
+def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[str], tgt_tokens: list[str],
                log: Callable[[str], None] = print) -> list[InitRow]:
     """Load the components named in `init_conf` into `model`, or raise `SateError` loading nothing.
 

@@ -22,7 +22,7 @@ from sate.models.espnet_blocks import EspnetKwargs, PositionalEncoding, Transfor
 
 def espnet_textual_kwargs(conf: TextualConfig, d_model: int) -> EspnetKwargs:
     """ESPnet `TransformerEncoder` arguments for our `textual` config section."""
-    return {"output_size": d_model, **block_kwargs(conf, input_layer=None)}
+    return EspnetKwargs(output_size=d_model, **block_kwargs(conf, input_layer=None))
 
 
 class TextualEncoder(nn.Module):

@@ -11,6 +11,7 @@ inside it, more than the tolerance from both of its ends: the model hears half a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import TypedDict
 
 TOLERANCE = 0.3  # seconds
 
@@ -35,7 +36,20 @@ def covered(spans: Spans, start: float, end: float) -> float:
     return sum(max(0.0, min(b, end) - max(a, start)) for a, b in spans if a < end and b > start)
 
 
-def score_segments(hyp: Spans, ref: Spans, utterances: Spans, tolerance: float = TOLERANCE) -> dict[str, float]:
+class SegmentScores(TypedDict):
+    """How well segments found the reference's boundaries and kept its speech (`score_segments`)."""
+
+    segments: int
+    reference_segments: int
+    precision: float  # of the boundaries
+    recall: float
+    f1: float
+    speech_lost: float  # share of the utterances' speech outside every segment
+    utterances_cut: int  # utterances with a boundary inside
+    utterances: int
+
+
+def score_segments(hyp: Spans, ref: Spans, utterances: Spans, tolerance: float = TOLERANCE) -> SegmentScores:
     """Boundary precision/recall/F1 of ``hyp`` against ``ref`` segments, speech lost, ``utterances`` cut."""
     hyp, ref = sorted(hyp), sorted(ref)
     hits = (matched([a for a, _ in hyp], [a for a, _ in ref], tolerance)
@@ -47,6 +61,5 @@ def score_segments(hyp: Spans, ref: Spans, utterances: Spans, tolerance: float =
     lost = speech - sum(covered(hyp, a, b) for a, b in utterances)
     bounds = sorted(t for span in hyp for t in span)
     cut = sum(1 for a, b in utterances if any(a + tolerance < t < b - tolerance for t in bounds))
-    return {"segments": len(hyp), "reference_segments": len(ref), "precision": precision, "recall": recall,
-            "f1": f1, "speech_lost": lost / speech if speech else 0.0, "utterances_cut": cut,
-            "utterances": len(utterances)}
+    return SegmentScores(segments=len(hyp), reference_segments=len(ref), precision=precision, recall=recall, f1=f1,
+                         speech_lost=lost / speech if speech else 0.0, utterances_cut=cut, utterances=len(utterances))

@@ -12,15 +12,18 @@ from __future__ import annotations
 
 import statistics
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING
 
 from sate.errors import SateError
+
+if TYPE_CHECKING:  # sacrebleu: imported when a metric is computed (0.3 s)
+    from sacrebleu.metrics.base import Metric
 
 RESAMPLES = 1000
 METRICS = {"bleu": "BLEU", "chrf": "chrF2"}  # our key -> sacreBLEU's name in PairedTest results
 
 
-def _metrics() -> dict[str, Any]:
+def _metrics() -> dict[str, Metric]:
     from sacrebleu.metrics import BLEU, CHRF  # slow: sacrebleu (0.3 s)
 
     return {"BLEU": BLEU(), "chrF2": CHRF()}
@@ -38,7 +41,7 @@ def confidence(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, dict[str, 
     return out
 
 
-def _bootstrap_interval(metric: Any, hyps: list[str], refs: list[str]) -> dict[str, float]:
+def _bootstrap_interval(metric: Metric, hyps: list[str], refs: list[str]) -> dict[str, float]:
     """sacreBLEU's `corpus_score(n_bootstrap=RESAMPLES)` interval, computed on Python floats.
 
     sacreBLEU's own version averages the resampled scores with `statistics.mean`, which fails ("don't know

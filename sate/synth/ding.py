@@ -21,6 +21,9 @@ DING_PACKAGE = "trans-de-en"
 DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
 
 _ANNOTATION = re.compile(r"\{[^{}]*\}|\[[^\[\]]*\]|\([^()]*\)")
+# A sentence ends in one of these; cleaning only removes and replaces characters, so text without any of them never
+# becomes a sentence (most dictionary entries: reading the file skips their cleaning).
+_SENTENCE_END = re.compile(r"[.?!]")
 _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201a": "'", "\u00b4": "'", "`": "'",
                              "\u201c": '"', "\u201d": '"', "\u201e": '"', "\u00ab": '"', "\u00bb": '"',
                              "\u2013": "-", "\u2014": "-", "\u00a0": " "})
@@ -85,12 +88,15 @@ def parse_ding_line(line: str) -> list[tuple[str, str]]:
     if line.startswith("#") or " :: " not in line:
         return []
     de_side, en_side = line.rstrip("\n").split(" :: ", 1)
+    if not _SENTENCE_END.search(en_side) or not _SENTENCE_END.search(de_side):
+        return []
     de_parts, en_parts = de_side.split(" | "), en_side.split(" | ")
     if len(de_parts) != len(en_parts):
         return []
     pairs = []
     for de, en in zip(de_parts, en_parts, strict=True):
-        de_first, en_first = _first_sentence(de), _first_sentence(en)
+        en_first = _first_sentence(en)
+        de_first = _first_sentence(de) if en_first else None
         if de_first and en_first:
             pairs.append((en_first, de_first))
     return pairs
@@ -100,6 +106,8 @@ def _first_sentence(entry: str) -> str | None:
     """The first well-formed sentence among an entry's `;`-separated variants, e.g.
     "Shake well before using!; Shake well before use!" gives the first one."""
     for variant in entry.split(";"):
+        if not _SENTENCE_END.search(variant):
+            continue
         variant = _clean(variant)
         if _is_sentence(variant):
             return variant

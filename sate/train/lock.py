@@ -20,7 +20,7 @@ import threading
 import time
 from datetime import datetime
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TypedDict
 
 from sate.errors import SateError
 
@@ -40,7 +40,16 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
-def describe(holder: dict[str, Any]) -> str:
+class LockHolder(TypedDict, total=False):
+    """What EXP/train.lock says (JSON): the run holding it. One read back may lack any key (a foreign or cut file)."""
+
+    host: str
+    pid: int
+    started: str  # ISO time with its zone
+    run_id: str  # once the run has one (`ExperimentLock.set_run_id`)
+
+
+def describe(holder: LockHolder) -> str:
     return (f"pid {holder.get('pid', '?')} on {holder.get('host', '?')}, started {holder.get('started', '?')}"
             + (f", run {holder['run_id']}" if holder.get("run_id") else ""))
 
@@ -53,12 +62,12 @@ class ExperimentLock:
 
     def __init__(self, exp: Path) -> None:
         self.path = Path(exp) / LOCK_NAME
-        self.takeover: dict[str, Any] | None = None
+        self.takeover: LockHolder | None = None
         self._file: IO[str] | None = None
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
-        self.holder = {"host": socket.gethostname(), "pid": os.getpid(),
-                       "started": datetime.now().astimezone().isoformat(timespec="seconds")}
+        self.holder = LockHolder(host=socket.gethostname(), pid=os.getpid(),
+                                 started=datetime.now().astimezone().isoformat(timespec="seconds"))
 
     def __enter__(self) -> ExperimentLock:
         self.acquire()
@@ -67,14 +76,14 @@ class ExperimentLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
-    def _read(self) -> dict[str, Any]:
+    def _read(self) -> LockHolder:
         with contextlib.suppress(OSError, ValueError):
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
             if isinstance(data, dict):
                 return data
         return {}
 
-    def _alive_without_flock(self, holder: dict[str, Any]) -> bool:
+    def _alive_without_flock(self, holder: LockHolder) -> bool:
         """A holder's liveness where the file system has no locks: pid on this host, heartbeat elsewhere."""
         if not holder:
             return False

@@ -28,7 +28,7 @@ from sate.errors import SateError
 from sate.models import ctc_greedy
 from sate.train.data import batch_unit
 from sate.train.faults import FaultCounter, batch_cost, release_memory
-from sate.train.rng import gather_rng_states, set_rng_state
+from sate.train.rng import RngState, gather_rng_states, set_rng_state
 from sate.train.schedule import SkippableAdam, inverse_sqrt_schedule
 from sate.train.schema import TrainingConfig
 
@@ -58,7 +58,7 @@ class SateModule(L.LightningModule):
         self._update_oom = False
         self._step_oom = False
         self._skipped_update = False
-        self._pending_rng: dict | None = None
+        self._pending_rng: RngState | None = None
         self._resumed = False
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}

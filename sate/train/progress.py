@@ -13,7 +13,7 @@ import io
 import json
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import lightning as L
 from lightning.pytorch.callbacks import Callback
@@ -24,15 +24,22 @@ from sate.files import atomic_write_text
 WRITE_EVERY_S = 60.0
 
 
-def read_train_time(exp: Path) -> dict[str, Any]:
+class TrainTimeRecord(TypedDict):
+    """EXP/train_time.json: wall-clock seconds of every run and resume together, and how many runs."""
+
+    seconds: float
+    runs: int
+
+
+def read_train_time(exp: Path) -> TrainTimeRecord:
     path = Path(exp) / layout.TRAIN_TIME
     if path.is_file():
         try:
             record = json.loads(path.read_text())
-            return {"seconds": float(record["seconds"]), "runs": int(record["runs"])}
+            return TrainTimeRecord(seconds=float(record["seconds"]), runs=int(record["runs"]))
         except (ValueError, KeyError, TypeError):
             pass
-    return {"seconds": 0.0, "runs": 0}
+    return TrainTimeRecord(seconds=0.0, runs=0)
 
 
 class TrainTime(Callback):
@@ -49,7 +56,7 @@ class TrainTime(Callback):
         if not self._primary:
             return
         seconds = self.base["seconds"] + time.perf_counter() - self.started
-        record = {"seconds": round(seconds, 1), "runs": self.base["runs"] + 1}
+        record = TrainTimeRecord(seconds=round(seconds, 1), runs=self.base["runs"] + 1)
         atomic_write_text(self.exp / layout.TRAIN_TIME, json.dumps(record))
         self._written = time.perf_counter()
 

@@ -22,7 +22,7 @@ def test_synth_corpus_to_batches(run_sate, synth_corpus: Path, fixture_sizes: di
         rows = read_manifest(data / f"{split}.jsonl")
         assert len(rows) == size  # clean synthetic text: nothing is dropped
         assert all(r["src_norm"] and r["src_norm"] == r["src_norm"].lower() for r in rows)
-    assert run_sate("features", "--data", data, "--jobs", "2")[0] == 0
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0  # --jobs 2: test_features.py
     mt = synth_corpus / "en-de" / "mt"
     rc, _, err = run_sate("vocab", "--data", data, "--src-size", "60", "--tgt-size", "60",
                           "--mt-text", mt / "train.en", mt / "train.de")

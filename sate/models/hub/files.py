@@ -11,15 +11,18 @@ leaves small text pointers where the weights should be; they are recognised and 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, cast
 
 from sate.errors import SateError
-from sate.files import read_checkpoint, read_json
+from sate.files import RawMapping, read_checkpoint, read_json
 
 # The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
 WEIGHT_FILES = {"model.safetensors": "model.safetensors.index.json",
                 "pytorch_model.bin": "pytorch_model.bin.index.json"}
 LFS_POINTER = b"version https://git-lfs"
+
+if TYPE_CHECKING:  # torch: imported when weights are read
+    import torch
 
 
 def hub_directory(path: str | Path, key: str) -> Path:
@@ -46,7 +49,8 @@ def _check_not_pointer(path: Path) -> None:
         raise SateError(f"{path} is a git-lfs pointer, not the weights: run `git lfs pull` in {path.parent}")
 
 
-def _read_one(path: Path) -> dict[str, Any]:
+def _read_one(path: Path) -> dict[str, object]:
+    """A weights file's entries by name, not yet checked to be tensors."""
     if not path.is_file():
         raise SateError(f"{path} is missing: is {path.parent} a complete download?")
     _check_not_pointer(path)
@@ -64,7 +68,7 @@ def _read_one(path: Path) -> dict[str, Any]:
     return state
 
 
-def read_weights(directory: Path) -> tuple[dict[str, Any], Path]:
+def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
     """Every tensor of a model directory by name, and the file (or index) it came from."""
     import torch
 
@@ -73,7 +77,7 @@ def read_weights(directory: Path) -> tuple[dict[str, Any], Path]:
         weight_map = read_json(path).get("weight_map")
         if not isinstance(weight_map, dict):
             raise SateError(f"{path}: no weight_map")
-        state: dict[str, Any] = {}
+        state: dict[str, object] = {}
         for shard in sorted(set(weight_map.values())):
             state.update(_read_one(directory / shard))
     else:
@@ -81,10 +85,10 @@ def read_weights(directory: Path) -> tuple[dict[str, Any], Path]:
     bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
     if bad:
         raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
-    return state, path
+    return cast("dict[str, torch.Tensor]", state), path
 
 
-def get_key(config: dict[str, Any], key: str, path: Path, kind: type | tuple[type, ...]) -> Any:
+def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, ...]) -> Any:
     """config[key] of the type `kind` (a bool never passes as a number), or a `SateError` naming the key."""
     if key not in config:
         raise SateError(f"{path}: no {key!r}; the model cannot be built without it")

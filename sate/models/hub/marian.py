@@ -28,8 +28,8 @@ import torch
 from torch import nn
 
 from sate.errors import SateError
-from sate.models.config import HubSettings
 from sate.models.espnet_blocks import PositionalEncoding
+from sate.models.hub.settings import MarianHub
 
 LAYER_NORM_EPS = 1e-5
 
@@ -117,7 +117,7 @@ def _layer_key(rest: str, names: dict[str, str], prefix: str) -> str | None:
     return f"{prefix}{index}.{names[module]}.{param}"
 
 
-def check_sizes(plain: dict[str, torch.Tensor], hub: HubSettings, source: str) -> None:
+def check_sizes(plain: dict[str, torch.Tensor], hub: MarianHub, source: str) -> None:
     """config.json's sizes against the weights', one line for the first that differs ("config.json says d_model 64,
     the weights have 32"), before any tensor is mapped: otherwise every tensor would be listed as a mismatch."""
     found: list[tuple[str, int, str]] = []  # (config key, size in the weights, the tensor that says so)
@@ -137,7 +137,7 @@ def check_sizes(plain: dict[str, torch.Tensor], hub: HubSettings, source: str) -
                             "the config and the weights are of different models")
 
 
-def split_marian_state(state: dict[str, torch.Tensor], hub: HubSettings, source: str) -> MarianWeights:
+def split_marian_state(state: dict[str, torch.Tensor], hub: MarianHub, source: str) -> MarianWeights:
     """Map every tensor of a Marian checkpoint (MarianMTModel or MarianModel keys) onto ESPnet's names.
 
     A tensor that fits nowhere, tied copies that differ, or a stored position table that is not Marian's formula

@@ -16,9 +16,10 @@ resolves configs without importing torch.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, Protocol
+from typing import NotRequired, Protocol, TypedDict
 
 from sate.errors import SateError
+from sate.files import RawMapping
 from sate.models.hub.files import get_key, hub_directory, read_json
 
 MARIAN = "hf_marian"
@@ -45,7 +46,65 @@ WAVLM_KEYS = {"num_buckets": "num_buckets", "max_bucket_distance": "max_distance
 SAMPLE_RATE = 16000
 
 
-def marian_settings(path: str | Path) -> dict[str, Any]:
+class MarianHub(TypedDict):
+    """``textual.hub``: the keys of a Marian config.json that change the model (MARIAN_REQUIRED, MARIAN_OPTIONAL)."""
+
+    d_model: int
+    encoder_layers: int
+    encoder_attention_heads: int
+    encoder_ffn_dim: int
+    decoder_layers: int
+    decoder_attention_heads: int
+    decoder_ffn_dim: int
+    activation_function: str
+    scale_embedding: bool
+    max_position_embeddings: int
+    vocab_size: int
+    pad_token_id: int
+    eos_token_id: int
+    decoder_start_token_id: int
+    tie_word_embeddings: bool
+    share_encoder_decoder_embeddings: bool
+
+
+class SpeechHub(TypedDict):
+    """``acoustic.hub``: a wav2vec2, HuBERT or WavLM directory in the names of torchaudio's builder (SPEECH_KEYS)."""
+
+    model_type: str  # wav2vec2 | hubert | wavlm
+    extractor_mode: str  # group_norm | layer_norm
+    conv_layers: list[list[int]]  # (channels, kernel, stride) per convolution
+    feat_proj_layer_norm: bool
+    conv_bias: bool
+    hidden_size: int
+    pos_conv_kernel: int
+    pos_conv_groups: int
+    layers: int
+    heads: int
+    ffn: int
+    layer_norm_first: bool
+    projection_dropout: float
+    attention_dropout: float
+    ff_interm_dropout: float
+    dropout: float
+    layer_drop: float
+    layer_norm_eps: float
+    do_normalize: bool  # preprocessor_config.json: the model reads zero-mean unit-variance audio
+    num_buckets: NotRequired[int]  # WavLM only
+    max_distance: NotRequired[int]  # WavLM only
+
+
+class WhisperHub(TypedDict):
+    """``acoustic.hub`` of ``type: whisper``: the encoder's sizes (`sate.models.hub.whisper_files.WhisperSizes`)."""
+
+    d_model: int
+    layers: int
+    heads: int
+    ffn: int
+    mel_bins: int
+    positions: int
+
+
+def marian_settings(path: str | Path) -> MarianHub:
     """The ``textual.hub`` dict of a Marian (OPUS-MT) directory: its config.json keys that change the model."""
     directory = hub_directory(path, "textual.path")
     config_path = directory / "config.json"
@@ -54,9 +113,8 @@ def marian_settings(path: str | Path) -> dict[str, Any]:
         raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, textual.type hf_marian "
                         "needs a Marian (OPUS-MT) model")
     kinds = {"activation_function": str, "scale_embedding": bool}
-    hub: dict[str, Any] = {key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED}
-    for key, default in MARIAN_OPTIONAL.items():
-        hub[key] = config.get(key, default)
+    hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
+                    **{key: config.get(key, default) for key, default in MARIAN_OPTIONAL.items()})
     if not hub["share_encoder_decoder_embeddings"] or config.get("decoder_vocab_size", hub["vocab_size"]) \
             != hub["vocab_size"]:
         raise SateError(f"{config_path}: separate source and target vocabularies (share_encoder_decoder_embeddings "
@@ -73,7 +131,7 @@ def marian_settings(path: str | Path) -> dict[str, Any]:
     return hub
 
 
-def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
+def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     """The ``acoustic.hub`` dict of a wav2vec2, HuBERT or WavLM directory (config.json, preprocessor_config.json)."""
     directory = hub_directory(path, "acoustic.path")
     config_path = directory / "config.json"
@@ -94,12 +152,9 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     layers = [get_key(config, key, config_path, list) for key in ("conv_dim", "conv_kernel", "conv_stride")]
     if len({len(x) for x in layers}) != 1 or not all(isinstance(v, int) for x in layers for v in x):
         raise SateError(f"{config_path}: conv_dim, conv_kernel and conv_stride must be integer lists of one length")
-    hub: dict[str, Any] = {"model_type": model_type, "extractor_mode": f"{norm}_norm",
-                           "conv_layers": [list(t) for t in zip(*layers, strict=True)],
-                           "feat_proj_layer_norm": bool(config.get("feat_proj_layer_norm", True))}
     keys = {**SPEECH_KEYS, **(WAVLM_KEYS if model_type == "wavlm" else {})}
-    for key, name in keys.items():
-        hub[name] = get_key(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
+    sizes = {name: get_key(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
+             for key, name in keys.items()}
     prep_path = directory / "preprocessor_config.json"
     if not prep_path.is_file():
         raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
@@ -108,11 +163,13 @@ def speech_settings(path: str | Path, kind: str) -> dict[str, Any]:
     prep = read_json(prep_path)
     if prep.get("sampling_rate", SAMPLE_RATE) != SAMPLE_RATE:
         raise SateError(f"{prep_path}: sampling_rate {prep['sampling_rate']}; sate reads {SAMPLE_RATE} Hz audio")
-    hub["do_normalize"] = bool(get_key(prep, "do_normalize", prep_path, bool))
-    return hub
+    return SpeechHub(model_type=model_type, extractor_mode=f"{norm}_norm",
+                     conv_layers=[list(t) for t in zip(*layers, strict=True)],
+                     feat_proj_layer_norm=bool(config.get("feat_proj_layer_norm", True)), **sizes,
+                     do_normalize=bool(get_key(prep, "do_normalize", prep_path, bool)))
 
 
-def _take_sizes(section: str, resolved: dict[str, Any], given: dict[str, Any], sizes: dict[str, Any],
+def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: dict[str, int | bool],
                 where: str) -> None:
     """Sizes from a directory into `section`; a size the config gives must agree with it."""
     for key, value in sizes.items():
@@ -123,7 +180,7 @@ def _take_sizes(section: str, resolved: dict[str, Any], given: dict[str, Any], s
         resolved[section][key] = value
 
 
-def _fill_whisper(acoustic: dict[str, Any], resolved: dict[str, Any], given: dict[str, Any]) -> None:
+def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping) -> None:
     """acoustic.hub of a Whisper directory: its sizes (`sate.models.hub.whisper_files.whisper_sizes`)."""
     if acoustic["hub"] is None:
         from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
@@ -138,8 +195,12 @@ def _fill_whisper(acoustic: dict[str, Any], resolved: dict[str, Any], given: dic
                         "(all freezes every layer)")
 
 
-def fill_hub_sections(task: str, resolved: dict[str, Any], given: dict[str, Any]) -> None:
-    """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes."""
+def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> None:
+    """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes.
+
+    `resolved` is the config merged over the defaults, `given` the user's YAML (`sate.settings.merge`), both raw:
+    the sizes must be in place before the typed sections are built and their ranges checked.
+    """
     acoustic = resolved.get("acoustic")
     if acoustic is not None and acoustic["type"] == WHISPER and (acoustic["hub"] or acoustic["path"]):
         _fill_whisper(acoustic, resolved, given)
@@ -181,10 +242,10 @@ class HubSection(Protocol):
     """A resolved section of an hf_* type (`sate.models.config`: acoustic, textual)."""
 
     type: str
-    hub: dict | None
+    hub: SpeechHub | MarianHub | None
 
 
-def require_hub(section: HubSection, name: str) -> dict[str, Any]:
+def require_hub(section: HubSection, name: str) -> SpeechHub | MarianHub:
     """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
     if section.hub is None:
         what = "Marian model" if name == "textual" else "model"

@@ -21,39 +21,37 @@ A linear projection maps the model's hidden size to d_model. Its output is 50 fr
 from __future__ import annotations
 
 import re
-from typing import Any
 
 import torch
 from torch import nn
 from torch.nn import functional as F
 
 from sate.errors import SateError
-from sate.models.config import AcousticConfig, HubSettings
+from sate.models.config import AcousticConfig
 from sate.models.espnet_blocks import EspnetKwargs
-from sate.models.hub.settings import require_hub
+from sate.models.hub.settings import SpeechHub, require_hub
 
 NORMALIZE_EPS = 1e-7  # transformers' Wav2Vec2FeatureExtractor.zero_mean_unit_var_norm
 MASK_VALUE = -10000.0  # torchaudio's additive attention mask for padded keys
 
 
-def build_hub_model(hub: HubSettings) -> nn.Module:
+def build_hub_model(hub: SpeechHub) -> nn.Module:
     """torchaudio's Wav2Vec2Model of a ``acoustic.hub`` dict, without an output layer."""
     from torchaudio.models import wav2vec2_model, wavlm_model
 
-    kwargs: dict[str, Any] = {
-        "extractor_mode": hub["extractor_mode"], "extractor_conv_layer_config": [tuple(t) for t in hub["conv_layers"]],
-        "extractor_conv_bias": hub["conv_bias"], "encoder_embed_dim": hub["hidden_size"],
-        "encoder_projection_dropout": hub["projection_dropout"], "encoder_pos_conv_kernel": hub["pos_conv_kernel"],
-        "encoder_pos_conv_groups": hub["pos_conv_groups"], "encoder_num_layers": hub["layers"],
-        "encoder_num_heads": hub["heads"], "encoder_attention_dropout": hub["attention_dropout"],
-        "encoder_ff_interm_features": hub["ffn"], "encoder_ff_interm_dropout": hub["ff_interm_dropout"],
-        "encoder_dropout": hub["dropout"], "encoder_layer_norm_first": hub["layer_norm_first"],
-        "encoder_layer_drop": hub["layer_drop"], "aux_num_out": None}
-    if hub["model_type"] == "wavlm":
-        model = wavlm_model(**kwargs, encoder_num_buckets=hub["num_buckets"],
-                            encoder_max_distance=hub["max_distance"])
-    else:
-        model = wav2vec2_model(**kwargs)
+    wavlm = hub["model_type"] == "wavlm"
+    build = wavlm_model if wavlm else wav2vec2_model
+    relative: dict[str, int] = ({"encoder_num_buckets": hub["num_buckets"], "encoder_max_distance": hub["max_distance"]}
+                                if wavlm else {})
+    model = build(
+        extractor_mode=hub["extractor_mode"], extractor_conv_layer_config=[tuple(t) for t in hub["conv_layers"]],
+        extractor_conv_bias=hub["conv_bias"], encoder_embed_dim=hub["hidden_size"],
+        encoder_projection_dropout=hub["projection_dropout"], encoder_pos_conv_kernel=hub["pos_conv_kernel"],
+        encoder_pos_conv_groups=hub["pos_conv_groups"], encoder_num_layers=hub["layers"],
+        encoder_num_heads=hub["heads"], encoder_attention_dropout=hub["attention_dropout"],
+        encoder_ff_interm_features=hub["ffn"], encoder_ff_interm_dropout=hub["ff_interm_dropout"],
+        encoder_dropout=hub["dropout"], encoder_layer_norm_first=hub["layer_norm_first"],
+        encoder_layer_drop=hub["layer_drop"], aux_num_out=None, **relative)
     if not hub["feat_proj_layer_norm"]:  # HuBERT configs may leave the projection's LayerNorm out
         model.encoder.feature_projection.layer_norm = nn.Identity()
     for module in model.encoder.modules():
@@ -65,7 +63,7 @@ def build_hub_model(hub: HubSettings) -> nn.Module:
 class HubStack(nn.Module):
     """The torchaudio model and the projection to d_model: everything `init: acoustic:` moves between models."""
 
-    def __init__(self, hub: HubSettings, d_model: int) -> None:
+    def __init__(self, hub: SpeechHub, d_model: int) -> None:
         super().__init__()
         self.model = build_hub_model(hub)
         self.proj = nn.Linear(hub["hidden_size"], d_model)
@@ -175,7 +173,7 @@ UNUSED = re.compile(r"^(lm_head|quantizer|project_hid|project_q|final_proj|label
                     r"(\.|$)")
 
 
-def hf_key_map(state: dict[str, torch.Tensor], hub: HubSettings) -> tuple[dict[str, torch.Tensor], list[str]]:
+def hf_key_map(state: dict[str, torch.Tensor], hub: SpeechHub) -> tuple[dict[str, torch.Tensor], list[str]]:
     """A Hugging Face wav2vec2/HuBERT/WavLM state dict (base model or with a head) in `HubStack`'s names.
 
     Returns the mapped tensors and the names of tensors left out on purpose (other heads, pre-training parts).
