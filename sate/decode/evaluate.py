@@ -107,11 +107,13 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, Any] | None = None, batch_size: int = 16, device: str | None = None,
-             stream: StreamPolicy | None = None, chunk: float = CHUNK) -> dict[str, Any]:
+             stream: StreamPolicy | None = None, chunk: float = CHUNK, talks: bool = False) -> dict[str, Any]:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``.
 
     With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
     decoding (`sate.decode.simultaneous`), and the results add its latency; ``delays.jsonl`` has each word's delays.
+    With `talks` as well, each talk (the rows of one ``audio`` file) is streamed whole and its output re-segmented to
+    the rows (`sate.decode.talks`): the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
     """
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
@@ -123,6 +125,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
     if stream is not None:
         check_chunk(chunk)
+    if talks and stream is None:
+        raise SateError("--talks streams whole talks under a policy: give --stream POLICY")
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
@@ -145,8 +149,14 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     started = time.perf_counter()
     transcripts: list[str] | None = None
     translations: list[str] | None = None
-    streamed = None
-    if stream is not None:
+    streamed: list[Any] | None = None  # per row: .delays, .elapsed (seconds from its start), .duration
+    if stream is not None and talks:
+        from sate.decode.talks import stream_talks  # heavy: torch
+
+        rows = read_manifest(manifest)
+        streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
+        translations = [segment.translation for segment in streamed]
+    elif stream is not None:
         from sate.decode.simultaneous import stream_rows  # heavy: torch
 
         rows = read_manifest(manifest)
@@ -206,16 +216,21 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if streamed is not None:
         latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
                      for run, row in zip(streamed, rows, strict=True)]
-        results["stream"] = {
-            "policy": str(stream), "chunk": chunk, "latency": corpus_latency(latencies),
-            "chunks": sum(run.chunks for run in streamed),
-            "encoder_seconds": round(sum(run.encoder_seconds for run in streamed), 3),
-            "decoder_seconds": round(sum(run.decoder_seconds for run in streamed), 3)}
+        results["stream"] = {"policy": str(stream), "chunk": chunk, "latency": corpus_latency(latencies)}
+        if talks:
+            results["stream"].update(talks=len({r["audio"] for r in rows}), chunks=talk_chunks)
+        else:
+            results["stream"].update(
+                chunks=sum(run.chunks for run in streamed),
+                encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
+                decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
         atomic_write_lines(out / "delays.jsonl", [json.dumps(
             {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
              "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
         written.append("delays.jsonl")
-        report.append(f"streaming {stream}, {chunk:g} s chunks: " + latency_line(results["stream"]["latency"]))
+        whole = (f" over {results['stream']['talks']} whole talks, re-segmented to the references (StreamAL, "
+                 "StreamLAAL)") if talks else ""
+        report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
     atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
@@ -245,12 +260,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
                              "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model; with --stream: "
-                             "SPLIT-stream-POLICY-CHUNKs)")
+                             "SPLIT-stream-POLICY-CHUNKs[-talks])")
     add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
     add_stream_arguments(parser, "--stream", None)
+    parser.add_argument("--talks", action="store_true",
+                        help="with --stream: stream each talk (the rows of one audio file) whole, cut by the VAD as "
+                             "it goes, re-segment the output to the rows by edit distance; latency is StreamLAAL")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -260,7 +278,7 @@ def run(args: argparse.Namespace) -> int:
     stream = parse_policy(args.stream) if args.stream is not None else None
     out = args.out or default_out(args.model, args.mt_model, args.split)
     if stream is not None and args.out is None:  # beside the offline results, not over them
-        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s")
+        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s" + ("-talks" if args.talks else ""))
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
-             args.chunk)
+             args.chunk, args.talks)
     return 0
