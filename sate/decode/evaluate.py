@@ -112,8 +112,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
     With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
     decoding (`sate.decode.simultaneous`), and the results add its latency; ``delays.jsonl`` has each word's delays.
-    With `talks` as well, each talk (the rows of one ``audio`` file) is streamed whole and its output re-segmented to
-    the rows (`sate.decode.talks`): the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
+    With `talks`, each talk (the rows of one ``audio`` file) is translated whole, as `sate translate` does, or
+    streamed whole under `stream`, and its output re-segmented to the rows by edit distance (`sate.decode.talks`);
+    the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
     """
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
@@ -125,8 +126,6 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
     if stream is not None:
         check_chunk(chunk)
-    if talks and stream is None:
-        raise SateError("--talks streams whole talks under a policy: give --stream POLICY")
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
@@ -137,8 +136,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack and --mt-model an MT pack "
                         f"(got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
-    if stream is not None and (model.task != "st" or mt is not None):
-        raise SateError(f"--stream translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
+    if (stream is not None or talks) and (model.task != "st" or mt is not None):
+        flag = "--stream" if stream is not None else "--talks"
+        raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
     greedy = {"beam": 1, "nbest": 1} if stream is not None else {}  # the policies decode greedily
     options = translator.with_options(**{**(decode or {}), **greedy})
@@ -156,6 +156,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         rows = read_manifest(manifest)
         streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
         translations = [segment.translation for segment in streamed]
+    elif talks:
+        from sate.decode.talks import translate_talks  # heavy: torch
+
+        rows = read_manifest(manifest)
+        translations = translate_talks(model, rows, options, batch_size)
     elif stream is not None:
         from sate.decode.simultaneous import stream_rows  # heavy: torch
 
@@ -179,12 +184,14 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         "mode": mode, "model": str(model_dir), "mt_model": str(mt_model_dir) if mt_model_dir else None,
         "data": str(data), "split": split, "utterances": len(rows), "decode": asdict(options),
         "device": str(model.device), "decode_seconds": round(elapsed, 3)}
+    if talks:
+        results["talks"] = len({r["audio"] for r in rows})
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
     (out / "results.json").unlink(missing_ok=True)  # until the new one is written, no results describe the files
     written = ["results.json"]
-    report = []
+    report = [f"{results['talks']} talks translated whole, the output re-segmented to the references"] if talks else []
     if translations is not None:
         _write_lines(out / "hyp.txt", translations)
         _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
@@ -218,7 +225,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
                      for run, row in zip(streamed, rows, strict=True)]
         results["stream"] = {"policy": str(stream), "chunk": chunk, "latency": corpus_latency(latencies)}
         if talks:
-            results["stream"].update(talks=len({r["audio"] for r in rows}), chunks=talk_chunks)
+            results["stream"].update(talks=results["talks"], chunks=talk_chunks)
         else:
             results["stream"].update(
                 chunks=sum(run.chunks for run in streamed),
@@ -228,8 +235,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
              "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
         written.append("delays.jsonl")
-        whole = (f" over {results['stream']['talks']} whole talks, re-segmented to the references (StreamAL, "
-                 "StreamLAAL)") if talks else ""
+        whole = " (StreamAL, StreamLAAL)" if talks else ""
         report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
@@ -267,8 +273,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
     add_stream_arguments(parser, "--stream", None)
     parser.add_argument("--talks", action="store_true",
-                        help="with --stream: stream each talk (the rows of one audio file) whole, cut by the VAD as "
-                             "it goes, re-segment the output to the rows by edit distance; latency is StreamLAAL")
+                        help="ST: translate each talk (the rows of one audio file) whole, cut by the VAD (as sate "
+                             "translate; with --stream: as sate stream), and re-segment the output to the rows by "
+                             "edit distance; the latency of --stream is then StreamLAAL")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -278,7 +285,9 @@ def run(args: argparse.Namespace) -> int:
     stream = parse_policy(args.stream) if args.stream is not None else None
     out = args.out or default_out(args.model, args.mt_model, args.split)
     if stream is not None and args.out is None:  # beside the offline results, not over them
-        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s" + ("-talks" if args.talks else ""))
+        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s")
+    if args.talks and args.out is None:
+        out = out.with_name(f"{out.name}-talks")
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
              args.chunk, args.talks)
     return 0

@@ -20,7 +20,6 @@ import torch
 
 from sate.decode.beam_search import _IncrementalDecoder, eval_mode, length_limits
 from sate.decode.options import DecodeOptions
-from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
 
@@ -41,11 +40,9 @@ class PrefixDecoder(_IncrementalDecoder):
     """The incremental decoder of one hypothesis (beam 1) that can take a whole prefix in one forward pass."""
 
     def feed(self, tokens: list[int]) -> None:
-        """Fill the self-attention caches with `tokens` at positions 0..L-1 (sos first), as L calls of `step` would,
-        from one pass: each layer's keys and values over all positions at once, a causal mask on the queries.
+        """Fill the (empty) self-attention caches with `tokens` at positions 0..L-1 (sos first), as L calls of `step`
+        would, in one pass: each layer's keys and values over all positions at once, a causal mask on the queries.
         Their predictions are not computed (the caller knows the prefix), nor the last layer's output."""
-        if self.self_kv is not None:
-            raise SateError("PrefixDecoder.feed fills an empty cache only")
         n = len(tokens)
         ids = torch.tensor([tokens], device=self.pe.device)
         x = self.embed(ids) * self.xscale + self.pe[:n]  # (1, L, D)

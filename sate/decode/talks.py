@@ -7,6 +7,10 @@ delay) and when it was shown in a live stream, decoding included (computation-aw
 arrives at a_j, is done at f_j = max(a_j, f_(j-1)) + its compute time). The talk's words are then re-segmented to
 the reference rows (`sate.scoring.resegment`), and each row gets its words, with delays counted from the row's
 start (its ``offset``): StreamLAAL is the LAAL of these per row (source = the row's duration), averaged as usual.
+
+Its offline counterpart (`sate evaluate --talks` without ``--stream``) translates each talk whole as `sate
+translate` does (VAD segments, the pack's beam search) and re-segments the words the same way: the quality that
+the streamed talk is compared with.
 """
 
 from __future__ import annotations
@@ -103,19 +107,34 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     return out
 
 
+def group_talks(rows: list[dict]) -> dict[str, list[int]]:
+    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets."""
+    talks: dict[str, list[int]] = {}
+    for k, row in enumerate(rows):
+        talks.setdefault(str(row["audio"]), []).append(k)
+    return {audio: sorted(members, key=lambda k: float(rows[k]["offset"])) for audio, members in talks.items()}
+
+
+def translate_talks(translator: SpeechTranslator, rows: list[dict], options: DecodeOptions | None = None,
+                    batch_size: int = 16) -> list[str]:
+    """Every talk of manifest rows translated whole as `sate translate` does, re-segmented: a line per row."""
+    out: dict[int, str] = {}
+    for audio, members in group_talks(rows).items():
+        words = (translator.translate([audio], options, batch_size)[0].translation or "").split()
+        for k, indices in zip(members, resegment(words, [str(rows[k]["tgt"]) for k in members]), strict=True):
+            out[k] = " ".join(words[i] for i in indices)
+    return [out[k] for k in range(len(rows))]
+
+
 def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPolicy, chunk: float,
                  options: DecodeOptions | None = None) -> tuple[list[Segment], int]:
     """Every talk of manifest rows streamed whole and re-segmented: a `Segment` per row in row order, and the
     number of chunks read. A talk's rows are matched to its words in the order of their offsets."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
-    talks: dict[str, list[int]] = {}
-    for k, row in enumerate(rows):
-        talks.setdefault(str(row["audio"]), []).append(k)
     out: dict[int, Segment] = {}
     chunks = 0
-    for audio, members in tqdm(talks.items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
-        members = sorted(members, key=lambda k: float(rows[k]["offset"]))
+    for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
         talk = stream_talk(translator, read_audio(audio), spec, chunk, options)
         chunks += talk.chunks
         for k, segment in zip(members, split_talk(talk, [rows[k] for k in members]), strict=True):

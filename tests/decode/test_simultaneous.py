@@ -217,8 +217,17 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
     assert f"| wait-k (whole talks)=2 | {results['bleu']:.1f} | " in capsys.readouterr().out
 
 
-def test_talks_needs_a_policy(tmp_path: Path, st_pack: Path, prepared_data: Path,
-                              capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev",
-                 "--out", str(tmp_path / "x"), "--talks"]) == 2
-    assert "--stream" in capsys.readouterr().err
+def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator: SpeechTranslator,
+                                      prepared_data: Path) -> None:
+    """`--talks` without `--stream`: each talk translated as `sate translate` does, its words re-segmented."""
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    out = tmp_path / "offline-talks"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "tst-COMMON",
+                 "--out", str(out), "--talks"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    hyps = (out / "hyp.txt").read_text().splitlines()
+    audios = sorted({r["audio"] for r in rows})
+    assert results["talks"] == len(audios) and "stream" not in results and len(hyps) == len(rows)
+    for audio, translated in zip(audios, translator.translate(audios), strict=True):
+        members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
+        assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()
