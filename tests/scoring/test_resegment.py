@@ -54,3 +54,24 @@ def test_stream_laal_by_hand() -> None:
     assert scores["laal"] == pytest.approx(1.25)
     assert scores["al"] == pytest.approx(1.0)
     assert scores["laal_ca"] == pytest.approx(1.75)
+
+
+def test_stream_laal_as_fbk_scores_it() -> None:
+    """The shape of the fixed case in FBK's simulstream tests (StreamLaal, word level): reference rows of 13 and 17
+    words at 12.61 s (4.07 s long) and 16.9 s (5.14 s), an output of 15 + 10 words with the same delays; their
+    scorer gives StreamLAAL 0.868587 and 5.86 computation-aware. The figures depend only on the split and the
+    counts, so the words here are our own."""
+    rows = [{"tgt": "On Monday we met the new team of the small garden project downtown.", "offset": 12.61,
+             "duration": 4.07},
+            {"tgt": "When it rains we stay inside and read the books that my grandmother left in the attic.",
+             "offset": 16.9, "duration": 5.14}]
+    words = ("Last Monday we all met the brand new team of the little garden project downtown. "
+             "When it rains we stay at home and read books.").split()
+    delays = [14.0] * 4 + [16.0] * 9 + [18.0] * 8 + [20.0] * 4
+    elapsed = [18.22] * 4 + [19.93] * 9 + [23.01] * 8 + [27.30] * 4
+    segments = split_talk(TalkWords(words, delays, elapsed, 30.0, 60), rows)
+    assert [len(s.translation.split()) for s in segments] == [15, 10]
+    scores = corpus_latency([sentence_latency(s.delays, s.elapsed, s.duration, len(r["tgt"].split()))
+                             for s, r in zip(segments, rows, strict=True)])
+    assert scores["laal"] == pytest.approx(0.868587, abs=1e-5)
+    assert scores["laal_ca"] == pytest.approx(5.86, abs=1e-5)
