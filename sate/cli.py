@@ -14,6 +14,7 @@ import sys
 from types import FrameType, ModuleType
 
 from sate.analysis import cli as analyze
+from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
 from sate.errors import SateError
@@ -40,6 +41,7 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "evaluate": (evaluate, "decode a prepared split and score it (BLEU, chrF, TER, WER)"),
     "score": (score, "BLEU, chrF and TER of a hypothesis file, exactly as the sacrebleu CLI"),
     "report": (report, "collect the evaluation results of an experiment into a markdown table"),
+    "latency-plot": (tradeoff, "plot BLEU against latency (LAAL) of several `sate evaluate --stream` runs into a PNG"),
     "analyze": (analyze, "attention analysis: per-layer localness plots and cross-attention heatmaps"),
 }
 

@@ -68,11 +68,13 @@ class Results(TypedDict, total=False):
     wer: float  # transcripts (asr, st, cascade)
     wer_errors: int
     wer_words: int
+    talks: int  # --talks: whole talks translated, the output re-segmented to the references
     stream: StreamResults  # --stream
 
 
-class StreamResults(TypedDict):
-    """A streamed evaluation: the policy, its corpus latency (`sate.scoring.latency`) and where the time went."""
+class StreamResults(TypedDict, total=False):
+    """A streamed evaluation: the policy, its corpus latency (`sate.scoring.latency`) and where the time went
+    (per utterance), or, with --talks, how many talks and chunks."""
 
     policy: str
     chunk: float
@@ -80,6 +82,7 @@ class StreamResults(TypedDict):
     chunks: int
     encoder_seconds: float
     decoder_seconds: float
+    talks: int
 
 
 def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
@@ -151,11 +154,14 @@ def _write_lines(path: Path, lines: list[str]) -> None:
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, object] | None = None, batch_size: int = 16, device: str | None = None,
-             stream: StreamPolicy | None = None, chunk: float = CHUNK) -> Results:
+             stream: StreamPolicy | None = None, chunk: float = CHUNK, talks: bool = False) -> Results:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``.
 
     With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
     decoding (`sate.decode.simultaneous`), and the results add its latency; ``delays.jsonl`` has each word's delays.
+    With `talks`, each talk (the rows of one ``audio`` file) is translated whole, as `sate translate` does, or
+    streamed whole under `stream`, and its output re-segmented to the rows by edit distance (`sate.decode.talks`);
+    the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
     """
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator
@@ -177,8 +183,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack and --mt-model an MT pack "
                         f"(got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
-    if stream is not None and (model.task != "st" or mt is not None):
-        raise SateError(f"--stream translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
+    if (stream is not None or talks) and (model.task != "st" or mt is not None):
+        flag = "--stream" if stream is not None else "--talks"
+        raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
     greedy = {"beam": 1, "nbest": 1} if stream is not None else {}  # the policies decode greedily
     options = translator.with_options(**{**(decode or {}), **greedy})
@@ -189,8 +196,19 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     started = time.perf_counter()
     transcripts: list[str] | None = None
     translations: list[str] | None = None
-    streamed = None
-    if stream is not None:
+    streamed: list[Any] | None = None  # per row: .delays, .elapsed (seconds from its start), .duration
+    if stream is not None and talks:
+        from sate.decode.talks import stream_talks  # heavy: torch
+
+        rows = read_manifest(manifest)
+        streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
+        translations = [segment.translation for segment in streamed]
+    elif talks:
+        from sate.decode.talks import translate_talks  # heavy: torch
+
+        rows = read_manifest(manifest)
+        translations = translate_talks(model, rows, options, batch_size)
+    elif stream is not None:
         from sate.decode.simultaneous import stream_rows  # heavy: torch
 
         rows = read_manifest(manifest)
@@ -213,12 +231,14 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
         data=str(data), split=split, utterances=len(rows), decode=asdict(options),
         device=str(model.device), decode_seconds=round(elapsed, 3))
+    if talks:
+        results["talks"] = len({r["audio"] for r in rows})
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
     (out / "results.json").unlink(missing_ok=True)  # until the new one is written, no results describe the files
     written = ["results.json"]
-    report = []
+    report = [f"{results['talks']} talks translated whole, the output re-segmented to the references"] if talks else []
     if translations is not None:
         _write_lines(out / "hyp.txt", translations)
         _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
@@ -250,16 +270,20 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if streamed is not None:
         latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
                      for run, row in zip(streamed, rows, strict=True)]
-        results["stream"] = StreamResults(
-            policy=str(stream), chunk=chunk, latency=corpus_latency(latencies),
-            chunks=sum(run.chunks for run in streamed),
-            encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
-            decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
+        results["stream"] = StreamResults(policy=str(stream), chunk=chunk, latency=corpus_latency(latencies))
+        if talks:
+            results["stream"].update(talks=results["talks"], chunks=talk_chunks)
+        else:
+            results["stream"].update(
+                chunks=sum(run.chunks for run in streamed),
+                encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
+                decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
         atomic_write_lines(out / "delays.jsonl", [json.dumps(
             {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
              "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
         written.append("delays.jsonl")
-        report.append(f"streaming {stream}, {chunk:g} s chunks: " + latency_line(results["stream"]["latency"]))
+        whole = " (StreamAL, StreamLAAL)" if talks else ""
+        report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
     atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
@@ -289,12 +313,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", type=Path, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
                              "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model; with --stream: "
-                             "SPLIT-stream-POLICY-CHUNKs)")
+                             "SPLIT-stream-POLICY-CHUNKs[-talks])")
     add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
     add_stream_arguments(parser, "--stream", None)
+    parser.add_argument("--talks", action="store_true",
+                        help="ST: translate each talk (the rows of one audio file) whole, cut by the VAD (as sate "
+                             "translate; with --stream: as sate stream), and re-segment the output to the rows by "
+                             "edit distance; the latency of --stream is then StreamLAAL")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -305,6 +333,8 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or default_out(args.model, args.mt_model, args.split)
     if stream is not None and args.out is None:  # beside the offline results, not over them
         out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s")
+    if args.talks and args.out is None:
+        out = out.with_name(f"{out.name}-talks")
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
-             args.chunk)
+             args.chunk, args.talks)
     return 0

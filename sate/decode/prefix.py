@@ -2,7 +2,9 @@
 
 A simultaneous policy re-decodes after every chunk of audio over a memory that has grown, so it cannot keep the
 decoder's caches (every layer's states depend on the memory); what it keeps is the prefix it has already shown the
-user. `continue_prefix` feeds that prefix to the decoder, then extends it one argmax at a time with the same
+user. `continue_prefix` feeds that prefix to the decoder in one teacher-forced pass (`PrefixDecoder.feed`: every
+layer over all prefix positions at once under a causal mask, which fills the same self-attention caches as one step
+per token, in a fraction of the time), then extends it one argmax at a time with the same
 arithmetic, length limits and eos rule as the offline search at beam 1 (`sate.decode.beam_search`): with an empty
 prefix and the whole input, it returns what offline greedy decoding returns (a test checks this). Each new token
 can be vetoed from the source attention weights that produced it (AlignAtt).
@@ -10,6 +12,7 @@ can be vetoed from the source attention weights that produced it (AlignAtt).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -33,6 +36,39 @@ class Continuation:
     complete: bool
 
 
+class PrefixDecoder(_IncrementalDecoder):
+    """The incremental decoder of one hypothesis (beam 1) that can take a whole prefix in one forward pass."""
+
+    def feed(self, tokens: list[int]) -> None:
+        """Fill the (empty) self-attention caches with `tokens` at positions 0..L-1 (sos first), as L calls of `step`
+        would, in one pass: each layer's keys and values over all positions at once, a causal mask on the queries.
+        Their predictions are not computed (the caller knows the prefix), nor the last layer's output."""
+        n = len(tokens)
+        ids = torch.tensor([tokens], device=self.pe.device)
+        x = self.embed(ids) * self.xscale + self.pe[:n]  # (1, L, D)
+        future = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+        causal = torch.zeros(n, n, dtype=x.dtype, device=x.device).masked_fill(future, -math.inf)
+        kv = []
+        layers = self.decoder.decoders
+        for i, layer in enumerate(layers):
+            sa, ca = layer.self_attn, layer.src_attn
+            h = x if self.post_norm else layer.norm1(x)
+            key, value = self._split(sa.k_norm, sa.linear_k(h)), self._split(None, sa.linear_v(h))  # (1, H, L, dk)
+            kv.append((key, value))
+            if i == len(layers) - 1:  # the next layer would read its output; there is none
+                break
+            q = self._split(sa.q_norm, sa.linear_q(h))
+            att = torch.softmax(q @ key.transpose(-2, -1) / math.sqrt(self.d_k) + causal, dim=-1)
+            x = self._residual(layer.norm1, x, sa.linear_out((att @ value).transpose(1, 2).reshape(1, n, -1)))
+            h = x if self.post_norm else layer.norm2(x)
+            q = self._split(ca.q_norm, ca.linear_q(h))  # (1, H, L, dk)
+            mem_k, mem_v = self.memory_kv[i]
+            att = torch.softmax(q @ mem_k / math.sqrt(self.d_k) + self.memory_bias, dim=-1)  # (1, H, L, T)
+            x = self._residual(layer.norm2, x, ca.linear_out((att @ mem_v).transpose(1, 2).reshape(1, n, -1)))
+            x = self._residual(layer.norm3, x, layer.feed_forward(x if self.post_norm else layer.norm3(x)))
+        self.self_kv = kv
+
+
 @torch.no_grad()
 def continue_prefix(model: SateModel, memory: torch.Tensor, prefix: list[int], options: DecodeOptions,
                     limit: int | None = None, accept: Veto | None = None) -> Continuation:
@@ -51,10 +87,10 @@ def continue_prefix(model: SateModel, memory: torch.Tensor, prefix: list[int], o
         return Continuation([], True)
     sos, eos, _ = token_conventions(decoder)
     with eval_mode(decoder):
-        inc = _IncrementalDecoder(decoder, memory, lengths, 1, max_len + 1)
+        inc = PrefixDecoder(decoder, memory, lengths, 1, max_len + 1)
         history = [sos, *prefix]
-        for position, token in enumerate(history[:-1]):  # the prefix's states; its predictions are not needed
-            inc.step(torch.tensor([token], device=memory.device), position)
+        if prefix:  # the states of sos and the prefix but its last token, which the first step reads
+            inc.feed(history[:-1])
         new: list[int] = []
         while limit is None or len(new) < limit:
             position = len(history) - 1

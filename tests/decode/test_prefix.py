@@ -1,6 +1,6 @@
 """Greedy continuation of a committed prefix: from nothing it is the offline greedy search; from any prefix of that
 output it gives the rest; a veto stops it. On our decoder and on a Marian one (sos, eos and a banned pad of its
-own, post-LN layers)."""
+own, post-LN layers). The prefix goes in in one pass: the same caches and next step as one step per token."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ import torch
 
 from sate.data.marian_vocab import marian_pieces
 from sate.decode.beam_search import DecodeOptions, decode_memory
-from sate.decode.prefix import continue_prefix
+from sate.decode.prefix import PrefixDecoder, continue_prefix
 from sate.models import build_model
 from sate.models.base import SateModel
+from sate.models.decoder import token_conventions
 from sate.models.hub.load import load_hub_parts
 
 GREEDY = DecodeOptions(beam=1, lenpen=0.0, max_len_ratio=1.5)
@@ -45,6 +46,31 @@ def _check(model: SateModel, memory: torch.Tensor, lengths: torch.Tensor) -> Non
         assert all(len(w) == layers and w[0].shape[-1] == one.size(1) for w in seen)
         for weights in seen[:1]:  # a distribution over the memory positions
             torch.testing.assert_close(weights[0].sum(-1), torch.ones_like(weights[0].sum(-1)))
+        _check_feed(model, one, greedy)
+
+
+def _check_feed(model: SateModel, memory: torch.Tensor, greedy: list[int]) -> None:
+    """`feed` over sos + a prefix leaves the caches that one `step` per token leaves, and the same next step."""
+    sos = token_conventions(model.decoder)[0]
+    lengths = torch.tensor([memory.size(1)])
+    for cut in sorted({1, len(greedy) // 2, len(greedy) - 1}):
+        history = [sos, *greedy[:cut]]
+        parallel, steps = (PrefixDecoder(model.decoder, memory, lengths, 1, 64) for _ in range(2))
+        with torch.no_grad():
+            parallel.feed(history[:-1])
+            for position, token in enumerate(history[:-1]):
+                steps.step(torch.tensor([token]), position)
+            assert parallel.self_kv is not None and steps.self_kv is not None
+            for (k1, v1), (k2, v2) in zip(parallel.self_kv, steps.self_kv, strict=True):
+                assert k1.shape == k2.shape == (1, k1.size(1), cut, k1.size(-1))
+                torch.testing.assert_close(k1, k2)
+                torch.testing.assert_close(v1, v2)
+            last = torch.tensor([history[-1]])
+            a, b = parallel.step(last, cut), steps.step(last, cut)
+        torch.testing.assert_close(a, b)
+        assert int(a.argmax()) == int(b.argmax()) == greedy[cut]
+        for w1, w2 in zip(parallel.cross_attention, steps.cross_attention, strict=True):
+            torch.testing.assert_close(w1, w2)
 
 
 def test_our_decoder(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:

@@ -1,5 +1,5 @@
 """Simultaneous translation on a trained tiny ST pack: each policy only ever adds words, decodes the whole input
-like offline greedy decoding when it sees it at once, and `sate stream` / `sate evaluate --stream` say so."""
+like offline greedy decoding when it sees it at once, and `sate stream` / `sate evaluate --stream [--talks]` say so."""
 
 from __future__ import annotations
 
@@ -8,19 +8,22 @@ import json
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
 import soundfile as sf
 
 from sate.cli import main
-from sate.data.audio import SAMPLE_RATE, read_segment
+from sate.data.audio import SAMPLE_RATE, read_audio, read_segment
 from sate.data.manifest import read_manifest
+from sate.decode import talks
 from sate.decode.api import SpeechTranslator
 from sate.decode.options import StreamPolicy, parse_policy
 from sate.decode.pack import pack
 from sate.decode.policies import common_prefix
 from sate.decode.simultaneous import live, simulate
+from sate.decode.talks import TalkWords, stream_talk
 from sate.errors import SateError
 
 SPECS = [StreamPolicy("wait-k", 2), StreamPolicy("local-agreement", 2), StreamPolicy("alignatt", 1)]
@@ -171,3 +174,60 @@ def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Pa
     rows = [json.loads(line) for line in (out / "delays.jsonl").read_text().splitlines()]
     hyps = (out / "hyp.txt").read_text().splitlines()
     assert [len(r["delays"]) for r in rows] == [len(h.split()) for h in hyps]
+
+
+def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--talks`: each talk of tst-COMMON is streamed whole; every word it shows lands in exactly one row's line, in
+    order, and the delays are counted from the rows' starts."""
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    streamed: dict[int, TalkWords] = {}  # by the talk's length in samples
+
+    def spy(translator: SpeechTranslator, wave: np.ndarray, *args: Any) -> TalkWords:
+        streamed[len(wave)] = stream_talk(translator, wave, *args)
+        return streamed[len(wave)]
+
+    monkeypatch.setattr(talks, "stream_talk", spy)
+    out = tmp_path / "talks"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "tst-COMMON",
+                 "--out", str(out), "--stream", "wait-k=2", "--chunk", "1.0", "--talks"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    assert "StreamLAAL" in capsys.readouterr().out
+    audios = sorted({r["audio"] for r in rows})
+    assert results["stream"]["talks"] == len(audios) == len(streamed) and "wer" not in results
+    hyps = (out / "hyp.txt").read_text().splitlines()
+    assert len(hyps) == len(rows)
+    delays = [json.loads(line) for line in (out / "delays.jsonl").read_text().splitlines()]
+    assert [len(d["delays"]) for d in delays] == [len(h.split()) for h in hyps]
+    assert [d["duration"] for d in delays] == [r["duration"] for r in rows]
+    latency = results["stream"]["latency"]
+    assert latency["sentences"] == sum(bool(h) for h in hyps) > 0
+    assert latency["laal"] <= latency["laal_ca"]
+    for audio in audios:
+        members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
+        talk = streamed[len(read_audio(audio))]
+        assert talk.words and " ".join(hyps[k] for k in members).split() == talk.words
+        assert all(d <= e for d, e in zip(talk.delays, talk.elapsed, strict=True))
+        assert talk.delays == sorted(talk.delays) and talk.delays[-1] <= talk.duration + 1e-9
+        shifted = [d + rows[k]["offset"] for k in members for d in delays[k]["delays"]]
+        assert shifted == pytest.approx(talk.delays)  # the same words: their delays, counted from the talk's start
+    png = tmp_path / "tradeoff.png"
+    assert main(["latency-plot", str(out), "--out", str(png)]) == 0 and png.stat().st_size > 0
+    assert f"| wait-k (whole talks)=2 | {results['bleu']:.1f} | " in capsys.readouterr().out
+
+
+def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator: SpeechTranslator,
+                                      prepared_data: Path) -> None:
+    """`--talks` without `--stream`: each talk translated as `sate translate` does, its words re-segmented."""
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    out = tmp_path / "offline-talks"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "tst-COMMON",
+                 "--out", str(out), "--talks"]) == 0
+    results = json.loads((out / "results.json").read_text())
+    hyps = (out / "hyp.txt").read_text().splitlines()
+    audios = sorted({r["audio"] for r in rows})
+    assert results["talks"] == len(audios) and "stream" not in results and len(hyps) == len(rows)
+    for audio, translated in zip(audios, translator.translate(audios), strict=True):
+        members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
+        assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()

@@ -1,0 +1,126 @@
+"""Quality against latency of streaming runs: `sate latency-plot RESULTS... --out tradeoff.png`.
+
+Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory holding it. Runs with
+``--stream POLICY`` become points at (LAAL, BLEU), one line per policy through its parameter values in the order of
+their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed for the
+computation-aware one (decoding time included), in the policy's colour. Runs over whole talks (``--talks``) are
+their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
+policies approach. The same figures are printed as a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from sate.errors import SateError
+from sate.files import atomic_open
+
+if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
+    from matplotlib.figure import Figure
+
+RESULTS = "results.json"  # what `sate evaluate` writes into its --out directory
+PLOT_INCHES = (7.0, 4.5)
+PLOT_DPI = 100
+
+
+@dataclass(frozen=True)
+class Run:
+    """One evaluated run: its BLEU and, when streamed, the policy, its parameter and the corpus latencies (s)."""
+
+    path: Path
+    bleu: float
+    policy: str | None = None  # e.g. "alignatt"; None for an offline run
+    value: int | None = None
+    talks: bool = False  # streamed as whole talks: StreamLAAL
+    al: float | None = None
+    laal: float | None = None
+    laal_ca: float | None = None
+
+    @property
+    def series(self) -> str:
+        return f"{self.policy} (whole talks)" if self.talks else str(self.policy)
+
+
+def read_run(path: Path) -> Run:
+    """A `sate evaluate` results file (or its directory); bad input names the file and the key."""
+    file = path / RESULTS if path.is_dir() else path
+    if not file.is_file():
+        raise SateError(f"{path}: no {RESULTS} there (run `sate evaluate --out DIR`)")
+    try:
+        results = json.loads(file.read_text(encoding="utf-8"))
+    except json.JSONDecodeError as err:
+        raise SateError(f"{file}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    if not isinstance(results, dict) or not isinstance(results.get("bleu"), int | float):
+        raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
+    stream = results.get("stream")
+    if stream is None:
+        return Run(file, float(results["bleu"]))
+    try:
+        name, _, value = str(stream["policy"]).partition("=")
+        latency = stream["latency"]
+        return Run(file, float(results["bleu"]), name, int(value), "talks" in stream, float(latency["al"]),
+                   float(latency["laal"]), float(latency["laal_ca"]))
+    except (KeyError, TypeError, ValueError) as err:
+        raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
+
+
+def markdown(runs: list[Run]) -> str:
+    """The figures as a table: offline runs first, then each policy by latency."""
+    lines = ["| run | BLEU | AL (s) | LAAL (s) | LAAL, computation-aware (s) |", "|---|---:|---:|---:|---:|"]
+    for run in sorted(runs, key=lambda r: (r.policy is not None, r.series, r.laal or 0.0)):
+        if run.policy is None:
+            lines.append(f"| offline | {run.bleu:.1f} | | | |")
+        else:
+            lines.append(f"| {run.series}={run.value} | {run.bleu:.1f} | {run.al:.2f} | {run.laal:.2f} | "
+                         f"{run.laal_ca:.2f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(runs: list[Run], path: Path) -> Figure:
+    """Draw the runs into a PNG at `path`; the figure is returned (its lines hold the points drawn)."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
+    from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
+
+    streamed = [r for r in runs if r.policy is not None]
+    if not streamed:
+        raise SateError("no streaming run among the results: give some of `sate evaluate --stream POLICY`")
+    fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
+    FigureCanvasAgg(fig)
+    ax = fig.add_subplot()
+    for k, series in enumerate(dict.fromkeys(r.series for r in streamed)):
+        points = sorted((r for r in streamed if r.series == series), key=lambda r: (r.laal, r.value))
+        bleu = [r.bleu for r in points]
+        ax.plot([r.laal for r in points], bleu, marker="o", color=f"C{k}", label=f"{series}: LAAL")
+        ax.plot([r.laal_ca for r in points], bleu, marker="x", linestyle="--", color=f"C{k}",
+                label=f"{series}: computation-aware")
+        for r in points:
+            ax.annotate(str(r.value), (r.laal, r.bleu), textcoords="offset points", xytext=(4, 4), fontsize=8)
+    for run in (r for r in runs if r.policy is None):
+        ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({run.path.parent.name})")
+    ax.set_xlabel("lagging (s): LAAL, or StreamLAAL over whole talks")
+    ax.set_ylabel("BLEU")
+    ax.set_title("Quality against latency (labels: the policy's parameter)")
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png")
+    return fig
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
+                        help="results.json files of `sate evaluate` (or their directories): --stream runs, and "
+                             "offline ones for the ceiling")
+    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = [read_run(path) for path in args.results]
+    plot(runs, args.out)
+    print(markdown(runs), end="")
+    print(f"wrote {args.out}")
+    return 0

@@ -1,0 +1,142 @@
+"""Whole talks as one stream: `sate evaluate --stream POLICY --talks` (StreamLAAL, Papi et al. 2024).
+
+The split's rows that share an ``audio`` file are one talk. Each talk is read from its start, ``chunk`` seconds at
+a time, by `sate.decode.simultaneous.live` (the VAD cuts it as it goes, as `sate stream` does, so the reference
+segmentation is never seen), and every shown word gets the seconds of the talk read when it was shown (ideal
+delay) and when it was shown in a live stream, decoding included (computation-aware, as in `simulate`: piece j
+arrives at a_j, is done at f_j = max(a_j, f_(j-1)) + its compute time). The talk's words are then re-segmented to
+the reference rows (`sate.scoring.resegment`), and each row gets its words, with delays counted from the row's
+start (its ``offset``): StreamLAAL is the LAAL of these per row (source = the row's duration), averaged as usual.
+
+Its offline counterpart (`sate evaluate --talks` without ``--stream``) translates each talk whole as `sate
+translate` does (VAD segments, the pack's beam search) and re-segments the words the same way: the quality that
+the streamed talk is compared with.
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+
+from sate.data.audio import SAMPLE_RATE, read_audio
+from sate.decode.api import SpeechTranslator
+from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
+from sate.decode.simultaneous import live
+from sate.decode.vad import VadOptions
+from sate.scoring.resegment import resegment
+
+
+@dataclass(frozen=True)
+class TalkWords:
+    """A talk's shown words in order, each with its ideal and computation-aware delay from the talk's start."""
+
+    words: list[str]
+    delays: list[float]
+    elapsed: list[float]
+    duration: float
+    chunks: int
+
+
+@dataclass(frozen=True)
+class Segment:
+    """One reference row's share of a re-segmented talk; delays from the row's start, `duration` the row's."""
+
+    translation: str
+    duration: float
+    delays: list[float]
+    elapsed: list[float]
+
+
+class _Clock:
+    """The pieces of a wave, timed: when the consumer of `live` sees a commit, `elapsed()` is the live time at which
+    the piece being decoded is done so far."""
+
+    def __init__(self, wave: np.ndarray, chunk: float) -> None:
+        self.wave, self.step = wave, round(chunk * SAMPLE_RATE)
+        self.count = 0
+        self.done = 0.0  # f of the previous piece
+        self.arrived = 0.0
+        self.started = 0.0
+
+    def pieces(self) -> Iterator[np.ndarray]:
+        for start in range(0, len(self.wave), self.step):
+            now = time.perf_counter()
+            if self.count:
+                self.done = max(self.arrived, self.done) + now - self.started
+            piece = self.wave[start:start + self.step]
+            self.count += 1
+            self.arrived = (start + len(piece)) / SAMPLE_RATE
+            self.started = time.perf_counter()
+            yield piece
+
+    def elapsed(self) -> float:
+        return max(self.arrived, self.done) + time.perf_counter() - self.started
+
+
+def stream_talk(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy, chunk: float,
+                options: DecodeOptions | None = None, vad: VadOptions | None = None) -> TalkWords:
+    """Translate a whole talk (16 kHz samples) with `live`; every shown word and its delays."""
+    check_chunk(chunk)
+    clock = _Clock(wave, chunk)
+    words: list[str] = []
+    delays: list[float] = []
+    elapsed: list[float] = []
+    shown = 0  # words of the current segment already taken
+    for commit in live(translator, clock.pieces(), spec, options, vad):
+        new = commit.text.split()[shown:]
+        now = clock.elapsed()
+        words += new
+        delays += [commit.t] * len(new)
+        elapsed += [now] * len(new)
+        shown = 0 if commit.final else shown + len(new)
+    return TalkWords(words, delays, elapsed, len(wave) / SAMPLE_RATE, clock.count)
+
+
+def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
+    """The talk's words re-segmented to its rows (in the rows' order), delays from each row's offset."""
+    parts = resegment(talk.words, [str(r["tgt"]) for r in rows])
+    out = []
+    for row, indices in zip(rows, parts, strict=True):
+        start = float(row["offset"])
+        out.append(Segment(" ".join(talk.words[i] for i in indices), float(row["duration"]),
+                           [talk.delays[i] - start for i in indices], [talk.elapsed[i] - start for i in indices]))
+    return out
+
+
+def group_talks(rows: list[dict]) -> dict[str, list[int]]:
+    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets."""
+    talks: dict[str, list[int]] = {}
+    for k, row in enumerate(rows):
+        talks.setdefault(str(row["audio"]), []).append(k)
+    return {audio: sorted(members, key=lambda k: float(rows[k]["offset"])) for audio, members in talks.items()}
+
+
+def translate_talks(translator: SpeechTranslator, rows: list[dict], options: DecodeOptions | None = None,
+                    batch_size: int = 16) -> list[str]:
+    """Every talk of manifest rows translated whole as `sate translate` does, re-segmented: a line per row."""
+    out: dict[int, str] = {}
+    for audio, members in group_talks(rows).items():
+        words = (translator.translate([audio], options, batch_size)[0].translation or "").split()
+        for k, indices in zip(members, resegment(words, [str(rows[k]["tgt"]) for k in members]), strict=True):
+            out[k] = " ".join(words[i] for i in indices)
+    return [out[k] for k in range(len(rows))]
+
+
+def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPolicy, chunk: float,
+                 options: DecodeOptions | None = None) -> tuple[list[Segment], int]:
+    """Every talk of manifest rows streamed whole and re-segmented: a `Segment` per row in row order, and the
+    number of chunks read. A talk's rows are matched to its words in the order of their offsets."""
+    from tqdm import tqdm  # slow: tqdm, only while progress shows
+
+    out: dict[int, Segment] = {}
+    chunks = 0
+    for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
+        talk = stream_talk(translator, read_audio(audio), spec, chunk, options)
+        chunks += talk.chunks
+        for k, segment in zip(members, split_talk(talk, [rows[k] for k in members]), strict=True):
+            out[k] = segment
+    return [out[k] for k in range(len(rows))], chunks

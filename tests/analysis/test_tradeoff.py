@@ -1,0 +1,59 @@
+"""`sate latency-plot`: BLEU against LAAL from `sate evaluate` results files, one line per policy and latency kind."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from sate.analysis.tradeoff import plot, read_run
+from sate.cli import main
+
+
+def _results(path: Path, bleu: float, policy: str | None = None, laal: float = 0.0, laal_ca: float = 0.0,
+             talks: bool = False) -> Path:
+    results: dict = {"bleu": bleu, "chrf": 50.0}
+    if policy is not None:
+        results["stream"] = {"policy": policy, "chunk": 0.5,
+                             "latency": {"sentences": 3, "al": laal - 0.1, "laal": laal, "al_ca": laal_ca - 0.1,
+                                         "laal_ca": laal_ca}}
+        if talks:
+            results["stream"]["talks"] = 2
+    path.mkdir(parents=True)
+    (path / "results.json").write_text(json.dumps(results))
+    return path
+
+
+def test_points_come_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    paths = [_results(tmp_path / "a4", 20.0, "alignatt=4", 1.5, 1.9), _results(tmp_path / "a2", 15.0, "alignatt=2",
+                                                                                 1.0, 1.3),
+             _results(tmp_path / "w3", 12.0, "wait-k=3", 2.0, 2.6),
+             _results(tmp_path / "t2", 14.0, "alignatt=2", 1.8, 2.4, talks=True),
+             _results(tmp_path / "offline", 22.5)]
+    png = tmp_path / "plots" / "tradeoff.png"
+    assert main(["latency-plot", *map(str, paths), "--out", str(png)]) == 0
+    assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
+    table = capsys.readouterr().out
+    assert "| alignatt=2 | 15.0 | 0.90 | 1.00 | 1.30 |" in table and "| offline | 22.5 |" in table
+    assert "| alignatt (whole talks)=2 | 14.0 |" in table
+
+    lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
+             for line in plot([read_run(p) for p in paths], tmp_path / "again.png").axes[0].get_lines()}
+    assert lines["alignatt: LAAL"] == ([1.0, 1.5], [15.0, 20.0])  # in the order of latency
+    assert lines["alignatt: computation-aware"] == ([1.3, 1.9], [15.0, 20.0])
+    assert lines["wait-k: LAAL"] == ([2.0], [12.0])
+    assert lines["alignatt (whole talks): LAAL"] == ([1.8], [14.0])
+    assert lines["offline (offline)"][1] == [22.5, 22.5]
+
+
+def test_bad_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    offline = _results(tmp_path / "offline", 22.5)
+    assert main(["latency-plot", str(offline), "--out", str(tmp_path / "x.png")]) == 2
+    assert "no streaming run" in capsys.readouterr().err
+    assert main(["latency-plot", str(tmp_path / "missing"), "--out", str(tmp_path / "x.png")]) == 2
+    assert "missing: no results.json" in capsys.readouterr().err
+    (tmp_path / "bad.json").write_text('{"bleu": 3, "stream": {"policy": "alignatt"}}')
+    assert main(["latency-plot", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.png")]) == 2
+    assert "bad.json: 'stream' lacks" in capsys.readouterr().err
+    assert not (tmp_path / "x.png").exists()
