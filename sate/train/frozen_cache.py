@@ -52,7 +52,8 @@ def cache_key(acoustic: WhisperAcousticEncoder) -> str:
         frozen = {k: v for k, v in frozen.items() if not k.startswith("layer_norm.")}
     for name in sorted(frozen):
         digest.update(name.encode())
-        digest.update(frozen[name].detach().cpu().contiguous().numpy().tobytes())
+        # + 0 turns -0.0 into 0.0: equal weights must give one key (averaging one checkpoint makes -0.0 positive)
+        digest.update((frozen[name].detach().cpu().contiguous() + 0).numpy().tobytes())
     return digest.hexdigest()[:16]
 
 
