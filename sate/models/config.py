@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from sate.errors import SateError
-from sate.models.hub.settings import MarianHub, SpeechHub, WhisperHub, fill_hub_sections
+from sate.models.hub.settings import MarianHub, SpeechHub, fill_hub_sections
 from sate.models.registry import (
     ACOUSTIC_TYPES,
     ADAPTOR_EMBEDDINGS,
@@ -58,9 +58,9 @@ class AcousticConfig(Section):
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_*, whisper: the downloaded model directory (hf_*: config.json, "
                                "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)")
-    hub: SpeechHub | WhisperHub | None = setting(None, "hf_*, whisper: filled from acoustic.path when the config is "
-                                                 "resolved "
-                                      "(leave it out)")
+    # whisper: `sate.models.hub.whisper_files.WhisperSizes` as a dict of ints
+    hub: SpeechHub | dict[str, int] | None = setting(None, "hf_*, whisper: filled from acoustic.path when the "
+                                                     "config is resolved (leave it out)")
     freeze_feature_extractor: bool = setting(True, "hf_* only: the convolutional feature extractor is not trained")
     freeze: str | int = setting("none", "whisper only: all | none | N (the convolutions and the lowest N layers "
                                 "keep their pre-trained weights)", (_freeze_value, "all, none or a layer count >= 0"))

@@ -93,17 +93,6 @@ class SpeechHub(TypedDict):
     max_distance: NotRequired[int]  # WavLM only
 
 
-class WhisperHub(TypedDict):
-    """``acoustic.hub`` of ``type: whisper``: the encoder's sizes (`sate.models.hub.whisper_files.WhisperSizes`)."""
-
-    d_model: int
-    layers: int
-    heads: int
-    ffn: int
-    mel_bins: int
-    positions: int
-
-
 def marian_settings(path: str | Path) -> MarianHub:
     """The ``textual.hub`` dict of a Marian (OPUS-MT) directory: its config.json keys that change the model."""
     directory = hub_directory(path, "textual.path")
