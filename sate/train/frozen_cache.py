@@ -27,6 +27,7 @@ import torch
 from torch.utils.data import Dataset
 from tqdm import tqdm
 
+from sate.data.dataset import collate
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH
 from sate.errors import SateError
@@ -90,12 +91,8 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
         for k, index in enumerate(order):
             batch.append(index)
             if k + 1 == len(order) or (len(batch) + 1) * dataset.lengths[order[k + 1]] > BATCH_SAMPLES:
-                waves = [dataset[i]["feats"] for i in batch]
-                lengths = torch.tensor([len(w) for w in waves])
-                padded = torch.zeros(len(waves), int(lengths.max()))
-                for row, wave in enumerate(waves):
-                    padded[row, :len(wave)] = wave
-                part, part_lengths = encoder.frozen_part(*acoustic.log_mel(padded, lengths))
+                padded = collate([dataset[i] for i in batch])
+                part, part_lengths = encoder.frozen_part(*acoustic.log_mel(padded["feats"], padded["feats_lengths"]))
                 for row, i in enumerate(batch):
                     states[i] = part[row, :int(part_lengths[row])].to(torch.float16).numpy()
                 progress.update(len(batch))

