@@ -10,6 +10,8 @@ Parts (--parts; decode, train, data and length by default):
   gpu     the GPU check: paper-size training steps, decoding, DDP on a CUDA device (`sate.bench.gpu`); no model
   segment silero-vad against the energy VAD on real speech (Asterisk prompts) under noise (`sate.bench.segment`)
   asr-real  a packed model's CTC WER on the clean Asterisk prompts (`sate.bench.realasr`); needs --pack
+  whisper-window  a Whisper pack's CTC WER and encoding time, natural-length input against padding to 30 s
+          (`sate.bench.whisper_window`); needs --pack, --data and --split
   ctc-vocab what CTC and the soft adaptor over a Marian vocabulary add to a wav2vec2-base training step, at
           each of --vocab-sizes (`sate.bench.ctcvocab`); needs no model
   text    WMT-size MT text (--text-lines generated pairs): memory and time of `sate vocab` and of `sate train`
@@ -43,15 +45,17 @@ from sate.bench import scale as scale_part
 from sate.bench import segment as segment_part
 from sate.bench import text as text_part
 from sate.bench import train as train_part
+from sate.bench import whisper_window as window_part
 from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text")
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text",
+         "whisper-window")
 DEFAULT_PARTS = PARTS[:4]
 # parts that need no --model/--tiny
-NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text"}
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text", "whisper-window"}
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 # Each part's figures under its name, for the parts that ran ("asr-real" and "ctc-vocab" are no Python names, hence
@@ -61,6 +65,7 @@ PartResults = TypedDict("PartResults", {
     "length": length_part.LengthResult | length_part.LengthSkipped, "corpus": corpus_part.CorpusResult,
     "scale": scale_part.ScaleResult, "gpu": gpu_part.GpuResult, "segment": segment_part.SegmentResult,
     "asr-real": realasr_part.RealAsrResult, "ctc-vocab": ctcvocab_part.CtcVocabResult, "text": text_part.TextResult,
+    "whisper-window": window_part.WindowResult,
 }, total=False)
 
 
@@ -127,6 +132,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
     if "asr-real" in args.parts and args.pack is None:
         parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model)")
+    if "whisper-window" in args.parts and (args.pack is None or args.data is None or args.split is None):
+        parser.error("--parts whisper-window needs --pack DIR (a Whisper model's pack), --data DIR and --split NAME")
     counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
               args.scale_batches, args.gpu_steps, args.gpu_utts, args.segment_utterances, args.text_lines,
               args.text_steps)
@@ -175,6 +182,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "asr-real":
             result[part] = realasr_part.run(args.pack)
             print(realasr_part.table(result[part]))
+        elif part == "whisper-window":
+            result[part] = window_part.run(args.pack, args.data, args.split, args.repeat)
+            print(window_part.table(result[part]))
         elif part == "ctc-vocab":
             result[part] = ctcvocab_part.run(args.vocab_sizes, args.repeat)
             print(ctcvocab_part.table(result[part]))
@@ -241,6 +251,10 @@ def summary(result: PartResults) -> str:
             for noise in sorted({n for n, _ in at})) + f" -> goal {'met' if g['met'] else 'NOT met'}")
     if "asr-real" in result:
         lines.append(f"  real speech: CTC WER {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
+    if "whisper-window" in result:
+        natural, padded = result["whisper-window"]["rows"]
+        lines.append(f"  Whisper window: CTC WER {natural['wer']:.1f}% natural-length, {padded['wer']:.1f}% padded to "
+                     f"30 s, which takes {result['whisper-window']['time_ratio']}x the encoding time")
     if "ctc-vocab" in result:
         lines.append(ctcvocab_part.summary_line(result["ctc-vocab"]))
     if "text" in result:

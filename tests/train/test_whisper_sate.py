@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sate.bench.cli import main as bench_main
 from sate.cli import main
 from sate.errors import SateError
 from sate.models.hub.whisper_files import whisper_weights
@@ -69,5 +70,17 @@ def test_sate_on_whisper_trains_packs_and_decodes(tmp_path: Path, prepared_data:
         assert main(["evaluate", "--model", str(pack), "--data", str(data), "--split", "tst-COMMON",
                      "--out", str(tmp_path / "eval")]) == 0
         assert len((tmp_path / "eval" / "hyp.txt").read_text(encoding="utf-8").splitlines()) == 5
+
+        # the 30-s window bench: natural length is what decoding does; padding computes every window position
+        bench_json = tmp_path / "window.json"
+        assert bench_main(["--parts", "whisper-window", "--pack", str(pack), "--data", str(data), "--split",
+                           "tst-COMMON", "--repeat", "1", "--out", str(bench_json)]) == 0
+        natural, padded = json.loads(bench_json.read_text())["whisper-window"]["rows"]
+        evaluated = json.loads((tmp_path / "eval" / "results.json").read_text())
+        assert natural["wer"] == round(evaluated["wer"], 2)
+        assert padded["positions"] == 5 * 1500 > natural["positions"]
+        with pytest.raises(SystemExit):
+            bench_main(["--parts", "whisper-window", "--pack", str(pack)])
+        assert "needs --pack DIR (a Whisper model's pack), --data DIR and --split NAME" in capsys.readouterr().err
     finally:
         shutil.move(moved, whisper_hub_dir)
