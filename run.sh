@@ -69,7 +69,9 @@ case "${1:-demo}" in
     log "ruff check"
     ruff check sate tests
     log "pytest"
-    exec python -m pytest "$@"
+    # Two worker processes (pytest-xdist), each test module whole on one of them so that its module fixtures are
+    # built once. `./run.sh test -n 0 ...` runs in this process instead (for --pdb, or -s to see output).
+    exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   demo)
     shift || true

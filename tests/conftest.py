@@ -34,6 +34,11 @@ FIXTURE_SIZES = {"train": 12, "dev": 5, "tst-COMMON": 5}
 # silero_vad, or the first in-process `sate features`, switches the process to one thread anyway, so without this
 # a test's speed depended on whether it ran before or after those.
 torch.set_num_threads(1)
+# Under pytest-xdist (./run.sh test runs two workers) the other worker keeps a core busy: a subprocess that the
+# test starts (`sate`, a recipe, DDP ranks) left at torch's default of a thread per core would wait on that core
+# at every small op (BENCHMARKS.md, "Threads on a shared machine"). One thread, unless OMP_NUM_THREADS says else.
+if "PYTEST_XDIST_WORKER" in os.environ:
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 
 @pytest.fixture(scope="session")

@@ -28,6 +28,8 @@ from sate.models.base import SateModel
 from sate.models.decoder import teacher_forced
 
 NO_NORM = {"lenpen": 0.0, "length_bonus": 0.0}
+# How many utterances ESPnet's reference BeamSearch checks too (one hypothesis at a time, about three times slower).
+REFERENCE_UTTERANCES = 3
 
 
 def one(batch: dict[str, Any], i: int) -> dict[str, Any]:
@@ -117,9 +119,12 @@ def espnet_nbest(search: BeamSearch, memory: torch.Tensor, max_len: int, eos: in
 
 @pytest.mark.parametrize("task", ["mt", "st"])
 def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request: pytest.FixtureRequest) -> None:
-    """No length normalisation: best hypotheses equal ESPnet's BeamSearch, run one utterance at a time with
+    """No length normalisation: best hypotheses equal ESPnet's beam search, run one utterance at a time with
     the same decoder, beam and max length; so do the whole 5-best lists. The max length is short enough
-    that some utterances are cut there, which ESPnet ends with an unscored eos."""
+    that some utterances are cut there, which ESPnet ends with an unscored eos.
+
+    Every utterance goes through ESPnet's BatchBeamSearch (the beam vectorised); the first
+    REFERENCE_UTTERANCES also through its reference BeamSearch (one hypothesis at a time), which must agree."""
     model = request.getfixturevalue(f"trained_{task}")
     batch = request.getfixturevalue("text_batch" if task == "mt" else "speech_batch")
     if task == "st":
@@ -130,12 +135,13 @@ def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request:
     ours = decode_memory(model.decoder, memory, lengths, model.eos, options)
     _, max_len = length_limits(lengths, options)
     vocab = model.decoder.output_layer.out_features
-    search = BeamSearch(scorers={"decoder": model.decoder}, weights={"decoder": 1.0}, beam_size=5,
-                        vocab_size=vocab, sos=model.eos, eos=model.eos).eval()
+    searches = [cls(scorers={"decoder": model.decoder}, weights={"decoder": 1.0}, beam_size=5, vocab_size=vocab,
+                    sos=model.eos, eos=model.eos).eval() for cls in (BatchBeamSearch, BeamSearch)]
     cut = 0
     for i, mem in enumerate(memories):
-        theirs = espnet_nbest(search, mem, int(max_len[i]), model.eos)[:5]
-        assert_same_hyps(ours[i], theirs, 1e-4)
+        for search in searches[:1 if i >= REFERENCE_UTTERANCES else 2]:
+            theirs = espnet_nbest(search, mem, int(max_len[i]), model.eos)[:5]
+            assert_same_hyps(ours[i], theirs, 1e-4)
         cut += sum(len(h.tokens) == int(max_len[i]) for h in ours[i])
     # Measured over SATE_TEST_SEED 0-5 (5-best lists of all 17 utterances): 22-48 cut for MT, 67-82 for ST.
     assert cut > 0, "no hypothesis reached the max length: the eos-at-max-length rule went untested"
