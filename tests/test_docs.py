@@ -13,7 +13,7 @@ The documents: README.md, BENCHMARKS.md, docs/*.md and recipes/*/README.md. A sh
   "train on your own corpus" has already run on the fixture corpus (tests/conftest.py: about 20 Ding sentences
   voiced by espeak-ng and flite) and left what its commands write: `$DATA` (manifests, features,
   vocabularies), `exp/{asr,mt,st}/model.pt` and `packs/{asr,mt,st}`. The same tiny models also stand where the
-  demo leaves its own (`exp/synth/demo/<asr|mt|st>/{model.pt,pack}`, `data/synth`), and `talk.wav` is a
+  demo leaves its own (`exp/synth/{whisper,demo}/<asr|mt|st>/{model.pt,pack}`, `data/synth`), and `talk.wav` is a
   tst-COMMON talk of the fixture corpus.
 
 Substitutions, the same for every block run (so that the doc reads as a user types it):
@@ -309,11 +309,12 @@ def base_workspace(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path)
     write_texts(base)
     shutil.copy(sorted((synth_corpus / "en-de" / "data" / "tst-COMMON" / "wav").glob("*.wav"))[0], base / "talk.wav")
     _run(base_block(), base, _env(synth_corpus))
-    for name in ("asr", "mt", "st"):
-        demo = base / "exp" / "synth" / "demo" / name
-        demo.mkdir(parents=True)
-        shutil.copy(base / "exp" / name / "model.pt", demo / "model.pt")
-        shutil.copytree(base / "packs" / name, demo / "pack")
+    for tag in ("whisper", "demo"):  # the default demo's exp tag, and --acoustic conformer's
+        for name in ("asr", "mt", "st"):
+            demo = base / "exp" / "synth" / tag / name
+            demo.mkdir(parents=True)
+            shutil.copy(base / "exp" / name / "model.pt", demo / "model.pt")
+            shutil.copytree(base / "packs" / name, demo / "pack")
     (base / "data" / "synth").symlink_to("corpus")
     return base
 

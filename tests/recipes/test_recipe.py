@@ -20,12 +20,13 @@ pytestmark = pytest.mark.slow  # builds and trains models, or runs whole recipes
 
 @pytest.fixture(scope="session")
 def recipe(run_recipe):  # noqa: ANN001, ANN201
-    """recipe(tmp, *args): the synth recipe on the corpus, data, exp and configs under `tmp`."""
+    """recipe(tmp, *args): the synth recipe's Conformer path on the corpus, data, exp and configs under `tmp` (the
+    Whisper path, the default, is tests/recipes/test_recipe_hub.py's)."""
 
     def run(tmp: Path, *args: str) -> subprocess.CompletedProcess:
-        return run_recipe("synth", "--corpus", tmp / "corpus", "--data", tmp / "data", "--exp", tmp / "exp",
-                          "--conf-dir", tmp / "conf", "--src-vocab-size", "48", "--tgt-vocab-size", "60",
-                          "--average-n", "1", "--nj", "1", *args)
+        return run_recipe("synth", "--acoustic", "conformer", "--corpus", tmp / "corpus", "--data", tmp / "data",
+                          "--exp", tmp / "exp", "--conf-dir", tmp / "conf", "--src-vocab-size", "48",
+                          "--tgt-vocab-size", "60", "--average-n", "1", "--nj", "1", *args)
 
     return run
 
@@ -101,6 +102,17 @@ def test_a_missing_earlier_output_is_named(tmp_path: Path, recipe) -> None:
     done = recipe(tmp_path, "--stage", "5", "--stop-stage", "5")
     assert done.returncode != 0
     assert f"missing {tmp_path / 'exp' / 'asr' / 'model.pt'} (the ASR model of stage 3)" in done.stderr
+
+
+@pytest.mark.parametrize("option", [["--compare", "true"], ["--ctc-layer", "2"]])
+def test_the_conformer_rows_are_refused_on_the_default_whisper_path(tmp_path: Path, run_recipe,  # noqa: ANN001
+                                                                     option: list[str]) -> None:
+    """Whisper is the default acoustic side; the paper's rows train Conformers, so they ask for that path by name
+    (before any weights are fetched)."""
+    done = run_recipe("synth", "--exp", tmp_path / "exp", "--stage", "10", *option)
+    assert done.returncode != 0
+    assert "--compare and --ctc-layer train the paper's Conformer rows: add --acoustic conformer" in done.stderr
+    assert not (tmp_path / "exp").exists()
 
 
 def test_compare_trains_every_row_for_as_many_updates_as_sate(
