@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
 from sate.errors import SateError
 
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = [StreamPolicy("wait-k", 2), StreamPolicy("local-agreement", 2), StreamPolicy("alignatt", 1)]
 
 
@@ -231,3 +234,29 @@ def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator:
     for audio, translated in zip(audios, translator.translate(audios), strict=True):
         members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
         assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()
+
+
+@pytest.mark.slow  # eight `sate evaluate` runs in subprocesses
+def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, prepared_data: Path) -> None:
+    """recipes/synth/local/streaming.sh: offline, streamed and whole-talk runs into one table and plot, each with
+    the load average beside it; a second run redoes nothing."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    out = tmp_path / "streaming"
+    argv = ["bash", str(ROOT / "recipes" / "synth" / "local" / "streaming.sh"), "--pack", str(st_pack),
+            "--data", str(prepared_data), "--out", str(out), "--policies", "wait-k=1 local-agreement=2 alignatt=2",
+            "--talks-policy", "wait-k=2", "--chunk", "0.4"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr
+    table = (out / "table.md").read_text()
+    for row in ("| offline |", "| wait-k=1 |", "| local-agreement=2 |", "| alignatt=2 |", "| wait-k (whole talks)=2 |"):
+        assert row in table
+    results = json.loads((out / "alignatt=2" / "results.json").read_text())
+    assert results["stream"]["chunk"] == 0.4
+    assert results["utterances"] == len(read_manifest(prepared_data / "tst-COMMON.jsonl"))
+    assert json.loads((out / "offline-greedy" / "results.json").read_text())["decode"]["beam"] == 1
+    runs = ["offline-greedy", "offline", "wait-k=1", "local-agreement=2", "alignatt=2", "talks-wait-k=2",
+            "talks-offline"]
+    assert all((out / run / "load.txt").read_text().startswith("load average") for run in runs)
+    assert (out / "tradeoff.png").stat().st_size > 0
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0 and again.stderr.count("done already") == len(runs)
