@@ -217,7 +217,8 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
         assert shifted == pytest.approx(talk.delays)  # the same words: their delays, counted from the talk's start
     png = tmp_path / "tradeoff.png"
     assert main(["latency-plot", str(out), "--out", str(png)]) == 0 and png.stat().st_size > 0
-    assert f"| wait-k (whole talks)=2 | {results['bleu']:.1f} | " in capsys.readouterr().out
+    row = f"| wait-k (whole talks)=2 | 1 | {results['bleu']:.1f} ± {results['bleu_ci']:.1f} | "
+    assert row in capsys.readouterr().out
 
 
 def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator: SpeechTranslator,
