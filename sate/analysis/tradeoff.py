@@ -1,11 +1,11 @@
 """Quality against latency of streaming runs: `sate latency-plot RESULTS... --out tradeoff.png`.
 
 Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory holding it. Runs with
-``--stream POLICY`` become points at (LAAL, BLEU), one line per policy through its parameter values in the order of
-their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed for the
-computation-aware one (decoding time included), in the policy's colour. Runs over whole talks (``--talks``) are
-their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
-policies approach. The same figures are printed as a markdown table.
+``--stream POLICY`` become points at (LAAL, BLEU), one line per policy and chunk size through its parameter values
+in the order of their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed
+for the computation-aware one (decoding time included), in the line's colour. Runs over whole talks (``--talks``)
+are their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
+policies approach. The same figures are printed as a markdown table, with chrF and the confidence intervals.
 """
 
 from __future__ import annotations
@@ -47,7 +47,14 @@ class Run:
 
     @property
     def series(self) -> str:
-        return f"{self.policy} (whole talks)" if self.talks else str(self.policy)
+        """The line of a streamed run: its policy over one chunk size, per utterance or over whole talks."""
+        if self.policy is None:
+            return "offline"
+        return f"{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.policy}={self.value}{', whole talks' if self.talks else ''}"
 
 
 def read_run(path: Path) -> Run:
@@ -88,7 +95,7 @@ def markdown(runs: list[Run]) -> str:
         if run.policy is None:
             lines.append(f"| offline ({run.path.parent.name}) | | {quality} | | | | |")
         else:
-            lines.append(f"| {run.series}={run.value} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
+            lines.append(f"| {run.name} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
                          f"{run.al_ca:.2f} | {run.laal_ca:.2f} |")
     return "\n".join(lines) + "\n"
 

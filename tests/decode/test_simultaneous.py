@@ -217,7 +217,7 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
         assert shifted == pytest.approx(talk.delays)  # the same words: their delays, counted from the talk's start
     png = tmp_path / "tradeoff.png"
     assert main(["latency-plot", str(out), "--out", str(png)]) == 0 and png.stat().st_size > 0
-    row = f"| wait-k (whole talks)=2 | 1 | {results['bleu']:.1f} ± {results['bleu_ci']:.1f} | "
+    row = f"| wait-k=2, whole talks | 1 | {results['bleu']:.1f} ± {results['bleu_ci']:.1f} | "
     assert row in capsys.readouterr().out
 
 
@@ -249,14 +249,15 @@ def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, pr
     done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
     assert done.returncode == 0, done.stderr
     table = (out / "table.md").read_text()
-    for row in ("| offline |", "| wait-k=1 |", "| local-agreement=2 |", "| alignatt=2 |", "| wait-k (whole talks)=2 |"):
+    for row in ("| offline (offline) |", "| offline (offline-greedy) |", "| wait-k=1 | 0.4 |",
+                "| local-agreement=2 | 0.4 |", "| alignatt=2 | 0.4 |", "| wait-k=2, whole talks | 0.4 |"):
         assert row in table
-    results = json.loads((out / "alignatt=2" / "results.json").read_text())
+    results = json.loads((out / "alignatt=2-0.4s" / "results.json").read_text())
     assert results["stream"]["chunk"] == 0.4
     assert results["utterances"] == len(read_manifest(prepared_data / "tst-COMMON.jsonl"))
     assert json.loads((out / "offline-greedy" / "results.json").read_text())["decode"]["beam"] == 1
-    runs = ["offline-greedy", "offline", "wait-k=1", "local-agreement=2", "alignatt=2", "talks-wait-k=2",
-            "talks-offline"]
+    runs = ["offline-greedy", "offline", "wait-k=1-0.4s", "local-agreement=2-0.4s", "alignatt=2-0.4s",
+            "talks-wait-k=2-0.4s", "talks-offline"]
     assert all((out / run / "load.txt").read_text().startswith("load average") for run in runs)
     assert (out / "tradeoff.png").stat().st_size > 0
     again = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)

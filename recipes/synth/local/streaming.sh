@@ -2,9 +2,10 @@
 # The quality-latency table of docs/inference.md ("Measured on the demo"): the ST pack decoded offline (greedy,
 # as the policies finish, and with the pack's beam), then streamed under each policy, then whole talks streamed
 # and offline (StreamLAAL), and all of it drawn by `sate latency-plot`. Run it from the demo's directory (after
-# recipes/synth/run.sh); each run goes to OUT/NAME (results.json, hyp.txt, delays.jsonl) with the load average
-# before and after it in OUT/NAME/load.txt (the computation-aware figures depend on it; the others do not).
-# A run whose results.json exists is skipped (--force: redone).
+# recipes/synth/run.sh); each run goes to OUT/NAME (results.json, hyp.txt, delays.jsonl; NAME is e.g.
+# alignatt=4-0.5s) with the load average before and after it in OUT/NAME/load.txt (the computation-aware figures
+# depend on it; the others do not). A run whose results.json exists is skipped (--force: redone), so a second call
+# with another --chunk and --policies adds its runs; the table and the plot are of every run in OUT.
 #
 # Usage: recipes/synth/local/streaming.sh [--name value ...]
 #   --pack DIR          the ST pack (default: exp/synth/demo/st/pack)
@@ -43,14 +44,11 @@ evaluate() {
 
 evaluate offline-greedy --beam 1
 evaluate offline
-runs=("$out/offline-greedy" "$out/offline")
 for policy in $policies; do
-  evaluate "$policy" --stream "$policy" --chunk "$chunk"
-  runs+=("$out/$policy")
+  evaluate "$policy-${chunk}s" --stream "$policy" --chunk "$chunk"
 done
 if [ -n "$talks_policy" ]; then
-  evaluate "talks-$talks_policy" --stream "$talks_policy" --chunk "$chunk" --talks
+  evaluate "talks-$talks_policy-${chunk}s" --stream "$talks_policy" --chunk "$chunk" --talks
   evaluate talks-offline --talks
-  runs+=("$out/talks-$talks_policy" "$out/talks-offline")
 fi
-sate latency-plot "${runs[@]}" --out "$out/tradeoff.png" | tee "$out/table.md"
+sate latency-plot "$out"/*/results.json --out "$out/tradeoff.png" | tee "$out/table.md"
