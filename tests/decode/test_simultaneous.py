@@ -118,6 +118,22 @@ def test_live_stream_cuts_at_pauses(translator: SpeechTranslator, waves: list[np
     assert commits[-1].t <= len(audio) / SAMPLE_RATE
 
 
+def test_live_stream_cuts_at_a_pause_inside_a_chunk(translator: SpeechTranslator, waves: list[np.ndarray]) -> None:
+    """A half-second pause that lies inside a one-second chunk, with the next utterance begun after it in the same
+    chunk, still ends the segment: the second utterance starts a segment of its own instead of running on."""
+    step = SAMPLE_RATE
+    lead = (round(1.2 * SAMPLE_RATE) - len(waves[0])) % step + SAMPLE_RATE  # the first ends 0.2 s into a chunk
+    audio = np.concatenate([np.zeros(lead, dtype=np.float32), waves[0], np.zeros(SAMPLE_RATE // 2, dtype=np.float32),
+                            waves[1], np.zeros(SAMPLE_RATE, dtype=np.float32)])
+    commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)),
+                        StreamPolicy("local-agreement", 2)))
+    finals = [c for c in commits if c.final]
+    assert len(finals) == 2 and all(c.text for c in finals)
+    first_end = (lead + len(waves[0])) / SAMPLE_RATE
+    assert first_end + 0.5 < finals[0].t <= first_end + 0.8 + 1e-9  # at the chunk holding the pause
+    assert [c.t for c in commits] == sorted(c.t for c in commits)
+
+
 def _pcm(wave: np.ndarray) -> bytes:
     return (np.clip(wave, -1, 1) * 32767).astype("<i2").tobytes()
 
