@@ -13,8 +13,8 @@
 #   --split S           (default: tst-COMMON)
 #   --out DIR           (default: eval/streaming)
 #   --chunk SECONDS     audio read before each decision (default: 0.5)
-#   --policies "..."    streamed runs (default: wait-k=1..4, local-agreement=2..4, alignatt=2,4,6,8)
-#   --talks-policy P    the policy of the whole-talk run (default: alignatt=4; empty: no talks)
+#   --policies "..."    streamed runs (default: wait-k=1..3, local-agreement=2..4, alignatt=4,8)
+#   --talks-policy P    the policy of the whole-talk run (default: local-agreement=2; empty: no talks)
 #   --device D          (default: cpu, as in the table)
 set -euo pipefail
 pack=exp/synth/demo/st/pack
@@ -22,8 +22,8 @@ data=data/synth
 split=tst-COMMON
 out=eval/streaming
 chunk=0.5
-policies="wait-k=1 wait-k=2 wait-k=3 wait-k=4 local-agreement=2 local-agreement=3 local-agreement=4 alignatt=2 alignatt=4 alignatt=6 alignatt=8"
-talks_policy=alignatt=4
+policies="wait-k=1 wait-k=2 wait-k=3 local-agreement=2 local-agreement=3 local-agreement=4 alignatt=4 alignatt=8"
+talks_policy=local-agreement=2
 device=cpu
 . "$(dirname "$0")/../../lib/stages.sh"
 parse_options "$@"
