@@ -1,18 +1,18 @@
 """Quality against latency of streaming runs: `sate latency-plot RESULTS... --out tradeoff.png`.
 
 Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory holding it. Runs with
-``--stream POLICY`` become points at (LAAL, BLEU), one line per policy through its parameter values in the order of
-their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed for the
-computation-aware one (decoding time included), in the policy's colour. Runs over whole talks (``--talks``) are
-their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
-policies approach. The same figures are printed as a markdown table.
+``--stream POLICY`` become points at (LAAL, BLEU), one line per policy and chunk size through its parameter values
+in the order of their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed
+for the computation-aware one (decoding time included), in the line's colour. Runs over whole talks (``--talks``)
+are their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
+policies approach. The same figures are printed as a markdown table, with chrF and the confidence intervals.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -33,16 +33,28 @@ class Run:
 
     path: Path
     bleu: float
+    bleu_ci: float | None = None  # half the 95% bootstrap interval, when `sate evaluate` computed it
+    chrf: float | None = None
+    chrf_ci: float | None = None
     policy: str | None = None  # e.g. "alignatt"; None for an offline run
     value: int | None = None
+    chunk: float | None = None  # seconds
     talks: bool = False  # streamed as whole talks: StreamLAAL
     al: float | None = None
     laal: float | None = None
+    al_ca: float | None = None
     laal_ca: float | None = None
 
     @property
     def series(self) -> str:
-        return f"{self.policy} (whole talks)" if self.talks else str(self.policy)
+        """The line of a streamed run: its policy over one chunk size, per utterance or over whole talks."""
+        if self.policy is None:
+            return "offline"
+        return f"{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
+
+    @property
+    def name(self) -> str:
+        return f"{self.policy}={self.value}{', whole talks' if self.talks else ''}"
 
 
 def read_run(path: Path) -> Run:
@@ -56,27 +68,35 @@ def read_run(path: Path) -> Run:
         raise SateError(f"{file}: not valid JSON ({err.msg}, line {err.lineno})") from None
     if not isinstance(results, dict) or not isinstance(results.get("bleu"), int | float):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
+    quality = Run(file, float(results["bleu"]), *(float(results[key]) if isinstance(results.get(key), int | float)
+                                                  else None for key in ("bleu_ci", "chrf", "chrf_ci")))
     stream = results.get("stream")
     if stream is None:
-        return Run(file, float(results["bleu"]))
+        return quality
     try:
         name, _, value = str(stream["policy"]).partition("=")
         latency = stream["latency"]
-        return Run(file, float(results["bleu"]), name, int(value), "talks" in stream, float(latency["al"]),
-                   float(latency["laal"]), float(latency["laal_ca"]))
+        return replace(quality, policy=name, value=int(value), chunk=float(stream["chunk"]), talks="talks" in stream,
+                       **{key: float(latency[key]) for key in ("al", "laal", "al_ca", "laal_ca")})
     except (KeyError, TypeError, ValueError) as err:
         raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
 
 
+def _score(value: float | None, ci: float | None) -> str:
+    return "" if value is None else f"{value:.1f}" + ("" if ci is None else f" ± {ci:.1f}")
+
+
 def markdown(runs: list[Run]) -> str:
-    """The figures as a table: offline runs first, then each policy by latency."""
-    lines = ["| run | BLEU | AL (s) | LAAL (s) | LAAL, computation-aware (s) |", "|---|---:|---:|---:|---:|"]
+    """The figures as a table: offline runs first (named by their directory), then each policy by latency."""
+    lines = ["| run | chunk (s) | BLEU | chrF | AL (s) | LAAL (s) | AL, computation-aware (s) | "
+             "LAAL, computation-aware (s) |", "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for run in sorted(runs, key=lambda r: (r.policy is not None, r.series, r.laal or 0.0)):
+        quality = f"{_score(run.bleu, run.bleu_ci)} | {_score(run.chrf, run.chrf_ci)}"
         if run.policy is None:
-            lines.append(f"| offline | {run.bleu:.1f} | | | |")
+            lines.append(f"| offline ({run.path.parent.name}) | | {quality} | | | | |")
         else:
-            lines.append(f"| {run.series}={run.value} | {run.bleu:.1f} | {run.al:.2f} | {run.laal:.2f} | "
-                         f"{run.laal_ca:.2f} |")
+            lines.append(f"| {run.name} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
+                         f"{run.al_ca:.2f} | {run.laal_ca:.2f} |")
     return "\n".join(lines) + "\n"
 
 

@@ -176,21 +176,32 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     The stream is cut into segments by the VAD of `sate translate`, run after each chunk on the last VAD_WINDOW
     seconds: a segment ends after a pause of ``vad.min_pause`` seconds, or is cut at ``vad.max_segment`` seconds
     wherever it stands (`sate translate`, which sees the whole file, cuts at the quietest point instead), and is then
-    finished and shown as final; silence between segments is not decoded.
+    finished and shown as final; silence between segments is not decoded. A pause inside a chunk, with the next
+    sentence already begun after it, ends the segment too: the audio up to the pause is finished as one segment
+    and the rest starts the next (else, with chunks longer than the pauses, a talk's sentences would run together
+    into segments of up to ``vad.max_segment`` seconds, which a model trained on sentences translates in part).
     """
     vad = vad or VadOptions()
     options = options or translator.options
     buffer = np.zeros(0, dtype=np.float32)
     read = 0.0  # seconds of the stream so far
     stream = UtteranceStream(translator, start(spec), options)
+    window_samples = round(VAD_WINDOW * SAMPLE_RATE)
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
         read += len(piece) / SAMPLE_RATE
-        window = buffer[-round(VAD_WINDOW * SAMPLE_RATE):]
+        window = buffer[-window_samples:]
         spans = speech_segments(window, vad)
         if not spans and stream.chunks == 0:  # no speech yet
             buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
             continue
+        while len(spans) > 1:  # a pause between two stretches of speech: the segment ended at the first's end
+            end = spans[0][1]
+            stream.advance(buffer[:len(buffer) - len(window) + round(end * SAMPLE_RATE)], True)
+            yield Commit(read, stream.text, True)
+            stream = UtteranceStream(translator, start(spec), options)
+            buffer = window = window[round(end * SAMPLE_RATE):]
+            spans = [(a - end, b - end) for a, b in spans[1:]]
         seconds = len(buffer) / SAMPLE_RATE
         final = (not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
                  or seconds >= vad.max_segment)

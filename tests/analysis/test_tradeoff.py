@@ -31,19 +31,22 @@ def test_points_come_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixtur
              _results(tmp_path / "w3", 12.0, "wait-k=3", 2.0, 2.6),
              _results(tmp_path / "t2", 14.0, "alignatt=2", 1.8, 2.4, talks=True),
              _results(tmp_path / "offline", 22.5)]
+    offline = json.loads((tmp_path / "offline" / "results.json").read_text())
+    (tmp_path / "offline" / "results.json").write_text(json.dumps({**offline, "bleu_ci": 1.5, "chrf_ci": 2.0}))
     png = tmp_path / "plots" / "tradeoff.png"
     assert main(["latency-plot", *map(str, paths), "--out", str(png)]) == 0
     assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and png.stat().st_size > 5000
     table = capsys.readouterr().out
-    assert "| alignatt=2 | 15.0 | 0.90 | 1.00 | 1.30 |" in table and "| offline | 22.5 |" in table
-    assert "| alignatt (whole talks)=2 | 14.0 |" in table
+    assert "| alignatt=2 | 0.5 | 15.0 | 50.0 | 0.90 | 1.00 | 1.20 | 1.30 |" in table
+    assert "| offline (offline) | | 22.5 ± 1.5 | 50.0 ± 2.0 | | | | |" in table
+    assert "| alignatt=2, whole talks | 0.5 | 14.0 | 50.0 |" in table
 
     lines = {line.get_label(): (list(line.get_xdata()), list(line.get_ydata()))
              for line in plot([read_run(p) for p in paths], tmp_path / "again.png").axes[0].get_lines()}
-    assert lines["alignatt: LAAL"] == ([1.0, 1.5], [15.0, 20.0])  # in the order of latency
-    assert lines["alignatt: computation-aware"] == ([1.3, 1.9], [15.0, 20.0])
-    assert lines["wait-k: LAAL"] == ([2.0], [12.0])
-    assert lines["alignatt (whole talks): LAAL"] == ([1.8], [14.0])
+    assert lines["alignatt (0.5 s): LAAL"] == ([1.0, 1.5], [15.0, 20.0])  # in the order of latency
+    assert lines["alignatt (0.5 s): computation-aware"] == ([1.3, 1.9], [15.0, 20.0])
+    assert lines["wait-k (0.5 s): LAAL"] == ([2.0], [12.0])
+    assert lines["alignatt (0.5 s, whole talks): LAAL"] == ([1.8], [14.0])
     assert lines["offline (offline)"][1] == [22.5, 22.5]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import io
 import json
+import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -26,6 +28,7 @@ from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
 from sate.errors import SateError
 
+ROOT = Path(__file__).resolve().parents[2]
 SPECS = [StreamPolicy("wait-k", 2), StreamPolicy("local-agreement", 2), StreamPolicy("alignatt", 1)]
 
 
@@ -113,6 +116,22 @@ def test_live_stream_cuts_at_pauses(translator: SpeechTranslator, waves: list[np
     assert all(c.text for c in finals)
     assert [c.t for c in commits] == sorted(c.t for c in commits)
     assert commits[-1].t <= len(audio) / SAMPLE_RATE
+
+
+def test_live_stream_cuts_at_a_pause_inside_a_chunk(translator: SpeechTranslator, waves: list[np.ndarray]) -> None:
+    """A half-second pause that lies inside a one-second chunk, with the next utterance begun after it in the same
+    chunk, still ends the segment: the second utterance starts a segment of its own instead of running on."""
+    step = SAMPLE_RATE
+    lead = (round(1.2 * SAMPLE_RATE) - len(waves[0])) % step + SAMPLE_RATE  # the first ends 0.2 s into a chunk
+    audio = np.concatenate([np.zeros(lead, dtype=np.float32), waves[0], np.zeros(SAMPLE_RATE // 2, dtype=np.float32),
+                            waves[1], np.zeros(SAMPLE_RATE, dtype=np.float32)])
+    commits = list(live(translator, (audio[i:i + step] for i in range(0, len(audio), step)),
+                        StreamPolicy("local-agreement", 2)))
+    finals = [c for c in commits if c.final]
+    assert len(finals) == 2 and all(c.text for c in finals)
+    first_end = (lead + len(waves[0])) / SAMPLE_RATE
+    assert first_end + 0.5 < finals[0].t <= first_end + 0.8 + 1e-9  # at the chunk holding the pause
+    assert [c.t for c in commits] == sorted(c.t for c in commits)
 
 
 def _pcm(wave: np.ndarray) -> bytes:
@@ -214,7 +233,8 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
         assert shifted == pytest.approx(talk.delays)  # the same words: their delays, counted from the talk's start
     png = tmp_path / "tradeoff.png"
     assert main(["latency-plot", str(out), "--out", str(png)]) == 0 and png.stat().st_size > 0
-    assert f"| wait-k (whole talks)=2 | {results['bleu']:.1f} | " in capsys.readouterr().out
+    row = f"| wait-k=2, whole talks | 1 | {results['bleu']:.1f} ± {results['bleu_ci']:.1f} | "
+    assert row in capsys.readouterr().out
 
 
 def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator: SpeechTranslator,
@@ -231,3 +251,30 @@ def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator:
     for audio, translated in zip(audios, translator.translate(audios), strict=True):
         members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
         assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()
+
+
+@pytest.mark.slow  # eight `sate evaluate` runs in subprocesses
+def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, prepared_data: Path) -> None:
+    """recipes/synth/local/streaming.sh: offline, streamed and whole-talk runs into one table and plot, each with
+    the load average beside it; a second run redoes nothing."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    out = tmp_path / "streaming"
+    argv = ["bash", str(ROOT / "recipes" / "synth" / "local" / "streaming.sh"), "--pack", str(st_pack),
+            "--data", str(prepared_data), "--out", str(out), "--policies", "wait-k=1 local-agreement=2 alignatt=2",
+            "--talks-policy", "wait-k=2", "--chunk", "0.4"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=900, env=env)
+    assert done.returncode == 0, done.stderr
+    table = (out / "table.md").read_text()
+    for row in ("| offline (offline) |", "| offline (offline-greedy) |", "| wait-k=1 | 0.4 |",
+                "| local-agreement=2 | 0.4 |", "| alignatt=2 | 0.4 |", "| wait-k=2, whole talks | 0.4 |"):
+        assert row in table
+    results = json.loads((out / "alignatt=2-0.4s" / "results.json").read_text())
+    assert results["stream"]["chunk"] == 0.4
+    assert results["utterances"] == len(read_manifest(prepared_data / "tst-COMMON.jsonl"))
+    assert json.loads((out / "offline-greedy" / "results.json").read_text())["decode"]["beam"] == 1
+    runs = ["offline-greedy", "offline", "wait-k=1-0.4s", "local-agreement=2-0.4s", "alignatt=2-0.4s",
+            "talks-wait-k=2-0.4s", "talks-offline"]
+    assert all((out / run / "load.txt").read_text().startswith("load average") for run in runs)
+    assert (out / "tradeoff.png").stat().st_size > 0
+    again = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
+    assert again.returncode == 0 and again.stderr.count("done already") == len(runs)

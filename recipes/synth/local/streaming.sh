@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# The quality-latency table of docs/inference.md ("Measured on the demo"): the ST pack decoded offline (greedy,
+# as the policies finish, and with the pack's beam), then streamed under each policy, then whole talks streamed
+# and offline (StreamLAAL), and all of it drawn by `sate latency-plot`. Run it from the demo's directory (after
+# recipes/synth/run.sh); each run goes to OUT/NAME (results.json, hyp.txt, delays.jsonl; NAME is e.g.
+# alignatt=4-0.5s) with the load average before and after it in OUT/NAME/load.txt (the computation-aware figures
+# depend on it; the others do not). A run whose results.json exists is skipped (--force: redone), so a second call
+# with another --chunk and --policies adds its runs; the table and the plot are of every run in OUT.
+#
+# Usage: recipes/synth/local/streaming.sh [--name value ...]
+#   --pack DIR          the ST pack (default: exp/synth/demo/st/pack)
+#   --data DIR          its prepared data (default: data/synth)
+#   --split S           (default: tst-COMMON)
+#   --out DIR           (default: eval/streaming)
+#   --chunk SECONDS     audio read before each decision (default: 0.5)
+#   --policies "..."    streamed runs (default: wait-k=1..3, local-agreement=2..4, alignatt=4,8)
+#   --talks-policy P    the policy of the whole-talk run (default: local-agreement=2; empty: no talks)
+#   --device D          (default: cpu, as in the table)
+set -euo pipefail
+pack=exp/synth/demo/st/pack
+data=data/synth
+split=tst-COMMON
+out=eval/streaming
+chunk=0.5
+policies="wait-k=1 wait-k=2 wait-k=3 local-agreement=2 local-agreement=3 local-agreement=4 alignatt=4 alignatt=8"
+talks_policy=local-agreement=2
+device=cpu
+. "$(dirname "$0")/../../lib/stages.sh"
+parse_options "$@"
+recipe_name=streaming
+
+# evaluate NAME ARGS...: `sate evaluate` of the pack into OUT/NAME, unless done; the load average beside it.
+evaluate() {
+  local name=$1; shift
+  local dir=$out/$name
+  if [ "$force" != true ] && [ -e "$dir/results.json" ]; then say "$name: done already ($dir)"; return; fi
+  say "$name"
+  mkdir -p "$dir"
+  local before; before=$(cut -d' ' -f1-3 /proc/loadavg)
+  sate evaluate --model "$pack" --data "$data" --split "$split" --device "$device" "$@" --out "$dir"
+  printf 'load average (1, 5, 15 min) before: %s  after: %s\n' "$before" "$(cut -d' ' -f1-3 /proc/loadavg)" \
+    > "$dir/load.txt"
+}
+
+evaluate offline-greedy --beam 1
+evaluate offline
+for policy in $policies; do
+  evaluate "$policy-${chunk}s" --stream "$policy" --chunk "$chunk"
+done
+if [ -n "$talks_policy" ]; then
+  evaluate "talks-$talks_policy-${chunk}s" --stream "$talks_policy" --chunk "$chunk" --talks
+  evaluate talks-offline --talks
+fi
+sate latency-plot "$out"/*/results.json --out "$out/tradeoff.png" | tee "$out/table.md"
