@@ -154,7 +154,7 @@ def _transcribe_whisper(recognizer: Any, rows: list[dict], batch_size: int) -> l
     """Whisper's transcript of each manifest row's audio, in manifest order."""
     from tqdm import tqdm
 
-    from sate.data.audio import read_segment
+    from sate.data.audio import read_segment  # slow: soundfile and numpy, only when Whisper transcribes
 
     out: list[str] = []
     step = batch_size * GROUP_BATCHES
