@@ -47,6 +47,7 @@ class WhisperTokens:
     """A Whisper vocabulary: the tokens by id and the ids the decoder needs."""
 
     tokens: list[str]  # by id; special tokens as written (<|endoftext|>), timestamps included when the file has them
+    size: int  # the decoder's outputs: ids from len(tokens) up are timestamps a file without them leaves out
     start: int
     end: int
     no_timestamps: int
@@ -65,9 +66,9 @@ class WhisperTokens:
         """The text of `ids` (special tokens left out), leading and trailing spaces stripped."""
         raw = bytearray()
         for token in ids:
-            if not 0 <= token < len(self.tokens):
-                raise SateError(f"{self.source}: token id {token} is outside the vocabulary of {len(self.tokens)}")
-            if self.is_special(token):
+            if not 0 <= token < self.size:
+                raise SateError(f"{self.source}: token id {token} is outside the vocabulary of {self.size}")
+            if self.is_special(token) or token >= len(self.tokens):
                 continue
             try:
                 raw += bytes(BYTES[char] for char in self.tokens[token])
@@ -127,4 +128,4 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     missing = [text for text in SPECIAL.values() if text not in ids]
     if missing:
         raise SateError(f"{path}: no {', '.join(missing)} token")
-    return WhisperTokens(tokens, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path)
+    return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path)
