@@ -486,3 +486,42 @@ def whisper_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("whisper")
     model.save_pretrained(out)
     return out
+
+
+# A tiny Whisper vocabulary: 56 byte-level BPE tokens (Ġ is a space; "Ã©" the two bytes of é), then the specials.
+WHISPER_TOKENS = ["Ġthe", "Ġcat", "Ġsat", "Ġon", "Ġmat", "Ġcaf", "Ã©", ".", ",", "Ġ",
+                  *(chr(c) for c in range(ord("a"), ord("z") + 1)), *(chr(c) for c in range(ord("A"), ord("T") + 1))]
+WHISPER_SPECIALS = ["<|endoftext|>", "<|startoftranscript|>", "<|notimestamps|>", "<|en|>"]  # ids 56-59
+
+
+@pytest.fixture(scope="session")
+def whisper_asr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tiny random English-only Whisper with its vocabulary, as a Hugging Face directory (`save_pretrained`,
+    tokenizer.json, generation_config.json with suppressed tokens): d_model 32, 2 + 2 layers of 2 heads, 60 tokens,
+    32 decoder positions. Decoding it reads every part of the decoder."""
+    import json
+
+    transformers = pytest.importorskip("transformers")
+    end, start = (56 + WHISPER_SPECIALS.index(s) for s in ("<|endoftext|>", "<|startoftranscript|>"))
+    config = transformers.WhisperConfig(
+        vocab_size=60, max_target_positions=32, pad_token_id=end, bos_token_id=end, eos_token_id=end,
+        decoder_start_token_id=start, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=80)
+    torch.manual_seed(0)
+    model = transformers.WhisperForConditionalGeneration(config).eval()
+    _randomise(model, 3)
+    out = tmp_path_factory.mktemp("whisper_asr")
+    model.save_pretrained(out)
+    added = [{"id": 56 + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
+              "normalized": False, "special": True} for i, s in enumerate(WHISPER_SPECIALS)]
+    byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
+    (out / "tokenizer.json").write_text(json.dumps({
+        "version": "1.0", "truncation": None, "padding": None, "added_tokens": added, "normalizer": None,
+        "pre_tokenizer": byte_level, "post_processor": None, "decoder": byte_level,
+        "model": {"type": "BPE", "dropout": None, "unk_token": None, "continuing_subword_prefix": "",
+                  "end_of_word_suffix": "", "fuse_unk": False, "byte_fallback": False,
+                  "vocab": {t: i for i, t in enumerate(WHISPER_TOKENS)}, "merges": []}}), encoding="utf-8")
+    generation = json.loads((out / "generation_config.json").read_text())
+    generation.update(suppress_tokens=[59, 3], begin_suppress_tokens=[end, 9])  # <|en|>, "Ġon"; at first: end, "Ġ"
+    (out / "generation_config.json").write_text(json.dumps(generation))
+    return out

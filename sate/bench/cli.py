@@ -9,7 +9,8 @@ Parts (--parts; decode, train, data and length by default):
   scale   MuST-C size on fake data: index, sampler, start-up, loader (`sate.bench.scale`); needs no model
   gpu     the GPU check: paper-size training steps, decoding, DDP on a CUDA device (`sate.bench.gpu`); no model
   segment silero-vad against the energy VAD on real speech (Asterisk prompts) under noise (`sate.bench.segment`)
-  asr-real  a packed model's CTC WER on the clean Asterisk prompts (`sate.bench.realasr`); needs --pack
+  asr-real  a packed model's CTC WER on the clean Asterisk prompts, or a Whisper directory's own (`sate.bench.realasr`);
+            needs --pack
   whisper-window  a Whisper pack's CTC WER and encoding time, natural-length input against padding to 30 s
           (`sate.bench.whisper_window`); needs --pack, --data and --split
   ctc-vocab what CTC and the soft adaptor over a Marian vocabulary add to a wav2vec2-base training step, at
@@ -115,7 +116,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="segment: Asterisk prompts in the constructed recording")
     parser.add_argument("--segment-seed", type=int, default=0,
                         help="segment: seed of the construction (which prompts, pauses, noise)")
-    parser.add_argument("--pack", type=Path, default=None, help="asr-real: packed ASR or ST model directory")
+    parser.add_argument("--pack", type=Path, default=None,
+                        help="asr-real: packed ASR or ST model directory, or a Whisper directory (its own decoder)")
     parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),
                         help="ctc-vocab: comma-separated CTC vocabulary sizes, the full Marian vocabulary first")
     parser.add_argument("--text-lines", type=int, default=text_part.LINES, help="text: generated sentence pairs")
@@ -131,7 +133,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
     if "asr-real" in args.parts and args.pack is None:
-        parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model)")
+        parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model, or a Whisper directory)")
     if "whisper-window" in args.parts and (args.pack is None or args.data is None or args.split is None):
         parser.error("--parts whisper-window needs --pack DIR (a Whisper model's pack), --data DIR and --split NAME")
     counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
@@ -250,7 +252,8 @@ def summary(result: PartResults) -> str:
             f"{at[noise, 'energy']['f1']:.2f} / {at[noise, 'energy']['speech_lost']:.1%}"
             for noise in sorted({n for n, _ in at})) + f" -> goal {'met' if g['met'] else 'NOT met'}")
     if "asr-real" in result:
-        lines.append(f"  real speech: CTC WER {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
+        kind = "Whisper WER" if result["asr-real"]["task"] == "whisper" else "CTC WER"
+        lines.append(f"  real speech: {kind} {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
     if "whisper-window" in result:
         natural, padded = result["whisper-window"]["rows"]
         lines.append(f"  Whisper window: CTC WER {natural['wer']:.1f}% natural-length, {padded['wer']:.1f}% padded to "

@@ -1,4 +1,4 @@
-"""The ASR gap on real speech: a packed model's CTC WER on the clean Asterisk prompts.
+"""The ASR gap on real speech: a packed model's CTC WER on the clean Asterisk prompts, or Whisper's own.
 
 Each spoken prompt (`sate.bench.asterisk`: real human speech, 8 kHz resampled to 16 kHz) is decoded
 whole, without a VAD, exactly as `sate translate --transcript` decodes a segment (fbank, the pack's
@@ -7,6 +7,9 @@ the prompt texts normalised like the training transcripts (lowercase, no punctua
 digits, so "press 1" can only be matched by a model that writes digits). Compare it with the pack's
 CTC WER on its own test set (`sate evaluate`): a model trained on synthetic voices is measured here
 on a human voice it has never heard.
+
+``--pack`` may also name a Whisper directory (`sate.models.hub.whisper_asr`): the prompts are then transcribed by
+Whisper's own decoder (our port, greedy), the ASR side of the cascade a user would build.
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ class RealAsrResult(TypedDict):
     """The asr-real part's figures."""
 
     pack: str
-    task: str
+    task: str  # asr, st, or whisper (a Whisper directory, its own decoder)
     prompts: int
     left_out: int  # prompts longer than the acoustic encoder takes (Whisper: 30 s)
     audio_s: float
@@ -46,21 +49,29 @@ class RealAsrResult(TypedDict):
 
 def run(pack: Path, batch_size: int = 16) -> RealAsrResult:
     from sate.decode.api import SpeechTranslator  # heavy: torch
+    from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
 
-    translator = SpeechTranslator.load(pack, device="cpu")
-    if translator.task == "mt":
-        raise SateError(f"{pack} is an MT model; the asr-real part needs an ASR or ST pack (CTC transcripts)")
+    whisper = WhisperRecognizer.load(pack) if is_whisper_directory(pack) else None
+    translator = None if whisper is not None else SpeechTranslator.load(pack, device="cpu")
+    if translator is not None and translator.task == "mt":
+        raise SateError(f"{pack} is an MT model; the asr-real part needs an ASR or ST pack (CTC transcripts) or a "
+                        "Whisper directory")
     pairs = [(p, load_prompt(p)) for p in read_prompts(fetch_asterisk())]
-    limit = translator.max_segment_seconds()  # Whisper's 30-s window: longer prompts are left out, and counted
+    # Whisper's 30-s window: longer prompts are left out, and counted
+    limit = whisper.max_seconds() if whisper is not None else translator.max_segment_seconds()
     kept = [(p, w) for p, w in pairs if limit is None or len(w) <= limit * SAMPLE_RATE]
     prompts, waves = [p for p, _ in kept], [w for _, w in kept]
     lap = stopwatch()
-    decoded = translator.decode_features([translator.features(w) for w in waves], batch_size=batch_size)
+    if whisper is not None:
+        hyps = whisper.transcribe(waves, batch_size)
+    else:
+        hyps = [transcript for transcript, _ in translator.decode_features([translator.features(w) for w in waves],
+                                                                          batch_size=batch_size)]
     seconds = lap()
-    hyps = [transcript for transcript, _ in decoded]
     refs = [p.text for p in prompts]
     wer = word_error_rate(hyps, refs)
-    return RealAsrResult(pack=str(pack), task=translator.task, prompts=len(prompts), left_out=len(pairs) - len(kept),
+    task = "whisper" if translator is None else translator.task
+    return RealAsrResult(pack=str(pack), task=task, prompts=len(prompts), left_out=len(pairs) - len(kept),
                          audio_s=round(sum(len(w) for w in waves) / SAMPLE_RATE, 1), wer=round(wer.wer, 2),
                          errors=wer.errors, words=wer.words, seconds=round(seconds, 1),
                          examples=[Example(name=p.name, reference=p.text, transcript=h)
@@ -68,7 +79,8 @@ def run(pack: Path, batch_size: int = 16) -> RealAsrResult:
 
 
 def table(result: RealAsrResult) -> str:
-    lines = [f"CTC WER of {result['pack']} ({result['task']}) on {result['prompts']} clean Asterisk prompts "
+    kind = "Whisper's own decoder: WER" if result["task"] == "whisper" else "CTC WER"
+    lines = [f"{kind} of {result['pack']} ({result['task']}) on {result['prompts']} clean Asterisk prompts "
              f"({result['audio_s']} s of real speech): {result['wer']:.1f}% ({result['errors']} errors / "
              f"{result['words']} words), decoded in {result['seconds']} s"
              + (f"; {result['left_out']} longer than the encoder's window left out" if result["left_out"] else "")]

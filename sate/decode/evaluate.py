@@ -7,6 +7,8 @@ What is decoded depends on the packed model(s):
   with beam search, and the CTC head gives the transcript in the same encoder pass.
 - ASR: the CTC greedy transcript only; with ``--mt-model MT_DIR`` the transcripts are then
   translated by the MT model (a cascade, scored like ST).
+- A Whisper directory instead of a pack (`sate.models.hub.whisper_asr`): Whisper's own decoder gives the
+  transcripts (greedy, English-only models), alone or into ``--mt-model``: the cascade a user would build.
 - MT: the split's reference transcripts (``src_norm``; a Marian model: the cased ``src``) are translated: the
   cascade's upper bound.
 
@@ -70,6 +72,7 @@ class Results(TypedDict, total=False):
     wer_words: int
     talks: int  # --talks: whole talks translated, the output re-segmented to the references
     stream: StreamResults  # --stream
+    whisper: dict[str, object]  # --model a Whisper directory: how its transcripts were decoded
 
 
 class StreamResults(TypedDict, total=False):
@@ -147,6 +150,26 @@ def _decode_speech(translator: Any, data: Path, split: str, options: Any,
     return dataset.rows, transcripts, translations
 
 
+def _transcribe_whisper(recognizer: Any, rows: list[dict], batch_size: int) -> list[str]:
+    """Whisper's transcript of each manifest row's audio, in manifest order."""
+    from tqdm import tqdm
+
+    from sate.data.audio import read_segment  # slow: soundfile and numpy, only when Whisper transcribes
+
+    out: list[str] = []
+    step = batch_size * GROUP_BATCHES
+    with tqdm(total=len(rows), unit="utt", desc="whisper", file=sys.stderr) as bar:
+        for k in range(0, len(rows), step):
+            group = rows[k:k + step]
+            try:
+                waves = [read_segment(r["audio"], float(r["offset"]), float(r["duration"])) for r in group]
+            except SateError as err:
+                raise SateError(f"rows {k + 1}-{k + len(group)}: {err}") from None
+            out += recognizer.transcribe(waves, batch_size)
+            bar.update(len(group))
+    return out
+
+
 def _write_lines(path: Path, lines: list[str]) -> None:
     # One line per row, whatever the text holds: a line break inside would shift every later line.
     atomic_write_lines(path, [" ".join(line.split("\n")) for line in lines])
@@ -164,7 +187,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
     """
     from sate.data.manifest import read_manifest, require_translations
-    from sate.decode.api import SpeechTranslator
+    from sate.decode.api import SpeechTranslator, pick_device
+    from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate
     from sate.scoring.significance import confidence
@@ -177,18 +201,29 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
     prepare_out(out)
-    model = SpeechTranslator.load(model_dir, device=device)
+    whisper = is_whisper_directory(model_dir)
+    if whisper and (stream is not None or talks):
+        raise SateError(f"{'--stream' if stream is not None else '--talks'} translates with an ST pack; {model_dir} "
+                        "is a Whisper directory (it transcribes each row)")
+    if mt_model_dir is not None and is_whisper_directory(mt_model_dir):
+        raise SateError(f"--mt-model {mt_model_dir} is a Whisper directory: give it as --model (the ASR side of a "
+                        "cascade) and an MT pack as --mt-model")
+    if whisper and mt_model_dir is None and decode:
+        raise SateError("--decode and --beam set an MT pack's beam search; Whisper's decoder here is greedy")
+    model = (WhisperRecognizer.load(model_dir, pick_device(device)) if whisper
+             else SpeechTranslator.load(model_dir, device=device))
     mt = SpeechTranslator.load(mt_model_dir, device=device) if mt_model_dir is not None else None
     if mt is not None and (model.task != "asr" or mt.task != "mt"):
-        raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack and --mt-model an MT pack "
-                        f"(got {model.task} and {mt.task})")
+        raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack (or a Whisper directory) and "
+                        f"--mt-model an MT pack (got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
     if (stream is not None or talks) and (model.task != "st" or mt is not None):
         flag = "--stream" if stream is not None else "--talks"
         raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
     greedy = {"beam": 1, "nbest": 1} if stream is not None else {}  # the policies decode greedily
-    options = translator.with_options(**{**(decode or {}), **greedy})
+    # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
+    options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **greedy})
     mode = "cascade" if mt is not None else model.task
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, read_manifest(manifest))
@@ -219,6 +254,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         rows = read_manifest(manifest)
         sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
         translations = _translate_sorted(model, sources, options, batch_size, "translate")
+    elif whisper:
+        rows = read_manifest(manifest)
+        transcripts = _transcribe_whisper(model, rows, batch_size)
+        if mt is not None:
+            translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
     else:
         rows, transcripts, st_out = _decode_speech(model, data, split, options, batch_size)
         if model.task == "st":
@@ -229,8 +269,10 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 
     results = Results(
         mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
-        data=str(data), split=split, utterances=len(rows), decode=asdict(options),
+        data=str(data), split=split, utterances=len(rows), decode=asdict(options) if options is not None else {},
         device=str(model.device), decode_seconds=round(elapsed, 3))
+    if whisper:
+        results["whisper"] = model.describe()
     if talks:
         results["talks"] = len({r["audio"] for r in rows})
     if model.task != "mt":
@@ -266,7 +308,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         written += ["transcript.txt", "transcript_ref.txt"]
         wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
         results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
-        report.append(wer_line(wer, "WER (CTC greedy; lowercase, no punctuation)"))
+        report.append(wer_line(wer, f"WER ({'Whisper' if whisper else 'CTC'} greedy; lowercase, no punctuation)"))
     if streamed is not None:
         latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
                      for run, row in zip(streamed, rows, strict=True)]
@@ -305,7 +347,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sate.decode.options import add_override_arguments
 
-    parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st, asr or mt")
+    parser.add_argument("--model", type=Path, required=True,
+                        help="packed model directory (`sate pack`): st, asr or mt; or a Whisper model directory "
+                             "(Hugging Face or CTranslate2, English-only): its own decoder transcribes")
     parser.add_argument("--mt-model", type=Path, default=None,
                         help="packed MT model: translate the --model ASR transcripts with it (a cascade)")
     parser.add_argument("--data", type=Path, required=True, help="prepared data directory (`sate prep`, `features`)")

@@ -70,3 +70,21 @@ def test_asr_real_needs_a_pack(capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
         main(["--parts", "asr-real"])
     assert "--parts asr-real needs --pack" in capsys.readouterr().err
+
+
+def test_asr_real_with_a_whisper_directory(tmp_path: Path, fake_cache: Path, whisper_asr_dir: Path,
+                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """--pack may name a Whisper directory: its own decoder transcribes the prompts."""
+    from sate.bench.asterisk import load_prompt, read_prompts
+    from sate.models.hub.whisper_asr import WhisperRecognizer
+
+    out = tmp_path / "bench.json"
+    assert main(["--parts", "asr-real", "--pack", str(whisper_asr_dir), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert "Whisper's own decoder: WER of" in printed and "real speech: Whisper WER" in printed
+    result = json.loads(out.read_text())["asr-real"]
+    assert result["task"] == "whisper" and result["prompts"] == len(PROMPTS) and result["words"] > 0
+    recognizer = WhisperRecognizer.load(whisper_asr_dir)
+    first = read_prompts(fake_cache)[:2]
+    assert [e["transcript"] for e in result["examples"][:2]] == [recognizer.transcribe([load_prompt(p)])[0]
+                                                                 for p in first]

@@ -165,3 +165,35 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results", device="cpu")
     with pytest.raises(SateError, match=r"--out .*dev: cannot write \(.*results is not a directory\)"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
+
+
+def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,
+                             whisper_asr_dir: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """--model may name a Whisper directory: its own decoder transcribes each row, alone or into --mt-model."""
+    from sate.data.audio import read_segment
+    from sate.models.hub.whisper_asr import WhisperRecognizer
+
+    rows = read_manifest(prepared_data / "dev.jsonl")
+    out = tmp_path / "whisper"
+    cascade = evaluate_cli(capsys, out, prepared_data, "--model", whisper_asr_dir, "--mt-model", eval_packs["mt"],
+                           "--split", "dev", "--beam", "2", "--batch-size", "2")
+    assert cascade["mode"] == "cascade" and cascade["decode"]["beam"] == 2
+    assert cascade["whisper"]["window"] == "30s" and cascade["whisper"]["search"] == "greedy"
+    assert {"bleu", "chrf", "ter", "wer"} <= set(cascade)
+    # Line i is row i transcribed alone (evaluate batches by length), then translated by the MT pack.
+    recognizer = WhisperRecognizer.load(whisper_asr_dir)
+    alone = [recognizer.transcribe([read_segment(r["audio"], r["offset"], r["duration"])])[0] for r in rows]
+    assert read_lines(out / "transcript.txt") == [t.rstrip() for t in alone] and any(alone)
+    translator = SpeechTranslator.load(eval_packs["mt"])
+    assert read_lines(out / "hyp.txt") == [
+        h.rstrip() for h in translator.translate_text(alone, translator.with_options(beam=2))]
+
+    asr = evaluate_cli(capsys, tmp_path / "asr", prepared_data, "--model", whisper_asr_dir, "--split", "dev")
+    assert asr["mode"] == "asr" and asr["decode"] == {} and "bleu" not in asr
+    assert read_lines(tmp_path / "asr" / "transcript.txt") == read_lines(out / "transcript.txt")
+    for kwargs, message in (({"talks": True}, "--talks translates with an ST pack; .* is a Whisper directory"),
+                            ({"decode": {"beam": 2}}, "Whisper's decoder here is greedy")):
+        with pytest.raises(SateError, match=message):
+            evaluate(whisper_asr_dir, prepared_data, "dev", tmp_path / "x", **kwargs)
+    with pytest.raises(SateError, match="--mt-model .* is a Whisper directory: give it as --model"):
+        evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)

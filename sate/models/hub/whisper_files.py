@@ -58,10 +58,11 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
                     f"or config.json with {' or '.join(WEIGHT_FILES)} (Hugging Face)")
 
 
-def _ct2_index(directory: Path) -> ModelIndex:
+def ct2_index(directory: Path) -> ModelIndex:
+    """The headers of a CTranslate2 directory's model.bin; quantised weights (encoder or decoder) are refused."""
     index = read_index(directory / CT2_FILE, CT2_SPEC, CT2_REVISIONS)
     quantised = sorted({str(v.dtype) for k, v in index.variables.items()
-                        if k.startswith("encoder/") and v.shape and not v.dtype.is_floating_point})
+                        if k.startswith(("encoder/", "decoder/")) and v.shape and not v.dtype.is_floating_point})
     quantised += ["scales"] if any(k.endswith("weight_scale") for k in index.variables) else []
     if quantised:
         raise SateError(f"{index.path}: quantised weights ({', '.join(quantised)}); sate reads float32, float16 or "
@@ -82,7 +83,7 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         return WhisperSizes(*(get_key(config, key, config_path, int) for key in keys))
-    index = _ct2_index(directory)
+    index = ct2_index(directory)
     shapes = {k: v.shape for k, v in index.variables.items()}
     need = ("encoder/conv1/weight", "encoder/position_encodings/encodings", "encoder/layer_0/ffn/linear_0/weight",
             "encoder/num_heads")
@@ -126,7 +127,7 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
     directory = hub_directory(path, "acoustic.path")
     sizes = whisper_sizes(directory)
     if whisper_format(directory) == "ctranslate2":
-        index = _ct2_index(directory)
+        index = ct2_index(directory)
         names = {ours: f"encoder/{theirs}" for ours, theirs in _name_table(_CT2_NAMES, sizes.layers).items()}
         names["positions"] = "encoder/position_encodings/encodings"
         tensors = read_tensors(index, list(names.values()))

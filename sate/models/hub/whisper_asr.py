@@ -1,0 +1,160 @@
+"""Whisper as a whole speech recogniser: our encoder, our decoder, greedy decoding to English text.
+
+This is the ASR side of the cascade a user would build from Whisper (`sate evaluate --model WHISPER_DIR --mt-model
+MT_PACK`, the asr-real benchmark on a Whisper directory), to set beside SATE built on Whisper's encoder. Nothing
+of `transformers`, `tokenizers` or CTranslate2 runs.
+
+Decoding is Whisper's greedy search: the prompt ``<|startoftranscript|><|notimestamps|>`` (English-only models),
+the argmax token each step with the directory's suppressed tokens masked (CTranslate2's ``suppress_ids`` and
+``suppress_ids_begin`` in its config.json, Hugging Face's ``suppress_tokens`` and ``begin_suppress_tokens`` in
+generation_config.json; the "begin" ones at the first step only), until ``<|endoftext|>`` or half the decoder's
+positions (224 tokens, Whisper's own cap). Utterances are decoded in padded batches; a batch gives each utterance
+what it gets alone.
+
+``window``: "30s" (the default) pads the audio with silence to Whisper's 30-s window, as Whisper itself does;
+"natural" feeds the encoder each utterance at its natural length, as SATE's acoustic side does. Whisper's decoder
+needs the window: at natural length it rarely stops, repeating the sentence until the cap (docs/whisper.md has the
+figures). Either way the output equals CTranslate2's on the same features.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict
+from pathlib import Path
+from typing import Literal
+
+import numpy as np
+import torch
+
+from sate.data.audio import SAMPLE_RATE
+from sate.data.whisper_mel import HOP_LENGTH, whisper_log_mel
+from sate.errors import SateError
+from sate.files import read_json
+from sate.layout import PACK_YAML
+from sate.models.hub.files import hub_directory
+from sate.models.hub.whisper import WhisperEncoder
+from sate.models.hub.whisper_decoder import WhisperDecoder, load_decoder
+from sate.models.hub.whisper_files import CT2_FILE, whisper_format
+from sate.models.hub.whisper_tokens import WhisperTokens, whisper_tokens
+
+Window = Literal["natural", "30s"]
+WINDOWS: tuple[Window, ...] = ("natural", "30s")
+# Where each format keeps the suppressed tokens: (file, all steps, the first step only).
+SUPPRESS = {"ctranslate2": ("config.json", "suppress_ids", "suppress_ids_begin"),
+            "huggingface": ("generation_config.json", "suppress_tokens", "begin_suppress_tokens")}
+
+
+def is_whisper_directory(path: str | Path) -> bool:
+    """A Whisper model directory of either format (not a `sate pack`): what ``--model`` may name as an ASR side."""
+    directory = Path(path)
+    if not directory.is_dir() or (directory / PACK_YAML).is_file():
+        return False
+    if (directory / CT2_FILE).is_file():
+        return True
+    config = directory / "config.json"
+    return config.is_file() and read_json(config).get("model_type") == "whisper"
+
+
+def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
+    """The token ids masked at every step and at the first step only, as the directory lists them."""
+    name, always, first = SUPPRESS[whisper_format(directory)]
+    path = directory / name
+    config = read_json(path) if path.is_file() else {}
+    lists = []
+    for key in (always, first):
+        ids = config.get(key) or []
+        if not isinstance(ids, list) or not all(isinstance(i, int) and 0 <= i < vocab for i in ids):
+            raise SateError(f"{path}: {key} is not a list of token ids below {vocab}")
+        lists.append(ids)
+    return lists[0], lists[1]
+
+
+class WhisperRecognizer:
+    """16 kHz waveforms -> Whisper's English transcripts; build it with `WhisperRecognizer.load`."""
+
+    task = "asr"  # what `sate evaluate` reads of a model
+
+    def __init__(self, encoder: WhisperEncoder, decoder: WhisperDecoder, tokens: WhisperTokens,
+                 suppress: Sequence[int], suppress_begin: Sequence[int], directory: Path, device: torch.device,
+                 window: Window = "30s") -> None:
+        if window not in WINDOWS:
+            raise SateError(f"Whisper window {window!r}: expected one of {', '.join(WINDOWS)}")
+        if encoder.sizes.d_model != decoder.sizes.d_model:
+            raise SateError(f"{directory}: encoder width {encoder.sizes.d_model} but decoder {decoder.sizes.d_model}")
+        self.encoder, self.decoder, self.tokens = encoder.eval().to(device), decoder.eval().to(device), tokens
+        self.suppress = torch.tensor(sorted(set(suppress)), dtype=torch.long, device=device)
+        self.suppress_begin = torch.tensor(sorted(set(suppress_begin)), dtype=torch.long, device=device)
+        self.directory, self.device, self.window = directory, device, window
+        self.max_tokens = decoder.sizes.positions // 2  # Whisper's sample_len
+
+    @classmethod
+    def load(cls, path: str | Path, device: str | torch.device = "cpu", window: Window = "30s") -> WhisperRecognizer:
+        """Encoder, decoder, vocabulary and suppressed tokens of a Whisper directory of either format."""
+        directory = hub_directory(path, "--model")
+        decoder = load_decoder(directory)
+        tokens = whisper_tokens(directory, decoder.sizes.vocab)
+        return cls(WhisperEncoder.from_directory(directory), decoder, tokens,
+                   *_suppressed(directory, decoder.sizes.vocab), directory, torch.device(device), window)
+
+    def max_seconds(self) -> float:
+        """The longest segment the encoder takes: 30 s."""
+        return self.encoder.max_frames() * HOP_LENGTH / SAMPLE_RATE
+
+    def describe(self) -> dict[str, object]:
+        """What a results file records of this recogniser."""
+        return {"whisper": str(self.directory), "encoder": asdict(self.encoder.sizes),
+                "decoder": asdict(self.decoder.sizes), "search": "greedy", "window": self.window,
+                "max_tokens": self.max_tokens}
+
+    def log_mel(self, waves: Sequence[np.ndarray]) -> tuple[torch.Tensor, torch.Tensor]:
+        """Padded (B, T, mel_bins) Whisper log-mel of 16 kHz waveforms and their frame counts; with window "30s"
+        each waveform is padded with silence to the encoder's window first."""
+        limit = self.encoder.max_frames() * HOP_LENGTH
+        longest = max(len(w) for w in waves)
+        if longest > limit:
+            raise SateError(f"a segment of {longest / SAMPLE_RATE:.2f} s is longer than Whisper's window of "
+                            f"{limit / SAMPLE_RATE:g} s: split it into shorter segments")
+        width = limit if self.window == "30s" else longest
+        batch = torch.zeros(len(waves), width)
+        for i, wave in enumerate(waves):
+            batch[i, :len(wave)] = torch.as_tensor(wave, dtype=torch.float32)
+        lengths = torch.tensor([width if self.window == "30s" else len(w) for w in waves])
+        return whisper_log_mel(batch, lengths, self.encoder.sizes.mel_bins)
+
+    @torch.inference_mode()
+    def greedy(self, feats: torch.Tensor, lengths: torch.Tensor) -> list[list[int]]:
+        """(B, T, mel_bins) log-mel, (B,) frames -> each utterance's tokens after the prompt, without the end."""
+        memory, memory_lengths = self.encoder(feats.to(self.device), lengths.to(self.device))
+        cross = self.decoder.cross_states(memory)
+        batch = feats.size(0)
+        prompt = torch.tensor(self.tokens.prompt, device=self.device).expand(batch, -1)
+        logits, cache = self.decoder.step(prompt, None, cross, memory_lengths)
+        end = self.tokens.end
+        done = torch.zeros(batch, dtype=torch.bool, device=self.device)
+        chosen: list[torch.Tensor] = []
+        for step in range(self.max_tokens):
+            scores = logits[:, -1].clone()
+            scores[:, self.suppress] = float("-inf")
+            if step == 0:
+                scores[:, self.suppress_begin] = float("-inf")
+            token = scores.argmax(dim=-1).masked_fill(done, end)
+            done |= token == end
+            if bool(done.all()):
+                break
+            chosen.append(token)
+            logits, cache = self.decoder.step(token[:, None], cache, cross, memory_lengths)
+        rows = torch.stack(chosen, dim=1).tolist() if chosen else [[] for _ in range(batch)]
+        return [row[:row.index(end)] if end in row else row for row in rows]
+
+    def transcribe(self, waves: Sequence[np.ndarray], batch_size: int = 16) -> list[str]:
+        """English text of each 16 kHz waveform, decoded in length-sorted batches; results in input order."""
+        if batch_size < 1:
+            raise SateError(f"the batch size must be >= 1, got {batch_size}")
+        order = sorted(range(len(waves)), key=lambda i: -len(waves[i]))
+        out = [""] * len(waves)
+        for k in range(0, len(order), batch_size):
+            batch = order[k:k + batch_size]
+            for i, ids in zip(batch, self.greedy(*self.log_mel([waves[i] for i in batch])), strict=True):
+                out[i] = self.tokens.decode(ids)
+        return out

@@ -1,0 +1,234 @@
+"""Whisper's decoder, from either directory format: what turns the encoder's states into Whisper's own transcript.
+
+The computation is Whisper's: token embeddings plus a learned position table, pre-LN layers of causal
+self-attention, cross-attention over the encoder's states and a GELU feed-forward, a final LayerNorm, and output
+logits through the token embedding itself (tied). Keys, values and the cross-attention's projections of the
+encoder's states are cached, so a greedy step costs one position (`sate.models.hub.whisper_asr` decodes with it).
+
+Weights in the two formats (`sate.models.hub.whisper_files` reads the encoder's):
+
+- Hugging Face: ``model.decoder.*`` (``decoder.*`` for WhisperModel), q, k and v separate, k without a bias;
+- CTranslate2: ``decoder/*`` in model.bin, self-attention's q, k, v fused (``linear_0``), cross-attention's q
+  alone (``linear_0``) and k, v fused (``linear_1``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+from torch import nn
+from torch.nn import functional as F
+
+from sate.errors import SateError
+from sate.models.hub.ctranslate2_file import read_tensors
+from sate.models.hub.files import get_key, read_json, read_weights
+from sate.models.hub.whisper_files import ct2_index, whisper_format
+
+KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
+
+
+@dataclass(frozen=True)
+class DecoderSizes:
+    """What builds the decoder."""
+
+    d_model: int
+    layers: int
+    heads: int
+    ffn: int
+    vocab: int
+    positions: int  # the longest token sequence (448 in every release)
+
+
+def _attend(q: torch.Tensor, kv: KV, heads: int, mask: torch.Tensor | None) -> torch.Tensor:
+    """(B, S, D) queries over cached (B, H, T, hd) keys and values -> (B, S, D)."""
+    batch, steps, d_model = q.shape
+    q = q.view(batch, steps, heads, -1).transpose(1, 2)
+    out = F.scaled_dot_product_attention(q, kv[0], kv[1], attn_mask=mask)
+    return out.transpose(1, 2).reshape(batch, steps, d_model)
+
+
+def _split_heads(x: torch.Tensor, heads: int) -> torch.Tensor:
+    """(B, T, D) -> (B, H, T, D / H)."""
+    return x.view(x.size(0), x.size(1), heads, -1).transpose(1, 2)
+
+
+class DecoderLayer(nn.Module):
+    """x + self_attn(LN(x)) (causal, cached), x + cross_attn(LN(x), encoder states), x + fc2(gelu(fc1(LN(x))))."""
+
+    def __init__(self, d_model: int, heads: int, ffn: int) -> None:
+        super().__init__()
+        self.heads = heads
+        self.self_norm = nn.LayerNorm(d_model)
+        self.self_qkv = nn.Linear(d_model, 3 * d_model)  # fused q, k, v (CTranslate2's layout); k's bias is 0
+        self.self_out = nn.Linear(d_model, d_model)
+        self.cross_norm = nn.LayerNorm(d_model)
+        self.cross_q = nn.Linear(d_model, d_model)
+        self.cross_kv = nn.Linear(d_model, 2 * d_model)  # fused k, v of the encoder's states; k's bias is 0
+        self.cross_out = nn.Linear(d_model, d_model)
+        self.ffn_norm = nn.LayerNorm(d_model)
+        self.fc1 = nn.Linear(d_model, ffn)
+        self.fc2 = nn.Linear(ffn, d_model)
+
+    def cross_states(self, memory: torch.Tensor) -> KV:
+        """(B, T, D) encoder states -> this layer's cross-attention keys and values, computed once per utterance."""
+        k, v = self.cross_kv(memory).chunk(2, dim=-1)
+        return _split_heads(k, self.heads), _split_heads(v, self.heads)
+
+    def forward(self, x: torch.Tensor, past: KV | None, causal: torch.Tensor, cross: KV,
+                keep: torch.Tensor) -> tuple[torch.Tensor, KV]:
+        """(B, S, D) new positions, the cache of the earlier ones, their (S, past + S) mask, the cross keys and
+        values and the (B, 1, 1, T) mask of real encoder frames -> (B, S, D) and the cache with the new positions."""
+        q, k, v = self.self_qkv(self.self_norm(x)).chunk(3, dim=-1)
+        k, v = _split_heads(k, self.heads), _split_heads(v, self.heads)
+        if past is not None:
+            k, v = torch.cat([past[0], k], dim=2), torch.cat([past[1], v], dim=2)
+        x = x + self.self_out(_attend(q, (k, v), self.heads, causal))
+        x = x + self.cross_out(_attend(self.cross_q(self.cross_norm(x)), cross, self.heads, keep))
+        return x + self.fc2(F.gelu(self.fc1(self.ffn_norm(x)))), (k, v)
+
+
+class WhisperDecoder(nn.Module):
+    """(B, S) tokens and the encoder's (B, T, d_model) states -> (B, S, vocab) logits (see the module docstring)."""
+
+    def __init__(self, d_model: int, layers: int, heads: int, ffn: int, vocab: int, positions: int = 448) -> None:
+        super().__init__()
+        if d_model % heads:
+            raise SateError(f"Whisper decoder: d_model {d_model} is not divisible by {heads} heads")
+        self.sizes = DecoderSizes(d_model, layers, heads, ffn, vocab, positions)
+        self.embed = nn.Embedding(vocab, d_model)
+        self.register_buffer("positions", torch.zeros(positions, d_model))
+        self.layers = nn.ModuleList(DecoderLayer(d_model, heads, ffn) for _ in range(layers))
+        self.layer_norm = nn.LayerNorm(d_model)
+
+    def cross_states(self, memory: torch.Tensor) -> list[KV]:
+        """Every layer's cross-attention keys and values of (B, T, d_model) encoder states."""
+        return [layer.cross_states(memory) for layer in self.layers]
+
+    def step(self, tokens: torch.Tensor, cache: list[KV] | None, cross: list[KV],
+             memory_lengths: torch.Tensor) -> tuple[torch.Tensor, list[KV]]:
+        """(B, S) tokens after the cached positions -> (B, S, vocab) logits and the cache with them."""
+        past = 0 if cache is None else cache[0][0].size(2)
+        steps = tokens.size(1)
+        if past + steps > self.sizes.positions:
+            raise SateError(f"Whisper's decoder takes {self.sizes.positions} tokens at most, asked for {past + steps}")
+        x = self.embed(tokens) + self.positions[past:past + steps]
+        rows = torch.arange(steps, device=tokens.device)[:, None] + past
+        causal = torch.arange(past + steps, device=tokens.device)[None, :] <= rows
+        frames = cross[0][0].size(2)
+        keep = (torch.arange(frames, device=tokens.device)[None, :] < memory_lengths[:, None])[:, None, None, :]
+        new_cache = []
+        for i, layer in enumerate(self.layers):
+            x, kv = layer(x, None if cache is None else cache[i], causal, cross[i], keep)
+            new_cache.append(kv)
+        return self.layer_norm(x) @ self.embed.weight.T, new_cache
+
+    def forward(self, tokens: torch.Tensor, memory: torch.Tensor, memory_lengths: torch.Tensor) -> torch.Tensor:
+        """(B, S) tokens, (B, T, d_model) encoder states, (B,) -> (B, S, vocab) logits, each position seeing the
+        tokens up to it (teacher forcing)."""
+        return self.step(tokens, None, self.cross_states(memory), memory_lengths)[0]
+
+
+# ------------------------------------------------------------------------------------------------ the files
+
+
+def decoder_sizes(directory: Path) -> DecoderSizes:
+    """The decoder's sizes from a Whisper directory's headers (either format)."""
+    if whisper_format(directory) == "huggingface":
+        path = directory / "config.json"
+        config = read_json(path)
+        keys = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "vocab_size",
+                "max_target_positions")
+        return DecoderSizes(*(get_key(config, key, path, int) for key in keys))
+    index = ct2_index(directory)
+    shapes = {k: v.shape for k, v in index.variables.items()}
+    need = ("decoder/embeddings/weight", "decoder/position_encodings/encodings", "decoder/num_heads",
+            "decoder/layer_0/ffn/linear_0/weight")
+    if any(k not in shapes for k in need):
+        raise SateError(f"{index.path}: no {', '.join(k for k in need if k not in shapes)}")
+    layers = sum(1 for k in shapes if re.fullmatch(r"decoder/layer_\d+/ffn/linear_0/weight", k))
+    heads = int(read_tensors(index, ["decoder/num_heads"])["decoder/num_heads"])
+    vocab, d_model = shapes["decoder/embeddings/weight"]
+    return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
+                        shapes["decoder/position_encodings/encodings"][0])
+
+
+# Our names -> CTranslate2's under decoder/ ({i}: layer, {p}: weight or bias, {n}: gamma or beta).
+_CT2 = {"layer_norm.{p}": "layer_norm/{n}",
+        "layers.{i}.self_norm.{p}": "layer_{i}/self_attention/layer_norm/{n}",
+        "layers.{i}.self_qkv.{p}": "layer_{i}/self_attention/linear_0/{p}",
+        "layers.{i}.self_out.{p}": "layer_{i}/self_attention/linear_1/{p}",
+        "layers.{i}.cross_norm.{p}": "layer_{i}/attention/layer_norm/{n}",
+        "layers.{i}.cross_q.{p}": "layer_{i}/attention/linear_0/{p}",
+        "layers.{i}.cross_kv.{p}": "layer_{i}/attention/linear_1/{p}",
+        "layers.{i}.cross_out.{p}": "layer_{i}/attention/linear_2/{p}",
+        "layers.{i}.ffn_norm.{p}": "layer_{i}/ffn/layer_norm/{n}",
+        "layers.{i}.fc1.{p}": "layer_{i}/ffn/linear_0/{p}", "layers.{i}.fc2.{p}": "layer_{i}/ffn/linear_1/{p}"}
+# Our names -> Hugging Face's under the decoder; the fused projections are built from q_proj, k_proj, v_proj.
+_HF = {"layer_norm.{p}": "layer_norm.{p}",
+       "layers.{i}.self_norm.{p}": "layers.{i}.self_attn_layer_norm.{p}",
+       "layers.{i}.self_out.{p}": "layers.{i}.self_attn.out_proj.{p}",
+       "layers.{i}.cross_norm.{p}": "layers.{i}.encoder_attn_layer_norm.{p}",
+       "layers.{i}.cross_q.{p}": "layers.{i}.encoder_attn.q_proj.{p}",
+       "layers.{i}.cross_out.{p}": "layers.{i}.encoder_attn.out_proj.{p}",
+       "layers.{i}.ffn_norm.{p}": "layers.{i}.final_layer_norm.{p}",
+       "layers.{i}.fc1.{p}": "layers.{i}.fc1.{p}", "layers.{i}.fc2.{p}": "layers.{i}.fc2.{p}"}
+
+
+def _names(table: dict[str, str], layers: int) -> dict[str, str]:
+    out = {}
+    for ours, theirs in table.items():
+        for i in range(layers) if "{i}" in ours else [0]:
+            for p, n in (("weight", "gamma"), ("bias", "beta")):
+                out[ours.format(i=i, p=p)] = theirs.format(i=i, p=p, n=n)
+    return out
+
+
+def _fused(part: dict[str, torch.Tensor], prefix: str, which: str) -> tuple[torch.Tensor, torch.Tensor]:
+    """Hugging Face's separate projections `which` (e.g. "qkv") fused; k has no bias there."""
+    weight = torch.cat([part[f"{prefix}{p}_proj.weight"] for p in which])
+    bias = torch.cat([torch.zeros_like(part[f"{prefix}q_proj.bias"]) if p == "k" else part[f"{prefix}{p}_proj.bias"]
+                      for p in which])
+    return weight, bias
+
+
+def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, torch.Tensor], Path]:
+    """The decoder's float32 tensors of a Whisper directory in `WhisperDecoder`'s names, and the file read."""
+    if whisper_format(directory) == "ctranslate2":
+        index = ct2_index(directory)
+        names = {ours: f"decoder/{theirs}" for ours, theirs in _names(_CT2, sizes.layers).items()}
+        names |= {"embed.weight": "decoder/embeddings/weight", "positions": "decoder/position_encodings/encodings"}
+        tensors = read_tensors(index, list(names.values()))
+        return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
+    state, source = read_weights(directory)
+    prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
+    part = {k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)}
+    names = _names(_HF, sizes.layers) | {"embed.weight": "embed_tokens.weight", "positions": "embed_positions.weight"}
+    fused = [f"layers.{i}.{a}.{p}_proj.{w}" for i in range(sizes.layers) for a in ("self_attn", "encoder_attn")
+             for p in "qkv" for w in ("weight", "bias") if not (p == "k" and w == "bias")]
+    missing = [f"{prefix}{k}" for k in [*names.values(), *fused] if k not in part]
+    if missing:
+        raise SateError(f"{source}: no {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    out = {ours: part[theirs] for ours, theirs in names.items()}
+    for i in range(sizes.layers):
+        out[f"layers.{i}.self_qkv.weight"], out[f"layers.{i}.self_qkv.bias"] = _fused(
+            part, f"layers.{i}.self_attn.", "qkv")
+        out[f"layers.{i}.cross_kv.weight"], out[f"layers.{i}.cross_kv.bias"] = _fused(
+            part, f"layers.{i}.encoder_attn.", "kv")
+    return out, source
+
+
+def load_decoder(directory: Path) -> WhisperDecoder:
+    """The decoder of a Whisper directory of either format, with its weights (float32)."""
+    sizes = decoder_sizes(directory)
+    decoder = WhisperDecoder(**vars(sizes))
+    state, source = decoder_weights(directory, sizes)
+    ours = decoder.state_dict()
+    problems = [f"{k}: {list(v.shape)} in the file, {list(ours[k].shape)} here" for k, v in state.items()
+                if v.shape != ours[k].shape]
+    if problems:
+        raise SateError(f"{source}: not the decoder its sizes describe: {'; '.join(problems[:5])}")
+    decoder.load_state_dict(state)
+    return decoder

