@@ -249,32 +249,37 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     read READ_BLOCK samples at a time, down-mixed and resampled (`resample_stream`) block by block: the memory is
     that of a few blocks, whatever the length. The file is checked (missing, a directory, empty, unreadable, its
     rate) when this is called; damaged samples or a file with none raise one `SateError` naming it while reading.
+    A pipe (a FIFO, a piped ``/dev/stdin``) is opened here and can be read once; libsndfile reads WAV from a pipe,
+    not FLAC.
     """
     path = Path(path)
     if not path.exists():
         raise SateError(f"{path}: no such file")
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not an audio file")
-    if path.stat().st_size == 0:
+    regular = path.is_file()
+    if regular and path.stat().st_size == 0:
         raise SateError(f"{path}: the file is empty (0 bytes)")
-    try:
-        rate = sf.info(str(path)).samplerate
+    try:  # a regular file is opened when read; a pipe now, as its header can be read only once
+        source = sf.info(str(path)) if regular else sf.SoundFile(str(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
         raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+    rate = source.samplerate
     if rate < MIN_SAMPLE_RATE:
         raise SateError(f"{path}: a sample rate of {rate} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
-    return _nonempty(path, resample_stream(_mono_blocks(path, rate), rate, name=str(path)))
+    opened = None if regular else source
+    return _nonempty(path, resample_stream(_mono_blocks(path, rate, opened), rate, name=str(path)))
 
 
 def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
-def _mono_blocks(path: Path, rate: int) -> Iterator[np.ndarray]:
+def _mono_blocks(path: Path, rate: int, opened: sf.SoundFile | None = None) -> Iterator[np.ndarray]:
     """The file's samples at its own rate, channels averaged, READ_BLOCK at a time; NaN or inf refused."""
     read = 0
     try:
-        f = sf.SoundFile(str(path))
+        f = opened or sf.SoundFile(str(path))
     except Exception as err:
         raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
     with f:

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import SAMPLE_RATE, audio_blocks, to_mono_16k
+from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, to_mono_16k
 from sate.decode.options import DecodeOptions
 from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
@@ -212,17 +212,20 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
-        if isinstance(source, str | Path):  # read twice, block by block: any length in bounded memory
+        if isinstance(source, str | Path) and Path(source).is_file():  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
             waves: Iterable[np.ndarray] = cut_blocks(audio_blocks(source), spans)  # read as it is decoded
         else:
-            try:
-                samples, rate = source
-            except (TypeError, ValueError):
-                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            wave = to_mono_16k(samples, int(rate), name)
-            if len(wave) == 0:
-                raise SateError(f"{name}: holds no audio samples")
+            if isinstance(source, str | Path):  # a pipe, read once, so held (or what is missing, named)
+                wave = read_audio(source)
+            else:
+                try:
+                    samples, rate = source
+                except (TypeError, ValueError):
+                    raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+                wave = to_mono_16k(samples, int(rate), name)
+                if len(wave) == 0:
+                    raise SateError(f"{name}: holds no audio samples")
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)

@@ -4,6 +4,8 @@ samples and translations of the recording in memory, while the reader holds a bo
 from __future__ import annotations
 
 import json
+import os
+import threading
 import tracemalloc
 from pathlib import Path
 
@@ -114,3 +116,36 @@ def test_reading_and_cutting_hold_a_bounded_amount(long_flac: Path, monkeypatch:
     assert largest[0] == 4096
     assert found < whole / 4, f"finding segments held {found / 1e6:.1f} MB"
     assert cutting < whole / 4 + 4 * longest, f"cutting held {cutting / 1e6:.1f} MB"
+
+
+def feed(fifo: Path, data: bytes) -> threading.Thread:
+    """Write ``data`` into a named pipe once a reader opens it."""
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(data)
+
+    thread = threading.Thread(target=write, daemon=True)
+    thread.start()
+    return thread
+
+
+def test_a_pipe_is_read_as_a_stream(tmp_path: Path, utterances: list[np.ndarray], st_pack: Path,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO (or a piped /dev/stdin) was "empty (0 bytes)": `segment` reads it in one pass, `translate` once and
+    holds it (a pipe cannot be read twice); both give what the file gives."""
+    wav = tmp_path / "talk.wav"
+    pause = np.zeros(SAMPLE_RATE, dtype=np.float32)
+    sf.write(wav, np.concatenate([pause, *(x for utt in utterances[:3] for x in (utt, pause))]), SAMPLE_RATE,
+             subtype="PCM_16")
+    fifo = tmp_path / "pipe.wav"
+    for command in (["segment", "--vad", "energy"], ["translate", "--model", str(st_pack), "--format", "jsonl"]):
+        outputs = []
+        for path in (wav, fifo):
+            if path == fifo:
+                os.mkfifo(fifo)
+                writer = feed(fifo, wav.read_bytes())
+            assert main([*command, str(path)]) == 0
+            outputs.append([{**json.loads(line), "file": None} for line in capsys.readouterr().out.splitlines()])
+        writer.join(timeout=30)
+        fifo.unlink()
+        assert outputs[1] == outputs[0] and len(outputs[0]) >= 3
