@@ -126,6 +126,9 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     With a Marian vocabulary, an MT model reads Marian's ids on both sides; ASR and ST models have CTC over
     the subset of source pieces (`sate.data.marian_vocab`).
     """
+    if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
+        where = "" if Path(directory).is_absolute() else f" (relative to the current directory, {Path.cwd()})"
+        raise SateError(f"{directory}: no such directory{where}")
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")

@@ -9,7 +9,7 @@ import pytest
 import sentencepiece as spm
 
 from sate.data.manifest import read_manifest
-from sate.data.vocab import Vocabulary
+from sate.data.vocab import Vocabulary, load_vocabularies
 from sate.errors import SateError
 
 
@@ -122,3 +122,14 @@ def test_a_damaged_sentencepiece_model_is_one_line_naming_it(prepared: Path, tmp
         Vocabulary.load(data, "src")
     assert str(caught.value).startswith(f"{model}: not a readable SentencePiece model (damaged or replaced)")
     assert "\n" not in str(caught.value)
+
+
+def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative data.dir run from another directory said "run sate vocab"."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=rf"^data/mustc: no such directory \(relative to the current directory, "
+                                        rf"{tmp_path}\)$"):
+        load_vocabularies("data/mustc", "st")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/gone: no such directory$"):
+        load_vocabularies(tmp_path / "gone", "st")
