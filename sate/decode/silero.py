@@ -61,8 +61,8 @@ def _model() -> Any:
 class SileroStream:
     """silero's speech decisions on a recording fed block by block (blocks of any size): the network reads each
     512-sample window in order with its recurrent state, the last window zero-padded, so the decisions are those
-    of the whole recording at once. Only the per-window probabilities and energies are kept (8 bytes a window,
-    900 KB an hour). The model is one per process: one stream at a time.
+    of the whole recording at once. Only the per-window probabilities and energies are kept (12 bytes a window,
+    1.4 MB an hour). The model is one per process: one stream at a time.
 
     The network runs on one torch thread (the caller's thread count is restored): a call per 32 ms window is
     far too small to share out, and on a busy 2-core machine two threads made it 10-25 times slower.
@@ -131,8 +131,3 @@ def hysteresis(probs: np.ndarray, high: float = HIGH, low: float = LOW) -> np.nd
         if probs[start:stop].max() >= high:
             speech[start:stop] = True
     return speech
-
-
-def silero_frames(wave: np.ndarray) -> Frames:
-    """`SileroStream`'s decisions on samples in memory."""
-    return SileroStream().add(wave).finish()

@@ -109,11 +109,6 @@ class EnergyStream:
                       (WINDOW - SHIFT) / SAMPLE_RATE)
 
 
-def energy_frames(wave: np.ndarray) -> Frames:
-    """`EnergyStream`'s decisions on samples in memory."""
-    return EnergyStream().add(wave).finish()
-
-
 _fallback_noted = False
 
 
