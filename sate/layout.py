@@ -20,6 +20,7 @@ CONFIG = "config.yaml"
 CHECKPOINTS = "checkpoints"
 LAST_CHECKPOINT = "last.ckpt"
 TRAIN_TIME = "train_time.json"
+TRAIN_LOCK = "train.lock"  # held while `sate train` runs
 MODEL = "model.pt"  # `sate average`'s output, and a pack's model file
 MODEL_FORMAT = "sate-model"  # the "format" a model file declares (sate.models.model_file)
 

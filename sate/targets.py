@@ -6,6 +6,9 @@
 - Nothing writes inside a checkpoint folder (EXP/checkpoints, which `sate train` alone manages: an average written
   there would be taken for an epoch, and last.ckpt is the resume point) or inside a pack (`sate pack` replaces a
   pack whole, and its files must keep matching its model).
+- An experiment (`sate train --exp`) goes into a new or empty directory, or one that already holds an experiment
+  (its config snapshot or checkpoint folder); never into a data directory or a folder of other things, which
+  Lightning's logs, the checkpoints and the snapshot would be mixed into.
 - Symlinks are resolved first: the file a link points to decides, and is what gets written.
 - All of it is checked before any work, and a refusal is one line naming the option and the path.
 """
@@ -21,9 +24,11 @@ from sate.errors import SateError
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
-# features, vocab, train, evaluate, synth, analyze).
-Kind = Literal["text", "model", "image", "pack", "directory"]
+# features, vocab, evaluate, synth, analyze); experiment: `sate train`'s --exp.
+Kind = Literal["text", "model", "image", "pack", "directory", "experiment"]
 SNIFF = 8192  # bytes read to tell text from binary
+# What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
+RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
 MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
          b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
@@ -71,6 +76,22 @@ def _managed(path: Path) -> str | None:
     return None
 
 
+def _not_experiment(directory: Path) -> str | None:
+    """Why ``directory`` may not receive an experiment (`sate train --exp`), or None."""
+    data = [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
+                              *(layout.token_list(side) for side in ("src", "tgt"))) if (directory / name).exists()]
+    if data:
+        return f"it is a data directory (it holds {data[0]}); train into another directory"
+    if (directory / layout.CONFIG).is_file() or (directory / layout.CHECKPOINTS).is_dir():
+        return None  # an experiment: a resume, or more training
+    other = sorted(p.name for p in directory.iterdir()
+                   if not (p.name.startswith(".") or p.suffix == ".log" or p.name in RUN_FILES))
+    if other:
+        return (f"it holds {other[0]}{f' and {len(other) - 1} more' if len(other) > 1 else ''} but no experiment "
+                f"({layout.CONFIG}, {layout.CHECKPOINTS}/); train into a new or empty directory")
+    return None
+
+
 def _binary(path: Path) -> str | None:
     """What a file is when it is not text (by its first bytes), or None for text."""
     with open(path, "rb") as f:
@@ -102,11 +123,14 @@ def _model_file(path: Path) -> bool:
 def _existing(path: Path, kind: Kind, option: str) -> None:
     """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
     refuse = f"{option} {path}: refusing to replace it"
-    if kind in ("pack", "directory"):
+    if kind in ("pack", "directory", "experiment"):
         if not path.is_dir():
             raise SateError(f"{option} {path}: not a directory")
         if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
             raise SateError(f"{refuse}: it is not a packed model ({layout.PACK_YAML} is missing)")
+        why = _not_experiment(path) if kind == "experiment" else None
+        if why is not None:
+            raise SateError(f"{option} {path}: refusing to train into it: {why}")
         return
     if path.is_dir():
         raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
@@ -133,7 +157,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
-    place = _protected(real if kind == "directory" else real.parent)  # a pack replaces itself, never a parent
+    # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
+    place = _protected(real if kind in ("directory", "experiment") else real.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     if real.exists():

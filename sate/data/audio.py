@@ -4,13 +4,16 @@ MuST-C stores one wav per TED talk, sliced by offset and duration; we never cut 
 LibriSpeech and Augmented LibriSpeech store one file per utterance (offset 0, the whole file). Every stage that
 needs a segment's length (prep's ``n_frames``, the feature extractor, speed perturbation) goes
 through the functions here, so the frame count in the manifest always equals the number of
-feature frames stored. Whole recordings (`sate translate`, `sate segment`) are read by ``read_audio``; the frame
-constants ``WINDOW`` and ``SHIFT`` are those of the features and of the energy VAD alike.
+feature frames stored. Whole recordings (`sate translate`, `sate segment`, `sate stream`) are read by
+``audio_blocks``, block by block in bounded memory (``read_audio`` joins the blocks, for callers that hold a
+recording anyway); the frame constants ``WINDOW`` and ``SHIFT`` are those of the features and of the energy VAD
+alike, and ``FrameEnergy`` computes frame energies block by block.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -32,6 +35,7 @@ END_TOLERANCE_S = 0.02
 MIN_SAMPLE_RATE = 4000  # below this a file is not speech audio: 1 Hz "audio" would grow 16000-fold when resampled
 RESAMPLE_BLOCK_S = 30.0  # seconds of input resampled at a time: the temporary memory of resampling stays small
 RESAMPLE_KERNEL = 1 << 22  # torchaudio's filter up to this many values (16 MB); SciPy's beyond (see `resample`)
+ENERGY_CHUNK = 10000  # frames whose energies are computed together (`FrameEnergy`)
 LOWPASS_WIDTH, ROLLOFF = 6, 0.99  # torchaudio's sinc resampling defaults, which `resample` keeps
 POLY_HALF_WIDTH = 10  # SciPy's resample_poly: its filter spans 10 * max(up, down) upsampled samples each side
 
@@ -151,9 +155,23 @@ def _half_width(o: int, n: int) -> int:
 
 
 def resample(wave: np.ndarray, orig: int, new: int = SAMPLE_RATE, name: str = "audio") -> np.ndarray:
-    """Float32 samples at ``orig`` Hz resampled to ``new`` Hz, a block of RESAMPLE_BLOCK_S at a time with enough
-    context on each side that every output sample equals the whole-signal result: the temporary memory stays that
-    of one block, whatever the length.
+    """Float32 samples at ``orig`` Hz resampled to ``new`` Hz: `resample_stream` over the whole signal, into one
+    preallocated result."""
+    g = math.gcd(orig, new)
+    if orig >= MIN_SAMPLE_RATE and (orig == new or not len(wave)):
+        return np.ascontiguousarray(wave, dtype=np.float32)
+    out, filled = np.empty(-(-(new // g) * len(wave) // (orig // g)), dtype=np.float32), 0  # ceil, in integers
+    for piece in resample_stream([wave], orig, new, name):
+        out[filled:filled + len(piece)] = piece
+        filled += len(piece)
+    return out
+
+
+def resample_stream(blocks: Iterable[np.ndarray], orig: int, new: int = SAMPLE_RATE,
+                    name: str = "audio") -> Iterator[np.ndarray]:
+    """Float32 blocks at ``orig`` Hz (of any sizes) resampled to ``new`` Hz, RESAMPLE_BLOCK_S of input at a time
+    with enough context on each side that every output sample equals the whole-signal result: the memory stays
+    that of one block and its context, whatever the length.
 
     torchaudio's sinc filter (what features were always computed with) builds one phase per output sample of the
     reduced ratio: for a rate co-prime with 16 kHz (44101 Hz) that is 16000 phases of 44000 taps, 12 GB and
@@ -165,20 +183,35 @@ def resample(wave: np.ndarray, orig: int, new: int = SAMPLE_RATE, name: str = "a
         raise SateError(f"{name}: a sample rate of {orig} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
     g = math.gcd(orig, new)
     o, n = orig // g, new // g
-    if o == n or not len(wave):
-        return np.ascontiguousarray(wave, dtype=np.float32)
+    if o == n:
+        yield from (np.ascontiguousarray(block, dtype=np.float32) for block in blocks)
+        return
     sinc = n * (o + 2 * _half_width(o, n)) <= RESAMPLE_KERNEL
     reach = _half_width(o, n) if sinc else math.ceil(POLY_HALF_WIDTH * max(o, n) / n)
     context = math.ceil((reach + 1) / o) * o  # a multiple of o: block edges fall on output samples
     step = max(1, round(RESAMPLE_BLOCK_S * orig / o)) * o
-    out = np.zeros(-(-n * len(wave) // o), dtype=np.float32)  # ceil, in integers
-    for start in range(0, len(wave), step):
-        lo, hi = max(0, start - context), min(len(wave), start + step + context)
-        block = _resample_block(np.ascontiguousarray(wave[lo:hi], dtype=np.float32), o, n, sinc)
-        first, count = start * n // o, -(-n * min(step, len(wave) - start) // o)
-        piece = block[(start - lo) * n // o:][:count]  # torchaudio's float32 length may be one short at the end
-        out[first:first + len(piece)] = piece
-    return out
+    held, held_from, start, total = np.empty(0, dtype=np.float32), 0, 0, 0  # held = input[held_from:total]
+
+    def piece() -> np.ndarray:
+        lo, hi = max(0, start - context), min(total, start + step + context)
+        block = _resample_block(np.ascontiguousarray(held[lo - held_from:hi - held_from], dtype=np.float32),
+                                o, n, sinc)
+        count = -(-n * min(step, total - start) // o)
+        out = block[(start - lo) * n // o:][:count]
+        # torchaudio's float32 length may be one short at the end: zeros, as in a preallocated whole result
+        return out if len(out) == count else np.concatenate([out, np.zeros(count - len(out), dtype=np.float32)])
+
+    for block in blocks:
+        held = np.concatenate([held, block]) if len(held) else block
+        total += len(block)
+        while total >= start + step + context:  # this block's window is complete: the same as the whole signal's
+            yield piece()
+            start += step
+            drop = max(0, start - context) - held_from
+            held, held_from = held[drop:], held_from + drop
+    while start < total:
+        yield piece()
+        start += step
 
 
 def _resample_block(block: np.ndarray, o: int, n: int, sinc: bool) -> np.ndarray:
@@ -209,56 +242,124 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     return resample(np.ascontiguousarray(wave, dtype=np.float32), sample_rate, name=name)
 
 
-def read_audio(path: str | Path) -> np.ndarray:
-    """A whole audio file as float32 16 kHz mono; bad input becomes one `SateError` naming the file.
+def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
+    """A whole audio file as blocks of float32 16 kHz mono samples, in order; joined, they are ``read_audio``'s.
 
-    Anything libsndfile reads (wav, flac, ogg, mp3 where the build supports it), any rate, any
-    channel count. Channels are averaged block by block, so a long multichannel file never sits
-    in memory at full width.
+    Anything libsndfile reads (wav, flac, ogg, mp3 where the build supports it), any rate, any channel count,
+    read READ_BLOCK samples at a time, down-mixed and resampled (`resample_stream`) block by block: the memory is
+    that of a few blocks, whatever the length. The file is checked (missing, a directory, empty, unreadable, its
+    rate) when this is called; damaged samples or a file with none raise one `SateError` naming it while reading.
+    A pipe (a FIFO, a piped ``/dev/stdin``) is opened here and can be read once; libsndfile reads WAV from a pipe,
+    not FLAC.
     """
     path = Path(path)
     if not path.exists():
         raise SateError(f"{path}: no such file")
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not an audio file")
-    if path.stat().st_size == 0:
+    regular = path.is_file()
+    if regular and path.stat().st_size == 0:
         raise SateError(f"{path}: the file is empty (0 bytes)")
-    try:
-        with sf.SoundFile(str(path)) as f:
-            rate = f.samplerate
-            wave, filled = np.empty(max(f.frames, 0), dtype=np.float32), 0  # one copy of the samples, not two
-            for block in f.blocks(READ_BLOCK, dtype="float32", always_2d=True):
-                if filled + len(block) > len(wave):  # a header that undercounts its frames
-                    wave = np.concatenate([wave[:filled], np.empty(max(len(wave), len(block)), dtype=np.float32)])
-                wave[filled:filled + len(block)] = block.mean(axis=1)
-                filled += len(block)
+    try:  # a regular file is opened when read; a pipe now, as its header can be read only once
+        source = sf.info(str(path)) if regular else sf.SoundFile(str(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        first = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
-        raise SateError(f"{path}: cannot read audio ({first})") from None
-    wave = wave[:filled]
-    if len(wave) == 0:
+        raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+    rate = source.samplerate
+    if rate < MIN_SAMPLE_RATE:
+        raise SateError(f"{path}: a sample rate of {rate} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
+    opened = None if regular else source
+    return _nonempty(path, resample_stream(_mono_blocks(path, rate, opened), rate, name=str(path)))
+
+
+def _first_line(err: Exception) -> str:
+    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def _mono_blocks(path: Path, rate: int, opened: sf.SoundFile | None = None) -> Iterator[np.ndarray]:
+    """The file's samples at its own rate, channels averaged, READ_BLOCK at a time; NaN or inf refused."""
+    read = 0
+    try:
+        f = opened or sf.SoundFile(str(path))
+    except Exception as err:
+        raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+    with f:
+        while True:
+            try:
+                block = f.read(READ_BLOCK, dtype="float32", always_2d=True)
+            except Exception as err:
+                raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+            if not len(block):
+                return
+            check_finite(block, str(path), rate, read / rate)
+            read += len(block)
+            yield block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
+
+
+def _nonempty(path: Path, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
+    seen = 0
+    for block in blocks:
+        seen += len(block)
+        yield block
+    if not seen:
         raise SateError(f"{path}: holds no audio samples")
-    return to_mono_16k(wave, rate, str(path))
+
+
+def read_audio(path: str | Path) -> np.ndarray:
+    """A whole audio file as float32 16 kHz mono, in memory: `audio_blocks` joined into one array (grown as
+    needed, so the blocks are not held twice); bad input becomes one `SateError` naming the file."""
+    wave, filled = np.empty(0, dtype=np.float32), 0
+    for block in audio_blocks(path):
+        if filled + len(block) > len(wave):
+            wave = np.concatenate([wave[:filled], np.empty(max(len(wave), len(block)), dtype=np.float32)])
+        wave[filled:filled + len(block)] = block
+        filled += len(block)
+    return wave[:filled]
+
+
+class FrameEnergy:
+    """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default 25 ms
+    every 10 ms), fed block by block: frame k starts at sample k * hop, a partial last frame is left out, and a
+    signal shorter than one window is zero-padded to one.
+
+    Computed from running sums ENERGY_CHUNK frames at a time from frame 0, however the blocks fall, so the values
+    are the same bits for any blocks, and an hour of audio needs no frame matrix.
+    """
+
+    def __init__(self, window: int = WINDOW, hop: int = SHIFT) -> None:
+        self.window, self.hop = window, hop
+        self.held = np.empty(0, dtype=np.float32)  # samples from the first frame not yet computed
+        self.seen = 0
+        self.parts: list[np.ndarray] = []
+
+    def add(self, block: np.ndarray) -> FrameEnergy:
+        self.held = np.concatenate([self.held, block]) if len(self.held) else block
+        self.seen += len(block)
+        span = (ENERGY_CHUNK - 1) * self.hop + self.window
+        while len(self.held) >= span:
+            self.parts.append(self._db(self.held[:span], ENERGY_CHUNK))
+            self.held = self.held[ENERGY_CHUNK * self.hop:]
+        return self
+
+    def finish(self) -> np.ndarray:
+        """(n_frames,) dB of every frame fed."""
+        rest = self.held
+        if self.seen < self.window:
+            rest = np.concatenate([rest, np.zeros(self.window - len(rest), dtype=np.float32)])
+        if len(rest) >= self.window:
+            self.parts.append(self._db(rest, 1 + (len(rest) - self.window) // self.hop))
+        return np.concatenate(self.parts)
+
+    def _db(self, wave: np.ndarray, n_frames: int) -> np.ndarray:
+        x = wave[:(n_frames - 1) * self.hop + self.window].astype(np.float64)
+        sums = np.concatenate([[0.0], np.cumsum(x * x)])
+        starts = np.arange(n_frames) * self.hop
+        power = (sums[starts + self.window] - sums[starts]) / self.window
+        return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
 
 
 def frame_energy_db(wave: np.ndarray, window: int = WINDOW, hop: int = SHIFT) -> np.ndarray:
-    """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default
-    25 ms every 10 ms); frame k starts at sample k * hop, and a partial last frame is left out.
-
-    Computed from running sums a chunk at a time, so an hour of audio needs no frame matrix.
-    """
-    if len(wave) < window:
-        wave = np.concatenate([wave, np.zeros(window - len(wave), dtype=np.float32)])
-    n_frames = 1 + (len(wave) - window) // hop
-    power = np.empty(n_frames)
-    chunk = 10000
-    for f0 in range(0, n_frames, chunk):
-        f1 = min(n_frames, f0 + chunk)
-        x = wave[f0 * hop:(f1 - 1) * hop + window].astype(np.float64)
-        sums = np.concatenate([[0.0], np.cumsum(x * x)])
-        starts = np.arange(f1 - f0) * hop
-        power[f0:f1] = (sums[starts + window] - sums[starts]) / window
-    return np.maximum(10.0 * np.log10(np.maximum(power, 0.0) + 1e-12), SILENCE_DB)
+    """`FrameEnergy` of samples in memory."""
+    return FrameEnergy(window, hop).add(wave).finish()
 
 
 def true_runs(mask: np.ndarray) -> list[tuple[int, int]]:

@@ -8,12 +8,18 @@
   missing, or whose size differs from the record (or, without a record, that ends before an offset the index
   names), is damaged: `sate features` recomputes its shard instead of calling the split up to date, and a dataset
   refuses it with one line instead of a kaldiio traceback half way through an epoch.
+- Each shard records the CRC-32 of every matrix it stores (``fbank/<split>/NNNNN.crc.json``, byte offset ->
+  checksum), checked each time a matrix is read: bytes changed in place (a disk error, a page of zeros after a
+  crash, a shard copied over from another run) keep the size, and would otherwise train on garbage. A CRC costs
+  about a millisecond per megabyte, beside the read itself; `sate features` does not re-read every ark to call a
+  split up to date, so a mismatch asks for the ark to be deleted, which makes it missing and recomputed.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import zlib
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
@@ -43,6 +49,29 @@ def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int
 def record_sizes(shard_dir: Path, arks: list[Path]) -> None:
     """Write ``sizes.json`` of a finished split's shard directory."""
     atomic_write_lines(shard_dir / SIZES, [json.dumps({ark.name: ark.stat().st_size for ark in arks})])
+
+
+def checksum(matrix: np.ndarray) -> int:
+    """CRC-32 of a matrix's bytes as stored."""
+    return zlib.crc32(np.ascontiguousarray(matrix))
+
+
+def checksums_path(ark: Path) -> Path:
+    return ark.with_suffix(".crc.json")
+
+
+def record_checksums(ark: Path, sums: Mapping[int, int]) -> None:
+    """Write the checksum of each matrix of ``ark`` by its byte offset (before the shard's index marks it done)."""
+    atomic_write_lines(checksums_path(ark), [json.dumps({str(offset): crc for offset, crc in sums.items()})])
+
+
+def recorded_checksums(ark: Path) -> dict[int, int]:
+    """The checksums ``ark``'s shard recorded, or {} (a shard written before they were recorded)."""
+    try:
+        sums = json.loads(checksums_path(ark).read_text(encoding="utf-8"))
+        return {int(offset): int(crc) for offset, crc in sums.items()}
+    except (OSError, ValueError, AttributeError, TypeError):
+        return {}
 
 
 def recorded_sizes(shard_dir: Path) -> dict[str, int]:
@@ -88,6 +117,7 @@ class FeatureIndex(Mapping[str, np.ndarray]):
     def __init__(self, scp: Path) -> None:
         self.scp = scp
         self.entries = read_index(scp)
+        self.checksums: dict[Path, dict[int, int]] = {}  # read per ark when it is first read from
         problems = index_problems(self.entries)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -98,10 +128,17 @@ class FeatureIndex(Mapping[str, np.ndarray]):
 
         ark, offset = self.entries[utt_id]
         try:
-            return load_mat(f"{ark}:{offset}")
+            matrix = load_mat(f"{ark}:{offset}")
         except Exception as err:  # kaldiio raises ValueError, OSError or others by case
             raise SateError(f"{ark}: cannot read the features of {utt_id} at byte {offset} ({shown(str(err))}); "
-                            "run `sate features` again") from None
+                            "delete it and run `sate features` again") from None
+        if ark not in self.checksums:
+            self.checksums[ark] = recorded_checksums(ark)
+        expected = self.checksums[ark].get(offset)
+        if expected is not None and checksum(matrix) != expected:
+            raise SateError(f"{ark}: the features of {utt_id} at byte {offset} do not match their checksum (the file "
+                            "is damaged); delete it and run `sate features` again")
+        return matrix
 
     def __iter__(self) -> Iterator[str]:
         return iter(self.entries)

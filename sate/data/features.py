@@ -36,7 +36,7 @@ from sate.data.audio import (
     read_segment,
     wav_info,
 )
-from sate.data.feature_index import foreign, index_problems, read_index, record_sizes
+from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive
@@ -152,6 +152,7 @@ def _compute_shard(shard: Shard) -> int:
     rates: dict[str, int] = {}
     scp_lines = []
     previous, stored_at = None, 0
+    sums: dict[int, int] = {}
     tmp_ark = shard.ark.with_name(f".{shard.ark.name}.tmp")
     with open(tmp_ark, "wb") as f:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
@@ -173,6 +174,7 @@ def _compute_shard(shard: Shard) -> int:
             stored_at = f.tell()
             scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
             write_array(f, feats)
+            sums[stored_at] = checksum(feats)
             if shard.stats:
                 f64 = feats.astype(np.float64)
                 total += f64.sum(0)
@@ -183,6 +185,7 @@ def _compute_shard(shard: Shard) -> int:
         tmp_stats = shard.stats_path.with_name(f".{shard.stats_path.name}.tmp.npz")
         np.savez(tmp_stats, sum=total, sum_sq=total_sq, frames=frames)
         os.replace(tmp_stats, shard.stats_path)
+    record_checksums(shard.ark, sums)
     atomic_write_lines(shard.scp, scp_lines)
     return len(shard.rows)
 

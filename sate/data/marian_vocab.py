@@ -61,6 +61,15 @@ def marian_pieces(directory: Path) -> list[str]:
     return pieces
 
 
+def load_sentencepiece(path: Path) -> spm.SentencePieceProcessor:
+    """A SentencePiece model file; a damaged or replaced one is one line naming it, not SentencePiece's traceback."""
+    try:
+        return spm.SentencePieceProcessor(model_file=str(path))
+    except (RuntimeError, OSError):  # "Internal: could not parse ModelProto from PATH"
+        raise SateError(f"{path}: not a readable SentencePiece model (damaged or replaced); write it again with the "
+                        "command that made it (`sate vocab`, `sate pack`, or a fresh download)") from None
+
+
 class MarianVocab:
     """One side of a Marian directory: ``source`` and ``target`` use Marian's ids, ``ctc`` the CTC subset's.
 
@@ -81,7 +90,7 @@ class MarianVocab:
         self.ids = {piece: i for i, piece in enumerate(self.pieces)}
         self.eos_id, self.unk_id, self.pad_id = self.ids[EOS], self.ids[UNK], self.ids[PAD]
         spm_name = "target.spm" if side == "target" else "source.spm"
-        self.sp = spm.SentencePieceProcessor(model_file=str(self.directory / spm_name))
+        self.sp = load_sentencepiece(self.directory / spm_name)
         self.special = {self.eos_id, self.unk_id, self.pad_id}
         if side == "ctc":
             if ctc_tokens is None:

@@ -26,7 +26,14 @@ import sentencepiece as spm
 
 from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
-from sate.data.marian_vocab import CTC_TOKENS, FILES, MarianVocab, check_marian_dir, write_marian_vocab
+from sate.data.marian_vocab import (
+    CTC_TOKENS,
+    FILES,
+    MarianVocab,
+    check_marian_dir,
+    load_sentencepiece,
+    write_marian_vocab,
+)
 from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
@@ -54,7 +61,7 @@ class Vocabulary:
         spm_model, token_list = Path(spm_model), Path(token_list)
         if not spm_model.is_file():
             raise SateError(f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
-        self.sp = spm.SentencePieceProcessor(model_file=str(spm_model))
+        self.sp = load_sentencepiece(spm_model)
         self.tokens = read_text_lines(token_list)
         expected = token_list_for(self.sp)
         if self.tokens != expected:
@@ -119,6 +126,9 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     With a Marian vocabulary, an MT model reads Marian's ids on both sides; ASR and ST models have CTC over
     the subset of source pieces (`sate.data.marian_vocab`).
     """
+    if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
+        where = "" if Path(directory).is_absolute() else f" (relative to the current directory, {Path.cwd()})"
+        raise SateError(f"{directory}: no such directory{where}")
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")

@@ -30,10 +30,10 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import SAMPLE_RATE, read_audio, to_mono_16k
+from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, to_mono_16k
 from sate.decode.options import DecodeOptions
 from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
-from sate.decode.vad import VadOptions, cut, speech_segments
+from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
 from sate.errors import SateError
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -96,7 +96,7 @@ class PreparedAudio:
     source: str
     duration: float
     spans: list[tuple[float, float]]
-    waves: list[np.ndarray]
+    waves: Iterable[np.ndarray]  # a file's are cut as they are decoded, one segment at a time (`cut_blocks`)
 
 
 def _source_name(source: AudioInput, index: int) -> str:
@@ -212,21 +212,26 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
-        if isinstance(source, str | Path):
-            wave = read_audio(source)
+        if isinstance(source, str | Path) and Path(source).is_file():  # read twice, block by block: any length
+            spans, duration = file_segments(source, vad)
+            waves: Iterable[np.ndarray] = cut_blocks(audio_blocks(source), spans)  # read as it is decoded
         else:
-            try:
-                samples, rate = source
-            except (TypeError, ValueError):
-                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            wave = to_mono_16k(samples, int(rate), name)
-            if len(wave) == 0:
-                raise SateError(f"{name}: holds no audio samples")
-        duration = len(wave) / SAMPLE_RATE
-        spans = speech_segments(wave, vad)
+            if isinstance(source, str | Path):  # a pipe, read once, so held (or what is missing, named)
+                wave = read_audio(source)
+            else:
+                try:
+                    samples, rate = source
+                except (TypeError, ValueError):
+                    raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+                wave = to_mono_16k(samples, int(rate), name)
+                if len(wave) == 0:
+                    raise SateError(f"{name}: holds no audio samples")
+            duration = len(wave) / SAMPLE_RATE
+            spans = speech_segments(wave, vad)
+            waves = cut(wave, spans)
         if not spans:
             raise SateError(f"{name}: no speech found ({duration:.1f} s of silence or near-silence)")
-        return PreparedAudio(name, duration, spans, cut(wave, spans))
+        return PreparedAudio(name, duration, spans, waves)
 
     def max_segment_seconds(self) -> float | None:
         """The longest segment the acoustic encoder takes (Whisper's 30-s window), None when unbounded."""
@@ -278,14 +283,24 @@ class SpeechTranslator:
 
     def decode_prepared(self, prepared: Sequence[PreparedAudio], options: DecodeOptions | None = None,
                         batch_size: int = 16) -> list[Result]:
-        """Decode the segments of several prepared inputs together, in batches across inputs."""
-        feats = [self.features(w) for item in prepared for w in item.waves]
-        decoded = iter(self.decode_features(feats, options, batch_size))
+        """Decode the segments of several prepared inputs together, in batches across inputs, GROUP_BATCHES
+        batches at a time (a long file's segments are not all held at once)."""
+        decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:
             segments = [Segment(a, b, *next(decoded)) for a, b in item.spans]
             results.append(Result(item.source, item.duration, segments))
         return results
+
+    def _decode_waves(self, waves: Iterable[np.ndarray], options: DecodeOptions | None,
+                      batch_size: int) -> Iterator[tuple[str, str | None]]:
+        feats: list[np.ndarray] = []
+        for wave in waves:
+            feats.append(self.features(wave))
+            if len(feats) == GROUP_BATCHES * batch_size:
+                yield from self.decode_features(feats, options, batch_size)
+                feats = []
+        yield from self.decode_features(feats, options, batch_size)
 
     def translate(self, inputs: Sequence[AudioInput], options: DecodeOptions | None = None, batch_size: int = 16,
                   vad: VadOptions | None = None) -> list[Result]:

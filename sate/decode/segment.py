@@ -18,8 +18,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.data.audio import SAMPLE_RATE, read_audio
-from sate.decode.vad import VadOptions, add_vad_argument, resolve_method, speech_segments
+from sate.decode.vad import VadOptions, add_vad_argument, file_segments, resolve_method
 from sate.errors import SateError
 from sate.files import atomic_open
 from sate.targets import check_output
@@ -44,11 +43,11 @@ def segment_lines(path: Path, segments: list[tuple[float, float]]) -> list[str]:
 
 
 def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
-    """One file's segments; a file without speech gets [] and a note on stderr."""
-    wave = read_audio(path)
-    segments = speech_segments(wave, options)
+    """One file's segments, read block by block (any length in bounded memory); a file without speech gets []
+    and a note on stderr."""
+    segments, seconds = file_segments(path, options)
     if not segments:
-        print(f"sate segment: note: {path}: no speech found ({len(wave) / SAMPLE_RATE:.1f} s of silence or "
+        print(f"sate segment: note: {path}: no speech found ({seconds:.1f} s of silence or "
               "noise); no segments", file=sys.stderr)
     return segments
 

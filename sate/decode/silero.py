@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, frame_energy_db, true_runs
+from sate.data.audio import SAMPLE_RATE, FrameEnergy, true_runs
 from sate.decode.foreground import foreground_speech
 from sate.decode.frames import Frames
 from sate.errors import SateError
@@ -58,30 +58,70 @@ def _model() -> Any:
     return torch.jit.load(str(model_path()), map_location="cpu").eval()
 
 
-def speech_probabilities(wave: np.ndarray) -> np.ndarray:
-    """(ceil(n / 512),) speech probability of each 32 ms window of 16 kHz mono samples; the last is zero-padded.
+class SileroStream:
+    """silero's speech decisions on a recording fed block by block (blocks of any size): the network reads each
+    512-sample window in order with its recurrent state, the last window zero-padded, so the decisions are those
+    of the whole recording at once. Only the per-window probabilities and energies are kept (12 bytes a window,
+    1.4 MB an hour). The model is one per process: one stream at a time.
 
     The network runs on one torch thread (the caller's thread count is restored): a call per 32 ms window is
     far too small to share out, and on a busy 2-core machine two threads made it 10-25 times slower.
     """
-    import torch  # heavy: torch
 
-    model = _model()
-    n_windows = -(-len(wave) // WINDOW)
-    padded = np.zeros(n_windows * WINDOW, dtype=np.float32)
-    padded[:len(wave)] = wave
-    x = torch.from_numpy(padded)
-    out = np.empty(n_windows, dtype=np.float32)
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        model.reset_states()
-        with torch.inference_mode():
-            for w in range(n_windows):
-                out[w] = float(model(x[w * WINDOW:(w + 1) * WINDOW], SAMPLE_RATE))
-    finally:
-        torch.set_num_threads(threads)
-    return out
+    def __init__(self) -> None:
+        self.model = _model()
+        self.model.reset_states()
+        self.held = np.empty(0, dtype=np.float32)  # samples of a window not yet complete
+        self.probs: list[np.ndarray] = []
+        self.energy = FrameEnergy(WINDOW, WINDOW)
+
+    def add(self, block: np.ndarray) -> SileroStream:
+        x = np.concatenate([self.held, block]) if len(self.held) else block
+        whole = len(x) // WINDOW * WINDOW
+        self._run(np.ascontiguousarray(x[:whole], dtype=np.float32))
+        self.held = x[whole:]
+        return self
+
+    def _run(self, windows: np.ndarray) -> None:
+        import torch  # heavy: torch
+
+        n_windows = len(windows) // WINDOW
+        if not n_windows:
+            return
+        x = torch.from_numpy(windows)
+        out = np.empty(n_windows, dtype=np.float32)
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            with torch.inference_mode():
+                for w in range(n_windows):
+                    out[w] = float(self.model(x[w * WINDOW:(w + 1) * WINDOW], SAMPLE_RATE))
+        finally:
+            torch.set_num_threads(threads)
+        self.probs.append(out)
+        self.energy.add(windows)
+
+    def probabilities(self) -> tuple[np.ndarray, np.ndarray]:
+        """(probability, log energy in dB) of each window fed, after the last one is zero-padded."""
+        if len(self.held):
+            padded = np.zeros(WINDOW, dtype=np.float32)
+            padded[:len(self.held)] = self.held
+            self.held = self.held[:0]
+            self._run(padded)
+        probs = np.concatenate(self.probs) if self.probs else np.zeros(0, dtype=np.float32)
+        return probs, self.energy.finish()[:len(probs)]
+
+    def finish(self) -> Frames:
+        """Frame decisions: hysteresis on the probability, then the foreground rules of `sate.decode.foreground`;
+        the score (long speech is cut where it is lowest) is the probability."""
+        probs, energy_db = self.probabilities()
+        speech = foreground_speech(hysteresis(probs), probs, energy_db, LOW)
+        return Frames(speech, probs, WINDOW / SAMPLE_RATE)
+
+
+def speech_probabilities(wave: np.ndarray) -> np.ndarray:
+    """(ceil(n / 512),) speech probability of each 32 ms window of 16 kHz mono samples; the last is zero-padded."""
+    return SileroStream().add(wave).probabilities()[0]
 
 
 def hysteresis(probs: np.ndarray, high: float = HIGH, low: float = LOW) -> np.ndarray:
@@ -91,19 +131,3 @@ def hysteresis(probs: np.ndarray, high: float = HIGH, low: float = LOW) -> np.nd
         if probs[start:stop].max() >= high:
             speech[start:stop] = True
     return speech
-
-
-def window_energy_db(wave: np.ndarray) -> np.ndarray:
-    """(ceil(n / 512),) log energy of each of silero's windows, the last zero-padded as the network reads it."""
-    n_windows = -(-len(wave) // WINDOW)
-    padded = np.zeros(n_windows * WINDOW, dtype=np.float32)
-    padded[:len(wave)] = wave
-    return frame_energy_db(padded, WINDOW, WINDOW)[:n_windows]
-
-
-def silero_frames(wave: np.ndarray) -> Frames:
-    """Frame decisions: hysteresis on the probability, then the foreground rules of `sate.decode.foreground`;
-    the score (long speech is cut where it is lowest) is the probability."""
-    probs = speech_probabilities(wave)
-    speech = foreground_speech(hysteresis(probs), probs, window_energy_db(wave), LOW)
-    return Frames(speech, probs, WINDOW / SAMPLE_RATE)

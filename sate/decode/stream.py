@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, read_audio
+from sate.data.audio import SAMPLE_RATE, audio_blocks
 from sate.decode.options import add_stream_arguments, check_chunk, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
@@ -46,15 +46,26 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
 
 
 def file_pieces(path: Path, chunk: float, paced: bool) -> Iterator[np.ndarray]:
-    """A file's samples `chunk` seconds at a time; `paced`: each piece only once it would have been spoken."""
-    wave = read_audio(path)
-    step = round(chunk * SAMPLE_RATE)
-    started = time.monotonic()
-    for start in range(0, len(wave), step):
-        piece = wave[start:start + step]
+    """A file's samples `chunk` seconds at a time, read block by block (`audio_blocks`); `paced`: each piece only
+    once it would have been spoken."""
+    started, sent = time.monotonic(), 0
+    for piece in _pieces(audio_blocks(path), round(chunk * SAMPLE_RATE)):
+        sent += len(piece)
         if paced:
-            time.sleep(max(0.0, started + (start + len(piece)) / SAMPLE_RATE - time.monotonic()))
+            time.sleep(max(0.0, started + sent / SAMPLE_RATE - time.monotonic()))
         yield piece
+
+
+def _pieces(blocks: Iterator[np.ndarray], step: int) -> Iterator[np.ndarray]:
+    """Blocks of any sizes as pieces of ``step`` samples (the last may be shorter)."""
+    held = np.empty(0, dtype=np.float32)
+    for block in blocks:
+        held = np.concatenate([held, block])
+        while len(held) >= step:
+            yield held[:step]
+            held = held[step:]
+    if len(held):
+        yield held
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

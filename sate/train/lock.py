@@ -22,9 +22,10 @@ from datetime import datetime
 from pathlib import Path
 from typing import IO, TypedDict
 
+from sate import layout
 from sate.errors import SateError
 
-LOCK_NAME = "train.lock"
+LOCK_NAME = layout.TRAIN_LOCK
 HEARTBEAT_S = 30.0
 STALE_AFTER_S = 300.0  # without flock: a holder on another host whose heartbeat is older than this is gone
 _NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)

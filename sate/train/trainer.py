@@ -120,7 +120,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
     from sate.train.lock import ExperimentLock, describe
 
-    exp = check_output(Path(exp), "directory", "--exp")
+    exp = check_output(Path(exp), "experiment", "--exp")
     exp.mkdir(parents=True, exist_ok=True)
     if not is_primary_process():
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)

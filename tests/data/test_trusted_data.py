@@ -152,3 +152,25 @@ def test_cmvn_from_zero_frames_is_refused(tmp_path: Path, run_sate) -> None:  # 
     (data / "cmvn.json").write_text(json.dumps({"mean": [float("nan")] * 80, "std": [1.0] * 80}))
     with pytest.raises(SateError, match="mean and std must be finite"):
         load_cmvn(data / "cmvn.json")
+
+
+def test_features_changed_in_place_are_refused_naming_the_ark(tmp_path: Path, prepared: Path,
+                                                              run_sate) -> None:  # noqa: ANN001
+    """Same size, other bytes (a disk error, zeros after a crash): the matrix's checksum tells, one line naming the
+    ark; deleted as the line says, the ark is recomputed."""
+    data = copy_data(prepared, tmp_path / "data")
+    ark = data / "fbank" / "dev" / "00000.ark"
+    index = FeatureIndex(data / "fbank" / "dev.scp")
+    utt_id, (_, offset) = next(iter(index.entries.items()))
+    before = ark.read_bytes()
+    damaged = bytearray(before)
+    damaged[offset + 200:offset + 264] = bytes(64)  # inside the first matrix's values: kaldiio reads it happily
+    ark.write_bytes(bytes(damaged))
+    with pytest.raises(SateError) as caught:
+        FeatureIndex(data / "fbank" / "dev.scp")[utt_id]
+    assert str(caught.value) == (f"{ark}: the features of {utt_id} at byte {offset} do not match their checksum (the "
+                                 "file is damaged); delete it and run `sate features` again")
+    ark.unlink()
+    rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "recomputed" in out and ark.read_bytes() == before
+    assert FeatureIndex(data / "fbank" / "dev.scp")[utt_id].shape[1] == 80

@@ -9,7 +9,7 @@ import pytest
 import sentencepiece as spm
 
 from sate.data.manifest import read_manifest
-from sate.data.vocab import Vocabulary
+from sate.data.vocab import Vocabulary, load_vocabularies
 from sate.errors import SateError
 
 
@@ -109,3 +109,27 @@ def test_token_list_must_match_the_model(prepared: Path, tmp_path: Path) -> None
         Vocabulary(prepared / "spm_src.model", bad)
     with pytest.raises(SateError, match="SentencePiece model is missing"):
         Vocabulary(tmp_path / "none.model", bad)
+
+
+@pytest.mark.parametrize("damage", ["garbage", "truncated"])
+def test_a_damaged_sentencepiece_model_is_one_line_naming_it(prepared: Path, tmp_path: Path, damage: str) -> None:
+    """It was SentencePiece's RuntimeError traceback, in a data directory or a pack alike."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    model = data / "spm_src.model"
+    model.write_bytes(b"not a model\n" if damage == "garbage" else model.read_bytes()[:100])
+    with pytest.raises(SateError) as caught:
+        Vocabulary.load(data, "src")
+    assert str(caught.value).startswith(f"{model}: not a readable SentencePiece model (damaged or replaced)")
+    assert "\n" not in str(caught.value)
+
+
+def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative data.dir run from another directory said "run sate vocab"."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=rf"^data/mustc: no such directory \(relative to the current directory, "
+                                        rf"{tmp_path}\)$"):
+        load_vocabularies("data/mustc", "st")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/gone: no such directory$"):
+        load_vocabularies(tmp_path / "gone", "st")

@@ -14,6 +14,8 @@ Fixtures (session scope; tests must not change the models):
 - ``trained_mt``, ``trained_st``: the models, loaded from those files, in eval mode.
 - ``text_batch``, ``speech_batch``: every train and dev utterance of `prepared_data` in one collated
   batch (17 items; the first 12 are the train split), text only and with features (global CMVN).
+- ``st_pack``: an untrained tiny ST model, packed (for what reads audio, not for what it translates).
+- ``utterances``: every utterance of `prepared_data` (about 1 minute of speech), as 16 kHz samples.
 """
 
 from __future__ import annotations
@@ -23,11 +25,15 @@ from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
+from sate.data.audio import read_segment
 from sate.data.dataset import SpeechDataset, TextDataset, collate
+from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
+from sate.decode.pack import pack
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.model_file import model_from_file, save_model_file
@@ -105,3 +111,22 @@ def trained_mt(trained_mt_file: Path) -> SateModel:
 @pytest.fixture(scope="session")
 def trained_st(trained_st_file: Path) -> SateModel:
     return model_from_file(trained_st_file)[0]
+
+
+@pytest.fixture(scope="session")
+def st_pack(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Path:
+    """An untrained tiny ST model, packed; a short maximum length keeps its decoding fast."""
+    root = tmp_path_factory.mktemp("translate")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    model = build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt))
+    save_model_file(root / "st.pt", model, src.tokens, tgt.tokens)
+    pack(root / "st.pt", prepared_data, root / "pack", {"max_len_ratio": 0.05})
+    return root / "pack"
+
+
+@pytest.fixture(scope="session")
+def utterances(prepared_data: Path) -> list[np.ndarray]:
+    """Every utterance of the fixture corpus (about 1 minute of speech), as 16 kHz samples."""
+    return [read_segment(r["audio"], r["offset"], r["duration"])
+            for split in ("train", "dev", "tst-COMMON") for r in read_manifest(prepared_data / f"{split}.jsonl")]

@@ -15,39 +15,15 @@ import torch
 import torchaudio.functional as AF
 
 from sate.cli import main
-from sate.data.audio import read_segment
 from sate.data.manifest import read_manifest
-from sate.data.vocab import Vocabulary
 from sate.decode.api import Result, Segment, SpeechTranslator
 from sate.decode.output import render, srt_time
-from sate.decode.pack import pack
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
-from sate.models import build_model, save_model_file
-from sate.models.tiny import tiny_config
 
 SR = 16000
 # 0.1 s of padding, and silero's speech probability falls below its threshold up to 0.15 s after the speech ends.
 SILERO_LAG = 0.25
-
-
-@pytest.fixture(scope="module")
-def st_pack(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> Path:
-    """An untrained tiny ST model, packed; a short maximum length keeps its decoding fast."""
-    root = tmp_path_factory.mktemp("translate")
-    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
-    torch.manual_seed(0)
-    model = build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt))
-    save_model_file(root / "st.pt", model, src.tokens, tgt.tokens)
-    pack(root / "st.pt", prepared_data, root / "pack", {"max_len_ratio": 0.05})
-    return root / "pack"
-
-
-@pytest.fixture(scope="module")
-def utterances(prepared_data: Path) -> list[np.ndarray]:
-    """Every utterance of the fixture corpus (about 1 minute of speech), as 16 kHz samples."""
-    return [read_segment(r["audio"], r["offset"], r["duration"])
-            for split in ("train", "dev", "tst-COMMON") for r in read_manifest(prepared_data / f"{split}.jsonl")]
 
 
 def run_translate(capsys: pytest.CaptureFixture[str], *args: str | Path) -> tuple[int, str, str]:
