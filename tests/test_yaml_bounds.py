@@ -28,9 +28,10 @@ def bomb(levels: int = 9, key: str = "x") -> str:
 
 
 class Quick:
-    """Asserts that its block ends within `seconds` (a hang would end the suite's patience instead)."""
+    """Asserts that its block ends within `seconds` (a hang would end the suite's patience instead). The bounds are
+    generous (idle: well under a second) so that a loaded machine does not fail them; a bomb expands for hours."""
 
-    def __init__(self, seconds: float = 5.0) -> None:
+    def __init__(self, seconds: float = 30.0) -> None:
         self.seconds = seconds
 
     def __enter__(self) -> Quick:
@@ -51,7 +52,7 @@ def test_bounded_counts_expanded_values_and_levels() -> None:
         load_yaml_text(bomb(), "cfg")
     with pytest.raises(SateError, match=r"cfg: more than 64 levels"):
         load_yaml_text("a: &a [*a]\n", "cfg")  # a list holding itself
-    with Quick(10), pytest.raises(SateError, match="nested too deeply|more than 64 levels"):
+    with Quick(60), pytest.raises(SateError, match="nested too deeply|more than 64 levels"):
         load_yaml_text("[" * 5000 + "]" * 5000, "cfg")
     anchors = "d: &d 256\nmodel: {d_model: *d, ffn: *d}\n"  # anchors as researchers use them still work
     assert load_yaml_text(anchors) == {"d": 256, "model": {"d_model": 256, "ffn": 256}}

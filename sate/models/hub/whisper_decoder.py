@@ -14,7 +14,6 @@ Weights in the two formats (`sate.models.hub.whisper_files` reads the encoder's)
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,7 +24,7 @@ from torch.nn import functional as F
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
 from sate.models.hub.files import get_key, read_json, read_weights
-from sate.models.hub.whisper_files import ct2_index, whisper_format
+from sate.models.hub.whisper_files import ct2_index, ct2_stack, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -142,14 +141,7 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         keys = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "vocab_size",
                 "max_target_positions")
         return DecoderSizes(*(get_key(config, key, path, int) for key in keys))
-    index = ct2_index(directory)
-    shapes = {k: v.shape for k, v in index.variables.items()}
-    need = ("decoder/embeddings/weight", "decoder/position_encodings/encodings", "decoder/num_heads",
-            "decoder/layer_0/ffn/linear_0/weight")
-    if any(k not in shapes for k in need):
-        raise SateError(f"{index.path}: no {', '.join(k for k in need if k not in shapes)}")
-    layers = sum(1 for k in shapes if re.fullmatch(r"decoder/layer_\d+/ffn/linear_0/weight", k))
-    heads = int(read_tensors(index, ["decoder/num_heads"])["decoder/num_heads"])
+    shapes, layers, heads = ct2_stack(directory, "decoder", ("embeddings/weight", "position_encodings/encodings"))
     vocab, d_model = shapes["decoder/embeddings/weight"]
     return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
                         shapes["decoder/position_encodings/encodings"][0])

@@ -70,6 +70,20 @@ def ct2_index(directory: Path) -> ModelIndex:
     return index
 
 
+def ct2_stack(directory: Path, side: str, need: tuple[str, ...]) -> tuple[dict[str, tuple[int, ...]], int, int]:
+    """The variable shapes of a CTranslate2 Whisper file and the layer and head counts of its ``side`` stack
+    ("encoder" or "decoder"); ``need``: the variables under ``side/`` the caller reads its sizes from."""
+    index = ct2_index(directory)
+    shapes = {k: tuple(v.shape) for k, v in index.variables.items()}
+    missing = [k for k in (f"{side}/{n}" for n in (*need, "layer_0/ffn/linear_0/weight", "num_heads"))
+               if k not in shapes]
+    if missing:
+        raise SateError(f"{index.path}: no {', '.join(missing)}")
+    layers = sum(1 for k in shapes if re.fullmatch(rf"{side}/layer_\d+/ffn/linear_0/weight", k))
+    heads = int(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
+    return shapes, layers, heads
+
+
 def whisper_sizes(path: str | Path) -> WhisperSizes:
     """The sizes of a Whisper directory of either format, read from its headers (not its weights)."""
     directory = hub_directory(path, "acoustic.path")
@@ -83,14 +97,7 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         return WhisperSizes(*(get_key(config, key, config_path, int) for key in keys))
-    index = ct2_index(directory)
-    shapes = {k: v.shape for k, v in index.variables.items()}
-    need = ("encoder/conv1/weight", "encoder/position_encodings/encodings", "encoder/layer_0/ffn/linear_0/weight",
-            "encoder/num_heads")
-    if any(k not in shapes for k in need):
-        raise SateError(f"{index.path}: no {', '.join(k for k in need if k not in shapes)}")
-    layers = sum(1 for k in shapes if re.fullmatch(r"encoder/layer_\d+/ffn/linear_0/weight", k))
-    heads = int(read_tensors(index, ["encoder/num_heads"])["encoder/num_heads"])
+    shapes, layers, heads = ct2_stack(directory, "encoder", ("conv1/weight", "position_encodings/encodings"))
     d_model, mel_bins, _ = shapes["encoder/conv1/weight"]
     return WhisperSizes(d_model, layers, heads, shapes["encoder/layer_0/ffn/linear_0/weight"][0], mel_bins,
                         shapes["encoder/position_encodings/encodings"][0])
