@@ -88,12 +88,13 @@ def run(args: argparse.Namespace) -> int:
     spec = parse_policy(args.policy)
     check_chunk(args.chunk)
     vad = VadOptions(method=resolve_method(args.vad))
-    if args.input != "-" and not Path(args.input).is_file():
-        raise SateError(f"{args.input}: no such file")
+    source = Path(args.input)
+    if args.input != "-" and (not source.exists() or source.is_dir()):  # a FIFO is read as a stream (audio_blocks)
+        raise SateError(f"{args.input}: {'a directory, not an audio file' if source.is_dir() else 'no such file'}")
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(beam=1)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if args.input == "-"
-              else file_pieces(Path(args.input), args.chunk, paced=not args.fast))
+              else file_pieces(source, args.chunk, paced=not args.fast))
     try:
         for commit in live(translator, pieces, spec, options, vad):
             if args.format == "jsonl":

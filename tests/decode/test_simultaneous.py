@@ -8,6 +8,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -164,6 +165,15 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
     assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5", "--fast",
                  "--vad", "energy", "--format", "text"]) == 0
     assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]
+    # A named pipe (a recorder writing into a FIFO) is read as a stream: the same samples, the same output.
+    fifo = tmp_path / "live.wav"
+    os.mkfifo(fifo)
+    writer = threading.Thread(target=lambda: fifo.write_bytes(path.read_bytes()), daemon=True)
+    writer.start()
+    assert main(["stream", "--model", str(st_pack), str(fifo), "--policy", "wait-k=2", "--chunk", "0.5",
+                 "--fast"]) == 0
+    writer.join(timeout=60)
+    assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == lines
 
 
 def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
@@ -172,7 +182,9 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     assert main(["stream", "--model", str(st_pack), "-"]) == 2
     assert "odd number of bytes" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), str(tmp_path / "missing.wav")]) == 2
-    assert "missing.wav" in capsys.readouterr().err
+    assert "missing.wav: no such file" in capsys.readouterr().err
+    assert main(["stream", "--model", str(st_pack), str(tmp_path)]) == 2
+    assert "a directory, not an audio file" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), "-", "--chunk", "0"]) == 2
     assert "--chunk" in capsys.readouterr().err
 
