@@ -45,11 +45,11 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         yield np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
 
 
-def file_pieces(path: Path, chunk: float, paced: bool) -> Iterator[np.ndarray]:
-    """A file's samples `chunk` seconds at a time, read block by block (`audio_blocks`); `paced`: each piece only
-    once it would have been spoken."""
+def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iterator[np.ndarray]:
+    """A file's samples (its `audio_blocks`) `chunk` seconds at a time; `paced`: each piece only once it would have
+    been spoken."""
     started, sent = time.monotonic(), 0
-    for piece in _pieces(audio_blocks(path), round(chunk * SAMPLE_RATE)):
+    for piece in _pieces(blocks, round(chunk * SAMPLE_RATE)):
         sent += len(piece)
         if paced:
             time.sleep(max(0.0, started + sent / SAMPLE_RATE - time.monotonic()))
@@ -88,13 +88,13 @@ def run(args: argparse.Namespace) -> int:
     spec = parse_policy(args.policy)
     check_chunk(args.chunk)
     vad = VadOptions(method=resolve_method(args.vad))
-    source = Path(args.input)
-    if args.input != "-" and (not source.exists() or source.is_dir()):  # a FIFO is read as a stream (audio_blocks)
-        raise SateError(f"{args.input}: {'a directory, not an audio file' if source.is_dir() else 'no such file'}")
+    # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
+    # is opened and read as a stream
+    blocks = None if args.input == "-" else audio_blocks(args.input)
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(beam=1)
-    pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if args.input == "-"
-              else file_pieces(source, args.chunk, paced=not args.fast))
+    pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
+              else file_pieces(blocks, args.chunk, paced=not args.fast))
     try:
         for commit in live(translator, pieces, spec, options, vad):
             if args.format == "jsonl":
