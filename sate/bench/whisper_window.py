@@ -20,10 +20,11 @@ import torch
 from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE, read_segment
 from sate.data.manifest import read_manifest
+from sate.data.whisper_mel import num_frames
 from sate.decode.api import SpeechTranslator
 from sate.errors import SateError
 from sate.models.ctc import ctc_greedy
-from sate.models.hub.whisper import WhisperAcousticEncoder
+from sate.models.hub.whisper import WhisperAcousticEncoder, output_lengths
 from sate.scoring.score import word_error_rate
 
 BATCH = 16
@@ -83,8 +84,7 @@ def _measure(translator: SpeechTranslator, waves: list[torch.Tensor], refs: list
             with torch.inference_mode():
                 enc = model.encode(x, lengths)
             seconds += lap()
-            # the utterance's own positions: Whisper's frame count (160 samples), halved by the stride-2 conv
-            keep = torch.div(torch.div(natural, 160, rounding_mode="floor") - 1, 2, rounding_mode="floor") + 1
+            keep = output_lengths(num_frames(natural))  # the utterance's own positions
             positions += int(enc.ctc_lengths.sum())
             hyps += [vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, torch.minimum(keep, enc.ctc_lengths))]
         best = min(best, seconds)

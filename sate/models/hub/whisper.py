@@ -152,7 +152,7 @@ class WhisperEncoder(nn.Module):
         x = F.gelu(self.conv1(x))
         x = x.masked_fill((frames >= lengths[:, None])[:, None, :], 0.0)  # conv2 reads one frame past the end
         x = F.gelu(self.conv2(x)).transpose(1, 2)
-        out_lengths = torch.div(lengths - 1, 2, rounding_mode="floor") + 1
+        out_lengths = output_lengths(lengths)
         return F.dropout(x + self.positions[: x.size(1)], self.dropout, self.training), out_lengths
 
     def _rest(self, x: torch.Tensor, out_lengths: torch.Tensor, start: int) -> torch.Tensor:
@@ -233,6 +233,11 @@ class WhisperAcousticEncoder(nn.Module):
         """As `AcousticEncoder.with_ctc_input`: CTC reads the top layer."""
         out, out_lengths = self.forward(wave, lengths)
         return out, out, out_lengths
+
+
+def output_lengths(frames: torch.Tensor) -> torch.Tensor:
+    """The encoder's positions for ``frames`` log-mel frames: ceil(frames / 2), from the stride-2 convolution."""
+    return torch.div(frames - 1, 2, rounding_mode="floor") + 1
 
 
 def max_segment_seconds(sizes: WhisperSizes) -> float:

@@ -33,7 +33,7 @@ from sate.errors import SateError
 from sate.files import read_json
 from sate.layout import PACK_YAML
 from sate.models.hub.files import hub_directory
-from sate.models.hub.whisper import WhisperEncoder
+from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
 from sate.models.hub.whisper_decoder import WhisperDecoder, load_decoder
 from sate.models.hub.whisper_files import CT2_FILE, whisper_format
 from sate.models.hub.whisper_tokens import WhisperTokens, whisper_tokens
@@ -99,7 +99,7 @@ class WhisperRecognizer:
 
     def max_seconds(self) -> float:
         """The longest segment the encoder takes: 30 s."""
-        return self.encoder.max_frames() * HOP_LENGTH / SAMPLE_RATE
+        return max_segment_seconds(self.encoder.sizes)
 
     def describe(self) -> dict[str, object]:
         """What a results file records of this recogniser."""
