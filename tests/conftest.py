@@ -475,15 +475,21 @@ def kaldi_corpus(tmp_path_factory, extra_pairs, voice) -> tuple[Path, list[Voice
 def whisper_hub_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random Whisper as `save_pretrained` writes it (config.json, model.safetensors): d_model 32, two
     encoder layers of 2 heads, a decoder (which sate does not read)."""
+    return _tiny_whisper(tmp_path_factory.mktemp("whisper"), 2, decoder_layers=1, pad_token_id=0, bos_token_id=1,
+                         eos_token_id=2, decoder_start_token_id=1)
+
+
+def _tiny_whisper(out: Path, seed: int, decoder_layers: int, **token_ids: int) -> Path:
+    """A tiny random Whisper saved by `save_pretrained` into ``out``: d_model 32, 2 encoder layers of 2 heads,
+    ``decoder_layers`` of 2 heads, 60 tokens, 32 decoder positions; weights `_randomise`d with ``seed``."""
     transformers = pytest.importorskip("transformers")
     config = transformers.WhisperConfig(
-        vocab_size=60, max_target_positions=32, pad_token_id=0, bos_token_id=1, eos_token_id=2,
-        decoder_start_token_id=1, d_model=32, encoder_layers=2, decoder_layers=1, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=80)
+        vocab_size=60, max_target_positions=32, d_model=32, encoder_layers=2, decoder_layers=decoder_layers,
+        encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64,
+        num_mel_bins=80, **token_ids)
     torch.manual_seed(0)
     model = transformers.WhisperForConditionalGeneration(config).eval()
-    _randomise(model, 2)
-    out = tmp_path_factory.mktemp("whisper")
+    _randomise(model, seed)
     model.save_pretrained(out)
     return out
 
@@ -501,17 +507,9 @@ def whisper_asr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     32 decoder positions. Decoding it reads every part of the decoder."""
     import json
 
-    transformers = pytest.importorskip("transformers")
     end, start = (56 + WHISPER_SPECIALS.index(s) for s in ("<|endoftext|>", "<|startoftranscript|>"))
-    config = transformers.WhisperConfig(
-        vocab_size=60, max_target_positions=32, pad_token_id=end, bos_token_id=end, eos_token_id=end,
-        decoder_start_token_id=start, d_model=32, encoder_layers=2, decoder_layers=2, encoder_attention_heads=2,
-        decoder_attention_heads=2, encoder_ffn_dim=64, decoder_ffn_dim=64, num_mel_bins=80)
-    torch.manual_seed(0)
-    model = transformers.WhisperForConditionalGeneration(config).eval()
-    _randomise(model, 3)
-    out = tmp_path_factory.mktemp("whisper_asr")
-    model.save_pretrained(out)
+    out = _tiny_whisper(tmp_path_factory.mktemp("whisper_asr"), 3, decoder_layers=2, pad_token_id=end,
+                        bos_token_id=end, eos_token_id=end, decoder_start_token_id=start)
     added = [{"id": 56 + i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
               "normalized": False, "special": True} for i, s in enumerate(WHISPER_SPECIALS)]
     byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True}
