@@ -245,10 +245,10 @@ class SateDataModule(L.LightningDataModule):
     def _sampler(self, dataset: Dataset, shuffle: bool, text_batches: bool = False) -> BucketBatchSampler:
         """The bucketed batches of the task's items, or (`text_batches`) of st's MT text, capped by batch.mt_tokens."""
         if text_batches:
-            key, cap, unit, remedy = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens", "data.mt_max_tokens"
+            key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
         else:
             key, cap, unit = "batch.per_device", self.batch_conf.per_device, batch_unit(self.task, self.conf.features)
-            remedy = "`sate prep`" if self.task != "mt" or not self.conf.mt_text else "data.mt_max_tokens"
+        remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest
         else:
