@@ -40,7 +40,7 @@ def test_the_plain_dict_uses_the_yaml_keys_and_reads_back() -> None:
     config = read(TrainingConfig, {"task": "mt", "batch": {"global": 40000}, "optim": {"lr": 1}})
     assert config.batch == BatchConfig(global_=40000) and config.optim.lr == 1.0
     stored = config.to_dict()
-    assert stored["batch"] == {"per_device": 20000, "global": 40000}
+    assert stored["batch"] == {"per_device": 20000, "global": 40000, "mt_tokens": 2000}
     assert read(TrainingConfig, stored) == config
     assert helps(TrainingConfig)["batch.global"].startswith("what one update sees")
 

@@ -173,6 +173,7 @@ class Batch(TypedDict, total=False):
     src_lengths: torch.Tensor  # long (B,)
     tgt: torch.Tensor  # long (B, L), padded with IGNORE_ID
     tgt_lengths: torch.Tensor  # long (B,)
+    mt: Batch  # st training with model.loss.mt_text_weight: the text batch beside the speech (sate.data.text_mix)
 
 
 def collate(items: list[Item]) -> Batch:

@@ -188,6 +188,19 @@ class BucketBatchSampler(Sampler[list[int]]):
     def __len__(self) -> int:
         return len(self._rank_positions())
 
+    @property
+    def batches_per_rank(self) -> int:
+        """This rank's batches in a whole epoch, the same in every epoch (whatever position is restored)."""
+        total = sum(self._counts)
+        return total // self.num_replicas if self.drop_last else -(-total // self.num_replicas)
+
+    def rank_batch(self, epoch: int, k: int) -> list[int]:
+        """This rank's `k`-th batch of `epoch`, counted from the epoch's start (0 <= k < batches_per_rank): a
+        second corpus read beside a first one (`sate.data.text_mix`) draws its batches by number."""
+        if not 0 <= k < self.batches_per_rank:
+            raise SateError(f"batch {k} is outside this rank's {self.batches_per_rank} batches of an epoch")
+        return next(self._batches(epoch, [(self.rank + k * self.num_replicas) % sum(self._counts)]))
+
     def padding_ratio(self) -> float:
         """Padding waste of this epoch's batches (all ranks)."""
         return padding_ratio(self.global_batches(), self.lengths)

@@ -187,6 +187,10 @@ class STLoss(Section):
     label_smoothing: float = setting(0.1, *_LABEL_SMOOTHING)
     normalize: str = setting("utterance", *_NORMALIZE)
     kd: KDConfig = section(KDConfig, "knowledge distillation from frozen teachers")
+    mt_text_weight: float = setting(0.0, "μ: beside each speech batch an MT text batch (data.mt_text, else the "
+                                    "train splits' transcript/translation pairs; batch.mt_tokens) runs through the "
+                                    "source embedding, textual encoder and decoder, adding μ·CE_mt to the loss "
+                                    "(0: none)", at_least(0))
 
 
 _LOSS = ("L = (1-ctc_weight)((1-mt_weight) CE + mt_weight KD_mt) + ctc_weight((1-asr_weight) CTC + asr_weight "
@@ -230,7 +234,12 @@ class STConfig(Section):
     adaptor: AdaptorConfig = section(AdaptorConfig, "maps acoustic states into the MT embedding space")
     textual: STTextualConfig = section(STTextualConfig, _TEXTUAL)
     decoder: DecoderConfig = section(DecoderConfig, _DECODER)
-    loss: STLoss = section(STLoss, _LOSS)
+    loss: STLoss = section(STLoss, _LOSS + " + mt_text_weight CE_mt (on text batches)")
+
+    @property
+    def has_source_embedding(self) -> bool:
+        """Whether the model has E_src: for the soft branch, or for the MT text batches of loss.mt_text_weight."""
+        return self.adaptor.uses_source_embedding or self.loss.mt_text_weight > 0
 
 
 ModelConfig = ASRConfig | MTConfig | STConfig
@@ -299,6 +308,8 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
             why["loss.kd.mt_teacher"] = "loss.kd.mt_weight is 0"
         if kd.asr_weight == 0 and kd.mt_weight == 0:
             why["loss.kd.topk"] = "no distillation weight is set"
+        if conf.textual.layers == 0:
+            why["loss.mt_text_weight"] = "the E2E baseline has no textual encoder for text batches"
     return why
 
 
@@ -408,4 +419,7 @@ def resolve_config(task: str, conf: dict | ModelConfig | None) -> ModelConfig:
                 raise SateError(f"{PREFIX}loss.kd.{side}_weight is {kd.weight(side)} "
                                 f"but loss.kd.{side}_teacher (a model file) is not set "
                                 f"(`sate train --init-from {side}=PATH` sets it)")
+        if resolved.loss.mt_text_weight > 0 and resolved.textual.type == "hf_marian":
+            raise SateError(f"{PREFIX}loss.mt_text_weight is not supported with textual.type hf_marian (its text "
+                            "batches would need Marian's ids and end-of-source token); set it to 0")
     return resolved

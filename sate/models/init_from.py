@@ -35,9 +35,9 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
 
     The ASR model gives the acoustic encoder and CTC; the MT model the source embedding, textual
     encoder and decoder, each only where this model has the part (the E2E baseline has no textual
-    encoder, linear and none adaptors no source embedding). Where `loss.kd` sets a distillation
-    weight, the same model becomes that side's teacher. Entries given here replace the config's;
-    the sections given are not changed.
+    encoder; linear and none adaptors have no source embedding unless loss.mt_text_weight trains on
+    text). Where `loss.kd` sets a distillation weight, the same model becomes that side's teacher.
+    Entries given here replace the config's; the sections given are not changed.
     """
     if not sources:
         return model, init
@@ -53,7 +53,7 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
     assert isinstance(resolved, STConfig)
     present = {"acoustic", "ctc", "decoder"}
     present |= {"textual"} if resolved.textual.layers else set()
-    present |= {"src_embed"} if resolved.adaptor.uses_source_embedding else set()
+    present |= {"src_embed"} if resolved.has_source_embedding else set()
     for side, path in sources.items():
         for component in SOURCE_COMPONENTS[side]:
             if component in present:

@@ -70,8 +70,8 @@ class STModel(SateModel):
         self.acoustic = build_acoustic(conf.acoustic, d_model, ctc_layer=conf.ctc.layer)
         self.ctc = build_ctc(src_vocab_size, d_model, conf.ctc)
         self.adaptor = build_adaptor(conf.adaptor, d_model)
-        # The soft branch's E_src, built only where it is used: an unused weight would upset DDP.
-        embedding = conf.adaptor.uses_source_embedding
+        # E_src, built only where it is used (the soft branch, the MT text batches): an unused weight would upset DDP.
+        embedding = conf.has_source_embedding
         self.src_embed = build_source_embedding(src_vocab_size, d_model) if embedding else None
         self.textual = TextualEncoder(conf.textual, d_model) if conf.textual.layers else None
         self.marian = marian_hub(conf)
@@ -113,10 +113,24 @@ class STModel(SateModel):
         """E of the soft branch (V, D): the source embedding, the decoder's (adaptor.embedding), or None."""
         if not self.soft:
             return None
-        if self.src_embed is not None:
+        if self.conf.adaptor.uses_source_embedding:
+            assert self.src_embed is not None
             return self.src_embed.weight
         embedding = decoder_embedding(self.decoder)
         return embedding[self.marian_ids] if self.marian is not None else embedding
+
+    def encode_text(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The MT model's path, for the text batches of loss.mt_text_weight: src (B, S) padded with -1, (B,) ->
+        the textual encoder's memory (B, S, D), lengths (B,)."""
+        assert self.src_embed is not None and self.textual is not None
+        return self.textual(self.src_embed(src.clamp(min=0)), src_lengths)
+
+    def _text_loss(self, text: Batch) -> torch.Tensor:
+        """CE_mt of an MT text batch (src, src_lengths, tgt, tgt_lengths), normalised as the ST loss is."""
+        memory, lengths = self.encode_text(text["src"], text["src_lengths"])
+        logits, targets = teacher_forced(self.decoder, memory, lengths, text["tgt"], text["tgt_lengths"])
+        ce = label_smoothed_ce(logits, targets, self.conf.loss.label_smoothing)
+        return normalization_factor(self.conf.loss.normalize, text["tgt_lengths"]) * ce
 
     def _teacher(self, name: str, device: torch.device) -> SateModel:
         if name not in self.teachers:
@@ -125,6 +139,8 @@ class STModel(SateModel):
         return self.teachers[name].on(device)
 
     def forward(self, batch: Batch) -> Stats:
+        """The ST loss of a speech batch; with loss.mt_text_weight μ > 0 and an MT text batch under ``mt`` (training
+        batches only, `sate.data.text_mix`), plus μ·CE_mt, whose gradient reaches no acoustic part."""
         loss_conf = self.conf.loss
         kd = loss_conf.kd
         feats, feats_lengths = batch["feats"], batch["feats_lengths"]
@@ -148,5 +164,11 @@ class STModel(SateModel):
         loss = combine(ce, ctc, loss_conf.ctc_weight, kd_mt, kd.mt_weight, kd_asr, kd.asr_weight)
         scale = normalization_factor(loss_conf.normalize, tgt_lengths)
         terms = {"loss_ce": ce, "loss_ctc": ctc, "loss_kd_asr": kd_asr, "loss_kd_mt": kd_mt}
-        return stats(scale * loss, **{k: scale * v for k, v in terms.items() if v is not None},
-                     acc=token_accuracy(logits, targets))
+        out = stats(scale * loss, **{k: scale * v for k, v in terms.items() if v is not None},
+                    acc=token_accuracy(logits, targets))
+        if loss_conf.mt_text_weight > 0 and "mt" in batch:
+            text: Batch = batch["mt"]  # type: ignore[assignment]  # a batch inside the batch
+            mt = self._text_loss(text)
+            out["loss"] = out["loss"] + loss_conf.mt_text_weight * mt
+            out["loss_mt"] = float(mt.detach())
+        return out

@@ -20,6 +20,7 @@ from sate import layout
 from sate.data.audio import SAMPLE_RATE
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.sampler import BucketBatchSampler
+from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
@@ -101,7 +102,8 @@ def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: st
 
 
 class ResumableLoader(DataLoader):
-    """A DataLoader over a `BucketBatchSampler` whose place inside an epoch goes into Lightning's checkpoints.
+    """A DataLoader over a `BucketBatchSampler` (or a `TextMixSampler` driving one) whose place inside an epoch goes
+    into Lightning's checkpoints.
 
     Lightning saves `state_dict()` with every checkpoint and, resuming inside an epoch, hands it back to
     `load_state_dict()`: the epoch continues at the exact batch. `batches_done` says how many batches this
@@ -124,16 +126,16 @@ class ResumableLoader(DataLoader):
 
     def __len__(self) -> int:
         """The whole epoch's batches for this rank, also while a resumed epoch is being finished."""
-        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
         return len(sampler) + ((self._pending or self._before) if sampler.position else 0)
 
     def state_dict(self) -> dict[str, Any]:
-        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
         done = int(self.batches_done())
         return {"sampler": sampler.state_dict(max(0, done - self._before)), "batches_done": done}
 
     def load_state_dict(self, state: dict[str, Any]) -> None:
-        sampler: BucketBatchSampler = self.batch_sampler  # type: ignore[assignment]
+        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
         sampler.load_state_dict(state["sampler"])
         self._pending = int(state["batches_done"])
 
@@ -156,6 +158,8 @@ class SateDataModule(L.LightningDataModule):
         self.data_dir = Path(str(self.conf.dir))
         self.train_set: Dataset | None = None
         self.valid_set: Dataset | None = None
+        self.text_batches = config.text_batches
+        self.text_set: Dataset | None = None  # st with model.loss.mt_text_weight: the MT text beside the speech
 
     def _speech(self, split: str) -> SpeechDataset:
         """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
@@ -190,7 +194,7 @@ class SateDataModule(L.LightningDataModule):
     def prepare_data(self) -> None:
         """MT text files become token-id shards once, and frozen Whisper states are computed once (Lightning runs
         this on one process per machine)."""
-        if self.task == "mt" and self.conf.mt_text:
+        if self.conf.mt_text:  # task mt, or st's text batches (TrainingConfig allows no other)
             files, vocab_ids, cleaning = self._mt_store()
             prepare_store(self.data_dir, files, self.src_vocab, self.tgt_vocab, vocab_ids, cleaning)
         if self.frozen is not None:
@@ -205,6 +209,15 @@ class SateDataModule(L.LightningDataModule):
     def _manifest_text(self, split: str) -> TextDataset:
         return TextDataset.from_manifest(self.data_dir / f"{split}.jsonl", self.src_vocab, self.tgt_vocab)
 
+    def _text(self, splits: list[str]) -> tuple[Dataset, list[TextDataset]]:
+        """The MT text to train on: `data.mt_text`'s store, else the splits' transcript/translation pairs (then
+        also returned one dataset per split)."""
+        if self.conf.mt_text:
+            files, vocab_ids, cleaning = self._mt_store()
+            return ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning)), []
+        parts = [self._manifest_text(split) for split in splits]
+        return (parts[0] if len(parts) == 1 else ConcatSplits(parts)), parts
+
     def setup(self, stage: str | None = None) -> None:
         if self.train_set is not None:
             return
@@ -212,16 +225,14 @@ class SateDataModule(L.LightningDataModule):
         for split in (*train, self.conf.valid):
             if not (self.data_dir / f"{split}.jsonl").is_file():
                 raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
-        parts: list = []  # the train splits' datasets, when read from manifests
-        if self.task == "mt" and self.conf.mt_text:  # the MT text files instead of the train manifests
-            files, vocab_ids, cleaning = self._mt_store()
-            self.train_set = ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning))
-        elif self.task == "mt":
-            parts = [self._manifest_text(split) for split in train]
-            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
+        parts: list  # the train splits' datasets, when read from manifests
+        if self.task == "mt":  # the MT text files, else the train manifests
+            self.train_set, parts = self._text(train)
         else:
             parts = [self._speech(split) for split in train]
             self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
+        if self.text_batches:
+            self.text_set = self._text(train)[0]
         if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
             counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
             print(f"training on {counts}: {len(self.train_set):,} items")
@@ -231,17 +242,21 @@ class SateDataModule(L.LightningDataModule):
             for split, part in (*zip(train, parts, strict=True), (valid, self.valid_set)):
                 check_whisper_window(part, split)
 
-    def _sampler(self, dataset: Dataset, shuffle: bool) -> BucketBatchSampler:
-        cap = self.batch_conf.per_device
+    def _sampler(self, dataset: Dataset, shuffle: bool, text_batches: bool = False) -> BucketBatchSampler:
+        """The bucketed batches of the task's items, or (`text_batches`) of st's MT text, capped by batch.mt_tokens."""
+        if text_batches:
+            key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
+        else:
+            key, cap, unit = "batch.per_device", self.batch_conf.per_device, batch_unit(self.task, self.conf.features)
+        remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest
         else:
             lengths, longest = dataset.lengths, max(dataset.lengths)
         if longest > cap:
-            unit = batch_unit(self.task, self.conf.features)
-            raise SateError(f"batch.per_device ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
-                            f"raise it or filter long items in `sate prep`")
-        kind = "max_tokens" if self.task == "mt" else "max_frames"
+            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
+                            f"raise it or filter long items with {remedy}")
+        kind = "max_tokens" if unit == "tokens" else "max_frames"
         trainer = self.trainer
         world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
         return BucketBatchSampler(lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
@@ -255,8 +270,14 @@ class SateDataModule(L.LightningDataModule):
 
     def train_dataloader(self) -> DataLoader:
         assert self.train_set is not None
-        self.train_sampler = self._sampler(self.train_set, shuffle=True)
-        return ResumableLoader(self.train_set, batch_sampler=self.train_sampler, collate_fn=collate,
+        dataset, collate_fn = self.train_set, collate
+        self.train_sampler: BucketBatchSampler | TextMixSampler = self._sampler(self.train_set, shuffle=True)
+        if self.text_set is not None:  # each speech batch with a text batch beside it (sate.data.text_mix)
+            text = self._sampler(self.text_set, shuffle=True, text_batches=True)
+            dataset = TextMix(self.train_set, self.text_set)
+            self.train_sampler = TextMixSampler(self.train_sampler, text, offset=len(self.train_set))
+            collate_fn = collate_text_mix
+        return ResumableLoader(dataset, batch_sampler=self.train_sampler, collate_fn=collate_fn,
                                num_workers=self.conf.num_workers, persistent_workers=False,
                                generator=torch.Generator().manual_seed(self.seed), epoch=self._epoch,
                                batches_done=self._batches_done)

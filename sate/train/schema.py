@@ -48,8 +48,9 @@ class DataConfig(Section):
         (_split_names, "a split name or a non-empty list of distinct split names"))
     valid: str = setting("dev", "validation split", (lambda v: v != "", "a split name"))
     mt_text: list[list[str]] | None = setting(
-        None, "mt only: [[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into "
-        "DATA/mt_bin once) to train on instead of the train manifest",
+        None, "[[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into DATA/mt_bin once): "
+        "mt trains on it instead of the train manifest; st with model.loss.mt_text_weight > 0 takes its text "
+        "batches from it instead of the train splits' transcripts and translations",
         (_file_pairs, "null or a list of file pairs [[EN, TGT], ...]"))
     mt_max_tokens: int = setting(256, "mt_text: pairs with a side longer than this many tokens are dropped",
                                  at_least(1))
@@ -73,6 +74,8 @@ class BatchConfig(Section):
     # `global` is a Python keyword: the field is `global_`, its key `global`.
     global_: int = setting(20000, "what one update sees over all devices; accumulation = global / "
                            "(per_device x devices)", POSITIVE, key="global")
+    mt_tokens: int = setting(2000, "st with model.loss.mt_text_weight > 0: the MT text batch that goes with each "
+                             "speech batch, in tokens (padded size, as batch.per_device of task mt)", POSITIVE)
 
 
 @dataclass(frozen=True)
@@ -145,6 +148,27 @@ class TrainingConfig(Section):
     optim: OptimConfig = section(OptimConfig, "Adam with a linear warm-up and inverse square-root decay")
     trainer: TrainerConfig = section(TrainerConfig, "the training loop")
 
+    @property
+    def text_batches(self) -> bool:
+        """Whether each speech batch has an MT text batch beside it (task st, model.loss.mt_text_weight > 0)."""
+        return self.task == "st" and mt_text_weight(self.model) > 0
+
     def validate(self) -> None:
-        if self.task != "mt" and self.data.mt_text is not None:
-            raise Invalid("data.mt_text", f"applies to task mt only (task is {self.task})")
+        if self.task == "asr" and self.data.mt_text is not None:
+            raise Invalid("data.mt_text", "applies to task mt only, or st with model.loss.mt_text_weight > 0 "
+                          "(task is asr)")
+        text_batches = self.text_batches
+        if self.task == "st" and not text_batches and self.data.mt_text is not None:
+            raise Invalid("data.mt_text", "is set but model.loss.mt_text_weight is 0: with task st the text only "
+                          "feeds the MT text batches")
+        if not text_batches and self.batch.mt_tokens != BatchConfig().mt_tokens:
+            raise Invalid("batch.mt_tokens", "is set but does nothing: it sizes the MT text batches of task st "
+                          "with model.loss.mt_text_weight > 0")
+
+
+def mt_text_weight(model: dict) -> float:
+    """`model.loss.mt_text_weight` of a raw ``model:`` section (0 when absent or not a number: the model's own
+    resolution names a bad value)."""
+    loss = model.get("loss")
+    weight = loss.get("mt_text_weight", 0) if isinstance(loss, dict) else 0
+    return float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0

@@ -42,7 +42,8 @@ def test_a_model_file_config_of_the_dict_era_reads_back_unchanged() -> None:
     resolved = resolve_config("st", OLD_ST_FILE_CONFIG)
     assert isinstance(resolved, STConfig) and resolved.adaptor.kind == ADAPTOR_TYPES["league"]
     # What a new model file stores is what the old one did, plus the keys added since with their defaults.
-    added = {"acoustic": {**OLD_ST_FILE_CONFIG["acoustic"], "freeze": "none"}}
+    added = {"acoustic": {**OLD_ST_FILE_CONFIG["acoustic"], "freeze": "none"},
+             "loss": {**OLD_ST_FILE_CONFIG["loss"], "mt_text_weight": 0.0}}
     assert resolved.to_dict() == OLD_ST_FILE_CONFIG | added
     asr = {k: v for k, v in (OLD_ST_FILE_CONFIG | added).items() if k in ("d_model", "acoustic", "ctc")}
     asr |= {"decoder": {"type": "transformer", "layers": 0, "heads": 4, "ffn": 1024, "dropout": 0.1,

@@ -134,8 +134,10 @@ def test_a_model_file_of_the_dict_era_loads_and_computes_the_same(tmp_path: Path
                 "tgt_vocab_size": 7, "src_tokens": tokens, "tgt_tokens": tokens, "model": state}, tmp_path / "old.pt")
     model, data = model_from_file(tmp_path / "old.pt")
     assert data["config"] == DICT_ERA_CONFIG
-    # It reads back as it was, with the keys added since at their defaults (acoustic.freeze: Whisper's).
-    assert model.conf.to_dict() == DICT_ERA_CONFIG | {"acoustic": {**DICT_ERA_CONFIG["acoustic"], "freeze": "none"}}
+    # It reads back as it was, with the keys added since at their defaults (acoustic.freeze: Whisper's;
+    # loss.mt_text_weight: the MT text batches).
+    assert model.conf.to_dict() == DICT_ERA_CONFIG | {"acoustic": {**DICT_ERA_CONFIG["acoustic"], "freeze": "none"},
+                                                      "loss": {**DICT_ERA_CONFIG["loss"], "mt_text_weight": 0.0}}
     feats = torch.randn(2, 60, 80, generator=torch.Generator().manual_seed(1))
     with torch.no_grad():
         enc = model.encode(feats, torch.tensor([60, 45]))

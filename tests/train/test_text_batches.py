@@ -1,0 +1,103 @@
+"""`sate train` of SATE with MT text batches (model.loss.mt_text_weight): the batches reach the model, the MT loss is
+logged, data.mt_text feeds them, a resumed run ends as an uninterrupted one, and the config keys are checked."""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.data.manifest import read_manifest
+from sate.errors import SateError
+from sate.models.tiny import tiny_config
+from sate.train.trainer import load_training_config, train
+
+MakeConfig = Callable[..., Path]
+# Five speech batches an epoch, a text batch of a few pairs beside each.
+SMALL = ["batch.per_device=800", "batch.global=800", "batch.mt_tokens=60", "trainer.max_epochs=100"]
+
+
+def _rows(exp: Path, key: str) -> list[float]:
+    return [float(row[key]) for path in sorted((exp / "logs").glob("version_*/metrics.csv"))
+            for row in csv.DictReader(path.open()) if row.get(key)]
+
+
+def _config(make_config: MakeConfig, tmp_path: Path, data: Path, weight: float = 1.0) -> Path:
+    return make_config(tmp_path, "st", data, model=tiny_config("st", adaptor=None) | {
+        "loss": {"mt_text_weight": weight}})
+
+
+@pytest.mark.slow
+def test_text_batches_are_trained_on_logged_and_resume_exactly(tmp_path: Path, make_config: MakeConfig,
+                                                               prepared_data: Path) -> None:
+    path = _config(make_config, tmp_path, prepared_data)
+    seen: list[dict] = []
+    from lightning.pytorch.callbacks import Callback
+
+    class Batches(Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
+            seen.append(batch)
+
+    whole = tmp_path / "whole"
+    train(load_training_config(path, [*SMALL, "trainer.max_steps=7"]), whole, callbacks=[Batches()])
+    assert len(seen) == 7 and all(len(b["mt"]["ids"]) > 0 and "feats" not in b["mt"] for b in seen)
+    assert len(_rows(whole, "train/loss_mt")) == 7 and all(v > 0 for v in _rows(whole, "train/loss_mt"))
+    assert _rows(whole, "valid/loss") and not _rows(whole, "valid/loss_mt")  # validation is speech only
+
+    resumed = tmp_path / "resumed"
+    # Stopped at update 3 of the first epoch, then resumed into the second epoch.
+    train(load_training_config(path, [*SMALL, "trainer.max_steps=3", "trainer.checkpoint_every_steps=3"]), resumed)
+    train(load_training_config(path, [*SMALL, "trainer.max_steps=7", "trainer.checkpoint_every_steps=3"]), resumed)
+    a = torch.load(whole / "checkpoints" / "last.ckpt", weights_only=True)
+    b = torch.load(resumed / "checkpoints" / "last.ckpt", weights_only=True)
+    assert a["global_step"] == b["global_step"] == 7 and a["epoch"] == 1
+    for key, value in a["state_dict"].items():
+        assert torch.allclose(value, b["state_dict"][key], atol=1e-6), key
+    assert _rows(resumed, "train/loss_mt") == pytest.approx(_rows(whole, "train/loss_mt"), rel=1e-5)
+
+
+@pytest.mark.slow
+def test_mt_text_files_feed_the_text_batches(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    rows = read_manifest(prepared_data / "train.jsonl")
+    en, de = tmp_path / "a.en", tmp_path / "a.de"
+    en.write_text("".join(r["src"] + "\n" for r in rows[:5]), encoding="utf-8")
+    de.write_text("".join(r["tgt"] + "\n" for r in rows[:5]), encoding="utf-8")
+    ids: list[str] = []
+    from lightning.pytorch.callbacks import Callback
+
+    class TextIds(Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
+            ids.extend(batch["mt"]["ids"])
+
+    config = load_training_config(_config(make_config, tmp_path, prepared_data),
+                                  [*SMALL, f"data.mt_text=[[{en}, {de}]]", "trainer.max_steps=3"])
+    train(config, tmp_path / "exp", callbacks=[TextIds()])
+    assert "5 pairs read, 5 kept" in capsys.readouterr().out
+    assert ids and {i.rsplit("_", 1)[0] for i in ids} == {"a"}  # <file stem>_<line>: the file's pairs
+
+
+@pytest.mark.parametrize(("settings", "message"), [
+    (["batch.mt_tokens=3"], r"batch.mt_tokens \(3 tokens\) is smaller than the longest item"),
+])
+def test_a_text_batch_cap_below_the_longest_pair_is_one_line(tmp_path: Path, make_config: MakeConfig,
+                                                             prepared_data: Path, settings: list[str],
+                                                             message: str) -> None:
+    config = load_training_config(_config(make_config, tmp_path, prepared_data), [*settings, "trainer.max_steps=1"])
+    with pytest.raises(SateError, match=message):
+        train(config, tmp_path / "exp")
+
+
+@pytest.mark.parametrize(("weight", "settings", "message"), [
+    (0.0, ["data.mt_text=[[a.en, a.de]]"], "data.mt_text is set but model.loss.mt_text_weight is 0"),
+    (0.0, ["batch.mt_tokens=500"], "batch.mt_tokens is set but does nothing"),
+    (1.0, ["data.mt_text=[[missing.en, missing.de]]"], "data.mt_text: missing.en is missing"),
+])
+def test_the_text_keys_are_checked_before_training(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                                   weight: float, settings: list[str], message: str) -> None:
+    with pytest.raises(SateError, match=message):
+        config = load_training_config(_config(make_config, tmp_path, prepared_data, weight), settings)
+        train(config, tmp_path / "exp")
