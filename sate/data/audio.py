@@ -316,6 +316,19 @@ def read_audio(path: str | Path) -> np.ndarray:
     return wave[:filled]
 
 
+def rechunk(blocks: Iterable[np.ndarray], step: int) -> Iterator[np.ndarray]:
+    """Blocks of samples of any sizes as consecutive pieces of ``step`` samples (the last may be shorter): what a
+    stream reads ``chunk`` seconds at a time, holding at most a block and a piece."""
+    held = np.empty(0, dtype=np.float32)
+    for block in blocks:
+        held = np.concatenate([held, block]) if len(held) else block
+        while len(held) >= step:
+            yield held[:step]
+            held = held[step:]
+    if len(held):
+        yield held
+
+
 class FrameEnergy:
     """Log energy (dB relative to full scale) of ``window``-sample frames every ``hop`` samples (by default 25 ms
     every 10 ms), fed block by block: frame k starts at sample k * hop, a partial last frame is left out, and a

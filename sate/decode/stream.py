@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, audio_blocks
+from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
@@ -49,23 +49,11 @@ def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iter
     """A file's samples (its `audio_blocks`) `chunk` seconds at a time; `paced`: each piece only once it would have
     been spoken."""
     started, sent = time.monotonic(), 0
-    for piece in _pieces(blocks, round(chunk * SAMPLE_RATE)):
+    for piece in rechunk(blocks, round(chunk * SAMPLE_RATE)):
         sent += len(piece)
         if paced:
             time.sleep(max(0.0, started + sent / SAMPLE_RATE - time.monotonic()))
         yield piece
-
-
-def _pieces(blocks: Iterator[np.ndarray], step: int) -> Iterator[np.ndarray]:
-    """Blocks of any sizes as pieces of ``step`` samples (the last may be shorter)."""
-    held = np.empty(0, dtype=np.float32)
-    for block in blocks:
-        held = np.concatenate([held, block])
-        while len(held) >= step:
-            yield held[:step]
-            held = held[step:]
-    if len(held):
-        yield held
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

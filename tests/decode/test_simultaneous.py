@@ -10,6 +10,8 @@ import subprocess
 import sys
 import threading
 import time
+import tracemalloc
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +29,7 @@ from sate.decode.pack import pack
 from sate.decode.policies import common_prefix
 from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
+from sate.decode.vad import VadOptions
 from sate.errors import SateError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,9 +218,10 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
     rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
     streamed: dict[int, TalkWords] = {}  # by the talk's length in samples
 
-    def spy(translator: SpeechTranslator, wave: np.ndarray, *args: Any) -> TalkWords:
-        streamed[len(wave)] = stream_talk(translator, wave, *args)
-        return streamed[len(wave)]
+    def spy(translator: SpeechTranslator, blocks: Iterable[np.ndarray], *args: Any) -> TalkWords:
+        talk = stream_talk(translator, blocks, *args)
+        streamed[round(talk.duration * SAMPLE_RATE)] = talk
+        return talk
 
     monkeypatch.setattr(talks, "stream_talk", spy)
     out = tmp_path / "talks"
@@ -290,3 +294,51 @@ def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, pr
     assert (out / "tradeoff.png").stat().st_size > 0
     again = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0 and again.stderr.count("done already") == len(runs)
+
+
+def test_a_streamed_talk_is_read_as_it_is_streamed(tmp_path: Path, translator: SpeechTranslator,
+                                                   waves: list[np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`evaluate --stream --talks` read each talk whole (80 MB for a MuST-C talk): now it reads the file block by
+    block as the chunks are streamed. The words and delays are those of the talk in memory; no read asks for more
+    than a block, the first words are shown before most of the file is read, and the memory held is a fraction of
+    the talk: that of the VAD's window (here 2.5 s) and a segment, whatever the talk's length."""
+    from sate.data import audio
+    from sate.decode import simultaneous
+
+    monkeypatch.setattr(simultaneous, "VAD_WINDOW", 2.5)
+    pause = np.zeros(12 * SAMPLE_RATE, dtype=np.float32)  # long pauses: a long talk, cheap to decode
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.concatenate([x for wave in waves for x in (pause, wave)]), SAMPLE_RATE, subtype="FLOAT")
+    spec, vad = StreamPolicy("wait-k", 2), VadOptions(method="energy")
+    expected = stream_talk(translator, [read_audio(wav)], spec, 1.0, vad=vad)
+    reads: list[int] = []
+
+    class Recorded(sf.SoundFile):
+        def read(self, frames: int = -1, *args: object, **kwargs: object) -> np.ndarray:
+            assert frames > 0, "a read of the whole file"
+            out = super().read(frames, *args, **kwargs)
+            reads.append(len(out))
+            return out
+
+    read_when_shown: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        for commit in live(*args):
+            read_when_shown.append(sum(reads))
+            yield commit
+
+    monkeypatch.setattr(audio.sf, "SoundFile", Recorded)
+    monkeypatch.setattr(audio, "READ_BLOCK", 4096)
+    monkeypatch.setattr(talks, "live", counted)
+    tracemalloc.start()
+    try:
+        talk = stream_talk(translator, audio.audio_blocks(wav), spec, 1.0, vad=vad)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    whole = sf.info(wav).frames
+    assert talk.words == expected.words and talk.delays == expected.delays and len(talk.words) > 5
+    assert talk.duration == expected.duration == whole / SAMPLE_RATE and talk.chunks == expected.chunks
+    assert max(reads) == 4096 and sum(reads) == whole
+    assert read_when_shown[0] < whole / 4
+    assert peak < whole * 4 / 4, f"streaming the talk held {peak / 1e6:.1f} MB of a {whole * 4 / 1e6:.1f} MB talk"
