@@ -342,3 +342,19 @@ def test_a_streamed_talk_is_read_as_it_is_streamed(tmp_path: Path, translator: S
     assert max(reads) == 4096 and sum(reads) == whole
     assert read_when_shown[0] < whole / 4
     assert peak < whole * 4 / 4, f"streaming the talk held {peak / 1e6:.1f} MB of a {whole * 4 / 1e6:.1f} MB talk"
+
+
+def test_a_chunk_longer_than_the_vad_window_loses_no_speech(translator: SpeechTranslator,
+                                                            waves: list[np.ndarray]) -> None:
+    """`live` ran its VAD on the last VAD_WINDOW (5) seconds only: with 10-s chunks, an utterance early in a chunk
+    followed by a long pause was never seen, and dropped without a word. Now the VAD sees at least the newest chunk."""
+    from sate.data.audio import rechunk
+    from sate.decode.simultaneous import VAD_WINDOW
+
+    pause = np.zeros(8 * SAMPLE_RATE, dtype=np.float32)
+    wave = np.concatenate([waves[0], pause, waves[1], pause])
+    chunk = 10.0
+    assert chunk > VAD_WINDOW
+    finals = [c for c in live(translator, rechunk([wave], round(chunk * SAMPLE_RATE)), StreamPolicy("wait-k", 2),
+                              translator.with_options(beam=1), VadOptions(method="energy")) if c.final]
+    assert len(finals) == 2 and all(c.text for c in finals)
