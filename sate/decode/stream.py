@@ -33,13 +33,25 @@ from sate.errors import SateError
 FORMATS = ("jsonl", "text")
 
 
+# How audio files begin: a file piped to stdin would be read as PCM, its header as noise and its samples as
+# whatever their rate, channels and encoding make of them.
+FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"FORM": "AIFF"}
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
-    """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter)."""
+    """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
+    an audio file's header at the start is refused."""
     size = 2 * round(chunk * SAMPLE_RATE)
+    first = True
     while True:
         data = stream.read(size)
         if not data:
             return
+        kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None) if first else None
+        if kind is not None:
+            raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
+                            "-i FILE -f s16le -ac 1 -ar 16000 -)")
+        first = False
         if len(data) % 2:
             raise SateError("stdin: odd number of bytes: expected 16-bit PCM (16 kHz mono s16le)")
         yield np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0

@@ -358,3 +358,17 @@ def test_a_chunk_longer_than_the_vad_window_loses_no_speech(translator: SpeechTr
     finals = [c for c in live(translator, rechunk([wave], round(chunk * SAMPLE_RATE)), StreamPolicy("wait-k", 2),
                               translator.with_options(beam=1), VadOptions(method="energy")) if c.final]
     assert len(finals) == 2 and all(c.text for c in finals)
+
+
+def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, waves: list[np.ndarray],
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate stream - < talk.wav` read the file as raw PCM, its header as noise (exit 0); a 44.1-kHz or stereo file
+    became garbage translated without a word. Now a WAV, FLAC or Ogg header on stdin is one line."""
+    for fmt, kind in (("WAV", "WAV"), ("FLAC", "FLAC"), ("OGG", "Ogg")):
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, waves[0], SAMPLE_RATE, format=fmt)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+        assert main(["stream", "--model", str(st_pack), "-", "--vad", "energy"]) == 2
+        err = capsys.readouterr().err
+        assert f"stdin: a {kind} file, not raw PCM: give its name instead of -" in err and err.count("\n") == 1
