@@ -23,11 +23,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
+from sate.data.audio import END_TOLERANCE_S, SAMPLE_RATE, audio_blocks, rechunk, wav_info
 from sate.decode.api import SpeechTranslator
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
 from sate.decode.vad import VadOptions
+from sate.errors import SateError
 from sate.scoring.resegment import resegment
 
 
@@ -118,10 +119,19 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
 
 
 def group_talks(rows: list[dict]) -> dict[str, list[int]]:
-    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets."""
+    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets; every talk's
+    file is checked before any is decoded: it must be readable audio that its rows do not run past (rows of
+    another file would be given the words of this one)."""
     talks: dict[str, list[int]] = {}
     for k, row in enumerate(rows):
         talks.setdefault(str(row["audio"]), []).append(k)
+    for audio, members in talks.items():
+        duration = wav_info(audio).duration
+        last = max(members, key=lambda k: float(rows[k]["offset"]) + float(rows[k]["duration"]))
+        end = float(rows[last]["offset"]) + float(rows[last]["duration"])
+        if end > duration + END_TOLERANCE_S:
+            raise SateError(f"{audio}: row {rows[last]['id']} ends at {end:.2f} s, past the end of the audio "
+                            f"({duration:.2f} s): is the manifest of another file?")
     return {audio: sorted(members, key=lambda k: float(rows[k]["offset"])) for audio, members in talks.items()}
 
 

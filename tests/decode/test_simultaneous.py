@@ -6,6 +6,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -372,3 +373,30 @@ def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, wa
         assert main(["stream", "--model", str(st_pack), "-", "--vad", "energy"]) == 2
         err = capsys.readouterr().err
         assert f"stdin: a {kind} file, not raw PCM: give its name instead of -" in err and err.count("\n") == 1
+
+
+def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--talks` with a talk's wav cut short exited 0: the rows past its end were given the words of what was left.
+    A missing or unreadable talk was found only once the talks before it had been decoded. Both are now one line
+    before any decoding, with and without --stream."""
+    import shutil
+
+    rows = read_manifest(prepared_data / "dev.jsonl")
+    first = rows[0]["audio"]
+    cut = tmp_path / "cut.wav"
+    samples, rate = sf.read(first, dtype="float32")
+    sf.write(cut, samples[:len(samples) // 4], rate)
+    missing = tmp_path / "missing.wav"
+    for name, target, says in (("cut", cut, f"{re.escape(str(cut))}: row .* ends at .* s, past the end of the audio"),
+                               ("missing", missing, f"{re.escape(str(missing))}: audio file is missing")):
+        data = tmp_path / f"data-{name}"
+        shutil.copytree(prepared_data, data)
+        lines = [json.dumps({**r, "audio": str(target) if r["audio"] == first else r["audio"]}) for r in rows]
+        (data / "dev.jsonl").write_text("".join(line + "\n" for line in lines))
+        for extra in ([], ["--stream", "wait-k=2"]):
+            argv = ["evaluate", "--model", str(st_pack), "--data", str(data), "--split", "dev", "--talks",
+                    "--out", str(tmp_path / f"out-{name}-{len(extra)}"), *extra]
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert re.search(f"^sate evaluate: error: {says}", err, re.M) and "/talk" not in err, err
