@@ -400,3 +400,19 @@ def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: 
             assert main(argv) == 2
             err = capsys.readouterr().err
             assert re.search(f"^sate evaluate: error: {says}", err, re.M) and "/talk" not in err, err
+
+
+def test_evaluate_refuses_options_that_streaming_ignores(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--chunk without --stream, and --beam or --decode beam/nbest with it, were ignored without a word (exit 0):
+    the results then said nothing of the option given. Each is one line before the model loads."""
+    base = ["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev"]
+    for extra, says in ((["--chunk", "0.4"], "--chunk is the reading step of --stream"),
+                        (["--talks", "--chunk", "2"], "--chunk is the reading step of --stream"),
+                        (["--stream", "wait-k=2", "--beam", "5"], "--stream decodes greedily: beam"),
+                        (["--stream", "wait-k=2", "--talks", "--decode", "nbest=2"],
+                         "--stream decodes greedily: nbest")):
+        out = tmp_path / "out"
+        assert main([*base, *extra, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1 and not out.exists(), (extra, err)
