@@ -23,8 +23,8 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import get_key, read_json, read_weights
-from sate.models.hub.whisper_files import ct2_index, ct2_stack, whisper_format
+from sate.models.hub.files import read_json, read_weights
+from sate.models.hub.whisper_files import check_config_sizes, ct2_index, ct2_stack, positive_sizes, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -140,7 +140,7 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         config = read_json(path)
         keys = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "vocab_size",
                 "max_target_positions")
-        return DecoderSizes(*(get_key(config, key, path, int) for key in keys))
+        return DecoderSizes(*positive_sizes(config, keys, path))
     shapes, layers, heads = ct2_stack(directory, "decoder", ("embeddings/weight", "position_encodings/encodings"))
     vocab, d_model = shapes["decoder/embeddings/weight"]
     return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
@@ -197,6 +197,10 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
     state, source = read_weights(directory)
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
     part = {k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)}
+    check_config_sizes(directory / "config.json", part, prefix, [
+        ("d_model", sizes.d_model, "embed_tokens.weight", 1), ("vocab_size", sizes.vocab, "embed_tokens.weight", 0),
+        ("max_target_positions", sizes.positions, "embed_positions.weight", 0),
+        ("decoder_ffn_dim", sizes.ffn, "layers.0.fc1.weight", 0), ("decoder_layers", sizes.layers, "layers", 0)])
     names = _names(_HF, sizes.layers) | {"embed.weight": "embed_tokens.weight", "positions": "embed_positions.weight"}
     fused = [f"layers.{i}.{a}.{p}_proj.{w}" for i in range(sizes.layers) for a in ("self_attn", "encoder_attn")
              for p in "qkv" for w in ("weight", "bias") if not (p == "k" and w == "bias")]
