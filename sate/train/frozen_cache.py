@@ -133,7 +133,7 @@ def _record(out: Path, split: str) -> dict | None:
     """``SPLIT.json`` as written by `compute_split`, or None (missing, unreadable, or of an earlier format)."""
     try:
         record = json.loads((out / f"{split}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not (isinstance(record, dict) and isinstance(record.get("crc"), list) and isinstance(record.get("bytes"), dict)
             and isinstance(record.get("manifest"), str) and record.get("utterances") == len(record["crc"])):

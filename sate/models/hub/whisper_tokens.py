@@ -85,7 +85,7 @@ def _from_tokenizer_json(path: Path) -> dict[int, str]:
         data = json.loads(path.read_text(encoding="utf-8"))
         pairs = [(token, i) for token, i in data["model"]["vocab"].items()]
         pairs += [(entry["content"], entry["id"]) for entry in data.get("added_tokens", [])]
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise SateError(f"{path}: not a tokenizer.json with model.vocab and added_tokens ({err})") from None
     by_id: dict[int, str] = {}
     for token, i in pairs:
@@ -99,7 +99,7 @@ def _from_tokenizer_json(path: Path) -> dict[int, str]:
 def _from_vocabulary_json(path: Path) -> dict[int, str]:
     try:
         tokens = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise SateError(f"{path}: cannot read ({err})") from None
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         raise SateError(f"{path}: not a list of tokens")
