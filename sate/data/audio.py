@@ -59,6 +59,10 @@ def wav_info(path: str | Path) -> WavInfo:
     unreadable file becomes a SateError naming it."""
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():
+            raise SateError(f"{path}: is a directory, not an audio file")
+        if path.exists():  # a pipe would block sf.info until written to, and cannot be read at an offset
+            raise SateError(f"{path}: is a pipe or a device, not an audio file (a segment is read at its offset)")
         raise SateError(f"{path}: audio file is missing")
     try:
         info = sf.info(str(path))
