@@ -16,6 +16,7 @@ from sate.errors import SateError
 from sate.models.hub.whisper import WhisperEncoder
 from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes, decoder_weights, load_decoder
+from sate.models.hub.whisper_files import whisper_sizes
 from sate.models.hub.whisper_tokens import whisper_tokens
 from sate.scoring.score import word_error_rate
 
@@ -218,6 +219,8 @@ def test_a_config_or_vocabulary_that_disagrees_with_the_weights(whisper_asr_dir:
         ("vocab", config, lambda c: c.update(vocab_size=70), "says vocab_size 70, the weights have 60"),
         ("positions", config, lambda c: c.update(max_source_positions=10), "says max_source_positions 10, the "
                                                                            "weights have 1500"),
+        ("huge", config, lambda c: c.update(max_target_positions=10**12), "says max_target_positions 1000000000000, "
+                                                                          "the weights have 32"),  # not allocated
         ("negative", "tokenizer.json", lambda t: t["model"]["vocab"].update(x=-5),
          "token 'x' has the id -5, not a whole number >= 0"),
         ("string", "tokenizer.json", lambda t: t["model"]["vocab"].update(x="7"), "token 'x' has the id '7'"),
@@ -229,3 +232,6 @@ def test_a_config_or_vocabulary_that_disagrees_with_the_weights(whisper_asr_dir:
         assert str(err.value).startswith(str(tmp_path / name)) and "\n" not in str(err.value), (name, err.value)
     with pytest.raises(SateError, match="says encoder_layers 1, the weights have 2"):  # the encoder alone: training
         WhisperEncoder.from_directory(tmp_path / "enc-layers")
+    huge = changed("huge-encoder", config, lambda c: c.update(max_source_positions=10**12))
+    with pytest.raises(SateError, match="says max_source_positions 1000000000000, the weights have 1500"):
+        whisper_sizes(huge)  # what a training config's acoustic.path is resolved with, before the model is built
