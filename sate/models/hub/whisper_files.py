@@ -124,7 +124,7 @@ def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]
     path = directory / "model.safetensors"
     if not path.is_file():
         return None
-    from safetensors import SafetensorError, safe_open
+    from safetensors import SafetensorError, safe_open  # slow: safetensors, only for a Hugging Face directory
 
     try:
         with safe_open(str(path), framework="pt") as f:
