@@ -243,6 +243,8 @@ def read_json(path: Path) -> RawMapping:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (UnicodeDecodeError, json.JSONDecodeError) as err:
         raise SateError(f"{path}: not valid JSON ({err})") from None
+    except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
+        raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict):
         raise SateError(f"{path}: expected a JSON object, got {type(data).__name__}")
     return data

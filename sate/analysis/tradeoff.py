@@ -66,6 +66,8 @@ def read_run(path: Path) -> Run:
         results = json.loads(file.read_text(encoding="utf-8"))
     except json.JSONDecodeError as err:
         raise SateError(f"{file}: not valid JSON ({err.msg}, line {err.lineno})") from None
+    except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
+        raise SateError(f"{file}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(results, dict) or not isinstance(results.get("bleu"), int | float):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if isinstance(results.get(key), int | float)

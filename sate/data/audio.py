@@ -59,6 +59,10 @@ def wav_info(path: str | Path) -> WavInfo:
     unreadable file becomes a SateError naming it."""
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():
+            raise SateError(f"{path}: is a directory, not an audio file")
+        if path.exists():  # a pipe would block sf.info until written to, and cannot be read at an offset
+            raise SateError(f"{path}: is a pipe or a device, not an audio file (a segment is read at its offset)")
         raise SateError(f"{path}: audio file is missing")
     try:
         info = sf.info(str(path))
@@ -314,6 +318,19 @@ def read_audio(path: str | Path) -> np.ndarray:
         wave[filled:filled + len(block)] = block
         filled += len(block)
     return wave[:filled]
+
+
+def rechunk(blocks: Iterable[np.ndarray], step: int) -> Iterator[np.ndarray]:
+    """Blocks of samples of any sizes as consecutive pieces of ``step`` samples (the last may be shorter): what a
+    stream reads ``chunk`` seconds at a time, holding at most a block and a piece."""
+    held = np.empty(0, dtype=np.float32)
+    for block in blocks:
+        held = np.concatenate([held, block]) if len(held) else block
+        while len(held) >= step:
+            yield held[:step]
+            held = held[step:]
+    if len(held):
+        yield held
 
 
 class FrameEnergy:

@@ -70,7 +70,7 @@ def recorded_checksums(ark: Path) -> dict[int, int]:
     try:
         sums = json.loads(checksums_path(ark).read_text(encoding="utf-8"))
         return {int(offset): int(crc) for offset, crc in sums.items()}
-    except (OSError, ValueError, AttributeError, TypeError):
+    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
         return {}
 
 
@@ -78,7 +78,7 @@ def recorded_sizes(shard_dir: Path) -> dict[str, int]:
     """The sizes a finished split recorded, or {} (a split older than the record, or not finished)."""
     try:
         sizes = json.loads((shard_dir / SIZES).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     return sizes if isinstance(sizes, dict) else {}
 

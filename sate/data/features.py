@@ -289,7 +289,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         stats = json.loads(path.read_text())
         mean = np.asarray(stats["mean"], dtype=np.float32)
         std = np.asarray(stats["std"], dtype=np.float32)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError) as err:
+    except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as err:
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")

@@ -101,6 +101,8 @@ def read_manifest(path: str | Path) -> list[dict]:
             row = json.loads(line)
         except json.JSONDecodeError as err:
             raise SateError(f"{path}:{lineno}: not a JSON object: {err.msg}") from None
+        except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
+            raise SateError(f"{path}:{lineno}: not a JSON object: nested too deeply to read") from None
         if not isinstance(row, dict):
             raise SateError(f"{path}:{lineno}: not a JSON object")
         missing = [key for key in MANIFEST_KEYS if key not in row]

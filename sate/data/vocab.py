@@ -115,7 +115,7 @@ def vocabulary_kind(directory: str | Path) -> str:
         return "spm"
     try:
         kind = json.loads(meta.read_text()).get("kind", "spm")
-    except (json.JSONDecodeError, AttributeError):
+    except (json.JSONDecodeError, AttributeError, RecursionError):
         kind = "spm"
     return kind if kind in VOCAB_KINDS else "spm"
 
@@ -232,7 +232,7 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
         return False
     try:
         return json.loads(meta_path.read_text()) == meta
-    except json.JSONDecodeError:
+    except (json.JSONDecodeError, RecursionError):
         return False
 
 

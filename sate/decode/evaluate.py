@@ -197,6 +197,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
     if stream is not None:
         check_chunk(chunk)
+        greedy_only = sorted({"beam", "nbest"} & set(decode or {}))
+        if greedy_only:
+            raise SateError(f"--stream decodes greedily: {' and '.join(greedy_only)} (--beam, --decode) do not apply")
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
@@ -374,11 +377,14 @@ def run(args: argparse.Namespace) -> int:
 
     decode = decode_overrides(args)
     stream = parse_policy(args.stream) if args.stream is not None else None
+    if stream is None and args.chunk is not None:
+        raise SateError("--chunk is the reading step of --stream: give --stream POLICY too")
+    chunk = CHUNK if args.chunk is None else args.chunk
     out = args.out or default_out(args.model, args.mt_model, args.split)
     if stream is not None and args.out is None:  # beside the offline results, not over them
-        out = out.with_name(f"{out.name}-stream-{stream}-{args.chunk:g}s")
+        out = out.with_name(f"{out.name}-stream-{stream}-{chunk:g}s")
     if args.talks and args.out is None:
         out = out.with_name(f"{out.name}-talks")
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
-             args.chunk, args.talks)
+             chunk, args.talks)
     return 0

@@ -188,4 +188,6 @@ def add_stream_arguments(parser: argparse.ArgumentParser, flag: str, default: st
     """The policy option (`flag`) and ``--chunk``, for `sate stream` and `sate evaluate --stream`."""
     names = ", ".join(f"{name}={STREAM_VALUE[name]} (default {value})" for name, value in STREAM_POLICIES.items())
     parser.add_argument(flag, default=default, metavar="POLICY", help=f"streaming policy NAME[=VALUE]: {names}")
-    parser.add_argument("--chunk", type=float, default=CHUNK, help="seconds of audio read before each decision")
+    # where the policy is optional (evaluate), so is --chunk: given without the policy it is refused, not ignored
+    parser.add_argument("--chunk", type=float, default=CHUNK if default is not None else None,
+                        help=f"seconds of audio read before each decision (default {CHUNK:g})")

@@ -51,7 +51,8 @@ MIN_SECONDS = 0.2
 # Silence kept before speech starts in a live stream, so the VAD sees the onset; older silence is dropped.
 KEEP_SILENCE = 1.0
 # A live stream's VAD looks at this many seconds of the latest audio after each chunk (whether speech has begun,
-# whether a pause has ended it): silero reads 20 s in 0.4 s on a CPU core, too slow to redo after every chunk.
+# whether a pause has ended it), or at the whole chunk when it is longer: silero reads 20 s in 0.4 s on a CPU
+# core, too slow to redo after every chunk.
 VAD_WINDOW = 5.0
 
 
@@ -190,7 +191,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
         read += len(piece) / SAMPLE_RATE
-        window = buffer[-window_samples:]
+        window = buffer[-max(window_samples, len(piece)):]  # a longer chunk is seen whole: no speech in it is lost
         spans = speech_segments(window, vad)
         if not spans and stream.chunks == 0:  # no speech yet
             buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]

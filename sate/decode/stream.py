@@ -25,7 +25,7 @@ from typing import BinaryIO
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, audio_blocks
+from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
@@ -33,13 +33,25 @@ from sate.errors import SateError
 FORMATS = ("jsonl", "text")
 
 
+# How audio files begin: a file piped to stdin would be read as PCM, its header as noise and its samples as
+# whatever their rate, channels and encoding make of them.
+FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"FORM": "AIFF"}
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
-    """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter)."""
+    """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
+    an audio file's header at the start is refused."""
     size = 2 * round(chunk * SAMPLE_RATE)
+    first = True
     while True:
         data = stream.read(size)
         if not data:
             return
+        kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None) if first else None
+        if kind is not None:
+            raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
+                            "-i FILE -f s16le -ac 1 -ar 16000 -)")
+        first = False
         if len(data) % 2:
             raise SateError("stdin: odd number of bytes: expected 16-bit PCM (16 kHz mono s16le)")
         yield np.frombuffer(data, dtype="<i2").astype(np.float32) / 32768.0
@@ -49,23 +61,11 @@ def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iter
     """A file's samples (its `audio_blocks`) `chunk` seconds at a time; `paced`: each piece only once it would have
     been spoken."""
     started, sent = time.monotonic(), 0
-    for piece in _pieces(blocks, round(chunk * SAMPLE_RATE)):
+    for piece in rechunk(blocks, round(chunk * SAMPLE_RATE)):
         sent += len(piece)
         if paced:
             time.sleep(max(0.0, started + sent / SAMPLE_RATE - time.monotonic()))
         yield piece
-
-
-def _pieces(blocks: Iterator[np.ndarray], step: int) -> Iterator[np.ndarray]:
-    """Blocks of any sizes as pieces of ``step`` samples (the last may be shorter)."""
-    held = np.empty(0, dtype=np.float32)
-    for block in blocks:
-        held = np.concatenate([held, block])
-        while len(held) >= step:
-            yield held[:step]
-            held = held[step:]
-    if len(held):
-        yield held
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

@@ -1,12 +1,13 @@
 """Whole talks as one stream: `sate evaluate --stream POLICY --talks` (StreamLAAL, Papi et al. 2024).
 
-The split's rows that share an ``audio`` file are one talk. Each talk is read from its start, ``chunk`` seconds at
-a time, by `sate.decode.simultaneous.live` (the VAD cuts it as it goes, as `sate stream` does, so the reference
-segmentation is never seen), and every shown word gets the seconds of the talk read when it was shown (ideal
-delay) and when it was shown in a live stream, decoding included (computation-aware, as in `simulate`: piece j
-arrives at a_j, is done at f_j = max(a_j, f_(j-1)) + its compute time). The talk's words are then re-segmented to
-the reference rows (`sate.scoring.resegment`), and each row gets its words, with delays counted from the row's
-start (its ``offset``): StreamLAAL is the LAAL of these per row (source = the row's duration), averaged as usual.
+The split's rows that share an ``audio`` file are one talk. Each talk is read from its start, block by block as it
+is streamed (`audio_blocks`: a talk is never held whole), and fed ``chunk`` seconds at a time to
+`sate.decode.simultaneous.live` (the VAD cuts it as it goes, as `sate stream` does, so the reference segmentation
+is never seen), and every shown word gets the seconds of the talk read when it was shown (ideal delay) and when it
+was shown in a live stream, decoding included (computation-aware, as in `simulate`: piece j arrives at a_j, is done
+at f_j = max(a_j, f_(j-1)) + its compute time). The talk's words are then re-segmented to the reference rows
+(`sate.scoring.resegment`), and each row gets its words, with delays counted from the row's start (its
+``offset``): StreamLAAL is the LAAL of these per row (source = the row's duration), averaged as usual.
 
 Its offline counterpart (`sate evaluate --talks` without ``--stream``) translates each talk whole as `sate
 translate` does (VAD segments, the pack's beam search) and re-segments the words the same way: the quality that
@@ -17,16 +18,17 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 import numpy as np
 
-from sate.data.audio import SAMPLE_RATE, read_audio
+from sate.data.audio import END_TOLERANCE_S, SAMPLE_RATE, audio_blocks, rechunk, wav_info
 from sate.decode.api import SpeechTranslator
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
 from sate.decode.vad import VadOptions
+from sate.errors import SateError
 from sate.scoring.resegment import resegment
 
 
@@ -52,24 +54,31 @@ class Segment:
 
 
 class _Clock:
-    """The pieces of a wave, timed: when the consumer of `live` sees a commit, `elapsed()` is the live time at which
-    the piece being decoded is done so far."""
+    """The pieces of a recording (blocks of 16 kHz samples), read as they are asked for and timed: when the consumer
+    of `live` sees a commit, `elapsed()` is the live time at which the piece being decoded is done so far. Reading
+    the file is not counted (in a live stream the audio arrives by itself)."""
 
-    def __init__(self, wave: np.ndarray, chunk: float) -> None:
-        self.wave, self.step = wave, round(chunk * SAMPLE_RATE)
+    def __init__(self, blocks: Iterable[np.ndarray], chunk: float) -> None:
+        self.blocks, self.step = blocks, round(chunk * SAMPLE_RATE)
         self.count = 0
+        self.samples = 0  # read so far
         self.done = 0.0  # f of the previous piece
         self.arrived = 0.0
         self.started = 0.0
 
     def pieces(self) -> Iterator[np.ndarray]:
-        for start in range(0, len(self.wave), self.step):
+        source = rechunk(self.blocks, self.step)
+        while True:
             now = time.perf_counter()
+            piece = next(source, None)
+            if piece is None:
+                self.started += time.perf_counter() - now
+                return
             if self.count:
                 self.done = max(self.arrived, self.done) + now - self.started
-            piece = self.wave[start:start + self.step]
             self.count += 1
-            self.arrived = (start + len(piece)) / SAMPLE_RATE
+            self.samples += len(piece)
+            self.arrived = self.samples / SAMPLE_RATE
             self.started = time.perf_counter()
             yield piece
 
@@ -77,11 +86,13 @@ class _Clock:
         return max(self.arrived, self.done) + time.perf_counter() - self.started
 
 
-def stream_talk(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy, chunk: float,
+def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec: StreamPolicy, chunk: float,
                 options: DecodeOptions | None = None, vad: VadOptions | None = None) -> TalkWords:
-    """Translate a whole talk (16 kHz samples) with `live`; every shown word and its delays."""
+    """Translate a whole talk, given as blocks of 16 kHz samples (`audio_blocks` of its file: read as it is
+    streamed, so the talk is never held; ``[samples]`` for one in memory), with `live`; every shown word and its
+    delays."""
     check_chunk(chunk)
-    clock = _Clock(wave, chunk)
+    clock = _Clock(blocks, chunk)
     words: list[str] = []
     delays: list[float] = []
     elapsed: list[float] = []
@@ -93,7 +104,7 @@ def stream_talk(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPoli
         delays += [commit.t] * len(new)
         elapsed += [now] * len(new)
         shown = 0 if commit.final else shown + len(new)
-    return TalkWords(words, delays, elapsed, len(wave) / SAMPLE_RATE, clock.count)
+    return TalkWords(words, delays, elapsed, clock.samples / SAMPLE_RATE, clock.count)
 
 
 def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
@@ -108,10 +119,19 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
 
 
 def group_talks(rows: list[dict]) -> dict[str, list[int]]:
-    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets."""
+    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets; every talk's
+    file is checked before any is decoded: it must be readable audio that its rows do not run past (rows of
+    another file would be given the words of this one)."""
     talks: dict[str, list[int]] = {}
     for k, row in enumerate(rows):
         talks.setdefault(str(row["audio"]), []).append(k)
+    for audio, members in talks.items():
+        duration = wav_info(audio).duration
+        last = max(members, key=lambda k: float(rows[k]["offset"]) + float(rows[k]["duration"]))
+        end = float(rows[last]["offset"]) + float(rows[last]["duration"])
+        if end > duration + END_TOLERANCE_S:
+            raise SateError(f"{audio}: row {rows[last]['id']} ends at {end:.2f} s, past the end of the audio "
+                            f"({duration:.2f} s): is the manifest of another file?")
     return {audio: sorted(members, key=lambda k: float(rows[k]["offset"])) for audio, members in talks.items()}
 
 
@@ -135,7 +155,7 @@ def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPol
     out: dict[int, Segment] = {}
     chunks = 0
     for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
-        talk = stream_talk(translator, read_audio(audio), spec, chunk, options)
+        talk = stream_talk(translator, audio_blocks(audio), spec, chunk, options)
         chunks += talk.chunks
         for k, segment in zip(members, split_talk(talk, [rows[k] for k in members]), strict=True):
             out[k] = segment

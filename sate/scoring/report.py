@@ -37,6 +37,8 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                 result = json.loads(path.read_text(encoding="utf-8"))
             except json.JSONDecodeError as err:
                 raise SateError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
+            except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
+                raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None
             timing = system / layout.TRAIN_TIME
             minutes = json.loads(timing.read_text())["seconds"] / 60 if timing.is_file() else None
             rows.append({"system": system.name, "split": split, **result, "train_minutes": minutes})

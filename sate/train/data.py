@@ -27,7 +27,7 @@ from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
 from sate.models.hub.whisper import WhisperAcousticEncoder
 from sate.models.registry import HUB_ACOUSTIC_TYPES
-from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, is_current
+from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
 from sate.train.schema import BatchConfig, TrainingConfig, train_splits
 
 
@@ -201,7 +201,10 @@ class SateDataModule(L.LightningDataModule):
             out = self._frozen_dir()
             for split in self._speech_splits():
                 manifest = self.data_dir / f"{split}.jsonl"
-                if manifest.is_file() and not is_current(out, split, manifest):
+                why = problem(out, split, manifest) if manifest.is_file() else None
+                if why is not None:
+                    if (out / f"{split}.json").is_file():  # computed before: say why it is done again
+                        print(f"frozen Whisper states: {why}; computing them again")
                     base = speech_dataset(self.data_dir, split, self.src_vocab, None, "waveform")
                     check_whisper_window(base, split)
                     compute_split(self.frozen, base, manifest, out, split)

@@ -13,6 +13,12 @@ split: ``SPLIT.npy`` (every utterance's states one after another, float16: half 
 above the rounding), ``SPLIT.index.npy`` (offsets) and ``SPLIT.json``, written last, which names the manifest's
 digest: a split whose manifest changed is computed again. Lengths stay in samples (the frames times 320), so
 ``batch.*`` means what it means without the cache.
+
+The cache is checked as features are (`sate.data.feature_index`): ``SPLIT.json`` also records the byte size of
+both arrays, the CRC-32 of the index and one CRC-32 per utterance's states. A cache cut short, replaced (another
+split's or another cache's file), of another format or written before the record is computed again before
+training; a byte changed in place keeps every size, so each utterance's states are checked against their CRC when
+read, and a mismatch is one line naming the file and the utterance.
 """
 
 from __future__ import annotations
@@ -28,9 +34,10 @@ from torch.utils.data import Dataset
 from tqdm import tqdm
 
 from sate.data.dataset import collate
+from sate.data.feature_index import checksum
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_open, atomic_write_text
 from sate.models.hub.whisper import WhisperAcousticEncoder
 
@@ -100,40 +107,99 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
     finally:
         progress.close()
         encoder.train(was_training)
-    counts = np.array([len(s) for s in states if s is not None], dtype=np.int64)
+    done = [s for s in states if s is not None]
+    counts = np.array([len(s) for s in done], dtype=np.int64)
     offsets = np.concatenate([[0], np.cumsum(counts)])
     out.mkdir(parents=True, exist_ok=True)
     with atomic_open(out / f"{split}.npy", "wb") as f:
-        np.save(f, np.concatenate([s for s in states if s is not None]) if len(counts) else
-                np.zeros((0, acoustic.sizes.d_model), np.float16))
+        np.save(f, np.concatenate(done) if done else np.zeros((0, acoustic.sizes.d_model), np.float16))
     with atomic_open(out / f"{split}.index.npy", "wb") as f:
         np.save(f, offsets)
-    atomic_write_text(out / f"{split}.json", json.dumps({"manifest": _manifest_digest(manifest),
-                                                          "utterances": len(counts)}) + "\n")
+    record = {"manifest": _manifest_digest(manifest), "utterances": len(counts),
+              "bytes": {name: (out / name).stat().st_size for name in _files(split)},
+              "index_crc": checksum(offsets), "crc": [checksum(s) for s in done]}
+    atomic_write_text(out / f"{split}.json", json.dumps(record) + "\n")
     if log:
         size = (out / f"{split}.npy").stat().st_size / 1e6
         print(f"frozen Whisper states: {split}, {len(counts):,} utterances -> {out / split}.npy ({size:.0f} MB) in "
               f"{time.perf_counter() - started:.0f} s")
 
 
-def is_current(out: Path, split: str, manifest: Path) -> bool:
-    """Whether ``out`` holds `split`'s states for the manifest as it is now."""
-    meta = out / f"{split}.json"
-    if not meta.is_file():
-        return False
+def _files(split: str) -> tuple[str, str]:
+    return f"{split}.npy", f"{split}.index.npy"
+
+
+def _record(out: Path, split: str) -> dict | None:
+    """``SPLIT.json`` as written by `compute_split`, or None (missing, unreadable, or of an earlier format)."""
     try:
-        return json.loads(meta.read_text())["manifest"] == _manifest_digest(manifest)
-    except (ValueError, KeyError):
-        return False
+        record = json.loads((out / f"{split}.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not (isinstance(record, dict) and isinstance(record.get("crc"), list) and isinstance(record.get("bytes"), dict)
+            and isinstance(record.get("manifest"), str) and record.get("utterances") == len(record["crc"])):
+        return None
+    return record
+
+
+def _open(out: Path, split: str, record: dict) -> tuple[np.ndarray, np.ndarray]:
+    """The states (mapped, not read) and offsets of a split's cache, checked against its record: the sizes, the
+    arrays' headers and the index's CRC; the first problem is one `SateError` naming the file."""
+    for name in _files(split):
+        try:
+            size = (out / name).stat().st_size
+        except OSError:
+            raise SateError(f"{out / name} is missing") from None
+        if size != record["bytes"].get(name):
+            raise SateError(f"{out / name} has {size} bytes, {record['bytes'].get(name)} when it was written: cut "
+                            "short or replaced")
+    states_file, index_file = (out / name for name in _files(split))
+    try:
+        states = np.load(states_file, mmap_mode="r")
+        offsets = np.load(index_file)
+    except (OSError, ValueError) as err:
+        raise SateError(f"{out / split}.npy or its index cannot be read ({shown(str(err))})") from None
+    if states.ndim != 2 or states.dtype != np.float16:
+        raise SateError(f"{states_file} holds {states.dtype} {states.shape}, not float16 (T, D) states: replaced")
+    if offsets.dtype != np.int64 or offsets.shape != (record["utterances"] + 1,) or checksum(offsets) != \
+            record["index_crc"] or int(offsets[-1]) != len(states):
+        raise SateError(f"{index_file} does not match its record or {states_file.name}: replaced or damaged")
+    return states, offsets
+
+
+def problem(out: Path, split: str, manifest: Path) -> str | None:
+    """Why ``out`` does not hold `split`'s states for the manifest as it is now (not computed, the manifest
+    changed, or the cache is damaged: `_open`), or None."""
+    record = _record(out, split)
+    if record is None:
+        return f"{out / split}.json is missing or of an earlier format"
+    if record["manifest"] != _manifest_digest(manifest):
+        return f"{manifest} has changed since {out / split}.npy was computed"
+    try:
+        _open(out, split, record)
+    except SateError as err:
+        return str(err)
+    return None
+
+
+def is_current(out: Path, split: str, manifest: Path) -> bool:
+    """Whether ``out`` holds `split`'s states for the manifest as it is now, undamaged (`problem`)."""
+    return problem(out, split, manifest) is None
 
 
 class FrozenStates(Dataset):
-    """A split's items with ``feats`` the cached states (T', D) float32 instead of samples; ``lengths`` in samples."""
+    """A split's items with ``feats`` the cached states (T', D) float32 instead of samples; ``lengths`` in samples.
+    Each item's states are checked against their CRC-32 as they are read."""
 
     def __init__(self, base: WaveformDataset, out: Path, split: str) -> None:
-        self.base = base
-        self.states = np.load(out / f"{split}.npy", mmap_mode="r")
-        self.offsets = np.load(out / f"{split}.index.npy")
+        self.base, self.file = base, out / f"{split}.npy"
+        record = _record(out, split)
+        if record is None:
+            raise SateError(f"{out / split}.json is missing or of an earlier format: delete {out} and train again")
+        try:
+            self.states, self.offsets = _open(out, split, record)
+        except SateError as err:
+            raise SateError(f"{err}; delete {out} and train again") from None
+        self.checksums = record["crc"]
         if len(self.offsets) != len(base) + 1:
             raise SateError(f"{out / split}.npy holds {len(self.offsets) - 1} utterances, the split {len(base)}: "
                             f"delete {out} and train again")
@@ -144,6 +210,10 @@ class FrozenStates(Dataset):
 
     def __getitem__(self, index: int) -> dict:
         a, b = int(self.offsets[index]), int(self.offsets[index + 1])
-        return {"id": self.base.rows[index]["id"],
-                "feats": torch.from_numpy(np.asarray(self.states[a:b], dtype=np.float32)),
+        states = np.asarray(self.states[a:b])
+        utt_id = self.base.rows[index]["id"]
+        if checksum(states) != self.checksums[index]:
+            raise SateError(f"{self.file}: the states of {utt_id} (rows {a}-{b}) do not match their checksum (the file "
+                            f"is damaged); delete {self.file.parent} and train again")
+        return {"id": utt_id, "feats": torch.from_numpy(states.astype(np.float32)),
                 "src": torch.from_numpy(self.base.src[index]), "tgt": torch.from_numpy(self.base.tgt[index])}

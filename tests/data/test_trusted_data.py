@@ -174,3 +174,22 @@ def test_features_changed_in_place_are_refused_naming_the_ark(tmp_path: Path, pr
     rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 0 and "recomputed" in out and ark.read_bytes() == before
     assert FeatureIndex(data / "fbank" / "dev.scp")[utt_id].shape[1] == 80
+
+
+def test_a_rows_audio_that_is_not_a_file(tmp_path: Path) -> None:
+    """A directory or a named pipe as a manifest row's audio was "audio file is missing"; now each is named for what
+    it is (a pipe cannot be read at an offset)."""
+    import os
+    import re
+
+    from sate.data.audio import read_segment, wav_info
+
+    fifo = tmp_path / "talk.wav"
+    os.mkfifo(fifo)
+    for path, says in ((tmp_path, "is a directory, not an audio file"),
+                       (fifo, "is a pipe or a device, not an audio file"),
+                       (tmp_path / "gone.wav", "audio file is missing")):
+        with pytest.raises(SateError, match=f"^{re.escape(str(path))}: {says}"):
+            wav_info(path)
+        with pytest.raises(SateError, match=says):
+            read_segment(path, 0.0, 1.0)

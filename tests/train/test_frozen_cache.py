@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import json
+import re
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 
@@ -23,6 +26,7 @@ from sate.train.frozen_cache import (
     check_teacher_cache,
     compute_split,
     is_current,
+    problem,
 )
 from sate.train.trainer import load_training_config, train
 
@@ -136,3 +140,104 @@ def test_an_asr_teacher_must_share_the_frozen_part(whisper_hub_dir: Path) -> Non
     student.set_teachers(asr=built("asr", 1))
     with pytest.raises(SateError, match="the ASR teacher's acoustic encoder must be the same frozen Whisper"):
         check_teacher_cache(student)
+
+
+def _cached_dev(whisper_hub_dir: Path, prepared_data: Path, out: Path) -> WaveformDataset:
+    """The dev split's frozen states (freeze all) computed into ``out``; the split's audio dataset."""
+    model = build_model("asr", {"d_model": 12, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir),
+                                                            "freeze": "all"}}, 50, 50).eval()
+    load_hub_parts(model, [], [], log=lambda _: None)
+    audio = WaveformDataset(prepared_data / "dev.jsonl", Vocabulary.load(prepared_data, "src"), None)
+    compute_split(model.acoustic, audio, prepared_data / "dev.jsonl", out, "dev", log=False)
+    return audio
+
+
+def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_dir: Path, prepared_data: Path,
+                                                                  tmp_path: Path) -> None:
+    """The cache had no check: a cut, replaced or changed file was trained on. Now what changes a size, a header
+    or the index makes the split stale (computed again before training, or one line when read); a byte changed in
+    place fails the CRC of the one utterance that holds it."""
+    audio = _cached_dev(whisper_hub_dir, prepared_data, tmp_path / "good")
+    good = {name: (tmp_path / "good" / name).read_bytes() for name in ("dev.npy", "dev.index.npy", "dev.json")}
+    cached = FrozenStates(audio, tmp_path / "good", "dev")
+    header = len(good["dev.npy"]) - cached.states.nbytes
+    offsets = np.load(tmp_path / "good" / "dev.index.npy")
+    flip = header + int(offsets[3]) * cached.states.shape[1] * 2 + 5  # inside the fourth utterance's states
+    states = np.load(tmp_path / "good" / "dev.npy")
+    shifted = offsets.copy()
+    shifted[1] += 1
+    record = json.loads(good["dev.json"])
+    damages: dict[str, tuple[str, Callable[[Path], None]]] = {
+        "cut": ("dev.npy has .* bytes, .* when it was written: cut short or replaced",
+                lambda d: (d / "dev.npy").write_bytes(good["dev.npy"][:-100])),
+        "deleted": ("dev.npy is missing", lambda d: (d / "dev.npy").unlink()),
+        "another array": ("dev.npy has .* bytes", lambda d: np.save(d / "dev.npy", states[:-1])),
+        "int16, same size": ("holds int16 .*not float16 .*replaced",
+                             lambda d: np.save(d / "dev.npy", states.view(np.int16))),
+        "index changed": ("dev.index.npy does not match its record", lambda d: np.save(d / "dev.index.npy", shifted)),
+        "not npy": ("cannot be read", lambda d: (d / "dev.npy").write_bytes(b"x" * len(good["dev.npy"]))),
+        "earlier format": ("dev.json is missing or of an earlier format",
+                           lambda d: (d / "dev.json").write_text(json.dumps({"manifest": record["manifest"],
+                                                                              "utterances": 5}))),
+    }
+    for name, (says, damage) in damages.items():
+        where = tmp_path / name
+        where.mkdir()
+        for file, data in good.items():
+            (where / file).write_bytes(data)
+        damage(where)
+        why = problem(where, "dev", prepared_data / "dev.jsonl")
+        assert why is not None and re.search(says, why), (name, why)
+        assert not is_current(where, "dev", prepared_data / "dev.jsonl")
+        with pytest.raises(SateError, match=f"{says}.*delete .*{name}.* and train again") as err:
+            FrozenStates(audio, where, "dev")
+        assert "\n" not in str(err.value)
+    in_place = tmp_path / "flipped"
+    in_place.mkdir()
+    for file, data in good.items():
+        (in_place / file).write_bytes(data)
+    with (in_place / "dev.npy").open("r+b") as f:
+        f.seek(flip)
+        byte = f.read(1)
+        f.seek(flip)
+        f.write(bytes([byte[0] ^ 0x10]))
+    assert is_current(in_place, "dev", prepared_data / "dev.jsonl")  # every size holds: only the CRC tells
+    damaged = FrozenStates(audio, in_place, "dev")
+    for i in (0, 1, 2, 4):
+        assert torch.equal(damaged[i]["feats"], cached[i]["feats"])
+    utt = audio.rows[3]["id"]
+    with pytest.raises(SateError, match=f"flipped/dev.npy: the states of {utt} .* do not match their checksum"):
+        damaged[3]
+
+
+def test_training_computes_a_damaged_cache_again(make_config: Callable[..., Path], tmp_path: Path,
+                                                 prepared_data: Path, whisper_hub_dir: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """The data module of `sate train` says why a cache it finds damaged is computed again, then reads it."""
+    from sate.data.vocab import load_vocabularies
+    from sate.train.data import SateDataModule
+    from sate.train.setup import build_for_training
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    acoustic = {"type": "whisper", "path": str(whisper_hub_dir), "freeze": "all"}
+    config = load_training_config(whisper_config(make_config, tmp_path, "asr", data, acoustic), [])
+    src, tgt = load_vocabularies(data, "asr")
+    model = build_for_training(config, src.tokens, tgt.tokens, initialize=True)
+
+    def prepared() -> SateDataModule:
+        module = SateDataModule(config, src, tgt, frozen=model.acoustic)
+        module.prepare_data()
+        module.setup()
+        return module
+
+    first = prepared().valid_set[0]["feats"]
+    (key,) = (data / CACHE_DIR).iterdir()
+    with (key / "dev.npy").open("r+b") as f:
+        f.truncate(f.seek(0, 2) - 64)
+    capsys.readouterr()
+    again = prepared()
+    printed = capsys.readouterr().out
+    assert "frozen Whisper states: " in printed and "dev.npy has" in printed and "computing them again" in printed
+    assert "train.npy" not in printed.split("computing them again")[0]  # the intact split is kept
+    assert torch.equal(again.valid_set[0]["feats"], first)

