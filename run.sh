@@ -71,6 +71,9 @@ case "${1:-demo}" in
     log "pytest"
     # Two worker processes (pytest-xdist), each test module whole on one of them so that its module fixtures are
     # built once. `./run.sh test -n 0 ...` runs in this process instead (for --pdb, or -s to see output).
+    # Bytecode is written even where the environment says not to: without __pycache__ (git-ignores it) every
+    # worker compiles the package and pytest rewrites every test module again, 5 s of each worker's collection.
+    unset PYTHONDONTWRITEBYTECODE
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   demo)

@@ -10,7 +10,10 @@ Their tokenisers are SentencePiece models trained on the fixture corpus's senten
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -39,6 +42,34 @@ torch.set_num_threads(1)
 # at every small op (BENCHMARKS.md, "Threads on a shared machine"). One thread, unless OMP_NUM_THREADS says else.
 if "PYTEST_XDIST_WORKER" in os.environ:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# ------------------------------------------------------------------------------ built once for all the workers
+
+def _built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
+    """The directory `name`, filled by `build(directory)` once per run. Under pytest-xdist the workers share it
+    (the first to ask builds it while the others wait for it), so a fixture that trains or voices costs one
+    worker's time instead of each worker's; its builder must give the same files on any worker."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        out = factory.mktemp(name)
+        build(out)
+        return out
+    root = factory.getbasetemp().parent  # the run's directory, above each worker's own
+    out, done = root / name, root / f"{name}.done"
+    with open(root / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not done.exists():
+            shutil.rmtree(out, ignore_errors=True)  # what a worker that failed half-way left
+            out.mkdir()
+            build(out)
+            done.touch()
+    return out
+
+
+@pytest.fixture(scope="session")
+def built_once() -> Callable[[pytest.TempPathFactory, str, Callable[[Path], None]], Path]:
+    """built_once(tmp_path_factory, name, build) -> a directory built once per run, shared by the xdist workers."""
+    return _built_once
 
 
 @pytest.fixture(scope="session")
@@ -87,9 +118,14 @@ def seeded() -> Callable[[], contextlib.AbstractContextManager[None]]:
 
 
 @pytest.fixture(scope="session")
-def ding_pairs() -> list[tuple[str, str]]:
-    """Every sentence pair of the Ding dictionary (fetched once into the cache)."""
-    return synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir()))
+def ding_pairs(tmp_path_factory: pytest.TempPathFactory) -> list[tuple[str, str]]:
+    """Every sentence pair of the Ding dictionary (fetched once into the cache; parsed once per run, 0.8 s)."""
+    def build(out: Path) -> None:
+        pairs = synth.read_ding_pairs(synth.fetch_ding(synth.default_cache_dir()))
+        (out / "pairs.json").write_text(json.dumps(pairs, ensure_ascii=False), encoding="utf-8")
+
+    path = _built_once(tmp_path_factory, "ding", build) / "pairs.json"
+    return [(en, de) for en, de in json.loads(path.read_text(encoding="utf-8"))]
 
 
 @pytest.fixture(scope="session")
@@ -110,9 +146,10 @@ def fixture_pairs(ding_pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
 @pytest.fixture(scope="session")
 def synth_corpus(tmp_path_factory: pytest.TempPathFactory, fixture_pairs: list[tuple[str, str]]) -> Path:
     """A MuST-C layout corpus of about 20 voiced sentences; returns the root holding `en-de/`."""
-    out = tmp_path_factory.mktemp("synth")
-    synth.build_corpus(out, fixture_pairs, train_size=FIXTURE_SIZES["train"], seed=0, jobs=2, progress=False)
-    return out
+    def build(out: Path) -> None:
+        synth.build_corpus(out, fixture_pairs, train_size=FIXTURE_SIZES["train"], seed=0, jobs=2, progress=False)
+
+    return _built_once(tmp_path_factory, "synth", build)
 
 
 @pytest.fixture(scope="session")
@@ -120,12 +157,13 @@ def prepared_data(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) 
     """The fixture corpus through `sate prep`, `sate features` and `sate vocab` (tiny vocabularies)."""
     from sate.cli import main
 
-    data = tmp_path_factory.mktemp("data")
-    for argv in (["prep", "--mustc-root", str(synth_corpus), "--out", str(data)],
-                 ["features", "--data", str(data), "--jobs", "1"],
-                 ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]):
-        assert main(argv) == 0, argv
-    return data
+    def build(data: Path) -> None:
+        for argv in (["prep", "--mustc-root", str(synth_corpus), "--out", str(data)],
+                     ["features", "--data", str(data), "--jobs", "1"],
+                     ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]):
+            assert main(argv) == 0, argv
+
+    return _built_once(tmp_path_factory, "data", build)
 
 
 # ------------------------------------------------------------------------------------ more corpora, voiced offline
@@ -280,8 +318,6 @@ def marian_sentences(fixture_pairs: list[tuple[str, str]]) -> tuple[list[str], l
 def marian_dir(tmp_path_factory: pytest.TempPathFactory, marian_sentences: tuple[list[str], list[str]]) -> Path:
     """A tiny random OPUS-MT-like model as transformers saves it: config.json, model.safetensors (one copy of the
     tied embedding, no positions), source.spm, target.spm and the joint vocab.json; pad is the last id, eos 0."""
-    import json
-
     import sentencepiece as spm
     import torch
 
@@ -505,8 +541,6 @@ def whisper_asr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A tiny random English-only Whisper with its vocabulary, as a Hugging Face directory (`save_pretrained`,
     tokenizer.json, generation_config.json with suppressed tokens): d_model 32, 2 + 2 layers of 2 heads, 60 tokens,
     32 decoder positions. Decoding it reads every part of the decoder."""
-    import json
-
     end, start = (56 + WHISPER_SPECIALS.index(s) for s in ("<|endoftext|>", "<|startoftranscript|>"))
     out = _tiny_whisper(tmp_path_factory.mktemp("whisper_asr"), 3, decoder_layers=2, pad_token_id=end,
                         bos_token_id=end, eos_token_id=end, decoder_start_token_id=start)

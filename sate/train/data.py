@@ -1,4 +1,6 @@
-"""Training data for Lightning: datasets per task, the bucketed sampler, and the global-batch arithmetic.
+"""What training data must satisfy, without Lightning: the global-batch arithmetic and the checks of a config's
+features. `sate.train.datamodule` (the datasets and loaders of a run) is apart because importing Lightning costs
+seconds that these checks do not need.
 
 The global batch is explicit: `batch.global` (frames for asr/st, tokens for mt, per optimizer update)
 and `batch.per_device` (the cap of one forward pass). Gradient accumulation is derived from both and
@@ -7,28 +9,15 @@ the world size, so adding GPUs changes the accumulation, never the effective bat
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from pathlib import Path
-from typing import Any
 
-import lightning as L
-import torch
-from torch.utils.data import DataLoader, Dataset
+from torch.utils.data import Dataset
 
-from sate import layout
 from sate.data.audio import SAMPLE_RATE
-from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
-from sate.data.sampler import BucketBatchSampler
-from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
-from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
-from sate.data.vocab import Vocabulary
 from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
-from sate.models.hub.whisper import WhisperAcousticEncoder
 from sate.models.registry import HUB_ACOUSTIC_TYPES
-from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
-from sate.train.schema import BatchConfig, TrainingConfig, train_splits
+from sate.train.schema import BatchConfig, TrainingConfig
 
 
 @dataclass(frozen=True)
@@ -99,195 +88,3 @@ def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: st
         raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
     accumulation = max(1, round(wanted / (per_device * world_size)))
     return BatchPlan(per_device, world_size, accumulation, unit)
-
-
-class ResumableLoader(DataLoader):
-    """A DataLoader over a `BucketBatchSampler` (or a `TextMixSampler` driving one) whose place inside an epoch goes
-    into Lightning's checkpoints.
-
-    Lightning saves `state_dict()` with every checkpoint and, resuming inside an epoch, hands it back to
-    `load_state_dict()`: the epoch continues at the exact batch. `batches_done` says how many batches this
-    rank has taken in the current epoch (Lightning's own count, which the DataLoader's prefetching cannot
-    give). The loader draws its worker seed from its own generator, never from torch's global one, so
-    that creating an iterator changes no random number the model draws.
-    """
-
-    def __init__(self, *args: Any, epoch: Callable[[], int], batches_done: Callable[[], int], **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.epoch, self.batches_done = epoch, batches_done
-        self._pending = 0  # batches done before the position a loaded state restarts from
-        self._before = 0  # the same, for the current iterator
-
-    def __iter__(self) -> Iterator:
-        # Lightning's set_epoch reaches a sampler inside a batch sampler, not a batch sampler: set it here.
-        self.batch_sampler.set_epoch(self.epoch())  # type: ignore[union-attr]
-        self._before, self._pending = self._pending, 0
-        return super().__iter__()
-
-    def __len__(self) -> int:
-        """The whole epoch's batches for this rank, also while a resumed epoch is being finished."""
-        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
-        return len(sampler) + ((self._pending or self._before) if sampler.position else 0)
-
-    def state_dict(self) -> dict[str, Any]:
-        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
-        done = int(self.batches_done())
-        return {"sampler": sampler.state_dict(max(0, done - self._before)), "batches_done": done}
-
-    def load_state_dict(self, state: dict[str, Any]) -> None:
-        sampler: BucketBatchSampler | TextMixSampler = self.batch_sampler  # type: ignore[assignment]
-        sampler.load_state_dict(state["sampler"])
-        self._pending = int(state["batches_done"])
-
-
-class SateDataModule(L.LightningDataModule):
-    """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
-
-    def __init__(self, config: TrainingConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 frozen: WhisperAcousticEncoder | None = None) -> None:
-        """`frozen`: the model's Whisper encoder, when ``data.frozen_cache`` has its frozen part computed once."""
-        super().__init__()
-        check_feature_mode(config)
-        self.frozen = frozen
-        self.task = config.task
-        self.conf = config.data
-        self.model_conf = config.model
-        self.batch_conf = config.batch
-        self.seed = config.seed
-        self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
-        self.data_dir = Path(str(self.conf.dir))
-        self.train_set: Dataset | None = None
-        self.valid_set: Dataset | None = None
-        self.text_batches = config.text_batches
-        self.text_set: Dataset | None = None  # st with model.loss.mt_text_weight: the MT text beside the speech
-
-    def _speech(self, split: str) -> SpeechDataset:
-        """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
-        cmvn = self.conf.cmvn
-        if cmvn == "global":
-            cmvn = self.data_dir / layout.CMVN
-        tgt_vocab = self.tgt_vocab if self.task == "st" else None
-        dataset = speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
-        if self.frozen is None:
-            return dataset
-        return FrozenStates(dataset, self._frozen_dir(), split)
-
-    def _frozen_dir(self) -> Path:
-        assert self.frozen is not None
-        return self.data_dir / CACHE_DIR / cache_key(self.frozen)
-
-    def _speech_splits(self) -> list[str]:
-        return [*train_splits(self.conf.train), self.conf.valid]
-
-    def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
-        """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
-        files = [(Path(en), Path(tgt)) for en, tgt in self.conf.mt_text]
-        for path in (p for pair in files for p in pair):
-            if not path.is_file():
-                raise SateError(f"data.mt_text: {path} is missing")
-        meta = self.data_dir / layout.VOCAB_META
-        vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
-                     meta.read_text() if meta.is_file() else ""]
-        cleaning = TextCleaning(self.conf.mt_max_tokens, self.conf.mt_max_ratio, self.conf.mt_dedup)
-        return files, vocab_ids, cleaning
-
-    def prepare_data(self) -> None:
-        """MT text files become token-id shards once, and frozen Whisper states are computed once (Lightning runs
-        this on one process per machine)."""
-        if self.conf.mt_text:  # task mt, or st's text batches (TrainingConfig allows no other)
-            files, vocab_ids, cleaning = self._mt_store()
-            prepare_store(self.data_dir, files, self.src_vocab, self.tgt_vocab, vocab_ids, cleaning)
-        if self.frozen is not None:
-            out = self._frozen_dir()
-            for split in self._speech_splits():
-                manifest = self.data_dir / f"{split}.jsonl"
-                why = problem(out, split, manifest) if manifest.is_file() else None
-                if why is not None:
-                    if (out / f"{split}.json").is_file():  # computed before: say why it is done again
-                        print(f"frozen Whisper states: {why}; computing them again")
-                    base = speech_dataset(self.data_dir, split, self.src_vocab, None, "waveform")
-                    check_whisper_window(base, split)
-                    compute_split(self.frozen, base, manifest, out, split)
-
-    def _manifest_text(self, split: str) -> TextDataset:
-        return TextDataset.from_manifest(self.data_dir / f"{split}.jsonl", self.src_vocab, self.tgt_vocab)
-
-    def _text(self, splits: list[str]) -> tuple[Dataset, list[TextDataset]]:
-        """The MT text to train on: `data.mt_text`'s store, else the splits' transcript/translation pairs (then
-        also returned one dataset per split)."""
-        if self.conf.mt_text:
-            files, vocab_ids, cleaning = self._mt_store()
-            return ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning)), []
-        parts = [self._manifest_text(split) for split in splits]
-        return (parts[0] if len(parts) == 1 else ConcatSplits(parts)), parts
-
-    def setup(self, stage: str | None = None) -> None:
-        if self.train_set is not None:
-            return
-        train = train_splits(self.conf.train)
-        for split in (*train, self.conf.valid):
-            if not (self.data_dir / f"{split}.jsonl").is_file():
-                raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
-        parts: list  # the train splits' datasets, when read from manifests
-        if self.task == "mt":  # the MT text files, else the train manifests
-            self.train_set, parts = self._text(train)
-        else:
-            parts = [self._speech(split) for split in train]
-            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
-        if self.text_batches:
-            self.text_set = self._text(train)[0]
-        if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
-            counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
-            print(f"training on {counts}: {len(self.train_set):,} items")
-        valid = self.conf.valid
-        self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
-        if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
-            for split, part in (*zip(train, parts, strict=True), (valid, self.valid_set)):
-                check_whisper_window(part, split)
-
-    def _sampler(self, dataset: Dataset, shuffle: bool, text_batches: bool = False) -> BucketBatchSampler:
-        """The bucketed batches of the task's items, or (`text_batches`) of st's MT text, capped by batch.mt_tokens."""
-        if text_batches:
-            key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
-        else:
-            key, cap, unit = "batch.per_device", self.batch_conf.per_device, batch_unit(self.task, self.conf.features)
-        remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
-        if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
-            lengths, longest = dataset, dataset.longest
-        else:
-            lengths, longest = dataset.lengths, max(dataset.lengths)
-        if longest > cap:
-            raise SateError(f"{key} ({cap} {unit}) is smaller than the longest item ({longest} {unit}); "
-                            f"raise it or filter long items with {remedy}")
-        kind = "max_tokens" if unit == "tokens" else "max_frames"
-        trainer = self.trainer
-        world, rank = (trainer.world_size, trainer.global_rank) if trainer is not None else (1, 0)
-        return BucketBatchSampler(lengths, **{kind: cap}, shuffle=shuffle, seed=self.seed,
-                                  num_replicas=world, rank=rank)
-
-    def _batches_done(self) -> int:
-        return int(self.trainer.fit_loop.epoch_loop.batch_progress.current.ready) if self.trainer else 0
-
-    def _epoch(self) -> int:
-        return int(self.trainer.current_epoch) if self.trainer else 0
-
-    def train_dataloader(self) -> DataLoader:
-        assert self.train_set is not None
-        dataset, collate_fn = self.train_set, collate
-        self.train_sampler: BucketBatchSampler | TextMixSampler = self._sampler(self.train_set, shuffle=True)
-        if self.text_set is not None:  # each speech batch with a text batch beside it (sate.data.text_mix)
-            text = self._sampler(self.text_set, shuffle=True, text_batches=True)
-            dataset = TextMix(self.train_set, self.text_set)
-            self.train_sampler = TextMixSampler(self.train_sampler, text, offset=len(self.train_set))
-            collate_fn = collate_text_mix
-        return ResumableLoader(dataset, batch_sampler=self.train_sampler, collate_fn=collate_fn,
-                               num_workers=self.conf.num_workers, persistent_workers=False,
-                               generator=torch.Generator().manual_seed(self.seed), epoch=self._epoch,
-                               batches_done=self._batches_done)
-
-    def val_dataloader(self) -> DataLoader:
-        assert self.valid_set is not None
-        return DataLoader(self.valid_set, batch_sampler=self._sampler(self.valid_set, shuffle=False),
-                          collate_fn=collate, num_workers=self.conf.num_workers,
-                          generator=torch.Generator().manual_seed(self.seed))
-

@@ -138,7 +138,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
 
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
-    from sate.train.data import SateDataModule, check_feature_mode, plan_batch
+    from sate.train.data import check_feature_mode, plan_batch
+    from sate.train.datamodule import SateDataModule
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after

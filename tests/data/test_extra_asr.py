@@ -7,6 +7,7 @@ import csv
 import json
 import shutil
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 import pytest
@@ -19,8 +20,11 @@ from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 from sate.models.tiny import tiny_config
-from sate.train.data import SateDataModule
+from sate.train.schema import TrainingConfig
 from sate.train.trainer import load_training_config, train
+
+if TYPE_CHECKING:
+    from sate.train.datamodule import SateDataModule
 
 EXTRA = ("train-clean-5", "kaldi")  # the LibriSpeech subset (its own name) and the Kaldi directory (named)
 
@@ -109,7 +113,7 @@ def test_bad_src_splits(run_sate, mixed_data: Path, tmp_path: Path) -> None:
                         "train ASR only" in err
 
 
-def _config(tmp_path: Path, data: Path, task: str, *overrides: str) -> dict:
+def _config(tmp_path: Path, data: Path, task: str, *overrides: str) -> TrainingConfig:
     path = tmp_path / f"{task}.yaml"
     path.write_text(yaml.safe_dump({
         "task": task, "data": {"dir": str(data), "num_workers": 0}, "batch": {"per_device": 1500, "global": 1500},
@@ -118,7 +122,9 @@ def _config(tmp_path: Path, data: Path, task: str, *overrides: str) -> dict:
     return load_training_config(path, list(overrides))
 
 
-def _module(config: dict, data: Path) -> SateDataModule:
+def _module(config: TrainingConfig, data: Path) -> SateDataModule:
+    from sate.train.datamodule import SateDataModule  # heavy: Lightning (seconds), for these tests only
+
     module = SateDataModule(config, Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt"))
     module.setup()
     return module

@@ -6,7 +6,7 @@ a hundred or so full-batch Adam steps on the 12 train utterances (a few seconds 
 are peaked and resemble their targets. How close they come differs between machines (the same seed
 takes another path where BLAS rounds differently), so no test may assert their quality: tests compare
 two code paths on the same model, or a property that any model has. They are written as sate model
-files like `sate average` writes.
+files like `sate average` writes, once per run (the pytest-xdist workers share them).
 
 Fixtures (session scope; tests must not change the models):
 - ``decode_vocabs``: (src, tgt) `Vocabulary` of `prepared_data`.
@@ -40,6 +40,7 @@ from sate.models.model_file import model_from_file, save_model_file
 from sate.models.tiny import tiny_config
 
 Seeded = Callable[[], AbstractContextManager[None]]
+BuiltOnce = Callable[[pytest.TempPathFactory, str, Callable[[Path], None]], Path]
 STEPS = {"mt": 80, "st": 150}  # fewer ST steps leave a decoder that ignores the audio
 
 
@@ -82,25 +83,29 @@ def text_batch(prepared_data: Path, decode_vocabs: tuple[Vocabulary, Vocabulary]
     return collate(items)
 
 
-def _model_file(tmp_path_factory: pytest.TempPathFactory, task: str, batch: dict[str, Any],
+def _model_file(tmp_path_factory: pytest.TempPathFactory, built_once: BuiltOnce, task: str, batch: dict[str, Any],
                 vocabs: tuple[Vocabulary, Vocabulary], n_train: int, seeded: Seeded) -> Path:
-    train_part = {k: v[:n_train] for k, v in batch.items()}
-    model = _train(task, train_part, *vocabs, seeded)
-    path = tmp_path_factory.mktemp(f"decode_{task}") / "model.pt"
-    save_model_file(path, model, vocabs[0].tokens, vocabs[1].tokens)
-    return path
+    """The model trained once per run (the xdist workers share it: training is seeded and deterministic)."""
+    def build(out: Path) -> None:
+        model = _train(task, {k: v[:n_train] for k, v in batch.items()}, *vocabs, seeded)
+        save_model_file(out / "model.pt", model, vocabs[0].tokens, vocabs[1].tokens)
+
+    return built_once(tmp_path_factory, f"decode_{task}", build) / "model.pt"
 
 
 @pytest.fixture(scope="session")
-def trained_mt_file(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, text_batch: dict[str, Any],
-                    decode_vocabs: tuple[Vocabulary, Vocabulary], seeded: Seeded) -> Path:
-    return _model_file(tmp_path_factory, "mt", text_batch, decode_vocabs, _rows(prepared_data, "train"), seeded)
+def trained_mt_file(tmp_path_factory: pytest.TempPathFactory, built_once: BuiltOnce, prepared_data: Path,
+                    text_batch: dict[str, Any], decode_vocabs: tuple[Vocabulary, Vocabulary], seeded: Seeded) -> Path:
+    return _model_file(tmp_path_factory, built_once, "mt", text_batch, decode_vocabs, _rows(prepared_data, "train"),
+                       seeded)
 
 
 @pytest.fixture(scope="session")
-def trained_st_file(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, speech_batch: dict[str, Any],
-                    decode_vocabs: tuple[Vocabulary, Vocabulary], seeded: Seeded) -> Path:
-    return _model_file(tmp_path_factory, "st", speech_batch, decode_vocabs, _rows(prepared_data, "train"), seeded)
+def trained_st_file(tmp_path_factory: pytest.TempPathFactory, built_once: BuiltOnce, prepared_data: Path,
+                    speech_batch: dict[str, Any], decode_vocabs: tuple[Vocabulary, Vocabulary],
+                    seeded: Seeded) -> Path:
+    return _model_file(tmp_path_factory, built_once, "st", speech_batch, decode_vocabs,
+                       _rows(prepared_data, "train"), seeded)
 
 
 @pytest.fixture(scope="session")

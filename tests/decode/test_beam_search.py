@@ -117,7 +117,9 @@ def espnet_nbest(search: BeamSearch, memory: torch.Tensor, max_len: int, eos: in
     return out
 
 
-@pytest.mark.parametrize("task", ["mt", "st"])
+# ST in the slow suite: the same decoder code as MT over other memories, whose batching the fast
+# test_batched_equals_one_by_one_on_the_same_memories checks on the ST model.
+@pytest.mark.parametrize("task", ["mt", pytest.param("st", marks=pytest.mark.slow)])
 def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request: pytest.FixtureRequest) -> None:
     """No length normalisation: best hypotheses equal ESPnet's beam search, run one utterance at a time with
     the same decoder, beam and max length; so do the whole 5-best lists. The max length is short enough
@@ -147,6 +149,9 @@ def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request:
     assert cut > 0, "no hypothesis reached the max length: the eos-at-max-length rule went untested"
 
 
+# Slow (ESPnet's search on 17 utterances twice, 5 s): in the fast suite the scores' formula is checked by
+# test_nbest_lists_are_distinct_ranked_and_scored_by_the_model and the stopping rule by test_stopping_early_*.
+@pytest.mark.slow
 @pytest.mark.parametrize(("options", "normalize_length", "penalty"), [
     (DecodeOptions(beam=4, lenpen=1.0, max_len_ratio=2.0), True, 0.0),
     (DecodeOptions(beam=4, lenpen=0.0, length_bonus=0.5, max_len_ratio=2.0), False, 0.5),

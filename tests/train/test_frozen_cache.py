@@ -215,7 +215,7 @@ def test_training_computes_a_damaged_cache_again(make_config: Callable[..., Path
                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """The data module of `sate train` says why a cache it finds damaged is computed again, then reads it."""
     from sate.data.vocab import load_vocabularies
-    from sate.train.data import SateDataModule
+    from sate.train.datamodule import SateDataModule
     from sate.train.setup import build_for_training
 
     data = tmp_path / "data"
