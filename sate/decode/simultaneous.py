@@ -181,6 +181,10 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     sentence already begun after it, ends the segment too: the audio up to the pause is finished as one segment
     and the rest starts the next (else, with chunks longer than the pauses, a talk's sentences would run together
     into segments of up to ``vad.max_segment`` seconds, which a model trained on sentences translates in part).
+    A segment's audio starts ``vad.padding`` seconds before its speech, as `sate translate` cuts it, not with the
+    silence held before it for the VAD (up to KEEP_SILENCE): a model trained on tightly cut sentences may
+    mistranslate one that starts with half a second of silence. (It ends with the pause that ended it: cutting at
+    the VAD's end of speech instead would depend on the detector, and the energy one cuts off quiet last syllables.)
     """
     vad = vad or VadOptions()
     options = options or translator.options
@@ -188,6 +192,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     read = 0.0  # seconds of the stream so far
     stream = UtteranceStream(translator, start(spec), options)
     window_samples = round(VAD_WINDOW * SAMPLE_RATE)
+    begin = 0  # the current segment's first sample in the buffer (the VAD also reads the silence before it)
     for piece in pieces:
         buffer = np.concatenate([buffer, np.asarray(piece, dtype=np.float32)])
         read += len(piece) / SAMPLE_RATE
@@ -196,24 +201,31 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
         if not spans and stream.chunks == 0:  # no speech yet
             buffer = buffer[-round(KEEP_SILENCE * SAMPLE_RATE):]
             continue
+        offset = len(buffer) - len(window)  # the window's first sample in the buffer
+        if stream.chunks == 0:
+            begin = offset + round(spans[0][0] * SAMPLE_RATE)
         while len(spans) > 1:  # a pause between two stretches of speech: the segment ended at the first's end
             end = spans[0][1]
-            stream.advance(buffer[:len(buffer) - len(window) + round(end * SAMPLE_RATE)], True)
+            stream.advance(buffer[begin:offset + round(end * SAMPLE_RATE)], True)
             yield Commit(read, stream.text, True)
             stream = UtteranceStream(translator, start(spec), options)
             buffer = window = window[round(end * SAMPLE_RATE):]
             spans = [(a - end, b - end) for a, b in spans[1:]]
-        seconds = len(buffer) / SAMPLE_RATE
+            offset, begin = 0, round(spans[0][0] * SAMPLE_RATE)
+        seconds = (len(buffer) - begin) / SAMPLE_RATE
         final = (not spans or len(window) / SAMPLE_RATE - spans[-1][1] >= vad.min_pause
                  or seconds >= vad.max_segment)
-        new = stream.advance(buffer, final)
+        new = stream.advance(buffer[begin:], final)
         if new or final:
             yield Commit(read, stream.text, final)
         if final:
             buffer = np.zeros(0, dtype=np.float32)
             stream = UtteranceStream(translator, start(spec), options)
-    if stream.chunks or (len(buffer) and speech_segments(buffer, vad)):
-        stream.advance(buffer, True)
+    if stream.chunks:
+        stream.advance(buffer[begin:], True)
+        yield Commit(read, stream.text, True)
+    elif len(buffer) and (spans := speech_segments(buffer, vad)):
+        stream.advance(buffer[round(spans[0][0] * SAMPLE_RATE):], True)
         yield Commit(read, stream.text, True)
 
 

@@ -23,14 +23,14 @@ import soundfile as sf
 from sate.cli import main
 from sate.data.audio import SAMPLE_RATE, read_audio, read_segment
 from sate.data.manifest import read_manifest
-from sate.decode import talks
+from sate.decode import simultaneous, talks
 from sate.decode.api import SpeechTranslator
 from sate.decode.options import StreamPolicy, parse_policy
 from sate.decode.pack import pack
 from sate.decode.policies import common_prefix
 from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
-from sate.decode.vad import VadOptions
+from sate.decode.vad import VadOptions, cut, speech_segments
 from sate.errors import SateError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -416,3 +416,31 @@ def test_evaluate_refuses_options_that_streaming_ignores(tmp_path: Path, st_pack
         assert main([*base, *extra, "--out", str(out)]) == 2
         err = capsys.readouterr().err
         assert says in err and err.count("\n") == 1 and not out.exists(), (extra, err)
+
+
+def test_live_segments_are_cut_as_translate_cuts_them(translator: SpeechTranslator, waves: list[np.ndarray],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """The audio a live segment is translated from starts within the VAD's padding of its speech, as `sate
+    translate`'s segments do, not with the second of silence held before speech (which made the demo's Conformer
+    pack mistranslate whole sentences)."""
+    finished: list[np.ndarray] = []
+
+    class Recorded(simultaneous.UtteranceStream):
+        def advance(self, wave: np.ndarray, final: bool) -> list[str]:
+            if final:
+                finished.append(np.array(wave))
+            return super().advance(wave, final)
+
+    monkeypatch.setattr(simultaneous, "UtteranceStream", Recorded)
+    silence = np.zeros(round(1.5 * SAMPLE_RATE), dtype=np.float32)
+    audio = np.concatenate([silence, waves[0], silence[:SAMPLE_RATE // 2], waves[1], silence])
+    step = SAMPLE_RATE // 2
+    finals = [c for c in live(translator, (audio[i:i + step] for i in range(0, len(audio), step)),
+                              StreamPolicy("wait-k", 2)) if c.final]
+    assert len(finals) == len(finished) == 2
+    offline = cut(audio, speech_segments(audio))
+    assert len(offline) == 2
+
+    for wave, segment in zip(finished, offline, strict=True):  # the seconds of silence before the first sound
+        assert np.flatnonzero(wave)[0] / SAMPLE_RATE == pytest.approx(np.flatnonzero(segment)[0] / SAMPLE_RATE,
+                                                                      abs=0.05)

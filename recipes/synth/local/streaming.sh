@@ -8,7 +8,8 @@
 # with another --chunk and --policies adds its runs; the table and the plot are of every run in OUT.
 #
 # Usage: recipes/synth/local/streaming.sh [--name value ...]
-#   --pack DIR          the ST pack (default: exp/synth/demo/st/pack)
+#   --pack DIR          the ST pack (default: exp/synth/whisper/st/pack, the demo's default; the Conformer
+#                       demo's (--acoustic conformer): exp/synth/demo/st/pack)
 #   --data DIR          its prepared data (default: data/synth)
 #   --split S           (default: tst-COMMON)
 #   --out DIR           (default: eval/streaming)
@@ -17,7 +18,7 @@
 #   --talks-policy P    the policy of the whole-talk run (default: local-agreement=2; empty: no talks)
 #   --device D          (default: cpu, as in the table)
 set -euo pipefail
-pack=exp/synth/demo/st/pack
+pack=exp/synth/whisper/st/pack
 data=data/synth
 split=tst-COMMON
 out=eval/streaming
