@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError
 from sate.files import atomic_write_text
@@ -38,7 +39,7 @@ from sate.files import atomic_write_text
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
 FORMAT = 2  # 2: token ids as uint16 when both vocabularies fit
-STORE_DIR = "mt_bin"
+STORE_DIR = layout.MT_STORE_DIR
 
 
 @dataclass(frozen=True)
