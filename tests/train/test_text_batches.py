@@ -115,3 +115,13 @@ def test_a_bad_weight_is_named_itself_not_the_text_keys_beside_it(tmp_path: Path
                  "--set", "batch.mt_tokens=500", "--set", "data.mt_text=[[a.en, a.de]]"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "loss.mt_text_weight must be" in err, err
+
+
+def test_a_directory_as_mt_text_is_named_for_what_it_is(tmp_path: Path, make_config: MakeConfig,
+                                                        prepared_data: Path) -> None:
+    """A folder given as a text file was called missing, though it was there."""
+    (tmp_path / "corpus").mkdir()
+    config = load_training_config(_config(make_config, tmp_path, prepared_data),
+                                  [f"data.mt_text=[[{tmp_path / 'corpus'}, {tmp_path / 'corpus'}]]"])
+    with pytest.raises(SateError, match=r"data.mt_text: .*corpus is a directory, not a text file"):
+        train(config, tmp_path / "exp")
