@@ -112,10 +112,12 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
         except OSError as err:
             if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
                 raise
-        f.seek(0)
-        f.truncate()
-        f.write(f"{os.getpid()}\n")
-        f.flush()
+        try:  # unbuffered, so that a full disk fails here, naming the lock, and not again when the file closes
+            if os.fstat(f.fileno()).st_size:  # the pid a run before left
+                os.ftruncate(f.fileno(), 0)
+            os.write(f.fileno(), f"{os.getpid()}\n".encode())
+        except OSError as err:
+            raise OSError(err.errno, err.strerror, str(path)) from None
         try:
             yield
         finally:

@@ -14,6 +14,11 @@ FBANK_DIR = "fbank"
 CMVN = "cmvn.json"
 VOCAB_META = "vocab.json"
 FEATURES_LOCK = "features.lock"  # held while `sate features` runs
+FROZEN_DIR = "frozen"  # Whisper encoder states computed once (sate.train.frozen_cache)
+MT_STORE_DIR = "mt_bin"  # data.mt_text as token-id shards (sate.data.text_shards)
+# Folders of a data directory that the commands computing them alone write: a text output in one would replace
+# an index, a record or an ark.
+STORED_DIRS = (FBANK_DIR, FROZEN_DIR, MT_STORE_DIR)
 
 # An experiment directory
 CONFIG = "config.yaml"

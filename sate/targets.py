@@ -4,8 +4,9 @@
   `sate pack`, a text file only the commands that write text. A model, an audio file or a checkpoint named as a
   text output is refused, and so is a directory named as a file.
 - Nothing writes inside a checkpoint folder (EXP/checkpoints, which `sate train` alone manages: an average written
-  there would be taken for an epoch, and last.ckpt is the resume point) or inside a pack (`sate pack` replaces a
-  pack whole, and its files must keep matching its model).
+  there would be taken for an epoch, and last.ckpt is the resume point), inside a pack (`sate pack` replaces a
+  pack whole, and its files must keep matching its model) or inside a data directory's stored features and text
+  (fbank/, frozen/, mt_bin/: their indexes and records are text that a translation would replace).
 - An experiment (`sate train --exp`) goes into a new or empty directory, or one that already holds an experiment
   (its config snapshot or checkpoint folder); never into a data directory or a folder of other things, which
   Lightning's logs, the checkpoints and the snapshot would be mixed into.
@@ -50,6 +51,18 @@ def checkpoint_folder(directory: Path) -> bool:
         directory.name == layout.CHECKPOINTS and (directory.parent / layout.CONFIG).is_file())
 
 
+def _data_dir(directory: Path) -> bool:
+    """Does ``directory`` look like a data directory (`sate features` or `sate vocab` has written in it)?"""
+    return (directory / layout.FBANK_DIR).is_dir() or (directory / layout.VOCAB_META).is_file()
+
+
+def _holds_data(directory: Path) -> bool:
+    """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
+    named fbank alone does not make a data directory.)"""
+    return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK)) or \
+        any(directory.glob("*.jsonl"))
+
+
 def _protected(directory: Path) -> str | None:
     """Why nothing may be written in ``directory`` (or below it), or None."""
     for folder in (directory, *directory.parents):
@@ -57,6 +70,8 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
         if (folder / layout.PACK_YAML).is_file():
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+        if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
+            return f"{folder} holds a data directory's stored features or text, which only sate writes there"
     return None
 
 
@@ -65,13 +80,13 @@ def _managed(path: Path) -> str | None:
     experiment or a pack (by name, `sate.layout`), or None. Text like any other, but `translate --out
     DATA/tokens_src.txt` would leave the data directory without its token list."""
     names = {layout.CMVN: "sate features", layout.VOCAB_META: "sate vocab", layout.CONFIG: "sate train",
-             layout.TRAIN_TIME: "sate train", layout.PACK_YAML: "sate pack",
+             layout.TRAIN_TIME: "sate train", layout.TRAIN_LOCK: "sate train", layout.PACK_YAML: "sate pack",
+             layout.FEATURES_LOCK: "sate features",
              **{layout.token_list(side): "sate vocab" for side in ("src", "tgt")},
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
         return f"it is {names[path.name]}'s {path.name}"
-    data_dir = (path.parent / layout.FBANK_DIR).is_dir() or (path.parent / layout.VOCAB_META).is_file()
-    if path.suffix == ".jsonl" and data_dir:
+    if path.suffix == ".jsonl" and _data_dir(path.parent):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
     return None
 

@@ -21,6 +21,8 @@ from sate.layout import VOCAB_META
 from sate.models.hub.whisper_tokens import whisper_tokens
 from sate.scoring.report import collect
 from sate.train.frozen_cache import problem
+from sate.train.lock import ExperimentLock
+from sate.train.progress import read_train_time
 
 DEEP = "[" * 100_000 + "]" * 100_000
 
@@ -64,3 +66,13 @@ def test_deep_records_sate_wrote_read_as_unreadable(tmp_path: Path) -> None:
     written(tmp_path / "frozen" / "dev.json")
     assert "dev.json is missing or of an earlier format" in str(problem(tmp_path / "frozen", "dev",
                                                                          written(tmp_path / "dev.jsonl", "")))
+
+
+def test_records_of_a_training_run_read_as_unreadable(tmp_path: Path) -> None:
+    """EXP/train.lock and EXP/train_time.json nested deeply were a RecursionError traceback in `sate train`
+    (the lock's holder and the time so far are read as unknown, as for any other damage)."""
+    written(tmp_path / "train.lock")
+    with ExperimentLock(tmp_path) as lock:
+        assert lock.takeover is None
+    written(tmp_path / "train_time.json")
+    assert read_train_time(tmp_path) == {"seconds": 0.0, "runs": 0}

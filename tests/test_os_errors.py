@@ -173,3 +173,15 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
     while [w for w in workers if _alive(w)] and time.monotonic() < deadline:
         time.sleep(0.1)
     assert {w: _command(w) for w in workers if _alive(w)} == {}
+
+
+def test_a_full_disk_when_features_takes_its_lock_names_the_lock(tmp_path: Path, prepared_data: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Writing the pid into DATA/features.lock is the first write of `sate features`: on a full disk it said
+    "No space left on device" naming no file. /dev/full fails every write as a full disk does."""
+    data = manifests_only(prepared_data, tmp_path)
+    (data / layout.FEATURES_LOCK).symlink_to("/dev/full")
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"sate features: error: {data / layout.FEATURES_LOCK}: No space left on device (the disk is "
+                   "full: free space there, or write elsewhere)")

@@ -181,3 +181,29 @@ def test_pack_out_dot_and_data_dirs_are_refused(tmp_path: Path, prepared_data: P
     exp = experiment(tmp_path / "exp")
     assert main(["features", "--data", str(exp / "checkpoints")]) == 2
     assert "is a checkpoint folder" in capsys.readouterr().err
+
+
+def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(tmp_path: Path,
+                                                                                prepared_data: Path) -> None:
+    """The feature indexes and records under DATA/fbank (and the frozen and MT text stores) are text too: a
+    translation written over `fbank/dev.scp` or `fbank/dev/sizes.json` exited 0 and lost the index."""
+    stored = [prepared_data / "fbank" / "dev.scp", prepared_data / "fbank" / "dev" / "sizes.json",
+              prepared_data / "fbank" / "dev" / "new.txt"]
+    for path in stored:
+        assert path.name == "new.txt" or path.is_file()
+        with pytest.raises(SateError, match="fbank holds a data directory's stored features or text"):
+            check_output(path, "text")
+    for store in ("frozen", "mt_bin"):
+        with pytest.raises(SateError, match=f"{store} holds a data directory's stored features"):
+            check_output(prepared_data / store / "key" / "out.txt", "text")
+    with pytest.raises(SateError, match="fbank holds"):
+        check_output(prepared_data / "fbank" / "dev", "directory")
+    (tmp_path / "locks").mkdir()
+    (tmp_path / "locks" / "features.lock").write_text("12\n")
+    (tmp_path / "locks" / "train.lock").write_text('{"pid": 12}\n')
+    for name, whose in [("features.lock", "sate features"), ("train.lock", "sate train")]:
+        with pytest.raises(SateError, match=f"it is {whose}'s {name}"):
+            check_output(tmp_path / "locks" / name, "text")
+    # a folder named fbank among the user's own files is theirs
+    (tmp_path / "fbank").mkdir()
+    assert check_output(tmp_path / "fbank" / "out.txt", "text") == tmp_path / "fbank" / "out.txt"

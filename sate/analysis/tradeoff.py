@@ -11,13 +11,12 @@ policies approach. The same figures are printed as a markdown table, with chrF a
 from __future__ import annotations
 
 import argparse
-import json
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.errors import SateError
-from sate.files import atomic_open
+from sate.files import atomic_open, read_json
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
     from matplotlib.figure import Figure
@@ -62,13 +61,8 @@ def read_run(path: Path) -> Run:
     file = path / RESULTS if path.is_dir() else path
     if not file.is_file():
         raise SateError(f"{path}: no {RESULTS} there (run `sate evaluate --out DIR`)")
-    try:
-        results = json.loads(file.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as err:
-        raise SateError(f"{file}: not valid JSON ({err.msg}, line {err.lineno})") from None
-    except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
-        raise SateError(f"{file}: not valid JSON (nested too deeply to read)") from None
-    if not isinstance(results, dict) or not isinstance(results.get("bleu"), int | float):
+    results = read_json(file)  # not UTF-8, not JSON, too deep, not an object: one line naming the file
+    if not isinstance(results.get("bleu"), int | float):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if isinstance(results.get(key), int | float)
                                                   else None for key in ("bleu_ci", "chrf", "chrf_ci")))

@@ -27,6 +27,7 @@ from typing import TypedDict
 import numpy as np
 import yaml
 
+from sate import layout
 from sate.bench.measure import MiB, _rss, stopwatch
 from sate.data.manifest import write_manifest
 from sate.data.text import normalize_source
@@ -184,7 +185,7 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> Trai
     if not out.is_file():
         raise SateError(f"the MT training failed: {done.stderr.strip().splitlines()[-1:]}")
     figures = json.loads(out.read_text())
-    store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
+    store = max((data / layout.MT_STORE_DIR).iterdir(), key=lambda p: p.stat().st_mtime)
     index = json.loads((store / "index.json").read_text())
     return TrainFigures(prepare_seconds=round(figures["prepare_s"], 1), train_seconds=round(figures["train_s"], 1),
                         train_cpu_seconds=round(figures["train_cpu_s"], 1), steps=figures["steps"],
@@ -241,7 +242,7 @@ def run(lines: int, steps: int) -> TextResult:
         small_files = _head(files, work / "small", min(SMALL_LINES, lines))
         small = _train(data, work / "train_small", small_files, steps)
         training = _train(data, work / "train", files, steps)
-        store = max((data / "mt_bin").iterdir(), key=lambda p: p.stat().st_mtime)
+        store = max((data / layout.MT_STORE_DIR).iterdir(), key=lambda p: p.stat().st_mtime)
         loader = loader_throughput(store, int(yaml.safe_load(CONF.read_text())["batch"]["per_device"]), 2000)
     peak = max(vocab["peak_rss_mib"], training["peak_rss_mib"])
     return TextResult(text=written, vocab=vocab, train=training, train_small=small, loader=loader,

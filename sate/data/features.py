@@ -209,6 +209,16 @@ class SplitPlan:
     inherited_scp: Path | None  # train_sp reuses train's features for its speed-1.0 rows
 
 
+def _planned_fingerprint(plan_path: Path) -> str | None:
+    """The manifest fingerprint a split's plan.json recorded, or None (missing, or damaged: then recomputed, as a
+    record sate writes itself is; a cut or edited plan.json was a JSON or AttributeError traceback)."""
+    try:
+        plan = json.loads(plan_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    return plan.get("fingerprint") if isinstance(plan, dict) else None
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = (data_dir / layout.FBANK_DIR).resolve()
@@ -219,7 +229,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         inherited = fbank / f"{TRAIN_SPLIT}.scp"
         rows = [row for row in rows if row.get("speed", 1.0) != 1.0]
     fingerprint = _fingerprint(rows)
-    stale = not plan_path.is_file() or json.loads(plan_path.read_text()).get("fingerprint") != fingerprint
+    stale = _planned_fingerprint(plan_path) != fingerprint
     if stale:
         shutil.rmtree(shard_dir, ignore_errors=True)
         (fbank / f"{split}.scp").unlink(missing_ok=True)

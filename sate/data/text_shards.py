@@ -31,6 +31,7 @@ import numpy as np
 import torch
 from torch.utils.data import Dataset
 
+from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError
 from sate.files import atomic_write_text
@@ -38,7 +39,7 @@ from sate.files import atomic_write_text
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
 FORMAT = 2  # 2: token ids as uint16 when both vocabularies fit
-STORE_DIR = "mt_bin"
+STORE_DIR = layout.MT_STORE_DIR
 
 
 @dataclass(frozen=True)
@@ -187,14 +188,36 @@ def _describe(total: int, dropped: dict[str, int]) -> str:
         f"{n:,} {name.replace('_', ' ')}" for name, n in dropped.items())
 
 
+def read_index(store: Path) -> dict | None:
+    """A store's index.json as `build_store` wrote it, with every shard it names present; None when missing or
+    damaged (cut short or edited: a JSONDecodeError, TypeError or KeyError traceback before)."""
+    try:
+        index = json.loads((store / "index.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    if not isinstance(index, dict):
+        return None
+    shards, files, dropped = index.get("shards"), index.get("files"), index.get("dropped")
+    whole = (isinstance(index.get("pairs"), int) and isinstance(index.get("longest"), int)
+             and isinstance(dropped, dict) and all(isinstance(n, int) for n in dropped.values())
+             and isinstance(files, list) and all(isinstance(f, list) and len(f) == 2 for f in files)
+             and isinstance(shards, list) and all(isinstance(n, int) and n >= 0 for n in shards))
+    if not whole or not all((store / f"shard-{k:05d}.npz").is_file() for k in range(len(shards))):
+        return None
+    return index
+
+
 def prepare_store(data_dir: Path, files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab,  # noqa: ANN001
                   vocab_ids: Sequence[str], cleaning: TextCleaning) -> Path:
     """The store of `files` under ``data_dir/mt_bin``, built when missing; prints what cleaning dropped."""
     out = data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning)
-    if (out / "index.json").is_file():
-        index = json.loads((out / "index.json").read_text())
+    index = read_index(out)
+    if index is not None:
         print(f"MT text: {out} ({_describe(index['pairs'], index['dropped'])})")
         return out
+    if out.is_dir():  # a store appears whole (renamed into place): this one was cut or edited since
+        print(f"MT text: {out} is damaged (its index.json or a shard is missing or unreadable): built again")
+        shutil.rmtree(out)
     print(f"MT text: streaming {len(files)} file pair(s) into {out} (once; reused while files, vocabularies and "
           "cleaning stay the same)")
     index = build_store(files, src_vocab, tgt_vocab, out, cleaning)
@@ -209,10 +232,10 @@ class ShardedText(Dataset):
     """
 
     def __init__(self, store: Path, cache: int = 2) -> None:
-        index_path = store / "index.json"
-        if not index_path.is_file():
-            raise SateError(f"{store}: not a complete MT text store (index.json is missing)")
-        index = json.loads(index_path.read_text())
+        index = read_index(store)
+        if index is None:
+            raise SateError(f"{store}: not a complete MT text store (index.json or a shard is missing or damaged); "
+                            "delete it, and `sate train` builds it again")
         self.store = store
         self.sizes: list[int] = list(index["shards"])
         self.longest = int(index["longest"])

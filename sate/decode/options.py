@@ -76,7 +76,11 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
 def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
     """Options a user gave (``--decode``, a pack's sate.yaml, the API) over the defaults, checked and within the
     limits; an unknown option, a wrong type or a value out of range is one `SateError` naming ``where``."""
-    return check_limits(read(DecodeOptions, values, f"{where}: ", noun="decoding option"))
+    options = read(DecodeOptions, values, f"{where}: ", noun="decoding option")
+    try:
+        return check_limits(options)
+    except SateError as err:  # named like read's errors: a pack's beam of 10^9 said neither file nor option
+        raise SateError(f"{where}: {err}") from None
 
 
 # One line per option for the commands' --help, from the fields.

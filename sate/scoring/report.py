@@ -11,12 +11,12 @@ system from its CSV logs.
 from __future__ import annotations
 
 import argparse
-import json
+import math
 from pathlib import Path
 
 from sate import layout
-from sate.errors import SateError
-from sate.files import atomic_open, atomic_write_text
+from sate.errors import SateError, shown
+from sate.files import atomic_open, atomic_write_text, read_json
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_output
@@ -26,22 +26,47 @@ def _fmt(value: float | None, digits: int = 1) -> str:
     return "-" if value is None else f"{value:.{digits}f}"
 
 
+# The scores a row shows: each a finite number or null in results.json (`sate evaluate` writes them).
+SCORES = ("bleu", "bleu_ci", "chrf", "chrf_ci", "ter", "wer", "length_ratio", "loop_share")
+
+
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def read_results(path: Path) -> dict:
+    """A `sate evaluate` results.json, checked: a list, a string or a score that is not a number was a traceback
+    (TypeError, or a format error while the table was written)."""
+    result = read_json(path)
+    for key in SCORES:
+        if result.get(key) is not None and not _number(result[key]):
+            raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
+    signature = result.get("signature")
+    if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
+        raise SateError(f"{path}: signature must be an object with the BLEU signature under bleu")
+    return result
+
+
+def train_minutes(system: Path) -> float | None:
+    """The training time `sate train` recorded in SYSTEM/train_time.json, in minutes, or None without a record."""
+    path = system / layout.TRAIN_TIME
+    if not path.is_file():
+        return None
+    seconds = read_json(path).get("seconds")
+    if not _number(seconds) or seconds < 0:
+        raise SateError(f"{path}: seconds must be a number >= 0, got {shown(seconds)} (delete the file to report "
+                        "the system without its training time)")
+    return seconds / 60
+
+
 def collect(exp: Path, splits: list[str]) -> list[dict]:
     rows = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
         for split in splits:
             path = system / f"decode_{split}" / "results.json"
-            if not path.is_file():
-                continue
-            try:
-                result = json.loads(path.read_text(encoding="utf-8"))
-            except json.JSONDecodeError as err:
-                raise SateError(f"{path}: not valid JSON ({err.msg}, line {err.lineno})") from None
-            except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
-                raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None
-            timing = system / layout.TRAIN_TIME
-            minutes = json.loads(timing.read_text())["seconds"] / 60 if timing.is_file() else None
-            rows.append({"system": system.name, "split": split, **result, "train_minutes": minutes})
+            if path.is_file():  # the folder names the system and the split, whatever the file holds
+                rows.append({**read_results(path), "system": system.name, "split": split,
+                             "train_minutes": train_minutes(system)})
     return rows
 
 

@@ -130,16 +130,27 @@ def plan_talks(splits: Mapping[str, Sequence[tuple[str, str]]], train_size: int,
     return talks
 
 
+def _finished(sidecar: Path, fingerprint: str) -> list[dict] | None:
+    """The segments a finished talk recorded beside its wav, or None (missing, of another plan, or damaged: a
+    sidecar cut short was a JSONDecodeError traceback; the talk is voiced again)."""
+    try:
+        saved = json.loads(sidecar.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return None
+    ok = isinstance(saved, dict) and saved.get("fingerprint") == fingerprint and isinstance(saved.get("segments"), list)
+    return saved["segments"] if ok else None
+
+
 def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     """Voice one talk into its wav (atomically) and return its segments; reuse finished talks."""
     talk, split_dir = job
     wav_path = split_dir / "wav" / talk.wav_name
     sidecar = split_dir / ".synth" / f"{Path(talk.wav_name).stem}.json"
     fingerprint = talk.fingerprint()
-    if wav_path.exists() and sidecar.exists():
-        saved = json.loads(sidecar.read_text())
-        if saved.get("fingerprint") == fingerprint:
-            return saved["segments"]
+    if wav_path.exists():
+        saved = _finished(sidecar, fingerprint)
+        if saved is not None:
+            return saved
     rng = random.Random(talk.seed)
     pieces = [np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)]
     segments = []

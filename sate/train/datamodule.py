@@ -109,7 +109,8 @@ class SateDataModule(L.LightningDataModule):
         files = [(Path(en), Path(tgt)) for en, tgt in self.conf.mt_text]
         for path in (p for pair in files for p in pair):
             if not path.is_file():
-                raise SateError(f"data.mt_text: {path} is missing")
+                what = "a directory, not a text file" if path.is_dir() else "missing"
+                raise SateError(f"data.mt_text: {path} is {what}")
         meta = self.data_dir / layout.VOCAB_META
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
                      meta.read_text() if meta.is_file() else ""]

@@ -33,6 +33,7 @@ import torch
 from torch.utils.data import Dataset
 from tqdm import tqdm
 
+from sate import layout
 from sate.data.dataset import collate
 from sate.data.feature_index import checksum
 from sate.data.waveform import WaveformDataset
@@ -41,7 +42,7 @@ from sate.errors import SateError, shown
 from sate.files import atomic_open, atomic_write_text
 from sate.models.hub.whisper import WhisperAcousticEncoder
 
-CACHE_DIR = "frozen"
+CACHE_DIR = layout.FROZEN_DIR
 SAMPLES_PER_STATE = 2 * HOP_LENGTH  # the encoder's stride-2 convolution: 50 states a second
 BATCH_SAMPLES = 16 * 16000 * 3  # about 16 utterances of 3 s per forward pass
 FORMAT = 1

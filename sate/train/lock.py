@@ -78,7 +78,7 @@ class ExperimentLock:
         self.release()
 
     def _read(self) -> LockHolder:
-        with contextlib.suppress(OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, RecursionError):  # a damaged lock names no holder
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")
             if isinstance(data, dict):
                 return data

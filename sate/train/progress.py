@@ -37,7 +37,7 @@ def read_train_time(exp: Path) -> TrainTimeRecord:
         try:
             record = json.loads(path.read_text())
             return TrainTimeRecord(seconds=float(record["seconds"]), runs=int(record["runs"]))
-        except (ValueError, KeyError, TypeError):
+        except (ValueError, KeyError, TypeError, RecursionError):
             pass
     return TrainTimeRecord(seconds=0.0, runs=0)
 

@@ -8,6 +8,7 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from sate.models.config import TASKS
@@ -151,12 +152,14 @@ class TrainingConfig(Section):
     @property
     def text_batches(self) -> bool:
         """Whether each speech batch has an MT text batch beside it (task st, model.loss.mt_text_weight > 0)."""
-        return self.task == "st" and mt_text_weight(self.model) > 0
+        return self.task == "st" and (mt_text_weight(self.model) or 0) > 0
 
     def validate(self) -> None:
         if self.task == "asr" and self.data.mt_text is not None:
             raise Invalid("data.mt_text", "applies to task mt only, or st with model.loss.mt_text_weight > 0 "
                           "(task is asr)")
+        if mt_text_weight(self.model) is None:
+            return  # the model's resolution names the bad weight; the keys that follow it are not judged by it
         text_batches = self.text_batches
         if self.task == "st" and not text_batches and self.data.mt_text is not None:
             raise Invalid("data.mt_text", "is set but model.loss.mt_text_weight is 0: with task st the text only "
@@ -166,9 +169,11 @@ class TrainingConfig(Section):
                           "with model.loss.mt_text_weight > 0")
 
 
-def mt_text_weight(model: dict) -> float:
-    """`model.loss.mt_text_weight` of a raw ``model:`` section (0 when absent or not a number: the model's own
-    resolution names a bad value)."""
+def mt_text_weight(model: dict) -> float | None:
+    """`model.loss.mt_text_weight` of a raw ``model:`` section: 0 when absent, None when not a finite number >= 0
+    (NaN, -1, yes: the model's own resolution names it)."""
     loss = model.get("loss")
     weight = loss.get("mt_text_weight", 0) if isinstance(loss, dict) else 0
-    return float(weight) if isinstance(weight, int | float) and not isinstance(weight, bool) else 0.0
+    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+        return None
+    return float(weight)

@@ -60,3 +60,16 @@ def test_bad_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     assert main(["latency-plot", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.png")]) == 2
     assert "bad.json: 'stream' lacks" in capsys.readouterr().err
     assert not (tmp_path / "x.png").exists()
+
+
+@pytest.mark.parametrize(("raw", "message"), [
+    (b'{"bleu": 1, "note": "caf\xe9"}', "not valid JSON ('utf-8' codec can't decode"),
+    (b"[1, 2]", "expected a JSON object, got list"),
+])
+def test_a_results_file_that_is_not_utf8_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          raw: bytes, message: str) -> None:
+    """A results.json in Latin-1 was a UnicodeDecodeError traceback."""
+    (tmp_path / "results.json").write_bytes(raw)
+    assert main(["latency-plot", str(tmp_path / "results.json"), "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"results.json: {message}" in err, err

@@ -203,3 +203,23 @@ def test_a_million_lines_stream_through_the_loader(tmp_path: Path, vocabs) -> No
         item = store[int(i)]
         assert item["src"].numel() > 0 and item["tgt"].numel() > 0
     assert len(store._cache) <= 2
+
+
+@pytest.mark.parametrize("damage", ["", "[1]", '{"pairs": 30}', "no shard"])
+def test_a_damaged_store_index_is_built_again(tmp_path: Path, vocabs, capsys, damage: str) -> None:  # noqa: ANN001
+    """index.json cut short or edited (or a shard it names deleted) was a JSONDecodeError, TypeError or KeyError
+    traceback at the next `sate train`; like every record sate writes itself it is now read as damaged: the store
+    is built again, and reading it directly says what to do."""
+    files = [write_pairs(tmp_path, "mt", sentences(30, seed=4))]
+    first = build(tmp_path, files, vocabs)
+    items = [(it["id"], it["src"].tolist(), it["tgt"].tolist()) for it in (first[i] for i in range(len(first)))]
+    if damage == "no shard":
+        (first.store / "shard-00000.npz").unlink()
+    else:
+        (first.store / "index.json").write_text(damage)
+    with pytest.raises(SateError, match="not a complete MT text store .*delete it, and `sate train` builds it again"):
+        ShardedText(first.store)
+    capsys.readouterr()
+    again = build(tmp_path, files, vocabs)
+    assert "is damaged" in capsys.readouterr().out and again.store == first.store
+    assert [(it["id"], it["src"].tolist(), it["tgt"].tolist()) for it in (again[i] for i in range(len(again)))] == items

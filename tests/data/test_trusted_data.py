@@ -193,3 +193,19 @@ def test_a_rows_audio_that_is_not_a_file(tmp_path: Path) -> None:
             wav_info(path)
         with pytest.raises(SateError, match=says):
             read_segment(path, 0.0, 1.0)
+
+
+@pytest.mark.parametrize("plan", ["", "[1]", '{"fingerprint": ', "null"])
+def test_a_damaged_plan_recomputes_its_split(tmp_path: Path, prepared: Path, run_sate, plan: str) -> None:  # noqa: ANN001
+    """fbank/<split>/plan.json, cut or edited, was a JSONDecodeError or AttributeError traceback in `sate
+    features`; like every record sate writes itself, it is now read as damaged and the split recomputed."""
+    data = copy_data(prepared, tmp_path / "data")
+    ark = data / "fbank" / "dev" / "00000.ark"
+    before = ark.read_bytes()
+    (data / "fbank" / "dev" / "plan.json").write_text(plan)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0, err
+    assert "1 of 1 shards to compute" in out.splitlines()[1] and out.splitlines()[2].endswith("up to date")
+    assert ark.read_bytes() == before
+    assert json.loads((data / "fbank" / "dev" / "plan.json").read_text())["utterances"] == len(
+        read_manifest(data / "dev.jsonl"))

@@ -61,3 +61,11 @@ def test_decode_does_not_swallow_the_arguments_after_it(command: str) -> None:
     assert args.decode == ["beam=3,lenpen=1.2", "nbest=2"]
     if command == "translate":
         assert [str(f) for f in args.files] == ["a.wav", "b.wav"]
+
+
+def test_a_pack_beam_beyond_the_limit_names_the_pack_file() -> None:
+    """Every other bad value in a pack's sate.yaml named the file; a beam of 10^9 or a max_len_ratio of 10^6 said
+    only "beam must be ...", leaving the user to guess whether the command line or which pack was meant."""
+    for changes, key in [({"beam": 10**9}, "beam"), ({"max_len_ratio": 1e6}, "max_len_ratio")]:
+        with pytest.raises(SateError, match=rf"^packs/a/sate\.yaml: {key} must be"):
+            decode_options(changes, "packs/a/sate.yaml")

@@ -56,3 +56,34 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
     assert main(["report", "--exp", str(tmp_path)]) == 2
     assert "were not evaluated on the same references" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("name", "text", "message"), [
+    ("results", "[1]", "results.json: expected a JSON object, got list"),
+    ("results", '{"bleu": "high"}', "results.json: bleu must be a number or null, got 'high'"),
+    ("results", '{"bleu": 1, "signature": "x"}', "results.json: signature must be an object"),
+    ("time", "garbage", "train_time.json: not valid JSON"),
+    ("time", "{}", "train_time.json: seconds must be a number >= 0, got None"),
+    ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number >= 0, got 'x'"),
+])
+def test_a_damaged_results_or_time_file_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              name: str, text: str, message: str) -> None:
+    """Each was a TypeError, KeyError or format traceback while the table was written."""
+    folder = tmp_path / "exp" / "st" / "decode_tst-COMMON"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(text if name == "results" else '{"bleu": 1.0}')
+    if name == "time":
+        (tmp_path / "exp" / "st" / "train_time.json").write_text(text)
+    assert main(["report", "--exp", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (tmp_path / "exp" / "results.md").exists()
+
+
+def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
+    """A "system" key in results.json replaced the folder's name in the table without a word."""
+    folder = tmp_path / "exp" / "st" / "decode_tst-COMMON"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "system": "other", "split": "dev"}))
+    assert main(["report", "--exp", str(tmp_path / "exp")]) == 0
+    assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()

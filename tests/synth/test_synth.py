@@ -7,6 +7,7 @@ import hashlib
 import json
 import random
 import re
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -285,3 +286,21 @@ def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:
         assert all(option in printed for option in action.option_strings)
     for words in ("phrasebook default: 40000", "flite kal16", "espeak-ng en-gb-scotland", "tst-heldout"):
         assert words in printed
+
+
+@pytest.mark.slow
+def test_a_damaged_talk_record_voices_the_talk_again(tmp_path: Path, synth_corpus: Path,
+                                                     fixture_pairs: list[tuple[str, str]],
+                                                     fixture_sizes: dict[str, int]) -> None:
+    """A talk's `.synth/TALK.json` cut short (a full disk, an editor) was a JSONDecodeError traceback in the next
+    `sate synth`; now the talk is voiced again, to the same bytes."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    split_dir = tmp_path / "corpus" / "en-de" / "data" / "dev"
+    sidecar = sorted((split_dir / ".synth").glob("*.json"))[0]
+    wav = split_dir / "wav" / f"{sidecar.stem}.wav"
+    before = wav.read_bytes()
+    for damage in ("", "[1]"):
+        sidecar.write_text(damage)
+        synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+        assert wav.read_bytes() == before and json.loads(sidecar.read_text())["segments"]
+    assert read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")

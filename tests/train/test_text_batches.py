@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sate.cli import main
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
 from sate.models.tiny import tiny_config
@@ -100,4 +101,27 @@ def test_the_text_keys_are_checked_before_training(tmp_path: Path, make_config: 
                                                    weight: float, settings: list[str], message: str) -> None:
     with pytest.raises(SateError, match=message):
         config = load_training_config(_config(make_config, tmp_path, prepared_data, weight), settings)
+        train(config, tmp_path / "exp")
+
+
+@pytest.mark.parametrize("bad", [".nan", "-1", "yes", "'1'"])
+def test_a_bad_weight_is_named_itself_not_the_text_keys_beside_it(tmp_path: Path, make_config: MakeConfig,
+                                                                  prepared_data: Path, bad: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """With batch.mt_tokens or data.mt_text set, a weight of NaN, -1 or yes was read as 0 and the error blamed
+    batch.mt_tokens ("is set but does nothing"), sending the user to delete the key that was right."""
+    config = _config(make_config, tmp_path, prepared_data)
+    assert main(["config", "--config", str(config), "--set", f"model.loss.mt_text_weight={bad}",
+                 "--set", "batch.mt_tokens=500", "--set", "data.mt_text=[[a.en, a.de]]"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "loss.mt_text_weight must be" in err, err
+
+
+def test_a_directory_as_mt_text_is_named_for_what_it_is(tmp_path: Path, make_config: MakeConfig,
+                                                        prepared_data: Path) -> None:
+    """A folder given as a text file was called missing, though it was there."""
+    (tmp_path / "corpus").mkdir()
+    config = load_training_config(_config(make_config, tmp_path, prepared_data),
+                                  [f"data.mt_text=[[{tmp_path / 'corpus'}, {tmp_path / 'corpus'}]]"])
+    with pytest.raises(SateError, match=r"data.mt_text: .*corpus is a directory, not a text file"):
         train(config, tmp_path / "exp")
