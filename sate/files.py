@@ -236,6 +236,15 @@ def read_checkpoint(path: str | Path) -> Any:
     return data
 
 
+def read_record(path: Path) -> object | None:
+    """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or
+    damaged (unreadable, not UTF-8, not JSON, nested too deeply): the caller computes it again."""
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):  # a few kilobytes of brackets overflow the parser's stack
+        return None
+
+
 def read_json(path: Path) -> RawMapping:
     """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
     hub model directories, hence the hint)."""

@@ -27,7 +27,7 @@ import numpy as np
 
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines
+from sate.files import atomic_write_lines, read_record
 
 SIZES = "sizes.json"
 
@@ -76,10 +76,7 @@ def recorded_checksums(ark: Path) -> dict[int, int]:
 
 def recorded_sizes(shard_dir: Path) -> dict[str, int]:
     """The sizes a finished split recorded, or {} (a split older than the record, or not finished)."""
-    try:
-        sizes = json.loads((shard_dir / SIZES).read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return {}
+    sizes = read_record(shard_dir / SIZES)
     return sizes if isinstance(sizes, dict) else {}
 
 

@@ -39,7 +39,7 @@ from sate.data.audio import (
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive
+from sate.files import atomic_write_lines, exclusive, read_record
 from sate.targets import check_output
 
 NUM_MEL_BINS = 80
@@ -212,10 +212,7 @@ class SplitPlan:
 def _planned_fingerprint(plan_path: Path) -> str | None:
     """The manifest fingerprint a split's plan.json recorded, or None (missing, or damaged: then recomputed, as a
     record sate writes itself is; a cut or edited plan.json was a JSON or AttributeError traceback)."""
-    try:
-        plan = json.loads(plan_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
+    plan = read_record(plan_path)
     return plan.get("fingerprint") if isinstance(plan, dict) else None
 
 

@@ -34,7 +34,7 @@ from torch.utils.data import Dataset
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError
-from sate.files import atomic_write_text
+from sate.files import atomic_write_text, read_record
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
@@ -191,10 +191,7 @@ def _describe(total: int, dropped: dict[str, int]) -> str:
 def read_index(store: Path) -> dict | None:
     """A store's index.json as `build_store` wrote it, with every shard it names present; None when missing or
     damaged (cut short or edited: a JSONDecodeError, TypeError or KeyError traceback before)."""
-    try:
-        index = json.loads((store / "index.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
+    index = read_record(store / "index.json")
     if not isinstance(index, dict):
         return None
     shards, files, dropped = index.get("shards"), index.get("files"), index.get("dropped")

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from sate.files import atomic_open, atomic_write_text
+from sate.files import atomic_open, atomic_write_text, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -133,10 +133,7 @@ def plan_talks(splits: Mapping[str, Sequence[tuple[str, str]]], train_size: int,
 def _finished(sidecar: Path, fingerprint: str) -> list[dict] | None:
     """The segments a finished talk recorded beside its wav, or None (missing, of another plan, or damaged: a
     sidecar cut short was a JSONDecodeError traceback; the talk is voiced again)."""
-    try:
-        saved = json.loads(sidecar.read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
+    saved = read_record(sidecar)
     ok = isinstance(saved, dict) and saved.get("fingerprint") == fingerprint and isinstance(saved.get("segments"), list)
     return saved["segments"] if ok else None
 

@@ -39,7 +39,7 @@ from sate.data.feature_index import checksum
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH
 from sate.errors import SateError, shown
-from sate.files import atomic_open, atomic_write_text
+from sate.files import atomic_open, atomic_write_text, read_record
 from sate.models.hub.whisper import WhisperAcousticEncoder
 
 CACHE_DIR = layout.FROZEN_DIR
@@ -132,10 +132,7 @@ def _files(split: str) -> tuple[str, str]:
 
 def _record(out: Path, split: str) -> dict | None:
     """``SPLIT.json`` as written by `compute_split`, or None (missing, unreadable, or of an earlier format)."""
-    try:
-        record = json.loads((out / f"{split}.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError, RecursionError):
-        return None
+    record = read_record(out / f"{split}.json")
     if not (isinstance(record, dict) and isinstance(record.get("crc"), list) and isinstance(record.get("bytes"), dict)
             and isinstance(record.get("manifest"), str) and record.get("utterances") == len(record["crc"])):
         return None
