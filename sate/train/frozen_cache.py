@@ -179,11 +179,6 @@ def problem(out: Path, split: str, manifest: Path) -> str | None:
     return None
 
 
-def is_current(out: Path, split: str, manifest: Path) -> bool:
-    """Whether ``out`` holds `split`'s states for the manifest as it is now, undamaged (`problem`)."""
-    return problem(out, split, manifest) is None
-
-
 class FrozenStates(Dataset):
     """A split's items with ``feats`` the cached states (T', D) float32 instead of samples; ``lengths`` in samples.
     Each item's states are checked against their CRC-32 as they are read."""

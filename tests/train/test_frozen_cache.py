@@ -25,7 +25,6 @@ from sate.train.frozen_cache import (
     cache_key,
     check_teacher_cache,
     compute_split,
-    is_current,
     problem,
 )
 from sate.train.trainer import load_training_config, train
@@ -41,7 +40,7 @@ def test_the_model_on_cached_states_equals_the_model_on_audio(whisper_hub_dir: P
     manifest = prepared_data / "dev.jsonl"
     audio = WaveformDataset(manifest, vocab, None)
     compute_split(model.acoustic, audio, manifest, tmp_path, "dev", log=False)
-    assert is_current(tmp_path, "dev", manifest)
+    assert problem(tmp_path, "dev", manifest) is None
     cached = FrozenStates(audio, tmp_path, "dev")
     assert len(cached) == len(audio) == 5
     states, waves = collate([cached[i] for i in range(5)]), collate([audio[i] for i in range(5)])
@@ -188,7 +187,7 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
         damage(where)
         why = problem(where, "dev", prepared_data / "dev.jsonl")
         assert why is not None and re.search(says, why), (name, why)
-        assert not is_current(where, "dev", prepared_data / "dev.jsonl")
+        assert problem(where, "dev", prepared_data / "dev.jsonl") is not None
         with pytest.raises(SateError, match=f"{says}.*delete .*{name}.* and train again") as err:
             FrozenStates(audio, where, "dev")
         assert "\n" not in str(err.value)
@@ -201,7 +200,7 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
         byte = f.read(1)
         f.seek(flip)
         f.write(bytes([byte[0] ^ 0x10]))
-    assert is_current(in_place, "dev", prepared_data / "dev.jsonl")  # every size holds: only the CRC tells
+    assert problem(in_place, "dev", prepared_data / "dev.jsonl") is None  # every size holds: only the CRC tells
     damaged = FrozenStates(audio, in_place, "dev")
     for i in (0, 1, 2, 4):
         assert torch.equal(damaged[i]["feats"], cached[i]["feats"])
