@@ -22,7 +22,7 @@ from sate.models.hub.whisper_tokens import whisper_tokens
 from sate.scoring.report import collect
 from sate.train.frozen_cache import problem
 from sate.train.lock import ExperimentLock
-from sate.train.progress import read_train_time
+from sate.train.train_time import read_train_time
 
 DEEP = "[" * 100_000 + "]" * 100_000
 

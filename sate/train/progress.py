@@ -13,33 +13,16 @@ import io
 import json
 import time
 from pathlib import Path
-from typing import Any, TypedDict
+from typing import Any
 
 import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
 from sate.files import atomic_write_text
+from sate.train.train_time import TrainTimeRecord, read_train_time
 
 WRITE_EVERY_S = 60.0
-
-
-class TrainTimeRecord(TypedDict):
-    """EXP/train_time.json: wall-clock seconds of every run and resume together, and how many runs."""
-
-    seconds: float
-    runs: int
-
-
-def read_train_time(exp: Path) -> TrainTimeRecord:
-    path = Path(exp) / layout.TRAIN_TIME
-    if path.is_file():
-        try:
-            record = json.loads(path.read_text())
-            return TrainTimeRecord(seconds=float(record["seconds"]), runs=int(record["runs"]))
-        except (ValueError, KeyError, TypeError, RecursionError):
-            pass
-    return TrainTimeRecord(seconds=0.0, runs=0)
 
 
 class TrainTime(Callback):
