@@ -7,7 +7,9 @@ segmenter would rightly cut them at the 20 s limit). It is scored clean, and wit
 babble (five talkers made of the prompts not in the recording) and music-like tones under all of it
 at 20, 10 and 5 dB SNR. Each VAD segments each version with the default options of `sate segment`
 (`sate.scoring.segments` for the figures; a boundary is correct within 0.3 s). Speed is audio seconds
-per second of segmentation on one thread (x real time), reading and resampling not included.
+per second of segmentation on one thread (x real time), reading and resampling not included. The network
+alone is also timed both ways on the clean recording: ours (`sate.decode.silero.SileroNetwork`, every window
+of a block at once) against silero-vad's TorchScript model called window by window, as its own code calls it.
 
 The goal (issue 19): silero F1 >= 0.9 at 10 dB and at most 1% of the speech lost.
 """
@@ -23,6 +25,7 @@ from sate.bench import recordings
 from sate.bench.asterisk import fetch_asterisk, load_prompt, read_prompts
 from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE
+from sate.decode import silero
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
 from sate.scoring.segments import TOLERANCE, SegmentScores, score_segments
@@ -51,6 +54,15 @@ class SegmentRow(SegmentScores):
     x_real_time: float
 
 
+class NetworkSpeed(TypedDict):
+    """silero's network on the clean recording, one thread: x real time ours and silero-vad's, and the ratio."""
+
+    ours_x_real_time: float
+    silero_vad_x_real_time: float
+    ratio: float
+    max_abs_difference: float
+
+
 class SegmentResult(TypedDict):
     """The segment part's figures."""
 
@@ -62,6 +74,7 @@ class SegmentResult(TypedDict):
     tolerance_s: float
     prompts_available: int
     rows: list[SegmentRow]
+    network: NetworkSpeed
     goal: GoalMet
 
 
@@ -110,14 +123,32 @@ def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> 
                 figures = score_segments(hyp, reference, recording.spans)
                 rows.append(SegmentRow(noise=noise, snr_db=snr, vad=method, **_rounded(figures),
                                        x_real_time=round(recording.duration / seconds, 1)))
+        network = network_speed(recording.wave, recording.duration)
     finally:
         torch.set_num_threads(threads)
     at_goal = [r for r in rows if r["vad"] == "silero" and r["snr_db"] == GOAL["snr"]]
     met = all(r["f1"] >= GOAL["f1"] and r["speech_lost"] <= GOAL["speech_lost"] for r in at_goal)
     return SegmentResult(utterances=utterances, seed=seed, duration_s=round(recording.duration, 1),
                          speech_s=round(sum(b - a for a, b in recording.spans), 1), reference_segments=len(reference),
-                         tolerance_s=TOLERANCE, prompts_available=len(prompts), rows=rows,
+                         tolerance_s=TOLERANCE, prompts_available=len(prompts), rows=rows, network=network,
                          goal=GoalMet(**GOAL, met=met))
+
+
+def network_speed(wave: np.ndarray, duration: float) -> NetworkSpeed:
+    """silero's probabilities for `wave` by our batched network and by silero-vad's model window by window."""
+    usable = wave[:len(wave) // silero.WINDOW * silero.WINDOW]
+    lap = stopwatch()
+    ours = silero.speech_probabilities(usable)
+    ours_s = lap()
+    model = torch.jit.load(str(silero.model_path()), map_location="cpu").eval()
+    windows = torch.from_numpy(np.ascontiguousarray(usable, dtype=np.float32)).reshape(-1, silero.WINDOW)
+    lap = stopwatch()
+    with torch.inference_mode():
+        theirs = np.array([float(model(w, SAMPLE_RATE)) for w in windows])
+    theirs_s = lap()
+    return NetworkSpeed(ours_x_real_time=round(duration / ours_s, 1),
+                        silero_vad_x_real_time=round(duration / theirs_s, 1),
+                        ratio=round(theirs_s / ours_s, 1), max_abs_difference=float(np.abs(ours - theirs).max()))
 
 
 def _rounded(figures: SegmentScores) -> SegmentScores:
@@ -134,6 +165,10 @@ def table(result: SegmentResult) -> str:
         lines.append(f"{r['noise']:8s} {snr:>4s}  {r['vad']:7s} {r['segments']:9d} {r['precision']:10.3f} "
                      f"{r['recall']:7.3f} {r['f1']:6.3f} {r['speech_lost']:11.2%} {r['utterances_cut']:12d} "
                      f"{r['x_real_time']:12.1f}")
+    n = result["network"]
+    lines.append(f"silero's network alone, clean: ours {n['ours_x_real_time']:.0f}x real time, silero-vad's model "
+                 f"window by window {n['silero_vad_x_real_time']:.0f}x: {n['ratio']:.1f}x faster "
+                 f"(probabilities within {n['max_abs_difference']:.1e})")
     g = result["goal"]
     lines.append(f"goal: silero F1 >= {g['f1']} and speech lost <= {g['speech_lost']:.0%} at {g['snr']} dB: "
                  f"{'met' if g['met'] else 'NOT met'}")

@@ -50,27 +50,95 @@ def model_path() -> Path:
     return path
 
 
+# silero's 16-kHz network, as its TorchScript code reads: each 512-sample window with the 64 samples before it is
+# padded (reflect, 64) and put through a 256-point STFT of hop 128 (4 frames of 129 magnitudes), four 3-tap
+# convolutions with ReLU (strides 1, 2, 2, 1: one frame of 128), an LSTM cell carried from window to window, and
+# ReLU, a 1x1 convolution and a sigmoid.
+CONTEXT = 64
+PAD = 64
+HOP = 128
+STRIDES = (1, 2, 2, 1)
+WEIGHTS = {"stft.forward_basis_buffer": (258, 1, 256), "decoder.rnn.weight_ih": (512, 128),
+           "decoder.rnn.weight_hh": (512, 128), "decoder.decoder.2.weight": (1, 128, 1)}
+MAX_WINDOWS = 4096  # windows through the convolutions at once (131 s of audio, about 17 MB)
+
+
 @functools.lru_cache(maxsize=1)
-def _model() -> Any:
-    """The model, loaded once per process, on the CPU."""
+def _weights() -> dict[str, Any]:
+    """The 16-kHz network's tensors, read from the TorchScript file once per process."""
     import torch  # heavy: torch
 
-    return torch.jit.load(str(model_path()), map_location="cpu").eval()
+    path = model_path()
+    weights = dict(torch.jit.load(str(path), map_location="cpu")._model.state_dict())
+    for name, shape in WEIGHTS.items():
+        if name not in weights or tuple(weights[name].shape) != shape:
+            raise SateError(f"{path}: not the silero-vad 6 network sate reads ({name} is missing or not {shape}); "
+                            "install silero-vad>=6,<7")
+    return weights
+
+
+class SileroNetwork:
+    """silero's network over many windows in one call, where silero-vad's own model takes one window per call.
+
+    The windows of a block go through the STFT and the convolutions as one batch and the LSTM runs over them as a
+    sequence, so a block costs a few tensor operations instead of a module call per 32 ms: 10 times faster on
+    one thread (BENCHMARKS.md, "Segmentation on real speech"), with silero's probabilities to 1e-4
+    (tests/decode/test_segment.py checks against the TorchScript model). The context samples and the LSTM state
+    carry over between calls.
+    """
+
+    def __init__(self) -> None:
+        import torch  # heavy: torch
+
+        w = _weights()
+        self.basis = w["stft.forward_basis_buffer"]
+        self.convs = [(w[f"encoder.{i}.reparam_conv.weight"], w[f"encoder.{i}.reparam_conv.bias"], stride)
+                      for i, stride in enumerate(STRIDES)]
+        self.lstm = torch.nn.LSTM(128, 128)
+        with torch.no_grad():
+            for ours, theirs in (("weight_ih_l0", "weight_ih"), ("weight_hh_l0", "weight_hh"),
+                                 ("bias_ih_l0", "bias_ih"), ("bias_hh_l0", "bias_hh")):
+                getattr(self.lstm, ours).copy_(w[f"decoder.rnn.{theirs}"])
+        self.out = (w["decoder.decoder.2.weight"], w["decoder.decoder.2.bias"])
+        self.context = torch.zeros(CONTEXT)
+        self.state: tuple[Any, Any] | None = None
+
+    def __call__(self, windows: np.ndarray) -> np.ndarray:
+        """The speech probability of each whole 512-sample window of `windows`, in order."""
+        import torch  # heavy: torch
+        import torch.nn.functional as F  # heavy: torch
+
+        n_windows = len(windows) // WINDOW
+        out = np.empty(n_windows, dtype=np.float32)
+        with torch.inference_mode():
+            for first in range(0, n_windows, MAX_WINDOWS):
+                part = torch.from_numpy(windows[first * WINDOW:(first + MAX_WINDOWS) * WINDOW])
+                signal = torch.cat([self.context, part])
+                rows = signal.unfold(0, CONTEXT + WINDOW, WINDOW)  # each window with the samples before it
+                frames = F.conv1d(F.pad(rows.unsqueeze(1), (0, PAD), mode="reflect"), self.basis, stride=HOP)
+                real, imag = frames.chunk(2, dim=1)
+                x = torch.sqrt(real * real + imag * imag)
+                for weight, bias, stride in self.convs:
+                    x = torch.relu(F.conv1d(x, weight, bias, stride=stride, padding=1))
+                hidden, self.state = self.lstm(x.squeeze(-1), self.state)  # one sequence: (windows, 128)
+                probs = torch.sigmoid(F.conv1d(torch.relu(hidden).unsqueeze(-1), *self.out))
+                out[first:first + len(rows)] = probs.reshape(-1).numpy()
+                self.context = signal[-CONTEXT:].clone()
+        return out
 
 
 class SileroStream:
     """silero's speech decisions on a recording fed block by block (blocks of any size): the network reads each
     512-sample window in order with its recurrent state, the last window zero-padded, so the decisions are those
     of the whole recording at once. Only the per-window probabilities and energies are kept (12 bytes a window,
-    1.4 MB an hour). The model is one per process: one stream at a time.
+    1.4 MB an hour). Each stream has its own network state, so streams may interleave.
 
-    The network runs on one torch thread (the caller's thread count is restored): a call per 32 ms window is
-    far too small to share out, and on a busy 2-core machine two threads made it 10-25 times slower.
+    The network runs on one torch thread (the caller's thread count is restored): its tensors are small, and on
+    a busy 2-core machine two threads made silero 10-25 times slower.
     """
 
     def __init__(self) -> None:
-        self.model = _model()
-        self.model.reset_states()
+        self.network = SileroNetwork()
         self.held = np.empty(0, dtype=np.float32)  # samples of a window not yet complete
         self.probs: list[np.ndarray] = []
         self.energy = FrameEnergy(WINDOW, WINDOW)
@@ -85,20 +153,14 @@ class SileroStream:
     def _run(self, windows: np.ndarray) -> None:
         import torch  # heavy: torch
 
-        n_windows = len(windows) // WINDOW
-        if not n_windows:
+        if len(windows) < WINDOW:
             return
-        x = torch.from_numpy(windows)
-        out = np.empty(n_windows, dtype=np.float32)
         threads = torch.get_num_threads()
         torch.set_num_threads(1)
         try:
-            with torch.inference_mode():
-                for w in range(n_windows):
-                    out[w] = float(self.model(x[w * WINDOW:(w + 1) * WINDOW], SAMPLE_RATE))
+            self.probs.append(self.network(windows))
         finally:
             torch.set_num_threads(threads)
-        self.probs.append(out)
         self.energy.add(windows)
 
     def probabilities(self) -> tuple[np.ndarray, np.ndarray]:

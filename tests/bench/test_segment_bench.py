@@ -63,6 +63,8 @@ def test_segment_and_asr_real_parts(tmp_path: Path, fake_cache: Path, prepared_d
     assert all(0 <= r["f1"] <= 1 and 0 <= r["speech_lost"] <= 1 and r["x_real_time"] > 0 for r in rows)
     clean = [r for r in rows if r["noise"] == "clean"]
     assert all(r["f1"] >= 0.9 for r in clean)  # clean speech with long pauses is easy for both
+    network = result["segment"]["network"]
+    assert network["max_abs_difference"] < 1e-4 and network["ratio"] > 0 and "silero's network alone" in printed
     assert result["asr-real"]["prompts"] == len(PROMPTS) and result["asr-real"]["words"] > 0
 
 

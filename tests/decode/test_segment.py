@@ -108,6 +108,30 @@ def test_silero_is_offline_and_leaves_torch_threads_alone(recording: recordings.
     assert torch.get_num_threads() == threads
 
 
+def test_batched_network_gives_silero_s_own_probabilities(recording: recordings.Recording,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Our batched reading of silero's network equals silero-vad's TorchScript model called window by window
+    (its documented use) to float rounding, on speech, silence and the zero-padded last window, whatever the
+    blocks fed; two streams interleaved keep their own state."""
+    wave = recording.wave[:12 * SR + 300]
+    theirs = torch.jit.load(str(silero.model_path()), map_location="cpu").eval()
+    padded = np.zeros(-(-len(wave) // silero.WINDOW) * silero.WINDOW, dtype=np.float32)
+    padded[:len(wave)] = wave
+    with torch.inference_mode():
+        expected = np.array([float(theirs(torch.from_numpy(w), SR)) for w in padded.reshape(-1, silero.WINDOW)])
+    assert expected.max() > silero.HIGH and expected.min() < silero.LOW  # speech and pauses
+    ours = silero.speech_probabilities(wave)
+    np.testing.assert_allclose(ours, expected, atol=1e-4)  # float rounding, carried through the LSTM
+    assert (silero.hysteresis(ours) == silero.hysteresis(expected)).all()
+    monkeypatch.setattr(silero, "MAX_WINDOWS", 7)  # the state carries across the batches of one call too
+    first, second = silero.SileroStream(), silero.SileroStream()
+    for start, stop in ((0, 1000), (1000, 1001), (1001, 40_000), (40_000, len(wave))):
+        first.add(wave[start:stop])
+        second.add(wave[::-1][start:stop])
+    np.testing.assert_allclose(first.probabilities()[0], ours, atol=1e-5)
+    assert not np.allclose(second.probabilities()[0], expected, atol=1e-2)
+
+
 def test_without_silero_the_energy_vad_is_used_and_says_so(recording: recordings.Recording,
                                                            monkeypatch: pytest.MonkeyPatch,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
