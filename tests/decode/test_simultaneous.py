@@ -10,7 +10,6 @@ import re
 import subprocess
 import sys
 import threading
-import time
 import tracemalloc
 from collections.abc import Iterable
 from pathlib import Path
@@ -23,7 +22,7 @@ import soundfile as sf
 from sate.cli import main
 from sate.data.audio import SAMPLE_RATE, read_audio, read_segment
 from sate.data.manifest import read_manifest
-from sate.decode import simultaneous, talks
+from sate.decode import simultaneous, stream, talks
 from sate.decode.api import SpeechTranslator
 from sate.decode.options import StreamPolicy, parse_policy
 from sate.decode.pack import pack
@@ -139,6 +138,20 @@ def test_live_stream_cuts_at_a_pause_inside_a_chunk(translator: SpeechTranslator
     assert [c.t for c in commits] == sorted(c.t for c in commits)
 
 
+class Clock:
+    """`time` for `sate.decode.stream`: sleeping moves the clock on at once, and says for how long."""
+
+    def __init__(self) -> None:
+        self.now, self.slept = 0.0, []
+
+    def monotonic(self) -> float:
+        return self.now
+
+    def sleep(self, seconds: float) -> None:
+        self.slept.append(seconds)
+        self.now += seconds
+
+
 def _pcm(wave: np.ndarray) -> bytes:
     return (np.clip(wave, -1, 1) * 32767).astype("<i2").tobytes()
 
@@ -157,10 +170,13 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
 
     path = tmp_path / "talk.wav"
     sf.write(path, audio, SAMPLE_RATE)
-    started = time.perf_counter()
+    clock = Clock()  # the pace of speech on a clock of the test's own, so the test need not wait for it
+    monkeypatch.setattr(stream, "time", clock)
     assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5",
                  "--format", "text"]) == 0
-    assert time.perf_counter() - started >= len(audio) / SAMPLE_RATE - 0.5  # read at the pace of speech
+    duration = len(audio) / SAMPLE_RATE
+    assert clock.now == pytest.approx(duration)  # read at the pace of speech: slept until each piece was spoken
+    assert len(clock.slept) == -(-len(audio) // (SAMPLE_RATE // 2)) and min(clock.slept) > 0
     assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]  # PCM or file: the same samples
     assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5",
                  "--fast"]) == 0
