@@ -19,6 +19,7 @@ import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -42,6 +43,61 @@ torch.set_num_threads(1)
 # at every small op (BENCHMARKS.md, "Threads on a shared machine"). One thread, unless OMP_NUM_THREADS says else.
 if "PYTEST_XDIST_WORKER" in os.environ:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# ------------------------------------------------------------------------ the longest test modules first
+
+TIMES = "sate/test-seconds"  # pytest's cache (.pytest_cache): each test's seconds in the last run that ran it
+
+
+def _last_times(config: pytest.Config) -> dict[str, float]:
+    """The cached times; an xdist worker gets the controller's copy, so that every worker sorts alike."""
+    if hasattr(config, "workerinput"):
+        return config.workerinput.get(TIMES, {})
+    seconds = config.cache.get(TIMES, None) if config.cache is not None else None
+    return seconds if isinstance(seconds, dict) else {}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """With the last run's times at hand, xdist hands out modules in the order `pytest_collection_modifyitems`
+    gives (longest first) instead of its own (most tests first), so no worker ends on a long module alone."""
+    if _last_times(config) and hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_configure_node(node: Any) -> None:  # node: xdist's WorkerController
+    node.workerinput[TIMES] = _last_times(node.config)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The modules in order of their tests' summed seconds in the last run, longest first (a module's tests keep
+    their order; modules never timed go last)."""
+    seconds = _last_times(config)
+    if not seconds:
+        return
+    per_module: dict[str, float] = {}
+    for item in items:
+        module = item.nodeid.split("::")[0]
+        per_module[module] = per_module.get(module, 0.0) + float(seconds.get(item.nodeid, 0.0))
+    items.sort(key=lambda item: -per_module[item.nodeid.split("::")[0]])
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    _seconds_run[report.nodeid] = _seconds_run.get(report.nodeid, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The controller (or a run without xdist) adds this run's times to the cache."""
+    cache = session.config.cache
+    if cache is None or hasattr(session.config, "workerinput") or not _seconds_run:
+        return
+    seconds = cache.get(TIMES, None)
+    seconds = seconds if isinstance(seconds, dict) else {}
+    cache.set(TIMES, {**seconds, **{k: round(v, 3) for k, v in _seconds_run.items()}})
+
+
+_seconds_run: dict[str, float] = {}
 
 
 # ------------------------------------------------------------------------------ built once for all the workers
