@@ -53,8 +53,23 @@ def test_a_config_file_prints_merged_and_resolved(tmp_path: Path, capsys: pytest
     assert config["model"]["loss"]["kd"]["mt_teacher"] == "m.pt" and config["init"]["decoder"] == {"path": "m.pt"}
 
 
+def test_get_prints_one_resolved_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """What a recipe asks a config (recipes/lib/pipeline.sh asks SATE's for its MT text weight)."""
+    path = tmp_path / "st.yaml"
+    path.write_text("task: st\nmodel: {loss: {mt_text_weight: 0.5}}\n")
+    answers = []
+    for key in ("model.loss.mt_text_weight", "model.loss.ctc_weight", "trainer.max_steps", "model.loss.kd"):
+        assert main(["config", "--config", str(path), "--set", "trainer.max_steps=7", "--get", key]) == 0
+        answers.append(capsys.readouterr().out)
+    assert answers[:3] == ["0.5\n", "0.3\n", "7\n"]  # the file's, a default, an override
+    assert yaml.safe_load(answers[3])["mt_weight"] == 0.0  # a section, as YAML
+
+
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--task", "st", "--set", "a=1"], "--set and --init-from need --config"),
+    (["--task", "st", "--set", "a=1"], "--set, --init-from and --get need --config"),
+    (["--task", "st", "--get", "task"], "--set, --init-from and --get need --config"),
+    (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", "model.loss.nope"],
+     "kd.yaml: no key 'model.loss.nope' in the resolved config"),
     (["--config", "{dir}/missing.yaml"], "config file not found"),
     (["--config", "{dir}/bad.yaml"], "unknown config key 'optim.lrr'"),
     (["--config", "{dir}/bad_spec.yaml"], "unknown config key 'specaug.freq_mask_widht'"),

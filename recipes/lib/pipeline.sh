@@ -182,14 +182,17 @@ pretrain_asr() {
   average_and_pack asr
 }
 
+# The MT text (mt_pairs: file pairs), for MT pre-training and for SATE's text batches (model.loss.mt_text_weight);
+# without it both read the train manifest's transcripts and translations.
+mt_text=() pairs=
+for ((k = 0; k < ${#mt_pairs[@]}; k += 2)); do
+  pairs+="${pairs:+, }$(yaml_list "${mt_pairs[k]}" "${mt_pairs[k + 1]}")"
+done
+[ -n "$pairs" ] && mt_text=(--set "data.mt_text=[$pairs]")
+
 pretrain_mt() {
   need "$data/.done/vocab" "vocabularies from stage 2"
-  local mt_args=() pairs= k
-  for ((k = 0; k < ${#mt_pairs[@]}; k += 2)); do
-    pairs+="${pairs:+, }$(yaml_list "${mt_pairs[k]}" "${mt_pairs[k + 1]}")"
-  done
-  [ -n "$pairs" ] && mt_args=(--set "data.mt_text=[$pairs]")
-  train_model mt "$conf_dir/mt.yaml" "${mt_args[@]}"
+  train_model mt "$conf_dir/mt.yaml" "${mt_text[@]}"
   average_and_pack mt
 }
 
@@ -219,7 +222,11 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
-  train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}"
+  # SATE takes the MT text too where its config trains on text batches beside the speech (conf/synth/st_whisper.yaml)
+  st_text=()
+  weight=$(sate config --config "$st_conf" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
+  [ "$weight" = 0.0 ] || st_text=("${mt_text[@]}")
+  train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}" "${st_text[@]}"
 fi
 
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then

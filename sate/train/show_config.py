@@ -2,7 +2,8 @@
 
 `sate config --task st` prints every key of an ST training config with its default and its one line of help,
 both read from the typed sections (`sate.train.schema`, `sate.models.config`); `sate config --config
-conf/synth/st.yaml` prints what that file resolves to, after the checks `sate train` makes.
+conf/synth/st.yaml` prints what that file resolves to, after the checks `sate train` makes; with `--get
+model.loss.mt_text_weight` only that key's resolved value, so that a recipe can ask a config what it does.
 """
 
 from __future__ import annotations
@@ -43,11 +44,26 @@ def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: st
     return lines
 
 
+def resolved(path: Path, overrides: list[str], init_from: list[str]) -> dict[str, object]:
+    """The training YAML at `path` merged with the defaults and checked, the model section resolved, as dicts."""
+    config = apply_init_from(load_training_config(path, overrides, need_data=False), parse_init_from(init_from))
+    return {**config.to_dict(), "model": resolve_config(config.task, config.model).to_dict()}
+
+
+def get(config: Mapping[str, object], key: str, path: Path) -> str:
+    """One resolved value by dotted key, as a YAML scalar (a section as a YAML flow mapping)."""
+    value: object = config
+    for part in key.split("."):
+        if not isinstance(value, Mapping) or part not in value:
+            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config {path}` lists them)")
+        value = value[part]
+    return _scalar(value)
+
+
 def describe(task: str | None, path: Path | None, overrides: list[str], init_from: list[str]) -> str:
     """The training config of `task` with defaults (or of the file at `path`, merged and checked), commented."""
     if path is not None:
-        config = apply_init_from(load_training_config(path, overrides, need_data=False), parse_init_from(init_from))
-        shown = {**config.to_dict(), "model": resolve_config(config.task, config.model).to_dict()}
+        shown = resolved(path, overrides, init_from)
         title = f"# {path}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}
@@ -66,10 +82,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="with --config: override a key as `sate train --set` does (repeatable)")
     parser.add_argument("--init-from", action="append", default=[], metavar="asr=PATH|mt=PATH",
                         help="with --config: fill init: and the teachers as `sate train --init-from` does")
+    parser.add_argument("--get", metavar="KEY", help="with --config: print only this dotted key's resolved value, "
+                        "e.g. model.loss.mt_text_weight")
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.overrides or args.init_from) and args.config is None:
-        raise SateError("--set and --init-from need --config (they change a config file's values)")
+    if (args.overrides or args.init_from or args.get) and args.config is None:
+        raise SateError("--set, --init-from and --get need --config (they change or read a config file's values)")
+    if args.get:
+        print(get(resolved(args.config, args.overrides, args.init_from), args.get, args.config))
+        return 0
     sys.stdout.write(describe(args.task, args.config, args.overrides, args.init_from))
     return 0
