@@ -54,7 +54,8 @@ def _last_times(config: pytest.Config) -> dict[str, float]:
     """The cached times; an xdist worker gets the controller's copy, so that every worker sorts alike."""
     if hasattr(config, "workerinput"):
         return config.workerinput.get(TIMES, {})
-    seconds = config.cache.get(TIMES, None) if config.cache is not None else None
+    cache = getattr(config, "cache", None)  # absent under -p no:cacheprovider (how helpers run their tests)
+    seconds = cache.get(TIMES, None) if cache is not None else None
     return seconds if isinstance(seconds, dict) else {}
 
 
@@ -89,7 +90,7 @@ def pytest_runtest_logreport(report: pytest.TestReport) -> None:
 
 def pytest_sessionfinish(session: pytest.Session) -> None:
     """The controller (or a run without xdist) adds this run's times to the cache."""
-    cache = session.config.cache
+    cache = getattr(session.config, "cache", None)
     if cache is None or hasattr(session.config, "workerinput") or not _seconds_run:
         return
     seconds = cache.get(TIMES, None)
