@@ -17,7 +17,7 @@ from sate.analysis import cli as analyze
 from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
@@ -97,11 +97,11 @@ def main(argv: list[str] | None = None) -> int:
         previous = None
     try:
         return int(args._module.run(args) or 0)
-    except SateError as err:
-        print(f"sate {args.command}: error: {err}", file=sys.stderr)
+    except SateError as err:  # one line, whatever a file name named in it holds
+        print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"sate {args.command}: error: {describe_os_error(err)}", file=sys.stderr)
+        print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
         return 1
     except Terminated:
         print(f"sate {args.command}: terminated", file=sys.stderr)

@@ -20,7 +20,22 @@ from sate.files import atomic_write_text
 
 
 class _Loader(yaml.SafeLoader):
-    """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it."""
+    """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
+    given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`
+    section replaced the first whole."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
+        lines: dict[str, int] = {}
+        for key_node, _ in node.value:
+            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
+                continue  # a merge key (<<) brings defaults that the mapping's own keys may override
+            line = key_node.start_mark.line + 1
+            if key_node.value in lines:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"the key {shown(key_node.value)} is given twice (lines {lines[key_node.value]} and "
+                    f"{line}); YAML would keep the last without a word", key_node.start_mark)
+            lines[key_node.value] = line
+        return super().construct_mapping(node, deep=deep)
 
 
 _Loader.add_implicit_resolver(
@@ -65,6 +80,13 @@ def load_yaml_text(text: str, where: str = "the YAML") -> object:
     return bounded(data, where)
 
 
+def invalid_yaml(path: Path, err: yaml.YAMLError) -> SateError:
+    """One line for a YAML syntax error: PyYAML's own message spans several lines, quoting the file."""
+    mark = getattr(err, "problem_mark", None)
+    where = f" line {mark.line + 1}" if mark is not None else ""
+    return SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', None) or shown(str(err))})")
+
+
 def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
     if not path.is_file():
@@ -74,9 +96,7 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     except UnicodeDecodeError as err:
         raise SateError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:
-        mark = getattr(err, "problem_mark", None)
-        where = f" line {mark.line + 1}" if mark is not None else ""
-        raise SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', err)})") from None
+        raise invalid_yaml(path, err) from None
     if data is None:
         return {}
     if not isinstance(data, dict):
@@ -98,8 +118,10 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
         key, raw = item.split("=", 1)
         try:
             value = load_yaml_text(raw, f"--set {shown(item)}")
-        except yaml.YAMLError:
-            raise SateError(f"--set {shown(item)}: the value is not valid YAML") from None
+        except yaml.YAMLError as err:
+            why = getattr(err, "problem", None)
+            raise SateError(f"--set {shown(item)}: the value is not valid YAML" + (f" ({why})" if why else "")) \
+                from None
         node = config
         parts = key.strip().split(".")
         for part in parts[:-1]:

@@ -2,10 +2,12 @@
 
 The CLI prints its message on one line and exits with status 2, so bad input never ends
 in a traceback from deep inside torch. Messages name the file, line or key at fault, and show
-a value at most `shown`'s few dozen characters long.
+a value at most `shown`'s few dozen characters long; `one_line` escapes what a file name could
+bring into one (a newline, a terminal's escape sequence).
 """
 
 import reprlib
+import unicodedata
 
 _REPR = reprlib.Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
@@ -21,3 +23,14 @@ def shown(value: object, limit: int = 80) -> str:
     bomb or a megabyte line stays a short part of a one-line message."""
     text = _REPR.repr(value)
     return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+# Characters printed as Python escapes: control characters (a newline, a terminal's ESC), line and paragraph
+# separators, and the lone surrogates that stand for the bytes of a file name that is not UTF-8.
+_ESCAPED = frozenset(("Cc", "Cs", "Zl", "Zp"))
+
+
+def one_line(text: str) -> str:
+    """``text`` with those characters escaped (``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``): a message or a field
+    naming a hostile file stays one line, leaves the terminal alone and can be encoded as UTF-8."""
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _ESCAPED else c for c in text)

@@ -74,25 +74,60 @@ def _mode_for(path: Path) -> int:
 
 
 @contextmanager
-def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
-    """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends.
-
-    A symlink is followed: the file it points to is replaced, and the link stays."""
-    path = Path(os.path.realpath(path))
+def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
+    """A new temporary file beside ``path`` (a name that fits NAME_MAX, the mode ``path`` has or `open` would
+    give), flushed to disk when the block ends; removed on any error, which names ``path`` when it named no file.
+    The caller renames it into place."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             os.fchmod(f.fileno(), _mode_for(path))
-            yield f
+            yield f, Path(tmp)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
         if isinstance(err, OSError) and err.filename is None:
             err.filename = str(path)  # a failed write or fsync names no file; the message at the CLI must
         raise
+
+
+@contextmanager
+def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
+    """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends.
+
+    A symlink is followed: the file it points to is replaced, and the link stays."""
+    path = Path(os.path.realpath(path))
+    with _temporary_sibling(path, mode) as (f, tmp):
+        yield f
+    try:
+        os.replace(tmp, path)
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+
+
+def replace_together(contents: dict[Path, bytes], record: Path, record_text: str) -> None:
+    """Write a set of files that must agree with each other (a vocabulary's models and token lists) and the
+    ``record`` saying the set is complete and what made it. Every file is written to its temporary sibling first,
+    so a full disk or an interrupt there changes none of them and loses nothing the user had; only then is the old
+    record removed, the files renamed into place and the new record renamed last. A kill among the renames (no
+    writes, no waiting on the disk) leaves no record, and the set is made again."""
+    temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
+    try:
+        for path, data in [*contents.items(), (record, record_text.encode())]:
+            path = Path(os.path.realpath(path))
+            with _temporary_sibling(path, "wb") as (f, tmp):
+                temps.append((tmp, path))
+                f.write(data)
+        temps[-1][1].unlink(missing_ok=True)
+        while temps:
+            os.replace(*temps[0])
+            temps.pop(0)
+    finally:
+        for tmp, _ in temps:
+            tmp.unlink(missing_ok=True)
 
 
 @contextmanager

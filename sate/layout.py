@@ -14,6 +14,7 @@ FBANK_DIR = "fbank"
 CMVN = "cmvn.json"
 VOCAB_META = "vocab.json"
 FEATURES_LOCK = "features.lock"  # held while `sate features` runs
+VOCAB_LOCK = "vocab.lock"  # held while `sate vocab` runs
 FROZEN_DIR = "frozen"  # Whisper encoder states computed once (sate.train.frozen_cache)
 MT_STORE_DIR = "mt_bin"  # data.mt_text as token-id shards (sate.data.text_shards)
 # Folders of a data directory that the commands computing them alone write: a text output in one would replace
@@ -28,6 +29,10 @@ TRAIN_TIME = "train_time.json"
 TRAIN_LOCK = "train.lock"  # held while `sate train` runs
 MODEL = "model.pt"  # `sate average`'s output, and a pack's model file
 MODEL_FORMAT = "sate-model"  # the "format" a model file declares (sate.models.model_file)
+
+# A corpus `sate synth` voices (OUT/en-de/)
+SYNTH_SUMMARY = "synth.json"  # written when the corpus is done
+SYNTH_MARK = ".sate-synth"  # written first: the files beside it are `sate synth`'s to replace
 
 # A packed model directory
 PACK_YAML = "sate.yaml"

@@ -11,6 +11,9 @@
   (its config snapshot or checkpoint folder); never into a data directory or a folder of other things, which
   Lightning's logs, the checkpoints and the snapshot would be mixed into.
 - Symlinks are resolved first: the file a link points to decides, and is what gets written.
+- What the kernel would refuse is refused first: a directory the command fills that it may not write in, a file
+  in a directory it may not write in, and a read-only file (which the rename of an atomic write would replace where
+  the shell's ``>`` says "Permission denied").
 - All of it is checked before any work, and a refusal is one line naming the option and the path.
 """
 
@@ -59,7 +62,8 @@ def _data_dir(directory: Path) -> bool:
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
-    return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK)) or \
+    return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+                                                         layout.VOCAB_LOCK)) or \
         any(directory.glob("*.jsonl"))
 
 
@@ -81,7 +85,7 @@ def _managed(path: Path) -> str | None:
     DATA/tokens_src.txt` would leave the data directory without its token list."""
     names = {layout.CMVN: "sate features", layout.VOCAB_META: "sate vocab", layout.CONFIG: "sate train",
              layout.TRAIN_TIME: "sate train", layout.TRAIN_LOCK: "sate train", layout.PACK_YAML: "sate pack",
-             layout.FEATURES_LOCK: "sate features",
+             layout.FEATURES_LOCK: "sate features", layout.VOCAB_LOCK: "sate vocab",
              **{layout.token_list(side): "sate vocab" for side in ("src", "tgt")},
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
@@ -94,7 +98,8 @@ def _managed(path: Path) -> str | None:
 def _not_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not receive an experiment (`sate train --exp`), or None."""
     data = [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
-                              *(layout.token_list(side) for side in ("src", "tgt"))) if (directory / name).exists()]
+                              layout.VOCAB_LOCK, *(layout.token_list(side) for side in ("src", "tgt")))
+            if (directory / name).exists()]
     if data:
         return f"it is a data directory (it holds {data[0]}); train into another directory"
     if (directory / layout.CONFIG).is_file() or (directory / layout.CHECKPOINTS).is_dir():
@@ -172,13 +177,20 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
+    if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
+        raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
     place = _protected(real if kind in ("directory", "experiment") else real.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     if real.exists():
         _existing(real, kind, option)
-    existing = next(p for p in (real.parent, *real.parent.parents) if p.exists())
+    if real.is_file() and not os.access(real, os.W_OK):
+        raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
+                        "read-only file system)")
+    # a directory the command fills must itself be writable, a file's (or a pack's) parent
+    inside = (real,) if kind in ("directory", "experiment") else ()
+    existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
     if not existing.is_dir():
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")
     if not os.access(existing, os.W_OK | os.X_OK):

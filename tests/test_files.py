@@ -17,6 +17,7 @@ from sate.files import (
     atomic_write_lines,
     atomic_write_text,
     read_checkpoint,
+    replace_together,
 )
 
 
@@ -32,6 +33,37 @@ def test_a_failed_write_keeps_the_old_file(tmp_path: Path) -> None:
         atomic_write_lines(path, lines())
     assert path.read_text() == "old\n"
     assert sorted(p.name for p in path.parent.iterdir()) == ["out.txt"]
+
+
+def test_files_replaced_together_change_none_until_all_are_written(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A set of files and the record saying it is complete (`sate vocab`): a failed write changes nothing; an
+    interrupt among the renames leaves no record (so the set is made again) and no temporary file."""
+    a, b, record = tmp_path / "a.model", tmp_path / "a.txt", tmp_path / "vocab.json"
+    replace_together({a: b"one", b: b"1\n"}, record, "{}\n")
+    assert (a.read_bytes(), b.read_bytes(), record.read_text()) == (b"one", b"1\n", "{}\n")
+
+    def full(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sate.files.os.fsync", full)
+    with pytest.raises(OSError, match="No space left") as err:
+        replace_together({a: b"two", b: b"2\n"}, record, '{"new": 1}\n')
+    assert err.value.filename == str(a)
+    assert (a.read_bytes(), b.read_bytes(), record.read_text()) == (b"one", b"1\n", "{}\n")
+    monkeypatch.undo()
+    replace = os.replace
+
+    def interrupted(src: str, dst: str) -> None:
+        if Path(dst) == b:
+            raise KeyboardInterrupt
+        replace(src, dst)
+
+    monkeypatch.setattr("sate.files.os.replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        replace_together({a: b"two", b: b"2\n"}, record, '{"new": 1}\n')
+    assert a.read_bytes() == b"two" and b.read_bytes() == b"1\n" and not record.exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.model", "a.txt"]
 
 
 def test_binary_and_torch_writes_replace_the_target(tmp_path: Path) -> None:

@@ -5,12 +5,14 @@ sate wrote itself and recomputes when unreadable, read as unreadable)."""
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from sate.analysis.tradeoff import read_run
+from sate.cli import main
 from sate.data.feature_index import recorded_checksums, recorded_sizes
 from sate.data.features import load_cmvn
 from sate.data.manifest import read_manifest
@@ -76,3 +78,20 @@ def test_records_of_a_training_run_read_as_unreadable(tmp_path: Path) -> None:
         assert lock.takeover is None
     written(tmp_path / "train_time.json")
     assert read_train_time(tmp_path) == {"seconds": 0.0, "runs": 0}
+
+
+def test_a_vocab_json_that_is_not_utf8_is_read_as_damaged(tmp_path: Path, prepared_data: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """vocab.json of bytes that are not UTF-8 (a disk error, another tool's file) was a UnicodeDecodeError traceback
+    in `sate vocab`, `sate train` and `sate pack`: it is damaged like one cut short, and the vocabularies are made
+    again."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    argv = ["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]
+    assert main(argv) == 0  # the record of this directory's inputs (they are named by path)
+    good = (data / VOCAB_META).read_bytes()
+    assert main(argv) == 0 and "vocabularies up to date" in capsys.readouterr().out
+    (data / VOCAB_META).write_bytes(b'{"kind": "\xff\xfe"}\n')
+    assert vocabulary_kind(data) == "spm"
+    assert main(argv) == 0 and "vocabularies up to date" not in capsys.readouterr().out
+    assert (data / VOCAB_META).read_bytes() == good

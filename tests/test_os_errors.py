@@ -3,13 +3,16 @@ what and where, no temporary file left behind."""
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import os
 import shutil
 import signal
+import stat
 import subprocess
 import sys
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +39,23 @@ def manifests_only(prepared_data: Path, root: Path) -> Path:
     return data
 
 
-def full_disk(monkeypatch: pytest.MonkeyPatch) -> None:
-    """fsync, which every atomic write calls before its rename, fails as on a full disk."""
+def full_disk(monkeypatch: pytest.MonkeyPatch, after: int = 0) -> None:
+    """fsync, which every atomic write calls before its rename, fails as on a full disk (once `after` writes went
+    through)."""
+    real, done = os.fsync, []
+
     def fsync(fd: int) -> None:
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        if len(done) >= after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        done.append(fd)
+        real(fd)
 
     monkeypatch.setattr("sate.files.os.fsync", fsync)
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under ``root`` by its relative path, with its bytes."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
 
 
 def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: Path,
@@ -54,6 +68,27 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: P
     assert len(err.splitlines()) == 1, err
     assert err.startswith(f"sate prep: error: {out}/") and "No space left on device (the disk is full" in err
     assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("after", [0, 4])  # the first file fails, or the last: vocab.json, the record of the set
+def test_vocab_on_a_full_disk_leaves_the_vocabularies_and_their_record_as_they_were(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        after: int) -> None:
+    """`sate vocab` removed vocab.json before writing the models and token lists one by one: a full disk lost it,
+    and the data directory held a new source vocabulary beside the old target one."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    before = snapshot(data)
+    full_disk(monkeypatch, after)
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(f"sate vocab: error: {data}/"), err
+    assert "No space left on device (the disk is full" in err
+    assert snapshot(data) == before and leftovers(tmp_path) == []
+    monkeypatch.undo()
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"]) == 0
+    assert snapshot(data)["vocab.json"] != before["vocab.json"] and leftovers(tmp_path) == []
+    assert len((data / "tokens_src.txt").read_text().splitlines()) == 40 + 2  # <blank>, the pieces, <sos/eos>
 
 
 def test_features_on_a_full_disk_leave_no_temporary_ark(tmp_path: Path, prepared_data: Path,
@@ -108,6 +143,22 @@ def test_a_second_features_run_on_one_data_dir_is_refused(tmp_path: Path, prepar
         assert f"{data} is in use by another `sate features` (pid {os.getpid()}" in err
     assert not (data / "fbank").exists() and not (data / layout.FEATURES_LOCK).exists()
     assert main(["features", "--data", str(tmp_path / "nowhere")]) == 2
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_data: Path,
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Two `sate vocab` at once renamed their models and token lists into place in among each other's: a source
+    model of one beside the token list of the other."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    before = snapshot(data)
+    with exclusive(data / layout.VOCAB_LOCK, "`sate vocab`"):
+        assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"]) == 2
+        err = capsys.readouterr().err
+        assert f"{data} is in use by another `sate vocab` (pid {os.getpid()}" in err
+    assert snapshot(data) == before
+    assert main(["vocab", "--data", str(tmp_path / "nowhere"), "--joint", "40"]) == 2
     assert not (tmp_path / "nowhere").exists()
 
 
@@ -185,3 +236,104 @@ def test_a_full_disk_when_features_takes_its_lock_names_the_lock(tmp_path: Path,
     err = capsys.readouterr().err.strip()
     assert err == (f"sate features: error: {data / layout.FEATURES_LOCK}: No space left on device (the disk is "
                    "full: free space there, or write elsewhere)")
+
+
+# ---------------------------------------------------------------- permissions, as the kernel checks them for a user
+
+CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 1, 2, 3  # linux/capability.h: what lets root pass file modes
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32), ("inheritable", ctypes.c_uint32)]
+
+
+def _drop_file_capabilities() -> None:
+    """Give up the capabilities that let root read and write whatever the file modes say (a no-op for another
+    user): from here on the kernel checks modes for this process as for an ordinary user's."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    header, data = _CapHeader(0x20080522, 0), (_CapData * 2)()  # _LINUX_CAPABILITY_VERSION_3: two 32-bit words
+    if libc.capget(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capget")
+    keep = ~((1 << CAP_DAC_OVERRIDE) | (1 << CAP_DAC_READ_SEARCH) | (1 << CAP_FOWNER)) & 0xFFFFFFFF
+    data[0].effective &= keep
+    data[0].permitted &= keep
+    data[0].inheritable &= keep
+    if libc.capset(ctypes.byref(header), data) != 0:
+        raise OSError(ctypes.get_errno(), "capset")
+
+
+def as_a_user(argv: list[str]) -> tuple[int, str]:
+    """`sate ARGV` in a forked child that file modes bind, as they bind every user but root: (exit status, stderr).
+    The machine runs the tests as root, whom chmod does not stop; a read-only bind mount is not available here."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns into pytest
+        code = 99
+        try:
+            os.close(read)
+            sys.stderr = os.fdopen(write, "w")
+            _drop_file_capabilities()
+            code = main(argv)
+        except BaseException as err:  # noqa: BLE001 - reported to the parent, which fails the test
+            print(f"child: {type(err).__name__}: {err}", file=sys.stderr)
+        finally:
+            sys.stderr.flush()
+            os._exit(code)
+    os.close(write)
+    with os.fdopen(read) as f:
+        err = f.read()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), err
+
+
+@pytest.fixture
+def modes() -> Iterator[Callable[[Path, int], None]]:
+    """modes(path, mode): chmod that is undone after the test, so that pytest can remove its temporary files."""
+    changed: list[tuple[Path, int]] = []
+
+    def chmod(path: Path, mode: int) -> None:
+        changed.append((path, stat.S_IMODE(path.stat().st_mode)))
+        path.chmod(mode)
+
+    yield chmod
+    for path, mode in reversed(changed):
+        path.chmod(mode)
+
+
+def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                        modes: Callable[[Path, int], None]) -> None:
+    """Read-only directories and files, and an unreadable input, with the kernel's own permission checks."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    modes(ro, 0o555)
+    code, err = as_a_user(["segment", str(wav), "--vad", "energy", "--out", str(ro / "a.jsonl")])
+    assert (code, err.strip()) == (2, f"sate segment: error: --out {ro / 'a.jsonl'}: cannot write in {ro} (no "
+                                      "permission or a read-only file system)")
+    kept = tmp_path / "kept.jsonl"  # a file the user made read-only: the rename of an atomic write would replace it
+    kept.write_text("mine\n")
+    modes(kept, 0o444)
+    code, err = as_a_user(["segment", str(wav), "--vad", "energy", "--out", str(kept)])
+    assert (code, err.strip()) == (2, f"sate segment: error: --out {kept}: refusing to replace it: it is read-only "
+                                      "(no write permission, or a read-only file system)")
+    assert kept.read_text() == "mine\n"
+    data = tmp_path / "data"  # a read-only data directory: refused before SentencePiece trains, not after
+    shutil.copytree(prepared_data, data)
+    modes(data, 0o555)
+    code, err = as_a_user(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"])
+    assert (code, err.strip()) == (2, f"sate vocab: error: --data {data}: cannot write in {data} (no permission or a "
+                                      "read-only file system)")
+    modes(data, 0o755)
+    modes(data / "train.jsonl", 0o000)  # an input that may not be read
+    code, err = as_a_user(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"])
+    assert (code, err.strip()) == (1, f"sate vocab: error: {data / 'train.jsonl'}: Permission denied (no "
+                                      "permission)")
+    modes(wav, 0o000)  # libsndfile's own reason was "System error"
+    code, err = as_a_user(["segment", str(wav), "--vad", "energy"])
+    assert (code, err.strip().splitlines()) == (1, [f"sate segment: error: {wav}: cannot read audio (Permission "
+                                                    "denied)", "sate segment: 1 of 1 file(s) failed"])
+    assert leftovers(tmp_path) == []

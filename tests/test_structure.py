@@ -92,6 +92,7 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.decode.evaluate", "sate.scoring.degeneration"): "light; beside the heavy imports of run()",
     ("sate.decode.evaluate", "sate.scoring.score"): "light; beside the heavy imports of run()",
     ("sate.decode.evaluate", "sate.scoring.significance"): "light; beside the heavy imports of run()",
+    ("sate.decode.pack", "sate.data.cmvn_record"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.audio"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.features"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.manifest"): "light; pack's options are reworked by typed configuration",
@@ -100,6 +101,7 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.models.hub.load", "sate.data.marian_vocab"): "light; hub loading is being extended (Whisper)",
     ("sate.models.hub.load", "sate.data.vocab"): "light; hub loading is being extended (Whisper)",
     ("sate.models.textual", "sate.models.hub.settings"): "light; the constructors are reworked by typed configuration",
+    ("sate.train.trainer", "sate.data.cmvn_record"): "light; beside run()'s heavy imports",
     ("sate.train.trainer", "sate.data.vocab"): "light; beside run()'s heavy imports, reworked by typed configuration",
     ("sate.train.trainer", "sate.train.lock"): "light; beside run()'s heavy imports, reworked by typed configuration",
 }

@@ -86,6 +86,22 @@ def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
     assert (tmp_path / "notes-link.txt").is_symlink() and (tmp_path / "notes.txt").read_text() == "new\n"
 
 
+def test_a_symlink_loop_is_refused_in_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`segment --out LOOP` was a RuntimeError traceback ("Symlink loop from ...") from Path.resolve; a chain of
+    links that ends where it began is a loop too."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "a").symlink_to(tmp_path / "b")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    for link in ("loop", "a"):
+        assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / link)]) == 2
+        assert capsys.readouterr().err.startswith(f"sate segment: error: --out {tmp_path / link}: a symlink loop")
+        with pytest.raises(SateError, match="a symlink loop"):
+            check_output(tmp_path / link, "model")
+    assert (tmp_path / "loop").is_symlink() and (tmp_path / "a").is_symlink()
+
+
 def test_nothing_is_written_in_a_checkpoint_folder_or_a_pack(tmp_path: Path, a_pack: Path) -> None:
     exp = experiment(tmp_path / "exp")
     for kind, path in [("model", exp / "checkpoints" / "epoch000.ckpt"), ("model", exp / "checkpoints" / "new.pt"),

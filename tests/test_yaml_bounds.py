@@ -127,3 +127,26 @@ def test_shown_never_builds_the_whole_repr() -> None:
     with Quick(1):
         for _ in range(100):
             shown(value)
+
+
+def test_a_key_given_twice_is_refused_in_every_yaml_the_tool_reads(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML keeps the last of a repeated key without a word: a second `trainer:` replaced the first section whole,
+    a second `beam:` in a pack's sate.yaml the first. A merge key's defaults may still be overridden."""
+    config = tmp_path / "twice.yaml"
+    config.write_text("task: asr\ntrainer: {max_epochs: 3}\noptim: {lr: 0.001}\ntrainer: {patience: 2}\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate config: error: {config} line 4: invalid YAML (the key 'trainer' "
+                                               "is given twice (lines 2 and 4); YAML would keep the last without a "
+                                               "word)")
+    (tmp_path / "ok.yaml").write_text("task: asr\n")
+    assert main(["config", "--config", str(tmp_path / "ok.yaml"), "--set", "trainer={max_epochs: 1, max_epochs: 2}"]) \
+        == 2
+    assert "the value is not valid YAML (the key 'max_epochs' is given twice" in capsys.readouterr().err
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5, beam: 50}\n")
+    with pytest.raises(SateError, match=r"sate.yaml line 4: invalid YAML \(the key 'beam' is given twice"):
+        read_pack_yaml(pack)
+    merged = load_yaml_text("base: &b {lr: 1, warmup: 2}\noptim: {<<: *b, lr: 3}\n")
+    assert merged == {"base": {"lr": 1, "warmup": 2}, "optim": {"lr": 3, "warmup": 2}}

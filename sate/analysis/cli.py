@@ -26,7 +26,7 @@ from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
 from sate.data.vocab import Vocabulary
-from sate.decode.pack import read_pack_yaml, training_cmvn
+from sate.decode.pack import check_cmvn, read_pack_yaml, training_cmvn
 from sate.errors import SateError
 from sate.targets import check_output
 
@@ -96,11 +96,15 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
     if data is not None:
-        return CMVN.from_option(data / layout.CMVN)
-    if am.directory is not None and (am.directory / layout.CMVN).is_file():
-        return CMVN.from_option(am.directory / layout.CMVN)
-    raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
-                    f"or a packed directory holding {layout.CMVN}")
+        path = data / layout.CMVN
+    elif am.directory is not None and (am.directory / layout.CMVN).is_file():
+        path = am.directory / layout.CMVN
+    else:
+        raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
+                        f"or a packed directory holding {layout.CMVN}")
+    normalise = CMVN.from_option(path)  # exists and is well-formed
+    check_cmvn(am.meta, am.path, path)  # and holds the statistics the model recorded, when it recorded them
+    return normalise
 
 
 def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:

@@ -13,6 +13,7 @@ alike, and ``FrameEnergy`` computes frame energies block by block.
 from __future__ import annotations
 
 import math
+import os
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,6 +33,15 @@ READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
 MIN_SAMPLES = 1600
 # A segment may end this far past the end of its wav (rounding in the yaml); it is clipped.
 END_TOLERANCE_S = 0.02
+# Beyond any recording (116 days), and where seconds times a sample rate would no longer be a count: 1e308 s was
+# an OverflowError deep in a feature worker.
+MAX_SECONDS = 1e7
+# A speed perturbation plays a segment this much faster at most, or slower (sate writes 0.9 and 1.1): 1e-300 asked
+# for 10^304 samples.
+SPEED_RANGE = (0.1, 10.0)
+# Float audio is at most ±1 at full scale; some tools write it in the int32 range (±2.1e9). Far beyond, fbank's power
+# overflows float32 (at about ±4e16): a float wav of ±1e30 gave inf features, and `translate` an IndexError.
+MAX_AMPLITUDE = 1e10
 MIN_SAMPLE_RATE = 4000  # below this a file is not speech audio: 1 Hz "audio" would grow 16000-fold when resampled
 RESAMPLE_BLOCK_S = 30.0  # seconds of input resampled at a time: the temporary memory of resampling stays small
 RESAMPLE_KERNEL = 1 << 22  # torchaudio's filter up to this many values (16 MB); SciPy's beyond (see `resample`)
@@ -65,9 +75,9 @@ def wav_info(path: str | Path) -> WavInfo:
             raise SateError(f"{path}: is a pipe or a device, not an audio file (a segment is read at its offset)")
         raise SateError(f"{path}: audio file is missing")
     try:
-        info = sf.info(str(path))
+        info = sf.info(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
-        raise SateError(f"{path}: cannot read audio: {err}") from None
+        raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
     return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
@@ -104,7 +114,8 @@ def _fit(wave: np.ndarray, n: int) -> np.ndarray:
 
 def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, start: float = 0.0) -> None:
     """Refuse NaN or inf samples (a damaged float wav): they would spread through features, CMVN and the
-    VAD's running sums, silently. ``start`` is the time of ``wave[0]`` in the file, for the message."""
+    VAD's running sums, silently; and samples beyond ±MAX_AMPLITUDE, whose fbank power is no longer a float32.
+    ``start`` is the time of ``wave[0]`` in the file, for the message."""
     bad = ~np.isfinite(wave)
     if bad.ndim > 1:  # (samples, channels): a sample is bad if any channel is
         bad = bad.any(axis=1)
@@ -112,6 +123,13 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
         first = start + int(np.argmax(bad)) / sample_rate
         raise SateError(f"{name}: {int(bad.sum())} samples are not finite (NaN or inf), the first at {first:.3f} s; "
                         "the audio is damaged")
+    loud = np.abs(wave) > MAX_AMPLITUDE
+    if loud.ndim > 1:
+        loud = loud.any(axis=1)
+    if loud.any():
+        first = start + int(np.argmax(loud)) / sample_rate
+        raise SateError(f"{name}: {int(loud.sum())} samples lie beyond ±{MAX_AMPLITUDE:.0e} (full scale is 1), the "
+                        f"first at {first:.3f} s; the audio is damaged")
 
 
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
@@ -126,15 +144,17 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     import torch  # heavy: torch
     import torchaudio.functional as AF  # heavy: torch
 
+    low, high = SPEED_RANGE
+    if not (0 <= offset <= MAX_SECONDS and 0 <= duration <= MAX_SECONDS and low <= speed <= high):  # NaN fails too
+        raise SateError(f"{path}: offset {offset:g} and duration {duration:g} must be from 0 to {MAX_SECONDS:,.0f} "
+                        f"seconds, speed {speed:g} from {low:g} to {high:g}")
     n_samples = round(duration * SAMPLE_RATE)
-    if not (math.isfinite(offset) and offset >= 0 and math.isfinite(duration) and duration >= 0):
-        raise SateError(f"{path}: offset {offset} and duration {duration} must be finite and >= 0")
     if sample_rate is None:
         sample_rate = wav_info(path).sample_rate
     start = round(offset * sample_rate)
     count = math.ceil(n_samples * sample_rate / SAMPLE_RATE) + (2 if sample_rate != SAMPLE_RATE else 0)
     try:
-        data, sr = sf.read(str(path), start=start, frames=count, dtype="float32", always_2d=True)
+        data, sr = sf.read(_sf_name(path), start=start, frames=count, dtype="float32", always_2d=True)
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
     if len(data) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
@@ -265,9 +285,9 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     if regular and path.stat().st_size == 0:
         raise SateError(f"{path}: the file is empty (0 bytes)")
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
-        source = sf.info(str(path)) if regular else sf.SoundFile(str(path))
+        source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+        raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     rate = source.samplerate
     if rate < MIN_SAMPLE_RATE:
         raise SateError(f"{path}: a sample rate of {rate} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
@@ -275,17 +295,40 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     return _nonempty(path, resample_stream(_mono_blocks(path, rate, opened), rate, name=str(path)))
 
 
+def _sf_name(path: str | Path) -> str | bytes:
+    """``path`` as soundfile takes it: a file name that is not UTF-8 (bytes kept by Python as surrogates) as its
+    bytes, which soundfile passes on, where it would fail to encode the text."""
+    name = str(path)
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name)
+    return name
+
+
 def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+
+
+def _reason(path: Path, err: Exception) -> str:
+    """Why libsndfile could not open the regular file ``path``: the system's reason where there is one (for a file
+    it may not read, libsndfile says only "System error"), else the first line of its own message."""
+    if Path(path).is_file():
+        try:
+            with open(path, "rb"):
+                pass
+        except OSError as os_err:
+            return os_err.strerror or str(os_err)
+    return _first_line(err)
 
 
 def _mono_blocks(path: Path, rate: int, opened: sf.SoundFile | None = None) -> Iterator[np.ndarray]:
     """The file's samples at its own rate, channels averaged, READ_BLOCK at a time; NaN or inf refused."""
     read = 0
     try:
-        f = opened or sf.SoundFile(str(path))
+        f = opened or sf.SoundFile(_sf_name(path))
     except Exception as err:
-        raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+        raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     with f:
         while True:
             try:

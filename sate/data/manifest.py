@@ -13,6 +13,7 @@ import math
 from collections.abc import Iterable
 from pathlib import Path
 
+from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
 from sate.files import atomic_write_lines
 
@@ -71,15 +72,15 @@ def row_problem(row: dict) -> str | None:
     written by another tool is read by every later stage: a negative offset would read the end of the file, an id
     with a space would not survive the feature index, a string where a number goes would fail deep in a worker."""
     utt_id = row["id"]
-    if not isinstance(utt_id, str) or not utt_id or any(c.isspace() for c in utt_id):
-        return f"id must be a non-empty string without spaces, got {shown(utt_id)}"
+    if not isinstance(utt_id, str) or not utt_id or not utt_id.isprintable() or any(c.isspace() for c in utt_id):
+        return f"id must be a non-empty string without spaces or invisible characters, got {shown(utt_id)}"
     for key in ("offset", "duration"):
-        if not _number(row[key]) or row[key] < 0:
-            return f"{key} must be a finite number of seconds >= 0, got {shown(row[key])}"
+        if not _number(row[key]) or not 0 <= row[key] <= MAX_SECONDS:
+            return f"{key} must be a number of seconds from 0 to {MAX_SECONDS:,.0f}, got {shown(row[key])}"
     if not isinstance(row["n_frames"], int) or isinstance(row["n_frames"], bool) or row["n_frames"] < 1:
         return f"n_frames must be a whole number >= 1, got {shown(row['n_frames'])}"
-    if "speed" in row and (not _number(row["speed"]) or row["speed"] <= 0):
-        return f"speed must be a number > 0, got {shown(row['speed'])}"
+    if "speed" in row and (not _number(row["speed"]) or not SPEED_RANGE[0] <= row["speed"] <= SPEED_RANGE[1]):
+        return f"speed must be a number from {SPEED_RANGE[0]:g} to {SPEED_RANGE[1]:g}, got {shown(row['speed'])}"
     for key in ("audio", "src", "src_norm"):
         if not isinstance(row[key], str):
             return f"{key} must be a string, got {shown(row[key])}"

@@ -20,6 +20,7 @@ head over all of Marian's ids would also cover the target language's pieces, whi
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -31,7 +32,7 @@ from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, token_ids
 from sate.errors import SateError
-from sate.files import atomic_open, atomic_write_lines, read_json
+from sate.files import read_json, replace_together
 
 FILES = ("source.spm", "target.spm", "vocab.json")
 CTC_TOKENS = "ctc_tokens.txt"
@@ -150,11 +151,6 @@ class MarianVocab:
 # ---------------------------------------------------------------------------------------------- sate vocab --marian
 
 
-def _copy(source: Path, target: Path) -> None:
-    with atomic_open(target, "wb") as f:
-        f.write(source.read_bytes())
-
-
 def ctc_subset(vocab: MarianVocab, transcripts: list[str]) -> tuple[list[str], int]:
     """The CTC token list (``<blank>``, ``<unk>``, the pieces of `transcripts` in Marian id order) and how many
     pieces ``source.spm`` can emit that Marian has (the larger subset it could have been)."""
@@ -180,16 +176,17 @@ def check_marian_dir(hub_dir: Path) -> list[str]:
     return pieces
 
 
-def write_marian_vocab(data_dir: Path, hub_dir: Path, digest: str) -> dict:
-    """Copy a Marian directory's tokenisation into ``DATA/marian`` and write its CTC subset; returns the meta."""
+def write_marian_vocab(data_dir: Path, hub_dir: Path, meta: dict, record: Path) -> None:
+    """Copy a Marian directory's tokenisation into ``DATA/marian`` with its CTC subset, and write ``record``
+    (`meta`, the data directory's vocab.json) with them: all written before any is replaced, so a full disk or a
+    bad --marian leaves the old vocabulary and its record as they were."""
     pieces = check_marian_dir(hub_dir)
     target = data_dir / "marian"
-    for name in FILES:
-        _copy(hub_dir / name, target / name)
-    vocab = MarianVocab(target, "source")
+    vocab = MarianVocab(hub_dir, "source")  # the files copied below, read where they are
     rows = read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")
     tokens, emittable = ctc_subset(vocab, [vocab.manifest_source(row) for row in rows])
-    atomic_write_lines(target / CTC_TOKENS, tokens)
+    contents = {target / name: (hub_dir / name).read_bytes() for name in FILES}
+    contents[target / CTC_TOKENS] = "".join(f"{token}\n" for token in tokens).encode()
+    replace_together(contents, record, json.dumps(meta) + "\n")
     print(f"marian: {hub_dir} -> {target}; CTC over {len(tokens)} tokens: <blank>, <unk> and the {len(tokens) - 2} "
           f"source pieces of the train transcripts (source.spm can emit {emittable}; Marian has {len(pieces)} ids)")
-    return {"kind": "marian", "hub": str(hub_dir.resolve()), "inputs": digest}

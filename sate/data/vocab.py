@@ -30,7 +30,6 @@ from sate.data.marian_vocab import (
     CTC_TOKENS,
     FILES,
     MarianVocab,
-    check_marian_dir,
     load_sentencepiece,
     write_marian_vocab,
 )
@@ -38,7 +37,7 @@ from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import atomic_open, atomic_write_lines
+from sate.files import exclusive, read_record, replace_together
 from sate.targets import check_output
 
 SIDES = ("src", "tgt")
@@ -110,14 +109,9 @@ class Vocabulary:
 
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
-    meta = Path(directory) / layout.VOCAB_META
-    if not meta.is_file():
-        return "spm"
-    try:
-        kind = json.loads(meta.read_text()).get("kind", "spm")
-    except (json.JSONDecodeError, AttributeError, RecursionError):
-        kind = "spm"
-    return kind if kind in VOCAB_KINDS else "spm"
+    meta = read_record(Path(directory) / layout.VOCAB_META)  # None when missing or damaged (not UTF-8, not JSON)
+    kind = meta.get("kind", "spm") if isinstance(meta, dict) else "spm"
+    return kind if isinstance(kind, str) and kind in VOCAB_KINDS else "spm"
 
 
 def load_vocabularies(directory: str | Path, task: str, kind: str | None = None) -> tuple:
@@ -228,12 +222,9 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
 
 
 def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
-    if not meta_path.is_file() or not all(p.is_file() for p in outputs):
-        return False
-    try:
-        return json.loads(meta_path.read_text()) == meta
-    except (json.JSONDecodeError, RecursionError):
-        return False
+    """Are the outputs there, and does the record say these inputs made them? A damaged record (cut short, not
+    UTF-8, not JSON) says no."""
+    return all(p.is_file() for p in outputs) and read_record(meta_path) == meta
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
@@ -253,14 +244,21 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{data_dir}: the Marian vocabulary is up to date")
         return 0
-    check_marian_dir(hub)  # before the old vocabulary is marked stale
-    meta_path.unlink(missing_ok=True)
-    atomic_write_lines(meta_path, [json.dumps(write_marian_vocab(data_dir, hub, meta["inputs"]))])
+    write_marian_vocab(data_dir, hub, meta, meta_path)
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
+    """`_run` holding the data directory's vocabulary lock: two `sate vocab` at once would rename their models and
+    token lists into place in among each other's."""
     check_output(args.data, "directory", "--data")
+    if not args.data.is_dir():
+        raise SateError(f"{args.data}: the data directory does not exist (run `sate prep` first)")
+    with exclusive(args.data / layout.VOCAB_LOCK, "`sate vocab`"):
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     if args.marian is not None:
         return _run_marian(args, args.data / f"{TRAIN_SPLIT}.jsonl")
     if args.joint is not None:
@@ -294,17 +292,19 @@ def run(args: argparse.Namespace) -> int:
     require_translations(manifest, rows)
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
     src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only
-    meta_path.unlink(missing_ok=True)  # outputs are rewritten one by one: mark them stale first
     if "joint" in sizes:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))
     else:
         models = {side: train_spm(text, sizes[side], _OPTION[side]) for side, text in (("src", src), ("tgt", tgt))}
+    contents: dict[Path, bytes] = {}
+    sizes_now = {}
     for side, model in models.items():
-        with atomic_open(data_dir / layout.spm_model(side), "wb") as f:
-            f.write(model)
         tokens = token_list_for(spm.SentencePieceProcessor(model_proto=model))
-        atomic_write_lines(data_dir / layout.token_list(side), tokens)
-        print(f"{side}: {len(tokens)} tokens -> {data_dir / layout.spm_model(side)}, "
-              f"{data_dir / layout.token_list(side)}")
-    atomic_write_lines(meta_path, [json.dumps(meta)])
+        contents[data_dir / layout.spm_model(side)] = model
+        contents[data_dir / layout.token_list(side)] = "".join(f"{token}\n" for token in tokens).encode()
+        sizes_now[side] = len(tokens)
+    # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
+    replace_together(contents, meta_path, json.dumps(meta) + "\n")
+    for side, count in sizes_now.items():
+        print(f"{side}: {count} tokens -> {data_dir / layout.spm_model(side)}, {data_dir / layout.token_list(side)}")
     return 0

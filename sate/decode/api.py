@@ -32,7 +32,15 @@ import torch
 from sate import layout
 from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, to_mono_16k
 from sate.decode.options import DecodeOptions
-from sate.decode.pack import CMVN, MODEL, decode_options, model_features, read_pack_yaml, required_parts
+from sate.decode.pack import (
+    CMVN,
+    MODEL,
+    check_cmvn,
+    decode_options,
+    model_features,
+    read_pack_yaml,
+    required_parts,
+)
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
 from sate.errors import SateError
 
@@ -191,6 +199,8 @@ class SpeechTranslator:
         if info.features is not None:
             kind = info.features["cmvn"]
             cmvn = Normalizer.from_option(directory / CMVN if kind == "global" else kind)
+            if kind == "global":
+                check_cmvn(meta, directory / MODEL, directory / CMVN)
         options = decode_options(info.decode, str(directory / layout.PACK_YAML))
         device = pick_device(device)
         return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)

@@ -14,9 +14,10 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
+
+from sate.errors import one_line
 
 if TYPE_CHECKING:  # the API imports torch; the writers never touch a model
     from sate.decode.api import Result
@@ -34,8 +35,9 @@ def srt_time(seconds: float) -> str:
 
 
 def printable(name: str) -> str:
-    """`name` with its control characters escaped as Python writes them: one field of one line."""
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) == "Cc" else c for c in name)
+    """`name` as one field of one line (`one_line`: control characters, separators and the surrogates of a name
+    that is not UTF-8 escaped as Python writes them)."""
+    return one_line(name)
 
 
 def text_lines(result: Result, transcript: bool, with_file: bool) -> Iterator[str]:
@@ -50,9 +52,14 @@ def text_lines(result: Result, transcript: bool, with_file: bool) -> Iterator[st
 
 
 def jsonl_lines(result: Result) -> Iterator[str]:
+    """The bytes of a file name that is not UTF-8 (lone surrogates in Python) become JSON's ``\\udcXX`` escapes,
+    which read back as the same name (they could not be written as UTF-8), and line and paragraph separators
+    ``\\u2028`` and ``\\u2029`` (which `str.splitlines` would split a line at)."""
     for seg in result.segments:
-        yield json.dumps({"file": result.source, "start": seg.start, "end": seg.end, "transcript": seg.transcript,
-                          "translation": seg.translation}, ensure_ascii=False)
+        line = json.dumps({"file": result.source, "start": seg.start, "end": seg.end, "transcript": seg.transcript,
+                           "translation": seg.translation}, ensure_ascii=False)
+        yield line.encode("utf-8", "backslashreplace").decode("utf-8").replace("\u2028", "\\u2028") \
+            .replace("\u2029", "\\u2029")
 
 
 def srt_lines(result: Result, transcript: bool) -> Iterator[str]:

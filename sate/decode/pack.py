@@ -14,9 +14,10 @@ A model trained on a Marian vocabulary (`sate vocab --marian`) packs ``DIR/maria
 vocab.json, ctc_tokens.txt) instead of the SentencePiece files, and ``vocab: marian`` in sate.yaml. A model
 whose acoustic encoder is a hub model reads waveforms: its feature section says ``type: waveform``.
 
-The model file's token lists must equal the data directory's, so a model is never packed with a
-vocabulary it was not trained on. The directory is built in a temporary sibling and renamed
-into place: a killed run never leaves a complete-looking pack.
+The model file's token lists must equal the data directory's, and the CMVN statistics it records (`sate train`
+and `sate average` record them) its cmvn.json, so a model is never packed with a vocabulary or a normalisation
+it was not trained on. The directory is built in a temporary sibling and renamed into place: a killed run never
+leaves a complete-looking pack.
 """
 
 from __future__ import annotations
@@ -130,6 +131,16 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
                             f"({len(ours)} tokens; first difference at line {index + 1})")
 
 
+def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
+    """``path`` (a `cmvn.json`) must hold the statistics the model file records, when it records them: a pack
+    with others would decode from differently normalised features."""
+    from sate.data.cmvn_record import cmvn_difference
+
+    why = cmvn_difference(meta["cmvn"], path) if meta.get("cmvn") is not None else None
+    if why is not None:
+        raise SateError(f"{path}: not the CMVN statistics {model_file} was trained with ({why})")
+
+
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
@@ -170,10 +181,12 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
+        check_cmvn(meta, model_file, data_dir / CMVN)
     info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out.parent, out.name)  # mode as mkdir gives it, not mkdtemp's 0700
+    old = out.with_name(temp_prefix(out.name) + "old")  # the pack replaced, until the new one is in place
     try:
         shutil.copyfile(model_file, tmp / MODEL)
         for name in parts:
@@ -185,15 +198,16 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if out.exists() and not (out / PACK_YAML).is_file():
             out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
         if out.exists():
-            old = out.with_name(temp_prefix(out.name) + "old")
             shutil.rmtree(old, ignore_errors=True)
             out.rename(old)
-            tmp.rename(out)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(out)
+        tmp.rename(out)
+        shutil.rmtree(old, ignore_errors=True)
     except BaseException:
         shutil.rmtree(tmp, ignore_errors=True)
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
+        elif old.exists():
+            old.rename(out)  # stopped between the two renames (a kill, SIGTERM): the old pack comes back
         raise
     return info
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, resolve_method
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import atomic_open
 from sate.targets import check_output
 
@@ -47,7 +47,7 @@ def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
     and a note on stderr."""
     segments, seconds = file_segments(path, options)
     if not segments:
-        print(f"sate segment: note: {path}: no speech found ({seconds:.1f} s of silence or "
+        print(f"sate segment: note: {one_line(str(path))}: no speech found ({seconds:.1f} s of silence or "
               "noise); no segments", file=sys.stderr)
     return segments
 
@@ -99,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
                 lines = segment_lines(path, segment_file(path, options))
             except SateError as err:
                 failed += 1
-                print(f"sate segment: error: {err}", file=sys.stderr)
+                print(f"sate segment: error: {one_line(str(err))}", file=sys.stderr)
                 continue
             if stream is None:
                 with atomic_open(targets[path]) as f:
@@ -117,7 +117,8 @@ def run(args: argparse.Namespace) -> int:
             with atomic_open(out) as f:
                 segment_all(f)
     except OSError as err:
-        raise SateError(f"--out {out}: cannot write ({err.strerror or err})") from None
+        raise SateError(f"{'--out ' + str(out) if out is not None else 'standard output'}: cannot write "
+                        f"({err.strerror or err})") from None
     if failed:
         print(f"sate segment: {failed} of {len(files)} file(s) failed", file=sys.stderr)
         return 1

@@ -21,7 +21,7 @@ from typing import TextIO
 
 from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import atomic_open
 from sate.targets import check_output
 
@@ -152,7 +152,7 @@ def run(args: argparse.Namespace) -> int:
             for item in translator.stream(files, options, args.batch_size, vad):
                 if isinstance(item, Failure):
                     failed += 1
-                    tqdm.write(f"sate translate: error: {item.error}", file=sys.stderr)
+                    tqdm.write(f"sate translate: error: {one_line(str(item.error))}", file=sys.stderr)
                 else:
                     write(item, out)
                     done += 1

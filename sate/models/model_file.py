@@ -5,16 +5,19 @@ and dicts, so `torch.load(weights_only=True)` reads it without running any code:
 
     {"format": "sate-model", "version": 1, "task": "asr" | "mt" | "st",
      "config": <resolved model config>, "src_vocab_size": int, "tgt_vocab_size": int,
-     "src_tokens": [str, ...], "tgt_tokens": [str, ...], "model": <state_dict>}
+     "src_tokens": [str, ...], "tgt_tokens": [str, ...], "model": <state_dict>,
+     "cmvn": {"mean": [float, ...], "std": [float, ...]}}
 
 The token lists let `sate.models.pretrained` refuse weights trained on another vocabulary, and let a packed
-model decode without the data directory.
+model decode without the data directory. ``cmvn`` (a model trained on globally normalised fbank; absent
+otherwise, and in files written before sate kept it) lets `sate pack` and a pack's reader refuse a `cmvn.json`
+of other statistics (`sate.data.cmvn_record`).
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TypedDict
+from typing import NotRequired, TypedDict
 
 import torch
 
@@ -40,6 +43,7 @@ class ModelMeta(TypedDict):
     tgt_vocab_size: int
     src_tokens: list[str]
     tgt_tokens: list[str]
+    cmvn: NotRequired[dict[str, list[float]]]  # the global CMVN statistics it was trained with, if any
 
 
 class ModelFile(ModelMeta):
@@ -48,26 +52,32 @@ class ModelFile(ModelMeta):
     model: dict[str, torch.Tensor]
 
 
-def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]) -> ModelMeta:
+def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
+               cmvn: dict[str, list[float]] | None = None) -> ModelMeta:
     """Everything but the weights; Lightning checkpoints carry this dict under the key "sate"."""
     for side, tokens, size in (("source", src_tokens, model.src_vocab_size),
                                ("target", tgt_tokens, model.tgt_vocab_size)):
         if len(tokens) != size:
             raise SateError(f"{side} token list has {len(tokens)} entries but the model was built for {size}")
-    return ModelMeta(format=FORMAT, version=VERSION, task=model.task, config=model.conf.to_dict(),
+    meta = ModelMeta(format=FORMAT, version=VERSION, task=model.task, config=model.conf.to_dict(),
                      src_vocab_size=model.src_vocab_size, tgt_vocab_size=model.tgt_vocab_size,
                      src_tokens=list(src_tokens), tgt_tokens=list(tgt_tokens))
+    if cmvn is not None:
+        meta["cmvn"] = cmvn
+    return meta
 
 
 def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
-                    state_dict: dict[str, torch.Tensor] | None = None) -> None:
+                    state_dict: dict[str, torch.Tensor] | None = None,
+                    cmvn: dict[str, list[float]] | None = None) -> None:
     """Write a model file atomically (temp file + rename): a crash never leaves half a file.
 
-    `state_dict` replaces the model's own weights, e.g. an average of several checkpoints.
+    `state_dict` replaces the model's own weights, e.g. an average of several checkpoints; `cmvn` records the
+    statistics it was trained with.
     """
     path = Path(path)
     weights = model.state_dict() if state_dict is None else state_dict
-    payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens),
+    payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens, cmvn),
                         model={k: v.detach().cpu() for k, v in weights.items()})
     atomic_torch_save(payload, path)
 

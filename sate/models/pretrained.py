@@ -33,7 +33,7 @@ import torch
 import yaml
 
 from sate import layout
-from sate.config import bounded
+from sate.config import bounded, invalid_yaml
 from sate.errors import SateError
 from sate.files import RawMapping
 from sate.models.base import SateModel
@@ -139,8 +139,12 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
                         "its token list must be checked (set init.<component>.config)")
     try:
         config = bounded(yaml.safe_load(config_path.read_text(encoding="utf-8")), str(config_path))
-    except (yaml.YAMLError, RecursionError) as err:
-        raise SateError(f"{config_path}: not valid YAML ({err})") from None
+    except UnicodeDecodeError as err:
+        raise SateError(f"{config_path}: not UTF-8 text (byte {err.start})") from None
+    except yaml.YAMLError as err:
+        raise invalid_yaml(config_path, err) from None
+    except RecursionError:
+        raise SateError(f"{config_path}: nested too deeply to read") from None
     if not isinstance(config, dict) or "token_list" not in config:
         raise SateError(f"{config_path}: no token_list; is this an ESPnet2 experiment config?")
     tokens = _read_token_list(config["token_list"], config_path)

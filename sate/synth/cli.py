@@ -17,7 +17,7 @@ import os
 from pathlib import Path
 
 from sate.errors import SateError
-from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus
+from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.voices import heldout_names
 from sate.targets import check_output
@@ -62,6 +62,7 @@ def _check_args(args: argparse.Namespace) -> None:
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
     check_output(args.out, "directory")
+    check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
     if args.jobs is not None and args.jobs < 1:

@@ -20,6 +20,8 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
+from sate import layout
+from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
@@ -180,11 +182,25 @@ def yaml_line(seg: dict) -> str:
             f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
 
 
+def check_corpus_root(root: Path) -> None:
+    """Refuse to voice into ``root`` (OUT/en-de) when it holds a corpus `sate synth` did not write: a real MuST-C
+    download names its files as ours do (``data/train/txt/train.yaml``, ``wav/ted_1.wav``), and every one of them
+    would be replaced by a synthetic one."""
+    if root.is_dir() and any(root.iterdir()) and not any((root / name).is_file()
+                                                         for name in (layout.SYNTH_MARK, layout.SYNTH_SUMMARY)):
+        raise SateError(f"--out {root.parent}: {root} holds files that `sate synth` did not write (no "
+                        f"{layout.SYNTH_MARK}): a corpus of yours, whose yaml, text and wav files it would replace; "
+                        "give another --out")
+
+
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
                   jobs: int | None, progress: bool) -> dict:
     """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
+    check_corpus_root(root)
+    root.mkdir(parents=True, exist_ok=True)
+    (root / layout.SYNTH_MARK).touch()
     mt_dir = root / "mt"
     mt_dir.mkdir(parents=True, exist_ok=True)
     atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
@@ -222,7 +238,7 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
     root = out / f"en-{tgt_lang}"
     splits = split_pairs(pairs)
     summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
-    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
+    atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary
 
 
@@ -242,5 +258,5 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     summary.update({"text": "phrasebook", "seed": seed,
                     "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
                     "heldout_voices": heldout_names()})
-    atomic_write_text(root / "synth.json", json.dumps(summary, indent=2))
+    atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary

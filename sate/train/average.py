@@ -103,15 +103,15 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                         f"average checkpoints of one run")
     for ckpt in ckpts:
         meta = ckpt["sate"]
-        for key in ("task", "config", "src_tokens", "tgt_tokens"):
-            if meta[key] != first[key]:
+        for key in ("task", "config", "src_tokens", "tgt_tokens", "cmvn"):
+            if meta.get(key) != first.get(key):
                 raise SateError(f"{ckpt['path']}: its {key} differs from {names[-1]}'s: checkpoints of different "
-                                f"architectures or vocabularies cannot be averaged")
+                                f"architectures, vocabularies or CMVN statistics cannot be averaged")
     states = [{k[len(PREFIX):]: v for k, v in c["state_dict"].items() if k.startswith(PREFIX)} for c in ckpts]
     averaged = average_state_dicts(states, names)
     model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
-    save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged)
+    save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"))
     return [c["path"] for c in ckpts]
 
 

@@ -113,7 +113,7 @@ class SateDataModule(L.LightningDataModule):
                 raise SateError(f"data.mt_text: {path} is {what}")
         meta = self.data_dir / layout.VOCAB_META
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
-                     meta.read_text() if meta.is_file() else ""]
+                     meta.read_bytes().decode("utf-8", "replace") if meta.is_file() else ""]  # damaged: no traceback
         cleaning = TextCleaning(self.conf.mt_max_tokens, self.conf.mt_max_ratio, self.conf.mt_dedup)
         return files, vocab_ids, cleaning
 

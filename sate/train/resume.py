@@ -23,6 +23,7 @@ import torch
 
 from sate import files, layout
 from sate.config import read_yaml
+from sate.data.cmvn_record import cmvn_difference
 from sate.errors import SateError
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
@@ -188,6 +189,22 @@ def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: li
                         f"tokens, {len(tokens)} now; first difference at line {line + 1} of "
                         f"{layout.token_list(side)}): was `sate vocab` run again? Resume with the vocabulary the run "
                         f"began with, or train into a new --exp")
+
+
+def check_cmvn(point: ResumePoint, cmvn: Path | None) -> None:
+    """Refuse a resume whose global CMVN statistics (``cmvn``: the data directory's `cmvn.json`, None when the run
+    normalises otherwise) differ from those the run trained with: `sate features` rewrites the file when the train
+    split changes, and the resumed model would read differently normalised features. A checkpoint without the
+    record (written before sate kept it) is let be."""
+    assert point.checkpoint is not None
+    record = point.checkpoint["sate"].get("cmvn")
+    if record is None or cmvn is None:
+        return
+    why = cmvn_difference(record, cmvn)
+    if why is not None:
+        raise SateError(f"{cmvn}: not the CMVN statistics {point.path} was trained with ({why}): was `sate features` "
+                        f"run again on another train split? Resume with the statistics the run began with, or train "
+                        f"into a new --exp")
 
 
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.models.init_from import fill_init, parse_init_from
 from sate.settings import read
 from sate.targets import check_output
@@ -136,6 +136,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
+    from sate.data.cmvn_record import cmvn_record
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
@@ -143,7 +144,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
-    from sate.train.resume import check_config_change, check_vocabularies, find_resume_point, set_aside
+    from sate.train.resume import check_cmvn, check_config_change, check_vocabularies, find_resume_point, set_aside
     from sate.train.setup import build_for_training
 
     started = time.perf_counter()
@@ -166,10 +167,21 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     check_feature_mode(config)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+    cmvn = data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global" else None
     if point.checkpoint is not None:
         check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
-    model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
-    module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id)
+        check_cmvn(point, cmvn)
+    try:
+        model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
+    except (RuntimeError, MemoryError, OverflowError, TypeError) as err:  # torch: "can't allocate memory", or
+        # "Overflow when unpacking long" for a size beyond int64
+        if not isinstance(err, MemoryError | OverflowError) and "allocate" not in str(err) and \
+                "verflow" not in str(err):
+            raise
+        raise SateError(f"model: a model of these sizes does not fit in memory ({shown(str(err), 160)}); check "
+                        f"model.d_model and the other sizes (`sate config --config FILE` prints them)") from None
+    module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
+                        cmvn=cmvn_record(cmvn) if cmvn is not None else None)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.

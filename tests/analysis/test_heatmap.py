@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -22,7 +23,9 @@ from sate.analysis.heatmap import (
 )
 from sate.cli import main
 from sate.data.audio import read_segment
+from sate.data.cmvn_record import cmvn_record
 from sate.data.manifest import read_manifest
+from sate.errors import SateError
 from sate.models.shrink import ctc_shrink
 
 CPU = torch.device("cpu")
@@ -177,3 +180,21 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
     for extra, message in cases:
         assert main([*base, *extra]) == 2, extra
         assert message in capsys.readouterr().err
+
+
+def test_a_cmvn_json_of_other_statistics_than_the_model_records_is_refused(tmp_path: Path, prepared_data: Path,
+                                                                           model_files: dict[str, Path]) -> None:
+    """The analysis normalises features as decoding does: with the statistics the model was trained with."""
+    data = torch.load(model_files["st"], weights_only=True)
+    data["cmvn"] = cmvn_record(prepared_data / "cmvn.json")
+    torch.save(data, tmp_path / "st.pt")
+    model = analyze.load_model(tmp_path / "st.pt")
+    assert analyze.normalizer(model, prepared_data).mean is not None
+    other = tmp_path / "data"
+    other.mkdir()
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    with pytest.raises(SateError, match=r"data/cmvn.json: not the CMVN statistics .*st.pt was trained with "
+                                        r"\(mean\[3\]"):
+        analyze.normalizer(model, other)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -108,3 +110,26 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
     (broken / "vocab.json").write_text(json.dumps(vocab))
     with pytest.raises(SateError, match="ids are not"):
         marian_pieces(broken)
+
+
+def test_vocab_marian_on_a_full_disk_leaves_the_old_vocabulary(tmp_path: Path, prepared_data: Path, marian_dir: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Switching a data directory to a Marian vocabulary removed its vocab.json first and copied Marian's files one
+    by one: a full disk left neither vocabulary usable. Now the SentencePiece one stays, with its record."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.glob("*"):
+        if path.is_file():
+            shutil.copy(path, data / path.name)
+    before = {p.name: p.read_bytes() for p in data.iterdir()}
+
+    def fsync(fd: int) -> None:  # as on a full disk
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
+    assert not (data / "marian").exists() or not list((data / "marian").iterdir())  # no temporary file left
+    assert vocabulary_kind(data) == "spm" and load_vocabularies(data, "st")[0].tokens

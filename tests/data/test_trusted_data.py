@@ -33,16 +33,23 @@ def rewrite(path: Path, edit) -> None:  # noqa: ANN001 - a function of the row l
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
-    ("offset", -1.5, "offset must be a finite number of seconds >= 0, got -1.5"),
-    ("offset", "2.0", "offset must be a finite number of seconds >= 0, got '2.0'"),
-    ("duration", float("nan"), "duration must be a finite number"),
+    ("offset", -1.5, "offset must be a number of seconds from 0 to 10,000,000, got -1.5"),
+    ("offset", "2.0", "offset must be a number of seconds from 0 to 10,000,000, got '2.0'"),
+    ("duration", float("nan"), "duration must be a number of seconds"),
+    # finite, but seconds times a sample rate is not: an OverflowError in a feature worker
+    ("offset", 1e308, "offset must be a number of seconds from 0 to 10,000,000, got 1e[+]308"),
+    ("duration", 1e300, "duration must be a number of seconds from 0 to 10,000,000, got 1e[+]300"),
     ("n_frames", 0, "n_frames must be a whole number >= 1"),
-    ("id", "two words", "id must be a non-empty string without spaces, got 'two words'"),
-    ("id", "tab\there", "id must be a non-empty string without spaces, got .tab"),
-    ("id", "", "id must be a non-empty string without spaces, got .."),
+    ("id", "two words", "id must be a non-empty string without spaces or invisible characters, got 'two words'"),
+    ("id", "tab\there", "id must be a non-empty string without spaces or invisible characters, got .tab"),
+    ("id", "", "id must be a non-empty string without spaces or invisible characters, got .."),
+    # invisible: a NUL, a zero-width space; both passed `sate features`
+    ("id", "ted\x00_1", "id must be a non-empty string without spaces or invisible characters, got 'ted\\\\x00_1'"),
+    ("id", "ted\u200b_1", "id must be a non-empty string without spaces or invisible characters"),
     ("audio", None, "audio must be a string"),
     ("tgt", 7, "tgt must be a string or null"),
-    ("speed", 0, "speed must be a number > 0"),
+    ("speed", 0, "speed must be a number from 0.1 to 10, got 0"),
+    ("speed", 1e-300, "speed must be a number from 0.1 to 10, got 1e-300"),  # 10^304 samples
 ])
 def test_a_bad_manifest_row_is_refused_where_read_naming_the_line(tmp_path: Path, prepared: Path, key: str,
                                                                   value: object, message: str) -> None:
@@ -63,8 +70,11 @@ def test_duplicate_ids_are_refused(tmp_path: Path, prepared: Path) -> None:
 
 def test_a_segment_outside_its_audio_is_refused(prepared: Path, run_sate) -> None:  # noqa: ANN001
     row = read_manifest(prepared / "dev.jsonl")[0]
-    with pytest.raises(SateError, match="offset -1.0 and duration .* must be finite and >= 0"):
+    with pytest.raises(SateError, match="offset -1 and duration .* must be from 0 to 10,000,000 seconds"):
         read_segment(row["audio"], -1.0, row["duration"])
+    for offset, duration in ((1e308, row["duration"]), (row["offset"], 1e308)):
+        with pytest.raises(SateError, match="must be from 0 to 10,000,000 seconds"):
+            read_segment(row["audio"], offset, duration)
     with pytest.raises(SateError, match="runs past the end of the audio"):
         read_segment(row["audio"], 10_000.0, row["duration"])
     with pytest.raises(SateError, match="runs past the end of the audio"):

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import os
+import re
 import shutil
 import stat
 from pathlib import Path
@@ -13,8 +15,9 @@ import soundfile as sf
 import torch
 import yaml
 
-from sate.cli import main
+from sate.cli import Terminated, main
 from sate.data.audio import read_segment
+from sate.data.cmvn_record import cmvn_record
 from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
@@ -22,20 +25,21 @@ from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator
 from sate.decode.pack import pack
 from sate.errors import SateError
-from sate.models import build_model, save_model_file
+from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
 
 # Untrained models rarely say eos: a short maximum length keeps every decode in milliseconds.
 MAX_LEN = {"asr": 0.05, "st": 0.05, "mt": 0.5}
 
 
-def tiny_model_file(root: Path, data: Path, task: str, tokens: dict[str, list[str]] | None = None) -> Path:
+def tiny_model_file(root: Path, data: Path, task: str, tokens: dict[str, list[str]] | None = None,
+                    cmvn: dict[str, list[float]] | None = None) -> Path:
     src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
     torch.manual_seed(0)
     model = build_model(task, tiny_config(task, 16, kernel=3), len(src), len(tgt))
     path = root / f"{task}.pt"
     tokens = tokens or {"src": src.tokens, "tgt": tgt.tokens}
-    save_model_file(path, model, tokens["src"], tokens["tgt"])
+    save_model_file(path, model, tokens["src"], tokens["tgt"], cmvn=cmvn)
     return path
 
 
@@ -75,6 +79,29 @@ def test_pack_refuses_a_model_trained_on_other_token_lists(tmp_path: Path, prepa
         pack(tiny_model_file(tmp_path, prepared_data, "st"), prepared_data, tmp_path / "pack", {"beem": 3})
 
 
+def test_pack_refuses_a_cmvn_json_of_other_statistics_than_the_model_records(tmp_path: Path,
+                                                                             prepared_data: Path) -> None:
+    """`sate features` re-run on another train split rewrites cmvn.json: a model trained before it must not be packed
+    with the new statistics, nor a pack read whose cmvn.json was swapped for another."""
+    record = cmvn_record(prepared_data / "cmvn.json")
+    other = {"mean": list(record["mean"]), "std": record["std"]}
+    other["mean"][7] += 0.5
+    model = tiny_model_file(tmp_path, prepared_data, "st", cmvn=other)
+    with pytest.raises(SateError, match=re.escape(f"{prepared_data / 'cmvn.json'}: not the CMVN statistics {model} "
+                                                  "was trained with (mean[7] ")):
+        pack(model, prepared_data, tmp_path / "pack")
+    assert not (tmp_path / "pack").exists()
+    pack(tiny_model_file(tmp_path, prepared_data, "st", cmvn=record), prepared_data, tmp_path / "pack")
+    assert load_model_file(tmp_path / "pack" / "model.pt")["cmvn"] == record
+    SpeechTranslator.load(tmp_path / "pack")
+    stats = json.loads((tmp_path / "pack" / "cmvn.json").read_text())
+    stats["std"][79] *= 2
+    (tmp_path / "pack" / "cmvn.json").write_text(json.dumps(stats))  # a swapped cmvn.json, still well-formed
+    with pytest.raises(SateError, match=re.escape(f"{tmp_path}/pack/cmvn.json: not the CMVN statistics {tmp_path}/"
+                                                  "pack/model.pt was trained with (std[79] ")):
+        SpeechTranslator.load(tmp_path / "pack")
+
+
 def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     model = tiny_model_file(tmp_path, prepared_data, "asr")
@@ -88,6 +115,31 @@ def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Pat
     assert doc["features"]["cmvn"] == "utterance" and not (out / "cmvn.json").exists()
     assert "cmvn: utterance (from" in capsys.readouterr().out
     assert SpeechTranslator.load(out).cmvn.mean is None  # per-utterance statistics
+
+
+def test_a_pack_stopped_between_its_renames_leaves_the_old_pack(tmp_path: Path, prepared_data: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack` over an old pack renames the old one aside, then the new one into place: SIGTERM between the two
+    left neither in place, the old hidden as `.pack.old`."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    out = tmp_path / "pack"
+    assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    rename, stops = Path.rename, [Terminated]
+
+    def killed_before_the_second(self: Path, target: Path) -> Path:
+        if Path(target) == out and self.name.endswith(".tmp") and stops:
+            raise stops.pop()  # what SIGTERM raises (sate.cli), once: the new pack's rename into place
+        return rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", killed_before_the_second)
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out), "--decode", "beam=3"]
+    assert main(argv) == 143
+    assert capsys.readouterr().err.strip().endswith("sate pack: terminated")
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mt.pt", "pack"]
 
 
 def test_a_pack_is_readable_by_others_as_the_umask_says(tmp_path: Path, prepared_data: Path) -> None:

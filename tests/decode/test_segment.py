@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -199,6 +200,25 @@ def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recor
         assert rc == 0 and len(out.splitlines()) in (len(SENTENCES), len(SENTENCES) + 1), err
 
 
+def test_names_that_are_not_utf8_or_hold_control_characters(tmp_path: Path, recording: recordings.Recording,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A name whose bytes are not UTF-8 could not be opened (soundfile encodes names as UTF-8) and its error was a
+    UnicodeEncodeError traceback; an ESC or a newline in a name went raw into the error line (a terminal's escape
+    sequence, a message over two lines)."""
+    talk = tmp_path / os.fsdecode(b"talk\xff.wav")
+    sf.write(tmp_path / "plain.wav", recording.wave, SR)
+    (tmp_path / "plain.wav").rename(talk)
+    rc, out, err = run_segment(capsys, talk, "--vad", "energy")
+    assert rc == 0 and [json.loads(line)["file"] for line in out.splitlines()][0] == str(talk), err
+    gone = tmp_path / os.fsdecode(b"gone\xff\x1b[2J\n.wav")
+    rc, out, err = run_segment(capsys, gone, "--vad", "energy")
+    assert rc == 1 and err.splitlines() == [f"sate segment: error: {tmp_path}/gone\\udcff\\x1b[2J\\n.wav: no such file",
+                                           "sate segment: 1 of 1 file(s) failed"]
+    assert main(["config", "--config", str(gone)]) == 2  # every command's one line (sate.cli)
+    (line,) = capsys.readouterr().err.splitlines()
+    assert line.startswith("sate config: error: ") and line.endswith(f"{tmp_path}/gone\\udcff\\x1b[2J\\n.wav")
+
+
 def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Recording,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     mono, stereo, damaged = tmp_path / "talk.wav", tmp_path / "talk_stereo.flac", tmp_path / "damaged.wav"
@@ -209,8 +229,11 @@ def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Reco
     broken = wave.copy()
     broken[SR:SR + 10] = np.nan
     sf.write(damaged, broken, SR, subtype="FLOAT")
-    rc, out, err = run_segment(capsys, mono, stereo, damaged, "--vad", "energy")
+    blaring = tmp_path / "blaring.wav"  # finite, but its fbank power is not a float32: inf features
+    sf.write(blaring, wave * 1e30, SR, subtype="FLOAT")
+    rc, out, err = run_segment(capsys, mono, stereo, damaged, blaring, "--vad", "energy")
     assert rc == 1 and f"error: {damaged}: 10 samples are not finite (NaN or inf)" in err
+    assert f"error: {blaring}: " in err and "samples lie beyond ±1e+10 (full scale is 1), the first at" in err
     rows = [json.loads(line) for line in out.splitlines()]
     ours = [(r["start"], r["end"]) for r in rows if r["file"] == str(stereo)]
     ref = [(r["start"], r["end"]) for r in rows if r["file"] == str(mono)]

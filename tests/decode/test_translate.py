@@ -368,3 +368,9 @@ def test_a_file_name_with_a_tab_or_newline_stays_one_field_of_one_line() -> None
     assert all(len(line.split("\t")) == 3 and "\n" not in line for line in lines)
     (row,) = [json.loads(line) for line in render(Result("a\tb.wav", 1.0, segments[:1]), "jsonl")]
     assert row["file"] == "a\tb.wav"  # JSON keeps the name exact
+    # A name that is not UTF-8 (its bytes kept as lone surrogates) could not be written: UnicodeEncodeError
+    odd = os.fsdecode(b"talk\xff\xe2\x80\xa8.wav")
+    (line,) = render(Result(odd, 1.0, segments[:1]), "text", with_file=True)
+    assert line == "talk\\udcff\\u2028.wav\thallo" and line.encode("utf-8")
+    (line,) = render(Result(odd, 1.0, segments[:1]), "jsonl")
+    assert line.encode("utf-8") and len(line.splitlines()) == 1 and json.loads(line)["file"] == odd  # the same name

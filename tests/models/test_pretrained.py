@@ -219,7 +219,15 @@ def test_espnet_experiment_problems(tmp_path: Path, build: Build, src_tokens: li
         initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
     with pytest.raises(SateError, match="has no SATE adaptor"):
         initialize(st, {"adaptor": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
-    (tmp_path / "other_tokens" / "config.yaml").unlink()
+    config = tmp_path / "other_tokens" / "config.yaml"  # written by another tool in Latin-1: a UnicodeDecodeError
+    config.write_bytes(config.read_bytes() + "# Kölsch\n".encode("latin-1"))
+    with pytest.raises(SateError, match=r"config.yaml: not UTF-8 text \(byte \d+\)"):
+        initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    config.write_text("token_list: [a, b\nencoder: x\n")  # PyYAML's message spans four lines
+    with pytest.raises(SateError, match=r"config.yaml line \d+: invalid YAML \(") as err:
+        initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
+    assert "\n" not in str(err.value)
+    config.unlink()
     with pytest.raises(SateError, match="config.yaml is missing"):
         initialize(st, {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens, **quiet)
     narrow = build("st")  # 4 front-end channels: ESPnet's layout has d_model channels

@@ -155,6 +155,29 @@ def test_cli_reports_a_missing_dictionary_file(tmp_path: Path, capsys: pytest.Ca
     assert f"--ding {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
 
 
+def test_a_corpus_synth_did_not_write_is_refused_before_any_work(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture) -> None:
+    """A real MuST-C root given as --out: its yaml, text and wavs have the names of the synthetic corpus's."""
+    mustc = tmp_path / "en-de" / "data" / "train"
+    (mustc / "txt").mkdir(parents=True)
+    (mustc / "wav").mkdir()
+    (mustc / "txt" / "train.yaml").write_text("- {duration: 1.0, offset: 0.0, speaker_id: spk.1, wav: ted_1.wav}\n")
+    (mustc / "wav" / "ted_1.wav").write_bytes(b"RIFF real audio")
+    ding = tmp_path / "de-en"
+    ding.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for extra in ([], ["--text", "ding", "--ding", str(ding)]):
+        assert main(["synth", "--out", str(tmp_path), "--train-size", "1", *extra]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == (f"sate synth: error: --out {tmp_path}: {tmp_path / 'en-de'} holds files that `sate synth` did "
+                       "not write (no .sate-synth): a corpus of yours, whose yaml, text and wav files it would "
+                       "replace; give another --out"), err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    with pytest.raises(SateError, match="holds files that `sate synth` did not write"):
+        synth.build_corpus(tmp_path, [("The house is very old.", "Das Haus ist sehr alt.")], 1, jobs=1,
+                           progress=False)
+
+
 def test_ding_talks_keep_their_fingerprints(ding_pairs: list[tuple[str, str]]) -> None:
     talk = synth.plan_talks(synth.split_pairs(ding_pairs), 100, 0)[0]
     blob = json.dumps([talk.voice.key, talk.seed, talk.pairs, 16000], ensure_ascii=False)

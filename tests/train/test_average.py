@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sate.data.cmvn_record import cmvn_record
 from sate.errors import SateError
 from sate.train.average import average, average_state_dicts
 from sate.train.trainer import load_training_config, train
@@ -25,6 +26,9 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     assert [p.name for p in used] == ["epoch000.ckpt", "epoch001.ckpt", "epoch002.ckpt"]
     states = [{k[6:]: v for k, v in torch.load(p, weights_only=True)["state_dict"].items()} for p in used]
     model_file = torch.load(exp / "model.pt", weights_only=True)
+    # The CMVN statistics every checkpoint recorded go into the model file, for `sate pack` to compare
+    assert model_file["cmvn"] == cmvn_record(prepared_data / "cmvn.json")
+    assert all(torch.load(p, weights_only=True)["sate"]["cmvn"] == model_file["cmvn"] for p in used)
     for key, value in model_file["model"].items():
         if value.is_floating_point():
             assert torch.allclose(value, sum(s[key] for s in states) / 3, atol=1e-6), key
@@ -46,6 +50,11 @@ def test_average_refuses_checkpoints_of_different_runs(tmp_path: Path, make_conf
     torch.save(ckpt, other)
     with pytest.raises(SateError, match=rf"different training runs: epoch000.ckpt \(run {run_id}\), "
                                         rf"epoch001.ckpt \(run 0123456789ab\)"):
+        average(exp / "checkpoints", exp / "model.pt", last=2)
+    ckpt["sate"]["run_id"] = run_id  # one run, but the statistics of another cmvn.json
+    ckpt["sate"]["cmvn"]["mean"][0] += 1.0
+    torch.save(ckpt, other)
+    with pytest.raises(SateError, match=r"epoch000.ckpt: its cmvn differs from .*epoch001.ckpt's"):
         average(exp / "checkpoints", exp / "model.pt", last=2)
 
 

@@ -1,4 +1,5 @@
-"""A resume on other vocabularies than the run began with is refused, naming the checkpoint and the token list."""
+"""A resume on other vocabularies or other CMVN statistics than the run began with is refused, naming the checkpoint
+and the token list or cmvn.json."""
 
 from __future__ import annotations
 
@@ -9,17 +10,19 @@ import pytest
 import torch
 
 from sate.cli import main
+from sate.data.cmvn_record import cmvn_difference, cmvn_record
 from sate.data.vocab import Vocabulary
 
 MakeConfig = Callable[..., Path]
 
 
-def fake_run(exp: Path, src: list[str], tgt: list[str]) -> Path:
-    """A checkpoint as far as resuming reads it before building the model: the header with the token lists."""
+def fake_run(exp: Path, src: list[str], tgt: list[str], cmvn: dict[str, list[float]] | None = None) -> Path:
+    """A checkpoint as far as resuming reads it before building the model: the header with the token lists (and the
+    CMVN statistics, as `sate train` records them)."""
     (exp / "checkpoints").mkdir(parents=True)
     path = exp / "checkpoints" / "last.ckpt"
-    torch.save({"sate": {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt}, "state_dict": {},
-                "global_step": 7, "epoch": 1}, path)
+    header = {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt, **({"cmvn": cmvn} if cmvn else {})}
+    torch.save({"sate": header, "state_dict": {}, "global_step": 7, "epoch": 1}, path)
     return path
 
 
@@ -37,3 +40,21 @@ def test_a_resume_on_a_reordered_vocabulary_is_refused(tmp_path: Path, prepared_
     assert f"{ckpt}: trained on another {side} vocabulary than {prepared_data} holds now" in err
     assert f"first difference at line 5 of tokens_{side}.txt" in err
     assert not (tmp_path / "exp" / "config.yaml").exists()  # refused before the run wrote anything
+
+
+def test_a_resume_on_other_cmvn_statistics_is_refused(tmp_path: Path, prepared_data: Path, make_config: MakeConfig,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate features` rewrites cmvn.json when the train split changes: the resumed model would read differently
+    normalised features. The statistics the run recorded differ from the data directory's in one std value."""
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    record = cmvn_record(prepared_data / "cmvn.json")
+    assert cmvn_difference(record, prepared_data / "cmvn.json") is None
+    other = {"mean": record["mean"], "std": [*record["std"][:41], record["std"][41] * 1.01, *record["std"][42:]]}
+    ckpt = fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"], other)
+    config = make_config(tmp_path, "asr", prepared_data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.startswith(f"sate train: error: {prepared_data / 'cmvn.json'}: not the CMVN statistics {ckpt} was "
+                          "trained with (std[41] "), err
+    assert not (tmp_path / "exp" / "config.yaml").exists()

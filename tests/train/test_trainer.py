@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from sate.cli import main
 from sate.config import apply_overrides, read_yaml
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
@@ -56,6 +57,20 @@ def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, 
     bad.write_text("task: asr\ndata: {dir: x\n")
     with pytest.raises(SateError, match=r"bad.yaml line \d+: invalid YAML"):
         read_yaml(bad)
+
+
+@pytest.mark.parametrize("d_model", [pytest.param(10 ** 13, marks=pytest.mark.slow), 10 ** 30])  # slow: 7 s
+def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                                  d_model: int, capsys: pytest.CaptureFixture[str]) -> None:
+    """`model.d_model: 10000000000000` passes every range check (no size has an upper bound) and asked torch for
+    2e17 bytes: a RuntimeError traceback from its allocator; 10^30 a TypeError ("Overflow when unpacking long")."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set",
+                 f"model.d_model={d_model}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("sate train: error: model: a model of these sizes does not "
+                                                         "fit in memory ("), err
+    assert not (tmp_path / "exp" / "config.yaml").exists()
 
 
 def test_schedule_warms_up_linearly_then_decays_as_inverse_sqrt() -> None:

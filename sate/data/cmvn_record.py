@@ -1,0 +1,40 @@
+"""Which CMVN statistics a model was trained with, carried in its checkpoints and its model file.
+
+A model trained on globally normalised fbank learns features shifted by ``cmvn.json``'s means and scaled by its
+standard deviations. `sate features` rewrites that file whenever the train split changes, so a resume, an average
+or a pack made after it would feed the model differently normalised features without a word, as re-running
+`sate vocab` would make it index other tokens. The record is the statistics themselves (80 means and 80 standard
+deviations as float32 values, about 3 KB): the strongest fingerprint, and readable without the data directory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from sate.data.features import load_cmvn
+
+CmvnRecord = dict[str, list[float]]  # {"mean": [...], "std": [...]}
+
+
+def cmvn_record(path: Path) -> CmvnRecord:
+    """The statistics of ``path`` (a `cmvn.json`, checked by `load_cmvn`) as a checkpoint carries them."""
+    mean, std = load_cmvn(path)
+    return {"mean": mean.tolist(), "std": std.tolist()}
+
+
+def cmvn_difference(record: object, path: Path) -> str | None:
+    """None when ``path`` holds the recorded statistics, else where they first differ (for a one-line message)."""
+    mean, std = load_cmvn(path)
+    try:
+        old = {name: np.asarray(record[name], dtype=np.float32) for name in ("mean", "std")}  # type: ignore[index]
+    except (KeyError, TypeError, ValueError, IndexError):
+        return "the recorded statistics are unreadable"
+    for name, now in (("mean", mean), ("std", std)):
+        if old[name].shape != now.shape:
+            return f"{old[name].size} {name} values recorded, {now.size} now"
+        if not np.array_equal(old[name], now):
+            i = int(np.flatnonzero(old[name] != now)[0])
+            return f"{name}[{i}] {float(old[name][i]):.6g} then, {float(now[i]):.6g} now"
+    return None
