@@ -15,9 +15,10 @@ finishes the prefix over the whole memory with the decoding options' beam search
   (Papi et al. 2023). F counts encoder frames: 40 ms each behind a 4x subsampling, or source tokens behind a
   shrinking adaptor.
 
-wait-k and AlignAtt decide one token at a time, and stay greedy whatever the beam: each decision is the next
-token after the committed prefix over the audio so far, and the next chunk's decision already revisits it with more
-audio, which is what a beam would do with less (docs/inference.md has the measurement).
+wait-k and AlignAtt decide one token at a time, and stay greedy whatever the beam: the token is final once shown,
+and a beam would rank whole continuations over audio not yet heard. Measured (docs/inference.md, the Whisper demo
+pack, wait-k=3 over 0.5-s chunks), the first tokens of the beam's best completion instead scored within the
+confidence interval of greedy tokens (46.3 against 44.1 BLEU, chrF 62.4 against 62.5) for 3.7 times the decoder time.
 
 A spec ``NAME`` or ``NAME=VALUE`` names one (`sate.decode.options.parse_policy`); `start` makes it.
 """
