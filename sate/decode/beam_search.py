@@ -41,13 +41,17 @@ Token conventions come from the decoder (`sate.models.decoder`): hypotheses star
 its ``banned_ids`` (a Marian decoder's pad) get no probability. Their log-probabilities are taken out after
 the softmax, as transformers' ``bad_words_ids`` does, so a greedy search returns what ``generate(num_beams=1)``
 returns with pad banned. The output length is capped at the decoder's positions (Marian: 512).
+
+A forced prefix (``decode_memory(..., prefix=TOKENS)``, what a streaming policy has already shown): for its first
+steps the search may only choose the prefix's tokens, each with its own log-probability, so every hypothesis
+starts with the prefix and is scored as a whole (fairseq's ``prefix_tokens``), and the beam opens after it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import torch
@@ -110,11 +114,12 @@ def beam_search(model: SateModel, batch: dict,
 
 @torch.no_grad()
 def decode_memory(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
-                  options: DecodeOptions) -> list[list[Hypothesis]]:
+                  options: DecodeOptions, prefix: Sequence[int] = ()) -> list[list[Hypothesis]]:
     """The same from an already encoded memory (B, T, D) with lengths (B,), so callers that also need
-    the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`."""
+    the CTC output encode once. `decoder` is the model's ESPnet `TransformerDecoder`. Every hypothesis of
+    every utterance starts with `prefix` (target ids, no sos; module doc), cut at the maximum length."""
     with eval_mode(decoder):
-        return _search(decoder, memory, memory_lengths.to(memory.device), eos, options)
+        return _search(decoder, memory, memory_lengths.to(memory.device), eos, options, prefix)
 
 
 class _IncrementalDecoder:
@@ -242,8 +247,15 @@ def _best_reachable(best_logp: torch.Tensor, tokens: int, max_len: torch.Tensor,
     return reach.masked_fill(n > max_len[:, None] + 1, -math.inf).max(1).values
 
 
+def _force(step_logp: torch.Tensor, token: int) -> torch.Tensor:
+    """Step log-probs (A, K, V) in which only `token` can be chosen, at its own log-probability."""
+    forced = torch.full_like(step_logp, -math.inf)
+    forced[:, :, token] = step_logp[:, :, token]
+    return forced
+
+
 def _search(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tensor, eos: int,
-            options: DecodeOptions) -> list[list[Hypothesis]]:
+            options: DecodeOptions, prefix: Sequence[int] = ()) -> list[list[Hypothesis]]:
     batch, device = memory.size(0), memory.device
     if batch == 0:
         return []
@@ -272,6 +284,8 @@ def _search(decoder: nn.Module, memory: torch.Tensor, memory_lengths: torch.Tens
         too_short = (t - 1) < min_len
         if bool(too_short.any()):
             step_logp[:, :, eos] = step_logp[:, :, eos].masked_fill(too_short[:, None], -math.inf)
+        if t <= len(prefix):  # one hypothesis runs (the others are at -inf), through the forced tokens
+            step_logp = _force(step_logp, prefix[t - 1])
         top, index = (logp[:, :, None] + step_logp).view(active, k * vocab).topk(k, dim=1)
         token = index % vocab
         rows = (torch.arange(active, device=device)[:, None] * k + index // vocab).view(-1)

@@ -180,8 +180,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
              stream: StreamPolicy | None = None, chunk: float = CHUNK, talks: bool = False) -> Results:
     """Decode and score a split; writes the hypothesis, reference and results files into ``out``.
 
-    With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy with greedy
-    decoding (`sate.decode.simultaneous`), and the results add its latency; ``delays.jsonl`` has each word's delays.
+    With `stream` (an ST pack), each utterance is read `chunk` seconds at a time under that policy, with the
+    pack's beam search (or `decode`'s) where it decodes a whole hypothesis (`sate.decode.simultaneous`,
+    `sate.decode.policies`), and the results add its latency; ``delays.jsonl`` has each word's delays.
     With `talks`, each talk (the rows of one ``audio`` file) is translated whole, as `sate translate` does, or
     streamed whole under `stream`, and its output re-segmented to the rows by edit distance (`sate.decode.talks`);
     the latency is then StreamAL/StreamLAAL, and no transcripts are scored.
@@ -197,9 +198,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
     if stream is not None:
         check_chunk(chunk)
-        greedy_only = sorted({"beam", "nbest"} & set(decode or {}))
-        if greedy_only:
-            raise SateError(f"--stream decodes greedily: {' and '.join(greedy_only)} (--beam, --decode) do not apply")
+        if "nbest" in (decode or {}):
+            raise SateError("--stream shows one translation: nbest (--decode) does not apply")
     manifest = data / f"{split}.jsonl"
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
@@ -224,9 +224,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         flag = "--stream" if stream is not None else "--talks"
         raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
-    greedy = {"beam": 1, "nbest": 1} if stream is not None else {}  # the policies decode greedily
+    single = {"nbest": 1} if stream is not None else {}  # a policy shows one translation, whatever the pack keeps
     # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
-    options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **greedy})
+    options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **single})
     mode = "cascade" if mt is not None else model.task
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, read_manifest(manifest))

@@ -8,17 +8,22 @@ per token, in a fraction of the time), then extends it one argmax at a time with
 arithmetic, length limits and eos rule as the offline search at beam 1 (`sate.decode.beam_search`): with an empty
 prefix and the whole input, it returns what offline greedy decoding returns (a test checks this). Each new token
 can be vetoed from the source attention weights that produced it (AlignAtt).
+
+`complete` is what a policy uses where it needs the whole rest of the translation (LocalAgreement's hypotheses,
+the final decision once the input has ended): the pack's beam search with the prefix forced
+(`sate.decode.beam_search.decode_memory`'s ``prefix``), or at beam 1 `continue_prefix` itself, so that ``--beam 1``
+decodes exactly as the greedy policies did.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 
-from sate.decode.beam_search import _IncrementalDecoder, eval_mode, length_limits
+from sate.decode.beam_search import _IncrementalDecoder, decode_memory, eval_mode, length_limits
 from sate.decode.options import DecodeOptions
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
@@ -107,3 +112,14 @@ def continue_prefix(model: SateModel, memory: torch.Tensor, prefix: list[int], o
             if len(history) - 1 >= max_len:
                 return Continuation(new, True)
     return Continuation(new, False)
+
+
+def complete(model: SateModel, memory: torch.Tensor, prefix: list[int], options: DecodeOptions) -> list[int]:
+    """The tokens that finish the translation after `prefix` over one utterance's memory (1, T, D): the best
+    hypothesis of the beam search that starts with the prefix (beam, length penalty and limits from `options`), or
+    at beam 1 the greedy continuation."""
+    if options.beam == 1:
+        return continue_prefix(model, memory, prefix, options).tokens
+    lengths = torch.tensor([memory.size(1)], device=memory.device)
+    nbest = decode_memory(model.decoder, memory, lengths, model.eos, replace(options, nbest=1), prefix)[0]
+    return nbest[0].tokens[len(prefix):] if nbest else []

@@ -8,7 +8,8 @@ or ``-``: raw 16 kHz mono signed 16-bit little-endian PCM on stdin, e.g. a micro
 
 The audio is read ``--chunk`` seconds at a time, cut into segments at pauses by the VAD `sate translate` uses, and
 each segment is translated under the streaming ``--policy`` (`sate.decode.policies`: wait-k, local-agreement,
-alignatt) with greedy decoding. ``--format jsonl`` prints a line whenever the shown translation changes:
+alignatt) with the pack's beam search where a policy decodes a whole hypothesis (``--beam N`` changes it, ``--beam
+1``: greedy, the fastest). ``--format jsonl`` prints a line whenever the shown translation changes:
 ``{"t": SECONDS_READ, "text": SEGMENT_SO_FAR, "final": false}``, and ``"final": true`` once the segment is done
 (the next line starts the next segment); ``--format text`` prints each segment's final translation.
 """
@@ -26,7 +27,7 @@ from typing import BinaryIO
 import numpy as np
 
 from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
-from sate.decode.options import add_stream_arguments, check_chunk, parse_policy
+from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError
 
@@ -76,6 +77,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="jsonl: a line per change of the shown text; text: each segment's final translation")
     parser.add_argument("--fast", action="store_true",
                         help="read a file as fast as decoding goes instead of at the pace of speech")
+    parser.add_argument("--beam", type=int, default=None,
+                        help="beam of the search that completes a hypothesis (local-agreement's, and every policy's "
+                             "at a segment's end; when not given: the pack's; 1: greedy)")
     add_vad_argument(parser)
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
@@ -88,11 +92,12 @@ def run(args: argparse.Namespace) -> int:
     spec = parse_policy(args.policy)
     check_chunk(args.chunk)
     vad = VadOptions(method=resolve_method(args.vad))
+    beam = {} if args.beam is None else {"beam": decode_options({"beam": args.beam}, "--beam").beam}  # before loading
     # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
     # is opened and read as a stream
     blocks = None if args.input == "-" else audio_blocks(args.input)
     translator = SpeechTranslator.load(args.model, device=args.device)
-    options = translator.with_options(beam=1)
+    options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
               else file_pieces(blocks, args.chunk, paced=not args.fast))
     try:

@@ -1,6 +1,8 @@
 """Greedy continuation of a committed prefix: from nothing it is the offline greedy search; from any prefix of that
 output it gives the rest; a veto stops it. On our decoder and on a Marian one (sos, eos and a banned pad of its
-own, post-LN layers). The prefix goes in in one pass: the same caches and next step as one step per token."""
+own, post-LN layers). The prefix goes in in one pass: the same caches and next step as one step per token. The
+beam search with a forced prefix keeps it, scores it as part of the hypothesis, and at beam 1 is the greedy
+continuation."""
 
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import torch
 
 from sate.data.marian_vocab import marian_pieces
 from sate.decode.beam_search import DecodeOptions, decode_memory
-from sate.decode.prefix import PrefixDecoder, continue_prefix
+from sate.decode.prefix import PrefixDecoder, complete, continue_prefix
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
@@ -47,6 +49,7 @@ def _check(model: SateModel, memory: torch.Tensor, lengths: torch.Tensor) -> Non
         for weights in seen[:1]:  # a distribution over the memory positions
             torch.testing.assert_close(weights[0].sum(-1), torch.ones_like(weights[0].sum(-1)))
         _check_feed(model, one, greedy)
+        _check_forced(model, one)
 
 
 def _check_feed(model: SateModel, memory: torch.Tensor, greedy: list[int]) -> None:
@@ -71,6 +74,33 @@ def _check_feed(model: SateModel, memory: torch.Tensor, greedy: list[int]) -> No
         assert int(a.argmax()) == int(b.argmax()) == greedy[cut]
         for w1, w2 in zip(parallel.cross_attention, steps.cross_attention, strict=True):
             torch.testing.assert_close(w1, w2)
+
+
+def _check_forced(model: SateModel, memory: torch.Tensor) -> None:
+    """Beam search from a forced prefix: every hypothesis starts with it; forced with the whole offline best, the
+    best found scores at least as high (the prefix's log-probabilities count, and the offline best is among the
+    hypotheses); at beam 1 it is `continue_prefix`, whose tokens `complete` returns."""
+    lengths = torch.tensor([memory.size(1)])
+    beam = DecodeOptions(beam=4, nbest=4, lenpen=1.0, max_len_ratio=1.5)
+    offline = decode_memory(model.decoder, memory, lengths, model.eos, beam)[0]
+    best = offline[0].tokens
+    greedy = decode_memory(model.decoder, memory, lengths, model.eos, GREEDY)[0][0].tokens
+    for cut in sorted({1, len(best) // 2, len(best)}):
+        prefix = best[:cut]
+        forced = decode_memory(model.decoder, memory, lengths, model.eos, beam, prefix)[0]
+        assert forced and all(h.tokens[:cut] == prefix for h in forced)
+        assert complete(model, memory, prefix, beam) == forced[0].tokens[cut:]
+    whole = decode_memory(model.decoder, memory, lengths, model.eos, beam, best)[0]
+    assert whole[0].score >= offline[0].score - 1e-5
+    assert decode_memory(model.decoder, memory, lengths, model.eos, beam, [])[0] == offline  # no prefix: offline
+    sos, eos, banned = token_conventions(model.decoder)
+    unsaid = {best[0], greedy[0], sos, eos, *banned}
+    wrong = [t for t in range(model.decoder.output_layer.out_features) if t not in unsaid][-1:]
+    for prefix in ([], greedy[:1], greedy[:2], wrong, [*greedy[:1], *wrong]):  # also a prefix the model would not say
+        tokens = decode_memory(model.decoder, memory, lengths, model.eos, GREEDY, prefix)[0][0].tokens
+        rest = continue_prefix(model, memory, prefix, GREEDY)
+        assert tokens == prefix + rest.tokens
+        assert complete(model, memory, prefix, GREEDY) == rest.tokens
 
 
 def test_our_decoder(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:

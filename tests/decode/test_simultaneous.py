@@ -1,5 +1,6 @@
 """Simultaneous translation on a trained tiny ST pack: each policy only ever adds words, decodes the whole input
-like offline greedy decoding when it sees it at once, and `sate stream` / `sate evaluate --stream [--talks]` say so."""
+like offline decoding with the same options (greedy or beam search) when it sees it at once, and `sate stream` /
+`sate evaluate --stream [--talks]` say so."""
 
 from __future__ import annotations
 
@@ -80,11 +81,29 @@ def test_whole_input_in_one_chunk_is_offline_greedy_decoding(translator: SpeechT
 
 
 @pytest.mark.parametrize("spec", SPECS, ids=str)
+def test_whole_input_in_one_chunk_is_offline_beam_search(translator: SpeechTranslator, waves: list[np.ndarray],
+                                                         spec: StreamPolicy) -> None:
+    """The final decision is the pack's beam search (here beam 4, lenpen 1.2), so with all of the input at once
+    every policy gives the offline beam search's translation, which differs from greedy decoding's somewhere."""
+    beam = translator.with_options(beam=4, lenpen=1.2)
+    offline = translator.decode_features([translator.features(w) for w in waves], beam)
+    greedy = translator.decode_features([translator.features(w) for w in waves], translator.with_options(beam=1))
+    assert [t for _, t in offline] != [t for _, t in greedy]
+    for wave, (_, translation) in zip(waves, offline, strict=True):
+        run = simulate(translator, wave, spec, chunk=60.0, options=beam)
+        assert run.chunks == 1 and run.translation == " ".join(translation.split())
+
+
+@pytest.mark.parametrize(("spec", "beam"), [(spec, 1) for spec in SPECS] + [(SPECS[0], 3), (SPECS[1], 3)],
+                         ids=lambda x: str(x) if isinstance(x, StreamPolicy) else f"beam{x}")
 def test_policies_only_add_words_and_commit_before_the_end(translator: SpeechTranslator, waves: list[np.ndarray],
-                                                          spec: StreamPolicy) -> None:
+                                                          spec: StreamPolicy, beam: int) -> None:
+    """Whatever the policy and the beam that completes its hypotheses, a shown word stays shown: each commit's
+    text starts with the one before, and the final translation with every committed word."""
     early = 0
+    options = translator.with_options(beam=beam)
     for wave in waves:
-        run = simulate(translator, wave, spec, chunk=0.25)
+        run = simulate(translator, wave, spec, chunk=0.25, options=options)
         words = run.translation.split()
         assert len(run.delays) == len(run.elapsed) == len(words)
         assert run.delays == sorted(run.delays) and run.delays[-1] == pytest.approx(run.duration)
@@ -157,6 +176,7 @@ def _pcm(wave: np.ndarray) -> bytes:
 
 
 def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: Path, waves: list[np.ndarray],
+                                                       translator: SpeechTranslator,
                                                        capsys: pytest.CaptureFixture[str],
                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     audio = np.concatenate([waves[0], np.zeros(SAMPLE_RATE, dtype=np.float32)])
@@ -185,6 +205,13 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
     assert main(["stream", "--model", str(st_pack), str(path), "--policy", "wait-k=2", "--chunk", "0.5", "--fast",
                  "--vad", "energy", "--format", "text"]) == 0
     assert capsys.readouterr().out.splitlines() == [lines[-1]["text"]]
+    # --beam: the search that completes the hypotheses, here over the pack's own (1)
+    assert main(["stream", "--model", str(st_pack), str(path), "--policy", "local-agreement=2", "--chunk", "0.5",
+                 "--fast", "--vad", "energy", "--format", "text", "--beam", "3"]) == 0
+    pieces = (audio[i:i + SAMPLE_RATE // 2] for i in range(0, len(audio), SAMPLE_RATE // 2))
+    expected = [c.text for c in live(translator, pieces, StreamPolicy("local-agreement", 2),
+                                     translator.with_options(beam=3), VadOptions(method="energy")) if c.final]
+    assert capsys.readouterr().out.splitlines() == expected
     # A named pipe (a recorder writing into a FIFO) is read as a stream: the same samples, the same output.
     fifo = tmp_path / "live.wav"
     os.mkfifo(fifo)
@@ -207,16 +234,19 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     assert "a directory, not an audio file" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), "-", "--chunk", "0"]) == 2
     assert "--chunk" in capsys.readouterr().err
+    assert main(["stream", "--model", str(st_pack), "-", "--beam", "0"]) == 2
+    assert "--beam: beam" in capsys.readouterr().err
 
 
 def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                                      capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "eval"
     assert main(["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev",
-                 "--out", str(out), "--stream", "alignatt=2", "--chunk", "0.4"]) == 0
+                 "--out", str(out), "--stream", "alignatt=2", "--chunk", "0.4", "--beam", "3"]) == 0
     results = json.loads((out / "results.json").read_text())
     printed = capsys.readouterr().out
     assert results["stream"]["policy"] == "alignatt=2" and results["stream"]["chunk"] == 0.4
+    assert results["decode"]["beam"] == 3  # the search that finishes each utterance
     latency = results["stream"]["latency"]
     assert latency["sentences"] == results["utterances"] == 5
     assert 0 < latency["laal"] <= latency["laal_ca"]
@@ -420,14 +450,15 @@ def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: 
 
 def test_evaluate_refuses_options_that_streaming_ignores(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """--chunk without --stream, and --beam or --decode beam/nbest with it, were ignored without a word (exit 0):
-    the results then said nothing of the option given. Each is one line before the model loads."""
+    """--chunk without --stream, and --decode nbest with it, were ignored without a word (exit 0): the results then
+    said nothing of the option given. Each is one line before the model loads. (--beam sets the search that
+    completes the policies' hypotheses.)"""
     base = ["evaluate", "--model", str(st_pack), "--data", str(prepared_data), "--split", "dev"]
     for extra, says in ((["--chunk", "0.4"], "--chunk is the reading step of --stream"),
                         (["--talks", "--chunk", "2"], "--chunk is the reading step of --stream"),
-                        (["--stream", "wait-k=2", "--beam", "5"], "--stream decodes greedily: beam"),
-                        (["--stream", "wait-k=2", "--talks", "--decode", "nbest=2"],
-                         "--stream decodes greedily: nbest")):
+                        (["--stream", "wait-k=2", "--decode", "nbest=2"], "--stream shows one translation: nbest"),
+                        (["--stream", "wait-k=2", "--talks", "--decode", "beam=3,nbest=2"],
+                         "--stream shows one translation: nbest")):
         out = tmp_path / "out"
         assert main([*base, *extra, "--out", str(out)]) == 2
         err = capsys.readouterr().err

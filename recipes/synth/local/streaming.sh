@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
 # The quality-latency table of docs/inference.md ("Measured on the demo"): the ST pack decoded offline (greedy,
-# as the policies finish, and with the pack's beam), then streamed under each policy, then whole talks streamed
-# and offline (StreamLAAL), and all of it drawn by `sate latency-plot`. Run it from the demo's directory (after
-# recipes/synth/run.sh); each run goes to OUT/NAME (results.json, hyp.txt, delays.jsonl; NAME is e.g.
-# alignatt=4-0.5s) with the load average before and after it in OUT/NAME/load.txt (the computation-aware figures
-# depend on it; the others do not). A run whose results.json exists is skipped (--force: redone), so a second call
-# with another --chunk and --policies adds its runs; the table and the plot are of every run in OUT.
+# and with the pack's beam, the search the policies complete their hypotheses with), then streamed under each
+# policy, then whole talks streamed and offline (StreamLAAL), and all of it drawn by `sate latency-plot`. Run it
+# from the demo's directory (after recipes/synth/run.sh); each run goes to OUT/NAME (results.json, hyp.txt,
+# delays.jsonl; NAME is e.g. alignatt=4-0.5s) with the load average before and after it in OUT/NAME/load.txt (the
+# computation-aware figures depend on it; the others do not). A run whose results.json exists is skipped (--force:
+# redone), so a second call with another --chunk and --policies adds its runs; the table and the plot are of every
+# run in OUT.
 #
 # Usage: recipes/synth/local/streaming.sh [--name value ...]
 #   --pack DIR          the ST pack (default: exp/synth/whisper/st/pack, the demo's default; the Conformer
