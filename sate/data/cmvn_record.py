@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from sate.data.features import load_cmvn
+from sate.errors import SateError
 
 CmvnRecord = dict[str, list[float]]  # {"mean": [...], "std": [...]}
 
@@ -38,3 +39,11 @@ def cmvn_difference(record: object, path: Path) -> str | None:
             i = int(np.flatnonzero(old[name] != now)[0])
             return f"{name}[{i}] {float(old[name][i]):.6g} then, {float(now[i]):.6g} now"
     return None
+
+
+def require_cmvn(record: object, path: Path, model: Path, advice: str = "") -> None:
+    """Refuse ``path`` when ``model`` (a checkpoint or model file) recorded other statistics; a model without the
+    record (written before sate kept it) is let be. ``advice`` ends the one-line message."""
+    why = cmvn_difference(record, path) if record is not None else None
+    if why is not None:
+        raise SateError(f"{path}: not the CMVN statistics {model} was trained with ({why}){advice}")

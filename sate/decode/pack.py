@@ -134,11 +134,9 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
 def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
     """``path`` (a `cmvn.json`) must hold the statistics the model file records, when it records them: a pack
     with others would decode from differently normalised features."""
-    from sate.data.cmvn_record import cmvn_difference
+    from sate.data.cmvn_record import require_cmvn
 
-    why = cmvn_difference(meta["cmvn"], path) if meta.get("cmvn") is not None else None
-    if why is not None:
-        raise SateError(f"{path}: not the CMVN statistics {model_file} was trained with ({why})")
+    require_cmvn(meta.get("cmvn"), path, model_file)
 
 
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,

@@ -23,7 +23,7 @@ import torch
 
 from sate import files, layout
 from sate.config import read_yaml
-from sate.data.cmvn_record import cmvn_difference
+from sate.data.cmvn_record import require_cmvn
 from sate.errors import SateError
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
@@ -197,14 +197,10 @@ def check_cmvn(point: ResumePoint, cmvn: Path | None) -> None:
     split changes, and the resumed model would read differently normalised features. A checkpoint without the
     record (written before sate kept it) is let be."""
     assert point.checkpoint is not None
-    record = point.checkpoint["sate"].get("cmvn")
-    if record is None or cmvn is None:
-        return
-    why = cmvn_difference(record, cmvn)
-    if why is not None:
-        raise SateError(f"{cmvn}: not the CMVN statistics {point.path} was trained with ({why}): was `sate features` "
-                        f"run again on another train split? Resume with the statistics the run began with, or train "
-                        f"into a new --exp")
+    if cmvn is not None:
+        require_cmvn(point.checkpoint["sate"].get("cmvn"), cmvn, point.path,
+                     ": was `sate features` run again on another train split? Resume with the statistics the run "
+                     "began with, or train into a new --exp")
 
 
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
