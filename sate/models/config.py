@@ -36,7 +36,18 @@ PREFIX = "model config: "
 # ----------------------------------------------------------------------------------------------------------------
 # The sections.
 
-_BLOCKS: Check = at_least(1)
+# Upper bounds far beyond any model built so far (Whisper large: d 1,280, ffn 5,120, 32 layers), so that a typo
+# of a few zeros is refused by `sate config` and `sate train` before anything is built.
+MAX_WIDTH = 1 << 16
+MAX_BLOCKS = 10000
+
+
+def _up_to(low: int, high: int, wanted: str) -> Check:
+    return (lambda v: low <= v <= high, f"{wanted} up to {high:,}")
+
+
+_BLOCKS: Check = _up_to(1, MAX_BLOCKS, "at least 1 and")
+_WIDTH: Check = _up_to(1, MAX_WIDTH, "at least 1 and")
 
 
 def _freeze_value(value: str | int) -> bool:
@@ -50,11 +61,12 @@ class AcousticConfig(Section):
                         one_of(ACOUSTIC_TYPES))
     layers: int = setting(12, "blocks", _BLOCKS)
     heads: int = setting(4, "attention heads", _BLOCKS)
-    ffn: int = setting(1024, "feed-forward width", _BLOCKS)
+    ffn: int = setting(1024, "feed-forward width", _WIDTH)
     kernel: int = setting(15, "conformer only: the depthwise convolution's kernel",
-                          (lambda v: v > 0 and v % 2 == 1, "a positive odd number"))
+                          (lambda v: 0 < v < MAX_WIDTH and v % 2 == 1,
+                           f"a positive odd number up to {MAX_WIDTH - 1:,}"))
     frontend_channels: int | None = setting(None, "channels of the conv2d front-end (null: d_model, as ESPnet; "
-                                            "fewer is faster)", (lambda v: v > 0, "positive or null"))
+                                            "fewer is faster)", _up_to(1, MAX_WIDTH, "positive or null,"))
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_*, whisper: the downloaded model directory (hf_*: config.json, "
                                "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)")
@@ -116,7 +128,7 @@ class TextualConfig(Section):
                         "from textual.path)", one_of(TEXT_TYPES))
     layers: int = setting(6, "blocks", _BLOCKS)
     heads: int = setting(4, "attention heads", _BLOCKS)
-    ffn: int = setting(1024, "feed-forward width", _BLOCKS)
+    ffn: int = setting(1024, "feed-forward width", _WIDTH)
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_marian only: the downloaded Marian directory (config.json, weights, *.spm, "
                                "vocab.json)")
@@ -128,7 +140,8 @@ class TextualConfig(Section):
 class STTextualConfig(TextualConfig):
     """An ST model's textual encoder may have no layers: the E2E baseline."""
 
-    layers: int = setting(6, "blocks", at_least(0, "0 (no textual encoder, with adaptor.type none) or more"))
+    layers: int = setting(6, "blocks",
+                          _up_to(0, MAX_BLOCKS, "0 (no textual encoder, with adaptor.type none) or more,"))
 
 
 @dataclass(frozen=True)
@@ -137,7 +150,7 @@ class DecoderConfig(Section):
                         "hf_marian)", one_of(TEXT_TYPES))
     layers: int = setting(6, "blocks", _BLOCKS)
     heads: int = setting(4, "attention heads", _BLOCKS)
-    ffn: int = setting(1024, "feed-forward width", _BLOCKS)
+    ffn: int = setting(1024, "feed-forward width", _WIDTH)
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     tie_embeddings: bool = setting(False, "the output projection shares the input embedding's weights")
 
@@ -146,7 +159,7 @@ class DecoderConfig(Section):
 class ASRDecoderConfig(DecoderConfig):
     """An ASR model is CTC-only unless it has decoder layers (hybrid CTC/attention)."""
 
-    layers: int = setting(0, "blocks", at_least(0, "0 (CTC only) or more"))
+    layers: int = setting(0, "blocks", _up_to(0, MAX_BLOCKS, "0 (CTC only) or more,"))
 
 
 _LABEL_SMOOTHING = ("label smoothing of the cross-entropy", RATE)
@@ -196,7 +209,7 @@ class STLoss(Section):
 _LOSS = ("L = (1-ctc_weight)((1-mt_weight) CE + mt_weight KD_mt) + ctc_weight((1-asr_weight) CTC + asr_weight "
          "KD_asr)")
 _D_MODEL = ("the width of every part; ASR, MT and SATE share it so that weights can move between them",
-            (lambda v: v > 0 and v % 2 == 0, "a positive even number"))
+            (lambda v: 0 < v <= MAX_WIDTH and v % 2 == 0, f"a positive even number up to {MAX_WIDTH:,}"))
 _ACOUSTIC = "the acoustic encoder: conv2d subsampling (4x) and Conformer or Transformer blocks, with CTC on top"
 _CTC = "the CTC head: a linear projection of an acoustic layer's output onto the source vocabulary"
 _TEXTUAL = "the textual encoder (Transformer) on top of the adaptor; 0 layers for the E2E baseline"

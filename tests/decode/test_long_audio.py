@@ -22,7 +22,9 @@ from sate.decode.api import SpeechTranslator
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
 
 RATE = 44100  # resampled, so block edges in the resampler are crossed too
-SECONDS = 130  # past a chunk of frame energies (10,000 frames of 10 ms) and four of the resampler's 30-s blocks
+SECONDS = 60  # past more than a batch of 16 segments; the energy test makes the reader's blocks smaller
+ENERGY_CHUNK = 2000  # frames of 10 ms: the test crosses two chunks of frame energies ...
+RESAMPLE_BLOCK_S = 10.0  # ... and five of the resampler's blocks
 SILERO_SECONDS = 340  # past a chunk of silero's window energies (10,000 windows of 32 ms: 320 s)
 
 
@@ -65,6 +67,9 @@ def test_segments_read_in_blocks_are_those_of_the_recording_in_memory(
     expected = speech_segments(wave, options)
     assert len(expected) > seconds / 7 and len(wave) / SAMPLE_RATE > seconds
     monkeypatch.setattr(audio, "READ_BLOCK", 12345)  # many reads of an odd size, across every other block edge
+    if method == "energy":
+        monkeypatch.setattr(audio, "ENERGY_CHUNK", ENERGY_CHUNK)
+        monkeypatch.setattr(audio, "RESAMPLE_BLOCK_S", RESAMPLE_BLOCK_S)
 
     segments, seconds = file_segments(long_flac, options)
     assert segments == expected and seconds == len(wave) / SAMPLE_RATE

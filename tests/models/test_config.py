@@ -62,7 +62,7 @@ def test_a_model_file_config_of_the_dict_era_reads_back_unchanged() -> None:
         ("st", {"acoustic": {"layers": True}}, "acoustic.layers must be an integer, got True"),
         ("st", {"acoustic": {"path": 3}}, "acoustic.path must be a string or null, got 3"),
         ("st", {"adaptor": {"temperature": float("nan")}}, "adaptor.temperature must be a finite number"),
-        ("mt", {"decoder": {"layers": 0}}, "decoder.layers must be at least 1, got 0"),
+        ("mt", {"decoder": {"layers": 0}}, "decoder.layers must be at least 1 and up to 10,000, got 0"),
         ("st", {"adaptor": {"type": "context"}}, "adaptor.type must be one of"),
         ("st", {"loss": {"ctc_weight": 1.5}}, r"ctc_weight must be in \[0, 1\]"),
         ("st", {"d_model": 30, "acoustic": {"heads": 4}}, "not divisible"),

@@ -6,6 +6,7 @@ import copy
 import csv
 import gzip
 import os
+import resource
 import shutil
 import signal
 import subprocess
@@ -21,6 +22,7 @@ from sate.cli import main
 from sate.config import apply_overrides, read_yaml
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
+from sate.models.config import MAX_WIDTH
 from sate.models.tiny import tiny_config
 from sate.train.average import average
 from sate.train.data import plan_batch
@@ -59,18 +61,41 @@ def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, 
         read_yaml(bad)
 
 
-@pytest.mark.parametrize("d_model", [pytest.param(10 ** 13, marks=pytest.mark.slow), 10 ** 30])  # slow: 7 s
-def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
-                                                  d_model: int, capsys: pytest.CaptureFixture[str]) -> None:
-    """`model.d_model: 10000000000000` passes every range check (no size has an upper bound) and asked torch for
-    2e17 bytes: a RuntimeError traceback from its allocator; 10^30 a TypeError ("Overflow when unpacking long")."""
+@pytest.mark.slow  # 10 s: a training run's imports and data checks in a process of its own
+def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: MakeConfig,
+                                                  prepared_data: Path) -> None:
+    """Sizes within their ranges can still ask for more memory than the machine has: that was a RuntimeError
+    traceback from torch's allocator. Here the machine is made 8 GB small (an address-space limit on the
+    process), and the widest model (d 65,536: 17 GB in each linear layer) does not fit."""
+    def small_machine() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
     config = make_config(tmp_path, "asr", prepared_data)
-    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set",
-                 f"model.d_model={d_model}"]) == 2
-    err = capsys.readouterr().err.strip()
+    run = subprocess.run([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
+                          str(tmp_path / "exp"), "--set", f"model.d_model={MAX_WIDTH}"],
+                         capture_output=True, text=True, preexec_fn=small_machine, timeout=300)
+    err = run.stderr.strip()
+    assert run.returncode == 2, err
     assert len(err.splitlines()) == 1 and err.startswith("sate train: error: model: a model of these sizes does not "
                                                          "fit in memory ("), err
     assert not (tmp_path / "exp" / "config.yaml").exists()
+
+
+@pytest.mark.parametrize(("key", "value"), [("d_model", 10 ** 13), ("d_model", 10 ** 30), ("acoustic.ffn", 10 ** 7),
+                                            ("decoder.layers", 10 ** 5)])
+def test_sizes_past_their_bounds_are_refused_before_anything_is_built(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, key: str, value: int,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """No size had an upper bound: `model.d_model: 10000000000000` (a typo of a few zeros) passed `sate config` and
+    was found only when torch failed to allocate 2e17 bytes, 10^30 as an "Overflow when unpacking long"."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    assert main(["config", "--config", str(config), "--set", f"model.{key}={value}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and f"{key} must be" in err and "up to" in err and str(value) in err, err
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set",
+                 f"model.{key}={value}"]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == err.replace("sate config", "sate train")
+    assert not list((tmp_path / "exp").glob("*"))
 
 
 def test_schedule_warms_up_linearly_then_decays_as_inverse_sqrt() -> None:
