@@ -9,9 +9,12 @@ pays for importing torch.
 from __future__ import annotations
 
 import argparse
+import os
 import signal
 import sys
+from collections.abc import Iterable
 from types import FrameType, ModuleType
+from typing import Any, TextIO
 
 from sate.analysis import cli as analyze
 from sate.analysis import tradeoff
@@ -84,6 +87,49 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
+STDOUT = "standard output"
+
+
+class NamedStdout:
+    """sys.stdout while a command runs: a write that fails names the standard output, as a file's error names
+    the file (`sate score > /dev/full` said "No space left on device" and nothing else)."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self._stream = stream
+
+    def _named(self, err: OSError) -> OSError:
+        return err if err.filename is not None else type(err)(err.errno, err.strerror or str(err), STDOUT)
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as err:
+            raise self._named(err) from None
+
+    def writelines(self, lines: Iterable[str]) -> None:
+        for line in lines:
+            self.write(line)
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as err:
+            raise self._named(err) from None
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (`sate translate ... | head`), send what is left to /dev/null: no error at exit."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 1 some inputs failed or the system refused (an `OSError`: disk full,
     read-only, permission, name too long: one line naming the file), 2 bad input (a `SateError`), 130 interrupted,
@@ -95,8 +141,19 @@ def main(argv: list[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals stay as they are
         previous = None
+    stdout = sys.stdout
+    sys.stdout = NamedStdout(stdout)  # type: ignore[assignment]
     try:
-        return int(args._module.run(args) or 0)
+        status = int(args._module.run(args) or 0)
+        sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
+        return status
+    except BrokenPipeError as err:  # the reader has gone (`sate score ... | head -1`): stop quietly, as Unix
+        if err.filename != STDOUT:  # tools do; a pipe the command itself opened is an error
+            print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+            return 1
+        sys.stdout = stdout
+        _quiet_stdout()
+        return 128 + signal.SIGPIPE
     except SateError as err:  # one line, whatever a file name named in it holds
         print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
         return 2
@@ -110,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sate {args.command}: interrupted", file=sys.stderr)
         return 130
     finally:
+        if isinstance(sys.stdout, NamedStdout):
+            sys.stdout = stdout
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
 

@@ -49,6 +49,7 @@ _Loader.add_implicit_resolver(
 # "billion laughs" of a few hundred bytes) pass it at once, and are refused before anything walks or prints them.
 MAX_YAML_VALUES = 200_000
 MAX_YAML_DEPTH = 64  # also stops an alias that contains itself (`a: &a [*a]`, a list holding itself)
+MAX_YAML_BYTES = 4 << 20  # a config file; PyYAML took 39 s for a 16-MB one on a loaded core
 
 
 def bounded(data: object, where: str) -> object:
@@ -91,6 +92,8 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
     if not path.is_file():
         raise SateError(f"config file not found: {path}")
+    if (size := path.stat().st_size) > MAX_YAML_BYTES:  # read whole before any check could look at it
+        raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
     try:
         data = load_yaml_text(path.read_text(encoding="utf-8"), str(path))
     except UnicodeDecodeError as err:

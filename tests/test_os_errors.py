@@ -3,6 +3,7 @@ what and where, no temporary file left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import os
@@ -236,6 +237,31 @@ def test_a_full_disk_when_features_takes_its_lock_names_the_lock(tmp_path: Path,
     err = capsys.readouterr().err.strip()
     assert err == (f"sate features: error: {data / layout.FEATURES_LOCK}: No space left on device (the disk is "
                    "full: free space there, or write elsewhere)")
+
+
+@pytest.mark.parametrize("argv", [["score", "--hyp", "{f}", "--ref", "{f}"], ["config", "--task", "st"]])
+def test_a_full_standard_output_is_named(tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate score ... > /dev/full` said "No space left on device" and named nothing; a closed pipe (`| head`)
+    said "Broken pipe" where Unix tools stop quietly with 141."""
+    text = tmp_path / "hyp.txt"
+    text.write_text("ein kleiner Satz\n")
+    argv = [a.format(f=text) for a in argv]
+    full = open("/dev/full", "w")  # noqa: SIM115
+    monkeypatch.setattr(sys, "stdout", full)
+    assert main(argv) == 1
+    monkeypatch.undo()
+    with contextlib.suppress(OSError):  # what could not be written is still in its buffer
+        full.close()
+    assert capsys.readouterr().err.strip() == (f"sate {argv[0]}: error: standard output: No space left on device "
+                                               "(the disk is full: free space there, or write elsewhere)")
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    with open(write_end, "w") as pipe:
+        monkeypatch.setattr(sys, "stdout", pipe)
+        assert main(argv) == 128 + signal.SIGPIPE
+        monkeypatch.undo()
+    assert capsys.readouterr().err == ""
 
 
 # ---------------------------------------------------------------- permissions, as the kernel checks them for a user

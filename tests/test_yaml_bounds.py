@@ -10,7 +10,7 @@ import pytest
 import torch
 
 from sate.cli import main
-from sate.config import bounded, load_yaml_text
+from sate.config import MAX_YAML_BYTES, bounded, load_yaml_text
 from sate.data.mustc import parse_yaml_line
 from sate.decode.pack import read_pack_yaml
 from sate.errors import SateError, shown
@@ -68,6 +68,20 @@ def test_a_training_config_bomb_is_refused_by_config_and_train(tmp_path: Path,
         err = capsys.readouterr().err
         one_short_line(err)
         assert "once its aliases are expanded" in err
+
+
+def test_a_config_larger_than_any_config_is_refused_before_it_is_read(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """A YAML file had no size cap: a 10-GB file named as a config was read whole into memory first."""
+    config = tmp_path / "st.yaml"
+    config.write_text("task: st\n")
+    with open(config, "r+b") as f:
+        f.truncate(MAX_YAML_BYTES + 1)  # sparse: no disk used
+    for argv in (["config", "--config", str(config)], ["train", "--config", str(config), "--exp", str(tmp_path / "e")]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        one_short_line(err)
+        assert f"{config}: {MAX_YAML_BYTES + 1:,} bytes, more than any config" in err
 
 
 def flow_bomb(levels: int = 7) -> str:

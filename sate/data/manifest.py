@@ -34,10 +34,7 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
         raise SateError(f"{path}: is a directory, not a text file")
     if not path.exists():
         raise SateError(f"{path}: file is missing")
-    try:  # a FIFO or /dev/stdin is read as the stream it is
-        data = path.read_bytes()
-    except OSError as err:
-        raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
+    data = _text_bytes(path)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -49,6 +46,26 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     if lines and lines[-1] == "":
         lines.pop()
     return [line.rstrip("\r") for line in lines]
+
+
+TEXT_BLOCK = 1 << 20
+
+
+def _text_bytes(path: Path) -> bytes:
+    """The file's bytes, read block by block (a FIFO or /dev/stdin as the stream it is), refused at the first NUL:
+    text never holds one, and a device such as /dev/zero would be read for ever."""
+    blocks, size = [], 0
+    try:
+        with open(path, "rb") as f:
+            while block := f.read(TEXT_BLOCK):
+                if (nul := block.find(b"\0")) >= 0:
+                    line = sum(b.count(b"\n") for b in blocks) + block.count(b"\n", 0, nul) + 1
+                    raise SateError(f"{path}:{line}: a NUL byte (at byte {size + nul:,}): binary data, not text")
+                blocks.append(block)
+                size += len(block)
+    except OSError as err:
+        raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
+    return b"".join(blocks)
 
 
 def require_translations(path: str | Path, rows: list[dict]) -> None:

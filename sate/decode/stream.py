@@ -17,7 +17,6 @@ alignatt) with the pack's beam search where a policy decodes a whole hypothesis 
 from __future__ import annotations
 
 import argparse
-import signal
 import sys
 import time
 from collections.abc import Iterator
@@ -100,12 +99,9 @@ def run(args: argparse.Namespace) -> int:
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
               else file_pieces(blocks, args.chunk, paced=not args.fast))
-    try:
-        for commit in live(translator, pieces, spec, options, vad):
-            if args.format == "jsonl":
-                print(commit.json(), flush=True)
-            elif commit.final:
-                print(commit.text, flush=True)
-    except BrokenPipeError:  # the reader has gone: stop quietly, as Unix tools do
-        return 128 + signal.SIGPIPE
+    for commit in live(translator, pieces, spec, options, vad):  # a closed pipe ends it quietly: sate.cli.main
+        if args.format == "jsonl":
+            print(commit.json(), flush=True)
+        elif commit.final:
+            print(commit.text, flush=True)
     return 0

@@ -13,8 +13,6 @@ if any file failed. Options and output paths are checked before any audio is rea
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -93,16 +91,6 @@ def check_files(files: list[Path], decode: list[str]) -> None:
                         f"once per use, e.g. --decode {','.join([*decode, *stray])}")
 
 
-def _quiet_stdout() -> None:
-    """After a closed pipe (`sate translate ... | head`), send what is left to /dev/null: no error at exit."""
-    try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        os.close(devnull)
-    except (OSError, ValueError, AttributeError):
-        pass
-
-
 def run(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
@@ -161,11 +149,7 @@ def run(args: argparse.Namespace) -> int:
     if several_srt:
         translate_all(None)
     elif args.out is None:
-        try:
-            translate_all(sys.stdout)
-        except BrokenPipeError:  # the reader has gone (`| head`): stop quietly, as Unix tools do
-            _quiet_stdout()
-            return 128 + signal.SIGPIPE
+        translate_all(sys.stdout)  # a closed pipe (`| head`) ends the run quietly: sate.cli.main
     else:
         try:
             with atomic_open(args.out) as out:

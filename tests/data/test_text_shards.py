@@ -205,7 +205,7 @@ def test_a_million_lines_stream_through_the_loader(tmp_path: Path, vocabs) -> No
     assert len(store._cache) <= 2
 
 
-@pytest.mark.parametrize("damage", ["", "[1]", '{"pairs": 30}', "no shard"])
+@pytest.mark.parametrize("damage", ["", "[1]", '{"pairs": 30}', "no shard", "not UTF-8"])
 def test_a_damaged_store_index_is_built_again(tmp_path: Path, vocabs, capsys, damage: str) -> None:  # noqa: ANN001
     """index.json cut short or edited (or a shard it names deleted) was a JSONDecodeError, TypeError or KeyError
     traceback at the next `sate train`; like every record sate writes itself it is now read as damaged: the store
@@ -215,6 +215,8 @@ def test_a_damaged_store_index_is_built_again(tmp_path: Path, vocabs, capsys, da
     items = [(it["id"], it["src"].tolist(), it["tgt"].tolist()) for it in (first[i] for i in range(len(first)))]
     if damage == "no shard":
         (first.store / "shard-00000.npz").unlink()
+    elif damage == "not UTF-8":
+        (first.store / "index.json").write_bytes(b'{"pairs": "\xff\xfe"}')
     else:
         (first.store / "index.json").write_text(damage)
     with pytest.raises(SateError, match="not a complete MT text store .*delete it, and `sate train` builds it again"):

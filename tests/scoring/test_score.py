@@ -83,3 +83,23 @@ def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
     assert f"{tmp_path}: is a directory, not a text file" in capsys.readouterr().err
     with pytest.raises(SateError, match="file is missing"):
         read_lines(tmp_path / "nope.txt")
+
+
+def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate score --hyp /dev/zero` read for ever (the whole file was read before any check); text never holds a
+    NUL byte, so the first one stops the read, naming its line, in whichever block it comes."""
+    import sate.data.manifest as manifest
+
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Der Zug fährt ab.\nWo ist der Bahnhof?\n", encoding="utf-8")
+    assert main(["score", "--ref", str(ref), "--hyp", "/dev/zero"]) == 2
+    assert capsys.readouterr().err.strip() == ("sate score: error: /dev/zero:1: a NUL byte (at byte 0): binary "
+                                               "data, not text")
+    monkeypatch.setattr(manifest, "TEXT_BLOCK", 7)  # the NUL in the fourth block, after two newlines
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_bytes(b"Der Zug.\nWo ist\ner?\x00\n")
+    with pytest.raises(SateError, match=r"hyp.txt:3: a NUL byte \(at byte 19\)"):
+        read_lines(hyp)
+    hyp.write_bytes("Der Zug fährt ab.\nWo ist der Bahnhof?".encode())  # no NUL: read whole across the blocks
+    assert read_lines(hyp) == read_lines(ref)
