@@ -219,13 +219,19 @@ fi
 init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt")
 [ -n "$mt_hub" ] && init_from=(--init-from "asr=$exp/asr/model.pt")
 
+# SATE takes the MT text too where its config trains on text batches beside the speech (model.loss.mt_text_weight):
+# text_for CONFIG sets st_text to the arguments that pass it.
+text_for() {
+  st_text=()
+  local weight
+  weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
+  [ "$weight" = 0.0 ] || st_text=("${mt_text[@]}")
+}
+
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
-  # SATE takes the MT text too where its config trains on text batches beside the speech (conf/synth/st_whisper.yaml)
-  st_text=()
-  weight=$(sate config --config "$st_conf" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
-  [ "$weight" = 0.0 ] || st_text=("${mt_text[@]}")
+  text_for "$st_conf"
   train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}" "${st_text[@]}"
 fi
 
@@ -275,9 +281,11 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
   same=(--steps-from "$exp/st" "${st_train[@]}")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"
   train_model e2e_asr "$conf_dir/st_e2e.yaml" "${same[@]}" --init-from "asr=$exp/asr/model.pt"
-  train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" \
+  text_for "$conf_dir/st.yaml"  # the SATE rows take what stage 5's SATE took
+  train_model sate_nokd "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" "${st_text[@]}" \
     --set model.loss.kd.asr_weight=0 --set model.loss.kd.mt_weight=0
-  train_model sate_shrink "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" --set model.adaptor.type=shrink
+  train_model sate_shrink "$conf_dir/st.yaml" "${same[@]}" "${init_from[@]}" "${st_text[@]}" \
+    --set model.adaptor.type=shrink
   for system in e2e_scratch e2e_asr sate_nokd sate_shrink; do
     average_and_pack "$system"
     for split in $test_sets; do

@@ -28,7 +28,7 @@
 #   --ngpu N              GPUs for training (default: 0, the CPU)
 #   --nj N                parallel jobs (default: number of cores)
 #   --train-args "..."    extra `sate train` arguments for every model, e.g. "--set trainer.max_minutes=1"
-#   --compare true        also stage 10: the SATE paper's comparison rows (adds about an hour on 2 cores);
+#   --compare true        also stage 10: the SATE paper's comparison rows (adds about two hours on 2 cores: four rows of SATE's 2,000 updates);
 #                         with --acoustic conformer, whose models they are trained from
 #   --parallel-pretrain B stages 3 and 4 side by side, one CPU thread each (default: true; false: one by one)
 #   --ctc-layer K         also stage 11: E2E ST with CTC on acoustic layer K against CTC on top, and the

@@ -132,6 +132,11 @@ def test_compare_trains_every_row_for_as_many_updates_as_sate(
     assert torch.load(exp / "e2e_scratch" / "model.pt", weights_only=True)["config"]["textual"]["layers"] == 0
     assert torch.load(exp / "sate_shrink" / "model.pt", weights_only=True)["config"]["adaptor"]["type"] == "shrink"
     assert (exp / "locality" / "locality.png").is_file() and (exp / "locality" / "locality.csv").is_file()
+    # SATE's rows read the MT text that stage 5's SATE read (its config weighs text batches); E2E has no textual side
+    texts = {system: yaml.safe_load((exp / system / "config.yaml").read_text())["data"]["mt_text"]
+             for system in ("st", "sate_nokd", "sate_shrink", "e2e_asr")}
+    assert texts["st"] and texts["st"][0][0].endswith("train.en"), texts
+    assert texts["sate_nokd"] == texts["sate_shrink"] == texts["st"] and not texts["e2e_asr"], texts
 
 
 def test_ctc_layer_stage_trains_both_depths_for_as_many_updates_as_sate(
