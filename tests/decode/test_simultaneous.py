@@ -237,6 +237,9 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     assert "--chunk" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), "-", "--beam", "0"]) == 2
     assert "--beam: beam" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", None)  # `sate stream - <&-`: Python's None, once an AttributeError traceback
+    assert main(["stream", "--model", str(st_pack), "-"]) == 1
+    assert capsys.readouterr().err.strip() == "sate stream: error: standard input: closed (no file descriptor)"
 
 
 def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,
