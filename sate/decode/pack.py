@@ -213,7 +213,9 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
-    if not directory.is_dir():
+    if not directory.is_dir():  # a model file given for its pack was called missing, though it was there
+        if directory.is_file():
+            raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
         raise SateError(f"{directory}: packed model directory is missing")
     if not path.is_file():
         raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
