@@ -84,7 +84,7 @@ class Terminated(KeyboardInterrupt):
     processes stopped) runs for a `kill`, a scheduler's stop or a closed terminal (an ssh session that drops sends
     SIGHUP, whose default left temporary files and worker processes behind) too."""
 
-    def __init__(self, signum: int) -> None:
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
         super().__init__(signum)
         self.signum = signum
 

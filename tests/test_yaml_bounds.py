@@ -205,3 +205,15 @@ def test_a_config_is_read_from_a_pipe_and_a_directory_or_device_is_named(tmp_pat
         err = capsys.readouterr().err
         one_short_line(err)
         assert err.strip() == f"sate config: error: {path}: {says}"
+
+
+def test_an_unknown_key_in_a_packs_sate_yaml_is_refused(tmp_path: Path) -> None:
+    """A top-level typo in a pack's sate.yaml (`decdoe:` for `decode:`) was ignored: the pack decoded with what the
+    file had before, without a word."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5}\ndecdoe: {beam: 1}\n")
+    with pytest.raises(SateError, match=r"sate.yaml: unknown key 'decdoe' \(a pack's sate.yaml holds format, version"):
+        read_pack_yaml(pack)
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5}\n")
+    assert read_pack_yaml(pack).decode == {"beam": 5}
