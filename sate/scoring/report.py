@@ -79,6 +79,14 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *curve_logs(s))]
 
 
+def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
+    """FOLDER/hyp.txt, one line per reference of FOLDER/ref.txt, or a `SateError` naming both."""
+    hyps = read_lines(folder / "hyp.txt")
+    if len(hyps) != len(refs):
+        raise SateError(f"{folder / 'hyp.txt'}: {len(hyps)} lines for the {len(refs)} of {folder / 'ref.txt'}")
+    return hyps
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -89,13 +97,15 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
             continue
         folder = exp / baseline / f"decode_{split}"
         refs = read_lines(folder / "ref.txt")
-        named = [(baseline, read_lines(folder / "hyp.txt"))]
+        if not refs:  # an empty split: nothing to resample (sacreBLEU's test was an IndexError traceback)
+            continue
+        named = [(baseline, _hypotheses(folder, refs))]
         for r in others:
             other = exp / r["system"] / f"decode_{split}"
             if read_lines(other / "ref.txt") != refs:
                 raise SateError(f"{other / 'ref.txt'} differs from {folder / 'ref.txt'}: the systems were not "
                                 f"evaluated on the same references, so they cannot be compared pairwise")
-            named.append((r["system"], read_lines(other / "hyp.txt")))
+            named.append((r["system"], _hypotheses(other, refs)))
         tested = paired_bootstrap(named, refs)
         for r in others:
             r["p_bleu"], r["p_chrf"] = tested[r["system"]]["bleu"]["p"], tested[r["system"]]["chrf"]["p"]

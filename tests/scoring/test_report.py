@@ -140,3 +140,24 @@ def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, caps
     (exp / "st" / "logs" / "version_old").mkdir()
     (exp / "st" / "logs" / "version_old" / "metrics.csv").write_text("step,train/loss\n1,9.0\n")
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
+
+
+def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Two systems decoded on an empty split: sacreBLEU's paired test over zero sentences was an IndexError
+    traceback; a hyp.txt shorter than its ref.txt was named by its system alone."""
+    exp = tmp_path / "exp"
+    for name in ("st", "cascade"):
+        write_system(exp, name, SYSTEMS[name], REFS)
+        folder = exp / name / "decode_tst-COMMON"
+        (folder / "hyp.txt").write_text("")
+        (folder / "ref.txt").write_text("")
+    assert main(["report", "--exp", str(exp)]) == 0
+    assert "| cascade | tst-COMMON |" in capsys.readouterr().out
+    for name in ("st", "cascade"):
+        write_system(tmp_path / "two", name, SYSTEMS[name], REFS)
+    short = tmp_path / "two" / "cascade" / "decode_tst-COMMON" / "hyp.txt"
+    short.write_text("Der Bus.\n")
+    assert main(["report", "--exp", str(tmp_path / "two")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {short}: 1 lines for the {len(REFS)} of "
+                                               f"{short.parent / 'ref.txt'}")
