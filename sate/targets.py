@@ -172,7 +172,9 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
 
 
 def same_file(a: Path, b: Path) -> bool:
-    """Do two paths name one file (another spelling, a symlink, a hard link)?"""
+    """Do two paths name one file (another spelling, `sub/../x` through a missing `sub`, a symlink, a hard link)?"""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
     try:
         return os.path.samefile(a, b)
     except OSError:  # either is missing, or a name the file system refuses (checked elsewhere)
