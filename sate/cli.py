@@ -9,6 +9,7 @@ pays for importing torch.
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import signal
 import sys
@@ -79,22 +80,46 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM, raised as an interrupt: every cleanup an interrupt runs (temporary files removed, worker processes
-    stopped) runs for a `kill` or a scheduler's stop too."""
+    """SIGTERM or SIGHUP, raised as an interrupt: every cleanup an interrupt runs (temporary files removed, worker
+    processes stopped) runs for a `kill`, a scheduler's stop or a closed terminal (an ssh session that drops sends
+    SIGHUP, whose default left temporary files and worker processes behind) too."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+# The signals that end a command as an interrupt does, with what the CLI says then.
+ENDING_SIGNALS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up (the terminal closed)"}
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    raise Terminated
+    raise Terminated(signum)
 
 
-STDOUT = "standard output"
+STDOUT, STDIN = "standard output", "standard input"
+
+
+class ClosedStream:
+    """What Python leaves as None for a standard stream the shell closed (`sate score ... >&-`, `sate stream - <&-`):
+    its use is the OSError a closed descriptor gives, naming the stream (it was an AttributeError traceback on
+    None). Flushing it does nothing, so a command that writes no text there is not stopped by it."""
+
+    def __init__(self, name: str) -> None:
+        self._name = name
+
+    def flush(self) -> None:
+        pass
+
+    def __getattr__(self, attr: str) -> Any:
+        raise OSError(errno.EBADF, "closed (no file descriptor)", self._name)
 
 
 class NamedStdout:
     """sys.stdout while a command runs: a write that fails names the standard output, as a file's error names
     the file (`sate score > /dev/full` said "No space left on device" and nothing else)."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | ClosedStream) -> None:
         self._stream = stream
 
     def _named(self, err: OSError) -> OSError:
@@ -133,16 +158,21 @@ def _quiet_stdout() -> None:
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 1 some inputs failed or the system refused (an `OSError`: disk full,
     read-only, permission, name too long: one line naming the file), 2 bad input (a `SateError`), 130 interrupted,
-    143 terminated."""
+    143 terminated, 129 hung up (SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(command).parse_args(argv)
+    previous = {}
     try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
+        for signum in ENDING_SIGNALS:
+            if signal.getsignal(signum) != signal.SIG_IGN:  # `nohup sate ...` asked to go on after a hang-up
+                previous[signum] = signal.signal(signum, _terminate)
     except ValueError:  # not the main thread: signals stay as they are
-        previous = None
-    stdout = sys.stdout
-    sys.stdout = NamedStdout(stdout)  # type: ignore[assignment]
+        pass
+    stdout, stdin = sys.stdout, sys.stdin
+    sys.stdout = NamedStdout(stdout if stdout is not None else ClosedStream(STDOUT))  # type: ignore[assignment]
+    if stdin is None:
+        sys.stdin = ClosedStream(STDIN)  # type: ignore[assignment]
     try:
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
@@ -160,17 +190,19 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
         return 1
-    except Terminated:
-        print(f"sate {args.command}: terminated", file=sys.stderr)
-        return 128 + signal.SIGTERM
+    except Terminated as err:
+        print(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}", file=sys.stderr)
+        return 128 + err.signum
     except KeyboardInterrupt:
         print(f"sate {args.command}: interrupted", file=sys.stderr)
         return 130
     finally:
         if isinstance(sys.stdout, NamedStdout):
             sys.stdout = stdout
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        if isinstance(sys.stdin, ClosedStream):
+            sys.stdin = stdin
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

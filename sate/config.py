@@ -88,14 +88,33 @@ def invalid_yaml(path: Path, err: yaml.YAMLError) -> SateError:
     return SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', None) or shown(str(err))})")
 
 
+def _yaml_bytes(path: Path) -> bytes:
+    """The bytes of a config: a file, or a pipe (`sate train --config <(sed ... base.yaml)`), read up to one byte
+    past MAX_YAML_BYTES so that neither a large file nor an endless stream is read whole; a directory or a device is
+    named for what it is (all were "config file not found")."""
+    if not path.exists():
+        raise SateError(f"{path}: config file not found")
+    if path.is_dir():
+        raise SateError(f"{path}: is a directory, not a config file")
+    if not (path.is_file() or path.is_fifo()):
+        raise SateError(f"{path}: is a device or socket, not a config file")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_YAML_BYTES + 1)
+    except OSError as err:
+        raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
+    if len(data) > MAX_YAML_BYTES:  # read whole before any check could look at it
+        size = path.stat().st_size if path.is_file() else len(data)
+        raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
+    return data
+
+
 def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
-    if not path.is_file():
-        raise SateError(f"config file not found: {path}")
-    if (size := path.stat().st_size) > MAX_YAML_BYTES:  # read whole before any check could look at it
+    if path.is_file() and (size := path.stat().st_size) > MAX_YAML_BYTES:  # not even opened
         raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
     try:
-        data = load_yaml_text(path.read_text(encoding="utf-8"), str(path))
+        data = load_yaml_text(_yaml_bytes(path).decode("utf-8"), str(path))
     except UnicodeDecodeError as err:
         raise SateError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:

@@ -14,12 +14,14 @@
 - What the kernel would refuse is refused first: a directory the command fills that it may not write in, a file
   in a directory it may not write in, and a read-only file (which the rename of an atomic write would replace where
   the shell's ``>`` says "Permission denied").
+- An output is never one of the command's own inputs (`same_file`: another spelling, a symlink, a hard link).
 - All of it is checked before any work, and a refusal is one line naming the option and the path.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
@@ -167,6 +169,23 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         raise SateError(f"{refuse}: it is not a sate model file")
     elif kind == "image" and _binary(path) != MAGIC[b"\x89PNG"]:
         raise SateError(f"{refuse}: it is not a PNG image")
+
+
+def same_file(a: Path, b: Path) -> bool:
+    """Do two paths name one file (another spelling, `sub/../x` through a missing `sub`, a symlink, a hard link)?"""
+    if os.path.realpath(a) == os.path.realpath(b):
+        return True
+    try:
+        return os.path.samefile(a, b)
+    except OSError:  # either is missing, or a name the file system refuses (checked elsewhere)
+        return False
+
+
+def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:
+    """Refuse an output that is one of the files the command reads: it would be replaced by what was made of it."""
+    clash = next((f for f in inputs if same_file(f, path)), None)
+    if clash is not None:
+        raise SateError(f"{option} {path}: is also an input ({clash}): refusing to overwrite it")
 
 
 def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:

@@ -163,22 +163,57 @@ def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_
     assert not (tmp_path / "nowhere").exists()
 
 
+@pytest.mark.parametrize(("signum", "says"), [(signal.SIGTERM, "terminated"),
+                                              (signal.SIGHUP, "hung up (the terminal closed)")])
 def test_sigterm_removes_the_temporary_file_of_a_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                       capsys: pytest.CaptureFixture[str]) -> None:
+                                                       capsys: pytest.CaptureFixture[str], signum: int,
+                                                       says: str) -> None:
+    """SIGHUP (a closed terminal, a dropped ssh session) ended a command by its default action, leaving temporary
+    files and worker processes behind; it now ends it as SIGTERM does."""
     wav = tmp_path / "talk.wav"
     sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
 
     def killed(path: Path, options: object) -> list:
-        os.kill(os.getpid(), signal.SIGTERM)
+        os.kill(os.getpid(), signum)
         time.sleep(5)  # the handler interrupts this
-        raise AssertionError("SIGTERM was not raised")
+        raise AssertionError("the signal was not raised")
 
     monkeypatch.setattr("sate.decode.segment.segment_file", killed)
-    before = signal.getsignal(signal.SIGTERM)
-    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / "out.jsonl")]) == 143
-    assert capsys.readouterr().err.strip() == "sate segment: terminated"
+    before = signal.getsignal(signum)
+    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / "out.jsonl")]) == 128 + signum
+    assert capsys.readouterr().err.strip() == f"sate segment: {says}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["talk.wav"]
-    assert signal.getsignal(signal.SIGTERM) == before  # main restores the handler it found
+    assert signal.getsignal(signum) == before  # main restores the handler it found
+
+
+def test_nohup_keeps_a_hang_up_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`nohup sate ...` ignores SIGHUP so that the run goes on after the terminal closes: main leaves it so."""
+    seen = []
+    monkeypatch.setattr("sate.train.show_config.run", lambda args: seen.append(signal.getsignal(signal.SIGHUP)))
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN)
+    try:
+        assert main(["config", "--task", "mt"]) == 0
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    assert seen == [signal.SIG_IGN]
+
+
+def test_a_closed_standard_stream_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """A standard stream the shell closed (`>&-`, `<&-`) is None in Python: `sate score ... >&-` and
+    `sate stream - <&-` (tests/decode/test_simultaneous.py) were AttributeError tracebacks. A command that writes no
+    text there is not stopped."""
+    text = tmp_path / "hyp.txt"
+    text.write_text("ein kleiner Satz\n")
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    monkeypatch.setattr(sys, "stdout", None)
+    assert main(["score", "--hyp", str(text), "--ref", str(text)]) == 1
+    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / "seg.jsonl")]) == 0
+    monkeypatch.undo()
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[0] == "sate score: error: standard output: closed (no file descriptor)"
+    assert (tmp_path / "seg.jsonl").is_file()
 
 
 def _children(pid: int) -> set[int]:

@@ -3,6 +3,8 @@ are one short line in a second, never a hang; values in messages are shortened."
 
 from __future__ import annotations
 
+import os
+import threading
 import time
 from pathlib import Path
 
@@ -164,3 +166,54 @@ def test_a_key_given_twice_is_refused_in_every_yaml_the_tool_reads(tmp_path: Pat
         read_pack_yaml(pack)
     merged = load_yaml_text("base: &b {lr: 1, warmup: 2}\noptim: {<<: *b, lr: 3}\n")
     assert merged == {"base": {"lr": 1, "warmup": 2}, "optim": {"lr": 3, "warmup": 2}}
+
+
+def test_a_config_is_read_from_a_pipe_and_a_directory_or_device_is_named(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train --config <(sed ... base.yaml)` (a pipe: st_size 0) was "config file not found", and so were a
+    directory and /dev/zero; a pipe is now read, bounded as a file is (an endless one stops at MAX_YAML_BYTES)."""
+    fifo = tmp_path / "piped.yaml"
+    os.mkfifo(fifo)
+
+    def feed(data: bytes) -> threading.Thread:
+        def write() -> None:
+            with open(fifo, "wb") as f:
+                try:
+                    while data:
+                        f.write(data)
+                        if len(data) < 1024:  # a config: once; a block: until the reader stops
+                            break
+                except BrokenPipeError:
+                    pass
+        thread = threading.Thread(target=write, daemon=True)
+        thread.start()
+        return thread
+
+    writer = feed(b"task: mt\nseed: 7\n")
+    assert main(["config", "--config", str(fifo), "--get", "seed"]) == 0
+    writer.join(10)
+    assert capsys.readouterr().out == "7\n"
+    writer = feed(b"a: 1\n" * 4096)  # endless
+    with Quick():
+        assert main(["config", "--config", str(fifo)]) == 2
+    writer.join(10)
+    assert f"{fifo}: {MAX_YAML_BYTES + 1:,} bytes, more than any config" in capsys.readouterr().err
+    for path, says in ((tmp_path, "is a directory, not a config file"),
+                       (Path("/dev/zero"), "is a device or socket, not a config file"),
+                       (tmp_path / "gone.yaml", "config file not found")):
+        assert main(["config", "--config", str(path)]) == 2
+        err = capsys.readouterr().err
+        one_short_line(err)
+        assert err.strip() == f"sate config: error: {path}: {says}"
+
+
+def test_an_unknown_key_in_a_packs_sate_yaml_is_refused(tmp_path: Path) -> None:
+    """A top-level typo in a pack's sate.yaml (`decdoe:` for `decode:`) was ignored: the pack decoded with what the
+    file had before, without a word."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5}\ndecdoe: {beam: 1}\n")
+    with pytest.raises(SateError, match=r"sate.yaml: unknown key 'decdoe' \(a pack's sate.yaml holds format, version"):
+        read_pack_yaml(pack)
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5}\n")
+    assert read_pack_yaml(pack).decode == {"beam": 5}

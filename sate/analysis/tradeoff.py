@@ -11,12 +11,14 @@ policies approach. The same figures are printed as a markdown table, with chrF a
 from __future__ import annotations
 
 import argparse
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
+from sate.targets import check_output
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
     from matplotlib.figure import Figure
@@ -62,8 +64,10 @@ def read_run(path: Path) -> Run:
     if not file.is_file():
         raise SateError(f"{path}: no {RESULTS} there (run `sate evaluate --out DIR`)")
     results = read_json(file)  # not UTF-8, not JSON, too deep, not an object: one line naming the file
-    if not isinstance(results.get("bleu"), int | float):
+    if not isinstance(results.get("bleu"), int | float) or isinstance(results["bleu"], bool):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
+    if not math.isfinite(results["bleu"]):  # JSON as Python writes it takes NaN and Infinity
+        raise SateError(f"{file}: bleu must be a finite number, got {shown(results['bleu'])}")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if isinstance(results.get(key), int | float)
                                                   else None for key in ("bleu_ci", "chrf", "chrf_ci")))
     stream = results.get("stream")
@@ -72,10 +76,16 @@ def read_run(path: Path) -> Run:
     try:
         name, _, value = str(stream["policy"]).partition("=")
         latency = stream["latency"]
-        return replace(quality, policy=name, value=int(value), chunk=float(stream["chunk"]), talks="talks" in stream,
-                       **{key: float(latency[key]) for key in ("al", "laal", "al_ca", "laal_ca")})
+        streamed = replace(quality, policy=name, value=int(value), chunk=float(stream["chunk"]),
+                           talks="talks" in stream, **{key: float(latency[key]) for key in ("al", "laal", "al_ca",
+                                                                                           "laal_ca")})
     except (KeyError, TypeError, ValueError) as err:
         raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
+    bad = next((key for key in ("chunk", "al", "laal", "al_ca", "laal_ca")
+                if not math.isfinite(getattr(streamed, key))), None)
+    if bad is not None:  # a point at NaN or inf is drawn nowhere, without a word
+        raise SateError(f"{file}: stream {bad} must be a finite number, got {getattr(streamed, bad)}")
+    return streamed
 
 
 def _score(value: float | None, ci: float | None) -> str:
@@ -135,8 +145,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
-    plot(runs, args.out)
+    plot(runs, out)
     print(markdown(runs), end="")
     print(f"wrote {args.out}")
     return 0

@@ -43,6 +43,9 @@ SPEED_RANGE = (0.1, 10.0)
 # overflows float32 (at about ±4e16): a float wav of ±1e30 gave inf features, and `translate` an IndexError.
 MAX_AMPLITUDE = 1e10
 MIN_SAMPLE_RATE = 4000  # below this a file is not speech audio: 1 Hz "audio" would grow 16000-fold when resampled
+# Above this neither: the fastest audio hardware runs at 768 kHz. A WAV header may say anything up to 4.3 GHz, and
+# SciPy's filter for a rate co-prime with 16 kHz grows with it: an 80-KB file "at" 100,000,001 Hz asked for 15 GB.
+MAX_SAMPLE_RATE = 768_000
 RESAMPLE_BLOCK_S = 30.0  # seconds of input resampled at a time: the temporary memory of resampling stays small
 RESAMPLE_KERNEL = 1 << 22  # torchaudio's filter up to this many values (16 MB); SciPy's beyond (see `resample`)
 ENERGY_CHUNK = 10000  # frames whose energies are computed together (`FrameEnergy`)
@@ -191,6 +194,14 @@ def resample(wave: np.ndarray, orig: int, new: int = SAMPLE_RATE, name: str = "a
     return out
 
 
+def check_rate(rate: int, name: str) -> None:
+    """Refuse a sample rate that is not audio's (MIN_SAMPLE_RATE to MAX_SAMPLE_RATE): resampling it would grow the
+    signal, or the filter, by orders of magnitude."""
+    if not MIN_SAMPLE_RATE <= rate <= MAX_SAMPLE_RATE:
+        raise SateError(f"{name}: a sample rate of {rate:,} Hz is not audio sate reads ({MIN_SAMPLE_RATE:,} to "
+                        f"{MAX_SAMPLE_RATE:,} Hz)")
+
+
 def resample_stream(blocks: Iterable[np.ndarray], orig: int, new: int = SAMPLE_RATE,
                     name: str = "audio") -> Iterator[np.ndarray]:
     """Float32 blocks at ``orig`` Hz (of any sizes) resampled to ``new`` Hz, RESAMPLE_BLOCK_S of input at a time
@@ -201,10 +212,9 @@ def resample_stream(blocks: Iterable[np.ndarray], orig: int, new: int = SAMPLE_R
     reduced ratio: for a rate co-prime with 16 kHz (44101 Hz) that is 16000 phases of 44000 taps, 12 GB and
     minutes for two seconds of audio. Such ratios (a filter over RESAMPLE_KERNEL values) go through SciPy's
     polyphase resampler instead, whose filter grows with the rates, not with their product: exact, in bounded
-    memory. Below MIN_SAMPLE_RATE a file is refused: 1 Hz "audio" would grow 16000-fold.
+    memory. Below MIN_SAMPLE_RATE or above MAX_SAMPLE_RATE a file is refused (`check_rate`).
     """
-    if orig < MIN_SAMPLE_RATE:
-        raise SateError(f"{name}: a sample rate of {orig} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
+    check_rate(orig, name)
     g = math.gcd(orig, new)
     o, n = orig // g, new // g
     if o == n:
@@ -289,8 +299,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     rate = source.samplerate
-    if rate < MIN_SAMPLE_RATE:
-        raise SateError(f"{path}: a sample rate of {rate} Hz is not audio sate reads (at least {MIN_SAMPLE_RATE} Hz)")
+    check_rate(rate, str(path))
     opened = None if regular else source
     return _nonempty(path, resample_stream(_mono_blocks(path, rate, opened), rate, name=str(path)))
 

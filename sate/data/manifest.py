@@ -106,6 +106,20 @@ def row_problem(row: dict) -> str | None:
     return None
 
 
+class _KeyTwice(ValueError):
+    """A JSON object naming one key twice (the key is its argument)."""
+
+
+def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict; a key given twice is refused, as in YAML (`sate.config`): JSON readers keep
+    the last without a word, so a row edited by appending ``"offset": 0`` read another segment."""
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        raise _KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return row
+
+
 def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
     (`row_problem`), with unique ids."""
@@ -116,7 +130,10 @@ def read_manifest(path: str | Path) -> list[dict]:
     seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):
         try:
-            row = json.loads(line)
+            row = json.loads(line, object_pairs_hook=_unique_keys)
+        except _KeyTwice as err:
+            raise SateError(f"{path}:{lineno}: the key {shown(err.args[0])} is given twice (JSON readers keep the "
+                            "last without a word)") from None
         except json.JSONDecodeError as err:
             raise SateError(f"{path}:{lineno}: not a JSON object: {err.msg}") from None
         except RecursionError:  # a few kilobytes of brackets overflow the parser's stack

@@ -186,7 +186,9 @@ class SpeechTranslator:
         info = read_pack_yaml(directory)
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():
-                raise SateError(f"{directory}: packed model is missing {name} ({what})")
+                there = (directory / name).exists() or (directory / name).is_symlink()  # a directory, a device
+                raise SateError(f"{directory}: packed model {'holds no file' if there else 'is missing'} {name} "
+                                f"({what})")
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:

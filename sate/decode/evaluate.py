@@ -228,6 +228,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
     options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **single})
     mode = "cascade" if mt is not None else model.task
+    if not read_manifest(manifest):  # scores of zero sentences were sacreBLEU's IndexError, after the decode
+        raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, read_manifest(manifest))
 

@@ -150,6 +150,9 @@ STREAM_POLICIES = {"wait-k": 3, "local-agreement": 2, "alignatt": 4}
 STREAM_VALUE = {"wait-k": "K chunks", "local-agreement": "N hypotheses", "alignatt": "F encoder frames"}
 CHUNK = 0.5  # seconds of audio read before each decision
 MIN_CHUNK = 0.05
+# The longest segment the VAD cuts (sate.decode.vad.MAX_SEGMENT): a longer chunk adds nothing, and a chunk is read
+# whole, so `--chunk 1e12` asked for 3.2e16 bytes of stdin at once (a MemoryError traceback).
+MAX_CHUNK = 120.0
 
 
 @dataclass(frozen=True)
@@ -183,8 +186,8 @@ def parse_policy(text: str) -> StreamPolicy:
 
 def check_chunk(chunk: float) -> float:
     """A chunk length in seconds that the front end can read."""
-    if not (math.isfinite(chunk) and chunk >= MIN_CHUNK):
-        raise SateError(f"--chunk must be at least {MIN_CHUNK:g} seconds, got {chunk}")
+    if not (math.isfinite(chunk) and MIN_CHUNK <= chunk <= MAX_CHUNK):
+        raise SateError(f"--chunk must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {chunk:g}")
     return chunk
 
 

@@ -210,10 +210,15 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     return info
 
 
+PACK_KEYS = ("format", "version", "task", "decode", "features", "vocab")  # what `PackInfo.to_yaml` writes
+
+
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
-    if not directory.is_dir():
+    if not directory.is_dir():  # a model file given for its pack was called missing, though it was there
+        if directory.is_file():
+            raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
         raise SateError(f"{directory}: packed model directory is missing")
     if not path.is_file():
         raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
@@ -225,6 +230,9 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     task = doc.get("task")
     if task not in TASKS:
         raise SateError(f"{path}: task must be one of {', '.join(TASKS)}, got {shown(task)}")
+    unknown = [key for key in doc if key not in PACK_KEYS]
+    if unknown:  # a typo (`decdoe:`) left the pack decoding with what it had, without a word
+        raise SateError(f"{path}: unknown key {shown(unknown[0])} (a pack's sate.yaml holds {', '.join(PACK_KEYS)})")
     decode = doc.get("decode")
     if not isinstance(decode, dict):
         raise SateError(f"{path}: the decode section is missing")

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -21,7 +20,7 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_open
-from sate.targets import check_output
+from sate.targets import check_output, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -52,13 +51,6 @@ def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
     return segments
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:  # either is missing, or a name the file system refuses (checked next)
-        return False
-
-
 def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
     """One ``OUT/<stem>.jsonl`` per input; two inputs with one stem would overwrite each other."""
     paths: dict[Path, Path] = {}
@@ -77,7 +69,7 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl"
-    if out is not None and any(_same_file(f, out) for f in files):
+    if out is not None and any(same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if out is not None:
         check_output(out, "directory" if per_file else "text")

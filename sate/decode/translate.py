@@ -21,7 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_open
-from sate.targets import check_output
+from sate.targets import check_output, same_file
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -59,14 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
 
-def _same_file(a: Path, b: Path) -> bool:
-    """Do two paths name one file (another spelling, a symlink, a hard link)?"""
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and a.samefile(b))
-    except OSError:
-        return False
-
-
 def check_outputs(files: list[Path], targets: list[Path]) -> None:
     """Before any decoding: no output is an input, a directory, or what `sate.targets` refuses (a model, a file in
     a pack or a checkpoint folder, a place that cannot be written).
@@ -75,7 +67,7 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     replaced the audio with text.
     """
     for target in targets:
-        clash = next((f for f in files if _same_file(f, target)), None)
+        clash = next((f for f in files if same_file(f, target)), None)
         if clash is not None:
             raise SateError(f"--out {target} is also an input ({clash}): refusing to overwrite it")
         check_output(target, "text")

@@ -15,11 +15,12 @@ import math
 from pathlib import Path
 
 from sate import layout
+from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_open, atomic_write_text, read_json
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_output
+from sate.targets import check_not_input, check_output
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -70,6 +71,22 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     return rows
 
 
+def inputs(exp: Path, rows: list[dict]) -> list[Path]:
+    """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
+    systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
+    found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
+             for name in ("results.json", "hyp.txt", "ref.txt")]
+    return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *curve_logs(s))]
+
+
+def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
+    """FOLDER/hyp.txt, one line per reference of FOLDER/ref.txt, or a `SateError` naming both."""
+    hyps = read_lines(folder / "hyp.txt")
+    if len(hyps) != len(refs):
+        raise SateError(f"{folder / 'hyp.txt'}: {len(hyps)} lines for the {len(refs)} of {folder / 'ref.txt'}")
+    return hyps
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -80,13 +97,15 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
             continue
         folder = exp / baseline / f"decode_{split}"
         refs = read_lines(folder / "ref.txt")
-        named = [(baseline, read_lines(folder / "hyp.txt"))]
+        if not refs:  # an empty split: nothing to resample (sacreBLEU's test was an IndexError traceback)
+            continue
+        named = [(baseline, _hypotheses(folder, refs))]
         for r in others:
             other = exp / r["system"] / f"decode_{split}"
             if read_lines(other / "ref.txt") != refs:
                 raise SateError(f"{other / 'ref.txt'} differs from {folder / 'ref.txt'}: the systems were not "
                                 f"evaluated on the same references, so they cannot be compared pairwise")
-            named.append((r["system"], read_lines(other / "hyp.txt")))
+            named.append((r["system"], _hypotheses(other, refs)))
         tested = paired_bootstrap(named, refs)
         for r in others:
             r["p_bleu"], r["p_chrf"] = tested[r["system"]]["bleu"]["p"], tested[r["system"]]["chrf"]["p"]
@@ -124,31 +143,53 @@ CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("
           ("valid/wer", "validation CTC WER (%)"), ("valid/bleu", "validation BLEU"))
 
 
+def curve_logs(system: Path) -> list[Path]:
+    """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
+    a folder named otherwise (``version_old``) is not Lightning's and is left out."""
+    logs = [p for p in (system / "logs").glob("version_*/metrics.csv") if p.parent.name[8:].isdigit()]
+    return sorted(logs, key=lambda p: int(p.parent.name[8:]))
+
+
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
-    """metric -> [(step, value)] over every log version (one per run or resume) of a `sate train` dir."""
+    """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
+    writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line."""
     import csv
 
     curves: dict[str, list[tuple[int, float]]] = {}
-    for path in sorted((system / "logs").glob("version_*/metrics.csv"), key=lambda p: int(p.parent.name[8:])):
-        with open(path, newline="") as f:
-            for row in csv.DictReader(f):
-                for key, _ in CURVES:
-                    if row.get(key):
-                        curves.setdefault(key, []).append((int(row["step"]), float(row[key])))
+    for path in curve_logs(system):
+        lines = read_text_lines(path)  # UTF-8, no NUL byte, read block by block
+        rows = csv.DictReader(lines)
+        if "step" not in (rows.fieldnames or []):
+            raise SateError(f"{path}: no step column: not a training log")
+        for line, row in enumerate(rows, start=2):
+            for key, _ in CURVES:
+                if row.get(key):
+                    try:
+                        point = (int(row["step"]), float(row[key]))
+                    except (TypeError, ValueError):
+                        raise SateError(f"{path}:{line}: step {shown(row['step'])} and {key} {shown(row[key])} must "
+                                        "be numbers") from None
+                    curves.setdefault(key, []).append(point)
     return curves
 
 
-def plot_curves(exp: Path, out: Path) -> list[str]:
-    """One panel per metric, one line per system; returns the systems drawn."""
+def all_curves(exp: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
+    """system -> its curves (`read_curves`), for every system of ``exp`` with training logs; read before the table
+    is written, so that a damaged log stops the report before any work."""
+    systems = {p.name: read_curves(p) for p in sorted(exp.iterdir()) if (p / "logs").is_dir()}
+    systems = {name: c for name, c in systems.items() if c}
+    if not systems:
+        raise SateError(f"{exp}: no training logs (EXP/<system>/logs/version_*/metrics.csv)")
+    return systems
+
+
+def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Path) -> list[str]:
+    """One panel per metric, one line per system (`all_curves`); returns the systems drawn."""
     import matplotlib  # heavy: matplotlib, for plots only
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # heavy: matplotlib, for plots only
 
-    systems = {p.name: read_curves(p) for p in sorted(exp.iterdir()) if (p / "logs").is_dir()}
-    systems = {name: c for name, c in systems.items() if c}
-    if not systems:
-        raise SateError(f"{exp}: no training logs (EXP/<system>/logs/version_*/metrics.csv)")
     fig, axes = plt.subplots(1, len(CURVES), figsize=(4.5 * len(CURVES), 3.6), dpi=100)
     for ax, (key, label) in zip(axes, CURVES, strict=True):
         for index, (name, curves) in enumerate(systems.items()):
@@ -190,11 +231,16 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
     out = check_output(args.out or args.exp / "results.md", "text")
+    curves = check_output(args.curves, "image", "--curves") if args.curves is not None else None
+    for path, option in ((out, "--out"), (curves, "--curves")):
+        if path is not None:
+            check_not_input(path, inputs(args.exp, rows), option)
+    systems = all_curves(args.exp) if curves is not None else {}
     add_paired_tests(args.exp, rows, args.baseline)
     has_baseline = any(r["system"] == args.baseline for r in rows)
     atomic_write_text(out, markdown(rows, args.baseline if has_baseline else None))
     print(out.read_text(encoding="utf-8"), end="")
-    if args.curves is not None:
-        drawn = plot_curves(args.exp, args.curves)
+    if curves is not None:
+        drawn = plot_curves(systems, curves)
         print(f"learning curves of {', '.join(drawn)} in {args.curves}")
     return 0

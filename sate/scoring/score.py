@@ -73,6 +73,8 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, Metr
 
     if len(hyps) != len(refs):
         raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
+    if not refs:  # sacreBLEU's own check indexes the first hypothesis: an IndexError
+        raise SateError("no sentences to score")
     out = {}
     for name, metric in zip(METRICS, (BLEU(), CHRF(), TER()), strict=True):
         result = metric.corpus_score(list(hyps), [list(refs)])

@@ -65,6 +65,8 @@ def paired_bootstrap(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequenc
 
     if len(systems) < 2:
         raise SateError("a paired test needs a baseline and at least one other system")
+    if not refs:
+        raise SateError("no references: nothing to resample")
     for name, hyps in systems:
         if len(hyps) != len(refs):
             raise SateError(f"{name}: {len(hyps)} hypotheses for {len(refs)} references")

@@ -167,6 +167,10 @@ class SateDataModule(L.LightningDataModule):
             print(f"training on {counts}: {len(self.train_set):,} items")
         valid = self.conf.valid
         self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
+        for name, dataset, where in (("train", self.train_set, ", ".join(train)), ("valid", self.valid_set, valid)):
+            if not len(dataset):  # an empty valid split was `max()`'s ValueError traceback in the batch sampler
+                raise SateError(f"{self.data_dir}: the {name} split ({where}) holds no items to train or validate "
+                                "on")
         if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
             for split, part in (*zip(train, parts, strict=True), (valid, self.valid_set)):
                 check_whisper_window(part, split)

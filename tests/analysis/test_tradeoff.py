@@ -73,3 +73,44 @@ def test_a_results_file_that_is_not_utf8_json_is_one_line(tmp_path: Path, capsys
     assert main(["latency-plot", str(tmp_path / "results.json"), "--out", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and f"results.json: {message}" in err, err
+
+
+def test_the_plot_never_replaces_an_input_a_checkpoint_or_a_file_of_another_kind(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out` was not checked at all: `--out RUN/results.json` replaced an input with a PNG, and so would
+    `--out EXP/checkpoints/last.ckpt` the resume point; exit 0 both."""
+    run = _results(tmp_path / "a4", 20.0, "alignatt=4", 1.5, 1.9)
+    (tmp_path / "exp" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "exp" / "config.yaml").write_text("task: st\n")
+    (tmp_path / "exp" / "checkpoints" / "last.ckpt").write_bytes(b"PK\x03\x04 a checkpoint")
+    (tmp_path / "notes.txt").write_text("mine\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for out, says in [(run / "results.json", "it is not a PNG image"),
+                      (tmp_path / "exp" / "checkpoints" / "last.ckpt", "is a checkpoint folder"),
+                      (tmp_path / "notes.txt", "it is not a PNG image"), (tmp_path, "is a directory")]:
+        assert main(["latency-plot", str(run), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"--out {out}: " in err and says in err, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(("edit", "message"), [
+    ({"bleu": float("nan")}, "bleu must be a finite number, got nan"),
+    ({"bleu": True}, "no 'bleu'"),
+    ({"latency": {"al": 1.0, "laal": float("inf"), "al_ca": 1.0, "laal_ca": 1.0}},
+     "stream laal must be a finite number, got inf"),
+])
+def test_a_point_that_cannot_be_drawn_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict,
+                                                 message: str) -> None:
+    """NaN or Infinity (which Python's JSON reads) gave a point drawn nowhere, and `true` a BLEU of 1, without a
+    word."""
+    run = _results(tmp_path / "a4", 20.0, "alignatt=4", 1.5, 1.9)
+    results = json.loads((run / "results.json").read_text())
+    if "latency" in edit:
+        results["stream"]["latency"] = edit["latency"]
+    else:
+        results.update(edit)
+    (run / "results.json").write_text(json.dumps(results))
+    assert main(["latency-plot", str(run), "--out", str(tmp_path / "x.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message in err, err

@@ -43,5 +43,17 @@ def test_a_rate_coprime_with_16k_is_exact_and_quick(monkeypatch: pytest.MonkeyPa
 def test_a_file_below_the_lowest_rate_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "an-hour-at-1hz.wav"
     sf.write(path, np.zeros(3600, dtype=np.int16), 1)  # an hour of "audio" in 7 KB; 16000-fold when resampled
-    with pytest.raises(SateError, match=r"1hz.wav: a sample rate of 1 Hz is not audio sate reads \(at least 4000 Hz"):
+    with pytest.raises(SateError, match=r"1hz.wav: a sample rate of 1 Hz is not audio sate reads \(4,000 to 768,000"):
         read_audio(path)
+
+
+def test_a_file_above_the_highest_rate_is_refused(tmp_path: Path) -> None:
+    """A WAV header may say any rate up to 4.3 GHz: 80 KB "at" 100,000,001 Hz (co-prime with 16 kHz) asked SciPy
+    for a filter of 2e9 taps (15 GB) before a sample was resampled."""
+    path = tmp_path / "100mhz.wav"
+    sf.write(path, np.zeros(20000, dtype=np.float32), 100_000_001, subtype="FLOAT")
+    with pytest.raises(SateError, match=r"100mhz.wav: a sample rate of 100,000,001 Hz is not audio sate reads"):
+        read_audio(path)
+    with pytest.raises(SateError, match="a sample rate of 100,000,001 Hz"):
+        resample(np.zeros(20000, dtype=np.float32), 100_000_001)
+    assert len(resample(np.zeros(768_000, dtype=np.float32), 768_000)) == 16000  # the fastest hardware's rate

