@@ -49,11 +49,12 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
 
 
 TEXT_BLOCK = 1 << 20
+MAX_TEXT_BYTES = 1 << 30  # far beyond a corpus's text file (MuST-C En-De's train.en: 30 MB); MT text is streamed
 
 
 def _text_bytes(path: Path) -> bytes:
-    """The file's bytes, read block by block (a FIFO or /dev/stdin as the stream it is), refused at the first NUL:
-    text never holds one, and a device such as /dev/zero would be read for ever."""
+    """The file's bytes, read block by block (a FIFO or /dev/stdin as the stream it is), refused at the first NUL
+    (text never holds one, and a device such as /dev/zero would be read for ever) or past MAX_TEXT_BYTES."""
     blocks, size = [], 0
     try:
         with open(path, "rb") as f:
@@ -63,6 +64,9 @@ def _text_bytes(path: Path) -> bytes:
                     raise SateError(f"{path}:{line}: a NUL byte (at byte {size + nul:,}): binary data, not text")
                 blocks.append(block)
                 size += len(block)
+                if size > MAX_TEXT_BYTES:  # an endless pipe would be read until memory runs out
+                    raise SateError(f"{path}: more than {MAX_TEXT_BYTES:,} bytes of text, more than any text file "
+                                    "sate reads whole (hypotheses, references, transcripts, token lists)")
     except OSError as err:
         raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
     return b"".join(blocks)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -103,3 +104,32 @@ def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: py
         read_lines(hyp)
     hyp.write_bytes("Der Zug fährt ab.\nWo ist der Bahnhof?".encode())  # no NUL: read whole across the blocks
     assert read_lines(hyp) == read_lines(ref)
+
+
+def test_text_past_the_size_cap_is_refused_as_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A pipe fed endless text without a NUL (`sate score --hyp <(yes)`) was read until memory ran out; reading
+    stops at the cap (here made 20 bytes, read 7 at a time), whatever the source."""
+    import os
+    import threading
+
+    import sate.data.manifest as manifest
+
+    monkeypatch.setattr(manifest, "TEXT_BLOCK", 7)
+    monkeypatch.setattr(manifest, "MAX_TEXT_BYTES", 20)
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("y\n" * 10)  # 20 bytes: at the cap, read
+    assert read_lines(hyp) == ["y"] * 10
+    fifo = tmp_path / "yes.fifo"
+    os.mkfifo(fifo)
+
+    def endless() -> None:
+        with contextlib.suppress(BrokenPipeError), open(fifo, "w") as f:
+            while True:
+                f.write("y\n" * 100)
+
+    writer = threading.Thread(target=endless, daemon=True)
+    writer.start()
+    with pytest.raises(SateError, match=r"yes.fifo: more than 20 bytes of text"):
+        read_lines(fifo)
+    writer.join(timeout=10)
+    assert not writer.is_alive()
