@@ -98,21 +98,21 @@ def _yaml_bytes(path: Path) -> bytes:
         raise SateError(f"{path}: is a directory, not a config file")
     if not (path.is_file() or path.is_fifo()):
         raise SateError(f"{path}: is a device or socket, not a config file")
-    try:
-        with open(path, "rb") as f:
-            data = f.read(MAX_YAML_BYTES + 1)
-    except OSError as err:
-        raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
-    if len(data) > MAX_YAML_BYTES:  # read whole before any check could look at it
-        size = path.stat().st_size if path.is_file() else len(data)
-        raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
-    return data
+    size = path.stat().st_size if path.is_file() else 0  # a file too large is not even opened
+    if size <= MAX_YAML_BYTES:
+        try:
+            with open(path, "rb") as f:
+                data = f.read(MAX_YAML_BYTES + 1)
+        except OSError as err:
+            raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
+        if len(data) <= MAX_YAML_BYTES:
+            return data
+        size = len(data)  # a pipe, or a file that grew
+    raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
 
 
 def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
-    if path.is_file() and (size := path.stat().st_size) > MAX_YAML_BYTES:  # not even opened
-        raise SateError(f"{path}: {size:,} bytes, more than any config ({MAX_YAML_BYTES:,}); not a config file?")
     try:
         data = load_yaml_text(_yaml_bytes(path).decode("utf-8"), str(path))
     except UnicodeDecodeError as err:

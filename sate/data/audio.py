@@ -119,20 +119,19 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
     """Refuse NaN or inf samples (a damaged float wav): they would spread through features, CMVN and the
     VAD's running sums, silently; and samples beyond ±MAX_AMPLITUDE, whose fbank power is no longer a float32.
     ``start`` is the time of ``wave[0]`` in the file, for the message."""
-    bad = ~np.isfinite(wave)
-    if bad.ndim > 1:  # (samples, channels): a sample is bad if any channel is
-        bad = bad.any(axis=1)
-    if bad.any():
-        first = start + int(np.argmax(bad)) / sample_rate
-        raise SateError(f"{name}: {int(bad.sum())} samples are not finite (NaN or inf), the first at {first:.3f} s; "
-                        "the audio is damaged")
-    loud = np.abs(wave) > MAX_AMPLITUDE
-    if loud.ndim > 1:
-        loud = loud.any(axis=1)
-    if loud.any():
-        first = start + int(np.argmax(loud)) / sample_rate
-        raise SateError(f"{name}: {int(loud.sum())} samples lie beyond ±{MAX_AMPLITUDE:.0e} (full scale is 1), the "
-                        f"first at {first:.3f} s; the audio is damaged")
+    def per_sample(mask: np.ndarray) -> np.ndarray:  # (samples, channels): a sample is bad if any channel is
+        return mask.any(axis=1) if mask.ndim > 1 else mask
+
+    bad = per_sample(~(np.abs(wave) <= MAX_AMPLITUDE))  # one pass over good audio: NaN compares false too
+    if not bad.any():
+        return
+    nonfinite = per_sample(~np.isfinite(wave))
+    if nonfinite.any():
+        bad, what = nonfinite, "are not finite (NaN or inf)"
+    else:
+        what = f"lie beyond ±{MAX_AMPLITUDE:.0e} (full scale is 1)"
+    first = start + int(np.argmax(bad)) / sample_rate
+    raise SateError(f"{name}: {int(bad.sum())} samples {what}, the first at {first:.3f} s; the audio is damaged")
 
 
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,

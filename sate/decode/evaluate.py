@@ -228,10 +228,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
     options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **single})
     mode = "cascade" if mt is not None else model.task
-    if not read_manifest(manifest):  # scores of zero sentences were sacreBLEU's IndexError, after the decode
+    rows = read_manifest(manifest)
+    if not rows:  # scores of zero sentences were sacreBLEU's IndexError, after the decode
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
-        require_translations(manifest, read_manifest(manifest))
+        require_translations(manifest, rows)
 
     started = time.perf_counter()
     transcripts: list[str] | None = None
@@ -240,27 +241,22 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if stream is not None and talks:
         from sate.decode.talks import stream_talks  # heavy: torch
 
-        rows = read_manifest(manifest)
         streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
         translations = [segment.translation for segment in streamed]
     elif talks:
         from sate.decode.talks import translate_talks  # heavy: torch
 
-        rows = read_manifest(manifest)
         translations = translate_talks(model, rows, options, batch_size)
     elif stream is not None:
         from sate.decode.simultaneous import stream_rows  # heavy: torch
 
-        rows = read_manifest(manifest)
         streamed = stream_rows(model, rows, stream, chunk, options)
         transcripts = [run.transcript for run in streamed]
         translations = [run.translation for run in streamed]
     elif model.task == "mt":
-        rows = read_manifest(manifest)
         sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
         translations = _translate_sorted(model, sources, options, batch_size, "translate")
     elif whisper:
-        rows = read_manifest(manifest)
         transcripts = _transcribe_whisper(model, rows, batch_size)
         if mt is not None:
             translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")

@@ -21,7 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_open
-from sate.targets import check_output, same_file
+from sate.targets import check_not_input, check_output
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -67,9 +67,7 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     replaced the audio with text.
     """
     for target in targets:
-        clash = next((f for f in files if same_file(f, target)), None)
-        if clash is not None:
-            raise SateError(f"--out {target} is also an input ({clash}): refusing to overwrite it")
+        check_not_input(target, files)
         check_output(target, "text")
 
 
