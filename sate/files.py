@@ -93,11 +93,26 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
         raise
 
 
+def is_stream(path: str | Path) -> bool:
+    """Is ``path`` (links followed) a named pipe or a character device (``/dev/stdout``, ``/dev/null``, a FIFO)?
+    Such an output holds nothing to replace: it is written in place, as the shell's ``>`` would."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
+
+
 @contextmanager
 def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends.
 
-    A symlink is followed: the file it points to is replaced, and the link stays."""
+    A symlink is followed: the file it points to is replaced, and the link stays. A stream (`is_stream`) is
+    written directly: it has no directory entry to rename over, and what a reader took cannot be taken back."""
+    if is_stream(path):
+        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
+        return
     path = Path(os.path.realpath(path))
     with _temporary_sibling(path, mode) as (f, tmp):
         yield f

@@ -11,6 +11,7 @@
   (its config snapshot or checkpoint folder); never into a data directory or a folder of other things, which
   Lightning's logs, the checkpoints and the snapshot would be mixed into.
 - Symlinks are resolved first: the file a link points to decides, and is what gets written.
+- A text output may be a stream (a named pipe, ``/dev/stdout``, ``/dev/null``): it is written in place.
 - What the kernel would refuse is refused first: a directory the command fills that it may not write in, a file
   in a directory it may not write in, and a read-only file (which the rename of an atomic write would replace where
   the shell's ``>`` says "Permission denied").
@@ -27,6 +28,7 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError
+from sate.files import is_stream
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
@@ -190,6 +192,8 @@ def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -
 
 def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
+    if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
+        return Path(path)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")

@@ -223,3 +223,27 @@ def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(t
     # a folder named fbank among the user's own files is theirs
     (tmp_path / "fbank").mkdir()
     assert check_output(tmp_path / "fbank" / "out.txt", "text") == tmp_path / "fbank" / "out.txt"
+
+
+def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> None:
+    """A stream has nothing to replace: `--out /dev/stdout`, `/dev/null` or a FIFO is written as `>` would."""
+    import threading
+
+    talk = tmp_path / "talk.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    assert main(["segment", str(talk), "--vad", "energy", "--out", str(tmp_path / "file.jsonl")]) == 0
+    expected = (tmp_path / "file.jsonl").read_text()
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    read: list[str] = []
+    reader = threading.Thread(target=lambda: read.append(fifo.read_text()))
+    reader.start()
+    assert main(["segment", str(talk), "--vad", "energy", "--out", str(fifo)]) == 0
+    reader.join(timeout=30)
+    assert read == [expected] and expected.count("\n") >= 2
+    assert fifo.exists() and not fifo.is_file()  # the pipe itself stays: nothing was renamed over it
+    assert check_output(Path("/dev/null"), "text") == Path("/dev/null")
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "/dev/null"]) == 0
+    with pytest.raises(SateError, match="not a directory"):  # a stream is text's only: a pack goes in a directory
+        check_output(fifo, "pack")

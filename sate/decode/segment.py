@@ -2,11 +2,11 @@
 
 The segments are exactly those `sate translate` would decode (same reading, resampling, VAD and
 options), written as JSONL, one line per segment: ``{"file", "segment", "start", "end"}``, times in
-seconds from the start of the file. ``--out`` ending in ``.jsonl`` is one file for all inputs;
-any other ``--out`` is a directory that gets one ``FILE_STEM.jsonl`` per input; without ``--out`` the
-lines go to stdout. A file with no speech gets no lines (an empty FILE_STEM.jsonl) and a note on
-stderr, not an error; a file that cannot be read gets a one-line error naming it, the others are
-still segmented, and the exit status is 1.
+seconds from the start of the file. ``--out`` ending in ``.jsonl`` (or a stream: a named pipe,
+``/dev/stdout``) is one file for all inputs; any other ``--out`` is a directory that gets one
+``FILE_STEM.jsonl`` per input; without ``--out`` the lines go to stdout. A file with no speech gets no
+lines (an empty FILE_STEM.jsonl) and a note on stderr, not an error; a file that cannot be read gets a
+one-line error naming it, the others are still segmented, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -19,15 +19,15 @@ from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_open
-from sate.targets import check_output, same_file
+from sate.files import atomic_open, is_stream
+from sate.targets import check_not_input, check_output, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
     parser.add_argument("--out", type=Path, default=None,
-                        help="FILE.jsonl for all inputs, or a directory that gets one FILE_STEM.jsonl per input "
-                             "(when not given: stdout)")
+                        help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
+                             "FILE_STEM.jsonl per input (when not given: stdout)")
     add_vad_argument(parser)
     parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its least speech-like point")
@@ -68,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
     options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     out: Path | None = args.out
-    per_file = out is not None and out.suffix != ".jsonl"
+    per_file = out is not None and out.suffix != ".jsonl" and not is_stream(out)  # /dev/stdout, a pipe: one stream
     if out is not None and any(same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if out is not None:
@@ -79,9 +79,7 @@ def run(args: argparse.Namespace) -> int:
     targets = _per_file_paths(files, out) if per_file else {}
     for target in targets.values():
         check_output(target, "text")
-    if out is not None and any(f.exists() and f.resolve() in {out.resolve(), *map(Path.resolve, targets.values())}
-                               for f in files):
-        raise SateError(f"--out {out}: would overwrite one of the inputs")
+        check_not_input(target, files)
     failed = 0
 
     def segment_all(stream: TextIO | None) -> None:
