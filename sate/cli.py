@@ -21,7 +21,7 @@ from sate.analysis import cli as analyze
 from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
@@ -157,8 +157,8 @@ def _quiet_stdout() -> None:
 
 def main(argv: list[str] | None = None) -> int:
     """Run one command. Exit status: 0 done, 1 some inputs failed or the system refused (an `OSError`: disk full,
-    read-only, permission, name too long: one line naming the file), 2 bad input (a `SateError`), 130 interrupted,
-    143 terminated, 129 hung up (SIGHUP)."""
+    read-only, permission, name too long: one line naming the file; or memory ran out), 2 bad input (a
+    `SateError`), 130 interrupted, 143 terminated, 129 hung up (SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else None
     args = build_parser(command).parse_args(argv)
@@ -189,6 +189,13 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except OSError as err:
         print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        return 1
+    except (MemoryError, RuntimeError) as err:  # where no bound caught it first: the machine ran out
+        if not out_of_memory(err):
+            raise
+        detail = f" ({one_line(shown(str(err), 160))})" if str(err) else ""
+        print(f"sate {args.command}: error: out of memory{detail}: the command asked for more memory than the "
+              "machine could give; free memory, or give it less at once (smaller inputs or batches)", file=sys.stderr)
         return 1
     except Terminated as err:
         print(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}", file=sys.stderr)

@@ -18,6 +18,13 @@ class SateError(Exception):
     """An error caused by the user's input (files, configs, checkpoints), not by a bug."""
 
 
+def out_of_memory(err: BaseException) -> bool:
+    """Did an allocation fail: Python's MemoryError, torch's OutOfMemoryError (a GPU) or the CPU allocator's
+    RuntimeError ("can't allocate memory")? Told by name and message, so that asking never imports torch."""
+    return isinstance(err, MemoryError) or type(err).__name__ == "OutOfMemoryError" or \
+        (isinstance(err, RuntimeError) and "can't allocate memory" in str(err))
+
+
 def shown(value: object, limit: int = 80) -> str:
     """``repr(value)`` cut to ``limit`` characters, without ever building the whole repr: a value from a YAML alias
     bomb or a megabyte line stays a short part of a one-line message."""

@@ -398,3 +398,28 @@ def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path
     assert (code, err.strip().splitlines()) == (1, [f"sate segment: error: {wav}: cannot read audio (Permission "
                                                     "denied)", "sate segment: 1 of 1 file(s) failed"])
     assert leftovers(tmp_path) == []
+
+
+OUT_OF_MEMORY = """
+import resource, sys
+import sate.scoring.score
+from sate.cli import main
+size = next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (size + 64 * 2**20, resource.RLIM_INFINITY))  # 64 MiB more than now
+sys.exit(main(["score", "--hyp", sys.argv[1], "--ref", sys.argv[1]]))
+"""
+
+
+def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
+    """Where no bound refuses an input first, a command the machine cannot give the memory it asks for ends in one
+    line (status 1), not a MemoryError traceback: here `sate score` on 40 MB of text with 64 MiB to spare."""
+    text = "ein Satz mit einigen Woertern darin und noch mehr\n" * 1000
+    small, big = tmp_path / "small.txt", tmp_path / "big.txt"
+    small.write_text(text)
+    big.write_text(text * 800)
+    run = [sys.executable, "-c", OUT_OF_MEMORY]
+    fits = subprocess.run([*run, str(small)], capture_output=True, text=True, timeout=120)
+    assert fits.returncode == 0 and "BLEU" in fits.stdout, fits.stderr  # the same 64 MiB hold a small input
+    out = subprocess.run([*run, str(big)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1, out.stderr
+    assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr

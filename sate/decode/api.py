@@ -42,7 +42,7 @@ from sate.decode.pack import (
     required_parts,
 )
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
-from sate.errors import SateError
+from sate.errors import SateError, out_of_memory
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -155,7 +155,7 @@ def _out_of_memory_hint(what: str, options: DecodeOptions) -> Iterator[None]:
     try:
         yield
     except RuntimeError as err:  # torch.OutOfMemoryError (CUDA) and the CPU allocator's error are RuntimeErrors
-        if not (isinstance(err, torch.OutOfMemoryError) or "can't allocate memory" in str(err)):
+        if not out_of_memory(err):
             raise
         raise SateError(f"out of memory decoding {what} with beam {options.beam} and max_len_ratio "
                         f"{options.max_len_ratio:g}: lower --batch-size, --beam or max_len_ratio") from None
