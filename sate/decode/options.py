@@ -29,6 +29,10 @@ MAX_BEAM = 256
 #   per word), and 250 tokens a second is ten times fast speech written in characters. The search caches
 #   positions up to this length: 1e6 x a 500-frame memory asked for 77 GB.
 MAX_LEN_RATIO = 10.0
+# - lenpen and length_bonus: published values are 0-2 (fairseq's lenpen, ESPnet's bonus per token). Past a few
+#   dozen they no longer rank hypotheses: n ** 1e300 is infinite, and a score divided by it ranks nothing.
+MAX_LENPEN = 10.0
+MAX_LENGTH_BONUS = 100.0
 
 
 @dataclass(frozen=True)
@@ -38,8 +42,9 @@ class DecodeOptions(Section):
     beam: int = setting(5, f"hypotheses kept per utterance (1: greedy; at most {MAX_BEAM})", at_least(1))
     # fairseq: final score = (logp + length_bonus * m) / n ** lenpen (sate.decode.beam_search); 0 = none
     lenpen: float = setting(1.0, "fairseq length normalisation: score = (logp + length_bonus x m) / n ** lenpen "
-                            "(0: none)")
-    length_bonus: float = setting(0.0, "ESPnet's length bonus, added per chosen token")  # eos included
+                            f"(0: none; from -{MAX_LENPEN:g} to {MAX_LENPEN:g})")
+    length_bonus: float = setting(0.0, "ESPnet's length bonus, added per chosen token (from "
+                                  f"-{MAX_LENGTH_BONUS:g} to {MAX_LENGTH_BONUS:g})")  # eos included
     # min output length = floor(ratio x memory length)
     min_len_ratio: float = setting(0.0, "the shortest output, as a ratio of the memory length (source tokens, or "
                                    "frames / 4)")
@@ -67,6 +72,12 @@ def check_limits(options: DecodeOptions) -> DecodeOptions:
     """
     if options.beam > MAX_BEAM:
         raise SateError(f"beam must be at least 1 and at most {MAX_BEAM}, got {options.beam}")
+    if abs(options.lenpen) > MAX_LENPEN:
+        raise SateError(f"lenpen must be from -{MAX_LENPEN:g} to {MAX_LENPEN:g} (the exponent of the length "
+                        f"normalisation; fairseq's default is 1), got {options.lenpen:g}")
+    if abs(options.length_bonus) > MAX_LENGTH_BONUS:
+        raise SateError(f"length_bonus must be from -{MAX_LENGTH_BONUS:g} to {MAX_LENGTH_BONUS:g} (log-probability "
+                        f"added per token), got {options.length_bonus:g}")
     if options.max_len_ratio > MAX_LEN_RATIO:
         raise SateError(f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g} (target tokens per "
                         f"memory position), got {options.max_len_ratio:g}")

@@ -34,11 +34,16 @@ def test_decoding_commands_list_every_option_with_its_default(command: str,
     ({"max_len_ratio": 1e6}, f"max_len_ratio must be positive and at most {MAX_LEN_RATIO:g}"),
     ({"min_len_ratio": math.nan}, "min_len_ratio must be a finite number"),
     ({"beam": 10000}, f"beam must be at least 1 and at most {MAX_BEAM}"),
+    # n ** 1e300 is infinite: a score divided by it ranks nothing
+    ({"lenpen": 1e300}, "lenpen must be from -10 to 10 .*got 1e[+]300"),
+    ({"lenpen": -11}, "lenpen must be from -10 to 10"),
+    ({"length_bonus": -1e300}, "length_bonus must be from -100 to 100 .*got -1e[+]300"),
 ])
 def test_unbounded_options_are_refused_before_any_memory_is_taken(changes: dict, message: str) -> None:
     with pytest.raises(SateError, match=message):
         decode_options(changes, "--decode")  # the path of every option a user gives (CLI, sate.yaml, the API)
     decode_options({"beam": MAX_BEAM, "nbest": MAX_BEAM, "max_len_ratio": MAX_LEN_RATIO}, "--decode")  # fine
+    decode_options({"lenpen": -10, "length_bonus": 100}, "--decode")
 
 
 def test_decode_values_are_read_like_set_values() -> None:
