@@ -3,13 +3,16 @@
 One row per segment: ``id``, ``audio`` (a file soundfile reads), ``offset`` and ``duration`` (seconds of that
 file), ``n_frames`` (fbank frames of the segment), ``speaker``, ``src`` (the transcript as the corpus has it),
 ``src_norm`` (its normalised form, `sate.data.text`) and ``tgt`` (the translation, or null in a corpus that has
-none: an ASR corpus such as LibriSpeech). ``DATA/<split>.jsonl`` holds one split.
+none: an ASR corpus such as LibriSpeech). ``DATA/<split>.jsonl`` holds one split. `sate prep` writes absolute
+audio paths; a relative one (a manifest written by hand or by another tool) is relative to the manifest's own
+directory, as the data directory's feature indexes are, never to wherever the command is run from.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -126,7 +129,7 @@ def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
 
 def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
-    (`row_problem`), with unique ids."""
+    (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
     path = Path(path)
     if not path.is_file():
         raise SateError(f"{path}: manifest is missing (run `sate prep` first)")
@@ -154,6 +157,8 @@ def read_manifest(path: str | Path) -> list[dict]:
             raise SateError(f"{path}:{lineno}: id {shown(row['id'])} is also the id of line {seen[row['id']]}; ids "
                             "must be unique")
         seen[row["id"]] = lineno
+        if not os.path.isabs(row["audio"]):
+            row["audio"] = os.path.abspath(path.parent / row["audio"])
         rows.append(row)
     return rows
 

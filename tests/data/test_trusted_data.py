@@ -93,6 +93,25 @@ def test_features_refuse_an_offset_past_the_end_naming_the_row(tmp_path: Path, p
     assert not (data / "fbank" / "dev.scp").exists()
 
 
+def test_a_relative_audio_path_is_the_manifest_directorys(tmp_path: Path, prepared: Path, run_sate,  # noqa: ANN001
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """A hand-written manifest naming its audio relative to itself reads the same segments from any directory."""
+    data = tmp_path / "data"
+    data.mkdir()
+    row = read_manifest(prepared / "dev.jsonl")[0]
+    (data / "audio").mkdir()
+    shutil.copyfile(row["audio"], data / "audio" / "talk.wav")
+    (data / "dev.jsonl").write_text(json.dumps({**row, "audio": "audio/talk.wav"}) + "\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert read_manifest(data / "dev.jsonl")[0]["audio"] == str(data / "audio" / "talk.wav")
+    assert read_manifest(Path("../data/dev.jsonl"))[0]["audio"] == str(data / "audio" / "talk.wav")
+    rc, _, err = run_sate("features", "--data", "../data", "--splits", "dev", "--jobs", "1")
+    assert rc == 0, err
+    assert (data / "fbank" / "dev.scp").read_text().startswith(row["id"] + " ")
+
+
 def test_a_copied_data_dir_reads_its_own_features(tmp_path: Path, prepared: Path) -> None:
     original = copy_data(prepared, tmp_path / "original")
     copy = copy_data(original, tmp_path / "copy")
