@@ -286,6 +286,21 @@ def read_checkpoint(path: str | Path) -> Any:
     return data
 
 
+def json_int(text: str) -> int:
+    """A JSON integer (`json.loads`'s ``parse_int``): one longer than Python converts (4,300 digits) is a ValueError
+    saying so, where Python's own advises the programmer to raise the limit."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"a number of {len(text):,} digits, too long to read") from None
+
+
+def loads_json(text: str, **options: Any) -> Any:
+    """`json.loads` as sate reads a file it did not write: a number too long to read is a ValueError like other bad
+    JSON (`json_int`); nesting too deep stays a RecursionError for the caller to name."""
+    return json.loads(text, parse_int=json_int, **options)
+
+
 def read_record(path: Path) -> object | None:
     """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or
     damaged (unreadable, not UTF-8, not JSON, nested too deeply): the caller computes it again."""
@@ -301,8 +316,8 @@ def read_json(path: Path) -> RawMapping:
     if not path.is_file():
         raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = loads_json(path.read_text(encoding="utf-8"))
+    except ValueError as err:  # not UTF-8, not JSON, a number too long to read
         raise SateError(f"{path}: not valid JSON ({err})") from None
     except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
         raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None

@@ -32,7 +32,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, ...]] = [
-    ("sate", "sate.errors", "sate.files", "sate.layout", "sate.targets", "sate.config", "sate.settings"),
+    ("sate", "sate.errors", "sate.numbers", "sate.files", "sate.layout", "sate.targets", "sate.config",
+     "sate.settings"),
     ("sate.data",),
     ("sate.synth",),
     ("sate.models",),

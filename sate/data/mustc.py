@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from sate.config import bounded
+from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
@@ -51,8 +51,8 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
             fields[key.strip()] = value.strip()
     if fields is None:
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            loaded = bounded(yaml.safe_load(text), f"{path}:{lineno}")
+            node = yaml.compose(text, Loader=SafeValues)
+            loaded = bounded(yaml.load(text, Loader=SafeValues), f"{path}:{lineno}")  # noqa: S506 - a SafeLoader
         except (yaml.YAMLError, RecursionError):
             node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):

@@ -11,13 +11,13 @@ system from its CSV logs.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_open, atomic_write_text, read_json
+from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_not_input, check_output
@@ -31,16 +31,12 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 SCORES = ("bleu", "bleu_ci", "chrf", "chrf_ci", "ter", "wer", "length_ratio", "loop_share")
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def read_results(path: Path) -> dict:
     """A `sate evaluate` results.json, checked: a list, a string or a score that is not a number was a traceback
     (TypeError, or a format error while the table was written)."""
     result = read_json(path)
     for key in SCORES:
-        if result.get(key) is not None and not _number(result[key]):
+        if result.get(key) is not None and not is_number(result[key]):
             raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
@@ -54,7 +50,7 @@ def train_minutes(system: Path) -> float | None:
     if not path.is_file():
         return None
     seconds = read_json(path).get("seconds")
-    if not _number(seconds) or seconds < 0:
+    if not is_number(seconds) or seconds < 0:
         raise SateError(f"{path}: seconds must be a number >= 0, got {shown(seconds)} (delete the file to report "
                         "the system without its training time)")
     return seconds / 60
