@@ -133,3 +133,18 @@ def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus,
     (directory / "text").write_text("recA FIRST\nrecC NOWHERE\n")
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
     assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err
+
+
+@pytest.mark.parametrize("utt", ["u\u200b1", "u\x1b1"])  # a zero-width space, an ESC: both invisible
+def test_an_id_every_later_stage_refuses_is_refused_by_prep(run_sate, kaldi_corpus, tmp_path: Path, utt: str) -> None:
+    """`sate prep` wrote a row whose id `sate features` then refused ("id must be ... without invisible characters"):
+    the rule of the manifest reader is the rule of prep's rows, before anything is written."""
+    directory = tmp_path / "kd"
+    directory.mkdir()
+    wav = kaldi_corpus[0].parent / "audio" / "recB.wav"
+    (directory / "wav.scp").write_text(f"recB {wav}\n{utt} {wav}\n")  # each recording one utterance
+    (directory / "text").write_text(f"recB ONE\n{utt} TWO\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "dev")
+    assert rc == 2 and re.search(r"dev: a row every later stage would refuse: id must be a non-empty string without "
+                                 r"spaces or invisible characters, got 'u\\(u200b|x1b)1'", err), err
+    assert not (tmp_path / "data" / "dev.jsonl").exists()
