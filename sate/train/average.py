@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.errors import SateError
 from sate.files import read_checkpoint
+from sate.numbers import is_number
 from sate.targets import check_output
 
 if TYPE_CHECKING:
@@ -52,10 +53,12 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     if last is not None:
         return ckpts[-last:]
     metric = metric or ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"]
-    scored = [c for c in ckpts if metric in c["sate"]["metrics"]]
+    # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
+    scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
     if not scored:
         known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
-        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} (recorded: {known})")
+        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
+                        f"{known})")
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
 

@@ -11,7 +11,7 @@ import torch
 
 from sate.data.cmvn_record import cmvn_record
 from sate.errors import SateError
-from sate.train.average import average, average_state_dicts
+from sate.train.average import average, average_state_dicts, select
 from sate.train.trainer import load_training_config, train
 
 MakeConfig = Callable[..., Path]
@@ -67,3 +67,20 @@ def test_average_refuses_different_architectures() -> None:
     mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
     assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
     assert math.isclose(float(mean["b"][0]), 1.5)
+
+
+@pytest.mark.parametrize("mode", ["min", "max"])
+def test_a_checkpoint_whose_metric_is_not_finite_is_never_among_the_best(tmp_path: Path, mode: str) -> None:
+    """Every comparison with NaN is false, so sorting put a diverged epoch's NaN anywhere: `--best 2 --mode max`
+    took epoch 2 (NaN) as one of the two best. A NaN or infinite metric ranks nowhere."""
+    losses = [3.0, 2.0, float("nan"), 1.5, float("inf"), 2.5, float("-inf")]
+    for epoch, loss in enumerate(losses):
+        torch.save({"sate": {"epoch": epoch, "metrics": {"valid/loss": loss},
+                             "train_config": {"trainer": {"monitor": "valid/loss"}}}, "state_dict": {}},
+                   tmp_path / f"epoch{epoch:03d}.ckpt")
+    chosen = [c["sate"]["metrics"]["valid/loss"] for c in select(tmp_path, None, 2, None, mode)]
+    assert sorted(chosen) == ([1.5, 2.0] if mode == "min" else [2.5, 3.0])
+    for epoch in (0, 1, 3, 5):
+        (tmp_path / f"epoch{epoch:03d}.ckpt").unlink()
+    with pytest.raises(SateError, match="no checkpoint in .* recorded metric 'valid/loss' as a finite number"):
+        select(tmp_path, None, 2, None, mode)
