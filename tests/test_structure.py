@@ -86,7 +86,6 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.models.textual", "sate.models.hub.marian"): "optional: a hub Marian encoder",
     # light: could be module-level imports; these files are being reworked by typed configuration and the typed
     # API, which take them over (then drop the entry)
-    ("sate.decode.api", "sate.data.features"): "light; beside the heavy imports of load()",
     ("sate.decode.api", "sate.data.vocab"): "light; beside the heavy imports of load()",
     ("sate.decode.evaluate", "sate.data.manifest"): "light; beside the heavy imports of run()",
     ("sate.decode.evaluate", "sate.decode.options"): "light; decode options are reworked by typed configuration",

@@ -266,13 +266,23 @@ def _resample_block(block: np.ndarray, o: int, n: int, sinc: bool) -> np.ndarray
 
 
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
-    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels)."""
+    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels).
+
+    Channels first (torchaudio's and librosa's layout) is refused, not read as two samples of many channels (it
+    was "no speech found"); unsigned PCM (8-bit WAV) is centred on its middle value, as soundfile reads it."""
     wave = np.asarray(wave)
     if wave.ndim == 2:
+        if wave.shape[1] == 0 or wave.shape[1] > max(1, wave.shape[0]) > 1:
+            raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "
+                            + ("no channels" if wave.shape[1] == 0 else "more channels than samples; channels first? "
+                               "pass samples.T"))
         wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
-    if np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
+    if np.issubdtype(wave.dtype, np.unsignedinteger):  # PCM: uint8 spans [0, 255] around 128
+        half = float(np.iinfo(wave.dtype).max // 2 + 1)
+        wave = (wave - half) / half
+    elif np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
         wave = wave / float(np.iinfo(wave.dtype).max + 1)
     elif not np.issubdtype(wave.dtype, np.floating):
         raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
