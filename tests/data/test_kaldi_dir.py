@@ -107,7 +107,10 @@ def _drop(name: str):  # noqa: ANN202
     (_line("wav.scp", 1, "recA /no/such.wav"), r"wav\.scp:1: /no/such\.wav: audio file is missing"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5"), r"segments:2: expected '<utterance> <recording> <start> <end>'"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5 one"), r"segments:2: start and end must be numbers of seconds"),
-    (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end \(or end -1"),
+    (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end <= 10,000,000 s \(or end"),
+    # 1e300 was written whole (300 digits) into the "runs past the end" line
+    (_line("segments", 2, "spk0-recA-1 recA 1e300 1e301"), r"segments:2: need 0 <= start < end <= 10,000,000 s .*"
+                                                           r"got 1e\+300 1e\+301$"),
     (_line("segments", 2, "spk0-recA-1 recC 1.0 1.5"), r"segments:2: recording recC is not in wav\.scp"),
     (_line("segments", 2, "spk0-recA-1 recA 1.0 99"),
      r"segments:2: segment spk0-recA-1 \(1\.000-99\.000 s\) runs past the end of .*recA\.wav \(\d+\.\d+ s\)"),
