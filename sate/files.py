@@ -20,7 +20,9 @@ import fcntl
 import json
 import os
 import pickle
+import re
 import stat
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -93,9 +95,28 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
         raise
 
 
+def own_descriptor(path: str | Path) -> int | None:
+    """The open descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), or None. Whatever it is open on, it is written through the descriptor: the standard output
+    the shell opened on a file (``>> log.txt``) resolves to that file, which an atomic write replaced, losing the
+    log that ``>>`` was to append to."""
+    match = re.fullmatch(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)", os.path.normpath(str(path)))
+    if match is None:
+        return None
+    fd = 1 if match[1] == "out" else 2 if match[1] == "err" else int(match[2] or match[3])
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return fd
+
+
 def is_stream(path: str | Path) -> bool:
-    """Is ``path`` (links followed) a named pipe or a character device (``/dev/stdout``, ``/dev/null``, a FIFO)?
-    Such an output holds nothing to replace: it is written in place, as the shell's ``>`` would."""
+    """Is ``path`` (links followed) a named pipe or a character device (``/dev/stdout``, ``/dev/null``, a FIFO), or
+    one of this process's own descriptors (`own_descriptor`)? Such an output holds nothing to replace: it is written
+    in place, as the shell's ``>`` would."""
+    if own_descriptor(path) is not None:
+        return True
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -109,8 +130,15 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
 
     A symlink is followed: the file it points to is replaced, and the link stays. A stream (`is_stream`) is
     written directly: it has no directory entry to rename over, and what a reader took cannot be taken back."""
+    encoding = {} if "b" in mode else {"encoding": "utf-8"}
+    fd = own_descriptor(path)
+    if fd is not None:  # appended where >> appends, after what the command printed there before
+        sys.stdout.flush()
+        with os.fdopen(os.dup(fd), mode, **encoding) as f:
+            yield f
+        return
     if is_stream(path):
-        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+        with open(path, mode, **encoding) as f:
             yield f
         return
     path = Path(os.path.realpath(path))

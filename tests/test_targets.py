@@ -4,6 +4,8 @@ pack, symlinks resolved first, refused before any work."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -247,3 +249,22 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
     assert main(["segment", str(talk), "--vad", "energy", "--out", "/dev/null"]) == 0
     with pytest.raises(SateError, match="not a directory"):  # a stream is text's only: a pack goes in a directory
         check_output(fifo, "pack")
+
+
+def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_path: Path) -> None:
+    """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write
+    replaced, so the lines `>>` was to append after were lost. This process's own descriptors (/dev/stdout,
+    /dev/stderr, /dev/fd/N) are written through, as `>>` and `>` opened them."""
+    talk = tmp_path / "talk.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    assert main(["segment", str(talk), "--vad", "energy", "--out", str(tmp_path / "file.jsonl")]) == 0
+    expected = (tmp_path / "file.jsonl").read_text()
+    log = tmp_path / "log.txt"
+    for out in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        log.write_text("an earlier line\n")
+        with open(log, "a") as appended:
+            run = subprocess.run([sys.executable, "-m", "sate.cli", "segment", str(talk), "--vad", "energy", "--out",
+                                  out], stdout=appended, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert log.read_text() == "an earlier line\n" + expected, out
