@@ -252,7 +252,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
 
 
 def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path) -> bool:
-    return bool(index_problems(entries)) or foreign(entries, fbank)
+    return bool(index_problems(entries)) or foreign(entries, fbank) is not None
 
 
 def finish_split(plan: SplitPlan) -> None:
