@@ -38,6 +38,7 @@ from sate.decode.pack import (
     CMVN,
     MODEL,
     check_cmvn,
+    check_cmvn_kind,
     decode_options,
     model_features,
     read_pack_yaml,
@@ -202,6 +203,7 @@ class SpeechTranslator:
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]
+            check_cmvn_kind(meta, directory / MODEL, kind, f"{directory / layout.PACK_YAML}: features.cmvn")
             cmvn = Normalizer.from_option(directory / CMVN if kind == "global" else kind)
             if kind == "global":
                 check_cmvn(meta, directory / MODEL, directory / CMVN)
