@@ -4,6 +4,7 @@ pack, symlinks resolved first, refused before any work."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -268,3 +269,25 @@ def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_pat
                                   out], stdout=appended, stderr=subprocess.PIPE, text=True, timeout=120)
         assert run.returncode == 0, run.stderr
         assert log.read_text() == "an earlier line\n" + expected, out
+
+
+def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, synth_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/dev.jsonl`, `DATA/tokens_src.txt` or `DATA/cmvn.json` a directory: the rename at the end failed, naming
+    a temporary file, after `sate prep` had written the other splits, `sate vocab` had trained SentencePiece and
+    `sate features` had computed every feature."""
+    out = tmp_path / "prepped"
+    (out / "dev.jsonl").mkdir(parents=True)
+    assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate prep: error: --out {out}: {out}/dev.jsonl is a directory, where "
+                                               "the command writes its file dev.jsonl")
+    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl"]  # train.jsonl was written before
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank", "cmvn.json", "tokens_src.txt"))
+    (data / "tokens_src.txt").mkdir()
+    (data / "cmvn.json").mkdir()
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "40"]) == 2
+    assert f"{data}/tokens_src.txt is a directory, where the command writes its file" in capsys.readouterr().err
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert f"{data}/cmvn.json is a directory, where the command writes its file" in capsys.readouterr().err
+    assert not (data / "fbank").exists() and not list(data.glob(".*.tmp"))

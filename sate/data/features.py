@@ -40,7 +40,7 @@ from sate.data.feature_index import checksum, foreign, index_problems, read_inde
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, read_record
-from sate.targets import check_output
+from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -327,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(data_dir, "directory", "--data")
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
+    check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 
