@@ -20,6 +20,8 @@ import torch
 from sate.analysis.tradeoff import read_run
 from sate.cli import main
 from sate.config import load_yaml_text, read_yaml
+from sate.data.cmvn_record import cmvn_difference
+from sate.data.features import load_cmvn
 from sate.data.manifest import read_manifest
 from sate.data.mustc import parse_yaml_line
 from sate.decode.options import decode_options, parse_decode
@@ -126,3 +128,16 @@ def test_results_and_hub_json(tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"results.json: 'stream' lacks a policy=value or its latency"):
         read_run(results)
     assert load_yaml_text("a: 0x10\nb: 1_000\n") == {"a": 16, "b": 1000}  # YAML 1.1's integers still read
+
+
+def test_cmvn_statistics_and_their_record(tmp_path: Path) -> None:
+    """A cmvn.json mean of 400 digits was an OverflowError traceback in `sate pack` and in loading a pack; so was
+    such a number in the statistics a model file records."""
+    stats = {"mean": [0.0] * 80, "std": [1.0] * 80}
+    path = tmp_path / "cmvn.json"
+    path.write_text(json.dumps(stats).replace("0.0", HUGE, 1))
+    with pytest.raises(SateError, match=r"cmvn.json: not a CMVN file \(int too large to convert to float\)"):
+        load_cmvn(path)
+    path.write_text(json.dumps(stats))
+    record = {"mean": [10**400] * 80, "std": [1.0] * 80}
+    assert cmvn_difference(record, path) == "the recorded statistics are unreadable"

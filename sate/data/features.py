@@ -39,7 +39,7 @@ from sate.data.audio import (
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive, read_record
+from sate.files import atomic_write_lines, exclusive, loads_json, read_record
 from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
@@ -293,10 +293,10 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if not path.is_file():
         raise SateError(f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
-        stats = json.loads(path.read_text())
+        stats = loads_json(path.read_text(encoding="utf-8"))
         mean = np.asarray(stats["mean"], dtype=np.float32)
         std = np.asarray(stats["std"], dtype=np.float32)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as err:
+    except (KeyError, TypeError, ValueError, RecursionError, OverflowError) as err:  # an int no float holds: 10**400
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
