@@ -86,6 +86,8 @@ class Section:
                 raise Invalid(key_of(f), f"must be a finite number, got {shown(value)}")
             if check is not None and value is not None and not check[0](value):
                 raise out_of_range(key_of(f), check[1], value)
+            if isinstance(value, int) and not isinstance(value, bool) and not is_int64(value):  # 10**30 unbounded
+                raise Invalid(key_of(f), f"must be an integer from -2**63 to 2**63-1, got {shown(value)}")  # by torch
         self.validate()
 
     def validate(self) -> None:
@@ -134,10 +136,8 @@ def _typed(key: str, value: object, annotation: Any) -> object:
     for kind in kinds:
         if kind is float and is_number(value):
             return float(value)
-        if kind is int and is_int64(value):
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):  # its size: `Section`
             return value
-        if kind is int and isinstance(value, int) and not isinstance(value, bool):  # 10**30: torch takes no such int
-            raise Invalid(key, f"must be an integer from -2**63 to 2**63-1, got {shown(value)}")
         if kind in (bool, str, list, dict) and isinstance(value, kind) and isinstance(value, bool) == (kind is bool):
             return value
     wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
