@@ -30,6 +30,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
+from sate import layout
 from sate.errors import SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
@@ -295,6 +296,13 @@ def read_checkpoint(path: str | Path) -> Any:
 
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():  # a pack given for its model file, an experiment for its model.pt: once "not found"
+            inside = next((path / name for name in (layout.MODEL, layout.LAST_CHECKPOINT, f"checkpoints/"
+                                                    f"{layout.LAST_CHECKPOINT}") if (path / name).is_file()), None)
+            raise SateError(f"{path}: is a directory, not a checkpoint or model file" +
+                            (f" (did you mean {inside}?)" if inside is not None else ""))
+        if path.exists():
+            raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
         raise SateError(f"checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
