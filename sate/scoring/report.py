@@ -28,6 +28,7 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 # The scores a row shows: each a finite number or null in results.json (`sate evaluate` writes them).
+DEFAULT_BASELINE = "st"  # SATE's own system, in the recipes
 SCORES = ("bleu", "bleu_ci", "chrf", "chrf_ci", "ter", "wer", "length_ratio", "loop_share")
 
 
@@ -215,8 +216,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
     parser.add_argument("--out", type=Path, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=Path, default=None, help="also draw the learning curves into this PNG")
-    parser.add_argument("--baseline", default="st",
-                        help="the system every other one is tested against (paired bootstrap p-values)")
+    parser.add_argument("--baseline", default=None,
+                        help="the system every other one is tested against (paired bootstrap p-values; when not "
+                             f"given: {DEFAULT_BASELINE}, where the experiment has one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,10 +233,13 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((out, "--out"), (curves, "--curves")):
         if path is not None:
             check_not_input(path, inputs(args.exp, rows), option)
+    names = sorted({r["system"] for r in rows})
+    if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
+        raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
+    baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
-    add_paired_tests(args.exp, rows, args.baseline)
-    has_baseline = any(r["system"] == args.baseline for r in rows)
-    atomic_write_text(out, markdown(rows, args.baseline if has_baseline else None))
+    add_paired_tests(args.exp, rows, baseline)
+    atomic_write_text(out, markdown(rows, baseline if baseline in names else None))
     print(out.read_text(encoding="utf-8"), end="")
     if curves is not None:
         drawn = plot_curves(systems, curves)
