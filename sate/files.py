@@ -96,6 +96,9 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
         raise
 
 
+STANDARD_NAMES = {1: "standard output", 2: "standard error"}  # as the CLI names them (sate.cli.STDOUT)
+
+
 def own_descriptor(path: str | Path) -> int | None:
     """The open descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
     ``/proc/self/fd/N``), or None. Whatever it is open on, it is written through the descriptor: the standard output
@@ -133,14 +136,16 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     written directly: it has no directory entry to rename over, and what a reader took cannot be taken back."""
     encoding = {} if "b" in mode else {"encoding": "utf-8"}
     fd = own_descriptor(path)
-    if fd is not None:  # appended where >> appends, after what the command printed there before
-        sys.stdout.flush()
-        with os.fdopen(os.dup(fd), mode, **encoding) as f:
-            yield f
-        return
-    if is_stream(path):
-        with open(path, mode, **encoding) as f:
-            yield f
+    if fd is not None or is_stream(path):
+        try:
+            if fd is not None:  # appended where >> appends, after what the command printed there before
+                sys.stdout.flush()
+            with os.fdopen(os.dup(fd), mode, **encoding) if fd is not None else open(path, mode, **encoding) as f:
+                yield f
+        except OSError as err:  # a write names no file: the CLI's line must (the standard output as itself,
+            if err.filename is None:  # so that a closed pipe, `--out /dev/stdout | head`, ends quietly)
+                err.filename = STANDARD_NAMES.get(fd, str(path))  # type: ignore[arg-type]
+            raise
         return
     path = Path(os.path.realpath(path))
     with _temporary_sibling(path, mode) as (f, tmp):
