@@ -228,15 +228,20 @@ def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(t
     assert check_output(tmp_path / "fbank" / "out.txt", "text") == tmp_path / "fbank" / "out.txt"
 
 
-def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> None:
-    """A stream has nothing to replace: `--out /dev/stdout`, `/dev/null` or a FIFO is written as `>` would."""
-    import threading
-
+def segmented_talk(tmp_path: Path) -> tuple[Path, str]:
+    """Two tones with a pause between (two segments for the energy VAD), and what `sate segment` writes for them."""
     talk = tmp_path / "talk.wav"
     tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
     sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
     assert main(["segment", str(talk), "--vad", "energy", "--out", str(tmp_path / "file.jsonl")]) == 0
-    expected = (tmp_path / "file.jsonl").read_text()
+    return talk, (tmp_path / "file.jsonl").read_text()
+
+
+def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> None:
+    """A stream has nothing to replace: `--out /dev/stdout`, `/dev/null` or a FIFO is written as `>` would."""
+    import threading
+
+    talk, expected = segmented_talk(tmp_path)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     read: list[str] = []
@@ -256,11 +261,7 @@ def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_pat
     """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write
     replaced, so the lines `>>` was to append after were lost. This process's own descriptors (/dev/stdout,
     /dev/stderr, /dev/fd/N) are written through, as `>>` and `>` opened them."""
-    talk = tmp_path / "talk.wav"
-    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
-    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
-    assert main(["segment", str(talk), "--vad", "energy", "--out", str(tmp_path / "file.jsonl")]) == 0
-    expected = (tmp_path / "file.jsonl").read_text()
+    talk, expected = segmented_talk(tmp_path)
     log = tmp_path / "log.txt"
     for out in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
         log.write_text("an earlier line\n")
