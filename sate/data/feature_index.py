@@ -104,13 +104,18 @@ def index_problems(entries: Mapping[str, tuple[Path, int]]) -> list[str]:
 
 
 def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> Path | None:
-    """The first ark an index names that is not the data directory's own, or None. An ark is its own when it is the
-    file ``fbank/<split>/<name>`` names, both resolved: a split folder linked to another disk stays its own (it was
-    recomputed at every `sate features`), while an index written before paths were relative, in a data directory
-    copied since, names the original's arks, and a line edited to ``../../other/fbank/...`` or ``/etc/passwd``
-    names what is no feature of this directory (the reader's advice was to delete it)."""
-    return next((ark for ark, _ in entries.values()
-                 if os.path.realpath(ark) != os.path.realpath(fbank / ark.parent.name / ark.name)), None)
+    """The first ark an index names that is not the data directory's own, or None. An ark is its own when it lies
+    in ``fbank`` or is the file ``fbank/<split>/<name>`` names, all resolved: a split folder linked to another disk
+    stays its own (it was recomputed at every `sate features`), while an index written before paths were relative,
+    in a data directory copied since, names the original's arks, and a line edited to ``../../other/fbank/...`` or
+    ``/etc/passwd`` names what is no feature of this directory (the reader's advice was to delete it). Each ark is
+    resolved once, however many utterances it holds."""
+    home = os.path.realpath(fbank)
+    for ark in dict.fromkeys(ark for ark, _ in entries.values()):
+        real = os.path.realpath(ark)
+        if os.path.commonpath([real, home]) != home and real != os.path.realpath(fbank / ark.parent.name / ark.name):
+            return ark
+    return None
 
 
 class FeatureIndex(Mapping[str, np.ndarray]):
