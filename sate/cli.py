@@ -22,7 +22,7 @@ from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
 from sate.errors import SateError, one_line, out_of_memory, shown
-from sate.files import describe_os_error
+from sate.files import STANDARD_NAMES, describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
 from sate.synth import cli as synth
@@ -97,7 +97,7 @@ def _terminate(signum: int, frame: FrameType | None) -> None:
     raise Terminated(signum)
 
 
-STDOUT, STDIN = "standard output", "standard input"
+STDOUT, STDIN = STANDARD_NAMES[1], "standard input"  # as files.atomic_open names /dev/stdout
 
 
 class ClosedStream:

@@ -19,7 +19,22 @@ from sate.errors import SateError, shown
 from sate.files import atomic_write_text
 
 
-class _Loader(yaml.SafeLoader):
+class SafeValues(yaml.SafeLoader):
+    """PyYAML's safe loader, with a scalar it cannot turn into its value a YAML error naming the line like any other:
+    a whole number too long for Python (beyond 4,300 digits), a date that does not exist (2001-02-30), ``!!int 12a``
+    were ValueError tracebacks from Python's constructors, in a config, a pack's sate.yaml or a MuST-C yaml line."""
+
+    def construct_object(self, node: yaml.Node, deep: bool = False) -> object:
+        try:
+            return super().construct_object(node, deep=deep)
+        except (ValueError, OverflowError) as err:
+            what = f"the value {shown(node.value)}" if isinstance(node, yaml.ScalarNode) else "a value"
+            why = str(err).split(";")[0][:100]  # Python's own advice (raise the digit limit) is not the user's
+            raise yaml.constructor.ConstructorError(None, None, f"cannot read {what}: {why}", node.start_mark) \
+                from None
+
+
+class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`
     section replaced the first whole."""

@@ -9,7 +9,19 @@ bring into one (a newline, a terminal's escape sequence).
 import reprlib
 import unicodedata
 
-_REPR = reprlib.Repr()
+
+class _Repr(reprlib.Repr):
+    """reprlib's short repr, with a whole number too long for Python to write in decimal (beyond 4,300 digits, a
+    4,000-digit ``0x...`` in YAML) shown by its size: ``repr`` itself raises ValueError on it."""
+
+    def repr_int(self, x: int, level: int) -> str:
+        try:
+            return super().repr_int(x, level)
+        except ValueError:
+            return f"<a whole number of {x.bit_length():,} bits>"
+
+
+_REPR = _Repr()
 _REPR.maxlevel, _REPR.maxstring, _REPR.maxother = 2, 60, 60
 _REPR.maxlist = _REPR.maxtuple = _REPR.maxdict = _REPR.maxset = 4
 

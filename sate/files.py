@@ -20,7 +20,9 @@ import fcntl
 import json
 import os
 import pickle
+import re
 import stat
+import sys
 import tempfile
 import zipfile
 from collections.abc import Iterable, Iterator
@@ -28,6 +30,7 @@ from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
 
+from sate import layout
 from sate.errors import SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
@@ -93,9 +96,31 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
         raise
 
 
+STANDARD_NAMES = {1: "standard output", 2: "standard error"}  # as the CLI names them (sate.cli.STDOUT)
+
+
+def own_descriptor(path: str | Path) -> int | None:
+    """The open descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``), or None. Whatever it is open on, it is written through the descriptor: the standard output
+    the shell opened on a file (``>> log.txt``) resolves to that file, which an atomic write replaced, losing the
+    log that ``>>`` was to append to."""
+    match = re.fullmatch(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)", os.path.normpath(str(path)))
+    if match is None:
+        return None
+    fd = 1 if match[1] == "out" else 2 if match[1] == "err" else int(match[2] or match[3])
+    try:
+        os.fstat(fd)
+    except OSError:
+        return None
+    return fd
+
+
 def is_stream(path: str | Path) -> bool:
-    """Is ``path`` (links followed) a named pipe or a character device (``/dev/stdout``, ``/dev/null``, a FIFO)?
-    Such an output holds nothing to replace: it is written in place, as the shell's ``>`` would."""
+    """Is ``path`` (links followed) a named pipe or a character device (``/dev/stdout``, ``/dev/null``, a FIFO), or
+    one of this process's own descriptors (`own_descriptor`)? Such an output holds nothing to replace: it is written
+    in place, as the shell's ``>`` would."""
+    if own_descriptor(path) is not None:
+        return True
     try:
         mode = os.stat(path).st_mode
     except (OSError, ValueError):
@@ -109,9 +134,18 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
 
     A symlink is followed: the file it points to is replaced, and the link stays. A stream (`is_stream`) is
     written directly: it has no directory entry to rename over, and what a reader took cannot be taken back."""
-    if is_stream(path):
-        with open(path, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            yield f
+    encoding = {} if "b" in mode else {"encoding": "utf-8"}
+    fd = own_descriptor(path)
+    if fd is not None or is_stream(path):
+        try:
+            if fd is not None:  # appended where >> appends, after what the command printed there before
+                sys.stdout.flush()
+            with os.fdopen(os.dup(fd), mode, **encoding) if fd is not None else open(path, mode, **encoding) as f:
+                yield f
+        except OSError as err:  # a write names no file: the CLI's line must (the standard output as itself,
+            if err.filename is None:  # so that a closed pipe, `--out /dev/stdout | head`, ends quietly)
+                err.filename = STANDARD_NAMES.get(fd, str(path))  # type: ignore[arg-type]
+            raise
         return
     path = Path(os.path.realpath(path))
     with _temporary_sibling(path, mode) as (f, tmp):
@@ -267,6 +301,13 @@ def read_checkpoint(path: str | Path) -> Any:
 
     path = Path(path)
     if not path.is_file():
+        if path.is_dir():  # a pack given for its model file, an experiment for its model.pt: once "not found"
+            inside = next((path / name for name in (layout.MODEL, layout.LAST_CHECKPOINT, f"checkpoints/"
+                                                    f"{layout.LAST_CHECKPOINT}") if (path / name).is_file()), None)
+            raise SateError(f"{path}: is a directory, not a checkpoint or model file" +
+                            (f" (did you mean {inside}?)" if inside is not None else ""))
+        if path.exists():
+            raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
         raise SateError(f"checkpoint not found: {path}")
     try:
         data = torch.load(path, map_location="cpu", weights_only=True)
@@ -286,6 +327,21 @@ def read_checkpoint(path: str | Path) -> Any:
     return data
 
 
+def json_int(text: str) -> int:
+    """A JSON integer (`json.loads`'s ``parse_int``): one longer than Python converts (4,300 digits) is a ValueError
+    saying so, where Python's own advises the programmer to raise the limit."""
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"a number of {len(text):,} digits, too long to read") from None
+
+
+def loads_json(text: str, **options: Any) -> Any:
+    """`json.loads` as sate reads a file it did not write: a number too long to read is a ValueError like other bad
+    JSON (`json_int`); nesting too deep stays a RecursionError for the caller to name."""
+    return json.loads(text, parse_int=json_int, **options)
+
+
 def read_record(path: Path) -> object | None:
     """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or
     damaged (unreadable, not UTF-8, not JSON, nested too deeply): the caller computes it again."""
@@ -301,8 +357,8 @@ def read_json(path: Path) -> RawMapping:
     if not path.is_file():
         raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError) as err:
+        data = loads_json(path.read_text(encoding="utf-8"))
+    except ValueError as err:  # not UTF-8, not JSON, a number too long to read
         raise SateError(f"{path}: not valid JSON ({err})") from None
     except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
         raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None

@@ -23,6 +23,7 @@ from functools import cache
 from typing import Any, TypeVar
 
 from sate.errors import SateError, shown
+from sate.numbers import is_int64, is_number
 
 # (test, what a value must be): the test is given a value of the field's type.
 Check = tuple[Callable[[Any], bool], str]
@@ -85,6 +86,8 @@ class Section:
                 raise Invalid(key_of(f), f"must be a finite number, got {shown(value)}")
             if check is not None and value is not None and not check[0](value):
                 raise out_of_range(key_of(f), check[1], value)
+            if isinstance(value, int) and not isinstance(value, bool) and not is_int64(value):  # 10**30 unbounded
+                raise Invalid(key_of(f), f"must be an integer from -2**63 to 2**63-1, got {shown(value)}")  # by torch
         self.validate()
 
     def validate(self) -> None:
@@ -125,19 +128,15 @@ def _kinds(annotation: Any) -> tuple[tuple[type, ...], bool]:
     return kinds, type(None) in args
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def _typed(key: str, value: object, annotation: Any) -> object:
     """`value` as the field's type (an int is a float where a float is due), or `Invalid`."""
     kinds, nullable = _kinds(annotation)
     if value is None and nullable:
         return None
     for kind in kinds:
-        if kind is float and _number(value):
+        if kind is float and is_number(value):
             return float(value)
-        if kind is int and _number(value) and isinstance(value, int):
+        if kind is int and isinstance(value, int) and not isinstance(value, bool):  # its size: `Section`
             return value
         if kind in (bool, str, list, dict) and isinstance(value, kind) and isinstance(value, bool) == (kind is bool):
             return value

@@ -219,3 +219,17 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
     return real
+
+
+def check_own_files(directory: Path, names: Iterable[str], option: str = "--data") -> None:
+    """The files a command writes under fixed names in the directory it fills (`prep`'s manifests, `features`'
+    cmvn.json and indexes, `vocab`'s models and token lists) are its own and are replaced; what stands in the place
+    of one and is no file (a directory, a device) is refused before any work, where the rename at the end failed
+    after it (`sate vocab` trained SentencePiece first, `sate prep` had written the splits before), naming a
+    temporary file."""
+    for name in names:
+        path = directory / name
+        real = Path(os.path.realpath(path))
+        if real.exists() and not real.is_file():
+            what = "a directory" if real.is_dir() else "not a regular file"
+            raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")

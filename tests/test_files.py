@@ -124,3 +124,22 @@ def test_one_checkpoint_reader_for_model_files_and_training_checkpoints(tmp_path
         read_checkpoint(path)
     with pytest.raises(UnsafeCheckpoint, match="epoch001.ckpt: refused: it holds pickled objects"):
         read_training_checkpoint(path)
+
+
+def test_a_checkpoint_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path) -> None:
+    """`sate pack --model PACK`, `--init-from asr=EXP` or a device were all "checkpoint not found", though they were
+    there: a directory is named as one, with the model file inside it where it holds one."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "model.pt").write_bytes(b"")
+    with pytest.raises(SateError, match=rf"^{pack}: is a directory, not a checkpoint or model file \(did you mean "
+                                        rf"{pack}/model.pt\?\)$"):
+        read_checkpoint(pack)
+    with pytest.raises(SateError, match=rf"^{tmp_path}: is a directory, not a checkpoint or model file$"):
+        read_checkpoint(tmp_path)
+    os.mkfifo(tmp_path / "pipe")
+    for path in (Path("/dev/zero"), tmp_path / "pipe"):
+        with pytest.raises(SateError, match=rf"^{path}: is a device or a pipe, not a checkpoint or model file$"):
+            read_checkpoint(path)
+    with pytest.raises(SateError, match="^checkpoint not found: "):
+        read_checkpoint(tmp_path / "missing.pt")

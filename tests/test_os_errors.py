@@ -299,6 +299,26 @@ def test_a_full_standard_output_is_named(tmp_path: Path, argv: list[str], monkey
     assert capsys.readouterr().err == ""
 
 
+def test_a_full_or_closed_out_stream_is_an_os_error_like_the_standard_output(tmp_path: Path) -> None:
+    """`segment`/`translate --out /dev/full` was "--out /dev/full: cannot write (No space left on device)", status 2
+    (bad input) and no hint, and `--out /dev/stdout | head` "cannot write (Broken pipe)": a failed write to an
+    --out stream is the system's refusal, one line naming the stream with its hint (status 1), and a closed pipe
+    on the standard output stops quietly (141), as without --out."""
+    talk = tmp_path / "talk.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    sate = [sys.executable, "-m", "sate.cli", "segment", "--vad", "energy"]
+    full = subprocess.run([*sate, str(talk), "--out", "/dev/full"], capture_output=True, text=True, timeout=120)
+    assert (full.returncode, full.stderr.strip()) == (1, "sate segment: error: /dev/full: No space left on device "
+                                                         "(the disk is full: free space there, or write elsewhere)")
+    proc = subprocess.Popen([*sate, *[str(talk)] * 400, "--out", "/dev/stdout"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout is not None and proc.stdout.read(10)
+    proc.stdout.close()  # as `| head -c 10` does
+    _, err = proc.communicate(timeout=300)
+    assert (proc.returncode, err) == (128 + signal.SIGPIPE, "")
+
+
 # ---------------------------------------------------------------- permissions, as the kernel checks them for a user
 
 CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH, CAP_FOWNER = 1, 2, 3  # linux/capability.h: what lets root pass file modes

@@ -4,6 +4,9 @@ pack, symlinks resolved first, refused before any work."""
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -225,15 +228,20 @@ def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(t
     assert check_output(tmp_path / "fbank" / "out.txt", "text") == tmp_path / "fbank" / "out.txt"
 
 
-def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> None:
-    """A stream has nothing to replace: `--out /dev/stdout`, `/dev/null` or a FIFO is written as `>` would."""
-    import threading
-
+def segmented_talk(tmp_path: Path) -> tuple[Path, str]:
+    """Two tones with a pause between (two segments for the energy VAD), and what `sate segment` writes for them."""
     talk = tmp_path / "talk.wav"
     tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
     sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
     assert main(["segment", str(talk), "--vad", "energy", "--out", str(tmp_path / "file.jsonl")]) == 0
-    expected = (tmp_path / "file.jsonl").read_text()
+    return talk, (tmp_path / "file.jsonl").read_text()
+
+
+def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> None:
+    """A stream has nothing to replace: `--out /dev/stdout`, `/dev/null` or a FIFO is written as `>` would."""
+    import threading
+
+    talk, expected = segmented_talk(tmp_path)
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     read: list[str] = []
@@ -247,3 +255,40 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
     assert main(["segment", str(talk), "--vad", "energy", "--out", "/dev/null"]) == 0
     with pytest.raises(SateError, match="not a directory"):  # a stream is text's only: a pack goes in a directory
         check_output(fifo, "pack")
+
+
+def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_path: Path) -> None:
+    """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write
+    replaced, so the lines `>>` was to append after were lost. This process's own descriptors (/dev/stdout,
+    /dev/stderr, /dev/fd/N) are written through, as `>>` and `>` opened them."""
+    talk, expected = segmented_talk(tmp_path)
+    log = tmp_path / "log.txt"
+    for out in ("/dev/stdout", "/dev/fd/1", "/proc/self/fd/1"):
+        log.write_text("an earlier line\n")
+        with open(log, "a") as appended:
+            run = subprocess.run([sys.executable, "-m", "sate.cli", "segment", str(talk), "--vad", "energy", "--out",
+                                  out], stdout=appended, stderr=subprocess.PIPE, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        assert log.read_text() == "an earlier line\n" + expected, out
+
+
+def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, synth_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/dev.jsonl`, `DATA/tokens_src.txt` or `DATA/cmvn.json` a directory: the rename at the end failed, naming
+    a temporary file, after `sate prep` had written the other splits, `sate vocab` had trained SentencePiece and
+    `sate features` had computed every feature."""
+    out = tmp_path / "prepped"
+    (out / "dev.jsonl").mkdir(parents=True)
+    assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate prep: error: --out {out}: {out}/dev.jsonl is a directory, where "
+                                               "the command writes its file dev.jsonl")
+    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl"]  # train.jsonl was written before
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank", "cmvn.json", "tokens_src.txt"))
+    (data / "tokens_src.txt").mkdir()
+    (data / "cmvn.json").mkdir()
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "40"]) == 2
+    assert f"{data}/tokens_src.txt is a directory, where the command writes its file" in capsys.readouterr().err
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert f"{data}/cmvn.json is a directory, where the command writes its file" in capsys.readouterr().err
+    assert not (data / "fbank").exists() and not list(data.glob(".*.tmp"))

@@ -26,7 +26,7 @@ from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
 from sate.data.vocab import Vocabulary
-from sate.decode.pack import check_cmvn, read_pack_yaml, training_cmvn
+from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
 from sate.errors import SateError
 from sate.targets import check_output
 
@@ -73,10 +73,11 @@ def load_model(path: Path) -> AnalysisModel:
             if info.task != meta["task"]:
                 raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
                                 f"says {info.task}")
-            cmvn = info.features["cmvn"]
+            cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"
         else:
             found = training_cmvn(model_file)
-            cmvn = found[0] if found else "global"
+            cmvn, where = (found[0], f"{found[1]}: data.cmvn") if found else ("global", "")
+        check_cmvn_kind(meta, model_file, cmvn, where)  # a model trained on global CMVN read as no other
     name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)
     return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
 

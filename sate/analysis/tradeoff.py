@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
+from sate.numbers import is_number
 from sate.targets import check_output
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
@@ -66,10 +67,10 @@ def read_run(path: Path) -> Run:
     results = read_json(file)  # not UTF-8, not JSON, too deep, not an object: one line naming the file
     if not isinstance(results.get("bleu"), int | float) or isinstance(results["bleu"], bool):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
-    if not math.isfinite(results["bleu"]):  # JSON as Python writes it takes NaN and Infinity
+    if not is_number(results["bleu"]):  # JSON as Python writes it takes NaN and Infinity; 1e400 written whole too
         raise SateError(f"{file}: bleu must be a finite number, got {shown(results['bleu'])}")
-    quality = Run(file, float(results["bleu"]), *(float(results[key]) if isinstance(results.get(key), int | float)
-                                                  else None for key in ("bleu_ci", "chrf", "chrf_ci")))
+    quality = Run(file, float(results["bleu"]), *(float(results[key]) if is_number(results.get(key)) else None
+                                                  for key in ("bleu_ci", "chrf", "chrf_ci")))
     stream = results.get("stream")
     if stream is None:
         return quality
@@ -79,7 +80,7 @@ def read_run(path: Path) -> Run:
         streamed = replace(quality, policy=name, value=int(value), chunk=float(stream["chunk"]),
                            talks="talks" in stream, **{key: float(latency[key]) for key in ("al", "laal", "al_ca",
                                                                                            "laal_ca")})
-    except (KeyError, TypeError, ValueError) as err:
+    except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: an int beyond any float
         raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
     bad = next((key for key in ("chunk", "al", "laal", "al_ca", "laal_ca")
                 if not math.isfinite(getattr(streamed, key))), None)

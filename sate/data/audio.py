@@ -27,7 +27,9 @@ SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
 SHIFT = 160  # 10 ms at 16 kHz
 SILENCE_DB = -100.0  # the energy of digital silence (log floor)
-READ_BLOCK = 1 << 20  # samples per channel read at a time while down-mixing
+# Samples read at a time while down-mixing, all channels together: a file of 1,024 channels (libsndfile's most) read
+# 2**20 frames at once asked for 4 GB, and a pipe (whose length is unknown) for that much from a 6.5 MB WAV.
+READ_BLOCK = 1 << 20
 # Segments shorter than this (0.1 s) are zero-padded to it, so every kept row (dev/test keep
 # even zero-length segments) yields 8 frames: enough for a 4x convolutional subsampling front-end.
 MIN_SAMPLES = 1600
@@ -156,14 +158,19 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     start = round(offset * sample_rate)
     count = math.ceil(n_samples * sample_rate / SAMPLE_RATE) + (2 if sample_rate != SAMPLE_RATE else 0)
     try:
-        data, sr = sf.read(_sf_name(path), start=start, frames=count, dtype="float32", always_2d=True)
+        with sf.SoundFile(_sf_name(path)) as f:
+            sr = f.samplerate
+            start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
+            f.seek(start)
+            wave = np.concatenate([np.zeros(0, dtype=np.float32),
+                                   *_mono_pieces(f, str(path), start, min(count, f.frames - start))])
+    except SateError:
+        raise
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
-    if len(data) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
+    if len(wave) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
         raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of the audio "
-                        f"({(start + len(data)) / sr:.3f} s): is the manifest row of another file?")
-    check_finite(data, str(path), sr, start / sr)
-    wave = data.mean(axis=1) if data.shape[1] > 1 else data[:, 0]
+                        f"({(start + len(wave)) / sr:.3f} s): is the manifest row of another file?")
     if sr != SAMPLE_RATE and len(wave):
         wave = resample(wave, sr, name=str(path))
     wave = _fit(wave.astype(np.float32, copy=False), n_samples)
@@ -259,13 +266,23 @@ def _resample_block(block: np.ndarray, o: int, n: int, sinc: bool) -> np.ndarray
 
 
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
-    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels)."""
+    """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels).
+
+    Channels first (torchaudio's and librosa's layout) is refused, not read as two samples of many channels (it
+    was "no speech found"); unsigned PCM (8-bit WAV) is centred on its middle value, as soundfile reads it."""
     wave = np.asarray(wave)
     if wave.ndim == 2:
+        if wave.shape[1] == 0 or wave.shape[1] > max(1, wave.shape[0]) > 1:
+            raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "
+                            + ("no channels" if wave.shape[1] == 0 else "more channels than samples; channels first? "
+                               "pass samples.T"))
         wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
-    if np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
+    if np.issubdtype(wave.dtype, np.unsignedinteger):  # PCM: uint8 spans [0, 255] around 128
+        half = float(np.iinfo(wave.dtype).max // 2 + 1)
+        wave = (wave - half) / half
+    elif np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
         wave = wave / float(np.iinfo(wave.dtype).max + 1)
     elif not np.issubdtype(wave.dtype, np.floating):
         raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
@@ -300,7 +317,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source
-    return _nonempty(path, resample_stream(_mono_blocks(path, rate, opened), rate, name=str(path)))
+    return _nonempty(path, resample_stream(_mono_blocks(path, opened), rate, name=str(path)))
 
 
 def _sf_name(path: str | Path) -> str | bytes:
@@ -330,24 +347,33 @@ def _reason(path: Path, err: Exception) -> str:
     return _first_line(err)
 
 
-def _mono_blocks(path: Path, rate: int, opened: sf.SoundFile | None = None) -> Iterator[np.ndarray]:
-    """The file's samples at its own rate, channels averaged, READ_BLOCK at a time; NaN or inf refused."""
-    read = 0
+def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.ndarray]:
+    """The file's samples at its own rate, channels averaged, READ_BLOCK samples at a time; NaN or inf refused."""
     try:
         f = opened or sf.SoundFile(_sf_name(path))
     except Exception as err:
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     with f:
-        while True:
-            try:
-                block = f.read(READ_BLOCK, dtype="float32", always_2d=True)
-            except Exception as err:
-                raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
-            if not len(block):
-                return
-            check_finite(block, str(path), rate, read / rate)
-            read += len(block)
-            yield block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
+        try:
+            yield from _mono_pieces(f, str(path), 0)
+        except SateError:
+            raise
+        except Exception as err:
+            raise SateError(f"{path}: cannot read audio ({_first_line(err)})") from None
+
+
+def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = None) -> Iterator[np.ndarray]:
+    """``frames`` frames of the open file ``f`` from its position (frame ``start``; None: to its end), channels
+    averaged, read READ_BLOCK samples (all channels together) at a time, so that the memory of a read does not grow
+    with the channel count; NaN, inf or samples beyond MAX_AMPLITUDE refused (`check_finite`)."""
+    step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
+    while frames is None or read < frames:
+        block = f.read(step if frames is None else min(step, frames - read), dtype="float32", always_2d=True)
+        if not len(block):
+            return
+        check_finite(block, name, f.samplerate, (start + read) / f.samplerate)
+        read += len(block)
+        yield block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
 
 
 def _nonempty(path: Path, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:

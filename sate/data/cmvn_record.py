@@ -30,7 +30,7 @@ def cmvn_difference(record: object, path: Path) -> str | None:
     mean, std = load_cmvn(path)
     try:
         old = {name: np.asarray(record[name], dtype=np.float32) for name in ("mean", "std")}  # type: ignore[index]
-    except (KeyError, TypeError, ValueError, IndexError):
+    except (KeyError, TypeError, ValueError, IndexError, OverflowError):  # OverflowError: an int no float holds
         return "the recorded statistics are unreadable"
     for name, now in (("mean", mean), ("std", std)):
         if old[name].shape != now.shape:

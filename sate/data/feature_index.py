@@ -25,6 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
+from sate import layout
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_write_lines, read_record
@@ -102,10 +103,19 @@ def index_problems(entries: Mapping[str, tuple[Path, int]]) -> list[str]:
     return [why for ark, offset in last.items() if (why := ark_problem(ark, offset)) is not None]
 
 
-def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> bool:
-    """Does an index name arks outside the fbank directory ``fbank`` (resolved)? An index written before paths
-    were relative, in a data directory copied since, still names the original's arks."""
-    return any(Path(os.path.realpath(ark)).parent.parent != fbank for ark, _ in entries.values())
+def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> Path | None:
+    """The first ark an index names that is not the data directory's own, or None. An ark is its own when it lies
+    in ``fbank`` or is the file ``fbank/<split>/<name>`` names, all resolved: a split folder linked to another disk
+    stays its own (it was recomputed at every `sate features`), while an index written before paths were relative,
+    in a data directory copied since, names the original's arks, and a line edited to ``../../other/fbank/...`` or
+    ``/etc/passwd`` names what is no feature of this directory (the reader's advice was to delete it). Each ark is
+    resolved once, however many utterances it holds."""
+    home = os.path.realpath(fbank)
+    for ark in dict.fromkeys(ark for ark, _ in entries.values()):
+        real = os.path.realpath(ark)
+        if os.path.commonpath([real, home]) != home and real != os.path.realpath(fbank / ark.parent.name / ark.name):
+            return ark
+    return None
 
 
 class FeatureIndex(Mapping[str, np.ndarray]):
@@ -115,6 +125,10 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         self.scp = scp
         self.entries = read_index(scp)
         self.checksums: dict[Path, dict[int, int]] = {}  # read per ark when it is first read from
+        other = foreign(self.entries, scp.parent) if scp.parent.name == layout.FBANK_DIR else None  # a data dir's
+        if other is not None:
+            raise SateError(f"{scp}: it names {other}, which is not one of {scp.parent}'s feature files (an index of "
+                            "another data directory, copied?); run `sate features`, which recomputes it")
         problems = index_problems(self.entries)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""

@@ -39,8 +39,8 @@ from sate.data.audio import (
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive, read_record
-from sate.targets import check_output
+from sate.files import atomic_write_lines, exclusive, loads_json, read_record
+from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -252,7 +252,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
 
 
 def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path) -> bool:
-    return bool(index_problems(entries)) or foreign(entries, fbank)
+    return bool(index_problems(entries)) or foreign(entries, fbank) is not None
 
 
 def finish_split(plan: SplitPlan) -> None:
@@ -293,10 +293,10 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if not path.is_file():
         raise SateError(f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
-        stats = json.loads(path.read_text())
+        stats = loads_json(path.read_text(encoding="utf-8"))
         mean = np.asarray(stats["mean"], dtype=np.float32)
         std = np.asarray(stats["std"], dtype=np.float32)
-    except (json.JSONDecodeError, KeyError, TypeError, ValueError, RecursionError) as err:
+    except (KeyError, TypeError, ValueError, RecursionError, OverflowError) as err:  # an int no float holds: 10**400
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
@@ -327,6 +327,7 @@ def run(args: argparse.Namespace) -> int:
     check_output(data_dir, "directory", "--data")
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
+    check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 

@@ -11,11 +11,10 @@ or segments without a line in ``text`` are skipped and counted. Audio of any rat
 
 from __future__ import annotations
 
-import math
 import re
 from pathlib import Path
 
-from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
+from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError
@@ -69,9 +68,9 @@ def read_segments(path: Path, recordings: dict[str, tuple[int, Path]]) -> dict[s
         except ValueError:
             raise SateError(f"{where}: start and end must be numbers of seconds, got {fields[1]!r} {fields[2]!r}") \
                 from None
-        if not (math.isfinite(start) and math.isfinite(end)) or start < 0 or not (end == -1 or start < end):
-            raise SateError(f"{where}: need 0 <= start < end (or end -1: to the end of the file), got {start:g} "
-                            f"{end:g}")
+        if not (0 <= start <= MAX_SECONDS and (end == -1 or start < end <= MAX_SECONDS)):  # NaN fails too
+            raise SateError(f"{where}: need 0 <= start < end <= {MAX_SECONDS:,.0f} s (or end -1: to the end of the "
+                            f"file), got {start:g} {end:g}")
         if rec not in recordings:
             raise SateError(f"{where}: recording {rec} is not in wav.scp")
         segments[utt] = (lineno, rec, start, end)

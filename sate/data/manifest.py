@@ -11,14 +11,14 @@ directory, as the data directory's feature indexes are, never to wherever the co
 from __future__ import annotations
 
 import json
-import math
 import os
 from collections.abc import Iterable
 from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines
+from sate.files import atomic_write_lines, loads_json
+from sate.numbers import is_number
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
 OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
@@ -87,10 +87,6 @@ def write_manifest(path: Path, rows: Iterable[dict]) -> None:
     atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
 
 
-def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 def row_problem(row: dict) -> str | None:
     """What is wrong with one manifest row's values (types and ranges), or None. A manifest edited by hand or
     written by another tool is read by every later stage: a negative offset would read the end of the file, an id
@@ -99,11 +95,11 @@ def row_problem(row: dict) -> str | None:
     if not isinstance(utt_id, str) or not utt_id or not utt_id.isprintable() or any(c.isspace() for c in utt_id):
         return f"id must be a non-empty string without spaces or invisible characters, got {shown(utt_id)}"
     for key in ("offset", "duration"):
-        if not _number(row[key]) or not 0 <= row[key] <= MAX_SECONDS:
+        if not is_number(row[key]) or not 0 <= row[key] <= MAX_SECONDS:
             return f"{key} must be a number of seconds from 0 to {MAX_SECONDS:,.0f}, got {shown(row[key])}"
     if not isinstance(row["n_frames"], int) or isinstance(row["n_frames"], bool) or row["n_frames"] < 1:
         return f"n_frames must be a whole number >= 1, got {shown(row['n_frames'])}"
-    if "speed" in row and (not _number(row["speed"]) or not SPEED_RANGE[0] <= row["speed"] <= SPEED_RANGE[1]):
+    if "speed" in row and (not is_number(row["speed"]) or not SPEED_RANGE[0] <= row["speed"] <= SPEED_RANGE[1]):
         return f"speed must be a number from {SPEED_RANGE[0]:g} to {SPEED_RANGE[1]:g}, got {shown(row['speed'])}"
     for key in ("audio", "src", "src_norm"):
         if not isinstance(row[key], str):
@@ -137,12 +133,14 @@ def read_manifest(path: str | Path) -> list[dict]:
     seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):
         try:
-            row = json.loads(line, object_pairs_hook=_unique_keys)
+            row = loads_json(line, object_pairs_hook=_unique_keys)
         except _KeyTwice as err:
             raise SateError(f"{path}:{lineno}: the key {shown(err.args[0])} is given twice (JSON readers keep the "
                             "last without a word)") from None
         except json.JSONDecodeError as err:
             raise SateError(f"{path}:{lineno}: not a JSON object: {err.msg}") from None
+        except ValueError as err:  # a number too long to read (`json_int`)
+            raise SateError(f"{path}:{lineno}: not a JSON object: {err}") from None
         except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
             raise SateError(f"{path}:{lineno}: not a JSON object: nested too deeply to read") from None
         if not isinstance(row, dict):

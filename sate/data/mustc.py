@@ -7,7 +7,6 @@ wav), with errors naming the file and line.
 
 from __future__ import annotations
 
-import math
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -15,8 +14,8 @@ from pathlib import Path
 
 import yaml
 
-from sate.config import bounded
-from sate.data.audio import END_TOLERANCE_S, WavInfo, segment_samples
+from sate.config import SafeValues, bounded
+from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
@@ -51,8 +50,8 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
             fields[key.strip()] = value.strip()
     if fields is None:
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
-            node = yaml.compose(text, Loader=yaml.SafeLoader)
-            loaded = bounded(yaml.safe_load(text), f"{path}:{lineno}")
+            node = yaml.compose(text, Loader=SafeValues)
+            loaded = bounded(yaml.load(text, Loader=SafeValues), f"{path}:{lineno}")  # noqa: S506 - a SafeLoader
         except (yaml.YAMLError, RecursionError):
             node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
@@ -88,8 +87,9 @@ def read_yaml(path: Path) -> list[YamlSegment]:
             offset, duration = float(fields["offset"]), float(fields["duration"])
         except ValueError:
             raise SateError(f"{path}:{lineno}: offset and duration must be numbers: {shown(text.strip())}") from None
-        if not (math.isfinite(offset) and math.isfinite(duration)) or offset < 0 or duration < 0:
-            raise SateError(f"{path}:{lineno}: offset and duration must be finite and >= 0: {shown(text.strip())}")
+        if not (0 <= offset <= MAX_SECONDS and 0 <= duration <= MAX_SECONDS):  # NaN fails too
+            raise SateError(f"{path}:{lineno}: offset and duration must be from 0 to {MAX_SECONDS:,.0f} seconds: "
+                            f"{shown(text.strip())}")
         wav = fields["wav"]
         if "/" in wav or "\\" in wav:
             raise SateError(f"{path}:{lineno}: wav must be a file name inside wav/, got {shown(wav)}")

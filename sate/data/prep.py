@@ -28,7 +28,7 @@ from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.manifest import write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
-from sate.targets import check_output
+from sate.targets import check_output, check_own_files
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -122,6 +122,7 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         if not result.rows:
             raise SateError(f"{result.split}: no segments left after filtering")
+    check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
     for result in results:
         write_manifest(args.out / f"{result.split}.jsonl", result.rows)
         report(result)

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from sate.data.audio import SAMPLE_RATE, WavInfo, num_frames, wav_info
+from sate.data.manifest import row_problem
 from sate.data.text import normalize_source
 from sate.errors import SateError
 
@@ -53,6 +54,10 @@ class RowFilter:
         row = {"id": seg_id, "audio": str(audio.resolve()), "offset": offset, "duration": n_samples / SAMPLE_RATE,
                "n_frames": num_frames(n_samples), "speaker": speaker, "src": src, "src_norm": normalize_source(src),
                "tgt": tgt}
+        refused = row_problem(row)
+        if refused is not None:  # an id with a zero-width space from a Kaldi `text` was written, then refused
+            raise SateError(f"{result.split}: a row every later stage would refuse: {refused}; rename it in the "
+                            "corpus")
         problems = []
         if not src or tgt == "":
             problems.append("empty text")

@@ -38,7 +38,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
 from sate.files import exclusive, read_record, replace_together
-from sate.targets import check_output
+from sate.targets import check_output, check_own_files
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
@@ -254,6 +254,8 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.data, "directory", "--data")
     if not args.data.is_dir():
         raise SateError(f"{args.data}: the data directory does not exist (run `sate prep` first)")
+    check_own_files(args.data, [layout.VOCAB_META, *(name for side in SIDES for name in (layout.spm_model(side),
+                                                                                       layout.token_list(side)))])
     with exclusive(args.data / layout.VOCAB_LOCK, "`sate vocab`"):
         return _run(args)
 

@@ -30,12 +30,15 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import SAMPLE_RATE, audio_blocks, read_audio, to_mono_16k
+from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, read_audio, to_mono_16k
+from sate.data.features import NUM_MEL_BINS, compute_fbank
+from sate.decode import api_args as args
 from sate.decode.options import DecodeOptions
 from sate.decode.pack import (
     CMVN,
     MODEL,
     check_cmvn,
+    check_cmvn_kind,
     decode_options,
     model_features,
     read_pack_yaml,
@@ -200,6 +203,7 @@ class SpeechTranslator:
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]
+            check_cmvn_kind(meta, directory / MODEL, kind, f"{directory / layout.PACK_YAML}: features.cmvn")
             cmvn = Normalizer.from_option(directory / CMVN if kind == "global" else kind)
             if kind == "global":
                 check_cmvn(meta, directory / MODEL, directory / CMVN)
@@ -235,7 +239,7 @@ class SpeechTranslator:
                     samples, rate = source
                 except (TypeError, ValueError):
                     raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-                wave = to_mono_16k(samples, int(rate), name)
+                wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
                 if len(wave) == 0:
                     raise SateError(f"{name}: holds no audio samples")
             duration = len(wave) / SAMPLE_RATE
@@ -259,8 +263,6 @@ class SpeechTranslator:
     def features(self, wave: np.ndarray) -> np.ndarray:
         """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN); for a hub
         acoustic encoder the samples themselves (T,), padded to 0.1 s as training pads them."""
-        from sate.data.features import compute_fbank
-
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input
 
@@ -277,7 +279,11 @@ class SpeechTranslator:
         from sate.decode.beam_search import decode_memory
         from sate.models.ctc import ctc_greedy
 
-        options = options or self.options
+        waveform = self.feature_kind == "waveform"
+        feats = args.features(feats, None if waveform else NUM_MEL_BINS,
+                              MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
+        options = args.decode_options(options) or self.options
+        batch_size = args.batch_size(batch_size)
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
             x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
@@ -297,6 +303,7 @@ class SpeechTranslator:
                         batch_size: int = 16) -> list[Result]:
         """Decode the segments of several prepared inputs together, in batches across inputs, GROUP_BATCHES
         batches at a time (a long file's segments are not all held at once)."""
+        options, batch_size = args.decode_options(options), args.batch_size(batch_size)
         decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:
@@ -321,7 +328,7 @@ class SpeechTranslator:
         A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
         """
         results = []
-        for item in self.stream(inputs, options, batch_size, vad):
+        for item in self.stream(args.many(inputs, "inputs"), options, batch_size, vad):
             if isinstance(item, Failure):
                 raise SateError(item.error)
             results.append(item)
@@ -337,8 +344,8 @@ class SpeechTranslator:
         still share batches. `sate translate` is a loop over this.
         """
         self._need_speech()
-        if batch_size < 1:
-            raise SateError(f"the batch size must be >= 1, got {batch_size}")
+        inputs, options, batch_size = args.many(inputs, "inputs"), args.decode_options(options), \
+            args.batch_size(batch_size)
         self._check_segment_cap(vad)  # once, not as a failure of every input
         pending: list[PreparedAudio | Failure] = []
         seconds, segments = 0.0, 0
@@ -374,7 +381,8 @@ class SpeechTranslator:
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
         from sate.decode.beam_search import decode_memory
 
-        options = options or self.options
+        texts = args.texts(texts)
+        options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
         prepared = [self.src_vocab.prepare(t) for t in texts]
         ids = [self.src_vocab.encode(t) if t else [] for t in prepared]
         out = [""] * len(texts)

@@ -131,6 +131,14 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
                             f"({len(ours)} tokens; first difference at line {index + 1})")
 
 
+def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None, where: str) -> None:
+    """A model file that records global CMVN statistics was trained on globally normalised features: packed or
+    decoded with ``none`` or ``utterance`` CMVN, it read features unlike any it was trained on, without a word."""
+    if meta.get("cmvn") is not None and kind != "global":
+        raise SateError(f"{where} {kind}: {model_file} was trained with global CMVN (it records the statistics); "
+                        "decoding it with other features gives wrong output")
+
+
 def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
     """``path`` (a `cmvn.json`) must hold the statistics the model file records, when it records them: a pack
     with others would decode from differently normalised features."""
@@ -173,10 +181,15 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if cmvn not in (None, "none"):
             raise SateError(f"--cmvn {cmvn}: the model reads waveforms, which take no CMVN")
         cmvn = "none"
+    found = training_cmvn(model_file) if speech else None
     if speech and cmvn is None:
-        found = training_cmvn(model_file)
         cmvn = found[0] if found else "global"
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
+    elif speech and found is not None and cmvn != found[0]:
+        raise SateError(f"--cmvn {cmvn}: the run that trained {model_file} normalised its features with "
+                        f"data.cmvn {found[0]} ({found[1]})")
+    if speech:
+        check_cmvn_kind(meta, model_file, cmvn, "--cmvn")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
         check_cmvn(meta, model_file, data_dir / CMVN)

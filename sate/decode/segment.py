@@ -98,17 +98,13 @@ def run(args: argparse.Namespace) -> int:
                 stream.writelines(line + "\n" for line in lines)
                 stream.flush()
 
-    try:
-        if per_file:
-            segment_all(None)
-        elif out is None:
-            segment_all(sys.stdout)
-        else:
-            with atomic_open(out) as f:
-                segment_all(f)
-    except OSError as err:
-        raise SateError(f"{'--out ' + str(out) if out is not None else 'standard output'}: cannot write "
-                        f"({err.strerror or err})") from None
+    if per_file:  # a failed write (a full disk, a closed pipe) names its file: one line at the CLI, status 1
+        segment_all(None)
+    elif out is None:
+        segment_all(sys.stdout)
+    else:
+        with atomic_open(out) as f:
+            segment_all(f)
     if failed:
         print(f"sate segment: {failed} of {len(files)} file(s) failed", file=sys.stderr)
         return 1

@@ -22,7 +22,7 @@ from typing import NotRequired, TypedDict
 import torch
 
 from sate import layout
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping, atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
@@ -91,6 +91,13 @@ def check_meta(path: str | Path, meta: RawMapping) -> None:
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
         raise SateError(f"{path}: model file lacks {', '.join(missing)}")
+    for side in ("src", "tgt"):  # as `model_meta` writes them: a size of -1 or 10**12 reached torch's allocator
+        tokens, size = meta[f"{side}_tokens"], meta[f"{side}_vocab_size"]
+        if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):
+            raise SateError(f"{path}: {side}_tokens is not a list of tokens (a damaged or foreign header)")
+        if not isinstance(size, int) or isinstance(size, bool) or size != len(tokens):
+            raise SateError(f"{path}: {side}_vocab_size is {shown(size)} but {side}_tokens holds {len(tokens)} tokens "
+                            "(a damaged or foreign header)")
 
 
 def load_model_file(path: str | Path) -> ModelFile:

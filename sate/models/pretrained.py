@@ -33,7 +33,7 @@ import torch
 import yaml
 
 from sate import layout
-from sate.config import bounded, invalid_yaml
+from sate.config import SafeValues, bounded, invalid_yaml
 from sate.errors import SateError
 from sate.files import RawMapping
 from sate.models.base import SateModel
@@ -138,7 +138,8 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
         raise SateError(f"{path} is an ESPnet-style state dict but {config_path} is missing; "
                         "its token list must be checked (set init.<component>.config)")
     try:
-        config = bounded(yaml.safe_load(config_path.read_text(encoding="utf-8")), str(config_path))
+        config = bounded(yaml.load(config_path.read_text(encoding="utf-8"), Loader=SafeValues),  # noqa: S506
+                         str(config_path))
     except UnicodeDecodeError as err:
         raise SateError(f"{config_path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:

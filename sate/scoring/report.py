@@ -11,13 +11,13 @@ system from its CSV logs.
 from __future__ import annotations
 
 import argparse
-import math
 from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_open, atomic_write_text, read_json
+from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_not_input, check_output
@@ -28,11 +28,8 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 
 
 # The scores a row shows: each a finite number or null in results.json (`sate evaluate` writes them).
+DEFAULT_BASELINE = "st"  # SATE's own system, in the recipes
 SCORES = ("bleu", "bleu_ci", "chrf", "chrf_ci", "ter", "wer", "length_ratio", "loop_share")
-
-
-def _number(value: object) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def read_results(path: Path) -> dict:
@@ -40,7 +37,7 @@ def read_results(path: Path) -> dict:
     (TypeError, or a format error while the table was written)."""
     result = read_json(path)
     for key in SCORES:
-        if result.get(key) is not None and not _number(result[key]):
+        if result.get(key) is not None and not is_number(result[key]):
             raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
@@ -54,7 +51,7 @@ def train_minutes(system: Path) -> float | None:
     if not path.is_file():
         return None
     seconds = read_json(path).get("seconds")
-    if not _number(seconds) or seconds < 0:
+    if not is_number(seconds) or seconds < 0:
         raise SateError(f"{path}: seconds must be a number >= 0, got {shown(seconds)} (delete the file to report "
                         "the system without its training time)")
     return seconds / 60
@@ -219,8 +216,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
     parser.add_argument("--out", type=Path, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=Path, default=None, help="also draw the learning curves into this PNG")
-    parser.add_argument("--baseline", default="st",
-                        help="the system every other one is tested against (paired bootstrap p-values)")
+    parser.add_argument("--baseline", default=None,
+                        help="the system every other one is tested against (paired bootstrap p-values; when not "
+                             f"given: {DEFAULT_BASELINE}, where the experiment has one)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -235,10 +233,13 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((out, "--out"), (curves, "--curves")):
         if path is not None:
             check_not_input(path, inputs(args.exp, rows), option)
+    names = sorted({r["system"] for r in rows})
+    if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
+        raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
+    baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
-    add_paired_tests(args.exp, rows, args.baseline)
-    has_baseline = any(r["system"] == args.baseline for r in rows)
-    atomic_write_text(out, markdown(rows, args.baseline if has_baseline else None))
+    add_paired_tests(args.exp, rows, baseline)
+    atomic_write_text(out, markdown(rows, baseline if baseline in names else None))
     print(out.read_text(encoding="utf-8"), end="")
     if curves is not None:
         drawn = plot_curves(systems, curves)

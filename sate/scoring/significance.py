@@ -73,8 +73,12 @@ def paired_bootstrap(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequenc
     _, scores = PairedTest([(n, list(h)) for n, h in systems], _metrics(), [list(refs)], test_type="bs",
                            n_samples=RESAMPLES)()
     out: dict[str, dict] = {name: {} for name, _ in systems}
+    baseline = list(systems[0][1])
     for key, name in METRICS.items():
-        for (system, _), result in zip(systems, scores[name], strict=True):
+        for (system, hyps), result in zip(systems, scores[name], strict=True):
+            p = None if result.p_value is None else float(result.p_value)
+            if p is not None and list(hyps) == baseline:  # sacreBLEU gives a system tested against itself its
+                p = 1.0  # smallest p-value (1/1001: "a zero difference is not chance"), which the table marked *
             out[system][key] = {"score": float(result.score), "mean": float(result.mean), "ci": float(result.ci),
-                                "p": None if result.p_value is None else float(result.p_value)}
+                                "p": p}
     return out

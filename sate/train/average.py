@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate import layout
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import read_checkpoint
+from sate.numbers import is_int64, is_number
 from sate.targets import check_output
 
 if TYPE_CHECKING:
@@ -33,9 +34,21 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
 
 
 def _header(path: Path) -> dict:
+    """A checkpoint whose header holds what averaging reads, of the types `sate train` writes: a header without an
+    epoch, or with a model size of -1, was a KeyError, TypeError or RuntimeError traceback."""
+    from sate.models.model_file import check_meta  # heavy: torch, imported when a command averages
+
     ckpt = read_checkpoint(path)
-    if not isinstance(ckpt, dict) or "sate" not in ckpt or "state_dict" not in ckpt:
+    if not isinstance(ckpt, dict) or not isinstance(ckpt.get("sate"), dict) or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
+    meta = ckpt["sate"]
+    check_meta(path, meta)
+    if not is_int64(meta.get("epoch")) or meta["epoch"] < 0:
+        raise SateError(f"{path}: its header's epoch is {shown(meta.get('epoch'))}, not a whole number >= 0 (a "
+                        "damaged or foreign checkpoint)")
+    if not isinstance(meta.setdefault("metrics", {}), dict) or not isinstance(ckpt["state_dict"], dict):
+        raise SateError(f"{path}: its header's metrics or its state_dict is not a mapping (a damaged or foreign "
+                        "checkpoint)")
     return ckpt
 
 
@@ -51,11 +64,17 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     ckpts = [by_epoch[e] for e in sorted(by_epoch)]
     if last is not None:
         return ckpts[-last:]
-    metric = metric or ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"]
-    scored = [c for c in ckpts if metric in c["sate"]["metrics"]]
+    if metric is None:
+        try:
+            metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])
+        except (KeyError, TypeError):
+            raise SateError(f"{ckpts[-1]['path']}: records no trainer.monitor; name the metric (--metric)") from None
+    # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
+    scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
     if not scored:
         known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
-        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} (recorded: {known})")
+        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
+                        f"{known})")
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
 

@@ -8,10 +8,10 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 from sate.models.config import TASKS
+from sate.numbers import is_number
 from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
 
 # Lightning precision strings `trainer.precision` may name ("auto" is resolved by sate.train.trainer).
@@ -174,6 +174,6 @@ def mt_text_weight(model: dict) -> float | None:
     (NaN, -1, yes: the model's own resolution names it)."""
     loss = model.get("loss")
     weight = loss.get("mt_text_weight", 0) if isinstance(loss, dict) else 0
-    if isinstance(weight, bool) or not isinstance(weight, int | float) or not math.isfinite(weight) or weight < 0:
+    if not is_number(weight) or weight < 0:
         return None
     return float(weight)

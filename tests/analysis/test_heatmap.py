@@ -198,3 +198,6 @@ def test_a_cmvn_json_of_other_statistics_than_the_model_records_is_refused(tmp_p
     with pytest.raises(SateError, match=r"data/cmvn.json: not the CMVN statistics .*st.pt was trained with "
                                         r"\(mean\[3\]"):
         analyze.normalizer(model, other)
+    (tmp_path / "config.yaml").write_text("task: st\ndata: {cmvn: none}\n")  # a run's snapshot, edited
+    with pytest.raises(SateError, match=r"config.yaml: data.cmvn none: .*st.pt was trained with global CMVN"):
+        analyze.load_model(tmp_path / "st.pt")  # it read raw features without a word

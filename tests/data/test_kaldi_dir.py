@@ -107,7 +107,10 @@ def _drop(name: str):  # noqa: ANN202
     (_line("wav.scp", 1, "recA /no/such.wav"), r"wav\.scp:1: /no/such\.wav: audio file is missing"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5"), r"segments:2: expected '<utterance> <recording> <start> <end>'"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5 one"), r"segments:2: start and end must be numbers of seconds"),
-    (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end \(or end -1"),
+    (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end <= 10,000,000 s \(or end"),
+    # 1e300 was written whole (300 digits) into the "runs past the end" line
+    (_line("segments", 2, "spk0-recA-1 recA 1e300 1e301"), r"segments:2: need 0 <= start < end <= 10,000,000 s .*"
+                                                           r"got 1e\+300 1e\+301$"),
     (_line("segments", 2, "spk0-recA-1 recC 1.0 1.5"), r"segments:2: recording recC is not in wav\.scp"),
     (_line("segments", 2, "spk0-recA-1 recA 1.0 99"),
      r"segments:2: segment spk0-recA-1 \(1\.000-99\.000 s\) runs past the end of .*recA\.wav \(\d+\.\d+ s\)"),
@@ -133,3 +136,18 @@ def test_an_utterance_without_segments_needs_a_recording(run_sate, kaldi_corpus,
     (directory / "text").write_text("recA FIRST\nrecC NOWHERE\n")
     rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
     assert rc == 2 and re.search(r"plain/text:2: utterance recC has no recording in .*wav\.scp", err), err
+
+
+@pytest.mark.parametrize("utt", ["u\u200b1", "u\x1b1"])  # a zero-width space, an ESC: both invisible
+def test_an_id_every_later_stage_refuses_is_refused_by_prep(run_sate, kaldi_corpus, tmp_path: Path, utt: str) -> None:
+    """`sate prep` wrote a row whose id `sate features` then refused ("id must be ... without invisible characters"):
+    the rule of the manifest reader is the rule of prep's rows, before anything is written."""
+    directory = tmp_path / "kd"
+    directory.mkdir()
+    wav = kaldi_corpus[0].parent / "audio" / "recB.wav"
+    (directory / "wav.scp").write_text(f"recB {wav}\n{utt} {wav}\n")  # each recording one utterance
+    (directory / "text").write_text(f"recB ONE\n{utt} TWO\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "dev")
+    assert rc == 2 and re.search(r"dev: a row every later stage would refuse: id must be a non-empty string without "
+                                 r"spaces or invisible characters, got 'u\\(u200b|x1b)1'", err), err
+    assert not (tmp_path / "data" / "dev.jsonl").exists()

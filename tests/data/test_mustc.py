@@ -166,6 +166,10 @@ def _negative(lines: list[str]) -> list[str]:
     return [*lines[:2], re.sub(r"duration: [\d.]+", "duration: -1.0", lines[2]), *lines[3:]]
 
 
+def _huge_offset(lines: list[str]) -> list[str]:  # its 300 digits were written whole into the "past the end" line
+    return [*lines[:2], re.sub(r"offset: [\d.]+", "offset: 1e300", lines[2]), *lines[3:]]
+
+
 def _past_end(lines: list[str]) -> list[str]:
     return [*lines[:4], re.sub(r"duration: [\d.]+", "duration: 99.000000", lines[4]), *lines[5:]]
 
@@ -188,7 +192,8 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_missing_field, r"train\.yaml:2: yaml entry misses field\(s\) speaker_id"),
     (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
-    (_negative, r"train\.yaml:3: offset and duration must be finite and >= 0"),
+    (_negative, r"train\.yaml:3: offset and duration must be from 0 to 10,000,000 seconds"),
+    (_huge_offset, r"train\.yaml:3: offset and duration must be from 0 to 10,000,000 seconds: '- \{.{1,80}'$"),
     (_past_end, r"train\.yaml:5: segment ted_10_4 \(.*\) runs past the end of .*ted_10\.wav \(.* s\)"),
     (_wav_renamed, r"train\.yaml:3: .*wav/ted_404\.wav: audio file is missing"),
 ])

@@ -249,3 +249,36 @@ def test_a_key_given_twice_in_a_manifest_row_is_refused(tmp_path: Path, prepared
     path.write_text("\n".join(lines) + "\n")
     with pytest.raises(SateError, match=rf"^{path}:2: the key 'offset' is given twice \(JSON readers keep the last"):
         read_manifest(path)
+
+
+def test_a_split_folder_linked_to_another_disk_stays_up_to_date(tmp_path: Path, prepared: Path,
+                                                                 run_sate) -> None:  # noqa: ANN001
+    """DATA/fbank/dev linked to a folder on another disk: its arks resolve outside DATA/fbank, and the index was
+    taken for another data directory's, its shard recomputed at every `sate features`."""
+    data = copy_data(prepared, tmp_path / "data")
+    (data / "fbank" / "dev").rename(tmp_path / "big-disk-dev")
+    (data / "fbank" / "dev").symlink_to(tmp_path / "big-disk-dev")
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 4 utterances, up to date" in out and "recomputed" not in out, out + err
+    dataset = SpeechDataset.from_data_dir(data, "dev", Vocabulary.load(data, "src"), None)
+    assert dataset[0]["feats"].shape[1] == 80
+
+
+@pytest.mark.parametrize("ark", ["../../original/fbank/dev/00000.ark", "/etc/passwd", "../../original/fbank/"])
+def test_an_index_naming_files_of_no_split_of_its_own_is_refused_by_a_reader(tmp_path: Path, prepared: Path,
+                                                                             run_sate, ark: str) -> None:  # noqa: ANN001
+    """An index line edited to name another data directory's ark was read without a word; one naming /etc/passwd
+    got the advice to delete it. A reader refuses both; `sate features` recomputes the index."""
+    copy_data(prepared, tmp_path / "original")
+    data = copy_data(prepared, tmp_path / "data")
+    scp = data / "fbank" / "dev.scp"
+    lines = scp.read_text().splitlines()
+    lines[0] = lines[0].split(" ")[0] + f" {ark}:0"
+    scp.write_text("\n".join(lines) + "\n")
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=r"dev.scp: it names .*, which is not one of .*fbank's feature files \(an "
+                                        r"index of another data directory, copied\?\); run `sate features`"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "another data directory's: recomputed" in out, out + err
+    assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80

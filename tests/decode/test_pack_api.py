@@ -102,6 +102,28 @@ def test_pack_refuses_a_cmvn_json_of_other_statistics_than_the_model_records(tmp
         SpeechTranslator.load(tmp_path / "pack")
 
 
+def test_a_model_is_never_packed_or_read_with_another_kind_of_cmvn(tmp_path: Path, prepared_data: Path) -> None:
+    """A model that records global CMVN statistics was packed with `--cmvn none` or `utterance` without a word, and
+    a pack whose sate.yaml was edited to `cmvn: none` decoded it so: features unlike any it was trained on. So was
+    a model whose training run (config.yaml beside it) used per-utterance CMVN, packed with `--cmvn global`."""
+    model = tiny_model_file(tmp_path, prepared_data, "st", cmvn=cmvn_record(prepared_data / "cmvn.json"))
+    for kind in ("none", "utterance"):
+        with pytest.raises(SateError, match=rf"^--cmvn {kind}: .*st.pt was trained with global CMVN \(it records "):
+            pack(model, prepared_data, tmp_path / "pack", cmvn=kind)
+    pack(model, prepared_data, tmp_path / "pack", cmvn="global")
+    doc = tmp_path / "pack" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("cmvn: global", "cmvn: none"))
+    with pytest.raises(SateError, match=r"sate.yaml: features.cmvn none: .*model.pt was trained with global CMVN"):
+        SpeechTranslator.load(tmp_path / "pack")
+    (tmp_path / "run").mkdir()
+    plain = tiny_model_file(tmp_path / "run", prepared_data, "st")
+    (tmp_path / "run" / "config.yaml").write_text("task: st\ndata: {cmvn: utterance}\n")  # what `sate train` leaves
+    with pytest.raises(SateError, match=r"^--cmvn global: the run that trained .*st.pt normalised its features with "
+                                        r"data.cmvn utterance \(.*config.yaml\)"):
+        pack(plain, prepared_data, tmp_path / "pack2", cmvn="global")
+    assert pack(plain, prepared_data, tmp_path / "pack2", cmvn="utterance").features["cmvn"] == "utterance"
+
+
 def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     model = tiny_model_file(tmp_path, prepared_data, "asr")

@@ -63,6 +63,23 @@ def test_foreign_files_are_refused(tmp_path: Path, payload: Any, message: str) -
         load_model_file(path)
 
 
+@pytest.mark.parametrize(("change", "message"), [
+    ({"src_vocab_size": -1}, "src_vocab_size is -1 but src_tokens holds"),  # torch: "negative dimension -1"
+    ({"tgt_vocab_size": 10**12}, "tgt_vocab_size is 1000000000000 but tgt_tokens holds"),  # 64 TB asked for
+    ({"src_tokens": "abc"}, "src_tokens is not a list of tokens"),
+])
+def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, build: Callable[..., Any],
+                                                            src_tokens: list[str], tgt_tokens: list[str],
+                                                            change: dict[str, Any], message: str) -> None:
+    """`model_meta` writes each vocabulary size as its token list's length; a header edited or written by another
+    tool reached torch with its size (a RuntimeError traceback, or the allocator) before anything compared them."""
+    path = tmp_path / "m.pt"
+    save_model_file(path, build("mt"), src_tokens, tgt_tokens)
+    torch.save({**torch.load(path, weights_only=True), **change}, path)
+    with pytest.raises(SateError, match=f"m.pt: {message}"):
+        model_from_file(path)
+
+
 def test_missing_file_and_wrong_vocabulary(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
                                            tgt_tokens: list[str]) -> None:
     with pytest.raises(SateError, match="checkpoint not found"):

@@ -51,6 +51,18 @@ def test_report_gives_intervals_and_p_values_against_the_baseline(tmp_path: Path
     assert "p vs st (BLEU / chrF)" in table
 
 
+def test_a_baseline_given_that_is_no_system_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--baseline sta` (a typo) was ignored without a word: a table without p-values, exit 0."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "sta"]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: --baseline sta: no such system in {tmp_path} "
+                                               "(systems: cascade, st)")
+    assert not (tmp_path / "results.md").exists()
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
+    assert "p vs cascade (BLEU / chrF)" in capsys.readouterr().out
+
+
 def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_system(tmp_path, "st", SYSTEMS["st"], REFS)
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])

@@ -56,6 +56,16 @@ def test_paired_bootstrap_equals_the_cli(tmp_path: Path) -> None:
         paired_bootstrap([("base", GOOD), ("other", BAD[:2])], REFS)
 
 
+def test_a_system_identical_to_the_baseline_is_no_difference() -> None:
+    """sacreBLEU gives a system tested against itself its smallest p-value (1/1001: multeval's "a zero difference
+    should not be attributed to chance"), and `sate report` marked two systems with the very same outputs * ("a
+    difference beyond noise"). The same outputs are no difference: p = 1."""
+    ours = paired_bootstrap([("base", GOOD), ("copy", list(GOOD)), ("other", BAD)], REFS)
+    assert ours["copy"]["bleu"]["p"] == ours["copy"]["chrf"]["p"] == 1.0
+    assert ours["copy"]["bleu"]["score"] == ours["base"]["bleu"]["score"]
+    assert ours["other"]["bleu"]["p"] < 0.05  # a real difference keeps sacreBLEU's p-value
+
+
 def test_loops_and_length_ratio() -> None:
     assert has_loop("Der Der Der Der Zug") and not has_loop("Der Der Der Zug Der")
     assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0

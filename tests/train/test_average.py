@@ -11,7 +11,8 @@ import torch
 
 from sate.data.cmvn_record import cmvn_record
 from sate.errors import SateError
-from sate.train.average import average, average_state_dicts
+from sate.layout import MODEL_FORMAT
+from sate.train.average import average, average_state_dicts, select
 from sate.train.trainer import load_training_config, train
 
 MakeConfig = Callable[..., Path]
@@ -67,3 +68,45 @@ def test_average_refuses_different_architectures() -> None:
     mean = average_state_dicts([a, {"w": torch.ones(2, 3), "b": torch.full((3,), 3.0)}], ["x", "y"])
     assert torch.equal(mean["w"], torch.full((2, 3), 0.5)) and torch.equal(mean["b"], torch.full((3,), 1.5))
     assert math.isclose(float(mean["b"][0]), 1.5)
+
+
+@pytest.mark.parametrize("mode", ["min", "max"])
+def test_a_checkpoint_whose_metric_is_not_finite_is_never_among_the_best(tmp_path: Path, mode: str) -> None:
+    """Every comparison with NaN is false, so sorting put a diverged epoch's NaN anywhere: `--best 2 --mode max`
+    took epoch 2 (NaN) as one of the two best. A NaN or infinite metric ranks nowhere."""
+    losses = [3.0, 2.0, float("nan"), 1.5, float("inf"), 2.5, float("-inf")]
+    for epoch, loss in enumerate(losses):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/loss": loss})
+    chosen = [c["sate"]["metrics"]["valid/loss"] for c in select(tmp_path, None, 2, None, mode)]
+    assert sorted(chosen) == ([1.5, 2.0] if mode == "min" else [2.5, 3.0])
+    for epoch in (0, 1, 3, 5):
+        (tmp_path / f"epoch{epoch:03d}.ckpt").unlink()
+    with pytest.raises(SateError, match="no checkpoint in .* recorded metric 'valid/loss' as a finite number"):
+        select(tmp_path, None, 2, None, mode)
+
+
+def header(path: Path, **changes: object) -> Path:
+    """A checkpoint with the header `sate train` writes (a model file's, with the run's epoch and metrics), and no
+    weights: what `select` reads."""
+    meta = {"format": MODEL_FORMAT, "version": 1, "task": "mt", "config": {}, "src_vocab_size": 2, "tgt_vocab_size": 1,
+            "src_tokens": ["<blank>", "a"], "tgt_tokens": ["a"], "epoch": 0, "metrics": {},
+            "train_config": {"trainer": {"monitor": "valid/loss"}}}
+    torch.save({"sate": {**meta, **changes}, "state_dict": {}}, path)
+    return path
+
+
+@pytest.mark.parametrize(("changes", "says"), [
+    ({"epoch": None}, "its header's epoch is None, not a whole number >= 0"),  # a KeyError or TypeError traceback
+    ({"epoch": float("nan")}, "its header's epoch is nan"),  # a ValueError traceback of int()
+    ({"src_vocab_size": -1}, "src_vocab_size is -1 but src_tokens holds 2 tokens"),  # torch: negative dimension
+    ({"tgt_tokens": 5}, "tgt_tokens is not a list of tokens"),
+    ({"metrics": []}, "its header's metrics or its state_dict is not a mapping"),
+    ({"format": None}, "not a sate model file"),
+])
+def test_a_damaged_or_foreign_checkpoint_header_is_one_line(tmp_path: Path, changes: dict, says: str) -> None:
+    header(tmp_path / "epoch000.ckpt", **changes)
+    with pytest.raises(SateError, match=f"epoch000.ckpt: {says}"):
+        average(tmp_path, tmp_path / "model.pt", last=1)
+    header(tmp_path / "epoch000.ckpt", train_config={})
+    with pytest.raises(SateError, match="epoch000.ckpt: records no trainer.monitor; name the metric"):
+        select(tmp_path, None, 1, None, "min")

@@ -1,0 +1,82 @@
+"""The arguments of the Python API (`sate.decode.api`), checked: a wrong one is one `SateError` naming it.
+
+The CLI checks its options before it calls the API; a program calling the API directly was not checked at all, and
+got a traceback from deep inside numpy or torch (`batch_size=1.5`, a NaN sample rate, features of 81 columns, no
+frames) or, worse, an answer: a single path given where a list goes was read character by character ("/: is a
+directory"), `translate_text("hello")` translated five letters, and a sample rate of 16000.9 Hz was taken as 16000.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import TypeVar
+
+import numpy as np
+
+from sate.decode.options import DecodeOptions
+from sate.errors import SateError, shown
+from sate.numbers import is_int64, is_number
+
+T = TypeVar("T")
+
+
+def many(values: Iterable[T], what: str) -> Iterable[T]:
+    """``values`` as a list or iterable of ``what``, refusing one value given where several go: a string or a path
+    (read as its characters), bytes, or a bare ``(samples, sample_rate)`` pair (read as two inputs)."""
+    if isinstance(values, str | bytes | Path):
+        raise SateError(f"{what}: expected a list, got a single {type(values).__name__} ({shown(values)}); pass it "
+                        "in a list")
+    if isinstance(values, tuple) and len(values) == 2 and isinstance(values[0], np.ndarray) and is_number(values[1]):
+        raise SateError(f"{what}: expected a list, got one (samples, sample_rate) pair; pass [(samples, rate)]")
+    return values
+
+
+def batch_size(value: object) -> int:
+    if not is_int64(value) or value < 1:  # type: ignore[operator]
+        raise SateError(f"batch_size must be a whole number >= 1, got {shown(value)}")
+    return int(value)  # type: ignore[call-overload]
+
+
+def decode_options(value: object) -> DecodeOptions | None:
+    """None (the pack's options) or a `DecodeOptions`; a dict was an AttributeError deep in beam search."""
+    if value is not None and not isinstance(value, DecodeOptions):
+        raise SateError(f"options must be DecodeOptions (e.g. translator.with_options(beam=10)), got "
+                        f"{type(value).__name__}")
+    return value
+
+
+def sample_rate(value: object, name: str) -> int:
+    """A whole number of Hz (an int, or a float such as 16000.0): NaN, None or "16k" were tracebacks of int(), and
+    16000.9 was truncated without a word. Its range is the reader's (`sate.data.audio.check_rate`)."""
+    if not is_number(value) or value != int(value):  # type: ignore[arg-type]
+        raise SateError(f"{name}: the sample rate must be a whole number of Hz, got {shown(value)}")
+    return int(value)  # type: ignore[arg-type]
+
+
+def texts(values: Sequence[str]) -> Sequence[str]:
+    values = many(values, "texts")  # type: ignore[assignment]
+    bad = next((i for i, t in enumerate(values) if not isinstance(t, str)), None)
+    if bad is not None:
+        raise SateError(f"texts[{bad}]: expected a str, got {type(values[bad]).__name__}")
+    return values
+
+
+def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> list[np.ndarray]:
+    """Feature matrices as `SpeechTranslator.features` gives them: (T, ``columns``) float arrays (a hub acoustic
+    encoder's: waveforms (T,) with ``columns`` None), T at least ``least`` (what 0.1 s gives), every value finite.
+    81 columns decoded without a word; no frames, too few or NaN were tracebacks from torch or ESPnet."""
+    out = []
+    for i, value in enumerate(many(values, "feats")):
+        x = np.asarray(value)
+        shape = "(T,)" if columns is None else f"(T, {columns})"
+        if x.ndim != (1 if columns is None else 2) or (columns is not None and x.shape[1] != columns):
+            raise SateError(f"feats[{i}]: expected an array of shape {shape}, got {x.shape}")
+        if not np.issubdtype(x.dtype, np.floating):
+            raise SateError(f"feats[{i}]: expected float values, got {x.dtype}")
+        if len(x) < least:
+            raise SateError(f"feats[{i}]: {len(x)} frames, fewer than the {least} of 0.1 s (features() pads to them)")
+        if not np.isfinite(x).all():
+            raise SateError(f"feats[{i}]: holds NaN or infinite values")
+        out.append(x)
+    return out

@@ -1,0 +1,29 @@
+"""What counts as a number in a file sate reads (YAML, JSON): one rule for configs, manifests and results.
+
+A whole number in YAML or JSON has no size limit, and Python reads `10**400` (or a 4,000-digit `0x...`) as an
+int that no float can hold: `math.isfinite` and `float()` raise `OverflowError` on it, and a check written for
+floats ended in a traceback. Here such an int is simply not a number a value may take.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+
+FLOAT_MAX = sys.float_info.max
+INT64 = (-(1 << 63), (1 << 63) - 1)  # what torch and numpy hold in an integer
+
+
+def is_number(value: object) -> bool:
+    """Is ``value`` a real number that a float holds: an int or float, not a bool, not NaN or infinite, and not an
+    int beyond the float range (compared exactly, so nothing overflows)?"""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return False
+    if isinstance(value, int):
+        return -FLOAT_MAX <= value <= FLOAT_MAX
+    return math.isfinite(value)
+
+
+def is_int64(value: object) -> bool:
+    """Is ``value`` a whole number (not a bool) that an int64 holds, as every count, size and seed torch takes?"""
+    return isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]

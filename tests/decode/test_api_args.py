@@ -1,0 +1,99 @@
+"""The Python API's arguments, checked (`sate.decode.api_args`): a program calling `SpeechTranslator` with a wrong
+argument gets one `SateError` naming it, never a traceback from numpy or torch, nor an answer to another question."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import soundfile as sf
+import torch
+
+from sate.data.audio import SAMPLE_RATE, to_mono_16k
+from sate.data.vocab import Vocabulary
+from sate.decode.api import SpeechTranslator
+from sate.decode.pack import pack
+from sate.errors import SateError
+from sate.models import build_model, save_model_file
+from sate.models.tiny import tiny_config
+
+
+@pytest.fixture(scope="module")
+def translators(tmp_path_factory: pytest.TempPathFactory, st_pack: Path,
+                prepared_data: Path) -> dict[str, SpeechTranslator]:
+    root = tmp_path_factory.mktemp("api_args")
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(root / "mt.pt", build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens,
+                    tgt.tokens)
+    pack(root / "mt.pt", prepared_data, root / "mt", {"max_len_ratio": 0.5})
+    return {"st": SpeechTranslator.load(st_pack, "cpu"), "mt": SpeechTranslator.load(root / "mt", "cpu")}
+
+
+@pytest.fixture(scope="module")
+def talk(utterances: list[np.ndarray]) -> np.ndarray:
+    pause = np.zeros(SAMPLE_RATE // 2, dtype=np.float32)
+    return np.concatenate([pause, utterances[0], pause])
+
+
+def test_one_input_given_where_a_list_goes(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                           tmp_path: Path) -> None:
+    """A path was read character by character ("/: is a directory"); a text, letter by letter (five
+    translations of "hello"); a bare (samples, rate) pair, as two inputs."""
+    st, mt = translators["st"], translators["mt"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    for inputs in (str(tmp_path / "talk.wav"), tmp_path / "talk.wav"):
+        with pytest.raises(SateError, match=r"^inputs: expected a list, got a single (str|PosixPath) .*in a list"):
+            st.translate(inputs)  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^inputs: expected a list, got one \(samples, sample_rate\) pair"):
+        list(st.stream((talk, SAMPLE_RATE)))  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^texts: expected a list, got a single str \('hello'\)"):
+        mt.translate_text("hello")  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^texts\[1\]: expected a str, got NoneType"):
+        mt.translate_text(["hello", None])  # type: ignore[list-item]
+    assert len(st.translate([tmp_path / "talk.wav", (talk, SAMPLE_RATE)])) == 2
+
+
+@pytest.mark.parametrize(("rate", "says"), [(float("nan"), "nan"), ("16k", "'16k'"), (None, "None"),
+                                            (16000.9, "16000.9")])
+def test_a_sample_rate_that_is_not_a_whole_number(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                  rate: object, says: str) -> None:
+    """NaN, "16k" and None were tracebacks of int(); 16000.9 was taken as 16000 without a word."""
+    with pytest.raises(SateError, match=rf"^<waveform 0>: the sample rate must be a whole number of Hz, got {says}$"):
+        translators["st"].translate([(talk, rate)])  # type: ignore[list-item]
+    assert len(translators["st"].translate([(talk, 16000.0)])) == 1
+
+
+def test_samples_channels_first_and_unsigned_pcm(talk: np.ndarray) -> None:
+    """(channels, n) as torchaudio.load gives was two samples of many channels ("no speech found"); 8-bit PCM is
+    unsigned, around 128, and was read with an offset of half full scale."""
+    with pytest.raises(SateError, match=r"got \(2, \d+\): more channels than samples; channels first\? pass samples.T"):
+        to_mono_16k(np.stack([talk, talk]), SAMPLE_RATE)
+    with pytest.raises(SateError, match=r"got \(100, 0\): no channels"):
+        to_mono_16k(np.zeros((100, 0), dtype=np.float32), SAMPLE_RATE)
+    assert np.allclose(to_mono_16k(np.stack([talk, talk], axis=1), SAMPLE_RATE), talk, atol=1e-6)
+    pcm8 = np.round(np.clip(talk, -1, 1) * 127 + 128).astype(np.uint8)
+    assert np.abs(to_mono_16k(pcm8, SAMPLE_RATE) - talk).max() < 0.02  # 8 bits: steps of 1/128
+    pcm16 = np.round(talk * 32767).astype(np.int16)
+    assert np.abs(to_mono_16k(pcm16, SAMPLE_RATE) - talk).max() < 1e-3
+
+
+def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    st = translators["st"]
+    for size in (0, 1.5, "2"):
+        with pytest.raises(SateError, match=r"^batch_size must be a whole number >= 1, got "):
+            st.translate([(talk, SAMPLE_RATE)], batch_size=size)  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^options must be DecodeOptions \(e.g. translator.with_options\(beam=10\)\), "
+                                        r"got dict"):
+        st.translate([(talk, SAMPLE_RATE)], options={"beam": 2})  # type: ignore[arg-type]
+    feats = st.features(talk)
+    assert st.decode_features([feats], st.with_options(beam=2), batch_size=1)[0][0] is not None
+    for bad, says in [(feats[:, :79], r"expected an array of shape \(T, 80\), got \(\d+, 79\)"),
+                      (np.pad(feats, ((0, 0), (0, 1))), r"expected an array of shape \(T, 80\), got \(\d+, 81\)"),
+                      (feats[:, 0], r"expected an array of shape \(T, 80\)"),
+                      (feats[:3], "3 frames, fewer than the 8 of 0.1 s"),
+                      (np.full_like(feats, np.nan), "holds NaN or infinite values"),
+                      (feats.astype(np.int32), "expected float values")]:
+        with pytest.raises(SateError, match=rf"^feats\[0\]: {says}"):
+            st.decode_features([bad])
