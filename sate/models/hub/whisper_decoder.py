@@ -160,8 +160,8 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(path, *found, decoder_claims(sizes))
         return sizes
-    shapes, layers, heads = ct2_stack(directory, "decoder", ("embeddings/weight", "position_encodings/encodings"))
-    vocab, d_model = shapes["decoder/embeddings/weight"]
+    shapes, layers, heads, d_model = ct2_stack(directory, "decoder", ("embeddings/weight", 2, 1))
+    vocab = shapes["decoder/embeddings/weight"][0]
     return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
                         shapes["decoder/position_encodings/encodings"][0])
 
