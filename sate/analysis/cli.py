@@ -7,7 +7,8 @@
 A model is a model file (`sate average`, `sate train`) or a directory holding one as model.pt
 (a `sate pack` directory, or an experiment directory). Speech models read the split's fbank
 features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read whole as one
-utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence).
+utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence: 120 s at most,
+the longest segment the VAD cuts, as `sate segment` cuts a recording).
 MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
@@ -27,6 +28,7 @@ from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
+from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError
 from sate.targets import check_output
 
@@ -218,6 +220,11 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> Batch:
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
     info = wav_info(audio)
+    if info.duration > MAX_SEGMENT:  # every position against every other, per head and layer, all kept for the plot
+        raise SateError(f"{audio}: {info.duration:,.1f} s of audio; `sate analyze attention` reads a file whole as one "
+                        f"utterance and keeps every attention map of it, so it takes {MAX_SEGMENT:g} s at most (a "
+                        "20-minute file asked for gigabytes): cut the recording with `sate segment` and give one "
+                        "segment")
     feats = compute_fbank(read_segment(audio, 0.0, info.duration, sample_rate=info.sample_rate))
     cmvn = normalizer(am, data)
     feats = torch.from_numpy(cmvn(feats) if cmvn is not None else feats)
