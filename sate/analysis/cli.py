@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
+from sate.data.manifest import check_split_names
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
@@ -312,4 +313,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "split", None) is not None:
+        check_split_names([args.split], "--split")
     return args._run(args)

@@ -37,7 +37,7 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
-from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
+from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record
 from sate.targets import check_output, check_own_files
@@ -335,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, data_dir: Path) -> int:
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
+    if args.splits:  # `--splits ../other/dev` read another directory's manifest and wrote its features in here
+        check_split_names(args.splits)
     splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")

@@ -25,7 +25,7 @@ import numpy as np
 import sentencepiece as spm
 
 from sate import layout
-from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
+from sate.data.manifest import TRAIN_SPLIT, check_split_names, read_manifest, read_text_lines, require_translations
 from sate.data.marian_vocab import (
     CTC_TOKENS,
     FILES,
@@ -214,6 +214,7 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     """The manifests of ``--src-splits``: each present, none twice, train not among them (it is always read)."""
     if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
         raise SateError(f"--src-splits {' '.join(splits)}: name each split once, and not {TRAIN_SPLIT} (always read)")
+    check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
         if not path.is_file():

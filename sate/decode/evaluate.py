@@ -31,6 +31,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
 
+from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
 from sate.files import atomic_write_lines
@@ -374,6 +375,7 @@ def run(args: argparse.Namespace) -> int:
     from sate.decode.options import decode_overrides
 
     decode = decode_overrides(args)
+    check_split_names([args.split], "--split")  # it names the manifest and the default output folder
     stream = parse_policy(args.stream) if args.stream is not None else None
     if stream is None and args.chunk is not None:
         raise SateError("--chunk is the reading step of --stream: give --stream POLICY too")
