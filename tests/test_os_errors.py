@@ -443,3 +443,22 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     out = subprocess.run([*run, str(big)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stderr
     assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr
+
+
+def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Python 3.11's `Path.resolve` raised RuntimeError on a loop: a traceback for a Kaldi directory, a model and a
+    data directory's fbank folder that are loops. Each is now the error a loop is where it is used, naming it."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "back")
+    (tmp_path / "back").symlink_to(loop)
+    cases = [(["prep", "--kaldi-dir", str(loop), "--out", str(tmp_path / "out")], 2, "loop: not a directory"),
+             (["evaluate", "--model", str(loop), "--data", str(prepared_data), "--split", "dev", "--out",
+               str(tmp_path / "eval")], 2, "loop: packed model directory is missing")]
+    data = manifests_only(prepared_data, tmp_path)
+    (data / layout.FBANK_DIR).symlink_to(loop)
+    cases.append((["features", "--data", str(data), "--jobs", "1"], 1, "Too many levels of symbolic links"))
+    for argv, status, message in cases:
+        assert main(argv) == status, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err

@@ -39,7 +39,7 @@ from sate.data.audio import (
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive, loads_json, read_record
+from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path
 from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
@@ -218,7 +218,7 @@ def _planned_fingerprint(plan_path: Path) -> str | None:
 
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
-    fbank = (data_dir / layout.FBANK_DIR).resolve()
+    fbank = real_path(data_dir / layout.FBANK_DIR)
     shard_dir = fbank / split
     plan_path = shard_dir / "plan.json"
     inherited = None

@@ -27,6 +27,7 @@ from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.manifest import check_split_names, write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
+from sate.files import real_path
 from sate.targets import check_output, check_own_files
 
 
@@ -78,7 +79,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def split_names(directories: list[Path], splits: list[str] | None) -> list[str]:
     """The split of each corpus directory: ``--splits`` in order, or the directory's own name."""
     if splits is None:
-        names = [d.resolve().name for d in directories]
+        names = [real_path(d).name for d in directories]
         check_split_names(names, "the directory names (name the splits with --splits)")
         return names
     if len(splits) != len(directories):

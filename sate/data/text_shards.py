@@ -37,7 +37,7 @@ from torch.utils.data import Dataset
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError
-from sate.files import atomic_write_text, read_record
+from sate.files import atomic_write_text, read_record, real_path
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
@@ -60,7 +60,7 @@ def _pair_hash(en: str, tgt: str) -> int:
 
 def _file_key(path: Path) -> list:
     stat = path.stat()
-    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
+    return [str(real_path(path)), stat.st_size, stat.st_mtime_ns]
 
 
 def store_key(files: Sequence[tuple[Path, Path]], vocab_ids: Sequence[str], cleaning: TextCleaning) -> str:

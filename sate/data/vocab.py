@@ -37,7 +37,7 @@ from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import exclusive, read_record, replace_together
+from sate.files import exclusive, read_record, real_path, replace_together
 from sate.targets import check_output, check_own_files
 
 SIDES = ("src", "tgt")
@@ -183,7 +183,7 @@ def _digest(paths: Iterable[Path]) -> str:
     """Of the paths and contents, read in blocks (MT text may be gigabytes)."""
     h = hashlib.sha256()
     for path in paths:
-        h.update(str(path.resolve()).encode())
+        h.update(str(real_path(path)).encode())
         with open(path, "rb") as f:
             while block := f.read(1 << 20):
                 h.update(block)
@@ -241,7 +241,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     data_dir: Path = args.data
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
-    meta = {"kind": "marian", "hub": str(hub.resolve()), "inputs": _digest(inputs)}
+    meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{data_dir}: the Marian vocabulary is up to date")
         return 0
