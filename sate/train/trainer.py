@@ -161,7 +161,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         for moved in set_aside(point.passed_over):
             print(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}")
         for key, (old, new) in point.changed.items():
-            print(f"resuming with {key} changed: {old!r} -> {new!r}")
+            print(f"resuming with {key} changed: {shown(old)} -> {shown(new)}")
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))

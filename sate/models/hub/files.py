@@ -13,7 +13,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping, read_checkpoint, read_json
 
 # The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
@@ -52,7 +52,8 @@ def _check_not_pointer(path: Path) -> None:
 def _read_one(path: Path) -> dict[str, object]:
     """A weights file's entries by name, not yet checked to be tensors."""
     if not path.is_file():
-        raise SateError(f"{path} is missing: is {path.parent} a complete download?")
+        what = "is a directory, not a weights file" if path.is_dir() else "is missing"
+        raise SateError(f"{path} {what}: is {path.parent} a complete download?")
     _check_not_pointer(path)
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
@@ -77,8 +78,15 @@ def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
         weight_map = read_json(path).get("weight_map")
         if not isinstance(weight_map, dict):
             raise SateError(f"{path}: no weight_map")
+        shards = list(weight_map.values())
+        # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
+        # loaded another directory's weights without a word
+        odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
+        if odd or not shards:
+            what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
+            raise SateError(f"{path}: its weight_map {what}")
         state: dict[str, object] = {}
-        for shard in sorted(set(weight_map.values())):
+        for shard in sorted(set(shards)):
             state.update(_read_one(directory / shard))
     else:
         state = _read_one(path)
@@ -94,5 +102,5 @@ def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, .
         raise SateError(f"{path}: no {key!r}; the model cannot be built without it")
     value = config[key]
     if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-        raise SateError(f"{path}: {key} has the unexpected value {value!r}")
+        raise SateError(f"{path}: {key} has the unexpected value {shown(value)}")
     return value

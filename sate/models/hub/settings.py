@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping
 from sate.models.hub.files import get_key, hub_directory, read_json
 
@@ -99,7 +99,7 @@ def marian_settings(path: str | Path) -> MarianHub:
     config_path = directory / "config.json"
     config = read_json(config_path)
     if config.get("model_type") != "marian":
-        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, textual.type hf_marian "
+        raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, textual.type hf_marian "
                         "needs a Marian (OPUS-MT) model")
     kinds = {"activation_function": str, "scale_embedding": bool}
     hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
@@ -109,7 +109,7 @@ def marian_settings(path: str | Path) -> MarianHub:
         raise SateError(f"{config_path}: separate source and target vocabularies (share_encoder_decoder_embeddings "
                         "false) are not supported; OPUS-MT bilingual models share one")
     if hub["activation_function"] not in MARIAN_ACTIVATIONS:
-        raise SateError(f"{config_path}: activation_function {hub['activation_function']!r} is not one of "
+        raise SateError(f"{config_path}: activation_function {shown(hub['activation_function'])} is not one of "
                         f"{', '.join(MARIAN_ACTIVATIONS)}")
     if hub["d_model"] % 2 or hub["d_model"] % hub["encoder_attention_heads"] or \
             hub["d_model"] % hub["decoder_attention_heads"]:
@@ -127,14 +127,14 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     config = read_json(config_path)
     model_type = SPEECH_TYPES[kind]
     if config.get("model_type") != model_type:
-        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, acoustic.type {kind} needs "
-                        f"{model_type!r}")
+        raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, acoustic.type {kind} needs "
+                        f"{shown(model_type)}")
     norm = get_key(config, "feat_extract_norm", config_path, str)
     if norm not in ("group", "layer"):
-        raise SateError(f"{config_path}: feat_extract_norm {norm!r} is not group or layer")
+        raise SateError(f"{config_path}: feat_extract_norm {shown(norm)} is not group or layer")
     for key in ("feat_extract_activation", "hidden_act"):
         if config.get(key, "gelu") != "gelu":
-            raise SateError(f"{config_path}: {key} {config[key]!r} is not supported (only gelu)")
+            raise SateError(f"{config_path}: {key} {shown(config[key])} is not supported (only gelu)")
     for key in ("add_adapter", "conv_pos_batch_norm"):
         if config.get(key):
             raise SateError(f"{config_path}: {key} true is not supported")
@@ -164,8 +164,8 @@ def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: di
     for key, value in sizes.items():
         mine = given.get(section, {}).get(key) if isinstance(given.get(section), dict) else None
         if mine is not None and mine != value:
-            raise SateError(f"model config: {section}.{key} is {mine!r} but {where} says {value!r}; a hub model's "
-                            f"sizes come from its directory (leave {section}.{key} out)")
+            raise SateError(f"model config: {section}.{key} is {shown(mine)} but {where} says {shown(value)}; a hub "
+                            f"model's sizes come from its directory (leave {section}.{key} out)")
         resolved[section][key] = value
 
 

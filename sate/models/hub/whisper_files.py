@@ -22,7 +22,7 @@ from typing import Literal
 
 import torch
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import WEIGHT_FILES, get_key, hub_directory, read_json, read_weights
@@ -166,9 +166,9 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         config_path = directory / "config.json"
         config = read_json(config_path)
         if config.get("model_type") != "whisper":
-            raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, not whisper")
+            raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, not whisper")
         if config.get("activation_function", "gelu") != "gelu":
-            raise SateError(f"{config_path}: activation_function {config['activation_function']!r} (only gelu)")
+            raise SateError(f"{config_path}: activation_function {shown(config['activation_function'])} (only gelu)")
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         sizes = WhisperSizes(*positive_sizes(config, keys, config_path))
