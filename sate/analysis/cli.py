@@ -145,19 +145,24 @@ def run_locality(args: argparse.Namespace) -> int:
     models = [load_model(path) for path in args.model]
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)
+    # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
+    # statistics rode on the first one's dataset unchecked), each MT model's source tokens
+    normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
+    for am in models:
+        if am.task == "mt":
+            check_source_tokens(am, src_vocab, args.data)
     device = pick_device(args.device)
     speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
-            check_source_tokens(am, src_vocab, args.data)
             dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", src_vocab, tgt_vocab)
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
             if am.cmvn not in speech_sets:
                 speech_sets[am.cmvn] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
-                                                                   normalizer(am, args.data))
+                                                                   normalisers[id(am)])
             dataset = speech_sets[am.cmvn]
             keep = list(range(len(dataset))[: args.max_utts])
             sizes = [dataset.lengths[i] for i in keep]
