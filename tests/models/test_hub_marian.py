@@ -236,6 +236,10 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
     (bad / "config.json").write_text(json.dumps({**config, "model_type": "bart"}))
     with pytest.raises(SateError, match="needs a Marian"):
         marian_settings(bad)
+    for key in ("encoder_attention_heads", "decoder_attention_heads", "max_position_embeddings"):
+        (bad / "config.json").write_text(json.dumps({**config, key: 0}))  # 0 heads: a ZeroDivisionError traceback
+        with pytest.raises(SateError, match=f"config.json: {key} is 0; a size must be at least 1"):
+            marian_settings(bad)
     (bad / "config.json").write_text(json.dumps(config))
     (bad / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\n")
     pieces = json.loads((bad / "vocab.json").read_text())

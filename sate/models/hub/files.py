@@ -10,6 +10,10 @@ leaves small text pointers where the weights should be; they are recognised and 
 
 from __future__ import annotations
 
+import json
+import re
+import struct
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -104,3 +108,57 @@ def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, .
     if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
         raise SateError(f"{path}: {key} has the unexpected value {shown(value)}")
     return value
+
+
+def positive_sizes(config: RawMapping, keys: tuple[str, ...], path: Path) -> list[int]:
+    """config.json's sizes ``keys``, each a whole number of at least 1, or one line naming the key (0 heads would
+    end in a division by zero)."""
+    values = [get_key(config, key, path, int) for key in keys]
+    for key, value in zip(keys, values, strict=True):
+        if value < 1:
+            raise SateError(f"{path}: {key} is {value}; a size must be at least 1")
+    return values
+
+
+Claims = list[tuple[str, int, str, int]]  # (config key, its value, the tensor that holds the size, which axis)
+
+
+def check_config_sizes(path: Path, shapes: Mapping[str, Sequence[int]], prefix: str, claims: Claims) -> None:
+    """config.json's sizes against the weights' shapes (names without ``prefix``): one line for the first that
+    differs ("config.json says d_model 16, the weights have 32"), where comparing tensors would list each of them,
+    a config with fewer layers than the weights would load without a word, and a huge size would be allocated
+    before any comparison. ``encoder_layers``/``decoder_layers`` count the ``layers.N.`` names."""
+    for key, said, tensor, axis in claims:
+        if key.endswith("_layers"):
+            found: int | None = 1 + max((int(m.group(1)) for name in shapes
+                                         if (m := re.match(r"layers\.(\d+)\.", name))), default=-1)
+        else:
+            shape = shapes.get(tensor)
+            found = int(shape[axis]) if shape is not None and len(shape) > axis else None
+        if found is not None and found != said:
+            raise SateError(f"{path} says {key} {said}, the weights have {found} ({prefix}{tensor})")
+
+
+SAFETENSORS_HEADER_MAX = 100_000_000  # bytes; a real header lists names, shapes and offsets (a few MB at most)
+
+
+def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in a safetensors file, from its header (an 8-byte length and that much JSON), without
+    the weights and without torch: sizes are compared with config.json when a config is resolved, before anything
+    is built. None when the file is absent or its header unreadable (the weights' reader then says why)."""
+    try:
+        with open(path, "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            if length > SAFETENSORS_HEADER_MAX:
+                return None
+            header = json.loads(f.read(length))
+    except (OSError, struct.error, ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    shapes = {}
+    for name, entry in header.items():
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if name != "__metadata__" and isinstance(shape, list) and all(isinstance(n, int) for n in shape):
+            shapes[name] = tuple(shape)
+    return shapes

@@ -23,16 +23,8 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import read_json, read_weights
-from sate.models.hub.whisper_files import (
-    Claims,
-    check_config_sizes,
-    ct2_index,
-    ct2_stack,
-    header_shapes,
-    positive_sizes,
-    whisper_format,
-)
+from sate.models.hub.files import Claims, check_config_sizes, positive_sizes, read_json, read_weights
+from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 

@@ -15,7 +15,6 @@ without importing the model code that imports the config.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -23,9 +22,16 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
-from sate.files import RawMapping
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
-from sate.models.hub.files import WEIGHT_FILES, get_key, hub_directory, read_json, read_weights
+from sate.models.hub.files import (
+    WEIGHT_FILES,
+    Claims,
+    check_config_sizes,
+    hub_directory,
+    positive_sizes,
+    read_json,
+    read_weights,
+)
 
 CT2_FILE = "model.bin"
 CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
@@ -103,35 +109,6 @@ def ct2_stack(directory: Path, side: str, width: tuple[str, int, int]) -> tuple[
     if not heads.is_integer() or heads < 1:
         raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1")
     return shapes, layers, int(heads), d_model
-
-
-def positive_sizes(config: RawMapping, keys: tuple[str, ...], path: Path) -> list[int]:
-    """config.json's sizes ``keys``, each a whole number of at least 1, or one line naming the key (0 heads would
-    end in a division by zero)."""
-    values = [get_key(config, key, path, int) for key in keys]
-    for key, value in zip(keys, values, strict=True):
-        if value < 1:
-            raise SateError(f"{path}: {key} is {value}; a size must be at least 1")
-    return values
-
-
-Claims = list[tuple[str, int, str, int]]  # (config key, its value, the tensor that holds the size, which axis)
-
-
-def check_config_sizes(path: Path, shapes: Mapping[str, Sequence[int]], prefix: str, claims: Claims) -> None:
-    """config.json's sizes against the weights' shapes (names without ``prefix``): one line for the first that
-    differs ("config.json says d_model 16, the weights have 32"), where comparing tensors would list each of them,
-    a config with fewer layers than the weights would load without a word, and a huge size would be allocated
-    before any comparison. ``encoder_layers``/``decoder_layers`` count the ``layers.N.`` names."""
-    for key, said, tensor, axis in claims:
-        if key.endswith("_layers"):
-            found: int | None = 1 + max((int(m.group(1)) for name in shapes
-                                         if (m := re.match(r"layers\.(\d+)\.", name))), default=-1)
-        else:
-            shape = shapes.get(tensor)
-            found = int(shape[axis]) if shape is not None and len(shape) > axis else None
-        if found is not None and found != said:
-            raise SateError(f"{path} says {key} {said}, the weights have {found} ({prefix}{tensor})")
 
 
 def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]], str] | None:
