@@ -40,6 +40,7 @@ from sate.data.feature_index import checksum, foreign, index_problems, read_inde
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path
+from sate.numbers import check_jobs
 from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
@@ -338,8 +339,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
-    if args.jobs < 1:
-        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    check_jobs(args.jobs)
     data_dir: Path = args.data
     check_output(data_dir, "directory", "--data")
     if not data_dir.is_dir():

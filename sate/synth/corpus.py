@@ -210,7 +210,7 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     segments: dict[int, list[dict]] = {}
     work = [(talk, root / "data" / talk.split) for talk in talks]
     bar = tqdm(total=sum(len(t.pairs) for t in talks), unit="utt", desc="voicing", disable=not progress)
-    with Pool(jobs) as workers:
+    with Pool(max(1, min(jobs, len(work)))) as workers:  # no idle workers: one per talk at most
         for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
             segments[talk.number] = segs
             bar.update(len(segs))

@@ -139,6 +139,8 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     assert rc == 2 and "no manifests" in err
     rc, _, err = run_sate("features", "--data", prepped, "--jobs", "0")
     assert rc == 2 and "--jobs must be >= 1" in err
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1000000")
+    assert rc == 2 and "--jobs 1,000,000: at most " in err and "worker processes" in err
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--speed-perturb")
     assert rc == 2 and "--speed-perturb needs the train split" in err
     rows = read_manifest(prepped / "dev.jsonl")

@@ -274,6 +274,8 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     (["--dev-size", "0"], "--dev-size must be >= 1"),
     (["--test-size", "-2"], "--test-size must be >= 1"),
     (["--jobs", "0"], "--jobs must be >= 1"),
+    # a process per job: --jobs 1000000 started processes until the machine ran out (4,645, load 372)
+    (["--jobs", "1000000"], "--jobs 1,000,000: at most "),
 ])
 def test_cli_rejects_bad_options_by_name(tmp_path: Path, capsys: pytest.CaptureFixture, extra: list[str],
                                          message: str) -> None:
