@@ -42,6 +42,7 @@ from sate.targets import check_output, check_own_files
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
+MAX_VOCAB = 1_000_000  # pieces of one SentencePiece model
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
 DEFAULT_SAMPLE_SIZE = 300_000  # sentence pairs: plenty for 10k-piece models; memory grows with it (BENCHMARKS.md)
 
@@ -171,7 +172,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
             sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
             character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
             shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
-    except RuntimeError as err:
+    except (RuntimeError, SyntaxError) as err:  # SentencePiece's own kinds for a failure and for a bad argument
         raise SateError(f"{option} {size}: SentencePiece training failed: {str(err).split('] ')[-1]}") from None
     pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model.getvalue()))[1:-1])
     if BLANK in pieces or SOS_EOS in pieces:
@@ -273,8 +274,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sizes = {"src": args.src_size, "tgt": args.tgt_size}
     for name, size in sizes.items():
-        if size < 2:
-            raise SateError(f"{_OPTION[name]} must be >= 2, got {size}")
+        if not 2 <= size <= MAX_VOCAB:  # SentencePiece took a size beyond int32 for a SyntaxError traceback
+            raise SateError(f"{_OPTION[name]} must be from 2 to {MAX_VOCAB:,} (the largest real vocabularies hold "
+                            f"about 250,000 pieces), got {size:,}")
     data_dir: Path = args.data
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
     extra = source_manifests(data_dir, args.src_splits)
