@@ -20,7 +20,7 @@ from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError, shown
 from sate.models.init_from import fill_init, parse_init_from
-from sate.numbers import max_jobs
+from sate.numbers import is_int64, max_jobs
 from sate.settings import read
 from sate.targets import check_output
 from sate.train.schema import TrainingConfig
@@ -91,9 +91,14 @@ def steps_of(exp: Path) -> int:
     if not last.is_file():
         raise SateError(f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
-        return int(torch.load(last, map_location="cpu", weights_only=True)["global_step"])
+        step = torch.load(last, map_location="cpu", weights_only=True)["global_step"]
     except Exception as err:  # noqa: BLE001 - any unreadable file gets the same message
-        raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({err})") from None
+        raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({shown(str(err))})") from None
+    # -1 is Lightning's "no limit": a step of -1 trained without end, where the run's own count was asked for
+    if not is_int64(step) or step < 1:
+        raise SateError(f"--steps-from {exp}: {last} records {shown(step)} updates, not a whole number of at least "
+                        "one (int64)")
+    return int(step)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainingConfig:

@@ -443,6 +443,12 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
     assert trainer_conf.max_steps == 3 and trainer_conf.max_minutes is None and trainer_conf.max_epochs >= 3
     with pytest.raises(SateError, match="last.ckpt is missing"):
         steps_of(tmp_path / "nothing")
+    saved = torch.load(tmp_path / "first" / "checkpoints" / "last.ckpt", weights_only=True)
+    for step in (-1, 0, 10**20):  # -1 is Lightning's "no limit": it trained without end
+        (tmp_path / "edited" / "checkpoints").mkdir(parents=True, exist_ok=True)
+        torch.save({**saved, "global_step": step}, tmp_path / "edited" / "checkpoints" / "last.ckpt")
+        with pytest.raises(SateError, match=f"last.ckpt records {step} updates, not a whole number of at least one"):
+            steps_of(tmp_path / "edited")
 
 
 def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
