@@ -47,9 +47,21 @@ def shown(value: object, limit: int = 80) -> str:
 # Characters printed as Python escapes: control characters (a newline, a terminal's ESC), line and paragraph
 # separators, and the lone surrogates that stand for the bytes of a file name that is not UTF-8.
 _ESCAPED = frozenset(("Cc", "Cs", "Zl", "Zp"))
+# And the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which reorder the rest
+# of a line as displayed ("Trojan Source"): a file named "x\u202egnp.wav" shows as "xvaw.png". Only these of their
+# class (Cf): its other members carry text, such as the zero-width non-joiner Persian is written with.
+_BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
 def one_line(text: str) -> str:
-    """``text`` with those characters escaped (``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``): a message or a field
-    naming a hostile file stays one line, leaves the terminal alone and can be encoded as UTF-8."""
-    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _ESCAPED else c for c in text)
+    """``text`` with those characters escaped (``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``, ``\\u202e``): a message
+    or a field naming a hostile file stays one line, shows its characters in the order they are stored, leaves the
+    terminal alone and can be encoded as UTF-8."""
+    return "".join(_escaped(c) if c in _BIDI_CONTROLS or unicodedata.category(c) in _ESCAPED else c for c in text)
+
+
+def _escaped(char: str) -> str:
+    """``char`` as Python writes it in a string literal; ``repr`` leaves printable-class characters such as the
+    bidirectional controls as they are."""
+    text = repr(char)[1:-1]
+    return text if text != char else f"\\u{ord(char):04x}"

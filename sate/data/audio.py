@@ -12,6 +12,7 @@ alike, and ``FrameEnergy`` computes frame energies block by block.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 from collections.abc import Iterable, Iterator
@@ -53,6 +54,8 @@ RESAMPLE_KERNEL = 1 << 22  # torchaudio's filter up to this many values (16 MB);
 ENERGY_CHUNK = 10000  # frames whose energies are computed together (`FrameEnergy`)
 LOWPASS_WIDTH, ROLLOFF = 6, 0.99  # torchaudio's sinc resampling defaults, which `resample` keeps
 POLY_HALF_WIDTH = 10  # SciPy's resample_poly: its filter spans 10 * max(up, down) upsampled samples each side
+POLY_BETA = 5.0  # and is a sinc under a Kaiser window of this beta
+FILTER_CHUNK = 1 << 20  # taps of that filter designed at a time (`_poly_filter`)
 
 
 @dataclass(frozen=True)
@@ -262,7 +265,31 @@ def _resample_block(block: np.ndarray, o: int, n: int, sinc: bool) -> np.ndarray
         return AF.resample(torch.from_numpy(block), o, n).numpy()
     from scipy.signal import resample_poly  # slow: SciPy's signal module, only for rates co-prime with 16 kHz
 
-    return resample_poly(block, n, o).astype(np.float32)
+    return resample_poly(block, n, o, window=_poly_filter(o, n)).astype(np.float32)
+
+
+@functools.lru_cache(maxsize=1)
+def _poly_filter(o: int, n: int) -> np.ndarray:
+    """The low-pass filter SciPy's `resample_poly` designs for ``n``/``o`` (its ``firwin``: a Kaiser-windowed
+    sinc over 2 * POLY_HALF_WIDTH * max(o, n) + 1 taps, unit gain), in float32 as it uses it on float32 samples;
+    designed once per ratio and FILTER_CHUNK taps at a time. `resample_poly` designs it on every call, in float64
+    all at once: for a rate co-prime with 16 kHz near MAX_SAMPLE_RATE that is 15M taps, 1 GB of temporaries and
+    seconds for every block of RESAMPLE_BLOCK_S (65 s at 767,999 Hz took 9.5 s and 991 MB)."""
+    from scipy.special import i0  # slow: SciPy, as above
+
+    half, cutoff = POLY_HALF_WIDTH * max(o, n), 1.0 / max(o, n)
+    size = 2 * half + 1
+
+    def taps(lo: int) -> np.ndarray:
+        m = np.arange(lo, min(size, lo + FILTER_CHUNK), dtype=np.float64) - half
+        return cutoff * np.sinc(cutoff * m) * i0(POLY_BETA * np.sqrt(1 - (m / half) ** 2)) / i0(POLY_BETA)
+
+    gain = math.fsum(float(taps(lo).sum()) for lo in range(0, size, FILTER_CHUNK))
+    design = np.empty(size, dtype=np.float32)
+    for lo in range(0, size, FILTER_CHUNK):
+        part = taps(lo)
+        design[lo:lo + len(part)] = part / gain
+    return design
 
 
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
-from sate.errors import SateError, shown
+from sate.errors import SateError, out_of_memory, shown
 from sate.models.init_from import fill_init, parse_init_from
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
@@ -210,10 +210,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_cmvn(point, cmvn)
     try:
         model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
-    except (RuntimeError, MemoryError, OverflowError, TypeError) as err:  # torch: "can't allocate memory", or
-        # "Overflow when unpacking long" for a size beyond int64
-        if not isinstance(err, MemoryError | OverflowError) and "allocate" not in str(err) and \
-                "verflow" not in str(err):
+    except (RuntimeError, MemoryError, OverflowError, TypeError) as err:  # torch's allocator, or "Overflow when
+        # unpacking long" (a TypeError) for a size beyond int64
+        if not (out_of_memory(err) or isinstance(err, OverflowError) or "verflow" in str(err)):
             raise
         raise SateError(f"model: a model of these sizes does not fit in memory ({shown(str(err), 160)}); check "
                         f"model.d_model and the other sizes (`sate config --config FILE` prints them)") from None

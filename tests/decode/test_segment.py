@@ -219,6 +219,18 @@ def test_names_that_are_not_utf8_or_hold_control_characters(tmp_path: Path, reco
     assert line == f"sate config: error: {tmp_path}/gone\\udcff\\x1b[2J\\n.wav: config file not found"
 
 
+def test_a_bidi_override_in_a_name_is_escaped_and_persians_joiner_kept(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """U+202E (right-to-left override) went raw into the error line, which a terminal then shows reversed: a file
+    "x\u202egnp.wav" read as "xvaw.png". The zero-width non-joiner (the same Unicode class) is text, and stays."""
+    gone = tmp_path / "x\u202egnp\u2066.wav"
+    rc, _, err = run_segment(capsys, gone, "--vad", "energy")
+    assert rc == 1 and err.splitlines()[0] == f"sate segment: error: {tmp_path}/x\\u202egnp\\u2066.wav: no such file"
+    persian = tmp_path / "\u0645\u06cc\u200c\u062e\u0648\u0627\u0647\u0645.wav"  # "I want", with a ZWNJ
+    rc, _, err = run_segment(capsys, persian, "--vad", "energy")
+    assert rc == 1 and err.splitlines()[0] == f"sate segment: error: {persian}: no such file"
+
+
 def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Recording,
                                       capsys: pytest.CaptureFixture[str]) -> None:
     mono, stereo, damaged = tmp_path / "talk.wav", tmp_path / "talk_stereo.flac", tmp_path / "damaged.wav"
