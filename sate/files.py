@@ -54,6 +54,14 @@ def current_umask() -> int:
     return mask
 
 
+def real_path(path: str | Path) -> Path:
+    """``path`` absolute with every symlink resolved, as `Path.resolve` gives it, except that a symlink loop is left
+    unresolved (using it is then the OSError "Too many levels of symbolic links", naming it, one line): Python
+    3.11's `Path.resolve` raised RuntimeError on a loop, a traceback (`sate prep --kaldi-dir LOOP`, `sate evaluate
+    --model LOOP`, a data directory whose ``fbank`` is a loop)."""
+    return Path(os.path.realpath(path))
+
+
 def temp_prefix(name: str) -> str:
     """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
     ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""

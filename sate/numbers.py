@@ -8,7 +8,10 @@ floats ended in a traceback. Here such an int is simply not a number a value may
 from __future__ import annotations
 
 import math
+import os
 import sys
+
+from sate.errors import SateError
 
 FLOAT_MAX = sys.float_info.max
 INT64 = (-(1 << 63), (1 << 63) - 1)  # what torch and numpy hold in an integer
@@ -27,3 +30,20 @@ def is_number(value: object) -> bool:
 def is_int64(value: object) -> bool:
     """Is ``value`` a whole number (not a bool) that an int64 holds, as every count, size and seed torch takes?"""
     return isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]
+
+
+def max_jobs() -> int:
+    """The most worker processes a command starts (`--jobs`): four per CPU, at least 16. Voicing and fbank are
+    CPU-bound, so more only compete for the cores, and each is a process of its own with its own memory."""
+    return max(16, 4 * (os.cpu_count() or 1))
+
+
+def check_jobs(jobs: int, option: str = "--jobs") -> None:
+    """A worker count from 1 to `max_jobs`, or one line naming the option: `sate synth --jobs 1000000` started a
+    process per job until the machine ran out (4,645 of them, load 372)."""
+    if jobs < 1:
+        raise SateError(f"{option} must be >= 1, got {jobs}")
+    if jobs > max_jobs():
+        raise SateError(f"{option} {jobs:,}: at most {max_jobs()} worker processes (four per CPU of this machine's "
+                        f"{os.cpu_count() or 1}); each is a process of its own")
+

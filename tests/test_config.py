@@ -98,7 +98,9 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("batch.per_device=0", "batch.per_device must be positive, got 0"),
     ("batch.global=[1]", "batch.global must be an integer, got \\[1\\]"),
     ("data.train=3", "data.train must be a string or a list, got 3"),
-    ("data.train=[]", r"data.train must be a split name or a non-empty list of distinct split names, got \[\]"),
+    ("data.train=[]", r"data.train must be a split name or a non-empty list of distinct split names \(letters, "
+                      r"digits, '.', '_' and '-'\), got \[\]"),
+    ("data.valid=../dev", r"data.valid must be a split name \(letters, digits, '.', '_' and '-'\), got '../dev'"),
     ("data.train=[train, ls, train]", r"data.train must be a split name or a non-empty list of distinct split names"),
     ("data.train=[train, 3]", r"data.train must be a split name or a non-empty list .*, got \['train', 3\]"),
     ("data.num_workers=1.5", "data.num_workers must be an integer, got 1.5"),

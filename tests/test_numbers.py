@@ -142,3 +142,17 @@ def test_cmvn_statistics_and_their_record(tmp_path: Path) -> None:
     path.write_text(json.dumps(stats))
     record = {"mean": [10**400] * 80, "std": [1.0] * 80}
     assert cmvn_difference(record, path) == "the recorded statistics are unreadable"
+
+
+def test_a_worker_count_is_bounded_by_the_machine() -> None:
+    """`--jobs` is a process each: from 1 to four per CPU (at least 16)."""
+    import os
+
+    from sate.numbers import check_jobs, max_jobs
+
+    assert max_jobs() == max(16, 4 * (os.cpu_count() or 1))
+    check_jobs(1)
+    check_jobs(max_jobs())
+    for bad, says in ((0, "--jobs must be >= 1, got 0"), (max_jobs() + 1, f"--jobs {max_jobs() + 1:,}: at most")):
+        with pytest.raises(SateError, match=says):
+            check_jobs(bad)

@@ -443,3 +443,58 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     out = subprocess.run([*run, str(big)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stderr
     assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr
+
+
+def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Python 3.11's `Path.resolve` raised RuntimeError on a loop: a traceback for a Kaldi directory, a model and a
+    data directory's fbank folder that are loops. Each is now the error a loop is where it is used, naming it."""
+    loop = tmp_path / "loop"
+    loop.symlink_to(tmp_path / "back")
+    (tmp_path / "back").symlink_to(loop)
+    cases = [(["prep", "--kaldi-dir", str(loop), "--out", str(tmp_path / "out")], 2, "loop: not a directory"),
+             (["evaluate", "--model", str(loop), "--data", str(prepared_data), "--split", "dev", "--out",
+               str(tmp_path / "eval")], 2, "loop: packed model directory is missing")]
+    data = manifests_only(prepared_data, tmp_path)
+    (data / layout.FBANK_DIR).symlink_to(loop)
+    cases.append((["features", "--data", str(data), "--jobs", "1"], 1, "Too many levels of symbolic links"))
+    for argv, status, message in cases:
+        assert main(argv) == status, argv
+        err = capsys.readouterr().err
+        assert message in err and err.count("\n") == 1, err
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(("signum", "group", "status", "said"), [(signal.SIGTERM, False, 143, "terminated"),
+                                                                 (signal.SIGINT, True, 130, "interrupted")])
+def test_a_stopped_synth_is_one_line_and_leaves_no_voicing_process(tmp_path: Path, signum: int, group: bool,
+                                                                   status: int, said: str) -> None:
+    """`sate synth`'s forked voicing processes inherited the CLI's signal handlers: a `kill` (which the pool passes
+    on to them) or a Ctrl-C (which reaches every process of the terminal) printed a `Terminated` or
+    `KeyboardInterrupt` traceback per worker under the command's one line. Now the workers end quietly, their
+    temporary directories removed."""
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    out = tmp_path / "corpus"
+    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "synth", "--out", str(out), "--train-size", "60",
+                             "--text-size", "60", "--dev-size", "20", "--test-size", "20", "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            env={**os.environ, "TMPDIR": str(scratch)})
+    deadline = time.monotonic() + 120
+    while not list(out.glob("en-de/data/*/.synth/*.json")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    workers = _children(proc.pid)
+    assert workers, "no voicing processes"
+    if group:
+        os.killpg(proc.pid, signum)
+    else:
+        proc.send_signal(signum)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == status and "Traceback" not in err, err
+    assert err.replace("\r", "\n").strip().splitlines()[-1] == f"sate synth: {said}", err
+    deadline = time.monotonic() + 10
+    while [w for w in workers if _alive(w)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert {w: _command(w) for w in workers if _alive(w)} == {}
+    assert sorted(p.name for p in scratch.iterdir()) == []

@@ -314,6 +314,19 @@ def test_file_names_have_one_home() -> None:
     assert found == []
 
 
+def test_no_path_resolve_on_what_a_user_names() -> None:
+    """`Path.resolve` raises RuntimeError on a symlink loop in Python 3.11 (a traceback from `sate prep --kaldi-dir
+    LOOP`, `sate evaluate --model LOOP`, a data directory whose fbank is a loop): paths are resolved with
+    `sate.files.real_path`; only a module's own ``Path(__file__)`` may use it."""
+    found = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "resolve" \
+                    and "__file__" not in ast.unparse(node.func.value):
+                found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
+    assert found == []
+
+
 def test_checks_catch_what_they_should() -> None:
     """The circle finder and the layer rule on a made-up graph: a real circle is found, a chain is not."""
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]

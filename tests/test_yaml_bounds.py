@@ -217,3 +217,34 @@ def test_an_unknown_key_in_a_packs_sate_yaml_is_refused(tmp_path: Path) -> None:
         read_pack_yaml(pack)
     (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: 5}\n")
     assert read_pack_yaml(pack).decode == {"beam": 5}
+
+
+def test_a_huge_value_from_any_file_is_shown_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Values read from files went whole into their error line (``!r``): a 300 KB Kaldi command line, model file
+    format or hub config.json value gave a 300 KB "one-line" error. They are shown cut, as YAML values are."""
+    import json
+
+    kaldi = tmp_path / "kaldi"
+    kaldi.mkdir()
+    (kaldi / "wav.scp").write_text("r1 sox " + "x" * 300_000 + " |\n")
+    (kaldi / "text").write_text("r1 hello\n")
+    assert main(["prep", "--kaldi-dir", str(kaldi), "--out", str(tmp_path / "data")]) == 2
+    one_short_line(capsys.readouterr().err)
+    torch.save({"format": "f" * 300_000}, tmp_path / "model.pt")
+    assert main(["pack", "--model", str(tmp_path / "model.pt"), "--data", str(tmp_path), "--out",
+                 str(tmp_path / "pack")]) == 2
+    one_short_line(capsys.readouterr().err)
+    from sate.models.hub.files import get_key
+
+    with pytest.raises(SateError) as err:
+        get_key({"d_model": "x" * 300_000}, "d_model", tmp_path / "config.json", int)
+    one_short_line(str(err.value))
+    from sate.models.hub.whisper_files import whisper_sizes
+
+    whisper = tmp_path / "whisper"
+    whisper.mkdir()
+    (whisper / "config.json").write_text(json.dumps({"model_type": "w" * 300_000}))
+    (whisper / "model.safetensors").write_bytes(b"")
+    with pytest.raises(SateError) as err:
+        whisper_sizes(whisper)
+    one_short_line(str(err.value))

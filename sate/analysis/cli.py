@@ -7,7 +7,8 @@
 A model is a model file (`sate average`, `sate train`) or a directory holding one as model.pt
 (a `sate pack` directory, or an experiment directory). Speech models read the split's fbank
 features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read whole as one
-utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence).
+utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence: 120 s at most,
+the longest segment the VAD cuts, as `sate segment` cuts a recording).
 MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
@@ -25,8 +26,10 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
+from sate.data.manifest import check_split_names
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
+from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError
 from sate.targets import check_output
 
@@ -142,19 +145,24 @@ def run_locality(args: argparse.Namespace) -> int:
     models = [load_model(path) for path in args.model]
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)
+    # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
+    # statistics rode on the first one's dataset unchecked), each MT model's source tokens
+    normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
+    for am in models:
+        if am.task == "mt":
+            check_source_tokens(am, src_vocab, args.data)
     device = pick_device(args.device)
     speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
-            check_source_tokens(am, src_vocab, args.data)
             dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", src_vocab, tgt_vocab)
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
             if am.cmvn not in speech_sets:
                 speech_sets[am.cmvn] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
-                                                                   normalizer(am, args.data))
+                                                                   normalisers[id(am)])
             dataset = speech_sets[am.cmvn]
             keep = list(range(len(dataset))[: args.max_utts])
             sizes = [dataset.lengths[i] for i in keep]
@@ -218,6 +226,11 @@ def audio_batch(am: AnalysisModel, audio: Path, data: Path | None) -> Batch:
     if am.task == "mt":
         raise SateError(f"{am.path} is an MT model: it reads text; give --data, --split and --utt")
     info = wav_info(audio)
+    if info.duration > MAX_SEGMENT:  # every position against every other, per head and layer, all kept for the plot
+        raise SateError(f"{audio}: {info.duration:,.1f} s of audio; `sate analyze attention` reads a file whole as one "
+                        f"utterance and keeps every attention map of it, so it takes {MAX_SEGMENT:g} s at most (a "
+                        "20-minute file asked for gigabytes): cut the recording with `sate segment` and give one "
+                        "segment")
     feats = compute_fbank(read_segment(audio, 0.0, info.duration, sample_rate=info.sample_rate))
     cmvn = normalizer(am, data)
     feats = torch.from_numpy(cmvn(feats) if cmvn is not None else feats)
@@ -305,4 +318,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "split", None) is not None:
+        check_split_names([args.split], "--split")
     return args._run(args)

@@ -37,15 +37,17 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
-from sate.data.manifest import TRAIN_SPLIT, manifest_splits, read_manifest, write_manifest
+from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive, loads_json, read_record
+from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path
+from sate.numbers import check_jobs
 from sate.targets import check_output, check_own_files
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
 SPEED_SPLIT = "train_sp"
 SHARD_SIZE = 500  # utterances per ark shard: the unit of parallel work and of resuming
+FBANK_BLOCK_FRAMES = 30_000  # 5 minutes: longer inputs are computed block by block (`compute_fbank`)
 # Everything that changes the stored values; part of each split's fingerprint.
 FRAME_LENGTH_MS = 1000 * WINDOW // SAMPLE_RATE  # 25: the audio module's frames, in kaldi's units
 FRAME_SHIFT_MS = 1000 * SHIFT // SAMPLE_RATE  # 10
@@ -60,12 +62,28 @@ def compute_fbank(wave: np.ndarray, dither: float = 0.0) -> np.ndarray:
     Samples are scaled to the 16-bit range as Kaldi expects, and padded with zeros to
     ``MIN_SAMPLES`` so even an empty segment gives ``num_frames(0)`` frames. Stored features use
     ``dither=0``; the argument exists for on-the-fly extraction (e.g. decoding raw audio).
+
+    Each frame is computed from its own 25 ms window alone, so a long input is computed FBANK_BLOCK_FRAMES
+    frames at a time into the output: the same frames, with the temporary memory of one block (Kaldi's fbank of
+    a whole input holds about ten times the samples at once: a 20-minute manifest row took 1.5 GB, ten hours
+    would take 45 GB).
     """
+    if len(wave) < MIN_SAMPLES:
+        wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
+    total = num_frames(len(wave))
+    if total <= FBANK_BLOCK_FRAMES:
+        return _fbank(wave, dither)
+    out = np.empty((total, NUM_MEL_BINS), dtype=np.float32)
+    for first in range(0, total, FBANK_BLOCK_FRAMES):
+        last = min(total, first + FBANK_BLOCK_FRAMES)
+        out[first:last] = _fbank(wave[first * SHIFT:(last - 1) * SHIFT + WINDOW], dither)
+    return out
+
+
+def _fbank(wave: np.ndarray, dither: float) -> np.ndarray:
     import torch  # heavy: torch
     import torchaudio.compliance.kaldi as kaldi  # heavy: torch
 
-    if len(wave) < MIN_SAMPLES:
-        wave = np.concatenate([wave, np.zeros(MIN_SAMPLES - len(wave), dtype=np.float32)])
     x = torch.from_numpy(np.ascontiguousarray(wave, dtype=np.float32)).unsqueeze(0) * 32768.0
     feats = kaldi.fbank(x, num_mel_bins=NUM_MEL_BINS, frame_length=float(FRAME_LENGTH_MS),
                         frame_shift=float(FRAME_SHIFT_MS), dither=dither, energy_floor=0.0,
@@ -218,7 +236,7 @@ def _planned_fingerprint(plan_path: Path) -> str | None:
 
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
-    fbank = (data_dir / layout.FBANK_DIR).resolve()
+    fbank = real_path(data_dir / layout.FBANK_DIR)
     shard_dir = fbank / split
     plan_path = shard_dir / "plan.json"
     inherited = None
@@ -321,8 +339,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
-    if args.jobs < 1:
-        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    check_jobs(args.jobs)
     data_dir: Path = args.data
     check_output(data_dir, "directory", "--data")
     if not data_dir.is_dir():
@@ -335,6 +352,8 @@ def run(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace, data_dir: Path) -> int:
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
+    if args.splits:  # `--splits ../other/dev` read another directory's manifest and wrote its features in here
+        check_split_names(args.splits)
     splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")

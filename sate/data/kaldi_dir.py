@@ -17,7 +17,7 @@ from pathlib import Path
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
 
@@ -43,13 +43,13 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
     for rec, (lineno, value) in read_table(path).items():
         where = f"{path}:{lineno}"
         if not value:
-            raise SateError(f"{where}: expected '<recording> <audio path>', got only {rec!r}")
+            raise SateError(f"{where}: expected '<recording> <audio path>', got only {shown(rec)}")
         if value.endswith("|"):
-            raise SateError(f"{where}: {rec} is a command ({value!r}); convert the recordings to audio files "
+            raise SateError(f"{where}: {rec} is a command ({shown(value)}); convert the recordings to audio files "
                             "(wav, flac) and list their paths")
         if re.search(r"\.ark:\d+$", value):
-            raise SateError(f"{where}: {rec} is an offset into an ark ({value!r}); convert the recordings to audio "
-                            "files (wav, flac) and list their paths")
+            raise SateError(f"{where}: {rec} is an offset into an ark ({shown(value)}); convert the recordings to "
+                            "audio files (wav, flac) and list their paths")
         paths[rec] = (lineno, Path(value))
     return paths
 
@@ -61,13 +61,13 @@ def read_segments(path: Path, recordings: dict[str, tuple[int, Path]]) -> dict[s
         where = f"{path}:{lineno}"
         fields = value.split()
         if len(fields) != 3:
-            raise SateError(f"{where}: expected '<utterance> <recording> <start> <end>', got {f'{utt} {value}'!r}")
+            raise SateError(f"{where}: expected '<utterance> <recording> <start> <end>', got {shown(f'{utt} {value}')}")
         rec = fields[0]
         try:
             start, end = float(fields[1]), float(fields[2])
         except ValueError:
-            raise SateError(f"{where}: start and end must be numbers of seconds, got {fields[1]!r} {fields[2]!r}") \
-                from None
+            raise SateError(f"{where}: start and end must be numbers of seconds, got {shown(fields[1])} "
+                            f"{shown(fields[2])}") from None
         if not (0 <= start <= MAX_SECONDS and (end == -1 or start < end <= MAX_SECONDS)):  # NaN fails too
             raise SateError(f"{where}: need 0 <= start < end <= {MAX_SECONDS:,.0f} s (or end -1: to the end of the "
                             f"file), got {start:g} {end:g}")
@@ -92,7 +92,7 @@ def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitRe
         for utt, (lineno, value) in read_table(directory / "utt2spk").items():
             if len(value.split()) != 1:
                 raise SateError(f"{directory / 'utt2spk'}:{lineno}: expected '<utterance> <speaker>', got "
-                                f"{f'{utt} {value}'!r}")
+                                f"{shown(f'{utt} {value}')}")
             speakers[utt] = value
 
     result = SplitResult(split)

@@ -20,7 +20,7 @@ from pathlib import Path
 from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 SETS = ("train", "other", "dev", "test")
 DEFAULT_SETS = ("train", "dev", "test")
@@ -41,10 +41,11 @@ def read_meta(path: Path) -> list[tuple[int, str]]:
         columns = text.split()
         if len(columns) <= META_NAME_COLUMN:
             raise SateError(f"{path}:{lineno}: expected at least {META_NAME_COLUMN + 1} whitespace-separated columns "
-                            f"(the {META_NAME_COLUMN + 1}th: the audio file name), got {len(columns)}: {text!r}")
+                            f"(the {META_NAME_COLUMN + 1}th: the audio file name), got {len(columns)}: {shown(text)}")
         name = columns[META_NAME_COLUMN]
         if "/" in name or "\\" in name:
-            raise SateError(f"{path}:{lineno}: the audio file name must be a name inside audiofiles/, got {name!r}")
+            raise SateError(f"{path}:{lineno}: the audio file name must be a name inside audiofiles/, got "
+                            f"{shown(name)}")
         if name in first:
             raise SateError(f"{path}:{lineno}: segment {name} appears twice (first at line {first[name]})")
         first[name] = lineno

@@ -14,7 +14,7 @@ from pathlib import Path
 from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 
 def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResult:
@@ -39,7 +39,7 @@ def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResul
             where = f"{path}:{lineno}"
             parts = text.split(maxsplit=1)
             if len(parts) < 2 or not utterance.fullmatch(parts[0]):
-                raise SateError(f"{where}: expected '{reader}-{chapter}-<n> <TRANSCRIPT>', got {text.strip()!r}")
+                raise SateError(f"{where}: expected '{reader}-{chapter}-<n> <TRANSCRIPT>', got {shown(text.strip())}")
             utt, transcript = parts
             if utt in seen:
                 raise SateError(f"{where}: utterance {utt} appears twice (first at {seen[utt]})")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -24,6 +25,24 @@ DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
 OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
 TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
+# A split names DATA/<split>.jsonl and what is computed of it (fbank/<split>/, frozen/KEY/<split>.npy, an evaluation's
+# folder): a name with a slash or "..", or a leading dot, would read another directory's manifest and write there.
+SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def is_split_name(name: object) -> bool:
+    return isinstance(name, str) and SPLIT_NAME.fullmatch(name) is not None
+
+
+def check_split_names(splits: Iterable[str], where: str = "--splits") -> None:
+    """Each of `splits` a split name (letters, digits, '.', '_' and '-', not first a dot), none twice; else one
+    line naming ``where`` (the option or key)."""
+    splits = list(splits)
+    if len(set(splits)) != len(splits):
+        raise SateError(f"{where} names a split twice: {' '.join(splits)}")
+    bad = next((s for s in splits if not is_split_name(s)), None)
+    if bad is not None:
+        raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-')")
 
 
 def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:

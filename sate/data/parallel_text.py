@@ -32,10 +32,23 @@ class Pair:
     tgt: str
 
 
+def not_a_text_file(path: Path) -> str | None:
+    """Why MT text cannot be read from `path` (missing, a directory, a pipe or a device: it is read twice,
+    counted and then streamed), or None for a regular file. A pipe was called missing, though it was there."""
+    if path.is_file():
+        return None
+    if path.is_dir():
+        return "is a directory, not a text file"
+    if path.exists():
+        return "is a pipe or a device, not a text file (MT text is read twice: its lines counted, then streamed)"
+    return "file is missing"
+
+
 def open_binary(path: Path) -> BinaryIO:
     """`path` for reading bytes, decompressed when it is gzip."""
-    if not path.is_file():
-        raise SateError(f"{path}: file is missing")
+    why = not_a_text_file(path)
+    if why is not None:
+        raise SateError(f"{path}: {why}")
     with open(path, "rb") as f:
         magic = f.read(2)
     return gzip.open(path, "rb") if magic == GZIP_MAGIC else open(path, "rb")  # type: ignore[return-value]

@@ -20,14 +20,14 @@ written atomically, so a failed or killed run never leaves a complete-looking ma
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 from pathlib import Path
 
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
-from sate.data.manifest import write_manifest
+from sate.data.manifest import check_split_names, write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
+from sate.files import real_path
 from sate.targets import check_output, check_own_files
 
 
@@ -76,19 +76,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training splits only: drop longer segments (s)")
 
 
-def _check_splits(splits: list[str], where: str = "--splits") -> None:
-    if len(set(splits)) != len(splits):
-        raise SateError(f"{where} names a split twice: {' '.join(splits)}")
-    bad = next((s for s in splits if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", s)), None)
-    if bad is not None:
-        raise SateError(f"{where}: {bad!r} is not a split name (letters, digits, '.', '_' and '-')")
-
-
 def split_names(directories: list[Path], splits: list[str] | None) -> list[str]:
     """The split of each corpus directory: ``--splits`` in order, or the directory's own name."""
     if splits is None:
-        names = [d.resolve().name for d in directories]
-        _check_splits(names, "the directory names (name the splits with --splits)")
+        names = [real_path(d).name for d in directories]
+        check_split_names(names, "the directory names (name the splits with --splits)")
         return names
     if len(splits) != len(directories):
         raise SateError(f"--splits: give one split name per directory ({len(directories)} directories, "
@@ -103,7 +95,7 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     if args.gtranslate is not None and args.libri_trans is None:
         raise SateError("--gtranslate/--no-gtranslate is for --libri-trans only")
     if args.splits is not None:
-        _check_splits(args.splits)
+        check_split_names(args.splits)
     if args.mustc_root is not None:
         return mustc.prepare(args.mustc_root, args.tgt_lang or "de", args.splits, row_filter)
     if args.libri_trans is not None:

@@ -14,6 +14,7 @@ from sate.data.audio import SAMPLE_RATE, WavInfo, num_frames, wav_info
 from sate.data.manifest import row_problem
 from sate.data.text import normalize_source
 from sate.errors import SateError
+from sate.files import real_path
 
 
 @dataclass
@@ -51,7 +52,7 @@ class RowFilter:
         """One segment of `n_samples` 16 kHz samples at `offset` s of `audio`; `tgt` None: no translation."""
         src = src.strip()
         tgt = None if tgt is None else tgt.strip()
-        row = {"id": seg_id, "audio": str(audio.resolve()), "offset": offset, "duration": n_samples / SAMPLE_RATE,
+        row = {"id": seg_id, "audio": str(real_path(audio)), "offset": offset, "duration": n_samples / SAMPLE_RATE,
                "n_frames": num_frames(n_samples), "speaker": speaker, "src": src, "src_norm": normalize_source(src),
                "tgt": tgt}
         refused = row_problem(row)

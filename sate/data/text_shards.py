@@ -11,7 +11,10 @@ it keeps at most one chunk of pairs and then one shard in memory, whatever the c
    a hash of the raw pair, so equal pairs meet in one bucket;
 3. each bucket drops its repeated pairs (the first one stays) and becomes a shard: token ids and offsets.
 
-Every count is printed and kept in ``index.json``, written last: a store without it is incomplete and rebuilt.
+Every count is printed and kept in ``index.json``, written last: a store without it is incomplete and rebuilt. It
+also names the store's key and each shard's size, so a store found under another key (another corpus's or
+vocabulary's, copied or renamed into this one's place: its ids index other tokens) or with a shard of another size
+is rebuilt too.
 `ShardedText` reads a store for training; with `BucketBatchSampler` over its `ShardLengths` only the shard being
 read is in memory. A corpus of one shard keeps its pairs in file order, so a small corpus trains as before.
 """
@@ -34,7 +37,7 @@ from torch.utils.data import Dataset
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError
-from sate.files import atomic_write_text, read_record
+from sate.files import atomic_write_text, read_record, real_path
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
@@ -57,7 +60,7 @@ def _pair_hash(en: str, tgt: str) -> int:
 
 def _file_key(path: Path) -> list:
     stat = path.stat()
-    return [str(path.resolve()), stat.st_size, stat.st_mtime_ns]
+    return [str(real_path(path)), stat.st_size, stat.st_mtime_ns]
 
 
 def store_key(files: Sequence[tuple[Path, Path]], vocab_ids: Sequence[str], cleaning: TextCleaning) -> str:
@@ -171,9 +174,9 @@ def build_store(files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: P
     if not sum(sizes):
         shutil.rmtree(tmp, ignore_errors=True)
         raise SateError(f"data.mt_text: no sentence pairs left after cleaning ({_describe(total, dropped)})")
-    index = {"format": FORMAT, "files": [[str(en), str(tgt)] for en, tgt in files], "pairs": total,
+    index = {"format": FORMAT, "key": out.name, "files": [[str(en), str(tgt)] for en, tgt in files], "pairs": total,
              "kept": sum(sizes), "dropped": dropped, "cleaning": asdict(cleaning), "shards": sizes,
-             "longest": longest}
+             "bytes": [(tmp / f"shard-{k:05d}.npz").stat().st_size for k in range(len(sizes))], "longest": longest}
     atomic_write_text(tmp / "index.json", json.dumps(index, indent=1))
     try:
         tmp.rename(out)
@@ -188,9 +191,17 @@ def _describe(total: int, dropped: dict[str, int]) -> str:
         f"{n:,} {name.replace('_', ' ')}" for name, n in dropped.items())
 
 
+def _shard_bytes(store: Path, k: int) -> int | None:
+    try:
+        return (store / f"shard-{k:05d}.npz").stat().st_size
+    except OSError:
+        return None
+
+
 def read_index(store: Path) -> dict | None:
-    """A store's index.json as `build_store` wrote it, with every shard it names present; None when missing or
-    damaged (cut short or edited: a JSONDecodeError, TypeError or KeyError traceback before)."""
+    """A store's index.json as `build_store` wrote it, for the key that names `store`, with every shard it names
+    present at its size; None when missing, damaged (cut short or edited: a JSONDecodeError, TypeError or KeyError
+    traceback before), of an earlier format, or another store's (copied or renamed here: it was read as this one)."""
     index = read_record(store / "index.json")
     if not isinstance(index, dict):
         return None
@@ -198,8 +209,10 @@ def read_index(store: Path) -> dict | None:
     whole = (isinstance(index.get("pairs"), int) and isinstance(index.get("longest"), int)
              and isinstance(dropped, dict) and all(isinstance(n, int) for n in dropped.values())
              and isinstance(files, list) and all(isinstance(f, list) and len(f) == 2 for f in files)
-             and isinstance(shards, list) and all(isinstance(n, int) and n >= 0 for n in shards))
-    if not whole or not all((store / f"shard-{k:05d}.npz").is_file() for k in range(len(shards))):
+             and isinstance(shards, list) and all(isinstance(n, int) and n >= 0 for n in shards)
+             and index.get("key") == store.name and isinstance(index.get("bytes"), list)
+             and len(index["bytes"]) == len(shards))
+    if not whole or any(_shard_bytes(store, k) != size for k, size in enumerate(index["bytes"])):
         return None
     return index
 
@@ -213,7 +226,8 @@ def prepare_store(data_dir: Path, files: Sequence[tuple[Path, Path]], src_vocab,
         print(f"MT text: {out} ({_describe(index['pairs'], index['dropped'])})")
         return out
     if out.is_dir():  # a store appears whole (renamed into place): this one was cut or edited since
-        print(f"MT text: {out} is damaged (its index.json or a shard is missing or unreadable): built again")
+        print(f"MT text: {out} is damaged, of an earlier format or another store's (its index.json or a shard is "
+              "missing, unreadable, of another size or names another key): built again")
         shutil.rmtree(out)
     print(f"MT text: streaming {len(files)} file pair(s) into {out} (once; reused while files, vocabularies and "
           "cleaning stay the same)")
@@ -231,8 +245,9 @@ class ShardedText(Dataset):
     def __init__(self, store: Path, cache: int = 2) -> None:
         index = read_index(store)
         if index is None:
-            raise SateError(f"{store}: not a complete MT text store (index.json or a shard is missing or damaged); "
-                            "delete it, and `sate train` builds it again")
+            raise SateError(f"{store}: not a complete MT text store (index.json or a shard is missing, damaged or "
+                            "of another size) or another store's (its index names another key); delete it, and `sate "
+                            "train` builds it again")
         self.store = store
         self.sizes: list[int] = list(index["shards"])
         self.longest = int(index["longest"])

@@ -25,7 +25,7 @@ import numpy as np
 import sentencepiece as spm
 
 from sate import layout
-from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines, require_translations
+from sate.data.manifest import TRAIN_SPLIT, check_split_names, read_manifest, read_text_lines, require_translations
 from sate.data.marian_vocab import (
     CTC_TOKENS,
     FILES,
@@ -37,11 +37,12 @@ from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import exclusive, read_record, replace_together
+from sate.files import exclusive, read_record, real_path, replace_together
 from sate.targets import check_output, check_own_files
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
+MAX_VOCAB = 1_000_000  # pieces of one SentencePiece model
 _OPTION = {"src": "--src-size", "tgt": "--tgt-size", "joint": "--joint"}
 DEFAULT_SAMPLE_SIZE = 300_000  # sentence pairs: plenty for 10k-piece models; memory grows with it (BENCHMARKS.md)
 
@@ -171,7 +172,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
             sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
             character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
             shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
-    except RuntimeError as err:
+    except (RuntimeError, SyntaxError) as err:  # SentencePiece's own kinds for a failure and for a bad argument
         raise SateError(f"{option} {size}: SentencePiece training failed: {str(err).split('] ')[-1]}") from None
     pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model.getvalue()))[1:-1])
     if BLANK in pieces or SOS_EOS in pieces:
@@ -183,7 +184,7 @@ def _digest(paths: Iterable[Path]) -> str:
     """Of the paths and contents, read in blocks (MT text may be gigabytes)."""
     h = hashlib.sha256()
     for path in paths:
-        h.update(str(path.resolve()).encode())
+        h.update(str(real_path(path)).encode())
         with open(path, "rb") as f:
             while block := f.read(1 << 20):
                 h.update(block)
@@ -214,6 +215,7 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     """The manifests of ``--src-splits``: each present, none twice, train not among them (it is always read)."""
     if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
         raise SateError(f"--src-splits {' '.join(splits)}: name each split once, and not {TRAIN_SPLIT} (always read)")
+    check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
         if not path.is_file():
@@ -240,7 +242,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     data_dir: Path = args.data
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
-    meta = {"kind": "marian", "hub": str(hub.resolve()), "inputs": _digest(inputs)}
+    meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{data_dir}: the Marian vocabulary is up to date")
         return 0
@@ -272,8 +274,9 @@ def _run(args: argparse.Namespace) -> int:
     else:
         sizes = {"src": args.src_size, "tgt": args.tgt_size}
     for name, size in sizes.items():
-        if size < 2:
-            raise SateError(f"{_OPTION[name]} must be >= 2, got {size}")
+        if not 2 <= size <= MAX_VOCAB:  # SentencePiece took a size beyond int32 for a SyntaxError traceback
+            raise SateError(f"{_OPTION[name]} must be from 2 to {MAX_VOCAB:,} (the largest real vocabularies hold "
+                            f"about 250,000 pieces), got {size:,}")
     data_dir: Path = args.data
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
     extra = source_manifests(data_dir, args.src_splits)

@@ -31,9 +31,10 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
 
+from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
-from sate.files import atomic_write_lines
+from sate.files import atomic_write_lines, real_path
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 from sate.targets import check_output
 
@@ -93,7 +94,7 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
     experiment folder and a hash of the full paths keep two models from sharing (and overwriting) a folder."""
     import hashlib
 
-    models = [model_dir.resolve()] + ([mt_model_dir.resolve()] if mt_model_dir is not None else [])
+    models = [real_path(model_dir)] + ([real_path(mt_model_dir)] if mt_model_dir is not None else [])
     name = "+".join(f"{m.parent.name}-{m.name}" if m.parent.name else m.name for m in models)
     digest = hashlib.sha1("\n".join(map(str, models)).encode()).hexdigest()[:8]
     return Path("eval") / f"{name}-{digest}" / split
@@ -374,6 +375,7 @@ def run(args: argparse.Namespace) -> int:
     from sate.decode.options import decode_overrides
 
     decode = decode_overrides(args)
+    check_split_names([args.split], "--split")  # it names the manifest and the default output folder
     stream = parse_policy(args.stream) if args.stream is not None else None
     if stream is None and args.chunk is not None:
         raise SateError("--chunk is the reading step of --stream: give --stream POLICY too")

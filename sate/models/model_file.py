@@ -85,9 +85,9 @@ def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], t
 def check_meta(path: str | Path, meta: RawMapping) -> None:
     """Raise `SateError` unless `meta` is a complete header of our format."""
     if meta.get("format") != FORMAT:
-        raise SateError(f"{path}: not a sate model file (format {meta.get('format')!r})")
+        raise SateError(f"{path}: not a sate model file (format {shown(meta.get('format'))})")
     if meta.get("version") != VERSION:
-        raise SateError(f"{path}: sate model file version {meta.get('version')!r}; this sate reads {VERSION}")
+        raise SateError(f"{path}: sate model file version {shown(meta.get('version'))}; this sate reads {VERSION}")
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
         raise SateError(f"{path}: model file lacks {', '.join(missing)}")

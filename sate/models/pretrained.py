@@ -34,7 +34,7 @@ import yaml
 
 from sate import layout
 from sate.config import SafeValues, bounded, invalid_yaml
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
@@ -184,8 +184,8 @@ def _token_problem(ours: list[str], theirs: list[str], what: str) -> str | None:
     if ours == theirs:
         return None
     diff = next((i for i, (a, b) in enumerate(zip(ours, theirs, strict=False)) if a != b), min(len(ours), len(theirs)))
-    first = f"index {diff}: checkpoint {theirs[diff] if diff < len(theirs) else '(end)'!r}, " \
-            f"ours {ours[diff] if diff < len(ours) else '(end)'!r}"
+    first = f"index {diff}: checkpoint {shown(theirs[diff] if diff < len(theirs) else '(end)')}, " \
+            f"ours {shown(ours[diff] if diff < len(ours) else '(end)')}"
     return f"{what} token list differs (checkpoint {len(theirs)} tokens, ours {len(ours)}; first at {first})"
 
 
@@ -238,23 +238,23 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     for name, mine, theirs in pairs:
         mine, theirs = without_dropout(mine), without_dropout(theirs)
         if isinstance(mine, dict) and isinstance(theirs, dict):
-            problems += [f"{name}.{k}: checkpoint {theirs.get(k)!r}, ours {mine.get(k)!r}"
+            problems += [f"{name}.{k}: checkpoint {shown(theirs.get(k))}, ours {shown(mine.get(k))}"
                          for k in sorted(set(mine) | set(theirs)) if mine.get(k) != theirs.get(k)]
         elif mine != theirs:
-            problems.append(f"{name}: checkpoint {theirs!r}, ours {mine!r}")
+            problems.append(f"{name}: checkpoint {shown(theirs)}, ours {shown(mine)}")
     return problems
 
 
 def _espnet_settings_problems(role: str, name: str, kwargs: EspnetKwargs, config: RawMapping) -> list[str]:
     theirs_name = config.get(role)
     if theirs_name != name:
-        return [f"{role}: experiment {theirs_name!r}, ours {name!r}"]
+        return [f"{role}: experiment {shown(theirs_name)}, ours {shown(name)}"]
     cls = ESPNET_CLASSES[(role, name)]
     defaults = {p.name: p.default for p in inspect.signature(cls).parameters.values()
                 if p.default is not inspect.Parameter.empty}
     theirs = {**defaults, **(config.get(f"{role}_conf") or {})}
     mine = {**defaults, **kwargs}
-    return [f"{role}_conf.{k}: experiment {theirs.get(k)!r}, ours {mine.get(k)!r}"
+    return [f"{role}_conf.{k}: experiment {shown(theirs.get(k))}, ours {shown(mine.get(k))}"
             for k in sorted(set(theirs) | set(mine))
             if k not in ESPNET_IGNORED and "dropout" not in k and theirs.get(k) != mine.get(k)]
 
@@ -288,7 +288,7 @@ def _absent_because(model: SateModel, component: str) -> str:
 
 def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
     if not isinstance(init_conf, dict):
-        raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {init_conf!r}")
+        raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {shown(init_conf)}")
     allowed = TASK_COMPONENTS[model.task] + ("model",)
     unknown = [c for c in init_conf if c not in allowed]
     if unknown:
@@ -301,13 +301,13 @@ def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
             raise SateError(f"init.{component}: this {model.task} model has no {component} "
                             f"({_absent_because(model, component)})")
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            raise SateError(f"init.{component}: must be a mapping with a 'path', got {entry!r}")
+            raise SateError(f"init.{component}: must be a mapping with a 'path', got {shown(entry)}")
         extra = sorted(set(entry) - set(ENTRY_KEYS))
         if extra:
             raise SateError(f"init.{component}: unknown key(s) {', '.join(extra)}; known: {', '.join(ENTRY_KEYS)}")
         for key in ("prefix", "config"):
             if key in entry and not isinstance(entry[key], str):
-                raise SateError(f"init.{component}.{key} must be a string, got {entry[key]!r}")
+                raise SateError(f"init.{component}.{key} must be a string, got {shown(entry[key])}")
     return init_conf
 
 

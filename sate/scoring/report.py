@@ -224,6 +224,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if not args.exp.is_dir():
         raise SateError(f"--exp {args.exp}: no such directory")
+    repeated = sorted({split for split in args.splits if args.splits.count(split) > 1})
+    if repeated:  # every row of it was written twice, the baseline's second one tested against itself
+        raise SateError(f"--splits: {', '.join(repeated)} given twice")
     rows = collect(args.exp, args.splits)
     if not rows:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "

@@ -17,6 +17,7 @@ import os
 from pathlib import Path
 
 from sate.errors import SateError
+from sate.numbers import check_jobs
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.voices import heldout_names
@@ -65,8 +66,8 @@ def _check_args(args: argparse.Namespace) -> None:
     check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
-    if args.jobs is not None and args.jobs < 1:
-        raise SateError(f"--jobs must be >= 1, got {args.jobs}")
+    if args.jobs is not None:
+        check_jobs(args.jobs)
     sizes = {"--text-size": "text_size", "--dev-size": "dev_size", "--test-size": "test_size"}
     if args.text == "ding":
         given = [option for option, name in sizes.items() if getattr(args, name) is not None]

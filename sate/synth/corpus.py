@@ -11,11 +11,13 @@ import hashlib
 import json
 import os
 import random
+import signal
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
+from types import FrameType
 
 import numpy as np
 import soundfile as sf
@@ -193,6 +195,21 @@ def check_corpus_root(root: Path) -> None:
                         "give another --out")
 
 
+def _worker_signals() -> None:
+    """A voicing process ends without a word when the command is stopped. Forked, it inherited the CLI's handlers,
+    and each worker printed a `Terminated` or `KeyboardInterrupt` traceback under the command's one line. Now the
+    parent alone handles Ctrl-C (which reaches every process of the terminal) and terminates the pool, and a
+    SIGTERM or SIGHUP exits a worker as SystemExit, which unwinds (its temporary directory is removed) and which
+    multiprocessing ends quietly."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _exit_quietly)
+
+
+def _exit_quietly(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(128 + signum)
+
+
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
                   jobs: int | None, progress: bool) -> dict:
     """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
@@ -210,11 +227,13 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     segments: dict[int, list[dict]] = {}
     work = [(talk, root / "data" / talk.split) for talk in talks]
     bar = tqdm(total=sum(len(t.pairs) for t in talks), unit="utt", desc="voicing", disable=not progress)
-    with Pool(jobs) as workers:
-        for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
-            segments[talk.number] = segs
-            bar.update(len(segs))
-    bar.close()
+    try:  # the bar closed before the CLI's line ("sate synth: terminated"), not redrawn after it
+        with Pool(max(1, min(jobs, len(work))), initializer=_worker_signals) as workers:  # one per talk at most
+            for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
+                segments[talk.number] = segs
+                bar.update(len(segs))
+    finally:
+        bar.close()
 
     summary: dict = {"root": str(root), "mt_train_pairs": len(text["train"]), "splits": {}}
     for split in text:

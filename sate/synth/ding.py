@@ -52,7 +52,11 @@ def fetch_ding(cache_dir: Path) -> Path:
             raise SateError(f"`apt-get download {DING_PACKAGE}` failed ({got.stderr.strip()[-300:]}). "
                             f"Run `apt-get update` (as root) and retry, or pass --ding PATH to the unpacked "
                             f"file {DING_PATH_IN_PACKAGE}")
-        subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], check=True)
+        unpacked = subprocess.run(["dpkg-deb", "-x", str(debs[0]), str(Path(tmp) / "x")], capture_output=True,
+                                  text=True)
+        if unpacked.returncode != 0:  # a damaged download, a full disk: was a CalledProcessError traceback
+            raise SateError(f"`dpkg-deb -x {debs[0].name}` failed ({unpacked.stderr.strip()[-300:]}); retry, or "
+                            f"unpack the package by hand and pass --ding PATH/{DING_PATH_IN_PACKAGE}")
         target.parent.mkdir(parents=True, exist_ok=True)
         with atomic_open(target, "wb") as f, open(Path(tmp) / "x" / DING_PATH_IN_PACKAGE, "rb") as src:
             shutil.copyfileobj(src, f)

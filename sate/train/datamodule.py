@@ -15,6 +15,7 @@ from torch.utils.data import DataLoader, Dataset
 
 from sate import layout
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
+from sate.data.parallel_text import not_a_text_file
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
@@ -108,9 +109,9 @@ class SateDataModule(L.LightningDataModule):
         """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
         files = [(Path(en), Path(tgt)) for en, tgt in self.conf.mt_text]
         for path in (p for pair in files for p in pair):
-            if not path.is_file():
-                what = "a directory, not a text file" if path.is_dir() else "missing"
-                raise SateError(f"data.mt_text: {path} is {what}")
+            why = not_a_text_file(path)
+            if why is not None:
+                raise SateError(f"data.mt_text: {path}: {why}")
         meta = self.data_dir / layout.VOCAB_META
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
                      meta.read_bytes().decode("utf-8", "replace") if meta.is_file() else ""]  # damaged: no traceback

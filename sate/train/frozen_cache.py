@@ -11,8 +11,9 @@ KEY is a digest of the frozen weights and the freeze setting, so an ASR stage an
 frozen part is the same Whisper) share one cache, and a change of weights or of ``freeze`` makes a new one. Per
 split: ``SPLIT.npy`` (every utterance's states one after another, float16: half the disk, and training noise is far
 above the rounding), ``SPLIT.index.npy`` (offsets) and ``SPLIT.json``, written last, which names the manifest's
-digest: a split whose manifest changed is computed again. Lengths stay in samples (the frames times 320), so
-``batch.*`` means what it means without the cache.
+digest and KEY: a split whose manifest changed is computed again, and so is a cache found under another KEY than
+its own (another model's folder copied or renamed into this one's place: every size and checksum holds). Lengths
+stay in samples (the frames times 320), so ``batch.*`` means what it means without the cache.
 
 The cache is checked as features are (`sate.data.feature_index`): ``SPLIT.json`` also records the byte size of
 both arrays, the CRC-32 of the index and one CRC-32 per utterance's states. A cache cut short, replaced (another
@@ -116,7 +117,7 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
         np.save(f, np.concatenate(done) if done else np.zeros((0, acoustic.sizes.d_model), np.float16))
     with atomic_open(out / f"{split}.index.npy", "wb") as f:
         np.save(f, offsets)
-    record = {"manifest": _manifest_digest(manifest), "utterances": len(counts),
+    record = {"manifest": _manifest_digest(manifest), "key": out.name, "utterances": len(counts),
               "bytes": {name: (out / name).stat().st_size for name in _files(split)},
               "index_crc": checksum(offsets), "crc": [checksum(s) for s in done]}
     atomic_write_text(out / f"{split}.json", json.dumps(record) + "\n")
@@ -134,9 +135,18 @@ def _record(out: Path, split: str) -> dict | None:
     """``SPLIT.json`` as written by `compute_split`, or None (missing, unreadable, or of an earlier format)."""
     record = read_record(out / f"{split}.json")
     if not (isinstance(record, dict) and isinstance(record.get("crc"), list) and isinstance(record.get("bytes"), dict)
-            and isinstance(record.get("manifest"), str) and record.get("utterances") == len(record["crc"])):
+            and isinstance(record.get("manifest"), str) and isinstance(record.get("key"), str)
+            and record.get("utterances") == len(record["crc"])):
         return None
     return record
+
+
+def _foreign(out: Path, split: str, record: dict) -> str | None:
+    """Why the cache in ``out`` is another frozen part's (its record names another KEY than the folder), or None."""
+    if record["key"] == out.name:
+        return None
+    return (f"{out / split}.npy holds the frozen states of the cache {shown(record['key'])}, not of {out.name} "
+            "(another model's, copied or renamed into its place)")
 
 
 def _open(out: Path, split: str, record: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -172,6 +182,8 @@ def problem(out: Path, split: str, manifest: Path) -> str | None:
         return f"{out / split}.json is missing or of an earlier format"
     if record["manifest"] != _manifest_digest(manifest):
         return f"{manifest} has changed since {out / split}.npy was computed"
+    if (foreign := _foreign(out, split, record)) is not None:
+        return foreign
     try:
         _open(out, split, record)
     except SateError as err:
@@ -188,6 +200,8 @@ class FrozenStates(Dataset):
         record = _record(out, split)
         if record is None:
             raise SateError(f"{out / split}.json is missing or of an earlier format: delete {out} and train again")
+        if (foreign := _foreign(out, split, record)) is not None:
+            raise SateError(f"{foreign}; delete {out} and train again")
         try:
             self.states, self.offsets = _open(out, split, record)
         except SateError as err:

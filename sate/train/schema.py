@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from sate.data.manifest import is_split_name
 from sate.models.config import TASKS
 from sate.numbers import is_number
 from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
@@ -26,7 +27,7 @@ def train_splits(value: str | list[str]) -> list[str]:
 def _split_names(value: str | list) -> bool:
     """One non-empty split name, or a non-empty list of distinct ones."""
     names = train_splits(value)
-    return bool(names) and all(isinstance(n, str) and n != "" for n in names) and len(set(names)) == len(names)
+    return bool(names) and all(is_split_name(n) for n in names) and len(set(names)) == len(names)
 
 
 def _file_pairs(value: list) -> bool:
@@ -46,8 +47,8 @@ class DataConfig(Section):
     train: str | list[str] = setting(
         "train", "training split (a manifest DATA/<split>.jsonl), or a list of splits read as one "
         "(e.g. [train, train-clean-100]: extra ASR corpora)",
-        (_split_names, "a split name or a non-empty list of distinct split names"))
-    valid: str = setting("dev", "validation split", (lambda v: v != "", "a split name"))
+        (_split_names, "a split name or a non-empty list of distinct split names (letters, digits, '.', '_' and '-')"))
+    valid: str = setting("dev", "validation split", (is_split_name, "a split name (letters, digits, '.', '_' and '-')"))
     mt_text: list[list[str]] | None = setting(
         None, "[[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into DATA/mt_bin once): "
         "mt trains on it instead of the train manifest; st with model.loss.mt_text_weight > 0 takes its text "

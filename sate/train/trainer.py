@@ -20,6 +20,7 @@ from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
 from sate.models.init_from import fill_init, parse_init_from
+from sate.numbers import is_int64, max_jobs
 from sate.settings import read
 from sate.targets import check_output
 from sate.train.schema import TrainingConfig
@@ -27,6 +28,9 @@ from sate.train.schema import TrainingConfig
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
 RANK_VARIABLES = ("RANK", "SLURM_PROCID", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK")
+# What a launcher of a run over several machines sets (torchrun, SLURM, or Lightning's own manual launch).
+LAUNCHER_VARIABLES = (*RANK_VARIABLES, "WORLD_SIZE", "MASTER_ADDR", "SLURM_NTASKS")
+MAX_NODES = 10_000
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
     """The file's config merged with the defaults and checked; `need_data` False allows data.dir unset."""
@@ -87,9 +91,14 @@ def steps_of(exp: Path) -> int:
     if not last.is_file():
         raise SateError(f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
-        return int(torch.load(last, map_location="cpu", weights_only=True)["global_step"])
+        step = torch.load(last, map_location="cpu", weights_only=True)["global_step"]
     except Exception as err:  # noqa: BLE001 - any unreadable file gets the same message
-        raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({err})") from None
+        raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({shown(str(err))})") from None
+    # -1 is Lightning's "no limit": a step of -1 trained without end, where the run's own count was asked for
+    if not is_int64(step) or step < 1:
+        raise SateError(f"--steps-from {exp}: {last} records {shown(step)} updates, not a whole number of at least "
+                        "one (int64)")
+    return int(step)
 
 
 def config_from_args(args: argparse.Namespace) -> TrainingConfig:
@@ -103,6 +112,33 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     return config
 
 
+def check_devices(accelerator: str, devices: int | None, gpus: int) -> int:
+    """The devices per node for `accelerator` ("cpu" or "gpu", on a machine of `gpus` GPUs): --devices from 1 to
+    the GPUs there are, or to `max_jobs` CPU processes; when not given, every GPU or one process. `--accelerator
+    gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an OverflowError,
+    and 0 meant the default without a word."""
+    if accelerator == "gpu" and gpus == 0:
+        raise SateError("--accelerator gpu: torch sees no GPU on this machine; use --accelerator cpu (or auto)")
+    if devices is None:
+        return gpus if accelerator == "gpu" else 1
+    most, what = (gpus, "its GPUs") if accelerator == "gpu" else (max_jobs(), "processes, four per CPU")
+    if not 1 <= devices <= most:
+        raise SateError(f"--devices {devices:,}: from 1 to {most} on this machine ({what})")
+    return devices
+
+
+def check_nodes(num_nodes: int) -> None:
+    """A run over several machines needs a launcher on each (torchrun, SLURM, or the environment Lightning's manual
+    launch sets): without one, `--num-nodes 2` waited for the other machines for ever, deaf to Ctrl-C and kill
+    (the rendezvous blocks in C), and 0 was a ZeroDivisionError traceback."""
+    if not 1 <= num_nodes <= MAX_NODES:
+        raise SateError(f"--num-nodes {num_nodes:,}: from 1 to {MAX_NODES:,} machines")
+    if num_nodes > 1 and not any(os.environ.get(name) for name in LAUNCHER_VARIABLES):
+        raise SateError(f"--num-nodes {num_nodes}: a run over several machines is started on each of them by a "
+                        f"launcher (torchrun, SLURM; docs/training.md), which sets {', '.join(LAUNCHER_VARIABLES[:2])} "
+                        "and the like; none is set here. On one machine, leave --num-nodes out")
+
+
 def run(args: argparse.Namespace) -> int:
     config = config_from_args(args)
     import torch
@@ -110,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     accelerator = args.accelerator
     if accelerator == "auto":
         accelerator = "gpu" if torch.cuda.is_available() else "cpu"
-    devices = args.devices or (torch.cuda.device_count() if accelerator == "gpu" else 1)
+    devices = check_devices(accelerator, args.devices, torch.cuda.device_count())
     train(config, args.exp, accelerator=accelerator, devices=devices, num_nodes=args.num_nodes)
     return 0
 
@@ -120,6 +156,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
     from sate.train.lock import ExperimentLock, describe
 
+    check_nodes(num_nodes)
     exp = check_output(Path(exp), "experiment", "--exp")
     exp.mkdir(parents=True, exist_ok=True)
     if not is_primary_process():
@@ -161,7 +198,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         for moved in set_aside(point.passed_over):
             print(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}")
         for key, (old, new) in point.changed.items():
-            print(f"resuming with {key} changed: {old!r} -> {new!r}")
+            print(f"resuming with {key} changed: {shown(old)} -> {shown(new)}")
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))

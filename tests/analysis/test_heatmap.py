@@ -6,6 +6,7 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
 import soundfile as sf
 import torch
@@ -176,7 +177,11 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
         (["--model", str(model_files["asr"]), "--utt", utt], "CTC-only ASR model has no decoder"),
         (["--model", str(model_files["st"])], "give an audio FILE, or --data DATA_DIR and --utt ID"),
         (["--model", str(model_files["mt"]), str(tmp_path / "a.wav")], "is an MT model: it reads text"),
+        (["--model", str(model_files["st"]), str(tmp_path / "long.wav")],
+         "long.wav: 120.1 s of audio; `sate analyze attention` reads a file whole as one utterance"),
     ]
+    # a whole recording was read as one utterance: a 20-minute file held every attention map (gigabytes)
+    sf.write(tmp_path / "long.wav", np.zeros(16000 * 1201 // 10, np.int16), 16000)
     for extra, message in cases:
         assert main([*base, *extra]) == 2, extra
         assert message in capsys.readouterr().err

@@ -153,3 +153,27 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     assert "nosuch.jsonl: manifest is missing" in capsys.readouterr().err
     assert main([*base[:3], str(tmp_path), *base[4:]]) == 2
     assert f"{tmp_path}: directory holds no model.pt" in capsys.readouterr().err
+
+
+def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,
+                                                                    model_files: dict[str, Path],
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """A model trained on other global CMVN statistics than DATA/cmvn.json was refused alone, but given after
+    another speech model it shared that one's dataset unchecked and was analysed on the wrong normalisation, exit
+    0. Each is now checked before any model is analysed."""
+    import json
+
+    from sate.data.cmvn_record import cmvn_record
+
+    data = torch.load(model_files["st"], weights_only=True)
+    data["cmvn"] = cmvn_record(prepared_data / "cmvn.json")
+    torch.save(data, tmp_path / "same.pt")
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    (tmp_path / "cmvn.json").write_text(json.dumps(stats))
+    data["cmvn"] = cmvn_record(tmp_path / "cmvn.json")
+    torch.save(data, tmp_path / "other.pt")
+    out = tmp_path / "out"
+    assert main(["analyze", "locality", "--model", str(tmp_path / "same.pt"), str(tmp_path / "other.pt"), "--data",
+                 str(prepared_data), "--split", "dev", "--max-utts", "2", "--out", str(out)]) == 2
+    assert "not the CMVN statistics " in capsys.readouterr().err and not out.exists()

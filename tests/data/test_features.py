@@ -10,7 +10,7 @@ import pytest
 import soundfile as sf
 
 import sate.data.features as features
-from sate.data.audio import read_segment
+from sate.data.audio import num_frames, read_segment
 from sate.data.feature_index import FeatureIndex
 from sate.data.features import compute_fbank, load_cmvn
 from sate.data.manifest import read_manifest
@@ -139,6 +139,8 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     assert rc == 2 and "no manifests" in err
     rc, _, err = run_sate("features", "--data", prepped, "--jobs", "0")
     assert rc == 2 and "--jobs must be >= 1" in err
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1000000")
+    assert rc == 2 and "--jobs 1,000,000: at most " in err and "worker processes" in err
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--speed-perturb")
     assert rc == 2 and "--speed-perturb needs the train split" in err
     rows = read_manifest(prepped / "dev.jsonl")
@@ -163,3 +165,30 @@ def test_non_finite_samples_stop_features_naming_the_row(run_sate, prepped: Path
     errors = [line for line in err.splitlines() if "error:" in line]
     assert rc == 2 and len(errors) == 1 and f"{row['id']}: {row['audio']}: 1 samples are not finite" in errors[0]
     assert not (prepped / "fbank" / "dev.scp").exists()
+
+
+def test_a_long_row_is_computed_block_by_block_into_the_same_frames(prepared: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Kaldi's fbank holds about ten times its input at once, and a row was computed whole: a 20-minute row (a Kaldi
+    directory without `segments`) took 1.5 GB, an hour 3.5 GB. Now no call takes more than a block of frames (here
+    37, the last one shorter), and the frames are those of the whole row (1.1 GB for the hour; BENCHMARKS.md)."""
+    import torchaudio.compliance.kaldi as kaldi
+
+    row = read_manifest(prepared / "train.jsonl")[0]
+    wave = np.concatenate([read_segment(row["audio"], row["offset"], row["duration"])] * 3)
+    whole = compute_fbank(wave)
+    seen: list[int] = []
+    fbank = kaldi.fbank
+
+    def recorded(x, **kwargs):  # noqa: ANN001, ANN003, ANN202 - torchaudio's signature
+        seen.append(x.shape[-1])
+        return fbank(x, **kwargs)
+
+    monkeypatch.setattr(kaldi, "fbank", recorded)
+    monkeypatch.setattr(features, "FBANK_BLOCK_FRAMES", 37)
+    blocked = compute_fbank(wave)
+    assert len(seen) == -(-len(whole) // 37) > 3 and max(seen) == 36 * 160 + 400 and seen[-1] < max(seen)
+    assert blocked.shape == whole.shape and blocked.dtype == np.float32
+    np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-5)  # equal here; a BLAS may round a block otherwise
+    seen.clear()
+    assert compute_fbank(wave[:1000]).shape == (num_frames(1000), 80) and seen == [1600]  # padded, one call

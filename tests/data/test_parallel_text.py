@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import os
 from collections import Counter
 from pathlib import Path
 
@@ -48,6 +49,11 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
         count_lines(cut)
     with pytest.raises(SateError, match=r"missing\.en: file is missing"):
         check_pairs([(tmp_path / "missing.en", de)])
+    os.mkfifo(tmp_path / "pipe.en")  # was "file is missing", though it was there: MT text is read twice
+    with pytest.raises(SateError, match=r"pipe\.en: is a pipe or a device, not a text file \(MT text is read twice"):
+        check_pairs([(tmp_path / "pipe.en", de)])
+    with pytest.raises(SateError, match=r"null: is a pipe or a device"):
+        check_pairs([(Path("/dev/null"), de)])
 
 
 def test_reservoir_keeps_small_inputs_whole_and_samples_large_ones_uniformly() -> None:

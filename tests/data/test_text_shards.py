@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -159,7 +160,8 @@ def test_store_is_reused_rebuilt_on_change_and_damage_is_named(tmp_path: Path, v
     changed = build(tmp_path, files, vocabs)
     assert changed.store != first.store and len(changed) == 31
     assert sorted(p.name for p in (tmp_path / STORE_DIR).iterdir()) == sorted([first.store.name, changed.store.name])
-    (changed.store / "shard-00000.npz").write_bytes(b"damaged")
+    shard = changed.store / "shard-00000.npz"
+    shard.write_bytes(b"d" * shard.stat().st_size)  # damaged in place: its size holds
     with pytest.raises(SateError, match=r"shard-00000\.npz: unreadable MT text shard"):
         ShardedText(changed.store)[0]
     en, de = write_pairs(tmp_path, "short", sentences(5, seed=5))
@@ -170,6 +172,33 @@ def test_store_is_reused_rebuilt_on_change_and_damage_is_named(tmp_path: Path, v
     en, de = write_pairs(tmp_path, "empty", [("(Applause)", "Applaus.")])
     with pytest.raises(SateError, match="no sentence pairs left after cleaning"):
         build(tmp_path, [(en, de)], vocabs)
+
+
+def test_another_store_or_shard_in_this_ones_place_is_built_again(tmp_path: Path, vocabs, capsys) -> None:
+    """A store copied or renamed to another key (built for other files or other vocabularies: its ids index other
+    tokens) was read as this one without a word, and a shard swapped with another of its size class went unseen;
+    index.json now names its key and each shard's size."""
+    files = [write_pairs(tmp_path, "mt", sentences(30, seed=4))]
+    src, tgt = vocabs
+    ours = prepare_store(tmp_path, files, src, tgt, ["ours"], TextCleaning())
+    items = [ShardedText(ours)[i]["src"].tolist() for i in range(3)]
+    other_files = [write_pairs(tmp_path, "other", sentences(40, seed=9))]
+    theirs = prepare_store(tmp_path, other_files, src, tgt, ["theirs"], TextCleaning())
+    shutil.rmtree(ours)
+    shutil.copytree(theirs, ours)
+    with pytest.raises(SateError, match=r"not a complete MT text store .* or another store's \(its index names "
+                                        r"another key\); delete it"):
+        ShardedText(ours)
+    capsys.readouterr()
+    assert prepare_store(tmp_path, files, src, tgt, ["ours"], TextCleaning()) == ours
+    assert "another store's" in capsys.readouterr().out
+    assert [ShardedText(ours)[i]["src"].tolist() for i in range(3)] == items and len(ShardedText(ours)) == 30
+    with np.load(ours / "shard-00000.npz") as data:
+        arrays = {name: data[name] for name in data.files}
+    np.savez(ours / "shard-00000.npz", **{**arrays, "index": arrays["index"][::-1].copy(),
+                                          "source": np.concatenate([arrays["source"], arrays["source"][:1]])})
+    with pytest.raises(SateError, match="not a complete MT text store"):
+        ShardedText(ours)
 
 
 @pytest.mark.slow

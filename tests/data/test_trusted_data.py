@@ -282,3 +282,32 @@ def test_an_index_naming_files_of_no_split_of_its_own_is_refused_by_a_reader(tmp
     rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 0 and "another data directory's: recomputed" in out, out + err
     assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80
+
+
+def test_a_split_that_is_a_path_is_refused_by_every_command_that_takes_one(tmp_path: Path, prepared: Path,
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    """A split names DATA/<split>.jsonl and what is computed of it: `sate features --splits ../other/dev` read
+    another data directory's manifest and wrote its features into this one (DATA/other/dev/), exit 0. Every
+    command that takes a split name checks it as `sate prep` does, before any work."""
+    from sate.cli import main
+
+    data = copy_data(prepared, tmp_path / "data")
+    shutil.copy(prepared / "dev.jsonl", tmp_path / "dev.jsonl")  # what ../dev names from inside the copy
+    before = sorted(p.relative_to(data) for p in data.rglob("*"))
+    message = "'../dev' is not a split name (letters, digits, '.', '_' and '-')"
+    for argv, where in [(["features", "--data", str(data), "--splits", "../dev"], "--splits"),
+                        (["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "50", "--src-splits",
+                          "../dev"], "--src-splits"),
+                        (["evaluate", "--model", str(tmp_path), "--data", str(data), "--split", "../dev"], "--split"),
+                        (["analyze", "locality", "--model", str(tmp_path), "--data", str(data), "--split", "../dev",
+                          "--out", str(tmp_path / "loc")], "--split")]:
+        assert main(argv) == 2, argv
+        assert capsys.readouterr().err.strip().endswith(f"error: {where}: {message}"), argv
+    assert sorted(p.relative_to(data) for p in data.rglob("*")) == before
+    config = tmp_path / "asr.yaml"
+    config.write_text(f"task: asr\ndata:\n  dir: {data}\n  valid: ../dev\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert "data.valid must be a split name" in capsys.readouterr().err
+    config.write_text(f"task: asr\ndata:\n  dir: {data}\n  train: [train, .hidden]\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert "data.train must be a split name or a non-empty list" in capsys.readouterr().err

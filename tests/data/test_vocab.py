@@ -90,7 +90,10 @@ def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
 @pytest.mark.parametrize("argv, message", [
     (["--src-size", "40"], "give --src-size and --tgt-size (or --joint SIZE)"),
     (["--joint", "40", "--src-size", "40"], "give either --joint or --src-size/--tgt-size, not both"),
-    (["--src-size", "1", "--tgt-size", "40"], "--src-size must be >= 2, got 1"),
+    (["--src-size", "1", "--tgt-size", "40"], "--src-size must be from 2 to 1,000,000"),
+    # beyond int32, SentencePiece's "cannot parse as int" was a SyntaxError traceback
+    (["--joint", "99999999999999"], "--joint must be from 2 to 1,000,000 (the largest real vocabularies hold about "
+                                    "250,000 pieces), got 99,999,999,999,999"),
     (["--src-size", "5000", "--tgt-size", "40"], "--src-size 5000: SentencePiece training failed: Vocabulary size"),
     (["--joint", "40", "--mt-text", "nope.en", "nope.de"], "nope.en: file is missing"),
 ])

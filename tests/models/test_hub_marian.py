@@ -236,6 +236,10 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
     (bad / "config.json").write_text(json.dumps({**config, "model_type": "bart"}))
     with pytest.raises(SateError, match="needs a Marian"):
         marian_settings(bad)
+    for key in ("encoder_attention_heads", "decoder_attention_heads", "max_position_embeddings"):
+        (bad / "config.json").write_text(json.dumps({**config, key: 0}))  # 0 heads: a ZeroDivisionError traceback
+        with pytest.raises(SateError, match=f"config.json: {key} is 0; a size must be at least 1"):
+            marian_settings(bad)
     (bad / "config.json").write_text(json.dumps(config))
     (bad / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\n")
     pieces = json.loads((bad / "vocab.json").read_text())
@@ -289,3 +293,36 @@ def test_a_sate_model_with_a_marian_textual_side(embedding: str, marian_dir: Pat
 
         _, _, segments = ctc_shrink(enc.ctc_logits, enc.ctc_logits, enc.ctc_lengths)
     assert enc.memory_lengths.tolist() == (segments + 1).tolist()  # the shrunk segments, then </s>
+
+
+def test_a_shard_index_names_files_of_its_own_directory(tmp_path: Path) -> None:
+    """A `*.index.json` weight_map naming a number was a TypeError traceback, a list an unhashable-type one, and an
+    absolute path or ../ loaded another directory's weights without a word; a shard that is a directory was called
+    missing."""
+    from safetensors.torch import save_file
+
+    from sate.models.hub.files import read_weights
+
+    other = tmp_path / "other"
+    other.mkdir()
+    save_file({"w": torch.ones(2)}, str(other / "model.safetensors"))
+    directory = tmp_path / "model"
+    directory.mkdir()
+    index = directory / "model.safetensors.index.json"
+    save_file({"w": torch.zeros(2)}, str(directory / "part-1.safetensors"))
+    index.write_text(json.dumps({"weight_map": {"w": "part-1.safetensors"}}))
+    state, source = read_weights(directory)
+    assert source == index and state["w"].tolist() == [0.0, 0.0]
+    for shard, says in [(5, "names 5, not the name of a file in"), (["x"], r"names \['x'\], not the name"),
+                        (str(other / "model.safetensors"), "names '/.*other/model.safetensors', not the name"),
+                        ("../other/model.safetensors", "names '../other/model.safetensors', not the name")]:
+        index.write_text(json.dumps({"weight_map": {"w": shard}}))
+        with pytest.raises(SateError, match=f"model.safetensors.index.json: its weight_map {says}"):
+            read_weights(directory)
+    index.write_text(json.dumps({"weight_map": {}}))
+    with pytest.raises(SateError, match="its weight_map names no shard"):
+        read_weights(directory)
+    (directory / "part-2.safetensors").mkdir()
+    index.write_text(json.dumps({"weight_map": {"w": "part-2.safetensors"}}))
+    with pytest.raises(SateError, match="part-2.safetensors is a directory, not a weights file"):
+        read_weights(directory)

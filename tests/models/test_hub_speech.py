@@ -106,3 +106,37 @@ def test_speech_directory_errors(speech_hub_dir: Callable[[str, str], Path], tmp
     (bad / "preprocessor_config.json").unlink()
     with pytest.raises(SateError, match="preprocessor_config.json is missing"):
         resolve_config("asr", {"acoustic": {"type": "hf_hubert", "path": str(bad)}})
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    ({"hidden_size": 16.5}, r"hidden_size is 16.5; a size must be a whole number of at least 1"),  # TypeError
+    ({"hidden_size": -16}, r"hidden_size is -16; a size must be"),  # torch's "negative dimension"
+    ({"conv_dim": [0] * 7}, r"conv_dim is \[0, 0, 0, 0, ...\]; each layer's size must be at least 1"),  # 1/0
+    ({"conv_stride": [0] * 7}, r"conv_stride is .*; each layer's size must be at least 1"),  # at the first batch
+    ({"num_attention_heads": 3}, r"hidden_size 16 is not divisible by num_attention_heads 3"),  # ValueError
+    ({"hidden_dropout": 2.0}, r"hidden_dropout is 2.0; a dropout must be a number from 0 to 1"),  # ValueError
+    ({"layer_norm_eps": float("nan")}, r"layer_norm_eps is nan; it must be a positive number"),  # NaN losses
+    # sizes that disagree with the weights: torch's loader listed every tensor that did not fit
+    ({"hidden_size": 32}, r"says hidden_size 32, the weights have 16 "
+                          r"\(feature_projection.projection.weight\)"),
+    ({"num_hidden_layers": 1}, r"says num_hidden_layers 1, the weights have 2 \(encoder.layers\)"),
+    ({"intermediate_size": 64}, r"says intermediate_size 64, the weights have 32 \(encoder.layers.0.feed_forward"),
+    ({"conv_kernel": [10, 3, 3, 3, 3, 2, 3]}, r"says conv_kernel\[6\] 3, the weights have 2 "
+                                              r"\(feature_extractor.conv_layers.6.conv.weight\)"),
+    ({"conv_dim": [16] * 8, "conv_kernel": [10, 3, 3, 3, 3, 2, 2, 2], "conv_stride": [5, 2, 2, 2, 2, 2, 2, 2]},
+     r"says 8 convolutions \(conv_dim\), the weights have 7"),
+])
+def test_a_speech_config_that_cannot_build_its_weights_is_one_line(change: dict[str, Any], message: str,
+                                                                    speech_hub_dir: Callable[[str, str], Path],
+                                                                    tmp_path: Path) -> None:
+    """Hostile or mistaken sizes in a wav2vec2 config.json were tracebacks, a silent NaN or a list of every tensor;
+    each is one line naming the key, when the config is resolved, before anything is built."""
+    from sate.models.config import resolve_config
+
+    bad = tmp_path / "bad"
+    shutil.copytree(speech_hub_dir("hf_wav2vec2", "group"), bad)
+    config = json.loads((bad / "config.json").read_text())
+    (bad / "config.json").write_text(json.dumps({**config, **change}))
+    with pytest.raises(SateError, match=rf"^{bad}/config.json:? {message}") as err:
+        resolve_config("asr", {"acoustic": {"type": "hf_wav2vec2", "path": str(bad)}})
+    assert len(str(err.value)) < 300

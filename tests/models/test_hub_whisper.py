@@ -253,6 +253,40 @@ def test_bad_model_files(tmp_path: Path) -> None:
         whisper_sizes(bad)
 
 
+def test_sizes_read_from_shapes_that_cannot_hold_them(tmp_path: Path) -> None:
+    """A CTranslate2 file's sizes are its shapes: a shape of another rank, one with an axis of 0 (which holds no
+    bytes, so any other axis passes the file-size check), a table narrower than d_model or num_heads that is not a
+    whole number is one line naming the variable. They were ValueError tracebacks, a 6 TB allocation from a shape
+    [4000000000, 0], and 1.5 heads decoded as 1 without a word."""
+    from sate.models.hub.whisper_decoder import decoder_sizes
+
+    def side(width: str, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
+        return {width: np.zeros(shape, np.float16), "position_encodings/encodings": np.zeros((8, 4), np.float16),
+                "layer_0/ffn/linear_0/weight": np.zeros((8, 4), np.float16), "num_heads": np.array(2, np.int16)}
+
+    good = {**{f"encoder/{k}": v for k, v in side("conv1/weight", (4, 80, 3)).items()},
+            **{f"decoder/{k}": v for k, v in side("embeddings/weight", (60, 4)).items()}}
+    path = tmp_path / "model.bin"
+    write_model_bin(path, "WhisperSpec", 3, good)
+    assert asdict(whisper_sizes(tmp_path)) == {"d_model": 4, "layers": 1, "heads": 2, "ffn": 8, "mel_bins": 80,
+                                               "positions": 8}
+    assert (decoder_sizes(tmp_path).vocab, decoder_sizes(tmp_path).d_model) == (60, 4)
+    f16 = np.float16
+    bad = {"encoder/conv1/weight": (np.zeros((4, 240), f16), r"has the shape \[4, 240\]; expected 3 sizes"),
+           "decoder/embeddings/weight": (np.zeros((60, 4, 1), f16), r"has the shape \[60, 4, 1\]; expected 2 sizes"),
+           "encoder/position_encodings/encodings": (np.zeros((4_000_000_000, 0), f16),
+                                                    r"has the shape \[4000000000, 0\]; expected 2 sizes of at least"),
+           "decoder/position_encodings/encodings": (np.zeros((1_000_000, 1), f16),
+                                                    r"is 1 wide, but d_model is 4 \(decoder/embeddings/weight\)"),
+           "encoder/layer_0/ffn/linear_0/weight": (np.zeros(32, f16), r"has the shape \[32\]; expected 2 sizes"),
+           "encoder/num_heads": (np.array(float("nan"), np.float32), r"is nan; expected a whole number"),
+           "decoder/num_heads": (np.array(1.5, np.float32), r"is 1.5; expected a whole number")}
+    for name, (value, message) in bad.items():
+        write_model_bin(path, "WhisperSpec", 3, {**good, name: value})
+        with pytest.raises(SateError, match=rf"^{re.escape(str(path))}: {re.escape(name)} {message}"):
+            whisper_sizes(tmp_path) if name.startswith("encoder/") else decoder_sizes(tmp_path)
+
+
 def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.nn.Module]) -> None:
     (tmp_path / "config.json").write_text("{}")
     with pytest.raises(SateError, match=r"not a Whisper model directory: expected model.bin .* or config.json with"):

@@ -63,6 +63,16 @@ def test_a_baseline_given_that_is_no_system_is_refused(tmp_path: Path, capsys: p
     assert "p vs cascade (BLEU / chrF)" in capsys.readouterr().out
 
 
+def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--splits tst-COMMON tst-COMMON` wrote every row twice, exit 0, and the baseline's second row was tested
+    against the first (p = 1.000 beside the system the table compares with)."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON", "dev", "tst-COMMON"]) == 2
+    assert capsys.readouterr().err.strip() == "sate report: error: --splits: tst-COMMON given twice"
+    assert not (tmp_path / "results.md").exists()
+
+
 def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_system(tmp_path, "st", SYSTEMS["st"], REFS)
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])

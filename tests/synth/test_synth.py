@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 import shutil
@@ -274,6 +275,8 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     (["--dev-size", "0"], "--dev-size must be >= 1"),
     (["--test-size", "-2"], "--test-size must be >= 1"),
     (["--jobs", "0"], "--jobs must be >= 1"),
+    # a process per job: --jobs 1000000 started processes until the machine ran out (4,645, load 372)
+    (["--jobs", "1000000"], "--jobs 1,000,000: at most "),
 ])
 def test_cli_rejects_bad_options_by_name(tmp_path: Path, capsys: pytest.CaptureFixture, extra: list[str],
                                          message: str) -> None:
@@ -327,3 +330,23 @@ def test_a_damaged_talk_record_voices_the_talk_again(tmp_path: Path, synth_corpu
         synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
         assert wav.read_bytes() == before and json.loads(sidecar.read_text())["segments"]
     assert read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
+
+
+def test_a_ding_package_that_does_not_unpack_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`dpkg-deb -x` failing on the downloaded package (damaged, or a full disk) was a CalledProcessError
+    traceback. Here apt-get and dpkg-deb are stand-ins on PATH: no network is needed."""
+    from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, fetch_ding
+
+    if (Path("/") / DING_PATH_IN_PACKAGE).exists():
+        pytest.skip("the Ding dictionary is installed: fetch_ding never downloads")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    (tools / "apt-get").write_text(f"#!/bin/sh\ntouch {DING_PACKAGE}_1.0_all.deb\n")
+    (tools / "dpkg-deb").write_text("#!/bin/sh\necho 'dpkg-deb: error: archive is damaged' >&2\nexit 2\n")
+    for tool in tools.iterdir():
+        tool.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    with pytest.raises(SateError, match=rf"`dpkg-deb -x {DING_PACKAGE}_1.0_all.deb` failed \(dpkg-deb: error: "
+                                        r"archive is damaged\); retry, or unpack the package by hand"):
+        fetch_ding(tmp_path / "cache")
+    assert not (tmp_path / "cache").exists()

@@ -180,8 +180,8 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
                                                                               "utterances": 5}))),
     }
     for name, (says, damage) in damages.items():
-        where = tmp_path / name
-        where.mkdir()
+        where = tmp_path / name / "good"  # the folder's name is the cache's key
+        where.mkdir(parents=True)
         for file, data in good.items():
             (where / file).write_bytes(data)
         damage(where)
@@ -191,8 +191,8 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
         with pytest.raises(SateError, match=f"{says}.*delete .*{name}.* and train again") as err:
             FrozenStates(audio, where, "dev")
         assert "\n" not in str(err.value)
-    in_place = tmp_path / "flipped"
-    in_place.mkdir()
+    in_place = tmp_path / "flipped" / "good"
+    in_place.mkdir(parents=True)
     for file, data in good.items():
         (in_place / file).write_bytes(data)
     with (in_place / "dev.npy").open("r+b") as f:
@@ -205,8 +205,22 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
     for i in (0, 1, 2, 4):
         assert torch.equal(damaged[i]["feats"], cached[i]["feats"])
     utt = audio.rows[3]["id"]
-    with pytest.raises(SateError, match=f"flipped/dev.npy: the states of {utt} .* do not match their checksum"):
+    with pytest.raises(SateError, match=f"flipped/good/dev.npy: the states of {utt} .* do not match their checksum"):
         damaged[3]
+
+
+def test_another_models_cache_in_this_ones_place_is_computed_again(whisper_hub_dir: Path, prepared_data: Path,
+                                                                   tmp_path: Path) -> None:
+    """A cache folder copied or renamed to another key (another model's frozen states where this model's go) keeps
+    every size and checksum: it was trained on without a word. Its record names the key it was computed for."""
+    audio = _cached_dev(whisper_hub_dir, prepared_data, tmp_path / "0123456789abcdef")
+    assert problem(tmp_path / "0123456789abcdef", "dev", prepared_data / "dev.jsonl") is None
+    shutil.copytree(tmp_path / "0123456789abcdef", tmp_path / "fedcba9876543210")
+    why = problem(tmp_path / "fedcba9876543210", "dev", prepared_data / "dev.jsonl")
+    assert why is not None and re.search(r"fedcba9876543210/dev.npy holds the frozen states of the cache "
+                                         r"'0123456789abcdef', not of fedcba9876543210 \(another model's", why), why
+    with pytest.raises(SateError, match=r"not of fedcba9876543210 .*; delete .*fedcba9876543210 and train again"):
+        FrozenStates(audio, tmp_path / "fedcba9876543210", "dev")
 
 
 def test_training_computes_a_damaged_cache_again(make_config: Callable[..., Path], tmp_path: Path,

@@ -95,7 +95,7 @@ def test_a_text_batch_cap_below_the_longest_pair_is_one_line(tmp_path: Path, mak
 @pytest.mark.parametrize(("weight", "settings", "message"), [
     (0.0, ["data.mt_text=[[a.en, a.de]]"], "data.mt_text is set but model.loss.mt_text_weight is 0"),
     (0.0, ["batch.mt_tokens=500"], "batch.mt_tokens is set but does nothing"),
-    (1.0, ["data.mt_text=[[missing.en, missing.de]]"], "data.mt_text: missing.en is missing"),
+    (1.0, ["data.mt_text=[[missing.en, missing.de]]"], "data.mt_text: missing.en: file is missing"),
 ])
 def test_the_text_keys_are_checked_before_training(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                    weight: float, settings: list[str], message: str) -> None:
@@ -123,5 +123,5 @@ def test_a_directory_as_mt_text_is_named_for_what_it_is(tmp_path: Path, make_con
     (tmp_path / "corpus").mkdir()
     config = load_training_config(_config(make_config, tmp_path, prepared_data),
                                   [f"data.mt_text=[[{tmp_path / 'corpus'}, {tmp_path / 'corpus'}]]"])
-    with pytest.raises(SateError, match=r"data.mt_text: .*corpus is a directory, not a text file"):
+    with pytest.raises(SateError, match=r"data.mt_text: .*corpus: is a directory, not a text file"):
         train(config, tmp_path / "exp")

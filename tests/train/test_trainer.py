@@ -443,3 +443,36 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
     assert trainer_conf.max_steps == 3 and trainer_conf.max_minutes is None and trainer_conf.max_epochs >= 3
     with pytest.raises(SateError, match="last.ckpt is missing"):
         steps_of(tmp_path / "nothing")
+    saved = torch.load(tmp_path / "first" / "checkpoints" / "last.ckpt", weights_only=True)
+    for step in (-1, 0, 10**20):  # -1 is Lightning's "no limit": it trained without end
+        (tmp_path / "edited" / "checkpoints").mkdir(parents=True, exist_ok=True)
+        torch.save({**saved, "global_step": step}, tmp_path / "edited" / "checkpoints" / "last.ckpt")
+        with pytest.raises(SateError, match=f"last.ckpt records {step} updates, not a whole number of at least one"):
+            steps_of(tmp_path / "edited")
+
+
+def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--accelerator gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an
+    OverflowError and 0 the default without a word; `--num-nodes 2` without a launcher waited for the other
+    machines for ever, deaf to Ctrl-C and kill, and 0 was a ZeroDivisionError."""
+    from sate.numbers import max_jobs
+    from sate.train.trainer import LAUNCHER_VARIABLES, check_devices, check_nodes
+
+    assert check_devices("cpu", None, 0) == 1 and check_devices("gpu", None, 4) == 4
+    assert check_devices("cpu", 2, 0) == 2 and check_devices("gpu", 3, 4) == 3
+    with pytest.raises(SateError, match="--accelerator gpu: torch sees no GPU on this machine"):
+        check_devices("gpu", None, 0)
+    for devices in (0, -1, 10**20, max_jobs() + 1):
+        with pytest.raises(SateError, match=rf"--devices {devices:,}: from 1 to {max_jobs()} on this machine"):
+            check_devices("cpu", devices, 0)
+    with pytest.raises(SateError, match=r"--devices 5: from 1 to 4 on this machine \(its GPUs\)"):
+        check_devices("gpu", 5, 4)
+    for name in LAUNCHER_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    check_nodes(1)
+    for nodes, says in ((0, "--num-nodes 0: from 1 to 10,000 machines"),
+                        (2, "--num-nodes 2: a run over several machines is started on each of them by a launcher")):
+        with pytest.raises(SateError, match=says):
+            check_nodes(nodes)
+    monkeypatch.setenv("WORLD_SIZE", "2")  # what torchrun or a manual launch sets on each machine
+    check_nodes(2)

@@ -10,10 +10,14 @@ leaves small text pointers where the weights should be; they are recognised and 
 
 from __future__ import annotations
 
+import json
+import re
+import struct
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping, read_checkpoint, read_json
 
 # The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
@@ -52,7 +56,8 @@ def _check_not_pointer(path: Path) -> None:
 def _read_one(path: Path) -> dict[str, object]:
     """A weights file's entries by name, not yet checked to be tensors."""
     if not path.is_file():
-        raise SateError(f"{path} is missing: is {path.parent} a complete download?")
+        what = "is a directory, not a weights file" if path.is_dir() else "is missing"
+        raise SateError(f"{path} {what}: is {path.parent} a complete download?")
     _check_not_pointer(path)
     if path.suffix == ".safetensors":
         from safetensors import SafetensorError
@@ -77,8 +82,15 @@ def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
         weight_map = read_json(path).get("weight_map")
         if not isinstance(weight_map, dict):
             raise SateError(f"{path}: no weight_map")
+        shards = list(weight_map.values())
+        # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
+        # loaded another directory's weights without a word
+        odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
+        if odd or not shards:
+            what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
+            raise SateError(f"{path}: its weight_map {what}")
         state: dict[str, object] = {}
-        for shard in sorted(set(weight_map.values())):
+        for shard in sorted(set(shards)):
             state.update(_read_one(directory / shard))
     else:
         state = _read_one(path)
@@ -94,5 +106,59 @@ def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, .
         raise SateError(f"{path}: no {key!r}; the model cannot be built without it")
     value = config[key]
     if isinstance(value, bool) != (kind is bool) or not isinstance(value, kind):
-        raise SateError(f"{path}: {key} has the unexpected value {value!r}")
+        raise SateError(f"{path}: {key} has the unexpected value {shown(value)}")
     return value
+
+
+def positive_sizes(config: RawMapping, keys: tuple[str, ...], path: Path) -> list[int]:
+    """config.json's sizes ``keys``, each a whole number of at least 1, or one line naming the key (0 heads would
+    end in a division by zero)."""
+    values = [get_key(config, key, path, int) for key in keys]
+    for key, value in zip(keys, values, strict=True):
+        if value < 1:
+            raise SateError(f"{path}: {key} is {value}; a size must be at least 1")
+    return values
+
+
+Claims = list[tuple[str, int, str, int]]  # (config key, its value, the tensor that holds the size, which axis)
+
+
+def check_config_sizes(path: Path, shapes: Mapping[str, Sequence[int]], prefix: str, claims: Claims) -> None:
+    """config.json's sizes against the weights' shapes (names without ``prefix``): one line for the first that
+    differs ("config.json says d_model 16, the weights have 32"), where comparing tensors would list each of them,
+    a config with fewer layers than the weights would load without a word, and a huge size would be allocated
+    before any comparison. ``encoder_layers``/``decoder_layers`` count the ``layers.N.`` names."""
+    for key, said, tensor, axis in claims:
+        if key.endswith("_layers"):
+            found: int | None = 1 + max((int(m.group(1)) for name in shapes
+                                         if (m := re.match(r"layers\.(\d+)\.", name))), default=-1)
+        else:
+            shape = shapes.get(tensor)
+            found = int(shape[axis]) if shape is not None and len(shape) > axis else None
+        if found is not None and found != said:
+            raise SateError(f"{path} says {key} {said}, the weights have {found} ({prefix}{tensor})")
+
+
+SAFETENSORS_HEADER_MAX = 100_000_000  # bytes; a real header lists names, shapes and offsets (a few MB at most)
+
+
+def safetensors_shapes(path: Path) -> dict[str, tuple[int, ...]] | None:
+    """Every tensor's shape in a safetensors file, from its header (an 8-byte length and that much JSON), without
+    the weights and without torch: sizes are compared with config.json when a config is resolved, before anything
+    is built. None when the file is absent or its header unreadable (the weights' reader then says why)."""
+    try:
+        with open(path, "rb") as f:
+            (length,) = struct.unpack("<Q", f.read(8))
+            if length > SAFETENSORS_HEADER_MAX:
+                return None
+            header = json.loads(f.read(length))
+    except (OSError, struct.error, ValueError, RecursionError):
+        return None
+    if not isinstance(header, dict):
+        return None
+    shapes = {}
+    for name, entry in header.items():
+        shape = entry.get("shape") if isinstance(entry, dict) else None
+        if name != "__metadata__" and isinstance(shape, list) and all(isinstance(n, int) for n in shape):
+            shapes[name] = tuple(shape)
+    return shapes

@@ -18,9 +18,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import RawMapping
-from sate.models.hub.files import get_key, hub_directory, read_json
+from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
+from sate.numbers import is_number
 
 MARIAN = "hf_marian"
 WHISPER = "whisper"
@@ -32,6 +33,9 @@ MARIAN_ACTIVATIONS = ("swish", "silu", "gelu", "gelu_new", "relu")
 MARIAN_REQUIRED = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "decoder_layers",
                    "decoder_attention_heads", "decoder_ffn_dim", "activation_function", "scale_embedding",
                    "max_position_embeddings", "vocab_size", "pad_token_id", "eos_token_id", "decoder_start_token_id")
+# Of those, the sizes: whole numbers of at least 1.
+MARIAN_SIZES = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "decoder_layers",
+                "decoder_attention_heads", "decoder_ffn_dim", "max_position_embeddings", "vocab_size")
 # Keys every transformers config has, with the default a file may leave out.
 MARIAN_OPTIONAL = {"tie_word_embeddings": True, "share_encoder_decoder_embeddings": True}
 # Speech config.json keys -> our hub names (the torchaudio builder's arguments, shortened).
@@ -43,6 +47,10 @@ SPEECH_KEYS = {"conv_bias": "conv_bias", "hidden_size": "hidden_size", "num_conv
                "layer_norm_eps": "layer_norm_eps"}
 SPEECH_BOOLS = ("conv_bias", "do_stable_layer_norm")
 WAVLM_KEYS = {"num_buckets": "num_buckets", "max_bucket_distance": "max_distance"}
+# Of those, the sizes (whole numbers >= 1) and the rates (dropouts, from 0 to 1).
+SPEECH_SIZES = ("hidden_size", "num_conv_pos_embeddings", "num_conv_pos_embedding_groups", "num_hidden_layers",
+                "num_attention_heads", "intermediate_size", "num_buckets", "max_bucket_distance")
+SPEECH_RATES = ("feat_proj_dropout", "attention_dropout", "activation_dropout", "hidden_dropout", "layerdrop")
 SAMPLE_RATE = 16000
 
 
@@ -99,7 +107,7 @@ def marian_settings(path: str | Path) -> MarianHub:
     config_path = directory / "config.json"
     config = read_json(config_path)
     if config.get("model_type") != "marian":
-        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, textual.type hf_marian "
+        raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, textual.type hf_marian "
                         "needs a Marian (OPUS-MT) model")
     kinds = {"activation_function": str, "scale_embedding": bool}
     hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
@@ -109,8 +117,11 @@ def marian_settings(path: str | Path) -> MarianHub:
         raise SateError(f"{config_path}: separate source and target vocabularies (share_encoder_decoder_embeddings "
                         "false) are not supported; OPUS-MT bilingual models share one")
     if hub["activation_function"] not in MARIAN_ACTIVATIONS:
-        raise SateError(f"{config_path}: activation_function {hub['activation_function']!r} is not one of "
+        raise SateError(f"{config_path}: activation_function {shown(hub['activation_function'])} is not one of "
                         f"{', '.join(MARIAN_ACTIVATIONS)}")
+    for key in MARIAN_SIZES:  # 0 heads was a ZeroDivisionError traceback in the check below
+        if hub[key] < 1:
+            raise SateError(f"{config_path}: {key} is {hub[key]}; a size must be at least 1")
     if hub["d_model"] % 2 or hub["d_model"] % hub["encoder_attention_heads"] or \
             hub["d_model"] % hub["decoder_attention_heads"]:
         raise SateError(f"{config_path}: d_model {hub['d_model']} must be even and divisible by the heads")
@@ -127,14 +138,14 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     config = read_json(config_path)
     model_type = SPEECH_TYPES[kind]
     if config.get("model_type") != model_type:
-        raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, acoustic.type {kind} needs "
-                        f"{model_type!r}")
+        raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, acoustic.type {kind} needs "
+                        f"{shown(model_type)}")
     norm = get_key(config, "feat_extract_norm", config_path, str)
     if norm not in ("group", "layer"):
-        raise SateError(f"{config_path}: feat_extract_norm {norm!r} is not group or layer")
+        raise SateError(f"{config_path}: feat_extract_norm {shown(norm)} is not group or layer")
     for key in ("feat_extract_activation", "hidden_act"):
         if config.get(key, "gelu") != "gelu":
-            raise SateError(f"{config_path}: {key} {config[key]!r} is not supported (only gelu)")
+            raise SateError(f"{config_path}: {key} {shown(config[key])} is not supported (only gelu)")
     for key in ("add_adapter", "conv_pos_batch_norm"):
         if config.get(key):
             raise SateError(f"{config_path}: {key} true is not supported")
@@ -144,6 +155,10 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     keys = {**SPEECH_KEYS, **(WAVLM_KEYS if model_type == "wavlm" else {})}
     sizes = {name: get_key(config, key, config_path, bool if key in SPEECH_BOOLS else (int, float))
              for key, name in keys.items()}
+    check_speech_values(config, list(keys), layers, config_path)
+    shapes = safetensors_shapes(directory / "model.safetensors")
+    if shapes is not None:  # before anything is built of these sizes
+        check_speech_shapes(config, layers, model_type, shapes, config_path)
     prep_path = directory / "preprocessor_config.json"
     if not prep_path.is_file():
         raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
@@ -158,14 +173,59 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
                      do_normalize=bool(get_key(prep, "do_normalize", prep_path, bool)))
 
 
+def check_speech_values(config: RawMapping, keys: list[str], layers: list[list], path: Path) -> None:
+    """The sizes of a speech config.json whole numbers >= 1 that build a model, the rates from 0 to 1, the epsilon
+    positive: a size of 16.5 was a TypeError traceback, a negative one torch's "negative dimension", a conv_dim of
+    0 a ZeroDivisionError, a stride of 0 failed at the first batch, 3 heads of 16 and a dropout of 2 were
+    ValueError tracebacks, and a NaN epsilon trained on NaN without a word."""
+    for key in keys:
+        value = config[key]
+        if key in SPEECH_SIZES and (not isinstance(value, int) or value < 1):
+            raise SateError(f"{path}: {key} is {shown(value)}; a size must be a whole number of at least 1")
+        if key in SPEECH_RATES and not (is_number(value) and 0 <= value <= 1):
+            raise SateError(f"{path}: {key} is {shown(value)}; a dropout must be a number from 0 to 1")
+        if key == "layer_norm_eps" and not (is_number(value) and value > 0):
+            raise SateError(f"{path}: layer_norm_eps is {shown(value)}; it must be a positive number")
+    for key, values in zip(("conv_dim", "conv_kernel", "conv_stride"), layers, strict=True):
+        if not values or any(isinstance(v, bool) or v < 1 for v in values):
+            raise SateError(f"{path}: {key} is {shown(values)}; each layer's size must be at least 1")
+    hidden = config["hidden_size"]
+    for key in ("num_attention_heads", "num_conv_pos_embedding_groups"):
+        if hidden % config[key]:
+            raise SateError(f"{path}: hidden_size {hidden} is not divisible by {key} {config[key]}")
+
+
+def check_speech_shapes(config: RawMapping, layers: list[list], model_type: str,
+                        shapes: dict[str, tuple[int, ...]], path: Path) -> None:
+    """A speech config.json's sizes against its model.safetensors header, before anything is built: one line for
+    the first that differs, where the weights' loader listed every tensor that did not fit."""
+    prefix = f"{model_type}."  # a model saved with a head (Wav2Vec2ForCTC) names its base model so
+    shapes = {k[len(prefix):] if k.startswith(prefix) else k: v for k, v in shapes.items()}
+    encoder = {k[len("encoder."):]: v for k, v in shapes.items() if k.startswith("encoder.")}
+    check_config_sizes(path, encoder, "encoder.", [
+        ("intermediate_size", config["intermediate_size"], "layers.0.feed_forward.intermediate_dense.weight", 0),
+        ("num_hidden_layers", config["num_hidden_layers"], "layers", 0)])
+    conv_dim, conv_kernel, _ = layers
+    claims: Claims = [("hidden_size", config["hidden_size"], "feature_projection.projection.weight", 0)]
+    claims += [(f"conv_dim[{i}]", size, f"feature_extractor.conv_layers.{i}.conv.weight", 0)
+               for i, size in enumerate(conv_dim)]
+    claims += [(f"conv_kernel[{i}]", size, f"feature_extractor.conv_layers.{i}.conv.weight", 2)
+               for i, size in enumerate(conv_kernel)]
+    check_config_sizes(path, shapes, "", claims)
+    convs = sum(1 for k in shapes if k.startswith("feature_extractor.conv_layers.") and k.endswith(".conv.weight"))
+    if convs and convs != len(conv_dim):
+        raise SateError(f"{path} says {len(conv_dim)} convolutions (conv_dim), the weights have {convs} "
+                        "(feature_extractor.conv_layers)")
+
+
 def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: dict[str, int | bool],
                 where: str) -> None:
     """Sizes from a directory into `section`; a size the config gives must agree with it."""
     for key, value in sizes.items():
         mine = given.get(section, {}).get(key) if isinstance(given.get(section), dict) else None
         if mine is not None and mine != value:
-            raise SateError(f"model config: {section}.{key} is {mine!r} but {where} says {value!r}; a hub model's "
-                            f"sizes come from its directory (leave {section}.{key} out)")
+            raise SateError(f"model config: {section}.{key} is {shown(mine)} but {where} says {shown(value)}; a hub "
+                            f"model's sizes come from its directory (leave {section}.{key} out)")
         resolved[section][key] = value
 
 

@@ -23,16 +23,8 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import read_json, read_weights
-from sate.models.hub.whisper_files import (
-    Claims,
-    check_config_sizes,
-    ct2_index,
-    ct2_stack,
-    header_shapes,
-    positive_sizes,
-    whisper_format,
-)
+from sate.models.hub.files import Claims, check_config_sizes, positive_sizes, read_json, read_weights
+from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -160,8 +152,8 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(path, *found, decoder_claims(sizes))
         return sizes
-    shapes, layers, heads = ct2_stack(directory, "decoder", ("embeddings/weight", "position_encodings/encodings"))
-    vocab, d_model = shapes["decoder/embeddings/weight"]
+    shapes, layers, heads, d_model = ct2_stack(directory, "decoder", ("embeddings/weight", 2, 1))
+    vocab = shapes["decoder/embeddings/weight"][0]
     return DecoderSizes(d_model, layers, heads, shapes["decoder/layer_0/ffn/linear_0/weight"][0], vocab,
                         shapes["decoder/position_encodings/encodings"][0])
 

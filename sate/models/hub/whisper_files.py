@@ -15,17 +15,23 @@ without importing the model code that imports the config.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
 import torch
 
-from sate.errors import SateError
-from sate.files import RawMapping
+from sate.errors import SateError, shown
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
-from sate.models.hub.files import WEIGHT_FILES, get_key, hub_directory, read_json, read_weights
+from sate.models.hub.files import (
+    WEIGHT_FILES,
+    Claims,
+    check_config_sizes,
+    hub_directory,
+    positive_sizes,
+    read_json,
+    read_weights,
+)
 
 CT2_FILE = "model.bin"
 CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
@@ -72,49 +78,37 @@ def ct2_index(directory: Path) -> ModelIndex:
     return index
 
 
-def ct2_stack(directory: Path, side: str, need: tuple[str, ...]) -> tuple[dict[str, tuple[int, ...]], int, int]:
-    """The variable shapes of a CTranslate2 Whisper file and the layer and head counts of its ``side`` stack
-    ("encoder" or "decoder"); ``need``: the variables under ``side/`` the caller reads its sizes from."""
+def ct2_stack(directory: Path, side: str, width: tuple[str, int, int]) -> tuple[dict[str, tuple[int, ...]], int,
+                                                                           int, int]:
+    """The variable shapes of a CTranslate2 Whisper file, and the layer count, head count and d_model of its
+    ``side`` stack ("encoder" or "decoder"); ``width``: the variable under ``side/`` that holds d_model, its rank
+    and the axis. Every shape a size is read from must have its rank and no axis of 0, and the position encodings
+    and the first feed-forward layer must be d_model wide: a shape [4000000000, 0] holds no bytes, so a size read
+    from it was allocated whole (a 75 MB file asked for 6 TB), a shape of another rank was a ValueError traceback,
+    and num_heads 1.5 was decoded as 1 head without a word."""
     index = ct2_index(directory)
     shapes = {k: tuple(v.shape) for k, v in index.variables.items()}
-    missing = [k for k in (f"{side}/{n}" for n in (*need, "layer_0/ffn/linear_0/weight", "num_heads"))
-               if k not in shapes]
+    source, source_rank, axis = width
+    ranks = {source: source_rank, "position_encodings/encodings": 2, "layer_0/ffn/linear_0/weight": 2,
+             "num_heads": 0}
+    missing = [f"{side}/{name}" for name in ranks if f"{side}/{name}" not in shapes]
     if missing:
         raise SateError(f"{index.path}: no {', '.join(missing)}")
+    for name, rank in ranks.items():
+        shape = shapes[f"{side}/{name}"]
+        if len(shape) != rank or 0 in shape:
+            expected = "one number" if rank == 0 else f"{rank} sizes of at least 1"
+            raise SateError(f"{index.path}: {side}/{name} has the shape {list(shape)}; expected {expected}")
+    d_model = shapes[f"{side}/{source}"][axis]
+    for name in ("position_encodings/encodings", "layer_0/ffn/linear_0/weight"):
+        if shapes[f"{side}/{name}"][1] != d_model:
+            raise SateError(f"{index.path}: {side}/{name} is {shapes[f'{side}/{name}'][1]} wide, but d_model is "
+                            f"{d_model} ({side}/{source})")
     layers = sum(1 for k in shapes if re.fullmatch(rf"{side}/layer_\d+/ffn/linear_0/weight", k))
-    heads = int(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
-    if heads < 1:
-        raise SateError(f"{index.path}: {side}/num_heads is {heads}; a size must be at least 1")
-    return shapes, layers, heads
-
-
-def positive_sizes(config: RawMapping, keys: tuple[str, ...], path: Path) -> list[int]:
-    """config.json's sizes ``keys``, each a whole number of at least 1, or one line naming the key (0 heads would
-    end in a division by zero)."""
-    values = [get_key(config, key, path, int) for key in keys]
-    for key, value in zip(keys, values, strict=True):
-        if value < 1:
-            raise SateError(f"{path}: {key} is {value}; a size must be at least 1")
-    return values
-
-
-Claims = list[tuple[str, int, str, int]]  # (config key, its value, the tensor that holds the size, which axis)
-
-
-def check_config_sizes(path: Path, shapes: Mapping[str, Sequence[int]], prefix: str, claims: Claims) -> None:
-    """config.json's sizes against the weights' shapes (names without ``prefix``): one line for the first that
-    differs ("config.json says d_model 16, the weights have 32"), where comparing tensors would list each of them,
-    a config with fewer layers than the weights would load without a word, and a huge size would be allocated
-    before any comparison. ``encoder_layers``/``decoder_layers`` count the ``layers.N.`` names."""
-    for key, said, tensor, axis in claims:
-        if key.endswith("_layers"):
-            found: int | None = 1 + max((int(m.group(1)) for name in shapes
-                                         if (m := re.match(r"layers\.(\d+)\.", name))), default=-1)
-        else:
-            shape = shapes.get(tensor)
-            found = int(shape[axis]) if shape is not None and len(shape) > axis else None
-        if found is not None and found != said:
-            raise SateError(f"{path} says {key} {said}, the weights have {found} ({prefix}{tensor})")
+    heads = float(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
+    if not heads.is_integer() or heads < 1:
+        raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1")
+    return shapes, layers, int(heads), d_model
 
 
 def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]], str] | None:
@@ -149,9 +143,9 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         config_path = directory / "config.json"
         config = read_json(config_path)
         if config.get("model_type") != "whisper":
-            raise SateError(f"{config_path}: model_type is {config.get('model_type')!r}, not whisper")
+            raise SateError(f"{config_path}: model_type is {shown(config.get('model_type'))}, not whisper")
         if config.get("activation_function", "gelu") != "gelu":
-            raise SateError(f"{config_path}: activation_function {config['activation_function']!r} (only gelu)")
+            raise SateError(f"{config_path}: activation_function {shown(config['activation_function'])} (only gelu)")
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         sizes = WhisperSizes(*positive_sizes(config, keys, config_path))
@@ -159,8 +153,8 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(config_path, *found, encoder_claims(sizes))
         return sizes
-    shapes, layers, heads = ct2_stack(directory, "encoder", ("conv1/weight", "position_encodings/encodings"))
-    d_model, mel_bins, _ = shapes["encoder/conv1/weight"]
+    shapes, layers, heads, d_model = ct2_stack(directory, "encoder", ("conv1/weight", 3, 0))
+    mel_bins = shapes["encoder/conv1/weight"][1]
     return WhisperSizes(d_model, layers, heads, shapes["encoder/layer_0/ffn/linear_0/weight"][0], mel_bins,
                         shapes["encoder/position_encodings/encodings"][0])
 

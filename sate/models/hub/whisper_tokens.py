@@ -73,7 +73,7 @@ class WhisperTokens:
             try:
                 raw += bytes(BYTES[char] for char in self.tokens[token])
             except KeyError:
-                raise SateError(f"{self.source}: token {token} ({self.tokens[token]!r}) is not byte-level BPE"
+                raise SateError(f"{self.source}: token {token} ({shown(self.tokens[token])}) is not byte-level BPE"
                                 ) from None
         return raw.decode("utf-8", errors="replace").strip()
 
