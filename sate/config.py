@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import SateError, shown
-from sate.files import atomic_write_text
+from sate.files import atomic_write_text, not_a_file
 
 
 class SafeValues(yaml.SafeLoader):
@@ -107,6 +107,8 @@ def _yaml_bytes(path: Path) -> bytes:
     """The bytes of a config: a file, or a pipe (`sate train --config <(sed ... base.yaml)`), read up to one byte
     past MAX_YAML_BYTES so that neither a large file nor an endless stream is read whole; a directory or a device is
     named for what it is (all were "config file not found")."""
+    if path.is_symlink() and not path.exists():
+        not_a_file(path, "a config file")  # a loop or a broken symlink, named for what it is
     if not path.exists():
         raise SateError(f"{path}: config file not found")
     if path.is_dir():

@@ -62,6 +62,25 @@ def real_path(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
+def not_a_file(path: Path, what: str) -> None:
+    """Refuse ``path`` where something other than a regular file is there (a directory, a named pipe, a device, a
+    symlink loop or a broken symlink), naming it: each was called "missing", and the command that message advised
+    then said it was there. Silent where a file is, or nothing: the caller says what a missing file means."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError as err:
+        if err.errno == errno.ELOOP:
+            raise SateError(f"{path}: a symlink loop (it leads back to itself), not {what}") from None
+        if os.path.islink(path):
+            raise SateError(f"{path}: a broken symlink (to {os.readlink(path)}, which is not there), not {what}") \
+                from None
+        return
+    if not stat.S_ISREG(mode):
+        kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
+            "a device or socket"
+        raise SateError(f"{path}: {kind}, not {what}")
+
+
 def temp_prefix(name: str) -> str:
     """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
     ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""

@@ -16,6 +16,7 @@ from sate.files import (
     atomic_torch_save,
     atomic_write_lines,
     atomic_write_text,
+    not_a_file,
     read_checkpoint,
     replace_together,
 )
@@ -143,3 +144,36 @@ def test_a_checkpoint_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Pat
             read_checkpoint(path)
     with pytest.raises(SateError, match="^checkpoint not found: "):
         read_checkpoint(tmp_path / "missing.pt")
+
+
+def test_a_file_that_is_something_else_is_named_for_what_it_is(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """A split's manifest, a pack's sate.yaml, a model.bin, a preprocessor config, `--steps-from`'s last.ckpt or
+    an ESPnet config that was a directory, a pipe, a device, a symlink loop or a broken symlink was "missing",
+    and a config that was a loop "not found": the advised command then said it was there."""
+    from sate.cli import main
+    from sate.decode.pack import read_pack_yaml
+    from sate.models.hub.ctranslate2_file import read_index
+
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "broken").symlink_to(tmp_path / "gone")
+    (tmp_path / "file").write_text("x")
+    for name, kind in [("dir", "a directory"), ("pipe", "a named pipe"), ("/dev/null", "a device or socket"),
+                       ("loop", "a symlink loop \\(it leads back to itself\\)"),
+                       ("broken", f"a broken symlink \\(to {tmp_path}/gone, which is not there\\)")]:
+        with pytest.raises(SateError, match=f"^{tmp_path / name}: {kind}, not a thing$"):
+            not_a_file(tmp_path / name, "a thing")
+    not_a_file(tmp_path / "file", "a thing")  # a file, or nothing: the caller's own message
+    not_a_file(tmp_path / "nothing", "a thing")
+
+    pack = tmp_path / "pack"
+    (pack / "sate.yaml").mkdir(parents=True)
+    with pytest.raises(SateError, match=f"^{pack}/sate.yaml: a directory, not a pack's settings$"):
+        read_pack_yaml(pack)
+    with pytest.raises(SateError, match=f"^{tmp_path}/pipe: a named pipe, not a CTranslate2 model file$"):
+        read_index(tmp_path / "pipe", "WhisperSpec", [3])
+    for name, kind in [("loop", "a symlink loop"), ("broken", "a broken symlink")]:
+        assert main(["config", "--config", str(tmp_path / name)]) == 2
+        assert capsys.readouterr().err.startswith(f"sate config: error: {tmp_path / name}: {kind}")

@@ -32,7 +32,7 @@ from typing import Any
 from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, shown
-from sate.files import make_temp_dir, temp_prefix
+from sate.files import make_temp_dir, not_a_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output
@@ -233,6 +233,7 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if directory.is_file():
             raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
         raise SateError(f"{directory}: packed model directory is missing")
+    not_a_file(path, "a pack's settings")
     if not path.is_file():
         raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
     doc = read_yaml(path)
