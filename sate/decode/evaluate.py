@@ -100,12 +100,17 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
     return Path("eval") / f"{name}-{digest}" / split
 
 
-def prepare_out(out: Path) -> None:
-    """Create ``out`` before any decoding, so a bad path fails in a second, not after the decode; none of its
-    files may replace what is not text (`sate.targets`)."""
+def check_out(out: Path) -> None:
+    """Refuse ``out`` before anything is loaded if any of its files would replace what is not text
+    (`sate.targets`)."""
     check_output(out, "directory")
     for name in OUTPUTS:
         check_output(out / name, "text")
+
+
+def create_out(out: Path) -> None:
+    """Create ``out`` once the models are loaded and before any decoding: a bad path fails in a second, not after
+    the decode, and a model that fails to load leaves no empty folder behind."""
     try:
         out.mkdir(parents=True, exist_ok=True)
     except OSError as err:
@@ -205,7 +210,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     not_a_file(manifest, f"the manifest of split {split!r}")
     if not manifest.is_file():
         raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
-    prepare_out(out)
+    check_out(out)
     whisper = is_whisper_directory(model_dir)
     if whisper and (stream is not None or talks):
         raise SateError(f"{'--stream' if stream is not None else '--talks'} translates with an ST pack; {model_dir} "
@@ -235,6 +240,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, rows)
+    create_out(out)
 
     started = time.perf_counter()
     transcripts: list[str] | None = None

@@ -175,7 +175,10 @@ def test_an_empty_split_is_refused_before_decoding(tmp_path: Path, eval_packs: d
     (data / "dev.jsonl").write_text("")
     with pytest.raises(SateError, match=r"dev.jsonl: no rows to evaluate"):
         evaluate(eval_packs["mt"], data, "dev", tmp_path / "out", device="cpu")
-    assert not (tmp_path / "out" / "hyp.txt").exists()
+    assert not (tmp_path / "out").exists()  # nothing decoded, no folder: it was left empty behind
+    with pytest.raises(SateError, match="not a packed model"):
+        evaluate(tmp_path, data, "dev", tmp_path / "out2", device="cpu")
+    assert not (tmp_path / "out2").exists()
     with pytest.raises(SateError, match="no sentences to score"):
         sacrebleu_scores([], [])
 
