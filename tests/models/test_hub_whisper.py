@@ -285,6 +285,9 @@ def test_sizes_read_from_shapes_that_cannot_hold_them(tmp_path: Path) -> None:
         write_model_bin(path, "WhisperSpec", 3, {**good, name: value})
         with pytest.raises(SateError, match=rf"^{re.escape(str(path))}: {re.escape(name)} {message}"):
             whisper_sizes(tmp_path) if name.startswith("encoder/") else decoder_sizes(tmp_path)
+    write_model_bin(path, "WhisperSpec", 3, {**good, "encoder/num_heads": np.array([2, 2], np.int16)})
+    with pytest.raises(SateError, match=r"encoder/num_heads has the shape \[2\]; expected one number"):
+        whisper_sizes(tmp_path)  # it was called "quantised weights"
 
 
 def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.nn.Module]) -> None:

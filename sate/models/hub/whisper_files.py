@@ -69,8 +69,9 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
 def ct2_index(directory: Path) -> ModelIndex:
     """The headers of a CTranslate2 directory's model.bin; quantised weights (encoder or decoder) are refused."""
     index = read_index(directory / CT2_FILE, CT2_SPEC, CT2_REVISIONS)
-    quantised = sorted({str(v.dtype) for k, v in index.variables.items()
-                        if k.startswith(("encoder/", "decoder/")) and v.shape and not v.dtype.is_floating_point})
+    quantised = sorted({str(v.dtype) for k, v in index.variables.items()  # weights: a num_heads of shape [2] is
+                        if k.startswith(("encoder/", "decoder/")) and k.endswith("weight")  # a shape error, below
+                        and not v.dtype.is_floating_point})
     quantised += ["scales"] if any(k.endswith("weight_scale") for k in index.variables) else []
     if quantised:
         raise SateError(f"{index.path}: quantised weights ({', '.join(quantised)}); sate reads float32, float16 or "
