@@ -179,11 +179,16 @@ def test_sigterm_removes_the_temporary_file_of_a_write(tmp_path: Path, monkeypat
         raise AssertionError("the signal was not raised")
 
     monkeypatch.setattr("sate.decode.segment.segment_file", killed)
-    before = signal.getsignal(signum)
-    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / "out.jsonl")]) == 128 + signum
+    # As from a terminal: a job started under nohup (or in a shell's background) inherits the hang-up ignored, and
+    # main then rightly leaves it ignored (the next test)
+    before = signal.signal(signum, signal.SIG_DFL)
+    try:
+        assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / "out.jsonl")]) == 128 + signum
+        assert signal.getsignal(signum) == signal.SIG_DFL  # main restores the handler it found
+    finally:
+        signal.signal(signum, before)
     assert capsys.readouterr().err.strip() == f"sate segment: {says}"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["talk.wav"]
-    assert signal.getsignal(signum) == before  # main restores the handler it found
 
 
 def test_nohup_keeps_a_hang_up_ignored(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -464,6 +469,13 @@ def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_d
         assert message in err and err.count("\n") == 1, err
 
 
+def _as_from_a_terminal() -> None:
+    """A child's interrupt and hang-up at their defaults: a shell's background job (a CI run started with `&`)
+    inherits SIGINT ignored, and Python then never raises KeyboardInterrupt; nohup ignores SIGHUP."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize(("signum", "group", "status", "said"), [(signal.SIGTERM, False, 143, "terminated"),
                                                                  (signal.SIGINT, True, 130, "interrupted")])
@@ -479,7 +491,7 @@ def test_a_stopped_synth_is_one_line_and_leaves_no_voicing_process(tmp_path: Pat
     proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "synth", "--out", str(out), "--train-size", "60",
                              "--text-size", "60", "--dev-size", "20", "--test-size", "20", "--jobs", "2"],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
-                            env={**os.environ, "TMPDIR": str(scratch)})
+                            env={**os.environ, "TMPDIR": str(scratch)}, preexec_fn=_as_from_a_terminal)
     deadline = time.monotonic() + 120
     while not list(out.glob("en-de/data/*/.synth/*.json")) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
