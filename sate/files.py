@@ -81,6 +81,14 @@ def not_a_file(path: Path, what: str) -> None:
         raise SateError(f"{path}: {kind}, not {what}")
 
 
+def require_file(path: Path, what: str, missing: str) -> None:
+    """A regular file at ``path``: anything else there named by `not_a_file`, and nothing there refused with
+    ``missing`` (the caller's line, with the command that makes the file)."""
+    not_a_file(path, what)
+    if not path.is_file():
+        raise SateError(missing)
+
+
 def temp_prefix(name: str) -> str:
     """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
     ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""
@@ -381,8 +389,7 @@ def read_record(path: Path) -> object | None:
 def read_json(path: Path) -> RawMapping:
     """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
     hub model directories, hence the hint)."""
-    if not path.is_file():
-        raise SateError(f"{path} is missing: is {path.parent} a complete download of a hub model?")
+    require_file(path, "a JSON file", f"{path} is missing: is {path.parent} a complete download of a hub model?")
     try:
         data = loads_json(path.read_text(encoding="utf-8"))
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read

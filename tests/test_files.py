@@ -18,6 +18,7 @@ from sate.files import (
     atomic_write_text,
     not_a_file,
     read_checkpoint,
+    read_json,
     replace_together,
 )
 
@@ -177,3 +178,33 @@ def test_a_file_that_is_something_else_is_named_for_what_it_is(tmp_path: Path,
     for name, kind in [("loop", "a symlink loop"), ("broken", "a broken symlink")]:
         assert main(["config", "--config", str(tmp_path / name)]) == 2
         assert capsys.readouterr().err.startswith(f"sate config: error: {tmp_path / name}: {kind}")
+
+
+def test_files_sate_reads_are_named_for_what_is_there(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A SentencePiece model, a manifest, a hub JSON file, a Marian model's files or `sate vocab`'s train
+    manifest that was a directory or a pipe was "missing" (the advised `sate vocab` or `sate prep` then said it was
+    there); nothing there is still missing, with its advice."""
+    from sate.cli import main
+    from sate.data.manifest import read_manifest
+    from sate.data.marian_vocab import check_marian_dir
+    from sate.data.vocab import Vocabulary
+
+    (tmp_path / "dir").mkdir()
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(SateError, match=f"^{tmp_path}/dir: a directory, not a SentencePiece model$"):
+        Vocabulary(tmp_path / "dir", tmp_path / "tokens.txt")
+    with pytest.raises(SateError, match=r"SentencePiece model is missing \(run `sate vocab`\)$"):
+        Vocabulary(tmp_path / "none.model", tmp_path / "tokens.txt")
+    with pytest.raises(SateError, match=f"^{tmp_path}/pipe: a named pipe, not a manifest$"):
+        read_manifest(tmp_path / "pipe")
+    with pytest.raises(SateError, match=f"^{tmp_path}/dir: a directory, not a JSON file$"):
+        read_json(tmp_path / "dir")
+    marian = tmp_path / "marian"
+    (marian / "source.spm").mkdir(parents=True)
+    with pytest.raises(SateError, match=f"^{marian}/source.spm: a directory, not a Marian model's source.spm$"):
+        check_marian_dir(marian)
+
+    data = tmp_path / "data"
+    (data / "train.jsonl").mkdir(parents=True)
+    assert main(["vocab", "--data", str(data), "--joint", "50"]) != 0
+    assert f"{data}/train.jsonl: a directory, not a manifest" in capsys.readouterr().err

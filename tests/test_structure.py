@@ -327,6 +327,20 @@ def test_no_path_resolve_on_what_a_user_names() -> None:
     assert found == []
 
 
+def test_no_missing_file_message_without_asking_what_is_there() -> None:
+    """`if not path.is_file(): raise SateError("... is missing")` called a directory, a pipe or a broken symlink
+    "missing", and the command it advised then said the file was there: such checks go through
+    `sate.files.require_file`, which names what is there instead."""
+    found = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text())):
+            if module != "sate.files" and isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) \
+                    and isinstance(node.test.op, ast.Not) and "is_file()" in ast.unparse(node.test) \
+                    and isinstance(node.body[0], ast.Raise) and "missing" in ast.unparse(node.body[0]):
+                found.append(f"{module}:{node.lineno} {ast.unparse(node.test)}")
+    assert found == []
+
+
 def test_checks_catch_what_they_should() -> None:
     """The circle finder and the layer rule on a made-up graph: a real circle is found, a chain is not."""
     assert circles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [frozenset("abc")]

@@ -22,6 +22,7 @@ import numpy as np
 
 from sate.data.audio import read_audio
 from sate.errors import SateError
+from sate.files import require_file
 from sate.synth.ding import default_cache_dir
 
 PACKAGES = ("asterisk-core-sounds-en-wav", "asterisk-core-sounds-en")
@@ -77,8 +78,8 @@ def read_prompts(root: Path) -> list[Prompt]:
     files, and names without a wav.
     """
     texts = root / TEXTS
-    if not texts.is_file():
-        raise SateError(f"{texts} is missing: not an Asterisk prompt directory (see sate.bench.asterisk)")
+    require_file(texts, "the prompts' texts",
+                 f"{texts} is missing: not an Asterisk prompt directory (see sate.bench.asterisk)")
     prompts = []
     for number, line in enumerate(texts.read_text(encoding="utf-8", errors="replace").splitlines(), 1):
         if not line.strip() or line.startswith(";"):

@@ -22,6 +22,7 @@ from sate.cli import main as sate
 from sate.data.dataset import Batch, SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
+from sate.files import require_file
 from sate.models.base import SateModel
 from sate.models.model_file import ModelFile, model_from_file
 from sate.models.tiny import tiny_config
@@ -55,8 +56,8 @@ class Subject:
     def dataset(self, split: str) -> SpeechDataset:
         """A split with global CMVN, as `sate evaluate` reads it (loaded once)."""
         if split not in self._datasets:
-            if not (self.data / f"{split}.jsonl").is_file():
-                raise SateError(f"{self.data / f'{split}.jsonl'} is missing (a split of the prepared data dir)")
+            manifest = self.data / f"{split}.jsonl"
+            require_file(manifest, "a manifest", f"{manifest} is missing (a split of the prepared data dir)")
             self._datasets[split] = SpeechDataset.from_data_dir(self.data, split, self.src, self.tgt,
                                                                 cmvn=self.data / layout.CMVN)
         return self._datasets[split]

@@ -24,6 +24,7 @@ from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
 from sate.data.waveform import WaveformDataset
 from sate.errors import SateError
+from sate.files import require_file
 
 
 class CMVN:
@@ -63,8 +64,7 @@ class SpeechDataset(Dataset):
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
         self.rows = read_manifest(manifest)
         feats_scp = Path(feats_scp)
-        if not feats_scp.is_file():
-            raise SateError(f"{feats_scp}: feature index is missing (run `sate features`)")
+        require_file(feats_scp, "a feature index", f"{feats_scp}: feature index is missing (run `sate features`)")
         self.feats = FeatureIndex(feats_scp)
         missing = [row["id"] for row in self.rows if row["id"] not in self.feats]
         if missing:

@@ -39,7 +39,7 @@ from sate.data.audio import (
 from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
-from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path
+from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_output, check_own_files
 
@@ -308,8 +308,8 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
 def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std) float32 arrays of shape (80,) from ``cmvn.json``."""
     path = Path(path)
-    if not path.is_file():
-        raise SateError(f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
+    require_file(path, "CMVN statistics",
+                 f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
         stats = loads_json(path.read_text(encoding="utf-8"))
         mean = np.asarray(stats["mean"], dtype=np.float32)

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines, loads_json
+from sate.files import atomic_write_lines, loads_json, require_file
 from sate.numbers import is_number
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
@@ -146,8 +146,7 @@ def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
     (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
     path = Path(path)
-    if not path.is_file():
-        raise SateError(f"{path}: manifest is missing (run `sate prep` first)")
+    require_file(path, "a manifest", f"{path}: manifest is missing (run `sate prep` first)")
     rows = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):

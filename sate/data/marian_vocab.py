@@ -32,7 +32,7 @@ from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, token_ids
 from sate.errors import SateError
-from sate.files import read_json, replace_together
+from sate.files import read_json, replace_together, require_file
 
 FILES = ("source.spm", "target.spm", "vocab.json")
 CTC_TOKENS = "ctc_tokens.txt"
@@ -85,8 +85,8 @@ class MarianVocab:
             raise ValueError(f"side must be one of {SIDES}, got {side!r}")
         self.directory, self.side = Path(directory), side
         for name in FILES:
-            if not (self.directory / name).is_file():
-                raise SateError(f"{self.directory / name} is missing: a Marian directory holds {', '.join(FILES)}")
+            require_file(self.directory / name, f"a Marian model's {name}",
+                         f"{self.directory / name} is missing: a Marian directory holds {', '.join(FILES)}")
         self.pieces = marian_pieces(self.directory)
         self.ids = {piece: i for i, piece in enumerate(self.pieces)}
         self.eos_id, self.unk_id, self.pad_id = self.ids[EOS], self.ids[UNK], self.ids[PAD]
@@ -166,8 +166,8 @@ def check_marian_dir(hub_dir: Path) -> list[str]:
     """A Marian directory's pieces, or a `SateError` naming what is missing or inconsistent. `sate vocab` calls
     it before it touches the data directory, so a bad --marian leaves the old vocabulary usable."""
     for name in FILES:
-        if not (hub_dir / name).is_file():
-            raise SateError(f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")
+        require_file(hub_dir / name, f"a Marian model's {name}",
+                     f"--marian {hub_dir}: {name} is missing (a Marian directory holds {', '.join(FILES)})")
     pieces = marian_pieces(hub_dir)
     config = hub_dir / "config.json"
     if config.is_file() and read_json(config).get("vocab_size") != len(pieces):

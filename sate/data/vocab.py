@@ -33,11 +33,11 @@ from sate.data.marian_vocab import (
     load_sentencepiece,
     write_marian_vocab,
 )
-from sate.data.parallel_text import check_pairs, read_pairs, reservoir_sample
+from sate.data.parallel_text import check_pairs, not_a_text_file, read_pairs, reservoir_sample
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import exclusive, read_record, real_path, replace_together
+from sate.files import exclusive, read_record, real_path, replace_together, require_file
 from sate.targets import check_output, check_own_files
 
 SIDES = ("src", "tgt")
@@ -59,8 +59,8 @@ class Vocabulary:
 
     def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
         spm_model, token_list = Path(spm_model), Path(token_list)
-        if not spm_model.is_file():
-            raise SateError(f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
+        require_file(spm_model, "a SentencePiece model",
+                     f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
         self.sp = load_sentencepiece(spm_model)
         self.tokens = read_text_lines(token_list)
         expected = token_list_for(self.sp)
@@ -218,8 +218,7 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
-        if not path.is_file():
-            raise SateError(f"--src-splits: {path} is missing (run `sate prep` for it first)")
+        require_file(path, "a manifest", f"--src-splits: {path} is missing (run `sate prep` for it first)")
     return paths
 
 
@@ -234,8 +233,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
                         "and --src-splits do not apply")
-    if not manifest.is_file():
-        raise SateError(f"{manifest}: file is missing (run `sate prep` first)")
+    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
@@ -281,9 +279,11 @@ def _run(args: argparse.Namespace) -> int:
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
     extra = source_manifests(data_dir, args.src_splits)
     mt_files = [path for pair in args.mt_text for path in pair]
-    for path in [manifest, *mt_files]:
-        if not path.is_file():
-            raise SateError(f"{path}: file is missing" + (" (run `sate prep` first)" if path == manifest else ""))
+    require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
+    for path in mt_files:
+        why = not_a_text_file(path)
+        if why is not None:
+            raise SateError(f"{path}: {why}")
     meta_path = data_dir / layout.VOCAB_META
     if args.sample_size < 1:
         raise SateError(f"--sample-size must be >= 1, got {args.sample_size}")

@@ -34,7 +34,7 @@ from typing import Any, TypedDict
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
-from sate.files import atomic_write_lines, not_a_file, real_path
+from sate.files import atomic_write_lines, real_path, require_file
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 from sate.targets import check_output
 
@@ -207,9 +207,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         if "nbest" in (decode or {}):
             raise SateError("--stream shows one translation: nbest (--decode) does not apply")
     manifest = data / f"{split}.jsonl"
-    not_a_file(manifest, f"the manifest of split {split!r}")
-    if not manifest.is_file():
-        raise SateError(f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
+    require_file(manifest, f"the manifest of split {split!r}",
+                 f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
     check_out(out)
     whisper = is_whisper_directory(model_dir)
     if whisper and (stream is not None or talks):

@@ -32,7 +32,7 @@ from typing import Any
 from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, shown
-from sate.files import make_temp_dir, not_a_file, temp_prefix
+from sate.files import make_temp_dir, require_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output
@@ -165,8 +165,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     kind = vocabulary_kind(data_dir)
     parts = vocab_parts(kind)
     for name in parts:
-        if not (data_dir / name).is_file():
-            raise SateError(f"{data_dir / name}: {parts[name]} is missing (run `sate vocab`)")
+        require_file(data_dir / name, f"the {parts[name]}",
+                     f"{data_dir / name}: {parts[name]} is missing (run `sate vocab`)")
     if kind == "marian":
         check_tokens(meta, model_file, data_dir, load_vocabularies(data_dir, meta["task"], kind))
     else:
@@ -233,9 +233,8 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if directory.is_file():
             raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
         raise SateError(f"{directory}: packed model directory is missing")
-    not_a_file(path, "a pack's settings")
-    if not path.is_file():
-        raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
+    require_file(path, "a pack's settings",
+                 f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")

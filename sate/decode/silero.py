@@ -27,6 +27,7 @@ from sate.data.audio import SAMPLE_RATE, FrameEnergy, true_runs
 from sate.decode.foreground import foreground_speech
 from sate.decode.frames import Frames
 from sate.errors import SateError
+from sate.files import require_file
 
 WINDOW = 512  # samples per probability at 16 kHz (silero's fixed window)
 HIGH = 0.8  # speech starts (silero's own default: 0.5; see the module docstring)
@@ -45,8 +46,8 @@ def model_path() -> Path:
     if spec is None or not spec.submodule_search_locations:
         raise SateError("the silero-vad package is not installed (pip install silero-vad)")
     path = Path(list(spec.submodule_search_locations)[0]) / "data" / "silero_vad.jit"
-    if not path.is_file():
-        raise SateError(f"silero-vad is installed without its model ({path} is missing); reinstall it")
+    require_file(path, "silero-vad's model",
+                 f"silero-vad is installed without its model ({path} is missing); reinstall it")
     return path
 
 

@@ -35,7 +35,7 @@ import yaml
 from sate import layout
 from sate.config import SafeValues, bounded, invalid_yaml
 from sate.errors import SateError, shown
-from sate.files import RawMapping, not_a_file
+from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
@@ -134,9 +134,8 @@ def _read_token_list(value: object, config_path: Path) -> list[str]:
 def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | None) -> Checkpoint:
     """An ESPnet2 experiment: the .pth state dict plus its config.yaml (for token lists and settings)."""
     config_path = config_path or path.parent / layout.CONFIG
-    not_a_file(config_path, "an ESPnet config")
-    if not config_path.is_file():
-        raise SateError(f"{path} is an ESPnet-style state dict but {config_path} is missing; "
+    require_file(config_path, "an ESPnet config",
+                 f"{path} is an ESPnet-style state dict but {config_path} is missing; "
                         "its token list must be checked (set init.<component>.config)")
     try:
         config = bounded(yaml.load(config_path.read_text(encoding="utf-8"), Loader=SafeValues),  # noqa: S506

@@ -21,7 +21,7 @@ from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
-from sate.files import not_a_file
+from sate.files import require_file
 from sate.models.hub.whisper import WhisperAcousticEncoder
 from sate.train.data import batch_unit, check_feature_mode, check_whisper_window
 from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
@@ -154,9 +154,8 @@ class SateDataModule(L.LightningDataModule):
             return
         train = train_splits(self.conf.train)
         for split in (*train, self.conf.valid):
-            not_a_file(self.data_dir / f"{split}.jsonl", f"the manifest of split {split!r}")
-            if not (self.data_dir / f"{split}.jsonl").is_file():
-                raise SateError(f"{self.data_dir / f'{split}.jsonl'} is missing (run `sate prep`)")
+            manifest = self.data_dir / f"{split}.jsonl"
+            require_file(manifest, f"the manifest of split {split!r}", f"{manifest} is missing (run `sate prep`)")
         parts: list  # the train splits' datasets, when read from manifests
         if self.task == "mt":  # the MT text files, else the train manifests
             self.train_set, parts = self._text(train)

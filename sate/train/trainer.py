@@ -19,7 +19,7 @@ from pathlib import Path
 from sate import layout
 from sate.config import apply_overrides, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
-from sate.files import not_a_file
+from sate.files import require_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
@@ -89,9 +89,7 @@ def steps_of(exp: Path) -> int:
     import torch
 
     last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
-    not_a_file(last, "a checkpoint")
-    if not last.is_file():
-        raise SateError(f"--steps-from {exp}: {last} is missing (has that run trained?)")
+    require_file(last, "a checkpoint", f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
         step = torch.load(last, map_location="cpu", weights_only=True)["global_step"]
     except Exception as err:  # noqa: BLE001 - any unreadable file gets the same message

@@ -24,7 +24,7 @@ from typing import BinaryIO
 import torch
 
 from sate.errors import SateError
-from sate.files import not_a_file
+from sate.files import require_file
 
 BINARY_VERSION = 6
 # CTranslate2's DataType enum order (include/ctranslate2/types.h): the id stored per variable.
@@ -82,9 +82,7 @@ class _Reader:
 def read_index(path: str | Path, spec: str, revisions: Collection[int]) -> ModelIndex:
     """The headers of the model.bin at `path`, which must be of `spec` at one of `revisions`."""
     path = Path(path)
-    not_a_file(path, "a CTranslate2 model file")
-    if not path.is_file():
-        raise SateError(f"{path} is missing")
+    require_file(path, "a CTranslate2 model file", f"{path} is missing")
     size = path.stat().st_size
     with open(path, "rb") as f:
         r = _Reader(f, path)

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
 from sate.errors import SateError, shown
-from sate.files import RawMapping, not_a_file
+from sate.files import RawMapping, require_file
 from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
 from sate.numbers import is_number
 
@@ -160,9 +160,8 @@ def speech_settings(path: str | Path, kind: str) -> SpeechHub:
     if shapes is not None:  # before anything is built of these sizes
         check_speech_shapes(config, layers, model_type, shapes, config_path)
     prep_path = directory / "preprocessor_config.json"
-    not_a_file(prep_path, "a preprocessor config")
-    if not prep_path.is_file():
-        raise SateError(f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
+    require_file(prep_path, "a preprocessor config",
+                 f"{prep_path} is missing: it says whether the model reads normalised audio. Download it "
                         'with the model, or write {"do_normalize": true, "sampling_rate": 16000} (false where the '
                         "model was pre-trained on raw samples, as its model card says)")
     prep = read_json(prep_path)
