@@ -9,7 +9,9 @@ words (SimulEval's definitions, `simuleval.evaluator.scorers.latency_scorer`, he
     LAAL = the same with max(|Y|, |Y*|) in place of |Y*|
 
 where tau is the first word emitted after the whole source was read (d_tau >= |X|; all words when none is). An ideal
-wait-0 system that speaks at the reference's pace scores 0; a system that waits for the end scores |X|. When the
+wait-0 system that speaks at the reference's pace scores 0, one that speaks ahead of it (words before the audio
+that carries them, as a system that guesses does) scores below 0, as in SimulEval; a system that waits for the end
+scores |X|. When the
 first word already comes after the source ends, both are d_1. LAAL does not reward a hypothesis longer than the
 reference (Papi et al. 2022): with AL, over-generation lowers the subtracted term's step and so the score.
 

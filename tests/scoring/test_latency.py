@@ -26,6 +26,9 @@ CASES = [
     ([0.3, 0.3, 1.2, 2.0, 2.5, 2.5], 2.5, 4, 0.01, 0.4266667),
     # the source never fully read when the last word came: every word counts, (1 + (1 - 0.6)) / 2
     ([1.0, 1.0], 3.0, 5, 0.7, 0.7),
+    # four words at once at the start of a 4 s source, as a system that guesses emits them: ahead of the ideal
+    # pace, so below 0 (SimulEval's value too): (0 - 0 - 1 - 2 - 3) / 4
+    ([0.0, 0.0, 0.0, 0.0], 4.0, 4, -1.5, -1.5),
 ]
 
 
