@@ -11,6 +11,8 @@ Parts (--parts; decode, train, data and length by default):
   segment silero-vad against the energy VAD on real speech (Asterisk prompts) under noise (`sate.bench.segment`)
   asr-real  a packed model's CTC WER on the clean Asterisk prompts, or a Whisper directory's own (`sate.bench.realasr`);
             needs --pack
+  asr-long  a packed model's transcript of the segment part's long recording, clean and under noise, cut and
+            decoded as `sate translate` does (`sate.bench.longasr`); needs --pack
   whisper-window  a Whisper pack's CTC WER and encoding time, natural-length input against padding to 30 s
           (`sate.bench.whisper_window`); needs --pack, --data and --split
   ctc-vocab what CTC and the soft adaptor over a Marian vocabulary add to a wav2vec2-base training step, at
@@ -41,6 +43,7 @@ from sate.bench import data as data_part
 from sate.bench import decode as decode_part
 from sate.bench import gpu as gpu_part
 from sate.bench import length as length_part
+from sate.bench import longasr as longasr_part
 from sate.bench import realasr as realasr_part
 from sate.bench import scale as scale_part
 from sate.bench import segment as segment_part
@@ -52,11 +55,12 @@ from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.errors import SateError
 
-PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text",
-         "whisper-window")
+PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
+         "text", "whisper-window")
 DEFAULT_PARTS = PARTS[:4]
 # parts that need no --model/--tiny
-NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "ctc-vocab", "text", "whisper-window"}
+NO_MODEL_PARTS = {"data", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab", "text",
+                  "whisper-window"}
 PEAK_MEMORY = " ".join(PEAK_DOC.split("\n\n")[1].replace("``", "").replace("**", "").split())  # one line
 
 # Each part's figures under its name, for the parts that ran ("asr-real" and "ctc-vocab" are no Python names, hence
@@ -65,7 +69,8 @@ PartResults = TypedDict("PartResults", {
     "decode": decode_part.DecodeResult, "train": train_part.TrainResult, "data": data_part.DataResult,
     "length": length_part.LengthResult | length_part.LengthSkipped, "corpus": corpus_part.CorpusResult,
     "scale": scale_part.ScaleResult, "gpu": gpu_part.GpuResult, "segment": segment_part.SegmentResult,
-    "asr-real": realasr_part.RealAsrResult, "ctc-vocab": ctcvocab_part.CtcVocabResult, "text": text_part.TextResult,
+    "asr-real": realasr_part.RealAsrResult, "asr-long": longasr_part.LongAsrResult,
+    "ctc-vocab": ctcvocab_part.CtcVocabResult, "text": text_part.TextResult,
     "whisper-window": window_part.WindowResult,
 }, total=False)
 
@@ -113,11 +118,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--gpu-steps", type=int, default=10, help="gpu: timed training steps per model")
     parser.add_argument("--gpu-utts", type=int, default=32, help="gpu: utterances decoded by each decoder")
     parser.add_argument("--segment-utterances", type=int, default=100,
-                        help="segment: Asterisk prompts in the constructed recording")
+                        help="segment, asr-long: Asterisk prompts in the constructed recording")
     parser.add_argument("--segment-seed", type=int, default=0,
-                        help="segment: seed of the construction (which prompts, pauses, noise)")
+                        help="segment, asr-long: seed of the construction (which prompts, pauses, noise)")
     parser.add_argument("--pack", type=Path, default=None,
-                        help="asr-real: packed ASR or ST model directory, or a Whisper directory (its own decoder)")
+                        help="asr-real, asr-long: packed ASR or ST model directory (asr-real: or a Whisper "
+                        "directory, its own decoder)")
     parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),
                         help="ctc-vocab: comma-separated CTC vocabulary sizes, the full Marian vocabulary first")
     parser.add_argument("--text-lines", type=int, default=text_part.LINES, help="text: generated sentence pairs")
@@ -134,6 +140,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
     if "asr-real" in args.parts and args.pack is None:
         parser.error("--parts asr-real needs --pack DIR (a packed ASR or ST model, or a Whisper directory)")
+    if "asr-long" in args.parts and args.pack is None:
+        parser.error("--parts asr-long needs --pack DIR (a packed ASR or ST model)")
     if "whisper-window" in args.parts and (args.pack is None or args.data is None or args.split is None):
         parser.error("--parts whisper-window needs --pack DIR (a Whisper model's pack), --data DIR and --split NAME")
     counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
@@ -184,6 +192,9 @@ def run_parts(args: argparse.Namespace, subject: Subject | None, threads: int) -
         elif part == "asr-real":
             result[part] = realasr_part.run(args.pack)
             print(realasr_part.table(result[part]))
+        elif part == "asr-long":
+            result[part] = longasr_part.run(args.pack, args.segment_utterances, args.segment_seed)
+            print(longasr_part.table(result[part]))
         elif part == "whisper-window":
             result[part] = window_part.run(args.pack, args.data, args.split, args.repeat)
             print(window_part.table(result[part]))
@@ -254,6 +265,12 @@ def summary(result: PartResults) -> str:
     if "asr-real" in result:
         kind = "Whisper WER" if result["asr-real"]["task"] == "whisper" else "CTC WER"
         lines.append(f"  real speech: {kind} {result['asr-real']['wer']:.1f}% on the clean Asterisk prompts")
+    if "asr-long" in result:
+        r = result["asr-long"]
+        snr = segment_part.GOAL["snr"]
+        at = [f"{row['noise']} {row['wer']:.1f}%" for row in r["rows"] if row["snr_db"] in (None, snr)]
+        lines.append(f"  long real recording: transcript WER {', '.join(at)} (at {snr} dB); the "
+                     f"prompts one by one {r['one_by_one_wer']:.1f}%")
     if "whisper-window" in result:
         natural, padded = result["whisper-window"]["rows"]
         lines.append(f"  Whisper window: CTC WER {natural['wer']:.1f}% natural-length, {padded['wer']:.1f}% padded to "

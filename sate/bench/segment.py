@@ -16,13 +16,14 @@ The goal (issue 19): silero F1 >= 0.9 at 10 dB and at most 1% of the speech lost
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TypedDict
 
 import numpy as np
 import torch
 
 from sate.bench import recordings
-from sate.bench.asterisk import fetch_asterisk, load_prompt, read_prompts
+from sate.bench.asterisk import Prompt, fetch_asterisk, load_prompt, read_prompts
 from sate.bench.measure import stopwatch
 from sate.data.audio import SAMPLE_RATE
 from sate.decode import silero
@@ -86,27 +87,55 @@ def conditions() -> list[tuple[str, float | None]]:
     return [("clean", None)] + [(noise, snr) for noise in recordings.NOISES for snr in SNRS]
 
 
-def load_prompts() -> list[np.ndarray]:
-    """Every spoken Asterisk prompt at 16 kHz with at most ``MAX_PROMPT`` seconds of speech."""
-    waves = [load_prompt(p) for p in read_prompts(fetch_asterisk())]
+def load_prompt_pairs() -> list[tuple[Prompt, np.ndarray]]:
+    """Every spoken Asterisk prompt with its audio at 16 kHz, those with at most ``MAX_PROMPT`` seconds of speech."""
     keep = []
-    for wave in waves:
+    for prompt in read_prompts(fetch_asterisk()):
+        wave = load_prompt(prompt)
         a, b = recordings.speech_extent(wave)
         if (b - a) / SAMPLE_RATE <= MAX_PROMPT:
-            keep.append(wave)
+            keep.append((prompt, wave))
     return keep
+
+
+def load_prompts() -> list[np.ndarray]:
+    """The audio of `load_prompt_pairs`."""
+    return [wave for _, wave in load_prompt_pairs()]
+
+
+@dataclass(frozen=True)
+class Construction:
+    """The recording drawn with a seed: which prompts are in it (in order), and the others, which make the babble."""
+
+    chosen: list[int]
+    others: list[np.ndarray]
+    recording: recordings.Recording
+
+
+def construct(prompts: list[np.ndarray], utterances: int, seed: int) -> Construction:
+    """``utterances`` of ``prompts`` drawn with ``seed`` and laid end to end: the same recording in every part that
+    reads one (segment, asr-long) for the same seed."""
+    if utterances >= len(prompts):
+        raise SateError(f"--segment-utterances must be below {len(prompts)} (the rest make the babble)")
+    rng = np.random.default_rng(seed)
+    order = rng.permutation(len(prompts))
+    chosen = [int(i) for i in order[:utterances]]
+    recording = recordings.build([prompts[i] for i in chosen], rng)
+    return Construction(chosen, [prompts[i] for i in order[utterances:]], recording)
+
+
+def version(built: Construction, k: int, noise: str, snr: float | None, seed: int) -> np.ndarray:
+    """Condition k of `conditions` over the recording: clean, or ``noise`` mixed in at ``snr`` dB."""
+    if snr is None:
+        return built.recording.wave
+    return recordings.mix(built.recording, noise, snr, built.others, np.random.default_rng([seed, k]))
 
 
 def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> SegmentResult:
     """Figures per condition and VAD on one constructed recording (see the module docstring)."""
     prompts = prompts if prompts is not None else load_prompts()
-    if utterances >= len(prompts):
-        raise SateError(f"--segment-utterances must be below {len(prompts)} (the rest make the babble)")
-    rng = np.random.default_rng(seed)
-    order = rng.permutation(len(prompts))
-    chosen = [prompts[i] for i in order[:utterances]]
-    others = [prompts[i] for i in order[utterances:]]
-    recording = recordings.build(chosen, rng)
+    built = construct(prompts, utterances, seed)
+    recording = built.recording
     options = VadOptions()
     reference = recordings.reference_segments(recording.spans, options.min_pause)
     threads = torch.get_num_threads()
@@ -114,8 +143,7 @@ def run(utterances: int, seed: int, prompts: list[np.ndarray] | None = None) -> 
     rows = []
     try:
         for k, (noise, snr) in enumerate(conditions()):
-            wave = recording.wave if snr is None else recordings.mix(
-                recording, noise, snr, others, np.random.default_rng([seed, k]))
+            wave = version(built, k, noise, snr, seed)
             for method in METHODS:
                 lap = stopwatch()
                 hyp = speech_segments(wave, VadOptions(method=method))

@@ -1,4 +1,4 @@
-"""`python -m sate.bench --parts segment,asr-real` end to end, on a stand-in for the Asterisk prompts.
+"""`python -m sate.bench --parts segment,asr-real,asr-long` end to end, on a stand-in for the Asterisk prompts.
 
 The prompts are voiced by espeak-ng and written as 8 kHz wavs where `fetch_asterisk` caches the real
 ones (``SATE_CACHE``), so nothing is downloaded. No figure is asserted: they are benchmark results.
@@ -53,10 +53,11 @@ def test_segment_and_asr_real_parts(tmp_path: Path, fake_cache: Path, prepared_d
     save_model_file(tmp_path / "st.pt", model, src.tokens, tgt.tokens)
     pack(tmp_path / "st.pt", prepared_data, tmp_path / "pack", {"max_len_ratio": 0.05})
     out = tmp_path / "bench.json"
-    assert main(["--parts", "segment,asr-real", "--pack", str(tmp_path / "pack"), "--segment-utterances", "8",
-                 "--out", str(out)]) == 0
+    assert main(["--parts", "segment,asr-real,asr-long", "--pack", str(tmp_path / "pack"), "--segment-utterances",
+                 "8", "--out", str(out)]) == 0
     printed = capsys.readouterr().out
     assert "Segmentation of 8 Asterisk prompts" in printed and "CTC WER of" in printed
+    assert "Transcript WER of" in printed and "long real recording: transcript WER clean" in printed
     result = json.loads(out.read_text())
     rows = result["segment"]["rows"]
     assert len(rows) == 2 * (1 + 3 * 3) and {r["vad"] for r in rows} == {"silero", "energy"}
@@ -66,12 +67,21 @@ def test_segment_and_asr_real_parts(tmp_path: Path, fake_cache: Path, prepared_d
     network = result["segment"]["network"]
     assert network["max_abs_difference"] < 1e-4 and network["ratio"] > 0 and "silero's network alone" in printed
     assert result["asr-real"]["prompts"] == len(PROMPTS) and result["asr-real"]["words"] > 0
+    # asr-long reads the segment part's recording (same prompts, pauses, noises) and scores every version of it
+    # against the same 8 prompts' words, joined
+    long = result["asr-long"]
+    assert long["duration_s"] == result["segment"]["duration_s"] and long["task"] == "st"
+    assert [(r["noise"], r["snr_db"]) for r in long["rows"]] == [(r["noise"], r["snr_db"]) for r in rows[::2]]
+    words = {r["words"] for r in long["rows"]}
+    assert len(words) == 1 and 8 <= words.pop() <= sum(len(text.split()) for text in PROMPTS)
+    assert all(r["segments"] >= 1 and r["errors"] >= 0 and r["x_real_time"] > 0 for r in long["rows"])
 
 
-def test_asr_real_needs_a_pack(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize("part", ["asr-real", "asr-long"])
+def test_asr_parts_need_a_pack(part: str, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit):
-        main(["--parts", "asr-real"])
-    assert "--parts asr-real needs --pack" in capsys.readouterr().err
+        main(["--parts", part])
+    assert f"--parts {part} needs --pack" in capsys.readouterr().err
 
 
 def test_asr_real_with_a_whisper_directory(tmp_path: Path, fake_cache: Path, whisper_asr_dir: Path,
