@@ -54,6 +54,8 @@ from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.errors import SateError
+from sate.files import atomic_write_text
+from sate.targets import check_output
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
          "text", "whisper-window")
@@ -296,6 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     threads = args.threads or torch.get_num_threads()
     command = shlex.join(["python", "-m", "sate.bench", *(sys.argv[1:] if argv is None else argv)])
     try:
+        out = check_output(args.out, "text")  # before any part spends its time: never over a model, pack or data
         if "gpu" in args.parts:
             gpu_part.require_cuda()  # before any other part spends its time
         with tempfile.TemporaryDirectory() as tmp:
@@ -313,7 +316,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     print()
     print(summary(result))
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
+    out.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(out, json.dumps(result, indent=2) + "\n")
     print(f"wrote {args.out}")
     return 0

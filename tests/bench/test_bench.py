@@ -157,3 +157,19 @@ def test_the_ctc_vocab_part_writes_every_field(tmp_path: Path) -> None:
     for row in r["rows"]:
         assert {"seconds", "overhead", "rss_rise_mib", "extra_rise_mib", "logits_mib"} <= set(row)
         assert row["seconds"] > 0
+
+
+def test_the_json_output_is_checked_before_any_part_runs(tmp_path: Path, tiny_st_file: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out` was written unchecked after every part had run (minutes): a model file named by mistake became JSON,
+    and a file inside a checkpoint folder was written there. It follows the rule of every command that writes."""
+    model = tmp_path / "model.pt"
+    model.write_bytes(tiny_st_file.read_bytes())
+    (tmp_path / "exp" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "exp" / "checkpoints" / "last.ckpt").write_bytes(b"x")
+    for out in (model, tmp_path / "exp" / "checkpoints" / "bench.json"):
+        assert main(["--parts", "data", "--out", str(out)]) == 2
+        err = capsys.readouterr()
+        assert err.out == "" and err.err.startswith(f"python -m sate.bench: error: --out {out}: "), err
+    assert model.read_bytes() == tiny_st_file.read_bytes()
+    assert not (tmp_path / "exp" / "checkpoints" / "bench.json").exists()
