@@ -44,7 +44,7 @@ from sate.decode.pack import (
     read_pack_yaml,
     required_parts,
 )
-from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
+from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, no_speech, speech_segments
 from sate.errors import SateError, out_of_memory
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -246,7 +246,7 @@ class SpeechTranslator:
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
         if not spans:
-            raise SateError(f"{name}: no speech found ({duration:.1f} s of silence or near-silence)")
+            raise SateError(f"{name}: {no_speech(duration)}")
         return PreparedAudio(name, duration, spans, waves)
 
     def max_segment_seconds(self) -> float | None:

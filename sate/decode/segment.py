@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.decode.vad import VadOptions, add_vad_argument, file_segments, resolve_method
+from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_open, is_stream
 from sate.targets import check_not_input, check_output, same_file
@@ -46,8 +46,7 @@ def segment_file(path: Path, options: VadOptions) -> list[tuple[float, float]]:
     and a note on stderr."""
     segments, seconds = file_segments(path, options)
     if not segments:
-        print(f"sate segment: note: {one_line(str(path))}: no speech found ({seconds:.1f} s of silence or "
-              "noise); no segments", file=sys.stderr)
+        print(f"sate segment: note: {one_line(str(path))}: {no_speech(seconds)}; no segments", file=sys.stderr)
     return segments
 
 

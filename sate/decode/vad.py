@@ -166,6 +166,13 @@ def block_segments(blocks: Iterable[np.ndarray], options: VadOptions | None = No
     return frames_to_segments(detector.finish(), samples / SAMPLE_RATE, options), samples / SAMPLE_RATE
 
 
+def no_speech(seconds: float) -> str:
+    """Why an input gave no segment. Loud noise was once called "silence or near-silence": a VAD finds no speech in
+    silence, nor in sounds it does not take for speech."""
+    return (f"no speech found ({seconds:.1f} s of silence, or of sounds the VAD does not take for speech: noise, "
+            "music, tones)")
+
+
 def file_segments(path: str | Path, options: VadOptions | None = None) -> tuple[list[tuple[float, float]], float]:
     """The speech segments of an audio file and its length in seconds, read block by block (`block_segments`)."""
     return block_segments(audio_blocks(path), options)

@@ -170,11 +170,14 @@ def test_bad_inputs_are_named_and_the_others_still_translated(tmp_path: Path, st
     sf.write(silent, np.zeros(3 * SR, dtype=np.float32), SR)
     hiss = tmp_path / "hiss.ogg"
     sf.write(hiss, np.random.default_rng(0).normal(0, 1e-4, 3 * SR).astype(np.float32), SR)
+    noise = tmp_path / "noise.wav"  # loud white noise: no speech, and no silence either (it was called silence)
+    sf.write(noise, np.random.default_rng(1).normal(0, 0.2, 3 * SR).astype(np.float32), SR)
     text = tmp_path / "notes.wav"
     text.write_text("these are not samples\n")
     bad = {tmp_path / "missing.wav": "no such file", tmp_path: "is a directory", corrupt: "cannot read audio",
            empty: "the file is empty", no_samples: "holds no audio samples", silent: "no speech found",
-           hiss: "no speech found", text: "cannot read audio"}
+           hiss: "no speech found", noise: "no speech found (3.0 s of silence, or of sounds the VAD does not take "
+           "for speech: noise, music, tones)", text: "cannot read audio"}
     rc, out, err = run_translate(capsys, "--model", st_pack, good, *bad, "--format", "jsonl")
     assert rc == 1
     assert {s["file"] for s in jsonl(out)} == {good}
