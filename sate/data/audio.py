@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import math
 import os
+import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -72,6 +73,26 @@ class WavInfo:
         return self.frames / self.sample_rate
 
 
+# libsndfile's header log for a WAV whose data chunk declares more bytes than the file holds
+_DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+_UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
+
+
+def check_not_cut_short(path: Path, info: sf._SoundFileInfo) -> None:
+    """Refuse a WAV cut short (an interrupted copy or download): libsndfile reads the part that is there without a
+    word, so a talk became its first seconds, translated as if whole. A data size a streaming writer left unknown
+    is not a cut."""
+    found = _DATA_CUT.search(info.extra_info or "")
+    if found is None:
+        return
+    declared, there = int(found.group(1)), int(found.group(2))
+    if declared in _UNKNOWN_SIZES or declared <= there or there <= 0:
+        return
+    held = info.frames / info.samplerate if info.samplerate > 0 else 0.0
+    raise SateError(f"{path}: the file is cut short: it holds {held:.1f} s of the {held * declared / there:.1f} s "
+                    "its header declares (an interrupted copy or download?); copy it again")
+
+
 def wav_info(path: str | Path) -> WavInfo:
     """Header of an audio file, its format read from its content (a FLAC named .wav reads as FLAC); a missing or
     unreadable file becomes a SateError naming it."""
@@ -86,6 +107,7 @@ def wav_info(path: str | Path) -> WavInfo:
         info = sf.info(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
         raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
+    check_not_cut_short(path, info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
     return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
@@ -341,6 +363,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
+    if regular:
+        check_not_cut_short(path, source)
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source

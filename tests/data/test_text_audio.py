@@ -103,3 +103,26 @@ def test_non_finite_samples_are_an_error_naming_file_and_time(tmp_path) -> None:
     with pytest.raises(SateError, match=r"damaged.wav: 2 samples are not finite \(NaN or inf\), the first at "
                                         r"1.250 s; the audio is damaged"):
         read_segment(path, 1.0, 0.5)
+
+
+def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> None:
+    """libsndfile reads the part of a cut WAV that is there without a word: an interrupted copy of a talk was its
+    first seconds, translated or prepared as if whole. A data size that a streaming writer left unknown
+    (0xFFFFFFFF) is no cut: the file reads whole."""
+    import struct
+
+    from sate.data.audio import read_audio
+
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    cut = tmp_path / "cut.wav"
+    cut.write_bytes(data[: len(data) // 3])
+    for read in (wav_info, read_audio):
+        with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
+                                            r"declares \(an interrupted copy or download\?\); copy it again$"):
+            read(cut)
+    at = data.find(b"data")
+    streamed = tmp_path / "streamed.wav"
+    streamed.write_bytes(data[: at + 4] + struct.pack("<I", 0xFFFFFFFF) + data[at + 8:])
+    assert wav_info(streamed).frames == 3 * 16000 and len(read_audio(streamed)) == 3 * 16000
