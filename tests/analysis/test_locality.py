@@ -177,3 +177,20 @@ def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Pat
     assert main(["analyze", "locality", "--model", str(tmp_path / "same.pt"), str(tmp_path / "other.pt"), "--data",
                  str(prepared_data), "--split", "dev", "--max-utts", "2", "--out", str(out)]) == 2
     assert "not the CMVN statistics " in capsys.readouterr().err and not out.exists()
+
+
+def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepared_data: Path,
+                                                          model_files: dict[str, Path],
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """locality.csv, .md and .png were written straight into their files: a full disk (or a kill) left a cut table
+    under the final name, beside none of the others."""
+    def fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    out = tmp_path / "loc"
+    assert main(["analyze", "locality", "--model", str(model_files["mt"]), "--data", str(prepared_data),
+                 "--max-utts", "2", "--out", str(out)]) == 1
+    assert "locality.csv: No space left on device (the disk is full" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == []
