@@ -261,3 +261,17 @@ def test_a_mustc_yaml_line_too_long_for_an_entry_is_refused_before_the_parser() 
     with pytest.raises(SateError, match=r"^tst\.yaml:8: a line of 900,063 characters, not a MuST-C yaml entry"):
         parse_yaml_line(listed, Path("tst.yaml"), 8)
 
+
+def test_an_espnet_config_is_bounded_as_every_config(tmp_path: Path) -> None:
+    """An ESPnet experiment's config.yaml was read whole and parsed whatever its size, and a token list file it
+    names was read whole, its lines split on U+2028 too (a token holding one shifted every later id)."""
+    (tmp_path / "config.yaml").write_text("token_list: [a, b]\n# " + "x" * MAX_YAML_BYTES + "\n")
+    with pytest.raises(SateError, match=r"config\.yaml: 4,194,\d+ bytes, more than any config \(4,194,304\)"):
+        read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)
+    (tmp_path / "tokens.txt").write_text("<blank>\na\u2028b\n<sos/eos>\n", encoding="utf-8")
+    (tmp_path / "config.yaml").write_text("token_list: tokens.txt\n")
+    assert read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None).src_tokens == \
+        ["<blank>", "a\u2028b", "<sos/eos>"]
+    (tmp_path / "config.yaml").write_text("token_list: /dev/zero\n")
+    with pytest.raises(SateError, match=r"/dev/zero:1: a NUL byte"):
+        read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)
