@@ -270,6 +270,16 @@ def describe_os_error(err: OSError) -> str:
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
 
 
+def json_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` that can be written as UTF-8 and read back exactly: the lone
+    surrogates that stand for the bytes of a file name that is not UTF-8 become JSON's ``\\udcXX`` escapes (as
+    UTF-8 they were a UnicodeEncodeError when the file was written), and the line and paragraph separators
+    ``\\u2028`` and ``\\u2029``, which `str.splitlines` would split a line at. Both occur only inside strings."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\u2028", "\\u2028") \
+        .replace("\u2029", "\\u2029")
+
+
 def atomic_write_text(path: str | Path, text: str) -> None:
     with atomic_open(path) as f:
         f.write(text)

@@ -194,3 +194,19 @@ def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepar
                  "--max-utts", "2", "--out", str(out)]) == 1
     assert "locality.csv: No space left on device (the disk is full" in capsys.readouterr().err
     assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_names_that_are_not_utf8_are_written_as_escapes(tmp_path: Path, prepared_data: Path,
+                                                        model_files: dict[str, Path]) -> None:
+    """A data directory or a model whose name is not UTF-8 was a UnicodeEncodeError traceback when locality.md
+    (whose caption names the data) and locality.csv (the model) were written, after the work."""
+    import os
+    import shutil
+
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    shutil.copytree(prepared_data, root / "data")
+    shutil.copyfile(model_files["mt"], root / "mt.pt")
+    assert main(["analyze", "locality", "--model", str(root / "mt.pt"), "--data", str(root / "data"), "--max-utts",
+                 "2", "--out", str(tmp_path / "loc")]) == 0
+    assert "caf\\udce9/data" in (tmp_path / "loc" / "locality.md").read_text(encoding="utf-8")
+    assert "\nmt,mt,textual,1," in (tmp_path / "loc" / "locality.csv").read_text(encoding="utf-8")
