@@ -117,7 +117,8 @@ class ClosedStream:
 
 class NamedStdout:
     """sys.stdout while a command runs: a write that fails names the standard output, as a file's error names
-    the file (`sate score > /dev/full` said "No space left on device" and nothing else)."""
+    the file (`sate score > /dev/full` said "No space left on device" and nothing else); text its encoding cannot
+    write (the surrogates of a file name that is not UTF-8) is written as Python's escapes."""
 
     def __init__(self, stream: TextIO | ClosedStream) -> None:
         self._stream = stream
@@ -127,7 +128,12 @@ class NamedStdout:
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            try:
+                return self._stream.write(text)
+            except UnicodeEncodeError:  # a file name that is not UTF-8 (its bytes as surrogates) in a line such as
+                encoding = getattr(self._stream, "encoding", None) or "utf-8"  # "wrote DIR/results.json", under a
+                # strict UTF-8 locale: it was a traceback after the work; written as Python's escapes (\udce9)
+                return self._stream.write(text.encode(encoding, "backslashreplace").decode(encoding))
         except OSError as err:
             raise self._named(err) from None
 

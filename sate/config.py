@@ -103,7 +103,7 @@ def invalid_yaml(path: Path, err: yaml.YAMLError) -> SateError:
     return SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', None) or shown(str(err))})")
 
 
-def _yaml_bytes(path: Path) -> bytes:
+def yaml_bytes(path: Path) -> bytes:
     """The bytes of a config: a file, or a pipe (`sate train --config <(sed ... base.yaml)`), read up to one byte
     past MAX_YAML_BYTES so that neither a large file nor an endless stream is read whole; a directory or a device is
     named for what it is (all were "config file not found")."""
@@ -131,7 +131,7 @@ def _yaml_bytes(path: Path) -> bytes:
 def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
     try:
-        data = load_yaml_text(_yaml_bytes(path).decode("utf-8"), str(path))
+        data = load_yaml_text(yaml_bytes(path).decode("utf-8"), str(path))
     except UnicodeDecodeError as err:
         raise SateError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:

@@ -62,22 +62,28 @@ def real_path(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
 
 
-def not_a_file(path: Path, what: str) -> None:
-    """Refuse ``path`` where something other than a regular file is there (a directory, a named pipe, a device, a
-    symlink loop or a broken symlink), naming it: each was called "missing", and the command that message advised
-    then said it was there. Silent where a file is, or nothing: the caller says what a missing file means."""
+def what_is_there(path: Path) -> str | None:
+    """What stands at ``path`` when it is not a regular file, as the messages name it ("a directory", "a named pipe",
+    "a device or socket", "a symlink loop (...)", "a broken symlink (...)"), or None where a file is, or nothing."""
     try:
         mode = os.stat(path).st_mode
     except OSError as err:
         if err.errno == errno.ELOOP:
-            raise SateError(f"{path}: a symlink loop (it leads back to itself), not {what}") from None
+            return "a symlink loop (it leads back to itself)"
         if os.path.islink(path):
-            raise SateError(f"{path}: a broken symlink (to {os.readlink(path)}, which is not there), not {what}") \
-                from None
-        return
-    if not stat.S_ISREG(mode):
-        kind = "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else \
-            "a device or socket"
+            return f"a broken symlink (to {os.readlink(path)}, which is not there)"
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    return "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+
+
+def not_a_file(path: Path, what: str) -> None:
+    """Refuse ``path`` where something other than a regular file is there (a directory, a named pipe, a device, a
+    symlink loop or a broken symlink), naming it: each was called "missing", and the command that message advised
+    then said it was there. Silent where a file is, or nothing: the caller says what a missing file means."""
+    kind = what_is_there(path)
+    if kind is not None:
         raise SateError(f"{path}: {kind}, not {what}")
 
 
@@ -262,6 +268,16 @@ def describe_os_error(err: OSError) -> str:
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
+
+
+def json_text(value: Any, **options: Any) -> str:
+    """``json.dumps(value, ensure_ascii=False)`` that can be written as UTF-8 and read back exactly: the lone
+    surrogates that stand for the bytes of a file name that is not UTF-8 become JSON's ``\\udcXX`` escapes (as
+    UTF-8 they were a UnicodeEncodeError when the file was written), and the line and paragraph separators
+    ``\\u2028`` and ``\\u2029``, which `str.splitlines` would split a line at. Both occur only inside strings."""
+    text = json.dumps(value, ensure_ascii=False, **options)
+    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\u2028", "\\u2028") \
+        .replace("\u2029", "\\u2029")
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

@@ -226,10 +226,16 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
     cmvn.json and indexes, `vocab`'s models and token lists) are its own and are replaced; what stands in the place
     of one and is no file (a directory, a device) is refused before any work, where the rename at the end failed
     after it (`sate vocab` trained SentencePiece first, `sate prep` had written the splits before), naming a
-    temporary file."""
+    temporary file. One that is a symlink is written where it leads, which is checked as every output is: a link
+    into a pack or a checkpoint folder (a data directory's cmvn.json or token list linked to a pack's) had the pack's
+    file replaced."""
     for name in names:
         path = directory / name
         real = Path(os.path.realpath(path))
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
+        place = _protected(real.parent) if os.path.islink(path) else None
+        if place is not None:
+            raise SateError(f"{option} {directory}: {path} is a symlink to {real}, where the command would write its "
+                            f"file {name}: {place}")

@@ -73,6 +73,7 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.train.trainer", "lightning"): "heavy: Lightning",
     ("sate.train.trainer", "torch"): "heavy: torch",
     ("sate.train.trainer", "sate.train.checkpoint_io"): "heavy: Lightning",
+    ("sate.train.trainer", "sate.train.rendezvous"): "heavy: Lightning",
     ("sate.train.trainer", "sate.train.data"): "heavy: torch",
     ("sate.train.trainer", "sate.train.datamodule"): "heavy: Lightning",
     ("sate.train.trainer", "sate.train.frozen_cache"): "heavy: torch",

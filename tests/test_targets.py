@@ -292,3 +292,33 @@ def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_w
     assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
     assert f"{data}/cmvn.json is a directory, where the command writes its file" in capsys.readouterr().err
     assert not (data / "fbank").exists() and not list(data.glob(".*.tmp"))
+
+
+def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, synth_corpus: Path, a_pack: Path,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A data directory whose cmvn.json or token list is a symlink to a pack's (its statistics or vocabulary shared
+    by a link), or whose manifest links into a checkpoint folder: `sate features`, `sate vocab` and `sate prep`
+    wrote through the link, replacing the pack's file (which must keep matching its model) or writing among the
+    checkpoints."""
+    before = {p.name: p.read_bytes() for p in a_pack.iterdir() if p.is_file()}
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank", "cmvn.json", "tokens_tgt.txt"))
+    (data / "tokens_tgt.txt").symlink_to(a_pack / "tokens_tgt.txt")
+    assert main(["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]) == 2
+    err = capsys.readouterr().err
+    assert f"{data}/tokens_tgt.txt is a symlink to {a_pack}/tokens_tgt.txt, where the command would write its " \
+           f"file tokens_tgt.txt: {a_pack} is a packed model" in err and err.count("\n") == 1, err
+    (data / "cmvn.json").symlink_to(a_pack / "cmvn.json")  # the pack holds none: the link is broken
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert f"{data}/cmvn.json is a symlink to {a_pack}/cmvn.json" in capsys.readouterr().err
+    assert not (data / "fbank").exists()
+    exp = experiment(tmp_path / "exp")
+    out = tmp_path / "prepped"
+    out.mkdir()
+    (out / "dev.jsonl").symlink_to(exp / "checkpoints" / "dev.jsonl")
+    assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(out)]) == 2
+    assert "is a checkpoint folder, which only `sate train` writes" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl"]
+    assert {p.name: p.read_bytes() for p in a_pack.iterdir() if p.is_file()} == before
+    assert sorted(p.name for p in (exp / "checkpoints").iterdir()) == ["epoch000.ckpt", "last.ckpt"]

@@ -248,3 +248,30 @@ def test_a_huge_value_from_any_file_is_shown_short(tmp_path: Path, capsys: pytes
     with pytest.raises(SateError) as err:
         whisper_sizes(whisper)
     one_short_line(str(err.value))
+
+
+def test_a_mustc_yaml_line_too_long_for_an_entry_is_refused_before_the_parser() -> None:
+    """A line of a megabyte went through PyYAML (twice: composed, then loaded): 13 s for a 1 MB flow list, and a
+    yaml file may hold a gigabyte; a long quoted value, with every field there, was read as an entry."""
+    quoted = "- {duration: 1.0, offset: 0.0, speaker_id: '" + "s" * 100_000 + "', wav: ted_1.wav}"
+    with pytest.raises(SateError, match=r"^tst\.yaml:7: a line of 100,062 characters, not a MuST-C yaml entry "
+                                        r"\(those hold about a hundred; 65,536 at most are read\): .- \{dur"):
+        parse_yaml_line(quoted, Path("tst.yaml"), 7)
+    listed = "- {duration: 1.0, offset: 0.0, speaker_id: [" + "1, " * 300_000 + "1], wav: ted_1.wav}"
+    with pytest.raises(SateError, match=r"^tst\.yaml:8: a line of 900,063 characters, not a MuST-C yaml entry"):
+        parse_yaml_line(listed, Path("tst.yaml"), 8)
+
+
+def test_an_espnet_config_is_bounded_as_every_config(tmp_path: Path) -> None:
+    """An ESPnet experiment's config.yaml was read whole and parsed whatever its size, and a token list file it
+    names was read whole, its lines split on U+2028 too (a token holding one shifted every later id)."""
+    (tmp_path / "config.yaml").write_text("token_list: [a, b]\n# " + "x" * MAX_YAML_BYTES + "\n")
+    with pytest.raises(SateError, match=r"config\.yaml: 4,194,\d+ bytes, more than any config \(4,194,304\)"):
+        read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)
+    (tmp_path / "tokens.txt").write_text("<blank>\na\u2028b\n<sos/eos>\n", encoding="utf-8")
+    (tmp_path / "config.yaml").write_text("token_list: tokens.txt\n")
+    assert read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None).src_tokens == \
+        ["<blank>", "a\u2028b", "<sos/eos>"]
+    (tmp_path / "config.yaml").write_text("token_list: /dev/zero\n")
+    with pytest.raises(SateError, match=r"/dev/zero:1: a NUL byte"):
+        read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)

@@ -30,7 +30,8 @@ from sate.data.manifest import check_split_names
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
-from sate.errors import SateError
+from sate.errors import SateError, one_line
+from sate.files import atomic_write_text
 from sate.targets import check_output
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -170,19 +171,19 @@ def run_locality(args: argparse.Namespace) -> int:
             raise SateError(f"{args.data / args.split}.jsonl: no utterance to analyse for {am.path}")
         batches = locality.length_sorted_batches(Subset(dataset, keep), sizes, args.batch_size)
         means = locality.model_localness(am.model, batches, args.window, device)
-        rows += [locality.LayerLocalness(am.name, am.task, encoder, layer, value, count)
+        rows += [locality.LayerLocalness(one_line(am.name), am.task, encoder, layer, value, count)  # a name of bytes
                  for (encoder, layer), (value, count) in means.items()]
         depths = ", ".join(f"{e} {max(layer for (k, layer) in means if k == e)} layers"
                            for e in dict.fromkeys(k for k, _ in means))
         print(f"{am.name} ({am.task}, {am.path}): {depths}; {len(keep)} utterances of {args.split}")
     args.out.mkdir(parents=True, exist_ok=True)
-    caption = (f"Localness of encoder self-attention: split {args.split} of {args.data}, "
+    caption = (f"Localness of encoder self-attention: split {args.split} of {one_line(str(args.data))}, "
                f"attention mass on keys with |i - j| <= floor({args.window:g}·T / 2), mean over heads, "
                "positions and utterances.")
     table = locality.markdown_table(rows, caption)
     paths = [args.out / f"locality.{ext}" for ext in ("csv", "md", "png")]
     locality.write_csv(rows, paths[0])
-    paths[1].write_text(table)
+    atomic_write_text(paths[1], table)
     locality.plot_locality(rows, paths[2], args.window)
     print(table, end="")
     print("wrote " + ", ".join(str(p) for p in paths))
@@ -243,7 +244,13 @@ def run_attention(args: argparse.Namespace) -> int:
 
     if args.out.suffix.lower() != ".png":
         raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
-    check_output(args.out, "image")
+    bad = next((k for k in args.encoder_layers if k < 1), None)
+    if bad is not None:
+        raise SateError(f"--encoder-layers {bad}: layers are numbered from 1")
+    # every PNG it may write, checked before any work: the per-layer maps beside --out were written unchecked,
+    # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
+    for path in heatmap.output_paths(args.out, args.encoder_layers):
+        check_output(path, "image")
     am = load_model(args.model)
     if args.audio is not None:
         if args.utt is not None:

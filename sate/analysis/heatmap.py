@@ -36,6 +36,7 @@ from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, c
 from sate.data.dataset import Batch
 from sate.decode.greedy import greedy_decode
 from sate.errors import SateError
+from sate.files import atomic_open
 from sate.models.base import SateModel
 from sate.models.ctc import BLANK, ctc_greedy
 from sate.models.model_file import ModelMeta
@@ -193,11 +194,24 @@ def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_l
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, label="attention weight", aspect=max(10.0, height / 0.2))  # a bar 0.2 in wide
-    fig.savefig(path, dpi=HEATMAP_DPI)
+    with atomic_open(path, "wb") as f:  # a kill or a full disk leaves no half-drawn PNG
+        fig.savefig(f, format="png", dpi=HEATMAP_DPI)
 
 
 def _choice_name(layer: int | None, head: int | None) -> str:
     return f"layer {'mean' if layer is None else layer}, head {'mean' if head is None else head}"
+
+
+def layer_path(out: Path, encoder: str, layer: int) -> Path:
+    """Where the self-attention map of ``layer`` of ``encoder`` goes: ``<stem>.<encoder>-layer<l>.png`` beside
+    ``out``."""
+    return out.with_name(f"{out.stem}.{encoder}-layer{layer}{out.suffix}")
+
+
+def output_paths(out: Path, encoder_layers: Sequence[int]) -> list[Path]:
+    """Every file `write_heatmaps` may write for ``--out`` and ``--encoder-layers`` (each encoder a model may have),
+    for checking them all before any work."""
+    return [out, *(layer_path(out, encoder, k) for encoder in ENCODERS for k in dict.fromkeys(encoder_layers))]
 
 
 def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | None, head: int | None,
@@ -220,7 +234,7 @@ def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | 
             if k > view.depth(encoder):
                 print(f"{encoder} encoder has {view.depth(encoder)} layers: no map for layer {k}")
                 continue
-            path = out.with_name(f"{out.stem}.{encoder}-layer{k}{out.suffix}")
+            path = layer_path(out, encoder, k)
             plot_attention(select(view, encoder, k, head), labels, labels,
                            f"{name} · {view.utt} · {encoder} self-attention, {_choice_name(k, head)}",
                            f"key: {unit}", f"query: {unit}", path)

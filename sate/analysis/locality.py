@@ -39,6 +39,7 @@ from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
 from sate.data.dataset import collate
+from sate.files import atomic_open
 from sate.models.base import SateModel
 
 # r·T/2 is computed in floating point: 0.58·100/2 gives 28.999999999999996, whose floor would lose a key.
@@ -132,7 +133,7 @@ class LayerLocalness:
 
 
 def write_csv(rows: Sequence[LayerLocalness], path: Path) -> None:
-    with path.open("w", newline="") as f:
+    with atomic_open(path) as f:  # a kill or a full disk leaves no half-written table
         writer = csv.writer(f)
         writer.writerow(["model", "task", "encoder", "layer", "localness", "utterances"])
         for r in rows:
@@ -170,4 +171,5 @@ def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> N
     ax.set_title("Localness of encoder self-attention")
     ax.grid(alpha=0.3)
     ax.legend()
-    fig.savefig(path, dpi=PLOT_DPI)
+    with atomic_open(path, "wb") as f:
+        fig.savefig(f, format="png", dpi=PLOT_DPI)

@@ -63,10 +63,13 @@ def marian_pieces(directory: Path) -> list[str]:
 
 
 def load_sentencepiece(path: Path) -> spm.SentencePieceProcessor:
-    """A SentencePiece model file; a damaged or replaced one is one line naming it, not SentencePiece's traceback."""
+    """A SentencePiece model file; a damaged or replaced one is one line naming it, not SentencePiece's traceback.
+    Read by sate and handed over as bytes: SentencePiece takes its file name as UTF-8 text, and a data directory or
+    pack whose name is not UTF-8 was a `TypeError: not a string` traceback in every command that loads one."""
+    data = Path(path).read_bytes()
     try:
-        return spm.SentencePieceProcessor(model_file=str(path))
-    except (RuntimeError, OSError):  # "Internal: could not parse ModelProto from PATH"
+        return spm.SentencePieceProcessor(model_proto=data)
+    except (RuntimeError, OSError):  # "Internal: could not parse ModelProto"
         raise SateError(f"{path}: not a readable SentencePiece model (damaged or replaced); write it again with the "
                         "command that made it (`sate vocab`, `sate pack`, or a fresh download)") from None
 

@@ -23,6 +23,9 @@ from sate.errors import SateError, shown
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
 _FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
+# A MuST-C entry holds about a hundred characters. A longer line is refused before the YAML parser sees it, which
+# took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
+MAX_YAML_LINE = 1 << 16
 
 
 # ----------------------------------------------------------------------------------------------
@@ -36,6 +39,9 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     for errors and is much faster than loading the whole file. Lines with quotes fall back to
     the yaml parser. v2's extra fields (``rW``, ``uW``) are accepted and ignored.
     """
+    if len(text) > MAX_YAML_LINE:
+        raise SateError(f"{path}:{lineno}: a line of {len(text):,} characters, not a MuST-C yaml entry (those hold "
+                        f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
     fields: dict[str, str] | None = None
     match = _FLOW_LINE.match(text)
     if match and '"' not in text and "'" not in text:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from sate.errors import SateError
+from sate.files import what_is_there
 
 T = TypeVar("T")
 GZIP_MAGIC = b"\x1f\x8b"
@@ -33,15 +34,14 @@ class Pair:
 
 
 def not_a_text_file(path: Path) -> str | None:
-    """Why MT text cannot be read from `path` (missing, a directory, a pipe or a device: it is read twice,
-    counted and then streamed), or None for a regular file. A pipe was called missing, though it was there."""
-    if path.is_file():
-        return None
-    if path.is_dir():
-        return "is a directory, not a text file"
-    if path.exists():
-        return "is a pipe or a device, not a text file (MT text is read twice: its lines counted, then streamed)"
-    return "file is missing"
+    """Why MT text cannot be read from `path` (missing, or anything but a regular file, named as `sate.files` names
+    it: a directory, a named pipe, a device, a symlink loop, a broken symlink), or None for a regular file. A pipe
+    was called missing, though it was there: MT text is read twice, counted and then streamed."""
+    what = what_is_there(path)
+    if what is None:
+        return None if path.is_file() else "file is missing"
+    stream = what in ("a named pipe", "a device or socket")
+    return f"{what}, not a text file" + (" (MT text is read twice: its lines counted, then streamed)" if stream else "")
 
 
 def open_binary(path: Path) -> BinaryIO:

@@ -115,13 +115,25 @@ def _offsets(lengths: np.ndarray) -> np.ndarray:
 
 def build_store(files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: Path,  # noqa: ANN001 - vocabularies
                 cleaning: TextCleaning) -> dict:
-    """Write the store into the new directory `out` (built beside it, renamed at the end); returns its index."""
+    """Write the store into the new directory `out` (built beside it, renamed at the end); returns its index. The
+    directory it is built in goes on any way out (a line of bad UTF-8 a million lines in, a full disk, Ctrl-C or
+    `kill`): it was left in DATA/mt_bin under this process's pid, as large as the text read so far, at every
+    failed try."""
     counts = check_pairs(files)
     total = sum(counts)
-    n_buckets = max(1, math.ceil(total / SHARD_PAIRS))
     tmp = out.with_name(f".{out.name}.{os.getpid()}.tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
+    try:
+        return _build_in(tmp, files, src_vocab, tgt_vocab, out, cleaning, total)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _build_in(tmp: Path, files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: Path,  # noqa: ANN001
+              cleaning: TextCleaning, total: int) -> dict:
+    """`build_store`'s work in its directory ``tmp``, renamed to ``out`` once complete."""
+    n_buckets = max(1, math.ceil(total / SHARD_PAIRS))
     # Ids take two bytes where both vocabularies fit (Marian's 58k does): half the memory of a shard and of the disk.
     dtype = np.uint16 if max(len(src_vocab.tokens), len(tgt_vocab.tokens)) <= np.iinfo(np.uint16).max + 1 else np.int32
     buckets = [_Bucket(tmp / f"bucket-{b:05d}.npy", dtype) for b in range(n_buckets)]
@@ -172,7 +184,6 @@ def build_store(files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: P
         if len(src_len):
             longest = max(longest, int(np.maximum(src_len, tgt_len).max()))
     if not sum(sizes):
-        shutil.rmtree(tmp, ignore_errors=True)
         raise SateError(f"data.mt_text: no sentence pairs left after cleaning ({_describe(total, dropped)})")
     index = {"format": FORMAT, "key": out.name, "files": [[str(en), str(tgt)] for en, tgt in files], "pairs": total,
              "kept": sum(sizes), "dropped": dropped, "cleaning": asdict(cleaning), "shards": sizes,
@@ -181,7 +192,7 @@ def build_store(files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: P
     try:
         tmp.rename(out)
     except OSError:  # another process (a second node on a shared disk) finished the same store first
-        shutil.rmtree(tmp, ignore_errors=True)
+        pass  # its directory goes with the others (build_store)
     return json.loads((out / "index.json").read_text())
 
 

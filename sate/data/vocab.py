@@ -184,7 +184,7 @@ def _digest(paths: Iterable[Path]) -> str:
     """Of the paths and contents, read in blocks (MT text may be gigabytes)."""
     h = hashlib.sha256()
     for path in paths:
-        h.update(str(real_path(path)).encode())
+        h.update(os.fsencode(real_path(path)))  # a name that is not UTF-8 as its bytes
         with open(path, "rb") as f:
             while block := f.read(1 << 20):
                 h.update(block)

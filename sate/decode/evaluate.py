@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from dataclasses import asdict
@@ -34,7 +35,7 @@ from typing import Any, TypedDict
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
-from sate.files import atomic_write_lines, real_path, require_file
+from sate.files import atomic_write_lines, json_text, real_path, require_file
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 from sate.targets import check_output
 
@@ -96,7 +97,7 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
 
     models = [real_path(model_dir)] + ([real_path(mt_model_dir)] if mt_model_dir is not None else [])
     name = "+".join(f"{m.parent.name}-{m.name}" if m.parent.name else m.name for m in models)
-    digest = hashlib.sha1("\n".join(map(str, models)).encode()).hexdigest()[:8]
+    digest = hashlib.sha1(b"\n".join(map(os.fsencode, models))).hexdigest()[:8]  # a name not UTF-8 as its bytes
     return Path("eval") / f"{name}-{digest}" / split
 
 
@@ -336,7 +337,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
-    atomic_write_lines(out / "results.json", [json.dumps(results, indent=1, ensure_ascii=False)])
+    atomic_write_lines(out / "results.json", [json_text(results, indent=1)])  # a path not UTF-8 as \udcXX
     speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
     if "rtf" in results and results["rtf"] is not None:
         speed += f", real-time factor {results['rtf']:.3f}"

@@ -13,11 +13,11 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from sate.errors import one_line
+from sate.files import json_text
 
 if TYPE_CHECKING:  # the API imports torch; the writers never touch a model
     from sate.decode.api import Result
@@ -56,10 +56,8 @@ def jsonl_lines(result: Result) -> Iterator[str]:
     which read back as the same name (they could not be written as UTF-8), and line and paragraph separators
     ``\\u2028`` and ``\\u2029`` (which `str.splitlines` would split a line at)."""
     for seg in result.segments:
-        line = json.dumps({"file": result.source, "start": seg.start, "end": seg.end, "transcript": seg.transcript,
-                           "translation": seg.translation}, ensure_ascii=False)
-        yield line.encode("utf-8", "backslashreplace").decode("utf-8").replace("\u2028", "\\u2028") \
-            .replace("\u2029", "\\u2029")
+        yield json_text({"file": result.source, "start": seg.start, "end": seg.end, "transcript": seg.transcript,
+                         "translation": seg.translation})
 
 
 def srt_lines(result: Result, transcript: bool) -> Iterator[str]:

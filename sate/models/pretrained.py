@@ -33,7 +33,8 @@ import torch
 import yaml
 
 from sate import layout
-from sate.config import SafeValues, bounded, invalid_yaml
+from sate.config import SafeValues, bounded, invalid_yaml, yaml_bytes
+from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
@@ -125,8 +126,8 @@ def _read_token_list(value: object, config_path: Path) -> list[str]:
         return value
     if isinstance(value, str):
         for candidate in (Path(value), config_path.parent / value):
-            if candidate.is_file():
-                return candidate.read_text(encoding="utf-8").splitlines()
+            if candidate.exists():  # read as corpus text is: lines split on \n alone, no NUL, 1 GB at most
+                return read_text_lines(candidate)
         raise SateError(f"{config_path}: token list file {value} not found")
     raise SateError(f"{config_path}: token_list must be a list or a path, got {type(value).__name__}")
 
@@ -138,7 +139,8 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
                  f"{path} is an ESPnet-style state dict but {config_path} is missing; "
                         "its token list must be checked (set init.<component>.config)")
     try:
-        config = bounded(yaml.load(config_path.read_text(encoding="utf-8"), Loader=SafeValues),  # noqa: S506
+        # at most MAX_YAML_BYTES, as every config: it was read whole and parsed, whatever its size
+        config = bounded(yaml.load(yaml_bytes(config_path).decode("utf-8"), Loader=SafeValues),  # noqa: S506
                          str(config_path))
     except UnicodeDecodeError as err:
         raise SateError(f"{config_path}: not UTF-8 text (byte {err.start})") from None

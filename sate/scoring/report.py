@@ -15,7 +15,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import read_text_lines
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, atomic_write_text, read_json
 from sate.numbers import is_number
 from sate.scoring.score import read_lines
@@ -123,7 +123,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
     for r in rows:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
-        lines.append(f"| {r['system']} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
+        system = one_line(r["system"]).replace("|", "\\|")  # a folder name: any bytes, one cell of one line
+        lines.append(f"| {system} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})

@@ -181,6 +181,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
+    from sate.train.rendezvous import AnnouncedDDP
     from sate.train.resume import check_cmvn, check_config_change, check_vocabularies, find_resume_point, set_aside
     from sate.train.setup import build_for_training
 
@@ -257,7 +258,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         checkpoint_io.preload(point.path, point.checkpoint)
     resumed_step = int(point.checkpoint["global_step"]) if point.checkpoint is not None else 0
     point.checkpoint = None
-    strategy = "ddp" if world > 1 else "auto"
+    # the rendezvous said, and stoppable (sate.train.rendezvous); a signal there lets go of the lock as it ends
+    strategy = AnnouncedDDP(on_stop=lock.release if primary else None) if world > 1 else "auto"  # type: ignore[attr-defined]
     trainer = L.Trainer(
         accelerator=accelerator, devices=devices, num_nodes=num_nodes, strategy=strategy, precision=precision,
         max_epochs=tconf.max_epochs, max_steps=tconf.max_steps,

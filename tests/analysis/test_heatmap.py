@@ -206,3 +206,46 @@ def test_a_cmvn_json_of_other_statistics_than_the_model_records_is_refused(tmp_p
     (tmp_path / "config.yaml").write_text("task: st\ndata: {cmvn: none}\n")  # a run's snapshot, edited
     with pytest.raises(SateError, match=r"config.yaml: data.cmvn none: .*st.pt was trained with global CMVN"):
         analyze.load_model(tmp_path / "st.pt")  # it read raw features without a word
+
+
+def test_every_map_beside_out_is_checked_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                         model_files: dict[str, Path],
+                                                         capsys: pytest.CaptureFixture) -> None:
+    """`--encoder-layers` writes `<stem>.<encoder>-layer<l>.png` beside --out; those were not checked: a symlink
+    there into a checkpoint folder replaced the resume point with a PNG, and a file of the user's was replaced, both
+    after all the work."""
+    checkpoints = tmp_path / "exp" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    last = checkpoints / "last.ckpt"
+    last.write_bytes(b"PK\x03\x04 the resume point")
+    (tmp_path / "heat.textual-layer1.png").symlink_to(last)
+    notes = tmp_path / "heat.acoustic-layer2.png"
+    notes.write_text("my notes\n")
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    base = ["analyze", "attention", "--model", str(model_files["st"]), "--data", str(prepared_data), "--utt", utt,
+            "--out", str(tmp_path / "heat.png"), "--encoder-layers"]
+    for layers, says in ((["1"], "checkpoint folder"),
+                         (["2"], "heat.acoustic-layer2.png: refusing to replace it: it is not a PNG image"),
+                         (["0"], "--encoder-layers 0: layers are numbered from 1")):
+        assert main([*base, *layers]) == 2, layers
+        err = capsys.readouterr().err
+        assert says in err and err.count("\n") == 1, err
+    assert last.read_bytes() == b"PK\x03\x04 the resume point" and notes.read_text() == "my notes\n"
+    assert not (tmp_path / "heat.png").exists()  # refused before any work
+
+
+def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                                monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """The PNGs were drawn straight into their files: a full disk or a kill left a cut PNG under the final name."""
+    def fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    out = tmp_path / "maps"
+    out.mkdir()
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), "--data", str(prepared_data), "--utt",
+                 utt, "--out", str(out / "heat.png"), "--encoder-layers", "1"]) == 1
+    assert "heat.png: No space left on device (the disk is full" in capsys.readouterr().err
+    assert sorted(out.iterdir()) == []

@@ -177,3 +177,36 @@ def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Pat
     assert main(["analyze", "locality", "--model", str(tmp_path / "same.pt"), str(tmp_path / "other.pt"), "--data",
                  str(prepared_data), "--split", "dev", "--max-utts", "2", "--out", str(out)]) == 2
     assert "not the CMVN statistics " in capsys.readouterr().err and not out.exists()
+
+
+def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepared_data: Path,
+                                                          model_files: dict[str, Path],
+                                                          monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """locality.csv, .md and .png were written straight into their files: a full disk (or a kill) left a cut table
+    under the final name, beside none of the others."""
+    def fsync(fd: int) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    out = tmp_path / "loc"
+    assert main(["analyze", "locality", "--model", str(model_files["mt"]), "--data", str(prepared_data),
+                 "--max-utts", "2", "--out", str(out)]) == 1
+    assert "locality.csv: No space left on device (the disk is full" in capsys.readouterr().err
+    assert sorted(p.name for p in out.iterdir()) == []
+
+
+def test_names_that_are_not_utf8_are_written_as_escapes(tmp_path: Path, prepared_data: Path,
+                                                        model_files: dict[str, Path]) -> None:
+    """A data directory or a model whose name is not UTF-8 was a UnicodeEncodeError traceback when locality.md
+    (whose caption names the data) and locality.csv (the model) were written, after the work."""
+    import os
+    import shutil
+
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    shutil.copytree(prepared_data, root / "data")
+    shutil.copyfile(model_files["mt"], root / "mt.pt")
+    assert main(["analyze", "locality", "--model", str(root / "mt.pt"), "--data", str(root / "data"), "--max-utts",
+                 "2", "--out", str(tmp_path / "loc")]) == 0
+    assert "caf\\udce9/data" in (tmp_path / "loc" / "locality.md").read_text(encoding="utf-8")
+    assert "\nmt,mt,textual,1," in (tmp_path / "loc" / "locality.csv").read_text(encoding="utf-8")

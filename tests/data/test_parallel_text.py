@@ -50,10 +50,18 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"missing\.en: file is missing"):
         check_pairs([(tmp_path / "missing.en", de)])
     os.mkfifo(tmp_path / "pipe.en")  # was "file is missing", though it was there: MT text is read twice
-    with pytest.raises(SateError, match=r"pipe\.en: is a pipe or a device, not a text file \(MT text is read twice"):
+    with pytest.raises(SateError, match=r"pipe\.en: a named pipe, not a text file \(MT text is read twice"):
         check_pairs([(tmp_path / "pipe.en", de)])
-    with pytest.raises(SateError, match=r"null: is a pipe or a device"):
+    with pytest.raises(SateError, match=r"null: a device or socket, not a text file \(MT text is read twice"):
         check_pairs([(Path("/dev/null"), de)])
+    # named as sate.files.not_a_file names them (both were "file is missing")
+    (tmp_path / "gone.en").symlink_to(tmp_path / "moved.en")
+    with pytest.raises(SateError, match=r"gone\.en: a broken symlink \(to .*moved\.en, which is not there\), not a "
+                                        r"text file$"):
+        check_pairs([(tmp_path / "gone.en", de)])
+    (tmp_path / "loop.en").symlink_to(tmp_path / "loop.en")
+    with pytest.raises(SateError, match=r"loop\.en: a symlink loop \(it leads back to itself\), not a text file$"):
+        check_pairs([(tmp_path / "loop.en", de)])
 
 
 def test_reservoir_keeps_small_inputs_whole_and_samples_large_ones_uniformly() -> None:

@@ -174,6 +174,29 @@ def test_store_is_reused_rebuilt_on_change_and_damage_is_named(tmp_path: Path, v
         build(tmp_path, [(en, de)], vocabs)
 
 
+@pytest.mark.parametrize("stop", ["bad UTF-8", "interrupt"])
+def test_a_build_that_stops_leaves_no_directory_behind(tmp_path: Path, vocabs, monkeypatch: pytest.MonkeyPatch,
+                                                       stop: str) -> None:
+    """A line of bad UTF-8 far into the text (the lines are counted, not decoded, before the build), a full disk or
+    Ctrl-C stopped the build and left its directory, `mt_bin/.KEY.PID.tmp`, as large as what it had read; each
+    try with another pid left another."""
+    pairs = sentences(30, seed=6)
+    en, de = write_pairs(tmp_path, "mt", pairs)
+    if stop == "bad UTF-8":
+        de.write_bytes(de.read_bytes().replace(pairs[25][1].encode(), b"kaputt \xff"))
+        raised: type[BaseException] = SateError
+    else:
+        def interrupted(*args: object) -> None:
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(text_shards, "_offsets", interrupted)  # once the text is read, before the shards
+        raised = KeyboardInterrupt
+    monkeypatch.setattr(text_shards, "CHUNK_PAIRS", 10)  # buckets written before the bad line
+    with pytest.raises(raised):
+        build(tmp_path, [(en, de)], vocabs)
+    assert sorted(p.name for p in (tmp_path / STORE_DIR).iterdir()) == []
+
+
 def test_another_store_or_shard_in_this_ones_place_is_built_again(tmp_path: Path, vocabs, capsys) -> None:
     """A store copied or renamed to another key (built for other files or other vocabularies: its ids index other
     tokens) was read as this one without a word, and a shard swapped with another of its size class went unseen;

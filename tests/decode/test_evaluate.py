@@ -213,3 +213,27 @@ def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepar
             evaluate(whisper_asr_dir, prepared_data, "dev", tmp_path / "x", **kwargs)
     with pytest.raises(SateError, match="--mt-model .* is a Whisper directory: give it as --model"):
         evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)
+
+
+def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
+        tmp_path: Path, prepared_data: Path, st_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """SentencePiece takes a model's file name as UTF-8 text: a pack or a data directory whose name is not UTF-8 (a
+    Latin-1 name from an old disk) was a `TypeError: not a string` traceback in translate and evaluate, and `sate
+    vocab` a UnicodeEncodeError hashing it; evaluate's results.json and report's table, which name them, were
+    UnicodeEncodeError tracebacks when written. Now the names are read, and written as JSON's and Python's escapes."""
+    import os
+
+    root = Path(os.fsdecode(os.fsencode(tmp_path) + b"/caf\xe9"))
+    data, packed, system = root / "data", root / "pack", root / "exp" / "caf\udce9"
+    shutil.copytree(prepared_data, data)
+    shutil.copytree(st_pack, packed)
+    wav = read_manifest(data / "dev.jsonl")[0]["audio"]
+    assert main(["translate", "--model", str(packed), "--vad", "energy", wav]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+    out = system / "decode_dev"
+    assert main(["evaluate", "--model", str(packed), "--data", str(data), "--split", "dev", "--out", str(out)]) == 0
+    results = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert results["data"] == str(data) and results["model"] == str(packed)  # the bytes, read back exactly
+    assert main(["report", "--exp", str(root / "exp"), "--splits", "dev"]) == 0
+    assert "| caf\\udce9 | dev |" in (root / "exp" / "results.md").read_text(encoding="utf-8")
+    assert main(["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]) == 0

@@ -123,5 +123,5 @@ def test_a_directory_as_mt_text_is_named_for_what_it_is(tmp_path: Path, make_con
     (tmp_path / "corpus").mkdir()
     config = load_training_config(_config(make_config, tmp_path, prepared_data),
                                   [f"data.mt_text=[[{tmp_path / 'corpus'}, {tmp_path / 'corpus'}]]"])
-    with pytest.raises(SateError, match=r"data.mt_text: .*corpus: is a directory, not a text file"):
+    with pytest.raises(SateError, match=r"data.mt_text: .*corpus: a directory, not a text file"):
         train(config, tmp_path / "exp")

@@ -11,6 +11,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -476,3 +477,71 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
             check_nodes(nodes)
     monkeypatch.setenv("WORLD_SIZE", "2")  # what torchrun or a manual launch sets on each machine
     check_nodes(2)
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.mark.parametrize(("signum", "status", "said"), [(signal.SIGTERM, 143, "terminated"),
+                                                        (signal.SIGINT, 130, "interrupted")])
+def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, signum: int, status: int, said: str) -> None:
+    """A launcher's environment with no peers (here: WORLD_SIZE and MASTER_ADDR set, the other machine never
+    started) kept `sate train --num-nodes 2` in torch's rendezvous, which blocks in C: deaf to Ctrl-C and kill for
+    its 30 minutes, with only Lightning's log line. Now it says what it waits for and a signal ends it at once."""
+    config = make_config(tmp_path, "mt", prepared_data)
+    port = _free_port()
+    env = {**os.environ, "WORLD_SIZE": "2", "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "NODE_RANK": "0",
+           "OMP_NUM_THREADS": "1"}
+    as_from_a_terminal = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+                          "from sate.cli import main; sys.exit(main(sys.argv[1:]))")  # a background job ignores ^C
+    proc = subprocess.Popen([sys.executable, "-c", as_from_a_terminal, "train", "--config", str(config), "--exp",
+                             str(tmp_path / "exp"), "--accelerator", "cpu", "--num-nodes", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    waiting = f"waiting at 127.0.0.1:{port} for the 2 processes of the run (2 machine(s) x 1) to join, as rank 0"
+    lines: list[str] = []
+    reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)  # type: ignore[arg-type]
+    reader.start()
+    try:
+        deadline = time.monotonic() + 120
+        while not any(waiting in line for line in lines) and proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert any(waiting in line for line in lines), "".join(lines)
+        time.sleep(1)  # into the rendezvous
+        proc.send_signal(signum)
+        deadline = time.monotonic() + 30  # it was deaf to signals for the rendezvous' 30 minutes
+        while proc.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.1)
+    finally:
+        proc.kill()
+        err = proc.stderr.read()  # type: ignore[union-attr]
+        proc.wait()
+    assert proc.returncode == status and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == f"sate train: {said} while {waiting}", err
+    assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
+
+
+def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """After its timeout torch's rendezvous raised a DistStoreError of many lines (a traceback at the CLI)."""
+    from datetime import timedelta
+
+    from sate.train import rendezvous
+
+    class Quick(rendezvous.AnnouncedDDP):
+        def __init__(self, **kwargs: object) -> None:
+            super().__init__(timeout=timedelta(seconds=2), **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(rendezvous, "AnnouncedDDP", Quick)
+    for name, value in (("WORLD_SIZE", "2"), ("MASTER_ADDR", "127.0.0.1"), ("MASTER_PORT", str(_free_port())),
+                        ("NODE_RANK", "0")):
+        monkeypatch.setenv(name, value)
+    config = load_training_config(make_config(tmp_path, "mt", prepared_data), [])
+    with pytest.raises(SateError, match=r"^rank 0: the other processes of the run did not join at 127\.0\.0\.1:\d+ "
+                                        r"within 2 seconds; start it on every machine"):
+        train(config, tmp_path / "exp", num_nodes=2)
