@@ -213,12 +213,15 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             out.rename(old)
         tmp.rename(out)
         shutil.rmtree(old, ignore_errors=True)
-    except BaseException:
+    except BaseException as err:
         shutil.rmtree(tmp, ignore_errors=True)
         if out.exists():
             shutil.rmtree(old, ignore_errors=True)
         elif old.exists():
             old.rename(out)  # stopped between the two renames (a kill, SIGTERM): the old pack comes back
+        if isinstance(err, OSError) and err.filename is not None and Path(err.filename).is_relative_to(tmp):
+            # a full disk named the temporary folder, which is gone: say the file of the pack that was being written
+            raise OSError(err.errno, err.strerror, str(out / Path(err.filename).relative_to(tmp))) from None
         raise
     return info
 

@@ -297,3 +297,26 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
         SpeechTranslator.load(broken)
     with pytest.raises(SateError, match="packed model directory is missing"):
         SpeechTranslator.load(tmp_path / "nowhere")
+
+
+def test_a_full_disk_while_packing_names_the_pack_not_its_temporary_folder(
+        tmp_path: Path, st_pack: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The pack is built in a temporary folder beside it; a full disk named `.pack.XXXX.tmp/model.pt`, a folder
+    already removed when the user read the line."""
+    import errno
+
+    real = shutil.copyfile
+
+    def copyfile(src: str | Path, dst: str | Path, **kwargs: object) -> object:
+        if Path(dst).name == "model.pt":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
+        return real(src, dst, **kwargs)
+
+    monkeypatch.setattr("sate.decode.pack.shutil.copyfile", copyfile)
+    out = tmp_path / "pack"
+    assert main(["pack", "--model", str(st_pack / "model.pt"), "--data", str(prepared_data), "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith(
+        f"sate pack: error: {out}/model.pt: No space left on device (the disk is full"), err
+    assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []
