@@ -69,6 +69,11 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: P
     assert len(err.splitlines()) == 1, err
     assert err.startswith(f"sate prep: error: {out}/") and "No space left on device (the disk is full" in err
     assert leftovers(tmp_path) == []
+    assert not out.exists()  # the folder the failed write made is gone with it (it was left empty)
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "notes.txt").write_text("the user's\n")
+    assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(tmp_path / "mine" / "a" / "b")]) == 1
+    assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]  # only what it made went
 
 
 @pytest.mark.parametrize("after", [0, 4])  # the first file fails, or the last: vocab.json, the record of the set

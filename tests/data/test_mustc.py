@@ -275,7 +275,7 @@ def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_pat
     with pytest.raises(KeyboardInterrupt):
         prep_module.run(args)
     assert written == [out / "train.jsonl"]
-    assert list(out.iterdir()) == []  # neither train.jsonl nor a temporary file
+    assert not out.exists()  # neither train.jsonl nor a temporary file, nor the folder the write made for them
 
 
 def test_read_manifest_errors(tmp_path: Path) -> None:
