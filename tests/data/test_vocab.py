@@ -136,3 +136,65 @@ def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path
         load_vocabularies("data/mustc", "st")
     with pytest.raises(SateError, match=rf"^{tmp_path}/gone: no such directory$"):
         load_vocabularies(tmp_path / "gone", "st")
+
+
+DRIVER = """
+import os, sys
+import sate.data.vocab as vocab
+real = vocab._train_spm_child
+
+def announced(*args):
+    print("training", os.getpid(), flush=True)  # the test's cue: SentencePiece is about to train, in this process
+    real(*args)
+
+vocab._train_spm_child = announced
+from sate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # SentencePiece trains on 200,000 generated lines for seconds
+@pytest.mark.parametrize(("signum", "status", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_a_signal_stops_sentencepiece_training_at_once(tmp_path: Path, prepared_data: Path, signum: str, status: int,
+                                                       said: str) -> None:
+    """SentencePiece trains in C++, where Python runs no signal handler: `kill` or Ctrl-C waited until the training
+    ended (minutes on a large vocabulary). Now it trains in a child process and the command ends at once, one line
+    and the signal's status, writing nothing and leaving no process behind."""
+    import os
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.glob("*.jsonl"):
+        shutil.copyfile(path, data / path.name)
+    rng = random.Random(0)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(50000)]
+    for side in ("en", "de"):
+        (tmp_path / f"mt.{side}").write_text("".join(" ".join(rng.choice(words) for _ in range(12)) + "\n"
+                                                     for _ in range(200_000)))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "vocab", "--data", str(data), "--joint", "20000", "--mt-text",
+         str(tmp_path / "mt.en"), str(tmp_path / "mt.de"), "--sample-size", "200000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout is not None
+        cue = proc.stdout.readline().split()
+        assert cue[0] == "training", cue
+        trainer = int(cue[1])
+        time.sleep(0.5)
+        sent = time.monotonic()
+        proc.send_signal(getattr(signal, signum))
+        _, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == status and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == f"sate vocab: {said}", err
+    assert waited < 3, f"the signal took {waited:.1f} s to end the training"  # the training alone takes ~15 s
+    assert sorted(p.name for p in data.iterdir() if not p.name.endswith(".jsonl")) in ([], ["vocab.lock"])
+    assert not Path(f"/proc/{trainer}").exists()  # the training process went with the command
