@@ -143,9 +143,14 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     return data
 
 
+def dump_yaml(data: Mapping) -> str:
+    """YAML as sate writes it (config snapshots, packs' sate.yaml)."""
+    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True)
+
+
 def write_yaml(path: str | Path, data: Mapping) -> None:
     """Write atomically, so a snapshot beside checkpoints is never half-written."""
-    atomic_write_text(path, yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True))
+    atomic_write_text(path, dump_yaml(data))
 
 
 def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:

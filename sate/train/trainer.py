@@ -17,13 +17,13 @@ from dataclasses import replace
 from pathlib import Path
 
 from sate import layout
-from sate.config import apply_overrides, read_yaml, write_yaml
+from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
 from sate.files import require_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
-from sate.targets import check_output
+from sate.targets import check_output, same_file
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -139,7 +139,23 @@ def check_nodes(num_nodes: int) -> None:
                         "and the like; none is set here. On one machine, leave --num-nodes out")
 
 
+def check_config_kept(config_path: Path, exp: Path) -> None:
+    """Refuse a hand-written ``--config`` that is the experiment's own snapshot path: the snapshot would replace it,
+    its comments and layout lost. A snapshot sate wrote (given back to resume or extend a run) is rewritten freely:
+    it is YAML exactly as sate dumps it."""
+    snapshot = exp / layout.CONFIG
+    if not same_file(config_path, snapshot):
+        return
+    data = read_yaml(config_path)  # bounded, and its errors named, before the text is read whole
+    if config_path.read_text(encoding="utf-8") == dump_yaml(data):
+        return
+    raise SateError(f"--config {config_path}: is where `sate train --exp {exp}` writes the run's resolved config, "
+                    "which would replace this file and lose its comments and layout; keep your config outside the "
+                    "experiment folder (conf/, say) and give that")
+
+
 def run(args: argparse.Namespace) -> int:
+    check_config_kept(args.config, args.exp)
     config = config_from_args(args)
     import torch
 

@@ -545,3 +545,28 @@ def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: Ma
     with pytest.raises(SateError, match=r"^rank 0: the other processes of the run did not join at 127\.0\.0\.1:\d+ "
                                         r"within 2 seconds; start it on every machine"):
         train(config, tmp_path / "exp", num_nodes=2)
+
+
+def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, make_config: MakeConfig,
+                                                              prepared_data: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train --config EXP/config.yaml --exp EXP` with a config the user wrote there replaced it with the
+    resolved snapshot, its comments and layout lost. Refused before any work; a snapshot sate wrote itself, given
+    back to extend a run, is taken as before (the recipes' README does so)."""
+    from sate.config import dump_yaml
+    from sate.train.trainer import check_config_kept
+
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    mine = exp / "config.yaml"
+    written = make_config(tmp_path, "mt", prepared_data)
+    mine.write_text("# my notes: lr tuned by hand\n" + written.read_text())
+    before = mine.read_bytes()
+    assert main(["train", "--config", str(mine), "--exp", str(exp), "--accelerator", "cpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate train: error: --config {mine}: is where `sate train --exp {exp}` writes the run's "
+                          "resolved config"), err
+    assert mine.read_bytes() == before and sorted(p.name for p in exp.iterdir()) == ["config.yaml"]
+    mine.write_text(dump_yaml(read_yaml(written)))  # as sate writes its snapshot: no refusal
+    check_config_kept(mine, exp)
+    check_config_kept(written, exp)  # another file: nothing to check
