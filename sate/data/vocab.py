@@ -15,14 +15,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
-import io
 import json
-import multiprocessing
 import os
-import signal
 from collections.abc import Iterable, Sequence
 from itertools import chain
-from multiprocessing.connection import Connection
 from pathlib import Path
 
 import numpy as np
@@ -164,41 +160,11 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
 
 
 def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
-    """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours), trained in a child
-    process (`_train_spm_child`) so that a signal stops it at once."""
+    """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours)."""
+    import io
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
-    ctx = multiprocessing.get_context("fork")  # the child shares the sentences (copy on write)
-    receive, send = ctx.Pipe(duplex=False)
-    child = ctx.Process(target=_train_spm_child, args=(send, sentences, size), daemon=True)
-    child.start()
-    send.close()
-    try:  # waiting here, the main thread runs Python's signal handlers: Ctrl-C and kill end the command at once
-        ok, result = receive.recv()
-    except EOFError:  # the child died without a word (the kernel's out-of-memory killer)
-        child.join()
-        raise SateError(f"{option} {size}: SentencePiece training ended without a model (its process exited with "
-                        f"status {child.exitcode}: out of memory?)") from None
-    finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
-        receive.close()
-    if not ok:
-        raise SateError(f"{option} {size}: SentencePiece training failed: {result}")
-    pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=result))[1:-1])
-    if BLANK in pieces or SOS_EOS in pieces:
-        raise SateError(f"{option}: the training text contains the reserved token {BLANK} or {SOS_EOS}")
-    return result
-
-
-def _train_spm_child(send: Connection, sentences: Sequence[str], size: int) -> None:
-    """SentencePiece's training, in a process of its own: it runs in C++ holding the interpreter, so in the
-    command's own process Ctrl-C, kill or a closed terminal waited for it to end (minutes on a large vocabulary).
-    Sends (True, the model's bytes) or (False, SentencePiece's reason)."""
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, signal.SIG_DFL)  # stopped with the command, quietly
     spm.set_random_generator_seed(1)
     model = io.BytesIO()
     try:
@@ -207,10 +173,11 @@ def _train_spm_child(send: Connection, sentences: Sequence[str], size: int) -> N
             character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
             shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
     except (RuntimeError, SyntaxError) as err:  # SentencePiece's own kinds for a failure and for a bad argument
-        send.send((False, str(err).split("] ")[-1]))
-    else:
-        send.send((True, model.getvalue()))
-    send.close()
+        raise SateError(f"{option} {size}: SentencePiece training failed: {str(err).split('] ')[-1]}") from None
+    pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model.getvalue()))[1:-1])
+    if BLANK in pieces or SOS_EOS in pieces:
+        raise SateError(f"{option}: the training text contains the reserved token {BLANK} or {SOS_EOS}")
+    return model.getvalue()
 
 
 def _digest(paths: Iterable[Path]) -> str:
