@@ -21,7 +21,7 @@ from sate.analysis import cli as analyze
 from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SateError, one_line, out_of_memory, shown
+from sate.errors import SIGNAL_ENDINGS, SateError, one_line, out_of_memory, shown
 from sate.files import STANDARD_NAMES, describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
@@ -90,7 +90,7 @@ class Terminated(KeyboardInterrupt):
 
 
 # The signals that end a command as an interrupt does, with what the CLI says then.
-ENDING_SIGNALS = {signal.SIGTERM: "terminated", signal.SIGHUP: "hung up (the terminal closed)"}
+ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP)}
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
@@ -207,7 +207,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}", file=sys.stderr)
         return 128 + err.signum
     except KeyboardInterrupt:
-        print(f"sate {args.command}: interrupted", file=sys.stderr)
+        print(f"sate {args.command}: {SIGNAL_ENDINGS[signal.SIGINT]}", file=sys.stderr)
         return 130
     finally:
         if isinstance(sys.stdout, NamedStdout):

@@ -7,7 +7,13 @@ bring into one (a newline, a terminal's escape sequence).
 """
 
 import reprlib
+import signal
 import unicodedata
+
+# What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
+# C (sate.train.rendezvous), which must read the same.
+SIGNAL_ENDINGS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
+                  signal.SIGHUP: "hung up (the terminal closed)"}
 
 
 class _Repr(reprlib.Repr):

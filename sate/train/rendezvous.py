@@ -23,11 +23,7 @@ from typing import Any
 from lightning.pytorch.strategies import DDPStrategy
 from lightning.pytorch.strategies.launchers.subprocess_script import _SubprocessScriptLauncher
 
-from sate.errors import SateError
-
-# What the CLI says for a signal that ends a command (sate.cli.ENDING_SIGNALS, and Ctrl-C).
-SAID: dict[int, str] = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
-                        signal.SIGHUP: "hung up (the terminal closed)"}
+from sate.errors import SIGNAL_ENDINGS, SateError
 
 
 @contextmanager
@@ -48,8 +44,8 @@ def signals_end_the_wait(what: str, stop: Callable[[], None]) -> Iterator[None]:
         while data := os.read(read_fd, 1):
             if done.is_set():
                 return
-            if data[0] in SAID:
-                print(f"sate train: {SAID[data[0]]} while {what}", file=sys.stderr, flush=True)
+            if data[0] in SIGNAL_ENDINGS:
+                print(f"sate train: {SIGNAL_ENDINGS[data[0]]} while {what}", file=sys.stderr, flush=True)
                 stop()
                 os._exit(128 + data[0])
 
