@@ -17,6 +17,9 @@ import argparse
 import hashlib
 import json
 import os
+import signal
+import subprocess
+import sys
 from collections.abc import Iterable, Sequence
 from itertools import chain
 from pathlib import Path
@@ -34,6 +37,7 @@ from sate.data.marian_vocab import (
     write_marian_vocab,
 )
 from sate.data.parallel_text import check_pairs, not_a_text_file, read_pairs, reservoir_sample
+from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
@@ -160,24 +164,38 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
 
 
 def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
-    """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours)."""
-    import io
+    """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours), trained in a child
+    process (`sate.data.spm_child`) so that a signal ends the command at once."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
-    spm.set_random_generator_seed(1)
-    model = io.BytesIO()
+    feed = "\n".join(chain([json.dumps({"size": size, "threads": os.cpu_count() or 1})],
+                           map(json.dumps, sentences))).encode()
+    package_root = str(Path(__file__).resolve().parents[2])  # where `sate` is, for the child's `-m`
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
+    child = start_trainer([sys.executable, "-m", "sate.data.spm_child"], env)
     try:
-        spm.SentencePieceTrainer.train(
-            sentence_iterator=iter(sentences), model_writer=model, vocab_size=size, model_type="unigram",
-            character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
-            shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
-    except (RuntimeError, SyntaxError) as err:  # SentencePiece's own kinds for a failure and for a bad argument
-        raise SateError(f"{option} {size}: SentencePiece training failed: {str(err).split('] ')[-1]}") from None
-    pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model.getvalue()))[1:-1])
+        model, err = child.communicate(feed)
+    finally:  # a signal (its handler raising here) or any error: the training goes with the command
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    reason = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
+    if child.returncode == FAILED:
+        raise SateError(f"{option} {size}: SentencePiece training failed: {reason[0]}")
+    if child.returncode != 0:
+        cause = "killed: out of memory?" if child.returncode == -signal.SIGKILL else reason[0] or "no reason given"
+        raise SateError(f"{option} {size}: SentencePiece training ended without a model (its process exited with "
+                        f"status {child.returncode}: {cause})")
+    pieces = set(token_list_for(spm.SentencePieceProcessor(model_proto=model))[1:-1])
     if BLANK in pieces or SOS_EOS in pieces:
         raise SateError(f"{option}: the training text contains the reserved token {BLANK} or {SOS_EOS}")
-    return model.getvalue()
+    return model
+
+
+def start_trainer(command: list[str], env: dict[str, str]) -> subprocess.Popen:
+    """The training process, its three streams piped (a name of its own so that tests can see it start)."""
+    return subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
 
 
 def _digest(paths: Iterable[Path]) -> str:

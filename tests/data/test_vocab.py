@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 
@@ -136,3 +137,102 @@ def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path
         load_vocabularies("data/mustc", "st")
     with pytest.raises(SateError, match=rf"^{tmp_path}/gone: no such directory$"):
         load_vocabularies(tmp_path / "gone", "st")
+
+
+def test_a_training_process_that_dies_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
+    """SentencePiece trains in a child process; one the kernel kills (its out-of-memory killer) is named as such."""
+    import subprocess
+    import sys
+
+    import sate.data.vocab as vocab
+
+    def killed(command: list[str], env: dict[str, str]) -> subprocess.Popen:
+        return subprocess.Popen([sys.executable, "-c", "import os, signal, sys; sys.stdin.read(); "
+                                 "os.kill(os.getpid(), signal.SIGKILL)"], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+
+    monkeypatch.setattr(vocab, "start_trainer", killed)
+    with pytest.raises(SateError, match=r"^--joint 8: SentencePiece training ended without a model \(its process "
+                                        r"exited with status -9: killed: out of memory\?\)$"):
+        vocab.train_spm(["a b c", "d e f"], 8, "--joint")
+
+
+def test_the_training_process_gives_the_model_sentencepiece_gives_in_process() -> None:
+    """The child is handed every sentence as it is (JSON lines: a sentence holding a newline stays one) and trains
+    with the same seed: the model is the one an in-process training gives, byte for byte."""
+    import io
+
+    from sate.data.vocab import train_spm
+
+    sentences = [f"the {w} is on the {v} table" for w in ("cat", "dog", "cup", "map") for v in ("red", "big", "old")]
+    sentences += ["naïve “quotes” and a line\nbreak", "zero\u200cwidth non-joiner"]
+    spm.set_random_generator_seed(1)
+    model = io.BytesIO()
+    spm.SentencePieceTrainer.train(
+        sentence_iterator=iter(sentences), model_writer=model, vocab_size=30, model_type="unigram",
+        character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
+        shuffle_input_sentence=True, num_threads=os.cpu_count() or 1, minloglevel=2)
+    assert train_spm(sentences, 30, "--joint") == model.getvalue()
+
+
+DRIVER = """
+import os, sys
+import sate.data.vocab as vocab
+real = vocab.start_trainer
+
+def announced(command, env):
+    child = real(command, env)
+    print("training", child.pid, flush=True)  # the test's cue: SentencePiece trains, in that process
+    return child
+
+vocab.start_trainer = announced
+from sate.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.slow  # SentencePiece trains on 200,000 generated lines for seconds
+@pytest.mark.parametrize(("signum", "status", "said"), [("SIGTERM", 143, "terminated"), ("SIGINT", 130, "interrupted")])
+def test_a_signal_stops_sentencepiece_training_at_once(tmp_path: Path, prepared_data: Path, signum: str, status: int,
+                                                       said: str) -> None:
+    """SentencePiece trains in C++, where Python runs no signal handler: `kill` or Ctrl-C waited until the training
+    ended (minutes on a large vocabulary). It trains in a child process now, and the command ends at once with one
+    line and the signal's status, writing nothing and leaving no process behind."""
+    import random
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.glob("*.jsonl"):
+        shutil.copyfile(path, data / path.name)
+    rng = random.Random(0)
+    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(3, 9))) for _ in range(50000)]
+    for side in ("en", "de"):
+        (tmp_path / f"mt.{side}").write_text("".join(" ".join(rng.choice(words) for _ in range(12)) + "\n"
+                                                     for _ in range(200_000)))
+    proc = subprocess.Popen(
+        [sys.executable, "-c", DRIVER, "vocab", "--data", str(data), "--joint", "20000", "--mt-text",
+         str(tmp_path / "mt.en"), str(tmp_path / "mt.de"), "--sample-size", "200000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env={**os.environ, "OMP_NUM_THREADS": "1"},
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout is not None
+        cue = proc.stdout.readline().split()
+        assert cue[0] == "training", cue
+        trainer = int(cue[1])
+        time.sleep(1.0)
+        assert Path(f"/proc/{trainer}").exists()  # still training: the signal below comes mid-training
+        sent = time.monotonic()
+        proc.send_signal(getattr(signal, signum))
+        _, err = proc.communicate(timeout=60)
+        waited = time.monotonic() - sent
+    finally:
+        proc.kill()
+    assert proc.returncode == status and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1] == f"sate vocab: {said}", err
+    assert waited < 3, f"the signal took {waited:.1f} s to end the training"  # the training alone takes ~15 s
+    assert sorted(p.name for p in data.iterdir() if not p.name.endswith(".jsonl")) in ([], ["vocab.lock"])
+    assert not Path(f"/proc/{trainer}").exists()  # the training process went with the command
