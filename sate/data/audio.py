@@ -19,6 +19,7 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 import numpy as np
 import soundfile as sf
@@ -78,7 +79,15 @@ _DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 
 
-def check_not_cut_short(path: Path, info: sf._SoundFileInfo) -> None:
+class HeaderLog(Protocol):
+    """What both `sf.info` and an open `sf.SoundFile` tell of a file's header (soundfile names no public type)."""
+
+    extra_info: str
+    frames: int
+    samplerate: int
+
+
+def check_not_cut_short(path: Path, info: HeaderLog) -> None:
     """Refuse a WAV cut short (an interrupted copy or download): libsndfile reads the part that is there without a
     word, so a talk became its first seconds, translated as if whole. A data size a streaming writer left unknown
     is not a cut."""
