@@ -328,6 +328,10 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
+    if np.issubdtype(wave.dtype, np.integer) and wave.dtype.itemsize > 4:  # read as PCM, int16 values were silence
+        raise SateError(f"{name}: {wave.dtype} samples: no audio format stores 64-bit integer PCM (NumPy makes int64 "
+                        "of a list of Python ints); pass int16 or int32 PCM (samples.astype(np.int16) if they are "
+                        "16-bit), or float samples in [-1, 1]")
     if np.issubdtype(wave.dtype, np.unsignedinteger):  # PCM: uint8 spans [0, 255] around 128
         half = float(np.iinfo(wave.dtype).max // 2 + 1)
         wave = (wave - half) / half
