@@ -422,13 +422,14 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     averaged, read READ_BLOCK samples (all channels together) at a time, so that the memory of a read does not grow
     with the channel count; NaN, inf or samples beyond MAX_AMPLITUDE refused (`check_finite`)."""
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
+    dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
     while frames is None or read < frames:
-        block = f.read(step if frames is None else min(step, frames - read), dtype="float32", always_2d=True)
+        block = f.read(step if frames is None else min(step, frames - read), dtype=dtype, always_2d=True)
         if not len(block):
             return
         check_finite(block, name, f.samplerate, (start + read) / f.samplerate)
         read += len(block)
-        yield block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
+        yield (block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)).astype(np.float32, copy=False)
 
 
 def _nonempty(path: Path, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:
