@@ -28,7 +28,7 @@ from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names
 from sate.data.vocab import Vocabulary
-from sate.decode.pack import check_cmvn, check_cmvn_kind, read_pack_yaml, training_cmvn
+from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import atomic_write_text
@@ -71,6 +71,10 @@ def load_model(path: Path) -> AnalysisModel:
     model, meta = model_from_file(model_file)
     meta = {k: v for k, v in meta.items() if k != "model"}
     cmvn = None
+    if meta["task"] != "mt" and model_features(model.conf) == "waveform":  # it failed after the work, naming a key
+        raise SateError(f"{path}: its acoustic encoder ({model.conf.acoustic.type}) reads waveforms; `sate analyze` "
+                        "feeds fbank features (the split's, or an audio file's as `sate features` computes them), "
+                        "so it cannot analyse this model")
     if meta["task"] != "mt":
         if directory and (directory / layout.PACK_YAML).is_file():
             info = read_pack_yaml(directory)

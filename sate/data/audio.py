@@ -337,6 +337,10 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
+    if np.issubdtype(wave.dtype, np.integer) and wave.dtype.itemsize > 4:  # read as PCM, int16 values were silence
+        raise SateError(f"{name}: {wave.dtype} samples: no audio format stores 64-bit integer PCM (NumPy makes int64 "
+                        "of a list of Python ints); pass int16 or int32 PCM (samples.astype(np.int16) if they are "
+                        "16-bit), or float samples in [-1, 1]")
     if np.issubdtype(wave.dtype, np.unsignedinteger):  # PCM: uint8 spans [0, 255] around 128
         half = float(np.iinfo(wave.dtype).max // 2 + 1)
         wave = (wave - half) / half
@@ -427,13 +431,14 @@ def _mono_pieces(f: sf.SoundFile, name: str, start: int, frames: int | None = No
     averaged, read READ_BLOCK samples (all channels together) at a time, so that the memory of a read does not grow
     with the channel count; NaN, inf or samples beyond MAX_AMPLITUDE refused (`check_finite`)."""
     step, read = max(1, READ_BLOCK // max(1, f.channels)), 0
+    dtype = "float64" if f.subtype == "DOUBLE" else "float32"  # 1e300 is no float32: it read as inf, "not finite"
     while frames is None or read < frames:
-        block = f.read(step if frames is None else min(step, frames - read), dtype="float32", always_2d=True)
+        block = f.read(step if frames is None else min(step, frames - read), dtype=dtype, always_2d=True)
         if not len(block):
             return
         check_finite(block, name, f.samplerate, (start + read) / f.samplerate)
         read += len(block)
-        yield block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)
+        yield (block[:, 0] if block.shape[1] == 1 else block.mean(axis=1)).astype(np.float32, copy=False)
 
 
 def _nonempty(path: Path, blocks: Iterator[np.ndarray]) -> Iterator[np.ndarray]:

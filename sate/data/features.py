@@ -227,11 +227,27 @@ class SplitPlan:
     inherited_scp: Path | None  # train_sp reuses train's features for its speed-1.0 rows
 
 
-def _planned_fingerprint(plan_path: Path) -> str | None:
-    """The manifest fingerprint a split's plan.json recorded, or None (missing, or damaged: then recomputed, as a
-    record sate writes itself is; a cut or edited plan.json was a JSON or AttributeError traceback)."""
+def _read_plan(plan_path: Path) -> dict:
+    """A split's plan.json: the manifest fingerprint and each shard's audio stamp it recorded; {} when it is missing
+    or damaged (then recomputed, as a record sate writes itself is; a cut or edited plan.json was a JSON or
+    AttributeError traceback)."""
     plan = read_record(plan_path)
-    return plan.get("fingerprint") if isinstance(plan, dict) else None
+    return plan if isinstance(plan, dict) else {}
+
+
+def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) -> str | None:
+    """The size and modification time of each audio file a shard reads, as one digest: the manifest names the
+    files, not what they hold, so a talk replaced after `sate features` (copied again, re-encoded) kept its old
+    features. None when a file is missing: its features cannot be recomputed, and raw audio is often deleted once
+    its features are stored."""
+    h = hashlib.sha256()
+    for audio in sorted({row[1] for row in rows}):
+        try:
+            st = os.stat(audio)
+        except OSError:
+            return None
+        h.update(json.dumps([audio, st.st_size, st.st_mtime_ns]).encode())
+    return h.hexdigest()
 
 
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
@@ -244,25 +260,40 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         inherited = fbank / f"{TRAIN_SPLIT}.scp"
         rows = [row for row in rows if row.get("speed", 1.0) != 1.0]
     fingerprint = _fingerprint(rows)
-    stale = _planned_fingerprint(plan_path) != fingerprint
+    plan = _read_plan(plan_path)
+    stale = plan.get("fingerprint") != fingerprint
     if stale:
         shutil.rmtree(shard_dir, ignore_errors=True)
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
         shard_dir.mkdir(parents=True)
-        atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows)})])
     shards = []
     for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
         chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
                        int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
         shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
+    # A plan written before stamps were recorded has none: its features are let be, and stamped now.
+    stamps, recorded = [_audio_stamp(s.rows) for s in shards], plan.get("audio")
+    if stale or not isinstance(recorded, list) or len(recorded) != len(shards):
+        recorded = list(stamps)
+    changed = [s for s, old, new in zip(shards, recorded, stamps, strict=True)
+               if s.scp.is_file() and None not in (old, new) and old != new]
+    stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
+    if stale or stamps != plan.get("audio"):
+        atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows),
+                                                   "audio": stamps})])
+    if changed:
+        print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
+              "recomputed")
     scp = fbank / f"{split}.scp"
     damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank)]
-    if damaged or (scp.is_file() and _untrusted(read_index(scp), fbank)):  # a deleted or cut ark is not up to date
+    split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
+    if damaged or split_damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark is missing, damaged or another data directory's: recomputed")
-        for shard in damaged:
-            shard.scp.unlink()
+    if changed or damaged or split_damaged:
+        for shard in changed + damaged:
+            shard.scp.unlink(missing_ok=True)
         for index in [scp] + ([fbank / f"{SPEED_SPLIT}.scp"] if split == TRAIN_SPLIT else []):
             index.unlink(missing_ok=True)
     todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]

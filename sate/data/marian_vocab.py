@@ -186,6 +186,7 @@ def write_marian_vocab(data_dir: Path, hub_dir: Path, meta: dict, record: Path) 
     pieces = check_marian_dir(hub_dir)
     target = data_dir / "marian"
     vocab = MarianVocab(hub_dir, "source")  # the files copied below, read where they are
+    MarianVocab(hub_dir, "target")  # read too: a damaged target.spm was copied, and `sate vocab` said all was well
     rows = read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")
     tokens, emittable = ctc_subset(vocab, [vocab.manifest_source(row) for row in rows])
     contents = {target / name: (hub_dir / name).read_bytes() for name in FILES}

@@ -370,7 +370,7 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             loads.append((module, theirs))
     log(format_table(rows))
     if problems:
-        raise SateError("init failed, nothing was loaded:\n  " + "\n  ".join(problems))
+        raise SateError("init failed, nothing was loaded: " + " | ".join(problems))  # one line: the CLI escapes \n
     for module, state in loads:
         module.load_state_dict(state)
     return rows

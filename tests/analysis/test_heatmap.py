@@ -249,3 +249,24 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
                  utt, "--out", str(out / "heat.png"), "--encoder-layers", "1"]) == 1
     assert "heat.png: No space left on device (the disk is full" in capsys.readouterr().err
     assert sorted(out.iterdir()) == []
+
+
+def test_a_model_that_reads_waveforms_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                 whisper_hub_dir: Path,
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    """A hub acoustic encoder (Whisper here) reads samples; `sate analyze` feeds fbank features: it failed after
+    the work, telling the user to "set data.features waveform", a training key the command does not read."""
+    from sate.models import build_model, save_model_file
+    from sate.models.tiny import tiny_config
+
+    conf = {**tiny_config("st", 12), "acoustic": {"type": "whisper", "path": str(whisper_hub_dir)}}
+    save_model_file(tmp_path / "whisper_st.pt", build_model("st", conf, 5, 6), list("abcde"), list("abcdef"))
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    for argv in (["attention", "--data", str(prepared_data), "--utt", utt, "--out", str(tmp_path / "h.png")],
+                 ["locality", "--data", str(prepared_data), "--split", "dev", "--out", str(tmp_path / "loc")]):
+        assert main(["analyze", *argv, "--model", str(tmp_path / "whisper_st.pt")]) == 2
+        err = capsys.readouterr().err
+        assert err.endswith("whisper_st.pt: its acoustic encoder (whisper) reads waveforms; `sate analyze` feeds "
+                            "fbank features (the split's, or an audio file's as `sate features` computes them), so it "
+                            "cannot analyse this model\n") and err.count("\n") == 1
+    assert not (tmp_path / "h.png").exists() and not (tmp_path / "loc").exists()

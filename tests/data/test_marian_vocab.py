@@ -105,6 +105,11 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
     assert "target.spm is missing" in capsys.readouterr().err
     # the refused directory left the data directory's vocabulary as it was: still usable
     assert vocabulary_kind(marian_data) == "marian" and load_vocabularies(marian_data, "st")[0].tokens
+    (broken / "target.spm").write_text("not a model\n")  # was copied into the data directory, exit 0
+    before = (marian_data / "marian" / "target.spm").read_bytes()
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
+    assert f"{broken}/target.spm: not a readable SentencePiece model" in capsys.readouterr().err
+    assert (marian_data / "marian" / "target.spm").read_bytes() == before
     vocab = json.loads((broken / "vocab.json").read_text())
     vocab["extra"] = len(vocab) + 3
     (broken / "vocab.json").write_text(json.dumps(vocab))

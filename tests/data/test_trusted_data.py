@@ -311,3 +311,30 @@ def test_a_split_that_is_a_path_is_refused_by_every_command_that_takes_one(tmp_p
     config.write_text(f"task: asr\ndata:\n  dir: {data}\n  train: [train, .hidden]\n")
     assert main(["config", "--config", str(config)]) == 2
     assert "data.train must be a split name or a non-empty list" in capsys.readouterr().err
+
+
+def test_features_of_audio_replaced_since_are_recomputed(tmp_path: Path, corpus: Path, run_sate) -> None:  # noqa: ANN001
+    """The manifest names the audio files, not what they hold: a talk replaced after `sate features` (copied again,
+    re-encoded, at the same length) kept its old features, "up to date". Its shards are recomputed now; audio
+    deleted once its features are stored leaves them be."""
+    import soundfile as sf
+
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    talk = Path(read_manifest(data / "dev.jsonl")[0]["audio"])
+    ark = data / "fbank" / "dev" / "00000.ark"
+    before = ark.read_bytes()
+    wave, rate = sf.read(talk, dtype="float32")
+    sf.write(talk, wave * 0.5, rate, subtype="PCM_16")  # the same size, other samples
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0, err
+    assert out.splitlines()[0] == "dev: 1 shard(s) whose audio files changed since their features were computed: " \
+                                  "recomputed"
+    assert "dev: " in out and "1 of 1 shards to compute" in out and "train: " in out
+    assert ark.read_bytes() != before
+    assert all(line.endswith("up to date") for line in run_sate("features", "--data", data, "--jobs", "1")[1]
+               .splitlines())
+    talk.unlink()  # the features stay: they cannot be recomputed, and raw audio is often deleted after them
+    assert all(line.endswith("up to date") for line in run_sate("features", "--data", data, "--jobs", "1")[1]
+               .splitlines())

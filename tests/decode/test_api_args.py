@@ -79,6 +79,17 @@ def test_samples_channels_first_and_unsigned_pcm(talk: np.ndarray) -> None:
     assert np.abs(to_mono_16k(pcm16, SAMPLE_RATE) - talk).max() < 1e-3
 
 
+def test_64_bit_integer_samples_are_refused(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """`np.array` of a list of Python ints is int64: 16-bit PCM values read as 64-bit PCM (divided by 2^63) were
+    silence, "no speech found", sending the user to check a recording that was fine."""
+    pcm16 = np.round(talk * 32767).astype(np.int16)
+    for samples in (pcm16.astype(np.int64), pcm16.astype(np.int64).astype(np.uint64)):
+        with pytest.raises(SateError, match=rf"^<waveform 0>: {samples.dtype} samples: no audio format stores 64-bit "
+                                            r"integer PCM .*samples.astype\(np.int16\) if they are 16-bit"):
+            translators["st"].translate([(samples, SAMPLE_RATE)])
+    assert len(translators["st"].translate([(pcm16.astype(np.int32) << 16, SAMPLE_RATE)])) == 1
+
+
 def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     st = translators["st"]
     for size in (0, 1.5, "2"):

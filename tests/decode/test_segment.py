@@ -243,9 +243,14 @@ def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Reco
     sf.write(damaged, broken, SR, subtype="FLOAT")
     blaring = tmp_path / "blaring.wav"  # finite, but its fbank power is not a float32: inf features
     sf.write(blaring, wave * 1e30, SR, subtype="FLOAT")
-    rc, out, err = run_segment(capsys, mono, stereo, damaged, blaring, "--vad", "energy")
+    double = tmp_path / "double.wav"  # 1e300 is finite, but no float32: read as one it was "not finite (NaN or inf)"
+    far = wave.astype(np.float64)
+    far[SR] = 1e300
+    sf.write(double, far, SR, subtype="DOUBLE")
+    rc, out, err = run_segment(capsys, mono, stereo, damaged, blaring, double, "--vad", "energy")
     assert rc == 1 and f"error: {damaged}: 10 samples are not finite (NaN or inf)" in err
     assert f"error: {blaring}: " in err and "samples lie beyond ±1e+10 (full scale is 1), the first at" in err
+    assert f"error: {double}: 1 samples lie beyond ±1e+10 (full scale is 1), the first at 1.000 s" in err
     rows = [json.loads(line) for line in out.splitlines()]
     ours = [(r["start"], r["end"]) for r in rows if r["file"] == str(stereo)]
     ref = [(r["start"], r["end"]) for r in rows if r["file"] == str(mono)]

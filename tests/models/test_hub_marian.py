@@ -197,9 +197,10 @@ def test_a_damaged_directory_stops_loudly_and_loads_nothing(marian_bin_dir: Path
     model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(directory)},
                                "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
     before = {k: v.clone() for k, v in model.state_dict().items()}
-    with pytest.raises(SateError, match=message):
+    with pytest.raises(SateError, match=message) as caught:
         load_hub_parts(model, pieces, pieces, log=lambda _: None)
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert "\n" not in str(caught.value)  # one line: the CLI escapes a newline, printed as a literal \n
 
 
 @pytest.mark.parametrize(("key", "value", "weights"), [("d_model", 32, 16), ("decoder_layers", 3, 2),

@@ -198,8 +198,9 @@ def test_bad_checkpoints_fail_loudly_and_load_nothing(tmp_path: Path, build: Bui
     model = build("mt", seed=9)
     before = model.src_embed.weight.clone()
     lines: list[str] = []
-    with pytest.raises(SateError, match=message):
+    with pytest.raises(SateError, match=message) as caught:
         initialize(model, init, src_tokens, ours_tgt, log=lines.append)
+    assert "\n" not in str(caught.value)  # one line: the CLI escapes a newline, printed as a literal \n
     assert torch.equal(model.src_embed.weight, before)  # the good component was not loaded either
     if lines:
         assert "FAILED" in lines[0]

@@ -138,7 +138,7 @@ def load_hub_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str
     for note in notes:
         log(f"  {note}")
     if problems:
-        raise SateError("loading the hub model(s) failed, nothing was loaded:\n  " + "\n  ".join(problems))
+        raise SateError("loading the hub model(s) failed, nothing was loaded: " + " | ".join(problems))
     with torch.no_grad():
         for load in loads:
             load()
