@@ -106,6 +106,7 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("data.train=[train, ls, train]", r"data.train must be a split name or a non-empty list of distinct split names"),
     ("data.train=[train, 3]", r"data.train must be a split name or a non-empty list .*, got \['train', 3\]"),
     ("data.num_workers=1.5", "data.num_workers must be an integer, got 1.5"),
+    ("data.num_workers=1000000", r"data.num_workers must be from 0 to \d+ \(four processes per CPU"),
     ("data.cmvn=global2", "data.cmvn must be one of global, utterance, none"),
     ("data.mt_text=a.txt", "data.mt_text must be a list or null, got 'a.txt'"),
     ("data.mt_text=[a.en, a.de]", r"data.mt_text must be null or a list of file pairs \[\[EN, TGT\], ...\]"),

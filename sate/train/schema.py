@@ -8,12 +8,13 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from sate.data.manifest import is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.models.config import TASKS
-from sate.numbers import is_number
+from sate.numbers import is_number, max_jobs
 from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
 
 # The largest `seed` (numpy's seeds are 32-bit: Lightning's seed_everything raised a ValueError past it) and
@@ -72,7 +73,9 @@ class DataConfig(Section):
     frozen_cache: bool = setting(False, "acoustic.type whisper with acoustic.freeze all or N: the frozen part's "
                                  "output is computed once per utterance into DATA/frozen/ and training reads it "
                                  "(docs/whisper.md); decoding always runs the whole model")
-    num_workers: int = setting(2, "data loader processes (0 loads in the training process)", at_least(0))
+    num_workers: int = setting(2, "data loader processes (0 loads in the training process)",
+                               (lambda v: 0 <= v <= max_jobs(), f"from 0 to {max_jobs()} (four processes per CPU of "
+                                f"this machine's {os.cpu_count() or 1}, as --jobs)"))
 
 
 @dataclass(frozen=True)
