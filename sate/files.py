@@ -350,6 +350,27 @@ def damage(path: Path) -> str | None:
     return f"the file is damaged: {bad} fails its checksum" if bad else None
 
 
+def _not_torch(path: Path) -> str | None:
+    """What a file is when `torch.save` cannot have written it (neither its zip archive nor an old-style pickle, which
+    starts with a protocol byte), or None. A manifest or a WAV given as a model was "not a plain-tensor checkpoint",
+    with torch's advice to load it unsafely."""
+    from sate.targets import MAGIC, SNIFF  # sate.targets imports this module
+
+    with open(path, "rb") as f:
+        head = f.read(SNIFF)
+    if head.startswith((ZIP_MAGIC, b"\x80")):
+        return None
+    what = next((what for magic, what in MAGIC.items() if head.startswith(magic)), None)
+    if what is not None:
+        return what
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not merely a character cut by the sniff's end
+            return "binary data"
+    return "binary data" if b"\0" in head else "text"
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
@@ -388,6 +409,9 @@ def read_checkpoint(path: str | Path) -> Any:
         why = damage(path)
         if why is not None:
             raise SateError(f"{path}: {why}") from None
+        what = _not_torch(path)
+        if what is not None:
+            raise SateError(f"refusing to load {path}: it holds {what}, not a checkpoint or model file") from None
         message = f"refusing to load {path}: not a plain-tensor checkpoint ({_first_line(err)})"
         if isinstance(err, pickle.UnpicklingError):
             names = _unsafe_globals(path)
