@@ -16,12 +16,14 @@ from sate.data.vocab import Vocabulary
 MakeConfig = Callable[..., Path]
 
 
-def fake_run(exp: Path, src: list[str], tgt: list[str], cmvn: dict[str, list[float]] | None = None) -> Path:
+def fake_run(exp: Path, src: list[str], tgt: list[str], cmvn: dict[str, list[float]] | None = None,
+             train_config: dict | None = None) -> Path:
     """A checkpoint as far as resuming reads it before building the model: the header with the token lists (and the
-    CMVN statistics, as `sate train` records them)."""
+    CMVN statistics and the run's config, as `sate train` records them)."""
     (exp / "checkpoints").mkdir(parents=True)
     path = exp / "checkpoints" / "last.ckpt"
-    header = {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt, **({"cmvn": cmvn} if cmvn else {})}
+    header = {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt, **({"cmvn": cmvn} if cmvn else {}),
+              **({"train_config": train_config} if train_config else {})}
     torch.save({"sate": header, "state_dict": {}, "global_step": 7, "epoch": 1}, path)
     return path
 
@@ -58,3 +60,18 @@ def test_a_resume_on_other_cmvn_statistics_is_refused(tmp_path: Path, prepared_d
     assert err.startswith(f"sate train: error: {prepared_data / 'cmvn.json'}: not the CMVN statistics {ckpt} was "
                           "trained with (std[41] "), err
     assert not (tmp_path / "exp" / "config.yaml").exists()
+
+
+def test_a_changed_task_is_named_first_among_the_changes(tmp_path: Path, prepared_data: Path,
+                                                         make_config: MakeConfig,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`task` asr -> st changes every model key: the line listed six of those and hid the one the user changed."""
+    from sate.train.trainer import load_training_config
+
+    config = make_config(tmp_path, "asr", prepared_data)
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"],
+             train_config=load_training_config(config, []).to_dict())
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "task=st"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot resume with a changed config: task 'asr' -> 'st', model." in err, err
