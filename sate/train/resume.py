@@ -163,6 +163,7 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
         old = merge(TrainingConfig, old)
     except SateError:
         pass  # a key sate no longer knows: it shows as a change
+    resolve_config(config.task, config.model)  # a value out of range is named as such, not as changes (below)
     changes = config_changes(old, config.to_dict())
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
     if unsafe:

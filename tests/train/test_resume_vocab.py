@@ -75,3 +75,19 @@ def test_a_changed_task_is_named_first_among_the_changes(tmp_path: Path, prepare
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "task=st"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "cannot resume with a changed config: task 'asr' -> 'st', model." in err, err
+
+
+def test_a_model_value_out_of_range_on_a_resume_is_named_as_on_a_fresh_start(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """The new model section did not resolve, so its keys compared as written: `model.acoustic.layers=0` was "a
+    changed config" of keys that came out as None, the bad value not among the six named."""
+    from sate.train.trainer import load_training_config
+
+    config = make_config(tmp_path, "asr", prepared_data)
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"],
+             train_config=load_training_config(config, []).to_dict())
+    argv = ["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "model.acoustic.layers=0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "sate train: error: model config: acoustic.layers must be at least 1 and up to 10,000, got 0", err
