@@ -34,6 +34,9 @@ from sate import layout
 from sate.errors import SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
+SNIFF = 8192  # bytes read to tell text from binary
+MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
+         b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
 TEMP_NAME_ROOM = 255 - 24  # NAME_MAX less what a temporary name adds: two dots, 8 random characters, ".tmp", ".old"
 # A JSON or YAML mapping as parsed, before it is checked and read into our own types. It stays raw on purpose: its
 # shape is the file's (a hub model's config.json, an ESPnet experiment's config.yaml, the mappings of a user's
@@ -350,6 +353,34 @@ def damage(path: Path) -> str | None:
     return f"the file is damaged: {bad} fails its checksum" if bad else None
 
 
+def _not_torch(path: Path) -> str | None:
+    """What a file is when `torch.save` cannot have written it (neither its zip archive nor an old-style pickle, which
+    starts with a protocol byte), or None. A manifest or a WAV given as a model was "not a plain-tensor checkpoint",
+    with torch's advice to load it unsafely."""
+    with open(path, "rb") as f:
+        head = f.read(len(ZIP_MAGIC))
+    if head.startswith((ZIP_MAGIC, b"\x80")):
+        return None
+    return binary_kind(path) or "text"
+
+
+def binary_kind(path: Path) -> str | None:
+    """What a file is when it is not text (by its first bytes), or None for text."""
+    with open(path, "rb") as f:
+        head = f.read(SNIFF)
+    for magic, what in MAGIC.items():
+        if head.startswith(magic):
+            return what
+    if b"\0" in head:
+        return "binary data"
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as err:
+        if err.start < len(head) - 4:  # not merely a character cut by the sniff's end
+            return "binary data (not UTF-8 text)"
+    return None
+
+
 def _first_line(err: BaseException) -> str:
     text = str(err).strip()
     return text.splitlines()[0] if text else type(err).__name__
@@ -388,6 +419,9 @@ def read_checkpoint(path: str | Path) -> Any:
         why = damage(path)
         if why is not None:
             raise SateError(f"{path}: {why}") from None
+        what = _not_torch(path)
+        if what is not None:
+            raise SateError(f"refusing to load {path}: it holds {what}, not a checkpoint or model file") from None
         message = f"refusing to load {path}: not a plain-tensor checkpoint ({_first_line(err)})"
         if isinstance(err, pickle.UnpicklingError):
             names = _unsafe_globals(path)

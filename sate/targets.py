@@ -28,18 +28,15 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError
-from sate.files import is_stream
+from sate.files import MAGIC, binary_kind, is_stream
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
 # features, vocab, evaluate, synth, analyze); experiment: `sate train`'s --exp.
 Kind = Literal["text", "model", "image", "pack", "directory", "experiment"]
-SNIFF = 8192  # bytes read to tell text from binary
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
-MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
-         b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
 
 
 def name_max(directory: Path) -> int:
@@ -116,23 +113,6 @@ def _not_experiment(directory: Path) -> str | None:
     return None
 
 
-def _binary(path: Path) -> str | None:
-    """What a file is when it is not text (by its first bytes), or None for text."""
-    with open(path, "rb") as f:
-        head = f.read(SNIFF)
-    for magic, what in MAGIC.items():
-        if head.startswith(magic):
-            return what
-    if b"\0" in head:
-        return "binary data"
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as err:
-        if err.start < len(head) - 4:  # not merely a character cut by the sniff's end
-            return "binary data (not UTF-8 text)"
-    return None
-
-
 def _model_file(path: Path) -> bool:
     """Is ``path`` a sate model file (what `sate average` writes)? Read mapped, so its tensors are not loaded."""
     import torch  # heavy: torch, only when a model file would be replaced
@@ -161,7 +141,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
     if not path.is_file():
         raise SateError(f"{refuse}: not a regular file")
     if kind == "text":
-        what = _binary(path)
+        what = binary_kind(path)
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
@@ -169,7 +149,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")
-    elif kind == "image" and _binary(path) != MAGIC[b"\x89PNG"]:
+    elif kind == "image" and binary_kind(path) != MAGIC[b"\x89PNG"]:
         raise SateError(f"{refuse}: it is not a PNG image")
 
 

@@ -6,7 +6,9 @@ import os
 import stat
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 import torch
 
 from sate.errors import SateError
@@ -126,6 +128,18 @@ def test_one_checkpoint_reader_for_model_files_and_training_checkpoints(tmp_path
         read_checkpoint(path)
     with pytest.raises(UnsafeCheckpoint, match="epoch001.ckpt: refused: it holds pickled objects"):
         read_training_checkpoint(path)
+
+
+def test_a_file_torch_never_wrote_is_named_for_what_it_holds(tmp_path: Path) -> None:
+    """A manifest, a WAV or random bytes given as a model (`pack --model`, `--init-from`, a file among the
+    checkpoints) was "not a plain-tensor checkpoint", with torch's advice to load it with weights_only=False."""
+    (tmp_path / "dev.jsonl").write_text('{"id": "a"}\n')
+    sf.write(tmp_path / "talk.wav", np.zeros(160, dtype=np.float32), 16000)
+    (tmp_path / "noise.bin").write_bytes(b"\x01\x00\xff" * 100)
+    for name, what in [("dev.jsonl", "text"), ("talk.wav", "a WAV audio file"), ("noise.bin", "binary data")]:
+        with pytest.raises(SateError, match=rf"^refusing to load {tmp_path / name}: it holds {what}, not a "
+                                            rf"checkpoint or model file$"):
+            read_checkpoint(tmp_path / name)
 
 
 def test_a_checkpoint_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Path) -> None:

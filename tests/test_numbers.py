@@ -65,7 +65,7 @@ def test_a_yaml_value_python_cannot_construct_is_one_line(tmp_path: Path, capsys
 @pytest.mark.parametrize(("key", "value", "says"), [
     ("optim.lr", HUGE, "optim.lr must be a finite number, got 9999"),  # a float is due: float() overflowed
     ("trainer.max_epochs", HUGE, "trainer.max_epochs must be an integer from -2[*][*]63 to 2[*][*]63-1"),
-    ("seed", "9" * 30, "seed must be an integer from -2[*][*]63 to 2[*][*]63-1, got 9{30}$"),  # torch.manual_seed: no
+    ("seed", "9" * 30, r"seed must be from 0 to 4294967295 \(numpy's seeds\), got 9{30}$"),  # numpy: 32 bits
     ("model.d_model", HEX, r"d_model must be a positive even number up to 65,536, got <a whole number of 16,000 "
                            r"bits>$"),  # its own range first
 ])

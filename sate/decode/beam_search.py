@@ -322,4 +322,8 @@ def _collect(finished: list[_Finished], batch: int, nbest: int) -> list[list[Hyp
         for utt, prefix, count, logp, score in zip(step.utts, step.prefixes, step.counts, step.logps, step.scores,
                                                    strict=True):
             per_utt[utt].append(Hypothesis(prefix[:count], score, logp))
+    if not all(per_utt):  # every hypothesis alive until max_len ends there: none ends only on non-finite scores
+        raise SateError(f"decoding found no translation for utterance {per_utt.index([])} of the batch: the model's "
+                        "scores are not numbers (NaN): its weights hold NaN or infinite values, as a training that "
+                        "diverged leaves (optim.lr too high?)")
     return [sorted(hyps, key=lambda h: -h.score)[:nbest] for hyps in per_utt]

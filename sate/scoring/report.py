@@ -20,7 +20,7 @@ from sate.files import atomic_open, atomic_write_text, read_json
 from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output
+from sate.targets import check_not_input, check_output, same_file
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -237,6 +237,8 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((out, "--out"), (curves, "--curves")):
         if path is not None:
             check_not_input(path, inputs(args.exp, rows), option)
+    if curves is not None and same_file(out, curves):  # the PNG replaced the table just written, exit 0
+        raise SateError(f"--curves {args.curves}: is also the table's file (--out {out}): give each its own file")
     names = sorted({r["system"] for r in rows})
     if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")

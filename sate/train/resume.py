@@ -163,10 +163,13 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
         old = merge(TrainingConfig, old)
     except SateError:
         pass  # a key sate no longer knows: it shows as a change
+    resolve_config(config.task, config.model)  # a value out of range is named as such, not as changes (below)
     changes = config_changes(old, config.to_dict())
     unsafe = {k: v for k, v in changes.items() if not _safe(k, changes, point.checkpoint)}
     if unsafe:
-        shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in list(unsafe.items())[:6])
+        # the outer keys first: `task` mt -> st changes every model key, and was cut off behind six of them
+        outer_first = sorted(unsafe.items(), key=lambda item: item[0].count("."))
+        shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in outer_first[:6])
         more = f" and {len(unsafe) - 6} more" if len(unsafe) > 6 else ""
         raise SateError(f"{exp}: cannot resume with a changed config: {shown}{more} (a resume may only change "
                         f"budgets, patience, checkpoint and logging settings, data.num_workers and init; "

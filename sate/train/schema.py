@@ -8,13 +8,19 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from sate.data.manifest import is_split_name
+from sate.decode.options import MAX_LEN_RATIO
 from sate.models.config import TASKS
-from sate.numbers import is_number
+from sate.numbers import is_number, max_jobs
 from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
 
+# The largest `seed` (numpy's seeds are 32-bit: Lightning's seed_everything raised a ValueError past it) and
+# `trainer.max_minutes` (Lightning's timer is a timedelta, which overflowed at 1e300 minutes).
+MAX_SEED = 2**32 - 1
+MAX_MINUTES = 1e9
 # Lightning precision strings `trainer.precision` may name ("auto" is resolved by sate.train.trainer).
 PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true", "64-true")
 
@@ -67,7 +73,9 @@ class DataConfig(Section):
     frozen_cache: bool = setting(False, "acoustic.type whisper with acoustic.freeze all or N: the frozen part's "
                                  "output is computed once per utterance into DATA/frozen/ and training reads it "
                                  "(docs/whisper.md); decoding always runs the whole model")
-    num_workers: int = setting(2, "data loader processes (0 loads in the training process)", at_least(0))
+    num_workers: int = setting(2, "data loader processes (0 loads in the training process)",
+                               (lambda v: 0 <= v <= max_jobs(), f"from 0 to {max_jobs()} (four processes per CPU of "
+                                f"this machine's {os.cpu_count() or 1}, as --jobs)"))
 
 
 @dataclass(frozen=True)
@@ -108,7 +116,8 @@ class TrainerConfig(Section):
     max_steps: int = setting(-1, "stop after this many updates (-1: no limit)",
                              (lambda v: v == -1 or v >= 1, "-1 (no limit) or at least 1"))
     max_minutes: float | None = setting(None, "stop after this much wall-clock time (null: no limit)",
-                                        (lambda v: v > 0, "null or positive"))
+                                        (lambda v: 0 < v <= MAX_MINUTES,
+                                         f"null or positive and at most {MAX_MINUTES:,.0f} (about 1,900 years)"))
     patience: int = setting(0, "stop after this many validations without improving `monitor` (0: never)",
                             at_least(0))
     monitor: str = setting("valid/loss", "the validation metric for best-N checkpoints and early stopping",
@@ -123,7 +132,8 @@ class TrainerConfig(Section):
                                           at_least(0))
     valid_bleu_utts: int = setting(200, "validation utterances decoded greedily for BLEU (mt, st)", at_least(0))
     valid_max_len_ratio: float = setting(1.5, "greedy validation decoding stops at this ratio of the source length",
-                                         POSITIVE)
+                                         (lambda v: 0 < v <= MAX_LEN_RATIO,
+                                          f"positive and at most {MAX_LEN_RATIO:g}, as decoding's max_len_ratio"))
     nan_patience: int = setting(20, "stop after this many batches in a row with a non-finite loss (each is "
                                 "skipped)", at_least(1))
     oom_patience: int = setting(5, "stop after this many updates in a row with an out-of-memory error (each is "
@@ -139,7 +149,8 @@ class TrainingConfig(Section):
 
     task: str = setting("st", "asr (acoustic encoder + CTC) | mt (textual encoder + decoder) | st (SATE or the E2E "
                         "baseline)", one_of(TASKS))
-    seed: int = setting(0, "seeds weights, batch order, SpecAugment and dropout", at_least(0))
+    seed: int = setting(0, "seeds weights, batch order, SpecAugment and dropout",
+                        (lambda v: 0 <= v <= MAX_SEED, f"from 0 to {MAX_SEED} (numpy's seeds)"))
     data: DataConfig = section(DataConfig, "the prepared data")
     batch: BatchConfig = section(BatchConfig, "batch size, in frames (asr, st; samples with data.features "
                                  "waveform) or target tokens (mt)")

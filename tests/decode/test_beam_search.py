@@ -24,8 +24,10 @@ from sate.decode.beam_search import (
 )
 from sate.decode.greedy import greedy_decode
 from sate.errors import SateError
+from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.decoder import teacher_forced
+from sate.models.tiny import tiny_config
 
 NO_NORM = {"lenpen": 0.0, "length_bonus": 0.0}
 # How many utterances ESPnet's reference BeamSearch checks too (one hypothesis at a time, about three times slower).
@@ -319,3 +321,18 @@ def test_bonus_and_lenpen_move_lengths_the_documented_way(trained_mt: SateModel,
 def test_invalid_options_are_refused(kwargs: dict[str, Any], message: str) -> None:
     with pytest.raises(SateError, match=message):
         DecodeOptions(**kwargs)
+
+
+@pytest.mark.parametrize("beam", [1, 3])
+def test_a_model_with_nan_weights_is_one_line_not_an_index_error(beam: int, decode_vocabs: tuple[Any, Any],
+                                                                 text_batch: dict[str, Any]) -> None:
+    """A diverged training (optim.lr=1e300) leaves NaN weights: no hypothesis ever ends, and `translate`,
+    `evaluate`, `stream` and the validation of `sate train` indexed the first of none (IndexError)."""
+    src, tgt = decode_vocabs
+    torch.manual_seed(0)
+    model = build_model("mt", tiny_config("mt", 16), len(src), len(tgt)).eval()
+    with torch.no_grad():
+        for p in model.parameters():
+            p.fill_(math.nan)
+    with pytest.raises(SateError, match="found no translation for utterance 0 .*NaN or infinite values"):
+        beam_search(model, text_batch, DecodeOptions(beam=beam, nbest=beam))

@@ -16,12 +16,14 @@ from sate.data.vocab import Vocabulary
 MakeConfig = Callable[..., Path]
 
 
-def fake_run(exp: Path, src: list[str], tgt: list[str], cmvn: dict[str, list[float]] | None = None) -> Path:
+def fake_run(exp: Path, src: list[str], tgt: list[str], cmvn: dict[str, list[float]] | None = None,
+             train_config: dict | None = None) -> Path:
     """A checkpoint as far as resuming reads it before building the model: the header with the token lists (and the
-    CMVN statistics, as `sate train` records them)."""
+    CMVN statistics and the run's config, as `sate train` records them)."""
     (exp / "checkpoints").mkdir(parents=True)
     path = exp / "checkpoints" / "last.ckpt"
-    header = {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt, **({"cmvn": cmvn} if cmvn else {})}
+    header = {"run_id": "0123456789ab", "src_tokens": src, "tgt_tokens": tgt, **({"cmvn": cmvn} if cmvn else {}),
+              **({"train_config": train_config} if train_config else {})}
     torch.save({"sate": header, "state_dict": {}, "global_step": 7, "epoch": 1}, path)
     return path
 
@@ -58,3 +60,34 @@ def test_a_resume_on_other_cmvn_statistics_is_refused(tmp_path: Path, prepared_d
     assert err.startswith(f"sate train: error: {prepared_data / 'cmvn.json'}: not the CMVN statistics {ckpt} was "
                           "trained with (std[41] "), err
     assert not (tmp_path / "exp" / "config.yaml").exists()
+
+
+def test_a_changed_task_is_named_first_among_the_changes(tmp_path: Path, prepared_data: Path,
+                                                         make_config: MakeConfig,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`task` asr -> st changes every model key: the line listed six of those and hid the one the user changed."""
+    from sate.train.trainer import load_training_config
+
+    config = make_config(tmp_path, "asr", prepared_data)
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"],
+             train_config=load_training_config(config, []).to_dict())
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "task=st"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "cannot resume with a changed config: task 'asr' -> 'st', model." in err, err
+
+
+def test_a_model_value_out_of_range_on_a_resume_is_named_as_on_a_fresh_start(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, capsys: pytest.CaptureFixture[str]) -> None:
+    """The new model section did not resolve, so its keys compared as written: `model.acoustic.layers=0` was "a
+    changed config" of keys that came out as None, the bad value not among the six named."""
+    from sate.train.trainer import load_training_config
+
+    config = make_config(tmp_path, "asr", prepared_data)
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"],
+             train_config=load_training_config(config, []).to_dict())
+    argv = ["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "model.acoustic.layers=0"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "sate train: error: model config: acoustic.layers must be at least 1 and up to 10,000, got 0", err
