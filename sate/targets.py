@@ -21,6 +21,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -161,6 +162,16 @@ def same_file(a: Path, b: Path) -> bool:
         return os.path.samefile(a, b)
     except OSError:  # either is missing, or a name the file system refuses (checked elsewhere)
         return False
+
+
+def file_name(text: str) -> Path:
+    """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' names a directory,
+    as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written beside it
+    under the bare name, replacing a file there."""
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"{text}: ends in '/', which names a directory; this option writes one file: "
+                                          "give the file's name")
+    return Path(text)
 
 
 def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:

@@ -176,6 +176,32 @@ def test_average_refuses_checkpoints_directories_and_other_files(tmp_path: Path,
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
 
 
+def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`Path` drops a trailing '/': `--out nd/` wrote a file named nd (replacing one there) where the shell's
+    `> nd/` says "Is a directory". Each option that writes one file refuses it before any work (`translate --format
+    srt` takes it for the directory of its .srt files: tests/decode/test_translate.py)."""
+    exp = experiment(tmp_path / "exp")
+    (tmp_path / "nd").write_text("mine\n")
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
+    nd = f"{tmp_path / 'nd'}/"
+    for argv in (["average", "--exp", str(exp), "--last", "1", "--out", nd],
+                 ["report", "--exp", str(exp), "--out", nd], ["report", "--exp", str(exp), "--curves", nd],
+                 ["analyze", "attention", "--model", str(a_pack), "--out", nd, str(talk)],
+                 ["latency-plot", "--out", nd, str(tmp_path / "results.json")]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            f"{nd}: ends in '/', which names a directory; this option writes one file: give the file's name"), argv
+    assert main(["translate", "--model", str(a_pack), str(talk), "--out", nd]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"--out {nd}: ends in '/', which names a directory; --format text writes one file: give the file's name "
+        "(--format srt writes one .srt per input into a directory)")
+    assert (tmp_path / "nd").read_text() == "mine\n"
+
+
 def test_pack_out_a_symlink_replaces_the_pack_it_names(tmp_path: Path, prepared_data: Path, a_pack: Path) -> None:
     model = model_file(tmp_path / "mt.pt", prepared_data)
     real = tmp_path / "real-pack"

@@ -32,7 +32,7 @@ from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_p
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import atomic_write_text
-from sate.targets import check_output
+from sate.targets import check_output, file_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
@@ -317,7 +317,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="prepared data directory: the utterance's split, and the global CMVN statistics")
     att.add_argument("--split", default="dev", help="manifest split holding --utt")
     att.add_argument("--utt", default=None, help="utterance id in the split's manifest")
-    att.add_argument("--out", type=Path, required=True, help="PNG to write")
+    att.add_argument("--out", type=file_name, required=True, help="PNG to write")
     att.add_argument("--layer", type=_choice, default="mean", metavar="L|mean",
                      help="decoder layer (1-based), or the mean over layers")
     att.add_argument("--head", type=_choice, default="mean", metavar="H|mean",

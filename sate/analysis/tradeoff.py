@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
 from sate.numbers import is_number
-from sate.targets import check_output
+from sate.targets import check_output, file_name
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
     from matplotlib.figure import Figure
@@ -142,7 +142,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
                         help="results.json files of `sate evaluate` (or their directories): --stream runs, and "
                              "offline ones for the ceiling")
-    parser.add_argument("--out", type=Path, required=True, help="the PNG to write")
+    parser.add_argument("--out", type=file_name, required=True, help="the PNG to write")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -55,7 +55,7 @@ from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.errors import SateError
 from sate.files import atomic_write_text
-from sate.targets import check_output
+from sate.targets import check_output, file_name
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
          "text", "whisper-window")
@@ -96,7 +96,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     source.add_argument("--tiny", action="store_true",
                         help="no trained model: voice a small synth corpus and fit a tiny ST model to it first")
     parser.add_argument("--data", type=Path, help="the prepared data dir --model was trained on")
-    parser.add_argument("--out", type=Path, default=Path("bench.json"), help="JSON file for every figure")
+    parser.add_argument("--out", type=file_name, default=Path("bench.json"), help="JSON file for every figure")
     parser.add_argument("--parts", default=",".join(DEFAULT_PARTS),
                         help=f"comma-separated subset of {','.join(PARTS)}")
     parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")

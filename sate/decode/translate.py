@@ -13,6 +13,7 @@ if any file failed. Options and output paths are checked before any audio is rea
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -44,9 +45,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text: one line per segment; jsonl: file, start, end, transcript, translation per "
                              "segment; srt: subtitles")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output file (when not given: stdout); with --format srt and several files, a directory "
-                             "that gets one FILE_STEM.srt per input")
+    parser.add_argument("--out", default=None,
+                        help="output file (when not given: stdout); with --format srt and several files, or a name "
+                             "ending in '/', a directory that gets one FILE_STEM.srt per input")
     parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
     add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
@@ -93,7 +94,13 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     check_files(files, args.decode)
     overrides = decode_overrides(args)
-    several_srt = args.format == "srt" and (len(files) > 1 or (args.out is not None and args.out.is_dir()))
+    named_directory = args.out is not None and args.out.endswith(("/", os.sep))  # Path() would drop the slash
+    if named_directory and args.format != "srt":
+        raise SateError(f"--out {args.out}: ends in '/', which names a directory; --format {args.format} writes one "
+                        "file: give the file's name (--format srt writes one .srt per input into a directory)")
+    args.out = None if args.out is None else Path(args.out)
+    several_srt = args.format == "srt" and (len(files) > 1 or named_directory
+                                            or (args.out is not None and args.out.is_dir()))
     if several_srt and args.out is None:
         raise SateError("--format srt with several files needs --out DIR (one .srt per file)")
     if several_srt and args.out.exists() and not args.out.is_dir():

@@ -20,7 +20,7 @@ from sate.files import atomic_open, atomic_write_text, read_json
 from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output, same_file
+from sate.targets import check_not_input, check_output, file_name, same_file
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -215,8 +215,8 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Pat
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=Path, required=True, help="experiment root holding one dir per system")
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
-    parser.add_argument("--out", type=Path, default=None, help="markdown file to write (default: EXP/results.md)")
-    parser.add_argument("--curves", type=Path, default=None, help="also draw the learning curves into this PNG")
+    parser.add_argument("--out", type=file_name, default=None, help="markdown file to write (default: EXP/results.md)")
+    parser.add_argument("--curves", type=file_name, default=None, help="also draw the learning curves into this PNG")
     parser.add_argument("--baseline", default=None,
                         help="the system every other one is tested against (paired bootstrap p-values; when not "
                              f"given: {DEFAULT_BASELINE}, where the experiment has one)")

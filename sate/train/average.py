@@ -16,7 +16,7 @@ from sate import layout
 from sate.errors import SateError, shown
 from sate.files import read_checkpoint
 from sate.numbers import is_int64, is_number
-from sate.targets import check_output
+from sate.targets import check_output, file_name
 
 if TYPE_CHECKING:
     import torch
@@ -141,7 +141,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")
     parser.add_argument("--metric", default=None, help="metric for --best (default: the run's trainer.monitor)")
     parser.add_argument("--mode", choices=["min", "max"], default="min", help="whether --metric is better low or high")
-    parser.add_argument("--out", type=Path, default=None, help="model file to write (default: EXP/model.pt)")
+    parser.add_argument("--out", type=file_name, default=None, help="model file to write (default: EXP/model.pt)")
 
 
 def run(args: argparse.Namespace) -> int:

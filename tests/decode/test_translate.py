@@ -155,6 +155,9 @@ def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path
     (tmp_path / "one").mkdir()  # one file into an existing directory: FILE_STEM.srt there
     rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", tmp_path / "one")
     assert rc == 0 and [p.name for p in (tmp_path / "one").iterdir()] == [Path(wavs[0]).stem + ".srt"]
+    # One file into a directory named with a trailing '/', not there yet: created, FILE_STEM.srt in it.
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", f"{tmp_path}/new/")
+    assert rc == 0 and [p.name for p in (tmp_path / "new").iterdir()] == [Path(wavs[0]).stem + ".srt"]
 
 
 def test_bad_inputs_are_named_and_the_others_still_translated(tmp_path: Path, st_pack: Path, prepared_data: Path,
