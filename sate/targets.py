@@ -33,8 +33,9 @@ from sate.files import MAGIC, binary_kind, is_stream
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
-# features, vocab, evaluate, synth, analyze); experiment: `sate train`'s --exp.
-Kind = Literal["text", "model", "image", "pack", "directory", "experiment"]
+# features, vocab, evaluate, analyze); experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
+# corpus into (OUT/en-de/), never a data directory or an experiment.
+Kind = Literal["text", "model", "image", "pack", "directory", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
@@ -97,11 +98,28 @@ def _managed(path: Path) -> str | None:
     return None
 
 
-def _not_experiment(directory: Path) -> str | None:
-    """Why ``directory`` may not receive an experiment (`sate train --exp`), or None."""
-    data = [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
+def _data_files(directory: Path) -> list[str]:
+    """The files and folders that make ``directory`` a data directory (`sate features` or `sate vocab` wrote them)."""
+    return [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
                               layout.VOCAB_LOCK, *(layout.token_list(side) for side in ("src", "tgt")))
             if (directory / name).exists()]
+
+
+def _not_corpus_root(directory: Path) -> str | None:
+    """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
+    included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
+    data = _data_files(directory) or sorted(p.name for p in directory.glob("*.jsonl"))
+    if data:
+        return f"it is a data directory (it holds {data[0]})"
+    exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if (directory / name).exists()]
+    if exp:
+        return f"it is an experiment (it holds {exp[0]})"
+    return None
+
+
+def _not_experiment(directory: Path) -> str | None:
+    """Why ``directory`` may not receive an experiment (`sate train --exp`), or None."""
+    data = _data_files(directory)
     if data:
         return f"it is a data directory (it holds {data[0]}); train into another directory"
     if (directory / layout.CONFIG).is_file() or (directory / layout.CHECKPOINTS).is_dir():
@@ -128,7 +146,7 @@ def _model_file(path: Path) -> bool:
 def _existing(path: Path, kind: Kind, option: str) -> None:
     """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
     refuse = f"{option} {path}: refusing to replace it"
-    if kind in ("pack", "directory", "experiment"):
+    if kind in ("pack", "directory", "experiment", "corpus"):
         if not path.is_dir():
             raise SateError(f"{option} {path}: not a directory")
         if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
@@ -136,6 +154,10 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         why = _not_experiment(path) if kind == "experiment" else None
         if why is not None:
             raise SateError(f"{option} {path}: refusing to train into it: {why}")
+        why = _not_corpus_root(path) if kind == "corpus" else None
+        if why is not None:
+            raise SateError(f"{option} {path}: refusing to write a corpus into it: {why}; give a new or other "
+                            "directory")
         return
     if path.is_dir():
         raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
@@ -194,7 +216,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
         raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
-    place = _protected(real if kind in ("directory", "experiment") else real.parent)
+    place = _protected(real if kind in ("directory", "experiment", "corpus") else real.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     if real.exists():
@@ -203,7 +225,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
-    inside = (real,) if kind in ("directory", "experiment") else ()
+    inside = (real,) if kind in ("directory", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
     if not existing.is_dir():
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")

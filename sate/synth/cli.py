@@ -62,7 +62,7 @@ def _check_args(args: argparse.Namespace) -> None:
     """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
-    check_output(args.out, "directory")
+    check_output(args.out, "corpus")  # never a data directory or an experiment, which OUT/en-de/ would go into
     check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")

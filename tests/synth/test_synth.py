@@ -350,3 +350,22 @@ def test_a_ding_package_that_does_not_unpack_is_one_line(tmp_path: Path, monkeyp
                                         r"archive is damaged\); retry, or unpack the package by hand"):
         fetch_ding(tmp_path / "cache")
     assert not (tmp_path / "cache").exists()
+
+
+def test_a_data_directory_or_an_experiment_as_out_is_refused_before_any_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`sate synth --out DATA` (manifests, a vocabulary) or `--out EXP` (config.yaml, checkpoints/) created
+    DATA/en-de/ there, mixing a corpus into sate's own directory."""
+    cases = {"prepped": ["train.jsonl"], "vocab": ["vocab.json", "tokens_src.txt"], "exp": ["config.yaml"],
+             "ckpt": ["checkpoints/"]}
+    for name, files in cases.items():
+        out = tmp_path / name
+        out.mkdir()
+        for f in files:
+            (out / f).mkdir() if f.endswith("/") else (out / f).write_text("x\n")
+        assert main(["synth", "--out", str(out), "--train-size", "1"]) == 2
+        err = capsys.readouterr().err.strip()
+        what = "an experiment" if name in ("exp", "ckpt") else "a data directory"
+        assert err == (f"sate synth: error: --out {out}: refusing to write a corpus into it: it is {what} (it holds "
+                       f"{files[0].rstrip('/')}); give a new or other directory"), err
+        assert not (out / "en-de").exists()
