@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    # The installed package wins (nothing to fetch); an explicit --cache is then said to be unused, not dropped silently.
+    # The installed package wins (nothing to fetch); an explicit --cache is then said unused, not dropped silently.
     installed = installed_directory() if args.cache is not None else None
     if installed is not None:
         print(f"sate fetch-whisper: the installed {PACKAGE} package is used ({installed}); --cache {args.cache} is "
