@@ -148,3 +148,23 @@ def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.Cap
     config = trainer.load_training_config(conf, ["optim.lr=1", "trainer.max_minutes=5"], need_data=False)
     assert config.optim.lr == 1.0 and isinstance(config.optim.lr, float)
     assert isinstance(config.trainer.max_minutes, float)
+
+
+@pytest.mark.parametrize(("model", "message"), [
+    ("textual: {layers: -1}", "model.textual.layers must be 0"),
+    ("textual: {lyers: 2}", "unknown config key 'model.textual.lyers' (known here: "),
+    ("adaptor: {type: none}", "model.adaptor.type none (the E2E ST baseline) needs textual.layers 0"),
+    ("d_model: 250", "model.d_model 250 is not divisible by acoustic.heads 4"),
+])
+def test_a_model_section_refusal_names_the_file_and_the_full_key(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, message: str) -> None:
+    """It read "model config: textual.layers must be ...": neither the file nor the `model.` of the key."""
+    path = tmp_path / "st.yaml"
+    path.write_text(f"task: st\nmodel: {{{model}}}\n")
+    for argv in (["config", "--config", str(path)],
+                 ["train", "--config", str(path), "--exp", str(tmp_path / "exp"), "--set", f"data.dir={tmp_path}"]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"sate {argv[0]}: error: {path}: {message}"), err
+        assert len(err.splitlines()) == 1
+    assert not (tmp_path / "exp").exists()

@@ -394,6 +394,24 @@ def _flatten(conf: dict, prefix: str = "") -> dict[str, object]:
     return flat
 
 
+def resolve_in_file(task: str, conf: dict, path: object) -> ModelConfig:
+    """`resolve_config` for the ``model:`` section of the training config file `path`: a refusal names the file and
+    the full key (``conf/st.yaml: model.textual.layers must be ...``), as the other sections' do."""
+    try:
+        return resolve_config(task, conf)
+    except SateError as err:
+        message = str(err)
+        if not message.startswith(PREFIX):  # a hub directory's own file, named already
+            raise
+        problem = message[len(PREFIX):]
+        unknown = "unknown config key "
+        if problem.startswith(unknown):  # "unknown config key 'textual.lyers'": the key is quoted after the noun
+            problem = f"{unknown}{problem[len(unknown)]}model.{problem[len(unknown) + 1:]}"
+        else:  # every other refusal starts with its key (sate.settings.Invalid, and the cross-key checks here)
+            problem = f"model.{problem}"
+        raise SateError(f"{path}: {problem}") from None
+
+
 def resolve_config(task: str, conf: dict | ModelConfig | None) -> ModelConfig:
     """The task's typed config with defaults filled in (a model file's dict resolves again unchanged), or raise
     `SateError`."""

@@ -16,7 +16,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import SateError
-from sate.models.config import model_help, resolve_config, task_defaults
+from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.models.init_from import parse_init_from
 from sate.settings import helps
 from sate.train.schema import TrainingConfig
@@ -47,7 +47,7 @@ def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: st
 def resolved(path: Path, overrides: list[str], init_from: list[str]) -> dict[str, object]:
     """The training YAML at `path` merged with the defaults and checked, the model section resolved, as dicts."""
     config = apply_init_from(load_training_config(path, overrides, need_data=False), parse_init_from(init_from))
-    return {**config.to_dict(), "model": resolve_config(config.task, config.model).to_dict()}
+    return {**config.to_dict(), "model": resolve_in_file(config.task, config.model, path).to_dict()}
 
 
 def get(config: Mapping[str, object], key: str, path: Path) -> str:

@@ -20,6 +20,7 @@ from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
 from sate.files import require_file
+from sate.models.config import resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
@@ -105,6 +106,7 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     """The config a `sate train` command line stands for: file, --set, --init-from and --steps-from."""
     config = load_training_config(args.config, args.overrides)
     config = apply_init_from(config, parse_init_from(args.init_from))
+    resolve_in_file(config.task, config.model, args.config)  # before the data: a refusal names the file and key
     if args.steps_from is not None:
         trainer = config.trainer
         config = replace(config, trainer=replace(trainer, max_steps=steps_of(args.steps_from),
