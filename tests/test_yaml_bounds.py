@@ -219,6 +219,23 @@ def test_an_unknown_key_in_a_packs_sate_yaml_is_refused(tmp_path: Path) -> None:
     assert read_pack_yaml(pack).decode == {"beam": 5}
 
 
+def test_a_packs_section_of_another_kind_is_not_called_missing(tmp_path: Path) -> None:
+    """`decode: []` (or `features: []` in a speech pack) read "the decode section is missing"."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    head = "format: sate-pack\nversion: 1\n"
+    mapping = "must be a mapping of keys (as `sate pack` writes it), got"
+    for body, says in (("task: mt\ndecode: []\n", f"decode {mapping} []"),
+                       ("task: mt\ndecode:\n", f"decode {mapping} None"),
+                       ("task: mt\n", "the decode section is missing"),
+                       ("task: st\ndecode: {}\nfeatures: [fbank]\n", f"features {mapping} ['fbank']"),
+                       ("task: st\ndecode: {}\n", "the features section is missing")):
+        (pack / "sate.yaml").write_text(head + body)
+        with pytest.raises(SateError) as refused:
+            read_pack_yaml(pack)
+        assert str(refused.value) == f"{pack / 'sate.yaml'}: {says}"
+
+
 def test_a_huge_value_from_any_file_is_shown_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Values read from files went whole into their error line (``!r``): a 300 KB Kaldi command line, model file
     format or hub config.json value gave a 300 KB "one-line" error. They are shown cut, as YAML values are."""

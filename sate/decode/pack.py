@@ -229,6 +229,17 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
 PACK_KEYS = ("format", "version", "task", "decode", "features", "vocab")  # what `PackInfo.to_yaml` writes
 
 
+def _mapping(doc: dict[str, object], key: str, path: Path) -> dict:
+    """Section `key` of a pack's sate.yaml: missing, or another kind of value (`decode: []`, which was called
+    missing too), each said as it is."""
+    if key not in doc:
+        raise SateError(f"{path}: the {key} section is missing")
+    value = doc[key]
+    if not isinstance(value, dict):
+        raise SateError(f"{path}: {key} must be a mapping of keys (as `sate pack` writes it), got {shown(value)}")
+    return value
+
+
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
@@ -249,16 +260,13 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     unknown = [key for key in doc if key not in PACK_KEYS]
     if unknown:  # a typo (`decdoe:`) left the pack decoding with what it had, without a word
         raise SateError(f"{path}: unknown key {shown(unknown[0])} (a pack's sate.yaml holds {', '.join(PACK_KEYS)})")
-    decode = doc.get("decode")
-    if not isinstance(decode, dict):
-        raise SateError(f"{path}: the decode section is missing")
+    decode = _mapping(doc, "decode", path)
     features = doc.get("features")
     vocab = doc.get("vocab", "spm")
     if vocab not in ("spm", "marian"):
         raise SateError(f"{path}: vocab must be spm or marian, got {shown(vocab)}")
     if task != "mt":
-        if not isinstance(features, dict):
-            raise SateError(f"{path}: the features section is missing")
+        features = _mapping(doc, "features", path)
         expected = feature_settings(features.get("cmvn"), "waveform" if features.get("type") == "waveform"
                                     else "fbank")
         if features.get("cmvn") not in CMVN_KINDS:
