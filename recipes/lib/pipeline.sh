@@ -255,6 +255,8 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
 fi
 
 if run_stage 8 "score: results table in $exp/results.md"; then
+  decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
+  need "${decoded[0]}" "the test sets decoded by stage 7"
   # shellcheck disable=SC2086
   sate report --exp "$exp" --splits $test_sets --out "$exp/results.md" --curves "$exp/curves.png"
 fi

@@ -1,8 +1,8 @@
 # Shared by every recipe: option parsing and stage bookkeeping. Source it, do not run it.
 #
 # A recipe declares its variables with defaults, then calls `parse_options "$@"`: each `--some-name value`
-# sets the variable `some_name` (it must already exist, so typos fail loudly), and `--force` re-runs
-# finished stages. `run_stage N "what it does"` says whether stage N is selected by --stage/--stop-stage;
+# sets the variable `some_name` (one the recipe set before sourcing this file, so typos fail loudly), and `--force`
+# re-runs finished stages; `from_caller` then makes its relative path options absolute from where it was started. `run_stage N "what it does"` says whether stage N is selected by --stage/--stop-stage;
 # `is_done MARKER PARAMS` / `mark_done MARKER PARAMS` skip a stage whose outputs are complete and were
 # made with the same parameters.
 
@@ -14,6 +14,14 @@ recipe_name=$(basename "$(dirname "$0")")
 die() { printf '[%s] error: %s\n' "$recipe_name" "$*" >&2; exit 1; }
 say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 
+# The options: --stage, --stop-stage and the variables the recipe sets (a line `name=...`) before it sources this
+# file. Any variable used to be one: --path replaced the PATH, --recipe-name the name in every message.
+recipe_options=" stage stop_stage $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "$0" | tr '\n' ' ')"
+given_options=" "  # those the command line gave, for from_caller
+# Where a run.sh was started: it `cd`s to the repository root (conf/ and the default data/ and exp/ are there) just
+# before it sources this file, and cd keeps the directory it left in OLDPWD.
+caller_dir=${OLDPWD:-$PWD}
+
 parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
@@ -23,18 +31,57 @@ parse_options() {
       --*)
         local name=${1#--}; name=${name//-/_}
         [ $# -ge 2 ] || die "option $1 needs a value"
-        declare -p "$name" >/dev/null 2>&1 || die "unknown option $1"
-        printf -v "$name" '%s' "$2"; shift 2 ;;
+        [[ $recipe_options == *" $name "* ]] || die "unknown option $1 (--help lists them)"
+        printf -v "$name" '%s' "$2"; given_options+="$name "; shift 2 ;;
       *) die "unexpected argument '$1' (options are --name value)" ;;
     esac
   done
+  # `--stage abc` made every stage's test an error, taken as "not selected": nothing ran, exit 0
+  local n
+  for n in stage stop_stage; do
+    [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
+  done
+  [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
 }
 
+# from_caller NAME... [--lists NAME...]: each of these path options that the command line gave, when relative, made
+# absolute from the directory the recipe was started in; after --lists, options holding space-separated paths. A
+# relative --data was taken from the repository root (`cd data` then `../sate/recipes/mustc/run.sh --mustc-root
+# corpus` looked for sate/corpus), and a path beginning with '-' was read by sate as an option.
+from_caller() {
+  local name lists=false out word
+  for name in "$@"; do
+    [ "$name" != --lists ] || { lists=true; continue; }
+    [[ $given_options == *" $name "* ]] || continue
+    if [ "$lists" = true ]; then
+      out=
+      for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; done
+      printf -v "$name" '%s' "$out"
+    else
+      printf -v "$name" '%s' "$(absolute "${!name}")"
+    fi
+  done
+}
+absolute() { case "$1" in /*|'') printf '%s' "$1" ;; *) printf '%s/%s' "${caller_dir%/}" "$1" ;; esac; }
+
 # run_stage N DESCRIPTION: true when N is within [stage, stop_stage]; prints the stage header.
+stages_offered=() stage_ran=false
 run_stage() {
+  stages_offered+=("$1")
   [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ] || return 1
+  stage_ran=true
   say "stage $1: $2"
 }
+
+# At the end of a run that offered stages but ran none (`--stage 50`, or stage 10 without --compare true): say so,
+# and fail, instead of exiting 0 having done nothing.
+none_ran() {
+  [ ${#stages_offered[@]} -gt 0 ] && [ "$stage_ran" = false ] || return 0
+  printf '[%s] error: --stage %s --stop-stage %s selects none of the stages this run has (%s to %s; more with their options: --help)\n' \
+    "$recipe_name" "$stage" "$stop_stage" "${stages_offered[0]}" "${stages_offered[-1]}" >&2
+  exit 1
+}
+trap '[ $? -ne 0 ] || none_ran' EXIT
 
 # is_done MARKER PARAMS: MARKER was written by mark_done with the same PARAMS (and --force is off).
 is_done() {

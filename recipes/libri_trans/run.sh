@@ -56,6 +56,7 @@ parallel_pretrain=false
 ctc_layer=
 . recipes/lib/stages.sh
 parse_options "$@"
+from_caller root data exp conf_dir --lists asr_extra mt_extra
 [ -n "$root" ] || die "--root is required (the directory holding train/, dev/ and test/)"
 case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate is true or false" ;; esac
 exp=${exp:-exp/libri_trans/$exp_tag}

@@ -63,6 +63,7 @@ ssl_hub=
 whisper=
 . recipes/lib/stages.sh
 parse_options "$@"
+from_caller mustc_root data exp conf_dir mt_hub ssl_hub whisper --lists asr_extra mt_extra
 [ -z "$whisper" ] || [ "$exp_tag" != sate ] || exp_tag=sate_whisper
 [ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"
 [ -z "$ssl_hub" ] || [ -n "$mt_hub" ] || die "--ssl-hub needs --mt-hub (CTC runs over the Marian source pieces)"

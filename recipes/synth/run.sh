@@ -72,6 +72,7 @@ test_sets=
 acoustic=whisper
 . recipes/lib/stages.sh
 parse_options "$@"
+from_caller corpus data exp conf_dir
 case "$acoustic" in
   conformer) whisper= exp_tag=${exp_tag:-demo} ;;
   whisper) if [ "$compare" = true ] || [ -n "$ctc_layer" ]; then
