@@ -24,6 +24,12 @@
 #   whisper     a Whisper directory, Hugging Face's or CTranslate2's (empty: none): the acoustic encoder of ASR and
 #               SATE, with $conf_dir/asr_whisper.yaml and st_whisper.yaml
 mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisper:-}
+# Values the shell tests itself, checked before any stage: `--ngpu two` was a shell error taken as 0 (training on
+# the CPU) and `--speed-perturb yes` was false, each without stopping.
+[[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
+for name in speed_perturb compare parallel_pretrain; do
+  case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
+done
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
@@ -46,10 +52,14 @@ hub_value() {
   sed -n "s/^ *\"$2\": *\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\},\{0,1\} *$/\1/p" "$1/config.json" | head -n 1
 }
 
+# yaml_str TEXT: TEXT as a YAML string, for --set: single-quoted, where only ' is special (written ''). A path in
+# double quotes broke on a '"' in it ("the value is not valid YAML"), and a '\' began an escape.
+yaml_str() { local q="'"; printf "'%s'" "${1//$q/$q$q}"; }
+
 # yaml_list ITEM...: the items as a YAML flow list of strings, for --set.
 yaml_list() {
   local out= item
-  for item in "$@"; do out+="${out:+, }\"$item\""; done
+  for item in "$@"; do out+="${out:+, }$(yaml_str "$item")"; done
   printf '[%s]' "$out"
 }
 
@@ -128,7 +138,7 @@ train_model() {
   local params="config=$(stamp "$config") data=$data $(stamp "$data/.done/features" "$data/.done/vocab") args=$*"
   params+=" $train_args"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
-  local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=\"$data\"" "${device_args[@]}" "$@")
+  local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=$(yaml_str "$data")" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
   logged "$exp/$name/train.log" "${cmd[@]}"
@@ -154,11 +164,11 @@ average_and_pack() {
 asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
 if [ -n "$mt_hub" ]; then
   asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
-  st_hub=(--set "model.textual.path=\"$mt_hub\"")
+  st_hub=(--set "model.textual.path=$(yaml_str "$mt_hub")")
   if [ -n "$ssl_hub" ]; then
     ssl_type=$(hub_value "$ssl_hub" model_type)
     case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
-    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=\"$ssl_hub\"")
+    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=$(yaml_str "$ssl_hub")")
     asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
     asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
   fi
@@ -166,7 +176,7 @@ fi
 
 if [ -n "$whisper" ]; then
   asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
-  asr_hub+=(--set "model.acoustic.path=\"$whisper\"") st_hub+=(--set "model.acoustic.path=\"$whisper\"")
+  asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
 fi
 
 # Where ASR and SATE train when it is not the configs' train: train_sp, and for ASR the extra ASR corpora too.

@@ -24,6 +24,9 @@ from tests.recipes.conftest import ROOT
     (["--PATH", "/nonexistent"], "unknown option --PATH (--help lists them)"),
     (["--recipe-name", "x"], "unknown option --recipe-name"),
     (["--prep-args", "x"], "unknown option --prep-args"),
+    (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
+    (["--speed-perturb", "yes"], "--speed-perturb must be true or false, got 'yes'"),
+    (["--compare", "1"], "--compare must be true or false, got '1'"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
                                                says: str) -> None:
@@ -48,22 +51,40 @@ def test_scoring_before_decoding_names_the_stage(tmp_path: Path, run_recipe) -> 
                                                     "sets decoded by stage 7). Run the earlier stages first.")
 
 
+def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: Path) -> None:
+    """`--set data.dir="$data"` broke on a '"' in the path ("the value is not valid YAML"), and a '\\' began an
+    escape: the training stages failed, or read another directory."""
+    path = "/tmp/it's a \"$HOME\" dir \\t é/-data $x"
+    config = tmp_path / "asr.yaml"
+    config.write_text("task: asr\n")
+    script = f'source <(sed -n "/^yaml_str()/p" "{ROOT}/recipes/lib/pipeline.sh"); ' \
+             'sate config --config "$1" --set "data.dir=$(yaml_str "$2")" --get data.dir'
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", script, "bash", str(config), path], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == path + "\n"
+
+
 @pytest.mark.slow
-def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(tmp_path: Path,
-                                                                            synth_corpus: Path) -> None:
+def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(
+        tmp_path: Path, synth_corpus: Path, tiny_configs) -> None:  # noqa: ANN001
     """A run.sh works from the repository root: a relative --corpus was looked for there, and --data -d was read by
     `sate prep` as an option. From another directory, with quotes, '$', a leading '-' and non-ASCII in the paths,
-    stages 0-2 write where the command line said."""
+    stages 0-3 write where the command line said (stage 3 is given the data directory by --set)."""
     work = tmp_path / "it's a \"$HOME\" dir é"
     work.mkdir()
     shutil.copytree(synth_corpus, work / "my corpus")
+    tiny_configs(work / "conf")
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
     argv = ["bash", str(ROOT / "recipes" / "synth" / "run.sh"), "--acoustic", "conformer", "--corpus", "my corpus",
-            "--data", "-data $x", "--exp", "exp", "--src-vocab-size", "48", "--tgt-vocab-size", "60", "--nj", "1",
-            "--stage", "0", "--stop-stage", "2"]
+            "--data", "-data $x", "--exp", "exp", "--conf-dir", "conf", "--src-vocab-size", "48",
+            "--tgt-vocab-size", "60", "--average-n", "1", "--nj", "1", "--stage", "0", "--stop-stage", "3"]
     done = subprocess.run(argv, cwd=work, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     data = work / "-data $x"
     assert (data / "train.jsonl").is_file() and (data / "vocab.json").is_file() and (data / "fbank").is_dir()
     assert f"manifests in {data}" in done.stderr
+    assert (work / "exp" / "asr" / "model.pt").is_file()
     assert not (ROOT / "-data $x").exists() and not (ROOT / "my corpus").exists()
+    assert not (ROOT / "conf" / "asr.yaml").exists()
