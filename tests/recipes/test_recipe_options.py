@@ -88,3 +88,16 @@ def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(
     assert (work / "exp" / "asr" / "model.pt").is_file()
     assert not (ROOT / "-data $x").exists() and not (ROOT / "my corpus").exists()
     assert not (ROOT / "conf" / "asr.yaml").exists()
+
+
+@pytest.mark.parametrize("script", ["mustc/run.sh", "libri_trans/run.sh", "synth/run.sh", "synth/local/streaming.sh"])
+def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: str) -> None:
+    """`sh recipes/mustc/run.sh` (dash) stopped on "set: Illegal option -o pipefail"."""
+    if shutil.which("dash") is None:
+        pytest.skip("no dash here")
+    path = ROOT / "recipes" / script
+    done = subprocess.run(["dash", str(path), "--stage", "50"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == f"{path}: a bash script: run it as bash {path}, not with sh\n"
+    assert list(tmp_path.iterdir()) == []
