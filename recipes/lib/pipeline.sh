@@ -25,8 +25,13 @@
 #               SATE, with $conf_dir/asr_whisper.yaml and st_whisper.yaml
 mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisper:-}
 # Values the shell tests itself, checked before any stage: `--ngpu two` was a shell error taken as 0 (training on
-# the CPU) and `--speed-perturb yes` was false, each without stopping.
+# the CPU) and `--speed-perturb yes` was false, each without stopping. And the counts a later stage hands to sate:
+# `--average-n x` was refused by `sate average` only after the ASR model had trained.
 [[ ${ngpu:-0} =~ ^[0-9]{1,4}$ ]] || die "--ngpu must be a number of GPUs (0: the CPU), got '$ngpu'"
+for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
+  [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
+done
+[[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
 done

@@ -27,6 +27,10 @@ from tests.recipes.conftest import ROOT
     (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
     (["--speed-perturb", "yes"], "--speed-perturb must be true or false, got 'yes'"),
     (["--compare", "1"], "--compare must be true or false, got '1'"),
+    (["--average-n", "last"], "--average-n must be a whole number >= 1, got 'last'"),
+    (["--average-n", "0"], "--average-n must be a whole number >= 1, got '0'"),
+    (["--tgt-vocab-size", "8k"], "--tgt-vocab-size must be a whole number >= 1, got '8k'"),
+    (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
                                                says: str) -> None:
