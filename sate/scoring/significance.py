@@ -73,12 +73,15 @@ def paired_bootstrap(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequenc
     _, scores = PairedTest([(n, list(h)) for n, h in systems], _metrics(), [list(refs)], test_type="bs",
                            n_samples=RESAMPLES)()
     out: dict[str, dict] = {name: {} for name, _ in systems}
-    baseline = list(systems[0][1])
     for key, name in METRICS.items():
-        for (system, hyps), result in zip(systems, scores[name], strict=True):
+        baseline_score = float(scores[name][0].score)
+        for (system, _), result in zip(systems, scores[name], strict=True):
             p = None if result.p_value is None else float(result.p_value)
-            if p is not None and list(hyps) == baseline:  # sacreBLEU gives a system tested against itself its
-                p = 1.0  # smallest p-value (1/1001: "a zero difference is not chance"), which the table marked *
+            if p is not None and float(result.score) == baseline_score:
+                # sacreBLEU counts only resampled differences above the observed one, so a zero difference whose
+                # resamples are all zero (the system itself, or two systems both at BLEU 0 on every resample) got
+                # its smallest p-value (1/1001), which the table marked *: no difference is evidence of none
+                p = 1.0
             out[system][key] = {"score": float(result.score), "mean": float(result.mean), "ci": float(result.ci),
                                 "p": p}
     return out

@@ -66,6 +66,15 @@ def test_a_system_identical_to_the_baseline_is_no_difference() -> None:
     assert ours["other"]["bleu"]["p"] < 0.05  # a real difference keeps sacreBLEU's p-value
 
 
+def test_two_systems_both_at_bleu_zero_are_no_difference() -> None:
+    """Two untrained systems with other outputs, both at BLEU 0 on every resample: sacreBLEU's p-value was its
+    smallest (1/1001), and `sate report` marked "0.0 vs 0.0" as a difference beyond noise (0.001*)."""
+    zero_a, zero_b = ["Xq"] * len(REFS), ["Zv Zv"] * len(REFS)
+    ours = paired_bootstrap([("base", zero_a), ("other", zero_b)], REFS)
+    assert ours["other"]["bleu"]["score"] == ours["base"]["bleu"]["score"] == 0.0
+    assert ours["other"]["bleu"]["p"] == 1.0
+
+
 def test_loops_and_length_ratio() -> None:
     assert has_loop("Der Der Der Der Zug") and not has_loop("Der Der Der Zug Der")
     assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0
