@@ -30,6 +30,9 @@ def _fmt(value: float | None, digits: int = 1) -> str:
 # The scores a row shows: each a finite number or null in results.json (`sate evaluate` writes them).
 DEFAULT_BASELINE = "st"  # SATE's own system, in the recipes
 SCORES = ("bleu", "bleu_ci", "chrf", "chrf_ci", "ter", "wer", "length_ratio", "loop_share")
+# Where each score can lie (None: unbounded): TER and WER pass 100 on long outputs, a share is a fraction.
+SCORE_RANGES = {"bleu": (0, 100), "bleu_ci": (0, 100), "chrf": (0, 100), "chrf_ci": (0, 100), "ter": (0, None),
+                "wer": (0, None), "length_ratio": (0, None), "loop_share": (0, 1)}
 
 
 def read_results(path: Path) -> dict:
@@ -39,6 +42,10 @@ def read_results(path: Path) -> dict:
     for key in SCORES:
         if result.get(key) is not None and not is_number(result[key]):
             raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
+        low, high = SCORE_RANGES[key]
+        if result.get(key) is not None and not (low <= result[key] and (high is None or result[key] <= high)):
+            where = f"at least {low}" if high is None else f"from {low} to {high}"
+            raise SateError(f"{path}: {key} must be {where}, got {shown(result[key])}")
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
         raise SateError(f"{path}: signature must be an object with the BLEU signature under bleu")
@@ -110,7 +117,7 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
 
 def _with_ci(row: dict, key: str) -> str:
     ci = row.get(f"{key}_ci")
-    return _fmt(row.get(key)) + ("" if ci is None else f" ± {ci:.1f}")
+    return _fmt(row.get(key)) + ("" if ci is None or row.get(key) is None else f" ± {ci:.1f}")
 
 
 def _p(value: float | None) -> str:

@@ -84,6 +84,10 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     ("results", "[1]", "results.json: expected a JSON object, got list"),
     ("results", '{"bleu": "high"}', "results.json: bleu must be a number or null, got 'high'"),
     ("results", '{"bleu": 1, "signature": "x"}', "results.json: signature must be an object"),
+    ("results", '{"bleu": -5}', "results.json: bleu must be from 0 to 100, got -5"),  # hand-edited: once shown
+    ("results", '{"bleu": 1e308}', "results.json: bleu must be from 0 to 100, got 1e+308"),  # as given, 309 digits
+    ("results", '{"loop_share": -3}', "results.json: loop_share must be from 0 to 1, got -3"),  # once "-300%"
+    ("results", '{"ter": -1}', "results.json: ter must be at least 0, got -1"),
     ("time", "garbage", "train_time.json: not valid JSON"),
     ("time", "{}", "train_time.json: seconds must be a number >= 0, got None"),
     ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number >= 0, got 'x'"),
@@ -100,6 +104,16 @@ def test_a_damaged_results_or_time_file_is_one_line_naming_it(tmp_path: Path, ca
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and message in err, err
     assert not (tmp_path / "exp" / "results.md").exists()
+
+
+def test_a_missing_score_has_no_interval(tmp_path: Path) -> None:
+    """A results.json without its BLEU (hand-edited) gave the cell "- ± 0.0": an interval around nothing."""
+    folder = tmp_path / "exp" / "st" / "decode_tst-COMMON"
+    folder.mkdir(parents=True)
+    (folder / "results.json").write_text(json.dumps({"bleu_ci": 0.0, "chrf": 3.0, "chrf_ci": 1.0}))
+    assert main(["report", "--exp", str(tmp_path / "exp")]) == 0
+    row = (tmp_path / "exp" / "results.md").read_text().splitlines()[2]
+    assert row.startswith("| st | tst-COMMON | - | 3.0 ± 1.0 |"), row
 
 
 def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
