@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sate.decode.options import parse_policy
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
 from sate.numbers import is_number
@@ -71,9 +72,17 @@ def read_run(path: Path) -> Run:
         raise SateError(f"{file}: bleu must be a finite number, got {shown(results['bleu'])}")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if is_number(results.get(key)) else None
                                                   for key in ("bleu_ci", "chrf", "chrf_ci")))
+    for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):  # a hand-edited -5 was drawn and tabled as given
+        if getattr(quality, key) is not None and not 0 <= getattr(quality, key) <= 100:
+            raise SateError(f"{file}: {key} must be from 0 to 100, got {shown(results[key])}")
     stream = results.get("stream")
     if stream is None:
         return quality
+    if isinstance(stream, dict) and isinstance(stream.get("policy"), str) and "=" in stream["policy"]:
+        try:  # a policy `sate evaluate` would refuse (foo=3, wait-k=-4) was drawn as a line of its own
+            parse_policy(stream["policy"])
+        except SateError as err:
+            raise SateError(f"{file}: {err}") from None
     try:
         name, _, value = str(stream["policy"]).partition("=")
         latency = stream["latency"]
@@ -86,6 +95,8 @@ def read_run(path: Path) -> Run:
                 if not math.isfinite(getattr(streamed, key))), None)
     if bad is not None:  # a point at NaN or inf is drawn nowhere, without a word
         raise SateError(f"{file}: stream {bad} must be a finite number, got {getattr(streamed, bad)}")
+    if streamed.chunk <= 0:
+        raise SateError(f"{file}: stream chunk must be positive (seconds), got {shown(stream['chunk'])}")
     return streamed
 
 

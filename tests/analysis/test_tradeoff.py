@@ -99,6 +99,11 @@ def test_the_plot_never_replaces_an_input_a_checkpoint_or_a_file_of_another_kind
     ({"bleu": True}, "no 'bleu'"),
     ({"latency": {"al": 1.0, "laal": float("inf"), "al_ca": 1.0, "laal_ca": 1.0}},
      "stream laal must be a finite number, got inf"),
+    ({"bleu": -5}, "bleu must be from 0 to 100, got -5"),  # hand-edited, these were drawn and tabled as given
+    ({"chrf": 1e308}, "chrf must be from 0 to 100, got 1e+308"),
+    ({"stream": {"policy": "foo=3"}}, "unknown streaming policy 'foo'"),
+    ({"stream": {"policy": "wait-k=-4"}}, "streaming policy 'wait-k=-4': the value must be at least 1"),
+    ({"stream": {"chunk": -1}}, "stream chunk must be positive (seconds), got -1"),
 ])
 def test_a_point_that_cannot_be_drawn_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict,
                                                  message: str) -> None:
@@ -108,6 +113,8 @@ def test_a_point_that_cannot_be_drawn_is_refused(tmp_path: Path, capsys: pytest.
     results = json.loads((run / "results.json").read_text())
     if "latency" in edit:
         results["stream"]["latency"] = edit["latency"]
+    elif "stream" in edit:
+        results["stream"].update(edit["stream"])
     else:
         results.update(edit)
     (run / "results.json").write_text(json.dumps(results))
