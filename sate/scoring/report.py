@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 
 from sate import layout
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, atomic_write_text, read_json
 from sate.numbers import is_number
@@ -235,6 +235,7 @@ def run(args: argparse.Namespace) -> int:
     repeated = sorted({split for split in args.splits if args.splits.count(split) > 1})
     if repeated:  # every row of it was written twice, the baseline's second one tested against itself
         raise SateError(f"--splits: {', '.join(repeated)} given twice")
+    check_split_names(args.splits)  # '' or '../x' was looked for under decode_<split> and called not evaluated
     rows = collect(args.exp, args.splits)
     if not rows:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "

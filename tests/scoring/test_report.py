@@ -73,6 +73,15 @@ def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert not (tmp_path / "results.md").exists()
 
 
+@pytest.mark.parametrize("split", ["", "../x"])
+def test_a_split_that_is_no_split_name_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  split: str) -> None:
+    """It was looked for as EXP/SYSTEM/decode_<split> and called "no results.json for splits  (run sate evaluate)"."""
+    (tmp_path / "exp" / "st").mkdir(parents=True)
+    assert main(["report", "--exp", str(tmp_path / "exp"), "--splits", split]) == 2
+    assert f"--splits: {split!r} is not a split name" in capsys.readouterr().err
+
+
 def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write_system(tmp_path, "st", SYSTEMS["st"], REFS)
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
