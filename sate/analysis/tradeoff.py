@@ -20,6 +20,7 @@ from sate.decode.options import parse_policy
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
 from sate.numbers import is_number
+from sate.scoring.report import check_score_range
 from sate.targets import check_output, file_name
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
@@ -72,9 +73,9 @@ def read_run(path: Path) -> Run:
         raise SateError(f"{file}: bleu must be a finite number, got {shown(results['bleu'])}")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if is_number(results.get(key)) else None
                                                   for key in ("bleu_ci", "chrf", "chrf_ci")))
-    for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):  # a hand-edited -5 was drawn and tabled as given
-        if getattr(quality, key) is not None and not 0 <= getattr(quality, key) <= 100:
-            raise SateError(f"{file}: {key} must be from 0 to 100, got {shown(results[key])}")
+    for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
+        if getattr(quality, key) is not None:
+            check_score_range(file, key, results[key])
     stream = results.get("stream")
     if stream is None:
         return quality

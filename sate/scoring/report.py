@@ -35,6 +35,15 @@ SCORE_RANGES = {"bleu": (0, 100), "bleu_ci": (0, 100), "chrf": (0, 100), "chrf_c
                 "wer": (0, None), "length_ratio": (0, None), "loop_share": (0, 1)}
 
 
+def check_score_range(path: Path, key: str, value: float) -> None:
+    """Refuse a score (a number) outside where `SCORE_RANGES` says it can lie, naming the file and the key: a
+    hand-edited BLEU of -5 was tabled and drawn as given."""
+    low, high = SCORE_RANGES[key]
+    if not (low <= value and (high is None or value <= high)):
+        where = f"at least {low}" if high is None else f"from {low} to {high}"
+        raise SateError(f"{path}: {key} must be {where}, got {shown(value)}")
+
+
 def read_results(path: Path) -> dict:
     """A `sate evaluate` results.json, checked: a list, a string or a score that is not a number was a traceback
     (TypeError, or a format error while the table was written)."""
@@ -42,10 +51,8 @@ def read_results(path: Path) -> dict:
     for key in SCORES:
         if result.get(key) is not None and not is_number(result[key]):
             raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
-        low, high = SCORE_RANGES[key]
-        if result.get(key) is not None and not (low <= result[key] and (high is None or result[key] <= high)):
-            where = f"at least {low}" if high is None else f"from {low} to {high}"
-            raise SateError(f"{path}: {key} must be {where}, got {shown(result[key])}")
+        if result.get(key) is not None:
+            check_score_range(path, key, result[key])
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
         raise SateError(f"{path}: signature must be an object with the BLEU signature under bleu")
