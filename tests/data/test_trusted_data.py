@@ -338,3 +338,25 @@ def test_features_of_audio_replaced_since_are_recomputed(tmp_path: Path, corpus:
     talk.unlink()  # the features stay: they cannot be recomputed, and raw audio is often deleted after them
     assert all(line.endswith("up to date") for line in run_sate("features", "--data", data, "--jobs", "1")[1]
                .splitlines())
+
+
+def _edit_index(scp: Path, edit) -> None:  # noqa: ANN001 - a function of the line list
+    lines = scp.read_text().splitlines()
+    edit(lines)
+    scp.write_text("\n".join(lines) + "\n")
+
+
+def _offset(line: str) -> str:
+    return line.rpartition(":")[2]
+
+
+def test_an_index_offset_of_other_digits_is_one_line(tmp_path: Path, prepared: Path, run_sate) -> None:  # noqa: ANN001
+    """'²' is a digit to str.isdigit but not to int(): a ValueError traceback in `sate features` and the readers."""
+    data = copy_data(prepared, tmp_path / "data")
+    scp = data / "fbank" / "dev.scp"
+    _edit_index(scp, lambda lines: lines.__setitem__(0, lines[0].rpartition(":")[0] + ":²"))
+    with pytest.raises(SateError, match=rf"^{scp}:1: not an index line \(ID ARK:OFFSET\): '.*:²'$"):
+        FeatureIndex(scp)
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    first = scp.read_text().split("\n")[0]
+    assert rc == 2 and err.strip().endswith(f"not an index line (ID ARK:OFFSET): {first!r}"), err
