@@ -36,7 +36,15 @@ from sate.data.audio import (
     read_segment,
     wav_info,
 )
-from sate.data.feature_index import checksum, foreign, index_problems, read_index, record_checksums, record_sizes
+from sate.data.feature_index import (
+    checksum,
+    foreign,
+    index_problems,
+    read_index,
+    record_checksums,
+    record_sizes,
+    recorded_checksums,
+)
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
@@ -287,10 +295,14 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
               "recomputed")
     scp = fbank / f"{split}.scp"
-    damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank)]
+    damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank, s)]
     split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
     if damaged or split_damaged:  # a deleted or cut ark is not up to date
-        print(f"{split}: {len(damaged)} shard(s) whose ark is missing, damaged or another data directory's: recomputed")
+        print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
+              "recomputed")
+    elif scp.is_file() and (joined := _joined(shards, inherited)) is not None and _read_lines(scp) != joined:
+        print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
+        split_damaged = True
     if changed or damaged or split_damaged:
         for shard in changed + damaged:
             shard.scp.unlink(missing_ok=True)
@@ -300,8 +312,47 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     return SplitPlan(split, scp, shards, todo, inherited)
 
 
-def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path) -> bool:
-    return bool(index_problems(entries)) or foreign(entries, fbank) is not None
+def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path, shard: Shard | None = None) -> bool:
+    """Whether an index names a missing, damaged or foreign ark; for a shard's own index, also whether it is not
+    the index `_compute_shard` wrote for the shard's rows (`_not_written_for`)."""
+    return bool(index_problems(entries)) or foreign(entries, fbank) is not None or \
+        (shard is not None and _not_written_for(shard, entries))
+
+
+def _not_written_for(shard: Shard, entries: dict[str, tuple[Path, int]]) -> bool:
+    """Whether a shard's index is other than the one written for its rows: their ids in order, each at a matrix of
+    the shard's own ark, in the order they were stored (only consecutive rows of one slice share one). An index edited
+    by hand (a line removed or repeated, an id pointed at another utterance's matrix) made the readers say to run
+    `sate features`, which said "up to date"."""
+    if list(entries) != [row[0] for row in shard.rows]:
+        return True
+    ark = os.path.realpath(shard.ark)
+    if any(os.path.realpath(path) != ark for path, _ in entries.values()):
+        return True
+    offsets = [offset for _, offset in entries.values()]
+    if offsets != sorted(offsets):
+        return True
+    recorded = recorded_checksums(shard.ark)  # {} for a shard written before they were recorded
+    return bool(recorded) and set(offsets) != set(recorded)
+
+
+def _read_lines(path: Path) -> list[str] | None:
+    try:
+        return path.read_text(encoding="utf-8").split("\n")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def _joined(shards: list[Shard], inherited: Path | None) -> list[str] | None:
+    """The lines of the split index `finish_split` writes from these shards, or None when one is not there or
+    cannot be read."""
+    lines: list[str] = []
+    for path in ([inherited] if inherited is not None else []) + [s.scp for s in shards]:
+        text = _read_lines(path)
+        if text is None:
+            return None
+        lines += text[:-1] if text and text[-1] == "" else text
+    return lines + [""]
 
 
 def finish_split(plan: SplitPlan) -> None:

@@ -20,6 +20,8 @@ from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
+DAMAGED_SHARD = "dev: 1 shard(s) whose ark or index is missing, damaged or another data directory's: recomputed"
+
 
 def copy_data(prepared: Path, to: Path) -> Path:
     shutil.copytree(prepared, to)
@@ -147,7 +149,7 @@ def test_a_copied_data_dir_with_an_old_absolute_index_gets_its_own(tmp_path: Pat
         scp.write_text("\n".join(lines) + "\n")
     copy = copy_data(original, tmp_path / "copy")
     rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
-    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
+    assert rc == 0 and DAMAGED_SHARD in out
     assert str(original) not in (copy / "fbank" / "dev.scp").read_text()
     rc, out, _ = run_sate("features", "--data", original, "--jobs", "1")  # its own arks: kept as they are
     assert rc == 0 and "recomputed" not in out and str(original) in (original / "fbank" / "dev.scp").read_text()
@@ -166,7 +168,7 @@ def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sat
     with pytest.raises(SateError, match=r"fbank/dev.scp: .*00000.ark (has|is missing).*run `sate features` again"):
         SpeechDataset.from_data_dir(data, "dev", vocab, None)
     rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 0 and "dev: 1 shard(s) whose ark is missing, damaged or another data directory's: recomputed" in out
+    assert rc == 0 and DAMAGED_SHARD in out
     assert ark.read_bytes() == before
     assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80
 
@@ -348,6 +350,42 @@ def _edit_index(scp: Path, edit) -> None:  # noqa: ANN001 - a function of the li
 
 def _offset(line: str) -> str:
     return line.rpartition(":")[2]
+
+
+@pytest.mark.parametrize("edit", ["line removed", "id repeated", "another utterance's matrix"])
+@pytest.mark.parametrize("index", ["dev.scp", "dev/00000.scp"])
+def test_an_edited_index_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sate, edit: str,  # noqa: ANN001
+                                           index: str) -> None:
+    """A line removed from a split's index, an id repeated or pointed at another utterance's features: the readers
+    said to run `sate features`, which said "up to date". The split index is written again from its shards; a
+    shard's own index edited so recomputes the shard."""
+    data = copy_data(prepared, tmp_path / "data")
+    scp = data / "fbank" / index
+    before = (data / "fbank" / "dev.scp").read_text()
+
+    def damage(lines: list[str]) -> None:
+        if edit == "line removed":
+            del lines[1]
+        elif edit == "id repeated":
+            lines[1] = lines[0].split(" ")[0] + " " + lines[1].split(" ")[1]
+        else:
+            lines[0] = lines[0].rpartition(":")[0] + ":" + _offset(lines[1])
+
+    _edit_index(scp, damage)
+    vocab = Vocabulary.load(data, "src")
+    if index == "dev.scp":  # the readers read the split's index
+        with pytest.raises(SateError, match=r"run `sate features`|re-run `sate features`"):
+            ds = SpeechDataset.from_data_dir(data, "dev", vocab, None)
+            [ds[i] for i in range(len(ds))]
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0, err
+    if index == "dev.scp":
+        assert f"dev: its index {scp} is not the one its shards make (edited?): written again" in out, out
+    else:
+        assert DAMAGED_SHARD in out
+    assert (data / "fbank" / "dev.scp").read_text() == before
+    ds = SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    assert all(ds[i]["feats"].shape[1] == 80 for i in range(len(ds)))
 
 
 def test_an_index_offset_of_other_digits_is_one_line(tmp_path: Path, prepared: Path, run_sate) -> None:  # noqa: ANN001
