@@ -236,6 +236,24 @@ def test_a_packs_section_of_another_kind_is_not_called_missing(tmp_path: Path) -
         assert str(refused.value) == f"{pack / 'sate.yaml'}: {says}"
 
 
+def test_a_packs_features_key_that_is_no_string_is_one_line(tmp_path: Path) -> None:
+    """YAML reads `1:` or `true:` as a number or a boolean key: sorting it beside the string keys of a pack's
+    features section was a TypeError traceback (tenth hostile pass)."""
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    features = "{type: fbank, num_mel_bins: 80, frame_length_ms: 25, frame_shift_ms: 10, sample_rate: 16000, " \
+               "dither: 0.0, scale: 32768, min_samples: 1600, cmvn: global"
+    for key in ("1", "true"):
+        (pack / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: st\ndecode: {{}}\n"
+                                        f"features: {features}, {key}: 2}}\n")
+        with pytest.raises(SateError) as refused:
+            read_pack_yaml(pack)
+        assert str(refused.value) == f"{pack / 'sate.yaml'}: features {'True' if key == 'true' else key} differ " \
+            "from what this sate computes (" + ("True" if key == "true" else key) + "=None)"
+    (pack / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: st\ndecode: {{}}\nfeatures: {features}}}\n")
+    assert read_pack_yaml(pack).features["cmvn"] == "global"
+
+
 def test_a_huge_value_from_any_file_is_shown_short(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Values read from files went whole into their error line (``!r``): a 300 KB Kaldi command line, model file
     format or hub config.json value gave a 300 KB "one-line" error. They are shown cut, as YAML values are."""

@@ -272,8 +272,9 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if features.get("cmvn") not in CMVN_KINDS:
             raise SateError(f"{path}: features.cmvn must be one of {', '.join(CMVN_KINDS)}")
         if features != expected:
-            diff = sorted(k for k in set(features) | set(expected) if features.get(k) != expected.get(k))
-            raise SateError(f"{path}: features {', '.join(diff)} differ from what this sate computes "
+            # key=str: a key YAML reads as a number or a boolean (`1: 2`) was a TypeError traceback
+            diff = sorted((k for k in set(features) | set(expected) if features.get(k) != expected.get(k)), key=str)
+            raise SateError(f"{path}: features {', '.join(map(str, diff))} differ from what this sate computes "
                             f"({', '.join(f'{k}={shown(expected.get(k))}' for k in diff)})")
     return PackInfo(task, decode, features if task != "mt" else None, vocab)
 
