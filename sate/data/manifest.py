@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
@@ -125,7 +125,20 @@ def row_problem(row: dict) -> str | None:
             return f"{key} must be a string, got {shown(row[key])}"
     if row["tgt"] is not None and not isinstance(row["tgt"], str):
         return f"tgt must be a string or null, got {shown(row['tgt'])}"
+    if "\0" in row["audio"] or not _encodes(row["audio"], os.fsencode):  # ValueError tracebacks from os.stat
+        return f"audio is no file path the system can open (a NUL byte or a lone surrogate), got {shown(row['audio'])}"
+    for key in ("src", "src_norm", "tgt"):  # JSON's "\ud800" is no text: SentencePiece said only "Not a string"
+        if row[key] is not None and not _encodes(row[key], str.encode):
+            return f"{key} holds a lone surrogate (JSON's \\ud800 to \\udfff), not text: {shown(row[key])}"
     return None
+
+
+def _encodes(text: str, encode: Callable[[str], bytes]) -> bool:
+    try:
+        encode(text)
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class _KeyTwice(ValueError):

@@ -52,6 +52,12 @@ def rewrite(path: Path, edit) -> None:  # noqa: ANN001 - a function of the row l
     ("tgt", 7, "tgt must be a string or null"),
     ("speed", 0, "speed must be a number from 0.1 to 10, got 0"),
     ("speed", 1e-300, "speed must be a number from 0.1 to 10, got 1e-300"),  # 10^304 samples
+    # tenth hostile pass: os.stat's ValueError tracebacks in `sate features`; SentencePiece's "Not a string"
+    ("audio", "/tmp/a\x00.wav", r"audio is no file path the system can open \(a NUL byte or a lone surrogate\), got "
+                                 r"'/tmp/a\\x00.wav'"),
+    ("audio", "/tmp/a\ud800.wav", "audio is no file path the system can open"),
+    ("src_norm", "ab\ud800c", r"src_norm holds a lone surrogate \(JSON's \\ud800 to \\udfff\), not text: 'ab\\ud800c'"),
+    ("tgt", "x\udc80y", "tgt holds a lone surrogate"),
 ])
 def test_a_bad_manifest_row_is_refused_where_read_naming_the_line(tmp_path: Path, prepared: Path, key: str,
                                                                   value: object, message: str) -> None:
