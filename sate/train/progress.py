@@ -19,6 +19,7 @@ import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
+from sate.data.manifest import read_text_lines
 from sate.files import atomic_write_text
 from sate.train.train_time import TrainTimeRecord, read_train_time
 
@@ -59,8 +60,9 @@ def drop_rows_after(exp: Path, step: int) -> int:
     """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
     dropped = 0
     for path in sorted((Path(exp) / "logs").glob("version_*/metrics.csv")):
-        text = path.read_text(encoding="utf-8")
-        rows = list(csv.DictReader(io.StringIO(text)))
+        # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
+        # another encoding were a UnicodeDecodeError traceback at the resume
+        rows = list(csv.DictReader(read_text_lines(path)))
         if not rows:
             continue
         keep = [r for r in rows if not _after(r, step)]
@@ -78,5 +80,5 @@ def drop_rows_after(exp: Path, step: int) -> int:
 def _after(row: dict[str, str], step: int) -> bool:
     try:
         return int(float(row.get("step") or -1)) >= step
-    except ValueError:
+    except (ValueError, OverflowError):  # OverflowError: a step of inf or 1e999
         return True  # a row cut short by a kill

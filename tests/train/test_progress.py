@@ -1,0 +1,37 @@
+"""What a resume does to the metric rows a killed run logged (`sate.train.progress.drop_rows_after`), on logs that
+are not as Lightning wrote them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from sate.errors import SateError
+from sate.train.progress import drop_rows_after
+
+HEADER = "epoch,lr,step,train/loss\n"
+
+
+def log(exp: Path, version: int, body: bytes) -> Path:
+    path = exp / "logs" / f"version_{version}" / "metrics.csv"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(HEADER.encode() + body)
+    return path
+
+
+def test_rows_after_the_resumed_step_are_dropped_and_a_step_past_any_number_with_them(tmp_path: Path) -> None:
+    """A step of inf (or 1e999) was an OverflowError traceback at the resume (tenth hostile pass); it is dropped as
+    a row cut short is."""
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,1,4.0\n0,0.1,2,3.0\n0,0.1,inf,2.0\n0,0.1,1e999,2.0\n0,0.1,x,1\n")
+    assert drop_rows_after(tmp_path, 2) == 4
+    assert path.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,1,4.0\n"
+
+
+def test_a_log_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
+    """Bytes of another encoding were a UnicodeDecodeError traceback at the resume (tenth hostile pass); the line
+    is named, as `sate report --curves` names it."""
+    log(tmp_path, 0, b"0,0.1,0,5.0\n")
+    path = log(tmp_path, 1, b"0,0.1,1,4.0\n\xff\xfe,1,2,3\n")
+    with pytest.raises(SateError, match=rf"^{path}:3: not valid UTF-8"):
+        drop_rows_after(tmp_path, 1)
