@@ -186,6 +186,8 @@ def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, caps
     (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n")
     (exp / "st" / "logs" / "version_old").mkdir()
     (exp / "st" / "logs" / "version_old" / "metrics.csv").write_text("step,train/loss\n1,9.0\n")
+    (exp / "st" / "logs" / "version_²").mkdir()  # a digit to str.isdigit, not to int(): a ValueError (tenth pass)
+    (exp / "st" / "logs" / "version_²" / "metrics.csv").write_text("step,train/loss\n1,9.0\n")
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
 
 
