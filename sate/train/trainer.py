@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shutil
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -176,13 +177,46 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
 
     check_nodes(num_nodes)
     exp = check_output(Path(exp), "experiment", "--exp")
-    exp.mkdir(parents=True, exist_ok=True)
     if not is_primary_process():
+        exp.mkdir(parents=True, exist_ok=True)
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
-    with ExperimentLock(exp) as lock:
-        if lock.takeover:
-            print(f"taking over {lock.path}: the run that held it ({describe(lock.takeover)}) is gone")
-        return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
+    made = next((p for p in (*reversed(exp.parents), exp) if not p.exists()), None)  # the first folder this run makes
+    fresh = made is not None or not any(exp.iterdir())
+    exp.mkdir(parents=True, exist_ok=True)
+    try:
+        with ExperimentLock(exp) as lock:
+            if lock.takeover:
+                print(f"taking over {lock.path}: the run that held it ({describe(lock.takeover)}) is gone")
+            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
+    except SateError:
+        if fresh:
+            _remove_unused(exp, made)
+        raise
+
+
+def _remove_unused(exp: Path, made: Path | None) -> None:
+    """Empty a fresh experiment folder that a refusal ended before any checkpoint, and remove it (and the folders
+    made for it, from ``made`` down) where this run made it: a split that is not there, an empty split or an `init:`
+    that does not fit was refused once the folder held the run's config snapshot and logs (or nothing), and a later
+    run counted the refused one in its train_time.json."""
+    checkpoints = exp / layout.CHECKPOINTS
+    if checkpoints.is_dir() and any(checkpoints.iterdir()):
+        return
+    if made is None:  # the user's empty folder: left empty, as it was
+        for item in exp.iterdir():
+            if item.is_dir() and not item.is_symlink():
+                shutil.rmtree(item, ignore_errors=True)
+            else:
+                item.unlink()
+        return
+    shutil.rmtree(exp, ignore_errors=True)
+    folder = exp
+    while folder != made and folder != folder.parent:
+        folder = folder.parent
+        try:
+            folder.rmdir()  # only while empty: another experiment made there meanwhile stays
+        except OSError:
+            break
 
 
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,

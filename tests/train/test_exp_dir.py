@@ -51,3 +51,30 @@ def test_new_empty_and_experiment_directories_are_taken(tmp_path: Path) -> None:
     (experiment / layout.VOCAB_META).write_text("{}")  # ... but never a data directory's files
     with pytest.raises(SateError, match="it is a data directory"):
         check_output(experiment, "experiment", "--exp")
+
+
+@pytest.mark.parametrize("setting", ["data.train=nosuch", "init.foo={path: x.pt}"])
+def test_a_run_refused_before_its_first_checkpoint_leaves_no_experiment(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path], setting: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """A split that is not there was refused once the new folder held the run's config snapshot, logs and
+    train_time.json (the next run counted the refused one); an `init:` that does not fit left an empty folder
+    (tenth hostile pass). A folder this run made goes, with the folders made for it; an empty folder of the user's
+    is left empty; an experiment with checkpoints keeps everything."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    exp = tmp_path / "new" / "deeper" / "exp"
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--set", setting]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert "nosuch.jsonl is missing" in err or "init: unknown component(s) foo" in err, err
+    assert not (tmp_path / "new").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["train", "--config", str(config), "--exp", str(empty), "--set", setting]) == 2
+    assert list(empty.iterdir()) == []
+    trained = tmp_path / "trained"
+    (trained / layout.CHECKPOINTS).mkdir(parents=True)
+    (trained / layout.CHECKPOINTS / "notes.txt").write_text("kept\n")
+    (trained / "mine.txt").write_text("kept\n")
+    before = listing(trained)
+    main(["train", "--config", str(config), "--exp", str(trained), "--set", setting])
+    assert set(before) <= set(listing(trained))
