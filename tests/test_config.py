@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import re
+import threading
 from pathlib import Path
 
 import pytest
@@ -168,3 +170,41 @@ def test_a_model_section_refusal_names_the_file_and_the_full_key(
         assert err.startswith(f"sate {argv[0]}: error: {path}: {message}"), err
         assert len(err.splitlines()) == 1
     assert not (tmp_path / "exp").exists()
+
+
+def test_a_refusal_of_a_set_value_names_the_set(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key or value given by `--set` was refused naming only the file ("asr.yaml: unknown config key
+    'trainer.max_epoch'"): the user searched the file for a key it never held (tenth hostile pass). The first
+    `--set` with which the config is refused is named beside the file; a refusal of the file itself names the file."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    for setting, says in (("trainer.max_epoch=3", "unknown config key 'trainer.max_epoch'"),
+                          ("seed=-1", "seed must be from 0 to 4294967295"),
+                          ("model.acoustic.layers=0", "model.acoustic.layers must be at least 1")):
+        for command in (["config", "--config", str(path)], ["train", "--config", str(path), "--exp",
+                                                             str(tmp_path / "exp"), "--set", "data.dir=."]):
+            assert main([*command, "--set", "trainer.max_epochs=2", "--set", setting]) == 2
+            err = capsys.readouterr().err.strip()
+            assert len(err.splitlines()) == 1 and f"error: {path} with --set '{setting}': {says}" in err, err
+    path.write_text("task: asr\noptim: {lr: .nan}\n")
+    assert main(["config", "--config", str(path), "--set", "seed=-1"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == f"sate config: error: {path}: optim.lr must be a finite number, got nan", err
+
+
+def test_a_piped_config_is_read_once_when_a_set_is_refused(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Naming the `--set` at fault reads the config again with fewer of them: `--config <(sed ...)` is a pipe,
+    which cannot be read twice, so the file is read once."""
+    fifo = tmp_path / "piped.yaml"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(b"task: asr\n")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    assert main(["config", "--config", str(fifo), "--set", "seed=1", "--set", "seed=-1"]) == 2
+    writer.join(10)
+    assert f"{fifo} with --set 'seed=-1': seed must be from 0" in capsys.readouterr().err

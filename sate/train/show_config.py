@@ -17,10 +17,9 @@ import yaml
 
 from sate.errors import SateError
 from sate.models.config import model_help, resolve_in_file, task_defaults
-from sate.models.init_from import parse_init_from
 from sate.settings import helps
 from sate.train.schema import TrainingConfig
-from sate.train.trainer import apply_init_from, load_training_config
+from sate.train.trainer import checked_config
 
 COMMENT_COLUMN = 40
 
@@ -46,7 +45,7 @@ def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: st
 
 def resolved(path: Path, overrides: list[str], init_from: list[str]) -> dict[str, object]:
     """The training YAML at `path` merged with the defaults and checked, the model section resolved, as dicts."""
-    config = apply_init_from(load_training_config(path, overrides, need_data=False), parse_init_from(init_from))
+    config = checked_config(path, overrides, init_from, need_data=False)
     return {**config.to_dict(), "model": resolve_in_file(config.task, config.model, path).to_dict()}
 
 

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
@@ -37,14 +38,63 @@ MAX_NODES = 10_000
 
 def load_training_config(path: str | Path, overrides: list[str], need_data: bool = True) -> TrainingConfig:
     """The file's config merged with the defaults and checked; `need_data` False allows data.dir unset."""
+    data = read_yaml(path)  # once: a pipe (`--config <(sed ...)`) cannot be read again
+    config = _naming_set(path, overrides, lambda items: _merged(data, items))
+    if need_data:
+        _require_data(config, path)
+    return config
+
+
+def _merged(data: dict[str, object], overrides: list[str]) -> TrainingConfig:
+    return read(TrainingConfig, apply_overrides(data, overrides))
+
+
+def _require_data(config: TrainingConfig, path: str | Path) -> None:
+    if not config.data.dir:
+        raise SateError(f"{path}: data.dir is not set (the `sate prep` output directory)")
+
+
+def checked_config(path: str | Path, overrides: list[str], init_from: list[str], need_data: bool = True) \
+        -> TrainingConfig:
+    """`load_training_config` with `--init-from` applied and the model section resolved (`resolve_in_file`)."""
+    data = read_yaml(path)
+    sources = parse_init_from(init_from)
+    config = apply_init_from(_naming_set(path, overrides, lambda items: _merged(data, items)), sources)
+
+    def resolved(items: list[str]) -> TrainingConfig:
+        config = apply_init_from(_merged(data, items), sources)
+        resolve_in_file(config.task, config.model, path)  # before the data: a refusal names the file and key
+        return config
+
+    _naming_set(path, overrides, resolved)
+    if need_data:
+        _require_data(config, path)
+    return config
+
+
+def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[str]], TrainingConfig]) \
+        -> TrainingConfig:
+    """``build(overrides)``; its refusal names the file and, where the file alone is taken, the first `--set` with
+    which it is not. A refusal named only the file ("conf/st.yaml: unknown config key 'trainer.max_epoch'"), and
+    the user searched it for a key it never held."""
     try:
-        config = read(TrainingConfig, apply_overrides(read_yaml(path), overrides))
+        return build(overrides)
     except SateError as err:
         message = str(err)
-        raise SateError(message if message.startswith(str(path)) else f"{path}: {message}") from None
-    if need_data and not config.data.dir:
-        raise SateError(f"{path}: data.dir is not set (the `sate prep` output directory)")
-    return config
+        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build)
+        where = str(path) if item is None else f"{path} with --set {shown(item)}"
+        raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
+                        else f"{where}: {message}") from None
+
+
+def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig]) -> str | None:
+    """The first override with which `build` refuses, where it takes none; None when it refuses the file alone."""
+    for n in range(len(overrides) + 1):
+        try:
+            build(overrides[:n])
+        except SateError:
+            return overrides[n - 1] if n else None
+    return None
 
 
 def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> TrainingConfig:
@@ -105,9 +155,7 @@ def steps_of(exp: Path) -> int:
 
 def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     """The config a `sate train` command line stands for: file, --set, --init-from and --steps-from."""
-    config = load_training_config(args.config, args.overrides)
-    config = apply_init_from(config, parse_init_from(args.init_from))
-    resolve_in_file(config.task, config.model, args.config)  # before the data: a refusal names the file and key
+    config = checked_config(args.config, args.overrides, args.init_from)
     if args.steps_from is not None:
         trainer = config.trainer
         config = replace(config, trainer=replace(trainer, max_steps=steps_of(args.steps_from),

@@ -90,5 +90,5 @@ def test_a_model_value_out_of_range_on_a_resume_is_named_as_on_a_fresh_start(
     argv = ["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "model.acoustic.layers=0"]
     assert main(argv) == 2
     err = capsys.readouterr().err.strip()
-    assert err == f"sate train: error: {config}: model.acoustic.layers must be at least 1 and up to 10,000, got 0", \
-        err
+    assert err == f"sate train: error: {config} with --set 'model.acoustic.layers=0': model.acoustic.layers must be " \
+        "at least 1 and up to 10,000, got 0", err
