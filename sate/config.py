@@ -34,6 +34,16 @@ class SafeValues(yaml.SafeLoader):
                 from None
 
 
+# YAML 1.1's base-60 numbers: `1:30` is read as 90 and `2:30.5` as 150.5, so `--set trainer.max_epochs=2:30` trained
+# 150 epochs and `--decode lenpen=1:0.5` was refused as 60.5, a value the user never wrote. YAML 1.2 dropped them;
+# here they are strings, refused by the key they are given to ("must be an integer, got '2:30'").
+_BASE_60 = re.compile(r"\|[^|]*\(\?::\[0-5\]\?\[0-9\]\)\+[^|]*?(?=\||\)\$)")
+SafeValues.yaml_implicit_resolvers = {
+    first: [(tag, re.compile(_BASE_60.sub("", rx.pattern), re.X) if tag.endswith((":int", ":float")) else rx)
+            for tag, rx in entries]
+    for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+
+
 class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`

@@ -208,3 +208,16 @@ def test_a_piped_config_is_read_once_when_a_set_is_refused(tmp_path: Path,
     assert main(["config", "--config", str(fifo), "--set", "seed=1", "--set", "seed=-1"]) == 2
     writer.join(10)
     assert f"{fifo} with --set 'seed=-1': seed must be from 0" in capsys.readouterr().err
+
+
+def test_base_60_numbers_are_not_read_as_numbers(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML 1.1 reads `2:30` as 150 and `1:0.5` as 60.5: `--set trainer.max_epochs=2:30` trained 150 epochs without
+    a word (tenth hostile pass). They are strings, as in YAML 1.2, refused by the key they are given to."""
+    from sate.config import load_yaml_text
+
+    assert load_yaml_text("[2:30, 1:0.5, 12:30:00, 0x10, 1_000, 1e-3]") == ["2:30", "1:0.5", "12:30:00", 16, 1000,
+                                                                          0.001]
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.max_epochs=2:30"]) == 2
+    assert "trainer.max_epochs must be an integer, got '2:30'" in capsys.readouterr().err
