@@ -221,3 +221,18 @@ def test_base_60_numbers_are_not_read_as_numbers(tmp_path: Path, capsys: pytest.
     path.write_text("task: asr\n")
     assert main(["config", "--config", str(path), "--set", "trainer.max_epochs=2:30"]) == 2
     assert "trainer.max_epochs must be an integer, got '2:30'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(("section", "says"), [
+    ("{foo: {path: x.pt}}", "init: unknown component(s) foo for a asr model; known: acoustic, ctc, decoder, model"),
+    ("{acoustic: [x.pt]}", "init.acoustic: must be a mapping with a 'path', got ['x.pt']"),
+    ("{acoustic: {path: x.pt, prefx: a}}", "init.acoustic: unknown key(s) prefx; known: path, prefix, config"),
+])
+def test_an_init_section_train_refuses_is_refused_by_config(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                             section: str, says: str) -> None:
+    """`sate config` printed an `init:` section that `sate train` refused once the model was built (tenth hostile
+    pass): what can be told without the model is checked by both, naming the file."""
+    path = tmp_path / "asr.yaml"
+    path.write_text(f"task: asr\ninit: {section}\n")
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"

@@ -288,28 +288,38 @@ def _absent_because(model: SateModel, component: str) -> str:
     return f"adaptor.type is {adaptor.type}"  # adaptor (none) or src_embed (linear, none)
 
 
-def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
+def check_init_section(task: str, init_conf: object) -> None:
+    """What can be told of an `init:` section without the model: `sate config` and `sate train` refuse it before
+    any work, naming the file (an unknown component or an entry without a path passed `sate config`, and `sate
+    train` refused it once the model was built)."""
     if not isinstance(init_conf, dict):
         raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {shown(init_conf)}")
-    allowed = TASK_COMPONENTS[model.task] + ("model",)
+    allowed = TASK_COMPONENTS[task] + ("model",)
     unknown = [c for c in init_conf if c not in allowed]
     if unknown:
-        raise SateError(f"init: unknown component(s) {', '.join(map(str, unknown))} for a {model.task} model; "
+        raise SateError(f"init: unknown component(s) {', '.join(map(str, unknown))} for a {task} model; "
                         f"known: {', '.join(allowed)}")
     if "model" in init_conf and len(init_conf) > 1:
         raise SateError("init: 'model' loads the whole model and cannot be combined with components")
     for component, entry in init_conf.items():
-        if component != "model" and _module(model, component) is None:
-            raise SateError(f"init.{component}: this {model.task} model has no {component} "
-                            f"({_absent_because(model, component)})")
         if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
             raise SateError(f"init.{component}: must be a mapping with a 'path', got {shown(entry)}")
-        extra = sorted(set(entry) - set(ENTRY_KEYS))
+        extra = sorted(set(entry) - set(ENTRY_KEYS), key=str)
         if extra:
-            raise SateError(f"init.{component}: unknown key(s) {', '.join(extra)}; known: {', '.join(ENTRY_KEYS)}")
+            raise SateError(f"init.{component}: unknown key(s) {', '.join(map(str, extra))}; known: "
+                            f"{', '.join(ENTRY_KEYS)}")
         for key in ("prefix", "config"):
             if key in entry and not isinstance(entry[key], str):
                 raise SateError(f"init.{component}.{key} must be a string, got {shown(entry[key])}")
+
+
+def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
+    check_init_section(model.task, init_conf)
+    assert isinstance(init_conf, dict)
+    for component in init_conf:
+        if component != "model" and _module(model, component) is None:
+            raise SateError(f"init.{component}: this {model.task} model has no {component} "
+                            f"({_absent_because(model, component)})")
     return init_conf
 
 

@@ -24,6 +24,7 @@ from sate.errors import SateError, out_of_memory, shown
 from sate.files import require_file
 from sate.models.config import resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
+from sate.models.pretrained import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
 from sate.targets import check_output, same_file
@@ -64,6 +65,8 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     def resolved(items: list[str]) -> TrainingConfig:
         config = apply_init_from(_merged(data, items), sources)
         resolve_in_file(config.task, config.model, path)  # before the data: a refusal names the file and key
+        if config.init:
+            check_init_section(config.task, config.init)
         return config
 
     _naming_set(path, overrides, resolved)
