@@ -88,6 +88,8 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
     except OSError:
         return f"{ark} is missing"
     recorded = recorded_sizes(ark.parent).get(ark.name)
+    if recorded is not None and (not isinstance(recorded, int) or isinstance(recorded, bool)):  # "1234", true
+        return f"{ark.parent / SIZES} records {shown(recorded)} for {ark.name}, not a number of bytes: damaged"
     if recorded is not None and size != recorded:
         return f"{ark} has {size} bytes, {recorded} when it was written: cut short or replaced"
     if size <= last_offset:

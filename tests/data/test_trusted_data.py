@@ -404,3 +404,21 @@ def test_an_index_offset_of_other_digits_is_one_line(tmp_path: Path, prepared: P
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
     first = scp.read_text().split("\n")[0]
     assert rc == 2 and err.strip().endswith(f"not an index line (ID ARK:OFFSET): {first!r}"), err
+
+
+@pytest.mark.parametrize("recorded", ['"RIGHT"', "true", "RIGHT.0"])
+def test_a_recorded_size_that_is_no_byte_count_is_named_as_such(tmp_path: Path, prepared: Path,
+                                                                run_sate, recorded: str) -> None:  # noqa: ANN001
+    """sizes.json edited to hold the right size as a string read "00000.ark has 126176 bytes, 126176 when it was
+    written: cut short or replaced" (tenth hostile pass); it is named as the damaged record it is."""
+    data = copy_data(prepared, tmp_path / "data")
+    sizes = data / "fbank" / "dev" / "sizes.json"
+    size = (data / "fbank" / "dev" / "00000.ark").stat().st_size
+    sizes.write_text('{"00000.ark": ' + recorded.replace("RIGHT", str(size)) + "}\n")
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=rf"{sizes} records .* for 00000.ark, not a number of bytes: damaged; run "
+                                        "`sate features` again"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0, err
+    assert json.loads(sizes.read_text()) == {"00000.ark": size}
