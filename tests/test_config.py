@@ -155,8 +155,10 @@ def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.Cap
 @pytest.mark.parametrize(("model", "message"), [
     ("textual: {layers: -1}", "model.textual.layers must be 0"),
     ("textual: {lyers: 2}", "unknown config key 'model.textual.lyers' (known here: "),
-    ("adaptor: {type: none}", "model.adaptor.type none (the E2E ST baseline) needs textual.layers 0"),
-    ("d_model: 250", "model.d_model 250 is not divisible by acoustic.heads 4"),
+    ("adaptor: {type: none}", "model.adaptor.type none (the E2E ST baseline) needs model.textual.layers 0"),
+    ("d_model: 250", "model.d_model 250 is not divisible by model.acoustic.heads 4"),
+    ("ctc: {layer: 40}", "model.ctc.layer 40 is above the top acoustic layer (model.acoustic.layers 12)"),
+    ("textual: 3", "model.textual must be a mapping, got 3"),
 ])
 def test_a_model_section_refusal_names_the_file_and_the_full_key(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], model: str, message: str) -> None:

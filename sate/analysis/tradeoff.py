@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from sate.decode.options import parse_policy
+from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
 from sate.numbers import is_number
@@ -79,25 +79,24 @@ def read_run(path: Path) -> Run:
     stream = results.get("stream")
     if stream is None:
         return quality
-    if isinstance(stream, dict) and isinstance(stream.get("policy"), str) and "=" in stream["policy"]:
-        try:  # a policy `sate evaluate` would refuse (foo=3, wait-k=-4) was drawn as a line of its own
-            parse_policy(stream["policy"])
-        except SateError as err:
-            raise SateError(f"{file}: {err}") from None
+    policy = stream.get("policy") if isinstance(stream, dict) else None
+    if not isinstance(policy, str) or "=" not in policy:
+        raise SateError(f"{file}: 'stream' lacks a policy=value or its latency")
+    try:  # a policy `sate evaluate` would refuse (foo=3, wait-k=-4) was drawn as a line of its own
+        parsed = parse_policy(policy)
+    except SateError as err:
+        raise SateError(f"{file}: {err}") from None
     try:
-        name, _, value = str(stream["policy"]).partition("=")
         latency = stream["latency"]
-        streamed = replace(quality, policy=name, value=int(value), chunk=float(stream["chunk"]),
+        streamed = replace(quality, policy=parsed.name, value=parsed.value, chunk=float(stream["chunk"]),
                            talks="talks" in stream, **{key: float(latency[key]) for key in ("al", "laal", "al_ca",
                                                                                            "laal_ca")})
     except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: an int beyond any float
         raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
-    bad = next((key for key in ("chunk", "al", "laal", "al_ca", "laal_ca")
-                if not math.isfinite(getattr(streamed, key))), None)
+    bad = next((key for key in ("al", "laal", "al_ca", "laal_ca") if not math.isfinite(getattr(streamed, key))), None)
     if bad is not None:  # a point at NaN or inf is drawn nowhere, without a word
         raise SateError(f"{file}: stream {bad} must be a finite number, got {getattr(streamed, bad)}")
-    if streamed.chunk <= 0:
-        raise SateError(f"{file}: stream chunk must be positive (seconds), got {shown(stream['chunk'])}")
+    check_chunk(streamed.chunk, f"{file}: stream chunk")  # the chunks `sate evaluate --stream` takes
     return streamed
 
 

@@ -195,10 +195,11 @@ def parse_policy(text: str) -> StreamPolicy:
     return StreamPolicy(name, value)
 
 
-def check_chunk(chunk: float) -> float:
-    """A chunk length in seconds that the front end can read."""
+def check_chunk(chunk: float, what: str = "--chunk") -> float:
+    """A chunk length in seconds that the front end can read; `what` names where it was given (an option, or a
+    results file's key)."""
     if not (math.isfinite(chunk) and MIN_CHUNK <= chunk <= MAX_CHUNK):
-        raise SateError(f"--chunk must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {chunk:g}")
+        raise SateError(f"{what} must be at least {MIN_CHUNK:g} and at most {MAX_CHUNK:g} seconds, got {chunk:g}")
     return chunk
 
 

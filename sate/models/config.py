@@ -343,7 +343,7 @@ def _inapplicable_adaptor(adaptor: AdaptorConfig) -> dict[str, str]:
     return why
 
 
-def _check_baseline_pair(conf: STConfig) -> None:
+def _check_baseline_pair(conf: STConfig, head: str, keys: str) -> None:
     """adaptor.type none and textual.layers 0 only come together: the E2E ST baseline, acoustic encoder -> decoder.
 
     An adaptor only prepares textual-encoder input (the encoder then adds √d scaling and positions,
@@ -352,35 +352,36 @@ def _check_baseline_pair(conf: STConfig) -> None:
     """
     kind, layers = conf.adaptor.type, conf.textual.layers
     if kind == "none" and layers:
-        raise SateError(f"{PREFIX}adaptor.type none (the E2E ST baseline) needs textual.layers 0, "
+        raise SateError(f"{head}{keys}adaptor.type none (the E2E ST baseline) needs {keys}textual.layers 0, "
                         f"got {layers}: the acoustic states go to the decoder unchanged")
     if kind != "none" and not layers:
-        raise SateError(f"{PREFIX}textual.layers 0 (no textual encoder) needs adaptor.type none, "
+        raise SateError(f"{head}{keys}textual.layers 0 (no textual encoder) needs {keys}adaptor.type none, "
                         f"got {kind!r}: an adaptor only prepares the textual encoder's input")
 
 
-def _check_ctc_layer(conf: ASRConfig | STConfig) -> None:
-    """ctc.layer at most the acoustic depth; below the top only where the layers above still serve a loss.
+def _check_ctc_layer(conf: ASRConfig | STConfig, head: str, keys: str) -> None:
+    """{keys}ctc.layer at most the acoustic depth; below the top only where the layers above still serve a loss.
 
     A CTC-only ASR model has nothing above its CTC layer to train. An adaptor with a soft branch reads
     the CTC posteriors next to the acoustic states, so both must come from the same layer: SATE's
-    boundary between acoustic and textual encoding is the CTC layer, moved by changing acoustic.layers.
+    boundary between acoustic and textual encoding is the CTC layer, moved by changing {keys}acoustic.layers.
     """
     layer, depth = conf.ctc.layer, conf.acoustic.layers
     if layer is None or layer == depth:
         return
     if conf.acoustic.kind.hub:
-        raise SateError(f"{PREFIX}ctc.layer {layer} below the top is not supported for acoustic.type "
+        raise SateError(f"{head}{keys}ctc.layer {layer} below the top is not supported for {keys}acoustic.type "
                         f"{conf.acoustic.type}; CTC reads its top layer")
     if layer > depth:
-        raise SateError(f"{PREFIX}ctc.layer {layer} is above the top acoustic layer (acoustic.layers {depth})")
+        raise SateError(f"{head}{keys}ctc.layer {layer} is above the top acoustic layer "
+                        f"({keys}acoustic.layers {depth})")
     if isinstance(conf, ASRConfig) and conf.decoder.layers == 0:
-        raise SateError(f"{PREFIX}ctc.layer {layer} below the top of a CTC-only ASR model would leave "
-                        f"acoustic layers {layer + 1}-{depth} untrained; set acoustic.layers: {layer} instead")
+        raise SateError(f"{head}{keys}ctc.layer {layer} below the top of a CTC-only ASR model would leave "
+                        f"acoustic layers {layer + 1}-{depth} untrained; set {keys}acoustic.layers: {layer} instead")
     if isinstance(conf, STConfig) and conf.adaptor.kind.soft:
-        raise SateError(f"{PREFIX}ctc.layer {layer} below the top does not combine with adaptor.type "
+        raise SateError(f"{head}{keys}ctc.layer {layer} below the top does not combine with {keys}adaptor.type "
                         f"{conf.adaptor.type}, whose soft branch reads the CTC posteriors beside the top acoustic "
-                        f"states; to end the acoustic encoder at layer {layer}, set acoustic.layers: {layer}")
+                        f"states; to end the acoustic encoder at layer {layer}, set {keys}acoustic.layers: {layer}")
 
 
 def _flatten(conf: dict, prefix: str = "") -> dict[str, object]:
@@ -397,60 +398,50 @@ def _flatten(conf: dict, prefix: str = "") -> dict[str, object]:
 def resolve_in_file(task: str, conf: dict, path: object) -> ModelConfig:
     """`resolve_config` for the ``model:`` section of the training config file `path`: a refusal names the file and
     the full key (``conf/st.yaml: model.textual.layers must be ...``), as the other sections' do."""
-    try:
-        return resolve_config(task, conf)
-    except SateError as err:
-        message = str(err)
-        if not message.startswith(PREFIX):  # a hub directory's own file, named already
-            raise
-        problem = message[len(PREFIX):]
-        unknown = "unknown config key "
-        if problem.startswith(unknown):  # "unknown config key 'textual.lyers'": the key is quoted after the noun
-            problem = f"{unknown}{problem[len(unknown)]}model.{problem[len(unknown) + 1:]}"
-        else:  # every other refusal starts with its key (sate.settings.Invalid, and the cross-key checks here)
-            problem = f"model.{problem}"
-        raise SateError(f"{path}: {problem}") from None
+    return resolve_config(task, conf, head=f"{path}: ", keys="model.")
 
 
-def resolve_config(task: str, conf: dict | ModelConfig | None) -> ModelConfig:
+def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFIX, keys: str = "") -> ModelConfig:
     """The task's typed config with defaults filled in (a model file's dict resolves again unchanged), or raise
-    `SateError`."""
+    `SateError`: a line that starts with `head` (where the config came from) and names each key after `keys` (the
+    dotted path of the config within its file)."""
     cls = config_class(task)
     if isinstance(conf, cls):
         return conf
     given = {} if conf is None else conf.to_dict() if isinstance(conf, ASRConfig | MTConfig | STConfig) else conf
     try:
-        merged = merge(cls, given)
+        merged = merge(cls, given, path=keys)
     except SateError as err:
-        raise SateError(f"{PREFIX}{err}") from None
+        raise SateError(f"{head}{err}") from None
     fill_hub_sections(task, merged, given)  # sizes from the hub directories, before their ranges are checked
     try:
-        resolved = build_section(cls, merged)
+        resolved = build_section(cls, merged, keys)
     except SateError as err:
-        raise SateError(f"{PREFIX}{err}") from None
+        raise SateError(f"{head}{err}") from None
     if isinstance(resolved, STConfig):
-        _check_baseline_pair(resolved)
+        _check_baseline_pair(resolved, head, keys)
     if not isinstance(resolved, MTConfig):
-        _check_ctc_layer(resolved)
+        _check_ctc_layer(resolved, head, keys)
     # A key that does nothing may still appear with its default value: resolved configs
     # (stored in model files) list every key and must resolve again unchanged.
     given_flat, default_flat = _flatten(given), _flatten(cls().to_dict())
     for name, reason in _inapplicable(resolved).items():
         if name in given_flat and given_flat[name] != default_flat[name]:
-            raise SateError(f"{PREFIX}{name} is set but does nothing: {reason}")
+            raise SateError(f"{head}{keys}{name} is set but does nothing: {reason}")
     for name in ("acoustic", "textual", "decoder"):
         part = getattr(resolved, name, None)
         hub_acoustic = name == "acoustic" and part is not None and part.kind.hub  # projected to d_model
         if part is not None and part.layers and not hub_acoustic and resolved.d_model % part.heads:
-            raise SateError(f"{PREFIX}d_model {resolved.d_model} is not divisible by {name}.heads {part.heads}")
+            raise SateError(f"{head}{keys}d_model {resolved.d_model} is not divisible by "
+                            f"{keys}{name}.heads {part.heads}")
     if isinstance(resolved, STConfig):
         kd = resolved.loss.kd
         for side in ("asr", "mt"):
             if kd.weight(side) > 0 and not getattr(kd, f"{side}_teacher"):
-                raise SateError(f"{PREFIX}loss.kd.{side}_weight is {kd.weight(side)} "
-                                f"but loss.kd.{side}_teacher (a model file) is not set "
+                raise SateError(f"{head}{keys}loss.kd.{side}_weight is {kd.weight(side)} "
+                                f"but {keys}loss.kd.{side}_teacher (a model file) is not set "
                                 f"(`sate train --init-from {side}=PATH` sets it)")
         if resolved.loss.mt_text_weight > 0 and resolved.textual.type == "hf_marian":
-            raise SateError(f"{PREFIX}loss.mt_text_weight is not supported with textual.type hf_marian (its text "
-                            "batches would need Marian's ids and end-of-source token); set it to 0")
+            raise SateError(f"{head}{keys}loss.mt_text_weight is not supported with {keys}textual.type hf_marian "
+                            "(its text batches would need Marian's ids and end-of-source token); set it to 0")
     return resolved

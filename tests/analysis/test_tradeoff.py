@@ -103,7 +103,9 @@ def test_the_plot_never_replaces_an_input_a_checkpoint_or_a_file_of_another_kind
     ({"chrf": 1e308}, "chrf must be from 0 to 100, got 1e+308"),
     ({"stream": {"policy": "foo=3"}}, "unknown streaming policy 'foo'"),
     ({"stream": {"policy": "wait-k=-4"}}, "streaming policy 'wait-k=-4': the value must be at least 1"),
-    ({"stream": {"chunk": -1}}, "stream chunk must be positive (seconds), got -1"),
+    ({"stream": {"chunk": -1}}, "stream chunk must be at least 0.05 and at most 120 seconds, got -1"),
+    ({"stream": {"chunk": 1e9}}, "stream chunk must be at least 0.05 and at most 120 seconds, got 1e+09"),
+    ({"stream": {"chunk": float("nan")}}, "stream chunk must be at least 0.05 and at most 120 seconds, got nan"),
 ])
 def test_a_point_that_cannot_be_drawn_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], edit: dict,
                                                  message: str) -> None:
