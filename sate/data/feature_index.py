@@ -94,6 +94,8 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
         return f"{ark} has {size} bytes, {recorded} when it was written: cut short or replaced"
     if size <= last_offset:
         return f"{ark} ends at byte {size}, before the features its index names at byte {last_offset}: cut short"
+    if checksums_path(ark).exists() and not recorded_checksums(ark):  # edited or cut: no feature would be checked
+        return f"{checksums_path(ark)} does not hold the checksums of {ark.name}'s features: damaged"
     return None
 
 

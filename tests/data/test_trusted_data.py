@@ -422,3 +422,21 @@ def test_a_recorded_size_that_is_no_byte_count_is_named_as_such(tmp_path: Path, 
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 0, err
     assert json.loads(sizes.read_text()) == {"00000.ark": size}
+
+
+@pytest.mark.parametrize("record", ['{"9": "x"}', "[1]", "garbage", "{}"])
+def test_a_damaged_checksum_record_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sate,  # noqa: ANN001
+                                                     record: str) -> None:
+    """A crc.json edited or cut was read as "no checksums recorded" (a shard written before they were): every
+    feature of its ark went unchecked, without a word (tenth hostile pass)."""
+    data = copy_data(prepared, tmp_path / "data")
+    crc = data / "fbank" / "dev" / "00000.crc.json"
+    before = crc.read_text()
+    crc.write_text(record + "\n")
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=rf"{crc} does not hold the checksums of 00000.ark's features: damaged; run "
+                                        "`sate features` again"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and DAMAGED_SHARD in out, out + err
+    assert crc.read_text() == before
