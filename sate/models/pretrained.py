@@ -40,6 +40,7 @@ from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
 from sate.models.config import STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
+from sate.models.init_section import check_init_section
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
@@ -55,11 +56,6 @@ COMPONENTS: dict[str, str] = {
     "decoder": "decoder",
     "model": "",
 }
-TASK_COMPONENTS = {
-    "asr": ("acoustic", "ctc", "decoder"),
-    "mt": ("src_embed", "textual", "decoder"),
-    "st": ("acoustic", "ctc", "adaptor", "src_embed", "textual", "decoder"),
-}
 # Where ESPnet2 ASR/MT experiments keep each component.
 ESPNET_PREFIXES = {"acoustic": "encoder.", "ctc": "ctc.", "src_embed": "frontend.embed.0.",
                    "textual": "encoder.", "decoder": "decoder."}
@@ -71,7 +67,6 @@ ESPNET_IGNORED = {"input_size", "vocab_size", "encoder_output_size", "pos_enc_cl
                   "padding_idx", "interctc_layer_idx"}  # where CTC reads the encoder is ctc.layer, not a weight
 # Our config section that holds each component's settings.
 SECTIONS = {"acoustic": "acoustic", "adaptor": "adaptor", "textual": "textual", "decoder": "decoder"}
-ENTRY_KEYS = ("path", "prefix", "config")
 
 
 class InitEntry(TypedDict):
@@ -286,31 +281,6 @@ def _absent_because(model: SateModel, component: str) -> str:
     if component == "src_embed" and adaptor.kind.soft:
         return "adaptor.embedding is decoder: the soft branch uses the decoder's embedding"
     return f"adaptor.type is {adaptor.type}"  # adaptor (none) or src_embed (linear, none)
-
-
-def check_init_section(task: str, init_conf: object) -> None:
-    """What can be told of an `init:` section without the model: `sate config` and `sate train` refuse it before
-    any work, naming the file (an unknown component or an entry without a path passed `sate config`, and `sate
-    train` refused it once the model was built)."""
-    if not isinstance(init_conf, dict):
-        raise SateError(f"init: must be a mapping of component -> {{path: ...}}, got {shown(init_conf)}")
-    allowed = TASK_COMPONENTS[task] + ("model",)
-    unknown = [c for c in init_conf if c not in allowed]
-    if unknown:
-        raise SateError(f"init: unknown component(s) {', '.join(map(str, unknown))} for a {task} model; "
-                        f"known: {', '.join(allowed)}")
-    if "model" in init_conf and len(init_conf) > 1:
-        raise SateError("init: 'model' loads the whole model and cannot be combined with components")
-    for component, entry in init_conf.items():
-        if not isinstance(entry, dict) or not isinstance(entry.get("path"), str):
-            raise SateError(f"init.{component}: must be a mapping with a 'path', got {shown(entry)}")
-        extra = sorted(set(entry) - set(ENTRY_KEYS), key=str)
-        if extra:
-            raise SateError(f"init.{component}: unknown key(s) {', '.join(map(str, extra))}; known: "
-                            f"{', '.join(ENTRY_KEYS)}")
-        for key in ("prefix", "config"):
-            if key in entry and not isinstance(entry[key], str):
-                raise SateError(f"init.{component}.{key} must be a string, got {shown(entry[key])}")
 
 
 def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:

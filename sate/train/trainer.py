@@ -24,7 +24,7 @@ from sate.errors import SateError, out_of_memory, shown
 from sate.files import require_file
 from sate.models.config import resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
-from sate.models.pretrained import check_init_section
+from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
 from sate.targets import check_output, same_file
