@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -93,9 +94,21 @@ def _managed(path: Path) -> str | None:
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
         return f"it is {names[path.name]}'s {path.name}"
-    if path.suffix == ".jsonl" and _data_dir(path.parent):
+    if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
     return None
+
+
+def _manifest(path: Path) -> bool:
+    """Does ``path`` begin with a manifest row (`sate prep`'s keys ``id`` and ``audio``)? A data directory that
+    `sate prep` alone has written holds nothing else to tell it by: `segment --out DATA` replaced its train.jsonl
+    with segment times. Only the first line is read (at most 1 MB)."""
+    try:
+        with open(path, "rb") as f:
+            row = json.loads(f.readline(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and {"id", "audio"} <= row.keys()
 
 
 def _data_files(directory: Path) -> list[str]:

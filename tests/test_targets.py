@@ -3,6 +3,7 @@ pack, symlinks resolved first, refused before any work."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -75,6 +76,28 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
     (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
     assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
     assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+
+
+def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before `sate features` and `sate vocab`, a data directory holds only manifests: `segment train.wav --out
+    DATA` replaced DATA/train.jsonl with segment times, exit 0 (tenth hostile pass)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    row = {"id": "ted_1_0", "audio": "/corpus/ted_1.wav", "offset": 0.0, "duration": 1.0, "src": "hello"}
+    (data / "train.jsonl").write_text(json.dumps(row) + "\n")
+    before = (data / "train.jsonl").read_text()
+    talk = tmp_path / "train.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    assert main(["segment", str(talk), "--vad", "energy", "--out", str(data)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {data}/train.jsonl: refusing to replace "
+                                               f"it: it is a manifest of the data directory {data} (sate prep)")
+    assert (data / "train.jsonl").read_text() == before
+    with pytest.raises(SateError, match="it is a manifest of the data directory"):
+        check_output(data / "train.jsonl", "text")
+    (data / "talk.jsonl").write_text('{"file": "talk.wav", "segment": 0, "start": 0.1, "end": 2.9}\n')
+    assert check_output(data / "talk.jsonl", "text") == data / "talk.jsonl"  # an earlier `sate segment`'s
 
 
 def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
