@@ -261,7 +261,10 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
-        place = _protected(real.parent) if os.path.islink(path) else None
+        # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
+        linked = os.path.islink(path) or real != Path(os.path.abspath(path))
+        place = _protected(real.parent) if linked else None
         if place is not None:
-            raise SateError(f"{option} {directory}: {path} is a symlink to {real}, where the command would write its "
+            how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
+            raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")

@@ -371,3 +371,41 @@ def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before
     assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl"]
     assert {p.name: p.read_bytes() for p in a_pack.iterdir() if p.is_file()} == before
     assert sorted(p.name for p in (exp / "checkpoints").iterdir()) == ["epoch000.ckpt", "last.ckpt"]
+
+
+def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/marian` a symlink to a pack's `marian/` (a Marian vocabulary shared by a link): `sate vocab --marian`
+    wrote the new model's files through it, replacing the pack's (which must keep matching its model), exit 0
+    (tenth hostile pass). The link is on the way to each file, not the file itself."""
+    import sentencepiece as spm
+
+    hub = tmp_path / "hub"  # a Marian model's tokenisation: its two SentencePiece models and their joint ids
+    hub.mkdir()
+    pieces = {"</s>": 0, "<unk>": 1}
+    for name, side in (("source.spm", "src"), ("target.spm", "tgt")):
+        shutil.copyfile(prepared_data / f"spm_{side}.model", hub / name)
+        sp = spm.SentencePieceProcessor(model_file=str(hub / name))
+        for i in range(sp.get_piece_size()):
+            if not (sp.is_control(i) or sp.is_unknown(i)):
+                pieces.setdefault(sp.id_to_piece(i), len(pieces))
+    pieces["<pad>"] = len(pieces)
+    (hub / "vocab.json").write_text(json.dumps(pieces))
+    shared = tmp_path / "pack"
+    (shared / "marian").mkdir(parents=True)
+    (shared / "sate.yaml").write_text("format: sate-pack\n")
+    (shared / "marian" / "source.spm").write_bytes(b"the pack's own")
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(prepared_data / "train.jsonl", data / "train.jsonl")
+    (data / "marian").symlink_to(shared / "marian")
+    assert main(["vocab", "--data", str(data), "--marian", str(hub)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate vocab: error: --data {data}: {data}/marian/source.spm leads through a symlink to "
+        f"{shared}/marian/source.spm, where the command would write its file marian/source.spm: {shared} is a "
+        "packed model, which only `sate pack` writes (as a whole)")
+    assert sorted(p.name for p in (shared / "marian").iterdir()) == ["source.spm"]
+    assert (shared / "marian" / "source.spm").read_bytes() == b"the pack's own"
+    (data / "marian").unlink()
+    assert main(["vocab", "--data", str(data), "--marian", str(hub)]) == 0
+    assert (data / "marian" / "source.spm").read_bytes() == (hub / "source.spm").read_bytes()
