@@ -34,9 +34,10 @@ from sate.files import MAGIC, binary_kind, is_stream
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
-# features, vocab, evaluate, analyze); experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
+# features, vocab, evaluate, analyze); data: a data directory (prep, features, vocab), never an experiment;
+# experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
 # corpus into (OUT/en-de/), never a data directory or an experiment.
-Kind = Literal["text", "model", "image", "pack", "directory", "experiment", "corpus"]
+Kind = Literal["text", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
@@ -130,6 +131,13 @@ def _not_corpus_root(directory: Path) -> str | None:
     return None
 
 
+def _an_experiment(directory: Path) -> str | None:
+    """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
+    experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
+    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
+    return f"it is an experiment (it holds {exp[0]})" if exp else None
+
+
 def _not_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not receive an experiment (`sate train --exp`), or None."""
     data = _data_files(directory)
@@ -159,7 +167,7 @@ def _model_file(path: Path) -> bool:
 def _existing(path: Path, kind: Kind, option: str) -> None:
     """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
     refuse = f"{option} {path}: refusing to replace it"
-    if kind in ("pack", "directory", "experiment", "corpus"):
+    if kind in ("pack", "directory", "data", "experiment", "corpus"):
         if not path.is_dir():
             raise SateError(f"{option} {path}: not a directory")
         if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
@@ -167,6 +175,10 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         why = _not_experiment(path) if kind == "experiment" else None
         if why is not None:
             raise SateError(f"{option} {path}: refusing to train into it: {why}")
+        why = _an_experiment(path) if kind == "data" else None
+        if why is not None:
+            raise SateError(f"{option} {path}: refusing to write a data directory into it: {why}; give a new or other "
+                            "directory")
         why = _not_corpus_root(path) if kind == "corpus" else None
         if why is not None:
             raise SateError(f"{option} {path}: refusing to write a corpus into it: {why}; give a new or other "
@@ -229,7 +241,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
         raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
-    place = _protected(real if kind in ("directory", "experiment", "corpus") else real.parent)
+    place = _protected(real if kind in ("directory", "data", "experiment", "corpus") else real.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     if real.exists():
@@ -238,7 +250,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
-    inside = (real,) if kind in ("directory", "experiment", "corpus") else ()
+    inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
     if not existing.is_dir():
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")

@@ -373,6 +373,24 @@ def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before
     assert sorted(p.name for p in (exp / "checkpoints").iterdir()) == ["epoch000.ckpt", "last.ckpt"]
 
 
+def test_a_data_directory_is_never_written_into_an_experiment(tmp_path: Path, synth_corpus: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate prep --out EXP` then `sate features --data EXP` made the experiment a data directory, which `sate train
+    --exp EXP` then refused to resume ("it is a data directory (it holds fbank)", tenth hostile pass); as `sate synth
+    --out` and `sate train --exp` refuse the other way round, each is refused before any work."""
+    exp = experiment(tmp_path / "exp")
+    before = sorted(p.name for p in exp.iterdir())
+    for argv in (["prep", "--mustc-root", str(synth_corpus), "--out", str(exp)],
+                 ["features", "--data", str(exp), "--jobs", "1"],
+                 ["vocab", "--data", str(exp), "--src-size", "48", "--tgt-size", "64"]):
+        assert main(argv) == 2
+        option = "--out" if argv[0] == "prep" else "--data"
+        assert capsys.readouterr().err.strip() == (
+            f"sate {argv[0]}: error: {option} {exp}: refusing to write a data directory into it: it is an experiment "
+            "(it holds checkpoints); give a new or other directory")
+    assert sorted(p.name for p in exp.iterdir()) == before
+
+
 def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`DATA/marian` a symlink to a pack's `marian/` (a Marian vocabulary shared by a link): `sate vocab --marian`

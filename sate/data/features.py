@@ -372,7 +372,7 @@ def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
     check_jobs(args.jobs)
     data_dir: Path = args.data
-    check_output(data_dir, "directory", "--data")
+    check_output(data_dir, "data", "--data")
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])

@@ -269,7 +269,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's vocabulary lock: two `sate vocab` at once would rename their models and
     token lists into place in among each other's."""
-    check_output(args.data, "directory", "--data")
+    check_output(args.data, "data", "--data")
     if not args.data.is_dir():
         raise SateError(f"{args.data}: the data directory does not exist (run `sate prep` first)")
     marian = [f"{layout.MARIAN_DIR}/{name}" for name in (*FILES, CTC_TOKENS)] if args.marian is not None else []
