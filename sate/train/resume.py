@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -207,10 +208,25 @@ def check_cmvn(point: ResumePoint, cmvn: Path | None) -> None:
 
 
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
+    if key == "data.dir":
+        # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data
+        # gives it) is no change; its vocabularies and CMVN statistics are checked against the checkpoint anyway
+        return _same_directory(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
     return key in SAFE_KEYS or key.split(".")[0] in SAFE_KEYS
+
+
+def _same_directory(a: object, b: object) -> bool:
+    """Do ``a`` and ``b`` (paths as a config gives them, relative ones from the current directory) name one
+    existing directory?"""
+    if not (isinstance(a, str) and isinstance(b, str) and a and b):
+        return False
+    try:
+        return os.path.isdir(a) and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _short(value: Any) -> str:
