@@ -145,3 +145,20 @@ def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path) -> None:
         return
     os.kill(pid, 9)  # not left behind by the test either
     raise AssertionError("MT pre-training's sate train still runs after the recipe stopped")
+
+
+def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
+    """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
+    a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are
+    loaded; and its option errors were signed "[local]", its folder's name (tenth hostile pass)."""
+    script = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(script), "--foo", "1"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and done.stderr == "[streaming] error: unknown option --foo (--help lists them)\n"
+    out = tmp_path / "eval"
+    done = subprocess.run(["bash", str(script), "--pack", str(tmp_path / "no-pack"), "--data", str(prepared_data),
+                           "--split", "dev", "--out", str(out)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "sate evaluate: error: " in done.stderr, done.stderr
+    assert not out.exists() or list(out.iterdir()) == []
