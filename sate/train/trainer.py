@@ -247,7 +247,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
         check_cmvn(point, cmvn)
     try:
-        model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
+        model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None,
+                                   cmvn=cmvn)
     except (RuntimeError, MemoryError, OverflowError, TypeError) as err:  # torch's allocator, or "Overflow when
         # unpacking long" (a TypeError) for a size beyond int64
         if not (out_of_memory(err) or isinstance(err, OverflowError) or "verflow" in str(err)):
