@@ -172,7 +172,10 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
         outer_first = sorted(unsafe.items(), key=lambda item: item[0].count("."))
         shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in outer_first[:6])
         more = f" and {len(unsafe) - 6} more" if len(unsafe) > 6 else ""
-        raise SateError(f"{exp}: cannot resume with a changed config: {shown}{more} (a resume may only change "
+        # the checkpoint itself where it is not last.ckpt: one copied in from another run is the newest, and its
+        # config, not the user's, is what changed
+        where = exp if point.path is None or point.path.name == layout.LAST_CHECKPOINT else point.path
+        raise SateError(f"{where}: cannot resume with a changed config: {shown}{more} (a resume may only change "
                         f"budgets, patience, checkpoint and logging settings, data.num_workers and init; "
                         f"undo the change or train into a new --exp)")
     point.changed = changes

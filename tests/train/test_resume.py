@@ -169,6 +169,18 @@ def test_the_data_directory_spelled_another_way_is_no_change(trained: tuple[Path
     assert f"cannot resume with a changed config: data.dir '{prepared_data.name}' -> '/" in capsys.readouterr().err
 
 
+def test_a_changed_config_names_the_checkpoint_resumed_from_when_not_last(trained: tuple[Path, Path], exp: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """A checkpoint copied in from another run is the newest: the refusal named only EXP, and the user, who had
+    changed nothing, read "cannot resume with a changed config" (tenth hostile pass)."""
+    ckpt = torch.load(exp / "checkpoints" / "epoch002.ckpt", weights_only=True)
+    ckpt["sate"]["train_config"]["optim"]["lr"] = 0.5
+    torch.save(ckpt, exp / "checkpoints" / "epoch009.ckpt")
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=12"]) == 2
+    assert capsys.readouterr().err.startswith(f"sate train: error: {exp}/checkpoints/epoch009.ckpt: cannot resume "
+                                              "with a changed config: optim.lr 0.5 -> 0.01")
+
+
 def test_config_changes_compare_resolved_models() -> None:
     base = {"task": "asr", "model": {}, "optim": {"lr": 1.0}, "init": {}}
     written_out = {**base, "model": yaml.safe_load(yaml.safe_dump({"d_model": 256}))}
