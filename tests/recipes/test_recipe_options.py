@@ -162,3 +162,13 @@ def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: 
                           text=True, timeout=120)
     assert done.returncode == 2 and "sate evaluate: error: " in done.stderr, done.stderr
     assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_libri_trans_has_no_target_language_to_choose(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """Augmented LibriSpeech is English-French only, yet `--tgt-lang de` was taken (a variable the recipe set and
+    never read) and the run trained French without a word (tenth hostile pass)."""
+    done = run_recipe("libri_trans", "--root", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--tgt-lang", "de", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[libri_trans] error: unknown option --tgt-lang (--help lists them)\n"
+    assert list(tmp_path.iterdir()) == []
