@@ -280,3 +280,16 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")
+
+
+def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
+    """Refuse a folder ``name`` of the data directory ``directory`` that leads (by a symlink on the way) into another
+    data directory: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
+    features) replaced that directory's feature indexes with its own splits'."""
+    path = directory / name
+    real = Path(os.path.realpath(path))
+    if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
+        return
+    if _holds_data(real.parent) or _data_dir(real.parent):
+        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another data directory "
+                        f"({real.parent}), whose files this run would replace; remove the link")

@@ -391,6 +391,31 @@ def test_a_data_directory_is_never_written_into_an_experiment(tmp_path: Path, sy
     assert sorted(p.name for p in exp.iterdir()) == before
 
 
+def test_stored_features_linked_from_another_data_directory_are_refused(tmp_path: Path, prepared_data: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/fbank` a symlink to another data directory's fbank/ (to share its features): `sate features` on a
+    smaller train split replaced that directory's train.scp, whose next `sate train` found "no features for 6 of
+    the 12 rows" (tenth hostile pass). A link to a folder of no data directory (another disk) is taken."""
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    before = (other / "fbank" / "train.scp").read_bytes()
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = (prepared_data / "train.jsonl").read_text().splitlines(keepends=True)
+    (data / "train.jsonl").write_text("".join(rows[:6]))
+    (data / "fbank").symlink_to(other / "fbank")
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate features: error: --data {data}: {data}/fbank is a symlink to {other}/fbank, the fbank/ of another data "
+        f"directory ({other}), whose files this run would replace; remove the link")
+    assert (other / "fbank" / "train.scp").read_bytes() == before
+    (data / "fbank").unlink()
+    (tmp_path / "disk" / "store").mkdir(parents=True)
+    (data / "fbank").symlink_to(tmp_path / "disk" / "store")
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 0
+    assert (tmp_path / "disk" / "store" / "train.scp").is_file()
+
+
 def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`DATA/marian` a symlink to a pack's `marian/` (a Marian vocabulary shared by a link): `sate vocab --marian`

@@ -41,7 +41,7 @@ from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, 
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
-from sate.targets import check_output, check_own_files
+from sate.targets import check_not_shared, check_output, check_own_files
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -376,6 +376,7 @@ def run(args: argparse.Namespace) -> int:
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
+    check_not_shared(data_dir, layout.FBANK_DIR)
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 
