@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -33,9 +34,10 @@ from sate.files import MAGIC, binary_kind, is_stream
 
 # text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
 # (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
-# features, vocab, evaluate, analyze); experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
+# features, vocab, evaluate, analyze); data: a data directory (prep, features, vocab), never an experiment;
+# experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
 # corpus into (OUT/en-de/), never a data directory or an experiment.
-Kind = Literal["text", "model", "image", "pack", "directory", "experiment", "corpus"]
+Kind = Literal["text", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
@@ -93,9 +95,21 @@ def _managed(path: Path) -> str | None:
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
         return f"it is {names[path.name]}'s {path.name}"
-    if path.suffix == ".jsonl" and _data_dir(path.parent):
+    if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
     return None
+
+
+def _manifest(path: Path) -> bool:
+    """Does ``path`` begin with a manifest row (`sate prep`'s keys ``id`` and ``audio``)? A data directory that
+    `sate prep` alone has written holds nothing else to tell it by: `segment --out DATA` replaced its train.jsonl
+    with segment times. Only the first line is read (at most 1 MB)."""
+    try:
+        with open(path, "rb") as f:
+            row = json.loads(f.readline(1 << 20))
+    except (OSError, ValueError):
+        return False
+    return isinstance(row, dict) and {"id", "audio"} <= row.keys()
 
 
 def _data_files(directory: Path) -> list[str]:
@@ -115,6 +129,13 @@ def _not_corpus_root(directory: Path) -> str | None:
     if exp:
         return f"it is an experiment (it holds {exp[0]})"
     return None
+
+
+def _an_experiment(directory: Path) -> str | None:
+    """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
+    experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
+    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
+    return f"it is an experiment (it holds {exp[0]})" if exp else None
 
 
 def _not_experiment(directory: Path) -> str | None:
@@ -146,7 +167,7 @@ def _model_file(path: Path) -> bool:
 def _existing(path: Path, kind: Kind, option: str) -> None:
     """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
     refuse = f"{option} {path}: refusing to replace it"
-    if kind in ("pack", "directory", "experiment", "corpus"):
+    if kind in ("pack", "directory", "data", "experiment", "corpus"):
         if not path.is_dir():
             raise SateError(f"{option} {path}: not a directory")
         if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
@@ -154,6 +175,10 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         why = _not_experiment(path) if kind == "experiment" else None
         if why is not None:
             raise SateError(f"{option} {path}: refusing to train into it: {why}")
+        why = _an_experiment(path) if kind == "data" else None
+        if why is not None:
+            raise SateError(f"{option} {path}: refusing to write a data directory into it: {why}; give a new or other "
+                            "directory")
         why = _not_corpus_root(path) if kind == "corpus" else None
         if why is not None:
             raise SateError(f"{option} {path}: refusing to write a corpus into it: {why}; give a new or other "
@@ -216,7 +241,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
         raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
-    place = _protected(real if kind in ("directory", "experiment", "corpus") else real.parent)
+    place = _protected(real if kind in ("directory", "data", "experiment", "corpus") else real.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     if real.exists():
@@ -225,7 +250,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
-    inside = (real,) if kind in ("directory", "experiment", "corpus") else ()
+    inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
     if not existing.is_dir():
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")
@@ -248,7 +273,23 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
-        place = _protected(real.parent) if os.path.islink(path) else None
+        # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
+        linked = os.path.islink(path) or real != Path(os.path.abspath(path))
+        place = _protected(real.parent) if linked else None
         if place is not None:
-            raise SateError(f"{option} {directory}: {path} is a symlink to {real}, where the command would write its "
+            how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
+            raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")
+
+
+def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
+    """Refuse a folder ``name`` of the data directory ``directory`` that leads (by a symlink on the way) into another
+    data directory: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
+    features) replaced that directory's feature indexes with its own splits'."""
+    path = directory / name
+    real = Path(os.path.realpath(path))
+    if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
+        return
+    if _holds_data(real.parent) or _data_dir(real.parent):
+        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another data directory "
+                        f"({real.parent}), whose files this run would replace; remove the link")

@@ -3,6 +3,7 @@ pack, symlinks resolved first, refused before any work."""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -75,6 +76,28 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
     (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
     assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
     assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+
+
+def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """Before `sate features` and `sate vocab`, a data directory holds only manifests: `segment train.wav --out
+    DATA` replaced DATA/train.jsonl with segment times, exit 0 (tenth hostile pass)."""
+    data = tmp_path / "data"
+    data.mkdir()
+    row = {"id": "ted_1_0", "audio": "/corpus/ted_1.wav", "offset": 0.0, "duration": 1.0, "src": "hello"}
+    (data / "train.jsonl").write_text(json.dumps(row) + "\n")
+    before = (data / "train.jsonl").read_text()
+    talk = tmp_path / "train.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    assert main(["segment", str(talk), "--vad", "energy", "--out", str(data)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {data}/train.jsonl: refusing to replace "
+                                               f"it: it is a manifest of the data directory {data} (sate prep)")
+    assert (data / "train.jsonl").read_text() == before
+    with pytest.raises(SateError, match="it is a manifest of the data directory"):
+        check_output(data / "train.jsonl", "text")
+    (data / "talk.jsonl").write_text('{"file": "talk.wav", "segment": 0, "start": 0.1, "end": 2.9}\n')
+    assert check_output(data / "talk.jsonl", "text") == data / "talk.jsonl"  # an earlier `sate segment`'s
 
 
 def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
@@ -348,3 +371,84 @@ def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before
     assert sorted(p.name for p in out.iterdir()) == ["dev.jsonl"]
     assert {p.name: p.read_bytes() for p in a_pack.iterdir() if p.is_file()} == before
     assert sorted(p.name for p in (exp / "checkpoints").iterdir()) == ["epoch000.ckpt", "last.ckpt"]
+
+
+def test_a_data_directory_is_never_written_into_an_experiment(tmp_path: Path, synth_corpus: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate prep --out EXP` then `sate features --data EXP` made the experiment a data directory, which `sate train
+    --exp EXP` then refused to resume ("it is a data directory (it holds fbank)", tenth hostile pass); as `sate synth
+    --out` and `sate train --exp` refuse the other way round, each is refused before any work."""
+    exp = experiment(tmp_path / "exp")
+    before = sorted(p.name for p in exp.iterdir())
+    for argv in (["prep", "--mustc-root", str(synth_corpus), "--out", str(exp)],
+                 ["features", "--data", str(exp), "--jobs", "1"],
+                 ["vocab", "--data", str(exp), "--src-size", "48", "--tgt-size", "64"]):
+        assert main(argv) == 2
+        option = "--out" if argv[0] == "prep" else "--data"
+        assert capsys.readouterr().err.strip() == (
+            f"sate {argv[0]}: error: {option} {exp}: refusing to write a data directory into it: it is an experiment "
+            "(it holds checkpoints); give a new or other directory")
+    assert sorted(p.name for p in exp.iterdir()) == before
+
+
+def test_stored_features_linked_from_another_data_directory_are_refused(tmp_path: Path, prepared_data: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/fbank` a symlink to another data directory's fbank/ (to share its features): `sate features` on a
+    smaller train split replaced that directory's train.scp, whose next `sate train` found "no features for 6 of
+    the 12 rows" (tenth hostile pass). A link to a folder of no data directory (another disk) is taken."""
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    before = (other / "fbank" / "train.scp").read_bytes()
+    data = tmp_path / "data"
+    data.mkdir()
+    rows = (prepared_data / "train.jsonl").read_text().splitlines(keepends=True)
+    (data / "train.jsonl").write_text("".join(rows[:6]))
+    (data / "fbank").symlink_to(other / "fbank")
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate features: error: --data {data}: {data}/fbank is a symlink to {other}/fbank, the fbank/ of another data "
+        f"directory ({other}), whose files this run would replace; remove the link")
+    assert (other / "fbank" / "train.scp").read_bytes() == before
+    (data / "fbank").unlink()
+    (tmp_path / "disk" / "store").mkdir(parents=True)
+    (data / "fbank").symlink_to(tmp_path / "disk" / "store")
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 0
+    assert (tmp_path / "disk" / "store" / "train.scp").is_file()
+
+
+def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/marian` a symlink to a pack's `marian/` (a Marian vocabulary shared by a link): `sate vocab --marian`
+    wrote the new model's files through it, replacing the pack's (which must keep matching its model), exit 0
+    (tenth hostile pass). The link is on the way to each file, not the file itself."""
+    import sentencepiece as spm
+
+    hub = tmp_path / "hub"  # a Marian model's tokenisation: its two SentencePiece models and their joint ids
+    hub.mkdir()
+    pieces = {"</s>": 0, "<unk>": 1}
+    for name, side in (("source.spm", "src"), ("target.spm", "tgt")):
+        shutil.copyfile(prepared_data / f"spm_{side}.model", hub / name)
+        sp = spm.SentencePieceProcessor(model_file=str(hub / name))
+        for i in range(sp.get_piece_size()):
+            if not (sp.is_control(i) or sp.is_unknown(i)):
+                pieces.setdefault(sp.id_to_piece(i), len(pieces))
+    pieces["<pad>"] = len(pieces)
+    (hub / "vocab.json").write_text(json.dumps(pieces))
+    shared = tmp_path / "pack"
+    (shared / "marian").mkdir(parents=True)
+    (shared / "sate.yaml").write_text("format: sate-pack\n")
+    (shared / "marian" / "source.spm").write_bytes(b"the pack's own")
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(prepared_data / "train.jsonl", data / "train.jsonl")
+    (data / "marian").symlink_to(shared / "marian")
+    assert main(["vocab", "--data", str(data), "--marian", str(hub)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate vocab: error: --data {data}: {data}/marian/source.spm leads through a symlink to "
+        f"{shared}/marian/source.spm, where the command would write its file marian/source.spm: {shared} is a "
+        "packed model, which only `sate pack` writes (as a whole)")
+    assert sorted(p.name for p in (shared / "marian").iterdir()) == ["source.spm"]
+    assert (shared / "marian" / "source.spm").read_bytes() == b"the pack's own"
+    (data / "marian").unlink()
+    assert main(["vocab", "--data", str(data), "--marian", str(hub)]) == 0
+    assert (data / "marian" / "source.spm").read_bytes() == (hub / "source.spm").read_bytes()

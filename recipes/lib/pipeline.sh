@@ -218,11 +218,19 @@ if [ -n "$mt_hub" ]; then
 elif run_stage 4 "MT pre-training (textual encoder + decoder) in $exp/mt"; then
   run_mt=true
 fi
+# stop_job PID: end a stage running in the background and the commands it runs. A `kill` of its subshell alone
+# left the subshell's `sate train` running on after the recipe had stopped, training for hours and holding its
+# experiment's lock.
+stop_job() {
+  pkill -TERM -P "$1" 2>/dev/null || true
+  kill "$1" 2>/dev/null || true
+  wait "$1" 2>/dev/null || true
+}
 if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
-  wait "$asr_job" || { kill "$mt_job" 2>/dev/null; die "ASR pre-training failed (see $exp/asr/train.log)"; }
+  wait "$asr_job" || { stop_job "$mt_job"; die "ASR pre-training failed (see $exp/asr/train.log)"; }
   wait "$mt_job" || die "MT pre-training failed (see $exp/mt/train.log)"
 else
   if $run_asr; then pretrain_asr; fi

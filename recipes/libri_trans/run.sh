@@ -37,7 +37,6 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 root=
 gtranslate=true
-tgt_lang=fr
 data=data/libri_trans
 exp=
 exp_tag=sate

@@ -49,7 +49,7 @@ from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, 
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
-from sate.targets import check_output, check_own_files
+from sate.targets import check_not_shared, check_output, check_own_files
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -423,10 +423,11 @@ def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's features lock: a second `sate features` on it is refused."""
     check_jobs(args.jobs)
     data_dir: Path = args.data
-    check_output(data_dir, "directory", "--data")
+    check_output(data_dir, "data", "--data")
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
+    check_not_shared(data_dir, layout.FBANK_DIR)
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.min_duration <= args.max_duration:
         raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
                         "must satisfy 0 <= min <= max")
-    check_output(args.out, "directory")
+    check_output(args.out, "data")
     results = read_corpus(args, RowFilter(args.min_duration, args.max_duration))
     for result in results:
         if not result.rows:

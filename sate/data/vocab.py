@@ -269,11 +269,13 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
 def run(args: argparse.Namespace) -> int:
     """`_run` holding the data directory's vocabulary lock: two `sate vocab` at once would rename their models and
     token lists into place in among each other's."""
-    check_output(args.data, "directory", "--data")
+    check_output(args.data, "data", "--data")
     if not args.data.is_dir():
         raise SateError(f"{args.data}: the data directory does not exist (run `sate prep` first)")
+    marian = [f"{layout.MARIAN_DIR}/{name}" for name in (*FILES, CTC_TOKENS)] if args.marian is not None else []
     check_own_files(args.data, [layout.VOCAB_META, *(name for side in SIDES for name in (layout.spm_model(side),
-                                                                                       layout.token_list(side)))])
+                                                                                       layout.token_list(side))),
+                                *marian])
     with exclusive(args.data / layout.VOCAB_LOCK, "`sate vocab`"):
         return _run(args)
 

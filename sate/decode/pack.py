@@ -33,7 +33,7 @@ from sate.config import read_yaml, write_yaml
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, shown
 from sate.files import make_temp_dir, require_file, temp_prefix
-from sate.layout import CMVN, CONFIG, MODEL, PACK_YAML, spm_model, token_list
+from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output
 
@@ -147,6 +147,20 @@ def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
     require_cmvn(meta.get("cmvn"), path, model_file)
 
 
+def check_pack_holds_its_own(out: Path) -> None:
+    """An older pack at ``out`` is replaced whole: refuse it while it holds anything `sate pack` did not write (a
+    README or licence added to share it), which went with it without a word."""
+    if not (out / PACK_YAML).is_file():
+        return
+    own = {PACK_YAML, MODEL, CMVN, *VOCAB_PARTS, *MARIAN_PARTS, MARIAN_DIR}
+    found = sorted(str(p.relative_to(out)) for p in (*out.iterdir(), *(out / MARIAN_DIR).glob("*")))
+    other = [name for name in found if name not in own]
+    if other:
+        more = f" and {len(other) - 1} more" if len(other) > 1 else ""
+        raise SateError(f"--out {out}: refusing to replace the pack: it holds {other[0]}{more}, which `sate pack` did "
+                        "not write and which would go with the old pack; move it out first")
+
+
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
@@ -159,6 +173,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.models.model_file import load_model_file
 
     out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
+    check_pack_holds_its_own(out)
     meta = load_model_file(model_file)
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: data directory is missing")

@@ -34,6 +34,7 @@ import yaml
 
 from sate import layout
 from sate.config import SafeValues, bounded, invalid_yaml, yaml_bytes
+from sate.data.cmvn_record import require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import RawMapping, require_file
@@ -357,11 +358,13 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
 
 
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
-                  log: Callable[[str], None] = print) -> None:
+                  log: Callable[[str], None] = print, cmvn: Path | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
 
     Training calls this for every model, so it first checks that a model sharing one embedding
-    between source and target (adaptor.embedding decoder) got one joint vocabulary.
+    between source and target (adaptor.embedding decoder) got one joint vocabulary. ``cmvn`` is the run's
+    `cmvn.json` (global statistics): the frozen ASR teacher reads the run's features, so it must have been trained
+    on the same statistics, as a resume must.
     """
     if not isinstance(model, STModel):
         return
@@ -382,6 +385,9 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             problem = _token_problem(mine, theirs, what)
             if problem:
                 raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
+        if side == "asr" and cmvn is not None:
+            require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
+                         "normalised otherwise than it was trained on (was `sate features` run again?)")
         teachers[side] = teacher
         log(f"kd: {side} teacher {path} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
     model.set_teachers(**teachers)

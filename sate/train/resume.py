@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+import os
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -171,7 +172,10 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
         outer_first = sorted(unsafe.items(), key=lambda item: item[0].count("."))
         shown = ", ".join(f"{k} {_short(a)} -> {_short(b)}" for k, (a, b) in outer_first[:6])
         more = f" and {len(unsafe) - 6} more" if len(unsafe) > 6 else ""
-        raise SateError(f"{exp}: cannot resume with a changed config: {shown}{more} (a resume may only change "
+        # the checkpoint itself where it is not last.ckpt: one copied in from another run is the newest, and its
+        # config, not the user's, is what changed
+        where = exp if point.path is None or point.path.name == layout.LAST_CHECKPOINT else point.path
+        raise SateError(f"{where}: cannot resume with a changed config: {shown}{more} (a resume may only change "
                         f"budgets, patience, checkpoint and logging settings, data.num_workers and init; "
                         f"undo the change or train into a new --exp)")
     point.changed = changes
@@ -207,10 +211,25 @@ def check_cmvn(point: ResumePoint, cmvn: Path | None) -> None:
 
 
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
+    if key == "data.dir":
+        # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data
+        # gives it) is no change; its vocabularies and CMVN statistics are checked against the checkpoint anyway
+        return _same_directory(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
     return key in SAFE_KEYS or key.split(".")[0] in SAFE_KEYS
+
+
+def _same_directory(a: object, b: object) -> bool:
+    """Do ``a`` and ``b`` (paths as a config gives them, relative ones from the current directory) name one
+    existing directory?"""
+    if not (isinstance(a, str) and isinstance(b, str) and a and b):
+        return False
+    try:
+        return os.path.isdir(a) and os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def _short(value: Any) -> str:

@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from sate.models import SateModel, build_model
 from sate.train.schema import TrainingConfig
 
 
 def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens: list[str],
-                       initialize: bool = True) -> SateModel:
+                       initialize: bool = True, cmvn: Path | None = None) -> SateModel:
     """The model of `config.task` with its hub parts and the `init:` section loaded, and the `loss.kd` teachers
     attached.
 
     Hub parts (``textual.type hf_marian``, ``acoustic.type hf_*``) load from their directories first, except the
     components `init:` names, which load from their checkpoints after. `initialize` False skips both (a resume,
     whose weights come from its checkpoint). Every step fails loudly (`SateError`) on a missing file, unmatched
-    keys, shape or vocabulary mismatch.
+    keys, shape or vocabulary mismatch. ``cmvn`` is the run's global `cmvn.json`, which a frozen ASR teacher must
+    have been trained with.
     """
     from sate.models.hub.load import load_hub_parts
     from sate.models.pretrained import initialize as load_init
@@ -27,5 +30,5 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
             "acoustic", "textual", "decoder", "src_embed"})
         if init:
             load_init(model, init, src_tokens, tgt_tokens)
-    load_teachers(model, src_tokens, tgt_tokens)
+    load_teachers(model, src_tokens, tgt_tokens, cmvn=cmvn)
     return model

@@ -196,16 +196,35 @@ def check_nodes(num_nodes: int) -> None:
 def check_config_kept(config_path: Path, exp: Path) -> None:
     """Refuse a hand-written ``--config`` that is the experiment's own snapshot path: the snapshot would replace it,
     its comments and layout lost. A snapshot sate wrote (given back to resume or extend a run) is rewritten freely:
-    it is YAML exactly as sate dumps it."""
+    it is YAML exactly as sate dumps it. Whatever ``--config``, the snapshot's place must hold nothing of the user's
+    (`check_snapshot_place`)."""
     snapshot = exp / layout.CONFIG
-    if not same_file(config_path, snapshot):
-        return
-    data = read_yaml(config_path)  # bounded, and its errors named, before the text is read whole
-    if config_path.read_text(encoding="utf-8") == dump_yaml(data):
+    if not same_file(config_path, snapshot) or _written_by_sate(config_path):
+        check_snapshot_place(snapshot, exp)
         return
     raise SateError(f"--config {config_path}: is where `sate train --exp {exp}` writes the run's resolved config, "
                     "which would replace this file and lose its comments and layout; keep your config outside the "
                     "experiment folder (conf/, say) and give that")
+
+
+def _written_by_sate(path: Path) -> bool:
+    """Is ``path`` YAML exactly as sate dumps its snapshot (not a file with comments or another layout)?"""
+    data = read_yaml(path)  # bounded, and its errors named, before the text is read whole
+    return path.read_text(encoding="utf-8") == dump_yaml(data)
+
+
+def check_snapshot_place(snapshot: Path, exp: Path) -> None:
+    """Refuse ``EXP/config.yaml`` where the run's snapshot would replace a file of the user's: a symlink (the
+    snapshot was written where it led: a config of the user's, another experiment's snapshot), or, in an experiment
+    without checkpoints yet, a file sate did not write. Once a run has checkpoints the file is its snapshot."""
+    real = os.path.realpath(snapshot)
+    if os.path.lexists(snapshot) and real != os.path.join(os.path.realpath(exp), layout.CONFIG):
+        raise SateError(f"--exp {exp}: {snapshot} is a symlink to {real}, which the run's resolved config would "
+                        "replace; remove the link (keep your config elsewhere and give it as --config)")
+    if snapshot.is_file() and not (exp / layout.CHECKPOINTS).is_dir() and not _written_by_sate(snapshot):
+        raise SateError(f"--exp {exp}: {snapshot} is not a snapshot sate wrote (comments or another layout), and the "
+                        "run's resolved config would replace it; move it out of the experiment folder (give it as "
+                        "--config, or train into another --exp)")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -313,7 +332,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)
         check_cmvn(point, cmvn)
     try:
-        model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None)
+        model = build_for_training(config, src_vocab.tokens, tgt_vocab.tokens, initialize=point.path is None,
+                                   cmvn=cmvn)
     except (RuntimeError, MemoryError, OverflowError, TypeError) as err:  # torch's allocator, or "Overflow when
         # unpacking long" (a TypeError) for a size beyond int64
         if not (out_of_memory(err) or isinstance(err, OverflowError) or "verflow" in str(err)):

@@ -139,6 +139,27 @@ def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Pat
     assert SpeechTranslator.load(out).cmvn.mean is None  # per-utterance statistics
 
 
+def test_a_pack_holding_files_of_the_users_is_not_replaced(tmp_path: Path, prepared_data: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """A README added to a pack to share it went with the old pack when `sate pack` replaced it, exit 0 (tenth
+    hostile pass): refused before any work, naming it; a pack of sate's files alone is replaced as before."""
+    model = tiny_model_file(tmp_path, prepared_data, "asr")
+    out = tmp_path / "pack"
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]
+    assert main(argv) == 0
+    (out / "README.md").write_text("how to use this model\n")
+    (out / "LICENSE").write_text("CC-BY\n")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == (f"sate pack: error: --out {out}: refusing to replace the pack: it holds "
+                                               "LICENSE and 1 more, which `sate pack` did not write and which would "
+                                               "go with the old pack; move it out first")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    (out / "LICENSE").unlink()
+    (out / "README.md").unlink()
+    assert main(argv) == 0
+
+
 def test_a_pack_stopped_between_its_renames_leaves_the_old_pack(tmp_path: Path, prepared_data: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:

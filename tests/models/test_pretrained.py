@@ -261,6 +261,28 @@ def test_lightning_checkpoint_needs_our_header(tmp_path: Path, build: Build, src
         initialize(build("mt"), {"model": {"path": str(path)}}, src_tokens, tgt_tokens)
 
 
+def test_an_asr_teacher_trained_on_other_cmvn_statistics_is_refused(tmp_path: Path, files: dict[str, Any],
+                                                                     build: Build, src_tokens: list[str],
+                                                                     tgt_tokens: list[str]) -> None:
+    """The frozen ASR teacher reads the run's features: one trained before `sate features` was run again (other
+    global statistics) distilled from wrongly normalised features without a word (tenth hostile pass). A resume,
+    an average and a pack refused such statistics already."""
+    import json
+
+    ours = {"mean": [float(i) for i in range(80)], "std": [1.0] * 80}
+    (tmp_path / "cmvn.json").write_text(json.dumps({"split": "train", "frames": 100, **ours}))
+    asr = tmp_path / "asr_old.pt"
+    save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn={**ours, "mean": [0.0] * 80})
+    kd = {"asr_weight": 0.5, "asr_teacher": str(asr)}
+    with pytest.raises(SateError, match=r"^.*cmvn\.json: not the CMVN statistics .*asr_old\.pt was trained with "
+                                        r"\(mean\[1\] 0 then, 1 now\): the frozen loss\.kd\.asr_teacher would read "):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None,
+                      cmvn=tmp_path / "cmvn.json")
+    save_model_file(asr, files["asr"], src_tokens, tgt_tokens, cmvn=ours)
+    load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None,
+                  cmvn=tmp_path / "cmvn.json")
+
+
 def test_teachers_distil_and_stay_out_of_the_checkpoint(files: dict[str, Any], build: Build,
                                                          batch: dict[str, Any], src_tokens: list[str],
                                                          tgt_tokens: list[str]) -> None:

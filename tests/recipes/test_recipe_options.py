@@ -105,3 +105,70 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
     assert done.returncode == 1
     assert done.stderr == f"{path}: a bash script: run it as bash {path}, not with sh\n"
     assert list(tmp_path.iterdir()) == []
+
+
+
+STUB = """#!/bin/bash
+# `sate` for the recipe: MT training runs on until killed (its pid kept); ASR training fails once MT's has begun
+if [ "$1" = train ]; then
+  case "$*" in
+    *"/asr "*) while [ ! -s "$STUB_PID" ]; do sleep 0.1; done; echo "ASR failed" >&2; exit 1 ;;
+    *) echo $$ > "$STUB_PID.tmp"; mv "$STUB_PID.tmp" "$STUB_PID"; exec sleep 60 ;;
+  esac
+fi
+"""
+
+
+def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path) -> None:
+    """With --parallel-pretrain true, ASR pre-training failing stopped the recipe, but MT pre-training's `sate train`
+    ran on behind it (only its subshell was killed), for hours, holding its experiment's lock (tenth hostile
+    pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(STUB)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    pid_file = tmp_path / "mt.pid"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file)}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
+            "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "4"]
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines()[-1] == (f"[mustc] error: ASR pre-training failed (see {tmp_path}/exp/asr/"
+                                                    "train.log)")
+    pid = int(pid_file.read_text())
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return
+    os.kill(pid, 9)  # not left behind by the test either
+    raise AssertionError("MT pre-training's sate train still runs after the recipe stopped")
+
+
+def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
+    """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
+    a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are
+    loaded; and its option errors were signed "[local]", its folder's name (tenth hostile pass)."""
+    script = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(script), "--foo", "1"], cwd=tmp_path, env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and done.stderr == "[streaming] error: unknown option --foo (--help lists them)\n"
+    out = tmp_path / "eval"
+    done = subprocess.run(["bash", str(script), "--pack", str(tmp_path / "no-pack"), "--data", str(prepared_data),
+                           "--split", "dev", "--out", str(out)], cwd=tmp_path, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert done.returncode == 2 and "sate evaluate: error: " in done.stderr, done.stderr
+    assert not out.exists() or list(out.iterdir()) == []
+
+
+def test_libri_trans_has_no_target_language_to_choose(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """Augmented LibriSpeech is English-French only, yet `--tgt-lang de` was taken (a variable the recipe set and
+    never read) and the run trained French without a word (tenth hostile pass)."""
+    done = run_recipe("libri_trans", "--root", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--tgt-lang", "de", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[libri_trans] error: unknown option --tgt-lang (--help lists them)\n"
+    assert list(tmp_path.iterdir()) == []

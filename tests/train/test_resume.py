@@ -151,6 +151,36 @@ def test_safe_keys_may_change_and_the_snapshot_says_so(trained: tuple[Path, Path
     assert read_yaml(exp / "config.yaml")["trainer"]["max_epochs"] == 4
 
 
+def test_the_data_directory_spelled_another_way_is_no_change(trained: tuple[Path, Path], exp: Path,
+                                                             prepared_data: Path, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """`data.dir` given relative (`data`) where the run was started with it absolute: "cannot resume with a changed
+    config: data.dir '/.../data' -> 'data'" for the same directory (a recipe run with and without --data gives the
+    two spellings; tenth hostile pass). Another directory is still a change."""
+    monkeypatch.chdir(prepared_data.parent)
+    config = load_training_config(trained[0], [f"data.dir={prepared_data.name}", "trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3
+    assert f"resuming with data.dir changed: '{prepared_data}' -> '{prepared_data.name}'" in capsys.readouterr().out
+    other = tmp_path / "copy"
+    shutil.copytree(prepared_data, other, ignore=shutil.ignore_patterns("fbank"))
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", f"data.dir={other}",
+                 "--set", "trainer.max_epochs=5"]) == 2
+    assert f"cannot resume with a changed config: data.dir '{prepared_data.name}' -> '/" in capsys.readouterr().err
+
+
+def test_a_changed_config_names_the_checkpoint_resumed_from_when_not_last(trained: tuple[Path, Path], exp: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """A checkpoint copied in from another run is the newest: the refusal named only EXP, and the user, who had
+    changed nothing, read "cannot resume with a changed config" (tenth hostile pass)."""
+    ckpt = torch.load(exp / "checkpoints" / "epoch002.ckpt", weights_only=True)
+    ckpt["sate"]["train_config"]["optim"]["lr"] = 0.5
+    torch.save(ckpt, exp / "checkpoints" / "epoch009.ckpt")
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=12"]) == 2
+    assert capsys.readouterr().err.startswith(f"sate train: error: {exp}/checkpoints/epoch009.ckpt: cannot resume "
+                                              "with a changed config: optim.lr 0.5 -> 0.01")
+
+
 def test_config_changes_compare_resolved_models() -> None:
     base = {"task": "asr", "model": {}, "optim": {"lr": 1.0}, "init": {}}
     written_out = {**base, "model": yaml.safe_load(yaml.safe_dump({"d_model": 256}))}

@@ -570,3 +570,33 @@ def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, ma
     mine.write_text(dump_yaml(read_yaml(written)))  # as sate writes its snapshot: no refusal
     check_config_kept(mine, exp)
     check_config_kept(written, exp)  # another file: nothing to check
+
+
+def test_the_snapshots_place_holding_a_file_of_the_users_is_refused(tmp_path: Path, make_config: MakeConfig,
+                                                                    prepared_data: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """EXP/config.yaml a symlink to the user's own config (or a file they put there), and another --config: the
+    run's resolved snapshot was written where the link led, replacing the user's file with another task's config,
+    exit 0 (tenth hostile pass). Refused before any work; a snapshot sate wrote, before any checkpoint, is taken."""
+    from sate.config import dump_yaml
+    from sate.train.trainer import check_config_kept
+
+    config = make_config(tmp_path, "mt", prepared_data)
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("# my ASR settings\n" + make_config(tmp_path, "asr", prepared_data).read_text())
+    before = mine.read_bytes()
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / "config.yaml").symlink_to(mine)
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--accelerator", "cpu"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: --exp {exp}: {exp}/config.yaml is a symlink to {mine}, which the run's resolved config "
+        "would replace; remove the link (keep your config elsewhere and give it as --config)")
+    (exp / "config.yaml").unlink()
+    shutil.copyfile(mine, exp / "config.yaml")
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--accelerator", "cpu"]) == 2
+    assert f"{exp}/config.yaml is not a snapshot sate wrote" in capsys.readouterr().err
+    assert mine.read_bytes() == before == (exp / "config.yaml").read_bytes()
+    assert sorted(p.name for p in exp.iterdir()) == ["config.yaml"]
+    (exp / "config.yaml").write_text(dump_yaml(read_yaml(config)))  # a run stopped before its first checkpoint
+    check_config_kept(config, exp)

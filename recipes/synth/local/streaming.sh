@@ -30,16 +30,15 @@ policies="wait-k=1 wait-k=2 wait-k=3 local-agreement=2 local-agreement=3 local-a
 talks_policy=local-agreement=2
 device=cpu
 . "$(dirname "$0")/../../lib/stages.sh"
+recipe_name=streaming  # not the folder's name (stages.sh's default): option errors said "[local] error"
 parse_options "$@"
-recipe_name=streaming
 
 # evaluate NAME ARGS...: `sate evaluate` of the pack into OUT/NAME, unless done; the load average beside it.
 evaluate() {
   local name=$1; shift
   local dir=$out/$name
   if [ "$force" != true ] && [ -e "$dir/results.json" ]; then say "$name: done already ($dir)"; return; fi
-  say "$name"
-  mkdir -p "$dir"
+  say "$name"  # `sate evaluate` makes $dir: one that fails (a bad policy, an ASR pack) leaves no empty folder
   local before; before=$(cut -d' ' -f1-3 /proc/loadavg)
   sate evaluate --model "$pack" --data "$data" --split "$split" --device "$device" "$@" --out "$dir"
   printf 'load average (1, 5, 15 min) before: %s  after: %s\n' "$before" "$(cut -d' ' -f1-3 /proc/loadavg)" \
