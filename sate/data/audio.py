@@ -119,6 +119,7 @@ def wav_info(path: str | Path) -> WavInfo:
     check_not_cut_short(path, info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
+    check_rate(int(info.samplerate), str(path))  # prep wrote a 1 Hz file's 128,000 s row; features ran out of memory
     return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
 
 
