@@ -77,6 +77,8 @@ class WavInfo:
 # libsndfile's header log for a WAV whose data chunk declares more bytes than the file holds
 _DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
+# ... and for any WAV: the data chunk's declared size
+_DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
 
 
 class HeaderLog(Protocol):
@@ -102,6 +104,21 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
                     "its header declares (an interrupted copy or download?); copy it again")
 
 
+def check_data_declared(path: Path, info: HeaderLog) -> None:
+    """Refuse a WAV whose data chunk declares 0 bytes with audio behind it (a recorder stopped before it wrote the
+    length): libsndfile reads nothing of it, and the file was said to hold no audio samples."""
+    if info.frames > 0 or not any(int(size) == 0 for size in _DATA_SIZE.findall(info.extra_info or "")):
+        return
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    at = head.find(b"data\0\0\0\0")
+    behind = path.stat().st_size - (at + 8) if at >= 0 else 0
+    if behind > 0:
+        raise SateError(f"{path}: its header declares an empty data chunk, with {behind:,} bytes behind it (a "
+                        "recording stopped before its header was finished?), so nothing can be read; repair the "
+                        "header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
 def wav_info(path: str | Path) -> WavInfo:
     """Header of an audio file, its format read from its content (a FLAC named .wav reads as FLAC); a missing or
     unreadable file becomes a SateError naming it."""
@@ -117,6 +134,7 @@ def wav_info(path: str | Path) -> WavInfo:
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
         raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
     check_not_cut_short(path, info)
+    check_data_declared(path, info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
     check_rate(int(info.samplerate), str(path))  # prep wrote a 1 Hz file's 128,000 s row; features ran out of memory
@@ -379,6 +397,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     if regular:
         check_not_cut_short(path, source)
+        check_data_declared(path, source)
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source

@@ -126,3 +126,27 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
     streamed = tmp_path / "streamed.wav"
     streamed.write_bytes(data[: at + 4] + struct.pack("<I", 0xFFFFFFFF) + data[at + 8:])
     assert wav_info(streamed).frames == 3 * 16000 and len(read_audio(streamed)) == 3 * 16000
+
+
+def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> None:
+    """A recorder stopped before it wrote the data chunk's length leaves 0 there: libsndfile reads nothing, and the
+    file of 3 s was said to "hold no audio samples". Said as it is, with how to repair it; an empty WAV is still
+    the one without samples."""
+    from sate.data.audio import read_audio
+
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    zero = tmp_path / "stopped.wav"
+    zero.write_bytes(data[: at + 4] + bytes(4) + data[at + 8:])
+    for read in (wav_info, read_audio):
+        with pytest.raises(SateError, match=rf"^{zero}: its header declares an empty data chunk, with 96,000 "
+                                            r"bytes behind it \(a recording stopped before its header was finished"
+                                            r"\?\), so nothing can be read; repair the header first, e\.g\. sox "
+                                            r"--ignore-length"):
+            read(zero)
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(data[: at + 4] + bytes(4))
+    with pytest.raises(SateError, match=rf"^{empty}: holds no audio samples$"):
+        wav_info(empty)
