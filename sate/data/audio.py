@@ -77,7 +77,7 @@ class WavInfo:
 # libsndfile's header log for a WAV whose data chunk declares more bytes than the file holds
 _DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
-# ... and for any WAV: the data chunk's declared size
+# ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
 
 
@@ -117,6 +117,18 @@ def check_data_declared(path: Path, info: HeaderLog) -> None:
         raise SateError(f"{path}: its header declares an empty data chunk, with {behind:,} bytes behind it (a "
                         "recording stopped before its header was finished?), so nothing can be read; repair the "
                         "header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
+def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
+    """A WAV read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
+    `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
+    translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
+    declared = _DATA_SIZE.search(f.extra_info or "")
+    if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames:
+        return
+    raise SateError(f"{name}: the stream is cut short: it held {read / f.samplerate:.1f} s of the "
+                    f"{f.frames / f.samplerate:.1f} s its header declares (an interrupted copy or download?); "
+                    "copy it again")
 
 
 def wav_info(path: str | Path) -> WavInfo:
@@ -394,7 +406,10 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
+        reason = _reason(path, err)
+        if not regular and "flac" in reason.lower():  # libsndfile's FLAC reader seeks: "flac decoder lost sync"
+            reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
+        raise SateError(f"{path}: cannot read audio ({reason})") from None
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
@@ -439,7 +454,12 @@ def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     with f:
         try:
-            yield from _mono_pieces(f, str(path), 0)
+            read = 0
+            for block in _mono_pieces(f, str(path), 0):
+                read += len(block)
+                yield block
+            if opened is not None:
+                check_pipe_whole(str(path), f, read)
         except SateError:
             raise
         except Exception as err:
