@@ -98,6 +98,17 @@ def require_file(path: Path, what: str, missing: str) -> None:
         raise SateError(missing)
 
 
+def require_directory(path: Path, option: str) -> None:
+    """``option``'s directory (a data directory read, not written) must be there: a typo or a relative path given
+    from another directory was told to run the command that fills it (`evaluate --data TYPO`: "manifest of split
+    'dev' is missing (run `sate prep`)")."""
+    if path.is_dir():
+        return
+    kind = what_is_there(path) or ("a file" if path.exists() else None)
+    where = "" if path.is_absolute() else f" (relative to the current directory, {Path.cwd()})"
+    raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else f"no such directory{where}"))
+
+
 def temp_prefix(name: str) -> str:
     """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
     ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""
