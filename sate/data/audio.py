@@ -74,8 +74,11 @@ class WavInfo:
         return self.frames / self.sample_rate
 
 
-# libsndfile's header log for a WAV whose data chunk declares more bytes than the file holds
-_DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+# libsndfile's header log for a file whose data declares more bytes than the file holds: a WAV's data chunk, an
+# AIFF's SSND chunk, an AU's data size, a W64's riff and an RF64's Riff size (a cut W64, RF64, AIFF or AU read its
+# first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
+_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
+                       re.MULTILINE)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)

@@ -150,3 +150,17 @@ def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> No
     empty.write_bytes(data[: at + 4] + bytes(4))
     with pytest.raises(SateError, match=rf"^{empty}: holds no audio samples$"):
         wav_info(empty)
+
+
+@pytest.mark.parametrize(("fmt", "suffix"), [("W64", "w64"), ("RF64", "wav"), ("AIFF", "aiff"), ("AU", "au")])
+def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) -> None:
+    """Only a WAV's data chunk was checked: a W64, RF64, AIFF or AU file cut to a third read as its first second,
+    exit 0. Each declares its length too (a riff size, ds64, SSND chunk, data size)."""
+    whole = tmp_path / f"whole.{suffix}"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, format=fmt, subtype="PCM_16")
+    assert wav_info(whole).frames == 3 * 16000
+    cut = tmp_path / f"cut.{suffix}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 3])
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
+                                        r"declares"):
+        wav_info(cut)
