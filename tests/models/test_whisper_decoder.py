@@ -167,6 +167,9 @@ def test_bad_directories(whisper_asr_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"generation_config.json: begin_suppress_tokens is not a list of token ids "
                                         "below 60"):
         WhisperRecognizer.load(broken)
+    (broken / "generation_config.json").write_text(json.dumps(generation | {"suppress_tokens": [True]}))
+    with pytest.raises(SateError, match=r"generation_config.json: suppress_tokens is not a list of token ids below"):
+        WhisperRecognizer.load(broken)  # true is an int to Python: token 1 was suppressed without a word
     (broken / "tokenizer.json").unlink()
     with pytest.raises(SateError, match="no tokenizer.json, vocabulary.json, vocabulary.txt"):
         WhisperRecognizer.load(broken)
