@@ -98,6 +98,17 @@ def require_file(path: Path, what: str, missing: str) -> None:
         raise SateError(missing)
 
 
+def require_directory(path: Path, option: str) -> None:
+    """``option``'s directory (a data directory read, not written) must be there: a typo or a relative path given
+    from another directory was told to run the command that fills it (`evaluate --data TYPO`: "manifest of split
+    'dev' is missing (run `sate prep`)")."""
+    if path.is_dir():
+        return
+    kind = what_is_there(path) or ("a file" if path.exists() else None)
+    where = "" if path.is_absolute() else f" (relative to the current directory, {Path.cwd()})"
+    raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else f"no such directory{where}"))
+
+
 def temp_prefix(name: str) -> str:
     """``.NAME.`` for a temporary sibling of NAME, cut so that the whole temporary name (with the random part and
     ``.tmp``) fits the 255 bytes of NAME_MAX even when NAME itself is as long as allowed."""
@@ -245,13 +256,34 @@ def replace_together(contents: dict[Path, bytes], record: Path, record_text: str
             tmp.unlink(missing_ok=True)
 
 
+def open_lock(path: Path) -> IO[str]:
+    """The lock file at ``path`` (created if need be), open to read and append. A lock is sate's own file, so a
+    symlink there is refused, never followed: a `DATA/features.lock` linked to a pack's `model.pt` had the pid
+    written into the model, then the link removed; a directory, a named pipe or a device is named for what it is
+    (a pipe was "File or stream is not seekable", naming nothing)."""
+    kind = f"a symlink (to {os.readlink(path)})" if os.path.islink(path) else what_is_there(path)
+    if kind is None:
+        try:  # O_NOFOLLOW: a link made since the look above is refused too (ELOOP)
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)
+        except OSError as err:
+            if err.errno != errno.ELOOP:
+                raise OSError(err.errno, err.strerror, str(path)) from None
+            kind = "a symlink"
+        else:
+            if stat.S_ISREG(os.fstat(fd).st_mode):
+                return os.fdopen(fd, "a+", encoding="utf-8")
+            os.close(fd)
+            kind = what_is_there(path) or "not a regular file"
+    raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
+
+
 @contextmanager
 def exclusive(path: Path, what: str) -> Iterator[None]:
     """Hold an advisory lock on ``path`` for the block, or raise a `SateError` naming the holder (``what`` says
     which command holds it). The kernel drops a `flock` when its process ends in any way, so a lock left by a
     killed run never blocks; where the file system has no locks, the block runs unlocked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+", encoding="utf-8") as f:
+    with open_lock(path) as f:
         try:
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -273,15 +273,56 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
 
 
 def test_a_full_disk_when_features_takes_its_lock_names_the_lock(tmp_path: Path, prepared_data: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:
     """Writing the pid into DATA/features.lock is the first write of `sate features`: on a full disk it said
-    "No space left on device" naming no file. /dev/full fails every write as a full disk does."""
+    "No space left on device" naming no file. The write into the lock fails as on a full disk (a link to
+    /dev/full, which did so, is now refused: a lock is never followed through a symlink)."""
     data = manifests_only(prepared_data, tmp_path)
-    (data / layout.FEATURES_LOCK).symlink_to("/dev/full")
+    real = os.write
+
+    def write(fd: int, data_: bytes) -> int:
+        if os.readlink(f"/proc/self/fd/{fd}").endswith(layout.FEATURES_LOCK):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(fd, data_)
+
+    monkeypatch.setattr("sate.files.os.write", write)
     assert main(["features", "--data", str(data), "--jobs", "1"]) == 1
     err = capsys.readouterr().err.strip()
     assert err == (f"sate features: error: {data / layout.FEATURES_LOCK}: No space left on device (the disk is "
                    "full: free space there, or write elsewhere)")
+
+
+@pytest.mark.parametrize("lock", [layout.FEATURES_LOCK, layout.VOCAB_LOCK, layout.TRAIN_LOCK])
+def test_a_lock_is_never_followed_through_a_symlink(tmp_path: Path, prepared_data: Path, lock: str,
+                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/features.lock` linked to a pack's `model.pt`: `sate features` wrote its pid into the model (6 bytes
+    left of it) and removed the link, exit 0; likewise `vocab.lock` and `EXP/train.lock` (its holder's JSON). A
+    named pipe there was "File or stream is not seekable", naming nothing."""
+    data = manifests_only(prepared_data, tmp_path)
+    victim = tmp_path / "pack" / "model.pt"
+    victim.parent.mkdir()
+    victim.write_bytes(b"PK\x03\x04 the user's model")
+    (data / lock).symlink_to(victim)
+    run = {layout.FEATURES_LOCK: ["features", "--data", str(data), "--jobs", "1"],
+           layout.VOCAB_LOCK: ["vocab", "--data", str(data), "--joint", "40"]}
+    if lock in run:
+        assert main(run[lock]) == 2
+        err = capsys.readouterr().err.strip().splitlines()
+        assert err == [f"sate {run[lock][0]}: error: {data / lock}: a symlink (to {victim}), not a lock file sate "
+                       "writes; remove it"]
+    else:
+        from sate.errors import SateError
+        from sate.train.lock import ExperimentLock
+        with pytest.raises(SateError, match=r"train.lock: a symlink \(to .*model.pt\), not a lock file"):
+            ExperimentLock(data).acquire()
+    assert victim.read_bytes() == b"PK\x03\x04 the user's model" and (data / lock).is_symlink()
+    (data / lock).unlink()
+    os.mkfifo(data / lock)
+    if lock in run:
+        assert main(run[lock]) == 2
+        assert f"{data / lock}: a named pipe, not a lock file sate writes; remove it" in capsys.readouterr().err
+    assert not (data / layout.FBANK_DIR).exists() and not (data / layout.VOCAB_META).exists()
 
 
 @pytest.mark.parametrize("argv", [["score", "--hyp", "{f}", "--ref", "{f}"], ["config", "--task", "st"]])

@@ -31,7 +31,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
-from sate.files import atomic_write_text
+from sate.files import atomic_write_text, require_directory
 from sate.targets import check_output, file_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -147,6 +147,7 @@ def run_locality(args: argparse.Namespace) -> int:
         raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
+    require_directory(args.data, "--data")
     models = [load_model(path) for path in args.model]
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)

@@ -74,9 +74,14 @@ class WavInfo:
         return self.frames / self.sample_rate
 
 
-# libsndfile's header log for a WAV whose data chunk declares more bytes than the file holds
-_DATA_CUT = re.compile(r"^data\s*:\s*(\d+)\s*\(should be (\d+)\)", re.MULTILINE)
+# libsndfile's header log for a file whose data declares more bytes than the file holds: a WAV's data chunk, an
+# AIFF's SSND chunk, an AU's data size, a W64's riff and an RF64's Riff size (a cut W64, RF64, AIFF or AU read its
+# first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
+_DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
+                       re.MULTILINE)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
+# ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
+_DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
 
 
 class HeaderLog(Protocol):
@@ -102,6 +107,33 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
                     "its header declares (an interrupted copy or download?); copy it again")
 
 
+def check_data_declared(path: Path, info: HeaderLog) -> None:
+    """Refuse a WAV whose data chunk declares 0 bytes with audio behind it (a recorder stopped before it wrote the
+    length): libsndfile reads nothing of it, and the file was said to hold no audio samples."""
+    if info.frames > 0 or not any(int(size) == 0 for size in _DATA_SIZE.findall(info.extra_info or "")):
+        return
+    with open(path, "rb") as f:
+        head = f.read(1 << 16)
+    at = head.find(b"data\0\0\0\0")
+    behind = path.stat().st_size - (at + 8) if at >= 0 else 0
+    if behind > 0:
+        raise SateError(f"{path}: its header declares an empty data chunk, with {behind:,} bytes behind it (a "
+                        "recording stopped before its header was finished?), so nothing can be read; repair the "
+                        "header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
+def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
+    """A WAV read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
+    `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
+    translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
+    declared = _DATA_SIZE.search(f.extra_info or "")
+    if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames:
+        return
+    raise SateError(f"{name}: the stream is cut short: it held {read / f.samplerate:.1f} s of the "
+                    f"{f.frames / f.samplerate:.1f} s its header declares (an interrupted copy or download?); "
+                    "copy it again")
+
+
 def wav_info(path: str | Path) -> WavInfo:
     """Header of an audio file, its format read from its content (a FLAC named .wav reads as FLAC); a missing or
     unreadable file becomes a SateError naming it."""
@@ -117,8 +149,10 @@ def wav_info(path: str | Path) -> WavInfo:
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
         raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
     check_not_cut_short(path, info)
+    check_data_declared(path, info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
+    check_rate(int(info.samplerate), str(path))  # prep wrote a 1 Hz file's 128,000 s row; features ran out of memory
     return WavInfo(path, int(info.samplerate), int(info.frames), int(info.channels))
 
 
@@ -375,9 +409,13 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
-        raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
+        reason = _reason(path, err)
+        if not regular and "flac" in reason.lower():  # libsndfile's FLAC reader seeks: "flac decoder lost sync"
+            reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
+        raise SateError(f"{path}: cannot read audio ({reason})") from None
     if regular:
         check_not_cut_short(path, source)
+        check_data_declared(path, source)
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source
@@ -419,7 +457,12 @@ def _mono_blocks(path: Path, opened: sf.SoundFile | None = None) -> Iterator[np.
         raise SateError(f"{path}: cannot read audio ({_reason(path, err)})") from None
     with f:
         try:
-            yield from _mono_pieces(f, str(path), 0)
+            read = 0
+            for block in _mono_pieces(f, str(path), 0):
+                read += len(block)
+                yield block
+            if opened is not None:
+                check_pipe_whole(str(path), f, read)
         except SateError:
             raise
         except Exception as err:

@@ -35,7 +35,7 @@ from typing import Any, TypedDict
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
-from sate.files import atomic_write_lines, json_text, real_path, require_file
+from sate.files import atomic_write_lines, json_text, real_path, require_directory, require_file
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 from sate.targets import check_output
 
@@ -207,6 +207,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         check_chunk(chunk)
         if "nbest" in (decode or {}):
             raise SateError("--stream shows one translation: nbest (--decode) does not apply")
+    require_directory(Path(data), "--data")
     manifest = data / f"{split}.jsonl"
     require_file(manifest, f"the manifest of split {split!r}",
                  f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")

@@ -27,8 +27,8 @@ import numpy as np
 
 from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
-from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
-from sate.errors import SateError
+from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
+from sate.errors import SateError, one_line
 
 FORMATS = ("jsonl", "text")
 
@@ -99,9 +99,21 @@ def run(args: argparse.Namespace) -> int:
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
               else file_pieces(blocks, args.chunk, paced=not args.fast))
-    for commit in live(translator, pieces, spec, options, vad):  # a closed pipe ends it quietly: sate.cli.main
+    heard, said = 0, False
+
+    def counted() -> Iterator[np.ndarray]:
+        nonlocal heard
+        for piece in pieces:
+            heard += len(piece)
+            yield piece
+
+    for commit in live(translator, counted(), spec, options, vad):  # a closed pipe ends it quietly: sate.cli.main
+        said = True
         if args.format == "jsonl":
             print(commit.json(), flush=True)
         elif commit.final:
             print(commit.text, flush=True)
+    if heard and not said:  # a silent input ended without a line, as if nothing had been read: say why
+        name = "stdin" if blocks is None else one_line(str(args.input))
+        print(f"sate stream: note: {name}: {no_speech(heard / SAMPLE_RATE)}; nothing to translate", file=sys.stderr)
     return 0

@@ -24,6 +24,7 @@ from typing import IO, TypedDict
 
 from sate import layout
 from sate.errors import SateError
+from sate.files import open_lock
 
 LOCK_NAME = layout.TRAIN_LOCK
 HEARTBEAT_S = 30.0
@@ -98,7 +99,7 @@ class ExperimentLock:
         """Take the lock or raise `SateError` naming the live holder."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(10):  # retried only when another run replaced the file under us
-            f = open(self.path, "a+", encoding="utf-8")  # noqa: SIM115 - held open for the whole run
+            f = open_lock(self.path)  # held open for the whole run
             try:
                 fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
                 flock = True

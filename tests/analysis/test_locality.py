@@ -153,6 +153,9 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     assert "nosuch.jsonl: manifest is missing" in capsys.readouterr().err
     assert main([*base[:3], str(tmp_path), *base[4:]]) == 2
     assert f"{tmp_path}: directory holds no model.pt" in capsys.readouterr().err
+    # a --data typo was told to "run `sate vocab`" (evaluate: "run `sate prep`"), though the data were prepared
+    assert main([*base[:5], str(tmp_path / "typo"), *base[6:]]) == 2
+    assert capsys.readouterr().err.strip() == f"sate analyze: error: --data {tmp_path / 'typo'}: no such directory"
 
 
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,

@@ -47,6 +47,26 @@ def test_a_file_below_the_lowest_rate_is_refused(tmp_path: Path) -> None:
         read_audio(path)
 
 
+
+def test_prep_and_features_refuse_a_file_below_the_lowest_rate(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate prep` took a 1 Hz WAV (256 KB) as a 128,000 s recording, and `sate features` then asked for 7.6 GiB for
+    its one row: the header's rate is checked where it is read (`wav_info`), as the samples' reader checks it."""
+    from sate.cli import main
+
+    wav = tmp_path / "1hz.wav"
+    sf.write(wav, np.zeros(128_000, dtype=np.int16), 1)
+    kaldi = tmp_path / "kaldi"
+    kaldi.mkdir()
+    (kaldi / "wav.scp").write_text(f"u1 {wav}\n")
+    (kaldi / "text").write_text("u1 hello there\n")
+    assert main(["prep", "--kaldi-dir", str(kaldi), "--out", str(tmp_path / "data")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate prep: error: {kaldi / 'wav.scp'}:1: {wav}: a sample rate of 1 "
+                                               "Hz is not audio sate reads (4,000 to 768,000 Hz)")
+    assert not (tmp_path / "data").exists()
+    with pytest.raises(SateError, match=r"1hz.wav: a sample rate of 1 Hz is not audio sate reads"):
+        audio.wav_info(wav)
+
 def test_a_file_above_the_highest_rate_is_refused(tmp_path: Path) -> None:
     """A WAV header may say any rate up to 4.3 GHz: 80 KB "at" 100,000,001 Hz (co-prime with 16 kHz) asked SciPy
     for a filter of 2e9 taps (15 GB) before a sample was resampled."""

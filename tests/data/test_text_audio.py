@@ -126,3 +126,41 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
     streamed = tmp_path / "streamed.wav"
     streamed.write_bytes(data[: at + 4] + struct.pack("<I", 0xFFFFFFFF) + data[at + 8:])
     assert wav_info(streamed).frames == 3 * 16000 and len(read_audio(streamed)) == 3 * 16000
+
+
+def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> None:
+    """A recorder stopped before it wrote the data chunk's length leaves 0 there: libsndfile reads nothing, and the
+    file of 3 s was said to "hold no audio samples". Said as it is, with how to repair it; an empty WAV is still
+    the one without samples."""
+    from sate.data.audio import read_audio
+
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    zero = tmp_path / "stopped.wav"
+    zero.write_bytes(data[: at + 4] + bytes(4) + data[at + 8:])
+    for read in (wav_info, read_audio):
+        with pytest.raises(SateError, match=rf"^{zero}: its header declares an empty data chunk, with 96,000 "
+                                            r"bytes behind it \(a recording stopped before its header was finished"
+                                            r"\?\), so nothing can be read; repair the header first, e\.g\. sox "
+                                            r"--ignore-length"):
+            read(zero)
+    empty = tmp_path / "empty.wav"
+    empty.write_bytes(data[: at + 4] + bytes(4))
+    with pytest.raises(SateError, match=rf"^{empty}: holds no audio samples$"):
+        wav_info(empty)
+
+
+@pytest.mark.parametrize(("fmt", "suffix"), [("W64", "w64"), ("RF64", "wav"), ("AIFF", "aiff"), ("AU", "au")])
+def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) -> None:
+    """Only a WAV's data chunk was checked: a W64, RF64, AIFF or AU file cut to a third read as its first second,
+    exit 0. Each declares its length too (a riff size, ds64, SSND chunk, data size)."""
+    whole = tmp_path / f"whole.{suffix}"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, format=fmt, subtype="PCM_16")
+    assert wav_info(whole).frames == 3 * 16000
+    cut = tmp_path / f"cut.{suffix}"
+    cut.write_bytes(whole.read_bytes()[: whole.stat().st_size // 3])
+    with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
+                                        r"declares"):
+        wav_info(cut)

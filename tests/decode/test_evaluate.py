@@ -167,6 +167,20 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
 
 
+def test_a_data_directory_that_is_not_there_is_named(tmp_path: Path, eval_packs: dict[str, Path],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A --data typo (or a relative path given from another directory) was told "manifest of split 'dev' is
+    missing (run `sate prep`)", though the data were prepared; a file there was read as a directory."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=rf"^--data typo: no such directory \(relative to the current directory, "
+                                        rf"{tmp_path}\)$"):
+        evaluate(eval_packs["st"], Path("typo"), "dev", tmp_path / "out", device="cpu")
+    (tmp_path / "file").write_text("x\n")
+    with pytest.raises(SateError, match=r"^--data file: a file, not a directory$"):
+        evaluate(eval_packs["st"], Path("file"), "dev", tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out").exists()
+
+
 def test_an_empty_split_is_refused_before_decoding(tmp_path: Path, eval_packs: dict[str, Path],
                                                    prepared_data: Path) -> None:
     """A split of zero rows was decoded, and then sacreBLEU's score was an IndexError traceback."""

@@ -20,6 +20,7 @@ from sate.data import audio
 from sate.data.audio import SAMPLE_RATE, audio_blocks, to_mono_16k
 from sate.decode.api import SpeechTranslator
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
+from sate.errors import SateError
 
 RATE = 44100  # resampled, so block edges in the resampler are crossed too
 SECONDS = 60  # past more than a batch of 16 segments; the energy test makes the reader's blocks smaller
@@ -177,3 +178,33 @@ def test_the_memory_of_a_read_does_not_grow_with_the_channel_count(tmp_path: Pat
     writer.join(timeout=30)
     assert peak < 64 * 2**20, f"held {peak / 2**20:.0f} MiB"
     assert np.allclose(piped, expected, atol=1e-6) and np.allclose(segment, expected[800:2400], atol=1e-6)
+
+
+def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A WAV cut short is refused in a file (its size shows it); piped, where its length is known only at the end,
+    it was read as whole: `sate segment`, `translate` and `stream` gave the first seconds of a talk, exit 0. A size
+    a streaming writer left unknown (0xFFFFFFFF) still reads whole. Piped FLAC, which libsndfile cannot read from a
+    pipe, was "flac decoder lost sync", as if the file were damaged."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, (0.3 * np.sin(np.arange(3 * SAMPLE_RATE) / 9)).astype(np.float32), SAMPLE_RATE, subtype="PCM_16")
+    data = wav.read_bytes()
+    at = data.find(b"data")
+    fifo = tmp_path / "pipe.wav"
+    os.mkfifo(fifo)
+    for fed, expect in [(data[: len(data) // 3], "the stream is cut short: it held 1.0 s of the 3.0 s its header "
+                                                 "declares (an interrupted copy or download?); copy it again"),
+                        (data[: at + 4] + (0xFFFFFFFF).to_bytes(4, "little") + data[at + 8:], None)]:
+        writer = feed(fifo, fed)
+        if expect is None:
+            assert len(np.concatenate(list(audio_blocks(fifo)))) == 3 * SAMPLE_RATE
+        else:
+            assert main(["segment", "--vad", "energy", str(fifo)]) == 1
+            assert capsys.readouterr().err.splitlines()[0] == f"sate segment: error: {fifo}: {expect}"
+        writer.join(timeout=30)
+    flac = tmp_path / "talk.flac"
+    sf.write(flac, sf.read(wav)[0], SAMPLE_RATE, format="FLAC")
+    writer = feed(fifo, flac.read_bytes())
+    with pytest.raises(SateError, match=r"pipe.wav: cannot read audio \(FLAC cannot be read from a pipe: give the "
+                                        r"file's name, or pipe WAV\)$"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)

@@ -224,6 +224,25 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
     assert [json.loads(line) for line in capsys.readouterr().out.splitlines()] == lines
 
 
+def test_stream_of_a_silent_input_says_so(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate stream FILE` of silence ended with no line at all, exit 0, as if nothing had been read (`translate`
+    says "no speech found", `segment` notes it): a note now says so; empty stdin stays silent."""
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(3 * 16000, dtype=np.float32), 16000)
+    assert main(["stream", "--model", str(st_pack), "--fast", str(silent)]) == 0
+    out, err = capsys.readouterr()
+    assert out == "" and err.strip() == (f"sate stream: note: {silent}: no speech found (3.0 s of silence, or of "
+                                         "sounds the VAD does not take for speech: noise, music, tones); nothing to "
+                                         "translate")
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bytes(32000))))
+    assert main(["stream", "--model", str(st_pack), "-"]) == 0
+    assert "sate stream: note: stdin: no speech found (1.0 s of silence" in capsys.readouterr().err
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    assert main(["stream", "--model", str(st_pack), "-"]) == 0
+    assert capsys.readouterr() == ("", "")
+
+
 def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
                                   monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"\x00\x01\x02")))

@@ -167,6 +167,9 @@ def test_bad_directories(whisper_asr_dir: Path, tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"generation_config.json: begin_suppress_tokens is not a list of token ids "
                                         "below 60"):
         WhisperRecognizer.load(broken)
+    (broken / "generation_config.json").write_text(json.dumps(generation | {"suppress_tokens": [True]}))
+    with pytest.raises(SateError, match=r"generation_config.json: suppress_tokens is not a list of token ids below"):
+        WhisperRecognizer.load(broken)  # true is an int to Python: token 1 was suppressed without a word
     (broken / "tokenizer.json").unlink()
     with pytest.raises(SateError, match="no tokenizer.json, vocabulary.json, vocabulary.txt"):
         WhisperRecognizer.load(broken)
@@ -225,6 +228,10 @@ def test_a_config_or_vocabulary_that_disagrees_with_the_weights(whisper_asr_dir:
          "token 'x' has the id -5, not a whole number >= 0"),
         ("string", "tokenizer.json", lambda t: t["model"]["vocab"].update(x="7"), "token 'x' has the id '7'"),
         ("twice", "tokenizer.json", lambda t: t["model"]["vocab"].update(x=7), "id 7 is given to both '.' and 'x'"),
+        # the regular tokens cut to a few (a damaged or hand-made file) decoded every other id as nothing: exit 0
+        ("gaps", "tokenizer.json", lambda t: t["model"].update(vocab={k: v for k, v in t["model"]["vocab"].items()
+                                                                      if v < 2}),
+         r"tokenizer.json: \d+ of the \d+ regular ids have no token \(the first: 2\); is the vocabulary cut"),
     ]
     for name, file, edit, says in cases:
         with pytest.raises(SateError, match=says) as err:

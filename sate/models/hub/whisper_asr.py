@@ -64,7 +64,9 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
     lists = []
     for key in (always, first):
         ids = config.get(key) or []
-        if not isinstance(ids, list) or not all(isinstance(i, int) and 0 <= i < vocab for i in ids):
+        # true is an int to Python: [true] suppressed token 1 without a word
+        if not isinstance(ids, list) or not all(isinstance(i, int) and not isinstance(i, bool) and 0 <= i < vocab
+                                                for i in ids):
             raise SateError(f"{path}: {key} is not a list of token ids below {vocab}")
         lists.append(ids)
     return lists[0], lists[1]

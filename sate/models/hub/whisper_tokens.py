@@ -134,4 +134,9 @@ def whisper_tokens(directory: Path, vocab_size: int) -> WhisperTokens:
     missing = [text for text in SPECIAL.values() if text not in ids]
     if missing:
         raise SateError(f"{path}: no {', '.join(missing)} token")
+    first_special = min(ids[text] for text in SPECIAL.values())
+    gaps = [i for i in range(first_special) if i not in by_id]
+    if gaps:  # each would decode as nothing: a tokenizer.json cut to a few tokens gave empty transcripts, exit 0
+        raise SateError(f"{path}: {len(gaps):,} of the {first_special:,} regular ids have no token (the first: "
+                        f"{gaps[0]}); is the vocabulary cut or damaged?")
     return WhisperTokens(tokens, vocab_size, *(ids[SPECIAL[name]] for name in ("start", "end", "no_timestamps")), path)
