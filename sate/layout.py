@@ -34,6 +34,9 @@ MODEL_FORMAT = "sate-model"  # the "format" a model file declares (sate.models.m
 SYNTH_SUMMARY = "synth.json"  # written when the corpus is done
 SYNTH_MARK = ".sate-synth"  # written first: the files beside it are `sate synth`'s to replace
 
+# What `sate evaluate` writes into its --out directory beside hyp.txt and ref.txt: the scores, and how they were made
+RESULTS = "results.json"
+
 # A packed model directory
 PACK_YAML = "sate.yaml"
 MARIAN_DIR = "marian"  # a Marian vocabulary's files, in a pack

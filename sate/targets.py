@@ -32,12 +32,12 @@ from sate import layout
 from sate.errors import SateError
 from sate.files import MAGIC, binary_kind, is_stream
 
-# text: a file of text (translate, segment, evaluate, report); model: a sate model file (average); image: a PNG
-# (analyze); pack: a packed model directory (pack); directory: a directory the command creates or fills (prep,
-# features, vocab, evaluate, analyze); data: a data directory (prep, features, vocab), never an experiment;
-# experiment: `sate train`'s --exp; corpus: a directory `sate synth` voices a
-# corpus into (OUT/en-de/), never a data directory or an experiment.
-Kind = Literal["text", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
+# text: a file of text (translate, segment, evaluate, report); results: `sate evaluate`'s results.json (text that
+# only evaluate replaces); model: a sate model file (average); image: a PNG (analyze); pack: a packed model
+# directory (pack); directory: a directory the command creates or fills (prep, features, vocab, evaluate, analyze);
+# data: a data directory (prep, features, vocab), never an experiment; experiment: `sate train`'s --exp; corpus: a
+# directory `sate synth` voices a corpus into (OUT/en-de/), never a data directory or an experiment.
+Kind = Literal["text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
@@ -97,19 +97,28 @@ def _managed(path: Path) -> str | None:
         return f"it is {names[path.name]}'s {path.name}"
     if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
+    if path.name == layout.RESULTS and _json_object_with(path, ("mode", "split"), whole=True):
+        return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     return None
 
 
 def _manifest(path: Path) -> bool:
     """Does ``path`` begin with a manifest row (`sate prep`'s keys ``id`` and ``audio``)? A data directory that
     `sate prep` alone has written holds nothing else to tell it by: `segment --out DATA` replaced its train.jsonl
-    with segment times. Only the first line is read (at most 1 MB)."""
+    with segment times."""
+    return _json_object_with(path, ("id", "audio"), whole=False)
+
+
+def _json_object_with(path: Path, keys: tuple[str, ...], whole: bool) -> bool:
+    """Is the first line of ``path`` (a manifest row) or, with `whole`, the file (`sate evaluate`'s indented
+    results.json) a JSON object holding ``keys``? At most 1 MB is read: a longer text is neither."""
     try:
         with open(path, "rb") as f:
-            row = json.loads(f.readline(1 << 20))
+            text = f.read(1 << 20) if whole else f.readline(1 << 20)
+        data = json.loads(text)
     except (OSError, ValueError):
         return False
-    return isinstance(row, dict) and {"id", "audio"} <= row.keys()
+    return isinstance(data, dict) and set(keys) <= data.keys()
 
 
 def _data_files(directory: Path) -> list[str]:
@@ -188,12 +197,12 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
     if not path.is_file():
         raise SateError(f"{refuse}: not a regular file")
-    if kind == "text":
+    if kind in ("text", "results"):
         what = binary_kind(path)
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
-        if whose is not None:
+        if whose is not None and not (kind == "results" and path.name == layout.RESULTS):
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")

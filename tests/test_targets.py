@@ -452,3 +452,29 @@ def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path:
     (data / "marian").unlink()
     assert main(["vocab", "--data", str(data), "--marian", str(hub)]) == 0
     assert (data / "marian" / "source.spm").read_bytes() == (hub / "source.spm").read_bytes()
+
+
+def test_evaluate_results_are_rewritten_by_evaluate_alone(tmp_path: Path, a_pack: Path, prepared_data: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`translate --out EV/results.json` replaced a run's scores with translation text, exit 0: text over text,
+    which the rule allowed (found by the tenth hostile pass). `sate evaluate` still rewrites its own, and a
+    results.json of anyone else's (not evaluate's object) stays text like any other."""
+    out = tmp_path / "ev"
+    argv = ["evaluate", "--model", str(a_pack), "--data", str(prepared_data), "--split", "dev", "--out", str(out)]
+    assert main(argv) == 0
+    assert main(argv) == 0  # its own results.json, replaced by the new run's
+    capsys.readouterr()
+    results = out / "results.json"
+    before = results.read_text()
+    assert json.loads(before)["split"] == "dev"
+    sf.write(tmp_path / "talk.wav", np.zeros(16000, dtype=np.float32), 16000)
+    for form in ("text", "jsonl"):
+        assert main(["translate", "--model", str(a_pack), str(tmp_path / "talk.wav"), "--format", form,
+                     "--out", str(results)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"--out {results}: refusing to replace it: it holds the scores of a `sate evaluate` "
+                            "run, which only `sate evaluate` rewrites"), err
+        assert results.read_text() == before
+    mine = tmp_path / "results.json"
+    mine.write_text("my own notes\n")
+    assert check_output(mine, "text") == mine

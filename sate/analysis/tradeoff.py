@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, shown
 from sate.files import atomic_open, read_json
+from sate.layout import RESULTS
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
 from sate.targets import check_output, file_name
@@ -26,7 +27,6 @@ from sate.targets import check_output, file_name
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
     from matplotlib.figure import Figure
 
-RESULTS = "results.json"  # what `sate evaluate` writes into its --out directory
 PLOT_INCHES = (7.0, 4.5)
 PLOT_DPI = 100
 

@@ -32,6 +32,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
 
+from sate import layout
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError
@@ -106,7 +107,7 @@ def check_out(out: Path) -> None:
     (`sate.targets`)."""
     check_output(out, "directory")
     for name in OUTPUTS:
-        check_output(out / name, "text")
+        check_output(out / name, "results" if name == layout.RESULTS else "text")
 
 
 def create_out(out: Path) -> None:
