@@ -23,7 +23,7 @@ import soundfile as sf
 from sate import layout
 from sate.cli import main
 from sate.data.manifest import read_manifest, write_manifest
-from sate.files import atomic_write_text, exclusive, make_temp_dir
+from sate.files import atomic_write_text, describe_os_error, exclusive, make_temp_dir
 
 
 def leftovers(root: Path) -> list[str]:
@@ -462,8 +462,8 @@ def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path
     modes(data, 0o755)
     modes(data / "train.jsonl", 0o000)  # an input that may not be read
     code, err = as_a_user(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"])
-    assert (code, err.strip()) == (1, f"sate vocab: error: {data / 'train.jsonl'}: Permission denied (no "
-                                      "permission)")
+    assert (code, err.strip()) == (1, f"sate vocab: error: {data / 'train.jsonl'}: Permission denied (see the "
+                                      "file's and its folders' permissions (ls -l), or use another place)")
     modes(wav, 0o000)  # libsndfile's own reason was "System error"
     code, err = as_a_user(["segment", str(wav), "--vad", "energy"])
     assert (code, err.strip().splitlines()) == (1, [f"sate segment: error: {wav}: cannot read audio (Permission "
@@ -556,3 +556,13 @@ def test_a_stopped_synth_is_one_line_and_leaves_no_voicing_process(tmp_path: Pat
         time.sleep(0.1)
     assert {w: _command(w) for w in workers if _alive(w)} == {}
     assert sorted(p.name for p in scratch.iterdir()) == []
+
+
+def test_an_os_error_line_adds_advice_not_its_own_words_again() -> None:
+    """EPERM read "Operation not permitted (not permitted)" and EACCES "Permission denied (no permission)": the
+    hint said the reason a second time (found by the tenth hostile pass, `--out /sys/x/`)."""
+    for code in (errno.EPERM, errno.EACCES):
+        line = describe_os_error(OSError(code, os.strerror(code), "/sys/x"))
+        reason, _, hint = line.removeprefix("/sys/x: ").partition(" (")
+        assert reason == os.strerror(code) and "another place" in hint, line
+        assert not set(reason.lower().split()) & set(hint.lower().split()) - {"the", "or", "a"}, line
