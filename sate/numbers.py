@@ -32,6 +32,12 @@ def is_int64(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]
 
 
+def is_digits(text: str) -> bool:
+    """Is ``text`` a whole number written in 0-9 alone? `str.isdigit` also takes '²' or '٣', which `int()` then
+    refuses (or reads as another number): a name part or an offset checked by it alone ended in a traceback."""
+    return text.isascii() and text.isdigit()
+
+
 def max_jobs() -> int:
     """The most worker processes a command starts (`--jobs`): four per CPU, at least 16. Voicing and fbank are
     CPU-bound, so more only compete for the cores, and each is a process of its own with its own memory."""

@@ -29,6 +29,7 @@ from sate import layout
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import atomic_write_lines, read_record
+from sate.numbers import is_digits
 
 SIZES = "sizes.json"
 
@@ -40,7 +41,7 @@ def read_index(scp: Path, base: Path | None = None) -> dict[str, tuple[Path, int
     for lineno, line in enumerate(read_text_lines(scp), start=1):
         utt_id, _, where = line.partition(" ")
         ark, _, offset = where.strip().rpartition(":")
-        if not utt_id or not ark or not (offset.isascii() and offset.isdigit()):  # '²' is a digit to isdigit
+        if not utt_id or not ark or not is_digits(offset):
             raise SateError(f"{scp}:{lineno}: not an index line (ID ARK:OFFSET): {shown(line)}")
         path = Path(ark)
         entries[utt_id] = (path if path.is_absolute() else (base or scp.parent) / path, int(offset))

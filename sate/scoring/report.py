@@ -17,7 +17,7 @@ from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, atomic_write_text, read_json
-from sate.numbers import is_number
+from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_not_input, check_output, file_name, same_file
@@ -159,7 +159,7 @@ def curve_logs(system: Path) -> list[Path]:
     """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
     a folder named otherwise (``version_old``) is not Lightning's and is left out."""
     logs = [p for p in (system / "logs").glob("version_*/metrics.csv") if p.parent.name[8:].isascii()
-            and p.parent.name[8:].isdigit()]  # "²" is a digit to isdigit, not to int()
+            and is_digits(p.parent.name[8:])]
     return sorted(logs, key=lambda p: int(p.parent.name[8:]))
 
 

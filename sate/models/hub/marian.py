@@ -30,6 +30,7 @@ from torch import nn
 from sate.errors import SateError
 from sate.models.espnet_blocks import PositionalEncoding
 from sate.models.hub.settings import MarianHub
+from sate.numbers import is_digits
 
 LAYER_NORM_EPS = 1e-5
 
@@ -112,7 +113,7 @@ def _layer_key(rest: str, names: dict[str, str], prefix: str) -> str | None:
     """``3.fc1.weight`` -> ``{prefix}3.feed_forward.w_1.weight``; None for a name no layer has."""
     index, _, tail = rest.partition(".")
     module, _, param = tail.rpartition(".")
-    if not index.isdigit() or module not in names:
+    if not is_digits(index) or module not in names:
         return None
     return f"{prefix}{index}.{names[module]}.{param}"
 
@@ -125,7 +126,8 @@ def check_sizes(plain: dict[str, torch.Tensor], hub: MarianHub, source: str) -> 
     if embedding is not None and plain[embedding].dim() == 2:
         found += [("vocab_size", plain[embedding].size(0), embedding), ("d_model", plain[embedding].size(1), embedding)]
     for side in ("encoder", "decoder"):
-        indices = {int(k.split(".")[2]) for k in plain if k.startswith(f"{side}.layers.") and k.split(".")[2].isdigit()}
+        parts = [k.split(".") for k in plain if k.startswith(f"{side}.layers.")]
+        indices = {int(part[2]) for part in parts if is_digits(part[2])}
         if indices:
             found.append((f"{side}_layers", max(indices) + 1, f"{side}.layers.{max(indices)}"))
         fc1 = f"{side}.layers.0.fc1.weight"
