@@ -43,7 +43,7 @@ from sate.targets import check_output
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
 # an earlier ST run's hyp.txt beside its own results.
-OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", "results.json")
+OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", layout.RESULTS)
 
 
 class Results(TypedDict, total=False):
@@ -289,8 +289,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     if model.task != "mt":
         audio = sum(float(r["duration"]) for r in rows)
         results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
-    (out / "results.json").unlink(missing_ok=True)  # until the new one is written, no results describe the files
-    written = ["results.json"]
+    (out / layout.RESULTS).unlink(missing_ok=True)  # until the new one is written, no results describe the files
+    written = [layout.RESULTS]
     report = [f"{results['talks']} talks translated whole, the output re-segmented to the references"] if talks else []
     if translations is not None:
         _write_lines(out / "hyp.txt", translations)
@@ -339,7 +339,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
     for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
         (out / name).unlink(missing_ok=True)
-    atomic_write_lines(out / "results.json", [json_text(results, indent=1)])  # a path not UTF-8 as \udcXX
+    atomic_write_lines(out / layout.RESULTS, [json_text(results, indent=1)])  # a path not UTF-8 as \udcXX
     speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
     if "rtf" in results and results["rtf"] is not None:
         speed += f", real-time factor {results['rtf']:.3f}"

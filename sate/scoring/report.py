@@ -75,7 +75,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     rows = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
         for split in splits:
-            path = system / f"decode_{split}" / "results.json"
+            path = system / f"decode_{split}" / layout.RESULTS
             if path.is_file():  # the folder names the system and the split, whatever the file holds
                 rows.append({**read_results(path), "system": system.name, "split": split,
                              "train_minutes": train_minutes(system)})
@@ -86,7 +86,7 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
-             for name in ("results.json", "hyp.txt", "ref.txt")]
+             for name in (layout.RESULTS, "hyp.txt", "ref.txt")]
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *curve_logs(s))]
 
 
