@@ -63,7 +63,14 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
             raise SateError(f"{path}:{lineno}: malformed yaml entry: {shown(text.strip())}")
         keys = [str(k.value) for k, _ in node.value[0].value]
-        fields = {str(k): str(v) for k, v in loaded[0].items()}
+        entry = loaded[0]
+        kind = next((name for name in YAML_FIELDS if name in entry and (isinstance(entry[name], bool) or not
+                                                                          isinstance(entry[name], str | int | float))),
+                     None)
+        if kind is not None:  # a list, a mapping or null was written out as its Python text ("['a', 'b']", "None")
+            raise SateError(f"{path}:{lineno}: {kind} must be text or a number, got {shown(entry[kind])}: "
+                            f"{shown(text.strip())}")
+        fields = {str(k): str(v) for k, v in entry.items()}
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")

@@ -182,6 +182,14 @@ def _offset_twice(lines: list[str]) -> list[str]:
     return [*lines[:2], lines[2].replace("offset:", "offset: 0.5, offset:"), *lines[3:]]
 
 
+def _speaker_a_list(lines: list[str]) -> list[str]:  # brackets: the line goes through the yaml parser
+    return [*lines[:2], re.sub(r"speaker_id: [^,}]+", "speaker_id: [a, b]", lines[2]), *lines[3:]]
+
+
+def _wav_null(lines: list[str]) -> list[str]:  # quotes: the yaml parser, where null is None
+    return [*lines[:2], re.sub(r"wav: [^,}]+", "'wav': null", lines[2]), *lines[3:]]
+
+
 def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes through the yaml parser
     return [*lines[:2], lines[2].replace("offset:", "'offset': 0.5, offset:"), *lines[3:]]
 
@@ -190,6 +198,8 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_offset_twice, r"train\.yaml:3: key offset appears twice"),
     (_quoted_key_twice, r"train\.yaml:3: key offset appears twice"),
     (_missing_field, r"train\.yaml:2: yaml entry misses field\(s\) speaker_id"),
+    (_speaker_a_list, r"train\.yaml:3: speaker_id must be text or a number, got \['a', 'b'\]: "),
+    (_wav_null, r"train\.yaml:3: wav must be text or a number, got None: "),
     (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
     (_negative, r"train\.yaml:3: offset and duration must be from 0 to 10,000,000 seconds"),
