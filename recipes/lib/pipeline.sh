@@ -35,6 +35,9 @@ done
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
 done
+# The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
+# file names.
+read -r -a test_splits <<< "${test_sets:-}"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
@@ -266,7 +269,7 @@ fi
 # ------------------------------------------------------------------ evaluation
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
-  for split in $test_sets; do
+  for split in "${test_splits[@]}"; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
       sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
@@ -280,8 +283,7 @@ fi
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
-  # shellcheck disable=SC2086
-  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md" --curves "$exp/curves.png"
+  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" --curves "$exp/curves.png"
 fi
 
 if run_stage 9 "translate one test recording with sate translate"; then
@@ -313,7 +315,7 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     --set model.adaptor.type=shrink
   for system in e2e_scratch e2e_asr sate_nokd sate_shrink; do
     average_and_pack "$system"
-    for split in $test_sets; do
+    for split in "${test_splits[@]}"; do
       [ -e "$data/$split.jsonl" ] || continue
       [ -e "$exp/$system/decode_$split/results.json" ] && [ "$force" != true ] && continue
       logged "$exp/$system/decode_$split/decode.log" \
@@ -324,8 +326,7 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
   # its localness is its own, not inherited from the ASR model); SATE's two encoders beside them.
   sate analyze locality --model "$exp/asr/model.pt" "$exp/mt/model.pt" "$exp/e2e_scratch/model.pt" \
     "$exp/st/model.pt" --data "$data" --split dev --max-utts 200 --out "$exp/locality"
-  # shellcheck disable=SC2086
-  sate report --exp "$exp" --splits $test_sets --out "$exp/results.md"
+  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md"
 fi
 
 # ------------------------------------------------------------------ where CTC sits (--ctc-layer K)

@@ -175,3 +175,24 @@ def test_libri_trans_has_no_target_language_to_choose(tmp_path: Path, run_recipe
     assert done.returncode == 1
     assert done.stderr == "[libri_trans] error: unknown option --tgt-lang (--help lists them)\n"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
+    """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
+    unquoted $test_sets was globbed (left by the tenth hostile pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\nprintf "%s\\n" "$@" > "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    results = tmp_path / "exp" / "st" / "decode_tst-COMMON" / "results.json"
+    results.parent.mkdir(parents=True)
+    results.write_text("{}\n")
+    (tmp_path / "a-file-here").touch()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--test-sets", "* tst-HE", "--stage", "8",
+            "--stop-stage", "8"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = args.read_text().splitlines()
+    assert said[said.index("--splits") + 1:said.index("--out")] == ["*", "tst-HE"], said
