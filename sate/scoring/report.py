@@ -49,10 +49,11 @@ def read_results(path: Path) -> dict:
     (TypeError, or a format error while the table was written)."""
     result = read_json(path)
     for key in SCORES:
-        if result.get(key) is not None and not is_number(result[key]):
+        if result.get(key) is None:
+            continue
+        if not is_number(result[key]):
             raise SateError(f"{path}: {key} must be a number or null, got {shown(result[key])}")
-        if result.get(key) is not None:
-            check_score_range(path, key, result[key])
+        check_score_range(path, key, result[key])
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
         raise SateError(f"{path}: signature must be an object with the BLEU signature under bleu")
@@ -158,8 +159,7 @@ CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("
 def curve_logs(system: Path) -> list[Path]:
     """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
     a folder named otherwise (``version_old``) is not Lightning's and is left out."""
-    logs = [p for p in (system / "logs").glob("version_*/metrics.csv") if p.parent.name[8:].isascii()
-            and is_digits(p.parent.name[8:])]
+    logs = [p for p in (system / "logs").glob("version_*/metrics.csv") if is_digits(p.parent.name[8:])]
     return sorted(logs, key=lambda p: int(p.parent.name[8:]))
 
 

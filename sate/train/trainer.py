@@ -63,11 +63,12 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     config = apply_init_from(_naming_set(path, overrides, lambda items: _merged(data, items)), sources)
 
     def resolved(items: list[str]) -> TrainingConfig:
-        config = apply_init_from(_merged(data, items), sources)
-        resolve_in_file(config.task, config.model, path)  # before the data: a refusal names the file and key
-        if config.init:
-            check_init_section(config.task, config.init)
-        return config
+        # the whole command line's config is built above; only a refusal's search for its --set builds others
+        built = config if items == overrides else apply_init_from(_merged(data, items), sources)
+        resolve_in_file(built.task, built.model, path)  # before the data: a refusal names the file and key
+        if built.init:
+            check_init_section(built.task, built.init)
+        return built
 
     _naming_set(path, overrides, resolved)
     if need_data:
