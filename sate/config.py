@@ -17,6 +17,7 @@ import yaml
 
 from sate.errors import SateError, shown
 from sate.files import atomic_write_text, not_a_file
+from sate.numbers import is_digits
 
 
 class SafeValues(yaml.SafeLoader):
@@ -33,13 +34,30 @@ class SafeValues(yaml.SafeLoader):
             raise yaml.constructor.ConstructorError(None, None, f"cannot read {what}: {why}", node.start_mark) \
                 from None
 
+    def construct_yaml_int(self, node: yaml.ScalarNode) -> int:
+        """An integer as YAML 1.2 reads it where 1.1 differs: digits after a leading zero are decimal (`010` is 10,
+        not octal 8); `0x` and `0b` keep their bases."""
+        value = str(self.construct_scalar(node)).replace("_", "")
+        digits = value.lstrip("+-")
+        if len(digits) > 1 and digits[0] == "0" and is_digits(digits):
+            return -int(digits) if value.startswith("-") else int(digits)
+        return super().construct_yaml_int(node)
+
+
+SafeValues.add_constructor("tag:yaml.org,2002:int", SafeValues.construct_yaml_int)
+
 
 # YAML 1.1's base-60 numbers: `1:30` is read as 90 and `2:30.5` as 150.5, so `--set trainer.max_epochs=2:30` trained
 # 150 epochs and `--decode lenpen=1:0.5` was refused as 60.5, a value the user never wrote. YAML 1.2 dropped them;
 # here they are strings, refused by the key they are given to ("must be an integer, got '2:30'").
 _BASE_60 = re.compile(r"\|[^|]*\(\?::\[0-5\]\?\[0-9\]\)\+[^|]*?(?=\||\)\$)")
+# YAML 1.1's octal: `010` is 8, so `--set trainer.max_epochs=010` trained 8 epochs, `nbest: 010` in a pack was refused
+# as 8, and `08` (no octal) became the float 8.0. YAML 1.2 reads a leading zero as a decimal's; so does sate
+# (`SafeValues.construct_yaml_int`).
+_OCTAL = "|[-+]?0[0-7_]+"
 SafeValues.yaml_implicit_resolvers = {
-    first: [(tag, re.compile(_BASE_60.sub("", rx.pattern), re.X) if tag.endswith((":int", ":float")) else rx)
+    first: [(tag, re.compile(_BASE_60.sub("", rx.pattern).replace(_OCTAL, "|[-+]?0[0-9_]+"), re.X)
+             if tag.endswith((":int", ":float")) else rx)
             for tag, rx in entries]
     for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 

@@ -225,6 +225,26 @@ def test_base_60_numbers_are_not_read_as_numbers(tmp_path: Path, capsys: pytest.
     assert "trainer.max_epochs must be an integer, got '2:30'" in capsys.readouterr().err
 
 
+def test_a_leading_zero_is_a_decimal_not_octal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML 1.1 reads `010` as octal 8 and `08` as the float 8.0: `--set trainer.max_epochs=010` trained 8 epochs
+    without a word, and a quoted MuST-C yaml line's `offset: 010` was 8 s where an unquoted one's was 10 (eleventh
+    hostile pass). As in YAML 1.2, digits after a leading zero are decimal, in every YAML sate reads."""
+    from sate.config import load_yaml_text
+    from sate.data.mustc import parse_yaml_line
+
+    assert load_yaml_text("[010, 08, -010, +0_10, 00, 0x10, 0b11, !!int 010, '010']") == [10, 8, -10, 10, 0, 16, 3, 10,
+                                                                                        "010"]
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    for value in ("010", "08"):
+        assert main(["config", "--config", str(path), "--set", f"trainer.max_epochs={value}", "--get",
+                     "trainer.max_epochs"]) == 0
+        assert capsys.readouterr().out.strip() == str(int(value, 10))
+    entry = "- {duration: 1, offset: 010, speaker_id: %s, wav: ted_1.wav}"
+    assert float(parse_yaml_line(entry % "'a'", path, 1)["offset"]) == float(parse_yaml_line(entry % "a", path, 1)[
+        "offset"]) == 10
+
+
 @pytest.mark.parametrize(("section", "says"), [
     ("{foo: {path: x.pt}}", "init: unknown component(s) foo for a asr model; known: acoustic, ctc, decoder, model"),
     ("{acoustic: [x.pt]}", "init.acoustic: must be a mapping with a 'path', got ['x.pt']"),
