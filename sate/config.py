@@ -124,11 +124,18 @@ def load_yaml_text(text: str, where: str = "the YAML") -> object:
     return bounded(data, where)
 
 
+def yaml_problem(err: yaml.YAMLError) -> str | None:
+    """PyYAML's short reason, cut as a value in a message is: it quotes an undefined alias or an unknown tag whole,
+    so a 3 MB alias name was a 3 MB error line."""
+    problem = getattr(err, "problem", None)
+    return problem if problem is None or len(problem) <= 100 else problem[:97] + "..."
+
+
 def invalid_yaml(path: Path, err: yaml.YAMLError) -> SateError:
     """One line for a YAML syntax error: PyYAML's own message spans several lines, quoting the file."""
     mark = getattr(err, "problem_mark", None)
     where = f" line {mark.line + 1}" if mark is not None else ""
-    return SateError(f"{path}{where}: invalid YAML ({getattr(err, 'problem', None) or shown(str(err))})")
+    return SateError(f"{path}{where}: invalid YAML ({yaml_problem(err) or shown(str(err))})")
 
 
 def yaml_bytes(path: Path) -> bytes:
@@ -191,7 +198,7 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
         try:
             value = load_yaml_text(raw, f"--set {shown(item)}")
         except yaml.YAMLError as err:
-            why = getattr(err, "problem", None)
+            why = yaml_problem(err)
             raise SateError(f"--set {shown(item)}: the value is not valid YAML" + (f" ({why})" if why else "")) \
                 from None
         node = config

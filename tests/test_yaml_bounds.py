@@ -310,3 +310,25 @@ def test_an_espnet_config_is_bounded_as_every_config(tmp_path: Path) -> None:
     (tmp_path / "config.yaml").write_text("token_list: /dev/zero\n")
     with pytest.raises(SateError, match=r"/dev/zero:1: a NUL byte"):
         read_espnet(tmp_path / "model.pth", {"w": torch.zeros(1)}, None)
+
+
+@pytest.mark.parametrize("value", ["*" + "a" * 100_000, "!" + "a" * 100_000 + " x"])
+def test_a_yaml_error_quoting_a_long_alias_or_tag_is_one_short_line(tmp_path: Path, value: str,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """PyYAML's reason quotes an undefined alias or an unknown tag whole: a config, a pack's sate.yaml or a --set
+    value holding a 3 MB one was a 3 MB error line (eleventh hostile pass)."""
+    config = tmp_path / "mt.yaml"
+    config.write_text(f"task: {value}\n")
+    assert main(["config", "--config", str(config)]) == 2
+    err = capsys.readouterr().err
+    one_short_line(err)
+    assert "invalid YAML (found undefined alias 'aaa" in err or "invalid YAML (could not determine a constructor" in err
+    config.write_text("task: mt\n")
+    assert main(["config", "--config", str(config), "--set", f"optim.lr={value}"]) == 2
+    one_short_line(capsys.readouterr().err)
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: {value}\n")
+    with pytest.raises(SateError) as err:
+        read_pack_yaml(pack)
+    one_short_line(str(err.value))
