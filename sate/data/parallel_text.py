@@ -21,6 +21,9 @@ from sate.files import what_is_there
 
 T = TypeVar("T")
 GZIP_MAGIC = b"\x1f\x8b"
+# A sentence of MT text (WMT's longest lines hold some kilobytes). A line is read whole: a file without line breaks
+# (old Mac line endings, \r alone; a binary file) was one line of all its bytes, 7 MB of gzip asked for gigabytes.
+MAX_LINE_BYTES = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -58,7 +61,10 @@ def _lines(path: Path) -> Iterator[str]:
     """Decoded lines, split on ``\\n`` only (as `sate.data.manifest.read_text_lines`), ``\\r`` and a BOM dropped."""
     try:
         with open_binary(path) as f:
-            for lineno, raw in enumerate(f, start=1):
+            for lineno, raw in enumerate(iter(lambda: f.readline(MAX_LINE_BYTES + 1), b""), start=1):
+                if len(raw) > MAX_LINE_BYTES and not raw.endswith(b"\n"):
+                    raise SateError(f"{path}:{lineno}: a line of more than {MAX_LINE_BYTES:,} bytes, not a sentence "
+                                    "(lines end with \\n; a file with \\r alone, or not text?)")
                 try:
                     line = raw.decode("utf-8")
                 except UnicodeDecodeError as err:

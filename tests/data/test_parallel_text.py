@@ -64,6 +64,22 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
         check_pairs([(tmp_path / "loop.en", de)])
 
 
+def test_a_line_longer_than_any_sentence_is_refused_before_it_is_read_whole(tmp_path: Path) -> None:
+    """MT text is read a line at a time: a file without line breaks (old Mac line endings, \\r alone) was one line of
+    all its bytes, so 7 MB of gzip asked for gigabytes (eleventh hostile pass). A line of MAX_LINE_BYTES is read."""
+    from sate.data.parallel_text import MAX_LINE_BYTES
+
+    en = tmp_path / "x.en.gz"
+    en.write_bytes(gzip.compress(b"one\r" * (MAX_LINE_BYTES // 2)))
+    de = write(tmp_path / "x.de", "eins\n")
+    with pytest.raises(SateError, match=r"x\.en\.gz:1: a line of more than 1,048,576 bytes, not a sentence"):
+        list(read_pairs([(en, de)]))
+    long = b"a" * (MAX_LINE_BYTES - 1) + b"\r\n"
+    (tmp_path / "y.en").write_bytes(b"one\n" + long)
+    (tmp_path / "y.de").write_bytes(b"eins\n" + long)
+    assert [len(p.en) for p in read_pairs([(tmp_path / "y.en", tmp_path / "y.de")])] == [3, MAX_LINE_BYTES - 1]
+
+
 def test_reservoir_keeps_small_inputs_whole_and_samples_large_ones_uniformly() -> None:
     assert reservoir_sample(iter("abcde"), 5) == list("abcde")
     assert reservoir_sample(iter("abc"), 10) == list("abc")
