@@ -20,6 +20,8 @@ import json
 import os
 import shutil
 import sys
+import zipfile
+import zlib
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -300,6 +302,11 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     if damaged or split_damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
+    no_stats = [s for s in shards if s.stats and s.scp.is_file() and s not in damaged and stats_problem(s)]
+    if no_stats:
+        print(f"{split}: {len(no_stats)} shard(s) whose CMVN sums ({no_stats[0].stats_path.name}) are missing or "
+              "damaged: recomputed")
+        damaged += no_stats
     elif scp.is_file() and (joined := _joined(shards, inherited)) is not None and _read_lines(scp) != joined:
         print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
         split_damaged = True
@@ -310,6 +317,33 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
             index.unlink(missing_ok=True)
     todo = [] if scp.is_file() else [s for s in shards if not s.scp.is_file()]
     return SplitPlan(split, scp, shards, todo, inherited)
+
+
+def _stats_frames(shard: Shard) -> int:
+    """The frames a shard's CMVN sums count: each stored matrix once (`_compute_shard` stores a repeated slice
+    once)."""
+    rows = shard.rows
+    return sum(row[5] for k, row in enumerate(rows) if k == 0 or rows[k - 1][1:] != row[1:])
+
+
+def stats_problem(shard: Shard) -> str | None:
+    """Why a train shard's CMVN sums (``NNNNN.stats.npz``, which `write_cmvn` adds up into ``cmvn.json``) cannot be
+    used, or None: missing, unreadable, of another shape, not finite, or counting other frames than its rows'. A cut
+    file was a BadZipFile traceback, sums of another length a ValueError one, and a frame count edited to -3 gave a
+    ``cmvn.json`` of nonsense, exit 0."""
+    try:
+        with np.load(shard.stats_path, allow_pickle=False) as stats:
+            total, total_sq, frames = (np.asarray(stats[key]) for key in ("sum", "sum_sq", "frames"))
+    except FileNotFoundError:
+        return "missing"
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):
+        return "not the sums sate features writes (cut short or replaced?)"
+    if not (total.shape == total_sq.shape == (NUM_MEL_BINS,) and total.dtype.kind == total_sq.dtype.kind == "f"
+            and np.isfinite(total).all() and np.isfinite(total_sq).all() and (total_sq >= 0).all()):
+        return f"not {NUM_MEL_BINS} finite sums of frames and of their squares"
+    if frames.shape != () or frames.dtype.kind not in "iu" or int(frames) != _stats_frames(shard):
+        return f"counting {frames.tolist()!r:.40} frames where its rows have {_stats_frames(shard)}"
+    return None
 
 
 def _untrusted(entries: dict[str, tuple[Path, int]], fbank: Path, shard: Shard | None = None) -> bool:
@@ -374,6 +408,9 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
     total_sq = np.zeros(NUM_MEL_BINS)
     frames = 0
     for shard in plan.shards:
+        problem = stats_problem(shard)
+        if problem is not None:  # checked when planned; changed since
+            raise SateError(f"{shard.stats_path}: CMVN sums {problem}; run `sate features` again")
         with np.load(shard.stats_path) as stats:
             total += stats["sum"]
             total_sq += stats["sum_sq"]

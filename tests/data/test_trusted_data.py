@@ -440,3 +440,28 @@ def test_a_damaged_checksum_record_is_not_up_to_date(tmp_path: Path, prepared: P
     rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 0 and DAMAGED_SHARD in out, out + err
     assert crc.read_text() == before
+
+
+@pytest.mark.parametrize("damage", ["delete", "cut", "shape", "frames"])
+def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
+    """A train shard's CMVN sums (NNNNN.stats.npz), which cmvn.json is added up from, were trusted blindly: deleted, a
+    FileNotFoundError; cut short, a BadZipFile traceback; of another length, a ValueError traceback; a frame count
+    edited to -3, a cmvn.json of nonsense with exit 0 (eleventh hostile pass). Each is recomputed, as a damaged ark
+    is."""
+    data = copy_data(prepared, tmp_path / "data")
+    stats = data / "fbank" / "train" / "00000.stats.npz"
+    cmvn = load_cmvn(data / "cmvn.json")
+    (data / "cmvn.json").unlink()
+    if damage == "delete":
+        stats.unlink()
+    elif damage == "cut":
+        stats.write_bytes(stats.read_bytes()[:100])
+    elif damage == "shape":
+        np.savez(stats, sum=np.zeros(40), sum_sq=np.zeros(40), frames=5)
+    else:
+        with np.load(stats) as old:
+            np.savez(stats, sum=old["sum"], sum_sq=old["sum_sq"], frames=-3)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    says = "train: 1 shard(s) whose CMVN sums (00000.stats.npz) are missing or damaged: recomputed"
+    assert rc == 0 and says in out, out + err
+    assert all(np.array_equal(a, b) for a, b in zip(load_cmvn(data / "cmvn.json"), cmvn, strict=True))
