@@ -18,7 +18,7 @@ from torch.utils.data import ConcatDataset, Dataset
 
 from sate import layout
 from sate.data.feature_index import FeatureIndex
-from sate.data.features import load_cmvn
+from sate.data.features import SPEED_SPLIT, check_speed_split, load_cmvn
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
@@ -102,6 +102,8 @@ def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_
                    features: str = "fbank", cmvn: str | Path | CMVN | None = None) -> Dataset:
     """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
     (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply). ``tgt_vocab`` None: ASR."""
+    if split == SPEED_SPLIT:  # written once from train by `sate features --speed-perturb`, and train may change
+        check_speed_split(Path(data_dir))
     if features == "waveform":
         return WaveformDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab)
     return SpeechDataset.from_data_dir(data_dir, split, src_vocab, tgt_vocab, cmvn)

@@ -117,6 +117,31 @@ def speed_rows(rows: list[dict]) -> list[dict]:
     return out
 
 
+def speed_split_problem(data_dir: Path) -> str | None:
+    """Why ``DATA/train_sp.jsonl`` is not the speed-perturbed copy of ``DATA/train.jsonl`` (`speed_rows`), or None.
+    It is written once, by ``--speed-perturb``: train.jsonl changed since (prepared again, a row removed, a
+    translation corrected) left it with the old rows, trained on without a word."""
+    manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
+    try:
+        rows = read_manifest(manifest)
+    except SateError as err:
+        return str(err)
+    expected = speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl"))
+    if rows == expected:
+        return None
+    line = next((k + 1 for k, (a, b) in enumerate(zip(rows, expected, strict=False)) if a != b),
+                min(len(rows), len(expected)) + 1)
+    return (f"{manifest}:{line}: not the speed-perturbed copy of {TRAIN_SPLIT}.jsonl's rows ({TRAIN_SPLIT}.jsonl "
+            "changed since `sate features --speed-perturb` wrote it)")
+
+
+def check_speed_split(data_dir: Path) -> None:
+    """Refuse to read ``train_sp`` when it no longer follows ``train`` (`speed_split_problem`)."""
+    problem = speed_split_problem(data_dir)
+    if problem is not None:
+        raise SateError(f"{problem}; run `sate features --data {data_dir}` to write it again")
+
+
 # ----------------------------------------------------------------------------------------------
 # Shards
 
@@ -477,10 +502,17 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     splits = args.splits or [s for s in manifest_splits(data_dir) if s != SPEED_SPLIT]
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
+    speed_manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
     if args.speed_perturb:
         if TRAIN_SPLIT not in splits:
             raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
-        write_manifest(data_dir / f"{SPEED_SPLIT}.jsonl", speed_rows(read_manifest(data_dir / "train.jsonl")))
+        write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / "train.jsonl")))
+        splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
+    elif TRAIN_SPLIT in splits and speed_manifest.is_file():  # an earlier --speed-perturb's: it follows train
+        if speed_split_problem(data_dir) is not None:
+            write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / "train.jsonl")))
+            print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
+                  "--speed-perturb` wrote it")
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
     plans = {split: plan_split(data_dir, split, read_manifest(data_dir / f"{split}.jsonl")) for split in splits}
 

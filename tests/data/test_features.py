@@ -128,10 +128,30 @@ def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     np.testing.assert_array_equal(store[train[0]["id"]], original[train[0]["id"]])
     assert not (prepped / "fbank" / "train_sp" / "00000.stats.npz").exists()  # CMVN stays train-only
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
-    assert rc == 0 and "train_sp" not in out  # only asked for again with --speed-perturb
+    assert rc == 0 and f"train_sp: {2 * len(train)} utterances, up to date" in out and "written again" not in out
+
+
+def test_train_sp_follows_a_changed_train_split(run_sate, prepped: Path) -> None:
+    """train_sp.jsonl was written once, by --speed-perturb: after train.jsonl changed (a row removed, a translation
+    corrected) training on train_sp said "run sate features", which left train_sp alone ("up to date"), and a
+    corrected translation was trained on in its old form without a word (eleventh hostile pass). A reader refuses a
+    stale copy; `sate features` writes it again from train and computes its features."""
+    from sate.data.dataset import speech_dataset
+
+    assert run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")[0] == 0
+    train = read_manifest(prepped / "train.jsonl")
+    train[0]["tgt"] = "corrected"
     (prepped / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in train[:-1]))
-    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
-    assert not (prepped / "fbank" / "train_sp.scp").exists()  # it pointed into the old train shards
+    with pytest.raises(SateError, match=r"train_sp\.jsonl:1: not the speed-perturbed copy of train\.jsonl's rows "
+                                        r"\(train\.jsonl changed since `sate features --speed-perturb` wrote it\); "
+                                        r"run `sate features --data .*` to write it again"):
+        speech_dataset(prepped, "train_sp", None, None)  # type: ignore[arg-type] - refused before a vocabulary is read
+    rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "train_sp.jsonl: written again: train.jsonl changed since" in out
+    sp = read_manifest(prepped / "train_sp.jsonl")
+    assert len(sp) == 3 * (len(train) - 1) and sp[len(train) - 1]["tgt"] == "corrected"
+    features.check_speed_split(prepped)
+    assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]
 
 
 def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
