@@ -57,6 +57,10 @@ def read_results(path: Path) -> dict:
     signature = result.get("signature")
     if signature is not None and not (isinstance(signature, dict) and isinstance(signature.get("bleu"), str)):
         raise SateError(f"{path}: signature must be an object with the BLEU signature under bleu")
+    if signature is not None and not (signature["bleu"].isprintable() and "`" not in signature["bleu"]):
+        # the table quotes it on one line of code: a line break wrote lines of its own into results.md
+        raise SateError(f"{path}: signature.bleu must be sacreBLEU's one-line signature, got "
+                        f"{shown(signature['bleu'])}")
     return result
 
 

@@ -93,6 +93,9 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     ("results", "[1]", "results.json: expected a JSON object, got list"),
     ("results", '{"bleu": "high"}', "results.json: bleu must be a number or null, got 'high'"),
     ("results", '{"bleu": 1, "signature": "x"}', "results.json: signature must be an object"),
+    # eleventh hostile pass: a line break wrote a row of its own into results.md, exit 0
+    ("results", '{"bleu": 1, "signature": {"bleu": "x\\n| evil | row |"}}',
+     r"results.json: signature.bleu must be sacreBLEU's one-line signature, got 'x\n| evil | row |'"),
     ("results", '{"bleu": -5}', "results.json: bleu must be from 0 to 100, got -5"),  # hand-edited: once shown
     ("results", '{"bleu": 1e308}', "results.json: bleu must be from 0 to 100, got 1e+308"),  # as given, 309 digits
     ("results", '{"loop_share": -3}', "results.json: loop_share must be from 0 to 1, got -3"),  # once "-300%"
