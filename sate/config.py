@@ -127,6 +127,9 @@ def load_yaml_text(text: str, where: str = "the YAML") -> object:
 def yaml_problem(err: yaml.YAMLError) -> str | None:
     """PyYAML's short reason, cut as a value in a message is: it quotes an undefined alias or an unknown tag whole,
     so a 3 MB alias name was a 3 MB error line."""
+    if isinstance(err, yaml.reader.ReaderError):  # its text, cut in the middle, showed an ESC's #x001b as "#x00..."
+        code = err.character if isinstance(err.character, int) else ord(err.character)
+        return f"character #x{code:04x} at offset {err.position:,}: {err.reason}"
     problem = getattr(err, "problem", None)
     return problem if problem is None or len(problem) <= 100 else problem[:97] + "..."
 

@@ -332,3 +332,14 @@ def test_a_yaml_error_quoting_a_long_alias_or_tag_is_one_short_line(tmp_path: Pa
     with pytest.raises(SateError) as err:
         read_pack_yaml(pack)
     one_short_line(str(err.value))
+
+
+def test_a_character_yaml_does_not_allow_is_named_by_its_code(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """PyYAML's text, cut in the middle as a long value is, showed an ESC (#x001b) as "#x00..." (a NUL) and dropped
+    where it stands (eleventh hostile pass)."""
+    config = tmp_path / "mt.yaml"
+    config.write_text("task: mt\x1b[31m\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert "invalid YAML (character #x001b at offset 8: special characters are not allowed)" in \
+        capsys.readouterr().err
