@@ -181,9 +181,18 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     return data
 
 
+class _Dumper(yaml.SafeDumper):
+    """PyYAML's safe dumper, quoting a string exactly when sate's loader would read it plain as something else: YAML
+    1.1's own rules left `08` and `1e-3` plain, which `_Loader` reads back as the numbers 8 and 0.001, so a split or
+    folder named so changed in a config snapshot."""
+
+
+_Dumper.yaml_implicit_resolvers = {first: list(entries) for first, entries in _Loader.yaml_implicit_resolvers.items()}
+
+
 def dump_yaml(data: Mapping) -> str:
-    """YAML as sate writes it (config snapshots, packs' sate.yaml)."""
-    return yaml.safe_dump(dict(data), sort_keys=False, allow_unicode=True)
+    """YAML as sate writes it (config snapshots, packs' sate.yaml), read back as written (`_Dumper`)."""
+    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
 
 
 def write_yaml(path: str | Path, data: Mapping) -> None:

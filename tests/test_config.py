@@ -245,6 +245,16 @@ def test_a_leading_zero_is_a_decimal_not_octal(tmp_path: Path, capsys: pytest.Ca
         "offset"]) == 10
 
 
+def test_what_sate_writes_as_yaml_reads_back_as_written() -> None:
+    """A config snapshot (EXP/config.yaml) or a pack's sate.yaml is read back by sate's loader, which reads `08` and
+    `1e-3` as numbers where YAML 1.1 (PyYAML's dumper) left them plain as strings: a split or folder named so came
+    back as 8 or 0.001 on a resume (eleventh hostile pass). Such strings are quoted."""
+    from sate.config import dump_yaml, load_yaml_text
+
+    data = {"train": ["08", "1e-3", "0_9", "010", "2:30", "yes", "~"], "n": [8, 0.001, 1e-7, None, True]}
+    assert load_yaml_text(dump_yaml(data)) == data
+
+
 @pytest.mark.parametrize(("section", "says"), [
     ("{foo: {path: x.pt}}", "init: unknown component(s) foo for a asr model; known: acoustic, ctc, decoder, model"),
     ("{acoustic: [x.pt]}", "init.acoustic: must be a mapping with a 'path', got ['x.pt']"),
