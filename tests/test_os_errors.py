@@ -266,6 +266,22 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
     assert {w: _command(w) for w in workers if process_alive(w)} == {}
 
 
+def test_feature_workers_that_cannot_load_torch_end_the_command(tmp_path: Path, prepared_data: Path) -> None:
+    """A pool's initializer that raises is started again for ever: workers that could not load torch (under a memory
+    limit, `ulimit -v`) printed tracebacks until the command was killed (eleventh hostile pass). It is one line."""
+    data = manifests_only(prepared_data, tmp_path)
+    fake = tmp_path / "fake"
+    fake.mkdir()
+    (fake / "torch.py").write_text("raise ImportError('torch cannot be loaded here')\n")
+    path = os.pathsep.join([str(fake), *filter(None, [os.environ.get("PYTHONPATH")]), str(Path.cwd())])
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip().splitlines()[-1] == \
+        "sate features: error: cannot load torch to compute features (ImportError: torch cannot be loaded here)"
+    assert leftovers(data) == [] and not (data / layout.FEATURES_LOCK).exists()
+
+
 def test_a_full_disk_when_features_takes_its_lock_names_the_lock(tmp_path: Path, prepared_data: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:

@@ -174,14 +174,25 @@ class Shard:
         self.stats_path.with_name(f".{self.stats_path.name}.tmp.npz").unlink(missing_ok=True)
 
 
-def _init_worker() -> None:
-    import torch  # heavy: torch
+_WORKER_FAILED: list[str] = []  # why this process could not start as a feature worker (`_init_worker`)
 
-    torch.set_num_threads(1)
+
+def _init_worker() -> None:
+    """Load torch with one thread. A pool's initializer that raises is started again for ever (torch failing to load
+    under a memory limit printed tracebacks until the command was killed): the failure is kept, and the worker's
+    first shard raises it as one line."""
+    try:
+        import torch  # heavy: torch
+
+        torch.set_num_threads(1)
+    except Exception as err:  # noqa: BLE001 - whatever stops torch loading, said once by compute_shard
+        _WORKER_FAILED.append(f"{type(err).__name__}: {err}")
 
 
 def compute_shard(shard: Shard) -> int:
     """`_compute_shard`, leaving no temporary file behind when it fails (a full disk, a damaged wav, an interrupt)."""
+    if _WORKER_FAILED:
+        raise SateError(f"cannot load torch to compute features ({_WORKER_FAILED[0][:200]})")
     try:
         return _compute_shard(shard)
     except BaseException as err:
