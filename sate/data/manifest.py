@@ -125,6 +125,8 @@ def row_problem(row: dict) -> str | None:
             return f"{key} must be a string, got {shown(row[key])}"
     if row["tgt"] is not None and not isinstance(row["tgt"], str):
         return f"tgt must be a string or null, got {shown(row['tgt'])}"
+    if not row["audio"].strip():  # resolved against the manifest's folder, it was named as "a directory"
+        return f"audio must name an audio file, got {shown(row['audio'])}"
     if "\0" in row["audio"] or not _encodes(row["audio"], os.fsencode):  # ValueError tracebacks from os.stat
         return f"audio is no file path the system can open (a NUL byte or a lone surrogate), got {shown(row['audio'])}"
     for key in ("src", "src_norm", "tgt"):  # JSON's "\ud800" is no text: SentencePiece said only "Not a string"

@@ -56,6 +56,8 @@ def rewrite(path: Path, edit) -> None:  # noqa: ANN001 - a function of the row l
     ("audio", "/tmp/a\x00.wav", r"audio is no file path the system can open \(a NUL byte or a lone surrogate\), got "
                                  r"'/tmp/a\\x00.wav'"),
     ("audio", "/tmp/a\ud800.wav", "audio is no file path the system can open"),
+    # eleventh hostile pass: resolved against the manifest's folder, "" was named as the data directory, no line
+    ("audio", "", "audio must name an audio file, got ''"),
     ("src_norm", "ab\ud800c", r"src_norm holds a lone surrogate \(JSON's \\ud800 to \\udfff\), not text: 'ab\\ud800c'"),
     ("tgt", "x\udc80y", "tgt holds a lone surrogate"),
 ])
