@@ -131,7 +131,7 @@ def yaml_problem(err: yaml.YAMLError) -> str | None:
         code = err.character if isinstance(err.character, int) else ord(err.character)
         return f"character #x{code:04x} at offset {err.position:,}: {err.reason}"
     problem = getattr(err, "problem", None)
-    return problem if problem is None or len(problem) <= 100 else problem[:97] + "..."
+    return problem if problem is None or len(problem) <= 150 else problem[:147] + "..."
 
 
 def invalid_yaml(path: Path, err: yaml.YAMLError) -> SateError:
