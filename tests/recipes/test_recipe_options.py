@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import process_alive
+from sate.train.lock import pid_alive
 from tests.recipes.conftest import ROOT
 
 
@@ -142,9 +142,9 @@ def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path) -> None:
                                                     "train.log)")
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 20  # a signal is delivered when the process next runs: late on a loaded machine
-    while process_alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if process_alive(pid):
+    if pid_alive(pid):
         os.kill(pid, 9)  # not left behind by the test either
         raise AssertionError("MT pre-training's sate train still runs after the recipe stopped")
 
