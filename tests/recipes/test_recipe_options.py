@@ -32,6 +32,8 @@ from tests.recipes.conftest import ROOT
     (["--average-n", "last"], "--average-n must be a whole number >= 1, got 'last'"),
     (["--average-n", "0"], "--average-n must be a whole number >= 1, got '0'"),
     (["--tgt-vocab-size", "8k"], "--tgt-vocab-size must be a whole number >= 1, got '8k'"),
+    (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
+    (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
