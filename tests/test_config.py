@@ -70,6 +70,8 @@ def test_get_prints_one_resolved_value(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(("argv", "message"), [
     (["--task", "st", "--set", "a=1"], "--set, --init-from and --get need --config"),
     (["--task", "st", "--get", "task"], "--set, --init-from and --get need --config"),
+    (["--task", "st", "--get", ""], "--set, --init-from and --get need --config"),  # an empty $key printed
+    (["--config", "{dir}/kd.yaml", "--get", ""], "kd.yaml: no key '' in the resolved config"),  # every key, exit 0
     (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", "model.loss.nope"],
      "kd.yaml: no key 'model.loss.nope' in the resolved config"),
     (["--config", "{dir}/missing.yaml"], "config file not found"),
