@@ -71,7 +71,9 @@ def test_get_prints_one_resolved_value(tmp_path: Path, capsys: pytest.CaptureFix
     (["--task", "st", "--set", "a=1"], "--set, --init-from and --get need --config"),
     (["--task", "st", "--get", "task"], "--set, --init-from and --get need --config"),
     (["--task", "st", "--get", ""], "--set, --init-from and --get need --config"),  # an empty $key printed
-    (["--config", "{dir}/kd.yaml", "--get", ""], "kd.yaml: no key '' in the resolved config"),  # every key, exit 0
+    (["--config", "{dir}/bad.yaml", "--get", ""], "unknown config key 'optim.lrr'"),  # the file is read first
+    (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", ""],
+     "kd.yaml: no key '' in the resolved config"),  # it was every key, exit 0
     (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", "model.loss.nope"],
      "kd.yaml: no key 'model.loss.nope' in the resolved config"),
     (["--config", "{dir}/missing.yaml"], "config file not found"),
