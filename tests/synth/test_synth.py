@@ -21,6 +21,7 @@ from sate.synth import cli as synth_cli
 from sate.synth import corpus as synth
 from sate.synth import voices
 from sate.synth.phrasebook import phrasebook_splits
+from sate.synth.splits import SPLITS, split_of
 
 YAML_LINE = re.compile(r"^- \{duration: (\d+\.\d{6}), offset: (\d+\.\d{6}), speaker_id: (spk\.\d+), "
                        r"wav: (ted_\d+\.wav)\}$")
@@ -314,10 +315,14 @@ def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                  "80", "--dev-size", "20", "--test-size", "30", "--seed", "4", "--jobs", "1"]) == 0
     assert calls[-1] == (tmp_path, 900, 80, 20, 30, 4, 1)
     ding = tmp_path / "de-en"
-    ding.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    pairs, n = [], 0  # enough sentences for every split (a hash of the English places each)
+    while {split_of(en) for en, _ in pairs} != set(SPLITS):
+        n += 1
+        pairs.append((f"The house is {n} years old.", f"Das Haus ist {n} Jahre alt."))
+    ding.write_text("".join(f"{de} :: {en}\n" for en, de in pairs), encoding="utf-8")
     assert main(["synth", "--out", str(tmp_path), "--text", "ding", "--ding", str(ding), "--train-size", "7",
                  "--seed", "2", "--tgt-lang", "de", "--jobs", "1"]) == 0
-    assert calls[-1] == (tmp_path, [("The house is very old.", "Das Haus ist sehr alt.")], 7, 2, "de", 1)
+    assert calls[-1] == (tmp_path, pairs, 7, 2, "de", 1)
 
 
 def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:
