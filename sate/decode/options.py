@@ -188,17 +188,17 @@ def parse_policy(text: str) -> StreamPolicy:
     """``alignatt=4`` -> StreamPolicy("alignatt", 4); a bare name takes its default."""
     name, sep, raw = text.partition("=")
     if name not in STREAM_POLICIES:
-        raise SateError(f"unknown streaming policy {name!r}: choose {', '.join(STREAM_POLICIES)} "
+        raise SateError(f"unknown streaming policy {shown(name)}: choose {', '.join(STREAM_POLICIES)} "
                         "(NAME or NAME=VALUE)")
     if not sep:
         return StreamPolicy(name, STREAM_POLICIES[name])
     try:
         value = int(raw)
     except ValueError:
-        raise SateError(f"streaming policy {text!r}: the value must be a whole number") from None
+        raise SateError(f"streaming policy {shown(text)}: the value must be a whole number") from None
     least = 0 if name == "alignatt" else 1
     if value < least:
-        raise SateError(f"streaming policy {text!r}: the value must be at least {least}")
+        raise SateError(f"streaming policy {shown(text)}: the value must be at least {least}")
     return StreamPolicy(name, value)
 
 
