@@ -30,7 +30,7 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError
-from sate.files import MAGIC, binary_kind, is_stream
+from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 
 # text: a file of text (translate, segment, evaluate, report); results: `sate evaluate`'s results.json (text that
 # only evaluate replaces); model: a sate model file (average); image: a PNG (analyze); pack: a packed model
@@ -291,14 +291,44 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
                             f"file {name}: {place}")
 
 
+def _owner(directory: Path) -> str | None:
+    """Which kind of sate directory ``directory`` is (a data directory, an experiment, a pack), or None."""
+    if _holds_data(directory) or _data_dir(directory):
+        return "data directory"
+    if _an_experiment(directory) or (directory / layout.CONFIG).is_file():
+        return "experiment"
+    return "packed model" if (directory / layout.PACK_YAML).is_file() else None
+
+
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
-    """Refuse a folder ``name`` of the data directory ``directory`` that leads (by a symlink on the way) into another
-    data directory: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
-    features) replaced that directory's feature indexes with its own splits'."""
+    """Refuse a folder ``name`` of ``directory`` (a data directory's fbank/, an experiment's checkpoints/, logs/ or
+    tensorboard/) that leads (by a symlink on the way) into another data directory, experiment or pack: `sate
+    features` with DATA/fbank linked to another data directory's fbank/ (to share stored features) replaced that
+    directory's feature indexes with its own splits'; `sate train --exp NEW` with NEW/checkpoints linked to another
+    experiment's trained into its checkpoint folder (its last.ckpt replaced, its oldest epochs deleted), and with
+    NEW/logs linked, a resume cut the other experiment's training logs. A link to a folder of no such directory
+    (another disk) is the directory's own."""
     path = directory / name
     real = Path(os.path.realpath(path))
     if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
         return
-    if _holds_data(real.parent) or _data_dir(real.parent):
-        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another data directory "
+    owner = _owner(real.parent)
+    if owner is not None:
+        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another {owner} "
                         f"({real.parent}), whose files this run would replace; remove the link")
+
+
+RUN_FOLDERS = (layout.CHECKPOINTS, "logs", "tensorboard")  # what `sate train` (and Lightning) fill in its --exp
+
+
+def check_run_folders(exp: Path) -> None:
+    """The folders `sate train` fills in ``exp``: each a directory of this experiment's own, or not there yet (a
+    file at EXP/logs was "File exists" after the config snapshot was written; one linked into another experiment
+    was trained into, `check_not_shared`)."""
+    for name in RUN_FOLDERS:
+        path = exp / name
+        if os.path.lexists(path) and not path.is_dir():
+            what = what_is_there(path) or "a file"
+            raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
+                            "away or train into another --exp")
+        check_not_shared(exp, name, "--exp")

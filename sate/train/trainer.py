@@ -27,7 +27,7 @@ from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
-from sate.targets import check_output, same_file
+from sate.targets import check_output, check_run_folders, same_file
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -248,6 +248,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
 
     check_nodes(num_nodes)
     exp = check_output(Path(exp), "experiment", "--exp")
+    check_run_folders(exp)
     if not is_primary_process():
         exp.mkdir(parents=True, exist_ok=True)
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
