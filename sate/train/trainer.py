@@ -306,7 +306,15 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
     from sate.train.rendezvous import AnnouncedDDP
-    from sate.train.resume import check_cmvn, check_config_change, check_vocabularies, find_resume_point, set_aside
+    from sate.train.resume import (
+        check_cmvn,
+        check_config_change,
+        check_teachers,
+        check_vocabularies,
+        find_resume_point,
+        set_aside,
+        teacher_prints,
+    )
     from sate.train.setup import build_for_training
 
     started = time.perf_counter()
@@ -342,8 +350,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             raise
         raise SateError(f"model: a model of these sizes does not fit in memory ({shown(str(err), 160)}); check "
                         f"model.d_model and the other sizes (`sate config --config FILE` prints them)") from None
+    teachers = teacher_prints(model)
+    if point.checkpoint is not None:
+        check_teachers(point, model, teachers)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
-                        cmvn=cmvn_record(cmvn) if cmvn is not None else None)
+                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.
