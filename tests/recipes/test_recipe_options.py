@@ -196,3 +196,38 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     said = args.read_text().splitlines()
     assert said[said.index("--splits") + 1:said.index("--out")] == ["*", "tst-HE"], said
+
+
+def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> None:
+    """recipes/synth/local/streaming.sh skipped every run whose results.json existed: a second call with another
+    --pack (or --split, or the pack made again) into the same --out found each run "done already" and showed the
+    first pack's table, exit 0 (eleventh hostile pass). A `sate` that writes a results.json stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    for name, size in (("pack_a", 1), ("pack_b", 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.pt").write_bytes(b"x" * size)
+        (tmp_path / name / "sate.yaml").write_text("format: sate-pack\n")
+    (tmp_path / "data").mkdir()
+    for split in ("dev", "test"):
+        (tmp_path / "data" / f"{split}.jsonl").write_text(f'{{"id": "{split}"}}\n')
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(pack: str, split: str = "dev") -> subprocess.CompletedProcess:
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", pack, "--data", "data",
+                "--split", split, "--out", "out", "--policies", "wait-k=1", "--talks-policy", ""]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    done = streaming("pack_a")
+    assert done.returncode == 0 and len(args.read_text().splitlines()) == 3, done.stderr
+    again = streaming(str(tmp_path / "pack_a"))  # the same pack named another way: each run done already
+    assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+    for pack, split in (("pack_b", "dev"), ("pack_a", "test")):
+        refused = streaming(pack, split)
+        assert refused.returncode == 1 and refused.stderr.startswith(
+            "[streaming] error: --out out holds the runs of another pack, data directory or split"), refused.stderr
+    assert len(args.read_text().splitlines()) == 3
