@@ -83,7 +83,7 @@ def load_model(path: Path) -> AnalysisModel:
                                 f"says {info.task}")
             cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"
         else:
-            found = training_cmvn(model_file)
+            found = training_cmvn(model_file, meta)
             cmvn, where = (found[0], f"{found[1]}: data.cmvn") if found else ("global", "")
         check_cmvn_kind(meta, model_file, cmvn, where)  # a model trained on global CMVN read as no other
     name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)

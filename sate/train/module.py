@@ -250,7 +250,8 @@ class SateModule(L.LightningModule):
         rng = gather_rng_states()  # a collective: Lightning calls this hook on every rank
         mid_epoch = self.trainer.training and not self.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
         checkpoint["sate"] = {
-            **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens, self.cmvn),
+            **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens, self.cmvn,
+                         None if self.task == "mt" else str(self.config.data.cmvn)),
             "train_config": self.config.to_dict(),  # a plain dict: checkpoints load with weights_only
             "run_id": self.run_id,
             "teachers": dict(self.teachers),
