@@ -122,7 +122,7 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                         f"average checkpoints of one run")
     for ckpt in ckpts:
         meta = ckpt["sate"]
-        for key in ("task", "config", "src_tokens", "tgt_tokens", "cmvn", "cmvn_kind"):
+        for key in ("task", "config", "src_tokens", "tgt_tokens", "cmvn"):
             if meta.get(key) != first.get(key):
                 raise SateError(f"{ckpt['path']}: its {key} differs from {names[-1]}'s: checkpoints of different "
                                 f"architectures, vocabularies or CMVN statistics cannot be averaged")
