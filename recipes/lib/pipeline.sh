@@ -138,14 +138,36 @@ fi
 device_args=(--accelerator cpu)
 [ "${ngpu:-0}" -gt 0 ] && device_args=(--accelerator gpu --devices "$ngpu")
 
+# init_models ARGS...: the model files that `--init-from SIDE=PATH` names among ARGS, into the array init_models.
+init_models() {
+  local prev= arg
+  init_models=()
+  for arg in "$@"; do
+    [ "$prev" != --init-from ] || init_models+=("${arg#*=}")
+    prev=$arg
+  done
+}
+
 # train_model NAME CONFIG [sate train args...]: train (or resume) into $exp/NAME, the output also in
-# $exp/NAME/train.log; skipped when done with the same config, data and arguments.
+# $exp/NAME/train.log; skipped when done with the same config, data, arguments and --init-from models. An
+# experiment begun from other --init-from models (exp/asr trained or averaged again since) is refused: it was
+# "done already", and SATE stayed the one made from the old ASR model beside a cascade of the new one; a resume
+# would only continue it (sate train takes init: for a fresh start alone).
 train_model() {
   local name=$1 config=$2; shift 2
   need "$config" "the $name config"
+  # a model trained or averaged again under the same path is another starting point (and another teacher)
+  local inits=
+  init_models "$@"
+  [ ${#init_models[@]} -eq 0 ] || inits=$(stamp "${init_models[@]}")
   local params="config=$(stamp "$config") data=$data $(stamp "$data/.done/features" "$data/.done/vocab") args=$*"
-  params+=" $train_args"
+  params+=" $train_args${inits:+ init=$inits}"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
+  if [ -n "$inits" ] && [ -d "$exp/$name/checkpoints" ] && [ -e "$exp/$name/.init-from" ] && \
+     [ "$(cat "$exp/$name/.init-from")" != "$inits" ]; then
+    die "$exp/$name was begun from other models than ${init_models[*]} hold now (trained or averaged again since): move $exp/$name away to train it from them"
+  fi
+  [ -z "$inits" ] || mark_done "$exp/$name/.init-from" "$inits"
   local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=$(yaml_str "$data")" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
@@ -317,9 +339,12 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     average_and_pack "$system"
     for split in "${test_splits[@]}"; do
       [ -e "$data/$split.jsonl" ] || continue
-      [ -e "$exp/$system/decode_$split/results.json" ] && [ "$force" != true ] && continue
+      # done with this very pack: a row packed again since (another --average-n) kept its old results
+      params="pack=$(cat "$exp/$system/.done-pack") data=$data"
+      is_done "$exp/$system/decode_$split/.done" "$params" && continue
       logged "$exp/$system/decode_$split/decode.log" \
         sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
+      mark_done "$exp/$system/decode_$split/.done" "$params"
     done
   done
   # The paper's Fig. 1(a): ASR (local), MT (global), and an E2E ST encoder trained with CTC (from scratch, so
