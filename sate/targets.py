@@ -301,21 +301,25 @@ def _owner(directory: Path) -> str | None:
 
 
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
-    """Refuse a folder ``name`` of ``directory`` (a data directory's fbank/, an experiment's checkpoints/, logs/ or
-    tensorboard/) that leads (by a symlink on the way) into another data directory, experiment or pack: `sate
-    features` with DATA/fbank linked to another data directory's fbank/ (to share stored features) replaced that
-    directory's feature indexes with its own splits'; `sate train --exp NEW` with NEW/checkpoints linked to another
-    experiment's trained into its checkpoint folder (its last.ckpt replaced, its oldest epochs deleted), and with
-    NEW/logs linked, a resume cut the other experiment's training logs. A link to a folder of no such directory
-    (another disk) is the directory's own."""
+    """Refuse a folder ``name`` of ``directory`` (a data directory's fbank/ or fbank/SPLIT/, an experiment's
+    checkpoints/, logs/ or tensorboard/) that leads (by a symlink on the way) into another data directory,
+    experiment or pack: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
+    features) replaced that directory's feature indexes with its own splits'; `sate train --exp NEW` with
+    NEW/checkpoints linked to another experiment's trained into its checkpoint folder (its last.ckpt replaced, its
+    oldest epochs deleted), and with NEW/logs linked, a resume cut the other experiment's training logs. A link to a
+    folder of no such directory (another disk) is the directory's own."""
     path = directory / name
     real = Path(os.path.realpath(path))
     if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
         return
-    owner = _owner(real.parent)
+    home = real.parent
+    owner = _owner(home)
+    if owner is None and home.name in layout.STORED_DIRS:  # a split folder (fbank/dev) of another data directory
+        home = home.parent
+        owner = _owner(home)
     if owner is not None:
         raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another {owner} "
-                        f"({real.parent}), whose files this run would replace; remove the link")
+                        f"({home}), whose files this run would replace; remove the link")
 
 
 RUN_FOLDERS = (layout.CHECKPOINTS, "logs", "tensorboard")  # what `sate train` (and Lightning) fill in its --exp
