@@ -54,10 +54,17 @@ if [ ${#extra_text[@]} -gt 0 ]; then
   vocab_pairs+=("${extra_text[@]}")
 fi
 
-# hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type).
+# hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type), its first
+# occurrence, whether the file is indented or all on one line; a key it does not hold is named. A config.json written
+# on one line gave nothing: `--set model.d_model=` stopped the stage on "model.d_model must be an integer, got None",
+# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm".
 hub_value() {
   need "$1/config.json" "the downloaded model's config.json"
-  sed -n "s/^ *\"$2\": *\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\},\{0,1\} *$/\1/p" "$1/config.json" | head -n 1
+  local value
+  value=$(tr ',{}' '\n\n\n' < "$1/config.json" |
+    sed -n "s/^[[:space:]]*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\}[[:space:]]*$/\1/p" | head -n 1)
+  [ -n "$value" ] || die "$1/config.json: no \"$2\" (a number or a name) in it; is it the downloaded model's config?"
+  printf '%s' "$value"
 }
 
 # yaml_str TEXT: TEXT as a YAML string, for --set: single-quoted, where only ' is special (written ''). A path in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -231,3 +232,37 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
         assert refused.returncode == 1 and refused.stderr.startswith(
             "[streaming] error: --out out holds the runs of another pack, data directory or split"), refused.stderr
     assert len(args.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("layout", ["indented", "one line"])
+def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
+    """hub_value read d_model and model_type only from an indented config.json: one written on one line gave
+    nothing, and stage 3 stopped on "model.d_model must be an integer, got None" (an SSL model: "model_type '' is
+    not wav2vec2, hubert or wavlm"); a key the file lacks is named (eleventh hostile pass). A `sate` that records
+    its arguments stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != train ] || printf "%s\\n" "$@" >> "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    configs = {"marian": {"d_model": 512, "model_type": "marian", "id2label": {"0": "LABEL_0"}},
+               "hubert": {"hidden_size": 768, "model_type": "hubert", "conv_dim": [512, 512]}}
+    for name, config in configs.items():
+        (tmp_path / name).mkdir()
+        text = json.dumps(config, indent=2) if layout == "indented" else json.dumps(config, separators=(",", ":"))
+        (tmp_path / name / "config.json").write_text(text + "\n")
+    for marker in ("features", "vocab"):
+        (tmp_path / "data" / ".done").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / ".done" / marker).write_text("")
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--mt-hub", tmp_path / "marian", "--ssl-hub",
+            tmp_path / "hubert", "--stage", "3", "--stop-stage", "3"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = args.read_text().splitlines()
+    assert "model.d_model=512" in said and "model.acoustic.type=hf_hubert" in said, said
+    (tmp_path / "marian" / "config.json").write_text('{"model_type": "marian"}\n')
+    shutil.rmtree(tmp_path / "exp")
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and (f'[mustc] error: {tmp_path / "marian" / "config.json"}: no "d_model" (a number '
+                                     "or a name) in it") in done.stderr, done.stderr
