@@ -40,6 +40,7 @@ from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 Kind = Literal["text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
+LOG_FOLDERS = ("logs", "tensorboard")  # an experiment's training logs (Lightning's CSV and TensorBoard loggers)
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
 
 
@@ -81,6 +82,10 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
             return f"{folder} holds a data directory's stored features or text, which only sate writes there"
+        if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
+            # `translate --out EXP/logs/version_0/metrics.csv` replaced the training log `sate report --curves` and
+            # a resume read with translation text, exit 0: text over text
+            return f"{folder} holds an experiment's training logs, which only `sate train` writes"
     return None
 
 
@@ -322,7 +327,7 @@ def check_not_shared(directory: Path, name: str, option: str = "--data") -> None
                         f"({home}), whose files this run would replace; remove the link")
 
 
-RUN_FOLDERS = (layout.CHECKPOINTS, "logs", "tensorboard")  # what `sate train` (and Lightning) fill in its --exp
+RUN_FOLDERS = (layout.CHECKPOINTS, *LOG_FOLDERS)  # what `sate train` (and Lightning) fill in its --exp
 
 
 def check_run_folders(exp: Path) -> None:

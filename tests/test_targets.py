@@ -478,3 +478,23 @@ def test_evaluate_results_are_rewritten_by_evaluate_alone(tmp_path: Path, a_pack
     mine = tmp_path / "results.json"
     mine.write_text("my own notes\n")
     assert check_output(mine, "text") == mine
+
+
+def test_nothing_is_written_among_an_experiments_training_logs(tmp_path: Path) -> None:
+    """`translate --out EXP/logs/version_0/metrics.csv` replaced the training log that `sate report --curves` draws
+    and a resume cuts, with translation text, exit 0: text over text (eleventh hostile pass). A folder named logs
+    beside a config.yaml of no experiment is anyone's."""
+    exp = tmp_path / "exp"
+    (exp / "logs" / "version_0").mkdir(parents=True)
+    (exp / "logs" / "version_0" / "metrics.csv").write_text("epoch,step,train/loss\n0,0,1.5\n")
+    (exp / "checkpoints").mkdir()
+    (exp / "config.yaml").write_text("task: mt\n")
+    for out, kind in ((exp / "logs" / "version_0" / "metrics.csv", "text"), (exp / "logs" / "new.txt", "text"),
+                      (exp / "tensorboard" / "curves.png", "image")):
+        with pytest.raises(SateError, match=f"{exp / out.relative_to(exp).parts[0]} holds an experiment's training "
+                                            "logs, which only `sate train` writes"):
+            check_output(out, kind)
+    mine = tmp_path / "project"
+    (mine / "logs").mkdir(parents=True)
+    (mine / "config.yaml").write_text("anything: 1\n")
+    assert check_output(mine / "logs" / "out.txt", "text") == mine / "logs" / "out.txt"
