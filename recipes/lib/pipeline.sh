@@ -145,12 +145,14 @@ fi
 device_args=(--accelerator cpu)
 [ "${ngpu:-0}" -gt 0 ] && device_args=(--accelerator gpu --devices "$ngpu")
 
-# init_models ARGS...: the model files that `--init-from SIDE=PATH` names among ARGS, into the array init_models.
+# init_models ARGS...: the model files that `--init-from SIDE=PATH` names among ARGS, into the array init_models, and
+# the record of the run that `--steps-from EXP` names (EXP/.done-train), into steps_from.
 init_models() {
   local prev= arg
-  init_models=()
+  init_models=() steps_from=
   for arg in "$@"; do
     [ "$prev" != --init-from ] || init_models+=("${arg#*=}")
+    [ "$prev" != --steps-from ] || steps_from=$arg/.done-train
     prev=$arg
   done
 }
@@ -169,6 +171,8 @@ train_model() {
   [ ${#init_models[@]} -eq 0 ] || inits=$(stamp "${init_models[@]}")
   local params="config=$(stamp "$config") data=$data $(stamp "$data/.done/features" "$data/.done/vocab") args=$*"
   params+=" $train_args${inits:+ init=$inits}"
+  # a comparison row trains for as many updates as SATE: SATE trained on since (--train-args) is another count
+  [ -z "$steps_from" ] || params+=" steps=$(stamp "$steps_from")"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
   if [ -n "$inits" ] && [ -d "$exp/$name/checkpoints" ] && [ -e "$exp/$name/.init-from" ] && \
      [ "$(cat "$exp/$name/.init-from")" != "$inits" ]; then

@@ -266,3 +266,40 @@ def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layo
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and (f'[mustc] error: {tmp_path / "marian" / "config.json"}: no "d_model" (a number '
                                      "or a name) in it") in done.stderr, done.stderr
+
+
+def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) -> None:
+    """Stage 10's rows train for as many updates as SATE (--steps-from exp/st) and from exp/asr and exp/mt: SATE
+    trained on since, or the ASR model averaged again, left every row "done already" with its old count or its old
+    starting point (eleventh hostile pass). A `sate` that records its training runs stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(
+        '#!/bin/bash\n[ "$1" = train ] || exit 0\nprev=\nfor a in "$@"; do [ "$prev" != --exp ] || '
+        '{ mkdir -p "$a/checkpoints"; echo "$a" >> "$SATE_ARGS"; }; prev=$a; done\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    exp = tmp_path / "exp"
+    for system in ("asr", "mt", "st"):
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(f"the {system} model\n")
+    (exp / "st" / ".done-train").write_text("config=1 steps=100")
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", exp, "--compare", "true", "--stage", "10", "--stop-stage", "10"]))
+
+    def trained() -> list[str]:
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        runs = args.read_text().splitlines() if args.exists() else []
+        args.unlink(missing_ok=True)
+        return sorted(Path(run).name for run in runs)
+
+    rows = ["e2e_asr", "e2e_scratch", "sate_nokd", "sate_shrink"]
+    assert trained() == rows
+    assert trained() == []  # done already
+    (exp / "st" / ".done-train").write_text("config=1 steps=100 --set trainer.max_epochs=99")  # SATE trained on
+    assert trained() == rows  # each resumed to SATE's new count
+    (exp / "asr" / "model.pt").write_text("the asr model, averaged again\n")
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and f"{exp / 'e2e_asr'} was begun from other models than {exp / 'asr' / 'model.pt'} " \
+        "hold now" in done.stderr, done.stderr
