@@ -38,6 +38,8 @@ done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
 # file names.
 read -r -a test_splits <<< "${test_sets:-}"
+# `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
+[ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then

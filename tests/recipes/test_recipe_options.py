@@ -303,3 +303,16 @@ def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) ->
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and f"{exp / 'e2e_asr'} was begun from other models than {exp / 'asr' / 'model.pt'} " \
         "hold now" in done.stderr, done.stderr
+
+
+def test_an_empty_test_sets_is_refused_before_any_stage(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """`--test-sets ""` reached stage 8 as `sate report --splits --out ...`, refused by argparse for --splits, an
+    option the user never gave (eleventh hostile pass); a run that stops before stage 7 does not read it."""
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--test-sets", " ", "--stage", "8", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[mustc] error: --test-sets names no split (stages 7, 8 and 10 decode and report them)\n"
+    assert list(tmp_path.iterdir()) == []
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--exp", tmp_path / "exp", "--test-sets", "",
+                      "--stage", "6", "--stop-stage", "6", timeout=120)
+    assert "--test-sets" not in done.stderr and "stage 6:" in done.stderr, done.stderr
