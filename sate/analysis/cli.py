@@ -12,8 +12,9 @@ the longest segment the VAD cuts, as `sate segment` cuts a recording).
 MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
-sate.yaml, else ``data.cmvn`` of the config.yaml beside the model file, else global. Global
-statistics are ``DATA/cmvn.json`` whenever --data is given, else the model directory's cmvn.json.
+sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
+beside the model file, else global. Global statistics are ``DATA/cmvn.json`` whenever --data is
+given, else the model directory's cmvn.json.
 """
 
 from __future__ import annotations

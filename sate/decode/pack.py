@@ -174,7 +174,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
 
     ``decode`` overrides the default decoding options; ``cmvn`` is the feature normalisation the
-    model was trained with (default: the training run's config.yaml beside the model file, else global).
+    model was trained with (default: what the model file records, else the training run's config.yaml beside
+    it, else global).
     """
     from sate.data.features import load_cmvn
     from sate.data.vocab import load_vocabularies, vocabulary_kind
@@ -324,7 +325,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "option names; repeatable)")
     parser.add_argument("--cmvn", choices=CMVN_KINDS, default=None,
                         help="feature normalisation the model was trained with "
-                             "(when not given: data.cmvn of the config.yaml beside --model, else global)")
+                             "(when not given: what the model file records, else data.cmvn of the config.yaml "
+                             "beside --model, else global)")
 
 
 def run(args: argparse.Namespace) -> int:
