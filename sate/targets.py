@@ -297,12 +297,13 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
 
 
 def _owner(directory: Path) -> str | None:
-    """Which kind of sate directory ``directory`` is (a data directory, an experiment, a pack), or None."""
+    """Which kind of sate directory ``directory`` is (a pack, a data directory, an experiment), or None. A pack
+    first: it holds a cmvn.json and token lists as a data directory does."""
+    if (directory / layout.PACK_YAML).is_file():
+        return "packed model"
     if _holds_data(directory) or _data_dir(directory):
         return "data directory"
-    if _an_experiment(directory) or (directory / layout.CONFIG).is_file():
-        return "experiment"
-    return "packed model" if (directory / layout.PACK_YAML).is_file() else None
+    return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None
 
 
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:

@@ -444,7 +444,7 @@ def run(args: argparse.Namespace) -> int:
     check_not_shared(data_dir, layout.FBANK_DIR)
     fbank = data_dir / layout.FBANK_DIR
     for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
-        if folder.is_symlink():  # a split folder linked into another data directory's fbank/: its shards replaced
+        if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
             check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
