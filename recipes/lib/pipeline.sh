@@ -31,6 +31,9 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
   [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
+for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's range (MAX_VOCAB), before stage 1
+  (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
+done
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
@@ -268,8 +271,17 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
-  wait "$asr_job" || { stop_job "$mt_job"; die "ASR pre-training failed (see $exp/asr/train.log)"; }
-  wait "$mt_job" || die "MT pre-training failed (see $exp/mt/train.log)"
+  # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
+  # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
+  declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
+  first_rc=0
+  wait -n || first_rc=$?
+  if kill -0 "$asr_job" 2>/dev/null; then first=mt second=asr; else first=asr second=mt; fi
+  if [ "$first_rc" != 0 ]; then
+    stop_job "${pretrain_pid[$second]}"
+    die "${first^^} pre-training failed (see $exp/$first/train.log)"
+  fi
+  wait "${pretrain_pid[$second]}" || die "${second^^} pre-training failed (see $exp/$second/train.log)"
 else
   if $run_asr; then pretrain_asr; fi
   if $run_mt; then pretrain_mt; fi

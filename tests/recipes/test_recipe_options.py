@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import process_alive
+from sate.train.lock import pid_alive
 from tests.recipes.conftest import ROOT
 
 
@@ -33,6 +33,8 @@ from tests.recipes.conftest import ROOT
     (["--average-n", "last"], "--average-n must be a whole number >= 1, got 'last'"),
     (["--average-n", "0"], "--average-n must be a whole number >= 1, got '0'"),
     (["--tgt-vocab-size", "8k"], "--tgt-vocab-size must be a whole number >= 1, got '8k'"),
+    (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
+    (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
@@ -112,42 +114,48 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
 
 
 STUB = """#!/bin/bash
-# `sate` for the recipe: MT training runs on until killed (its pid kept); ASR training fails once MT's has begun
+# `sate` for the recipe: the $FAIL side's training fails once the other's has begun; the other runs on until killed
+# (its pid kept); FAIL=none: both succeed at once
 if [ "$1" = train ]; then
-  case "$*" in
-    *"/asr "*) while [ ! -s "$STUB_PID" ]; do sleep 0.1; done; echo "ASR failed" >&2; exit 1 ;;
+  case "$FAIL $*" in
+    none*) exit 0 ;;
+    *"/$FAIL "*) while [ ! -s "$STUB_PID" ]; do sleep 0.1; done; echo "$FAIL failed" >&2; exit 1 ;;
     *) echo $$ > "$STUB_PID.tmp"; mv "$STUB_PID.tmp" "$STUB_PID"; exec sleep 60 ;;
   esac
 fi
 """
 
 
-def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fail", ["asr", "mt"])
+def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path, fail: str) -> None:
     """With --parallel-pretrain true, ASR pre-training failing stopped the recipe, but MT pre-training's `sate train`
     ran on behind it (only its subshell was killed), for hours, holding its experiment's lock (tenth hostile
-    pass)."""
+    pass); MT failing was seen only once ASR had ended, hours later. Whichever fails first now stops the other."""
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "sate").write_text(STUB)
     (tmp_path / "bin" / "sate").chmod(0o755)
     for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
-    pid_file = tmp_path / "mt.pid"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file)}
+    pid_file = tmp_path / "other.pid"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file), "FAIL": fail}
     argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
             tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
             "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "4"]
+    ok_argv = [str(tmp_path / "exp-ok") if a == tmp_path / "exp" else str(a) for a in argv]
+    done = subprocess.run(ok_argv, env={**env, "FAIL": "none"}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr  # both ended well: each is waited for, none is called failed
     done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1] == (f"[mustc] error: ASR pre-training failed (see {tmp_path}/exp/asr/"
-                                                    "train.log)")
+    assert done.stderr.strip().splitlines()[-1] == (f"[mustc] error: {fail.upper()} pre-training failed (see "
+                                                    f"{tmp_path}/exp/{fail}/train.log)")
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 20  # a signal is delivered when the process next runs: late on a loaded machine
-    while process_alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if process_alive(pid):
+    if pid_alive(pid):
         os.kill(pid, 9)  # not left behind by the test either
-        raise AssertionError("MT pre-training's sate train still runs after the recipe stopped")
+        raise AssertionError("the other pre-training's sate train still runs after the recipe stopped")
 
 
 

@@ -156,6 +156,24 @@ def test_cli_reports_a_missing_dictionary_file(tmp_path: Path, capsys: pytest.Ca
     assert f"--ding {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
 
 
+def test_a_ding_file_that_is_not_one_is_refused_before_any_voicing(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """`--ding /etc/passwd` voiced a corpus of 0 segments in every split and exited 0; `--ding DIR` said "no such
+    file" (eleventh hostile pass)."""
+    other = tmp_path / "passwd"
+    other.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    assert main(["synth", "--out", str(tmp_path / "c1"), "--text", "ding", "--ding", str(other)]) == 2
+    assert capsys.readouterr().err == (f"sate synth: error: {other}: no example sentence pairs ('German :: English' "
+                                       "lines with sentences): is it the Ding file (usr/share/trans/de-en)?\n")
+    few = tmp_path / "de-en"
+    few.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    assert main(["synth", "--out", str(tmp_path / "c2"), "--text", "ding", "--ding", str(few)]) == 2
+    assert "1 example sentence pairs, too few to fill " in capsys.readouterr().err
+    assert main(["synth", "--out", str(tmp_path / "c3"), "--text", "ding", "--ding", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"sate synth: error: {tmp_path}: a directory, not the Ding dictionary file\n"
+    assert not any((tmp_path / c).exists() for c in ("c1", "c2", "c3"))
+
+
 def test_a_corpus_synth_did_not_write_is_refused_before_any_work(tmp_path: Path,
                                                                   capsys: pytest.CaptureFixture) -> None:
     """A real MuST-C root given as --out: its yaml, text and wavs have the names of the synthetic corpus's."""
