@@ -315,15 +315,15 @@ def check_not_shared(directory: Path, name: str, option: str = "--data") -> None
     oldest epochs deleted), and with NEW/logs linked, a resume cut the other experiment's training logs. A link to a
     folder of no such directory (another disk) is the directory's own."""
     path = directory / name
-    real = Path(os.path.realpath(path))
-    if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
+    real, own = Path(os.path.realpath(path)), Path(os.path.realpath(directory))
+    if not os.path.lexists(path) or real == own / name:
         return
     home = real.parent
     owner = _owner(home)
     if owner is None and home.name in layout.STORED_DIRS:  # a split folder (fbank/dev) of another data directory
         home = home.parent
         owner = _owner(home)
-    if owner is not None:
+    if owner is not None and home != own:  # not a folder of its own linked within it (EXP/checkpoints -> EXP/ckpts)
         raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another {owner} "
                         f"({home}), whose files this run would replace; remove the link")
 

@@ -114,3 +114,8 @@ def test_a_run_folder_linked_into_another_experiment_is_refused_before_any_work(
     (exp / name).unlink()
     (exp / name).symlink_to(disk)
     check_run_folders(exp)
+    (other / layout.CONFIG).rename(exp / layout.CONFIG)  # a folder of its own, linked within it
+    (exp / name).unlink()
+    (exp / f"{name}.real").mkdir()
+    (exp / name).symlink_to(exp / f"{name}.real")
+    check_run_folders(exp)
