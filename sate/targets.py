@@ -280,7 +280,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
     after it (`sate vocab` trained SentencePiece first, `sate prep` had written the splits before), naming a
     temporary file. One that is a symlink is written where it leads, which is checked as every output is: a link
     into a pack or a checkpoint folder (a data directory's cmvn.json or token list linked to a pack's) had the pack's
-    file replaced."""
+    file replaced; and, as for `check_not_shared`, a link into another data directory or experiment: a token list
+    and SentencePiece model linked to another data directory's (a vocabulary shared by links) had that directory's
+    vocabulary replaced, so its models no longer resumed or packed."""
     for name in names:
         path = directory / name
         real = Path(os.path.realpath(path))
@@ -290,6 +292,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
+        home = real.parents[len(Path(name).parts) - 1]  # the directory holding it as `directory` holds `name`
+        if linked and place is None and home != Path(os.path.realpath(directory)) and _owner(home) is not None:
+            place = f"{home} is another {_owner(home)}, whose file this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
