@@ -292,7 +292,8 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
-        home = real.parents[len(Path(name).parts) - 1]  # the directory holding it as `directory` holds `name`
+        # the directory holding it as `directory` holds `name` (DATA/marian linked to / holds no such directory)
+        home = real.parents[min(len(Path(name).parts), len(real.parents)) - 1]
         if linked and place is None and home != Path(os.path.realpath(directory)) and _owner(home) is not None:
             place = f"{home} is another {_owner(home)}, whose file this run would replace; remove the link"
         if place is not None:
