@@ -340,7 +340,7 @@ RUN_FOLDERS = (layout.CHECKPOINTS, *LOG_FOLDERS)  # what `sate train` (and Light
 def check_run_folders(exp: Path) -> None:
     """The folders `sate train` fills in ``exp``: each a directory of this experiment's own, or not there yet (a
     file at EXP/logs was "File exists" after the config snapshot was written; one linked into another experiment
-    was trained into, `check_not_shared`)."""
+    was trained into, `check_not_shared`); and its train_time.json not a link into another experiment."""
     for name in RUN_FOLDERS:
         path = exp / name
         if os.path.lexists(path) and not path.is_dir():
@@ -348,3 +348,5 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
+    # its record of training time, written where a link leads: another experiment's time and run count grew
+    check_own_files(exp, [layout.TRAIN_TIME], "--exp")

@@ -119,3 +119,16 @@ def test_a_run_folder_linked_into_another_experiment_is_refused_before_any_work(
     (exp / f"{name}.real").mkdir()
     (exp / name).symlink_to(exp / f"{name}.real")
     check_run_folders(exp)
+
+
+def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) -> None:
+    """EXP/train_time.json a symlink to another experiment's: each run added its time and a run to the other's
+    record (`sate report` tables it), exit 0 (eleventh hostile pass)."""
+    other, exp = tmp_path / "other", tmp_path / "exp"
+    for folder in (other, exp):
+        (folder / "checkpoints").mkdir(parents=True)
+        (folder / layout.CONFIG).write_text("task: mt\n")
+    (other / layout.TRAIN_TIME).write_text('{"seconds": 25.9, "runs": 2}')
+    (exp / layout.TRAIN_TIME).symlink_to(other / layout.TRAIN_TIME)
+    with pytest.raises(SateError, match=f"{other} is another experiment, whose file this run would replace"):
+        check_run_folders(exp)
