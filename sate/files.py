@@ -205,6 +205,11 @@ def is_stream(path: str | Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
+class NothingWritten(Exception):
+    """Raised in an `atomic_open` block that has nothing to write (every input of the command failed): the file
+    there is left as it was, where the rename would have replaced it with an empty one."""
+
+
 @contextmanager
 def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     """`open(path, mode)` for writing ("w" text in UTF-8, or "wb"), renamed into place when the block ends.

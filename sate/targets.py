@@ -30,7 +30,7 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError
-from sate.files import MAGIC, binary_kind, is_stream
+from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 
 # text: a file of text (translate, segment, evaluate, report); results: `sate evaluate`'s results.json (text that
 # only evaluate replaces); model: a sate model file (average); image: a PNG (analyze); pack: a packed model
@@ -40,6 +40,7 @@ from sate.files import MAGIC, binary_kind, is_stream
 Kind = Literal["text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
+LOG_FOLDERS = ("logs", "tensorboard")  # an experiment's training logs (Lightning's CSV and TensorBoard loggers)
 DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
 
 
@@ -81,6 +82,10 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
             return f"{folder} holds a data directory's stored features or text, which only sate writes there"
+        if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
+            # `translate --out EXP/logs/version_0/metrics.csv` replaced the training log `sate report --curves` and
+            # a resume read with translation text, exit 0: text over text
+            return f"{folder} holds an experiment's training logs, which only `sate train` writes"
     return None
 
 
@@ -275,7 +280,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
     after it (`sate vocab` trained SentencePiece first, `sate prep` had written the splits before), naming a
     temporary file. One that is a symlink is written where it leads, which is checked as every output is: a link
     into a pack or a checkpoint folder (a data directory's cmvn.json or token list linked to a pack's) had the pack's
-    file replaced."""
+    file replaced; and, as for `check_not_shared`, a link into another data directory or experiment: a token list
+    and SentencePiece model linked to another data directory's (a vocabulary shared by links) had that directory's
+    vocabulary replaced, so its models no longer resumed or packed."""
     for name in names:
         path = directory / name
         real = Path(os.path.realpath(path))
@@ -285,20 +292,61 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
+        # the directory holding it as `directory` holds `name` (DATA/marian linked to / holds no such directory)
+        home = real.parents[min(len(Path(name).parts), len(real.parents)) - 1]
+        if linked and place is None and home != Path(os.path.realpath(directory)) and _owner(home) is not None:
+            place = f"{home} is another {_owner(home)}, whose file this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")
 
 
+def _owner(directory: Path) -> str | None:
+    """Which kind of sate directory ``directory`` is (a pack, a data directory, an experiment), or None. A pack
+    first: it holds a cmvn.json and token lists as a data directory does."""
+    if (directory / layout.PACK_YAML).is_file():
+        return "packed model"
+    if _holds_data(directory) or _data_dir(directory):
+        return "data directory"
+    return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None
+
+
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
-    """Refuse a folder ``name`` of the data directory ``directory`` that leads (by a symlink on the way) into another
-    data directory: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
-    features) replaced that directory's feature indexes with its own splits'."""
+    """Refuse a folder ``name`` of ``directory`` (a data directory's fbank/ or fbank/SPLIT/, an experiment's
+    checkpoints/, logs/ or tensorboard/) that leads (by a symlink on the way) into another data directory,
+    experiment or pack: `sate features` with DATA/fbank linked to another data directory's fbank/ (to share stored
+    features) replaced that directory's feature indexes with its own splits'; `sate train --exp NEW` with
+    NEW/checkpoints linked to another experiment's trained into its checkpoint folder (its last.ckpt replaced, its
+    oldest epochs deleted), and with NEW/logs linked, a resume cut the other experiment's training logs. A link to a
+    folder of no such directory (another disk) is the directory's own."""
     path = directory / name
-    real = Path(os.path.realpath(path))
-    if not os.path.lexists(path) or real == Path(os.path.realpath(directory)) / name:
+    real, own = Path(os.path.realpath(path)), Path(os.path.realpath(directory))
+    if not os.path.lexists(path) or real == own / name:
         return
-    if _holds_data(real.parent) or _data_dir(real.parent):
-        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another data directory "
-                        f"({real.parent}), whose files this run would replace; remove the link")
+    home = real.parent
+    owner = _owner(home)
+    if owner is None and home.name in layout.STORED_DIRS:  # a split folder (fbank/dev) of another data directory
+        home = home.parent
+        owner = _owner(home)
+    if owner is not None and home != own:  # not a folder of its own linked within it (EXP/checkpoints -> EXP/ckpts)
+        raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another {owner} "
+                        f"({home}), whose files this run would replace; remove the link")
+
+
+RUN_FOLDERS = (layout.CHECKPOINTS, *LOG_FOLDERS)  # what `sate train` (and Lightning) fill in its --exp
+
+
+def check_run_folders(exp: Path) -> None:
+    """The folders `sate train` fills in ``exp``: each a directory of this experiment's own, or not there yet (a
+    file at EXP/logs was "File exists" after the config snapshot was written; one linked into another experiment
+    was trained into, `check_not_shared`); and its train_time.json not a link into another experiment."""
+    for name in RUN_FOLDERS:
+        path = exp / name
+        if os.path.lexists(path) and not path.is_dir():
+            what = what_is_there(path) or "a file"
+            raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
+                            "away or train into another --exp")
+        check_not_shared(exp, name, "--exp")
+    # its record of training time, written where a link leads: another experiment's time and run count grew
+    check_own_files(exp, [layout.TRAIN_TIME], "--exp")

@@ -616,10 +616,3 @@ def whisper_asr_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def process_alive(pid: int) -> bool:
-    """Is process `pid` running? A zombie is not: here the init process does not reap the orphans it inherits, so
-    one ended but unreaped answers `os.kill(pid, 0)` for ever."""
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
-    except (OSError, IndexError):
-        return False

@@ -70,6 +70,10 @@ def test_get_prints_one_resolved_value(tmp_path: Path, capsys: pytest.CaptureFix
 @pytest.mark.parametrize(("argv", "message"), [
     (["--task", "st", "--set", "a=1"], "--set, --init-from and --get need --config"),
     (["--task", "st", "--get", "task"], "--set, --init-from and --get need --config"),
+    (["--task", "st", "--get", ""], "--set, --init-from and --get need --config"),  # an empty $key printed
+    (["--config", "{dir}/bad.yaml", "--get", ""], "unknown config key 'optim.lrr'"),  # the file is read first
+    (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", ""],
+     "kd.yaml: no key '' in the resolved config"),  # it was every key, exit 0
     (["--config", "{dir}/kd.yaml", "--init-from", "asr=a.pt", "--get", "model.loss.nope"],
      "kd.yaml: no key 'model.loss.nope' in the resolved config"),
     (["--config", "{dir}/missing.yaml"], "config file not found"),
@@ -192,6 +196,26 @@ def test_a_refusal_of_a_set_value_names_the_set(tmp_path: Path, capsys: pytest.C
     assert main(["config", "--config", str(path), "--set", "seed=-1"]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"sate config: error: {path}: optim.lr must be a finite number, got nan", err
+
+
+def test_a_key_that_does_nothing_names_the_keys_it_depends_on_as_the_file_spells_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A training config's refusal said "model.loss.kd.asr_teacher is set but does nothing: loss.kd.asr_weight is
+    0", naming a key the file does not have (its model section is under `model:`); the hub sections' refusals
+    likewise."""
+    path = tmp_path / "st.yaml"
+    path.write_text("task: st\nmodel:\n  loss: {kd: {asr_teacher: a.pt}}\n")
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == (f"sate config: error: {path}: model.loss.kd.asr_teacher is set but does "
+                                       "nothing: model.loss.kd.asr_weight is 0\n")
+    path.write_text("task: asr\nmodel:\n  acoustic: {type: whisper, path: w}\n")  # and the hub sections' refusals
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == (f"sate config: error: {path}: model.acoustic.path: w is not a directory "
+                                       "(download the model first: docs/models.md)\n")
+    path.write_text("task: st\nmodel:\n  textual: {type: hf_marian}\n")
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == (f"sate config: error: {path}: model.textual.type and model.decoder.type "
+                                       "hf_marian come together (one Marian model)\n")  # once "model config: "
 
 
 def test_a_piped_config_is_read_once_when_a_set_is_refused(tmp_path: Path,

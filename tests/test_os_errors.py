@@ -24,7 +24,7 @@ from sate import layout
 from sate.cli import main
 from sate.data.manifest import read_manifest, write_manifest
 from sate.files import atomic_write_text, describe_os_error, exclusive, make_temp_dir
-from tests.conftest import process_alive
+from sate.train.lock import pid_alive
 
 
 def leftovers(root: Path) -> list[str]:
@@ -261,9 +261,9 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
     assert proc.returncode == 143 and err.strip().splitlines()[-1] == "sate features: terminated", err
     assert leftovers(data) == [] and not (data / layout.FEATURES_LOCK).exists()
     deadline = time.monotonic() + 10  # multiprocessing's resource tracker ends once its pipe closes
-    while [w for w in workers if process_alive(w)] and time.monotonic() < deadline:
+    while [w for w in workers if pid_alive(w)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert {w: _command(w) for w in workers if process_alive(w)} == {}
+    assert {w: _command(w) for w in workers if pid_alive(w)} == {}
 
 
 def test_feature_workers_that_cannot_load_torch_end_the_command(tmp_path: Path, prepared_data: Path) -> None:
@@ -562,9 +562,9 @@ def test_a_stopped_synth_is_one_line_and_leaves_no_voicing_process(tmp_path: Pat
     assert proc.returncode == status and "Traceback" not in err, err
     assert err.replace("\r", "\n").strip().splitlines()[-1] == f"sate synth: {said}", err
     deadline = time.monotonic() + 10
-    while [w for w in workers if process_alive(w)] and time.monotonic() < deadline:
+    while [w for w in workers if pid_alive(w)] and time.monotonic() < deadline:
         time.sleep(0.1)
-    assert {w: _command(w) for w in workers if process_alive(w)} == {}
+    assert {w: _command(w) for w in workers if pid_alive(w)} == {}
     assert sorted(p.name for p in scratch.iterdir()) == []
 
 

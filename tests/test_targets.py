@@ -22,7 +22,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import check_output
+from sate.targets import check_output, check_own_files
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -373,6 +373,40 @@ def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before
     assert sorted(p.name for p in (exp / "checkpoints").iterdir()) == ["epoch000.ckpt", "last.ckpt"]
 
 
+def test_an_own_file_linked_into_another_data_directory_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, synth_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A data directory whose token list and SentencePiece model were symlinks to another data directory's (a
+    vocabulary shared by links): `sate vocab` replaced the other directory's vocabulary, exit 0, and that
+    directory's models no longer resumed or packed (eleventh hostile pass); likewise a manifest (`sate prep`) or
+    cmvn.json (`sate features`). A link to a file of no data directory (another disk), or to a file of its own
+    directory, is taken."""
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other, ignore=shutil.ignore_patterns("fbank"))
+    before = {p.name: p.read_bytes() for p in other.iterdir() if p.is_file()}
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank", "spm_tgt.model", "dev.jsonl"))
+    (data / "spm_tgt.model").symlink_to(other / "spm_tgt.model")
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sate vocab: error: --data {data}: {data}/spm_tgt.model is a symlink to {other}/spm_tgt.model, "
+                   f"where the command would write its file spm_tgt.model: {other} is another data directory, whose "
+                   "file this run would replace; remove the link\n"), err
+    (data / "dev.jsonl").symlink_to(other / "dev.jsonl")
+    assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(data)]) == 2
+    assert f"{data}/dev.jsonl is a symlink to {other}/dev.jsonl" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in other.iterdir() if p.is_file()} == before
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    shutil.copyfile(other / "spm_tgt.model", disk / "spm_tgt.model")
+    (data / "spm_tgt.model").unlink()
+    (data / "spm_tgt.model").symlink_to(disk / "spm_tgt.model")  # a file of no data directory: written there
+    (data / "dev.jsonl").unlink()
+    check_own_files(data, ["spm_tgt.model", "tokens_src.txt"])
+    (data / "tokens_src.txt").rename(data / "tokens_src.real")
+    (data / "tokens_src.txt").symlink_to(data / "tokens_src.real")  # a file of its own directory
+    check_own_files(data, ["spm_tgt.model", "tokens_src.txt"])
+
+
 def test_a_data_directory_is_never_written_into_an_experiment(tmp_path: Path, synth_corpus: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`sate prep --out EXP` then `sate features --data EXP` made the experiment a data directory, which `sate train
@@ -478,3 +512,23 @@ def test_evaluate_results_are_rewritten_by_evaluate_alone(tmp_path: Path, a_pack
     mine = tmp_path / "results.json"
     mine.write_text("my own notes\n")
     assert check_output(mine, "text") == mine
+
+
+def test_nothing_is_written_among_an_experiments_training_logs(tmp_path: Path) -> None:
+    """`translate --out EXP/logs/version_0/metrics.csv` replaced the training log that `sate report --curves` draws
+    and a resume cuts, with translation text, exit 0: text over text (eleventh hostile pass). A folder named logs
+    beside a config.yaml of no experiment is anyone's."""
+    exp = tmp_path / "exp"
+    (exp / "logs" / "version_0").mkdir(parents=True)
+    (exp / "logs" / "version_0" / "metrics.csv").write_text("epoch,step,train/loss\n0,0,1.5\n")
+    (exp / "checkpoints").mkdir()
+    (exp / "config.yaml").write_text("task: mt\n")
+    for out, kind in ((exp / "logs" / "version_0" / "metrics.csv", "text"), (exp / "logs" / "new.txt", "text"),
+                      (exp / "tensorboard" / "curves.png", "image")):
+        with pytest.raises(SateError, match=f"{exp / out.relative_to(exp).parts[0]} holds an experiment's training "
+                                            "logs, which only `sate train` writes"):
+            check_output(out, kind)
+    mine = tmp_path / "project"
+    (mine / "logs").mkdir(parents=True)
+    (mine / "config.yaml").write_text("anything: 1\n")
+    assert check_output(mine / "logs" / "out.txt", "text") == mine / "logs" / "out.txt"

@@ -31,6 +31,9 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
   [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
+for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's range (MAX_VOCAB), before stage 1
+  (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
+done
 [[ ${ctc_layer:-0} =~ ^[0-9]{1,4}$ ]] || die "--ctc-layer must be a whole number, got '$ctc_layer'"
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
@@ -38,6 +41,8 @@ done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
 # file names.
 read -r -a test_splits <<< "${test_sets:-}"
+# `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
+[ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
@@ -54,10 +59,17 @@ if [ ${#extra_text[@]} -gt 0 ]; then
   vocab_pairs+=("${extra_text[@]}")
 fi
 
-# hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type).
+# hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type), its first
+# occurrence, whether the file is indented or all on one line; a key it does not hold is named. A config.json written
+# on one line gave nothing: `--set model.d_model=` stopped the stage on "model.d_model must be an integer, got None",
+# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm".
 hub_value() {
   need "$1/config.json" "the downloaded model's config.json"
-  sed -n "s/^ *\"$2\": *\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\},\{0,1\} *$/\1/p" "$1/config.json" | head -n 1
+  local value
+  value=$(tr ',{}' '\n\n\n' < "$1/config.json" |
+    sed -n "s/^[[:space:]]*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\}[[:space:]]*$/\1/p" | head -n 1)
+  [ -n "$value" ] || die "$1/config.json: no \"$2\" (a number or a name) in it; is it the downloaded model's config?"
+  printf '%s' "$value"
 }
 
 # yaml_str TEXT: TEXT as a YAML string, for --set: single-quoted, where only ' is special (written ''). A path in
@@ -138,14 +150,40 @@ fi
 device_args=(--accelerator cpu)
 [ "${ngpu:-0}" -gt 0 ] && device_args=(--accelerator gpu --devices "$ngpu")
 
+# init_models ARGS...: the model files that `--init-from SIDE=PATH` names among ARGS, into the array init_models, and
+# the record of the run that `--steps-from EXP` names (EXP/.done-train), into steps_from.
+init_models() {
+  local prev= arg
+  init_models=() steps_from=
+  for arg in "$@"; do
+    [ "$prev" != --init-from ] || init_models+=("${arg#*=}")
+    [ "$prev" != --steps-from ] || steps_from=$arg/.done-train
+    prev=$arg
+  done
+}
+
 # train_model NAME CONFIG [sate train args...]: train (or resume) into $exp/NAME, the output also in
-# $exp/NAME/train.log; skipped when done with the same config, data and arguments.
+# $exp/NAME/train.log; skipped when done with the same config, data, arguments and --init-from models. An
+# experiment begun from other --init-from models (exp/asr trained or averaged again since) is refused: it was
+# "done already", and SATE stayed the one made from the old ASR model beside a cascade of the new one; a resume
+# would only continue it (sate train takes init: for a fresh start alone).
 train_model() {
   local name=$1 config=$2; shift 2
   need "$config" "the $name config"
+  # a model trained or averaged again under the same path is another starting point (and another teacher)
+  local inits=
+  init_models "$@"
+  [ ${#init_models[@]} -eq 0 ] || inits=$(stamp "${init_models[@]}")
   local params="config=$(stamp "$config") data=$data $(stamp "$data/.done/features" "$data/.done/vocab") args=$*"
-  params+=" $train_args"
+  params+=" $train_args${inits:+ init=$inits}"
+  # a comparison row trains for as many updates as SATE: SATE trained on since (--train-args) is another count
+  [ -z "$steps_from" ] || params+=" steps=$(stamp "$steps_from")"
   if is_done "$exp/$name/.done-train" "$params"; then return 0; fi
+  if [ -n "$inits" ] && [ -d "$exp/$name/checkpoints" ] && [ -e "$exp/$name/.init-from" ] && \
+     [ "$(cat "$exp/$name/.init-from")" != "$inits" ]; then
+    die "$exp/$name was begun from other models than ${init_models[*]} hold now (trained or averaged again since): move $exp/$name away to train it from them"
+  fi
+  [ -z "$inits" ] || mark_done "$exp/$name/.init-from" "$inits"
   local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=$(yaml_str "$data")" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
@@ -233,8 +271,17 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
-  wait "$asr_job" || { stop_job "$mt_job"; die "ASR pre-training failed (see $exp/asr/train.log)"; }
-  wait "$mt_job" || die "MT pre-training failed (see $exp/mt/train.log)"
+  # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
+  # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
+  declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
+  first_rc=0
+  wait -n || first_rc=$?
+  if kill -0 "$asr_job" 2>/dev/null; then first=mt second=asr; else first=asr second=mt; fi
+  if [ "$first_rc" != 0 ]; then
+    stop_job "${pretrain_pid[$second]}"
+    die "${first^^} pre-training failed (see $exp/$first/train.log)"
+  fi
+  wait "${pretrain_pid[$second]}" || die "${second^^} pre-training failed (see $exp/$second/train.log)"
 else
   if $run_asr; then pretrain_asr; fi
   if $run_mt; then pretrain_mt; fi
@@ -317,9 +364,12 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     average_and_pack "$system"
     for split in "${test_splits[@]}"; do
       [ -e "$data/$split.jsonl" ] || continue
-      [ -e "$exp/$system/decode_$split/results.json" ] && [ "$force" != true ] && continue
+      # done with this very pack: a row packed again since (another --average-n) kept its old results
+      params="pack=$(cat "$exp/$system/.done-pack") data=$data"
+      is_done "$exp/$system/decode_$split/.done" "$params" && continue
       logged "$exp/$system/decode_$split/decode.log" \
         sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"
+      mark_done "$exp/$system/decode_$split/.done" "$params"
     done
   done
   # The paper's Fig. 1(a): ASR (local), MT (global), and an E2E ST encoder trained with CTC (from scratch, so

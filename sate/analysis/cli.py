@@ -12,8 +12,9 @@ the longest segment the VAD cuts, as `sate segment` cuts a recording).
 MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
-sate.yaml, else ``data.cmvn`` of the config.yaml beside the model file, else global. Global
-statistics are ``DATA/cmvn.json`` whenever --data is given, else the model directory's cmvn.json.
+sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
+beside the model file, else global. Global statistics are ``DATA/cmvn.json`` whenever --data is
+given, else the model directory's cmvn.json.
 """
 
 from __future__ import annotations
@@ -83,7 +84,7 @@ def load_model(path: Path) -> AnalysisModel:
                                 f"says {info.task}")
             cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"
         else:
-            found = training_cmvn(model_file)
+            found = training_cmvn(model_file, meta)
             cmvn, where = (found[0], f"{found[1]}: data.cmvn") if found else ("global", "")
         check_cmvn_kind(meta, model_file, cmvn, where)  # a model trained on global CMVN read as no other
     name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)

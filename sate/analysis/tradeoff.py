@@ -11,7 +11,6 @@ policies approach. The same figures are printed as a markdown table, with chrF a
 from __future__ import annotations
 
 import argparse
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -71,6 +70,9 @@ def read_run(path: Path) -> Run:
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
     if not is_number(results["bleu"]):  # JSON as Python writes it takes NaN and Infinity; 1e400 written whole too
         raise SateError(f"{file}: bleu must be a finite number, got {shown(results['bleu'])}")
+    for key in ("bleu_ci", "chrf", "chrf_ci"):  # absent or null where not computed; 'x' was a blank cell, exit 0
+        if results.get(key) is not None and not is_number(results[key]):
+            raise SateError(f"{file}: {key} must be a finite number or null, got {shown(results[key])}")
     quality = Run(file, float(results["bleu"]), *(float(results[key]) if is_number(results.get(key)) else None
                                                   for key in ("bleu_ci", "chrf", "chrf_ci")))
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
@@ -86,16 +88,17 @@ def read_run(path: Path) -> Run:
         parsed = parse_policy(policy)
     except SateError as err:
         raise SateError(f"{file}: {err}") from None
-    try:
-        latency = stream["latency"]
-        streamed = replace(quality, policy=parsed.name, value=parsed.value, chunk=float(stream["chunk"]),
-                           talks="talks" in stream, **{key: float(latency[key]) for key in ("al", "laal", "al_ca",
-                                                                                           "laal_ca")})
-    except (KeyError, TypeError, ValueError, OverflowError) as err:  # OverflowError: an int beyond any float
-        raise SateError(f"{file}: 'stream' lacks a policy=value or its latency ({err})") from None
-    bad = next((key for key in ("al", "laal", "al_ca", "laal_ca") if not math.isfinite(getattr(streamed, key))), None)
-    if bad is not None:  # a point at NaN or inf is drawn nowhere, without a word
-        raise SateError(f"{file}: stream {bad} must be a finite number, got {getattr(streamed, bad)}")
+    latency = stream.get("latency")
+    if not isinstance(latency, dict):
+        raise SateError(f"{file}: 'stream' lacks its latency (a mapping of al, laal, al_ca and laal_ca)")
+    given = {"stream.chunk": stream.get("chunk"), **{f"stream.latency.{key}": latency.get(key)
+                                                     for key in ("al", "laal", "al_ca", "laal_ca")}}
+    bad = next((key for key, value in given.items() if not is_number(value)), None)
+    if bad is not None:  # NaN or inf was a point drawn nowhere, 'x' float()'s error with all of it, true 1.0
+        raise SateError(f"{file}: {bad} must be a finite number, got {shown(given[bad])}")
+    streamed = replace(quality, policy=parsed.name, value=parsed.value, chunk=float(stream["chunk"]),
+                       talks="talks" in stream, **{key: float(latency[key]) for key in ("al", "laal", "al_ca",
+                                                                                       "laal_ca")})
     check_chunk(streamed.chunk, f"{file}: stream chunk")  # the chunks `sate evaluate --stream` takes
     return streamed
 

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shlex
 import sys
@@ -53,8 +54,9 @@ from sate.bench import whisper_window as window_part
 from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_write_text
+from sate.numbers import check_jobs, is_digits, max_jobs
 from sate.targets import check_output, file_name
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
@@ -85,6 +87,16 @@ class BenchResult(PartResults):
     peak_memory: str  # how peak memory is measured
     subject: SubjectInfo | None  # None: only parts without a model ran
     parts: list[str]
+
+
+def _sizes(parser: argparse.ArgumentParser, option: str, text: str, least: int) -> list[int]:
+    """A comma-separated list of whole numbers >= `least` (`--batch-sizes a` was a ValueError traceback, and
+    `--batch-sizes 0` was found only after the tiny model had trained)."""
+    sizes = [part.strip() for part in text.split(",")]
+    bad = next((part for part in sizes if not is_digits(part) or int(part) < least), None)
+    if bad is not None:
+        parser.error(f"{option} must be comma-separated whole numbers >= {least}, got {shown(bad)} in {shown(text)}")
+    return [int(part) for part in sizes]
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -146,16 +158,23 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         parser.error("--parts asr-long needs --pack DIR (a packed ASR or ST model)")
     if "whisper-window" in args.parts and (args.pack is None or args.data is None or args.split is None):
         parser.error("--parts whisper-window needs --pack DIR (a Whisper model's pack), --data DIR and --split NAME")
-    counts = (args.repeat, args.train_batches, args.max_utts, args.corpus_size, args.scale_segments,
-              args.scale_batches, args.gpu_steps, args.gpu_utts, args.segment_utterances, args.text_lines,
-              args.text_steps)
-    if min(counts) < 1:
-        parser.error("--repeat, --train-batches, --max-utts, --corpus-size, --scale-*, --gpu-*, --segment-utterances, "
-                     "--text-* must be at least 1")
-    args.batch_sizes = [int(x) for x in args.batch_sizes.split(",")]
-    args.vocab_sizes = [int(x) for x in args.vocab_sizes.split(",")]
-    if min(args.vocab_sizes) < 2:
-        parser.error("--vocab-sizes must be at least 2 each")
+    for option in ("repeat", "train_batches", "max_utts", "corpus_size", "scale_segments", "scale_batches",
+                   "gpu_steps", "gpu_utts", "segment_utterances", "text_lines", "text_steps", "beam"):
+        if getattr(args, option) < 1:  # each named: one line listed eleven options for any of them
+            parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    if args.max_frames is not None and args.max_frames < 1:
+        parser.error(f"--max-frames must be at least 1, got {args.max_frames}")
+    if not (math.isfinite(args.data_minutes) and args.data_minutes > 0):
+        parser.error(f"--data-minutes must be a positive number of minutes, got {args.data_minutes}")
+    try:  # the workers started, before any part spends its time
+        check_jobs(args.jobs)
+    except SateError as err:
+        parser.error(str(err))
+    if args.threads is not None and not 1 <= args.threads <= max_jobs():  # 0 was taken for torch's own choice
+        parser.error(f"--threads must be from 1 to {max_jobs()} (four per CPU of this machine's {os.cpu_count() or 1})"
+                     f", got {args.threads}")
+    args.batch_sizes = _sizes(parser, "--batch-sizes", args.batch_sizes, 1)
+    args.vocab_sizes = _sizes(parser, "--vocab-sizes", args.vocab_sizes, 2)
     return args
 
 

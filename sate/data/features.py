@@ -296,6 +296,21 @@ def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) ->
     return h.hexdigest()
 
 
+def _empty(shard_dir: Path) -> None:
+    """A split's shard folder, emptied of its old shards. One linked to another disk keeps its link and is emptied:
+    rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
+    run or any change of its manifest."""
+    if shard_dir.is_symlink() and shard_dir.is_dir():
+        for path in shard_dir.iterdir():
+            if path.is_dir() and not path.is_symlink():
+                shutil.rmtree(path)
+            else:
+                path.unlink()
+    else:
+        shutil.rmtree(shard_dir, ignore_errors=True)
+    shard_dir.mkdir(parents=True, exist_ok=True)
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = real_path(data_dir / layout.FBANK_DIR)
@@ -309,11 +324,10 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     plan = _read_plan(plan_path)
     stale = plan.get("fingerprint") != fingerprint
     if stale:
-        shutil.rmtree(shard_dir, ignore_errors=True)
+        _empty(shard_dir)
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
-        shard_dir.mkdir(parents=True)
     shards = []
     for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
         chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
@@ -501,6 +515,10 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
     check_not_shared(data_dir, layout.FBANK_DIR)
+    fbank = data_dir / layout.FBANK_DIR
+    for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
+        if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
+            check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 

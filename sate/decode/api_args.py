@@ -29,6 +29,8 @@ def many(values: Iterable[T], what: str) -> Iterable[T]:
                         "in a list")
     if isinstance(values, tuple) and len(values) == 2 and isinstance(values[0], np.ndarray) and is_number(values[1]):
         raise SateError(f"{what}: expected a list, got one (samples, sample_rate) pair; pass [(samples, rate)]")
+    if not isinstance(values, Iterable):  # None or a number was "TypeError: 'NoneType' object is not iterable"
+        raise SateError(f"{what}: expected a list, got {type(values).__name__}")
     return values
 
 
@@ -55,10 +57,16 @@ def sample_rate(value: object, name: str) -> int:
 
 
 def texts(values: Sequence[str]) -> Sequence[str]:
-    values = many(values, "texts")  # type: ignore[assignment]
+    values = list(many(values, "texts"))  # a generator too: read once, indexed below
     bad = next((i for i, t in enumerate(values) if not isinstance(t, str)), None)
     if bad is not None:
         raise SateError(f"texts[{bad}]: expected a str, got {type(values[bad]).__name__}")
+    for i, text in enumerate(values):  # a lone surrogate (text read with errors="surrogateescape") was a TypeError
+        try:                           # deep in SentencePiece
+            text.encode("utf-8")
+        except UnicodeEncodeError as err:
+            raise SateError(f"texts[{i}]: not Unicode text: {shown(text[err.start])} at character {err.start} is a "
+                            "lone surrogate (bytes that were not UTF-8, read with errors='surrogateescape'?)") from None
     return values
 
 

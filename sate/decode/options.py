@@ -133,13 +133,20 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object
     """``["beam=5,lenpen=1.2", "nbest=2"]`` -> ``{"beam": 5, "lenpen": 1.2, "nbest": 2}``.
 
     Values are read as `--set` reads them (YAML with ``1e-3`` a float), so both options agree on numbers.
+    A later ``--decode`` overrides an earlier one, as a later `--set` does (a script's defaults, then the user's);
+    a key twice inside one item is refused, since nothing but a slip writes ``lenpen=1,lenpen=2``.
     """
     out: dict[str, object] = {}
     for item in items:
+        seen: set[str] = set()
         for part in item.split(","):
             key, sep, raw = part.partition("=")
             if not sep or not key.strip():
                 raise SateError(f"{option} {shown(item)}: expected KEY=VALUE[,KEY=VALUE...], e.g. beam=5,lenpen=1.2")
+            if key.strip() in seen:
+                raise SateError(f"{option} {shown(item)}: {shown(key.strip())} is given twice; give it once "
+                                f"(a later {option} overrides an earlier one)")
+            seen.add(key.strip())
             try:
                 out[key.strip()] = load_yaml_text(raw, f"{option} {shown(item)}")  # as --set reads values
             except yaml.YAMLError:
@@ -181,17 +188,17 @@ def parse_policy(text: str) -> StreamPolicy:
     """``alignatt=4`` -> StreamPolicy("alignatt", 4); a bare name takes its default."""
     name, sep, raw = text.partition("=")
     if name not in STREAM_POLICIES:
-        raise SateError(f"unknown streaming policy {name!r}: choose {', '.join(STREAM_POLICIES)} "
+        raise SateError(f"unknown streaming policy {shown(name)}: choose {', '.join(STREAM_POLICIES)} "
                         "(NAME or NAME=VALUE)")
     if not sep:
         return StreamPolicy(name, STREAM_POLICIES[name])
     try:
         value = int(raw)
     except ValueError:
-        raise SateError(f"streaming policy {text!r}: the value must be a whole number") from None
+        raise SateError(f"streaming policy {shown(text)}: the value must be a whole number") from None
     least = 0 if name == "alignatt" else 1
     if value < least:
-        raise SateError(f"streaming policy {text!r}: the value must be at least {least}")
+        raise SateError(f"streaming policy {shown(text)}: the value must be at least {least}")
     return StreamPolicy(name, value)
 
 

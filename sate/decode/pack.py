@@ -103,8 +103,12 @@ class PackInfo:
         return doc
 
 
-def training_cmvn(model_file: Path) -> tuple[str, Path] | None:
-    """The CMVN kind of the training run that wrote ``model_file``: `sate train` leaves config.yaml beside it."""
+def training_cmvn(model_file: Path, meta: Mapping[str, Any]) -> tuple[str, Path] | None:
+    """The CMVN kind ``model_file`` (its header ``meta``) was trained with: recorded in the file (`sate average`
+    since the eleventh hostile pass), else data.cmvn of the config.yaml `sate train` leaves beside it. A file copied
+    elsewhere was packed with global CMVN whatever it was trained with."""
+    if meta.get("cmvn_kind") in CMVN_KINDS:
+        return str(meta["cmvn_kind"]), model_file
     config = model_file.parent / CONFIG
     if not config.is_file():
         return None
@@ -133,10 +137,14 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
 
 def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None, where: str) -> None:
     """A model file that records global CMVN statistics was trained on globally normalised features: packed or
-    decoded with ``none`` or ``utterance`` CMVN, it read features unlike any it was trained on, without a word."""
+    decoded with ``none`` or ``utterance`` CMVN, it read features unlike any it was trained on, without a word.
+    Likewise one that records its normalisation (``cmvn_kind``) is read with no other."""
     if meta.get("cmvn") is not None and kind != "global":
         raise SateError(f"{where} {kind}: {model_file} was trained with global CMVN (it records the statistics); "
                         "decoding it with other features gives wrong output")
+    if meta.get("cmvn_kind") in CMVN_KINDS and kind != meta["cmvn_kind"]:
+        raise SateError(f"{where} {kind}: {model_file} was trained with {meta['cmvn_kind']} CMVN (it records "
+                        "data.cmvn); decoding it with other features gives wrong output")
 
 
 def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
@@ -166,7 +174,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
 
     ``decode`` overrides the default decoding options; ``cmvn`` is the feature normalisation the
-    model was trained with (default: the training run's config.yaml beside the model file, else global).
+    model was trained with (default: what the model file records, else the training run's config.yaml beside
+    it, else global).
     """
     from sate.data.features import load_cmvn
     from sate.data.vocab import load_vocabularies, vocabulary_kind
@@ -196,7 +205,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if cmvn not in (None, "none"):
             raise SateError(f"--cmvn {cmvn}: the model reads waveforms, which take no CMVN")
         cmvn = "none"
-    found = training_cmvn(model_file) if speech else None
+    found = training_cmvn(model_file, meta) if speech else None
     if speech and cmvn is None:
         cmvn = found[0] if found else "global"
         print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
@@ -316,7 +325,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                                 "option names; repeatable)")
     parser.add_argument("--cmvn", choices=CMVN_KINDS, default=None,
                         help="feature normalisation the model was trained with "
-                             "(when not given: data.cmvn of the config.yaml beside --model, else global)")
+                             "(when not given: what the model file records, else data.cmvn of the config.yaml "
+                             "beside --model, else global)")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_open, is_stream
+from sate.files import NothingWritten, atomic_open, is_stream
 from sate.targets import check_not_input, check_output, same_file
 
 
@@ -80,6 +80,7 @@ def run(args: argparse.Namespace) -> int:
         check_output(target, "text")
         check_not_input(target, files)
     failed = 0
+    kept = ""
 
     def segment_all(stream: TextIO | None) -> None:
         nonlocal failed
@@ -102,9 +103,14 @@ def run(args: argparse.Namespace) -> int:
     elif out is None:
         segment_all(sys.stdout)
     else:
-        with atomic_open(out) as f:
-            segment_all(f)
+        try:
+            with atomic_open(out) as f:
+                segment_all(f)
+                if failed == len(files) and not is_stream(out):  # a file of the user's was replaced by nothing
+                    raise NothingWritten
+        except NothingWritten:
+            kept = f"; nothing written to --out {out}"
     if failed:
-        print(f"sate segment: {failed} of {len(files)} file(s) failed", file=sys.stderr)
+        print(f"sate segment: {failed} of {len(files)} file(s) failed{kept}", file=sys.stderr)
         return 1
     return 0

@@ -113,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
             print(commit.json(), flush=True)
         elif commit.final:
             print(commit.text, flush=True)
-    if heard and not said:  # a silent input ended without a line, as if nothing had been read: say why
+    if not said:  # a silent or empty input ended without a line, as if nothing had been read: say why
         name = "stdin" if blocks is None else one_line(str(args.input))
-        print(f"sate stream: note: {name}: {no_speech(heard / SAMPLE_RATE)}; nothing to translate", file=sys.stderr)
+        why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (0 bytes)"  # an empty file is refused
+        print(f"sate stream: note: {name}: {why}; nothing to translate", file=sys.stderr)
     return 0

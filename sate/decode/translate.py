@@ -21,7 +21,7 @@ from typing import TextIO
 from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_open
+from sate.files import NothingWritten, atomic_open, is_stream
 from sate.targets import check_not_input, check_output
 
 
@@ -120,6 +120,7 @@ def run(args: argparse.Namespace) -> int:
 
     failed = 0
     done = 0
+    kept = ""
 
     def write(result: Result, out: TextIO | None) -> None:
         lines = render(result, args.format, args.transcript, with_file=len(files) > 1)
@@ -148,9 +149,14 @@ def run(args: argparse.Namespace) -> int:
     elif args.out is None:
         translate_all(sys.stdout)  # a closed pipe (`| head`) ends the run quietly: sate.cli.main
     else:  # checked before decoding; a disk that fills up names the file at the CLI (status 1), as a full stdout
-        with atomic_open(args.out) as out:
-            translate_all(out)
+        try:
+            with atomic_open(args.out) as out:
+                translate_all(out)
+                if not done and not is_stream(args.out):  # a file of the user's was replaced by nothing
+                    raise NothingWritten
+        except NothingWritten:
+            kept = f"; nothing written to --out {args.out}"
     if failed:
-        print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}", file=sys.stderr)
+        print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}{kept}", file=sys.stderr)
         return 1
     return 0

@@ -12,6 +12,7 @@ build from the typed sections (docs/development.md). Torch-free: `sate config` r
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from sate.errors import SateError
@@ -326,6 +327,16 @@ def _inapplicable(conf: ModelConfig) -> dict[str, str]:
     return why
 
 
+_SIBLING_KEY = re.compile(r"(?<![\w./\\-])(?=(?:acoustic|textual|decoder|adaptor|ctc|loss)\.[a-z])")  # not in paths
+
+
+def _keyed(reason: str, keys: str) -> str:
+    """An `_inapplicable` reason with the other keys it names under `keys` (``model.``), as the key refused is:
+    `model.loss.kd.asr_teacher is set but does nothing: model.loss.kd.asr_weight is 0`, not `loss.kd.asr_weight`,
+    a key the training config does not have."""
+    return _SIBLING_KEY.sub(keys, reason) if keys else reason
+
+
 def _inapplicable_adaptor(adaptor: AdaptorConfig) -> dict[str, str]:
     why: dict[str, str] = {}
     kind = adaptor.type
@@ -413,7 +424,12 @@ def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFI
         merged = merge(cls, given, path=keys)
     except SateError as err:
         raise SateError(f"{head}{err}") from None
-    fill_hub_sections(task, merged, given)  # sizes from the hub directories, before their ranges are checked
+    try:
+        fill_hub_sections(task, merged, given)  # sizes from the hub directories, before their ranges are checked
+    except SateError as err:  # its keys are the model section's own: in a file, named as the file spells them
+        if not keys:
+            raise
+        raise SateError(f"{head}{_keyed(str(err).removeprefix(PREFIX), keys)}") from None
     try:
         resolved = build_section(cls, merged, keys)
     except SateError as err:
@@ -427,7 +443,7 @@ def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFI
     given_flat, default_flat = _flatten(given), _flatten(cls().to_dict())
     for name, reason in _inapplicable(resolved).items():
         if name in given_flat and given_flat[name] != default_flat[name]:
-            raise SateError(f"{head}{keys}{name} is set but does nothing: {reason}")
+            raise SateError(f"{head}{keys}{name} is set but does nothing: {_keyed(reason, keys)}")
     for name in ("acoustic", "textual", "decoder"):
         part = getattr(resolved, name, None)
         hub_acoustic = name == "acoustic" and part is not None and part.kind.hub  # projected to d_model

@@ -6,12 +6,14 @@ and dicts, so `torch.load(weights_only=True)` reads it without running any code:
     {"format": "sate-model", "version": 1, "task": "asr" | "mt" | "st",
      "config": <resolved model config>, "src_vocab_size": int, "tgt_vocab_size": int,
      "src_tokens": [str, ...], "tgt_tokens": [str, ...], "model": <state_dict>,
-     "cmvn": {"mean": [float, ...], "std": [float, ...]}}
+     "cmvn": {"mean": [float, ...], "std": [float, ...]}, "cmvn_kind": "global" | "utterance" | "none"}
 
 The token lists let `sate.models.pretrained` refuse weights trained on another vocabulary, and let a packed
 model decode without the data directory. ``cmvn`` (a model trained on globally normalised fbank; absent
 otherwise, and in files written before sate kept it) lets `sate pack` and a pack's reader refuse a `cmvn.json`
-of other statistics (`sate.data.cmvn_record`).
+of other statistics (`sate.data.cmvn_record`). ``cmvn_kind`` (a speech model's ``data.cmvn``; absent in files
+written before sate kept it) lets `sate pack` and `sate analyze` take the normalisation the model was trained with
+from the file itself, not from a config.yaml beside it, which a model file copied elsewhere has not.
 """
 
 from __future__ import annotations
@@ -44,6 +46,7 @@ class ModelMeta(TypedDict):
     src_tokens: list[str]
     tgt_tokens: list[str]
     cmvn: NotRequired[dict[str, list[float]]]  # the global CMVN statistics it was trained with, if any
+    cmvn_kind: NotRequired[str]  # a speech model's data.cmvn: global, utterance or none
 
 
 class ModelFile(ModelMeta):
@@ -53,7 +56,7 @@ class ModelFile(ModelMeta):
 
 
 def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
-               cmvn: dict[str, list[float]] | None = None) -> ModelMeta:
+               cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None) -> ModelMeta:
     """Everything but the weights; Lightning checkpoints carry this dict under the key "sate"."""
     for side, tokens, size in (("source", src_tokens, model.src_vocab_size),
                                ("target", tgt_tokens, model.tgt_vocab_size)):
@@ -64,26 +67,32 @@ def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                      src_tokens=list(src_tokens), tgt_tokens=list(tgt_tokens))
     if cmvn is not None:
         meta["cmvn"] = cmvn
+    if cmvn_kind is not None:
+        meta["cmvn_kind"] = cmvn_kind
     return meta
 
 
 def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                     state_dict: dict[str, torch.Tensor] | None = None,
-                    cmvn: dict[str, list[float]] | None = None) -> None:
+                    cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None) -> None:
     """Write a model file atomically (temp file + rename): a crash never leaves half a file.
 
     `state_dict` replaces the model's own weights, e.g. an average of several checkpoints; `cmvn` records the
-    statistics it was trained with.
+    statistics it was trained with, `cmvn_kind` the normalisation (a speech model's data.cmvn).
     """
     path = Path(path)
     weights = model.state_dict() if state_dict is None else state_dict
-    payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens, cmvn),
+    payload = ModelFile(**model_meta(model, src_tokens, tgt_tokens, cmvn, cmvn_kind),
                         model={k: v.detach().cpu() for k, v in weights.items()})
     atomic_torch_save(payload, path)
 
 
 def check_meta(path: str | Path, meta: RawMapping) -> None:
     """Raise `SateError` unless `meta` is a complete header of our format."""
+    if meta.get("format") != FORMAT and isinstance(meta.get("sate"), dict) and "state_dict" in meta:
+        # a checkpoint given for a model file (`sate pack --model EXP/checkpoints/last.ckpt`) was "format None"
+        raise SateError(f"{path}: a `sate train` checkpoint, not a model file; write one from the experiment's "
+                        "checkpoints with `sate average --exp EXP --last N` (or --best N)")
     if meta.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate model file (format {shown(meta.get('format'))})")
     if meta.get("version") != VERSION:

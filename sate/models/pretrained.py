@@ -358,13 +358,14 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
 
 
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
-                  log: Callable[[str], None] = print, cmvn: Path | None = None) -> None:
+                  log: Callable[[str], None] = print, cmvn: Path | None = None, cmvn_kind: str | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
 
     Training calls this for every model, so it first checks that a model sharing one embedding
     between source and target (adaptor.embedding decoder) got one joint vocabulary. ``cmvn`` is the run's
     `cmvn.json` (global statistics): the frozen ASR teacher reads the run's features, so it must have been trained
-    on the same statistics, as a resume must.
+    on the same statistics, as a resume must; ``cmvn_kind`` the run's `data.cmvn`, which a teacher that records its
+    own (`cmvn_kind`, or global statistics) must share.
     """
     if not isinstance(model, STModel):
         return
@@ -385,6 +386,12 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             problem = _token_problem(mine, theirs, what)
             if problem:
                 raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
+        if side == "asr" and cmvn_kind is not None:  # an utterance-CMVN teacher in a global run read other features
+            theirs = data.get("cmvn_kind") or ("global" if data.get("cmvn") is not None else None)
+            if theirs is not None and theirs != cmvn_kind:
+                raise SateError(f"loss.kd.asr_teacher {path} was trained with {theirs} CMVN (it records it), this run "
+                                f"normalises with data.cmvn {cmvn_kind}: the frozen teacher would read features unlike "
+                                "any it was trained on")
         if side == "asr" and cmvn is not None:
             require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
                          "normalised otherwise than it was trained on (was `sate features` run again?)")

@@ -20,6 +20,7 @@ from pathlib import Path
 from sate.data.manifest import read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
+from sate.targets import same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
 
@@ -119,23 +120,38 @@ def word_error_rate(hyps: Sequence[str], refs: Sequence[str]) -> WordErrorRate:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hyp", type=Path, required=True, help="hypotheses, one detokenized sentence per line")
-    parser.add_argument("--ref", type=Path, required=True, help="references, line-aligned with --hyp")
+    parser.add_argument("--hyp", type=Path, required=True,
+                        help="hypotheses, one detokenized sentence per line (-: standard input)")
+    parser.add_argument("--ref", type=Path, required=True,
+                        help="references, line-aligned with --hyp (-: standard input)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="text: sacrebleu's `-f text` lines; json: sacrebleu's default JSON output")
     parser.add_argument("--wer", action="store_true",
                         help="also print the WER of --hyp against --ref (normalised words), for transcripts")
 
 
+STDIN = Path("/dev/stdin")
+
+
+def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
+    """`-` is standard input (as sacrebleu reads its hypotheses), for one of --hyp and --ref: a stream read for
+    one of them is gone for the other, which was then called empty ("has 2 lines but /dev/stdin has 0")."""
+    hyp, ref = (STDIN if str(p) == "-" else p for p in (hyp, ref))
+    if same_file(hyp, ref) and not hyp.is_file():
+        raise SateError(f"--hyp and --ref are one stream ({hyp}), which can be read once: give one of them as a file")
+    return hyp, ref
+
+
 def run(args: argparse.Namespace) -> int:
-    hyps, refs = read_lines(args.hyp), read_lines(args.ref)
+    hyp, ref = _stream_once(args.hyp, args.ref)
+    hyps, refs = read_lines(hyp), read_lines(ref)
     if len(hyps) != len(refs):
-        raise SateError(f"{args.hyp} has {len(hyps)} lines but {args.ref} has {len(refs)}")
+        raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}")
     if not refs:
-        raise SateError(f"{args.ref}: no lines to score")
+        raise SateError(f"{ref}: no lines to score")
     wer = word_error_rate(hyps, refs) if args.wer else None
     if wer is not None and wer.wer is None:
-        raise SateError(f"{args.ref}: the references hold no words after normalisation; WER is undefined "
+        raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
     scores = sacrebleu_scores(hyps, refs)
     if args.format == "json":

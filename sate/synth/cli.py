@@ -17,9 +17,11 @@ import os
 from pathlib import Path
 
 from sate.errors import SateError
+from sate.files import not_a_file
 from sate.numbers import check_jobs
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
+from sate.synth.splits import split_pairs
 from sate.synth.voices import heldout_names
 from sate.targets import check_output
 
@@ -74,8 +76,10 @@ def _check_args(args: argparse.Namespace) -> None:
         if given:
             raise SateError(f"{', '.join(given)}: only for --text phrasebook (the Ding dictionary fixes its sizes; "
                             "--train-size chooses how many train sentences are voiced)")
-        if args.ding is not None and not args.ding.is_file():
-            raise SateError(f"--ding {args.ding}: no such file")
+        if args.ding is not None:
+            not_a_file(args.ding, "the Ding dictionary file")  # a directory was "no such file"
+            if not args.ding.is_file():
+                raise SateError(f"--ding {args.ding}: no such file")
         return
     if args.ding is not None:
         raise SateError("--ding is only read with --text ding")
@@ -96,6 +100,13 @@ def run(args: argparse.Namespace) -> int:
     if args.text == "ding":
         ding = args.ding or fetch_ding(default_cache_dir())
         pairs = read_ding_pairs(ding)
+        empty = [name for name, some in split_pairs(pairs).items() if not some]
+        if not pairs:  # any other file was voiced as a corpus of no sentences, exit 0
+            raise SateError(f"{ding}: no example sentence pairs ('German :: English' lines with sentences): is it "
+                            f"the Ding file ({DING_PATH_IN_PACKAGE})?")
+        if empty:
+            raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
+                            "(about 4% of the sentences go to each of dev and tst-COMMON)")
         print(f"read {len(pairs)} sentence pairs from {ding}")
         summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
     else:

@@ -130,7 +130,8 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     averaged = average_state_dicts(states, names)
     model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
-    save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"))
+    save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"),
+                    cmvn_kind=first.get("cmvn_kind"))
     return [c["path"] for c in ckpts]
 
 

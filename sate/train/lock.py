@@ -33,12 +33,16 @@ _NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)
 
 
 def pid_alive(pid: int) -> bool:
+    """Is process `pid` running? A zombie (ended, not yet reaped) is not: where init does not reap the orphans it
+    inherits, a crashed run's pid would otherwise answer `kill(pid, 0)` for ever and block its experiment."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
-        return True
+        pass
+    with contextlib.suppress(OSError, IndexError):  # Linux names the state after the command's closing ')'
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] not in ("Z", "X")
     return True
 
 

@@ -40,14 +40,17 @@ class SateModule(L.LightningModule):
     """Wraps an ASR, MT or SATE model built by `sate.models`."""
 
     def __init__(self, config: TrainingConfig, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 run_id: str = "", cmvn: dict[str, list[float]] | None = None) -> None:
-        """`cmvn`: the global CMVN statistics the features are normalised with, recorded in every checkpoint."""
+                 run_id: str = "", cmvn: dict[str, list[float]] | None = None,
+                 teachers: dict[str, str] | None = None) -> None:
+        """`cmvn`: the global CMVN statistics the features are normalised with, and `teachers` the fingerprints of
+        the frozen `loss.kd` teachers (`sate.train.resume.teacher_prints`), recorded in every checkpoint."""
         super().__init__()
         self.config = config
         self.task = config.task
         self.model = model
         self.run_id = run_id
         self.cmvn = cmvn
+        self.teachers = teachers or {}
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         spec = config.specaug
         self.specaug = None if not spec.enabled or self.task == "mt" else SpecAugment(
@@ -247,9 +250,11 @@ class SateModule(L.LightningModule):
         rng = gather_rng_states()  # a collective: Lightning calls this hook on every rank
         mid_epoch = self.trainer.training and not self.trainer.fit_loop.epoch_loop.batch_progress.is_last_batch
         checkpoint["sate"] = {
-            **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens, self.cmvn),
+            **model_meta(self.model, self.src_vocab.tokens, self.tgt_vocab.tokens, self.cmvn,
+                         None if self.task == "mt" else str(self.config.data.cmvn)),
             "train_config": self.config.to_dict(),  # a plain dict: checkpoints load with weights_only
             "run_id": self.run_id,
+            "teachers": dict(self.teachers),
             "epoch": self.current_epoch, "step": self.global_step, "mid_epoch": bool(mid_epoch),
             "metrics": {k: float(v) for k, v in self.trainer.callback_metrics.items() if _is_scalar(v)},
             "faults": self.faults.state_dict(),

@@ -210,6 +210,39 @@ def check_cmvn(point: ResumePoint, cmvn: Path | None) -> None:
                      "began with, or train into a new --exp")
 
 
+def teacher_prints(model: torch.nn.Module) -> dict[str, str]:
+    """side -> a SHA-1 of the frozen teacher's weights (names, dtypes, shapes and bytes), for each `loss.kd` teacher
+    the model holds. Checkpoints record them: a teacher is read from its model file at every start, resume included,
+    and a file retrained or averaged again at the same path had the run distil from another model without a word."""
+    import hashlib
+
+    prints = {}
+    for side, teacher in sorted(getattr(model, "teachers", {}).items()):
+        digest = hashlib.sha1()
+        for name, tensor in sorted(teacher.model.state_dict().items()):
+            digest.update(f"{name} {tensor.dtype} {tuple(tensor.shape)}\n".encode())
+            digest.update(tensor.detach().cpu().contiguous().reshape(-1).view(torch.uint8).numpy().tobytes())
+        prints[side] = digest.hexdigest()
+    return prints
+
+
+def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str, str]) -> None:
+    """Refuse a resume whose frozen teachers (``prints``: `teacher_prints` of ``model``) are other models than the
+    run began with: the path is part of the config, but the file there may have been trained again, or averaged
+    over other epochs, since. A checkpoint without the record (written before sate kept it) is let be."""
+    assert point.checkpoint is not None
+    old = point.checkpoint["sate"].get("teachers")
+    if not isinstance(old, dict):
+        return
+    for side, now in prints.items():
+        if old.get(side) not in (None, now):
+            path = getattr(getattr(getattr(getattr(model, "conf", None), "loss", None), "kd", None),
+                           f"{side}_teacher", None)
+            raise SateError(f"{point.path}: the run began with another {side.upper()} teacher than "
+                            f"loss.kd.{side}_teacher {path} holds now (its weights differ: was it trained or averaged "
+                            "again?); resume with the teacher the run began with, or train into a new --exp")
+
+
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key == "data.dir":
         # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data

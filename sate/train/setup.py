@@ -17,7 +17,7 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
     components `init:` names, which load from their checkpoints after. `initialize` False skips both (a resume,
     whose weights come from its checkpoint). Every step fails loudly (`SateError`) on a missing file, unmatched
     keys, shape or vocabulary mismatch. ``cmvn`` is the run's global `cmvn.json`, which a frozen ASR teacher must
-    have been trained with.
+    have been trained with, as it must share the run's `data.cmvn`.
     """
     from sate.models.hub.load import load_hub_parts
     from sate.models.pretrained import initialize as load_init
@@ -30,5 +30,5 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
             "acoustic", "textual", "decoder", "src_embed"})
         if init:
             load_init(model, init, src_tokens, tgt_tokens)
-    load_teachers(model, src_tokens, tgt_tokens, cmvn=cmvn)
+    load_teachers(model, src_tokens, tgt_tokens, cmvn=cmvn, cmvn_kind=config.data.cmvn)
     return model

@@ -86,9 +86,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if (args.overrides or args.init_from or args.get) and args.config is None:
+    if (args.overrides or args.init_from or args.get is not None) and args.config is None:
         raise SateError("--set, --init-from and --get need --config (they change or read a config file's values)")
-    if args.get:
+    if args.get is not None:
         print(get(resolved(args.config, args.overrides, args.init_from), args.get, args.config))
         return 0
     sys.stdout.write(describe(args.task, args.config, args.overrides, args.init_from))

@@ -27,7 +27,7 @@ from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
-from sate.targets import check_output, same_file
+from sate.targets import check_output, check_run_folders, same_file
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -248,6 +248,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
 
     check_nodes(num_nodes)
     exp = check_output(Path(exp), "experiment", "--exp")
+    check_run_folders(exp)
     if not is_primary_process():
         exp.mkdir(parents=True, exist_ok=True)
         return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
@@ -305,7 +306,15 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
     from sate.train.rendezvous import AnnouncedDDP
-    from sate.train.resume import check_cmvn, check_config_change, check_vocabularies, find_resume_point, set_aside
+    from sate.train.resume import (
+        check_cmvn,
+        check_config_change,
+        check_teachers,
+        check_vocabularies,
+        find_resume_point,
+        set_aside,
+        teacher_prints,
+    )
     from sate.train.setup import build_for_training
 
     started = time.perf_counter()
@@ -341,8 +350,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             raise
         raise SateError(f"model: a model of these sizes does not fit in memory ({shown(str(err), 160)}); check "
                         f"model.d_model and the other sizes (`sate config --config FILE` prints them)") from None
+    teachers = teacher_prints(model)
+    if point.checkpoint is not None:
+        check_teachers(point, model, teachers)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
-                        cmvn=cmvn_record(cmvn) if cmvn is not None else None)
+                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.

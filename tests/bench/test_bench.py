@@ -139,6 +139,26 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     assert "--model needs --data" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--batch-sizes", "a"], "--batch-sizes must be comma-separated whole numbers >= 1, got 'a' in 'a'"),  # ValueError
+    (["--batch-sizes", "1,0"], "--batch-sizes must be comma-separated whole numbers >= 1, got '0' in '1,0'"),
+    (["--vocab-sizes", "8,1"], "--vocab-sizes must be comma-separated whole numbers >= 2, got '1' in '8,1'"),
+    (["--gpu-utts", "0"], "--gpu-utts must be at least 1, got 0"),  # once a list of eleven options
+    (["--beam", "0"], "--beam must be at least 1, got 0"),
+    (["--threads", "0"], "--threads must be from 1 to "),  # 0 was torch's choice, 10^5 a pool that size
+    (["--threads", "100000"], "--threads must be from 1 to "),
+    (["--data-minutes", "nan"], "--data-minutes must be a positive number of minutes, got nan"),
+    (["--max-frames", "-1"], "--max-frames must be at least 1, got -1"),
+])
+def test_each_bad_number_is_named_before_any_work(argv: list[str], says: str,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`--batch-sizes 0 --tiny` voiced a corpus and trained the tiny model before it failed; `--batch-sizes a` was
+    a traceback (eleventh hostile pass)."""
+    with pytest.raises(SystemExit) as exit_:
+        main(["--tiny", "--parts", "decode", *argv])
+    assert exit_.value.code == 2 and says in capsys.readouterr().err
+
+
 def test_corpus_part_voices_a_fresh_corpus() -> None:
     result = corpus_part.run(3, jobs=1, sizes={"text_size": 20, "dev_size": 2, "test_size": 2})
     voiced = 3 + 2 + 2 * 2  # train, dev, tst-COMMON and the same sentences in held-out voices

@@ -274,6 +274,32 @@ def test_a_split_folder_linked_to_another_disk_stays_up_to_date(tmp_path: Path, 
     assert dataset[0]["feats"].shape[1] == 80
 
 
+def test_a_split_folder_linked_to_another_disk_is_computed_into_and_one_of_another_data_directory_refused(
+        tmp_path: Path, prepared: Path, run_sate) -> None:  # noqa: ANN001
+    """DATA/fbank/dev linked to an empty folder on another disk (or one whose manifest changed since) was "File
+    exists", status 1: the old shards were removed with rmtree, which refuses a link, and the folder made again
+    (eleventh hostile pass). One linked into another data directory's fbank/ would have that directory's shards
+    replaced: refused before any work."""
+    data = copy_data(prepared, tmp_path / "data")
+    shutil.rmtree(data / "fbank" / "dev")
+    (tmp_path / "big-disk-dev").mkdir()
+    (tmp_path / "big-disk-dev" / "left.ark").write_bytes(b"an old shard")
+    (data / "fbank" / "dev").symlink_to(tmp_path / "big-disk-dev")
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 4 utterances, 1 of 1 shards to compute" in out, out + err
+    assert (data / "fbank" / "dev").is_symlink() and not (tmp_path / "big-disk-dev" / "left.ark").exists()
+    assert SpeechDataset.from_data_dir(data, "dev", Vocabulary.load(data, "src"), None)[0]["feats"].shape[1] == 80
+    other = copy_data(prepared, tmp_path / "other")
+    before = sorted((p.name, p.stat().st_mtime_ns) for p in (other / "fbank" / "dev").iterdir())
+    (data / "fbank" / "dev").unlink()
+    (data / "fbank" / "dev").symlink_to(other / "fbank" / "dev")
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and err.strip() == (
+        f"sate features: error: --data {data}: {data / 'fbank' / 'dev'} is a symlink to {other / 'fbank' / 'dev'}, "
+        f"the fbank/dev/ of another data directory ({other}), whose files this run would replace; remove the link")
+    assert sorted((p.name, p.stat().st_mtime_ns) for p in (other / "fbank" / "dev").iterdir()) == before
+
+
 @pytest.mark.parametrize("ark", ["../../original/fbank/dev/00000.ark", "/etc/passwd", "../../original/fbank/"])
 def test_an_index_naming_files_of_no_split_of_its_own_is_refused_by_a_reader(tmp_path: Path, prepared: Path,
                                                                              run_sate, ark: str) -> None:  # noqa: ANN001

@@ -53,6 +53,13 @@ def test_one_input_given_where_a_list_goes(translators: dict[str, SpeechTranslat
     with pytest.raises(SateError, match=r"^texts\[1\]: expected a str, got NoneType"):
         mt.translate_text(["hello", None])  # type: ignore[list-item]
     assert len(st.translate([tmp_path / "talk.wav", (talk, SAMPLE_RATE)])) == 2
+    with pytest.raises(SateError, match=r"^texts: expected a list, got NoneType$"):  # was a TypeError
+        mt.translate_text(None)  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^inputs: expected a list, got int$"):
+        st.translate(3)  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^texts\[1\]: not Unicode text: '\\udcff' at character 3 is a lone "):
+        mt.translate_text(("hallo", "gut\udcff"))  # a TypeError deep in SentencePiece (eleventh hostile pass)
+    assert mt.translate_text(t for t in ["hallo", "gut"]) == mt.translate_text(["hallo", "gut"])  # read once
 
 
 @pytest.mark.parametrize(("rate", "says"), [(float("nan"), "nan"), ("16k", "'16k'"), (None, "None"),

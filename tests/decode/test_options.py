@@ -55,6 +55,12 @@ def test_decode_values_are_read_like_set_values() -> None:
             parse_decode([bad])
 
 
+def test_a_key_twice_in_one_decode_is_refused_and_a_later_decode_overrides() -> None:
+    with pytest.raises(SateError, match="'lenpen' is given twice"):
+        parse_decode(["lenpen=1,beam=2,lenpen=2"])
+    assert parse_decode(["lenpen=1,beam=2", "lenpen=2"]) == {"lenpen": 2, "beam": 2}
+
+
 @pytest.mark.parametrize("command", ["translate", "evaluate", "pack"])
 def test_decode_does_not_swallow_the_arguments_after_it(command: str) -> None:
     required = {"translate": ["--model", "m"], "evaluate": ["--model", "m", "--data", "d"],

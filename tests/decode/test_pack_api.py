@@ -33,13 +33,13 @@ MAX_LEN = {"asr": 0.05, "st": 0.05, "mt": 0.5}
 
 
 def tiny_model_file(root: Path, data: Path, task: str, tokens: dict[str, list[str]] | None = None,
-                    cmvn: dict[str, list[float]] | None = None) -> Path:
+                    cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None) -> Path:
     src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
     torch.manual_seed(0)
     model = build_model(task, tiny_config(task, 16, kernel=3), len(src), len(tgt))
     path = root / f"{task}.pt"
     tokens = tokens or {"src": src.tokens, "tgt": tgt.tokens}
-    save_model_file(path, model, tokens["src"], tokens["tgt"], cmvn=cmvn)
+    save_model_file(path, model, tokens["src"], tokens["tgt"], cmvn=cmvn, cmvn_kind=cmvn_kind)
     return path
 
 
@@ -122,6 +122,28 @@ def test_a_model_is_never_packed_or_read_with_another_kind_of_cmvn(tmp_path: Pat
                                         r"data.cmvn utterance \(.*config.yaml\)"):
         pack(plain, prepared_data, tmp_path / "pack2", cmvn="global")
     assert pack(plain, prepared_data, tmp_path / "pack2", cmvn="utterance").features["cmvn"] == "utterance"
+
+
+def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
+                                                                             prepared_data: Path) -> None:
+    """A model trained with per-utterance CMVN, its file copied away from the config.yaml of its run, was packed with
+    global CMVN ("the training default"), exit 0: it decoded from features unlike any it was trained on (eleventh
+    hostile pass). `sate average` records data.cmvn in the model file (`cmvn_kind`); a file without it (written
+    before) is read as before."""
+    model = tiny_model_file(tmp_path, prepared_data, "st", cmvn_kind="utterance")
+    assert not (tmp_path / "config.yaml").exists()
+    assert pack(model, prepared_data, tmp_path / "pack").features["cmvn"] == "utterance"
+    with pytest.raises(SateError, match=r"^--cmvn global: the run that trained .*st.pt normalised its features with "
+                                        r"data.cmvn utterance \(.*st.pt\)"):
+        pack(model, prepared_data, tmp_path / "pack2", cmvn="global")
+    doc = tmp_path / "pack" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("cmvn: utterance", "cmvn: none"))
+    with pytest.raises(SateError, match=r"sate.yaml: features.cmvn none: .*model.pt was trained with utterance CMVN "
+                                        r"\(it records data.cmvn\)"):
+        SpeechTranslator.load(tmp_path / "pack")
+    (tmp_path / "old").mkdir()
+    older = tiny_model_file(tmp_path / "old", prepared_data, "asr")  # no record: global, the training default
+    assert pack(older, prepared_data, tmp_path / "pack3").features["cmvn"] == "global"
 
 
 def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,

@@ -259,3 +259,19 @@ def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Reco
     before = mono.read_bytes()
     rc, out, err = run_segment(capsys, mono, "--out", mono)
     assert rc == 2 and "is one of the inputs" in err and err.count("\n") == 1 and mono.read_bytes() == before
+
+
+def test_a_run_in_which_every_file_fails_leaves_out_as_it_was(tmp_path: Path, recording: recordings.Recording,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Every input failing replaced `--out FILE.jsonl` with an empty file, exit 1 (eleventh hostile pass); a file
+    without speech is no failure, and one file segmented writes --out as before."""
+    broken, talk = tmp_path / "broken.wav", tmp_path / "talk.wav"
+    broken.write_bytes(b"RIFF not really a wav")
+    sf.write(talk, recording.wave, SR)
+    kept = tmp_path / "segments.jsonl"
+    kept.write_text('{"file": "mine"}\n')
+    rc, out, err = run_segment(capsys, broken, tmp_path / "missing.wav", "--out", kept)
+    assert rc == 1 and kept.read_text() == '{"file": "mine"}\n'
+    assert err.splitlines()[-1] == f"sate segment: 2 of 2 file(s) failed; nothing written to --out {kept}"
+    rc, out, err = run_segment(capsys, broken, talk, "--out", kept)
+    assert rc == 1 and len(kept.read_text().splitlines()) == len(SENTENCES)

@@ -227,7 +227,7 @@ def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: 
 def test_stream_of_a_silent_input_says_so(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],
                                            monkeypatch: pytest.MonkeyPatch) -> None:
     """`sate stream FILE` of silence ended with no line at all, exit 0, as if nothing had been read (`translate`
-    says "no speech found", `segment` notes it): a note now says so; empty stdin stays silent."""
+    says "no speech found", `segment` notes it): a note now says so, and so it does for empty stdin."""
     silent = tmp_path / "silent.wav"
     sf.write(silent, np.zeros(3 * 16000, dtype=np.float32), 16000)
     assert main(["stream", "--model", str(st_pack), "--fast", str(silent)]) == 0
@@ -238,9 +238,9 @@ def test_stream_of_a_silent_input_says_so(tmp_path: Path, st_pack: Path, capsys:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(bytes(32000))))
     assert main(["stream", "--model", str(st_pack), "-"]) == 0
     assert "sate stream: note: stdin: no speech found (1.0 s of silence" in capsys.readouterr().err
-    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"")))  # once no word at all, exit 0
     assert main(["stream", "--model", str(st_pack), "-"]) == 0
-    assert capsys.readouterr() == ("", "")
+    assert capsys.readouterr() == ("", "sate stream: note: stdin: no audio arrived (0 bytes); nothing to translate\n")
 
 
 def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.CaptureFixture[str],

@@ -380,3 +380,23 @@ def test_a_file_name_with_a_tab_or_newline_stays_one_field_of_one_line() -> None
     assert line == "talk\\udcff\\u2028.wav\thallo" and line.encode("utf-8")
     (line,) = render(Result(odd, 1.0, segments[:1]), "jsonl")
     assert line.encode("utf-8") and len(line.splitlines()) == 1 and json.loads(line)["file"] == odd  # the same name
+
+
+def test_a_run_in_which_every_file_fails_leaves_out_as_it_was(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Every input failing (missing, damaged) replaced --out with an empty file, exit 1: a training log, the user's
+    notes or yesterday's translation named by mistake was lost to a run that translated nothing (eleventh hostile
+    pass). One file translated writes --out as before."""
+    broken = tmp_path / "broken.wav"
+    broken.write_bytes(b"RIFF not really a wav")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("mine\n")
+    rc, out, err = run_translate(capsys, "--model", st_pack, broken, tmp_path / "missing.wav", "--out", notes)
+    assert rc == 1 and notes.read_text() == "mine\n"
+    assert err.splitlines()[-1] == ("sate translate: 2 of 2 file(s) failed; translated 0; nothing written to --out "
+                                    f"{notes}")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["broken.wav", "notes.txt"]  # no temporary file left
+    rc, out, err = run_translate(capsys, "--model", st_pack, broken, "--out", tmp_path / "new.txt")
+    assert rc == 1 and not (tmp_path / "new.txt").exists()
+    rc, out, err = run_translate(capsys, "--model", st_pack, broken, good_wav(prepared_data, tmp_path), "--out", notes)
+    assert rc == 1 and notes.read_text() != "mine\n" and err.splitlines()[-1].endswith("translated 1")

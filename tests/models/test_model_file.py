@@ -55,6 +55,9 @@ def test_pickled_object_is_refused_without_running_it(tmp_path: Path) -> None:
     ({"format": "other"}, "not a sate model file"),
     ({"format": "sate-model", "version": 2}, "version 2"),
     ({"format": "sate-model", "version": 1, "task": "mt"}, "lacks config"),
+    # a checkpoint where a model file goes (`sate pack --model EXP/checkpoints/last.ckpt`): was "format None"
+    ({"sate": {"format": "sate-model"}, "state_dict": {}, "epoch": 2},
+     r"x.pt: a `sate train` checkpoint, not a model file; write one .* with `sate average --exp EXP --last N`"),
 ])
 def test_foreign_files_are_refused(tmp_path: Path, payload: Any, message: str) -> None:
     path = tmp_path / "x.pt"

@@ -326,3 +326,24 @@ def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_toke
     kd = {"mt_weight": 0.5, "mt_teacher": files["mt_path"]}
     with pytest.raises(SateError, match="target token list differs"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens[:-1])
+
+
+def test_an_asr_teacher_normalised_otherwise_than_the_run_is_refused(files: dict[str, Any], build: Build,
+                                                                     src_tokens: list[str], tgt_tokens: list[str],
+                                                                     tmp_path: Path) -> None:
+    """A teacher trained on per-utterance CMVN distilled into a global-CMVN run (and the other way round) without a
+    word: only the global statistics were compared (eleventh hostile pass)."""
+    utterance = tmp_path / "asr_utt.pt"
+    save_model_file(utterance, files["asr"], src_tokens, tgt_tokens, cmvn_kind="utterance")
+    kd = {"asr_weight": 0.5, "asr_teacher": str(utterance)}
+    with pytest.raises(SateError, match=rf"loss.kd.asr_teacher {utterance} was trained with utterance CMVN .* this "
+                                        "run normalises with data.cmvn global"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, cmvn_kind="global")
+    load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, cmvn_kind="utterance")
+    stats = tmp_path / "asr_global.pt"  # a file written before cmvn_kind, with global statistics
+    save_model_file(stats, files["asr"], src_tokens, tgt_tokens, cmvn={"mean": [0.0] * 80, "std": [1.0] * 80})
+    with pytest.raises(SateError, match="was trained with global CMVN"):
+        load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": str(stats)}}), src_tokens,
+                      tgt_tokens, cmvn_kind="none")
+    load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}}), src_tokens,
+                  tgt_tokens, cmvn_kind="none")  # a file that records neither is let be

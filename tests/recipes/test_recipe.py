@@ -88,6 +88,31 @@ def test_rerun_skips_finished_stages(micro_run: MicroRun, recipe) -> None:
     assert (tmp / "exp" / "st" / "model.pt").stat().st_mtime_ns == before
 
 
+def test_sate_begun_from_other_asr_and_mt_models_is_not_done_already(micro_run: MicroRun, recipe) -> None:
+    """exp/asr trained or averaged again (another --average-n, a retrained ASR model at the same path) after SATE
+    was trained from it: stage 5 said "done already", and the results table set SATE made from the old ASR model
+    beside a cascade of the new one; a resume would only have continued it (eleventh hostile pass)."""
+    import torch
+
+    tmp, _ = micro_run
+    asr = tmp / "exp" / "asr" / "model.pt"
+    kept = asr.read_bytes()
+    model = torch.load(asr, weights_only=True)
+    first = next(iter(model["model"]))
+    model["model"][first] = model["model"][first] + 0.01
+    torch.save(model, asr)
+    try:
+        done = recipe(tmp, "--stage", "5", "--stop-stage", "5")
+    finally:
+        asr.write_bytes(kept)
+    assert done.returncode != 0 and "done already" not in done.stderr
+    why = (f"{tmp / 'exp' / 'st'} was begun from other models than {asr} {tmp / 'exp' / 'mt' / 'model.pt'} hold now "
+           f"(trained or averaged again since): move {tmp / 'exp' / 'st'} away")
+    assert why in done.stderr, done.stderr[-2000:]
+    again = recipe(tmp, "--stage", "5", "--stop-stage", "5")  # the models it began from: done
+    assert again.returncode == 0 and "done already" in again.stderr, again.stderr[-2000:]
+
+
 def test_stage_options_run_exactly_the_named_stages(micro_run: MicroRun, recipe) -> None:
     tmp, _ = micro_run
     (tmp / "exp" / "results.md").unlink()
@@ -132,6 +157,13 @@ def test_compare_trains_every_row_for_as_many_updates_as_sate(
     assert torch.load(exp / "e2e_scratch" / "model.pt", weights_only=True)["config"]["textual"]["layers"] == 0
     assert torch.load(exp / "sate_shrink" / "model.pt", weights_only=True)["config"]["adaptor"]["type"] == "shrink"
     assert (exp / "locality" / "locality.png").is_file() and (exp / "locality" / "locality.csv").is_file()
+    # packed again (another --average-n): each row is decoded again; it kept its old results (eleventh hostile pass)
+    decoded = {system: (exp / system / "decode_tst-COMMON" / "results.json").stat().st_mtime_ns
+               for system in ("e2e_scratch", "e2e_asr", "sate_nokd", "sate_shrink")}
+    again = recipe(tmp, "--stage", "10", "--compare", "true", "--average-n", "2")
+    assert again.returncode == 0, again.stderr[-4000:]
+    assert all((exp / system / "decode_tst-COMMON" / "results.json").stat().st_mtime_ns != mtime
+               for system, mtime in decoded.items()), again.stderr[-4000:]
     # SATE's rows read the MT text that stage 5's SATE read (its config weighs text batches); E2E has no textual side
     texts = {system: yaml.safe_load((exp / system / "config.yaml").read_text())["data"]["mt_text"]
              for system in ("st", "sate_nokd", "sate_shrink", "e2e_asr")}

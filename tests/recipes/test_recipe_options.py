@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -11,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import process_alive
+from sate.train.lock import pid_alive
 from tests.recipes.conftest import ROOT
 
 
@@ -32,6 +33,8 @@ from tests.recipes.conftest import ROOT
     (["--average-n", "last"], "--average-n must be a whole number >= 1, got 'last'"),
     (["--average-n", "0"], "--average-n must be a whole number >= 1, got '0'"),
     (["--tgt-vocab-size", "8k"], "--tgt-vocab-size must be a whole number >= 1, got '8k'"),
+    (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
+    (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
@@ -111,42 +114,48 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
 
 
 STUB = """#!/bin/bash
-# `sate` for the recipe: MT training runs on until killed (its pid kept); ASR training fails once MT's has begun
+# `sate` for the recipe: the $FAIL side's training fails once the other's has begun; the other runs on until killed
+# (its pid kept); FAIL=none: both succeed at once
 if [ "$1" = train ]; then
-  case "$*" in
-    *"/asr "*) while [ ! -s "$STUB_PID" ]; do sleep 0.1; done; echo "ASR failed" >&2; exit 1 ;;
+  case "$FAIL $*" in
+    none*) exit 0 ;;
+    *"/$FAIL "*) while [ ! -s "$STUB_PID" ]; do sleep 0.1; done; echo "$FAIL failed" >&2; exit 1 ;;
     *) echo $$ > "$STUB_PID.tmp"; mv "$STUB_PID.tmp" "$STUB_PID"; exec sleep 60 ;;
   esac
 fi
 """
 
 
-def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path) -> None:
+@pytest.mark.parametrize("fail", ["asr", "mt"])
+def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path, fail: str) -> None:
     """With --parallel-pretrain true, ASR pre-training failing stopped the recipe, but MT pre-training's `sate train`
     ran on behind it (only its subshell was killed), for hours, holding its experiment's lock (tenth hostile
-    pass)."""
+    pass); MT failing was seen only once ASR had ended, hours later. Whichever fails first now stops the other."""
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "sate").write_text(STUB)
     (tmp_path / "bin" / "sate").chmod(0o755)
     for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
-    pid_file = tmp_path / "mt.pid"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file)}
+    pid_file = tmp_path / "other.pid"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file), "FAIL": fail}
     argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
             tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
             "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "4"]
+    ok_argv = [str(tmp_path / "exp-ok") if a == tmp_path / "exp" else str(a) for a in argv]
+    done = subprocess.run(ok_argv, env={**env, "FAIL": "none"}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr  # both ended well: each is waited for, none is called failed
     done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
-    assert done.stderr.strip().splitlines()[-1] == (f"[mustc] error: ASR pre-training failed (see {tmp_path}/exp/asr/"
-                                                    "train.log)")
+    assert done.stderr.strip().splitlines()[-1] == (f"[mustc] error: {fail.upper()} pre-training failed (see "
+                                                    f"{tmp_path}/exp/{fail}/train.log)")
     pid = int(pid_file.read_text())
     deadline = time.monotonic() + 20  # a signal is delivered when the process next runs: late on a loaded machine
-    while process_alive(pid) and time.monotonic() < deadline:
+    while pid_alive(pid) and time.monotonic() < deadline:
         time.sleep(0.1)
-    if process_alive(pid):
+    if pid_alive(pid):
         os.kill(pid, 9)  # not left behind by the test either
-        raise AssertionError("MT pre-training's sate train still runs after the recipe stopped")
+        raise AssertionError("the other pre-training's sate train still runs after the recipe stopped")
 
 
 
@@ -196,3 +205,122 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     said = args.read_text().splitlines()
     assert said[said.index("--splits") + 1:said.index("--out")] == ["*", "tst-HE"], said
+
+
+def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> None:
+    """recipes/synth/local/streaming.sh skipped every run whose results.json existed: a second call with another
+    --pack (or --split, or the pack made again) into the same --out found each run "done already" and showed the
+    first pack's table, exit 0 (eleventh hostile pass). A `sate` that writes a results.json stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    for name, size in (("pack_a", 1), ("pack_b", 2)):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "model.pt").write_bytes(b"x" * size)
+        (tmp_path / name / "sate.yaml").write_text("format: sate-pack\n")
+    (tmp_path / "data").mkdir()
+    for split in ("dev", "test"):
+        (tmp_path / "data" / f"{split}.jsonl").write_text(f'{{"id": "{split}"}}\n')
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(pack: str, split: str = "dev") -> subprocess.CompletedProcess:
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", pack, "--data", "data",
+                "--split", split, "--out", "out", "--policies", "wait-k=1", "--talks-policy", ""]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    done = streaming("pack_a")
+    assert done.returncode == 0 and len(args.read_text().splitlines()) == 3, done.stderr
+    again = streaming(str(tmp_path / "pack_a"))  # the same pack named another way: each run done already
+    assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+    for pack, split in (("pack_b", "dev"), ("pack_a", "test")):
+        refused = streaming(pack, split)
+        assert refused.returncode == 1 and refused.stderr.startswith(
+            "[streaming] error: --out out holds the runs of another pack, data directory or split"), refused.stderr
+    assert len(args.read_text().splitlines()) == 3
+
+
+@pytest.mark.parametrize("layout", ["indented", "one line"])
+def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
+    """hub_value read d_model and model_type only from an indented config.json: one written on one line gave
+    nothing, and stage 3 stopped on "model.d_model must be an integer, got None" (an SSL model: "model_type '' is
+    not wav2vec2, hubert or wavlm"); a key the file lacks is named (eleventh hostile pass). A `sate` that records
+    its arguments stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != train ] || printf "%s\\n" "$@" >> "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    configs = {"marian": {"d_model": 512, "model_type": "marian", "id2label": {"0": "LABEL_0"}},
+               "hubert": {"hidden_size": 768, "model_type": "hubert", "conv_dim": [512, 512]}}
+    for name, config in configs.items():
+        (tmp_path / name).mkdir()
+        text = json.dumps(config, indent=2) if layout == "indented" else json.dumps(config, separators=(",", ":"))
+        (tmp_path / name / "config.json").write_text(text + "\n")
+    for marker in ("features", "vocab"):
+        (tmp_path / "data" / ".done").mkdir(parents=True, exist_ok=True)
+        (tmp_path / "data" / ".done" / marker).write_text("")
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--mt-hub", tmp_path / "marian", "--ssl-hub",
+            tmp_path / "hubert", "--stage", "3", "--stop-stage", "3"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    said = args.read_text().splitlines()
+    assert "model.d_model=512" in said and "model.acoustic.type=hf_hubert" in said, said
+    (tmp_path / "marian" / "config.json").write_text('{"model_type": "marian"}\n')
+    shutil.rmtree(tmp_path / "exp")
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and (f'[mustc] error: {tmp_path / "marian" / "config.json"}: no "d_model" (a number '
+                                     "or a name) in it") in done.stderr, done.stderr
+
+
+def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) -> None:
+    """Stage 10's rows train for as many updates as SATE (--steps-from exp/st) and from exp/asr and exp/mt: SATE
+    trained on since, or the ASR model averaged again, left every row "done already" with its old count or its old
+    starting point (eleventh hostile pass). A `sate` that records its training runs stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(
+        '#!/bin/bash\n[ "$1" = train ] || exit 0\nprev=\nfor a in "$@"; do [ "$prev" != --exp ] || '
+        '{ mkdir -p "$a/checkpoints"; echo "$a" >> "$SATE_ARGS"; }; prev=$a; done\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    exp = tmp_path / "exp"
+    for system in ("asr", "mt", "st"):
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(f"the {system} model\n")
+    (exp / "st" / ".done-train").write_text("config=1 steps=100")
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", exp, "--compare", "true", "--stage", "10", "--stop-stage", "10"]))
+
+    def trained() -> list[str]:
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        runs = args.read_text().splitlines() if args.exists() else []
+        args.unlink(missing_ok=True)
+        return sorted(Path(run).name for run in runs)
+
+    rows = ["e2e_asr", "e2e_scratch", "sate_nokd", "sate_shrink"]
+    assert trained() == rows
+    assert trained() == []  # done already
+    (exp / "st" / ".done-train").write_text("config=1 steps=100 --set trainer.max_epochs=99")  # SATE trained on
+    assert trained() == rows  # each resumed to SATE's new count
+    (exp / "asr" / "model.pt").write_text("the asr model, averaged again\n")
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and f"{exp / 'e2e_asr'} was begun from other models than {exp / 'asr' / 'model.pt'} " \
+        "hold now" in done.stderr, done.stderr
+
+
+def test_an_empty_test_sets_is_refused_before_any_stage(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """`--test-sets ""` reached stage 8 as `sate report --splits --out ...`, refused by argparse for --splits, an
+    option the user never gave (eleventh hostile pass); a run that stops before stage 7 does not read it."""
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--test-sets", " ", "--stage", "8", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[mustc] error: --test-sets names no split (stages 7, 8 and 10 decode and report them)\n"
+    assert list(tmp_path.iterdir()) == []
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--exp", tmp_path / "exp", "--test-sets", "",
+                      "--stage", "6", "--stop-stage", "6", timeout=120)
+    assert "--test-sets" not in done.stderr and "stage 6:" in done.stderr, done.stderr

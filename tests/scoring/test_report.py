@@ -157,7 +157,7 @@ def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
                        (["--out", exp / "st" / "decode_tst-COMMON" / "ref.txt"], "is also an input"),
                        (["--curves", exp / "st" / "checkpoints" / "last.ckpt"], "is a checkpoint folder"),
                        (["--curves", tmp_path / "notes.txt"], "refusing to replace it: it is not a PNG image"),
-                       (["--curves", logs / "metrics.csv"], "refusing to replace it: it is not a PNG image"),
+                       (["--curves", logs / "metrics.csv"], "holds an experiment's training logs"),
                        (["--curves", tmp_path / "both.png", "--out", tmp_path / "both.png"], "is also the table's"),
                        (["--curves", exp / "results.md"], "is also the table's file")]:
         assert main(["report", "--exp", str(exp), *map(str, argv)]) == 2

@@ -86,6 +86,32 @@ def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
         read_lines(tmp_path / "nope.txt")
 
 
+def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--hyp /dev/stdin --ref /dev/stdin` read the stream for --hyp and then called --ref empty ("has 2 lines
+    but /dev/stdin has 0"); `-` was "file is missing". Now `-` is standard input, and one stream for both is
+    refused before it is read."""
+    import os
+    import subprocess
+    import sys
+
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Der Zug fährt ab.\nWo ist der Bahnhof?\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ref), "--ref", str(ref)]) == 0
+    by_file = capsys.readouterr().out
+    score = [sys.executable, "-m", "sate.cli", "score"]
+    piped = subprocess.run([*score, "--hyp", "-", "--ref", str(ref)], input=ref.read_text(), capture_output=True,
+                           text=True, timeout=120)
+    assert (piped.returncode, piped.stdout, piped.stderr) == (0, by_file, "")
+    both = subprocess.run([*score, "--hyp", "-", "--ref", "/dev/stdin"], input=ref.read_text(), capture_output=True,
+                          text=True, timeout=120)
+    assert (both.returncode, both.stderr) == (2, "sate score: error: --hyp and --ref are one stream (/dev/stdin), "
+                                                 "which can be read once: give one of them as a file\n")
+    fifo = tmp_path / "text.fifo"
+    os.mkfifo(fifo)
+    assert main(["score", "--hyp", str(fifo), "--ref", str(fifo)]) == 2  # refused before it is opened: no hang
+    assert f"--hyp and --ref are one stream ({fifo})" in capsys.readouterr().err
+
+
 def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     """`sate score --hyp /dev/zero` read for ever (the whole file was read before any check); text never holds a

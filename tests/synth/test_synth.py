@@ -21,6 +21,7 @@ from sate.synth import cli as synth_cli
 from sate.synth import corpus as synth
 from sate.synth import voices
 from sate.synth.phrasebook import phrasebook_splits
+from sate.synth.splits import SPLITS, split_of
 
 YAML_LINE = re.compile(r"^- \{duration: (\d+\.\d{6}), offset: (\d+\.\d{6}), speaker_id: (spk\.\d+), "
                        r"wav: (ted_\d+\.wav)\}$")
@@ -154,6 +155,24 @@ def test_missing_engine_says_what_to_install(monkeypatch: pytest.MonkeyPatch) ->
 def test_cli_reports_a_missing_dictionary_file(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     assert main(["synth", "--out", str(tmp_path), "--text", "ding", "--ding", str(tmp_path / "nope")]) == 2
     assert f"--ding {tmp_path / 'nope'}: no such file" in capsys.readouterr().err
+
+
+def test_a_ding_file_that_is_not_one_is_refused_before_any_voicing(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """`--ding /etc/passwd` voiced a corpus of 0 segments in every split and exited 0; `--ding DIR` said "no such
+    file" (eleventh hostile pass)."""
+    other = tmp_path / "passwd"
+    other.write_text("root:x:0:0:root:/root:/bin/bash\n", encoding="utf-8")
+    assert main(["synth", "--out", str(tmp_path / "c1"), "--text", "ding", "--ding", str(other)]) == 2
+    assert capsys.readouterr().err == (f"sate synth: error: {other}: no example sentence pairs ('German :: English' "
+                                       "lines with sentences): is it the Ding file (usr/share/trans/de-en)?\n")
+    few = tmp_path / "de-en"
+    few.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    assert main(["synth", "--out", str(tmp_path / "c2"), "--text", "ding", "--ding", str(few)]) == 2
+    assert "1 example sentence pairs, too few to fill " in capsys.readouterr().err
+    assert main(["synth", "--out", str(tmp_path / "c3"), "--text", "ding", "--ding", str(tmp_path)]) == 2
+    assert capsys.readouterr().err == f"sate synth: error: {tmp_path}: a directory, not the Ding dictionary file\n"
+    assert not any((tmp_path / c).exists() for c in ("c1", "c2", "c3"))
 
 
 def test_a_corpus_synth_did_not_write_is_refused_before_any_work(tmp_path: Path,
@@ -296,10 +315,14 @@ def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPa
                  "80", "--dev-size", "20", "--test-size", "30", "--seed", "4", "--jobs", "1"]) == 0
     assert calls[-1] == (tmp_path, 900, 80, 20, 30, 4, 1)
     ding = tmp_path / "de-en"
-    ding.write_text("Das Haus ist sehr alt. :: The house is very old.\n", encoding="utf-8")
+    pairs, n = [], 0  # enough sentences for every split (a hash of the English places each)
+    while {split_of(en) for en, _ in pairs} != set(SPLITS):
+        n += 1
+        pairs.append((f"The house is {n} years old.", f"Das Haus ist {n} Jahre alt."))
+    ding.write_text("".join(f"{de} :: {en}\n" for en, de in pairs), encoding="utf-8")
     assert main(["synth", "--out", str(tmp_path), "--text", "ding", "--ding", str(ding), "--train-size", "7",
                  "--seed", "2", "--tgt-lang", "de", "--jobs", "1"]) == 0
-    assert calls[-1] == (tmp_path, [("The house is very old.", "Das Haus ist sehr alt.")], 7, 2, "de", 1)
+    assert calls[-1] == (tmp_path, pairs, 7, 2, "de", 1)
 
 
 def test_help_documents_every_option(capsys: pytest.CaptureFixture) -> None:

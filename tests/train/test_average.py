@@ -29,6 +29,7 @@ def test_average_is_the_elementwise_mean(tmp_path: Path, make_config: MakeConfig
     model_file = torch.load(exp / "model.pt", weights_only=True)
     # The CMVN statistics every checkpoint recorded go into the model file, for `sate pack` to compare
     assert model_file["cmvn"] == cmvn_record(prepared_data / "cmvn.json")
+    assert model_file["cmvn_kind"] == "global"  # what pack reads where no config.yaml is beside the model file
     assert all(torch.load(p, weights_only=True)["sate"]["cmvn"] == model_file["cmvn"] for p in used)
     for key, value in model_file["model"].items():
         if value.is_floating_point():

@@ -12,7 +12,7 @@ import pytest
 from sate import layout
 from sate.cli import main
 from sate.errors import SateError
-from sate.targets import check_output
+from sate.targets import check_output, check_run_folders
 
 
 def listing(directory: Path) -> list[tuple[str, int]]:
@@ -78,3 +78,57 @@ def test_a_run_refused_before_its_first_checkpoint_leaves_no_experiment(
     before = listing(trained)
     main(["train", "--config", str(config), "--exp", str(trained), "--set", setting])
     assert set(before) <= set(listing(trained))
+
+
+@pytest.mark.parametrize("name", ["checkpoints", "logs", "tensorboard"])
+def test_a_run_folder_linked_into_another_experiment_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path], name: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train --exp NEW` with NEW/checkpoints a symlink to another experiment's checkpoints/ resumed that run
+    and trained into its folder (its last.ckpt replaced, its oldest epochs deleted), exit 0; with NEW/logs linked, a
+    resume cut the other run's metrics.csv to the rows before its own step. A link to a folder of no experiment
+    (another disk) is taken; a file where a folder goes is named before anything is written."""
+    config = make_config(tmp_path, "mt", prepared_data)
+    other = tmp_path / "other"
+    (other / name).mkdir(parents=True)
+    (other / name / "kept").write_text("the other run's\n")
+    (other / layout.CONFIG).write_text("task: mt\n")
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    (exp / name).symlink_to(other / name)
+    before = listing(other)
+    assert main(["train", "--config", str(config), "--exp", str(exp)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"sate train: error: --exp {exp}: {exp / name} is a symlink to {other / name}, the {name}/ of "
+                   f"another experiment ({other}), whose files this run would replace; remove the link"), err
+    assert listing(other) == before and sorted(p.name for p in exp.iterdir()) == [name]
+    (exp / name).unlink()
+    (exp / name).write_text("mine\n")
+    assert main(["train", "--config", str(config), "--exp", str(exp)]) == 2
+    err = capsys.readouterr().err  # a file named checkpoints: a folder of other things (test above)
+    assert f"{exp / name} is a file, where `sate train` keeps its {name}/ folder" in err or \
+        "refusing to train into it: it holds checkpoints but no experiment" in err, err
+    assert sorted(p.name for p in exp.iterdir()) == [name]
+    disk = tmp_path / "disk" / "store"  # a folder of no experiment: this run's own
+    disk.mkdir(parents=True)
+    (exp / name).unlink()
+    (exp / name).symlink_to(disk)
+    check_run_folders(exp)
+    (other / layout.CONFIG).rename(exp / layout.CONFIG)  # a folder of its own, linked within it
+    (exp / name).unlink()
+    (exp / f"{name}.real").mkdir()
+    (exp / name).symlink_to(exp / f"{name}.real")
+    check_run_folders(exp)
+
+
+def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) -> None:
+    """EXP/train_time.json a symlink to another experiment's: each run added its time and a run to the other's
+    record (`sate report` tables it), exit 0 (eleventh hostile pass)."""
+    other, exp = tmp_path / "other", tmp_path / "exp"
+    for folder in (other, exp):
+        (folder / "checkpoints").mkdir(parents=True)
+        (folder / layout.CONFIG).write_text("task: mt\n")
+    (other / layout.TRAIN_TIME).write_text('{"seconds": 25.9, "runs": 2}')
+    (exp / layout.TRAIN_TIME).symlink_to(other / layout.TRAIN_TIME)
+    with pytest.raises(SateError, match=f"{other} is another experiment, whose file this run would replace"):
+        check_run_folders(exp)

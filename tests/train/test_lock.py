@@ -81,6 +81,27 @@ def test_without_file_locks_a_dead_pid_on_this_host_is_stale(tmp_path: Path, mon
         assert lock.takeover == far
 
 
+def test_without_file_locks_a_crashed_run_left_unreaped_is_stale(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run that ended but was not reaped (a zombie: init here does not reap orphans) holds nothing."""
+    def no_locks(fd: int, op: int) -> None:
+        raise OSError(errno.ENOLCK, "no locks")
+
+    monkeypatch.setattr(lock_module.fcntl, "flock", no_locks)
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    try:
+        deadline = time.monotonic() + 30
+        while Path(f"/proc/{proc.pid}/stat").read_text().rpartition(")")[2].split()[0] != "Z":
+            assert time.monotonic() < deadline, "the child did not end"
+            time.sleep(0.05)
+        zombie = {"host": socket.gethostname(), "pid": proc.pid, "started": "2024-01-01T00:00:00+00:00"}
+        (tmp_path / LOCK_NAME).write_text(json.dumps(zombie))
+        with ExperimentLock(tmp_path) as lock:
+            assert lock.takeover == zombie
+    finally:
+        proc.wait()
+
+
 @pytest.mark.slow
 def test_sate_train_refuses_an_experiment_another_run_holds(tmp_path: Path, make_config: Callable[..., Path],
                                                             prepared_data: Path) -> None:

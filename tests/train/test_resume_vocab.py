@@ -92,3 +92,40 @@ def test_a_model_value_out_of_range_on_a_resume_is_named_as_on_a_fresh_start(
     err = capsys.readouterr().err.strip()
     assert err == f"sate train: error: {config} with --set 'model.acoustic.layers=0': model.acoustic.layers must be " \
         "at least 1 and up to 10,000, got 0", err
+
+
+def test_a_resume_with_another_teacher_at_the_same_path_is_refused(tmp_path: Path, prepared_data: Path,
+                                                                   make_config: MakeConfig,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A SATE run distilling from its ASR teacher, resumed after the teacher's file was trained or averaged again at
+    the same path, distilled from another model without a word: the teacher is read from its file at every start
+    and kept in no checkpoint (eleventh hostile pass). Checkpoints record a fingerprint of each teacher's weights."""
+    from sate.models import build_model
+    from sate.models.model_file import save_model_file
+    from sate.models.tiny import tiny_config
+    from sate.train.resume import ResumePoint, check_teachers, teacher_prints
+    from sate.train.setup import build_for_training
+    from sate.train.trainer import load_training_config
+
+    tokens = {s: Vocabulary.load(prepared_data, s).tokens for s in ("src", "tgt")}
+    teacher = tmp_path / "asr.pt"
+    torch.manual_seed(0)
+    save_model_file(teacher, build_model("asr", tiny_config("asr"), len(tokens["src"]), len(tokens["tgt"])),
+                    tokens["src"], tokens["tgt"], cmvn=cmvn_record(prepared_data / "cmvn.json"))
+    kd = {"asr_weight": 0.3, "asr_teacher": str(teacher)}
+    config = make_config(tmp_path, "st", prepared_data, model={"loss": {"kd": kd}})
+    model = build_for_training(load_training_config(config, []), tokens["src"], tokens["tgt"], initialize=False,
+                               cmvn=prepared_data / "cmvn.json")
+    prints = teacher_prints(model)
+    assert list(prints) == ["asr"] and prints == teacher_prints(model)
+    check_teachers(ResumePoint(tmp_path / "last.ckpt", {"sate": {"teachers": prints}}), model, prints)
+    ckpt = fake_run(tmp_path / "exp", tokens["src"], tokens["tgt"])
+    saved = torch.load(ckpt, weights_only=True)
+    saved["sate"]["teachers"] = {"asr": "0" * 40}  # the teacher the run began with: another model
+    torch.save(saved, ckpt)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (f"sate train: error: {ckpt}: the run began with another ASR teacher than loss.kd.asr_teacher "
+                   f"{teacher} holds now (its weights differ: was it trained or averaged again?); resume with the "
+                   "teacher the run began with, or train into a new --exp"), err
+    assert not (tmp_path / "exp" / "config.yaml").exists()

@@ -487,8 +487,8 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize(("signum", "status", "said"), [(signal.SIGTERM, 143, "terminated"),
-                                                        (signal.SIGINT, 130, "interrupted")])
+@pytest.mark.parametrize(("signum", "status", "said"), [  # a process of its own (torch, Lightning): 6-15 s each
+    (signal.SIGTERM, 143, "terminated"), pytest.param(signal.SIGINT, 130, "interrupted", marks=pytest.mark.slow)])
 def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
         tmp_path: Path, make_config: MakeConfig, prepared_data: Path, signum: int, status: int, said: str) -> None:
     """A launcher's environment with no peers (here: WORLD_SIZE and MASTER_ADDR set, the other machine never

@@ -6,7 +6,8 @@
 # delays.jsonl; NAME is e.g. alignatt=4-0.5s) with the load average before and after it in OUT/NAME/load.txt (the
 # computation-aware figures depend on it; the others do not). A run whose results.json exists is skipped (--force:
 # redone), so a second call with another --chunk and --policies adds its runs; the table and the plot are of every
-# run in OUT.
+# run in OUT. OUT is one pack's, on one split: a call with another pack (or the pack made again), data directory or
+# split is refused (OUT/.pack records them), where each run was "done already" and the first pack's table was shown.
 #
 # Usage: recipes/synth/local/streaming.sh [--name value ...]
 #   --pack DIR          the ST pack (default: exp/synth/whisper/st/pack, the demo's default; the Conformer
@@ -33,6 +34,12 @@ device=cpu
 recipe_name=streaming  # not the folder's name (stages.sh's default): option errors said "[local] error"
 parse_options "$@"
 
+# What OUT's runs were made of: the pack's files, the split and its manifest (wherever they are named from).
+made_of="pack $(stamp "$pack/sate.yaml" "$pack/model.pt"), split $split $(stamp "$data/$split.jsonl")"
+if [ -e "$out/.pack" ] && [ "$(cat "$out/.pack")" != "$made_of" ]; then
+  die "--out $out holds the runs of another pack, data directory or split (or of the pack before it was made again; $out/.pack): give another --out, or move it away"
+fi
+
 # evaluate NAME ARGS...: `sate evaluate` of the pack into OUT/NAME, unless done; the load average beside it.
 evaluate() {
   local name=$1; shift
@@ -41,6 +48,7 @@ evaluate() {
   say "$name"  # `sate evaluate` makes $dir: one that fails (a bad policy, an ASR pack) leaves no empty folder
   local before; before=$(cut -d' ' -f1-3 /proc/loadavg)
   sate evaluate --model "$pack" --data "$data" --split "$split" --device "$device" "$@" --out "$dir"
+  [ -e "$out/.pack" ] || mark_done "$out/.pack" "$made_of"
   printf 'load average (1, 5, 15 min) before: %s  after: %s\n' "$before" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     > "$dir/load.txt"
 }
