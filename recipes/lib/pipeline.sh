@@ -298,7 +298,7 @@ text_for() {
   st_text=()
   local weight
   weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
-  [ "$weight" = 0.0 ] || st_text=("${mt_text[@]}")
+  case "$weight" in 0.0 | -0.0) ;; *) st_text=("${mt_text[@]}") ;; esac  # -0.0 is no weight either
 }
 
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then

@@ -75,6 +75,21 @@ def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: P
     assert done.stdout == path + "\n"
 
 
+@pytest.mark.parametrize(("weight", "passed"), [("0", False), ("-0.0", False), ("0.5", True)])
+def test_sate_gets_the_mt_text_only_where_its_config_weighs_it(tmp_path: Path, weight: str, passed: bool) -> None:
+    """A weight of -0.0 (which `sate config --get` prints as written) passed the MT text to a SATE run that does not
+    train on text, and its training refused it (eleventh hostile pass)."""
+    config = tmp_path / "st.yaml"
+    config.write_text(f"task: st\nmodel: {{loss: {{mt_text_weight: {weight}}}}}\n")
+    script = f'source <(sed -n "/^text_for()/,/^}}/p" "{ROOT}/recipes/lib/pipeline.sh"); init_from=(); st_hub=(); ' \
+             'mt_text=(--mt-text en de); text_for "$1"; echo "${#st_text[@]}"'
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", "-c", script, "bash", str(config)], env=env, capture_output=True, text=True,
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ("3\n" if passed else "0\n")
+
+
 @pytest.mark.slow
 def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(
         tmp_path: Path, synth_corpus: Path, tiny_configs) -> None:  # noqa: ANN001
