@@ -90,10 +90,13 @@ class Terminated(KeyboardInterrupt):
 
 
 # The signals that end a command as an interrupt does, with what the CLI says then.
-ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP)}
+# SIGXCPU: a soft CPU-time limit (`ulimit -S -t`, a batch scheduler's) ran out; by default it dumped core and left
+# temporary files behind.
+ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)}
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signum, signal.SIG_IGN)  # once is enough: SIGXCPU comes again each CPU second, mid-cleanup
     raise Terminated(signum)
 
 

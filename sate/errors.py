@@ -13,7 +13,8 @@ import unicodedata
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
 SIGNAL_ENDINGS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
-                  signal.SIGHUP: "hung up (the terminal closed)"}
+                  signal.SIGHUP: "hung up (the terminal closed)",
+                  signal.SIGXCPU: "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)"}
 
 
 class _Repr(reprlib.Repr):

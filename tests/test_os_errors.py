@@ -169,13 +169,15 @@ def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize(("signum", "says"), [(signal.SIGTERM, "terminated"),
-                                              (signal.SIGHUP, "hung up (the terminal closed)")])
+@pytest.mark.parametrize(("signum", "says"), [
+    (signal.SIGTERM, "terminated"), (signal.SIGHUP, "hung up (the terminal closed)"),
+    (signal.SIGXCPU, "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)")])
 def test_sigterm_removes_the_temporary_file_of_a_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str], signum: int,
                                                        says: str) -> None:
-    """SIGHUP (a closed terminal, a dropped ssh session) ended a command by its default action, leaving temporary
-    files and worker processes behind; it now ends it as SIGTERM does."""
+    """SIGHUP (a closed terminal, a dropped ssh session) and SIGXCPU (a soft CPU-time limit: `ulimit -S -t`, a
+    batch scheduler's) ended a command by their default action, leaving temporary files and worker processes behind
+    (SIGXCPU dumped core); each now ends it as SIGTERM does."""
     wav = tmp_path / "talk.wav"
     sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
 
