@@ -562,3 +562,21 @@ def test_an_os_error_line_adds_advice_not_its_own_words_again() -> None:
         reason, _, hint = line.removeprefix("/sys/x: ").partition(" (")
         assert reason == os.strerror(code) and "another place" in hint, line
         assert not set(reason.lower().split()) & set(hint.lower().split()) - {"the", "or", "a"}, line
+
+
+def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
+    """Beyond `ulimit -f` (Python ignores SIGXFSZ, so the write fails with EFBIG) the line read "File too large"
+    alone, as if the output were too big for sate (eleventh hostile pass); no temporary file is left."""
+    import resource
+
+    wav = tmp_path / "tone.wav"
+    t = np.arange(16000 * 3) / 16000
+    sf.write(wav, (0.5 * np.sin(2 * np.pi * 440 * t) * (np.abs(t - 1.5) < 1)).astype(np.float32), 16000)
+    out = tmp_path / "out" / "segments.jsonl"
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "segment", str(wav), "--vad", "energy", "--out",
+                           str(out)], capture_output=True, text=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16)))
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == (
+        f"sate segment: error: {out}: File too large (beyond the largest file allowed here: a file size limit "
+        "(ulimit -f) or the file system's own)"), done.stderr
+    assert not out.parent.exists()
