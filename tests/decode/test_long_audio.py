@@ -3,8 +3,10 @@ samples and translations of the recording in memory, while the reader holds a bo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import threading
 import tracemalloc
 from pathlib import Path
@@ -208,3 +210,32 @@ def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.Cap
                                         r"file's name, or pipe WAV\)$"):
         audio_blocks(fifo)
     writer.join(timeout=30)
+
+
+def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
+    """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
+    (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
+    refused as "cut short" of 288,230,376,151,711.8 s (eleventh hostile pass). W64 now reads as its file does, and a
+    format not known to read right from a pipe is refused, as FLAC is."""
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    samples = (0.3 * np.stack([np.sin(2 * np.pi * 440 * t), np.sin(2 * np.pi * 660 * t)], axis=1)).astype(np.float32)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    w64 = tmp_path / "talk.w64"
+    sf.write(w64, samples, SAMPLE_RATE, format="W64", subtype="PCM_24")
+    writer = feed(fifo, w64.read_bytes())
+    piped = np.concatenate(list(audio_blocks(fifo)))
+    writer.join(timeout=30)
+    assert np.array_equal(piped, np.concatenate(list(audio_blocks(w64))))
+    for fmt, name in [("RF64", "RF64 (RIFF 64)"), ("SDS", "SDS (Midi Sample Dump Standard)"),
+                      ("CAF", "CAF (Apple Core Audio File)")]:
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, samples[:, :1] if fmt == "SDS" else samples, SAMPLE_RATE, format=fmt, subtype="PCM_24")
+        assert len(np.concatenate(list(audio_blocks(path)))) == SAMPLE_RATE  # by name, each reads
+        writer = feed(fifo, path.read_bytes())
+        with pytest.raises(SateError, match=rf"^{fifo}: cannot read audio \({re.escape(name)} cannot be read from a "
+                                            r"pipe: give the file's name, or pipe WAV\)$"):
+            audio_blocks(fifo)
+        with contextlib.suppress(OSError), open(fifo, "rb") as drain:  # the writer waits for a reader to finish
+            drain.read()
+        writer.join(timeout=30)
