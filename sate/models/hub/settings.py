@@ -134,6 +134,9 @@ def marian_settings(path: str | Path) -> MarianHub:
     for key in ("pad_token_id", "eos_token_id", "decoder_start_token_id"):
         if not 0 <= hub[key] < hub["vocab_size"]:
             raise SateError(f"{config_path}: {key} {hub[key]} is outside the vocabulary of {hub['vocab_size']}")
+    if hub["eos_token_id"] == hub["pad_token_id"]:  # trained and decoded without a word, every output at its longest
+        raise SateError(f"{config_path}: eos_token_id and pad_token_id are both {hub['eos_token_id']}; the decoder "
+                        "never emits pad, so it could never end a sentence (OPUS-MT: eos 0, pad the last id)")
     return hub
 
 
