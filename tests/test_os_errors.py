@@ -394,9 +394,10 @@ def _drop_file_capabilities() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def as_a_user(argv: list[str]) -> tuple[int, str]:
-    """`sate ARGV` in a forked child that file modes bind, as they bind every user but root: (exit status, stderr).
-    The machine runs the tests as root, whom chmod does not stop; a read-only bind mount is not available here."""
+def as_a_user(argv: list[str] | Callable[[], object]) -> tuple[int, str]:
+    """`sate ARGV` (or a function) in a forked child that file modes bind, as they bind every user but root: (exit
+    status, stderr). The machine runs the tests as root, whom chmod does not stop; a read-only bind mount is not
+    available here."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
@@ -405,7 +406,7 @@ def as_a_user(argv: list[str]) -> tuple[int, str]:
             os.close(read)
             sys.stderr = os.fdopen(write, "w")
             _drop_file_capabilities()
-            code = main(argv)
+            code = main(argv) if isinstance(argv, list) else int(bool(argv()))
         except BaseException as err:  # noqa: BLE001 - reported to the parent, which fails the test
             print(f"child: {type(err).__name__}: {err}", file=sys.stderr)
         finally:
@@ -465,6 +466,37 @@ def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path
     assert (code, err.strip().splitlines()) == (1, [f"sate segment: error: {wav}: cannot read audio (Permission "
                                                     "denied)", "sate segment: 1 of 1 file(s) failed"])
     assert leftovers(tmp_path) == []
+
+
+def test_features_that_may_not_be_read_are_named_so_not_missing_or_damaged(
+        tmp_path: Path, prepared_data: Path, modes: Callable[[Path, int], None]) -> None:
+    """A split's feature folder that may not be searched was "00000.ark is missing; run `sate features` again", and
+    `sate features` then said "fbank/dev: File exists"; an ark that may not be read was to be deleted and computed
+    again (eleventh hostile pass). Each is now the permission it is."""
+    from sate.data.feature_index import FeatureIndex
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    shard, ark = data / "fbank" / "dev", data / "fbank" / "dev" / "00000.ark"
+
+    def reading(get: bool) -> Callable[[], None]:
+        def read() -> None:
+            index = FeatureIndex(data / "fbank" / "dev.scp")
+            if get:
+                index[next(iter(index))]
+        return read
+
+    modes(shard, 0o000)
+    code, err = as_a_user(["features", "--data", str(data)])
+    assert (code, err.strip().splitlines()[-1]) == (1, f"sate features: error: {shard}: Permission denied (see the "
+                                                       "file's and its folders' permissions (ls -l), or use another "
+                                                       "place)")
+    assert as_a_user(reading(get=False))[1].strip() == f"child: PermissionError: [Errno 13] Permission denied: '{ark}'"
+    modes(shard, 0o755)
+    modes(ark, 0o000)
+    err = as_a_user(reading(get=True))[1].strip()
+    assert err.startswith(f"child: SateError: {ark}: cannot read the features of ") and err.endswith(
+        ": Permission denied (see the file's and its folders' permissions: ls -l)"), err
 
 
 OUT_OF_MEMORY = """

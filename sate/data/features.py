@@ -271,7 +271,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     plan = _read_plan(plan_path)
     stale = plan.get("fingerprint") != fingerprint
     if stale:
-        shutil.rmtree(shard_dir, ignore_errors=True)
+        if shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+            shutil.rmtree(shard_dir)
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
