@@ -266,6 +266,11 @@ def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], 
     monkeypatch.setattr(st.model, "encode", allocate)
     with pytest.raises(SateError, match=r"out of memory decoding 1 segments .* beam 5 .*lower --batch-size, --beam"):
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
+    long_row = np.zeros((200 * 100, 80), dtype=np.float32)  # a 200-s manifest row: no smaller batch helps
+    with pytest.raises(SateError, match=r"decoding 1 segments of up to 20000 frames .*: one segment of 200 s is too "
+                                        r"long to decode at once .*cut it at pauses \(sate segment; sate evaluate "
+                                        r"--talks for a split of whole recordings\)$"):
+        st.decode_features([long_row])  # it was told to lower --batch-size (eleventh hostile pass)
     monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
     with pytest.raises(RuntimeError, match="a bug"):  # other errors are not disguised
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
