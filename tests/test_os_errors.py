@@ -524,6 +524,21 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr
 
 
+def test_a_memory_limit_too_low_to_load_torch_is_one_line(tmp_path: Path) -> None:
+    """Under `ulimit -v` below what torch's shared libraries map (a few GB of address space, often set on shared
+    servers), importing torch was an ImportError traceback ("libcublasLt.so.12: failed to map segment from shared
+    object"; eleventh hostile pass)."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    script = OUT_OF_MEMORY.replace("import sate.scoring.score\n", "").replace(
+        '["score", "--hyp", sys.argv[1], "--ref", sys.argv[1]]', '["segment", "--vad", "silero", sys.argv[1]]')
+    out = subprocess.run([sys.executable, "-c", script, str(wav)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("sate segment: error: out of memory (") and out.stderr.strip().endswith(
+        "failed to map segment from shared object'): a memory limit (ulimit -v) leaves too little address space to "
+        "load its libraries (torch maps several GB): raise or lift it"), out.stderr
+
+
 def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Python 3.11's `Path.resolve` raised RuntimeError on a loop: a traceback for a Kaldi directory, a model and a
