@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, read_audio, to_mono_16k
+from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, to_mono_16k
 from sate.data.features import NUM_MEL_BINS, compute_fbank
 from sate.decode import api_args as args
 from sate.decode.options import DecodeOptions
@@ -44,7 +44,16 @@ from sate.decode.pack import (
     read_pack_yaml,
     required_parts,
 )
-from sate.decode.vad import MAX_SEGMENT, VadOptions, cut, cut_blocks, file_segments, no_speech, speech_segments
+from sate.decode.vad import (
+    MAX_SEGMENT,
+    VadOptions,
+    cut,
+    cut_blocks,
+    file_segments,
+    no_speech,
+    speech_segments,
+    spooled_segments,
+)
 from sate.errors import SateError, out_of_memory
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -233,17 +242,16 @@ class SpeechTranslator:
         if isinstance(source, str | Path) and Path(source).is_file():  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
             waves: Iterable[np.ndarray] = cut_blocks(audio_blocks(source), spans)  # read as it is decoded
+        elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is
+            spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
-            if isinstance(source, str | Path):  # a pipe, read once, so held (or what is missing, named)
-                wave = read_audio(source)
-            else:
-                try:
-                    samples, rate = source
-                except (TypeError, ValueError):
-                    raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-                wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
-                if len(wave) == 0:
-                    raise SateError(f"{name}: holds no audio samples")
+            try:
+                samples, rate = source
+            except (TypeError, ValueError):
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+            wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
+            if len(wave) == 0:
+                raise SateError(f"{name}: holds no audio samples")
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
