@@ -21,7 +21,7 @@ from sate.analysis import cli as analyze
 from sate.analysis import tradeoff
 from sate.data import features, prep, vocab
 from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SIGNAL_ENDINGS, SateError, one_line, out_of_memory, shown
+from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
 from sate.files import STANDARD_NAMES, describe_os_error
 from sate.models.hub import whisper_wheel
 from sate.scoring import report, score
@@ -90,10 +90,13 @@ class Terminated(KeyboardInterrupt):
 
 
 # The signals that end a command as an interrupt does, with what the CLI says then.
-ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP)}
+# SIGXCPU: a soft CPU-time limit (`ulimit -S -t`, a batch scheduler's) ran out; by default it dumped core and left
+# temporary files behind.
+ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)}
 
 
 def _terminate(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signum, signal.SIG_IGN)  # once is enough: SIGXCPU comes again each CPU second, mid-cleanup
     raise Terminated(signum)
 
 
@@ -196,12 +199,15 @@ def main(argv: list[str] | None = None) -> int:
     except OSError as err:
         print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
         return 1
-    except (MemoryError, RuntimeError) as err:  # where no bound caught it first: the machine ran out
+    except (MemoryError, RuntimeError, ImportError) as err:  # where no bound caught it first: the machine ran out
         if not out_of_memory(err):
             raise
         detail = f" ({one_line(shown(str(err), 160))})" if str(err) else ""
-        print(f"sate {args.command}: error: out of memory{detail}: the command asked for more memory than the "
-              "machine could give; free memory, or give it less at once (smaller inputs or batches)", file=sys.stderr)
+        advice = ("a memory limit (ulimit -v) leaves too little address space to load its libraries (torch maps "
+                  "several GB): raise or lift it" if libraries_unmapped(err) else "the command asked for more "
+                  "memory than the machine could give; free memory, or give it less at once (smaller inputs or "
+                  "batches)")
+        print(f"sate {args.command}: error: out of memory{detail}: {advice}", file=sys.stderr)
         return 1
     except Terminated as err:
         print(f"sate {args.command}: {ENDING_SIGNALS[err.signum]}", file=sys.stderr)

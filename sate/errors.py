@@ -13,7 +13,8 @@ import unicodedata
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
 SIGNAL_ENDINGS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
-                  signal.SIGHUP: "hung up (the terminal closed)"}
+                  signal.SIGHUP: "hung up (the terminal closed)",
+                  signal.SIGXCPU: "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)"}
 
 
 class _Repr(reprlib.Repr):
@@ -40,7 +41,13 @@ def out_of_memory(err: BaseException) -> bool:
     """Did an allocation fail: Python's MemoryError, torch's OutOfMemoryError (a GPU) or the CPU allocator's
     RuntimeError ("can't allocate memory")? Told by name and message, so that asking never imports torch."""
     return isinstance(err, MemoryError) or type(err).__name__ == "OutOfMemoryError" or \
-        (isinstance(err, RuntimeError) and "can't allocate memory" in str(err))
+        (isinstance(err, RuntimeError) and "can't allocate memory" in str(err)) or libraries_unmapped(err)
+
+
+def libraries_unmapped(err: BaseException) -> bool:
+    """Did a library fail to load for want of address space (``ulimit -v`` below what torch's shared libraries map:
+    "libcublasLt.so.12: failed to map segment from shared object")?"""
+    return isinstance(err, ImportError) and "failed to map segment" in str(err)
 
 
 def shown(value: object, limit: int = 80) -> str:

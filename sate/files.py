@@ -319,6 +319,7 @@ OS_HINTS = {
     errno.EDQUOT: "the disk quota is used up: free space there, or write elsewhere",
     errno.EROFS: "a read-only file system: write elsewhere",
     errno.ENAMETOOLONG: "a name longer than the file system allows: choose a shorter one",
+    errno.EFBIG: "beyond the largest file allowed here: a file size limit (ulimit -f) or the file system's own",
     errno.EACCES: "see the file's and its folders' permissions (ls -l), or use another place",
     errno.EPERM: "the system allows no such change there (a special or protected file system): use another place",
 }

@@ -169,13 +169,15 @@ def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_
     assert not (tmp_path / "nowhere").exists()
 
 
-@pytest.mark.parametrize(("signum", "says"), [(signal.SIGTERM, "terminated"),
-                                              (signal.SIGHUP, "hung up (the terminal closed)")])
+@pytest.mark.parametrize(("signum", "says"), [
+    (signal.SIGTERM, "terminated"), (signal.SIGHUP, "hung up (the terminal closed)"),
+    (signal.SIGXCPU, "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)")])
 def test_sigterm_removes_the_temporary_file_of_a_write(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                        capsys: pytest.CaptureFixture[str], signum: int,
                                                        says: str) -> None:
-    """SIGHUP (a closed terminal, a dropped ssh session) ended a command by its default action, leaving temporary
-    files and worker processes behind; it now ends it as SIGTERM does."""
+    """SIGHUP (a closed terminal, a dropped ssh session) and SIGXCPU (a soft CPU-time limit: `ulimit -S -t`, a
+    batch scheduler's) ended a command by their default action, leaving temporary files and worker processes behind
+    (SIGXCPU dumped core); each now ends it as SIGTERM does."""
     wav = tmp_path / "talk.wav"
     sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
 
@@ -408,9 +410,10 @@ def _drop_file_capabilities() -> None:
         raise OSError(ctypes.get_errno(), "capset")
 
 
-def as_a_user(argv: list[str]) -> tuple[int, str]:
-    """`sate ARGV` in a forked child that file modes bind, as they bind every user but root: (exit status, stderr).
-    The machine runs the tests as root, whom chmod does not stop; a read-only bind mount is not available here."""
+def as_a_user(argv: list[str] | Callable[[], object]) -> tuple[int, str]:
+    """`sate ARGV` (or a function) in a forked child that file modes bind, as they bind every user but root: (exit
+    status, stderr). The machine runs the tests as root, whom chmod does not stop; a read-only bind mount is not
+    available here."""
     read, write = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: never returns into pytest
@@ -419,7 +422,7 @@ def as_a_user(argv: list[str]) -> tuple[int, str]:
             os.close(read)
             sys.stderr = os.fdopen(write, "w")
             _drop_file_capabilities()
-            code = main(argv)
+            code = main(argv) if isinstance(argv, list) else int(bool(argv()))
         except BaseException as err:  # noqa: BLE001 - reported to the parent, which fails the test
             print(f"child: {type(err).__name__}: {err}", file=sys.stderr)
         finally:
@@ -481,6 +484,37 @@ def test_what_file_modes_forbid_is_one_line_and_refused_before_any_work(tmp_path
     assert leftovers(tmp_path) == []
 
 
+def test_features_that_may_not_be_read_are_named_so_not_missing_or_damaged(
+        tmp_path: Path, prepared_data: Path, modes: Callable[[Path, int], None]) -> None:
+    """A split's feature folder that may not be searched was "00000.ark is missing; run `sate features` again", and
+    `sate features` then said "fbank/dev: File exists"; an ark that may not be read was to be deleted and computed
+    again (eleventh hostile pass). Each is now the permission it is."""
+    from sate.data.feature_index import FeatureIndex
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    shard, ark = data / "fbank" / "dev", data / "fbank" / "dev" / "00000.ark"
+
+    def reading(get: bool) -> Callable[[], None]:
+        def read() -> None:
+            index = FeatureIndex(data / "fbank" / "dev.scp")
+            if get:
+                index[next(iter(index))]
+        return read
+
+    modes(shard, 0o000)
+    code, err = as_a_user(["features", "--data", str(data)])
+    assert (code, err.strip().splitlines()[-1]) == (1, f"sate features: error: {shard}: Permission denied (see the "
+                                                       "file's and its folders' permissions (ls -l), or use another "
+                                                       "place)")
+    assert as_a_user(reading(get=False))[1].strip() == f"child: PermissionError: [Errno 13] Permission denied: '{ark}'"
+    modes(shard, 0o755)
+    modes(ark, 0o000)
+    err = as_a_user(reading(get=True))[1].strip()
+    assert err.startswith(f"child: SateError: {ark}: cannot read the features of ") and err.endswith(
+        ": Permission denied (see the file's and its folders' permissions: ls -l)"), err
+
+
 OUT_OF_MEMORY = """
 import resource, sys
 import sate.scoring.score
@@ -504,6 +538,21 @@ def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     out = subprocess.run([*run, str(big)], capture_output=True, text=True, timeout=120)
     assert out.returncode == 1, out.stderr
     assert out.stderr.startswith("sate score: error: out of memory") and len(out.stderr.splitlines()) == 1, out.stderr
+
+
+def test_a_memory_limit_too_low_to_load_torch_is_one_line(tmp_path: Path) -> None:
+    """Under `ulimit -v` below what torch's shared libraries map (a few GB of address space, often set on shared
+    servers), importing torch was an ImportError traceback ("libcublasLt.so.12: failed to map segment from shared
+    object"; eleventh hostile pass)."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    script = OUT_OF_MEMORY.replace("import sate.scoring.score\n", "").replace(
+        '["score", "--hyp", sys.argv[1], "--ref", sys.argv[1]]', '["segment", "--vad", "silero", sys.argv[1]]')
+    out = subprocess.run([sys.executable, "-c", script, str(wav)], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and len(out.stderr.splitlines()) == 1, out.stderr
+    assert out.stderr.startswith("sate segment: error: out of memory (") and out.stderr.strip().endswith(
+        "failed to map segment from shared object'): a memory limit (ulimit -v) leaves too little address space to "
+        "load its libraries (torch maps several GB): raise or lift it"), out.stderr
 
 
 def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
@@ -576,3 +625,21 @@ def test_an_os_error_line_adds_advice_not_its_own_words_again() -> None:
         reason, _, hint = line.removeprefix("/sys/x: ").partition(" (")
         assert reason == os.strerror(code) and "another place" in hint, line
         assert not set(reason.lower().split()) & set(hint.lower().split()) - {"the", "or", "a"}, line
+
+
+def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
+    """Beyond `ulimit -f` (Python ignores SIGXFSZ, so the write fails with EFBIG) the line read "File too large"
+    alone, as if the output were too big for sate (eleventh hostile pass); no temporary file is left."""
+    import resource
+
+    wav = tmp_path / "tone.wav"
+    t = np.arange(16000 * 3) / 16000
+    sf.write(wav, (0.5 * np.sin(2 * np.pi * 440 * t) * (np.abs(t - 1.5) < 1)).astype(np.float32), 16000)
+    out = tmp_path / "out" / "segments.jsonl"
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "segment", str(wav), "--vad", "energy", "--out",
+                           str(out)], capture_output=True, text=True,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (16, 16)))
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == (
+        f"sate segment: error: {out}: File too large (beyond the largest file allowed here: a file size limit "
+        "(ulimit -f) or the file system's own)"), done.stderr
+    assert not out.parent.exists()

@@ -82,6 +82,14 @@ _DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
+# A frame count from 2**60 on (two million years at 16 kHz) is libsndfile's for a length it does not know (a W64 from
+# a pipe: 2**62 - 53), no declared length: a whole W64 piped in was refused as "cut short" of 288,230,376,151,711.8 s.
+_UNKNOWN_FRAMES = 1 << 60
+# The formats libsndfile reads whole and right from a pipe (each checked against the same file read by name). From a
+# pipe it reads an RF64 8 bytes late (24-bit stereo became noise), SDS as noise, CAF as nothing, and refuses FLAC,
+# VOC, HTK and others: all exit 0 or a misleading line before.
+PIPE_FORMATS = frozenset({"WAV", "WAVEX", "W64", "AIFF", "AU", "IRCAM", "NIST", "MAT4", "MAT5", "PVF", "OGG", "SVX",
+                          "AVR", "MPC2K", "PAF"})
 
 
 class HeaderLog(Protocol):
@@ -127,7 +135,8 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
     `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
     translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
     declared = _DATA_SIZE.search(f.extra_info or "")
-    if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames:
+    if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames or \
+            f.frames >= _UNKNOWN_FRAMES:
         return
     raise SateError(f"{name}: the stream is cut short: it held {read / f.samplerate:.1f} s of the "
                     f"{f.frames / f.samplerate:.1f} s its header declares (an interrupted copy or download?); "
@@ -395,8 +404,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     read READ_BLOCK samples at a time, down-mixed and resampled (`resample_stream`) block by block: the memory is
     that of a few blocks, whatever the length. The file is checked (missing, a directory, empty, unreadable, its
     rate) when this is called; damaged samples or a file with none raise one `SateError` naming it while reading.
-    A pipe (a FIFO, a piped ``/dev/stdin``) is opened here and can be read once; libsndfile reads WAV from a pipe,
-    not FLAC.
+    A pipe (a FIFO, a piped ``/dev/stdin``) is opened here and can be read once; of the formats, only PIPE_FORMATS
+    (WAV among them; not FLAC, RF64 or CAF) are read from one.
     """
     path = Path(path)
     if not path.exists():
@@ -416,6 +425,10 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
+    elif source.format not in PIPE_FORMATS:
+        source.close()
+        raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "
+                        "file's name, or pipe WAV)")
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source

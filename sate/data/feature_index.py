@@ -86,6 +86,8 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
     """Why the features in ``ark`` cannot be trusted, or None."""
     try:
         size = ark.stat().st_size
+    except PermissionError:  # there, but its folder may not be searched: neither missing nor fixed by recomputing
+        raise
     except OSError:
         return f"{ark} is missing"
     recorded = recorded_sizes(ark.parent).get(ark.name)
@@ -145,6 +147,9 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         ark, offset = self.entries[utt_id]
         try:
             matrix = load_mat(f"{ark}:{offset}")
+        except PermissionError as err:  # not damaged: deleting and recomputing it was the advice
+            raise SateError(f"{ark}: cannot read the features of {utt_id}: {err.strerror} (see the file's and its "
+                            "folders' permissions: ls -l)") from None
         except Exception as err:  # kaldiio raises ValueError, OSError or others by case
             raise SateError(f"{ark}: cannot read the features of {utt_id} at byte {offset} ({shown(str(err))}); "
                             "delete it and run `sate features` again") from None

@@ -306,8 +306,8 @@ def _empty(shard_dir: Path) -> None:
                 shutil.rmtree(path)
             else:
                 path.unlink()
-    else:
-        shutil.rmtree(shard_dir, ignore_errors=True)
+    elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+        shutil.rmtree(shard_dir)
     shard_dir.mkdir(parents=True, exist_ok=True)
 
 

@@ -30,7 +30,7 @@ import numpy as np
 import torch
 
 from sate import layout
-from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, read_audio, to_mono_16k
+from sate.data.audio import MIN_SAMPLES, SAMPLE_RATE, audio_blocks, num_frames, to_mono_16k
 from sate.data.features import NUM_MEL_BINS, compute_fbank
 from sate.decode import api_args as args
 from sate.decode.options import DecodeOptions
@@ -44,7 +44,16 @@ from sate.decode.pack import (
     read_pack_yaml,
     required_parts,
 )
-from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, no_speech, speech_segments
+from sate.decode.vad import (
+    MAX_SEGMENT,
+    VadOptions,
+    cut,
+    cut_blocks,
+    file_segments,
+    no_speech,
+    speech_segments,
+    spooled_segments,
+)
 from sate.errors import SateError, out_of_memory
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -152,16 +161,18 @@ def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
 
 
 @contextlib.contextmanager
-def _out_of_memory_hint(what: str, options: DecodeOptions) -> Iterator[None]:
+def _out_of_memory_hint(what: str, options: DecodeOptions, alone: str | None = None) -> Iterator[None]:
     """An allocator failure becomes one line saying what to lower (the option bounds catch the absurd values;
-    this catches a batch that is merely too big for the device)."""
+    this catches a batch that is merely too big for the device). ``alone``: what to say instead when the batch held
+    one input, which no smaller batch helps (a 10-minute manifest row was told to lower --batch-size)."""
     try:
         yield
     except RuntimeError as err:  # torch.OutOfMemoryError (CUDA) and the CPU allocator's error are RuntimeErrors
         if not out_of_memory(err):
             raise
+        advice = alone or "lower --batch-size, --beam or max_len_ratio"
         raise SateError(f"out of memory decoding {what} with beam {options.beam} and max_len_ratio "
-                        f"{options.max_len_ratio:g}: lower --batch-size, --beam or max_len_ratio") from None
+                        f"{options.max_len_ratio:g}: {advice}") from None
 
 
 class SpeechTranslator:
@@ -231,17 +242,16 @@ class SpeechTranslator:
         if isinstance(source, str | Path) and Path(source).is_file():  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
             waves: Iterable[np.ndarray] = cut_blocks(audio_blocks(source), spans)  # read as it is decoded
+        elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is
+            spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
-            if isinstance(source, str | Path):  # a pipe, read once, so held (or what is missing, named)
-                wave = read_audio(source)
-            else:
-                try:
-                    samples, rate = source
-                except (TypeError, ValueError):
-                    raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-                wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
-                if len(wave) == 0:
-                    raise SateError(f"{name}: holds no audio samples")
+            try:
+                samples, rate = source
+            except (TypeError, ValueError):
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+            wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
+            if len(wave) == 0:
+                raise SateError(f"{name}: holds no audio samples")
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
@@ -287,7 +297,12 @@ class SpeechTranslator:
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
             x, lengths = _pad([feats[i] for i in batch], 0.0, torch.float32)
-            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options):
+            seconds = int(lengths.max()) / (SAMPLE_RATE if waveform else 100)  # fbank: 100 frames a second
+            alone = None if len(batch) > 1 or seconds <= MAX_SEGMENT else (
+                f"one segment of {seconds:,.0f} s is too long to decode at once (the encoder's attention grows with "
+                f"its square): cut it at pauses (sate segment; sate evaluate --talks for a split of whole "
+                "recordings)")
+            with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone):
                 enc = self.model.encode(x.to(self.device), lengths.to(self.device))
                 transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
                 translations: list[str | None] = [None] * len(batch)

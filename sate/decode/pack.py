@@ -243,9 +243,14 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             shutil.rmtree(old, ignore_errors=True)
         elif old.exists():
             old.rename(out)  # stopped between the two renames (a kill, SIGTERM): the old pack comes back
-        if isinstance(err, OSError) and err.filename is not None and Path(err.filename).is_relative_to(tmp):
+        if isinstance(err, OSError) and any(name is not None and Path(name).is_relative_to(tmp)
+                                            for name in (err.filename, err.filename2)):
             # a full disk named the temporary folder, which is gone: say the file of the pack that was being written
-            raise OSError(err.errno, err.strerror, str(out / Path(err.filename).relative_to(tmp))) from None
+            # (a copy's error names its source, then the temporary copy)
+            def in_pack(name: str | None) -> str | None:
+                return str(out / Path(name).relative_to(tmp)) if name and Path(name).is_relative_to(tmp) else name
+
+            raise OSError(err.errno, err.strerror, in_pack(err.filename), None, in_pack(err.filename2)) from None
         raise
     return info
 

@@ -15,7 +15,8 @@ do, never overlapping its neighbour.
 A file is read twice, block by block, never whole: once to find its segments (`file_segments`; the detectors keep
 per-frame values, a few KB a second against 64 KB of samples, because the energy threshold and silero's
 foreground rule use the whole recording's levels), and once to cut them (`cut_blocks`, one segment at a time).
-Both give exactly what the recording in memory gives (`speech_segments`, `cut`).
+Both give exactly what the recording in memory gives (`speech_segments`, `cut`). A pipe, which can be read once, is
+copied into an unnamed temporary file while its segments are found, and cut from there (`spooled_segments`).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from __future__ import annotations
 import argparse
 import math
 import sys
+import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +48,7 @@ MAX_SEGMENT = 120.0
 METHODS = ("silero", "energy")
 # Lower-score points within this span count as one dip when a long run of speech is cut: a pause, not a blip.
 CUT_SMOOTHING_S = 0.2
+SPOOL_READ = 1 << 20  # samples read back at a time from a pipe's temporary copy (`spooled_segments`)
 
 
 @dataclass(frozen=True)
@@ -176,6 +179,37 @@ def no_speech(seconds: float) -> str:
 def file_segments(path: str | Path, options: VadOptions | None = None) -> tuple[list[tuple[float, float]], float]:
     """The speech segments of an audio file and its length in seconds, read block by block (`block_segments`)."""
     return block_segments(audio_blocks(path), options)
+
+
+def spooled_segments(path: str | Path, options: VadOptions | None = None) -> tuple[list[tuple[float, float]], float,
+                                                                                   Iterator[np.ndarray]]:
+    """`file_segments` of a pipe (a FIFO, a piped ``/dev/stdin``), which can be read only once, and the samples of
+    its segments (`cut_blocks`). While the VAD reads it, its 16 kHz samples are copied into an unnamed temporary file
+    (gone however the process ends) and read back from there: a ten-hour recording piped to `sate translate` was held
+    in memory, 2.3 GB."""
+    spool = tempfile.TemporaryFile(prefix="sate-pipe-")
+
+    def kept() -> Iterator[np.ndarray]:
+        for block in audio_blocks(path):
+            try:
+                spool.write(np.ascontiguousarray(block, dtype=np.float32).tobytes())
+            except OSError as err:  # a full disk names no file: say where the copy goes
+                raise OSError(err.errno, err.strerror, f"{tempfile.gettempdir()} (the temporary copy of the pipe "
+                                                       f"{path}, read twice)") from None
+            yield block
+
+    def read_back() -> Iterator[np.ndarray]:
+        with spool:
+            while data := spool.read(SPOOL_READ * 4):
+                yield np.frombuffer(data, dtype=np.float32)
+
+    try:
+        segments, seconds = block_segments(kept(), options)
+        spool.seek(0)
+    except BaseException:
+        spool.close()
+        raise
+    return segments, seconds, cut_blocks(read_back(), segments)
 
 
 def frames_to_segments(frames: Frames, total: float, options: VadOptions) -> list[tuple[float, float]]:

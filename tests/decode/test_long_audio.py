@@ -3,8 +3,10 @@ samples and translations of the recording in memory, while the reader holds a bo
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import threading
 import tracemalloc
 from pathlib import Path
@@ -124,10 +126,10 @@ def test_reading_and_cutting_hold_a_bounded_amount(long_flac: Path, monkeypatch:
     assert cutting < whole / 4 + 4 * longest, f"cutting held {cutting / 1e6:.1f} MB"
 
 
-def feed(fifo: Path, data: bytes) -> threading.Thread:
-    """Write ``data`` into a named pipe once a reader opens it."""
+def feed(fifo: Path, data: bytes, refused: bool = False) -> threading.Thread:
+    """Write ``data`` into a named pipe once a reader opens it; ``refused``: the reader may close it before the end."""
     def write() -> None:
-        with open(fifo, "wb") as f:
+        with contextlib.suppress(BrokenPipeError) if refused else contextlib.nullcontext(), open(fifo, "wb") as f:
             f.write(data)
 
     thread = threading.Thread(target=write, daemon=True)
@@ -208,3 +210,57 @@ def test_a_pipe_cut_short_or_of_flac_is_named(tmp_path: Path, capsys: pytest.Cap
                                         r"file's name, or pipe WAV\)$"):
         audio_blocks(fifo)
     writer.join(timeout=30)
+
+
+def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -> None:
+    """From a pipe libsndfile read an RF64 8 bytes late (24-bit stereo became noise), SDS as noise and CAF as nothing
+    (called "cut short"), each exit 0 or a misleading line; a whole W64, whose length a pipe does not tell, was
+    refused as "cut short" of 288,230,376,151,711.8 s (eleventh hostile pass). W64 now reads as its file does, and a
+    format not known to read right from a pipe is refused, as FLAC is."""
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    samples = (0.3 * np.stack([np.sin(2 * np.pi * 440 * t), np.sin(2 * np.pi * 660 * t)], axis=1)).astype(np.float32)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    w64 = tmp_path / "talk.w64"
+    sf.write(w64, samples, SAMPLE_RATE, format="W64", subtype="PCM_24")
+    writer = feed(fifo, w64.read_bytes())
+    piped = np.concatenate(list(audio_blocks(fifo)))
+    writer.join(timeout=30)
+    assert np.array_equal(piped, np.concatenate(list(audio_blocks(w64))))
+    for fmt, name in [("RF64", "RF64 (RIFF 64)"), ("SDS", "SDS (Midi Sample Dump Standard)"),
+                      ("CAF", "CAF (Apple Core Audio File)")]:
+        path = tmp_path / f"talk.{fmt.lower()}"
+        sf.write(path, samples[:, :1] if fmt == "SDS" else samples, SAMPLE_RATE, format=fmt, subtype="PCM_24")
+        assert len(np.concatenate(list(audio_blocks(path)))) == SAMPLE_RATE  # by name, each reads
+        writer = feed(fifo, path.read_bytes(), refused=True)
+        with pytest.raises(SateError, match=rf"^{fifo}: cannot read audio \({re.escape(name)} cannot be read from a "
+                                            r"pipe: give the file's name, or pipe WAV\)$"):
+            audio_blocks(fifo)
+        writer.join(timeout=30)
+
+
+@pytest.mark.slow
+def test_a_pipe_translated_is_not_held_in_memory(tmp_path: Path, st_pack: Path) -> None:
+    """`translate` held a piped recording whole, as a pipe cannot be read twice: ten hours were 2.3 GB (eleventh
+    hostile pass). Its 16 kHz samples now go to an unnamed temporary file while the VAD reads them, and the segments
+    are cut from there: those of the same file read by name."""
+    t = np.arange(4 * SAMPLE_RATE) / SAMPLE_RATE
+    period = (0.3 * np.sin(2 * np.pi * 440 * t) * (t < 2)).astype(np.float32)  # 2 s of tone, 2 s of silence
+    wav, fifo = tmp_path / "talk.wav", tmp_path / "pipe.wav"
+    sf.write(wav, np.tile(period, 600), SAMPLE_RATE, subtype="PCM_16")  # 40 minutes: 154 MB of float32 samples
+    whole = 600 * len(period) * 4  # (a read of the file by blocks alone peaks near 50 MB, whatever its length)
+    translator = SpeechTranslator.load(st_pack, device="cpu")
+    vad = VadOptions(method="energy")
+    expected = translator.prepare(wav, vad=vad)
+    os.mkfifo(fifo)
+    writer = feed(fifo, wav.read_bytes())
+    tracemalloc.start()
+    try:
+        piped = translator.prepare(fifo, vad=vad)
+        same = [np.array_equal(a, b) for a, b in zip(piped.waves, expected.waves, strict=True)]
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    writer.join(timeout=30)
+    assert peak < whole / 2, f"held {peak / 2**20:.1f} MiB of {whole / 2**20:.1f}"
+    assert piped.spans == expected.spans and same == [True] * 600

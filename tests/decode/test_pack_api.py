@@ -288,6 +288,11 @@ def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], 
     monkeypatch.setattr(st.model, "encode", allocate)
     with pytest.raises(SateError, match=r"out of memory decoding 1 segments .* beam 5 .*lower --batch-size, --beam"):
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
+    long_row = np.zeros((200 * 100, 80), dtype=np.float32)  # a 200-s manifest row: no smaller batch helps
+    with pytest.raises(SateError, match=r"decoding 1 segments of up to 20000 frames .*: one segment of 200 s is too "
+                                        r"long to decode at once .*cut it at pauses \(sate segment; sate evaluate "
+                                        r"--talks for a split of whole recordings\)$"):
+        st.decode_features([long_row])  # it was told to lower --batch-size (eleventh hostile pass)
     monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
     with pytest.raises(RuntimeError, match="a bug"):  # other errors are not disguised
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])
@@ -342,24 +347,27 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
         SpeechTranslator.load(tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("name", ["model.pt", "spm_src.model"])
 def test_a_full_disk_while_packing_names_the_pack_not_its_temporary_folder(
         tmp_path: Path, st_pack: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch,
-        capsys: pytest.CaptureFixture[str]) -> None:
+        capsys: pytest.CaptureFixture[str], name: str) -> None:
     """The pack is built in a temporary folder beside it; a full disk named `.pack.XXXX.tmp/model.pt`, a folder
-    already removed when the user read the line."""
+    already removed when the user read the line. A copy's error (shutil's) names the source and the temporary copy:
+    `data/spm_src.model -> .pack.XXXX.tmp/spm_src.model` was left as it was (eleventh hostile pass)."""
     import errno
 
-    real = shutil.copyfile
+    real = os.sendfile
 
-    def copyfile(src: str | Path, dst: str | Path, **kwargs: object) -> object:
-        if Path(dst).name == "model.pt":
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(dst))
-        return real(src, dst, **kwargs)
+    def sendfile(out_fd: int, in_fd: int, offset: int | None, count: int) -> int:  # the disk fills up at `name`
+        if os.readlink(f"/proc/self/fd/{out_fd}").endswith(f"/{name}"):
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(out_fd, in_fd, offset, count)
 
-    monkeypatch.setattr("sate.decode.pack.shutil.copyfile", copyfile)
+    monkeypatch.setattr(os, "sendfile", sendfile)  # what shutil.copyfile writes with on Linux
     out = tmp_path / "pack"
     assert main(["pack", "--model", str(st_pack / "model.pt"), "--data", str(prepared_data), "--out", str(out)]) == 1
     err = capsys.readouterr().err.strip()
+    source = st_pack / "model.pt" if name == "model.pt" else prepared_data / name
     assert len(err.splitlines()) == 1 and err.startswith(
-        f"sate pack: error: {out}/model.pt: No space left on device (the disk is full"), err
+        f"sate pack: error: {source} -> {out}/{name}: No space left on device (the disk is full"), err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []

@@ -243,6 +243,12 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
         (bad / "config.json").write_text(json.dumps({**config, key: 0}))  # 0 heads: a ZeroDivisionError traceback
         with pytest.raises(SateError, match=f"config.json: {key} is 0; a size must be at least 1"):
             marian_settings(bad)
+    (bad / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 10**9}))
+    with pytest.raises(SateError, match="config.json: max_position_embeddings is 1,000,000,000; at most 65,536 "):
+        marian_settings(bad)  # its table was built first: 64 GB, "check model.d_model" (eleventh hostile pass)
+    (bad / "config.json").write_text(json.dumps({**config, "eos_token_id": config["pad_token_id"]}))
+    with pytest.raises(SateError, match="config.json: eos_token_id and pad_token_id are both "):
+        marian_settings(bad)  # trained without a word; no sentence could end (eleventh hostile pass)
     (bad / "config.json").write_text(json.dumps(config))
     (bad / "model.safetensors").write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\n")
     pieces = json.loads((bad / "vocab.json").read_text())

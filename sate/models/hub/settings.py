@@ -52,6 +52,9 @@ SPEECH_SIZES = ("hidden_size", "num_conv_pos_embeddings", "num_conv_pos_embeddin
                 "num_attention_heads", "intermediate_size", "num_buckets", "max_bucket_distance")
 SPEECH_RATES = ("feat_proj_dropout", "attention_dropout", "activation_dropout", "hidden_dropout", "layerdrop")
 SAMPLE_RATE = 16000
+# Marian's sinusoidal table is computed for max_position_embeddings positions when the model is built: a config.json
+# saying 1e9 asked for 64 GB before any weight was read, and the line blamed model.d_model. OPUS-MT says 512.
+MAX_MARIAN_POSITIONS = 1 << 16
 
 
 class MarianHub(TypedDict):
@@ -122,12 +125,18 @@ def marian_settings(path: str | Path) -> MarianHub:
     for key in MARIAN_SIZES:  # 0 heads was a ZeroDivisionError traceback in the check below
         if hub[key] < 1:
             raise SateError(f"{config_path}: {key} is {hub[key]}; a size must be at least 1")
+    if hub["max_position_embeddings"] > MAX_MARIAN_POSITIONS:
+        raise SateError(f"{config_path}: max_position_embeddings is {hub['max_position_embeddings']:,}; at most "
+                        f"{MAX_MARIAN_POSITIONS:,} positions are built (OPUS-MT models have 512)")
     if hub["d_model"] % 2 or hub["d_model"] % hub["encoder_attention_heads"] or \
             hub["d_model"] % hub["decoder_attention_heads"]:
         raise SateError(f"{config_path}: d_model {hub['d_model']} must be even and divisible by the heads")
     for key in ("pad_token_id", "eos_token_id", "decoder_start_token_id"):
         if not 0 <= hub[key] < hub["vocab_size"]:
             raise SateError(f"{config_path}: {key} {hub[key]} is outside the vocabulary of {hub['vocab_size']}")
+    if hub["eos_token_id"] == hub["pad_token_id"]:  # trained and decoded without a word, every output at its longest
+        raise SateError(f"{config_path}: eos_token_id and pad_token_id are both {hub['eos_token_id']}; the decoder "
+                        "never emits pad, so it could never end a sentence (OPUS-MT: eos 0, pad the last id)")
     return hub
 
 
