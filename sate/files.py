@@ -434,6 +434,16 @@ def _unsafe_globals(path: Path) -> str:
     return ", ".join(names[:4]) or "unknown"
 
 
+def _hub_hint(directory: Path) -> str:
+    """Where a checkpoint was given a downloaded hub model (a Marian, Whisper or wav2vec2 directory, or a file of
+    one): such a model is named in the model config, never loaded as a checkpoint (`--init-from mt=MARIAN_DIR`
+    was only "is a directory", `mt=DIR/model.safetensors` "holds binary data")."""
+    if not (directory / "config.json").is_file():
+        return ""
+    return (f" ({directory} is a downloaded model: name it in the model config, as textual.path with textual.type "
+            "hf_marian or acoustic.path with acoustic.type whisper or hf_*; docs/models.md)")
+
+
 def read_checkpoint(path: str | Path) -> Any:
     """`torch.load` with weights_only=True and the zip checksums verified: pickled code or foreign objects are
     refused, never run (`UnsafeCheckpoint` when the file holds pickled objects), and a damaged file is one
@@ -447,7 +457,7 @@ def read_checkpoint(path: str | Path) -> Any:
             inside = next((path / name for name in (layout.MODEL, layout.LAST_CHECKPOINT, f"checkpoints/"
                                                     f"{layout.LAST_CHECKPOINT}") if (path / name).is_file()), None)
             raise SateError(f"{path}: is a directory, not a checkpoint or model file" +
-                            (f" (did you mean {inside}?)" if inside is not None else ""))
+                            (f" (did you mean {inside}?)" if inside is not None else _hub_hint(path)))
         if path.exists():
             raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
         raise SateError(f"checkpoint not found: {path}")
@@ -459,7 +469,8 @@ def read_checkpoint(path: str | Path) -> Any:
             raise SateError(f"{path}: {why}") from None
         what = _not_torch(path)
         if what is not None:
-            raise SateError(f"refusing to load {path}: it holds {what}, not a checkpoint or model file") from None
+            raise SateError(f"refusing to load {path}: it holds {what}, not a checkpoint or model file"
+                            f"{_hub_hint(path.parent)}") from None
         message = f"refusing to load {path}: not a plain-tensor checkpoint ({_first_line(err)})"
         if isinstance(err, pickle.UnpicklingError):
             names = _unsafe_globals(path)

@@ -161,6 +161,22 @@ def test_a_checkpoint_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Pat
         read_checkpoint(tmp_path / "missing.pt")
 
 
+def test_a_downloaded_hub_model_given_as_a_checkpoint_says_where_it_goes(tmp_path: Path) -> None:
+    """`--init-from mt=MARIAN_DIR` was only "is a directory", `mt=MARIAN_DIR/model.safetensors` "holds binary data":
+    neither said that a hub model is named in the model config (eleventh hostile pass)."""
+    marian = tmp_path / "opus-mt-en-de"
+    marian.mkdir()
+    (marian / "config.json").write_text('{"model_type": "marian"}')
+    (marian / "model.safetensors").write_bytes(b"\x08\x00\x00\x00\x00\x00\x00\x00{}\x00" * 20)
+    hint = rf" \({marian} is a downloaded model: name it in the model config, as textual.path with textual.type " \
+           r"hf_marian or acoustic.path with acoustic.type whisper or hf_\*; docs/models.md\)$"
+    with pytest.raises(SateError, match=rf"^{marian}: is a directory, not a checkpoint or model file{hint}"):
+        read_checkpoint(marian)
+    with pytest.raises(SateError, match=rf"^refusing to load {marian}/model.safetensors: it holds binary data, not "
+                                        rf"a checkpoint or model file{hint}"):
+        read_checkpoint(marian / "model.safetensors")
+
+
 def test_a_file_that_is_something_else_is_named_for_what_it_is(tmp_path: Path,
                                                                 capsys: pytest.CaptureFixture[str]) -> None:
     """A split's manifest, a pack's sate.yaml, a model.bin, a preprocessor config, `--steps-from`'s last.ckpt or
