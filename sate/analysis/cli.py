@@ -253,6 +253,7 @@ def run_attention(args: argparse.Namespace) -> int:
     bad = next((k for k in args.encoder_layers if k < 1), None)
     if bad is not None:
         raise SateError(f"--encoder-layers {bad}: layers are numbered from 1")
+    args.encoder_layers = list(dict.fromkeys(args.encoder_layers))  # `1 1` drew and named each map twice
     # every PNG it may write, checked before any work: the per-layer maps beside --out were written unchecked,
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
