@@ -235,6 +235,16 @@ def file_name(text: str) -> Path:
     return Path(text)
 
 
+def dir_name(text: str) -> Path:
+    """An option's value naming a directory to write into (argparse's ``type=``): an empty value, as an unset
+    variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which
+    `prep`, `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0."""
+    if text == "":
+        raise argparse.ArgumentTypeError("an empty name (an unset variable?); give a directory ('.' for the current "
+                                          "one)")
+    return Path(text)
+
+
 def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:
     """Refuse an output that is one of the files the command reads: it would be replaced by what was made of it."""
     clash = next((f for f in inputs if same_file(f, path)), None)

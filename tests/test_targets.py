@@ -532,3 +532,21 @@ def test_nothing_is_written_among_an_experiments_training_logs(tmp_path: Path) -
     (mine / "logs").mkdir(parents=True)
     (mine / "config.yaml").write_text("anything: 1\n")
     assert check_output(mine / "logs" / "out.txt", "text") == mine / "logs" / "out.txt"
+
+
+def test_an_empty_directory_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out "$OUT"` with OUT unset: `Path('')` is the current directory, into which `prep`, `evaluate`, `segment`,
+    `synth` and `analyze locality` wrote their files, exit 0 (eleventh hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["prep", "--mustc-root", "corpus", "--out", ""], ["synth", "--out", ""],
+                 ["evaluate", "--model", "p", "--data", "d", "--out", ""], ["segment", "talk.wav", "--out", ""],
+                 ["analyze", "locality", "--model", "p", "--data", "d", "--out", ""],
+                 ["pack", "--model", "m.pt", "--data", "d", "--out", ""], ["train", "--config", "c", "--exp", ""],
+                 ["features", "--data", ""], ["vocab", "--data", ""]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            ": an empty name (an unset variable?); give a directory ('.' for the current one)"), argv
+    assert list(tmp_path.iterdir()) == []

@@ -33,7 +33,7 @@ from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_p
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import atomic_write_text, require_directory
-from sate.targets import check_output, file_name
+from sate.targets import check_output, dir_name, file_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
@@ -253,6 +253,7 @@ def run_attention(args: argparse.Namespace) -> int:
     bad = next((k for k in args.encoder_layers if k < 1), None)
     if bad is not None:
         raise SateError(f"--encoder-layers {bad}: layers are numbered from 1")
+    args.encoder_layers = list(dict.fromkeys(args.encoder_layers))  # `1 1` drew and named each map twice
     # every PNG it may write, checked before any work: the per-layer maps beside --out were written unchecked,
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
@@ -306,7 +307,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
                           "subsampling gives a padded utterance 1-2 extra frames computed over padding")
     loc.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
-    loc.add_argument("--out", type=Path, required=True, help="directory for locality.csv, .md and .png")
+    loc.add_argument("--out", type=dir_name, required=True, help="directory for locality.csv, .md and .png")
     loc.set_defaults(_run=run_locality)
 
     att = sub.add_parser("attention", formatter_class=fmt, help="cross-attention heatmap of one utterance",

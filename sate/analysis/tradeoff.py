@@ -36,6 +36,7 @@ class Run:
 
     path: Path
     bleu: float
+    split: str | None = None  # the split `sate evaluate` decoded, where the file says
     bleu_ci: float | None = None  # half the 95% bootstrap interval, when `sate evaluate` computed it
     chrf: float | None = None
     chrf_ci: float | None = None
@@ -73,8 +74,9 @@ def read_run(path: Path) -> Run:
     for key in ("bleu_ci", "chrf", "chrf_ci"):  # absent or null where not computed; 'x' was a blank cell, exit 0
         if results.get(key) is not None and not is_number(results[key]):
             raise SateError(f"{file}: {key} must be a finite number or null, got {shown(results[key])}")
-    quality = Run(file, float(results["bleu"]), *(float(results[key]) if is_number(results.get(key)) else None
-                                                  for key in ("bleu_ci", "chrf", "chrf_ci")))
+    split = results.get("split") if isinstance(results.get("split"), str) else None
+    quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
+                                                         None for key in ("bleu_ci", "chrf", "chrf_ci")))
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -101,6 +103,16 @@ def read_run(path: Path) -> Run:
                                                                                        "laal_ca")})
     check_chunk(streamed.chunk, f"{file}: stream chunk")  # the chunks `sate evaluate --stream` takes
     return streamed
+
+
+def check_one_split(runs: list[Run]) -> None:
+    """Every run decoded the same split: runs of dev and tst-COMMON were joined into one policy's line (and an
+    offline run of another split drawn as its ceiling), BLEU of different sentences compared, exit 0."""
+    first = next((run for run in runs if run.split is not None), None)
+    other = next((run for run in runs if run.split is not None and run.split != first.split), None) if first else None
+    if first is not None and other is not None:
+        raise SateError(f"{other.path}: split {shown(other.split)}, but {first.path} is split {shown(first.split)}: "
+                        "runs of different splits cannot share one plot")
 
 
 def _score(value: float | None, ci: float | None) -> str:
@@ -162,6 +174,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
+    check_one_split(runs)
     plot(runs, out)
     print(markdown(runs), end="")
     print(f"wrote {args.out}")

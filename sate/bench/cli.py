@@ -54,6 +54,7 @@ from sate.bench import whisper_window as window_part
 from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
+from sate.decode.options import MAX_BEAM
 from sate.errors import SateError, shown
 from sate.files import atomic_write_text
 from sate.numbers import check_jobs, is_digits, max_jobs
@@ -162,6 +163,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "gpu_steps", "gpu_utts", "segment_utterances", "text_lines", "text_steps", "beam"):
         if getattr(args, option) < 1:  # each named: one line listed eleven options for any of them
             parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    if args.beam > MAX_BEAM:  # 10^5 was ESPnet's "selected index k out of range" traceback after the model loaded
+        parser.error(f"--beam must be at most {MAX_BEAM} (sate's decoding limit), got {args.beam}")
+    if args.segment_seed < 0:  # -1 was numpy's "expected non-negative integer" traceback
+        parser.error(f"--segment-seed must be at least 0, got {args.segment_seed}")
     if args.max_frames is not None and args.max_frames < 1:
         parser.error(f"--max-frames must be at least 1, got {args.max_frames}")
     if not (math.isfinite(args.data_minutes) and args.data_minutes > 0):
@@ -312,6 +317,14 @@ def summary(result: PartResults) -> str:
     return "\n".join(lines)
 
 
+def check_beam(beam: int, subject: Subject) -> None:
+    """ESPnet's BatchBeamSearch (the decode part's reference) takes its first beam from the target vocabulary
+    alone: a beam above its size was "selected index k out of range", a traceback."""
+    if beam > len(subject.tgt):
+        raise SateError(f"--beam {beam}: the decode part's ESPnet search keeps at most the target vocabulary's "
+                        f"{len(subject.tgt)} tokens of {subject.model_path}")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     threads = args.threads or torch.get_num_threads()
@@ -326,6 +339,8 @@ def main(argv: list[str] | None = None) -> int:
                 subject = build_tiny(Path(tmp))
             elif args.model is not None:
                 subject = load_subject(args.model, args.data)
+            if subject is not None and "decode" in args.parts:
+                check_beam(args.beam, subject)
             torch.set_num_threads(threads)
             result = BenchResult(command=command, machine=machine(), peak_memory=PEAK_MEMORY,
                                  subject=subject.describe() if subject is not None else None, parts=args.parts,

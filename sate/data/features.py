@@ -51,7 +51,7 @@ from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, 
 from sate.errors import SateError
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
-from sate.targets import check_not_shared, check_output, check_own_files
+from sate.targets import check_not_shared, check_output, check_own_files, dir_name
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -498,7 +498,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, required=True, help="data directory written by `sate prep`")
+    parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
     parser.add_argument("--splits", nargs="+", default=None,
                         help="splits to process (when not given: every manifest in --data)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel worker processes")

@@ -28,7 +28,7 @@ from sate.data.manifest import check_split_names, write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
 from sate.files import real_path
-from sate.targets import check_output, check_own_files
+from sate.targets import check_output, check_own_files, dir_name
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "utt2spk), one split each")
     parser.add_argument("--tgt-lang", default=None,
                         help="MuST-C only: target language code, the en-<tgt> directory (when not given: de)")
-    parser.add_argument("--out", type=Path, required=True, help="data directory for the manifests")
+    parser.add_argument("--out", type=dir_name, required=True, help="data directory for the manifests")
     parser.add_argument("--splits", nargs="+", default=None,
                         help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present); "
                              "--libri-trans: sets to read, of train other dev test (when not given: train dev test; "

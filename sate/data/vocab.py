@@ -42,7 +42,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
 from sate.files import exclusive, read_record, real_path, replace_together, require_file
-from sate.targets import check_output, check_own_files
+from sate.targets import check_output, check_own_files, dir_name
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
@@ -210,7 +210,7 @@ def _digest(paths: Iterable[Path]) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--data", type=Path, required=True, help="data directory written by `sate prep`")
+    parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
     parser.add_argument("--src-size", type=int, default=None, help="source (src_norm) SentencePiece vocabulary size")
     parser.add_argument("--tgt-size", type=int, default=None, help="target SentencePiece vocabulary size")
     parser.add_argument("--joint", type=int, default=None, metavar="SIZE",

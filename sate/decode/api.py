@@ -196,7 +196,7 @@ class SpeechTranslator:
         from sate.data.vocab import load_vocabularies
         from sate.models.model_file import model_from_file
 
-        directory = Path(directory)
+        directory = args.directory(directory)
         info = read_pack_yaml(directory)
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():
@@ -272,7 +272,13 @@ class SpeechTranslator:
 
     def features(self, wave: np.ndarray) -> np.ndarray:
         """(T, 80) features of 16 kHz mono samples, exactly as training saw them (fbank, then CMVN); for a hub
-        acoustic encoder the samples themselves (T,), padded to 0.1 s as training pads them."""
+        acoustic encoder the samples themselves (T,), padded to 0.1 s as training pads them.
+
+        The samples are taken as `translate` takes a (samples, 16000) pair: float in [-1, 1] or integer PCM, (n,)
+        or (n, channels), every value finite. int16 PCM was read as floats 32,768 times too loud, NaN or a value
+        beyond any float32 gave NaN features, and a 2-D or text input was a numpy traceback."""
+        self._need_speech()
+        wave = to_mono_16k(wave, SAMPLE_RATE, "wave")
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input
 

@@ -8,6 +8,7 @@ directory"), `translate_text("hello")` translated five letters, and a sample rat
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import TypeVar
@@ -32,6 +33,14 @@ def many(values: Iterable[T], what: str) -> Iterable[T]:
     if not isinstance(values, Iterable):  # None or a number was "TypeError: 'NoneType' object is not iterable"
         raise SateError(f"{what}: expected a list, got {type(values).__name__}")
     return values
+
+
+def directory(value: object) -> Path:
+    """A pack's directory as a str or a path: None, a number or bytes were TypeErrors of Path(); '' is '.' to Path,
+    named as such."""
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        raise SateError(f"directory: expected a path (str or Path) of a packed model, got {type(value).__name__}")
+    return Path(value)
 
 
 def batch_size(value: object) -> int:

@@ -38,7 +38,7 @@ from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check
 from sate.errors import SateError
 from sate.files import atomic_write_lines, json_text, real_path, require_directory, require_file
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output
+from sate.targets import check_output, dir_name
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -365,7 +365,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="packed MT model: translate the --model ASR transcripts with it (a cascade)")
     parser.add_argument("--data", type=Path, required=True, help="prepared data directory (`sate prep`, `features`)")
     parser.add_argument("--split", default="tst-COMMON", help="manifest split to decode")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=dir_name, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "
                              "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model; with --stream: "
                              "SPLIT-stream-POLICY-CHUNKs[-talks])")

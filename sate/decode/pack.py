@@ -35,7 +35,7 @@ from sate.errors import SateError, shown
 from sate.files import make_temp_dir, require_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output
+from sate.targets import check_output, dir_name
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -325,7 +325,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
     parser.add_argument("--data", type=Path, required=True,
                         help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")
-    parser.add_argument("--out", type=Path, required=True, help="directory to write (an older pack there is replaced)")
+    parser.add_argument("--out", type=dir_name, required=True,
+                        help="directory to write (an older pack there is replaced)")
     add_decode_argument(parser, "decoding defaults to store, e.g. --decode beam=5,lenpen=1.0 (beam search's "
                                 "option names; repeatable)")
     parser.add_argument("--cmvn", choices=CMVN_KINDS, default=None,

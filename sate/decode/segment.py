@@ -20,12 +20,12 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import NothingWritten, atomic_open, is_stream
-from sate.targets import check_not_input, check_output, same_file
+from sate.targets import check_not_input, check_output, dir_name, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
-    parser.add_argument("--out", type=Path, default=None,
+    parser.add_argument("--out", type=dir_name, default=None,
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
                              "FILE_STEM.jsonl per input (when not given: stdout)")
     add_vad_argument(parser)

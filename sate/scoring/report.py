@@ -64,15 +64,18 @@ def read_results(path: Path) -> dict:
     return result
 
 
+MAX_TRAIN_SECONDS = 1e12  # over 30,000 years: no run trains longer, and a hand-edited value beyond is no time
+
+
 def train_minutes(system: Path) -> float | None:
     """The training time `sate train` recorded in SYSTEM/train_time.json, in minutes, or None without a record."""
     path = system / layout.TRAIN_TIME
     if not path.is_file():
         return None
     seconds = read_json(path).get("seconds")
-    if not is_number(seconds) or seconds < 0:
-        raise SateError(f"{path}: seconds must be a number >= 0, got {shown(seconds)} (delete the file to report "
-                        "the system without its training time)")
+    if not is_number(seconds) or not 0 <= seconds <= MAX_TRAIN_SECONDS:  # 1e300 was a 300-digit cell, exit 0
+        raise SateError(f"{path}: seconds must be a number from 0 to {MAX_TRAIN_SECONDS:.0e}, got {shown(seconds)} "
+                        "(delete the file to report the system without its training time)")
     return seconds / 60
 
 

@@ -23,13 +23,13 @@ from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phr
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.splits import split_pairs
 from sate.synth.voices import heldout_names
-from sate.targets import check_output
+from sate.targets import check_output, dir_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
-    parser.add_argument("--out", type=Path, metavar="DIR", required=True,
+    parser.add_argument("--out", type=dir_name, metavar="DIR", required=True,
                         help="output root; the corpus goes to DIR/en-de/")
     parser.add_argument("--text", choices=TEXTS, default="phrasebook",
                         help="the sentences: 'phrasebook', generated everyday phrases in nine topics (a limited "

@@ -52,8 +52,29 @@ def _header(path: Path) -> dict:
     return ckpt
 
 
-def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | None, mode: str) -> list[dict]:
-    """The checkpoints to average, loaded: the `last` latest epochs, or the `best` by `metric`."""
+# Which way sate's logged metrics improve (the name after its train/ or valid/), for --best without --mode.
+BETTER_HIGH = ("acc", "bleu", "chrf")
+BETTER_LOW = ("loss", "wer", "cer", "ter")
+
+
+def best_mode(metric: str, monitor: object, monitor_mode: object) -> str:
+    """Which way ``metric`` improves when --mode is not given: the run's trainer.monitor_mode for its monitor, else
+    what its name says (loss, WER: min; accuracy, BLEU, chrF: max). The fixed default of min took the worst
+    checkpoints of a run monitoring valid/bleu (every synth_ding config) as its best."""
+    if metric == monitor and monitor_mode in ("min", "max"):
+        return str(monitor_mode)
+    name = metric.rsplit("/", 1)[-1].lower()
+    if name.startswith(BETTER_HIGH):
+        return "max"
+    if name.startswith(BETTER_LOW):
+        return "min"
+    raise SateError(f"--metric {metric}: say whether it is better low or high (--mode min or --mode max)")
+
+
+def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | None,
+           mode: str | None = None) -> list[dict]:
+    """The checkpoints to average, loaded: the `last` latest epochs, or the `best` by `metric` (better as `mode`
+    says; when None, as `best_mode` says)."""
     by_epoch: dict[int, dict] = {}
     for path in find_checkpoints(ckpt_dir):
         ckpt = _header(path)
@@ -69,6 +90,11 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
             metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])
         except (KeyError, TypeError):
             raise SateError(f"{ckpts[-1]['path']}: records no trainer.monitor; name the metric (--metric)") from None
+    if mode is None:
+        config = ckpts[-1]["sate"].get("train_config")
+        trainer = config.get("trainer") if isinstance(config, dict) else None
+        trainer = trainer if isinstance(trainer, dict) else {}
+        mode = best_mode(metric, trainer.get("monitor"), trainer.get("monitor_mode"))
     # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
     scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
     if not scored:
@@ -106,7 +132,7 @@ def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str])
 
 
 def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
-            mode: str = "min") -> list[Path]:
+            mode: str | None = None) -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
     from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
     from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
@@ -141,7 +167,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--last", type=int, help="average the last N epoch checkpoints")
     group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")
     parser.add_argument("--metric", default=None, help="metric for --best (default: the run's trainer.monitor)")
-    parser.add_argument("--mode", choices=["min", "max"], default="min", help="whether --metric is better low or high")
+    parser.add_argument("--mode", choices=["min", "max"], default=None,
+                        help="whether --metric is better low or high (default: the run's trainer.monitor_mode for "
+                             "its monitor; else min for a loss or WER, max for accuracy, BLEU or chrF)")
     parser.add_argument("--out", type=file_name, default=None, help="model file to write (default: EXP/model.pt)")
 
 
@@ -149,6 +177,9 @@ def run(args: argparse.Namespace) -> int:
     count = args.last if args.last is not None else args.best
     if count < 1:
         raise SateError(f"the number of checkpoints must be >= 1, got {count}")
+    if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
+        raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
+                        "--last takes the latest epochs")
     out = args.out or args.exp / layout.MODEL
     used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
     print(f"averaged {len(used)} checkpoint(s) into {out}: " + ", ".join(p.name for p in used))

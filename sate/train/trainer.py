@@ -27,7 +27,7 @@ from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
-from sate.targets import check_output, check_run_folders, same_file
+from sate.targets import check_output, check_run_folders, dir_name, same_file
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -124,7 +124,8 @@ def choose_precision(setting: str, accelerator: str) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, type=Path, help="training YAML (see conf/)")
-    parser.add_argument("--exp", required=True, type=Path, help="experiment dir: checkpoints, logs, config snapshot")
+    parser.add_argument("--exp", required=True, type=dir_name,
+                        help="experiment dir: checkpoints, logs, config snapshot")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="override a config key, e.g. --set optim.lr=1e-3 (repeatable)")
     parser.add_argument("--init-from", action="append", default=[], metavar="asr=PATH|mt=PATH",

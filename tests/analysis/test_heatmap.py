@@ -130,8 +130,10 @@ def test_hybrid_asr_attends_to_acoustic_frames(prepared_data: Path, model_files:
 
 
 def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
-                                                png_size: Callable[[Path], tuple[int, int]]) -> None:
-    """The E2E ST baseline has no textual encoder: its memory is the acoustic encoder's output."""
+                                                png_size: Callable[[Path], tuple[int, int]],
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """The E2E ST baseline has no textual encoder: its memory is the acoustic encoder's output. A layer given twice
+    is drawn once (`--encoder-layers 2 2` drew and named each map twice)."""
     model = analyze.load_model(model_files["st_baseline"])
     utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
     view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev", utt), CPU)
@@ -139,8 +141,9 @@ def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: P
     assert {kind for kind, _ in view.maps} == {"acoustic", "cross"}
     out = tmp_path / "baseline.png"
     assert main(["analyze", "attention", "--model", str(model_files["st_baseline"]), "--data", str(prepared_data),
-                 "--utt", utt, "--out", str(out), "--encoder-layers", "2"]) == 0
+                 "--utt", utt, "--out", str(out), "--encoder-layers", "2", "2"]) == 0
     assert sorted(p.name for p in tmp_path.iterdir()) == ["baseline.acoustic-layer2.png", "baseline.png"]
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {out}, {tmp_path / 'baseline.acoustic-layer2.png'}"
     assert png_size(out) == expected_size(len(view.targets), len(view.positions["acoustic"]))
 
 

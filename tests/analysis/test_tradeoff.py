@@ -131,3 +131,21 @@ def test_a_point_that_cannot_be_drawn_is_refused(tmp_path: Path, capsys: pytest.
     assert main(["latency-plot", str(run), "--out", str(tmp_path / "x.png")]) == 2
     err = capsys.readouterr().err
     assert len(err.splitlines()) == 1 and message in err and len(err) < 500, err
+
+
+def test_runs_of_different_splits_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A wait-k run on dev and one on tst-COMMON were joined into one policy's line, and an offline run of another
+    split drawn as its ceiling: BLEU of different sentences compared, exit 0 (eleventh hostile pass). A results
+    file that names no split (written by hand) is not compared."""
+    paths = {name: _results(tmp_path / name, 10.0, policy, 1.0, 1.2)
+             for name, policy in (("dev2", "wait-k=2"), ("tst3", "wait-k=3"), ("offline", None), ("bare", "wait-k=4"))}
+    for name, split in (("dev2", "dev"), ("tst3", "tst-COMMON"), ("offline", "tst-COMMON")):
+        results = json.loads((paths[name] / "results.json").read_text())
+        (paths[name] / "results.json").write_text(json.dumps({**results, "split": split}))
+    png = tmp_path / "tradeoff.png"
+    for given in (("dev2", "tst3"), ("tst3", "offline", "dev2")):
+        assert main(["latency-plot", *(str(paths[name]) for name in given), "--out", str(png)]) == 2
+        err = capsys.readouterr().err
+        assert f"{paths['dev2'] / 'results.json'}" in err and "runs of different splits cannot share one plot" in err
+        assert not png.exists()
+    assert main(["latency-plot", *(str(paths[name]) for name in ("tst3", "offline", "bare")), "--out", str(png)]) == 0

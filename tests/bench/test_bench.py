@@ -149,6 +149,8 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--threads", "100000"], "--threads must be from 1 to "),
     (["--data-minutes", "nan"], "--data-minutes must be a positive number of minutes, got nan"),
     (["--max-frames", "-1"], "--max-frames must be at least 1, got -1"),
+    (["--beam", "100000"], "--beam must be at most 256 (sate's decoding limit), got 100000"),  # ESPnet's traceback
+    (["--segment-seed", "-1"], "--segment-seed must be at least 0, got -1"),  # numpy's ValueError traceback
 ])
 def test_each_bad_number_is_named_before_any_work(argv: list[str], says: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -193,3 +195,19 @@ def test_the_json_output_is_checked_before_any_part_runs(tmp_path: Path, tiny_st
         assert err.out == "" and err.err.startswith(f"python -m sate.bench: error: --out {out}: "), err
     assert model.read_bytes() == tiny_st_file.read_bytes()
     assert not (tmp_path / "exp" / "checkpoints" / "bench.json").exists()
+
+
+def test_a_beam_beyond_the_target_vocabulary_is_refused_before_any_part(tmp_path: Path, tiny_st_file: Path,
+                                                                        prepared_data: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """ESPnet's search takes its first beam from the target vocabulary alone: a beam above its size was "selected
+    index k out of range", a traceback (eleventh hostile pass)."""
+    size = len(Vocabulary.load(prepared_data, "tgt"))
+    out = tmp_path / "bench.json"
+    assert main(["--model", str(tiny_st_file), "--data", str(prepared_data), "--parts", "decode", "--beam",
+                 str(size + 1), "--out", str(out)]) == 2
+    err = capsys.readouterr()
+    assert err.out == "" and err.err.strip() == (
+        f"python -m sate.bench: error: --beam {size + 1}: the decode part's ESPnet search keeps at most the target "
+        f"vocabulary's {size} tokens of {tiny_st_file}")
+    assert not out.exists()

@@ -115,3 +115,27 @@ def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator
                       (feats.astype(np.int32), "expected float values")]:
         with pytest.raises(SateError, match=rf"^feats\[0\]: {says}"):
             st.decode_features([bad])
+
+
+def test_features_take_samples_as_translate_does(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """`features(samples)` read int16 PCM as floats 32,768 times too loud (other features, no word), NaN or inf as
+    NaN features, and a 2-D (channels-first) or text input was a numpy traceback; an MT pack gave features."""
+    st = translators["st"]
+    pcm16 = np.round(talk * 32767).astype(np.int16)
+    assert np.abs(st.features(pcm16) - st.features(pcm16 / 32768.0)).max() < 1e-3
+    for bad, says in [(np.full(1600, np.nan, np.float32), "1600 samples are not finite"),
+                      (np.stack([talk, talk]), r"expected samples of shape \(n, channels\), got \(2, "),
+                      (np.zeros((4, 2, 2), np.float32), r"expected samples of shape \(n,\) or \(n, channels\)"),
+                      (np.zeros(1600, np.complex64), "expected float samples in")]:
+        with pytest.raises(SateError, match=rf"^wave: {says}"):
+            st.features(bad)
+    with pytest.raises(SateError, match=r"is an MT model: it translates text \(translate_text\), not audio"):
+        translators["mt"].features(talk)
+
+
+@pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
+def test_load_takes_a_path(directory: object) -> None:
+    """None, a number or bytes for the pack's directory were TypeErrors of Path()."""
+    with pytest.raises(SateError, match=rf"^directory: expected a path \(str or Path\) of a packed model, got "
+                                        rf"{type(directory).__name__}$"):
+        SpeechTranslator.load(directory, "cpu")  # type: ignore[arg-type]

@@ -101,8 +101,9 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     ("results", '{"loop_share": -3}', "results.json: loop_share must be from 0 to 1, got -3"),  # once "-300%"
     ("results", '{"ter": -1}', "results.json: ter must be at least 0, got -1"),
     ("time", "garbage", "train_time.json: not valid JSON"),
-    ("time", "{}", "train_time.json: seconds must be a number >= 0, got None"),
-    ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number >= 0, got 'x'"),
+    ("time", "{}", "train_time.json: seconds must be a number from 0 to 1e+12, got None"),
+    ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number from 0 to 1e+12, got 'x'"),
+    ("time", '{"seconds": 1e300}', "train_time.json: seconds must be a number from 0 to 1e+12, got 1e+300"),
 ])
 def test_a_damaged_results_or_time_file_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                               name: str, text: str, message: str) -> None:

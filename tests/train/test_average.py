@@ -111,3 +111,29 @@ def test_a_damaged_or_foreign_checkpoint_header_is_one_line(tmp_path: Path, chan
     header(tmp_path / "epoch000.ckpt", train_config={})
     with pytest.raises(SateError, match="epoch000.ckpt: records no trainer.monitor; name the metric"):
         select(tmp_path, None, 1, None, "min")
+
+
+def test_best_without_mode_ranks_as_the_run_monitors(tmp_path: Path) -> None:
+    """`--best N` without --mode ranked by min whatever the run monitored: on a run monitoring valid/bleu (max, as
+    every synth_ding config does) `sate average --best 1` took the checkpoint of the worst BLEU, exit 0 (eleventh
+    hostile pass). The run's monitor_mode ranks its monitor; another metric, as its name says, or --mode."""
+    run = {"trainer": {"monitor": "valid/bleu", "monitor_mode": "max"}}
+    for epoch, (bleu, loss) in enumerate([(10.0, 3.0), (30.0, 2.0), (20.0, 1.0)]):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config=run,
+               metrics={"valid/bleu": bleu, "valid/loss": loss, "lr": 1.0})
+    epochs = lambda *how: [c["sate"]["epoch"] for c in select(tmp_path, None, 1, *how)]  # noqa: E731
+    assert epochs(None) == [1] and epochs("valid/bleu") == [1] and epochs(None, "min") == [0]
+    assert epochs("valid/loss") == [2]
+    with pytest.raises(SateError, match=r"^--metric lr: say whether it is better low or high \(--mode min or "):
+        select(tmp_path, None, 1, "lr")
+    assert epochs("lr", "max") in ([0], [1], [2])
+
+
+def test_metric_and_mode_go_with_best_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--last 2 --metric valid/bleu` was taken without a word: the latest epochs, not the metric's best."""
+    from sate.cli import main
+
+    for option, value in (("--metric", "valid/bleu"), ("--mode", "max")):
+        assert main(["average", "--exp", str(tmp_path), "--last", "2", option, value]) == 2
+        assert capsys.readouterr().err == (f"sate average: error: {option} ranks the checkpoints of --best; --last "
+                                           "takes the latest epochs\n")
