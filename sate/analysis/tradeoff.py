@@ -5,7 +5,8 @@ Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory 
 in the order of their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed
 for the computation-aware one (decoding time included), in the line's colour. Runs over whole talks (``--talks``)
 are their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
-policies approach. The same figures are printed as a markdown table, with chrF and the confidence intervals.
+policies approach. Runs of several models are a line per model and policy, named by the model. The same figures
+are printed as a markdown table, with chrF and the confidence intervals.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, read_json
 from sate.layout import RESULTS
 from sate.numbers import is_number
@@ -48,17 +49,24 @@ class Run:
     laal: float | None = None
     al_ca: float | None = None
     laal_ca: float | None = None
+    model: str | None = None  # the pack `sate evaluate` decoded with, where the file says
+    named: bool = False  # runs of several models are drawn: the model is part of each line's name
 
     @property
     def series(self) -> str:
-        """The line of a streamed run: its policy over one chunk size, per utterance or over whole talks."""
+        """The line of a streamed run: its policy over one chunk size, per utterance or over whole talks, and its
+        model where runs of several models are drawn (their points were joined into one line)."""
         if self.policy is None:
             return "offline"
-        return f"{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
+        return f"{self._of}{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
 
     @property
     def name(self) -> str:
-        return f"{self.policy}={self.value}{', whole talks' if self.talks else ''}"
+        return f"{self._of}{self.policy}={self.value}{', whole talks' if self.talks else ''}"
+
+    @property
+    def _of(self) -> str:
+        return f"{self.model}: " if self.named else ""
 
 
 def read_run(path: Path) -> Run:
@@ -76,7 +84,8 @@ def read_run(path: Path) -> Run:
             raise SateError(f"{file}: {key} must be a finite number or null, got {shown(results[key])}")
     split = results.get("split") if isinstance(results.get("split"), str) else None
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
-                                                         None for key in ("bleu_ci", "chrf", "chrf_ci")))
+                                                         None for key in ("bleu_ci", "chrf", "chrf_ci")),
+                  model=one_line(results["model"]) if isinstance(results.get("model"), str) else None)
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -119,6 +128,11 @@ def _score(value: float | None, ci: float | None) -> str:
     return "" if value is None else f"{value:.1f}" + ("" if ci is None else f" ± {ci:.1f}")
 
 
+def _cell(text: str) -> str:
+    """A name in a table cell: a '|' in a folder's name would end the cell."""
+    return one_line(text).replace("|", "\\|")
+
+
 def markdown(runs: list[Run]) -> str:
     """The figures as a table: offline runs first (named by their directory), then each policy by latency."""
     lines = ["| run | chunk (s) | BLEU | chrF | AL (s) | LAAL (s) | AL, computation-aware (s) | "
@@ -126,9 +140,9 @@ def markdown(runs: list[Run]) -> str:
     for run in sorted(runs, key=lambda r: (r.policy is not None, r.series, r.laal or 0.0)):
         quality = f"{_score(run.bleu, run.bleu_ci)} | {_score(run.chrf, run.chrf_ci)}"
         if run.policy is None:
-            lines.append(f"| offline ({run.path.parent.name}) | | {quality} | | | | |")
+            lines.append(f"| offline ({_cell(run.path.parent.name)}) | | {quality} | | | | |")
         else:
-            lines.append(f"| {run.name} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
+            lines.append(f"| {_cell(run.name)} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
                          f"{run.al_ca:.2f} | {run.laal_ca:.2f} |")
     return "\n".join(lines) + "\n"
 
@@ -175,6 +189,8 @@ def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
     check_one_split(runs)
+    if len({run.model for run in runs if run.policy is not None}) > 1:  # one line per model and policy
+        runs = [replace(run, named=True) for run in runs]
     plot(runs, out)
     print(markdown(runs), end="")
     print(f"wrote {args.out}")

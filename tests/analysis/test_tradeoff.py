@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -149,3 +150,26 @@ def test_runs_of_different_splits_are_refused(tmp_path: Path, capsys: pytest.Cap
         assert f"{paths['dev2'] / 'results.json'}" in err and "runs of different splits cannot share one plot" in err
         assert not png.exists()
     assert main(["latency-plot", *(str(paths[name]) for name in ("tst3", "offline", "bare")), "--out", str(png)]) == 0
+
+
+def test_runs_of_several_models_are_a_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two packs' wait-k runs on one split were joined into one line, as if one model's points (eleventh hostile
+    pass): with runs of several models, each line and table row names its model; a '|' in a name is escaped."""
+    paths = []
+    for name, model, policy, laal in (("a2", "exp/st/pack", "wait-k=2", 1.0), ("a4", "exp/st/pack", "wait-k=4", 2.0),
+                                      ("b2", "exp/e2e|x/pack", "wait-k=2", 1.5)):
+        path = _results(tmp_path / name, 10.0 + laal, policy, laal, laal + 0.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    png = tmp_path / "tradeoff.png"
+    assert main(["latency-plot", *map(str, paths), "--out", str(png)]) == 0
+    table = capsys.readouterr().out
+    assert "| exp/st/pack: wait-k=2 | 0.5 | 11.0 |" in table and "| exp/e2e\\|x/pack: wait-k=2 | 0.5 | 11.5 |" in table
+    runs = [replace(read_run(p), named=True) for p in paths]
+    drawn = plot(runs, tmp_path / "again.png").axes[0].get_lines()
+    lines = {line.get_label(): list(line.get_xdata()) for line in drawn}
+    assert lines["exp/st/pack: wait-k (0.5 s): LAAL"] == [1.0, 2.0]
+    assert lines["exp/e2e|x/pack: wait-k (0.5 s): LAAL"] == [1.5]
+    assert main(["latency-plot", *map(str, paths[:2]), "--out", str(png)]) == 0  # one model: named as before
+    assert "| wait-k=2 | 0.5 | 11.0 |" in capsys.readouterr().out
