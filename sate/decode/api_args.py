@@ -79,9 +79,13 @@ def texts(values: Sequence[str]) -> Sequence[str]:
     return values
 
 
+MAX_FEATURE = 1e6  # far beyond any fbank or waveform value, far below what overflows float32 in the encoder
+
+
 def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> list[np.ndarray]:
     """Feature matrices as `SpeechTranslator.features` gives them: (T, ``columns``) float arrays (a hub acoustic
-    encoder's: waveforms (T,) with ``columns`` None), T at least ``least`` (what 0.1 s gives), every value finite.
+    encoder's: waveforms (T,) with ``columns`` None), T at least ``least`` (what 0.1 s gives), every value finite
+    and within ±`MAX_FEATURE`.
     81 columns decoded without a word; no frames, too few or NaN were tracebacks from torch or ESPnet."""
     out = []
     for i, value in enumerate(many(values, "feats")):
@@ -95,5 +99,8 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
             raise SateError(f"feats[{i}]: {len(x)} frames, fewer than the {least} of 0.1 s (features() pads to them)")
         if not np.isfinite(x).all():
             raise SateError(f"feats[{i}]: holds NaN or infinite values")
+        if np.abs(x).max() > MAX_FEATURE:  # 1e38 overflowed in the encoder, and was blamed on the model's weights
+            raise SateError(f"feats[{i}]: a value of {float(np.abs(x).max()):g}, beyond the ±{MAX_FEATURE:g} of any "
+                            "feature (log-mel fbank lies within about ±30, a waveform within ±1)")
         out.append(x)
     return out

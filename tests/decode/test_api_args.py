@@ -112,6 +112,8 @@ def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator
                       (feats[:, 0], r"expected an array of shape \(T, 80\)"),
                       (feats[:3], "3 frames, fewer than the 8 of 0.1 s"),
                       (np.full_like(feats, np.nan), "holds NaN or infinite values"),
+                      (np.full_like(feats, 1e38), r"a value of 1e\+38, beyond the ±1e\+06 of any feature"),  # was
+                      # "the model's weights hold NaN": the encoder overflowed (eleventh hostile pass)
                       (feats.astype(np.int32), "expected float values")]:
         with pytest.raises(SateError, match=rf"^feats\[0\]: {says}"):
             st.decode_features([bad])
