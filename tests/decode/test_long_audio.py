@@ -237,6 +237,13 @@ def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -
                                             r"pipe: give the file's name, or pipe WAV\)$"):
             audio_blocks(fifo)
         writer.join(timeout=30)
+    gsm = tmp_path / "talk_gsm.wav"  # an encoding libsndfile cannot read from a pipe: its bare "Unspecified
+    sf.write(gsm, samples[:, 0], 8000, format="WAV", subtype="GSM610")  # internal error" (eleventh hostile pass)
+    writer = feed(fifo, gsm.read_bytes(), refused=True)
+    with pytest.raises(SateError, match=rf"^{fifo}: cannot read audio \(.*; from a pipe only some formats and "
+                                        r"encodings can be read: give the file's name, or pipe PCM WAV\)$"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)
 
 
 @pytest.mark.slow
