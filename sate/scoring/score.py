@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -133,9 +134,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 STDIN = Path("/dev/stdin")
 
 
+def _stdin_open() -> bool:
+    """Is there a standard input? The shell's `<&-` leaves `sate.cli.ClosedStream` (its fd 0 may since name
+    another file)."""
+    try:
+        sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
 def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
     """`-` is standard input (as sacrebleu reads its hypotheses), for one of --hyp and --ref: a stream read for
     one of them is gone for the other, which was then called empty ("has 2 lines but /dev/stdin has 0")."""
+    for option, path in (("--hyp", hyp), ("--ref", ref)):
+        if str(path) == "-" and not _stdin_open():  # `<&-`: /dev/stdin was "file is missing"
+            raise SateError(f"{option} -: standard input is closed")
     hyp, ref = (STDIN if str(p) == "-" else p for p in (hyp, ref))
     if same_file(hyp, ref) and not hyp.is_file():
         raise SateError(f"--hyp and --ref are one stream ({hyp}), which can be read once: give one of them as a file")

@@ -89,7 +89,7 @@ def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
 def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--hyp /dev/stdin --ref /dev/stdin` read the stream for --hyp and then called --ref empty ("has 2 lines
     but /dev/stdin has 0"); `-` was "file is missing". Now `-` is standard input, and one stream for both is
-    refused before it is read."""
+    refused before it is read; with standard input closed, `-` is named as such ("/dev/stdin: file is missing")."""
     import os
     import subprocess
     import sys
@@ -106,6 +106,9 @@ def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: p
                           text=True, timeout=120)
     assert (both.returncode, both.stderr) == (2, "sate score: error: --hyp and --ref are one stream (/dev/stdin), "
                                                  "which can be read once: give one of them as a file\n")
+    closed = subprocess.run([*score, "--hyp", str(ref), "--ref", "-"], stdin=subprocess.DEVNULL, capture_output=True,
+                            text=True, timeout=120, preexec_fn=lambda: os.close(0))  # the shell's <&-
+    assert (closed.returncode, closed.stderr) == (2, "sate score: error: --ref -: standard input is closed\n")
     fifo = tmp_path / "text.fifo"
     os.mkfifo(fifo)
     assert main(["score", "--hyp", str(fifo), "--ref", str(fifo)]) == 2  # refused before it is opened: no hang
