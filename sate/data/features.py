@@ -352,14 +352,14 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     if damaged or split_damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
+    elif scp.is_file() and (joined := _joined(shards, inherited)) is not None and _read_lines(scp) != joined:
+        print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
+        split_damaged = True
     no_stats = [s for s in shards if s.stats and s.scp.is_file() and s not in damaged and stats_problem(s)]
     if no_stats:
         print(f"{split}: {len(no_stats)} shard(s) whose CMVN sums ({no_stats[0].stats_path.name}) are missing or "
               "damaged: recomputed")
         damaged += no_stats
-    elif scp.is_file() and (joined := _joined(shards, inherited)) is not None and _read_lines(scp) != joined:
-        print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
-        split_damaged = True
     if changed or damaged or split_damaged:
         for shard in changed + damaged:
             shard.scp.unlink(missing_ok=True)
@@ -391,8 +391,9 @@ def stats_problem(shard: Shard) -> str | None:
     if not (total.shape == total_sq.shape == (NUM_MEL_BINS,) and total.dtype.kind == total_sq.dtype.kind == "f"
             and np.isfinite(total).all() and np.isfinite(total_sq).all() and (total_sq >= 0).all()):
         return f"not {NUM_MEL_BINS} finite sums of frames and of their squares"
-    if frames.shape != () or frames.dtype.kind not in "iu" or int(frames) != _stats_frames(shard):
-        return f"counting {frames.tolist()!r:.40} frames where its rows have {_stats_frames(shard)}"
+    counted = _stats_frames(shard)
+    if frames.shape != () or frames.dtype.kind not in "iu" or int(frames) != counted:
+        return f"counting {frames.tolist()!r:.40} frames where its rows have {counted}"
     return None
 
 
@@ -532,16 +533,15 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
     speed_manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
-    if args.speed_perturb:
-        if TRAIN_SPLIT not in splits:
-            raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
-        write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / "train.jsonl")))
-        splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
-    elif TRAIN_SPLIT in splits and speed_manifest.is_file():  # an earlier --speed-perturb's: it follows train
-        if speed_split_problem(data_dir) is not None:
-            write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / "train.jsonl")))
+    if args.speed_perturb and TRAIN_SPLIT not in splits:
+        raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
+    follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
+    if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
+        write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")))
+        if follows:
             print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
                   "--speed-perturb` wrote it")
+    if args.speed_perturb or follows:
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
     plans = {split: plan_split(data_dir, split, read_manifest(data_dir / f"{split}.jsonl")) for split in splits}
 
