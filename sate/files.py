@@ -25,7 +25,7 @@ import stat
 import sys
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import IO, Any
@@ -205,9 +205,8 @@ def is_stream(path: str | Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode)
 
 
-class NothingWritten(Exception):
-    """Raised in an `atomic_open` block that has nothing to write (every input of the command failed): the file
-    there is left as it was, where the rename would have replaced it with an empty one."""
+class _NothingWritten(Exception):
+    """Raised in `atomic_fill`'s `atomic_open` block when its filler wrote nothing, so that the rename is not made."""
 
 
 @contextmanager
@@ -237,6 +236,20 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
+    """Write ``path`` through `atomic_open` with ``fill``, which says whether it wrote anything. Where it wrote
+    nothing (every input of the command failed), a file there is left as it was: the rename replaced it with an
+    empty one, a training log or notes named by mistake lost to a run that produced nothing. A stream is written
+    through as always. Returns whether the file was written."""
+    try:
+        with atomic_open(path) as f:
+            if not fill(f) and not is_stream(path):
+                raise _NothingWritten
+    except _NothingWritten:
+        return False
+    return True
 
 
 def replace_together(contents: dict[Path, bytes], record: Path, record_text: str) -> None:

@@ -19,7 +19,7 @@ from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import NothingWritten, atomic_open, is_stream
+from sate.files import atomic_fill, atomic_open, is_stream
 from sate.targets import check_not_input, check_output, dir_name, same_file
 
 
@@ -82,7 +82,8 @@ def run(args: argparse.Namespace) -> int:
     failed = 0
     kept = ""
 
-    def segment_all(stream: TextIO | None) -> None:
+    def segment_all(stream: TextIO | None) -> bool:
+        """Segment every file into ``stream`` (None: each into its own file); whether any was segmented."""
         nonlocal failed
         for path in files:
             try:
@@ -97,19 +98,14 @@ def run(args: argparse.Namespace) -> int:
             else:
                 stream.writelines(line + "\n" for line in lines)
                 stream.flush()
+        return failed < len(files)
 
     if per_file:  # a failed write (a full disk, a closed pipe) names its file: one line at the CLI, status 1
         segment_all(None)
     elif out is None:
         segment_all(sys.stdout)
-    else:
-        try:
-            with atomic_open(out) as f:
-                segment_all(f)
-                if failed == len(files) and not is_stream(out):  # a file of the user's was replaced by nothing
-                    raise NothingWritten
-        except NothingWritten:
-            kept = f"; nothing written to --out {out}"
+    elif not atomic_fill(out, segment_all):
+        kept = f"; nothing written to --out {out}"
     if failed:
         print(f"sate segment: {failed} of {len(files)} file(s) failed{kept}", file=sys.stderr)
         return 1

@@ -21,7 +21,7 @@ from typing import TextIO
 from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import NothingWritten, atomic_open, is_stream
+from sate.files import atomic_fill, atomic_open
 from sate.targets import check_not_input, check_output
 
 
@@ -131,7 +131,8 @@ def run(args: argparse.Namespace) -> int:
             out.writelines(line + "\n" for line in lines)
             out.flush()
 
-    def translate_all(out: TextIO | None) -> None:
+    def translate_all(out: TextIO | None) -> bool:
+        """Translate every file into ``out``; whether any was translated."""
         nonlocal failed, done
         with tqdm(total=len(files), unit="file", desc="translate", file=sys.stderr,
                   disable=len(files) < 2 or None) as bar:
@@ -143,19 +144,14 @@ def run(args: argparse.Namespace) -> int:
                     write(item, out)
                     done += 1
                 bar.update(1)
+        return done > 0
 
     if several_srt:
         translate_all(None)
     elif args.out is None:
         translate_all(sys.stdout)  # a closed pipe (`| head`) ends the run quietly: sate.cli.main
-    else:  # checked before decoding; a disk that fills up names the file at the CLI (status 1), as a full stdout
-        try:
-            with atomic_open(args.out) as out:
-                translate_all(out)
-                if not done and not is_stream(args.out):  # a file of the user's was replaced by nothing
-                    raise NothingWritten
-        except NothingWritten:
-            kept = f"; nothing written to --out {args.out}"
+    elif not atomic_fill(args.out, translate_all):  # checked before decoding; a full disk: one line, status 1
+        kept = f"; nothing written to --out {args.out}"
     if failed:
         print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}{kept}", file=sys.stderr)
         return 1
