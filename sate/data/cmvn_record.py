@@ -9,7 +9,9 @@ deviations as float32 values, about 3 KB): the strongest fingerprint, and readab
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -17,6 +19,17 @@ from sate.data.features import load_cmvn
 from sate.errors import SateError
 
 CmvnRecord = dict[str, list[float]]  # {"mean": [...], "std": [...]}
+CMVN_KINDS = ("global", "utterance", "none")  # a speech model's data.cmvn
+
+
+def recorded_kinds(meta: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """The normalisations a model file's header says it was trained with, each with what says so: global where it
+    records the statistics, and its ``cmvn_kind`` (data.cmvn) where it records one. Features of any other kind are
+    unlike any it was trained on: a pack, an analysis or a frozen teacher reading them is refused."""
+    kinds = [("global", "it records the statistics")] if meta.get("cmvn") is not None else []
+    if meta.get("cmvn_kind") in CMVN_KINDS:
+        kinds.append((str(meta["cmvn_kind"]), "it records data.cmvn"))
+    return kinds
 
 
 def cmvn_record(path: Path) -> CmvnRecord:

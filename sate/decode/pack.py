@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from sate.config import read_yaml, write_yaml
+from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, shown
 from sate.files import make_temp_dir, require_file, temp_prefix
@@ -39,7 +40,6 @@ from sate.targets import check_output, dir_name
 
 FORMAT = "sate-pack"
 VERSION = 1
-CMVN_KINDS = ("global", "utterance", "none")
 # file -> what it is, for error messages naming a missing part
 VOCAB_PARTS = {
     spm_model("src"): "the source SentencePiece model",
@@ -139,12 +139,10 @@ def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None,
     """A model file that records global CMVN statistics was trained on globally normalised features: packed or
     decoded with ``none`` or ``utterance`` CMVN, it read features unlike any it was trained on, without a word.
     Likewise one that records its normalisation (``cmvn_kind``) is read with no other."""
-    if meta.get("cmvn") is not None and kind != "global":
-        raise SateError(f"{where} {kind}: {model_file} was trained with global CMVN (it records the statistics); "
-                        "decoding it with other features gives wrong output")
-    if meta.get("cmvn_kind") in CMVN_KINDS and kind != meta["cmvn_kind"]:
-        raise SateError(f"{where} {kind}: {model_file} was trained with {meta['cmvn_kind']} CMVN (it records "
-                        "data.cmvn); decoding it with other features gives wrong output")
+    other = next(((theirs, why) for theirs, why in recorded_kinds(meta) if theirs != kind), None)
+    if other is not None:
+        raise SateError(f"{where} {kind}: {model_file} was trained with {other[0]} CMVN ({other[1]}); decoding it "
+                        "with other features gives wrong output")
 
 
 def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:

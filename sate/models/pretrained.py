@@ -34,7 +34,7 @@ import yaml
 
 from sate import layout
 from sate.config import SafeValues, bounded, invalid_yaml, yaml_bytes
-from sate.data.cmvn_record import require_cmvn
+from sate.data.cmvn_record import recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import RawMapping, require_file
@@ -386,12 +386,12 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             problem = _token_problem(mine, theirs, what)
             if problem:
                 raise SateError(f"loss.kd.{side}_teacher {path}: {problem}")
-        if side == "asr" and cmvn_kind is not None:  # an utterance-CMVN teacher in a global run read other features
-            theirs = data.get("cmvn_kind") or ("global" if data.get("cmvn") is not None else None)
-            if theirs is not None and theirs != cmvn_kind:
-                raise SateError(f"loss.kd.asr_teacher {path} was trained with {theirs} CMVN (it records it), this run "
-                                f"normalises with data.cmvn {cmvn_kind}: the frozen teacher would read features unlike "
-                                "any it was trained on")
+        other = next(((theirs, why) for theirs, why in recorded_kinds(data) if theirs != cmvn_kind), None) \
+            if side == "asr" and cmvn_kind is not None else None
+        if other is not None:  # an utterance-CMVN teacher in a global run read other features
+            raise SateError(f"loss.kd.asr_teacher {path} was trained with {other[0]} CMVN ({other[1]}), this run "
+                            f"normalises with data.cmvn {cmvn_kind}: the frozen teacher would read features unlike "
+                            "any it was trained on")
         if side == "asr" and cmvn is not None:
             require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
                          "normalised otherwise than it was trained on (was `sate features` run again?)")
