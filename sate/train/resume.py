@@ -236,8 +236,7 @@ def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str,
         return
     for side, now in prints.items():
         if old.get(side) not in (None, now):
-            path = getattr(getattr(getattr(getattr(model, "conf", None), "loss", None), "kd", None),
-                           f"{side}_teacher", None)
+            path = getattr(model.conf.loss.kd, f"{side}_teacher")  # prints come from an ST model's teachers
             raise SateError(f"{point.path}: the run began with another {side.upper()} teacher than "
                             f"loss.kd.{side}_teacher {path} holds now (its weights differ: was it trained or averaged "
                             "again?); resume with the teacher the run began with, or train into a new --exp")
