@@ -304,8 +304,8 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         place = _protected(real.parent) if linked else None
         # the directory holding it as `directory` holds `name` (DATA/marian linked to / holds no such directory)
         home = real.parents[min(len(Path(name).parts), len(real.parents)) - 1]
-        if linked and place is None and home != Path(os.path.realpath(directory)) and _owner(home) is not None:
-            place = f"{home} is another {_owner(home)}, whose file this run would replace; remove the link"
+        if linked and place is None and home != Path(os.path.realpath(directory)) and (owner := _owner(home)):
+            place = f"{home} is another {owner}, whose file this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
