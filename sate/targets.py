@@ -228,10 +228,14 @@ def same_file(a: Path, b: Path) -> bool:
 def file_name(text: str) -> Path:
     """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' names a directory,
     as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written beside it
-    under the bare name, replacing a file there."""
+    under the bare name, replacing a file there. A bare '-' is refused: these outputs (a model, a PNG, markdown,
+    JSON) do not go to standard output, and a file named '-' is rarely what `--out -` meant."""
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"{text}: ends in '/', which names a directory; this option writes one file: "
                                           "give the file's name")
+    if text == "-":  # the shell's name for standard output; a file named '-' was written in the current directory
+        raise argparse.ArgumentTypeError("'-' (standard output): this option writes a file; give its name (./- for a "
+                                          "file named '-')")
     return Path(text)
 
 

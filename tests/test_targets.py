@@ -225,6 +225,26 @@ def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path
     assert (tmp_path / "nd").read_text() == "mine\n"
 
 
+def test_out_dash_is_refused_where_a_file_is_written(
+        tmp_path: Path, a_pack: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out -` wrote a file named '-' in the current directory (`average` a model there, exit 0). Options that
+    write a model, a PNG or markdown refuse it before any work (`translate` takes it as standard output)."""
+    exp = experiment(tmp_path / "exp")
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
+    monkeypatch.chdir(tmp_path)
+    for argv in (["average", "--exp", str(exp), "--last", "1", "--out", "-"],
+                 ["report", "--exp", str(exp), "--out", "-"], ["report", "--exp", str(exp), "--curves", "-"],
+                 ["analyze", "attention", "--model", str(a_pack), "--out", "-", str(talk)],
+                 ["latency-plot", "--out", "-", str(tmp_path / "results.json")]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            "'-' (standard output): this option writes a file; give its name (./- for a file named '-')"), argv
+    assert not (tmp_path / "-").exists()  # translate --out -: tests/decode/test_translate.py
+
+
 def test_pack_out_a_symlink_replaces_the_pack_it_names(tmp_path: Path, prepared_data: Path, a_pack: Path) -> None:
     model = model_file(tmp_path / "mt.pt", prepared_data)
     real = tmp_path / "real-pack"

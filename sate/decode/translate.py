@@ -46,8 +46,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="text: one line per segment; jsonl: file, start, end, transcript, translation per "
                              "segment; srt: subtitles")
     parser.add_argument("--out", default=None,
-                        help="output file (when not given: stdout); with --format srt and several files, or a name "
-                             "ending in '/', a directory that gets one FILE_STEM.srt per input")
+                        help="output file (when not given, or '-': stdout); with --format srt and several files, or "
+                             "a name ending in '/', a directory that gets one FILE_STEM.srt per input")
     parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
     add_override_arguments(parser)
     parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     if named_directory and args.format != "srt":
         raise SateError(f"--out {args.out}: ends in '/', which names a directory; --format {args.format} writes one "
                         "file: give the file's name (--format srt writes one .srt per input into a directory)")
-    args.out = None if args.out is None else Path(args.out)
+    args.out = None if args.out in (None, "-") else Path(args.out)  # '-': standard output, as when not given
     several_srt = args.format == "srt" and (len(files) > 1 or named_directory
                                             or (args.out is not None and args.out.is_dir()))
     if several_srt and args.out is None:

@@ -353,6 +353,18 @@ def test_a_closed_pipe_ends_the_run_quietly(tmp_path: Path, st_pack: Path, prepa
     assert "Error" not in capsys.readouterr().err
 
 
+def test_out_dash_is_standard_output(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--out -` wrote a file named '-'; it is the shell's name for standard output, as when --out is not given."""
+    wav = good_wav(prepared_data, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    assert main(["translate", "--model", str(st_pack), str(wav), "--out", "-"]) == 0
+    by_dash = capsys.readouterr().out
+    assert main(["translate", "--model", str(st_pack), str(wav)]) == 0
+    assert by_dash and capsys.readouterr().out == by_dash
+    assert not (tmp_path / "-").exists()
+
+
 def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
     segments = [Segment(0.0, 1.0, "hello", "hallo"), Segment(1.0, 2.0, "", ""), Segment(2.0, 3.0, "", "nur"),
                 Segment(3.0, 4.0, "two\n\nlines", "zwei\nzeilen")]
