@@ -152,6 +152,13 @@ def is_section(annotation: Any) -> bool:
 # The reader.
 
 
+def _yaml_key(key: object) -> str:
+    """A key as YAML spells it: a `null:` (or `~:`) key was named 'None', and `yes:` or `true:` 'True'."""
+    if key is None:
+        return "null"
+    return str(key).lower() if isinstance(key, bool) else str(key)
+
+
 def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config key",
           path: str = "") -> dict[str, object]:
     """`given` over the defaults of `cls`, every key known and of its type; ranges are checked by `build`.
@@ -164,7 +171,7 @@ def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config k
     names = [key_of(f) for f in fields]
     for key in given:
         if key not in names:
-            raise SateError(f"unknown {noun} {shown(path + str(key))} (known here: {', '.join(sorted(names))})")
+            raise SateError(f"unknown {noun} {shown(path + _yaml_key(key))} (known here: {', '.join(sorted(names))})")
     merged: dict[str, object] = {}
     hints = _hints(cls)
     defaults = cls()

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
+import yaml
 
 from sate.decode.options import DecodeOptions, decode_options
 from sate.errors import SateError
@@ -53,6 +54,17 @@ def test_decoding_options_of_a_dict_era_pack_read_back() -> None:
         decode_options({"beem": 3}, "sate.yaml")
     with pytest.raises(SateError, match="sate.yaml: beam must be an integer, got '5'"):
         decode_options({"beam": "5"}, "sate.yaml")
+
+
+def test_a_key_yaml_reads_as_null_or_a_boolean_is_named_as_the_file_spells_it() -> None:
+    """`null: 2` in a pack's decode section was "unknown decoding option 'None'", `yes: 1` 'True': names the
+    file does not hold."""
+    for doc, named in (("null: 2", "null"), ("~: 2", "null"), ("yes: 1", "true"), ("off: 1", "false"),
+                       ("2: 3", "2")):
+        with pytest.raises(SateError, match=f"^sate.yaml: unknown decoding option '{named}' "):
+            decode_options(yaml.safe_load(doc), "sate.yaml")
+    with pytest.raises(SateError, match="unknown config key 'optim.null'"):
+        read(TrainingConfig, {"task": "mt", "optim": {None: 1}})
 
 
 def test_a_typed_dict_field_reads_a_mapping_and_refuses_anything_else() -> None:
