@@ -22,7 +22,7 @@ from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
 from sate.files import require_file
-from sate.models.config import resolve_in_file
+from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
@@ -65,7 +65,7 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
         built = config if items == overrides else apply_init_from(_merged(data, items), sources)
-        resolve_in_file(built.task, built.model, path)  # before the data: a refusal names the file and key
+        check_monitor(built, resolve_in_file(built.task, built.model, path))  # before the data: named with the file
         if built.init:
             check_init_section(built.task, built.init)
         return built
@@ -74,6 +74,33 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     if need_data:
         _require_data(config, path)
     return config
+
+
+def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
+    """The metrics a run of this config has at every validation's end (`sate.train.module.SateModule` logs them, from
+    the terms of its model's loss), which `trainer.monitor` may name."""
+    if isinstance(model, MTConfig):
+        terms = ["loss_ce", "acc"]
+    elif isinstance(model, ASRConfig):
+        terms = ["loss_ctc", *(["loss_ce", "acc"] if model.decoder.layers else [])]
+    else:
+        kd = model.loss.kd
+        terms = ["loss_ce", "loss_ctc", *(["loss_kd_asr"] if kd.asr_weight > 0 else []),
+                 *(["loss_kd_mt"] if kd.mt_weight > 0 else []), "acc"]
+    names = [f"valid/{term}" for term in ["loss", *terms]]
+    names += ["valid/wer"] if config.task != "mt" else []
+    names += ["valid/bleu"] if config.task != "asr" and config.trainer.valid_bleu_utts > 0 else []
+    names += [f"train/{term}" for term in ["loss", *terms, *(["loss_mt"] if config.text_batches else [])]]
+    return [*names, "lr", "epoch", "step"]
+
+
+def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
+    """`trainer.monitor` must be a metric the run logs: Lightning found one it never logs (a typo, `valid/bleu` of an
+    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work."""
+    names = logged_metrics(config, model)
+    if config.trainer.monitor not in names:
+        raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
+                        f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
 
 
 def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[str]], TrainingConfig]) \
