@@ -122,6 +122,9 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("specaug.enabled=yes please", "specaug.enabled must be true or false"),
     ("specaug.max_time_ratio=2", r"specaug.max_time_ratio must be in \[0, 1\], got 2.0"),
     ("specaug.num_time_masks=true", "specaug.num_time_masks must be an integer, got True"),
+    # each mask is a row of the batch's length: 10^9 time masks asked for terabytes once the first batch came
+    ("specaug.num_time_masks=1000000000", r"specaug.num_time_masks must be from 0 to 100, got 1000000000"),
+    ("specaug.num_freq_masks=101", r"specaug.num_freq_masks must be from 0 to 100, got 101"),
     ("seed=-1", "seed must be from 0 to 4294967295"),
     ("seed=4294967296", r"seed must be from 0 to 4294967295 \(numpy's seeds\), got 4294967296"),
     ("task=tts", "task must be one of asr, mt, st"),
