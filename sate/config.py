@@ -62,6 +62,16 @@ SafeValues.yaml_implicit_resolvers = {
     for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
+class PyYAMLValues(SafeValues):
+    """YAML 1.1 as PyYAML writes it, for a file another tool dumped with PyYAML (an ESPnet `config.yaml`): its dumper
+    leaves `08` plain, a string to YAML 1.1, which `SafeValues` reads as YAML 1.2 does, as the number 8, so a token
+    `08` of an ESPnet token list became an int and the list was refused."""
+
+
+PyYAMLValues.yaml_implicit_resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+PyYAMLValues.add_constructor("tag:yaml.org,2002:int", yaml.constructor.SafeConstructor.construct_yaml_int)
+
+
 class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`

@@ -33,7 +33,7 @@ import torch
 import yaml
 
 from sate import layout
-from sate.config import SafeValues, bounded, invalid_yaml, yaml_bytes
+from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
@@ -118,8 +118,11 @@ class InitRow:
 
 
 def _read_token_list(value: object, config_path: Path) -> list[str]:
-    if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        return value
+    if isinstance(value, list):
+        index = next((i for i, token in enumerate(value) if not isinstance(token, str)), None)
+        if index is None:
+            return value
+        raise SateError(f"{config_path}: token_list[{index}] is {shown(value[index])}, not a token (text)")
     if isinstance(value, str):
         for candidate in (Path(value), config_path.parent / value):
             if candidate.exists():  # read as corpus text is: lines split on \n alone, no NUL, 1 GB at most
@@ -136,7 +139,7 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
                         "its token list must be checked (set init.<component>.config)")
     try:
         # at most MAX_YAML_BYTES, as every config: it was read whole and parsed, whatever its size
-        config = bounded(yaml.load(yaml_bytes(config_path).decode("utf-8"), Loader=SafeValues),  # noqa: S506
+        config = bounded(yaml.load(yaml_bytes(config_path).decode("utf-8"), Loader=PyYAMLValues),  # noqa: S506
                          str(config_path))
     except UnicodeDecodeError as err:
         raise SateError(f"{config_path}: not UTF-8 text (byte {err.start})") from None

@@ -100,6 +100,24 @@ def test_st_acoustic_from_an_espnet2_asr_experiment(tmp_path: Path, build: Build
             assert torch.allclose(ours.ctc_logits, ctc.ctc_lo(theirs), atol=1e-6)
 
 
+def test_an_espnet_token_list_is_read_as_pyyaml_wrote_it(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                         tgt_tokens: list[str]) -> None:
+    """ESPnet dumps its config.yaml with PyYAML, whose YAML 1.1 leaves the token `08` plain: sate's loader read it
+    as YAML 1.2 does, as the number 8, and refused the list ("token_list must be a list or a path, got list")."""
+    tokens = [*src_tokens[:4], "08", "09", *src_tokens[6:]]
+    _, _, pth = _espnet_asr_experiment(tmp_path / "exp", tokens)
+    assert "\n- 08\n" in (tmp_path / "exp" / "config.yaml").read_text()  # plain, as ESPnet writes it
+    st = build("st", acoustic=ESPNET_ACOUSTIC)
+    rows = initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, tokens, tgt_tokens,
+                      log=lambda _line: None)
+    assert all(row.ok for row in rows)
+    config = tmp_path / "exp" / "config.yaml"
+    config.write_text(config.read_text().replace("- 08\n", "- 8\n"))  # a number where a token goes
+    with pytest.raises(SateError, match=rf"^{config}: token_list\[4\] is 8, not a token \(text\)$"):
+        initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"acoustic": {"path": str(pth)}}, tokens, tgt_tokens,
+                   log=lambda _line: None)
+
+
 def test_mt_from_an_espnet2_mt_experiment(tmp_path: Path, build: Build, batch: dict[str, Any],
                                           src_tokens: list[str], tgt_tokens: list[str]) -> None:
     """ESPnet2 MT: source embedding in frontend.embed.0, encoder without input layer, decoder."""
