@@ -365,3 +365,30 @@ def test_an_asr_teacher_normalised_otherwise_than_the_run_is_refused(files: dict
                       tgt_tokens, cmvn_kind="none")
     load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}}), src_tokens,
                   tgt_tokens, cmvn_kind="none")  # a file that records neither is let be
+
+
+def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
+        tmp_path: Path, files: dict[str, Any], build: Build, speech_hub_dir: Callable[[str, str], Path],
+        src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """The frozen ASR teacher reads the student's batches: a hub teacher (waveforms) in an fbank run was refused only
+    at the first batch, telling the user to "set data.features waveform" (the run's were right); an fbank teacher
+    in a waveform run was a conv2d RuntimeError traceback."""
+    pytest.importorskip("transformers")
+    from sate.models import build_model
+
+    acoustic = {"type": "hf_wav2vec2", "path": str(speech_hub_dir("hf_wav2vec2", "group"))}
+    hub_asr = build_model("asr", {"d_model": 16, "acoustic": acoustic}, len(src_tokens), len(tgt_tokens))
+    save_model_file(tmp_path / "hub_asr.pt", hub_asr, src_tokens, tgt_tokens)
+    kd = {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "hub_asr.pt")}
+    with pytest.raises(SateError, match=r"^loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
+                                        r"hf_wav2vec2\), this run's model fbank \(acoustic\.type conformer\): the "
+                                        r"frozen teacher reads the run's batches"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)
+    kd = {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}
+    small = {"layers": 1, "heads": 2, "ffn": 32}
+    student = build_model("st", {"d_model": 16, "acoustic": acoustic, "textual": small, "decoder": small,
+                                 "loss": {"kd": kd}}, len(src_tokens), len(tgt_tokens))
+    with pytest.raises(SateError, match=r"asr\.pt reads fbank \(acoustic\.type conformer\), this run's model "
+                                        r"waveforms \(acoustic\.type hf_wav2vec2\)"):
+        load_teachers(student, src_tokens, tgt_tokens, log=lambda _line: None)
+    load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)  # fbank, both
