@@ -242,6 +242,28 @@ def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str,
                             "again?); resume with the teacher the run began with, or train into a new --exp")
 
 
+def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:
+    """Refuse a resume whose checkpoint's weights do not fit the model the config builds now: the config names a
+    hub directory (acoustic.path, textual.path) by its path, and one that now holds another model (downloaded
+    again, another size or norm) builds other parameters, which Lightning's load_state_dict refused as a traceback
+    listing every key."""
+    assert point.checkpoint is not None
+    ours = {f"model.{key}": tuple(value.shape) for key, value in model.state_dict().items()}
+    theirs = {key: tuple(getattr(value, "shape", ())) for key, value in point.checkpoint["state_dict"].items()}
+    lacks, extra = sorted(ours.keys() - theirs.keys()), sorted(theirs.keys() - ours.keys())
+    reshaped = [key for key in ours if key in theirs and ours[key] != theirs[key]]
+    problems = [f"{len(lacks)} of the model's weights are not in it (first {lacks[0].removeprefix('model.')})"] \
+        if lacks else []
+    problems += [f"{len(extra)} of its weights are not the model's (first {extra[0].removeprefix('model.')})"] \
+        if extra else []
+    problems += [f"{key.removeprefix('model.')} is {list(theirs[key])} there, {list(ours[key])} in the model"
+                 for key in reshaped[:1]]
+    if problems:
+        raise SateError(f"{point.path}: its weights do not fit the model the config builds now "
+                        f"({'; '.join(problems)}); does a hub directory the config names (acoustic.path, "
+                        "textual.path) hold another model than the run began with?")
+
+
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key == "data.dir":
         # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data

@@ -339,6 +339,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_config_change,
         check_teachers,
         check_vocabularies,
+        check_weights,
         find_resume_point,
         set_aside,
         teacher_prints,
@@ -381,6 +382,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     teachers = teacher_prints(model)
     if point.checkpoint is not None:
         check_teachers(point, model, teachers)
+        check_weights(point, model)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
                         cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
     if config.data.frozen_cache and point.checkpoint is not None:
