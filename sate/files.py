@@ -338,9 +338,19 @@ OS_HINTS = {
 }
 
 
+# The longest path the system resolves (Linux's PATH_MAX): a longer name names no file there is, so a message shows
+# its ends alone; a config value of 3 MB (data.dir, a teacher's path) was a 3 MB "one-line" error.
+PATH_MAX = 4096
+
+
+def _shown_name(name: object) -> str:
+    text = str(name)
+    return text if len(text) <= PATH_MAX else f"{text[:60]}...{text[-60:]} (a name of {len(text):,} characters)"
+
+
 def describe_os_error(err: OSError) -> str:
     """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``."""
-    where = " -> ".join(str(name) for name in (err.filename, err.filename2) if name is not None)
+    where = " -> ".join(_shown_name(name) for name in (err.filename, err.filename2) if name is not None)
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
