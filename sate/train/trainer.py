@@ -288,7 +288,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
             if lock.takeover:
                 print(f"taking over {lock.path}: the run that held it ({describe(lock.takeover)}) is gone")
             return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
-    except SateError:
+    except (SateError, OSError):  # an OS error too: a data.dir it may not read, a name too long, a full disk
         if fresh:
             _remove_unused(exp, made)
         raise
