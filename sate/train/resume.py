@@ -264,24 +264,30 @@ def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:
                         "textual.path) hold another model than the run began with?")
 
 
+# Keys that name a file or directory: one named another way is no change. The data directory's vocabularies and
+# CMVN statistics, the teachers' weights and the hub models' parameters are checked against the checkpoint anyway.
+PLACE_KEYS = ("data.dir", "model.loss.kd.asr_teacher", "model.loss.kd.mt_teacher", "model.acoustic.path",
+              "model.textual.path")
+
+
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
-    if key == "data.dir":
-        # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data
-        # gives it) is no change; its vocabularies and CMVN statistics are checked against the checkpoint anyway
-        return _same_directory(*changes[key])
+    if key in PLACE_KEYS:
+        # one directory or file spelled two ways (`data` and `/home/me/data`, as a recipe run with and without
+        # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher)
+        return _same_place(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
     return key in SAFE_KEYS or key.split(".")[0] in SAFE_KEYS
 
 
-def _same_directory(a: object, b: object) -> bool:
+def _same_place(a: object, b: object) -> bool:
     """Do ``a`` and ``b`` (paths as a config gives them, relative ones from the current directory) name one
-    existing directory?"""
+    existing file or directory?"""
     if not (isinstance(a, str) and isinstance(b, str) and a and b):
         return False
     try:
-        return os.path.isdir(a) and os.path.samefile(a, b)
+        return os.path.exists(a) and os.path.samefile(a, b)
     except OSError:
         return False
 
