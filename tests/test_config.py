@@ -295,3 +295,25 @@ def test_an_init_section_train_refuses_is_refused_by_config(tmp_path: Path, caps
     path.write_text(f"task: asr\ninit: {section}\n")
     assert main(["config", "--config", str(path)]) == 2
     assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("'0.3'", "model.loss.kd.asr_weight must be a finite number, got '0.3'"),
+    ("null", "model.loss.kd.asr_weight must be a finite number, got None"),
+    ("[1]", "model.loss.kd.asr_weight must be a finite number, got [1]"),
+    (".nan", "model.loss.kd.asr_weight must be a finite number, got nan")])
+def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, says: str) -> None:
+    """`--init-from` fills the teachers of the sides whose weight is above 0, compared raw: a weight that was text
+    or null was a TypeError traceback, `kd: null` an AttributeError, and NaN a line naming no file (twelfth hostile
+    pass)."""
+    path = tmp_path / "st.yaml"
+    path.write_text(f"task: st\nmodel: {{loss: {{kd: {{asr_weight: {value}}}}}}}\n")
+    argv = ["config", "--config", str(path), "--init-from", "asr=a.pt", "--init-from", "mt=m.pt"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"
+    for section in ("kd: null", "kd: 3"):
+        path.write_text(f"task: st\nmodel: {{loss: {{{section}}}}}\n")
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip() == (f"sate config: error: {path}: model.loss.kd must be a mapping, "
+                                                   f"got {section.split()[1].replace('null', 'None')}")
