@@ -103,10 +103,23 @@ def require_directory(path: Path, option: str) -> None:
     from another directory was told to run the command that fills it (`evaluate --data TYPO`: "manifest of split
     'dev' is missing (run `sate prep`)")."""
     if path.is_dir():
+        check_data_directory(path, option)
         return
     kind = what_is_there(path) or ("a file" if path.exists() else None)
     where = "" if path.is_absolute() else f" (relative to the current directory, {Path.cwd()})"
     raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else f"no such directory{where}"))
+
+
+def check_data_directory(path: Path, option: str) -> None:
+    """A pack or an experiment given where a data directory goes (`data.dir`, `--data`) is named for what it is: it
+    was told to run the command that fills a data directory ("run `sate vocab`", "run `sate prep`"), which refuses
+    to write into either."""
+    if (path / layout.PACK_YAML).is_file():
+        raise SateError(f"{option} {path}: a packed model (`sate pack`), not a data directory (`sate prep --out`)")
+    held = next((name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
+                 if (path / name).exists()), None)
+    if held is not None:
+        raise SateError(f"{option} {path}: an experiment (it holds {held}), not a data directory (`sate prep --out`)")
 
 
 def temp_prefix(name: str) -> str:
