@@ -211,7 +211,8 @@ def write_yaml(path: str | Path, data: Mapping) -> None:
 
 
 def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
-    """Apply `a.b.c=value` strings (value parsed as YAML) to a copy of `config`."""
+    """Apply `a.b.c=value` strings (value parsed as YAML) to a copy of `config`; a mapping sets the keys it gives
+    in the mapping there (`trainer={max_epochs: 2}` is `trainer.max_epochs=2`)."""
     config = copy.deepcopy(config)
     for item in overrides:
         if "=" not in item:
@@ -230,5 +231,16 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
             if not isinstance(child, dict):
                 raise SateError(f"--set {shown(item)}: {shown(part)} is a value, not a section")
             node = child
-        node[parts[-1]] = value
+        old = node.get(parts[-1])
+        # a mapping changes the keys it gives: `--set 'trainer={max_epochs: 2}'` replaced the whole section, and the
+        # file's max_steps, max_minutes and monitor went back to their defaults without a word
+        node[parts[-1]] = _changed(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
     return config
+
+
+def _changed(old: dict, new: dict) -> dict:
+    """``old`` with the keys of ``new`` set, mapping into mapping."""
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = _changed(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out

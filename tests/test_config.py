@@ -317,3 +317,20 @@ def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(
         assert main(argv) == 2
         assert capsys.readouterr().err.strip() == (f"sate config: error: {path}: model.loss.kd must be a mapping, "
                                                    f"got {section.split()[1].replace('null', 'None')}")
+
+
+def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set 'trainer={max_epochs: 2}'` replaced the whole section: the file's max_steps, max_minutes and monitor
+    went back to their defaults (a budget of 1,500 updates became none) without a word (twelfth hostile pass)."""
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\ntrainer: {max_steps: 1500, max_minutes: 180, monitor: valid/bleu, monitor_mode: max}\n"
+                    "model: {loss: {label_smoothing: 0.2}}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epochs: 2, patience: 3}",
+                 "--set", "model={loss: {}}"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    kept = ("max_epochs", "patience", "max_steps", "max_minutes", "monitor")
+    assert {key: printed["trainer"][key] for key in kept} == {
+        "max_epochs": 2, "patience": 3, "max_steps": 1500, "max_minutes": 180.0, "monitor": "valid/bleu"}
+    assert printed["model"]["loss"]["label_smoothing"] == 0.2
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epoch: 2}"]) == 2  # a typo still named
+    assert "unknown config key 'trainer.max_epoch'" in capsys.readouterr().err
