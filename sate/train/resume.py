@@ -4,8 +4,9 @@
   types in SAFE_GLOBALS. Lightning 2.6 puts nothing else in our checkpoints (loops, callbacks, optimizer,
   scheduler and precision states are plain), so the list is empty; a test fails the day that changes. A file
   holding any other pickled object is refused with one line and never run.
-- The newest readable checkpoint wins: last.ckpt, or when it is missing or damaged the newest other one,
-  with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
+- The furthest readable checkpoint (most updates; last.ckpt among equals) wins: last.ckpt, or when it is
+  missing, damaged or behind (a run stopped between writing an epoch's checkpoint and last.ckpt) the furthest
+  other one, with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
   checkpoints are all unreadable is an error: training never silently starts afresh beside an old run.
 - A resume must use the config of the run it continues, except SAFE_KEYS (budgets, patience, checkpoint
   policy, logging, workers, init, and batch.per_device at an epoch end when batch.global is unchanged).
@@ -28,6 +29,7 @@ from sate.data.cmvn_record import require_cmvn
 from sate.errors import SateError
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
+from sate.numbers import is_int64
 from sate.settings import merge
 from sate.train.schema import TrainingConfig
 
@@ -71,12 +73,34 @@ class ResumePoint:
     passed_over: list[Path] = field(default_factory=list)
 
 
+UNREAD = (-1, -1)  # the progress of a checkpoint that does not read without its weights
+
+
 def candidates(ckpt_dir: Path) -> list[Path]:
-    """Checkpoints newest first (by modification time; last.ckpt first among equals)."""
+    """Checkpoints furthest first: by the updates they record (`progress`), last.ckpt first among equals, then by
+    modification time. By time alone, an experiment copied (`cp -r`, which gives each file the time of its copy)
+    resumed from whichever file was copied last: an epoch checkpoint thousands of updates behind last.ckpt, whose
+    progress the resumed run then overwrote."""
     if not ckpt_dir.is_dir():
         return []
     paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
-    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == layout.LAST_CHECKPOINT, p.name), reverse=True)
+    # a file whose progress does not read comes first, to be judged by the full read: refused when it holds
+    # pickled code, set aside with a note when damaged
+    done = {p: progress(p) for p in paths}
+    return sorted(paths, key=lambda p: (done[p] == UNREAD, done[p], p.name == layout.LAST_CHECKPOINT,
+                                        p.stat().st_mtime, p.name), reverse=True)
+
+
+def progress(path: Path) -> tuple[int, int]:
+    """(updates, epoch) a checkpoint records, read without its weights (mapped, not loaded); UNREAD for a file that
+    does not read so, which the full read then judges."""
+    try:
+        with torch.serialization.safe_globals(SAFE_GLOBALS):
+            ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # torch raises many kinds; a damaged or unsafe file is named by the full read
+        return UNREAD
+    step, epoch = (ckpt.get("global_step"), ckpt.get("epoch")) if isinstance(ckpt, dict) else (None, None)
+    return (int(step), int(epoch)) if is_int64(step) and is_int64(epoch) else UNREAD
 
 
 def find_resume_point(ckpt_dir: Path) -> ResumePoint:
@@ -98,7 +122,7 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
         point.passed_over = [p for p in paths[: paths.index(path)]]
         where = f"step {ckpt.get('global_step')}, epoch {ckpt.get('epoch')}"
         if path != last:
-            # last.ckpt older than another checkpoint: the run was stopped between writing that one and last.ckpt
+            # last.ckpt behind another checkpoint: the run was stopped between writing that one and last.ckpt
             why = ("is missing" if not last.exists() else "is unreadable" if last in point.passed_over
                    else "is older")
             point.notes.append(f"{last} {why}; resuming from {path.name} ({where}), the newest readable checkpoint")

@@ -88,15 +88,30 @@ def test_every_checkpoint_of_a_run_loads_with_weights_only_and_no_extra_globals(
 
 
 def test_a_last_ckpt_older_than_another_is_called_older_not_unreadable(trained: tuple[Path, Path], exp: Path) -> None:
-    """A run stopped between writing an epoch's checkpoint and last.ckpt resumes from the newer one and says why."""
+    """A run stopped between writing an epoch's checkpoint and last.ckpt (which still holds the epoch before)
+    resumes from the further one and says why."""
     from sate.train.resume import find_resume_point
 
     ckpts = exp / "checkpoints"
-    newest = max((p for p in ckpts.glob("*.ckpt") if p.name != "last.ckpt"), key=lambda p: p.stat().st_mtime)
-    os.utime(ckpts / "last.ckpt", (newest.stat().st_mtime - 10,) * 2)
+    shutil.copy(ckpts / "epoch001.ckpt", ckpts / "last.ckpt")  # the newest file by time, one update behind
     point = find_resume_point(ckpts)
-    assert point.path == newest and point.passed_over == []
-    assert point.notes[0].startswith(f"{ckpts / 'last.ckpt'} is older; resuming from {newest.name}"), point.notes
+    assert point.path == ckpts / "epoch002.ckpt" and point.passed_over == []
+    assert point.notes[0].startswith(f"{ckpts / 'last.ckpt'} is older; resuming from epoch002.ckpt"), point.notes
+
+
+def test_a_copied_experiment_resumes_from_its_furthest_checkpoint_whatever_the_file_times(
+        trained: tuple[Path, Path], exp: Path) -> None:
+    """A copy (`cp -r`) gives each file the time of its copy: the newest by time was whichever was copied last,
+    an epoch checkpoint behind last.ckpt, and the resumed run went on from there and overwrote the progress of
+    last.ckpt (twelfth hostile pass)."""
+    from sate.train.resume import find_resume_point
+
+    ckpts = exp / "checkpoints"
+    os.utime(ckpts / "epoch000.ckpt")  # copied last: the newest file
+    point = find_resume_point(ckpts)
+    assert point.path == ckpts / "last.ckpt" and point.checkpoint is not None
+    assert point.checkpoint["global_step"] == 3 and point.notes == [f"resuming from {ckpts / 'last.ckpt'} (step 3, "
+                                                                    "epoch 2)"]
 
 
 def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Path, Path], exp: Path,
@@ -175,6 +190,7 @@ def test_a_changed_config_names_the_checkpoint_resumed_from_when_not_last(traine
     changed nothing, read "cannot resume with a changed config" (tenth hostile pass)."""
     ckpt = torch.load(exp / "checkpoints" / "epoch002.ckpt", weights_only=True)
     ckpt["sate"]["train_config"]["optim"]["lr"] = 0.5
+    ckpt["global_step"], ckpt["epoch"] = 9, 9  # further than last.ckpt
     torch.save(ckpt, exp / "checkpoints" / "epoch009.ckpt")
     assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=12"]) == 2
     assert capsys.readouterr().err.startswith(f"sate train: error: {exp}/checkpoints/epoch009.ckpt: cannot resume "
