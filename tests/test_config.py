@@ -334,3 +334,18 @@ def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys
     assert printed["model"]["loss"]["label_smoothing"] == 0.2
     assert main(["config", "--config", str(path), "--set", "trainer={max_epoch: 2}"]) == 2  # a typo still named
     assert "unknown config key 'trainer.max_epoch'" in capsys.readouterr().err
+
+
+def test_an_init_section_of_many_or_long_unknown_names_is_a_short_line(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """An `init:` refusal listed every unknown component or key whole: a key of 3 MB, or 60,000 keys, was a line of
+    megabytes (twelfth hostile pass). The first few are named, cut, with how many more."""
+    path = tmp_path / "asr.yaml"
+    for section, says in ((f"\n  ? {'c' * 100_000}\n  : {{path: x.pt}}",  # a key beyond 1,024: written explicit
+                           f"init: unknown component(s) '{'c' * 27}...{'c' * 28}' for a asr model; known: "),
+                          ("{acoustic: {path: x.pt, " + ", ".join(f"k{i}: 1" for i in range(5000)) + "}}",
+                           "init.acoustic: unknown key(s) k0, k1, k10 and 4,997 more; known: path, prefix, config")):
+        path.write_text(f"task: asr\ninit: {section}\n")
+        assert main(["config", "--config", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"sate config: error: {path}: {says}") and len(err) < 300, err[:300]
