@@ -266,6 +266,17 @@ def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str,
                             "again?); resume with the teacher the run began with, or train into a new --exp")
 
 
+def check_epochs(point: ResumePoint, max_epochs: int) -> None:
+    """Refuse a resume whose `trainer.max_epochs` (a key a resume may change) is below the epoch the checkpoint is
+    at: Lightning refused it with a MisconfigurationException traceback once the model and the data were set up."""
+    assert point.checkpoint is not None
+    epoch = point.checkpoint.get("epoch")
+    if isinstance(epoch, int) and epoch > max_epochs:
+        raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
+                        f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "
+                        "more, or train into a new --exp")
+
+
 def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:
     """Refuse a resume whose checkpoint's weights do not fit the model the config builds now: the config names a
     hub directory (acoustic.path, textual.path) by its path, and one that now holds another model (downloaded

@@ -337,6 +337,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.resume import (
         check_cmvn,
         check_config_change,
+        check_epochs,
         check_teachers,
         check_vocabularies,
         check_weights,
@@ -353,6 +354,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     point = find_resume_point(ckpt_dir)
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
+        check_epochs(point, config.trainer.max_epochs)
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:

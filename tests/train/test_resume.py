@@ -231,3 +231,16 @@ def test_teachers_spelled_another_way_are_no_change(tmp_path: Path, prepared_dat
                  "--set", "trainer.max_epochs=3"]) == 2
     assert "cannot resume with a changed config: model.loss.kd.mt_teacher './mt/model.pt' -> 'mt_copy.pt'" in \
         capsys.readouterr().err
+
+
+def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], exp: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """`trainer.max_epochs` may change on a resume, but one below the epoch the run is at was Lightning's
+    MisconfigurationException traceback once the model and data were set up (twelfth hostile pass)."""
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at epoch 2 (counted from 0), beyond "
+        "trainer.max_epochs 1: a resume trains on up to its budget; raise trainer.max_epochs to train more, or train "
+        "into a new --exp")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
