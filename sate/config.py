@@ -62,6 +62,16 @@ SafeValues.yaml_implicit_resolvers = {
     for first, entries in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 
 
+class PyYAMLValues(SafeValues):
+    """YAML 1.1 as PyYAML writes it, for a file another tool dumped with PyYAML (an ESPnet `config.yaml`): its dumper
+    leaves `08` plain, a string to YAML 1.1, which `SafeValues` reads as YAML 1.2 does, as the number 8, so a token
+    `08` of an ESPnet token list became an int and the list was refused."""
+
+
+PyYAMLValues.yaml_implicit_resolvers = yaml.SafeLoader.yaml_implicit_resolvers
+PyYAMLValues.add_constructor("tag:yaml.org,2002:int", yaml.constructor.SafeConstructor.construct_yaml_int)
+
+
 class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`
@@ -201,7 +211,8 @@ def write_yaml(path: str | Path, data: Mapping) -> None:
 
 
 def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
-    """Apply `a.b.c=value` strings (value parsed as YAML) to a copy of `config`."""
+    """Apply `a.b.c=value` strings (value parsed as YAML) to a copy of `config`; a mapping sets the keys it gives
+    in the mapping there (`trainer={max_epochs: 2}` is `trainer.max_epochs=2`)."""
     config = copy.deepcopy(config)
     for item in overrides:
         if "=" not in item:
@@ -220,5 +231,16 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
             if not isinstance(child, dict):
                 raise SateError(f"--set {shown(item)}: {shown(part)} is a value, not a section")
             node = child
-        node[parts[-1]] = value
+        old = node.get(parts[-1])
+        # a mapping changes the keys it gives: `--set 'trainer={max_epochs: 2}'` replaced the whole section, and the
+        # file's max_steps, max_minutes and monitor went back to their defaults without a word
+        node[parts[-1]] = _changed(old, value) if isinstance(old, dict) and isinstance(value, dict) else value
     return config
+
+
+def _changed(old: dict, new: dict) -> dict:
+    """``old`` with the keys of ``new`` set, mapping into mapping."""
+    out = dict(old)
+    for key, value in new.items():
+        out[key] = _changed(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
+    return out

@@ -103,10 +103,23 @@ def require_directory(path: Path, option: str) -> None:
     from another directory was told to run the command that fills it (`evaluate --data TYPO`: "manifest of split
     'dev' is missing (run `sate prep`)")."""
     if path.is_dir():
+        check_data_directory(path, option)
         return
     kind = what_is_there(path) or ("a file" if path.exists() else None)
     where = "" if path.is_absolute() else f" (relative to the current directory, {Path.cwd()})"
     raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else f"no such directory{where}"))
+
+
+def check_data_directory(path: Path, option: str) -> None:
+    """A pack or an experiment given where a data directory goes (`data.dir`, `--data`) is named for what it is: it
+    was told to run the command that fills a data directory ("run `sate vocab`", "run `sate prep`"), which refuses
+    to write into either."""
+    if (path / layout.PACK_YAML).is_file():
+        raise SateError(f"{option} {path}: a packed model (`sate pack`), not a data directory (`sate prep --out`)")
+    held = next((name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
+                 if (path / name).exists()), None)
+    if held is not None:
+        raise SateError(f"{option} {path}: an experiment (it holds {held}), not a data directory (`sate prep --out`)")
 
 
 def temp_prefix(name: str) -> str:
@@ -338,9 +351,19 @@ OS_HINTS = {
 }
 
 
+# The longest path the system resolves (Linux's PATH_MAX): a longer name names no file there is, so a message shows
+# its ends alone; a config value of 3 MB (data.dir, a teacher's path) was a 3 MB "one-line" error.
+PATH_MAX = 4096
+
+
+def _shown_name(name: object) -> str:
+    text = str(name)
+    return text if len(text) <= PATH_MAX else f"{text[:60]}...{text[-60:]} (a name of {len(text):,} characters)"
+
+
 def describe_os_error(err: OSError) -> str:
     """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``."""
-    where = " -> ".join(str(name) for name in (err.filename, err.filename2) if name is not None)
+    where = " -> ".join(_shown_name(name) for name in (err.filename, err.filename2) if name is not None)
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")

@@ -122,6 +122,9 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("specaug.enabled=yes please", "specaug.enabled must be true or false"),
     ("specaug.max_time_ratio=2", r"specaug.max_time_ratio must be in \[0, 1\], got 2.0"),
     ("specaug.num_time_masks=true", "specaug.num_time_masks must be an integer, got True"),
+    # each mask is a row of the batch's length: 10^9 time masks asked for terabytes once the first batch came
+    ("specaug.num_time_masks=1000000000", r"specaug.num_time_masks must be from 0 to 100, got 1000000000"),
+    ("specaug.num_freq_masks=101", r"specaug.num_freq_masks must be from 0 to 100, got 101"),
     ("seed=-1", "seed must be from 0 to 4294967295"),
     ("seed=4294967296", r"seed must be from 0 to 4294967295 \(numpy's seeds\), got 4294967296"),
     ("task=tts", "task must be one of asr, mt, st"),
@@ -292,3 +295,57 @@ def test_an_init_section_train_refuses_is_refused_by_config(tmp_path: Path, caps
     path.write_text(f"task: asr\ninit: {section}\n")
     assert main(["config", "--config", str(path)]) == 2
     assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"
+
+
+@pytest.mark.parametrize(("value", "says"), [
+    ("'0.3'", "model.loss.kd.asr_weight must be a finite number, got '0.3'"),
+    ("null", "model.loss.kd.asr_weight must be a finite number, got None"),
+    ("[1]", "model.loss.kd.asr_weight must be a finite number, got [1]"),
+    (".nan", "model.loss.kd.asr_weight must be a finite number, got nan")])
+def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str, says: str) -> None:
+    """`--init-from` fills the teachers of the sides whose weight is above 0, compared raw: a weight that was text
+    or null was a TypeError traceback, `kd: null` an AttributeError, and NaN a line naming no file (twelfth hostile
+    pass)."""
+    path = tmp_path / "st.yaml"
+    path.write_text(f"task: st\nmodel: {{loss: {{kd: {{asr_weight: {value}}}}}}}\n")
+    argv = ["config", "--config", str(path), "--init-from", "asr=a.pt", "--init-from", "mt=m.pt"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"
+    for section in ("kd: null", "kd: 3"):
+        path.write_text(f"task: st\nmodel: {{loss: {{{section}}}}}\n")
+        assert main(argv) == 2
+        assert capsys.readouterr().err.strip() == (f"sate config: error: {path}: model.loss.kd must be a mapping, "
+                                                   f"got {section.split()[1].replace('null', 'None')}")
+
+
+def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set 'trainer={max_epochs: 2}'` replaced the whole section: the file's max_steps, max_minutes and monitor
+    went back to their defaults (a budget of 1,500 updates became none) without a word (twelfth hostile pass)."""
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\ntrainer: {max_steps: 1500, max_minutes: 180, monitor: valid/bleu, monitor_mode: max}\n"
+                    "model: {loss: {label_smoothing: 0.2}}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epochs: 2, patience: 3}",
+                 "--set", "model={loss: {}}"]) == 0
+    printed = yaml.safe_load(capsys.readouterr().out)
+    kept = ("max_epochs", "patience", "max_steps", "max_minutes", "monitor")
+    assert {key: printed["trainer"][key] for key in kept} == {
+        "max_epochs": 2, "patience": 3, "max_steps": 1500, "max_minutes": 180.0, "monitor": "valid/bleu"}
+    assert printed["model"]["loss"]["label_smoothing"] == 0.2
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epoch: 2}"]) == 2  # a typo still named
+    assert "unknown config key 'trainer.max_epoch'" in capsys.readouterr().err
+
+
+def test_an_init_section_of_many_or_long_unknown_names_is_a_short_line(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """An `init:` refusal listed every unknown component or key whole: a key of 3 MB, or 60,000 keys, was a line of
+    megabytes (twelfth hostile pass). The first few are named, cut, with how many more."""
+    path = tmp_path / "asr.yaml"
+    for section, says in ((f"\n  ? {'c' * 100_000}\n  : {{path: x.pt}}",  # a key beyond 1,024: written explicit
+                           f"init: unknown component(s) '{'c' * 27}...{'c' * 28}' for a asr model; known: "),
+                          ("{acoustic: {path: x.pt, " + ", ".join(f"k{i}: 1" for i in range(5000)) + "}}",
+                           "init.acoustic: unknown key(s) k0, k1, k10 and 4,997 more; known: path, prefix, config")):
+        path.write_text(f"task: asr\ninit: {section}\n")
+        assert main(["config", "--config", str(path)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"sate config: error: {path}: {says}") and len(err) < 300, err[:300]

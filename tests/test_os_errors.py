@@ -643,3 +643,28 @@ def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
         f"sate segment: error: {out}: File too large (beyond the largest file allowed here: a file size limit "
         "(ulimit -f) or the file system's own)"), done.stderr
     assert not out.parent.exists()
+
+
+def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A config value of megabytes (`data.dir`, a teacher's path) named no file there could be, and the OS error
+    quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown."""
+    name = "d" * 100_000
+    config = tmp_path / "asr.yaml"
+    config.write_text(f"task: asr\ndata: {{dir: {name}}}\n")
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"sate train: error: {'d' * 60}...{'d' * 60} (a name of 100,000 characters): File name too long "
+                   "(a name longer than the file system allows: choose a shorter one)"), err[:300]
+    line = describe_os_error(OSError(errno.ENAMETOOLONG, "File name too long", "a" * 4096, None, "b" * 4097))
+    assert line.startswith(f"{'a' * 4096} -> {'b' * 60}...{'b' * 60} (a name of 4,097 characters): "), line[:300]
+
+
+def test_train_stopped_by_an_os_error_before_its_first_checkpoint_leaves_no_folder(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A refusal before the first checkpoint removes the experiment folder the run made, but an OS error (a data
+    directory it may not read, a name too long) left it behind, empty (twelfth hostile pass)."""
+    config = tmp_path / "asr.yaml"
+    config.write_text(f"task: asr\ndata: {{dir: {'d' * 300}}}\n")  # a name longer than NAME_MAX
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "runs" / "exp")]) == 1
+    assert "File name too long" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml"]

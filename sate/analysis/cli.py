@@ -258,6 +258,8 @@ def run_attention(args: argparse.Namespace) -> int:
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
         check_output(path, "image")
+    if args.data is not None:
+        require_directory(args.data, "--data")
     am = load_model(args.model)
     if args.audio is not None:
         if args.utt is not None:

@@ -38,14 +38,15 @@ from typing import NotRequired, TypedDict
 
 import numpy as np
 import torch
-import yaml
 
 from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import Peak, peak_memory, stopwatch
 from sate.bench.subject import Subject
+from sate.config import read_yaml
 from sate.data.dataset import Batch, Item, collate
 from sate.data.sampler import BucketBatchSampler, pack_batches, padding_ratio
+from sate.errors import SateError, shown
 from sate.models import build_model
 from sate.models.acoustic import FEATURE_DIM, espnet_encoder_kwargs, narrow_frontend
 from sate.models.base import SateModel
@@ -54,6 +55,7 @@ from sate.models.config import resolve_config
 from sate.models.decoder import espnet_decoder_kwargs
 from sate.models.espnet_blocks import CTC, ConformerEncoder, TransformerDecoder, TransformerEncoder
 from sate.models.textual import espnet_textual_kwargs
+from sate.numbers import is_int64
 
 DEFAULT_MAX_FRAMES = 20000
 MUSTC_TRAIN_SIZE = 229_700
@@ -63,13 +65,22 @@ NO_DISTILLATION = {"asr_weight": 0.0, "mt_weight": 0.0, "topk": 0, "asr_teacher"
 
 
 def default_max_frames(model_path: Path) -> int:
-    """The batch cap the model was trained with (``batch.per_device`` of config.yaml beside it), else 20000."""
+    """The batch cap the model was trained with (``batch.per_device`` of config.yaml beside it), else 20000. The
+    file is read as every config is (bounded, its errors one line): a hand-edited one (`per_device: abc`, `batch:
+    [1]`, not YAML) was a ValueError, AttributeError or ScannerError traceback."""
     config = model_path.parent / layout.CONFIG
-    if config.is_file():
-        per_device = (yaml.safe_load(config.read_text()) or {}).get("batch", {}).get("per_device")
-        if per_device:
-            return int(per_device)
-    return DEFAULT_MAX_FRAMES
+    if not config.is_file():
+        return DEFAULT_MAX_FRAMES
+    batch = read_yaml(config).get("batch", {})
+    if not isinstance(batch, dict):
+        raise SateError(f"{config}: batch must be a mapping of keys, got {shown(batch)} (or give --max-frames)")
+    per_device = batch.get("per_device")
+    if per_device is None:
+        return DEFAULT_MAX_FRAMES
+    if not is_int64(per_device) or per_device < 1:
+        raise SateError(f"{config}: batch.per_device must be a whole number of at least 1, got {shown(per_device)} "
+                        "(or give --max-frames)")
+    return int(per_device)
 
 
 def ours_for_training(model: SateModel, fast_modules: bool = True) -> SateModel:

@@ -12,6 +12,7 @@ import copy
 
 from sate.errors import SateError
 from sate.models.config import STConfig, resolve_config
+from sate.numbers import is_number
 
 # What each pre-trained model gives a SATE model.
 SOURCE_COMPONENTS = {"asr": ("acoustic", "ctc"), "mt": ("src_embed", "textual", "decoder")}
@@ -45,11 +46,16 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
         raise SateError(f"--init-from fills a SATE (st) model from ASR and MT models; this config's task is "
                         f"{task} (use its init: section instead)")
     model, init = copy.deepcopy(model), copy.deepcopy(init)
-    kd = model.setdefault("loss", {}).setdefault("kd", {})
+    loss = model.setdefault("loss", {})
+    kd = loss.setdefault("kd", {}) if isinstance(loss, dict) else None
     for side, path in sources.items():
-        if kd.get(f"{side}_weight", 0) > 0:
-            kd[f"{side}_teacher"] = path
-    resolved = resolve_config("st", model)
+        weight = kd.get(f"{side}_weight", 0) if isinstance(kd, dict) else 0
+        if is_number(weight) and weight > 0:
+            kd[f"{side}_teacher"] = path  # type: ignore[index]  # a mapping, as the weight was read from it
+    try:
+        resolved = resolve_config("st", model)
+    except SateError:  # a loss or kd section of the wrong kind, a weight that is text ('0.3'), null or NaN: the
+        return model, init  # caller's resolution of the file refuses it, naming the file and key (a traceback here)
     assert isinstance(resolved, STConfig)
     present = {"acoustic", "ctc", "decoder"}
     present |= {"textual"} if resolved.textual.layers else set()

@@ -33,13 +33,13 @@ import torch
 import yaml
 
 from sate import layout
-from sate.config import SafeValues, bounded, invalid_yaml, yaml_bytes
+from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, shown
 from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
-from sate.models.config import STConfig, resolve_config
+from sate.models.config import ASRConfig, STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.init_section import check_init_section
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
@@ -118,8 +118,11 @@ class InitRow:
 
 
 def _read_token_list(value: object, config_path: Path) -> list[str]:
-    if isinstance(value, list) and all(isinstance(t, str) for t in value):
-        return value
+    if isinstance(value, list):
+        index = next((i for i, token in enumerate(value) if not isinstance(token, str)), None)
+        if index is None:
+            return value
+        raise SateError(f"{config_path}: token_list[{index}] is {shown(value[index])}, not a token (text)")
     if isinstance(value, str):
         for candidate in (Path(value), config_path.parent / value):
             if candidate.exists():  # read as corpus text is: lines split on \n alone, no NUL, 1 GB at most
@@ -136,7 +139,7 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
                         "its token list must be checked (set init.<component>.config)")
     try:
         # at most MAX_YAML_BYTES, as every config: it was read whole and parsed, whatever its size
-        config = bounded(yaml.load(yaml_bytes(config_path).decode("utf-8"), Loader=SafeValues),  # noqa: S506
+        config = bounded(yaml.load(yaml_bytes(config_path).decode("utf-8"), Loader=PyYAMLValues),  # noqa: S506
                          str(config_path))
     except UnicodeDecodeError as err:
         raise SateError(f"{config_path}: not UTF-8 text (byte {err.start})") from None
@@ -357,6 +360,11 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
     return rows
 
 
+def _reads(conf: ASRConfig | STConfig) -> str:
+    """What an ASR or ST model's acoustic encoder reads: waveforms (a hub model) or fbank."""
+    return "waveforms" if conf.acoustic.kind.hub else "fbank"
+
+
 def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                   log: Callable[[str], None] = print, cmvn: Path | None = None, cmvn_kind: str | None = None) -> None:
     """Attach the frozen teachers named in ``loss.kd`` (our model files) to an ST model.
@@ -379,6 +387,11 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         teacher, data = model_from_file(path)
         if data["task"] != side:
             raise SateError(f"loss.kd.{side}_teacher {path} is a {data['task']} model, not {side}")
+        if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches
+            raise SateError(f"loss.kd.asr_teacher {path} reads {_reads(teacher.conf)} (acoustic.type "
+                            f"{teacher.conf.acoustic.type}), this run's model {_reads(model.conf)} (acoustic.type "
+                            f"{model.conf.acoustic.type}): the frozen teacher reads the run's batches, so its "
+                            "acoustic encoder must read what the student's reads")
         checks = [("source", src_tokens, data["src_tokens"])]
         if side == "mt":
             checks.append(("target", tgt_tokens, data["tgt_tokens"]))

@@ -21,6 +21,7 @@ from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_not_input, check_output, file_name, same_file
+from sate.train.train_time import MAX_TRAIN_SECONDS
 
 
 def _fmt(value: float | None, digits: int = 1) -> str:
@@ -64,7 +65,6 @@ def read_results(path: Path) -> dict:
     return result
 
 
-MAX_TRAIN_SECONDS = 1e12  # over 30,000 years: no run trains longer, and a hand-edited value beyond is no time
 
 
 def train_minutes(system: Path) -> float | None:

@@ -75,6 +75,6 @@ class MidEpochCheckpoint(Callback):
         if self.seconds is not None:
             due_now = time.monotonic() - self._last >= self.seconds
             due = due or bool(trainer.strategy.broadcast(due_now, src=0))
-        if due:
-            trainer.save_checkpoint(self.path)
+        if due:  # the whole state, said so: left unsaid, Lightning logged "`weights_only` was not set" at each one
+            trainer.save_checkpoint(self.path, weights_only=False)
             self._last = time.monotonic()

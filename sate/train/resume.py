@@ -4,8 +4,9 @@
   types in SAFE_GLOBALS. Lightning 2.6 puts nothing else in our checkpoints (loops, callbacks, optimizer,
   scheduler and precision states are plain), so the list is empty; a test fails the day that changes. A file
   holding any other pickled object is refused with one line and never run.
-- The newest readable checkpoint wins: last.ckpt, or when it is missing or damaged the newest other one,
-  with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
+- The furthest readable checkpoint (most updates; last.ckpt among equals) wins: last.ckpt, or when it is
+  missing, damaged or behind (a run stopped between writing an epoch's checkpoint and last.ckpt) the furthest
+  other one, with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
   checkpoints are all unreadable is an error: training never silently starts afresh beside an old run.
 - A resume must use the config of the run it continues, except SAFE_KEYS (budgets, patience, checkpoint
   policy, logging, workers, init, and batch.per_device at an epoch end when batch.global is unchanged).
@@ -28,6 +29,7 @@ from sate.data.cmvn_record import require_cmvn
 from sate.errors import SateError
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
+from sate.numbers import is_int64
 from sate.settings import merge
 from sate.train.schema import TrainingConfig
 
@@ -71,12 +73,34 @@ class ResumePoint:
     passed_over: list[Path] = field(default_factory=list)
 
 
+UNREAD = (-1, -1)  # the progress of a checkpoint that does not read without its weights
+
+
 def candidates(ckpt_dir: Path) -> list[Path]:
-    """Checkpoints newest first (by modification time; last.ckpt first among equals)."""
+    """Checkpoints furthest first: by the updates they record (`progress`), last.ckpt first among equals, then by
+    modification time. By time alone, an experiment copied (`cp -r`, which gives each file the time of its copy)
+    resumed from whichever file was copied last: an epoch checkpoint thousands of updates behind last.ckpt, whose
+    progress the resumed run then overwrote."""
     if not ckpt_dir.is_dir():
         return []
     paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
-    return sorted(paths, key=lambda p: (p.stat().st_mtime, p.name == layout.LAST_CHECKPOINT, p.name), reverse=True)
+    # a file whose progress does not read comes first, to be judged by the full read: refused when it holds
+    # pickled code, set aside with a note when damaged
+    done = {p: progress(p) for p in paths}
+    return sorted(paths, key=lambda p: (done[p] == UNREAD, done[p], p.name == layout.LAST_CHECKPOINT,
+                                        p.stat().st_mtime, p.name), reverse=True)
+
+
+def progress(path: Path) -> tuple[int, int]:
+    """(updates, epoch) a checkpoint records, read without its weights (mapped, not loaded); UNREAD for a file that
+    does not read so, which the full read then judges."""
+    try:
+        with torch.serialization.safe_globals(SAFE_GLOBALS):
+            ckpt = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+    except Exception:  # torch raises many kinds; a damaged or unsafe file is named by the full read
+        return UNREAD
+    step, epoch = (ckpt.get("global_step"), ckpt.get("epoch")) if isinstance(ckpt, dict) else (None, None)
+    return (int(step), int(epoch)) if is_int64(step) and is_int64(epoch) else UNREAD
 
 
 def find_resume_point(ckpt_dir: Path) -> ResumePoint:
@@ -98,7 +122,7 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
         point.passed_over = [p for p in paths[: paths.index(path)]]
         where = f"step {ckpt.get('global_step')}, epoch {ckpt.get('epoch')}"
         if path != last:
-            # last.ckpt older than another checkpoint: the run was stopped between writing that one and last.ckpt
+            # last.ckpt behind another checkpoint: the run was stopped between writing that one and last.ckpt
             why = ("is missing" if not last.exists() else "is unreadable" if last in point.passed_over
                    else "is older")
             point.notes.append(f"{last} {why}; resuming from {path.name} ({where}), the newest readable checkpoint")
@@ -242,24 +266,63 @@ def check_teachers(point: ResumePoint, model: torch.nn.Module, prints: dict[str,
                             "again?); resume with the teacher the run began with, or train into a new --exp")
 
 
+def check_epochs(point: ResumePoint, max_epochs: int) -> None:
+    """Refuse a resume whose `trainer.max_epochs` (a key a resume may change) is below the epoch the checkpoint is
+    at: Lightning refused it with a MisconfigurationException traceback once the model and the data were set up."""
+    assert point.checkpoint is not None
+    epoch = point.checkpoint.get("epoch")
+    if isinstance(epoch, int) and epoch > max_epochs:
+        raise SateError(f"{point.path}: the run is at epoch {epoch} (counted from 0), beyond trainer.max_epochs "
+                        f"{max_epochs}: a resume trains on up to its budget; raise trainer.max_epochs to train "
+                        "more, or train into a new --exp")
+
+
+def check_weights(point: ResumePoint, model: torch.nn.Module) -> None:
+    """Refuse a resume whose checkpoint's weights do not fit the model the config builds now: the config names a
+    hub directory (acoustic.path, textual.path) by its path, and one that now holds another model (downloaded
+    again, another size or norm) builds other parameters, which Lightning's load_state_dict refused as a traceback
+    listing every key."""
+    assert point.checkpoint is not None
+    ours = {f"model.{key}": tuple(value.shape) for key, value in model.state_dict().items()}
+    theirs = {key: tuple(getattr(value, "shape", ())) for key, value in point.checkpoint["state_dict"].items()}
+    lacks, extra = sorted(ours.keys() - theirs.keys()), sorted(theirs.keys() - ours.keys())
+    reshaped = [key for key in ours if key in theirs and ours[key] != theirs[key]]
+    problems = [f"{len(lacks)} of the model's weights are not in it (first {lacks[0].removeprefix('model.')})"] \
+        if lacks else []
+    problems += [f"{len(extra)} of its weights are not the model's (first {extra[0].removeprefix('model.')})"] \
+        if extra else []
+    problems += [f"{key.removeprefix('model.')} is {list(theirs[key])} there, {list(ours[key])} in the model"
+                 for key in reshaped[:1]]
+    if problems:
+        raise SateError(f"{point.path}: its weights do not fit the model the config builds now "
+                        f"({'; '.join(problems)}); does a hub directory the config names (acoustic.path, "
+                        "textual.path) hold another model than the run began with?")
+
+
+# Keys that name a file or directory: one named another way is no change. The data directory's vocabularies and
+# CMVN statistics, the teachers' weights and the hub models' parameters are checked against the checkpoint anyway.
+PLACE_KEYS = ("data.dir", "model.loss.kd.asr_teacher", "model.loss.kd.mt_teacher", "model.acoustic.path",
+              "model.textual.path")
+
+
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
-    if key == "data.dir":
-        # one directory spelled two ways (`data` and `/home/me/data`, as a recipe run with and without --data
-        # gives it) is no change; its vocabularies and CMVN statistics are checked against the checkpoint anyway
-        return _same_directory(*changes[key])
+    if key in PLACE_KEYS:
+        # one directory or file spelled two ways (`data` and `/home/me/data`, as a recipe run with and without
+        # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher)
+        return _same_place(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
     return key in SAFE_KEYS or key.split(".")[0] in SAFE_KEYS
 
 
-def _same_directory(a: object, b: object) -> bool:
+def _same_place(a: object, b: object) -> bool:
     """Do ``a`` and ``b`` (paths as a config gives them, relative ones from the current directory) name one
-    existing directory?"""
+    existing file or directory?"""
     if not (isinstance(a, str) and isinstance(b, str) and a and b):
         return False
     try:
-        return os.path.isdir(a) and os.path.samefile(a, b)
+        return os.path.exists(a) and os.path.samefile(a, b)
     except OSError:
         return False
 

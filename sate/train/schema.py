@@ -21,6 +21,10 @@ from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of
 # `trainer.max_minutes` (Lightning's timer is a timedelta, which overflowed at 1e300 minutes).
 MAX_SEED = 2**32 - 1
 MAX_MINUTES = 1e9
+# SpecAugment's masks per utterance: far beyond any policy (the paper's LD has 2 of each; adaptive ones some tens).
+# Each mask is a row of the batch's length (B x masks x frames of booleans): 10^9 time masks asked for terabytes.
+MAX_MASKS = 100
+MASKS = (lambda v: 0 <= v <= MAX_MASKS, f"from 0 to {MAX_MASKS}")
 # Lightning precision strings `trainer.precision` may name ("auto" is resolved by sate.train.trainer).
 PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true", "64-true")
 
@@ -94,9 +98,9 @@ class SpecAugConfig(Section):
     start_step: int = setting(0, "the update from which it applies (an untrained CTC model learns faster "
                               "without it)", at_least(0))
     freq_mask_width: int = setting(27, "F: the widest frequency mask, in mel bins", at_least(0))
-    num_freq_masks: int = setting(1, "frequency masks per utterance", at_least(0))
+    num_freq_masks: int = setting(1, "frequency masks per utterance", MASKS)
     time_mask_width: int = setting(100, "T: the widest time mask, in frames", at_least(0))
-    num_time_masks: int = setting(1, "time masks per utterance", at_least(0))
+    num_time_masks: int = setting(1, "time masks per utterance", MASKS)
     max_time_ratio: float = setting(0.2, "a time mask covers at most this share of its utterance", FRACTION)
 
 

@@ -21,8 +21,8 @@ from pathlib import Path
 from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, out_of_memory, shown
-from sate.files import require_file
-from sate.models.config import resolve_in_file
+from sate.files import check_data_directory, require_file
+from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
@@ -65,7 +65,7 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
         built = config if items == overrides else apply_init_from(_merged(data, items), sources)
-        resolve_in_file(built.task, built.model, path)  # before the data: a refusal names the file and key
+        check_monitor(built, resolve_in_file(built.task, built.model, path))  # before the data: named with the file
         if built.init:
             check_init_section(built.task, built.init)
         return built
@@ -74,6 +74,33 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     if need_data:
         _require_data(config, path)
     return config
+
+
+def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
+    """The metrics a run of this config has at every validation's end (`sate.train.module.SateModule` logs them, from
+    the terms of its model's loss), which `trainer.monitor` may name."""
+    if isinstance(model, MTConfig):
+        terms = ["loss_ce", "acc"]
+    elif isinstance(model, ASRConfig):
+        terms = ["loss_ctc", *(["loss_ce", "acc"] if model.decoder.layers else [])]
+    else:
+        kd = model.loss.kd
+        terms = ["loss_ce", "loss_ctc", *(["loss_kd_asr"] if kd.asr_weight > 0 else []),
+                 *(["loss_kd_mt"] if kd.mt_weight > 0 else []), "acc"]
+    names = [f"valid/{term}" for term in ["loss", *terms]]
+    names += ["valid/wer"] if config.task != "mt" else []
+    names += ["valid/bleu"] if config.task != "asr" and config.trainer.valid_bleu_utts > 0 else []
+    names += [f"train/{term}" for term in ["loss", *terms, *(["loss_mt"] if config.text_batches else [])]]
+    return [*names, "lr", "epoch", "step"]
+
+
+def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
+    """`trainer.monitor` must be a metric the run logs: Lightning found one it never logs (a typo, `valid/bleu` of an
+    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work."""
+    names = logged_metrics(config, model)
+    if config.trainer.monitor not in names:
+        raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
+                        f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
 
 
 def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[str]], TrainingConfig]) \
@@ -261,7 +288,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
             if lock.takeover:
                 print(f"taking over {lock.path}: the run that held it ({describe(lock.takeover)}) is gone")
             return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
-    except SateError:
+    except (SateError, OSError):  # an OS error too: a data.dir it may not read, a name too long, a full disk
         if fresh:
             _remove_unused(exp, made)
         raise
@@ -310,8 +337,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.train.resume import (
         check_cmvn,
         check_config_change,
+        check_epochs,
         check_teachers,
         check_vocabularies,
+        check_weights,
         find_resume_point,
         set_aside,
         teacher_prints,
@@ -325,6 +354,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     point = find_resume_point(ckpt_dir)
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
+        check_epochs(point, config.trainer.max_epochs)
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:
@@ -336,6 +366,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))
+    if data_dir.is_dir():  # one missing is named by the vocabularies' reader, with the current directory
+        check_data_directory(data_dir, "data.dir")
     check_feature_mode(config)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     cmvn = data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global" else None
@@ -354,6 +386,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     teachers = teacher_prints(model)
     if point.checkpoint is not None:
         check_teachers(point, model, teachers)
+        check_weights(point, model)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
                         cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
     if config.data.frozen_cache and point.checkpoint is not None:

@@ -16,6 +16,7 @@ from sate.bench.cli import main
 from sate.bench.subject import TINY_MODEL, fit, load_subject
 from sate.data.dataset import SpeechDataset, collate
 from sate.data.vocab import Vocabulary
+from sate.errors import SateError
 from sate.models import build_model
 from sate.models.model_file import save_model_file
 
@@ -211,3 +212,20 @@ def test_a_beam_beyond_the_target_vocabulary_is_refused_before_any_part(tmp_path
         f"python -m sate.bench: error: --beam {size + 1}: the decode part's ESPnet search keeps at most the target "
         f"vocabulary's {size} tokens of {tiny_st_file}")
     assert not out.exists()
+
+
+@pytest.mark.parametrize(("text", "says"), [
+    ("batch: {per_device: abc}\n", "batch.per_device must be a whole number of at least 1, got 'abc'"),
+    ("batch: {per_device: 0}\n", "batch.per_device must be a whole number of at least 1, got 0"),
+    ("- 1\n", "the top level must be a mapping of keys, not list"),
+    ("batch: [1]\n", r"batch must be a mapping of keys, got \[1\]"),
+    ("batch: {per_device: [\n", "invalid YAML")])
+def test_the_batch_cap_beside_the_model_is_read_as_a_config(tmp_path: Path, text: str, says: str) -> None:
+    """`python -m sate.bench --model EXP/model.pt` takes its batch cap from EXP/config.yaml, read with PyYAML and
+    int(): a hand-edited file was a ValueError, AttributeError or ScannerError traceback (twelfth hostile pass)."""
+    (tmp_path / "config.yaml").write_text(text)
+    with pytest.raises(SateError, match=rf"^{tmp_path / 'config.yaml'}.*{says}"):
+        train_part.default_max_frames(tmp_path / "model.pt")
+    for fine, frames in (("batch: {per_device: 3000}\n", 3000), ("task: asr\n", train_part.DEFAULT_MAX_FRAMES)):
+        (tmp_path / "config.yaml").write_text(fine)
+        assert train_part.default_max_frames(tmp_path / "model.pt") == frames

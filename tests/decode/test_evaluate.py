@@ -181,6 +181,29 @@ def test_a_data_directory_that_is_not_there_is_named(tmp_path: Path, eval_packs:
     assert not (tmp_path / "out").exists()
 
 
+
+def test_a_pack_or_an_experiment_given_as_the_data_directory_is_named(tmp_path: Path, eval_packs: dict[str, Path],
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`--data PACK` or `--data EXP` (`data.dir` of `sate train` too) was told "run `sate prep`" or "run `sate
+    vocab`", commands that refuse to write into either (twelfth hostile pass)."""
+    with pytest.raises(SateError, match=rf"^--data {eval_packs['st']}: a packed model \(`sate pack`\), not a data "
+                                        r"directory \(`sate prep --out`\)$"):
+        evaluate(eval_packs["st"], eval_packs["st"], "dev", tmp_path / "out", device="cpu")
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    with pytest.raises(SateError, match=r"^--data .*exp: an experiment \(it holds checkpoints\), not a data "):
+        evaluate(eval_packs["st"], exp, "dev", tmp_path / "out", device="cpu")
+    config = tmp_path / "asr.yaml"
+    config.write_text(f"task: asr\ndata: {{dir: {exp}}}\n")
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "run")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate train: error: data.dir {exp}: an experiment (it holds "
+                                               "checkpoints), not a data directory (`sate prep --out`)")
+    assert main(["analyze", "attention", "--model", str(eval_packs["st"]), "--data", str(exp), "--utt", "x",
+                 "--out", str(tmp_path / "a.png")]) == 2
+    assert "--data" in capsys.readouterr().err
+    assert not (tmp_path / "out").exists() and not (tmp_path / "run").exists()
+
+
 def test_an_empty_split_is_refused_before_decoding(tmp_path: Path, eval_packs: dict[str, Path],
                                                    prepared_data: Path) -> None:
     """A split of zero rows was decoded, and then sacreBLEU's score was an IndexError traceback."""

@@ -100,6 +100,24 @@ def test_st_acoustic_from_an_espnet2_asr_experiment(tmp_path: Path, build: Build
             assert torch.allclose(ours.ctc_logits, ctc.ctc_lo(theirs), atol=1e-6)
 
 
+def test_an_espnet_token_list_is_read_as_pyyaml_wrote_it(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                         tgt_tokens: list[str]) -> None:
+    """ESPnet dumps its config.yaml with PyYAML, whose YAML 1.1 leaves the token `08` plain: sate's loader read it
+    as YAML 1.2 does, as the number 8, and refused the list ("token_list must be a list or a path, got list")."""
+    tokens = [*src_tokens[:4], "08", "09", *src_tokens[6:]]
+    _, _, pth = _espnet_asr_experiment(tmp_path / "exp", tokens)
+    assert "\n- 08\n" in (tmp_path / "exp" / "config.yaml").read_text()  # plain, as ESPnet writes it
+    st = build("st", acoustic=ESPNET_ACOUSTIC)
+    rows = initialize(st, {"acoustic": {"path": str(pth)}, "ctc": {"path": str(pth)}}, tokens, tgt_tokens,
+                      log=lambda _line: None)
+    assert all(row.ok for row in rows)
+    config = tmp_path / "exp" / "config.yaml"
+    config.write_text(config.read_text().replace("- 08\n", "- 8\n"))  # a number where a token goes
+    with pytest.raises(SateError, match=rf"^{config}: token_list\[4\] is 8, not a token \(text\)$"):
+        initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"acoustic": {"path": str(pth)}}, tokens, tgt_tokens,
+                   log=lambda _line: None)
+
+
 def test_mt_from_an_espnet2_mt_experiment(tmp_path: Path, build: Build, batch: dict[str, Any],
                                           src_tokens: list[str], tgt_tokens: list[str]) -> None:
     """ESPnet2 MT: source embedding in frontend.embed.0, encoder without input layer, decoder."""
@@ -347,3 +365,30 @@ def test_an_asr_teacher_normalised_otherwise_than_the_run_is_refused(files: dict
                       tgt_tokens, cmvn_kind="none")
     load_teachers(build("st", loss={"kd": {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}}), src_tokens,
                   tgt_tokens, cmvn_kind="none")  # a file that records neither is let be
+
+
+def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
+        tmp_path: Path, files: dict[str, Any], build: Build, speech_hub_dir: Callable[[str, str], Path],
+        src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """The frozen ASR teacher reads the student's batches: a hub teacher (waveforms) in an fbank run was refused only
+    at the first batch, telling the user to "set data.features waveform" (the run's were right); an fbank teacher
+    in a waveform run was a conv2d RuntimeError traceback."""
+    pytest.importorskip("transformers")
+    from sate.models import build_model
+
+    acoustic = {"type": "hf_wav2vec2", "path": str(speech_hub_dir("hf_wav2vec2", "group"))}
+    hub_asr = build_model("asr", {"d_model": 16, "acoustic": acoustic}, len(src_tokens), len(tgt_tokens))
+    save_model_file(tmp_path / "hub_asr.pt", hub_asr, src_tokens, tgt_tokens)
+    kd = {"asr_weight": 0.5, "asr_teacher": str(tmp_path / "hub_asr.pt")}
+    with pytest.raises(SateError, match=r"^loss\.kd\.asr_teacher .*hub_asr\.pt reads waveforms \(acoustic\.type "
+                                        r"hf_wav2vec2\), this run's model fbank \(acoustic\.type conformer\): the "
+                                        r"frozen teacher reads the run's batches"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)
+    kd = {"asr_weight": 0.5, "asr_teacher": files["asr_path"]}
+    small = {"layers": 1, "heads": 2, "ffn": 32}
+    student = build_model("st", {"d_model": 16, "acoustic": acoustic, "textual": small, "decoder": small,
+                                 "loss": {"kd": kd}}, len(src_tokens), len(tgt_tokens))
+    with pytest.raises(SateError, match=r"asr\.pt reads fbank \(acoustic\.type conformer\), this run's model "
+                                        r"waveforms \(acoustic\.type hf_wav2vec2\)"):
+        load_teachers(student, src_tokens, tgt_tokens, log=lambda _line: None)
+    load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)  # fbank, both

@@ -83,3 +83,28 @@ def test_sate_with_a_wav2vec2_and_a_marian_model_trains_and_decodes(
     finally:
         shutil.move(moved / "marian", marian_dir)
         shutil.move(moved / "ssl", ssl)
+
+
+@pytest.mark.slow
+def test_a_resume_whose_hub_directory_holds_another_model_is_refused(
+        tmp_path: Path, prepared_data: Path, speech_hub_dir: Callable[[str, str], Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """The config names a hub model by its directory: one that holds another model since the run began (here a
+    layer-norm wav2vec2 where a group-norm one was) builds other parameters, and Lightning's load_state_dict was a
+    RuntimeError traceback listing every key, after the data was prepared."""
+    hub = tmp_path / "hub"
+    shutil.copytree(speech_hub_dir("hf_wav2vec2", "group"), hub)
+    model = {"d_model": 16, "acoustic": {"type": "hf_wav2vec2", "path": str(hub), "freeze_feature_extractor": True}}
+    hub_config(tmp_path, "asr", prepared_data, model, 1)
+    argv = ["train", "--config", str(tmp_path / "asr.yaml"), "--exp", str(tmp_path / "exp")]
+    assert main(argv) == 0
+    shutil.rmtree(hub)
+    shutil.copytree(speech_hub_dir("hf_wav2vec2", "layer"), hub)
+    capsys.readouterr()
+    assert main([*argv, "--set", "trainer.max_epochs=2"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.startswith(f"sate train: error: {tmp_path / 'exp' / 'checkpoints' / 'last.ckpt'}: its weights do not "
+                          "fit the model the config builds now (19 of the model's weights are not in it (first "
+                          "acoustic.encoder.model.feature_extractor.conv_layers.0.conv.bias)"), err
+    assert err.endswith("does a hub directory the config names (acoustic.path, textual.path) hold another model than "
+                        "the run began with?"), err

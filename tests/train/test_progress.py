@@ -35,3 +35,17 @@ def test_a_log_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
     path = log(tmp_path, 1, b"0,0.1,1,4.0\n\xff\xfe,1,2,3\n")
     with pytest.raises(SateError, match=rf"^{path}:3: not valid UTF-8"):
         drop_rows_after(tmp_path, 1)
+
+
+@pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
+                                  '{"seconds": 5, "runs": -1}', '{"seconds": "60", "runs": 1}',
+                                  '{"seconds": 5, "runs": 1.5}', '{"seconds": NaN, "runs": 1}', "[]", "garbage"])
+def test_a_train_time_record_out_of_range_starts_the_time_again(tmp_path: Path, text: str) -> None:
+    """A hand-edited EXP/train_time.json was added to as it stood: seconds of 1e400 were written back as `Infinity`
+    (no JSON number), -5 as -4.0, run after run (twelfth hostile pass); damage of any kind starts again at zero."""
+    from sate.train.train_time import read_train_time
+
+    (tmp_path / "train_time.json").write_text(text)
+    assert read_train_time(tmp_path) == {"seconds": 0.0, "runs": 0}
+    (tmp_path / "train_time.json").write_text('{"seconds": 12.5, "runs": 2}')
+    assert read_train_time(tmp_path) == {"seconds": 12.5, "runs": 2}

@@ -88,15 +88,30 @@ def test_every_checkpoint_of_a_run_loads_with_weights_only_and_no_extra_globals(
 
 
 def test_a_last_ckpt_older_than_another_is_called_older_not_unreadable(trained: tuple[Path, Path], exp: Path) -> None:
-    """A run stopped between writing an epoch's checkpoint and last.ckpt resumes from the newer one and says why."""
+    """A run stopped between writing an epoch's checkpoint and last.ckpt (which still holds the epoch before)
+    resumes from the further one and says why."""
     from sate.train.resume import find_resume_point
 
     ckpts = exp / "checkpoints"
-    newest = max((p for p in ckpts.glob("*.ckpt") if p.name != "last.ckpt"), key=lambda p: p.stat().st_mtime)
-    os.utime(ckpts / "last.ckpt", (newest.stat().st_mtime - 10,) * 2)
+    shutil.copy(ckpts / "epoch001.ckpt", ckpts / "last.ckpt")  # the newest file by time, one update behind
     point = find_resume_point(ckpts)
-    assert point.path == newest and point.passed_over == []
-    assert point.notes[0].startswith(f"{ckpts / 'last.ckpt'} is older; resuming from {newest.name}"), point.notes
+    assert point.path == ckpts / "epoch002.ckpt" and point.passed_over == []
+    assert point.notes[0].startswith(f"{ckpts / 'last.ckpt'} is older; resuming from epoch002.ckpt"), point.notes
+
+
+def test_a_copied_experiment_resumes_from_its_furthest_checkpoint_whatever_the_file_times(
+        trained: tuple[Path, Path], exp: Path) -> None:
+    """A copy (`cp -r`) gives each file the time of its copy: the newest by time was whichever was copied last,
+    an epoch checkpoint behind last.ckpt, and the resumed run went on from there and overwrote the progress of
+    last.ckpt (twelfth hostile pass)."""
+    from sate.train.resume import find_resume_point
+
+    ckpts = exp / "checkpoints"
+    os.utime(ckpts / "epoch000.ckpt")  # copied last: the newest file
+    point = find_resume_point(ckpts)
+    assert point.path == ckpts / "last.ckpt" and point.checkpoint is not None
+    assert point.checkpoint["global_step"] == 3 and point.notes == [f"resuming from {ckpts / 'last.ckpt'} (step 3, "
+                                                                    "epoch 2)"]
 
 
 def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Path, Path], exp: Path,
@@ -175,6 +190,7 @@ def test_a_changed_config_names_the_checkpoint_resumed_from_when_not_last(traine
     changed nothing, read "cannot resume with a changed config" (tenth hostile pass)."""
     ckpt = torch.load(exp / "checkpoints" / "epoch002.ckpt", weights_only=True)
     ckpt["sate"]["train_config"]["optim"]["lr"] = 0.5
+    ckpt["global_step"], ckpt["epoch"] = 9, 9  # further than last.ckpt
     torch.save(ckpt, exp / "checkpoints" / "epoch009.ckpt")
     assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=12"]) == 2
     assert capsys.readouterr().err.startswith(f"sate train: error: {exp}/checkpoints/epoch009.ckpt: cannot resume "
@@ -188,3 +204,43 @@ def test_config_changes_compare_resolved_models() -> None:
     assert set(config_changes(base, {**base, "init": {"acoustic": {"path": "a.pt"}}})) == {"init"}
     with pytest.raises(SateError):
         read_checkpoint(Path("/nonexistent/last.ckpt"))
+
+
+def test_teachers_spelled_another_way_are_no_change(tmp_path: Path, prepared_data: Path, make_config: MakeConfig,
+                                                    monkeypatch: pytest.MonkeyPatch,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """`--init-from asr=exp/asr/model.pt` on the first run and `/abs/exp/asr/model.pt` (or `./exp/...`) on the
+    resume: "cannot resume with a changed config: model.loss.kd.asr_teacher" for the same files (twelfth hostile
+    pass); their weights are checked against the checkpoint's record anyway. Another file is still a change."""
+    from sate.train.average import average
+
+    monkeypatch.chdir(tmp_path)
+    for task in ("asr", "mt"):
+        train(load_training_config(make_config(tmp_path, task, prepared_data), []), Path(task))
+        average(Path(task) / "checkpoints", Path(task) / "model.pt", last=1)
+    config = make_config(tmp_path, "st", prepared_data, model={"loss": {"kd": {"asr_weight": 0.5, "mt_weight": 0.5}}})
+    argv = ["train", "--config", str(config), "--exp", "st"]
+    assert main([*argv, "--init-from", "asr=asr/model.pt", "--init-from", "mt=mt/model.pt"]) == 0
+    assert main([*argv, "--init-from", f"asr={tmp_path}/asr/model.pt", "--init-from", "mt=./mt/model.pt",
+                 "--set", "trainer.max_epochs=2"]) == 0
+    out = capsys.readouterr().out
+    assert "resuming with model.loss.kd.asr_teacher changed: 'asr/model.pt' -> '/" in out
+    assert "resuming with model.loss.kd.mt_teacher changed: 'mt/model.pt' -> './mt/model.pt'" in out
+    shutil.copy(Path("mt") / "model.pt", tmp_path / "mt_copy.pt")
+    assert main([*argv, "--init-from", "asr=asr/model.pt", "--init-from", "mt=mt_copy.pt",
+                 "--set", "trainer.max_epochs=3"]) == 2
+    assert "cannot resume with a changed config: model.loss.kd.mt_teacher './mt/model.pt' -> 'mt_copy.pt'" in \
+        capsys.readouterr().err
+
+
+def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], exp: Path,
+                                                    capsys: pytest.CaptureFixture) -> None:
+    """`trainer.max_epochs` may change on a resume, but one below the epoch the run is at was Lightning's
+    MisconfigurationException traceback once the model and data were set up (twelfth hostile pass)."""
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=1"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {exp / 'checkpoints' / 'last.ckpt'}: the run is at epoch 2 (counted from 0), beyond "
+        "trainer.max_epochs 1: a resume trains on up to its budget; raise trainer.max_epochs to train more, or train "
+        "into a new --exp")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before

@@ -23,13 +23,13 @@ from sate.cli import main
 from sate.config import apply_overrides, read_yaml
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
-from sate.models.config import MAX_WIDTH
+from sate.models.config import MAX_WIDTH, resolve_config
 from sate.models.tiny import tiny_config
 from sate.train.average import average
 from sate.train.data import plan_batch
 from sate.train.schedule import SkippableAdam, inverse_sqrt_factor
 from sate.train.schema import BatchConfig
-from sate.train.trainer import load_training_config, train
+from sate.train.trainer import load_training_config, logged_metrics, train
 
 MakeConfig = Callable[..., Path]
 
@@ -93,6 +93,27 @@ def test_an_empty_valid_split_is_one_line(tmp_path: Path, make_config: MakeConfi
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
     assert capsys.readouterr().err.strip().splitlines()[-1] == (f"sate train: error: {data}: the valid split (dev) "
                                                                 "holds no items to train or validate on")
+
+
+@pytest.mark.parametrize(("task", "sets", "logs"), [
+    ("asr", ["trainer.monitor=valid/foo"], "valid/loss, valid/loss_ctc, valid/wer"),
+    ("asr", ["trainer.monitor=valid/bleu"], "valid/loss, valid/loss_ctc, valid/wer"),
+    ("mt", ["trainer.monitor=valid/wer"], "valid/loss, valid/loss_ce, valid/acc, valid/bleu"),
+    ("mt", ["trainer.monitor=valid/bleu", "trainer.valid_bleu_utts=0"], "valid/loss, valid/loss_ce, valid/acc")])
+def test_a_monitor_the_run_never_logs_is_refused_before_any_work(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, task: str, sets: list[str], logs: str,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """Lightning finds a monitored metric that is never logged (a typo, BLEU of an ASR run, BLEU with no utterance
+    decoded for it) only at the end of the first epoch: a MisconfigurationException traceback after the work."""
+    config = make_config(tmp_path, task, prepared_data)
+    argv = [item for key in sets for item in ("--set", key)]
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    monitor = sets[0].split("=")[1]
+    assert err.splitlines() == [f"sate train: error: {config} with --set {sets[-1]!r}: trainer.monitor {monitor!r} is "
+                                f"not a metric this {task} run logs ({logs}, or a train/ one)"], err
+    assert not (tmp_path / "exp").exists()
+    assert main(["config", "--config", str(config), *argv]) == 2
 
 
 @pytest.mark.parametrize(("key", "value"), [("d_model", 10 ** 13), ("d_model", 10 ** 30), ("acoustic.ffn", 10 ** 7),
@@ -169,6 +190,10 @@ def test_each_task_learns_on_a_repeated_batch(tmp_path: Path, make_config: MakeC
     valid_keys |= {"valid/bleu"} if task != "asr" else set()
     for key in valid_keys:
         assert metric_rows(exp, key), f"{key} was never logged"
+    # what `trainer.monitor` may name (checked before any work) is what the run logs
+    logged = {key for path in (exp / "logs").glob("version_*/metrics.csv") for row in csv.DictReader(path.open())
+              for key, value in row.items() if value}
+    assert logged == set(logged_metrics(config, resolve_config(task, config.model))), logged
 
 
 @pytest.mark.slow
@@ -423,6 +448,9 @@ def test_st_starts_from_asr_and_mt_and_distils_from_both(tmp_path: Path, make_co
         if key.startswith(("acoustic.", "ctc.")):
             assert torch.equal(seen[key], value), key
     assert metric_rows(exp, "train/loss_kd_asr") and metric_rows(exp, "train/loss_kd_mt")
+    logged = {key for path in (exp / "logs").glob("version_*/metrics.csv") for row in csv.DictReader(path.open())
+              for key, value in row.items() if value}
+    assert logged == set(logged_metrics(config, resolve_config("st", config.model))), logged  # what monitor may name
     last = torch.load(exp / "checkpoints" / "last.ckpt", weights_only=True)
     assert not [k for k in last["state_dict"] if "teacher" in k]
     assert set(last["state_dict"]) == {"model." + k for k in seen}
