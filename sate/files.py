@@ -131,15 +131,15 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~current_umask()
 
 
-def _make_parents(directory: Path) -> list[Path]:
+def make_parents(directory: Path) -> list[Path]:
     """``directory`` and the parents it lacks, made (as ``mkdir -p``); the ones made, outermost first."""
     missing = [d for d in (directory, *directory.parents) if not d.exists()][::-1]
     directory.mkdir(parents=True, exist_ok=True)
     return missing
 
 
-def _remove_empty(made: list[Path]) -> None:
-    """Undo `_make_parents` after a failed write: a command that wrote nothing (a full disk) leaves no empty
+def remove_empty(made: list[Path]) -> None:
+    """Undo `make_parents` after a failed write: a command that wrote nothing (a full disk) leaves no empty
     folders behind. A folder something else has filled meanwhile stays."""
     for directory in reversed(made):
         try:
@@ -153,11 +153,11 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
     """A new temporary file beside ``path`` (a name that fits NAME_MAX, the mode ``path`` has or `open` would
     give), flushed to disk when the block ends; removed on any error, which names ``path`` when it named no file.
     The caller renames it into place."""
-    made = _make_parents(path.parent)
+    made = make_parents(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     except BaseException:
-        _remove_empty(made)
+        remove_empty(made)
         raise
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
@@ -167,7 +167,7 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
             os.fsync(f.fileno())
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        _remove_empty(made)
+        remove_empty(made)
         if isinstance(err, OSError) and err.filename is None:
             err.filename = str(path)  # a failed write or fsync names no file; the message at the CLI must
         raise

@@ -32,11 +32,13 @@ from sate import layout
 from sate.errors import SateError
 from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 
-# text: a file of text (translate, segment, evaluate, report); results: `sate evaluate`'s results.json (text that
-# only evaluate replaces); model: a sate model file (average); image: a PNG (analyze); pack: a packed model
-# directory (pack); directory: a directory the command creates or fills (prep, features, vocab, evaluate, analyze);
-# data: a data directory (prep, features, vocab), never an experiment; experiment: `sate train`'s --exp; corpus: a
-# directory `sate synth` voices a corpus into (OUT/en-de/), never a data directory or an experiment.
+# text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
+# results.json, and the hypotheses and references it scored: text that only evaluate replaces, and a regular file,
+# never a stream: a run's files are replaced together); model: a sate model file (average); image: a PNG (analyze);
+# pack: a packed model directory (pack); directory: a directory the command creates or fills (prep, features,
+# vocab, evaluate, analyze); data: a data directory (prep, features, vocab), never an experiment; experiment: `sate
+# train`'s --exp; corpus: a directory `sate synth` voices a corpus into (OUT/en-de/), never a data directory or an
+# experiment.
 Kind = Literal["text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
@@ -100,11 +102,23 @@ def _managed(path: Path) -> str | None:
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
         return f"it is {names[path.name]}'s {path.name}"
+    if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
+            _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
+        return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
+    if path.name == layout.RESULTS and evaluate_results(path):
+        return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
+    if path.name in layout.EVALUATE_OUTPUTS and evaluate_results(path.parent / layout.RESULTS):
+        # `translate --out EV/hyp.txt` replaced the hypotheses that EV/results.json scored (and that `sate report`
+        # bootstraps against the baseline's) with another text, exit 0
+        return f"it is an output of the `sate evaluate` run in {path.parent}, which only `sate evaluate` rewrites"
     if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
-    if path.name == layout.RESULTS and _json_object_with(path, ("mode", "split"), whole=True):
-        return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     return None
+
+
+def evaluate_results(path: Path) -> bool:
+    """Is ``path`` the results.json of a `sate evaluate` run (a JSON object naming its mode and split)?"""
+    return _json_object_with(path, ("mode", "split"), whole=True)
 
 
 def _manifest(path: Path) -> bool:
@@ -207,7 +221,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
-        if whose is not None and not (kind == "results" and path.name == layout.RESULTS):
+        if whose is not None and not (kind == "results" and path.name in layout.EVALUATE_OUTPUTS):
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")

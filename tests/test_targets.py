@@ -76,6 +76,16 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
     (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
     assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
     assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+    # `sate vocab --marian`'s CTC token list (twelfth hostile pass: translate --out replaced it, exit 0)
+    data = tmp_path / "data"
+    (data / "marian").mkdir(parents=True)
+    (data / "vocab.json").write_text('{"kind": "marian"}\n')
+    (data / "marian" / "ctc_tokens.txt").write_text("<blank>\n<unk>\n▁a\n")
+    with pytest.raises(SateError, match=r"it is sate vocab's marian/ctc_tokens.txt"):
+        check_output(data / "marian" / "ctc_tokens.txt", "text")
+    (tmp_path / "marian").mkdir()  # a folder of that name in no data directory
+    (tmp_path / "marian" / "ctc_tokens.txt").write_text("notes\n")
+    assert check_output(tmp_path / "marian" / "ctc_tokens.txt", "text") == tmp_path / "marian" / "ctc_tokens.txt"
 
 
 def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: Path,

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -251,3 +253,66 @@ def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
     assert main(["report", "--exp", str(root / "exp"), "--splits", "dev"]) == 0
     assert "| caf\\udce9 | dev |" in (root / "exp" / "results.md").read_text(encoding="utf-8")
     assert main(["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]) == 0
+
+
+def test_a_run_that_ends_without_results_leaves_the_earlier_run_and_no_new_folder(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Twelfth hostile pass: hyp.txt, ref.txt and results.json were replaced one by one, results.json removed first,
+    # so a full disk lost the earlier run's scores (and left the new hyp.txt beside the old ref.txt), and a kill
+    # while scoring left a new folder holding hyp.txt and ref.txt without results.
+    out = tmp_path / "ev"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    earlier = {p.name: p.read_bytes() for p in out.iterdir()}
+    real_fsync = os.fsync
+    calls: list[int] = []
+
+    def fsync(fd: int) -> None:  # the second file of the run finds the disk full
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("sate.files.os.fsync", fsync)
+        assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
+                     "--out", str(out)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier  # no temporary file either
+
+    def stopped(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sate.scoring.significance.confidence", stopped)
+    for folder in (out, tmp_path / "new" / "dev"):
+        assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
+                     "--out", str(folder)]) == 130
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
+    assert not (tmp_path / "new").exists()
+
+
+def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Twelfth hostile pass: `translate --out EV/hyp.txt` replaced the hypotheses EV/results.json scored (and that
+    # `sate report` bootstraps) with another text, exit 0; a named pipe at EV/hyp.txt hung evaluate, which read it
+    # back, and one linked to /dev/null was "0 hypotheses but 5 references" after the decode.
+    out = tmp_path / "ev"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    wav = read_manifest(prepared_data / "dev.jsonl")[0]["audio"]
+    for name in ("hyp.txt", "ref.txt", "transcript.txt", "results.json"):
+        assert main(["translate", "--model", str(eval_packs["st"]), wav, "--out", str(out / name)]) == 2
+        assert f"{name}: refusing to replace it: it" in capsys.readouterr().err
+    assert main(["segment", wav, "--out", str(out / "hyp.jsonl")]) == 0  # not one of its files: written beside
+    (out / "hyp.jsonl").unlink()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    (out / "notes").mkdir()  # a folder of the user's without evaluate's results is text like any other
+    assert main(["segment", wav, "--out", str(out / "notes" / "hyp.txt")]) == 0
+    for place in ("pipe", "null"):
+        (tmp_path / place).mkdir()
+        if place == "pipe":
+            os.mkfifo(tmp_path / place / "hyp.txt")
+        else:
+            (tmp_path / place / "hyp.txt").symlink_to(os.devnull)
+        with pytest.raises(SateError, match="refusing to replace it: not a regular file"):
+            evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / place, device="cpu")
