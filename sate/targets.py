@@ -111,7 +111,7 @@ def _managed(path: Path) -> str | None:
         # `translate --out EV/hyp.txt` replaced the hypotheses that EV/results.json scored (and that `sate report`
         # bootstraps against the baseline's) with another text, exit 0
         return f"it is an output of the `sate evaluate` run in {path.parent}, which only `sate evaluate` rewrites"
-    if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
+    if path.suffix == ".jsonl" and (_data_dir(path.parent) or is_manifest(path)):
         return f"it is a manifest of the data directory {path.parent} (sate prep)"
     return None
 
@@ -121,7 +121,7 @@ def evaluate_results(path: Path) -> bool:
     return _json_object_with(path, ("mode", "split"), whole=True)
 
 
-def _manifest(path: Path) -> bool:
+def is_manifest(path: Path) -> bool:
     """Does ``path`` begin with a manifest row (`sate prep`'s keys ``id`` and ``audio``)? A data directory that
     `sate prep` alone has written holds nothing else to tell it by: `segment --out DATA` replaced its train.jsonl
     with segment times."""
@@ -295,6 +295,17 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
     return real
+
+
+def check_manifests(directory: Path, names: Iterable[str], option: str = "--out") -> None:
+    """`sate prep` replaces its own manifests, not a file of the user's under a split's name: a ``train.jsonl`` of
+    other JSON lines (a dataset of another tool) was replaced with a manifest, exit 0. An empty file holds nothing
+    to lose."""
+    for name in names:
+        path = directory / name
+        if path.is_file() and path.stat().st_size and not is_manifest(path):
+            raise SateError(f"{option} {directory}: refusing to replace {path}: it is no manifest of `sate prep` (its "
+                            "first line holds no id and audio); move it away or prepare into another directory")
 
 
 def check_own_files(directory: Path, names: Iterable[str], option: str = "--data") -> None:

@@ -28,7 +28,7 @@ from sate.data.manifest import check_split_names, write_manifest
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError
 from sate.files import real_path
-from sate.targets import check_output, check_own_files, dir_name
+from sate.targets import check_manifests, check_output, check_own_files, dir_name
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -115,6 +115,7 @@ def run(args: argparse.Namespace) -> int:
         if not result.rows:
             raise SateError(f"{result.split}: no segments left after filtering")
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
+    check_manifests(args.out, [f"{result.split}.jsonl" for result in results])
     for result in results:
         write_manifest(args.out / f"{result.split}.jsonl", result.rows)
         report(result)

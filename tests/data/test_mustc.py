@@ -263,6 +263,19 @@ def test_failed_run_leaves_previous_manifests_untouched(run_sate, corpus: Path, 
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
+def test_a_file_of_the_users_under_a_splits_name_is_not_replaced(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # Twelfth hostile pass: a train.jsonl of other JSON lines (another tool's dataset) was replaced, exit 0.
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "train.jsonl").write_text('{"text": "my own data"}\n')
+    code, _, err = prep(run_sate, corpus, out)
+    assert code == 2 and f"refusing to replace {out}/train.jsonl: it is no manifest of `sate prep`" in err
+    assert (out / "train.jsonl").read_text() == '{"text": "my own data"}\n' and not (out / "dev.jsonl").exists()
+    (out / "train.jsonl").write_text("")  # an empty file holds nothing to lose; a manifest of prep is replaced
+    assert prep(run_sate, corpus, out)[0] == 0
+    assert prep(run_sate, corpus, out)[0] == 0
+
+
 def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_path: Path) -> None:
     import sate.data.manifest as manifest
     import sate.data.prep as prep_module
