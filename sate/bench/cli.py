@@ -55,7 +55,7 @@ from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.decode.options import MAX_BEAM
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import atomic_write_text
 from sate.numbers import check_jobs, is_digits, max_jobs
 from sate.targets import check_output, file_name
@@ -352,5 +352,5 @@ def main(argv: list[str] | None = None) -> int:
     print(summary(result))
     out.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(out, json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    print(f"wrote {one_line(str(args.out))}")
     return 0

@@ -50,7 +50,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
@@ -588,7 +588,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     cmvn_path = data_dir / layout.CMVN
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
-        print(f"wrote {cmvn_path}")
+        print(f"wrote {one_line(str(cmvn_path))}")
     elif not cmvn_path.is_file():
         print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -26,7 +26,7 @@ from pathlib import Path
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.manifest import check_split_names, write_manifest
 from sate.data.rows import RowFilter, SplitResult
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import real_path
 from sate.targets import check_manifests, check_output, check_own_files, dir_name
 
@@ -119,5 +119,5 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         write_manifest(args.out / f"{result.split}.jsonl", result.rows)
         report(result)
-    print(f"wrote {', '.join(str(args.out / (r.split + '.jsonl')) for r in results)}")
+    print(f"wrote {', '.join(one_line(str(args.out / (r.split + '.jsonl'))) for r in results)}")
     return 0

@@ -37,7 +37,7 @@ from typing import Any, TypedDict
 from sate import layout
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import (
     json_text,
     make_parents,
@@ -377,7 +377,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             speed += f", real-time factor {results['rtf']:.3f}"
         print(f"{split}: {len(rows)} utterances decoded in {elapsed:.1f} s ({speed}) on {model.device}, {mode} model")
         print("\n".join(report))
-        print(f"wrote {out}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
+        print(f"wrote {one_line(str(out))}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
               + (", transcript.txt, transcript_ref.txt" if transcripts is not None else "")
               + (", delays.jsonl" if streamed is not None else ""))
         return results

@@ -321,3 +321,11 @@ def test_wav_files_are_read_once_per_talk(monkeypatch, corpus: Path, tmp_path: P
     monkeypatch.setattr(rows, "wav_info", lambda path: opened.append(path) or real(path))
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
     assert len(opened) == len(set(opened)) == 3 + 1 + 2
+
+
+def test_the_wrote_line_escapes_control_characters_in_names(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # Twelfth hostile pass: "wrote OUT/train.jsonl" printed a line break or a terminal escape of the name as it is.
+    out = tmp_path / "a\nb\x1b[2J"
+    code, printed, _ = prep(run_sate, corpus, out)
+    wrote = [line for line in printed.splitlines() if "wrote" in line]
+    assert code == 0 and len(wrote) == 1 and "a\\nb\\x1b[2J/train.jsonl" in wrote[0] and "\x1b" not in printed

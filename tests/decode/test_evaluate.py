@@ -19,7 +19,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
 from sate.decode.evaluate import evaluate
 from sate.decode.pack import pack
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
 from sate.scoring.degeneration import length_ratio, loop_share
@@ -46,6 +46,7 @@ def eval_packs(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, tr
 def evaluate_cli(capsys: pytest.CaptureFixture[str], out: Path, data: Path, *args: str | Path) -> dict:
     assert main(["evaluate", "--data", str(data), "--out", str(out), *map(str, args)]) == 0
     printed = capsys.readouterr().out
+    assert printed.splitlines()[-1].startswith(f"wrote {one_line(str(out))}/results.json") and "\x1b" not in printed
     results = json.loads((out / "results.json").read_text())
     for name in ("bleu", "chrf", "ter"):
         if name in results:
@@ -289,6 +290,10 @@ def test_a_run_that_ends_without_results_leaves_the_earlier_run_and_no_new_folde
                      "--out", str(folder)]) == 130
     assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
     assert not (tmp_path / "new").exists()
+    monkeypatch.undo()
+    capsys.readouterr()
+    named = tmp_path / "a\nb\x1b[2J"  # the "wrote" line escapes a name's control characters
+    evaluate_cli(capsys, named, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
 
 
 def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
