@@ -48,7 +48,7 @@ from sate.files import (
     require_file,
 )
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, dir_name, evaluate_results
+from sate.targets import check_output, dir_name, evaluate_results, name_max
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -109,6 +109,9 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
     models = [real_path(model_dir)] + ([real_path(mt_model_dir)] if mt_model_dir is not None else [])
     name = "+".join(f"{m.parent.name}-{m.name}" if m.parent.name else m.name for m in models)
     digest = hashlib.sha1(b"\n".join(map(os.fsencode, models))).hexdigest()[:8]  # a name not UTF-8 as its bytes
+    # cut to fit the file system (the digest keeps it apart): two long folder names made a name no --out had given
+    # ("File name too long (...: choose a shorter one)")
+    name = os.fsdecode(os.fsencode(name)[:name_max(Path("eval")) - len(digest) - 1])
     return Path("eval") / f"{name}-{digest}" / split
 
 

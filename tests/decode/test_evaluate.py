@@ -152,6 +152,14 @@ def test_default_output_folders_differ_per_model_and_stale_files_go(
     assert len(folders) == 2 and [p.name.split("-")[:2] for p in folders] == [["asr", "pack"], ["st", "pack"]]
     assert {json.loads((p / "dev" / "results.json").read_text())["mode"] for p in folders} == {"asr", "st"}
     assert not (folders[0] / "dev" / "hyp.txt").exists()
+    # A pack in folders of long names: the default folder is cut to a name the file system takes (twelfth hostile
+    # pass: "File name too long ... choose a shorter one", with no --out given)
+    long_pack = tmp_path / ("p" * 150) / ("n" * 150)
+    shutil.copytree(eval_packs["asr"], long_pack)
+    assert main(["evaluate", "--model", str(long_pack), "--data", str(prepared_data), "--split", "dev"]) == 0
+    [results] = Path("eval").glob("ppp*/dev/results.json")
+    name = results.parent.parent.name
+    assert len(name) == 255 and name.startswith("p" * 150 + "-nnn") and name[-9] == "-"
     # The same folder used again by another model: the earlier model's files are not left beside the new ones.
     out = tmp_path / "shared"
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
