@@ -252,26 +252,33 @@ def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
     return True
 
 
-def replace_together(contents: dict[Path, bytes], record: Path, record_text: str) -> None:
-    """Write a set of files that must agree with each other (a vocabulary's models and token lists) and the
-    ``record`` saying the set is complete and what made it. Every file is written to its temporary sibling first,
-    so a full disk or an interrupt there changes none of them and loses nothing the user had; only then is the old
-    record removed, the files renamed into place and the new record renamed last. A kill among the renames (no
-    writes, no waiting on the disk) leaves no record, and the set is made again."""
+def replace_together(contents: dict[Path, bytes], record: Path | None = None, record_text: str = "") -> None:
+    """Write a set of files that must agree with each other (a vocabulary's models and token lists, a corpus's
+    manifests) and the ``record`` saying the set is complete and what made it, where there is one. Every file is
+    written to its temporary sibling first, so a full disk or an interrupt there changes none of them and loses
+    nothing the user had; only then is the old record removed, the files renamed into place and the new record
+    renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
+    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`)."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
+    made: list[Path] = []
+    last = [(record, record_text.encode())] if record is not None else []
     try:
-        for path, data in [*contents.items(), (record, record_text.encode())]:
+        for path, data in [*contents.items(), *last]:
             path = Path(os.path.realpath(path))
+            made += make_parents(path.parent)
             with _temporary_sibling(path, "wb") as (f, tmp):
                 temps.append((tmp, path))
                 f.write(data)
-        temps[-1][1].unlink(missing_ok=True)
+        if record is not None:
+            temps[-1][1].unlink(missing_ok=True)
         while temps:
             os.replace(*temps[0])
             temps.pop(0)
-    finally:
+    except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
+        remove_empty(made)  # a folder a renamed file is in stays
+        raise
 
 
 def open_lock(path: Path) -> IO[str]:
