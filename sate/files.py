@@ -342,6 +342,9 @@ OS_HINTS = {
     errno.EFBIG: "beyond the largest file allowed here: a file size limit (ulimit -f) or the file system's own",
     errno.EACCES: "see the file's and its folders' permissions (ls -l), or use another place",
     errno.EPERM: "the system allows no such change there (a special or protected file system): use another place",
+    # a low `ulimit -n` (worker processes each take pipes): it read "Too many open files" and named no limit
+    errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it, or start fewer worker processes (--jobs)",
+    errno.ENFILE: "the system's limit is reached: close other programs, or start fewer worker processes (--jobs)",
 }
 
 
