@@ -107,7 +107,7 @@ def _managed(path: Path) -> str | None:
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
-    if path.name in layout.EVALUATE_OUTPUTS and evaluate_results(path.parent / layout.RESULTS):
+    if _evaluate_output(path):
         # `translate --out EV/hyp.txt` replaced the hypotheses that EV/results.json scored (and that `sate report`
         # bootstraps against the baseline's) with another text, exit 0
         return f"it is an output of the `sate evaluate` run in {path.parent}, which only `sate evaluate` rewrites"
@@ -119,6 +119,11 @@ def _managed(path: Path) -> str | None:
 def evaluate_results(path: Path) -> bool:
     """Is ``path`` the results.json of a `sate evaluate` run (a JSON object naming its mode and split)?"""
     return _json_object_with(path, ("mode", "split"), whole=True)
+
+
+def _evaluate_output(path: Path) -> bool:
+    """Is ``path`` one of the files of a `sate evaluate` run (results.json, or hyp.txt and the like beside it)?"""
+    return path.name in layout.EVALUATE_OUTPUTS and evaluate_results(path.parent / layout.RESULTS)
 
 
 def is_manifest(path: Path) -> bool:
@@ -221,7 +226,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
-        if whose is not None and not (kind == "results" and path.name in layout.EVALUATE_OUTPUTS):
+        if whose is not None and not (kind == "results" and _evaluate_output(path)):
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")

@@ -83,6 +83,9 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
     (data / "marian" / "ctc_tokens.txt").write_text("<blank>\n<unk>\n▁a\n")
     with pytest.raises(SateError, match=r"it is sate vocab's marian/ctc_tokens.txt"):
         check_output(data / "marian" / "ctc_tokens.txt", "text")
+    (data / "delays.jsonl").write_text((prepared_data / "dev.jsonl").read_text())  # a split named as evaluate's
+    with pytest.raises(SateError, match="it is a manifest of the data directory"):  # file, in no evaluate folder
+        check_output(data / "delays.jsonl", "results")
     (tmp_path / "marian").mkdir()  # a folder of that name in no data directory
     (tmp_path / "marian" / "ctc_tokens.txt").write_text("notes\n")
     assert check_output(tmp_path / "marian" / "ctc_tokens.txt", "text") == tmp_path / "marian" / "ctc_tokens.txt"
