@@ -244,13 +244,20 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def names_directory(text: str) -> bool:
+    """Does ``text`` name a directory by its spelling alone: a trailing '/', or a last part '.' or '..'? `Path`
+    drops both (``notes/.`` is ``notes``), and a file of the bare name was written, replacing one there, where the
+    shell's ``> notes/.`` says "Not a directory"."""
+    return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
+
+
 def file_name(text: str) -> Path:
-    """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' names a directory,
-    as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written beside it
-    under the bare name, replacing a file there."""
-    if text.endswith(("/", os.sep)):
-        raise argparse.ArgumentTypeError(f"{text}: ends in '/', which names a directory; this option writes one file: "
-                                          "give the file's name")
+    """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' (or in '/.') names a
+    directory, as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written
+    beside it under the bare name, replacing a file there."""
+    if names_directory(text):
+        raise argparse.ArgumentTypeError(f"{text}: ends in '/', '.' or '..', which names a directory; this option "
+                                          "writes one file: give the file's name")
     return Path(text)
 
 

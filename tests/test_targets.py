@@ -221,21 +221,24 @@ def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path
     (tmp_path / "nd").write_text("mine\n")
     talk = tmp_path / "talk.wav"
     sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
-    nd = f"{tmp_path / 'nd'}/"
-    for argv in (["average", "--exp", str(exp), "--last", "1", "--out", nd],
-                 ["report", "--exp", str(exp), "--out", nd], ["report", "--exp", str(exp), "--curves", nd],
-                 ["analyze", "attention", "--model", str(a_pack), "--out", nd, str(talk)],
-                 ["latency-plot", "--out", nd, str(tmp_path / "results.json")]):
-        with pytest.raises(SystemExit) as stop:
-            main(argv)
-        assert stop.value.code == 2
-        assert capsys.readouterr().err.splitlines()[-1].endswith(
-            f"{nd}: ends in '/', which names a directory; this option writes one file: give the file's name"), argv
-    assert main(["translate", "--model", str(a_pack), str(talk), "--out", nd]) == 2
-    assert capsys.readouterr().err.strip().endswith(
-        f"--out {nd}: ends in '/', which names a directory; --format text writes one file: give the file's name "
-        "(--format srt writes one .srt per input into a directory)")
-    assert (tmp_path / "nd").read_text() == "mine\n"
+    # and nd/. (twelfth hostile pass: translate --out nd/. replaced the file nd, where the shell says "Not a
+    # directory"), nd/..
+    for nd in (f"{tmp_path / 'nd'}/", f"{tmp_path / 'nd'}/.", f"{tmp_path / 'nd' / 'x'}/.."):
+        for argv in (["average", "--exp", str(exp), "--last", "1", "--out", nd],
+                     ["report", "--exp", str(exp), "--out", nd], ["report", "--exp", str(exp), "--curves", nd],
+                     ["analyze", "attention", "--model", str(a_pack), "--out", nd, str(talk)],
+                     ["latency-plot", "--out", nd, str(tmp_path / "results.json")]):
+            with pytest.raises(SystemExit) as stop:
+                main(argv)
+            assert stop.value.code == 2
+            assert capsys.readouterr().err.splitlines()[-1].endswith(
+                f"{nd}: ends in '/', '.' or '..', which names a directory; this option writes one file: give the "
+                "file's name"), argv
+        assert main(["translate", "--model", str(a_pack), str(talk), "--out", nd]) == 2
+        assert capsys.readouterr().err.strip().endswith(
+            f"--out {nd}: ends in '/', '.' or '..', which names a directory; --format text writes one file: give "
+            "the file's name (--format srt writes one .srt per input into a directory)")
+        assert (tmp_path / "nd").read_text() == "mine\n"
 
 
 def test_pack_out_a_symlink_replaces_the_pack_it_names(tmp_path: Path, prepared_data: Path, a_pack: Path) -> None:
