@@ -144,15 +144,15 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~current_umask()
 
 
-def _make_parents(directory: Path) -> list[Path]:
+def make_parents(directory: Path) -> list[Path]:
     """``directory`` and the parents it lacks, made (as ``mkdir -p``); the ones made, outermost first."""
     missing = [d for d in (directory, *directory.parents) if not d.exists()][::-1]
     directory.mkdir(parents=True, exist_ok=True)
     return missing
 
 
-def _remove_empty(made: list[Path]) -> None:
-    """Undo `_make_parents` after a failed write: a command that wrote nothing (a full disk) leaves no empty
+def remove_empty(made: list[Path]) -> None:
+    """Undo `make_parents` after a failed write: a command that wrote nothing (a full disk) leaves no empty
     folders behind. A folder something else has filled meanwhile stays."""
     for directory in reversed(made):
         try:
@@ -166,11 +166,11 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
     """A new temporary file beside ``path`` (a name that fits NAME_MAX, the mode ``path`` has or `open` would
     give), flushed to disk when the block ends; removed on any error, which names ``path`` when it named no file.
     The caller renames it into place."""
-    made = _make_parents(path.parent)
+    made = make_parents(path.parent)
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     except BaseException:
-        _remove_empty(made)
+        remove_empty(made)
         raise
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
@@ -180,7 +180,7 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
             os.fsync(f.fileno())
     except BaseException as err:
         Path(tmp).unlink(missing_ok=True)
-        _remove_empty(made)
+        remove_empty(made)
         if isinstance(err, OSError) and err.filename is None:
             err.filename = str(path)  # a failed write or fsync names no file; the message at the CLI must
         raise
@@ -265,26 +265,33 @@ def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
     return True
 
 
-def replace_together(contents: dict[Path, bytes], record: Path, record_text: str) -> None:
-    """Write a set of files that must agree with each other (a vocabulary's models and token lists) and the
-    ``record`` saying the set is complete and what made it. Every file is written to its temporary sibling first,
-    so a full disk or an interrupt there changes none of them and loses nothing the user had; only then is the old
-    record removed, the files renamed into place and the new record renamed last. A kill among the renames (no
-    writes, no waiting on the disk) leaves no record, and the set is made again."""
+def replace_together(contents: dict[Path, bytes], record: Path | None = None, record_text: str = "") -> None:
+    """Write a set of files that must agree with each other (a vocabulary's models and token lists, a corpus's
+    manifests) and the ``record`` saying the set is complete and what made it, where there is one. Every file is
+    written to its temporary sibling first, so a full disk or an interrupt there changes none of them and loses
+    nothing the user had; only then is the old record removed, the files renamed into place and the new record
+    renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
+    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`)."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
+    made: list[Path] = []
+    last = [(record, record_text.encode())] if record is not None else []
     try:
-        for path, data in [*contents.items(), (record, record_text.encode())]:
+        for path, data in [*contents.items(), *last]:
             path = Path(os.path.realpath(path))
+            made += make_parents(path.parent)
             with _temporary_sibling(path, "wb") as (f, tmp):
                 temps.append((tmp, path))
                 f.write(data)
-        temps[-1][1].unlink(missing_ok=True)
+        if record is not None:
+            temps[-1][1].unlink(missing_ok=True)
         while temps:
             os.replace(*temps[0])
             temps.pop(0)
-    finally:
+    except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
+        remove_empty(made)  # a folder a renamed file is in stays
+        raise
 
 
 def open_lock(path: Path) -> IO[str]:
@@ -348,6 +355,9 @@ OS_HINTS = {
     errno.EFBIG: "beyond the largest file allowed here: a file size limit (ulimit -f) or the file system's own",
     errno.EACCES: "see the file's and its folders' permissions (ls -l), or use another place",
     errno.EPERM: "the system allows no such change there (a special or protected file system): use another place",
+    # a low `ulimit -n` (worker processes each take pipes): it read "Too many open files" and named no limit
+    errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it, or start fewer worker processes (--jobs)",
+    errno.ENFILE: "the system's limit is reached: close other programs, or start fewer worker processes (--jobs)",
 }
 
 

@@ -36,10 +36,13 @@ SYNTH_MARK = ".sate-synth"  # written first: the files beside it are `sate synth
 
 # What `sate evaluate` writes into its --out directory beside hyp.txt and ref.txt: the scores, and how they were made
 RESULTS = "results.json"
+# Everything `sate evaluate` writes there: results.json describes the files beside it, so only evaluate replaces them
+EVALUATE_OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", RESULTS)
 
 # A packed model directory
 PACK_YAML = "sate.yaml"
-MARIAN_DIR = "marian"  # a Marian vocabulary's files, in a pack
+MARIAN_DIR = "marian"  # a Marian vocabulary's files, in a pack (and a data directory: `sate vocab --marian`)
+MARIAN_CTC_TOKENS = "ctc_tokens.txt"  # beside them, the CTC token list `sate vocab --marian` writes
 
 
 def spm_model(side: str) -> str:

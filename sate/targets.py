@@ -32,11 +32,13 @@ from sate import layout
 from sate.errors import SateError
 from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 
-# text: a file of text (translate, segment, evaluate, report); results: `sate evaluate`'s results.json (text that
-# only evaluate replaces); model: a sate model file (average); image: a PNG (analyze); pack: a packed model
-# directory (pack); directory: a directory the command creates or fills (prep, features, vocab, evaluate, analyze);
-# data: a data directory (prep, features, vocab), never an experiment; experiment: `sate train`'s --exp; corpus: a
-# directory `sate synth` voices a corpus into (OUT/en-de/), never a data directory or an experiment.
+# text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
+# results.json, and the hypotheses and references it scored: text that only evaluate replaces, and a regular file,
+# never a stream: a run's files are replaced together); model: a sate model file (average); image: a PNG (analyze);
+# pack: a packed model directory (pack); directory: a directory the command creates or fills (prep, features,
+# vocab, evaluate, analyze); data: a data directory (prep, features, vocab), never an experiment; experiment: `sate
+# train`'s --exp; corpus: a directory `sate synth` voices a corpus into (OUT/en-de/), never a data directory or an
+# experiment.
 Kind = Literal["text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"]
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
@@ -100,14 +102,31 @@ def _managed(path: Path) -> str | None:
              **{layout.spm_model(side): "sate vocab" for side in ("src", "tgt")}}
     if path.name in names:
         return f"it is {names[path.name]}'s {path.name}"
-    if path.suffix == ".jsonl" and (_data_dir(path.parent) or _manifest(path)):
-        return f"it is a manifest of the data directory {path.parent} (sate prep)"
-    if path.name == layout.RESULTS and _json_object_with(path, ("mode", "split"), whole=True):
+    if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
+            _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
+        return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
+    if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
+    if _evaluate_output(path):
+        # `translate --out EV/hyp.txt` replaced the hypotheses that EV/results.json scored (and that `sate report`
+        # bootstraps against the baseline's) with another text, exit 0
+        return f"it is an output of the `sate evaluate` run in {path.parent}, which only `sate evaluate` rewrites"
+    if path.suffix == ".jsonl" and (_data_dir(path.parent) or is_manifest(path)):
+        return f"it is a manifest of the data directory {path.parent} (sate prep)"
     return None
 
 
-def _manifest(path: Path) -> bool:
+def evaluate_results(path: Path) -> bool:
+    """Is ``path`` the results.json of a `sate evaluate` run (a JSON object naming its mode and split)?"""
+    return _json_object_with(path, ("mode", "split"), whole=True)
+
+
+def _evaluate_output(path: Path) -> bool:
+    """Is ``path`` one of the files of a `sate evaluate` run (results.json, or hyp.txt and the like beside it)?"""
+    return path.name in layout.EVALUATE_OUTPUTS and evaluate_results(path.parent / layout.RESULTS)
+
+
+def is_manifest(path: Path) -> bool:
     """Does ``path`` begin with a manifest row (`sate prep`'s keys ``id`` and ``audio``)? A data directory that
     `sate prep` alone has written holds nothing else to tell it by: `segment --out DATA` replaced its train.jsonl
     with segment times."""
@@ -207,7 +226,7 @@ def _existing(path: Path, kind: Kind, option: str) -> None:
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
-        if whose is not None and not (kind == "results" and path.name == layout.RESULTS):
+        if whose is not None and not (kind == "results" and _evaluate_output(path)):
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")
@@ -225,14 +244,21 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def names_directory(text: str) -> bool:
+    """Does ``text`` name a directory by its spelling alone: a trailing '/', or a last part '.' or '..'? `Path`
+    drops both (``notes/.`` is ``notes``), and a file of the bare name was written, replacing one there, where the
+    shell's ``> notes/.`` says "Not a directory"."""
+    return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
+
+
 def file_name(text: str) -> Path:
-    """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' names a directory,
-    as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written beside it
-    under the bare name, replacing a file there. A bare '-' is refused: these outputs (a model, a PNG, markdown,
-    JSON) do not go to standard output, and a file named '-' is rarely what `--out -` meant."""
-    if text.endswith(("/", os.sep)):
-        raise argparse.ArgumentTypeError(f"{text}: ends in '/', which names a directory; this option writes one file: "
-                                          "give the file's name")
+    """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' (or in '/.') names a
+    directory, as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written
+    beside it under the bare name, replacing a file there. A bare '-' is refused: these outputs (a model, a PNG,
+    markdown, JSON) do not go to standard output, and a file named '-' is rarely what `--out -` meant."""
+    if names_directory(text):
+        raise argparse.ArgumentTypeError(f"{text}: ends in '/', '.' or '..', which names a directory; this option "
+                                          "writes one file: give the file's name")
     if text == "-":  # the shell's name for standard output; a file named '-' was written in the current directory
         raise argparse.ArgumentTypeError("'-' (standard output): this option writes a file; give its name (./- for a "
                                           "file named '-')")
@@ -285,6 +311,17 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
     return real
+
+
+def check_manifests(directory: Path, names: Iterable[str], option: str = "--out") -> None:
+    """`sate prep` replaces its own manifests, not a file of the user's under a split's name: a ``train.jsonl`` of
+    other JSON lines (a dataset of another tool) was replaced with a manifest, exit 0. An empty file holds nothing
+    to lose."""
+    for name in names:
+        path = directory / name
+        if path.is_file() and path.stat().st_size and not is_manifest(path):
+            raise SateError(f"{option} {directory}: refusing to replace {path}: it is no manifest of `sate prep` (its "
+                            "first line holds no id and audio); move it away or prepare into another directory")
 
 
 def check_own_files(directory: Path, names: Iterable[str], option: str = "--data") -> None:

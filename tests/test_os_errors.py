@@ -668,3 +668,16 @@ def test_train_stopped_by_an_os_error_before_its_first_checkpoint_leaves_no_fold
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "runs" / "exp")]) == 1
     assert "File name too long" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml"]
+
+
+def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path) -> None:
+    """Twelfth hostile pass: `sate features --jobs 2` under `ulimit -n 10` said "Too many open files" and no more."""
+    import resource
+
+    data = manifests_only(prepared_data, tmp_path)
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
+                          capture_output=True, text=True, timeout=300,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (10, 10)))
+    err = done.stderr.strip().splitlines()[-1]  # after the progress bar
+    assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
+    assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err

@@ -76,6 +76,19 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
     (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
     assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
     assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+    # `sate vocab --marian`'s CTC token list (twelfth hostile pass: translate --out replaced it, exit 0)
+    data = tmp_path / "data"
+    (data / "marian").mkdir(parents=True)
+    (data / "vocab.json").write_text('{"kind": "marian"}\n')
+    (data / "marian" / "ctc_tokens.txt").write_text("<blank>\n<unk>\n▁a\n")
+    with pytest.raises(SateError, match=r"it is sate vocab's marian/ctc_tokens.txt"):
+        check_output(data / "marian" / "ctc_tokens.txt", "text")
+    (data / "delays.jsonl").write_text((prepared_data / "dev.jsonl").read_text())  # a split named as evaluate's
+    with pytest.raises(SateError, match="it is a manifest of the data directory"):  # file, in no evaluate folder
+        check_output(data / "delays.jsonl", "results")
+    (tmp_path / "marian").mkdir()  # a folder of that name in no data directory
+    (tmp_path / "marian" / "ctc_tokens.txt").write_text("notes\n")
+    assert check_output(tmp_path / "marian" / "ctc_tokens.txt", "text") == tmp_path / "marian" / "ctc_tokens.txt"
 
 
 def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: Path,
@@ -208,21 +221,24 @@ def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path
     (tmp_path / "nd").write_text("mine\n")
     talk = tmp_path / "talk.wav"
     sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
-    nd = f"{tmp_path / 'nd'}/"
-    for argv in (["average", "--exp", str(exp), "--last", "1", "--out", nd],
-                 ["report", "--exp", str(exp), "--out", nd], ["report", "--exp", str(exp), "--curves", nd],
-                 ["analyze", "attention", "--model", str(a_pack), "--out", nd, str(talk)],
-                 ["latency-plot", "--out", nd, str(tmp_path / "results.json")]):
-        with pytest.raises(SystemExit) as stop:
-            main(argv)
-        assert stop.value.code == 2
-        assert capsys.readouterr().err.splitlines()[-1].endswith(
-            f"{nd}: ends in '/', which names a directory; this option writes one file: give the file's name"), argv
-    assert main(["translate", "--model", str(a_pack), str(talk), "--out", nd]) == 2
-    assert capsys.readouterr().err.strip().endswith(
-        f"--out {nd}: ends in '/', which names a directory; --format text writes one file: give the file's name "
-        "(--format srt writes one .srt per input into a directory)")
-    assert (tmp_path / "nd").read_text() == "mine\n"
+    # and nd/. (twelfth hostile pass: translate --out nd/. replaced the file nd, where the shell says "Not a
+    # directory"), nd/..
+    for nd in (f"{tmp_path / 'nd'}/", f"{tmp_path / 'nd'}/.", f"{tmp_path / 'nd' / 'x'}/.."):
+        for argv in (["average", "--exp", str(exp), "--last", "1", "--out", nd],
+                     ["report", "--exp", str(exp), "--out", nd], ["report", "--exp", str(exp), "--curves", nd],
+                     ["analyze", "attention", "--model", str(a_pack), "--out", nd, str(talk)],
+                     ["latency-plot", "--out", nd, str(tmp_path / "results.json")]):
+            with pytest.raises(SystemExit) as stop:
+                main(argv)
+            assert stop.value.code == 2
+            assert capsys.readouterr().err.splitlines()[-1].endswith(
+                f"{nd}: ends in '/', '.' or '..', which names a directory; this option writes one file: give the "
+                "file's name"), argv
+        assert main(["translate", "--model", str(a_pack), str(talk), "--out", nd]) == 2
+        assert capsys.readouterr().err.strip().endswith(
+            f"--out {nd}: ends in '/', '.' or '..', which names a directory; --format text writes one file: give "
+            "the file's name (--format srt writes one .srt per input into a directory)")
+        assert (tmp_path / "nd").read_text() == "mine\n"
 
 
 def test_out_dash_is_refused_where_a_file_is_written(

@@ -192,7 +192,7 @@ def run_locality(args: argparse.Namespace) -> int:
     atomic_write_text(paths[1], table)
     locality.plot_locality(rows, paths[2], args.window)
     print(table, end="")
-    print("wrote " + ", ".join(str(p) for p in paths))
+    print("wrote " + ", ".join(one_line(str(p)) for p in paths))
     return 0
 
 
@@ -273,7 +273,7 @@ def run_attention(args: argparse.Namespace) -> int:
     paths = heatmap.write_heatmaps(view, args.out, am.name, args.layer, args.head, args.encoder_layers)
     print(f"{view.utt}: source: {view.transcript}")
     print(f"{view.utt}: output: {view.translation}")
-    print("wrote " + ", ".join(str(p) for p in paths))
+    print("wrote " + ", ".join(one_line(str(p)) for p in paths))
     return 0
 
 

@@ -193,5 +193,5 @@ def run(args: argparse.Namespace) -> int:
         runs = [replace(run, named=True) for run in runs]
     plot(runs, out)
     print(markdown(runs), end="")
-    print(f"wrote {args.out}")
+    print(f"wrote {one_line(str(args.out))}")
     return 0

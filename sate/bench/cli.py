@@ -55,8 +55,8 @@ from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.decode.options import MAX_BEAM
-from sate.errors import SateError, shown
-from sate.files import atomic_write_text
+from sate.errors import SateError, one_line, shown
+from sate.files import atomic_write_text, describe_os_error
 from sate.numbers import check_jobs, is_digits, max_jobs
 from sate.targets import check_output, file_name
 
@@ -346,11 +346,14 @@ def main(argv: list[str] | None = None) -> int:
                                  subject=subject.describe() if subject is not None else None, parts=args.parts,
                                  **run_parts(args, subject, threads))
     except SateError as err:
-        print(f"python -m sate.bench: error: {err}", file=sys.stderr)
+        print(f"python -m sate.bench: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     print()
     print(summary(result))
-    out.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(out, json.dumps(result, indent=2) + "\n")
-    print(f"wrote {args.out}")
+    try:  # a full disk here, after every part ran, was a traceback: one line, as the sate CLI gives it
+        atomic_write_text(out, json.dumps(result, indent=2) + "\n")
+    except OSError as err:
+        print(f"python -m sate.bench: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        return 1
+    print(f"wrote {one_line(str(args.out))}")
     return 0

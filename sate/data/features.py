@@ -18,6 +18,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import shutil
 import sys
 import zipfile
@@ -39,6 +40,7 @@ from sate.data.audio import (
     wav_info,
 )
 from sate.data.feature_index import (
+    SIZES,
     checksum,
     foreign,
     index_problems,
@@ -48,7 +50,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
@@ -296,10 +298,22 @@ def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) ->
     return h.hexdigest()
 
 
+# What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
+SHARD_FILE = re.compile(r"\d{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
+
+
 def _empty(shard_dir: Path) -> None:
     """A split's shard folder, emptied of its old shards. One linked to another disk keeps its link and is emptied:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
-    run or any change of its manifest."""
+    run or any change of its manifest. A folder holding anything sate did not write there is refused, naming it:
+    the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
+    if shard_dir.is_dir():
+        other = sorted(p.name for p in shard_dir.iterdir()
+                       if not (p.name.startswith(".") or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
+        if other:
+            raise SateError(f"{shard_dir}: holds {other[0]}{f' and {len(other) - 1} more' if len(other) > 1 else ''}"
+                            ", which sate features did not write; the folder is emptied before its features are "
+                            "computed: move it away")
     if shard_dir.is_symlink() and shard_dir.is_dir():
         for path in shard_dir.iterdir():
             if path.is_dir() and not path.is_symlink():
@@ -574,7 +588,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     cmvn_path = data_dir / layout.CMVN
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
-        print(f"wrote {cmvn_path}")
+        print(f"wrote {one_line(str(cmvn_path))}")
     elif not cmvn_path.is_file():
         print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -106,6 +106,11 @@ def write_manifest(path: Path, rows: Iterable[dict]) -> None:
     atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
 
 
+def manifest_bytes(rows: Iterable[dict]) -> bytes:
+    """What `write_manifest` writes, for a set of manifests written together (`files.replace_together`)."""
+    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+
+
 def row_problem(row: dict) -> str | None:
     """What is wrong with one manifest row's values (types and ranges), or None. A manifest edited by hand or
     written by another tool is read by every later stage: a negative offset would read the end of the file, an id

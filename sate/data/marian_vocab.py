@@ -28,6 +28,7 @@ from pathlib import Path
 import numpy as np
 import sentencepiece as spm
 
+from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, token_ids
@@ -35,7 +36,7 @@ from sate.errors import SateError
 from sate.files import read_json, replace_together, require_file
 
 FILES = ("source.spm", "target.spm", "vocab.json")
-CTC_TOKENS = "ctc_tokens.txt"
+CTC_TOKENS = layout.MARIAN_CTC_TOKENS
 EOS, PAD = "</s>", "<pad>"
 SIDES = ("source", "target", "ctc")
 _SPACE = re.compile(r"\s+")

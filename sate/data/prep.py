@@ -24,11 +24,11 @@ import sys
 from pathlib import Path
 
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
-from sate.data.manifest import check_split_names, write_manifest
+from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
-from sate.errors import SateError
-from sate.files import real_path
-from sate.targets import check_output, check_own_files, dir_name
+from sate.errors import SateError, one_line
+from sate.files import real_path, replace_together
+from sate.targets import check_manifests, check_output, check_own_files, dir_name
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -115,8 +115,11 @@ def run(args: argparse.Namespace) -> int:
         if not result.rows:
             raise SateError(f"{result.split}: no segments left after filtering")
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
+    check_manifests(args.out, [f"{result.split}.jsonl" for result in results])
+    # the splits together: a full disk or Ctrl-C on the second split left the first one of the new corpus beside
+    # the others of the old, which every later command read as one data directory
+    replace_together({args.out / f"{result.split}.jsonl": manifest_bytes(result.rows) for result in results})
     for result in results:
-        write_manifest(args.out / f"{result.split}.jsonl", result.rows)
         report(result)
-    print(f"wrote {', '.join(str(args.out / (r.split + '.jsonl')) for r in results)}")
+    print(f"wrote {', '.join(one_line(str(args.out / (r.split + '.jsonl'))) for r in results)}")
     return 0

@@ -28,6 +28,8 @@ import json
 import os
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
@@ -35,15 +37,23 @@ from typing import Any, TypedDict
 from sate import layout
 from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
-from sate.errors import SateError
-from sate.files import atomic_write_lines, json_text, real_path, require_directory, require_file
+from sate.errors import SateError, one_line
+from sate.files import (
+    json_text,
+    make_parents,
+    real_path,
+    remove_empty,
+    replace_together,
+    require_directory,
+    require_file,
+)
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, dir_name
+from sate.targets import check_output, dir_name, evaluate_results, name_max
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
 # an earlier ST run's hyp.txt beside its own results.
-OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", layout.RESULTS)
+OUTPUTS = layout.EVALUATE_OUTPUTS
 
 
 class Results(TypedDict, total=False):
@@ -99,6 +109,9 @@ def default_out(model_dir: Path, mt_model_dir: Path | None, split: str) -> Path:
     models = [real_path(model_dir)] + ([real_path(mt_model_dir)] if mt_model_dir is not None else [])
     name = "+".join(f"{m.parent.name}-{m.name}" if m.parent.name else m.name for m in models)
     digest = hashlib.sha1(b"\n".join(map(os.fsencode, models))).hexdigest()[:8]  # a name not UTF-8 as its bytes
+    # cut to fit the file system (the digest keeps it apart): two long folder names made a name no --out had given
+    # ("File name too long (...: choose a shorter one)")
+    name = os.fsdecode(os.fsencode(name)[:name_max(Path("eval")) - len(digest) - 1])
     return Path("eval") / f"{name}-{digest}" / split
 
 
@@ -107,16 +120,23 @@ def check_out(out: Path) -> None:
     (`sate.targets`)."""
     check_output(out, "directory")
     for name in OUTPUTS:
-        check_output(out / name, "results" if name == layout.RESULTS else "text")
+        check_output(out / name, "results")
 
 
-def create_out(out: Path) -> None:
+@contextmanager
+def created_out(out: Path) -> Iterator[None]:
     """Create ``out`` once the models are loaded and before any decoding: a bad path fails in a second, not after
-    the decode, and a model that fails to load leaves no empty folder behind."""
+    the decode, and a model that fails to load leaves no empty folder behind. A run that ends without results in
+    the block (a kill, a failure, a full disk) removes the folders it made again (a killed run left its new folder)."""
     try:
-        out.mkdir(parents=True, exist_ok=True)
+        made = make_parents(out)
     except OSError as err:
         raise SateError(f"--out {out}: cannot create ({err.strerror or err})") from None
+    try:
+        yield
+    except BaseException:
+        remove_empty(made)
+        raise
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:
@@ -178,9 +198,20 @@ def _transcribe_whisper(recognizer: Any, rows: list[dict], batch_size: int) -> l
     return out
 
 
-def _write_lines(path: Path, lines: list[str]) -> None:
-    # One line per row, whatever the text holds: a line break inside would shift every later line.
-    atomic_write_lines(path, [" ".join(line.split("\n")) for line in lines])
+def _file_lines(lines: list[str]) -> list[str]:
+    """The lines of hyp.txt and the like as written: one line per row, whatever the text holds (a line break inside
+    would shift every later line)."""
+    return [" ".join(line.split("\n")) for line in lines]
+
+
+def _as_read(lines: list[str]) -> list[str]:
+    """`_file_lines` as `sate score` (and sacrebleu's CLI) reads them back from the file: trailing whitespace dropped;
+    the scores are those of the files as written."""
+    return [line.rstrip() for line in lines]
+
+
+def _text(lines: list[str]) -> bytes:
+    return "".join(line + "\n" for line in lines).encode()
 
 
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
@@ -199,7 +230,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.decode.api import SpeechTranslator, pick_device
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
-    from sate.scoring.score import format_text, read_lines, sacrebleu_scores, wer_line, word_error_rate
+    from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
     from sate.scoring.significance import confidence
 
     if batch_size < 1:
@@ -242,113 +273,117 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, rows)
-    create_out(out)
+    with created_out(out):
+        started = time.perf_counter()
+        transcripts: list[str] | None = None
+        translations: list[str] | None = None
+        streamed: list[Any] | None = None  # per row: .delays, .elapsed (seconds from its start), .duration
+        if stream is not None and talks:
+            from sate.decode.talks import stream_talks  # heavy: torch
 
-    started = time.perf_counter()
-    transcripts: list[str] | None = None
-    translations: list[str] | None = None
-    streamed: list[Any] | None = None  # per row: .delays, .elapsed (seconds from its start), .duration
-    if stream is not None and talks:
-        from sate.decode.talks import stream_talks  # heavy: torch
+            streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
+            translations = [segment.translation for segment in streamed]
+        elif talks:
+            from sate.decode.talks import translate_talks  # heavy: torch
 
-        streamed, talk_chunks = stream_talks(model, rows, stream, chunk, options)
-        translations = [segment.translation for segment in streamed]
-    elif talks:
-        from sate.decode.talks import translate_talks  # heavy: torch
+            translations = translate_talks(model, rows, options, batch_size)
+        elif stream is not None:
+            from sate.decode.simultaneous import stream_rows  # heavy: torch
 
-        translations = translate_talks(model, rows, options, batch_size)
-    elif stream is not None:
-        from sate.decode.simultaneous import stream_rows  # heavy: torch
-
-        streamed = stream_rows(model, rows, stream, chunk, options)
-        transcripts = [run.transcript for run in streamed]
-        translations = [run.translation for run in streamed]
-    elif model.task == "mt":
-        sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
-        translations = _translate_sorted(model, sources, options, batch_size, "translate")
-    elif whisper:
-        transcripts = _transcribe_whisper(model, rows, batch_size)
-        if mt is not None:
-            translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
-    else:
-        rows, transcripts, st_out = _decode_speech(model, data, split, options, batch_size)
-        if model.task == "st":
-            translations = [t or "" for t in st_out]
-        elif mt is not None:
-            translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
-    elapsed = time.perf_counter() - started
-
-    results = Results(
-        mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
-        data=str(data), split=split, utterances=len(rows), decode=asdict(options) if options is not None else {},
-        device=str(model.device), decode_seconds=round(elapsed, 3))
-    if whisper:
-        results["whisper"] = model.describe()
-    if talks:
-        results["talks"] = len({r["audio"] for r in rows})
-    if model.task != "mt":
-        audio = sum(float(r["duration"]) for r in rows)
-        results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
-    (out / layout.RESULTS).unlink(missing_ok=True)  # until the new one is written, no results describe the files
-    written = [layout.RESULTS]
-    report = [f"{results['talks']} talks translated whole, the output re-segmented to the references"] if talks else []
-    if translations is not None:
-        _write_lines(out / "hyp.txt", translations)
-        _write_lines(out / "ref.txt", [r["tgt"] for r in rows])
-        written += ["hyp.txt", "ref.txt"]
-        # Scored from the files as written, so `sate score`/sacrebleu on them give these numbers.
-        hyps, refs = read_lines(out / "hyp.txt"), read_lines(out / "ref.txt")
-        scores = sacrebleu_scores(hyps, refs)
-        intervals = confidence(hyps, refs)
-        results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
-                       bleu_detail=scores["BLEU"].verbose,
-                       signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
-                                  "ter": scores["TER"].signature},
-                       bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
-                       bootstrap_signature=intervals["signature"],
-                       length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
-        report.append(format_text(scores))
-        report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {intervals['bleu']['mean']:.1f} ± "
-                      f"{intervals['bleu']['ci']:.1f}, chrF {intervals['chrf']['mean']:.1f} ± "
-                      f"{intervals['chrf']['ci']:.1f}")
-        report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a token "
-                      f"repeated {LOOP}+ times in a row: {results['loop_share']:.1%}")
-    if transcripts is not None:
-        _write_lines(out / "transcript.txt", transcripts)
-        _write_lines(out / "transcript_ref.txt", [r["src_norm"] for r in rows])
-        written += ["transcript.txt", "transcript_ref.txt"]
-        wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
-        results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
-        report.append(wer_line(wer, f"WER ({'Whisper' if whisper else 'CTC'} greedy; lowercase, no punctuation)"))
-    if streamed is not None:
-        latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
-                     for run, row in zip(streamed, rows, strict=True)]
-        results["stream"] = StreamResults(policy=str(stream), chunk=chunk, latency=corpus_latency(latencies))
-        if talks:
-            results["stream"].update(talks=results["talks"], chunks=talk_chunks)
+            streamed = stream_rows(model, rows, stream, chunk, options)
+            transcripts = [run.transcript for run in streamed]
+            translations = [run.translation for run in streamed]
+        elif model.task == "mt":
+            sources = [model.src_vocab.manifest_source(r) for r in rows]  # src_norm, or Marian's cased src
+            translations = _translate_sorted(model, sources, options, batch_size, "translate")
+        elif whisper:
+            transcripts = _transcribe_whisper(model, rows, batch_size)
+            if mt is not None:
+                translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
         else:
-            results["stream"].update(
-                chunks=sum(run.chunks for run in streamed),
-                encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
-                decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
-        atomic_write_lines(out / "delays.jsonl", [json.dumps(
-            {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
-             "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
-        written.append("delays.jsonl")
-        whole = " (StreamAL, StreamLAAL)" if talks else ""
-        report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: " + latency_line(results["stream"]["latency"]))
-    for name in set(OUTPUTS) - set(written):  # an earlier run's, of another mode
-        (out / name).unlink(missing_ok=True)
-    atomic_write_lines(out / layout.RESULTS, [json_text(results, indent=1)])  # a path not UTF-8 as \udcXX
-    speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
-    if "rtf" in results and results["rtf"] is not None:
-        speed += f", real-time factor {results['rtf']:.3f}"
-    print(f"{split}: {len(rows)} utterances decoded in {elapsed:.1f} s ({speed}) on {model.device}, {mode} model")
-    print("\n".join(report))
-    print(f"wrote {out}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
-          + (", transcript.txt, transcript_ref.txt" if transcripts is not None else "")
-          + (", delays.jsonl" if streamed is not None else ""))
-    return results
+            rows, transcripts, st_out = _decode_speech(model, data, split, options, batch_size)
+            if model.task == "st":
+                translations = [t or "" for t in st_out]
+            elif mt is not None:
+                translations = _translate_sorted(mt, transcripts, options, batch_size, "translate")
+        elapsed = time.perf_counter() - started
+
+        results = Results(
+            mode=mode, model=str(model_dir), mt_model=str(mt_model_dir) if mt_model_dir else None,
+            data=str(data), split=split, utterances=len(rows), decode=asdict(options) if options is not None else {},
+            device=str(model.device), decode_seconds=round(elapsed, 3))
+        if whisper:
+            results["whisper"] = model.describe()
+        if talks:
+            results["talks"] = len({r["audio"] for r in rows})
+        if model.task != "mt":
+            audio = sum(float(r["duration"]) for r in rows)
+            results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)
+        # Nothing is written until everything is scored: a full disk, a kill or a failure while scoring leaves an
+        # earlier run's files and its results.json as they were (they were replaced one by one, results.json
+        # removed first: a full disk lost the earlier run's scores and left the new hyp.txt beside the old ref.txt)
+        files: dict[str, bytes] = {}
+        report = [f"{results['talks']} talks translated whole, the output re-segmented to the references"
+                  ] if talks else []
+        if translations is not None:
+            hyp_lines, ref_lines = _file_lines(translations), _file_lines([r["tgt"] for r in rows])
+            files.update({"hyp.txt": _text(hyp_lines), "ref.txt": _text(ref_lines)})
+            # Scored as the files read, so `sate score`/sacrebleu on them give these numbers.
+            hyps, refs = _as_read(hyp_lines), _as_read(ref_lines)
+            scores = sacrebleu_scores(hyps, refs)
+            intervals = confidence(hyps, refs)
+            results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
+                           bleu_detail=scores["BLEU"].verbose,
+                           signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
+                                      "ter": scores["TER"].signature},
+                           bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
+                           bootstrap_signature=intervals["signature"],
+                           length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
+            report.append(format_text(scores))
+            report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {intervals['bleu']['mean']:.1f} ± "
+                          f"{intervals['bleu']['ci']:.1f}, chrF {intervals['chrf']['mean']:.1f} ± "
+                          f"{intervals['chrf']['ci']:.1f}")
+            report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a token "
+                          f"repeated {LOOP}+ times in a row: {results['loop_share']:.1%}")
+        if transcripts is not None:
+            files.update({"transcript.txt": _text(_file_lines(transcripts)),
+                          "transcript_ref.txt": _text(_file_lines([r["src_norm"] for r in rows]))})
+            wer = word_error_rate(transcripts, [r["src_norm"] for r in rows])
+            results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
+            report.append(wer_line(wer, f"WER ({'Whisper' if whisper else 'CTC'} greedy; lowercase, no punctuation)"))
+        if streamed is not None:
+            latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
+                         for run, row in zip(streamed, rows, strict=True)]
+            results["stream"] = StreamResults(policy=str(stream), chunk=chunk, latency=corpus_latency(latencies))
+            if talks:
+                results["stream"].update(talks=results["talks"], chunks=talk_chunks)
+            else:
+                results["stream"].update(
+                    chunks=sum(run.chunks for run in streamed),
+                    encoder_seconds=round(sum(run.encoder_seconds for run in streamed), 3),
+                    decoder_seconds=round(sum(run.decoder_seconds for run in streamed), 3))
+            files["delays.jsonl"] = _text([json.dumps(
+                {"id": row.get("id"), "duration": run.duration, "delays": run.delays,
+                 "elapsed": [round(e, 4) for e in run.elapsed]}) for run, row in zip(streamed, rows, strict=True)])
+            whole = " (StreamAL, StreamLAAL)" if talks else ""
+            report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: "
+                          + latency_line(results["stream"]["latency"]))
+        earlier = evaluate_results(out / layout.RESULTS)
+        # results.json last, the old one removed first: a kill among the renames leaves no results describing them
+        replace_together({out / name: data for name, data in files.items()}, out / layout.RESULTS,
+                         json_text(results, indent=1) + "\n")  # a path not UTF-8 as \udcXX
+        stale = set(OUTPUTS) - set(files) - {layout.RESULTS} if earlier else set()  # an earlier run's, of another
+        for name in stale:  # mode (a folder of the user's keeps its files)
+            (out / name).unlink(missing_ok=True)
+        speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
+        if "rtf" in results and results["rtf"] is not None:
+            speed += f", real-time factor {results['rtf']:.3f}"
+        print(f"{split}: {len(rows)} utterances decoded in {elapsed:.1f} s ({speed}) on {model.device}, {mode} model")
+        print("\n".join(report))
+        print(f"wrote {one_line(str(out))}/results.json" + (", hyp.txt, ref.txt" if translations is not None else "")
+              + (", transcript.txt, transcript_ref.txt" if transcripts is not None else "")
+              + (", delays.jsonl" if streamed is not None else ""))
+        return results
 
 
 # ----------------------------------------------------------------------------------------------

@@ -13,7 +13,6 @@ if any file failed. Options and output paths are checked before any audio is rea
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from pathlib import Path
 from typing import TextIO
@@ -22,7 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
-from sate.targets import check_not_input, check_output
+from sate.targets import check_not_input, check_output, names_directory
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -94,10 +93,11 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     check_files(files, args.decode)
     overrides = decode_overrides(args)
-    named_directory = args.out is not None and args.out.endswith(("/", os.sep))  # Path() would drop the slash
+    named_directory = args.out is not None and names_directory(args.out)  # Path() would drop the slash, or '/.'
     if named_directory and args.format != "srt":
-        raise SateError(f"--out {args.out}: ends in '/', which names a directory; --format {args.format} writes one "
-                        "file: give the file's name (--format srt writes one .srt per input into a directory)")
+        raise SateError(f"--out {args.out}: ends in '/', '.' or '..', which names a directory; --format {args.format} "
+                        "writes one file: give the file's name (--format srt writes one .srt per input into a "
+                        "directory)")
     args.out = None if args.out in (None, "-") else Path(args.out)  # '-': standard output, as when not given
     several_srt = args.format == "srt" and (len(files) > 1 or named_directory
                                             or (args.out is not None and args.out.is_dir()))

@@ -3,7 +3,9 @@ field of the JSON. No speed is asserted: figures from a tiny model on a shared m
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -180,6 +182,22 @@ def test_the_ctc_vocab_part_writes_every_field(tmp_path: Path) -> None:
     for row in r["rows"]:
         assert {"seconds", "overhead", "rss_rise_mib", "extra_rise_mib", "logits_mib"} <= set(row)
         assert row["seconds"] > 0
+
+
+def test_a_full_disk_when_the_json_is_written_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # Twelfth hostile pass: an OSError writing --out, after every part had run, was a traceback.
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("sate.files.os.fsync", full)
+    out = tmp_path / "ctc.json"
+    assert main(["--parts", "ctc-vocab", "--vocab-sizes", "30", "--repeat", "1", "--threads", "1",
+                 "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == f"python -m sate.bench: error: {out}: No space left on device (the disk is full: free space " \
+                  "there, or write elsewhere)"
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_the_json_output_is_checked_before_any_part_runs(tmp_path: Path, tiny_st_file: Path,

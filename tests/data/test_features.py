@@ -97,6 +97,21 @@ def test_changed_manifest_recomputes_the_split(run_sate, prepped: Path) -> None:
     assert "note: " in out and not (prepped / "cmvn.json").exists()  # no train split processed
 
 
+def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate, prepped: Path) -> None:
+    # Twelfth hostile pass: DATA/fbank/dev/ holding the user's files (another tool's features) was emptied with
+    # its old shards, without a word.
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    shards = prepped / "fbank" / "dev"
+    (shards / "feats.ark").write_bytes(b"another tool's")
+    path = prepped / "dev.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in read_manifest(path)[:2]))  # the split is computed again
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{shards}: holds feats.ark, which sate features did not write" in err
+    assert (shards / "feats.ark").read_bytes() == b"another tool's" and (shards / "00000.ark").is_file()
+    (shards / "feats.ark").unlink()
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+
+
 def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Path, monkeypatch) -> None:
     monkeypatch.setattr(features, "SHARD_SIZE", 3)
     assert run_sate("features", "--data", prepped, "--jobs", "2")[0] == 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -263,29 +264,45 @@ def test_failed_run_leaves_previous_manifests_untouched(run_sate, corpus: Path, 
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
 
 
-def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_path: Path) -> None:
-    import sate.data.manifest as manifest
+def test_a_file_of_the_users_under_a_splits_name_is_not_replaced(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # Twelfth hostile pass: a train.jsonl of other JSON lines (another tool's dataset) was replaced, exit 0.
+    out = tmp_path / "mine"
+    out.mkdir()
+    (out / "train.jsonl").write_text('{"text": "my own data"}\n')
+    code, _, err = prep(run_sate, corpus, out)
+    assert code == 2 and f"refusing to replace {out}/train.jsonl: it is no manifest of `sate prep`" in err
+    assert (out / "train.jsonl").read_text() == '{"text": "my own data"}\n' and not (out / "dev.jsonl").exists()
+    (out / "train.jsonl").write_text("")  # an empty file holds nothing to lose; a manifest of prep is replaced
+    assert prep(run_sate, corpus, out)[0] == 0
+    assert prep(run_sate, corpus, out)[0] == 0
+
+
+def test_interrupted_write_leaves_no_manifest(monkeypatch, corpus: Path, tmp_path: Path, run_sate,
+                                              edit_lines) -> None:
     import sate.data.prep as prep_module
 
-    def lines_then_interrupt(rows):
-        for k, row in enumerate(rows):
-            if k == 3:
-                raise KeyboardInterrupt  # like Ctrl-C half way through the file
-            yield json.dumps(row)
-
-    written = []
-
-    def write(path, rows):
-        written.append(path)
-        manifest.atomic_write_lines(path, lines_then_interrupt(rows))
-
-    monkeypatch.setattr(prep_module, "write_manifest", write)
     out = tmp_path / "data"
-    args = build_parser("prep").parse_args(["prep", "--mustc-root", str(corpus), "--out", str(out)])
-    with pytest.raises(KeyboardInterrupt):
-        prep_module.run(args)
-    assert written == [out / "train.jsonl"]
-    assert not out.exists()  # neither train.jsonl nor a temporary file, nor the folder the write made for them
+    assert prep(run_sate, corpus, out)[0] == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    edit_lines(txt(corpus, "train", "en"), lambda lines: [line + " changed" for line in lines])
+    edit_lines(txt(corpus, "dev", "en"), lambda lines: [line + " changed" for line in lines])
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:  # Ctrl-C while the second split is written
+        calls.append(fd)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        real_fsync(fd)
+
+    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    for folder in (out, tmp_path / "new"):
+        calls.clear()
+        args = build_parser("prep").parse_args(["prep", "--mustc-root", str(corpus), "--out", str(folder)])
+        with pytest.raises(KeyboardInterrupt):
+            prep_module.run(args)
+    # twelfth hostile pass: the first split of the new corpus was left beside the others of the old one
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before  # and no temporary file
+    assert not (tmp_path / "new").exists()  # nor the folder made for them
 
 
 def test_read_manifest_errors(tmp_path: Path) -> None:
@@ -308,3 +325,11 @@ def test_wav_files_are_read_once_per_talk(monkeypatch, corpus: Path, tmp_path: P
     monkeypatch.setattr(rows, "wav_info", lambda path: opened.append(path) or real(path))
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
     assert len(opened) == len(set(opened)) == 3 + 1 + 2
+
+
+def test_the_wrote_line_escapes_control_characters_in_names(run_sate, corpus: Path, tmp_path: Path) -> None:
+    # Twelfth hostile pass: "wrote OUT/train.jsonl" printed a line break or a terminal escape of the name as it is.
+    out = tmp_path / "a\nb\x1b[2J"
+    code, printed, _ = prep(run_sate, corpus, out)
+    wrote = [line for line in printed.splitlines() if "wrote" in line]
+    assert code == 0 and len(wrote) == 1 and "a\\nb\\x1b[2J/train.jsonl" in wrote[0] and "\x1b" not in printed

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import errno
 import json
+import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -17,7 +19,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
 from sate.decode.evaluate import evaluate
 from sate.decode.pack import pack
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
 from sate.scoring.degeneration import length_ratio, loop_share
@@ -44,6 +46,7 @@ def eval_packs(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path, tr
 def evaluate_cli(capsys: pytest.CaptureFixture[str], out: Path, data: Path, *args: str | Path) -> dict:
     assert main(["evaluate", "--data", str(data), "--out", str(out), *map(str, args)]) == 0
     printed = capsys.readouterr().out
+    assert printed.splitlines()[-1].startswith(f"wrote {one_line(str(out))}/results.json") and "\x1b" not in printed
     results = json.loads((out / "results.json").read_text())
     for name in ("bleu", "chrf", "ter"):
         if name in results:
@@ -149,6 +152,14 @@ def test_default_output_folders_differ_per_model_and_stale_files_go(
     assert len(folders) == 2 and [p.name.split("-")[:2] for p in folders] == [["asr", "pack"], ["st", "pack"]]
     assert {json.loads((p / "dev" / "results.json").read_text())["mode"] for p in folders} == {"asr", "st"}
     assert not (folders[0] / "dev" / "hyp.txt").exists()
+    # A pack in folders of long names: the default folder is cut to a name the file system takes (twelfth hostile
+    # pass: "File name too long ... choose a shorter one", with no --out given)
+    long_pack = tmp_path / ("p" * 150) / ("n" * 150)
+    shutil.copytree(eval_packs["asr"], long_pack)
+    assert main(["evaluate", "--model", str(long_pack), "--data", str(prepared_data), "--split", "dev"]) == 0
+    [results] = Path("eval").glob("ppp*/dev/results.json")
+    name = results.parent.parent.name
+    assert len(name) == 255 and name.startswith("p" * 150 + "-nnn") and name[-9] == "-"
     # The same folder used again by another model: the earlier model's files are not left beside the new ones.
     out = tmp_path / "shared"
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
@@ -274,3 +285,70 @@ def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
     assert main(["report", "--exp", str(root / "exp"), "--splits", "dev"]) == 0
     assert "| caf\\udce9 | dev |" in (root / "exp" / "results.md").read_text(encoding="utf-8")
     assert main(["vocab", "--data", str(data), "--src-size", "48", "--tgt-size", "64"]) == 0
+
+
+def test_a_run_that_ends_without_results_leaves_the_earlier_run_and_no_new_folder(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # Twelfth hostile pass: hyp.txt, ref.txt and results.json were replaced one by one, results.json removed first,
+    # so a full disk lost the earlier run's scores (and left the new hyp.txt beside the old ref.txt), and a kill
+    # while scoring left a new folder holding hyp.txt and ref.txt without results.
+    out = tmp_path / "ev"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    earlier = {p.name: p.read_bytes() for p in out.iterdir()}
+    real_fsync = os.fsync
+    calls: list[int] = []
+
+    def fsync(fd: int) -> None:  # the second file of the run finds the disk full
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        real_fsync(fd)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("sate.files.os.fsync", fsync)
+        assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
+                     "--out", str(out)]) == 1
+    assert "No space left on device" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier  # no temporary file either
+
+    def stopped(*args: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("sate.scoring.significance.confidence", stopped)
+    for folder in (out, tmp_path / "new" / "dev"):
+        assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
+                     "--out", str(folder)]) == 130
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
+    assert not (tmp_path / "new").exists()
+    monkeypatch.undo()
+    capsys.readouterr()
+    named = tmp_path / "a\nb\x1b[2J"  # the "wrote" line escapes a name's control characters
+    evaluate_cli(capsys, named, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+
+
+def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Twelfth hostile pass: `translate --out EV/hyp.txt` replaced the hypotheses EV/results.json scored (and that
+    # `sate report` bootstraps) with another text, exit 0; a named pipe at EV/hyp.txt hung evaluate, which read it
+    # back, and one linked to /dev/null was "0 hypotheses but 5 references" after the decode.
+    out = tmp_path / "ev"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    wav = read_manifest(prepared_data / "dev.jsonl")[0]["audio"]
+    for name in ("hyp.txt", "ref.txt", "transcript.txt", "results.json"):
+        assert main(["translate", "--model", str(eval_packs["st"]), wav, "--out", str(out / name)]) == 2
+        assert f"{name}: refusing to replace it: it" in capsys.readouterr().err
+    assert main(["segment", wav, "--out", str(out / "hyp.jsonl")]) == 0  # not one of its files: written beside
+    (out / "hyp.jsonl").unlink()
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    (out / "notes").mkdir()  # a folder of the user's without evaluate's results is text like any other
+    assert main(["segment", wav, "--out", str(out / "notes" / "hyp.txt")]) == 0
+    for place in ("pipe", "null"):
+        (tmp_path / place).mkdir()
+        if place == "pipe":
+            os.mkfifo(tmp_path / place / "hyp.txt")
+        else:
+            (tmp_path / place / "hyp.txt").symlink_to(os.devnull)
+        with pytest.raises(SateError, match="refusing to replace it: not a regular file"):
+            evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / place, device="cpu")
