@@ -255,7 +255,7 @@ def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path: Path, st_pack:
     (["--beam", "10000"], "beam must be at least 1 and at most 256"),
     (["--decode", "max_len_ratio=1e6"], "max_len_ratio must be positive and at most 10"),
     (["--decode", "max_len_ratio=.inf"], "max_len_ratio must be a finite number"),
-    (["--out", "."], "is a directory"),
+    (["--out", "."], "which names a directory"),
     (["--out", "notes.txt/out.txt"], "cannot write"),
 ])
 def test_bad_options_and_outputs_are_one_line_errors_before_decoding(
