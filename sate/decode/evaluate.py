@@ -229,13 +229,17 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack (or a Whisper directory) and "
                         f"--mt-model an MT pack (got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
+    if model.task == "asr" and mt is None and decode:  # CTC greedy: --beam 3 was taken, unused, and recorded
+        raise SateError(f"--decode and --beam set the beam search of an ST or MT pack; {model_dir} is an ASR pack, "
+                        "whose transcripts are CTC greedy (with --mt-model they set the MT pack's)")
     if (stream is not None or talks) and (model.task != "st" or mt is not None):
         flag = "--stream" if stream is not None else "--talks"
         raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
     single = {"nbest": 1} if stream is not None else {}  # a policy shows one translation, whatever the pack keeps
-    # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
-    options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **single})
+    # An ASR pack or Whisper alone: no beam search of ours runs, and results.json records none (Whisper's: how it
+    # decoded instead)
+    options = None if model.task == "asr" and mt is None else translator.with_options(**{**(decode or {}), **single})
     mode = "cascade" if mt is not None else model.task
     rows = read_manifest(manifest)
     if not rows:  # scores of zero sentences were sacreBLEU's IndexError, after the decode

@@ -109,6 +109,12 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
 
     asr = evaluate_cli(capsys, tmp_path / "asr", prepared_data, "--model", eval_packs["asr"], "--split", "dev")
     assert asr["mode"] == "asr" and "bleu" not in asr and asr["wer"] >= 0
+    # An ASR pack's transcripts are CTC greedy: no beam search of ours runs, and results.json records none (it
+    # recorded the pack's beam 5); --beam or --decode, taken without a word and recorded as used, are refused.
+    assert asr["decode"] == {}
+    with pytest.raises(SateError, match="is an ASR pack, whose transcripts are CTC greedy"):
+        evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", decode={"beam": 3})
+    assert not (tmp_path / "x").exists()
     with pytest.raises(SateError, match="--mt-model is for a cascade"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])
 
