@@ -45,6 +45,11 @@ read -r -a test_splits <<< "${test_sets:-}"
 [ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
+# train_sp is written by stage 1's `sate features --speed-perturb`, which a speech hub model's run skips (it reads
+# waveforms): stage 3 stopped, after prep and vocab, on "train_sp.jsonl is missing (run `sate prep`)".
+if [ -n "$ssl_hub" ] && [ "${speed_perturb:-false}" = true ]; then
+  die "--speed-perturb true with --ssl-hub: its copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips; run without --speed-perturb"
+fi
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
   die "--compare and --ctc-layer train Conformer rows from the ASR model; run them without --whisper"
 fi

@@ -36,6 +36,9 @@ from tests.recipes.conftest import ROOT
     (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
     (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
+    # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
+    (["--mt-hub", "m", "--ssl-hub", "h", "--speed-perturb", "true"], "--speed-perturb true with --ssl-hub: its "
+     "copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
                                                says: str) -> None:
