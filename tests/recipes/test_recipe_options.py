@@ -204,6 +204,16 @@ def test_libri_trans_has_no_target_language_to_choose(tmp_path: Path, run_recipe
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """sate synth voices English-German alone, yet `--tgt-lang fr` was taken: stage -1 voiced the corpus (minutes)
+    and stage 0 then refused en-fr (twelfth hostile pass)."""
+    done = run_recipe("synth", "--corpus", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--tgt-lang", "fr", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[synth] error: unknown option --tgt-lang (--help lists them)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
