@@ -53,6 +53,14 @@ fi
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
   die "--compare and --ctc-layer train Conformer rows from the ASR model; run them without --whisper"
 fi
+# Stages 10 and 11 come last: --compare or --ctc-layer with --mt-hub, or a CTC layer that st_e2e.yaml's acoustic
+# encoder does not have (99, 0), were refused only when their stage came, after every stage before it.
+[ -z "$mt_hub" ] || [ "${compare:-false}" = false ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
+[ -z "$mt_hub" ] || [ -z "${ctc_layer:-}" ] || die "--ctc-layer does not run with --mt-hub"
+if [ -n "${ctc_layer:-}" ]; then
+  problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
+    die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"
+fi
 # Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
 if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
@@ -353,7 +361,6 @@ fi
 # ESPnet/fairseq baseline), the cascade and SATE with distillation (both from the stages above), SATE
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
-  [ -z "$mt_hub" ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
   need "$exp/st/pack" "the SATE model of stages 5-6"
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
@@ -390,7 +397,6 @@ fi
 # updates as SATE; then the localness per layer of both acoustic encoders. Layers below the CTC layer are
 # expected to be local, those above it more global.
 if [ -n "${ctc_layer:-}" ] && run_stage 11 "E2E ST with CTC on acoustic layer $ctc_layer and on top in $exp"; then
-  [ -z "$mt_hub" ] || die "--ctc-layer does not run with --mt-hub"
   need "$exp/st/.done-train" "the SATE training of stage 5 (its update count is the budget)"
   same=(--steps-from "$exp/st" "${st_train[@]}")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"

@@ -37,6 +37,13 @@ from tests.recipes.conftest import ROOT
     (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
     # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
+    # stages 10 and 11 refused these only when they came, after every stage before them
+    (["--ctc-layer", "99"], "--ctc-layer 99: conf/mustc/st_e2e.yaml with --set 'model.ctc.layer=99': model.ctc.layer "
+     "99 is above the top acoustic layer"),
+    (["--ctc-layer", "0"], "--ctc-layer 0: conf/mustc/st_e2e.yaml with --set 'model.ctc.layer=0': model.ctc.layer "
+     "must be null (the top layer) or at least 1, got 0"),
+    (["--mt-hub", "m", "--compare", "true"], "--compare compares models we pre-train; it does not run with --mt-hub"),
+    (["--mt-hub", "m", "--ctc-layer", "2"], "--ctc-layer does not run with --mt-hub"),
     (["--mt-hub", "m", "--ssl-hub", "h", "--speed-perturb", "true"], "--speed-perturb true with --ssl-hub: its "
      "copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips"),
 ])
