@@ -43,6 +43,14 @@ done
 read -r -a test_splits <<< "${test_sets:-}"
 # `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
 [ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
+# A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's
+# sate report refused either; sate's rule for a split name (sate.data.manifest.SPLIT_NAME), in the C locale's ranges.
+split_name() { local LC_ALL=C; [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; }
+for split in "${test_splits[@]}"; do
+  split_name "$split" || die "--test-sets: '$split' is not a split name (letters, digits, '.', '_' and '-', not first a dot)"
+done
+twice=$(printf '%s\n' "${test_splits[@]}" | sort | uniq -d | head -n 1)
+[ -z "$twice" ] || die "--test-sets names $twice twice"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
 # train_sp is written by stage 1's `sate features --speed-perturb`, which a speech hub model's run skips (it reads

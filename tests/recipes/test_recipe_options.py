@@ -37,6 +37,10 @@ from tests.recipes.conftest import ROOT
     (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
     # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
+    # stage 7 decoded dev twice (or skipped '../x') before stage 8's sate report refused the list
+    (["--test-sets", "dev tst-COMMON dev"], "--test-sets names dev twice"),
+    (["--test-sets", "dev ../x"], "--test-sets: '../x' is not a split name"),
+    (["--test-sets", "devé"], "--test-sets: 'devé' is not a split name"),
     # stages 10 and 11 refused these only when they came, after every stage before them
     (["--ctc-layer", "99"], "--ctc-layer 99: conf/mustc/st_e2e.yaml with --set 'model.ctc.layer=99': model.ctc.layer "
      "99 is above the top acoustic layer"),
@@ -237,9 +241,10 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
             tmp_path / "data", "--exp", tmp_path / "exp", "--test-sets", "* tst-HE", "--stage", "8",
             "--stop-stage", "8"]
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-    assert done.returncode == 0, done.stderr
-    said = args.read_text().splitlines()
-    assert said[said.index("--splits") + 1:said.index("--out")] == ["*", "tst-HE"], said
+    # the word itself, refused before any stage as no split name (twelfth hostile pass), not the files it matches
+    assert done.returncode == 1 and done.stderr == "[mustc] error: --test-sets: '*' is not a split name (letters, " \
+        "digits, '.', '_' and '-', not first a dot)\n", done.stderr
+    assert not args.exists()
 
 
 def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> None:
