@@ -247,6 +247,25 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     assert not args.exists()
 
 
+def test_streaming_policies_are_words_not_patterns(tmp_path: Path) -> None:
+    """streaming.sh's unquoted --policies were globbed where it ran: `--policies "* wait-k=1"` evaluated each file name
+    there as a policy (twelfth hostile pass). A `sate` that records its evaluations stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "a-file-here").touch()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+            "--out", "out", "--policies", "* wait-k=1", "--talks-policy", ""]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    policies = [line.split(" --stream ")[1].split()[0] for line in args.read_text().splitlines() if "--stream" in line]
+    assert policies == ["*", "wait-k=1"], policies
+
+
 def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> None:
     """recipes/synth/local/streaming.sh skipped every run whose results.json existed: a second call with another
     --pack (or --split, or the pack made again) into the same --out found each run "done already" and showed the
