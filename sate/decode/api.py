@@ -224,7 +224,8 @@ class SpeechTranslator:
 
     def with_options(self, **changes: float) -> DecodeOptions:
         """The pack's decoding options with some changed, e.g. ``with_options(beam=10)``."""
-        return decode_options({**asdict(self.options), **changes}, "decoding options")
+        plain = {key: args.plain(value) for key, value in changes.items()}  # beam=np.int64(5) was "not an integer"
+        return decode_options({**asdict(self.options), **plain}, "decoding options")
 
     # ------------------------------------------------------------------------------------------ audio
 
@@ -265,6 +266,8 @@ class SpeechTranslator:
         return limit() if callable(limit) else None
 
     def _check_segment_cap(self, vad: VadOptions | None) -> None:
+        if vad is not None and not isinstance(vad, VadOptions):  # a dict was an AttributeError
+            raise SateError(f"vad must be VadOptions (e.g. VadOptions(max_segment=10.0)), got {type(vad).__name__}")
         limit, wanted = self.max_segment_seconds(), (vad or VadOptions()).max_segment
         if limit is not None and wanted > limit:
             raise SateError(f"max_segment (--max-segment) {wanted:g} s: this model's acoustic encoder (Whisper) "
