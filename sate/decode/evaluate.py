@@ -183,6 +183,17 @@ def _write_lines(path: Path, lines: list[str]) -> None:
     atomic_write_lines(path, [" ".join(line.split("\n")) for line in lines])
 
 
+def check_row_lengths(manifest: Path, rows: list[dict], limit: float | None, advice: str) -> None:
+    """Refuse a split holding a row longer than the acoustic encoder takes (`limit` seconds: Whisper's 30-s window;
+    None: unbounded), naming the longest, before anything is decoded."""
+    if limit is None:
+        return
+    longest = max(rows, key=lambda row: float(row["duration"]))
+    if float(longest["duration"]) > limit:
+        raise SateError(f"{manifest}: row {longest['id']} lasts {float(longest['duration']):.2f} s, longer than the "
+                        f"{limit:g} s this model's acoustic encoder (Whisper) takes: {advice}")
+
+
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, object] | None = None, batch_size: int = 16, device: str | None = None,
              stream: StreamPolicy | None = None, chunk: float = CHUNK, talks: bool = False) -> Results:
@@ -246,6 +257,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, rows)
+    if not talks:  # Whisper's window: a longer row was refused once decoding reached it (streamed: 30 s into it)
+        check_row_lengths(manifest, rows, model.max_seconds() if whisper else model.max_segment_seconds(),
+                          "prepare the split with sate prep --max-duration" if whisper else
+                          "evaluate whole talks cut at pauses (--talks), or prepare the split with sate prep "
+                          "--max-duration")
     create_out(out)
 
     started = time.perf_counter()

@@ -235,6 +235,25 @@ def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepar
         evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)
 
 
+def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: Path, prepared_data: Path,
+                                                                     whisper_asr_dir: Path) -> None:
+    """A row beyond Whisper's 30 s was refused once decoding reached it: streamed, 30 s into the row, after the rows
+    before it (twelfth hostile pass). Now before anything is decoded, naming the row and what to do."""
+    import numpy as np
+    import soundfile as sf
+
+    data = tmp_path / "data"
+    data.mkdir()
+    sf.write(data / "long.wav", np.random.default_rng(0).normal(0, 0.01, 31 * 16000).astype(np.float32), 16000)
+    row = {**read_manifest(prepared_data / "dev.jsonl")[0], "id": "long_0", "audio": str(data / "long.wav"),
+           "offset": 0.0, "duration": 31.0, "n_frames": 3100}
+    write_manifest(data / "dev.jsonl", [row])
+    with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.00 s, longer than the 30 s this model's "
+                                        r"acoustic encoder \(Whisper\) takes: prepare the split with sate prep "):
+        evaluate(whisper_asr_dir, data, "dev", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
         tmp_path: Path, prepared_data: Path, st_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """SentencePiece takes a model's file name as UTF-8 text: a pack or a data directory whose name is not UTF-8 (a
