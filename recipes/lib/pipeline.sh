@@ -43,10 +43,31 @@ done
 read -r -a test_splits <<< "${test_sets:-}"
 # `--test-sets ""` reached stage 8 as `sate report --splits --out ...`: "argument --splits: expected at least one"
 [ ${#test_splits[@]} -gt 0 ] || [ "$stop_stage" -lt 7 ] || die "--test-sets names no split (stages 7, 8 and 10 decode and report them)"
+# A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's
+# sate report refused either; sate's rule for a split name (sate.data.manifest.SPLIT_NAME), in the C locale's ranges.
+split_name() { local LC_ALL=C; [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; }
+for split in "${test_splits[@]}"; do
+  split_name "$split" || die "--test-sets: '$split' is not a split name (letters, digits, '.', '_' and '-', not first a dot)"
+done
+twice=$(printf '%s\n' "${test_splits[@]}" | sort | uniq -d | head -n 1)
+[ -z "$twice" ] || die "--test-sets names $twice twice"
 [ -z "$whisper" ] || [ -z "$ssl_hub" ] || die "--whisper and --ssl-hub both name the acoustic encoder: give one"
 [ -z "$whisper" ] || [ -z "$mt_hub" ] || die "--whisper with --mt-hub is not supported yet: use our MT model"
+# train_sp is written by stage 1's `sate features --speed-perturb`, which a speech hub model's run skips (it reads
+# waveforms): stage 3 stopped, after prep and vocab, on "train_sp.jsonl is missing (run `sate prep`)".
+if [ -n "$ssl_hub" ] && [ "${speed_perturb:-false}" = true ]; then
+  die "--speed-perturb true with --ssl-hub: its copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips; run without --speed-perturb"
+fi
 if [ -n "$whisper" ] && { [ "${compare:-false}" = true ] || [ -n "${ctc_layer:-}" ]; }; then
   die "--compare and --ctc-layer train Conformer rows from the ASR model; run them without --whisper"
+fi
+# Stages 10 and 11 come last: --compare or --ctc-layer with --mt-hub, or a CTC layer that st_e2e.yaml's acoustic
+# encoder does not have (99, 0), were refused only when their stage came, after every stage before it.
+[ -z "$mt_hub" ] || [ "${compare:-false}" = false ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
+[ -z "$mt_hub" ] || [ -z "${ctc_layer:-}" ] || die "--ctc-layer does not run with --mt-hub"
+if [ -n "${ctc_layer:-}" ]; then
+  problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
+    die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"
 fi
 # Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
 if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
@@ -348,7 +369,6 @@ fi
 # ESPnet/fairseq baseline), the cascade and SATE with distillation (both from the stages above), SATE
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
-  [ -z "$mt_hub" ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
   need "$exp/st/pack" "the SATE model of stages 5-6"
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
@@ -385,7 +405,6 @@ fi
 # updates as SATE; then the localness per layer of both acoustic encoders. Layers below the CTC layer are
 # expected to be local, those above it more global.
 if [ -n "${ctc_layer:-}" ] && run_stage 11 "E2E ST with CTC on acoustic layer $ctc_layer and on top in $exp"; then
-  [ -z "$mt_hub" ] || die "--ctc-layer does not run with --mt-hub"
   need "$exp/st/.done-train" "the SATE training of stage 5 (its update count is the budget)"
   same=(--steps-from "$exp/st" "${st_train[@]}")
   train_model e2e_scratch "$conf_dir/st_e2e.yaml" "${same[@]}"

@@ -58,7 +58,6 @@ data=
 exp_tag=
 exp=
 conf_dir=
-tgt_lang=de
 src_vocab_size=256
 tgt_vocab_size=1000
 joint_vocab_size=
@@ -95,6 +94,9 @@ data=${data:-data/$name}
 exp=${exp:-exp/$name/$exp_tag}
 conf_dir=${conf_dir:-conf/$name}
 test_sets=${test_sets:-$sets}
+# Not an option: sate synth voices English-German alone (--tgt-lang fr was taken, and stage 0 refused en-fr after
+# the corpus was voiced).
+tgt_lang=de
 prep_args=(--mustc-root "$corpus" --tgt-lang "$tgt_lang")
 demo_dir=$corpus/en-$tgt_lang/data/tst-COMMON/wav
 # MT pre-training and the vocabularies read all generated train text, far more than the voiced part.

@@ -175,6 +175,11 @@ def _out_of_memory_hint(what: str, options: DecodeOptions, alone: str | None = N
                         f"{options.max_len_ratio:g}: {advice}") from None
 
 
+# Tokens beyond which a sentence alone that runs out of memory is said to be too long, not told to lower --batch-size
+# (a batch of one) as a batch is: far beyond any sentence (a text without line breaks read as one).
+LONG_SENTENCE = 1024
+
+
 class SpeechTranslator:
     """A packed ST, ASR or MT model ready to decode; build it with `SpeechTranslator.load`."""
 
@@ -224,7 +229,8 @@ class SpeechTranslator:
 
     def with_options(self, **changes: float) -> DecodeOptions:
         """The pack's decoding options with some changed, e.g. ``with_options(beam=10)``."""
-        return decode_options({**asdict(self.options), **changes}, "decoding options")
+        plain = {key: args.plain(value) for key, value in changes.items()}  # beam=np.int64(5) was "not an integer"
+        return decode_options({**asdict(self.options), **plain}, "decoding options")
 
     # ------------------------------------------------------------------------------------------ audio
 
@@ -265,6 +271,8 @@ class SpeechTranslator:
         return limit() if callable(limit) else None
 
     def _check_segment_cap(self, vad: VadOptions | None) -> None:
+        if vad is not None and not isinstance(vad, VadOptions):  # a dict was an AttributeError
+            raise SateError(f"vad must be VadOptions (e.g. VadOptions(max_segment=10.0)), got {type(vad).__name__}")
         limit, wanted = self.max_segment_seconds(), (vad or VadOptions()).max_segment
         if limit is not None and wanted > limit:
             raise SateError(f"max_segment (--max-segment) {wanted:g} s: this model's acoustic encoder (Whisper) "
@@ -411,7 +419,11 @@ class SpeechTranslator:
         for batch in _batches([len(ids[i]) for i in todo], batch_size):
             batch = [todo[k] for k in batch]
             src, lengths = _pad([np.asarray(ids[i]) for i in batch], -1, torch.long)
-            with _out_of_memory_hint(f"{len(batch)} sentences of up to {int(lengths.max())} tokens", options):
+            tokens = int(lengths.max())
+            alone = None if len(batch) > 1 or tokens <= LONG_SENTENCE else (
+                f"one sentence of {tokens:,} tokens is too long to translate at once (the encoder's attention grows "
+                "with its square): split it into sentences")
+            with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone):
                 memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
                 hyps = decode_memory(self.model.decoder, memory, memory_lengths, self.model.eos, options)
             for i, nbest in zip(batch, hyps, strict=True):

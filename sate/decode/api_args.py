@@ -43,7 +43,14 @@ def directory(value: object) -> Path:
     return Path(value)
 
 
+def plain(value: object) -> object:
+    """A NumPy scalar as the Python number it holds (np.int64(16000), np.float32(1.2): a rate read from an array, a
+    value of a grid search), which the checks below took for no number at all; anything else as it is."""
+    return value.item() if isinstance(value, np.generic) else value
+
+
 def batch_size(value: object) -> int:
+    value = plain(value)
     if not is_int64(value) or value < 1:  # type: ignore[operator]
         raise SateError(f"batch_size must be a whole number >= 1, got {shown(value)}")
     return int(value)  # type: ignore[call-overload]
@@ -60,6 +67,7 @@ def decode_options(value: object) -> DecodeOptions | None:
 def sample_rate(value: object, name: str) -> int:
     """A whole number of Hz (an int, or a float such as 16000.0): NaN, None or "16k" were tracebacks of int(), and
     16000.9 was truncated without a word. Its range is the reader's (`sate.data.audio.check_rate`)."""
+    value = plain(value)
     if not is_number(value) or value != int(value):  # type: ignore[arg-type]
         raise SateError(f"{name}: the sample rate must be a whole number of Hz, got {shown(value)}")
     return int(value)  # type: ignore[arg-type]
@@ -95,6 +103,8 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
             raise SateError(f"feats[{i}]: expected an array of shape {shape}, got {x.shape}")
         if not np.issubdtype(x.dtype, np.floating):
             raise SateError(f"feats[{i}]: expected float values, got {x.dtype}")
+        if x.dtype.itemsize > 8:  # long double: torch has no such type (a TypeError when the batch was padded)
+            x = x.astype(np.float64)
         if len(x) < least:
             raise SateError(f"feats[{i}]: {len(x)} frames, fewer than the {least} of 0.1 s (features() pads to them)")
         if not np.isfinite(x).all():

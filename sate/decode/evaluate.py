@@ -214,6 +214,17 @@ def _text(lines: list[str]) -> bytes:
     return "".join(line + "\n" for line in lines).encode()
 
 
+def check_row_lengths(manifest: Path, rows: list[dict], limit: float | None, advice: str) -> None:
+    """Refuse a split holding a row longer than the acoustic encoder takes (`limit` seconds: Whisper's 30-s window;
+    None: unbounded), naming the longest, before anything is decoded."""
+    if limit is None:
+        return
+    longest = max(rows, key=lambda row: float(row["duration"]))
+    if float(longest["duration"]) > limit:
+        raise SateError(f"{manifest}: row {longest['id']} lasts {float(longest['duration']):.2f} s, longer than the "
+                        f"{limit:g} s this model's acoustic encoder (Whisper) takes: {advice}")
+
+
 def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: Path | None = None,
              decode: dict[str, object] | None = None, batch_size: int = 16, device: str | None = None,
              stream: StreamPolicy | None = None, chunk: float = CHUNK, talks: bool = False) -> Results:
@@ -260,19 +271,28 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack (or a Whisper directory) and "
                         f"--mt-model an MT pack (got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
+    if model.task == "asr" and mt is None and decode:  # CTC greedy: --beam 3 was taken, unused, and recorded
+        raise SateError(f"--decode and --beam set the beam search of an ST or MT pack; {model_dir} is an ASR pack, "
+                        "whose transcripts are CTC greedy (with --mt-model they set the MT pack's)")
     if (stream is not None or talks) and (model.task != "st" or mt is not None):
         flag = "--stream" if stream is not None else "--talks"
         raise SateError(f"{flag} translates with an ST pack; {model_dir} is an {model.task.upper()} pack"
                         + (" (and --mt-model makes a cascade)" if mt is not None else ""))
     single = {"nbest": 1} if stream is not None else {}  # a policy shows one translation, whatever the pack keeps
-    # Whisper alone: no beam search of ours runs, and results.json says how Whisper decoded instead
-    options = None if whisper and mt is None else translator.with_options(**{**(decode or {}), **single})
+    # An ASR pack or Whisper alone: no beam search of ours runs, and results.json records none (Whisper's: how it
+    # decoded instead)
+    options = None if model.task == "asr" and mt is None else translator.with_options(**{**(decode or {}), **single})
     mode = "cascade" if mt is not None else model.task
     rows = read_manifest(manifest)
     if not rows:  # scores of zero sentences were sacreBLEU's IndexError, after the decode
         raise SateError(f"{manifest}: no rows to evaluate")
     if mode != "asr":  # before decoding: scoring translations needs references
         require_translations(manifest, rows)
+    if not talks:  # Whisper's window: a longer row was refused once decoding reached it (streamed: 30 s into it)
+        check_row_lengths(manifest, rows, model.max_seconds() if whisper else model.max_segment_seconds(),
+                          "prepare the split with sate prep --max-duration" if whisper else
+                          "evaluate whole talks cut at pauses (--talks), or prepare the split with sate prep "
+                          "--max-duration")
     with created_out(out):
         started = time.perf_counter()
         transcripts: list[str] | None = None

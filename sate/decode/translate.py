@@ -116,6 +116,9 @@ def run(args: argparse.Namespace) -> int:
     translator = SpeechTranslator.load(args.model, device=args.device)
     if translator.task == "mt":
         raise SateError(f"{args.model} is an MT model; sate translate needs an ST or ASR model")
+    if translator.task == "asr" and overrides:  # its transcripts are CTC greedy: the options were taken, unused
+        raise SateError(f"--decode and --beam set the beam search of an ST pack; {args.model} is an ASR pack, whose "
+                        "transcripts are CTC greedy")
     options = translator.with_options(**overrides)
 
     failed = 0

@@ -34,7 +34,8 @@ import numpy as np
 from sate.data.audio import SAMPLE_RATE, SHIFT, WINDOW, FrameEnergy, audio_blocks, check_finite, true_runs
 from sate.decode import silero
 from sate.decode.frames import Frames
-from sate.errors import SateError
+from sate.errors import SateError, shown
+from sate.numbers import is_number
 
 # A frame quieter than this is never speech, whatever the recording's level: -60 dBFS RMS is
 # well below any usable speech and above dither and quantisation noise.
@@ -67,9 +68,9 @@ class VadOptions:
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
-            if not math.isfinite(value) or value < 0:
+            if not is_number(value) or not math.isfinite(value) or value < 0:  # "5", None: TypeErrors of isfinite
                 flag = f" (--{name.replace('_', '-')})" if name in ("max_segment", "min_pause") else ""
-                raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {value}")
+                raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {shown(value)}")
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
             raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
                             f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")

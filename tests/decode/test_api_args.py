@@ -135,6 +135,37 @@ def test_features_take_samples_as_translate_does(translators: dict[str, SpeechTr
         translators["mt"].features(talk)
 
 
+def test_numpy_scalars_are_the_numbers_they_hold(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """A sample rate, batch size or decoding option given as a NumPy scalar (np.int64(16000) read from an array,
+    np.float32(1.2) from a grid of values) was refused as no whole number, no integer or no finite number (twelfth
+    hostile pass); long double features were a TypeError of torch."""
+    import json
+    from dataclasses import asdict
+
+    st = translators["st"]
+    assert len(st.translate([(talk, np.int64(SAMPLE_RATE))], batch_size=np.int64(2))) == 1
+    options = st.with_options(beam=np.int64(3), lenpen=np.float32(1.5))
+    assert type(options.beam) is int and options.beam == 3 and options.lenpen == 1.5
+    json.dumps(asdict(options))  # what results.json records: Python numbers
+    with pytest.raises(SateError, match="^<waveform 0>: the sample rate must be a whole number of Hz, got 16000.5$"):
+        st.translate([(talk, np.float64(16000.5))])
+    feats = st.features(talk)
+    assert st.decode_features([feats.astype(np.longdouble)]) == st.decode_features([feats])
+
+
+def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """A dict for `vad` was an AttributeError, and a VadOptions of text or None a TypeError of math.isfinite
+    (twelfth hostile pass)."""
+    from sate.decode.vad import VadOptions
+
+    with pytest.raises(SateError, match=r"^vad must be VadOptions \(e.g. VadOptions\(max_segment=10.0\)\), got dict$"):
+        translators["st"].translate([(talk, SAMPLE_RATE)], vad={"max_segment": 10})  # type: ignore[arg-type]
+    for value, says in (("5", "'5'"), (None, "None"), (True, "True")):
+        with pytest.raises(SateError, match=rf"^max_segment \(--max-segment\) must be a finite number of seconds >= 0, "
+                                            rf"got {says}$"):
+            VadOptions(max_segment=value)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
 def test_load_takes_a_path(directory: object) -> None:
     """None, a number or bytes for the pack's directory were TypeErrors of Path()."""

@@ -112,6 +112,12 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
 
     asr = evaluate_cli(capsys, tmp_path / "asr", prepared_data, "--model", eval_packs["asr"], "--split", "dev")
     assert asr["mode"] == "asr" and "bleu" not in asr and asr["wer"] >= 0
+    # An ASR pack's transcripts are CTC greedy: no beam search of ours runs, and results.json records none (it
+    # recorded the pack's beam 5); --beam or --decode, taken without a word and recorded as used, are refused.
+    assert asr["decode"] == {}
+    with pytest.raises(SateError, match="is an ASR pack, whose transcripts are CTC greedy"):
+        evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", decode={"beam": 3})
+    assert not (tmp_path / "x").exists()
     with pytest.raises(SateError, match="--mt-model is for a cascade"):
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])
 
@@ -261,6 +267,25 @@ def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepar
             evaluate(whisper_asr_dir, prepared_data, "dev", tmp_path / "x", **kwargs)
     with pytest.raises(SateError, match="--mt-model .* is a Whisper directory: give it as --model"):
         evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)
+
+
+def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: Path, prepared_data: Path,
+                                                                     whisper_asr_dir: Path) -> None:
+    """A row beyond Whisper's 30 s was refused once decoding reached it: streamed, 30 s into the row, after the rows
+    before it (twelfth hostile pass). Now before anything is decoded, naming the row and what to do."""
+    import numpy as np
+    import soundfile as sf
+
+    data = tmp_path / "data"
+    data.mkdir()
+    sf.write(data / "long.wav", np.random.default_rng(0).normal(0, 0.01, 31 * 16000).astype(np.float32), 16000)
+    row = {**read_manifest(prepared_data / "dev.jsonl")[0], "id": "long_0", "audio": str(data / "long.wav"),
+           "offset": 0.0, "duration": 31.0, "n_frames": 3100}
+    write_manifest(data / "dev.jsonl", [row])
+    with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.00 s, longer than the 30 s this model's "
+                                        r"acoustic encoder \(Whisper\) takes: prepare the split with sate prep "):
+        evaluate(whisper_asr_dir, data, "dev", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(

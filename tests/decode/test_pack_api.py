@@ -293,6 +293,14 @@ def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], 
                                         r"long to decode at once .*cut it at pauses \(sate segment; sate evaluate "
                                         r"--talks for a split of whole recordings\)$"):
         st.decode_features([long_row])  # it was told to lower --batch-size (eleventh hostile pass)
+    mt = SpeechTranslator.load(packs["mt"], device="cpu")
+    monkeypatch.setattr(mt.model, "encode_text", allocate)
+    with pytest.raises(SateError, match=r"out of memory decoding 1 sentences of up to \d+ tokens .*: one "
+                                        r"sentence of [\d,]+ tokens is too long to translate at once .*split it into "
+                                        r"sentences$"):
+        mt.translate_text(["hello world " * 500])  # a batch of one was told to lower --batch-size (twelfth pass)
+    with pytest.raises(SateError, match=r"out of memory decoding 2 sentences .*lower --batch-size, --beam"):
+        mt.translate_text(["hello world", "good day"])
     monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
     with pytest.raises(RuntimeError, match="a bug"):  # other errors are not disguised
         st.translate([(read_segment(row["audio"], row["offset"], row["duration"]), 16000)])

@@ -295,6 +295,28 @@ def test_a_device_that_does_not_exist_is_one_line(tmp_path: Path, st_pack: Path,
     assert message in capsys.readouterr().err
 
 
+def test_decoding_options_for_an_asr_pack_are_refused(tmp_path: Path, prepared_data: Path,
+                                                    capsys: pytest.CaptureFixture[str],
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """An ASR pack's transcripts are CTC greedy: --beam 10 was taken without a word and changed nothing."""
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model, save_model_file
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    save_model_file(tmp_path / "asr.pt", build_model("asr", tiny_config("asr", 16, kernel=3), len(src), len(tgt)),
+                    src.tokens, tgt.tokens)
+    pack(tmp_path / "asr.pt", prepared_data, tmp_path / "asr", {})
+    capsys.readouterr()  # what pack printed
+    wav = good_wav(prepared_data, tmp_path)
+    no_decoding(monkeypatch)
+    for argv in (["--beam", "10"], ["--decode", "lenpen=1.2"]):
+        rc, out, err = run_translate(capsys, "--model", tmp_path / "asr", wav, *argv)
+        assert rc == 2 and out == "" and err.count("\n") == 1
+        assert "is an ASR pack, whose transcripts are CTC greedy" in err
+
+
 def test_old_decode_syntax_gets_a_hint(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                        capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     wav = good_wav(prepared_data, tmp_path)

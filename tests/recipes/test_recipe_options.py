@@ -36,6 +36,20 @@ from tests.recipes.conftest import ROOT
     (["--src-vocab-size", "2000000"], "--src-vocab-size must be from 2 to 1,000,000, got '2000000'"),  # once stage 2
     (["--joint-vocab-size", "1"], "--joint-vocab-size must be from 2 to 1,000,000, got '1'"),
     (["--ctc-layer", "top"], "--ctc-layer must be a whole number, got 'top'"),
+    # stage 1, which writes train_sp, is skipped for a speech hub model: stage 3 stopped on "run `sate prep`"
+    # stage 7 decoded dev twice (or skipped '../x') before stage 8's sate report refused the list
+    (["--test-sets", "dev tst-COMMON dev"], "--test-sets names dev twice"),
+    (["--test-sets", "dev ../x"], "--test-sets: '../x' is not a split name"),
+    (["--test-sets", "devé"], "--test-sets: 'devé' is not a split name"),
+    # stages 10 and 11 refused these only when they came, after every stage before them
+    (["--ctc-layer", "99"], "--ctc-layer 99: conf/mustc/st_e2e.yaml with --set 'model.ctc.layer=99': model.ctc.layer "
+     "99 is above the top acoustic layer"),
+    (["--ctc-layer", "0"], "--ctc-layer 0: conf/mustc/st_e2e.yaml with --set 'model.ctc.layer=0': model.ctc.layer "
+     "must be null (the top layer) or at least 1, got 0"),
+    (["--mt-hub", "m", "--compare", "true"], "--compare compares models we pre-train; it does not run with --mt-hub"),
+    (["--mt-hub", "m", "--ctc-layer", "2"], "--ctc-layer does not run with --mt-hub"),
+    (["--mt-hub", "m", "--ssl-hub", "h", "--speed-perturb", "true"], "--speed-perturb true with --ssl-hub: its "
+     "copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips"),
 ])
 def test_stage_numbers_and_options_are_checked(tmp_path: Path, run_recipe, args: list[str],  # noqa: ANN001
                                                says: str) -> None:
@@ -201,6 +215,16 @@ def test_libri_trans_has_no_target_language_to_choose(tmp_path: Path, run_recipe
     assert list(tmp_path.iterdir()) == []
 
 
+def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """sate synth voices English-German alone, yet `--tgt-lang fr` was taken: stage -1 voiced the corpus (minutes)
+    and stage 0 then refused en-fr (twelfth hostile pass)."""
+    done = run_recipe("synth", "--corpus", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--tgt-lang", "fr", timeout=120)
+    assert done.returncode == 1
+    assert done.stderr == "[synth] error: unknown option --tgt-lang (--help lists them)\n"
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
@@ -217,9 +241,29 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
             tmp_path / "data", "--exp", tmp_path / "exp", "--test-sets", "* tst-HE", "--stage", "8",
             "--stop-stage", "8"]
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    # the word itself, refused before any stage as no split name (twelfth hostile pass), not the files it matches
+    assert done.returncode == 1 and done.stderr == "[mustc] error: --test-sets: '*' is not a split name (letters, " \
+        "digits, '.', '_' and '-', not first a dot)\n", done.stderr
+    assert not args.exists()
+
+
+def test_streaming_policies_are_words_not_patterns(tmp_path: Path) -> None:
+    """streaming.sh's unquoted --policies were globbed where it ran: `--policies "* wait-k=1"` evaluated each file name
+    there as a policy (twelfth hostile pass). A `sate` that records its evaluations stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "a-file-here").touch()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+            "--out", "out", "--policies", "* wait-k=1", "--talks-policy", ""]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    said = args.read_text().splitlines()
-    assert said[said.index("--splits") + 1:said.index("--out")] == ["*", "tst-HE"], said
+    policies = [line.split(" --stream ")[1].split()[0] for line in args.read_text().splitlines() if "--stream" in line]
+    assert policies == ["*", "wait-k=1"], policies
 
 
 def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> None:

@@ -53,6 +53,18 @@ def test_new_empty_and_experiment_directories_are_taken(tmp_path: Path) -> None:
         check_output(experiment, "experiment", "--exp")
 
 
+def test_a_missing_speed_perturbed_split_names_the_command_that_writes_it(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """train_sp.jsonl is written by `sate features --speed-perturb`; its absence said "run `sate prep`", which does
+    not write it (a recipe run with a speech hub model and --speed-perturb true stopped on it; twelfth hostile
+    pass)."""
+    assert not (prepared_data / "train_sp.jsonl").exists()
+    config = make_config(tmp_path, "asr", prepared_data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", "data.train=train_sp"]) == 2
+    assert "train_sp.jsonl is missing (run `sate features --speed-perturb`)" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("setting", ["data.train=nosuch", "init.foo={path: x.pt}"])
 def test_a_run_refused_before_its_first_checkpoint_leaves_no_experiment(
         tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path], setting: str,

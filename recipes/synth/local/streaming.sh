@@ -55,7 +55,8 @@ evaluate() {
 
 evaluate offline-greedy --beam 1
 evaluate offline
-for policy in $policies; do
+read -r -a policy_list <<< "$policies"  # words, never file patterns: the unquoted list was globbed ("*": file names)
+for policy in "${policy_list[@]}"; do
   evaluate "$policy-${chunk}s" --stream "$policy" --chunk "$chunk"
 done
 if [ -n "$talks_policy" ]; then
