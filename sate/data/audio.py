@@ -238,7 +238,7 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         with sf.SoundFile(_sf_name(path)) as f:
             sr = f.samplerate
             start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
-            f.seek(start)
+            _skip_to(f, start)
             wave = np.concatenate([np.zeros(0, dtype=np.float32),
                                    *_mono_pieces(f, str(path), start, min(count, f.frames - start))])
     except SateError:
@@ -257,6 +257,19 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
             wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
         wave = _fit(wave, n_out)
     return wave
+
+
+def _skip_to(f: sf.SoundFile, start: int) -> None:
+    """Position ``f`` at frame ``start``. Some encodings cannot seek (GSM 6.10 and G.721 WAV, XI): they are read
+    from the start and the frames before ``start`` dropped, READ_BLOCK samples at a time; `sate prep` took such a
+    file and `sate features` then failed on every row with "Seek attempted on unseekable file type"."""
+    if f.seekable():
+        f.seek(start)
+        return
+    step = max(1, READ_BLOCK // max(1, f.channels))
+    skipped = 0
+    while skipped < start and len(block := f.read(min(step, start - skipped), dtype="float32", always_2d=True)):
+        skipped += len(block)
 
 
 def _half_width(o: int, n: int) -> int:

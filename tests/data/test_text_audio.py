@@ -164,3 +164,14 @@ def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) ->
     with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
                                         r"declares"):
         wav_info(cut)
+
+
+@pytest.mark.parametrize("subtype", ["GSM610", "G721_32"])
+def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: str) -> None:
+    """GSM 6.10 and G.721 WAVs cannot seek: `sate prep` took them, and `sate features` failed on every row with
+    "Seek attempted on unseekable file type" (twelfth hostile pass). They are read from the start instead."""
+    path = tmp_path / "phone.wav"
+    sf.write(path, (0.3 * np.sin(np.arange(3 * 16000) / 7)).astype(np.float32), 16000, format="WAV", subtype=subtype)
+    whole = read_segment(path, 0.0, wav_info(path).duration)
+    for offset in (0.0, 1.25):
+        np.testing.assert_array_equal(read_segment(path, offset, 0.5), whole[round(offset * 16000):][:8000])
