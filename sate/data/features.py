@@ -296,6 +296,41 @@ def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) ->
     return h.hexdigest()
 
 
+def _shard_rows(rows: list[dict]) -> list[tuple[tuple[str, str, float, float, float, int], ...]]:
+    """A split's rows as its shards hold them, SHARD_SIZE at a time."""
+    return [tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
+                   int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
+            for start in range(0, len(rows), SHARD_SIZE)]
+
+
+def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
+    """Why a split's stored features are not those of its manifest rows as they are now, or None: what `sate
+    features` would recompute (`plan_split`). A row's offset, duration or audio edited (same frame count), or a
+    talk replaced since the features were computed, was trained and evaluated on the old slice without a word: a
+    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged."""
+    fbank = data_dir / layout.FBANK_DIR
+    parts = [(split, rows)] if split != SPEED_SPLIT else \
+        [(TRAIN_SPLIT, [r for r in rows if r.get("speed", 1.0) == 1.0]),  # train_sp reads train's own features
+         (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]
+    for name, part in parts:
+        plan = _read_plan(fbank / name / "plan.json")
+        if "fingerprint" not in plan:
+            continue
+        if plan["fingerprint"] != _fingerprint(part):
+            return (f"{data_dir / f'{name}.jsonl'} changed since its features were computed (a row's audio, offset, "
+                    "duration or frames)")
+        recorded = plan.get("audio")
+        shards = _shard_rows(part)
+        if not isinstance(recorded, list) or len(recorded) != len(shards):
+            continue
+        for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
+            if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
+                return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
+                        f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied again, "
+                        "re-encoded?)")
+    return None
+
+
 def _empty(shard_dir: Path) -> None:
     """A split's shard folder, emptied of its old shards. One linked to another disk keeps its link and is emptied:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
@@ -328,11 +363,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
-    shards = []
-    for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
-        chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
-                       int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
-        shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
+    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT)
+              for k, chunk in enumerate(_shard_rows(rows))]
     # A plan written before stamps were recorded has none: its features are let be, and stamped now.
     stamps, recorded = [_audio_stamp(s.rows) for s in shards], plan.get("audio")
     if stale or not isinstance(recorded, list) or len(recorded) != len(shards):
