@@ -314,7 +314,7 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
          (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]
     for name, part in parts:
         plan = _read_plan(fbank / name / "plan.json")
-        if "fingerprint" not in plan:
+        if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
             continue
         if plan["fingerprint"] != _fingerprint(part):
             return (f"{data_dir / f'{name}.jsonl'} changed since its features were computed (a row's audio, offset, "
