@@ -238,25 +238,47 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         with sf.SoundFile(_sf_name(path)) as f:
             sr = f.samplerate
             start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
+
+            def check_within(held: int) -> None:
+                if held < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
+                    raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of "
+                                    f"the audio ({(start + held) / sr:.3f} s): is the manifest row of another file?")
+
+            check_within(f.frames - start)  # as the header says, before anything is read
             _skip_to(f, start)
-            wave = np.concatenate([np.zeros(0, dtype=np.float32),
-                                   *_mono_pieces(f, str(path), start, min(count, f.frames - start))])
+            read = [0]
+
+            def pieces() -> Iterator[np.ndarray]:
+                for piece in _mono_pieces(f, str(path), start, min(count, f.frames - start)):
+                    read[0] += len(piece)
+                    yield piece
+
+            # read, resampled and placed block by block: a row of hours held its samples twice, three times more
+            # of them at 48 kHz (the same samples: `resample_stream` gives the whole signal's result)
+            wave = _placed(pieces() if sr == SAMPLE_RATE else resample_stream(pieces(), sr, name=str(path)),
+                           n_samples)
+            check_within(read[0])  # as read: a file shorter than its header says
     except SateError:
         raise
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
-    if len(wave) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
-        raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of the audio "
-                        f"({(start + len(wave)) / sr:.3f} s): is the manifest row of another file?")
-    if sr != SAMPLE_RATE and len(wave):
-        wave = resample(wave, sr, name=str(path))
-    wave = _fit(wave.astype(np.float32, copy=False), n_samples)
     if speed != 1.0:
         n_out = perturbed_samples(n_samples, speed)
         if len(wave):
             wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
         wave = _fit(wave, n_out)
     return wave
+
+
+def _placed(blocks: Iterable[np.ndarray], n: int) -> np.ndarray:
+    """Exactly ``n`` samples: the blocks in order into one array, cut or zero-padded at the end as `_fit` does; every
+    block is consumed (each is checked as it is read)."""
+    out, filled = np.zeros(n, dtype=np.float32), 0
+    for block in blocks:
+        take = min(len(block), n - filled)
+        out[filled:filled + take] = block[:take]
+        filled += take
+    return out
 
 
 def _skip_to(f: sf.SoundFile, start: int) -> None:

@@ -175,3 +175,23 @@ def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: st
     whole = read_segment(path, 0.0, wav_info(path).duration)
     for offset in (0.0, 1.25):
         np.testing.assert_array_equal(read_segment(path, offset, 0.5), whole[round(offset * 16000):][:8000])
+
+
+def test_a_long_segment_is_read_and_resampled_block_by_block(tmp_path) -> None:
+    """A long row at 48 kHz (a Kaldi directory without `segments`) was read whole, joined into a second copy and
+    resampled: about six times its 16 kHz samples at once (twelfth hostile pass). Now the read, the resampling and
+    the result go block by block into the result: the same samples, whatever the length, beside a few blocks."""
+    import tracemalloc
+
+    rate, seconds = 48000, 300
+    path = tmp_path / "long.wav"
+    sf.write(path, (0.1 * np.sin(np.arange(seconds * rate) / 7)).astype(np.float32), rate, subtype="PCM_16")
+    read_segment(path, 0.0, 1.0)  # the imports and the filter's first design, before counting
+    tracemalloc.start()
+    try:
+        wave = read_segment(path, 0.5, seconds - 1.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert wave.shape == ((seconds - 1) * 16000,)
+    assert peak - wave.nbytes < 2 * wave.nbytes, f"{peak / 1e6:.0f} MB for {wave.nbytes / 1e6:.0f} MB of samples"
