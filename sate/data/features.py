@@ -48,7 +48,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
@@ -101,16 +101,23 @@ def _fbank(wave: np.ndarray, dither: float) -> np.ndarray:
     return feats.numpy()
 
 
-def speed_rows(rows: list[dict]) -> list[dict]:
+def speed_rows(rows: list[dict], manifest: str | Path = f"{TRAIN_SPLIT}.jsonl") -> list[dict]:
     """Train rows plus their 0.9x and 1.1x copies (own ids, speakers and ``n_frames``; same text).
 
     ``offset``/``duration`` of a copy still locate the original slice of the wav, which is read
-    and then played at ``speed``; ``n_frames`` is the length after perturbation.
+    and then played at ``speed``; ``n_frames`` is the length after perturbation. A row whose id is a copy's
+    (``sp0.9-X`` beside ``X``: a split speed-perturbed already) is refused, naming its line in ``manifest``.
     """
     out = list(rows)
+    line = {row["id"]: k + 1 for k, row in enumerate(rows)}
     for speed in SPEEDS:
         tag = f"sp{speed:g}-"
         for row in rows:
+            if tag + row["id"] in line:  # train_sp.jsonl was written, then refused by its own reader at the copy
+                raise SateError(f"{manifest}:{line[tag + row['id']]}: the id {shown(tag + row['id'])} is "
+                                f"the one --speed-perturb gives the {speed:g} copy of line {line[row['id']]}: is the "
+                                "split speed-perturbed already (a Kaldi train_sp directory)? Prepare it without its "
+                                f"copies, or train on it without --speed-perturb")
             n = perturbed_samples(round(row["duration"] * SAMPLE_RATE), speed)
             out.append({**row, "id": tag + row["id"], "speaker": tag + str(row["speaker"]),
                         "n_frames": num_frames(n), "speed": speed})
@@ -126,7 +133,8 @@ def speed_split_problem(data_dir: Path) -> str | None:
         rows = read_manifest(manifest)
     except SateError as err:
         return str(err)
-    expected = speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl"))
+    train = data_dir / f"{TRAIN_SPLIT}.jsonl"
+    expected = speed_rows(read_manifest(train), train)
     if rows == expected:
         return None
     line = next((k + 1 for k, (a, b) in enumerate(zip(rows, expected, strict=False)) if a != b),
@@ -569,7 +577,8 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
-        write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")))
+        train = data_dir / f"{TRAIN_SPLIT}.jsonl"
+        write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:
             print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
                   "--speed-perturb` wrote it")
