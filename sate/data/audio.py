@@ -79,6 +79,7 @@ class WavInfo:
 # first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
 _DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
                        re.MULTILINE)
+MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
@@ -120,14 +121,33 @@ def check_data_declared(path: Path, info: HeaderLog) -> None:
     length): libsndfile reads nothing of it, and the file was said to hold no audio samples."""
     if info.frames > 0 or not any(int(size) == 0 for size in _DATA_SIZE.findall(info.extra_info or "")):
         return
-    with open(path, "rb") as f:
-        head = f.read(1 << 16)
-    at = head.find(b"data\0\0\0\0")
-    behind = path.stat().st_size - (at + 8) if at >= 0 else 0
+    at = _empty_data_chunk(path)
+    behind = path.stat().st_size - (at + 8) if at is not None else 0
     if behind > 0:
         raise SateError(f"{path}: its header declares an empty data chunk, with {behind:,} bytes behind it (a "
                         "recording stopped before its header was finished?), so nothing can be read; repair the "
                         "header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
+def _empty_data_chunk(path: Path) -> int | None:
+    """Where a RIFF WAV's data chunk that declares 0 bytes starts, found by walking its chunks (at most MAX_CHUNKS):
+    a search of the first 64 KB missed one behind a larger chunk (a recorder's padding or metadata), and such a file
+    was said to hold no audio samples."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        at = 12
+        for _ in range(MAX_CHUNKS):
+            f.seek(at)
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                return None
+            size = int.from_bytes(chunk[4:], "little")
+            if chunk[:4] == b"data":
+                return at if size == 0 else None
+            at += 8 + size + (size & 1)  # a chunk of odd size is padded to an even one
+    return None
 
 
 def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:

@@ -195,3 +195,18 @@ def test_a_long_segment_is_read_and_resampled_block_by_block(tmp_path) -> None:
         tracemalloc.stop()
     assert wave.shape == ((seconds - 1) * 16000,)
     assert peak - wave.nbytes < 2 * wave.nbytes, f"{peak / 1e6:.0f} MB for {wave.nbytes / 1e6:.0f} MB of samples"
+
+
+def test_an_empty_data_chunk_behind_a_large_chunk_is_named_for_it(tmp_path) -> None:
+    """The data chunk was looked for in the first 64 KB: behind a larger chunk (a recorder's padding or metadata) a
+    WAV whose length was never written was said to hold no audio samples (twelfth hostile pass)."""
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    padding = b"JUNK" + (100_001).to_bytes(4, "little") + bytes(100_002)  # an odd size, padded to an even one
+    stopped = tmp_path / "stopped.wav"
+    stopped.write_bytes(data[:at] + padding + data[at:at + 4] + bytes(4) + data[at + 8:])
+    with pytest.raises(SateError, match=rf"^{stopped}: its header declares an empty data chunk, with 96,000 bytes "
+                                        r"behind it"):
+        wav_info(stopped)
