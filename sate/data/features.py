@@ -22,6 +22,7 @@ import shutil
 import sys
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -289,19 +290,24 @@ def _read_plan(plan_path: Path) -> dict:
     return plan if isinstance(plan, dict) else {}
 
 
-def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) -> str | None:
-    """The size and modification time of each audio file a shard reads, as one digest: the manifest names the
-    files, not what they hold, so a talk replaced after `sate features` (copied again, re-encoded) kept its old
-    features. None when a file is missing: its features cannot be recomputed, and raw audio is often deleted once
-    its features are stored."""
+def audio_stamp(files: Iterable[str]) -> str | None:
+    """The size and modification time of each audio file, as one digest: a manifest names the files, not what they
+    hold, so a talk replaced after its features (or a Whisper frozen cache, `sate.train.frozen_cache`) were computed
+    (copied again, re-encoded) kept the old ones. None when a file is missing: what was computed from it cannot be
+    computed again, and raw audio is often deleted once its features are stored."""
     h = hashlib.sha256()
-    for audio in sorted({row[1] for row in rows}):
+    for audio in sorted(set(files)):
         try:
             st = os.stat(audio)
         except OSError:
             return None
         h.update(json.dumps([audio, st.st_size, st.st_mtime_ns]).encode())
     return h.hexdigest()
+
+
+def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) -> str | None:
+    """`audio_stamp` of the files a shard reads."""
+    return audio_stamp(row[1] for row in rows)
 
 
 def _shard_rows(rows: list[dict]) -> list[tuple[tuple[str, str, float, float, float, int], ...]]:
