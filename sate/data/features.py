@@ -324,8 +324,8 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
     dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged."""
     fbank = data_dir / layout.FBANK_DIR
     parts = [(split, rows)] if split != SPEED_SPLIT else \
-        [(TRAIN_SPLIT, [r for r in rows if r.get("speed", 1.0) == 1.0]),  # train_sp reads train's own features
-         (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]
+        [(TRAIN_SPLIT, rows[:len(rows) // (1 + len(SPEEDS))]),  # train's rows (`speed_rows`), read from its features
+         (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]  # as `plan_split` takes them
     for name, part in parts:
         plan = _read_plan(fbank / name / "plan.json")
         if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
