@@ -526,3 +526,20 @@ def test_features_of_rows_changed_since_are_refused_by_a_reader(tmp_path: Path, 
             SpeechDataset.from_data_dir(data, split, vocab, None)
     assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
     SpeechDataset.from_data_dir(data, "train_sp", vocab, None)
+
+
+def test_an_fbank_folder_moved_to_another_disk_under_its_own_name_is_taken(tmp_path: Path, prepared: Path,
+                                                                          run_sate) -> None:  # noqa: ANN001
+    """DATA/fbank moved to /disk/fbank and linked back (the plainest way to put features on another disk) was refused
+    as "the fbank/ of another data directory (/disk)": a folder holding an fbank/ counted as a data directory
+    (twelfth hostile pass). One holding stored folders alone is none; another data directory's still is."""
+    data = copy_data(prepared, tmp_path / "data")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    (data / "fbank").rename(disk / "fbank")
+    (data / "fbank").symlink_to(disk / "fbank")
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 4 utterances, up to date" in out, out + err
+    (disk / "dev.jsonl").write_text((data / "dev.jsonl").read_text())  # now the folder is a data directory
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"the fbank/ of another data directory ({disk})" in err
