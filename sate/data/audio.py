@@ -464,7 +464,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     """
     path = Path(path)
     if not path.exists():
-        raise SateError(f"{path}: no such file")
+        stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
+        raise SateError(f"{path}: no such file{stdin}")
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not an audio file")
     regular = path.is_file()

@@ -210,3 +210,13 @@ def test_an_empty_data_chunk_behind_a_large_chunk_is_named_for_it(tmp_path) -> N
     with pytest.raises(SateError, match=rf"^{stopped}: its header declares an empty data chunk, with 96,000 bytes "
                                         r"behind it"):
         wav_info(stopped)
+
+
+def test_a_dash_for_standard_input_names_dev_stdin(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate translate -` (as `sate stream -` reads standard input) said only "-: no such file" (twelfth hostile
+    pass)."""
+    from sate.data.audio import audio_blocks
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=r"^-: no such file \(standard input is read as /dev/stdin\)$"):
+        audio_blocks("-")
