@@ -363,6 +363,13 @@ def _owner(directory: Path) -> str | None:
     return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None
 
 
+def _foreign_owner(directory: Path) -> str | None:
+    """`_owner` of a folder a link leads into; one that holds stored folders alone (features moved to another disk:
+    /disk/fbank linked as DATA/fbank) is no data directory: it was refused as "another data directory"."""
+    owner = _owner(directory)
+    return None if owner == "data directory" and not _holds_data(directory) else owner
+
+
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
     """Refuse a folder ``name`` of ``directory`` (a data directory's fbank/ or fbank/SPLIT/, an experiment's
     checkpoints/, logs/ or tensorboard/) that leads (by a symlink on the way) into another data directory,
@@ -376,10 +383,10 @@ def check_not_shared(directory: Path, name: str, option: str = "--data") -> None
     if not os.path.lexists(path) or real == own / name:
         return
     home = real.parent
-    owner = _owner(home)
+    owner = _foreign_owner(home)
     if owner is None and home.name in layout.STORED_DIRS:  # a split folder (fbank/dev) of another data directory
         home = home.parent
-        owner = _owner(home)
+        owner = _foreign_owner(home)
     if owner is not None and home != own:  # not a folder of its own linked within it (EXP/checkpoints -> EXP/ckpts)
         raise SateError(f"{option} {directory}: {path} is a symlink to {real}, the {name}/ of another {owner} "
                         f"({home}), whose files this run would replace; remove the link")

@@ -79,6 +79,7 @@ class WavInfo:
 # first seconds as whole, exit 0). A WAV's own RIFF size is not read: a cut trailing chunk leaves its audio whole.
 _DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\s*\(should be (\d+)\)",
                        re.MULTILINE)
+MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
@@ -120,14 +121,33 @@ def check_data_declared(path: Path, info: HeaderLog) -> None:
     length): libsndfile reads nothing of it, and the file was said to hold no audio samples."""
     if info.frames > 0 or not any(int(size) == 0 for size in _DATA_SIZE.findall(info.extra_info or "")):
         return
-    with open(path, "rb") as f:
-        head = f.read(1 << 16)
-    at = head.find(b"data\0\0\0\0")
-    behind = path.stat().st_size - (at + 8) if at >= 0 else 0
+    at = _empty_data_chunk(path)
+    behind = path.stat().st_size - (at + 8) if at is not None else 0
     if behind > 0:
         raise SateError(f"{path}: its header declares an empty data chunk, with {behind:,} bytes behind it (a "
                         "recording stopped before its header was finished?), so nothing can be read; repair the "
                         "header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
+def _empty_data_chunk(path: Path) -> int | None:
+    """Where a RIFF WAV's data chunk that declares 0 bytes starts, found by walking its chunks (at most MAX_CHUNKS):
+    a search of the first 64 KB missed one behind a larger chunk (a recorder's padding or metadata), and such a file
+    was said to hold no audio samples."""
+    with open(path, "rb") as f:
+        head = f.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        at = 12
+        for _ in range(MAX_CHUNKS):
+            f.seek(at)
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                return None
+            size = int.from_bytes(chunk[4:], "little")
+            if chunk[:4] == b"data":
+                return at if size == 0 else None
+            at += 8 + size + (size & 1)  # a chunk of odd size is padded to an even one
+    return None
 
 
 def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
@@ -238,25 +258,60 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
         with sf.SoundFile(_sf_name(path)) as f:
             sr = f.samplerate
             start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
-            f.seek(start)
-            wave = np.concatenate([np.zeros(0, dtype=np.float32),
-                                   *_mono_pieces(f, str(path), start, min(count, f.frames - start))])
+
+            def check_within(held: int) -> None:
+                if held < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
+                    raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of "
+                                    f"the audio ({(start + held) / sr:.3f} s): is the manifest row of another file?")
+
+            check_within(f.frames - start)  # as the header says, before anything is read
+            _skip_to(f, start)
+            read = [0]
+
+            def pieces() -> Iterator[np.ndarray]:
+                for piece in _mono_pieces(f, str(path), start, min(count, f.frames - start)):
+                    read[0] += len(piece)
+                    yield piece
+
+            # read, resampled and placed block by block: a row of hours held its samples twice, three times more
+            # of them at 48 kHz (the same samples: `resample_stream` gives the whole signal's result)
+            wave = _placed(pieces() if sr == SAMPLE_RATE else resample_stream(pieces(), sr, name=str(path)),
+                           n_samples)
+            check_within(read[0])  # as read: a file shorter than its header says
     except SateError:
         raise
     except Exception as err:
         raise SateError(f"{path}: cannot read samples at offset {offset:.3f} s: {err}") from None
-    if len(wave) < count - (2 if sr != SAMPLE_RATE else 0) - round(END_TOLERANCE_S * sr):
-        raise SateError(f"{path}: the segment at {offset:.3f} s of {duration:.3f} s runs past the end of the audio "
-                        f"({(start + len(wave)) / sr:.3f} s): is the manifest row of another file?")
-    if sr != SAMPLE_RATE and len(wave):
-        wave = resample(wave, sr, name=str(path))
-    wave = _fit(wave.astype(np.float32, copy=False), n_samples)
     if speed != 1.0:
         n_out = perturbed_samples(n_samples, speed)
         if len(wave):
             wave = AF.resample(torch.from_numpy(wave), round(SAMPLE_RATE * speed), SAMPLE_RATE).numpy()
         wave = _fit(wave, n_out)
     return wave
+
+
+def _placed(blocks: Iterable[np.ndarray], n: int) -> np.ndarray:
+    """Exactly ``n`` samples: the blocks in order into one array, cut or zero-padded at the end as `_fit` does; every
+    block is consumed (each is checked as it is read)."""
+    out, filled = np.zeros(n, dtype=np.float32), 0
+    for block in blocks:
+        take = min(len(block), n - filled)
+        out[filled:filled + take] = block[:take]
+        filled += take
+    return out
+
+
+def _skip_to(f: sf.SoundFile, start: int) -> None:
+    """Position ``f`` at frame ``start``. Some encodings cannot seek (GSM 6.10 and G.721 WAV, XI): they are read
+    from the start and the frames before ``start`` dropped, READ_BLOCK samples at a time; `sate prep` took such a
+    file and `sate features` then failed on every row with "Seek attempted on unseekable file type"."""
+    if f.seekable():
+        f.seek(start)
+        return
+    step = max(1, READ_BLOCK // max(1, f.channels))
+    skipped = 0
+    while skipped < start and len(block := f.read(min(step, start - skipped), dtype="float32", always_2d=True)):
+        skipped += len(block)
 
 
 def _half_width(o: int, n: int) -> int:
@@ -409,7 +464,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     """
     path = Path(path)
     if not path.exists():
-        raise SateError(f"{path}: no such file")
+        stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
+        raise SateError(f"{path}: no such file{stdin}")
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not an audio file")
     regular = path.is_file()

@@ -18,7 +18,7 @@ from torch.utils.data import ConcatDataset, Dataset
 
 from sate import layout
 from sate.data.feature_index import FeatureIndex
-from sate.data.features import SPEED_SPLIT, check_speed_split, load_cmvn
+from sate.data.features import SPEED_SPLIT, check_speed_split, load_cmvn, stale_features
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
@@ -81,7 +81,11 @@ class SpeechDataset(Dataset):
         """``DATA/<split>.jsonl`` with ``DATA/fbank/<split>.scp``."""
         data_dir = Path(data_dir)
         scp = data_dir / layout.FBANK_DIR / f"{split}.scp"
-        return cls(data_dir / f"{split}.jsonl", scp, src_vocab, tgt_vocab, cmvn)
+        dataset = cls(data_dir / f"{split}.jsonl", scp, src_vocab, tgt_vocab, cmvn)
+        stale = stale_features(data_dir, split, dataset.rows)
+        if stale is not None:
+            raise SateError(f"{stale}; run `sate features --data {data_dir}`, which recomputes them")
+        return dataset
 
     def __len__(self) -> int:
         return len(self.rows)

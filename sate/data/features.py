@@ -23,6 +23,7 @@ import shutil
 import sys
 import zipfile
 import zlib
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,7 +51,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shown
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
@@ -103,16 +104,23 @@ def _fbank(wave: np.ndarray, dither: float) -> np.ndarray:
     return feats.numpy()
 
 
-def speed_rows(rows: list[dict]) -> list[dict]:
+def speed_rows(rows: list[dict], manifest: str | Path = f"{TRAIN_SPLIT}.jsonl") -> list[dict]:
     """Train rows plus their 0.9x and 1.1x copies (own ids, speakers and ``n_frames``; same text).
 
     ``offset``/``duration`` of a copy still locate the original slice of the wav, which is read
-    and then played at ``speed``; ``n_frames`` is the length after perturbation.
+    and then played at ``speed``; ``n_frames`` is the length after perturbation. A row whose id is a copy's
+    (``sp0.9-X`` beside ``X``: a split speed-perturbed already) is refused, naming its line in ``manifest``.
     """
     out = list(rows)
+    line = {row["id"]: k + 1 for k, row in enumerate(rows)}
     for speed in SPEEDS:
         tag = f"sp{speed:g}-"
         for row in rows:
+            if tag + row["id"] in line:  # train_sp.jsonl was written, then refused by its own reader at the copy
+                raise SateError(f"{manifest}:{line[tag + row['id']]}: the id {shown(tag + row['id'])} is "
+                                f"the one --speed-perturb gives the {speed:g} copy of line {line[row['id']]}: is the "
+                                "split speed-perturbed already (a Kaldi train_sp directory)? Prepare it without its "
+                                f"copies, or train on it without --speed-perturb")
             n = perturbed_samples(round(row["duration"] * SAMPLE_RATE), speed)
             out.append({**row, "id": tag + row["id"], "speaker": tag + str(row["speaker"]),
                         "n_frames": num_frames(n), "speed": speed})
@@ -128,7 +136,8 @@ def speed_split_problem(data_dir: Path) -> str | None:
         rows = read_manifest(manifest)
     except SateError as err:
         return str(err)
-    expected = speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl"))
+    train = data_dir / f"{TRAIN_SPLIT}.jsonl"
+    expected = speed_rows(read_manifest(train), train)
     if rows == expected:
         return None
     line = next((k + 1 for k, (a, b) in enumerate(zip(rows, expected, strict=False)) if a != b),
@@ -283,19 +292,59 @@ def _read_plan(plan_path: Path) -> dict:
     return plan if isinstance(plan, dict) else {}
 
 
-def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) -> str | None:
-    """The size and modification time of each audio file a shard reads, as one digest: the manifest names the
-    files, not what they hold, so a talk replaced after `sate features` (copied again, re-encoded) kept its old
-    features. None when a file is missing: its features cannot be recomputed, and raw audio is often deleted once
-    its features are stored."""
+def audio_stamp(files: Iterable[str]) -> str | None:
+    """The size and modification time of each audio file, as one digest: a manifest names the files, not what they
+    hold, so a talk replaced after its features (or a Whisper frozen cache, `sate.train.frozen_cache`) were computed
+    (copied again, re-encoded) kept the old ones. None when a file is missing: what was computed from it cannot be
+    computed again, and raw audio is often deleted once its features are stored."""
     h = hashlib.sha256()
-    for audio in sorted({row[1] for row in rows}):
+    for audio in sorted(set(files)):
         try:
             st = os.stat(audio)
         except OSError:
             return None
         h.update(json.dumps([audio, st.st_size, st.st_mtime_ns]).encode())
     return h.hexdigest()
+
+
+def _audio_stamp(rows: tuple[tuple[str, str, float, float, float, int], ...]) -> str | None:
+    """`audio_stamp` of the files a shard reads."""
+    return audio_stamp(row[1] for row in rows)
+
+
+def _shard_rows(rows: list[dict]) -> list[tuple[tuple[str, str, float, float, float, int], ...]]:
+    """A split's rows as its shards hold them, SHARD_SIZE at a time."""
+    return [tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
+                   int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
+            for start in range(0, len(rows), SHARD_SIZE)]
+
+
+def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
+    """Why a split's stored features are not those of its manifest rows as they are now, or None: what `sate
+    features` would recompute (`plan_split`). A row's offset, duration or audio edited (same frame count), or a
+    talk replaced since the features were computed, was trained and evaluated on the old slice without a word: a
+    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged."""
+    fbank = data_dir / layout.FBANK_DIR
+    parts = [(split, rows)] if split != SPEED_SPLIT else \
+        [(TRAIN_SPLIT, rows[:len(rows) // (1 + len(SPEEDS))]),  # train's rows (`speed_rows`), read from its features
+         (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]  # as `plan_split` takes them
+    for name, part in parts:
+        plan = _read_plan(fbank / name / "plan.json")
+        if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
+            continue
+        if plan["fingerprint"] != _fingerprint(part):
+            return (f"{data_dir / f'{name}.jsonl'} changed since its features were computed (a row's audio, offset, "
+                    "duration or frames)")
+        recorded = plan.get("audio")
+        shards = _shard_rows(part)
+        if not isinstance(recorded, list) or len(recorded) != len(shards):
+            continue
+        for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
+            if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
+                return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
+                        f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied again, "
+                        "re-encoded?)")
+    return None
 
 
 # What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
@@ -342,11 +391,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
-    shards = []
-    for k, start in enumerate(range(0, len(rows), SHARD_SIZE)):
-        chunk = tuple((r["id"], r["audio"], float(r["offset"]), float(r["duration"]), float(r.get("speed", 1.0)),
-                       int(r["n_frames"])) for r in rows[start:start + SHARD_SIZE])
-        shards.append(Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT))
+    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT)
+              for k, chunk in enumerate(_shard_rows(rows))]
     # A plan written before stamps were recorded has none: its features are let be, and stamped now.
     stamps, recorded = [_audio_stamp(s.rows) for s in shards], plan.get("audio")
     if stale or not isinstance(recorded, list) or len(recorded) != len(shards):
@@ -551,7 +597,8 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
-        write_manifest(speed_manifest, speed_rows(read_manifest(data_dir / f"{TRAIN_SPLIT}.jsonl")))
+        train = data_dir / f"{TRAIN_SPLIT}.jsonl"
+        write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:
             print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
                   "--speed-perturb` wrote it")

@@ -16,6 +16,7 @@ the streamed talk is compared with.
 
 from __future__ import annotations
 
+import os
 import sys
 import time
 from collections.abc import Iterable, Iterator
@@ -119,12 +120,14 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
 
 
 def group_talks(rows: list[dict]) -> dict[str, list[int]]:
-    """The row indices of each talk (rows sharing an ``audio`` file), in the order of their offsets; every talk's
-    file is checked before any is decoded: it must be readable audio that its rows do not run past (rows of
-    another file would be given the words of this one)."""
+    """The row indices of each talk (rows sharing an ``audio`` file, however named), in the order of their offsets;
+    every talk's file is checked before any is decoded: it must be readable audio that its rows do not run past (rows
+    of another file would be given the words of this one)."""
     talks: dict[str, list[int]] = {}
-    for k, row in enumerate(rows):
-        talks.setdefault(str(row["audio"]), []).append(k)
+    named: dict[str, str] = {}  # a file as its first row names it, by its real path: rows naming it through a
+    for k, row in enumerate(rows):  # link are the same talk (as two talks, each got the whole talk's words)
+        audio = str(row["audio"])
+        talks.setdefault(named.setdefault(os.path.realpath(audio), audio), []).append(k)
     for audio, members in talks.items():
         duration = wav_info(audio).duration
         last = max(members, key=lambda k: float(rows[k]["offset"]) + float(rows[k]["duration"]))

@@ -11,9 +11,10 @@ KEY is a digest of the frozen weights and the freeze setting, so an ASR stage an
 frozen part is the same Whisper) share one cache, and a change of weights or of ``freeze`` makes a new one. Per
 split: ``SPLIT.npy`` (every utterance's states one after another, float16: half the disk, and training noise is far
 above the rounding), ``SPLIT.index.npy`` (offsets) and ``SPLIT.json``, written last, which names the manifest's
-digest and KEY: a split whose manifest changed is computed again, and so is a cache found under another KEY than
-its own (another model's folder copied or renamed into this one's place: every size and checksum holds). Lengths
-stay in samples (the frames times 320), so ``batch.*`` means what it means without the cache.
+digest, its audio files' sizes and times, and KEY: a split whose manifest or audio changed is computed again, and
+so is a cache found under another KEY than its own (another model's folder copied or renamed into this one's place:
+every size and checksum holds). Lengths stay in samples (the frames times 320), so ``batch.*`` means what it means
+without the cache.
 
 The cache is checked as features are (`sate.data.feature_index`): ``SPLIT.json`` also records the byte size of
 both arrays, the CRC-32 of the index and one CRC-32 per utterance's states. A cache cut short, replaced (another
@@ -37,6 +38,8 @@ from tqdm import tqdm
 from sate import layout
 from sate.data.dataset import collate
 from sate.data.feature_index import checksum
+from sate.data.features import audio_stamp
+from sate.data.manifest import read_manifest
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH
 from sate.errors import SateError, shown
@@ -117,7 +120,8 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
         np.save(f, np.concatenate(done) if done else np.zeros((0, acoustic.sizes.d_model), np.float16))
     with atomic_open(out / f"{split}.index.npy", "wb") as f:
         np.save(f, offsets)
-    record = {"manifest": _manifest_digest(manifest), "key": out.name, "utterances": len(counts),
+    record = {"manifest": _manifest_digest(manifest), "audio": audio_stamp(row["audio"] for row in dataset.rows),
+              "key": out.name, "utterances": len(counts),
               "bytes": {name: (out / name).stat().st_size for name in _files(split)},
               "index_crc": checksum(offsets), "crc": [checksum(s) for s in done]}
     atomic_write_text(out / f"{split}.json", json.dumps(record) + "\n")
@@ -182,6 +186,11 @@ def problem(out: Path, split: str, manifest: Path) -> str | None:
         return f"{out / split}.json is missing or of an earlier format"
     if record["manifest"] != _manifest_digest(manifest):
         return f"{manifest} has changed since {out / split}.npy was computed"
+    stamp = record.get("audio")  # a record written before audio was stamped has none: let be, as features do
+    if isinstance(stamp, str) and (now := audio_stamp(row["audio"] for row in read_manifest(manifest))) is not None \
+            and now != stamp:
+        return (f"an audio file of {manifest} changed since {out / split}.npy was computed (copied again, "
+                "re-encoded?)")
     if (foreign := _foreign(out, split, record)) is not None:
         return foreign
     try:

@@ -169,6 +169,21 @@ def test_train_sp_follows_a_changed_train_split(run_sate, prepped: Path) -> None
     assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]
 
 
+def test_a_train_split_speed_perturbed_already_is_named(run_sate, prepped: Path) -> None:
+    """A Kaldi train_sp directory prepared as train holds ids `sp0.9-X` beside `X`: --speed-perturb wrote a
+    train_sp.jsonl repeating them and then refused its own file ("train_sp.jsonl:N: id ... is also the id of line
+    M") (twelfth hostile pass). The train row is named before anything is written."""
+    train = read_manifest(prepped / "train.jsonl")
+    copy = {**train[0], "id": "sp1.1-" + train[0]["id"]}
+    (prepped / "train.jsonl").write_text("".join(json.dumps(r) + "\n" for r in [*train, copy]))
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")
+    assert rc == 2 and err.strip() == (
+        f"sate features: error: {prepped}/train.jsonl:{len(train) + 1}: the id 'sp1.1-{train[0]['id']}' is the one "
+        "--speed-perturb gives the 1.1 copy of line 1: is the split speed-perturbed already (a Kaldi train_sp "
+        "directory)? Prepare it without its copies, or train on it without --speed-perturb")
+    assert not (prepped / "train_sp.jsonl").exists()
+
+
 def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     rc, _, err = run_sate("features", "--data", tmp_path / "empty")
     assert rc == 2 and "no manifests" in err

@@ -164,3 +164,59 @@ def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) ->
     with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
                                         r"declares"):
         wav_info(cut)
+
+
+@pytest.mark.parametrize("subtype", ["GSM610", "G721_32"])
+def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: str) -> None:
+    """GSM 6.10 and G.721 WAVs cannot seek: `sate prep` took them, and `sate features` failed on every row with
+    "Seek attempted on unseekable file type" (twelfth hostile pass). They are read from the start instead."""
+    path = tmp_path / "phone.wav"
+    sf.write(path, (0.3 * np.sin(np.arange(3 * 16000) / 7)).astype(np.float32), 16000, format="WAV", subtype=subtype)
+    whole = read_segment(path, 0.0, wav_info(path).duration)
+    for offset in (0.0, 1.25):
+        np.testing.assert_array_equal(read_segment(path, offset, 0.5), whole[round(offset * 16000):][:8000])
+
+
+def test_a_long_segment_is_read_and_resampled_block_by_block(tmp_path) -> None:
+    """A long row at 48 kHz (a Kaldi directory without `segments`) was read whole, joined into a second copy and
+    resampled: about six times its 16 kHz samples at once (twelfth hostile pass). Now the read, the resampling and
+    the result go block by block into the result: the same samples, whatever the length, beside a few blocks."""
+    import tracemalloc
+
+    rate, seconds = 48000, 300
+    path = tmp_path / "long.wav"
+    sf.write(path, (0.1 * np.sin(np.arange(seconds * rate) / 7)).astype(np.float32), rate, subtype="PCM_16")
+    read_segment(path, 0.0, 1.0)  # the imports and the filter's first design, before counting
+    tracemalloc.start()
+    try:
+        wave = read_segment(path, 0.5, seconds - 1.0)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert wave.shape == ((seconds - 1) * 16000,)
+    assert peak - wave.nbytes < 2 * wave.nbytes, f"{peak / 1e6:.0f} MB for {wave.nbytes / 1e6:.0f} MB of samples"
+
+
+def test_an_empty_data_chunk_behind_a_large_chunk_is_named_for_it(tmp_path) -> None:
+    """The data chunk was looked for in the first 64 KB: behind a larger chunk (a recorder's padding or metadata) a
+    WAV whose length was never written was said to hold no audio samples (twelfth hostile pass)."""
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    padding = b"JUNK" + (100_001).to_bytes(4, "little") + bytes(100_002)  # an odd size, padded to an even one
+    stopped = tmp_path / "stopped.wav"
+    stopped.write_bytes(data[:at] + padding + data[at:at + 4] + bytes(4) + data[at + 8:])
+    with pytest.raises(SateError, match=rf"^{stopped}: its header declares an empty data chunk, with 96,000 bytes "
+                                        r"behind it"):
+        wav_info(stopped)
+
+
+def test_a_dash_for_standard_input_names_dev_stdin(tmp_path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate translate -` (as `sate stream -` reads standard input) said only "-: no such file" (twelfth hostile
+    pass)."""
+    from sate.data.audio import audio_blocks
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SateError, match=r"^-: no such file \(standard input is read as /dev/stdin\)$"):
+        audio_blocks("-")

@@ -493,3 +493,53 @@ def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sa
     says = "train: 1 shard(s) whose CMVN sums (00000.stats.npz) are missing or damaged: recomputed"
     assert rc == 0 and says in out, out + err
     assert all(np.array_equal(a, b) for a, b in zip(load_cmvn(data / "cmvn.json"), cmvn, strict=True))
+
+
+def test_features_of_rows_changed_since_are_refused_by_a_reader(tmp_path: Path, corpus: Path,
+                                                                run_sate) -> None:  # noqa: ANN001
+    """A dataset checked ids and frame counts alone: a row's offset edited (the same frame count), or its talk
+    replaced, since `sate features` was trained and evaluated on the old slice, exit 0 (twelfth hostile pass). The
+    reader now refuses what `sate features` would recompute, and reads once it has."""
+    import soundfile as sf
+
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    assert run_sate("features", "--data", data, "--jobs", "1", "--speed-perturb")[0] == 0
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")[0] == 0
+    vocab = Vocabulary.load(data, "src")
+    SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    SpeechDataset.from_data_dir(data, "train_sp", vocab, None)
+
+    rewrite(data / "dev.jsonl", lambda rows: rows[0].update(offset=rows[0]["offset"] + 0.1))
+    with pytest.raises(SateError, match=rf"^{data}/dev.jsonl changed since its features were computed \(a row's "
+                                        rf"audio, offset, duration or frames\); run `sate features --data {data}`"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    SpeechDataset.from_data_dir(data, "dev", vocab, None)
+
+    talk = Path(read_manifest(data / "train.jsonl")[0]["audio"])
+    wave, rate = sf.read(talk, dtype="float32")
+    sf.write(talk, wave * 0.5, rate, subtype="PCM_16")  # the same size, other samples
+    for split in ("train", "train_sp"):
+        with pytest.raises(SateError, match=rf"^an audio file of {data}/train.jsonl's rows 1 to \d+ changed since "
+                                            r"their features were computed \(copied again, re-encoded\?\)"):
+            SpeechDataset.from_data_dir(data, split, vocab, None)
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    SpeechDataset.from_data_dir(data, "train_sp", vocab, None)
+
+
+def test_an_fbank_folder_moved_to_another_disk_under_its_own_name_is_taken(tmp_path: Path, prepared: Path,
+                                                                          run_sate) -> None:  # noqa: ANN001
+    """DATA/fbank moved to /disk/fbank and linked back (the plainest way to put features on another disk) was refused
+    as "the fbank/ of another data directory (/disk)": a folder holding an fbank/ counted as a data directory
+    (twelfth hostile pass). One holding stored folders alone is none; another data directory's still is."""
+    data = copy_data(prepared, tmp_path / "data")
+    disk = tmp_path / "disk"
+    disk.mkdir()
+    (data / "fbank").rename(disk / "fbank")
+    (data / "fbank").symlink_to(disk / "fbank")
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 4 utterances, up to date" in out, out + err
+    (disk / "dev.jsonl").write_text((data / "dev.jsonl").read_text())  # now the folder is a data directory
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"the fbank/ of another data directory ({disk})" in err

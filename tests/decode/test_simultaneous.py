@@ -516,3 +516,17 @@ def test_live_segments_are_cut_as_translate_cuts_them(translator: SpeechTranslat
     for wave, segment in zip(finished, offline, strict=True):  # the seconds of silence before the first sound
         assert np.flatnonzero(wave)[0] / SAMPLE_RATE == pytest.approx(np.flatnonzero(segment)[0] / SAMPLE_RATE,
                                                                       abs=0.05)
+
+
+def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> None:
+    """Rows were grouped into talks by their `audio` text: a talk's later rows naming it through a symlink were a
+    second talk, translated again, and each group got the whole talk's words: every word twice, exit 0 (twelfth
+    hostile pass). A file is its real path."""
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(4 * SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
+    (tmp_path / "link.wav").symlink_to(wav)
+    rows = [{"id": f"t_{k}", "audio": str(tmp_path / name), "offset": float(k), "duration": 1.0}
+            for k, name in enumerate(["talk.wav", "talk.wav", "link.wav", "link.wav"])]
+    rows.append({**rows[0], "id": "other", "audio": str(tmp_path / "other.wav"), "offset": 0.0})
+    sf.write(tmp_path / "other.wav", np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
+    assert talks.group_talks(rows) == {str(wav): [0, 1, 2, 3], str(tmp_path / "other.wav"): [4]}

@@ -254,3 +254,31 @@ def test_training_computes_a_damaged_cache_again(make_config: Callable[..., Path
     assert "frozen Whisper states: " in printed and "dev.npy has" in printed and "computing them again" in printed
     assert "train.npy" not in printed.split("computing them again")[0]  # the intact split is kept
     assert torch.equal(again.valid_set[0]["feats"], first)
+
+
+def test_a_cache_of_audio_replaced_since_is_computed_again(whisper_hub_dir: Path, prepared_data: Path,
+                                                           tmp_path: Path) -> None:
+    """The record named the manifest's digest alone: a talk replaced since the states were computed (recorded again,
+    re-encoded, at the same path) was trained on in its old form without a word, where `sate features` recomputes
+    its fbank (twelfth hostile pass). The record stamps the audio files as a feature split's plan does."""
+    import soundfile as sf
+
+    from sate.data.manifest import read_manifest
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    rows = read_manifest(data / "dev.jsonl")
+    talks = tmp_path / "talks"
+    talks.mkdir()
+    for talk in {row["audio"] for row in rows}:
+        shutil.copy(talk, talks / Path(talk).name)
+    (data / "dev.jsonl").write_text("".join(json.dumps({**row, "audio": str(talks / Path(row["audio"]).name)}) + "\n"
+                                            for row in rows))
+    _cached_dev(whisper_hub_dir, data, tmp_path / "cache")
+    assert problem(tmp_path / "cache", "dev", data / "dev.jsonl") is None
+    talk = talks / Path(rows[0]["audio"]).name
+    wave, rate = sf.read(talk, dtype="float32")
+    sf.write(talk, wave * 0.5, rate, subtype="PCM_16")  # the same size, other samples
+    why = problem(tmp_path / "cache", "dev", data / "dev.jsonl")
+    assert why == (f"an audio file of {data}/dev.jsonl changed since {tmp_path}/cache/dev.npy was computed (copied "
+                   "again, re-encoded?)"), why
