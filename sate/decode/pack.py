@@ -33,7 +33,7 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, shown
-from sate.files import make_temp_dir, require_file, temp_prefix
+from sate.files import make_temp_dir, read_json, require_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name
@@ -267,6 +267,25 @@ def _mapping(doc: dict[str, object], key: str, path: Path) -> dict:
     return value
 
 
+def _pack_advice(directory: Path) -> str:
+    """What to do with a directory that is not a pack: a Whisper or Marian model directory was told to "write one with
+    `sate pack`", which packs sate's own model files only."""
+    config = directory / "config.json"
+    kind = "whisper" if (directory / "model.bin").is_file() else None
+    if kind is None and config.is_file():
+        try:
+            kind = read_json(config).get("model_type")
+        except SateError:
+            kind = None
+    if kind == "whisper":
+        return ("a Whisper model directory: `sate evaluate --model` reads it as an ASR side; to translate with it, "
+                "train a sate model on it (docs/whisper.md) and pack that")
+    if kind == "marian":
+        return ("a Marian model directory: train with it as model.textual.path (docs/models.md) and pack the model "
+                "file that makes")
+    return "write one with `sate pack`"
+
+
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
@@ -275,7 +294,7 @@ def read_pack_yaml(directory: Path) -> PackInfo:
             raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
         raise SateError(f"{directory}: packed model directory is missing")
     require_file(path, "a pack's settings",
-                 f"{directory}: not a packed model: {PACK_YAML} is missing (write one with `sate pack`)")
+                 f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")

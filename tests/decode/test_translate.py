@@ -196,6 +196,15 @@ def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_
     (tmp_path / "pack").mkdir()
     rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
     assert rc == 2 and err.strip().count("\n") == 0 and "sate.yaml is missing" in err
+    assert "(write one with `sate pack`)" in err
+    # a Whisper or Marian directory was told to `sate pack` it, which packs sate's own model files only
+    (tmp_path / "pack" / "model.bin").write_bytes(b"\0")
+    rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
+    assert rc == 2 and "a Whisper model directory: `sate evaluate --model` reads it as an ASR side" in err, err
+    (tmp_path / "pack" / "model.bin").unlink()
+    (tmp_path / "pack" / "config.json").write_text('{"model_type": "marian"}')
+    rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
+    assert rc == 2 and "a Marian model directory: train with it as model.textual.path" in err, err
 
 
 def test_vad_splits_only_at_pauses_long_enough() -> None:
