@@ -79,7 +79,14 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     for path in find_checkpoints(ckpt_dir):
         ckpt = _header(path)
         ckpt["path"] = path
-        by_epoch.setdefault(int(ckpt["sate"]["epoch"]), ckpt)
+        epoch = int(ckpt["sate"]["epoch"])
+        kept = by_epoch.setdefault(epoch, ckpt)
+        # the same epoch twice is one checkpoint kept twice (epochNNN and best-...) when run and update agree; else
+        # one of them was dropped without a word, and --last 3 averaged 2 (a checkpoint copied in from another run)
+        if kept is not ckpt and (kept["sate"].get("run_id"), kept.get("global_step")) != (
+                ckpt["sate"].get("run_id"), ckpt.get("global_step")):
+            raise SateError(f"{path} and {kept['path']} both hold epoch {epoch}, of different runs or updates (one "
+                            "copied in from elsewhere?): move one out of the checkpoint folder")
     if not by_epoch:
         raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
     ckpts = [by_epoch[e] for e in sorted(by_epoch)]

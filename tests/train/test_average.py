@@ -46,6 +46,8 @@ def test_average_refuses_checkpoints_of_different_runs(tmp_path: Path, make_conf
     config = load_training_config(make_config(tmp_path, "asr", prepared_data), ["trainer.max_epochs=2"])
     exp = tmp_path / "exp"
     train(config, exp)
+    for kept_twice in (exp / "checkpoints").glob("best-*.ckpt"):  # an epoch's second file: below
+        kept_twice.unlink()
     other = exp / "checkpoints" / "epoch001.ckpt"
     ckpt = torch.load(other, weights_only=True)
     run_id, ckpt["sate"]["run_id"] = ckpt["sate"]["run_id"], "0123456789ab"
@@ -57,6 +59,17 @@ def test_average_refuses_checkpoints_of_different_runs(tmp_path: Path, make_conf
     ckpt["sate"]["cmvn"]["mean"][0] += 1.0
     torch.save(ckpt, other)
     with pytest.raises(SateError, match=r"epoch000.ckpt: its cmvn differs from .*epoch001.ckpt's"):
+        average(exp / "checkpoints", exp / "model.pt", last=2)
+    ckpt["sate"]["cmvn"]["mean"][0] -= 1.0
+    torch.save(ckpt, other)
+    # an epoch kept twice by one run (epochNNN and best-...) is one checkpoint; the same epoch of another run copied
+    # in was dropped without a word, and --last 2 averaged one
+    torch.save(ckpt, exp / "checkpoints" / "best-valid_loss-epoch001.ckpt")
+    assert [p.name for p in average(exp / "checkpoints", exp / "model.pt", last=2)] == ["epoch000.ckpt",
+                                                                                       "epoch001.ckpt"]
+    ckpt["sate"]["run_id"] = "0123456789ab"
+    torch.save(ckpt, exp / "checkpoints" / "copied.ckpt")
+    with pytest.raises(SateError, match=r"epoch001.ckpt and .*copied.ckpt both hold epoch 1, of different runs"):
         average(exp / "checkpoints", exp / "model.pt", last=2)
 
 
