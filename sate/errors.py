@@ -57,6 +57,13 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
+def first_few(items: list[object], limit: int = 3) -> str:
+    """The first ``limit`` of ``items``, each cut as `shown` cuts (text of up to 60 characters as it is), and how many
+    more: a config's 3 MB key, or thousands of them, was a line of megabytes."""
+    named = ", ".join(item if isinstance(item, str) and len(item) <= 60 else shown(item) for item in items[:limit])
+    return named + (f" and {len(items) - limit:,} more" if len(items) > limit else "")
+
+
 # Characters printed as Python escapes: control characters (a newline, a terminal's ESC), line and paragraph
 # separators, and the lone surrogates that stand for the bytes of a file name that is not UTF-8.
 _ESCAPED = frozenset(("Cc", "Cs", "Zl", "Zp"))

@@ -32,7 +32,7 @@ from typing import Any
 from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, shown
 from sate.files import make_temp_dir, read_json, require_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
@@ -320,8 +320,9 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         if features != expected:
             # key=str: a key YAML reads as a number or a boolean (`1: 2`) was a TypeError traceback
             diff = sorted((k for k in set(features) | set(expected) if features.get(k) != expected.get(k)), key=str)
-            raise SateError(f"{path}: features {', '.join(map(str, diff))} differ from what this sate computes "
-                            f"({', '.join(f'{k}={shown(expected.get(k))}' for k in diff)})")
+            # the first few (a section of 90,000 keys was a 1.8 MB line)
+            raise SateError(f"{path}: features {first_few(diff)} differ from what this sate computes "
+                            f"({first_few([f'{k}={shown(expected.get(k))}' for k in diff])})")
     return PackInfo(task, decode, features if task != "mt" else None, vocab)
 
 

@@ -7,7 +7,7 @@ the built model lacks) and loads the weights.
 
 from __future__ import annotations
 
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, shown
 
 TASK_COMPONENTS = {
     "asr": ("acoustic", "ctc", "decoder"),
@@ -15,15 +15,6 @@ TASK_COMPONENTS = {
     "st": ("acoustic", "ctc", "adaptor", "src_embed", "textual", "decoder"),
 }
 ENTRY_KEYS = ("path", "prefix", "config")
-NAMED = 3  # unknown names a refusal lists, each cut as values in messages are
-
-
-def _names(items: list[object]) -> str:
-    """The first few of ``items``, each cut, and how many more: a config's 3 MB key, or thousands of them, was a
-    line of megabytes."""
-    named = ", ".join(str(item) if isinstance(item, str) and len(item) <= 60 else shown(item)
-                      for item in items[:NAMED])
-    return named + (f" and {len(items) - NAMED:,} more" if len(items) > NAMED else "")
 
 
 def check_init_section(task: str, init_conf: object) -> None:
@@ -35,7 +26,7 @@ def check_init_section(task: str, init_conf: object) -> None:
     allowed = TASK_COMPONENTS[task] + ("model",)
     unknown = [c for c in init_conf if c not in allowed]
     if unknown:
-        raise SateError(f"init: unknown component(s) {_names(unknown)} for a {task} model; "
+        raise SateError(f"init: unknown component(s) {first_few(unknown)} for a {task} model; "
                         f"known: {', '.join(allowed)}")
     if "model" in init_conf and len(init_conf) > 1:
         raise SateError("init: 'model' loads the whole model and cannot be combined with components")
@@ -44,7 +35,7 @@ def check_init_section(task: str, init_conf: object) -> None:
             raise SateError(f"init.{component}: must be a mapping with a 'path', got {shown(entry)}")
         extra = sorted(set(entry) - set(ENTRY_KEYS), key=str)
         if extra:
-            raise SateError(f"init.{component}: unknown key(s) {_names(extra)}; known: "
+            raise SateError(f"init.{component}: unknown key(s) {first_few(extra)}; known: "
                             f"{', '.join(ENTRY_KEYS)}")
         for key in ("prefix", "config"):
             if key in entry and not isinstance(entry[key], str):

@@ -23,7 +23,7 @@ from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator
-from sate.decode.pack import pack
+from sate.decode.pack import pack, read_pack_yaml
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
 from sate.models.tiny import tiny_config
@@ -65,6 +65,21 @@ def test_pack_writes_a_self_contained_directory(packs: dict[str, Path], prepared
     assert (packs["st"] / "cmvn.json").read_bytes() == (prepared_data / "cmvn.json").read_bytes()
     # Nothing else is left beside the pack (it was built in a temporary directory and renamed).
     assert sorted(p.name for p in packs["st"].parent.iterdir() if p.name.startswith(".")) == []
+
+
+def test_a_features_section_unlike_this_sates_is_named_by_its_first_keys(packs: dict[str, Path],
+                                                                        tmp_path: Path) -> None:
+    """A features section of 90,000 keys sate does not compute was a 1.8 MB line listing each (twelfth hostile
+    pass); the first three are named, with how many more."""
+    copy = tmp_path / "st"
+    shutil.copytree(packs["st"], copy)
+    doc = yaml.safe_load((copy / "sate.yaml").read_text())
+    doc["features"].update({f"k{i:05d}": i for i in range(90_000)}, num_mel_bins=40)
+    (copy / "sate.yaml").write_text(yaml.safe_dump(doc))
+    with pytest.raises(SateError) as refused:
+        read_pack_yaml(copy)
+    assert str(refused.value) == (f"{copy / 'sate.yaml'}: features k00000, k00001, k00002 and 89,998 more differ from "
+                                  "what this sate computes (k00000=None, k00001=None, k00002=None and 89,998 more)")
 
 
 def test_pack_refuses_a_model_trained_on_other_token_lists(tmp_path: Path, prepared_data: Path) -> None:
