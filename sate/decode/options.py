@@ -16,6 +16,7 @@ import yaml
 
 from sate.config import load_yaml_text
 from sate.errors import SateError, shown
+from sate.numbers import is_digits
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -192,10 +193,12 @@ def parse_policy(text: str) -> StreamPolicy:
                         "(NAME or NAME=VALUE)")
     if not sep:
         return StreamPolicy(name, STREAM_POLICIES[name])
-    try:
-        value = int(raw)
+    try:  # int() alone also took ' 3', '3_0' and '٣' (an Arabic-Indic three); it refuses 4,300 digits and more
+        value = int(raw) if is_digits(raw) else None
     except ValueError:
-        raise SateError(f"streaming policy {shown(text)}: the value must be a whole number") from None
+        value = None
+    if value is None:
+        raise SateError(f"streaming policy {shown(text)}: the value must be a whole number (digits 0-9)")
     least = 0 if name == "alignatt" else 1
     if value < least:
         raise SateError(f"streaming policy {shown(text)}: the value must be at least {least}")

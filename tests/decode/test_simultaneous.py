@@ -60,8 +60,11 @@ def test_policy_specs() -> None:
     assert parse_policy("alignatt") == StreamPolicy("alignatt", 4)
     assert parse_policy("wait-k=5") == StreamPolicy("wait-k", 5)
     assert str(parse_policy("local-agreement=3")) == "local-agreement=3"
+    # '٣' (an Arabic-Indic three), ' 3' and '3_0' were read by int() as 3, 3 and 30
     for bad, says in [("waitk=3", "unknown streaming policy"), ("wait-k=x", "whole number"),
-                      ("local-agreement=0", "at least 1")]:
+                      ("local-agreement=0", "at least 1"), ("wait-k=\u0663", "whole number \\(digits 0-9\\)"),
+                      ("wait-k= 3", "whole number"), ("alignatt=3_0", "whole number"),
+                      ("wait-k=" + "9" * 5000, "whole number")]:
         with pytest.raises(SateError, match=says):
             parse_policy(bad)
     assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == [1, 2]
