@@ -65,6 +65,7 @@ fi
 # encoder does not have (99, 0), were refused only when their stage came, after every stage before it.
 [ -z "$mt_hub" ] || [ "${compare:-false}" = false ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
 [ -z "$mt_hub" ] || [ -z "${ctc_layer:-}" ] || die "--ctc-layer does not run with --mt-hub"
+[ -z "$mt_hub" ] || [ -z "${joint_vocab_size:-}" ] || die "--joint-vocab-size does not run with --mt-hub (the Marian model's SentencePiece models are the vocabulary)"
 if [ -n "${ctc_layer:-}" ]; then
   problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
     die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"

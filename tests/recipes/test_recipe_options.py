@@ -48,6 +48,7 @@ from tests.recipes.conftest import ROOT
      "must be null (the top layer) or at least 1, got 0"),
     (["--mt-hub", "m", "--compare", "true"], "--compare compares models we pre-train; it does not run with --mt-hub"),
     (["--mt-hub", "m", "--ctc-layer", "2"], "--ctc-layer does not run with --mt-hub"),
+    (["--mt-hub", "m", "--joint-vocab-size", "8000"], "--joint-vocab-size does not run with --mt-hub"),  # was ignored
     (["--mt-hub", "m", "--ssl-hub", "h", "--speed-perturb", "true"], "--speed-perturb true with --ssl-hub: its "
      "copies (train_sp) are made by stage 1's sate features, which a speech hub model's run skips"),
 ])
