@@ -244,6 +244,16 @@ def same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def check_streams_once(files: list[Path]) -> None:
+    """Refuse a stream (standard input, a named pipe) given twice among a command's inputs: the first read takes
+    it all, and the second was "Format not recognised" or empty. A regular file may be given twice."""
+    for k, path in enumerate(files):
+        twin = next((f for f in files[:k] if same_file(f, path)), None) if is_stream(path) else None
+        if twin is not None:
+            also = "" if str(twin) == str(path) else f" (as {twin} too)"
+            raise SateError(f"{path}: given twice{also}; a stream (standard input, a pipe) is read once: give it once")
+
+
 def names_directory(text: str) -> bool:
     """Does ``text`` name a directory by its spelling alone: a trailing '/', or a last part '.' or '..'? `Path`
     drops both (``notes/.`` is ``notes``), and a file of the bare name was written, replacing one there, where the

@@ -20,7 +20,7 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, is_stream
-from sate.targets import check_not_input, check_output, dir_name, same_file
+from sate.targets import check_not_input, check_output, check_streams_once, dir_name, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -66,6 +66,7 @@ def run(args: argparse.Namespace) -> int:
     # The detector is settled (or refused) before any file is read.
     options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
+    check_streams_once(files)
     out: Path | None = args.out
     per_file = out is not None and out.suffix != ".jsonl" and not is_stream(out)  # /dev/stdout, a pipe: one stream
     if out is not None and any(same_file(f, out) for f in files):

@@ -21,7 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
-from sate.targets import check_not_input, check_output, names_directory
+from sate.targets import check_not_input, check_output, check_streams_once, names_directory
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -92,6 +92,7 @@ def run(args: argparse.Namespace) -> int:
     vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)
+    check_streams_once(files)
     overrides = decode_overrides(args)
     named_directory = args.out is not None and names_directory(args.out)  # Path() would drop the slash, or '/.'
     if named_directory and args.format != "srt":

@@ -396,6 +396,22 @@ def test_out_dash_is_standard_output(tmp_path: Path, st_pack: Path, prepared_dat
     assert not (tmp_path / "-").exists()
 
 
+def test_a_stream_given_twice_is_refused_before_it_is_read(tmp_path: Path, st_pack: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """A pipe given twice (`/dev/stdin /dev/fd/0` under `cat talk.wav |`): the first read took it all and the second
+    was "Format not recognised" (twelfth hostile pass). Refused before either is opened, which for a named pipe with
+    no writer would wait for ever; a regular file may be given twice."""
+    fifo = tmp_path / "talk.fifo"
+    os.mkfifo(fifo)
+    os.symlink(fifo, tmp_path / "again")
+    for argv in (["translate", "--model", str(st_pack), str(fifo), str(tmp_path / "again")],
+                 ["segment", str(fifo), str(fifo)]):
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith("given twice" + (f" (as {fifo} too)" if argv[0] == "translate" else "")
+                            + "; a stream (standard input, a pipe) is read once: give it once"), err
+
+
 def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
     segments = [Segment(0.0, 1.0, "hello", "hallo"), Segment(1.0, 2.0, "", ""), Segment(2.0, 3.0, "", "nur"),
                 Segment(3.0, 4.0, "two\n\nlines", "zwei\nzeilen")]
