@@ -261,6 +261,20 @@ def test_out_dash_is_refused_where_a_file_is_written(
     assert not (tmp_path / "-").exists()  # translate --out -: tests/decode/test_translate.py
 
 
+def test_segment_out_ending_in_a_slash_is_a_directory_whatever_its_suffix(tmp_path: Path) -> None:
+    """`segment talk.wav --out notes.jsonl/` (or `/.`) wrote the one file notes.jsonl: `Path` drops the slash, and
+    the .jsonl suffix then chose one output for all inputs (twelfth hostile pass). It names a directory."""
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
+    for k, spelled in enumerate(("/", "/.")):
+        out = tmp_path / f"notes{k}.jsonl"
+        assert main(["segment", str(talk), "--vad", "energy", "--out", f"{out}{spelled}"]) == 0
+        assert out.is_dir() and [p.name for p in out.iterdir()] == ["talk.jsonl"]
+    (tmp_path / "mine.jsonl").write_text("mine\n")
+    assert main(["segment", str(talk), "--vad", "energy", "--out", f"{tmp_path / 'mine.jsonl'}/."]) == 2
+    assert (tmp_path / "mine.jsonl").read_text() == "mine\n"
+
+
 def test_pack_out_a_symlink_replaces_the_pack_it_names(tmp_path: Path, prepared_data: Path, a_pack: Path) -> None:
     model = model_file(tmp_path / "mt.pt", prepared_data)
     real = tmp_path / "real-pack"

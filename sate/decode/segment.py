@@ -20,12 +20,12 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, is_stream
-from sate.targets import check_not_input, check_output, check_streams_once, dir_name, same_file
+from sate.targets import check_not_input, check_output, check_streams_once, dir_name, names_directory, same_file
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
-    parser.add_argument("--out", type=dir_name, default=None,
+    parser.add_argument("--out", type=_out_name, default=None,
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
                              "FILE_STEM.jsonl per input (when not given: stdout)")
     add_vad_argument(parser)
@@ -62,13 +62,21 @@ def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
     return paths
 
 
+def _out_name(text: str) -> str:
+    """--out as given (`dir_name` refuses an empty one): `run` reads a trailing '/' or '/.' from it."""
+    dir_name(text)
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     # The detector is settled (or refused) before any file is read.
     options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_streams_once(files)
-    out: Path | None = args.out
-    per_file = out is not None and out.suffix != ".jsonl" and not is_stream(out)  # /dev/stdout, a pipe: one stream
+    out: Path | None = None if args.out is None else Path(args.out)
+    # /dev/stdout, a pipe: one stream. `notes.jsonl/` (or `/.`) names a directory, which Path's spelling dropped:
+    # the one file notes.jsonl was written
+    per_file = out is not None and (names_directory(args.out) or out.suffix != ".jsonl" and not is_stream(out))
     if out is not None and any(same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if out is not None:
