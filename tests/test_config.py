@@ -103,6 +103,8 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("optim.lr=.nan", "optim.lr must be a finite number, got nan"),
     ("optim.betas=[0.9]", r"optim.betas must be two numbers in \[0, 1\)"),
     ("optim.clip_norm=high", "optim.clip_norm must be a finite number, got 'high'"),
+    # an L2 penalty of 1e308 overflowed the gradients to NaN at the first update, blamed on optim.lr
+    ("optim.weight_decay=1e308", r"optim.weight_decay must be in \[0, 1\], got 1e\+308"),
     ("batch.per_device=0", "batch.per_device must be positive, got 0"),
     ("batch.global=[1]", "batch.global must be an integer, got \\[1\\]"),
     ("data.train=3", "data.train must be a string or a list, got 3"),

@@ -110,7 +110,7 @@ class OptimConfig(Section):
     warmup_steps: int = setting(10000, "updates of linear warm-up", at_least(0))
     betas: list[float] = setting([0.9, 0.98], "Adam's beta1 and beta2",
                                  (_betas, "two numbers in [0, 1), e.g. [0.9, 0.98]"))
-    weight_decay: float = setting(0.0, "L2 penalty added to the gradients by Adam (not decoupled)", at_least(0))
+    weight_decay: float = setting(0.0, "L2 penalty added to the gradients by Adam (not decoupled)", FRACTION)
     clip_norm: float = setting(10.0, "gradient norm clipping (0: none)", at_least(0))
 
 
