@@ -194,7 +194,7 @@ def parse_policy(text: str) -> StreamPolicy:
     if not sep:
         return StreamPolicy(name, STREAM_POLICIES[name])
     try:  # int() alone also took ' 3', '3_0' and '٣' (an Arabic-Indic three); it refuses 4,300 digits and more
-        value = int(raw) if is_digits(raw) else None
+        value = int(raw) if is_digits(raw.removeprefix("-")) else None  # -4: named below as under the least
     except ValueError:
         value = None
     if value is None:
