@@ -54,7 +54,7 @@ from sate.decode.vad import (
     speech_segments,
     spooled_segments,
 )
-from sate.errors import SateError, out_of_memory
+from sate.errors import SateError, out_of_memory, shown
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -409,6 +409,7 @@ class SpeechTranslator:
         if self.task != "mt":
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
         from sate.decode.beam_search import decode_memory
+        from sate.models.hub.marian import TooManyPositions
 
         texts = args.texts(texts)
         options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
@@ -424,7 +425,12 @@ class SpeechTranslator:
                 f"one sentence of {tokens:,} tokens is too long to translate at once (the encoder's attention grows "
                 "with its square): split it into sentences")
             with _out_of_memory_hint(f"{len(batch)} sentences of up to {tokens} tokens", options, alone):
-                memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
+                try:
+                    memory, memory_lengths = self.model.encode_text(src.to(self.device), lengths.to(self.device))
+                except TooManyPositions as err:  # its advice was speech's (adaptor.type shrink), for a sentence
+                    longest = texts[batch[int(lengths.argmax())]]
+                    raise SateError(f"a sentence of {tokens:,} tokens ({shown(longest, 60)}) is longer than the "
+                                    f"Marian model's {err.limit} positions: split it into shorter sentences") from None
                 hyps = decode_memory(self.model.decoder, memory, memory_lengths, self.model.eos, options)
             for i, nbest in zip(batch, hyps, strict=True):
                 out[i] = self.tgt_vocab.decode(nbest[0].tokens)

@@ -265,6 +265,34 @@ def test_a_source_longer_than_marians_positions_is_a_clear_error(marian_dir: Pat
         ours.encode_text(src, torch.tensor([513]))
 
 
+def test_translate_text_names_a_sentence_longer_than_marians_positions(tmp_path: Path, marian_dir: Path,
+                                                                      prepared_data: Path) -> None:
+    """A Marian MT pack given one sentence past its 512 positions was told "for speech use adaptor.type shrink"
+    (twelfth hostile pass): the sentence is named, with text's advice."""
+    from sate.cli import main
+    from sate.data.marian_vocab import marian_pieces
+    from sate.decode.api import SpeechTranslator
+    from sate.decode.pack import pack
+
+    data = tmp_path / "data"
+    data.mkdir()
+    shutil.copyfile(prepared_data / "train.jsonl", data / "train.jsonl")
+    assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 0
+    pieces = marian_pieces(marian_dir)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(marian_dir)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    load_hub_parts(model, pieces, pieces, log=lambda _: None)
+    save_model_file(tmp_path / "mt.pt", model, pieces, pieces)
+    pack(tmp_path / "mt.pt", data, tmp_path / "pack")
+    mt = SpeechTranslator.load(tmp_path / "pack")
+    with pytest.raises(SateError) as refused:
+        mt.translate_text(["good day", "hello world " * 400])
+    message = str(refused.value)
+    assert message.startswith("a sentence of ") and "('hello world hello world" in message, message
+    assert message.endswith(" ') is longer than the Marian model's 512 positions: split it into shorter "
+                            "sentences"), message
+
+
 @pytest.mark.parametrize("embedding", ["source", "decoder"])
 def test_a_sate_model_with_a_marian_textual_side(embedding: str, marian_dir: Path) -> None:
     """CTC over a subset of Marian's pieces; the soft branch reads Marian's embedding of them (blank: pad's zero

@@ -53,6 +53,17 @@ def marian_table(positions: int, d_model: int) -> torch.Tensor:
     return torch.cat([torch.sin(pos * freq), torch.cos(pos * freq)], dim=1).float()
 
 
+class TooManyPositions(SateError):
+    """A sequence longer than Marian's position table; `translate_text` names the sentence and gives text's advice
+    (this message's is speech's)."""
+
+    def __init__(self, positions: int, limit: int) -> None:
+        self.positions, self.limit = positions, limit
+        super().__init__(f"a sequence of {positions} positions is longer than the Marian model's {limit} "
+                         "(max_position_embeddings); for speech use adaptor.type shrink (the default with "
+                         "textual.type hf_marian) or shorter segments")
+
+
 class MarianPositions(PositionalEncoding):
     """ESPnet's ``x·xscale + PE`` then dropout, with Marian's table, its embedding scale and its position limit.
 
@@ -67,9 +78,7 @@ class MarianPositions(PositionalEncoding):
 
     def extend_pe(self, x: torch.Tensor) -> None:
         if x.size(1) > self.max_positions:
-            raise SateError(f"a sequence of {x.size(1)} positions is longer than the Marian model's "
-                            f"{self.max_positions} (max_position_embeddings); for speech use adaptor.type shrink "
-                            "(the default with textual.type hf_marian) or shorter segments")
+            raise TooManyPositions(x.size(1), self.max_positions)
         if self.pe is None:
             self.pe = marian_table(self.max_positions, self.d_model)[None]
         if self.pe.dtype != x.dtype or self.pe.device != x.device:
