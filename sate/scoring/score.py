@@ -92,9 +92,12 @@ def format_text(scores: dict[str, MetricScore], width: int = 1) -> str:
     return "\n".join(f"{line[:line.index('=') - 1]:>{left}}{line[line.index('=') - 1:]}" for line in lines)
 
 
-def format_json(scores: dict[str, MetricScore], width: int = 1) -> str:
-    """The JSON list that ``sacrebleu`` prints by default."""
-    return "[\n" + ",\n".join(scores[name].json(width) for name in METRICS) + "\n]"
+def format_json(scores: dict[str, MetricScore], width: int = 1, extra: Sequence[dict] = ()) -> str:
+    """The JSON list that ``sacrebleu`` prints by default, each object laid out as sacrebleu lays out its own
+    (``extra``: WER's too, which was indented a level deeper than the rest)."""
+    items = [scores[name].json(width) for name in METRICS]
+    items += [json.dumps(item, indent=1, ensure_ascii=False) for item in extra]
+    return "[\n" + ",\n".join(items) + "\n]"
 
 
 def normalize_words(text: str) -> list[str]:
@@ -169,12 +172,9 @@ def run(args: argparse.Namespace) -> int:
                         f"({len(refs)} blank or sound-tag-only lines)")
     scores = sacrebleu_scores(hyps, refs)
     if args.format == "json":
-        if wer is not None:
-            payload = json.loads(format_json(scores))
-            payload.append({"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors, "words": wer.words})
-            print(json.dumps(payload, indent=1, ensure_ascii=False))
-        else:
-            print(format_json(scores))
+        wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,
+                                            "words": wer.words}]
+        print(format_json(scores, extra=wer_item))
     else:
         print(format_text(scores))
         if wer is not None:

@@ -29,6 +29,10 @@ def test_score_prints_exactly_what_the_sacrebleu_cli_prints(tmp_path: Path, caps
     assert ours == sacrebleu_cli(ref, hyp)
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
     assert capsys.readouterr().out == sacrebleu_cli(ref, hyp, "-f", "text")
+    # with --wer: sacrebleu's objects as it lays them out, WER's last in the same layout (it was a level deeper)
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref), "--format", "json", "--wer"]) == 0
+    with_wer = capsys.readouterr().out
+    assert with_wer.startswith(ours.removesuffix("\n]\n") + ",\n{\n \"name\": \"WER\",\n \"score\": "), with_wer[-200:]
     cli = {m["name"]: m for m in json.loads(ours)}
     assert cli["BLEU"]["signature"].startswith("nrefs:1|case:mixed|eff:no|tok:13a|")
     scores = sacrebleu_scores(read_lines(hyp), read_lines(ref))
