@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, read_json
+from sate.files import atomic_open, not_a_file, read_json
 from sate.layout import RESULTS
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
@@ -72,6 +72,7 @@ class Run:
 def read_run(path: Path) -> Run:
     """A `sate evaluate` results file (or its directory); bad input names the file and the key."""
     file = path / RESULTS if path.is_dir() else path
+    not_a_file(file, "a results file of `sate evaluate`")  # a named pipe was "no results.json there"
     if not file.is_file():
         raise SateError(f"{path}: no {RESULTS} there (run `sate evaluate --out DIR`)")
     results = read_json(file)  # not UTF-8, not JSON, too deep, not an object: one line naming the file

@@ -16,7 +16,7 @@ from pathlib import Path
 from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, atomic_write_text, read_json
+from sate.files import atomic_open, atomic_write_text, not_a_file, read_json
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -84,6 +84,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
         for split in splits:
             path = system / f"decode_{split}" / layout.RESULTS
+            not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
             if path.is_file():  # the folder names the system and the split, whatever the file holds
                 rows.append({**read_results(path), "system": system.name, "split": split,
                              "train_minutes": train_minutes(system)})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -60,6 +61,9 @@ def test_bad_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     (tmp_path / "bad.json").write_text('{"bleu": 3, "stream": {"policy": "alignatt"}}')
     assert main(["latency-plot", str(tmp_path / "bad.json"), "--out", str(tmp_path / "x.png")]) == 2
     assert "bad.json: 'stream' lacks" in capsys.readouterr().err
+    os.mkfifo(tmp_path / "pipe")  # was "no results.json there", though something was
+    assert main(["latency-plot", str(tmp_path / "pipe"), "--out", str(tmp_path / "x.png")]) == 2
+    assert capsys.readouterr().err.strip().endswith("pipe: a named pipe, not a results file of `sate evaluate`")
     assert not (tmp_path / "x.png").exists()
 
 

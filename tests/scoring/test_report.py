@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,20 @@ def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON", "dev", "tst-COMMON"]) == 2
     assert capsys.readouterr().err.strip() == "sate report: error: --splits: tst-COMMON given twice"
     assert not (tmp_path / "results.md").exists()
+
+
+def test_a_results_file_that_is_a_named_pipe_is_named_as_such(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A named pipe as decode_dev/results.json was skipped as missing: "no decode_<split>/results.json" (twelfth
+    hostile pass)."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    pipe = tmp_path / next(iter(SYSTEMS)) / "decode_tst-COMMON" / "results.json"
+    pipe.unlink()
+    os.mkfifo(pipe)
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON"]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {pipe}: a named pipe, not a results file of "
+                                               "`sate evaluate`")
 
 
 @pytest.mark.parametrize("split", ["", "../x"])
