@@ -333,6 +333,10 @@ class SpeechTranslator:
         """Decode the segments of several prepared inputs together, in batches across inputs, GROUP_BATCHES
         batches at a time (a long file's segments are not all held at once)."""
         options, batch_size = args.decode_options(options), args.batch_size(batch_size)
+        prepared = list(args.many(prepared, "prepared"))  # a generator is read once
+        bad = next((i for i, item in enumerate(prepared) if not isinstance(item, PreparedAudio)), None)
+        if bad is not None:  # 'abc' was an AttributeError deep in the decoding
+            raise SateError(f"prepared[{bad}]: expected what prepare() returns, got {type(prepared[bad]).__name__}")
         decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:

@@ -60,6 +60,13 @@ def test_one_input_given_where_a_list_goes(translators: dict[str, SpeechTranslat
     with pytest.raises(SateError, match=r"^texts\[1\]: not Unicode text: '\\udcff' at character 3 is a lone "):
         mt.translate_text(("hallo", "gut\udcff"))  # a TypeError deep in SentencePiece (eleventh hostile pass)
     assert mt.translate_text(t for t in ["hallo", "gut"]) == mt.translate_text(["hallo", "gut"])  # read once
+    # decode_prepared('abc') and a list of anything else were AttributeErrors deep in the decoding
+    with pytest.raises(SateError, match=r"^prepared: expected a list, got a single str \('abc'\)"):
+        st.decode_prepared("abc")  # type: ignore[arg-type]
+    ready = st.prepare(tmp_path / "talk.wav")
+    with pytest.raises(SateError, match=r"^prepared\[1\]: expected what prepare\(\) returns, got dict$"):
+        st.decode_prepared([ready, {}])  # type: ignore[list-item]
+    assert st.decode_prepared(r for r in [ready]) == st.decode_prepared([st.prepare(tmp_path / "talk.wav")])
 
 
 @pytest.mark.parametrize(("rate", "says"), [(float("nan"), "nan"), ("16k", "'16k'"), (None, "None"),
