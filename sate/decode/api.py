@@ -413,7 +413,7 @@ class SpeechTranslator:
         if self.task != "mt":
             raise SateError(f"{self.directory} is an {self.task.upper()} model: translate_text needs an MT model")
         from sate.decode.beam_search import decode_memory
-        from sate.models.hub.marian import TooManyPositions
+        from sate.models.hub.marian import TooManyPositions  # heavy: ESPnet's blocks, for a Marian pack's refusal
 
         texts = args.texts(texts)
         options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
