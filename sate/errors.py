@@ -9,6 +9,7 @@ bring into one (a newline, a terminal's escape sequence).
 import reprlib
 import signal
 import unicodedata
+from collections.abc import Sequence
 
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
@@ -57,7 +58,7 @@ def shown(value: object, limit: int = 80) -> str:
     return text if len(text) <= limit else text[:limit - 3] + "..."
 
 
-def first_few(items: list[object], limit: int = 3) -> str:
+def first_few(items: Sequence[object], limit: int = 3) -> str:
     """The first ``limit`` of ``items``, each cut as `shown` cuts (text of up to 60 characters as it is), and how many
     more: a config's 3 MB key, or thousands of them, was a line of megabytes."""
     named = ", ".join(item if isinstance(item, str) and len(item) <= 60 else shown(item) for item in items[:limit])

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Literal
 
 from sate import layout
-from sate.errors import SateError
+from sate.errors import SateError, first_few
 from sate.files import MAGIC, binary_kind, is_stream, what_is_there
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
@@ -181,7 +181,7 @@ def _not_experiment(directory: Path) -> str | None:
     other = sorted(p.name for p in directory.iterdir()
                    if not (p.name.startswith(".") or p.suffix == ".log" or p.name in RUN_FILES))
     if other:
-        return (f"it holds {other[0]}{f' and {len(other) - 1} more' if len(other) > 1 else ''} but no experiment "
+        return (f"it holds {first_few(other, 1)} but no experiment "
                 f"({layout.CONFIG}, {layout.CHECKPOINTS}/); train into a new or empty directory")
     return None
 

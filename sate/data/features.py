@@ -51,7 +51,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
@@ -360,9 +360,8 @@ def _empty(shard_dir: Path) -> None:
         other = sorted(p.name for p in shard_dir.iterdir()
                        if not (p.name.startswith(".") or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
         if other:
-            raise SateError(f"{shard_dir}: holds {other[0]}{f' and {len(other) - 1} more' if len(other) > 1 else ''}"
-                            ", which sate features did not write; the folder is emptied before its features are "
-                            "computed: move it away")
+            raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
+                            "folder is emptied before its features are computed: move it away")
     if shard_dir.is_symlink() and shard_dir.is_dir():
         for path in shard_dir.iterdir():
             if path.is_dir() and not path.is_symlink():

@@ -162,9 +162,8 @@ def check_pack_holds_its_own(out: Path) -> None:
     found = sorted(str(p.relative_to(out)) for p in (*out.iterdir(), *(out / MARIAN_DIR).glob("*")))
     other = [name for name in found if name not in own]
     if other:
-        more = f" and {len(other) - 1} more" if len(other) > 1 else ""
-        raise SateError(f"--out {out}: refusing to replace the pack: it holds {other[0]}{more}, which `sate pack` did "
-                        "not write and which would go with the old pack; move it out first")
+        raise SateError(f"--out {out}: refusing to replace the pack: it holds {first_few(other, 1)}, which `sate pack` "
+                        "did not write and which would go with the old pack; move it out first")
 
 
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
