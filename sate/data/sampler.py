@@ -15,6 +15,7 @@ read has its batches in memory. One shard (a plain list of lengths) is the unsha
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
@@ -77,6 +78,11 @@ class OneShard:
         return self.array
 
 
+class OtherItems(SateError):
+    """A mid-epoch position saved over other items than the sampler now holds: its remaining batches would be
+    other ones (rows removed or added since, a transcript edited), so the epoch cannot continue where it was."""
+
+
 class BucketBatchSampler(Sampler[list[int]]):
     """Batches of dataset indices for ``DataLoader(batch_sampler=...)``.
 
@@ -111,8 +117,14 @@ class BucketBatchSampler(Sampler[list[int]]):
         self._iter_start = 0  # the skip the most recent iterator started from
         self._starts = np.concatenate([[0], np.cumsum(self.shards.sizes)]).astype(np.int64)
         # A shard's batch count does not depend on the epoch: packing follows the sorted lengths, not the ties.
-        self._counts = [self._batch_count(self.shards.lengths(s)) if size else 0
-                        for s, size in enumerate(self.shards.sizes)]
+        # The items' lengths, shard by shard, are what a saved position refers to: their digest goes with it.
+        digest = hashlib.sha1(np.asarray(self.shards.sizes, dtype=np.int64).tobytes())
+        self._counts = []
+        for s, size in enumerate(self.shards.sizes):
+            shard = np.asarray(self.shards.lengths(s), dtype=np.int64) if size else np.zeros(0, np.int64)
+            digest.update(shard.tobytes())
+            self._counts.append(self._batch_count(shard) if size else 0)
+        self.items = digest.hexdigest()
         self._cache: tuple[int, int, list[list[int]]] | None = None  # (epoch, shard, its batches)
 
     def _batch_count(self, lengths: np.ndarray) -> int:
@@ -212,11 +224,19 @@ class BucketBatchSampler(Sampler[list[int]]):
 
     def state_dict(self, consumed: int) -> dict:
         """Position after this rank took ``consumed`` batches from the current iterator."""
-        return {"seed": self.seed, "epoch": self.epoch, "position": self._iter_start + consumed * self.num_replicas}
+        return {"seed": self.seed, "epoch": self.epoch, "position": self._iter_start + consumed * self.num_replicas,
+                "items": self.items, "size": sum(self.shards.sizes), "batches": sum(self._counts)}
 
     def load_state_dict(self, state: dict) -> None:
-        """Continue an epoch where ``state`` left it; works across a change of world size."""
+        """Continue an epoch where ``state`` left it; works across a change of world size. A position inside an
+        epoch over other items (`OtherItems`) is refused; at an epoch's end the next epoch starts afresh anyway."""
         if state["seed"] != self.seed:
             raise SateError(f"sampler state has seed {state['seed']} but this run uses seed {self.seed}")
+        saved = state.get("items")  # states saved before the digest was kept are let be
+        if saved is not None and saved != self.items and 0 < int(state["position"]) < int(state["batches"]):
+            size, now = int(state["size"]), sum(self.shards.sizes)
+            change = f"which holds {now:,} now" if size != now else "whose items have other lengths now"
+            raise OtherItems(f"stopped inside epoch {int(state['epoch'])} of a train split of {size:,} items, "
+                             f"{change}: the batches left of that epoch are other ones")
         self.epoch = int(state["epoch"])
         self._skip = self._iter_start = int(state["position"])

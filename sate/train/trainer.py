@@ -326,6 +326,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
     from sate.data.cmvn_record import cmvn_record
+    from sate.data.sampler import OtherItems
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
@@ -451,6 +452,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
     try:
         trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+    except OtherItems as err:  # the loader's position, restored only inside fit
+        raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
+                        f"stopped, or train into a new --exp") from None
     finally:
         clock.write()
     return ckpt_dir
