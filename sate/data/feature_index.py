@@ -13,6 +13,8 @@
   crash, a shard copied over from another run) keep the size, and would otherwise train on garbage. A CRC costs
   about a millisecond per megabyte, beside the read itself; `sate features` does not re-read every ark to call a
   split up to date, so a mismatch asks for the ark to be deleted, which makes it missing and recomputed.
+- An index read keeps each ark's identity (inode, size, time): an ark that fails to read or check after
+  `sate features` replaced it (run again while a training read the split) is named as replaced, not damaged.
 """
 
 from __future__ import annotations
@@ -125,6 +127,15 @@ def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> Path | None
     return None
 
 
+def _identity(path: Path) -> tuple[int, int, int] | None:
+    """What tells a file replaced (another inode) or rewritten in place (size, time); None when it is missing."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 class FeatureIndex(Mapping[str, np.ndarray]):
     """A checked index as a mapping id -> (T, 80) features, each read from its ark when asked for."""
 
@@ -140,6 +151,15 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise SateError(f"{scp}: {problems[0]}{more}; run `sate features` again, which recomputes it")
+        self.seen = {ark: _identity(ark) for ark in {ark for ark, _ in self.entries.values()}}
+
+    def _failed(self, ark: Path, utt_id: str, offset: int, what: str) -> SateError:
+        """The error for an ark that does not read or check: replaced since the index was read, or damaged."""
+        if _identity(ark) != self.seen.get(ark):
+            return SateError(f"{ark}: replaced or removed since this command read {self.scp} (`sate features` "
+                             f"run again meanwhile?), so the features of {utt_id} at byte {offset} are not there any "
+                             "more; run the command again")
+        return SateError(f"{ark}: {what}; delete it and run `sate features` again")
 
     def __getitem__(self, utt_id: str) -> np.ndarray:
         from kaldiio import load_mat  # slow: kaldiio, only where features are read or written
@@ -151,14 +171,14 @@ class FeatureIndex(Mapping[str, np.ndarray]):
             raise SateError(f"{ark}: cannot read the features of {utt_id}: {err.strerror} (see the file's and its "
                             "folders' permissions: ls -l)") from None
         except Exception as err:  # kaldiio raises ValueError, OSError or others by case
-            raise SateError(f"{ark}: cannot read the features of {utt_id} at byte {offset} ({shown(str(err))}); "
-                            "delete it and run `sate features` again") from None
+            raise self._failed(ark, utt_id, offset, f"cannot read the features of {utt_id} at byte {offset} "
+                               f"({shown(str(err))})") from None
         if ark not in self.checksums:
             self.checksums[ark] = recorded_checksums(ark)
         expected = self.checksums[ark].get(offset)
         if expected is not None and checksum(matrix) != expected:
-            raise SateError(f"{ark}: the features of {utt_id} at byte {offset} do not match their checksum (the file "
-                            "is damaged); delete it and run `sate features` again")
+            raise self._failed(ark, utt_id, offset, f"the features of {utt_id} at byte {offset} do not match their "
+                               "checksum (the file is damaged)")
         return matrix
 
     def __iter__(self) -> Iterator[str]:

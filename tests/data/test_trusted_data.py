@@ -215,6 +215,28 @@ def test_features_changed_in_place_are_refused_naming_the_ark(tmp_path: Path, pr
     assert FeatureIndex(data / "fbank" / "dev.scp")[utt_id].shape[1] == 80
 
 
+def test_features_replaced_while_a_command_reads_them_are_named_as_replaced(tmp_path: Path, prepared: Path,
+                                                                          run_sate) -> None:  # noqa: ANN001
+    """`sate features` run again on a split (a row removed) while a training reads it: the index the training holds
+    names offsets of the old ark. That was "the file is damaged; delete it", which was wrong advice (thirteenth
+    hostile pass); the ark is now named as replaced since the index was read."""
+    data = copy_data(prepared, tmp_path / "data")
+    index = FeatureIndex(data / "fbank" / "dev.scp")
+    ids = list(index.entries)
+    manifest = data / "dev.jsonl"
+    rows = manifest.read_text().splitlines(keepends=True)
+    manifest.write_text("".join(rows[1:]))
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0, err
+    ark, offset = index.entries[ids[-1]]
+    with pytest.raises(SateError) as caught:
+        index[ids[-1]]
+    assert str(caught.value) == (f"{ark}: replaced or removed since this command read {data / 'fbank' / 'dev.scp'} "
+                                 f"(`sate features` run again meanwhile?), so the features of {ids[-1]} at byte "
+                                 f"{offset} are not there any more; run the command again")
+    assert FeatureIndex(data / "fbank" / "dev.scp")[ids[-1]].shape[1] == 80  # read again: the new features
+
+
 def test_a_rows_audio_that_is_not_a_file(tmp_path: Path) -> None:
     """A directory or a named pipe as a manifest row's audio was "audio file is missing"; now each is named for what
     it is (a pipe cannot be read at an offset)."""
