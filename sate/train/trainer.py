@@ -326,7 +326,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
     from sate.data.cmvn_record import cmvn_record
-    from sate.data.sampler import OtherItems
+    from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
