@@ -146,6 +146,23 @@ def speed_split_problem(data_dir: Path) -> str | None:
             "changed since `sate features --speed-perturb` wrote it)")
 
 
+def check_speed_manifest_ours(data_dir: Path) -> None:
+    """Refuse to replace a ``DATA/train_sp.jsonl`` that `speed_rows` did not write (no row holds a ``speed``): a
+    split of the user's under that name (a Kaldi train_sp directory prepared as its folder is named) was replaced by
+    train's speed copies without a word, at any `sate features` over train."""
+    manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
+    if not manifest.is_file() or manifest.stat().st_size == 0:
+        return
+    try:
+        rows = read_manifest(manifest)
+    except SateError:
+        rows = []
+    if not any("speed" in row for row in rows):
+        raise SateError(f"{manifest}: refusing to replace it: `sate features` writes train's speed copies there "
+                        f"(--speed-perturb), and no row of it is one (a split of yours, a Kaldi {SPEED_SPLIT} "
+                        "prepared under its name?); prepare it under another name and move this file away")
+
+
 def check_speed_split(data_dir: Path) -> None:
     """Refuse to read ``train_sp`` when it no longer follows ``train`` (`speed_split_problem`)."""
     problem = speed_split_problem(data_dir)
@@ -596,6 +613,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
+        check_speed_manifest_ours(data_dir)
         train = data_dir / f"{TRAIN_SPLIT}.jsonl"
         write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:

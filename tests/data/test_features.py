@@ -242,3 +242,18 @@ def test_a_long_row_is_computed_block_by_block_into_the_same_frames(prepared: Pa
     np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-5)  # equal here; a BLAS may round a block otherwise
     seen.clear()
     assert compute_fbank(wave[:1000]).shape == (num_frames(1000), 80) and seen == [1600]  # padded, one call
+
+
+def test_a_train_sp_split_of_the_users_is_not_replaced(run_sate, prepped: Path) -> None:
+    """DATA/train_sp.jsonl that `--speed-perturb` did not write (a Kaldi train_sp directory prepared under its name,
+    before `sate prep` refused the name) was replaced by train's speed copies at the next `sate features`, exit 0
+    (thirteenth hostile pass). Refused, with --speed-perturb or without, naming it; the file stays."""
+    dev = (prepped / "dev.jsonl").read_bytes()
+    (prepped / "train_sp.jsonl").write_bytes(dev)
+    for extra in ([], ["--speed-perturb"]):
+        rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1", *extra)
+        assert rc == 2 and err.strip() == (
+            f"sate features: error: {prepped}/train_sp.jsonl: refusing to replace it: `sate features` writes train's "
+            "speed copies there (--speed-perturb), and no row of it is one (a split of yours, a Kaldi train_sp "
+            "prepared under its name?); prepare it under another name and move this file away")
+        assert (prepped / "train_sp.jsonl").read_bytes() == dev
