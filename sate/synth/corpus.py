@@ -8,6 +8,7 @@ split rule `sate.synth.splits`, the Ding text `sate.synth.ding`.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -168,9 +169,13 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     if talk.noise_snr_db is not None:
         wav = add_noise(wav, talk.noise_snr_db, talk.seed)
     peak = float(np.abs(wav).max()) or 1.0
+    # encoded in memory (a talk's wav is megabytes), then written: libsndfile writing to a Python file calls back
+    # into it, and a full disk printed an "Exception ignored from cffi callback" traceback per call before the line
+    encoded = io.BytesIO()
+    sf.write(encoded, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
     wav_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(wav_path, "wb") as f:
-        sf.write(f, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
+        f.write(encoded.getbuffer())
     sidecar.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
     return segments
