@@ -531,6 +531,11 @@ def finish_split(plan: SplitPlan) -> None:
 
 def write_cmvn(plan: SplitPlan, path: Path) -> None:
     """Global mean/std over all train frames, from the per-shard sums."""
+    atomic_write_lines(path, [cmvn_line(plan, path)])
+
+
+def cmvn_line(plan: SplitPlan, path: Path) -> str:
+    """What `write_cmvn` writes to ``path`` for the train split's shards (one JSON line)."""
     total = np.zeros(NUM_MEL_BINS)
     total_sq = np.zeros(NUM_MEL_BINS)
     frames = 0
@@ -547,8 +552,7 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
                         "written")
     mean = total / frames
     std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
-    atomic_write_lines(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
-                                         "std": std.tolist()})])
+    return json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(), "std": std.tolist()})
 
 
 def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -653,6 +657,12 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"wrote {one_line(str(cmvn_path))}")
+    elif TRAIN_SPLIT in plans and plans[TRAIN_SPLIT].shards and \
+            _read_lines(cmvn_path) != [line := cmvn_line(plans[TRAIN_SPLIT], cmvn_path), ""]:
+        # edited or damaged: its readers said to run `sate features`, which called everything up to date
+        atomic_write_lines(cmvn_path, [line])
+        print(f"{one_line(str(cmvn_path))}: written again: it did not hold the statistics of train's features "
+              "(edited or damaged?)")
     elif not cmvn_path.is_file():
         print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -257,3 +257,22 @@ def test_a_train_sp_split_of_the_users_is_not_replaced(run_sate, prepped: Path) 
             "speed copies there (--speed-perturb), and no row of it is one (a split of yours, a Kaldi train_sp "
             "prepared under its name?); prepare it under another name and move this file away")
         assert (prepped / "train_sp.jsonl").read_bytes() == dev
+
+
+def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path) -> None:
+    """cmvn.json cut, emptied to {} or edited (a std of -1) was let be by `sate features` ("up to date"), while its
+    readers said to run `sate features` (thirteenth hostile pass). It is compared with what train's sums give and
+    written again."""
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    cmvn = prepped / "cmvn.json"
+    good = cmvn.read_bytes()
+    edited = json.loads(good)
+    edited["std"][3] = -1.0
+    for damage in ("{}", json.dumps(edited), good.decode()[:100]):
+        cmvn.write_text(damage)
+        rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+        assert rc == 0 and f"{cmvn}: written again: it did not hold the statistics of train's features (edited or " \
+            "damaged?)" in out
+        assert cmvn.read_bytes() == good
+    rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "written again" not in out and "cmvn" not in out
