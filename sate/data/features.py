@@ -613,6 +613,13 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
     speed_manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
+    if SPEED_SPLIT in splits and not args.speed_perturb and not speed_manifest.is_file():  # not prep's: it refuses it
+        raise SateError(f"--splits {SPEED_SPLIT}: {speed_manifest} is not there; --speed-perturb writes it from "
+                        f"{TRAIN_SPLIT}.jsonl")
+    if SPEED_SPLIT in splits and TRAIN_SPLIT not in splits:
+        # its index joins train's, and its manifest follows train's: train alone was "No such file" for fbank/train.scp
+        # after train_sp's shards were computed
+        splits = [TRAIN_SPLIT, *splits]
     if args.speed_perturb and TRAIN_SPLIT not in splits:
         raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -276,3 +277,21 @@ def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path)
         assert cmvn.read_bytes() == good
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
     assert rc == 0 and "written again" not in out and "cmvn" not in out
+
+
+def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> None:
+    """`--splits train_sp` computed its shards, then stopped at "fbank/train.scp: No such file or directory" when
+    train's features were not there (its index joins train's); without a train_sp.jsonl it said to run `sate prep`,
+    which refuses that split (thirteenth hostile pass). Train is processed with it; the missing manifest is named
+    with the option that writes it."""
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1", "--splits", "train_sp")
+    assert rc == 2 and err.strip() == (f"sate features: error: --splits train_sp: {prepped}/train_sp.jsonl is not "
+                                       "there; --speed-perturb writes it from train.jsonl")
+    assert run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")[0] == 0
+    shutil.rmtree(prepped / "fbank" / "train")
+    (prepped / "fbank" / "train.scp").unlink()
+    rc, out, err = run_sate("features", "--data", prepped, "--jobs", "1", "--splits", "train_sp")
+    assert rc == 0, err
+    assert "train: 15 utterances, 1 of 1 shards to compute" in out and f"wrote {prepped}/cmvn.json" in out
+    sp = read_manifest(prepped / "train_sp.jsonl")
+    assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]
