@@ -107,6 +107,11 @@ def _drop(name: str):  # noqa: ANN202
     (_line("wav.scp", 1, "recA /no/such.wav"), r"wav\.scp:1: /no/such\.wav: audio file is missing"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5"), r"segments:2: expected '<utterance> <recording> <start> <end>'"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5 one"), r"segments:2: start and end must be numbers of seconds"),
+    # float() read 1_0 as 10 and the Arabic-Indic digit as 3 (thirteenth hostile pass)
+    (_line("segments", 2, "spk0-recA-1 recA 1_0 1_5"), r"segments:2: start and end must be numbers of seconds \(digits "
+                                                       r"0-9, a point\), got '1_0' '1_5'"),
+    (_line("segments", 2, "spk0-recA-1 recA 1 \u0663"), r"segments:2: start and end must be numbers of seconds"),
+    (_line("segments", 2, "spk0-recA-1 recA 1 inf"), r"segments:2: start and end must be numbers of seconds"),
     (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end <= 10,000,000 s \(or end"),
     # 1e300 was written whole (300 digits) into the "runs past the end" line
     (_line("segments", 2, "spk0-recA-1 recA 1e300 1e301"), r"segments:2: need 0 <= start < end <= 10,000,000 s .*"
