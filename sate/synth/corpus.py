@@ -24,6 +24,7 @@ import numpy as np
 import soundfile as sf
 
 from sate import layout
+from sate.data.audio import wav_info
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
@@ -143,6 +144,17 @@ def _finished(sidecar: Path, fingerprint: str) -> list[dict] | None:
     return saved["segments"] if ok else None
 
 
+def _whole(wav: Path, segments: list[dict]) -> bool:
+    """Does a finished talk's wav still hold its segments (readable, not cut short)? A corpus copied with a wav cut
+    short kept it: `sate synth` called the talk finished by its record, and `sate prep` then said to copy it again."""
+    try:
+        info = wav_info(wav)
+    except SateError:
+        return False
+    ends = [seg.get("offset", 0) + seg.get("duration", 0) for seg in segments if isinstance(seg, dict)]
+    return all(isinstance(end, int | float) for end in ends) and info.duration >= max(ends, default=0.0)
+
+
 def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     """Voice one talk into its wav (atomically) and return its segments; reuse finished talks."""
     talk, split_dir = job
@@ -151,7 +163,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     fingerprint = talk.fingerprint()
     if wav_path.exists():
         saved = _finished(sidecar, fingerprint)
-        if saved is not None:
+        if saved is not None and _whole(wav_path, saved):
             return saved
     rng = random.Random(talk.seed)
     pieces = [np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)]

@@ -423,3 +423,17 @@ def test_a_full_disk_while_a_talk_is_written_is_one_error(tmp_path: Path, monkey
     with pytest.raises(OSError, match="No space left on device"):
         synth.voice_talk((talk, tmp_path / "dev"))
     assert ignored == []
+
+
+def test_a_talk_whose_wav_was_cut_is_voiced_again(tmp_path: Path, synth_corpus: Path,
+                                                   fixture_pairs: list[tuple[str, str]],
+                                                   fixture_sizes: dict[str, int]) -> None:
+    """A corpus copied with a wav cut short (an interrupted copy): its record said the talk was finished, so `sate
+    synth` kept the cut wav, exit 0, and `sate prep` then refused it (thirteenth hostile pass). It is voiced again, to
+    the same bytes."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    wav = sorted((tmp_path / "corpus" / "en-de" / "data" / "dev" / "wav").glob("*.wav"))[0]
+    before = wav.read_bytes()
+    wav.write_bytes(before[:len(before) // 3])
+    synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    assert wav.read_bytes() == before
