@@ -531,11 +531,6 @@ def finish_split(plan: SplitPlan) -> None:
 
 def write_cmvn(plan: SplitPlan, path: Path) -> None:
     """Global mean/std over all train frames, from the per-shard sums."""
-    atomic_write_lines(path, [cmvn_line(plan, path)])
-
-
-def cmvn_line(plan: SplitPlan, path: Path) -> str:
-    """What `write_cmvn` writes to ``path`` for the train split's shards (one JSON line)."""
     total = np.zeros(NUM_MEL_BINS)
     total_sq = np.zeros(NUM_MEL_BINS)
     frames = 0
@@ -552,7 +547,17 @@ def cmvn_line(plan: SplitPlan, path: Path) -> str:
                         "written")
     mean = total / frames
     std = np.sqrt(np.maximum(total_sq / frames - mean * mean, 1e-10))
-    return json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(), "std": std.tolist()})
+    atomic_write_lines(path, [json.dumps({"split": plan.split, "frames": frames, "mean": mean.tolist(),
+                                         "std": std.tolist()})])
+
+
+def _unreadable_cmvn(path: Path) -> bool:
+    """Would `load_cmvn` refuse ``path``?"""
+    try:
+        load_cmvn(path)
+    except SateError:
+        return True
+    return False
 
 
 def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
@@ -664,12 +669,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"wrote {one_line(str(cmvn_path))}")
-    elif TRAIN_SPLIT in plans and plans[TRAIN_SPLIT].shards and \
-            _read_lines(cmvn_path) != [line := cmvn_line(plans[TRAIN_SPLIT], cmvn_path), ""]:
-        # edited or damaged: its readers said to run `sate features`, which called everything up to date
-        atomic_write_lines(cmvn_path, [line])
-        print(f"{one_line(str(cmvn_path))}: written again: it did not hold the statistics of train's features "
-              "(edited or damaged?)")
+    elif TRAIN_SPLIT in plans and plans[TRAIN_SPLIT].shards and _unreadable_cmvn(cmvn_path):
+        # its readers refused it and said to run `sate features`, which called everything up to date. Statistics that
+        # read are let be, as before: a cmvn.json linked to statistics shared between data directories stays theirs
+        write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
+        print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
     elif not cmvn_path.is_file():
         print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -262,8 +262,8 @@ def test_a_train_sp_split_of_the_users_is_not_replaced(run_sate, prepped: Path) 
 
 def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path) -> None:
     """cmvn.json cut, emptied to {} or edited (a std of -1) was let be by `sate features` ("up to date"), while its
-    readers said to run `sate features` (thirteenth hostile pass). It is compared with what train's sums give and
-    written again."""
+    readers refused it and said to run `sate features` (thirteenth hostile pass). It is written again from train's
+    sums; statistics that read (shared by a link, say) are let be."""
     assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
     cmvn = prepped / "cmvn.json"
     good = cmvn.read_bytes()
@@ -272,11 +272,13 @@ def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path)
     for damage in ("{}", json.dumps(edited), good.decode()[:100]):
         cmvn.write_text(damage)
         rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
-        assert rc == 0 and f"{cmvn}: written again: it did not hold the statistics of train's features (edited or " \
-            "damaged?)" in out
+        assert rc == 0 and f"{cmvn}: written again: it was no CMVN file its readers take (edited or damaged?)" in out
         assert cmvn.read_bytes() == good
+    edited["std"][3] = 2.0  # statistics that read: the user's to choose
+    cmvn.write_text(json.dumps(edited))
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
     assert rc == 0 and "written again" not in out and "cmvn" not in out
+    assert json.loads(cmvn.read_text())["std"][3] == 2.0
 
 
 def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> None:
