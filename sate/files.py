@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import fcntl
+import hashlib
 import json
 import os
 import pickle
@@ -543,6 +544,15 @@ def loads_json(text: str, **options: Any) -> Any:
     JSON (`json_int`); nesting too deep stays a RecursionError for the caller to name."""
     return json.loads(text, parse_int=json_int, **options)
 
+
+def contents_digest(blobs: Iterable[bytes]) -> str:
+    """SHA-256 over byte strings in order, each with its length (where one ends counts): a record of the files a
+    command wrote, by which it finds them edited or damaged since."""
+    h = hashlib.sha256()
+    for blob in blobs:
+        h.update(len(blob).to_bytes(8, "little"))
+        h.update(blob)
+    return h.hexdigest()
 
 def read_record(path: Path) -> object | None:
     """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 import sys
 
 from sate.errors import SateError
@@ -36,6 +37,16 @@ def is_digits(text: str) -> bool:
     """Is ``text`` a whole number written in 0-9 alone? `str.isdigit` also takes '²' or '٣', which `int()` then
     refuses (or reads as another number): a name part or an offset checked by it alone ended in a traceback."""
     return text.isascii() and text.isdigit()
+
+
+# A decimal number as a corpus file writes one (MuST-C yaml, Kaldi segments): digits 0-9, a point, an exponent.
+DECIMAL = re.compile(r"[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?", re.ASCII)
+
+
+def decimal(text: str) -> float | None:
+    """``text`` as a float when it is a plain decimal number (`DECIMAL`), else None. `float()` also reads '1_0' as
+    10, '٣' as 3 and 'inf' or 'nan': an offset written so was taken as another number without a word."""
+    return float(text) if DECIMAL.fullmatch(text.strip()) else None
 
 
 def max_jobs() -> int:

@@ -357,10 +357,51 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         home = real.parents[min(len(Path(name).parts), len(real.parents)) - 1]
         if linked and place is None and home != Path(os.path.realpath(directory)) and (owner := _owner(home)):
             place = f"{home} is another {owner}, whose file this run would replace; remove the link"
+        if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
+            place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")
+
+
+def _other_kind(path: Path, name: str) -> str | None:
+    """What ``path`` (where a link at a command's own file ``name`` leads) holds when it is no file of that kind
+    (a manifest, cmvn.json, vocab.json, a token list, a SentencePiece model), or None; an empty file holds nothing,
+    and the other names are not judged. A data directory's cmvn.json or token list linked by mistake to a file of
+    the user's (notes.txt, on no data directory) had it replaced with CMVN statistics or tokens, exit 0."""
+    if path.stat().st_size == 0:
+        return None
+    base = Path(name).name
+    if base.endswith(".jsonl"):
+        ours = is_manifest(path)
+    elif base == layout.CMVN:
+        ours = _json_object_with(path, ("mean", "std"), whole=True)
+    elif name == layout.VOCAB_META:
+        ours = _json_object_with(path, ("inputs",), whole=True)
+    elif base in (*(layout.token_list(side) for side in ("src", "tgt")), layout.MARIAN_CTC_TOKENS):
+        try:
+            with open(path, "rb") as f:
+                ours = f.readline(64).rstrip(b"\r\n") == b"<blank>"
+        except OSError:
+            ours = False
+    elif name in (*(layout.spm_model(side) for side in ("src", "tgt")), f"{layout.MARIAN_DIR}/source.spm",
+                  f"{layout.MARIAN_DIR}/target.spm"):
+        ours = _sentencepiece(path)
+    else:
+        return None
+    return None if ours else binary_kind(path) or "other text"
+
+
+def _sentencepiece(path: Path) -> bool:
+    """Does ``path`` hold a SentencePiece model?"""
+    import sentencepiece as spm  # slow: only where a link leads to a file a model would replace
+
+    try:
+        spm.SentencePieceProcessor(model_proto=path.read_bytes())
+    except (RuntimeError, OSError):
+        return False
+    return True
 
 
 def _owner(directory: Path) -> str | None:

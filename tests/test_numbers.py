@@ -29,7 +29,7 @@ from sate.decode.pack import read_pack_yaml
 from sate.errors import SateError, shown
 from sate.files import read_json
 from sate.models.pretrained import read_espnet
-from sate.numbers import is_int64, is_number
+from sate.numbers import decimal, is_int64, is_number
 from sate.scoring.report import read_results
 
 LONG = "9" * 5000  # beyond Python's 4,300 digits
@@ -156,3 +156,10 @@ def test_a_worker_count_is_bounded_by_the_machine() -> None:
     for bad, says in ((0, "--jobs must be >= 1, got 0"), (max_jobs() + 1, f"--jobs {max_jobs() + 1:,}: at most")):
         with pytest.raises(SateError, match=says):
             check_jobs(bad)
+
+
+def test_decimal_takes_plain_decimals_alone() -> None:
+    """float() reads '1_0' as 10, '٣' as 3 and 'inf': a corpus's offset written so was another number, exit 0."""
+    assert [decimal(t) for t in ("0.3", " 1.5 ", "-1", "2.", ".5", "1e-3", "3E2")] == [0.3, 1.5, -1.0, 2.0, 0.5, 0.001,
+                                                                                      300.0]
+    assert [decimal(t) for t in ("1_0", "\u0663", "inf", "nan", "0x10", "", "1.2.3", "１")] == [None] * 8

@@ -457,6 +457,44 @@ def test_an_own_file_linked_into_another_data_directory_is_refused_before_any_wo
     check_own_files(data, ["spm_tgt.model", "tokens_src.txt"])
 
 
+
+def test_an_own_file_linked_to_a_file_of_another_kind_is_refused(
+        tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A data directory's cmvn.json or token list linked by mistake to a file of the user's on no data directory
+    (notes.txt) had it replaced with CMVN statistics or a token list, exit 0 (thirteenth hostile pass): a link is
+    written through only to a file of its kind (or an empty one)."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank", "cmvn.json", "tokens_src.txt"))
+    notes = tmp_path / "home" / "notes.txt"
+    notes.parent.mkdir()
+    notes.write_text("my notes\n")
+    (data / "cmvn.json").symlink_to(notes)
+    (data / "tokens_src.txt").symlink_to(notes)
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    assert capsys.readouterr().err == (
+        f"sate features: error: --data {data}: {data}/cmvn.json is a symlink to {notes}, where the command would "
+        "write its file cmvn.json: it is no cmvn.json (it holds other text), and would be replaced; remove the link\n")
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "60"]) == 2
+    assert f"{data}/tokens_src.txt is a symlink to {notes}, where the command would write its file tokens_src.txt: " \
+           "it is no tokens_src.txt (it holds other text)" in capsys.readouterr().err
+    assert notes.read_text() == "my notes\n"
+    model = tmp_path / "home" / "model.bin"
+    model.write_bytes(b"PK\x03\x04" + bytes(100))
+    (data / "spm_src.model").unlink()
+    (data / "spm_src.model").symlink_to(model)
+    with pytest.raises(SateError, match=r"spm_src\.model: it is no spm_src\.model \(it holds a zip archive"):
+        check_own_files(data, ["spm_src.model"])
+    for name, kind in (("cmvn.json", "cmvn.json"), ("tokens_src.txt", "tokens_src.txt"),
+                       ("spm_src.model", "spm_src.model")):  # a file of its kind, or an empty one, is written there
+        (data / name).unlink()
+        target = tmp_path / "home" / f"shared.{name}"
+        shutil.copyfile(prepared_data / kind, target)
+        (data / name).symlink_to(target)
+    (tmp_path / "home" / "empty.txt").touch()
+    (data / "tokens_tgt.txt").unlink()
+    (data / "tokens_tgt.txt").symlink_to(tmp_path / "home" / "empty.txt")
+    check_own_files(data, ["cmvn.json", "tokens_src.txt", "spm_src.model", "tokens_tgt.txt"])
+
 def test_a_data_directory_is_never_written_into_an_experiment(tmp_path: Path, synth_corpus: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """`sate prep --out EXP` then `sate features --data EXP` made the experiment a data directory, which `sate train

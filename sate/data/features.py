@@ -146,6 +146,23 @@ def speed_split_problem(data_dir: Path) -> str | None:
             "changed since `sate features --speed-perturb` wrote it)")
 
 
+def check_speed_manifest_ours(data_dir: Path) -> None:
+    """Refuse to replace a ``DATA/train_sp.jsonl`` that `speed_rows` did not write (no row holds a ``speed``): a
+    split of the user's under that name (a Kaldi train_sp directory prepared as its folder is named) was replaced by
+    train's speed copies without a word, at any `sate features` over train."""
+    manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
+    if not manifest.is_file() or manifest.stat().st_size == 0:
+        return
+    try:
+        rows = read_manifest(manifest)
+    except SateError:
+        rows = []
+    if not any("speed" in row for row in rows):
+        raise SateError(f"{manifest}: refusing to replace it: `sate features` writes train's speed copies there "
+                        f"(--speed-perturb), and no row of it is one (a split of yours, a Kaldi {SPEED_SPLIT} "
+                        "prepared under its name?); prepare it under another name and move this file away")
+
+
 def check_speed_split(data_dir: Path) -> None:
     """Refuse to read ``train_sp`` when it no longer follows ``train`` (`speed_split_problem`)."""
     problem = speed_split_problem(data_dir)
@@ -534,6 +551,15 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
                                          "std": std.tolist()})])
 
 
+def _unreadable_cmvn(path: Path) -> bool:
+    """Would `load_cmvn` refuse ``path``?"""
+    try:
+        load_cmvn(path)
+    except SateError:
+        return True
+    return False
+
+
 def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std) float32 arrays of shape (80,) from ``cmvn.json``."""
     path = Path(path)
@@ -592,10 +618,18 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if not splits:
         raise SateError(f"{data_dir}: no manifests (run `sate prep` first)")
     speed_manifest = data_dir / f"{SPEED_SPLIT}.jsonl"
+    if SPEED_SPLIT in splits and not args.speed_perturb and not speed_manifest.is_file():  # not prep's: it refuses it
+        raise SateError(f"--splits {SPEED_SPLIT}: {speed_manifest} is not there; --speed-perturb writes it from "
+                        f"{TRAIN_SPLIT}.jsonl")
+    if SPEED_SPLIT in splits and TRAIN_SPLIT not in splits:
+        # its index joins train's, and its manifest follows train's: train alone was "No such file" for fbank/train.scp
+        # after train_sp's shards were computed
+        splits = [TRAIN_SPLIT, *splits]
     if args.speed_perturb and TRAIN_SPLIT not in splits:
         raise SateError(f"--speed-perturb needs the {TRAIN_SPLIT} split in --splits")
     follows = not args.speed_perturb and TRAIN_SPLIT in splits and speed_manifest.is_file()  # an earlier one's copy
     if args.speed_perturb or (follows and speed_split_problem(data_dir) is not None):
+        check_speed_manifest_ours(data_dir)
         train = data_dir / f"{TRAIN_SPLIT}.jsonl"
         write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:
@@ -635,6 +669,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if TRAIN_SPLIT in plans and (plans[TRAIN_SPLIT].todo or not cmvn_path.is_file()):
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"wrote {one_line(str(cmvn_path))}")
+    elif TRAIN_SPLIT in plans and plans[TRAIN_SPLIT].shards and _unreadable_cmvn(cmvn_path):
+        # its readers refused it and said to run `sate features`, which called everything up to date. Statistics that
+        # read are let be, as before: a cmvn.json linked to statistics shared between data directories stays theirs
+        write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
+        print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
     elif not cmvn_path.is_file():
         print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -18,6 +18,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
+from sate.numbers import decimal
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
 
@@ -63,11 +64,10 @@ def read_segments(path: Path, recordings: dict[str, tuple[int, Path]]) -> dict[s
         if len(fields) != 3:
             raise SateError(f"{where}: expected '<utterance> <recording> <start> <end>', got {shown(f'{utt} {value}')}")
         rec = fields[0]
-        try:
-            start, end = float(fields[1]), float(fields[2])
-        except ValueError:
-            raise SateError(f"{where}: start and end must be numbers of seconds, got {shown(fields[1])} "
-                            f"{shown(fields[2])}") from None
+        start, end = decimal(fields[1]), decimal(fields[2])
+        if start is None or end is None:  # float() read '1_0' as 10 and '٣' as 3, without a word
+            raise SateError(f"{where}: start and end must be numbers of seconds (digits 0-9, a point), got "
+                            f"{shown(fields[1])} {shown(fields[2])}")
         if not (0 <= start <= MAX_SECONDS and (end == -1 or start < end <= MAX_SECONDS)):  # NaN fails too
             raise SateError(f"{where}: need 0 <= start < end <= {MAX_SECONDS:,.0f} s (or end -1: to the end of the "
                             f"file), got {start:g} {end:g}")

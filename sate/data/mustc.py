@@ -19,6 +19,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
+from sate.numbers import decimal
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
@@ -96,11 +97,11 @@ def read_yaml(path: Path) -> list[YamlSegment]:
         if not text.strip():
             continue
         fields = parse_yaml_line(text, path, lineno)
-        try:
-            offset, duration = float(fields["offset"]), float(fields["duration"])
-        except ValueError:
-            raise SateError(f"{path}:{lineno}: offset and duration must be numbers: {shown(text.strip())}") from None
-        if not (0 <= offset <= MAX_SECONDS and 0 <= duration <= MAX_SECONDS):  # NaN fails too
+        offset, duration = decimal(fields["offset"]), decimal(fields["duration"])
+        if offset is None or duration is None:  # '0_3' or '٣' read as 3.0 by float(), without a word
+            raise SateError(f"{path}:{lineno}: offset and duration must be numbers (digits 0-9, a point): "
+                            f"{shown(text.strip())}")
+        if not (0 <= offset <= MAX_SECONDS and 0 <= duration <= MAX_SECONDS):
             raise SateError(f"{path}:{lineno}: offset and duration must be from 0 to {MAX_SECONDS:,.0f} seconds: "
                             f"{shown(text.strip())}")
         wav = fields["wav"]

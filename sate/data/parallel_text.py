@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gzip
 import random
+import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import zip_longest
@@ -72,8 +73,8 @@ def _lines(path: Path) -> Iterator[str]:
                 if lineno == 1:
                     line = line.removeprefix("\ufeff")
                 yield line.rstrip("\n").rstrip("\r")
-    except (OSError, EOFError) as err:  # gzip.BadGzipFile is an OSError; a truncated gzip raises EOFError
-        raise SateError(f"{path}: cannot read: {err}") from None
+    except (OSError, EOFError, zlib.error) as err:  # gzip.BadGzipFile is an OSError; a cut gzip raises EOFError
+        raise SateError(f"{path}: cannot read: {_why(err)}") from None
 
 
 def count_lines(path: Path) -> int:
@@ -84,9 +85,15 @@ def count_lines(path: Path) -> int:
             while block := f.read(1 << 20):
                 count += block.count(b"\n")
                 last = block[-1:]
-    except (OSError, EOFError) as err:
-        raise SateError(f"{path}: cannot read: {err}") from None
+    except (OSError, EOFError, zlib.error) as err:
+        raise SateError(f"{path}: cannot read: {_why(err)}") from None
     return count + (last != b"\n")
+
+
+def _why(err: BaseException) -> str:
+    """Why a file could not be read; a damaged deflate stream inside a gzip (zlib.error, which a cut or CRC check does
+    not raise: a traceback) is said to be damaged."""
+    return f"the gzip data is damaged ({err})" if isinstance(err, zlib.error) else str(err)
 
 
 def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:

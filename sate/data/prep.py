@@ -24,6 +24,7 @@ import sys
 from pathlib import Path
 
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
+from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
@@ -76,11 +77,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="training splits only: drop longer segments (s)")
 
 
+def check_not_reserved(names: list[str], where: str) -> None:
+    """`sate features --speed-perturb` writes DATA/train_sp.jsonl (train's speed copies) and computes its features from
+    train's: a split prepared under that name (a Kaldi train_sp directory, named by its folder) was replaced by train's
+    copies at the next `sate features`, without a word."""
+    if SPEED_SPLIT in names:
+        raise SateError(f"{where}: {SPEED_SPLIT} is the split `sate features --speed-perturb` writes (train's speed "
+                        f"copies), which would replace it; name this one otherwise (--splits)")
+
+
 def split_names(directories: list[Path], splits: list[str] | None) -> list[str]:
     """The split of each corpus directory: ``--splits`` in order, or the directory's own name."""
     if splits is None:
         names = [real_path(d).name for d in directories]
         check_split_names(names, "the directory names (name the splits with --splits)")
+        check_not_reserved(names, "the directory names")
         return names
     if len(splits) != len(directories):
         raise SateError(f"--splits: give one split name per directory ({len(directories)} directories, "
@@ -96,6 +107,7 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
         raise SateError("--gtranslate/--no-gtranslate is for --libri-trans only")
     if args.splits is not None:
         check_split_names(args.splits)
+        check_not_reserved(args.splits, "--splits")
     if args.mustc_root is not None:
         return mustc.prepare(args.mustc_root, args.tgt_lang or "de", args.splits, row_filter)
     if args.libri_trans is not None:

@@ -41,7 +41,7 @@ from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import exclusive, read_record, real_path, replace_together, require_file
+from sate.files import contents_digest, exclusive, read_record, real_path, replace_together, require_file
 from sate.targets import check_output, check_own_files, dir_name
 
 SIDES = ("src", "tgt")
@@ -241,9 +241,14 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
 
 
 def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
-    """Are the outputs there, and does the record say these inputs made them? A damaged record (cut short, not
-    UTF-8, not JSON) says no."""
-    return all(p.is_file() for p in outputs) and read_record(meta_path) == meta
+    """Are the outputs there as they were written (their digest, which the record keeps), and does the record say
+    these inputs made them? A damaged record (cut short, not UTF-8, not JSON) says no; so does an output edited or
+    damaged since (a token list with a line added, a model replaced), which its readers refused, saying to run `sate
+    vocab`, which had called it up to date."""
+    if not all(p.is_file() for p in outputs):
+        return False
+    record = read_record(meta_path)
+    return isinstance(record, dict) and record == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
@@ -328,6 +333,7 @@ def _run(args: argparse.Namespace) -> int:
         contents[data_dir / layout.spm_model(side)] = model
         contents[data_dir / layout.token_list(side)] = "".join(f"{token}\n" for token in tokens).encode()
         sizes_now[side] = len(tokens)
+    meta["outputs"] = contents_digest(contents[path] for path in outputs)
     # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
     replace_together(contents, meta_path, json.dumps(meta) + "\n")
     for side, count in sizes_now.items():

@@ -8,6 +8,7 @@ split rule `sate.synth.splits`, the Ding text `sate.synth.ding`.
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
 import random
@@ -23,6 +24,7 @@ import numpy as np
 import soundfile as sf
 
 from sate import layout
+from sate.data.audio import wav_info
 from sate.errors import SateError
 from sate.files import atomic_open, atomic_write_text, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
@@ -142,6 +144,17 @@ def _finished(sidecar: Path, fingerprint: str) -> list[dict] | None:
     return saved["segments"] if ok else None
 
 
+def _whole(wav: Path, segments: list[dict]) -> bool:
+    """Does a finished talk's wav still hold its segments (readable, not cut short)? A corpus copied with a wav cut
+    short kept it: `sate synth` called the talk finished by its record, and `sate prep` then said to copy it again."""
+    try:
+        info = wav_info(wav)
+    except SateError:
+        return False
+    ends = [seg.get("offset", 0) + seg.get("duration", 0) for seg in segments if isinstance(seg, dict)]
+    return all(isinstance(end, int | float) for end in ends) and info.duration >= max(ends, default=0.0)
+
+
 def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     """Voice one talk into its wav (atomically) and return its segments; reuse finished talks."""
     talk, split_dir = job
@@ -150,7 +163,7 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     fingerprint = talk.fingerprint()
     if wav_path.exists():
         saved = _finished(sidecar, fingerprint)
-        if saved is not None:
+        if saved is not None and _whole(wav_path, saved):
             return saved
     rng = random.Random(talk.seed)
     pieces = [np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)]
@@ -168,9 +181,13 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     if talk.noise_snr_db is not None:
         wav = add_noise(wav, talk.noise_snr_db, talk.seed)
     peak = float(np.abs(wav).max()) or 1.0
+    # encoded in memory (a talk's wav is megabytes), then written: libsndfile writing to a Python file calls back
+    # into it, and a full disk printed an "Exception ignored from cffi callback" traceback per call before the line
+    encoded = io.BytesIO()
+    sf.write(encoded, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
     wav_path.parent.mkdir(parents=True, exist_ok=True)
     with atomic_open(wav_path, "wb") as f:
-        sf.write(f, wav * min(1.0, 0.95 / peak), SAMPLE_RATE, subtype="PCM_16", format="WAV")
+        f.write(encoded.getbuffer())
     sidecar.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
     return segments

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -242,3 +243,57 @@ def test_a_long_row_is_computed_block_by_block_into_the_same_frames(prepared: Pa
     np.testing.assert_allclose(blocked, whole, rtol=0, atol=1e-5)  # equal here; a BLAS may round a block otherwise
     seen.clear()
     assert compute_fbank(wave[:1000]).shape == (num_frames(1000), 80) and seen == [1600]  # padded, one call
+
+
+def test_a_train_sp_split_of_the_users_is_not_replaced(run_sate, prepped: Path) -> None:
+    """DATA/train_sp.jsonl that `--speed-perturb` did not write (a Kaldi train_sp directory prepared under its name,
+    before `sate prep` refused the name) was replaced by train's speed copies at the next `sate features`, exit 0
+    (thirteenth hostile pass). Refused, with --speed-perturb or without, naming it; the file stays."""
+    dev = (prepped / "dev.jsonl").read_bytes()
+    (prepped / "train_sp.jsonl").write_bytes(dev)
+    for extra in ([], ["--speed-perturb"]):
+        rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1", *extra)
+        assert rc == 2 and err.strip() == (
+            f"sate features: error: {prepped}/train_sp.jsonl: refusing to replace it: `sate features` writes train's "
+            "speed copies there (--speed-perturb), and no row of it is one (a split of yours, a Kaldi train_sp "
+            "prepared under its name?); prepare it under another name and move this file away")
+        assert (prepped / "train_sp.jsonl").read_bytes() == dev
+
+
+def test_a_damaged_or_edited_cmvn_json_is_written_again(run_sate, prepped: Path) -> None:
+    """cmvn.json cut, emptied to {} or edited (a std of -1) was let be by `sate features` ("up to date"), while its
+    readers refused it and said to run `sate features` (thirteenth hostile pass). It is written again from train's
+    sums; statistics that read (shared by a link, say) are let be."""
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    cmvn = prepped / "cmvn.json"
+    good = cmvn.read_bytes()
+    edited = json.loads(good)
+    edited["std"][3] = -1.0
+    for damage in ("{}", json.dumps(edited), good.decode()[:100]):
+        cmvn.write_text(damage)
+        rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+        assert rc == 0 and f"{cmvn}: written again: it was no CMVN file its readers take (edited or damaged?)" in out
+        assert cmvn.read_bytes() == good
+    edited["std"][3] = 2.0  # statistics that read: the user's to choose
+    cmvn.write_text(json.dumps(edited))
+    rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "written again" not in out and "cmvn" not in out
+    assert json.loads(cmvn.read_text())["std"][3] == 2.0
+
+
+def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> None:
+    """`--splits train_sp` computed its shards, then stopped at "fbank/train.scp: No such file or directory" when
+    train's features were not there (its index joins train's); without a train_sp.jsonl it said to run `sate prep`,
+    which refuses that split (thirteenth hostile pass). Train is processed with it; the missing manifest is named
+    with the option that writes it."""
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1", "--splits", "train_sp")
+    assert rc == 2 and err.strip() == (f"sate features: error: --splits train_sp: {prepped}/train_sp.jsonl is not "
+                                       "there; --speed-perturb writes it from train.jsonl")
+    assert run_sate("features", "--data", prepped, "--jobs", "1", "--speed-perturb")[0] == 0
+    shutil.rmtree(prepped / "fbank" / "train")
+    (prepped / "fbank" / "train.scp").unlink()
+    rc, out, err = run_sate("features", "--data", prepped, "--jobs", "1", "--splits", "train_sp")
+    assert rc == 0, err
+    assert "train: 15 utterances, 1 of 1 shards to compute" in out and f"wrote {prepped}/cmvn.json" in out
+    sp = read_manifest(prepped / "train_sp.jsonl")
+    assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]

@@ -107,6 +107,11 @@ def _drop(name: str):  # noqa: ANN202
     (_line("wav.scp", 1, "recA /no/such.wav"), r"wav\.scp:1: /no/such\.wav: audio file is missing"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5"), r"segments:2: expected '<utterance> <recording> <start> <end>'"),
     (_line("segments", 2, "spk0-recA-1 recA 1.5 one"), r"segments:2: start and end must be numbers of seconds"),
+    # float() read 1_0 as 10 and the Arabic-Indic digit as 3 (thirteenth hostile pass)
+    (_line("segments", 2, "spk0-recA-1 recA 1_0 1_5"), r"segments:2: start and end must be numbers of seconds \(digits "
+                                                       r"0-9, a point\), got '1_0' '1_5'"),
+    (_line("segments", 2, "spk0-recA-1 recA 1 \u0663"), r"segments:2: start and end must be numbers of seconds"),
+    (_line("segments", 2, "spk0-recA-1 recA 1 inf"), r"segments:2: start and end must be numbers of seconds"),
     (_line("segments", 2, "spk0-recA-1 recA 2.5 1.5"), r"segments:2: need 0 <= start < end <= 10,000,000 s \(or end"),
     # 1e300 was written whole (300 digits) into the "runs past the end" line
     (_line("segments", 2, "spk0-recA-1 recA 1e300 1e301"), r"segments:2: need 0 <= start < end <= 10,000,000 s .*"
@@ -151,3 +156,18 @@ def test_an_id_every_later_stage_refuses_is_refused_by_prep(run_sate, kaldi_corp
     assert rc == 2 and re.search(r"dev: a row every later stage would refuse: id must be a non-empty string without "
                                  r"spaces or invisible characters, got 'u\\(u200b|x1b)1'", err), err
     assert not (tmp_path / "data" / "dev.jsonl").exists()
+
+
+def test_a_split_named_train_sp_is_refused(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """A Kaldi train_sp directory took its folder's name: DATA/train_sp.jsonl, which the next `sate features` over
+    train replaced with train's speed copies without a word (thirteenth hostile pass). Refused before anything is
+    written, by the directory's name or by --splits."""
+    directory = tmp_path / "train_sp"
+    shutil.copytree(kaldi_corpus[0], directory)
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data")
+    assert rc == 2 and err.strip() == (
+        "sate prep: error: the directory names: train_sp is the split `sate features --speed-perturb` writes (train's "
+        "speed copies), which would replace it; name this one otherwise (--splits)")
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", tmp_path / "data", "--splits", "train_sp")
+    assert rc == 2 and "--splits: train_sp is the split `sate features --speed-perturb` writes" in err
+    assert not (tmp_path / "data").exists()

@@ -85,6 +85,10 @@ def test_vocab_marian_writes_the_ctc_subset_of_the_train_transcripts(marian_data
     assert mt_src.tokens == source.tokens
     assert main(["vocab", "--data", str(marian_data), "--marian", str(marian_dir)]) == 0
     assert "up to date" in capsys.readouterr().out
+    ctc_tokens = marian_data / "marian" / CTC_TOKENS  # edited since: written again (thirteenth hostile pass)
+    ctc_tokens.write_text(ctc_tokens.read_text(encoding="utf-8") + "extra\n", encoding="utf-8")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(marian_dir)]) == 0
+    assert "up to date" not in capsys.readouterr().out and ctc_tokens.read_text(encoding="utf-8").splitlines() == tokens
 
 
 def test_vocab_switches_back_to_sentencepiece(marian_data: Path) -> None:

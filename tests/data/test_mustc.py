@@ -163,6 +163,14 @@ def _bad_number(lines: list[str]) -> list[str]:
     return [*lines[:2], re.sub(r"offset: [\d.]+", "offset: soon", lines[2]), *lines[3:]]
 
 
+def _underscore_number(lines: list[str]) -> list[str]:  # float() read 0_3 as 3.0 (thirteenth hostile pass)
+    return [*lines[:2], re.sub(r"offset: [\d.]+", "offset: 0_3", lines[2]), *lines[3:]]
+
+
+def _other_digits(lines: list[str]) -> list[str]:  # ... and the Arabic-Indic ٣ as 3.0
+    return [*lines[:2], re.sub(r"duration: [\d.]+", "duration: \u0663", lines[2]), *lines[3:]]
+
+
 def _negative(lines: list[str]) -> list[str]:
     return [*lines[:2], re.sub(r"duration: [\d.]+", "duration: -1.0", lines[2]), *lines[3:]]
 
@@ -203,6 +211,8 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_wav_null, r"train\.yaml:3: wav must be text or a number, got None: "),
     (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
+    (_underscore_number, r"train\.yaml:3: offset and duration must be numbers \(digits 0-9, a point\): "),
+    (_other_digits, r"train\.yaml:3: offset and duration must be numbers \(digits 0-9, a point\): "),
     (_negative, r"train\.yaml:3: offset and duration must be from 0 to 10,000,000 seconds"),
     (_huge_offset, r"train\.yaml:3: offset and duration must be from 0 to 10,000,000 seconds: '- \{.{1,80}'$"),
     (_past_end, r"train\.yaml:5: segment ted_10_4 \(.*\) runs past the end of .*ted_10\.wav \(.* s\)"),

@@ -47,6 +47,12 @@ def test_errors_name_the_file_and_line(tmp_path: Path) -> None:
     cut.write_bytes(gzip.compress(b"eins\nzwei\ndrei\n" * 1000)[:-20])
     with pytest.raises(SateError, match=r"cut\.de\.gz: cannot read"):
         count_lines(cut)
+    damaged = bytearray(gzip.compress(b"".join(b"line %d of text\n" % i for i in range(2000)), mtime=0))
+    damaged[20] ^= 0xFF  # inside the deflate stream: zlib.error, a traceback (thirteenth hostile pass)
+    (tmp_path / "damaged.de.gz").write_bytes(damaged)
+    for read in (count_lines, lambda path: list(read_pairs([(path, path)]))):
+        with pytest.raises(SateError, match=r"damaged\.de\.gz: cannot read: the gzip data is damaged \(Error -3 "):
+            read(tmp_path / "damaged.de.gz")
     with pytest.raises(SateError, match=r"missing\.en: file is missing"):
         check_pairs([(tmp_path / "missing.en", de)])
     os.mkfifo(tmp_path / "pipe.en")  # was "file is missing", though it was there: MT text is read twice

@@ -88,6 +88,24 @@ def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     assert rc == 0 and "up to date" not in out and len(Vocabulary.load(data, "src")) == 40
 
 
+
+def test_an_output_edited_or_damaged_since_is_written_again(run_sate, data: Path) -> None:
+    """A token list with a line added, a model damaged or replaced by the other side's: the readers refused them
+    and said to write them again with `sate vocab`, which called the vocabularies up to date (thirteenth hostile
+    pass). vocab.json keeps a digest of what it wrote, and anything else there is written again."""
+    argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert run_sate(*argv)[0] == 0
+    written = {name: (data / name).read_bytes() for name in ("spm_src.model", "spm_tgt.model", "tokens_src.txt",
+                                                             "tokens_tgt.txt")}
+    for name, damage in (("tokens_tgt.txt", written["tokens_tgt.txt"] + b"hello\n"), ("spm_src.model", b"junk"),
+                         ("spm_tgt.model", written["spm_src.model"])):
+        (data / name).write_bytes(damage)
+        rc, out, _ = run_sate(*argv)
+        assert rc == 0 and "up to date" not in out
+        assert {name: (data / name).read_bytes() for name in written} == written
+    rc, out, _ = run_sate(*argv)
+    assert rc == 0 and "up to date" in out
+
 @pytest.mark.parametrize("argv, message", [
     (["--src-size", "40"], "give --src-size and --tgt-size (or --joint SIZE)"),
     (["--joint", "40", "--src-size", "40"], "give either --joint or --src-size/--tgt-size, not both"),

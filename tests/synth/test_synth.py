@@ -392,3 +392,48 @@ def test_a_data_directory_or_an_experiment_as_out_is_refused_before_any_work(
         assert err == (f"sate synth: error: --out {out}: refusing to write a corpus into it: it is {what} (it holds "
                        f"{files[0].rstrip('/')}); give a new or other directory"), err
         assert not (out / "en-de").exists()
+
+
+def test_a_full_disk_while_a_talk_is_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """libsndfile wrote the talk's wav through callbacks into the Python file: on a full disk each failed call printed
+    an "Exception ignored from cffi callback" traceback (about 25 lines) before the command's one line (thirteenth
+    hostile pass). The wav is encoded in memory and written at once: the OSError alone, nothing printed."""
+    import contextlib
+    import errno
+    import io
+    import sys
+
+    class FullDisk(io.BytesIO):
+        """A file on a disk that fills after its first 1,000 bytes."""
+
+        def write(self, data: object) -> int:
+            if self.tell() + len(memoryview(data)) > 1000:  # type: ignore[arg-type] - bytes-like
+                raise OSError(errno.ENOSPC, "No space left on device")
+            return super().write(data)  # type: ignore[arg-type] - bytes-like
+
+    @contextlib.contextmanager
+    def full(path: Path, mode: str = "w"):  # noqa: ANN202 - a context manager
+        yield FullDisk()
+
+    ignored: list[object] = []
+    monkeypatch.setattr(sys, "unraisablehook", ignored.append)
+    monkeypatch.setattr(synth, "atomic_open", full)
+    monkeypatch.setattr(synth, "speak", lambda *args, **kwargs: np.full(1600, 0.1, np.float32))
+    talk = synth.Talk("dev", 1, synth.voice_pool()[0], 7, [("Hello there.", "Hallo.")] * 4)
+    with pytest.raises(OSError, match="No space left on device"):
+        synth.voice_talk((talk, tmp_path / "dev"))
+    assert ignored == []
+
+
+def test_a_talk_whose_wav_was_cut_is_voiced_again(tmp_path: Path, synth_corpus: Path,
+                                                   fixture_pairs: list[tuple[str, str]],
+                                                   fixture_sizes: dict[str, int]) -> None:
+    """A corpus copied with a wav cut short (an interrupted copy): its record said the talk was finished, so `sate
+    synth` kept the cut wav, exit 0, and `sate prep` then refused it (thirteenth hostile pass). It is voiced again, to
+    the same bytes."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    wav = sorted((tmp_path / "corpus" / "en-de" / "data" / "dev" / "wav").glob("*.wav"))[0]
+    before = wav.read_bytes()
+    wav.write_bytes(before[:len(before) // 3])
+    synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    assert wav.read_bytes() == before
