@@ -36,7 +36,7 @@ from sate import layout
 from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, resolve_config
@@ -346,7 +346,7 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             if problem:
                 found.append(problem)
         found += _settings_problems(model, component, ckpt)
-        rows.append(InitRow(component, str(ckpt.path), prefix, len(matched), len(missing), len(unexpected),
+        rows.append(InitRow(component, one_line(str(ckpt.path)), prefix, len(matched), len(missing), len(unexpected),
                             not found))
         if found:
             problems.append(f"{component} <- {ckpt.path}: " + "; ".join(found))
@@ -409,6 +409,6 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
                          "normalised otherwise than it was trained on (was `sate features` run again?)")
         teachers[side] = teacher
-        log(f"kd: {side} teacher {path} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
+        log(f"kd: {side} teacher {one_line(str(path))} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
     model.set_teachers(**teachers)
 

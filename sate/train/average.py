@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate import layout
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import read_checkpoint
 from sate.numbers import is_int64, is_number
 from sate.targets import check_output, file_name
@@ -191,5 +191,5 @@ def run(args: argparse.Namespace) -> int:
                         "--last takes the latest epochs")
     out = args.out or args.exp / layout.MODEL
     used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
-    print(f"averaged {len(used)} checkpoint(s) into {out}: " + ", ".join(p.name for p in used))
+    print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
     return 0

@@ -42,7 +42,7 @@ from sate.data.features import audio_stamp
 from sate.data.manifest import read_manifest
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH, num_frames
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, atomic_write_text, read_record
 from sate.models.hub.whisper import WhisperAcousticEncoder, output_lengths
 
@@ -142,8 +142,8 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
     atomic_write_text(out / f"{split}.json", json.dumps(record) + "\n")
     if log:
         size = (out / f"{split}.npy").stat().st_size / 1e6
-        print(f"frozen Whisper states: {split}, {len(counts):,} utterances -> {out / split}.npy ({size:.0f} MB) in "
-              f"{time.perf_counter() - started:.0f} s")
+        print(f"frozen Whisper states: {split}, {len(counts):,} utterances -> {one_line(str(out / split))}.npy "
+              f"({size:.0f} MB) in {time.perf_counter() - started:.0f} s")
 
 
 def _files(split: str) -> tuple[str, str]:
