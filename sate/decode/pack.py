@@ -186,7 +186,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     kind = vocabulary_kind(data_dir)
     parts = vocab_parts(kind)
     for name in parts:
-        require_file(data_dir / name, f"the {parts[name]}",
+        require_file(data_dir / name, parts[name],
                      f"{data_dir / name}: {parts[name]} is missing (run `sate vocab`)")
     if kind == "marian":
         check_tokens(meta, model_file, data_dir, load_vocabularies(data_dir, meta["task"], kind))
