@@ -225,7 +225,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         return _espnet_settings_problems(role, ours.espnet_name, ours.espnet_kwargs, ckpt.config)
     if component == "model":
         if ckpt.task != model.task:
-            return [f"the checkpoint is a {ckpt.task} model, ours is {model.task}"]
+            return [f"the checkpoint is an {ckpt.task} model, ours is {model.task}"]
         mine = model.conf.to_dict()
         pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
     else:
@@ -233,7 +233,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         section = SECTIONS.get(component)
         if section is not None:
             if section not in ckpt.config:
-                return [f"the checkpoint is a {ckpt.task} model, which has no {section}"]
+                return [f"the checkpoint is an {ckpt.task} model, which has no {section}"]
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
     problems = []
     for name, mine, theirs in pairs:
@@ -386,7 +386,7 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         path = str(getattr(kd, f"{side}_teacher"))
         teacher, data = model_from_file(path)
         if data["task"] != side:
-            raise SateError(f"loss.kd.{side}_teacher {path} is a {data['task']} model, not {side}")
+            raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches
             raise SateError(f"loss.kd.asr_teacher {path} reads {_reads(teacher.conf)} (acoustic.type "
                             f"{teacher.conf.acoustic.type}), this run's model {_reads(model.conf)} (acoustic.type "
