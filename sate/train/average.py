@@ -99,17 +99,17 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
             metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])
         except (KeyError, TypeError):
             raise SateError(f"{ckpts[-1]['path']}: records no trainer.monitor; name the metric (--metric)") from None
+    # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
+    scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
+    if not scored:  # before the mode: --metric epoch was asked for --mode, then refused as never recorded
+        known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
+        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
+                        f"{known})")
     if mode is None:
         config = ckpts[-1]["sate"].get("train_config")
         trainer = config.get("trainer") if isinstance(config, dict) else None
         trainer = trainer if isinstance(trainer, dict) else {}
         mode = best_mode(metric, trainer.get("monitor"), trainer.get("monitor_mode"))
-    # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
-    scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
-    if not scored:
-        known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
-        raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
-                        f"{known})")
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
 

@@ -140,6 +140,9 @@ def test_best_without_mode_ranks_as_the_run_monitors(tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"^--metric lr: say whether it is better low or high \(--mode min or "):
         select(tmp_path, None, 1, "lr")
     assert epochs("lr", "max") in ([0], [1], [2])
+    # a metric no checkpoint recorded is named as such, not asked for its --mode first (thirteenth hostile pass)
+    with pytest.raises(SateError, match=r"recorded metric 'epoch' as a finite number \(recorded: lr, valid/bleu, "):
+        select(tmp_path, None, 1, "epoch")
 
 
 def test_metric_and_mode_go_with_best_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
