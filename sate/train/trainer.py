@@ -175,7 +175,8 @@ def steps_of(exp: Path) -> int:
     last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
     require_file(last, "a checkpoint", f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
-        step = torch.load(last, map_location="cpu", weights_only=True)["global_step"]
+        # mapped, not read: the weights and the optimizer's states (a model's size three times) are not needed
+        step = torch.load(last, map_location="cpu", weights_only=True, mmap=True)["global_step"]
     except Exception as err:  # noqa: BLE001 - any unreadable file gets the same message
         raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({shown(str(err))})") from None
     # -1 is Lightning's "no limit": a step of -1 trained without end, where the run's own count was asked for
