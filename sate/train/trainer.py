@@ -290,7 +290,9 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
                 print(f"taking over {one_line(str(lock.path))}: the run that held it ({describe(lock.takeover)}) is "
                       "gone")
             return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
-    except (SateError, OSError):  # an OS error too: a data.dir it may not read, a name too long, a full disk
+    # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
+    # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but
+    except (SateError, OSError, KeyboardInterrupt):
         if fresh:
             _remove_unused(exp, made)
         raise

@@ -169,3 +169,21 @@ def test_the_lines_of_train_average_and_pack_escape_a_names_control_characters(
         line = next(line for line in lines if line.startswith(start))
         assert shown in line and "\x1b" not in line, line
     assert sum(shown in line for line in lines if line.startswith(("acoustic ", "ctc "))) == 2, lines
+
+
+def test_a_run_terminated_before_training_leaves_no_experiment(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGTERM (or Ctrl-C) while `sate train` sets up, before its first checkpoint, left the folder it made:
+    empty, or holding the config snapshot (thirteenth hostile pass); it goes as a refusal's does."""
+    import sate.data.vocab
+    from sate.cli import Terminated
+
+    def terminated(*args: object, **kwargs: object) -> None:
+        raise Terminated()
+
+    monkeypatch.setattr(sate.data.vocab, "load_vocabularies", terminated)  # what `sate train` reads as it sets up
+    exp = tmp_path / "new" / "exp"
+    assert main(["train", "--config", str(make_config(tmp_path, "asr", prepared_data)), "--exp", str(exp)]) == 143
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "sate train: terminated"
+    assert not (tmp_path / "new").exists()
