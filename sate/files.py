@@ -491,11 +491,12 @@ def _hub_hint(directory: Path) -> str:
             "hf_marian or acoustic.path with acoustic.type whisper or hf_*; docs/models.md)")
 
 
-def read_checkpoint(path: str | Path) -> Any:
+def read_checkpoint(path: str | Path, mmap: bool = False) -> Any:
     """`torch.load` with weights_only=True and the zip checksums verified: pickled code or foreign objects are
     refused, never run (`UnsafeCheckpoint` when the file holds pickled objects), and a damaged file is one
     `SateError` saying so. Checking the checksums costs a fraction of a second for a model file; torch itself
-    would decode a damaged tensor into wrong weights without a word."""
+    would decode a damaged tensor into wrong weights without a word. With `mmap` the tensors are mapped from the
+    file, read only where used (a reader of headers, or of weights without the optimizer's states)."""
     import torch  # heavy: torch, only when a checkpoint is read
 
     path = Path(path)
@@ -509,7 +510,7 @@ def read_checkpoint(path: str | Path) -> Any:
             raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
         raise SateError(f"checkpoint not found: {path}")
     try:
-        data = torch.load(path, map_location="cpu", weights_only=True)
+        data = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as err:  # torch raises UnpicklingError, RuntimeError or others by case
         why = damage(path)
         if why is not None:

@@ -36,7 +36,7 @@ from torch.utils.data import Dataset
 
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import atomic_write_text, read_record, real_path
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
@@ -234,14 +234,14 @@ def prepare_store(data_dir: Path, files: Sequence[tuple[Path, Path]], src_vocab,
     out = data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning)
     index = read_index(out)
     if index is not None:
-        print(f"MT text: {out} ({_describe(index['pairs'], index['dropped'])})")
+        print(f"MT text: {one_line(str(out))} ({_describe(index['pairs'], index['dropped'])})")
         return out
     if out.is_dir():  # a store appears whole (renamed into place): this one was cut or edited since
-        print(f"MT text: {out} is damaged, of an earlier format or another store's (its index.json or a shard is "
-              "missing, unreadable, of another size or names another key): built again")
+        print(f"MT text: {one_line(str(out))} is damaged, of an earlier format or another store's (its index.json or "
+              "a shard is missing, unreadable, of another size or names another key): built again")
         shutil.rmtree(out)
-    print(f"MT text: streaming {len(files)} file pair(s) into {out} (once; reused while files, vocabularies and "
-          "cleaning stay the same)")
+    print(f"MT text: streaming {len(files)} file pair(s) into {one_line(str(out))} (once; reused while files, "
+          "vocabularies and cleaning stay the same)")
     index = build_store(files, src_vocab, tgt_vocab, out, cleaning)
     print(f"MT text: {_describe(index['pairs'], index['dropped'])}, in {len(index['shards'])} shard(s)")
     return out

@@ -32,7 +32,7 @@ from typing import Any
 from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
-from sate.errors import SateError, first_few, shown
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import make_temp_dir, read_json, require_file, temp_prefix
 from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
@@ -186,7 +186,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     kind = vocabulary_kind(data_dir)
     parts = vocab_parts(kind)
     for name in parts:
-        require_file(data_dir / name, f"the {parts[name]}",
+        require_file(data_dir / name, parts[name],
                      f"{data_dir / name}: {parts[name]} is missing (run `sate vocab`)")
     if kind == "marian":
         check_tokens(meta, model_file, data_dir, load_vocabularies(data_dir, meta["task"], kind))
@@ -205,7 +205,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     found = training_cmvn(model_file, meta) if speech else None
     if speech and cmvn is None:
         cmvn = found[0] if found else "global"
-        print(f"cmvn: {cmvn} ({'from ' + str(found[1]) if found else 'the training default'})")
+        print(f"cmvn: {cmvn} ({'from ' + one_line(str(found[1])) if found else 'the training default'})")
     elif speech and found is not None and cmvn != found[0]:
         raise SateError(f"--cmvn {cmvn}: the run that trained {model_file} normalised its features with "
                         f"data.cmvn {found[0]} ({found[1]})")
@@ -355,5 +355,5 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     info = pack(args.model, args.data, args.out, parse_decode(args.decode), args.cmvn)
     decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
-    print(f"packed {info.task} model {args.model} -> {args.out} (decode: {decode})")
+    print(f"packed {info.task} model {one_line(str(args.model))} -> {one_line(str(args.out))} (decode: {decode})")
     return 0

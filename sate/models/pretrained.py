@@ -36,7 +36,7 @@ from sate import layout
 from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, resolve_config
@@ -225,7 +225,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         return _espnet_settings_problems(role, ours.espnet_name, ours.espnet_kwargs, ckpt.config)
     if component == "model":
         if ckpt.task != model.task:
-            return [f"the checkpoint is a {ckpt.task} model, ours is {model.task}"]
+            return [f"the checkpoint is an {ckpt.task} model, ours is {model.task}"]
         mine = model.conf.to_dict()
         pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
     else:
@@ -233,7 +233,7 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         section = SECTIONS.get(component)
         if section is not None:
             if section not in ckpt.config:
-                return [f"the checkpoint is a {ckpt.task} model, which has no {section}"]
+                return [f"the checkpoint is an {ckpt.task} model, which has no {section}"]
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
     problems = []
     for name, mine, theirs in pairs:
@@ -346,7 +346,7 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             if problem:
                 found.append(problem)
         found += _settings_problems(model, component, ckpt)
-        rows.append(InitRow(component, str(ckpt.path), prefix, len(matched), len(missing), len(unexpected),
+        rows.append(InitRow(component, one_line(str(ckpt.path)), prefix, len(matched), len(missing), len(unexpected),
                             not found))
         if found:
             problems.append(f"{component} <- {ckpt.path}: " + "; ".join(found))
@@ -386,7 +386,7 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
         path = str(getattr(kd, f"{side}_teacher"))
         teacher, data = model_from_file(path)
         if data["task"] != side:
-            raise SateError(f"loss.kd.{side}_teacher {path} is a {data['task']} model, not {side}")
+            raise SateError(f"loss.kd.{side}_teacher {path} is an {data['task']} model, not {side}")
         if side == "asr" and _reads(teacher.conf) != _reads(model.conf):  # it reads the run's batches
             raise SateError(f"loss.kd.asr_teacher {path} reads {_reads(teacher.conf)} (acoustic.type "
                             f"{teacher.conf.acoustic.type}), this run's model {_reads(model.conf)} (acoustic.type "
@@ -409,6 +409,6 @@ def load_teachers(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
             require_cmvn(data.get("cmvn"), cmvn, Path(path), ": the frozen loss.kd.asr_teacher would read features "
                          "normalised otherwise than it was trained on (was `sate features` run again?)")
         teachers[side] = teacher
-        log(f"kd: {side} teacher {path} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
+        log(f"kd: {side} teacher {one_line(str(path))} (weight {kd.weight(side)}, topk {kd.topk or 'all'})")
     model.set_teachers(**teachers)
 

@@ -21,7 +21,7 @@ from sate.data.sampler import BucketBatchSampler
 from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
 from sate.data.vocab import Vocabulary
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import require_file
 from sate.models.hub.whisper import WhisperAcousticEncoder
 from sate.train.data import batch_unit, check_feature_mode, check_whisper_window
@@ -133,7 +133,7 @@ class SateDataModule(L.LightningDataModule):
                 why = problem(out, split, manifest) if manifest.is_file() else None
                 if why is not None:
                     if (out / f"{split}.json").is_file():  # computed before: say why it is done again
-                        print(f"frozen Whisper states: {why}; computing them again")
+                        print(one_line(f"frozen Whisper states: {why}; computing them again"))
                     base = speech_dataset(self.data_dir, split, self.src_vocab, None, "waveform")
                     check_whisper_window(base, split)
                     compute_split(self.frozen, base, manifest, out, split)

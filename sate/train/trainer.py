@@ -20,7 +20,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
-from sate.errors import SateError, out_of_memory, shown
+from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import check_data_directory, require_file
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -175,7 +175,8 @@ def steps_of(exp: Path) -> int:
     last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
     require_file(last, "a checkpoint", f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
-        step = torch.load(last, map_location="cpu", weights_only=True)["global_step"]
+        # mapped, not read: the weights and the optimizer's states (a model's size three times) are not needed
+        step = torch.load(last, map_location="cpu", weights_only=True, mmap=True)["global_step"]
     except Exception as err:  # noqa: BLE001 - any unreadable file gets the same message
         raise SateError(f"--steps-from {exp}: cannot read the step of {last} ({shown(str(err))})") from None
     # -1 is Lightning's "no limit": a step of -1 trained without end, where the run's own count was asked for
@@ -286,9 +287,12 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     try:
         with ExperimentLock(exp) as lock:
             if lock.takeover:
-                print(f"taking over {lock.path}: the run that held it ({describe(lock.takeover)}) is gone")
+                print(f"taking over {one_line(str(lock.path))}: the run that held it ({describe(lock.takeover)}) is "
+                      "gone")
             return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
-    except (SateError, OSError):  # an OS error too: a data.dir it may not read, a name too long, a full disk
+    # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
+    # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but
+    except (SateError, OSError, KeyboardInterrupt):
         if fresh:
             _remove_unused(exp, made)
         raise
@@ -359,11 +363,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:
-            print(note)
+            print(one_line(note))  # notes name checkpoints: any bytes of --exp
         for moved in set_aside(point.passed_over):
-            print(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}")
+            print(one_line(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}"))
         for key, (old, new) in point.changed.items():
-            print(f"resuming with {key} changed: {shown(old)} -> {shown(new)}")
+            print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}"))
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))

@@ -394,3 +394,13 @@ def test_a_full_disk_while_packing_names_the_pack_not_its_temporary_folder(
     assert len(err.splitlines()) == 1 and err.startswith(
         f"sate pack: error: {source} -> {out}/{name}: No space left on device (the disk is full"), err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_data_directory_part_that_is_not_a_file_is_named_once(tmp_path: Path, prepared_data: Path) -> None:
+    """A named pipe or a device where `sate pack --data` has a token list or a SentencePiece model read "a named
+    pipe, not the the source token list" (thirteenth hostile pass)."""
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    (data / "tokens_src.txt").unlink()
+    os.mkfifo(data / "tokens_src.txt")
+    with pytest.raises(SateError, match=r"tokens_src.txt: a named pipe, not the source token list$"):
+        pack(tiny_model_file(tmp_path, prepared_data, "st"), data, tmp_path / "pack")

@@ -339,7 +339,7 @@ def test_teachers_distil_and_stay_out_of_the_checkpoint(files: dict[str, Any], b
 def test_teacher_files_are_checked(files: dict[str, Any], build: Build, src_tokens: list[str],
                                    tgt_tokens: list[str]) -> None:
     kd = {"mt_weight": 0.5, "mt_teacher": files["asr_path"]}
-    with pytest.raises(SateError, match="is a asr model, not mt"):
+    with pytest.raises(SateError, match="is an asr model, not mt"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
     kd = {"mt_weight": 0.5, "mt_teacher": files["mt_path"]}
     with pytest.raises(SateError, match="target token list differs"):

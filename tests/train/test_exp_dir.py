@@ -144,3 +144,46 @@ def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) ->
     (exp / layout.TRAIN_TIME).symlink_to(other / layout.TRAIN_TIME)
     with pytest.raises(SateError, match=f"{other} is another experiment, whose file this run would replace"):
         check_run_folders(exp)
+
+
+@pytest.mark.slow
+def test_the_lines_of_train_average_and_pack_escape_a_names_control_characters(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path],
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--exp` with a line break and a terminal escape: `sate average`'s 'averaged ... into', `sate pack`'s 'packed
+    ... ->', a resume's 'resuming from ...' and the init table printed the name as it is, splitting the line and
+    reaching the terminal (thirteenth hostile pass; prep, features, evaluate and the others escaped theirs)."""
+    config = make_config(tmp_path, "asr", prepared_data)
+    exp = tmp_path / "e\nx\x1b[31m"
+    assert main(["train", "--config", str(config), "--exp", str(exp)]) == 0
+    assert main(["train", "--config", str(config), "--exp", str(exp), "--set", "trainer.max_epochs=2"]) == 0
+    assert main(["average", "--exp", str(exp), "--last", "2"]) == 0
+    assert main(["pack", "--model", str(exp / "model.pt"), "--data", str(prepared_data), "--out", str(exp / "pk")]) == 0
+    st = make_config(tmp_path, "st", prepared_data, model={"loss": {"kd": {"asr_weight": 0.5}}})
+    assert main(["train", "--config", str(st), "--exp", str(tmp_path / "st"), "--init-from",
+                 f"asr={exp / 'model.pt'}"]) == 0
+    lines = capsys.readouterr().out.splitlines()  # Lightning's progress bars move the cursor: escapes of their own
+    assert not any(line.startswith("x\x1b[31m") for line in lines)  # the rest of a line split in two
+    shown = str(exp).replace("\n", "\\n").replace("\x1b", "\\x1b")
+    for start in ("resuming from ", "averaged 2 checkpoint(s) into ", "packed asr model ", "kd: asr teacher "):
+        line = next(line for line in lines if line.startswith(start))
+        assert shown in line and "\x1b" not in line, line
+    assert sum(shown in line for line in lines if line.startswith(("acoustic ", "ctc "))) == 2, lines
+
+
+def test_a_run_terminated_before_training_leaves_no_experiment(
+        tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """SIGTERM (or Ctrl-C) while `sate train` sets up, before its first checkpoint, left the folder it made:
+    empty, or holding the config snapshot (thirteenth hostile pass); it goes as a refusal's does."""
+    import sate.data.vocab
+    from sate.cli import Terminated
+
+    def terminated(*args: object, **kwargs: object) -> None:
+        raise Terminated()
+
+    monkeypatch.setattr(sate.data.vocab, "load_vocabularies", terminated)  # what `sate train` reads as it sets up
+    exp = tmp_path / "new" / "exp"
+    assert main(["train", "--config", str(make_config(tmp_path, "asr", prepared_data)), "--exp", str(exp)]) == 143
+    assert capsys.readouterr().err.strip().splitlines()[-1] == "sate train: terminated"
+    assert not (tmp_path / "new").exists()

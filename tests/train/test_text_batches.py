@@ -4,6 +4,7 @@ logged, data.mt_text feeds them, a resumed run ends as an uninterrupted one, and
 from __future__ import annotations
 
 import csv
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -74,7 +75,9 @@ def test_mt_text_files_feed_the_text_batches(tmp_path: Path, make_config: MakeCo
         def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
             ids.extend(batch["mt"]["ids"])
 
-    config = load_training_config(_config(make_config, tmp_path, prepared_data),
+    # a copy: the MT text store goes to DATA/mt_bin, and in the shared fixture it was the next test's second store
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    config = load_training_config(_config(make_config, tmp_path, data),
                                   [*SMALL, f"data.mt_text=[[{en}, {de}]]", "trainer.max_steps=3"])
     train(config, tmp_path / "exp", callbacks=[TextIds()])
     assert "5 pairs read, 5 kept" in capsys.readouterr().out

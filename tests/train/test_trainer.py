@@ -480,6 +480,28 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
             steps_of(tmp_path / "edited")
 
 
+def test_steps_from_reads_the_step_without_the_weights(tmp_path: Path) -> None:
+    """`--steps-from EXP` loaded EXP's last.ckpt whole, weights and the optimizer's states, to read one number
+    (thirteenth hostile pass): the file is mapped, its tensors never read."""
+    big = 48 * 2**20
+    for name, size in (("small", 4), ("big", big // 4)):
+        (tmp_path / name / "checkpoints").mkdir(parents=True)
+        torch.save({"global_step": 7, "optimizer_states": [{"exp_avg": torch.ones(size)}]},
+                   tmp_path / name / "checkpoints" / "last.ckpt")
+    # the peak resident memory over the read of the big one (its high-water mark reset first: clear_refs 5), after
+    # a read of the small one (torch's lazy imports)
+    script = ("import re, sys\nfrom pathlib import Path\nfrom sate.train.trainer import steps_of\n"
+              "status = lambda key: int(re.search(key + r':\\s+(\\d+)', Path('/proc/self/status').read_text())[1])\n"
+              "steps_of(Path(sys.argv[1]) / 'small')\nPath('/proc/self/clear_refs').write_text('5')\n"
+              "before = status('VmRSS')\nsteps = steps_of(Path(sys.argv[1]) / 'big')\n"
+              "print(status('VmHWM') - before, steps)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(tmp_path)], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parents[2])})
+    grown_kb, steps = map(int, done.stdout.split())
+    assert steps == 7
+    assert grown_kb * 1024 < big / 4  # the optimizer's states stay on disk
+
+
 def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--accelerator gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an
     OverflowError and 0 the default without a word; `--num-nodes 2` without a launcher waited for the other
