@@ -99,6 +99,15 @@ def require_file(path: Path, what: str, missing: str) -> None:
         raise SateError(missing)
 
 
+def relative_note(path: str | Path) -> str:
+    """What a missing relative path was looked up against: the current directory, and a `~` kept as a name (the
+    shell expands it at a word's start only: `--set data.dir=~/data` names a folder called '~')."""
+    if Path(path).is_absolute():
+        return ""
+    tilde = "; a '~' here is not your home folder: write the path out" if str(path).startswith("~") else ""
+    return f" (relative to the current directory, {Path.cwd()}{tilde})"
+
+
 def require_directory(path: Path, option: str) -> None:
     """``option``'s directory (a data directory read, not written) must be there: a typo or a relative path given
     from another directory was told to run the command that fills it (`evaluate --data TYPO`: "manifest of split
@@ -107,8 +116,8 @@ def require_directory(path: Path, option: str) -> None:
         check_data_directory(path, option)
         return
     kind = what_is_there(path) or ("a file" if path.exists() else None)
-    where = "" if path.is_absolute() else f" (relative to the current directory, {Path.cwd()})"
-    raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else f"no such directory{where}"))
+    raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else
+                                            f"no such directory{relative_note(path)}"))
 
 
 def check_data_directory(path: Path, option: str) -> None:

@@ -41,7 +41,7 @@ from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError
-from sate.files import contents_digest, exclusive, read_record, real_path, replace_together, require_file
+from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
 from sate.targets import check_output, check_own_files, dir_name
 
 SIDES = ("src", "tgt")
@@ -126,8 +126,7 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     the subset of source pieces (`sate.data.marian_vocab`).
     """
     if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
-        where = "" if Path(directory).is_absolute() else f" (relative to the current directory, {Path.cwd()})"
-        raise SateError(f"{directory}: no such directory{where}")
+        raise SateError(f"{directory}: no such directory{relative_note(directory)}")
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")

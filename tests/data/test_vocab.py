@@ -155,6 +155,10 @@ def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path
         load_vocabularies("data/mustc", "st")
     with pytest.raises(SateError, match=rf"^{tmp_path}/gone: no such directory$"):
         load_vocabularies(tmp_path / "gone", "st")
+    # `--set data.dir=~/data`: the shell expands a `~` at a word's start only, so it reached sate as a name
+    with pytest.raises(SateError, match=rf"^~/data: no such directory \(relative to the current directory, "
+                                        rf"{tmp_path}; a '~' here is not your home folder: write the path out\)$"):
+        load_vocabularies("~/data", "st")
 
 
 def test_a_training_process_that_dies_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
