@@ -346,6 +346,33 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
                     path.unlink()  # before letting go, so that nobody locks a file about to vanish
 
 
+@contextmanager
+def directory_held(path: Path, what: str) -> Iterator[None]:
+    """Hold an advisory lock on the directory ``path`` itself for the block, or raise a `SateError` saying that
+    another ``what`` writes there: two runs into one folder interleaved their renames (the one's hypotheses beside
+    the other's results). The lock is the directory's, so no lock file is left behind by a kill (a lock file in a
+    results folder would be litter beside the results); the kernel drops it when the process ends in any way. Where
+    the file system has no locks, or the folder may be written but not read (mode 0333), the block runs unlocked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except PermissionError:
+        fd = None
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SateError(f"{path} is in use by another {what}; wait for it to end, or write elsewhere") \
+                    from None
+            except OSError as err:
+                if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 # What an OSError means for the user, by errno (the CLI's one line).
 OS_HINTS = {
     errno.ENOSPC: "the disk is full: free space there, or write elsewhere",
