@@ -271,16 +271,24 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     written to its temporary sibling first, so a full disk or an interrupt there changes none of them and loses
     nothing the user had; only then is the old record removed, the files renamed into place and the new record
     renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
-    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`)."""
+    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`). A
+    stream among them (`--out /dev/stdout`, `is_stream`) has nothing to replace: it is written in place once every
+    temporary file is, before the renames."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
+    streams = {path: data for path, data in contents.items() if is_stream(path)}
     try:
         for path, data in [*contents.items(), *last]:
+            if path in streams:
+                continue
             path = Path(os.path.realpath(path))
             made += make_parents(path.parent)
             with _temporary_sibling(path, "wb") as (f, tmp):
                 temps.append((tmp, path))
+                f.write(data)
+        for path, data in streams.items():
+            with atomic_open(path, "wb") as f:
                 f.write(data)
         if record is not None:
             temps[-1][1].unlink(missing_ok=True)

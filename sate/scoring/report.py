@@ -11,12 +11,13 @@ system from its CSV logs.
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, atomic_write_text, not_a_file, read_json
+from sate.files import not_a_file, read_json, replace_together
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -204,8 +205,8 @@ def all_curves(exp: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
     return systems
 
 
-def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Path) -> list[str]:
-    """One panel per metric, one line per system (`all_curves`); returns the systems drawn."""
+def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes:
+    """One panel per metric, one line per system (`all_curves`), as a PNG."""
     import matplotlib  # heavy: matplotlib, for plots only
 
     matplotlib.use("Agg")
@@ -229,10 +230,10 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Pat
     axes[0].set_yscale("log")
     axes[1].set_yscale("log")
     fig.tight_layout()
-    with atomic_open(out, "wb") as f:
-        fig.savefig(f, format="png")
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
-    return list(systems)
+    return png.getvalue()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -269,9 +270,10 @@ def run(args: argparse.Namespace) -> int:
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
     add_paired_tests(args.exp, rows, baseline)
-    atomic_write_text(out, markdown(rows, baseline if baseline in names else None))
-    print(out.read_text(encoding="utf-8"), end="")
+    table = markdown(rows, baseline if baseline in names else None)
+    # the table and its curves as one set: a kill or a full disk between them left the new table beside old curves
+    replace_together({out: table.encode(), **({curves: plot_curves(systems)} if curves is not None else {})})
+    print(table, end="")
     if curves is not None:
-        drawn = plot_curves(systems, curves)
-        print(f"learning curves of {', '.join(drawn)} in {args.curves}")
+        print(f"learning curves of {', '.join(systems)} in {args.curves}")
     return 0
