@@ -86,9 +86,10 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
         for split in splits:
             path = system / f"decode_{split}" / layout.RESULTS
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
-            if path.is_file():  # the folder names the system and the split, whatever the file holds
+            if path.is_file():  # the folder names the system and the split, whatever the file holds; p-values
+                # are the report's own (a p_bleu in the file was tabled as one, 'abc' a ValueError traceback)
                 rows.append({**read_results(path), "system": system.name, "split": split,
-                             "train_minutes": train_minutes(system)})
+                             "train_minutes": train_minutes(system), "p_bleu": None, "p_chrf": None})
     return rows
 
 

@@ -260,3 +260,17 @@ def test_the_table_and_the_curves_are_replaced_together(tmp_path: Path, monkeypa
     capsys.readouterr()
     assert main([*argv, "--out", "/dev/stdout"]) == 0
     assert "| cascade | tst-COMMON |" in capsys.readouterr().out
+
+
+def test_p_values_are_the_reports_own_whatever_a_results_file_holds(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirteenth hostile pass: a results.json holding p_bleu or p_chrf (no key `sate evaluate` writes) had them
+    tabled as p-values the report never computed, exit 0, and 'abc' was a ValueError traceback."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    path = tmp_path / "cascade" / "decode_tst-COMMON" / "results.json"
+    for value in (0.001, "abc"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "p_bleu": value, "p_chrf": value}))
+        assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
+        rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| cascade |")]
+        assert rows and rows[0].split("|")[9].strip() == "-"
