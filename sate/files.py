@@ -323,23 +323,41 @@ def open_lock(path: Path) -> IO[str]:
     raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
 
 
+def _locked(path: Path, what: str) -> IO[str]:
+    """The lock file at ``path``, open and locked (unlocked where the file system has no locks), or a `SateError`
+    naming its holder. A holder removes the file before it lets go, so a file opened just before that and locked
+    just after is one nobody else will lock: both this run and the next, which made the file anew, went on as the
+    only one. The lock is taken again on the file the name now gives, until the two agree."""
+    while True:
+        f = open_lock(path)
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip()[:40] or "?"
+            f.close()
+            raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
+                            "to end") from None
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                f.close()
+                raise
+            return f
+        try:
+            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(f.fileno()).st_ino:
+                return f
+        except FileNotFoundError:
+            pass
+        f.close()  # removed (or made anew) by the holder that just ended: lock the file there now
+
+
 @contextmanager
 def exclusive(path: Path, what: str) -> Iterator[None]:
     """Hold an advisory lock on ``path`` for the block, or raise a `SateError` naming the holder (``what`` says
     which command holds it). The kernel drops a `flock` when its process ends in any way, so a lock left by a
     killed run never blocks; where the file system has no locks, the block runs unlocked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open_lock(path) as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip()[:40] or "?"
-            raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
-                            "to end") from None
-        except OSError as err:
-            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
-                raise
+    with _locked(path, what) as f:
         try:  # unbuffered, so that a full disk fails here, naming the lock, and not again when the file closes
             if os.fstat(f.fileno()).st_size:  # the pid a run before left
                 os.ftruncate(f.fileno(), 0)
