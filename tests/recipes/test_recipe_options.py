@@ -226,6 +226,23 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
     assert list(tmp_path.iterdir()) == []
 
 
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
+    (["--nj", "0"], "--nj must be a whole number >= 1, got '0'"),
+    (["--test-sets", "dev dev"], "--test-sets names dev twice"),
+])
+def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
+        tmp_path: Path, run_recipe, args: list[str], says: str) -> None:  # noqa: ANN001
+    """Thirteenth hostile pass: recipes/synth ran stage -1 (sate synth voicing the corpus: minutes at its sizes)
+    before it sourced the shared checks, so each of these was refused only once the corpus was voiced."""
+    done = run_recipe("synth", "--corpus", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--acoustic", "conformer", "--train-size", "4", "--text-size", "20",
+                      "--dev-size", "2", "--test-size", "2", *args, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr == f"[synth] error: {says}\n"
+    assert list(tmp_path.iterdir()) == []
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
