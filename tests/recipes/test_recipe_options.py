@@ -319,6 +319,33 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     assert len(args.read_text().splitlines()) == 3
 
 
+def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
+    """Thirteenth hostile pass: `--chunk 0.50` after `--chunk 0.5` decoded every run again into a folder of its own
+    (wait-k=1-0.50s beside wait-k=1-0.5s), and the table and plot showed each run twice. A `sate` that writes a
+    results.json stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(chunk: str) -> subprocess.CompletedProcess:
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+                "--out", "out", "--policies", "wait-k=1", "--talks-policy", "", "--chunk", chunk]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    for chunk in ("0.5", "0.50", ".5", "5e-1"):
+        assert streaming(chunk).returncode == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["offline", "offline-greedy",
+                                                                                 "wait-k=1-0.5s"]
+    assert len(args.read_text().splitlines()) == 3  # each run decoded once
+    refused = streaming("0,5")
+    assert refused.returncode == 1 and refused.stderr == "[streaming] error: --chunk must be a number of seconds, " \
+        "got '0,5'\n", refused.stderr
+
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
     """hub_value read d_model and model_type only from an indented config.json: one written on one line gave
