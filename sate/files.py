@@ -281,16 +281,24 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     written to its temporary sibling first, so a full disk or an interrupt there changes none of them and loses
     nothing the user had; only then is the old record removed, the files renamed into place and the new record
     renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
-    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`)."""
+    again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`). A
+    stream among them (`--out /dev/stdout`, `is_stream`) has nothing to replace: it is written in place once every
+    temporary file is, before the renames."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
+    streams = {path: data for path, data in contents.items() if is_stream(path)}
     try:
         for path, data in [*contents.items(), *last]:
+            if path in streams:
+                continue
             path = Path(os.path.realpath(path))
             made += make_parents(path.parent)
             with _temporary_sibling(path, "wb") as (f, tmp):
                 temps.append((tmp, path))
+                f.write(data)
+        for path, data in streams.items():
+            with atomic_open(path, "wb") as f:
                 f.write(data)
         if record is not None:
             temps[-1][1].unlink(missing_ok=True)
@@ -325,23 +333,41 @@ def open_lock(path: Path) -> IO[str]:
     raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
 
 
+def _locked(path: Path, what: str) -> IO[str]:
+    """The lock file at ``path``, open and locked (unlocked where the file system has no locks), or a `SateError`
+    naming its holder. A holder removes the file before it lets go, so a file opened just before that and locked
+    just after is one nobody else will lock: both this run and the next, which made the file anew, went on as the
+    only one. The lock is taken again on the file the name now gives, until the two agree."""
+    while True:
+        f = open_lock(path)
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip()[:40] or "?"
+            f.close()
+            raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
+                            "to end") from None
+        except OSError as err:
+            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                f.close()
+                raise
+            return f
+        try:
+            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(f.fileno()).st_ino:
+                return f
+        except FileNotFoundError:
+            pass
+        f.close()  # removed (or made anew) by the holder that just ended: lock the file there now
+
+
 @contextmanager
 def exclusive(path: Path, what: str) -> Iterator[None]:
     """Hold an advisory lock on ``path`` for the block, or raise a `SateError` naming the holder (``what`` says
     which command holds it). The kernel drops a `flock` when its process ends in any way, so a lock left by a
     killed run never blocks; where the file system has no locks, the block runs unlocked."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    with open_lock(path) as f:
-        try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            f.seek(0)
-            holder = f.read().strip()[:40] or "?"
-            raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
-                            "to end") from None
-        except OSError as err:
-            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
-                raise
+    with _locked(path, what) as f:
         try:  # unbuffered, so that a full disk fails here, naming the lock, and not again when the file closes
             if os.fstat(f.fileno()).st_size:  # the pid a run before left
                 os.ftruncate(f.fileno(), 0)
@@ -354,6 +380,33 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
             with suppress(OSError):
                 if os.fstat(f.fileno()).st_ino == os.stat(path).st_ino:
                     path.unlink()  # before letting go, so that nobody locks a file about to vanish
+
+
+@contextmanager
+def directory_held(path: Path, what: str) -> Iterator[None]:
+    """Hold an advisory lock on the directory ``path`` itself for the block, or raise a `SateError` saying that
+    another ``what`` writes there: two runs into one folder interleaved their renames (the one's hypotheses beside
+    the other's results). The lock is the directory's, so no lock file is left behind by a kill (a lock file in a
+    results folder would be litter beside the results); the kernel drops it when the process ends in any way. Where
+    the file system has no locks, or the folder may be written but not read (mode 0333), the block runs unlocked."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+    except PermissionError:
+        fd = None
+    try:
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                raise SateError(f"{path} is in use by another {what}; wait for it to end, or write elsewhere") \
+                    from None
+            except OSError as err:
+                if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
+                    raise
+        yield
+    finally:
+        if fd is not None:
+            os.close(fd)
 
 
 # What an OSError means for the user, by errno (the CLI's one line).

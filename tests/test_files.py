@@ -238,3 +238,29 @@ def test_files_sate_reads_are_named_for_what_is_there(tmp_path: Path, capsys: py
     (data / "train.jsonl").mkdir(parents=True)
     assert main(["vocab", "--data", str(data), "--joint", "50"]) != 0
     assert f"{data}/train.jsonl: a directory, not a manifest" in capsys.readouterr().err
+
+
+def test_a_lock_file_removed_between_its_open_and_its_lock_is_locked_anew(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Thirteenth hostile pass: a holder removes its lock file before it lets go; a run that had opened the file just
+    before and locked it just after held a file nobody else would lock, and the next run made the file anew and
+    locked that: two runs at once, each the only one."""
+    import fcntl
+
+    from sate.files import exclusive
+
+    lock = tmp_path / "features.lock"
+    lock.write_text("123\n")  # the holder's, which it removes as it ends
+    real_flock, calls = fcntl.flock, []
+
+    def flock(fd: int, operation: int) -> None:
+        calls.append(fd)
+        if len(calls) == 1:
+            lock.unlink()  # the holder ends between this run's open and its lock
+        real_flock(fd, operation)
+
+    monkeypatch.setattr("sate.files.fcntl.flock", flock)
+    with exclusive(lock, "sate features"):
+        with pytest.raises(SateError, match="is in use by another sate features"), exclusive(lock, "sate features"):
+            pass
+    assert not lock.exists()

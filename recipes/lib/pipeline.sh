@@ -114,6 +114,10 @@ done
 train_split=train
 [ "${speed_perturb:-false}" = true ] && train_split=train_sp
 
+# A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
+# option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
+if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
+
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
   if ! is_done "$data/.done/prep" "$params"; then

@@ -103,13 +103,16 @@ demo_dir=$corpus/en-$tgt_lang/data/tst-COMMON/wav
 mt_pairs=("$corpus/en-$tgt_lang/mt/train.en" "$corpus/en-$tgt_lang/mt/train.$tgt_lang")
 vocab_pairs=("${mt_pairs[@]}")
 
-if run_stage -1 "build the synthetic corpus in $corpus"; then
-  params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
-  if ! is_done "$corpus/.done/synth" "$params"; then
-    sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
-    mark_done "$corpus/.done/synth" "$params"
+# Stage -1, run by pipeline.sh once it has checked every option (before it, `--ngpu two` voiced the corpus first).
+before_stage_0() {
+  if run_stage -1 "build the synthetic corpus in $corpus"; then
+    params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
+    if ! is_done "$corpus/.done/synth" "$params"; then
+      sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
+      mark_done "$corpus/.done/synth" "$params"
+    fi
   fi
-fi
+}
 
 . recipes/lib/pipeline.sh
 

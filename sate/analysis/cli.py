@@ -32,7 +32,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
-from sate.files import atomic_write_text, require_directory
+from sate.files import replace_together, require_directory
 from sate.targets import check_output, dir_name, file_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -182,15 +182,14 @@ def run_locality(args: argparse.Namespace) -> int:
         depths = ", ".join(f"{e} {max(layer for (k, layer) in means if k == e)} layers"
                            for e in dict.fromkeys(k for k, _ in means))
         print(f"{am.name} ({am.task}, {am.path}): {depths}; {len(keep)} utterances of {args.split}")
-    args.out.mkdir(parents=True, exist_ok=True)
     caption = (f"Localness of encoder self-attention: split {args.split} of {one_line(str(args.data))}, "
                f"attention mass on keys with |i - j| <= floor({args.window:g}·T / 2), mean over heads, "
                "positions and utterances.")
     table = locality.markdown_table(rows, caption)
     paths = [args.out / f"locality.{ext}" for ext in ("csv", "md", "png")]
-    locality.write_csv(rows, paths[0])
-    atomic_write_text(paths[1], table)
-    locality.plot_locality(rows, paths[2], args.window)
+    # one set: a kill or a full disk between its files left the new table beside the old plot
+    replace_together(dict(zip(paths, (locality.csv_text(rows).encode(), table.encode(),
+                                      locality.plot_locality(rows, args.window)), strict=True)))
     print(table, end="")
     print("wrote " + ", ".join(one_line(str(p)) for p in paths))
     return 0

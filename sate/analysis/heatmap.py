@@ -26,6 +26,7 @@ Figure sizes grow with the number of rows and columns (`figure_inches`), at 100 
 
 from __future__ import annotations
 
+import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +37,7 @@ from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, c
 from sate.data.dataset import Batch
 from sate.decode.greedy import greedy_decode
 from sate.errors import SateError
-from sate.files import atomic_open
+from sate.files import replace_together
 from sate.models.base import SateModel
 from sate.models.ctc import BLANK, ctc_greedy
 from sate.models.model_file import ModelMeta
@@ -175,7 +176,7 @@ def select(view: UtteranceAttention, kind: str, layer: int | None, head: int | N
 
 
 def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_labels: Sequence[str | None],
-                   title: str, xlabel: str, ylabel: str, path: Path) -> None:
+                   title: str, xlabel: str, ylabel: str) -> bytes:
     """A heatmap PNG of ``matrix`` (rows, cols); only labelled positions get a tick."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
@@ -194,8 +195,9 @@ def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_l
     ax.set_ylabel(ylabel)
     ax.set_title(title, fontsize=9)
     fig.colorbar(image, ax=ax, label="attention weight", aspect=max(10.0, height / 0.2))  # a bar 0.2 in wide
-    with atomic_open(path, "wb") as f:  # a kill or a full disk leaves no half-drawn PNG
-        fig.savefig(f, format="png", dpi=HEATMAP_DPI)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=HEATMAP_DPI)
+    return png.getvalue()
 
 
 def _choice_name(layer: int | None, head: int | None) -> str:
@@ -216,17 +218,17 @@ def output_paths(out: Path, encoder_layers: Sequence[int]) -> list[Path]:
 
 def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | None, head: int | None,
                    encoder_layers: Sequence[int]) -> list[Path]:
-    """The cross-attention PNG at ``out`` plus one self-attention PNG per encoder and requested layer."""
+    """The cross-attention PNG at ``out`` plus one self-attention PNG per encoder and requested layer, replaced
+    together once all are drawn: a full disk or a kill at a layer's map left the new cross-attention map beside
+    the old maps of another utterance or model."""
     deepest = max(view.depth(e) for e in ENCODERS)
     too_deep = [k for k in encoder_layers if not 1 <= k <= deepest]
     if too_deep:
         raise SateError(f"--encoder-layers {too_deep[0]}: the encoders of {name} have 1..{deepest} layers")
     unit = "source token" if view.task == "mt" else f"{view.memory} position (CTC token)"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    plot_attention(select(view, "cross", layer, head), view.targets, view.positions[view.memory],
-                   f"{name} · {view.utt} · cross-attention, {_choice_name(layer, head)}", unit,
-                   "output token (greedy)", out)
-    written = [out]
+    written = {out: plot_attention(select(view, "cross", layer, head), view.targets, view.positions[view.memory],
+                                   f"{name} · {view.utt} · cross-attention, {_choice_name(layer, head)}", unit,
+                                   "output token (greedy)")}
     for encoder in (e for e in ENCODERS if e in view.positions):
         labels = view.positions[encoder]
         unit = "source token" if view.task == "mt" else f"{encoder} position (CTC token)"
@@ -234,9 +236,9 @@ def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | 
             if k > view.depth(encoder):
                 print(f"{encoder} encoder has {view.depth(encoder)} layers: no map for layer {k}")
                 continue
-            path = layer_path(out, encoder, k)
-            plot_attention(select(view, encoder, k, head), labels, labels,
-                           f"{name} · {view.utt} · {encoder} self-attention, {_choice_name(k, head)}",
-                           f"key: {unit}", f"query: {unit}", path)
-            written.append(path)
-    return written
+            written[layer_path(out, encoder, k)] = plot_attention(
+                select(view, encoder, k, head), labels, labels,
+                f"{name} · {view.utt} · {encoder} self-attention, {_choice_name(k, head)}", f"key: {unit}",
+                f"query: {unit}")
+    replace_together(written)
+    return list(written)

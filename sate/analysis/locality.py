@@ -29,17 +29,16 @@ E2E ST encoder trained with CTC behaving like ASR. Outputs, in ``--out``:
 from __future__ import annotations
 
 import csv
+import io
 import math
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 
 import torch
 from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
 from sate.data.dataset import collate
-from sate.files import atomic_open
 from sate.models.base import SateModel
 
 # r·T/2 is computed in floating point: 0.58·100/2 gives 28.999999999999996, whose floor would lose a key.
@@ -132,12 +131,14 @@ class LayerLocalness:
         return f"{self.model} {self.encoder}"
 
 
-def write_csv(rows: Sequence[LayerLocalness], path: Path) -> None:
-    with atomic_open(path) as f:  # a kill or a full disk leaves no half-written table
-        writer = csv.writer(f)
-        writer.writerow(["model", "task", "encoder", "layer", "localness", "utterances"])
-        for r in rows:
-            writer.writerow([r.model, r.task, r.encoder, r.layer, f"{r.localness:.6f}", r.utterances])
+def csv_text(rows: Sequence[LayerLocalness]) -> str:
+    """The table as CSV, one row per model encoder layer."""
+    text = io.StringIO()
+    writer = csv.writer(text)
+    writer.writerow(["model", "task", "encoder", "layer", "localness", "utterances"])
+    for r in rows:
+        writer.writerow([r.model, r.task, r.encoder, r.layer, f"{r.localness:.6f}", r.utterances])
+    return text.getvalue()
 
 
 def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
@@ -151,8 +152,9 @@ def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> None:
-    """The paper-style line plot: a colour per model, solid for acoustic and dashed for textual encoders."""
+def plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
+    """The paper-style line plot as a PNG: a colour per model, solid for acoustic and dashed for textual
+    encoders."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 
@@ -171,5 +173,6 @@ def plot_locality(rows: Sequence[LayerLocalness], path: Path, ratio: float) -> N
     ax.set_title("Localness of encoder self-attention")
     ax.grid(alpha=0.3)
     ax.legend()
-    with atomic_open(path, "wb") as f:
-        fig.savefig(f, format="png", dpi=PLOT_DPI)
+    png = io.BytesIO()
+    fig.savefig(png, format="png", dpi=PLOT_DPI)
+    return png.getvalue()

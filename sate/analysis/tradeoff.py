@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, not_a_file, read_json
+from sate.files import atomic_open, not_a_file, read_json, real_path
 from sate.layout import RESULTS
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
@@ -115,6 +115,16 @@ def read_run(path: Path) -> Run:
     return streamed
 
 
+def check_each_once(runs: list[Run]) -> None:
+    """Every results file once: a run given twice (its folder and its results.json, or a link to its folder) was
+    a second row of the table and a second point on its own, exit 0."""
+    seen: dict[Path, Path] = {}
+    for run in runs:
+        first = seen.setdefault(real_path(run.path), run.path)
+        if first is not run.path:
+            raise SateError(f"{run.path}: the results file {first} is given already; give each run once")
+
+
 def check_one_split(runs: list[Run]) -> None:
     """Every run decoded the same split: runs of dev and tst-COMMON were joined into one policy's line (and an
     offline run of another split drawn as its ceiling), BLEU of different sentences compared, exit 0."""
@@ -189,6 +199,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
+    check_each_once(runs)
     check_one_split(runs)
     if len({run.model for run in runs if run.policy is not None}) > 1:  # one line per model and policy
         runs = [replace(run, named=True) for run in runs]

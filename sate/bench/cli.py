@@ -31,6 +31,7 @@ import json
 import math
 import os
 import shlex
+import signal
 import sys
 import tempfile
 from pathlib import Path
@@ -54,8 +55,9 @@ from sate.bench import whisper_window as window_part
 from sate.bench.measure import Machine, machine
 from sate.bench.measure import __doc__ as PEAK_DOC
 from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
+from sate.cli import Terminated, signals_as_interrupts
 from sate.decode.options import MAX_BEAM
-from sate.errors import SateError, one_line, shown
+from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
 from sate.files import atomic_write_text, describe_os_error
 from sate.numbers import check_jobs, is_digits, max_jobs
 from sate.targets import check_output, file_name
@@ -326,6 +328,11 @@ def check_beam(beam: int, subject: Subject) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
+    with signals_as_interrupts():
+        return _main(argv)
+
+
+def _main(argv: list[str] | None) -> int:
     args = parse_args(argv)
     threads = args.threads or torch.get_num_threads()
     command = shlex.join(["python", "-m", "sate.bench", *(sys.argv[1:] if argv is None else argv)])
@@ -348,6 +355,10 @@ def main(argv: list[str] | None = None) -> int:
     except SateError as err:
         print(f"python -m sate.bench: error: {one_line(str(err))}", file=sys.stderr)
         return 2
+    except KeyboardInterrupt as err:  # Ctrl-C or, by signals_as_interrupts, a kill: the temporary folder is gone
+        signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
+        print(f"python -m sate.bench: {SIGNAL_ENDINGS[signum]}", file=sys.stderr)
+        return 128 + signum
     print()
     print(summary(result))
     try:  # a full disk here, after every part ran, was a traceback: one line, as the sate CLI gives it

@@ -39,6 +39,7 @@ from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError, one_line
 from sate.files import (
+    directory_held,
     json_text,
     make_parents,
     real_path,
@@ -127,13 +128,15 @@ def check_out(out: Path) -> None:
 def created_out(out: Path) -> Iterator[None]:
     """Create ``out`` once the models are loaded and before any decoding: a bad path fails in a second, not after
     the decode, and a model that fails to load leaves no empty folder behind. A run that ends without results in
-    the block (a kill, a failure, a full disk) removes the folders it made again (a killed run left its new folder)."""
+    the block (a kill, a failure, a full disk) removes the folders it made again (a killed run left its new folder).
+    The folder is held for the block (`directory_held`): a second run into it is refused before it decodes."""
     try:
         made = make_parents(out)
     except OSError as err:
         raise SateError(f"--out {out}: cannot create ({err.strerror or err})") from None
     try:
-        yield
+        with directory_held(out, "sate evaluate"):  # two runs into one folder mixed their files
+            yield
     except BaseException:
         remove_empty(made)
         raise

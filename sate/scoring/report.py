@@ -11,12 +11,13 @@ system from its CSV logs.
 from __future__ import annotations
 
 import argparse
+import io
 from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, atomic_write_text, not_a_file, read_json
+from sate.files import not_a_file, read_json, replace_together
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -85,9 +86,10 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
         for split in splits:
             path = system / f"decode_{split}" / layout.RESULTS
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
-            if path.is_file():  # the folder names the system and the split, whatever the file holds
+            if path.is_file():  # the folder names the system and the split, whatever the file holds; p-values
+                # are the report's own (a p_bleu in the file was tabled as one, 'abc' a ValueError traceback)
                 rows.append({**read_results(path), "system": system.name, "split": split,
-                             "train_minutes": train_minutes(system)})
+                             "train_minutes": train_minutes(system), "p_bleu": None, "p_chrf": None})
     return rows
 
 
@@ -204,8 +206,8 @@ def all_curves(exp: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
     return systems
 
 
-def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Path) -> list[str]:
-    """One panel per metric, one line per system (`all_curves`); returns the systems drawn."""
+def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes:
+    """One panel per metric, one line per system (`all_curves`), as a PNG."""
     import matplotlib  # heavy: matplotlib, for plots only
 
     matplotlib.use("Agg")
@@ -229,10 +231,10 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]], out: Pat
     axes[0].set_yscale("log")
     axes[1].set_yscale("log")
     fig.tight_layout()
-    with atomic_open(out, "wb") as f:
-        fig.savefig(f, format="png")
+    png = io.BytesIO()
+    fig.savefig(png, format="png")
     plt.close(fig)
-    return list(systems)
+    return png.getvalue()
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -269,9 +271,10 @@ def run(args: argparse.Namespace) -> int:
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
     add_paired_tests(args.exp, rows, baseline)
-    atomic_write_text(out, markdown(rows, baseline if baseline in names else None))
-    print(out.read_text(encoding="utf-8"), end="")
+    table = markdown(rows, baseline if baseline in names else None)
+    # the table and its curves as one set: a kill or a full disk between them left the new table beside old curves
+    replace_together({out: table.encode(), **({curves: plot_curves(systems)} if curves is not None else {})})
+    print(table, end="")
     if curves is not None:
-        drawn = plot_curves(systems, curves)
-        print(f"learning curves of {', '.join(drawn)} in {args.curves}")
+        print(f"learning curves of {', '.join(systems)} in {args.curves}")
     return 0

@@ -177,3 +177,18 @@ def test_runs_of_several_models_are_a_line_each(tmp_path: Path, capsys: pytest.C
     assert lines["exp/e2e|x/pack: wait-k (0.5 s): LAAL"] == [1.5]
     assert main(["latency-plot", *map(str, paths[:2]), "--out", str(png)]) == 0  # one model: named as before
     assert "| wait-k=2 | 0.5 | 11.0 |" in capsys.readouterr().out
+
+
+def test_a_run_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirteenth hostile pass: one run given as its folder and as its results.json (or through a link to its
+    folder) was two rows of the table and two points, exit 0."""
+    run = _results(tmp_path / "w2", 10.0, "wait-k=2", 1.0, 1.2)
+    other = _results(tmp_path / "w3", 11.0, "wait-k=3", 1.5, 1.7)
+    (tmp_path / "link").symlink_to(run)
+    png = tmp_path / "tradeoff.png"
+    for given in ((run, run / "results.json"), (run, other, tmp_path / "link")):
+        assert main(["latency-plot", *map(str, given), "--out", str(png)]) == 2
+        err = capsys.readouterr().err
+        assert f"{given[-1]}" in err and f"the results file {run / 'results.json'} is given already" in err, err
+        assert not png.exists()
+    assert main(["latency-plot", str(run), str(other), "--out", str(png)]) == 0

@@ -247,3 +247,27 @@ def test_the_batch_cap_beside_the_model_is_read_as_a_config(tmp_path: Path, text
     for fine, frames in (("batch: {per_device: 3000}\n", 3000), ("task: asr\n", train_part.DEFAULT_MAX_FRAMES)):
         (tmp_path / "config.yaml").write_text(fine)
         assert train_part.default_max_frames(tmp_path / "model.pt") == frames
+
+
+@pytest.mark.parametrize(("signum", "status", "says"), [(15, 143, "terminated"), (2, 130, "interrupted")])
+def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status: int, says: str) -> None:
+    """Thirteenth hostile pass: `kill` (SIGTERM) of `python -m sate.bench --tiny` left its temporary folder, the tiny
+    corpus and data (13 MB), in /tmp; Ctrl-C outside a sate command was a KeyboardInterrupt traceback. The kill comes
+    while the tiny subject is built, in a child process (its TMPDIR is tmp_path)."""
+    import subprocess
+    import sys
+
+    script = ("import os, sys, sate.bench.cli as cli\n"
+              "def build(tmp):\n"
+              "    (tmp / 'corpus').mkdir()\n"
+              f"    os.kill(os.getpid(), {signum})\n"
+              "    for _ in range(10 ** 8): pass\n"
+              "cli.build_tiny = build\n"
+              "sys.exit(cli.main(['--tiny', '--parts', 'decode', '--out', sys.argv[1]]))\n")
+    work = tmp_path / "tmp"
+    work.mkdir()
+    run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "b.json")], capture_output=True, text=True,
+                         env={**os.environ, "TMPDIR": str(work)}, timeout=300)
+    assert run.returncode == status and run.stderr.strip().splitlines()[-1] == f"python -m sate.bench: {says}", run
+    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert [p.name for p in work.iterdir() if p.is_dir() and (p / "corpus").exists()] == []

@@ -377,3 +377,27 @@ def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
             (tmp_path / place / "hyp.txt").symlink_to(os.devnull)
         with pytest.raises(SateError, match="refusing to replace it: not a regular file"):
             evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / place, device="cpu")
+
+
+def test_a_second_run_into_a_folder_another_run_writes_is_refused_and_leaves_no_lock_file(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Thirteenth hostile pass: two `sate evaluate` runs into one --out renamed their files into it one by one, in
+    # turns, so one run's hyp.txt could end beside the other's results.json. The folder itself is locked (flock),
+    # so a killed run leaves no lock file among the results.
+    import fcntl
+
+    out = tmp_path / "ev"
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    earlier = {p.name: p.read_bytes() for p in out.iterdir()}
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # the other run, decoding into out
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
+                     "--out", str(out)]) == 2
+        assert f"{out} is in use by another sate evaluate; wait for it" in capsys.readouterr().err
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
+    finally:
+        os.close(fd)
+    evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
+    assert {p.name for p in out.iterdir()} == {"results.json", "hyp.txt", "ref.txt", "transcript.txt",
+                                               "transcript_ref.txt"}  # no lock file beside them

@@ -226,6 +226,23 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
     assert list(tmp_path.iterdir()) == []
 
 
+
+@pytest.mark.parametrize(("args", "says"), [
+    (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
+    (["--nj", "0"], "--nj must be a whole number >= 1, got '0'"),
+    (["--test-sets", "dev dev"], "--test-sets names dev twice"),
+])
+def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
+        tmp_path: Path, run_recipe, args: list[str], says: str) -> None:  # noqa: ANN001
+    """Thirteenth hostile pass: recipes/synth ran stage -1 (sate synth voicing the corpus: minutes at its sizes)
+    before it sourced the shared checks, so each of these was refused only once the corpus was voiced."""
+    done = run_recipe("synth", "--corpus", tmp_path / "corpus", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--acoustic", "conformer", "--train-size", "4", "--text-size", "20",
+                      "--dev-size", "2", "--test-size", "2", *args, timeout=300)
+    assert done.returncode == 1
+    assert done.stderr == f"[synth] error: {says}\n"
+    assert list(tmp_path.iterdir()) == []
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
@@ -301,6 +318,33 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
             "[streaming] error: --out out holds the runs of another pack, data directory or split"), refused.stderr
     assert len(args.read_text().splitlines()) == 3
 
+
+def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
+    """Thirteenth hostile pass: `--chunk 0.50` after `--chunk 0.5` decoded every run again into a folder of its own
+    (wait-k=1-0.50s beside wait-k=1-0.5s), and the table and plot showed each run twice. A `sate` that writes a
+    results.json stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(chunk: str) -> subprocess.CompletedProcess:
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+                "--out", "out", "--policies", "wait-k=1", "--talks-policy", "", "--chunk", chunk]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    for chunk in ("0.5", "0.50", ".5", "5e-1"):
+        assert streaming(chunk).returncode == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == ["offline", "offline-greedy",
+                                                                                 "wait-k=1-0.5s"]
+    assert len(args.read_text().splitlines()) == 3  # each run decoded once
+    refused = streaming("0,5")
+    assert refused.returncode == 1 and refused.stderr == "[streaming] error: --chunk must be a number of seconds, " \
+        "got '0,5'\n", refused.stderr
 
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:

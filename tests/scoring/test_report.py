@@ -229,3 +229,48 @@ def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Pat
     assert main(["report", "--exp", str(tmp_path / "two")]) == 2
     assert capsys.readouterr().err.strip() == (f"sate report: error: {short}: 1 lines for the {len(REFS)} of "
                                                f"{short.parent / 'ref.txt'}")
+
+
+def test_the_table_and_the_curves_are_replaced_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirteenth hostile pass: results.md was written, then the curves: a full disk (or a kill) at the PNG left the
+    new table beside the old curves. A stream (--out /dev/stdout) is still written in place."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    (exp / "st" / "logs" / "version_0").mkdir(parents=True)
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n")
+    argv = ["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]
+    assert main(argv) == 0
+    earlier = {p: p.read_bytes() for p in (exp / "results.md", tmp_path / "c.png")}
+    write_system(exp, "cascade", SYSTEMS["cascade"], REFS)
+    real_fsync, calls = os.fsync, []
+
+    def fsync(fd: int) -> None:  # the PNG, the second file, finds the disk full
+        calls.append(fd)
+        if len(calls) > 1:
+            raise OSError(28, "No space left on device")
+        real_fsync(fd)
+
+    with monkeypatch.context() as patch:
+        patch.setattr("sate.files.os.fsync", fsync)
+        assert main(argv) == 1
+    assert "c.png: No space left on device" in capsys.readouterr().err
+    assert {p: p.read_bytes() for p in earlier} == earlier
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["c.png", "exp"]  # no temporary file
+    capsys.readouterr()
+    assert main([*argv, "--out", "/dev/stdout"]) == 0
+    assert "| cascade | tst-COMMON |" in capsys.readouterr().out
+
+
+def test_p_values_are_the_reports_own_whatever_a_results_file_holds(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirteenth hostile pass: a results.json holding p_bleu or p_chrf (no key `sate evaluate` writes) had them
+    tabled as p-values the report never computed, exit 0, and 'abc' was a ValueError traceback."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    path = tmp_path / "cascade" / "decode_tst-COMMON" / "results.json"
+    for value in (0.001, "abc"):
+        path.write_text(json.dumps({**json.loads(path.read_text()), "p_bleu": value, "p_chrf": value}))
+        assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
+        rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| cascade |")]
+        assert rows and rows[0].split("|")[9].strip() == "-"

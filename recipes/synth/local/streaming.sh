@@ -33,6 +33,10 @@ device=cpu
 . "$(dirname "$0")/../../lib/stages.sh"
 recipe_name=streaming  # not the folder's name (stages.sh's default): option errors said "[local] error"
 parse_options "$@"
+# One name for one chunk size: --chunk 0.50 after --chunk 0.5 decoded every run again into folders of their own,
+# and the table and plot showed each run twice. `sate evaluate` checks the range.
+[[ $chunk =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] || die "--chunk must be a number of seconds, got '$chunk'"
+chunk=$(LC_ALL=C printf '%.15g' "$chunk")
 
 # What OUT's runs were made of: the pack's files, the split and its manifest (wherever they are named from).
 made_of="pack $(stamp "$pack/sate.yaml" "$pack/model.pt"), split $split $(stamp "$data/$split.jsonl")"
