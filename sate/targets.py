@@ -76,6 +76,14 @@ def _holds_data(directory: Path) -> bool:
         any(directory.glob("*.jsonl"))
 
 
+def _hub_model(directory: Path) -> bool:
+    """Is ``directory`` a downloaded model (Hugging Face's config.json beside its weights, or a CTranslate2 Whisper's
+    model.bin)? `translate --out WHISPER/tokenizer.json` replaced the model's tokenizer with translation text, exit 0:
+    text over text, in a folder that `acoustic.path`, `textual.path` and `evaluate --model` read."""
+    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
+    return (directory / "config.json").is_file() and any((directory / name).is_file() for name in weights)
+
+
 def _protected(directory: Path) -> str | None:
     """Why nothing may be written in ``directory`` (or below it), or None."""
     for folder in (directory, *directory.parents):
@@ -83,6 +91,9 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
         if (folder / layout.PACK_YAML).is_file():
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+        if _hub_model(folder):
+            return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
+                    "and never writes")
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
             return f"{folder} holds a data directory's stored features or text, which only sate writes there"
         if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
@@ -328,7 +339,9 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
         raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
-    place = _protected(real if kind in ("directory", "data", "experiment", "corpus") else real.parent)
+    fills = kind in ("directory", "data", "experiment", "corpus")
+    typed = Path(os.path.abspath(path))  # links unresolved: a Hugging Face cache's files are links into blobs/
+    place = _protected(real if fills else real.parent) or _protected(typed if fills else typed.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link

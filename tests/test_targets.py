@@ -422,6 +422,34 @@ def test_a_refusal_through_a_symlink_names_the_link_and_where_it_leads(tmp_path:
                                   "to replace it: it is sate features's cmvn.json")
 
 
+def test_nothing_is_written_in_a_downloaded_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`translate --out WHISPER/tokenizer.json` replaced a Whisper directory's tokenizer with translation text, exit
+    0 (text over text); a Hugging Face cache's snapshot holds links into blobs/, whose folder holds no config.json,
+    so the folder the user named decides too."""
+    talk, _ = segmented_talk(tmp_path)
+    whisper = tmp_path / "whisper"
+    whisper.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (whisper / name).write_text("{}\n")
+    (whisper / "model.bin").write_bytes(b"\0" * 8)
+    snapshot, blobs = tmp_path / "hub" / "snapshots" / "abc", tmp_path / "hub" / "blobs"
+    snapshot.mkdir(parents=True)
+    blobs.mkdir()
+    for name, blob in (("config.json", "1"), ("vocab.json", "2"), ("model.safetensors", "3")):
+        (blobs / blob).write_text("{}\n")
+        (snapshot / name).symlink_to(blobs / blob)
+    for out, folder in ((whisper / "tokenizer.json", whisper), (snapshot / "vocab.json", snapshot),
+                        (whisper / "segments.jsonl", whisper)):
+        assert main(["segment", str(talk), "--vad", "energy", "--out", str(out)]) == 2
+        assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {out}: {folder} is a downloaded model "
+                                                   "directory (config.json beside its weights), which sate reads and "
+                                                   "never writes")
+    assert (whisper / "tokenizer.json").read_text() == (blobs / "2").read_text() == "{}\n"
+    assert sorted(p.name for p in whisper.iterdir()) == ["config.json", "model.bin", "tokenizer.json"]
+    with pytest.raises(SateError, match="downloaded model directory"):
+        check_output(whisper / "out", "directory")
+
+
 def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_work(
         tmp_path: Path, prepared_data: Path, synth_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`DATA/dev.jsonl`, `DATA/tokens_src.txt` or `DATA/cmvn.json` a directory: the rename at the end failed, naming

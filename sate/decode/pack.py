@@ -34,7 +34,7 @@ from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, shown
 from sate.files import make_temp_dir, read_json, require_file, temp_prefix
-from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
+from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name
 
@@ -270,7 +270,7 @@ def _pack_advice(directory: Path) -> str:
     """What to do with a directory that is not a pack: a Whisper or Marian model directory was told to "write one with
     `sate pack`", which packs sate's own model files only."""
     config = directory / "config.json"
-    kind = "whisper" if (directory / "model.bin").is_file() else None
+    kind = "whisper" if (directory / CT2_MODEL).is_file() else None
     if kind is None and config.is_file():
         try:
             kind = read_json(config).get("model_type")
