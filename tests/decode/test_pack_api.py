@@ -394,3 +394,17 @@ def test_a_full_disk_while_packing_names_the_pack_not_its_temporary_folder(
     assert len(err.splitlines()) == 1 and err.startswith(
         f"sate pack: error: {source} -> {out}/{name}: No space left on device (the disk is full"), err
     assert not out.exists() and [p.name for p in tmp_path.iterdir()] == []
+
+
+def test_a_pack_path_that_is_a_symlink_loop_a_broken_link_or_a_pipe_is_named_as_such(tmp_path: Path) -> None:
+    """`--model LOOP` (or a broken link, a named pipe) was 'packed model directory is missing' (thirteenth hostile
+    pass)."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "broken").symlink_to("nowhere")
+    os.mkfifo(tmp_path / "pipe")
+    for name, what in (("loop", "a symlink loop (it leads back to itself)"),
+                       ("broken", "a broken symlink (to nowhere, which is not there)"), ("pipe", "a named pipe")):
+        with pytest.raises(SateError, match=rf"^{tmp_path / name}: {re.escape(what)}, not a packed model directory$"):
+            read_pack_yaml(tmp_path / name)
+    with pytest.raises(SateError, match=r"missing: packed model directory is missing$"):
+        read_pack_yaml(tmp_path / "missing")
