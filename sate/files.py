@@ -199,20 +199,39 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
 STANDARD_NAMES = {1: "standard output", 2: "standard error"}  # as the CLI names them (sate.cli.STDOUT)
 
 
-def own_descriptor(path: str | Path) -> int | None:
-    """The open descriptor of this process that ``path`` names (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
-    ``/proc/self/fd/N``), or None. Whatever it is open on, it is written through the descriptor: the standard output
-    the shell opened on a file (``>> log.txt``) resolves to that file, which an atomic write replaced, losing the
-    log that ``>>`` was to append to."""
-    match = re.fullmatch(r"/dev/std(out|err)|/dev/fd/(\d+)|/proc/self/fd/(\d+)", os.path.normpath(str(path)))
+def _descriptor_named(name: str) -> int | None:
+    """The descriptor number ``name`` spells (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
+    ``/proc/self/fd/N``, ``/proc/PID/fd/N`` with this process's PID), or None."""
+    match = re.fullmatch(rf"/dev/std(in|out|err)|/dev/fd/(\d+)|/proc/(?:self|{os.getpid()})/fd/(\d+)",
+                         os.path.normpath(name))
     if match is None:
         return None
-    fd = 1 if match[1] == "out" else 2 if match[1] == "err" else int(match[2] or match[3])
+    return {"in": 0, "out": 1, "err": 2}[match[1]] if match[1] else int(match[2] or match[3])
+
+
+def own_descriptor(path: str | Path) -> int | None:
+    """The open descriptor of this process that ``path`` names (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``,
+    ``/dev/fd/N``, ``/proc/self/fd/N``, or a symlink leading to one of them), or None. Whatever it is open on, it is
+    written through the descriptor: the standard output the shell opened on a file (``>> log.txt``) resolves to that
+    file, which an atomic write replaced, losing the log that ``>>`` was to append to. The links are followed one by
+    one, since `os.path.realpath` goes on through /proc/self/fd/N to the file it is open on."""
     try:
-        os.fstat(fd)
-    except OSError:
+        name = os.path.abspath(path)
+        for _ in range(40):  # the kernel's own limit on links followed
+            fd = _descriptor_named(name)
+            if fd is None:  # a linked folder on the way (/dev/fd -> /proc/self/fd)
+                head, tail = os.path.split(name)
+                name = os.path.join(os.path.realpath(head), tail)
+                fd = _descriptor_named(name)
+            if fd is not None:
+                os.fstat(fd)
+                return fd
+            if not os.path.islink(name):
+                return None
+            name = os.path.normpath(os.path.join(os.path.dirname(name), os.readlink(name)))
+    except (OSError, ValueError):  # a closed descriptor, a name no file system takes (a NUL byte)
         return None
-    return fd
+    return None
 
 
 def is_stream(path: str | Path) -> bool:

@@ -39,6 +39,12 @@ RESULTS = "results.json"
 # Everything `sate evaluate` writes there: results.json describes the files beside it, so only evaluate replaces them
 EVALUATE_OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", RESULTS)
 
+# A downloaded model directory (Hugging Face's, or a CTranslate2 Whisper's), which sate reads and never writes: its
+# config.json beside the weights, one file or shards listed by an index (safetensors first, preferred when both exist)
+HUB_WEIGHT_FILES = {"model.safetensors": "model.safetensors.index.json",
+                    "pytorch_model.bin": "pytorch_model.bin.index.json"}
+CT2_MODEL = "model.bin"  # CTranslate2's weights (faster-whisper)
+
 # A packed model directory
 PACK_YAML = "sate.yaml"
 MARIAN_DIR = "marian"  # a Marian vocabulary's files, in a pack (and a data directory: `sate vocab --marian`)

@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import json
 import os
 from collections.abc import Iterable
@@ -29,8 +30,8 @@ from pathlib import Path
 from typing import Literal
 
 from sate import layout
-from sate.errors import SateError, first_few
-from sate.files import MAGIC, binary_kind, is_stream, what_is_there
+from sate.errors import SateError, first_few, one_line
+from sate.files import MAGIC, binary_kind, is_stream, own_descriptor, what_is_there
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
 # results.json, and the hypotheses and references it scored: text that only evaluate replaces, and a regular file,
@@ -75,6 +76,14 @@ def _holds_data(directory: Path) -> bool:
         any(directory.glob("*.jsonl"))
 
 
+def _hub_model(directory: Path) -> bool:
+    """Is ``directory`` a downloaded model (Hugging Face's config.json beside its weights, or a CTranslate2 Whisper's
+    model.bin)? `translate --out WHISPER/tokenizer.json` replaced the model's tokenizer with translation text, exit 0:
+    text over text, in a folder that `acoustic.path`, `textual.path` and `evaluate --model` read."""
+    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
+    return (directory / "config.json").is_file() and any((directory / name).is_file() for name in weights)
+
+
 def _protected(directory: Path) -> str | None:
     """Why nothing may be written in ``directory`` (or below it), or None."""
     for folder in (directory, *directory.parents):
@@ -82,6 +91,9 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
         if (folder / layout.PACK_YAML).is_file():
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+        if _hub_model(folder):
+            return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
+                    "and never writes")
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
             return f"{folder} holds a data directory's stored features or text, which only sate writes there"
         if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
@@ -197,28 +209,29 @@ def _model_file(path: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == layout.MODEL_FORMAT
 
 
-def _existing(path: Path, kind: Kind, option: str) -> None:
-    """Refuse replacing an existing ``path`` that is not of the command's kind of output."""
-    refuse = f"{option} {path}: refusing to replace it"
+def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
+    """Refuse replacing an existing ``path`` (links resolved) that is not of the command's kind of output, naming it
+    as ``named`` (what the user typed, and where it leads)."""
+    refuse = f"{option} {named}: refusing to replace it"
     if kind in ("pack", "directory", "data", "experiment", "corpus"):
         if not path.is_dir():
-            raise SateError(f"{option} {path}: not a directory")
+            raise SateError(f"{option} {named}: not a directory")
         if kind == "pack" and not (path / layout.PACK_YAML).is_file() and any(path.iterdir()):
             raise SateError(f"{refuse}: it is not a packed model ({layout.PACK_YAML} is missing)")
         why = _not_experiment(path) if kind == "experiment" else None
         if why is not None:
-            raise SateError(f"{option} {path}: refusing to train into it: {why}")
+            raise SateError(f"{option} {named}: refusing to train into it: {why}")
         why = _an_experiment(path) if kind == "data" else None
         if why is not None:
-            raise SateError(f"{option} {path}: refusing to write a data directory into it: {why}; give a new or other "
+            raise SateError(f"{option} {named}: refusing to write a data directory into it: {why}; give a new or other "
                             "directory")
         why = _not_corpus_root(path) if kind == "corpus" else None
         if why is not None:
-            raise SateError(f"{option} {path}: refusing to write a corpus into it: {why}; give a new or other "
+            raise SateError(f"{option} {named}: refusing to write a corpus into it: {why}; give a new or other "
                             "directory")
         return
     if path.is_dir():
-        raise SateError(f"{option} {path}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
+        raise SateError(f"{option} {named}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
     if not path.is_file():
         raise SateError(f"{refuse}: not a regular file")
     if kind in ("text", "results"):
@@ -292,8 +305,29 @@ def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -
         raise SateError(f"{option} {path}: is also an input ({clash}): refusing to overwrite it")
 
 
+def check_not_reading(path: Path, option: str = "--out") -> None:
+    """Refuse an output naming standard input (``/dev/stdin``, ``/dev/fd/0``) or a descriptor of this process open
+    for reading only (``/dev/fd/3`` under ``3< notes.txt``): ``--out /dev/stdin < notes.txt`` replaced notes.txt,
+    which the shell gave the command to read, with the translation, exit 0. A terminal is written as ever."""
+    fd = own_descriptor(path)
+    if fd is None or os.isatty(fd):
+        return
+    try:
+        target = os.readlink(f"/proc/self/fd/{fd}")
+    except OSError:
+        target = f"descriptor {fd}"
+    reading = fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY
+    if fd == 0:
+        raise SateError(f"{option} {path}: names standard input ({one_line(target)}), which is for reading: refusing "
+                        "to write into it; give the output's own name")
+    if reading:
+        raise SateError(f"{option} {path}: names descriptor {fd}, open for reading only ({one_line(target)}): "
+                        "refusing to write into it; give the output's own name")
+
+
 def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
+    check_not_reading(path, option)
     if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
         return Path(path)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
@@ -305,11 +339,15 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
         raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
-    place = _protected(real if kind in ("directory", "data", "experiment", "corpus") else real.parent)
+    fills = kind in ("directory", "data", "experiment", "corpus")
+    typed = Path(os.path.abspath(path))  # links unresolved: a Hugging Face cache's files are links into blobs/
+    place = _protected(real if fills else real.parent) or _protected(typed if fills else typed.parent)
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
+    # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link
+    named = str(path) if real == Path(os.path.abspath(path)) else f"{path} (leading to {real})"
     if real.exists():
-        _existing(real, kind, option)
+        _existing(real, kind, option, named)
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")

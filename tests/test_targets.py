@@ -371,6 +371,85 @@ def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_pat
         assert log.read_text() == "an earlier line\n" + expected, out
 
 
+def test_an_output_naming_standard_input_or_a_descriptor_open_for_reading_is_refused(tmp_path: Path) -> None:
+    """`--out /dev/stdin < notes.txt`: /dev/stdin resolves to notes.txt, which the atomic write replaced with the
+    segments, exit 0; the shell gave the file to be read. So did a symlink to /dev/stdin; `--out /dev/fd/3` under
+    `3< notes.txt` was 'Bad file descriptor' alone. A link to /dev/stdout is written through the descriptor, as
+    /dev/stdout is (appended after `>>`)."""
+    talk, expected = segmented_talk(tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    (tmp_path / "in").symlink_to("/dev/stdin")
+    (tmp_path / "out").symlink_to("/dev/stdout")
+    sate = [sys.executable, "-m", "sate.cli", "segment", str(talk), "--vad", "energy", "--out"]
+    for out in ("/dev/stdin", str(tmp_path / "in"), "/dev/fd/0", "/dev/fd/N"):
+        with open(notes) as stdin, open(notes) as other:
+            fds = (other.fileno(),) if out == "/dev/fd/N" else ()
+            out = out.replace("N", str(other.fileno()))
+            run = subprocess.run([*sate, out], stdin=stdin, pass_fds=fds, capture_output=True, text=True,
+                                 timeout=120)
+        assert run.returncode == 2, (out, run.stderr)
+        what = (f"names descriptor {fds[0] if fds else 0}, open for reading only ({notes})" if fds else
+                f"names standard input ({notes}), which is for reading")
+        assert run.stderr.strip() == (f"sate segment: error: --out {out}: {what}: refusing to write into it; give the "
+                                      "output's own name"), out
+        assert notes.read_text() == "my notes\n"
+    with open(notes, "a") as appended:
+        run = subprocess.run([*sate, str(tmp_path / "out")], stdout=appended, stderr=subprocess.PIPE, text=True,
+                             timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert notes.read_text() == "my notes\n" + expected
+
+
+def test_a_refusal_through_a_symlink_names_the_link_and_where_it_leads(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out l/out.txt`, a link to a directory or to a data directory's cmvn.json, was refused naming the target
+    alone, which the user never typed."""
+    talk, _ = segmented_talk(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "l").mkdir()
+    link = tmp_path / "l" / "out.txt"
+    link.symlink_to("../folder")
+    assert main(["translate", "--model", "unused", str(talk), "--out", str(link)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate translate: error: --out {link} (leading to {tmp_path / 'folder'}): is a directory")
+    (tmp_path / "cmvn.json").write_text("{}")
+    (tmp_path / "vocab.json").write_text("{}")
+    (tmp_path / "l" / "c.txt").symlink_to("../cmvn.json")
+    with pytest.raises(SateError) as refused:
+        check_output(tmp_path / "l" / "c.txt", "text")
+    assert str(refused.value) == (f"--out {tmp_path / 'l' / 'c.txt'} (leading to {tmp_path / 'cmvn.json'}): refusing "
+                                  "to replace it: it is sate features's cmvn.json")
+
+
+def test_nothing_is_written_in_a_downloaded_model_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`translate --out WHISPER/tokenizer.json` replaced a Whisper directory's tokenizer with translation text, exit
+    0 (text over text); a Hugging Face cache's snapshot holds links into blobs/, whose folder holds no config.json,
+    so the folder the user named decides too."""
+    talk, _ = segmented_talk(tmp_path)
+    whisper = tmp_path / "whisper"
+    whisper.mkdir()
+    for name in ("config.json", "tokenizer.json"):
+        (whisper / name).write_text("{}\n")
+    (whisper / "model.bin").write_bytes(b"\0" * 8)
+    snapshot, blobs = tmp_path / "hub" / "snapshots" / "abc", tmp_path / "hub" / "blobs"
+    snapshot.mkdir(parents=True)
+    blobs.mkdir()
+    for name, blob in (("config.json", "1"), ("vocab.json", "2"), ("model.safetensors", "3")):
+        (blobs / blob).write_text("{}\n")
+        (snapshot / name).symlink_to(blobs / blob)
+    for out, folder in ((whisper / "tokenizer.json", whisper), (snapshot / "vocab.json", snapshot),
+                        (whisper / "segments.jsonl", whisper)):
+        assert main(["segment", str(talk), "--vad", "energy", "--out", str(out)]) == 2
+        assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {out}: {folder} is a downloaded model "
+                                                   "directory (config.json beside its weights), which sate reads and "
+                                                   "never writes")
+    assert (whisper / "tokenizer.json").read_text() == (blobs / "2").read_text() == "{}\n"
+    assert sorted(p.name for p in whisper.iterdir()) == ["config.json", "model.bin", "tokenizer.json"]
+    with pytest.raises(SateError, match="downloaded model directory"):
+        check_output(whisper / "out", "directory")
+
+
 def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_work(
         tmp_path: Path, prepared_data: Path, synth_corpus: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`DATA/dev.jsonl`, `DATA/tokens_src.txt` or `DATA/cmvn.json` a directory: the rename at the end failed, naming

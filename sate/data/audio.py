@@ -83,14 +83,20 @@ MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (eac
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
-# A frame count from 2**60 on (two million years at 16 kHz) is libsndfile's for a length it does not know (a W64 from
-# a pipe: 2**62 - 53), no declared length: a whole W64 piped in was refused as "cut short" of 288,230,376,151,711.8 s.
-_UNKNOWN_FRAMES = 1 << 60
+# A frame count from 2**48 on (557 years at 16 kHz, 256 TiB of 8-bit mono) is libsndfile's for a length it does not
+# know, no declared length: a W64 from a pipe says about 2**63 bytes over its block size (2**62 - 53 frames of 16-bit
+# mono; 2**60 - 18 of double mono, 2**56 - ... of 8 channels), and a whole W64 piped in was refused as "cut short" of
+# 288,230,376,151,711.8 s; with 2**60 as the bound, a stereo 24-bit or a double one still was (thirteenth hostile
+# pass). libsndfile takes at most 1,024 channels of 8 bytes: an unknown length is never below 2**50 frames.
+_UNKNOWN_FRAMES = 1 << 48
 # The formats libsndfile reads whole and right from a pipe (each checked against the same file read by name). From a
 # pipe it reads an RF64 8 bytes late (24-bit stereo became noise), SDS as noise, CAF as nothing, and refuses FLAC,
 # VOC, HTK and others: all exit 0 or a misleading line before.
 PIPE_FORMATS = frozenset({"WAV", "WAVEX", "W64", "AIFF", "AU", "IRCAM", "NIST", "MAT4", "MAT5", "PVF", "OGG", "SVX",
                           "AVR", "MPC2K", "PAF"})
+# ... and the encodings of those it reads as nothing from a pipe, where it reads them by name: an AU file of G.721 or
+# G.723 ADPCM piped in was said to hold no audio samples.
+PIPE_UNREAD_SUBTYPES = frozenset({"G721_32", "G723_24", "G723_40"})
 
 
 class HeaderLog(Protocol):
@@ -487,6 +493,15 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         source.close()
         raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "
                         "file's name, or pipe WAV)")
+    elif source.subtype in PIPE_UNREAD_SUBTYPES:
+        source.close()
+        raise SateError(f"{path}: cannot read audio ({source.subtype_info} cannot be read from a pipe: give the "
+                        "file's name, or pipe PCM WAV)")
+    elif source.frames == 0 and any(int(size) == 0 for size in _DATA_SIZE.findall(source.extra_info or "")):
+        source.close()  # what `check_data_declared` says of a file, whose bytes behind the header a pipe cannot show
+        raise SateError(f"{path}: its header declares an empty data chunk, so nothing behind it is read (a recording "
+                        "stopped before its header was finished? repair the header first, e.g. sox --ignore-length "
+                        "IN.wav OUT.wav)")
     rate = source.samplerate
     check_rate(rate, str(path))
     opened = None if regular else source

@@ -33,8 +33,8 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import make_temp_dir, read_json, require_file, temp_prefix
-from sate.layout import CMVN, CONFIG, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
+from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
+from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name
 
@@ -270,7 +270,7 @@ def _pack_advice(directory: Path) -> str:
     """What to do with a directory that is not a pack: a Whisper or Marian model directory was told to "write one with
     `sate pack`", which packs sate's own model files only."""
     config = directory / "config.json"
-    kind = "whisper" if (directory / "model.bin").is_file() else None
+    kind = "whisper" if (directory / CT2_MODEL).is_file() else None
     if kind is None and config.is_file():
         try:
             kind = read_json(config).get("model_type")
@@ -291,7 +291,9 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     if not directory.is_dir():  # a model file given for its pack was called missing, though it was there
         if directory.is_file():
             raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
-        raise SateError(f"{directory}: packed model directory is missing")
+        there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
+        raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
+                        f"{directory}: packed model directory is missing")
     require_file(path, "a pack's settings",
                  f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
     doc = read_yaml(path)

@@ -4,9 +4,9 @@ The segments are exactly those `sate translate` would decode (same reading, resa
 options), written as JSONL, one line per segment: ``{"file", "segment", "start", "end"}``, times in
 seconds from the start of the file. ``--out`` ending in ``.jsonl`` (or a stream: a named pipe,
 ``/dev/stdout``) is one file for all inputs; any other ``--out`` is a directory that gets one
-``FILE_STEM.jsonl`` per input; without ``--out`` the lines go to stdout. A file with no speech gets no
-lines (an empty FILE_STEM.jsonl) and a note on stderr, not an error; a file that cannot be read gets a
-one-line error naming it, the others are still segmented, and the exit status is 1.
+``FILE_STEM.jsonl`` per input; without ``--out`` (or with ``--out -``) the lines go to stdout. A file with
+no speech gets no lines (an empty FILE_STEM.jsonl) and a note on stderr, not an error; a file that cannot be
+read gets a one-line error naming it, the others are still segmented, and the exit status is 1.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
     parser.add_argument("--out", type=_out_name, default=None,
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
-                             "FILE_STEM.jsonl per input (when not given: stdout)")
+                             "FILE_STEM.jsonl per input (when not given, or '-': stdout)")
     add_vad_argument(parser)
     parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its least speech-like point")
@@ -73,10 +73,11 @@ def run(args: argparse.Namespace) -> int:
     options = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_streams_once(files)
-    out: Path | None = None if args.out is None else Path(args.out)
+    # '-': standard output, as for `sate translate` (a folder named '-' was made, and -/talk.jsonl written, exit 0)
+    out: Path | None = None if args.out in (None, "-") else Path(args.out)
     # /dev/stdout, a pipe: one stream. `notes.jsonl/` (or `/.`) names a directory, which Path's spelling dropped:
-    # the one file notes.jsonl was written
-    per_file = out is not None and (names_directory(args.out) or out.suffix != ".jsonl" and not is_stream(out))
+    # the one file notes.jsonl was written. NOTES.JSONL is a file too (it was made a folder of that name)
+    per_file = out is not None and (names_directory(args.out) or out.suffix.lower() != ".jsonl" and not is_stream(out))
     if out is not None and any(same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
     if out is not None:

@@ -246,6 +246,42 @@ def test_only_formats_read_right_from_a_pipe_are_read_from_one(tmp_path: Path) -
     writer.join(timeout=30)
 
 
+def test_a_whole_w64_of_any_block_size_and_undecodable_encodings_from_a_pipe(tmp_path: Path) -> None:
+    """A W64 from a pipe has a length libsndfile does not know, about 2**63 bytes over its block size: a stereo 24-bit
+    or a double one was 'cut short' of 72,057,594,037,927.9 s, being under the 2**60 frames taken for unknown. An AU
+    file of G.721 ADPCM, which libsndfile reads as nothing from a pipe, 'held no audio samples', and so did a WAV
+    whose data chunk declares 0 bytes (thirteenth hostile pass)."""
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    samples = (0.3 * np.stack([np.sin(2 * np.pi * 440 * t), np.sin(2 * np.pi * 660 * t)], axis=1)).astype(np.float32)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    for channels, subtype in ((2, "PCM_24"), (1, "DOUBLE"), (2, "FLOAT")):
+        w64 = tmp_path / "talk.w64"
+        sf.write(w64, samples[:, :channels], SAMPLE_RATE, format="W64", subtype=subtype)
+        writer = feed(fifo, w64.read_bytes())
+        piped = np.concatenate(list(audio_blocks(fifo)))
+        writer.join(timeout=30)
+        assert np.array_equal(piped, np.concatenate(list(audio_blocks(w64)))), subtype
+    au = tmp_path / "talk.au"
+    sf.write(au, samples[:, 0], SAMPLE_RATE, format="AU", subtype="G721_32")
+    assert len(np.concatenate(list(audio_blocks(au)))) >= SAMPLE_RATE  # by name, it reads (ADPCM blocks padded)
+    writer = feed(fifo, au.read_bytes(), refused=True)
+    with pytest.raises(SateError, match=rf"^{fifo}: cannot read audio \(32kbs G721 ADPCM cannot be read from a pipe: "
+                                        r"give the file's name, or pipe PCM WAV\)$"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, samples[:, 0], SAMPLE_RATE, subtype="PCM_16")
+    data = bytearray(wav.read_bytes())
+    at = data.index(b"data")
+    data[at + 4:at + 8] = bytes(4)  # the data chunk declares 0 bytes, the samples behind it
+    writer = feed(fifo, bytes(data), refused=True)
+    with pytest.raises(SateError, match=rf"^{fifo}: its header declares an empty data chunk, so nothing behind it is "
+                                        r"read \(a recording stopped"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)
+
+
 @pytest.mark.slow
 def test_a_pipe_translated_is_not_held_in_memory(tmp_path: Path, st_pack: Path) -> None:
     """`translate` held a piped recording whole, as a pipe cannot be read twice: ten hours were 2.3 GB (eleventh

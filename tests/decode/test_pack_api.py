@@ -404,3 +404,17 @@ def test_a_data_directory_part_that_is_not_a_file_is_named_once(tmp_path: Path, 
     os.mkfifo(data / "tokens_src.txt")
     with pytest.raises(SateError, match=r"tokens_src.txt: a named pipe, not the source token list$"):
         pack(tiny_model_file(tmp_path, prepared_data, "st"), data, tmp_path / "pack")
+
+
+def test_a_pack_path_that_is_a_symlink_loop_a_broken_link_or_a_pipe_is_named_as_such(tmp_path: Path) -> None:
+    """`--model LOOP` (or a broken link, a named pipe) was 'packed model directory is missing' (thirteenth hostile
+    pass)."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    (tmp_path / "broken").symlink_to("nowhere")
+    os.mkfifo(tmp_path / "pipe")
+    for name, what in (("loop", "a symlink loop (it leads back to itself)"),
+                       ("broken", "a broken symlink (to nowhere, which is not there)"), ("pipe", "a named pipe")):
+        with pytest.raises(SateError, match=rf"^{tmp_path / name}: {re.escape(what)}, not a packed model directory$"):
+            read_pack_yaml(tmp_path / name)
+    with pytest.raises(SateError, match=r"missing: packed model directory is missing$"):
+        read_pack_yaml(tmp_path / "missing")

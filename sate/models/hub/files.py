@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any, cast
 
 from sate.errors import SateError, shown
 from sate.files import RawMapping, read_checkpoint, read_json
+from sate.layout import HUB_WEIGHT_FILES
 
 # The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
-WEIGHT_FILES = {"model.safetensors": "model.safetensors.index.json",
-                "pytorch_model.bin": "pytorch_model.bin.index.json"}
+WEIGHT_FILES = HUB_WEIGHT_FILES
 LFS_POINTER = b"version https://git-lfs"
 
 if TYPE_CHECKING:  # torch: imported when weights are read

@@ -22,6 +22,7 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
+from sate.layout import CT2_MODEL
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import (
     WEIGHT_FILES,
@@ -33,7 +34,7 @@ from sate.models.hub.files import (
     read_weights,
 )
 
-CT2_FILE = "model.bin"
+CT2_FILE = CT2_MODEL
 CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
 
 

