@@ -9,7 +9,7 @@ directory"), `translate_text("hello")` translated five letters, and a sample rat
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import TypeVar
 
@@ -32,6 +32,9 @@ def many(values: Iterable[T], what: str) -> Iterable[T]:
         raise SateError(f"{what}: expected a list, got one (samples, sample_rate) pair; pass [(samples, rate)]")
     if not isinstance(values, Iterable):  # None or a number was "TypeError: 'NoneType' object is not iterable"
         raise SateError(f"{what}: expected a list, got {type(values).__name__}")
+    if isinstance(values, Mapping | Set):  # a dict's keys were read as the inputs, a set's in an order of its own
+        why = "its keys would be read" if isinstance(values, Mapping) else "it has no order to give the results in"
+        raise SateError(f"{what}: expected a list, got a {type(values).__name__} ({why}); pass a list")
     return values
 
 

@@ -60,6 +60,11 @@ def test_one_input_given_where_a_list_goes(translators: dict[str, SpeechTranslat
     with pytest.raises(SateError, match=r"^texts\[1\]: not Unicode text: '\\udcff' at character 3 is a lone "):
         mt.translate_text(("hallo", "gut\udcff"))  # a TypeError deep in SentencePiece (eleventh hostile pass)
     assert mt.translate_text(t for t in ["hallo", "gut"]) == mt.translate_text(["hallo", "gut"])  # read once
+    # a dict translated its keys, a set in its own order, exit as usual (thirteenth hostile pass)
+    with pytest.raises(SateError, match=r"^texts: expected a list, got a dict \(its keys would be read\); pass a "):
+        mt.translate_text({"hallo": 1})  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^inputs: expected a list, got a set \(it has no order to give the "):
+        st.translate({tmp_path / "talk.wav"})  # type: ignore[arg-type]
     # decode_prepared('abc') and a list of anything else were AttributeErrors deep in the decoding
     with pytest.raises(SateError, match=r"^prepared: expected a list, got a single str \('abc'\)"):
         st.decode_prepared("abc")  # type: ignore[arg-type]
