@@ -564,7 +564,8 @@ def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_d
     (tmp_path / "back").symlink_to(loop)
     cases = [(["prep", "--kaldi-dir", str(loop), "--out", str(tmp_path / "out")], 2, "loop: not a directory"),
              (["evaluate", "--model", str(loop), "--data", str(prepared_data), "--split", "dev", "--out",
-               str(tmp_path / "eval")], 2, "loop: a symlink loop (it leads back to itself), not a packed model directory")]
+               str(tmp_path / "eval")], 2,
+              "loop: a symlink loop (it leads back to itself), not a packed model directory")]
     data = manifests_only(prepared_data, tmp_path)
     (data / layout.FBANK_DIR).symlink_to(loop)
     cases.append((["features", "--data", str(data), "--jobs", "1"], 1, "Too many levels of symbolic links"))
