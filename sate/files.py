@@ -428,6 +428,24 @@ def directory_held(path: Path, what: str) -> Iterator[None]:
             os.close(fd)
 
 
+@contextmanager
+def held_out_dir(out: Path, what: str) -> Iterator[None]:
+    """Create the output folder ``out`` once the inputs are loaded and before the long work, and hold it for the
+    block (`directory_held`): a bad path fails in a second, not after the work; a second ``what`` into the same
+    folder is refused before it starts (two runs interleaved their files); a run that ends without its results in
+    the block (a kill, a failure, a full disk) removes the folders it made again."""
+    try:
+        made = make_parents(out)
+    except OSError as err:
+        raise SateError(f"--out {out}: cannot create ({err.strerror or err})") from None
+    try:
+        with directory_held(out, what):
+            yield
+    except BaseException:
+        remove_empty(made)
+        raise
+
+
 # What an OSError means for the user, by errno (the CLI's one line).
 OS_HINTS = {
     errno.ENOSPC: "the disk is full: free space there, or write elsewhere",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from sate import layout
 from sate.data.audio import read_segment, wav_info
@@ -32,7 +32,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
-from sate.files import replace_together, require_directory
+from sate.files import held_out_dir, replace_together, require_directory
 from sate.targets import check_output, dir_name, file_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -133,10 +133,6 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) ->
 
 
 def run_locality(args: argparse.Namespace) -> int:
-    from torch.utils.data import Subset  # heavy: torch
-
-    from sate.analysis import locality  # heavy: torch
-    from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
     from sate.decode.api import pick_device  # heavy: torch
 
     if not 0.0 < args.window <= 1.0:
@@ -159,6 +155,18 @@ def run_locality(args: argparse.Namespace) -> int:
         if am.task == "mt":
             check_source_tokens(am, src_vocab, args.data)
     device = pick_device(args.device)
+    with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files
+        return _locality(args, models, normalisers, src_vocab, tgt_vocab, device)
+
+
+def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_vocab: Any, tgt_vocab: Any,
+              device: Any) -> int:
+    """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
+    from torch.utils.data import Subset  # heavy: torch
+
+    from sate.analysis import locality  # heavy: torch
+    from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
+
     speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
     rows: list[locality.LayerLocalness] = []
     for am in models:

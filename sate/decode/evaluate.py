@@ -28,8 +28,6 @@ import json
 import os
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any, TypedDict
@@ -39,11 +37,9 @@ from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError, one_line
 from sate.files import (
-    directory_held,
+    held_out_dir,
     json_text,
-    make_parents,
     real_path,
-    remove_empty,
     replace_together,
     require_directory,
     require_file,
@@ -122,24 +118,6 @@ def check_out(out: Path) -> None:
     check_output(out, "directory")
     for name in OUTPUTS:
         check_output(out / name, "results")
-
-
-@contextmanager
-def created_out(out: Path) -> Iterator[None]:
-    """Create ``out`` once the models are loaded and before any decoding: a bad path fails in a second, not after
-    the decode, and a model that fails to load leaves no empty folder behind. A run that ends without results in
-    the block (a kill, a failure, a full disk) removes the folders it made again (a killed run left its new folder).
-    The folder is held for the block (`directory_held`): a second run into it is refused before it decodes."""
-    try:
-        made = make_parents(out)
-    except OSError as err:
-        raise SateError(f"--out {out}: cannot create ({err.strerror or err})") from None
-    try:
-        with directory_held(out, "sate evaluate"):  # two runs into one folder mixed their files
-            yield
-    except BaseException:
-        remove_empty(made)
-        raise
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:
@@ -296,7 +274,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
                           "prepare the split with sate prep --max-duration" if whisper else
                           "evaluate whole talks cut at pauses (--talks), or prepare the split with sate prep "
                           "--max-duration")
-    with created_out(out):
+    with held_out_dir(out, "sate evaluate"):
         started = time.perf_counter()
         transcripts: list[str] | None = None
         translations: list[str] | None = None

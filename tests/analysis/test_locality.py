@@ -226,6 +226,32 @@ def test_the_table_and_plot_are_replaced_together(tmp_path: Path, prepared_data:
     assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
 
 
+def test_a_second_run_into_a_folder_another_run_writes_is_refused(tmp_path: Path, prepared_data: Path,
+                                                                    model_files: dict[str, Path],
+                                                                    capsys: pytest.CaptureFixture) -> None:
+    """Thirteenth hostile pass: two runs into one --out each replaced their set in turn, so one's table could end
+    beside the other's plot. The folder is held (flock on the folder itself, no lock file) from before the models
+    are analysed."""
+    import fcntl
+    import os
+
+    out = tmp_path / "loc"
+    argv = ["analyze", "locality", "--model", str(model_files["mt"]), "--data", str(prepared_data), "--max-utts", "2",
+            "--out", str(out)]
+    assert main(argv) == 0
+    earlier = {p.name: p.read_bytes() for p in out.iterdir()}
+    fd = os.open(out, os.O_RDONLY | os.O_DIRECTORY)  # the other run, analysing into out
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        argv[3:4] = [str(model_files["asr"])]
+        assert main(argv) == 2
+        assert f"{out} is in use by another sate analyze locality; wait for it" in capsys.readouterr().err
+        assert {p.name: p.read_bytes() for p in out.iterdir()} == earlier
+    finally:
+        os.close(fd)
+    assert main(argv) == 0 and {p.name for p in out.iterdir()} == set(earlier)  # no lock file among the results
+
+
 def test_names_that_are_not_utf8_are_written_as_escapes(tmp_path: Path, prepared_data: Path,
                                                         model_files: dict[str, Path]) -> None:
     """A data directory or a model whose name is not UTF-8 was a UnicodeEncodeError traceback when locality.md
