@@ -294,7 +294,8 @@ def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
     return True
 
 
-def replace_together(contents: dict[Path, bytes], record: Path | None = None, record_text: str = "") -> None:
+def replace_together(contents: dict[Path, bytes], record: Path | None = None, record_text: str = "",
+                     remove: Iterable[Path] = ()) -> None:
     """Write a set of files that must agree with each other (a vocabulary's models and token lists, a corpus's
     manifests) and the ``record`` saying the set is complete and what made it, where there is one. Every file is
     written to its temporary sibling first, so a full disk or an interrupt there changes none of them and loses
@@ -302,7 +303,8 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
     again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`). A
     stream among them (`--out /dev/stdout`, `is_stream`) has nothing to replace: it is written in place once every
-    temporary file is, before the renames."""
+    temporary file is, before the renames. ``remove``: files of an earlier set that the new one has not, removed
+    with the old record, before the renames (removed after them, a kill left them beside the new record)."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
@@ -321,6 +323,8 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
                 f.write(data)
         if record is not None:
             temps[-1][1].unlink(missing_ok=True)
+        for path in remove:
+            path.unlink(missing_ok=True)
         while temps:
             os.replace(*temps[0])
             temps.pop(0)

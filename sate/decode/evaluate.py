@@ -370,12 +370,12 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             report.append(f"streaming {stream}, {chunk:g} s chunks{whole}: "
                           + latency_line(results["stream"]["latency"]))
         earlier = evaluate_results(out / layout.RESULTS)
-        # results.json last, the old one removed first: a kill among the renames leaves no results describing them
-        replace_together({out / name: data for name, data in files.items()}, out / layout.RESULTS,
-                         json_text(results, indent=1) + "\n")  # a path not UTF-8 as \udcXX
         stale = set(OUTPUTS) - set(files) - {layout.RESULTS} if earlier else set()  # an earlier run's, of another
-        for name in stale:  # mode (a folder of the user's keeps its files)
-            (out / name).unlink(missing_ok=True)
+        # mode (a folder of the user's keeps its files). results.json last, the old one and the stale files removed
+        # first: a kill among the renames leaves no results describing them, nor after them files of another run
+        replace_together({out / name: data for name, data in files.items()}, out / layout.RESULTS,
+                         json_text(results, indent=1) + "\n",  # a path not UTF-8 as \udcXX
+                         remove=[out / name for name in sorted(stale)])
         speed = f"{len(rows) / elapsed:.1f} utt/s" if elapsed > 0 else ""
         if "rtf" in results and results["rtf"] is not None:
             speed += f", real-time factor {results['rtf']:.3f}"

@@ -170,9 +170,20 @@ def test_default_output_folders_differ_per_model_and_stale_files_go(
     out = tmp_path / "shared"
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
     (out / "decode.log").write_text("a recipe's log, not ours\n")
+    real_replace, seen = os.replace, []
+
+    def replace(src: object, dst: object) -> None:  # what the folder holds as the new results.json goes in
+        if Path(str(dst)).name == "results.json":
+            seen.append(sorted(p.name for p in out.iterdir() if not p.name.startswith(".")))
+        real_replace(src, dst)
+
+    monkeypatch.setattr("sate.files.os.replace", replace)
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
     assert sorted(p.name for p in out.iterdir()) == ["decode.log", "results.json", "transcript.txt",
                                                      "transcript_ref.txt"]
+    # the earlier run's hyp.txt went before the new results did: a kill right after them left it beside them
+    # (thirteenth hostile pass)
+    assert seen == [["decode.log", "transcript.txt", "transcript_ref.txt"]]
 
 
 def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eval_packs: dict[str, Path],
