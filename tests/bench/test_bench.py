@@ -257,7 +257,10 @@ def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status
     import subprocess
     import sys
 
-    script = ("import os, sys, sate.bench.cli as cli\n"
+    # Ctrl-C as from a terminal: a test run started in the background (`cmd &`) inherits SIGINT ignored, and Python
+    # then leaves it ignored (the bench went on past the kill)
+    script = ("import os, signal, sys, sate.bench.cli as cli\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
               "def build(tmp):\n"
               "    (tmp / 'corpus').mkdir()\n"
               f"    os.kill(os.getpid(), {signum})\n"
