@@ -390,15 +390,34 @@ def _empty(shard_dir: Path) -> None:
     shard_dir.mkdir(parents=True, exist_ok=True)
 
 
+def _own_rows(split: str, rows: list[dict]) -> list[dict]:
+    """The rows whose features a split's shards hold: train_sp's speed-1.0 rows are train's."""
+    return [row for row in rows if row.get("speed", 1.0) != 1.0] if split == SPEED_SPLIT else rows
+
+
+def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
+    """Refuse a split whose stored features `plan_split` would delete (its manifest changed) while an audio file its
+    rows name is not there to compute them again. A data directory handed over with its features and without its
+    audio (the manifest's paths edited to this machine) lost every split's features, and then stopped at 'audio
+    file is missing'; evaluate had said to run `sate features`."""
+    shard_dir = real_path(data_dir / layout.FBANK_DIR) / split
+    rows = _own_rows(split, rows)
+    if _read_plan(shard_dir / "plan.json").get("fingerprint") == _fingerprint(rows) or not any(shard_dir.glob("*.ark")):
+        return
+    for audio in sorted({row["audio"] for row in rows}):
+        if not os.path.isfile(audio):
+            raise SateError(f"{audio}: audio file is missing, and {data_dir / f'{split}.jsonl'} changed since its "
+                            "features were computed: they would be deleted before the audio is read again; put the "
+                            "audio where the manifest says, or undo the manifest's change")
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = real_path(data_dir / layout.FBANK_DIR)
     shard_dir = fbank / split
     plan_path = shard_dir / "plan.json"
-    inherited = None
-    if split == SPEED_SPLIT:
-        inherited = fbank / f"{TRAIN_SPLIT}.scp"
-        rows = [row for row in rows if row.get("speed", 1.0) != 1.0]
+    inherited = fbank / f"{TRAIN_SPLIT}.scp" if split == SPEED_SPLIT else None
+    rows = _own_rows(split, rows)
     fingerprint = _fingerprint(rows)
     plan = _read_plan(plan_path)
     stale = plan.get("fingerprint") != fingerprint
@@ -637,7 +656,10 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                   "--speed-perturb` wrote it")
     if args.speed_perturb or follows:
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
-    plans = {split: plan_split(data_dir, split, read_manifest(data_dir / f"{split}.jsonl")) for split in splits}
+    manifests = {split: read_manifest(data_dir / f"{split}.jsonl") for split in splits}
+    for split, rows in manifests.items():  # every split, before any split's features are deleted
+        check_audio_kept(data_dir, split, rows)
+    plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]
     for plan in plans.values():

@@ -113,6 +113,25 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
 
 
+def test_features_whose_audio_is_gone_are_kept_when_the_manifest_changed(run_sate, prepped: Path,
+                                                                        tmp_path: Path) -> None:
+    # Thirteenth hostile pass: a data directory received with its features and without its audio, its manifests'
+    # paths edited to this machine: every split's features were deleted, then 'audio file is missing'.
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    before = {p: p.read_bytes() for p in (prepped / "fbank").rglob("*") if p.is_file()}
+    gone = tmp_path / "alice" / "talk.wav"
+    path = prepped / "dev.jsonl"
+    path.write_text("".join(json.dumps({**r, "audio": str(gone)}) + "\n" for r in read_manifest(path)))
+    path = prepped / "train.jsonl"  # its audio is there: it comes first, and is not emptied before dev is refused
+    path.write_text("".join(json.dumps(r) + "\n" for r in read_manifest(path)[:-1]))
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 2 and err.strip() == (f"sate features: error: {gone}: audio file is missing, and "
+                                       f"{prepped / 'dev.jsonl'} changed since its features were computed: they "
+                                       "would be deleted before the audio is read again; put the audio where the "
+                                       "manifest says, or undo the manifest's change")
+    assert {p: p.read_bytes() for p in (prepped / "fbank").rglob("*") if p.is_file()} == before
+
+
 def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Path, monkeypatch) -> None:
     monkeypatch.setattr(features, "SHARD_SIZE", 3)
     assert run_sate("features", "--data", prepped, "--jobs", "2")[0] == 0
