@@ -274,3 +274,22 @@ def test_p_values_are_the_reports_own_whatever_a_results_file_holds(tmp_path: Pa
         assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
         rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| cascade |")]
         assert rows and rows[0].split("|")[9].strip() == "-"
+
+
+def test_one_system_linked_in_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Thirteenth hostile pass: a system folder, or its decode folder, linked in under a second name was a second
+    row of the same results (p 1.000 against itself), exit 0. Links to other systems, as docs gather them, stay."""
+    exp = tmp_path / "exp"
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path / "runs", name, hyps, REFS)
+        exp.mkdir(exist_ok=True)
+        (exp / name).symlink_to(tmp_path / "runs" / name)
+    assert main(["report", "--exp", str(exp), "--baseline", "cascade"]) == 0
+    (exp / "again" / "decode_tst-COMMON").parent.mkdir()
+    (exp / "again" / "decode_tst-COMMON").symlink_to(tmp_path / "runs" / "st" / "decode_tst-COMMON")
+    capsys.readouterr()
+    assert main(["report", "--exp", str(exp), "--baseline", "cascade"]) == 2
+    first, second = (exp / system / "decode_tst-COMMON" / "results.json" for system in ("again", "st"))
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {second}: the same results file as {first} "
+                                               "(through a link); a system's results are tabled once: remove the "
+                                               "second link")
