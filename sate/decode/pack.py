@@ -299,7 +299,7 @@ def read_pack_yaml(directory: Path) -> PackInfo:
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")
-    if doc.get("version") != VERSION:
+    if type(doc.get("version")) is not int or doc["version"] != VERSION:  # `version: true` (yes) equals 1 in Python
         raise SateError(f"{path}: pack version {shown(doc.get('version'))}; this sate reads {VERSION}")
     task = doc.get("task")
     if task not in TASKS:

@@ -67,6 +67,20 @@ def test_pack_writes_a_self_contained_directory(packs: dict[str, Path], prepared
     assert sorted(p.name for p in packs["st"].parent.iterdir() if p.name.startswith(".")) == []
 
 
+@pytest.mark.parametrize("version", ["true", "1.0", "'1'", "2"])
+def test_a_pack_version_that_is_not_this_sates_is_refused(packs: dict[str, Path], tmp_path: Path,
+                                                          version: str) -> None:
+    """`version: true` (YAML's yes) and `1.0` equal 1 in Python and were read as version 1 (thirteenth hostile
+    pass); only the whole number 1 is this sate's."""
+    copy = tmp_path / "st"
+    shutil.copytree(packs["st"], copy)
+    text = (copy / "sate.yaml").read_text()
+    assert "\nversion: 1\n" in text
+    (copy / "sate.yaml").write_text(text.replace("\nversion: 1\n", f"\nversion: {version}\n"))
+    with pytest.raises(SateError, match=r"sate.yaml: pack version .*; this sate reads 1$"):
+        read_pack_yaml(copy)
+
+
 def test_a_features_section_unlike_this_sates_is_named_by_its_first_keys(packs: dict[str, Path],
                                                                         tmp_path: Path) -> None:
     """A features section of 90,000 keys sate does not compute was a 1.8 MB line listing each (twelfth hostile
