@@ -25,6 +25,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
+from sate.files import describe_os_error
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -469,13 +470,17 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     (WAV among them; not FLAC, RF64 or CAF) are read from one.
     """
     path = Path(path)
-    if not path.exists():
+    try:  # a name too long for the file system: an OSError of the API, and `sate translate` dropped every other file
+        exists, directory, regular = path.exists(), path.is_dir(), path.is_file()
+        empty = regular and path.stat().st_size == 0
+    except OSError as err:
+        raise SateError(describe_os_error(err)) from None
+    if not exists:
         stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
         raise SateError(f"{path}: no such file{stdin}")
-    if path.is_dir():
+    if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
-    regular = path.is_file()
-    if regular and path.stat().st_size == 0:
+    if empty:
         raise SateError(f"{path}: the file is empty (0 bytes)")
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
