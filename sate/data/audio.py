@@ -428,12 +428,23 @@ def _poly_filter(o: int, n: int) -> np.ndarray:
     return design
 
 
+def as_array(value: object, name: str, expected: str) -> np.ndarray:
+    """``value`` as a NumPy array; nested lists of unequal lengths (or a ``(samples, rate)`` pair where samples alone
+    go) were numpy's "inhomogeneous shape" ValueError, a traceback from the Python API."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError):
+        raise SateError(f"{name}: expected {expected}, got {type(value).__name__} of rows of unequal lengths"
+                        + (" (a (samples, sample_rate) pair? give the samples alone)" if isinstance(value, tuple)
+                           and len(value) == 2 else "")) from None
+
+
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
     """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels).
 
     Channels first (torchaudio's and librosa's layout) is refused, not read as two samples of many channels (it
     was "no speech found"); unsigned PCM (8-bit WAV) is centred on its middle value, as soundfile reads it."""
-    wave = np.asarray(wave)
+    wave = as_array(wave, name, "samples of shape (n,) or (n, channels)")
     if wave.ndim == 2:
         if wave.shape[1] == 0 or wave.shape[1] > max(1, wave.shape[0]) > 1:
             raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "

@@ -199,3 +199,18 @@ def test_a_name_too_long_for_the_file_system_is_a_failure_of_its_own(translators
     assert items[1].duration > 0  # type: ignore[union-attr]
     with pytest.raises(SateError, match=r"^/.* \(a name of 4,\d+ characters\): File name too long"):
         st.translate([tmp_path / ("b/" * 2100 + "x.wav")])
+
+
+def test_rows_of_unequal_lengths_are_named(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """Nested lists of unequal lengths, or `features((samples, rate))` (the pair `translate` takes), were numpy's
+    "inhomogeneous shape" ValueError, a traceback (thirteenth hostile pass, second round)."""
+    st = translators["st"]
+    unequal = "got (list|tuple) of rows of unequal lengths"
+    with pytest.raises(SateError, match=rf"^wave: expected samples of shape \(n,\) or \(n, channels\), {unequal} \(a "
+                                        r"\(samples, sample_rate\) pair\? give the samples alone\)$"):
+        st.features((talk, SAMPLE_RATE))  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=rf"^<waveform 0>: expected samples of shape \(n,\) or \(n, channels\), "
+                                        rf"{unequal}$"):
+        st.translate([([[0.1, 0.2], [0.3]], SAMPLE_RATE)])
+    with pytest.raises(SateError, match=rf"^feats\[0\]: expected an array of shape \(T, 80\), {unequal}$"):
+        st.decode_features([[[0.0] * 80, [0.0] * 79]])  # type: ignore[list-item]
