@@ -25,6 +25,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
+from sate.files import describe_os_error
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -427,12 +428,23 @@ def _poly_filter(o: int, n: int) -> np.ndarray:
     return design
 
 
+def as_array(value: object, name: str, expected: str) -> np.ndarray:
+    """``value`` as a NumPy array; nested lists of unequal lengths (or a ``(samples, rate)`` pair where samples alone
+    go) were numpy's "inhomogeneous shape" ValueError, a traceback from the Python API."""
+    try:
+        return np.asarray(value)
+    except (ValueError, TypeError):
+        raise SateError(f"{name}: expected {expected}, got {type(value).__name__} of rows of unequal lengths"
+                        + (" (a (samples, sample_rate) pair? give the samples alone)" if isinstance(value, tuple)
+                           and len(value) == 2 else "")) from None
+
+
 def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> np.ndarray:
     """Float32 16 kHz mono samples from float or integer PCM samples of any rate; 2-D input is (samples, channels).
 
     Channels first (torchaudio's and librosa's layout) is refused, not read as two samples of many channels (it
     was "no speech found"); unsigned PCM (8-bit WAV) is centred on its middle value, as soundfile reads it."""
-    wave = np.asarray(wave)
+    wave = as_array(wave, name, "samples of shape (n,) or (n, channels)")
     if wave.ndim == 2:
         if wave.shape[1] == 0 or wave.shape[1] > max(1, wave.shape[0]) > 1:
             raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "
@@ -469,13 +481,17 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     (WAV among them; not FLAC, RF64 or CAF) are read from one.
     """
     path = Path(path)
-    if not path.exists():
+    try:  # a name too long for the file system: an OSError of the API, and `sate translate` dropped every other file
+        exists, directory, regular = path.exists(), path.is_dir(), path.is_file()
+        empty = regular and path.stat().st_size == 0
+    except OSError as err:
+        raise SateError(describe_os_error(err)) from None
+    if not exists:
         stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
         raise SateError(f"{path}: no such file{stdin}")
-    if path.is_dir():
+    if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
-    regular = path.is_file()
-    if regular and path.stat().st_size == 0:
+    if empty:
         raise SateError(f"{path}: the file is empty (0 bytes)")
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))

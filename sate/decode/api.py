@@ -21,6 +21,7 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -245,7 +246,8 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
-        if isinstance(source, str | Path) and Path(source).is_file():  # read twice, block by block: any length
+        # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
+        if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
             waves: Iterable[np.ndarray] = cut_blocks(audio_blocks(source), spans)  # read as it is decoded
         elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is

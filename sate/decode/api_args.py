@@ -15,6 +15,7 @@ from typing import TypeVar
 
 import numpy as np
 
+from sate.data.audio import as_array
 from sate.decode.options import DecodeOptions
 from sate.errors import SateError, shown
 from sate.numbers import is_int64, is_number
@@ -100,8 +101,8 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
     81 columns decoded without a word; no frames, too few or NaN were tracebacks from torch or ESPnet."""
     out = []
     for i, value in enumerate(many(values, "feats")):
-        x = np.asarray(value)
         shape = "(T,)" if columns is None else f"(T, {columns})"
+        x = as_array(value, f"feats[{i}]", f"an array of shape {shape}")
         if x.ndim != (1 if columns is None else 2) or (columns is not None and x.shape[1] != columns):
             raise SateError(f"feats[{i}]: expected an array of shape {shape}, got {x.shape}")
         if not np.issubdtype(x.dtype, np.floating):

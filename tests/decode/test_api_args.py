@@ -184,3 +184,33 @@ def test_load_takes_a_path(directory: object) -> None:
     with pytest.raises(SateError, match=rf"^directory: expected a path \(str or Path\) of a packed model, got "
                                         rf"{type(directory).__name__}$"):
         SpeechTranslator.load(directory, "cpu")  # type: ignore[arg-type]
+
+
+def test_a_name_too_long_for_the_file_system_is_a_failure_of_its_own(translators: dict[str, SpeechTranslator],
+                                                                      talk: np.ndarray, tmp_path: Path) -> None:
+    """A file name longer than the file system allows was an OSError of `Path.is_file` (thirteenth hostile pass,
+    second round): `stream` ended there, and `sate translate` dropped every other file with it, writing none."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    long_name = tmp_path / ("a" * 300 + ".wav")
+    items = list(st.stream([long_name, tmp_path / "talk.wav"]))
+    assert items[0].error == f"{long_name}: File name too long (a name longer than the file system allows: choose a " \
+                             "shorter one)"  # type: ignore[union-attr]
+    assert items[1].duration > 0  # type: ignore[union-attr]
+    with pytest.raises(SateError, match=r"^/.* \(a name of 4,\d+ characters\): File name too long"):
+        st.translate([tmp_path / ("b/" * 2100 + "x.wav")])
+
+
+def test_rows_of_unequal_lengths_are_named(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """Nested lists of unequal lengths, or `features((samples, rate))` (the pair `translate` takes), were numpy's
+    "inhomogeneous shape" ValueError, a traceback (thirteenth hostile pass, second round)."""
+    st = translators["st"]
+    unequal = "got (list|tuple) of rows of unequal lengths"
+    with pytest.raises(SateError, match=rf"^wave: expected samples of shape \(n,\) or \(n, channels\), {unequal} \(a "
+                                        r"\(samples, sample_rate\) pair\? give the samples alone\)$"):
+        st.features((talk, SAMPLE_RATE))  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=rf"^<waveform 0>: expected samples of shape \(n,\) or \(n, channels\), "
+                                        rf"{unequal}$"):
+        st.translate([([[0.1, 0.2], [0.3]], SAMPLE_RATE)])
+    with pytest.raises(SateError, match=rf"^feats\[0\]: expected an array of shape \(T, 80\), {unequal}$"):
+        st.decode_features([[[0.0] * 80, [0.0] * 79]])  # type: ignore[list-item]
