@@ -25,7 +25,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
-from sate.files import describe_os_error
+from sate.files import describe_os_error, what_is_there
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -487,6 +487,9 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     except OSError as err:
         raise SateError(describe_os_error(err)) from None
     if not exists:
+        link = what_is_there(path)  # a symlink loop or a broken link: "no such file" sent the user to look for it
+        if link is not None:
+            raise SateError(f"{path}: {link}, not an audio file")
         stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
         raise SateError(f"{path}: no such file{stdin}")
     if directory:

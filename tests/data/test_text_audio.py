@@ -220,3 +220,16 @@ def test_a_dash_for_standard_input_names_dev_stdin(tmp_path, monkeypatch: pytest
     monkeypatch.chdir(tmp_path)
     with pytest.raises(SateError, match=r"^-: no such file \(standard input is read as /dev/stdin\)$"):
         audio_blocks("-")
+
+
+def test_an_audio_input_that_is_a_symlink_loop_or_a_broken_link_is_named_as_such(tmp_path) -> None:
+    """`sate translate`/`segment` of a link leading nowhere said "no such file" (thirteenth hostile pass)."""
+    from sate.data.audio import audio_blocks
+
+    (tmp_path / "loop.wav").symlink_to(tmp_path / "loop.wav")
+    (tmp_path / "gone.wav").symlink_to("elsewhere.wav")
+    with pytest.raises(SateError, match=r"loop.wav: a symlink loop \(it leads back to itself\), not an audio file$"):
+        audio_blocks(tmp_path / "loop.wav")
+    with pytest.raises(SateError, match=r"gone.wav: a broken symlink \(to elsewhere.wav, which is not there\), not an "
+                                        r"audio file$"):
+        audio_blocks(tmp_path / "gone.wav")
