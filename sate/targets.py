@@ -279,6 +279,8 @@ def file_name(text: str) -> Path:
     directory, as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written
     beside it under the bare name, replacing a file there. A bare '-' is refused: these outputs (a model, a PNG,
     markdown, JSON) do not go to standard output, and a file named '-' is rarely what `--out -` meant."""
+    if text == "":  # Path('') is '.', named as a directory
+        raise argparse.ArgumentTypeError("an empty name (an unset variable?); give the file's name")
     if names_directory(text):
         raise argparse.ArgumentTypeError(f"{text}: ends in '/', '.' or '..', which names a directory; this option "
                                           "writes one file: give the file's name")

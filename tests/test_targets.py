@@ -717,3 +717,20 @@ def test_an_empty_directory_option_is_refused(tmp_path: Path, monkeypatch: pytes
         assert capsys.readouterr().err.splitlines()[-1].endswith(
             ": an empty name (an unset variable?); give a directory ('.' for the current one)"), argv
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_file_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out ""` of a command writing one file was "--out .: is a directory", naming a '.' nobody typed (thirteenth
+    hostile pass); translate's --out too."""
+    monkeypatch.chdir(tmp_path)
+    for argv in (["average", "--exp", "e", "--last", "1", "--out", ""], ["report", "--exp", "e", "--out", ""]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            ": an empty name (an unset variable?); give the file's name"), argv
+    assert main(["translate", "--model", "p", "talk.wav", "--out", ""]) == 2
+    assert capsys.readouterr().err.strip() == ("sate translate: error: --out: an empty name (an unset variable?); give "
+                                               "the output's name, or '-' for standard output")
+    assert list(tmp_path.iterdir()) == []

@@ -94,6 +94,9 @@ def run(args: argparse.Namespace) -> int:
     check_files(files, args.decode)
     check_streams_once(files)
     overrides = decode_overrides(args)
+    if args.out == "":  # Path('') is '.': "--out .: is a directory" for an unset variable in --out "$OUT"
+        raise SateError("--out: an empty name (an unset variable?); give the output's name, or '-' for standard "
+                        "output")
     named_directory = args.out is not None and names_directory(args.out)  # Path() would drop the slash, or '/.'
     if named_directory and args.format != "srt":
         raise SateError(f"--out {args.out}: ends in '/', '.' or '..', which names a directory; --format {args.format} "
