@@ -297,6 +297,17 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
   (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
+  # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
+  # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.
+  # (Ctrl-C reaches every process of the job, each sate train among them.)
+  stop_pretraining() {
+    trap - TERM HUP
+    stop_job "$asr_job"; stop_job "$mt_job"
+    say "  stopped: stages 3 and 4 ended unfinished"
+    exit "$1"
+  }
+  trap 'stop_pretraining 143' TERM
+  trap 'stop_pretraining 129' HUP
   # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
   # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
   declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
@@ -308,6 +319,7 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
     die "${first^^} pre-training failed (see $exp/$first/train.log)"
   fi
   wait "${pretrain_pid[$second]}" || die "${second^^} pre-training failed (see $exp/$second/train.log)"
+  trap - TERM HUP
 else
   if $run_asr; then pretrain_asr; fi
   if $run_mt; then pretrain_mt; fi

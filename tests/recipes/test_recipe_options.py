@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -186,6 +188,51 @@ def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path, fail: str) 
     if pid_alive(pid):
         os.kill(pid, 9)  # not left behind by the test either
         raise AssertionError("the other pre-training's sate train still runs after the recipe stopped")
+
+
+SLEEPER = """#!/bin/bash
+# `sate` for the recipe: each training keeps its pid in $STUB_DIR/<exp name>.pid and runs on until killed
+if [ "$1" = train ]; then
+  name=$(basename "${5%/}")
+  echo $$ > "$STUB_DIR/$name.tmp"; mv "$STUB_DIR/$name.tmp" "$STUB_DIR/$name.pid"; exec sleep 60
+fi
+"""
+
+
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, status: int) -> None:
+    """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it
+    (training, then averaging and packing), for hours, each holding its experiment's lock (thirteenth hostile
+    pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(SLEEPER)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
+            "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "5"]
+    recipe = subprocess.Popen(list(map(str, argv)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                              text=True, start_new_session=True)  # its own process group, as a terminal's job
+    pid_files = [tmp_path / "asr.pid", tmp_path / "mt.pid"]
+    try:
+        deadline = time.monotonic() + 60
+        while not all(p.is_file() for p in pid_files) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        pids = [int(p.read_text()) for p in pid_files]
+        recipe.send_signal(sig)  # `kill PID` of the recipe alone
+        _, err = recipe.communicate(timeout=30)
+        assert recipe.returncode == status, err
+        assert "stage 5" not in err and "stopped: stages 3 and 4 ended unfinished" in err, err
+        deadline = time.monotonic() + 20  # a signal is delivered when the process next runs: late on a loaded machine
+        while any(map(pid_alive, pids)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not any(map(pid_alive, pids)), "a pre-training's sate train still runs after the recipe stopped"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(recipe.pid, signal.SIGKILL)  # whatever is left of the job, not left behind by the test either
 
 
 
