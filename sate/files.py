@@ -611,7 +611,10 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> Any:
                             (f" (did you mean {inside}?)" if inside is not None else _hub_hint(path)))
         if path.exists():
             raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
-        raise SateError(f"checkpoint not found: {path}")
+        link = what_is_there(path)  # a broken link or a loop was "not found", the link itself being there
+        if link is not None:
+            raise SateError(f"{path}: {link}, not a checkpoint or model file")
+        raise SateError(f"checkpoint not found: {path}{relative_note(path)}")  # a config's relative path, run elsewhere
     try:
         data = torch.load(path, map_location="cpu", weights_only=True, mmap=mmap)
     except Exception as err:  # torch raises UnpicklingError, RuntimeError or others by case

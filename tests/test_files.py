@@ -159,6 +159,15 @@ def test_a_checkpoint_path_that_is_no_file_is_named_for_what_it_is(tmp_path: Pat
             read_checkpoint(path)
     with pytest.raises(SateError, match="^checkpoint not found: "):
         read_checkpoint(tmp_path / "missing.pt")
+    # thirteenth hostile pass: a broken link was "not found"; a relative path (a config's init or teacher path in an
+    # experiment renamed since) named no directory it was looked for in
+    (tmp_path / "gone.ckpt").symlink_to("epoch003.ckpt")
+    with pytest.raises(SateError, match=r"gone.ckpt: a broken symlink \(to epoch003.ckpt, which is not there\), not a "
+                                        r"checkpoint or model file$"):
+        read_checkpoint(tmp_path / "gone.ckpt")
+    with pytest.raises(SateError, match=r"^checkpoint not found: exp/asr/model.pt \(relative to the current "
+                                        rf"directory, {os.getcwd()}\)$"):
+        read_checkpoint(Path("exp/asr/model.pt"))
 
 
 def test_a_downloaded_hub_model_given_as_a_checkpoint_says_where_it_goes(tmp_path: Path) -> None:
