@@ -145,6 +145,23 @@ def test_a_recipe_run_with_sh_says_to_run_it_with_bash(tmp_path: Path, script: s
 
 
 
+def side_by_side_stub(tmp_path: Path, stub: str) -> None:
+    """`stub` as the `sate` on PATH (tmp_path/bin), and what stages 3 and 4 need done before them."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(stub)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).touch()
+
+
+def side_by_side_argv(tmp_path: Path, stop: str) -> list:
+    """The MuST-C recipe from stage 3 to `stop`, pre-training ASR and MT side by side, in tmp_path."""
+    return ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
+            "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", stop]
+
+
 STUB = """#!/bin/bash
 # `sate` for the recipe: the $FAIL side's training fails once the other's has begun; the other runs on until killed
 # (its pid kept); FAIL=none: both succeed at once
@@ -163,17 +180,10 @@ def test_a_failed_side_by_side_stage_stops_the_other(tmp_path: Path, fail: str) 
     """With --parallel-pretrain true, ASR pre-training failing stopped the recipe, but MT pre-training's `sate train`
     ran on behind it (only its subshell was killed), for hours, holding its experiment's lock (tenth hostile
     pass); MT failing was seen only once ASR had ended, hours later. Whichever fails first now stops the other."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text(STUB)
-    (tmp_path / "bin" / "sate").chmod(0o755)
-    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).touch()
+    side_by_side_stub(tmp_path, STUB)
     pid_file = tmp_path / "other.pid"
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_PID": str(pid_file), "FAIL": fail}
-    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
-            tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
-            "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "4"]
+    argv = side_by_side_argv(tmp_path, "4")
     ok_argv = [str(tmp_path / "exp-ok") if a == tmp_path / "exp" else str(a) for a in argv]
     done = subprocess.run(ok_argv, env={**env, "FAIL": "none"}, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr  # both ended well: each is waited for, none is called failed
@@ -204,16 +214,9 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
     """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it
     (training, then averaging and packing), for hours, each holding its experiment's lock (thirteenth hostile
     pass)."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text(SLEEPER)
-    (tmp_path / "bin" / "sate").chmod(0o755)
-    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
-        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / name).touch()
+    side_by_side_stub(tmp_path, SLEEPER)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
-    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
-            tmp_path / "data", "--exp", tmp_path / "exp", "--conf-dir", tmp_path / "conf", "--ngpu", "0",
-            "--parallel-pretrain", "true", "--stage", "3", "--stop-stage", "5"]
+    argv = side_by_side_argv(tmp_path, "5")
     recipe = subprocess.Popen(list(map(str, argv)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                               text=True, start_new_session=True)  # its own process group, as a terminal's job
     pid_files = [tmp_path / "asr.pid", tmp_path / "mt.pid"]
