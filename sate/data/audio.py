@@ -502,6 +502,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         reason = _reason(path, err)
         if not regular and "flac" in reason.lower():  # libsndfile's FLAC reader seeks: "flac decoder lost sync"
             reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
+        elif not regular and path.is_char_device():  # /dev/null read as a pipe's header
+            reason = "a device, not an audio file"
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None

@@ -56,6 +56,7 @@ from sate.decode.vad import (
     spooled_segments,
 )
 from sate.errors import SateError, out_of_memory, shown
+from sate.files import what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -207,8 +208,10 @@ class SpeechTranslator:
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():
                 there = (directory / name).exists() or (directory / name).is_symlink()  # a directory, a device
-                raise SateError(f"{directory}: packed model {'holds no file' if there else 'is missing'} {name} "
-                                f"({what})")
+                kind = what_is_there(directory / name)  # a broken link was "holds no file", naming no link
+                held = f"holds {name} as {kind}, not a file" if kind else f"holds no file {name}" if there else \
+                    f"is missing {name}"
+                raise SateError(f"{directory}: packed model {held} ({what})")
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:

@@ -233,3 +233,12 @@ def test_an_audio_input_that_is_a_symlink_loop_or_a_broken_link_is_named_as_such
     with pytest.raises(SateError, match=r"gone.wav: a broken symlink \(to elsewhere.wav, which is not there\), not an "
                                         r"audio file$"):
         audio_blocks(tmp_path / "gone.wav")
+
+
+def test_a_device_given_as_audio_is_named_as_one() -> None:
+    """`sate stream /dev/null` (or translate) was told that from a pipe only some formats can be read (thirteenth
+    hostile pass)."""
+    from sate.data.audio import audio_blocks
+
+    with pytest.raises(SateError, match=r"^/dev/null: cannot read audio \(a device, not an audio file\)$"):
+        audio_blocks("/dev/null")

@@ -378,7 +378,14 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
     shutil.copytree(packs["st"], broken)
     (broken / "model.pt").unlink()
     (broken / "model.pt").symlink_to("/dev/zero")
-    with pytest.raises(SateError, match=r"broken: packed model holds no file model.pt \(the model file\)"):
+    with pytest.raises(SateError, match=r"broken: packed model holds model.pt as a device or socket, not a file "
+                                        r"\(the model file\)"):
+        SpeechTranslator.load(broken)
+    # a broken link was "holds no file", naming no link (thirteenth hostile pass)
+    (broken / "model.pt").unlink()
+    (broken / "model.pt").symlink_to("/nonexistent/model.pt")
+    with pytest.raises(SateError, match=r"broken: packed model holds model.pt as a broken symlink \(to "
+                                        r"/nonexistent/model.pt, which is not there\), not a file \(the model file\)"):
         SpeechTranslator.load(broken)
     with pytest.raises(SateError, match="packed model directory is missing"):
         SpeechTranslator.load(tmp_path / "nowhere")
