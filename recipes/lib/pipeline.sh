@@ -295,19 +295,22 @@ stop_job() {
 }
 if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
-  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
-  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
   # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
   # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.
-  # (Ctrl-C reaches every process of the job, each sate train among them.)
+  # (Ctrl-C reaches every process of the job, each sate train among them.) The traps are set before the stages
+  # start: a kill just after they started ended the recipe alone (the subshells do not inherit them).
+  asr_job='' mt_job=''
   stop_pretraining() {
     trap - TERM HUP
-    stop_job "$asr_job"; stop_job "$mt_job"
+    [ -z "$asr_job" ] || stop_job "$asr_job"
+    [ -z "$mt_job" ] || stop_job "$mt_job"
     say "  stopped: stages 3 and 4 ended unfinished"
     exit "$1"
   }
   trap 'stop_pretraining 143' TERM
   trap 'stop_pretraining 129' HUP
+  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
+  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
   # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
   # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
   declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
