@@ -217,8 +217,11 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
     side_by_side_stub(tmp_path, SLEEPER)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
     argv = side_by_side_argv(tmp_path, "5")
+    # its own process group, as a terminal's job, with SIGHUP as a terminal leaves it: a test run under `nohup`
+    # passes SIGHUP on ignored, and a shell cannot trap a signal ignored when it started (the recipe ran on)
     recipe = subprocess.Popen(list(map(str, argv)), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                              text=True, start_new_session=True)  # its own process group, as a terminal's job
+                              text=True, start_new_session=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGHUP, signal.SIG_DFL))
     pid_files = [tmp_path / "asr.pid", tmp_path / "mt.pid"]
     try:
         deadline = time.monotonic() + 60
