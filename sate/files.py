@@ -356,6 +356,32 @@ def open_lock(path: Path) -> IO[str]:
     raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
 
 
+NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)  # what flock says on a file system without
+
+
+def try_flock(fd: int) -> bool | None:
+    """An exclusive advisory lock on ``fd``, without waiting: True when taken, False when another process holds it,
+    None where the file system has no locks (`NO_LOCKS`; the caller goes on unlocked, or judges otherwise)."""
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return False
+    except OSError as err:
+        if err.errno not in NO_LOCKS:
+            raise
+        return None
+    return True
+
+
+def still_named(path: Path, fd: int) -> bool:
+    """Is the file open on ``fd`` still the one at ``path``? A lock's holder removes its file before it lets go, so a
+    file opened just before that and locked just after is one nobody else will lock."""
+    try:
+        return os.stat(path, follow_symlinks=False).st_ino == os.fstat(fd).st_ino
+    except FileNotFoundError:
+        return False
+
+
 def _locked(path: Path, what: str) -> IO[str]:
     """The lock file at ``path``, open and locked (unlocked where the file system has no locks), or a `SateError`
     naming its holder. A holder removes the file before it lets go, so a file opened just before that and locked
@@ -364,23 +390,18 @@ def _locked(path: Path, what: str) -> IO[str]:
     while True:
         f = open_lock(path)
         try:
-            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
+            taken = try_flock(f.fileno())
+        except OSError:
+            f.close()
+            raise
+        if taken is False:
             f.seek(0)
             holder = f.read().strip()[:40] or "?"
             f.close()
             raise SateError(f"{path.parent} is in use by another {what} (pid {holder}; lock {path}); wait for it "
-                            "to end") from None
-        except OSError as err:
-            if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
-                f.close()
-                raise
+                            "to end")
+        if taken is None or still_named(path, f.fileno()):
             return f
-        try:
-            if os.stat(path, follow_symlinks=False).st_ino == os.fstat(f.fileno()).st_ino:
-                return f
-        except FileNotFoundError:
-            pass
         f.close()  # removed (or made anew) by the holder that just ended: lock the file there now
 
 
@@ -417,15 +438,8 @@ def directory_held(path: Path, what: str) -> Iterator[None]:
     except PermissionError:
         fd = None
     try:
-        if fd is not None:
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                raise SateError(f"{path} is in use by another {what}; wait for it to end, or write elsewhere") \
-                    from None
-            except OSError as err:
-                if err.errno not in (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL):
-                    raise
+        if fd is not None and try_flock(fd) is False:
+            raise SateError(f"{path} is in use by another {what}; wait for it to end, or write elsewhere")
         yield
     finally:
         if fd is not None:

@@ -11,8 +11,6 @@ another host.
 from __future__ import annotations
 
 import contextlib
-import errno
-import fcntl
 import json
 import os
 import socket
@@ -24,12 +22,11 @@ from typing import IO, TypedDict
 
 from sate import layout
 from sate.errors import SateError
-from sate.files import open_lock
+from sate.files import open_lock, still_named, try_flock
 
 LOCK_NAME = layout.TRAIN_LOCK
 HEARTBEAT_S = 30.0
 STALE_AFTER_S = 300.0  # without flock: a holder on another host whose heartbeat is older than this is gone
-_NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)
 
 
 def pid_alive(pid: int) -> bool:
@@ -104,20 +101,14 @@ class ExperimentLock:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         for _ in range(10):  # retried only when another run replaced the file under us
             f = open_lock(self.path)  # held open for the whole run
-            try:
-                fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                flock = True
-            except BlockingIOError:
+            taken = try_flock(f.fileno())
+            if taken is False:
                 f.close()
                 raise SateError(f"{self.path.parent} is in use by another training run ({describe(self._read())}; "
-                                f"lock {self.path}); wait for it to end or train into another --exp") from None
-            except OSError as err:
-                if err.errno not in _NO_LOCKS:
-                    raise
-                flock = False
+                                f"lock {self.path}); wait for it to end or train into another --exp")
+            flock = taken is True
             # The file we locked must still be the one at the path (a finishing run may have just removed it).
-            same = os.fstat(f.fileno()).st_ino == (os.stat(self.path).st_ino if self.path.exists() else -1)
-            if not same:
+            if not still_named(self.path, f.fileno()):
                 f.close()
                 continue
             previous = self._read()

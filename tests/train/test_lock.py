@@ -62,7 +62,7 @@ def test_without_file_locks_a_dead_pid_on_this_host_is_stale(tmp_path: Path, mon
     def no_locks(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "no locks")
 
-    monkeypatch.setattr(lock_module.fcntl, "flock", no_locks)
+    monkeypatch.setattr("sate.files.fcntl.flock", no_locks)  # the one flock of every lock
     stale = {"host": socket.gethostname(), "pid": _dead_pid(), "started": "2024-01-01T00:00:00+00:00"}
     (tmp_path / LOCK_NAME).write_text(json.dumps(stale))
     with ExperimentLock(tmp_path) as lock:
@@ -87,7 +87,7 @@ def test_without_file_locks_a_crashed_run_left_unreaped_is_stale(tmp_path: Path,
     def no_locks(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "no locks")
 
-    monkeypatch.setattr(lock_module.fcntl, "flock", no_locks)
+    monkeypatch.setattr("sate.files.fcntl.flock", no_locks)  # the one flock of every lock
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     try:
         deadline = time.monotonic() + 30
