@@ -422,7 +422,7 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
             yield
         finally:
             with suppress(OSError):
-                if os.fstat(f.fileno()).st_ino == os.stat(path).st_ino:
+                if still_named(path, f.fileno()):
                     path.unlink()  # before letting go, so that nobody locks a file about to vanish
 
 

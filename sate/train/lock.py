@@ -148,7 +148,7 @@ class ExperimentLock:
         if self._file is None:
             return
         with contextlib.suppress(OSError):
-            if os.fstat(self._file.fileno()).st_ino == os.stat(self.path).st_ino:
+            if still_named(self.path, self._file.fileno()):
                 self.path.unlink()
         self._file.close()
         self._file = None
