@@ -344,7 +344,7 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
     fbank = data_dir / layout.FBANK_DIR
     parts = [(split, rows)] if split != SPEED_SPLIT else \
         [(TRAIN_SPLIT, rows[:len(rows) // (1 + len(SPEEDS))]),  # train's rows (`speed_rows`), read from its features
-         (SPEED_SPLIT, [r for r in rows if r.get("speed", 1.0) != 1.0])]  # as `plan_split` takes them
+         (SPEED_SPLIT, _own_rows(SPEED_SPLIT, rows))]  # as `plan_split` takes them
     for name, part in parts:
         plan = _read_plan(fbank / name / "plan.json")
         if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
