@@ -207,10 +207,9 @@ class SpeechTranslator:
         info = read_pack_yaml(directory)
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():
-                there = (directory / name).exists() or (directory / name).is_symlink()  # a directory, a device
-                kind = what_is_there(directory / name)  # a broken link was "holds no file", naming no link
-                held = f"holds {name} as {kind}, not a file" if kind else f"holds no file {name}" if there else \
-                    f"is missing {name}"
+                # a directory, a device, a broken link or a loop is named (a broken link was "holds no file")
+                kind = what_is_there(directory / name)
+                held = f"holds {name} as {kind}, not a file" if kind else f"is missing {name}"
                 raise SateError(f"{directory}: packed model {held} ({what})")
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
