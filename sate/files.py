@@ -99,6 +99,17 @@ def require_file(path: Path, what: str, missing: str) -> None:
         raise SateError(missing)
 
 
+def given_twice(paths: Iterable[Path]) -> tuple[Path, Path] | None:
+    """The first path that leads to the same file as an earlier one (links resolved), with that earlier one, or None:
+    one results file given twice (its folder and the file, a link to either) was read as two runs."""
+    seen: dict[Path, Path] = {}
+    for path in paths:
+        first = seen.setdefault(real_path(path), path)
+        if first is not path:
+            return first, path
+    return None
+
+
 def relative_note(path: str | Path) -> str:
     """What a missing relative path was looked up against: the current directory, and a `~` kept as a name (the
     shell expands it at a word's start only: `--set data.dir=~/data` names a folder called '~')."""

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, not_a_file, read_json, real_path
+from sate.files import atomic_open, given_twice, not_a_file, read_json
 from sate.layout import RESULTS
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
@@ -118,11 +118,9 @@ def read_run(path: Path) -> Run:
 def check_each_once(runs: list[Run]) -> None:
     """Every results file once: a run given twice (its folder and its results.json, or a link to its folder) was
     a second row of the table and a second point on its own, exit 0."""
-    seen: dict[Path, Path] = {}
-    for run in runs:
-        first = seen.setdefault(real_path(run.path), run.path)
-        if first is not run.path:
-            raise SateError(f"{run.path}: the results file {first} is given already; give each run once")
+    twice = given_twice(run.path for run in runs)
+    if twice is not None:
+        raise SateError(f"{twice[1]}: the results file {twice[0]} is given already; give each run once")
 
 
 def check_one_split(runs: list[Run]) -> None:

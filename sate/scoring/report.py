@@ -17,7 +17,7 @@ from pathlib import Path
 from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import not_a_file, read_json, real_path, replace_together
+from sate.files import given_twice, not_a_file, read_json, replace_together
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -81,20 +81,21 @@ def train_minutes(system: Path) -> float | None:
 
 
 def collect(exp: Path, splits: list[str]) -> list[dict]:
-    rows = []
-    seen: dict[Path, Path] = {}  # each results file once: a system linked in twice was two rows, the one p = 1.000
+    found = []
     for system in sorted(p for p in exp.iterdir() if p.is_dir()):
         for split in splits:
             path = system / f"decode_{split}" / layout.RESULTS
             not_a_file(path, "a results file of `sate evaluate`")  # a named pipe was skipped as missing
-            if path.is_file() and seen.setdefault(real_path(path), path) is not path:
-                raise SateError(f"{path}: the same results file as {seen[real_path(path)]} (through a link); a "
-                                "system's results are tabled once: remove the second link")
-            if path.is_file():  # the folder names the system and the split, whatever the file holds; p-values
-                # are the report's own (a p_bleu in the file was tabled as one, 'abc' a ValueError traceback)
-                rows.append({**read_results(path), "system": system.name, "split": split,
-                             "train_minutes": train_minutes(system), "p_bleu": None, "p_chrf": None})
-    return rows
+            if path.is_file():
+                found.append((system, split, path))
+    twice = given_twice(path for _, _, path in found)  # a system linked in twice was two rows, the one p = 1.000
+    if twice is not None:
+        raise SateError(f"{twice[1]}: the same results file as {twice[0]} (through a link); a system's results are "
+                        "tabled once: remove the second link")
+    # the folder names the system and the split, whatever the file holds; p-values are the report's own (a p_bleu
+    # in the file was tabled as one, 'abc' a ValueError traceback)
+    return [{**read_results(path), "system": system.name, "split": split, "train_minutes": train_minutes(system),
+             "p_bleu": None, "p_chrf": None} for system, split, path in found]
 
 
 def inputs(exp: Path, rows: list[dict]) -> list[Path]:
