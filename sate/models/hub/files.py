@@ -21,8 +21,6 @@ from sate.errors import SateError, shown
 from sate.files import RawMapping, read_checkpoint, read_json
 from sate.layout import HUB_WEIGHT_FILES
 
-# The single-file names, each with the index of its sharded form; safetensors first (preferred when both exist).
-WEIGHT_FILES = HUB_WEIGHT_FILES
 LFS_POINTER = b"version https://git-lfs"
 
 if TYPE_CHECKING:  # torch: imported when weights are read
@@ -39,11 +37,11 @@ def hub_directory(path: str | Path, key: str) -> Path:
 
 def weight_file(directory: Path) -> Path:
     """The weights file (or shard index) of a model directory."""
-    for single, index in WEIGHT_FILES.items():
+    for single, index in HUB_WEIGHT_FILES.items():
         for name in (single, index):
             if (directory / name).is_file():
                 return directory / name
-    raise SateError(f"{directory}: no weights ({', '.join(WEIGHT_FILES)}, or their .index.json) found")
+    raise SateError(f"{directory}: no weights ({', '.join(HUB_WEIGHT_FILES)}, or their .index.json) found")
 
 
 def _check_not_pointer(path: Path) -> None:

@@ -31,11 +31,11 @@ from sate.data.audio import SAMPLE_RATE
 from sate.data.whisper_mel import HOP_LENGTH, whisper_log_mel
 from sate.errors import SateError
 from sate.files import read_json
-from sate.layout import PACK_YAML
+from sate.layout import CT2_MODEL, PACK_YAML
 from sate.models.hub.files import hub_directory
 from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
 from sate.models.hub.whisper_decoder import WhisperDecoder, load_decoder
-from sate.models.hub.whisper_files import CT2_FILE, whisper_format
+from sate.models.hub.whisper_files import whisper_format
 from sate.models.hub.whisper_tokens import WhisperTokens, whisper_tokens
 
 Window = Literal["natural", "30s"]
@@ -50,7 +50,7 @@ def is_whisper_directory(path: str | Path) -> bool:
     directory = Path(path)
     if not directory.is_dir() or (directory / PACK_YAML).is_file():
         return False
-    if (directory / CT2_FILE).is_file():
+    if (directory / CT2_MODEL).is_file():
         return True
     config = directory / "config.json"
     return config.is_file() and read_json(config).get("model_type") == "whisper"

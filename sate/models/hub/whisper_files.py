@@ -22,10 +22,9 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
-from sate.layout import CT2_MODEL
+from sate.layout import CT2_MODEL, HUB_WEIGHT_FILES
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import (
-    WEIGHT_FILES,
     Claims,
     check_config_sizes,
     hub_directory,
@@ -34,7 +33,6 @@ from sate.models.hub.files import (
     read_weights,
 )
 
-CT2_FILE = CT2_MODEL
 CT2_SPEC, CT2_REVISIONS = "WhisperSpec", (3,)
 
 
@@ -57,19 +55,19 @@ def whisper_settings(path: str | Path) -> dict[str, int]:
 
 def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     """Which of the two formats `directory` holds; neither is a `SateError` that says what was looked for."""
-    if (directory / CT2_FILE).is_file():
+    if (directory / CT2_MODEL).is_file():
         return "ctranslate2"
     config = directory / "config.json"
-    weights = [name for pair in WEIGHT_FILES.items() for name in pair]
+    weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
-    raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_FILE} (CTranslate2, faster-whisper) "
-                    f"or config.json with {' or '.join(WEIGHT_FILES)} (Hugging Face)")
+    raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_MODEL} (CTranslate2, faster-whisper) "
+                    f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face)")
 
 
 def ct2_index(directory: Path) -> ModelIndex:
     """The headers of a CTranslate2 directory's model.bin; quantised weights (encoder or decoder) are refused."""
-    index = read_index(directory / CT2_FILE, CT2_SPEC, CT2_REVISIONS)
+    index = read_index(directory / CT2_MODEL, CT2_SPEC, CT2_REVISIONS)
     quantised = sorted({str(v.dtype) for k, v in index.variables.items()  # weights: a num_heads of shape [2] is
                         if k.startswith(("encoder/", "decoder/")) and k.endswith("weight")  # a shape error, below
                         and not v.dtype.is_floating_point})
