@@ -10,6 +10,7 @@ Their tokenisers are SentencePiece models trained on the fixture corpus's senten
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import json
 import os
@@ -43,6 +44,30 @@ torch.set_num_threads(1)
 # at every small op (BENCHMARKS.md, "Threads on a shared machine"). One thread, unless OMP_NUM_THREADS says else.
 if "PYTEST_XDIST_WORKER" in os.environ:
     os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+
+# ------------------------------------------------------------------------ a disk that fills up
+
+
+def _full_disk(patch: pytest.MonkeyPatch, after: int = 0) -> None:
+    """fsync, which every atomic write calls before its rename, fails as on a full disk (once `after` writes went
+    through)."""
+    real, done = os.fsync, []
+
+    def fsync(fd: int) -> None:
+        if len(done) >= after:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        done.append(fd)
+        real(fd)
+
+    patch.setattr("sate.files.os.fsync", fsync)
+
+
+@pytest.fixture
+def full_disk() -> Callable[..., None]:
+    """full_disk(patch, after=0): through `patch` (the test's monkeypatch, or a `monkeypatch.context()` to end it
+    within the test), sate's writes find the disk full once `after` of them went through."""
+    return _full_disk
 
 
 # ------------------------------------------------------------------------ the longest test modules first

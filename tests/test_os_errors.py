@@ -41,20 +41,6 @@ def manifests_only(prepared_data: Path, root: Path) -> Path:
     return data
 
 
-def full_disk(monkeypatch: pytest.MonkeyPatch, after: int = 0) -> None:
-    """fsync, which every atomic write calls before its rename, fails as on a full disk (once `after` writes went
-    through)."""
-    real, done = os.fsync, []
-
-    def fsync(fd: int) -> None:
-        if len(done) >= after:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        done.append(fd)
-        real(fd)
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
-
-
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under ``root`` by its relative path, with its bytes."""
     return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
@@ -62,7 +48,8 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: Path,
                                                  monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 full_disk: Callable[..., None]) -> None:
     full_disk(monkeypatch)
     out = tmp_path / "data"
     assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(out)]) == 1
@@ -80,7 +67,7 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: P
 @pytest.mark.parametrize("after", [0, 4])  # the first file fails, or the last: vocab.json, the record of the set
 def test_vocab_on_a_full_disk_leaves_the_vocabularies_and_their_record_as_they_were(
         tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-        after: int) -> None:
+        after: int, full_disk: Callable[..., None]) -> None:
     """`sate vocab` removed vocab.json before writing the models and token lists one by one: a full disk lost it,
     and the data directory held a new source vocabulary beside the old target one."""
     data = tmp_path / "data"

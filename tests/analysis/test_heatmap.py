@@ -239,12 +239,9 @@ def test_every_map_beside_out_is_checked_before_any_work(tmp_path: Path, prepare
 
 def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                 monkeypatch: pytest.MonkeyPatch,
-                                                capsys: pytest.CaptureFixture) -> None:
+                                                capsys: pytest.CaptureFixture, full_disk: Callable[..., None]) -> None:
     """The PNGs were drawn straight into their files: a full disk or a kill left a cut PNG under the final name."""
-    def fsync(fd: int) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    full_disk(monkeypatch)
     out = tmp_path / "maps"
     out.mkdir()
     utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
@@ -257,27 +254,18 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
 
 def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data: Path,
                                                    model_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture) -> None:
+                                                   capsys: pytest.CaptureFixture,
+                                                   full_disk: Callable[..., None]) -> None:
     """Thirteenth hostile pass: the cross-attention map and each layer's map beside it were written one after the
     other: a full disk (or a kill) at a layer's map left the new cross-attention map beside the old layer maps of
     another utterance."""
-    import os
-
     rows = read_manifest(prepared_data / "dev.jsonl")
     argv = ["analyze", "attention", "--model", str(model_files["st"]), "--data", str(prepared_data), "--utt",
             rows[0]["id"], "--out", str(tmp_path / "heat.png"), "--encoder-layers", "1"]
     assert main(argv) == 0
     earlier = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
     assert len(earlier) == 3
-    real_fsync, calls = os.fsync, []
-
-    def fsync(fd: int) -> None:  # the third map finds the disk full
-        calls.append(fd)
-        if len(calls) > 2:
-            raise OSError(28, "No space left on device")
-        real_fsync(fd)
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    full_disk(monkeypatch, after=2)  # the third map finds the disk full
     argv[argv.index("--utt") + 1] = rows[1]["id"]
     assert main(argv) == 1
     assert "No space left on device" in capsys.readouterr().err

@@ -185,13 +185,11 @@ def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Pat
 def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepared_data: Path,
                                                           model_files: dict[str, Path],
                                                           monkeypatch: pytest.MonkeyPatch,
-                                                          capsys: pytest.CaptureFixture) -> None:
+                                                          capsys: pytest.CaptureFixture,
+                                                          full_disk: Callable[..., None]) -> None:
     """locality.csv, .md and .png were written straight into their files: a full disk (or a kill) left a cut table
     under the final name, beside none of the others."""
-    def fsync(fd: int) -> None:
-        raise OSError(28, "No space left on device")
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    full_disk(monkeypatch)
     out = tmp_path / "loc"
     assert main(["analyze", "locality", "--model", str(model_files["mt"]), "--data", str(prepared_data),
                  "--max-utts", "2", "--out", str(out)]) == 1
@@ -201,25 +199,16 @@ def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepar
 
 def test_the_table_and_plot_are_replaced_together(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                   monkeypatch: pytest.MonkeyPatch,
-                                                  capsys: pytest.CaptureFixture) -> None:
+                                                  capsys: pytest.CaptureFixture,
+                                                  full_disk: Callable[..., None]) -> None:
     """Thirteenth hostile pass: locality.csv, .md and .png were each written whole, but one after the other, so a
     full disk (or a kill) at the plot left the new tables beside the old plot of other models."""
-    import os
-
     out = tmp_path / "loc"
     argv = ["analyze", "locality", "--model", str(model_files["mt"]), "--data", str(prepared_data), "--max-utts", "2",
             "--out", str(out)]
     assert main(argv) == 0
     earlier = {p.name: p.read_bytes() for p in out.iterdir()}
-    real_fsync, calls = os.fsync, []
-
-    def fsync(fd: int) -> None:  # the plot, the third file, finds the disk full
-        calls.append(fd)
-        if len(calls) > 2:
-            raise OSError(28, "No space left on device")
-        real_fsync(fd)
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    full_disk(monkeypatch, after=2)  # the plot, the third file, finds the disk full
     argv[3:4] = [str(model_files["asr"])]
     assert main(argv) == 1
     assert "locality.png: No space left on device" in capsys.readouterr().err

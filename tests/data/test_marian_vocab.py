@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import errno
 import json
-import os
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -123,7 +122,8 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
 
 def test_vocab_marian_on_a_full_disk_leaves_the_old_vocabulary(tmp_path: Path, prepared_data: Path, marian_dir: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
-                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 full_disk: Callable[..., None]) -> None:
     """Switching a data directory to a Marian vocabulary removed its vocab.json first and copied Marian's files one
     by one: a full disk left neither vocabulary usable. Now the SentencePiece one stays, with its record."""
     data = tmp_path / "data"
@@ -133,10 +133,7 @@ def test_vocab_marian_on_a_full_disk_leaves_the_old_vocabulary(tmp_path: Path, p
             shutil.copy(path, data / path.name)
     before = {p.name: p.read_bytes() for p in data.iterdir()}
 
-    def fsync(fd: int) -> None:  # as on a full disk
-        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-
-    monkeypatch.setattr("sate.files.os.fsync", fsync)
+    full_disk(monkeypatch)
     assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before

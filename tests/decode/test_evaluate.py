@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import errno
 import json
 import os
 import shutil
@@ -325,24 +324,15 @@ def test_a_pack_data_directory_and_system_named_with_bytes_that_are_not_utf8(
 
 def test_a_run_that_ends_without_results_leaves_the_earlier_run_and_no_new_folder(
         tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+        monkeypatch: pytest.MonkeyPatch, full_disk: Callable[..., None]) -> None:
     # Twelfth hostile pass: hyp.txt, ref.txt and results.json were replaced one by one, results.json removed first,
     # so a full disk lost the earlier run's scores (and left the new hyp.txt beside the old ref.txt), and a kill
     # while scoring left a new folder holding hyp.txt and ref.txt without results.
     out = tmp_path / "ev"
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
     earlier = {p.name: p.read_bytes() for p in out.iterdir()}
-    real_fsync = os.fsync
-    calls: list[int] = []
-
-    def fsync(fd: int) -> None:  # the second file of the run finds the disk full
-        calls.append(fd)
-        if len(calls) > 1:
-            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-        real_fsync(fd)
-
     with monkeypatch.context() as patch:
-        patch.setattr("sate.files.os.fsync", fsync)
+        full_disk(patch, after=1)  # the second file of the run finds the disk full
         assert main(["evaluate", "--model", str(eval_packs["st"]), "--data", str(prepared_data), "--split", "dev",
                      "--out", str(out)]) == 1
     assert "No space left on device" in capsys.readouterr().err

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -232,7 +233,8 @@ def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Pat
 
 
 def test_the_table_and_the_curves_are_replaced_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                        capsys: pytest.CaptureFixture[str]) -> None:
+                                                        capsys: pytest.CaptureFixture[str],
+                                                        full_disk: Callable[..., None]) -> None:
     """Thirteenth hostile pass: results.md was written, then the curves: a full disk (or a kill) at the PNG left the
     new table beside the old curves. A stream (--out /dev/stdout) is still written in place."""
     exp = tmp_path / "exp"
@@ -243,16 +245,8 @@ def test_the_table_and_the_curves_are_replaced_together(tmp_path: Path, monkeypa
     assert main(argv) == 0
     earlier = {p: p.read_bytes() for p in (exp / "results.md", tmp_path / "c.png")}
     write_system(exp, "cascade", SYSTEMS["cascade"], REFS)
-    real_fsync, calls = os.fsync, []
-
-    def fsync(fd: int) -> None:  # the PNG, the second file, finds the disk full
-        calls.append(fd)
-        if len(calls) > 1:
-            raise OSError(28, "No space left on device")
-        real_fsync(fd)
-
     with monkeypatch.context() as patch:
-        patch.setattr("sate.files.os.fsync", fsync)
+        full_disk(patch, after=1)  # the PNG, the second file, finds the disk full
         assert main(argv) == 1
     assert "c.png: No space left on device" in capsys.readouterr().err
     assert {p: p.read_bytes() for p in earlier} == earlier
