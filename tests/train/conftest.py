@@ -62,3 +62,20 @@ def kill_script() -> Callable[[Path, str], Path]:
         return path
 
     return write
+
+
+class Stopped(Exception):
+    """What `stop_at`'s callback raises: a run stopped from inside, its checkpoints as it left them."""
+
+
+def stop_at(step: int) -> object:
+    """A Lightning callback that stops a run (raising `Stopped`) before its update number `step`: with
+    trainer.checkpoint_every_minutes tiny, last.ckpt is then a mid-epoch checkpoint."""
+    from lightning.pytorch.callbacks import Callback  # heavy: Lightning, for the tests that train
+
+    class StopAt(Callback):
+        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
+            if trainer.global_step >= step:
+                raise Stopped
+
+    return StopAt()

@@ -15,6 +15,7 @@ import pytest
 import torch
 
 from sate.train.trainer import load_training_config, train
+from tests.train.conftest import Stopped, stop_at
 
 pytestmark = pytest.mark.slow
 
@@ -77,22 +78,12 @@ def test_time_based_checkpoints_are_written_inside_the_epoch(tmp_path: Path, mak
     hostile pass)."""
     import logging
 
-    from lightning.pytorch.callbacks import Callback
-
     caplog.set_level(logging.INFO)
-
-    class Stop(Exception):
-        pass
-
-    class StopAt(Callback):
-        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
-            if trainer.global_step >= 3:
-                raise Stop
 
     config = load_training_config(make_config(tmp_path, "asr", prepared_data),
                                   ["batch.per_device=800", "batch.global=800", "trainer.checkpoint_every_minutes=1e-6"])
-    with pytest.raises(Stop):
-        train(config, tmp_path / "exp", callbacks=[StopAt()])
+    with pytest.raises(Stopped):
+        train(config, tmp_path / "exp", callbacks=[stop_at(3)])
     saved = torch.load(tmp_path / "exp" / "checkpoints" / "last.ckpt", weights_only=True)
     assert saved["global_step"] == 3 and saved["sate"]["mid_epoch"]  # five batches an epoch: inside epoch 0
     assert saved["optimizer_states"] and not [r.message for r in caplog.records if "weights_only" in r.message]

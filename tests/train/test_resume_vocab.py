@@ -12,6 +12,7 @@ import torch
 from sate.cli import main
 from sate.data.cmvn_record import cmvn_difference, cmvn_record
 from sate.data.vocab import Vocabulary
+from tests.train.conftest import Stopped, stop_at
 
 MakeConfig = Callable[..., Path]
 
@@ -139,25 +140,15 @@ def test_a_resume_inside_an_epoch_over_a_changed_train_split_is_refused(
     end nothing refers to the old batches, so a changed split is let be there."""
     import shutil
 
-    from lightning.pytorch.callbacks import Callback
-
     from sate.train.trainer import load_training_config, train
-
-    class Stop(Exception):
-        pass
-
-    class StopAt(Callback):
-        def on_train_batch_start(self, trainer, pl_module, batch, batch_idx) -> None:  # noqa: ANN001
-            if trainer.global_step >= 2:
-                raise Stop
 
     data = tmp_path / "data"
     shutil.copytree(prepared_data, data)
     settings = ["batch.per_device=60", "batch.global=60", "trainer.checkpoint_every_minutes=1e-6"]
     config = make_config(tmp_path, "mt", data)
     exp = tmp_path / "exp"
-    with pytest.raises(Stop):
-        train(load_training_config(config, settings), exp, callbacks=[StopAt()])
+    with pytest.raises(Stopped):
+        train(load_training_config(config, settings), exp, callbacks=[stop_at(2)])
     ckpt = exp / "checkpoints" / "last.ckpt"
     assert torch.load(ckpt, weights_only=True)["sate"]["mid_epoch"]
     manifest = data / "train.jsonl"
