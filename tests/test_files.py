@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
+import time
 from pathlib import Path
 
 import numpy as np
@@ -247,6 +249,48 @@ def test_files_sate_reads_are_named_for_what_is_there(tmp_path: Path, capsys: py
     (data / "train.jsonl").mkdir(parents=True)
     assert main(["vocab", "--data", str(data), "--joint", "50"]) != 0
     assert f"{data}/train.jsonl: a directory, not a manifest" in capsys.readouterr().err
+
+
+def test_sets_replaced_at_once_by_two_runs_are_one_runs_whole_set(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fourteenth pass: two `report` (or `analyze attention`) runs writing one set at once interleaved their renames,
+    one run's table beside the other's curves. The renames now hold the folders: a run waits for another's renames
+    (a thread holds the folder here, as another process would), is refused by name when the folder stays held (a
+    `sate evaluate` writing there), and never waits on a folder it holds itself."""
+    import fcntl
+    import threading
+
+    from sate.files import directory_held
+
+    table, curves = tmp_path / "results.md", tmp_path / "curves" / "curves.png"
+    replace_together({table: b"old table", curves: b"old curves"})
+    other = os.open(tmp_path, os.O_RDONLY | os.O_DIRECTORY)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    events: list[str] = []
+
+    def release() -> None:
+        time.sleep(0.3)
+        events.append("released")
+        fcntl.flock(other, fcntl.LOCK_UN)
+
+    thread = threading.Thread(target=release)
+    thread.start()
+    replace_together({table: b"new table", curves: b"new curves"})
+    events.append("replaced")
+    thread.join()
+    assert events == ["released", "replaced"]
+    assert (table.read_bytes(), curves.read_bytes()) == (b"new table", b"new curves")
+
+    monkeypatch.setattr("sate.files.RENAMES_WAIT", 0.2)
+    fcntl.flock(other, fcntl.LOCK_EX)
+    with pytest.raises(SateError, match=f"^{re.escape(str(tmp_path))} is in use by another sate run"):
+        replace_together({table: b"third table", curves: b"third curves"})
+    os.close(other)
+    assert (table.read_bytes(), curves.read_bytes()) == (b"new table", b"new curves")
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["curves", "curves.png", "results.md"]
+    with directory_held(tmp_path, "sate evaluate"):  # its own hold: no wait on itself
+        replace_together({table: b"held table"})
+    assert table.read_bytes() == b"held table"
 
 
 def test_a_lock_file_removed_between_its_open_and_its_lock_is_locked_anew(tmp_path: Path,
