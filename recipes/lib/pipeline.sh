@@ -371,7 +371,11 @@ fi
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
-  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" --curves "$exp/curves.png"
+  # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
+  logs=("$exp"/*/logs/version_*/metrics.csv)
+  curves=()
+  [ ! -e "${logs[0]}" ] || curves=(--curves "$exp/curves.png")
+  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
 if run_stage 9 "translate one test recording with sate translate"; then

@@ -77,6 +77,20 @@ def test_scoring_before_decoding_names_the_stage(tmp_path: Path, run_recipe) -> 
                                                     "sets decoded by stage 7). Run the earlier stages first.")
 
 
+def test_scoring_systems_without_training_logs_makes_the_table_alone(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """Stage 8 over systems decoded from packs trained elsewhere (no `logs/` in the experiment) failed: `sate report
+    --curves` refused "no training logs" (thirteenth pass's leftover). The table is made; curves where logs are."""
+    from tests.scoring.test_report import REFS, SYSTEMS, write_system  # the report tests' decode folders
+
+    exp = tmp_path / "exp"
+    for name, hyps in SYSTEMS.items():
+        write_system(exp, name, hyps, REFS)
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp", exp,
+                      "--stage", "8", "--stop-stage", "8", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "| st |" in (exp / "results.md").read_text() and not (exp / "curves.png").exists()
+
+
 def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: Path) -> None:
     """`--set data.dir="$data"` broke on a '"' in the path ("the value is not valid YAML"), and a '\\' began an
     escape: the training stages failed, or read another directory."""
