@@ -210,6 +210,9 @@ train_model() {
     die "$exp/$name was begun from other models than ${init_models[*]} hold now (trained or averaged again since): move $exp/$name away to train it from them"
   fi
   [ -z "$inits" ] || mark_done "$exp/$name/.init-from" "$inits"
+  # --force or changed inputs: sate train resumes the run there (a changed vocabulary is then refused), never
+  # starts it anew over its checkpoints; said, so the user knows to move it away to train from scratch
+  [ ! -d "$exp/$name/checkpoints" ] || say "  $exp/$name holds a run, which sate train resumes: move $exp/$name away to train it anew"
   local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=$(yaml_str "$data")" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
