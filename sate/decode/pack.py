@@ -23,6 +23,7 @@ leaves a complete-looking pack.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -33,7 +34,7 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
+from sate.files import make_temp_dir, not_a_file, read_json, require_file, temp_prefix, what_is_there
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name
@@ -294,8 +295,15 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
         raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
                         f"{directory}: packed model directory is missing")
-    require_file(path, "a pack's settings",
-                 f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
+    try:
+        os.stat(path)
+    except PermissionError as err:  # the folder's own mode, named: it was named through model.bin, looked for first
+        raise PermissionError(err.errno, err.strerror, str(directory)) from None
+    except OSError:
+        pass
+    not_a_file(path, "a pack's settings")
+    if not path.is_file():
+        raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")
