@@ -745,10 +745,15 @@ def read_record(path: Path) -> object | None:
         return None
 
 
-def read_json(path: Path) -> RawMapping:
+def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
     """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
-    hub model directories, hence the hint)."""
+    hub model directories, hence the hint). ``at_most``: (bytes, what writes it) for a record sate writes small (a
+    results.json is about 1 KB), refused by its size before it is read: `report` read a 2-GB one whole, and JSON
+    parsed takes several times its size in memory."""
     require_file(path, "a JSON file", f"{path} is missing: is {path.parent} a complete download of a hub model?")
+    if at_most is not None and path.stat().st_size > at_most[0]:
+        raise SateError(f"{path}: {path.stat().st_size:,} bytes, far more than {at_most[1]} writes there: not its "
+                        "file")
     try:
         data = loads_json(path.read_text(encoding="utf-8"))
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read
