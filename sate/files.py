@@ -286,10 +286,19 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     with _temporary_sibling(path, mode) as (f, tmp):
         yield f
     try:
-        os.replace(tmp, path)
+        _rename_into(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _rename_into(tmp: Path, path: Path) -> None:
+    """`os.replace` of a written temporary file onto ``path``; a directory standing at ``path`` (sate's own
+    `plan.json` made a folder) is named alone: "Is a directory" named the temporary name first, a file already gone."""
+    try:
+        os.replace(tmp, path)
+    except IsADirectoryError as err:
+        raise IsADirectoryError(err.errno, err.strerror, str(path)) from None
 
 
 def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
@@ -341,7 +350,7 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             for path in remove:
                 path.unlink(missing_ok=True)
             while temps:
-                os.replace(*temps[0])
+                _rename_into(*temps[0])
                 temps.pop(0)
     except BaseException:
         for tmp, _ in temps:

@@ -20,6 +20,7 @@ from sate.files import (
     atomic_torch_save,
     atomic_write_lines,
     atomic_write_text,
+    describe_os_error,
     not_a_file,
     read_checkpoint,
     read_json,
@@ -249,6 +250,20 @@ def test_files_sate_reads_are_named_for_what_is_there(tmp_path: Path, capsys: py
     (data / "train.jsonl").mkdir(parents=True)
     assert main(["vocab", "--data", str(data), "--joint", "50"]) != 0
     assert f"{data}/train.jsonl: a directory, not a manifest" in capsys.readouterr().err
+
+
+def test_a_directory_where_a_file_is_written_is_named_alone(tmp_path: Path) -> None:
+    """One of sate's own files made a folder (`cmvn.json/`): the rename's "Is a directory" named the temporary name
+    first, a file already removed (thirteenth pass's leftover). The line at the CLI names the file alone."""
+    (tmp_path / "cmvn.json").mkdir()
+    # no temporary file stays; the set's a.txt, renamed before, is there (a set with a record is made again)
+    for write, left in ((lambda: atomic_write_text(tmp_path / "cmvn.json", "{}\n"), ["cmvn.json"]),
+                        (lambda: replace_together({tmp_path / "a.txt": b"a", tmp_path / "cmvn.json": b"{}"}),
+                         ["a.txt", "cmvn.json"])):
+        with pytest.raises(IsADirectoryError) as err:
+            write()
+        assert describe_os_error(err.value) == f"{tmp_path / 'cmvn.json'}: Is a directory"
+        assert sorted(p.name for p in tmp_path.iterdir()) == left
 
 
 def test_sets_replaced_at_once_by_two_runs_are_one_runs_whole_set(tmp_path: Path,
