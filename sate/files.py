@@ -92,12 +92,13 @@ def not_a_file(path: Path, what: str) -> None:
         raise SateError(f"{path}: {kind}, not {what}")
 
 
-def require_file(path: Path, what: str, missing: str) -> None:
+def require_file(path: Path, what: str, missing: str | Callable[[], str]) -> None:
     """A regular file at ``path``: anything else there named by `not_a_file`, and nothing there refused with
-    ``missing`` (the caller's line, with the command that makes the file)."""
+    ``missing`` (the caller's line, with the command that makes the file; a function where making the line looks at
+    other files, which only a missing file may ask for)."""
     not_a_file(path, what)
     if not path.is_file():
-        raise SateError(missing)
+        raise SateError(missing if isinstance(missing, str) else missing())
 
 
 def given_twice(paths: Iterable[Path]) -> tuple[Path, Path] | None:

@@ -34,7 +34,7 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import make_temp_dir, not_a_file, read_json, require_file, temp_prefix, what_is_there
+from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name
@@ -301,9 +301,8 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         raise PermissionError(err.errno, err.strerror, str(directory)) from None
     except OSError:
         pass
-    not_a_file(path, "a pack's settings")
-    if not path.is_file():
-        raise SateError(f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
+    require_file(path, "a pack's settings",
+                 lambda: f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")
