@@ -113,6 +113,32 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
 
 
+@pytest.mark.parametrize("name", ["sizes.json", "00000.crc.json"])
+def test_a_link_or_a_directory_in_place_of_a_stored_file_is_refused_before_any_work(
+        run_sate, prepped: Path, tmp_path: Path, name: str) -> None:
+    # Fourteenth hostile pass: DATA/fbank/dev/sizes.json (or a shard's crc.json) linked to a pack's model.pt was
+    # written through when the shard was computed again, replacing the model with the record, exit 0; a directory
+    # there (or at fbank/dev.scp) failed after the work, naming a temporary file.
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    shards = prepped / "fbank" / "dev"
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"PK\x03\x04 the weights")
+    (shards / name).unlink()
+    (shards / name).symlink_to(model)
+    (shards / "00000.ark").unlink()  # the shard is computed again
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and err.strip().endswith(f"error: {shards / name}: a symlink (to {model}), where `sate features` "
+                                            "keeps a file of its own (written anew at each run); remove it"), err
+    assert model.read_bytes() == b"PK\x03\x04 the weights"
+    (shards / name).unlink()
+    (prepped / "fbank" / "dev.scp").unlink()
+    (prepped / "fbank" / "dev.scp").mkdir()
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{prepped / 'fbank' / 'dev.scp'}: a directory, where `sate features` keeps" in err, err
+    (prepped / "fbank" / "dev.scp").rmdir()
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+
+
 def test_features_whose_audio_is_gone_are_kept_when_the_manifest_changed(run_sate, prepped: Path,
                                                                         tmp_path: Path) -> None:
     # Thirteenth hostile pass: a data directory received with its features and without its audio, its manifests'
