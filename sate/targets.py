@@ -348,6 +348,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: {place}")
     # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link
     named = str(path) if real == Path(os.path.abspath(path)) else f"{path} (leading to {real})"
+    if kind == "results" and real.parent != Path(os.path.realpath(Path(path).parent)) and _evaluate_output(real):
+        # EV/results.json linked to another run's: that run's scores (and its hyp.txt) were replaced, exit 0
+        raise SateError(f"{option} {named}: refusing to replace it: it is a file of another `sate evaluate` run "
+                        f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
         _existing(real, kind, option, named)
     if real.is_file() and not os.access(real, os.W_OK):
