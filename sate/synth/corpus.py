@@ -26,7 +26,7 @@ import soundfile as sf
 from sate import layout
 from sate.data.audio import wav_info
 from sate.errors import SateError
-from sate.files import atomic_open, atomic_write_text, read_record
+from sate.files import atomic_open, atomic_write_text, make_parents, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -233,7 +233,7 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     check_corpus_root(root)
-    root.mkdir(parents=True, exist_ok=True)
+    make_parents(root)  # through a symlink to a folder not made yet, as every output
     (root / layout.SYNTH_MARK).touch()
     mt_dir = root / "mt"
     mt_dir.mkdir(parents=True, exist_ok=True)
