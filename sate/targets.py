@@ -449,10 +449,12 @@ def _sentencepiece(path: Path) -> bool:
 
 
 def _owner(directory: Path) -> str | None:
-    """Which kind of sate directory ``directory`` is (a pack, a data directory, an experiment), or None. A pack
-    first: it holds a cmvn.json and token lists as a data directory does."""
+    """Which kind of sate directory ``directory`` is (a pack, an evaluate run's folder, a data directory, an
+    experiment), or None. A pack first: it holds a cmvn.json and token lists as a data directory does."""
     if (directory / layout.PACK_YAML).is_file():
         return "packed model"
+    if evaluate_results(directory / layout.RESULTS):  # a --stream run's delays.jsonl made it "a data directory"
+        return "`sate evaluate` run's folder"
     if _holds_data(directory) or _data_dir(directory):
         return "data directory"
     return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -535,6 +536,22 @@ def test_an_own_file_linked_into_another_data_directory_is_refused_before_any_wo
     (data / "tokens_src.txt").symlink_to(data / "tokens_src.real")  # a file of its own directory
     check_own_files(data, ["spm_tgt.model", "tokens_src.txt"])
 
+
+
+def test_an_own_file_linked_into_an_evaluate_run_names_the_run(tmp_path: Path, prepared_data: Path,
+                                                                synth_corpus: Path) -> None:
+    """Fourteenth hostile pass: `sate prep --out D` whose D/dev.jsonl linked to an evaluate --stream run's
+    delays.jsonl was refused, naming the run's folder "another data directory" (it holds a .jsonl)."""
+    run = tmp_path / "ev"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"mode": "st", "split": "dev", "bleu": 1.0}, indent=1))
+    (run / "delays.jsonl").write_text('{"id": "a", "delays": [1.0]}\n')
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dev.jsonl").symlink_to(run / "delays.jsonl")
+    with pytest.raises(SateError, match=re.escape(f"{run} is another `sate evaluate` run's folder, whose file this "
+                                                  "run would replace; remove the link")):
+        check_own_files(data, ["dev.jsonl"], "--out")
 
 
 def test_an_own_file_linked_to_a_file_of_another_kind_is_refused(
