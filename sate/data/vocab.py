@@ -40,7 +40,7 @@ from sate.data.parallel_text import check_pairs, not_a_text_file, read_pairs, re
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
 from sate.targets import check_output, check_own_files, dir_name
 
@@ -264,7 +264,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
     meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
-        print(f"{data_dir}: the Marian vocabulary is up to date")
+        print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
     write_marian_vocab(data_dir, hub, meta, meta_path)
     return 0
@@ -314,7 +314,7 @@ def _run(args: argparse.Namespace) -> int:
     meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
     if _up_to_date(meta_path, meta, outputs):
-        print(f"{data_dir}: vocabularies up to date")
+        print(f"{one_line(str(data_dir))}: vocabularies up to date")
         return 0
 
     rows = read_manifest(manifest)
@@ -336,5 +336,6 @@ def _run(args: argparse.Namespace) -> int:
     # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
     replace_together(contents, meta_path, json.dumps(meta) + "\n")
     for side, count in sizes_now.items():
-        print(f"{side}: {count} tokens -> {data_dir / layout.spm_model(side)}, {data_dir / layout.token_list(side)}")
+        print(f"{side}: {count} tokens -> {one_line(str(data_dir / layout.spm_model(side)))}, "
+              f"{one_line(str(data_dir / layout.token_list(side)))}")
     return 0

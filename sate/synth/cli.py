@@ -16,7 +16,7 @@ import argparse
 import os
 from pathlib import Path
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
@@ -107,14 +107,14 @@ def run(args: argparse.Namespace) -> int:
         if empty:
             raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
                             "(about 4% of the sentences go to each of dev and tst-COMMON)")
-        print(f"read {len(pairs)} sentence pairs from {ding}")
+        print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
         summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
     else:
         summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
                                           args.seed, args.jobs)
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
-    print(f"corpus in {summary['root']} (MT text: {summary['mt_train_pairs']} train pairs)")
+    print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
               f"  ({s['text_pairs']} text pairs)")

@@ -253,6 +253,16 @@ def test_phrasebook_larger_train_size_keeps_earlier_talks() -> None:
 
 
 @pytest.mark.slow
+def test_the_lines_of_synth_escape_a_names_control_characters(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Fourteenth hostile pass: "corpus in OUT/en-de" showed the name as it is: a line break split the line, an
+    # escape reached the terminal.
+    out = tmp_path / "c\nx\x1b[2J"
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
+                 "--test-size", "1", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and f"corpus in {tmp_path}/c\\nx\\x1b[2J/en-de (MT text" in printed, printed
+
+
 def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     argv = ["synth", "--out", str(tmp_path), "--text-size", "30", "--train-size", "6", "--dev-size", "3",
             "--test-size", "3", "--seed", "1", "--jobs", "2"]
