@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,19 @@ def test_phrasebook_larger_train_size_keeps_earlier_talks() -> None:
     assert [t.fingerprint() for t in small[:-1]] == [t.fingerprint() for t in large[:len(small) - 1]]
 
 
+def test_a_full_disk_before_any_voicing_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         full_disk: Callable[..., None],
+                                                         capsys: pytest.CaptureFixture) -> None:
+    # Fourteenth hostile pass: `sate synth --out NEW` on a full disk failed at mt/train.en and left NEW/en-de/ with
+    # its .sate-synth mark and an empty mt/ behind.
+    full_disk(monkeypatch)
+    out = tmp_path / "new" / "corpus"
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
+                 "--test-size", "1", "--jobs", "1"]) == 1
+    assert "train.en: No space left on device" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
 @pytest.mark.slow
 def test_the_lines_of_synth_escape_a_names_control_characters(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     # Fourteenth hostile pass: "corpus in OUT/en-de" showed the name as it is: a line break split the line, an
@@ -263,6 +277,7 @@ def test_the_lines_of_synth_escape_a_names_control_characters(tmp_path: Path, ca
     assert "\x1b" not in printed and f"corpus in {tmp_path}/c\\nx\\x1b[2J/en-de (MT text" in printed, printed
 
 
+@pytest.mark.slow
 def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     argv = ["synth", "--out", str(tmp_path), "--text-size", "30", "--train-size", "6", "--dev-size", "3",
             "--test-size", "3", "--seed", "1", "--jobs", "2"]
