@@ -85,11 +85,15 @@ def _check_args(args: argparse.Namespace) -> None:
         raise SateError("--ding is only read with --text ding")
     defaults = {"text_size": phrasebook.DEFAULT_TEXT_SIZE, "dev_size": phrasebook.DEFAULT_DEV_SIZE,
                 "test_size": phrasebook.DEFAULT_TEST_SIZE}
+    splits = {"text_size": "train", "dev_size": "dev", "test_size": "tst-COMMON"}
     for option, name in sizes.items():
         if getattr(args, name) is None:
             setattr(args, name, defaults[name])
         elif getattr(args, name) < 1:
             raise SateError(f"{option} must be >= 1, got {getattr(args, name)}")
+        elif getattr(args, name) > phrasebook.MAX_SIZES[splits[name]]:
+            raise SateError(f"{option} {getattr(args, name):,}: at most {phrasebook.MAX_SIZES[splits[name]]:,} "
+                            "(every sentence drawn is held in memory until the splits are full)")
     if args.train_size > args.text_size:
         raise SateError(f"--train-size {args.train_size} is more than --text-size {args.text_size}: "
                         "only train text can be voiced")

@@ -293,6 +293,10 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     (["--text-size", "0"], "--text-size must be >= 1"),
     (["--dev-size", "0"], "--dev-size must be >= 1"),
     (["--test-size", "-2"], "--test-size must be >= 1"),
+    # every sentence drawn is held: 10**20 drew for hours, memory growing
+    (["--text-size", "100000000000000000000"], "--text-size 100,000,000,000,000,000,000: at most 1,000,000"),
+    (["--dev-size", "50001"], "--dev-size 50,001: at most 50,000"),
+    (["--test-size", "100000000000000000000"], "--test-size 100,000,000,000,000,000,000: at most 50,000"),
     (["--jobs", "0"], "--jobs must be >= 1"),
     # a process per job: --jobs 1000000 started processes until the machine ran out (4,645, load 372)
     (["--jobs", "1000000"], "--jobs 1,000,000: at most "),
