@@ -29,7 +29,7 @@ from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
 from sate.files import real_path, replace_together
-from sate.targets import check_manifests, check_output, check_own_files, dir_name
+from sate.targets import check_manifests, check_output, check_own_files, dir_name, read_name
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -52,12 +52,12 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--mustc-root", type=Path, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
-    source.add_argument("--libri-trans", type=Path, metavar="ROOT",
+    source.add_argument("--mustc-root", type=read_name, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
+    source.add_argument("--libri-trans", type=read_name, metavar="ROOT",
                         help="Augmented LibriSpeech En-Fr root holding train/, other/, dev/, test/ as shipped")
-    source.add_argument("--librispeech", type=Path, nargs="+", metavar="DIR",
+    source.add_argument("--librispeech", type=read_name, nargs="+", metavar="DIR",
                         help="LibriSpeech subsets (e.g. LibriSpeech/train-clean-100), one split each")
-    source.add_argument("--kaldi-dir", type=Path, nargs="+", metavar="DIR",
+    source.add_argument("--kaldi-dir", type=read_name, nargs="+", metavar="DIR",
                         help="Kaldi data directories (wav.scp with plain paths, text, optional segments and "
                              "utt2spk), one split each")
     parser.add_argument("--tgt-lang", default=None,

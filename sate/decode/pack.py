@@ -36,7 +36,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output, dir_name
+from sate.targets import check_output, dir_name, read_name
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -341,8 +341,8 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = options_help()
-    parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
-    parser.add_argument("--data", type=Path, required=True,
+    parser.add_argument("--model", type=read_name, required=True, help="model file of `sate train` / `sate average`")
+    parser.add_argument("--data", type=read_name, required=True,
                         help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")
     parser.add_argument("--out", type=dir_name, required=True,
                         help="directory to write (an older pack there is replaced)")

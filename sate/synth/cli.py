@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
 from sate.errors import SateError
 from sate.files import not_a_file
@@ -23,7 +22,7 @@ from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phr
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.splits import split_pairs
 from sate.synth.voices import heldout_names
-from sate.targets import check_output, dir_name
+from sate.targets import check_output, dir_name, read_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
                              "(default: %(default)s)")
     parser.add_argument("--jobs", type=int, metavar="N", default=os.cpu_count(), help="parallel voicing processes")
-    parser.add_argument("--ding", type=Path, metavar="PATH", default=None,
+    parser.add_argument("--ding", type=read_name, metavar="PATH", default=None,
                         help=f"--text ding only: the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched "
                              f"with `apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")
 
