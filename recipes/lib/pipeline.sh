@@ -84,9 +84,10 @@ fi
 # hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type), its first
 # occurrence, whether the file is indented or all on one line; a key it does not hold is named. A config.json written
 # on one line gave nothing: `--set model.d_model=` stopped the stage on "model.d_model must be an integer, got None",
-# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm".
+# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm". DIR is the user's (--mt-hub, --ssl-hub),
+# no stage's output: one without a config.json was told to "Run the earlier stages first".
 hub_value() {
-  need "$1/config.json" "the downloaded model's config.json"
+  [ -f "$1/config.json" ] || die "$1: no config.json there (is it the downloaded model's directory? --mt-hub and --ssl-hub name one)"
   local value
   value=$(tr ',{}' '\n\n\n' < "$1/config.json" |
     sed -n "s/^[[:space:]]*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\}[[:space:]]*$/\1/p" | head -n 1)

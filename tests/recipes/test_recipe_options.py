@@ -431,6 +431,11 @@ def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layo
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and (f'[mustc] error: {tmp_path / "marian" / "config.json"}: no "d_model" (a number '
                                      "or a name) in it") in done.stderr, done.stderr
+    (tmp_path / "marian" / "config.json").unlink()  # a directory of the user's: no stage makes it (fourteenth pass)
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {tmp_path / 'marian'}: no config.json there (is it the downloaded model's directory? "
+        "--mt-hub and --ssl-hub name one)"), done.stderr
 
 
 def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) -> None:
