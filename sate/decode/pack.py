@@ -198,6 +198,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     features = model_features(resolve_config(meta["task"], meta["config"]))
     if cmvn is not None and cmvn not in CMVN_KINDS:
         raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
+    if not speech and cmvn is not None:  # taken without a word, and nothing of it packed
+        raise SateError(f"--cmvn {cmvn}: {model_file} is an MT model, which reads text: it takes no CMVN")
     if speech and features == "waveform":
         if cmvn not in (None, "none"):
             raise SateError(f"--cmvn {cmvn}: the model reads waveforms, which take no CMVN")
