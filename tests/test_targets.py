@@ -747,6 +747,7 @@ def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mo
     for argv in (["average", "--exp", "", "--last", "1"], ["pack", "--model", "m.pt", "--data", "", "--out", "p"],
                  ["pack", "--model", "", "--data", "d", "--out", "p"], ["translate", "--model", "p", ""],
                  ["translate", "--model", "", "talk.wav"], ["segment", ""], ["stream", "-", "--model", ""],
+                 ["stream", "", "--model", "p"],
                  ["evaluate", "--model", "", "--data", "d"], ["evaluate", "--model", "p", "--data", ""],
                  ["evaluate", "--model", "p", "--mt-model", "", "--data", "d"], ["score", "--hyp", "", "--ref", "r"],
                  ["score", "--hyp", "h", "--ref", ""], ["latency-plot", "", "--out", "x.png"],

@@ -69,7 +69,8 @@ def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", metavar="INPUT", help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
+    parser.add_argument("input", metavar="INPUT", type=read_name,
+                        help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
     parser.add_argument("--model", type=read_name, required=True, help="packed ST model directory (`sate pack`)")
     add_stream_arguments(parser, "--policy", "alignatt")
     parser.add_argument("--format", choices=FORMATS, default="jsonl",
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     beam = {} if args.beam is None else {"beam": decode_options({"beam": args.beam}, "--beam").beam}  # before loading
     # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
     # is opened and read as a stream
-    blocks = None if args.input == "-" else audio_blocks(args.input)
+    blocks = None if str(args.input) == "-" else audio_blocks(args.input)
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
