@@ -55,15 +55,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--mustc-root", type=read_name, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
     source.add_argument("--libri-trans", type=read_name, metavar="ROOT",
                         help="Augmented LibriSpeech En-Fr root holding train/, other/, dev/, test/ as shipped")
-    source.add_argument("--librispeech", type=read_name, nargs="+", metavar="DIR",
+    source.add_argument("--librispeech", type=read_name, nargs="+", action="extend", metavar="DIR",
                         help="LibriSpeech subsets (e.g. LibriSpeech/train-clean-100), one split each")
-    source.add_argument("--kaldi-dir", type=read_name, nargs="+", metavar="DIR",
+    source.add_argument("--kaldi-dir", type=read_name, nargs="+", action="extend", metavar="DIR",
                         help="Kaldi data directories (wav.scp with plain paths, text, optional segments and "
                              "utt2spk), one split each")
     parser.add_argument("--tgt-lang", default=None,
                         help="MuST-C only: target language code, the en-<tgt> directory (when not given: de)")
     parser.add_argument("--out", type=dir_name, required=True, help="data directory for the manifests")
-    parser.add_argument("--splits", nargs="+", default=None,
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
                         help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present); "
                              "--libri-trans: sets to read, of train other dev test (when not given: train dev test; "
                              "other is written as train-other); --librispeech, --kaldi-dir: the split name of each "

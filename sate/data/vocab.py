@@ -217,7 +217,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--mt-text", nargs=2, action="append", type=read_name, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files (plain or gzip, any size) added to the training text "
                              "(repeatable)")
-    parser.add_argument("--src-splits", nargs="+", default=[], metavar="SPLIT",
+    parser.add_argument("--src-splits", nargs="+", action="extend", default=[], metavar="SPLIT",
                         help="more splits of --data (e.g. extra ASR corpora) whose src_norm joins train's in the "
                              "source (or joint) training text")
     parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
