@@ -63,7 +63,9 @@ def _check_args(args: argparse.Namespace) -> None:
     """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
-    check_output(args.out, "corpus")  # never a data directory or an experiment, which OUT/en-de/ would go into
+    # never a data directory or an experiment, which OUT/en-de/ would go into; written where a symlink leads (a broken
+    # one was "File exists" once the text was drawn, where sate prep --out writes through it)
+    args.out = check_output(args.out, "corpus")
     check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
