@@ -21,6 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
+from sate.numbers import INT64
 from sate.targets import check_not_input, check_output, check_streams_once, names_directory, read_name
 
 
@@ -88,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from sate.decode.api import Failure, Result, SpeechTranslator
     from sate.decode.options import decode_overrides
 
-    if args.batch_size < 1:
-        raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
+    if not 1 <= args.batch_size <= INT64[1]:  # 10**20 was "batch_size must be a whole number >= 1"
+        raise SateError(f"--batch-size must be from 1 to 2**63-1, got {args.batch_size}")
     vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)

@@ -111,8 +111,8 @@ def test_64_bit_integer_samples_are_refused(translators: dict[str, SpeechTransla
 
 def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     st = translators["st"]
-    for size in (0, 1.5, "2"):
-        with pytest.raises(SateError, match=r"^batch_size must be a whole number >= 1, got "):
+    for size in (0, 1.5, "2", 10**20):  # 10**20 is a whole number >= 1, as the message said it was not
+        with pytest.raises(SateError, match=r"^batch_size must be a whole number from 1 to 2\*\*63-1, got "):
             st.translate([(talk, SAMPLE_RATE)], batch_size=size)  # type: ignore[arg-type]
     with pytest.raises(SateError, match=r"^options must be DecodeOptions \(e.g. translator.with_options\(beam=10\)\), "
                                         r"got dict"):
