@@ -283,6 +283,8 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
 @pytest.mark.parametrize(("args", "says"), [
     (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
     (["--nj", "0"], "--nj must be a whole number >= 1, got '0'"),
+    # a line break in a value split the error line in two (fourteenth hostile pass)
+    (["--ngpu", "2\n3\x1b[31m"], "--ngpu must be a number of GPUs (0: the CPU), got '2\\n3\\e[31m'"),
     # sate features' limit (four per CPU, at least 16) was met at stage 1, after the corpus was voiced and prepared
     (["--nj", "100000"], f"--nj 100000: at most {max(16, 4 * (os.cpu_count() or 1))} parallel jobs on this machine "
                          "(four per CPU, at least 16)"),
