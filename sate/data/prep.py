@@ -103,6 +103,8 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     """Every split of the corpus the options name, checked (nothing is written here)."""
     if args.tgt_lang is not None and args.mustc_root is None:
         raise SateError("--tgt-lang is for --mustc-root only")
+    if args.tgt_lang == "":  # `args.tgt_lang or "de"` read an unset $LANG as de, exit 0
+        raise SateError("--tgt-lang: an empty name (an unset variable?); give the language code, e.g. de")
     if args.gtranslate is not None and args.libri_trans is None:
         raise SateError("--gtranslate/--no-gtranslate is for --libri-trans only")
     if args.splits is not None:
