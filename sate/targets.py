@@ -300,6 +300,17 @@ def dir_name(text: str) -> Path:
     return Path(text)
 
 
+def read_name(text: str) -> Path:
+    """An option's value naming a file or directory to read (argparse's ``type=``): an empty value, as an unset
+    variable in ``--model "$PACK"`` gives, is refused. `Path('')` is the current directory: `average --exp ""` run
+    in an experiment averaged it, `evaluate --model ""` in a pack evaluated it, and the others named a '.' nobody
+    typed (".: is a directory", "spm_src.model: ... is missing (run `sate vocab`)")."""
+    if text == "":
+        raise argparse.ArgumentTypeError("an empty name (an unset variable?); give its name ('.' for the current "
+                                          "directory)")
+    return Path(text)
+
+
 def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:
     """Refuse an output that is one of the files the command reads: it would be replaced by what was made of it."""
     clash = next((f for f in inputs if same_file(f, path)), None)

@@ -751,3 +751,31 @@ def test_an_empty_file_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     assert capsys.readouterr().err.strip() == ("sate translate: error: --out: an empty name (an unset variable?); give "
                                                "the output's name, or '-' for standard output")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`--exp "$EXP"` with EXP unset read the current directory (`Path('')`): `sate average` run in an experiment
+    averaged it and wrote its model.pt there, exit 0; the others named a '.' nobody typed (".: is a directory",
+    "spm_src.model: ... missing (run `sate vocab`)"; fourteenth hostile pass)."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    monkeypatch.chdir(exp)
+    for argv in (["average", "--exp", "", "--last", "1"], ["pack", "--model", "m.pt", "--data", "", "--out", "p"],
+                 ["pack", "--model", "", "--data", "d", "--out", "p"], ["translate", "--model", "p", ""],
+                 ["translate", "--model", "", "talk.wav"], ["segment", ""], ["stream", "-", "--model", ""],
+                 ["stream", "", "--model", "p"],
+                 ["evaluate", "--model", "", "--data", "d"], ["evaluate", "--model", "p", "--data", ""],
+                 ["evaluate", "--model", "p", "--mt-model", "", "--data", "d"], ["score", "--hyp", "", "--ref", "r"],
+                 ["score", "--hyp", "h", "--ref", ""], ["latency-plot", "", "--out", "x.png"],
+                 ["train", "--config", "", "--exp", "e"], ["train", "--config", "c", "--exp", "e", "--steps-from", ""],
+                 ["config", "--config", ""], ["vocab", "--data", "d", "--marian", ""],
+                 ["vocab", "--data", "d", "--mt-text", "", "de.txt"], ["prep", "--mustc-root", "", "--out", "d"],
+                 ["prep", "--libri-trans", "", "--out", "d"], ["prep", "--librispeech", "", "--out", "d"],
+                 ["prep", "--kaldi-dir", "", "--out", "d"], ["synth", "--out", "c", "--text", "ding", "--ding", ""]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            ": an empty name (an unset variable?); give its name ('.' for the current directory)"), argv
+    assert [p.name for p in exp.iterdir()] == ["checkpoints"]

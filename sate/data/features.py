@@ -629,7 +629,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
-    parser.add_argument("--splits", nargs="+", default=None,
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
                         help="splits to process (when not given: every manifest in --data)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     parser.add_argument("--speed-perturb", action="store_true",

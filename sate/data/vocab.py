@@ -42,7 +42,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError, one_line
 from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
-from sate.targets import check_output, check_own_files, dir_name
+from sate.targets import check_output, check_own_files, dir_name, read_name
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
@@ -214,16 +214,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tgt-size", type=int, default=None, help="target SentencePiece vocabulary size")
     parser.add_argument("--joint", type=int, default=None, metavar="SIZE",
                         help="train one model of SIZE pieces on source and target instead")
-    parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
+    parser.add_argument("--mt-text", nargs=2, action="append", type=read_name, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files (plain or gzip, any size) added to the training text "
                              "(repeatable)")
-    parser.add_argument("--src-splits", nargs="+", default=[], metavar="SPLIT",
+    parser.add_argument("--src-splits", nargs="+", action="extend", default=[], metavar="SPLIT",
                         help="more splits of --data (e.g. extra ASR corpora) whose src_norm joins train's in the "
                              "source (or joint) training text")
     parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
                         help="at most this many sentence pairs train the vocabularies: a uniform sample (seeded) of "
                              "the train manifest and the MT text when they hold more")
-    parser.add_argument("--marian", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--marian", type=read_name, default=None, metavar="DIR",
                         help="instead: use the vocabulary of the downloaded Marian (OPUS-MT) model in DIR, with CTC "
                              "over the source pieces of the train transcripts (docs/models.md)")
 
