@@ -772,7 +772,12 @@ def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mo
                  ["config", "--config", ""], ["vocab", "--data", "d", "--marian", ""],
                  ["vocab", "--data", "d", "--mt-text", "", "de.txt"], ["prep", "--mustc-root", "", "--out", "d"],
                  ["prep", "--libri-trans", "", "--out", "d"], ["prep", "--librispeech", "", "--out", "d"],
-                 ["prep", "--kaldi-dir", "", "--out", "d"], ["synth", "--out", "c", "--text", "ding", "--ding", ""]):
+                 ["prep", "--kaldi-dir", "", "--out", "d"], ["synth", "--out", "c", "--text", "ding", "--ding", ""],
+                 ["report", "--exp", ""], ["analyze", "locality", "--model", "", "--data", "d", "--out", "o"],
+                 ["analyze", "locality", "--model", "m", "--data", "", "--out", "o"],
+                 ["analyze", "attention", "", "--model", "m", "--out", "a.png"],
+                 ["analyze", "attention", "--model", "", "--out", "a.png"],
+                 ["analyze", "attention", "--model", "m", "--data", "", "--utt", "u", "--out", "a.png"]):
         with pytest.raises(SystemExit) as stop:
             main(argv)
         assert stop.value.code == 2
