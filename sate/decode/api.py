@@ -180,6 +180,9 @@ def _out_of_memory_hint(what: str, options: DecodeOptions, alone: str | None = N
 # Tokens beyond which a sentence alone that runs out of memory is said to be too long, not told to lower --batch-size
 # (a batch of one) as a batch is: far beyond any sentence (a text without line breaks read as one).
 LONG_SENTENCE = 1024
+# Tokens beyond which a sentence is refused before it is encoded: the attention's memory grows with the square of its
+# length, and `translate_text(["x" * 100000])` grew to 22 GB before the kernel ended the process (no MemoryError came)
+MAX_SENTENCE_TOKENS = 4 * LONG_SENTENCE
 
 
 class SpeechTranslator:
@@ -425,6 +428,11 @@ class SpeechTranslator:
         options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
         prepared = [self.src_vocab.prepare(t) for t in texts]
         ids = [self.src_vocab.encode(t) if t else [] for t in prepared]
+        longest = max(range(len(ids)), key=lambda i: len(ids[i]), default=None)
+        if longest is not None and len(ids[longest]) > MAX_SENTENCE_TOKENS:
+            raise SateError(f"a sentence of {len(ids[longest]):,} tokens ({shown(texts[longest], 60)}) is more than "
+                            f"sate translates at once ({MAX_SENTENCE_TOKENS:,}; the memory grows with the square of "
+                            "the length): split it into sentences")
         out = [""] * len(texts)
         todo = [i for i, s in enumerate(ids) if s]
         for batch in _batches([len(ids[i]) for i in todo], batch_size):

@@ -338,7 +338,10 @@ def test_out_of_memory_is_one_line_saying_what_to_lower(packs: dict[str, Path], 
     with pytest.raises(SateError, match=r"out of memory decoding 1 sentences of up to \d+ tokens .*: one "
                                         r"sentence of [\d,]+ tokens is too long to translate at once .*split it into "
                                         r"sentences$"):
-        mt.translate_text(["hello world " * 500])  # a batch of one was told to lower --batch-size (twelfth pass)
+        mt.translate_text(["hello world " * 200])  # a batch of one was told to lower --batch-size (twelfth pass)
+    with pytest.raises(SateError, match=r"^a sentence of [\d,]+ tokens \('hello world hello world .*'\) is more "
+                                        r"than sate translates at once \(4,096; .*\): split it into sentences$"):
+        mt.translate_text(["good day", "hello world " * 5000])  # 22 GB before the kernel ended it (fourteenth pass)
     with pytest.raises(SateError, match=r"out of memory decoding 2 sentences .*lower --batch-size, --beam"):
         mt.translate_text(["hello world", "good day"])
     monkeypatch.setattr(st.model, "encode", lambda *args: (_ for _ in ()).throw(RuntimeError("a bug")))
