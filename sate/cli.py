@@ -18,16 +18,22 @@ from contextlib import contextmanager
 from types import FrameType, ModuleType
 from typing import Any, TextIO
 
-from sate.analysis import cli as analyze
-from sate.analysis import tradeoff
-from sate.data import features, prep, vocab
-from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
-from sate.files import STANDARD_NAMES, describe_os_error
-from sate.models.hub import whisper_wheel
-from sate.scoring import report, score
-from sate.synth import cli as synth
-from sate.train import average, show_config, trainer
+# Ctrl-C while the command modules load (the first few tenths of a second of every command, numpy's import among
+# them) was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass): one line, status 130.
+try:
+    from sate.analysis import cli as analyze
+    from sate.analysis import tradeoff
+    from sate.data import features, prep, vocab
+    from sate.decode import evaluate, pack, segment, stream, translate
+    from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
+    from sate.files import STANDARD_NAMES, describe_os_error
+    from sate.models.hub import whisper_wheel
+    from sate.scoring import report, score
+    from sate.synth import cli as synth
+    from sate.train import average, show_config, trainer
+except KeyboardInterrupt:
+    print("sate: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 # name -> (module, one-line help). Order is the order of the pipeline.
 COMMANDS: dict[str, tuple[ModuleType, str]] = {
@@ -190,7 +196,11 @@ def main(argv: list[str] | None = None) -> int:
     `SateError`), 130 interrupted, 143 terminated, 129 hung up (SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(command).parse_args(argv)
+    try:
+        args = build_parser(command).parse_args(argv)
+    except KeyboardInterrupt:  # before the command runs, as while the modules load
+        print(f"sate{' ' + command if command else ''}: {SIGNAL_ENDINGS[signal.SIGINT]}", file=sys.stderr)
+        return 130
     with signals_as_interrupts():
         return _run(args)
 

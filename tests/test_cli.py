@@ -60,3 +60,25 @@ def test_prep_splits_given_twice_prepares_both(tmp_path: Path, synth_corpus: Pat
     assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(tmp_path / "d"), "--splits", "train",
                  "--splits", "dev"]) == 0
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["dev.jsonl", "train.jsonl"]
+
+
+def test_ctrl_c_while_the_command_modules_load_is_one_line() -> None:
+    """Ctrl-C in the first few tenths of a second of any command, while `sate.cli` imports the command modules
+    (numpy among them), was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass). It is
+    one line and status 130, as an interrupt later is. The interrupt comes as the scoring modules are looked for."""
+    code = """if True:
+        import os, runpy, signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, whatever the runner set
+
+        class CtrlC:
+            def find_spec(self, name, path=None, target=None):
+                if name == "sate.scoring":
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+        sys.argv = ["sate", "score", "--help"]
+        runpy.run_module("sate.cli", run_name="__main__")
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "sate: interrupted\n", ""), done.stderr
