@@ -13,6 +13,7 @@ import errno
 import os
 import signal
 import sys
+import threading
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from types import FrameType, ModuleType
@@ -126,6 +127,50 @@ def signals_as_interrupts() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+# The pid of the recipe that runs the command, which recipes/lib/stages.sh exports (`stopped_with_recipe`).
+STOP_WITH = "SATE_STOP_WITH"
+
+
+def _gone(pid: int) -> bool:
+    """Has process ``pid`` ended? One that ended and that its parent has not yet waited for (a zombie) has."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+@contextmanager
+def stopped_with_recipe() -> Iterator[None]:
+    """For the block, end the command as a `kill` does (SIGTERM) once the recipe that runs it (the pid in
+    $SATE_STOP_WITH) has ended. A `kill` of a recipe (SIGTERM, or SIGHUP to it alone) ended its shell and nothing
+    else: bash runs a trap only once its foreground command has ended, so a stage's `sate train` ran on behind it
+    for hours, holding its experiment's lock (fourteenth hostile pass). A thread looks each second."""
+    text = os.environ.get(STOP_WITH, "")
+    if not text.isdigit() or int(text) == os.getpid():
+        yield
+        return
+    pid, done = int(text), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(1):
+            if _gone(pid):  # to the main thread, whose wait in a read or a sleep the signal must interrupt
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="sate-stopped-with-recipe", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 STDOUT, STDIN = STANDARD_NAMES[1], "standard input"  # as files.atomic_open names /dev/stdout
 
 
@@ -201,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:  # before the command runs, as while the modules load
         print(f"sate{' ' + command if command else ''}: {SIGNAL_ENDINGS[signal.SIGINT]}", file=sys.stderr)
         return 130
-    with signals_as_interrupts():
+    with signals_as_interrupts(), stopped_with_recipe():
         return _run(args)
 
 

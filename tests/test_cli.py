@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -82,3 +83,27 @@ def test_ctrl_c_while_the_command_modules_load_is_one_line() -> None:
     """
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert (done.returncode, done.stderr, done.stdout) == (130, "sate: interrupted\n", ""), done.stderr
+
+
+def test_a_command_ends_with_the_recipe_that_runs_it(tmp_path: Path) -> None:
+    """A `kill` of a recipe ended its shell alone (bash runs a trap only once its foreground command has ended): a
+    stage's `sate train` ran on behind it for hours, holding its experiment's lock (fourteenth hostile pass). The
+    recipes export their pid as SATE_STOP_WITH, and a command ends as a `kill` ends it once that process has, even
+    before the recipe's own parent has waited for it (a zombie). Here a command waits for its hypotheses on
+    standard input."""
+    recipe = subprocess.Popen(["sleep", "600"])
+    env = {**os.environ, "SATE_STOP_WITH": str(recipe.pid)}
+    silent, writer = os.pipe()  # a pipe nothing is written to, and that stays open
+    (tmp_path / "ref.txt").write_text("a b c\n")
+    command = subprocess.Popen([sys.executable, "-m", "sate.cli", "score", "--hyp", "/dev/stdin", "--ref",
+                                str(tmp_path / "ref.txt")], stdin=silent, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    os.close(silent)
+    try:
+        recipe.kill()  # not waited for: a zombie until the end of the test
+        _, err = command.communicate(timeout=60)
+    finally:
+        command.kill()
+        os.close(writer)
+    assert (command.returncode, err) == (143, "sate score: terminated\n"), err
+    recipe.wait()
