@@ -8,20 +8,21 @@ pays for importing torch.
 
 from __future__ import annotations
 
-import argparse
-import errno
-import os
-import signal
 import sys
-import threading
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from types import FrameType, ModuleType
-from typing import Any, TextIO
 
-# Ctrl-C while the command modules load (the first few tenths of a second of every command, numpy's import among
-# them) was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass): one line, status 130.
+# Ctrl-C while the modules load (the first few tenths of a second of every command: argparse, numpy, the command
+# modules) was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass): one line, status 130.
 try:
+    import argparse
+    import errno
+    import os
+    import signal
+    import threading
+    from collections.abc import Iterable, Iterator
+    from contextlib import contextmanager
+    from types import FrameType, ModuleType
+    from typing import Any, TextIO
+
     from sate.analysis import cli as analyze
     from sate.analysis import tradeoff
     from sate.data import features, prep, vocab
