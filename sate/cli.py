@@ -8,26 +8,34 @@ pays for importing torch.
 
 from __future__ import annotations
 
-import argparse
-import errno
-import os
-import signal
 import sys
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager
-from types import FrameType, ModuleType
-from typing import Any, TextIO
 
-from sate.analysis import cli as analyze
-from sate.analysis import tradeoff
-from sate.data import features, prep, vocab
-from sate.decode import evaluate, pack, segment, stream, translate
-from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
-from sate.files import STANDARD_NAMES, describe_os_error
-from sate.models.hub import whisper_wheel
-from sate.scoring import report, score
-from sate.synth import cli as synth
-from sate.train import average, show_config, trainer
+# Ctrl-C while the modules load (the first few tenths of a second of every command: argparse, numpy, the command
+# modules) was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass): one line, status 130.
+try:
+    import argparse
+    import errno
+    import os
+    import signal
+    import threading
+    from collections.abc import Iterable, Iterator
+    from contextlib import contextmanager
+    from types import FrameType, ModuleType
+    from typing import Any, TextIO
+
+    from sate.analysis import cli as analyze
+    from sate.analysis import tradeoff
+    from sate.data import features, prep, vocab
+    from sate.decode import evaluate, pack, segment, stream, translate
+    from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
+    from sate.files import STANDARD_NAMES, describe_os_error
+    from sate.models.hub import whisper_wheel
+    from sate.scoring import report, score
+    from sate.synth import cli as synth
+    from sate.train import average, show_config, trainer
+except KeyboardInterrupt:
+    print("sate: interrupted", file=sys.stderr)
+    raise SystemExit(130) from None
 
 # name -> (module, one-line help). Order is the order of the pipeline.
 COMMANDS: dict[str, tuple[ModuleType, str]] = {
@@ -120,6 +128,50 @@ def signals_as_interrupts() -> Iterator[None]:
             signal.signal(signum, handler)
 
 
+# The pid of the recipe that runs the command, which recipes/lib/stages.sh exports (`stopped_with_recipe`).
+STOP_WITH = "SATE_STOP_WITH"
+
+
+def _gone(pid: int) -> bool:
+    """Has process ``pid`` ended? One that ended and that its parent has not yet waited for (a zombie) has."""
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    except PermissionError:
+        pass
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
+    except (OSError, IndexError):
+        return False
+
+
+@contextmanager
+def stopped_with_recipe() -> Iterator[None]:
+    """For the block, end the command as a `kill` does (SIGTERM) once the recipe that runs it (the pid in
+    $SATE_STOP_WITH) has ended. A `kill` of a recipe (SIGTERM, or SIGHUP to it alone) ended its shell and nothing
+    else: bash runs a trap only once its foreground command has ended, so a stage's `sate train` ran on behind it
+    for hours, holding its experiment's lock (fourteenth hostile pass). A thread looks each second."""
+    text = os.environ.get(STOP_WITH, "")
+    if not text.isdigit() or int(text) == os.getpid():
+        yield
+        return
+    pid, done = int(text), threading.Event()
+
+    def watch() -> None:
+        while not done.wait(1):
+            if _gone(pid):  # to the main thread, whose wait in a read or a sleep the signal must interrupt
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+                return
+
+    threading.Thread(target=watch, name="sate-stopped-with-recipe", daemon=True).start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
 STDOUT, STDIN = STANDARD_NAMES[1], "standard input"  # as files.atomic_open names /dev/stdout
 
 
@@ -190,8 +242,12 @@ def main(argv: list[str] | None = None) -> int:
     `SateError`), 130 interrupted, 143 terminated, 129 hung up (SIGHUP)."""
     argv = sys.argv[1:] if argv is None else argv
     command = argv[0] if argv and argv[0] in COMMANDS else None
-    args = build_parser(command).parse_args(argv)
-    with signals_as_interrupts():
+    try:
+        args = build_parser(command).parse_args(argv)
+    except KeyboardInterrupt:  # before the command runs, as while the modules load
+        print(f"sate{' ' + command if command else ''}: {SIGNAL_ENDINGS[signal.SIGINT]}", file=sys.stderr)
+        return 130
+    with signals_as_interrupts(), stopped_with_recipe():
         return _run(args)
 
 

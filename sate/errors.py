@@ -6,16 +6,31 @@ a value at most `shown`'s few dozen characters long; `one_line` escapes what a f
 bring into one (a newline, a terminal's escape sequence).
 """
 
+import ctypes
+import os
 import reprlib
 import signal
+import sys
 import unicodedata
 from collections.abc import Sequence
+from contextlib import suppress
 
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
 SIGNAL_ENDINGS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
                   signal.SIGHUP: "hung up (the terminal closed)",
                   signal.SIGXCPU: "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)"}
+
+
+def end_with_parent(parent: int) -> None:
+    """In a worker process: be sent SIGTERM when the process that started it ends (Linux's PR_SET_PDEATHSIG), and end
+    now if it already has. A command killed with SIGKILL (or by the out-of-memory killer) left its workers running:
+    each finished its task, then printed a BrokenPipeError traceback on the terminal, sending a result to no one."""
+    if sys.platform.startswith("linux"):
+        with suppress(OSError, AttributeError):
+            ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:
+        os.kill(os.getpid(), signal.SIGTERM)
 
 
 class _Repr(reprlib.Repr):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import sys
@@ -60,3 +61,49 @@ def test_prep_splits_given_twice_prepares_both(tmp_path: Path, synth_corpus: Pat
     assert main(["prep", "--mustc-root", str(synth_corpus), "--out", str(tmp_path / "d"), "--splits", "train",
                  "--splits", "dev"]) == 0
     assert sorted(p.name for p in (tmp_path / "d").iterdir()) == ["dev.jsonl", "train.jsonl"]
+
+
+def test_ctrl_c_while_the_command_modules_load_is_one_line() -> None:
+    """Ctrl-C in the first few tenths of a second of any command, while `sate.cli` imports the command modules
+    (numpy among them), was a KeyboardInterrupt traceback from inside some import (fourteenth hostile pass). It is
+    one line and status 130, as an interrupt later is. The interrupt comes as the scoring modules are looked for."""
+    code = """if True:
+        import os, runpy, signal, sys
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a terminal's Ctrl-C, whatever the runner set
+
+        class CtrlC:
+            def find_spec(self, name, path=None, target=None):
+                if name == "sate.scoring":
+                    os.kill(os.getpid(), signal.SIGINT)
+                return None
+
+        sys.meta_path.insert(0, CtrlC())
+        sys.argv = ["sate", "score", "--help"]
+        runpy.run_module("sate.cli", run_name="__main__")
+    """
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert (done.returncode, done.stderr, done.stdout) == (130, "sate: interrupted\n", ""), done.stderr
+
+
+def test_a_command_ends_with_the_recipe_that_runs_it(tmp_path: Path) -> None:
+    """A `kill` of a recipe ended its shell alone (bash runs a trap only once its foreground command has ended): a
+    stage's `sate train` ran on behind it for hours, holding its experiment's lock (fourteenth hostile pass). The
+    recipes export their pid as SATE_STOP_WITH, and a command ends as a `kill` ends it once that process has, even
+    before the recipe's own parent has waited for it (a zombie). Here a command waits for its hypotheses on
+    standard input."""
+    recipe = subprocess.Popen(["sleep", "600"])
+    env = {**os.environ, "SATE_STOP_WITH": str(recipe.pid)}
+    silent, writer = os.pipe()  # a pipe nothing is written to, and that stays open
+    (tmp_path / "ref.txt").write_text("a b c\n")
+    command = subprocess.Popen([sys.executable, "-m", "sate.cli", "score", "--hyp", "/dev/stdin", "--ref",
+                                str(tmp_path / "ref.txt")], stdin=silent, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
+    os.close(silent)
+    try:
+        recipe.kill()  # not waited for: a zombie until the end of the test
+        _, err = command.communicate(timeout=60)
+    finally:
+        command.kill()
+        os.close(writer)
+    assert (command.returncode, err) == (143, "sate score: terminated\n"), err
+    recipe.wait()

@@ -255,6 +255,69 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
     assert {w: _command(w) for w in workers if pid_alive(w)} == {}
 
 
+def _spawned(pid: int) -> set[int]:
+    return {c for c in _children(pid) if "spawn_main" in _command(c)}
+
+
+def _sigint_set(pid: int) -> bool:
+    """Does ``pid`` catch or ignore SIGINT (the masks of /proc/PID/status)?"""
+    try:
+        lines = Path(f"/proc/{pid}/status").read_text().splitlines()
+    except OSError:
+        return True  # gone: nothing to wait for
+    masks = [int(line.split()[1], 16) for line in lines if line.startswith(("SigIgn", "SigCgt"))]
+    return any(mask & 1 << (signal.SIGINT - 1) for mask in masks)
+
+
+def test_ctrl_c_reaching_feature_workers_as_they_start_is_left_to_the_command(tmp_path: Path,
+                                                                            prepared_data: Path) -> None:
+    """A spawned feature worker spends its first second loading modules, and Ctrl-C (which reaches every process of
+    the terminal) then printed a KeyboardInterrupt traceback per worker under `sate features: interrupted`
+    (fourteenth hostile pass). The workers start with Ctrl-C ignored: the command alone is stopped by it, and it
+    stops them. Here the workers alone get it, so the run goes on to its end, without a word from them."""
+    data = manifests_only(prepared_data, tmp_path)  # three splits: a shard each, for two workers
+    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True,
+                            preexec_fn=_as_from_a_terminal)
+    deadline = time.monotonic() + 120  # each worker's Python has set what SIGINT does (its default ends it quietly)
+    while not (len(_spawned(proc.pid)) == 2 and all(_sigint_set(w) for w in _spawned(proc.pid))) \
+            and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.01)
+    for worker in _spawned(proc.pid):
+        os.kill(worker, signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0 and "Traceback" not in err, err
+    assert (data / layout.CMVN).is_file() and leftovers(data) == []
+
+
+@pytest.mark.slow
+def test_feature_workers_end_with_a_killed_command(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate features` killed with SIGKILL (or by the out-of-memory killer) left its workers computing their shards;
+    each then printed a BrokenPipeError traceback, sending its result to no one (fourteenth hostile pass). They end
+    with it, quietly; the next run computes the features."""
+    data = manifests_only(prepared_data, tmp_path)
+    rows = read_manifest(data / "train.jsonl")  # 3 shards of work, so that the kill comes in the middle of one
+    write_manifest(data / "train.jsonl", [{**r, "id": f"{r['id']}-{k}"} for k in range(1200 // len(rows))
+                                          for r in rows])
+    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not list((data / "fbank").rglob(".*.ark.tmp")) and time.monotonic() < deadline:
+        assert proc.poll() is None, proc.communicate()
+        time.sleep(0.05)
+    workers = _spawned(proc.pid)
+    assert workers, "no worker processes"
+    proc.kill()
+    deadline = time.monotonic() + 10
+    while [w for w in workers if pid_alive(w)] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert {w: _command(w) for w in workers if pid_alive(w)} == {}
+    _, err = proc.communicate(timeout=60)
+    assert "Traceback" not in err, err
+    assert main(["features", "--data", str(data), "--jobs", "1"]) == 0 and leftovers(data) == []
+
+
 def test_feature_workers_that_cannot_load_torch_end_the_command(tmp_path: Path, prepared_data: Path) -> None:
     """A pool's initializer that raises is started again for ever: workers that could not load torch (under a memory
     limit, `ulimit -v`) printed tracebacks until the command was killed (eleventh hostile pass). It is one line."""

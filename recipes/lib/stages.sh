@@ -11,6 +11,10 @@ stop_stage=${stop_stage:-100}
 force=${force:-false}
 
 recipe_name=$(basename "$(dirname "$0")")
+# Each sate command a stage runs ends once this recipe has ended (sate.cli.stopped_with_recipe): a `kill` of the
+# recipe (SIGTERM, or SIGHUP to it alone) ended its shell alone, since bash runs a trap only once its foreground
+# command has ended, and a stage's `sate train` ran on behind it for hours, holding its experiment's lock.
+export SATE_STOP_WITH=$$
 # one_line TEXT: TEXT with its line breaks, carriage returns and escapes written as \n, \r and \e, as sate's own error
 # lines are: a value holding a newline (`--ngpu $'2\n3'`) split the error line in two
 one_line() { local text=$1; text=${text//$'\n'/\\n}; text=${text//$'\r'/\\r}; printf '%s' "${text//$'\e'/\\e}"; }

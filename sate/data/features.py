@@ -20,12 +20,14 @@ import json
 import os
 import re
 import shutil
+import signal
 import sys
 import zipfile
 import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -51,7 +53,7 @@ from sate.data.feature_index import (
     recorded_checksums,
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
-from sate.errors import SateError, first_few, one_line, shown
+from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
     atomic_write_lines,
     exclusive,
@@ -63,6 +65,10 @@ from sate.files import (
 )
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
+
+if TYPE_CHECKING:
+    from multiprocessing.context import BaseContext
+    from multiprocessing.pool import Pool
 
 NUM_MEL_BINS = 80
 SPEEDS = (0.9, 1.1)
@@ -213,16 +219,33 @@ class Shard:
 _WORKER_FAILED: list[str] = []  # why this process could not start as a feature worker (`_init_worker`)
 
 
-def _init_worker() -> None:
+def _init_worker(parent: int | None = None) -> None:
     """Load torch with one thread. A pool's initializer that raises is started again for ever (torch failing to load
     under a memory limit printed tracebacks until the command was killed): the failure is kept, and the worker's
-    first shard raises it as one line."""
+    first shard raises it as one line. A worker process ends with the command (`end_with_parent`), even one
+    killed with SIGKILL, and leaves Ctrl-C to it."""
+    if parent is not None:  # a worker of `_workers_started` (one the pool starts again later too)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        end_with_parent(parent)
     try:
         import torch  # heavy: torch
 
         torch.set_num_threads(1)
     except Exception as err:  # noqa: BLE001 - whatever stops torch loading, said once by compute_shard
         _WORKER_FAILED.append(f"{type(err).__name__}: {err}")
+
+
+def _workers_started(context: BaseContext, jobs: int) -> Pool:
+    """A pool of feature workers that ignore Ctrl-C, which reaches every process of the terminal: the command alone
+    stops them (ending the pool). A spawned worker spends its first second loading modules, and Ctrl-C then printed
+    a KeyboardInterrupt traceback per worker under the command's one line (fourteenth hostile pass). So they are
+    started with Ctrl-C ignored, which a new interpreter keeps; the command ignores it only while it starts them
+    (milliseconds: a new process's mask of blocked signals is cleared, so holding Ctrl-C back is no way)."""
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
+    finally:
+        signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
 
 
 def compute_shard(shard: Shard) -> int:
@@ -704,7 +727,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
 
             # spawn: forking a process that already ran torch's OpenMP pool can hang the children.
             try:
-                with mp.get_context("spawn").Pool(min(args.jobs, len(todo)), initializer=_init_worker) as pool:
+                with _workers_started(mp.get_context("spawn"), min(args.jobs, len(todo))) as pool:
                     for count in pool.imap_unordered(compute_shard, todo):
                         bar.update(count)
             except BaseException:  # leaving the pool stopped its workers, maybe in the middle of a shard

@@ -26,7 +26,7 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError
+from sate.errors import SateError, end_with_parent
 from sate.files import atomic_open, atomic_write_text, make_parents, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
@@ -213,15 +213,16 @@ def check_corpus_root(root: Path) -> None:
                         "give another --out")
 
 
-def _worker_signals() -> None:
+def _worker_signals(parent: int) -> None:
     """A voicing process ends without a word when the command is stopped. Forked, it inherited the CLI's handlers,
     and each worker printed a `Terminated` or `KeyboardInterrupt` traceback under the command's one line. Now the
     parent alone handles Ctrl-C (which reaches every process of the terminal) and terminates the pool, and a
     SIGTERM or SIGHUP exits a worker as SystemExit, which unwinds (its temporary directory is removed) and which
-    multiprocessing ends quietly."""
+    multiprocessing ends quietly; the command killed (SIGKILL) ends them by a SIGTERM too (`end_with_parent`)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _exit_quietly)
+    end_with_parent(parent)
 
 
 def _exit_quietly(signum: int, frame: FrameType | None) -> None:
@@ -253,7 +254,8 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     work = [(talk, root / "data" / talk.split) for talk in talks]
     bar = tqdm(total=sum(len(t.pairs) for t in talks), unit="utt", desc="voicing", disable=not progress)
     try:  # the bar closed before the CLI's line ("sate synth: terminated"), not redrawn after it
-        with Pool(max(1, min(jobs, len(work))), initializer=_worker_signals) as workers:  # one per talk at most
+        with Pool(max(1, min(jobs, len(work))), initializer=_worker_signals,
+                  initargs=(os.getpid(),)) as workers:  # one per talk at most
             for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
                 segments[talk.number] = segs
                 bar.update(len(segs))

@@ -54,6 +54,27 @@ def _header(path: Path) -> dict:
     return ckpt
 
 
+def _headers(ckpt_dir: Path, tries: int = 5) -> list[dict]:
+    """The header of every epoch checkpoint of ``ckpt_dir``, each with its "path". A training run into the experiment
+    keeps only its last and best N, so a checkpoint listed can be gone by the time it is read: `sate average` while
+    `sate train` ran said "checkpoint not found" of a file the user never named (fourteenth hostile pass). The
+    folder is then listed and read again, so the choice is made among the checkpoints there together."""
+    for _ in range(tries):
+        headers = []
+        for path in find_checkpoints(ckpt_dir):
+            try:
+                ckpt = _header(path)
+            except SateError:
+                if path.exists() or path.is_symlink():
+                    raise
+                break  # removed since the listing
+            headers.append({**ckpt, "path": path})
+        else:
+            return headers
+    raise SateError(f"{ckpt_dir}: its checkpoints keep changing while they are read (a training run writing there?); "
+                    "average once it has saved its checkpoint, or has ended")
+
+
 # Which way sate's logged metrics improve (the name after its train/ or valid/), for --best without --mode.
 BETTER_HIGH = ("acc", "bleu", "chrf")
 BETTER_LOW = ("loss", "wer", "cer", "ter")
@@ -78,9 +99,8 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     """The checkpoints to average, loaded: the `last` latest epochs, or the `best` by `metric` (better as `mode`
     says; when None, as `best_mode` says)."""
     by_epoch: dict[int, dict] = {}
-    for path in find_checkpoints(ckpt_dir):
-        ckpt = _header(path)
-        ckpt["path"] = path
+    for ckpt in _headers(ckpt_dir):
+        path = ckpt["path"]
         epoch = int(ckpt["sate"]["epoch"])
         kept = by_epoch.setdefault(epoch, ckpt)
         # the same epoch twice is one checkpoint kept twice (epochNNN and best-...) when run and update agree; else

@@ -279,6 +279,33 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
 
 
 
+WATCHED = """#!/bin/bash
+# `sate` for the recipe: each training says which process it ends with, as $STUB_DIR/<exp name>.with
+if [ "$1" = train ]; then
+  echo "${SATE_STOP_WITH:-none}" > "$STUB_DIR/$(basename "${5%/}").with"
+fi
+"""
+
+
+def test_each_command_of_a_recipe_ends_with_it(tmp_path: Path) -> None:
+    """`kill` of a recipe during a stage run by the recipe's shell itself (SATE training, evaluation, or ASR
+    pre-training with --parallel-pretrain false) ended the recipe alone: bash runs a trap only once its foreground
+    command has ended, and `sate train` ran on behind it for hours, holding its experiment's lock (fourteenth
+    hostile pass). The recipe gives every command its pid (SATE_STOP_WITH), by which a command ends with it
+    (tests/test_cli.py); a stage in a subshell gives the recipe's own."""
+    side_by_side_stub(tmp_path, WATCHED)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
+    env.pop("SATE_STOP_WITH", None)
+    for parallel in ("false", "true"):
+        argv = [str(a) for a in side_by_side_argv(tmp_path, "4")]
+        argv[argv.index("--parallel-pretrain") + 1] = parallel
+        recipe = subprocess.Popen([*argv, "--force"], env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                  text=True)
+        _, err = recipe.communicate(timeout=60)
+        assert recipe.returncode == 0, err
+        assert [(tmp_path / f"{name}.with").read_text() for name in ("asr", "mt")] == [f"{recipe.pid}\n"] * 2
+
+
 def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
     """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
     a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are

@@ -181,3 +181,34 @@ def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path:
     grown_kb, read = map(int, done.stdout.split())
     assert read == 6
     assert grown_kb * 1024 < big  # less than one checkpoint's optimizer states: six were read whole before
+
+
+def test_checkpoints_a_training_run_rotates_while_they_are_read(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training run into the experiment keeps its last N: `sate average` while it ran read a checkpoint it had
+    listed after the run had removed it, and said "checkpoint not found" of a file the user never named (fourteenth
+    hostile pass). The folder is read again: the choice is among the checkpoints there together."""
+    import sate.train.average as averaging
+
+    for epoch in range(3):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch)
+    read = averaging._header
+
+    def while_a_run_saves(path: Path) -> dict:
+        if path.name == "epoch000.ckpt" and not (tmp_path / "epoch003.ckpt").exists():
+            header(tmp_path / "epoch003.ckpt", epoch=3)  # the run saves epoch 3, then drops its oldest but one
+            (tmp_path / "epoch001.ckpt").unlink()
+        return read(path)
+
+    monkeypatch.setattr(averaging, "_header", while_a_run_saves)
+    assert [c["sate"]["epoch"] for c in select(tmp_path, 2, None, None)] == [2, 3]
+
+    def always_removed(path: Path) -> dict:
+        name = f"epoch{int(path.stem[5:]) + 10:03d}.ckpt"
+        header(tmp_path / name, epoch=int(path.stem[5:]) + 10)
+        path.unlink()
+        return read(path)
+
+    monkeypatch.setattr(averaging, "_header", always_removed)
+    with pytest.raises(SateError, match="its checkpoints keep changing while they are read"):
+        select(tmp_path, 2, None, None)
