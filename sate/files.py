@@ -434,6 +434,25 @@ def _locked(path: Path, what: str) -> IO[str]:
         f.close()  # removed (or made anew) by the holder that just ended: lock the file there now
 
 
+def lock_holder(path: Path) -> str | None:
+    """The pid written in the lock file at ``path`` while another process holds it (`exclusive`), else None (no
+    file, nobody holds it, a file system without locks): for a reader to say that a run is making what it misses.
+    The look takes a shared lock for an instant, which a run starting in that instant may find held."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
+        return os.read(fd, 32).decode("ascii", "replace").strip() or "?"
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+    return None
+
+
 @contextmanager
 def exclusive(path: Path, what: str) -> Iterator[None]:
     """Hold an advisory lock on ``path`` for the block, or raise a `SateError` naming the holder (``what`` says

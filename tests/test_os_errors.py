@@ -23,6 +23,7 @@ import soundfile as sf
 from sate import layout
 from sate.cli import main
 from sate.data.manifest import read_manifest, write_manifest
+from sate.errors import SateError
 from sate.files import atomic_write_text, describe_os_error, exclusive, make_temp_dir
 from sate.train.lock import pid_alive
 
@@ -138,6 +139,22 @@ def test_a_second_features_run_on_one_data_dir_is_refused(tmp_path: Path, prepar
     assert not (data / "fbank").exists() and not (data / layout.FEATURES_LOCK).exists()
     assert main(["features", "--data", str(tmp_path / "nowhere")]) == 2
     assert not (tmp_path / "nowhere").exists()
+
+
+def test_features_missing_while_sate_features_runs_name_that_run(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate train` (any reader of a split) while `sate features` computed the data directory's features said to
+    "run `sate features`", which was running (fourteenth pass): the reader names the run and says to wait."""
+    from sate.data.dataset import SpeechDataset  # heavy: torch
+    from sate.data.vocab import Vocabulary  # heavy: sentencepiece
+
+    data = manifests_only(prepared_data, tmp_path)
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    with exclusive(data / layout.FEATURES_LOCK, "`sate features`"), pytest.raises(SateError) as err:
+        SpeechDataset.from_data_dir(data, "train", src, tgt)
+    assert str(err.value) == (f"{data / 'fbank' / 'train.scp'}: feature index is missing (`sate features` (pid "
+                              f"{os.getpid()}) is computing this data directory's features now: wait for it)")
+    with pytest.raises(SateError, match=r"feature index is missing \(run `sate features`\)$"):
+        SpeechDataset.from_data_dir(data, "train", src, tgt)
 
 
 def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_data: Path,

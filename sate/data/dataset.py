@@ -23,8 +23,8 @@ from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
 from sate.data.waveform import WaveformDataset
-from sate.errors import SateError
-from sate.files import require_file
+from sate.errors import SateError, one_line
+from sate.files import lock_holder, require_file
 
 
 class CMVN:
@@ -52,6 +52,15 @@ class CMVN:
         return ((feats - mean) / np.maximum(std, 1e-5)).astype(np.float32)
 
 
+def _features_advice(feats_scp: Path) -> str:
+    """What to do about features missing from ``DATA/fbank/SPLIT.scp``: run `sate features`, or wait for the one
+    that is computing them now (it said "run `sate features`" to a user whose `sate features` was running)."""
+    holder = lock_holder(feats_scp.parent.parent / layout.FEATURES_LOCK)
+    if holder is None:
+        return "run `sate features`"
+    return f"`sate features` (pid {one_line(holder)}) is computing this data directory's features now: wait for it"
+
+
 class SpeechDataset(Dataset):
     """One manifest split with its fbank features: items ``{id, feats (T, 80), src, tgt}``.
 
@@ -64,12 +73,13 @@ class SpeechDataset(Dataset):
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
         self.rows = read_manifest(manifest)
         feats_scp = Path(feats_scp)
-        require_file(feats_scp, "a feature index", f"{feats_scp}: feature index is missing (run `sate features`)")
+        require_file(feats_scp, "a feature index",
+                     lambda: f"{feats_scp}: feature index is missing ({_features_advice(feats_scp)})")
         self.feats = FeatureIndex(feats_scp)
         missing = [row["id"] for row in self.rows if row["id"] not in self.feats]
         if missing:
             raise SateError(f"{feats_scp}: no features for {len(missing)} of the {len(self.rows)} rows of {manifest}, "
-                            f"e.g. {missing[0]} (run `sate features`)")
+                            f"e.g. {missing[0]} ({_features_advice(feats_scp)})")
         self.cmvn = CMVN.from_option(cmvn)
         self.src = src_vocab.encode_many([src_vocab.manifest_source(row) for row in self.rows])
         self.tgt = target_ids(manifest, self.rows, tgt_vocab)
