@@ -316,3 +316,16 @@ def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> N
     assert "train: 15 utterances, 1 of 1 shards to compute" in out and f"wrote {prepped}/cmvn.json" in out
     sp = read_manifest(prepped / "train_sp.jsonl")
     assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]
+
+
+def test_an_emptied_train_manifest_is_refused(run_sate, prepared: Path, tmp_path: Path) -> None:
+    """A train.jsonl emptied since `sate features` (`sate prep` writes none) was "train: 0 utterances, up to date",
+    exit 0, with cmvn.json left from rows no longer there (fourteenth hostile pass): named, nothing changed."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    (data / "train.jsonl").write_text("")
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and err.strip() == (f"sate features: error: {data / 'train.jsonl'}: holds no rows, and the CMVN "
+                                       "statistics come from train; prepare it again (`sate prep`)")
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
