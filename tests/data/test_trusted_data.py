@@ -186,7 +186,7 @@ def test_cmvn_from_zero_frames_is_refused(tmp_path: Path, run_sate) -> None:  # 
     data.mkdir()
     (data / "train.jsonl").write_text("")
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 2 and "train: no frames to compute CMVN statistics from" in err
+    assert rc == 2 and "train.jsonl: holds no rows, and the CMVN statistics come from train" in err
     assert not (data / "cmvn.json").exists()
     (data / "cmvn.json").write_text(json.dumps({"mean": [float("nan")] * 80, "std": [1.0] * 80}))
     with pytest.raises(SateError, match="mean and std must be finite"):
