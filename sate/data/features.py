@@ -52,7 +52,7 @@ from sate.data.feature_index import (
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import atomic_write_lines, exclusive, loads_json, read_record, real_path, require_file
+from sate.files import atomic_write_lines, exclusive, loads_json, not_a_file, read_record, real_path, require_file
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
 
@@ -663,6 +663,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                         f"{TRAIN_SPLIT}; prepare it again (`sate prep`)")
     for split, rows in manifests.items():  # every split, before any split's features are deleted
         check_audio_kept(data_dir, split, rows)
+        # its readers refuse anything but a file; here it was written into (a named pipe: blocked for ever; a link to
+        # /dev/null: "up to date" with no index) or through (a broken link: wherever it led, folders made)
+        not_a_file(data_dir / layout.FBANK_DIR / f"{split}.scp", "a feature index")
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]

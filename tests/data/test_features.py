@@ -329,3 +329,26 @@ def test_an_emptied_train_manifest_is_refused(run_sate, prepared: Path, tmp_path
     assert rc == 2 and err.strip() == (f"sate features: error: {data / 'train.jsonl'}: holds no rows, and the CMVN "
                                        "statistics come from train; prepare it again (`sate prep`)")
     assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize(("name", "what"), [("train/plan.json", "where sate keeps a record of its own; remove it"),
+                                            ("train/00000.crc.json", "where sate keeps a record of its own; remove it"),
+                                            ("train.scp", "not a feature index")])
+def test_a_record_or_index_that_is_no_file_is_named(prepared: Path, tmp_path: Path, name: str, what: str) -> None:
+    """A named pipe in place of a split's plan, a shard's checksums or the split's index blocked `sate features` for
+    ever (a link to /dev/zero was read until memory ran out; fourteenth hostile pass): each is named, nothing is
+    read from it. Run as a process: the old code never returned."""
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    (data / "fbank" / name).unlink()
+    os.mkfifo(data / "fbank" / name)
+    path = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), str(Path.cwd())])
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "1"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert done.stderr.strip() == f"sate features: error: {data / 'fbank' / name}: a named pipe, {what}" + (
+        " (the command writes it again)" if "record" in what else "")
