@@ -113,6 +113,14 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
     assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
     assert f"{broken}/target.spm: not a readable SentencePiece model" in capsys.readouterr().err
     assert (marian_data / "marian" / "target.spm").read_bytes() == before
+    for name in ("source.spm", "target.spm"):  # an empty one was a model of no pieces: copied, exit 0, and a pack's
+        shutil.copy(marian_dir / name, broken / name)  # translated every sentence into nothing (fourteenth pass)
+    (broken / "source.spm").write_bytes(b"")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate vocab: error: {broken}/source.spm: the file is empty (0 bytes), "
+                                               "not a SentencePiece model; write it again with the command that made "
+                                               "it (`sate vocab`, `sate pack`, or a fresh download)")
+    assert (marian_data / "marian" / "source.spm").read_bytes() == (marian_dir / "source.spm").read_bytes()
     vocab = json.loads((broken / "vocab.json").read_text())
     vocab["extra"] = len(vocab) + 3
     (broken / "vocab.json").write_text(json.dumps(vocab))
