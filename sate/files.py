@@ -695,7 +695,7 @@ def read_record(path: Path) -> object | None:
     again. Anything but a file in its place (a named pipe, a device, a directory, a broken link, a loop) is refused
     naming it: a named pipe blocked the command for ever, and a link to /dev/zero was read until memory ran out."""
     kind = what_is_there(path)
-    if kind is not None:
+    if kind is not None and path.parent.is_dir():  # a loop above it is named where the folder is used, as before
         raise SateError(f"{path}: {kind}, where sate keeps a record of its own; remove it (the command writes it "
                         "again)")
     try:
