@@ -92,6 +92,9 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
         raise
     except OSError:
         return f"{ark} is missing"
+    if (ark.parent / SIZES).exists() and not isinstance(read_record(ark.parent / SIZES), dict):
+        # emptied or cut: no ark's size was checked, and a cut ark was "up to date" for `sate features`
+        return f"{ark.parent / SIZES} does not hold the sizes of its arks: damaged"
     recorded = recorded_sizes(ark.parent).get(ark.name)
     if recorded is not None and (not isinstance(recorded, int) or isinstance(recorded, bool)):  # "1234", true
         return f"{ark.parent / SIZES} records {shown(recorded)} for {ark.name}, not a number of bytes: damaged"
