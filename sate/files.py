@@ -25,6 +25,7 @@ import re
 import stat
 import sys
 import tempfile
+import time
 import zipfile
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager, suppress
@@ -91,12 +92,13 @@ def not_a_file(path: Path, what: str) -> None:
         raise SateError(f"{path}: {kind}, not {what}")
 
 
-def require_file(path: Path, what: str, missing: str) -> None:
+def require_file(path: Path, what: str, missing: str | Callable[[], str]) -> None:
     """A regular file at ``path``: anything else there named by `not_a_file`, and nothing there refused with
-    ``missing`` (the caller's line, with the command that makes the file)."""
+    ``missing`` (the caller's line, with the command that makes the file; a function where making the line looks at
+    other files, which only a missing file may ask for)."""
     not_a_file(path, what)
     if not path.is_file():
-        raise SateError(missing)
+        raise SateError(missing if isinstance(missing, str) else missing())
 
 
 def given_twice(paths: Iterable[Path]) -> tuple[Path, Path] | None:
@@ -285,10 +287,19 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     with _temporary_sibling(path, mode) as (f, tmp):
         yield f
     try:
-        os.replace(tmp, path)
+        _rename_into(tmp, path)
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+def _rename_into(tmp: Path, path: Path) -> None:
+    """`os.replace` of a written temporary file onto ``path``; a directory standing at ``path`` (sate's own
+    `plan.json` made a folder) is named alone: "Is a directory" named the temporary name first, a file already gone."""
+    try:
+        os.replace(tmp, path)
+    except IsADirectoryError as err:
+        raise IsADirectoryError(err.errno, err.strerror, str(path)) from None
 
 
 def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
@@ -314,8 +325,10 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     renamed last. A kill among the renames (no writes, no waiting on the disk) leaves no record, and the set is made
     again. Folders made for the files are removed again when the set is not written (`sate prep --out NEW`). A
     stream among them (`--out /dev/stdout`, `is_stream`) has nothing to replace: it is written in place once every
-    temporary file is, before the renames. ``remove``: files of an earlier set that the new one has not, removed
-    with the old record, before the renames (removed after them, a kill left them beside the new record)."""
+    temporary file is, before the renames. The renames hold the sets' folders (`folders_held`), so two runs that
+    write one set at once leave the one's whole set or the other's, never a mix. ``remove``: files of an earlier
+    set that the new one has not, removed with the old record, before the renames (removed after them, a kill left
+    them beside the new record)."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
@@ -332,13 +345,14 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         for path, data in streams.items():
             with atomic_open(path, "wb") as f:
                 f.write(data)
-        if record is not None:
-            temps[-1][1].unlink(missing_ok=True)
-        for path in remove:
-            path.unlink(missing_ok=True)
-        while temps:
-            os.replace(*temps[0])
-            temps.pop(0)
+        with folders_held([target.parent for _, target in temps] + [path.parent for path in remove]):
+            if record is not None:
+                temps[-1][1].unlink(missing_ok=True)
+            for path in remove:
+                path.unlink(missing_ok=True)
+            while temps:
+                _rename_into(*temps[0])
+                temps.pop(0)
     except BaseException:
         for tmp, _ in temps:
             tmp.unlink(missing_ok=True)
@@ -448,12 +462,58 @@ def directory_held(path: Path, what: str) -> Iterator[None]:
         fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
     except PermissionError:
         fd = None
+    held = None
     try:
         if fd is not None and try_flock(fd) is False:
             raise SateError(f"{path} is in use by another {what}; wait for it to end, or write elsewhere")
+        if fd is not None:
+            held = _identity(fd)
+            _HELD_HERE.add(held)
         yield
     finally:
+        _HELD_HERE.discard(held)
         if fd is not None:
+            os.close(fd)
+
+
+# The folders this process holds (`directory_held`), as (device, inode): a second lock on one of them from this
+# process (`folders_held` inside `sate evaluate`'s hold) would wait on itself, since flock locks are per open file.
+_HELD_HERE: set[tuple[int, int] | None] = set()
+RENAMES_WAIT = 10.0  # seconds `folders_held` waits for another run's renames (milliseconds) before it gives up
+
+
+def _identity(fd: int) -> tuple[int, int]:
+    info = os.fstat(fd)
+    return info.st_dev, info.st_ino
+
+
+@contextmanager
+def folders_held(folders: Iterable[Path]) -> Iterator[None]:
+    """Hold each of ``folders`` for the block, waiting briefly for another run that holds one: `replace_together`'s
+    renames, so that two `report` or `analyze attention` runs that wrote one set of files at once left one run's
+    table beside the other's curves. Folders are taken in one order (device, inode), so two runs cannot wait on each
+    other. One held for longer (`sate evaluate` writes there) is refused by name after `RENAMES_WAIT` seconds."""
+    fds: dict[tuple[int, int], tuple[int, Path]] = {}
+    try:
+        for folder in dict.fromkeys(folders):
+            try:
+                fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
+            except PermissionError:  # a folder that may be written but not read (0333): unlocked, as directory_held
+                continue
+            key = _identity(fd)
+            if key in fds or key in _HELD_HERE:
+                os.close(fd)
+            else:
+                fds[key] = fd, folder
+        deadline = time.monotonic() + RENAMES_WAIT
+        for fd, folder in (fds[key] for key in sorted(fds)):
+            while try_flock(fd) is False:
+                if time.monotonic() > deadline:
+                    raise SateError(f"{folder} is in use by another sate run; wait for it to end, or write elsewhere")
+                time.sleep(0.05)
+        yield
+    finally:
+        for fd, _ in fds.values():
             os.close(fd)
 
 
@@ -706,10 +766,15 @@ def read_record(path: Path) -> object | None:
         return None
 
 
-def read_json(path: Path) -> RawMapping:
+def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
     """A JSON object from `path`, or a `SateError` naming the file (the JSON we read and did not write comes from
-    hub model directories, hence the hint)."""
+    hub model directories, hence the hint). ``at_most``: (bytes, what writes it) for a record sate writes small (a
+    results.json is about 1 KB), refused by its size before it is read: `report` read a 2-GB one whole, and JSON
+    parsed takes several times its size in memory."""
     require_file(path, "a JSON file", f"{path} is missing: is {path.parent} a complete download of a hub model?")
+    if at_most is not None and path.stat().st_size > at_most[0]:
+        raise SateError(f"{path}: {path.stat().st_size:,} bytes, far more than {at_most[1]} writes there: not its "
+                        "file")
     try:
         data = loads_json(path.read_text(encoding="utf-8"))
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read

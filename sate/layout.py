@@ -36,6 +36,7 @@ SYNTH_MARK = ".sate-synth"  # written first: the files beside it are `sate synth
 
 # What `sate evaluate` writes into its --out directory beside hyp.txt and ref.txt: the scores, and how they were made
 RESULTS = "results.json"
+RESULTS_MAX_BYTES = 1 << 20  # a results.json `sate evaluate` writes is about 1 KB; a larger one is read by no command
 # Everything `sate evaluate` writes there: results.json describes the files beside it, so only evaluate replaces them
 EVALUATE_OUTPUTS = ("hyp.txt", "ref.txt", "transcript.txt", "transcript_ref.txt", "delays.jsonl", RESULTS)
 

@@ -210,6 +210,9 @@ train_model() {
     die "$exp/$name was begun from other models than ${init_models[*]} hold now (trained or averaged again since): move $exp/$name away to train it from them"
   fi
   [ -z "$inits" ] || mark_done "$exp/$name/.init-from" "$inits"
+  # --force or changed inputs: sate train resumes the run there (a changed vocabulary is then refused), never
+  # starts it anew over its checkpoints; said, so the user knows to move it away to train from scratch
+  [ ! -d "$exp/$name/checkpoints" ] || say "  $exp/$name holds a run, which sate train resumes: move $exp/$name away to train it anew"
   local cmd=(sate train --config "$config" --exp "$exp/$name" --set "data.dir=$(yaml_str "$data")" "${device_args[@]}" "$@")
   # shellcheck disable=SC2206  # --train-args is a string of options, split on purpose
   cmd+=($train_args)
@@ -371,7 +374,11 @@ fi
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
-  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" --curves "$exp/curves.png"
+  # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
+  logs=("$exp"/*/logs/version_*/metrics.csv)
+  curves=()
+  [ ! -e "${logs[0]}" ] || curves=(--curves "$exp/curves.png")
+  sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
 if run_stage 9 "translate one test recording with sate translate"; then

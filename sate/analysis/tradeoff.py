@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, shown
 from sate.files import atomic_open, given_twice, not_a_file, read_json
-from sate.layout import RESULTS
+from sate.layout import RESULTS, RESULTS_MAX_BYTES
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
 from sate.targets import check_output, file_name
@@ -75,7 +75,8 @@ def read_run(path: Path) -> Run:
     not_a_file(file, "a results file of `sate evaluate`")  # a named pipe was "no results.json there"
     if not file.is_file():
         raise SateError(f"{path}: no {RESULTS} there (run `sate evaluate --out DIR`)")
-    results = read_json(file)  # not UTF-8, not JSON, too deep, not an object: one line naming the file
+    # not UTF-8, not JSON, too deep, not an object, far too large: one line naming the file
+    results = read_json(file, (RESULTS_MAX_BYTES, "sate evaluate"))
     if not isinstance(results.get("bleu"), int | float) or isinstance(results["bleu"], bool):
         raise SateError(f"{file}: no 'bleu': not the results of a translation run of `sate evaluate`")
     if not is_number(results["bleu"]):  # JSON as Python writes it takes NaN and Infinity; 1e400 written whole too

@@ -30,7 +30,7 @@ import torch
 
 from sate import layout
 from sate.bench.measure import stopwatch
-from sate.cli import main as sate
+from sate.bench.steps import run_sate as sate
 from sate.data.manifest import manifest_splits, read_manifest, write_manifest
 from sate.data.sampler import BucketBatchSampler
 from sate.data.vocab import Vocabulary

@@ -31,7 +31,7 @@ import yaml
 from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
-from sate.cli import main as sate
+from sate.bench.steps import run_sate as sate
 from sate.data.manifest import write_manifest
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError

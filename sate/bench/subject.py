@@ -18,7 +18,7 @@ from typing import TypedDict
 import torch
 
 from sate import layout
-from sate.cli import main as sate
+from sate.bench.steps import run_sate as sate
 from sate.data.dataset import Batch, SpeechDataset, collate
 from sate.data.vocab import Vocabulary
 from sate.errors import SateError

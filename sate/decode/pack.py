@@ -23,6 +23,7 @@ leaves a complete-looking pack.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -294,8 +295,14 @@ def read_pack_yaml(directory: Path) -> PackInfo:
         there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
         raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
                         f"{directory}: packed model directory is missing")
+    try:
+        os.stat(path)
+    except PermissionError as err:  # the folder's own mode, named: it was named through model.bin, looked for first
+        raise PermissionError(err.errno, err.strerror, str(directory)) from None
+    except OSError:
+        pass
     require_file(path, "a pack's settings",
-                 f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
+                 lambda: f"{directory}: not a packed model: {PACK_YAML} is missing ({_pack_advice(directory)})")
     doc = read_yaml(path)
     if doc.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate pack (format {shown(doc.get('format'))})")

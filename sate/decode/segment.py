@@ -80,6 +80,9 @@ def run(args: argparse.Namespace) -> int:
     per_file = out is not None and (names_directory(args.out) or out.suffix.lower() != ".jsonl" and not is_stream(out))
     if out is not None and any(same_file(f, out) for f in files):
         raise SateError(f"--out {out}: is one of the inputs; give a FILE.jsonl or a directory")
+    if out is not None and not per_file and not is_stream(out) and out.is_dir():  # "give a file name" was the advice
+        raise SateError(f"--out {out}: is a directory, and a name ending in .jsonl names one file for every input; "
+                        f"for one FILE_STEM.jsonl per input in that directory, end the name with a slash: {out}/")
     if out is not None:
         check_output(out, "directory" if per_file else "text")
     if per_file and out.exists() and not out.is_dir():

@@ -49,7 +49,7 @@ def check_score_range(path: Path, key: str, value: float) -> None:
 def read_results(path: Path) -> dict:
     """A `sate evaluate` results.json, checked: a list, a string or a score that is not a number was a traceback
     (TypeError, or a format error while the table was written)."""
-    result = read_json(path)
+    result = read_json(path, (layout.RESULTS_MAX_BYTES, "sate evaluate"))
     for key in SCORES:
         if result.get(key) is None:
             continue
@@ -73,7 +73,7 @@ def train_minutes(system: Path) -> float | None:
     path = system / layout.TRAIN_TIME
     if not path.is_file():
         return None
-    seconds = read_json(path).get("seconds")
+    seconds = read_json(path, (1 << 16, "sate train")).get("seconds")
     if not is_number(seconds) or not 0 <= seconds <= MAX_TRAIN_SECONDS:  # 1e300 was a 300-digit cell, exit 0
         raise SateError(f"{path}: seconds must be a number from 0 to {MAX_TRAIN_SECONDS:.0e}, got {shown(seconds)} "
                         "(delete the file to report the system without its training time)")

@@ -14,6 +14,7 @@ import logging
 import os
 import shutil
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -326,6 +327,34 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
             break
 
 
+class OneLineRecords(logging.Filter):
+    """Lightning's own lines, made `one_line`: they name the checkpoint a run restores as given ("Restoring states
+    from the checkpoint path at EXP/checkpoints/last.ckpt"), so an --exp holding an escape sequence or a line break
+    reached the terminal raw, where sate's own lines escape it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        record.msg, record.args = one_line(record.getMessage()), None
+        return True
+
+
+def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+    return _FORMAT_WARNING(one_line(str(message)), category, filename, lineno, line)
+
+
+_FORMAT_WARNING = warnings.formatwarning
+
+
+def escape_lightning_lines() -> None:
+    """Put `OneLineRecords` on the handlers Lightning gives its loggers (once each), and format warnings (Lightning
+    warns through them, naming the checkpoint folder) with their message on one line."""
+    for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
+        for handler in logging.getLogger(name).handlers:
+            if not any(isinstance(f, OneLineRecords) for f in handler.filters):
+                handler.addFilter(OneLineRecords())
+    warnings.formatwarning = _one_line_warning
+
+
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
            lock: object) -> Path:
     import lightning as L
@@ -357,6 +386,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
 
     started = time.perf_counter()
     logging.getLogger("sate").setLevel(logging.INFO)
+    escape_lightning_lines()
     ckpt_dir = exp / layout.CHECKPOINTS
     primary = lock is not None
     point = find_resume_point(ckpt_dir)

@@ -70,6 +70,8 @@ def test_bad_results(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
 @pytest.mark.parametrize(("raw", "message"), [
     (b'{"bleu": 1, "note": "caf\xe9"}', "not valid JSON ('utf-8' codec can't decode"),
     (b"[1, 2]", "expected a JSON object, got list"),
+    (b'{"bleu": 1, "x": "' + b"a" * (1 << 20) + b'"}',  # fourteenth pass: read and parsed whole, whatever its size
+     "1,048,596 bytes, far more than sate evaluate writes there: not its file"),
 ])
 def test_a_results_file_that_is_not_utf8_json_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                           raw: bytes, message: str) -> None:

@@ -249,11 +249,15 @@ def test_the_batch_cap_beside_the_model_is_read_as_a_config(tmp_path: Path, text
         assert train_part.default_max_frames(tmp_path / "model.pt") == frames
 
 
+@pytest.mark.parametrize("inside", [False, True], ids=["bench", "sate-command"])
 @pytest.mark.parametrize(("signum", "status", "says"), [(15, 143, "terminated"), (2, 130, "interrupted")])
-def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status: int, says: str) -> None:
+def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status: int, says: str,
+                                             inside: bool) -> None:
     """Thirteenth hostile pass: `kill` (SIGTERM) of `python -m sate.bench --tiny` left its temporary folder, the tiny
     corpus and data (13 MB), in /tmp; Ctrl-C outside a sate command was a KeyboardInterrupt traceback. The kill comes
-    while the tiny subject is built, in a child process (its TMPDIR is tmp_path)."""
+    while the tiny subject is built, in a child process (its TMPDIR is tmp_path): in the bench's own code, or inside
+    a sate command it runs (`sate prep`), whose status 130 or 143 the bench read as a failure: "sate prep failed",
+    status 2 (fourteenth pass)."""
     import subprocess
     import sys
 
@@ -261,10 +265,14 @@ def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status
     # then leaves it ignored (the bench went on past the kill)
     script = ("import os, signal, sys, sate.bench.cli as cli\n"
               "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
-              "def build(tmp):\n"
-              "    (tmp / 'corpus').mkdir()\n"
+              "import sate.data.prep as prep, sate.bench.subject as subject\n"
+              "def kill(*_):\n"
               f"    os.kill(os.getpid(), {signum})\n"
               "    for _ in range(10 ** 8): pass\n"
+              "prep.run = kill\n"
+              "def build(tmp):\n"
+              "    (tmp / 'corpus').mkdir()\n"
+              f"    subject.sate(['prep', '--mustc-root', str(tmp), '--out', str(tmp / 'd')]) if {inside} else kill()\n"
               "cli.build_tiny = build\n"
               "sys.exit(cli.main(['--tiny', '--parts', 'decode', '--out', sys.argv[1]]))\n")
     work = tmp_path / "tmp"
@@ -272,5 +280,5 @@ def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status
     run = subprocess.run([sys.executable, "-c", script, str(tmp_path / "b.json")], capture_output=True, text=True,
                          env={**os.environ, "TMPDIR": str(work)}, timeout=300)
     assert run.returncode == status and run.stderr.strip().splitlines()[-1] == f"python -m sate.bench: {says}", run
-    assert len(run.stderr.strip().splitlines()) == 1, run.stderr
+    assert run.stderr.strip().splitlines()[:-1] == ([f"sate prep: {says}"] if inside else []), run.stderr
     assert [p.name for p in work.iterdir() if p.is_dir() and (p / "corpus").exists()] == []

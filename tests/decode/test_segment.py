@@ -292,3 +292,10 @@ def test_segment_out_dash_is_standard_output_and_jsonl_any_case_is_a_file(
     assert main(["segment", str(talk), "--vad", "energy", "--out", "SEGS.JSONL"]) == 0
     assert (tmp_path / "SEGS.JSONL").read_text() == expected
     assert sorted(p.name for p in tmp_path.iterdir()) == ["SEGS.JSONL", "talk.wav"]
+    (tmp_path / "dj.jsonl").mkdir()  # a folder with a .jsonl name: was told to "give a file name", which it is
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "dj.jsonl"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "sate segment: error: --out dj.jsonl: is a directory, and a name ending in .jsonl names one file for every "
+        "input; for one FILE_STEM.jsonl per input in that directory, end the name with a slash: dj.jsonl/")
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "dj.jsonl/"]) == 0  # the advice, as given
+    assert (tmp_path / "dj.jsonl" / "talk.jsonl").read_text() == expected

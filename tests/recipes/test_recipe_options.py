@@ -77,6 +77,43 @@ def test_scoring_before_decoding_names_the_stage(tmp_path: Path, run_recipe) -> 
                                                     "sets decoded by stage 7). Run the earlier stages first.")
 
 
+def test_scoring_systems_without_training_logs_makes_the_table_alone(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
+    """Stage 8 over systems decoded from packs trained elsewhere (no `logs/` in the experiment) failed: `sate report
+    --curves` refused "no training logs" (thirteenth pass's leftover). The table is made; curves where logs are."""
+    from tests.scoring.test_report import REFS, SYSTEMS, write_system  # the report tests' decode folders
+
+    exp = tmp_path / "exp"
+    for name, hyps in SYSTEMS.items():
+        write_system(exp, name, hyps, REFS)
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp", exp,
+                      "--stage", "8", "--stop-stage", "8", timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "| st |" in (exp / "results.md").read_text() and not (exp / "curves.png").exists()
+
+
+def test_a_training_stage_run_again_says_it_resumes_the_run_there(tmp_path: Path) -> None:
+    """`--force` on a training stage resumed the run in its folder (sate train never starts over checkpoints), and a
+    vocabulary changed since was refused as "train into a new --exp", which a recipe user cannot give: the stage now
+    says that it resumes and that the folder is to be moved away to train anew (thirteenth pass's leftover). A
+    `sate` that records its commands stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\necho "$1" >> "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / ".done").mkdir(parents=True)
+    (data / ".done" / "vocab").write_text("v\n")
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args")}
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data", data,
+            "--exp", exp, "--stage", "4", "--stop-stage", "4"]
+    says = f"{exp}/mt holds a run, which sate train resumes: move {exp}/mt away to train it anew"
+    first = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert first.returncode == 0 and says not in first.stderr, first.stderr
+    (exp / "mt" / "checkpoints").mkdir()
+    again = subprocess.run(list(map(str, [*argv, "--force"])), env=env, capture_output=True, text=True, timeout=60)
+    assert again.returncode == 0 and says in again.stderr, again.stderr
+    assert (tmp_path / "args").read_text().split().count("train") == 2
+
+
 def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: Path) -> None:
     """`--set data.dir="$data"` broke on a '"' in the path ("the value is not valid YAML"), and a '\\' began an
     escape: the training stages failed, or read another directory."""

@@ -120,6 +120,11 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     ("time", "{}", "train_time.json: seconds must be a number from 0 to 1e+12, got None"),
     ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number from 0 to 1e+12, got 'x'"),
     ("time", '{"seconds": 1e300}', "train_time.json: seconds must be a number from 0 to 1e+12, got 1e+300"),
+    # fourteenth pass: read whole and parsed, whatever its size (a 2-GB file took several times that in memory)
+    ("results", '{"bleu": 1, "x": "' + "a" * (1 << 20) + '"}',
+     "results.json: 1,048,596 bytes, far more than sate evaluate writes there: not its file"),
+    ("time", '{"seconds": 1, "x": "' + "a" * (1 << 16) + '"}',
+     "train_time.json: 65,559 bytes, far more than sate train writes there: not its file"),
 ])
 def test_a_damaged_results_or_time_file_is_one_line_naming_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                               name: str, text: str, message: str) -> None:

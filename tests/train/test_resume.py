@@ -166,6 +166,24 @@ def test_safe_keys_may_change_and_the_snapshot_says_so(trained: tuple[Path, Path
     assert read_yaml(exp / "config.yaml")["trainer"]["max_epochs"] == 4
 
 
+def test_lightnings_lines_escape_control_characters_in_the_experiments_path(trained: tuple[Path, Path],
+                                                                            tmp_path: Path) -> None:
+    """Lightning's "Restoring states from the checkpoint path at EXP/..." line and its warnings naming the checkpoint
+    folder printed an --exp holding an escape sequence or a line break raw, where sate's own lines escape it
+    (thirteenth pass's leftover). Run as a user runs it: Lightning's handler writes to the process's stderr."""
+    import subprocess
+    import sys
+
+    exp = tmp_path / "e\x1b[31mx\nnew line"
+    shutil.copytree(trained[1], exp)
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "train", "--config", str(trained[0]), "--exp", str(exp),
+                           "--set", "trainer.max_epochs=4"], capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    shown = str(tmp_path / "e\\x1b[31mx\\nnew line")
+    assert "\x1b[31m" not in done.stdout + done.stderr  # the progress bars move the cursor with escapes of their own
+    assert f"Restoring states from the checkpoint path at {shown}" in done.stderr, done.stderr
+
+
 def test_the_data_directory_spelled_another_way_is_no_change(trained: tuple[Path, Path], exp: Path,
                                                              prepared_data: Path, tmp_path: Path,
                                                              monkeypatch: pytest.MonkeyPatch,
