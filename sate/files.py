@@ -168,7 +168,11 @@ def _mode_for(path: Path) -> int:
 
 
 def make_parents(directory: Path) -> list[Path]:
-    """``directory`` and the parents it lacks, made (as ``mkdir -p``); the ones made, outermost first."""
+    """``directory`` and the parents it lacks, made (as ``mkdir -p``); the ones made, outermost first. A symlink on
+    the way to a folder not made yet (another disk) is followed, as every output through a link is written: its
+    mkdir said "File exists" (`sate evaluate --out LINK`, `sate analyze locality --out LINK`, `sate synth --out
+    LINK`)."""
+    directory = real_path(directory)
     missing = [d for d in (directory, *directory.parents) if not d.exists()][::-1]
     directory.mkdir(parents=True, exist_ok=True)
     return missing

@@ -300,6 +300,17 @@ def dir_name(text: str) -> Path:
     return Path(text)
 
 
+def read_name(text: str) -> Path:
+    """An option's value naming a file or directory to read (argparse's ``type=``): an empty value, as an unset
+    variable in ``--model "$PACK"`` gives, is refused. `Path('')` is the current directory: `average --exp ""` run
+    in an experiment averaged it, `evaluate --model ""` in a pack evaluated it, and the others named a '.' nobody
+    typed (".: is a directory", "spm_src.model: ... is missing (run `sate vocab`)")."""
+    if text == "":
+        raise argparse.ArgumentTypeError("an empty name (an unset variable?); give its name ('.' for the current "
+                                          "directory)")
+    return Path(text)
+
+
 def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:
     """Refuse an output that is one of the files the command reads: it would be replaced by what was made of it."""
     clash = next((f for f in inputs if same_file(f, path)), None)
@@ -348,6 +359,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: {place}")
     # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link
     named = str(path) if real == Path(os.path.abspath(path)) else f"{path} (leading to {real})"
+    if kind == "results" and real.parent != Path(os.path.realpath(Path(path).parent)) and _evaluate_output(real):
+        # EV/results.json linked to another run's: that run's scores (and its hyp.txt) were replaced, exit 0
+        raise SateError(f"{option} {named}: refusing to replace it: it is a file of another `sate evaluate` run "
+                        f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
         _existing(real, kind, option, named)
     if real.is_file() and not os.access(real, os.W_OK):
@@ -445,10 +460,12 @@ def _sentencepiece(path: Path) -> bool:
 
 
 def _owner(directory: Path) -> str | None:
-    """Which kind of sate directory ``directory`` is (a pack, a data directory, an experiment), or None. A pack
-    first: it holds a cmvn.json and token lists as a data directory does."""
+    """Which kind of sate directory ``directory`` is (a pack, an evaluate run's folder, a data directory, an
+    experiment), or None. A pack first: it holds a cmvn.json and token lists as a data directory does."""
     if (directory / layout.PACK_YAML).is_file():
         return "packed model"
+    if evaluate_results(directory / layout.RESULTS):  # a --stream run's delays.jsonl made it "a data directory"
+        return "`sate evaluate` run's folder"
     if _holds_data(directory) or _data_dir(directory):
         return "data directory"
     return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None

@@ -332,3 +332,21 @@ def test_a_lock_file_removed_between_its_open_and_its_lock_is_locked_anew(tmp_pa
         with pytest.raises(SateError, match="is in use by another sate features"), exclusive(lock, "sate features"):
             pass
     assert not lock.exists()
+
+
+def test_an_output_folder_through_a_link_to_a_folder_not_made_yet_is_made_where_it_leads(tmp_path: Path) -> None:
+    """Fourteenth hostile pass: `sate evaluate --out LINK` and `sate analyze locality --out LINK`, LINK a symlink to
+    a folder not made yet (another disk), were "--out LINK: cannot create (File exists)"; `sate synth --out LINK`
+    was "LINK: File exists", status 1. The folder is made where the link leads, and the link stays."""
+    from sate.files import held_out_dir
+
+    link = tmp_path / "eval"
+    link.symlink_to(tmp_path / "disk" / "eval")
+    with held_out_dir(link, "sate evaluate"):
+        (link / "results.json").write_text("{}\n")
+    assert link.is_symlink() and (tmp_path / "disk" / "eval" / "results.json").is_file()
+    link = tmp_path / "failed"
+    link.symlink_to(tmp_path / "disk2" / "eval")
+    with pytest.raises(KeyboardInterrupt), held_out_dir(link, "sate evaluate"):
+        raise KeyboardInterrupt  # a run that ends without results removes the folders it made, not the link
+    assert link.is_symlink() and not (tmp_path / "disk2").exists()

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -537,6 +538,22 @@ def test_an_own_file_linked_into_another_data_directory_is_refused_before_any_wo
 
 
 
+def test_an_own_file_linked_into_an_evaluate_run_names_the_run(tmp_path: Path, prepared_data: Path,
+                                                                synth_corpus: Path) -> None:
+    """Fourteenth hostile pass: `sate prep --out D` whose D/dev.jsonl linked to an evaluate --stream run's
+    delays.jsonl was refused, naming the run's folder "another data directory" (it holds a .jsonl)."""
+    run = tmp_path / "ev"
+    run.mkdir()
+    (run / "results.json").write_text(json.dumps({"mode": "st", "split": "dev", "bleu": 1.0}, indent=1))
+    (run / "delays.jsonl").write_text('{"id": "a", "delays": [1.0]}\n')
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dev.jsonl").symlink_to(run / "delays.jsonl")
+    with pytest.raises(SateError, match=re.escape(f"{run} is another `sate evaluate` run's folder, whose file this "
+                                                  "run would replace; remove the link")):
+        check_own_files(data, ["dev.jsonl"], "--out")
+
+
 def test_an_own_file_linked_to_a_file_of_another_kind_is_refused(
         tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A data directory's cmvn.json or token list linked by mistake to a file of the user's on no data directory
@@ -734,3 +751,36 @@ def test_an_empty_file_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mon
     assert capsys.readouterr().err.strip() == ("sate translate: error: --out: an empty name (an unset variable?); give "
                                                "the output's name, or '-' for standard output")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`--exp "$EXP"` with EXP unset read the current directory (`Path('')`): `sate average` run in an experiment
+    averaged it and wrote its model.pt there, exit 0; the others named a '.' nobody typed (".: is a directory",
+    "spm_src.model: ... missing (run `sate vocab`)"; fourteenth hostile pass)."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    monkeypatch.chdir(exp)
+    for argv in (["average", "--exp", "", "--last", "1"], ["pack", "--model", "m.pt", "--data", "", "--out", "p"],
+                 ["pack", "--model", "", "--data", "d", "--out", "p"], ["translate", "--model", "p", ""],
+                 ["translate", "--model", "", "talk.wav"], ["segment", ""], ["stream", "-", "--model", ""],
+                 ["stream", "", "--model", "p"],
+                 ["evaluate", "--model", "", "--data", "d"], ["evaluate", "--model", "p", "--data", ""],
+                 ["evaluate", "--model", "p", "--mt-model", "", "--data", "d"], ["score", "--hyp", "", "--ref", "r"],
+                 ["score", "--hyp", "h", "--ref", ""], ["latency-plot", "", "--out", "x.png"],
+                 ["train", "--config", "", "--exp", "e"], ["train", "--config", "c", "--exp", "e", "--steps-from", ""],
+                 ["config", "--config", ""], ["vocab", "--data", "d", "--marian", ""],
+                 ["vocab", "--data", "d", "--mt-text", "", "de.txt"], ["prep", "--mustc-root", "", "--out", "d"],
+                 ["prep", "--libri-trans", "", "--out", "d"], ["prep", "--librispeech", "", "--out", "d"],
+                 ["prep", "--kaldi-dir", "", "--out", "d"], ["synth", "--out", "c", "--text", "ding", "--ding", ""],
+                 ["report", "--exp", ""], ["analyze", "locality", "--model", "", "--data", "d", "--out", "o"],
+                 ["analyze", "locality", "--model", "m", "--data", "", "--out", "o"],
+                 ["analyze", "attention", "", "--model", "m", "--out", "a.png"],
+                 ["analyze", "attention", "--model", "", "--out", "a.png"],
+                 ["analyze", "attention", "--model", "m", "--data", "", "--utt", "u", "--out", "a.png"]):
+        with pytest.raises(SystemExit) as stop:
+            main(argv)
+        assert stop.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(
+            ": an empty name (an unset variable?); give its name ('.' for the current directory)"), argv
+    assert [p.name for p in exp.iterdir()] == ["checkpoints"]

@@ -31,6 +31,10 @@ mt_hub=${mt_hub:-} ssl_hub=${ssl_hub:-} asr_extra=${asr_extra:-} whisper=${whisp
 for name in nj average_n src_vocab_size tgt_vocab_size joint_vocab_size; do  # empty: not given (joint)
   [[ ${!name:-1} =~ ^[1-9][0-9]{0,8}$ ]] || die "--${name//_/-} must be a whole number >= 1, got '${!name}'"
 done
+# sate features' limit on --jobs (sate.numbers.max_jobs: four per CPU, at least 16): `--nj 1000` was refused by stage 1,
+# after stage 0 (and synth's stage -1, voicing the corpus)
+most_jobs=$(( $(getconf _NPROCESSORS_ONLN) * 4 )); (( most_jobs >= 16 )) || most_jobs=16
+(( ${nj:-1} <= most_jobs )) || die "--nj $nj: at most $most_jobs parallel jobs on this machine (four per CPU, at least 16)"
 for name in src_vocab_size tgt_vocab_size joint_vocab_size; do  # sate vocab's range (MAX_VOCAB), before stage 1
   (( ${!name:-2} >= 2 && ${!name:-2} <= 1000000 )) || die "--${name//_/-} must be from 2 to 1,000,000, got '${!name}'"
 done
@@ -84,9 +88,10 @@ fi
 # hub_value DIR KEY: a scalar of DIR/config.json (the Marian model's d_model, a speech model's model_type), its first
 # occurrence, whether the file is indented or all on one line; a key it does not hold is named. A config.json written
 # on one line gave nothing: `--set model.d_model=` stopped the stage on "model.d_model must be an integer, got None",
-# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm".
+# and an empty model_type was "model_type '' is not wav2vec2, hubert or wavlm". DIR is the user's (--mt-hub, --ssl-hub),
+# no stage's output: one without a config.json was told to "Run the earlier stages first".
 hub_value() {
-  need "$1/config.json" "the downloaded model's config.json"
+  [ -f "$1/config.json" ] || die "$1: no config.json there (is it the downloaded model's directory? --mt-hub and --ssl-hub name one)"
   local value
   value=$(tr ',{}' '\n\n\n' < "$1/config.json" |
     sed -n "s/^[[:space:]]*\"$2\"[[:space:]]*:[[:space:]]*\"\{0,1\}\([A-Za-z0-9_]*\)\"\{0,1\}[[:space:]]*$/\1/p" | head -n 1)

@@ -11,7 +11,10 @@ stop_stage=${stop_stage:-100}
 force=${force:-false}
 
 recipe_name=$(basename "$(dirname "$0")")
-die() { printf '[%s] error: %s\n' "$recipe_name" "$*" >&2; exit 1; }
+# one_line TEXT: TEXT with its line breaks, carriage returns and escapes written as \n, \r and \e, as sate's own error
+# lines are: a value holding a newline (`--ngpu $'2\n3'`) split the error line in two
+one_line() { local text=$1; text=${text//$'\n'/\\n}; text=${text//$'\r'/\\r}; printf '%s' "${text//$'\e'/\\e}"; }
+die() { printf '[%s] error: %s\n' "$recipe_name" "$(one_line "$*")" >&2; exit 1; }
 say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 
 # The options: --stage, --stop-stage and the variables the recipe sets (a line `name=...`) before it sources this

@@ -33,7 +33,7 @@ from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_p
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import held_out_dir, replace_together, require_directory
-from sate.targets import check_output, dir_name, file_name
+from sate.targets import check_output, dir_name, file_name, read_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
@@ -304,9 +304,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Per encoder layer, the attention mass in a window of window·T positions "
                                      "centred on each position (the SATE paper's localness), as CSV, markdown and "
                                      "a PNG line plot.")
-    loc.add_argument("--model", type=Path, nargs="+", required=True,
+    loc.add_argument("--model", type=read_name, nargs="+", required=True,
                      help="model files or model directories (asr, mt, st), one plot line per model encoder")
-    loc.add_argument("--data", type=Path, required=True, help="prepared data directory (manifests, fbank, vocab)")
+    loc.add_argument("--data", type=read_name, required=True, help="prepared data directory (manifests, fbank, vocab)")
     loc.add_argument("--split", default="dev", help="manifest split to analyse")
     loc.add_argument("--max-utts", type=int, default=None, help="analyse only the split's first N utterances")
     loc.add_argument("--window", type=float, default=0.1,
@@ -322,10 +322,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     att = sub.add_parser("attention", formatter_class=fmt, help="cross-attention heatmap of one utterance",
                          description="A PNG heatmap of the decoder's cross-attention for one utterance: greedy "
                                      "output tokens against encoder positions labelled with CTC-aligned tokens.")
-    att.add_argument("audio", type=Path, nargs="?", default=None, metavar="FILE",
+    att.add_argument("audio", type=read_name, nargs="?", default=None, metavar="FILE",
                      help="an audio file analysed as one utterance (instead of --utt)")
-    att.add_argument("--model", type=Path, required=True, help="model file or model directory (st, mt, hybrid asr)")
-    att.add_argument("--data", type=Path, default=None,
+    att.add_argument("--model", type=read_name, required=True,
+                     help="model file or model directory (st, mt, hybrid asr)")
+    att.add_argument("--data", type=read_name, default=None,
                      help="prepared data directory: the utterance's split, and the global CMVN statistics")
     att.add_argument("--split", default="dev", help="manifest split holding --utt")
     att.add_argument("--utt", default=None, help="utterance id in the split's manifest")

@@ -22,7 +22,7 @@ from sate.files import atomic_open, given_twice, not_a_file, read_json
 from sate.layout import RESULTS, RESULTS_MAX_BYTES
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
-from sate.targets import check_output, file_name
+from sate.targets import check_output, file_name, read_name
 
 if TYPE_CHECKING:  # matplotlib: imported when a plot is drawn
     from matplotlib.figure import Figure
@@ -189,7 +189,7 @@ def plot(runs: list[Run], path: Path) -> Figure:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("results", nargs="+", type=Path, metavar="RESULTS",
+    parser.add_argument("results", nargs="+", type=read_name, metavar="RESULTS",
                         help="results.json files of `sate evaluate` (or their directories): --stream runs, and "
                              "offline ones for the ceiling")
     parser.add_argument("--out", type=file_name, required=True, help="the PNG to write")

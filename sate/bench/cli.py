@@ -60,7 +60,7 @@ from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
 from sate.files import atomic_write_text, describe_os_error
 from sate.numbers import check_jobs, is_digits, max_jobs
-from sate.targets import check_output, file_name
+from sate.targets import check_output, file_name, read_name
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
          "text", "whisper-window")
@@ -107,10 +107,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                                      formatter_class=argparse.RawDescriptionHelpFormatter,
                                      epilog=__doc__.split("\n\n", 1)[1])
     source = parser.add_mutually_exclusive_group()
-    source.add_argument("--model", type=Path, help="ST model file (sate train / sate average)")
+    source.add_argument("--model", type=read_name, help="ST model file (sate train / sate average)")
     source.add_argument("--tiny", action="store_true",
                         help="no trained model: voice a small synth corpus and fit a tiny ST model to it first")
-    parser.add_argument("--data", type=Path, help="the prepared data dir --model was trained on")
+    parser.add_argument("--data", type=read_name, help="the prepared data dir --model was trained on")
     parser.add_argument("--out", type=file_name, default=Path("bench.json"), help="JSON file for every figure")
     parser.add_argument("--parts", default=",".join(DEFAULT_PARTS),
                         help=f"comma-separated subset of {','.join(PARTS)}")
@@ -138,7 +138,7 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="segment, asr-long: Asterisk prompts in the constructed recording")
     parser.add_argument("--segment-seed", type=int, default=0,
                         help="segment, asr-long: seed of the construction (which prompts, pauses, noise)")
-    parser.add_argument("--pack", type=Path, default=None,
+    parser.add_argument("--pack", type=read_name, default=None,
                         help="asr-real, asr-long: packed ASR or ST model directory (asr-real: or a Whisper "
                         "directory, its own decoder)")
     parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),

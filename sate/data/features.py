@@ -52,7 +52,15 @@ from sate.data.feature_index import (
 )
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import atomic_write_lines, exclusive, loads_json, not_a_file, read_record, real_path, require_file
+from sate.files import (
+    atomic_write_lines,
+    exclusive,
+    loads_json,
+    read_record,
+    real_path,
+    require_file,
+    what_is_there,
+)
 from sate.numbers import check_jobs
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
 
@@ -390,6 +398,23 @@ def _empty(shard_dir: Path) -> None:
     shard_dir.mkdir(parents=True, exist_ok=True)
 
 
+def check_stored_files(fbank: Path) -> None:
+    """Refuse, before any work, a symlink or anything but a regular file under the name of one of the files `sate
+    features` keeps in ``fbank`` (a split's index ``SPLIT.scp``; in a split folder its arks, indexes, checksums,
+    sizes, CMVN sums and plan). They are its own, written anew at each run: a ``sizes.json`` or ``00000.crc.json``
+    linked elsewhere was written through, replacing a pack's ``model.pt`` (or any file the link led to) with a
+    record, exit 0; a directory there failed after the work, naming a temporary file."""
+    entries = sorted(fbank.iterdir()) if fbank.is_dir() else []
+    for entry in entries:
+        inside = sorted(entry.iterdir()) if entry.is_dir() else []  # a split folder (linked to another disk or not)
+        own = [entry] if entry.suffix == ".scp" else []
+        for path in own + [p for p in inside if SHARD_FILE.fullmatch(p.name)]:
+            what = f"a symlink (to {os.readlink(path)})" if path.is_symlink() else what_is_there(path)
+            if what is not None:
+                raise SateError(f"{path}: {what}, where `sate features` keeps a file of its own (written anew at "
+                                "each run); remove it")
+
+
 def _own_rows(split: str, rows: list[dict]) -> list[dict]:
     """The rows whose features a split's shards hold: train_sp's speed-1.0 rows are train's."""
     return [row for row in rows if row.get("speed", 1.0) != 1.0] if split == SPEED_SPLIT else rows
@@ -604,7 +629,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
-    parser.add_argument("--splits", nargs="+", default=None,
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
                         help="splits to process (when not given: every manifest in --data)")
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
     parser.add_argument("--speed-perturb", action="store_true",
@@ -624,6 +649,7 @@ def run(args: argparse.Namespace) -> int:
     for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
         if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
             check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")
+    check_stored_files(fbank)
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         return _run(args, data_dir)
 
@@ -663,11 +689,6 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                         f"{TRAIN_SPLIT}; prepare it again (`sate prep`)")
     for split, rows in manifests.items():  # every split, before any split's features are deleted
         check_audio_kept(data_dir, split, rows)
-        # its readers refuse anything but a file; here it was written into (a named pipe: blocked for ever; a link to
-        # /dev/null: "up to date" with no index) or through (a broken link: wherever it led, folders made)
-        index = data_dir / layout.FBANK_DIR / f"{split}.scp"
-        if index.parent.is_dir():  # a loop or a file at fbank/ itself is named where it is used, as before
-            not_a_file(index, "a feature index")
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]

@@ -32,7 +32,7 @@ from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, token_ids
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import contents_digest, read_json, replace_together, require_file
 
 FILES = ("source.spm", "target.spm", "vocab.json")
@@ -196,5 +196,6 @@ def write_marian_vocab(data_dir: Path, hub_dir: Path, meta: dict, record: Path) 
     contents[target / CTC_TOKENS] = "".join(f"{token}\n" for token in tokens).encode()
     meta = {**meta, "outputs": contents_digest(contents[target / name] for name in (*FILES, CTC_TOKENS))}
     replace_together(contents, record, json.dumps(meta) + "\n")
-    print(f"marian: {hub_dir} -> {target}; CTC over {len(tokens)} tokens: <blank>, <unk> and the {len(tokens) - 2} "
+    print(f"marian: {one_line(str(hub_dir))} -> {one_line(str(target))}; CTC over {len(tokens)} tokens: <blank>, "
+          f"<unk> and the {len(tokens) - 2} "
           f"source pieces of the train transcripts (source.spm can emit {emittable}; Marian has {len(pieces)} ids)")

@@ -29,7 +29,7 @@ from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
 from sate.files import real_path, replace_together
-from sate.targets import check_manifests, check_output, check_own_files, dir_name
+from sate.targets import check_manifests, check_output, check_own_files, dir_name, read_name
 
 
 def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stream
@@ -52,18 +52,18 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     source = parser.add_mutually_exclusive_group(required=True)
-    source.add_argument("--mustc-root", type=Path, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
-    source.add_argument("--libri-trans", type=Path, metavar="ROOT",
+    source.add_argument("--mustc-root", type=read_name, help="MuST-C root holding en-<tgt>/data/<split>/{txt,wav}")
+    source.add_argument("--libri-trans", type=read_name, metavar="ROOT",
                         help="Augmented LibriSpeech En-Fr root holding train/, other/, dev/, test/ as shipped")
-    source.add_argument("--librispeech", type=Path, nargs="+", metavar="DIR",
+    source.add_argument("--librispeech", type=read_name, nargs="+", action="extend", metavar="DIR",
                         help="LibriSpeech subsets (e.g. LibriSpeech/train-clean-100), one split each")
-    source.add_argument("--kaldi-dir", type=Path, nargs="+", metavar="DIR",
+    source.add_argument("--kaldi-dir", type=read_name, nargs="+", action="extend", metavar="DIR",
                         help="Kaldi data directories (wav.scp with plain paths, text, optional segments and "
                              "utt2spk), one split each")
     parser.add_argument("--tgt-lang", default=None,
                         help="MuST-C only: target language code, the en-<tgt> directory (when not given: de)")
     parser.add_argument("--out", type=dir_name, required=True, help="data directory for the manifests")
-    parser.add_argument("--splits", nargs="+", default=None,
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
                         help="MuST-C: splits to read (when not given: train dev tst-COMMON, and tst-HE when present); "
                              "--libri-trans: sets to read, of train other dev test (when not given: train dev test; "
                              "other is written as train-other); --librispeech, --kaldi-dir: the split name of each "
@@ -103,6 +103,8 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     """Every split of the corpus the options name, checked (nothing is written here)."""
     if args.tgt_lang is not None and args.mustc_root is None:
         raise SateError("--tgt-lang is for --mustc-root only")
+    if args.tgt_lang == "":  # `args.tgt_lang or "de"` read an unset $LANG as de, exit 0
+        raise SateError("--tgt-lang: an empty name (an unset variable?); give the language code, e.g. de")
     if args.gtranslate is not None and args.libri_trans is None:
         raise SateError("--gtranslate/--no-gtranslate is for --libri-trans only")
     if args.splits is not None:

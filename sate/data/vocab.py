@@ -40,9 +40,9 @@ from sate.data.parallel_text import check_pairs, not_a_text_file, read_pairs, re
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
-from sate.targets import check_output, check_own_files, dir_name
+from sate.targets import check_output, check_own_files, dir_name, read_name
 
 SIDES = ("src", "tgt")
 VOCAB_KINDS = ("spm", "marian")  # DATA/vocab.json "kind": which vocabulary the last `sate vocab` wrote
@@ -214,16 +214,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--tgt-size", type=int, default=None, help="target SentencePiece vocabulary size")
     parser.add_argument("--joint", type=int, default=None, metavar="SIZE",
                         help="train one model of SIZE pieces on source and target instead")
-    parser.add_argument("--mt-text", nargs=2, action="append", type=Path, default=[], metavar=("EN", "TGT"),
+    parser.add_argument("--mt-text", nargs=2, action="append", type=read_name, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files (plain or gzip, any size) added to the training text "
                              "(repeatable)")
-    parser.add_argument("--src-splits", nargs="+", default=[], metavar="SPLIT",
+    parser.add_argument("--src-splits", nargs="+", action="extend", default=[], metavar="SPLIT",
                         help="more splits of --data (e.g. extra ASR corpora) whose src_norm joins train's in the "
                              "source (or joint) training text")
     parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
                         help="at most this many sentence pairs train the vocabularies: a uniform sample (seeded) of "
                              "the train manifest and the MT text when they hold more")
-    parser.add_argument("--marian", type=Path, default=None, metavar="DIR",
+    parser.add_argument("--marian", type=read_name, default=None, metavar="DIR",
                         help="instead: use the vocabulary of the downloaded Marian (OPUS-MT) model in DIR, with CTC "
                              "over the source pieces of the train transcripts (docs/models.md)")
 
@@ -264,7 +264,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
     meta = {"kind": "marian", "hub": str(real_path(hub)), "inputs": _digest(inputs)}
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
-        print(f"{data_dir}: the Marian vocabulary is up to date")
+        print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
     write_marian_vocab(data_dir, hub, meta, meta_path)
     return 0
@@ -314,7 +314,7 @@ def _run(args: argparse.Namespace) -> int:
     meta = {"sizes": sizes, "inputs": _digest([manifest, *extra, *mt_files]), "sample_size": args.sample_size}
     outputs = [data_dir / name for side in SIDES for name in (layout.spm_model(side), layout.token_list(side))]
     if _up_to_date(meta_path, meta, outputs):
-        print(f"{data_dir}: vocabularies up to date")
+        print(f"{one_line(str(data_dir))}: vocabularies up to date")
         return 0
 
     rows = read_manifest(manifest)
@@ -336,5 +336,6 @@ def _run(args: argparse.Namespace) -> int:
     # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
     replace_together(contents, meta_path, json.dumps(meta) + "\n")
     for side, count in sizes_now.items():
-        print(f"{side}: {count} tokens -> {data_dir / layout.spm_model(side)}, {data_dir / layout.token_list(side)}")
+        print(f"{side}: {count} tokens -> {one_line(str(data_dir / layout.spm_model(side)))}, "
+              f"{one_line(str(data_dir / layout.token_list(side)))}")
     return 0

@@ -248,6 +248,8 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
+        if isinstance(source, str) and source == "":  # as Path(''), the current directory: ".: is a directory"
+            raise SateError(f"input {index}: an empty name, no file")
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)

@@ -56,7 +56,7 @@ def plain(value: object) -> object:
 def batch_size(value: object) -> int:
     value = plain(value)
     if not is_int64(value) or value < 1:  # type: ignore[operator]
-        raise SateError(f"batch_size must be a whole number >= 1, got {shown(value)}")
+        raise SateError(f"batch_size must be a whole number from 1 to 2**63-1, got {shown(value)}")  # 10**20 is whole
     return int(value)  # type: ignore[call-overload]
 
 

@@ -45,7 +45,7 @@ from sate.files import (
     require_file,
 )
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, dir_name, evaluate_results, name_max
+from sate.targets import check_output, dir_name, evaluate_results, name_max, read_name
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -394,12 +394,13 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sate.decode.options import add_override_arguments
 
-    parser.add_argument("--model", type=Path, required=True,
+    parser.add_argument("--model", type=read_name, required=True,
                         help="packed model directory (`sate pack`): st, asr or mt; or a Whisper model directory "
                              "(Hugging Face or CTranslate2, English-only): its own decoder transcribes")
-    parser.add_argument("--mt-model", type=Path, default=None,
+    parser.add_argument("--mt-model", type=read_name, default=None,
                         help="packed MT model: translate the --model ASR transcripts with it (a cascade)")
-    parser.add_argument("--data", type=Path, required=True, help="prepared data directory (`sate prep`, `features`)")
+    parser.add_argument("--data", type=read_name, required=True,
+                        help="prepared data directory (`sate prep`, `features`)")
     parser.add_argument("--split", default="tst-COMMON", help="manifest split to decode")
     parser.add_argument("--out", type=dir_name, default=None,
                         help="where hyp/ref files and results.json go; files of an earlier run there are replaced "

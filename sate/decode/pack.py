@@ -37,7 +37,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output, dir_name
+from sate.targets import check_output, dir_name, read_name
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -203,6 +203,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     features = model_features(resolve_config(meta["task"], meta["config"]))
     if cmvn is not None and cmvn not in CMVN_KINDS:
         raise SateError(f"--cmvn must be one of {', '.join(CMVN_KINDS)}, got {cmvn!r}")
+    if not speech and cmvn is not None:  # taken without a word, and nothing of it packed
+        raise SateError(f"--cmvn {cmvn}: {model_file} is an MT model, which reads text: it takes no CMVN")
     if speech and features == "waveform":
         if cmvn not in (None, "none"):
             raise SateError(f"--cmvn {cmvn}: the model reads waveforms, which take no CMVN")
@@ -352,8 +354,8 @@ def required_parts(info: PackInfo) -> dict[str, str]:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.epilog = options_help()
-    parser.add_argument("--model", type=Path, required=True, help="model file of `sate train` / `sate average`")
-    parser.add_argument("--data", type=Path, required=True,
+    parser.add_argument("--model", type=read_name, required=True, help="model file of `sate train` / `sate average`")
+    parser.add_argument("--data", type=read_name, required=True,
                         help="the data directory the model was trained on (SentencePiece models, token lists, CMVN)")
     parser.add_argument("--out", type=dir_name, required=True,
                         help="directory to write (an older pack there is replaced)")

@@ -20,11 +20,19 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, is_stream
-from sate.targets import check_not_input, check_output, check_streams_once, dir_name, names_directory, same_file
+from sate.targets import (
+    check_not_input,
+    check_output,
+    check_streams_once,
+    dir_name,
+    names_directory,
+    read_name,
+    same_file,
+)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
+    parser.add_argument("files", nargs="+", type=read_name, metavar="FILE", help="audio files")
     parser.add_argument("--out", type=_out_name, default=None,
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
                              "FILE_STEM.jsonl per input (when not given, or '-': stdout)")

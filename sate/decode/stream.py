@@ -20,7 +20,6 @@ import argparse
 import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import BinaryIO
 
 import numpy as np
@@ -29,6 +28,7 @@ from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
 from sate.errors import SateError, one_line
+from sate.targets import read_name
 
 FORMATS = ("jsonl", "text")
 
@@ -69,8 +69,9 @@ def file_pieces(blocks: Iterator[np.ndarray], chunk: float, paced: bool) -> Iter
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("input", metavar="INPUT", help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
-    parser.add_argument("--model", type=Path, required=True, help="packed ST model directory (`sate pack`)")
+    parser.add_argument("input", metavar="INPUT", type=read_name,
+                        help="an audio file, or - for 16 kHz mono s16le PCM on stdin")
+    parser.add_argument("--model", type=read_name, required=True, help="packed ST model directory (`sate pack`)")
     add_stream_arguments(parser, "--policy", "alignatt")
     parser.add_argument("--format", choices=FORMATS, default="jsonl",
                         help="jsonl: a line per change of the shown text; text: each segment's final translation")
@@ -94,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     beam = {} if args.beam is None else {"beam": decode_options({"beam": args.beam}, "--beam").beam}  # before loading
     # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
     # is opened and read as a stream
-    blocks = None if args.input == "-" else audio_blocks(args.input)
+    blocks = None if str(args.input) == "-" else audio_blocks(args.input)
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None

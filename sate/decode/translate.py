@@ -21,7 +21,8 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
-from sate.targets import check_not_input, check_output, check_streams_once, names_directory
+from sate.numbers import INT64
+from sate.targets import check_not_input, check_output, check_streams_once, names_directory, read_name
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -39,8 +40,9 @@ def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     from sate.decode.options import add_override_arguments
 
-    parser.add_argument("files", nargs="+", type=Path, metavar="FILE", help="audio files")
-    parser.add_argument("--model", type=Path, required=True, help="packed model directory (`sate pack`): st or asr")
+    parser.add_argument("files", nargs="+", type=read_name, metavar="FILE", help="audio files")
+    parser.add_argument("--model", type=read_name, required=True,
+                        help="packed model directory (`sate pack`): st or asr")
     parser.add_argument("--format", choices=FORMATS, default="text",
                         help="text: one line per segment; jsonl: file, start, end, transcript, translation per "
                              "segment; srt: subtitles")
@@ -87,8 +89,8 @@ def run(args: argparse.Namespace) -> int:
     from sate.decode.api import Failure, Result, SpeechTranslator
     from sate.decode.options import decode_overrides
 
-    if args.batch_size < 1:
-        raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
+    if not 1 <= args.batch_size <= INT64[1]:  # 10**20 was "batch_size must be a whole number >= 1"
+        raise SateError(f"--batch-size must be from 1 to 2**63-1, got {args.batch_size}")
     vad = VadOptions(max_segment=args.max_segment, min_pause=args.min_pause, method=resolve_method(args.vad))
     files: list[Path] = args.files
     check_files(files, args.decode)

@@ -21,7 +21,7 @@ from sate.files import given_twice, not_a_file, read_json, replace_together
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output, file_name, same_file
+from sate.targets import check_not_input, check_output, file_name, read_name, same_file
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
 
@@ -243,7 +243,7 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--exp", type=Path, required=True, help="experiment root holding one dir per system")
+    parser.add_argument("--exp", type=read_name, required=True, help="experiment root holding one dir per system")
     parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
     parser.add_argument("--out", type=file_name, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=file_name, default=None, help="also draw the learning curves into this PNG")

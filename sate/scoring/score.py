@@ -21,7 +21,7 @@ from pathlib import Path
 from sate.data.manifest import read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
-from sate.targets import same_file
+from sate.targets import read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
 
@@ -124,9 +124,9 @@ def word_error_rate(hyps: Sequence[str], refs: Sequence[str]) -> WordErrorRate:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--hyp", type=Path, required=True,
+    parser.add_argument("--hyp", type=read_name, required=True,
                         help="hypotheses, one detokenized sentence per line (-: standard input)")
-    parser.add_argument("--ref", type=Path, required=True,
+    parser.add_argument("--ref", type=read_name, required=True,
                         help="references, line-aligned with --hyp (-: standard input)")
     parser.add_argument("--format", choices=["text", "json"], default="text",
                         help="text: sacrebleu's `-f text` lines; json: sacrebleu's default JSON output")

@@ -14,16 +14,15 @@ from __future__ import annotations
 
 import argparse
 import os
-from pathlib import Path
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.splits import split_pairs
 from sate.synth.voices import heldout_names
-from sate.targets import check_output, dir_name
+from sate.targets import check_output, dir_name, read_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -55,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
                              "(default: %(default)s)")
     parser.add_argument("--jobs", type=int, metavar="N", default=os.cpu_count(), help="parallel voicing processes")
-    parser.add_argument("--ding", type=Path, metavar="PATH", default=None,
+    parser.add_argument("--ding", type=read_name, metavar="PATH", default=None,
                         help=f"--text ding only: the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched "
                              f"with `apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")
 
@@ -64,7 +63,9 @@ def _check_args(args: argparse.Namespace) -> None:
     """Every bad option raises a SateError naming it; the phrasebook sizes get their defaults here."""
     from sate.synth import phrasebook  # slow: it builds its template tables on import; `sate --help` needs none
 
-    check_output(args.out, "corpus")  # never a data directory or an experiment, which OUT/en-de/ would go into
+    # never a data directory or an experiment, which OUT/en-de/ would go into; written where a symlink leads (a broken
+    # one was "File exists" once the text was drawn, where sate prep --out writes through it)
+    args.out = check_output(args.out, "corpus")
     check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
@@ -85,11 +86,15 @@ def _check_args(args: argparse.Namespace) -> None:
         raise SateError("--ding is only read with --text ding")
     defaults = {"text_size": phrasebook.DEFAULT_TEXT_SIZE, "dev_size": phrasebook.DEFAULT_DEV_SIZE,
                 "test_size": phrasebook.DEFAULT_TEST_SIZE}
+    splits = {"text_size": "train", "dev_size": "dev", "test_size": "tst-COMMON"}
     for option, name in sizes.items():
         if getattr(args, name) is None:
             setattr(args, name, defaults[name])
         elif getattr(args, name) < 1:
             raise SateError(f"{option} must be >= 1, got {getattr(args, name)}")
+        elif getattr(args, name) > phrasebook.MAX_SIZES[splits[name]]:
+            raise SateError(f"{option} {getattr(args, name):,}: at most {phrasebook.MAX_SIZES[splits[name]]:,} "
+                            "(every sentence drawn is held in memory until the splits are full)")
     if args.train_size > args.text_size:
         raise SateError(f"--train-size {args.train_size} is more than --text-size {args.text_size}: "
                         "only train text can be voiced")
@@ -107,14 +112,14 @@ def run(args: argparse.Namespace) -> int:
         if empty:
             raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
                             "(about 4% of the sentences go to each of dev and tst-COMMON)")
-        print(f"read {len(pairs)} sentence pairs from {ding}")
+        print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
         summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
     else:
         summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
                                           args.seed, args.jobs)
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
-    print(f"corpus in {summary['root']} (MT text: {summary['mt_train_pairs']} train pairs)")
+    print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
               f"  ({s['text_pairs']} text pairs)")

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import random
+import shutil
 import signal
 import tempfile
 from collections.abc import Mapping, Sequence
@@ -26,7 +27,7 @@ import soundfile as sf
 from sate import layout
 from sate.data.audio import wav_info
 from sate.errors import SateError
-from sate.files import atomic_open, atomic_write_text, read_record
+from sate.files import atomic_open, atomic_write_text, make_parents, read_record
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -233,12 +234,19 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     check_corpus_root(root)
-    root.mkdir(parents=True, exist_ok=True)
-    (root / layout.SYNTH_MARK).touch()
+    made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
-    mt_dir.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
-    atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in text["train"]))
+    try:
+        (root / layout.SYNTH_MARK).touch()
+        mt_dir.mkdir(parents=True, exist_ok=True)
+        atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
+        atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in text["train"]))
+    except BaseException:
+        # nothing voiced yet: a folder this run made holds only what it just wrote (a full disk left OUT/en-de/
+        # with its mark and an empty mt/); talks voiced later stay when a run stops, for the next to go on from
+        if made:
+            shutil.rmtree(made[0], ignore_errors=True)
+        raise
 
     jobs = jobs or os.cpu_count() or 1
     segments: dict[int, list[dict]] = {}

@@ -16,7 +16,7 @@ from sate import layout
 from sate.errors import SateError, one_line, shown
 from sate.files import read_checkpoint
 from sate.numbers import is_int64, is_number
-from sate.targets import check_output, file_name
+from sate.targets import check_output, file_name, read_name
 
 if TYPE_CHECKING:
     import torch
@@ -171,7 +171,7 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--exp", type=Path, required=True, help="experiment dir of `sate train`")
+    parser.add_argument("--exp", type=read_name, required=True, help="experiment dir of `sate train`")
     group = parser.add_mutually_exclusive_group(required=True)
     group.add_argument("--last", type=int, help="average the last N epoch checkpoints")
     group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")

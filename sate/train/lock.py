@@ -117,11 +117,12 @@ class ExperimentLock:
                 raise SateError(f"{self.path.parent} is in use by another training run ({describe(previous)}; "
                                 f"lock {self.path}); wait for it to end, or delete the lock if that run is gone")
             self.takeover = previous or None
-            f.seek(0)
-            f.truncate()
-            f.write(json.dumps(self.holder) + "\n")
-            f.flush()
-            os.fsync(f.fileno())
+            try:
+                self._write(f)
+            except BaseException:
+                with contextlib.suppress(OSError):  # the close flushes again what the full disk refused
+                    f.close()
+                raise
             self._file = f
             self._thread = threading.Thread(target=self._heartbeat, name="sate-lock-heartbeat", daemon=True)
             self._thread.start()
@@ -132,10 +133,19 @@ class ExperimentLock:
         """Name the run in the lock, so that a refused second run can say which run holds the directory."""
         if self._file is not None:
             self.holder["run_id"] = run_id
-            self._file.seek(0)
-            self._file.truncate()
-            self._file.write(json.dumps(self.holder) + "\n")
-            self._file.flush()
+            self._write(self._file)
+
+    def _write(self, f: IO[str]) -> None:
+        """The holder into the lock file, replacing what was there. A full disk names the lock: the write is the
+        first of `sate train`, and its error said "No space left on device" naming no file."""
+        try:
+            f.seek(0)
+            f.truncate()
+            f.write(json.dumps(self.holder) + "\n")
+            f.flush()
+            os.fsync(f.fileno())
+        except OSError as err:
+            raise OSError(err.errno, err.strerror, str(self.path)) from None
 
     def _heartbeat(self) -> None:
         while not self._stop.wait(HEARTBEAT_S):

@@ -18,6 +18,7 @@ import yaml
 from sate.errors import SateError
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
+from sate.targets import read_name
 from sate.train.schema import TrainingConfig
 from sate.train.trainer import checked_config
 
@@ -75,8 +76,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--task", choices=["asr", "mt", "st"], help="print every key of this task's training config "
                       "with its default and what it does")
-    what.add_argument("--config", type=Path, help="print this training YAML merged with the defaults, after the same "
-                      "checks `sate train` makes")
+    what.add_argument("--config", type=read_name,
+                      help="print this training YAML merged with the defaults, after the same checks `sate train` "
+                           "makes")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
                         help="with --config: override a key as `sate train --set` does (repeatable)")
     parser.add_argument("--init-from", action="append", default=[], metavar="asr=PATH|mt=PATH",

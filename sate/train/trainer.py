@@ -28,7 +28,7 @@ from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs
 from sate.settings import read
-from sate.targets import check_output, check_run_folders, dir_name, same_file
+from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -151,7 +151,7 @@ def choose_precision(setting: str, accelerator: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, type=Path, help="training YAML (see conf/)")
+    parser.add_argument("--config", required=True, type=read_name, help="training YAML (see conf/)")
     parser.add_argument("--exp", required=True, type=dir_name,
                         help="experiment dir: checkpoints, logs, config snapshot")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
@@ -160,7 +160,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="st: start the acoustic encoder and CTC from an ASR model file, the source embedding, "
                              "textual encoder and decoder from an MT model file; each is also the distillation "
                              "teacher of its side where the config sets a loss.kd weight (repeatable)")
-    parser.add_argument("--steps-from", type=Path, metavar="EXP",
+    parser.add_argument("--steps-from", type=read_name, metavar="EXP",
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
                              "for comparisons at equal training; replaces the config's budgets")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])

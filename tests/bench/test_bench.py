@@ -140,6 +140,10 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
             main(argv)
         assert exit_.value.code == 2
     assert "--model needs --data" in capsys.readouterr().err
+    for argv in (["--model", "", "--data", "d"], ["--model", "m.pt", "--data", ""], ["--pack", ""]):
+        with pytest.raises(SystemExit) as exit_:  # the current directory, `Path('')`, where a variable was unset
+            main(argv)
+        assert exit_.value.code == 2 and "an empty name (an unset variable?)" in capsys.readouterr().err, argv
 
 
 @pytest.mark.parametrize(("argv", "says"), [

@@ -113,6 +113,32 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
 
 
+@pytest.mark.parametrize("name", ["sizes.json", "00000.crc.json"])
+def test_a_link_or_a_directory_in_place_of_a_stored_file_is_refused_before_any_work(
+        run_sate, prepped: Path, tmp_path: Path, name: str) -> None:
+    # Fourteenth hostile pass: DATA/fbank/dev/sizes.json (or a shard's crc.json) linked to a pack's model.pt was
+    # written through when the shard was computed again, replacing the model with the record, exit 0; a directory
+    # there (or at fbank/dev.scp) failed after the work, naming a temporary file.
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    shards = prepped / "fbank" / "dev"
+    model = tmp_path / "model.pt"
+    model.write_bytes(b"PK\x03\x04 the weights")
+    (shards / name).unlink()
+    (shards / name).symlink_to(model)
+    (shards / "00000.ark").unlink()  # the shard is computed again
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and err.strip().endswith(f"error: {shards / name}: a symlink (to {model}), where `sate features` "
+                                            "keeps a file of its own (written anew at each run); remove it"), err
+    assert model.read_bytes() == b"PK\x03\x04 the weights"
+    (shards / name).unlink()
+    (prepped / "fbank" / "dev.scp").unlink()
+    (prepped / "fbank" / "dev.scp").mkdir()
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{prepped / 'fbank' / 'dev.scp'}: a directory, where `sate features` keeps" in err, err
+    (prepped / "fbank" / "dev.scp").rmdir()
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+
+
 def test_features_whose_audio_is_gone_are_kept_when_the_manifest_changed(run_sate, prepped: Path,
                                                                         tmp_path: Path) -> None:
     # Thirteenth hostile pass: a data directory received with its features and without its audio, its manifests'
@@ -331,13 +357,11 @@ def test_an_emptied_train_manifest_is_refused(run_sate, prepared: Path, tmp_path
     assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
 
 
-@pytest.mark.parametrize(("name", "what"), [("train/plan.json", "where sate keeps a record of its own; remove it"),
-                                            ("train/00000.crc.json", "where sate keeps a record of its own; remove it"),
-                                            ("train.scp", "not a feature index")])
-def test_a_record_or_index_that_is_no_file_is_named(prepared: Path, tmp_path: Path, name: str, what: str) -> None:
-    """A named pipe in place of a split's plan, a shard's checksums or the split's index blocked `sate features` for
-    ever (a link to /dev/zero was read until memory ran out; fourteenth hostile pass): each is named, nothing is
-    read from it. Run as a process: the old code never returned."""
+@pytest.mark.parametrize("name", ["dev/plan.json", "dev/00000.crc.json", "dev/sizes.json"])
+def test_a_record_that_is_no_file_is_named_by_the_readers(prepared: Path, tmp_path: Path, name: str) -> None:
+    """A named pipe in place of a split's plan, sizes or a shard's checksums blocked every reader of the features
+    (`sate evaluate`, training) for ever, and a link to /dev/zero was read until memory ran out (fourteenth hostile
+    pass): named, nothing read from it. Run as a process: the old code never returned."""
     import os
     import subprocess
     import sys
@@ -346,9 +370,14 @@ def test_a_record_or_index_that_is_no_file_is_named(prepared: Path, tmp_path: Pa
     shutil.copytree(prepared, data)
     (data / "fbank" / name).unlink()
     os.mkfifo(data / "fbank" / name)
+    read = ("from pathlib import Path; from sate.data.dataset import SpeechDataset; from sate.data.vocab import "
+            f"Vocabulary; d = Path({str(data)!r}); SpeechDataset.from_data_dir(d, 'dev', Vocabulary.load(d, 'src'), "
+            "None)")
     path = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), str(Path.cwd())])
-    done = subprocess.run([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "1"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ, "PYTHONPATH": path})
-    assert done.returncode == 2, done.stderr[-2000:]
-    assert done.stderr.strip() == f"sate features: error: {data / 'fbank' / name}: a named pipe, {what}" + (
-        " (the command writes it again)" if "record" in what else "")
+    done = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == (
+        f"sate.errors.SateError: {data / 'fbank' / name}: a named pipe, where sate keeps a record of its own; remove "
+        "it (the command writes it again)"), done.stderr[-2000:]
+
+

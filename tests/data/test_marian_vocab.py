@@ -90,6 +90,20 @@ def test_vocab_marian_writes_the_ctc_subset_of_the_train_transcripts(marian_data
     assert "up to date" not in capsys.readouterr().out and ctc_tokens.read_text(encoding="utf-8").splitlines() == tokens
 
 
+def test_the_lines_of_vocab_marian_escape_a_names_control_characters(marian_data: Path, marian_dir: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    # Fourteenth hostile pass: "marian: HUB -> DATA/marian; ..." and "DATA: the Marian vocabulary is up to date"
+    # showed the names as they are: a line break split the line, an escape reached the terminal.
+    capsys.readouterr()
+    hub = shutil.copytree(marian_dir, marian_data.parent / "opus\nmt\x1b[2J")
+    named = marian_data.rename(marian_data.with_name("d\nx\x1b[2J"))
+    for _ in range(2):
+        assert main(["vocab", "--data", str(named), "--marian", str(hub)]) == 0
+        out = capsys.readouterr().out
+        assert "\x1b" not in out and len(out.strip().splitlines()) == 1, out
+    assert out.strip() == f"{named.parent}/d\\nx\\x1b[2J: the Marian vocabulary is up to date"
+
+
 def test_vocab_switches_back_to_sentencepiece(marian_data: Path) -> None:
     assert main(["vocab", "--data", str(marian_data), "--src-size", "48", "--tgt-size", "64"]) == 0
     assert vocabulary_kind(marian_data) == "spm"

@@ -89,6 +89,17 @@ def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
 
 
 
+def test_the_lines_of_vocab_escape_a_names_control_characters(run_sate, data: Path) -> None:
+    # Fourteenth hostile pass: "src: N tokens -> DATA/spm_src.model, ..." and "DATA: vocabularies up to date" showed
+    # a data directory's name as it is: a line break split the line, an escape reached the terminal.
+    named = data.rename(data.with_name("d\nx\x1b[2J"))
+    for _ in range(2):
+        rc, out, _ = run_sate("vocab", "--data", named, "--src-size", "40", "--tgt-size", "40")
+        assert rc == 0 and "\x1b" not in out and all(line.startswith(("src: ", "tgt: ", str(named.parent)))
+                                                     for line in out.splitlines()), out
+    assert out.strip() == f"{named.parent}/d\\nx\\x1b[2J: vocabularies up to date"
+
+
 def test_an_output_edited_or_damaged_since_is_written_again(run_sate, data: Path) -> None:
     """A token list with a line added, a model damaged or replaced by the other side's: the readers refused them
     and said to write them again with `sate vocab`, which called the vocabularies up to date (thirteenth hostile

@@ -109,10 +109,19 @@ def test_64_bit_integer_samples_are_refused(translators: dict[str, SpeechTransla
     assert len(translators["st"].translate([(pcm16.astype(np.int32) << 16, SAMPLE_RATE)])) == 1
 
 
+def test_an_empty_name_is_named_as_such(translators: dict[str, SpeechTranslator]) -> None:
+    """An input '' was read as Path(''), the current directory: ".: is a directory, not an audio file" named a '.'
+    nobody gave (fourteenth hostile pass)."""
+    with pytest.raises(SateError, match=r"^input 0: an empty name, no file$"):
+        translators["st"].translate([""])
+    failures = list(translators["st"].stream(["", ""]))
+    assert [f.error for f in failures] == ["input 0: an empty name, no file", "input 1: an empty name, no file"]
+
+
 def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     st = translators["st"]
-    for size in (0, 1.5, "2"):
-        with pytest.raises(SateError, match=r"^batch_size must be a whole number >= 1, got "):
+    for size in (0, 1.5, "2", 10**20):  # 10**20 is a whole number >= 1, as the message said it was not
+        with pytest.raises(SateError, match=r"^batch_size must be a whole number from 1 to 2\*\*63-1, got "):
             st.translate([(talk, SAMPLE_RATE)], batch_size=size)  # type: ignore[arg-type]
     with pytest.raises(SateError, match=r"^options must be DecodeOptions \(e.g. translator.with_options\(beam=10\)\), "
                                         r"got dict"):

@@ -400,6 +400,27 @@ def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
             evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / place, device="cpu")
 
 
+def test_a_file_of_the_run_linked_to_another_runs_is_refused(
+        tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Fourteenth hostile pass: EV/results.json (or hyp.txt) a symlink to another evaluate run's was written through:
+    # that run's scores were replaced by this run's, exit 0. A link to a file of no run is written as before.
+    other = tmp_path / "other"
+    evaluate_cli(capsys, other, prepared_data, "--model", eval_packs["asr"], "--split", "dev")
+    kept = {p.name: p.read_bytes() for p in other.iterdir()}
+    out = tmp_path / "ev"
+    out.mkdir()
+    for name in ("results.json", "transcript.txt"):
+        (out / name).symlink_to(other / name)
+        assert main(["evaluate", "--model", str(eval_packs["asr"]), "--data", str(prepared_data),
+                     "--split", "tst-COMMON", "--out", str(out)]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.endswith(f"--out {out / name} (leading to {other / name}): refusing to replace it: it is a file of "
+                            f"another `sate evaluate` run ({other}), which only a run into that folder rewrites; "
+                            "remove the link"), err
+        assert {p.name: p.read_bytes() for p in other.iterdir()} == kept
+        (out / name).unlink()
+
+
 def test_a_second_run_into_a_folder_another_run_writes_is_refused_and_leaves_no_lock_file(
         tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # Thirteenth hostile pass: two `sate evaluate` runs into one --out renamed their files into it one by one, in

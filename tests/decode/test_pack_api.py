@@ -153,6 +153,17 @@ def test_a_model_is_never_packed_or_read_with_another_kind_of_cmvn(tmp_path: Pat
     assert pack(plain, prepared_data, tmp_path / "pack2", cmvn="utterance").features["cmvn"] == "utterance"
 
 
+def test_cmvn_for_an_mt_model_is_refused(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate pack --cmvn global` of an MT model was taken without a word, and nothing of it packed (fourteenth
+    hostile pass): the option is refused, as --beam for an ASR pack is."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    for kind in ("global", "utterance", "none"):
+        with pytest.raises(SateError, match=rf"^--cmvn {kind}: .*mt.pt is an MT model, which reads text: it takes no "
+                                            "CMVN$"):
+            pack(model, prepared_data, tmp_path / "pack", cmvn=kind)
+    assert not (tmp_path / "pack").exists()
+
+
 def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
     """A model trained with per-utterance CMVN, its file copied away from the config.yaml of its run, was packed with

@@ -459,3 +459,11 @@ def test_a_run_in_which_every_file_fails_leaves_out_as_it_was(tmp_path: Path, st
     assert rc == 1 and not (tmp_path / "new.txt").exists()
     rc, out, err = run_translate(capsys, "--model", st_pack, broken, good_wav(prepared_data, tmp_path), "--out", notes)
     assert rc == 1 and notes.read_text() != "mine\n" and err.splitlines()[-1].endswith("translated 1")
+
+
+def test_a_batch_size_beyond_int64_is_named_for_its_bound(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    """`--batch-size 100000000000000000000` was "batch_size must be a whole number >= 1", which it is, naming no
+    option (fourteenth hostile pass); refused before the pack is read."""
+    rc, _, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "a.wav", "--batch-size", str(10**20))
+    assert rc == 2
+    assert err.strip() == "sate translate: error: --batch-size must be from 1 to 2**63-1, got 100000000000000000000"

@@ -320,6 +320,11 @@ def test_the_synthetic_corpus_has_no_target_language_to_choose(tmp_path: Path, r
 @pytest.mark.parametrize(("args", "says"), [
     (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
     (["--nj", "0"], "--nj must be a whole number >= 1, got '0'"),
+    # a line break in a value split the error line in two (fourteenth hostile pass)
+    (["--ngpu", "2\n3\x1b[31m"], "--ngpu must be a number of GPUs (0: the CPU), got '2\\n3\\e[31m'"),
+    # sate features' limit (four per CPU, at least 16) was met at stage 1, after the corpus was voiced and prepared
+    (["--nj", "100000"], f"--nj 100000: at most {max(16, 4 * (os.cpu_count() or 1))} parallel jobs on this machine "
+                         "(four per CPU, at least 16)"),
     (["--test-sets", "dev dev"], "--test-sets names dev twice"),
 ])
 def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
@@ -468,6 +473,11 @@ def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layo
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and (f'[mustc] error: {tmp_path / "marian" / "config.json"}: no "d_model" (a number '
                                      "or a name) in it") in done.stderr, done.stderr
+    (tmp_path / "marian" / "config.json").unlink()  # a directory of the user's: no stage makes it (fourteenth pass)
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {tmp_path / 'marian'}: no config.json there (is it the downloaded model's directory? "
+        "--mt-hub and --ssl-hub name one)"), done.stderr
 
 
 def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) -> None:

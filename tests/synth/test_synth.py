@@ -9,6 +9,7 @@ import os
 import random
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -252,6 +253,30 @@ def test_phrasebook_larger_train_size_keeps_earlier_talks() -> None:
     assert [t.fingerprint() for t in small[:-1]] == [t.fingerprint() for t in large[:len(small) - 1]]
 
 
+def test_a_full_disk_before_any_voicing_leaves_no_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         full_disk: Callable[..., None],
+                                                         capsys: pytest.CaptureFixture) -> None:
+    # Fourteenth hostile pass: `sate synth --out NEW` on a full disk failed at mt/train.en and left NEW/en-de/ with
+    # its .sate-synth mark and an empty mt/ behind.
+    full_disk(monkeypatch)
+    out = tmp_path / "new" / "corpus"
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
+                 "--test-size", "1", "--jobs", "1"]) == 1
+    assert "train.en: No space left on device" in capsys.readouterr().err
+    assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.slow
+def test_the_lines_of_synth_escape_a_names_control_characters(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    # Fourteenth hostile pass: "corpus in OUT/en-de" showed the name as it is: a line break split the line, an
+    # escape reached the terminal.
+    out = tmp_path / "c\nx\x1b[2J"
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
+                 "--test-size", "1", "--jobs", "1"]) == 0
+    printed = capsys.readouterr().out
+    assert "\x1b" not in printed and f"corpus in {tmp_path}/c\\nx\\x1b[2J/en-de (MT text" in printed, printed
+
+
 @pytest.mark.slow
 def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
     argv = ["synth", "--out", str(tmp_path), "--text-size", "30", "--train-size", "6", "--dev-size", "3",
@@ -293,6 +318,10 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     (["--text-size", "0"], "--text-size must be >= 1"),
     (["--dev-size", "0"], "--dev-size must be >= 1"),
     (["--test-size", "-2"], "--test-size must be >= 1"),
+    # every sentence drawn is held: 10**20 drew for hours, memory growing
+    (["--text-size", "100000000000000000000"], "--text-size 100,000,000,000,000,000,000: at most 1,000,000"),
+    (["--dev-size", "50001"], "--dev-size 50,001: at most 50,000"),
+    (["--test-size", "100000000000000000000"], "--test-size 100,000,000,000,000,000,000: at most 50,000"),
     (["--jobs", "0"], "--jobs must be >= 1"),
     # a process per job: --jobs 1000000 started processes until the machine ran out (4,645, load 372)
     (["--jobs", "1000000"], "--jobs 1,000,000: at most "),
@@ -302,6 +331,17 @@ def test_cli_rejects_bad_options_by_name(tmp_path: Path, capsys: pytest.CaptureF
     assert main(["synth", "--out", str(tmp_path), *extra]) == 2
     assert message in capsys.readouterr().err
     assert not (tmp_path / "en-de").exists()
+
+
+def test_cli_writes_where_a_broken_symlink_leads(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate synth --out LINK`, LINK a symlink to a folder not made yet, ended on "LINK: File exists" once the text
+    was drawn (fourteenth hostile pass); the corpus is written where the link leads, as `sate prep --out` does."""
+    (tmp_path / "link").symlink_to("made/later")
+    summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
+    calls: list[tuple] = []
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
+    assert main(["synth", "--out", str(tmp_path / "link")]) == 0
+    assert calls[0][0] == tmp_path / "made" / "later"
 
 
 def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -187,3 +187,27 @@ def test_a_run_terminated_before_training_leaves_no_experiment(
     assert main(["train", "--config", str(make_config(tmp_path, "asr", prepared_data)), "--exp", str(exp)]) == 143
     assert capsys.readouterr().err.strip().splitlines()[-1] == "sate train: terminated"
     assert not (tmp_path / "new").exists()
+
+
+def test_a_full_disk_when_train_takes_its_lock_names_the_lock(tmp_path: Path, prepared_data: Path,
+                                                              make_config: Callable[..., Path],
+                                                              monkeypatch: pytest.MonkeyPatch,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Writing its holder into EXP/train.lock is the first write of `sate train`: on a full disk (a tmpfs that is
+    full) it said "No space left on device" naming no file. The lock's sync fails as on a full disk; the folder
+    the run made is removed."""
+    import errno
+    import os
+
+    config = make_config(tmp_path, "mt", prepared_data)
+
+    def fsync(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("sate.train.lock.os.fsync", fsync)
+    exp = tmp_path / "exp"
+    assert main(["train", "--config", str(config), "--exp", str(exp)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err == (f"sate train: error: {exp / layout.TRAIN_LOCK}: No space left on device (the disk is full: free "
+                   "space there, or write elsewhere)")
+    assert not exp.exists()

@@ -10,8 +10,10 @@ from sate.synth.phrasebook.generate import (
     DEFAULT_DEV_SIZE,
     DEFAULT_TEST_SIZE,
     DEFAULT_TEXT_SIZE,
+    MAX_SIZES,
     english_word_types,
     phrasebook_splits,
 )
 
-__all__ = ["DEFAULT_DEV_SIZE", "DEFAULT_TEST_SIZE", "DEFAULT_TEXT_SIZE", "english_word_types", "phrasebook_splits"]
+__all__ = ["DEFAULT_DEV_SIZE", "DEFAULT_TEST_SIZE", "DEFAULT_TEXT_SIZE", "MAX_SIZES", "english_word_types",
+           "phrasebook_splits"]

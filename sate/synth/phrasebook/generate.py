@@ -20,6 +20,9 @@ DEFAULT_TEXT_SIZE = 40000  # train text pairs (MT data); only --train-size of th
 DEFAULT_DEV_SIZE = 300
 DEFAULT_TEST_SIZE = 300
 MAX_FRUITLESS_DRAWS = 100_000  # this many draws in a row without a new pair: the templates are exhausted
+# The most a split may ask for. Every sentence drawn is held (to keep them distinct) until the splits are full, and
+# dev and tst-COMMON each take 4% of the draws: `--text-size 10**20` drew until memory ran out, hours later.
+MAX_SIZES = {"train": 1_000_000, "dev": 50_000, "tst-COMMON": 50_000}
 _WORD = re.compile(r"[a-z]+(?:'[a-z]+)?")
 
 
