@@ -769,11 +769,22 @@ def contents_digest(blobs: Iterable[bytes]) -> str:
         h.update(blob)
     return h.hexdigest()
 
+MAX_RECORD_BYTES = 64 << 20  # far beyond any record sate writes (a plan of thousands of shards: kilobytes)
+
+
 def read_record(path: Path) -> object | None:
     """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or
-    damaged (unreadable, not UTF-8, not JSON, nested too deeply): the caller computes it again."""
+    damaged (unreadable, not UTF-8, not JSON, nested too deeply, larger than any record): the caller computes it
+    again. Anything but a file in its place (a named pipe, a device, a directory, a broken link, a loop) is refused
+    naming it: a named pipe blocked the command for ever, and a link to /dev/zero was read until memory ran out."""
+    kind = what_is_there(path)
+    if kind is not None and path.parent.is_dir():  # a loop above it is named where the folder is used, as before
+        raise SateError(f"{path}: {kind}, where sate keeps a record of its own; remove it (the command writes it "
+                        "again)")
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        with open(path, "rb") as f:
+            data = f.read(MAX_RECORD_BYTES + 1)
+        return json.loads(data.decode("utf-8")) if len(data) <= MAX_RECORD_BYTES else None
     except (OSError, ValueError, RecursionError):  # a few kilobytes of brackets overflow the parser's stack
         return None
 

@@ -119,8 +119,11 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
     if declared in _UNKNOWN_SIZES or declared <= there or there <= 0:
         return
     held = info.frames / info.samplerate if info.samplerate > 0 else 0.0
-    raise SateError(f"{path}: the file is cut short: it holds {held:.1f} s of the {held * declared / there:.1f} s "
-                    "its header declares (an interrupted copy or download?); copy it again")
+    amounts = f"{held:.1f} s", f"{held * declared / there:.1f} s"
+    if amounts[0] == amounts[1]:  # a few bytes short: "it holds 4.0 s of the 4.0 s" told nothing
+        amounts = f"{there:,} bytes", f"{declared:,} bytes"
+    raise SateError(f"{path}: the file is cut short: it holds {amounts[0]} of the {amounts[1]} its header declares "
+                    "(an interrupted copy or download?); copy it again")
 
 
 def check_data_declared(path: Path, info: HeaderLog) -> None:
@@ -165,9 +168,11 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
     if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames or \
             f.frames >= _UNKNOWN_FRAMES:
         return
-    raise SateError(f"{name}: the stream is cut short: it held {read / f.samplerate:.1f} s of the "
-                    f"{f.frames / f.samplerate:.1f} s its header declares (an interrupted copy or download?); "
-                    "copy it again")
+    amounts = f"{read / f.samplerate:.1f} s", f"{f.frames / f.samplerate:.1f} s"
+    if amounts[0] == amounts[1]:  # a few samples short, as check_not_cut_short says it
+        amounts = f"{read:,} samples", f"{f.frames:,} samples"
+    raise SateError(f"{name}: the stream is cut short: it held {amounts[0]} of the {amounts[1]} its header declares "
+                    "(an interrupted copy or download?); copy it again")
 
 
 def wav_info(path: str | Path) -> WavInfo:

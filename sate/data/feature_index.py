@@ -71,10 +71,10 @@ def record_checksums(ark: Path, sums: Mapping[int, int]) -> None:
 
 def recorded_checksums(ark: Path) -> dict[int, int]:
     """The checksums ``ark``'s shard recorded, or {} (a shard written before they were recorded)."""
+    sums = read_record(checksums_path(ark))  # bounded, and no named pipe or device read in its place
     try:
-        sums = json.loads(checksums_path(ark).read_text(encoding="utf-8"))
-        return {int(offset): int(crc) for offset, crc in sums.items()}
-    except (OSError, ValueError, AttributeError, TypeError, RecursionError):
+        return {int(offset): int(crc) for offset, crc in sums.items()}  # type: ignore[union-attr]
+    except (ValueError, AttributeError, TypeError):
         return {}
 
 
@@ -92,6 +92,9 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
         raise
     except OSError:
         return f"{ark} is missing"
+    if (ark.parent / SIZES).exists() and not isinstance(read_record(ark.parent / SIZES), dict):
+        # emptied or cut: no ark's size was checked, and a cut ark was "up to date" for `sate features`
+        return f"{ark.parent / SIZES} does not hold the sizes of its arks: damaged"
     recorded = recorded_sizes(ark.parent).get(ark.name)
     if recorded is not None and (not isinstance(recorded, int) or isinstance(recorded, bool)):  # "1234", true
         return f"{ark.parent / SIZES} records {shown(recorded)} for {ark.name}, not a number of bytes: damaged"

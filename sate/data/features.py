@@ -706,6 +706,10 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     if args.speed_perturb or follows:
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
     manifests = {split: read_manifest(data_dir / f"{split}.jsonl") for split in splits}
+    if TRAIN_SPLIT in manifests and not manifests[TRAIN_SPLIT]:  # `sate prep` writes none: emptied since
+        # it was "train: 0 utterances, up to date", exit 0, cmvn.json left from rows no longer there
+        raise SateError(f"{data_dir / f'{TRAIN_SPLIT}.jsonl'}: holds no rows, and the CMVN statistics come from "
+                        f"{TRAIN_SPLIT}; prepare it again (`sate prep`)")
     for split, rows in manifests.items():  # every split, before any split's features are deleted
         check_audio_kept(data_dir, split, rows)
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}

@@ -11,6 +11,7 @@ or segments without a line in ``text`` are skipped and counted. Audio of any rat
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -83,11 +84,16 @@ def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitRe
         raise SateError(f"{directory}: not a directory (give a Kaldi data directory with wav.scp and text)")
     scp = directory / "wav.scp"
     recordings = audio_paths(scp)
-    segments = read_segments(directory / "segments", recordings) if (directory / "segments").is_file() else None
+    # anything at an optional file's name is read as the file it stands for: a directory, a broken link or a loop
+    # there is named as such (all three were taken for no file at all: a `segments` so made every recording an
+    # utterance, and `utt2spk` gave each row its recording as speaker, exit 0); a named pipe is read as a stream
+    segments = read_segments(directory / "segments", recordings) if os.path.lexists(directory / "segments") else None
     text_path = directory / "text"
     texts = read_table(text_path)
+    if not texts:  # it was "no segments left after filtering", naming neither the file nor why
+        raise SateError(f"{text_path}: holds no transcripts (no line '<utterance> <transcript>')")
     speakers = None
-    if (directory / "utt2spk").is_file():
+    if os.path.lexists(directory / "utt2spk"):
         speakers = {}
         for utt, (lineno, value) in read_table(directory / "utt2spk").items():
             if len(value.split()) != 1:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines, loads_json, require_file
+from sate.files import atomic_write_lines, loads_json, require_file, what_is_there
 from sate.numbers import is_number
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
@@ -54,8 +54,8 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     """
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not a text file")
-    if not path.exists():
-        raise SateError(f"{path}: file is missing")
+    if not path.exists():  # a broken symlink or a loop is named as such: the user sees a name there
+        raise SateError(f"{path}: {what_is_there(path) or 'file is missing'}")
     data = _text_bytes(path)
     try:
         text = data.decode("utf-8")

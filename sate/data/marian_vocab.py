@@ -68,11 +68,13 @@ def load_sentencepiece(path: Path) -> spm.SentencePieceProcessor:
     Read by sate and handed over as bytes: SentencePiece takes its file name as UTF-8 text, and a data directory or
     pack whose name is not UTF-8 was a `TypeError: not a string` traceback in every command that loads one."""
     data = Path(path).read_bytes()
+    again = "write it again with the command that made it (`sate vocab`, `sate pack`, or a fresh download)"
+    if not data:  # SentencePiece takes no bytes for no model: every text encoded to nothing, exit 0
+        raise SateError(f"{path}: the file is empty (0 bytes), not a SentencePiece model; {again}")
     try:
         return spm.SentencePieceProcessor(model_proto=data)
     except (RuntimeError, OSError):  # "Internal: could not parse ModelProto"
-        raise SateError(f"{path}: not a readable SentencePiece model (damaged or replaced); write it again with the "
-                        "command that made it (`sate vocab`, `sate pack`, or a fresh download)") from None
+        raise SateError(f"{path}: not a readable SentencePiece model (damaged or replaced); {again}") from None
 
 
 class MarianVocab:

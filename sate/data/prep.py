@@ -126,8 +126,9 @@ def run(args: argparse.Namespace) -> int:
     check_output(args.out, "data")
     results = read_corpus(args, RowFilter(args.min_duration, args.max_duration))
     for result in results:
-        if not result.rows:
-            raise SateError(f"{result.split}: no segments left after filtering")
+        if not result.rows:  # why, as `report` would have printed it after the refusal: the line alone said nothing
+            why = ", ".join(f"{reason} ({count})" for reason, count in sorted(result.dropped.items()))
+            raise SateError(f"{result.split}: no segments left after filtering" + (f" (dropped: {why})" if why else ""))
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
     check_manifests(args.out, [f"{result.split}.jsonl" for result in results])
     # the splits together: a full disk or Ctrl-C on the second split left the first one of the new corpus beside

@@ -19,8 +19,9 @@ import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
-from sate.data.manifest import read_text_lines
-from sate.files import atomic_write_text
+from sate.data.manifest import MAX_TEXT_BYTES, read_text_lines
+from sate.errors import one_line
+from sate.files import atomic_open, atomic_write_text
 from sate.train.train_time import TrainTimeRecord, read_train_time
 
 WRITE_EVERY_S = 60.0
@@ -60,6 +61,7 @@ def drop_rows_after(exp: Path, step: int) -> int:
     """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
     dropped = 0
     for path in sorted((Path(exp) / "logs").glob("version_*/metrics.csv")):
+        _cut_crash_tail(path)
         # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
         # another encoding were a UnicodeDecodeError traceback at the resume
         rows = list(csv.DictReader(read_text_lines(path)))
@@ -75,6 +77,23 @@ def drop_rows_after(exp: Path, step: int) -> int:
         writer.writerows(keep)
         atomic_write_text(path, out.getvalue())
     return dropped
+
+
+def _cut_crash_tail(path: Path) -> None:
+    """Cut a tail of NUL bytes back to the last whole row: what a file system leaves of the blocks a crash (a power
+    loss) kept it from writing. The resume was refused ("a NUL byte: binary data, not text"), with no way on but
+    editing the log; a NUL anywhere else still is."""
+    if not path.is_file() or path.stat().st_size > MAX_TEXT_BYTES:  # read as any text, bounded, by the caller
+        return
+    data = path.read_bytes()
+    kept = data.rstrip(b"\0")
+    if len(kept) == len(data) or b"\0" in kept:
+        return
+    kept = kept[: kept.rfind(b"\n") + 1]
+    with atomic_open(path, "wb") as f:
+        f.write(kept)
+    print(f"{one_line(str(path))}: cut {len(data) - len(kept):,} bytes at its end, NUL bytes and the row they cut "
+          "(a crash before the file system wrote them)")
 
 
 def _after(row: dict[str, str], step: int) -> bool:

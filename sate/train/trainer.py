@@ -22,7 +22,7 @@ from pathlib import Path
 from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
-from sate.files import check_data_directory, require_file
+from sate.files import check_data_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
@@ -252,6 +252,9 @@ def check_snapshot_place(snapshot: Path, exp: Path) -> None:
     if os.path.lexists(snapshot) and real != os.path.join(os.path.realpath(exp), layout.CONFIG):
         raise SateError(f"--exp {exp}: {snapshot} is a symlink to {real}, which the run's resolved config would "
                         "replace; remove the link (keep your config elsewhere and give it as --config)")
+    kind = what_is_there(snapshot)  # a named pipe was written into: the run blocked for ever before its first update
+    if kind is not None:
+        raise SateError(f"--exp {exp}: {snapshot} is {kind}, where the run writes its resolved config; remove it")
     if snapshot.is_file() and not (exp / layout.CHECKPOINTS).is_dir() and not _written_by_sate(snapshot):
         raise SateError(f"--exp {exp}: {snapshot} is not a snapshot sate wrote (comments or another layout), and the "
                         "run's resolved config would replace it; move it out of the experiment folder (give it as "

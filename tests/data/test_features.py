@@ -342,3 +342,42 @@ def test_splits_train_sp_alone_takes_train_with_it(run_sate, prepped: Path) -> N
     assert "train: 15 utterances, 1 of 1 shards to compute" in out and f"wrote {prepped}/cmvn.json" in out
     sp = read_manifest(prepped / "train_sp.jsonl")
     assert list(FeatureIndex(prepped / "fbank" / "train_sp.scp")) == [r["id"] for r in sp]
+
+
+def test_an_emptied_train_manifest_is_refused(run_sate, prepared: Path, tmp_path: Path) -> None:
+    """A train.jsonl emptied since `sate features` (`sate prep` writes none) was "train: 0 utterances, up to date",
+    exit 0, with cmvn.json left from rows no longer there (fourteenth hostile pass): named, nothing changed."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    (data / "train.jsonl").write_text("")
+    before = {p: p.read_bytes() for p in data.rglob("*") if p.is_file()}
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and err.strip() == (f"sate features: error: {data / 'train.jsonl'}: holds no rows, and the CMVN "
+                                       "statistics come from train; prepare it again (`sate prep`)")
+    assert {p: p.read_bytes() for p in data.rglob("*") if p.is_file()} == before
+
+
+@pytest.mark.parametrize("name", ["dev/plan.json", "dev/00000.crc.json", "dev/sizes.json"])
+def test_a_record_that_is_no_file_is_named_by_the_readers(prepared: Path, tmp_path: Path, name: str) -> None:
+    """A named pipe in place of a split's plan, sizes or a shard's checksums blocked every reader of the features
+    (`sate evaluate`, training) for ever, and a link to /dev/zero was read until memory ran out (fourteenth hostile
+    pass): named, nothing read from it. Run as a process: the old code never returned."""
+    import os
+    import subprocess
+    import sys
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    (data / "fbank" / name).unlink()
+    os.mkfifo(data / "fbank" / name)
+    read = ("from pathlib import Path; from sate.data.dataset import SpeechDataset; from sate.data.vocab import "
+            f"Vocabulary; d = Path({str(data)!r}); SpeechDataset.from_data_dir(d, 'dev', Vocabulary.load(d, 'src'), "
+            "None)")
+    path = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), str(Path.cwd())])
+    done = subprocess.run([sys.executable, "-c", read], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONPATH": path})
+    assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == (
+        f"sate.errors.SateError: {data / 'fbank' / name}: a named pipe, where sate keeps a record of its own; remove "
+        "it (the command writes it again)"), done.stderr[-2000:]
+
+

@@ -97,6 +97,19 @@ def _drop(name: str):  # noqa: ANN202
     return edit
 
 
+def _replace(name: str, kind: str):  # noqa: ANN202 - the file emptied, or replaced by a directory or a link
+    def edit(directory: Path) -> None:
+        path = directory / name
+        path.unlink()
+        if kind == "empty":
+            path.write_text("")
+        elif kind == "directory":
+            path.mkdir()
+        else:
+            path.symlink_to("/no/such/file" if kind == "broken" else name)
+    return edit
+
+
 @pytest.mark.parametrize(("edit", "pattern"), [
     (_line("wav.scp", 2, "recB sox in.wav -t wav - |"),
      r"wav\.scp:2: recB is a command \('sox in.wav -t wav - \|'\); convert the recordings to audio files"),
@@ -124,6 +137,16 @@ def _drop(name: str):  # noqa: ANN202
     (_drop("text"), r"kaldi_train/text: file is missing"),
     (_line("utt2spk", 3, "spk0-recA-2 two speakers"), r"utt2spk:3: expected '<utterance> <speaker>'"),
     (_edit("utt2spk", "spk1-recB-2 spk1\n", ""), r"text:6: utterance spk1-recB-2 has no speaker in .*utt2spk"),
+    # an optional file that is no file was taken for none (fourteenth hostile pass): a `segments` so made each
+    # recording an utterance ("has no recording in wav.scp"), and `utt2spk` gave rows their recording as speaker,
+    # exit 0; an empty text said "no segments left after filtering", naming no file
+    (_replace("segments", "directory"), r"kaldi_train/segments: is a directory, not a text file$"),
+    (_replace("segments", "broken"),
+     r"kaldi_train/segments: a broken symlink \(to /no/such/file, which is not there\)$"),
+    (_replace("utt2spk", "directory"), r"kaldi_train/utt2spk: is a directory, not a text file$"),
+    (_replace("utt2spk", "loop"), r"kaldi_train/utt2spk: a symlink loop \(it leads back to itself\)$"),
+    (_replace("text", "loop"), r"kaldi_train/text: a symlink loop \(it leads back to itself\)$"),
+    (_replace("text", "empty"), r"kaldi_train/text: holds no transcripts"),
 ])
 def test_errors_name_the_file_and_line(run_sate, kaldi_corpus, tmp_path: Path, edit, pattern: str) -> None:
     directory = tmp_path / "kaldi_train"

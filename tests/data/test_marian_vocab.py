@@ -127,6 +127,14 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
     assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
     assert f"{broken}/target.spm: not a readable SentencePiece model" in capsys.readouterr().err
     assert (marian_data / "marian" / "target.spm").read_bytes() == before
+    for name in ("source.spm", "target.spm"):  # an empty one was a model of no pieces: copied, exit 0, and a pack's
+        shutil.copy(marian_dir / name, broken / name)  # translated every sentence into nothing (fourteenth pass)
+    (broken / "source.spm").write_bytes(b"")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate vocab: error: {broken}/source.spm: the file is empty (0 bytes), "
+                                               "not a SentencePiece model; write it again with the command that made "
+                                               "it (`sate vocab`, `sate pack`, or a fresh download)")
+    assert (marian_data / "marian" / "source.spm").read_bytes() == (marian_dir / "source.spm").read_bytes()
     vocab = json.loads((broken / "vocab.json").read_text())
     vocab["extra"] = len(vocab) + 3
     (broken / "vocab.json").write_text(json.dumps(vocab))
@@ -153,3 +161,20 @@ def test_vocab_marian_on_a_full_disk_leaves_the_old_vocabulary(tmp_path: Path, p
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
     assert not (data / "marian").exists() or not list((data / "marian").iterdir())  # no temporary file left
     assert vocabulary_kind(data) == "spm" and load_vocabularies(data, "st")[0].tokens
+
+
+def test_an_mt_pack_refuses_a_damaged_ctc_token_list(tmp_path: Path, marian_data: Path, marian_dir: Path) -> None:
+    """An MT model reads no CTC token list, but its pack holds DATA/marian/ctc_tokens.txt: one cut short or holding
+    bytes that are no text was copied into the pack, exit 0 (fourteenth hostile pass). Checked as its readers do."""
+    from sate.decode.pack import pack
+    from sate.models import build_model, save_model_file
+
+    src, tgt = load_vocabularies(marian_data, "mt")
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(marian_dir)},
+                               "decoder": {"type": "hf_marian"}}, len(src), len(tgt))
+    save_model_file(tmp_path / "mt.pt", model, src.tokens, tgt.tokens)
+    ctc = marian_data / "marian" / CTC_TOKENS
+    ctc.write_text(ctc.read_text()[:4])  # "<bla": cut short
+    with pytest.raises(SateError, match=rf"^{ctc}: must be {BLANK}, {UNK}, then Marian pieces"):
+        pack(tmp_path / "mt.pt", marian_data, tmp_path / "pack")
+    assert not (tmp_path / "pack").exists()

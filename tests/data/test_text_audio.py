@@ -122,6 +122,12 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
         with pytest.raises(SateError, match=rf"^{cut}: the file is cut short: it holds 1\.0 s of the 3\.0 s its header "
                                             r"declares \(an interrupted copy or download\?\); copy it again$"):
             read(cut)
+    # a few bytes short was "it holds 3.0 s of the 3.0 s" (fourteenth hostile pass): the bytes are named instead
+    short = tmp_path / "short.wav"
+    short.write_bytes(data[:-2])
+    with pytest.raises(SateError, match=rf"^{short}: the file is cut short: it holds 95,998 bytes of the 96,000 bytes "
+                                        r"its header declares"):
+        wav_info(short)
     at = data.find(b"data")
     streamed = tmp_path / "streamed.wav"
     streamed.write_bytes(data[: at + 4] + struct.pack("<I", 0xFFFFFFFF) + data[at + 8:])

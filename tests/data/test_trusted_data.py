@@ -186,7 +186,7 @@ def test_cmvn_from_zero_frames_is_refused(tmp_path: Path, run_sate) -> None:  # 
     data.mkdir()
     (data / "train.jsonl").write_text("")
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 2 and "train: no frames to compute CMVN statistics from" in err
+    assert rc == 2 and "train.jsonl: holds no rows, and the CMVN statistics come from train" in err
     assert not (data / "cmvn.json").exists()
     (data / "cmvn.json").write_text(json.dumps({"mean": [float("nan")] * 80, "std": [1.0] * 80}))
     with pytest.raises(SateError, match="mean and std must be finite"):
@@ -565,3 +565,19 @@ def test_an_fbank_folder_moved_to_another_disk_under_its_own_name_is_taken(tmp_p
     (disk / "dev.jsonl").write_text((data / "dev.jsonl").read_text())  # now the folder is a data directory
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 2 and f"the fbank/ of another data directory ({disk})" in err
+
+
+def test_an_ark_cut_behind_a_damaged_size_record_is_recomputed(tmp_path: Path, prepared: Path,
+                                                                run_sate) -> None:  # noqa: ANN001
+    """A split's sizes.json emptied (or cut) checked no ark's size: an ark cut short since was "up to date" for
+    `sate features`, exit 0, while its readers said to delete it (fourteenth hostile pass). The record is damaged,
+    the shard recomputed and the record written again."""
+    data = copy_data(prepared, tmp_path / "data")
+    ark = data / "fbank" / "dev" / "00000.ark"
+    whole = ark.read_bytes()
+    (data / "fbank" / "dev" / "sizes.json").write_text("")
+    ark.write_bytes(whole[:-100])
+    rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and DAMAGED_SHARD in out
+    assert ark.read_bytes() == whole
+    assert json.loads((data / "fbank" / "dev" / "sizes.json").read_text()) == {"00000.ark": len(whole)}

@@ -279,6 +279,26 @@ def test_the_whisper_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepar
         evaluate(eval_packs["asr"], prepared_data, "dev", tmp_path / "x", mt_model_dir=whisper_asr_dir)
 
 
+@pytest.mark.parametrize("name", ["config.json", "generation_config.json"])
+@pytest.mark.parametrize("kind", ["a directory", "a broken symlink"])
+def test_a_whisper_directory_whose_json_is_no_file_is_named(tmp_path: Path, prepared_data: Path,
+                                                            whisper_asr_dir: Path, name: str, kind: str) -> None:
+    """A config.json that is no file (a folder, a broken link) made a Whisper directory "not a packed model:
+    sate.yaml is missing (write one with `sate pack`)", and such a generation_config.json decoded without its
+    suppressed tokens, exit 0 (fourteenth hostile pass): each is named."""
+    whisper = tmp_path / "whisper"
+    shutil.copytree(whisper_asr_dir, whisper)
+    (whisper / name).unlink()
+    if kind == "a directory":
+        (whisper / name).mkdir()
+    else:
+        (whisper / name).symlink_to(tmp_path / "gone.json")
+    with pytest.raises(SateError, match=rf"^{whisper / name}: {kind}( \(to .*gone.json, which is not there\))?, not a "
+                                        "JSON file$"):
+        evaluate(whisper, prepared_data, "dev", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: Path, prepared_data: Path,
                                                                      whisper_asr_dir: Path) -> None:
     """A row beyond Whisper's 30 s was refused once decoding reached it: streamed, 30 s into the row, after the rows

@@ -246,6 +246,15 @@ def test_directory_errors(marian_dir: Path, tmp_path: Path) -> None:
     (bad / "config.json").write_text(json.dumps({**config, "max_position_embeddings": 10**9}))
     with pytest.raises(SateError, match="config.json: max_position_embeddings is 1,000,000,000; at most 65,536 "):
         marian_settings(bad)  # its table was built first: 64 GB, "check model.d_model" (eleventh hostile pass)
+    # beyond the model config's bounds, the refusal named the training config and model.d_model, a key the user
+    # never wrote; a number for a true/false key, model.decoder.tie_embeddings (fourteenth hostile pass)
+    for key, value, message in (("d_model", 10**30, "d_model is 1000000000000000000000000000000; sate builds at most "
+                                                    "65,536"),
+                                ("decoder_layers", 10**6, "decoder_layers is 1000000; sate builds at most 10,000"),
+                                ("tie_word_embeddings", 10**30, "tie_word_embeddings must be true or false, got 1000")):
+        (bad / "config.json").write_text(json.dumps({**config, key: value}))
+        with pytest.raises(SateError, match=rf"config.json: {message}"):
+            marian_settings(bad)
     (bad / "config.json").write_text(json.dumps({**config, "eos_token_id": config["pad_token_id"]}))
     with pytest.raises(SateError, match="config.json: eos_token_id and pad_token_id are both "):
         marian_settings(bad)  # trained without a word; no sentence could end (eleventh hostile pass)

@@ -37,6 +37,20 @@ def test_a_log_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
         drop_rows_after(tmp_path, 1)
 
 
+def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A power loss leaves the blocks the file system had not written as NUL bytes: the resume was refused, "a NUL
+    byte: binary data, not text" (fourteenth hostile pass). The tail is cut back to the last whole row, saying so;
+    a NUL before other text is still refused."""
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,1,4.0\n0,0.1,2,3" + bytes(4000))
+    assert drop_rows_after(tmp_path, 5) == 0
+    assert path.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,1,4.0\n"
+    assert capsys.readouterr().out == f"{path}: cut 4,009 bytes at its end, NUL bytes and the row they cut (a crash " \
+                                      "before the file system wrote them)\n"
+    path.write_bytes(HEADER.encode() + b"0,0.1,0,5.0\n\0\n0,0.1,1,4.0\n")
+    with pytest.raises(SateError, match=rf"^{path}:3: a NUL byte"):
+        drop_rows_after(tmp_path, 1)
+
+
 @pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
                                   '{"seconds": 5, "runs": -1}', '{"seconds": "60", "runs": 1}',
                                   '{"seconds": 5, "runs": 1.5}', '{"seconds": NaN, "runs": 1}', "[]", "garbage"])

@@ -622,6 +622,27 @@ def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, ma
     check_config_kept(written, exp)  # another file: nothing to check
 
 
+def test_the_snapshots_place_holding_no_file_is_refused(tmp_path: Path, make_config: MakeConfig,
+                                                       prepared_data: Path) -> None:
+    """EXP/config.yaml a named pipe was written into as a stream: the run blocked for ever before its first update
+    (fourteenth hostile pass). Refused before any work, as a directory there is. Run as a process: the old code
+    never returned."""
+    config = make_config(tmp_path, "mt", prepared_data)
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    for kind in ("a named pipe", "a directory"):
+        os.mkfifo(exp / "config.yaml") if kind == "a named pipe" else (exp / "config.yaml").mkdir()
+        path = os.pathsep.join([*filter(None, [os.environ.get("PYTHONPATH")]), str(Path.cwd())])
+        done = subprocess.run([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp", str(exp),
+                               "--accelerator", "cpu"], capture_output=True, text=True, timeout=120,
+                              env={**os.environ, "PYTHONPATH": path})
+        assert done.returncode == 2 and done.stderr.strip() == (
+            f"sate train: error: --exp {exp}: {exp}/config.yaml is {kind}, where the run writes its resolved config; "
+            "remove it"), done.stderr[-2000:]
+        assert sorted(p.name for p in exp.iterdir()) == ["config.yaml"]
+        os.rmdir(exp / "config.yaml") if kind == "a directory" else os.unlink(exp / "config.yaml")
+
+
 def test_the_snapshots_place_holding_a_file_of_the_users_is_refused(tmp_path: Path, make_config: MakeConfig,
                                                                     prepared_data: Path,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:

@@ -125,6 +125,18 @@ def marian_settings(path: str | Path) -> MarianHub:
     for key in MARIAN_SIZES:  # 0 heads was a ZeroDivisionError traceback in the check below
         if hub[key] < 1:
             raise SateError(f"{config_path}: {key} is {hub[key]}; a size must be at least 1")
+    from sate.models.config import MAX_BLOCKS, MAX_WIDTH  # here: that module imports this one
+    # the model config's own bounds, named here: past them, the refusal named the training config and a key
+    # (model.d_model, model.decoder.layers) the user never wrote, whose value came from this file
+    caps = {**dict.fromkeys(("encoder_layers", "decoder_layers"), MAX_BLOCKS),
+            **dict.fromkeys(("d_model", "encoder_ffn_dim", "decoder_ffn_dim", "encoder_attention_heads",
+                             "decoder_attention_heads"), MAX_WIDTH)}
+    for key, cap in caps.items():
+        if hub[key] > cap:
+            raise SateError(f"{config_path}: {key} is {shown(hub[key])}; sate builds at most {cap:,}")
+    for key in MARIAN_OPTIONAL:
+        if not isinstance(hub[key], bool):  # a number went on to the config, refused as model.decoder.tie_embeddings
+            raise SateError(f"{config_path}: {key} must be true or false, got {shown(hub[key])}")
     if hub["max_position_embeddings"] > MAX_MARIAN_POSITIONS:
         raise SateError(f"{config_path}: max_position_embeddings is {hub['max_position_embeddings']:,}; at most "
                         f"{MAX_MARIAN_POSITIONS:,} positions are built (OPUS-MT models have 512)")

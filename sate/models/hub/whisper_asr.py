@@ -19,6 +19,7 @@ figures). Either way the output equals CTranslate2's on the same features.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from dataclasses import asdict
 from pathlib import Path
@@ -53,14 +54,16 @@ def is_whisper_directory(path: str | Path) -> bool:
     if (directory / CT2_MODEL).is_file():
         return True
     config = directory / "config.json"
-    return config.is_file() and read_json(config).get("model_type") == "whisper"
+    # anything at its name is read, and named if no file: a named pipe, a directory or a broken link there made a
+    # Whisper directory "not a packed model: sate.yaml is missing (write one with `sate pack`)"
+    return os.path.lexists(config) and read_json(config).get("model_type") == "whisper"
 
 
 def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
     """The token ids masked at every step and at the first step only, as the directory lists them."""
     name, always, first = SUPPRESS[whisper_format(directory)]
     path = directory / name
-    config = read_json(path) if path.is_file() else {}
+    config = read_json(path) if os.path.lexists(path) else {}  # no file in its place (a folder): named, not skipped
     lists = []
     for key in (always, first):
         ids = config.get(key) or []
