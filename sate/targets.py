@@ -398,7 +398,8 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
     into a pack or a checkpoint folder (a data directory's cmvn.json or token list linked to a pack's) had the pack's
     file replaced; and, as for `check_not_shared`, a link into another data directory or experiment: a token list
     and SentencePiece model linked to another data directory's (a vocabulary shared by links) had that directory's
-    vocabulary replaced, so its models no longer resumed or packed."""
+    vocabulary replaced, so its models no longer resumed or packed. A broken link or a loop is refused: written
+    through, a broken link made the folders it named, wherever they were."""
     for name in names:
         path = directory / name
         real = Path(os.path.realpath(path))
@@ -418,6 +419,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
                             f"file {name}: {place}")
+        if os.path.islink(path) and not os.path.exists(path):  # written through, it made folders where it led
+            raise SateError(f"{option} {directory}: {path} is {what_is_there(path)}, where the command writes its "
+                            f"file {name}: remove it")
 
 
 def _other_kind(path: Path, name: str) -> str | None:

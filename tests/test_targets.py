@@ -471,6 +471,14 @@ def test_a_directory_where_a_command_writes_its_own_file_is_refused_before_any_w
     assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
     assert f"{data}/cmvn.json is a directory, where the command writes its file" in capsys.readouterr().err
     assert not (data / "fbank").exists() and not list(data.glob(".*.tmp"))
+    # a broken link was written through, making the folders it named anywhere (/nonexistent/; fourteenth pass)
+    (data / "tokens_src.txt").rmdir()
+    (data / "tokens_src.txt").symlink_to(tmp_path / "nowhere" / "tokens.txt")
+    assert main(["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "40"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate vocab: error: --data {data}: {data}/tokens_src.txt is a broken symlink (to {tmp_path}/nowhere/"
+        "tokens.txt, which is not there), where the command writes its file tokens_src.txt: remove it")
+    assert not (tmp_path / "nowhere").exists()
 
 
 def test_an_own_file_linked_into_a_pack_or_a_checkpoint_folder_is_refused_before_any_work(
