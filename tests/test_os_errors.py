@@ -157,6 +157,27 @@ def test_features_missing_while_sate_features_runs_name_that_run(tmp_path: Path,
         SpeechDataset.from_data_dir(data, "train", src, tgt)
 
 
+@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+def test_a_pipe_nobody_writes_to_does_not_hold_off_a_kill(signum: int) -> None:
+    """`sleep 60 | sate segment /dev/stdin`: libsndfile's read of the pipe retries through every signal, so neither
+    Ctrl-C nor `kill` ended the command until the writer wrote or ended (fourteenth hostile pass). It now waits for
+    the pipe's data in Python, where a signal ends it as anywhere else."""
+    run = subprocess.Popen([sys.executable, "-m", "sate.cli", "segment", "/dev/stdin", "--vad", "energy"],
+                           stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, preexec_fn=_as_from_a_terminal)
+    try:
+        deadline = time.monotonic() + 120
+        while not any(w in Path(f"/proc/{run.pid}/wchan").read_text() for w in ("poll", "pipe")):  # waits on it
+            assert run.poll() is None and time.monotonic() < deadline, "never waited on the pipe"
+            time.sleep(0.2)
+        run.send_signal(signum)
+        status = run.wait(timeout=20)
+    finally:
+        run.kill()
+        run.wait()
+    says = "interrupted" if signum == signal.SIGINT else "terminated"
+    assert (status, run.stderr.read().strip()) == (128 + signum, f"sate segment: {says}")
+
+
 def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_data: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Two `sate vocab` at once renamed their models and token lists into place in among each other's: a source

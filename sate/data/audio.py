@@ -16,6 +16,8 @@ import functools
 import math
 import os
 import re
+import select
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -501,6 +503,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:
         raise SateError(f"{path}: the file is empty (0 bytes)")
+    waiting = None if regular else _wait_for_data(path)
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
@@ -512,6 +515,9 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None
+    finally:
+        if waiting is not None:
+            os.close(waiting)
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
@@ -532,6 +538,26 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     check_rate(rate, str(path))
     opened = None if regular else source
     return _nonempty(path, resample_stream(_mono_blocks(path, opened), rate, name=str(path)))
+
+
+def _wait_for_data(path: Path) -> int | None:
+    """Wait here, in Python, until the pipe at ``path`` holds data or has ended, and return a descriptor of it that
+    the caller closes once libsndfile has opened it (closed before, a writer could find no reader and die of
+    SIGPIPE); None where ``path`` is no pipe. libsndfile's read retries through every signal: `sleep 60 | sate
+    segment /dev/stdin` did not hear Ctrl-C or `kill` until the writer wrote or ended (fourteenth hostile pass)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer yet opens at once
+    except OSError:
+        return None  # libsndfile's own open names the problem
+    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
+        os.close(fd)
+        return None
+    try:
+        select.select([fd], [], [])  # an interrupt or a kill raises here, as anywhere in Python
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd
 
 
 def _sf_name(path: str | Path) -> str | bytes:
