@@ -154,22 +154,26 @@ def stopped_with_recipe() -> Iterator[None]:
     else: bash runs a trap only once its foreground command has ended, so a stage's `sate train` ran on behind it
     for hours, holding its experiment's lock (fourteenth hostile pass). A thread looks each second."""
     text = os.environ.get(STOP_WITH, "")
-    if not text.isdigit() or int(text) == os.getpid():
+    # a pid as Linux gives them (at most 2**22); anything else is no recipe's: "²" passed isdigit() and was a
+    # ValueError traceback for every command, 10**20 an OverflowError that ended the watching thread
+    if not (text.isascii() and text.isdigit() and 0 < int(text) <= 1 << 22) or int(text) == os.getpid():
         yield
         return
-    pid, done = int(text), threading.Event()
+    pid, done, deciding = int(text), threading.Event(), threading.Lock()
 
     def watch() -> None:
         while not done.wait(1):
-            if _gone(pid):  # to the main thread, whose wait in a read or a sleep the signal must interrupt
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
-                return
+            with deciding:  # never once the command has ended and put its handlers back: a kill then ended it 143
+                if not done.is_set() and _gone(pid):  # to the main thread, whose wait in a read or a sleep the
+                    signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)  # signal must interrupt
+                    return
 
     threading.Thread(target=watch, name="sate-stopped-with-recipe", daemon=True).start()
     try:
         yield
     finally:
-        done.set()
+        with deciding:
+            done.set()
 
 
 STDOUT, STDIN = STANDARD_NAMES[1], "standard input"  # as files.atomic_open names /dev/stdout

@@ -523,7 +523,11 @@ def folders_held(folders: Iterable[Path]) -> Iterator[None]:
                 fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY)
             except PermissionError:  # a folder that may be written but not read (0333): unlocked, as directory_held
                 continue
-            key = _identity(fd)
+            try:
+                key = _identity(fd)
+            except OSError:
+                os.close(fd)
+                raise
             if key in fds or key in _HELD_HERE:
                 os.close(fd)
             else:
@@ -795,9 +799,9 @@ def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
     results.json is about 1 KB), refused by its size before it is read: `report` read a 2-GB one whole, and JSON
     parsed takes several times its size in memory."""
     require_file(path, "a JSON file", f"{path} is missing: is {path.parent} a complete download of a hub model?")
-    if at_most is not None and path.stat().st_size > at_most[0]:
-        raise SateError(f"{path}: {path.stat().st_size:,} bytes, far more than {at_most[1]} writes there: not its "
-                        "file")
+    size = path.stat().st_size
+    if at_most is not None and size > at_most[0]:
+        raise SateError(f"{path}: {size:,} bytes, far more than {at_most[1]} writes there: not its file")
     try:
         data = loads_json(path.read_text(encoding="utf-8"))
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read

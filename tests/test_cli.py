@@ -107,3 +107,15 @@ def test_a_command_ends_with_the_recipe_that_runs_it(tmp_path: Path) -> None:
         os.close(writer)
     assert (command.returncode, err) == (143, "sate score: terminated\n"), err
     recipe.wait()
+
+
+@pytest.mark.parametrize("value", ["²", str(10 ** 20), "0", "-5", "abc", ""])
+def test_a_stop_with_that_names_no_process_is_let_be(value: str, tmp_path: Path) -> None:
+    """SATE_STOP_WITH="²" passed isdigit() and ended every command with a ValueError traceback; 10**20 ended the
+    watching thread with an OverflowError traceback (the review's finds in the fourteenth pass). A value that is no
+    pid is no recipe's: the command runs as without it."""
+    (tmp_path / "ref.txt").write_text("a b c\n")
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "score", "--hyp", str(tmp_path / "ref.txt"), "--ref",
+                           str(tmp_path / "ref.txt")], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "SATE_STOP_WITH": value})
+    assert done.returncode == 0 and done.stderr == "" and "BLEU" in done.stdout, done.stderr

@@ -178,6 +178,23 @@ def test_a_pipe_nobody_writes_to_does_not_hold_off_a_kill(signum: int) -> None:
     assert (status, run.stderr.read().strip()) == (128 + signum, f"sate segment: {says}")
 
 
+def test_a_fifo_whose_short_writer_has_gone_is_read(tmp_path: Path) -> None:
+    """A FIFO that a writer fills with a short recording (less than the pipe's buffer) and leaves at once: the wait
+    for its data opened it once and libsndfile by name again, and that second open waited for a new writer for
+    ever (the review's find in the fourteenth pass). The one descriptor waited on is the one read."""
+    wav, fifo = tmp_path / "short.wav", tmp_path / "talk.fifo"
+    tone = 0.3 * np.sin(np.arange(8000) * 0.05).astype(np.float32)
+    sf.write(wav, np.concatenate([tone, np.zeros(8000, np.float32), tone]), 16000)
+    for _ in range(3):
+        os.mkfifo(fifo)
+        writer = subprocess.Popen(["sh", "-c", f"cat '{wav}' > '{fifo}'"])
+        done = subprocess.run([sys.executable, "-m", "sate.cli", "segment", str(fifo), "--vad", "energy"],
+                              capture_output=True, text=True, timeout=120)
+        writer.wait(timeout=60)
+        assert done.returncode == 0 and done.stdout.count("\n") == 2, done.stderr
+        fifo.unlink()
+
+
 def test_a_second_vocab_run_on_one_data_dir_is_refused(tmp_path: Path, prepared_data: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """Two `sate vocab` at once renamed their models and token lists into place in among each other's: a source

@@ -12,6 +12,7 @@ alike, and ``FrameEnergy`` computes frame energies block by block.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import math
 import os
@@ -503,10 +504,13 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:
         raise SateError(f"{path}: the file is empty (0 bytes)")
-    waiting = None if regular else _wait_for_data(path)
+    fifo = None if regular else _fifo_with_data(path)
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
-        source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path))
+        source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path) if fifo is None else fifo)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
+        if fifo is not None:
+            with contextlib.suppress(OSError):
+                os.close(fifo)
         reason = _reason(path, err)
         if not regular and "flac" in reason.lower():  # libsndfile's FLAC reader seeks: "flac decoder lost sync"
             reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
@@ -515,9 +519,6 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None
-    finally:
-        if waiting is not None:
-            os.close(waiting)
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
@@ -540,20 +541,20 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     return _nonempty(path, resample_stream(_mono_blocks(path, opened), rate, name=str(path)))
 
 
-def _wait_for_data(path: Path) -> int | None:
-    """Wait here, in Python, until the pipe at ``path`` holds data or has ended, and return a descriptor of it that
-    the caller closes once libsndfile has opened it (closed before, a writer could find no reader and die of
-    SIGPIPE); None where ``path`` is no pipe. libsndfile's read retries through every signal: `sleep 60 | sate
-    segment /dev/stdin` did not hear Ctrl-C or `kill` until the writer wrote or ended (fourteenth hostile pass)."""
+def _fifo_with_data(path: Path) -> int | None:
+    """A descriptor of the named pipe at ``path`` (a FIFO, a piped ``/dev/stdin``), opened and waited on here, in
+    Python, until it holds data or has ended, for libsndfile to read from; None where ``path`` is no pipe.
+    libsndfile's own open and read retry through every signal: `sleep 60 | sate segment /dev/stdin` heard neither
+    Ctrl-C nor `kill` until the writer wrote or ended (fourteenth hostile pass). The descriptor itself is handed
+    on: a second open by name waits for a new writer once a short writer has written and gone."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO without a writer yet opens at once
+        if not stat.S_ISFIFO(os.stat(path).st_mode):
+            return None
+        fd = os.open(path, os.O_RDONLY)  # waits for a writer; an interrupt or a kill raises here
     except OSError:
         return None  # libsndfile's own open names the problem
-    if not stat.S_ISFIFO(os.fstat(fd).st_mode):
-        os.close(fd)
-        return None
     try:
-        select.select([fd], [], [])  # an interrupt or a kill raises here, as anywhere in Python
+        select.select([fd], [], [])
     except BaseException:
         os.close(fd)
         raise

@@ -22,6 +22,7 @@ import re
 import shutil
 import signal
 import sys
+import threading
 import zipfile
 import zlib
 from collections.abc import Iterable
@@ -241,6 +242,8 @@ def _workers_started(context: BaseContext, jobs: int) -> Pool:
     a KeyboardInterrupt traceback per worker under the command's one line (fourteenth hostile pass). So they are
     started with Ctrl-C ignored, which a new interpreter keeps; the command ignores it only while it starts them
     (milliseconds: a new process's mask of blocked signals is cleared, so holding Ctrl-C back is no way)."""
+    if threading.current_thread() is not threading.main_thread():  # signals are the main thread's to set
+        return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
     before = signal.signal(signal.SIGINT, signal.SIG_IGN)
     try:
         return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
@@ -672,8 +675,8 @@ def run(args: argparse.Namespace) -> int:
     for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
         if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
             check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")
-    check_stored_files(fbank)
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
+        check_stored_files(fbank)  # held: another run empties and refills split folders while it looks
         return _run(args, data_dir)
 
 

@@ -160,5 +160,6 @@ class ExperimentLock:
         with contextlib.suppress(OSError):
             if still_named(self.path, self._file.fileno()):
                 self.path.unlink()
-        self._file.close()
-        self._file = None
+        lock_file, self._file = self._file, None
+        with contextlib.suppress(OSError):  # a write a full disk refused is flushed again here: that error was said
+            lock_file.close()

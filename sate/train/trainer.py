@@ -337,22 +337,26 @@ class OneLineRecords(logging.Filter):
         return True
 
 
-def _one_line_warning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
-                      line: str | None = None) -> str:
-    return _FORMAT_WARNING(one_line(str(message)), category, filename, lineno, line)
-
-
-_FORMAT_WARNING = warnings.formatwarning
-
-
 def escape_lightning_lines() -> None:
-    """Put `OneLineRecords` on the handlers Lightning gives its loggers (once each), and format warnings (Lightning
-    warns through them, naming the checkpoint folder) with their message on one line."""
+    """Put `OneLineRecords` on the handlers Lightning gives its loggers (once each), and format Lightning's warnings
+    (they name the checkpoint folder) with their message on one line; other warnings are formatted as before."""
     for name in ("lightning", "lightning.pytorch", "lightning.fabric"):
         for handler in logging.getLogger(name).handlers:
             if not any(isinstance(f, OneLineRecords) for f in handler.filters):
                 handler.addFilter(OneLineRecords())
-    warnings.formatwarning = _one_line_warning
+    if getattr(warnings.formatwarning, "escapes_lightning", False):
+        return
+    before = warnings.formatwarning
+
+    def formatwarning(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+                      line: str | None = None) -> str:
+        """Lightning's warning with its message made `one_line`; any other as the formatter before made it."""
+        if f"{os.sep}lightning{os.sep}" in filename:
+            message = one_line(str(message))
+        return before(message, category, filename, lineno, line)
+
+    formatwarning.escapes_lightning = True  # type: ignore[attr-defined]
+    warnings.formatwarning = formatwarning
 
 
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
