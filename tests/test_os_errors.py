@@ -286,10 +286,10 @@ def _command(pid: int) -> str:
         return "gone"
 
 
-@pytest.mark.slow
-def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, prepared_data: Path) -> None:
-    data = manifests_only(prepared_data, tmp_path)
-    rows = read_manifest(data / "train.jsonl")  # 3 shards of work, so that the kill comes in the middle of one
+def _features_in_a_shard(data: Path) -> subprocess.Popen:
+    """`sate features --jobs 2` on ``data`` with its train split made 3 shards of work, once a worker is writing
+    one, so that a kill comes in the middle of a shard."""
+    rows = read_manifest(data / "train.jsonl")
     write_manifest(data / "train.jsonl", [{**r, "id": f"{r['id']}-{k}"} for k in range(1200 // len(rows))
                                           for r in rows])
     proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
@@ -298,6 +298,13 @@ def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, p
     while not list((data / "fbank").rglob(".*.ark.tmp")) and time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
         time.sleep(0.05)
+    return proc
+
+
+@pytest.mark.slow
+def test_sigterm_stops_feature_workers_and_removes_their_files(tmp_path: Path, prepared_data: Path) -> None:
+    data = manifests_only(prepared_data, tmp_path)
+    proc = _features_in_a_shard(data)
     workers = _children(proc.pid)
     assert workers, "no worker processes"
     proc.send_signal(signal.SIGTERM)
@@ -352,15 +359,7 @@ def test_feature_workers_end_with_a_killed_command(tmp_path: Path, prepared_data
     each then printed a BrokenPipeError traceback, sending its result to no one (fourteenth hostile pass). They end
     with it, quietly; the next run computes the features."""
     data = manifests_only(prepared_data, tmp_path)
-    rows = read_manifest(data / "train.jsonl")  # 3 shards of work, so that the kill comes in the middle of one
-    write_manifest(data / "train.jsonl", [{**r, "id": f"{r['id']}-{k}"} for k in range(1200 // len(rows))
-                                          for r in rows])
-    proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "features", "--data", str(data), "--jobs", "2"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 120
-    while not list((data / "fbank").rglob(".*.ark.tmp")) and time.monotonic() < deadline:
-        assert proc.poll() is None, proc.communicate()
-        time.sleep(0.05)
+    proc = _features_in_a_shard(data)
     workers = _spawned(proc.pid)
     assert workers, "no worker processes"
     proc.kill()
