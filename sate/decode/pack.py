@@ -192,7 +192,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     if kind == "marian":
         check_tokens(meta, model_file, data_dir, load_vocabularies(data_dir, meta["task"], kind))
         if meta["task"] == "mt":  # an MT model reads no CTC list, but the pack holds it: a damaged one went in, exit 0
-            from sate.data.marian_vocab import MarianVocab
+            from sate.data.marian_vocab import MarianVocab  # heavy: sentencepiece, for a Marian pack alone
 
             MarianVocab(data_dir / "marian", "ctc")
     else:

@@ -22,6 +22,8 @@ from sate.models.registry import (
     ADAPTOR_EMBEDDINGS,
     ADAPTOR_TYPES,
     LOSS_NORMALIZATIONS,
+    MAX_BLOCKS,
+    MAX_WIDTH,
     SHRINK_MODES,
     TEXT_TYPES,
     AcousticKind,
@@ -36,12 +38,6 @@ PREFIX = "model config: "
 
 # ----------------------------------------------------------------------------------------------------------------
 # The sections.
-
-# Upper bounds far beyond any model built so far (Whisper large: d 1,280, ffn 5,120, 32 layers), so that a typo
-# of a few zeros is refused by `sate config` and `sate train` before anything is built.
-MAX_WIDTH = 1 << 16
-MAX_BLOCKS = 10000
-
 
 def _up_to(low: int, high: int, wanted: str) -> Check:
     return (lambda v: low <= v <= high, f"{wanted} up to {high:,}")

@@ -66,3 +66,8 @@ TEXT_TYPES: dict[str, TextKind] = {"transformer": TextKind(), "hf_marian": TextK
 ADAPTOR_EMBEDDINGS = ("source", "decoder")
 # Loss scale: summed per utterance and averaged over the batch (ESPnet), or divided by target tokens (fairseq).
 LOSS_NORMALIZATIONS = ("utterance", "token")
+# Upper bounds far beyond any model built so far (Whisper large: d 1,280, ffn 5,120, 32 layers), so that a typo
+# of a few zeros is refused by `sate config` and `sate train` before anything is built, and a hub directory's
+# config.json by its own keys (sate.models.hub.settings).
+MAX_WIDTH = 1 << 16
+MAX_BLOCKS = 10000

@@ -21,6 +21,7 @@ from typing import NotRequired, Protocol, TypedDict
 from sate.errors import SateError, shown
 from sate.files import RawMapping, require_file
 from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
+from sate.models.registry import MAX_BLOCKS, MAX_WIDTH
 from sate.numbers import is_number
 
 MARIAN = "hf_marian"
@@ -125,7 +126,6 @@ def marian_settings(path: str | Path) -> MarianHub:
     for key in MARIAN_SIZES:  # 0 heads was a ZeroDivisionError traceback in the check below
         if hub[key] < 1:
             raise SateError(f"{config_path}: {key} is {hub[key]}; a size must be at least 1")
-    from sate.models.config import MAX_BLOCKS, MAX_WIDTH  # here: that module imports this one
     # the model config's own bounds, named here: past them, the refusal named the training config and a key
     # (model.d_model, model.decoder.layers) the user never wrote, whose value came from this file
     caps = {**dict.fromkeys(("encoder_layers", "decoder_layers"), MAX_BLOCKS),
