@@ -30,6 +30,7 @@ try:
     from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
     from sate.files import STANDARD_NAMES, describe_os_error
     from sate.models.hub import whisper_wheel
+    from sate.numbers import is_digits
     from sate.scoring import report, score
     from sate.synth import cli as synth
     from sate.train import average, show_config, trainer
@@ -156,7 +157,7 @@ def stopped_with_recipe() -> Iterator[None]:
     text = os.environ.get(STOP_WITH, "")
     # a pid as Linux gives them (at most 2**22); anything else is no recipe's: "²" passed isdigit() and was a
     # ValueError traceback for every command, 10**20 an OverflowError that ended the watching thread
-    if not (text.isascii() and text.isdigit() and 0 < int(text) <= 1 << 22) or int(text) == os.getpid():
+    if not (is_digits(text) and 0 < int(text) <= 1 << 22) or int(text) == os.getpid():
         yield
         return
     pid, done, deciding = int(text), threading.Event(), threading.Lock()

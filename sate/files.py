@@ -773,6 +773,7 @@ def contents_digest(blobs: Iterable[bytes]) -> str:
         h.update(blob)
     return h.hexdigest()
 
+
 MAX_RECORD_BYTES = 64 << 20  # far beyond any record sate writes (a plan of thousands of shards: kilobytes)
 
 
@@ -799,8 +800,7 @@ def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
     results.json is about 1 KB), refused by its size before it is read: `report` read a 2-GB one whole, and JSON
     parsed takes several times its size in memory."""
     require_file(path, "a JSON file", f"{path} is missing: is {path.parent} a complete download of a hub model?")
-    size = path.stat().st_size
-    if at_most is not None and size > at_most[0]:
+    if at_most is not None and (size := path.stat().st_size) > at_most[0]:
         raise SateError(f"{path}: {size:,} bytes, far more than {at_most[1]} writes there: not its file")
     try:
         data = loads_json(path.read_text(encoding="utf-8"))

@@ -358,7 +358,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if place is not None:
         raise SateError(f"{option} {path}: {place}")
     # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link
-    named = str(path) if real == Path(os.path.abspath(path)) else f"{path} (leading to {real})"
+    named = str(path) if real == typed else f"{path} (leading to {real})"
     if kind == "results" and real.parent != Path(os.path.realpath(Path(path).parent)) and _evaluate_output(real):
         # EV/results.json linked to another run's: that run's scores (and its hyp.txt) were replaced, exit 0
         raise SateError(f"{option} {named}: refusing to replace it: it is a file of another `sate evaluate` run "

@@ -242,13 +242,13 @@ def _workers_started(context: BaseContext, jobs: int) -> Pool:
     a KeyboardInterrupt traceback per worker under the command's one line (fourteenth hostile pass). So they are
     started with Ctrl-C ignored, which a new interpreter keeps; the command ignores it only while it starts them
     (milliseconds: a new process's mask of blocked signals is cleared, so holding Ctrl-C back is no way)."""
-    if threading.current_thread() is not threading.main_thread():  # signals are the main thread's to set
-        return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
-    before = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    main = threading.current_thread() is threading.main_thread()  # signals are the main thread's to set
+    before = signal.signal(signal.SIGINT, signal.SIG_IGN) if main else None
     try:
         return context.Pool(jobs, initializer=_init_worker, initargs=(os.getpid(),))
     finally:
-        signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
+        if main:
+            signal.signal(signal.SIGINT, before if before is not None else signal.default_int_handler)
 
 
 def compute_shard(shard: Shard) -> int:
