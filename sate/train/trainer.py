@@ -429,8 +429,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if point.checkpoint is not None:
         check_teachers(point, model, teachers)
         check_weights(point, model)
+    world = devices * num_nodes
+    plan = plan_batch(config.batch, world, config.task, config.data.features)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
-                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
+                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers,
+                        per_device=plan.per_device)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.
@@ -440,10 +443,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if config.data.frozen_cache:
         check_teacher_cache(model)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab,
-                                frozen=model.acoustic if config.data.frozen_cache else None)
-
-    world = devices * num_nodes
-    plan = plan_batch(config.batch, world, config.task, config.data.features)
+                                frozen=model.acoustic if config.data.frozen_cache else None, plan=plan)
     precision = choose_precision(config.trainer.precision, accelerator)
     tconf = config.trainer
     monitor, mode = tconf.monitor, tconf.monitor_mode
