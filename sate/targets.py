@@ -518,5 +518,7 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
-    # its record of training time, written where a link leads: another experiment's time and run count grew
-    check_own_files(exp, [layout.TRAIN_TIME], "--exp")
+    # its record of training time, written where a link leads: another experiment's time and run count grew; and the
+    # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
+    # into it (fourteenth hostile pass)
+    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}"], "--exp")
