@@ -185,6 +185,11 @@ def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator]
         with pytest.raises(SateError, match=rf"^max_segment \(--max-segment\) must be a finite number of seconds >= 0, "
                                             rf"got {says}$"):
             VadOptions(max_segment=value)  # type: ignore[arg-type]
+    # min_speech beyond the longest segment: no piece could ever be kept, so every input was "no speech" (fourteenth)
+    with pytest.raises(SateError, match=r"^min_speech \(1e\+20 s\) must be at most max_segment \(--max-segment, "
+                                        r"20 s\)"):
+        VadOptions(min_speech=1e20)
+    assert VadOptions(min_speech=20.0).min_speech == 20.0
 
 
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
