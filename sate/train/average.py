@@ -161,12 +161,13 @@ def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str])
 
 
 def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
-            mode: str | None = None) -> list[Path]:
-    """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
+            mode: str | None = None, option: str = "--out") -> list[Path]:
+    """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths. ``option``
+    names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
     from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
     from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
 
-    out = check_output(out, "model")  # before any work: never a checkpoint, nor another file than a model file
+    out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
     first = ckpts[-1]["sate"]
@@ -210,6 +211,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
     out = args.out or args.exp / layout.MODEL
-    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
+                   "--out" if args.out else "the model file of --exp")
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
     return 0
