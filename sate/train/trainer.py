@@ -362,13 +362,13 @@ def escape_lightning_lines() -> None:
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
            lock: object) -> Path:
     import lightning as L
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
+    from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies
-    from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
+    from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
     from sate.train.datamodule import SateDataModule
     from sate.train.frozen_cache import check_teacher_cache
@@ -453,11 +453,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     # The best-N callback runs first, so that last.ckpt (written by the second) holds both up-to-date states.
     # No version counter: a checkpoint of the same epoch replaces its file (one run holds the directory).
     callbacks += [
-        ModelCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}", enable_version_counter=False,
-                        auto_insert_metric_name=False, save_top_k=tconf.keep_best, monitor=monitor, mode=mode),
-        ModelCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
-                        save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
-                        enable_version_counter=False),
+        MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
+                          enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
+                          monitor=monitor, mode=mode),
+        MovableCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
+                          save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
+                          enable_version_counter=False),
         MidEpochCheckpoint(ckpt_dir / layout.LAST_CHECKPOINT, tconf.checkpoint_every_steps,
                            tconf.checkpoint_every_minutes),
         TQDMProgressBar(refresh_rate=10),
