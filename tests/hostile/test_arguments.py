@@ -24,8 +24,11 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import inspect
 import json
+import math
 import os
+import re
 import shutil
 import signal
 import threading
@@ -34,11 +37,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 import soundfile as sf
 
 from sate.cli import COMMANDS, build_parser, main
-from sate.errors import one_line
+from sate.errors import SateError, one_line
 
 pytestmark = pytest.mark.slow
 
@@ -119,7 +123,8 @@ TEXT_KINDS: dict[tuple[str, str], str] = {
     ("analyze attention", "--head"): "layer",
     ("analyze attention", "--device"): "device",
 }
-PATH_TYPES = ("read_name", "dir_name", "file_name", "Path", "_out_name")
+READ_TYPES = ("read_name",)  # a file or folder the command reads
+WRITE_TYPES = ("dir_name", "file_name", "Path", "_out_name")  # one it writes (fetch-whisper's --cache: its cache)
 
 
 def kind_of(option: Option) -> str | None:
@@ -132,8 +137,10 @@ def kind_of(option: Option) -> str | None:
     name = getattr(action.type, "__name__", None)
     if name in ("int", "float"):
         return name
-    if name in PATH_TYPES:
+    if name in READ_TYPES:
         return "path"
+    if name in WRITE_TYPES:
+        return "out"
     return TEXT_KINDS.get((option.command, option.flag))
 
 
@@ -282,7 +289,7 @@ class Reached(Exception):
 Value = tuple[str, str, bool]
 NUMBERS: list[Value] = [
     ("empty", "", True), ("dash", "-", True), ("negative", "-1", False), ("zero", "0", False),
-    ("huge", "100000000000000000000", False), ("nan", "nan", True), ("inf", "inf", True), ("-inf", "-inf", True),
+    ("huge", "100000000000000000000", False), ("nan", "nan", True), ("inf", "inf", False), ("-inf", "-inf", True),
     ("underflow", "1e-400", False), ("arabic-digit", "\u0663", False), ("superscript", "\u00b2", True),
     ("spaces", " 2 ", False), ("newline", "2\n", False), ("control", "\x01", True), ("underscore", "1_0", False),
     ("hex", "0x10", True), ("fraction", "2.5", False),
@@ -294,9 +301,11 @@ VALUES: dict[str, list[Value]] = {
              ("fifo", "@fifo", False), ("empty-file", "@empty-file", False), ("broken-link", "@broken-link", True),
              ("link-loop", "@link-loop", True), ("missing", "@missing", False), ("newline", "@newline", False),
              ("control", "@control", False), ("dev-null", "/dev/null", False), ("long", "x" * 300, False)],
-    "out": [("empty", "", True), ("folder", "@folder", False), ("fifo", "@fifo", False),
-            ("broken-link", "@broken-link", False), ("link-loop", "@link-loop", True), ("dev-null", "/dev/null", False),
-            ("long", "x" * 300, True), ("trailing-slash", "@missing/", False)],
+    "out": [("empty", "", True), ("dash", "-", False), ("space", " ", False), ("folder", "@folder", False),
+            ("fifo", "@fifo", False), ("empty-file", "@empty-file", False), ("broken-link", "@broken-link", False),
+            ("link-loop", "@link-loop", True), ("missing", "@missing", False), ("newline", "@newline", False),
+            ("control", "@control", False), ("dev-null", "/dev/null", False), ("long", "x" * 300, True),
+            ("trailing-slash", "@missing/", False)],
     "choice": [("empty", "", True), ("unknown", "nonesuch", True), ("upper", "@UPPER", True),
                ("trailing-space", "@SPACE", True), ("newline", "@NEWLINE", True)],
     "flag": [],
@@ -392,6 +401,8 @@ def _valid(option: Option, world: World) -> str:
     action = option.action
     if action.choices is not None:
         return str(list(action.choices)[-1])
+    if isinstance(action.default, int | float) and not isinstance(action.default, bool):
+        return str(action.default)
     return {"int": "2", "float": "0.5"}.get(kind_of(option) or "", str(world.hyp))
 def sampled(values: list[Value], place: int, count: int = PER_OPTION) -> list[Value]:
     """``count`` of ``values``, rotated by the option's place: across the options, every value is tried."""
@@ -511,14 +522,19 @@ def _error_lines(err: str) -> list[str]:
         if usage and (line.startswith(" ") or not line.strip()):
             continue
         usage = False
-        if line.strip():
+        if line.strip() and not SUMMARY.match(line):
             lines.append(line)
     return lines
 
 
+# The line after one error line per input that failed, which commands of many inputs (translate, segment) end with.
+SUMMARY = re.compile(r"sate [a-z-]+: \d+ of \d+ (file\(s\)|inputs?) failed")
+
+
 def _spellings(name: str) -> set[str]:
     """How a refusal may name a value: as given, one line, quoted, as Python writes it."""
-    return {name, one_line(name), repr(name)[1:-1], repr(name), json.dumps(name)[1:-1]} - {""}
+    spelt = {name, one_line(name), repr(name)[1:-1], repr(name), json.dumps(name)[1:-1], f"error: {name}:"}
+    return spelt - {"", "error: :"} | ({one_line(name)[:40]} if len(name) > 60 else set())  # a long one: shown cut
 
 
 def verdict(outcome: Outcome, names: list[str], must_refuse: bool) -> str | None:
@@ -532,7 +548,9 @@ def verdict(outcome: Outcome, names: list[str], must_refuse: bool) -> str | None
         return "c: a traceback on stderr"
     if outcome.leftovers:
         return f"f: left {', '.join(outcome.leftovers)}"
-    if outcome.reached or outcome.status == 0:
+    if outcome.reached:  # what the stopped work does with the value is the wider run's (probe/, no STOPS)
+        return None
+    if outcome.status == 0:
         return "d: exit 0 with a value no command may take" if must_refuse else None
     if outcome.status not in (1, 2):
         return f"c: status {outcome.status}"
@@ -562,9 +580,10 @@ def names_of(case: Case, world: World) -> list[str]:
     names = [option.flag, *action.option_strings, action.dest, action.dest.replace("_", "-")]
     if isinstance(action.metavar, str):
         names.append(action.metavar)
-    if case.value is not None:
-        value = _resolve(case.value, world, option)
+    given = INVOCATIONS[option.command](world, world.root).get(option.flag, [_valid(option, world)])
+    for value in given if case.value is None else [_resolve(case.value, world, option)]:
         names += [v for v in (value, value.strip(), value.rstrip("/")) if len(v.strip()) >= 3]
+        names += [repr(value), f"'{one_line(value)}'", f"error: {one_line(value)}:"]  # quoted, or first: "-: ..."
         key = value.partition("=")[0]
         names += [key, f"{key}="] if "=" in value else []
     return [n for n in names if n and n.strip()]
@@ -589,6 +608,7 @@ def run_case(case: Case, world: World, folder: Path, capsys: pytest.CaptureFixtu
     """Run one case with its command's long work stopped (`STOPS`); the outcome with the temporary files left."""
     for target in STOPS.get(case.option.command, ()):
         patch.setattr(target, _stop)
+    patch.chdir(folder)  # a relative value ('-', ' ') names a file or folder of the case's own
     argv = argv_of(case, world, folder)
     fifo = world.odd["fifo"] if any(str(world.odd["fifo"]) in a for a in argv) else None
     outcome = run_cli(argv, capsys, fifo)
@@ -627,7 +647,7 @@ def test_the_checker_flags_what_it_must() -> None:
     assert verdict(ok, named, True) is None
     assert verdict(Outcome(0, "", ""), named, False) is None
     assert verdict(Outcome(0, "", ""), named, True).startswith("d:")
-    assert verdict(Outcome(None, "", "", reached=True), named, True).startswith("d:")
+    assert verdict(Outcome(None, "", "", reached=True), named, True) is None  # the wider run's to judge
     assert verdict(Outcome(None, "", "", raised=ValueError("x")), named, False).startswith("c:")
     assert verdict(Outcome(None, "", "", raised=Hung()), named, False).startswith("b:")
     assert verdict(Outcome(1, "", "Traceback (most recent call last):\n  File x\nValueError\n"), named,
@@ -676,3 +696,174 @@ def test_an_odd_value_is_refused_in_one_line_or_taken(case: Case, world: World, 
     argv, outcome = run_case(case, world, tmp_path, capsys, monkeypatch)
     problem = verdict(outcome, names_of(case, world), case.must_refuse)
     assert problem is None, f"{[one_line(a) for a in argv]}: {problem}\nstderr: {outcome.err[-2000:]}"
+
+
+# ------------------------------------------------------------------------------- every training-config key: --set
+
+# YAML values for `--set KEY=VALUE` (as written on the command line), and whether no key may take them.
+SET_VALUES: list[Value] = [
+    ("empty", "", False), ("null", "null", False), ("nan", ".nan", True), ("inf", ".inf", False),
+    ("-inf", "-.inf", True), ("negative", "-1", False), ("zero", "0", False), ("huge", "100000000000000000000", False),
+    ("underflow", "1.0e-400", False), ("word", "abc", False), ("list", "[1, 2]", False), ("map", "{a: 1}", False),
+    ("bool", "true", False), ("newline", '"a\\nb"', False), ("arabic-digit", "\u0663", False),
+    ("long", "z" * 5000, False),
+    ("half", "0.5", False), ("unclosed", "[1", True),
+]
+SET_PER_KEY = 3
+
+
+def config_keys() -> list[str]:
+    """Every dotted key of the training config, sections too, as `sate config` documents them."""
+    from sate.models.config import model_help
+    from sate.settings import helps
+    from sate.train.schema import TrainingConfig
+
+    return sorted({*helps(TrainingConfig), *(f"model.{key}" for key in model_help())})
+
+
+@dataclass(frozen=True)
+class SetCase:
+    key: str
+    label: str
+    value: str
+    must_refuse: bool
+
+    @property
+    def id(self) -> str:
+        return f"--set {self.key}={self.label}"
+
+
+def set_cases(sample: bool = True) -> list[SetCase]:
+    """Each key with `SET_PER_KEY` of `SET_VALUES` (rotated by the key's place), NaN always; all with sample=False."""
+    found = []
+    for place, key in enumerate(config_keys()):
+        chosen = SET_VALUES if not sample else [SET_VALUES[2], *sampled(SET_VALUES[3:], place, SET_PER_KEY)]
+        found += [SetCase(key, label, value, must) for label, value, must in chosen]
+    return found
+
+
+def set_outcome(case: SetCase, world: World, capsys: pytest.CaptureFixture[str]) -> Outcome:
+    """`sate config --config ST.yaml --set KEY=VALUE --get KEY`: the checks `sate train` makes, then the value."""
+    return run_cli(["config", "--config", str(world.config), "--set", f"{case.key}={case.value}", "--get", case.key],
+                   capsys)
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.id) for c in set_cases()])
+def test_an_odd_config_value_is_refused_naming_its_key_or_taken(case: SetCase, world: World,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    outcome = set_outcome(case, world, capsys)
+    problem = verdict(outcome, [case.key, case.key.rpartition(".")[2], f"--set {case.key}="], case.must_refuse)
+    shown = one_line(f"{case.key}={case.value}")[:200]
+    assert problem is None, f"--set {shown}: {problem}\nstderr: {outcome.err[-2000:]}"
+
+
+# ------------------------------------------------------------------------------------------------ the Python API
+
+# Per public method of SpeechTranslator: which pack it runs on ("st", "mt"; None: the class itself) and a valid
+# call's arguments, given the world. A method added to the class without an entry here fails.
+API_CALLS: dict[str, tuple[str | None, Callable[[World], dict[str, Any]]]] = {
+    "load": (None, lambda w: {"directory": w.pack, "device": "cpu"}),
+    "with_options": ("st", lambda w: {"beam": 2}),
+    "prepare": ("st", lambda w: {"source": str(w.wav), "index": 0, "vad": None}),
+    "max_segment_seconds": ("st", lambda w: {}),
+    "features": ("st", lambda w: {"wave": np.zeros(1600, dtype=np.float32)}),
+    "decode_features": ("st", lambda w: {"feats": [np.zeros((20, 80), dtype=np.float32)], "options": None,
+                                         "batch_size": 2}),
+    "decode_prepared": ("st", lambda w: {"prepared": [], "options": None, "batch_size": 2}),
+    "translate": ("st", lambda w: {"inputs": [str(w.wav)], "options": None, "batch_size": 2, "vad": None}),
+    "stream": ("st", lambda w: {"inputs": [str(w.wav)], "options": None, "batch_size": 2, "vad": None}),
+    "translate_text": ("mt", lambda w: {"texts": ["the train"], "options": None, "batch_size": 2}),
+}
+# Odd values for any parameter.
+API_VALUES: list[tuple[str, Callable[[World], Any]]] = [
+    ("None", lambda w: None), ("empty-str", lambda w: ""), ("str", lambda w: "x"), ("negative", lambda w: -1),
+    ("zero", lambda w: 0), ("float", lambda w: 1.5), ("nan", lambda w: math.nan), ("inf", lambda w: math.inf),
+    ("huge", lambda w: 10**20), ("bool", lambda w: True), ("empty-list", lambda w: []), ("dict", lambda w: {"a": 1}),
+    ("bytes", lambda w: b"x"), ("object", lambda w: object()), ("empty-array", lambda w: np.zeros(0)),
+    ("nan-array", lambda w: np.full((20, 80), np.nan, dtype=np.float32)), ("folder", lambda w: w.odd["folder"]),
+    ("fifo", lambda w: str(w.odd["fifo"])), ("numpy-int", lambda w: np.int64(3)), ("generator", lambda w: iter([])),
+    ("list-of-none", lambda w: [None]),
+]
+API_PER_PARAMETER = 6
+
+
+def api_methods() -> list[str]:
+    from sate.decode.api import SpeechTranslator
+
+    return sorted(name for name, _ in inspect.getmembers(SpeechTranslator, callable) if not name.startswith("_"))
+
+
+def api_cases(sample: bool = True) -> list[tuple[str, str, str]]:
+    """(method, parameter, value label) for each parameter of each method in `API_CALLS`."""
+    from sate.decode.api import SpeechTranslator
+
+    found = []
+    place = 0
+    for method in sorted(API_CALLS):
+        for parameter in inspect.signature(getattr(SpeechTranslator, method)).parameters:
+            if parameter in ("self", "cls"):
+                continue
+            values = sampled(API_VALUES, place, API_PER_PARAMETER) if sample else API_VALUES
+            found += [(method, parameter, label) for label, _ in values]
+            place += 1
+    return found
+
+
+@pytest.fixture(scope="module")
+def translators(world: World) -> dict[str, Any]:
+    from sate.decode.api import SpeechTranslator
+
+    return {"st": SpeechTranslator.load(world.pack, device="cpu"), "mt": SpeechTranslator.load(world.mt_pack,
+                                                                                                device="cpu")}
+
+
+def api_outcome(method: str, parameter: str, label: str, world: World, translators: dict[str, Any]) -> Outcome:
+    """Call the method with one argument odd: the answer, or what it raised (a `SateError` is a refusal)."""
+    from sate.decode.api import SpeechTranslator
+
+    pack, valid = API_CALLS[method]
+    kwargs = {**valid(world), parameter: dict(API_VALUES)[label](world)}
+    target = SpeechTranslator if pack is None else translators[pack]
+    previous = signal.signal(signal.SIGALRM, _alarm)
+    signal.alarm(CASE_SECONDS)
+    try:
+        with fifo_ends(world.odd["fifo"]):
+            answer = getattr(target, method)(**kwargs)
+            if inspect.isgenerator(answer):
+                list(answer)
+        return Outcome(0, "", "")
+    except SateError as err:
+        return Outcome(2, "", f"sate: error: {err}\n")
+    except BaseException as err:  # noqa: BLE001 - anything else reaches the caller as a traceback
+        return Outcome(None, "", "", raised=err)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.mark.parametrize(("method", "parameter", "label"),
+                         [pytest.param(*c, id=f"{c[0]}({c[1]}={c[2]})") for c in api_cases()])
+def test_an_odd_api_argument_is_a_one_line_sate_error_or_an_answer(method: str, parameter: str, label: str,
+                                                                   world: World, translators: dict[str, Any]) -> None:
+    outcome = api_outcome(method, parameter, label, world, translators)
+    lines = outcome.err.splitlines()
+    assert outcome.raised is None, f"{method}({parameter}={label}): {type(outcome.raised).__name__}: " \
+                                   f"{shown_short(outcome.raised)}"
+    assert len(lines) <= 1, f"{method}({parameter}={label}): a refusal of {len(lines)} lines: {lines}"
+
+
+def test_every_api_method_is_known() -> None:
+    """A public method added to SpeechTranslator without an entry in `API_CALLS` fails."""
+    assert set(api_methods()) == set(API_CALLS)
+
+
+# --------------------------------------------------------------------------- what the harness found, kept as tests
+
+
+def test_a_device_index_beyond_int64_is_one_line() -> None:
+    """SpeechTranslator.load(pack, device=10**20) was torch's ValueError traceback ("Overflow when unpacking long
+    long"); the CLI's --device is a string, which torch parses itself (fifteenth hostile pass)."""
+    from sate.decode.api import pick_device
+
+    with pytest.raises(SateError, match=r"--device 100000000000000000000: not a torch device"):
+        pick_device(10**20)
