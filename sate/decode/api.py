@@ -133,7 +133,7 @@ def pick_device(device: str | torch.device | None) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         chosen = torch.device(device)
-    except (RuntimeError, TypeError):
+    except (RuntimeError, TypeError, ValueError):  # ValueError: an index beyond int64 (device=10**20)
         raise SateError(f"--device {device!r}: not a torch device (e.g. cpu, cuda, cuda:1)") from None
     if chosen.type == "cpu":
         return chosen
