@@ -520,7 +520,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str], fifo: Path | No
                                           if isinstance(v, logging.Logger))]:
         for handler in logger.handlers:  # Lightning's handlers keep the stream of the test that made them: closed
             if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
-                handler.setStream(sys.stderr)
+                handler.stream = sys.stderr  # not setStream, which flushes the closed one first
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(seconds)
     status, raised, reached = None, None, False
@@ -617,6 +617,7 @@ def names_of(case: Case, world: World, folder: Path | None = None) -> list[str]:
         path = value.partition("=")[2] if "=" in value and not value.startswith("/") else value  # asr=PATH
         names += [v for v in (value, value.strip(), value.rstrip("/"), path) if len(v.strip()) >= 3]
         names += [f"{value}/", f": {value} (", f"found: {value} "]  # '-' named as a path: "-/checkpoints: ..."
+        names += ["/dev/stdin", "standard input"] if value == "-" else []
         names += [repr(value), f"'{one_line(value)}'", f"error: {one_line(value)}:"]  # quoted, or first: "-: ..."
         key = value.partition("=")[0]
         names += [key, f"{key}="] if "=" in value else []
