@@ -930,3 +930,24 @@ def test_a_device_that_is_an_array_is_one_line() -> None:
     with pytest.raises(SateError, match="not a torch device") as refused:
         pick_device(np.full((20, 80), np.nan))
     assert "\n" not in str(refused.value)
+
+
+def test_the_voicing_workers_end_by_their_queue_not_by_a_signal(tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate synth` (and the test corpus) hung for ever after voicing, now and then under load: the pool's with-exit
+    terminate() SIGTERMs workers while it holds their queue's lock, and a worker then waited on that lock for ever.
+    The workers have ended by the time terminate() runs (fifteenth hostile pass)."""
+    from multiprocessing.pool import Pool
+
+    from sate.synth import corpus
+
+    alive: list[list[int | None]] = []
+    terminate = Pool.terminate
+
+    def recorded(self: Pool) -> None:
+        alive.append([p.exitcode for p in self._pool])  # type: ignore[attr-defined]
+        terminate(self)
+
+    monkeypatch.setattr(Pool, "terminate", recorded)
+    corpus._write_corpus(tmp_path / "corpus", {"train": [("a cat", "eine Katze")]}, [], "de", 1, False)
+    assert alive and all(code is not None for codes in alive for code in codes), alive
