@@ -951,3 +951,26 @@ def test_the_voicing_workers_end_by_their_queue_not_by_a_signal(tmp_path: Path,
     monkeypatch.setattr(Pool, "terminate", recorded)
     corpus._write_corpus(tmp_path / "corpus", {"train": [("a cat", "eine Katze")]}, [], "de", 1, False)
     assert alive and all(code is not None for codes in alive for code in codes), alive
+
+
+def test_the_feature_workers_end_by_their_queue_not_by_a_signal(tmp_path: Path, prepared_data: Path,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """As the voicing workers: `sate features --jobs 2` left its pool to terminate(), which SIGTERMs the workers
+    while it holds their queue's lock (fifteenth hostile pass)."""
+    from multiprocessing.pool import Pool
+
+    alive: list[list[int | None]] = []
+    terminate = Pool.terminate
+
+    def recorded(self: Pool) -> None:
+        alive.append([p.exitcode for p in self._pool])  # type: ignore[attr-defined]
+        terminate(self)
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, symlinks=True)
+    for split in ("dev", "tst-COMMON"):  # two shards to compute: two workers (one is computed in the process)
+        shutil.rmtree(data / "fbank" / split)
+        (data / "fbank" / f"{split}.scp").unlink(missing_ok=True)
+    monkeypatch.setattr(Pool, "terminate", recorded)
+    assert main(["features", "--data", str(data), "--jobs", "2"]) == 0
+    assert alive and all(code is not None for codes in alive for code in codes), alive
