@@ -292,11 +292,15 @@ def file_name(text: str) -> Path:
 
 def dir_name(text: str) -> Path:
     """An option's value naming a directory to write into (argparse's ``type=``): an empty value, as an unset
-    variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which
-    `prep`, `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0."""
+    variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which `prep`,
+    `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0. A bare '-' is refused as
+    `file_name` refuses it."""
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give a directory ('.' for the current "
                                           "one)")
+    if text == "-":  # as `file_name`: `pack --out -`, `prep --out -` made a folder named '-' here, exit 0
+        raise argparse.ArgumentTypeError("'-' (standard output): this option names a directory; give its name (./- "
+                                          "for a directory named '-')")
     return Path(text)
 
 

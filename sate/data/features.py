@@ -737,6 +737,8 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                 with _workers_started(mp.get_context("spawn"), min(args.jobs, len(todo))) as pool:
                     for count in pool.imap_unordered(compute_shard, todo):
                         bar.update(count)
+                    pool.close()  # ended by their queue, not by the with's terminate(), which SIGTERMs them while it
+                    pool.join()  # holds their queue's lock: sate synth's voicing hung so (fifteenth hostile pass)
             except BaseException:  # leaving the pool stopped its workers, maybe in the middle of a shard
                 for shard in todo:
                     shard.remove_temp_files()

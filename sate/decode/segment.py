@@ -71,8 +71,10 @@ def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def _out_name(text: str) -> str:
-    """--out as given (`dir_name` refuses an empty one): `run` reads a trailing '/' or '/.' from it."""
-    dir_name(text)
+    """--out as given (`dir_name` refuses an empty one; '-' is standard output here): `run` reads a trailing '/' or
+    '/.' from it."""
+    if text != "-":
+        dir_name(text)
     return text
 
 

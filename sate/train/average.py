@@ -205,8 +205,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     count = args.last if args.last is not None else args.best
-    if count < 1:
-        raise SateError(f"the number of checkpoints must be >= 1, got {count}")
+    if count < 1:  # named: "the number of checkpoints must be >= 1" named no option
+        raise SateError(f"--{'last' if args.last is not None else 'best'} {count}: the number of checkpoints to "
+                        "average must be >= 1")
     if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
