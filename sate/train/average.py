@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.errors import SateError, one_line, shown
 from sate.files import read_checkpoint
-from sate.numbers import is_int64, is_number
+from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_output, file_name, read_name
 
 if TYPE_CHECKING:
@@ -194,8 +194,8 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=read_name, required=True, help="experiment dir of `sate train`")
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--last", type=int, help="average the last N epoch checkpoints")
-    group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")
+    group.add_argument("--last", type=whole_number, help="average the last N epoch checkpoints")
+    group.add_argument("--best", type=whole_number, help="average the best N checkpoints by --metric")
     parser.add_argument("--metric", default=None, help="metric for --best (default: the run's trainer.monitor)")
     parser.add_argument("--mode", choices=["min", "max"], default=None,
                         help="whether --metric is better low or high (default: the run's trainer.monitor_mode for "

@@ -26,7 +26,7 @@ from sate.files import check_data_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
-from sate.numbers import is_int64, max_jobs
+from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.schema import TrainingConfig
@@ -164,9 +164,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
                              "for comparisons at equal training; replaces the config's budgets")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])
-    parser.add_argument("--devices", type=int, default=None,
+    parser.add_argument("--devices", type=whole_number, default=None,
                         help="devices per node (default: all GPUs, or 1 CPU process)")
-    parser.add_argument("--num-nodes", type=int, default=1, help="machines (with torchrun or SLURM)")
+    parser.add_argument("--num-nodes", type=whole_number, default=1, help="machines (with torchrun or SLURM)")
 
 
 def steps_of(exp: Path) -> int:

@@ -125,6 +125,7 @@ TEXT_KINDS: dict[tuple[str, str], str] = {
     ("analyze attention", "--head"): "layer",
     ("analyze attention", "--device"): "device",
 }
+NUMBER_TYPES = {"whole_number": "int", "real_number": "float", "int": "int", "float": "float"}  # sate.numbers'
 READ_TYPES = ("read_name",)  # a file or folder the command reads
 WRITE_TYPES = ("dir_name", "file_name", "Path", "_out_name")  # one it writes (fetch-whisper's --cache: its cache)
 
@@ -137,8 +138,8 @@ def kind_of(option: Option) -> str | None:
     if action.choices is not None:
         return "choice"
     name = getattr(action.type, "__name__", None)
-    if name in ("int", "float"):
-        return name
+    if name in NUMBER_TYPES:
+        return NUMBER_TYPES[name]
     if name in READ_TYPES:
         return "path"
     if name in WRITE_TYPES:
@@ -296,8 +297,8 @@ Value = tuple[str, str, bool]
 NUMBERS: list[Value] = [
     ("empty", "", True), ("dash", "-", True), ("negative", "-1", False), ("zero", "0", False),
     ("huge", "100000000000000000000", False), ("nan", "nan", True), ("inf", "inf", False), ("-inf", "-inf", True),
-    ("underflow", "1e-400", False), ("arabic-digit", "\u0663", False), ("superscript", "\u00b2", True),
-    ("spaces", " 2 ", False), ("newline", "2\n", False), ("control", "\x01", True), ("underscore", "1_0", False),
+    ("underflow", "1e-400", False), ("arabic-digit", "\u0663", True), ("superscript", "\u00b2", True),
+    ("spaces", " 2 ", True), ("newline", "2\n", True), ("control", "\x01", True), ("underscore", "1_0", True),
     ("hex", "0x10", True), ("fraction", "2.5", False),
 ]
 VALUES: dict[str, list[Value]] = {
