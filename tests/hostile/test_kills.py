@@ -67,7 +67,7 @@ RUNS: dict[str, Run] = {
     "synth": Run(("synth", "--out", "newcorpus", "--train-size", "2", "--text-size", "2", "--dev-size", "1",
                   "--test-size", "1", "--jobs", "2")),
     "prep": Run(("prep", "--mustc-root", "corpus", "--out", "prepped"), together=True),
-    "features": Run(("features", "--data", "fresh", "--jobs", "2")),
+    "features": Run(("features", "--data", "fresh", "--jobs", "1")),  # workers: the wider run, test_os_errors
     "vocab": Run(("vocab", "--data", "data", "--src-size", "40", "--tgt-size", "56"), together=True,
                  record="data/vocab.json"),
     "train": Run(("train", "--config", "st1.yaml", "--exp", "exp2"), volatile=("exp2/*",)),
