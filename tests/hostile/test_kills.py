@@ -10,12 +10,16 @@ write, rename or output line is a new case without anyone editing this file.
 
 After each kill `outcome_problems` checks: the exit status of the signal, and sate's one line for SIGINT/SIGTERM;
 no traceback; every file the command does not write byte-identical (links not retargeted); each file it writes
-either as it was or as the whole run writes it (and, for a set written together, all of one or the other); no file
-that is neither (a temporary file, a partial output, a lock); no process of the run left. Then the same command
-again must succeed (or resume) and leave exactly what an uninterrupted run leaves.
+either as it was or as the whole run writes it (and, for a set written together, all of one or the other while
+its record is there); no file that is neither (a temporary file, a partial output, a lock); no process of the run
+left. Then the same command again must succeed (or resume) and leave exactly what an uninterrupted run leaves.
+`PAIRS` run two commands on one folder at once (`check_pair`).
 
-The commands run in processes forked from one helper process that has imported sate and torch once (`Zygote`):
-a fresh `python -m sate.cli` costs some 5 s of imports, a fork some milliseconds.
+The committed set is one kill per command (its first moment kind in `MOMENTS`' order, at its middle occurrence)
+and keeps the module near a minute; a wider run during a hostile pass imports `kills(..., every=True)` or its own
+spread of moments, `check_kill` and the fixtures, and counts. The commands run in processes forked from one
+helper process that has imported sate and torch once (`Zygote`): a fresh `python -m sate.cli` costs some 5 s of
+imports, a fork some milliseconds.
 """
 
 from __future__ import annotations
