@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import re
+import signal
 import stat
 import sys
 import tempfile
@@ -34,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SateError
+from sate.errors import SIGNAL_ENDINGS, SateError
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -405,7 +406,8 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         for path, data in streams.items():
             with atomic_open(path, "wb") as f:
                 f.write(data)
-        with folders_held([target.parent for _, target in temps] + [path.parent for path in remove]):
+        with folders_held([target.parent for _, target in temps] + [path.parent for path in remove]), \
+                endings_held():
             if record is not None:
                 temps[-1][1].unlink(missing_ok=True)
             for path in remove:
@@ -418,6 +420,35 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
+
+
+@contextmanager
+def endings_held() -> Iterator[None]:
+    """Hold off the signals that end a command (SIGINT, SIGTERM, SIGHUP, SIGXCPU: `SIGNAL_ENDINGS`) for the block,
+    which must neither write nor wait: `replace_together`'s renames. One that comes meanwhile ends the command
+    once they are done, as it would have. Ctrl-C or `kill` among them left the set half renamed, where no record
+    says so: `sate prep` over a data directory left the new corpus's train.jsonl beside the old corpus's
+    dev.jsonl (fifteenth hostile pass). Python runs its handlers in the main thread alone, so they are swapped
+    there (a signal mask would not do: another thread takes the signal); SIGKILL cannot be held."""
+    came: list[int] = []
+    before: dict[int, Any] = {}
+    try:
+        for signum in SIGNAL_ENDINGS:
+            if signal.getsignal(signum) not in (signal.SIG_IGN, None):  # None: a handler set outside Python
+                before[signum] = signal.signal(signum, lambda signum, frame: came.append(signum))
+    except ValueError:  # not the main thread, where no handler runs
+        pass
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            signal.signal(signum, handler)
+        if came:
+            handler = before[came[0]]
+            if callable(handler):
+                handler(came[0], None)
+            else:
+                os.kill(os.getpid(), came[0])  # its default: ends the process
 
 
 def open_lock(path: Path) -> IO[str]:

@@ -333,7 +333,7 @@ class OneLineRecords(logging.Filter):
     reached the terminal raw, where sate's own lines escape it."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = one_line(record.getMessage()), None
+        record.msg, record.args = one_line(record.getMessage().strip()), None  # "\nDetected KeyboardInterrupt"
         return True
 
 
@@ -497,6 +497,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     except OtherItems as err:  # the loader's position, restored only inside fit
         raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
                         f"stopped, or train into a new --exp") from None
+    except SystemExit as err:  # Lightning ends a fit that Ctrl-C or `kill` stopped with exit(1), once it has torn
+        if isinstance(err.__context__, KeyboardInterrupt):  # the run down: the interrupt goes on, so the command
+            raise err.__context__ from None  # ends as every other does (130, 143, its one line); it was status 1
+        raise  # under Lightning's line alone, which said KeyboardInterrupt for a `kill` (fifteenth hostile pass)
     finally:
         clock.write()
     return ckpt_dir
