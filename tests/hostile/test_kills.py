@@ -114,8 +114,9 @@ PAIR_RUNS: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {
 
 # Problems a kill case may show that are known and deliberately left, by (problem, signal, command or "*").
 KNOWN_LEFT: dict[tuple[str, int, str], str] = {
-    ("temporary", signal.SIGKILL, "*"): "SIGKILL during an atomic write leaves .NAME.XXXX.tmp (known; the lead is "
-                                        "redesigning temporary names)",
+    ("temporary", signal.SIGKILL, "*"): "SIGKILL during an atomic write leaves .NAME.XXXX.tmp: the next write of "
+                                        "that name removes it once it is a minute old and unlocked "
+                                        "(files._sweep_abandoned, tests/test_files.py); the next run here is sooner",
     ("lock", signal.SIGKILL, "*"): "a lock file left by SIGKILL is not held (the kernel drops a flock with its "
                                    "holder) and does not block the next run (files.exclusive)",
 }
