@@ -185,6 +185,7 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
 
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in curve_logs(system):
+        not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
         lines = read_text_lines(path)  # UTF-8, no NUL byte, read block by block
         rows = csv.DictReader(lines)
         if "step" not in (rows.fieldnames or []):
