@@ -32,6 +32,7 @@ import resource
 import shutil
 import signal
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -120,6 +121,12 @@ def _cmvn(folder: Path) -> str:
     return "".join(hashlib.sha256(a.tobytes()).hexdigest()[:16] for a in load_cmvn(folder / "cmvn.json"))
 
 
+def _tokens(folder: Path) -> str:
+    """A pack's token lists as their readers take them (a copied list keeps the user's line ends)."""
+    from sate.data.manifest import read_text_lines
+    return "".join("\n".join(read_text_lines(p)) for p in sorted(folder.glob("tokens_*.txt")))
+
+
 def _model(path: Path, root: Path) -> str:
     """A model file's tensors and settings (torch's zip is not compared byte for byte)."""
     import torch  # heavy: torch
@@ -168,8 +175,8 @@ READERS: dict[str, Reader] = {
                     lambda r, s: _files(r / DATA, r, skip=("*.jsonl", "*.ark", "*.scp", "*.npz", "*.json"))),
     "pack": Reader(lambda r: ["pack", "--model", str(r / EXP / "model.pt"), "--data", str(r / DATA),
                               "--out", str(r / OUT / "pack")],
-                   lambda r, s: _files(r / OUT / "pack", r, skip=("model.pt", "cmvn.json")) + _cmvn(r / OUT / "pack")
-                   + _model(r / OUT / "pack/model.pt", r)),
+                   lambda r, s: _files(r / OUT / "pack", r, skip=("model.pt", "cmvn.json", "tokens_*"))
+                   + _cmvn(r / OUT / "pack") + _tokens(r / OUT / "pack") + _model(r / OUT / "pack/model.pt", r)),
     "average": Reader(lambda r: ["average", "--exp", str(r / EXP), "--last", "1", "--out", str(r / OUT / "avg.pt")],
                       lambda r, s: _model(r / OUT / "avg.pt", r)),
     "report": Reader(lambda r: ["report", "--exp", str((r / EXP).parent), "--splits", "dev",
@@ -235,6 +242,10 @@ READS: list[tuple[str, tuple[str, ...] | str]] = [
 OTHER_OUTPUT: dict[tuple[str, str, str], str] = {
     (f"{DATA}/*.jsonl", "*", "empty"): "an empty manifest is a split of no utterances",
     (f"{EXP}/train_time.json", "report", "broken-link"): "a system without its time record is reported without it",
+    **{(f"{DATA}/*.jsonl", "*", f"{key}-huge"): "a text of 100,000 characters is a text"
+       for key in ("id", "speaker", "src", "src_norm", "tgt")},
+    (f"{DATA}/fbank/*.ark", "features", "byte-flipped"): "sate features does not re-read each ark to call a split up "
+    "to date; every reader checks each matrix's CRC and asks for the ark to be deleted (sate/data/feature_index.py)",
 }
 
 # (file glob, reader, edit glob) -> why the case is left out: items known and deliberately left (pass15.md).
@@ -496,9 +507,11 @@ def run_reader(root: Path, reader: str) -> Outcome:
     spec = READERS[reader]
     (root / OUT).mkdir(exist_ok=True)
     out, err = io.StringIO(), io.StringIO()
-    start, outcome = time.monotonic(), Outcome(None, "")
-    try:
-        with bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    start, outcome, caught = time.monotonic(), Outcome(None, ""), []
+    try:  # warnings recorded, as a user's terminal would show them (pytest keeps them for its summary)
+        with bounded(), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             outcome.status = main(spec.argv(root))
     except Hung:
         outcome.hung = True
@@ -507,7 +520,8 @@ def run_reader(root: Path, reader: str) -> Outcome:
     except Exception as escaped:  # noqa: BLE001 -- any exception out of main is what the case is looking for
         outcome.raised = f"{type(escaped).__name__}: {escaped}"
     outcome.seconds = time.monotonic() - start
-    outcome.err = err.getvalue()
+    outcome.err = err.getvalue() + "".join(warnings.formatwarning(w.message, w.category, w.filename, w.lineno)
+                                           for w in caught)
     outcome.leftovers = leftovers(root)
     if outcome.status == 0:
         try:
@@ -665,3 +679,19 @@ def test_a_named_pipe_for_a_training_log_is_refused(trees: tuple[Path, dict[str,
     outcome = run_reader(tmp_path, "report")
     assert not outcome.hung and outcome.status == 2
     assert "metrics.csv: a named pipe" in outcome.err
+
+
+def test_a_cmvn_number_beyond_float32_is_one_line(trees: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """numpy's overflow warning (two lines) came before pack's refusal of a cmvn.json mean of 1e300."""
+    copy_trees(trees[0], tmp_path)
+    apply_edit(tmp_path, Case(f"{DATA}/cmvn.json", "mean-huge", "pack"))
+    outcome = run_reader(tmp_path, "pack")
+    assert outcome.status == 2 and outcome.err.count("\n") == 1 and "cmvn.json" in outcome.err
+
+
+def test_vocab_over_an_empty_train_manifest_names_it(trees: tuple[Path, dict[str, str]], tmp_path: Path) -> None:
+    """It was '--src-size: no training text', an option given right."""
+    copy_trees(trees[0], tmp_path)
+    apply_edit(tmp_path, Case(f"{DATA}/train.jsonl", "empty", "vocab"))
+    outcome = run_reader(tmp_path, "vocab")
+    assert outcome.status == 2 and "train.jsonl: no utterances" in outcome.err
