@@ -71,6 +71,7 @@ def read_results(path: Path) -> dict:
 def train_minutes(system: Path) -> float | None:
     """The training time `sate train` recorded in SYSTEM/train_time.json, in minutes, or None without a record."""
     path = system / layout.TRAIN_TIME
+    not_a_file(path, "the training time `sate train` records")  # a named pipe, a folder: tabled without it, exit 0
     if not path.is_file():
         return None
     seconds = read_json(path, (1 << 16, "sate train")).get("seconds")
