@@ -252,8 +252,8 @@ OTHER_OUTPUT: dict[tuple[str, str, str], str] = {
     (f"{DATA}/*.jsonl", "*", "empty"): "an empty manifest is a split of no utterances",
     **{(f"{DATA}/*.jsonl", "*", f"{key}-huge"): "a text of 100,000 characters is a text"
        for key in ("id", "speaker", "src", "src_norm", "tgt")},
-    (f"{EXP}/config.yaml", "config", "*"): "`sate config --config` prints what the file says, after sate train's "
-    "checks: any edit those accept (a key left out, lr 1e300) is shown",
+    (f"{EXP}/config.yaml", "*", "*"): "a config is read for what it says: any edit sate train's checks accept (a key "
+    "left out, lr 1e300) is what `sate config` shows and what `sate train` runs",
     (f"{PACK}/sate.yaml", "*", "*-deleted"): "a decoding key left out of a pack takes its default",
     (f"{PACK}/sate.yaml", "*", "decode.l*-negative"): "a negative lenpen or length bonus is a setting like any other",
     (f"{EXP}/decode_dev/*.txt", "score", "cut-*"): "a hypothesis or reference cut inside a line is a shorter text",
@@ -272,7 +272,7 @@ OTHER_OUTPUT: dict[tuple[str, str, str], str] = {
 KNOWN: dict[tuple[str, str, str], str] = {
     (f"{INPUTS}/*", "*", "fifo"): "a recording that is a named pipe is read as a stream: it waits for its writer",
     (f"{EXP}/decode_dev/*.txt", "score", "fifo"): "`sate score --hyp <(...)`: a named pipe waits for its writer",
-    (f"{EXP}/config.yaml", "config", "fifo"): "`--config <(sed ...)`: a config that is a pipe waits for its writer",
+    (f"{EXP}/config.yaml", "*", "fifo"): "`--config <(sed ...)`: a config that is a pipe waits for its writer",
 }
 
 
@@ -602,8 +602,12 @@ def judge(outcome: Outcome, baseline: str, file: str, other_output: bool = False
 
 
 def _names(line: str, file: str) -> bool:
+    """Does a refusal name `file`: its name, a folder of it under its tree, or (a manifest) its split?"""
+    line = line.split(": error: ", 1)[-1]
     parts = Path(file).parts
     named = {parts[-1]} | {"/".join(parts[i:-1]) for i in range(1, len(parts) - 1)}
+    if file.endswith(".jsonl"):
+        named.add(f"split ({Path(file).stem})")
     return any(name and name in line for name in named - {"runs", "decode_dev"})
 
 
