@@ -1,23 +1,27 @@
 """Hostile reads, generated (fifteenth hostile pass): every file that a tiny data dir, experiment and pack hold, edited
 in generated ways and read by each command that reads it.
 
-The cases come from what exists, not from a list: the module builds a data dir (`prepared_data`), trains an
-experiment into it, averages, packs and evaluates once, then walks the files those left. ``READS`` maps each file
-(a glob) to the commands that read it; a file no entry knows fails `test_every_file_has_a_reader_entry`, so a file
-kind added later is covered as soon as someone says who reads it. ``READERS`` says how to run each reader on the
-trees and what its output is; a command of `sate.cli.COMMANDS` that is neither there nor in ``NOT_READERS`` fails a
-test too. Edits (``mutations``) follow the file's kind: cut at several points, emptied, one byte, a byte flipped; a
-BOM, CRLF, a byte that is no UTF-8 in text; each key deleted, of the wrong type, huge, NaN in JSON, JSON lines and
-YAML; a folder, a FIFO, a link to /dev/zero, a broken link or a link loop in its place.
+The cases come from what exists, not from a list: the module copies a data dir (`prepared_data`), trains an
+experiment on it, averages, packs and evaluates it (offline and --stream) once, then walks the files those left.
+``READS`` maps each file (a glob) to the commands that read it, or says why none does; a file no entry knows fails
+`test_every_file_has_a_reader_entry`, so a file kind added later is covered once someone says who reads it.
+``READERS`` says how to run each reader on the trees and what its output is; a command of `sate.cli.COMMANDS` that
+is neither there nor in ``NOT_READERS`` fails a test too. Edits (``mutations``) follow the file: cut at several
+points, emptied, one byte, a byte flipped where a CRC checks it; a BOM, CRLF, a byte that is no UTF-8 in text; each
+key (two levels down) deleted, of the wrong type, huge, NaN, negative in JSON, JSON lines and YAML; a folder, a
+FIFO, a link to /dev/zero, a broken link or a link loop in its place.
 
 The invariant (``judge``): the command refuses in one line naming the file (status 1 or 2), or it works and its
-output is the output of the unedited trees; never a traceback, a hang (an alarm ends the case), memory without
-bound (an address-space limit while the case runs), or a temporary file left behind.
+output is the output of the unedited trees (``OTHER_OUTPUT`` names the edits that make a valid file saying
+something else); never a traceback, a Python warning, a hang (an alarm ends the case), memory without bound (an
+address-space limit while the case runs), or a temporary file left behind. ``KNOWN`` leaves out, with its reason,
+what is deliberately so. `test_the_judge_flags_what_is_wrong` feeds the judge bad outcomes.
 
-The committed run is a deterministic sample (``committed_cases``: every file gets each family of edits once, the
-edit within a family and the reader rotating); `generate_cases(wide=True)` gives them all, for a wider run.
+The committed run is a deterministic sample (`generate_cases`: every file gets one edit of each family, three key
+families at most, the edit and the reader rotating with the file's place; readers marked ``wide`` left out): some
+180 cases, one test per reader naming each failed case as ``[reader <- file edit]``. `generate_cases(wide=True)`
+gives every (file, edit, reader), about 3,500 (train and analyze included), for a wider run.
 """
-
 from __future__ import annotations
 
 import contextlib
