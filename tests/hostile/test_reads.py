@@ -591,7 +591,7 @@ def judge(outcome: Outcome, baseline: str, file: str, other_output: bool = False
     says something else (``OTHER_OUTPUT``), so exit 0 may give another output."""
     problems = []
     if outcome.hung:
-        problems.append(f"(b) still running after {HANG_SECONDS} s")
+        problems.append("(b) still running at its time bound (the reader's seconds)")
     if "out of memory" in outcome.err:
         problems.append("(b) ran out of memory")
     if outcome.raised or "Traceback (most recent call last)" in outcome.err:
