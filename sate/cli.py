@@ -133,19 +133,28 @@ def signals_as_interrupts() -> Iterator[None]:
 STOP_WITH = "SATE_STOP_WITH"
 
 
-def _gone(pid: int) -> bool:
-    """Has process ``pid`` ended? One that ended and that its parent has not yet waited for (a zombie) has."""
+def _stat(pid: int) -> list[bytes]:
+    """The fields of /proc/PID/stat after the command name (state first, start time 20th); [] where there is none."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return f.read().rpartition(b")")[2].split()
+    except OSError:
+        return []
+
+
+def _gone(pid: int, started: bytes | None) -> bool:
+    """Has process ``pid`` ended? One that ended and that its parent has not yet waited for (a zombie) has, and so
+    has one whose pid another process now holds (its start time is not ``started``, read when the watch began)."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
     except PermissionError:
         pass
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return f.read().rpartition(b")")[2].split()[0] in (b"Z", b"X")
-    except (OSError, IndexError):
+    fields = _stat(pid)
+    if len(fields) < 20:  # no /proc (another system): the signal above is all there is to go by
         return False
+    return fields[0] in (b"Z", b"X") or (started is not None and fields[19] != started)
 
 
 @contextmanager
@@ -161,11 +170,13 @@ def stopped_with_recipe() -> Iterator[None]:
         yield
         return
     pid, done, deciding = int(text), threading.Event(), threading.Lock()
+    fields = _stat(pid)
+    started = fields[19] if len(fields) >= 20 else None  # the recipe's pid, once it has ended, may be given again
 
     def watch() -> None:
         while not done.wait(1):
             with deciding:  # never once the command has ended and put its handlers back: a kill then ended it 143
-                if not done.is_set() and _gone(pid):  # to the main thread, whose wait in a read or a sleep the
+                if not done.is_set() and _gone(pid, started):  # to the main thread, whose wait in a read or a sleep the
                     signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)  # signal must interrupt
                     return
 

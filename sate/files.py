@@ -2,7 +2,8 @@
 
 Everything `sate` writes goes to a temporary sibling (same directory, so the rename is atomic), is
 flushed to disk, and replaces the target only once complete; on any error the temporary file is removed
-and the previous version of the target, if any, is untouched.
+and the previous version of the target, if any, is untouched. One that a SIGKILL left (no code runs then) is
+removed by the next write of that name, its writer's lock being gone (`_sweep_abandoned`).
 
 Permissions are those `open()` and `mkdir` give: `tempfile` creates its files 0600 and its directories
 0700, which would hide models and manifests from colleagues on a shared server, so a new file gets
@@ -188,25 +189,79 @@ def remove_empty(made: list[Path]) -> None:
             return
 
 
+# A temporary file's writer holds an flock on it until the file is renamed into place or removed; one found unlocked
+# and older than this many seconds was left by a writer that is gone (SIGKILL, a power cut) and is removed by the next
+# write of that name. The age covers the instant between its creation and its lock.
+ABANDONED_AFTER = 60.0
+TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")  # what `tempfile.mkstemp` adds after the prefix, with our suffix
+_TEMP_LOCKS: dict[Path, int] = {}  # temporary file -> a descriptor holding its lock until it is renamed or removed
+
+
+def _sweep_abandoned(path: Path) -> None:
+    """Remove the temporary siblings of ``path`` that no writer holds: SIGKILL during an atomic write left
+    `.NAME.XXXXXXXX.tmp` beside the file for good. Only names of the form this module makes for ``path`` are
+    looked at, and each is removed under its own lock, so a live writer's file (locked) is never touched; where the
+    file system has no locks nothing is removed."""
+    prefix, now = temp_prefix(path.name), time.time()
+    try:
+        entries = list(os.scandir(path.parent))
+    except OSError:
+        return
+    for entry in entries:
+        name = entry.name
+        if not (name.startswith(prefix) and TEMP_TAIL.fullmatch(name[len(prefix):])):
+            continue
+        try:
+            if not entry.is_file(follow_symlinks=False) or \
+                    now - entry.stat(follow_symlinks=False).st_mtime < ABANDONED_AFTER:
+                continue
+            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            if try_flock(fd) and still_named(Path(entry.path), fd):
+                os.unlink(entry.path)
+        except OSError:
+            pass  # another sweeper took it, or the folder may not be written: the write itself will say so
+        finally:
+            os.close(fd)
+
+
+def _discard(tmp: Path) -> None:
+    """Remove a temporary file that will not be renamed, and let go of its lock."""
+    tmp.unlink(missing_ok=True)
+    _let_go(tmp)
+
+
+def _let_go(tmp: Path) -> None:
+    fd = _TEMP_LOCKS.pop(tmp, None)
+    if fd is not None:
+        os.close(fd)
+
+
 @contextmanager
 def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
     """A new temporary file beside ``path`` (a name that fits NAME_MAX, the mode ``path`` has or `open` would
     give), flushed to disk when the block ends; removed on any error, which names ``path`` when it named no file.
-    The caller renames it into place."""
+    The caller renames it into place (`_rename_into`) or discards it (`_discard`); until then it stays locked, so
+    that a later write of ``path`` can tell it from one a killed writer left (`_sweep_abandoned`)."""
     made = make_parents(path.parent)
+    _sweep_abandoned(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
     except BaseException:
         remove_empty(made)
         raise
     try:
+        if try_flock(fd):  # a new file nobody else knows of yet: the lock is free; none where locks are not
+            _TEMP_LOCKS[Path(tmp)] = os.dup(fd)  # the lock outlives the writing descriptor, until the rename
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             os.fchmod(f.fileno(), _mode_for(path))
             yield f, Path(tmp)
             f.flush()
             os.fsync(f.fileno())
     except BaseException as err:
-        Path(tmp).unlink(missing_ok=True)
+        _discard(Path(tmp))
         remove_empty(made)
         if isinstance(err, OSError) and err.filename is None:
             err.filename = str(path)  # a failed write or fsync names no file; the message at the CLI must
@@ -293,7 +348,7 @@ def atomic_open(path: str | Path, mode: str = "w") -> Iterator[IO]:
     try:
         _rename_into(tmp, path)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _discard(tmp)
         raise
 
 
@@ -304,6 +359,7 @@ def _rename_into(tmp: Path, path: Path) -> None:
         os.replace(tmp, path)
     except IsADirectoryError as err:
         raise IsADirectoryError(err.errno, err.strerror, str(path)) from None
+    _let_go(tmp)
 
 
 def atomic_fill(path: str | Path, fill: Callable[[IO], bool]) -> bool:
@@ -359,7 +415,7 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
                 temps.pop(0)
     except BaseException:
         for tmp, _ in temps:
-            tmp.unlink(missing_ok=True)
+            _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
 

@@ -7,6 +7,7 @@ floats ended in a traceback. Here such an int is simply not a number a value may
 
 from __future__ import annotations
 
+import argparse
 import math
 import os
 import re
@@ -47,6 +48,29 @@ def decimal(text: str) -> float | None:
     """``text`` as a float when it is a plain decimal number (`DECIMAL`), else None. `float()` also reads '1_0' as
     10, '٣' as 3 and 'inf' or 'nan': an offset written so was taken as another number without a word."""
     return float(text) if DECIMAL.fullmatch(text.strip()) else None
+
+
+WHOLE = re.compile(r"[+-]?[0-9]+", re.ASCII)
+
+
+def whole_number(text: str) -> int:
+    """An option's whole number (argparse's ``type=``): digits 0-9 with a sign. `int()` also reads '1_0' as 10, '٣'
+    as 3 and ' 2 ' as 2, so `prep --min-duration 1_0` filtered at 10 s without a word (fifteenth hostile pass)."""
+    if not WHOLE.fullmatch(text):
+        raise argparse.ArgumentTypeError(f"invalid whole number: {text!r} (digits 0-9)")
+    return int(text)
+
+
+def real_number(text: str) -> float:
+    """An option's number (argparse's ``type=``), as `float()` reads it but for what it reads unlike a number
+    written in a file: '1_0', non-ASCII digits ('٣'), spaces around it. `inf` and `nan` pass to the option's own
+    range check, which names them."""
+    if not text.isascii() or "_" in text or text != text.strip():
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}")
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid number: {text!r}") from None
 
 
 def max_jobs() -> int:

@@ -292,11 +292,15 @@ def file_name(text: str) -> Path:
 
 def dir_name(text: str) -> Path:
     """An option's value naming a directory to write into (argparse's ``type=``): an empty value, as an unset
-    variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which
-    `prep`, `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0."""
+    variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which `prep`,
+    `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0. A bare '-' is refused as
+    `file_name` refuses it."""
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give a directory ('.' for the current "
                                           "one)")
+    if text == "-":  # as `file_name`: `pack --out -`, `prep --out -` made a folder named '-' here, exit 0
+        raise argparse.ArgumentTypeError("'-' (standard output): this option names a directory; give its name (./- "
+                                          "for a directory named '-')")
     return Path(text)
 
 
@@ -518,5 +522,7 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
-    # its record of training time, written where a link leads: another experiment's time and run count grew
-    check_own_files(exp, [layout.TRAIN_TIME], "--exp")
+    # its record of training time, written where a link leads: another experiment's time and run count grew; and the
+    # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
+    # into it (fourteenth hostile pass)
+    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}"], "--exp")

@@ -109,6 +109,45 @@ def test_a_command_ends_with_the_recipe_that_runs_it(tmp_path: Path) -> None:
     recipe.wait()
 
 
+_REUSED = """
+import sys
+import sate.cli as cli
+read, looks = cli._stat, []
+
+def reused(pid):  # the second look finds another process under the pid: another start time
+    fields = read(pid)
+    looks.append(pid)
+    return fields[:19] + [b"1"] + fields[20:] if len(looks) > 1 and fields else fields
+
+cli._stat = reused
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+def test_a_command_ends_when_the_recipes_pid_is_given_to_another_process(tmp_path: Path) -> None:
+    """The watch went by the pid alone: once the recipe had ended and its pid was given to a new process, the command
+    ran on as if the recipe were alive (fourteenth hostile pass). The recipe's start time is read when the watch
+    begins; another start time under the pid is another process. The reuse is simulated: pids wrap only after
+    millions of processes."""
+    recipe = subprocess.Popen(["sleep", "600"])  # alive throughout: only its start time seems to change
+    silent, writer = os.pipe()
+    (tmp_path / "ref.txt").write_text("a b c\n")
+    command = subprocess.Popen([sys.executable, "-c", _REUSED, "score", "--hyp", "/dev/stdin", "--ref",
+                                str(tmp_path / "ref.txt")], stdin=silent, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True, cwd=tmp_path,
+                               env={**os.environ, "SATE_STOP_WITH": str(recipe.pid),
+                                    "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    os.close(silent)
+    try:
+        _, err = command.communicate(timeout=60)
+    finally:
+        command.kill()
+        os.close(writer)
+        recipe.kill()
+        recipe.wait()
+    assert (command.returncode, err) == (143, "sate score: terminated\n"), err
+
+
 @pytest.mark.parametrize("value", ["²", str(10 ** 20), "0", "-5", "abc", ""])
 def test_a_stop_with_that_names_no_process_is_let_be(value: str, tmp_path: Path) -> None:
     """SATE_STOP_WITH="²" passed isdigit() and ended every command with a ValueError traceback; 10**20 ended the

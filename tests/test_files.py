@@ -350,3 +350,54 @@ def test_an_output_folder_through_a_link_to_a_folder_not_made_yet_is_made_where_
     with pytest.raises(KeyboardInterrupt), held_out_dir(link, "sate evaluate"):
         raise KeyboardInterrupt  # a run that ends without results removes the folders it made, not the link
     assert link.is_symlink() and not (tmp_path / "disk2").exists()
+
+
+_KILLED_WRITER = """
+import os, signal, sys, time
+from sate.files import atomic_open, replace_together
+path = sys.argv[1]
+if sys.argv[2] == "kill":
+    with atomic_open(path, "wb") as f:
+        f.write(b"half a mod")
+        f.flush()
+        os.kill(os.getpid(), signal.SIGKILL)
+with atomic_open(path, "wb") as f:  # "hold": a live writer, still writing when the other write comes
+    f.write(b"the live writer's model")
+    print("writing", flush=True)
+    sys.stdin.readline()
+"""
+
+
+def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_path: Path) -> None:
+    """Fourteenth pass (J): SIGKILL during an atomic write left `.model.pt.XXXXXXXX.tmp` for good. A writer now holds
+    an flock on its temporary file until the rename, so the next write of that name removes one nobody holds and
+    that is older than a minute; a live writer's file, and one made an instant ago, stay."""
+    import subprocess
+    import sys
+
+    from sate.files import ABANDONED_AFTER
+
+    target = tmp_path / "model.pt"
+    target.write_bytes(b"the model")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_WRITER, str(target), "kill"], env=env)
+    assert killed.returncode == -9 and target.read_bytes() == b"the model"
+    [left] = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+    assert left.read_bytes() == b"half a mod"
+    atomic_write_text(target, "young")  # left an instant ago: could be a writer between its creation and its lock
+    assert left.exists()
+    live = subprocess.Popen([sys.executable, "-c", _KILLED_WRITER, str(target), "hold"], env=env,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert live.stdout.readline() == "writing\n"
+    [held] = [p for p in tmp_path.iterdir() if p.name.endswith(".tmp") and p != left]
+    old = time.time() - 2 * ABANDONED_AFTER
+    for path in (left, held):
+        os.utime(path, (old, old))
+    user = tmp_path / ".model.pt.my-notes.tmp"  # a name of the user's, not of the temporary kind
+    user.write_text("notes")
+    os.utime(user, (old, old))
+    atomic_write_text(target, "second")
+    assert not left.exists() and held.exists() and user.read_text() == "notes" and target.read_text() == "second"
+    live.communicate("\n", timeout=60)
+    assert live.returncode == 0 and target.read_bytes() == b"the live writer's model"
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".model.pt.my-notes.tmp", "model.pt"]

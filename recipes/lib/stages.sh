@@ -96,8 +96,11 @@ is_done() {
   say "  done already ($1); --force to redo"
 }
 
-# mark_done MARKER PARAMS: written last by a stage, so a killed stage is never taken as finished.
-mark_done() { mkdir -p "$(dirname "$1")" && printf '%s' "${2:-}" > "$1.tmp" && mv "$1.tmp" "$1"; }
+# mark_done MARKER PARAMS: written last by a stage, so a killed stage is never taken as finished; a failed write (a
+# full disk) leaves no MARKER.tmp behind.
+mark_done() {
+  mkdir -p "$(dirname "$1")" && { printf '%s' "${2:-}" > "$1.tmp" && mv "$1.tmp" "$1" || { rm -f "$1.tmp"; false; }; }
+}
 
 # logged LOG COMMAND...: run COMMAND with its output (stdout and stderr) on the terminal as it comes, and
 # appended to LOG with each line time-stamped; of a progress bar redrawn with \r, LOG keeps the last state.

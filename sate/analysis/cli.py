@@ -33,6 +33,7 @@ from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_p
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import held_out_dir, replace_together, require_directory
+from sate.numbers import real_number, whole_number
 from sate.targets import check_output, dir_name, file_name, read_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
@@ -308,11 +309,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="model files or model directories (asr, mt, st), one plot line per model encoder")
     loc.add_argument("--data", type=read_name, required=True, help="prepared data directory (manifests, fbank, vocab)")
     loc.add_argument("--split", default="dev", help="manifest split to analyse")
-    loc.add_argument("--max-utts", type=int, default=None, help="analyse only the split's first N utterances")
-    loc.add_argument("--window", type=float, default=0.1,
+    loc.add_argument("--max-utts", type=whole_number, default=None, help="analyse only the split's first N utterances")
+    loc.add_argument("--window", type=real_number, default=0.1,
                      help="window width as a share r of the length T (the paper's 10%%): keys with "
                           "|i - j| <= floor(r·T / 2) count as local; 0.2 gives a half-width of 10%%")
-    loc.add_argument("--batch-size", type=int, default=1,
+    loc.add_argument("--batch-size", type=whole_number, default=1,
                      help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
                           "subsampling gives a padded utterance 1-2 extra frames computed over padding")
     loc.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
@@ -335,7 +336,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="decoder layer (1-based), or the mean over layers")
     att.add_argument("--head", type=_choice, default="mean", metavar="H|mean",
                      help="attention head (1-based), or the mean over heads")
-    att.add_argument("--encoder-layers", type=int, nargs="+", default=[], metavar="L",
+    att.add_argument("--encoder-layers", type=whole_number, nargs="+", default=[], metavar="L",
                      help="also write the self-attention maps of these layers of every encoder")
     att.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
     att.set_defaults(_run=run_attention)

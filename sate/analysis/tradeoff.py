@@ -84,7 +84,9 @@ def read_run(path: Path) -> Run:
     for key in ("bleu_ci", "chrf", "chrf_ci"):  # absent or null where not computed; 'x' was a blank cell, exit 0
         if results.get(key) is not None and not is_number(results[key]):
             raise SateError(f"{file}: {key} must be a finite number or null, got {shown(results[key])}")
-    split = results.get("split") if isinstance(results.get("split"), str) else None
+    split = results.get("split")
+    if split is not None and not (isinstance(split, str) and split):  # 5 or [] was no split: runs went unchecked
+        raise SateError(f"{file}: split must be the name of a split, got {shown(split)}")
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None)

@@ -59,7 +59,7 @@ from sate.cli import Terminated, signals_as_interrupts
 from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
 from sate.files import atomic_write_text, describe_os_error
-from sate.numbers import check_jobs, is_digits, max_jobs
+from sate.numbers import check_jobs, is_digits, max_jobs, real_number, whole_number
 from sate.targets import check_output, file_name, read_name
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
@@ -114,38 +114,40 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", type=file_name, default=Path("bench.json"), help="JSON file for every figure")
     parser.add_argument("--parts", default=",".join(DEFAULT_PARTS),
                         help=f"comma-separated subset of {','.join(PARTS)}")
-    parser.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest counts")
+    parser.add_argument("--repeat", type=whole_number, default=3, help="runs per measurement; the fastest counts")
     parser.add_argument("--split", default=None, help="split to decode (default: dev; with --tiny: train)")
-    parser.add_argument("--max-utts", type=int, default=100, help="decode: the first N utterances of --split")
+    parser.add_argument("--max-utts", type=whole_number, default=100, help="decode: the first N utterances of --split")
     parser.add_argument("--batch-sizes", default="1,4,16,64", help="decode: comma-separated sate batch sizes")
-    parser.add_argument("--beam", type=int, default=5, help="decode and length: beam size")
-    parser.add_argument("--train-batches", type=int, default=4, help="train: batches timed per model")
-    parser.add_argument("--max-frames", type=int, default=None,
+    parser.add_argument("--beam", type=whole_number, default=5, help="decode and length: beam size")
+    parser.add_argument("--train-batches", type=whole_number, default=4, help="train: batches timed per model")
+    parser.add_argument("--max-frames", type=whole_number, default=None,
                         help="train and data: batch cap in frames (default: batch.per_device of the config.yaml "
                              f"beside --model, else {train_part.DEFAULT_MAX_FRAMES})")
-    parser.add_argument("--data-minutes", type=float, default=120.0,
+    parser.add_argument("--data-minutes", type=real_number, default=120.0,
                         help="data: minutes of audio for fbank extraction (--data's first train utterances; "
                              "generated tones with --tiny)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1,
+    parser.add_argument("--jobs", type=whole_number, default=os.cpu_count() or 1,
                         help="data and corpus: parallel fbank or voicing jobs")
-    parser.add_argument("--corpus-size", type=int, default=3000, help="corpus: train sentences to voice")
-    parser.add_argument("--scale-segments", type=int, default=scale_part.SEGMENTS,
+    parser.add_argument("--corpus-size", type=whole_number, default=3000, help="corpus: train sentences to voice")
+    parser.add_argument("--scale-segments", type=whole_number, default=scale_part.SEGMENTS,
                         help="scale: train segments of the fake MuST-C data")
-    parser.add_argument("--scale-batches", type=int, default=200, help="scale: batches the loader is timed on")
-    parser.add_argument("--gpu-steps", type=int, default=10, help="gpu: timed training steps per model")
-    parser.add_argument("--gpu-utts", type=int, default=32, help="gpu: utterances decoded by each decoder")
-    parser.add_argument("--segment-utterances", type=int, default=100,
+    parser.add_argument("--scale-batches", type=whole_number, default=200, help="scale: batches the loader is timed on")
+    parser.add_argument("--gpu-steps", type=whole_number, default=10, help="gpu: timed training steps per model")
+    parser.add_argument("--gpu-utts", type=whole_number, default=32, help="gpu: utterances decoded by each decoder")
+    parser.add_argument("--segment-utterances", type=whole_number, default=100,
                         help="segment, asr-long: Asterisk prompts in the constructed recording")
-    parser.add_argument("--segment-seed", type=int, default=0,
+    parser.add_argument("--segment-seed", type=whole_number, default=0,
                         help="segment, asr-long: seed of the construction (which prompts, pauses, noise)")
     parser.add_argument("--pack", type=read_name, default=None,
                         help="asr-real, asr-long: packed ASR or ST model directory (asr-real: or a Whisper "
                         "directory, its own decoder)")
     parser.add_argument("--vocab-sizes", default=",".join(map(str, ctcvocab_part.DEFAULT_SIZES)),
                         help="ctc-vocab: comma-separated CTC vocabulary sizes, the full Marian vocabulary first")
-    parser.add_argument("--text-lines", type=int, default=text_part.LINES, help="text: generated sentence pairs")
-    parser.add_argument("--text-steps", type=int, default=text_part.STEPS, help="text: MT training updates timed")
-    parser.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's choice)")
+    parser.add_argument("--text-lines", type=whole_number, default=text_part.LINES,
+                        help="text: generated sentence pairs")
+    parser.add_argument("--text-steps", type=whole_number, default=text_part.STEPS,
+                        help="text: MT training updates timed")
+    parser.add_argument("--threads", type=whole_number, default=None, help="torch threads (default: torch's choice)")
     args = parser.parse_args(argv)
     args.parts = [p.strip() for p in args.parts.split(",") if p.strip()]
     unknown = sorted(set(args.parts) - set(PARTS))

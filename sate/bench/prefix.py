@@ -24,6 +24,7 @@ from sate.decode.prefix import PrefixDecoder, continue_prefix
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
+from sate.numbers import whole_number
 
 CONFIG = Path(__file__).resolve().parents[2] / "conf" / "synth" / "st.yaml"
 FRAMES_PER_SECOND = 25
@@ -67,7 +68,7 @@ def measure(model: SateModel, seconds: float, repeat: int) -> dict[str, float]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m sate.bench.prefix", description=__doc__.split("\n\n")[0])
     parser.add_argument("--seconds", default="1,3,10,20", help="comma-separated audio lengths heard")
-    parser.add_argument("--repeat", type=int, default=20, help="runs per measurement; the fastest counts")
+    parser.add_argument("--repeat", type=whole_number, default=20, help="runs per measurement; the fastest counts")
     args = parser.parse_args(argv)
     torch.manual_seed(0)
     torch.set_num_threads(1)

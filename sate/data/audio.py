@@ -236,6 +236,8 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
     def per_sample(mask: np.ndarray) -> np.ndarray:  # (samples, channels): a sample is bad if any channel is
         return mask.any(axis=1) if mask.ndim > 1 else mask
 
+    if wave.dtype.itemsize < 4:  # float16: the bound is inf in its own type (numpy's overflow warning, and inf passed)
+        wave = wave.astype(np.float32)
     bad = per_sample(~(np.abs(wave) <= MAX_AMPLITUDE))  # one pass over good audio: NaN compares false too
     if not bad.any():
         return

@@ -64,7 +64,7 @@ from sate.files import (
     require_file,
     what_is_there,
 )
-from sate.numbers import check_jobs
+from sate.numbers import check_jobs, whole_number
 from sate.targets import check_not_shared, check_output, check_own_files, dir_name
 
 if TYPE_CHECKING:
@@ -658,7 +658,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
     parser.add_argument("--splits", nargs="+", action="extend", default=None,
                         help="splits to process (when not given: every manifest in --data)")
-    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="parallel worker processes")
+    parser.add_argument("--jobs", type=whole_number, default=os.cpu_count() or 1, help="parallel worker processes")
     parser.add_argument("--speed-perturb", action="store_true",
                         help=f"also write {SPEED_SPLIT}.jsonl and its features: train at speeds 0.9, 1.0, 1.1")
 
@@ -738,6 +738,8 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                 with _workers_started(mp.get_context("spawn"), min(args.jobs, len(todo))) as pool:
                     for count in pool.imap_unordered(compute_shard, todo):
                         bar.update(count)
+                    pool.close()  # ended by their queue, not by the with's terminate(), which SIGTERMs them while it
+                    pool.join()  # holds their queue's lock: sate synth's voicing hung so (fifteenth hostile pass)
             except BaseException:  # leaving the pool stopped its workers, maybe in the middle of a shard
                 for shard in todo:
                     shard.remove_temp_files()

@@ -29,6 +29,7 @@ from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
 from sate.files import real_path, replace_together
+from sate.numbers import real_number
 from sate.targets import check_manifests, check_output, check_own_files, dir_name, read_name
 
 
@@ -71,9 +72,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--gtranslate", action=argparse.BooleanOptionalAction, default=None,
                         help="--libri-trans only: add a second row per training segment (train, other) with the "
                              "Google Translate reference as its target (when not given: on)")
-    parser.add_argument("--min-duration", type=float, default=0.1,
+    parser.add_argument("--min-duration", type=real_number, default=0.1,
                         help="training splits only: drop shorter segments (s)")
-    parser.add_argument("--max-duration", type=float, default=30.0,
+    parser.add_argument("--max-duration", type=real_number, default=30.0,
                         help="training splits only: drop longer segments (s)")
 
 

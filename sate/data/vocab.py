@@ -42,6 +42,7 @@ from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError, one_line
 from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
+from sate.numbers import whole_number
 from sate.targets import check_output, check_own_files, dir_name, read_name
 
 SIDES = ("src", "tgt")
@@ -210,9 +211,10 @@ def _digest(paths: Iterable[Path]) -> str:
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--data", type=dir_name, required=True, help="data directory written by `sate prep`")
-    parser.add_argument("--src-size", type=int, default=None, help="source (src_norm) SentencePiece vocabulary size")
-    parser.add_argument("--tgt-size", type=int, default=None, help="target SentencePiece vocabulary size")
-    parser.add_argument("--joint", type=int, default=None, metavar="SIZE",
+    parser.add_argument("--src-size", type=whole_number, default=None,
+                        help="source (src_norm) SentencePiece vocabulary size")
+    parser.add_argument("--tgt-size", type=whole_number, default=None, help="target SentencePiece vocabulary size")
+    parser.add_argument("--joint", type=whole_number, default=None, metavar="SIZE",
                         help="train one model of SIZE pieces on source and target instead")
     parser.add_argument("--mt-text", nargs=2, action="append", type=read_name, default=[], metavar=("EN", "TGT"),
                         help="extra parallel MT text files (plain or gzip, any size) added to the training text "
@@ -220,7 +222,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--src-splits", nargs="+", action="extend", default=[], metavar="SPLIT",
                         help="more splits of --data (e.g. extra ASR corpora) whose src_norm joins train's in the "
                              "source (or joint) training text")
-    parser.add_argument("--sample-size", type=int, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
+    parser.add_argument("--sample-size", type=whole_number, default=DEFAULT_SAMPLE_SIZE, metavar="PAIRS",
                         help="at most this many sentence pairs train the vocabularies: a uniform sample (seeded) of "
                              "the train manifest and the MT text when they hold more")
     parser.add_argument("--marian", type=read_name, default=None, metavar="DIR",

@@ -133,8 +133,9 @@ def pick_device(device: str | torch.device | None) -> torch.device:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
         chosen = torch.device(device)
-    except (RuntimeError, TypeError):
-        raise SateError(f"--device {device!r}: not a torch device (e.g. cpu, cuda, cuda:1)") from None
+    except (RuntimeError, TypeError, ValueError):  # ValueError: an index beyond int64 (device=10**20)
+        # shown: the repr of an array (device=np.zeros(...)) was a message of several lines
+        raise SateError(f"--device {shown(device)}: not a torch device (e.g. cpu, cuda, cuda:1)") from None
     if chosen.type == "cpu":
         return chosen
     backend = getattr(torch, chosen.type, None)

@@ -109,6 +109,8 @@ def features(values: Sequence[np.ndarray], columns: int | None, least: int) -> l
             raise SateError(f"feats[{i}]: expected float values, got {x.dtype}")
         if x.dtype.itemsize > 8:  # long double: torch has no such type (a TypeError when the batch was padded)
             x = x.astype(np.float64)
+        if x.dtype.itemsize < 4:  # float16: MAX_FEATURE is inf in its type (numpy's overflow warning, inf passed)
+            x = x.astype(np.float32)
         if len(x) < least:
             raise SateError(f"feats[{i}]: {len(x)} frames, fewer than the {least} of 0.1 s (features() pads to them)")
         if not np.isfinite(x).all():

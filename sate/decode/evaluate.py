@@ -44,6 +44,7 @@ from sate.files import (
     require_directory,
     require_file,
 )
+from sate.numbers import whole_number
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
 from sate.targets import check_output, dir_name, evaluate_results, name_max, read_name
 
@@ -407,7 +408,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "(when not given: eval/EXP-PACK-HASH/SPLIT, one folder per model; with --stream: "
                              "SPLIT-stream-POLICY-CHUNKs[-talks])")
     add_override_arguments(parser)
-    parser.add_argument("--batch-size", type=int, default=16, help="utterances (sentences) decoded together")
+    parser.add_argument("--batch-size", type=whole_number, default=16, help="utterances (sentences) decoded together")
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
     add_stream_arguments(parser, "--stream", None)

@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import load_yaml_text
 from sate.errors import SateError, shown
-from sate.numbers import is_digits
+from sate.numbers import is_digits, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
 # Upper bounds, checked before anything is allocated: past them a typo (beam=10000, max_len_ratio=1e6) used
@@ -117,7 +117,8 @@ def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     """`--beam N` and `--decode KEY=VALUE[,...]`: the pack's decoding options changed for one run (`translate`,
     `evaluate`); `decode_overrides` reads them back."""
     parser.epilog = options_help()
-    parser.add_argument("--beam", type=int, default=None, help="beam size (when not given: the pack's, normally 5)")
+    parser.add_argument("--beam", type=whole_number, default=None,
+                        help="beam size (when not given: the pack's, normally 5)")
     add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
                                 "when not given: the pack's)")
 
@@ -218,5 +219,5 @@ def add_stream_arguments(parser: argparse.ArgumentParser, flag: str, default: st
     names = ", ".join(f"{name}={STREAM_VALUE[name]} (default {value})" for name, value in STREAM_POLICIES.items())
     parser.add_argument(flag, default=default, metavar="POLICY", help=f"streaming policy NAME[=VALUE]: {names}")
     # where the policy is optional (evaluate), so is --chunk: given without the policy it is refused, not ignored
-    parser.add_argument("--chunk", type=float, default=CHUNK if default is not None else None,
+    parser.add_argument("--chunk", type=real_number, default=CHUNK if default is not None else None,
                         help=f"seconds of audio read before each decision (default {CHUNK:g})")

@@ -289,6 +289,9 @@ def _pack_advice(directory: Path) -> str:
     if kind == "marian":
         return ("a Marian model directory: train with it as model.textual.path (docs/models.md) and pack the model "
                 "file that makes")
+    if config.is_file():  # a hub directory of another kind, or one whose config.json lost its model_type
+        return (f"{one_line(str(config))} says model_type {shown(kind)}: sate reads Whisper (model_type whisper) and "
+                "Marian (marian) model directories, and packs that `sate pack` writes")
     return "write one with `sate pack`"
 
 

@@ -20,6 +20,7 @@ from typing import TextIO
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, is_stream
+from sate.numbers import real_number
 from sate.targets import (
     check_not_input,
     check_output,
@@ -37,9 +38,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="FILE.jsonl (or a named pipe) for all inputs, or a directory that gets one "
                              "FILE_STEM.jsonl per input (when not given, or '-': stdout)")
     add_vad_argument(parser)
-    parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
+    parser.add_argument("--max-segment", type=real_number, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its least speech-like point")
-    parser.add_argument("--min-pause", type=float, default=VadOptions.min_pause,
+    parser.add_argument("--min-pause", type=real_number, default=VadOptions.min_pause,
                         help="shortest silence in seconds that separates two segments")
 
 
@@ -71,8 +72,10 @@ def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 
 
 def _out_name(text: str) -> str:
-    """--out as given (`dir_name` refuses an empty one): `run` reads a trailing '/' or '/.' from it."""
-    dir_name(text)
+    """--out as given (`dir_name` refuses an empty one; '-' is standard output here): `run` reads a trailing '/' or
+    '/.' from it."""
+    if text != "-":
+        dir_name(text)
     return text
 
 

@@ -28,6 +28,7 @@ from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
 from sate.errors import SateError, one_line
+from sate.numbers import whole_number
 from sate.targets import read_name
 
 FORMATS = ("jsonl", "text")
@@ -77,7 +78,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="jsonl: a line per change of the shown text; text: each segment's final translation")
     parser.add_argument("--fast", action="store_true",
                         help="read a file as fast as decoding goes instead of at the pace of speech")
-    parser.add_argument("--beam", type=int, default=None,
+    parser.add_argument("--beam", type=whole_number, default=None,
                         help="beam of the search that completes a hypothesis (local-agreement's, and every policy's "
                              "at a segment's end; when not given: the pack's; 1: greedy)")
     add_vad_argument(parser)

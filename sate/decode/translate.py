@@ -21,7 +21,7 @@ from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
-from sate.numbers import INT64
+from sate.numbers import INT64, real_number, whole_number
 from sate.targets import check_not_input, check_output, check_streams_once, names_directory, read_name
 
 
@@ -51,10 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "a name ending in '/', a directory that gets one FILE_STEM.srt per input")
     parser.add_argument("--transcript", action="store_true", help="also print the CTC transcript of each segment")
     add_override_arguments(parser)
-    parser.add_argument("--batch-size", type=int, default=16, help="segments decoded together")
-    parser.add_argument("--max-segment", type=float, default=VadOptions.max_segment,
+    parser.add_argument("--batch-size", type=whole_number, default=16, help="segments decoded together")
+    parser.add_argument("--max-segment", type=real_number, default=VadOptions.max_segment,
                         help="longest segment in seconds; longer speech is cut at its quietest point")
-    parser.add_argument("--min-pause", type=float, default=VadOptions.min_pause,
+    parser.add_argument("--min-pause", type=real_number, default=VadOptions.min_pause,
                         help="shortest silence in seconds that separates two segments")
     add_vad_argument(parser)
     parser.add_argument("--device", default=None,

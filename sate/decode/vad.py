@@ -74,6 +74,9 @@ class VadOptions:
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
             raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
                             f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")
+        if self.min_speech > self.max_segment:  # every piece is at most max_segment long, so none would be kept
+            raise SateError(f"min_speech ({self.min_speech:g} s) must be at most max_segment (--max-segment, "
+                            f"{self.max_segment:g} s): no segment can be longer, so no speech would ever be found")
 
 
 def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:

@@ -209,7 +209,7 @@ def all_curves(exp: Path) -> dict[str, dict[str, list[tuple[int, float]]]]:
     systems = {p.name: read_curves(p) for p in sorted(exp.iterdir()) if (p / "logs").is_dir()}
     systems = {name: c for name, c in systems.items() if c}
     if not systems:
-        raise SateError(f"{exp}: no training logs (EXP/<system>/logs/version_*/metrics.csv)")
+        raise SateError(f"--curves: {exp} holds no training logs to draw (EXP/<system>/logs/version_*/metrics.csv)")
     return systems
 
 

@@ -17,7 +17,7 @@ import os
 
 from sate.errors import SateError, one_line
 from sate.files import not_a_file
-from sate.numbers import check_jobs
+from sate.numbers import check_jobs, whole_number
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
 from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
 from sate.synth.splits import split_pairs
@@ -36,24 +36,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "dictionary's open-domain example sentences")
     parser.add_argument("--tgt-lang", default="de", choices=["de"],
                         help="target language (both texts are English-German, so only de)")
-    parser.add_argument("--train-size", type=int, metavar="N", default=DEFAULT_TRAIN_SIZE,
+    parser.add_argument("--train-size", type=whole_number, metavar="N", default=DEFAULT_TRAIN_SIZE,
                         help="number of train sentences to voice; all train text still goes to the MT corpus "
                              "(DIR/en-de/mt/train.*), and dev and tst-COMMON are always voiced whole")
     heldout = ", ".join(heldout_names())
-    parser.add_argument("--text-size", type=int, metavar="N", default=None,
+    parser.add_argument("--text-size", type=whole_number, metavar="N", default=None,
                         help=f"phrasebook only: number of generated train text pairs, the MT corpus; at least "
                              f"--train-size (phrasebook default: {phrasebook.DEFAULT_TEXT_SIZE})")
-    parser.add_argument("--dev-size", type=int, metavar="N", default=None,
+    parser.add_argument("--dev-size", type=whole_number, metavar="N", default=None,
                         help=f"phrasebook only: number of dev sentences, all voiced (phrasebook default: "
                              f"{phrasebook.DEFAULT_DEV_SIZE})")
-    parser.add_argument("--test-size", type=int, metavar="N", default=None,
+    parser.add_argument("--test-size", type=whole_number, metavar="N", default=None,
                         help=f"phrasebook only: number of tst-COMMON sentences, all voiced, and voiced again as "
                              f"tst-heldout by the voices held out of the other splits ({heldout}) (phrasebook "
                              f"default: {phrasebook.DEFAULT_TEST_SIZE})")
-    parser.add_argument("--seed", type=int, default=0,
+    parser.add_argument("--seed", type=whole_number, default=0,
                         help="seed for the sentences (phrasebook), sentence choice, voices, rate and pitch "
                              "(default: %(default)s)")
-    parser.add_argument("--jobs", type=int, metavar="N", default=os.cpu_count(), help="parallel voicing processes")
+    parser.add_argument("--jobs", type=whole_number, metavar="N", default=os.cpu_count(),
+                        help="parallel voicing processes")
     parser.add_argument("--ding", type=read_name, metavar="PATH", default=None,
                         help=f"--text ding only: the unpacked Ding file ({DING_PATH_IN_PACKAGE}); default: fetched "
                              f"with `apt-get download {DING_PACKAGE}` into $SATE_CACHE (~/.cache/sate)")

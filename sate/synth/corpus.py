@@ -259,6 +259,11 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
             for talk, segs in zip(talks, workers.imap(voice_talk, work), strict=True):
                 segments[talk.number] = segs
                 bar.update(len(segs))
+            # ended by their queue, not by the with's terminate(): it SIGTERMs the workers while it holds their
+            # queue's lock, and one started (or one between tasks) then waited on that lock for ever, the command
+            # waiting on it, after every talk was voiced (fifteenth hostile pass; seen under load)
+            workers.close()
+            workers.join()
     finally:
         bar.close()
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from sate import layout
 from sate.errors import SateError, one_line, shown
 from sate.files import read_checkpoint
-from sate.numbers import is_int64, is_number
+from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_output, file_name, read_name
 
 if TYPE_CHECKING:
@@ -161,12 +161,13 @@ def average_state_dicts(states: list[dict[str, torch.Tensor]], names: list[str])
 
 
 def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None = None, metric: str | None = None,
-            mode: str | None = None) -> list[Path]:
-    """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths."""
+            mode: str | None = None, option: str = "--out") -> list[Path]:
+    """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths. ``option``
+    names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
     from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
     from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
 
-    out = check_output(out, "model")  # before any work: never a checkpoint, nor another file than a model file
+    out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
     first = ckpts[-1]["sate"]
@@ -193,8 +194,8 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=read_name, required=True, help="experiment dir of `sate train`")
     group = parser.add_mutually_exclusive_group(required=True)
-    group.add_argument("--last", type=int, help="average the last N epoch checkpoints")
-    group.add_argument("--best", type=int, help="average the best N checkpoints by --metric")
+    group.add_argument("--last", type=whole_number, help="average the last N epoch checkpoints")
+    group.add_argument("--best", type=whole_number, help="average the best N checkpoints by --metric")
     parser.add_argument("--metric", default=None, help="metric for --best (default: the run's trainer.monitor)")
     parser.add_argument("--mode", choices=["min", "max"], default=None,
                         help="whether --metric is better low or high (default: the run's trainer.monitor_mode for "
@@ -204,12 +205,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     count = args.last if args.last is not None else args.best
-    if count < 1:
-        raise SateError(f"the number of checkpoints must be >= 1, got {count}")
+    if count < 1:  # named: "the number of checkpoints must be >= 1" named no option
+        raise SateError(f"--{'last' if args.last is not None else 'best'} {count}: the number of checkpoints to "
+                        "average must be >= 1")
     if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
     out = args.out or args.exp / layout.MODEL
-    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode)
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
+                   "--out" if args.out else "the model file of --exp")
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
     return 0

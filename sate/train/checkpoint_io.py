@@ -11,12 +11,13 @@ states, the loader's place in the epoch, step and epoch), and leaves the epoch c
 
 from __future__ import annotations
 
+import os
 import time
 from pathlib import Path
 from typing import Any
 
 import lightning as L
-from lightning.pytorch.callbacks import Callback
+from lightning.pytorch.callbacks import Callback, ModelCheckpoint
 from lightning.pytorch.plugins.io import TorchCheckpointIO
 
 from sate.files import atomic_torch_save
@@ -46,6 +47,44 @@ class AtomicCheckpointIO(TorchCheckpointIO):
             checkpoint, self._preloaded = self._preloaded[1], None
             return checkpoint
         return read_checkpoint(Path(path))
+
+
+class MovableCheckpoint(ModelCheckpoint):
+    """Lightning's ModelCheckpoint, whose record of the best and latest checkpoints follows an experiment moved or
+    copied elsewhere. Lightning keeps that record by the folder's path and drops it when the path changed (a
+    warning), so the resumed run kept every checkpoint it found beside those it wrote, past keep_best and
+    keep_last. The record is taken over when each file it names is in this folder under its name: `sate train`
+    resumes only from this experiment's own checkpoint folder."""
+
+    @property
+    def state_key(self) -> str:
+        # the key Lightning files the state under in a checkpoint: a plain ModelCheckpoint's, so that checkpoints
+        # written before this class still restore into it
+        return super().state_key.replace(type(self).__qualname__, ModelCheckpoint.__qualname__, 1)
+
+    def load_state_dict(self, state_dict: dict[str, Any]) -> None:
+        old = state_dict.get("dirpath")
+        if old is not None and self.dirpath is not None and old != self.dirpath:
+            state_dict = self._moved(state_dict, str(old)) or state_dict
+        super().load_state_dict(state_dict)
+
+    def _moved(self, state: dict[str, Any], old: str) -> dict[str, Any] | None:
+        """``state`` with its paths in this folder, or None when one names a file that is not here."""
+        def here(path: str) -> str | None:
+            if not path:
+                return path
+            if os.path.dirname(path) != old:
+                return None
+            moved = os.path.join(str(self.dirpath), os.path.basename(path))
+            return moved if os.path.isfile(moved) else None
+
+        best = {here(str(path)): score for path, score in (state.get("best_k_models") or {}).items()}
+        named = [here(str(state.get(key) or "")) for key in ("best_model_path", "kth_best_model_path",
+                                                           "last_model_path")]
+        if None in best or None in named:
+            return None
+        return {**state, "dirpath": self.dirpath, "best_k_models": best,
+                **dict(zip(("best_model_path", "kth_best_model_path", "last_model_path"), named, strict=True))}
 
 
 class MidEpochCheckpoint(Callback):

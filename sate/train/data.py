@@ -4,7 +4,8 @@ seconds that these checks do not need.
 
 The global batch is explicit: `batch.global` (frames for asr/st, tokens for mt, per optimizer update)
 and `batch.per_device` (the cap of one forward pass). Gradient accumulation is derived from both and
-the world size, so adding GPUs changes the accumulation, never the effective batch.
+the world size, so adding GPUs changes the accumulation, never the effective batch; when the devices together
+hold more than `batch.global` in one pass, the per-device cap is lowered to `global / devices`.
 """
 
 from __future__ import annotations
@@ -25,14 +26,21 @@ class BatchPlan:
     per_device: int
     world_size: int
     accumulation: int
-    unit: str  # "frames" or "tokens"
+    unit: str  # "frames", "tokens" or "samples"
+    asked: int = 0  # batch.per_device when it was lowered to keep batch.global, else 0
+
+    @property
+    def cap_key(self) -> str:
+        """What sets the per-device cap, for messages: the config key, or the arithmetic that lowered it."""
+        return "batch.global / devices" if self.asked else "batch.per_device"
 
     @property
     def effective(self) -> int:
         return self.per_device * self.world_size * self.accumulation
 
     def describe(self) -> str:
-        return (f"batch: {self.per_device} {self.unit} per device x {self.world_size} device(s) x "
+        lowered = f" (batch.per_device {self.asked} lowered to keep batch.global)" if self.asked else ""
+        return (f"batch: {self.per_device} {self.unit} per device{lowered} x {self.world_size} device(s) x "
                 f"{self.accumulation} accumulation = {self.effective} {self.unit} per update")
 
 
@@ -81,10 +89,14 @@ def check_whisper_window(dataset: Dataset, split: str) -> None:
 
 
 def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: str = "fbank") -> BatchPlan:
-    """Accumulation steps that make `per_device x world x accumulation` as close as possible to `global`."""
+    """Accumulation steps that make `per_device x world x accumulation` as close as possible to `global`. Devices
+    that together hold more than `global` in one pass get a lower cap (`global // world`): the docs promise that
+    adding GPUs never changes the effective batch, and a cap is an upper bound, so lowering it keeps its meaning."""
     unit = batch_unit(task, features)
     per_device, wanted = batch_conf.per_device, batch_conf.global_
     if per_device <= 0 or wanted <= 0:
         raise SateError(f"batch.per_device and batch.global must be > 0 {unit}, got {per_device} and {wanted}")
+    if per_device * world_size > wanted:
+        return BatchPlan(max(1, wanted // world_size), world_size, 1, unit, asked=per_device)
     accumulation = max(1, round(wanted / (per_device * world_size)))
     return BatchPlan(per_device, world_size, accumulation, unit)

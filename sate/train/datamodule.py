@@ -24,7 +24,7 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
 from sate.files import require_file
 from sate.models.hub.whisper import WhisperAcousticEncoder
-from sate.train.data import batch_unit, check_feature_mode, check_whisper_window
+from sate.train.data import BatchPlan, check_feature_mode, check_whisper_window, plan_batch
 from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
 from sate.train.schema import TrainingConfig, train_splits
 
@@ -72,8 +72,9 @@ class SateDataModule(L.LightningDataModule):
     """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
 
     def __init__(self, config: TrainingConfig, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
-                 frozen: WhisperAcousticEncoder | None = None) -> None:
-        """`frozen`: the model's Whisper encoder, when ``data.frozen_cache`` has its frozen part computed once."""
+                 frozen: WhisperAcousticEncoder | None = None, plan: BatchPlan | None = None) -> None:
+        """`frozen`: the model's Whisper encoder, when ``data.frozen_cache`` has its frozen part computed once;
+        `plan`: the run's batch arithmetic (its per-device cap), one device's when not given."""
         super().__init__()
         check_feature_mode(config)
         self.frozen = frozen
@@ -81,6 +82,7 @@ class SateDataModule(L.LightningDataModule):
         self.conf = config.data
         self.model_conf = config.model
         self.batch_conf = config.batch
+        self.plan = plan or plan_batch(config.batch, 1, config.task, config.data.features)
         self.seed = config.seed
         self.src_vocab, self.tgt_vocab = src_vocab, tgt_vocab
         self.data_dir = Path(str(self.conf.dir))
@@ -185,7 +187,7 @@ class SateDataModule(L.LightningDataModule):
         if text_batches:
             key, cap, unit = "batch.mt_tokens", self.batch_conf.mt_tokens, "tokens"
         else:
-            key, cap, unit = "batch.per_device", self.batch_conf.per_device, batch_unit(self.task, self.conf.features)
+            key, cap, unit = self.plan.cap_key, self.plan.per_device, self.plan.unit
         remedy = "data.mt_max_tokens" if isinstance(dataset, ShardedText) else "`sate prep`"
         if isinstance(dataset, ShardedText):  # lengths per shard, loaded as the sampler reads them
             lengths, longest = dataset, dataset.longest

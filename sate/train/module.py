@@ -41,9 +41,10 @@ class SateModule(L.LightningModule):
 
     def __init__(self, config: TrainingConfig, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  run_id: str = "", cmvn: dict[str, list[float]] | None = None,
-                 teachers: dict[str, str] | None = None) -> None:
-        """`cmvn`: the global CMVN statistics the features are normalised with, and `teachers` the fingerprints of
-        the frozen `loss.kd` teachers (`sate.train.resume.teacher_prints`), recorded in every checkpoint."""
+                 teachers: dict[str, str] | None = None, per_device: int | None = None) -> None:
+        """`cmvn`: the global CMVN statistics the features are normalised with, `teachers` the fingerprints of
+        the frozen `loss.kd` teachers (`sate.train.resume.teacher_prints`), recorded in every checkpoint, and
+        `per_device` the batch cap in use when the batch plan lowered batch.per_device (for the OOM advice)."""
         super().__init__()
         self.config = config
         self.task = config.task
@@ -58,7 +59,7 @@ class SateModule(L.LightningModule):
         self.specaug_start = spec.start_step
         tconf = config.trainer
         self.faults = FaultCounter(tconf.nan_patience, tconf.oom_patience, batch_unit(self.task, config.data.features),
-                                   config.batch.per_device)
+                                   per_device or config.batch.per_device)
         self._update_has_good_batch = False
         self._update_oom = False
         self._step_oom = False

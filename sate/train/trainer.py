@@ -26,7 +26,7 @@ from sate.files import check_data_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
-from sate.numbers import is_int64, max_jobs
+from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.schema import TrainingConfig
@@ -164,9 +164,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
                              "for comparisons at equal training; replaces the config's budgets")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])
-    parser.add_argument("--devices", type=int, default=None,
+    parser.add_argument("--devices", type=whole_number, default=None,
                         help="devices per node (default: all GPUs, or 1 CPU process)")
-    parser.add_argument("--num-nodes", type=int, default=1, help="machines (with torchrun or SLURM)")
+    parser.add_argument("--num-nodes", type=whole_number, default=1, help="machines (with torchrun or SLURM)")
 
 
 def steps_of(exp: Path) -> int:
@@ -362,13 +362,13 @@ def escape_lightning_lines() -> None:
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
            lock: object) -> Path:
     import lightning as L
-    from lightning.pytorch.callbacks import EarlyStopping, ModelCheckpoint, TQDMProgressBar
+    from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
 
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies
-    from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint
+    from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
     from sate.train.datamodule import SateDataModule
     from sate.train.frozen_cache import check_teacher_cache
@@ -429,8 +429,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if point.checkpoint is not None:
         check_teachers(point, model, teachers)
         check_weights(point, model)
+    world = devices * num_nodes
+    plan = plan_batch(config.batch, world, config.task, config.data.features)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
-                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers)
+                        cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers,
+                        per_device=plan.per_device)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.
@@ -440,10 +443,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if config.data.frozen_cache:
         check_teacher_cache(model)
     datamodule = SateDataModule(config, src_vocab, tgt_vocab,
-                                frozen=model.acoustic if config.data.frozen_cache else None)
-
-    world = devices * num_nodes
-    plan = plan_batch(config.batch, world, config.task, config.data.features)
+                                frozen=model.acoustic if config.data.frozen_cache else None, plan=plan)
     precision = choose_precision(config.trainer.precision, accelerator)
     tconf = config.trainer
     monitor, mode = tconf.monitor, tconf.monitor_mode
@@ -453,11 +453,12 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     # The best-N callback runs first, so that last.ckpt (written by the second) holds both up-to-date states.
     # No version counter: a checkpoint of the same epoch replaces its file (one run holds the directory).
     callbacks += [
-        ModelCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}", enable_version_counter=False,
-                        auto_insert_metric_name=False, save_top_k=tconf.keep_best, monitor=monitor, mode=mode),
-        ModelCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
-                        save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
-                        enable_version_counter=False),
+        MovableCheckpoint(dirpath=ckpt_dir, filename=f"best-{safe_name}-epoch{{epoch:03d}}",
+                          enable_version_counter=False, auto_insert_metric_name=False, save_top_k=tconf.keep_best,
+                          monitor=monitor, mode=mode),
+        MovableCheckpoint(dirpath=ckpt_dir, filename="epoch{epoch:03d}", auto_insert_metric_name=False,
+                          save_top_k=tconf.keep_last, monitor="epoch", mode="max", save_last=True,
+                          enable_version_counter=False),
         MidEpochCheckpoint(ckpt_dir / layout.LAST_CHECKPOINT, tconf.checkpoint_every_steps,
                            tconf.checkpoint_every_minutes),
         TQDMProgressBar(refresh_rate=10),

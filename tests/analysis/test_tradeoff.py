@@ -156,6 +156,12 @@ def test_runs_of_different_splits_are_refused(tmp_path: Path, capsys: pytest.Cap
         assert f"{paths['dev2'] / 'results.json'}" in err and "runs of different splits cannot share one plot" in err
         assert not png.exists()
     assert main(["latency-plot", *(str(paths[name]) for name in ("tst3", "offline", "bare")), "--out", str(png)]) == 0
+    # a split that is no name (5, "") was taken for none: the runs went unchecked (fourteenth hostile pass)
+    for split, says in ((5, "5"), ("", "''"), (["dev"], "['dev']")):
+        results = json.loads((paths["bare"] / "results.json").read_text())
+        (paths["bare"] / "results.json").write_text(json.dumps({**results, "split": split}))
+        assert main(["latency-plot", str(paths["tst3"]), str(paths["bare"]), "--out", str(tmp_path / "y.png")]) == 2
+        assert capsys.readouterr().err.strip().endswith(f"results.json: split must be the name of a split, got {says}")
 
 
 def test_runs_of_several_models_are_a_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -174,6 +174,23 @@ def test_numpy_scalars_are_the_numbers_they_hold(translators: dict[str, SpeechTr
     assert st.decode_features([feats.astype(np.longdouble)]) == st.decode_features([feats])
 
 
+def test_half_precision_inputs_are_checked_as_any(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """float16 samples and features: the bounds (1e10, 1e6) are inf in float16, so numpy printed an overflow warning
+    and infinite samples passed the check (fourteenth hostile pass). They are now read as float32 first."""
+    import warnings
+
+    st = translators["st"]
+    feats = st.features(talk)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert st.decode_features([feats.astype(np.float16)])[0][0] is not None
+        assert np.abs(st.features(talk.astype(np.float16)) - feats).max() < 0.1
+        with pytest.raises(SateError, match=r"^wave: 1 samples are not finite \(NaN or inf\), the first at 0.000 s"):
+            st.features(np.concatenate([[np.inf], talk]).astype(np.float16))
+        with pytest.raises(SateError, match=r"^feats\[0\]: holds NaN or infinite values"):
+            st.decode_features([np.full_like(feats, np.inf).astype(np.float16)])
+
+
 def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     """A dict for `vad` was an AttributeError, and a VadOptions of text or None a TypeError of math.isfinite
     (twelfth hostile pass)."""
@@ -185,6 +202,11 @@ def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator]
         with pytest.raises(SateError, match=rf"^max_segment \(--max-segment\) must be a finite number of seconds >= 0, "
                                             rf"got {says}$"):
             VadOptions(max_segment=value)  # type: ignore[arg-type]
+    # min_speech beyond the longest segment: no piece could ever be kept, so every input was "no speech" (fourteenth)
+    with pytest.raises(SateError, match=r"^min_speech \(1e\+20 s\) must be at most max_segment \(--max-segment, "
+                                        r"20 s\)"):
+        VadOptions(min_speech=1e20)
+    assert VadOptions(min_speech=20.0).min_speech == 20.0
 
 
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])

@@ -205,6 +205,11 @@ def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_
     (tmp_path / "pack" / "config.json").write_text('{"model_type": "marian"}')
     rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
     assert rc == 2 and "a Marian model directory: train with it as model.textual.path" in err, err
+    # a config.json without model_type (or another kind's) was told to `sate pack` it (fourteenth hostile pass)
+    (tmp_path / "pack" / "config.json").write_text('{"d_model": 384}')
+    rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
+    assert rc == 2 and f"{tmp_path / 'pack' / 'config.json'} says model_type None: sate reads Whisper (model_type " \
+                       "whisper) and Marian (marian) model directories" in err, err
 
 
 def test_vad_splits_only_at_pauses_long_enough() -> None:

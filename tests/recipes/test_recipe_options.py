@@ -306,6 +306,19 @@ def test_each_command_of_a_recipe_ends_with_it(tmp_path: Path) -> None:
         assert [(tmp_path / f"{name}.with").read_text() for name in ("asr", "mt")] == [f"{recipe.pid}\n"] * 2
 
 
+def test_a_stage_marker_that_cannot_be_written_leaves_no_temporary_file(tmp_path: Path) -> None:
+    """`mark_done` on a full disk (a file size limit here) left `MARKER.tmp` beside where the marker goes (fourteenth
+    hostile pass); it fails as before, and the half-written file is removed."""
+    script = (f'source {ROOT / "recipes" / "lib" / "stages.sh"}; trap "" XFSZ; ulimit -f 0; '
+              f'mark_done {tmp_path / "marks" / "stage4"} "--beam 5"; echo "status $?"')
+    done = subprocess.run(["bash", "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.stdout == "status 1\n" and "File too large" in done.stderr, done
+    assert list((tmp_path / "marks").iterdir()) == []
+    done = subprocess.run(["bash", "-c", script.replace("ulimit -f 0", "ulimit -f 8")], capture_output=True,
+                          text=True, timeout=60)
+    assert done.stdout == "status 0\n" and (tmp_path / "marks" / "stage4").read_text() == "--beam 5"
+
+
 def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
     """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
     a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are

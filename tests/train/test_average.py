@@ -155,6 +155,20 @@ def test_metric_and_mode_go_with_best_alone(tmp_path: Path, capsys: pytest.Captu
                                            "takes the latest epochs\n")
 
 
+def test_the_default_model_file_is_not_called_an_option(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Without --out, a refusal of EXP/model.pt named `--out EXP/model.pt`, an option the user never gave (fourteenth
+    hostile pass)."""
+    from sate.cli import main
+
+    (tmp_path / "model.pt").mkdir()
+    assert main(["average", "--exp", str(tmp_path), "--last", "1"]) in (1, 2)
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate average: error: the model file of --exp {tmp_path / 'model.pt'}: ") and \
+        "--out" not in err, err
+    assert main(["average", "--exp", str(tmp_path), "--last", "1", "--out", str(tmp_path / "model.pt")]) in (1, 2)
+    assert capsys.readouterr().err.startswith(f"sate average: error: --out {tmp_path / 'model.pt'}: ")
+
+
 def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path: Path) -> None:
     """Every checkpoint of the folder is read to choose N, and each was loaded whole and kept until the choice,
     optimizer states included: `--last 1` over 8 checkpoints of a 19M-parameter model took 2.3 GB, over one 0.9 GB

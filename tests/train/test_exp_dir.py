@@ -146,6 +146,29 @@ def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) ->
         check_run_folders(exp)
 
 
+def test_a_resume_point_that_is_no_checkpoint_file_is_refused(tmp_path: Path) -> None:
+    """EXP/checkpoints/last.ckpt a folder or a link to /dev/null was passed over as "older": the run resumed from an
+    epoch checkpoint and its next save of last.ckpt went into the folder's place or the device (fourteenth hostile
+    pass). A link to an epoch checkpoint would have that checkpoint replaced by the last state: refused too."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / layout.CONFIG).write_text("task: mt\n")
+    last = exp / "checkpoints" / layout.LAST_CHECKPOINT
+    for make, what in ((last.mkdir, "a directory"), (lambda: last.symlink_to("/dev/null"), "not a regular file"),
+                       (lambda: last.symlink_to(exp / "gone.ckpt"), "a broken symlink")):
+        make()
+        with pytest.raises(SateError, match=f"^--exp {exp}: {last} is {what}"):
+            check_run_folders(exp)
+        last.rmdir() if last.is_dir() and not last.is_symlink() else last.unlink()
+    (exp / "checkpoints" / "epoch003.ckpt").write_bytes(b"PK")
+    last.symlink_to(exp / "checkpoints" / "epoch003.ckpt")
+    with pytest.raises(SateError, match=f"^--exp {exp}: {last} is a symlink to {exp / 'checkpoints' / 'epoch003'}"):
+        check_run_folders(exp)
+    last.unlink()
+    last.write_bytes(b"PK")
+    check_run_folders(exp)
+
+
 @pytest.mark.slow
 def test_the_lines_of_train_average_and_pack_escape_a_names_control_characters(
         tmp_path: Path, prepared_data: Path, make_config: Callable[..., Path],

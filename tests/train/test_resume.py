@@ -262,3 +262,20 @@ def test_a_budget_below_the_epochs_done_is_one_line(trained: tuple[Path, Path], 
         "trainer.max_epochs 1: a resume trains on up to its budget; raise trainer.max_epochs to train more, or train "
         "into a new --exp")
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+
+
+def test_a_moved_experiment_keeps_its_checkpoint_budget(trained: tuple[Path, Path], exp: Path) -> None:
+    """An experiment moved or copied elsewhere (here: a copy) lost Lightning's record of its best and latest
+    checkpoints, which it keeps by folder path: the resumed run kept every checkpoint it found beside the ones it
+    wrote, past trainer.keep_best and keep_last, and said so in a warning only (fourteenth hostile pass)."""
+    import warnings
+
+    before = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    assert len([n for n in before if n.startswith("best-")]) == 1
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        train(load_training_config(trained[0], ["trainer.max_epochs=5"]), exp)
+    assert not [w for w in seen if "dirpath has changed" in str(w.message)]
+    names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
+    assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
+    assert [n for n in names if n.startswith("epoch")] == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], names

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import copy
 import csv
+import dataclasses
 import gzip
 import os
 import resource
@@ -22,6 +23,7 @@ import torch
 from sate.cli import main
 from sate.config import apply_overrides, read_yaml
 from sate.data.manifest import read_manifest
+from sate.data.vocab import load_vocabularies
 from sate.errors import SateError
 from sate.models.config import MAX_WIDTH, resolve_config
 from sate.models.tiny import tiny_config
@@ -169,6 +171,35 @@ def test_global_batch_is_kept_when_the_number_of_devices_changes() -> None:
     assert plan_batch(BatchConfig(per_device=4000, global_=4000), 1, "mt").unit == "tokens"
 
 
+def test_devices_that_hold_more_than_the_global_batch_get_a_lower_cap() -> None:
+    """Eight devices of 4,096 tokens each would make an update of 32,768 tokens where the config asks 4,096: the
+    cap is lowered instead, so the update stays the global batch and the arithmetic line says why."""
+    plan = plan_batch(BatchConfig(per_device=4096, global_=4096), 8, "mt")
+    assert (plan.per_device, plan.accumulation, plan.effective) == (512, 1, 4096)
+    assert plan.cap_key == "batch.global / devices"
+    assert "512 tokens per device (batch.per_device 4096 lowered to keep batch.global) x 8 device(s)" in plan.describe()
+    assert plan_batch(BatchConfig(per_device=4096, global_=4096), 1, "mt").cap_key == "batch.per_device"
+    assert plan_batch(BatchConfig(per_device=40000, global_=100000), 3, "st").effective == 99999
+
+
+def test_the_loaders_pack_to_the_lowered_cap_and_name_it(tmp_path: Path, make_config: MakeConfig,
+                                                           prepared_data: Path) -> None:
+    from sate.train.datamodule import SateDataModule  # heavy: Lightning (seconds), for this test only
+
+    config = load_training_config(make_config(tmp_path, "asr", prepared_data), [])
+    longest = max(r["n_frames"] for r in read_manifest(prepared_data / "train.jsonl"))
+    vocabs = load_vocabularies(prepared_data, "asr")
+    wide = dataclasses.replace(config.batch, per_device=4 * longest, global_=4 * longest)
+    config = dataclasses.replace(config, batch=wide)
+    module = SateDataModule(config, *vocabs, plan=plan_batch(wide, 2, "asr"))
+    module.setup()
+    assert module.train_dataloader().batch_sampler.max_total == 2 * longest
+    module = SateDataModule(config, *vocabs, plan=plan_batch(wide, 8, "asr"))
+    module.setup()
+    with pytest.raises(SateError, match=rf"batch.global / devices \({longest // 2} frames\) is smaller than the "):
+        module.train_dataloader()
+
+
 # ----------------------------------------------------------------------------- learning
 
 @pytest.mark.slow
@@ -230,7 +261,10 @@ def test_a_time_budget_stops_training(tmp_path: Path, make_config: MakeConfig, p
     start = time.time()
     train(config, tmp_path / "exp")
     assert time.time() - start < 60
-    assert (tmp_path / "exp" / "checkpoints" / "last.ckpt").exists()
+    last = tmp_path / "exp" / "checkpoints" / "last.ckpt"
+    step = torch.load(last, weights_only=False)["global_step"]
+    train(config, tmp_path / "exp")  # a resume with the budget spent trains no batch (Lightning's timer at fit start)
+    assert torch.load(last, weights_only=False)["global_step"] == step
 
 
 # ----------------------------------------------------------------------------- resume
