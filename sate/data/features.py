@@ -637,8 +637,9 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                  f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
         stats = loads_json(path.read_text(encoding="utf-8"))
-        mean = np.asarray(stats["mean"], dtype=np.float32)
-        std = np.asarray(stats["std"], dtype=np.float32)
+        with np.errstate(over="ignore"):  # 1e300 is inf in float32, refused below; numpy's warning was two lines
+            mean = np.asarray(stats["mean"], dtype=np.float32)
+            std = np.asarray(stats["std"], dtype=np.float32)
     except (KeyError, TypeError, ValueError, RecursionError, OverflowError) as err:  # an int no float holds: 10**400
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):

@@ -320,6 +320,9 @@ def _run(args: argparse.Namespace) -> int:
         return 0
 
     rows = read_manifest(manifest)
+    if not rows and not mt_files:  # it was "--src-size: no training text", naming an option given right
+        raise SateError(f"{manifest}: no utterances, so no text to train the vocabularies on (run `sate prep` again, "
+                        "or give --mt-text)")
     require_translations(manifest, rows)
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
     src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only

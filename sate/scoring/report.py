@@ -71,6 +71,7 @@ def read_results(path: Path) -> dict:
 def train_minutes(system: Path) -> float | None:
     """The training time `sate train` recorded in SYSTEM/train_time.json, in minutes, or None without a record."""
     path = system / layout.TRAIN_TIME
+    not_a_file(path, "the training time `sate train` records")  # a named pipe, a folder: tabled without it, exit 0
     if not path.is_file():
         return None
     seconds = read_json(path, (1 << 16, "sate train")).get("seconds")
@@ -185,6 +186,7 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
 
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in curve_logs(system):
+        not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
         lines = read_text_lines(path)  # UTF-8, no NUL byte, read block by block
         rows = csv.DictReader(lines)
         if "step" not in (rows.fieldnames or []):
