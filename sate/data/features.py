@@ -527,9 +527,13 @@ def stats_problem(shard: Shard) -> str | None:
     used, or None: missing, unreadable, of another shape, not finite, or counting other frames than its rows'. A cut
     file was a BadZipFile traceback, sums of another length a ValueError one, and a frame count edited to -3 gave a
     ``cmvn.json`` of nonsense, exit 0."""
-    try:
-        with np.load(shard.stats_path, allow_pickle=False) as stats:
-            total, total_sq, frames = (np.asarray(stats[key]) for key in ("sum", "sum_sq", "frames"))
+    try:  # opened here, so that a file np.load refuses is closed too (it left the descriptor to the collector)
+        with open(shard.stats_path, "rb") as f:
+            stats = np.load(f, allow_pickle=False)
+            if not isinstance(stats, np.lib.npyio.NpzFile):  # one array (.npy) was a TypeError traceback of `with`
+                return "not the sums sate features writes (cut short or replaced?)"
+            with stats:
+                total, total_sq, frames = (np.asarray(stats[key]) for key in ("sum", "sum_sq", "frames"))
     except FileNotFoundError:
         return "missing"
     except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile, zlib.error):

@@ -492,12 +492,12 @@ def test_a_damaged_checksum_record_is_not_up_to_date(tmp_path: Path, prepared: P
     assert crc.read_text() == before
 
 
-@pytest.mark.parametrize("damage", ["delete", "cut", "shape", "frames"])
+@pytest.mark.parametrize("damage", ["delete", "cut", "shape", "frames", "one-array"])
 def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
     """A train shard's CMVN sums (NNNNN.stats.npz), which cmvn.json is added up from, were trusted blindly: deleted, a
     FileNotFoundError; cut short, a BadZipFile traceback; of another length, a ValueError traceback; a frame count
-    edited to -3, a cmvn.json of nonsense with exit 0 (eleventh hostile pass). Each is recomputed, as a damaged ark
-    is."""
+    edited to -3, a cmvn.json of nonsense with exit 0 (eleventh hostile pass); one array (.npy) in its place, a
+    TypeError traceback (fifteenth). Each is recomputed, as a damaged ark is."""
     data = copy_data(prepared, tmp_path / "data")
     stats = data / "fbank" / "train" / "00000.stats.npz"
     cmvn = load_cmvn(data / "cmvn.json")
@@ -508,6 +508,9 @@ def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sa
         stats.write_bytes(stats.read_bytes()[:100])
     elif damage == "shape":
         np.savez(stats, sum=np.zeros(40), sum_sq=np.zeros(40), frames=5)
+    elif damage == "one-array":
+        with stats.open("wb") as f:
+            np.save(f, np.zeros(80))
     else:
         with np.load(stats) as old:
             np.savez(stats, sum=old["sum"], sum_sq=old["sum_sq"], frames=-3)
