@@ -595,3 +595,106 @@ def test_an_output_aimed_at_a_hostile_target(command: str, option: str, kind: st
                                              full_disk: Callable[..., None]) -> None:
     problems = run_case(tmp_path, world, command, option, kind, target, monkeypatch, capsys, full_disk)
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------ the files of a filled folder
+
+# A folder output whose fixed-name files are generated in the committed bound (the others: the wider run). A data
+# output starts from the world's manifests alone, so what the command adds is its own.
+FOLDER_OUTPUTS = [(c, o) for c, o, k in outputs() if k in FOLDER_KINDS and c not in COSTLY and c not in WRITES_NOTHING]
+
+
+def _start_folder(world: World, command: str, option: str, out: Path) -> None:
+    """What the folder holds before the command's first run: a data output, the world's manifests."""
+    if (command, option) in DATA_OPTIONS:
+        out.mkdir()
+        for manifest in world.data.glob("*.jsonl"):
+            shutil.copyfile(manifest, out / manifest.name)
+
+
+def written_files(world: World, root: Path, command: str, option: str) -> tuple[Path, list[str]]:
+    """The folder one run of the command filled, and the files it wrote there under fixed names (relative)."""
+    out = root / f"{command.replace(' ', '-')}{option}"
+    _start_folder(world, command, option, out)
+    before = {p for p in out.rglob("*")} if out.exists() else set()
+    fresh = {o: str(_fresh_name(root, k, f"{command}{o}".replace(" ", "-"))) for c, o, k in outputs() if c == command}
+    assert main(INVOCATIONS[command](world, {**fresh, option: str(out)})) == 0, command
+    return out, sorted(str(p.relative_to(out)) for p in out.rglob("*") if p not in before and p.is_file())
+
+
+# What may stand at one of those names when the command runs again: (case folder, user folder, world, the name) ->
+# (what to put there, whether the command must refuse).
+FixedMaker = Callable[[Path, Path, World, Path], tuple[Callable[[Path], None], bool]]
+FIXED_TARGETS: dict[str, FixedMaker] = {
+    "link-to-file": lambda c, u, w, p: (lambda at: at.symlink_to(u / ("talk.wav" if p.suffix != ".wav" else
+                                                                       "notes.txt")), True),
+    "link-to-folder": lambda c, u, w, p: (lambda at: at.symlink_to(u / "folder"), True),
+    "link-outside": lambda c, u, w, p: (lambda at: at.symlink_to(c / "outside" / p.name), False),
+    "broken-link": lambda c, u, w, p: (lambda at: at.symlink_to(c / "missing" / p.name), False),
+    "link-loop": lambda c, u, w, p: (lambda at: at.symlink_to(at.name), True),
+    "folder": lambda c, u, w, p: (lambda at: shutil.copytree(u / "folder", at), True),
+    "fifo": lambda c, u, w, p: (lambda at: os.mkfifo(at), True),
+    "link-into-pack": lambda c, u, w, p: (lambda at: at.symlink_to(w.pack / "sate.yaml"), True),
+}
+# A folder the command replaces whole, whatever stands in it (`sate.targets`): its links are removed, never followed.
+REPLACED_WHOLE = {("pack", "--out")}
+FIXED_STRIDE = 4  # as STRIDE: file i of the folders meets fixed target j where (i + j) % FIXED_STRIDE == 0
+
+
+@pytest.fixture(scope="module")
+def filled(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, list[str]]]:
+    root = tmp_path_factory.mktemp("writes-filled")
+    return {(c, o): written_files(world, root, c, o) for c, o in FOLDER_OUTPUTS}
+
+
+def run_fixed_case(case: Path, world: World, command: str, option: str, folder: Path, name: str, target_name: str,
+                   monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                   full_disk: Callable[..., None]) -> list[str]:
+    """The command's filled folder copied, its file ``name`` replaced by a hostile target, the command run again."""
+    user = _user_files(case)
+    out = case / folder.name
+    shutil.copytree(folder, out, symlinks=True)
+    at = out / name
+    put, must_refuse = FIXED_TARGETS[target_name](case, user, world, Path(name))
+    must_refuse = must_refuse and (command, option) not in REPLACED_WHOLE
+    own = {str(p) for p in out.rglob("*")}
+    at.unlink()
+    put(at)
+    reader = Target(str(at), must_refuse, reader=str(at)) if target_name == "fifo" else Target(str(at), must_refuse)
+    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
+    argv = INVOCATIONS[command](world, {**fresh, option: str(out)})
+    before = snapshot(case, world.root)
+    with _held(reader, None):
+        status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
+    after = snapshot(case, world.root)
+    own_now = frozenset(own - {str(at)})
+    if (command, option) in REPLACED_WHOLE:
+        own_now = frozenset(p for p in before if p.startswith(str(out) + os.sep))
+    kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
+    found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=must_refuse,
+                          names=[str(at), str(out)], own=own_now, kept=kept)
+    return [f"{name} -> {target_name}: {p}" for p in found]
+
+
+@pytest.mark.parametrize(("command", "option", "target"),
+                         [pytest.param(c, o, t, id=f"{c} {o} files -> {t}") for c, o in FOLDER_OUTPUTS
+                          for t in FIXED_TARGETS])
+def test_a_file_the_command_keeps_replaced_by_a_hostile_target(command: str, option: str, target: str,
+                                                                 tmp_path: Path, world: World,
+                                                                 filled: dict[tuple[str, str], tuple[Path, list[str]]],
+                                                                 monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str],
+                                                                 full_disk: Callable[..., None]) -> None:
+    """The files of its folder meet this target in the rotation (every file meets every FIXED_STRIDE-th target)."""
+    folder, names = filled[(command, option)]
+    assert names, f"{command} {option} wrote no file of its own"
+    j, problems = list(FIXED_TARGETS).index(target), []
+    offset = sum(len(n) for (c, o), (_, n) in filled.items() if FOLDER_OUTPUTS.index((c, o)) <
+                 FOLDER_OUTPUTS.index((command, option)))
+    for i, name in enumerate(names):
+        if (offset + i + j) % FIXED_STRIDE == 0:
+            case = tmp_path / f"case{i}"
+            case.mkdir()
+            problems += run_fixed_case(case, world, command, option, folder, name, target, monkeypatch, capsys,
+                                       full_disk)
+    assert not problems, "\n".join(problems)
