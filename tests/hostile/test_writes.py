@@ -218,7 +218,8 @@ def world(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path, prepared
 # gets a fresh name in the case's folder. Inputs are read from `argv` through ROLES (see `inputs_of`).
 Invocation = Callable[[World, dict[str, str]], list[str]]
 INVOCATIONS: dict[str, Invocation] = {
-    "synth": lambda w, o: ["synth", "--out", o["--out"], "--train-size", "1", "--dev-size", "1", "--test-size", "1",
+    "synth": lambda w, o: ["synth", "--out", o["--out"], "--text-size", "20", "--train-size", "1", "--dev-size", "1",
+                           "--test-size", "1",
                            "--jobs", "1"],
     "prep": lambda w, o: ["prep", "--mustc-root", str(w.corpus), "--out", o["--out"]],
     "features": lambda w, o: ["features", "--data", o["--data"], "--jobs", "1"],
@@ -738,3 +739,27 @@ def test_an_unused_cache_is_named_in_one_line(tmp_path: Path, name: str, shown: 
     assert capsys.readouterr().err == (f"sate fetch-whisper: the installed {PACKAGE} package is used ({installed}); "
                                        f"--cache {tmp_path}/{shown} is not used\n")
     assert not os.path.lexists(tmp_path / name)
+
+
+def test_a_link_among_a_synth_corpus_files_is_refused_before_any_voicing(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate synth --out OUT` again over its corpus wrote through a link at one of its files: the user's recording
+    a text split linked to, or their notes a talk's wav linked to, replaced, exit 0 (fifteenth hostile pass)."""
+    out, user = tmp_path / "out", _user_files(tmp_path)
+    argv = INVOCATIONS["synth"](None, {"--out": str(out)})  # type: ignore[arg-type]  # synth reads nothing
+    assert main(argv) == 0
+    capsys.readouterr()
+    root = out / "en-de"
+    wav = next((root / "data" / "train" / "wav").iterdir())
+    for at, to in ((root / "mt" / "train.en", user / "talk.wav"), (wav, user / "notes.txt")):
+        saved = at.with_name(at.name + ".saved")
+        at.rename(saved)
+        at.symlink_to(to)
+        before = snapshot(tmp_path)
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"sate synth: error: --out {out}: {at}") and err.count("\n") == 1, err
+        assert f"is a symlink to {to}, where `sate synth` writes its file" in err, err
+        assert snapshot(tmp_path) == before
+        at.unlink()
+        saved.rename(at)
