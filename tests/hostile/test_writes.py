@@ -24,6 +24,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import stat
 import sys
 import traceback
@@ -763,3 +764,26 @@ def test_a_link_among_a_synth_corpus_files_is_refused_before_any_voicing(
         assert snapshot(tmp_path) == before
         at.unlink()
         saved.rename(at)
+
+
+def test_a_training_log_that_is_a_named_pipe_is_refused_at_a_resume(tmp_path: Path) -> None:
+    """`sate train` resuming into an experiment whose `logs/version_0/metrics.csv` is a named pipe waited for ever
+    for a writer (fifteenth hostile pass, the writes harness's wider run): refused, naming it."""
+    from sate.errors import SateError
+    from sate.train.progress import drop_rows_after
+
+    log = tmp_path / "logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    os.mkfifo(log)
+
+    def stuck(signum: int, frame: object) -> None:
+        raise AssertionError("the resume waits on the named pipe")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(20)  # a guard against the hang, not a timing
+    try:
+        with pytest.raises(SateError, match=f"^{re.escape(str(log))}: a named pipe, not a training log"):
+            drop_rows_after(tmp_path, 1)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
