@@ -787,3 +787,24 @@ def test_a_training_log_that_is_a_named_pipe_is_refused_at_a_resume(tmp_path: Pa
     finally:
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
+
+
+def test_evaluate_again_with_its_results_a_named_pipe_does_not_wait_on_it(
+        tmp_path: Path, world: World, filled: dict[tuple[str, str], tuple[Path, list[str]]],
+        monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None]) -> None:
+    """`sate evaluate --out EV` again with EV/results.json a named pipe opened it to see whether it was an earlier
+    run's, and waited for ever for a writer (fifteenth hostile pass, the writes harness's wider run)."""
+    folder, _ = filled[("evaluate", "--out")]
+
+    def stuck(signum: int, frame: object) -> None:
+        raise AssertionError("evaluate waits on the named pipe")
+
+    previous = signal.signal(signal.SIGALRM, stuck)
+    signal.alarm(60)  # a guard against the hang, not a timing
+    try:
+        problems = run_fixed_case(tmp_path, world, "evaluate", "--out", folder, "results.json", "fifo", monkeypatch,
+                                  capsys, full_disk)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    assert not problems, "\n".join(problems)
