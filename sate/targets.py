@@ -147,7 +147,11 @@ def is_manifest(path: Path) -> bool:
 
 def _json_object_with(path: Path, keys: tuple[str, ...], whole: bool) -> bool:
     """Is the first line of ``path`` (a manifest row) or, with `whole`, the file (`sate evaluate`'s indented
-    results.json) a JSON object holding ``keys``? At most 1 MB is read: a longer text is neither."""
+    results.json) a JSON object holding ``keys``? At most 1 MB is read: a longer text is neither, and what is no
+    regular file neither (a named pipe there was opened and waited on for ever: `sate evaluate --out EV` again with
+    EV/results.json a FIFO; fifteenth hostile pass)."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as f:
             text = f.read(1 << 20) if whole else f.readline(1 << 20)

@@ -26,8 +26,8 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent
-from sate.files import atomic_open, atomic_write_text, make_parents, read_record
+from sate.errors import SateError, end_with_parent, one_line
+from sate.files import atomic_open, atomic_write_text, make_parents, read_record, what_is_there
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -213,6 +213,36 @@ def check_corpus_root(root: Path) -> None:
                         "give another --out")
 
 
+def corpus_files(splits: Sequence[str], talks: list[Talk], tgt_lang: str) -> list[str]:
+    """The files `sate synth` writes in its corpus root (OUT/en-de), relative to it."""
+    names = [layout.SYNTH_MARK, layout.SYNTH_SUMMARY, "mt/train.en", f"mt/train.{tgt_lang}"]
+    names += [f"data/{split}/txt/{split}.{ext}" for split in splits for ext in ("yaml", "en", tgt_lang)]
+    names += [f"data/{talk.split}/{folder}/{name}" for talk in talks
+              for folder, name in (("wav", talk.wav_name), (".synth", f"{Path(talk.wav_name).stem}.json"))]
+    return names
+
+
+def check_corpus_files(root: Path, names: Sequence[str]) -> None:
+    """Refuse, before any voicing, what stands at one of the files `sate synth` writes in a corpus it wrote before and
+    is no file of it: a symlink (or a link on the way) or what is not a regular file. Written through, a run again
+    replaced the user's file a link led to (their recording with a voiced talk, their notes with a split's text),
+    exit 0 (fifteenth hostile pass); a synthetic corpus holds no file of anyone else's."""
+    if not root.is_dir():
+        return
+    home = os.path.realpath(root)
+    for name in names:
+        path = root / name
+        if not os.path.lexists(path):
+            continue
+        real = os.path.realpath(path)
+        how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
+        what = what_is_there(path) or (f"{how} {real}" if real != os.path.join(home, name) else None)
+        if what is not None:
+            what = what if what.startswith(how) else f"is {what}"
+            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
+                            f"`sate synth` writes its file {name}: remove it")
+
+
 def _worker_signals(parent: int) -> None:
     """A voicing process ends without a word when the command is stopped. Forked, it inherited the CLI's handlers,
     and each worker printed a `Terminated` or `KeyboardInterrupt` traceback under the command's one line. Now the
@@ -235,6 +265,7 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     check_corpus_root(root)
+    check_corpus_files(root, corpus_files(list(text), talks, tgt_lang))
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:

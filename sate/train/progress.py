@@ -21,7 +21,7 @@ from lightning.pytorch.callbacks import Callback
 from sate import layout
 from sate.data.manifest import MAX_TEXT_BYTES, read_text_lines
 from sate.errors import one_line
-from sate.files import atomic_open, atomic_write_text
+from sate.files import atomic_open, atomic_write_text, not_a_file
 from sate.train.train_time import TrainTimeRecord, read_train_time
 
 WRITE_EVERY_S = 60.0
@@ -61,6 +61,9 @@ def drop_rows_after(exp: Path, step: int) -> int:
     """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
     dropped = 0
     for path in sorted((Path(exp) / "logs").glob("version_*/metrics.csv")):
+        # a named pipe there blocked the resume for ever, waiting for a writer (fifteenth hostile pass); a
+        # directory or a loop is named too
+        not_a_file(path, "a training log (sate train writes its metric rows there)")
         _cut_crash_tail(path)
         # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
         # another encoding were a UnicodeDecodeError traceback at the resume

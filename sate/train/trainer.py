@@ -280,7 +280,12 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     from sate.train.lock import ExperimentLock, describe
 
     check_nodes(num_nodes)
-    exp = check_output(Path(exp), "experiment", "--exp")
+    given, exp = exp, check_output(Path(exp), "experiment", "--exp")
+    try:  # TensorBoard's writer encodes its folder's name as UTF-8: a name that is not (Latin-1 bytes, lone
+        str(exp).encode("utf-8")  # surrogates here) was a UnicodeEncodeError traceback once an epoch was trained
+    except UnicodeEncodeError:  # (fifteenth hostile pass)
+        raise SateError(f"--exp {one_line(str(given))}: {one_line(str(exp))} is not a UTF-8 name, which TensorBoard's "
+                        "log writer cannot open; rename it, or give another --exp") from None
     check_run_folders(exp)
     if not is_primary_process():
         exp.mkdir(parents=True, exist_ok=True)

@@ -21,7 +21,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import current_umask
 from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
@@ -134,7 +134,9 @@ def run(args: argparse.Namespace) -> int:
     # The installed package wins (nothing to fetch); an explicit --cache is then said unused, not dropped silently.
     installed = installed_directory() if args.cache is not None else None
     if installed is not None:
-        print(f"sate fetch-whisper: the installed {PACKAGE} package is used ({installed}); --cache {args.cache} is "
-              "not", file=sys.stderr)
+        # the name escaped (one_line): a line break in it split the line, a name that is not UTF-8 was a
+        # UnicodeEncodeError traceback where stderr is strict UTF-8 (fifteenth hostile pass)
+        print(f"sate fetch-whisper: the installed {PACKAGE} package is used ({one_line(str(installed))}); --cache "
+              f"{one_line(str(args.cache))} is not used", file=sys.stderr)
     print(tiny_en_directory(args.cache or default_cache_dir()))
     return 0
