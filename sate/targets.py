@@ -434,9 +434,10 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
 
 def _other_kind(path: Path, name: str) -> str | None:
     """What ``path`` (where a link at a command's own file ``name`` leads) holds when it is no file of that kind
-    (a manifest, cmvn.json, vocab.json, a token list, a SentencePiece model), or None; an empty file holds nothing,
-    and the other names are not judged. A data directory's cmvn.json or token list linked by mistake to a file of
-    the user's (notes.txt, on no data directory) had it replaced with CMVN statistics or tokens, exit 0."""
+    (a manifest, cmvn.json, vocab.json, a token list, a SentencePiece model, train_time.json), or None; an empty
+    file holds nothing, and the other names are not judged. A data directory's cmvn.json or token list linked by
+    mistake to a file of the user's (notes.txt, on no data directory) had it replaced with CMVN statistics or
+    tokens, exit 0."""
     if path.stat().st_size == 0:
         return None
     base = Path(name).name
@@ -446,6 +447,8 @@ def _other_kind(path: Path, name: str) -> str | None:
         ours = _json_object_with(path, ("mean", "std"), whole=True)
     elif name == layout.VOCAB_META:
         ours = _json_object_with(path, ("inputs",), whole=True)
+    elif name == layout.TRAIN_TIME:  # linked to a user's talk.wav, a resume wrote its time record into it
+        ours = _json_object_with(path, ("seconds", "runs"), whole=True)
     elif base in (*(layout.token_list(side) for side in ("src", "tgt")), layout.MARIAN_CTC_TOKENS):
         try:
             with open(path, "rb") as f:

@@ -144,6 +144,19 @@ def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) ->
     (exp / layout.TRAIN_TIME).symlink_to(other / layout.TRAIN_TIME)
     with pytest.raises(SateError, match=f"{other} is another experiment, whose file this run would replace"):
         check_run_folders(exp)
+    # linked to a user's file on no experiment: a resume wrote its record into the recording (fifteenth hostile pass)
+    talk = tmp_path / "talk.wav"
+    talk.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    (exp / layout.TRAIN_TIME).unlink()
+    (exp / layout.TRAIN_TIME).symlink_to(talk)
+    with pytest.raises(SateError, match="it is no train_time.json \\(it holds a WAV audio file\\), and would be "
+                                        "replaced; remove the link"):
+        check_run_folders(exp)
+    assert talk.read_bytes().startswith(b"RIFF")
+    (exp / layout.TRAIN_TIME).unlink()
+    (exp / layout.TRAIN_TIME).symlink_to(tmp_path / "kept.json")  # a record kept elsewhere, on purpose: its own
+    (tmp_path / "kept.json").write_text('{"seconds": 3.0, "runs": 1}')
+    check_run_folders(exp)
 
 
 def test_a_resume_point_that_is_no_checkpoint_file_is_refused(tmp_path: Path) -> None:
