@@ -27,7 +27,15 @@ try:
     from sate.analysis import tradeoff
     from sate.data import features, prep, vocab
     from sate.decode import evaluate, pack, segment, stream, translate
-    from sate.errors import SIGNAL_ENDINGS, SateError, libraries_unmapped, one_line, out_of_memory, shown
+    from sate.errors import (
+        SIGNAL_ENDINGS,
+        SateError,
+        handlers_swapped,
+        libraries_unmapped,
+        one_line,
+        out_of_memory,
+        shown,
+    )
     from sate.files import STANDARD_NAMES, describe_os_error
     from sate.models.hub import whisper_wheel
     from sate.numbers import is_digits
@@ -115,18 +123,8 @@ def signals_as_interrupts() -> Iterator[None]:
     """For the block, SIGTERM, SIGHUP and SIGXCPU raise `Terminated` (an interrupt), so that every cleanup runs;
     a signal ignored (`nohup`) stays ignored, and the handlers before are put back after. Shared by the CLI and
     `python -m sate.bench`, whose `kill` left its temporary corpus and data (13 MB with --tiny) in /tmp."""
-    previous = {}
-    try:
-        for signum in ENDING_SIGNALS:
-            if signal.getsignal(signum) != signal.SIG_IGN:  # `nohup sate ...` asked to go on after a hang-up
-                previous[signum] = signal.signal(signum, _terminate)
-    except ValueError:  # not the main thread: signals stay as they are
-        pass
-    try:
+    with handlers_swapped(ENDING_SIGNALS, _terminate):
         yield
-    finally:
-        for signum, handler in previous.items():
-            signal.signal(signum, handler)
 
 
 # The pid of the recipe that runs the command, which recipes/lib/stages.sh exports (`stopped_with_recipe`).

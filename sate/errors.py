@@ -12,14 +12,34 @@ import reprlib
 import signal
 import sys
 import unicodedata
-from collections.abc import Sequence
-from contextlib import suppress
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
+from types import FrameType
 
 # What a command says when a signal ends it: the CLI's last line, and the line of a run stopped while it waited in
 # C (sate.train.rendezvous), which must read the same.
 SIGNAL_ENDINGS = {signal.SIGINT: "interrupted", signal.SIGTERM: "terminated",
                   signal.SIGHUP: "hung up (the terminal closed)",
                   signal.SIGXCPU: "stopped: its CPU time limit ran out (ulimit -t, or a batch scheduler's)"}
+
+
+@contextmanager
+def handlers_swapped(signums: Iterable[int], handler: Callable[[int, FrameType | None], object]) -> Iterator[None]:
+    """For the block, ``handler`` for each of ``signums`` but those ignored (`nohup sate ...` asked to go on after a
+    hang-up) or handled outside Python (which `signal.signal` could not put back); the handlers before are put back
+    after. Outside the main thread, where no Python handler runs, nothing changes."""
+    previous: dict[int, object] = {}
+    try:
+        for signum in signums:
+            if signal.getsignal(signum) not in (signal.SIG_IGN, None):
+                previous[signum] = signal.signal(signum, handler)
+    except ValueError:  # not the main thread
+        pass
+    try:
+        yield
+    finally:
+        for signum, before in previous.items():
+            signal.signal(signum, before)  # type: ignore[arg-type]
 
 
 def end_with_parent(parent: int) -> None:

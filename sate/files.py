@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SIGNAL_ENDINGS, SateError
+from sate.errors import SIGNAL_ENDINGS, SateError, handlers_swapped
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -431,24 +431,16 @@ def endings_held() -> Iterator[None]:
     dev.jsonl (fifteenth hostile pass). Python runs its handlers in the main thread alone, so they are swapped
     there (a signal mask would not do: another thread takes the signal); SIGKILL cannot be held."""
     came: list[int] = []
-    before: dict[int, Any] = {}
     try:
-        for signum in SIGNAL_ENDINGS:
-            if signal.getsignal(signum) not in (signal.SIG_IGN, None):  # None: a handler set outside Python
-                before[signum] = signal.signal(signum, lambda signum, frame: came.append(signum))
-    except ValueError:  # not the main thread, where no handler runs
-        pass
-    try:
-        yield
+        with handlers_swapped(SIGNAL_ENDINGS, lambda signum, frame: came.append(signum)):
+            yield
     finally:
-        for signum, handler in before.items():
-            signal.signal(signum, handler)
-        if came:
-            handler = before[came[0]]
+        if came:  # the handler put back, now: the command's own (an interrupt), or the default that ends it
+            handler = signal.getsignal(came[0])
             if callable(handler):
                 handler(came[0], None)
             else:
-                os.kill(os.getpid(), came[0])  # its default: ends the process
+                os.kill(os.getpid(), came[0])
 
 
 def open_lock(path: Path) -> IO[str]:
