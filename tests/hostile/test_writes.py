@@ -13,6 +13,10 @@ leave there before the command runs again.
 The invariant (`check_outcome`): every file the user made is unchanged and no link of theirs retargeted, the
 command ends 0, 1 or 2 with no traceback, a failure is one line naming the path, and no temporary file is left.
 A case needs a tiny valid invocation of its command: `INVOCATIONS` says how, once per command.
+
+The committed cases are a rotation: output option i meets target j where (i + j) % `STRIDE` == 0, fixed-name file
+i meets target j where (i + j) % `FIXED_STRIDE` == 0. A wider run during a hostile pass takes the whole grid
+(`option_cases(stride=1)`, and `FIXED_STRIDE` 1).
 """
 
 from __future__ import annotations
