@@ -34,7 +34,7 @@ from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import held_out_dir, replace_together, require_directory
 from sate.numbers import real_number, whole_number
-from sate.targets import check_output, dir_name, file_name, read_name
+from sate.targets import check_output, check_own_files, dir_name, file_name, read_name
 
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
@@ -139,6 +139,9 @@ def run_locality(args: argparse.Namespace) -> int:
     if not 0.0 < args.window <= 1.0:
         raise SateError(f"--window must be in (0, 1], got {args.window}")
     check_output(args.out, "directory")
+    # its own files, named: a named pipe at locality.csv passed as a text stream, and the run waited for a reader
+    # for ever once the analysis was done (the writes harness's wider run, fifteenth hostile pass)
+    check_own_files(args.out, ["locality.csv", "locality.md", "locality.png"], "--out")
     for name, kind in (("locality.csv", "text"), ("locality.md", "text"), ("locality.png", "image")):
         check_output(args.out / name, kind)
     if args.max_utts is not None and args.max_utts < 1:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -156,6 +157,16 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     # a --data typo was told to "run `sate vocab`" (evaluate: "run `sate prep`"), though the data were prepared
     assert main([*base[:5], str(tmp_path / "typo"), *base[6:]]) == 2
     assert capsys.readouterr().err.strip() == f"sate analyze: error: --data {tmp_path / 'typo'}: no such directory"
+    # a named pipe at one of its files passed as a text stream: the run waited for a reader for ever once the
+    # analysis was done (fifteenth hostile pass, the writes harness's wider run)
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("locality.csv", "locality.md"):
+        os.mkfifo(out / name)
+        assert main([*base[:-1], str(out)]) == 2
+        assert capsys.readouterr().err.strip() == (f"sate analyze: error: --out {out}: {out / name} is not a regular "
+                                                   f"file, where the command writes its file {name}")
+        (out / name).unlink()
 
 
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,
