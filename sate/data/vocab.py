@@ -41,7 +41,16 @@ from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
 from sate.errors import SateError, one_line
-from sate.files import contents_digest, exclusive, read_record, real_path, relative_note, replace_together, require_file
+from sate.files import (
+    contents_digest,
+    exclusive,
+    not_a_file,
+    read_record,
+    real_path,
+    relative_note,
+    replace_together,
+    require_file,
+)
 from sate.numbers import whole_number
 from sate.targets import check_output, check_own_files, dir_name, read_name
 
@@ -67,6 +76,9 @@ class Vocabulary:
         require_file(spm_model, "a SentencePiece model",
                      f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
         self.sp = load_sentencepiece(spm_model)
+        # a named pipe there was read as a stream: `sate train` waited for a writer for ever (fifteenth hostile pass,
+        # the reads harness's wider run); a missing list is named by the read as before
+        not_a_file(token_list, "a token list of `sate vocab`")
         self.tokens = read_text_lines(token_list)
         expected = token_list_for(self.sp)
         if self.tokens != expected:

@@ -142,6 +142,10 @@ def test_token_list_must_match_the_model(prepared: Path, tmp_path: Path) -> None
         Vocabulary(prepared / "spm_src.model", bad)
     with pytest.raises(SateError, match="SentencePiece model is missing"):
         Vocabulary(tmp_path / "none.model", bad)
+    # a named pipe there was read as a stream: `sate train` waited for a writer for ever (fifteenth hostile pass)
+    os.mkfifo(tmp_path / "pipe.txt")
+    with pytest.raises(SateError, match=r"pipe\.txt: a named pipe, not a token list of `sate vocab`$"):
+        Vocabulary(prepared / "spm_src.model", tmp_path / "pipe.txt")
 
 
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
