@@ -389,7 +389,9 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     temporary file is, before the renames. The renames hold the sets' folders (`folders_held`), so two runs that
     write one set at once leave the one's whole set or the other's, never a mix. ``remove``: files of an earlier
     set that the new one has not, removed with the old record, before the renames (removed after them, a kill left
-    them beside the new record)."""
+    them beside the new record). A set with no record is listed in its folder's journal (`layout.REPLACING`) while
+    its files are renamed; SIGKILL, which no handler holds off, leaves the journal, and `check_set_whole` refuses
+    what it lists."""
     temps: list[tuple[Path, Path]] = []  # (temporary, target), those not yet renamed
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
@@ -412,9 +414,12 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
                 temps[-1][1].unlink(missing_ok=True)
             for path in remove:
                 path.unlink(missing_ok=True)
+            journals = _journals_opened([target for _, target in temps]) if record is None else {}
             while temps:
                 _rename_into(*temps[0])
                 temps.pop(0)
+            for folder, (names, earlier) in journals.items():
+                _write_journal(folder, [name for name in earlier if name not in names])
     except BaseException:
         for tmp, _ in temps:
             _discard(tmp)
@@ -422,12 +427,61 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         raise
 
 
+def _journal(folder: Path) -> list[str]:
+    """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged."""
+    value = read_record(folder / layout.REPLACING)
+    names = value.get("names") if isinstance(value, dict) else None
+    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
+
+
+def _write_journal(folder: Path, names: list[str]) -> None:
+    """``folder``'s journal listing ``names``, or none when there are none."""
+    if names:
+        atomic_write_text(folder / layout.REPLACING, json.dumps({"names": sorted(names)}) + "\n")
+    else:
+        (folder / layout.REPLACING).unlink(missing_ok=True)
+
+
+def _journals_opened(targets: list[Path]) -> dict[Path, tuple[set[str], list[str]]]:
+    """Before a set with no record is renamed into place: each folder's journal lists the set's names there, with
+    those an earlier killed set left (only a set that replaces them all ends their doubt). Returns each folder's
+    (this set's names, the earlier ones). A single file is replaced whole by its rename and needs none."""
+    folders: dict[Path, set[str]] = {}
+    for target in targets:
+        folders.setdefault(target.parent, set()).add(target.name)
+    if len(targets) < 2 and not any(os.path.lexists(folder / layout.REPLACING) for folder in folders):
+        return {}
+    opened = {}
+    for folder, names in folders.items():
+        earlier = _journal(folder)
+        _write_journal(folder, [*names, *(name for name in earlier if name not in names)])
+        opened[folder] = names, earlier
+    return opened
+
+
+def check_set_whole(path: Path, advice: str) -> None:
+    """Refuse ``path`` where its folder's journal lists it: a run replacing it with other files of its set (`sate
+    prep`'s manifests) was killed by SIGKILL among the renames, and the set may now be part new, part old: `sate
+    prep` left the new corpus's train.jsonl beside the old dev.jsonl (fifteenth hostile pass). A live run's renames
+    (the folder held) end first. ``advice``: the command that writes the set again."""
+    folder = path.parent
+    if not os.path.lexists(folder / layout.REPLACING):
+        return
+    with folders_held([folder]):
+        names = _journal(folder)
+    if path.name in names:
+        others = [name for name in names if name != path.name]
+        raise SateError(f"{path}: the run that replaced it{' with ' + ', '.join(others) if others else ''} was "
+                        f"killed among the renames ({folder / layout.REPLACING} lists them), so they may be of two "
+                        f"runs: {advice}")
+
+
 @contextmanager
 def endings_held() -> Iterator[None]:
     """Hold off the signals that end a command (SIGINT, SIGTERM, SIGHUP, SIGXCPU: `SIGNAL_ENDINGS`) for the block,
-    which must neither write nor wait: `replace_together`'s renames. One that comes meanwhile ends the command
-    once they are done, as it would have. Ctrl-C or `kill` among them left the set half renamed, where no record
-    says so: `sate prep` over a data directory left the new corpus's train.jsonl beside the old corpus's
+    which must be short: `replace_together`'s renames (and its journal's few bytes). One that comes meanwhile ends
+    the command once they are done, as it would have. Ctrl-C or `kill` among them left the set half renamed, where
+    no record says so: `sate prep` over a data directory left the new corpus's train.jsonl beside the old corpus's
     dev.jsonl (fifteenth hostile pass). Python runs its handlers in the main thread alone, so they are swapped
     there (a signal mask would not do: another thread takes the signal); SIGKILL cannot be held."""
     came: list[int] = []

@@ -13,6 +13,7 @@ from __future__ import annotations
 FBANK_DIR = "fbank"
 CMVN = "cmvn.json"
 VOCAB_META = "vocab.json"
+REPLACING = ".sate-replacing"  # a set of files being renamed into place lists them here (sate.files.replace_together)
 FEATURES_LOCK = "features.lock"  # held while `sate features` runs
 VOCAB_LOCK = "vocab.lock"  # held while `sate vocab` runs
 FROZEN_DIR = "frozen"  # Whisper encoder states computed once (sate.train.frozen_cache)
@@ -26,6 +27,7 @@ CONFIG = "config.yaml"
 CHECKPOINTS = "checkpoints"
 LAST_CHECKPOINT = "last.ckpt"
 TRAIN_TIME = "train_time.json"
+METRICS_LOG = "metrics.csv"  # each run's metric rows, EXP/logs/version_N/ (Lightning's CSV logger)
 TRAIN_LOCK = "train.lock"  # held while `sate train` runs
 MODEL = "model.pt"  # `sate average`'s output, and a pack's model file
 MODEL_FORMAT = "sate-model"  # the "format" a model file declares (sate.models.model_file)

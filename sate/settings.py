@@ -16,6 +16,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import math
+import os
 import types
 import typing
 from collections.abc import Callable, Iterable, Mapping
@@ -55,6 +56,21 @@ def at_least(low: float, wanted: str | None = None) -> Check:
 POSITIVE: Check = (lambda v: v > 0, "positive")
 FRACTION: Check = (lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 RATE: Check = (lambda v: 0.0 <= v < 1.0, "in [0, 1)")  # dropout, label smoothing
+
+
+def _nameable(value: object) -> bool:
+    """A path the file system can name: not empty, each name at most 255 bytes and 4,095 in all (Linux's NAME_MAX and
+    PATH_MAX). A 100,000-character data.dir was the OS's "File name too long", naming neither file nor key."""
+    if not isinstance(value, str) or value == "":
+        return False
+    try:
+        raw = os.fsencode(value)
+    except UnicodeError:  # a lone surrogate no file system encoding writes
+        return False
+    return len(raw) < 4096 and all(len(part) <= 255 for part in raw.split(b"/"))
+
+
+PATH: Check = (_nameable, "a path (each name at most 255 bytes, 4,095 bytes in all)")
 
 
 def setting(default: Any, help: str, check: Check | None = None, key: str | None = None) -> Any:  # noqa: A002

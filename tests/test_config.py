@@ -109,8 +109,18 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("batch.global=[1]", "batch.global must be an integer, got \\[1\\]"),
     ("data.train=3", "data.train must be a string or a list, got 3"),
     ("data.train=[]", r"data.train must be a split name or a non-empty list of distinct split names \(letters, "
-                      r"digits, '.', '_' and '-'\), got \[\]"),
-    ("data.valid=../dev", r"data.valid must be a split name \(letters, digits, '.', '_' and '-'\), got '../dev'"),
+                      r"digits, '.', '_' and '-'; at most 200\), got \[\]"),
+    ("data.valid=../dev", r"data.valid must be a split name \(letters, digits, '.', '_' and '-'; at most 200\), got "
+                          "'../dev'"),
+    # names the OS refuses were its "File name too long", naming neither the file nor the key (fifteenth hostile
+    # pass, the reads harness's wider run)
+    pytest.param("data.valid=" + "d" * 201, r"data.valid must be a split name \(.*; at most 200\), got 'ddd",
+                 id="data.valid-201"),
+    pytest.param("data.dir=" + "d" * 100_000, r"data.dir must be a path \(each name at most 255 bytes, 4,095 bytes "
+                 r"in all\)", id="data.dir-100000"),
+    pytest.param("data.dir=" + "/d" * 2100, r"data.dir must be a path \(each name", id="data.dir-4200-bytes"),
+    pytest.param("model.acoustic.path=" + "t" * 256, r"model.acoustic.path must be a path \(each name at most 255",
+                 id="acoustic.path-256"),
     ("data.train=[train, ls, train]", r"data.train must be a split name or a non-empty list of distinct split names"),
     ("data.train=[train, 3]", r"data.train must be a split name or a non-empty list .*, got \['train', 3\]"),
     ("data.num_workers=1.5", "data.num_workers must be an integer, got 1.5"),

@@ -256,10 +256,11 @@ def test_a_directory_where_a_file_is_written_is_named_alone(tmp_path: Path) -> N
     """One of sate's own files made a folder (`cmvn.json/`): the rename's "Is a directory" named the temporary name
     first, a file already removed (thirteenth pass's leftover). The line at the CLI names the file alone."""
     (tmp_path / "cmvn.json").mkdir()
-    # no temporary file stays; the set's a.txt, renamed before, is there (a set with a record is made again)
+    # no temporary file stays; the set's a.txt, renamed before, is there, and the folder's journal lists the set,
+    # which its readers refuse (a set with a record is made again)
     for write, left in ((lambda: atomic_write_text(tmp_path / "cmvn.json", "{}\n"), ["cmvn.json"]),
                         (lambda: replace_together({tmp_path / "a.txt": b"a", tmp_path / "cmvn.json": b"{}"}),
-                         ["a.txt", "cmvn.json"])):
+                         [".sate-replacing", "a.txt", "cmvn.json"])):
         with pytest.raises(IsADirectoryError) as err:
             write()
         assert describe_os_error(err.value) == f"{tmp_path / 'cmvn.json'}: Is a directory"
@@ -401,3 +402,55 @@ def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_
     live.communicate("\n", timeout=60)
     assert live.returncode == 0 and target.read_bytes() == b"the live writer's model"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".model.pt.my-notes.tmp", "model.pt"]
+
+
+_KILLED_AMONG_RENAMES = """
+import os, signal, sys
+from pathlib import Path
+import sate.files as files
+rename = files._rename_into
+def rename_then_die(tmp, path):
+    rename(tmp, path)
+    if path.name == "train.jsonl":
+        os.kill(os.getpid(), signal.SIGKILL)
+files._rename_into = rename_then_die
+folder = Path(sys.argv[1])
+files.replace_together({folder / "train.jsonl": b"new train", folder / "dev.jsonl": b"new dev"})
+"""
+
+
+def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp_path: Path) -> None:
+    """Fifteenth pass (J): SIGKILL, which no handler holds off, among the renames of a set with no record left
+    `sate prep`'s new train.jsonl beside the old dev.jsonl, and every reader took the mix. The folder's journal
+    lists the set while it is renamed; what it lists is refused until a run writes it again."""
+    import subprocess
+    import sys
+
+    from sate import layout
+    from sate.data.manifest import read_manifest
+    from sate.files import check_set_whole
+
+    for split in ("train", "dev"):
+        (tmp_path / f"{split}.jsonl").write_bytes(f"old {split}".encode())
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_AMONG_RENAMES, str(tmp_path)], env=env)
+    assert killed.returncode == -9
+    assert {(tmp_path / name).read_bytes() for name in ("train.jsonl", "dev.jsonl")} == {b"new train", b"old dev"}
+    with pytest.raises(SateError, match=r"train\.jsonl: the run that replaced it with dev\.jsonl was killed among "
+                                        r"the renames \(.*\.sate-replacing lists them\), so they may be of two runs: "
+                                        r"run `sate prep` again$"):
+        read_manifest(tmp_path / "train.jsonl")
+    with pytest.raises(SateError, match=r"dev\.jsonl: the run that replaced it with train\.jsonl"):
+        check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
+    (tmp_path / "test.jsonl").write_bytes(b"a split of neither run")
+    check_set_whole(tmp_path / "test.jsonl", "run `sate prep` again")
+    replace_together({tmp_path / "train.jsonl": b"third train"})  # one of the two again: the other stays in doubt
+    check_set_whole(tmp_path / "train.jsonl", "run `sate prep` again")
+    with pytest.raises(SateError, match=r"dev\.jsonl: the run that replaced it was killed"):
+        check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
+    replace_together({tmp_path / "train.jsonl": b"4th train", tmp_path / "dev.jsonl": b"4th dev"})
+    check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
+    assert not (tmp_path / layout.REPLACING).exists()
+    # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
+    assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
+        "dev.jsonl", "test.jsonl", "train.jsonl"]

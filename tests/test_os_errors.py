@@ -7,6 +7,7 @@ import contextlib
 import ctypes
 import errno
 import os
+import re
 import shutil
 import signal
 import stat
@@ -766,26 +767,34 @@ def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
 
 def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A config value of megabytes (`data.dir`, a teacher's path) named no file there could be, and the OS error
-    quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown."""
+    quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown. The config
+    itself now refuses a path no file system can name, with the key and the value's ends (fifteenth pass)."""
     name = "d" * 100_000
     config = tmp_path / "asr.yaml"
     config.write_text(f"task: asr\ndata: {{dir: {name}}}\n")
-    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 1
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err == (f"sate train: error: {'d' * 60}...{'d' * 60} (a name of 100,000 characters): File name too long "
-                   "(a name longer than the file system allows: choose a shorter one)"), err[:300]
+    assert re.fullmatch(rf"sate train: error: {re.escape(str(config))}: data\.dir must be a path \(each name at most "
+                        r"255 bytes, 4,095 bytes in all\), got 'd{10,80}\.\.\.d{10,80}'", err), err[:300]
     line = describe_os_error(OSError(errno.ENAMETOOLONG, "File name too long", "a" * 4096, None, "b" * 4097))
     assert line.startswith(f"{'a' * 4096} -> {'b' * 60}...{'b' * 60} (a name of 4,097 characters): "), line[:300]
 
 
 def test_train_stopped_by_an_os_error_before_its_first_checkpoint_leaves_no_folder(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     """A refusal before the first checkpoint removes the experiment folder the run made, but an OS error (a data
-    directory it may not read, a name too long) left it behind, empty (twelfth hostile pass)."""
+    directory it may not read, a name too long) left it behind, empty (twelfth hostile pass). The config now refuses
+    a name too long, so the data directory's read fails here as a disk's would."""
+    from sate.data import vocab
+
+    def unreadable(directory: object, task: str) -> None:
+        raise OSError(errno.EIO, "Input/output error", str(directory))
+
+    monkeypatch.setattr(vocab, "load_vocabularies", unreadable)
     config = tmp_path / "asr.yaml"
-    config.write_text(f"task: asr\ndata: {{dir: {'d' * 300}}}\n")  # a name longer than NAME_MAX
+    config.write_text(f"task: asr\ndata: {{dir: {tmp_path}}}\n")
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "runs" / "exp")]) == 1
-    assert "File name too long" in capsys.readouterr().err
+    assert f"{tmp_path}: Input/output error" in capsys.readouterr().err
     assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml"]
 
 

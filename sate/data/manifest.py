@@ -18,7 +18,7 @@ from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines, loads_json, require_file, what_is_there
+from sate.files import atomic_write_lines, check_set_whole, loads_json, require_file, what_is_there
 from sate.numbers import is_number
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
@@ -27,7 +27,9 @@ TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
 # A split names DATA/<split>.jsonl and what is computed of it (fbank/<split>/, frozen/KEY/<split>.npy, an evaluation's
 # folder): a name with a slash or "..", or a leading dot, would read another directory's manifest and write there.
-SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+# At most 200 characters: DATA/<split>.jsonl and its temporary sibling stay within NAME_MAX (a 100,000-character
+# data.train was the OS's "File name too long", naming no key).
+SPLIT_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,199}")
 
 
 def is_split_name(name: object) -> bool:
@@ -35,14 +37,14 @@ def is_split_name(name: object) -> bool:
 
 
 def check_split_names(splits: Iterable[str], where: str = "--splits") -> None:
-    """Each of `splits` a split name (letters, digits, '.', '_' and '-', not first a dot), none twice; else one
-    line naming ``where`` (the option or key)."""
+    """Each of `splits` a split name (letters, digits, '.', '_' and '-', not first a dot, at most 200), none twice;
+    else one line naming ``where`` (the option or key)."""
     splits = list(splits)
     if len(set(splits)) != len(splits):
         raise SateError(f"{where} names a split twice: {' '.join(splits)}")
     bad = next((s for s in splits if not is_split_name(s)), None)
     if bad is not None:
-        raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-')")
+        raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-'; at most 200)")
 
 
 def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
@@ -167,6 +169,7 @@ def read_manifest(path: str | Path) -> list[dict]:
     (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
     path = Path(path)
     require_file(path, "a manifest", f"{path}: manifest is missing (run `sate prep` first)")
+    check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):

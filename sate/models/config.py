@@ -29,7 +29,20 @@ from sate.models.registry import (
     AcousticKind,
     AdaptorKind,
 )
-from sate.settings import FRACTION, POSITIVE, RATE, Check, Section, at_least, helps, merge, one_of, section, setting
+from sate.settings import (
+    FRACTION,
+    PATH,
+    POSITIVE,
+    RATE,
+    Check,
+    Section,
+    at_least,
+    helps,
+    merge,
+    one_of,
+    section,
+    setting,
+)
 from sate.settings import build as build_section
 
 TASKS = ("asr", "mt", "st")
@@ -66,7 +79,7 @@ class AcousticConfig(Section):
                                             "fewer is faster)", _up_to(1, MAX_WIDTH, "positive or null,"))
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_*, whisper: the downloaded model directory (hf_*: config.json, "
-                               "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)")
+                               "preprocessor_config.json, weights; whisper: Hugging Face's or faster-whisper's)", PATH)
     # whisper: `sate.models.hub.whisper_files.WhisperSizes` as a dict of ints
     hub: SpeechHub | dict[str, int] | None = setting(None, "hf_*, whisper: filled from acoustic.path when the "
                                                      "config is resolved (leave it out)")
@@ -128,7 +141,7 @@ class TextualConfig(Section):
     ffn: int = setting(1024, "feed-forward width", _WIDTH)
     dropout: float = setting(0.1, "dropout of every sub-layer", RATE)
     path: str | None = setting(None, "hf_marian only: the downloaded Marian directory (config.json, weights, *.spm, "
-                               "vocab.json)")
+                               "vocab.json)", PATH)
     hub: MarianHub | None = setting(None, "hf_marian only: filled from textual.path when the config is "
                                       "resolved (leave it out)")
 
@@ -171,8 +184,10 @@ class KDConfig(Section):
     mt_weight: float = setting(0.0, "distillation of the decoder outputs from the MT teacher", FRACTION)
     topk: int = setting(0, "distil over the teacher's top k tokens only (0: the full distribution)",
                         at_least(0, "0 (full distribution) or a positive number"))
-    asr_teacher: str | None = setting(None, "the ASR teacher's model file (sate train --init-from asr=PATH fills it)")
-    mt_teacher: str | None = setting(None, "the MT teacher's model file (sate train --init-from mt=PATH fills it)")
+    asr_teacher: str | None = setting(None, "the ASR teacher's model file (sate train --init-from asr=PATH fills it)",
+                                      PATH)
+    mt_teacher: str | None = setting(None, "the MT teacher's model file (sate train --init-from mt=PATH fills it)",
+                                     PATH)
 
     def weight(self, side: str) -> float:
         return self.asr_weight if side == "asr" else self.mt_weight

@@ -15,7 +15,7 @@ from sate.data.manifest import is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.models.config import TASKS
 from sate.numbers import is_number, max_jobs
-from sate.settings import FRACTION, POSITIVE, Invalid, Section, at_least, one_of, section, setting
+from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, one_of, section, setting
 
 # The largest `seed` (numpy's seeds are 32-bit: Lightning's seed_everything raised a ValueError past it) and
 # `trainer.max_minutes` (Lightning's timer is a timedelta, which overflowed at 1e300 minutes).
@@ -53,12 +53,14 @@ def _betas(value: list) -> bool:
 @dataclass(frozen=True)
 class DataConfig(Section):
     dir: str | None = setting(None, "a `sate prep` output dir with fbank/, cmvn.json, spm_*.model, tokens_*.txt",
-                              (lambda v: v != "", "a directory"))
+                              PATH)
     train: str | list[str] = setting(
         "train", "training split (a manifest DATA/<split>.jsonl), or a list of splits read as one "
         "(e.g. [train, train-clean-100]: extra ASR corpora)",
-        (_split_names, "a split name or a non-empty list of distinct split names (letters, digits, '.', '_' and '-')"))
-    valid: str = setting("dev", "validation split", (is_split_name, "a split name (letters, digits, '.', '_' and '-')"))
+        (_split_names, "a split name or a non-empty list of distinct split names (letters, digits, '.', '_' and '-'; "
+         "at most 200)"))
+    valid: str = setting("dev", "validation split",
+                         (is_split_name, "a split name (letters, digits, '.', '_' and '-'; at most 200)"))
     mt_text: list[list[str]] | None = setting(
         None, "[[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into DATA/mt_bin once): "
         "mt trains on it instead of the train manifest; st with model.loss.mt_text_weight > 0 takes its text "

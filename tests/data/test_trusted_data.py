@@ -352,7 +352,7 @@ def test_a_split_that_is_a_path_is_refused_by_every_command_that_takes_one(tmp_p
     data = copy_data(prepared, tmp_path / "data")
     shutil.copy(prepared / "dev.jsonl", tmp_path / "dev.jsonl")  # what ../dev names from inside the copy
     before = sorted(p.relative_to(data) for p in data.rglob("*"))
-    message = "'../dev' is not a split name (letters, digits, '.', '_' and '-')"
+    message = "'../dev' is not a split name (letters, digits, '.', '_' and '-'; at most 200)"
     for argv, where in [(["features", "--data", str(data), "--splits", "../dev"], "--splits"),
                         (["vocab", "--data", str(data), "--src-size", "40", "--tgt-size", "50", "--src-splits",
                           "../dev"], "--src-splits"),

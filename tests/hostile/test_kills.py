@@ -41,6 +41,7 @@ from pathlib import Path
 import pytest
 import soundfile as sf
 
+from sate import layout
 from sate.cli import COMMANDS, signals_as_interrupts
 from sate.files import lock_holder, replace_together
 
@@ -119,6 +120,9 @@ KNOWN_LEFT: dict[tuple[str, int, str], str] = {
                                         "(files._sweep_abandoned, tests/test_files.py); the next run here is sooner",
     ("lock", signal.SIGKILL, "*"): "a lock file left by SIGKILL is not held (the kernel drops a flock with its "
                                    "holder) and does not block the next run (files.exclusive)",
+    ("journal", signal.SIGKILL, "*"): "SIGKILL just before a set's first rename or after its last leaves its "
+                                      "journal over a whole set: readers refuse it until the command runs again "
+                                      "(files.check_set_whole), which the rerun here does",
 }
 
 
@@ -388,6 +392,8 @@ def file_problems(old: dict[str, Entry], new: dict[str, Entry], now: dict[str, E
     for path in sorted(set(old) | set(new) | set(now)):
         before, after, found = old.get(path), new.get(path), now.get(path)
         if before is None and after is None:
+            if Path(path).name == layout.REPLACING:
+                continue  # a set's journal: judged below
             if not _matches(path, run.volatile):
                 kind = "lock" if path.endswith(".lock") else "temporary" if ".tmp" in path else "leftover"
                 problems.append((kind, path))
@@ -408,8 +414,12 @@ def file_problems(old: dict[str, Entry], new: dict[str, Entry], now: dict[str, E
                              f"({after})"))
     mixed = [p for p in at_old if old.get(p) is not None or new.get(p, ("dir",))[0] != "dir"]
     whole = run.record is None or run.record in now  # a set whose record is gone is redone, never read
-    if run.together and whole and mixed and [p for p in at_new if new[p][0] != "dir"]:
+    # a set killed among its renames (SIGKILL) is listed in its folder's journal, and its readers refuse it
+    journals = [path for path in now if Path(path).name == layout.REPLACING]
+    if run.together and whole and mixed and [p for p in at_new if new[p][0] != "dir"] and not journals:
         problems.append(("mix", f"old {mixed[:3]} beside new {at_new[:3]}"))
+    elif journals and not (mixed and at_new):
+        problems.append(("journal", f"{journals[0]} left over a set that is whole"))
     return problems
 
 
@@ -438,6 +448,11 @@ def test_the_checker_flags_what_it_is_for() -> None:
     assert kinds == {"status", "traceback", "message", "orphan", "user file", "temporary", "lock", "mix"}
     assert outcome_problems("x", signal.SIGTERM, Ended(143, b"", "sate x: terminated\n", {}, 1), old, new, new,
                             run) == []
+    journal = ("file", "listing out/a and out/b")  # the mix of a set killed among its renames, listed: refused
+    mixed = {**old, "out/a": ("file", "3"), f"out/{layout.REPLACING}": journal}
+    assert file_problems(old, new, mixed, run) == []
+    assert file_problems(old, new, {**new, f"out/{layout.REPLACING}": journal}, run) == [
+        ("journal", f"out/{layout.REPLACING} left over a set that is whole")]
 
 
 def test_every_command_is_known_to_the_harness() -> None:
