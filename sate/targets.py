@@ -32,6 +32,7 @@ from typing import Literal
 from sate import layout
 from sate.errors import SateError, first_few, one_line
 from sate.files import MAGIC, binary_kind, is_stream, own_descriptor, what_is_there
+from sate.numbers import is_digits
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
 # results.json, and the hypotheses and references it scored: text that only evaluate replaces, and a regular file,
@@ -449,6 +450,12 @@ def _other_kind(path: Path, name: str) -> str | None:
         ours = _json_object_with(path, ("inputs",), whole=True)
     elif name == layout.TRAIN_TIME:  # linked to a user's talk.wav, a resume wrote its time record into it
         ours = _json_object_with(path, ("seconds", "runs"), whole=True)
+    elif base == layout.METRICS_LOG:  # Lightning's CSV log: a header that names the step
+        try:
+            with open(path, "rb") as f:
+                ours = b"step" in f.readline(4096).split(b",")
+        except OSError:
+            ours = False
     elif base in (*(layout.token_list(side) for side in ("src", "tgt")), layout.MARIAN_CTC_TOKENS):
         try:
             with open(path, "rb") as f:
@@ -532,4 +539,9 @@ def check_run_folders(exp: Path) -> None:
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
     # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
     # into it (fourteenth hostile pass)
-    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}"], "--exp")
+    # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
+    # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
+    logs = sorted(f"logs/{p.parent.name}/{layout.METRICS_LOG}"
+                  for p in (exp / "logs").glob(f"version_*/{layout.METRICS_LOG}")
+                  if is_digits(p.parent.name.removeprefix("version_")))
+    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")

@@ -175,7 +175,7 @@ CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("
 def curve_logs(system: Path) -> list[Path]:
     """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
     a folder named otherwise (``version_old``) is not Lightning's and is left out."""
-    logs = [p for p in (system / "logs").glob("version_*/metrics.csv") if is_digits(p.parent.name[8:])]
+    logs = [p for p in (system / "logs").glob(f"version_*/{layout.METRICS_LOG}") if is_digits(p.parent.name[8:])]
     return sorted(logs, key=lambda p: int(p.parent.name[8:]))
 
 

@@ -60,7 +60,7 @@ class TrainTime(Callback):
 def drop_rows_after(exp: Path, step: int) -> int:
     """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
     dropped = 0
-    for path in sorted((Path(exp) / "logs").glob("version_*/metrics.csv")):
+    for path in sorted((Path(exp) / "logs").glob(f"version_*/{layout.METRICS_LOG}")):
         # a named pipe there blocked the resume for ever, waiting for a writer (fifteenth hostile pass); a
         # directory or a loop is named too
         not_a_file(path, "a training log (sate train writes its metric rows there)")

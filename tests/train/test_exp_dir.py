@@ -159,6 +159,36 @@ def test_train_time_linked_into_another_experiment_is_refused(tmp_path: Path) ->
     check_run_folders(exp)
 
 
+def test_a_metric_log_that_is_no_log_of_this_run_is_refused_before_any_work(tmp_path: Path) -> None:
+    """EXP/logs/version_N/metrics.csv, which a resume rewrites: a folder or a link there was refused only after
+    Lightning's setup lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth
+    hostile pass). A link to a log of its own kind is written where it leads, as every own file is."""
+    exp = tmp_path / "exp"
+    log = exp / "logs" / "version_0" / layout.METRICS_LOG
+    log.parent.mkdir(parents=True)
+    (exp / layout.CONFIG).write_text("task: mt\n")
+    log.mkdir()
+    with pytest.raises(SateError, match=f"^--exp {exp}: {log} is a directory, where the command writes its file "
+                                        "logs/version_0/metrics.csv$"):
+        check_run_folders(exp)
+    log.rmdir()
+    talk = tmp_path / "talk.wav"
+    talk.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    log.symlink_to(talk)
+    with pytest.raises(SateError, match=f"{log} is a symlink to {talk}, where the command would write its file "
+                                        r"logs/version_0/metrics.csv: it is no metrics.csv \(it holds a WAV audio "
+                                        r"file\), and would be replaced; remove the link"):
+        check_run_folders(exp)
+    log.unlink()
+    kept = tmp_path / "kept.csv"
+    kept.write_text("epoch,step,train_loss\n0,9,4.5\n")
+    log.symlink_to(kept)
+    check_run_folders(exp)
+    (exp / "logs" / "version_x").mkdir()  # not Lightning's: no run's log
+    (exp / "logs" / "version_x" / layout.METRICS_LOG).symlink_to(talk)
+    check_run_folders(exp)
+
+
 def test_a_resume_point_that_is_no_checkpoint_file_is_refused(tmp_path: Path) -> None:
     """EXP/checkpoints/last.ckpt a folder or a link to /dev/null was passed over as "older": the run resumed from an
     epoch checkpoint and its next save of last.ckpt went into the folder's place or the device (fourteenth hostile
