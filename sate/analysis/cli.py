@@ -20,6 +20,7 @@ given, else the model directory's cmvn.json.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
-from sate.files import held_out_dir, replace_together, require_directory
+from sate.files import held_out_dir, replace_together, require_directory, require_file
 from sate.numbers import real_number, whole_number
 from sate.targets import check_output, check_own_files, dir_name, file_name, read_name
 
@@ -68,8 +69,9 @@ def load_model(path: Path) -> AnalysisModel:
 
     directory = path if path.is_dir() else None
     model_file = path / layout.MODEL if directory else path
-    if directory and not model_file.is_file():
-        raise SateError(f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
+    if directory:  # a named pipe there was "holds no model.pt" (fifteenth hostile pass, the reads harness)
+        require_file(model_file, "a model file",
+                     f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
     model, meta = model_from_file(model_file)
     meta = {k: v for k, v in meta.items() if k != "model"}
     cmvn = None
@@ -108,8 +110,8 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
         return CMVN.from_option(am.cmvn)
     if data is not None:
         path = data / layout.CMVN
-    elif am.directory is not None and (am.directory / layout.CMVN).is_file():
-        path = am.directory / layout.CMVN
+    elif am.directory is not None and os.path.lexists(am.directory / layout.CMVN):  # a named pipe there was told
+        path = am.directory / layout.CMVN  # to give --data; `CMVN.from_option` names what is there
     else:
         raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
                         f"or a packed directory holding {layout.CMVN}")

@@ -175,9 +175,10 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
     return [src for src, _ in sample], [tgt for _, tgt in sample]
 
 
-def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
+def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "") -> bytes:
     """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours), trained in a child
-    process (`sate.data.spm_child`) so that a signal ends the command at once."""
+    process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
+    the text was a sample (`--sample-size 3` failed naming only the size option, fifteenth hostile pass)."""
     sentences = [s for s in sentences if s.strip()]
     if not sentences:
         raise SateError(f"{option}: no training text")
@@ -194,7 +195,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str) -> bytes:
             child.wait()
     reason = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
     if child.returncode == FAILED:
-        raise SateError(f"{option} {size}: SentencePiece training failed: {reason[0]}")
+        raise SateError(f"{option} {size}: SentencePiece training failed: {reason[0]}{sampled}")
     if child.returncode != 0:
         cause = "killed: out of memory?" if child.returncode == -signal.SIGKILL else reason[0] or "no reason given"
         raise SateError(f"{option} {size}: SentencePiece training ended without a model (its process exited with "
@@ -337,11 +338,14 @@ def _run(args: argparse.Namespace) -> int:
                         "or give --mt-text)")
     require_translations(manifest, rows)
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
+    sampled = (f" (the text was --sample-size {args.sample_size:,} sentence pairs)" if len(tgt) == args.sample_size
+               else "")
     src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only
     if "joint" in sizes:
-        models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"]))
+        models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"], sampled))
     else:
-        models = {side: train_spm(text, sizes[side], _OPTION[side]) for side, text in (("src", src), ("tgt", tgt))}
+        models = {side: train_spm(text, sizes[side], _OPTION[side], sampled)
+                  for side, text in (("src", src), ("tgt", tgt))}
     contents: dict[Path, bytes] = {}
     sizes_now = {}
     for side, model in models.items():

@@ -7,7 +7,9 @@ import os
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 import torch
 from torch.utils.data import Subset
 
@@ -167,6 +169,20 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
         assert capsys.readouterr().err.strip() == (f"sate analyze: error: --out {out}: {out / name} is not a regular "
                                                    f"file, where the command writes its file {name}")
         (out / name).unlink()
+    # a named pipe at a pack's model.pt was "directory holds no model.pt", and at its cmvn.json (no --data) the run
+    # asked for --data: evaluate, translate and stream named the pipe (fifteenth hostile pass, the reads harness)
+    packed = tmp_path / "pack"
+    assert main(["pack", "--model", str(model_files["asr"]), "--data", str(prepared_data), "--out", str(packed)]) == 0
+    capsys.readouterr()
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.random.default_rng(0).uniform(-0.1, 0.1, 16000).astype(np.float32), 16000)
+    runs = {"cmvn.json": ["analyze", "attention", str(talk), "--model", str(packed), "--out", str(tmp_path / "a.png")],
+            "model.pt": [*base[:3], str(packed), *base[4:-1], str(out)]}
+    for name, what in (("cmvn.json", "CMVN statistics"), ("model.pt", "a model file")):
+        (packed / name).unlink()
+        os.mkfifo(packed / name)
+        assert main(runs[name]) == 2
+        assert capsys.readouterr().err.strip() == f"sate analyze: error: {packed / name}: a named pipe, not {what}"
 
 
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,

@@ -125,6 +125,10 @@ def test_an_output_edited_or_damaged_since_is_written_again(run_sate, data: Path
     (["--joint", "99999999999999"], "--joint must be from 2 to 1,000,000 (the largest real vocabularies hold about "
                                     "250,000 pieces), got 99,999,999,999,999"),
     (["--src-size", "5000", "--tgt-size", "40"], "--src-size 5000: SentencePiece training failed: Vocabulary size"),
+    # a tiny sample failed naming the size alone (fifteenth hostile pass, the arguments harness)
+    (["--src-size", "40", "--tgt-size", "40", "--sample-size", "3"], "--src-size 40: SentencePiece training failed: "
+     "Vocabulary size too high (40). Please set it to a value <= "),
+    (["--src-size", "40", "--tgt-size", "40", "--sample-size", "3"], ". (the text was --sample-size 3 sentence pairs)"),
     (["--joint", "40", "--mt-text", "nope.en", "nope.de"], "nope.en: file is missing"),
 ])
 def test_bad_options(run_sate, data: Path, argv: list[str], message: str) -> None:
