@@ -427,11 +427,18 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         raise
 
 
-def _journal(folder: Path) -> list[str]:
-    """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged."""
-    value = read_record(folder / layout.REPLACING)
+def _journal(folder: Path, writing: bool = False) -> list[str]:
+    """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged.
+    ``writing``: a file there that is no journal of sate's is refused by name, not replaced."""
+    path = folder / layout.REPLACING
+    value = read_record(path)
     names = value.get("names") if isinstance(value, dict) else None
-    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
+    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+        if writing and os.path.lexists(path):
+            raise SateError(f"{path}: a file sate did not write, where it lists a set of files while it replaces "
+                            "them; move it away")
+        return []
+    return names
 
 
 def _write_journal(folder: Path, names: list[str]) -> None:
@@ -453,7 +460,7 @@ def _journals_opened(targets: list[Path]) -> dict[Path, tuple[set[str], list[str
         return {}
     opened = {}
     for folder, names in folders.items():
-        earlier = _journal(folder)
+        earlier = _journal(folder, writing=True)
         _write_journal(folder, [*names, *(name for name in earlier if name not in names)])
         opened[folder] = names, earlier
     return opened

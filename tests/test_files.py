@@ -451,6 +451,15 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     replace_together({tmp_path / "train.jsonl": b"4th train", tmp_path / "dev.jsonl": b"4th dev"})
     check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
     assert not (tmp_path / layout.REPLACING).exists()
+    # a file of that name that sate did not write is neither replaced nor removed
+    (tmp_path / layout.REPLACING).write_text("my notes\n")
+    with pytest.raises(SateError, match=r"\.sate-replacing: a file sate did not write, where it lists a set of files "
+                                        "while it replaces them; move it away$"):
+        replace_together({tmp_path / "train.jsonl": b"5th train", tmp_path / "dev.jsonl": b"5th dev"})
+    assert (tmp_path / layout.REPLACING).read_text() == "my notes\n" and (tmp_path / "dev.jsonl").read_bytes() == \
+        b"4th dev"
+    check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
+    (tmp_path / layout.REPLACING).unlink()
     # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
         "dev.jsonl", "test.jsonl", "train.jsonl"]
