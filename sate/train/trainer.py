@@ -335,10 +335,15 @@ def _remove_unused(exp: Path, made: Path | None) -> None:
 class OneLineRecords(logging.Filter):
     """Lightning's own lines, made `one_line`: they name the checkpoint a run restores as given ("Restoring states
     from the checkpoint path at EXP/checkpoints/last.ckpt"), so an --exp holding an escape sequence or a line break
-    reached the terminal raw, where sate's own lines escape it."""
+    reached the terminal raw, where sate's own lines escape it. Its "Detected KeyboardInterrupt" is dropped: the
+    command ends with its own line ("interrupted", or "terminated" for a `kill`, which Lightning also called a
+    KeyboardInterrupt)."""
 
     def filter(self, record: logging.LogRecord) -> bool:
-        record.msg, record.args = one_line(record.getMessage().strip()), None  # "\nDetected KeyboardInterrupt"
+        message = record.getMessage().strip()
+        if message.startswith("Detected KeyboardInterrupt"):
+            return False
+        record.msg, record.args = one_line(message), None
         return True
 
 

@@ -6,6 +6,7 @@ import copy
 import csv
 import dataclasses
 import gzip
+import inspect
 import os
 import resource
 import shutil
@@ -46,6 +47,27 @@ def metric_rows(exp: Path, key: str) -> list[tuple[int, float]]:
 
 
 # ----------------------------------------------------------------------------- config and arithmetic
+
+def test_lightnings_keyboard_interrupt_line_is_left_to_sates_own() -> None:
+    """A `kill` during fit printed Lightning's "Detected KeyboardInterrupt, attempting graceful shutdown" above sate's
+    "sate train: terminated": two endings, the first wrong for a SIGTERM (fifteenth pass's leftover). Lightning's
+    other lines stay, on one line."""
+    import logging
+
+    from lightning.pytorch.trainer import call
+
+    from sate.train.trainer import OneLineRecords
+
+    said = inspect.getsource(call._call_and_handle_interrupt)
+    assert "Detected KeyboardInterrupt, attempting graceful shutdown" in said  # the line as this Lightning says it
+
+    def record(message: str) -> logging.LogRecord:
+        return logging.LogRecord("lightning.pytorch", logging.INFO, __file__, 1, message, None, None)
+
+    assert not OneLineRecords().filter(record("\nDetected KeyboardInterrupt, attempting graceful shutdown ..."))
+    kept = record("Restoring states from the checkpoint path at a\nb")
+    assert OneLineRecords().filter(kept) and kept.getMessage() == "Restoring states from the checkpoint path at a\\nb"
+
 
 def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, make_config: MakeConfig,
                                                                 prepared_data: Path) -> None:
