@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import time
 from pathlib import Path
@@ -442,6 +443,11 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
         read_manifest(tmp_path / "train.jsonl")
     with pytest.raises(SateError, match=r"dev\.jsonl: the run that replaced it with train\.jsonl"):
         check_set_whole(tmp_path / "dev.jsonl", "run `sate prep` again")
+    (tmp_path / "linked").mkdir()  # read through a link, the file is judged where it is
+    (tmp_path / "linked" / "dev.jsonl").symlink_to(tmp_path / "dev.jsonl")
+    with pytest.raises(SateError, match=r"linked/dev\.jsonl: the run that replaced it with train\.jsonl"):
+        check_set_whole(tmp_path / "linked" / "dev.jsonl", "run `sate prep` again")
+    shutil.rmtree(tmp_path / "linked")
     (tmp_path / "test.jsonl").write_bytes(b"a split of neither run")
     check_set_whole(tmp_path / "test.jsonl", "run `sate prep` again")
     replace_together({tmp_path / "train.jsonl": b"third train"})  # one of the two again: the other stays in doubt
