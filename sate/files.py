@@ -396,6 +396,10 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     made: list[Path] = []
     last = [(record, record_text.encode())] if record is not None else []
     streams = {path: data for path, data in contents.items() if is_stream(path)}
+    journals: dict[Path, tuple[set[str], list[str]]] = {}  # the folders whose journal this run wrote
+    renames = -1  # how many renames the set needs, once its files are written
+    if record is None:
+        check_journal_place(Path(os.path.realpath(path)).parent for path in contents if path not in streams)
     try:
         for path, data in [*contents.items(), *last]:
             if path in streams:
@@ -414,13 +418,19 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
                 temps[-1][1].unlink(missing_ok=True)
             for path in remove:
                 path.unlink(missing_ok=True)
-            journals = _journals_opened([target for _, target in temps]) if record is None else {}
+            renames = len(temps)
+            if record is None:
+                _open_journals([target for _, target in temps], journals)
             while temps:
                 _rename_into(*temps[0])
                 temps.pop(0)
             for folder, (names, earlier) in journals.items():
                 _write_journal(folder, [name for name in earlier if name not in names])
     except BaseException:
+        if temps and len(temps) == renames:  # nothing renamed: each journal back to what it listed before
+            for folder, (_, earlier) in journals.items():
+                with suppress(OSError):  # one that cannot be put back lists more than it must: a refusal, no loss
+                    _write_journal(folder, earlier)
         for tmp, _ in temps:
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
@@ -449,21 +459,39 @@ def _write_journal(folder: Path, names: list[str]) -> None:
         (folder / layout.REPLACING).unlink(missing_ok=True)
 
 
-def _journals_opened(targets: list[Path]) -> dict[Path, tuple[set[str], list[str]]]:
+def _open_journals(targets: list[Path], opened: dict[Path, tuple[set[str], list[str]]]) -> None:
     """Before a set with no record is renamed into place: each folder's journal lists the set's names there, with
-    those an earlier killed set left (only a set that replaces them all ends their doubt). Returns each folder's
-    (this set's names, the earlier ones). A single file is replaced whole by its rename and needs none."""
+    those an earlier killed set left (only a set that replaces them all ends their doubt). Each folder's (this set's
+    names, the earlier ones) goes into ``opened`` as its journal is written, so that a refusal at the next folder's
+    (a full disk) puts back those written: `sate report --out A/results.md --curves B/curves.png` left A's journal
+    listing a table it never renamed (sixteenth hostile pass). A single file is replaced whole by its rename and
+    needs none."""
     folders: dict[Path, set[str]] = {}
     for target in targets:
         folders.setdefault(target.parent, set()).add(target.name)
     if len(targets) < 2 and not any(os.path.lexists(folder / layout.REPLACING) for folder in folders):
-        return {}
-    opened = {}
+        return
     for folder, names in folders.items():
         earlier = _journal(folder, writing=True)
         _write_journal(folder, [*names, *(name for name in earlier if name not in names)])
         opened[folder] = names, earlier
-    return opened
+
+
+def check_journal_place(folders: Iterable[Path]) -> None:
+    """Refuse a `layout.REPLACING` in one of ``folders`` that is not sate's journal (a regular file listing names),
+    before a set with no record is written there (`replace_together`; the commands call it before their work too):
+    the journal is written under that name and removed after, so a user's own file of that name was removed, and one
+    that was a symlink had the file it led to replaced with the journal (sixteenth hostile pass)."""
+    for folder in dict.fromkeys(folders):
+        journal = folder / layout.REPLACING
+        if not os.path.lexists(journal):
+            continue
+        what = (f"a symlink to {os.readlink(journal)}" if os.path.islink(journal) else what_is_there(journal) or
+                ("a file sate did not write (no list of names)" if not isinstance(value := read_record(journal), dict)
+                 or not isinstance(value.get("names"), list) else None))
+        if what is not None:
+            raise SateError(f"{journal}: {what}, where sate keeps its journal while it replaces files of {folder} "
+                            "together (and removes it after): move it away, or write elsewhere")
 
 
 def check_set_whole(path: Path, advice: str) -> None:

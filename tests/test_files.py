@@ -469,3 +469,36 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
         "dev.jsonl", "test.jsonl", "train.jsonl"]
+
+
+@pytest.mark.parametrize("kind", ["notes", "link-to-notes", "folder", "fifo", "link-to-dev-zero"])
+def test_a_users_file_named_like_the_journal_is_never_replaced_or_removed(tmp_path: Path, kind: str) -> None:
+    """Sixteenth pass: a set with no record wrote its journal (`layout.REPLACING`) over whatever stood at that name
+    and removed it after: a user's file of that name was lost, and one that was a symlink had the file it led to
+    replaced with the journal. Anything there that is not sate's journal is refused by name, before any write."""
+    from sate import layout
+
+    out, user = tmp_path / "out", tmp_path / "user"
+    out.mkdir()
+    (user / "folder").mkdir(parents=True)
+    (user / "notes.txt").write_text("my notes\n")
+    journal = out / layout.REPLACING
+    {"notes": lambda: journal.write_text("my notes\n"), "link-to-notes": lambda: journal.symlink_to(user / "notes.txt"),
+     "folder": lambda: journal.mkdir(), "fifo": lambda: os.mkfifo(journal),
+     "link-to-dev-zero": lambda: journal.symlink_to("/dev/zero")}[kind]()
+    (out / "a.txt").write_text("old a\n")
+    before = sorted(p.name for p in out.iterdir())
+    with pytest.raises(SateError, match=f"^{re.escape(str(journal))}: .*, where sate keeps its journal while it "
+                                        f"replaces files of {re.escape(str(out))} together"):
+        replace_together({out / "a.txt": b"new a\n", out / "b.txt": b"new b\n"})
+    assert sorted(p.name for p in out.iterdir()) == before  # nothing written, no temporary file
+    assert (out / "a.txt").read_text() == "old a\n" and (user / "notes.txt").read_text() == "my notes\n"
+    assert os.path.lexists(journal)
+    # sate's own journal, left by a kill, is taken over and removed once the whole set is written
+    if kind == "folder":
+        journal.rmdir()
+    else:
+        journal.unlink()
+    journal.write_text('{"names": ["a.txt", "b.txt"]}\n')
+    replace_together({out / "a.txt": b"new a\n", out / "b.txt": b"new b\n"})
+    assert not os.path.lexists(journal) and (out / "b.txt").read_text() == "new b\n"

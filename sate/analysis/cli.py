@@ -33,7 +33,15 @@ from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
-from sate.files import held_out_dir, replace_together, require_directory, require_file
+from sate.files import (
+    check_journal_place,
+    held_out_dir,
+    is_stream,
+    real_path,
+    replace_together,
+    require_directory,
+    require_file,
+)
 from sate.numbers import real_number, whole_number
 from sate.targets import check_output, check_own_files, dir_name, file_name, read_name
 
@@ -146,6 +154,7 @@ def run_locality(args: argparse.Namespace) -> int:
     check_own_files(args.out, ["locality.csv", "locality.md", "locality.png"], "--out")
     for name, kind in (("locality.csv", "text"), ("locality.md", "text"), ("locality.png", "image")):
         check_output(args.out / name, kind)
+    check_journal_place([real_path(args.out)])
     if args.max_utts is not None and args.max_utts < 1:
         raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
     if args.batch_size < 1:
@@ -271,6 +280,8 @@ def run_attention(args: argparse.Namespace) -> int:
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
         check_output(path, "image")
+    check_journal_place(real_path(path).parent for path in heatmap.output_paths(args.out, args.encoder_layers)
+                        if not is_stream(path))
     if args.data is not None:
         require_directory(args.data, "--data")
     am = load_model(args.model)

@@ -28,7 +28,7 @@ from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import check_split_names, manifest_bytes
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
-from sate.files import real_path, replace_together
+from sate.files import check_journal_place, real_path, replace_together
 from sate.numbers import real_number
 from sate.targets import check_manifests, check_output, check_own_files, dir_name, read_name
 
@@ -125,6 +125,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
                         "must satisfy 0 <= min <= max")
     check_output(args.out, "data")
+    check_journal_place([real_path(args.out)])
     results = read_corpus(args, RowFilter(args.min_duration, args.max_duration))
     for result in results:
         if not result.rows:  # why, as `report` would have printed it after the refusal: the line alone said nothing

@@ -17,7 +17,7 @@ from pathlib import Path
 from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import given_twice, not_a_file, read_json, replace_together
+from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
 from sate.numbers import is_digits, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -270,6 +270,7 @@ def run(args: argparse.Namespace) -> int:
     for path, option in ((out, "--out"), (curves, "--curves")):
         if path is not None:
             check_not_input(path, inputs(args.exp, rows), option)
+    check_journal_place(path.parent for path in (out, curves) if path is not None and not is_stream(path))
     if curves is not None and same_file(out, curves):  # the PNG replaced the table just written, exit 0
         raise SateError(f"--curves {args.curves}: is also the table's file (--out {out}): give each its own file")
     names = sorted({r["system"] for r in rows})

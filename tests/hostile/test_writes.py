@@ -715,6 +715,36 @@ def test_a_file_the_command_keeps_replaced_by_a_hostile_target(command: str, opt
     assert not problems, "\n".join(problems)
 
 
+# A user's file under the name of sate's journal (`layout.REPLACING`) in the folder an output goes to: a set with no
+# record wrote its journal over it and removed it after (sixteenth hostile pass). Every output but the costly ones.
+@pytest.mark.parametrize(("command", "option", "kind"),
+                         [pytest.param(c, o, k, id=f"{c} {o}") for c, o, k in outputs() if c not in COSTLY])
+def test_a_users_file_named_like_sates_journal_beside_an_output_is_kept(command: str, option: str, kind: str,
+                                                                        tmp_path: Path, world: World,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str],
+                                                                        full_disk: Callable[..., None]) -> None:
+    from sate import layout
+
+    _user_files(tmp_path)
+    fresh = {o: str(_fresh_name(tmp_path, k, o.strip("-"))) for c, o, k in outputs() if c == command}
+    out = Path(fresh[option])
+    if (command, option) in DATA_OPTIONS:
+        shutil.copytree(world.data, out)  # a data output reads the directory it fills
+    folder = out if kind in FOLDER_KINDS else out.parent
+    folder.mkdir(exist_ok=True)
+    (folder / layout.REPLACING).write_text("my notes\n")
+    before = snapshot(tmp_path, world.root)
+    status, err = run_sate(INVOCATIONS[command](world, fresh), "", monkeypatch, capsys, full_disk)
+    after = snapshot(tmp_path, world.root)
+    own = frozenset(p for p in before if p.startswith(str(out) + os.sep) and not p.endswith(layout.REPLACING)) \
+        if (command, option) in DATA_OPTIONS else frozenset()
+    kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
+    problems = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
+                             names=[str(folder / layout.REPLACING), str(out)], own=own, kept=kept)
+    assert not problems, "\n".join(problems)
+
+
 # ------------------------------------------------------------------------------------------- what the pass fixed
 
 def test_an_experiment_named_in_bytes_that_are_not_utf8_is_refused_before_any_work(

@@ -292,3 +292,35 @@ def test_one_system_linked_in_twice_is_refused(tmp_path: Path, capsys: pytest.Ca
     assert capsys.readouterr().err.strip() == (f"sate report: error: {second}: the same results file as {first} "
                                                "(through a link); a system's results are tabled once: remove the "
                                                "second link")
+
+
+def test_a_journal_of_the_table_and_curves_never_outlives_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str],
+                                                                  full_disk: Callable[..., None]) -> None:
+    """Sixteenth hostile pass: with the table and the curves in two folders, a full disk at the second folder's
+    journal (`layout.REPLACING`) left the first one's, which listed a table never renamed; and a user's own file of
+    that name beside the table was removed by the run. Now the journal written is taken back, and the user's file is
+    refused by name before any work."""
+    from sate import layout
+
+    exp, plots = tmp_path / "exp", tmp_path / "plots"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    (exp / "st" / "logs" / "version_0").mkdir(parents=True)
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n")
+    plots.mkdir()
+    argv = ["report", "--exp", str(exp), "--curves", str(plots / "c.png")]
+    with monkeypatch.context() as patch:
+        full_disk(patch, after=3)  # the table, the curves, the table's journal; then the curves' journal
+        assert main(argv) == 1
+    assert f"{plots / layout.REPLACING}: No space left on device" in capsys.readouterr().err
+    assert not (exp / layout.REPLACING).exists() and list(plots.iterdir()) == []
+    assert not (exp / "results.md").exists()
+    (exp / layout.REPLACING).write_text("my notes\n")
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate report: error: {exp / layout.REPLACING}: a file sate did not write") and \
+        err.count("\n") == 1, err
+    assert (exp / layout.REPLACING).read_text() == "my notes\n" and list(plots.iterdir()) == []
+    (exp / layout.REPLACING).unlink()
+    assert main(argv) == 0
+    assert not (exp / layout.REPLACING).exists() and not (plots / layout.REPLACING).exists()
