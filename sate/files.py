@@ -437,18 +437,12 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         raise
 
 
-def _journal(folder: Path, writing: bool = False) -> list[str]:
-    """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged.
-    ``writing``: a file there that is no journal of sate's is refused by name, not replaced."""
-    path = folder / layout.REPLACING
-    value = read_record(path)
+def _journal(folder: Path) -> list[str]:
+    """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged
+    (a writer refuses a file there that is no journal of sate's before its work: `check_journal_place`)."""
+    value = read_record(folder / layout.REPLACING)
     names = value.get("names") if isinstance(value, dict) else None
-    if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
-        if writing and os.path.lexists(path):
-            raise SateError(f"{path}: a file sate did not write, where it lists a set of files while it replaces "
-                            "them; move it away")
-        return []
-    return names
+    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
 
 
 def _write_journal(folder: Path, names: list[str]) -> None:
@@ -472,7 +466,7 @@ def _open_journals(targets: list[Path], opened: dict[Path, tuple[set[str], list[
     if len(targets) < 2 and not any(os.path.lexists(folder / layout.REPLACING) for folder in folders):
         return
     for folder, names in folders.items():
-        earlier = _journal(folder, writing=True)
+        earlier = _journal(folder)
         _write_journal(folder, [*names, *(name for name in earlier if name not in names)])
         opened[folder] = names, earlier
 

@@ -459,8 +459,8 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     assert not (tmp_path / layout.REPLACING).exists()
     # a file of that name that sate did not write is neither replaced nor removed
     (tmp_path / layout.REPLACING).write_text("my notes\n")
-    with pytest.raises(SateError, match=r"\.sate-replacing: a file sate did not write, where it lists a set of files "
-                                        "while it replaces them; move it away$"):
+    with pytest.raises(SateError, match=r"\.sate-replacing: a file sate did not write \(no list of names\), where sate "
+                                        "keeps its journal"):
         replace_together({tmp_path / "train.jsonl": b"5th train", tmp_path / "dev.jsonl": b"5th dev"})
     assert (tmp_path / layout.REPLACING).read_text() == "my notes\n" and (tmp_path / "dev.jsonl").read_bytes() == \
         b"4th dev"
