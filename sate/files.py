@@ -463,14 +463,17 @@ def check_set_whole(path: Path, advice: str) -> None:
     """Refuse ``path`` where its folder's journal lists it: a run replacing it with other files of its set (`sate
     prep`'s manifests) was killed by SIGKILL among the renames, and the set may now be part new, part old: `sate
     prep` left the new corpus's train.jsonl beside the old dev.jsonl (fifteenth hostile pass). A live run's renames
-    (the folder held) end first. ``advice``: the command that writes the set again."""
-    folder = path.parent
+    (the folder held) end first. ``advice``: the command that writes the set again. A link is judged where it leads,
+    where the set was renamed and listed: beside the link, `sate vocab` read a linked new train.jsonl (sixteenth
+    pass)."""
+    real = Path(os.path.realpath(path))
+    folder = real.parent
     if not os.path.lexists(folder / layout.REPLACING):
         return
     with folders_held([folder]):
         names = _journal(folder)
-    if path.name in names:
-        others = [name for name in names if name != path.name]
+    if real.name in names:
+        others = [name for name in names if name != real.name]
         raise SateError(f"{path}: the run that replaced it{' with ' + ', '.join(others) if others else ''} was "
                         f"killed among the renames ({folder / layout.REPLACING} lists them), so they may be of two "
                         f"runs: {advice}")

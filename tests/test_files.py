@@ -454,3 +454,32 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
         "dev.jsonl", "test.jsonl", "train.jsonl"]
+
+
+def test_a_set_killed_among_its_renames_is_refused_through_a_link_to_it(tmp_path: Path) -> None:
+    """Sixteenth pass: manifests that are links to files in another folder are renamed (and listed in the journal)
+    where the links lead, and the readers looked for the journal beside the link: after SIGKILL among `sate prep`'s
+    renames, `sate vocab` and `sate train` read the new train.jsonl beside the old dev.jsonl, status 0."""
+    import subprocess
+    import sys
+
+    from sate import layout
+    from sate.data.manifest import read_manifest
+
+    data, shared = tmp_path / "data", tmp_path / "shared"
+    data.mkdir()
+    shared.mkdir()
+    for split in ("train", "dev"):
+        (shared / f"{split}.jsonl").write_bytes(f"old {split}".encode())
+        (data / f"{split}.jsonl").symlink_to(shared / f"{split}.jsonl")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_AMONG_RENAMES, str(data)], env=env)
+    assert killed.returncode == -9 and (shared / layout.REPLACING).exists() and not (data / layout.REPLACING).exists()
+    assert [(data / name).read_bytes() for name in ("train.jsonl", "dev.jsonl")] == [b"new train", b"old dev"]
+    for split, other in (("train", "dev"), ("dev", "train")):
+        said = (f"{data / split}.jsonl: the run that replaced it with {other}.jsonl was killed among the renames "
+                f"({shared / layout.REPLACING} lists them)")
+        with pytest.raises(SateError, match=re.escape(said)):
+            read_manifest(data / f"{split}.jsonl")
+    replace_together({data / "train.jsonl": b"next train", data / "dev.jsonl": b"next dev"})  # the next run clears it
+    assert not (shared / layout.REPLACING).exists() and (data / "dev.jsonl").is_symlink()
