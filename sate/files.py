@@ -492,8 +492,10 @@ def check_set_whole(path: Path, advice: str) -> None:
     """Refuse ``path`` where its folder's journal lists it: a run replacing it with other files of its set (`sate
     prep`'s manifests) was killed by SIGKILL among the renames, and the set may now be part new, part old: `sate
     prep` left the new corpus's train.jsonl beside the old dev.jsonl (fifteenth hostile pass). A live run's renames
-    (the folder held) end first. ``advice``: the command that writes the set again."""
-    real = Path(os.path.realpath(path))  # the set was written where links lead, its journal beside it
+    (the folder held) end first. ``advice``: the command that writes the set again. A link is judged where it leads,
+    where the set was renamed and listed: beside the link, `sate vocab` read a linked new train.jsonl (sixteenth
+    pass)."""
+    real = Path(os.path.realpath(path))
     folder = real.parent
     if not os.path.lexists(folder / layout.REPLACING):
         return

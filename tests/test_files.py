@@ -502,3 +502,30 @@ def test_a_users_file_named_like_the_journal_is_never_replaced_or_removed(tmp_pa
     journal.write_text('{"names": ["a.txt", "b.txt"]}\n')
     replace_together({out / "a.txt": b"new a\n", out / "b.txt": b"new b\n"})
     assert not os.path.lexists(journal) and (out / "b.txt").read_text() == "new b\n"
+def test_a_set_killed_among_its_renames_is_refused_through_a_link_to_it(tmp_path: Path) -> None:
+    """Sixteenth pass: manifests that are links to files in another folder are renamed (and listed in the journal)
+    where the links lead, and the readers looked for the journal beside the link: after SIGKILL among `sate prep`'s
+    renames, `sate vocab` and `sate train` read the new train.jsonl beside the old dev.jsonl, status 0."""
+    import subprocess
+    import sys
+
+    from sate import layout
+    from sate.data.manifest import read_manifest
+
+    data, shared = tmp_path / "data", tmp_path / "shared"
+    data.mkdir()
+    shared.mkdir()
+    for split in ("train", "dev"):
+        (shared / f"{split}.jsonl").write_bytes(f"old {split}".encode())
+        (data / f"{split}.jsonl").symlink_to(shared / f"{split}.jsonl")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    killed = subprocess.run([sys.executable, "-c", _KILLED_AMONG_RENAMES, str(data)], env=env)
+    assert killed.returncode == -9 and (shared / layout.REPLACING).exists() and not (data / layout.REPLACING).exists()
+    assert [(data / name).read_bytes() for name in ("train.jsonl", "dev.jsonl")] == [b"new train", b"old dev"]
+    for split, other in (("train", "dev"), ("dev", "train")):
+        said = (f"{data / split}.jsonl: the run that replaced it with {other}.jsonl was killed among the renames "
+                f"({shared / layout.REPLACING} lists them)")
+        with pytest.raises(SateError, match=re.escape(said)):
+            read_manifest(data / f"{split}.jsonl")
+    replace_together({data / "train.jsonl": b"next train", data / "dev.jsonl": b"next dev"})  # the next run clears it
+    assert not (shared / layout.REPLACING).exists() and (data / "dev.jsonl").is_symlink()
