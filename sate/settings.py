@@ -58,19 +58,22 @@ FRACTION: Check = (lambda v: 0.0 <= v <= 1.0, "in [0, 1]")
 RATE: Check = (lambda v: 0.0 <= v < 1.0, "in [0, 1)")  # dropout, label smoothing
 
 
-def _nameable(value: object) -> bool:
-    """A path the file system can name: not empty, each name at most 255 bytes and 4,095 in all (Linux's NAME_MAX and
-    PATH_MAX). A 100,000-character data.dir was the OS's "File name too long", naming neither file nor key."""
+def nameable(value: object) -> bool:
+    """A path the file system can name: not empty, no NUL byte, each name at most 255 bytes and 4,095 in all (Linux's
+    NAME_MAX and PATH_MAX). A 100,000-character data.dir was the OS's "File name too long", naming neither file nor
+    key; a NUL byte or a lone surrogate in an init.*.path or data.mt_text was Python's traceback ("embedded null
+    byte", "surrogates not allowed") once the model was built."""
     if not isinstance(value, str) or value == "":
         return False
     try:
         raw = os.fsencode(value)
     except UnicodeError:  # a lone surrogate no file system encoding writes
         return False
-    return len(raw) < 4096 and all(len(part) <= 255 for part in raw.split(b"/"))
+    return b"\0" not in raw and len(raw) < 4096 and all(len(part) <= 255 for part in raw.split(b"/"))
 
 
-PATH: Check = (_nameable, "a path (each name at most 255 bytes, 4,095 bytes in all)")
+PATH: Check = (nameable, "a path (each name at most 255 bytes, 4,095 bytes in all; no NUL byte or lone "
+                         "surrogate)")
 
 
 def setting(default: Any, help: str, check: Check | None = None, key: str | None = None) -> Any:  # noqa: A002

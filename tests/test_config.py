@@ -117,7 +117,7 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     pytest.param("data.valid=" + "d" * 201, r"data.valid must be a split name \(.*; at most 200\), got 'ddd",
                  id="data.valid-201"),
     pytest.param("data.dir=" + "d" * 100_000, r"data.dir must be a path \(each name at most 255 bytes, 4,095 bytes "
-                 r"in all\)", id="data.dir-100000"),
+                 r"in all; no NUL", id="data.dir-100000"),
     pytest.param("data.dir=" + "/d" * 2100, r"data.dir must be a path \(each name", id="data.dir-4200-bytes"),
     pytest.param("model.acoustic.path=" + "t" * 256, r"model.acoustic.path must be a path \(each name at most 255",
                  id="acoustic.path-256"),
@@ -129,6 +129,23 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("data.mt_text=a.txt", "data.mt_text must be a list or null, got 'a.txt'"),
     ("data.mt_text=[a.en, a.de]", r"data.mt_text must be null or a list of file pairs \[\[EN, TGT\], ...\]"),
     ("data.mt_text=[[a.en, a.de]]", "data.mt_text applies to task mt only"),
+    # paths no file system can name, which passed to the model's build: a NUL byte and a lone surrogate were Python's
+    # tracebacks ("embedded null byte", "surrogates not allowed"), a 256-byte name the OS's "File name too long"
+    # (sixteenth hostile pass)
+    pytest.param('data.mt_text=[["a\\0b", b.de]]', r"data.mt_text must be null or a list of file pairs \[\[EN, "
+                 r"TGT\], ...\], each a path \(.*no NUL byte", id="mt_text-nul"),
+    pytest.param('data.mt_text=[[a.en, "b\\ud800"]]', "data.mt_text must be .*lone surrogate", id="mt_text-surrogate"),
+    pytest.param(f"data.mt_text=[[a.en, {'b' * 256}]]", "data.mt_text must be .*each name at most 255 bytes",
+                 id="mt_text-256"),
+    pytest.param('init={acoustic: {path: "a\\0b"}}', r"init.acoustic.path must be a path \(.*no NUL byte.*, got "
+                 r"'a\\x00b'", id="init-path-nul"),
+    pytest.param('init={ctc: {path: "a\\ud800"}}', "init.ctc.path must be a path .*lone surrogate",
+                 id="init-surrogate"),
+    pytest.param(f"init={{acoustic: {{path: {'p' * 256}}}}}", "init.acoustic.path must be a path \\(each name at most "
+                 "255 bytes", id="init-path-256"),
+    pytest.param('init={acoustic: {path: a.pt, config: "c\\0.yaml"}}', "init.acoustic.config must be a path",
+                 id="init-config-nul"),
+    pytest.param('data.dir="d\\0"', "data.dir must be a path .*no NUL byte", id="data.dir-nul"),  # "no such directory"
     ("data.mt_max_ratio=0.5", "data.mt_max_ratio must be at least 1"),
     ("data.mt_dedup=1", "data.mt_dedup must be true or false"),
     ("specaug.enabled=yes please", "specaug.enabled must be true or false"),

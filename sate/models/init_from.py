@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import copy
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.models.config import STConfig, resolve_config
 from sate.numbers import is_number
+from sate.settings import PATH, nameable
 
 # What each pre-trained model gives a SATE model.
 SOURCE_COMPONENTS = {"asr": ("acoustic", "ctc"), "mt": ("src_embed", "textual", "decoder")}
@@ -24,9 +25,11 @@ def parse_init_from(items: list[str]) -> dict[str, str]:
     for item in items:
         side, sep, path = item.partition("=")
         if not sep or side not in SOURCE_COMPONENTS or not path:
-            raise SateError(f"--init-from {item!r}: expected asr=PATH or mt=PATH")
+            raise SateError(f"--init-from {shown(item)}: expected asr=PATH or mt=PATH")  # shown: cut, a long one
         if side in sources:
             raise SateError(f"--init-from {side}= is given twice")
+        if not nameable(path):  # a 256-byte name was the OS's "File name too long" once the model was built
+            raise SateError(f"--init-from {shown(item)}: {side}= must be {PATH[1]}")
         sources[side] = path
     return sources
 

@@ -8,6 +8,7 @@ the built model lacks) and loads the weights.
 from __future__ import annotations
 
 from sate.errors import SateError, first_few, shown
+from sate.settings import PATH, nameable
 
 TASK_COMPONENTS = {
     "asr": ("acoustic", "ctc", "decoder"),
@@ -40,3 +41,6 @@ def check_init_section(task: str, init_conf: object) -> None:
         for key in ("prefix", "config"):
             if key in entry and not isinstance(entry[key], str):
                 raise SateError(f"init.{component}.{key} must be a string, got {shown(entry[key])}")
+        for key in ("path", "config"):  # a NUL byte or a lone surrogate was a traceback once the model was built
+            if key in entry and not nameable(entry[key]):
+                raise SateError(f"init.{component}.{key} must be {PATH[1]}, got {shown(entry[key])}")

@@ -15,7 +15,7 @@ from sate.data.manifest import is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.models.config import TASKS
 from sate.numbers import is_number, max_jobs
-from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, one_of, section, setting
+from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, nameable, one_of, section, setting
 
 # The largest `seed` (numpy's seeds are 32-bit: Lightning's seed_everything raised a ValueError past it) and
 # `trainer.max_minutes` (Lightning's timer is a timedelta, which overflowed at 1e300 minutes).
@@ -41,8 +41,10 @@ def _split_names(value: str | list) -> bool:
 
 
 def _file_pairs(value: list) -> bool:
-    return len(value) > 0 and all(isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) and p
-                                                                                    for p in pair) for pair in value)
+    """Pairs of paths the file system can name (`nameable`): a NUL byte or a lone surrogate in one was a traceback
+    once the model was built, a 256-byte name the OS's "File name too long" (sixteenth hostile pass)."""
+    return len(value) > 0 and all(isinstance(pair, list) and len(pair) == 2 and all(nameable(p) for p in pair)
+                                  for pair in value)
 
 
 def _betas(value: list) -> bool:
@@ -65,7 +67,7 @@ class DataConfig(Section):
         None, "[[EN_FILE, TGT_FILE], ...] parallel text (plain or gzip, any size, streamed into DATA/mt_bin once): "
         "mt trains on it instead of the train manifest; st with model.loss.mt_text_weight > 0 takes its text "
         "batches from it instead of the train splits' transcripts and translations",
-        (_file_pairs, "null or a list of file pairs [[EN, TGT], ...]"))
+        (_file_pairs, f"null or a list of file pairs [[EN, TGT], ...], each {PATH[1]}"))
     mt_max_tokens: int = setting(256, "mt_text: pairs with a side longer than this many tokens are dropped",
                                  at_least(1))
     mt_max_ratio: float = setting(9.0, "mt_text: pairs with one side more than this many times longer (in tokens) "

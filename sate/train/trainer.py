@@ -43,7 +43,7 @@ def load_training_config(path: str | Path, overrides: list[str], need_data: bool
     data = read_yaml(path)  # once: a pipe (`--config <(sed ...)`) cannot be read again
     config = _naming_set(path, overrides, lambda items: _merged(data, items))
     if need_data:
-        _require_data(config, path)
+        _require_data(config, path, overrides)
     return config
 
 
@@ -51,8 +51,14 @@ def _merged(data: dict[str, object], overrides: list[str]) -> TrainingConfig:
     return read(TrainingConfig, apply_overrides(data, overrides))
 
 
-def _require_data(config: TrainingConfig, path: str | Path) -> None:
+def _require_data(config: TrainingConfig, path: str | Path, overrides: list[str]) -> None:
     if not config.data.dir:
+        # `--set data.dir=~` (which no shell expands) is YAML's null: "data.dir is not set", naming only the file,
+        # sent the user to a file that did not set it (sixteenth hostile pass)
+        tilde = any([part.strip() for part in item.split("=", 1)] == ["data.dir", "~"] for item in overrides)
+        if tilde:
+            raise SateError(f"{path} with --set data.dir=~: data.dir is not set (a lone ~ is YAML for null, not your "
+                            "home folder: write the path out)")
         raise SateError(f"{path}: data.dir is not set (the `sate prep` output directory)")
 
 
@@ -73,7 +79,7 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
 
     _naming_set(path, overrides, resolved)
     if need_data:
-        _require_data(config, path)
+        _require_data(config, path, overrides)
     return config
 
 

@@ -44,10 +44,26 @@ def test_given_entries_replace_the_configs_own() -> None:
     (["lm=x.pt"], "expected asr=PATH or mt=PATH"),
     (["asr="], "expected asr=PATH or mt=PATH"),
     (["asr=a.pt", "asr=b.pt"], "asr= is given twice"),
+    # a path no file system can name was the OS's "File name too long" (or, from Python, a traceback) once the model
+    # was built, after `sate config` had shown it (sixteenth hostile pass)
+    (["asr=/tmp/" + "a" * 256], r"--init-from 'asr=/tmp/a+\.\.\.a+': asr= must be a path \(each name at most 255"),
+    (["mt=" + "\u8a9e" * 86], r"mt= must be a path \(each name at most 255 bytes"),  # 86 characters, 258 bytes
+    (["mt=" + "/d" * 2048], "mt= must be a path .*4,095 bytes in all"),
+    (["asr=a\0b"], "asr= must be a path .*no NUL byte"),
+    (["asr=a\ud800b"], "asr= must be a path .*lone surrogate"),
+    (["xx=" + "a" * 100_000], r"^--init-from 'xx=a+\.\.\.a+': expected asr=PATH or mt=PATH$"),  # was the whole item
 ])
 def test_bad_items_are_named(items: list[str], message: str) -> None:
-    with pytest.raises(SateError, match=message):
+    with pytest.raises(SateError, match=message) as refused:
         parse_init_from(items)
+    assert len(str(refused.value)) < 400
+
+
+def test_a_name_of_255_bytes_or_one_that_stands_for_bytes_is_taken() -> None:
+    """The limits are NAME_MAX and PATH_MAX, in bytes: 255 bytes of a name pass, and a surrogate that stands for a
+    byte of a name that is not UTF-8 (as Python gives it from the command line) is a name the OS takes."""
+    assert parse_init_from(["asr=/tmp/" + "\u8a9e" * 85, "mt=a\udcffb"]) == {"asr": "/tmp/" + "\u8a9e" * 85,
+                                                                            "mt": "a\udcffb"}
 
 
 def test_only_st_models_are_filled() -> None:

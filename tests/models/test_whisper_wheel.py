@@ -109,6 +109,22 @@ def test_cache_is_said_unused_when_the_package_is_installed(
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.parametrize(("value", "says"), [("", "an empty name"), ("-", "'-' (standard output)")])
+def test_an_empty_or_dash_cache_is_refused_naming_the_option(
+        value: str, says: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """`--cache ""` (an unset variable) was `Path("")`, the current directory: the model was fetched into it, or,
+    with the package installed, "--cache . is not used" named a '.' nobody typed; `--cache -` made a folder '-'
+    (sixteenth hostile pass, the arguments harness's wider run)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as end:
+        main(["fetch-whisper", "--cache", value])
+    err = capsys.readouterr().err
+    assert end.value.code == 2
+    assert f"argument --cache: {says}" in err and "Traceback" not in err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_a_cache_folder_linked_elsewhere_is_unpacked_where_the_link_leads(pinned_fake: Path, tmp_path: Path) -> None:
     """CACHE/whisper-tiny.en a link to a folder not made yet (on another disk): the rename of the unpacked folder onto
     the link failed after the download, 'Not a directory' naming a temporary folder (thirteenth hostile pass)."""

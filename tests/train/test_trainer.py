@@ -86,6 +86,18 @@ def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, 
         read_yaml(bad)
 
 
+def test_a_lone_tilde_for_data_dir_is_named_as_yaml_null(tmp_path: Path) -> None:
+    """`--set data.dir=~` (which no shell expands after `data.dir=`) is YAML's null: the refusal said only that the
+    file did not set data.dir (sixteenth hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    with pytest.raises(SateError, match=r"asr.yaml with --set data.dir=~: data.dir is not set \(a lone ~ is YAML for "
+                       "null, not your home folder"):
+        load_training_config(path, ["data.dir=~"])
+    with pytest.raises(SateError, match=r"asr.yaml: data.dir is not set \(the `sate prep` output directory\)$"):
+        load_training_config(path, ["data.dir="])
+
+
 @pytest.mark.slow  # 10 s: a training run's imports and data checks in a process of its own
 def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: MakeConfig,
                                                   prepared_data: Path) -> None:

