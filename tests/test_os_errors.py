@@ -775,7 +775,8 @@ def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pyt
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
     err = capsys.readouterr().err.strip()
     assert re.fullmatch(rf"sate train: error: {re.escape(str(config))}: data\.dir must be a path \(each name at most "
-                        r"255 bytes, 4,095 bytes in all\), got 'd{10,80}\.\.\.d{10,80}'", err), err[:300]
+                        r"255 bytes, 4,095 bytes in all; no NUL byte or lone surrogate\), got "
+                        r"'d{10,80}\.\.\.d{10,80}'", err), err[:300]
     line = describe_os_error(OSError(errno.ENAMETOOLONG, "File name too long", "a" * 4096, None, "b" * 4097))
     assert line.startswith(f"{'a' * 4096} -> {'b' * 60}...{'b' * 60} (a name of 4,097 characters): "), line[:300]
 
