@@ -487,3 +487,20 @@ def test_a_users_file_named_like_the_journal_is_never_replaced_or_removed(tmp_pa
     journal.write_text('{"names": ["a.txt", "b.txt"]}\n')
     replace_together({out / "a.txt": b"new a\n", out / "b.txt": b"new b\n"})
     assert not os.path.lexists(journal) and (out / "b.txt").read_text() == "new b\n"
+
+
+def test_a_reader_names_a_folder_or_pipe_at_the_journals_name_as_no_journal(tmp_path: Path) -> None:
+    """Sixteenth pass: a manifest's reader met a user's folder (or named pipe) at `layout.REPLACING` as "a record of
+    sate's own; remove it (the command writes it again)": wrong advice for a folder of the user's, and no command
+    writes a journal again. It is named as the place of sate's journal, to be moved away."""
+    from sate import layout
+    from sate.data.manifest import read_manifest
+
+    (tmp_path / "train.jsonl").write_text('{"id": "a", "audio": "a.wav"}\n')
+    (tmp_path / layout.REPLACING).mkdir()
+    (tmp_path / layout.REPLACING / "mine.txt").write_text("my notes\n")
+    with pytest.raises(SateError, match=f"^{re.escape(str(tmp_path / layout.REPLACING))}: a directory, where sate "
+                                        r"keeps its journal while it replaces files of .* together \(and removes it "
+                                        r"after\): move it away$"):
+        read_manifest(tmp_path / "train.jsonl")
+    assert (tmp_path / layout.REPLACING / "mine.txt").read_text() == "my notes\n"
