@@ -487,6 +487,7 @@ def check_journal_place(folders: Iterable[Path]) -> None:
 
 
 def _not_a_journal(journal: Path, what: str, advice: str) -> SateError:
+    """The one refusal of what stands at a journal's name and is no journal of sate's, for writers and readers."""
     return SateError(f"{journal}: {what}, where sate keeps its journal while it replaces files of {journal.parent} "
                      f"together (and removes it after): {advice}")
 
