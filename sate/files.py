@@ -484,8 +484,13 @@ def check_journal_place(folders: Iterable[Path]) -> None:
                 ("a file sate did not write (no list of names)" if not isinstance(value := read_record(journal), dict)
                  or not isinstance(value.get("names"), list) else None))
         if what is not None:
-            raise SateError(f"{journal}: {what}, where sate keeps its journal while it replaces files of {folder} "
-                            "together (and removes it after): move it away, or write elsewhere")
+            raise _not_a_journal(journal, what, "move it away, or write elsewhere")
+
+
+def _not_a_journal(journal: Path, what: str, advice: str) -> SateError:
+    """The one refusal of what stands at a journal's name and is no journal of sate's, for writers and readers."""
+    return SateError(f"{journal}: {what}, where sate keeps its journal while it replaces files of {journal.parent} "
+                     f"together (and removes it after): {advice}")
 
 
 def check_set_whole(path: Path, advice: str) -> None:
@@ -499,6 +504,9 @@ def check_set_whole(path: Path, advice: str) -> None:
     folder = real.parent
     if not os.path.lexists(folder / layout.REPLACING):
         return
+    # no file (a user's folder, a named pipe): "remove it, the command writes it again" was wrong advice for a journal
+    if (kind := what_is_there(folder / layout.REPLACING)) is not None:
+        raise _not_a_journal(folder / layout.REPLACING, kind, "move it away")
     with folders_held([folder]):
         names = _journal(folder)
     if real.name in names:

@@ -84,6 +84,8 @@ def test_binary_and_torch_writes_replace_the_target(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("umask", [0o022, 0o077, 0o002])
+
+
 def test_written_files_honour_the_umask_like_open(tmp_path: Path, umask: int) -> None:
     old = os.umask(umask)
     try:
@@ -472,6 +474,8 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
 
 
 @pytest.mark.parametrize("kind", ["notes", "link-to-notes", "folder", "fifo", "link-to-dev-zero"])
+
+
 def test_a_users_file_named_like_the_journal_is_never_replaced_or_removed(tmp_path: Path, kind: str) -> None:
     """Sixteenth pass: a set with no record wrote its journal (`layout.REPLACING`) over whatever stood at that name
     and removed it after: a user's file of that name was lost, and one that was a symlink had the file it led to
@@ -502,6 +506,8 @@ def test_a_users_file_named_like_the_journal_is_never_replaced_or_removed(tmp_pa
     journal.write_text('{"names": ["a.txt", "b.txt"]}\n')
     replace_together({out / "a.txt": b"new a\n", out / "b.txt": b"new b\n"})
     assert not os.path.lexists(journal) and (out / "b.txt").read_text() == "new b\n"
+
+
 def test_a_set_killed_among_its_renames_is_refused_through_a_link_to_it(tmp_path: Path) -> None:
     """Sixteenth pass: manifests that are links to files in another folder are renamed (and listed in the journal)
     where the links lead, and the readers looked for the journal beside the link: after SIGKILL among `sate prep`'s
@@ -529,3 +535,20 @@ def test_a_set_killed_among_its_renames_is_refused_through_a_link_to_it(tmp_path
             read_manifest(data / f"{split}.jsonl")
     replace_together({data / "train.jsonl": b"next train", data / "dev.jsonl": b"next dev"})  # the next run clears it
     assert not (shared / layout.REPLACING).exists() and (data / "dev.jsonl").is_symlink()
+
+
+def test_a_reader_names_a_folder_or_pipe_at_the_journals_name_as_no_journal(tmp_path: Path) -> None:
+    """Sixteenth pass: a manifest's reader met a user's folder (or named pipe) at `layout.REPLACING` as "a record of
+    sate's own; remove it (the command writes it again)": wrong advice for a folder of the user's, and no command
+    writes a journal again. It is named as the place of sate's journal, to be moved away."""
+    from sate import layout
+    from sate.data.manifest import read_manifest
+
+    (tmp_path / "train.jsonl").write_text('{"id": "a", "audio": "a.wav"}\n')
+    (tmp_path / layout.REPLACING).mkdir()
+    (tmp_path / layout.REPLACING / "mine.txt").write_text("my notes\n")
+    with pytest.raises(SateError, match=f"^{re.escape(str(tmp_path / layout.REPLACING))}: a directory, where sate "
+                                        r"keeps its journal while it replaces files of .* together \(and removes it "
+                                        r"after\): move it away$"):
+        read_manifest(tmp_path / "train.jsonl")
+    assert (tmp_path / layout.REPLACING / "mine.txt").read_text() == "my notes\n"

@@ -165,8 +165,10 @@ def plot(runs: list[Run], path: Path) -> Figure:
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 
     streamed = [r for r in runs if r.policy is not None]
-    if not streamed:
-        raise SateError("no streaming run among the results: give some of `sate evaluate --stream POLICY`")
+    if not streamed:  # the files named: a streaming run's results.json without its `stream` policy reads as offline
+        given = ", ".join(str(r.path) for r in runs[:3]) + (f" and {len(runs) - 3} more" if len(runs) > 3 else "")
+        raise SateError(f"{given}: no streaming run among them (each says it is an offline run: no `stream` policy): "
+                        "give some of `sate evaluate --stream POLICY`")
     fig = Figure(figsize=PLOT_INCHES, dpi=PLOT_DPI, layout="constrained")
     FigureCanvasAgg(fig)
     ax = fig.add_subplot()

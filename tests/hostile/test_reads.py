@@ -46,6 +46,7 @@ import pytest
 import yaml
 
 from sate.cli import COMMANDS, main
+from sate.layout import REPLACING
 
 pytestmark = pytest.mark.slow
 
@@ -530,8 +531,9 @@ def bounded(seconds: int = HANG_SECONDS) -> Iterator[None]:
 
 
 def leftovers(root: Path) -> list[str]:
-    """Temporary files a command left anywhere under the case's root."""
-    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".tmp" in p.name or p.name.endswith("~"))
+    """Temporary files a command left anywhere under the case's root, and the journal of a set (`REPLACING`)."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*") if ".tmp" in p.name or p.name.endswith("~")
+                  or p.name == REPLACING)
 
 
 def run_reader(root: Path, reader: str) -> Outcome:

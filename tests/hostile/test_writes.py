@@ -41,6 +41,7 @@ import pytest
 import soundfile as sf
 import torch
 
+from sate import layout
 from sate.cli import COMMANDS, build_parser, main
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
@@ -332,7 +333,7 @@ def check_outcome(outcome: Outcome, *, command: str, must_refuse: bool, names: l
             problems.append(f"(a) the user's {path} was {what}: {entry[:2]} -> {now and now[:2]}")
     new = [p for p in outcome.after if p not in outcome.before]
     for path in new:
-        if ".tmp" in os.path.basename(path):
+        if ".tmp" in os.path.basename(path) or os.path.basename(path) == layout.REPLACING:  # or a set's journal
             problems.append(f"(f) a temporary file was left: {path}")
         elif any(path.startswith(str(folder) + os.sep) for folder in kept):
             problems.append(f"(a) written inside a folder nothing may be written in: {path}")
@@ -358,11 +359,12 @@ def test_the_checker_flags_each_kind_of_bad_outcome(tmp_path: Path) -> None:
     link.unlink()
     link.symlink_to(tmp_path / "elsewhere")
     (tmp_path / ".out.txt.x1y2.tmp").write_text("")
+    (tmp_path / layout.REPLACING).write_text('{"names": ["a", "b"]}\n')  # a set's journal that outlived its run
     (tmp_path / "kept").mkdir()
     (tmp_path / "kept" / "new").write_text("")
     bad = Outcome(1, "Traceback (most recent call last):\nValueError\n", before, snapshot(tmp_path))
     found = check_outcome(bad, command="translate", must_refuse=False, names=[str(mine)], kept=(tmp_path / "kept",))
-    assert sorted(p[:3] for p in found) == ["(a)", "(a)", "(a)", "(c)", "(e)", "(f)"], found
+    assert sorted(p[:3] for p in found) == ["(a)", "(a)", "(a)", "(c)", "(e)", "(f)", "(f)"], found
     same = snapshot(tmp_path)
     assert check_outcome(Outcome(0, "", same, same), command="translate", must_refuse=True, names=[])[0][:3] == "(d)"
     two = Outcome(2, "sate translate: error: --out x: no\nsate translate: 1 of 1 file(s) failed\n", same, same)
@@ -724,8 +726,6 @@ def test_a_users_file_named_like_sates_journal_beside_an_output_is_kept(command:
                                                                         monkeypatch: pytest.MonkeyPatch,
                                                                         capsys: pytest.CaptureFixture[str],
                                                                         full_disk: Callable[..., None]) -> None:
-    from sate import layout
-
     _user_files(tmp_path)
     fresh = {o: str(_fresh_name(tmp_path, k, o.strip("-"))) for c, o, k in outputs() if c == command}
     out = Path(fresh[option])
