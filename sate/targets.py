@@ -358,8 +358,12 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
-    if real.is_symlink():  # what realpath leaves unresolved: a loop (a link to itself, or to one that links back)
-        raise SateError(f"{option} {path}: a symlink loop ({real} leads back to itself)")
+    # what realpath leaves unresolved: a loop (a link to itself, or to one that links back), the path's own or a
+    # folder's on the way to it: `fetch-whisper --cache LOOP` (the cache's whisper-tiny.en inside it) passed, and
+    # failed after the download as "File exists" (sixteenth hostile pass)
+    looped = next((p for p in (real, *real.parents) if p.is_symlink()), None)
+    if looped is not None:
+        raise SateError(f"{option} {path}: a symlink loop ({looped} leads back to itself)")
     # a directory is checked itself, a file (or a pack, which replaces itself) by its parent
     fills = kind in ("directory", "data", "experiment", "corpus")
     typed = Path(os.path.abspath(path))  # links unresolved: a Hugging Face cache's files are links into blobs/

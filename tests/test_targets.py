@@ -142,6 +142,23 @@ def test_a_symlink_loop_is_refused_in_one_line(tmp_path: Path, capsys: pytest.Ca
     assert (tmp_path / "loop").is_symlink() and (tmp_path / "a").is_symlink()
 
 
+def test_a_symlink_loop_on_the_way_to_an_output_is_refused_before_any_work(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An output inside a folder that is a symlink loop (`--out LOOP/seg.jsonl`, `fetch-whisper --cache LOOP`, whose
+    whisper-tiny.en goes inside) passed the checks: after the work (segmenting, packing, a download) the folder's
+    mkdir said "LOOP: File exists", naming no option (sixteenth hostile pass, the arguments harness's wider run)."""
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    out = tmp_path / "loop" / "deeper" / "seg.jsonl"
+    assert main(["segment", str(wav), "--vad", "energy", "--out", str(out)]) == 2
+    assert capsys.readouterr().err == f"sate segment: error: --out {out}: a symlink loop ({tmp_path / 'loop'} leads " \
+                                      "back to itself)\n"
+    for kind in ("model", "directory", "text"):
+        with pytest.raises(SateError, match=f"--cache {tmp_path / 'loop'}/x: a symlink loop"):
+            check_output(tmp_path / "loop" / "x", kind, "--cache")  # type: ignore[arg-type]
+
+
 def test_nothing_is_written_in_a_checkpoint_folder_or_a_pack(tmp_path: Path, a_pack: Path) -> None:
     exp = experiment(tmp_path / "exp")
     for kind, path in [("model", exp / "checkpoints" / "epoch000.ckpt"), ("model", exp / "checkpoints" / "new.pt"),
