@@ -437,12 +437,18 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         raise
 
 
+def _listed(journal: Path) -> list[str] | None:
+    """The names the journal at ``journal`` lists, or None where it is no journal of sate's (missing, damaged, a
+    file of other content)."""
+    value = read_record(journal)
+    names = value.get("names") if isinstance(value, dict) else None
+    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else None
+
+
 def _journal(folder: Path) -> list[str]:
     """The names that ``folder``'s journal (`layout.REPLACING`) lists: none where there is none, or it is damaged
     (a writer refuses a file there that is no journal of sate's before its work: `check_journal_place`)."""
-    value = read_record(folder / layout.REPLACING)
-    names = value.get("names") if isinstance(value, dict) else None
-    return [name for name in names if isinstance(name, str)] if isinstance(names, list) else []
+    return _listed(folder / layout.REPLACING) or []
 
 
 def _write_journal(folder: Path, names: list[str]) -> None:
@@ -481,8 +487,7 @@ def check_journal_place(folders: Iterable[Path]) -> None:
         if not os.path.lexists(journal):
             continue
         what = (f"a symlink to {os.readlink(journal)}" if os.path.islink(journal) else what_is_there(journal) or
-                ("a file sate did not write (no list of names)" if not isinstance(value := read_record(journal), dict)
-                 or not isinstance(value.get("names"), list) else None))
+                ("a file sate did not write (no list of names)" if _listed(journal) is None else None))
         if what is not None:
             raise _not_a_journal(journal, what, "move it away, or write elsewhere")
 

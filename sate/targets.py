@@ -455,23 +455,24 @@ def _other_kind(path: Path, name: str) -> str | None:
     elif name == layout.TRAIN_TIME:  # linked to a user's talk.wav, a resume wrote its time record into it
         ours = _json_object_with(path, ("seconds", "runs"), whole=True)
     elif base == layout.METRICS_LOG:  # Lightning's CSV log: a header that names the step
-        try:
-            with open(path, "rb") as f:
-                ours = b"step" in f.readline(4096).split(b",")
-        except OSError:
-            ours = False
+        ours = b"step" in _first_line(path, 4096).split(b",")
     elif base in (*(layout.token_list(side) for side in ("src", "tgt")), layout.MARIAN_CTC_TOKENS):
-        try:
-            with open(path, "rb") as f:
-                ours = f.readline(64).rstrip(b"\r\n") == b"<blank>"
-        except OSError:
-            ours = False
+        ours = _first_line(path, 64).rstrip(b"\r\n") == b"<blank>"
     elif name in (*(layout.spm_model(side) for side in ("src", "tgt")), f"{layout.MARIAN_DIR}/source.spm",
                   f"{layout.MARIAN_DIR}/target.spm"):
         ours = _sentencepiece(path)
     else:
         return None
     return None if ours else binary_kind(path) or "other text"
+
+
+def _first_line(path: Path, limit: int) -> bytes:
+    """The first line of ``path``, at most ``limit`` bytes; none (b"") where it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.readline(limit)
+    except OSError:
+        return b""
 
 
 def _sentencepiece(path: Path) -> bool:
@@ -545,7 +546,12 @@ def check_run_folders(exp: Path) -> None:
     # into it (fourteenth hostile pass)
     # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
-    logs = sorted(f"logs/{p.parent.name}/{layout.METRICS_LOG}"
-                  for p in (exp / "logs").glob(f"version_*/{layout.METRICS_LOG}")
-                  if is_digits(p.parent.name.removeprefix("version_")))
+    logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
     check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+
+
+def metric_logs(exp: Path) -> list[Path]:
+    """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
+    a folder named otherwise (``version_old``) is not Lightning's and is left out."""
+    logs = [p for p in (exp / "logs").glob(f"version_*/{layout.METRICS_LOG}") if is_digits(p.parent.name[8:])]
+    return sorted(logs, key=lambda p: int(p.parent.name[8:]))

@@ -18,10 +18,10 @@ from sate import layout
 from sate.data.manifest import check_split_names, read_text_lines
 from sate.errors import SateError, one_line, shown
 from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
-from sate.numbers import is_digits, is_number
+from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output, file_name, read_name, same_file
+from sate.targets import check_not_input, check_output, file_name, metric_logs, read_name, same_file
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
 
@@ -104,7 +104,7 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
              for name in (layout.RESULTS, "hyp.txt", "ref.txt")]
-    return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *curve_logs(s))]
+    return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *metric_logs(s))]
 
 
 def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
@@ -172,20 +172,13 @@ CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("
           ("valid/wer", "validation CTC WER (%)"), ("valid/bleu", "validation BLEU"))
 
 
-def curve_logs(system: Path) -> list[Path]:
-    """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
-    a folder named otherwise (``version_old``) is not Lightning's and is left out."""
-    logs = [p for p in (system / "logs").glob(f"version_*/{layout.METRICS_LOG}") if is_digits(p.parent.name[8:])]
-    return sorted(logs, key=lambda p: int(p.parent.name[8:]))
-
-
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
     """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
     writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line."""
     import csv
 
     curves: dict[str, list[tuple[int, float]]] = {}
-    for path in curve_logs(system):
+    for path in metric_logs(system):
         not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
         lines = read_text_lines(path)  # UTF-8, no NUL byte, read block by block
         rows = csv.DictReader(lines)
