@@ -68,6 +68,7 @@ class SateModule(L.LightningModule):
         self._resumed = False
         self._update_buffers: list[torch.Tensor] | None = None  # buffers when this update began
         self._val: dict[str, list] = {}
+        self._came_in_finite = True
 
     # ------------------------------------------------------------------ training
     def _batch_shapes(self, batch: dict) -> dict[str, tuple[int, ...]]:
@@ -188,6 +189,24 @@ class SateModule(L.LightningModule):
     # ------------------------------------------------------------------ validation
     def on_validation_epoch_start(self) -> None:
         self._val = {"wer_errors": [], "wer_words": [], "hyps": [], "refs": []}
+        self._check_weights_finite()
+
+    def _nonfinite_parameter(self) -> str | None:
+        return next((name for name, p in self.model.named_parameters() if not bool(torch.isfinite(p).all())), None)
+
+    def _check_weights_finite(self) -> None:
+        """Stop a run whose weights are NaN or infinite before validation decodes with them and a checkpoint keeps
+        them: decoding then failed with a line about the model, not about the run (optim.lr 1e300 makes them so
+        in one update from a finite loss)."""
+        bad = self._nonfinite_parameter()
+        if bad is None:
+            return
+        if not self._came_in_finite:  # every update since was skipped on a NaN loss
+            raise SateError(f"the weights hold NaN or infinite values ({bad}) since this run began: the checkpoint it "
+                            "started from (an init: path, or the one it resumed) holds them")
+        raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
+                        f"training diverged; lower optim.lr (now {self.config.optim.lr:g}) in the config and train "
+                        "again")
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         size = len(batch["ids"])
@@ -272,6 +291,7 @@ class SateModule(L.LightningModule):
         self._resumed = True
 
     def on_train_start(self) -> None:
+        self._came_in_finite = self._nonfinite_parameter() is None  # weights loaded, no update yet
         if self._pending_rng is not None:
             set_rng_state(self._pending_rng)
             self._pending_rng = None

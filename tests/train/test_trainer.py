@@ -739,3 +739,36 @@ def test_the_snapshots_place_holding_a_file_of_the_users_is_refused(tmp_path: Pa
     assert sorted(p.name for p in exp.iterdir()) == ["config.yaml"]
     (exp / "config.yaml").write_text(dump_yaml(read_yaml(config)))  # a run stopped before its first checkpoint
     check_config_kept(config, exp)
+
+
+@pytest.mark.slow
+def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_path: Path, make_config: MakeConfig,
+                                                                          prepared_data: Path) -> None:
+    """optim.lr 1e300: the first update's loss is finite, the weights after it are not. Validation's decoding
+    then said "decoding found no translation", naming the model instead of the run's optim.lr."""
+    config = load_training_config(make_config(tmp_path, "mt", prepared_data), ["optim.lr=1e300"])
+    with pytest.raises(SateError, match=r"the weights after update 1 hold NaN or infinite values \(.*\): training "
+                                        r"diverged; lower optim.lr \(now 1e\+300\)"):
+        train(config, tmp_path / "exp")
+    assert not (tmp_path / "exp" / "checkpoints").exists() or not any((tmp_path / "exp" / "checkpoints").iterdir())
+
+
+@pytest.mark.slow
+def test_weights_that_come_in_not_finite_are_blamed_on_the_checkpoint_not_the_lr(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NaN weights from the start (a diverged model.pt given as init:) skip every update on a NaN loss: the line
+    names the checkpoint, since no update of this run made them."""
+    from sate.train.module import SateModule
+
+    started = SateModule.on_train_start
+
+    def poisoned(self: SateModule) -> None:
+        with torch.no_grad():
+            next(self.model.parameters()).fill_(float("nan"))
+        started(self)
+
+    monkeypatch.setattr(SateModule, "on_train_start", poisoned)
+    config = load_training_config(make_config(tmp_path, "mt", prepared_data), [])
+    with pytest.raises(SateError, match=r"NaN or infinite values \(.*\) since this run began: the checkpoint it "
+                                        r"started from"):
+        train(config, tmp_path / "exp")
