@@ -51,6 +51,18 @@ def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pyte
         drop_rows_after(tmp_path, 1)
 
 
+def test_a_folder_of_logs_lightning_did_not_name_is_left_as_it_is(tmp_path: Path) -> None:
+    """A user's copy of old logs beside Lightning's (`logs/version_old/`) lost its rows after the resumed step
+    (seventeenth hostile pass): only `version_N` folders are Lightning's."""
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,3,4.0\n")
+    kept = tmp_path / "logs" / "version_old" / "metrics.csv"
+    kept.parent.mkdir()
+    kept.write_text(HEADER + "0,0.1,0,5.0\n0,0.1,3,4.0\n")
+    assert drop_rows_after(tmp_path, 2) == 1
+    assert path.read_text() == HEADER + "0,0.1,0,5.0\n"
+    assert kept.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,3,4.0\n"
+
+
 @pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
                                   '{"seconds": 5, "runs": -1}', '{"seconds": "60", "runs": 1}',
                                   '{"seconds": 5, "runs": 1.5}', '{"seconds": NaN, "runs": 1}', "[]", "garbage"])
