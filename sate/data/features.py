@@ -56,6 +56,7 @@ from sate.data.feature_index import (
 from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
 from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
+    TEMP_TAIL,
     atomic_write_lines,
     exclusive,
     loads_json,
@@ -400,6 +401,9 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
 
 # What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
 SHARD_FILE = re.compile(r"\d{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
+# Its hidden temporary files there (an ark's and its statistics' while computed, `sate.files` atomic writes): any
+# other hidden name (a user's .gitignore) is not its own
+SHARD_TEMP = re.compile(rf"\.({SHARD_FILE.pattern})\.({TEMP_TAIL.pattern}|tmp|tmp\.npz)")
 
 
 def _empty(shard_dir: Path) -> None:
@@ -409,7 +413,7 @@ def _empty(shard_dir: Path) -> None:
     the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
     if shard_dir.is_dir():
         other = sorted(p.name for p in shard_dir.iterdir()
-                       if not (p.name.startswith(".") or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
+                       if not (SHARD_TEMP.fullmatch(p.name) or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
         if other:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")

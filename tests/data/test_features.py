@@ -110,7 +110,15 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     assert rc == 2 and f"{shards}: holds feats.ark, which sate features did not write" in err
     assert (shards / "feats.ark").read_bytes() == b"another tool's" and (shards / "00000.ark").is_file()
     (shards / "feats.ark").unlink()
+    # seventeenth hostile pass: a hidden name was taken for one of sate's temporary files and deleted
+    (shards / ".gitignore").write_text("*\n")
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{shards}: holds .gitignore, which sate features did not write" in err
+    (shards / ".gitignore").unlink()
+    for leftover in (".00000.ark.tmp", ".00000.stats.npz.tmp.npz", ".plan.json.ab3d_f9x.tmp"):  # killed runs'
+        (shards / leftover).write_bytes(b"half")
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    assert sorted(p.name for p in shards.iterdir() if p.name.startswith(".")) == []
 
 
 @pytest.mark.parametrize("name", ["sizes.json", "00000.crc.json"])
