@@ -22,6 +22,7 @@ from sate import layout
 from sate.data.manifest import MAX_TEXT_BYTES, read_text_lines
 from sate.errors import one_line
 from sate.files import atomic_open, atomic_write_text, not_a_file
+from sate.targets import metric_logs
 from sate.train.train_time import TrainTimeRecord, read_train_time
 
 WRITE_EVERY_S = 60.0
@@ -58,9 +59,12 @@ class TrainTime(Callback):
 
 
 def drop_rows_after(exp: Path, step: int) -> int:
-    """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
+    """Remove rows with `step` >= `step` from each of Lightning's metric logs under EXP/logs (atomically); returns
+    how many. Only `metric_logs`' list, the one `check_run_folders` checked: a folder of another name
+    (``version_old``, a link to another experiment's log folder) is not Lightning's, and a resume cut its rows
+    (seventeenth hostile pass)."""
     dropped = 0
-    for path in sorted((Path(exp) / "logs").glob(f"version_*/{layout.METRICS_LOG}")):
+    for path in metric_logs(Path(exp)):
         # a named pipe there blocked the resume for ever, waiting for a writer (fifteenth hostile pass); a
         # directory or a loop is named too
         not_a_file(path, "a training log (sate train writes its metric rows there)")
