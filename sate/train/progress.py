@@ -59,8 +59,10 @@ class TrainTime(Callback):
 
 
 def drop_rows_after(exp: Path, step: int) -> int:
-    """Remove rows with `step` >= `step` from every metrics.csv of Lightning's runs under EXP/logs (atomically);
-    returns how many. A folder named otherwise (``version_old``, a user's copy of old logs) is not touched."""
+    """Remove rows with `step` >= `step` from each of Lightning's metric logs under EXP/logs (atomically); returns
+    how many. Only `metric_logs`' list, the one `check_run_folders` checked: a folder of another name
+    (``version_old``, a link to another experiment's log folder) is not Lightning's, and a resume cut its rows
+    (seventeenth hostile pass)."""
     dropped = 0
     for path in metric_logs(Path(exp)):
         # a named pipe there blocked the resume for ever, waiting for a writer (fifteenth hostile pass); a

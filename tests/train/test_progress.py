@@ -28,6 +28,23 @@ def test_rows_after_the_resumed_step_are_dropped_and_a_step_past_any_number_with
     assert path.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,1,4.0\n"
 
 
+def test_a_folder_beside_lightnings_versions_is_left_as_it_is(tmp_path: Path) -> None:
+    """Only Lightning's ``logs/version_N/`` are cut at a resume (`metric_logs`, the list `check_run_folders`
+    checks): a user's ``version_old`` lost its rows past the resumed step, and a ``version_other`` linked to
+    another experiment's log folder cut that experiment's log, exit 0 (seventeenth hostile pass)."""
+    exp, other = tmp_path / "exp", tmp_path / "other"
+    ours = log(exp, 0, b"0,0.1,1,4.0\n0,0.1,3,2.0\n")
+    theirs = log(other, 0, b"0,0.1,1,4.0\n0,0.1,3,2.0\n")
+    (exp / "logs" / "version_old").mkdir()
+    mine = exp / "logs" / "version_old" / "metrics.csv"
+    mine.write_text("step,train/loss,note\n1,8.0,kept\n5,3.0,my best run\n")
+    (exp / "logs" / "version_other").symlink_to(other / "logs" / "version_0")
+    kept = {path: path.read_bytes() for path in (mine, theirs)}
+    assert drop_rows_after(exp, 2) == 1
+    assert ours.read_text() == HEADER + "0,0.1,1,4.0\n"
+    assert {path: path.read_bytes() for path in kept} == kept
+
+
 def test_a_log_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
     """Bytes of another encoding were a UnicodeDecodeError traceback at the resume (tenth hostile pass); the line
     is named, as `sate report --curves` names it."""
@@ -49,18 +66,6 @@ def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pyte
     path.write_bytes(HEADER.encode() + b"0,0.1,0,5.0\n\0\n0,0.1,1,4.0\n")
     with pytest.raises(SateError, match=rf"^{path}:3: a NUL byte"):
         drop_rows_after(tmp_path, 1)
-
-
-def test_a_folder_of_logs_lightning_did_not_name_is_left_as_it_is(tmp_path: Path) -> None:
-    """A user's copy of old logs beside Lightning's (`logs/version_old/`) lost its rows after the resumed step
-    (seventeenth hostile pass): only `version_N` folders are Lightning's."""
-    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,3,4.0\n")
-    kept = tmp_path / "logs" / "version_old" / "metrics.csv"
-    kept.parent.mkdir()
-    kept.write_text(HEADER + "0,0.1,0,5.0\n0,0.1,3,4.0\n")
-    assert drop_rows_after(tmp_path, 2) == 1
-    assert path.read_text() == HEADER + "0,0.1,0,5.0\n"
-    assert kept.read_text() == HEADER + "0,0.1,0,5.0\n0,0.1,3,4.0\n"
 
 
 @pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
