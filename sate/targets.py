@@ -355,6 +355,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
+    if real.name == layout.REPLACING:  # `report --out EXP/.sate-replacing` wrote its table, then removed it as the
+        # journal of its set, exit 0; `translate --out DATA/.sate-replacing` replaced the journal of a killed `prep`
+        raise SateError(f"{option} {path}: {layout.REPLACING} is the name of sate's journal of files replaced "
+                        "together; give the output another name")
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")

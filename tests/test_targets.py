@@ -809,3 +809,20 @@ def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mo
         assert capsys.readouterr().err.splitlines()[-1].endswith(
             ": an empty name (an unset variable?); give its name ('.' for the current directory)"), argv
     assert [p.name for p in exp.iterdir()] == ["checkpoints"]
+
+
+def test_an_output_named_as_the_journal_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`.sate-replacing` is where a set of files replaced together is listed while renamed (`files.replace_together`):
+    `sate report --out EXP/.sate-replacing` wrote its table there and then removed it as the set's journal, exit 0,
+    and `translate --out DATA/.sate-replacing` replaced the journal a killed `sate prep` left, so its half-renamed
+    manifests were read again (seventeenth hostile pass)."""
+    for kind in ("text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"):
+        with pytest.raises(SateError, match=r"\.sate-replacing is the name of sate's journal"):
+            check_output(tmp_path / "out" / ".sate-replacing", kind)  # type: ignore[arg-type]
+    (tmp_path / "elsewhere").symlink_to(tmp_path / ".sate-replacing")  # where a link leads decides
+    with pytest.raises(SateError, match=r"--curves .*elsewhere: \.sate-replacing is the name of sate's journal"):
+        check_output(tmp_path / "elsewhere", "image", "--curves")
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / ".sate-replacing")]) == 2
+    assert "--out" in capsys.readouterr().err and not os.path.lexists(tmp_path / ".sate-replacing")
