@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from sate import layout
-from sate.errors import SateError, first_few, one_line
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import MAGIC, binary_kind, is_stream, own_descriptor, what_is_there
 from sate.numbers import is_digits
 
@@ -545,6 +545,8 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
+    for name in LOG_FOLDERS:
+        _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
     # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
     # into it (fourteenth hostile pass)
@@ -552,6 +554,26 @@ def check_run_folders(exp: Path) -> None:
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
     check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+
+
+def _check_versions(exp: Path, folder: Path) -> None:
+    """Refuse a folder of Lightning's loggers' (EXP/logs, EXP/tensorboard) whose ``version_X`` its loggers count as
+    a version and cannot number: they take X when `str.isdigit` does, which '²' passes and `int()` refuses, so
+    `sate train --exp EXP` with EXP/logs/version_² ended in a ValueError traceback inside Lightning, after the work
+    began (seventeenth hostile pass)."""
+    try:
+        entries = [entry.name for entry in os.scandir(folder) if entry.is_dir()]
+    except OSError:  # not there yet, or not a folder: named where the folder is checked
+        return
+    for name in entries:
+        number = name.split("_")[1] if name.startswith("version_") else ""
+        if number.isdigit() and not is_digits(number):
+            try:
+                int(number)
+            except ValueError:
+                raise SateError(f"--exp {exp}: {one_line(str(folder / name))}: Lightning reads it as a log version "
+                                f"it cannot number ({shown(number)}); rename it (version_N, N in 0-9) or move it "
+                                "away") from None
 
 
 def metric_logs(exp: Path) -> list[Path]:

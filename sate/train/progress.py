@@ -19,9 +19,10 @@ import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
-from sate.data.manifest import MAX_TEXT_BYTES, read_text_lines
+from sate.data.manifest import MAX_TEXT_BYTES, csv_rows
 from sate.errors import one_line
 from sate.files import atomic_open, atomic_write_text, not_a_file
+from sate.targets import metric_logs
 from sate.train.train_time import TrainTimeRecord, read_train_time
 
 WRITE_EVERY_S = 60.0
@@ -60,14 +61,17 @@ class TrainTime(Callback):
 def drop_rows_after(exp: Path, step: int) -> int:
     """Remove rows with `step` >= `step` from every metrics.csv under EXP/logs (atomically); returns how many."""
     dropped = 0
-    for path in sorted((Path(exp) / "logs").glob(f"version_*/{layout.METRICS_LOG}")):
+    # Lightning's logs alone (`metric_logs`): the glob took logs/version_old/metrics.csv too, which the checks
+    # before the work leave out as no log of Lightning's, and cut a user's CSV that it was a link to (seventeenth
+    # hostile pass)
+    for path in metric_logs(Path(exp)):
         # a named pipe there blocked the resume for ever, waiting for a writer (fifteenth hostile pass); a
         # directory or a loop is named too
         not_a_file(path, "a training log (sate train writes its metric rows there)")
         _cut_crash_tail(path)
         # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
         # another encoding were a UnicodeDecodeError traceback at the resume
-        rows = list(csv.DictReader(read_text_lines(path)))
+        rows = csv_rows(path)
         if not rows:
             continue
         keep = [r for r in rows if not _after(r, step)]

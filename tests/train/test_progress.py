@@ -51,6 +51,28 @@ def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pyte
         drop_rows_after(tmp_path, 1)
 
 
+def test_only_lightnings_logs_are_cut(tmp_path: Path) -> None:
+    """A folder Lightning did not make (logs/version_old, version_-1, version_²), which the checks before a resume
+    leave out, is left out here too: a resume cut its metrics.csv, and through a link the user's CSV it led to
+    (seventeenth hostile pass)."""
+    user = tmp_path / "notes.csv"
+    user.write_text("step,note\n0,keep\n5,keep too\n")
+    for name in ("version_old", "version_-1", "version_²"):
+        (tmp_path / "logs" / name).mkdir(parents=True)
+        (tmp_path / "logs" / name / "metrics.csv").symlink_to(user)
+    kept = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,3,4.0\n")
+    assert drop_rows_after(tmp_path, 1) == 1
+    assert user.read_text() == "step,note\n0,keep\n5,keep too\n" and kept.read_text() == HEADER + "0,0.1,0,5.0\n"
+
+
+def test_a_field_past_the_csv_limit_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A field of more than the csv module's 128 KiB was a _csv.Error traceback at the resume (seventeenth hostile
+    pass)."""
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,1," + b"9" * 200_000 + b"\n")
+    with pytest.raises(SateError, match=rf"^{path}:3: not a row of a CSV log \(field larger"):
+        drop_rows_after(tmp_path, 1)
+
+
 @pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
                                   '{"seconds": 5, "runs": -1}', '{"seconds": "60", "runs": 1}',
                                   '{"seconds": 5, "runs": 1.5}', '{"seconds": NaN, "runs": 1}', "[]", "garbage"])
