@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SIGNAL_ENDINGS, SateError, handlers_swapped
+from sate.errors import SIGNAL_ENDINGS, SateError, first_few, handlers_swapped
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -516,7 +516,7 @@ def check_set_whole(path: Path, advice: str) -> None:
         names = _journal(folder)
     if real.name in names:
         others = [name for name in names if name != real.name]
-        raise SateError(f"{path}: the run that replaced it{' with ' + ', '.join(others) if others else ''} was "
+        raise SateError(f"{path}: the run that replaced it{' with ' + first_few(others) if others else ''} was "
                         f"killed among the renames ({folder / layout.REPLACING} lists them), so they may be of two "
                         f"runs: {advice}")
 

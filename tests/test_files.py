@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -471,6 +472,20 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
         "dev.jsonl", "test.jsonl", "train.jsonl"]
+
+
+def test_a_journal_of_many_names_is_named_in_a_short_line(tmp_path: Path) -> None:
+    """The refusal listed every other name of the journal: one listing 100,000 (hand-made, or grown by sets of
+    thousands of files) was a "one-line" error of 1.4 MB (seventeenth hostile pass)."""
+    from sate import layout
+    from sate.files import check_set_whole
+
+    names = ["train.jsonl", *(f"n{i}.jsonl" for i in range(100_000))]
+    (tmp_path / layout.REPLACING).write_text(json.dumps({"names": names}))
+    with pytest.raises(SateError, match=r"train\.jsonl: the run that replaced it with n0\.jsonl, n1\.jsonl, n2\.jsonl "
+                                        r"and 99,997 more was killed") as refused:
+        check_set_whole(tmp_path / "train.jsonl", "run `sate prep` again")
+    assert len(str(refused.value)) < 400
 
 
 @pytest.mark.parametrize("kind", ["notes", "link-to-notes", "folder", "fifo", "link-to-dev-zero"])
