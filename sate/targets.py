@@ -557,23 +557,30 @@ def check_run_folders(exp: Path) -> None:
 
 
 def _check_versions(exp: Path, folder: Path) -> None:
-    """Refuse a folder of Lightning's loggers' (EXP/logs, EXP/tensorboard) whose ``version_X`` its loggers count as
-    a version and cannot number: they take X when `str.isdigit` does, which '²' passes and `int()` refuses, so
-    `sate train --exp EXP` with EXP/logs/version_² ended in a ValueError traceback inside Lightning, after the work
-    began (seventeenth hostile pass)."""
+    """Refuse what in a folder of Lightning's loggers (EXP/logs, EXP/tensorboard) stops them at the start of the fit,
+    after the work began: a ``version_X`` they count as a version and cannot number (they take X where `str.isdigit`
+    does, which '²' passes and `int()` refuses: a ValueError traceback inside Lightning), and anything but a folder
+    at the name of the next version they make (a file or a broken link at logs/version_1: "File exists"; seventeenth
+    hostile pass)."""
     try:
-        entries = [entry.name for entry in os.scandir(folder) if entry.is_dir()]
+        names = os.listdir(folder)
     except OSError:  # not there yet, or not a folder: named where the folder is checked
         return
-    for name in entries:
+    versions = []
+    for name in (n for n in names if (folder / n).is_dir()):  # as Lightning numbers them (`_get_next_version`)
         number = name.split("_")[1] if name.startswith("version_") else ""
-        if number.isdigit() and not is_digits(number):
+        if number.isdigit():
             try:
-                int(number)
+                versions.append(int(number))
             except ValueError:
                 raise SateError(f"--exp {exp}: {one_line(str(folder / name))}: Lightning reads it as a log version "
                                 f"it cannot number ({shown(number)}); rename it (version_N, N in 0-9) or move it "
                                 "away") from None
+    following = folder / f"version_{max(versions) + 1 if versions else 0}"
+    if os.path.lexists(following) and not following.is_dir():
+        what = what_is_there(following) or "a file"
+        raise SateError(f"--exp {exp}: {following} is {what}, where Lightning makes this run's log folder; move it "
+                        "away")
 
 
 def metric_logs(exp: Path) -> list[Path]:
