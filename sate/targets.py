@@ -169,6 +169,12 @@ def _data_files(directory: Path) -> list[str]:
             if (directory / name).exists()]
 
 
+def _a_data_directory(directory: Path) -> bool:
+    """Is ``directory`` a data directory: `sate features` or `sate vocab` has written in it, or `sate prep` alone (a
+    manifest among its .jsonl files)? A folder of other .jsonl files (`segment --out DIR/`'s) is none."""
+    return bool(_data_files(directory)) or any(is_manifest(p) for p in directory.glob("*.jsonl"))
+
+
 def _not_corpus_root(directory: Path) -> str | None:
     """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
     included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
@@ -382,6 +388,11 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
                         f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
         _existing(real, kind, option, named)
+    if kind in ("text", "results") and real.suffix == ".jsonl" and _a_data_directory(real.parent):
+        # `segment --out DATA/` wrote DATA/talk.jsonl and `evaluate --stream --out DATA` DATA/delays.jsonl, exit 0:
+        # every later `sate features --data DATA` stopped at that "split" (seventeenth hostile pass)
+        raise SateError(f"{option} {named}: a .jsonl in the data directory {real.parent} is read as the manifest of "
+                        f"a split ({real.stem}) by the commands that read it; write it elsewhere")
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
