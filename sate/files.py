@@ -556,10 +556,14 @@ def open_lock(path: Path) -> IO[str]:
                 raise OSError(err.errno, err.strerror, str(path)) from None
             kind = "a symlink"
         else:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2:
                 return os.fdopen(fd, "a+", encoding="utf-8")
             os.close(fd)
-            kind = what_is_there(path) or "not a regular file"
+            # a hard link is refused as a symlink is: a DATA/features.lock that was another name of a user's notes
+            # had the notes cut to the pid, exit 0 (seventeenth hostile pass)
+            kind = what_is_there(path) or ("a hard link (the file has other names, one of them perhaps a file of "
+                                            "yours)" if stat.S_ISREG(info.st_mode) else "not a regular file")
     raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
 
 
