@@ -398,13 +398,7 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     streams = {path: data for path, data in contents.items() if is_stream(path)}
     journals: dict[Path, tuple[set[str], list[str]]] = {}  # the folders whose journal this run wrote
     renames = -1  # how many renames the set needs, once its files are written
-    # two names of the set that lead to one file (a link between them: prep's dev.jsonl to train.jsonl, vocab's
-    # tokens_tgt.txt to tokens_src.txt, a map of `analyze attention` to --out) were both renamed onto it, the one's
-    # content lost, exit 0 (seventeenth hostile pass)
-    twice = given_twice(path for path in [*contents, *(p for p, _ in last)] if path not in streams)
-    if twice is not None:
-        raise SateError(f"{twice[1]}: leads to the same file as {twice[0]} (a link between them), where the command "
-                        "writes two files of one set; remove the link")
+    check_distinct(path for path in [*contents, *(p for p, _ in last)] if path not in streams)
     if record is None:
         check_journal_place(Path(os.path.realpath(path)).parent for path in contents if path not in streams)
     try:
@@ -442,6 +436,17 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
+
+
+def check_distinct(paths: Iterable[Path]) -> None:
+    """Refuse two of the files of one set (`replace_together`; the commands call it before their work too) that lead
+    to one file by a link between them: prep's dev.jsonl a link to train.jsonl, vocab's tokens_tgt.txt to
+    tokens_src.txt, a map of `analyze attention` to --out were both renamed onto it, the one's content lost, exit 0
+    (seventeenth hostile pass)."""
+    twice = given_twice(paths)
+    if twice is not None:
+        raise SateError(f"{twice[1]}: leads to the same file as {twice[0]} (a link between them), where the command "
+                        "writes two files of one set; remove the link")
 
 
 def _listed(journal: Path) -> list[str] | None:
