@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SIGNAL_ENDINGS, SateError, handlers_swapped
+from sate.errors import SIGNAL_ENDINGS, SateError, first_few, handlers_swapped
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -398,6 +398,7 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     streams = {path: data for path, data in contents.items() if is_stream(path)}
     journals: dict[Path, tuple[set[str], list[str]]] = {}  # the folders whose journal this run wrote
     renames = -1  # how many renames the set needs, once its files are written
+    check_distinct(path for path in [*contents, *(p for p, _ in last)] if path not in streams)
     if record is None:
         check_journal_place(Path(os.path.realpath(path)).parent for path in contents if path not in streams)
     try:
@@ -435,6 +436,17 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
+
+
+def check_distinct(paths: Iterable[Path]) -> None:
+    """Refuse two of the files of one set (`replace_together`; the commands call it before their work too) that lead
+    to one file by a link between them: prep's dev.jsonl a link to train.jsonl, vocab's tokens_tgt.txt to
+    tokens_src.txt, a map of `analyze attention` to --out were both renamed onto it, the one's content lost, exit 0
+    (seventeenth hostile pass)."""
+    twice = given_twice(paths)
+    if twice is not None:
+        raise SateError(f"{twice[1]}: leads to the same file as {twice[0]} (a link between them), where the command "
+                        "writes two files of one set; remove the link")
 
 
 def _listed(journal: Path) -> list[str] | None:
@@ -516,7 +528,7 @@ def check_set_whole(path: Path, advice: str) -> None:
         names = _journal(folder)
     if real.name in names:
         others = [name for name in names if name != real.name]
-        raise SateError(f"{path}: the run that replaced it{' with ' + ', '.join(others) if others else ''} was "
+        raise SateError(f"{path}: the run that replaced it{' with ' + first_few(others) if others else ''} was "
                         f"killed among the renames ({folder / layout.REPLACING} lists them), so they may be of two "
                         f"runs: {advice}")
 
@@ -556,10 +568,14 @@ def open_lock(path: Path) -> IO[str]:
                 raise OSError(err.errno, err.strerror, str(path)) from None
             kind = "a symlink"
         else:
-            if stat.S_ISREG(os.fstat(fd).st_mode):
+            info = os.fstat(fd)
+            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2:
                 return os.fdopen(fd, "a+", encoding="utf-8")
             os.close(fd)
-            kind = what_is_there(path) or "not a regular file"
+            # a hard link is refused as a symlink is: a DATA/features.lock that was another name of a user's notes
+            # had the notes cut to the pid, exit 0 (seventeenth hostile pass)
+            kind = what_is_there(path) or ("a hard link (the file has other names, one of them perhaps a file of "
+                                            "yours)" if stat.S_ISREG(info.st_mode) else "not a regular file")
     raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
 
 

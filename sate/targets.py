@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Literal
 
 from sate import layout
-from sate.errors import SateError, first_few, one_line
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import MAGIC, binary_kind, is_stream, own_descriptor, what_is_there
 from sate.numbers import is_digits
 
@@ -167,6 +167,12 @@ def _data_files(directory: Path) -> list[str]:
     return [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
                               layout.VOCAB_LOCK, *(layout.token_list(side) for side in ("src", "tgt")))
             if (directory / name).exists()]
+
+
+def _a_data_directory(directory: Path) -> bool:
+    """Is ``directory`` a data directory: `sate features` or `sate vocab` has written in it, or `sate prep` alone (a
+    manifest among its .jsonl files)? A folder of other .jsonl files (`segment --out DIR/`'s) is none."""
+    return bool(_data_files(directory)) or any(is_manifest(p) for p in directory.glob("*.jsonl"))
 
 
 def _not_corpus_root(directory: Path) -> str | None:
@@ -355,6 +361,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
+    if real.name == layout.REPLACING:  # `report --out EXP/.sate-replacing` wrote its table, then removed it as the
+        # journal of its set, exit 0; `translate --out DATA/.sate-replacing` replaced the journal of a killed `prep`
+        raise SateError(f"{option} {path}: {layout.REPLACING} is the name of sate's journal of files replaced "
+                        "together; give the output another name")
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
@@ -378,6 +388,11 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
                         f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
         _existing(real, kind, option, named)
+    if kind in ("text", "results") and real.suffix == ".jsonl" and _a_data_directory(real.parent):
+        # `segment --out DATA/` wrote DATA/talk.jsonl and `evaluate --stream --out DATA` DATA/delays.jsonl, exit 0:
+        # every later `sate features --data DATA` stopped at that "split" (seventeenth hostile pass)
+        raise SateError(f"{option} {named}: a .jsonl in the data directory {real.parent} is read as the manifest of "
+                        f"a split ({real.stem}) by the commands that read it; write it elsewhere")
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
@@ -541,6 +556,8 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
+    for name in LOG_FOLDERS:
+        _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
     # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
     # into it (fourteenth hostile pass)
@@ -548,6 +565,33 @@ def check_run_folders(exp: Path) -> None:
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
     check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+
+
+def _check_versions(exp: Path, folder: Path) -> None:
+    """Refuse what in a folder of Lightning's loggers (EXP/logs, EXP/tensorboard) stops them at the start of the fit,
+    after the work began: a ``version_X`` they count as a version and cannot number (they take X where `str.isdigit`
+    does, which '²' passes and `int()` refuses: a ValueError traceback inside Lightning), and anything but a folder
+    at the name of the next version they make (a file or a broken link at logs/version_1: "File exists"; seventeenth
+    hostile pass)."""
+    try:
+        names = os.listdir(folder)
+    except OSError:  # not there yet, or not a folder: named where the folder is checked
+        return
+    versions = []
+    for name in (n for n in names if (folder / n).is_dir()):  # as Lightning numbers them (`_get_next_version`)
+        number = name.split("_")[1] if name.startswith("version_") else ""
+        if number.isdigit():
+            try:
+                versions.append(int(number))
+            except ValueError:
+                raise SateError(f"--exp {exp}: {one_line(str(folder / name))}: Lightning reads it as a log version "
+                                f"it cannot number ({shown(number)}); rename it (version_N, N in 0-9) or move it "
+                                "away") from None
+    following = folder / f"version_{max(versions) + 1 if versions else 0}"
+    if os.path.lexists(following) and not following.is_dir():
+        what = what_is_there(following) or "a file"
+        raise SateError(f"--exp {exp}: {following} is {what}, where Lightning makes this run's log folder; move it "
+                        "away")
 
 
 def metric_logs(exp: Path) -> list[Path]:

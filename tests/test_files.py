@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -471,6 +472,35 @@ def test_a_set_killed_among_its_renames_is_refused_until_it_is_written_again(tmp
     # and the killed run's temporary dev.jsonl, which the next write of that name removes once a minute old
     assert sorted(p.name for p in tmp_path.iterdir() if not p.name.endswith(".tmp")) == [
         "dev.jsonl", "test.jsonl", "train.jsonl"]
+
+
+@pytest.mark.parametrize("record", [False, True])
+def test_two_names_of_one_set_that_lead_to_one_file_are_refused(tmp_path: Path, record: bool) -> None:
+    """A set whose two names lead to one file (prep's dev.jsonl a link to train.jsonl, vocab's tokens_tgt.txt to
+    tokens_src.txt, an `analyze attention` layer map to its --out, evaluate's hyp.txt to ref.txt) had both renamed
+    onto it, the one's content lost, exit 0 (seventeenth hostile pass). Nothing is written."""
+    (tmp_path / "train.jsonl").write_text("old train\n")
+    (tmp_path / "dev.jsonl").symlink_to("train.jsonl")
+    with pytest.raises(SateError, match=r"dev\.jsonl: leads to the same file as .*train\.jsonl \(a link between "
+                                        r"them\), where the command writes two files of one set; remove the link"):
+        replace_together({tmp_path / "train.jsonl": b"new train\n", tmp_path / "dev.jsonl": b"new dev\n"},
+                         tmp_path / "record.json" if record else None)
+    assert (tmp_path / "train.jsonl").read_text() == "old train\n" and (tmp_path / "dev.jsonl").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["dev.jsonl", "train.jsonl"]
+
+
+def test_a_journal_of_many_names_is_named_in_a_short_line(tmp_path: Path) -> None:
+    """The refusal listed every other name of the journal: one listing 100,000 (hand-made, or grown by sets of
+    thousands of files) was a "one-line" error of 1.4 MB (seventeenth hostile pass)."""
+    from sate import layout
+    from sate.files import check_set_whole
+
+    names = ["train.jsonl", *(f"n{i}.jsonl" for i in range(100_000))]
+    (tmp_path / layout.REPLACING).write_text(json.dumps({"names": names}))
+    with pytest.raises(SateError, match=r"train\.jsonl: the run that replaced it with n0\.jsonl, n1\.jsonl, n2\.jsonl "
+                                        r"and 99,997 more was killed") as refused:
+        check_set_whole(tmp_path / "train.jsonl", "run `sate prep` again")
+    assert len(str(refused.value)) < 400
 
 
 @pytest.mark.parametrize("kind", ["notes", "link-to-notes", "folder", "fifo", "link-to-dev-zero"])

@@ -442,6 +442,30 @@ def test_a_lock_is_never_followed_through_a_symlink(tmp_path: Path, prepared_dat
     assert not (data / layout.FBANK_DIR).exists() and not (data / layout.VOCAB_META).exists()
 
 
+@pytest.mark.parametrize("lock", [layout.FEATURES_LOCK, layout.VOCAB_LOCK, layout.TRAIN_LOCK])
+def test_a_lock_that_is_a_hard_link_is_refused(tmp_path: Path, prepared_data: Path, lock: str,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`DATA/features.lock` (or `vocab.lock`, `EXP/train.lock`) that was another name of a user's notes (a hard
+    link): the notes were cut to the pid and the lock's name removed, exit 0 (seventeenth hostile pass)."""
+    data = manifests_only(prepared_data, tmp_path)
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    os.link(notes, data / lock)
+    run = {layout.FEATURES_LOCK: ["features", "--data", str(data), "--jobs", "1"],
+           layout.VOCAB_LOCK: ["vocab", "--data", str(data), "--joint", "40"]}
+    if lock in run:
+        assert main(run[lock]) == 2
+        assert capsys.readouterr().err.strip().splitlines() == [
+            f"sate {run[lock][0]}: error: {data / lock}: a hard link (the file has other names, one of them perhaps a "
+            "file of yours), not a lock file sate writes; remove it"]
+    else:
+        from sate.errors import SateError
+        from sate.train.lock import ExperimentLock
+        with pytest.raises(SateError, match=r"train.lock: a hard link \(the file has other names"):
+            ExperimentLock(data).acquire()
+    assert notes.read_text() == "my notes\n" and (data / lock).exists()
+
+
 @pytest.mark.parametrize("argv", [["score", "--hyp", "{f}", "--ref", "{f}"], ["config", "--task", "st"]])
 def test_a_full_standard_output_is_named(tmp_path: Path, argv: list[str], monkeypatch: pytest.MonkeyPatch,
                                          capsys: pytest.CaptureFixture[str]) -> None:

@@ -76,7 +76,8 @@ def test_text_never_replaces_the_files_sate_keeps(tmp_path: Path, prepared_data:
         check_output(tmp_path / "config.yaml", "text")
     (tmp_path / "talk.jsonl").write_text("{}\n")  # segments of an earlier `sate segment`, not in a data directory
     assert check_output(tmp_path / "talk.jsonl", "text") == tmp_path / "talk.jsonl"
-    assert check_output(prepared_data / "new-split.jsonl", "text") == prepared_data / "new-split.jsonl"
+    with pytest.raises(SateError, match=r"is read as the manifest of a split \(new-split\)"):  # 17th pass: was allowed
+        check_output(prepared_data / "new-split.jsonl", "text")
     # `sate vocab --marian`'s CTC token list (twelfth hostile pass: translate --out replaced it, exit 0)
     data = tmp_path / "data"
     (data / "marian").mkdir(parents=True)
@@ -111,7 +112,8 @@ def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: 
     with pytest.raises(SateError, match="it is a manifest of the data directory"):
         check_output(data / "train.jsonl", "text")
     (data / "talk.jsonl").write_text('{"file": "talk.wav", "segment": 0, "start": 0.1, "end": 2.9}\n')
-    assert check_output(data / "talk.jsonl", "text") == data / "talk.jsonl"  # an earlier `sate segment`'s
+    with pytest.raises(SateError, match=r"is read as the manifest of a split \(talk\)"):  # seventeenth pass
+        check_output(data / "talk.jsonl", "text")  # an earlier `sate segment`'s, which `sate features` stopped at
 
 
 def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
@@ -809,3 +811,44 @@ def test_an_empty_input_option_is_refused(tmp_path: Path, monkeypatch: pytest.Mo
         assert capsys.readouterr().err.splitlines()[-1].endswith(
             ": an empty name (an unset variable?); give its name ('.' for the current directory)"), argv
     assert [p.name for p in exp.iterdir()] == ["checkpoints"]
+
+
+def test_an_output_named_as_the_journal_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`.sate-replacing` is where a set of files replaced together is listed while renamed (`files.replace_together`):
+    `sate report --out EXP/.sate-replacing` wrote its table there and then removed it as the set's journal, exit 0,
+    and `translate --out DATA/.sate-replacing` replaced the journal a killed `sate prep` left, so its half-renamed
+    manifests were read again (seventeenth hostile pass)."""
+    for kind in ("text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"):
+        with pytest.raises(SateError, match=r"\.sate-replacing is the name of sate's journal"):
+            check_output(tmp_path / "out" / ".sate-replacing", kind)  # type: ignore[arg-type]
+    (tmp_path / "elsewhere").symlink_to(tmp_path / ".sate-replacing")  # where a link leads decides
+    with pytest.raises(SateError, match=r"--curves .*elsewhere: \.sate-replacing is the name of sate's journal"):
+        check_output(tmp_path / "elsewhere", "image", "--curves")
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    assert main(["segment", str(wav), "--vad", "energy", "--out", str(tmp_path / ".sate-replacing")]) == 2
+    assert "--out" in capsys.readouterr().err and not os.path.lexists(tmp_path / ".sate-replacing")
+
+
+def test_no_jsonl_is_written_into_a_data_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A .jsonl in a data directory is read as a split's manifest: `segment --out DATA/` wrote DATA/talk.jsonl and
+    `evaluate --stream --out DATA` DATA/delays.jsonl, exit 0, and every later `sate features --data DATA` stopped at
+    that "split" (seventeenth hostile pass). A folder of segment files is no data directory."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dev.jsonl").write_text('{"id": "a", "audio": "a.wav", "offset": 0, "duration": 1}\n')  # prep's alone
+    wav = tmp_path / "talk.wav"
+    sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    for out in (f"{data}/", str(data / "new.jsonl")):
+        assert main(["segment", str(wav), "--vad", "energy", "--out", out]) == 2
+        assert "is read as the manifest of a split" in capsys.readouterr().err
+    for kind in ("text", "results"):
+        with pytest.raises(SateError, match=r"--out .*delays\.jsonl: a \.jsonl in the data directory .* is read as "
+                                            r"the manifest of a split \(delays\)"):
+            check_output(data / "delays.jsonl", kind)  # type: ignore[arg-type]
+    assert sorted(p.name for p in data.iterdir()) == ["dev.jsonl"]
+    check_output(data / "notes.txt", "text")  # other text is written there as before
+    segments = tmp_path / "segments"
+    for _ in range(2):  # a folder of segment files, written again
+        assert main(["segment", str(wav), "--vad", "energy", "--out", f"{segments}/"]) == 0
+    assert [p.name for p in segments.iterdir()] == ["talk.jsonl"]

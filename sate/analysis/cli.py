@@ -34,6 +34,7 @@ from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_p
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import (
+    check_distinct,
     check_journal_place,
     held_out_dir,
     is_stream,
@@ -155,6 +156,7 @@ def run_locality(args: argparse.Namespace) -> int:
     for name, kind in (("locality.csv", "text"), ("locality.md", "text"), ("locality.png", "image")):
         check_output(args.out / name, kind)
     check_journal_place([real_path(args.out)])
+    check_distinct(args.out / name for name in ("locality.csv", "locality.md", "locality.png"))
     if args.max_utts is not None and args.max_utts < 1:
         raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
     if args.batch_size < 1:
@@ -282,6 +284,7 @@ def run_attention(args: argparse.Namespace) -> int:
         check_output(path, "image")
     check_journal_place(real_path(path).parent for path in heatmap.output_paths(args.out, args.encoder_layers)
                         if not is_stream(path))
+    check_distinct(path for path in heatmap.output_paths(args.out, args.encoder_layers) if not is_stream(path))
     if args.data is not None:
         require_directory(args.data, "--data")
     am = load_model(args.model)

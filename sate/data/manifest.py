@@ -10,6 +10,7 @@ directory, as the data directory's feature indexes are, never to wherever the co
 
 from __future__ import annotations
 
+import csv
 import json
 import os
 import re
@@ -94,6 +95,17 @@ def _text_bytes(path: Path) -> bytes:
     except OSError as err:
         raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
     return b"".join(blocks)
+
+
+def csv_rows(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file of text with a header (`read_text_lines`; Lightning's metrics.csv), each by its
+    column names, none for an empty file; a row the csv module refuses is one `SateError` naming its line: a field
+    past the module's 128 KiB limit was a `_csv.Error` traceback in `sate report --curves` and at a resume."""
+    reader = csv.DictReader(read_text_lines(path))
+    try:
+        return list(reader)
+    except csv.Error as err:
+        raise SateError(f"{path}:{reader.line_num + 1}: not a row of a CSV log ({err})") from None
 
 
 def require_translations(path: str | Path, rows: list[dict]) -> None:

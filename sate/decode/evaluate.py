@@ -37,6 +37,7 @@ from sate.data.manifest import check_split_names
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError, one_line
 from sate.files import (
+    check_distinct,
     held_out_dir,
     json_text,
     real_path,
@@ -119,6 +120,7 @@ def check_out(out: Path) -> None:
     check_output(out, "directory")
     for name in OUTPUTS:
         check_output(out / name, "results")
+    check_distinct(out / name for name in OUTPUTS)
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:

@@ -15,7 +15,7 @@ import io
 from pathlib import Path
 
 from sate import layout
-from sate.data.manifest import check_split_names, read_text_lines
+from sate.data.manifest import check_split_names, csv_rows
 from sate.errors import SateError, one_line, shown
 from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
 from sate.numbers import is_number
@@ -175,14 +175,13 @@ CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
     """metric -> [(step, value)] over every log version of a `sate train` dir; a log that is not the CSV Lightning
     writes (no step column, a value that is not a number, binary data) is one `SateError` naming its line."""
-    import csv
-
     curves: dict[str, list[tuple[int, float]]] = {}
     for path in metric_logs(system):
         not_a_file(path, "a training log of `sate train`")  # a named pipe waited for a writer that never came
-        lines = read_text_lines(path)  # UTF-8, no NUL byte, read block by block
-        rows = csv.DictReader(lines)
-        if "step" not in (rows.fieldnames or []):
+        # UTF-8, no NUL byte, read block by block; an empty log (a run killed as Lightning began it) draws nothing:
+        # it was "no step column: not a training log", which stopped the report
+        rows = csv_rows(path)
+        if rows and "step" not in rows[0]:
             raise SateError(f"{path}: no step column: not a training log")
         for line, row in enumerate(rows, start=2):
             for key, _ in CURVES:

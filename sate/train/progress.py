@@ -19,7 +19,7 @@ import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
-from sate.data.manifest import MAX_TEXT_BYTES, read_text_lines
+from sate.data.manifest import MAX_TEXT_BYTES, csv_rows
 from sate.errors import one_line
 from sate.files import atomic_open, atomic_write_text, not_a_file
 from sate.targets import metric_logs
@@ -71,7 +71,7 @@ def drop_rows_after(exp: Path, step: int) -> int:
         _cut_crash_tail(path)
         # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
         # another encoding were a UnicodeDecodeError traceback at the resume
-        rows = list(csv.DictReader(read_text_lines(path)))
+        rows = csv_rows(path)
         if not rows:
             continue
         keep = [r for r in rows if not _after(r, step)]

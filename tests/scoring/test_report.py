@@ -195,6 +195,8 @@ def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
     (b"train/loss\n2.0\n", "metrics.csv: no step column: not a training log"),
     (b"step,train/loss\n1,2\x00\n", "metrics.csv:2: a NUL byte"),
     (b"step,train/loss\n1,\xff\xfe\n", "metrics.csv:2: not valid UTF-8"),
+    # a field past the csv module's 128 KiB: a _csv.Error traceback (seventeenth hostile pass)
+    (b"step,train/loss\n0,1\n1," + b"9" * 200_000 + b"\n", "metrics.csv:3: not a row of a CSV log (field larger"),
 ])
 def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            log: bytes, message: str) -> None:
@@ -214,6 +216,18 @@ def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, caps
     (exp / "st" / "logs" / "version_²").mkdir()  # a digit to str.isdigit, not to int(): a ValueError (tenth pass)
     (exp / "st" / "logs" / "version_²" / "metrics.csv").write_text("step,train/loss\n1,9.0\n")
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
+
+
+def test_an_empty_training_log_draws_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A log of 0 bytes (a run killed as Lightning opened it) stopped the report as "no step column: not a training
+    log"; its other logs are drawn (seventeenth hostile pass)."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    for version, text in [(0, "step,train/loss\n1,2.0\n"), (1, "")]:
+        (exp / "st" / "logs" / f"version_{version}").mkdir(parents=True)
+        (exp / "st" / "logs" / f"version_{version}" / "metrics.csv").write_text(text)
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Path,

@@ -189,6 +189,38 @@ def test_a_metric_log_that_is_no_log_of_this_run_is_refused_before_any_work(tmp_
     check_run_folders(exp)
 
 
+@pytest.mark.parametrize("folder", ["logs", "tensorboard"])
+def test_a_log_version_lightning_cannot_make_is_refused_before_any_work(tmp_path: Path, folder: str) -> None:
+    """Lightning's loggers take EXP/logs/version_X (and tensorboard/version_X) as a version where `str.isdigit(X)`,
+    which '²' passes and `int()` refuses: `sate train` ended in a ValueError traceback inside Lightning, once the
+    config snapshot was written (seventeenth hostile pass). A name Lightning passes over or numbers is left be."""
+    exp = tmp_path / "exp"
+    (exp / layout.CONFIG).parent.mkdir(parents=True)
+    (exp / layout.CONFIG).write_text("task: mt\n")
+    for name in ("version_old", "version_-1", "version_3_old", "version_\u0663", "version_99999999999999999999"):
+        (exp / folder / name).mkdir(parents=True)
+    check_run_folders(exp)
+    (exp / folder / "version_\u00b2").mkdir()
+    with pytest.raises(SateError, match=f"^--exp {exp}: {exp / folder / 'version_²'}: Lightning reads it as a log "
+                                        "version it cannot number"):
+        check_run_folders(exp)
+    shutil.rmtree(exp / folder / "version_\u00b2")
+    # the next version Lightning makes (one past 99999999999999999999), where a file, a broken link or a loop stood:
+    # "File exists" after Lightning's setup; one below it is no version Lightning makes now
+    following = exp / folder / "version_100000000000000000000"
+    (exp / folder / "version_7").write_text("my notes\n")
+    check_run_folders(exp)
+    for make, what in [(lambda p: p.write_text("my notes\n"), "a file"),
+                       (lambda p: p.symlink_to(tmp_path / "gone"), "a broken symlink"),
+                       (lambda p: p.symlink_to(p), "a symlink loop")]:
+        make(following)
+        with pytest.raises(SateError, match=f"^--exp {exp}: {following} is {what}.*, where Lightning makes this "
+                                            "run's log folder; move it away$"):
+            check_run_folders(exp)
+        following.unlink()
+    check_run_folders(exp)
+
+
 def test_a_resume_point_that_is_no_checkpoint_file_is_refused(tmp_path: Path) -> None:
     """EXP/checkpoints/last.ckpt a folder or a link to /dev/null was passed over as "older": the run resumed from an
     epoch checkpoint and its next save of last.ckpt went into the folder's place or the device (fourteenth hostile

@@ -39,7 +39,12 @@ def test_a_folder_beside_lightnings_versions_is_left_as_it_is(tmp_path: Path) ->
     mine = exp / "logs" / "version_old" / "metrics.csv"
     mine.write_text("step,train/loss,note\n1,8.0,kept\n5,3.0,my best run\n")
     (exp / "logs" / "version_other").symlink_to(other / "logs" / "version_0")
-    kept = {path: path.read_bytes() for path in (mine, theirs)}
+    notes = tmp_path / "notes.csv"  # and folders Lightning would not make, their logs linked to a user's CSV
+    notes.write_text("step,note\n0,keep\n5,keep too\n")
+    for name in ("version_-1", "version_²"):
+        (exp / "logs" / name).mkdir()
+        (exp / "logs" / name / "metrics.csv").symlink_to(notes)
+    kept = {path: path.read_bytes() for path in (mine, theirs, notes)}
     assert drop_rows_after(exp, 2) == 1
     assert ours.read_text() == HEADER + "0,0.1,1,4.0\n"
     assert {path: path.read_bytes() for path in kept} == kept
@@ -65,6 +70,14 @@ def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pyte
                                       "before the file system wrote them)\n"
     path.write_bytes(HEADER.encode() + b"0,0.1,0,5.0\n\0\n0,0.1,1,4.0\n")
     with pytest.raises(SateError, match=rf"^{path}:3: a NUL byte"):
+        drop_rows_after(tmp_path, 1)
+
+
+def test_a_field_past_the_csv_limit_is_one_line_naming_it(tmp_path: Path) -> None:
+    """A field of more than the csv module's 128 KiB was a _csv.Error traceback at the resume (seventeenth hostile
+    pass)."""
+    path = log(tmp_path, 0, b"0,0.1,0,5.0\n0,0.1,1," + b"9" * 200_000 + b"\n")
+    with pytest.raises(SateError, match=rf"^{path}:3: not a row of a CSV log \(field larger"):
         drop_rows_after(tmp_path, 1)
 
 
