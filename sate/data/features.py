@@ -294,8 +294,9 @@ def _compute_shard(shard: Shard) -> int:
                 raise SateError(f"{utt_id}: {err}") from None
             feats = compute_fbank(wave)
             if feats.shape[0] != n_frames:
-                raise SateError(f"{utt_id}: manifest says {n_frames} frames but the audio gives {feats.shape[0]}; "
-                                "re-run `sate prep`")
+                manifest = shard.ark.parent.parent.parent / f"{shard.split}.jsonl"  # DATA/fbank/SPLIT/NNNNN.ark
+                raise SateError(f"{manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
+                                f"{feats.shape[0]}; re-run `sate prep`")  # the id alone named no file
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
             scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")

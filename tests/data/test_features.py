@@ -243,7 +243,8 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     rows[1]["n_frames"] += 1
     (prepped / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
-    assert rc == 2 and f"{rows[1]['id']}: manifest says {rows[1]['n_frames']} frames" in err
+    # the manifest named too: the id alone named no file (seventeenth hostile pass)
+    assert rc == 2 and f"{prepped / 'dev.jsonl'}: {rows[1]['id']}: manifest says {rows[1]['n_frames']} frames" in err
     assert not (prepped / "fbank" / "dev.scp").exists() and not (prepped / "fbank" / "dev" / "00000.scp").exists()
     Path(rows[0]["audio"]).unlink()
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
