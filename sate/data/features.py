@@ -457,8 +457,10 @@ def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
     if _read_plan(shard_dir / "plan.json").get("fingerprint") == _fingerprint(rows) or not any(shard_dir.glob("*.ark")):
         return
     for audio in sorted({row["audio"] for row in rows}):
-        if not os.path.isfile(audio):
-            raise SateError(f"{audio}: audio file is missing, and {data_dir / f'{split}.jsonl'} changed since its "
+        if not os.path.isfile(audio):  # a folder there was "missing" too
+            kind = what_is_there(Path(audio))
+            raise SateError(f"{audio}: {f'{kind}, not an audio file' if kind else 'audio file is missing'}, and "
+                            f"{data_dir / f'{split}.jsonl'} changed since its "
                             "features were computed: they would be deleted before the audio is read again; put the "
                             "audio where the manifest says, or undo the manifest's change")
 

@@ -156,6 +156,9 @@ def test_features_whose_audio_is_gone_are_kept_when_the_manifest_changed(run_sat
                                        "would be deleted before the audio is read again; put the audio where the "
                                        "manifest says, or undo the manifest's change")
     assert {p: p.read_bytes() for p in (prepped / "fbank").rglob("*") if p.is_file()} == before
+    gone.mkdir(parents=True)  # a folder where the audio was is named as one: it was "audio file is missing"
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 2 and err.startswith(f"sate features: error: {gone}: a directory, not an audio file, and ")
 
 
 def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Path, monkeypatch) -> None:
