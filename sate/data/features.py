@@ -659,6 +659,10 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                  f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
         stats = loads_json(path.read_text(encoding="utf-8"))
+        for key in ("mean", "std"):  # numpy reads "1.0" and true as 1: an edited std trained without a word
+            items = stats[key] if isinstance(stats, dict) and isinstance(stats.get(key), list) else []
+            if (odd := next((v for v in items if isinstance(v, bool | str)), None)) is not None:
+                raise SateError(f"{path}: {key} holds {shown(odd)}, not a number")
         with np.errstate(over="ignore"):  # 1e300 is inf in float32, refused below; numpy's warning was two lines
             mean = np.asarray(stats["mean"], dtype=np.float32)
             std = np.asarray(stats["std"], dtype=np.float32)
