@@ -405,8 +405,10 @@ def _index_edited(fbank: Path, split: str, rows: list[dict]) -> str | None:
     word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
     if split == SPEED_SPLIT or not rows or "fingerprint" not in _read_plan(fbank / split / "plan.json"):
         return None  # train_sp's index joins train's; an empty split, or one without a plan, is not judged
-    index = _read_lines(fbank / f"{split}.scp")
-    shards = [_read_lines(fbank / split / f"{k:05d}.scp") for k in range(len(_shard_rows(_own_rows(split, rows))))]
+    paths = [fbank / split / f"{k:05d}.scp" for k in range(len(_shard_rows(_own_rows(split, rows))))]
+    if not all(path.is_file() for path in [fbank / f"{split}.scp", *paths]):  # a named pipe would block: not judged
+        return None
+    index, shards = _read_lines(fbank / f"{split}.scp"), [_read_lines(path) for path in paths]
     if index is None or any(lines is None for lines in shards):
         return None
     if [line for line in index if line] != [line for lines in shards for line in lines or [] if line]:
