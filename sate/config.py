@@ -200,9 +200,29 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.yaml_implicit_resolvers = {first: list(entries) for first, entries in _Loader.yaml_implicit_resolvers.items()}
 
 
+def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
+    """A string holding NEL (U+0085) double-quoted, where it is written ``\\N``: PyYAML wrote it raw inside single
+    quotes, where YAML 1.1 reads it as a line break and folds it into a space, so a data.dir holding one came back
+    from the run's config snapshot as another folder (seventeenth hostile pass)."""
+    if "\x85" in value:
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+    return dumper.represent_str(value)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def dump_yaml(data: Mapping) -> str:
     """YAML as sate writes it (config snapshots, packs' sate.yaml), read back as written (`_Dumper`)."""
     return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+
+
+def dump_flow(value: object) -> str:
+    """One value as sate writes it (`dump_yaml`) on one line, for `sate config`'s listing: PyYAML's own dumper
+    showed the split '08' and the folder '1e-3' plain, which sate (and the listing saved as a config) reads as the
+    numbers 8 and 0.001 (seventeenth hostile pass)."""
+    return yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True).strip() \
+        .removesuffix("\n...").strip()
 
 
 def write_yaml(path: str | Path, data: Mapping) -> None:

@@ -130,9 +130,14 @@ def require_directory(path: Path, option: str) -> None:
     if path.is_dir():
         check_data_directory(path, option)
         return
+    raise SateError(f"{option} {path}: {not_a_directory(path)}")
+
+
+def not_a_directory(path: Path) -> str:
+    """Why ``path``, which is no directory, is none: what stands there (a file, a named pipe, a broken symlink...),
+    or that nothing does. `sate train` said "no such directory" of a data.dir that was a file or /dev/null."""
     kind = what_is_there(path) or ("a file" if path.exists() else None)
-    raise SateError(f"{option} {path}: " + (f"{kind}, not a directory" if kind else
-                                            f"no such directory{relative_note(path)}"))
+    return f"{kind}, not a directory" if kind else f"no such directory{relative_note(path)}"
 
 
 def check_data_directory(path: Path, option: str) -> None:

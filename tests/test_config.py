@@ -311,6 +311,30 @@ def test_what_sate_writes_as_yaml_reads_back_as_written() -> None:
     assert load_yaml_text(dump_yaml(data)) == data
 
 
+def test_a_string_holding_nel_reads_back_as_written() -> None:
+    """NEL (U+0085) was written raw inside single quotes, where YAML 1.1 reads a line break and folds it into a
+    space: a data.dir holding one came back from the run's snapshot (`sate train --config EXP/config.yaml`) as
+    another folder, 'no such directory' (seventeenth hostile pass). It is the one character that did so."""
+    from sate.config import dump_yaml, load_yaml_text
+
+    data = {"dir": "/data/caf\x85", "also": ["\x85", "a\x85b\nc"], "plain": "x"}
+    assert load_yaml_text(dump_yaml(data)) == data
+    assert dump_yaml({"plain": "x"}) == "plain: x\n"  # other strings as before
+
+
+def test_the_listing_shows_strings_as_sate_reads_them(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config` showed the split '08' and '1e-3' plain (PyYAML's own dumper), which sate reads as the numbers 8
+    and 0.001: the listing saved as a config was refused (data.train must be a string, got 0.001), and `--get` told a
+    script a number (seventeenth hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d, train: '1e-3', valid: '08'}\n")
+    assert main(["config", "--config", str(path)]) == 0
+    listing = tmp_path / "listed.yaml"
+    listing.write_text(capsys.readouterr().out)
+    assert main(["config", "--config", str(listing), "--get", "data"]) == 0
+    assert "train: '1e-3', valid: '08'" in capsys.readouterr().out
+
+
 @pytest.mark.parametrize(("section", "says"), [
     ("{foo: {path: x.pt}}", "init: unknown component(s) foo for a asr model; known: acoustic, ctc, decoder, model"),
     ("{acoustic: [x.pt]}", "init.acoustic: must be a mapping with a 'path', got ['x.pt']"),

@@ -71,7 +71,7 @@ class SpeechDataset(Dataset):
 
     def __init__(self, manifest: str | Path, feats_scp: str | Path, src_vocab: Vocabulary,
                  tgt_vocab: Vocabulary | None, cmvn: str | Path | CMVN | None = None) -> None:
-        self.rows = read_manifest(manifest)
+        self.rows, self.manifest = read_manifest(manifest), Path(manifest)
         feats_scp = Path(feats_scp)
         require_file(feats_scp, "a feature index",
                      lambda: f"{feats_scp}: feature index is missing ({_features_advice(feats_scp)})")
@@ -104,8 +104,8 @@ class SpeechDataset(Dataset):
         row = self.rows[index]
         feats = self.feats[row["id"]]
         if feats.shape != (row["n_frames"], 80):
-            raise SateError(f"features of {row['id']} have shape {feats.shape}, the manifest says "
-                            f"({row['n_frames']}, 80): re-run `sate features`")
+            raise SateError(f"{self.feats.scp}: the features of {row['id']} have shape {feats.shape}, {self.manifest} "
+                            f"says ({row['n_frames']}, 80): re-run `sate features`")  # both named: it named no file
         # kaldiio hands out read-only arrays: normalising or copying gives the tensor its own memory
         feats = self.cmvn(feats) if self.cmvn is not None else np.array(feats, dtype=np.float32)
         return {"id": row["id"], "feats": torch.from_numpy(feats),

@@ -295,8 +295,9 @@ def _compute_shard(shard: Shard) -> int:
                 raise SateError(f"{utt_id}: {err}") from None
             feats = compute_fbank(wave)
             if feats.shape[0] != n_frames:
-                raise SateError(f"{utt_id}: manifest says {n_frames} frames but the audio gives {feats.shape[0]}; "
-                                "re-run `sate prep`")
+                manifest = shard.ark.parent.parent.parent / f"{shard.split}.jsonl"  # DATA/fbank/SPLIT/NNNNN.ark
+                raise SateError(f"{manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
+                                f"{feats.shape[0]}; re-run `sate prep`")  # the id alone named no file
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
             scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
@@ -396,6 +397,23 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
                 return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
                         f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied again, "
                         "re-encoded?)")
+    return _index_edited(fbank, split, rows)
+
+
+def _index_edited(fbank: Path, split: str, rows: list[dict]) -> str | None:
+    """Why a split's index (`fbank/SPLIT.scp`) is not the one its shards' indexes make, or None (or where one cannot
+    be read: the reader names it). Two lines' offsets swapped by hand gave each id the other's features, without a
+    word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
+    if split == SPEED_SPLIT or not rows or "fingerprint" not in _read_plan(fbank / split / "plan.json"):
+        return None  # train_sp's index joins train's; an empty split, or one without a plan, is not judged
+    paths = [fbank / split / f"{k:05d}.scp" for k in range(len(_shard_rows(_own_rows(split, rows))))]
+    if not all(path.is_file() for path in [fbank / f"{split}.scp", *paths]):  # a named pipe would block: not judged
+        return None
+    index, shards = _read_lines(fbank / f"{split}.scp"), [_read_lines(path) for path in paths]
+    if index is None or any(lines is None for lines in shards):
+        return None
+    if [line for line in index if line] != [line for lines in shards for line in lines or [] if line]:
+        return f"{fbank / f'{split}.scp'} is not the index its shards make (edited?)"
     return None
 
 
@@ -460,8 +478,10 @@ def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
     if _read_plan(shard_dir / "plan.json").get("fingerprint") == _fingerprint(rows) or not any(shard_dir.glob("*.ark")):
         return
     for audio in sorted({row["audio"] for row in rows}):
-        if not os.path.isfile(audio):
-            raise SateError(f"{audio}: audio file is missing, and {data_dir / f'{split}.jsonl'} changed since its "
+        if not os.path.isfile(audio):  # a folder there was "missing" too
+            kind = what_is_there(Path(audio))
+            raise SateError(f"{audio}: {f'{kind}, not an audio file' if kind else 'audio file is missing'}, and "
+                            f"{data_dir / f'{split}.jsonl'} changed since its "
                             "features were computed: they would be deleted before the audio is read again; put the "
                             "audio where the manifest says, or undo the manifest's change")
 
@@ -645,6 +665,10 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
                  f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
         stats = loads_json(path.read_text(encoding="utf-8"))
+        for key in ("mean", "std"):  # numpy reads "1.0" and true as 1: an edited std trained without a word
+            items = stats[key] if isinstance(stats, dict) and isinstance(stats.get(key), list) else []
+            if (odd := next((v for v in items if isinstance(v, bool | str)), None)) is not None:
+                raise SateError(f"{path}: {key} holds {shown(odd)}, not a number")
         with np.errstate(over="ignore"):  # 1e300 is inf in float32, refused below; numpy's warning was two lines
             mean = np.asarray(stats["mean"], dtype=np.float32)
             std = np.asarray(stats["std"], dtype=np.float32)

@@ -44,10 +44,10 @@ from sate.errors import SateError, one_line
 from sate.files import (
     contents_digest,
     exclusive,
+    not_a_directory,
     not_a_file,
     read_record,
     real_path,
-    relative_note,
     replace_together,
     require_file,
 )
@@ -139,7 +139,7 @@ def load_vocabularies(directory: str | Path, task: str, kind: str | None = None)
     the subset of source pieces (`sate.data.marian_vocab`).
     """
     if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
-        raise SateError(f"{directory}: no such directory{relative_note(directory)}")
+        raise SateError(f"{directory}: {not_a_directory(Path(directory))}")
     kind = kind or vocabulary_kind(directory)
     if kind == "marian":
         return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")

@@ -237,7 +237,11 @@ class SpeechTranslator:
     def with_options(self, **changes: float) -> DecodeOptions:
         """The pack's decoding options with some changed, e.g. ``with_options(beam=10)``."""
         plain = {key: args.plain(value) for key, value in changes.items()}  # beam=np.int64(5) was "not an integer"
-        return decode_options({**asdict(self.options), **plain}, "decoding options")
+        # both named: `translate --beam 1` of a pack that keeps nbest 2 was "decoding options: nbest must be between 1
+        # and the beam (1), got 2", naming neither the option given nor the file holding nbest
+        given = ", ".join(f"{key}={shown(value)}" for key, value in plain.items())
+        return decode_options({**asdict(self.options), **plain},
+                              f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
 
     # ------------------------------------------------------------------------------------------ audio
 

@@ -34,7 +34,7 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import make_temp_dir, read_json, require_file, temp_prefix, what_is_there
+from sate.files import make_temp_dir, read_json, require_directory, require_file, temp_prefix, what_is_there
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name, read_name
@@ -182,8 +182,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
     check_pack_holds_its_own(out)
     meta = load_model_file(model_file)
-    if not data_dir.is_dir():
-        raise SateError(f"{data_dir}: data directory is missing")
+    require_directory(data_dir, "--data")  # a file or a pipe there was "data directory is missing"
     kind = vocabulary_kind(data_dir)
     parts = vocab_parts(kind)
     for name in parts:

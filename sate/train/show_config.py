@@ -13,8 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-import yaml
-
+from sate.config import dump_flow
 from sate.errors import SateError
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
@@ -25,8 +24,6 @@ from sate.train.trainer import checked_config
 COMMENT_COLUMN = 40
 
 
-def _scalar(value: object) -> str:
-    return yaml.safe_dump(value, default_flow_style=True, allow_unicode=True).strip().removesuffix("\n...").strip()
 
 
 def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: str = "", indent: int = 0) -> list[str]:
@@ -36,7 +33,7 @@ def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: st
         path = f"{prefix}{key}"
         head = " " * indent + f"{key}:"
         nested = isinstance(value, Mapping) and value
-        text = head if nested else f"{head} {_scalar(value)}"
+        text = head if nested else f"{head} {dump_flow(value)}"
         note = comments.get(path)
         lines.append(f"{text.ljust(COMMENT_COLUMN)}  # {note}" if note else text)
         if nested:
@@ -57,7 +54,7 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
         if not isinstance(value, Mapping) or part not in value:
             raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config {path}` lists them)")
         value = value[part]
-    return _scalar(value)
+    return dump_flow(value)
 
 
 def describe(task: str | None, path: Path | None, overrides: list[str], init_from: list[str]) -> str:

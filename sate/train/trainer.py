@@ -22,7 +22,7 @@ from pathlib import Path
 from sate import layout
 from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
-from sate.files import check_data_directory, require_file, what_is_there
+from sate.files import require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
@@ -424,8 +424,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))
-    if data_dir.is_dir():  # one missing is named by the vocabularies' reader, with the current directory
-        check_data_directory(data_dir, "data.dir")
+    require_directory(data_dir, "data.dir")  # a file, a pipe or /dev/null there was "no such directory"
     check_feature_mode(config)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     cmvn = data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global" else None

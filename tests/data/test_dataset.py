@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -77,8 +78,25 @@ def test_missing_or_stale_features_are_reported(prepared: Path, vocabs, tmp_path
     rows[0]["n_frames"] += 3
     manifest.write_text("".join(json.dumps(r) + "\n" for r in rows))
     ds = SpeechDataset(manifest, prepared / "fbank/dev.scp", *vocabs)
-    with pytest.raises(SateError, match=f"features of {rows[0]['id']} have shape"):
+    # the index and the manifest named: the line named no file (seventeenth hostile pass)
+    with pytest.raises(SateError, match=f"^{prepared / 'fbank/dev.scp'}: the features of {rows[0]['id']} have shape "
+                                        rf"\(\d+, 80\), {manifest} says \({rows[0]['n_frames']}, 80\): re-run"):
         ds[0]
+
+
+def test_an_index_whose_lines_were_swapped_is_refused(prepared: Path, vocabs, tmp_path: Path) -> None:
+    """Two lines' offsets swapped in `fbank/dev.scp` gave each id the other's features, without a word where their
+    frame counts were equal (seventeenth hostile pass): the split index is compared with its shards' indexes."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    scp = data / "fbank" / "dev.scp"
+    lines = scp.read_text().splitlines()
+    (a, at), (b, bt) = (line.split(" ") for line in lines[:2])
+    scp.write_text("\n".join([f"{a} {bt}", f"{b} {at}", *lines[2:]]) + "\n")
+    with pytest.raises(SateError, match=f"^{scp} is not the index its shards make \\(edited\\?\\); run `sate features"):
+        SpeechDataset.from_data_dir(data, "dev", *vocabs)
+    scp.write_text("\n".join(lines) + "\n")
+    assert len(SpeechDataset.from_data_dir(data, "dev", *vocabs)) == len(lines)
 
 
 def test_text_dataset_from_a_manifest(prepared: Path, vocabs) -> None:

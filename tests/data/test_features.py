@@ -164,6 +164,9 @@ def test_features_whose_audio_is_gone_are_kept_when_the_manifest_changed(run_sat
                                        "would be deleted before the audio is read again; put the audio where the "
                                        "manifest says, or undo the manifest's change")
     assert {p: p.read_bytes() for p in (prepped / "fbank").rglob("*") if p.is_file()} == before
+    gone.mkdir(parents=True)  # a folder where the audio was is named as one: it was "audio file is missing"
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 2 and err.startswith(f"sate features: error: {gone}: a directory, not an audio file, and ")
 
 
 def test_parallel_jobs_give_the_same_store(run_sate, prepared: Path, prepped: Path, monkeypatch) -> None:
@@ -251,7 +254,8 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     rows[1]["n_frames"] += 1
     (prepped / "dev.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
-    assert rc == 2 and f"{rows[1]['id']}: manifest says {rows[1]['n_frames']} frames" in err
+    # the manifest named too: the id alone named no file (seventeenth hostile pass)
+    assert rc == 2 and f"{prepped / 'dev.jsonl'}: {rows[1]['id']}: manifest says {rows[1]['n_frames']} frames" in err
     assert not (prepped / "fbank" / "dev.scp").exists() and not (prepped / "fbank" / "dev" / "00000.scp").exists()
     Path(rows[0]["audio"]).unlink()
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")

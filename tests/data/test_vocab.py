@@ -178,6 +178,10 @@ def test_a_missing_data_directory_is_named_with_where_it_was_looked_for(tmp_path
     with pytest.raises(SateError, match=rf"^~/data: no such directory \(relative to the current directory, "
                                         rf"{tmp_path}; a '~' here is not your home folder: write the path out\)$"):
         load_vocabularies("~/data", "st")
+    # a file where the directory goes was "no such directory" too (seventeenth hostile pass)
+    (tmp_path / "notes.txt").write_text("mine\n")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/notes.txt: a file, not a directory$"):
+        load_vocabularies(tmp_path / "notes.txt", "st")
 
 
 def test_a_training_process_that_dies_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:

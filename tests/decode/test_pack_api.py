@@ -164,6 +164,31 @@ def test_cmvn_for_an_mt_model_is_refused(tmp_path: Path, prepared_data: Path) ->
     assert not (tmp_path / "pack").exists()
 
 
+def test_a_data_option_that_is_no_directory_is_named_for_what_it_is(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate pack --data FILE` (a manifest, /dev/null) was "FILE: data directory is missing", naming no option, of
+    something that was there (seventeenth hostile pass)."""
+    model = tiny_model_file(tmp_path, prepared_data, "asr")
+    for place, what in ((prepared_data / "train.jsonl", "a file"), (Path("/dev/null"), "a device or socket")):
+        with pytest.raises(SateError, match=rf"^--data {place}: {what}, not a directory$"):
+            pack(model, place, tmp_path / "pack")
+    with pytest.raises(SateError, match=rf"^--data {tmp_path}/gone: no such directory$"):
+        pack(model, tmp_path / "gone", tmp_path / "pack")
+    assert not (tmp_path / "pack").exists()
+
+
+def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp_path: Path) -> None:
+    """`sate translate --beam 1` of a pack that keeps nbest 2 was "decoding options: nbest must be between 1 and the
+    beam (1), got 2", naming neither the option given nor the file that holds nbest (seventeenth hostile pass)."""
+    shutil.copytree(packs["st"], tmp_path / "pack")
+    doc = tmp_path / "pack" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
+    translator = SpeechTranslator.load(tmp_path / "pack")
+    with pytest.raises(SateError, match=rf"^{doc}'s decoding with beam=1: nbest must be between 1 and the beam \(1\), "
+                                        "got 2$"):
+        translator.with_options(beam=1)
+    assert translator.with_options(beam=3).nbest == 2
+
+
 def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
     """A model trained with per-utterance CMVN, its file copied away from the config.yaml of its run, was packed with

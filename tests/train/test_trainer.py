@@ -98,6 +98,23 @@ def test_a_lone_tilde_for_data_dir_is_named_as_yaml_null(tmp_path: Path) -> None
         load_training_config(path, ["data.dir="])
 
 
+@pytest.mark.parametrize("what", ["a file", "a named pipe", "a device or socket"])
+def test_a_data_dir_that_is_no_directory_is_named_for_what_it_is(tmp_path: Path, make_config: MakeConfig,
+                                                                  prepared_data: Path, what: str,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """A data.dir that is a file (a manifest), a named pipe or /dev/null was "no such directory", which it is there,
+    naming no key (seventeenth hostile pass)."""
+    place = {"a file": prepared_data / "train.jsonl", "a named pipe": tmp_path / "fifo", "a device or socket":
+             Path("/dev/null")}[what]
+    if what == "a named pipe":
+        os.mkfifo(place)
+    config = make_config(tmp_path, "asr", place)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp")]) == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (f"sate train: error: data.dir {place}: {what}, not a "
+                                                                "directory")
+    assert not (tmp_path / "exp").exists()
+
+
 @pytest.mark.slow  # 10 s: a training run's imports and data checks in a process of its own
 def test_a_model_too_large_for_memory_is_one_line(tmp_path: Path, make_config: MakeConfig,
                                                   prepared_data: Path) -> None:
