@@ -661,6 +661,9 @@ def _unreadable_cmvn(path: Path) -> bool:
 def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     """(mean, std) float32 arrays of shape (80,) from ``cmvn.json``."""
     path = Path(path)
+    # a pack's copy is fixed by packing again, a data directory's by computing it: `sate features` on a pack is refused
+    remedy = ("pack it again (`sate pack`) from a data directory whose cmvn.json is whole"
+              if (path.parent / layout.PACK_YAML).is_file() else "run `sate features` on a train split with speech")
     require_file(path, "CMVN statistics",
                  f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
@@ -677,8 +680,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):
         raise SateError(f"{path}: mean and std must have {NUM_MEL_BINS} values")
     if not (np.isfinite(mean).all() and np.isfinite(std).all() and (std > 0).all()):
-        raise SateError(f"{path}: mean and std must be finite, std > 0 (statistics of zero frames?); run `sate "
-                        "features` on a train split with speech")
+        raise SateError(f"{path}: mean and std must be finite, std > 0 (statistics of zero frames?); {remedy}")
     return mean, std
 
 

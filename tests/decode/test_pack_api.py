@@ -129,6 +129,11 @@ def test_pack_refuses_a_cmvn_json_of_other_statistics_than_the_model_records(tmp
     with pytest.raises(SateError, match=re.escape(f"{tmp_path}/pack/cmvn.json: not the CMVN statistics {tmp_path}/"
                                                   "pack/model.pt was trained with (std[79] ")):
         SpeechTranslator.load(tmp_path / "pack")
+    stats["std"][79] = float("nan")  # a pack's statistics are fixed by packing again, not by `sate features`
+    (tmp_path / "pack" / "cmvn.json").write_text(json.dumps(stats))
+    with pytest.raises(SateError, match=re.escape(f"{tmp_path}/pack/cmvn.json: mean and std must be finite, std > 0 "
+                                                  "(statistics of zero frames?); pack it again (`sate pack`) from")):
+        SpeechTranslator.load(tmp_path / "pack")
 
 
 def test_a_model_is_never_packed_or_read_with_another_kind_of_cmvn(tmp_path: Path, prepared_data: Path) -> None:
