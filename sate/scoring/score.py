@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -154,7 +155,8 @@ def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
         if str(path) == "-" and not _stdin_open():  # `<&-`: /dev/stdin was "file is missing"
             raise SateError(f"{option} -: standard input is closed")
     hyp, ref = (STDIN if str(p) == "-" else p for p in (hyp, ref))
-    if same_file(hyp, ref) and not hyp.is_file():
+    # /dev/null reads empty each time: "no lines to score" below says what is wrong with it
+    if same_file(hyp, ref) and not hyp.is_file() and os.path.realpath(hyp) != os.devnull:
         raise SateError(f"--hyp and --ref are one stream ({hyp}), which can be read once: give one of them as a file")
     return hyp, ref
 

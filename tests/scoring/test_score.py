@@ -117,6 +117,9 @@ def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: p
     os.mkfifo(fifo)
     assert main(["score", "--hyp", str(fifo), "--ref", str(fifo)]) == 2  # refused before it is opened: no hang
     assert f"--hyp and --ref are one stream ({fifo})" in capsys.readouterr().err
+    # seventeenth hostile pass: /dev/null, which reads empty every time, was called a stream read once
+    assert main(["score", "--hyp", os.devnull, "--ref", os.devnull]) == 2
+    assert capsys.readouterr().err == "sate score: error: /dev/null: no lines to score\n"
 
 
 def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str],
