@@ -53,7 +53,15 @@ from sate.data.feature_index import (
     record_sizes,
     recorded_checksums,
 )
-from sate.data.manifest import TRAIN_SPLIT, check_split_names, manifest_splits, read_manifest, write_manifest
+from sate.data.manifest import (
+    TRAIN_SPLIT,
+    KeyTwice,
+    check_split_names,
+    manifest_splits,
+    read_manifest,
+    unique_keys,
+    write_manifest,
+)
 from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
     TEMP_TAIL,
@@ -667,7 +675,7 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
     require_file(path, "CMVN statistics",
                  f"{path}: CMVN statistics are missing (run `sate features` on the train split)")
     try:
-        stats = loads_json(path.read_text(encoding="utf-8"))
+        stats = loads_json(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
         for key in ("mean", "std"):  # numpy reads "1.0" and true as 1: an edited std trained without a word
             items = stats[key] if isinstance(stats, dict) and isinstance(stats.get(key), list) else []
             if (odd := next((v for v in items if isinstance(v, bool | str)), None)) is not None:
@@ -675,6 +683,8 @@ def load_cmvn(path: str | Path) -> tuple[np.ndarray, np.ndarray]:
         with np.errstate(over="ignore"):  # 1e300 is inf in float32, refused below; numpy's warning was two lines
             mean = np.asarray(stats["mean"], dtype=np.float32)
             std = np.asarray(stats["std"], dtype=np.float32)
+    except KeyTwice as err:  # an edit that appended a key: the last was kept without a word
+        raise SateError(f"{path}: the key {shown(err.args[0])} is given twice") from None
     except (KeyError, TypeError, ValueError, RecursionError, OverflowError) as err:  # an int no float holds: 10**400
         raise SateError(f"{path}: not a CMVN file ({err})") from None
     if mean.shape != (NUM_MEL_BINS,) or std.shape != (NUM_MEL_BINS,):

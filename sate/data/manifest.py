@@ -162,17 +162,17 @@ def _encodes(text: str, encode: Callable[[str], bytes]) -> bool:
     return True
 
 
-class _KeyTwice(ValueError):
+class KeyTwice(ValueError):
     """A JSON object naming one key twice (the key is its argument)."""
 
 
-def _unique_keys(pairs: list[tuple[str, object]]) -> dict:
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
     """A JSON object's pairs as a dict; a key given twice is refused, as in YAML (`sate.config`): JSON readers keep
     the last without a word, so a row edited by appending ``"offset": 0`` read another segment."""
     row = dict(pairs)
     if len(row) != len(pairs):
         seen: set[str] = set()
-        raise _KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
     return row
 
 
@@ -186,8 +186,8 @@ def read_manifest(path: str | Path) -> list[dict]:
     seen: dict[str, int] = {}
     for lineno, line in enumerate(read_text_lines(path), start=1):
         try:
-            row = loads_json(line, object_pairs_hook=_unique_keys)
-        except _KeyTwice as err:
+            row = loads_json(line, object_pairs_hook=unique_keys)
+        except KeyTwice as err:
             raise SateError(f"{path}:{lineno}: the key {shown(err.args[0])} is given twice (JSON readers keep the "
                             "last without a word)") from None
         except json.JSONDecodeError as err:

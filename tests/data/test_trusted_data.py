@@ -197,6 +197,11 @@ def test_cmvn_from_zero_frames_is_refused(tmp_path: Path, run_sate) -> None:  # 
         (data / "cmvn.json").write_text(json.dumps({"mean": [0.0] * 80, "std": [1.0] * 79 + [odd]}))
         with pytest.raises(SateError, match=rf"cmvn.json: std holds {said}, not a number$"):
             load_cmvn(data / "cmvn.json")
+    # a key given twice kept the last without a word (seventeenth hostile pass)
+    mean, std = json.dumps([0.0] * 80), json.dumps([1.0] * 80)
+    (data / "cmvn.json").write_text(f'{{"mean": {mean}, "std": {std}, "std": {std}}}')
+    with pytest.raises(SateError, match=r"cmvn.json: the key 'std' is given twice$"):
+        load_cmvn(data / "cmvn.json")
 
 
 def test_features_changed_in_place_are_refused_naming_the_ark(tmp_path: Path, prepared: Path,
