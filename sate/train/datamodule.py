@@ -68,6 +68,17 @@ class ResumableLoader(DataLoader):
         self._pending = int(state["batches_done"])
 
 
+def check_mt_text(pairs: list[list[str]] | None) -> list[tuple[Path, Path]]:
+    """`data.mt_text`'s file pairs, each a readable text file: `sate train` checks them before it builds the model
+    (a named pipe there was named only once the model was built)."""
+    files = [(Path(en), Path(tgt)) for en, tgt in pairs or []]
+    for path in (p for pair in files for p in pair):
+        why = not_a_text_file(path)
+        if why is not None:
+            raise SateError(f"data.mt_text: {path}: {why}")
+    return files
+
+
 class SateDataModule(L.LightningDataModule):
     """Train and validation loaders of one task (`asr`, `mt` or `st`) over a prepared data dir."""
 
@@ -111,11 +122,7 @@ class SateDataModule(L.LightningDataModule):
 
     def _mt_store(self) -> tuple[list[tuple[Path, Path]], list[str], TextCleaning]:
         """`data.mt_text`'s files, the vocabularies' identity and the cleaning: what names its store."""
-        files = [(Path(en), Path(tgt)) for en, tgt in self.conf.mt_text]
-        for path in (p for pair in files for p in pair):
-            why = not_a_text_file(path)
-            if why is not None:
-                raise SateError(f"data.mt_text: {path}: {why}")
+        files = check_mt_text(self.conf.mt_text)
         meta = self.data_dir / layout.VOCAB_META
         vocab_ids = ["\n".join(self.src_vocab.tokens), "\n".join(self.tgt_vocab.tokens),
                      meta.read_bytes().decode("utf-8", "replace") if meta.is_file() else ""]  # damaged: no traceback

@@ -386,7 +386,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.vocab import load_vocabularies
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
-    from sate.train.datamodule import SateDataModule
+    from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
     from sate.train.progress import TrainTime, drop_rows_after
@@ -426,6 +426,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     require_directory(data_dir, "data.dir")  # a file, a pipe or /dev/null there was "no such directory"
     check_feature_mode(config)
+    check_mt_text(config.data.mt_text)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     cmvn = data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global" else None
     if point.checkpoint is not None:

@@ -128,3 +128,24 @@ def test_a_directory_as_mt_text_is_named_for_what_it_is(tmp_path: Path, make_con
                                   [f"data.mt_text=[[{tmp_path / 'corpus'}, {tmp_path / 'corpus'}]]"])
     with pytest.raises(SateError, match=r"data.mt_text: .*corpus: a directory, not a text file"):
         train(config, tmp_path / "exp")
+
+
+def test_a_named_pipe_as_mt_text_is_refused_before_the_model_is_built(tmp_path: Path, make_config: MakeConfig,
+                                                                     prepared_data: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """A FIFO given as data.mt_text was named only once the model was built (seventeenth hostile pass): minutes, for
+    a large model, before a one-line refusal."""
+    import os
+
+    import sate.train.setup
+
+    fifo = tmp_path / "text.fifo"
+    os.mkfifo(fifo)
+
+    def no_model(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the model was built before data.mt_text was checked")
+
+    monkeypatch.setattr(sate.train.setup, "build_for_training", no_model)
+    config = load_training_config(_config(make_config, tmp_path, prepared_data), [f"data.mt_text=[[{fifo}, {fifo}]]"])
+    with pytest.raises(SateError, match=r"data.mt_text: .*text.fifo: a named pipe"):
+        train(config, tmp_path / "exp")
