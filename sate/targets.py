@@ -388,9 +388,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
                         f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
         _existing(real, kind, option, named)
-    if kind in ("text", "results") and real.suffix == ".jsonl" and _a_data_directory(real.parent):
+    if real.suffix == ".jsonl" and _a_data_directory(real.parent):
         # `segment --out DATA/` wrote DATA/talk.jsonl and `evaluate --stream --out DATA` DATA/delays.jsonl, exit 0:
-        # every later `sate features --data DATA` stopped at that "split" (seventeenth hostile pass)
+        # every later `sate features --data DATA` stopped at that "split" (seventeenth hostile pass); so did a
+        # model, a pack or a folder of any kind given that name (`average --out DATA/x.jsonl`)
         raise SateError(f"{option} {named}: a .jsonl in the data directory {real.parent} is read as the manifest of "
                         f"a split ({real.stem}) by the commands that read it; write it elsewhere")
     if real.is_file() and not os.access(real, os.W_OK):

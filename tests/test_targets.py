@@ -9,6 +9,7 @@ import re
 import shutil
 import subprocess
 import sys
+import typing
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +24,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import check_output, check_own_files
+from sate.targets import Kind, check_output, check_own_files
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -818,7 +819,7 @@ def test_an_output_named_as_the_journal_is_refused(tmp_path: Path, capsys: pytes
     `sate report --out EXP/.sate-replacing` wrote its table there and then removed it as the set's journal, exit 0,
     and `translate --out DATA/.sate-replacing` replaced the journal a killed `sate prep` left, so its half-renamed
     manifests were read again (seventeenth hostile pass)."""
-    for kind in ("text", "results", "model", "image", "pack", "directory", "data", "experiment", "corpus"):
+    for kind in typing.get_args(Kind):  # a model or a folder of that name too (`average --out DATA/x.jsonl`)
         with pytest.raises(SateError, match=r"\.sate-replacing is the name of sate's journal"):
             check_output(tmp_path / "out" / ".sate-replacing", kind)  # type: ignore[arg-type]
     (tmp_path / "elsewhere").symlink_to(tmp_path / ".sate-replacing")  # where a link leads decides
@@ -842,7 +843,7 @@ def test_no_jsonl_is_written_into_a_data_directory(tmp_path: Path, capsys: pytes
     for out in (f"{data}/", str(data / "new.jsonl")):
         assert main(["segment", str(wav), "--vad", "energy", "--out", out]) == 2
         assert "is read as the manifest of a split" in capsys.readouterr().err
-    for kind in ("text", "results"):
+    for kind in typing.get_args(Kind):  # a model or a folder of that name too (`average --out DATA/x.jsonl`)
         with pytest.raises(SateError, match=r"--out .*delays\.jsonl: a \.jsonl in the data directory .* is read as "
                                             r"the manifest of a split \(delays\)"):
             check_output(data / "delays.jsonl", kind)  # type: ignore[arg-type]
