@@ -461,6 +461,13 @@ def _inside(folder: Callable[[World], Path]) -> TargetMaker:
     return make
 
 
+def _manifest_name(case: Path, user: Path, w: World, kind: str, inputs: list[Path]) -> Target:
+    """A name in the data directory that its readers take for a split's manifest: only `sate prep` writes one
+    (seventeenth hostile pass: `segment --out DATA/`, `average --out DATA/x.jsonl` wrote one, exit 0)."""
+    target = w.data / f"hostile-{case.name[-12:]}.jsonl"
+    return Target(str(target), True, names=_named(target) + [str(w.data)])
+
+
 TARGETS: dict[str, TargetMaker] = {
     "other-kind": lambda c, u, w, k, i: Target(str(other_kind(u, k)), True, names=_named(other_kind(u, k))),
     "link-to-file": lambda c, u, w, k, i: Target(str(_link(c / "link", other_kind(u, k))), True,
@@ -480,6 +487,7 @@ TARGETS: dict[str, TargetMaker] = {
     "in-checkpoints": _inside(lambda w: w.system / "checkpoints"),
     "in-hub": _inside(lambda w: w.hub),
     "in-fbank": _inside(lambda w: w.data / "fbank"),
+    "manifest-name": _manifest_name,
     "same-input": _same_input,
     "read-only": _read_only,
     "full-disk": lambda c, u, w, k, i: Target(str(_fresh_name(c, k)), False, mode="full", names=[str(c)]),
