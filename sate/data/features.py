@@ -398,31 +398,28 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
                     "duration or frames)")
         recorded = plan.get("audio")
         shards = _shard_rows(part)
-        if not isinstance(recorded, list) or len(recorded) != len(shards):
-            continue
-        for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
-            if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
-                return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
-                        f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied again, "
-                        "re-encoded?)")
-    return _index_edited(fbank, split, rows)
-
-
-def _index_edited(fbank: Path, split: str, rows: list[dict]) -> str | None:
-    """Why a split's index (`fbank/SPLIT.scp`) is not the one its shards' indexes make, or None (or where one cannot
-    be read: the reader names it). Two lines' offsets swapped by hand gave each id the other's features, without a
-    word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
-    if split == SPEED_SPLIT or not rows or "fingerprint" not in _read_plan(fbank / split / "plan.json"):
-        return None  # train_sp's index joins train's; an empty split, or one without a plan, is not judged
-    paths = [fbank / split / f"{k:05d}.scp" for k in range(len(_shard_rows(_own_rows(split, rows))))]
-    if not all(path.is_file() for path in [fbank / f"{split}.scp", *paths]):  # a named pipe would block: not judged
-        return None
-    index, shards = _read_lines(fbank / f"{split}.scp"), [_read_lines(path) for path in paths]
-    if index is None or any(lines is None for lines in shards):
-        return None
-    if [line for line in index if line] != [line for lines in shards for line in lines or [] if line]:
-        return f"{fbank / f'{split}.scp'} is not the index its shards make (edited?)"
+        if isinstance(recorded, list) and len(recorded) == len(shards):
+            for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
+                if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
+                    return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
+                            f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied "
+                            "again, re-encoded?)")
+        if split != SPEED_SPLIT and _index_edited(fbank, split, len(shards)):  # train_sp's index joins train's
+            return f"{fbank / f'{split}.scp'} is not the index its shards make (edited?)"
     return None
+
+
+def _index_edited(fbank: Path, split: str, count: int) -> bool:
+    """Is a split's index (`fbank/SPLIT.scp`) not the one its ``count`` shards' indexes make (where each can be
+    read: the reader names one that cannot)? Two lines' offsets swapped by hand gave each id the other's features,
+    without a word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
+    index = fbank / f"{split}.scp"
+    paths = [fbank / split / f"{k:05d}.scp" for k in range(count)]
+    if not all(path.is_file() for path in [index, *paths]):  # a named pipe would block: not judged
+        return False
+    lines, joined = _read_lines(index), _joined(paths)
+    return lines is not None and joined is not None and \
+        [line for line in lines if line] != [line for line in joined if line]
 
 
 # What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
@@ -530,7 +527,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     if damaged or split_damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
-    elif scp.is_file() and (joined := _joined(shards, inherited)) is not None and _read_lines(scp) != joined:
+    elif scp.is_file() and (joined := _joined([*([inherited] if inherited is not None else []),
+                                                *(s.scp for s in shards)])) is not None and _read_lines(scp) != joined:
         print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
         split_damaged = True
     no_stats = [s for s in shards if s.stats and s.scp.is_file() and s not in damaged and stats_problem(s)]
@@ -610,11 +608,11 @@ def _read_lines(path: Path) -> list[str] | None:
         return None
 
 
-def _joined(shards: list[Shard], inherited: Path | None) -> list[str] | None:
-    """The lines of the split index `finish_split` writes from these shards, or None when one is not there or
-    cannot be read."""
+def _joined(paths: list[Path]) -> list[str] | None:
+    """The lines of the split index `finish_split` writes from these indexes (train's first for train_sp, then the
+    shards'), or None when one is not there or cannot be read."""
     lines: list[str] = []
-    for path in ([inherited] if inherited is not None else []) + [s.scp for s in shards]:
+    for path in paths:
         text = _read_lines(path)
         if text is None:
             return None
