@@ -24,8 +24,6 @@ from sate.train.trainer import checked_config
 COMMENT_COLUMN = 40
 
 
-
-
 def render(config: Mapping[str, object], comments: Mapping[str, str], prefix: str = "", indent: int = 0) -> list[str]:
     """YAML lines of `config`, each key followed by its comment (looked up by dotted path) when there is one."""
     lines = []
