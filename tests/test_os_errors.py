@@ -332,6 +332,7 @@ def _sigint_set(pid: int) -> bool:
     return any(mask & 1 << (signal.SIGINT - 1) for mask in masks)
 
 
+@pytest.mark.slow
 def test_ctrl_c_reaching_feature_workers_as_they_start_is_left_to_the_command(tmp_path: Path,
                                                                             prepared_data: Path) -> None:
     """A spawned feature worker spends its first second loading modules, and Ctrl-C (which reaches every process of
@@ -668,6 +669,7 @@ sys.exit(main(["score", "--hyp", sys.argv[1], "--ref", sys.argv[1]]))
 """
 
 
+@pytest.mark.slow
 def test_running_out_of_memory_is_one_line(tmp_path: Path) -> None:
     """Where no bound refuses an input first, a command the machine cannot give the memory it asks for ends in one
     line (status 1), not a MemoryError traceback: here `sate score` on 40 MB of text with 64 MiB to spare."""

@@ -74,6 +74,7 @@ def expected_size(rows: int, cols: int) -> tuple[int, int]:
     return int(width * HEATMAP_DPI), int(height * HEATMAP_DPI)
 
 
+@pytest.mark.slow
 def test_attention_command_with_shrink(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                        png_size: Callable[[Path], tuple[int, int]],
                                        capsys: pytest.CaptureFixture) -> None:
@@ -237,6 +238,7 @@ def test_every_map_beside_out_is_checked_before_any_work(tmp_path: Path, prepare
     assert not (tmp_path / "heat.png").exists()  # refused before any work
 
 
+@pytest.mark.slow
 def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                 monkeypatch: pytest.MonkeyPatch,
                                                 capsys: pytest.CaptureFixture, full_disk: Callable[..., None]) -> None:
@@ -252,6 +254,7 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
 
 
 
+@pytest.mark.slow
 def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data: Path,
                                                    model_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
                                                    capsys: pytest.CaptureFixture,

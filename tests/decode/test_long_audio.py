@@ -84,6 +84,7 @@ def test_segments_read_in_blocks_are_those_of_the_recording_in_memory(
     assert [(line["start"], line["end"]) for line in lines] == expected
 
 
+@pytest.mark.slow
 def test_a_long_file_translates_as_the_same_samples_in_memory(long_flac: Path, st_pack: Path) -> None:
     translator = SpeechTranslator.load(st_pack, device="cpu")
     options = VadOptions(method="energy")
@@ -95,6 +96,7 @@ def test_a_long_file_translates_as_the_same_samples_in_memory(long_flac: Path, s
     assert result.segments == expected.segments and result.duration == expected.duration
 
 
+@pytest.mark.slow
 def test_reading_and_cutting_hold_a_bounded_amount(long_flac: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """With small blocks the reader's peak is a fraction of the recording at 16 kHz (8.3 MB; 1.6 MB measured,
     mostly the detector's per-frame values), and no read asks for more than a block."""

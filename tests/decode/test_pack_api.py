@@ -88,12 +88,12 @@ def test_a_features_section_unlike_this_sates_is_named_by_its_first_keys(packs: 
     copy = tmp_path / "st"
     shutil.copytree(packs["st"], copy)
     doc = yaml.safe_load((copy / "sate.yaml").read_text())
-    doc["features"].update({f"k{i:05d}": i for i in range(90_000)}, num_mel_bins=40)
+    doc["features"].update({f"k{i:05d}": i for i in range(2_000)}, num_mel_bins=40)
     (copy / "sate.yaml").write_text(yaml.safe_dump(doc))
     with pytest.raises(SateError) as refused:
         read_pack_yaml(copy)
-    assert str(refused.value) == (f"{copy / 'sate.yaml'}: features k00000, k00001, k00002 and 89,998 more differ from "
-                                  "what this sate computes (k00000=None, k00001=None, k00002=None and 89,998 more)")
+    assert str(refused.value) == (f"{copy / 'sate.yaml'}: features k00000, k00001, k00002 and 1,998 more differ from "
+                                  "what this sate computes (k00000=None, k00001=None, k00002=None and 1,998 more)")
 
 
 def test_pack_refuses_a_model_trained_on_other_token_lists(tmp_path: Path, prepared_data: Path) -> None:

@@ -97,7 +97,8 @@ def test_whole_input_in_one_chunk_is_offline_beam_search(translator: SpeechTrans
         assert run.chunks == 1 and run.translation == " ".join(translation.split())
 
 
-@pytest.mark.parametrize(("spec", "beam"), [(spec, 1) for spec in SPECS] + [(SPECS[0], 3), (SPECS[1], 3)],
+@pytest.mark.parametrize(("spec", "beam"), [(spec, 1) for spec in SPECS]
+                         + [pytest.param(spec, 3, marks=pytest.mark.slow) for spec in SPECS[:2]],
                          ids=lambda x: str(x) if isinstance(x, StreamPolicy) else f"beam{x}")
 def test_policies_only_add_words_and_commit_before_the_end(translator: SpeechTranslator, waves: list[np.ndarray],
                                                           spec: StreamPolicy, beam: int) -> None:
@@ -179,6 +180,7 @@ def _pcm(wave: np.ndarray) -> bytes:
     return (np.clip(wave, -1, 1) * 32767).astype("<i2").tobytes()
 
 
+@pytest.mark.slow
 def test_stream_command_reads_pcm_from_stdin_and_files(tmp_path: Path, st_pack: Path, waves: list[np.ndarray],
                                                        translator: SpeechTranslator,
                                                        capsys: pytest.CaptureFixture[str],
@@ -371,6 +373,7 @@ def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, pr
     assert again.returncode == 0 and again.stderr.count("done already") == len(runs)
 
 
+@pytest.mark.slow
 def test_a_streamed_talk_is_read_as_it_is_streamed(tmp_path: Path, translator: SpeechTranslator,
                                                    waves: list[np.ndarray], monkeypatch: pytest.MonkeyPatch) -> None:
     """`evaluate --stream --talks` read each talk whole (80 MB for a MuST-C talk): now it reads the file block by

@@ -319,6 +319,7 @@ def test_a_stage_marker_that_cannot_be_written_leaves_no_temporary_file(tmp_path
     assert done.stdout == "status 0\n" and (tmp_path / "marks" / "stage4").read_text() == "--beam 5"
 
 
+@pytest.mark.slow
 def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
     """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
     a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are

@@ -251,6 +251,7 @@ def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Pat
                                                f"{short.parent / 'ref.txt'}")
 
 
+@pytest.mark.slow
 def test_the_table_and_the_curves_are_replaced_together(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                         capsys: pytest.CaptureFixture[str],
                                                         full_disk: Callable[..., None]) -> None:
@@ -308,6 +309,7 @@ def test_one_system_linked_in_twice_is_refused(tmp_path: Path, capsys: pytest.Ca
                                                "second link")
 
 
+@pytest.mark.slow
 def test_a_journal_of_the_table_and_curves_never_outlives_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                   capsys: pytest.CaptureFixture[str],
                                                                   full_disk: Callable[..., None]) -> None:

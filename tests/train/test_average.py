@@ -169,6 +169,7 @@ def test_the_default_model_file_is_not_called_an_option(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith(f"sate average: error: --out {tmp_path / 'model.pt'}: ")
 
 
+@pytest.mark.slow
 def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path: Path) -> None:
     """Every checkpoint of the folder is read to choose N, and each was loaded whole and kept until the choice,
     optimizer states included: `--last 1` over 8 checkpoints of a 19M-parameter model took 2.3 GB, over one 0.9 GB

@@ -565,6 +565,7 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
             steps_of(tmp_path / "edited")
 
 
+@pytest.mark.slow
 def test_steps_from_reads_the_step_without_the_weights(tmp_path: Path) -> None:
     """`--steps-from EXP` loaded EXP's last.ckpt whole, weights and the optimizer's states, to read one number
     (thirteenth hostile pass): the file is mapped, its tensors never read."""
@@ -622,8 +623,9 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
-@pytest.mark.parametrize(("signum", "status", "said"), [  # a process of its own (torch, Lightning): 6-15 s each
-    (signal.SIGTERM, 143, "terminated"), pytest.param(signal.SIGINT, 130, "interrupted", marks=pytest.mark.slow)])
+@pytest.mark.slow  # a process of its own (torch, Lightning): 6-15 s each
+@pytest.mark.parametrize(("signum", "status", "said"), [
+    (signal.SIGTERM, 143, "terminated"), (signal.SIGINT, 130, "interrupted")])
 def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
         tmp_path: Path, make_config: MakeConfig, prepared_data: Path, signum: int, status: int, said: str) -> None:
     """A launcher's environment with no peers (here: WORLD_SIZE and MASTER_ADDR set, the other machine never
