@@ -135,10 +135,14 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
 
 
 def set_aside(paths: list[Path]) -> list[Path]:
-    """Rename damaged checkpoints to NAME.unreadable, so that neither Lightning nor `sate average` trips on them."""
+    """Rename damaged checkpoints to NAME.unreadable, so that neither Lightning nor `sate average` trips on them.
+    A name already taken (a checkpoint of that name set aside at an earlier resume, or anything the user put
+    there) is kept: the next free NAME.unreadable.N is used (train.lock is held, so nothing else takes it)."""
     moved = []
     for path in paths:
-        target = path.with_name(path.name + UNREADABLE_SUFFIX)
+        target, n = path.with_name(path.name + UNREADABLE_SUFFIX), 2
+        while os.path.lexists(target):
+            target, n = path.with_name(f"{path.name}{UNREADABLE_SUFFIX}.{n}"), n + 1
         path.replace(target)
         moved.append(target)
     return moved

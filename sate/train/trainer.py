@@ -417,8 +417,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:
             print(one_line(note))  # notes name checkpoints: any bytes of --exp
-        for moved in set_aside(point.passed_over):
-            print(one_line(f"set aside the unreadable {moved.name.removesuffix('.unreadable')} as {moved.name}"))
+        for damaged, moved in zip(point.passed_over, set_aside(point.passed_over), strict=True):
+            print(one_line(f"set aside the unreadable {damaged.name} as {moved.name}"))
         for key, (old, new) in point.changed.items():
             print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}"))
     L.seed_everything(config.seed, workers=True, verbose=False)

@@ -126,6 +126,25 @@ def test_a_damaged_last_ckpt_falls_back_to_the_newest_readable(trained: tuple[Pa
     assert read_checkpoint(last)["global_step"] == 4
 
 
+def test_a_checkpoint_set_aside_never_replaces_one_set_aside_before(tmp_path: Path) -> None:
+    """A last.ckpt damaged at two resumes was renamed onto the first one's last.ckpt.unreadable (eighteenth
+    hostile pass, left by the seventeenth): each keeps its own name, and so does a folder or a link of that name."""
+    from sate.train.resume import set_aside
+
+    ckpts = tmp_path / "checkpoints"
+    ckpts.mkdir()
+    (ckpts / "last.ckpt.unreadable").write_bytes(b"first damaged")
+    (ckpts / "last.ckpt.unreadable.2").mkdir()
+    (ckpts / "last.ckpt.unreadable.3").symlink_to(tmp_path / "nowhere")
+    (ckpts / "last.ckpt").write_bytes(b"second damaged")
+    (ckpts / "epoch001.ckpt").write_bytes(b"third damaged")
+    moved = set_aside([ckpts / "last.ckpt", ckpts / "epoch001.ckpt"])
+    assert moved == [ckpts / "last.ckpt.unreadable.4", ckpts / "epoch001.ckpt.unreadable"]
+    assert (ckpts / "last.ckpt.unreadable").read_bytes() == b"first damaged"
+    assert moved[0].read_bytes() == b"second damaged" and moved[1].read_bytes() == b"third damaged"
+    assert (ckpts / "last.ckpt.unreadable.2").is_dir() and (ckpts / "last.ckpt.unreadable.3").is_symlink()
+
+
 def test_a_deleted_last_ckpt_resumes_from_the_newest_epoch_checkpoint(trained: tuple[Path, Path], exp: Path,
                                                                        capsys: pytest.CaptureFixture) -> None:
     run_id = read_checkpoint(exp / "checkpoints" / "epoch002.ckpt")["sate"]["run_id"]
