@@ -31,7 +31,7 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import MAGIC, binary_kind, is_stream, own_descriptor, what_is_there
+from sate.files import MAGIC, PATH_MAX, TEMP_NAME_ROOM, binary_kind, is_stream, own_descriptor, what_is_there
 from sate.numbers import is_digits
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
@@ -368,6 +368,12 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if len(os.fsencode(real.name)) > name_max(real.parent):
         raise SateError(f"{option} {path}: the name is longer than the file system allows "
                         f"({len(os.fsencode(real.name))} bytes, at most {name_max(real.parent)})")
+    # the temporary sibling written first is up to 24 bytes longer (files.temp_prefix): a path past PATH_MAX was
+    # refused by the system only then, after the work (`translate` translated everything; eighteenth hostile pass)
+    longest = len(os.fsencode(str(real.parent))) + 1 + min(len(os.fsencode(real.name)) + 255 - TEMP_NAME_ROOM, 255)
+    if longest >= PATH_MAX:
+        raise SateError(f"{option} {path}: the path is longer than the system resolves ({longest:,} bytes with the "
+                        f"temporary name written first, at most {PATH_MAX - 1:,}); choose a shorter one")
     # what realpath leaves unresolved: a loop (a link to itself, or to one that links back), the path's own or a
     # folder's on the way to it: `fetch-whisper --cache LOOP` (the cache's whisper-tiny.en inside it) passed, and
     # failed after the download as "File exists" (sixteenth hostile pass)

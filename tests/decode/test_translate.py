@@ -472,3 +472,24 @@ def test_a_batch_size_beyond_int64_is_named_for_its_bound(capsys: pytest.Capture
     rc, _, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "a.wav", "--batch-size", str(10**20))
     assert rc == 2
     assert err.strip() == "sate translate: error: --batch-size must be from 1 to 2**63-1, got 100000000000000000000"
+
+
+def test_an_output_past_path_max_is_refused_before_any_work(tmp_path: Path, st_pack: Path,
+                                                           capsys: pytest.CaptureFixture[str],
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """An --out in folders that exist, whose path with the temporary name sate writes first is longer than the
+    system resolves (PATH_MAX): `translate` translated every input and only then failed to write (seventeenth
+    hostile pass, left; refused since the eighteenth)."""
+    sf.write(tmp_path / "talk.wav", np.zeros(16000, dtype=np.float32), 16000)
+    monkeypatch.chdir(tmp_path)
+    for _ in range(16):  # folders of 250 bytes made one inside the other: no single call sees the whole path
+        os.mkdir("d" * 250)
+        os.chdir("d" * 250)
+    deep = Path(os.getcwd())
+    short = deep / ("o" * (4094 - len(os.fsencode(str(deep)))))  # fits itself, not with a temporary name
+    for out in (short, deep / "new" / "out.txt"):
+        assert main(["translate", "--model", str(st_pack), str(tmp_path / "talk.wav"), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "the path is longer than the system resolves" in err, err[-300:]
+        assert "at most 4,095); choose a shorter one" in err and "translated" not in err
+        assert list(deep.iterdir()) == []
