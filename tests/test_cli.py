@@ -30,6 +30,8 @@ def test_each_command_has_a_description_and_no_none_defaults(command: str, capsy
     assert done.value.code == 0
     printed = capsys.readouterr().out
     assert printed.startswith(f"usage: sate {command}") and "(default: None)" not in printed and "``" not in printed
+    # a default is said once: `sate stream --help` gave --chunk "(default 0.5) (default: 0.5)"
+    assert not re.search(r"\(default:? ([^)]+)\) \(default:? \1\)", " ".join(printed.split())), printed
 
 
 def test_no_command_module_imports_torch_at_module_level() -> None:

@@ -219,5 +219,6 @@ def add_stream_arguments(parser: argparse.ArgumentParser, flag: str, default: st
     names = ", ".join(f"{name}={STREAM_VALUE[name]} (default {value})" for name, value in STREAM_POLICIES.items())
     parser.add_argument(flag, default=default, metavar="POLICY", help=f"streaming policy NAME[=VALUE]: {names}")
     # where the policy is optional (evaluate), so is --chunk: given without the policy it is refused, not ignored
+    said = "" if default is not None else f" (default {CHUNK:g})"  # a default given is shown by the help formatter
     parser.add_argument("--chunk", type=real_number, default=CHUNK if default is not None else None,
-                        help=f"seconds of audio read before each decision (default {CHUNK:g})")
+                        help=f"seconds of audio read before each decision{said}")
