@@ -9,6 +9,7 @@ them is `sate.train.show_config`.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -200,11 +201,15 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.yaml_implicit_resolvers = {first: list(entries) for first, entries in _Loader.yaml_implicit_resolvers.items()}
 
 
+LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")  # what YAML (and PyYAML) reads as a line break
+
+
 def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
     """A string holding NEL (U+0085) double-quoted, where it is written ``\\N``: PyYAML wrote it raw inside single
     quotes, where YAML 1.1 reads it as a line break and folds it into a space, so a data.dir holding one came back
-    from the run's config snapshot as another folder (seventeenth hostile pass)."""
-    if "\x85" in value:
+    from the run's config snapshot as another folder (seventeenth hostile pass). Any other line break too, so that
+    `dump_flow` keeps a value on its line (`\\n`; PyYAML wrote a quoted string over several lines)."""
+    if any(brk in value for brk in LINE_BREAKS):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_str(value)
 
@@ -220,9 +225,12 @@ def dump_yaml(data: Mapping) -> str:
 def dump_flow(value: object) -> str:
     """One value as sate writes it (`dump_yaml`) on one line, for `sate config`'s listing: PyYAML's own dumper
     showed the split '08' and the folder '1e-3' plain, which sate (and the listing saved as a config) reads as the
-    numbers 8 and 0.001 (seventeenth hostile pass)."""
-    return yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True).strip() \
-        .removesuffix("\n...").strip()
+    numbers 8 and 0.001 (seventeenth hostile pass). No line width (a long data.dir with spaces was folded over
+    lines, at the indent of its key: the listing saved as a config was invalid YAML, and `--get` told a script a
+    value with line breaks) and only the dumper's own line ends removed (`str.strip` took a no-break space at either
+    end of a value away; eighteenth hostile pass)."""
+    text = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True, width=math.inf)
+    return text.removesuffix("\n").removesuffix("\n...")
 
 
 def write_yaml(path: str | Path, data: Mapping) -> None:

@@ -11,6 +11,7 @@ import pytest
 import yaml
 
 from sate.cli import main
+from sate.config import load_yaml_text
 from sate.models import config as model_config
 from sate.settings import helps
 from sate.train import trainer
@@ -333,6 +334,21 @@ def test_the_listing_shows_strings_as_sate_reads_them(tmp_path: Path, capsys: py
     listing.write_text(capsys.readouterr().out)
     assert main(["config", "--config", str(listing), "--get", "data"]) == 0
     assert "train: '1e-3', valid: '08'" in capsys.readouterr().out
+
+
+def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config` folded a long value with spaces over lines (PyYAML's width of 80), at its key's indent: the
+    listing saved as a config was invalid YAML, and `--get` told a script a value with line breaks; a value with a
+    line break in it spanned lines too; a no-break space at either end of a value was stripped, so `--get` named
+    another folder (eighteenth hostile pass)."""
+    path, listing = tmp_path / "asr.yaml", tmp_path / "listed.yaml"
+    for folder in ("/d/" + " ".join(["word"] * 30), "/d/a\nb", "\xa0/d\xa0"):
+        path.write_text(yaml.safe_dump({"task": "asr", "data": {"dir": folder}}))
+        assert main(["config", "--config", str(path)]) == 0
+        listing.write_text(capsys.readouterr().out)
+        assert main(["config", "--config", str(listing), "--get", "data.dir"]) == 0
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and load_yaml_text(out) == folder
 
 
 @pytest.mark.parametrize(("section", "says"), [
