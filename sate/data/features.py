@@ -384,37 +384,42 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
     """Why a split's stored features are not those of its manifest rows as they are now, or None: what `sate
     features` would recompute (`plan_split`). A row's offset, duration or audio edited (same frame count), or a
     talk replaced since the features were computed, was trained and evaluated on the old slice without a word: a
-    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged."""
+    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged by
+    its fingerprint and audio; its index is, as train_sp's is (train's index and then its own shards')."""
     fbank = data_dir / layout.FBANK_DIR
     parts = [(split, rows)] if split != SPEED_SPLIT else \
         [(TRAIN_SPLIT, rows[:len(rows) // (1 + len(SPEEDS))]),  # train's rows (`speed_rows`), read from its features
          (SPEED_SPLIT, _own_rows(SPEED_SPLIT, rows))]  # as `plan_split` takes them
     for name, part in parts:
-        plan = _read_plan(fbank / name / "plan.json")
-        if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
+        if not part:  # no row reads a feature (an empty split is named as such)
             continue
-        if plan["fingerprint"] != _fingerprint(part):
+        plan = _read_plan(fbank / name / "plan.json")
+        if "fingerprint" in plan and plan["fingerprint"] != _fingerprint(part):
             return (f"{data_dir / f'{name}.jsonl'} changed since its features were computed (a row's audio, offset, "
                     "duration or frames)")
         recorded = plan.get("audio")
         shards = _shard_rows(part)
-        if isinstance(recorded, list) and len(recorded) == len(shards):
+        if "fingerprint" in plan and isinstance(recorded, list) and len(recorded) == len(shards):
             for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
                 if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
                     return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
                             f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied "
                             "again, re-encoded?)")
-        if split != SPEED_SPLIT and _index_edited(fbank, split, len(shards)):  # train_sp's index joins train's
-            return f"{fbank / f'{split}.scp'} is not the index its shards make (edited?)"
+        if _index_edited(fbank, name, len(shards)):
+            return f"{fbank / f'{name}.scp'} is not the index its shards make (edited?)"
     return None
 
 
 def _index_edited(fbank: Path, split: str, count: int) -> bool:
-    """Is a split's index (`fbank/SPLIT.scp`) not the one its ``count`` shards' indexes make (where each can be
-    read: the reader names one that cannot)? Two lines' offsets swapped by hand gave each id the other's features,
-    without a word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
+    """Is a split's index (`fbank/SPLIT.scp`) not the one its ``count`` shards' indexes make (train_sp's: train's
+    index, then its own shards'; where each can be read: the reader names one that cannot)? Two lines' offsets
+    swapped by hand gave each id the other's features, without a word where their frame counts were equal; `sate
+    features` writes it again (seventeenth hostile pass; train_sp's, and any split's without its plan.json, were
+    not compared: the eighteenth)."""
     index = fbank / f"{split}.scp"
     paths = [fbank / split / f"{k:05d}.scp" for k in range(count)]
+    if split == SPEED_SPLIT:  # `finish_split` joins train's index first (its speed-1.0 rows)
+        paths.insert(0, fbank / f"{TRAIN_SPLIT}.scp")
     if not all(path.is_file() for path in [index, *paths]):  # a named pipe would block: not judged
         return False
     lines, joined = _read_lines(index), _joined(paths)
