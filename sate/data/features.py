@@ -55,22 +55,22 @@ from sate.data.feature_index import (
 )
 from sate.data.manifest import (
     TRAIN_SPLIT,
-    KeyTwice,
     check_split_names,
     manifest_splits,
     read_manifest,
-    unique_keys,
     write_manifest,
 )
 from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
     TEMP_TAIL,
+    KeyTwice,
     atomic_write_lines,
     exclusive,
     loads_json,
     read_record,
     real_path,
     require_file,
+    unique_keys,
     what_is_there,
 )
 from sate.numbers import check_jobs, whole_number
