@@ -65,6 +65,8 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     """
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not a text file")
+    if path.is_socket():  # no file can open one: it was "cannot read (No such device or address)"
+        raise SateError(f"{path}: is a socket, not a text file")
     if not path.exists():  # a broken symlink or a loop is named as such: the user sees a name there
         raise SateError(f"{path}: {what_is_there(path) or 'file is missing'}")
     data = _text_bytes(path)
