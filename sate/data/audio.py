@@ -85,14 +85,15 @@ _DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\
                        re.MULTILINE)
 MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
-# SoX (14.4, Debian's and Ubuntu's) writing a WAV to a pipe declares 0x7FFFF000 bytes rounded down to its block size
-# (0x7FFFEFFF for 24-bit mono, 0x7FFFEFFC for 24-bit stereo): `sox ... -t wav - | sate segment -` was "cut short"
-_SOX_UNKNOWN, _MAX_BLOCK = 0x7FFFF000, 1 << 16  # a block (channels x bytes a sample) is below 2**16 bytes
+# SoX (14.4, Debian's and Ubuntu's) writing to a pipe declares a WAV's data as 0x7FFFF000 bytes and an AIFF's SSND as
+# 0x7F000000 bytes and its 8-byte header, each rounded down to its block size (0x7FFFEFFF for 24-bit mono): a file
+# saved from `sox ... -t wav - | ...`, or that pipe into `sate segment -`, was "cut short ... copy it again"
+_SOX_UNKNOWN, _MAX_BLOCK = (0x7FFFF000, 0x7F000008), 1 << 16  # a block (channels x bytes a sample) is below 2**16
 
 
 def _unknown_size(declared: int) -> bool:
     """Is ``declared`` (a data chunk's size) what a streaming writer puts where it does not know the length?"""
-    return declared in _UNKNOWN_SIZES or 0 <= _SOX_UNKNOWN - declared < _MAX_BLOCK
+    return declared in _UNKNOWN_SIZES or any(0 <= unknown - declared < _MAX_BLOCK for unknown in _SOX_UNKNOWN)
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
 # A frame count from 2**48 on (557 years at 16 kHz, 256 TiB of 8-bit mono) is libsndfile's for a length it does not
