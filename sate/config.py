@@ -135,6 +135,19 @@ def load_yaml_text(text: str, where: str = "the YAML") -> object:
     return bounded(data, where)
 
 
+def load_yaml_value(text: str, where: str) -> object:
+    """One value given on the command line (`--set`, `--decode`), read as `load_yaml_text` reads YAML, refusing a
+    comment after it: `--set 'data.dir=/data/run #2'` read the folder /data/run without a word (eighteenth hostile
+    pass)."""
+    tokens = [token for token in yaml.scan(text, Loader=_Loader)
+              if not isinstance(token, yaml.StreamStartToken | yaml.StreamEndToken)]
+    rest = text[max((token.end_mark.index for token in tokens), default=0):].strip()
+    if rest.startswith("#"):
+        raise SateError(f"{where}: {shown(rest)} reads as a YAML comment, which the value would lose; quote the value "
+                        "to keep it (KEY='... #...')")
+    return load_yaml_text(text, where)
+
+
 def yaml_problem(err: yaml.YAMLError) -> str | None:
     """PyYAML's short reason, cut as a value in a message is: it quotes an undefined alias or an unknown tag whole,
     so a 3 MB alias name was a 3 MB error line."""
@@ -247,7 +260,7 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
             raise SateError(f"--set {shown(item)}: expected KEY=VALUE, e.g. optim.lr=1e-3")
         key, raw = item.split("=", 1)
         try:
-            value = load_yaml_text(raw, f"--set {shown(item)}")
+            value = load_yaml_value(raw, f"--set {shown(item)}")
         except yaml.YAMLError as err:
             why = yaml_problem(err)
             raise SateError(f"--set {shown(item)}: the value is not valid YAML" + (f" ({why})" if why else "")) \

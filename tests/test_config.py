@@ -12,6 +12,7 @@ import yaml
 
 from sate.cli import main
 from sate.config import load_yaml_text
+from sate.errors import SateError
 from sate.models import config as model_config
 from sate.settings import helps
 from sate.train import trainer
@@ -334,6 +335,28 @@ def test_the_listing_shows_strings_as_sate_reads_them(tmp_path: Path, capsys: py
     listing.write_text(capsys.readouterr().out)
     assert main(["config", "--config", str(listing), "--get", "data"]) == 0
     assert "train: '1e-3', valid: '08'" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("option", ["--set", "--decode"])
+def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      option: str) -> None:
+    """`--set 'data.dir=/data/run #2'` read the folder /data/run without a word: a value is read as YAML, where ` #`
+    starts a comment (eighteenth hostile pass). Refused naming it; quoted, or with no space before `#`, it is text."""
+    from sate.decode.options import parse_decode
+
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\n")
+    if option == "--decode":
+        with pytest.raises(SateError, match=r"^--decode 'lenpen=1.2 #x': '#x' reads as a YAML comment, which the "
+                                            r"value would lose; quote the value to keep it"):
+            parse_decode(["lenpen=1.2 #x"])
+        assert parse_decode(["lenpen=1.2"]) == {"lenpen": 1.2}
+        return
+    assert main(["config", "--config", str(path), "--set", "data.dir=/data/run #2", "--get", "data.dir"]) == 2
+    assert "--set 'data.dir=/data/run #2': '#2' reads as a YAML comment" in capsys.readouterr().err
+    for given, value in (("'/data/run #2'", "/data/run #2"), ("/data/run#2", "/data/run#2")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
+        assert load_yaml_text(capsys.readouterr().out) == value
 
 
 def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
