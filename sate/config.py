@@ -76,13 +76,15 @@ PyYAMLValues.add_constructor("tag:yaml.org,2002:int", yaml.constructor.SafeConst
 class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`
-    section replaced the first whole."""
+    section replaced the first whole. A key is read as the text it is written as: every key sate reads is a name, and
+    `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), `~:` as 'null' (eighteenth hostile pass)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         lines: dict[str, int] = {}
         for key_node, _ in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # a merge key (<<) brings defaults that the mapping's own keys may override
+            key_node.tag = "tag:yaml.org,2002:str"
             line = key_node.start_mark.line + 1
             if key_node.value in lines:
                 raise yaml.constructor.ConstructorError(

@@ -337,6 +337,16 @@ def test_the_listing_shows_strings_as_sate_reads_them(tmp_path: Path, capsys: py
     assert "train: '1e-3', valid: '08'" in capsys.readouterr().out
 
 
+def test_an_unknown_key_is_named_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key is read as its text: `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), a word the file
+    does not hold, and `~:` as 'null' (eighteenth hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    for key in ("on", "~", "010", "1e3"):
+        path.write_text(f"task: asr\ndata: {{dir: /d}}\n{key}: x\n")
+        assert main(["config", "--config", str(path)]) == 2
+        assert f"unknown config key {key!r}" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:
