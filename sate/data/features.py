@@ -206,6 +206,9 @@ class Shard:
     ark: Path
     rows: tuple[tuple[str, str, float, float, float, int], ...]  # id, audio, offset, duration, speed, n_frames
     stats: bool  # accumulate CMVN statistics (train only)
+    # DATA/SPLIT.jsonl, named with a row whose audio disagrees with it: found from the ark's path, it was a file in
+    # the folder DATA/fbank links to (another disk), which is no manifest (eighteenth hostile pass)
+    manifest: Path
 
     @property
     def scp(self) -> Path:
@@ -295,16 +298,15 @@ def _compute_shard(shard: Shard) -> int:
                 scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
                 continue
             previous = (audio, offset, duration, speed, n_frames)
-            if audio not in rates:
-                rates[audio] = wav_info(audio).sample_rate
             try:
+                if audio not in rates:
+                    rates[audio] = wav_info(audio).sample_rate
                 wave = read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio])
-            except SateError as err:  # a damaged wav: say which row needs it
-                raise SateError(f"{utt_id}: {err}") from None
+            except SateError as err:  # a damaged wav, an offset past its end: say which row of which manifest
+                raise SateError(f"{shard.manifest}: {utt_id}: {err}") from None
             feats = compute_fbank(wave)
             if feats.shape[0] != n_frames:
-                manifest = shard.ark.parent.parent.parent / f"{shard.split}.jsonl"  # DATA/fbank/SPLIT/NNNNN.ark
-                raise SateError(f"{manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
+                raise SateError(f"{shard.manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
                                 f"{feats.shape[0]}; re-run `sate prep`")  # the id alone named no file
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
@@ -511,7 +513,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
-    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT)
+    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT,
+                    manifest=data_dir / f"{split}.jsonl")
               for k, chunk in enumerate(_shard_rows(rows))]
     # A plan written before stamps were recorded has none: its features are let be, and stamped now.
     stamps, recorded = [_audio_stamp(s.rows) for s in shards], plan.get("audio")
