@@ -9,6 +9,7 @@ them is `sate.train.show_config`.
 from __future__ import annotations
 
 import copy
+import math
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -75,13 +76,15 @@ PyYAMLValues.add_constructor("tag:yaml.org,2002:int", yaml.constructor.SafeConst
 class _Loader(SafeValues):
     """YAML 1.1 reads `1e-3` (no dot) as a string; researchers write learning rates that way, so accept it. A key
     given twice in one mapping is refused: YAML loaders keep the last without a word, so a second `trainer:`
-    section replaced the first whole."""
+    section replaced the first whole. A key is read as the text it is written as: every key sate reads is a name, and
+    `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), `~:` as 'null' (eighteenth hostile pass)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         lines: dict[str, int] = {}
         for key_node, _ in node.value:
             if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
                 continue  # a merge key (<<) brings defaults that the mapping's own keys may override
+            key_node.tag = "tag:yaml.org,2002:str"
             line = key_node.start_mark.line + 1
             if key_node.value in lines:
                 raise yaml.constructor.ConstructorError(
@@ -132,6 +135,19 @@ def load_yaml_text(text: str, where: str = "the YAML") -> object:
     except RecursionError:
         raise SateError(f"{where}: nested too deeply to read") from None
     return bounded(data, where)
+
+
+def load_yaml_value(text: str, where: str) -> object:
+    """One value given on the command line (`--set`, `--decode`), read as `load_yaml_text` reads YAML, refusing a
+    comment after it: `--set 'data.dir=/data/run #2'` read the folder /data/run without a word (eighteenth hostile
+    pass)."""
+    tokens = [token for token in yaml.scan(text, Loader=_Loader)
+              if not isinstance(token, yaml.StreamStartToken | yaml.StreamEndToken)]
+    rest = text[max((token.end_mark.index for token in tokens), default=0):].strip()
+    if rest.startswith("#"):
+        raise SateError(f"{where}: {shown(rest)} reads as a YAML comment, which the value would lose; quote the value "
+                        "to keep it (KEY='... #...')")
+    return load_yaml_text(text, where)
 
 
 def yaml_problem(err: yaml.YAMLError) -> str | None:
@@ -200,11 +216,15 @@ class _Dumper(yaml.SafeDumper):
 _Dumper.yaml_implicit_resolvers = {first: list(entries) for first, entries in _Loader.yaml_implicit_resolvers.items()}
 
 
+LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")  # what YAML (and PyYAML) reads as a line break
+
+
 def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
     """A string holding NEL (U+0085) double-quoted, where it is written ``\\N``: PyYAML wrote it raw inside single
     quotes, where YAML 1.1 reads it as a line break and folds it into a space, so a data.dir holding one came back
-    from the run's config snapshot as another folder (seventeenth hostile pass)."""
-    if "\x85" in value:
+    from the run's config snapshot as another folder (seventeenth hostile pass). Any other line break too, so that
+    `dump_flow` keeps a value on its line (`\\n`; PyYAML wrote a quoted string over several lines)."""
+    if any(brk in value for brk in LINE_BREAKS):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_str(value)
 
@@ -220,9 +240,12 @@ def dump_yaml(data: Mapping) -> str:
 def dump_flow(value: object) -> str:
     """One value as sate writes it (`dump_yaml`) on one line, for `sate config`'s listing: PyYAML's own dumper
     showed the split '08' and the folder '1e-3' plain, which sate (and the listing saved as a config) reads as the
-    numbers 8 and 0.001 (seventeenth hostile pass)."""
-    return yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True).strip() \
-        .removesuffix("\n...").strip()
+    numbers 8 and 0.001 (seventeenth hostile pass). No line width (a long data.dir with spaces was folded over
+    lines, at the indent of its key: the listing saved as a config was invalid YAML, and `--get` told a script a
+    value with line breaks) and only the dumper's own line ends removed (`str.strip` took a no-break space at either
+    end of a value away; eighteenth hostile pass)."""
+    text = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True, width=math.inf)
+    return text.removesuffix("\n").removesuffix("\n...")
 
 
 def write_yaml(path: str | Path, data: Mapping) -> None:
@@ -239,7 +262,7 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
             raise SateError(f"--set {shown(item)}: expected KEY=VALUE, e.g. optim.lr=1e-3")
         key, raw = item.split("=", 1)
         try:
-            value = load_yaml_text(raw, f"--set {shown(item)}")
+            value = load_yaml_value(raw, f"--set {shown(item)}")
         except yaml.YAMLError as err:
             why = yaml_problem(err)
             raise SateError(f"--set {shown(item)}: the value is not valid YAML" + (f" ({why})" if why else "")) \

@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SIGNAL_ENDINGS, SateError, first_few, handlers_swapped
+from sate.errors import SIGNAL_ENDINGS, SateError, first_few, handlers_swapped, shown
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -963,6 +963,21 @@ def loads_json(text: str, **options: Any) -> Any:
     return json.loads(text, parse_int=json_int, **options)
 
 
+class KeyTwice(ValueError):
+    """A JSON object naming one key twice (the key is its argument)."""
+
+
+def unique_keys(pairs: list[tuple[str, object]]) -> dict:
+    """A JSON object's pairs as a dict (`loads_json`'s ``object_pairs_hook``); a key given twice is refused, as in
+    YAML (`sate.config`): JSON readers keep the last without a word, so a row edited by appending ``"offset": 0``
+    read another segment."""
+    row = dict(pairs)
+    if len(row) != len(pairs):
+        seen: set[str] = set()
+        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
+    return row
+
+
 def contents_digest(blobs: Iterable[bytes]) -> str:
     """SHA-256 over byte strings in order, each with its length (where one ends counts): a record of the files a
     command wrote, by which it finds them edited or damaged since."""
@@ -1002,7 +1017,10 @@ def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
     if at_most is not None and (size := path.stat().st_size) > at_most[0]:
         raise SateError(f"{path}: {size:,} bytes, far more than {at_most[1]} writes there: not its file")
     try:
-        data = loads_json(path.read_text(encoding="utf-8"))
+        data = loads_json(path.read_text(encoding="utf-8"), object_pairs_hook=unique_keys)
+    except KeyTwice as err:  # a results.json edited by appending `"bleu": 99`: reported without a word
+        raise SateError(f"{path}: the key {shown(err.args[0])} is given twice (JSON readers keep the last without a "
+                        "word)") from None
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read
         raise SateError(f"{path}: not valid JSON ({err})") from None
     except RecursionError:  # a few kilobytes of brackets overflow the parser's stack

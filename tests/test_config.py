@@ -11,6 +11,8 @@ import pytest
 import yaml
 
 from sate.cli import main
+from sate.config import load_yaml_text
+from sate.errors import SateError
 from sate.models import config as model_config
 from sate.settings import helps
 from sate.train import trainer
@@ -333,6 +335,53 @@ def test_the_listing_shows_strings_as_sate_reads_them(tmp_path: Path, capsys: py
     listing.write_text(capsys.readouterr().out)
     assert main(["config", "--config", str(listing), "--get", "data"]) == 0
     assert "train: '1e-3', valid: '08'" in capsys.readouterr().out
+
+
+def test_an_unknown_key_is_named_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A key is read as its text: `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), a word the file
+    does not hold, and `~:` as 'null' (eighteenth hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    for key in ("on", "~", "010", "1e3"):
+        path.write_text(f"task: asr\ndata: {{dir: /d}}\n{key}: x\n")
+        assert main(["config", "--config", str(path)]) == 2
+        assert f"unknown config key {key!r}" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("option", ["--set", "--decode"])
+def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                      option: str) -> None:
+    """`--set 'data.dir=/data/run #2'` read the folder /data/run without a word: a value is read as YAML, where ` #`
+    starts a comment (eighteenth hostile pass). Refused naming it; quoted, or with no space before `#`, it is text."""
+    from sate.decode.options import parse_decode
+
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\n")
+    if option == "--decode":
+        with pytest.raises(SateError, match=r"^--decode 'lenpen=1.2 #x': '#x' reads as a YAML comment, which the "
+                                            r"value would lose; quote the value to keep it"):
+            parse_decode(["lenpen=1.2 #x"])
+        assert parse_decode(["lenpen=1.2"]) == {"lenpen": 1.2}
+        return
+    assert main(["config", "--config", str(path), "--set", "data.dir=/data/run #2", "--get", "data.dir"]) == 2
+    assert "--set 'data.dir=/data/run #2': '#2' reads as a YAML comment" in capsys.readouterr().err
+    for given, value in (("'/data/run #2'", "/data/run #2"), ("/data/run#2", "/data/run#2")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
+        assert load_yaml_text(capsys.readouterr().out) == value
+
+
+def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config` folded a long value with spaces over lines (PyYAML's width of 80), at its key's indent: the
+    listing saved as a config was invalid YAML, and `--get` told a script a value with line breaks; a value with a
+    line break in it spanned lines too; a no-break space at either end of a value was stripped, so `--get` named
+    another folder (eighteenth hostile pass)."""
+    path, listing = tmp_path / "asr.yaml", tmp_path / "listed.yaml"
+    for folder in ("/d/" + " ".join(["word"] * 30), "/d/a\nb", "\xa0/d\xa0"):
+        path.write_text(yaml.safe_dump({"task": "asr", "data": {"dir": folder}}))
+        assert main(["config", "--config", str(path)]) == 0
+        listing.write_text(capsys.readouterr().out)
+        assert main(["config", "--config", str(listing), "--get", "data.dir"]) == 0
+        out = capsys.readouterr().out
+        assert out.count("\n") == 1 and load_yaml_text(out) == folder
 
 
 @pytest.mark.parametrize(("section", "says"), [

@@ -256,6 +256,18 @@ def test_files_sate_reads_are_named_for_what_is_there(tmp_path: Path, capsys: py
     assert f"{data}/train.jsonl: a directory, not a manifest" in capsys.readouterr().err
 
 
+def test_a_json_file_naming_a_key_twice_is_refused(tmp_path: Path) -> None:
+    """A results.json edited by appending `"bleu": 99.5` was reported as 99.5 without a word (and a hub's
+    config.json naming d_model twice read the last): every JSON file sate reads refuses a key given twice, as its
+    manifests and cmvn.json do (eighteenth hostile pass)."""
+    path = tmp_path / "results.json"
+    path.write_text('{"bleu": 0.0, "scores": {"ter": 1, "ter": 2}}')
+    with pytest.raises(SateError, match=f"^{path}: the key 'ter' is given twice"):
+        read_json(path)
+    path.write_text('{"bleu": 0.0, "scores": {"ter": 1}}')
+    assert read_json(path) == {"bleu": 0.0, "scores": {"ter": 1}}
+
+
 def test_a_directory_where_a_file_is_written_is_named_alone(tmp_path: Path) -> None:
     """One of sate's own files made a folder (`cmvn.json/`): the rename's "Is a directory" named the temporary name
     first, a file already removed (thirteenth pass's leftover). The line at the CLI names the file alone."""

@@ -85,6 +85,15 @@ _DATA_CUT = re.compile(r"^\s*(?:data|SSND|Data Size|riff|Riff size)\s*:\s*(\d+)\
                        re.MULTILINE)
 MAX_CHUNKS = 10_000  # chunks of a WAV header walked to find its data chunk (each a few bytes at least)
 _UNKNOWN_SIZES = {0, 0xFFFFFFFF, 0x7FFFFFFF}  # what streaming writers put before they know the length
+# SoX (14.4, Debian's and Ubuntu's) writing to a pipe declares a WAV's data as 0x7FFFF000 bytes and an AIFF's SSND as
+# 0x7F000000 bytes and its 8-byte header, each rounded down to its block size (0x7FFFEFFF for 24-bit mono): a file
+# saved from `sox ... -t wav - | ...`, or that pipe into `sate segment -`, was "cut short ... copy it again"
+_SOX_UNKNOWN, _MAX_BLOCK = (0x7FFFF000, 0x7F000008), 1 << 16  # a block (channels x bytes a sample) is below 2**16
+
+
+def _unknown_size(declared: int) -> bool:
+    """Is ``declared`` (a data chunk's size) what a streaming writer puts where it does not know the length?"""
+    return declared in _UNKNOWN_SIZES or any(0 <= unknown - declared < _MAX_BLOCK for unknown in _SOX_UNKNOWN)
 # ... and for any WAV: the data chunk's declared size (a pipe's log has no "should be", its length being unknown)
 _DATA_SIZE = re.compile(r"^data\s*:\s*(\d+)", re.MULTILINE)
 # A frame count from 2**48 on (557 years at 16 kHz, 256 TiB of 8-bit mono) is libsndfile's for a length it does not
@@ -119,7 +128,7 @@ def check_not_cut_short(path: Path, info: HeaderLog) -> None:
     if found is None:
         return
     declared, there = int(found.group(1)), int(found.group(2))
-    if declared in _UNKNOWN_SIZES or declared <= there or there <= 0:
+    if _unknown_size(declared) or declared <= there or there <= 0:
         return
     held = info.frames / info.samplerate if info.samplerate > 0 else 0.0
     amounts = f"{held:.1f} s", f"{held * declared / there:.1f} s"
@@ -168,7 +177,7 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
     `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
     translated as whole, exit 0). A size a streaming writer left unknown is no cut."""
     declared = _DATA_SIZE.search(f.extra_info or "")
-    if declared is None or int(declared.group(1)) in _UNKNOWN_SIZES or read >= f.frames or \
+    if declared is None or _unknown_size(int(declared.group(1))) or read >= f.frames or \
             f.frames >= _UNKNOWN_FRAMES:
         return
     amounts = f"{read / f.samplerate:.1f} s", f"{f.frames / f.samplerate:.1f} s"

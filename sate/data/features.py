@@ -55,22 +55,22 @@ from sate.data.feature_index import (
 )
 from sate.data.manifest import (
     TRAIN_SPLIT,
-    KeyTwice,
     check_split_names,
     manifest_splits,
     read_manifest,
-    unique_keys,
     write_manifest,
 )
 from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
     TEMP_TAIL,
+    KeyTwice,
     atomic_write_lines,
     exclusive,
     loads_json,
     read_record,
     real_path,
     require_file,
+    unique_keys,
     what_is_there,
 )
 from sate.numbers import check_jobs, whole_number
@@ -206,6 +206,9 @@ class Shard:
     ark: Path
     rows: tuple[tuple[str, str, float, float, float, int], ...]  # id, audio, offset, duration, speed, n_frames
     stats: bool  # accumulate CMVN statistics (train only)
+    # DATA/SPLIT.jsonl, named with a row whose audio disagrees with it: found from the ark's path, it was a file in
+    # the folder DATA/fbank links to (another disk), which is no manifest (eighteenth hostile pass)
+    manifest: Path
 
     @property
     def scp(self) -> Path:
@@ -295,16 +298,15 @@ def _compute_shard(shard: Shard) -> int:
                 scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
                 continue
             previous = (audio, offset, duration, speed, n_frames)
-            if audio not in rates:
-                rates[audio] = wav_info(audio).sample_rate
             try:
+                if audio not in rates:
+                    rates[audio] = wav_info(audio).sample_rate
                 wave = read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio])
-            except SateError as err:  # a damaged wav: say which row needs it
-                raise SateError(f"{utt_id}: {err}") from None
+            except SateError as err:  # a damaged wav, an offset past its end: say which row of which manifest
+                raise SateError(f"{shard.manifest}: {utt_id}: {err}") from None
             feats = compute_fbank(wave)
             if feats.shape[0] != n_frames:
-                manifest = shard.ark.parent.parent.parent / f"{shard.split}.jsonl"  # DATA/fbank/SPLIT/NNNNN.ark
-                raise SateError(f"{manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
+                raise SateError(f"{shard.manifest}: {utt_id}: manifest says {n_frames} frames but the audio gives "
                                 f"{feats.shape[0]}; re-run `sate prep`")  # the id alone named no file
             f.write(f"{utt_id} ".encode())
             stored_at = f.tell()
@@ -384,37 +386,42 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
     """Why a split's stored features are not those of its manifest rows as they are now, or None: what `sate
     features` would recompute (`plan_split`). A row's offset, duration or audio edited (same frame count), or a
     talk replaced since the features were computed, was trained and evaluated on the old slice without a word: a
-    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged."""
+    dataset checked the ids and frame counts alone. A split whose plan.json is missing or damaged is not judged by
+    its fingerprint and audio; its index is, as train_sp's is (train's index and then its own shards')."""
     fbank = data_dir / layout.FBANK_DIR
     parts = [(split, rows)] if split != SPEED_SPLIT else \
         [(TRAIN_SPLIT, rows[:len(rows) // (1 + len(SPEEDS))]),  # train's rows (`speed_rows`), read from its features
          (SPEED_SPLIT, _own_rows(SPEED_SPLIT, rows))]  # as `plan_split` takes them
     for name, part in parts:
-        plan = _read_plan(fbank / name / "plan.json")
-        if "fingerprint" not in plan or not part:  # no row reads a feature (an empty split is named as such)
+        if not part:  # no row reads a feature (an empty split is named as such)
             continue
-        if plan["fingerprint"] != _fingerprint(part):
+        plan = _read_plan(fbank / name / "plan.json")
+        if "fingerprint" in plan and plan["fingerprint"] != _fingerprint(part):
             return (f"{data_dir / f'{name}.jsonl'} changed since its features were computed (a row's audio, offset, "
                     "duration or frames)")
         recorded = plan.get("audio")
         shards = _shard_rows(part)
-        if isinstance(recorded, list) and len(recorded) == len(shards):
+        if "fingerprint" in plan and isinstance(recorded, list) and len(recorded) == len(shards):
             for k, (old, shard) in enumerate(zip(recorded, shards, strict=True)):
                 if old is not None and (new := _audio_stamp(shard)) is not None and new != old:
                     return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
                             f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied "
                             "again, re-encoded?)")
-        if split != SPEED_SPLIT and _index_edited(fbank, split, len(shards)):  # train_sp's index joins train's
-            return f"{fbank / f'{split}.scp'} is not the index its shards make (edited?)"
+        if _index_edited(fbank, name, len(shards)):
+            return f"{fbank / f'{name}.scp'} is not the index its shards make (edited?)"
     return None
 
 
 def _index_edited(fbank: Path, split: str, count: int) -> bool:
-    """Is a split's index (`fbank/SPLIT.scp`) not the one its ``count`` shards' indexes make (where each can be
-    read: the reader names one that cannot)? Two lines' offsets swapped by hand gave each id the other's features,
-    without a word where their frame counts were equal; `sate features` writes it again (seventeenth hostile pass)."""
+    """Is a split's index (`fbank/SPLIT.scp`) not the one its ``count`` shards' indexes make (train_sp's: train's
+    index, then its own shards'; where each can be read: the reader names one that cannot)? Two lines' offsets
+    swapped by hand gave each id the other's features, without a word where their frame counts were equal; `sate
+    features` writes it again (seventeenth hostile pass; train_sp's, and any split's without its plan.json, were
+    not compared: the eighteenth)."""
     index = fbank / f"{split}.scp"
     paths = [fbank / split / f"{k:05d}.scp" for k in range(count)]
+    if split == SPEED_SPLIT:  # `finish_split` joins train's index first (its speed-1.0 rows)
+        paths.insert(0, fbank / f"{TRAIN_SPLIT}.scp")
     if not all(path.is_file() for path in [index, *paths]):  # a named pipe would block: not judged
         return False
     lines, joined = _read_lines(index), _joined(paths)
@@ -506,7 +513,8 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         (fbank / f"{split}.scp").unlink(missing_ok=True)
         if split == TRAIN_SPLIT:  # train_sp's index points into train's shards: it is stale too
             (fbank / f"{SPEED_SPLIT}.scp").unlink(missing_ok=True)
-    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT)
+    shards = [Shard(split, shard_dir / f"{k:05d}.ark", chunk, stats=split == TRAIN_SPLIT,
+                    manifest=data_dir / f"{split}.jsonl")
               for k, chunk in enumerate(_shard_rows(rows))]
     # A plan written before stamps were recorded has none: its features are let be, and stamped now.
     stamps, recorded = [_audio_stamp(s.rows) for s in shards], plan.get("audio")

@@ -19,7 +19,15 @@ from pathlib import Path
 
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
-from sate.files import atomic_write_lines, check_set_whole, loads_json, require_file, what_is_there
+from sate.files import (
+    KeyTwice,
+    atomic_write_lines,
+    check_set_whole,
+    loads_json,
+    require_file,
+    unique_keys,
+    what_is_there,
+)
 from sate.numbers import is_number
 
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
@@ -57,6 +65,8 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
     """
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not a text file")
+    if path.is_socket():  # no file can open one: it was "cannot read (No such device or address)"
+        raise SateError(f"{path}: is a socket, not a text file")
     if not path.exists():  # a broken symlink or a loop is named as such: the user sees a name there
         raise SateError(f"{path}: {what_is_there(path) or 'file is missing'}")
     data = _text_bytes(path)
@@ -160,20 +170,6 @@ def _encodes(text: str, encode: Callable[[str], bytes]) -> bool:
     except UnicodeEncodeError:
         return False
     return True
-
-
-class KeyTwice(ValueError):
-    """A JSON object naming one key twice (the key is its argument)."""
-
-
-def unique_keys(pairs: list[tuple[str, object]]) -> dict:
-    """A JSON object's pairs as a dict; a key given twice is refused, as in YAML (`sate.config`): JSON readers keep
-    the last without a word, so a row edited by appending ``"offset": 0`` read another segment."""
-    row = dict(pairs)
-    if len(row) != len(pairs):
-        seen: set[str] = set()
-        raise KeyTwice(next(key for key, _ in pairs if key in seen or seen.add(key)))  # type: ignore[func-returns-value]
-    return row
 
 
 def read_manifest(path: str | Path) -> list[dict]:

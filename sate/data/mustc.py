@@ -43,6 +43,9 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     if len(text) > MAX_YAML_LINE:
         raise SateError(f"{path}:{lineno}: a line of {len(text):,} characters, not a MuST-C yaml entry (those hold "
                         f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
+    if "\r" in text.rstrip("\r\n"):  # a file whose lines end with \r alone read as one line: "key offset appears twice"
+        raise SateError(f"{path}:{lineno}: a carriage return (\\r) inside a line, not a MuST-C yaml entry (lines end "
+                        f"with \\n; a file with \\r alone?): {shown(text.strip())}")
     fields: dict[str, str] | None = None
     match = _FLOW_LINE.match(text)
     if match and '"' not in text and "'" not in text:

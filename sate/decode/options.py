@@ -14,7 +14,7 @@ from dataclasses import dataclass, fields
 
 import yaml
 
-from sate.config import load_yaml_text
+from sate.config import load_yaml_value
 from sate.errors import SateError, shown
 from sate.numbers import is_digits, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
@@ -150,7 +150,7 @@ def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object
                                 f"(a later {option} overrides an earlier one)")
             seen.add(key.strip())
             try:
-                out[key.strip()] = load_yaml_text(raw, f"{option} {shown(item)}")  # as --set reads values
+                out[key.strip()] = load_yaml_value(raw, f"{option} {shown(item)}")  # as --set reads values
             except yaml.YAMLError:
                 raise SateError(f"{option} {shown(item)}: the value of {key.strip()} is not valid YAML") from None
     return out

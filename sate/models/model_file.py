@@ -127,9 +127,18 @@ def load_model_file(path: str | Path) -> ModelFile:
 def model_from_file(path: str | Path) -> tuple[SateModel, ModelFile]:
     """Rebuild the model stored in a model file, in eval mode; also returns the file's dict."""
     data = load_model_file(path)
-    model = build_model(data["task"], data["config"], data["src_vocab_size"], data["tgt_vocab_size"])
+    model = built(data, path)
     load_exact(model, data["model"], str(path))
     return model.eval(), data
+
+
+def built(meta: RawMapping, path: str | Path) -> SateModel:
+    """The model a model file's or checkpoint's header describes (untrained), a config it records that sate refuses
+    named with the file: an edited header was "model config: d_model must be an integer", naming no file."""
+    try:
+        return build_model(meta["task"], meta["config"], meta["src_vocab_size"], meta["tgt_vocab_size"])
+    except SateError as err:
+        raise SateError(f"{path}: the model it records: {err}") from None
 
 
 FIT_LABELS = ("missing", "unexpected", "shape mismatch (file vs model)")

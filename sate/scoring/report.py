@@ -170,6 +170,9 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
 
 CURVES = (("train/loss", "training loss (moving average of 5 logged steps)"), ("valid/loss", "validation loss"),
           ("valid/wer", "validation CTC WER (%)"), ("valid/bleu", "validation BLEU"))
+# The largest value Lightning logs (a float32's): a value beyond it (an edited log's 1e308) is not drawn, as inf and
+# NaN are not; matplotlib's axes around it were an OverflowError or ValueError traceback (eighteenth hostile pass)
+LOGGED_MAX = 3.4028234663852886e38
 
 
 def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
@@ -191,6 +194,8 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
                     except (TypeError, ValueError):
                         raise SateError(f"{path}:{line}: step {shown(row['step'])} and {key} {shown(row[key])} must "
                                         "be numbers") from None
+                    if abs(point[1]) > LOGGED_MAX:
+                        point = (point[0], float("nan"))
                     curves.setdefault(key, []).append(point)
     return curves
 

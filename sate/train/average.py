@@ -164,8 +164,7 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
             mode: str | None = None, option: str = "--out") -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths. ``option``
     names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
-    from sate.models.build import build_model  # heavy: torch and ESPnet, when a command averages
-    from sate.models.model_file import load_exact, save_model_file  # heavy: as build_model
+    from sate.models.model_file import built, load_exact, save_model_file  # heavy: torch and ESPnet, when it averages
 
     out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
     ckpts = select(ckpt_dir, last, best, metric, mode)
@@ -184,7 +183,7 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                                 f"architectures, vocabularies or CMVN statistics cannot be averaged")
     states = [{k[len(PREFIX):]: v for k, v in c["state_dict"].items() if k.startswith(PREFIX)} for c in ckpts]
     averaged = average_state_dicts(states, names)
-    model = build_model(first["task"], first["config"], first["src_vocab_size"], first["tgt_vocab_size"])
+    model = built(first, names[-1])
     load_exact(model, averaged, f"the average of {len(ckpts)} checkpoints")
     save_model_file(out, model, first["src_tokens"], first["tgt_tokens"], state_dict=averaged, cmvn=first.get("cmvn"),
                     cmvn_kind=first.get("cmvn_kind"))

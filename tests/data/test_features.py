@@ -202,6 +202,15 @@ def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     assert not (prepped / "fbank" / "train_sp" / "00000.stats.npz").exists()  # CMVN stays train-only
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
     assert rc == 0 and f"train_sp: {2 * len(train)} utterances, up to date" in out and "written again" not in out
+    # its index, train's lines and then its own shards', is compared with them as any split's is: two lines swapped
+    # gave each id the other's features, without a word where their frame counts were equal (eighteenth pass)
+    index = prepped / "fbank" / "train_sp.scp"
+    lines = index.read_text().splitlines()
+    for k in (0, len(train)):  # a line of train's, a line of its own
+        (a, at), (b, bt) = lines[k].split(" "), lines[k + 1].split(" ")
+        index.write_text("\n".join([*lines[:k], f"{a} {bt}", f"{b} {at}", *lines[k + 2:]]) + "\n")
+        assert features.stale_features(prepped, "train_sp", sp) == f"{index} is not the index its shards make (edited?)"
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0 and index.read_text().splitlines() == lines
 
 
 def test_train_sp_follows_a_changed_train_split(run_sate, prepped: Path) -> None:

@@ -67,6 +67,16 @@ def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
     assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
 
 
+def test_a_yaml_whose_lines_end_with_a_carriage_return_alone_is_named_so() -> None:
+    """A MuST-C yaml whose lines end with \\r alone (classic Mac) is one line of every entry, which was refused as
+    "key offset appears twice" (eighteenth hostile pass); a line ending with \\r\\n still reads."""
+    entry = "- {duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}"
+    with pytest.raises(SateError, match=r"^x:1: a carriage return \(\\r\) inside a line, not a MuST-C yaml entry "
+                                        r"\(lines end with \\n; a file with \\r alone\?\)"):
+        parse_yaml_line(f"{entry}\r{entry}\r", Path("x"), 1)
+    assert parse_yaml_line(f"{entry}\r\n", Path("x"), 1)["wav"] == "ted_7.wav"
+
+
 def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Path, write_mustc) -> None:
     root = write_mustc(tmp_path / "mustc", tgt_lang="fr", sample_rate=44100, channels=2,
                        layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})

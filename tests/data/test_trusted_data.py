@@ -93,13 +93,20 @@ def test_a_segment_outside_its_audio_is_refused(prepared: Path, run_sate) -> Non
 
 
 def test_features_refuse_an_offset_past_the_end_naming_the_row(tmp_path: Path, prepared: Path, run_sate) -> None:  # noqa: ANN001
+    """The manifest is named with the row (eighteenth hostile pass: the id and the audio alone were), and is the
+    data directory's where its fbank/ is a link to another disk (the frame count's line named DISK/dev.jsonl)."""
     data = tmp_path / "data"
     data.mkdir()
+    (tmp_path / "disk" / "fbank").mkdir(parents=True)
+    (data / "fbank").symlink_to(tmp_path / "disk" / "fbank")
     shutil.copyfile(prepared / "dev.jsonl", data / "dev.jsonl")
     rewrite(data / "dev.jsonl", lambda rows: rows[1].update(offset=rows[1]["offset"] + 10_000))
     rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
     row = read_manifest(data / "dev.jsonl")[1]
-    assert rc == 2 and f"{row['id']}: " in err and "runs past the end of the audio" in err, err
+    assert rc == 2 and f"{data / 'dev.jsonl'}: {row['id']}: " in err and "runs past the end of the audio" in err, err
+    rewrite(data / "dev.jsonl", lambda rows: rows[1].update(offset=rows[1]["offset"] - 10_000, n_frames=1))
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"{data / 'dev.jsonl'}: {row['id']}: manifest says 1 frames" in err, err
     assert not (data / "fbank" / "dev.scp").exists()
 
 

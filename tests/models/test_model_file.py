@@ -83,6 +83,22 @@ def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, buil
         model_from_file(path)
 
 
+@pytest.mark.parametrize("change", [{"task": "asr"}, {"config": {"d_model": "x"}}])
+def test_a_header_recording_a_config_sate_refuses_names_the_file(tmp_path: Path, build: Callable[..., Any],
+                                                                 src_tokens: list[str], tgt_tokens: list[str],
+                                                                 change: dict[str, Any]) -> None:
+    """A model file (or a checkpoint, for `sate average`) whose header records a task or model config sate refuses
+    was "model config: d_model must be an integer", naming no file (eighteenth hostile pass)."""
+    path = tmp_path / "m.pt"
+    save_model_file(path, build("mt"), src_tokens, tgt_tokens)
+    data = torch.load(path, weights_only=True)
+    if "config" in change:
+        change = {"config": {**data["config"], **change["config"]}}
+    torch.save({**data, **change}, path)
+    with pytest.raises(SateError, match=f"^{path}: the model it records: model config: "):
+        model_from_file(path)
+
+
 def test_missing_file_and_wrong_vocabulary(tmp_path: Path, build: Callable[..., Any], src_tokens: list[str],
                                            tgt_tokens: list[str]) -> None:
     with pytest.raises(SateError, match="checkpoint not found"):

@@ -230,6 +230,19 @@ def test_an_empty_training_log_draws_nothing(tmp_path: Path, capsys: pytest.Capt
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A value near float64's largest (an edited log's `1e308`, beyond the float32 Lightning logs) was an
+    OverflowError or ValueError traceback inside matplotlib's axes; it is not drawn, as inf is not (eighteenth
+    hostile pass)."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    (exp / "st" / "logs" / "version_0").mkdir(parents=True)
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text(
+        "step,train/loss,valid/loss,valid/wer,valid/bleu\n0,1e308,2,-1e308,1e307\n1,2,1e308,1e308,1.7e308\n")
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """Two systems decoded on an empty split: sacreBLEU's paired test over zero sentences was an IndexError

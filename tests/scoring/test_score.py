@@ -120,6 +120,13 @@ def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: p
     # seventeenth hostile pass: /dev/null, which reads empty every time, was called a stream read once
     assert main(["score", "--hyp", os.devnull, "--ref", os.devnull]) == 2
     assert capsys.readouterr().err == "sate score: error: /dev/null: no lines to score\n"
+    # eighteenth: a socket, which no file read opens, was "cannot read (No such device or address)"
+    import socket
+
+    with socket.socket(socket.AF_UNIX) as sock:
+        sock.bind(str(tmp_path / "text.sock"))
+        assert main(["score", "--hyp", str(tmp_path / "text.sock"), "--ref", str(ref)]) == 2
+    assert capsys.readouterr().err == f"sate score: error: {tmp_path}/text.sock: is a socket, not a text file\n"
 
 
 def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: pytest.CaptureFixture[str],
