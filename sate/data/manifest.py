@@ -115,7 +115,27 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
     try:
         return list(reader)
     except csv.Error as err:
-        raise SateError(f"{path}:{reader.line_num + 1}: not a row of a CSV log ({err})") from None
+        raise _not_a_row(path, reader.line_num, err) from None  # DictReader's: the lines of the rows it gave
+
+
+def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:
+    """The lines of a CSV file (`read_text_lines`) and each record with the number of lines read once it ends: a
+    record's own text is ``lines[previous end:end]``, so a file can be rewritten with records left out and every
+    other line as it was (a quoted field over two lines, a row of more fields than the header)."""
+    lines = read_text_lines(path)
+    reader = csv.reader(lines)
+    records = []
+    try:
+        for record in reader:
+            records.append((record, reader.line_num))
+    except csv.Error as err:
+        raise _not_a_row(path, records[-1][1] if records else 0, err) from None
+    return lines, records
+
+
+def _not_a_row(path: Path, lines_read: int, err: csv.Error) -> SateError:
+    """The row after the first ``lines_read`` lines, named."""
+    return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log ({err})")
 
 
 def require_translations(path: str | Path, rows: list[dict]) -> None:

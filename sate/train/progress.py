@@ -8,8 +8,6 @@ killed run logged after the checkpoint it resumes from, so the versions together
 
 from __future__ import annotations
 
-import csv
-import io
 import json
 import time
 from pathlib import Path
@@ -19,7 +17,7 @@ import lightning as L
 from lightning.pytorch.callbacks import Callback
 
 from sate import layout
-from sate.data.manifest import MAX_TEXT_BYTES, csv_rows
+from sate.data.manifest import MAX_TEXT_BYTES, csv_records
 from sate.errors import one_line
 from sate.files import atomic_open, atomic_write_text, not_a_file
 from sate.targets import metric_logs
@@ -70,19 +68,24 @@ def drop_rows_after(exp: Path, step: int) -> int:
         not_a_file(path, "a training log (sate train writes its metric rows there)")
         _cut_crash_tail(path)
         # UTF-8 without a NUL byte, or one line naming the line (as `sate report --curves` reads it): bytes of
-        # another encoding were a UnicodeDecodeError traceback at the resume
-        rows = csv_rows(path)
-        if not rows:
-            continue
-        keep = [r for r in rows if not _after(r, step)]
-        if len(keep) == len(rows):
-            continue
-        dropped += len(rows) - len(keep)
-        out = io.StringIO()
-        writer = csv.DictWriter(out, fieldnames=list(rows[0].keys()), lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(keep)
-        atomic_write_text(path, out.getvalue())
+        # another encoding were a UnicodeDecodeError traceback at the resume. The rows kept are their lines as
+        # they were: rewritten as parsed, a field past the header's became ['EXTRA'] and a quoted field over two
+        # lines one line (eighteenth hostile pass)
+        lines, records = csv_records(path)
+        kept, start, cut, column = [], 0, 0, None
+        for record, end in records:
+            if column is None and record:  # the header: the first record that is not a blank line
+                names = [record[0].removeprefix("\ufeff"), *record[1:]]  # an editor's byte-order mark: no row was
+                column = names.index("step") if "step" in names else -1  # cut at all
+            elif column is not None and 0 <= column < len(record) and _after(record[column], step):
+                cut += 1
+                start = end
+                continue
+            kept.extend(lines[start:end])
+            start = end
+        if cut:
+            dropped += cut
+            atomic_write_text(path, "".join(line + "\n" for line in kept))
     return dropped
 
 
@@ -103,8 +106,8 @@ def _cut_crash_tail(path: Path) -> None:
           "(a crash before the file system wrote them)")
 
 
-def _after(row: dict[str, str], step: int) -> bool:
+def _after(value: str, step: int) -> bool:
     try:
-        return int(float(row.get("step") or -1)) >= step
+        return int(float(value or -1)) >= step
     except (ValueError, OverflowError):  # OverflowError: a step of inf or 1e999
         return True  # a row cut short by a kill

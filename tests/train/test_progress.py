@@ -81,6 +81,21 @@ def test_a_field_past_the_csv_limit_is_one_line_naming_it(tmp_path: Path) -> Non
         drop_rows_after(tmp_path, 1)
 
 
+def test_the_rows_kept_are_the_lines_they_were(tmp_path: Path) -> None:
+    """A log edited by hand was rewritten as parsed at a resume: a field past the header's became ['EXTRA'], a
+    quoted field over two lines lost its line break, and with an editor's byte-order mark before `step` no row was
+    cut at all, so the resumed run logged its steps a second time (eighteenth hostile pass)."""
+    kept = '0,0.1,0,5.0,my note\n0,0.1,1,"4.0\nsecond line"\n\n0,0.1\n'
+    path = log(tmp_path, 0, (kept + "0,0.1,2,3.0\n0,0.1,3,2.0,extra\n").encode())
+    assert drop_rows_after(tmp_path, 2) == 2
+    assert path.read_text() == HEADER + kept
+    other = tmp_path / "other"
+    path = log(other, 0, b"")
+    path.write_text("\ufeff" + HEADER + "0,0.1,1,4.0\n0,0.1,2,3.0\n")
+    assert drop_rows_after(other, 2) == 1
+    assert path.read_text() == "\ufeff" + HEADER + "0,0.1,1,4.0\n"
+
+
 @pytest.mark.parametrize("text", ['{"seconds": 1e400, "runs": 1}', '{"seconds": -5, "runs": 1}',
                                   '{"seconds": 5, "runs": -1}', '{"seconds": "60", "runs": 1}',
                                   '{"seconds": 5, "runs": 1.5}', '{"seconds": NaN, "runs": 1}', "[]", "garbage"])
