@@ -110,8 +110,9 @@ def _text_bytes(path: Path) -> bytes:
 def csv_rows(path: Path) -> list[dict[str, str]]:
     """The rows of a CSV file of text with a header (`read_text_lines`; Lightning's metrics.csv), each by its
     column names, none for an empty file; a row the csv module refuses is one `SateError` naming its line: a field
-    past the module's 128 KiB limit was a `_csv.Error` traceback in `sate report --curves` and at a resume."""
-    reader = csv.DictReader(read_text_lines(path))
+    past the module's 128 KiB limit was a `_csv.Error` traceback in `sate report --curves` and at a resume. An
+    editor's byte-order mark is dropped: it hid the first column's name ("no step column")."""
+    reader = csv.DictReader(read_text_lines(path, strip_bom=True))
     try:
         return list(reader)
     except csv.Error as err:

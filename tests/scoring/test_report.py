@@ -230,6 +230,18 @@ def test_an_empty_training_log_draws_nothing(tmp_path: Path, capsys: pytest.Capt
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_training_log_saved_with_a_byte_order_mark_is_drawn(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A log saved by an editor that writes a byte-order mark was "no step column: not a training log", the mark
+    read as part of the first column's name (eighteenth hostile pass)."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    (exp / "st" / "logs" / "version_0").mkdir(parents=True)
+    (exp / "st" / "logs" / "version_0" / "metrics.csv").write_text("\ufeffstep,train/loss\n1,2.0\n2,1.5\n")
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0, capsys.readouterr().err
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
 def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A value near float64's largest (an edited log's `1e308`, beyond the float32 Lightning logs) was an
     OverflowError or ValueError traceback inside matplotlib's axes; it is not drawn, as inf is not (eighteenth
