@@ -457,7 +457,7 @@ def check_distinct(paths: Iterable[Path]) -> None:
 def _listed(journal: Path) -> list[str] | None:
     """The names the journal at ``journal`` lists, or None where it is no journal of sate's (missing, damaged, a
     file of other content)."""
-    value = read_record(journal)
+    value = read_record(journal, "the command")  # no journal is written again: `check_set_whole` names it first
     names = value.get("names") if isinstance(value, dict) else None
     return [name for name in names if isinstance(name, str)] if isinstance(names, list) else None
 
@@ -991,15 +991,16 @@ def contents_digest(blobs: Iterable[bytes]) -> str:
 MAX_RECORD_BYTES = 64 << 20  # far beyond any record sate writes (a plan of thousands of shards: kilobytes)
 
 
-def read_record(path: Path) -> object | None:
+def read_record(path: Path, writer: str) -> object | None:
     """The JSON value of a record sate wrote itself (an index, a plan, a sidecar), or None when it is missing or
     damaged (unreadable, not UTF-8, not JSON, nested too deeply, larger than any record): the caller computes it
     again. Anything but a file in its place (a named pipe, a device, a directory, a broken link, a loop) is refused
-    naming it: a named pipe blocked the command for ever, and a link to /dev/zero was read until memory ran out."""
+    naming it: a named pipe blocked the command for ever, and a link to /dev/zero was read until memory ran out.
+    ``writer`` is the command that writes the record (e.g. "`sate features`"): the advice said "the command writes
+    it again", which `sate pack` or `sate train` reading a data directory's record never does."""
     kind = what_is_there(path)
     if kind is not None and path.parent.is_dir():  # a loop above it is named where the folder is used, as before
-        raise SateError(f"{path}: {kind}, where sate keeps a record of its own; remove it (the command writes it "
-                        "again)")
+        raise SateError(f"{path}: {kind}, where sate keeps a record of its own; remove it ({writer} writes it again)")
     try:
         with open(path, "rb") as f:
             data = f.read(MAX_RECORD_BYTES + 1)

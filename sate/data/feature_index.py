@@ -71,7 +71,7 @@ def record_checksums(ark: Path, sums: Mapping[int, int]) -> None:
 
 def recorded_checksums(ark: Path) -> dict[int, int]:
     """The checksums ``ark``'s shard recorded, or {} (a shard written before they were recorded)."""
-    sums = read_record(checksums_path(ark))  # bounded, and no named pipe or device read in its place
+    sums = read_record(checksums_path(ark), "`sate features`")  # bounded, and no named pipe or device read in its place
     try:
         return {int(offset): int(crc) for offset, crc in sums.items()}  # type: ignore[union-attr]
     except (ValueError, AttributeError, TypeError):
@@ -80,7 +80,7 @@ def recorded_checksums(ark: Path) -> dict[int, int]:
 
 def recorded_sizes(shard_dir: Path) -> dict[str, int]:
     """The sizes a finished split recorded, or {} (a split older than the record, or not finished)."""
-    sizes = read_record(shard_dir / SIZES)
+    sizes = read_record(shard_dir / SIZES, "`sate features`")
     return sizes if isinstance(sizes, dict) else {}
 
 
@@ -92,7 +92,7 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
         raise
     except OSError:
         return f"{ark} is missing"
-    if (ark.parent / SIZES).exists() and not isinstance(read_record(ark.parent / SIZES), dict):
+    if (ark.parent / SIZES).exists() and not isinstance(read_record(ark.parent / SIZES, "`sate features`"), dict):
         # emptied or cut: no ark's size was checked, and a cut ark was "up to date" for `sate features`
         return f"{ark.parent / SIZES} does not hold the sizes of its arks: damaged"
     recorded = recorded_sizes(ark.parent).get(ark.name)

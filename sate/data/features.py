@@ -351,7 +351,7 @@ def _read_plan(plan_path: Path) -> dict:
     """A split's plan.json: the manifest fingerprint and each shard's audio stamp it recorded; {} when it is missing
     or damaged (then recomputed, as a record sate writes itself is; a cut or edited plan.json was a JSON or
     AttributeError traceback)."""
-    plan = read_record(plan_path)
+    plan = read_record(plan_path, "`sate features`")
     return plan if isinstance(plan, dict) else {}
 
 

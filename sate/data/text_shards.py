@@ -213,7 +213,7 @@ def read_index(store: Path) -> dict | None:
     """A store's index.json as `build_store` wrote it, for the key that names `store`, with every shard it names
     present at its size; None when missing, damaged (cut short or edited: a JSONDecodeError, TypeError or KeyError
     traceback before), of an earlier format, or another store's (copied or renamed here: it was read as this one)."""
-    index = read_record(store / "index.json")
+    index = read_record(store / "index.json", "`sate train`")
     if not isinstance(index, dict):
         return None
     shards, files, dropped = index.get("shards"), index.get("files"), index.get("dropped")

@@ -127,7 +127,8 @@ class Vocabulary:
 
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
-    meta = read_record(Path(directory) / layout.VOCAB_META)  # None when missing or damaged (not UTF-8, not JSON)
+    # None when missing or damaged (not UTF-8, not JSON)
+    meta = read_record(Path(directory) / layout.VOCAB_META, "`sate vocab`")
     kind = meta.get("kind", "spm") if isinstance(meta, dict) else "spm"
     return kind if isinstance(kind, str) and kind in VOCAB_KINDS else "spm"
 
@@ -261,7 +262,7 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
     vocab`, which had called it up to date."""
     if not all(p.is_file() for p in outputs):
         return False
-    record = read_record(meta_path)
+    record = read_record(meta_path, "`sate vocab`")
     return isinstance(record, dict) and record == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
 
 

@@ -140,7 +140,7 @@ def plan_talks(splits: Mapping[str, Sequence[tuple[str, str]]], train_size: int,
 def _finished(sidecar: Path, fingerprint: str) -> list[dict] | None:
     """The segments a finished talk recorded beside its wav, or None (missing, of another plan, or damaged: a
     sidecar cut short was a JSONDecodeError traceback; the talk is voiced again)."""
-    saved = read_record(sidecar)
+    saved = read_record(sidecar, "`sate synth`")
     ok = isinstance(saved, dict) and saved.get("fingerprint") == fingerprint and isinstance(saved.get("segments"), list)
     return saved["segments"] if ok else None
 

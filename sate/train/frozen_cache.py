@@ -152,7 +152,7 @@ def _files(split: str) -> tuple[str, str]:
 
 def _record(out: Path, split: str) -> dict | None:
     """``SPLIT.json`` as written by `compute_split`, or None (missing, unreadable, or of an earlier format)."""
-    record = read_record(out / f"{split}.json")
+    record = read_record(out / f"{split}.json", "`sate train`")
     if not (isinstance(record, dict) and isinstance(record.get("crc"), list) and isinstance(record.get("bytes"), dict)
             and isinstance(record.get("manifest"), str) and isinstance(record.get("key"), str)
             and record.get("utterances") == len(record["crc"])):

@@ -27,7 +27,7 @@ def read_train_time(exp: Path) -> TrainTimeRecord:
     """The record, or zero seconds in zero runs when it is missing or damaged (the time then starts again). A value
     out of range is damage too: seconds of 1e400 were added to and written back as `Infinity` (no JSON number),
     -5 as -4.0, each run after run."""
-    record = read_record(Path(exp) / layout.TRAIN_TIME)
+    record = read_record(Path(exp) / layout.TRAIN_TIME, "`sate train`")
     seconds, runs = (record.get("seconds"), record.get("runs")) if isinstance(record, dict) else (None, None)
     if not (is_number(seconds) and 0 <= seconds <= MAX_TRAIN_SECONDS and is_int64(runs) and runs >= 0):
         return TrainTimeRecord(seconds=0.0, runs=0)

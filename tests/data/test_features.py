@@ -401,6 +401,6 @@ def test_a_record_that_is_no_file_is_named_by_the_readers(prepared: Path, tmp_pa
                           env={**os.environ, "PYTHONPATH": path})
     assert done.returncode == 1 and done.stderr.strip().splitlines()[-1] == (
         f"sate.errors.SateError: {data / 'fbank' / name}: a named pipe, where sate keeps a record of its own; remove "
-        "it (the command writes it again)"), done.stderr[-2000:]
+        "it (`sate features` writes it again)"), done.stderr[-2000:]
 
 

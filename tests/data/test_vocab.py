@@ -152,6 +152,20 @@ def test_token_list_must_match_the_model(prepared: Path, tmp_path: Path) -> None
         Vocabulary(prepared / "spm_src.model", tmp_path / "pipe.txt")
 
 
+def test_a_record_that_is_no_file_names_the_command_that_writes_it(prepared: Path, tmp_path: Path) -> None:
+    """A folder or named pipe at DATA/vocab.json was "remove it (the command writes it again)" for every reader:
+    `sate pack` or `sate train`, which never write it (eighteenth hostile pass). The command that does is named."""
+    from sate.data.vocab import vocabulary_kind
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    (data / "vocab.json").unlink()
+    (data / "vocab.json").mkdir()
+    with pytest.raises(SateError, match=r"vocab\.json: a directory, where sate keeps a record of its own; remove it "
+                                        r"\(`sate vocab` writes it again\)$"):
+        vocabulary_kind(data)
+
+
 @pytest.mark.parametrize("damage", ["garbage", "truncated"])
 def test_a_damaged_sentencepiece_model_is_one_line_naming_it(prepared: Path, tmp_path: Path, damage: str) -> None:
     """It was SentencePiece's RuntimeError traceback, in a data directory or a pack alike."""
