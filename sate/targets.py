@@ -236,6 +236,9 @@ def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
         if why is not None:
             raise SateError(f"{option} {named}: refusing to write a data directory into it: {why}; give a new or other "
                             "directory")
+        if kind == "directory" and _a_data_directory(path):  # `analyze locality --out DATA` wrote its tables there
+            raise SateError(f"{option} {named}: refusing to write into it: it is a data directory, which only `sate "
+                            "prep`, `features` and `vocab` write; give a new or other directory")
         why = _not_corpus_root(path) if kind == "corpus" else None
         if why is not None:
             raise SateError(f"{option} {named}: refusing to write a corpus into it: {why}; give a new or other "
@@ -444,6 +447,11 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             place = f"{home} is another {owner}, whose file this run would replace; remove the link"
         if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
             place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
+        if place is None and os.path.islink(path) and real.is_file() and real.stat().st_size and \
+                real.parent != Path(os.path.realpath(path.parent)) and _ours(real, name) is None:
+            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes
+            # outside the folder: the notes were replaced, exit 0 (eighteenth hostile pass)
+            place = f"a file outside {directory}, which this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
@@ -461,6 +469,12 @@ def _other_kind(path: Path, name: str) -> str | None:
     tokens, exit 0."""
     if path.stat().st_size == 0:
         return None
+    ours = _ours(path, name)
+    return None if ours is not False else binary_kind(path) or "other text"
+
+
+def _ours(path: Path, name: str) -> bool | None:
+    """Does ``path`` hold what a command's own file ``name`` holds? None: a name not judged by its content."""
     base = Path(name).name
     if base.endswith(".jsonl"):
         ours = is_manifest(path)
@@ -479,7 +493,7 @@ def _other_kind(path: Path, name: str) -> str | None:
         ours = _sentencepiece(path)
     else:
         return None
-    return None if ours else binary_kind(path) or "other text"
+    return ours
 
 
 def _first_line(path: Path, limit: int) -> bytes:
