@@ -1052,23 +1052,38 @@ def test_two_files_of_one_set_linked_to_one_file(command: str, option: str, how:
     assert not problems, "\n".join(problems)
 
 
-def test_report_with_its_curves_a_link_to_its_table(tmp_path: Path, world: World, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str],
-                                                   full_disk: Callable[..., None]) -> None:
-    """`sate report`'s two outputs (--out, --curves) are one set from two options: one a link to the other is
-    refused, with nothing changed (eighteenth hostile pass)."""
+# Sets whose files are named by options or beside one, not in a folder of the command's own: (argv of the case
+# folder, the first file, the second).
+NAMED_SETS: dict[str, Callable[[World, Path], tuple[list[str], Path, Path]]] = {
+    "report": lambda w, c: (INVOCATIONS["report"](w, {"--out": str(c / "results.md"), "--curves": str(c / "c.png")}),
+                            c / "results.md", c / "c.png"),
+    "analyze attention": lambda w, c: ([*INVOCATIONS["analyze attention"](w, {"--out": str(c / "a.png")}),
+                                        "--encoder-layers", "1"], c / "a.png", c / "a.textual-layer1.png"),
+}
+
+
+@pytest.mark.parametrize("command", list(NAMED_SETS))
+def test_two_files_of_a_named_set_linked_to_one_file(command: str, tmp_path: Path, world: World,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     full_disk: Callable[..., None]) -> None:
+    """`sate report`'s table and curves, `analyze attention`'s map and a layer map beside it: one a symlink to the
+    other is refused, with nothing changed (eighteenth hostile pass); one a hard link is refused, or both written as
+    files of their own (each renamed into place: nothing is lost)."""
     problems = []
     for how in LINK_KINDS:
         case = tmp_path / how
         case.mkdir()
-        table, curves = case / "results.md", case / "curves.png"
-        assert main(INVOCATIONS["report"](world, {"--out": str(table), "--curves": str(curves)})) == 0
-        _link_at(curves, table, how)
+        argv, first, second = NAMED_SETS[command](world, case)
+        assert main(argv) == 0
+        _link_at(second, first, how)
         before = snapshot(case, world.root)
-        status, err = run_sate(INVOCATIONS["report"](world, {"--out": str(table), "--curves": str(curves)}), "",
-                               monkeypatch, capsys, full_disk)
-        found = check_outcome(Outcome(status, err, before, snapshot(case, world.root)), command="report",
-                              must_refuse=True, names=[str(table), str(curves)])
+        status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
+        own = frozenset(p for p in before if p.startswith(str(case) + os.sep)) if how == "hard-link" else frozenset()
+        found = check_outcome(Outcome(status, err, before, snapshot(case, world.root)), command=command,
+                              must_refuse=how == "symlink", names=[str(first), str(second)], own=own)
+        if status == 0 and os.path.samefile(first, second):
+            found.append(f"(d) exit 0 with {second} and {first} still one file")
         problems += [f"{how}: {p}" for p in found]
     assert not problems, "\n".join(problems)
 
