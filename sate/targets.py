@@ -447,8 +447,7 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             place = f"{home} is another {owner}, whose file this run would replace; remove the link"
         if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
             place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
-        if place is None and os.path.islink(path) and real.is_file() and real.stat().st_size and \
-                real.parent != Path(os.path.realpath(path.parent)) and _ours(real, name) is None:
+        if place is None and _ours(real, name) is None and linked_out(path) is not None:
             # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes
             # outside the folder: the notes were replaced, exit 0 (eighteenth hostile pass)
             place = f"a file outside {directory}, which this run would replace; remove the link"
@@ -459,6 +458,29 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if os.path.islink(path) and not os.path.exists(path):  # written through, it made folders where it led
             raise SateError(f"{option} {directory}: {path} is {what_is_there(path)}, where the command writes its "
                             f"file {name}: remove it")
+
+
+def linked_out(path: Path) -> Path | None:
+    """Where ``path`` leads when it is a symlink out of its folder to a file with something in it, or None."""
+    if not os.path.islink(path):
+        return None
+    real = Path(os.path.realpath(path))
+    if real.is_file() and real.stat().st_size and real.parent != Path(os.path.realpath(path.parent)):
+        return real
+    return None
+
+
+def check_not_linked_out(paths: Iterable[Path], option: str = "--out") -> None:
+    """Refuse a file a command names itself in the folder it is given (one per input: `translate --format srt --out
+    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink out of that folder to a file with
+    something in it: the user's notes it led to were replaced with subtitles or segments, exit 0 (eighteenth
+    hostile pass)."""
+    for path in paths:
+        real = linked_out(path)
+        if real is not None:
+            raise SateError(f"{option} {path.parent}: {path} is a symlink to {real}, where the command would write its "
+                            f"file {path.name}: a file outside {path.parent}, which this run would replace; remove "
+                            "the link")
 
 
 def _other_kind(path: Path, name: str) -> str | None:

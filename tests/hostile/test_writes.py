@@ -1189,9 +1189,10 @@ def test_evaluate_again_with_its_results_a_named_pipe_does_not_wait_on_it(
 
 def test_a_name_sate_derives_linked_to_a_users_file_outside_is_refused(tmp_path: Path, world: World,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
-    """Names a command gives its outputs itself, not given by an option: `report`'s EXP/results.md (no --out) and
-    `analyze attention`'s layer maps beside --out. A symlink at one to a user's file outside its folder had the file
-    replaced with the table or a map, exit 0 (eighteenth hostile pass); refused naming it before any work."""
+    """Names a command gives its outputs itself, not given by an option: `report`'s EXP/results.md (no --out),
+    `analyze attention`'s layer maps beside --out, `translate --format srt --out DIR`'s and `segment --out DIR/`'s
+    file per input. A symlink at one to a user's file outside its folder had the file replaced with the table, a map,
+    subtitles or segments, exit 0 (eighteenth hostile pass); refused naming it before any work."""
     notes, mine = _users_file(tmp_path)
     picture = notes.with_name("picture.png")
     picture.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
@@ -1200,9 +1201,17 @@ def test_a_name_sate_derives_linked_to_a_users_file_outside_is_refused(tmp_path:
     (exp / "results.md").symlink_to(notes)
     out = tmp_path / "attention.png"
     (tmp_path / "attention.textual-layer1.png").symlink_to(picture)
+    srt, segments, second = tmp_path / "srt", tmp_path / "segments", tmp_path / "second.wav"
+    shutil.copyfile(world.wav, second)
+    for folder, name in ((srt, "talk.srt"), (segments, "talk.jsonl")):
+        folder.mkdir()
+        (folder / name).symlink_to(notes)
     for argv, link, to in ((["report", "--exp", str(exp)], exp / "results.md", notes),
                            ([*INVOCATIONS["analyze attention"](world, {"--out": str(out)}), "--encoder-layers", "1"],
-                            tmp_path / "attention.textual-layer1.png", picture)):
+                            tmp_path / "attention.textual-layer1.png", picture),
+                           (["translate", "--model", str(world.pack), "--vad", "energy", "--format", "srt",
+                             str(world.wav), str(second), "--out", str(srt)], srt / "talk.srt", notes),
+                           (INVOCATIONS["segment"](world, {"--out": f"{segments}/"}), segments / "talk.jsonl", notes)):
         capsys.readouterr()
         assert main(argv) == 2
         err = capsys.readouterr().err
