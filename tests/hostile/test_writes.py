@@ -869,6 +869,20 @@ def _start_or_filled(world: World, case: Path, command: str, option: str,
     return out
 
 
+def _run_again(case: Path, world: World, command: str, option: str, out: Path, variant: int, roots: tuple[Path, ...],
+               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               full_disk: Callable[..., None]) -> tuple[int, str, dict[str, Entry], dict[str, Entry]]:
+    """The command run again into its folder ``out`` doing its work (`REDO`'s ``variant``, `AGAIN_ARGS`): its status
+    and stderr, and ``roots`` before and after."""
+    if (command, option) in REDO:
+        REDO[(command, option)][variant](out)
+    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
+    argv = INVOCATIONS[command](world, {**fresh, option: str(out)}) + AGAIN_ARGS.get((command, option), [])
+    before = snapshot(*roots)
+    status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
+    return status, err, before, snapshot(*roots)
+
+
 def run_link_case(case: Path, world: World, command: str, option: str, name: str, how: str,
                   filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
                   capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None], variant: int = 0) -> list[str]:
@@ -880,13 +894,8 @@ def run_link_case(case: Path, world: World, command: str, option: str, name: str
     out = _start_or_filled(world, case / "run", command, option, filled)
     at = out / name
     _link_at(at, notes, how)
-    if (command, option) in REDO:
-        REDO[(command, option)][variant](out)
-    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
-    argv = INVOCATIONS[command](world, {**fresh, option: str(out)}) + AGAIN_ARGS.get((command, option), [])
-    before = snapshot(case / "run", world.root)
-    status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
-    after = snapshot(case / "run", world.root)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case / "run", world.root),
+                                            monkeypatch, capsys, full_disk)
     own = frozenset(p for p in before if p.startswith(str(out) + os.sep))
     kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
     found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
@@ -949,13 +958,8 @@ def run_things_case(case: Path, world: World, command: str, option: str, folder:
     (place / "mine-dir").mkdir()
     (place / "mine-dir" / "notes.txt").write_text("my notes\n")
     (place / "mine-link").symlink_to(notes)
-    if (command, option) in REDO:
-        REDO[(command, option)][variant](out)
-    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
-    argv = INVOCATIONS[command](world, {**fresh, option: str(out)}) + AGAIN_ARGS.get((command, option), [])
-    before = snapshot(case, world.root)
-    status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
-    after = snapshot(case, world.root)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case, world.root),
+                                            monkeypatch, capsys, full_disk)
     mine = {str(place / n) for n in (".mine", "mine.txt", "mine-dir", "mine-dir/notes.txt", "mine-link")}
     own = frozenset(p for p in before if p.startswith(str(out) + os.sep) and p not in mine)
     kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
@@ -1003,13 +1007,8 @@ def run_set_link_case(case: Path, world: World, command: str, option: str, first
     (case / "run").mkdir()
     out = _start_or_filled(world, case / "run", command, option, filled)
     _link_at(out / second, out / first, how) if how == "hard-link" else _link_at(out / second, Path(first), how)
-    if (command, option) in REDO:
-        REDO[(command, option)][variant](out)
-    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
-    argv = INVOCATIONS[command](world, {**fresh, option: str(out)}) + AGAIN_ARGS.get((command, option), [])
-    before = snapshot(case, world.root)
-    status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
-    after = snapshot(case, world.root)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case, world.root),
+                                            monkeypatch, capsys, full_disk)
     kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
     own = frozenset(p for p in before if p.startswith(str(out) + os.sep)) if status == 0 else frozenset()
     found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
