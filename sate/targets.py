@@ -236,6 +236,9 @@ def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
         if why is not None:
             raise SateError(f"{option} {named}: refusing to write a data directory into it: {why}; give a new or other "
                             "directory")
+        if kind == "directory" and _a_data_directory(path):  # `analyze locality --out DATA` wrote its tables there
+            raise SateError(f"{option} {named}: refusing to write into it: it is a data directory, which only `sate "
+                            "prep`, `features` and `vocab` write; give a new or other directory")
         why = _not_corpus_root(path) if kind == "corpus" else None
         if why is not None:
             raise SateError(f"{option} {named}: refusing to write a corpus into it: {why}; give a new or other "
@@ -450,6 +453,10 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             place = f"{home} is another {owner}, whose file this run would replace; remove the link"
         if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
             place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
+        if place is None and _ours(real, name) is None and linked_out(path) is not None:
+            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes
+            # outside the folder: the notes were replaced, exit 0 (eighteenth hostile pass)
+            place = f"a file outside {directory}, which this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
@@ -457,6 +464,29 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if os.path.islink(path) and not os.path.exists(path):  # written through, it made folders where it led
             raise SateError(f"{option} {directory}: {path} is {what_is_there(path)}, where the command writes its "
                             f"file {name}: remove it")
+
+
+def linked_out(path: Path) -> Path | None:
+    """Where ``path`` leads when it is a symlink out of its folder to a file with something in it, or None."""
+    if not os.path.islink(path):
+        return None
+    real = Path(os.path.realpath(path))
+    if real.is_file() and real.stat().st_size and real.parent != Path(os.path.realpath(path.parent)):
+        return real
+    return None
+
+
+def check_not_linked_out(paths: Iterable[Path], option: str = "--out") -> None:
+    """Refuse a file a command names itself in the folder it is given (one per input: `translate --format srt --out
+    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink out of that folder to a file with
+    something in it: the user's notes it led to were replaced with subtitles or segments, exit 0 (eighteenth
+    hostile pass)."""
+    for path in paths:
+        real = linked_out(path)
+        if real is not None:
+            raise SateError(f"{option} {path.parent}: {path} is a symlink to {real}, where the command would write its "
+                            f"file {path.name}: a file outside {path.parent}, which this run would replace; remove "
+                            "the link")
 
 
 def _other_kind(path: Path, name: str) -> str | None:
@@ -467,6 +497,12 @@ def _other_kind(path: Path, name: str) -> str | None:
     tokens, exit 0."""
     if path.stat().st_size == 0:
         return None
+    ours = _ours(path, name)
+    return None if ours is not False else binary_kind(path) or "other text"
+
+
+def _ours(path: Path, name: str) -> bool | None:
+    """Does ``path`` hold what a command's own file ``name`` holds? None: a name not judged by its content."""
     base = Path(name).name
     if base.endswith(".jsonl"):
         ours = is_manifest(path)
@@ -485,7 +521,7 @@ def _other_kind(path: Path, name: str) -> str | None:
         ours = _sentencepiece(path)
     else:
         return None
-    return None if ours else binary_kind(path) or "other text"
+    return ours
 
 
 def _first_line(path: Path, limit: int) -> bytes:

@@ -107,8 +107,9 @@ def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: 
     tone = 0.3 * np.sin(np.arange(48000) * 0.05).astype(np.float32)
     sf.write(talk, np.concatenate([tone, np.zeros(16000, np.float32), tone]), 16000)
     assert main(["segment", str(talk), "--vad", "energy", "--out", str(data)]) == 2
-    assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {data}/train.jsonl: refusing to replace "
-                                               f"it: it is a manifest of the data directory {data} (sate prep)")
+    assert capsys.readouterr().err.strip() == (f"sate segment: error: --out {data}: refusing to write into it: it is "
+                                               "a data directory, which only `sate prep`, `features` and `vocab` "
+                                               "write; give a new or other directory")  # the folder (pass 18)
     assert (data / "train.jsonl").read_text() == before
     with pytest.raises(SateError, match="it is a manifest of the data directory"):
         check_output(data / "train.jsonl", "text")
@@ -700,6 +701,49 @@ def test_a_marian_folder_linked_into_a_pack_is_refused_before_any_work(tmp_path:
     assert (data / "marian" / "source.spm").read_bytes() == (hub / "source.spm").read_bytes()
 
 
+def test_a_run_folders_file_linked_to_a_users_file_outside_is_refused_before_any_work(
+        tmp_path: Path, a_pack: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --out EV` again with EV/hyp.txt (or results.json, ref.txt...) a symlink to a user's notes
+    outside EV, and `analyze locality --out DIR` with DIR/locality.csv one: the notes were replaced with the run's
+    file, exit 0 (eighteenth hostile pass, the writes harness's links). Names no content tells apart are refused
+    where a link leads out of the folder to a file with something in it."""
+    notes = tmp_path / "home" / "notes.txt"
+    notes.parent.mkdir()
+    notes.write_text("my notes\n")
+    out = tmp_path / "ev"
+    argv = ["evaluate", "--model", str(a_pack), "--data", str(prepared_data), "--split", "dev", "--out", str(out)]
+    assert main(argv) == 0
+    capsys.readouterr()
+    for name in ("hyp.txt", "results.json"):
+        saved = (out / name).read_bytes()
+        (out / name).unlink()
+        (out / name).symlink_to(notes)
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (
+            f"sate evaluate: error: --out {out}: {out / name} is a symlink to {notes}, where the command would write "
+            f"its file {name}: a file outside {out}, which this run would replace; remove the link\n")
+        assert notes.read_text() == "my notes\n"
+        (out / name).unlink()
+        (out / name).write_bytes(saved)
+    assert main(argv) == 0  # its own files, replaced
+    analysis = tmp_path / "analysis"
+    analysis.mkdir()
+    (analysis / "locality.csv").symlink_to(notes)
+    with pytest.raises(SateError, match="locality.csv: a file outside .* which this run would replace"):
+        check_own_files(analysis, ["locality.csv"], "--out")
+
+
+def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
+    """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
+    every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data, ignore=shutil.ignore_patterns("fbank"))
+    with pytest.raises(SateError, match=f"^--out {data}: refusing to write into it: it is a data directory"):
+        check_output(data, "directory")
+    (tmp_path / "mine").mkdir()
+    assert check_output(tmp_path / "mine", "directory") == tmp_path / "mine"
+
+
 def test_evaluate_results_are_rewritten_by_evaluate_alone(tmp_path: Path, a_pack: Path, prepared_data: Path,
                                                            capsys: pytest.CaptureFixture[str]) -> None:
     """`translate --out EV/results.json` replaced a run's scores with translation text, exit 0: text over text,
@@ -842,7 +886,8 @@ def test_no_jsonl_is_written_into_a_data_directory(tmp_path: Path, capsys: pytes
     sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
     for out in (f"{data}/", str(data / "new.jsonl")):
         assert main(["segment", str(wav), "--vad", "energy", "--out", out]) == 2
-        assert "is read as the manifest of a split" in capsys.readouterr().err
+        err = capsys.readouterr().err  # the folder refused as a data directory itself (eighteenth pass)
+        assert "is read as the manifest of a split" in err or "refusing to write into it: it is a data dir" in err
     for kind in typing.get_args(Kind):  # a model or a folder of that name too (`average --out DATA/x.jsonl`)
         with pytest.raises(SateError, match=r"--out .*delays\.jsonl: a \.jsonl in the data directory .* is read as "
                                             r"the manifest of a split \(delays\)"):

@@ -282,6 +282,8 @@ def run_attention(args: argparse.Namespace) -> int:
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
         check_output(path, "image")
+    # the maps' names are sate's, not given: a symlink at one to a user's picture outside was written through (pass 18)
+    check_own_files(args.out.parent, [p.name for p in heatmap.output_paths(args.out, args.encoder_layers)[1:]], "--out")
     check_journal_place(real_path(path).parent for path in heatmap.output_paths(args.out, args.encoder_layers)
                         if not is_stream(path))
     check_distinct(path for path in heatmap.output_paths(args.out, args.encoder_layers) if not is_stream(path))

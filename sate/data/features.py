@@ -28,7 +28,7 @@ import zlib
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 import numpy as np
 
@@ -276,6 +276,15 @@ def compute_shard(shard: Shard) -> int:
         raise
 
 
+def _made_anew(tmp: Path) -> IO[bytes]:
+    """A shard's fixed temporary name (its ark's, its sums'), opened for writing as a new file: whatever stands there
+    is unlinked first, never written through. A hard link or a symlink there to a user's file (a name of sate's own,
+    left by a killed run or made by hand) had that file replaced with features when the shard was computed again,
+    and the ark renamed into place kept it as another name (eighteenth hostile pass)."""
+    tmp.unlink(missing_ok=True)
+    return open(tmp, "xb")  # O_EXCL: a link made since the unlink is refused, not followed
+
+
 def _compute_shard(shard: Shard) -> int:
     """Write one shard (ark, then stats, then scp: an scp means the shard is complete).
 
@@ -292,7 +301,7 @@ def _compute_shard(shard: Shard) -> int:
     previous, stored_at = None, 0
     sums: dict[int, int] = {}
     tmp_ark = shard.ark.with_name(f".{shard.ark.name}.tmp")
-    with open(tmp_ark, "wb") as f:
+    with _made_anew(tmp_ark) as f:
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
             if (audio, offset, duration, speed, n_frames) == previous:  # the same slice, another translation
                 scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
@@ -321,7 +330,8 @@ def _compute_shard(shard: Shard) -> int:
     os.replace(tmp_ark, shard.ark)
     if shard.stats:
         tmp_stats = shard.stats_path.with_name(f".{shard.stats_path.name}.tmp.npz")
-        np.savez(tmp_stats, sum=total, sum_sq=total_sq, frames=frames)
+        with _made_anew(tmp_stats) as f:
+            np.savez(f, sum=total, sum_sq=total_sq, frames=frames)
         os.replace(tmp_stats, shard.stats_path)
     record_checksums(shard.ark, sums)
     atomic_write_lines(shard.scp, scp_lines)

@@ -25,6 +25,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -36,7 +37,7 @@ from torch.utils.data import Dataset
 
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
-from sate.errors import SateError, one_line
+from sate.errors import SateError, first_few, one_line
 from sate.files import atomic_write_text, read_record, real_path
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
@@ -228,6 +229,20 @@ def read_index(store: Path) -> dict | None:
     return index
 
 
+def _check_only_ours(store: Path) -> None:
+    """Refuse to build a damaged store again where its folder holds what sate did not write there (a user's notes,
+    a hidden file, a folder) or is a symlink: the folder is removed whole first, and the user's things in it went
+    with it (eighteenth hostile pass), as `sate features` refuses them in a split's shard folder."""
+    if store.is_symlink():
+        raise SateError(f"{store}: a symlink (to {os.readlink(store)}), where sate keeps an MT text store it removes "
+                        "and builds again (this one is damaged); remove the link")
+    other = sorted(p.name for p in store.iterdir() if not (p.is_file() and not p.is_symlink() and
+                                                         re.fullmatch(r"index\.json|shard-\d{5,}\.npz", p.name)))
+    if other:
+        raise SateError(f"{store}: holds {first_few(other, 1)}, which sate did not write; the store is damaged and "
+                        "its folder is removed before it is built again: move it away")
+
+
 def prepare_store(data_dir: Path, files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab,  # noqa: ANN001
                   vocab_ids: Sequence[str], cleaning: TextCleaning) -> Path:
     """The store of `files` under ``data_dir/mt_bin``, built when missing; prints what cleaning dropped."""
@@ -237,6 +252,7 @@ def prepare_store(data_dir: Path, files: Sequence[tuple[Path, Path]], src_vocab,
         print(f"MT text: {one_line(str(out))} ({_describe(index['pairs'], index['dropped'])})")
         return out
     if out.is_dir():  # a store appears whole (renamed into place): this one was cut or edited since
+        _check_only_ours(out)
         print(f"MT text: {one_line(str(out))} is damaged, of an earlier format or another store's (its index.json or "
               "a shard is missing, unreadable, of another size or names another key): built again")
         shutil.rmtree(out)

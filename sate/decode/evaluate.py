@@ -47,7 +47,7 @@ from sate.files import (
 )
 from sate.numbers import whole_number
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, dir_name, evaluate_results, name_max, read_name
+from sate.targets import check_output, check_own_files, dir_name, evaluate_results, name_max, read_name
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -120,6 +120,7 @@ def check_out(out: Path) -> None:
     check_output(out, "directory")
     for name in OUTPUTS:
         check_output(out / name, "results")
+    check_own_files(out, OUTPUTS, "--out")  # a link at one to a user's notes outside: written through (pass 18)
     check_distinct(out / name for name in OUTPUTS)
 
 

@@ -167,6 +167,18 @@ def check_pack_holds_its_own(out: Path) -> None:
                         "did not write and which would go with the old pack; move it out first")
 
 
+def old_pack_place(out: Path) -> Path:
+    """Where the pack at ``out`` waits while the new one is renamed into place (``.NAME.old`` beside it), refused
+    before any work when anything but a pack a killed run left there stands at that name (that one is removed, as
+    ever): a user's folder of that name was deleted with everything in it, exit 0 (eighteenth hostile pass)."""
+    old = out.with_name(temp_prefix(out.name) + "old")
+    if os.path.lexists(old) and (old.is_symlink() or not (old / PACK_YAML).is_file()):
+        what = f"a symlink (to {os.readlink(old)})" if old.is_symlink() else what_is_there(old) or "a file"
+        raise SateError(f"--out {out}: {old} is {what}, where `sate pack` keeps the pack it replaces until the new "
+                        "one is in place (and then removes it); move it away")
+    return old
+
+
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
@@ -181,6 +193,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
 
     out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
     check_pack_holds_its_own(out)
+    old = old_pack_place(out)  # the pack replaced, until the new one is in place
     meta = load_model_file(model_file)
     require_directory(data_dir, "--data")  # a file or a pipe there was "data directory is missing"
     kind = vocabulary_kind(data_dir)
@@ -224,7 +237,6 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
 
     out.parent.mkdir(parents=True, exist_ok=True)
     tmp = make_temp_dir(out.parent, out.name)  # mode as mkdir gives it, not mkdtemp's 0700
-    old = out.with_name(temp_prefix(out.name) + "old")  # the pack replaced, until the new one is in place
     try:
         shutil.copyfile(model_file, tmp / MODEL)
         for name in parts:

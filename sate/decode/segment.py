@@ -23,6 +23,7 @@ from sate.files import atomic_fill, atomic_open, is_stream
 from sate.numbers import real_number
 from sate.targets import (
     check_not_input,
+    check_not_linked_out,
     check_output,
     check_streams_once,
     dir_name,
@@ -103,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
     for target in targets.values():
         check_output(target, "text")
         check_not_input(target, files)
+    check_not_linked_out(targets.values())  # names of its own: not written through a link out (pass 18)
     failed = 0
     kept = ""
 

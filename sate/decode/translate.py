@@ -22,7 +22,14 @@ from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open
 from sate.numbers import INT64, real_number, whole_number
-from sate.targets import check_not_input, check_output, check_streams_once, names_directory, read_name
+from sate.targets import (
+    check_not_input,
+    check_not_linked_out,
+    check_output,
+    check_streams_once,
+    names_directory,
+    read_name,
+)
 
 
 def _srt_paths(files: list[Path], out: Path) -> dict[Path, Path]:
@@ -116,6 +123,7 @@ def run(args: argparse.Namespace) -> int:
     srt_paths = _srt_paths(files, args.out) if several_srt else {}
     if several_srt:
         check_outputs(files, list(srt_paths.values()))
+        check_not_linked_out(srt_paths.values())  # names of its own: not written through a link out (pass 18)
     elif args.out is not None:
         check_outputs(files, [args.out])
 

@@ -21,7 +21,7 @@ from sate.files import check_journal_place, given_twice, is_stream, not_a_file, 
 from sate.numbers import is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output, file_name, metric_logs, read_name, same_file
+from sate.targets import check_not_input, check_output, check_own_files, file_name, metric_logs, read_name, same_file
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
 
@@ -263,6 +263,8 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
     out = check_output(args.out or args.exp / "results.md", "text")
+    if args.out is None:  # its default name is sate's: a symlink there to a user's notes was written through (pass 18)
+        check_own_files(args.exp, ["results.md"], "--exp")
     curves = check_output(args.curves, "image", "--curves") if args.curves is not None else None
     for path, option in ((out, "--out"), (curves, "--curves")):
         if path is not None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import time
 from pathlib import Path
 
@@ -43,7 +44,7 @@ from sate.data.manifest import read_manifest
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH, num_frames
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, atomic_write_text, read_record
+from sate.files import atomic_open, atomic_write_text, read_record, what_is_there
 from sate.models.hub.whisper import WhisperAcousticEncoder, output_lengths
 
 CACHE_DIR = layout.FROZEN_DIR
@@ -96,6 +97,7 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
     from its samples beforehand), so memory holds one batch: every utterance's states were kept until the end
     and then joined into a second copy, twice the cache (38 KB a second of audio for tiny.en: a 400-hour corpus
     asked for 110 GB)."""
+    _check_own_names(out, split)
     started = time.perf_counter()
     encoder = acoustic.encoder.model
     was_training = encoder.training
@@ -148,6 +150,18 @@ def compute_split(acoustic: WhisperAcousticEncoder, dataset: WaveformDataset, ma
 
 def _files(split: str) -> tuple[str, str]:
     return f"{split}.npy", f"{split}.index.npy"
+
+
+def _check_own_names(out: Path, split: str) -> None:
+    """Refuse a symlink, or anything but a regular file, at a name the split's states are written under: they are
+    sate's own, written anew, and a symlink there was written through, a user's file it led to replaced with the
+    states (eighteenth hostile pass), as `sate features` refuses one among its shards."""
+    for name in (*_files(split), f"{split}.json"):
+        path = out / name
+        what = f"a symlink (to {os.readlink(path)})" if path.is_symlink() else what_is_there(path)
+        if what is not None:
+            raise SateError(f"{one_line(str(path))}: {one_line(what)}, where sate keeps the frozen Whisper states it "
+                            "computes (written anew); remove it")
 
 
 def _record(out: Path, split: str) -> dict | None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -119,6 +120,25 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
         (shards / leftover).write_bytes(b"half")
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
     assert sorted(p.name for p in shards.iterdir() if p.name.startswith(".")) == []
+
+
+@pytest.mark.parametrize("how", ["hard-link", "symlink"])
+def test_a_link_at_a_shards_temporary_name_is_not_written_through(run_sate, prepped: Path, tmp_path: Path,
+                                                                  how: str) -> None:
+    """A shard's fixed temporary names (its ark's, its sums') another name of a user's file: the shard computed
+    again replaced the file with features (and the ark renamed into place kept it as another name), exit 0
+    (eighteenth hostile pass). Each is made anew."""
+    assert run_sate("features", "--data", prepped, "--splits", "train", "--jobs", "1")[0] == 0
+    shards = prepped / "fbank" / "train"
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for name in (".00000.ark.tmp", ".00000.stats.npz.tmp.npz"):
+        os.link(notes, shards / name) if how == "hard-link" else (shards / name).symlink_to(notes)
+    (shards / "00000.scp").unlink()  # the shard is computed again
+    (prepped / "fbank" / "train.scp").unlink()
+    assert run_sate("features", "--data", prepped, "--splits", "train", "--jobs", "1")[0] == 0
+    assert notes.read_text() == "my notes\n" and os.stat(notes).st_nlink == 1
+    assert not os.path.samefile(notes, shards / "00000.ark") and len(FeatureIndex(prepped / "fbank" / "train.scp"))
 
 
 @pytest.mark.parametrize("name", ["sizes.json", "00000.crc.json"])

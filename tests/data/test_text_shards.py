@@ -6,6 +6,7 @@ from __future__ import annotations
 import gzip
 import json
 import random
+import re
 import shutil
 from pathlib import Path
 
@@ -172,6 +173,22 @@ def test_store_is_reused_rebuilt_on_change_and_damage_is_named(tmp_path: Path, v
     en, de = write_pairs(tmp_path, "empty", [("(Applause)", "Applaus.")])
     with pytest.raises(SateError, match="no sentence pairs left after cleaning"):
         build(tmp_path, [(en, de)], vocabs)
+
+
+def test_a_users_things_in_a_damaged_store_are_refused_not_removed(tmp_path: Path, vocabs, capsys) -> None:
+    """A damaged store is removed whole and built again: a user's notes (or hidden file, folder) in its folder went
+    with it, and a store folder that is a symlink stopped in rmtree (eighteenth hostile pass). Refused naming it."""
+    files = [write_pairs(tmp_path, "mt", sentences(30, seed=4))]
+    store = build(tmp_path, files, vocabs).store
+    (store / "index.json").write_text("{}")  # damaged: built again
+    for name, make in ((".mine", lambda p: p.write_text("mine\n")), ("notes", lambda p: p.mkdir())):
+        make(store / name)
+        with pytest.raises(SateError, match=f"{re.escape(str(store))}: holds {re.escape(name)}, which sate did not "
+                                            "write"):
+            build(tmp_path, files, vocabs)
+        assert (store / name).exists()
+        (store / name).rmdir() if (store / name).is_dir() else (store / name).unlink()
+    assert len(build(tmp_path, files, vocabs)) == 30  # its own files alone: built again
 
 
 @pytest.mark.parametrize("stop", ["bad UTF-8", "interrupt"])

@@ -252,6 +252,31 @@ def test_a_pack_holding_files_of_the_users_is_not_replaced(tmp_path: Path, prepa
     assert main(argv) == 0
 
 
+def test_a_users_folder_or_link_at_the_old_packs_name_is_refused_before_any_work(
+        tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate pack --out pack` over an old pack moves it aside as `.pack.old` and removes it: a user's folder of that
+    name beside the pack was deleted with everything in it, exit 0 (eighteenth hostile pass). A pack there (a killed
+    run's old pack) is removed as before."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    out, old = tmp_path / "pack", tmp_path / ".pack.old"
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]
+    assert main(argv) == 0
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for make, what in ((lambda: (old.mkdir(), (old / "notes.txt").write_text("mine\n")), "a directory"),
+                       (lambda: old.symlink_to(notes), f"a symlink (to {notes})")):
+        make()
+        capsys.readouterr()
+        assert main(argv) == 2
+        assert capsys.readouterr().err == (f"sate pack: error: --out {out}: {old} is {what}, where `sate pack` keeps "
+                                           "the pack it replaces until the new one is in place (and then removes "
+                                           "it); move it away\n")
+        assert notes.read_text() == "my notes\n" and os.path.lexists(old)
+        shutil.rmtree(old) if not old.is_symlink() else old.unlink()
+    shutil.copytree(out, old)
+    assert main(argv) == 0 and not os.path.lexists(old)
+
+
 def test_a_pack_stopped_between_its_renames_leaves_the_old_pack(tmp_path: Path, prepared_data: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:

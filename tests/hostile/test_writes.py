@@ -5,10 +5,14 @@ The cases are generated from the code, not listed: every option of every command
 parser shows an option the table does not know, so a new output is covered by the next run without editing this
 file. Each output option is aimed at each hostile target of `TARGETS` (a user's file of another kind, links to a
 file, a folder, outside, broken or a loop, a folder, a FIFO, /dev/stdin, /dev/fd/N, a place inside a pack, a
-checkpoint folder, a downloaded model or stored features, an input of the same command, a full disk, a read-only
+checkpoint folder, a downloaded model or stored features, the data directory itself, a split's manifest or another
+name there, each file of an experiment or a pack, an input of the same command, a full disk, a read-only
 folder, names of 255 and 256 bytes and one with a line break); and the files a command writes under fixed names
 into the folder it fills (found by running it once into an empty folder) are each replaced by what a user may
-leave there before the command runs again.
+leave there before the command runs again. Every fixed name of a filled folder (its lock, its journal and fixed
+temporary names too: `PASSING_NAMES`) is made a hard link and a symlink to a user's notes outside it; a user's hidden
+file, file, folder and symlink are put in each folder the command rewrites; and two files of one set are linked to
+one file (eighteenth hostile pass).
 
 The invariant (`check_outcome`): every file the user made is unchanged and no link of theirs retargeted, the
 command ends 0, 1 or 2 with no traceback, a failure is one line naming the path, and no temporary file is left.
@@ -16,7 +20,8 @@ A case needs a tiny valid invocation of its command: `INVOCATIONS` says how, onc
 
 The committed cases are a rotation: output option i meets target j where (i + j) % `STRIDE` == 0, fixed-name file
 i meets target j where (i + j) % `FIXED_STRIDE` == 0. A wider run during a hostile pass takes the whole grid
-(`option_cases(stride=1)`, and `FIXED_STRIDE` 1).
+(`option_cases(stride=1)`, and `FIXED_STRIDE` 1; `LINK_STRIDE` 1, `THINGS_EVERY` and `FILL_COSTLY` for the links,
+the things and the sets).
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import signal
 import stat
 import sys
 import traceback
+import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -468,6 +474,31 @@ def _manifest_name(case: Path, user: Path, w: World, kind: str, inputs: list[Pat
     return Target(str(target), True, names=_named(target) + [str(w.data)])
 
 
+def _data_itself(case: Path, user: Path, w: World, kind: str, inputs: list[Path]) -> Target | None:
+    """The data directory itself, and a split's manifest in it: only `sate prep`, `features` and `vocab` (a data
+    output, which fills it as its use) write there (eighteenth hostile pass: every output aimed at DATA/)."""
+    return None if kind == "data" else Target(str(w.data), True, names=_named(w.data))
+
+
+def _split_manifest(case: Path, user: Path, w: World, kind: str, inputs: list[Path]) -> Target:
+    target = w.data / "dev.jsonl"
+    return Target(str(target), True, names=_named(target) + [str(w.data)])
+
+
+def _each_file_of(folder: Callable[[World], Path]) -> TargetMaker:
+    """Each file sate keeps in an experiment or a pack, by its own name: refused, whatever the output's kind. The
+    committed bound takes one of them, another for each output (`EVERY_FILE`: all of them)."""
+    def make(case: Path, user: Path, w: World, kind: str, inputs: list[Path]) -> list[Target]:
+        files = sorted(p for p in folder(w).rglob("*") if p.is_file())
+        if not EVERY_FILE:
+            files = [files[zlib.crc32(f"{kind} {[p.name for p in inputs]}".encode()) % len(files)]]
+        return [Target(str(p), True, names=_named(p) + [str(folder(w)), str(p.parent.parent)]) for p in files]
+    return make
+
+
+EVERY_FILE = False  # the wider run sets it
+
+
 TARGETS: dict[str, TargetMaker] = {
     "other-kind": lambda c, u, w, k, i: Target(str(other_kind(u, k)), True, names=_named(other_kind(u, k))),
     "link-to-file": lambda c, u, w, k, i: Target(str(_link(c / "link", other_kind(u, k))), True,
@@ -488,6 +519,10 @@ TARGETS: dict[str, TargetMaker] = {
     "in-hub": _inside(lambda w: w.hub),
     "in-fbank": _inside(lambda w: w.data / "fbank"),
     "manifest-name": _manifest_name,
+    "data-dir": _data_itself,
+    "split-manifest": _split_manifest,
+    "experiment-file": _each_file_of(lambda w: w.system),
+    "pack-file": _each_file_of(lambda w: w.pack),
     "same-input": _same_input,
     "read-only": _read_only,
     "full-disk": lambda c, u, w, k, i: Target(str(_fresh_name(c, k)), False, mode="full", names=[str(c)]),
@@ -669,7 +704,10 @@ FIXED_STRIDE = 4  # as STRIDE: file i of the folders meets fixed target j where 
 @pytest.fixture(scope="module")
 def filled(world: World, tmp_path_factory: pytest.TempPathFactory) -> dict[tuple[str, str], tuple[Path, list[str]]]:
     root = tmp_path_factory.mktemp("writes-filled")
-    return {(c, o): written_files(world, root, c, o) for c, o in FOLDER_OUTPUTS}
+    return {(c, o): written_files(world, root, c, o) for c, o in [*FOLDER_OUTPUTS, *(COSTLY_FOLDERS * FILL_COSTLY)]}
+
+
+FILL_COSTLY = False  # the wider run sets it: the costly commands' folders are filled too (a training, features)
 
 
 def run_fixed_case(case: Path, world: World, command: str, option: str, folder: Path, name: str, target_name: str,
@@ -750,6 +788,302 @@ def test_a_users_file_named_like_sates_journal_beside_an_output_is_kept(command:
     kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
     problems = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
                              names=[str(folder / layout.REPLACING), str(out)], own=own, kept=kept)
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------ a fixed name that is another user's file
+
+# Names a command writes in the folder it fills that one run does not leave there (its lock, a set's journal, the
+# fixed temporary names of a shard's ark and sums), by output: `written_files` finds only what a run leaves, and a
+# hard-linked lock had a user's notes cut to the pid (seventeenth hostile pass), a hard-linked temporary ark had them
+# replaced by features (eighteenth).
+PASSING_NAMES: dict[tuple[str, str], tuple[str, ...]] = {
+    ("prep", "--out"): (layout.REPLACING,),
+    ("features", "--data"): (layout.FEATURES_LOCK, "fbank/dev/.00000.ark.tmp", "fbank/train/.00000.stats.npz.tmp.npz"),
+    ("vocab", "--data"): (layout.VOCAB_LOCK, layout.REPLACING),
+    ("train", "--exp"): (layout.TRAIN_LOCK,),
+    ("evaluate", "--out"): (layout.REPLACING,),
+    ("analyze locality", "--out"): (layout.REPLACING,),
+    ("pack", "--out"): (),
+}
+
+
+def _stale_plans(out: Path) -> None:
+    """Each split's plan.json of another fingerprint: its shard folder is emptied and computed anew. One that is a
+    case's link to a user's file is no plan already (and must not be written through here)."""
+    for plan in sorted((out / layout.FBANK_DIR).glob("*/plan.json")):
+        if plan.is_file() and not plan.is_symlink() and plan.stat().st_nlink == 1:
+            plan.write_text('{"fingerprint": "another"}\n')
+
+
+# What makes a command do its work again in the folder it filled (it is otherwise up to date, and writes nothing),
+# each way a case is run in: `sate features` with its indexes gone (the shards computed again where they are) and
+# with its plans stale (each shard folder emptied first).
+REDO: dict[tuple[str, str], tuple[Callable[[Path], None], ...]] = {
+    ("features", "--data"): (lambda out: [p.unlink() for p in sorted((out / layout.FBANK_DIR).rglob("*.scp"))],
+                             _stale_plans),
+}
+# What makes a command that would find its work done write again (a finished training resumed for one more epoch).
+AGAIN_ARGS: dict[tuple[str, str], list[str]] = {("train", "--exp"): ["--set", "trainer.max_epochs=2"]}
+LINK_KINDS = ("hard-link", "symlink")
+LINK_STRIDE = 3  # as STRIDE: name i of an output meets link kind j where (i + j) % LINK_STRIDE == 0
+# The outputs whose folders are filled in the wider run alone (a run of theirs trains or computes features), and
+# what their folder holds before it: the world's data directory, or nothing.
+COSTLY_FOLDERS = [(c, o) for c, o, k in outputs() if k in FOLDER_KINDS and c in COSTLY and c != "synth"]
+
+
+def _users_file(root: Path) -> tuple[Path, bytes]:
+    """A user's notes in a folder of their own, away from what the case snapshots (a hard link's count is in its
+    times): the file and its bytes."""
+    away = root / "away"
+    away.mkdir(exist_ok=True)
+    notes = away / "notes.txt"
+    notes.write_bytes(b"my notes\n")
+    return notes, notes.read_bytes()
+
+
+def _link_at(at: Path, to: Path, how: str) -> None:
+    at.parent.mkdir(parents=True, exist_ok=True)
+    if os.path.lexists(at):
+        if at.is_dir() and not at.is_symlink():
+            shutil.rmtree(at)
+        else:
+            at.unlink()
+    if how == "hard-link":
+        os.link(to, at)
+    else:
+        at.symlink_to(to)
+
+
+def _start_or_filled(world: World, case: Path, command: str, option: str,
+                     filled: dict[tuple[str, str], tuple[Path, list[str]]]) -> Path:
+    """A copy of the command's filled folder, or where there is none (a costly command in the committed bound) what
+    it starts from: the world's data directory (up to date), or an empty folder."""
+    out = case / f"{command.replace(' ', '-')}{option}"
+    if (command, option) in filled:
+        shutil.copytree(filled[(command, option)][0], out, symlinks=True)
+    elif (command, option) in DATA_OPTIONS:
+        shutil.copytree(world.data, out)
+    else:
+        out.mkdir()
+    return out
+
+
+def _run_again(case: Path, world: World, command: str, option: str, out: Path, variant: int, roots: tuple[Path, ...],
+               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+               full_disk: Callable[..., None]) -> tuple[int, str, dict[str, Entry], dict[str, Entry]]:
+    """The command run again into its folder ``out`` doing its work (`REDO`'s ``variant``, `AGAIN_ARGS`): its status
+    and stderr, and ``roots`` before and after."""
+    if (command, option) in REDO:
+        REDO[(command, option)][variant](out)
+    fresh = {o: str(_fresh_name(case, k, o.strip("-"))) for c, o, k in outputs() if c == command}
+    argv = INVOCATIONS[command](world, {**fresh, option: str(out)}) + AGAIN_ARGS.get((command, option), [])
+    before = snapshot(*roots)
+    status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
+    return status, err, before, snapshot(*roots)
+
+
+def run_link_case(case: Path, world: World, command: str, option: str, name: str, how: str,
+                  filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
+                  capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None], variant: int = 0) -> list[str]:
+    """The command's folder with its file ``name`` another name of a user's notes (a hard link or a symlink), the
+    command run again: the notes byte-identical, whatever the command did (refused in one line, or replaced the
+    name with a file of its own)."""
+    notes, mine = _users_file(case)
+    (case / "run").mkdir()
+    out = _start_or_filled(world, case / "run", command, option, filled)
+    at = out / name
+    _link_at(at, notes, how)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case / "run", world.root),
+                                            monkeypatch, capsys, full_disk)
+    own = frozenset(p for p in before if p.startswith(str(out) + os.sep))
+    kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
+    found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
+                          names=[str(at), str(out)], own=own, kept=kept)
+    if not notes.is_file() or notes.is_symlink() or notes.read_bytes() != mine:
+        now = notes.read_bytes()[:40] if notes.is_file() else "gone"
+        found.append(f"(a) the user's {notes}, {how}ed at {name}, was changed: {now!r}; status {status}, "
+                     f"{err[-300:]!r}")
+    return [f"{name} -> {how}: {p}" for p in found]
+
+
+def _link_names(command: str, option: str, filled: dict[tuple[str, str], tuple[Path, list[str]]]) -> list[str]:
+    """The names of the command's folder a link case aims at: those a run leaves, then those it passes through."""
+    written = filled[(command, option)][1] if (command, option) in filled else []
+    return [*written, *PASSING_NAMES.get((command, option), ())]
+
+
+@pytest.mark.parametrize(("command", "option", "how"),
+                         [pytest.param(c, o, h, id=f"{c} {o} files -> {h}")
+                          for c, o in [*FOLDER_OUTPUTS, *COSTLY_FOLDERS] for h in LINK_KINDS])
+def test_a_file_the_command_keeps_as_another_name_of_a_users_file(
+        command: str, option: str, how: str, tmp_path: Path, world: World,
+        filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None]) -> None:
+    """Every fixed name of the command's folder (its lock, its journal and fixed temporary names too) a hard link and
+    a symlink to a user's notes outside it: the notes never change (eighteenth hostile pass). The committed bound:
+    name i meets link kind j where (i + j) % LINK_STRIDE == 0; a costly command's passing names alone (refused
+    before its work, or never reached)."""
+    names, j, problems = _link_names(command, option, filled), LINK_KINDS.index(how), []
+    for i, name in enumerate(names):
+        if (i + j) % LINK_STRIDE == 0 or (command, option) in COSTLY_FOLDERS and name.endswith(".lock"):
+            for variant in range(len(REDO.get((command, option), (None,)))):
+                case = tmp_path / f"case{i}-{variant}"
+                case.mkdir()
+                problems += run_link_case(case, world, command, option, name, how, filled, monkeypatch, capsys,
+                                          full_disk, variant)
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------------------ a user's things in a folder sate rewrites
+
+def _folders_of(out: Path, names: list[str]) -> list[Path]:
+    """The folders of a filled output that hold files of the command's own: itself and those below it (EXP/logs/ as
+    well as EXP/logs/version_0/)."""
+    return sorted({out, *(folder for n in names for folder in (out / n).parents if out in folder.parents)})
+
+
+def run_things_case(case: Path, world: World, command: str, option: str, folder: str,
+                    filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
+                    capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None], variant: int = 0) -> list[str]:
+    """A user's hidden file, plain file, folder and symlink in ``folder`` (relative) of the command's filled output,
+    the command run again doing its work: each kept byte-identical, whatever the command did."""
+    notes, _ = _users_file(case)
+    (case / "run").mkdir()
+    out = _start_or_filled(world, case / "run", command, option, filled)
+    place = out / folder
+    place.mkdir(parents=True, exist_ok=True)
+    (place / ".mine").write_text("my hidden notes\n")
+    (place / "mine.txt").write_text("my notes\n")
+    (place / "mine-dir").mkdir()
+    (place / "mine-dir" / "notes.txt").write_text("my notes\n")
+    (place / "mine-link").symlink_to(notes)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case, world.root),
+                                            monkeypatch, capsys, full_disk)
+    mine = {str(place / n) for n in (".mine", "mine.txt", "mine-dir", "mine-dir/notes.txt", "mine-link")}
+    own = frozenset(p for p in before if p.startswith(str(out) + os.sep) and p not in mine)
+    kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
+    found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
+                          names=[*sorted(mine), str(place), str(out)], own=own, kept=kept)
+    return [f"{folder or '.'}: {p}" for p in found]
+
+
+@pytest.mark.parametrize(("command", "option"),
+                         [pytest.param(c, o, id=f"{c} {o}") for c, o in [*FOLDER_OUTPUTS, *COSTLY_FOLDERS]])
+def test_a_users_things_in_a_folder_the_command_rewrites_are_kept(
+        command: str, option: str, tmp_path: Path, world: World,
+        filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None]) -> None:
+    """Each folder of the command's output that holds its files (DATA/, DATA/fbank/, DATA/fbank/SPLIT/, EXP/,
+    EXP/checkpoints/, EXP/logs/version_N/, an evaluate run's folder...) with a user's things in it: they survive the
+    command's next run (eighteenth hostile pass: a `.gitignore` in DATA/fbank/dev/ was deleted). The committed bound
+    takes the output's top folder; the wider run every folder (`THINGS_EVERY`)."""
+    if (command, option) not in filled:
+        pytest.skip("its folder is filled in the wider run alone (it trains or computes features)")
+    out, names = filled[(command, option)]
+    folders = _folders_of(out, names)
+    problems = []
+    for i, folder in enumerate(folders if THINGS_EVERY else folders[:1]):
+        for variant in range(len(REDO.get((command, option), (None,)))):
+            case = tmp_path / f"case{i}-{variant}"
+            case.mkdir()
+            problems += run_things_case(case, world, command, option, str(folder.relative_to(out)).strip("."),
+                                        filled, monkeypatch, capsys, full_disk, variant)
+    assert not problems, "\n".join(problems)
+
+
+THINGS_EVERY = False  # the wider run sets it: every folder of every output
+
+
+# ------------------------------------------------------------------------ two files of one set, one file
+
+def run_set_link_case(case: Path, world: World, command: str, option: str, first: str, second: str, how: str,
+                      filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
+                      capsys: pytest.CaptureFixture[str], full_disk: Callable[..., None],
+                      variant: int = 0) -> list[str]:
+    """The command's filled output with its file ``second`` a link (hard or symbolic) to its file ``first``, the
+    command run again: refused in one line naming one of them, with nothing changed, or the two written as two
+    files (one content was lost when both were renamed onto one file)."""
+    (case / "run").mkdir()
+    out = _start_or_filled(world, case / "run", command, option, filled)
+    _link_at(out / second, out / first, how) if how == "hard-link" else _link_at(out / second, Path(first), how)
+    status, err, before, after = _run_again(case, world, command, option, out, variant, (case, world.root),
+                                            monkeypatch, capsys, full_disk)
+    kept = (world.pack, world.system / "checkpoints", world.hub, world.data / "fbank")
+    own = frozenset(p for p in before if p.startswith(str(out) + os.sep)) if status == 0 else frozenset()
+    found = check_outcome(Outcome(status, err, before, after), command=command, must_refuse=False,
+                          names=[str(out / first), str(out / second), str(out)], own=own, kept=kept)
+    a, b = out / first, out / second
+    touched = before.get(str(a)) != after.get(str(a)) or before.get(str(b)) != after.get(str(b))
+    if status == 0 and touched and a.is_file() and b.is_file() and os.path.samefile(a, b):
+        written = filled[(command, option)][0]
+        if (written / first).read_bytes() != (written / second).read_bytes():
+            found.append(f"(d) exit 0 with {second} and {first} still one file: one of their contents is lost")
+    return [f"{second} {how}ed to {first}: {p}" for p in found]
+
+
+def _set_pairs(names: list[str]) -> list[tuple[str, str]]:
+    """Neighbouring files of one folder of an output: (first, second)."""
+    return [(a, b) for a, b in zip(names, names[1:], strict=False) if Path(a).parent == Path(b).parent]
+
+
+@pytest.mark.parametrize(("command", "option", "how"),
+                         [pytest.param(c, o, h, id=f"{c} {o} set -> {h}")
+                          for c, o in [*FOLDER_OUTPUTS, *COSTLY_FOLDERS] for h in LINK_KINDS])
+def test_two_files_of_one_set_linked_to_one_file(command: str, option: str, how: str, tmp_path: Path, world: World,
+                                                 filled: dict[tuple[str, str], tuple[Path, list[str]]],
+                                                 monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str],
+                                                 full_disk: Callable[..., None]) -> None:
+    """Two files the command writes together, one a link to the other: never both renamed onto one file (seventeenth
+    hostile pass: prep's dev.jsonl linked to train.jsonl lost one split, exit 0). The committed bound: pair i meets
+    link kind j where (i + j) % LINK_STRIDE == 0."""
+    if (command, option) not in filled:
+        pytest.skip("its folder is filled in the wider run alone (it trains or computes features)")
+    pairs, j, problems = _set_pairs(filled[(command, option)][1]), LINK_KINDS.index(how), []
+    for i, (first, second) in enumerate(pairs):
+        if (i + j) % LINK_STRIDE == 0:
+            for variant in range(len(REDO.get((command, option), (None,)))):
+                case = tmp_path / f"case{i}-{variant}"
+                case.mkdir()
+                problems += run_set_link_case(case, world, command, option, first, second, how, filled,
+                                              monkeypatch, capsys, full_disk, variant)
+    assert not problems, "\n".join(problems)
+
+
+# Sets whose files are named by options or beside one, not in a folder of the command's own: (argv of the case
+# folder, the first file, the second).
+NAMED_SETS: dict[str, Callable[[World, Path], tuple[list[str], Path, Path]]] = {
+    "report": lambda w, c: (INVOCATIONS["report"](w, {"--out": str(c / "results.md"), "--curves": str(c / "c.png")}),
+                            c / "results.md", c / "c.png"),
+    "analyze attention": lambda w, c: ([*INVOCATIONS["analyze attention"](w, {"--out": str(c / "a.png")}),
+                                        "--encoder-layers", "1"], c / "a.png", c / "a.textual-layer1.png"),
+}
+
+
+@pytest.mark.parametrize("command", list(NAMED_SETS))
+def test_two_files_of_a_named_set_linked_to_one_file(command: str, tmp_path: Path, world: World,
+                                                     monkeypatch: pytest.MonkeyPatch,
+                                                     capsys: pytest.CaptureFixture[str],
+                                                     full_disk: Callable[..., None]) -> None:
+    """`sate report`'s table and curves, `analyze attention`'s map and a layer map beside it: one a symlink to the
+    other is refused, with nothing changed (eighteenth hostile pass); one a hard link is refused, or both written as
+    files of their own (each renamed into place: nothing is lost)."""
+    problems = []
+    for how in LINK_KINDS:
+        case = tmp_path / how
+        case.mkdir()
+        argv, first, second = NAMED_SETS[command](world, case)
+        assert main(argv) == 0
+        _link_at(second, first, how)
+        before = snapshot(case, world.root)
+        status, err = run_sate(argv, "", monkeypatch, capsys, full_disk)
+        own = frozenset(p for p in before if p.startswith(str(case) + os.sep)) if how == "hard-link" else frozenset()
+        found = check_outcome(Outcome(status, err, before, snapshot(case, world.root)), command=command,
+                              must_refuse=how == "symlink", names=[str(first), str(second)], own=own)
+        if status == 0 and os.path.samefile(first, second):
+            found.append(f"(d) exit 0 with {second} and {first} still one file")
+        problems += [f"{how}: {p}" for p in found]
     assert not problems, "\n".join(problems)
 
 
@@ -850,3 +1184,37 @@ def test_evaluate_again_with_its_results_a_named_pipe_does_not_wait_on_it(
         signal.alarm(0)
         signal.signal(signal.SIGALRM, previous)
     assert not problems, "\n".join(problems)
+
+
+def test_a_name_sate_derives_linked_to_a_users_file_outside_is_refused(tmp_path: Path, world: World,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Names a command gives its outputs itself, not given by an option: `report`'s EXP/results.md (no --out),
+    `analyze attention`'s layer maps beside --out, `translate --format srt --out DIR`'s and `segment --out DIR/`'s
+    file per input. A symlink at one to a user's file outside its folder had the file replaced with the table, a map,
+    subtitles or segments, exit 0 (eighteenth hostile pass); refused naming it before any work."""
+    notes, mine = _users_file(tmp_path)
+    picture = notes.with_name("picture.png")
+    picture.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\0" * 32)
+    exp = tmp_path / "exp"
+    shutil.copytree(world.exp, exp, symlinks=True)
+    (exp / "results.md").symlink_to(notes)
+    out = tmp_path / "attention.png"
+    (tmp_path / "attention.textual-layer1.png").symlink_to(picture)
+    srt, segments, second = tmp_path / "srt", tmp_path / "segments", tmp_path / "second.wav"
+    shutil.copyfile(world.wav, second)
+    for folder, name in ((srt, "talk.srt"), (segments, "talk.jsonl")):
+        folder.mkdir()
+        (folder / name).symlink_to(notes)
+    for argv, link, to in ((["report", "--exp", str(exp)], exp / "results.md", notes),
+                           ([*INVOCATIONS["analyze attention"](world, {"--out": str(out)}), "--encoder-layers", "1"],
+                            tmp_path / "attention.textual-layer1.png", picture),
+                           (["translate", "--model", str(world.pack), "--vad", "energy", "--format", "srt",
+                             str(world.wav), str(second), "--out", str(srt)], srt / "talk.srt", notes),
+                           (INVOCATIONS["segment"](world, {"--out": f"{segments}/"}), segments / "talk.jsonl", notes)):
+        capsys.readouterr()
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"{link} is a symlink to {to}, where the command would write its file {link.name}: a file outside " \
+               f"{link.parent}, which this run would replace; remove the link\n" in err and err.count("\n") == 1, err
+    assert notes.read_bytes() == mine and picture.read_bytes() == b"\x89PNG\r\n\x1a\n" + b"\0" * 32
+    assert not out.exists() and (exp / "results.md").is_symlink()

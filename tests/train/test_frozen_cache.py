@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 from collections.abc import Callable
@@ -141,11 +142,17 @@ def test_an_asr_teacher_must_share_the_frozen_part(whisper_hub_dir: Path) -> Non
         check_teacher_cache(student)
 
 
-def _cached_dev(whisper_hub_dir: Path, prepared_data: Path, out: Path) -> WaveformDataset:
-    """The dev split's frozen states (freeze all) computed into ``out``; the split's audio dataset."""
+def _cached_model(whisper_hub_dir: Path) -> torch.nn.Module:
+    """A tiny ASR model on the hub's Whisper, frozen whole."""
     model = build_model("asr", {"d_model": 12, "acoustic": {"type": "whisper", "path": str(whisper_hub_dir),
                                                             "freeze": "all"}}, 50, 50).eval()
     load_hub_parts(model, [], [], log=lambda _: None)
+    return model
+
+
+def _cached_dev(whisper_hub_dir: Path, prepared_data: Path, out: Path) -> WaveformDataset:
+    """The dev split's frozen states (freeze all) computed into ``out``; the split's audio dataset."""
+    model = _cached_model(whisper_hub_dir)
     audio = WaveformDataset(prepared_data / "dev.jsonl", Vocabulary.load(prepared_data, "src"), None)
     compute_split(model.acoustic, audio, prepared_data / "dev.jsonl", out, "dev", log=False)
     return audio
@@ -207,6 +214,30 @@ def test_a_damaged_cache_is_computed_again_or_refused_in_one_line(whisper_hub_di
     utt = audio.rows[3]["id"]
     with pytest.raises(SateError, match=f"flipped/good/dev.npy: the states of {utt} .* do not match their checksum"):
         damaged[3]
+
+
+def test_a_link_at_a_name_of_the_cache_is_refused_not_written_through(whisper_hub_dir: Path, prepared_data: Path,
+                                                                      tmp_path: Path) -> None:
+    """DATA/frozen/KEY/dev.npy (or its index or record) a symlink to a user's file: the split, stale, was computed
+    again through it, the file replaced with the states (eighteenth hostile pass). Refused naming it; a hard link
+    there is only renamed over."""
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes\n")
+    for name in ("dev.npy", "dev.index.npy", "dev.json"):
+        out = tmp_path / name / "key"
+        audio = _cached_dev(whisper_hub_dir, prepared_data, out)
+        (out / name).unlink()
+        (out / name).symlink_to(notes)
+        with pytest.raises(SateError, match=f"{re.escape(str(out / name))}: a symlink \\(to {re.escape(str(notes))}"):
+            compute_split(_cached_model(whisper_hub_dir).acoustic, audio, prepared_data / "dev.jsonl", out, "dev",
+                          log=False)
+        assert notes.read_text() == "my notes\n"
+    out = tmp_path / "hard" / "key"
+    _cached_dev(whisper_hub_dir, prepared_data, out)
+    (out / "dev.npy").unlink()
+    os.link(notes, out / "dev.npy")
+    _cached_dev(whisper_hub_dir, prepared_data, out)
+    assert notes.read_text() == "my notes\n" and problem(out, "dev", prepared_data / "dev.jsonl") is None
 
 
 def test_another_models_cache_in_this_ones_place_is_computed_again(whisper_hub_dir: Path, prepared_data: Path,
