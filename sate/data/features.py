@@ -422,8 +422,9 @@ def _index_edited(fbank: Path, split: str, count: int) -> bool:
         [line for line in lines if line] != [line for line in joined if line]
 
 
-# What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
-SHARD_FILE = re.compile(r"\d{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
+# What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files;
+# ASCII digits only: `\d` took a user's `٠٠٠٠١.ark` (Arabic-Indic digits) for a shard (eighteenth hostile pass)
+SHARD_FILE = re.compile(r"[0-9]{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
 # Its hidden temporary files there (an ark's and its statistics' while computed, `sate.files` atomic writes): any
 # other hidden name (a user's .gitignore) is not its own
 SHARD_TEMP = re.compile(rf"\.({SHARD_FILE.pattern})\.({TEMP_TAIL.pattern}|tmp|tmp\.npz)")
@@ -434,9 +435,10 @@ def _empty(shard_dir: Path) -> None:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
     run or any change of its manifest. A folder holding anything sate did not write there is refused, naming it:
     the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
-    if shard_dir.is_dir():
+    if shard_dir.is_dir():  # sate's own names are files: a folder of the user's named `.00000.ark.tmp` (its
+        # files in it) was removed whole as a temporary file (eighteenth hostile pass)
         other = sorted(p.name for p in shard_dir.iterdir()
-                       if not (SHARD_TEMP.fullmatch(p.name) or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
+                       if not ((SHARD_TEMP.fullmatch(p.name) or SHARD_FILE.fullmatch(p.name)) and not p.is_dir()))
         if other:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")

@@ -115,6 +115,16 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
     assert rc == 2 and f"{shards}: holds .gitignore, which sate features did not write" in err
     (shards / ".gitignore").unlink()
+    # eighteenth hostile pass: a folder of the user's under a temporary name, and a name in other digits than 0-9,
+    # were taken for sate's own and deleted with what they held
+    (shards / ".00000.ark.tmp").mkdir()
+    (shards / ".00000.ark.tmp" / "notes.txt").write_text("mine")
+    (shards / "\u0660\u0660\u0660\u0660\u0661.ark").write_text("mine")  # Arabic-Indic 00001.ark
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{shards}: holds .00000.ark.tmp and 1 more, which sate features did not write" in err, err
+    assert (shards / ".00000.ark.tmp" / "notes.txt").read_text() == "mine"
+    shutil.rmtree(shards / ".00000.ark.tmp")
+    (shards / "\u0660\u0660\u0660\u0660\u0661.ark").unlink()
     for leftover in (".00000.ark.tmp", ".00000.stats.npz.tmp.npz", ".plan.json.ab3d_f9x.tmp"):  # killed runs'
         (shards / leftover).write_bytes(b"half")
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
