@@ -19,7 +19,7 @@ from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_fill, atomic_open, is_stream
+from sate.files import atomic_fill, atomic_open, check_distinct, is_stream
 from sate.numbers import real_number
 from sate.targets import (
     check_not_input,
@@ -103,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
     for target in targets.values():
         check_output(target, "text")
         check_not_input(target, files)
+    # OUT/a.jsonl a link to OUT/b.jsonl: a.wav's segments were written there, then replaced by b.wav's, exit 0
+    check_distinct(dict.fromkeys(targets.values()))
     failed = 0
     kept = ""
 
