@@ -800,5 +800,5 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
     elif not cmvn_path.is_file():
-        print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
+        print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

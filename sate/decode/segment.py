@@ -131,7 +131,7 @@ def run(args: argparse.Namespace) -> int:
     elif out is None:
         segment_all(sys.stdout)
     elif not atomic_fill(out, segment_all):
-        kept = f"; nothing written to --out {out}"
+        kept = f"; nothing written to --out {one_line(str(out))}"
     if failed:
         print(f"sate segment: {failed} of {len(files)} file(s) failed{kept}", file=sys.stderr)
         return 1

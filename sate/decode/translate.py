@@ -162,7 +162,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.out is None:
         translate_all(sys.stdout)  # a closed pipe (`| head`) ends the run quietly: sate.cli.main
     elif not atomic_fill(args.out, translate_all):  # checked before decoding; a full disk: one line, status 1
-        kept = f"; nothing written to --out {args.out}"
+        kept = f"; nothing written to --out {one_line(str(args.out))}"
     if failed:
         print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}{kept}", file=sys.stderr)
         return 1

@@ -98,6 +98,15 @@ def test_changed_manifest_recomputes_the_split(run_sate, prepped: Path) -> None:
     assert "note: " in out and not (prepped / "cmvn.json").exists()  # no train split processed
 
 
+def test_the_note_of_no_cmvn_shows_the_name_escaped(run_sate, prepped: Path, tmp_path: Path) -> None:
+    # Eighteenth hostile pass: a line break or a terminal escape in the data directory's name was printed as it is.
+    data = tmp_path / "d\n\x1b[31m"
+    prepped.rename(data)
+    rc, out, _ = run_sate("features", "--data", data, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and out.splitlines()[-1] == (f"note: {tmp_path}/d\\n\\x1b[31m/cmvn.json not written: the train "
+                                                "split was not processed")
+
+
 def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate, prepped: Path) -> None:
     # Twelfth hostile pass: DATA/fbank/dev/ holding the user's files (another tool's features) was emptied with
     # its old shards, without a word.

@@ -315,3 +315,6 @@ def test_two_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Pa
     assert not (out / "b.jsonl").exists()
     rc, _, err = run_segment(capsys, a, a, "--vad", "energy", "--out", f"{out}/")  # one input twice: one output
     assert rc == 0, err
+    # and the line saying nothing was written shows a line break and a terminal escape in --out escaped
+    rc, _, err = run_segment(capsys, tmp_path / "missing.wav", "--out", tmp_path / "n\n\x1b[31m.jsonl")
+    assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.jsonl"), err

@@ -429,6 +429,9 @@ def test_two_srt_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path
     rc, _, err = run_translate(capsys, "--model", st_pack, a, b, "--format", "srt", "--out", f"{out}/")
     assert rc == 2 and f"{out / 'b.srt'}: leads to the same file as {out / 'a.srt'}" in err, err
     assert not (out / "b.srt").exists()
+    # and the line saying nothing was written shows a line break and a terminal escape in --out escaped
+    rc, _, err = run_translate(capsys, "--model", st_pack, a, "--out", tmp_path / "n\n\x1b[31m.txt")
+    assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.txt"), err
 
 
 def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
