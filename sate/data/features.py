@@ -531,7 +531,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
               "recomputed")
     elif scp.is_file() and (joined := _joined([*([inherited] if inherited is not None else []),
                                                 *(s.scp for s in shards)])) is not None and _read_lines(scp) != joined:
-        print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
+        print(f"{split}: its index {one_line(str(scp))} is not the one its shards make (edited?): written again")
         split_damaged = True
     no_stats = [s for s in shards if s.stats and s.scp.is_file() and s not in damaged and stats_problem(s)]
     if no_stats:
@@ -749,7 +749,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         train = data_dir / f"{TRAIN_SPLIT}.jsonl"
         write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:
-            print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
+            print(f"{one_line(str(speed_manifest))}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
                   "--speed-perturb` wrote it")
     if args.speed_perturb or follows:
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]

@@ -105,6 +105,11 @@ def test_the_note_of_no_cmvn_shows_the_name_escaped(run_sate, prepped: Path, tmp
     rc, out, _ = run_sate("features", "--data", data, "--splits", "dev", "--jobs", "1")
     assert rc == 0 and out.splitlines()[-1] == (f"note: {tmp_path}/d\\n\\x1b[31m/cmvn.json not written: the train "
                                                 "split was not processed")
+    scp = data / "fbank" / "dev.scp"
+    lines = scp.read_text().splitlines()
+    scp.write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n")  # edited: written again, saying so
+    rc, out, _ = run_sate("features", "--data", data, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and f"dev: its index {tmp_path}/d\\n\\x1b[31m/fbank/dev.scp is not the one" in out, out
 
 
 def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate, prepped: Path) -> None:
