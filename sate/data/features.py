@@ -442,14 +442,19 @@ def _empty(shard_dir: Path) -> None:
         if other:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")
-    if shard_dir.is_symlink() and shard_dir.is_dir():
-        for path in shard_dir.iterdir():
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-    elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
-        shutil.rmtree(shard_dir)
+    try:
+        if shard_dir.is_symlink() and shard_dir.is_dir():
+            for path in shard_dir.iterdir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+        elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+            shutil.rmtree(shard_dir)
+    except OSError as err:  # rmtree's walk by descriptors names the entry alone: "plan.json: Permission denied"
+        if not isinstance(err.filename, str) or os.path.isabs(err.filename):
+            raise
+        raise OSError(err.errno, err.strerror, str(shard_dir / err.filename)) from None
     shard_dir.mkdir(parents=True, exist_ok=True)
 
 
