@@ -582,3 +582,22 @@ def test_a_reader_names_a_folder_or_pipe_at_the_journals_name_as_no_journal(tmp_
                                         r"after\): move it away$"):
         read_manifest(tmp_path / "train.jsonl")
     assert (tmp_path / layout.REPLACING / "mine.txt").read_text() == "my notes\n"
+
+
+def test_two_files_of_a_set_in_one_folder_mounted_at_two_places_are_refused(tmp_path: Path) -> None:
+    """Eighteenth hostile pass: `report --out A/r.png --curves B/r.png`, B a bind mount of A, named one file by two
+    paths that no link resolves: the curves replaced the table, exit 0."""
+    import subprocess  # only here: a bind mount, where the test may make one (root)
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    if subprocess.run(["mount", "--bind", str(a), str(b)], capture_output=True).returncode != 0:
+        pytest.skip("no bind mount here")
+    try:
+        with pytest.raises(SateError, match=r"b/r.png: leads to the same file as .*a/r.png \(a link between them, or "
+                                            r"one folder mounted at two places\)"):
+            replace_together({a / "r.png": b"table", b / "r.png": b"curves"})
+        assert list(a.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(b)], check=True)
