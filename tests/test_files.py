@@ -482,7 +482,8 @@ def test_two_names_of_one_set_that_lead_to_one_file_are_refused(tmp_path: Path, 
     (tmp_path / "train.jsonl").write_text("old train\n")
     (tmp_path / "dev.jsonl").symlink_to("train.jsonl")
     with pytest.raises(SateError, match=r"dev\.jsonl: leads to the same file as .*train\.jsonl \(a link between "
-                                        r"them\), where the command writes two files of one set; remove the link"):
+                                        r"them, or one folder mounted at two places\), where the command writes two "
+                                        r"files of one set; remove the link, or give each its own name"):
         replace_together({tmp_path / "train.jsonl": b"new train\n", tmp_path / "dev.jsonl": b"new dev\n"},
                          tmp_path / "record.json" if record else None)
     assert (tmp_path / "train.jsonl").read_text() == "old train\n" and (tmp_path / "dev.jsonl").is_symlink()
