@@ -106,12 +106,24 @@ def require_file(path: Path, what: str, missing: str | Callable[[], str]) -> Non
 def given_twice(paths: Iterable[Path]) -> tuple[Path, Path] | None:
     """The first path that leads to the same file as an earlier one (links resolved), with that earlier one, or None:
     one results file given twice (its folder and the file, a link to either) was read as two runs."""
-    seen: dict[Path, Path] = {}
+    seen: dict[object, Path] = {}
     for path in paths:
-        first = seen.setdefault(real_path(path), path)
+        first = seen.setdefault(_file_identity(path), path)
         if first is not path:
             return first, path
     return None
+
+
+def _file_identity(path: Path) -> object:
+    """What names one file, whichever way it is reached: its name in its folder, the folder known by its device and
+    inode (a bind mount shows one folder under two paths, which no link resolves: `report --out A/r.png --curves
+    B/r.png`, B bound to A, replaced the table with the curves, exit 0; eighteenth hostile pass), else its path."""
+    real = real_path(path)
+    try:
+        folder = os.stat(real.parent)
+    except OSError:
+        return real
+    return folder.st_dev, folder.st_ino, real.name
 
 
 def relative_note(path: str | Path) -> str:
@@ -450,8 +462,9 @@ def check_distinct(paths: Iterable[Path]) -> None:
     (seventeenth hostile pass)."""
     twice = given_twice(paths)
     if twice is not None:
-        raise SateError(f"{twice[1]}: leads to the same file as {twice[0]} (a link between them), where the command "
-                        "writes two files of one set; remove the link")
+        raise SateError(f"{twice[1]}: leads to the same file as {twice[0]} (a link between them, or one folder "
+                        "mounted at two places), where the command writes two files of one set; remove the link, or "
+                        "give each its own name")
 
 
 def _listed(journal: Path) -> list[str] | None:

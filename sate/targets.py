@@ -406,6 +406,13 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
+    # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
+    # all the same, exit 0, and left beside the new one as .NAME.old, which could not be emptied (eighteenth pass)
+    stuck = next((Path(root) for root, _, _ in os.walk(real) if not os.access(root, os.W_OK | os.X_OK)),
+                 None) if kind == "pack" and real.is_dir() else None
+    if stuck is not None:
+        raise SateError(f"{option} {path}: refusing to replace it: {'it' if stuck == real else stuck} is read-only "
+                        "(no write permission, or a read-only file system)")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
     inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())

@@ -494,7 +494,8 @@ def test_two_names_of_one_set_that_lead_to_one_file_are_refused(tmp_path: Path, 
     (tmp_path / "train.jsonl").write_text("old train\n")
     (tmp_path / "dev.jsonl").symlink_to("train.jsonl")
     with pytest.raises(SateError, match=r"dev\.jsonl: leads to the same file as .*train\.jsonl \(a link between "
-                                        r"them\), where the command writes two files of one set; remove the link"):
+                                        r"them, or one folder mounted at two places\), where the command writes two "
+                                        r"files of one set; remove the link, or give each its own name"):
         replace_together({tmp_path / "train.jsonl": b"new train\n", tmp_path / "dev.jsonl": b"new dev\n"},
                          tmp_path / "record.json" if record else None)
     assert (tmp_path / "train.jsonl").read_text() == "old train\n" and (tmp_path / "dev.jsonl").is_symlink()
@@ -594,3 +595,22 @@ def test_a_reader_names_a_folder_or_pipe_at_the_journals_name_as_no_journal(tmp_
                                         r"after\): move it away$"):
         read_manifest(tmp_path / "train.jsonl")
     assert (tmp_path / layout.REPLACING / "mine.txt").read_text() == "my notes\n"
+
+
+def test_two_files_of_a_set_in_one_folder_mounted_at_two_places_are_refused(tmp_path: Path) -> None:
+    """Eighteenth hostile pass: `report --out A/r.png --curves B/r.png`, B a bind mount of A, named one file by two
+    paths that no link resolves: the curves replaced the table, exit 0."""
+    import subprocess  # only here: a bind mount, where the test may make one (root)
+
+    a, b = tmp_path / "a", tmp_path / "b"
+    a.mkdir()
+    b.mkdir()
+    if subprocess.run(["mount", "--bind", str(a), str(b)], capture_output=True).returncode != 0:
+        pytest.skip("no bind mount here")
+    try:
+        with pytest.raises(SateError, match=r"b/r.png: leads to the same file as .*a/r.png \(a link between them, or "
+                                            r"one folder mounted at two places\)"):
+            replace_together({a / "r.png": b"table", b / "r.png": b"curves"})
+        assert list(a.iterdir()) == []
+    finally:
+        subprocess.run(["umount", str(b)], check=True)

@@ -836,3 +836,18 @@ def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path
     err = done.stderr.strip().splitlines()[-1]  # after the progress bar
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err
+
+
+def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Path, prepared_data: Path,
+                                                                    modes: Callable[[Path, int], None]) -> None:
+    """Eighteenth hostile pass: a split's shard folder that may not be written (another user's, read-only) was
+    "plan.json: Permission denied": shutil.rmtree's walk by descriptors names the entry alone."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    manifest = data / "dev.jsonl"
+    manifest.write_text("".join(manifest.read_text().splitlines(keepends=True)[:-1]))  # dev is computed again
+    shards = data / "fbank" / "dev"
+    modes(shards, 0o555)
+    code, err = as_a_user(["features", "--data", str(data), "--splits", "dev", "--jobs", "1"])
+    named = re.search(r"error: (.*): Permission denied \(see the file's", err)
+    assert code == 1 and named and Path(named[1]).parent == shards, err  # an entry, by its path

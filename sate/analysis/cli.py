@@ -206,7 +206,8 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_voc
                  for (encoder, layer), (value, count) in means.items()]
         depths = ", ".join(f"{e} {max(layer for (k, layer) in means if k == e)} layers"
                            for e in dict.fromkeys(k for k, _ in means))
-        print(f"{am.name} ({am.task}, {am.path}): {depths}; {len(keep)} utterances of {args.split}")
+        print(f"{one_line(am.name)} ({am.task}, {one_line(str(am.path))}): {depths}; {len(keep)} utterances of "
+              f"{args.split}")
     caption = (f"Localness of encoder self-attention: split {args.split} of {one_line(str(args.data))}, "
                f"attention mass on keys with |i - j| <= floor({args.window:g}·T / 2), mean over heads, "
                "positions and utterances.")

@@ -439,8 +439,9 @@ def _index_edited(fbank: Path, split: str, count: int) -> bool:
         [line for line in lines if line] != [line for line in joined if line]
 
 
-# What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files
-SHARD_FILE = re.compile(r"\d{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
+# What `sate features` writes in a split's shard folder (DATA/fbank/SPLIT/), besides its hidden temporary files;
+# ASCII digits only: `\d` took a user's `٠٠٠٠١.ark` (Arabic-Indic digits) for a shard (eighteenth hostile pass)
+SHARD_FILE = re.compile(r"[0-9]{5,}\.(ark|scp|crc\.json|stats\.npz)|plan\.json|" + re.escape(SIZES))
 # Its hidden temporary files there (an ark's and its statistics' while computed, `sate.files` atomic writes): any
 # other hidden name (a user's .gitignore) is not its own
 SHARD_TEMP = re.compile(rf"\.({SHARD_FILE.pattern})\.({TEMP_TAIL.pattern}|tmp|tmp\.npz)")
@@ -451,20 +452,26 @@ def _empty(shard_dir: Path) -> None:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
     run or any change of its manifest. A folder holding anything sate did not write there is refused, naming it:
     the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
-    if shard_dir.is_dir():
+    if shard_dir.is_dir():  # sate's own names are files: a folder of the user's named `.00000.ark.tmp` (its
+        # files in it) was removed whole as a temporary file (eighteenth hostile pass)
         other = sorted(p.name for p in shard_dir.iterdir()
-                       if not (SHARD_TEMP.fullmatch(p.name) or (SHARD_FILE.fullmatch(p.name) and not p.is_dir())))
+                       if not ((SHARD_TEMP.fullmatch(p.name) or SHARD_FILE.fullmatch(p.name)) and not p.is_dir()))
         if other:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")
-    if shard_dir.is_symlink() and shard_dir.is_dir():
-        for path in shard_dir.iterdir():
-            if path.is_dir() and not path.is_symlink():
-                shutil.rmtree(path)
-            else:
-                path.unlink()
-    elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
-        shutil.rmtree(shard_dir)
+    try:
+        if shard_dir.is_symlink() and shard_dir.is_dir():
+            for path in shard_dir.iterdir():
+                if path.is_dir() and not path.is_symlink():
+                    shutil.rmtree(path)
+                else:
+                    path.unlink()
+        elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+            shutil.rmtree(shard_dir)
+    except OSError as err:  # rmtree's walk by descriptors names the entry alone: "plan.json: Permission denied"
+        if not isinstance(err.filename, str) or os.path.isabs(err.filename):
+            raise
+        raise OSError(err.errno, err.strerror, str(shard_dir / err.filename)) from None
     shard_dir.mkdir(parents=True, exist_ok=True)
 
 
@@ -547,7 +554,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
               "recomputed")
     elif scp.is_file() and (joined := _joined([*([inherited] if inherited is not None else []),
                                                 *(s.scp for s in shards)])) is not None and _read_lines(scp) != joined:
-        print(f"{split}: its index {scp} is not the one its shards make (edited?): written again")
+        print(f"{split}: its index {one_line(str(scp))} is not the one its shards make (edited?): written again")
         split_damaged = True
     no_stats = [s for s in shards if s.stats and s.scp.is_file() and s not in damaged and stats_problem(s)]
     if no_stats:
@@ -765,7 +772,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         train = data_dir / f"{TRAIN_SPLIT}.jsonl"
         write_manifest(speed_manifest, speed_rows(read_manifest(train), train))
         if follows:
-            print(f"{speed_manifest}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
+            print(f"{one_line(str(speed_manifest))}: written again: {TRAIN_SPLIT}.jsonl changed since `sate features "
                   "--speed-perturb` wrote it")
     if args.speed_perturb or follows:
         splits = [s for s in splits if s != SPEED_SPLIT] + [SPEED_SPLIT]
@@ -816,5 +823,5 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
     elif not cmvn_path.is_file():
-        print(f"note: {cmvn_path} not written: the {TRAIN_SPLIT} split was not processed")
+        print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

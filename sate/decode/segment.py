@@ -19,7 +19,7 @@ from typing import TextIO
 
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_fill, atomic_open, is_stream
+from sate.files import atomic_fill, atomic_open, check_distinct, is_stream
 from sate.numbers import real_number
 from sate.targets import (
     check_not_input,
@@ -105,6 +105,8 @@ def run(args: argparse.Namespace) -> int:
         check_output(target, "text")
         check_not_input(target, files)
     check_not_linked_out(targets.values())  # names of its own: not written through a link out (pass 18)
+    # OUT/a.jsonl a link to OUT/b.jsonl: a.wav's segments were written there, then replaced by b.wav's, exit 0
+    check_distinct(dict.fromkeys(targets.values()))
     failed = 0
     kept = ""
 
@@ -131,7 +133,7 @@ def run(args: argparse.Namespace) -> int:
     elif out is None:
         segment_all(sys.stdout)
     elif not atomic_fill(out, segment_all):
-        kept = f"; nothing written to --out {out}"
+        kept = f"; nothing written to --out {one_line(str(out))}"
     if failed:
         print(f"sate segment: {failed} of {len(files)} file(s) failed{kept}", file=sys.stderr)
         return 1

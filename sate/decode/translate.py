@@ -20,7 +20,7 @@ from typing import TextIO
 from sate.decode.output import FORMATS, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
-from sate.files import atomic_fill, atomic_open
+from sate.files import atomic_fill, atomic_open, check_distinct
 from sate.numbers import INT64, real_number, whole_number
 from sate.targets import (
     check_not_input,
@@ -78,6 +78,8 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     for target in targets:
         check_not_input(target, files)
         check_output(target, "text")
+    # OUT/a.srt a link to OUT/b.srt: a.wav's subtitles were written there, then replaced by b.wav's, exit 0
+    check_distinct(dict.fromkeys(targets))
 
 
 def check_files(files: list[Path], decode: list[str]) -> None:
@@ -168,7 +170,7 @@ def run(args: argparse.Namespace) -> int:
     elif args.out is None:
         translate_all(sys.stdout)  # a closed pipe (`| head`) ends the run quietly: sate.cli.main
     elif not atomic_fill(args.out, translate_all):  # checked before decoding; a full disk: one line, status 1
-        kept = f"; nothing written to --out {args.out}"
+        kept = f"; nothing written to --out {one_line(str(args.out))}"
     if failed:
         print(f"sate translate: {failed} of {len(files)} file(s) failed; translated {done}{kept}", file=sys.stderr)
         return 1

@@ -283,5 +283,7 @@ def run(args: argparse.Namespace) -> int:
     replace_together({out: table.encode(), **({curves: plot_curves(systems)} if curves is not None else {})})
     print(table, end="")
     if curves is not None:
-        print(f"learning curves of {', '.join(systems)} in {args.curves}")
+        # escaped as the table's cells are: a line break in --curves or a system's folder split the line, and a
+        # terminal escape reached the terminal (eighteenth hostile pass)
+        print(f"learning curves of {one_line(', '.join(systems))} in {one_line(str(args.curves))}")
     return 0

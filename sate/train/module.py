@@ -24,7 +24,7 @@ from torch import nn
 
 from sate.data.specaug import SpecAugment
 from sate.data.vocab import Vocabulary
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.models import ctc_greedy
 from sate.train.data import batch_unit
 from sate.train.faults import FaultCounter, batch_cost, release_memory
@@ -202,11 +202,21 @@ class SateModule(L.LightningModule):
         if bad is None:
             return
         if not self._came_in_finite:  # every update since was skipped on a NaN loss
-            raise SateError(f"the weights hold NaN or infinite values ({bad}) since this run began: the checkpoint it "
-                            "started from (an init: path, or the one it resumed) holds them")
+            raise SateError(f"the weights hold NaN or infinite values ({bad}) since this run began: "
+                            f"{self._starting_points()} holds them")
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
                         f"training diverged; lower optim.lr (now {self.config.optim.lr:g}) in the config and train "
                         "again")
+
+    def _starting_points(self) -> str:
+        """The files this run's weights came from, as the NaN line names them: it said "the checkpoint it started
+        from (an init: path, or the one it resumed)", naming none (eighteenth hostile pass)."""
+        resumed = getattr(self.trainer, "ckpt_path", None) if self._trainer is not None else None
+        if resumed:
+            return f"the checkpoint it resumed, {one_line(str(resumed))},"
+        paths = [f"init.{name}.path {one_line(str(entry['path']))}" for name, entry in self.config.init.items()
+                 if isinstance(entry, dict) and entry.get("path")]
+        return f"the checkpoint it started from ({', '.join(paths)})" if paths else "the model it started from"
 
     def validation_step(self, batch: dict, batch_idx: int) -> None:
         size = len(batch["ids"])

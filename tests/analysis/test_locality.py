@@ -282,3 +282,16 @@ def test_names_that_are_not_utf8_are_written_as_escapes(tmp_path: Path, prepared
                  "2", "--out", str(tmp_path / "loc")]) == 0
     assert "caf\\udce9/data" in (tmp_path / "loc" / "locality.md").read_text(encoding="utf-8")
     assert "\nmt,mt,textual,1," in (tmp_path / "loc" / "locality.csv").read_text(encoding="utf-8")
+
+
+def test_the_line_of_each_model_shows_its_name_escaped(tmp_path: Path, prepared_data: Path,
+                                                       model_files: dict[str, Path],
+                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """Eighteenth hostile pass: the line naming each model printed a line break or a terminal escape in its name as
+    it is."""
+    model = tmp_path / "m\n\x1b[31m.pt"
+    model.write_bytes(model_files["mt"].read_bytes())
+    assert main(["analyze", "locality", "--model", str(model), "--data", str(prepared_data), "--max-utts", "1",
+                 "--out", str(tmp_path / "loc")]) == 0
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith(f"m\\n\\x1b[31m (mt, {tmp_path}/m\\n\\x1b[31m.pt): "), line

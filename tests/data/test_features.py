@@ -99,6 +99,20 @@ def test_changed_manifest_recomputes_the_split(run_sate, prepped: Path) -> None:
     assert "note: " in out and not (prepped / "cmvn.json").exists()  # no train split processed
 
 
+def test_the_note_of_no_cmvn_shows_the_name_escaped(run_sate, prepped: Path, tmp_path: Path) -> None:
+    # Eighteenth hostile pass: a line break or a terminal escape in the data directory's name was printed as it is.
+    data = tmp_path / "d\n\x1b[31m"
+    prepped.rename(data)
+    rc, out, _ = run_sate("features", "--data", data, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and out.splitlines()[-1] == (f"note: {tmp_path}/d\\n\\x1b[31m/cmvn.json not written: the train "
+                                                "split was not processed")
+    scp = data / "fbank" / "dev.scp"
+    lines = scp.read_text().splitlines()
+    scp.write_text("\n".join([lines[1], lines[0], *lines[2:]]) + "\n")  # edited: written again, saying so
+    rc, out, _ = run_sate("features", "--data", data, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and f"dev: its index {tmp_path}/d\\n\\x1b[31m/fbank/dev.scp is not the one" in out, out
+
+
 def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate, prepped: Path) -> None:
     # Twelfth hostile pass: DATA/fbank/dev/ holding the user's files (another tool's features) was emptied with
     # its old shards, without a word.
@@ -116,6 +130,16 @@ def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
     assert rc == 2 and f"{shards}: holds .gitignore, which sate features did not write" in err
     (shards / ".gitignore").unlink()
+    # eighteenth hostile pass: a folder of the user's under a temporary name, and a name in other digits than 0-9,
+    # were taken for sate's own and deleted with what they held
+    (shards / ".00000.ark.tmp").mkdir()
+    (shards / ".00000.ark.tmp" / "notes.txt").write_text("mine")
+    (shards / "\u0660\u0660\u0660\u0660\u0661.ark").write_text("mine")  # Arabic-Indic 00001.ark
+    rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 2 and f"{shards}: holds .00000.ark.tmp and 1 more, which sate features did not write" in err, err
+    assert (shards / ".00000.ark.tmp" / "notes.txt").read_text() == "mine"
+    shutil.rmtree(shards / ".00000.ark.tmp")
+    (shards / "\u0660\u0660\u0660\u0660\u0661.ark").unlink()
     for leftover in (".00000.ark.tmp", ".00000.stats.npz.tmp.npz", ".plan.json.ab3d_f9x.tmp"):  # killed runs'
         (shards / leftover).write_bytes(b"half")
     assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0

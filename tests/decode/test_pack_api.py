@@ -277,6 +277,29 @@ def test_a_users_folder_or_link_at_the_old_packs_name_is_refused_before_any_work
     assert main(argv) == 0 and not os.path.lexists(old)
 
 
+def test_a_read_only_pack_is_not_replaced(tmp_path: Path, prepared_data: Path) -> None:
+    """Eighteenth hostile pass: a pack made read-only (chmod -R a-w) was replaced all the same, exit 0, and the old
+    one left beside it as .pack.old, whose read-only folder could not be emptied; refused as a read-only file is."""
+    from tests.test_os_errors import as_a_user  # the kernel's permission checks, which root skips
+
+    model = tiny_model_file(tmp_path, prepared_data, "asr")
+    out = tmp_path / "pack"
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out)]
+    assert main(argv) == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for path in out.iterdir():
+        path.chmod(0o444)
+    out.chmod(0o555)
+    try:
+        code, err = as_a_user(argv)
+    finally:
+        out.chmod(0o755)
+    assert (code, err.strip()) == (2, f"sate pack: error: --out {out}: refusing to replace it: it is read-only (no "
+                                      "write permission, or a read-only file system)")
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []
+
+
 def test_a_pack_stopped_between_its_renames_leaves_the_old_pack(tmp_path: Path, prepared_data: Path,
                                                                  monkeypatch: pytest.MonkeyPatch,
                                                                  capsys: pytest.CaptureFixture[str]) -> None:

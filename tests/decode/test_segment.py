@@ -299,3 +299,22 @@ def test_segment_out_dash_is_standard_output_and_jsonl_any_case_is_a_file(
         "input; for one FILE_STEM.jsonl per input in that directory, end the name with a slash: dj.jsonl/")
     assert main(["segment", str(talk), "--vad", "energy", "--out", "dj.jsonl/"]) == 0  # the advice, as given
     assert (tmp_path / "dj.jsonl" / "talk.jsonl").read_text() == expected
+
+
+def test_two_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Path, recording: recordings.Recording,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    # Eighteenth hostile pass: OUT/a.jsonl a link to OUT/b.jsonl: a.wav's segments were written through it, then
+    # replaced by b.wav's, exit 0 (the two names differ, so the check for one stem twice passed).
+    a, b, out = tmp_path / "a.wav", tmp_path / "b.wav", tmp_path / "seg"
+    sf.write(a, recording.wave[: 5 * SR], SR)
+    sf.write(b, recording.wave[: 3 * SR], SR)
+    out.mkdir()
+    (out / "a.jsonl").symlink_to("b.jsonl")
+    rc, _, err = run_segment(capsys, a, b, "--vad", "energy", "--out", f"{out}/")
+    assert rc == 2 and f"{out / 'b.jsonl'}: leads to the same file as {out / 'a.jsonl'}" in err, err
+    assert not (out / "b.jsonl").exists()
+    rc, _, err = run_segment(capsys, a, a, "--vad", "energy", "--out", f"{out}/")  # one input twice: one output
+    assert rc == 0, err
+    # and the line saying nothing was written shows a line break and a terminal escape in --out escaped
+    rc, _, err = run_segment(capsys, tmp_path / "missing.wav", "--out", tmp_path / "n\n\x1b[31m.jsonl")
+    assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.jsonl"), err

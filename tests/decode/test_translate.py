@@ -417,6 +417,23 @@ def test_a_stream_given_twice_is_refused_before_it_is_read(tmp_path: Path, st_pa
                             + "; a stream (standard input, a pipe) is read once: give it once"), err
 
 
+def test_two_srt_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Path, st_pack: Path,
+                                                                        capsys: pytest.CaptureFixture[str]) -> None:
+    # Eighteenth hostile pass: OUT/a.srt a link to OUT/b.srt: a.wav's subtitles were written through it, then
+    # replaced by b.wav's, exit 0.
+    a, b, out = tmp_path / "a.wav", tmp_path / "b.wav", tmp_path / "srt"
+    for wav in (a, b):
+        sf.write(wav, np.zeros(16000, dtype=np.float32), 16000)
+    out.mkdir()
+    (out / "a.srt").symlink_to("b.srt")
+    rc, _, err = run_translate(capsys, "--model", st_pack, a, b, "--format", "srt", "--out", f"{out}/")
+    assert rc == 2 and f"{out / 'b.srt'}: leads to the same file as {out / 'a.srt'}" in err, err
+    assert not (out / "b.srt").exists()
+    # and the line saying nothing was written shows a line break and a terminal escape in --out escaped
+    rc, _, err = run_translate(capsys, "--model", st_pack, a, "--out", tmp_path / "n\n\x1b[31m.txt")
+    assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.txt"), err
+
+
 def test_srt_skips_segments_without_text_and_numbers_the_rest() -> None:
     segments = [Segment(0.0, 1.0, "hello", "hallo"), Segment(1.0, 2.0, "", ""), Segment(2.0, 3.0, "", "nur"),
                 Segment(3.0, 4.0, "two\n\nlines", "zwei\nzeilen")]

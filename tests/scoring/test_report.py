@@ -188,6 +188,10 @@ def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "curves.png")]) == 0
     assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    # eighteenth hostile pass: the curves' line showed a line break and a terminal escape in the name as they are
+    capsys.readouterr()
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c\n\x1b[31m.png")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"learning curves of st in {tmp_path}/c\\n\\x1b[31m.png"
 
 
 @pytest.mark.parametrize(("log", "message"), [

@@ -788,6 +788,24 @@ def test_weights_that_come_in_not_finite_are_blamed_on_the_checkpoint_not_the_lr
 
     monkeypatch.setattr(SateModule, "on_train_start", poisoned)
     config = load_training_config(make_config(tmp_path, "mt", prepared_data), [])
-    with pytest.raises(SateError, match=r"NaN or infinite values \(.*\) since this run began: the checkpoint it "
-                                        r"started from"):
+    with pytest.raises(SateError, match=r"NaN or infinite values \(.*\) since this run began: the model it "
+                                        r"started from holds them"):
         train(config, tmp_path / "exp")
+
+
+def test_weights_that_come_in_not_finite_name_the_checkpoint_they_came_from() -> None:
+    """Eighteenth hostile pass: the line said "the checkpoint it started from (an init: path, or the one it
+    resumed)", naming no file; it names the resumed checkpoint, or each init: path."""
+    from types import SimpleNamespace
+
+    import lightning as L
+
+    from sate.train.module import SateModule
+
+    module = SateModule.__new__(SateModule)
+    L.LightningModule.__init__(module)
+    module.config = SimpleNamespace(init={"acoustic": {"path": "exp/asr/model.pt"}, "textual": {"path": "mt.pt"}})
+    assert module._starting_points() == ("the checkpoint it started from (init.acoustic.path exp/asr/model.pt, "
+                                         "init.textual.path mt.pt)")
+    module._trainer = SimpleNamespace(ckpt_path="/exp/checkpoints/last\n.ckpt")
+    assert module._starting_points() == "the checkpoint it resumed, /exp/checkpoints/last\\n.ckpt,"
