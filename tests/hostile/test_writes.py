@@ -969,7 +969,8 @@ def run_things_case(case: Path, world: World, command: str, option: str, folder:
 
 
 @pytest.mark.parametrize(("command", "option"),
-                         [pytest.param(c, o, id=f"{c} {o}") for c, o in [*FOLDER_OUTPUTS, *COSTLY_FOLDERS]])
+                         [pytest.param(c, o, id=f"{c} {o}") for c, o in [*FOLDER_OUTPUTS,
+                                                                          *(COSTLY_FOLDERS * FILL_COSTLY)]])
 def test_a_users_things_in_a_folder_the_command_rewrites_are_kept(
         command: str, option: str, tmp_path: Path, world: World,
         filled: dict[tuple[str, str], tuple[Path, list[str]]], monkeypatch: pytest.MonkeyPatch,
@@ -978,8 +979,6 @@ def test_a_users_things_in_a_folder_the_command_rewrites_are_kept(
     EXP/checkpoints/, EXP/logs/version_N/, an evaluate run's folder...) with a user's things in it: they survive the
     command's next run (eighteenth hostile pass: a `.gitignore` in DATA/fbank/dev/ was deleted). The committed bound
     takes the output's top folder; the wider run every folder (`THINGS_EVERY`)."""
-    if (command, option) not in filled:
-        pytest.skip("its folder is filled in the wider run alone (it trains or computes features)")
     out, names = filled[(command, option)]
     folders = _folders_of(out, names)
     problems = []
@@ -1029,7 +1028,7 @@ def _set_pairs(names: list[str]) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize(("command", "option", "how"),
                          [pytest.param(c, o, h, id=f"{c} {o} set -> {h}")
-                          for c, o in [*FOLDER_OUTPUTS, *COSTLY_FOLDERS] for h in LINK_KINDS])
+                          for c, o in [*FOLDER_OUTPUTS, *(COSTLY_FOLDERS * FILL_COSTLY)] for h in LINK_KINDS])
 def test_two_files_of_one_set_linked_to_one_file(command: str, option: str, how: str, tmp_path: Path, world: World,
                                                  filled: dict[tuple[str, str], tuple[Path, list[str]]],
                                                  monkeypatch: pytest.MonkeyPatch,
@@ -1038,8 +1037,6 @@ def test_two_files_of_one_set_linked_to_one_file(command: str, option: str, how:
     """Two files the command writes together, one a link to the other: never both renamed onto one file (seventeenth
     hostile pass: prep's dev.jsonl linked to train.jsonl lost one split, exit 0). The committed bound: pair i meets
     link kind j where (i + j) % LINK_STRIDE == 0."""
-    if (command, option) not in filled:
-        pytest.skip("its folder is filled in the wider run alone (it trains or computes features)")
     pairs, j, problems = _set_pairs(filled[(command, option)][1]), LINK_KINDS.index(how), []
     for i, (first, second) in enumerate(pairs):
         if (i + j) % LINK_STRIDE == 0:
