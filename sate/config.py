@@ -96,7 +96,10 @@ class _Loader(SafeValues):
 
 _Loader.add_implicit_resolver(
     "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:\d[\d_]*\.?[\d_]*(?:[eE][-+]?\d+)?|\.\d[\d_]*(?:[eE][-+]?\d+)?|\.inf|\.nan)$", re.X),
+    # ASCII digits only: `\d` also took other scripts' digits, which float() reads, so `--set optim.lr=1٣e-3` (an
+    # Arabic-Indic three) trained at 0.013 and `.٥` was 0.5 without a word (eighteenth hostile pass)
+    re.compile(r"^[-+]?(?:\d[\d_]*\.?[\d_]*(?:[eE][-+]?\d+)?|\.\d[\d_]*(?:[eE][-+]?\d+)?|\.inf|\.nan)$",
+               re.X | re.ASCII),
     list("-+0123456789."),
 )
 

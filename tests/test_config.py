@@ -283,6 +283,20 @@ def test_base_60_numbers_are_not_read_as_numbers(tmp_path: Path, capsys: pytest.
     assert "trainer.max_epochs must be an integer, got '2:30'" in capsys.readouterr().err
 
 
+def test_digits_of_other_scripts_are_no_number(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The float resolver's `\\d` took other scripts' digits, which float() reads: `1٣e-3` (an Arabic-Indic three)
+    was 0.013 and `.٥` 0.5, so `--set optim.lr=1٣e-3` trained at 0.013 without a word (eighteenth hostile pass).
+    They are strings, refused by the key they are given to, as `wait-k=٣` is."""
+    from sate.config import load_yaml_text
+
+    assert load_yaml_text("[1٣, 1٣e-3, .٥, -٣.5, 3e٣, 1.5, .5, 1e-3]") == ["1٣", "1٣e-3", ".٥", "-٣.5", "3e٣", 1.5,
+                                                                           0.5, 0.001]
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", "optim.lr=1٣e-3"]) == 2
+    assert "optim.lr must be a finite number, got '1٣e-3'" in capsys.readouterr().err
+
+
 def test_a_leading_zero_is_a_decimal_not_octal(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """YAML 1.1 reads `010` as octal 8 and `08` as the float 8.0: `--set trainer.max_epochs=010` trained 8 epochs
     without a word, and a quoted MuST-C yaml line's `offset: 010` was 8 s where an unquoted one's was 10 (eleventh

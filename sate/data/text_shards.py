@@ -237,7 +237,7 @@ def _check_only_ours(store: Path) -> None:
         raise SateError(f"{store}: a symlink (to {os.readlink(store)}), where sate keeps an MT text store it removes "
                         "and builds again (this one is damaged); remove the link")
     other = sorted(p.name for p in store.iterdir() if not (p.is_file() and not p.is_symlink() and
-                                                         re.fullmatch(r"index\.json|shard-\d{5,}\.npz", p.name)))
+                                                         re.fullmatch(r"index\.json|shard-[0-9]{5,}\.npz", p.name)))
     if other:
         raise SateError(f"{store}: holds {first_few(other, 1)}, which sate did not write; the store is damaged and "
                         "its folder is removed before it is built again: move it away")

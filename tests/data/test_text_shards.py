@@ -181,7 +181,8 @@ def test_a_users_things_in_a_damaged_store_are_refused_not_removed(tmp_path: Pat
     files = [write_pairs(tmp_path, "mt", sentences(30, seed=4))]
     store = build(tmp_path, files, vocabs).store
     (store / "index.json").write_text("{}")  # damaged: built again
-    for name, make in ((".mine", lambda p: p.write_text("mine\n")), ("notes", lambda p: p.mkdir())):
+    for name, make in ((".mine", lambda p: p.write_text("mine\n")), ("notes", lambda p: p.mkdir()),
+                       ("shard-٠٠٠٠١.npz", lambda p: p.write_text("mine\n"))):  # Arabic-Indic digits: no shard
         make(store / name)
         with pytest.raises(SateError, match=f"{re.escape(str(store))}: holds {re.escape(name)}, which sate did not "
                                             "write"):
