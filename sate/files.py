@@ -85,6 +85,12 @@ def what_is_there(path: Path) -> str | None:
     return "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
 
 
+def link_or_what_is_there(path: Path) -> str | None:
+    """`what_is_there`, and a symlink to a file named as one ("a symlink (to TARGET)"): what stands at a name sate
+    keeps as a file of its own, written anew (a lock, a shard's file, a cache's), where a link is never followed."""
+    return f"a symlink (to {os.readlink(path)})" if os.path.islink(path) else what_is_there(path)
+
+
 def not_a_file(path: Path, what: str) -> None:
     """Refuse ``path`` where something other than a regular file is there (a directory, a named pipe, a device, a
     symlink loop or a broken symlink), naming it: each was called "missing", and the command that message advised
@@ -577,7 +583,7 @@ def open_lock(path: Path) -> IO[str]:
     symlink there is refused, never followed: a `DATA/features.lock` linked to a pack's `model.pt` had the pid
     written into the model, then the link removed; a directory, a named pipe or a device is named for what it is
     (a pipe was "File or stream is not seekable", naming nothing)."""
-    kind = f"a symlink (to {os.readlink(path)})" if os.path.islink(path) else what_is_there(path)
+    kind = link_or_what_is_there(path)
     if kind is None:
         try:  # O_NOFOLLOW: a link made since the look above is refused too (ELOOP)
             fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW | os.O_NONBLOCK, 0o666)

@@ -66,6 +66,7 @@ from sate.files import (
     KeyTwice,
     atomic_write_lines,
     exclusive,
+    link_or_what_is_there,
     loads_json,
     read_record,
     real_path,
@@ -486,7 +487,7 @@ def check_stored_files(fbank: Path) -> None:
         inside = sorted(entry.iterdir()) if entry.is_dir() else []  # a split folder (linked to another disk or not)
         own = [entry] if entry.suffix == ".scp" else []
         for path in own + [p for p in inside if SHARD_FILE.fullmatch(p.name)]:
-            what = f"a symlink (to {os.readlink(path)})" if path.is_symlink() else what_is_there(path)
+            what = link_or_what_is_there(path)
             if what is not None:
                 raise SateError(f"{path}: {what}, where `sate features` keeps a file of its own (written anew at "
                                 "each run); remove it")

@@ -34,7 +34,15 @@ from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import make_temp_dir, read_json, require_directory, require_file, temp_prefix, what_is_there
+from sate.files import (
+    link_or_what_is_there,
+    make_temp_dir,
+    read_json,
+    require_directory,
+    require_file,
+    temp_prefix,
+    what_is_there,
+)
 from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name, read_name
@@ -173,7 +181,7 @@ def old_pack_place(out: Path) -> Path:
     ever): a user's folder of that name was deleted with everything in it, exit 0 (eighteenth hostile pass)."""
     old = out.with_name(temp_prefix(out.name) + "old")
     if os.path.lexists(old) and (old.is_symlink() or not (old / PACK_YAML).is_file()):
-        what = f"a symlink (to {os.readlink(old)})" if old.is_symlink() else what_is_there(old) or "a file"
+        what = link_or_what_is_there(old) or "a file"
         raise SateError(f"--out {out}: {old} is {what}, where `sate pack` keeps the pack it replaces until the new "
                         "one is in place (and then removes it); move it away")
     return old

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import time
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from sate.data.manifest import read_manifest
 from sate.data.waveform import WaveformDataset
 from sate.data.whisper_mel import HOP_LENGTH, num_frames
 from sate.errors import SateError, one_line, shown
-from sate.files import atomic_open, atomic_write_text, read_record, what_is_there
+from sate.files import atomic_open, atomic_write_text, link_or_what_is_there, read_record
 from sate.models.hub.whisper import WhisperAcousticEncoder, output_lengths
 
 CACHE_DIR = layout.FROZEN_DIR
@@ -158,7 +157,7 @@ def _check_own_names(out: Path, split: str) -> None:
     states (eighteenth hostile pass), as `sate features` refuses one among its shards."""
     for name in (*_files(split), f"{split}.json"):
         path = out / name
-        what = f"a symlink (to {os.readlink(path)})" if path.is_symlink() else what_is_there(path)
+        what = link_or_what_is_there(path)
         if what is not None:
             raise SateError(f"{one_line(str(path))}: {one_line(what)}, where sate keeps the frozen Whisper states it "
                             "computes (written anew); remove it")
