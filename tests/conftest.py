@@ -96,9 +96,18 @@ def pytest_configure_node(node: Any) -> None:  # node: xdist's WorkerController
     node.workerinput[TIMES] = _last_times(node.config)
 
 
+# The fixtures that train a model: a test that asks for one trains (or waits for) it, so it is slow by the marker's
+# definition wherever it is written (tryfirst: `-m "not slow"` deselects after this hook has marked).
+TRAINING_FIXTURES = frozenset({"trained_st_file", "trained_mt_file"})
+
+
+@pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """The modules in order of their tests' summed seconds in the last run, longest first (a module's tests keep
-    their order; modules never timed go last)."""
+    """Tests that need a trained model are marked slow. Then the modules in order of their tests' summed seconds
+    in the last run, longest first (a module's tests keep their order; modules never timed go last)."""
+    for item in items:
+        if TRAINING_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.slow)
     seconds = _last_times(config)
     if not seconds:
         return

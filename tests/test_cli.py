@@ -87,6 +87,7 @@ def test_ctrl_c_while_the_command_modules_load_is_one_line() -> None:
     assert (done.returncode, done.stderr, done.stdout) == (130, "sate: interrupted\n", ""), done.stderr
 
 
+@pytest.mark.slow
 def test_a_command_ends_with_the_recipe_that_runs_it(tmp_path: Path) -> None:
     """A `kill` of a recipe ended its shell alone (bash runs a trap only once its foreground command has ended): a
     stage's `sate train` ran on behind it for hours, holding its experiment's lock (fourteenth hostile pass). The
@@ -126,6 +127,7 @@ sys.exit(cli.main(sys.argv[1:]))
 """
 
 
+@pytest.mark.slow
 def test_a_command_ends_when_the_recipes_pid_is_given_to_another_process(tmp_path: Path) -> None:
     """The watch went by the pid alone: once the recipe had ended and its pid was given to a new process, the command
     ran on as if the recipe were alive (fourteenth hostile pass). The recipe's start time is read when the watch
@@ -150,7 +152,8 @@ def test_a_command_ends_when_the_recipes_pid_is_given_to_another_process(tmp_pat
     assert (command.returncode, err) == (143, "sate score: terminated\n"), err
 
 
-@pytest.mark.parametrize("value", ["²", str(10 ** 20), "0", "-5", "abc", ""])
+@pytest.mark.parametrize("value", ["²", *(pytest.param(value, marks=pytest.mark.slow)  # a process each
+                                    for value in (str(10 ** 20), "0", "-5", "abc", ""))])
 def test_a_stop_with_that_names_no_process_is_let_be(value: str, tmp_path: Path) -> None:
     """SATE_STOP_WITH="²" passed isdigit() and ended every command with a ValueError traceback; 10**20 ended the
     watching thread with an OverflowError traceback (the review's finds in the fourteenth pass). A value that is no

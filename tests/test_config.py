@@ -180,6 +180,7 @@ def test_data_train_takes_one_split_or_a_list(tmp_path: Path, capsys: pytest.Cap
     assert re.search(r"train: \[train, train-clean-100, kaldi\] +# training split .*, or a list of splits", printed)
 
 
+@pytest.mark.slow
 def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:
     path = Path(__file__).parents[1] / "conf"
     for conf in sorted(path.glob("*/*.yaml")):

@@ -179,6 +179,7 @@ def test_a_pipe_nobody_writes_to_does_not_hold_off_a_kill(signum: int) -> None:
     assert (status, run.stderr.read().strip()) == (128 + signum, f"sate segment: {says}")
 
 
+@pytest.mark.slow
 def test_a_fifo_whose_short_writer_has_gone_is_read(tmp_path: Path) -> None:
     """A FIFO that a writer fills with a short recording (less than the pipe's buffer) and leaves at once: the wait
     for its data opened it once and libsndfile by name again, and that second open waited for a new writer for
@@ -374,6 +375,7 @@ def test_feature_workers_end_with_a_killed_command(tmp_path: Path, prepared_data
     assert main(["features", "--data", str(data), "--jobs", "1"]) == 0 and leftovers(data) == []
 
 
+@pytest.mark.slow
 def test_feature_workers_that_cannot_load_torch_end_the_command(tmp_path: Path, prepared_data: Path) -> None:
     """A pool's initializer that raises is started again for ever: workers that could not load torch (under a memory
     limit, `ulimit -v`) printed tracebacks until the command was killed (eleventh hostile pass). It is one line."""
@@ -492,6 +494,7 @@ def test_a_full_standard_output_is_named(tmp_path: Path, argv: list[str], monkey
     assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_full_or_closed_out_stream_is_an_os_error_like_the_standard_output(tmp_path: Path) -> None:
     """`segment`/`translate --out /dev/full` was "--out /dev/full: cannot write (No space left on device)", status 2
     (bad input) and no hint, and `--out /dev/stdout | head` "cannot write (Broken pipe)": a failed write to an

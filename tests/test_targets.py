@@ -378,6 +378,7 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
         check_output(fifo, "pack")
 
 
+@pytest.mark.slow
 def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_path: Path) -> None:
     """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write
     replaced, so the lines `>>` was to append after were lost. This process's own descriptors (/dev/stdout,
@@ -393,6 +394,7 @@ def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_pat
         assert log.read_text() == "an earlier line\n" + expected, out
 
 
+@pytest.mark.slow
 def test_an_output_naming_standard_input_or_a_descriptor_open_for_reading_is_refused(tmp_path: Path) -> None:
     """`--out /dev/stdin < notes.txt`: /dev/stdin resolves to notes.txt, which the atomic write replaced with the
     segments, exit 0; the shell gave the file to be read. So did a symlink to /dev/stdin; `--out /dev/fd/3` under

@@ -48,6 +48,7 @@ def one_short_line(err: str) -> None:
     assert len(err.strip().splitlines()) == 1 and len(err) < 400, err[:1000]
 
 
+@pytest.mark.slow
 def test_bounded_counts_expanded_values_and_levels() -> None:
     assert bounded({"a": [1, 2, {"b": "c"}]}, "x") == {"a": [1, 2, {"b": "c"}]}
     with Quick(), pytest.raises(SateError, match=r"cfg: more than 200000 values once its aliases are expanded"):

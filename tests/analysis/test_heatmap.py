@@ -107,6 +107,7 @@ def test_attention_command_with_shrink(tmp_path: Path, prepared_data: Path, mode
     assert f"{utt}: output: {view.translation}" in printed
 
 
+@pytest.mark.slow
 def test_attention_command_on_mt(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                  png_size: Callable[[Path], tuple[int, int]]) -> None:
     row = read_manifest(prepared_data / "dev.jsonl")[0]
@@ -130,6 +131,7 @@ def test_hybrid_asr_attends_to_acoustic_frames(prepared_data: Path, model_files:
     assert set(view.targets) <= set(model.meta["src_tokens"]) | {EOS_LABEL}  # an ASR decoder writes source pieces
 
 
+@pytest.mark.slow
 def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                 png_size: Callable[[Path], tuple[int, int]],
                                                 capsys: pytest.CaptureFixture[str]) -> None:
@@ -148,6 +150,7 @@ def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: P
     assert png_size(out) == expected_size(len(view.targets), len(view.positions["acoustic"]))
 
 
+@pytest.mark.slow
 def test_audio_file_gives_the_prepared_features(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                 png_size: Callable[[Path], tuple[int, int]]) -> None:
     row = read_manifest(prepared_data / "dev.jsonl")[2]

@@ -123,6 +123,7 @@ def test_baseline_st_has_only_acoustic_layers(model_files: dict[str, Path]) -> N
     assert all(0.0 < value <= 1.0 and count == 2 for value, count in result.values())
 
 
+@pytest.mark.slow
 def test_locality_command(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                           png_size: Callable[[Path], tuple[int, int]], capsys: pytest.CaptureFixture) -> None:
     packed = tmp_path / "st_pack"
@@ -224,6 +225,7 @@ def test_a_full_disk_leaves_no_half_written_table_or_plot(tmp_path: Path, prepar
     assert not out.exists()  # nor the folder made for them
 
 
+@pytest.mark.slow
 def test_the_table_and_plot_are_replaced_together(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                   monkeypatch: pytest.MonkeyPatch,
                                                   capsys: pytest.CaptureFixture,

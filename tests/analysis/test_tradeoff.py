@@ -27,6 +27,7 @@ def _results(path: Path, bleu: float, policy: str | None = None, laal: float = 0
     return path
 
 
+@pytest.mark.slow
 def test_points_come_from_the_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     paths = [_results(tmp_path / "a4", 20.0, "alignatt=4", 1.5, 1.9), _results(tmp_path / "a2", 15.0, "alignatt=2",
                                                                                  1.0, 1.3),
@@ -165,6 +166,7 @@ def test_runs_of_different_splits_are_refused(tmp_path: Path, capsys: pytest.Cap
         assert capsys.readouterr().err.strip().endswith(f"results.json: split must be the name of a split, got {says}")
 
 
+@pytest.mark.slow
 def test_runs_of_several_models_are_a_line_each(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Two packs' wait-k runs on one split were joined into one line, as if one model's points (eleventh hostile
     pass): with runs of several models, each line and table row names its model; a '|' in a name is escaped."""

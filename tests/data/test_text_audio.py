@@ -192,6 +192,7 @@ def test_a_segment_of_an_encoding_that_cannot_seek_is_read(tmp_path, subtype: st
         np.testing.assert_array_equal(read_segment(path, offset, 0.5), whole[round(offset * 16000):][:8000])
 
 
+@pytest.mark.slow
 def test_a_long_segment_is_read_and_resampled_block_by_block(tmp_path) -> None:
     """A long row at 48 kHz (a Kaldi directory without `segments`) was read whole, joined into a second copy and
     resampled: about six times its 16 kHz samples at once (twelfth hostile pass). Now the read, the resampling and

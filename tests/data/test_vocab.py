@@ -100,6 +100,7 @@ def test_the_lines_of_vocab_escape_a_names_control_characters(run_sate, data: Pa
     assert out.strip() == f"{named.parent}/d\\nx\\x1b[2J: vocabularies up to date"
 
 
+@pytest.mark.slow
 def test_an_output_edited_or_damaged_since_is_written_again(run_sate, data: Path) -> None:
     """A token list with a line added, a model damaged or replaced by the other side's: the readers refused them
     and said to write them again with `sate vocab`, which called the vocabularies up to date (thirteenth hostile

@@ -119,9 +119,8 @@ def espnet_nbest(search: BeamSearch, memory: torch.Tensor, max_len: int, eos: in
     return out
 
 
-# ST in the slow suite: the same decoder code as MT over other memories, whose batching the fast
-# test_batched_equals_one_by_one_on_the_same_memories checks on the ST model.
-@pytest.mark.parametrize("task", ["mt", pytest.param("st", marks=pytest.mark.slow)])
+@pytest.mark.slow  # a trained model (tests/conftest.py TRAINING_FIXTURES), asked for by name below
+@pytest.mark.parametrize("task", ["mt", "st"])
 def test_best_hypotheses_and_scores_equal_espnet_beam_search(task: str, request: pytest.FixtureRequest) -> None:
     """No length normalisation: best hypotheses equal ESPnet's beam search, run one utterance at a time with
     the same decoder, beam and max length; so do the whole 5-best lists. The max length is short enough

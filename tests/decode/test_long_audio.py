@@ -59,7 +59,8 @@ def in_memory(path: Path) -> np.ndarray:
     return to_mono_16k(samples, rate, str(path))
 
 
-@pytest.mark.parametrize("method", ["energy", pytest.param("silero", marks=pytest.mark.slow)])
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ["energy", "silero"])
 def test_segments_read_in_blocks_are_those_of_the_recording_in_memory(
         tmp_path: Path, utterances: list[np.ndarray], long_flac: Path, method: str, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture[str]) -> None:

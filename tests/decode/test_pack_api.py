@@ -356,6 +356,7 @@ def test_features_equal_the_training_features(packs: dict[str, Path], prepared_d
         np.testing.assert_allclose(ours, dataset[k]["feats"].numpy(), rtol=0, atol=1e-5)
 
 
+@pytest.mark.slow
 def test_translate_files_and_waveforms(packs: dict[str, Path], prepared_data: Path) -> None:
     st = SpeechTranslator.load(packs["st"])
     assert st.device.type == ("cuda" if torch.cuda.is_available() else "cpu")

@@ -109,6 +109,7 @@ def test_our_decoder(trained_mt: SateModel, text_batch: dict[str, Any]) -> None:
     _check(trained_mt, memory, lengths)
 
 
+@pytest.mark.slow
 def test_a_marian_decoder(marian_dir: Path) -> None:
     pytest.importorskip("transformers")
     pieces = marian_pieces(marian_dir)

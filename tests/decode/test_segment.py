@@ -109,6 +109,7 @@ def test_silero_is_offline_and_leaves_torch_threads_alone(recording: recordings.
     assert torch.get_num_threads() == threads
 
 
+@pytest.mark.slow
 def test_batched_network_gives_silero_s_own_probabilities(recording: recordings.Recording,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """Our batched reading of silero's network equals silero-vad's TorchScript model called window by window

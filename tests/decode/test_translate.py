@@ -69,6 +69,7 @@ def test_wav_flac_and_stereo_44k_give_the_same_segments(tmp_path: Path, st_pack:
         assert abs(ours["start"] - ref["start"]) <= 0.035 and abs(ours["end"] - ref["end"]) <= 0.035
 
 
+@pytest.mark.slow
 def test_two_minute_recording_is_cut_at_pauses_into_bounded_segments(
         tmp_path: Path, st_pack: Path, utterances: list[np.ndarray], capsys: pytest.CaptureFixture[str]) -> None:
     rng = np.random.default_rng(0)
@@ -122,6 +123,7 @@ def test_vad_switch_gives_the_segments_sate_segment_shows(tmp_path: Path, st_pac
         assert len(shown) == 2
 
 
+@pytest.mark.slow
 def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path,
                               capsys: pytest.CaptureFixture[str]) -> None:
     wavs = sorted({r["audio"] for split in ("dev", "tst-COMMON")

@@ -95,6 +95,7 @@ def reference_greedy(model: torch.nn.Module, feats: torch.Tensor, suppress: list
     return tokens[2:]
 
 
+@pytest.mark.slow
 def test_greedy_equals_transformers_and_batches_equal_one_by_one(whisper_asr_dir: Path,
                                                                  hf_model: torch.nn.Module) -> None:
     """30-s window: our cached greedy search equals a greedy search over transformers' model, suppression included;

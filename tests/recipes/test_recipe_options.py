@@ -77,6 +77,7 @@ def test_scoring_before_decoding_names_the_stage(tmp_path: Path, run_recipe) -> 
                                                     "sets decoded by stage 7). Run the earlier stages first.")
 
 
+@pytest.mark.slow
 def test_scoring_systems_without_training_logs_makes_the_table_alone(tmp_path: Path, run_recipe) -> None:  # noqa: ANN001
     """Stage 8 over systems decoded from packs trained elsewhere (no `logs/` in the experiment) failed: `sate report
     --curves` refused "no training logs" (thirteenth pass's leftover). The table is made; curves where logs are."""
@@ -521,6 +522,7 @@ def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layo
         "--mt-hub and --ssl-hub name one)"), done.stderr
 
 
+@pytest.mark.slow
 def test_comparison_rows_follow_the_models_they_are_made_from(tmp_path: Path) -> None:
     """Stage 10's rows train for as many updates as SATE (--steps-from exp/st) and from exp/asr and exp/mt: SATE
     trained on since, or the ASR model averaged again, left every row "done already" with its old count or its old

@@ -35,6 +35,7 @@ def write_system(exp: Path, name: str, hyps: list[str], refs: list[str]) -> None
     (folder / "results.json").write_text(json.dumps(results), encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_report_gives_intervals_and_p_values_against_the_baseline(tmp_path: Path,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     for name, hyps in SYSTEMS.items():
@@ -159,6 +160,7 @@ def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
     assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
 
 
+@pytest.mark.slow
 def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`--out EXP/st/decode_tst-COMMON/results.json` exited 0 and replaced the results with the table; `--curves`
@@ -196,11 +198,13 @@ def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
 
 @pytest.mark.parametrize(("log", "message"), [
     (b"step,train/loss\nabc,2.0\n", r"metrics.csv:2: step 'abc' and train/loss '2.0' must be numbers"),
-    (b"train/loss\n2.0\n", "metrics.csv: no step column: not a training log"),
-    (b"step,train/loss\n1,2\x00\n", "metrics.csv:2: a NUL byte"),
-    (b"step,train/loss\n1,\xff\xfe\n", "metrics.csv:2: not valid UTF-8"),
-    # a field past the csv module's 128 KiB: a _csv.Error traceback (seventeenth hostile pass)
-    (b"step,train/loss\n0,1\n1," + b"9" * 200_000 + b"\n", "metrics.csv:3: not a row of a CSV log (field larger"),
+    *(pytest.param(*case, marks=pytest.mark.slow) for case in [
+        (b"train/loss\n2.0\n", "metrics.csv: no step column: not a training log"),
+        (b"step,train/loss\n1,2\x00\n", "metrics.csv:2: a NUL byte"),
+        (b"step,train/loss\n1,\xff\xfe\n", "metrics.csv:2: not valid UTF-8"),
+        # a field past the csv module's 128 KiB: a _csv.Error traceback (seventeenth hostile pass)
+        (b"step,train/loss\n0,1\n1," + b"9" * 200_000 + b"\n", "metrics.csv:3: not a row of a CSV log (field larger"),
+    ]),
 ])
 def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            log: bytes, message: str) -> None:
@@ -222,6 +226,7 @@ def test_a_damaged_training_log_is_one_line_before_any_work(tmp_path: Path, caps
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
 
 
+@pytest.mark.slow
 def test_an_empty_training_log_draws_nothing(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A log of 0 bytes (a run killed as Lightning opened it) stopped the report as "no step column: not a training
     log"; its other logs are drawn (seventeenth hostile pass)."""
@@ -234,6 +239,7 @@ def test_an_empty_training_log_draws_nothing(tmp_path: Path, capsys: pytest.Capt
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_a_training_log_saved_with_a_byte_order_mark_is_drawn(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A log saved by an editor that writes a byte-order mark was "no step column: not a training log", the mark
@@ -246,6 +252,7 @@ def test_a_training_log_saved_with_a_byte_order_mark_is_drawn(tmp_path: Path,
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
 
 
+@pytest.mark.slow
 def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A value near float64's largest (an edited log's `1e308`, beyond the float32 Lightning logs) was an
     OverflowError or ValueError traceback inside matplotlib's axes; it is not drawn, as inf is not (eighteenth

@@ -90,6 +90,7 @@ def test_score_reads_a_fifo_as_a_stream_and_names_a_directory(tmp_path: Path,
         read_lines(tmp_path / "nope.txt")
 
 
+@pytest.mark.slow
 def test_dash_is_standard_input_for_one_of_hyp_and_ref(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--hyp /dev/stdin --ref /dev/stdin` read the stream for --hyp and then called --ref empty ("has 2 lines
     but /dev/stdin has 0"); `-` was "file is missing". Now `-` is standard input, and one stream for both is

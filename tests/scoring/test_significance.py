@@ -39,6 +39,7 @@ def test_confidence_equals_the_cli(tmp_path: Path) -> None:
         assert "bs:1000|seed:12345" in ours["signature"][key]
 
 
+@pytest.mark.slow
 def test_paired_bootstrap_equals_the_cli(tmp_path: Path) -> None:
     ref = write(tmp_path, "ref.txt", REFS)
     base, other = write(tmp_path, "base.txt", GOOD), write(tmp_path, "other.txt", BAD)

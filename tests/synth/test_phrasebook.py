@@ -57,6 +57,7 @@ def test_split_rule_and_disjoint_splits(corpus: dict[str, list[tuple[str, str]]]
     assert not german["train"] & (german["dev"] | german["tst-COMMON"])
 
 
+@pytest.mark.slow
 def test_deterministic_for_a_seed_and_dev_test_independent_of_text_size(
         corpus: dict[str, list[tuple[str, str]]]) -> None:
     small = generate.phrasebook_splits(2000, 300, 300, seed=0)

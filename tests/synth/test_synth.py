@@ -228,6 +228,7 @@ def test_voice_pools_hold_out_kal16_and_scotland_and_never_reserved_voices() -> 
             voices.speak("A test sentence here.", reserved, 1.0, 0.5, Path("."))
 
 
+@pytest.mark.slow
 def test_phrasebook_talks_use_held_out_voices_only_in_tst_heldout() -> None:
     heldout_used: set[str] = set()
     train_engines: list[str] = []
@@ -247,6 +248,7 @@ def test_phrasebook_talks_use_held_out_voices_only_in_tst_heldout() -> None:
     assert 0.05 < train_engines.count("flite") / len(train_engines) < 0.4  # flite is a real share of training
 
 
+@pytest.mark.slow
 def test_phrasebook_larger_train_size_keeps_earlier_talks() -> None:
     small = [t for t in phrasebook_plan(0, 500)[1] if t.split == "train"]
     large = [t for t in phrasebook_plan(0, 2000)[1] if t.split == "train"]

@@ -315,6 +315,7 @@ def test_a_cache_of_audio_replaced_since_is_computed_again(whisper_hub_dir: Path
                    "again, re-encoded?)"), why
 
 
+@pytest.mark.slow
 def test_a_split_is_written_as_it_is_computed_never_held_whole(whisper_hub_dir: Path, tmp_path: Path) -> None:
     """Every utterance's states were kept until the split's end and then joined into a second copy (twice the
     cache in memory: 38 KB a second of audio for tiny.en, a 400-hour corpus asked for 110 GB; thirteenth hostile

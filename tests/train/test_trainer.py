@@ -663,6 +663,7 @@ def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
     assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
 
 
+@pytest.mark.slow
 def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     """After its timeout torch's rendezvous raised a DistStoreError of many lines (a traceback at the CLI)."""
@@ -709,6 +710,7 @@ def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, ma
     check_config_kept(written, exp)  # another file: nothing to check
 
 
+@pytest.mark.slow
 def test_the_snapshots_place_holding_no_file_is_refused(tmp_path: Path, make_config: MakeConfig,
                                                        prepared_data: Path) -> None:
     """EXP/config.yaml a named pipe was written into as a stream: the run blocked for ever before its first update
