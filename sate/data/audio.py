@@ -19,6 +19,7 @@ import os
 import re
 import select
 import stat
+import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -449,7 +450,15 @@ def _poly_filter(o: int, n: int) -> np.ndarray:
 
 def as_array(value: object, name: str, expected: str) -> np.ndarray:
     """``value`` as a NumPy array; nested lists of unequal lengths (or a ``(samples, rate)`` pair where samples alone
-    go) were numpy's "inhomogeneous shape" ValueError, a traceback from the Python API."""
+    go) were numpy's "inhomogeneous shape" ValueError, a traceback from the Python API. A torch tensor is taken
+    as it is: one that requires grad was a RuntimeError, and a bfloat16 one (NumPy has no such type) was called
+    "rows of unequal lengths"."""
+    torch = sys.modules.get("torch")  # a tensor's caller has imported torch; this module never does
+    if torch is not None and isinstance(value, torch.Tensor):
+        if value.is_meta:
+            raise SateError(f"{name}: expected {expected}, got a tensor on the meta device, which holds no values")
+        value = value.detach().cpu()
+        value = value.float() if value.dtype == torch.bfloat16 else value
     try:
         return np.asarray(value)
     except (ValueError, TypeError):
@@ -465,7 +474,7 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
     was "no speech found"); unsigned PCM (8-bit WAV) is centred on its middle value, as soundfile reads it."""
     wave = as_array(wave, name, "samples of shape (n,) or (n, channels)")
     if wave.ndim == 2:
-        if wave.shape[1] == 0 or wave.shape[1] > max(1, wave.shape[0]) > 1:
+        if wave.shape[1] == 0 or 0 < wave.shape[0] < wave.shape[1]:  # (1, n) too: a mono file, torchaudio.load's
             raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "
                             + ("no channels" if wave.shape[1] == 0 else "more channels than samples; channels first? "
                                "pass samples.T"))

@@ -85,10 +85,14 @@ def test_a_sample_rate_that_is_not_a_whole_number(translators: dict[str, SpeechT
 
 
 def test_samples_channels_first_and_unsigned_pcm(talk: np.ndarray) -> None:
-    """(channels, n) as torchaudio.load gives was two samples of many channels ("no speech found"); 8-bit PCM is
-    unsigned, around 128, and was read with an offset of half full scale."""
-    with pytest.raises(SateError, match=r"got \(2, \d+\): more channels than samples; channels first\? pass samples.T"):
-        to_mono_16k(np.stack([talk, talk]), SAMPLE_RATE)
+    """(channels, n) as torchaudio.load gives was two samples of many channels ("no speech found"), and one
+    channel, (1, n), a mono file's, still was after that fix (nineteenth hostile pass); 8-bit PCM is unsigned,
+    around 128, and was read with an offset of half full scale."""
+    for channels in (talk[None], np.stack([talk, talk]), torch.from_numpy(talk)[None]):
+        with pytest.raises(SateError, match=rf"got \({len(channels)}, \d+\): more channels than samples; channels "
+                                            r"first\? pass samples.T"):
+            to_mono_16k(channels, SAMPLE_RATE)
+    assert np.allclose(to_mono_16k(talk[:, None], SAMPLE_RATE), talk, atol=1e-6)  # (n, 1) is mono
     with pytest.raises(SateError, match=r"got \(100, 0\): no channels"):
         to_mono_16k(np.zeros((100, 0), dtype=np.float32), SAMPLE_RATE)
     assert np.allclose(to_mono_16k(np.stack([talk, talk], axis=1), SAMPLE_RATE), talk, atol=1e-6)
@@ -245,3 +249,14 @@ def test_rows_of_unequal_lengths_are_named(translators: dict[str, SpeechTranslat
         st.translate([([[0.1, 0.2], [0.3]], SAMPLE_RATE)])
     with pytest.raises(SateError, match=rf"^feats\[0\]: expected an array of shape \(T, 80\), {unequal}$"):
         st.decode_features([[[0.0] * 80, [0.0] * 79]])  # type: ignore[list-item]
+
+
+def test_a_torch_tensor_is_read_whatever_its_grad_or_type(talk: np.ndarray) -> None:
+    """A tensor that requires grad was a RuntimeError from numpy(); a bfloat16 one was "rows of unequal lengths"
+    (NumPy has no bfloat16); one on the meta device, the same (nineteenth hostile pass)."""
+    samples = torch.from_numpy(talk)
+    assert np.array_equal(to_mono_16k(samples.clone().requires_grad_(), SAMPLE_RATE), to_mono_16k(talk, SAMPLE_RATE))
+    assert np.allclose(to_mono_16k(samples.bfloat16(), SAMPLE_RATE), talk, atol=1e-2)  # 8 bits of mantissa
+    with pytest.raises(SateError, match=r"^w: expected samples of shape \(n,\) or \(n, channels\), got a tensor on "
+                                        r"the meta device, which holds no values$"):
+        to_mono_16k(torch.empty(100, device="meta"), SAMPLE_RATE, "w")
