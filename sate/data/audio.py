@@ -481,6 +481,8 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
+    if len(wave) == 0:  # `features` gave 0.1 s of padding's features for it, and those decoded to a translation
+        raise SateError(f"{name}: holds no audio samples")
     if np.issubdtype(wave.dtype, np.integer) and wave.dtype.itemsize > 4:  # read as PCM, int16 values were silence
         raise SateError(f"{name}: {wave.dtype} samples: no audio format stores 64-bit integer PCM (NumPy makes int64 "
                         "of a list of Python ints); pass int16 or int32 PCM (samples.astype(np.int16) if they are "

@@ -270,8 +270,6 @@ class SpeechTranslator:
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
             wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
-            if len(wave) == 0:
-                raise SateError(f"{name}: holds no audio samples")
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)

@@ -146,14 +146,17 @@ def test_batch_size_options_and_features(translators: dict[str, SpeechTranslator
 
 def test_features_take_samples_as_translate_does(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     """`features(samples)` read int16 PCM as floats 32,768 times too loud (other features, no word), NaN or inf as
-    NaN features, and a 2-D (channels-first) or text input was a numpy traceback; an MT pack gave features."""
+    NaN features, and a 2-D (channels-first) or text input was a numpy traceback; an MT pack gave features. No
+    samples at all are refused as `translate` refuses them."""
     st = translators["st"]
     pcm16 = np.round(talk * 32767).astype(np.int16)
     assert np.abs(st.features(pcm16) - st.features(pcm16 / 32768.0)).max() < 1e-3
     for bad, says in [(np.full(1600, np.nan, np.float32), "1600 samples are not finite"),
                       (np.stack([talk, talk]), r"expected samples of shape \(n, channels\), got \(2, "),
                       (np.zeros((4, 2, 2), np.float32), r"expected samples of shape \(n,\) or \(n, channels\)"),
-                      (np.zeros(1600, np.complex64), "expected float samples in")]:
+                      (np.zeros(1600, np.complex64), "expected float samples in"),
+                      # 0.1 s of padding's features, which decoded to a translation (nineteenth hostile pass)
+                      (talk[:0], "holds no audio samples$"), (np.zeros((0, 2), np.float32), "holds no audio samples$")]:
         with pytest.raises(SateError, match=rf"^wave: {says}"):
             st.features(bad)
     with pytest.raises(SateError, match=r"is an MT model: it translates text \(translate_text\), not audio"):
