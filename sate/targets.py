@@ -403,6 +403,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         # model, a pack or a folder of any kind given that name (`average --out DATA/x.jsonl`)
         raise SateError(f"{option} {named}: a .jsonl in the data directory {real.parent} is read as the manifest of "
                         f"a split ({real.stem}) by the commands that read it; write it elsewhere")
+    if kind == "image" and Path(path).suffix.lower() != ".png":  # `--curves plot.pdf` wrote a PNG under it, exit 0
+        raise SateError(f"{option} {path}: the image is written as PNG; name it *.png")
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")

@@ -283,6 +283,24 @@ def test_out_dash_is_refused_where_a_file_is_written(
     assert not (tmp_path / "-").exists()  # translate --out -: tests/decode/test_translate.py
 
 
+def test_an_image_is_named_as_the_png_it_is(tmp_path: Path, a_pack: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`report --curves plot.pdf` and `latency-plot --out plot.jpg` wrote a PNG under that name, exit 0 (nineteenth
+    hostile pass); `analyze attention` alone refused it, untested. Every image output is refused so before any
+    work (`report` checks --curves with the same `check_output`)."""
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
+    for name in ("plot.pdf", "plot.jpg", "plot", "plot.png.txt"):
+        out = tmp_path / name
+        for argv in (["latency-plot", "--out", str(out), str(tmp_path / "results.json")],
+                     ["analyze", "attention", "--model", str(a_pack), "--out", str(out), str(talk)]):
+            assert main(argv) == 2, argv
+            assert capsys.readouterr().err.strip().endswith(f"{out}: the image is written as PNG; name it *.png"), argv
+        with pytest.raises(SateError, match=rf"^--curves {re.escape(str(out))}: the image is written as PNG; name it "):
+            check_output(out, "image", "--curves")
+        assert not out.exists()
+    assert check_output(tmp_path / "Plot.PNG", "image") == tmp_path / "Plot.PNG"  # the suffix in any case
+
+
 def test_segment_out_ending_in_a_slash_is_a_directory_whatever_its_suffix(tmp_path: Path) -> None:
     """`segment talk.wav --out notes.jsonl/` (or `/.`) wrote the one file notes.jsonl: `Path` drops the slash, and
     the .jsonl suffix then chose one output for all inputs (twelfth hostile pass). It names a directory."""

@@ -273,8 +273,6 @@ def run_attention(args: argparse.Namespace) -> int:
     from sate.analysis import heatmap  # heavy: torch
     from sate.decode.api import pick_device  # heavy: torch
 
-    if args.out.suffix.lower() != ".png":
-        raise SateError(f"--out {args.out}: the heatmap is written as PNG; name it *.png")
     bad = next((k for k in args.encoder_layers if k < 1), None)
     if bad is not None:
         raise SateError(f"--encoder-layers {bad}: layers are numbered from 1")
