@@ -41,6 +41,7 @@ from sate.files import replace_together
 from sate.models.base import SateModel
 from sate.models.ctc import BLANK, ctc_greedy
 from sate.models.model_file import ModelMeta
+from sate.numbers import is_digits
 
 HEATMAP_DPI = 100
 EOS_LABEL = "</s>"
@@ -149,13 +150,12 @@ def utterance_attention(model: SateModel, meta: ModelMeta, batch: Batch,
 
 
 def parse_choice(value: str) -> int | None:
-    """``--layer``/``--head`` values: a 1-based number, or "mean" (returned as None)."""
+    """``--layer``/``--head`` values: a 1-based number in digits 0-9, or "mean" (returned as None). `int()` alone
+    took '١' (an Arabic-Indic one), ' 2 ' and '1_0' (as layer 10), which every other whole-number option refuses
+    (`sate.numbers.whole_number`; nineteenth hostile pass)."""
     if value == "mean":
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
+    number = int(value) if is_digits(value) else 0
     if number < 1:
         raise ValueError(f"expected 'mean' or a number >= 1, got {value!r}")
     return number
