@@ -8,7 +8,8 @@ so the names reach the manifests, the configs and the experiment as a user's wou
 of `sate.cli.COMMANDS` is called on it, with its outputs under such names too; a command it does not know fails
 `test_every_command_has_calls`. The generator (`cases`) gives each call as it is (what it prints when it works), its
 ``--help``, and each call with one of its paths made missing: each value that names something of the world, and
-each file inside a folder it names (the folder copied, the file taken out), so that it refuses naming the path.
+each file inside a folder it names (the folder copied, the file taken out), so that it refuses naming the path, and
+each call given an option it does not know before a value so named.
 
 The invariant (`judge`): nothing the command prints (stdout and stderr, its workers' too: the file descriptors are
 captured) nor any text file it writes holds one of the characters as it is; each is escaped as `sate.errors.one_line`
@@ -172,7 +173,9 @@ REWRITES: dict[str, str] = {"features": "data", "vocab": "data", "train": "exp"}
 class Case:
     command: str
     call: int
-    variant: str  # "works", "help", "missing N" (argument N made missing) or "without N REL" (a file taken out)
+    # "works", "help", "unknown" (an option it does not know, before a value so named), "missing N" (argument N made
+    # missing) or "without N REL" (a file taken out)
+    variant: str
 
     @property
     def id(self) -> str:
@@ -198,7 +201,7 @@ def cases(w: World, wide: bool | None = None) -> list[Case]:
     wide = WIDE if wide is None else wide
     found = []
     for command, calls in CALLS.items():
-        found.append(Case(command, 0, "help"))
+        found += [Case(command, 0, "help"), Case(command, 0, "unknown")]
         for n, call in enumerate(calls):
             if wide or (command, n) not in WIDE_CALLS:
                 found.append(Case(command, n, "works"))
@@ -208,8 +211,8 @@ def cases(w: World, wide: bool | None = None) -> list[Case]:
                 found += [Case(command, n, f"without {k} {rel}") for rel in _inside(Path(argv[k]))]
     if wide:
         return found
-    kept = [c for c in found if c.variant in ("works", "help")]
-    others = [c for c in found if c.variant not in ("works", "help")]
+    kept = [c for c in found if c.variant in ("works", "help", "unknown")]
+    others = [c for c in found if c not in kept]
     return kept + others[OFFSET % STRIDE::STRIDE]
 
 
@@ -241,6 +244,8 @@ def prepare(case: Case, w: World, folder: Path) -> tuple[list[str], list[str], b
         argv = [str(_copy(Path(kept), folder)) if a == kept else a for a in argv]
     if case.variant == "help":
         return [*argv[:2 if case.command == "analyze" else 1], "--help"], [], False
+    if case.variant == "unknown":  # argparse's "unrecognized arguments" quotes them
+        return [*argv, f"--nonesuch{UTF8_NAME}", f"value{NAME}"], [one_line(f"value{NAME}")], True
     if case.variant.startswith("missing "):
         k = int(case.variant.split()[1])
         gone = Path(argv[k]).with_name(f"gone{NAME}{Path(argv[k]).suffix}")
