@@ -766,6 +766,7 @@ SET_VALUES: list[Value] = [
     ("-inf", "-.inf", True), ("negative", "-1", False), ("zero", "0", False), ("huge", "100000000000000000000", False),
     ("underflow", "1.0e-400", False), ("word", "abc", False), ("list", "[1, 2]", False), ("map", "{a: 1}", False),
     ("bool", "true", False), ("newline", '"a\\nb"', False), ("arabic-digit", "\u0663", False),
+    ("fullwidth-digit", "\uff13", False), ("mixed-fraction", "0.\u0665", False), ("superscript", "\u00b2", False),
     ("long", "z" * 5000, False),
     ("half", "0.5", False), ("unclosed", "[1", True),
 ]
