@@ -21,7 +21,7 @@ try:
     from collections.abc import Iterable, Iterator
     from contextlib import contextmanager
     from types import FrameType, ModuleType
-    from typing import Any, TextIO
+    from typing import Any, NoReturn, TextIO
 
     from sate.analysis import cli as analyze
     from sate.analysis import tradeoff
@@ -82,9 +82,18 @@ def _description(text: str) -> str:
     return text.replace("``", "`")  # the docstrings' literal markup, shown as plain quotes
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with its error line escaped (`one_line`): "unrecognized arguments" quotes what it did not
+    take as it is, so a mistyped option before a file named with a line break or ESC printed them raw (nineteenth
+    hostile pass). Its subcommands' parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        super().error(one_line(message))
+
+
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     """The full parser; only ``command`` gets its options (the others' are not needed to dispatch)."""
-    parser = argparse.ArgumentParser(prog="sate", description=__doc__.split("\n\n")[0],
+    parser = Parser(prog="sate", description=__doc__.split("\n\n")[0],
                                      epilog="Run `sate COMMAND --help` for a command's options; docs/ has the manual.")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     for name, (module, help_text) in COMMANDS.items():

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from sate.errors import SateError, shown
+from sate.errors import BIDI_CONTROLS, SateError, shown
 from sate.files import atomic_write_text, not_a_file
 from sate.numbers import is_digits
 
@@ -226,8 +226,9 @@ def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
     """A string holding NEL (U+0085) double-quoted, where it is written ``\\N``: PyYAML wrote it raw inside single
     quotes, where YAML 1.1 reads it as a line break and folds it into a space, so a data.dir holding one came back
     from the run's config snapshot as another folder (seventeenth hostile pass). Any other line break too, so that
-    `dump_flow` keeps a value on its line (`\\n`; PyYAML wrote a quoted string over several lines)."""
-    if any(brk in value for brk in LINE_BREAKS):
+    `dump_flow` keeps a value on its line (`\\n`; PyYAML wrote a quoted string over several lines). And one holding
+    a bidirectional control, which PyYAML takes for a printable character: `_bidi_escaped` escapes it there."""
+    if any(brk in value for brk in LINE_BREAKS) or not BIDI_CONTROLS.isdisjoint(value):
         return dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
     return dumper.represent_str(value)
 
@@ -235,9 +236,20 @@ def _represent_str(dumper: _Dumper, value: str) -> yaml.ScalarNode:
 _Dumper.add_representer(str, _represent_str)
 
 
+_BIDI_ESCAPES = {ord(c): f"\\u{ord(c):04X}" for c in BIDI_CONTROLS}
+
+
+def _bidi_escaped(text: str) -> str:
+    """PyYAML's text with each bidirectional control (U+202E, the right-to-left override, ...) written as YAML's
+    ``\\uXXXX``, as a message escapes it: a data.dir holding one reordered its line of `sate config` and of the
+    config snapshot (nineteenth hostile pass). `_represent_str` double-quoted each string holding one, where the
+    escape reads back as the character."""
+    return text.translate(_BIDI_ESCAPES)
+
+
 def dump_yaml(data: Mapping) -> str:
     """YAML as sate writes it (config snapshots, packs' sate.yaml), read back as written (`_Dumper`)."""
-    return yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True)
+    return _bidi_escaped(yaml.dump(dict(data), Dumper=_Dumper, sort_keys=False, allow_unicode=True))
 
 
 def dump_flow(value: object) -> str:
@@ -247,7 +259,8 @@ def dump_flow(value: object) -> str:
     lines, at the indent of its key: the listing saved as a config was invalid YAML, and `--get` told a script a
     value with line breaks) and only the dumper's own line ends removed (`str.strip` took a no-break space at either
     end of a value away; eighteenth hostile pass)."""
-    text = yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True, width=math.inf)
+    text = _bidi_escaped(yaml.dump(value, Dumper=_Dumper, default_flow_style=True, allow_unicode=True,
+                                   width=math.inf))
     return text.removesuffix("\n").removesuffix("\n...")
 
 

@@ -106,14 +106,26 @@ _ESCAPED = frozenset(("Cc", "Cs", "Zl", "Zp"))
 # And the bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069), which reorder the rest
 # of a line as displayed ("Trojan Source"): a file named "x\u202egnp.wav" shows as "xvaw.png". Only these of their
 # class (Cf): its other members carry text, such as the zero-width non-joiner Persian is written with.
-_BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
+BIDI_CONTROLS = frozenset(map(chr, [*range(0x202A, 0x202F), *range(0x2066, 0x206A)]))
 
 
 def one_line(text: str) -> str:
     """``text`` with those characters escaped (``\\n``, ``\\x1b``, ``\\u2028``, ``\\udcff``, ``\\u202e``): a message
     or a field naming a hostile file stays one line, shows its characters in the order they are stored, leaves the
     terminal alone and can be encoded as UTF-8."""
-    return "".join(_escaped(c) if c in _BIDI_CONTROLS or unicodedata.category(c) in _ESCAPED else c for c in text)
+    return "".join(_escaped(c) if c in BIDI_CONTROLS or unicodedata.category(c) in _ESCAPED else c for c in text)
+
+
+def table_cell(text: str) -> str:
+    """``text`` (a name) as one cell of a Markdown table: `one_line`, and each ``|`` escaped, which ends a cell."""
+    return one_line(text).replace("|", "\\|")
+
+
+def plot_text(text: str) -> str:
+    """``text`` (a name, a token) as a figure's title, legend or tick label: `one_line`, and each ``$`` escaped,
+    which matplotlib reads as the bounds of a formula. A system folder named ``a$^$b`` was a ValueError from its
+    formula parser, a name that is not UTF-8 a TypeError from its font code (nineteenth hostile pass)."""
+    return one_line(text).replace("$", r"\$")
 
 
 def _escaped(char: str) -> str:

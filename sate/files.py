@@ -813,14 +813,19 @@ def describe_os_error(err: OSError) -> str:
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
 
 
+# What `sate.errors.one_line` escapes that ``json.dumps`` leaves as it is inside a string (it escapes U+0000-U+001F
+# itself): DEL and the C1 controls (U+0085 splits a line for `str.splitlines`), the line and paragraph separators,
+# the bidirectional controls (a name shown reordered) and the lone surrogates of a name that is not UTF-8.
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
 def json_text(value: Any, **options: Any) -> str:
-    """``json.dumps(value, ensure_ascii=False)`` that can be written as UTF-8 and read back exactly: the lone
-    surrogates that stand for the bytes of a file name that is not UTF-8 become JSON's ``\\udcXX`` escapes (as
-    UTF-8 they were a UnicodeEncodeError when the file was written), and the line and paragraph separators
-    ``\\u2028`` and ``\\u2029``, which `str.splitlines` would split a line at. Both occur only inside strings."""
-    text = json.dumps(value, ensure_ascii=False, **options)
-    return text.encode("utf-8", "backslashreplace").decode("utf-8").replace("\u2028", "\\u2028") \
-        .replace("\u2029", "\\u2029")
+    """``json.dumps(value, ensure_ascii=False)`` that can be written as UTF-8 and read back exactly, each character
+    a message would escape (`_JSON_RAW`) written as JSON's ``\\uXXXX``: the lone surrogates were a UnicodeEncodeError
+    when the file was written, the separators and U+0085 split a line for `str.splitlines`, and DEL or a
+    right-to-left override in a file name reached a terminal that showed the file (nineteenth hostile pass). All of
+    them occur only inside strings."""
+    return _JSON_RAW.sub(lambda m: f"\\u{ord(m[0]):04x}", json.dumps(value, ensure_ascii=False, **options))
 
 
 def atomic_write_text(path: str | Path, text: str) -> None:

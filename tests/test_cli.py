@@ -163,3 +163,13 @@ def test_a_stop_with_that_names_no_process_is_let_be(value: str, tmp_path: Path)
                            str(tmp_path / "ref.txt")], capture_output=True, text=True, timeout=120,
                           env={**os.environ, "SATE_STOP_WITH": value})
     assert done.returncode == 0 and done.stderr == "" and "BLEU" in done.stdout, done.stderr
+
+
+@pytest.mark.parametrize("char", ["\n", "\x1b[31m", "\x85", "\u202e", "\udcff"])
+def test_an_argument_argparse_does_not_take_is_named_escaped(char: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nineteenth hostile pass: argparse's "unrecognized arguments" quoted them as they are, so a mistyped option
+    before a file named with a line break or a terminal's colour sequence printed them raw."""
+    with pytest.raises(SystemExit) as end:
+        main(["score", "--hyp", "h.txt", "--ref", "r.txt", "--nonesuch", f"talk{char}.wav"])
+    err = capsys.readouterr().err
+    assert end.value.code == 2 and f"talk{char}" not in err and "talk" in err.splitlines()[-1]

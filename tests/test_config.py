@@ -57,6 +57,24 @@ def test_a_config_file_prints_merged_and_resolved(tmp_path: Path, capsys: pytest
     assert config["model"]["loss"]["kd"]["mt_teacher"] == "m.pt" and config["init"]["decoder"] == {"path": "m.pt"}
 
 
+@pytest.mark.parametrize("char", ["\n", "\x1b", "\x7f", "\x85", "\u2028", "\u202e", "\u2066", "\udcff"])
+def test_a_config_named_with_a_control_character_prints_as_yaml(char: str, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Nineteenth hostile pass: the listing's first line, a YAML comment, named the file as it is (a line break in it
+    made the listing invalid YAML; ESC or U+202E reached the terminal), and PyYAML wrote a right-to-left override
+    in a value as it is, in the listing and in an experiment's config.yaml."""
+    folder = tmp_path / f"runs{char}"
+    folder.mkdir()
+    path = folder / "st.yaml"
+    path.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(folder / "data")}}, allow_unicode=False))
+    assert main(["config", "--config", str(path)]) == 0
+    printed = capsys.readouterr().out
+    assert f"runs{char}" not in printed and yaml.safe_load(printed)["data"]["dir"] == str(folder / "data")
+    assert main(["config", "--config", str(path), "--get", "data.dir"]) == 0
+    got = capsys.readouterr().out
+    assert f"runs{char}" not in got and yaml.safe_load(got) == str(folder / "data")
+
+
 def test_get_prints_one_resolved_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """What a recipe asks a config (recipes/lib/pipeline.sh asks SATE's for its MT text weight)."""
     path = tmp_path / "st.yaml"

@@ -23,6 +23,7 @@ from sate.files import (
     atomic_write_lines,
     atomic_write_text,
     describe_os_error,
+    json_text,
     not_a_file,
     read_checkpoint,
     read_json,
@@ -622,3 +623,15 @@ def test_two_files_of_a_set_in_one_folder_mounted_at_two_places_are_refused(tmp_
     assert re.fullmatch(r".*b/r.png: leads to the same file as .*a/r.png \(a link between them, or one folder mounted "
                         r"at two places\).*\n", done.stdout), done.stdout
     assert list(a.iterdir()) == [] and list(b.iterdir()) == []
+
+
+@pytest.mark.parametrize("char", ["\x7f", "\x85", "\x9b", "\u2028", "\u2029", "\u202e", "\u2066", "\udcff"])
+def test_json_text_escapes_what_a_message_escapes(char: str) -> None:
+    """Nineteenth hostile pass: DEL, the C1 controls (U+0085 splits a line for `str.splitlines`) and the right-to-left
+    override in a file name were written as they are into `sate translate --format jsonl`'s lines and the manifests;
+    each is now JSON's escape, read back as the same name."""
+    value = {"file": f"talk{char}.wav", "n": 1}
+    text = json_text(value)
+    assert char not in text and f"\\u{ord(char):04x}" in text
+    assert json.loads(text) == value and len(text.splitlines()) == 1
+    text.encode("utf-8")  # strict: a lone surrogate is its escape

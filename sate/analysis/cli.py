@@ -299,8 +299,8 @@ def run_attention(args: argparse.Namespace) -> int:
         batch = utterance_batch(am, args.data, args.split, args.utt)
     view = heatmap.utterance_attention(am.model, am.meta, batch, pick_device(args.device))
     paths = heatmap.write_heatmaps(view, args.out, am.name, args.layer, args.head, args.encoder_layers)
-    print(f"{view.utt}: source: {view.transcript}")
-    print(f"{view.utt}: output: {view.translation}")
+    print(f"{one_line(view.utt)}: source: {view.transcript}")  # the audio's name, escaped as in a message
+    print(f"{one_line(view.utt)}: output: {view.translation}")
     print("wrote " + ", ".join(one_line(str(p)) for p in paths))
     return 0
 

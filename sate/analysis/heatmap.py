@@ -36,11 +36,12 @@ import torch
 from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, cross_attention, encoder_attention
 from sate.data.dataset import Batch
 from sate.decode.greedy import greedy_decode
-from sate.errors import SateError
+from sate.errors import SateError, plot_text
 from sate.files import replace_together
 from sate.models.base import SateModel
 from sate.models.ctc import BLANK, ctc_greedy
 from sate.models.model_file import ModelMeta
+from sate.numbers import is_digits
 
 HEATMAP_DPI = 100
 EOS_LABEL = "</s>"
@@ -149,13 +150,12 @@ def utterance_attention(model: SateModel, meta: ModelMeta, batch: Batch,
 
 
 def parse_choice(value: str) -> int | None:
-    """``--layer``/``--head`` values: a 1-based number, or "mean" (returned as None)."""
+    """``--layer``/``--head`` values: a 1-based number in digits 0-9, or "mean" (returned as None). `int()` alone
+    took '١' (an Arabic-Indic one), ' 2 ' and '1_0' (as layer 10), which every other whole-number option refuses
+    (`sate.numbers.whole_number`; nineteenth hostile pass)."""
     if value == "mean":
         return None
-    try:
-        number = int(value)
-    except ValueError:
-        number = 0
+    number = int(value) if is_digits(value) else 0
     if number < 1:
         raise ValueError(f"expected 'mean' or a number >= 1, got {value!r}")
     return number
@@ -189,11 +189,11 @@ def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_l
     image = ax.imshow(matrix.numpy(), aspect="auto", interpolation="nearest", cmap="viridis", vmin=0.0)
     for set_ticks, labels in ((ax.set_xticks, col_labels), (ax.set_yticks, row_labels)):
         ticked = [(k, label) for k, label in enumerate(labels) if label is not None]
-        set_ticks([k for k, _ in ticked], [label for _, label in ticked], fontsize=7)
+        set_ticks([k for k, _ in ticked], [plot_text(label) for _, label in ticked], fontsize=7)
     ax.tick_params(axis="x", labelrotation=90)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
-    ax.set_title(title, fontsize=9)
+    ax.set_title(plot_text(title), fontsize=9)  # the model's and the audio's names
     fig.colorbar(image, ax=ax, label="attention weight", aspect=max(10.0, height / 0.2))  # a bar 0.2 in wide
     png = io.BytesIO()
     fig.savefig(png, format="png", dpi=HEATMAP_DPI)

@@ -39,6 +39,7 @@ from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
 from sate.data.dataset import collate
+from sate.errors import plot_text, table_cell
 from sate.models.base import SateModel
 
 # r·T/2 is computed in floating point: 0.58·100/2 gives 28.999999999999996, whose floor would lose a key.
@@ -146,7 +147,8 @@ def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
     series = list(dict.fromkeys(r.series for r in rows))
     cell = {(r.series, r.layer): f"{r.localness:.3f}" for r in rows}
     depth = max(r.layer for r in rows)
-    lines = [caption, "", "| layer | " + " | ".join(series) + " |", "|---:|" + "---:|" * len(series)]
+    header = " | ".join(map(table_cell, series))  # a '|' in a model's name ended its column
+    lines = [caption, "", f"| layer | {header} |", "|---:|" + "---:|" * len(series)]
     lines += [f"| {layer} | " + " | ".join(cell.get((s, layer), "") for s in series) + " |"
               for layer in range(1, depth + 1)]
     return "\n".join(lines) + "\n"
@@ -164,7 +166,7 @@ def plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     colours = {m: f"C{k}" for k, m in enumerate(dict.fromkeys(r.model for r in rows))}
     for series in dict.fromkeys(r.series for r in rows):
         points = [r for r in rows if r.series == series]
-        ax.plot([r.layer for r in points], [r.localness for r in points], marker="o", label=series,
+        ax.plot([r.layer for r in points], [r.localness for r in points], marker="o", label=plot_text(series),
                 color=colours[points[0].model], linestyle=ENCODER_STYLE[points[0].encoder])
     depth = max(r.layer for r in rows)
     ax.set_xticks(range(1, depth + 1))

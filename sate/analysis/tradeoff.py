@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import atomic_open, given_twice, not_a_file, read_json
 from sate.layout import RESULTS, RESULTS_MAX_BYTES
 from sate.numbers import is_number
@@ -140,11 +140,6 @@ def _score(value: float | None, ci: float | None) -> str:
     return "" if value is None else f"{value:.1f}" + ("" if ci is None else f" ± {ci:.1f}")
 
 
-def _cell(text: str) -> str:
-    """A name in a table cell: a '|' in a folder's name would end the cell."""
-    return one_line(text).replace("|", "\\|")
-
-
 def markdown(runs: list[Run]) -> str:
     """The figures as a table: offline runs first (named by their directory), then each policy by latency."""
     lines = ["| run | chunk (s) | BLEU | chrF | AL (s) | LAAL (s) | AL, computation-aware (s) | "
@@ -152,9 +147,9 @@ def markdown(runs: list[Run]) -> str:
     for run in sorted(runs, key=lambda r: (r.policy is not None, r.series, r.laal or 0.0)):
         quality = f"{_score(run.bleu, run.bleu_ci)} | {_score(run.chrf, run.chrf_ci)}"
         if run.policy is None:
-            lines.append(f"| offline ({_cell(run.path.parent.name)}) | | {quality} | | | | |")
+            lines.append(f"| offline ({table_cell(run.path.parent.name)}) | | {quality} | | | | |")
         else:
-            lines.append(f"| {_cell(run.name)} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
+            lines.append(f"| {table_cell(run.name)} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
                          f"{run.al_ca:.2f} | {run.laal_ca:.2f} |")
     return "\n".join(lines) + "\n"
 
@@ -175,13 +170,13 @@ def plot(runs: list[Run], path: Path) -> Figure:
     for k, series in enumerate(dict.fromkeys(r.series for r in streamed)):
         points = sorted((r for r in streamed if r.series == series), key=lambda r: (r.laal, r.value))
         bleu = [r.bleu for r in points]
-        ax.plot([r.laal for r in points], bleu, marker="o", color=f"C{k}", label=f"{series}: LAAL")
+        ax.plot([r.laal for r in points], bleu, marker="o", color=f"C{k}", label=f"{plot_text(series)}: LAAL")
         ax.plot([r.laal_ca for r in points], bleu, marker="x", linestyle="--", color=f"C{k}",
-                label=f"{series}: computation-aware")
+                label=f"{plot_text(series)}: computation-aware")
         for r in points:
             ax.annotate(str(r.value), (r.laal, r.bleu), textcoords="offset points", xytext=(4, 4), fontsize=8)
     for run in (r for r in runs if r.policy is None):
-        ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({run.path.parent.name})")
+        ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({plot_text(run.path.parent.name)})")
     ax.set_xlabel("lagging (s): LAAL, or StreamLAAL over whole talks")
     ax.set_ylabel("BLEU")
     ax.set_title("Quality against latency (labels: the policy's parameter)")

@@ -23,6 +23,7 @@ from sate.files import (
     KeyTwice,
     atomic_write_lines,
     check_set_whole,
+    json_text,
     loads_json,
     require_file,
     unique_keys,
@@ -148,12 +149,14 @@ def require_translations(path: str | Path, rows: list[dict]) -> None:
 
 
 def write_manifest(path: Path, rows: Iterable[dict]) -> None:
-    atomic_write_lines(path, (json.dumps(row, ensure_ascii=False) for row in rows))
+    """A file name that is not UTF-8 in a row (a corpus under such a folder) was a UnicodeEncodeError traceback from
+    `sate prep`: `json_text` writes its bytes as JSON escapes, read back as the same name (nineteenth hostile pass)."""
+    atomic_write_lines(path, (json_text(row) for row in rows))
 
 
 def manifest_bytes(rows: Iterable[dict]) -> bytes:
     """What `write_manifest` writes, for a set of manifests written together (`files.replace_together`)."""
-    return "".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows).encode()
+    return "".join(json_text(row) + "\n" for row in rows).encode()
 
 
 def row_problem(row: dict) -> str | None:

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import check_split_names, csv_rows
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
 from sate.numbers import is_number
 from sate.scoring.score import read_lines
@@ -154,7 +154,7 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
     for r in rows:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
-        system = one_line(r["system"]).replace("|", "\\|")  # a folder name: any bytes, one cell of one line
+        system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
         lines.append(f"| {system} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
@@ -225,8 +225,8 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
                 if key == "train/loss":  # one batch per point: noisy, so smoothed
                     values = [sum(values[max(0, i - 4): i + 1]) / len(values[max(0, i - 4): i + 1])
                               for i in range(len(values))]
-                ax.plot(steps, values, label=name, color=f"C{index % 10}", marker="" if key == "train/loss" else "o",
-                        markersize=3)
+                ax.plot(steps, values, label=plot_text(name), color=f"C{index % 10}",
+                        marker="" if key == "train/loss" else "o", markersize=3)
         ax.set_xlabel("optimizer step")
         ax.set_title(label)
         ax.grid(alpha=0.3)

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sate.config import dump_flow
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
@@ -59,7 +59,7 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
     """The training config of `task` with defaults (or of the file at `path`, merged and checked), commented."""
     if path is not None:
         shown = resolved(path, overrides, init_from)
-        title = f"# {path}, merged with the defaults and checked: what `sate train` would use"
+        title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}
         title = f"# every key of the {task} training config with its default (a config file names what it changes)"

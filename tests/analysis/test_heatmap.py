@@ -64,7 +64,9 @@ def test_figure_sizes_by_hand() -> None:
 
 def test_layer_and_head_choice() -> None:
     assert parse_choice("mean") is None and parse_choice("3") == 3
-    for bad in ("0", "-1", "last"):
+    # other scripts' digits, spaces and '_' (nineteenth hostile pass: '1_0' was layer 10, '١' layer 1, where every
+    # other whole-number option refuses them)
+    for bad in ("0", "-1", "last", "\u0661", "\uff11", "1\u0662", " 2 ", "1_0", "\u00b9"):
         with pytest.raises(ValueError):
             parse_choice(bad)
 

@@ -13,7 +13,16 @@ import soundfile as sf
 import torch
 from torch.utils.data import Subset
 
-from sate.analysis.locality import LocalnessTotals, length_sorted_batches, localness, model_localness, window_size
+from sate.analysis.locality import (
+    LayerLocalness,
+    LocalnessTotals,
+    length_sorted_batches,
+    localness,
+    markdown_table,
+    model_localness,
+    plot_locality,
+    window_size,
+)
 from sate.cli import main
 from sate.data.dataset import TextDataset
 from sate.models.model_file import model_from_file
@@ -297,3 +306,12 @@ def test_the_line_of_each_model_shows_its_name_escaped(tmp_path: Path, prepared_
                  "--out", str(tmp_path / "loc")]) == 0
     line = capsys.readouterr().out.splitlines()[0]
     assert line.startswith(f"m\\n\\x1b[31m (mt, {tmp_path}/m\\n\\x1b[31m.pt): "), line
+
+
+def test_a_model_named_with_a_bar_or_a_dollar_keeps_its_column_and_its_line() -> None:
+    """Nineteenth hostile pass: a pack named `a|b` ended its column in locality.md one cell early (report and
+    latency-plot escaped it), and `a$^$b` was a ValueError from matplotlib's formula parser at the legend."""
+    rows = [LayerLocalness(name, "st", "acoustic", 1, 0.5, 2) for name in ("a|b", "a$^$b")]
+    table = markdown_table(rows, "caption")
+    assert "| layer | a\\|b acoustic | a$^$b acoustic |" in table
+    assert plot_locality(rows, 0.1).startswith(b"\x89PNG")

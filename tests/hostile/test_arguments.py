@@ -300,6 +300,9 @@ NUMBERS: list[Value] = [
     ("underflow", "1e-400", False), ("arabic-digit", "\u0663", True), ("superscript", "\u00b2", True),
     ("spaces", " 2 ", True), ("newline", "2\n", True), ("control", "\x01", True), ("underscore", "1_0", True),
     ("hex", "0x10", True), ("fraction", "2.5", False),
+    # other scripts' digits and look-alikes (nineteenth hostile pass): Devanagari, fullwidth, ASCII then Arabic-Indic
+    ("devanagari-digit", "\u0967", True), ("fullwidth-digit", "\uff11", True), ("mixed-digits", "1\u0662", True),
+    ("mixed-fraction", "0.\u0665", True),
 ]
 VALUES: dict[str, list[Value]] = {
     "int": NUMBERS,
@@ -327,10 +330,12 @@ VALUES: dict[str, list[Value]] = {
                ("nan", "lenpen=nan", True), ("inf", "max_len_ratio=inf", True), ("huge", "beam=100000000000000000000",
                                                                                    True),
                ("zero-beam", "beam=0", True), ("negative", "nbest=-1", True), ("newline", "beam=2\n", False),
-               ("arabic-digit", "beam=\u0663", False)],
+               ("arabic-digit", "beam=\u0663", False), ("fullwidth-digit", "beam=\uff13", True),
+               ("mixed-digits", "beam=1\u0662", True), ("mixed-fraction", "lenpen=0.\u0665", True)],
     "set": [("empty", "", True), ("no-equals", "seed", True), ("unknown-key", "nonesuch=1", True),
             ("nan", "seed=.nan", True), ("newline", "seed=1\n2", True), ("flow", "seed=[1", True),
-            ("anchor", "seed=*x", True), ("huge", "seed=100000000000000000000", True)],
+            ("anchor", "seed=*x", True), ("huge", "seed=100000000000000000000", True),
+            ("devanagari-digit", "seed=\u0967", True), ("mixed-fraction", "optim.lr=0.\u0665", True)],
     "init": [("empty", "", True), ("no-equals", "asr", True), ("unknown-task", "xx=a.pt", True),
              ("empty-path", "asr=", True), ("folder", "asr=@folder", True), ("fifo", "mt=@fifo", True),
              ("missing", "asr=@missing", True)],
@@ -342,7 +347,8 @@ VALUES: dict[str, list[Value]] = {
             ("newline", "seed\n", True)],
     "layer": [("empty", "", True), ("zero", "0", True), ("negative", "-1", True),
               ("huge", "100000000000000000000", True), ("nan", "nan", True), ("word", "Mean", True),
-              ("arabic-digit", "\u0661", False)],
+              ("arabic-digit", "\u0661", True), ("fullwidth-digit", "\uff11", True), ("underscore", "1_0", True),
+              ("spaces", " 2 ", True)],
 }
 # Values a kind's list says no option may take, which one option takes for a reason: (command, option, label).
 ACCEPTS: dict[tuple[str, str, str], str] = {
@@ -760,6 +766,7 @@ SET_VALUES: list[Value] = [
     ("-inf", "-.inf", True), ("negative", "-1", False), ("zero", "0", False), ("huge", "100000000000000000000", False),
     ("underflow", "1.0e-400", False), ("word", "abc", False), ("list", "[1, 2]", False), ("map", "{a: 1}", False),
     ("bool", "true", False), ("newline", '"a\\nb"', False), ("arabic-digit", "\u0663", False),
+    ("fullwidth-digit", "\uff13", False), ("mixed-fraction", "0.\u0665", False), ("superscript", "\u00b2", False),
     ("long", "z" * 5000, False),
     ("half", "0.5", False), ("unclosed", "[1", True),
 ]

@@ -9,7 +9,9 @@ experiment on it, averages, packs and evaluates it (offline and --stream) once, 
 is neither there nor in ``NOT_READERS`` fails a test too. Edits (``mutations``) follow the file: cut at several
 points, emptied, one byte, a byte flipped where a CRC checks it; a BOM, CRLF, a byte that is no UTF-8 in text; each
 key (two levels down) deleted, of the wrong type, huge, NaN, negative in JSON, JSON lines and YAML; a folder, a
-FIFO, a link to /dev/zero, a broken link or a link loop in its place.
+FIFO, a link to /dev/zero, a broken link or a link loop in its place; each number of a text file written in another
+script's digits (Arabic-Indic, Devanagari, fullwidth, superscript, mixed), and a copy named so beside each file whose
+name holds digits (a shard, a checkpoint, a log version; nineteenth hostile pass).
 
 The invariant (``judge``): the command refuses in one line naming the file (status 1 or 2), or it works and its
 output is the output of the unedited trees (``OTHER_OUTPUT`` names the edits that make a valid file saying
@@ -114,10 +116,12 @@ def _files(folder: Path, root: Path, skip: tuple[str, ...] = ()) -> str:
 
 def _features(fbank: Path, root: Path) -> str:
     """The features as the readers see them: every ark's bytes and every index line (its records, sizes and CRCs,
-    are `sate features`' own: an edited one is for the readers to refuse, not for features to re-read each ark)."""
-    lines = [f"{p.relative_to(fbank)} {hashlib.sha256(p.read_bytes()).hexdigest()[:16]}"
-             for p in sorted(fbank.rglob("*.ark"))]
-    lines += [f"{p.relative_to(fbank)}: {line.strip()}" for p in sorted(fbank.rglob("*.scp"))
+    are `sate features`' own: an edited one is for the readers to refuse, not for features to re-read each ark).
+    Only sate's own names: a user's copy named in other digits (`٠٠٠٠٠.ark`) is theirs, left as it is."""
+    own = [p for p in sorted(fbank.rglob("*")) if p.is_file() and p.name.isascii()]
+    lines = [f"{p.relative_to(fbank)} {hashlib.sha256(p.read_bytes()).hexdigest()[:16]}" for p in own
+             if p.suffix == ".ark"]
+    lines += [f"{p.relative_to(fbank)}: {line.strip()}" for p in own if p.suffix == ".scp"
               for line in _text(p, root).splitlines()]
     return "\n".join(lines)
 
@@ -402,9 +406,51 @@ def _document(path: Path) -> tuple[str, Any] | None:
     return None
 
 
+# Other scripts' digits (nineteenth hostile pass): each number of a text file (a value after a space, ':', ',', '=',
+# '[' or '{', not a piece of a name) written in them, and a copy beside each file whose name holds digits named with
+# them (a shard, a checkpoint, a log version). A reader refuses naming the file or its folder, or reads exactly what
+# it read before: `int()` and `float()` take '١٢' as 12 and '١_٠' as 10, `str.isdigit` takes '²'.
+DIGIT_SCRIPTS = {"arabic-indic": "٠١٢٣٤٥٦٧٨٩", "devanagari": "०१२३४५६७८९", "fullwidth": "０１２３４５６７８９",
+                 "superscript": "⁰¹²³⁴⁵⁶⁷⁸⁹"}
+_NUMBER = re.compile(r"(?:(?<=[\s:,=\[{])|^)[-+]?[0-9]+(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?(?=[\s,\]}]|$)", re.MULTILINE)
+
+
+def _in_digits(digits: str, mixed: bool = False) -> Callable[[str], str]:
+    """ASCII digits as ``digits`` (``mixed``: the first digit of each number only)."""
+    table = str.maketrans("0123456789", digits)
+    return lambda text: text[0].translate(table) + text[1:] if mixed else text.translate(table)
+
+
+DIGIT_WRITINGS = {**{name: _in_digits(d) for name, d in DIGIT_SCRIPTS.items()},
+                  "mixed": _in_digits(DIGIT_SCRIPTS["arabic-indic"], mixed=True)}
+
+
+def _numbers_in(write: Callable[[str], str]) -> Edit:
+    def edit(path: Path) -> None:
+        text = path.read_text(encoding="utf-8")
+        path.write_text(_NUMBER.sub(lambda m: re.sub(r"[0-9]+", lambda d: write(d[0]), m[0]), text),
+                        encoding="utf-8")
+    return edit
+
+
+def _named_beside(write: Callable[[str], str]) -> Edit:
+    def edit(path: Path) -> None:
+        shutil.copyfile(path, path.with_name(re.sub(r"[0-9]+", lambda d: write(d[0]), path.name)))
+    return edit
+
+
+DIGIT_FAMILIES = ("digits", "digit-named copy")
+DIGITS_EVERY = 4  # the committed sample tries the digit families on every fourth file; the wide run on each
+
+
 def mutations(path: Path) -> dict[str, dict[str, Edit]]:
-    """The edits of one file, by family: structure, kind of file, text, and one family per key."""
+    """The edits of one file, by family: structure, kind of file, text, other scripts' digits, and one family per
+    key."""
     families = {"structure": dict(STRUCTURE), "kind": dict(KIND)}
+    if re.search(r"[0-9]", path.name):
+        families["digit-named copy"] = {f"named-{name}": _named_beside(w) for name, w in DIGIT_WRITINGS.items()}
+    if path.suffix in TEXT_SUFFIXES and _NUMBER.search(path.read_text(encoding="utf-8", errors="replace")):
+        families["digits"] = {f"digits-{name}": _numbers_in(w) for name, w in DIGIT_WRITINGS.items()}
     if path.suffix in CHECKED_SUFFIXES:
         families["structure"]["byte-flipped"] = _flip
     if path.suffix in TEXT_SUFFIXES:
@@ -460,7 +506,7 @@ def generate_cases(root: Path, wide: bool = False) -> list[Case]:
         families = mutations(root / rel)
         keyed = [f for f in families if f.startswith("key ")]
         for k, (family, edits) in enumerate(families.items()):
-            if not wide and family in keyed[3:]:
+            if not wide and (family in keyed[3:] or family in DIGIT_FAMILIES and n % DIGITS_EVERY):
                 continue
             names = sorted(edits)
             chosen = names if wide else [names[(n + k) % len(names)]]

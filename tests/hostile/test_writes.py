@@ -752,8 +752,8 @@ def test_a_file_the_command_keeps_replaced_by_a_hostile_target(command: str, opt
     folder, names = filled[(command, option)]
     assert names, f"{command} {option} wrote no file of its own"
     j, problems = list(FIXED_TARGETS).index(target), []
-    offset = sum(len(n) for (c, o), (_, n) in filled.items() if FOLDER_OUTPUTS.index((c, o)) <
-                 FOLDER_OUTPUTS.index((command, option)))
+    offset = sum(len(n) for (c, o), (_, n) in filled.items() if (c, o) in FOLDER_OUTPUTS and  # FILL_COSTLY's too
+                 FOLDER_OUTPUTS.index((c, o)) < FOLDER_OUTPUTS.index((command, option)))
     for i, name in enumerate(names):
         if (offset + i + j) % FIXED_STRIDE == 0:
             case = tmp_path / f"case{i}"

@@ -377,3 +377,16 @@ def test_a_journal_of_the_table_and_curves_never_outlives_the_run(tmp_path: Path
     (exp / layout.REPLACING).unlink()
     assert main(argv) == 0
     assert not (exp / layout.REPLACING).exists() and not (plots / layout.REPLACING).exists()
+
+
+@pytest.mark.parametrize("name", ["a$^$b", "sys$_{$x", "caf\udce9"])
+def test_curves_of_a_system_whose_name_matplotlib_reads_as_a_formula_are_drawn(
+        name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Nineteenth hostile pass: a system folder named `a$^$b` was a ValueError traceback from matplotlib's formula
+    parser at the legend, one whose name is not UTF-8 a TypeError from its font code."""
+    exp = tmp_path / "exp"
+    write_system(exp, name, SYSTEMS["st"], REFS)
+    (exp / name / "logs" / "version_0").mkdir(parents=True)
+    (exp / name / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n2,1.5\n")
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").stat().st_size > 0 and "Traceback" not in capsys.readouterr().err
