@@ -74,7 +74,9 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         if kind is not None:  # a list, a mapping or null was written out as its Python text ("['a', 'b']", "None")
             raise SateError(f"{path}:{lineno}: {kind} must be text or a number, got {shown(entry[kind])}: "
                             f"{shown(text.strip())}")
-        fields = {str(k): str(v) for k, v in entry.items()}
+        # each value as written, as the plain lines' are: YAML's own reading made `offset: 0_3` 3, `0x10` 16 and
+        # `0b11` 3 on a line with a quote, where the same line without one was refused (nineteenth hostile pass)
+        fields = {str(k.value): str(v.value) for k, v in node.value[0].value if isinstance(v, yaml.ScalarNode)}
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")

@@ -11,7 +11,7 @@ import pytest
 
 from sate.cli import build_parser
 from sate.data.manifest import MANIFEST_KEYS, read_manifest
-from sate.data.mustc import parse_yaml_line
+from sate.data.mustc import parse_yaml_line, read_yaml
 from sate.data.text import normalize_source
 from sate.errors import SateError
 
@@ -65,6 +65,17 @@ def test_v2_yaml_with_word_counts_parses(run_sate, tmp_path: Path, write_mustc) 
 def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
     fields = parse_yaml_line("- {duration: 1.5, offset: 2.0, speaker_id: 'spk, 7', wav: \"ted_7.wav\"}", Path("x"), 1)
     assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
+
+
+@pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
+def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
+    """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
+    where the same line without a quote was refused (nineteenth hostile pass): both are refused now."""
+    path = tmp_path / "dev.yaml"
+    for speaker in ("spk.7", "'spk.7'"):
+        path.write_text(f"- {{duration: 1.5, offset: {number}, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=f"^{path}:1: offset and duration must be numbers"):
+            read_yaml(path)
 
 
 def test_a_yaml_whose_lines_end_with_a_carriage_return_alone_is_named_so() -> None:
