@@ -361,6 +361,19 @@ def test_an_unknown_key_is_named_as_written(tmp_path: Path, capsys: pytest.Captu
         assert f"unknown config key {key!r}" in capsys.readouterr().err
 
 
+def test_a_key_a_merge_brings_is_named_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The keys of a merge (`<<: {on: 1}`) were still read as YAML 1.1 reads them: "unknown config key
+    'trainer.true'" (nineteenth hostile pass); a mapping's own key still overrides a merged one."""
+    path = tmp_path / "asr.yaml"
+    for merged, key in (("{on: 1}", "on"), ("[{<<: {'~': 1}}, {y: 2}]", "~")):
+        path.write_text(f"task: asr\ndata: {{dir: /d}}\ntrainer: {{<<: {merged}}}\n")
+        assert main(["config", "--config", str(path)]) == 2
+        assert f"unknown config key 'trainer.{key}'" in capsys.readouterr().err
+    path.write_text("task: asr\ndata: {dir: /d}\ntrainer: {<<: {max_epochs: 4}, max_epochs: 5}\n")
+    assert main(["config", "--config", str(path), "--get", "trainer.max_epochs"]) == 0
+    assert capsys.readouterr().out == "5\n"
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:
