@@ -78,13 +78,18 @@ def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str)
             read_yaml(path)
 
 
-def test_a_yaml_whose_lines_end_with_a_carriage_return_alone_is_named_so() -> None:
+@pytest.mark.parametrize(("brk", "name"), [("\r", r"a carriage return \(\\r\)"), ("\x85", r"a next line \(U\+0085\)"),
+                                           ("\u2028", r"a line separator \(U\+2028\)"),
+                                           ("\u2029", r"a paragraph separator \(U\+2029\)")])
+def test_a_yaml_whose_lines_end_with_another_line_break_is_named_so(brk: str, name: str) -> None:
     """A MuST-C yaml whose lines end with \\r alone (classic Mac) is one line of every entry, which was refused as
-    "key offset appears twice" (eighteenth hostile pass); a line ending with \\r\\n still reads."""
+    "key offset appears twice" (eighteenth hostile pass), and so with YAML's other line breaks, NEL, U+2028 and
+    U+2029 (nineteenth); a line ending with \\r\\n still reads."""
     entry = "- {duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}"
-    with pytest.raises(SateError, match=r"^x:1: a carriage return \(\\r\) inside a line, not a MuST-C yaml entry "
-                                        r"\(lines end with \\n; a file with \\r alone\?\)"):
-        parse_yaml_line(f"{entry}\r{entry}\r", Path("x"), 1)
+    for second in (entry, entry.replace("spk.7", "'spk.7'")):  # a line with a quote goes to the YAML parser
+        with pytest.raises(SateError, match=f"^x:1: {name} inside a line, not a MuST-C yaml entry "
+                                            r"\(lines end with \\n; a file whose lines end with it\?\)"):
+            parse_yaml_line(f"{entry}{brk}{second}{brk}", Path("x"), 1)
     assert parse_yaml_line(f"{entry}\r\n", Path("x"), 1)["wav"] == "ted_7.wav"
 
 
