@@ -396,6 +396,32 @@ def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: py
         assert load_yaml_text(capsys.readouterr().out) == value
 
 
+@pytest.mark.parametrize("option", ["--set", "--decode"])
+def test_a_value_given_with_a_yaml_anchor_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     option: str) -> None:
+    """`--set 'data.dir=&run x'` read the folder x and `&run` alone null, and `--decode 'beam=&b 2'` beam 2, without a
+    word: `&NAME` is a YAML anchor (nineteenth hostile pass). Refused naming it; quoted, or inside a word, it is text;
+    an anchor its value uses is YAML's own."""
+    from sate.decode.options import parse_decode
+
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\n")
+    if option == "--decode":
+        with pytest.raises(SateError, match=r"^--decode 'beam=&b 2': '&b' reads as a YAML anchor, which the value "
+                                            r"would lose; quote the value to keep it"):
+            parse_decode(["beam=&b 2"])
+        return
+    for given in ("&run x", "&run"):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 2
+        assert f"--set 'data.dir={given}': '&run' reads as a YAML anchor" in capsys.readouterr().err
+    for given, value in (("'&run x'", "&run x"), ("run&x", "run&x")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
+        assert load_yaml_text(capsys.readouterr().out) == value
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epochs: &n 3, max_steps: *n}", "--get",
+                 "trainer.max_steps"]) == 0
+    assert capsys.readouterr().out == "3\n"
+
+
 def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`sate config` folded a long value with spaces over lines (PyYAML's width of 80), at its key's indent: the
     listing saved as a config was invalid YAML, and `--get` told a script a value with line breaks; a value with a
