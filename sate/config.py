@@ -165,12 +165,13 @@ def load_yaml_value(text: str, where: str) -> object:
     if rest.startswith("#"):
         raise SateError(f"{where}: {shown(rest)} reads as a YAML comment, which the value would lose; quote the value "
                         "to keep it (KEY='... #...')")
+    value = load_yaml_text(text, where)  # aliases bounded first: a "billion laughs" is named as one
     used = {token.value for token in tokens if isinstance(token, yaml.AliasToken)}
     anchor = next((token for token in tokens if isinstance(token, yaml.AnchorToken) and token.value not in used), None)
     if anchor is not None:  # `--set 'data.dir=&run x'` read the folder x, and `&run` alone null (nineteenth pass)
         raise SateError(f"{where}: {shown(text[anchor.start_mark.index:anchor.end_mark.index])} reads as a YAML "
                         "anchor, which the value would lose; quote the value to keep it (KEY='&...')")
-    return load_yaml_text(text, where)
+    return value
 
 
 def yaml_problem(err: yaml.YAMLError) -> str | None:
