@@ -81,9 +81,12 @@ class _Loader(SafeValues):
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
         lines: dict[str, int] = {}
-        for key_node, _ in node.value:
-            if not isinstance(key_node, yaml.ScalarNode) or key_node.tag == "tag:yaml.org,2002:merge":
-                continue  # a merge key (<<) brings defaults that the mapping's own keys may override
+        for key_node, value_node in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":  # a merge key (<<) brings defaults that the mapping's own
+                _keys_as_text(value_node)  # keys may override; its keys are text too ('true' for `<<: {on: 1}`)
+                continue
+            if not isinstance(key_node, yaml.ScalarNode):
+                continue
             key_node.tag = "tag:yaml.org,2002:str"
             line = key_node.start_mark.line + 1
             if key_node.value in lines:
@@ -92,6 +95,18 @@ class _Loader(SafeValues):
                     f"{line}); YAML would keep the last without a word", key_node.start_mark)
             lines[key_node.value] = line
         return super().construct_mapping(node, deep=deep)
+
+
+def _keys_as_text(node: yaml.Node) -> None:
+    """The keys a merge key (``<<``) brings, read as the text they are written as, as a mapping's own keys are
+    (`_Loader.construct_mapping`): PyYAML merges them without constructing their mapping (nineteenth hostile pass)."""
+    for mapping in node.value if isinstance(node, yaml.SequenceNode) else [node]:
+        if isinstance(mapping, yaml.MappingNode):
+            for key_node, value_node in mapping.value:
+                if key_node.tag == "tag:yaml.org,2002:merge":
+                    _keys_as_text(value_node)
+                elif isinstance(key_node, yaml.ScalarNode):
+                    key_node.tag = "tag:yaml.org,2002:str"
 
 
 _Loader.add_implicit_resolver(
@@ -150,7 +165,13 @@ def load_yaml_value(text: str, where: str) -> object:
     if rest.startswith("#"):
         raise SateError(f"{where}: {shown(rest)} reads as a YAML comment, which the value would lose; quote the value "
                         "to keep it (KEY='... #...')")
-    return load_yaml_text(text, where)
+    value = load_yaml_text(text, where)  # aliases bounded first: a "billion laughs" is named as one
+    used = {token.value for token in tokens if isinstance(token, yaml.AliasToken)}
+    anchor = next((token for token in tokens if isinstance(token, yaml.AnchorToken) and token.value not in used), None)
+    if anchor is not None:  # `--set 'data.dir=&run x'` read the folder x, and `&run` alone null (nineteenth pass)
+        raise SateError(f"{where}: {shown(text[anchor.start_mark.index:anchor.end_mark.index])} reads as a YAML "
+                        "anchor, which the value would lose; quote the value to keep it (KEY='&...')")
+    return value
 
 
 def yaml_problem(err: yaml.YAMLError) -> str | None:

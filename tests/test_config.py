@@ -380,6 +380,19 @@ def test_an_unknown_key_is_named_as_written(tmp_path: Path, capsys: pytest.Captu
         assert f"unknown config key {key!r}" in capsys.readouterr().err
 
 
+def test_a_key_a_merge_brings_is_named_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The keys of a merge (`<<: {on: 1}`) were still read as YAML 1.1 reads them: "unknown config key
+    'trainer.true'" (nineteenth hostile pass); a mapping's own key still overrides a merged one."""
+    path = tmp_path / "asr.yaml"
+    for merged, key in (("{on: 1}", "on"), ("[{<<: {'~': 1}}, {y: 2}]", "~")):
+        path.write_text(f"task: asr\ndata: {{dir: /d}}\ntrainer: {{<<: {merged}}}\n")
+        assert main(["config", "--config", str(path)]) == 2
+        assert f"unknown config key 'trainer.{key}'" in capsys.readouterr().err
+    path.write_text("task: asr\ndata: {dir: /d}\ntrainer: {<<: {max_epochs: 4}, max_epochs: 5}\n")
+    assert main(["config", "--config", str(path), "--get", "trainer.max_epochs"]) == 0
+    assert capsys.readouterr().out == "5\n"
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:
@@ -400,6 +413,32 @@ def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: py
     for given, value in (("'/data/run #2'", "/data/run #2"), ("/data/run#2", "/data/run#2")):
         assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
         assert load_yaml_text(capsys.readouterr().out) == value
+
+
+@pytest.mark.parametrize("option", ["--set", "--decode"])
+def test_a_value_given_with_a_yaml_anchor_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     option: str) -> None:
+    """`--set 'data.dir=&run x'` read the folder x and `&run` alone null, and `--decode 'beam=&b 2'` beam 2, without a
+    word: `&NAME` is a YAML anchor (nineteenth hostile pass). Refused naming it; quoted, or inside a word, it is text;
+    an anchor its value uses is YAML's own."""
+    from sate.decode.options import parse_decode
+
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\n")
+    if option == "--decode":
+        with pytest.raises(SateError, match=r"^--decode 'beam=&b 2': '&b' reads as a YAML anchor, which the value "
+                                            r"would lose; quote the value to keep it"):
+            parse_decode(["beam=&b 2"])
+        return
+    for given in ("&run x", "&run"):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 2
+        assert f"--set 'data.dir={given}': '&run' reads as a YAML anchor" in capsys.readouterr().err
+    for given, value in (("'&run x'", "&run x"), ("run&x", "run&x")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
+        assert load_yaml_text(capsys.readouterr().out) == value
+    assert main(["config", "--config", str(path), "--set", "trainer={max_epochs: &n 3, max_steps: *n}", "--get",
+                 "trainer.max_steps"]) == 0
+    assert capsys.readouterr().out == "3\n"
 
 
 def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -88,9 +88,10 @@ def test_a_config_larger_than_any_config_is_refused_before_it_is_read(tmp_path: 
 
 
 def flow_bomb(levels: int = 7) -> str:
-    """The same on one line, as a `--set` value: ``[&a0 [lol, ...], &a1 [*a0, ...], ...]``."""
+    """The same on one line, as a `--set` value: ``[&a0 [lol, ...], &a1 [*a0, ...], ..., [*aN, ...]]`` (the last
+    level has no anchor: an anchor nothing uses is refused as such)."""
     parts = ["&a0 [" + ", ".join(["lol"] * 9) + "]"]
-    parts += [f"&a{k} [" + ", ".join([f"*a{k - 1}"] * 9) + "]" for k in range(1, levels)]
+    parts += [("[" if k == levels - 1 else f"&a{k} [") + ", ".join([f"*a{k - 1}"] * 9) + "]" for k in range(1, levels)]
     return "[" + ", ".join(parts) + "]"
 
 

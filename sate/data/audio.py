@@ -152,6 +152,24 @@ def check_data_declared(path: Path, info: HeaderLog) -> None:
                         "header first, e.g. sox --ignore-length IN.wav OUT.wav")
 
 
+W64_CHUNK_HEADER = 24  # a W64 chunk's size counts its own 16-byte GUID and 8-byte size
+
+
+def check_w64_data(name: str, info: HeaderLog) -> None:
+    """Refuse a W64 whose data chunk declares no bytes (its size no more than its own header): SoX 14.4 writing W64
+    to a pipe declares so, and writes its header again into the stream after it and at its end, where libsndfile
+    reads them as samples: a click at the start of mono 16-bit, and noise throughout where 104 bytes are no whole
+    number of frames (24-bit stereo), exit 0, from the pipe and from a file saved from it (nineteenth hostile pass).
+    SoX itself reads such a file as noise."""
+    if getattr(info, "format", None) != "W64":
+        return
+    sizes = _DATA_SIZE.findall(info.extra_info or "")
+    if sizes and int(sizes[0]) <= W64_CHUNK_HEADER:
+        raise SateError(f"{name}: a W64 whose data chunk declares no audio ({sizes[0]} bytes, its own header), as SoX "
+                        "writes W64 to a pipe: the header it writes again inside the audio would be read as samples "
+                        "(noise); make it as WAV instead (sox ... -t wav -)")
+
+
 def _empty_data_chunk(path: Path) -> int | None:
     """Where a RIFF WAV's data chunk that declares 0 bytes starts, found by walking its chunks (at most MAX_CHUNKS):
     a search of the first 64 KB missed one behind a larger chunk (a recorder's padding or metadata), and such a file
@@ -204,6 +222,7 @@ def wav_info(path: str | Path) -> WavInfo:
         raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
     check_not_cut_short(path, info)
     check_data_declared(path, info)
+    check_w64_data(str(path), info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
     check_rate(int(info.samplerate), str(path))  # prep wrote a 1 Hz file's 128,000 s row; features ran out of memory
@@ -541,6 +560,12 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         elif not regular:  # a GSM 6.10 WAV from a pipe was libsndfile's "Unspecified internal error", alone
             reason += "; from a pipe only some formats and encodings can be read: give the file's name, or pipe PCM WAV"
         raise SateError(f"{path}: cannot read audio ({reason})") from None
+    try:
+        check_w64_data(str(path), source)
+    except SateError:
+        if not regular:
+            source.close()
+        raise
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)

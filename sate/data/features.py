@@ -418,9 +418,19 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
                     return (f"an audio file of {data_dir / f'{name}.jsonl'}'s rows {k * SHARD_SIZE + 1} to "
                             f"{k * SHARD_SIZE + len(shard)} changed since their features were computed (copied "
                             "again, re-encoded?)")
+        missing = _missing_shard_indexes(fbank, name, len(shards))
+        if missing:  # the split's index could not be compared: a swap in it read each id the other's features
+            return f"{missing[0]} is missing, so {fbank / f'{name}.scp'} cannot be checked against its shards' indexes"
         if _index_edited(fbank, name, len(shards)):
             return f"{fbank / f'{name}.scp'} is not the index its shards make (edited?)"
     return None
+
+
+def _missing_shard_indexes(fbank: Path, split: str, count: int) -> list[Path]:
+    """The indexes of a split's ``count`` shards (``fbank/SPLIT/NNNNN.scp``) that are not there at all. The split's
+    index is compared with them (`_index_edited`); with one deleted, two of its lines' offsets swapped gave each id
+    the other's features, and `sate features` called the split up to date (nineteenth hostile pass)."""
+    return [path for k in range(count) if not os.path.lexists(path := fbank / split / f"{k:05d}.scp")]
 
 
 def _index_edited(fbank: Path, split: str, count: int) -> bool:
@@ -553,6 +563,10 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     if damaged or split_damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
+    elif scp.is_file() and (missing := _missing_shard_indexes(fbank, split, len(shards))):
+        print(f"{split}: {len(missing)} shard index(es) missing ({one_line(str(missing[0]))}), against which its index "
+              f"{one_line(str(scp))} is checked: recomputed")
+        split_damaged = True
     elif scp.is_file() and (joined := _joined([*([inherited] if inherited is not None else []),
                                                 *(s.scp for s in shards)])) is not None and _read_lines(scp) != joined:
         print(f"{split}: its index {one_line(str(scp))} is not the one its shards make (edited?): written again")

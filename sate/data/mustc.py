@@ -24,6 +24,9 @@ from sate.numbers import decimal
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
 _FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
+# What YAML reads as a line break besides \n, by the name a message gives it
+_LINE_BREAKS = {"\r": "a carriage return (\\r)", "\x85": "a next line (U+0085)", "\u2028": "a line separator (U+2028)",
+                "\u2029": "a paragraph separator (U+2029)"}
 # A MuST-C entry holds about a hundred characters. A longer line is refused before the YAML parser sees it, which
 # took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
 MAX_YAML_LINE = 1 << 16
@@ -43,9 +46,12 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     if len(text) > MAX_YAML_LINE:
         raise SateError(f"{path}:{lineno}: a line of {len(text):,} characters, not a MuST-C yaml entry (those hold "
                         f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
-    if "\r" in text.rstrip("\r\n"):  # a file whose lines end with \r alone read as one line: "key offset appears twice"
-        raise SateError(f"{path}:{lineno}: a carriage return (\\r) inside a line, not a MuST-C yaml entry (lines end "
-                        f"with \\n; a file with \\r alone?): {shown(text.strip())}")
+    # a file whose lines end with \r alone read as one line: "key offset appears twice" (eighteenth hostile pass); so
+    # did one whose lines end with YAML's other line breaks, NEL, U+2028 or U+2029 (nineteenth)
+    brk = next((name for brk, name in _LINE_BREAKS.items() if brk in text.rstrip("\r\n")), None)
+    if brk is not None:
+        raise SateError(f"{path}:{lineno}: {brk} inside a line, not a MuST-C yaml entry (lines end with \\n; a file "
+                        f"whose lines end with it?): {shown(text.strip())}")
     fields: dict[str, str] | None = None
     match = _FLOW_LINE.match(text)
     if match and '"' not in text and "'" not in text:
@@ -74,7 +80,9 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         if kind is not None:  # a list, a mapping or null was written out as its Python text ("['a', 'b']", "None")
             raise SateError(f"{path}:{lineno}: {kind} must be text or a number, got {shown(entry[kind])}: "
                             f"{shown(text.strip())}")
-        fields = {str(k): str(v) for k, v in entry.items()}
+        # each value as written, as the plain lines' are: YAML's own reading made `offset: 0_3` 3, `0x10` 16 and
+        # `0b11` 3 on a line with a quote, where the same line without one was refused (nineteenth hostile pass)
+        fields = {str(k.value): str(v.value) for k, v in node.value[0].value if isinstance(v, yaml.ScalarNode)}
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")

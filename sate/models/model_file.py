@@ -24,6 +24,7 @@ from typing import NotRequired, TypedDict
 import torch
 
 from sate import layout
+from sate.data.cmvn_record import CMVN_KINDS
 from sate.errors import SateError, shown
 from sate.files import RawMapping, atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
@@ -107,6 +108,10 @@ def check_meta(path: str | Path, meta: RawMapping) -> None:
         if not isinstance(size, int) or isinstance(size, bool) or size != len(tokens):
             raise SateError(f"{path}: {side}_vocab_size is {shown(size)} but {side}_tokens holds {len(tokens)} tokens "
                             "(a damaged or foreign header)")
+    if "cmvn_kind" in meta and meta["cmvn_kind"] not in CMVN_KINDS:  # one of another value was taken for none
+        # recorded: packed and decoded with global statistics whatever it was trained with (nineteenth hostile pass)
+        raise SateError(f"{path}: cmvn_kind is {shown(meta['cmvn_kind'])}, not one of {', '.join(CMVN_KINDS)} (a "
+                        "damaged or foreign header)")
 
 
 def load_model_file(path: str | Path) -> ModelFile:

@@ -18,7 +18,7 @@ from sate import layout
 from sate.data.manifest import check_split_names, csv_rows
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
-from sate.numbers import is_number
+from sate.numbers import is_int64, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import check_not_input, check_output, check_own_files, file_name, metric_logs, read_name, same_file
@@ -194,6 +194,9 @@ def read_curves(system: Path) -> dict[str, list[tuple[int, float]]]:
                     except (TypeError, ValueError):
                         raise SateError(f"{path}:{line}: step {shown(row['step'])} and {key} {shown(row[key])} must "
                                         "be numbers") from None
+                    if not is_int64(point[0]):  # 10**400 was an OverflowError traceback inside matplotlib
+                        raise SateError(f"{path}:{line}: step {shown(row['step'])} is beyond any step count (at most "
+                                        "2**63 - 1)")
                     if abs(point[1]) > LOGGED_MAX:
                         point = (point[0], float("nan"))
                     curves.setdefault(key, []).append(point)
@@ -232,8 +235,9 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
         ax.grid(alpha=0.3)
         if ax.lines:
             ax.legend(fontsize=8)
-    axes[0].set_yscale("log")
-    axes[1].set_yscale("log")
+    for ax in axes[:2]:  # losses; a panel of no positive value stays linear (matplotlib warned on stderr)
+        if any(value > 0 for line in ax.lines for value in line.get_ydata()):
+            ax.set_yscale("log")
     fig.tight_layout()
     png = io.BytesIO()
     fig.savefig(png, format="png")

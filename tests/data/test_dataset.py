@@ -102,6 +102,21 @@ def test_an_index_whose_lines_were_swapped_is_refused(prepared: Path, vocabs, tm
     assert len(SpeechDataset.from_data_dir(data, "dev", *vocabs)) == len(lines)
 
 
+def test_an_index_whose_shard_index_is_gone_is_refused(prepared: Path, vocabs, tmp_path: Path) -> None:
+    """With a shard's index deleted, the split index was not compared: two of its lines' offsets swapped gave each id
+    the other's features, exit 0 where their frame counts were equal (nineteenth hostile pass)."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    scp, shard = data / "fbank" / "dev.scp", data / "fbank" / "dev" / "00000.scp"
+    lines = scp.read_text().splitlines()
+    (a, at), (b, bt) = (line.split(" ") for line in lines[:2])
+    scp.write_text("\n".join([f"{a} {bt}", f"{b} {at}", *lines[2:]]) + "\n")
+    shard.unlink()
+    with pytest.raises(SateError, match=f"^{shard} is missing, so {scp} cannot be checked against its shards' "
+                                        "indexes; run `sate features"):
+        SpeechDataset.from_data_dir(data, "dev", *vocabs)
+
+
 def test_text_dataset_from_a_manifest(prepared: Path, vocabs) -> None:
     src_vocab, tgt_vocab = vocabs
     text = TextDataset.from_manifest(prepared / "train.jsonl", src_vocab, tgt_vocab)

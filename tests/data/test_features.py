@@ -113,6 +113,20 @@ def test_the_note_of_no_cmvn_shows_the_name_escaped(run_sate, prepped: Path, tmp
     assert rc == 0 and f"dev: its index {tmp_path}/d\\n\\x1b[31m/fbank/dev.scp is not the one" in out, out
 
 
+def test_a_split_whose_shard_index_is_gone_is_computed_again(run_sate, prepped: Path) -> None:
+    # Nineteenth hostile pass: with fbank/dev/00000.scp deleted, the split's index could not be compared with it, and
+    # `sate features` called dev up to date, while the readers said to run it (or read a swapped index).
+    assert run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")[0] == 0
+    scp, shard = prepped / "fbank" / "dev.scp", prepped / "fbank" / "dev" / "00000.scp"
+    lines = scp.read_text().splitlines()
+    (a, at), (b, bt) = (line.split(" ") for line in lines[:2])
+    scp.write_text("\n".join([f"{a} {bt}", f"{b} {at}", *lines[2:]]) + "\n")
+    shard.unlink()
+    rc, out, _ = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
+    assert rc == 0 and f"dev: 1 shard index(es) missing ({shard}), against which its index {scp} is checked" in out
+    assert "dev: 4 utterances, 1 of 1 shards to compute" in out and scp.read_text().splitlines() == lines
+
+
 def test_a_shard_folder_holding_files_sate_did_not_write_is_not_emptied(run_sate, prepped: Path) -> None:
     # Twelfth hostile pass: DATA/fbank/dev/ holding the user's files (another tool's features) was emptied with
     # its old shards, without a word.

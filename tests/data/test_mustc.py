@@ -11,7 +11,7 @@ import pytest
 
 from sate.cli import build_parser
 from sate.data.manifest import MANIFEST_KEYS, read_manifest
-from sate.data.mustc import parse_yaml_line
+from sate.data.mustc import parse_yaml_line, read_yaml
 from sate.data.text import normalize_source
 from sate.errors import SateError
 
@@ -67,13 +67,29 @@ def test_quoted_yaml_values_fall_back_to_the_yaml_parser() -> None:
     assert fields["speaker_id"] == "spk, 7" and fields["wav"] == "ted_7.wav"
 
 
-def test_a_yaml_whose_lines_end_with_a_carriage_return_alone_is_named_so() -> None:
+@pytest.mark.parametrize("number", ["0_3", "0x10", "0b11", "1_0.5"])
+def test_a_quoted_line_reads_its_numbers_as_written(tmp_path: Path, number: str) -> None:
+    """A line with a quote is read by the YAML parser, whose own numbers made `offset: 0_3` 3, `0x10` 16, exit 0,
+    where the same line without a quote was refused (nineteenth hostile pass): both are refused now."""
+    path = tmp_path / "dev.yaml"
+    for speaker in ("spk.7", "'spk.7'"):
+        path.write_text(f"- {{duration: 1.5, offset: {number}, speaker_id: {speaker}, wav: ted_7.wav}}\n")
+        with pytest.raises(SateError, match=f"^{path}:1: offset and duration must be numbers"):
+            read_yaml(path)
+
+
+@pytest.mark.parametrize(("brk", "name"), [("\r", r"a carriage return \(\\r\)"), ("\x85", r"a next line \(U\+0085\)"),
+                                           ("\u2028", r"a line separator \(U\+2028\)"),
+                                           ("\u2029", r"a paragraph separator \(U\+2029\)")])
+def test_a_yaml_whose_lines_end_with_another_line_break_is_named_so(brk: str, name: str) -> None:
     """A MuST-C yaml whose lines end with \\r alone (classic Mac) is one line of every entry, which was refused as
-    "key offset appears twice" (eighteenth hostile pass); a line ending with \\r\\n still reads."""
+    "key offset appears twice" (eighteenth hostile pass), and so with YAML's other line breaks, NEL, U+2028 and
+    U+2029 (nineteenth); a line ending with \\r\\n still reads."""
     entry = "- {duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}"
-    with pytest.raises(SateError, match=r"^x:1: a carriage return \(\\r\) inside a line, not a MuST-C yaml entry "
-                                        r"\(lines end with \\n; a file with \\r alone\?\)"):
-        parse_yaml_line(f"{entry}\r{entry}\r", Path("x"), 1)
+    for second in (entry, entry.replace("spk.7", "'spk.7'")):  # a line with a quote goes to the YAML parser
+        with pytest.raises(SateError, match=f"^x:1: {name} inside a line, not a MuST-C yaml entry "
+                                            r"\(lines end with \\n; a file whose lines end with it\?\)"):
+            parse_yaml_line(f"{entry}{brk}{second}{brk}", Path("x"), 1)
     assert parse_yaml_line(f"{entry}\r\n", Path("x"), 1)["wav"] == "ted_7.wav"
 
 

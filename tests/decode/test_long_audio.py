@@ -19,7 +19,7 @@ import torchaudio.functional as AF
 
 from sate.cli import main
 from sate.data import audio
-from sate.data.audio import SAMPLE_RATE, audio_blocks, to_mono_16k
+from sate.data.audio import SAMPLE_RATE, audio_blocks, to_mono_16k, wav_info
 from sate.decode.api import SpeechTranslator
 from sate.decode.vad import VadOptions, cut, cut_blocks, file_segments, speech_segments
 from sate.errors import SateError
@@ -288,6 +288,39 @@ def test_a_whole_w64_of_any_block_size_and_undecodable_encodings_from_a_pipe(tmp
                                         r"read \(a recording stopped"):
         audio_blocks(fifo)
     writer.join(timeout=30)
+
+
+def sox_pipe_w64(w64: bytes) -> bytes:
+    """What SoX 14.4 writes for a W64 into a pipe: a header whose riff and data chunks declare nothing (the data chunk
+    24 bytes, its own header), then that header again, the samples, and the header once more at the end."""
+    at = w64.index(b"data") + 24
+    header = bytearray(w64[:at])
+    header[16:24] = bytes(8)
+    header[at - 8:at] = (24).to_bytes(8, "little")
+    return bytes(header) * 2 + w64[at:] + bytes(header)
+
+
+def test_a_w64_as_sox_writes_it_to_a_pipe_is_refused(tmp_path: Path) -> None:
+    """SoX writing W64 to a pipe writes its header again inside the stream: libsndfile read those bytes as samples,
+    a click before mono 16-bit audio and noise throughout 24-bit stereo (`sox talk.wav -t w64 -b 24 -c 2 - | sate
+    translate -`), exit 0, from the pipe and from a file saved from it (nineteenth hostile pass)."""
+    t = np.arange(SAMPLE_RATE) / SAMPLE_RATE
+    samples = (0.3 * np.stack([np.sin(2 * np.pi * 440 * t), np.sin(2 * np.pi * 660 * t)], axis=1)).astype(np.float32)
+    w64 = tmp_path / "whole.w64"
+    sf.write(w64, samples, SAMPLE_RATE, format="W64", subtype="PCM_24")
+    saved, fifo = tmp_path / "saved.w64", tmp_path / "pipe"
+    saved.write_bytes(sox_pipe_w64(w64.read_bytes()))
+    os.mkfifo(fifo)
+    why = (r": a W64 whose data chunk declares no audio \(24 bytes, its own header\), as SoX writes W64 to a pipe: "
+           r"the header it writes again inside the audio would be read as samples \(noise\); make it as WAV instead")
+    for read in (wav_info, audio_blocks):
+        with pytest.raises(SateError, match=f"^{saved}{why}"):
+            read(saved)
+    writer = feed(fifo, saved.read_bytes(), refused=True)
+    with pytest.raises(SateError, match=f"^{fifo}{why}"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)
+    assert len(np.concatenate(list(audio_blocks(w64)))) == SAMPLE_RATE  # a W64 whose header says its length reads
 
 
 @pytest.mark.slow

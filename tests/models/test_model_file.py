@@ -70,6 +70,10 @@ def test_foreign_files_are_refused(tmp_path: Path, payload: Any, message: str) -
     ({"src_vocab_size": -1}, "src_vocab_size is -1 but src_tokens holds"),  # torch: "negative dimension -1"
     ({"tgt_vocab_size": 10**12}, "tgt_vocab_size is 1000000000000 but tgt_tokens holds"),  # 64 TB asked for
     ({"src_tokens": "abc"}, "src_tokens is not a list of tokens"),
+    # another value was taken for none recorded: packed with global statistics whatever it was trained with
+    # (nineteenth hostile pass)
+    ({"cmvn_kind": "none\n"}, r"cmvn_kind is 'none\\n', not one of global, utterance, none \(a damaged or foreign"),
+    ({"cmvn_kind": None}, "cmvn_kind is None, not one of"),
 ])
 def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, build: Callable[..., Any],
                                                             src_tokens: list[str], tgt_tokens: list[str],

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -265,6 +266,34 @@ def test_a_value_beyond_what_training_logs_is_not_drawn(tmp_path: Path, capsys: 
         "step,train/loss,valid/loss,valid/wer,valid/bleu\n0,1e308,2,-1e308,1e307\n1,2,1e308,1e308,1.7e308\n")
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0, capsys.readouterr().err
     assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_a_step_beyond_any_count_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """An edited log's step of 10**400 was an OverflowError traceback inside matplotlib (nineteenth hostile pass)."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    log = exp / "st" / "logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    log.write_text(f"step,train/loss\n1,2.0\n1{'0' * 400},1.5\n")
+    assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate report: error: {log}:3: step '100000000000000000000000000..."
+                                               "0000000000000000000000000000' is beyond any step count (at most 2**63"
+                                               " - 1)")
+
+
+def test_losses_of_no_positive_value_are_drawn_without_a_warning(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A loss panel whose values are all 0 or below (an edited log, a loss that is not one) printed matplotlib's
+    "Data has no positive values, and therefore cannot be log-scaled" on stderr (nineteenth hostile pass)."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    log = exp / "st" / "logs" / "version_0" / "metrics.csv"
+    log.parent.mkdir(parents=True)
+    log.write_text("step,train/loss,valid/loss\n1,0,-0.0\n2,-1,0\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
+    assert (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG" and "Warning" not in capsys.readouterr().err
 
 
 def test_an_empty_or_uneven_decode_is_reported_without_a_traceback(tmp_path: Path,
