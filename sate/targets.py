@@ -461,9 +461,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
             place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
         if place is None and _ours(real, name) is None and linked_out(path) is not None:
-            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes
-            # outside the folder: the notes were replaced, exit 0 (eighteenth hostile pass)
-            place = f"a file outside {directory}, which this run would replace; remove the link"
+            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes,
+            # outside the folder (eighteenth hostile pass) or in it (nineteenth): the notes were replaced, exit 0
+            place = f"{_where(real, path.parent)}, which this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
@@ -474,25 +474,40 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
 
 
 def linked_out(path: Path) -> Path | None:
-    """Where ``path`` leads when it is a symlink out of its folder to a file with something in it, or None."""
+    """Where ``path`` leads when it is a symlink to another file with something in it, in its folder or out of it,
+    or None. A link to another name in the same folder counts too: `translate --format srt --out DIR/` with
+    DIR/talk.srt linked to DIR/notes.txt replaced the notes with subtitles, exit 0 (nineteenth hostile pass)."""
     if not os.path.islink(path):
         return None
     real = Path(os.path.realpath(path))
-    if real.is_file() and real.stat().st_size and real.parent != Path(os.path.realpath(path.parent)):
+    if real.is_file() and real.stat().st_size:
         return real
     return None
 
 
+def _where(real: Path, folder: Path) -> str:
+    """Where a link at a command's own file in ``folder`` leads, for its refusal: another file there, or outside."""
+    inside = real.parent == Path(os.path.realpath(folder))
+    return f"another file in {folder}" if inside else f"a file outside {folder}"
+
+
 def check_not_linked_out(paths: Iterable[Path], option: str = "--out") -> None:
     """Refuse a file a command names itself in the folder it is given (one per input: `translate --format srt --out
-    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink out of that folder to a file with
-    something in it: the user's notes it led to were replaced with subtitles or segments, exit 0 (eighteenth
-    hostile pass)."""
+    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink to another file with something in
+    it: the user's notes it led to, out of that folder (eighteenth hostile pass) or in it (nineteenth), were
+    replaced with subtitles or segments, exit 0. Two names of the set linked to each other are `check_distinct`'s,
+    called first, which names both. What is no file there (a named pipe, a device, a broken link, a loop) is refused
+    as `check_own_files` refuses it: a named pipe at DIR/talk.srt hung the run once it was done, waiting for a
+    reader, and a broken link was written through, making the folders it named (nineteenth hostile pass)."""
     for path in paths:
+        what = what_is_there(path)
+        if what is not None and what != "a directory":  # a directory there: check_output's "a file over a directory"
+            raise SateError(f"{option} {path.parent}: {path} is {what}, where the command writes its file "
+                            f"{path.name}: remove it")
         real = linked_out(path)
         if real is not None:
             raise SateError(f"{option} {path.parent}: {path} is a symlink to {real}, where the command would write its "
-                            f"file {path.name}: a file outside {path.parent}, which this run would replace; remove "
+                            f"file {path.name}: {_where(real, path.parent)}, which this run would replace; remove "
                             "the link")
 
 

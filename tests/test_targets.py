@@ -24,7 +24,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import Kind, check_output, check_own_files
+from sate.targets import Kind, check_not_linked_out, check_output, check_own_files
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -731,6 +731,45 @@ def test_a_run_folders_file_linked_to_a_users_file_outside_is_refused_before_any
     (analysis / "locality.csv").symlink_to(notes)
     with pytest.raises(SateError, match="locality.csv: a file outside .* which this run would replace"):
         check_own_files(analysis, ["locality.csv"], "--out")
+
+
+def test_a_name_sate_gives_linked_to_another_file_in_its_own_folder_is_refused(tmp_path: Path) -> None:
+    """`translate --format srt --out DIR/` with DIR/talk.srt a symlink to DIR/notes.txt, `segment --out DIR/` with
+    DIR/talk.jsonl one, `evaluate --out EV` with EV/hyp.txt linked to EV/notes.txt, `report` with EXP/results.md
+    to EXP/notes.md, `analyze locality` with locality.md to notes.txt: the notes were replaced, exit 0; only a link
+    out of the folder was refused (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "talk.srt").symlink_to("notes.txt")
+    with pytest.raises(SateError, match=r"talk.srt is a symlink to .*notes.txt, where the command would write its "
+                                        rf"file talk.srt: another file in {folder}, which this run would replace"):
+        check_not_linked_out([folder / "talk.srt"])
+    (folder / "hyp.txt").symlink_to("notes.txt")
+    with pytest.raises(SateError, match=f"hyp.txt: another file in {folder}, which this run would replace"):
+        check_own_files(folder, ["hyp.txt"], "--out")
+    (folder / "empty.txt").touch()  # nothing there to lose: written through, as before
+    (folder / "talk2.srt").symlink_to("empty.txt")
+    check_not_linked_out([folder / "talk2.srt"])
+    assert (folder / "notes.txt").read_text() == "my notes\n"
+
+
+def test_a_name_sate_gives_per_input_that_is_no_file_is_refused(tmp_path: Path) -> None:
+    """`translate --format srt --out DIR/` with a named pipe at DIR/talk.srt waited for a reader for ever once the
+    talk was translated; a broken link there (or at `segment --out DIR/`'s DIR/talk.jsonl) was written through,
+    making the folders it named (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.mkfifo(folder / "talk.srt")
+    (folder / "talk.jsonl").symlink_to(tmp_path / "gone" / "deeper" / "x.jsonl")
+    (folder / "loop.jsonl").symlink_to("loop.jsonl")
+    (folder / "null.jsonl").symlink_to(os.devnull)
+    for name, what in (("talk.srt", "a named pipe"), ("talk.jsonl", "a broken symlink"),
+                       ("loop.jsonl", "a symlink loop"), ("null.jsonl", "a device or socket")):
+        with pytest.raises(SateError, match=f"^--out {folder}: {folder / name} is {what}.*where the command writes "
+                                            f"its file {name}: remove it$"):
+            check_not_linked_out([folder / name])
+    assert not (tmp_path / "gone").exists()
 
 
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
