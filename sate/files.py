@@ -273,8 +273,13 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
     _sweep_abandoned(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
-    except BaseException:
+    except BaseException as err:
         remove_empty(made)
+        if isinstance(err, OSError) and err.filename is not None:
+            # the file's own name: a file system out of inodes named `.hyp.txt.st04sahm.tmp`, a name never made
+            # (nineteenth hostile pass); whether inodes ran out is seen now, before the set's other temporary
+            # files are removed and free them
+            err.filename, err.no_inodes = str(path), _out_of_inodes(path.parent)  # type: ignore[attr-defined]
         raise
     try:
         if try_flock(fd):  # a new file nobody else knows of yet: the lock is free; none where locks are not
@@ -795,6 +800,24 @@ OS_HINTS = {
 }
 
 
+# ENOSPC where the file system has room but no inode left for a new file (`df -i`): "the disk is full" sent the user
+# to `df -h`, which showed free space (nineteenth hostile pass, a tmpfs of nr_inodes=8)
+NO_INODES = "the file system has room for no more files (no free inodes: df -i): remove files there, or write elsewhere"
+
+
+def _out_of_inodes(name: object) -> bool:
+    """Is the file system holding ``name`` (or its nearest folder there is) out of inodes, with blocks to spare?"""
+    if not isinstance(name, str | bytes | os.PathLike):
+        return False
+    for folder in (Path(os.fsdecode(name)), *Path(os.fsdecode(name)).parents):
+        try:
+            vfs = os.statvfs(folder)
+        except OSError:
+            continue
+        return vfs.f_files > 0 and vfs.f_ffree == 0 and vfs.f_bavail > 0
+    return False
+
+
 # The longest path the system resolves (Linux's PATH_MAX): a longer name names no file there is, so a message shows
 # its ends alone; a config value of 3 MB (data.dir, a teacher's path) was a 3 MB "one-line" error.
 PATH_MAX = 4096
@@ -810,6 +833,8 @@ def describe_os_error(err: OSError) -> str:
     where = " -> ".join(_shown_name(name) for name in (err.filename, err.filename2) if name is not None)
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
+    if err.errno == errno.ENOSPC and (getattr(err, "no_inodes", False) or _out_of_inodes(err.filename)):
+        hint = NO_INODES
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
 
 

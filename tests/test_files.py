@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -622,3 +623,24 @@ def test_two_files_of_a_set_in_one_folder_mounted_at_two_places_are_refused(tmp_
     assert re.fullmatch(r".*b/r.png: leads to the same file as .*a/r.png \(a link between them, or one folder mounted "
                         r"at two places\).*\n", done.stdout), done.stdout
     assert list(a.iterdir()) == [] and list(b.iterdir()) == []
+
+
+def test_a_file_system_out_of_inodes_is_named_so_with_the_files_own_name(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system with blocks to spare and no inode left (a tmpfs of nr_inodes=8) made mkstemp fail: the line
+    named `.hyp.txt.st04sahm.tmp`, a name never made, and said "the disk is full", where `df -h` showed free space
+    (nineteenth hostile pass)."""
+    import sate.files as files  # the module's own os and tempfile, patched for this test alone
+
+    def no_inode(prefix: str, suffix: str, dir: str) -> tuple[int, str]:  # noqa: A002 (mkstemp's own name)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(dir, f"{prefix}st04sahm{suffix}"))
+
+    class Full:
+        f_files, f_ffree, f_bavail = 100, 0, 1000
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", no_inode)
+    monkeypatch.setattr(files.os, "statvfs", lambda path: Full())
+    with pytest.raises(OSError) as err:
+        atomic_write_text(tmp_path / "hyp.txt", "x\n")
+    assert describe_os_error(err.value) == f"{tmp_path / 'hyp.txt'}: No space left on device ({files.NO_INODES})"
+    assert list(tmp_path.iterdir()) == []
