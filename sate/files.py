@@ -864,7 +864,14 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     import torch  # heavy: torch
 
     with atomic_open(path, "wb") as f:
-        torch.save(obj, f)
+        try:
+            torch.save(obj, f)
+        except RuntimeError as err:
+            # a write that fails in torch's zip writer (EFBIG under `ulimit -f`, ENOSPC) is followed by its own
+            # check at the end, "unexpected pos 64 vs 0", which hid the OSError: a traceback (nineteenth pass)
+            if isinstance(err.__context__, OSError):
+                raise err.__context__ from None
+            raise
 
 
 class UnsafeCheckpoint(SateError):

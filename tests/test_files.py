@@ -644,3 +644,21 @@ def test_a_file_system_out_of_inodes_is_named_so_with_the_files_own_name(tmp_pat
         atomic_write_text(tmp_path / "hyp.txt", "x\n")
     assert describe_os_error(err.value) == f"{tmp_path / 'hyp.txt'}: No space left on device ({files.NO_INODES})"
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_file_beyond_a_file_size_limit_is_one_line(tmp_path: Path) -> None:
+    """`sate average` (and `sate train`'s checkpoints) under `ulimit -f`: torch's zip writer met EFBIG, then its own
+    end check raised "unexpected pos 64 vs 0", a RuntimeError traceback that hid the OSError (nineteenth hostile
+    pass). The OSError is what comes out, named by the file, and no temporary file is left."""
+    import resource  # Unix only, as the limit this test sets
+
+    path = tmp_path / "avg.pt"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # Python ignores SIGXFSZ: the write fails with EFBIG
+    try:
+        with pytest.raises(OSError) as err:
+            atomic_torch_save({"w": torch.zeros(4096)}, path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert describe_os_error(err.value).startswith(f"{path}: File too large (")
+    assert list(tmp_path.iterdir()) == []
