@@ -286,7 +286,8 @@ def _run(args: argparse.Namespace) -> int:
         print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        print(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}",
+              file=sys.stderr)
         return 1
     except (MemoryError, RuntimeError, ImportError) as err:  # where no bound caught it first: the machine ran out
         if not out_of_memory(err):

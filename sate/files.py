@@ -798,6 +798,7 @@ OS_HINTS = {
     errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it, or start fewer worker processes (--jobs)",
     errno.ENFILE: "the system's limit is reached: close other programs, or start fewer worker processes (--jobs)",
 }
+JOBS_ADVICE = ", or start fewer worker processes (--jobs)"  # left out for a command without --jobs
 
 
 # ENOSPC where the file system has room but no inode left for a new file (`df -i`): "the disk is full" sent the user
@@ -828,11 +829,14 @@ def _shown_name(name: object) -> str:
     return text if len(text) <= PATH_MAX else f"{text[:60]}...{text[-60:]} (a name of {len(text):,} characters)"
 
 
-def describe_os_error(err: OSError) -> str:
-    """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``."""
+def describe_os_error(err: OSError, jobs: bool = True) -> str:
+    """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``.
+    ``jobs``: the command starts worker processes (has --jobs), which the advice on open files may name."""
     where = " -> ".join(_shown_name(name) for name in (err.filename, err.filename2) if name is not None)
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
+    if hint is not None and not jobs:  # `sate vocab` under `ulimit -n 10` was told of a --jobs it has not got
+        hint = hint.removesuffix(JOBS_ADVICE)
     if err.errno == errno.ENOSPC and (getattr(err, "no_inodes", False) or _out_of_inodes(err.filename)):
         hint = NO_INODES
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")

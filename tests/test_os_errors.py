@@ -838,6 +838,24 @@ def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path
     assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err
 
 
+def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate vocab` under `ulimit -n 10` was told to "start fewer worker processes (--jobs)", an option it has not
+    got (nineteenth hostile pass); `sate features` and `sate synth`, which have it, are told so still."""
+    import sate.scoring.score as score  # the command's own module, whose run is made to meet the limit
+
+    def limited(args: object) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(score, "run", limited)
+    (tmp_path / "h.txt").write_text("a\n")
+    assert main(["score", "--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")]) == 1
+    assert capsys.readouterr().err == ("sate score: error: Too many open files (a process's limit (ulimit -n) is "
+                                       "reached: raise it)\n")
+    assert describe_os_error(OSError(errno.EMFILE, "x")).endswith("(--jobs))")
+
+
 def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Path, prepared_data: Path,
                                                                     modes: Callable[[Path, int], None]) -> None:
     """Eighteenth hostile pass: a split's shard folder that may not be written (another user's, read-only) was
