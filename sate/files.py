@@ -85,6 +85,26 @@ def what_is_there(path: Path) -> str | None:
     return "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
 
 
+FS_IOC_GETFLAGS, FS_APPEND_FL = 0x80086601, 0x20  # Linux's ioctl for a file's attributes (lsattr), and `chattr +a`
+
+
+def append_only(path: Path) -> bool:
+    """Is ``path`` (a file or a folder) append-only (`chattr +a`)? Such a file cannot be replaced, nor can a name in
+    such a folder be renamed or removed: an atomic write there failed after the work, and in a folder left its
+    temporary file for good. `os.access` does not tell it (writing is allowed); False where it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        flags = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
+    except OSError:  # a file system without attributes
+        return False
+    finally:
+        os.close(fd)
+    return bool(int.from_bytes(flags[:4], sys.byteorder) & FS_APPEND_FL)
+
+
 def link_or_what_is_there(path: Path) -> str | None:
     """`what_is_there`, and a symlink to a file named as one ("a symlink (to TARGET)"): what stands at a name sate
     keeps as a file of its own, written anew (a lock, a shard's file, a cache's), where a link is never followed."""

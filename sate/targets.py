@@ -31,7 +31,16 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import MAGIC, PATH_MAX, TEMP_NAME_ROOM, binary_kind, is_stream, own_descriptor, what_is_there
+from sate.files import (
+    MAGIC,
+    PATH_MAX,
+    TEMP_NAME_ROOM,
+    append_only,
+    binary_kind,
+    is_stream,
+    own_descriptor,
+    what_is_there,
+)
 from sate.numbers import is_digits
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
@@ -406,6 +415,9 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
+    if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
+                        "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
     # all the same, exit 0, and left beside the new one as .NAME.old, which could not be emptied (eighteenth pass)
     stuck = next((Path(root) for root, _, _ in os.walk(real) if not os.access(root, os.W_OK | os.X_OK)),
@@ -420,6 +432,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
+    if append_only(existing):  # a file is renamed into place there, which such a folder refuses: the rename failed
+        # after the work, and its temporary file could not be removed (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
+                        "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
 
 

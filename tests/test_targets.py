@@ -772,6 +772,28 @@ def test_a_name_sate_gives_per_input_that_is_no_file_is_refused(tmp_path: Path) 
     assert not (tmp_path / "gone").exists()
 
 
+def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a`: an append-only file cannot be replaced, nor a file renamed into an append-only folder, which
+    `os.access` does not tell. `translate --out` there translated, then failed naming its temporary file, and in the
+    folder left that file for good, as it could not be removed either (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "t.txt").write_text("old\n")
+    if subprocess.run(["chattr", "+a", str(folder / "t.txt")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=r"t.txt: refusing to replace it: it is append-only \(chattr \+a\)"):
+            check_output(folder / "t.txt", "text")
+        subprocess.run(["chattr", "-a", str(folder / "t.txt")], check=True)
+        subprocess.run(["chattr", "+a", str(folder)], check=True)
+        for path, kind in ((folder / "new.txt", "text"), (folder, "directory"), (folder / "pack", "pack")):
+            with pytest.raises(SateError, match=f"cannot write in {folder}: it is append-only"):
+                check_output(path, kind)
+    finally:
+        subprocess.run(["chattr", "-a", str(folder / "t.txt"), str(folder)], check=True)
+    assert check_output(folder / "t.txt", "text") == folder / "t.txt"
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
