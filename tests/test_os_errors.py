@@ -838,6 +838,17 @@ def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path
     assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err
 
 
+def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path, prepared_data: Path,
+                                                                    modes: Callable[[Path, int], None]) -> None:
+    """`sate features --data DATA` with DATA of mode 0300 (write, no listing): `Path.glob` found no manifest there,
+    and the line said "no manifests (run `sate prep` first)", where they were (nineteenth hostile pass)."""
+    data = manifests_only(prepared_data, tmp_path)
+    modes(data, 0o300)
+    code, err = as_a_user(["features", "--data", str(data), "--jobs", "1"])
+    assert (code, err.strip()) == (1, f"sate features: error: {data}: Permission denied (see the file's and its "
+                                      "folders' permissions (ls -l), or use another place)")
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:

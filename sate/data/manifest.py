@@ -232,7 +232,9 @@ def read_manifest(path: str | Path) -> list[dict]:
 
 
 def manifest_splits(data_dir: Path) -> list[str]:
-    """Splits with a manifest in ``data_dir``, in pipeline order (train first)."""
-    names = sorted(p.name[: -len(".jsonl")] for p in data_dir.glob("*.jsonl"))
+    """Splits with a manifest in ``data_dir``, in pipeline order (train first). A folder that cannot be listed is
+    the OSError (Permission denied, naming it): `Path.glob` found nothing there, and `sate features` on a data
+    directory of mode 0300 said "no manifests (run `sate prep` first)" (nineteenth hostile pass)."""
+    names = sorted(name[: -len(".jsonl")] for name in os.listdir(data_dir) if name.endswith(".jsonl"))
     known = [s for s in (*DEFAULT_SPLITS, *OPTIONAL_SPLITS) if s in names]
     return known + [s for s in names if s not in known]
