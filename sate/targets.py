@@ -678,5 +678,13 @@ def _check_versions(exp: Path, folder: Path) -> None:
 def metric_logs(exp: Path) -> list[Path]:
     """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
     a folder named otherwise (``version_old``) is not Lightning's and is left out."""
-    logs = [p for p in (exp / "logs").glob(f"version_*/{layout.METRICS_LOG}") if is_digits(p.parent.name[8:])]
+    folder = exp / "logs"
+    try:
+        names = os.listdir(folder)
+    except PermissionError:  # `Path.glob` found nothing in a folder of mode 0300 without a word: `report --curves`
+        raise  # said "holds no training logs to draw" (nineteenth hostile pass)
+    except OSError:  # no such folder, or no folder: no logs, as glob found
+        return []
+    logs = [folder / name / layout.METRICS_LOG for name in names if name.startswith("version_")
+            and is_digits(name[8:]) and (folder / name).is_dir() and (folder / name / layout.METRICS_LOG).exists()]
     return sorted(logs, key=lambda p: int(p.parent.name[8:]))

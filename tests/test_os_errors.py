@@ -847,6 +847,20 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
     code, err = as_a_user(["features", "--data", str(data), "--jobs", "1"])
     assert (code, err.strip()) == (1, f"sate features: error: {data}: Permission denied (see the file's and its "
                                       "folders' permissions (ls -l), or use another place)")
+    # the same for `sate average`'s checkpoints ("no epoch checkpoints to average") and `report --curves`' logs
+    # ("holds no training logs to draw")
+    from sate.targets import metric_logs  # the listings themselves, without a model to average or a log to draw
+    from sate.train.average import find_checkpoints
+
+    exp = tmp_path / "exp"
+    for folder, name in ((exp / "checkpoints", "epoch000.ckpt"), (exp / "logs" / "version_0", "metrics.csv")):
+        folder.mkdir(parents=True)
+        (folder / name).write_text("x")
+    modes(exp / "checkpoints", 0o300)
+    modes(exp / "logs", 0o300)
+    for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp)):
+        code, err = as_a_user(listing)
+        assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
 
 
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
