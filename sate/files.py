@@ -201,8 +201,15 @@ def make_temp_dir(parent: str | Path, name: str) -> Path:
     """A new directory in ``parent`` for building NAME (like `tempfile.mkdtemp`), with the mode `mkdir` would give
     it and a name that fits NAME_MAX."""
     path = Path(tempfile.mkdtemp(prefix=temp_prefix(name), suffix=".tmp", dir=parent))
-    path.chmod(0o777 & ~current_umask())
+    as_mkdir_makes_it(path)
     return path
+
+
+def as_mkdir_makes_it(path: Path) -> None:
+    """Give a folder `tempfile.mkdtemp` made (mode 0700) the mode `mkdir` would have: 0777 less the umask, and the
+    setgid bit it took from a setgid parent, which a plain chmod cleared: a pack in a group's shared folder (mode
+    2775) lost it, and its files were the user's group, not the folder's (nineteenth hostile pass)."""
+    path.chmod((0o777 & ~current_umask()) | (path.stat().st_mode & stat.S_ISGID))
 
 
 def remove_temp_dir(tmp: Path) -> None:
