@@ -106,6 +106,28 @@ def append_only(path: Path) -> bool:
     return bool(int.from_bytes(flags[:4], sys.byteorder) & FS_APPEND_FL)
 
 
+CAP_FOWNER = 3  # linux/capability.h: what lets root remove or replace any user's file in a sticky folder
+
+
+def sticky_forbids(path: Path) -> bool:
+    """Does a folder's sticky bit (`/tmp`, mode 1777) forbid this process to replace ``path`` by a rename? Only the
+    file's owner, the folder's, or a process with CAP_FOWNER may: `translate --out /tmp/notes.txt` of another user's
+    (mode 666, which `os.access` allows writing) translated, then failed at the rename (nineteenth hostile pass)."""
+    try:
+        folder, file = os.stat(path.parent), os.stat(path)
+    except OSError:
+        return False
+    if not folder.st_mode & stat.S_ISVTX or os.geteuid() in (folder.st_uid, file.st_uid):
+        return False
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return not int(line.split()[1], 16) >> CAP_FOWNER & 1
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.geteuid() != 0
+
+
 def link_or_what_is_there(path: Path) -> str | None:
     """`what_is_there`, and a symlink to a file named as one ("a symlink (to TARGET)"): what stands at a name sate
     keeps as a file of its own, written anew (a lock, a shard's file, a cache's), where a link is never followed."""

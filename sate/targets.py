@@ -39,6 +39,7 @@ from sate.files import (
     binary_kind,
     is_stream,
     own_descriptor,
+    sticky_forbids,
     what_is_there,
 )
 from sate.numbers import is_digits
@@ -415,6 +416,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
+    if (real.is_file() or kind == "pack" and real.is_dir()) and sticky_forbids(real):  # the rename onto it failed
+        # after the work (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
+                        f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
     if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
                         "command may replace; write elsewhere, or lift it (chattr -a)")

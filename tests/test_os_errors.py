@@ -890,6 +890,32 @@ def test_a_pack_built_under_umask_0777_leaves_no_folder(tmp_path: Path, prepared
     assert list(out.iterdir()) == []
 
 
+def test_another_users_file_in_a_sticky_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`translate --out /tmp/notes.txt`, the notes another user's (mode 666, which `os.access` allows writing) in
+    a folder with the sticky bit: the rename onto it is refused to all but its owner, the folder's and root, so the
+    run translated, then failed naming its temporary file, "the system allows no such change there (a special or
+    protected file system)" (nineteenth hostile pass). The same for a pack of another user's there."""
+    from sate.targets import check_output  # the check itself, as a user whom the sticky bit binds
+
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    notes, pack = sticky / "notes.txt", sticky / "pack"
+    notes.write_text("theirs\n")
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\n")
+    for path in (sticky, notes, pack):
+        os.chown(path, 65534, 65534)
+    sticky.chmod(0o1777)
+    notes.chmod(0o666)
+    pack.chmod(0o777)
+    for path, kind in ((notes, "text"), (pack, "pack")):
+        code, err = as_a_user(lambda path=path, kind=kind: check_output(path, kind))
+        assert code == 99 and err.strip() == (
+            f"child: SateError: --out {path}: refusing to replace it: it is another user's file in a folder with "
+            f"the sticky bit ({sticky}, as /tmp), which only its owner may replace; write elsewhere"), err
+    assert check_output(notes, "text") == notes  # root may
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
