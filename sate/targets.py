@@ -38,6 +38,7 @@ from sate.files import (
     append_only,
     binary_kind,
     is_stream,
+    kernel_file_system,
     own_descriptor,
     sticky_forbids,
     what_is_there,
@@ -374,6 +375,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
+    kernel = kernel_file_system(real)
+    if kernel is not None:  # written only after the work, and refused by the kernel then (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to write there: {kernel[0]} is the kernel's own file system "
+                        f"({kernel[1]}), where no file of a command's can be made; write elsewhere")
     if real.name == layout.REPLACING:  # `report --out EXP/.sate-replacing` wrote its table, then removed it as the
         # journal of its set, exit 0; `translate --out DATA/.sate-replacing` replaced the journal of a killed `prep`
         raise SateError(f"{option} {path}: {layout.REPLACING} is the name of sate's journal of files replaced "

@@ -794,6 +794,21 @@ def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Pa
     assert check_output(folder / "t.txt", "text") == folder / "t.txt"
 
 
+def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`translate --out /proc/version` translated, then said "/proc/version: No such file or directory" of a file
+    that is there (no file can be made in /proc, where the temporary one goes); `/sys/notes.txt` failed after the
+    work as well (nineteenth hostile pass)."""
+    if not Path("/proc/version").is_file() or not Path("/sys/kernel").is_dir():
+        pytest.skip("needs /proc and /sys mounted")
+    for path, kind, where in ((Path("/proc/version"), "text", "/proc is the kernel's own file system (proc)"),
+                              (Path("/proc/notes.txt"), "text", "/proc is"),
+                              (Path("/sys/kernel/avg.pt"), "model", "/sys is the kernel's own file system (sysfs)"),
+                              (Path("/proc/ev"), "directory", "/proc is")):
+        with pytest.raises(SateError, match=f"^--out {path}: refusing to write there: {re.escape(where)}"):
+            check_output(path, kind)
+    assert check_output(tmp_path / "t.txt", "text") == tmp_path / "t.txt"
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
