@@ -111,24 +111,38 @@ KERNEL_FILE_SYSTEMS = {"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs
                        "bpf", "efivarfs", "fusectl", "binfmt_misc"}
 
 
-def kernel_file_system(path: Path) -> tuple[str, str] | None:
-    """(mount point, type) of the kernel's file system (/proc, /sys, ...) that holds ``path``, or None: an output
-    there failed only when it was written, after the work, and `--out /proc/version` said "No such file or
-    directory" of a file that is there (nineteenth hostile pass). From /proc/self/mounts, the longest mount point
-    above ``path``; None where it cannot be read."""
+def _mounts() -> list[tuple[Path, str]]:
+    """(mount point, type) of each mount this process sees, in /proc/self/mounts' order (none where it cannot be
+    read); a point's spaces, tabs, line breaks and backslashes are octal escapes there."""
     try:
         lines = Path("/proc/self/mounts").read_text().splitlines()
     except OSError:
-        return None
-    best: tuple[str, str] | None = None
+        return []
+    escapes = {"\\040": " ", "\\011": "\t", "\\012": "\n", "\\134": "\\"}
+    found = []
     for line in lines:
         fields = line.split()
-        if len(fields) < 3:
-            continue
-        point = fields[1].replace("\\040", " ").replace("\\011", "\t").replace("\\012", "\n").replace("\\134", "\\")
-        if (path == Path(point) or Path(point) in path.parents) and (best is None or len(point) >= len(best[0])):
-            best = (point, fields[2])
-    return best if best is not None and best[1] in KERNEL_FILE_SYSTEMS else None
+        if len(fields) >= 3:
+            point = re.sub(r"\\0(40|11|12)|\\134", lambda m: escapes[m.group(0)], fields[1])
+            found.append((Path(point), fields[2]))
+    return found
+
+
+def kernel_file_system(path: Path) -> tuple[str, str] | None:
+    """(mount point, type) of the kernel's file system (/proc, /sys, ...) that holds ``path``, or None: an output
+    there failed only when it was written, after the work, and `--out /proc/version` said "No such file or
+    directory" of a file that is there (nineteenth hostile pass). The longest mount point above ``path``."""
+    best: tuple[Path, str] | None = None
+    for point, kind in _mounts():
+        if (path == point or point in path.parents) and (best is None or len(point.parts) >= len(best[0].parts)):
+            best = (point, kind)
+    return (str(best[0]), best[1]) if best is not None and best[1] in KERNEL_FILE_SYSTEMS else None
+
+
+def mount_point(path: Path) -> bool:
+    """Is ``path`` (resolved) a mount point, a file bind-mounted there among them (`mount --bind notes.txt
+    EV/hyp.txt`), which no rename may replace (EBUSY)? `os.path.ismount` misses a bind mount of one device."""
+    return any(point == path for point, _ in _mounts())
 
 
 CAP_FOWNER = 3  # linux/capability.h: what lets root remove or replace any user's file in a sticky folder
@@ -510,6 +524,11 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     streams = {path: data for path, data in contents.items() if is_stream(path)}
     journals: dict[Path, tuple[set[str], list[str]]] = {}  # the folders whose journal this run wrote
     renames = -1  # how many renames the set needs, once its files are written
+    removing = list(remove)
+    # the old record, put back when the set's first rename fails (a file bind-mounted at a name of the set: EBUSY)
+    # and no file of the old set is gone: it was removed first, and an earlier evaluate run lost its results.json
+    # with its set whole (nineteenth hostile pass)
+    old_record = _small_file(record) if record is not None and not removing else None
     check_distinct(path for path in [*contents, *(p for p, _ in last)] if path not in streams)
     if record is None:
         check_journal_place(Path(os.path.realpath(path)).parent for path in contents if path not in streams)
@@ -525,11 +544,11 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         for path, data in streams.items():
             with atomic_open(path, "wb") as f:
                 f.write(data)
-        with folders_held([target.parent for _, target in temps] + [path.parent for path in remove]), \
+        with folders_held([target.parent for _, target in temps] + [path.parent for path in removing]), \
                 endings_held():
             if record is not None:
                 temps[-1][1].unlink(missing_ok=True)
-            for path in remove:
+            for path in removing:
                 path.unlink(missing_ok=True)
             renames = len(temps)
             if record is None:
@@ -544,10 +563,24 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             for folder, (_, earlier) in journals.items():
                 with suppress(OSError):  # one that cannot be put back lists more than it must: a refusal, no loss
                     _write_journal(folder, earlier)
+            if old_record is not None and record is not None and not os.path.lexists(record):
+                with suppress(OSError), atomic_open(record, "wb") as f:  # not put back: the set is made again
+                    f.write(old_record)
         for tmp, _ in temps:
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
+
+
+def _small_file(path: Path, limit: int = 1 << 20) -> bytes | None:
+    """What a regular file of at most ``limit`` bytes holds (a set's record), or None."""
+    try:
+        if os.stat(path, follow_symlinks=False).st_size <= limit and os.path.isfile(path) \
+                and not os.path.islink(path):
+            return Path(path).read_bytes()
+    except OSError:
+        pass
+    return None
 
 
 def check_distinct(paths: Iterable[Path]) -> None:

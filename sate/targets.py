@@ -39,6 +39,7 @@ from sate.files import (
     binary_kind,
     is_stream,
     kernel_file_system,
+    mount_point,
     own_descriptor,
     sticky_forbids,
     what_is_there,
@@ -421,6 +422,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
+    if (real.is_file() or kind == "pack" and real.is_dir()) and mount_point(real):  # the rename onto it failed
+        # after the work, "Device or resource busy" (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is a mount point (mount --bind), which no file "
+                        "can be renamed onto; write elsewhere, or unmount it")
     if (real.is_file() or kind == "pack" and real.is_dir()) and sticky_forbids(real):  # the rename onto it failed
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "

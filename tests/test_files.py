@@ -662,3 +662,28 @@ def test_a_model_file_beyond_a_file_size_limit_is_one_line(tmp_path: Path) -> No
         resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
     assert describe_os_error(err.value).startswith(f"{path}: File too large (")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sets_record_is_put_back_when_its_first_rename_fails(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate evaluate --out EV` again with EV/hyp.txt a file bind-mounted there (EBUSY at its rename): the old
+    record (results.json) was removed before the renames, so the earlier run, whose files all stayed, lost its
+    scores (nineteenth hostile pass). With nothing renamed and nothing of the old set removed, it is put back."""
+    import sate.files as files  # its rename, made to fail as onto a mount point
+
+    hyp, record = tmp_path / "hyp.txt", tmp_path / "results.json"
+    hyp.write_text("old hyp\n")
+    record.write_text('{"bleu": 1.0}\n')
+
+    real = files._rename_into
+
+    def busy(tmp: Path, path: Path) -> None:  # hyp.txt is the mount point
+        if path.name == "hyp.txt":
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(path))
+        real(tmp, path)
+
+    monkeypatch.setattr(files, "_rename_into", busy)
+    with pytest.raises(OSError, match="busy"):
+        replace_together({hyp: b"new hyp\n"}, record, '{"bleu": 2.0}\n')
+    assert (hyp.read_text(), record.read_text()) == ("old hyp\n", '{"bleu": 1.0}\n')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hyp.txt", "results.json"]

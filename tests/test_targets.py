@@ -809,6 +809,22 @@ def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_pa
     assert check_output(tmp_path / "t.txt", "text") == tmp_path / "t.txt"
 
 
+def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file bind-mounted at an output's name (`mount --bind notes.txt EV/hyp.txt`): no rename may replace it, and
+    the run did its work, then failed with "Device or resource busy" naming its temporary file (nineteenth hostile
+    pass). The mounts are what /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+
+    out = tmp_path / "hyp.txt"
+    out.write_text("x\n")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (out, "ext4")])
+    with pytest.raises(SateError, match=f"^--out {out}: refusing to replace it: it is a mount point"):
+        check_output(out, "text")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4")])
+    assert check_output(out, "text") == out
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
