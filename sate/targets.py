@@ -527,11 +527,15 @@ def check_not_linked_out(paths: Iterable[Path], option: str = "--out") -> None:
     DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink to another file with something in
     it: the user's notes it led to, out of that folder (eighteenth hostile pass) or in it (nineteenth), were
     replaced with subtitles or segments, exit 0. Two names of the set linked to each other are `check_distinct`'s,
-    called first, which names both. What is no file there (a named pipe, a device, a broken link, a loop) is refused
-    as `check_own_files` refuses it: a named pipe at DIR/talk.srt hung the run once it was done, waiting for a
-    reader, and a broken link was written through, making the folders it named (nineteenth hostile pass)."""
+    called first, which names both. What is no file there (a named pipe, a device, a loop, a broken link out of the
+    folder) is refused as `check_own_files` refuses it: a named pipe at DIR/talk.srt hung the run once it was done,
+    waiting for a reader, and a broken link was written through, making the folders it named (nineteenth hostile
+    pass)."""
     for path in paths:
         what = what_is_there(path)
+        if what is not None and what.startswith("a broken symlink") and \
+                Path(os.path.realpath(path)).parent == Path(os.path.realpath(path.parent)):
+            what = None  # to a name beside it: the file is made there, as a link to nothing there holds nothing
         if what is not None and what != "a directory":  # a directory there: check_output's "a file over a directory"
             raise SateError(f"{option} {path.parent}: {path} is {what}, where the command writes its file "
                             f"{path.name}: remove it")
