@@ -203,7 +203,14 @@ def _an_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
     experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
     exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
-    return f"it is an experiment (it holds {exp[0]})" if exp else None
+    if exp:
+        return f"it is an experiment (it holds {exp[0]})"
+    # an evaluate run's folder: `prep --out EV` wrote its manifests beside the run's files, exit 0; the run's
+    # delays.jsonl was then read as a split ("manifest row misses key(s)"), and the run could no longer be made again
+    # into its folder, now a data directory (nineteenth hostile pass)
+    if evaluate_results(directory / layout.RESULTS):
+        return f"it is a `sate evaluate` run (it holds its {layout.RESULTS})"
+    return None
 
 
 def _not_experiment(directory: Path) -> str | None:

@@ -825,6 +825,22 @@ def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Pa
     assert check_output(out, "text") == out
 
 
+def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> None:
+    """`sate prep --out EV` (an evaluate run's folder) wrote its manifests beside the run's files, exit 0: the run's
+    delays.jsonl was read as a split by `sate features` ("manifest row misses key(s)"), and `sate evaluate --out EV`
+    was then refused, EV being a data directory (nineteenth hostile pass). As an experiment is, it is refused for
+    prep, features and vocab."""
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    (ev / "results.json").write_text(json.dumps({"mode": "st", "split": "dev", "bleu": 1.0}))
+    (ev / "delays.jsonl").write_text("{}\n")
+    with pytest.raises(SateError, match=f"^--out {ev}: refusing to write a data directory into it: it is a `sate "
+                                        "evaluate` run \\(it holds its results.json\\)"):
+        check_output(ev, "data")
+    (ev / "results.json").write_text("{}")  # a results.json of the user's own: no run
+    assert check_output(ev, "data") == ev
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
