@@ -135,7 +135,12 @@ def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:
 
 
 def _not_a_row(path: Path, lines_read: int, err: csv.Error) -> SateError:
-    """The row after the first ``lines_read`` lines, named."""
+    """The row after the first ``lines_read`` lines, named. A carriage return inside a line (a log saved with lines
+    ending in \\r alone) is said so: the csv module's words, "do you need to open the file in universal-newline
+    mode?", were advice to a programmer (nineteenth hostile pass)."""
+    if "new-line character seen in unquoted field" in str(err):
+        return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log: a carriage return inside a line (lines "
+                         "that end with \\r alone?); save it with \\n or \\r\\n line ends")
     return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log ({err})")
 
 
