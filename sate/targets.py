@@ -663,6 +663,14 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
+        # checkpoints are renamed into place there, and a resume's logs rewritten: an append-only checkpoints/ (or
+        # one without write permission) failed the first save after an epoch's training, naming a temporary file
+        # that the folder then kept for good (nineteenth hostile pass)
+        stuck = path.is_dir() and name == layout.CHECKPOINTS and append_only(path)  # logs/ gets new folders only
+        if stuck or path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            how = "append-only (chattr +a)" if stuck else "not writable (no permission, or read-only)"
+            raise SateError(f"--exp {exp}: {path} is {how}, where `sate train` writes its {name}/; lift that, or "
+                            "train into another --exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the

@@ -841,6 +841,28 @@ def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> Non
     assert check_output(ev, "data") == ev
 
 
+def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_path: Path) -> None:
+    """`sate train --exp EXP` with EXP/checkpoints append-only (`chattr +a`): an epoch was trained, then its save
+    failed at the rename, naming a temporary file the folder kept for good (nineteenth hostile pass). An append-only
+    logs/ is trained into: Lightning only adds a version folder there."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+
+    exp = tmp_path / "exp"
+    for name in ("checkpoints", "logs"):
+        (exp / name).mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(exp / "checkpoints"), str(exp / "logs")],
+                      capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'checkpoints'} is append-only"):
+            check_run_folders(exp)
+        subprocess.run(["chattr", "-a", str(exp / "checkpoints")], check=True)
+        check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
