@@ -489,6 +489,10 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
+        if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
+            # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
+            raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
+                            f"renames its file {name} into place; lift that (chattr -a), or write elsewhere")
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None

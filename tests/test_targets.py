@@ -789,6 +789,9 @@ def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Pa
         for path, kind in ((folder / "new.txt", "text"), (folder, "directory"), (folder / "pack", "pack")):
             with pytest.raises(SateError, match=f"cannot write in {folder}: it is append-only"):
                 check_output(path, kind)
+        # a file a command keeps under its own name in a folder of the one it fills (vocab --marian's DATA/marian)
+        with pytest.raises(SateError, match=f"^--data {tmp_path}: {folder} is append-only .* its file out/t.txt"):
+            check_own_files(tmp_path, ["out/t.txt"])
     finally:
         subprocess.run(["chattr", "-a", str(folder / "t.txt"), str(folder)], check=True)
     assert check_output(folder / "t.txt", "text") == folder / "t.txt"
