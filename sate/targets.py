@@ -489,6 +489,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
+        if real.is_file() and mount_point(real):  # a file bind-mounted there: its rename failed after the work
+            raise SateError(f"{option} {directory}: {path} is a mount point (mount --bind), where the command renames "
+                            f"its file {name} into place; unmount it, or write elsewhere")
         if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "

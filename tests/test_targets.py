@@ -824,6 +824,9 @@ def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Pa
     monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (out, "ext4")])
     with pytest.raises(SateError, match=f"^--out {out}: refusing to replace it: it is a mount point"):
         check_output(out, "text")
+    # the same for a file a command keeps under its own name (prep's DATA/dev.jsonl, vocab's token lists)
+    with pytest.raises(SateError, match=f"^--data {tmp_path}: {out} is a mount point .* its file hyp.txt"):
+        check_own_files(tmp_path, ["hyp.txt"])
     monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4")])
     assert check_output(out, "text") == out
 
