@@ -81,12 +81,28 @@ def _data_dir(directory: Path) -> bool:
     return (directory / layout.FBANK_DIR).is_dir() or (directory / layout.VOCAB_META).is_file()
 
 
+def _jsonl_files(directory: Path) -> list[Path]:
+    """The .jsonl files in ``directory``. In a folder that may be entered but not listed (mode 0300), those of the
+    splits `sate prep` names, which a stat still finds: `Path.glob` found nothing there, and `segment --out
+    DATA/talk.jsonl` (or `analyze locality --out DATA`) wrote into a data directory of that mode, exit 0 (nineteenth
+    hostile pass)."""
+    try:
+        return [directory / name for name in os.listdir(directory) if name.endswith(".jsonl")]
+    except PermissionError:
+        from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS  # heavy (audio): this rare case alone
+
+        return [path for split in (*DEFAULT_SPLITS, *OPTIONAL_SPLITS)
+                if (path := directory / f"{split}.jsonl").exists()]
+    except OSError:  # no such folder, or no folder
+        return []
+
+
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
     return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
                                                          layout.VOCAB_LOCK)) or \
-        any(directory.glob("*.jsonl"))
+        bool(_jsonl_files(directory))
 
 
 def _hub_model(directory: Path) -> bool:
@@ -184,13 +200,13 @@ def _data_files(directory: Path) -> list[str]:
 def _a_data_directory(directory: Path) -> bool:
     """Is ``directory`` a data directory: `sate features` or `sate vocab` has written in it, or `sate prep` alone (a
     manifest among its .jsonl files)? A folder of other .jsonl files (`segment --out DIR/`'s) is none."""
-    return bool(_data_files(directory)) or any(is_manifest(p) for p in directory.glob("*.jsonl"))
+    return bool(_data_files(directory)) or any(is_manifest(p) for p in _jsonl_files(directory))
 
 
 def _not_corpus_root(directory: Path) -> str | None:
     """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
     included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
-    data = _data_files(directory) or sorted(p.name for p in directory.glob("*.jsonl"))
+    data = _data_files(directory) or sorted(p.name for p in _jsonl_files(directory))
     if data:
         return f"it is a data directory (it holds {data[0]})"
     exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if (directory / name).exists()]

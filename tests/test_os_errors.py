@@ -861,6 +861,13 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
     for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp)):
         code, err = as_a_user(listing)
         assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
+    # and such a data directory is still one: `segment --out DATA/talk.jsonl` and `analyze locality --out DATA` wrote
+    # into it, exit 0, as glob found no manifest there
+    from sate.targets import check_output  # the check itself, as a user whom the mode binds
+
+    for path, kind in ((data / "talk.jsonl", "text"), (data, "directory")):
+        code, err = as_a_user(lambda path=path, kind=kind: check_output(path, kind))
+        assert code == 99 and err.startswith(f"child: SateError: --out {path}: ") and "data directory" in err, err
 
 
 def test_a_pack_built_under_umask_0777_leaves_no_folder(tmp_path: Path, prepared_data: Path) -> None:
