@@ -89,9 +89,7 @@ def _jsonl_files(directory: Path) -> list[Path]:
     try:
         return [directory / name for name in os.listdir(directory) if name.endswith(".jsonl")]
     except PermissionError:
-        from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS  # heavy (audio): this rare case alone
-
-        return [path for split in (*DEFAULT_SPLITS, *OPTIONAL_SPLITS)
+        return [path for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)
                 if (path := directory / f"{split}.jsonl").exists()]
     except OSError:  # no such folder, or no folder
         return []

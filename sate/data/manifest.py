@@ -28,10 +28,9 @@ from sate.files import (
     unique_keys,
     what_is_there,
 )
+from sate.layout import DEFAULT_SPLITS, OPTIONAL_SPLITS
 from sate.numbers import is_number
 
-DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
-OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
 TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
 # A split names DATA/<split>.jsonl and what is computed of it (fbank/<split>/, frozen/KEY/<split>.npy, an evaluation's
