@@ -445,8 +445,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
                         "read-only file system)")
     if (real.is_file() or kind == "pack" and real.is_dir()) and mount_point(real):  # the rename onto it failed
         # after the work, "Device or resource busy" (nineteenth hostile pass)
-        raise SateError(f"{option} {path}: refusing to replace it: it is a mount point (mount --bind), which no file "
-                        "can be renamed onto; write elsewhere, or unmount it")
+        raise SateError(f"{option} {path}: refusing to replace it: it is a mount point (a file system or a bind "
+                        "mount is mounted there), which nothing can be renamed onto; write elsewhere, or unmount it")
     if (real.is_file() or kind == "pack" and real.is_dir()) and sticky_forbids(real):  # the rename onto it failed
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
