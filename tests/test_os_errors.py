@@ -700,6 +700,45 @@ def test_a_memory_limit_too_low_to_load_torch_is_one_line(tmp_path: Path) -> Non
         "load its libraries (torch maps several GB): raise or lift it"), out.stderr
 
 
+def test_a_memory_limit_reached_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    """`sate report` under `ulimit -v 200000` ran out of memory drawing its curves and was told to "free memory, or
+    give it less at once": the machine had memory to spare, the limit was the user's (nineteenth hostile pass)."""
+    import resource  # the limit, as the command would find it
+
+    import sate.errors as errors
+    import sate.scoring.score as score
+
+    def out_of_memory(args: object) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(score, "run", out_of_memory)
+    monkeypatch.setattr(errors.resource, "getrlimit", lambda which: (200 * 2**20, resource.RLIM_INFINITY))
+    (tmp_path / "h.txt").write_text("a\n")
+    assert main(["score", "--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")]) == 1
+    assert capsys.readouterr().err == (
+        "sate score: error: out of memory: the command asked for more memory than a memory limit allows (ulimit -v: "
+        "200 MiB of address space): raise or lift it, or give it less at once\n")
+
+
+def test_memory_running_out_while_the_modules_load_is_one_line() -> None:
+    """Under `ulimit -v 150000` sate's own modules could not load: a MemoryError traceback from inside an import
+    (nineteenth hostile pass). Here the import of one of them is made to fail so."""
+    script = """
+import builtins, sys
+real = builtins.__import__
+def failing(name, *args, **kwargs):
+    if name == "sate.scoring":
+        raise MemoryError
+    return real(name, *args, **kwargs)
+builtins.__import__ = failing
+import sate.cli
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (1, "sate: error: out of memory while its modules load: a memory limit "
+                                                 "(ulimit -v) leaves too little address space; raise or lift it\n")
+
+
 def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Python 3.11's `Path.resolve` raised RuntimeError on a loop: a traceback for a Kaldi directory, a model and a
