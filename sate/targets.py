@@ -144,6 +144,10 @@ def _managed(path: Path) -> str | None:
     if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
             _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
+    if path.name in (layout.SYNTH_SUMMARY, layout.SYNTH_MARK) and (path.parent / layout.SYNTH_MARK).is_file():
+        # `translate --out CORPUS/en-de/synth.json` replaced the voiced corpus's record with text, exit 0 (nineteenth
+        # hostile pass)
+        return f"it is sate synth's {path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     if _evaluate_output(path):

@@ -869,6 +869,21 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
 
 
+def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
+    """`translate --out CORPUS/en-de/synth.json` replaced `sate synth`'s record of the corpus with translation
+    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise. A synth.json with no mark beside it is
+    the user's text."""
+    corpus = tmp_path / "en-de"
+    corpus.mkdir()
+    (corpus / ".sate-synth").write_text("{}\n")
+    (corpus / "synth.json").write_text("{}\n")
+    for name in ("synth.json", ".sate-synth"):
+        with pytest.raises(SateError, match=f"refusing to replace it: it is sate synth's {name}$"):
+            check_output(corpus / name, "text")
+    (corpus / ".sate-synth").unlink()
+    assert check_output(corpus / "synth.json", "text") == corpus / "synth.json"
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
