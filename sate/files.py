@@ -715,14 +715,20 @@ def open_lock(path: Path) -> IO[str]:
             kind = "a symlink"
         else:
             info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2:
+            # a file bind-mounted there is another file's too: the notes bound at DATA/features.lock were cut to the
+            # pid, exit 0 (nineteenth hostile pass)
+            mounted = mount_point(Path(os.path.abspath(path)))
+            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2 and not mounted:
                 return os.fdopen(fd, "a+", encoding="utf-8")
             os.close(fd)
             # a hard link is refused as a symlink is: a DATA/features.lock that was another name of a user's notes
             # had the notes cut to the pid, exit 0 (seventeenth hostile pass)
-            kind = what_is_there(path) or ("a hard link (the file has other names, one of them perhaps a file of "
-                                            "yours)" if stat.S_ISREG(info.st_mode) else "not a regular file")
-    raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
+            kind = what_is_there(path) or ("a mount point (another file is bound there, perhaps a file of yours)"
+                                           if mounted else "a hard link (the file has other names, one of them "
+                                           "perhaps a file of yours)" if stat.S_ISREG(info.st_mode) else
+                                           "not a regular file")
+    advice = "unmount it" if kind.startswith("a mount point") else "remove it"
+    raise SateError(f"{path}: {kind}, not a lock file sate writes; {advice}")
 
 
 NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)  # what flock says on a file system without

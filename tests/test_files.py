@@ -687,3 +687,18 @@ def test_a_sets_record_is_put_back_when_its_first_rename_fails(tmp_path: Path,
         replace_together({hyp: b"new hyp\n"}, record, '{"bleu": 2.0}\n')
     assert (hyp.read_text(), record.read_text()) == ("old hyp\n", '{"bleu": 1.0}\n')
     assert sorted(p.name for p in tmp_path.iterdir()) == ["hyp.txt", "results.json"]
+
+
+def test_a_lock_that_is_a_mount_point_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's notes bind-mounted at DATA/features.lock (or vocab.lock): the lock was opened and the notes cut to
+    the pid, exit 0; no link and no second name told it (nineteenth hostile pass). The mounts are what
+    /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+    from sate.files import open_lock
+
+    lock = tmp_path / "features.lock"
+    lock.write_text("my notes\n")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (lock, "ext4")])
+    with pytest.raises(SateError, match=f"^{lock}: a mount point .*, not a lock file sate writes; unmount it$"):
+        open_lock(lock)
+    assert lock.read_text() == "my notes\n"
