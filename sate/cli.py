@@ -30,6 +30,7 @@ try:
     from sate.errors import (
         SIGNAL_ENDINGS,
         SateError,
+        address_space_limit,
         handlers_swapped,
         libraries_unmapped,
         one_line,
@@ -45,6 +46,13 @@ try:
 except KeyboardInterrupt:
     print("sate: interrupted", file=sys.stderr)
     raise SystemExit(130) from None
+except (MemoryError, ImportError) as _err:  # under a low `ulimit -v` the modules could not load: a MemoryError
+    # traceback from inside some import (nineteenth hostile pass), as torch's libraries were (eleventh)
+    if not isinstance(_err, MemoryError) and "failed to map segment" not in str(_err):
+        raise
+    print("sate: error: out of memory while its modules load: a memory limit (ulimit -v) leaves too little "
+          "address space; raise or lift it", file=sys.stderr)
+    raise SystemExit(1) from None
 
 # name -> (module, one-line help). Order is the order of the pipeline.
 COMMANDS: dict[str, tuple[ModuleType, str]] = {
@@ -295,16 +303,19 @@ def _run(args: argparse.Namespace) -> int:
         print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:
-        print(f"sate {args.command}: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        print(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}",
+              file=sys.stderr)
         return 1
     except (MemoryError, RuntimeError, ImportError) as err:  # where no bound caught it first: the machine ran out
         if not out_of_memory(err):
             raise
         detail = f" ({one_line(shown(str(err), 160))})" if str(err) else ""
+        limit = address_space_limit()
         advice = ("a memory limit (ulimit -v) leaves too little address space to load its libraries (torch maps "
                   "several GB): raise or lift it" if libraries_unmapped(err) else "the command asked for more "
                   "memory than the machine could give; free memory, or give it less at once (smaller inputs or "
-                  "batches)")
+                  "batches)" if limit is None else f"the command asked for more memory than a memory limit allows "
+                  f"(ulimit -v: {limit // 2**20:,} MiB of address space): raise or lift it, or give it less at once")
         print(f"sate {args.command}: error: out of memory{detail}: {advice}", file=sys.stderr)
         return 1
     except Terminated as err:

@@ -9,6 +9,7 @@ bring into one (a newline, a terminal's escape sequence).
 import ctypes
 import os
 import reprlib
+import resource
 import signal
 import sys
 import unicodedata
@@ -84,6 +85,13 @@ def libraries_unmapped(err: BaseException) -> bool:
     """Did a library fail to load for want of address space (``ulimit -v`` below what torch's shared libraries map:
     "libcublasLt.so.12: failed to map segment from shared object")?"""
     return isinstance(err, ImportError) and "failed to map segment" in str(err)
+
+
+def address_space_limit() -> int | None:
+    """The process's address space limit (``ulimit -v``) in bytes, or None where there is none. `resource` is
+    imported with this module: imported once memory had run out, its own library could not be mapped."""
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    return None if soft == resource.RLIM_INFINITY else soft
 
 
 def shown(value: object, limit: int = 80) -> str:

@@ -23,6 +23,7 @@ import json
 import os
 import pickle
 import re
+import shutil
 import signal
 import stat
 import sys
@@ -83,6 +84,87 @@ def what_is_there(path: Path) -> str | None:
     if stat.S_ISREG(mode):
         return None
     return "a directory" if stat.S_ISDIR(mode) else "a named pipe" if stat.S_ISFIFO(mode) else "a device or socket"
+
+
+FS_IOC_GETFLAGS, FS_APPEND_FL = 0x80086601, 0x20  # Linux's ioctl for a file's attributes (lsattr), and `chattr +a`
+
+
+def append_only(path: Path) -> bool:
+    """Is ``path`` (a file or a folder) append-only (`chattr +a`)? Such a file cannot be replaced, nor can a name in
+    such a folder be renamed or removed: an atomic write there failed after the work, and in a folder left its
+    temporary file for good. `os.access` does not tell it (writing is allowed); False where it cannot be read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return False
+    try:
+        flags = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
+    except OSError:  # a file system without attributes
+        return False
+    finally:
+        os.close(fd)
+    return bool(int.from_bytes(flags[:4], sys.byteorder) & FS_APPEND_FL)
+
+
+# The kernel's own file systems: their files are views of the kernel, and no file of a command's can be made there
+KERNEL_FILE_SYSTEMS = {"proc", "sysfs", "cgroup", "cgroup2", "debugfs", "tracefs", "securityfs", "configfs", "pstore",
+                       "bpf", "efivarfs", "fusectl", "binfmt_misc"}
+
+
+def _mounts() -> list[tuple[Path, str]]:
+    """(mount point, type) of each mount this process sees, in /proc/self/mounts' order (none where it cannot be
+    read); a point's spaces, tabs, line breaks and backslashes are octal escapes there."""
+    try:
+        lines = Path("/proc/self/mounts").read_text().splitlines()
+    except OSError:
+        return []
+    escapes = {"\\040": " ", "\\011": "\t", "\\012": "\n", "\\134": "\\"}
+    found = []
+    for line in lines:
+        fields = line.split()
+        if len(fields) >= 3:
+            point = re.sub(r"\\0(40|11|12)|\\134", lambda m: escapes[m.group(0)], fields[1])
+            found.append((Path(point), fields[2]))
+    return found
+
+
+def kernel_file_system(path: Path) -> tuple[str, str] | None:
+    """(mount point, type) of the kernel's file system (/proc, /sys, ...) that holds ``path``, or None: an output
+    there failed only when it was written, after the work, and `--out /proc/version` said "No such file or
+    directory" of a file that is there (nineteenth hostile pass). The longest mount point above ``path``."""
+    best: tuple[Path, str] | None = None
+    for point, kind in _mounts():
+        if (path == point or point in path.parents) and (best is None or len(point.parts) >= len(best[0].parts)):
+            best = (point, kind)
+    return (str(best[0]), best[1]) if best is not None and best[1] in KERNEL_FILE_SYSTEMS else None
+
+
+def mount_point(path: Path) -> bool:
+    """Is ``path`` (resolved) a mount point, a file bind-mounted there among them (`mount --bind notes.txt
+    EV/hyp.txt`), which no rename may replace (EBUSY)? `os.path.ismount` misses a bind mount of one device."""
+    return any(point == path for point, _ in _mounts())
+
+
+CAP_FOWNER = 3  # linux/capability.h: what lets root remove or replace any user's file in a sticky folder
+
+
+def sticky_forbids(path: Path) -> bool:
+    """Does a folder's sticky bit (`/tmp`, mode 1777) forbid this process to replace ``path`` by a rename? Only the
+    file's owner, the folder's, or a process with CAP_FOWNER may: `translate --out /tmp/notes.txt` of another user's
+    (mode 666, which `os.access` allows writing) translated, then failed at the rename (nineteenth hostile pass)."""
+    try:
+        folder, file = os.stat(path.parent), os.stat(path)
+    except OSError:
+        return False
+    if not folder.st_mode & stat.S_ISVTX or os.geteuid() in (folder.st_uid, file.st_uid):
+        return False
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("CapEff:"):
+                return not int(line.split()[1], 16) >> CAP_FOWNER & 1
+    except (OSError, ValueError, IndexError):
+        pass
+    return os.geteuid() != 0
 
 
 def link_or_what_is_there(path: Path) -> str | None:
@@ -180,8 +262,24 @@ def make_temp_dir(parent: str | Path, name: str) -> Path:
     """A new directory in ``parent`` for building NAME (like `tempfile.mkdtemp`), with the mode `mkdir` would give
     it and a name that fits NAME_MAX."""
     path = Path(tempfile.mkdtemp(prefix=temp_prefix(name), suffix=".tmp", dir=parent))
-    path.chmod(0o777 & ~current_umask())
+    as_mkdir_makes_it(path)
     return path
+
+
+def as_mkdir_makes_it(path: Path) -> None:
+    """Give a folder `tempfile.mkdtemp` made (mode 0700) the mode `mkdir` would have: 0777 less the umask, and the
+    setgid bit it took from a setgid parent, which a plain chmod cleared: a pack in a group's shared folder (mode
+    2775) lost it, and its files were the user's group, not the folder's (nineteenth hostile pass)."""
+    path.chmod((0o777 & ~current_umask()) | (path.stat().st_mode & stat.S_ISGID))
+
+
+def remove_temp_dir(tmp: Path) -> None:
+    """Remove a folder this process built (a pack, a model's files, an MT text store), whatever mode the umask
+    gave it: under `umask 0777` it was made without any permission (as mkdir makes it), so `rmtree` could not list
+    it and it stayed, `.PACK.XXXXXXXX.tmp` of mode 000 beside the pack (nineteenth hostile pass)."""
+    with suppress(OSError):
+        tmp.chmod(0o700)
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 def _mode_for(path: Path) -> int:
@@ -273,8 +371,13 @@ def _temporary_sibling(path: Path, mode: str) -> Iterator[tuple[IO, Path]]:
     _sweep_abandoned(path)
     try:
         fd, tmp = tempfile.mkstemp(prefix=temp_prefix(path.name), suffix=".tmp", dir=path.parent)
-    except BaseException:
+    except BaseException as err:
         remove_empty(made)
+        if isinstance(err, OSError) and err.filename is not None:
+            # the file's own name: a file system out of inodes named `.hyp.txt.st04sahm.tmp`, a name never made
+            # (nineteenth hostile pass); whether inodes ran out is seen now, before the set's other temporary
+            # files are removed and free them
+            err.filename, err.no_inodes = str(path), _out_of_inodes(path.parent)  # type: ignore[attr-defined]
         raise
     try:
         if try_flock(fd):  # a new file nobody else knows of yet: the lock is free; none where locks are not
@@ -421,6 +524,11 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
     streams = {path: data for path, data in contents.items() if is_stream(path)}
     journals: dict[Path, tuple[set[str], list[str]]] = {}  # the folders whose journal this run wrote
     renames = -1  # how many renames the set needs, once its files are written
+    removing = list(remove)
+    # the old record, put back when the set's first rename fails (a file bind-mounted at a name of the set: EBUSY)
+    # and no file of the old set is gone: it was removed first, and an earlier evaluate run lost its results.json
+    # with its set whole (nineteenth hostile pass)
+    old_record = _small_file(record) if record is not None and not removing else None
     check_distinct(path for path in [*contents, *(p for p, _ in last)] if path not in streams)
     if record is None:
         check_journal_place(Path(os.path.realpath(path)).parent for path in contents if path not in streams)
@@ -436,11 +544,11 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
         for path, data in streams.items():
             with atomic_open(path, "wb") as f:
                 f.write(data)
-        with folders_held([target.parent for _, target in temps] + [path.parent for path in remove]), \
+        with folders_held([target.parent for _, target in temps] + [path.parent for path in removing]), \
                 endings_held():
             if record is not None:
                 temps[-1][1].unlink(missing_ok=True)
-            for path in remove:
+            for path in removing:
                 path.unlink(missing_ok=True)
             renames = len(temps)
             if record is None:
@@ -455,10 +563,24 @@ def replace_together(contents: dict[Path, bytes], record: Path | None = None, re
             for folder, (_, earlier) in journals.items():
                 with suppress(OSError):  # one that cannot be put back lists more than it must: a refusal, no loss
                     _write_journal(folder, earlier)
+            if old_record is not None and record is not None and not os.path.lexists(record):
+                with suppress(OSError), atomic_open(record, "wb") as f:  # not put back: the set is made again
+                    f.write(old_record)
         for tmp, _ in temps:
             _discard(tmp)
         remove_empty(made)  # a folder a renamed file is in stays
         raise
+
+
+def _small_file(path: Path, limit: int = 1 << 20) -> bytes | None:
+    """What a regular file of at most ``limit`` bytes holds (a set's record), or None."""
+    try:
+        if os.stat(path, follow_symlinks=False).st_size <= limit and os.path.isfile(path) \
+                and not os.path.islink(path):
+            return Path(path).read_bytes()
+    except OSError:
+        pass
+    return None
 
 
 def check_distinct(paths: Iterable[Path]) -> None:
@@ -593,14 +715,20 @@ def open_lock(path: Path) -> IO[str]:
             kind = "a symlink"
         else:
             info = os.fstat(fd)
-            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2:
+            # a file bind-mounted there is another file's too: the notes bound at DATA/features.lock were cut to the
+            # pid, exit 0 (nineteenth hostile pass)
+            mounted = mount_point(Path(os.path.abspath(path)))
+            if stat.S_ISREG(info.st_mode) and info.st_nlink < 2 and not mounted:
                 return os.fdopen(fd, "a+", encoding="utf-8")
             os.close(fd)
             # a hard link is refused as a symlink is: a DATA/features.lock that was another name of a user's notes
             # had the notes cut to the pid, exit 0 (seventeenth hostile pass)
-            kind = what_is_there(path) or ("a hard link (the file has other names, one of them perhaps a file of "
-                                            "yours)" if stat.S_ISREG(info.st_mode) else "not a regular file")
-    raise SateError(f"{path}: {kind}, not a lock file sate writes; remove it")
+            kind = what_is_there(path) or ("a mount point (another file is bound there, perhaps a file of yours)"
+                                           if mounted else "a hard link (the file has other names, one of them "
+                                           "perhaps a file of yours)" if stat.S_ISREG(info.st_mode) else
+                                           "not a regular file")
+    advice = "unmount it" if kind.startswith("a mount point") else "remove it"
+    raise SateError(f"{path}: {kind}, not a lock file sate writes; {advice}")
 
 
 NO_LOCKS = (errno.ENOLCK, errno.ENOSYS, errno.EOPNOTSUPP, errno.EINVAL)  # what flock says on a file system without
@@ -793,6 +921,25 @@ OS_HINTS = {
     errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it, or start fewer worker processes (--jobs)",
     errno.ENFILE: "the system's limit is reached: close other programs, or start fewer worker processes (--jobs)",
 }
+JOBS_ADVICE = ", or start fewer worker processes (--jobs)"  # left out for a command without --jobs
+
+
+# ENOSPC where the file system has room but no inode left for a new file (`df -i`): "the disk is full" sent the user
+# to `df -h`, which showed free space (nineteenth hostile pass, a tmpfs of nr_inodes=8)
+NO_INODES = "the file system has room for no more files (no free inodes: df -i): remove files there, or write elsewhere"
+
+
+def _out_of_inodes(name: object) -> bool:
+    """Is the file system holding ``name`` (or its nearest folder there is) out of inodes, with blocks to spare?"""
+    if not isinstance(name, str | bytes | os.PathLike):
+        return False
+    for folder in (Path(os.fsdecode(name)), *Path(os.fsdecode(name)).parents):
+        try:
+            vfs = os.statvfs(folder)
+        except OSError:
+            continue
+        return vfs.f_files > 0 and vfs.f_ffree == 0 and vfs.f_bavail > 0
+    return False
 
 
 # The longest path the system resolves (Linux's PATH_MAX): a longer name names no file there is, so a message shows
@@ -805,11 +952,16 @@ def _shown_name(name: object) -> str:
     return text if len(text) <= PATH_MAX else f"{text[:60]}...{text[-60:]} (a name of {len(text):,} characters)"
 
 
-def describe_os_error(err: OSError) -> str:
-    """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``."""
+def describe_os_error(err: OSError, jobs: bool = True) -> str:
+    """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``.
+    ``jobs``: the command starts worker processes (has --jobs), which the advice on open files may name."""
     where = " -> ".join(_shown_name(name) for name in (err.filename, err.filename2) if name is not None)
     what = err.strerror or str(err) or type(err).__name__
     hint = OS_HINTS.get(err.errno) if err.errno is not None else None
+    if hint is not None and not jobs:  # `sate vocab` under `ulimit -n 10` was told of a --jobs it has not got
+        hint = hint.removesuffix(JOBS_ADVICE)
+    if err.errno == errno.ENOSPC and (getattr(err, "no_inodes", False) or _out_of_inodes(err.filename)):
+        hint = NO_INODES
     return (f"{where}: " if where else "") + what + (f" ({hint})" if hint else "")
 
 
@@ -844,7 +996,14 @@ def atomic_torch_save(obj: Any, path: str | Path) -> None:
     import torch  # heavy: torch
 
     with atomic_open(path, "wb") as f:
-        torch.save(obj, f)
+        try:
+            torch.save(obj, f)
+        except RuntimeError as err:
+            # a write that fails in torch's zip writer (EFBIG under `ulimit -f`, ENOSPC) is followed by its own
+            # check at the end, "unexpected pos 64 vs 0", which hid the OSError: a traceback (nineteenth pass)
+            if isinstance(err.__context__, OSError):
+                raise err.__context__ from None
+            raise
 
 
 class UnsafeCheckpoint(SateError):

@@ -10,6 +10,8 @@ and ``vocab.json`` (which vocabulary the last `sate vocab` wrote). An experiment
 from __future__ import annotations
 
 # A data directory
+DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")  # the splits `sate prep` writes, in pipeline order
+OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
 FBANK_DIR = "fbank"
 CMVN = "cmvn.json"
 VOCAB_META = "vocab.json"

@@ -31,7 +31,19 @@ from typing import Literal
 
 from sate import layout
 from sate.errors import SateError, first_few, one_line, shown
-from sate.files import MAGIC, PATH_MAX, TEMP_NAME_ROOM, binary_kind, is_stream, own_descriptor, what_is_there
+from sate.files import (
+    MAGIC,
+    PATH_MAX,
+    TEMP_NAME_ROOM,
+    append_only,
+    binary_kind,
+    is_stream,
+    kernel_file_system,
+    mount_point,
+    own_descriptor,
+    sticky_forbids,
+    what_is_there,
+)
 from sate.numbers import is_digits
 
 # text: a file of text (translate, segment, evaluate, report); results: a file of a `sate evaluate` run (its
@@ -69,12 +81,26 @@ def _data_dir(directory: Path) -> bool:
     return (directory / layout.FBANK_DIR).is_dir() or (directory / layout.VOCAB_META).is_file()
 
 
+def _jsonl_files(directory: Path) -> list[Path]:
+    """The .jsonl files in ``directory``. In a folder that may be entered but not listed (mode 0300), those of the
+    splits `sate prep` names, which a stat still finds: `Path.glob` found nothing there, and `segment --out
+    DATA/talk.jsonl` (or `analyze locality --out DATA`) wrote into a data directory of that mode, exit 0 (nineteenth
+    hostile pass)."""
+    try:
+        return [directory / name for name in os.listdir(directory) if name.endswith(".jsonl")]
+    except PermissionError:
+        return [path for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)
+                if (path := directory / f"{split}.jsonl").exists()]
+    except OSError:  # no such folder, or no folder
+        return []
+
+
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
     return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
                                                          layout.VOCAB_LOCK)) or \
-        any(directory.glob("*.jsonl"))
+        bool(_jsonl_files(directory))
 
 
 def _hub_model(directory: Path) -> bool:
@@ -118,6 +144,10 @@ def _managed(path: Path) -> str | None:
     if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
             _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
+    if path.name in (layout.SYNTH_SUMMARY, layout.SYNTH_MARK) and (path.parent / layout.SYNTH_MARK).is_file():
+        # `translate --out CORPUS/en-de/synth.json` replaced the voiced corpus's record with text, exit 0 (nineteenth
+        # hostile pass)
+        return f"it is sate synth's {path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     if _evaluate_output(path):
@@ -172,13 +202,13 @@ def _data_files(directory: Path) -> list[str]:
 def _a_data_directory(directory: Path) -> bool:
     """Is ``directory`` a data directory: `sate features` or `sate vocab` has written in it, or `sate prep` alone (a
     manifest among its .jsonl files)? A folder of other .jsonl files (`segment --out DIR/`'s) is none."""
-    return bool(_data_files(directory)) or any(is_manifest(p) for p in directory.glob("*.jsonl"))
+    return bool(_data_files(directory)) or any(is_manifest(p) for p in _jsonl_files(directory))
 
 
 def _not_corpus_root(directory: Path) -> str | None:
     """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
     included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
-    data = _data_files(directory) or sorted(p.name for p in directory.glob("*.jsonl"))
+    data = _data_files(directory) or sorted(p.name for p in _jsonl_files(directory))
     if data:
         return f"it is a data directory (it holds {data[0]})"
     exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if (directory / name).exists()]
@@ -191,7 +221,14 @@ def _an_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
     experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
     exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
-    return f"it is an experiment (it holds {exp[0]})" if exp else None
+    if exp:
+        return f"it is an experiment (it holds {exp[0]})"
+    # an evaluate run's folder: `prep --out EV` wrote its manifests beside the run's files, exit 0; the run's
+    # delays.jsonl was then read as a split ("manifest row misses key(s)"), and the run could no longer be made again
+    # into its folder, now a data directory (nineteenth hostile pass)
+    if evaluate_results(directory / layout.RESULTS):
+        return f"it is a `sate evaluate` run (it holds its {layout.RESULTS})"
+    return None
 
 
 def _not_experiment(directory: Path) -> str | None:
@@ -364,6 +401,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
+    kernel = kernel_file_system(real)
+    if kernel is not None:  # written only after the work, and refused by the kernel then (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to write there: {kernel[0]} is the kernel's own file system "
+                        f"({kernel[1]}), where no file of a command's can be made; write elsewhere")
     if real.name == layout.REPLACING:  # `report --out EXP/.sate-replacing` wrote its table, then removed it as the
         # journal of its set, exit 0; `translate --out DATA/.sate-replacing` replaced the journal of a killed `prep`
         raise SateError(f"{option} {path}: {layout.REPLACING} is the name of sate's journal of files replaced "
@@ -408,6 +449,17 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
+    if (real.is_file() or kind == "pack" and real.is_dir()) and mount_point(real):  # the rename onto it failed
+        # after the work, "Device or resource busy" (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is a mount point (a file system or a bind "
+                        "mount is mounted there), which nothing can be renamed onto; write elsewhere, or unmount it")
+    if (real.is_file() or kind == "pack" and real.is_dir()) and sticky_forbids(real):  # the rename onto it failed
+        # after the work (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
+                        f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
+    if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
+                        "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
     # all the same, exit 0, and left beside the new one as .NAME.old, which could not be emptied (eighteenth pass)
     stuck = next((Path(root) for root, _, _ in os.walk(real) if not os.access(root, os.W_OK | os.X_OK)),
@@ -422,6 +474,10 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: cannot write ({existing} is not a directory)")
     if not os.access(existing, os.W_OK | os.X_OK):
         raise SateError(f"{option} {path}: cannot write in {existing} (no permission or a read-only file system)")
+    if append_only(existing):  # a file is renamed into place there, which such a folder refuses: the rename failed
+        # after the work, and its temporary file could not be removed (nineteenth hostile pass)
+        raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
+                        "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
 
 
@@ -453,6 +509,13 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.exists() and not real.is_file():
             what = "a directory" if real.is_dir() else "not a regular file"
             raise SateError(f"{option} {directory}: {path} is {what}, where the command writes its file {name}")
+        if real.is_file() and mount_point(real):  # a file bind-mounted there: its rename failed after the work
+            raise SateError(f"{option} {directory}: {path} is a mount point (mount --bind), where the command renames "
+                            f"its file {name} into place; unmount it, or write elsewhere")
+        if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
+            # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
+            raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
+                            f"renames its file {name} into place; lift that (chattr -a), or write elsewhere")
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
@@ -463,9 +526,9 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if place is None and linked and real.is_file() and (what := _other_kind(real, name)) is not None:
             place = f"it is no {Path(name).name} (it holds {what}), and would be replaced; remove the link"
         if place is None and _ours(real, name) is None and linked_out(path) is not None:
-            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes
-            # outside the folder: the notes were replaced, exit 0 (eighteenth hostile pass)
-            place = f"a file outside {directory}, which this run would replace; remove the link"
+            # a name not told by its content (an evaluate run's hyp.txt, locality.csv) linked to a user's notes,
+            # outside the folder (eighteenth hostile pass) or in it (nineteenth): the notes were replaced, exit 0
+            place = f"{_where(real, path.parent)}, which this run would replace; remove the link"
         if place is not None:
             how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
             raise SateError(f"{option} {directory}: {path} {how} {real}, where the command would write its "
@@ -476,25 +539,44 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
 
 
 def linked_out(path: Path) -> Path | None:
-    """Where ``path`` leads when it is a symlink out of its folder to a file with something in it, or None."""
+    """Where ``path`` leads when it is a symlink to another file with something in it, in its folder or out of it,
+    or None. A link to another name in the same folder counts too: `translate --format srt --out DIR/` with
+    DIR/talk.srt linked to DIR/notes.txt replaced the notes with subtitles, exit 0 (nineteenth hostile pass)."""
     if not os.path.islink(path):
         return None
     real = Path(os.path.realpath(path))
-    if real.is_file() and real.stat().st_size and real.parent != Path(os.path.realpath(path.parent)):
+    if real.is_file() and real.stat().st_size:
         return real
     return None
 
 
+def _where(real: Path, folder: Path) -> str:
+    """Where a link at a command's own file in ``folder`` leads, for its refusal: another file there, or outside."""
+    inside = real.parent == Path(os.path.realpath(folder))
+    return f"another file in {folder}" if inside else f"a file outside {folder}"
+
+
 def check_not_linked_out(paths: Iterable[Path], option: str = "--out") -> None:
     """Refuse a file a command names itself in the folder it is given (one per input: `translate --format srt --out
-    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink out of that folder to a file with
-    something in it: the user's notes it led to were replaced with subtitles or segments, exit 0 (eighteenth
-    hostile pass)."""
+    DIR`'s DIR/talk.srt, `segment --out DIR/`'s DIR/talk.jsonl) that is a symlink to another file with something in
+    it: the user's notes it led to, out of that folder (eighteenth hostile pass) or in it (nineteenth), were
+    replaced with subtitles or segments, exit 0. Two names of the set linked to each other are `check_distinct`'s,
+    called first, which names both. What is no file there (a named pipe, a device, a loop, a broken link out of the
+    folder) is refused as `check_own_files` refuses it: a named pipe at DIR/talk.srt hung the run once it was done,
+    waiting for a reader, and a broken link was written through, making the folders it named (nineteenth hostile
+    pass)."""
     for path in paths:
+        what = what_is_there(path)
+        if what is not None and what.startswith("a broken symlink") and \
+                Path(os.path.realpath(path)).parent == Path(os.path.realpath(path.parent)):
+            what = None  # to a name beside it: the file is made there, as a link to nothing there holds nothing
+        if what is not None and what != "a directory":  # a directory there: check_output's "a file over a directory"
+            raise SateError(f"{option} {path.parent}: {path} is {what}, where the command writes its file "
+                            f"{path.name}: remove it")
         real = linked_out(path)
         if real is not None:
             raise SateError(f"{option} {path.parent}: {path} is a symlink to {real}, where the command would write its "
-                            f"file {path.name}: a file outside {path.parent}, which this run would replace; remove "
+                            f"file {path.name}: {_where(real, path.parent)}, which this run would replace; remove "
                             "the link")
 
 
@@ -608,6 +690,14 @@ def check_run_folders(exp: Path) -> None:
             raise SateError(f"--exp {exp}: {path} is {what}, where `sate train` keeps its {name}/ folder; move it "
                             "away or train into another --exp")
         check_not_shared(exp, name, "--exp")
+        # checkpoints are renamed into place there, and a resume's logs rewritten: an append-only checkpoints/ (or
+        # one without write permission) failed the first save after an epoch's training, naming a temporary file
+        # that the folder then kept for good (nineteenth hostile pass)
+        stuck = path.is_dir() and name == layout.CHECKPOINTS and append_only(path)  # logs/ gets new folders only
+        if stuck or path.is_dir() and not os.access(path, os.W_OK | os.X_OK):
+            how = "append-only (chattr +a)" if stuck else "not writable (no permission, or read-only)"
+            raise SateError(f"--exp {exp}: {path} is {how}, where `sate train` writes its {name}/; lift that, or "
+                            "train into another --exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
@@ -649,5 +739,13 @@ def _check_versions(exp: Path, folder: Path) -> None:
 def metric_logs(exp: Path) -> list[Path]:
     """The CSV logs of a `sate train` dir, one per run or resume (Lightning's ``logs/version_N/``, in N's order);
     a folder named otherwise (``version_old``) is not Lightning's and is left out."""
-    logs = [p for p in (exp / "logs").glob(f"version_*/{layout.METRICS_LOG}") if is_digits(p.parent.name[8:])]
+    folder = exp / "logs"
+    try:
+        names = os.listdir(folder)
+    except PermissionError:  # `Path.glob` found nothing in a folder of mode 0300 without a word: `report --curves`
+        raise  # said "holds no training logs to draw" (nineteenth hostile pass)
+    except OSError:  # no such folder, or no folder: no logs, as glob found
+        return []
+    logs = [folder / name / layout.METRICS_LOG for name in names if name.startswith("version_")
+            and is_digits(name[8:]) and (folder / name).is_dir() and (folder / name / layout.METRICS_LOG).exists()]
     return sorted(logs, key=lambda p: int(p.parent.name[8:]))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -635,3 +636,82 @@ def test_json_text_escapes_what_a_message_escapes(char: str) -> None:
     assert char not in text and f"\\u{ord(char):04x}" in text
     assert json.loads(text) == value and len(text.splitlines()) == 1
     text.encode("utf-8")  # strict: a lone surrogate is its escape
+
+
+def test_a_file_system_out_of_inodes_is_named_so_with_the_files_own_name(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file system with blocks to spare and no inode left (a tmpfs of nr_inodes=8) made mkstemp fail: the line
+    named `.hyp.txt.st04sahm.tmp`, a name never made, and said "the disk is full", where `df -h` showed free space
+    (nineteenth hostile pass)."""
+    import sate.files as files  # the module's own os and tempfile, patched for this test alone
+
+    def no_inode(prefix: str, suffix: str, dir: str) -> tuple[int, str]:  # noqa: A002 (mkstemp's own name)
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), os.path.join(dir, f"{prefix}st04sahm{suffix}"))
+
+    class Full:
+        f_files, f_ffree, f_bavail = 100, 0, 1000
+
+    monkeypatch.setattr(files.tempfile, "mkstemp", no_inode)
+    monkeypatch.setattr(files.os, "statvfs", lambda path: Full())
+    with pytest.raises(OSError) as err:
+        atomic_write_text(tmp_path / "hyp.txt", "x\n")
+    assert describe_os_error(err.value) == f"{tmp_path / 'hyp.txt'}: No space left on device ({files.NO_INODES})"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_model_file_beyond_a_file_size_limit_is_one_line(tmp_path: Path) -> None:
+    """`sate average` (and `sate train`'s checkpoints) under `ulimit -f`: torch's zip writer met EFBIG, then its own
+    end check raised "unexpected pos 64 vs 0", a RuntimeError traceback that hid the OSError (nineteenth hostile
+    pass). The OSError is what comes out, named by the file, and no temporary file is left."""
+    import resource  # Unix only, as the limit this test sets
+
+    path = tmp_path / "avg.pt"
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (1024, hard))  # Python ignores SIGXFSZ: the write fails with EFBIG
+    try:
+        with pytest.raises(OSError) as err:
+            atomic_torch_save({"w": torch.zeros(4096)}, path)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+    assert describe_os_error(err.value).startswith(f"{path}: File too large (")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_sets_record_is_put_back_when_its_first_rename_fails(tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate evaluate --out EV` again with EV/hyp.txt a file bind-mounted there (EBUSY at its rename): the old
+    record (results.json) was removed before the renames, so the earlier run, whose files all stayed, lost its
+    scores (nineteenth hostile pass). With nothing renamed and nothing of the old set removed, it is put back."""
+    import sate.files as files  # its rename, made to fail as onto a mount point
+
+    hyp, record = tmp_path / "hyp.txt", tmp_path / "results.json"
+    hyp.write_text("old hyp\n")
+    record.write_text('{"bleu": 1.0}\n')
+
+    real = files._rename_into
+
+    def busy(tmp: Path, path: Path) -> None:  # hyp.txt is the mount point
+        if path.name == "hyp.txt":
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(path))
+        real(tmp, path)
+
+    monkeypatch.setattr(files, "_rename_into", busy)
+    with pytest.raises(OSError, match="busy"):
+        replace_together({hyp: b"new hyp\n"}, record, '{"bleu": 2.0}\n')
+    assert (hyp.read_text(), record.read_text()) == ("old hyp\n", '{"bleu": 1.0}\n')
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["hyp.txt", "results.json"]
+
+
+def test_a_lock_that_is_a_mount_point_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A user's notes bind-mounted at DATA/features.lock (or vocab.lock): the lock was opened and the notes cut to
+    the pid, exit 0; no link and no second name told it (nineteenth hostile pass). The mounts are what
+    /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+    from sate.files import open_lock
+
+    lock = tmp_path / "features.lock"
+    lock.write_text("my notes\n")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (lock, "ext4")])
+    with pytest.raises(SateError, match=f"^{lock}: a mount point .*, not a lock file sate writes; unmount it$"):
+        open_lock(lock)
+    assert lock.read_text() == "my notes\n"

@@ -703,6 +703,45 @@ def test_a_memory_limit_too_low_to_load_torch_is_one_line(tmp_path: Path) -> Non
         "load its libraries (torch maps several GB): raise or lift it"), out.stderr
 
 
+def test_a_memory_limit_reached_is_named(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                         tmp_path: Path) -> None:
+    """`sate report` under `ulimit -v 200000` ran out of memory drawing its curves and was told to "free memory, or
+    give it less at once": the machine had memory to spare, the limit was the user's (nineteenth hostile pass)."""
+    import resource  # the limit, as the command would find it
+
+    import sate.errors as errors
+    import sate.scoring.score as score
+
+    def out_of_memory(args: object) -> int:
+        raise MemoryError
+
+    monkeypatch.setattr(score, "run", out_of_memory)
+    monkeypatch.setattr(errors.resource, "getrlimit", lambda which: (200 * 2**20, resource.RLIM_INFINITY))
+    (tmp_path / "h.txt").write_text("a\n")
+    assert main(["score", "--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")]) == 1
+    assert capsys.readouterr().err == (
+        "sate score: error: out of memory: the command asked for more memory than a memory limit allows (ulimit -v: "
+        "200 MiB of address space): raise or lift it, or give it less at once\n")
+
+
+def test_memory_running_out_while_the_modules_load_is_one_line() -> None:
+    """Under `ulimit -v 150000` sate's own modules could not load: a MemoryError traceback from inside an import
+    (nineteenth hostile pass). Here the import of one of them is made to fail so."""
+    script = """
+import builtins, sys
+real = builtins.__import__
+def failing(name, *args, **kwargs):
+    if name == "sate.scoring":
+        raise MemoryError
+    return real(name, *args, **kwargs)
+builtins.__import__ = failing
+import sate.cli
+"""
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert (done.returncode, done.stderr) == (1, "sate: error: out of memory while its modules load: a memory limit "
+                                                 "(ulimit -v) leaves too little address space; raise or lift it\n")
+
+
 def test_a_symlink_loop_given_as_an_input_is_one_line(tmp_path: Path, prepared_data: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     """Python 3.11's `Path.resolve` raised RuntimeError on a loop: a traceback for a Kaldi directory, a model and a
@@ -839,6 +878,109 @@ def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path
     err = done.stderr.strip().splitlines()[-1]  # after the progress bar
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert err.startswith("sate features: error: ") and "Too many open files (a process's limit (ulimit -n)" in err
+
+
+def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path, prepared_data: Path,
+                                                                    modes: Callable[[Path, int], None]) -> None:
+    """`sate features --data DATA` with DATA of mode 0300 (write, no listing): `Path.glob` found no manifest there,
+    and the line said "no manifests (run `sate prep` first)", where they were (nineteenth hostile pass)."""
+    data = manifests_only(prepared_data, tmp_path)
+    modes(data, 0o300)
+    code, err = as_a_user(["features", "--data", str(data), "--jobs", "1"])
+    assert (code, err.strip()) == (1, f"sate features: error: {data}: Permission denied (see the file's and its "
+                                      "folders' permissions (ls -l), or use another place)")
+    # the same for `sate average`'s checkpoints ("no epoch checkpoints to average") and `report --curves`' logs
+    # ("holds no training logs to draw")
+    from sate.targets import metric_logs  # the listings themselves, without a model to average or a log to draw
+    from sate.train.average import find_checkpoints
+
+    exp = tmp_path / "exp"
+    for folder, name in ((exp / "checkpoints", "epoch000.ckpt"), (exp / "logs" / "version_0", "metrics.csv")):
+        folder.mkdir(parents=True)
+        (folder / name).write_text("x")
+    modes(exp / "checkpoints", 0o300)
+    modes(exp / "logs", 0o300)
+    for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp)):
+        code, err = as_a_user(listing)
+        assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
+    # and such a data directory is still one: `segment --out DATA/talk.jsonl` and `analyze locality --out DATA` wrote
+    # into it, exit 0, as glob found no manifest there
+    from sate.targets import check_output  # the check itself, as a user whom the mode binds
+
+    for path, kind in ((data / "talk.jsonl", "text"), (data, "directory")):
+        code, err = as_a_user(lambda path=path, kind=kind: check_output(path, kind))
+        assert code == 99 and err.startswith(f"child: SateError: --out {path}: ") and "data directory" in err, err
+
+
+def test_a_pack_built_under_umask_0777_leaves_no_folder(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate pack` under `umask 0777` (as a user, whom modes bind) fails as `mkdir p && cp m p/` fails there; its
+    temporary folder, made without any permission as mkdir makes it, could not be listed to be removed and stayed
+    beside the pack as `.pack.XXXXXXXX.tmp` of mode 000 (nineteenth hostile pass)."""
+    import torch  # a tiny model file to pack, for this test alone
+
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model, save_model_file
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    model = tmp_path / "mt.pt"
+    save_model_file(model, build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens, tgt.tokens)
+    out = tmp_path / "out"
+    out.mkdir()
+
+    def packed_under_umask() -> None:
+        os.umask(0o777)
+        pack(model, prepared_data, out / "pack")
+
+    code, err = as_a_user(packed_under_umask)
+    assert code == 99 and err.startswith("child: PermissionError"), err
+    assert list(out.iterdir()) == []
+
+
+def test_another_users_file_in_a_sticky_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`translate --out /tmp/notes.txt`, the notes another user's (mode 666, which `os.access` allows writing) in
+    a folder with the sticky bit: the rename onto it is refused to all but its owner, the folder's and root, so the
+    run translated, then failed naming its temporary file, "the system allows no such change there (a special or
+    protected file system)" (nineteenth hostile pass). The same for a pack of another user's there."""
+    from sate.targets import check_output  # the check itself, as a user whom the sticky bit binds
+
+    sticky = tmp_path / "tmp"
+    sticky.mkdir()
+    notes, pack = sticky / "notes.txt", sticky / "pack"
+    notes.write_text("theirs\n")
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\n")
+    for path in (sticky, notes, pack):
+        os.chown(path, 65534, 65534)
+    sticky.chmod(0o1777)
+    notes.chmod(0o666)
+    pack.chmod(0o777)
+    for path, kind in ((notes, "text"), (pack, "pack")):
+        code, err = as_a_user(lambda path=path, kind=kind: check_output(path, kind))
+        assert code == 99 and err.strip() == (
+            f"child: SateError: --out {path}: refusing to replace it: it is another user's file in a folder with "
+            f"the sticky bit ({sticky}, as /tmp), which only its owner may replace; write elsewhere"), err
+    assert check_output(notes, "text") == notes  # root may
+
+
+def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate vocab` under `ulimit -n 10` was told to "start fewer worker processes (--jobs)", an option it has not
+    got (nineteenth hostile pass); `sate features` and `sate synth`, which have it, are told so still."""
+    import sate.scoring.score as score  # the command's own module, whose run is made to meet the limit
+
+    def limited(args: object) -> int:
+        raise OSError(errno.EMFILE, os.strerror(errno.EMFILE))
+
+    monkeypatch.setattr(score, "run", limited)
+    (tmp_path / "h.txt").write_text("a\n")
+    assert main(["score", "--hyp", str(tmp_path / "h.txt"), "--ref", str(tmp_path / "h.txt")]) == 1
+    assert capsys.readouterr().err == ("sate score: error: Too many open files (a process's limit (ulimit -n) is "
+                                       "reached: raise it)\n")
+    assert describe_os_error(OSError(errno.EMFILE, "x")).endswith("(--jobs))")
 
 
 def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Path, prepared_data: Path,

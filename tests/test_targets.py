@@ -24,7 +24,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import Kind, check_output, check_own_files
+from sate.targets import Kind, check_not_linked_out, check_output, check_own_files
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -751,6 +751,157 @@ def test_a_run_folders_file_linked_to_a_users_file_outside_is_refused_before_any
     (analysis / "locality.csv").symlink_to(notes)
     with pytest.raises(SateError, match="locality.csv: a file outside .* which this run would replace"):
         check_own_files(analysis, ["locality.csv"], "--out")
+
+
+def test_a_name_sate_gives_linked_to_another_file_in_its_own_folder_is_refused(tmp_path: Path) -> None:
+    """`translate --format srt --out DIR/` with DIR/talk.srt a symlink to DIR/notes.txt, `segment --out DIR/` with
+    DIR/talk.jsonl one, `evaluate --out EV` with EV/hyp.txt linked to EV/notes.txt, `report` with EXP/results.md
+    to EXP/notes.md, `analyze locality` with locality.md to notes.txt: the notes were replaced, exit 0; only a link
+    out of the folder was refused (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "notes.txt").write_text("my notes\n")
+    (folder / "talk.srt").symlink_to("notes.txt")
+    with pytest.raises(SateError, match=r"talk.srt is a symlink to .*notes.txt, where the command would write its "
+                                        rf"file talk.srt: another file in {folder}, which this run would replace"):
+        check_not_linked_out([folder / "talk.srt"])
+    (folder / "hyp.txt").symlink_to("notes.txt")
+    with pytest.raises(SateError, match=f"hyp.txt: another file in {folder}, which this run would replace"):
+        check_own_files(folder, ["hyp.txt"], "--out")
+    (folder / "empty.txt").touch()  # nothing there to lose: written through, as before
+    (folder / "talk2.srt").symlink_to("empty.txt")
+    check_not_linked_out([folder / "talk2.srt"])
+    assert (folder / "notes.txt").read_text() == "my notes\n"
+
+
+def test_a_name_sate_gives_per_input_that_is_no_file_is_refused(tmp_path: Path) -> None:
+    """`translate --format srt --out DIR/` with a named pipe at DIR/talk.srt waited for a reader for ever once the
+    talk was translated; a broken link there (or at `segment --out DIR/`'s DIR/talk.jsonl) was written through,
+    making the folders it named (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    os.mkfifo(folder / "talk.srt")
+    (folder / "talk.jsonl").symlink_to(tmp_path / "gone" / "deeper" / "x.jsonl")
+    (folder / "loop.jsonl").symlink_to("loop.jsonl")
+    (folder / "null.jsonl").symlink_to(os.devnull)
+    for name, what in (("talk.srt", "a named pipe"), ("talk.jsonl", "a broken symlink"),
+                       ("loop.jsonl", "a symlink loop"), ("null.jsonl", "a device or socket")):
+        with pytest.raises(SateError, match=f"^--out {folder}: {folder / name} is {what}.*where the command writes "
+                                            f"its file {name}: remove it$"):
+            check_not_linked_out([folder / name])
+    assert not (tmp_path / "gone").exists()
+
+
+def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a`: an append-only file cannot be replaced, nor a file renamed into an append-only folder, which
+    `os.access` does not tell. `translate --out` there translated, then failed naming its temporary file, and in the
+    folder left that file for good, as it could not be removed either (nineteenth hostile pass)."""
+    folder = tmp_path / "out"
+    folder.mkdir()
+    (folder / "t.txt").write_text("old\n")
+    if subprocess.run(["chattr", "+a", str(folder / "t.txt")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=r"t.txt: refusing to replace it: it is append-only \(chattr \+a\)"):
+            check_output(folder / "t.txt", "text")
+        subprocess.run(["chattr", "-a", str(folder / "t.txt")], check=True)
+        subprocess.run(["chattr", "+a", str(folder)], check=True)
+        for path, kind in ((folder / "new.txt", "text"), (folder, "directory"), (folder / "pack", "pack")):
+            with pytest.raises(SateError, match=f"cannot write in {folder}: it is append-only"):
+                check_output(path, kind)
+        # a file a command keeps under its own name in a folder of the one it fills (vocab --marian's DATA/marian)
+        with pytest.raises(SateError, match=f"^--data {tmp_path}: {folder} is append-only .* its file out/t.txt"):
+            check_own_files(tmp_path, ["out/t.txt"])
+    finally:
+        subprocess.run(["chattr", "-a", str(folder / "t.txt"), str(folder)], check=True)
+    assert check_output(folder / "t.txt", "text") == folder / "t.txt"
+
+
+def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`translate --out /proc/version` translated, then said "/proc/version: No such file or directory" of a file
+    that is there (no file can be made in /proc, where the temporary one goes); `/sys/notes.txt` failed after the
+    work as well (nineteenth hostile pass)."""
+    if not Path("/proc/version").is_file() or not Path("/sys/kernel").is_dir():
+        pytest.skip("needs /proc and /sys mounted")
+    for path, kind, where in ((Path("/proc/version"), "text", "/proc is the kernel's own file system (proc)"),
+                              (Path("/proc/notes.txt"), "text", "/proc is"),
+                              (Path("/sys/kernel/avg.pt"), "model", "/sys is the kernel's own file system (sysfs)"),
+                              (Path("/proc/ev"), "directory", "/proc is")):
+        with pytest.raises(SateError, match=f"^--out {path}: refusing to write there: {re.escape(where)}"):
+            check_output(path, kind)
+    assert check_output(tmp_path / "t.txt", "text") == tmp_path / "t.txt"
+
+
+def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """A file bind-mounted at an output's name (`mount --bind notes.txt EV/hyp.txt`): no rename may replace it, and
+    the run did its work, then failed with "Device or resource busy" naming its temporary file (nineteenth hostile
+    pass). The mounts are what /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+
+    out = tmp_path / "hyp.txt"
+    out.write_text("x\n")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (out, "ext4")])
+    with pytest.raises(SateError, match=f"^--out {out}: refusing to replace it: it is a mount point"):
+        check_output(out, "text")
+    # the same for a file a command keeps under its own name (prep's DATA/dev.jsonl, vocab's token lists)
+    with pytest.raises(SateError, match=f"^--data {tmp_path}: {out} is a mount point .* its file hyp.txt"):
+        check_own_files(tmp_path, ["hyp.txt"])
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4")])
+    assert check_output(out, "text") == out
+
+
+def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> None:
+    """`sate prep --out EV` (an evaluate run's folder) wrote its manifests beside the run's files, exit 0: the run's
+    delays.jsonl was read as a split by `sate features` ("manifest row misses key(s)"), and `sate evaluate --out EV`
+    was then refused, EV being a data directory (nineteenth hostile pass). As an experiment is, it is refused for
+    prep, features and vocab."""
+    ev = tmp_path / "ev"
+    ev.mkdir()
+    (ev / "results.json").write_text(json.dumps({"mode": "st", "split": "dev", "bleu": 1.0}))
+    (ev / "delays.jsonl").write_text("{}\n")
+    with pytest.raises(SateError, match=f"^--out {ev}: refusing to write a data directory into it: it is a `sate "
+                                        "evaluate` run \\(it holds its results.json\\)"):
+        check_output(ev, "data")
+    (ev / "results.json").write_text("{}")  # a results.json of the user's own: no run
+    assert check_output(ev, "data") == ev
+
+
+def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_path: Path) -> None:
+    """`sate train --exp EXP` with EXP/checkpoints append-only (`chattr +a`): an epoch was trained, then its save
+    failed at the rename, naming a temporary file the folder kept for good (nineteenth hostile pass). An append-only
+    logs/ is trained into: Lightning only adds a version folder there."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+
+    exp = tmp_path / "exp"
+    for name in ("checkpoints", "logs"):
+        (exp / name).mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(exp / "checkpoints"), str(exp / "logs")],
+                      capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'checkpoints'} is append-only"):
+            check_run_folders(exp)
+        subprocess.run(["chattr", "-a", str(exp / "checkpoints")], check=True)
+        check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
+
+
+def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
+    """`translate --out CORPUS/en-de/synth.json` replaced `sate synth`'s record of the corpus with translation
+    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise. A synth.json with no mark beside it is
+    the user's text."""
+    corpus = tmp_path / "en-de"
+    corpus.mkdir()
+    (corpus / ".sate-synth").write_text("{}\n")
+    (corpus / "synth.json").write_text("{}\n")
+    for name in ("synth.json", ".sate-synth"):
+        with pytest.raises(SateError, match=f"refusing to replace it: it is sate synth's {name}$"):
+            check_output(corpus / name, "text")
+    (corpus / ".sate-synth").unlink()
+    assert check_output(corpus / "synth.json", "text") == corpus / "synth.json"
 
 
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:

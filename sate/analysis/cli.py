@@ -152,11 +152,11 @@ def run_locality(args: argparse.Namespace) -> int:
     check_output(args.out, "directory")
     # its own files, named: a named pipe at locality.csv passed as a text stream, and the run waited for a reader
     # for ever once the analysis was done (the writes harness's wider run, fifteenth hostile pass)
+    check_distinct(args.out / name for name in ("locality.csv", "locality.md", "locality.png"))  # names both
     check_own_files(args.out, ["locality.csv", "locality.md", "locality.png"], "--out")
     for name, kind in (("locality.csv", "text"), ("locality.md", "text"), ("locality.png", "image")):
         check_output(args.out / name, kind)
     check_journal_place([real_path(args.out)])
-    check_distinct(args.out / name for name in ("locality.csv", "locality.md", "locality.png"))
     if args.max_utts is not None and args.max_utts < 1:
         raise SateError(f"--max-utts must be >= 1, got {args.max_utts}")
     if args.batch_size < 1:
@@ -281,11 +281,12 @@ def run_attention(args: argparse.Namespace) -> int:
     # through whatever stood there (a symlink to a checkpoint, a file that is no PNG)
     for path in heatmap.output_paths(args.out, args.encoder_layers):
         check_output(path, "image")
-    # the maps' names are sate's, not given: a symlink at one to a user's picture outside was written through (pass 18)
+    # a map linked to --out (or to another map): named with both, before the link is judged on its own
+    check_distinct(path for path in heatmap.output_paths(args.out, args.encoder_layers) if not is_stream(path))
+    # the maps' names are sate's, not given: a symlink at one to a user's picture was written through (pass 18, 19)
     check_own_files(args.out.parent, [p.name for p in heatmap.output_paths(args.out, args.encoder_layers)[1:]], "--out")
     check_journal_place(real_path(path).parent for path in heatmap.output_paths(args.out, args.encoder_layers)
                         if not is_stream(path))
-    check_distinct(path for path in heatmap.output_paths(args.out, args.encoder_layers) if not is_stream(path))
     if args.data is not None:
         require_directory(args.data, "--data")
     am = load_model(args.model)

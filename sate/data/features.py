@@ -64,6 +64,7 @@ from sate.errors import SateError, end_with_parent, first_few, one_line, shown
 from sate.files import (
     TEMP_TAIL,
     KeyTwice,
+    append_only,
     atomic_write_lines,
     exclusive,
     link_or_what_is_there,
@@ -755,6 +756,10 @@ def run(args: argparse.Namespace) -> int:
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
     check_not_shared(data_dir, layout.FBANK_DIR)
     fbank = data_dir / layout.FBANK_DIR
+    if fbank.is_dir() and append_only(fbank):  # a split's index is renamed into place there: computed, then refused,
+        # naming a temporary index the folder kept for good (nineteenth hostile pass)
+        raise SateError(f"--data {data_dir}: {fbank} is append-only (chattr +a), where `sate features` renames its "
+                        "feature indexes into place; lift that (chattr -a), or use another data directory")
     for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
         if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
             check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")

@@ -29,10 +29,9 @@ from sate.files import (
     unique_keys,
     what_is_there,
 )
+from sate.layout import DEFAULT_SPLITS, OPTIONAL_SPLITS
 from sate.numbers import is_number
 
-DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")
-OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
 TRAIN_SPLIT = "train"
 MANIFEST_KEYS = ("id", "audio", "offset", "duration", "n_frames", "speaker", "src", "src_norm", "tgt")
 # A split names DATA/<split>.jsonl and what is computed of it (fbank/<split>/, frozen/KEY/<split>.npy, an evaluation's
@@ -136,7 +135,12 @@ def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:
 
 
 def _not_a_row(path: Path, lines_read: int, err: csv.Error) -> SateError:
-    """The row after the first ``lines_read`` lines, named."""
+    """The row after the first ``lines_read`` lines, named. A carriage return inside a line (a log saved with lines
+    ending in \\r alone) is said so: the csv module's words, "do you need to open the file in universal-newline
+    mode?", were advice to a programmer (nineteenth hostile pass)."""
+    if "new-line character seen in unquoted field" in str(err):
+        return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log: a carriage return inside a line (lines "
+                         "that end with \\r alone?); save it with \\n or \\r\\n line ends")
     return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log ({err})")
 
 
@@ -235,7 +239,9 @@ def read_manifest(path: str | Path) -> list[dict]:
 
 
 def manifest_splits(data_dir: Path) -> list[str]:
-    """Splits with a manifest in ``data_dir``, in pipeline order (train first)."""
-    names = sorted(p.name[: -len(".jsonl")] for p in data_dir.glob("*.jsonl"))
+    """Splits with a manifest in ``data_dir``, in pipeline order (train first). A folder that cannot be listed is
+    the OSError (Permission denied, naming it): `Path.glob` found nothing there, and `sate features` on a data
+    directory of mode 0300 said "no manifests (run `sate prep` first)" (nineteenth hostile pass)."""
+    names = sorted(name[: -len(".jsonl")] for name in os.listdir(data_dir) if name.endswith(".jsonl"))
     known = [s for s in (*DEFAULT_SPLITS, *OPTIONAL_SPLITS) if s in names]
     return known + [s for s in names if s not in known]

@@ -38,7 +38,7 @@ from torch.utils.data import Dataset
 from sate import layout
 from sate.data.parallel_text import check_pairs, read_pairs
 from sate.errors import SateError, first_few, one_line
-from sate.files import atomic_write_text, read_record, real_path
+from sate.files import atomic_write_text, read_record, real_path, remove_temp_dir
 
 SHARD_PAIRS = 200_000  # pairs per shard (about 45 MB of ids at WMT lengths): the memory of building and of reading
 CHUNK_PAIRS = 10_000  # pairs encoded per SentencePiece call while streaming
@@ -128,7 +128,7 @@ def build_store(files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: P
     try:
         return _build_in(tmp, files, src_vocab, tgt_vocab, out, cleaning, total)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
 
 
 def _build_in(tmp: Path, files: Sequence[tuple[Path, Path]], src_vocab, tgt_vocab, out: Path,  # noqa: ANN001

@@ -120,8 +120,8 @@ def check_out(out: Path) -> None:
     check_output(out, "directory")
     for name in OUTPUTS:
         check_output(out / name, "results")
-    check_own_files(out, OUTPUTS, "--out")  # a link at one to a user's notes outside: written through (pass 18)
-    check_distinct(out / name for name in OUTPUTS)
+    check_distinct(out / name for name in OUTPUTS)  # first: a link between two of them is named with both
+    check_own_files(out, OUTPUTS, "--out")  # a link at one to a user's notes: written through (passes 18, 19)
 
 
 def _translate_sorted(translator: Any, sources: list[str], options: Any, batch_size: int, desc: str) -> list[str]:

@@ -38,6 +38,7 @@ from sate.files import (
     link_or_what_is_there,
     make_temp_dir,
     read_json,
+    remove_temp_dir,
     require_directory,
     require_file,
     temp_prefix,
@@ -261,7 +262,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         tmp.rename(out)
         shutil.rmtree(old, ignore_errors=True)
     except BaseException as err:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
         if out.exists():
             shutil.rmtree(old, ignore_errors=True)
         elif old.exists():

@@ -125,7 +125,7 @@ def run(args: argparse.Namespace) -> int:
     srt_paths = _srt_paths(files, args.out) if several_srt else {}
     if several_srt:
         check_outputs(files, list(srt_paths.values()))
-        check_not_linked_out(srt_paths.values())  # names of its own: not written through a link out (pass 18)
+        check_not_linked_out(srt_paths.values())  # names of its own: not written through a link (passes 18, 19)
     elif args.out is not None:
         check_outputs(files, [args.out])
 

@@ -266,7 +266,9 @@ def run(args: argparse.Namespace) -> int:
     if not rows:
         raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
                         f"(run `sate evaluate` first)")
-    out = check_output(args.out or args.exp / "results.md", "text")
+    # its default name is refused by --exp, the option given: a folder there was "--out EXP/results.md: ..." of an
+    # --out never given (nineteenth hostile pass)
+    out = check_output(args.out or args.exp / "results.md", "text", "--out" if args.out else "--exp")
     if args.out is None:  # its default name is sate's: a symlink there to a user's notes was written through (pass 18)
         check_own_files(args.exp, ["results.md"], "--exp")
     curves = check_output(args.curves, "image", "--curves") if args.curves is not None else None

@@ -9,6 +9,7 @@ shapes), otherwise averaging would silently mix models.
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -28,7 +29,10 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     """Epoch checkpoints of an experiment (every file but last.ckpt), one per epoch."""
     if not ckpt_dir.is_dir():
         raise SateError(f"{ckpt_dir}: no checkpoint directory (train first)")
-    paths = [p for p in ckpt_dir.glob("*.ckpt") if p.name != layout.LAST_CHECKPOINT and not p.name.startswith(".")]
+    # listed, not globbed: `Path.glob` found nothing in a folder of mode 0300 and the line said "no epoch
+    # checkpoints to average" (nineteenth hostile pass); os.listdir names the folder with Permission denied
+    paths = [ckpt_dir / name for name in os.listdir(ckpt_dir) if name.endswith(".ckpt")
+             and name != layout.LAST_CHECKPOINT and not name.startswith(".")]
     # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
     return sorted(paths, key=lambda p: (p.name.startswith("best-"), p.name))
 

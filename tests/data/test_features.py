@@ -462,3 +462,28 @@ def test_a_record_that_is_no_file_is_named_by_the_readers(prepared: Path, tmp_pa
         "it (`sate features` writes it again)"), done.stderr[-2000:]
 
 
+
+
+def test_an_append_only_fbank_folder_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """DATA/fbank append-only (`chattr +a`): a split was computed, then its index could not be renamed into place,
+    and the temporary index stayed there for good (nineteenth hostile pass)."""
+    import subprocess  # chattr, the only way to make a folder append-only
+
+    from sate.cli import main
+
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.glob("*.jsonl"):
+        shutil.copyfile(path, data / path.name)
+    (data / "fbank").mkdir()
+    if subprocess.run(["chattr", "+a", str(data / "fbank")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        assert main(["features", "--data", str(data), "--jobs", "1"]) == 2
+    finally:
+        subprocess.run(["chattr", "-a", str(data / "fbank")], check=True)
+    assert capsys.readouterr().err == (f"sate features: error: --data {data}: {data / 'fbank'} is append-only "
+                                       "(chattr +a), where `sate features` renames its feature indexes into place; "
+                                       "lift that (chattr -a), or use another data directory\n")
+    assert list((data / "fbank").iterdir()) == []

@@ -336,6 +336,25 @@ def test_a_pack_is_readable_by_others_as_the_umask_says(tmp_path: Path, prepared
     assert {stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "pack").iterdir()} == {0o644}
 
 
+def test_a_pack_in_a_setgid_folder_is_the_folders_group_as_mkdir_makes_it(tmp_path: Path,
+                                                                           prepared_data: Path) -> None:
+    """A group's shared folder (mode 2775): a folder made there takes its group and its setgid bit, so the files in
+    it are the group's. The pack's folder lost the bit to the chmod after mkdtemp, and its files were the user's own
+    group (nineteenth hostile pass)."""
+    model = tiny_model_file(tmp_path, prepared_data, "mt")
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    group = next((g for g in (65534, 1, 2) if g != os.getgid()), None)
+    try:
+        os.chown(shared, -1, group)
+    except (OSError, TypeError):
+        pytest.skip("needs a group of another id to give the folder (root)")
+    shared.chmod(0o2775)
+    pack(model, prepared_data, shared / "pack")
+    assert (shared / "pack").stat().st_mode & stat.S_ISGID
+    assert {p.stat().st_gid for p in (shared / "pack", *(shared / "pack").iterdir())} == {group}
+
+
 @pytest.mark.parametrize("part", ["sate.yaml", "model.pt", "spm_src.model", "spm_tgt.model", "tokens_src.txt",
                                   "tokens_tgt.txt", "cmvn.json"])
 def test_a_pack_missing_a_part_says_which(tmp_path: Path, packs: dict[str, Path], part: str) -> None:

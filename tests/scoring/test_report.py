@@ -67,6 +67,17 @@ def test_a_baseline_given_that_is_no_system_is_refused(tmp_path: Path, capsys: p
     assert "p vs cascade (BLEU / chrF)" in capsys.readouterr().out
 
 
+def test_the_default_tables_place_is_refused_by_the_option_given(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate report --exp EXP` with a folder (or a socket) at EXP/results.md was refused as "--out EXP/results.md",
+    an option never given (nineteenth hostile pass)."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    (tmp_path / "results.md").mkdir()
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.startswith(f"sate report: error: --exp {tmp_path / 'results.md'}: is a directory")
+
+
 def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--splits tst-COMMON tst-COMMON` wrote every row twice, exit 0, and the baseline's second row was tested
     against the first (p = 1.000 beside the system the table compares with)."""

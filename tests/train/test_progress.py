@@ -59,6 +59,17 @@ def test_a_log_that_is_not_utf8_is_one_line_naming_it(tmp_path: Path) -> None:
         drop_rows_after(tmp_path, 1)
 
 
+def test_a_log_whose_lines_end_with_a_carriage_return_alone_is_said_so(tmp_path: Path) -> None:
+    """A log saved with lines ending in \\r alone was refused with the csv module's "do you need to open the file in
+    universal-newline mode?", advice to a programmer (nineteenth hostile pass)."""
+    path = tmp_path / "logs" / "version_0" / "metrics.csv"
+    path.parent.mkdir(parents=True)
+    path.write_bytes(b"epoch,step,loss\r0,1,5.0\r0,2,4.0\r")
+    with pytest.raises(SateError, match=rf"^{path}:1: not a row of a CSV log: a carriage return inside a line "
+                                        r"\(lines that end with \\r alone\?\)"):
+        drop_rows_after(tmp_path, 1)
+
+
 def test_a_tail_of_nul_bytes_left_by_a_crash_is_cut(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A power loss leaves the blocks the file system had not written as NUL bytes: the resume was refused, "a NUL
     byte: binary data, not text" (fourteenth hostile pass). The tail is cut back to the last whole row, saying so;

