@@ -430,7 +430,11 @@ def stale_features(data_dir: Path, split: str, rows: list[dict]) -> str | None:
 def _missing_shard_indexes(fbank: Path, split: str, count: int) -> list[Path]:
     """The indexes of a split's ``count`` shards (``fbank/SPLIT/NNNNN.scp``) that are not there at all. The split's
     index is compared with them (`_index_edited`); with one deleted, two of its lines' offsets swapped gave each id
-    the other's features, and `sate features` called the split up to date (nineteenth hostile pass)."""
+    the other's features, and `sate features` called the split up to date (nineteenth hostile pass). A split with
+    no shard folder at all has an index made elsewhere (another tool's arks, or another split's named by a copy of
+    its index): there is nothing to compare it with, and nothing is missing."""
+    if not os.path.isdir(fbank / split):
+        return []
     return [path for k in range(count) if not os.path.lexists(path := fbank / split / f"{k:05d}.scp")]
 
 

@@ -117,6 +117,17 @@ def test_an_index_whose_shard_index_is_gone_is_refused(prepared: Path, vocabs, t
         SpeechDataset.from_data_dir(data, "dev", *vocabs)
 
 
+def test_an_index_with_no_shard_folder_is_read(prepared: Path, vocabs, tmp_path: Path) -> None:
+    """A split index made elsewhere (another tool's arks, or a copy of dev's index for a transcript-only dev_asr)
+    has no shard folder to be compared with: it is read, as before the check above, which first refused it (the
+    benchmark's fake data and the transcript-only evaluation, nineteenth hostile pass's merge)."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared, data)
+    shutil.copyfile(data / "dev.jsonl", data / "dev_copy.jsonl")
+    shutil.copyfile(data / "fbank" / "dev.scp", data / "fbank" / "dev_copy.scp")
+    assert len(SpeechDataset.from_data_dir(data, "dev_copy", *vocabs)) == len(read_manifest(data / "dev.jsonl"))
+
+
 def test_text_dataset_from_a_manifest(prepared: Path, vocabs) -> None:
     src_vocab, tgt_vocab = vocabs
     text = TextDataset.from_manifest(prepared / "train.jsonl", src_vocab, tgt_vocab)
