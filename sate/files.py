@@ -401,7 +401,8 @@ STANDARD_NAMES = {1: "standard output", 2: "standard error"}  # as the CLI names
 def _descriptor_named(name: str) -> int | None:
     """The descriptor number ``name`` spells (``/dev/stdin``, ``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``,
     ``/proc/self/fd/N``, ``/proc/PID/fd/N`` with this process's PID), or None."""
-    match = re.fullmatch(rf"/dev/std(in|out|err)|/dev/fd/(\d+)|/proc/(?:self|{os.getpid()})/fd/(\d+)",
+    # digits 0-9: `\d` read /dev/fd/١ (no such entry) as descriptor 1 and wrote through it (nineteenth hostile pass)
+    match = re.fullmatch(rf"/dev/std(in|out|err)|/dev/fd/([0-9]+)|/proc/(?:self|{os.getpid()})/fd/([0-9]+)",
                          os.path.normpath(name))
     if match is None:
         return None

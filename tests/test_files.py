@@ -26,6 +26,7 @@ from sate.files import (
     describe_os_error,
     json_text,
     not_a_file,
+    own_descriptor,
     read_checkpoint,
     read_json,
     replace_together,
@@ -715,3 +716,10 @@ def test_a_lock_that_is_a_mount_point_is_refused(tmp_path: Path, monkeypatch: py
     with pytest.raises(SateError, match=f"^{lock}: a mount point .*, not a lock file sate writes; unmount it$"):
         open_lock(lock)
     assert lock.read_text() == "my notes\n"
+
+
+def test_a_descriptor_is_named_with_digits_0_to_9() -> None:
+    """`/dev/fd/١` (an Arabic-Indic one, no entry the kernel has) was read as descriptor 1, the standard output, and
+    written through it (nineteenth hostile pass); it is a path like any other."""
+    assert own_descriptor("/dev/fd/1") == 1 and own_descriptor("/proc/self/fd/2") == 2
+    assert own_descriptor("/dev/fd/\u0661") is None and own_descriptor("/proc/self/fd/\uff11") is None
