@@ -903,6 +903,17 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
     for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp)):
         code, err = as_a_user(listing)
         assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
+    # and a Marian pack's marian/ that `sate pack --out` would replace: a user's file in it went with the old pack
+    from sate.decode.pack import MARIAN_DIR, PACK_YAML, check_pack_holds_its_own
+
+    pack = tmp_path / "pack"
+    (pack / MARIAN_DIR).mkdir(parents=True)
+    (pack / PACK_YAML).write_text("task: st\n")
+    (pack / MARIAN_DIR / "my-notes.txt").write_text("mine\n")
+    assert "my-notes.txt, which `sate pack` did not write" in as_a_user(lambda: check_pack_holds_its_own(pack))[1]
+    modes(pack / MARIAN_DIR, 0o300)
+    code, err = as_a_user(lambda: check_pack_holds_its_own(pack))
+    assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
     # and such a data directory is still one: `segment --out DATA/talk.jsonl` and `analyze locality --out DATA` wrote
     # into it, exit 0, as glob found no manifest there
     from sate.targets import check_output  # the check itself, as a user whom the mode binds

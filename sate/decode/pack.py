@@ -169,7 +169,11 @@ def check_pack_holds_its_own(out: Path) -> None:
     if not (out / PACK_YAML).is_file():
         return
     own = {PACK_YAML, MODEL, CMVN, *VOCAB_PARTS, *MARIAN_PARTS, MARIAN_DIR}
-    found = sorted(str(p.relative_to(out)) for p in (*out.iterdir(), *(out / MARIAN_DIR).glob("*")))
+    # listed, not globbed: `Path.glob` found nothing in a marian/ of mode 0300, whose files of the user's then went
+    # with the old pack; os.listdir names it with Permission denied (nineteenth hostile pass)
+    marian = out / MARIAN_DIR
+    inside = [marian / name for name in os.listdir(marian)] if marian.is_dir() else []
+    found = sorted(str(p.relative_to(out)) for p in (*out.iterdir(), *inside))
     other = [name for name in found if name not in own]
     if other:
         raise SateError(f"--out {out}: refusing to replace the pack: it holds {first_few(other, 1)}, which `sate pack` "
