@@ -893,6 +893,7 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
     # ("holds no training logs to draw")
     from sate.targets import metric_logs  # the listings themselves, without a model to average or a log to draw
     from sate.train.average import find_checkpoints
+    from sate.train.resume import candidates
 
     exp = tmp_path / "exp"
     for folder, name in ((exp / "checkpoints", "epoch000.ckpt"), (exp / "logs" / "version_0", "metrics.csv")):
@@ -900,7 +901,9 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
         (folder / name).write_text("x")
     modes(exp / "checkpoints", 0o300)
     modes(exp / "logs", 0o300)
-    for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp)):
+    # (and a resume's, which found no checkpoint to resume from and would have trained again over them)
+    for listing in (lambda: find_checkpoints(exp / "checkpoints"), lambda: metric_logs(exp),
+                    lambda: candidates(exp / "checkpoints")):
         code, err = as_a_user(listing)
         assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
     # and a Marian pack's marian/ that `sate pack --out` would replace: a user's file in it went with the old pack

@@ -83,7 +83,10 @@ def candidates(ckpt_dir: Path) -> list[Path]:
     progress the resumed run then overwrote."""
     if not ckpt_dir.is_dir():
         return []
-    paths = [p for p in ckpt_dir.glob("*.ckpt") if not p.name.startswith(".") and p.is_file()]
+    # listed, not globbed: `Path.glob` found nothing in a checkpoint folder of mode 0300, and the run would have
+    # started again over the checkpoints it could not see (nineteenth hostile pass); os.listdir names it
+    paths = [ckpt_dir / name for name in os.listdir(ckpt_dir)
+             if name.endswith(".ckpt") and not name.startswith(".") and (ckpt_dir / name).is_file()]
     # a file whose progress does not read comes first, to be judged by the full read: refused when it holds
     # pickled code, set aside with a note when damaged
     done = {p: progress(p) for p in paths}
