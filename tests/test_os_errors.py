@@ -906,6 +906,19 @@ def test_a_data_directory_that_cannot_be_listed_is_named_as_such(tmp_path: Path,
                     lambda: candidates(exp / "checkpoints")):
         code, err = as_a_user(listing)
         assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
+    # and a LibriSpeech chapter's folder: its transcripts were left out of the split without a word
+    from sate.data.librispeech import _transcript_files as _transcripts
+    from sate.data.librispeech import prepare_split
+    from sate.data.rows import RowFilter
+
+    subset = tmp_path / "train-clean-100"
+    for chapter in ("19/198", "19/227"):
+        (subset / chapter).mkdir(parents=True)
+        (subset / chapter / f"{chapter.replace('/', '-')}.trans.txt").write_text("")
+    assert [p.name for p in sorted(_transcripts(subset))] == ["19-198.trans.txt", "19-227.trans.txt"]
+    modes(subset / "19" / "227", 0o300)  # then 19-227's lines were missing from the split, exit 0
+    code, err = as_a_user(lambda: prepare_split(subset, "train", RowFilter()))
+    assert (code, err.split(": [Errno")[0]) == (99, "child: PermissionError"), err
     # and a Marian pack's marian/ that `sate pack --out` would replace: a user's file in it went with the old pack
     from sate.decode.pack import MARIAN_DIR, PACK_YAML, check_pack_holds_its_own
 

@@ -8,6 +8,7 @@ utterance becomes one row: its whole flac, speaker = the reader, ``src`` the upp
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -17,11 +18,23 @@ from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 
 
+def _transcript_files(subset: Path) -> list[Path]:
+    """``READER/CHAPTER/*.trans.txt`` under ``subset``, as ``glob`` finds them (hidden names left out), each folder
+    listed with os.listdir: `Path.glob` found nothing in a reader's or chapter's folder of mode 0300, and its
+    transcripts were left out of the split without a word (nineteenth hostile pass); now Permission denied names
+    it."""
+    def folders(parent: Path) -> list[Path]:
+        return [parent / name for name in os.listdir(parent) if not name.startswith(".") and (parent / name).is_dir()]
+
+    return [chapter / name for reader in folders(subset) for chapter in folders(reader)
+            for name in os.listdir(chapter) if name.endswith(".trans.txt") and not name.startswith(".")]
+
+
 def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResult:
     """One subset's rows, transcript files in path order and lines in file order (nothing is written here)."""
     if not subset.is_dir():
         raise SateError(f"{subset}: not a directory (give a LibriSpeech subset such as LibriSpeech/train-clean-100)")
-    transcripts = sorted(subset.glob("*/*/*.trans.txt"))
+    transcripts = sorted(_transcript_files(subset))
     if not transcripts:
         raise SateError(f"{subset}: no transcripts (<reader>/<chapter>/<reader>-<chapter>.trans.txt); give a "
                         "LibriSpeech subset such as LibriSpeech/train-clean-100")
