@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import IO, Any
 
 from sate import layout
-from sate.errors import SIGNAL_ENDINGS, SateError, first_few, handlers_swapped, shown
+from sate.errors import BIDI_CONTROLS, SIGNAL_ENDINGS, SateError, first_few, handlers_swapped, shown
 
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
@@ -910,6 +910,7 @@ def held_out_dir(out: Path, what: str) -> Iterator[None]:
 
 
 # What an OSError means for the user, by errno (the CLI's one line).
+JOBS_ADVICE = ", or start fewer worker processes (--jobs)"  # left out for a command without --jobs
 OS_HINTS = {
     errno.ENOSPC: "the disk is full: free space there, or write elsewhere",
     errno.EDQUOT: "the disk quota is used up: free space there, or write elsewhere",
@@ -919,10 +920,9 @@ OS_HINTS = {
     errno.EACCES: "see the file's and its folders' permissions (ls -l), or use another place",
     errno.EPERM: "the system allows no such change there (a special or protected file system): use another place",
     # a low `ulimit -n` (worker processes each take pipes): it read "Too many open files" and named no limit
-    errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it, or start fewer worker processes (--jobs)",
-    errno.ENFILE: "the system's limit is reached: close other programs, or start fewer worker processes (--jobs)",
+    errno.EMFILE: "a process's limit (ulimit -n) is reached: raise it" + JOBS_ADVICE,
+    errno.ENFILE: "the system's limit is reached: close other programs" + JOBS_ADVICE,
 }
-JOBS_ADVICE = ", or start fewer worker processes (--jobs)"  # left out for a command without --jobs
 
 
 # ENOSPC where the file system has room but no inode left for a new file (`df -i`): "the disk is full" sent the user
@@ -969,7 +969,7 @@ def describe_os_error(err: OSError, jobs: bool = True) -> str:
 # What `sate.errors.one_line` escapes that ``json.dumps`` leaves as it is inside a string (it escapes U+0000-U+001F
 # itself): DEL and the C1 controls (U+0085 splits a line for `str.splitlines`), the line and paragraph separators,
 # the bidirectional controls (a name shown reordered) and the lone surrogates of a name that is not UTF-8.
-_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+_JSON_RAW = re.compile("[\x7f-\x9f\u2028\u2029\ud800-\udfff" + "".join(sorted(BIDI_CONTROLS)) + "]")
 
 
 def json_text(value: Any, **options: Any) -> str:

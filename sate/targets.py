@@ -449,11 +449,12 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if real.is_file() and not os.access(real, os.W_OK):
         raise SateError(f"{option} {path}: refusing to replace it: it is read-only (no write permission, or a "
                         "read-only file system)")
-    if (real.is_file() or kind == "pack" and real.is_dir()) and mount_point(real):  # the rename onto it failed
-        # after the work, "Device or resource busy" (nineteenth hostile pass)
+    renamed_onto = real.is_file() or kind == "pack" and real.is_dir()  # what the new output is renamed onto
+    if renamed_onto and mount_point(real):  # the rename onto it failed after the work, "Device or resource busy"
+        # (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is a mount point (a file system or a bind "
                         "mount is mounted there), which nothing can be renamed onto; write elsewhere, or unmount it")
-    if (real.is_file() or kind == "pack" and real.is_dir()) and sticky_forbids(real):  # the rename onto it failed
+    if renamed_onto and sticky_forbids(real):  # the rename onto it failed
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
                         f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
