@@ -50,6 +50,12 @@ read -r -a test_splits <<< "${test_sets:-}"
 # A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's
 # sate report refused either; sate's rule for a split name (sate.data.manifest.SPLIT_NAME), in the C locale's ranges.
 split_name() { local LC_ALL=C; [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; }
+# splits_in DATA: the splits DATA has manifests of (SPLIT.jsonl), for a message; "none" where it has none.
+splits_in() {
+  local f names=()
+  for f in "$1"/*.jsonl; do [ -e "$f" ] && names+=("$(basename "$f" .jsonl)"); done
+  [ ${#names[@]} -gt 0 ] && printf '%s' "${names[*]}" || printf none
+}
 for split in "${test_splits[@]}"; do
   split_name "$split" || die "--test-sets: '$split' is not a split name (letters, digits, '.', '_' and '-', not first a dot)"
 done
@@ -365,6 +371,13 @@ fi
 # ------------------------------------------------------------------ evaluation
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  # A default test set the corpus lacks (MuST-C's tst-HE) is skipped; one the user named is not: a misspelt
+  # `--test-sets tst-COMON` was "skipped" with exit 0, and nothing was decoded for it.
+  if [[ $given_options == *" test_sets "* ]]; then
+    for split in "${test_splits[@]}"; do
+      [ -e "$data/$split.jsonl" ] || die "--test-sets: no split $split in $data (its splits: $(splits_in "$data"))"
+    done
+  fi
   for split in "${test_splits[@]}"; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
