@@ -212,6 +212,16 @@ def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_
     rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
     assert rc == 2 and f"{tmp_path / 'pack' / 'config.json'} says model_type None: sate reads Whisper (model_type " \
                        "whisper) and Marian (marian) model directories" in err, err
+    # an experiment given for its pack was told to "write one with `sate pack`" (twentieth hostile pass)
+    exp = tmp_path / "exp"
+    (exp / "pack").mkdir(parents=True)
+    (exp / "model.pt").write_bytes(b"x")
+    rc, out, err = run_translate(capsys, "--model", exp, tmp_path / "x.wav")
+    assert rc == 2 and err.endswith(f"sate.yaml is missing (an experiment? Pack its model file: sate pack --model "
+                                    f"{exp / 'model.pt'} --data DATA --out PACK)\n"), err
+    (exp / "pack" / "sate.yaml").write_text("task: st\n")
+    rc, out, err = run_translate(capsys, "--model", exp, tmp_path / "x.wav")
+    assert rc == 2 and err.endswith(f"sate.yaml is missing (an experiment? Its pack is {exp / 'pack'})\n"), err
 
 
 def test_vad_splits_only_at_pauses_long_enough() -> None:
