@@ -210,7 +210,7 @@ def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
     (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
     path = Path(path)
-    require_file(path, "a manifest", f"{path}: manifest is missing (run `sate prep` first)")
+    require_file(path, "a manifest", missing_split(path, f"{path}: manifest is missing (run `sate prep` first)"))
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
@@ -242,6 +242,18 @@ def read_manifest(path: str | Path) -> list[dict]:
             row["audio"] = os.path.abspath(path.parent / row["audio"])
         rows.append(row)
     return rows
+
+
+def missing_split(manifest: Path, line: str) -> Callable[[], str]:
+    """For `require_file`: ``line`` with the splits the data directory holds. A split spelt another way (`--split
+    tst-common`, `data.valid: deev`) was told to run `sate prep`, which had made the data directory's splits."""
+    def say() -> str:
+        try:
+            splits = manifest_splits(manifest.parent)
+        except OSError:  # the listing's own error is for the reader of the folder, not for this line
+            splits = []
+        return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}" if splits else line
+    return say
 
 
 def manifest_splits(data_dir: Path) -> list[str]:

@@ -28,7 +28,14 @@ import numpy as np
 import sentencepiece as spm
 
 from sate import layout
-from sate.data.manifest import TRAIN_SPLIT, check_split_names, read_manifest, read_text_lines, require_translations
+from sate.data.manifest import (
+    TRAIN_SPLIT,
+    check_split_names,
+    missing_split,
+    read_manifest,
+    read_text_lines,
+    require_translations,
+)
 from sate.data.marian_vocab import (
     CTC_TOKENS,
     FILES,
@@ -251,7 +258,8 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
-        require_file(path, "a manifest", f"--src-splits: {path} is missing (run `sate prep` for it first)")
+        require_file(path, "a manifest",
+                     missing_split(path, f"--src-splits: {path} is missing (run `sate prep` for it first)"))
     return paths
 
 
