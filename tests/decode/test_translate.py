@@ -154,6 +154,12 @@ def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path
                                                                                       for w in wavs)
     rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt")
     assert rc == 2 and "needs --out DIR" in err
+    # a new folder named like a file (twentieth hostile pass): `--out subs.srt` was made a folder, exit 0
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt", "--out", tmp_path / "s.srt")
+    assert rc == 2 and err.startswith(f"sate translate: error: --out {tmp_path / 's.srt'}: --format srt with several "
+                                      "files writes one FILE_STEM.srt per input into a directory, and its name ends "
+                                      "like a file's (.srt): one .srt file holds the subtitles of one input"), err
+    assert not (tmp_path / "s.srt").exists()
     (tmp_path / "one").mkdir()  # one file into an existing directory: FILE_STEM.srt there
     rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", tmp_path / "one")
     assert rc == 0 and [p.name for p in (tmp_path / "one").iterdir()] == [Path(wavs[0]).stem + ".srt"]
