@@ -265,7 +265,9 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=read_name, required=True, help="experiment root holding one dir per system")
-    parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
+    # extended, not replaced, when given again, as every list option (`--splits a --splits b` reported b alone)
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
+                        help="evaluated splits to report (default: tst-COMMON)")
     parser.add_argument("--out", type=file_name, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=file_name, default=None, help="also draw the learning curves into this PNG")
     parser.add_argument("--baseline", default=None,
@@ -274,6 +276,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.splits = args.splits or ["tst-COMMON"]
     if not args.exp.is_dir():
         raise SateError(f"--exp {args.exp}: no such directory")
     repeated = sorted({split for split in args.splits if args.splits.count(split) > 1})
