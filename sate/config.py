@@ -8,6 +8,7 @@ them is `sate.train.show_config`.
 
 from __future__ import annotations
 
+import argparse
 import copy
 import math
 import re
@@ -324,3 +325,16 @@ def _changed(old: dict, new: dict) -> dict:
     for key, value in new.items():
         out[key] = _changed(out[key], value) if isinstance(out.get(key), dict) and isinstance(value, dict) else value
     return out
+
+
+class ConfigOption(argparse._StoreAction):
+    """`--config` of `sate train` and `sate config`, given once: argparse kept the last, so `sate train --config
+    asr.yaml --config mt.yaml` trained MT without a word (twentieth hostile pass). Configs do not merge; `--set`
+    changes a key, and a later `--set` overrides an earlier one."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        if getattr(namespace, self.dest, None) is not None:
+            parser.error(f"argument {option_string}: given twice; configs do not merge: give one, and change its "
+                         "keys with --set KEY=VALUE")
+        super().__call__(parser, namespace, values, option_string)

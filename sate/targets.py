@@ -325,6 +325,22 @@ def names_directory(text: str) -> bool:
     return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
 
 
+# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0.
+FILE_SUFFIXES = frozenset({".json", ".jsonl", ".txt", ".text", ".csv", ".tsv", ".srt", ".vtt", ".md", ".yaml", ".yml",
+                           ".log", ".out", ".xml", ".html"})
+
+
+def check_new_directory_name(text: str, what: str, instead: str) -> None:
+    """``--out`` ``text`` names a directory ``what`` makes (one file per input), and none is there yet: a name that
+    ends like a file's (`sate segment ... --out segs.json`, `translate --format srt a.wav b.wav --out subs.srt`) is
+    refused with ``instead``, the name of one file, or a trailing '/' for a directory of that name."""
+    path = Path(text)
+    if names_directory(text) or os.path.lexists(path) or path.suffix.lower() not in FILE_SUFFIXES:
+        return
+    raise SateError(f"--out {text}: {what}, and its name ends like a file's ({path.suffix}): {instead}; for a "
+                    f"directory of that name, end it with a slash: {text}/")
+
+
 def file_name(text: str) -> Path:
     """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' (or in '/.') names a
     directory, as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written

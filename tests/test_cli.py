@@ -49,6 +49,12 @@ def test_no_command_module_imports_torch_at_module_level() -> None:
     (["prep", "--out", "d", "--kaldi-dir", "a", "b", "--kaldi-dir", "c"], "kaldi_dir", ["a", "b", "c"]),
     (["features", "--data", "d", "--splits", "train", "--splits", "dev"], "splits", ["train", "dev"]),
     (["vocab", "--data", "d", "--src-splits", "x1", "--src-splits", "x2"], "src_splits", ["x1", "x2"]),
+    # twentieth hostile pass: the last list was kept in these too (locality drew the last --model's encoders alone)
+    (["report", "--exp", "e", "--splits", "tst-COMMON", "--splits", "dev"], "splits", ["tst-COMMON", "dev"]),
+    (["analyze", "locality", "--model", "a.pt", "--model", "b.pt", "c.pt", "--data", "d", "--out", "o"], "model",
+     ["a.pt", "b.pt", "c.pt"]),
+    (["analyze", "attention", "--model", "p", "--out", "o.png", "--encoder-layers", "1", "--encoder-layers", "3"],
+     "encoder_layers", ["1", "3"]),
 ])
 def test_a_list_option_given_twice_keeps_both(argv: list[str], dest: str, given: list[str]) -> None:
     """`sate prep --splits train --splits dev` prepared dev alone, exit 0: argparse kept the last list given
@@ -57,6 +63,29 @@ def test_a_list_option_given_twice_keeps_both(argv: list[str], dest: str, given:
 
     args = build_parser(argv[0]).parse_args(argv)
     assert [str(item) for item in getattr(args, dest)] == given
+
+
+def test_report_splits_default_to_tst_common_alone() -> None:
+    from sate.cli import build_parser
+
+    assert build_parser("report").parse_args(["report", "--exp", "e"]).splits is None  # run() reads tst-COMMON
+    assert build_parser("report").parse_args(["report", "--exp", "e", "--splits", "dev"]).splits == ["dev"]
+
+
+@pytest.mark.parametrize("command", ["train", "config"])
+def test_a_config_given_twice_is_refused(command: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train --config asr.yaml --config mt.yaml` trained MT without a word: argparse kept the last (twentieth
+    hostile pass). Configs do not merge."""
+    for name in ("asr", "mt"):
+        (tmp_path / f"{name}.yaml").write_text(f"task: {name}\n")
+    extra = ["--exp", str(tmp_path / "exp")] if command == "train" else []
+    with pytest.raises(SystemExit) as stop:
+        main([command, "--config", str(tmp_path / "asr.yaml"), "--config", str(tmp_path / "mt.yaml"), *extra])
+    assert stop.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == (f"sate {command}: error: argument --config: given twice; "
+                                                        "configs do not merge: give one, and change its keys with "
+                                                        "--set KEY=VALUE")
+    assert not (tmp_path / "exp").exists()
 
 
 def test_prep_splits_given_twice_prepares_both(tmp_path: Path, synth_corpus: Path) -> None:

@@ -50,6 +50,21 @@ read -r -a test_splits <<< "${test_sets:-}"
 # A split named twice was decoded twice by stage 7, and a name that is none ('../x') skipped by it, before stage 8's
 # sate report refused either; sate's rule for a split name (sate.data.manifest.SPLIT_NAME), in the C locale's ranges.
 split_name() { local LC_ALL=C; [[ $1 =~ ^[A-Za-z0-9][A-Za-z0-9._-]*$ ]]; }
+# splits_in DATA: the splits DATA has manifests of (SPLIT.jsonl), for a message; "none" where it has none.
+splits_in() {
+  local f names=()
+  for f in "$1"/*.jsonl; do [ -e "$f" ] && names+=("$(basename "$f" .jsonl)"); done
+  [ ${#names[@]} -gt 0 ] && printf '%s' "${names[*]}" || printf none
+}
+# given_test_sets_exist: stages 7 and 10 skip a default test set the corpus lacks (MuST-C's tst-HE), but not one
+# the user named: a misspelt `--test-sets tst-COMON` was "skipped" with exit 0, and nothing was decoded for it.
+given_test_sets_exist() {
+  [[ $given_options == *" test_sets "* ]] || return 0
+  local split
+  for split in "${test_splits[@]}"; do
+    [ -e "$data/$split.jsonl" ] || die "--test-sets: no split $split in $data (its splits: $(splits_in "$data"))"
+  done
+}
 for split in "${test_splits[@]}"; do
   split_name "$split" || die "--test-sets: '$split' is not a split name (letters, digits, '.', '_' and '-', not first a dot)"
 done
@@ -365,6 +380,7 @@ fi
 # ------------------------------------------------------------------ evaluation
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  given_test_sets_exist
   for split in "${test_splits[@]}"; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
@@ -402,6 +418,7 @@ fi
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
+  given_test_sets_exist  # before hours of training the rows
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
   same=(--steps-from "$exp/st" "${st_train[@]}")

@@ -326,7 +326,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          description="Per encoder layer, the attention mass in a window of window·T positions "
                                      "centred on each position (the SATE paper's localness), as CSV, markdown and "
                                      "a PNG line plot.")
-    loc.add_argument("--model", type=read_name, nargs="+", required=True,
+    loc.add_argument("--model", type=read_name, nargs="+", action="extend", required=True,
                      help="model files or model directories (asr, mt, st), one plot line per model encoder")
     loc.add_argument("--data", type=read_name, required=True, help="prepared data directory (manifests, fbank, vocab)")
     loc.add_argument("--split", default="dev", help="manifest split to analyse")
@@ -357,7 +357,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="decoder layer (1-based), or the mean over layers")
     att.add_argument("--head", type=_choice, default="mean", metavar="H|mean",
                      help="attention head (1-based), or the mean over heads")
-    att.add_argument("--encoder-layers", type=whole_number, nargs="+", default=[], metavar="L",
+    att.add_argument("--encoder-layers", type=whole_number, nargs="+", action="extend", default=[], metavar="L",
                      help="also write the self-attention maps of these layers of every encoder")
     att.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
     att.set_defaults(_run=run_attention)

@@ -11,9 +11,11 @@ directory, as the data directory's feature indexes are, never to wherever the co
 from __future__ import annotations
 
 import csv
+import gzip
 import json
 import os
 import re
+import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -56,12 +58,13 @@ def check_split_names(splits: Iterable[str], where: str = "--splits") -> None:
         raise SateError(f"{where}: {shown(bad)} is not a split name (letters, digits, '.', '_' and '-'; at most 200)")
 
 
-def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
+def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) -> list[str]:
     """Lines of a UTF-8 file, split on ``\\n`` only.
 
     ``str.splitlines`` also splits on U+2028 and friends, which occur in real transcripts and
     would shift every following line against the yaml. ``strip_bom`` drops a byte-order mark at the
     start (editors on Windows write one) for corpus text; `sate score` keeps it, as sacrebleu does.
+    ``gzipped``: the file is gzip-compressed text (`sate score` reads a ``*.gz`` so, as sacrebleu does).
     """
     if path.is_dir():
         raise SateError(f"{path}: is a directory, not a text file")
@@ -69,7 +72,7 @@ def read_text_lines(path: Path, strip_bom: bool = False) -> list[str]:
         raise SateError(f"{path}: is a socket, not a text file")
     if not path.exists():  # a broken symlink or a loop is named as such: the user sees a name there
         raise SateError(f"{path}: {what_is_there(path) or 'file is missing'}")
-    data = _text_bytes(path)
+    data = _text_bytes(path, gzipped)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as err:
@@ -87,12 +90,13 @@ TEXT_BLOCK = 1 << 20
 MAX_TEXT_BYTES = 1 << 30  # far beyond a corpus's text file (MuST-C En-De's train.en: 30 MB); MT text is streamed
 
 
-def _text_bytes(path: Path) -> bytes:
-    """The file's bytes, read block by block (a FIFO or /dev/stdin as the stream it is), refused at the first NUL
-    (text never holds one, and a device such as /dev/zero would be read for ever) or past MAX_TEXT_BYTES."""
+def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
+    """The file's bytes (``gzipped``: decompressed), read block by block (a FIFO or /dev/stdin as the stream it is),
+    refused at the first NUL (text never holds one, and a device such as /dev/zero would be read for ever) or past
+    MAX_TEXT_BYTES (of a gzip file: of its text, which a small file can make endless)."""
     blocks, size = [], 0
     try:
-        with open(path, "rb") as f:
+        with (gzip.open if gzipped else open)(path, "rb") as f:
             while block := f.read(TEXT_BLOCK):
                 if (nul := block.find(b"\0")) >= 0:
                     line = sum(b.count(b"\n") for b in blocks) + block.count(b"\n", 0, nul) + 1
@@ -102,8 +106,10 @@ def _text_bytes(path: Path) -> bytes:
                 if size > MAX_TEXT_BYTES:  # an endless pipe would be read until memory runs out
                     raise SateError(f"{path}: more than {MAX_TEXT_BYTES:,} bytes of text, more than any text file "
                                     "sate reads whole (hypotheses, references, transcripts, token lists)")
-    except OSError as err:
+    except OSError as err:  # gzip.BadGzipFile too: "Not a gzipped file"
         raise SateError(f"{path}: cannot read ({err.strerror or err})") from None
+    except (EOFError, zlib.error) as err:  # a cut or damaged gzip file
+        raise SateError(f"{path}: cannot read (damaged gzip data: {err})") from None
     return b"".join(blocks)
 
 
@@ -204,7 +210,7 @@ def read_manifest(path: str | Path) -> list[dict]:
     """Rows of a manifest written by ``sate prep`` (or ``sate features --speed-perturb``), each checked
     (`row_problem`), with unique ids and absolute audio paths (a relative one is the manifest directory's)."""
     path = Path(path)
-    require_file(path, "a manifest", f"{path}: manifest is missing (run `sate prep` first)")
+    require_file(path, "a manifest", missing_split(path, f"{path}: manifest is missing (run `sate prep` first)"))
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
@@ -236,6 +242,18 @@ def read_manifest(path: str | Path) -> list[dict]:
             row["audio"] = os.path.abspath(path.parent / row["audio"])
         rows.append(row)
     return rows
+
+
+def missing_split(manifest: Path, line: str) -> Callable[[], str]:
+    """For `require_file`: ``line`` with the splits the data directory holds. A split spelt another way (`--split
+    tst-common`, `data.valid: deev`) was told to run `sate prep`, which had made the data directory's splits."""
+    def say() -> str:
+        try:
+            splits = manifest_splits(manifest.parent)
+        except OSError:  # the listing's own error is for the reader of the folder, not for this line
+            splits = []
+        return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}" if splits else line
+    return say
 
 
 def manifest_splits(data_dir: Path) -> list[str]:

@@ -7,6 +7,7 @@ wav), with errors naming the file and line.
 
 from __future__ import annotations
 
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
+from sate.files import not_a_directory
 from sate.numbers import decimal
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
@@ -157,6 +159,30 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
     return result
 
 
+PAIR = re.compile(r"en-[A-Za-z_-]+")  # a language pair's folder, as MuST-C unpacks: en-de/
+
+
+def _no_pair(root: Path, tgt_lang: str) -> str:
+    """Why ``root/en-<tgt_lang>`` is not there. MuST-C unpacks to ``en-de/``, and `--mustc-root .../en-de` (or its
+    ``data/``) was asked "is --mustc-root a MuST-C root and --tgt-lang right?"; the pairs a root holds are named."""
+    def pair_folder(path: Path) -> bool:
+        return PAIR.fullmatch(path.name) is not None and (path / "data").is_dir()
+
+    if not root.is_dir():
+        return f"--mustc-root {root}: {not_a_directory(root)}"
+    where = Path(os.path.abspath(root))  # `--mustc-root .` from inside en-de/ names it too
+    if pair_folder(where):
+        return (f"--mustc-root {root}: a language pair's folder itself; --mustc-root takes the folder that holds it "
+                f"({where.parent})")
+    if where.name == "data" and pair_folder(where.parent):
+        return (f"--mustc-root {root}: the data folder of {where.parent.name}; --mustc-root takes the folder that "
+                f"holds {where.parent.name} ({where.parent.parent})")
+    pairs = sorted(name for name in os.listdir(root) if PAIR.fullmatch(name) and (root / name).is_dir())
+    if pairs:
+        return f"{root / f'en-{tgt_lang}'}: missing; {root} holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
+    return f"{root / f'en-{tgt_lang}'}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)"
+
+
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:
     """Every asked split of ``mustc_root/en-<tgt_lang>`` (default: train, dev, tst-COMMON and the optional ones
     present), checked before anything is written."""
@@ -164,7 +190,7 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
         raise SateError(f"--tgt-lang {tgt_lang!r} is not a language code")
     mustc_dir = mustc_root / f"en-{tgt_lang}"
     if not mustc_dir.is_dir():
-        raise SateError(f"{mustc_dir}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)")
+        raise SateError(_no_pair(mustc_root, tgt_lang))
     if splits is None:
         splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
     return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]

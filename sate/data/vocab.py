@@ -17,6 +17,7 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -28,7 +29,14 @@ import numpy as np
 import sentencepiece as spm
 
 from sate import layout
-from sate.data.manifest import TRAIN_SPLIT, check_split_names, read_manifest, read_text_lines, require_translations
+from sate.data.manifest import (
+    TRAIN_SPLIT,
+    check_split_names,
+    missing_split,
+    read_manifest,
+    read_text_lines,
+    require_translations,
+)
 from sate.data.marian_vocab import (
     CTC_TOKENS,
     FILES,
@@ -176,6 +184,16 @@ def training_text(manifest_rows: Iterable[dict], mt_files: Sequence[tuple[Path, 
     return [src for src, _ in sample], [tgt for _, tgt in sample]
 
 
+def _in_our_words(reason: str, option: str) -> str:
+    """SentencePiece's reason, its advice in sate's options: "Increase vocab_size or decrease character_coverage with
+    --character_coverage option" named two options `sate vocab` does not have (twentieth hostile pass)."""
+    small = re.fullmatch(r"Vocabulary size is smaller than required_chars\. (\d+) vs (\d+)\..*", reason)
+    if small is not None:
+        return (f"the text holds {small[2]} distinct characters, each a piece of its own: give {option} above "
+                f"{small[2]}")
+    return reason
+
+
 def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "") -> bytes:
     """A unigram model with ``<unk>`` at 0 and no bos/eos/pad pieces (the token list adds ours), trained in a child
     process (`sate.data.spm_child`) so that a signal ends the command at once. ``sampled``: what a failure adds when
@@ -196,7 +214,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
             child.wait()
     reason = err.decode(errors="replace").strip().splitlines()[-1:] or [""]
     if child.returncode == FAILED:
-        raise SateError(f"{option} {size}: SentencePiece training failed: {reason[0]}{sampled}")
+        raise SateError(f"{option} {size}: SentencePiece training failed: {_in_our_words(reason[0], option)}{sampled}")
     if child.returncode != 0:
         cause = "killed: out of memory?" if child.returncode == -signal.SIGKILL else reason[0] or "no reason given"
         raise SateError(f"{option} {size}: SentencePiece training ended without a model (its process exited with "
@@ -251,7 +269,8 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
-        require_file(path, "a manifest", f"--src-splits: {path} is missing (run `sate prep` for it first)")
+        require_file(path, "a manifest",
+                     missing_split(path, f"--src-splits: {path} is missing (run `sate prep` for it first)"))
     return paths
 
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from sate import layout
-from sate.data.manifest import check_split_names
+from sate.data.manifest import check_split_names, missing_split
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError, one_line
 from sate.files import (
@@ -238,7 +238,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     require_directory(Path(data), "--data")
     manifest = data / f"{split}.jsonl"
     require_file(manifest, f"the manifest of split {split!r}",
-                 f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)")
+                 missing_split(manifest, f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)"))
     check_out(out)
     whisper = is_whisper_directory(model_dir)
     if whisper and (stream is not None or talks):

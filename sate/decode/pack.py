@@ -316,6 +316,12 @@ def _pack_advice(directory: Path) -> str:
     if config.is_file():  # a hub directory of another kind, or one whose config.json lost its model_type
         return (f"{one_line(str(config))} says model_type {shown(kind)}: sate reads Whisper (model_type whisper) and "
                 "Marian (marian) model directories, and packs that `sate pack` writes")
+    # an experiment given for its pack (a recipe packs EXP/NAME into EXP/NAME/pack): "write one with `sate pack`"
+    if (directory / "pack" / PACK_YAML).is_file():
+        return f"an experiment? Its pack is {one_line(str(directory / 'pack'))}"
+    if (directory / MODEL).is_file():
+        return (f"an experiment? Pack its model file: sate pack --model {one_line(str(directory / MODEL))} "
+                "--data DATA --out PACK")
     return "write one with `sate pack`"
 
 

@@ -22,6 +22,7 @@ from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct, is_stream
 from sate.numbers import real_number
 from sate.targets import (
+    check_new_directory_name,
     check_not_input,
     check_not_linked_out,
     check_output,
@@ -95,6 +96,9 @@ def run(args: argparse.Namespace) -> int:
     if out is not None and not per_file and not is_stream(out) and out.is_dir():  # "give a file name" was the advice
         raise SateError(f"--out {out}: is a directory, and a name ending in .jsonl names one file for every input; "
                         f"for one FILE_STEM.jsonl per input in that directory, end the name with a slash: {out}/")
+    if per_file:
+        check_new_directory_name(args.out, "a directory that gets one FILE_STEM.jsonl per input (an --out not ending "
+                                 "in .jsonl)", "for one file of every input's segments, end the name in .jsonl")
     if out is not None:
         check_output(out, "directory" if per_file else "text")
     if per_file and out.exists() and not out.is_dir():

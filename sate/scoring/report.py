@@ -99,6 +99,24 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
              "p_bleu": None, "p_chrf": None} for system, split, path in found]
 
 
+def _nothing_to_report(exp: Path, splits: list[str]) -> str:
+    """Why --exp gave no row. One system's experiment, or one decoding's folder, given for the folder of systems
+    was told to "run `sate evaluate` first" beside its results; a split spelt another way, the same."""
+    def decoded(system: Path) -> set[str]:  # for the message alone: an unlistable folder decoded nothing here
+        return {folder.name.removeprefix("decode_") for folder in system.glob("decode_*")
+                if (folder / layout.RESULTS).is_file()}
+
+    if decoded(exp):
+        return (f"--exp {exp}: one system's experiment (its decode_<split> folders are here); --exp takes the folder "
+                f"that holds one experiment per system ({exp.parent})")
+    if (exp / layout.RESULTS).is_file():
+        return (f"--exp {exp}: one decoding's folder (`sate evaluate --out`); --exp takes the folder that holds one "
+                f"experiment per system ({exp.parent.parent})")
+    splits_there = sorted(set().union(*(decoded(system) for system in exp.iterdir() if system.is_dir())))
+    return (f"{exp}: no decode_<split>/results.json for splits {' '.join(splits)} " +
+            (f"(its systems decoded: {', '.join(splits_there)})" if splits_there else "(run `sate evaluate` first)"))
+
+
 def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
@@ -247,7 +265,9 @@ def plot_curves(systems: dict[str, dict[str, list[tuple[int, float]]]]) -> bytes
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--exp", type=read_name, required=True, help="experiment root holding one dir per system")
-    parser.add_argument("--splits", nargs="+", default=["tst-COMMON"], help="evaluated splits to report")
+    # extended, not replaced, when given again, as every list option (`--splits a --splits b` reported b alone)
+    parser.add_argument("--splits", nargs="+", action="extend", default=None,
+                        help="evaluated splits to report (default: tst-COMMON)")
     parser.add_argument("--out", type=file_name, default=None, help="markdown file to write (default: EXP/results.md)")
     parser.add_argument("--curves", type=file_name, default=None, help="also draw the learning curves into this PNG")
     parser.add_argument("--baseline", default=None,
@@ -256,6 +276,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    args.splits = args.splits or ["tst-COMMON"]
     if not args.exp.is_dir():
         raise SateError(f"--exp {args.exp}: no such directory")
     repeated = sorted({split for split in args.splits if args.splits.count(split) > 1})
@@ -264,8 +285,7 @@ def run(args: argparse.Namespace) -> int:
     check_split_names(args.splits)  # '' or '../x' was looked for under decode_<split> and called not evaluated
     rows = collect(args.exp, args.splits)
     if not rows:
-        raise SateError(f"{args.exp}: no decode_<split>/results.json for splits {' '.join(args.splits)} "
-                        f"(run `sate evaluate` first)")
+        raise SateError(_nothing_to_report(args.exp, args.splits))
     # its default name is refused by --exp, the option given: a folder there was "--out EXP/results.md: ..." of an
     # --out never given (nineteenth hostile pass)
     out = check_output(args.out or args.exp / "results.md", "text", "--out" if args.out else "--exp")

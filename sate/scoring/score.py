@@ -4,7 +4,7 @@ BLEU, chrF and TER use sacreBLEU with the settings of its command line, so ``sat
 exactly the numbers (and signatures) of ``sacrebleu R -i H -m bleu chrf ter``: detokenized,
 case-sensitive BLEU with the 13a tokenizer (the SATE paper's and fairseq's convention), chrF
 (character 6-grams, beta 2), and TER with TERCOM's defaults (which ignore case; the signature
-says ``case:lc``). Files are read as the sacrebleu CLI reads them: UTF-8, split on ``\\n``,
+says ``case:lc``). Files are read as the sacrebleu CLI reads them: UTF-8 (``*.gz`` decompressed), split on ``\\n``,
 trailing whitespace stripped. WER compares normalised words (lowercase, no punctuation: the
 ``src_norm`` form that CTC is trained on), so a transcript is not penalised for casing.
 """
@@ -66,8 +66,9 @@ def wer_line(wer: WordErrorRate, label: str = "WER (lowercase, no punctuation)")
 
 
 def read_lines(path: str | Path) -> list[str]:
-    """Lines as the sacrebleu CLI reads them: UTF-8, split on ``\\n``, trailing whitespace stripped."""
-    return [line.rstrip() for line in read_text_lines(Path(path))]
+    """Lines as the sacrebleu CLI reads them: UTF-8, split on ``\\n``, trailing whitespace stripped, a ``*.gz``
+    file decompressed (references are shipped so; it was "a NUL byte: binary data, not text")."""
+    return [line.rstrip() for line in read_text_lines(Path(path), gzipped=str(path).endswith(".gz"))]
 
 
 def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, MetricScore]:

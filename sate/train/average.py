@@ -28,13 +28,22 @@ PREFIX = "model."
 def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     """Epoch checkpoints of an experiment (every file but last.ckpt), one per epoch."""
     if not ckpt_dir.is_dir():
+        exp = ckpt_dir.parent
+        if exp.is_dir() and _epoch_files(exp):  # `--exp EXP/checkpoints` was "EXP/checkpoints/checkpoints: no
+            # checkpoint directory (train first)", advice for another mistake
+            raise SateError(f"--exp {exp}: a checkpoint folder itself; --exp takes the experiment that holds it "
+                            f"({exp.parent})")
         raise SateError(f"{ckpt_dir}: no checkpoint directory (train first)")
-    # listed, not globbed: `Path.glob` found nothing in a folder of mode 0300 and the line said "no epoch
-    # checkpoints to average" (nineteenth hostile pass); os.listdir names the folder with Permission denied
-    paths = [ckpt_dir / name for name in os.listdir(ckpt_dir) if name.endswith(".ckpt")
-             and name != layout.LAST_CHECKPOINT and not name.startswith(".")]
     # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
-    return sorted(paths, key=lambda p: (p.name.startswith("best-"), p.name))
+    return sorted(_epoch_files(ckpt_dir), key=lambda p: (p.name.startswith("best-"), p.name))
+
+
+def _epoch_files(folder: Path) -> list[Path]:
+    """The epoch checkpoints in ``folder``. Listed, not globbed: `Path.glob` found nothing in a folder of mode 0300
+    and the line said "no epoch checkpoints to average" (nineteenth hostile pass); os.listdir names the folder
+    with Permission denied."""
+    return [folder / name for name in os.listdir(folder) if name.endswith(".ckpt")
+            and name != layout.LAST_CHECKPOINT and not name.startswith(".")]
 
 
 def _header(path: Path) -> dict:

@@ -16,6 +16,7 @@ from torch.utils.data import DataLoader, Dataset
 from sate import layout
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.features import SPEED_SPLIT
+from sate.data.manifest import missing_split
 from sate.data.parallel_text import not_a_text_file
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
@@ -167,7 +168,8 @@ class SateDataModule(L.LightningDataModule):
             manifest = self.data_dir / f"{split}.jsonl"
             # train_sp is the speed-perturbed copy of train that `sate features --speed-perturb` writes, not prep
             run = "sate features --speed-perturb" if split == SPEED_SPLIT else "sate prep"
-            require_file(manifest, f"the manifest of split {split!r}", f"{manifest} is missing (run `{run}`)")
+            require_file(manifest, f"the manifest of split {split!r}",
+                         missing_split(manifest, f"{manifest} is missing (run `{run}`)"))
         parts: list  # the train splits' datasets, when read from manifests
         if self.task == "mt":  # the MT text files, else the train manifests
             self.train_set, parts = self._text(train)

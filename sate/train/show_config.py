@@ -13,7 +13,7 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 
-from sate.config import dump_flow
+from sate.config import ConfigOption, dump_flow
 from sate.errors import SateError, one_line
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
@@ -71,7 +71,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     what = parser.add_mutually_exclusive_group(required=True)
     what.add_argument("--task", choices=["asr", "mt", "st"], help="print every key of this task's training config "
                       "with its default and what it does")
-    what.add_argument("--config", type=read_name,
+    what.add_argument("--config", type=read_name, action=ConfigOption,
                       help="print this training YAML merged with the defaults, after the same checks `sate train` "
                            "makes")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

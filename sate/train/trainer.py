@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from sate import layout
-from sate.config import apply_overrides, dump_yaml, read_yaml, write_yaml
+from sate.config import ConfigOption, apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
@@ -157,7 +157,8 @@ def choose_precision(setting: str, accelerator: str) -> str:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--config", required=True, type=read_name, help="training YAML (see conf/)")
+    parser.add_argument("--config", required=True, type=read_name, action=ConfigOption,
+                        help="training YAML (see conf/)")
     parser.add_argument("--exp", required=True, type=dir_name,
                         help="experiment dir: checkpoints, logs, config snapshot")
     parser.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

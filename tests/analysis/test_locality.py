@@ -163,7 +163,9 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     assert main([*base, "--window", "0"]) == 2
     assert "--window must be in (0, 1]" in capsys.readouterr().err
     assert main([*base, "--split", "nosuch"]) == 2
-    assert "nosuch.jsonl: manifest is missing" in capsys.readouterr().err
+    # with the splits the data directory holds: a misspelt split was told to run `sate prep` (twentieth pass)
+    assert capsys.readouterr().err.endswith(f"nosuch.jsonl: manifest is missing (run `sate prep` first); "
+                                            f"{prepared_data} holds the splits train, dev, tst-COMMON\n")
     assert main([*base[:3], str(tmp_path), *base[4:]]) == 2
     assert f"{tmp_path}: directory holds no model.pt" in capsys.readouterr().err
     # a --data typo was told to "run `sate vocab`" (evaluate: "run `sate prep`"), though the data were prepared

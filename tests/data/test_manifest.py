@@ -5,7 +5,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from sate.data.manifest import manifest_bytes, read_manifest, write_manifest
+import pytest
+
+from sate.data.manifest import manifest_bytes, missing_split, read_manifest, write_manifest
+from sate.errors import SateError
 
 
 def test_a_row_naming_audio_that_is_not_utf8_is_written_and_read_back(tmp_path: Path) -> None:
@@ -17,3 +20,14 @@ def test_a_row_naming_audio_that_is_not_utf8_is_written_and_read_back(tmp_path: 
     write_manifest(tmp_path / "dev.jsonl", [row])
     assert read_manifest(tmp_path / "dev.jsonl") == [row]
     assert manifest_bytes([row]) == (tmp_path / "dev.jsonl").read_bytes()
+
+
+def test_a_missing_split_is_named_with_the_splits_the_data_directory_holds(tmp_path: Path) -> None:
+    """Twentieth hostile pass: `--split tst-common`, `data.valid: deev`, `--src-splits deev` were told to run
+    `sate prep`, which had made the data directory's splits; the line now lists them (none: the line alone)."""
+    with pytest.raises(SateError, match=r"x\.jsonl: manifest is missing \(run `sate prep` first\)$"):
+        read_manifest(tmp_path / "x.jsonl")
+    for split in ("tst-COMMON", "train", "dev", "zz"):
+        (tmp_path / f"{split}.jsonl").write_text("")
+    line = missing_split(tmp_path / "tst-common.jsonl", "tst-common is missing")
+    assert line() == f"tst-common is missing; {tmp_path} holds the splits train, dev, tst-COMMON, zz"

@@ -286,6 +286,27 @@ def test_invalid_utf8_names_the_line(run_sate, corpus: Path, tmp_path: Path) -> 
     assert rc == 2 and "dev.en:3: not valid UTF-8" in err
 
 
+def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Path, tmp_path: Path,
+                                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twentieth hostile pass: MuST-C unpacks to en-de/, and `--mustc-root CORPUS/en-de` (or its data/) was asked
+    "is --mustc-root a MuST-C root and --tgt-lang right?"; the pairs a root holds are named for another --tgt-lang."""
+    says = {corpus / "en-de": f"a language pair's folder itself; --mustc-root takes the folder that holds it "
+                              f"({corpus})",
+            corpus / "en-de" / "data": f"the data folder of en-de; --mustc-root takes the folder that holds en-de "
+                                       f"({corpus})"}
+    for root, why in says.items():
+        rc, _, err = prep(run_sate, root, tmp_path / "d")
+        assert rc == 2 and err == f"sate prep: error: --mustc-root {root}: {why}\n", err
+    monkeypatch.chdir(corpus / "en-de")  # `.` from inside it: its own name
+    rc, _, err = prep(run_sate, ".", tmp_path / "d")
+    assert rc == 2 and err == f"sate prep: error: --mustc-root .: {says[corpus / 'en-de']}\n", err
+    rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--tgt-lang", "fr")
+    assert rc == 2 and err == f"sate prep: error: {corpus / 'en-fr'}: missing; {corpus} holds en-de (--tgt-lang fr)\n"
+    rc, _, err = prep(run_sate, tmp_path, tmp_path / "d")
+    assert rc == 2 and err.endswith("en-de: missing (is --mustc-root a MuST-C root and --tgt-lang right?)\n"), err
+    assert not (tmp_path / "d").exists()
+
+
 def test_bad_options(run_sate, corpus: Path, tmp_path: Path) -> None:
     rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--min-duration", "5", "--max-duration", "1")
     assert rc == 2 and "--min-duration 5.0 and --max-duration 1.0" in err

@@ -205,6 +205,12 @@ def test_a_data_directory_that_is_not_there_is_named(tmp_path: Path, eval_packs:
     (tmp_path / "file").write_text("x\n")
     with pytest.raises(SateError, match=r"^--data file: a file, not a directory$"):
         evaluate(eval_packs["st"], Path("file"), "dev", tmp_path / "out", device="cpu")
+    # a split spelt another way is named with those the data directory holds (twentieth hostile pass)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "tst-COMMON.jsonl").write_text("")
+    with pytest.raises(SateError, match=r"^data/tst-common.jsonl: manifest of split 'tst-common' is missing \(run "
+                                        r"`sate prep`\); data holds the splits tst-COMMON$"):
+        evaluate(eval_packs["st"], Path("data"), "tst-common", tmp_path / "out", device="cpu")
     assert not (tmp_path / "out").exists()
 
 

@@ -300,6 +300,16 @@ def test_segment_out_dash_is_standard_output_and_jsonl_any_case_is_a_file(
         "input; for one FILE_STEM.jsonl per input in that directory, end the name with a slash: dj.jsonl/")
     assert main(["segment", str(talk), "--vad", "energy", "--out", "dj.jsonl/"]) == 0  # the advice, as given
     assert (tmp_path / "dj.jsonl" / "talk.jsonl").read_text() == expected
+    # a new folder named like a file: `--out segs.json` was made a folder, exit 0 (twentieth hostile pass)
+    for name in ("segs.json", "segs.TXT", "segs.csv"):
+        assert main(["segment", str(talk), "--vad", "energy", "--out", name]) == 2
+        assert capsys.readouterr().err == (
+            f"sate segment: error: --out {name}: a directory that gets one FILE_STEM.jsonl per input (an --out not "
+            f"ending in .jsonl), and its name ends like a file's ({Path(name).suffix}): for one file of every input's "
+            f"segments, end the name in .jsonl; for a directory of that name, end it with a slash: {name}/\n")
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "segs.json/"]) == 0  # the advice, as given
+    assert main(["segment", str(talk), "--vad", "energy", "--out", "run.v2"]) == 0  # no file's ending: a folder
+    assert (tmp_path / "segs.json" / "talk.jsonl").read_text() == (tmp_path / "run.v2" / "talk.jsonl").read_text()
 
 
 def test_two_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Path, recording: recordings.Recording,

@@ -154,6 +154,12 @@ def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path
                                                                                       for w in wavs)
     rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt")
     assert rc == 2 and "needs --out DIR" in err
+    # a new folder named like a file (twentieth hostile pass): `--out subs.srt` was made a folder, exit 0
+    rc, out, err = run_translate(capsys, "--model", st_pack, *wavs, "--format", "srt", "--out", tmp_path / "s.srt")
+    assert rc == 2 and err.startswith(f"sate translate: error: --out {tmp_path / 's.srt'}: --format srt with several "
+                                      "files writes one FILE_STEM.srt per input into a directory, and its name ends "
+                                      "like a file's (.srt): one .srt file holds the subtitles of one input"), err
+    assert not (tmp_path / "s.srt").exists()
     (tmp_path / "one").mkdir()  # one file into an existing directory: FILE_STEM.srt there
     rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", tmp_path / "one")
     assert rc == 0 and [p.name for p in (tmp_path / "one").iterdir()] == [Path(wavs[0]).stem + ".srt"]
@@ -212,6 +218,16 @@ def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_
     rc, out, err = run_translate(capsys, "--model", tmp_path / "pack", tmp_path / "x.wav")
     assert rc == 2 and f"{tmp_path / 'pack' / 'config.json'} says model_type None: sate reads Whisper (model_type " \
                        "whisper) and Marian (marian) model directories" in err, err
+    # an experiment given for its pack was told to "write one with `sate pack`" (twentieth hostile pass)
+    exp = tmp_path / "exp"
+    (exp / "pack").mkdir(parents=True)
+    (exp / "model.pt").write_bytes(b"x")
+    rc, out, err = run_translate(capsys, "--model", exp, tmp_path / "x.wav")
+    assert rc == 2 and err.endswith(f"sate.yaml is missing (an experiment? Pack its model file: sate pack --model "
+                                    f"{exp / 'model.pt'} --data DATA --out PACK)\n"), err
+    (exp / "pack" / "sate.yaml").write_text("task: st\n")
+    rc, out, err = run_translate(capsys, "--model", exp, tmp_path / "x.wav")
+    assert rc == 2 and err.endswith(f"sate.yaml is missing (an experiment? Its pack is {exp / 'pack'})\n"), err
 
 
 def test_vad_splits_only_at_pauses_long_enough() -> None:

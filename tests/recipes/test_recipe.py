@@ -123,6 +123,23 @@ def test_stage_options_run_exactly_the_named_stages(micro_run: MicroRun, recipe)
     assert (tmp / "exp" / "results.md").is_file()
 
 
+@pytest.mark.parametrize("stage", [["--stage", "7", "--stop-stage", "7"], ["--stage", "10", "--compare", "true"]])
+def test_a_test_set_named_that_the_data_lacks_is_refused_before_decoding(micro_run: MicroRun, recipe,
+                                                                         stage: list[str]) -> None:
+    """Twentieth hostile pass: a misspelt `--test-sets tst-COMON` was "skipped" by stages 7 and 10 (after training
+    the comparison rows), exit 0. A default test set the corpus lacks (this corpus has no tst-heldout) is still
+    skipped: the micro run's."""
+    tmp, _ = micro_run
+    decoded = (tmp / "exp" / "st" / "decode_tst-COMMON" / "results.json").stat().st_mtime_ns
+    systems = sorted(p.name for p in (tmp / "exp").iterdir())
+    done = recipe(tmp, *stage, "--test-sets", "tst-COMMON tst-COMON")
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert done.stderr.splitlines()[-1] == (f"[synth] error: --test-sets: no split tst-COMON in {tmp / 'data'} (its "
+                                            "splits: dev train tst-COMMON)")
+    assert (tmp / "exp" / "st" / "decode_tst-COMMON" / "results.json").stat().st_mtime_ns == decoded
+    assert sorted(p.name for p in (tmp / "exp").iterdir()) == systems  # no row trained
+
+
 def test_a_missing_earlier_output_is_named(tmp_path: Path, recipe) -> None:
     done = recipe(tmp_path, "--stage", "5", "--stop-stage", "5")
     assert done.returncode != 0

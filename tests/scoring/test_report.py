@@ -88,6 +88,26 @@ def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     assert not (tmp_path / "results.md").exists()
 
 
+@pytest.mark.parametrize(("exp", "split", "says"), [
+    ("exp/st", "tst-COMMON", "--exp {tmp}/exp/st: one system's experiment (its decode_<split> folders are here); "
+                             "--exp takes the folder that holds one experiment per system ({tmp}/exp)"),
+    ("exp/st/decode_tst-COMMON", "tst-COMMON", "--exp {tmp}/exp/st/decode_tst-COMMON: one decoding's folder (`sate "
+     "evaluate --out`); --exp takes the folder that holds one experiment per system ({tmp}/exp)"),
+    ("exp", "tst-common", "{tmp}/exp: no decode_<split>/results.json for splits tst-common (its systems decoded: "
+                          "tst-COMMON)"),
+    (".", "tst-COMMON", "{tmp}: no decode_<split>/results.json for splits tst-COMMON (run `sate evaluate` first)"),
+])
+def test_an_experiment_given_for_the_folder_of_systems_is_named_as_such(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], exp: str, split: str, says: str) -> None:
+    """Twentieth hostile pass: `sate report --exp exp/st` (one system's), or a decoding's folder, was told "no
+    decode_<split>/results.json ... (run `sate evaluate` first)" beside its results; a split spelt another way too."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path / "exp", name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path / exp), "--splits", split, "--out", str(tmp_path / "r.md")]) == 2
+    assert capsys.readouterr().err == f"sate report: error: {says.format(tmp=tmp_path)}\n"
+    assert not (tmp_path / "r.md").exists()
+
+
 def test_a_results_file_that_is_a_named_pipe_is_named_as_such(tmp_path: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
     """A named pipe as decode_dev/results.json was skipped as missing: "no decode_<split>/results.json" (twelfth

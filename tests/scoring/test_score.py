@@ -150,6 +150,30 @@ def test_binary_data_is_refused_at_its_first_nul_byte(tmp_path: Path, capsys: py
     assert read_lines(hyp) == read_lines(ref)
 
 
+def test_a_gz_file_is_read_decompressed_as_sacrebleu_reads_it(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """Twentieth hostile pass: sacrebleu reads a `*.gz` reference decompressed; `sate score --ref refs.de.gz` said
+    "a NUL byte (at byte 8): binary data, not text". A gzip file that is cut, or no gzip file, is one line."""
+    import gzip
+
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    plain = capsys.readouterr().out
+    for path in (hyp, ref):
+        Path(f"{path}.gz").write_bytes(gzip.compress(path.read_bytes()))
+    assert main(["score", "--hyp", f"{hyp}.gz", "--ref", f"{ref}.gz"]) == 0
+    assert capsys.readouterr().out == plain
+    cut, not_gz = tmp_path / "cut.gz", tmp_path / "plain.gz"
+    cut.write_bytes(Path(f"{ref}.gz").read_bytes()[:30])
+    not_gz.write_bytes(ref.read_bytes())
+    for bad, why in ((cut, "damaged gzip data: Compressed file ended before the end-of-stream marker was reached"),
+                     (not_gz, "Not a gzipped file (b'Da')")):
+        assert main(["score", "--hyp", str(hyp), "--ref", str(bad)]) == 2
+        assert capsys.readouterr().err == f"sate score: error: {bad}: cannot read ({why})\n"
+
+
 def test_text_past_the_size_cap_is_refused_as_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pipe fed endless text without a NUL (`sate score --hyp <(yes)`) was read until memory ran out; reading
     stops at the cap (here made 20 bytes, read 7 at a time), whatever the source."""

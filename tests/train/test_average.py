@@ -169,6 +169,23 @@ def test_the_default_model_file_is_not_called_an_option(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith(f"sate average: error: --out {tmp_path / 'model.pt'}: ")
 
 
+def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Twentieth hostile pass: `sate average --exp EXP/checkpoints` said "EXP/checkpoints/checkpoints: no checkpoint
+    directory (train first)", advice for another mistake."""
+    from sate.cli import main
+
+    folder = tmp_path / "exp" / "checkpoints"
+    folder.mkdir(parents=True)
+    header(folder / "epoch000.ckpt")
+    assert main(["average", "--exp", str(folder), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: --exp {folder}: a checkpoint folder itself; --exp takes "
+                                       f"the experiment that holds it ({tmp_path / 'exp'})\n")
+    assert main(["average", "--exp", str(tmp_path / "none"), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err.endswith("none/checkpoints: no checkpoint directory (train first)\n")
+    assert not (tmp_path / "m.pt").exists()
+
+
 @pytest.mark.slow
 def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path: Path) -> None:
     """Every checkpoint of the folder is read to choose N, and each was loaded whole and kept until the choice,
