@@ -16,7 +16,7 @@ import yaml
 
 from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
-from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
+from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, line_break_inside, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.numbers import decimal
@@ -24,9 +24,6 @@ from sate.numbers import decimal
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
 _FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
-# What YAML reads as a line break besides \n, by the name a message gives it
-_LINE_BREAKS = {"\r": "a carriage return (\\r)", "\x85": "a next line (U+0085)", "\u2028": "a line separator (U+2028)",
-                "\u2029": "a paragraph separator (U+2029)"}
 # A MuST-C entry holds about a hundred characters. A longer line is refused before the YAML parser sees it, which
 # took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
 MAX_YAML_LINE = 1 << 16
@@ -48,7 +45,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
                         f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
     # a file whose lines end with \r alone read as one line: "key offset appears twice" (eighteenth hostile pass); so
     # did one whose lines end with YAML's other line breaks, NEL, U+2028 or U+2029 (nineteenth)
-    brk = next((name for brk, name in _LINE_BREAKS.items() if brk in text.rstrip("\r\n")), None)
+    brk = line_break_inside(text.rstrip("\r\n"))
     if brk is not None:
         raise SateError(f"{path}:{lineno}: {brk} inside a line, not a MuST-C yaml entry (lines end with \\n; a file "
                         f"whose lines end with it?): {shown(text.strip())}")
