@@ -180,7 +180,13 @@ def yaml_problem(err: yaml.YAMLError) -> str | None:
     if isinstance(err, yaml.reader.ReaderError):  # its text, cut in the middle, showed an ESC's #x001b as "#x00..."
         code = err.character if isinstance(err.character, int) else ord(err.character)
         return f"character #x{code:04x} at offset {err.position:,}: {err.reason}"
-    problem = getattr(err, "problem", None)
+    problem, context = getattr(err, "problem", None), getattr(err, "context", None)
+    # where PyYAML's context is not "while parsing ...", it holds half of what it says: a duplicate anchor was
+    # "invalid YAML (second occurrence)", a second document "(but found another document)" (twentieth hostile pass)
+    if isinstance(problem, str) and isinstance(context, str) and not context.startswith("while "):
+        first, mark = context.removesuffix("; first occurrence"), getattr(err, "context_mark", None)
+        problem = f"{first} (first at line {mark.line + 1})" if first != context and mark is not None else \
+            f"{context}, {problem}"
     return problem if problem is None or len(problem) <= 150 else problem[:147] + "..."
 
 
