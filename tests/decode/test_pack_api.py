@@ -214,6 +214,12 @@ def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_
     (tmp_path / "old").mkdir()
     older = tiny_model_file(tmp_path / "old", prepared_data, "asr")  # no record: global, the training default
     assert pack(older, prepared_data, tmp_path / "pack3").features["cmvn"] == "global"
+    # its run's config.yaml edited to no kind was taken for none recorded: global, exit 0 (twentieth hostile pass)
+    for value in ("Utterance", "~", "[utterance]"):
+        (tmp_path / "old" / "config.yaml").write_text(f"task: asr\ndata: {{cmvn: {value}}}\n")
+        with pytest.raises(SateError, match=r"old/config.yaml: data.cmvn is .*, not one of global, utterance, none, "
+                                            r"so what .*asr.pt was trained with is not known"):
+            pack(older, prepared_data, tmp_path / "pack4")
 
 
 def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,
