@@ -68,7 +68,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         except (yaml.YAMLError, RecursionError):
             node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
-            raise SateError(f"{path}:{lineno}: malformed yaml entry: {shown(text.strip())}")
+            raise SateError(f"{path}:{lineno}: {_not_one_line(text) or 'malformed yaml entry'}: {shown(text.strip())}")
         keys = [str(k.value) for k, _ in node.value[0].value]
         entry = loaded[0]
         kind = next((name for name in YAML_FIELDS if name in entry and (isinstance(entry[name], bool) or not
@@ -85,8 +85,20 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")
     missing = [name for name in YAML_FIELDS if not fields.get(name)]
     if missing:
-        raise SateError(f"{path}:{lineno}: yaml entry misses field(s) {', '.join(missing)}: {shown(text.strip())}")
+        what = _not_one_line(text) or f"yaml entry misses field(s) {', '.join(missing)}"
+        raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
     return fields
+
+
+def _not_one_line(text: str) -> str | None:
+    """What a line that is no flow mapping is, where the file is YAML written in block style (one key a line, as
+    PyYAML's yaml.dump writes a list of mappings): its first line was "yaml entry misses field(s) offset, speaker_id,
+    wav", fields the next lines hold (twentieth hostile pass). None for a line that opens a flow mapping."""
+    if "{" in text:
+        return None
+    return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "
+            "speaker_id: ..., wav: ...}'; a yaml written in block style, one key a line (yaml.dump's default), must "
+            "be written again with yaml.dump(..., default_flow_style=None, width=1000)")
 
 
 @dataclass(frozen=True)
