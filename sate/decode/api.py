@@ -55,7 +55,7 @@ from sate.decode.vad import (
     speech_segments,
     spooled_segments,
 )
-from sate.errors import SateError, out_of_memory, shown
+from sate.errors import SateError, first_few, out_of_memory, shown
 from sate.files import what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -239,7 +239,9 @@ class SpeechTranslator:
         plain = {key: args.plain(value) for key, value in changes.items()}  # beam=np.int64(5) was "not an integer"
         # both named: `translate --beam 1` of a pack that keeps nbest 2 was "decoding options: nbest must be between 1
         # and the beam (1), got 2", naming neither the option given nor the file holding nbest
-        given = ", ".join(f"{key}={shown(value)}" for key, value in plain.items())
+        # each cut as a value in a message is: an unknown option of 100,000 characters was a line of 100 KB (twentieth
+        # hostile pass)
+        given = first_few([f"{key}={shown(value)}" for key, value in plain.items()], 6)
         return decode_options({**asdict(self.options), **plain},
                               f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
 
