@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -267,10 +267,16 @@ class SpeechTranslator:
         elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is
             spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
+            if isinstance(source, Mapping):  # one of two keys was unpacked as them: "sample rate ... 'sampling_rate'"
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a dict (a "
+                                "datasets Audio value? pass (d['array'], d['sampling_rate']))")
             try:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+            if isinstance(samples, str | bytes | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
+                raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
+                                "from the file), or (samples, sample_rate)")
             wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)

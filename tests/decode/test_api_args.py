@@ -85,6 +85,19 @@ def test_a_sample_rate_that_is_not_a_whole_number(translators: dict[str, SpeechT
     assert len(translators["st"].translate([(talk, 16000.0)])) == 1
 
 
+def test_a_dict_or_a_path_with_its_rate_is_named_for_what_it_is(translators: dict[str, SpeechTranslator],
+                                                               talk: np.ndarray) -> None:
+    """A datasets Audio value ({'array', 'sampling_rate'}) was unpacked as its two keys: "the sample rate must be a
+    whole number of Hz, got 'sampling_rate'"; a (path, rate) pair was "expected samples ..., got ()" (twentieth
+    hostile pass)."""
+    with pytest.raises(SateError, match=r"^input 0: expected a file path or a \(samples, sample_rate\) pair, got a "
+                                        r"dict \(a datasets Audio value\? pass \(d\['array'\], "
+                                        r"d\['sampling_rate'\]\)\)$"):
+        translators["st"].prepare({"array": talk, "sampling_rate": SAMPLE_RATE})  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^input 0: a \(path, sample_rate\) pair: give the path alone"):
+        translators["st"].prepare(("talk.wav", SAMPLE_RATE))  # type: ignore[arg-type]
+
+
 def test_a_sample_rate_in_a_0_d_array_or_tensor_is_its_number() -> None:
     """torch.tensor(16000) (a dataset in torch format gives its rate so) was "must be a whole number of Hz, got
     tensor(16000)"; np.array(16000) the same (twentieth hostile pass)."""
