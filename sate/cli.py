@@ -16,6 +16,7 @@ try:
     import argparse
     import errno
     import os
+    import re
     import signal
     import threading
     from collections.abc import Iterable, Iterator
@@ -96,7 +97,15 @@ class Parser(argparse.ArgumentParser):
     hostile pass). Its subcommands' parsers are of this class too."""
 
     def error(self, message: str) -> NoReturn:
-        super().error(one_line(message))
+        # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
+        # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
+        # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
+        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message)
+        super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
+
+
+_LONG_QUOTED = re.compile(r"'[^']{80,}'|\"[^\"]{80,}\"")
+MAX_ERROR = 1000
 
 
 def build_parser(command: str | None = None) -> argparse.ArgumentParser:

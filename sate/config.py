@@ -172,6 +172,11 @@ def load_yaml_value(text: str, where: str) -> object:
     if anchor is not None:  # `--set 'data.dir=&run x'` read the folder x, and `&run` alone null (nineteenth pass)
         raise SateError(f"{where}: {shown(text[anchor.start_mark.index:anchor.end_mark.index])} reads as a YAML "
                         "anchor, which the value would lose; quote the value to keep it (KEY='&...')")
+    # YAML's non-specific tag changes nothing: `--set 'data.dir=! x'` read the folder x (twentieth hostile pass)
+    bare = next((token for token in tokens if isinstance(token, yaml.TagToken) and token.value == (None, "!")), None)
+    if bare is not None:
+        raise SateError(f"{where}: {shown(text[bare.start_mark.index:bare.end_mark.index])} reads as a YAML tag, which "
+                        "the value would lose; quote the value to keep it (KEY='! ...')")
     return value
 
 
@@ -181,7 +186,15 @@ def yaml_problem(err: yaml.YAMLError) -> str | None:
     if isinstance(err, yaml.reader.ReaderError):  # its text, cut in the middle, showed an ESC's #x001b as "#x00..."
         code = err.character if isinstance(err.character, int) else ord(err.character)
         return f"character #x{code:04x} at offset {err.position:,}: {err.reason}"
-    problem = getattr(err, "problem", None)
+    problem, context = getattr(err, "problem", None), getattr(err, "context", None)
+    if isinstance(problem, str):  # PyYAML's reader ends the text with a NUL: `--set data.dir=&` "found '\x00'"
+        problem = problem.replace("found '\\x00'", "found the end of the text")
+    # where PyYAML's context is not "while parsing ...", it holds half of what it says: a duplicate anchor was
+    # "invalid YAML (second occurrence)", a second document "(but found another document)" (twentieth hostile pass)
+    if isinstance(problem, str) and isinstance(context, str) and not context.startswith("while "):
+        first, mark = context.removesuffix("; first occurrence"), getattr(err, "context_mark", None)
+        problem = f"{first} (first at line {mark.line + 1})" if first != context and mark is not None else \
+            f"{context}, {problem}"
     return problem if problem is None or len(problem) <= 150 else problem[:147] + "..."
 
 

@@ -202,3 +202,16 @@ def test_an_argument_argparse_does_not_take_is_named_escaped(char: str, capsys: 
         main(["score", "--hyp", "h.txt", "--ref", "r.txt", "--nonesuch", f"talk{char}.wav"])
     err = capsys.readouterr().err
     assert end.value.code == 2 and f"talk{char}" not in err and "talk" in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("argv", [["vocab", "--data", "d", "--src-size", "x" * 100_000],
+                                  ["segment", "--vad", "x" * 100_000, "a.wav"],
+                                  ["score", "--hyp", "h.txt", "--ref", "r.txt", "--nonesuch", *(["f"] * 50_000)]])
+def test_a_long_argument_argparse_refuses_is_named_cut(argv: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    """An option's value of 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before
+    thousands of files ("unrecognized arguments") was an error line of that size (twentieth hostile pass)."""
+    with pytest.raises(SystemExit) as end:
+        main(argv)
+    line = capsys.readouterr().err.splitlines()[-1]
+    assert end.value.code == 2 and len(line) <= 1000 + len("sate segment: error: ")
+    assert "xxx...xxx" in line or line.endswith(" f ...")

@@ -441,6 +441,23 @@ def test_a_value_given_with_a_yaml_anchor_is_refused(tmp_path: Path, capsys: pyt
     assert capsys.readouterr().out == "3\n"
 
 
+def test_a_value_given_with_yamls_non_specific_tag_is_refused(tmp_path: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set 'data.dir=! x'` read the folder x: `!` is YAML's non-specific tag, which changes nothing; and `&` alone
+    was "found '\\x00'", a NUL the user never typed (twentieth hostile pass). `!!str x` is YAML's own."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\n")
+    for given, says in (("! x", "'!' reads as a YAML tag, which the value would lose; quote the value to keep it"),
+                        ("!<!> x", "'!<!>' reads as a YAML tag"),
+                        ("&", "the value is not valid YAML (expected alphabetic or numeric character, but found the "
+                              "end of the text)")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 2
+        assert f"--set 'data.dir={given}': {says}" in capsys.readouterr().err
+    for given, value in (("'! x'", "! x"), ("!!str x", "x"), ("a!b", "a!b")):
+        assert main(["config", "--config", str(path), "--set", f"data.dir={given}", "--get", "data.dir"]) == 0
+        assert load_yaml_text(capsys.readouterr().out) == value
+
+
 def test_the_listing_keeps_each_value_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`sate config` folded a long value with spaces over lines (PyYAML's width of 80), at its key's indent: the
     listing saved as a config was invalid YAML, and `--get` told a script a value with line breaks; a value with a

@@ -170,6 +170,26 @@ def test_a_key_given_twice_is_refused_in_every_yaml_the_tool_reads(tmp_path: Pat
     assert merged == {"base": {"lr": 1, "warmup": 2}, "optim": {"lr": 3, "warmup": 2}}
 
 
+def test_an_anchor_given_twice_or_a_second_document_is_said_whole(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """PyYAML's problem alone is half of what it says: an anchor given twice (a section copied with its anchor) was
+    "invalid YAML (second occurrence)", a second document "(but found another document)" (twentieth hostile pass)."""
+    config = tmp_path / "twice.yaml"
+    config.write_text("task: asr\noptim: {lr: &v 0.001}\ntrainer: {patience: &v 2}\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate config: error: {config} line 3: invalid YAML (found duplicate "
+                                               "anchor 'v' (first at line 2))")
+    config.write_text("task: asr\n---\ntask: st\n")
+    assert main(["config", "--config", str(config)]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate config: error: {config} line 2: invalid YAML (expected a single "
+                                               "document in the stream, but found another document)")
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode: {beam: &b 5, nbest: &b 1}\n")
+    with pytest.raises(SateError, match=r"sate.yaml line 4: invalid YAML \(found duplicate anchor 'b' \(first at "):
+        read_pack_yaml(pack)
+
+
 def test_a_config_is_read_from_a_pipe_and_a_directory_or_device_is_named(tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`sate train --config <(sed ... base.yaml)` (a pipe: st_size 0) was "config file not found", and so were a

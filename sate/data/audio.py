@@ -477,6 +477,7 @@ def as_array(value: object, name: str, expected: str) -> np.ndarray:
         if value.is_meta:
             raise SateError(f"{name}: expected {expected}, got a tensor on the meta device, which holds no values")
         value = value.detach().cpu()
+        value = value.to_dense() if value.layout != torch.strided else value  # a sparse one was "rows of unequal..."
         value = value.float() if value.dtype == torch.bfloat16 else value
     try:
         return np.asarray(value)
@@ -497,7 +498,6 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
             raise SateError(f"{name}: expected samples of shape (n, channels), got {wave.shape}: "
                             + ("no channels" if wave.shape[1] == 0 else "more channels than samples; channels first? "
                                "pass samples.T"))
-        wave = wave.mean(axis=1)
     elif wave.ndim != 1:
         raise SateError(f"{name}: expected samples of shape (n,) or (n, channels), got {wave.shape}")
     if len(wave) == 0:  # `features` gave 0.1 s of padding's features for it, and those decoded to a translation
@@ -506,6 +506,8 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         raise SateError(f"{name}: {wave.dtype} samples: no audio format stores 64-bit integer PCM (NumPy makes int64 "
                         "of a list of Python ints); pass int16 or int32 PCM (samples.astype(np.int16) if they are "
                         "16-bit), or float samples in [-1, 1]")
+    # PCM scaled before its channels are averaged: their mean is float, and int16 stereo (scipy's wavfile.read of a
+    # stereo file) was read as float samples 32,768 times too loud, other features without a word (twentieth pass)
     if np.issubdtype(wave.dtype, np.unsignedinteger):  # PCM: uint8 spans [0, 255] around 128
         half = float(np.iinfo(wave.dtype).max // 2 + 1)
         wave = (wave - half) / half
@@ -513,6 +515,8 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         wave = wave / float(np.iinfo(wave.dtype).max + 1)
     elif not np.issubdtype(wave.dtype, np.floating):
         raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")
+    if wave.ndim == 2:
+        wave = wave.mean(axis=1)
     if sample_rate <= 0:
         raise SateError(f"{name}: sample rate must be positive, got {sample_rate}")
     check_finite(wave, name, sample_rate)

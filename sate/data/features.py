@@ -565,9 +565,12 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     scp = fbank / f"{split}.scp"
     damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank, s)]
     split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
-    if damaged or split_damaged:  # a deleted or cut ark is not up to date
+    if damaged:  # a deleted or cut ark is not up to date
         print(f"{split}: {len(damaged)} shard(s) whose ark or index is missing, damaged or another data directory's: "
               "recomputed")
+    elif split_damaged:  # its shards are whole: "0 shard(s) ... recomputed" told nothing (twentieth hostile pass)
+        print(f"{split}: its index {one_line(str(scp))} names an ark that is missing, damaged or another data "
+              "directory's (copied from one?): written again from its shards' indexes")
     elif scp.is_file() and (missing := _missing_shard_indexes(fbank, split, len(shards))):
         print(f"{split}: {len(missing)} shard index(es) missing ({one_line(str(missing[0]))}), against which its index "
               f"{one_line(str(scp))} is checked: recomputed")

@@ -86,6 +86,19 @@ def read_text_lines(path: Path, strip_bom: bool = False, gzipped: bool = False) 
     return [line.rstrip("\r") for line in lines]
 
 
+# What YAML and str.splitlines read as a line break besides \n, by the name a message gives it
+LINE_BREAKS = {"\r": "a carriage return (\\r)", "\x85": "a next line (U+0085)", "\u2028": "a line separator (U+2028)",
+               "\u2029": "a paragraph separator (U+2029)"}
+
+
+def line_break_inside(text: str) -> str | None:
+    """The name of a line break other than ``\\n`` inside ``text`` (one line of `read_text_lines`), or None. A
+    corpus file whose lines end with one is read as one line: a MuST-C yaml's entries were "key offset appears
+    twice" (eighteenth and nineteenth hostile passes), and a Kaldi ``text`` or a LibriSpeech transcript became one
+    utterance whose transcript held every other line, exit 0 (twentieth)."""
+    return next((name for brk, name in LINE_BREAKS.items() if brk in text), None)
+
+
 TEXT_BLOCK = 1 << 20
 MAX_TEXT_BYTES = 1 << 30  # far beyond a corpus's text file (MuST-C En-De's train.en: 30 MB); MT text is streamed
 
@@ -118,7 +131,9 @@ def csv_rows(path: Path) -> list[dict[str, str]]:
     column names, none for an empty file; a row the csv module refuses is one `SateError` naming its line: a field
     past the module's 128 KiB limit was a `_csv.Error` traceback in `sate report --curves` and at a resume. An
     editor's byte-order mark is dropped: it hid the first column's name ("no step column")."""
-    reader = csv.DictReader(read_text_lines(path, strip_bom=True))
+    lines = read_text_lines(path, strip_bom=True)
+    _check_header_line(path, lines)
+    reader = csv.DictReader(lines)
     try:
         return list(reader)
     except csv.Error as err:
@@ -130,6 +145,7 @@ def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:
     record's own text is ``lines[previous end:end]``, so a file can be rewritten with records left out and every
     other line as it was (a quoted field over two lines, a row of more fields than the header)."""
     lines = read_text_lines(path)
+    _check_header_line(path, lines)
     reader = csv.reader(lines)
     records = []
     try:
@@ -138,6 +154,16 @@ def csv_records(path: Path) -> tuple[list[str], list[tuple[list[str], int]]]:
     except csv.Error as err:
         raise _not_a_row(path, records[-1][1] if records else 0, err) from None
     return lines, records
+
+
+def _check_header_line(path: Path, lines: list[str]) -> None:
+    """Refuse a CSV log whose header line holds NEL, U+2028 or U+2029 (one whose lines end with it): the csv module
+    splits on neither, so the whole log was its header and `sate report --curves` said the experiment "holds no
+    training logs to draw" (twentieth hostile pass; a line ending with \\r alone is the csv module's error)."""
+    brk = line_break_inside(lines[0].replace("\r", "")) if lines else None
+    if brk is not None:
+        raise SateError(f"{path}:1: not a CSV log: {brk} inside its header line (lines that end with it?); save it "
+                        "with \\n or \\r\\n line ends")
 
 
 def _not_a_row(path: Path, lines_read: int, err: csv.Error) -> SateError:

@@ -17,7 +17,7 @@ import yaml
 
 from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
-from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines
+from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, line_break_inside, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import not_a_directory
@@ -26,9 +26,6 @@ from sate.numbers import decimal
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
 _FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
-# What YAML reads as a line break besides \n, by the name a message gives it
-_LINE_BREAKS = {"\r": "a carriage return (\\r)", "\x85": "a next line (U+0085)", "\u2028": "a line separator (U+2028)",
-                "\u2029": "a paragraph separator (U+2029)"}
 # A MuST-C entry holds about a hundred characters. A longer line is refused before the YAML parser sees it, which
 # took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
 MAX_YAML_LINE = 1 << 16
@@ -50,7 +47,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
                         f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
     # a file whose lines end with \r alone read as one line: "key offset appears twice" (eighteenth hostile pass); so
     # did one whose lines end with YAML's other line breaks, NEL, U+2028 or U+2029 (nineteenth)
-    brk = next((name for brk, name in _LINE_BREAKS.items() if brk in text.rstrip("\r\n")), None)
+    brk = line_break_inside(text.rstrip("\r\n"))
     if brk is not None:
         raise SateError(f"{path}:{lineno}: {brk} inside a line, not a MuST-C yaml entry (lines end with \\n; a file "
                         f"whose lines end with it?): {shown(text.strip())}")
@@ -73,7 +70,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         except (yaml.YAMLError, RecursionError):
             node = loaded = None
         if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
-            raise SateError(f"{path}:{lineno}: malformed yaml entry: {shown(text.strip())}")
+            raise SateError(f"{path}:{lineno}: {_not_one_line(text) or 'malformed yaml entry'}: {shown(text.strip())}")
         keys = [str(k.value) for k, _ in node.value[0].value]
         entry = loaded[0]
         kind = next((name for name in YAML_FIELDS if name in entry and (isinstance(entry[name], bool) or not
@@ -90,8 +87,20 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")
     missing = [name for name in YAML_FIELDS if not fields.get(name)]
     if missing:
-        raise SateError(f"{path}:{lineno}: yaml entry misses field(s) {', '.join(missing)}: {shown(text.strip())}")
+        what = _not_one_line(text) or f"yaml entry misses field(s) {', '.join(missing)}"
+        raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
     return fields
+
+
+def _not_one_line(text: str) -> str | None:
+    """What a line that is no flow mapping is, where the file is YAML written in block style (one key a line, as
+    PyYAML's yaml.dump writes a list of mappings): its first line was "yaml entry misses field(s) offset, speaker_id,
+    wav", fields the next lines hold (twentieth hostile pass). None for a line that opens a flow mapping."""
+    if "{" in text:
+        return None
+    return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "
+            "speaker_id: ..., wav: ...}'; a yaml written in block style, one key a line (yaml.dump's default), must "
+            "be written again with yaml.dump(..., default_flow_style=None, width=1000)")
 
 
 @dataclass(frozen=True)

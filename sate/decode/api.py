@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -55,7 +55,7 @@ from sate.decode.vad import (
     speech_segments,
     spooled_segments,
 )
-from sate.errors import SateError, out_of_memory, shown
+from sate.errors import SateError, first_few, out_of_memory, shown
 from sate.files import what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -239,7 +239,9 @@ class SpeechTranslator:
         plain = {key: args.plain(value) for key, value in changes.items()}  # beam=np.int64(5) was "not an integer"
         # both named: `translate --beam 1` of a pack that keeps nbest 2 was "decoding options: nbest must be between 1
         # and the beam (1), got 2", naming neither the option given nor the file holding nbest
-        given = ", ".join(f"{key}={shown(value)}" for key, value in plain.items())
+        # each cut as a value in a message is: an unknown option of 100,000 characters was a line of 100 KB (twentieth
+        # hostile pass)
+        given = first_few([f"{key}={shown(value)}" for key, value in plain.items()], 6)
         return decode_options({**asdict(self.options), **plain},
                               f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
 
@@ -265,10 +267,16 @@ class SpeechTranslator:
         elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is
             spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
+            if isinstance(source, Mapping):  # one of two keys was unpacked as them: "sample rate ... 'sampling_rate'"
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a dict (a "
+                                "datasets Audio value? pass (d['array'], d['sampling_rate']))")
             try:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
+            if isinstance(samples, str | bytes | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
+                raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
+                                "from the file), or (samples, sample_rate)")
             wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)

@@ -9,6 +9,7 @@ directory"), `translate_text("hello")` translated five letters, and a sample rat
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence, Set
 from pathlib import Path
 from typing import TypeVar
@@ -49,8 +50,15 @@ def directory(value: object) -> Path:
 
 def plain(value: object) -> object:
     """A NumPy scalar as the Python number it holds (np.int64(16000), np.float32(1.2): a rate read from an array, a
-    value of a grid search), which the checks below took for no number at all; anything else as it is."""
-    return value.item() if isinstance(value, np.generic) else value
+    value of a grid search), which the checks below took for no number at all; so is a 0-d array or tensor
+    (np.array(16000), torch.tensor(16000): a rate from a dataset in torch format was "must be a whole number of Hz,
+    got tensor(16000)", twentieth hostile pass); anything else as it is."""
+    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
+        return value.item()
+    torch = sys.modules.get("torch")  # a tensor's caller has imported torch
+    if torch is not None and isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_meta:
+        return value.item()
+    return value
 
 
 def batch_size(value: object) -> int:

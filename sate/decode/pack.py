@@ -123,8 +123,14 @@ def training_cmvn(model_file: Path, meta: Mapping[str, Any]) -> tuple[str, Path]
     if not config.is_file():
         return None
     data = read_yaml(config).get("data")
-    kind = data.get("cmvn") if isinstance(data, dict) else None
-    return (kind, config) if kind in CMVN_KINDS else None
+    if not isinstance(data, dict) or "cmvn" not in data:
+        return None
+    kind = data["cmvn"]
+    if not isinstance(kind, str) or kind not in CMVN_KINDS:  # another value was taken for none recorded: packed
+        # with global statistics whatever it was trained with, as a model file's own cmvn_kind was (twentieth pass)
+        raise SateError(f"{config}: data.cmvn is {shown(kind)}, not one of {', '.join(CMVN_KINDS)}, so what "
+                        f"{model_file} was trained with is not known; write the value `sate train` wrote there")
+    return kind, config
 
 
 def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs: tuple | None = None) -> None:

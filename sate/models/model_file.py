@@ -29,6 +29,7 @@ from sate.errors import SateError, shown
 from sate.files import RawMapping, atomic_torch_save, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
+from sate.models.config import TASKS
 
 FORMAT = layout.MODEL_FORMAT
 VERSION = 1
@@ -101,6 +102,14 @@ def check_meta(path: str | Path, meta: RawMapping) -> None:
     missing = [k for k in META_KEYS if k not in meta]
     if missing:
         raise SateError(f"{path}: model file lacks {', '.join(missing)}")
+    # a task of another type was a TypeError traceback ('unhashable type: list'), and a config that is no mapping
+    # (None) was packed, exit 0, to fail at decoding as weights that fit no model (twentieth hostile pass)
+    if not isinstance(meta["task"], str) or meta["task"] not in TASKS:
+        raise SateError(f"{path}: task is {shown(meta['task'])}, not one of {', '.join(TASKS)} (a damaged or foreign "
+                        "header)")
+    if not isinstance(meta["config"], dict):
+        raise SateError(f"{path}: config is {shown(meta['config'])}, not the mapping of model settings `sate train` "
+                        "records (a damaged or foreign header)")
     for side in ("src", "tgt"):  # as `model_meta` writes them: a size of -1 or 10**12 reached torch's allocator
         tokens, size = meta[f"{side}_tokens"], meta[f"{side}_vocab_size"]
         if not isinstance(tokens, list) or not all(isinstance(t, str) for t in tokens):

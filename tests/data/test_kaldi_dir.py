@@ -147,6 +147,11 @@ def _replace(name: str, kind: str):  # noqa: ANN202 - the file emptied, or repla
     (_replace("utt2spk", "loop"), r"kaldi_train/utt2spk: a symlink loop \(it leads back to itself\)$"),
     (_replace("text", "loop"), r"kaldi_train/text: a symlink loop \(it leads back to itself\)$"),
     (_replace("text", "empty"), r"kaldi_train/text: holds no transcripts"),
+    # a `text` whose lines end with \r alone or U+2028 was one utterance holding every other line, exit 0 (twentieth
+    # hostile pass)
+    (_edit("text", "\n", "\r", -1), r"text:1: a carriage return \(\\r\) inside a line, not a line of a Kaldi table "
+                                    r"\(lines end with \\n; a file whose lines end with it\?\): 'spk0-recA-0 "),
+    (_edit("segments", "\n", "\u2028", -1), r"segments:1: a line separator \(U\+2028\) inside a line, not a line of "),
 ])
 def test_errors_name_the_file_and_line(run_sate, kaldi_corpus, tmp_path: Path, edit, pattern: str) -> None:
     directory = tmp_path / "kaldi_train"

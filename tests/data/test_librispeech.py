@@ -80,7 +80,14 @@ def _unreadable_flac(subset: Path) -> None:
     (subset / "19" / "198" / "19-198-0001.flac").write_bytes(b"fLaC not really")
 
 
+def _nel_line_ends(subset: Path) -> None:  # one utterance holding every other line, exit 0 (twentieth hostile pass)
+    path = _trans(subset)
+    path.write_text(path.read_text().replace("\n", "\x85"), encoding="utf-8")
+
+
 @pytest.mark.parametrize(("edit", "pattern"), [
+    (_nel_line_ends, r"19-198\.trans\.txt:1: a next line \(U\+0085\) inside a line, not a transcript line \(lines "
+                     r"end with \\n; a file whose lines end with it\?\): '19-198-0000 "),
     (_malformed, r"19-198\.trans\.txt:2: expected '19-198-<n> <TRANSCRIPT>', got '19-198-0001'"),
     (_other_chapter, r"19-198\.trans\.txt:2: expected '19-198-<n> <TRANSCRIPT>', got '19-227-0001 "),
     (_twice, r"19-198\.trans\.txt:2: utterance 19-198-0000 appears twice \(first at .*19-198\.trans\.txt:1\)"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from sate.data.manifest import manifest_bytes, missing_split, read_manifest, write_manifest
+from sate.data.manifest import csv_records, csv_rows, manifest_bytes, missing_split, read_manifest, write_manifest
 from sate.errors import SateError
 
 
@@ -31,3 +31,18 @@ def test_a_missing_split_is_named_with_the_splits_the_data_directory_holds(tmp_p
         (tmp_path / f"{split}.jsonl").write_text("")
     line = missing_split(tmp_path / "tst-common.jsonl", "tst-common is missing")
     assert line() == f"tst-common is missing; {tmp_path} holds the splits train, dev, tst-COMMON, zz"
+
+
+@pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029"])
+def test_a_csv_log_whose_lines_end_with_nel_or_a_separator_is_said_so(tmp_path: Path, brk: str) -> None:
+    """The csv module splits on neither: the whole log was its header, and `sate report --curves` said the experiment
+    "holds no training logs to draw" (twentieth hostile pass). Inside a later row such a character is text."""
+    path = tmp_path / "metrics.csv"
+    path.write_text(f"epoch,step,loss{brk}0,1,5.0{brk}", encoding="utf-8")
+    for read in (csv_rows, csv_records):
+        with pytest.raises(SateError, match=rf"^{path}:1: not a CSV log: .* inside its header line \(lines that end "
+                                            r"with it\?\); save it with \\n or \\r\\n line ends$"):
+            read(path)
+    path.write_text(f"epoch,step,note\n0,1,a{brk}b\n", encoding="utf-8")
+    assert csv_rows(path) == [{"epoch": "0", "step": "1", "note": f"a{brk}b"}]
+

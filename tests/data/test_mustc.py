@@ -93,6 +93,19 @@ def test_a_yaml_whose_lines_end_with_another_line_break_is_named_so(brk: str, na
     assert parse_yaml_line(f"{entry}\r\n", Path("x"), 1)["wav"] == "ted_7.wav"
 
 
+def test_a_yaml_written_in_block_style_is_named_so() -> None:
+    """A MuST-C yaml filtered in Python and written with yaml.dump (block style: one key a line) was "yaml entry misses
+    field(s) offset, speaker_id, wav" of its first line, whose fields the next lines hold (twentieth hostile pass)."""
+    block = "- duration: 1.5\n  offset: 2.0\n  speaker_id: spk.7\n  wav: ted_7.wav\n".splitlines()
+    for line in block:
+        with pytest.raises(SateError, match=r"^x:1: not a MuST-C yaml entry: each entry is one line, a flow mapping .* "
+                                            r"a yaml written in block style, one key a line \(yaml.dump's default\), "
+                                            r"must be written again with yaml.dump\(..., default_flow_style=None"):
+            parse_yaml_line(line, Path("x"), 1)
+    with pytest.raises(SateError, match=r"^x:1: yaml entry misses field\(s\) offset, speaker_id, wav"):
+        parse_yaml_line("- {duration: 1.5}", Path("x"), 1)
+
+
 def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Path, write_mustc) -> None:
     root = write_mustc(tmp_path / "mustc", tgt_lang="fr", sample_rate=44100, channels=2,
                        layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})

@@ -13,6 +13,7 @@ import torch
 from sate.data.audio import SAMPLE_RATE, to_mono_16k
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
+from sate.decode.api_args import sample_rate
 from sate.decode.pack import pack
 from sate.errors import SateError
 from sate.models import build_model, save_model_file
@@ -84,6 +85,29 @@ def test_a_sample_rate_that_is_not_a_whole_number(translators: dict[str, SpeechT
     assert len(translators["st"].translate([(talk, 16000.0)])) == 1
 
 
+def test_a_dict_or_a_path_with_its_rate_is_named_for_what_it_is(translators: dict[str, SpeechTranslator],
+                                                               talk: np.ndarray) -> None:
+    """A datasets Audio value ({'array', 'sampling_rate'}) was unpacked as its two keys: "the sample rate must be a
+    whole number of Hz, got 'sampling_rate'"; a (path, rate) pair was "expected samples ..., got ()" (twentieth
+    hostile pass)."""
+    with pytest.raises(SateError, match=r"^input 0: expected a file path or a \(samples, sample_rate\) pair, got a "
+                                        r"dict \(a datasets Audio value\? pass \(d\['array'\], "
+                                        r"d\['sampling_rate'\]\)\)$"):
+        translators["st"].prepare({"array": talk, "sampling_rate": SAMPLE_RATE})  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^input 0: a \(path, sample_rate\) pair: give the path alone"):
+        translators["st"].prepare(("talk.wav", SAMPLE_RATE))  # type: ignore[arg-type]
+
+
+def test_a_sample_rate_in_a_0_d_array_or_tensor_is_its_number() -> None:
+    """torch.tensor(16000) (a dataset in torch format gives its rate so) was "must be a whole number of Hz, got
+    tensor(16000)"; np.array(16000) the same (twentieth hostile pass)."""
+    for rate in (torch.tensor(16000), np.array(16000), torch.tensor(16000.0), np.int32(16000)):
+        assert sample_rate(rate, "w") == 16000
+    for rate, says in ((torch.tensor(16000.5), "16000.5"), (torch.tensor([16000]), "tensor"), (np.array(True), "True")):
+        with pytest.raises(SateError, match=rf"^w: the sample rate must be a whole number of Hz, got {says}"):
+            sample_rate(rate, "w")
+
+
 def test_samples_channels_first_and_unsigned_pcm(talk: np.ndarray) -> None:
     """(channels, n) as torchaudio.load gives was two samples of many channels ("no speech found"), and one
     channel, (1, n), a mono file's, still was after that fix (nineteenth hostile pass); 8-bit PCM is unsigned,
@@ -100,6 +124,17 @@ def test_samples_channels_first_and_unsigned_pcm(talk: np.ndarray) -> None:
     assert np.abs(to_mono_16k(pcm8, SAMPLE_RATE) - talk).max() < 0.02  # 8 bits: steps of 1/128
     pcm16 = np.round(talk * 32767).astype(np.int16)
     assert np.abs(to_mono_16k(pcm16, SAMPLE_RATE) - talk).max() < 1e-3
+
+
+def test_integer_pcm_of_several_channels_is_scaled_as_one_channel_is(talk: np.ndarray) -> None:
+    """The channels' mean is float: int16 stereo (scipy's wavfile.read of a stereo file) was read as float samples
+    32,768 times too loud, and unsigned 8-bit stereo off-centre, other features without a word (twentieth hostile
+    pass)."""
+    pcm16 = np.round(talk * 32767).astype(np.int16)
+    pcm8 = np.round(np.clip(talk, -1, 1) * 127 + 128).astype(np.uint8)
+    for mono in (pcm16, pcm8, pcm16.astype(np.int32) << 16, torch.from_numpy(pcm16)):
+        stereo = np.stack([mono, mono], axis=1) if isinstance(mono, np.ndarray) else torch.stack([mono, mono], 1)
+        assert np.array_equal(to_mono_16k(stereo, SAMPLE_RATE), to_mono_16k(mono, SAMPLE_RATE))
 
 
 def test_64_bit_integer_samples_are_refused(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
@@ -263,3 +298,5 @@ def test_a_torch_tensor_is_read_whatever_its_grad_or_type(talk: np.ndarray) -> N
     with pytest.raises(SateError, match=r"^w: expected samples of shape \(n,\) or \(n, channels\), got a tensor on "
                                         r"the meta device, which holds no values$"):
         to_mono_16k(torch.empty(100, device="meta"), SAMPLE_RATE, "w")
+    # a sparse tensor was "rows of unequal lengths" (twentieth hostile pass)
+    assert np.array_equal(to_mono_16k(samples.to_sparse(), SAMPLE_RATE), to_mono_16k(talk, SAMPLE_RATE))

@@ -192,6 +192,13 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
                                         "got 2$"):
         translator.with_options(beam=1)
     assert translator.with_options(beam=3).nbest == 2
+    # an unknown option of 100,000 characters (`--decode KEY=1`) was a line of 100 KB; many are named as a few
+    # (twentieth hostile pass)
+    with pytest.raises(SateError) as err:
+        translator.with_options(**{"x" * 100_000: 1})
+    assert len(str(err.value)) < 400 and "unknown decoding option 'xxx" in str(err.value)
+    with pytest.raises(SateError, match=r"decoding with k0=1, k1=1, k2=1, k3=1, k4=1, k5=1 and 44 more: unknown "):
+        translator.with_options(**{f"k{i}": 1 for i in range(50)})
 
 
 def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
@@ -214,6 +221,12 @@ def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_
     (tmp_path / "old").mkdir()
     older = tiny_model_file(tmp_path / "old", prepared_data, "asr")  # no record: global, the training default
     assert pack(older, prepared_data, tmp_path / "pack3").features["cmvn"] == "global"
+    # its run's config.yaml edited to no kind was taken for none recorded: global, exit 0 (twentieth hostile pass)
+    for value in ("Utterance", "~", "[utterance]"):
+        (tmp_path / "old" / "config.yaml").write_text(f"task: asr\ndata: {{cmvn: {value}}}\n")
+        with pytest.raises(SateError, match=r"old/config.yaml: data.cmvn is .*, not one of global, utterance, none, "
+                                            r"so what .*asr.pt was trained with is not known"):
+            pack(older, prepared_data, tmp_path / "pack4")
 
 
 def test_pack_cli_replaces_an_old_pack_and_reads_the_training_cmvn(tmp_path: Path, prepared_data: Path,

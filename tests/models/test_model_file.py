@@ -74,6 +74,9 @@ def test_foreign_files_are_refused(tmp_path: Path, payload: Any, message: str) -
     # (nineteenth hostile pass)
     ({"cmvn_kind": "none\n"}, r"cmvn_kind is 'none\\n', not one of global, utterance, none \(a damaged or foreign"),
     ({"cmvn_kind": None}, "cmvn_kind is None, not one of"),
+    # a TypeError traceback ('unhashable type'), and a config of None was packed, exit 0 (twentieth hostile pass)
+    ({"task": ["mt"]}, r"task is \['mt'\], not one of asr, mt, st \(a damaged or foreign header\)"),
+    ({"config": None}, r"config is None, not the mapping of model settings `sate train` records \(a damaged"),
 ])
 def test_a_header_whose_sizes_disagree_with_its_token_lists(tmp_path: Path, build: Callable[..., Any],
                                                             src_tokens: list[str], tgt_tokens: list[str],
