@@ -104,7 +104,9 @@ class Parser(argparse.ArgumentParser):
         super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
 
 
-_LONG_QUOTED = re.compile(r"'[^']{80,}'|\"[^\"]{80,}\"")
+# a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so
+# that the text between two short values' quotes ("'-' (standard output): ... named '-'") is not taken for one
+_LONG_QUOTED = re.compile(r"""(?:^|(?<=[\s(=:]))(?:'[^']{80,}'|"[^"]{80,}")(?=$|[\s),:;.])""")
 MAX_ERROR = 1000
 
 

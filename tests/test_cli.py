@@ -215,3 +215,16 @@ def test_a_long_argument_argparse_refuses_is_named_cut(argv: list[str], capsys: 
     line = capsys.readouterr().err.splitlines()[-1]
     assert end.value.code == 2 and len(line) <= 1000 + len("sate segment: error: ")
     assert "xxx...xxx" in line or line.endswith(" f ...")
+
+
+def test_only_a_quoted_value_is_cut_not_the_text_between_two() -> None:
+    """The cut took the text between two short values' quotes for one long value: `average --out -` said "'-' (st...
+    named '-')" (found by the fast loop after the merge of the twentieth pass)."""
+    from sate.cli import _LONG_QUOTED
+
+    line = "argument --out: '-' (standard output): this option writes a file; give its name (./- for a file named '-')"
+    assert _LONG_QUOTED.search(line) is None
+    value = "x" * 100
+    for quoted in (f"'{value}'", f'"{value}"'):
+        assert _LONG_QUOTED.search(f"argument --vad: invalid choice: {quoted} (choose from 'silero', 'energy')")
+        assert _LONG_QUOTED.search(f"unrecognized arguments: {quoted}")
