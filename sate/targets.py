@@ -517,6 +517,11 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
                             f"renames its file {name} into place; lift that (chattr -a), or write elsewhere")
+        if real.is_file() and append_only(real):  # nothing can be renamed onto it: `prep --out` again with one
+            # manifest append-only replaced the splits before it, then failed naming a temporary file, its journal
+            # left (twentieth hostile pass)
+            raise SateError(f"{option} {directory}: {path} is append-only (chattr +a), which the command's file "
+                            f"{name} cannot replace; lift that (chattr -a), or write elsewhere")
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None

@@ -817,6 +817,23 @@ def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Pa
     assert check_output(folder / "t.txt", "text") == folder / "t.txt"
 
 
+def test_an_append_only_file_a_command_keeps_under_its_own_name_is_refused(tmp_path: Path) -> None:
+    """`sate prep --out OUT` again with OUT/tst-COMMON.jsonl append-only (`chattr +a`): dev.jsonl and train.jsonl
+    were replaced, then the rename onto tst-COMMON.jsonl failed, naming a temporary file, and the set's journal was
+    left (twentieth hostile pass). Refused before any work, as an append-only --out is."""
+    manifest = tmp_path / "tst-COMMON.jsonl"
+    manifest.write_text("")
+    if subprocess.run(["chattr", "+a", str(manifest)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--out {tmp_path}: {manifest} is append-only \\(chattr \\+a\\), which "
+                                            "the command's file tst-COMMON.jsonl cannot replace; lift that"):
+            check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
+    finally:
+        subprocess.run(["chattr", "-a", str(manifest)], check=True)
+    check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
+
+
 def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
     """`translate --out /proc/version` translated, then said "/proc/version: No such file or directory" of a file
     that is there (no file can be made in /proc, where the temporary one goes); `/sys/notes.txt` failed after the
