@@ -704,6 +704,12 @@ def check_run_folders(exp: Path) -> None:
             how = "append-only (chattr +a)" if stuck else "not writable (no permission, or read-only)"
             raise SateError(f"--exp {exp}: {path} is {how}, where `sate train` writes its {name}/; lift that, or "
                             "train into another --exp")
+        if name in LOG_FOLDERS and path.is_dir() and not os.access(path, os.R_OK):  # Lightning numbers its next
+            # version by listing the folder: in a tensorboard/ of mode 0300 it found none, and a resume's events went
+            # into the first run's version_0, exit 0 (twentieth hostile pass)
+            raise SateError(f"--exp {exp}: {path} cannot be listed (no read permission), where Lightning numbers "
+                            "this run's log folder by the ones there; lift that (chmod u+r), or train into another "
+                            "--exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the

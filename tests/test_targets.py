@@ -906,6 +906,27 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
 
 
+def test_a_log_folder_that_cannot_be_listed_is_refused_before_any_training(tmp_path: Path) -> None:
+    """`sate train --exp EXP` resumed with EXP/tensorboard of mode 0300: Lightning found no version there, and the
+    resume's events went into the first run's version_0, exit 0, beside logs/version_1 (twentieth hostile pass).
+    Refused, naming it, for a user whom file modes bind."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+    from tests.test_os_errors import as_a_user  # a child that file modes bind: root passes them
+
+    exp = tmp_path / "exp"
+    for name in ("checkpoints", "logs", "tensorboard"):
+        (exp / name).mkdir(parents=True)
+    for name in ("tensorboard", "logs"):
+        (exp / name).chmod(0o300)
+        try:
+            status, err = as_a_user(lambda: check_run_folders(exp))
+        finally:
+            (exp / name).chmod(0o755)
+        assert f"SateError: --exp {exp}: {exp / name} cannot be listed (no read permission), where Lightning " \
+               "numbers this run's log folder" in err, err
+    assert as_a_user(lambda: check_run_folders(exp)) == (0, "")
+
+
 def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
     """`translate --out CORPUS/en-de/synth.json` replaced `sate synth`'s record of the corpus with translation
     text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise. A synth.json with no mark beside it is
