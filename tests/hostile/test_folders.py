@@ -1,12 +1,15 @@
 """Folders a command cannot list or write into, and append-only outputs, generated (twentieth hostile pass).
 
 The folders come from the code, not from a list: a reference run of each command (`INVOCATIONS`, the writes
-harness's tiny world, and `READ_ONLY` for the commands that only read) records, through an audit hook, every folder
-it lists and every folder holding a file it opens, makes, renames or removes. A case gives one of those folders a
+harness's tiny world; `CORPORA`, `prep` of each other corpus layout and `vocab --marian`; `VARIANTS`, `features` and
+`train` doing their work; `READ_ONLY` for the commands that only read) records, through an audit hook, every folder
+it lists and every folder holding a file it opens, makes, renames or removes, and every folder its arguments name
+(with those below: what a C library opens makes no audit event). A case gives one of those folders a
 mode of `MODES` (0300: it cannot be listed; 0100: neither listed nor written; 0500: read-only; 0000: nothing) and
 runs the command again in a forked child that file modes bind as they bind every user but root (`as_a_user`'s
 way). Another case makes one of the files or folders the reference run wrote append-only (`chattr +a`, which binds
-root too; skipped where chattr or the file system refuses it), over a first run's outputs, and runs it again.
+root too; skipped where chattr or the file system refuses it), over a first run's outputs, and runs it again. A mode
+case is run on a first run too, and again over a first run's outputs, whose folders count then (`again_cases`).
 
 The invariant (`judge`): the command either ends 0 with what the reference run made (the same files, byte for byte
 where two reference runs agree, and the same standard output), or refuses with status 1 or 2 in one line naming the
@@ -16,9 +19,9 @@ result (a split missing a reader, "no manifests", exit 0), never a traceback. `t
 feeds it bad outcomes.
 
 The committed run is a rotating sample (`STRIDE`: case i runs where i % STRIDE == ROTATION), all of it `slow` (the
-world is the writes harness's: a pack, an experiment, two evaluations); `mode_cases(wide=True)` and
-`append_cases(wide=True)` give every case, the costly commands (`COSTLY`: they voice, train or compute features)
-included, for a hostile pass's wider run.
+world is the writes harness's: a pack, an experiment, two evaluations); `mode_cases(wide=True)`,
+`again_cases(wide=True)` and `append_cases(wide=True)` give every case (`RAN` counts those that ran), the costly
+commands (`COSTLY`: they voice, train or compute features) included, for a hostile pass's wider run.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ import subprocess
 import sys
 import tempfile
 import traceback
+from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -68,6 +72,8 @@ READ_ONLY: dict[str, Callable[[World], list[str]]] = {
                         str(w.results.parent / "ref.txt")],
     "config": lambda w: ["config", "--config", str(w.config)],
 }
+RAN: Counter[str] = Counter()  # the cases that ran, by kind and command (an index past the folders is none): the
+# wider run's counts
 STRIDE, ROTATION = 9, 0  # the committed sample: case i where i % STRIDE == ROTATION
 WIDE_FOLDERS = 40  # more than any command touches: the wider run's indexes
 
@@ -525,6 +531,7 @@ def run_mode_case(bench: Bench, command: str, folder_index: int, mode: int, agai
     ref, call = bench.reference(command), bench.calls[command]
     if folder_index >= len(bench.again_folders(command) if again else ref.folders):
         return []
+    RAN[("again " if again else "") + command] += 1
     call.reset(bench.world)
     folders = ref.folders
     if again:
@@ -599,6 +606,7 @@ def run_append_case(bench: Bench, command: str, index: int) -> list[str]:
     targets = sorted({*ref.written, *(p.parent for p in ref.written)})
     if index >= len(targets):
         return []
+    RAN["append-only " + command] += 1
     bench.first_run(command)
     target = targets[index]
     if not target.exists() or target.is_symlink():
