@@ -458,7 +458,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
                         f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
-    if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
+    if renamed_onto and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass; a
+        # pack's folder, renamed aside: twentieth)
         raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
                         "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
@@ -718,7 +719,10 @@ def check_run_folders(exp: Path) -> None:
     # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
-    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+    # and the config snapshot, rewritten at each run: append-only, its rename failed as "a special or protected file
+    # system" (twentieth hostile pass)
+    check_own_files(exp, [layout.CONFIG, layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs],
+                    "--exp")
 
 
 def _check_versions(exp: Path, folder: Path) -> None:

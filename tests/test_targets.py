@@ -906,6 +906,29 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
 
 
+def test_an_append_only_pack_folder_or_config_snapshot_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a` on a pack's folder (`pack --out PACK` again: the old pack is renamed aside, which such a folder
+    refuses) and on EXP/config.yaml (`sate train` rewrites it at each run): each failed after Lightning's setup or
+    the packing as "Operation not permitted (a special or protected file system)" (twentieth hostile pass)."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+
+    pack, exp = tmp_path / "pack", tmp_path / "exp"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    exp.mkdir()
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(pack), str(exp / "config.yaml")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: it is append-only"):
+            check_output(pack, "pack")
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'config.yaml'} is append-only \\(chattr \\+a\\), "
+                                            "which the command's file config.yaml cannot replace"):
+            check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", str(pack), str(exp / "config.yaml")], check=True)
+
+
 def test_a_log_folder_that_cannot_be_listed_is_refused_before_any_training(tmp_path: Path) -> None:
     """`sate train --exp EXP` resumed with EXP/tensorboard of mode 0300: Lightning found no version there, and the
     resume's events went into the first run's version_0, exit 0, beside logs/version_1 (twentieth hostile pass).
