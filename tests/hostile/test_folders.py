@@ -435,6 +435,7 @@ class Bench:
     calls: dict[str, Call]
     refs: dict[str, Reference] = field(default_factory=dict)
     again: dict[str, list[Path]] = field(default_factory=dict)
+    again_made: dict[str, dict[str, str | None]] = field(default_factory=dict)
 
     def roots(self, call: Call) -> tuple[Path, ...]:
         return (self.world.root, call.case)
@@ -472,6 +473,11 @@ class Bench:
             self.again[command] = sorted({*self.reference(command).folders,
                                           *(Path(top) for top, _, _ in os.walk(call.case))})
             shutil.copytree(call.case, self._firsts / call.case.name, symlinks=True)
+            if call.first is not None:  # what the run over it makes (a resume), where a first run makes another
+                done = run_forked(call.argv)
+                assert done.status == 0, done.err[-600:]
+                self.again_made[command] = {str(p): hashlib.sha256(p.read_bytes()).hexdigest()
+                                            for p in call.case.rglob("*") if p.is_file() and not p.is_symlink()}
             self._restore(call, before)
         return self.again[command]
 
@@ -548,7 +554,8 @@ def run_mode_case(bench: Bench, command: str, folder_index: int, mode: int, agai
     after = snapshot(*bench.roots(call))
     if again and run.status == 0:  # it may say "up to date": what it leaves must be what a first run makes
         problems = [p for p in judge(run, before, after, replace(ref, out=None), command, [])
-                    if not p.startswith("(d) exit 0, but not")] + _same_outputs(ref, after)
+                    if not p.startswith("(d) exit 0, but not")] + _same_outputs(ref, after,
+                                                                                bench.again_made.get(command))
     else:
         problems = judge(run, before, after, ref, command, [str(folder)])
     bench._restore(call, before)
@@ -622,18 +629,19 @@ def run_append_case(bench: Bench, command: str, index: int) -> list[str]:
         # a first run makes
         problems = [p for p in judge(run, before, after, replace(ref, out=None), command, [])
                     if not p.startswith("(d) exit 0, but not")]
-        problems += _same_outputs(ref, after)
+        problems += _same_outputs(ref, after, bench.again_made.get(command))
     else:
         problems = judge(run, before, after, ref, command, [str(target), str(target.parent)], "append-only")
     bench._restore(call, before)
     return [f"{target} +a: {p}" for p in problems]
 
 
-def _same_outputs(ref: Reference, after: dict) -> list[str]:
-    """Every file the reference made is there with the reference's bytes (where two runs agree)."""
+def _same_outputs(ref: Reference, after: dict, again: dict[str, str | None] | None = None) -> list[str]:
+    """Every file the reference made is there with the reference's bytes (where two runs agree); ``again``: as a run
+    over a first run's outputs leaves them (a training resumed), where it differs from a first run's."""
     wrong = []
     for path in sorted(ref.stable):
-        digest = ref.effects[path]
+        digest = ref.effects[path] if again is None or path not in again else again[path]
         entry = after.get(path)
         if digest is None or (digest.startswith("(") and entry is not None):
             continue
