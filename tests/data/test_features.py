@@ -489,6 +489,7 @@ def test_an_append_only_fbank_folder_is_refused_before_any_work(tmp_path: Path, 
     assert list((data / "fbank").iterdir()) == []
 
 
+@pytest.mark.slow  # a forked `sate features` (about a second)
 @pytest.mark.parametrize("folder", ["fbank", "fbank/dev"])
 def test_a_read_only_fbank_or_split_folder_is_refused_before_any_work(folder: str, tmp_path: Path,
                                                                        prepared_data: Path) -> None:
