@@ -474,7 +474,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
                         f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
-    if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
+    if renamed_onto and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass; a
+        # pack's folder, renamed aside: twentieth)
         raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
                         "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
@@ -533,6 +534,11 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
                             f"renames its file {name} into place; lift that (chattr -a), or write elsewhere")
+        if real.is_file() and append_only(real):  # nothing can be renamed onto it: `prep --out` again with one
+            # manifest append-only replaced the splits before it, then failed naming a temporary file, its journal
+            # left (twentieth hostile pass)
+            raise SateError(f"{option} {directory}: {path} is append-only (chattr +a), which the command's file "
+                            f"{name} cannot replace; lift that (chattr -a), or write elsewhere")
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
@@ -715,6 +721,12 @@ def check_run_folders(exp: Path) -> None:
             how = "append-only (chattr +a)" if stuck else "not writable (no permission, or read-only)"
             raise SateError(f"--exp {exp}: {path} is {how}, where `sate train` writes its {name}/; lift that, or "
                             "train into another --exp")
+        if name in LOG_FOLDERS and path.is_dir() and not os.access(path, os.R_OK):  # Lightning numbers its next
+            # version by listing the folder: in a tensorboard/ of mode 0300 it found none, and a resume's events went
+            # into the first run's version_0, exit 0 (twentieth hostile pass)
+            raise SateError(f"--exp {exp}: {path} cannot be listed (no read permission), where Lightning numbers "
+                            "this run's log folder by the ones there; lift that (chmod u+r), or train into another "
+                            "--exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
@@ -723,7 +735,10 @@ def check_run_folders(exp: Path) -> None:
     # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
-    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+    # and the config snapshot, rewritten at each run: append-only, its rename failed as "a special or protected file
+    # system" (twentieth hostile pass)
+    check_own_files(exp, [layout.CONFIG, layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs],
+                    "--exp")
 
 
 def _check_versions(exp: Path, folder: Path) -> None:

@@ -817,6 +817,23 @@ def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Pa
     assert check_output(folder / "t.txt", "text") == folder / "t.txt"
 
 
+def test_an_append_only_file_a_command_keeps_under_its_own_name_is_refused(tmp_path: Path) -> None:
+    """`sate prep --out OUT` again with OUT/tst-COMMON.jsonl append-only (`chattr +a`): dev.jsonl and train.jsonl
+    were replaced, then the rename onto tst-COMMON.jsonl failed, naming a temporary file, and the set's journal was
+    left (twentieth hostile pass). Refused before any work, as an append-only --out is."""
+    manifest = tmp_path / "tst-COMMON.jsonl"
+    manifest.write_text("")
+    if subprocess.run(["chattr", "+a", str(manifest)], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--out {tmp_path}: {manifest} is append-only \\(chattr \\+a\\), which "
+                                            "the command's file tst-COMMON.jsonl cannot replace; lift that"):
+            check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
+    finally:
+        subprocess.run(["chattr", "-a", str(manifest)], check=True)
+    check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
+
+
 def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
     """`translate --out /proc/version` translated, then said "/proc/version: No such file or directory" of a file
     that is there (no file can be made in /proc, where the temporary one goes); `/sys/notes.txt` failed after the
@@ -887,6 +904,50 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         check_run_folders(exp)
     finally:
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
+
+
+def test_an_append_only_pack_folder_or_config_snapshot_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a` on a pack's folder (`pack --out PACK` again: the old pack is renamed aside, which such a folder
+    refuses) and on EXP/config.yaml (`sate train` rewrites it at each run): each failed after Lightning's setup or
+    the packing as "Operation not permitted (a special or protected file system)" (twentieth hostile pass)."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+
+    pack, exp = tmp_path / "pack", tmp_path / "exp"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    exp.mkdir()
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(pack), str(exp / "config.yaml")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: it is append-only"):
+            check_output(pack, "pack")
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'config.yaml'} is append-only \\(chattr \\+a\\), "
+                                            "which the command's file config.yaml cannot replace"):
+            check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", str(pack), str(exp / "config.yaml")], check=True)
+
+
+def test_a_log_folder_that_cannot_be_listed_is_refused_before_any_training(tmp_path: Path) -> None:
+    """`sate train --exp EXP` resumed with EXP/tensorboard of mode 0300: Lightning found no version there, and the
+    resume's events went into the first run's version_0, exit 0, beside logs/version_1 (twentieth hostile pass).
+    Refused, naming it, for a user whom file modes bind."""
+    from sate.targets import check_run_folders  # train's own check of its folders, before any work
+    from tests.test_os_errors import as_a_user  # a child that file modes bind: root passes them
+
+    exp = tmp_path / "exp"
+    for name in ("checkpoints", "logs", "tensorboard"):
+        (exp / name).mkdir(parents=True)
+    for name in ("tensorboard", "logs"):
+        (exp / name).chmod(0o300)
+        try:
+            status, err = as_a_user(lambda: check_run_folders(exp))
+        finally:
+            (exp / name).chmod(0o755)
+        assert f"SateError: --exp {exp}: {exp / name} cannot be listed (no read permission), where Lightning " \
+               "numbers this run's log folder" in err, err
+    assert as_a_user(lambda: check_run_folders(exp)) == (0, "")
 
 
 def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:

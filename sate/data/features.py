@@ -770,6 +770,12 @@ def run(args: argparse.Namespace) -> int:
     for folder in sorted(fbank.iterdir()) if fbank.is_dir() else ():
         if folder.is_symlink() and folder.is_dir():  # a split folder linked into another data directory's fbank/
             check_not_shared(data_dir, f"{layout.FBANK_DIR}/{folder.name}")
+    for folder in [fbank, *sorted(p for p in fbank.iterdir() if p.is_dir())] if fbank.is_dir() else ():
+        if not os.access(folder, os.W_OK | os.X_OK):  # a read-only fbank/ (or split folder): the splits before it
+            # were computed, then its index (or shards) could not be written (twentieth hostile pass)
+            raise SateError(f"--data {data_dir}: {folder} is not writable (no permission, or read-only), where `sate "
+                            "features` writes its features and their indexes; lift that, or use another data "
+                            "directory")
     with exclusive(data_dir / layout.FEATURES_LOCK, "`sate features`"):
         check_stored_files(fbank)  # held: another run empties and refills split folders while it looks
         return _run(args, data_dir)

@@ -487,3 +487,28 @@ def test_an_append_only_fbank_folder_is_refused_before_any_work(tmp_path: Path, 
                                        "(chattr +a), where `sate features` renames its feature indexes into place; "
                                        "lift that (chattr -a), or use another data directory\n")
     assert list((data / "fbank").iterdir()) == []
+
+
+@pytest.mark.slow  # a forked `sate features` (about a second)
+@pytest.mark.parametrize("folder", ["fbank", "fbank/dev"])
+def test_a_read_only_fbank_or_split_folder_is_refused_before_any_work(folder: str, tmp_path: Path,
+                                                                       prepared_data: Path) -> None:
+    """DATA/fbank (or DATA/fbank/dev) read-only for a user, the indexes gone: the splits before it were computed
+    again, then its index (or shards) could not be written, a Permission denied after the work (twentieth hostile
+    pass, tests/hostile/test_folders.py). Refused before any work, naming it."""
+    from tests.test_os_errors import as_a_user  # a child that file modes bind: root passes them
+
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    for index in (data / "fbank").rglob("*.scp"):
+        index.unlink()
+    arks = {p: p.stat().st_mtime_ns for p in (data / "fbank").rglob("*.ark")}
+    (data / folder).chmod(0o500)
+    try:
+        status, err = as_a_user(["features", "--data", str(data), "--jobs", "1"])
+    finally:
+        (data / folder).chmod(0o755)
+    assert (status, err) == (2, f"sate features: error: --data {data}: {data / folder} is not writable (no "
+                                "permission, or read-only), where `sate features` writes its features and their "
+                                "indexes; lift that, or use another data directory\n")
+    assert {p: p.stat().st_mtime_ns for p in (data / "fbank").rglob("*.ark")} == arks
+    assert not list((data / "fbank").rglob("*.scp"))

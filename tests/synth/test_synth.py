@@ -479,3 +479,26 @@ def test_a_talk_whose_wav_was_cut_is_voiced_again(tmp_path: Path, synth_corpus: 
     wav.write_bytes(before[:len(before) // 3])
     synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
     assert wav.read_bytes() == before
+
+
+def test_an_append_only_file_or_folder_of_a_synth_corpus_is_refused_before_any_voicing(tmp_path: Path) -> None:
+    """`sate synth --out OUT` again over its corpus with a text split, or the folder it is renamed into, append-only
+    (`chattr +a`): the texts before it were rewritten, then its rename failed naming a temporary file the folder kept
+    (twentieth hostile pass, tests/hostile/test_folders.py). Refused before any voicing."""
+    import subprocess  # chattr, the only way to make a file append-only
+
+    from sate.synth.corpus import check_corpus_files  # the check itself, before any voicing
+
+    root = tmp_path / "out" / "en-de"
+    (root / "mt").mkdir(parents=True)
+    (root / "mt" / "train.en").write_text("a\n")
+    for place in (root / "mt" / "train.en", root / "mt"):
+        if subprocess.run(["chattr", "+a", str(place)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +a needs root and a file system with attributes")
+        try:
+            with pytest.raises(SateError, match=f"^--out {tmp_path / 'out'}: {place} is append-only \\(chattr \\+a\\), "
+                                                "where `sate synth` renames its files into place"):
+                check_corpus_files(root, ["mt/train.en", "mt/train.de"])
+        finally:
+            subprocess.run(["chattr", "-a", str(place)], check=True)
+    check_corpus_files(root, ["mt/train.en", "mt/train.de"])

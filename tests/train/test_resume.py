@@ -298,3 +298,20 @@ def test_a_moved_experiment_keeps_its_checkpoint_budget(trained: tuple[Path, Pat
     names = sorted(p.name for p in (exp / "checkpoints").glob("*.ckpt"))
     assert len([n for n in names if n.startswith("best-")]) == 1, names  # keep_best 1
     assert [n for n in names if n.startswith("epoch")] == ["epoch002.ckpt", "epoch003.ckpt", "epoch004.ckpt"], names
+
+
+def test_a_resume_refused_in_the_data_setup_leaves_the_experiment_as_it_was(tmp_path: Path, prepared_data: Path,
+                                                                            make_config: MakeConfig) -> None:
+    """A resume whose data directory lost a feature index (or may not read it) was refused inside Lightning's setup,
+    after its loggers had made tensorboard/version_1 and logs/version_1, the config snapshot was rewritten, and
+    train_time.json counted a second run (twentieth hostile pass, tests/hostile/test_folders.py). Refused before."""
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    path = make_config(tmp_path, "asr", data, trainer={"max_epochs": 1})
+    exp = tmp_path / "exp"
+    train(load_training_config(path, []), exp)
+    before = {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"}
+    (data / "fbank" / "dev.scp").unlink()
+    with pytest.raises(SateError, match=f"^{data / 'fbank' / 'dev.scp'}: feature index is missing"):
+        train(load_training_config(path, ["trainer.max_epochs=2"]), exp)
+    assert {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"} == before
+    assert sorted(p.name for p in (exp / "tensorboard").iterdir()) == ["version_0"]
