@@ -37,6 +37,7 @@ from sate.files import (
     TEMP_NAME_ROOM,
     append_only,
     binary_kind,
+    fixed_in_place,
     is_stream,
     kernel_file_system,
     mount_point,
@@ -458,7 +459,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
                         f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
-    if real.is_file() and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass)
+    if renamed_onto and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass); a
+        # pack's folder too, which is renamed aside (twentieth)
         raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
                         "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
@@ -468,6 +470,16 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if stuck is not None:
         raise SateError(f"{option} {path}: refusing to replace it: {'it' if stuck == real else stuck} is read-only "
                         "(no write permission, or a read-only file system)")
+    # a file in it append-only or immutable could not be removed with the old pack: `sate pack` said it packed, exit 0,
+    # and left .NAME.old beside the new pack for good (twentieth hostile pass)
+    entries = [Path(root) / name for root, dirs, files in os.walk(real) for name in (*dirs, *files)] \
+        if kind == "pack" and real.is_dir() else []
+    fixed = next(((entry, how) for entry in entries  # a link is removed, not what it leads to; nor is a pipe opened
+                  if not entry.is_symlink() and (entry.is_file() or entry.is_dir())
+                  and (how := fixed_in_place(entry)) is not None), None)
+    if fixed is not None:
+        raise SateError(f"{option} {path}: refusing to replace it: {fixed[0]} is {fixed[1]}, which could not be "
+                        "removed with the old pack; lift that, or write elsewhere")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
     inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
@@ -513,6 +525,13 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.is_file() and mount_point(real):  # a file bind-mounted there: its rename failed after the work
             raise SateError(f"{option} {directory}: {path} is a mount point (mount --bind), where the command renames "
                             f"its file {name} into place; unmount it, or write elsewhere")
+        fixed = fixed_in_place(real) if real.is_file() else None
+        if fixed is not None:  # the rename onto it failed after the work: `sate features` computed every split, `sate
+            # vocab` trained both models and replaced one before the token list, `sate prep` left its journal and a
+            # half-replaced set, `sate train` trained an epoch it could not save as last.ckpt (twentieth hostile pass)
+            how = fixed.split(" (")[0]
+            raise SateError(f"{option} {directory}: {path} is {fixed}, where the command renames its file {name} into "
+                            f"place; lift that (chattr -{'a' if how == 'append-only' else 'i'}), or write elsewhere")
         if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
@@ -706,8 +725,10 @@ def check_run_folders(exp: Path) -> None:
     # into it (fourteenth hostile pass)
     # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
+    # and its config snapshot, replaced at each run: an append-only one failed after the setup (twentieth pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
-    check_own_files(exp, [layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs], "--exp")
+    check_own_files(exp, [layout.CONFIG, layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs],
+                    "--exp")
 
 
 def _check_versions(exp: Path, folder: Path) -> None:

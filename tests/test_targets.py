@@ -817,6 +817,51 @@ def test_an_append_only_output_or_folder_is_refused_before_any_work(tmp_path: Pa
     assert check_output(folder / "t.txt", "text") == folder / "t.txt"
 
 
+def test_a_file_a_command_keeps_that_is_append_only_or_immutable_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a` or `+i` on a file a command replaces under its own name (a data directory's cmvn.json or token
+    list, a manifest, an experiment's config.yaml or last.ckpt), or on a file in a pack `sate pack --out` replaces
+    (or the pack's folder): no rename may replace or remove it. `sate features` computed every split, `sate vocab`
+    trained both models and replaced one before failing at the token list, `sate prep` left half its set and its
+    journal, `sate train` trained an epoch it could not save, each then naming a temporary file as "a special or
+    protected file system"; `sate pack` said it packed, exit 0, and left `.PACK.old` for good (twentieth hostile
+    pass)."""
+    from sate.targets import check_run_folders  # train's own check of its files, before any work
+
+    data, pack, exp = tmp_path / "data", tmp_path / "pack", tmp_path / "exp"
+    for folder in (data, pack, exp / "checkpoints"):
+        folder.mkdir(parents=True)
+    (data / "tokens_src.txt").write_text("<blank>\n")
+    (pack / "sate.yaml").write_text("task: st\n")
+    (pack / "model.pt").write_bytes(b"PK")
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(data / "tokens_src.txt")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--data {data}: {data / 'tokens_src.txt'} is append-only \\(chattr "
+                                            r"\+a\), where the command renames its file tokens_src.txt into place; "
+                                            r"lift that \(chattr -a\)"):
+            check_own_files(data, ["tokens_src.txt"])
+        subprocess.run(["chattr", "-a", str(data / "tokens_src.txt")], check=True)
+        subprocess.run(["chattr", "+i", str(data / "tokens_src.txt"), str(pack / "model.pt")], check=True)
+        with pytest.raises(SateError, match=r"tokens_src.txt is immutable \(chattr \+i\), .*\(chattr -i\)"):
+            check_own_files(data, ["tokens_src.txt"])
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: {pack / 'model.pt'} is "
+                                            r"immutable \(chattr \+i\), which could not be removed with the old pack"):
+            check_output(pack, "pack")
+        subprocess.run(["chattr", "-i", str(pack / "model.pt")], check=True)
+        subprocess.run(["chattr", "+a", str(pack), str(exp / "config.yaml")], check=True)
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: it is append-only"):
+            check_output(pack, "pack")
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'config.yaml'} is append-only"):
+            check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", "-i", str(data / "tokens_src.txt"), str(pack / "model.pt"), str(pack),
+                        str(exp / "config.yaml")], check=True)
+    check_own_files(data, ["tokens_src.txt"])
+    assert check_output(pack, "pack") == pack
+    check_run_folders(exp)
+
+
 def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
     """`translate --out /proc/version` translated, then said "/proc/version: No such file or directory" of a file
     that is there (no file can be made in /proc, where the temporary one goes); `/sys/notes.txt` failed after the

@@ -67,6 +67,7 @@ from sate.files import (
     append_only,
     atomic_write_lines,
     exclusive,
+    fixed_in_place,
     link_or_what_is_there,
     loads_json,
     read_record,
@@ -506,6 +507,13 @@ def check_stored_files(fbank: Path) -> None:
             if what is not None:
                 raise SateError(f"{path}: {what}, where `sate features` keeps a file of its own (written anew at "
                                 "each run); remove it")
+        # append-only or immutable, its own file (or a split folder's entry) could not be replaced or removed: the
+        # rename failed after the work, "Operation not permitted" said of a special file system (twentieth pass)
+        for path in own + [p for p in inside if SHARD_FILE.fullmatch(p.name)] + ([entry] if entry.is_dir() else []):
+            fixed = fixed_in_place(path)
+            if fixed is not None:
+                raise SateError(f"{path}: {fixed}, where `sate features` replaces its own files (written anew at "
+                                "each run); lift that, or use another data directory")
 
 
 def _own_rows(split: str, rows: list[dict]) -> list[dict]:

@@ -14,7 +14,7 @@ import soundfile as sf
 import sate.data.features as features
 from sate.data.audio import num_frames, read_segment
 from sate.data.feature_index import FeatureIndex
-from sate.data.features import compute_fbank, load_cmvn
+from sate.data.features import check_stored_files, compute_fbank, load_cmvn
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
 
@@ -487,3 +487,27 @@ def test_an_append_only_fbank_folder_is_refused_before_any_work(tmp_path: Path, 
                                        "(chattr +a), where `sate features` renames its feature indexes into place; "
                                        "lift that (chattr -a), or use another data directory\n")
     assert list((data / "fbank").iterdir()) == []
+
+
+def test_a_stored_file_append_only_or_immutable_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A split's index, a shard's file or a split folder of DATA/fbank append-only or immutable (`chattr +a`, `+i`):
+    `sate features` computed the split, then failed to replace its index, "Operation not permitted" said of a
+    special or protected file system (twentieth hostile pass)."""
+    import subprocess  # chattr, the only way to make a file append-only
+
+    fbank = tmp_path / "fbank"
+    (fbank / "train").mkdir(parents=True)
+    (fbank / "train.scp").write_text("a train/00000.ark:5\n")
+    (fbank / "train" / "00000.scp").write_text("a train/00000.ark:5\n")
+    cases = ((fbank / "train.scp", "+a", "append-only"), (fbank / "train" / "00000.scp", "+i", "immutable"),
+             (fbank / "train", "+a", "append-only"))
+    for path, flag, how in cases:
+        if subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode != 0:
+            pytest.skip("chattr needs root and a file system with attributes")
+        try:
+            with pytest.raises(SateError, match=f"^{path}: {how} \\(chattr \\{flag}\\), where `sate features` "
+                                                "replaces its own files"):
+                check_stored_files(fbank)
+        finally:
+            subprocess.run(["chattr", flag.replace("+", "-"), str(path)], check=True)
+    check_stored_files(fbank)
