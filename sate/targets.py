@@ -119,6 +119,10 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
         if (folder / layout.PACK_YAML).is_file():
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+        if (folder / layout.SYNTH_MARK).is_file():  # its split texts, yaml and wav (`translate --out
+            # CORPUS/en-de/data/dev/txt/dev.de` replaced the references `sate prep` reads with a translation, exit 0:
+            # text over text) and its records (synth.json, `.sate-synth`; nineteenth and twentieth hostile passes)
+            return f"{folder} is a corpus `sate synth` voiced, which only `sate synth` writes"
         if _hub_model(folder):
             return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
                     "and never writes")
@@ -145,10 +149,6 @@ def _managed(path: Path) -> str | None:
     if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
             _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
-    if path.name in (layout.SYNTH_SUMMARY, layout.SYNTH_MARK) and (path.parent / layout.SYNTH_MARK).is_file():
-        # `translate --out CORPUS/en-de/synth.json` replaced the voiced corpus's record with text, exit 0 (nineteenth
-        # hostile pass)
-        return f"it is sate synth's {path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     if _evaluate_output(path):

@@ -936,15 +936,22 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
 
 def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
     """`translate --out CORPUS/en-de/synth.json` replaced `sate synth`'s record of the corpus with translation
-    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise. A synth.json with no mark beside it is
-    the user's text."""
+    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise, and (twentieth) a split's text, the
+    references `sate prep` reads: `translate --out CORPUS/en-de/data/dev/txt/dev.de`, or `report --out` there. Nothing
+    else writes into a voiced corpus either. A synth.json with no mark beside it is the user's text."""
     corpus = tmp_path / "en-de"
-    corpus.mkdir()
+    (corpus / "data" / "dev" / "txt").mkdir(parents=True)
     (corpus / ".sate-synth").write_text("{}\n")
     (corpus / "synth.json").write_text("{}\n")
-    for name in ("synth.json", ".sate-synth"):
-        with pytest.raises(SateError, match=f"refusing to replace it: it is sate synth's {name}$"):
+    (corpus / "data" / "dev" / "txt" / "dev.de").write_text("Guten Tag.\n")
+    for name in ("synth.json", ".sate-synth", "data/dev/txt/dev.de", "data/dev/txt/new.txt"):
+        with pytest.raises(SateError, match=f"{corpus} is a corpus `sate synth` voiced, which only `sate synth` "
+                                            "writes$"):
             check_output(corpus / name, "text")
+    for kind in ("directory", "data"):  # `evaluate --out`, `prep --out` into it
+        with pytest.raises(SateError, match="is a corpus `sate synth` voiced"):
+            check_output(corpus / "data", kind)  # type: ignore[arg-type]
+    assert check_output(tmp_path, "corpus") == tmp_path  # `sate synth --out` again, to go on voicing it
     (corpus / ".sate-synth").unlink()
     assert check_output(corpus / "synth.json", "text") == corpus / "synth.json"
 
