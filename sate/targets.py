@@ -532,6 +532,12 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
             how = fixed.split(" (")[0]
             raise SateError(f"{option} {directory}: {path} is {fixed}, where the command renames its file {name} into "
                             f"place; lift that (chattr -{'a' if how == 'append-only' else 'i'}), or write elsewhere")
+        if real.is_file() and sticky_forbids(real):  # a colleague's file in a shared folder of mode 1777: the rename
+            # onto it failed after the work (`sate features` computed every split), "a special or protected file
+            # system" (twentieth hostile pass)
+            raise SateError(f"{option} {directory}: {path} is another user's file in a folder with the sticky bit "
+                            f"({real.parent}), where the command renames its file {name} into place, which only its "
+                            "owner may replace; ask them to remove it, or write elsewhere")
         if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "

@@ -992,6 +992,36 @@ def test_another_users_file_in_a_sticky_folder_is_refused_before_any_work(tmp_pa
     assert check_output(notes, "text") == notes  # root may
 
 
+def test_another_users_own_file_in_a_sticky_data_directory_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A shared data directory of mode 1777 holding a colleague's cmvn.json, manifests and token lists (and a shared
+    DATA/fbank/SPLIT of that mode holding their shard files): the rename of the file a command keeps under that name
+    is refused to all but its owner, so `sate features` computed every split, `sate prep` read the whole corpus,
+    then each failed naming a temporary file, "a special or protected file system" (twentieth hostile pass)."""
+    from sate.data.features import check_stored_files  # the checks themselves, as a user whom the sticky bit binds
+    from sate.targets import check_own_files
+
+    data = tmp_path / "data"
+    (data / "fbank" / "dev").mkdir(parents=True)
+    for path in (data / "cmvn.json", data / "fbank" / "dev" / "00000.scp"):
+        path.write_text("{}\n")
+    for path in (data, data / "cmvn.json", *(data / "fbank").rglob("*"), data / "fbank"):
+        os.chown(path, 65534, 65534)
+    data.chmod(0o1777)
+    code, err = as_a_user(lambda: check_own_files(data, ["cmvn.json"]))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: --data {data}: {data / 'cmvn.json'} is another user's file in a folder with the sticky "
+        f"bit ({data}), where the command renames its file cmvn.json into place, which only its owner may replace; "
+        "ask them to remove it, or write elsewhere"), err
+    (data / "fbank" / "dev").chmod(0o1777)
+    code, err = as_a_user(lambda: check_stored_files(data / "fbank"))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: {data / 'fbank' / 'dev' / '00000.scp'}: another user's file in a folder with the sticky "
+        "bit, where `sate features` replaces its own files, which only its owner may replace; use another data "
+        "directory"), err
+    check_own_files(data, ["cmvn.json"])  # root may
+    check_stored_files(data / "fbank")
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:

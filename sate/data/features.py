@@ -73,6 +73,7 @@ from sate.files import (
     read_record,
     real_path,
     require_file,
+    sticky_forbids,
     unique_keys,
     what_is_there,
 )
@@ -514,6 +515,9 @@ def check_stored_files(fbank: Path) -> None:
             if fixed is not None:
                 raise SateError(f"{path}: {fixed}, where `sate features` replaces its own files (written anew at "
                                 "each run); lift that, or use another data directory")
+            if path.is_file() and sticky_forbids(path):  # a colleague's, in a shared fbank/ of mode 1777
+                raise SateError(f"{path}: another user's file in a folder with the sticky bit, where `sate features` "
+                                "replaces its own files, which only its owner may replace; use another data directory")
 
 
 def _own_rows(split: str, rows: list[dict]) -> list[dict]:
