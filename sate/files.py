@@ -165,6 +165,13 @@ def mount_point(path: Path) -> bool:
     return any(point == path for point, _ in _mounts())
 
 
+def mounts_inside(folder: Path) -> list[Path]:
+    """The mount points below ``folder`` (resolved), bind-mounted files among them: a folder holding one can be
+    renamed, but not removed (EBUSY). `sate pack --out PACK` with a user's file bind-mounted at PACK/model.pt said it
+    packed, exit 0, and left the old pack as .PACK.old for good (twentieth hostile pass)."""
+    return [point for point, _ in _mounts() if folder in point.parents]
+
+
 CAP_FOWNER = 3  # linux/capability.h: what lets root remove or replace any user's file in a sticky folder
 
 

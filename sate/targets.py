@@ -41,6 +41,7 @@ from sate.files import (
     is_stream,
     kernel_file_system,
     mount_point,
+    mounts_inside,
     own_descriptor,
     sticky_forbids,
     what_is_there,
@@ -480,6 +481,11 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if fixed is not None:
         raise SateError(f"{option} {path}: refusing to replace it: {fixed[0]} is {fixed[1]}, which could not be "
                         "removed with the old pack; lift that, or write elsewhere")
+    mounted = mounts_inside(real) if kind == "pack" and real.is_dir() else []
+    if mounted:  # as bind-mounted there, the same (twentieth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: {mounted[0]} is a mount point (a file system or a "
+                        "bind mount is mounted there), which could not be removed with the old pack; unmount it, or "
+                        "write elsewhere")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
     inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())

@@ -896,6 +896,25 @@ def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Pa
     assert check_output(out, "text") == out
 
 
+def test_a_pack_with_a_mount_point_inside_is_refused_before_any_work(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate pack --out PACK` with a user's file bind-mounted at PACK/model.pt: the old pack was renamed aside, its
+    removal failed at the mount point (EBUSY, ignored), and the run said it packed, exit 0, leaving .PACK.old for good
+    (twentieth hostile pass). The mounts are what /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    (pack / "model.pt").write_bytes(b"PK")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (pack / "model.pt", "ext4")])
+    with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: {pack / 'model.pt'} is a mount "
+                                        "point .* could not be removed with the old pack; unmount it"):
+        check_output(pack, "pack")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (tmp_path / "packed", "ext4")])
+    assert check_output(pack, "pack") == pack  # a mount beside it (PACK's name a prefix of it) is none of its
+
+
 def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> None:
     """`sate prep --out EV` (an evaluate run's folder) wrote its manifests beside the run's files, exit 0: the run's
     delays.jsonl was read as a split by `sate features` ("manifest row misses key(s)"), and `sate evaluate --out EV`
