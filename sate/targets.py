@@ -209,7 +209,10 @@ def _a_data_directory(directory: Path) -> bool:
 
 def _not_corpus_root(directory: Path) -> str | None:
     """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
-    included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
+    included: `sate prep` wrote them), an experiment or a `sate evaluate` run, which OUT/en-de/ would be mixed into
+    (a --stream run was named a data directory for its delays.jsonl: twentieth hostile pass). Else None."""
+    if evaluate_results(directory / layout.RESULTS):
+        return f"it is a `sate evaluate` run (it holds its {layout.RESULTS})"
     data = _data_files(directory) or sorted(p.name for p in _jsonl_files(directory))
     if data:
         return f"it is a data directory (it holds {data[0]})"

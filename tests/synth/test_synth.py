@@ -436,6 +436,22 @@ def test_a_data_directory_or_an_experiment_as_out_is_refused_before_any_work(
         assert not (out / "en-de").exists()
 
 
+def test_an_evaluate_run_as_out_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`sate synth --out EV`, EV a `sate evaluate --stream` run, was refused as "a data directory (it holds
+    delays.jsonl)": the run's delays were named a manifest (twentieth hostile pass). A run without them was voiced
+    into, as `sate prep --out` refuses it."""
+    for name, files in (("stream", ["results.json", "delays.jsonl"]), ("offline", ["results.json", "hyp.txt"])):
+        out = tmp_path / name
+        out.mkdir()
+        for f in files:
+            (out / f).write_text('{"mode": "st", "split": "dev"}\n')
+        assert main(["synth", "--out", str(out), "--train-size", "1"]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"sate synth: error: --out {out}: refusing to write a corpus into it: it is a `sate evaluate` run (it "
+            "holds its results.json); give a new or other directory")
+        assert not (out / "en-de").exists()
+
+
 def test_a_full_disk_while_a_talk_is_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """libsndfile wrote the talk's wav through callbacks into the Python file: on a full disk each failed call printed
     an "Exception ignored from cffi callback" traceback (about 25 lines) before the command's one line (thirteenth
