@@ -466,7 +466,7 @@ SHARD_TEMP = re.compile(rf"\.({SHARD_FILE.pattern})\.({TEMP_TAIL.pattern}|tmp|tm
 
 
 def _empty(shard_dir: Path) -> None:
-    """A split's shard folder, emptied of its old shards. One linked to another disk keeps its link and is emptied:
+    """A split's shard folder, emptied of its old shards, not removed. One linked to another disk keeps its link:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
     run or any change of its manifest. A folder holding anything sate did not write there is refused, naming it:
     the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
@@ -478,13 +478,14 @@ def _empty(shard_dir: Path) -> None:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")
     try:
-        if shard_dir.is_symlink() and shard_dir.is_dir():
+        if shard_dir.is_dir():  # emptied, not removed: a disk mounted there cannot be removed ("Device or resource
+            # busy", at every run once its manifest changed, after its features were deleted: twentieth hostile pass)
             for path in shard_dir.iterdir():
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)
                 else:
                     path.unlink()
-        elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+        elif shard_dir.exists():  # no folder: named by rmtree, not "File exists" below
             shutil.rmtree(shard_dir)
     except OSError as err:  # rmtree's walk by descriptors names the entry alone: "plan.json: Permission denied"
         if not isinstance(err.filename, str) or os.path.isabs(err.filename):

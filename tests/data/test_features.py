@@ -511,3 +511,26 @@ def test_a_stored_file_append_only_or_immutable_is_refused_before_any_work(tmp_p
         finally:
             subprocess.run(["chattr", flag.replace("+", "-"), str(path)], check=True)
     check_stored_files(fbank)
+
+
+def test_a_shard_folder_that_is_a_mount_point_is_emptied_in_place(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk mounted at DATA/fbank/train: once its manifest changed, `sate features` deleted the split's features,
+    then failed to remove the folder itself, "Device or resource busy", at every run (twentieth hostile pass). The
+    folder is emptied, not removed; here its removal fails as the kernel fails it at a mount point."""
+    import errno  # the kernel's error for removing a mount point
+
+    shards = tmp_path / "fbank" / "train"
+    shards.mkdir(parents=True)
+    for name in ("00000.ark", "00000.scp", "plan.json"):
+        (shards / name).write_text("x\n")
+    rmtree = shutil.rmtree
+
+    def busy(path: str | Path, *args: object, **kwargs: object) -> None:
+        if Path(path) == shards:
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(path))
+        rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", busy)
+    features._empty(shards)
+    assert shards.is_dir() and list(shards.iterdir()) == []
