@@ -113,8 +113,26 @@ def _hub_model(directory: Path) -> bool:
     return (directory / "config.json").is_file() and any((directory / name).is_file() for name in weights)
 
 
+def _corpus_folder(folder: Path) -> str | None:
+    """What corpus ``folder`` holds the files of, as `sate prep` reads them, or None: a Kaldi data directory
+    (wav.scp beside text), a MuST-C split's txt/ (SPLIT.yaml there) or wav/ beside it, a LibriSpeech chapter
+    (READER-CHAPTER.trans.txt). `translate --out KALDI/text` replaced the transcripts with a translation, exit 0:
+    text over text (twentieth hostile pass)."""
+    if (folder / "wav.scp").is_file() and (folder / "text").is_file():
+        return "a Kaldi data directory (wav.scp and text)"
+    split = folder.parent
+    if folder.name in ("txt", "wav") and (split / "txt" / f"{split.name}.yaml").is_file():
+        return f"a MuST-C split's {folder.name}/ folder"
+    if (folder / f"{folder.parent.name}-{folder.name}.trans.txt").is_file():
+        return "a LibriSpeech chapter"
+    return None
+
+
 def _protected(directory: Path) -> str | None:
     """Why nothing may be written in ``directory`` (or below it), or None."""
+    corpus = _corpus_folder(directory)  # the folder itself only: a project's root may hold a Kaldi wav.scp and text
+    if corpus is not None:
+        return f"{directory} is {corpus}, which sate reads and never writes"
     for folder in (directory, *directory.parents):
         if checkpoint_folder(folder):
             return f"{folder} is a checkpoint folder, which only `sate train` writes"

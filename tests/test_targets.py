@@ -975,6 +975,30 @@ def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
     assert check_output(corpus / "synth.json", "text") == corpus / "synth.json"
 
 
+def test_an_output_among_a_corpus_files_is_refused(tmp_path: Path) -> None:
+    """`translate --out KALDI/text` replaced the transcripts `sate prep --kaldi-dir` reads with a translation, exit
+    0: text over text; a MuST-C split's text (`txt/dev.de`) and a LibriSpeech chapter's transcript likewise
+    (twentieth hostile pass). The corpus's own folder is refused, not a folder below it: a project's root may hold
+    a Kaldi wav.scp and text."""
+    kaldi, txt, chapter = tmp_path / "kaldi", tmp_path / "en-de" / "data" / "dev" / "txt", tmp_path / "19" / "198"
+    for folder in (kaldi, txt, txt.parent / "wav", chapter):
+        folder.mkdir(parents=True)
+    (kaldi / "wav.scp").write_text("r1 talk.wav\n")
+    (kaldi / "text").write_text("r1 hello\n")
+    (txt / "dev.yaml").write_text("- {duration: 1.0, offset: 0.0, speaker_id: s, wav: t.wav}\n")
+    (txt / "dev.de").write_text("Hallo\n")
+    (chapter / "19-198.trans.txt").write_text("19-198-0000 HELLO\n")
+    for path, what in ((kaldi / "text", "a Kaldi data directory"), (kaldi / "new.txt", "a Kaldi data directory"),
+                       (txt / "dev.de", "a MuST-C split's txt/ folder"), (txt.parent / "wav" / "x.txt", "a MuST-C"),
+                       (chapter / "19-198.trans.txt", "a LibriSpeech chapter")):
+        with pytest.raises(SateError, match=f"^--out {path}: {path.parent} is {re.escape(what)}.*, which sate reads "
+                                            "and never writes$"):
+            check_output(path, "text")
+    with pytest.raises(SateError, match="is a Kaldi data directory"):
+        check_output(kaldi, "directory")  # `evaluate --out KALDI`
+    assert check_output(kaldi / "sub" / "t.txt", "text") == kaldi / "sub" / "t.txt"
+
+
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
     """`analyze locality --out DATA` wrote its tables into the data directory, exit 0 (eighteenth hostile pass:
     every output aimed at DATA/); `evaluate --out DATA` was refused only for its delays.jsonl."""
