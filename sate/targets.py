@@ -118,12 +118,12 @@ def _corpus_folder(folder: Path) -> str | None:
     (wav.scp beside text), a MuST-C split's txt/ (SPLIT.yaml there) or wav/ beside it, a LibriSpeech chapter
     (READER-CHAPTER.trans.txt). `translate --out KALDI/text` replaced the transcripts with a translation, exit 0:
     text over text (twentieth hostile pass)."""
-    if (folder / "wav.scp").is_file() and (folder / "text").is_file():
+    if os.path.isfile(folder / "wav.scp") and os.path.isfile(folder / "text"):
         return "a Kaldi data directory (wav.scp and text)"
     split = folder.parent
-    if folder.name in ("txt", "wav") and (split / "txt" / f"{split.name}.yaml").is_file():
+    if folder.name in ("txt", "wav") and os.path.isfile(split / "txt" / f"{split.name}.yaml"):
         return f"a MuST-C split's {folder.name}/ folder"
-    if (folder / f"{folder.parent.name}-{folder.name}.trans.txt").is_file():
+    if os.path.isfile(folder / f"{folder.parent.name}-{folder.name}.trans.txt"):  # a name too long is none
         return "a LibriSpeech chapter"
     return None
 
@@ -138,7 +138,7 @@ def _protected(directory: Path) -> str | None:
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
         if (folder / layout.PACK_YAML).is_file():
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
-        if (folder / layout.SYNTH_MARK).is_file():  # its split texts, yaml and wav (`translate --out
+        if os.path.isfile(folder / layout.SYNTH_MARK):  # its split texts, yaml and wav (`translate --out
             # CORPUS/en-de/data/dev/txt/dev.de` replaced the references `sate prep` reads with a translation, exit 0:
             # text over text) and its records (synth.json, `.sate-synth`; nineteenth and twentieth hostile passes)
             return f"{folder} is a corpus `sate synth` voiced, which only `sate synth` writes"

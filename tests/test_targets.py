@@ -997,6 +997,11 @@ def test_an_output_among_a_corpus_files_is_refused(tmp_path: Path) -> None:
     with pytest.raises(SateError, match="is a Kaldi data directory"):
         check_output(kaldi, "directory")  # `evaluate --out KALDI`
     assert check_output(kaldi / "sub" / "t.txt", "text") == kaldi / "sub" / "t.txt"
+    deep = tmp_path  # where a corpus's file names beside a folder run past PATH_MAX, none is there (no OSError)
+    while len(str(deep)) < 4030:
+        deep /= "d" * 200
+    deep.mkdir(parents=True)
+    assert check_output(deep / "ev", "directory") == deep / "ev"
 
 
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:
