@@ -498,10 +498,11 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         if kind == "pack" and real.is_dir() else []
     fixed = next(((entry, how) for entry in entries  # a link is removed, not what it leads to; nor is a pipe opened
                   if not entry.is_symlink() and (entry.is_file() or entry.is_dir())
-                  and (how := fixed_in_place(entry)) is not None), None)
+                  and (how := fixed_in_place(entry) or _sticky(entry)) is not None), None)
     if fixed is not None:
+        advice = "lift that, or write elsewhere" if "chattr" in fixed[1] else "write elsewhere"
         raise SateError(f"{option} {path}: refusing to replace it: {fixed[0]} is {fixed[1]}, which could not be "
-                        "removed with the old pack; lift that, or write elsewhere")
+                        f"removed with the old pack; {advice}")
     mounted = mounts_inside(real) if kind == "pack" and real.is_dir() else []
     if mounted:  # as bind-mounted there, the same (twentieth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: {mounted[0]} is a mount point (a file system or a "
@@ -519,6 +520,13 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
                         "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
+
+
+def _sticky(path: Path) -> str | None:
+    """Why ``path`` may not be removed by this process for a folder's sticky bit, or None: another user's pack of mode
+    1777 was replaced, its removal failed unseen, and `sate pack` left .PACK.old for good, exit 0 (twentieth
+    hostile pass)."""
+    return "another user's file in a folder with the sticky bit" if sticky_forbids(path) else None
 
 
 def check_manifests(directory: Path, names: Iterable[str], option: str = "--out") -> None:

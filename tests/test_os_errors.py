@@ -998,7 +998,7 @@ def test_another_users_own_file_in_a_sticky_data_directory_is_refused_before_any
     is refused to all but its owner, so `sate features` computed every split, `sate prep` read the whole corpus,
     then each failed naming a temporary file, "a special or protected file system" (twentieth hostile pass)."""
     from sate.data.features import check_stored_files  # the checks themselves, as a user whom the sticky bit binds
-    from sate.targets import check_own_files
+    from sate.targets import check_output, check_own_files
 
     data = tmp_path / "data"
     (data / "fbank" / "dev").mkdir(parents=True)
@@ -1020,6 +1020,18 @@ def test_another_users_own_file_in_a_sticky_data_directory_is_refused_before_any
         "directory"), err
     check_own_files(data, ["cmvn.json"])  # root may
     check_stored_files(data / "fbank")
+    # another user's pack of mode 1777: its files could not be removed with it, and `sate pack` left .PACK.old for
+    # good, exit 0
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    for path in (pack, pack / "sate.yaml"):
+        os.chown(path, 65534, 65534)
+    pack.chmod(0o1777)
+    code, err = as_a_user(lambda: check_output(pack, "pack"))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: --out {pack}: refusing to replace it: {pack / 'sate.yaml'} is another user's file in a "
+        "folder with the sticky bit, which could not be removed with the old pack; write elsewhere"), err
 
 
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
