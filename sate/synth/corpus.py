@@ -27,7 +27,15 @@ import soundfile as sf
 from sate import layout
 from sate.data.audio import wav_info
 from sate.errors import SateError, end_with_parent, one_line
-from sate.files import atomic_open, atomic_write_text, make_parents, read_record, what_is_there
+from sate.files import (
+    append_only,
+    atomic_open,
+    atomic_write_text,
+    fixed_in_place,
+    make_parents,
+    read_record,
+    what_is_there,
+)
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -241,6 +249,14 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
             what = what if what.startswith(how) else f"is {what}"
             raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
                             f"`sate synth` writes its file {name}: remove it")
+    # append-only or immutable (chattr +a, +i), a file of it or a folder it renames its files into: the rename failed
+    # after the voicing, said as "a special or protected file system", and an append-only folder kept the temporary
+    # file for good (twentieth hostile pass)
+    for path in [root / name for name in names] + sorted({(root / name).parent for name in names}):
+        how = fixed_in_place(path) if path.is_file() else "append-only (chattr +a)" if append_only(path) else None
+        if how is not None:
+            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate synth` "
+                            "writes its files; lift that, or give another --out")
 
 
 def _worker_signals(parent: int) -> None:

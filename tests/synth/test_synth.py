@@ -495,3 +495,28 @@ def test_a_talk_whose_wav_was_cut_is_voiced_again(tmp_path: Path, synth_corpus: 
     wav.write_bytes(before[:len(before) // 3])
     synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
     assert wav.read_bytes() == before
+
+
+def test_an_append_only_corpus_file_or_folder_is_refused_before_any_voicing(tmp_path: Path) -> None:
+    """`sate synth --out OUT` again over its corpus with synth.json, a split's yaml or its txt/ folder append-only
+    (`chattr +a`): the talks were voiced, then the rename failed, said as "a special or protected file system", and
+    the folder kept the temporary file for good (twentieth hostile pass)."""
+    import subprocess  # chattr, the only way to make a file append-only
+
+    from sate.synth.corpus import check_corpus_files  # the check itself, before any voicing
+
+    root = tmp_path / "en-de"
+    (root / "data" / "dev" / "txt").mkdir(parents=True)
+    names = ["synth.json", "data/dev/txt/dev.yaml"]
+    for name in names:
+        (root / name).write_text("x\n")
+    for path in (root / "synth.json", root / "data" / "dev" / "txt"):
+        if subprocess.run(["chattr", "+a", str(path)], capture_output=True).returncode != 0:
+            pytest.skip("chattr +a needs root and a file system with attributes")
+        try:
+            with pytest.raises(SateError, match=f"^--out {tmp_path}: {path} is append-only \\(chattr \\+a\\), where "
+                                                "`sate synth` writes its files; lift that"):
+                check_corpus_files(root, names)
+        finally:
+            subprocess.run(["chattr", "-a", str(path)], check=True)
+    check_corpus_files(root, names)
