@@ -74,13 +74,13 @@ def name_max(directory: Path) -> int:
 
 def checkpoint_folder(directory: Path) -> bool:
     """A folder `sate train` keeps checkpoints in: it holds last.ckpt, or it is EXP/checkpoints beside config.yaml."""
-    return (directory / layout.LAST_CHECKPOINT).exists() or (
-        directory.name == layout.CHECKPOINTS and (directory.parent / layout.CONFIG).is_file())
+    return os.path.exists(directory / layout.LAST_CHECKPOINT) or (
+        directory.name == layout.CHECKPOINTS and os.path.isfile(directory.parent / layout.CONFIG))
 
 
 def _data_dir(directory: Path) -> bool:
     """Does ``directory`` look like a data directory (`sate features` or `sate vocab` has written in it)?"""
-    return (directory / layout.FBANK_DIR).is_dir() or (directory / layout.VOCAB_META).is_file()
+    return os.path.isdir(directory / layout.FBANK_DIR) or os.path.isfile(directory / layout.VOCAB_META)
 
 
 def _jsonl_files(directory: Path) -> list[Path]:
@@ -92,7 +92,7 @@ def _jsonl_files(directory: Path) -> list[Path]:
         return [directory / name for name in os.listdir(directory) if name.endswith(".jsonl")]
     except PermissionError:
         return [path for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)
-                if (path := directory / f"{split}.jsonl").exists()]
+                if os.path.exists(path := directory / f"{split}.jsonl")]
     except OSError:  # no such folder, or no folder
         return []
 
@@ -100,7 +100,7 @@ def _jsonl_files(directory: Path) -> list[Path]:
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
-    return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
                                                          layout.VOCAB_LOCK)) or \
         bool(_jsonl_files(directory))
 
@@ -110,7 +110,7 @@ def _hub_model(directory: Path) -> bool:
     model.bin)? `translate --out WHISPER/tokenizer.json` replaced the model's tokenizer with translation text, exit 0:
     text over text, in a folder that `acoustic.path`, `textual.path` and `evaluate --model` read."""
     weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
-    return (directory / "config.json").is_file() and any((directory / name).is_file() for name in weights)
+    return os.path.isfile(directory / "config.json") and any(os.path.isfile(directory / name) for name in weights)
 
 
 def _corpus_folder(folder: Path) -> str | None:
@@ -136,7 +136,7 @@ def _protected(directory: Path) -> str | None:
     for folder in (directory, *directory.parents):
         if checkpoint_folder(folder):
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
-        if (folder / layout.PACK_YAML).is_file():
+        if os.path.isfile(folder / layout.PACK_YAML):
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
         if os.path.isfile(folder / layout.SYNTH_MARK):  # its split texts, yaml and wav (`translate --out
             # CORPUS/en-de/data/dev/txt/dev.de` replaced the references `sate prep` reads with a translation, exit 0:
@@ -216,7 +216,7 @@ def _data_files(directory: Path) -> list[str]:
     """The files and folders that make ``directory`` a data directory (`sate features` or `sate vocab` wrote them)."""
     return [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
                               layout.VOCAB_LOCK, *(layout.token_list(side) for side in ("src", "tgt")))
-            if (directory / name).exists()]
+            if os.path.exists(directory / name)]
 
 
 def _a_data_directory(directory: Path) -> bool:
@@ -234,7 +234,7 @@ def _not_corpus_root(directory: Path) -> str | None:
     data = _data_files(directory) or sorted(p.name for p in _jsonl_files(directory))
     if data:
         return f"it is a data directory (it holds {data[0]})"
-    exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if (directory / name).exists()]
+    exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if os.path.exists(directory / name)]
     if exp:
         return f"it is an experiment (it holds {exp[0]})"
     return None
@@ -243,7 +243,8 @@ def _not_corpus_root(directory: Path) -> str | None:
 def _an_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
     experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
-    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
+    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
+           if os.path.exists(directory / name)]
     if exp:
         return f"it is an experiment (it holds {exp[0]})"
     # an evaluate run's folder: `prep --out EV` wrote its manifests beside the run's files, exit 0; the run's
@@ -259,7 +260,7 @@ def _not_experiment(directory: Path) -> str | None:
     data = _data_files(directory)
     if data:
         return f"it is a data directory (it holds {data[0]}); train into another directory"
-    if (directory / layout.CONFIG).is_file() or (directory / layout.CHECKPOINTS).is_dir():
+    if os.path.isfile(directory / layout.CONFIG) or os.path.isdir(directory / layout.CHECKPOINTS):
         return None  # an experiment: a resume, or more training
     other = sorted(p.name for p in directory.iterdir()
                    if not (p.name.startswith(".") or p.suffix == ".log" or p.name in RUN_FILES))

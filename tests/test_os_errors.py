@@ -1034,6 +1034,23 @@ def test_another_users_own_file_in_a_sticky_data_directory_is_refused_before_any
         "folder with the sticky bit, which could not be removed with the old pack; write elsewhere"), err
 
 
+def test_an_output_folder_that_cannot_be_searched_is_named_as_such(tmp_path: Path,
+                                                                   modes: Callable[[Path, int], None]) -> None:
+    """An output folder of mode 0200 or 0600 (no search permission: nothing in it can be looked at): `analyze
+    locality --out DATA` was "DATA/last.ckpt: Permission denied", a file nobody named, from the probe of a checkpoint
+    folder (twentieth hostile pass). What cannot be looked into is not written into, said as such."""
+    from sate.targets import check_output  # the check itself, as a user whom file modes bind
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dev.jsonl").write_text('{"id": "a", "audio": "a.wav"}\n')
+    for mode in (0o200, 0o600):
+        modes(data, mode)
+        code, err = as_a_user(lambda: check_output(data, "directory"))
+        assert code == 99 and err.strip() == (f"child: SateError: --out {data}: cannot write in {data} (no permission "
+                                              "or a read-only file system)"), err
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
