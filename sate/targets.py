@@ -657,7 +657,10 @@ def _other_kind(path: Path, name: str) -> str | None:
 def _ours(path: Path, name: str) -> bool | None:
     """Does ``path`` hold what a command's own file ``name`` holds? None: a name not judged by its content."""
     base = Path(name).name
-    if base.endswith(".jsonl"):
+    if base == "delays.jsonl":  # `sate evaluate --stream`'s, not a manifest: an evaluation again into a run under a
+        # linked folder (EXP linked to a scratch disk) was refused, "it is no delays.jsonl" (twentieth hostile pass)
+        ours = _json_object_with(path, ("id", "delays"), whole=False)
+    elif base.endswith(".jsonl"):
         ours = is_manifest(path)
     elif base == layout.CMVN:
         ours = _json_object_with(path, ("mean", "std"), whole=True)

@@ -915,6 +915,19 @@ def test_a_pack_with_a_mount_point_inside_is_refused_before_any_work(tmp_path: P
     assert check_output(pack, "pack") == pack  # a mount beside it (PACK's name a prefix of it) is none of its
 
 
+def test_an_evaluation_again_under_a_linked_folder_keeps_its_delays(tmp_path: Path) -> None:
+    """`sate evaluate --stream --out PROJ/ev` again, PROJ a symlink to a scratch disk: the run's own delays.jsonl
+    was judged as a manifest and refused, "it is no delays.jsonl (it holds other text)" (twentieth hostile pass)."""
+    ev = tmp_path / "big" / "ev"
+    ev.mkdir(parents=True)
+    (ev / "delays.jsonl").write_text('{"id": "a", "duration": 1.0, "delays": [0.5], "elapsed": [0.5]}\n')
+    (tmp_path / "proj").symlink_to(tmp_path / "big")
+    check_own_files(tmp_path / "proj" / "ev", ["delays.jsonl"], "--out")
+    (ev / "delays.jsonl").write_text("my notes\n")
+    with pytest.raises(SateError, match="it is no delays.jsonl"):
+        check_own_files(tmp_path / "proj" / "ev", ["delays.jsonl"], "--out")
+
+
 def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> None:
     """`sate prep --out EV` (an evaluate run's folder) wrote its manifests beside the run's files, exit 0: the run's
     delays.jsonl was read as a split by `sate features` ("manifest row misses key(s)"), and `sate evaluate --out EV`
