@@ -87,23 +87,43 @@ def what_is_there(path: Path) -> str | None:
 
 
 FS_IOC_GETFLAGS, FS_APPEND_FL = 0x80086601, 0x20  # Linux's ioctl for a file's attributes (lsattr), and `chattr +a`
+FS_IMMUTABLE_FL = 0x10  # `chattr +i`
+
+
+def _attributes(path: Path) -> int:
+    """The attribute flags of ``path`` (lsattr's), 0 where they cannot be read (no such file, no permission, a file
+    system without attributes)."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError:
+        return 0
+    try:
+        flags = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
+    except OSError:  # a file system without attributes
+        return 0
+    finally:
+        os.close(fd)
+    return int.from_bytes(flags[:4], sys.byteorder)
 
 
 def append_only(path: Path) -> bool:
     """Is ``path`` (a file or a folder) append-only (`chattr +a`)? Such a file cannot be replaced, nor can a name in
     such a folder be renamed or removed: an atomic write there failed after the work, and in a folder left its
     temporary file for good. `os.access` does not tell it (writing is allowed); False where it cannot be read."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_CLOEXEC)
-    except OSError:
-        return False
-    try:
-        flags = fcntl.ioctl(fd, FS_IOC_GETFLAGS, bytes(8))
-    except OSError:  # a file system without attributes
-        return False
-    finally:
-        os.close(fd)
-    return bool(int.from_bytes(flags[:4], sys.byteorder) & FS_APPEND_FL)
+    return bool(_attributes(path) & FS_APPEND_FL)
+
+
+def fixed_in_place(path: Path) -> str | None:
+    """How ``path`` is fixed where it is, when it is append-only or immutable (`chattr +a`, `+i`): no rename may
+    replace it, move it or remove it, whatever the file modes say. None otherwise. A command that replaces its own
+    file under a fixed name (`sate features`' cmvn.json, `sate vocab`'s token lists, `sate prep`'s manifests,
+    `sate train`'s last.ckpt) failed there after the work (twentieth hostile pass)."""
+    flags = _attributes(path)
+    if flags & FS_APPEND_FL:
+        return "append-only (chattr +a)"
+    if flags & FS_IMMUTABLE_FL:
+        return "immutable (chattr +i)"
+    return None
 
 
 # The kernel's own file systems: their files are views of the kernel, and no file of a command's can be made there
@@ -143,6 +163,13 @@ def mount_point(path: Path) -> bool:
     """Is ``path`` (resolved) a mount point, a file bind-mounted there among them (`mount --bind notes.txt
     EV/hyp.txt`), which no rename may replace (EBUSY)? `os.path.ismount` misses a bind mount of one device."""
     return any(point == path for point, _ in _mounts())
+
+
+def mounts_inside(folder: Path) -> list[Path]:
+    """The mount points below ``folder`` (resolved), bind-mounted files among them: a folder holding one can be
+    renamed, but not removed (EBUSY). `sate pack --out PACK` with a user's file bind-mounted at PACK/model.pt said it
+    packed, exit 0, and left the old pack as .PACK.old for good (twentieth hostile pass)."""
+    return [point for point, _ in _mounts() if folder in point.parents]
 
 
 CAP_FOWNER = 3  # linux/capability.h: what lets root remove or replace any user's file in a sticky folder

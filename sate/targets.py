@@ -37,9 +37,11 @@ from sate.files import (
     TEMP_NAME_ROOM,
     append_only,
     binary_kind,
+    fixed_in_place,
     is_stream,
     kernel_file_system,
     mount_point,
+    mounts_inside,
     own_descriptor,
     sticky_forbids,
     what_is_there,
@@ -72,13 +74,13 @@ def name_max(directory: Path) -> int:
 
 def checkpoint_folder(directory: Path) -> bool:
     """A folder `sate train` keeps checkpoints in: it holds last.ckpt, or it is EXP/checkpoints beside config.yaml."""
-    return (directory / layout.LAST_CHECKPOINT).exists() or (
-        directory.name == layout.CHECKPOINTS and (directory.parent / layout.CONFIG).is_file())
+    return os.path.exists(directory / layout.LAST_CHECKPOINT) or (
+        directory.name == layout.CHECKPOINTS and os.path.isfile(directory.parent / layout.CONFIG))
 
 
 def _data_dir(directory: Path) -> bool:
     """Does ``directory`` look like a data directory (`sate features` or `sate vocab` has written in it)?"""
-    return (directory / layout.FBANK_DIR).is_dir() or (directory / layout.VOCAB_META).is_file()
+    return os.path.isdir(directory / layout.FBANK_DIR) or os.path.isfile(directory / layout.VOCAB_META)
 
 
 def _jsonl_files(directory: Path) -> list[Path]:
@@ -90,7 +92,7 @@ def _jsonl_files(directory: Path) -> list[Path]:
         return [directory / name for name in os.listdir(directory) if name.endswith(".jsonl")]
     except PermissionError:
         return [path for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)
-                if (path := directory / f"{split}.jsonl").exists()]
+                if os.path.exists(path := directory / f"{split}.jsonl")]
     except OSError:  # no such folder, or no folder
         return []
 
@@ -98,7 +100,7 @@ def _jsonl_files(directory: Path) -> list[Path]:
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
-    return any((directory / name).is_file() for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
                                                          layout.VOCAB_LOCK)) or \
         bool(_jsonl_files(directory))
 
@@ -108,16 +110,38 @@ def _hub_model(directory: Path) -> bool:
     model.bin)? `translate --out WHISPER/tokenizer.json` replaced the model's tokenizer with translation text, exit 0:
     text over text, in a folder that `acoustic.path`, `textual.path` and `evaluate --model` read."""
     weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
-    return (directory / "config.json").is_file() and any((directory / name).is_file() for name in weights)
+    return os.path.isfile(directory / "config.json") and any(os.path.isfile(directory / name) for name in weights)
+
+
+def _corpus_folder(folder: Path) -> str | None:
+    """What corpus ``folder`` holds the files of, as `sate prep` reads them, or None: a Kaldi data directory
+    (wav.scp beside text), a MuST-C split's txt/ (SPLIT.yaml there) or wav/ beside it, a LibriSpeech chapter
+    (READER-CHAPTER.trans.txt). `translate --out KALDI/text` replaced the transcripts with a translation, exit 0:
+    text over text (twentieth hostile pass)."""
+    if os.path.isfile(folder / "wav.scp") and os.path.isfile(folder / "text"):
+        return "a Kaldi data directory (wav.scp and text)"
+    split = folder.parent
+    if folder.name in ("txt", "wav") and os.path.isfile(split / "txt" / f"{split.name}.yaml"):
+        return f"a MuST-C split's {folder.name}/ folder"
+    if os.path.isfile(folder / f"{folder.parent.name}-{folder.name}.trans.txt"):  # a name too long is none
+        return "a LibriSpeech chapter"
+    return None
 
 
 def _protected(directory: Path) -> str | None:
     """Why nothing may be written in ``directory`` (or below it), or None."""
+    corpus = _corpus_folder(directory)  # the folder itself only: a project's root may hold a Kaldi wav.scp and text
+    if corpus is not None:
+        return f"{directory} is {corpus}, which sate reads and never writes"
     for folder in (directory, *directory.parents):
         if checkpoint_folder(folder):
             return f"{folder} is a checkpoint folder, which only `sate train` writes"
-        if (folder / layout.PACK_YAML).is_file():
+        if os.path.isfile(folder / layout.PACK_YAML):
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
+        if os.path.isfile(folder / layout.SYNTH_MARK):  # its split texts, yaml and wav (`translate --out
+            # CORPUS/en-de/data/dev/txt/dev.de` replaced the references `sate prep` reads with a translation, exit 0:
+            # text over text) and its records (synth.json, `.sate-synth`; nineteenth and twentieth hostile passes)
+            return f"{folder} is a corpus `sate synth` voiced, which only `sate synth` writes"
         if _hub_model(folder):
             return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
                     "and never writes")
@@ -144,10 +168,6 @@ def _managed(path: Path) -> str | None:
     if path.name == layout.MARIAN_CTC_TOKENS and path.parent.name == layout.MARIAN_DIR and \
             _data_dir(path.parent.parent):  # translate --out DATA/marian/ctc_tokens.txt replaced it, exit 0
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
-    if path.name in (layout.SYNTH_SUMMARY, layout.SYNTH_MARK) and (path.parent / layout.SYNTH_MARK).is_file():
-        # `translate --out CORPUS/en-de/synth.json` replaced the voiced corpus's record with text, exit 0 (nineteenth
-        # hostile pass)
-        return f"it is sate synth's {path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
     if _evaluate_output(path):
@@ -196,7 +216,7 @@ def _data_files(directory: Path) -> list[str]:
     """The files and folders that make ``directory`` a data directory (`sate features` or `sate vocab` wrote them)."""
     return [name for name in (layout.VOCAB_META, layout.FBANK_DIR, layout.CMVN, layout.FEATURES_LOCK,
                               layout.VOCAB_LOCK, *(layout.token_list(side) for side in ("src", "tgt")))
-            if (directory / name).exists()]
+            if os.path.exists(directory / name)]
 
 
 def _a_data_directory(directory: Path) -> bool:
@@ -207,11 +227,14 @@ def _a_data_directory(directory: Path) -> bool:
 
 def _not_corpus_root(directory: Path) -> str | None:
     """Why ``directory`` may not receive a voiced corpus (`sate synth --out`): it is a data directory (manifests
-    included: `sate prep` wrote them) or an experiment, which OUT/en-de/ would be mixed into. Else None."""
+    included: `sate prep` wrote them), an experiment or a `sate evaluate` run, which OUT/en-de/ would be mixed into
+    (a --stream run was named a data directory for its delays.jsonl: twentieth hostile pass). Else None."""
+    if evaluate_results(directory / layout.RESULTS):
+        return f"it is a `sate evaluate` run (it holds its {layout.RESULTS})"
     data = _data_files(directory) or sorted(p.name for p in _jsonl_files(directory))
     if data:
         return f"it is a data directory (it holds {data[0]})"
-    exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if (directory / name).exists()]
+    exp = [name for name in (layout.CONFIG, layout.CHECKPOINTS, layout.TRAIN_LOCK) if os.path.exists(directory / name)]
     if exp:
         return f"it is an experiment (it holds {exp[0]})"
     return None
@@ -220,7 +243,8 @@ def _not_corpus_root(directory: Path) -> str | None:
 def _an_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
     experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
-    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME) if (directory / name).exists()]
+    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
+           if os.path.exists(directory / name)]
     if exp:
         return f"it is an experiment (it holds {exp[0]})"
     # an evaluate run's folder: `prep --out EV` wrote its manifests beside the run's files, exit 0; the run's
@@ -236,7 +260,7 @@ def _not_experiment(directory: Path) -> str | None:
     data = _data_files(directory)
     if data:
         return f"it is a data directory (it holds {data[0]}); train into another directory"
-    if (directory / layout.CONFIG).is_file() or (directory / layout.CHECKPOINTS).is_dir():
+    if os.path.isfile(directory / layout.CONFIG) or os.path.isdir(directory / layout.CHECKPOINTS):
         return None  # an experiment: a resume, or more training
     other = sorted(p.name for p in directory.iterdir()
                    if not (p.name.startswith(".") or p.suffix == ".log" or p.name in RUN_FILES))
@@ -474,8 +498,8 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         # after the work (nineteenth hostile pass)
         raise SateError(f"{option} {path}: refusing to replace it: it is another user's file in a folder with the "
                         f"sticky bit ({real.parent}, as /tmp), which only its owner may replace; write elsewhere")
-    if renamed_onto and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass; a
-        # pack's folder, renamed aside: twentieth)
+    if renamed_onto and append_only(real):  # the rename onto it failed after the work (nineteenth hostile pass); a
+        # pack's folder too, which is renamed aside (twentieth)
         raise SateError(f"{option} {path}: refusing to replace it: it is append-only (chattr +a), which no "
                         "command may replace; write elsewhere, or lift it (chattr -a)")
     # a pack is replaced whole, its folder renamed aside and removed: one made read-only (chmod -R a-w) was replaced
@@ -485,6 +509,22 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if stuck is not None:
         raise SateError(f"{option} {path}: refusing to replace it: {'it' if stuck == real else stuck} is read-only "
                         "(no write permission, or a read-only file system)")
+    # a file in it append-only or immutable could not be removed with the old pack: `sate pack` said it packed, exit 0,
+    # and left .NAME.old beside the new pack for good (twentieth hostile pass)
+    entries = [Path(root) / name for root, dirs, files in os.walk(real) for name in (*dirs, *files)] \
+        if kind == "pack" and real.is_dir() else []
+    fixed = next(((entry, how) for entry in entries  # a link is removed, not what it leads to; nor is a pipe opened
+                  if not entry.is_symlink() and (entry.is_file() or entry.is_dir())
+                  and (how := fixed_in_place(entry) or _sticky(entry)) is not None), None)
+    if fixed is not None:
+        advice = "lift that, or write elsewhere" if "chattr" in fixed[1] else "write elsewhere"
+        raise SateError(f"{option} {path}: refusing to replace it: {fixed[0]} is {fixed[1]}, which could not be "
+                        f"removed with the old pack; {advice}")
+    mounted = mounts_inside(real) if kind == "pack" and real.is_dir() else []
+    if mounted:  # as bind-mounted there, the same (twentieth hostile pass)
+        raise SateError(f"{option} {path}: refusing to replace it: {mounted[0]} is a mount point (a file system or a "
+                        "bind mount is mounted there), which could not be removed with the old pack; unmount it, or "
+                        "write elsewhere")
     # a directory the command fills must itself be writable, a file's (or a pack's) parent
     inside = (real,) if kind in ("directory", "data", "experiment", "corpus") else ()
     existing = next(p for p in (*inside, real.parent, *real.parent.parents) if p.exists())
@@ -497,6 +537,13 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
                         "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
+
+
+def _sticky(path: Path) -> str | None:
+    """Why ``path`` may not be removed by this process for a folder's sticky bit, or None: another user's pack of mode
+    1777 was replaced, its removal failed unseen, and `sate pack` left .PACK.old for good, exit 0 (twentieth
+    hostile pass)."""
+    return "another user's file in a folder with the sticky bit" if sticky_forbids(path) else None
 
 
 def check_manifests(directory: Path, names: Iterable[str], option: str = "--out") -> None:
@@ -530,15 +577,23 @@ def check_own_files(directory: Path, names: Iterable[str], option: str = "--data
         if real.is_file() and mount_point(real):  # a file bind-mounted there: its rename failed after the work
             raise SateError(f"{option} {directory}: {path} is a mount point (mount --bind), where the command renames "
                             f"its file {name} into place; unmount it, or write elsewhere")
+        fixed = fixed_in_place(real) if real.is_file() else None
+        if fixed is not None:  # the rename onto it failed after the work: `sate features` computed every split, `sate
+            # vocab` trained both models and replaced one before the token list, `sate prep` left its journal and a
+            # half-replaced set, `sate train` trained an epoch it could not save as last.ckpt (twentieth hostile pass)
+            how = fixed.split(" (")[0]
+            raise SateError(f"{option} {directory}: {path} is {fixed}, where the command renames its file {name} into "
+                            f"place; lift that (chattr -{'a' if how == 'append-only' else 'i'}), or write elsewhere")
+        if real.is_file() and sticky_forbids(real):  # a colleague's file in a shared folder of mode 1777: the rename
+            # onto it failed after the work (`sate features` computed every split), "a special or protected file
+            # system" (twentieth hostile pass)
+            raise SateError(f"{option} {directory}: {path} is another user's file in a folder with the sticky bit "
+                            f"({real.parent}), where the command renames its file {name} into place, which only its "
+                            "owner may replace; ask them to remove it, or write elsewhere")
         if real.parent.is_dir() and append_only(real.parent):  # its rename failed after the work, and the folder kept
             # the temporary file (nineteenth hostile pass: DATA/marian for `vocab --marian`, EXP/checkpoints)
             raise SateError(f"{option} {directory}: {real.parent} is append-only (chattr +a), where the command "
                             f"renames its file {name} into place; lift that (chattr -a), or write elsewhere")
-        if real.is_file() and append_only(real):  # nothing can be renamed onto it: `prep --out` again with one
-            # manifest append-only replaced the splits before it, then failed naming a temporary file, its journal
-            # left (twentieth hostile pass)
-            raise SateError(f"{option} {directory}: {path} is append-only (chattr +a), which the command's file "
-                            f"{name} cannot replace; lift that (chattr -a), or write elsewhere")
         # a link on the way counts as the file's own: DATA/marian linked to a pack's marian/ (sate vocab --marian)
         linked = os.path.islink(path) or real != Path(os.path.abspath(path))
         place = _protected(real.parent) if linked else None
@@ -618,7 +673,10 @@ def _other_kind(path: Path, name: str) -> str | None:
 def _ours(path: Path, name: str) -> bool | None:
     """Does ``path`` hold what a command's own file ``name`` holds? None: a name not judged by its content."""
     base = Path(name).name
-    if base.endswith(".jsonl"):
+    if base == "delays.jsonl":  # `sate evaluate --stream`'s, not a manifest: an evaluation again into a run under a
+        # linked folder (EXP linked to a scratch disk) was refused, "it is no delays.jsonl" (twentieth hostile pass)
+        ours = _json_object_with(path, ("id", "delays"), whole=False)
+    elif base.endswith(".jsonl"):
         ours = is_manifest(path)
     elif base == layout.CMVN:
         ours = _json_object_with(path, ("mean", "std"), whole=True)
@@ -734,9 +792,8 @@ def check_run_folders(exp: Path) -> None:
     # into it (fourteenth hostile pass)
     # and the metric logs a resume rewrites: a link or a folder at one was refused only after Lightning's setup
     # lines, and a link to a user's recording as "a NUL byte: binary data", not as a link (fifteenth hostile pass)
+    # and its config snapshot, replaced at each run: an append-only one failed after the setup (twentieth pass)
     logs = [str(p.relative_to(exp)) for p in metric_logs(exp)]
-    # and the config snapshot, rewritten at each run: append-only, its rename failed as "a special or protected file
-    # system" (twentieth hostile pass)
     check_own_files(exp, [layout.CONFIG, layout.TRAIN_TIME, f"{layout.CHECKPOINTS}/{layout.LAST_CHECKPOINT}", *logs],
                     "--exp")
 

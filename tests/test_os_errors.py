@@ -993,6 +993,65 @@ def test_another_users_file_in_a_sticky_folder_is_refused_before_any_work(tmp_pa
     assert check_output(notes, "text") == notes  # root may
 
 
+def test_another_users_own_file_in_a_sticky_data_directory_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A shared data directory of mode 1777 holding a colleague's cmvn.json, manifests and token lists (and a shared
+    DATA/fbank/SPLIT of that mode holding their shard files): the rename of the file a command keeps under that name
+    is refused to all but its owner, so `sate features` computed every split, `sate prep` read the whole corpus,
+    then each failed naming a temporary file, "a special or protected file system" (twentieth hostile pass)."""
+    from sate.data.features import check_stored_files  # the checks themselves, as a user whom the sticky bit binds
+    from sate.targets import check_output, check_own_files
+
+    data = tmp_path / "data"
+    (data / "fbank" / "dev").mkdir(parents=True)
+    for path in (data / "cmvn.json", data / "fbank" / "dev" / "00000.scp"):
+        path.write_text("{}\n")
+    for path in (data, data / "cmvn.json", *(data / "fbank").rglob("*"), data / "fbank"):
+        os.chown(path, 65534, 65534)
+    data.chmod(0o1777)
+    code, err = as_a_user(lambda: check_own_files(data, ["cmvn.json"]))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: --data {data}: {data / 'cmvn.json'} is another user's file in a folder with the sticky "
+        f"bit ({data}), where the command renames its file cmvn.json into place, which only its owner may replace; "
+        "ask them to remove it, or write elsewhere"), err
+    (data / "fbank" / "dev").chmod(0o1777)
+    code, err = as_a_user(lambda: check_stored_files(data / "fbank"))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: {data / 'fbank' / 'dev' / '00000.scp'}: another user's file in a folder with the sticky "
+        "bit, where `sate features` replaces its own files, which only its owner may replace; use another data "
+        "directory"), err
+    check_own_files(data, ["cmvn.json"])  # root may
+    check_stored_files(data / "fbank")
+    # another user's pack of mode 1777: its files could not be removed with it, and `sate pack` left .PACK.old for
+    # good, exit 0
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    for path in (pack, pack / "sate.yaml"):
+        os.chown(path, 65534, 65534)
+    pack.chmod(0o1777)
+    code, err = as_a_user(lambda: check_output(pack, "pack"))
+    assert code == 99 and err.strip() == (
+        f"child: SateError: --out {pack}: refusing to replace it: {pack / 'sate.yaml'} is another user's file in a "
+        "folder with the sticky bit, which could not be removed with the old pack; write elsewhere"), err
+
+
+def test_an_output_folder_that_cannot_be_searched_is_named_as_such(tmp_path: Path,
+                                                                   modes: Callable[[Path, int], None]) -> None:
+    """An output folder of mode 0200 or 0600 (no search permission: nothing in it can be looked at): `analyze
+    locality --out DATA` was "DATA/last.ckpt: Permission denied", a file nobody named, from the probe of a checkpoint
+    folder (twentieth hostile pass). What cannot be looked into is not written into, said as such."""
+    from sate.targets import check_output  # the check itself, as a user whom file modes bind
+
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "dev.jsonl").write_text('{"id": "a", "audio": "a.wav"}\n')
+    for mode in (0o200, 0o600):
+        modes(data, mode)
+        code, err = as_a_user(lambda: check_output(data, "directory"))
+        assert code == 99 and err.strip() == (f"child: SateError: --out {data}: cannot write in {data} (no permission "
+                                              "or a read-only file system)"), err
+
+
 def test_too_many_open_files_names_jobs_only_where_the_command_has_it(tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:

@@ -826,12 +826,57 @@ def test_an_append_only_file_a_command_keeps_under_its_own_name_is_refused(tmp_p
     if subprocess.run(["chattr", "+a", str(manifest)], capture_output=True).returncode != 0:
         pytest.skip("chattr +a needs root and a file system with attributes")
     try:
-        with pytest.raises(SateError, match=f"^--out {tmp_path}: {manifest} is append-only \\(chattr \\+a\\), which "
-                                            "the command's file tst-COMMON.jsonl cannot replace; lift that"):
+        with pytest.raises(SateError, match=f"^--out {tmp_path}: {manifest} is append-only \\(chattr \\+a\\), where "
+                                            "the command renames its file tst-COMMON.jsonl into place; lift that"):
             check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
     finally:
         subprocess.run(["chattr", "-a", str(manifest)], check=True)
     check_own_files(tmp_path, ["dev.jsonl", "tst-COMMON.jsonl"], "--out")
+
+
+def test_a_file_a_command_keeps_that_is_append_only_or_immutable_is_refused_before_any_work(tmp_path: Path) -> None:
+    """`chattr +a` or `+i` on a file a command replaces under its own name (a data directory's cmvn.json or token
+    list, a manifest, an experiment's config.yaml or last.ckpt), or on a file in a pack `sate pack --out` replaces
+    (or the pack's folder): no rename may replace or remove it. `sate features` computed every split, `sate vocab`
+    trained both models and replaced one before failing at the token list, `sate prep` left half its set and its
+    journal, `sate train` trained an epoch it could not save, each then naming a temporary file as "a special or
+    protected file system"; `sate pack` said it packed, exit 0, and left `.PACK.old` for good (twentieth hostile
+    pass)."""
+    from sate.targets import check_run_folders  # train's own check of its files, before any work
+
+    data, pack, exp = tmp_path / "data", tmp_path / "pack", tmp_path / "exp"
+    for folder in (data, pack, exp / "checkpoints"):
+        folder.mkdir(parents=True)
+    (data / "tokens_src.txt").write_text("<blank>\n")
+    (pack / "sate.yaml").write_text("task: st\n")
+    (pack / "model.pt").write_bytes(b"PK")
+    (exp / "config.yaml").write_text("task: mt\n")
+    if subprocess.run(["chattr", "+a", str(data / "tokens_src.txt")], capture_output=True).returncode != 0:
+        pytest.skip("chattr +a needs root and a file system with attributes")
+    try:
+        with pytest.raises(SateError, match=f"^--data {data}: {data / 'tokens_src.txt'} is append-only \\(chattr "
+                                            r"\+a\), where the command renames its file tokens_src.txt into place; "
+                                            r"lift that \(chattr -a\)"):
+            check_own_files(data, ["tokens_src.txt"])
+        subprocess.run(["chattr", "-a", str(data / "tokens_src.txt")], check=True)
+        subprocess.run(["chattr", "+i", str(data / "tokens_src.txt"), str(pack / "model.pt")], check=True)
+        with pytest.raises(SateError, match=r"tokens_src.txt is immutable \(chattr \+i\), .*\(chattr -i\)"):
+            check_own_files(data, ["tokens_src.txt"])
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: {pack / 'model.pt'} is "
+                                            r"immutable \(chattr \+i\), which could not be removed with the old pack"):
+            check_output(pack, "pack")
+        subprocess.run(["chattr", "-i", str(pack / "model.pt")], check=True)
+        subprocess.run(["chattr", "+a", str(pack), str(exp / "config.yaml")], check=True)
+        with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: it is append-only"):
+            check_output(pack, "pack")
+        with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'config.yaml'} is append-only"):
+            check_run_folders(exp)
+    finally:
+        subprocess.run(["chattr", "-a", "-i", str(data / "tokens_src.txt"), str(pack / "model.pt"), str(pack),
+                        str(exp / "config.yaml")], check=True)
+    check_own_files(data, ["tokens_src.txt"])
+    assert check_output(pack, "pack") == pack
+    check_run_folders(exp)
 
 
 def test_an_output_on_the_kernels_file_systems_is_refused_before_any_work(tmp_path: Path) -> None:
@@ -866,6 +911,38 @@ def test_an_output_that_is_a_mount_point_is_refused_before_any_work(tmp_path: Pa
         check_own_files(tmp_path, ["hyp.txt"])
     monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4")])
     assert check_output(out, "text") == out
+
+
+def test_a_pack_with_a_mount_point_inside_is_refused_before_any_work(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate pack --out PACK` with a user's file bind-mounted at PACK/model.pt: the old pack was renamed aside, its
+    removal failed at the mount point (EBUSY, ignored), and the run said it packed, exit 0, leaving .PACK.old for good
+    (twentieth hostile pass). The mounts are what /proc/self/mounts lists; here one is said to be there."""
+    import sate.files as files  # the list of mounts, as the system would give it with a bind mount
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("task: st\n")
+    (pack / "model.pt").write_bytes(b"PK")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (pack / "model.pt", "ext4")])
+    with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: {pack / 'model.pt'} is a mount "
+                                        "point .* could not be removed with the old pack; unmount it"):
+        check_output(pack, "pack")
+    monkeypatch.setattr(files, "_mounts", lambda: [(Path("/"), "ext4"), (tmp_path / "packed", "ext4")])
+    assert check_output(pack, "pack") == pack  # a mount beside it (PACK's name a prefix of it) is none of its
+
+
+def test_an_evaluation_again_under_a_linked_folder_keeps_its_delays(tmp_path: Path) -> None:
+    """`sate evaluate --stream --out PROJ/ev` again, PROJ a symlink to a scratch disk: the run's own delays.jsonl
+    was judged as a manifest and refused, "it is no delays.jsonl (it holds other text)" (twentieth hostile pass)."""
+    ev = tmp_path / "big" / "ev"
+    ev.mkdir(parents=True)
+    (ev / "delays.jsonl").write_text('{"id": "a", "duration": 1.0, "delays": [0.5], "elapsed": [0.5]}\n')
+    (tmp_path / "proj").symlink_to(tmp_path / "big")
+    check_own_files(tmp_path / "proj" / "ev", ["delays.jsonl"], "--out")
+    (ev / "delays.jsonl").write_text("my notes\n")
+    with pytest.raises(SateError, match="it is no delays.jsonl"):
+        check_own_files(tmp_path / "proj" / "ev", ["delays.jsonl"], "--out")
 
 
 def test_an_evaluate_run_does_not_become_a_data_directory(tmp_path: Path) -> None:
@@ -952,17 +1029,53 @@ def test_a_log_folder_that_cannot_be_listed_is_refused_before_any_training(tmp_p
 
 def test_a_voiced_corpuss_records_are_sate_synths(tmp_path: Path) -> None:
     """`translate --out CORPUS/en-de/synth.json` replaced `sate synth`'s record of the corpus with translation
-    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise. A synth.json with no mark beside it is
-    the user's text."""
+    text, exit 0 (nineteenth hostile pass); its mark (.sate-synth) likewise, and (twentieth) a split's text, the
+    references `sate prep` reads: `translate --out CORPUS/en-de/data/dev/txt/dev.de`, or `report --out` there. Nothing
+    else writes into a voiced corpus either. A synth.json with no mark beside it is the user's text."""
     corpus = tmp_path / "en-de"
-    corpus.mkdir()
+    (corpus / "data" / "dev" / "txt").mkdir(parents=True)
     (corpus / ".sate-synth").write_text("{}\n")
     (corpus / "synth.json").write_text("{}\n")
-    for name in ("synth.json", ".sate-synth"):
-        with pytest.raises(SateError, match=f"refusing to replace it: it is sate synth's {name}$"):
+    (corpus / "data" / "dev" / "txt" / "dev.de").write_text("Guten Tag.\n")
+    for name in ("synth.json", ".sate-synth", "data/dev/txt/dev.de", "data/dev/txt/new.txt"):
+        with pytest.raises(SateError, match=f"{corpus} is a corpus `sate synth` voiced, which only `sate synth` "
+                                            "writes$"):
             check_output(corpus / name, "text")
+    for kind in ("directory", "data"):  # `evaluate --out`, `prep --out` into it
+        with pytest.raises(SateError, match="is a corpus `sate synth` voiced"):
+            check_output(corpus / "data", kind)  # type: ignore[arg-type]
+    assert check_output(tmp_path, "corpus") == tmp_path  # `sate synth --out` again, to go on voicing it
     (corpus / ".sate-synth").unlink()
     assert check_output(corpus / "synth.json", "text") == corpus / "synth.json"
+
+
+def test_an_output_among_a_corpus_files_is_refused(tmp_path: Path) -> None:
+    """`translate --out KALDI/text` replaced the transcripts `sate prep --kaldi-dir` reads with a translation, exit
+    0: text over text; a MuST-C split's text (`txt/dev.de`) and a LibriSpeech chapter's transcript likewise
+    (twentieth hostile pass). The corpus's own folder is refused, not a folder below it: a project's root may hold
+    a Kaldi wav.scp and text."""
+    kaldi, txt, chapter = tmp_path / "kaldi", tmp_path / "en-de" / "data" / "dev" / "txt", tmp_path / "19" / "198"
+    for folder in (kaldi, txt, txt.parent / "wav", chapter):
+        folder.mkdir(parents=True)
+    (kaldi / "wav.scp").write_text("r1 talk.wav\n")
+    (kaldi / "text").write_text("r1 hello\n")
+    (txt / "dev.yaml").write_text("- {duration: 1.0, offset: 0.0, speaker_id: s, wav: t.wav}\n")
+    (txt / "dev.de").write_text("Hallo\n")
+    (chapter / "19-198.trans.txt").write_text("19-198-0000 HELLO\n")
+    for path, what in ((kaldi / "text", "a Kaldi data directory"), (kaldi / "new.txt", "a Kaldi data directory"),
+                       (txt / "dev.de", "a MuST-C split's txt/ folder"), (txt.parent / "wav" / "x.txt", "a MuST-C"),
+                       (chapter / "19-198.trans.txt", "a LibriSpeech chapter")):
+        with pytest.raises(SateError, match=f"^--out {path}: {path.parent} is {re.escape(what)}.*, which sate reads "
+                                            "and never writes$"):
+            check_output(path, "text")
+    with pytest.raises(SateError, match="is a Kaldi data directory"):
+        check_output(kaldi, "directory")  # `evaluate --out KALDI`
+    assert check_output(kaldi / "sub" / "t.txt", "text") == kaldi / "sub" / "t.txt"
+    deep = tmp_path  # where a corpus's file names beside a folder run past PATH_MAX, none is there (no OSError)
+    while len(str(deep)) < 3700:  # its own name fits, READER-CHAPTER.trans.txt beside it does not
+        deep /= "d" * 200
+    deep.mkdir(parents=True)
+    assert check_output(deep / "ev", "directory") == deep / "ev"
 
 
 def test_a_directory_output_into_a_data_directory_is_refused(tmp_path: Path, prepared_data: Path) -> None:

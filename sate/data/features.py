@@ -67,11 +67,13 @@ from sate.files import (
     append_only,
     atomic_write_lines,
     exclusive,
+    fixed_in_place,
     link_or_what_is_there,
     loads_json,
     read_record,
     real_path,
     require_file,
+    sticky_forbids,
     unique_keys,
     what_is_there,
 )
@@ -464,7 +466,7 @@ SHARD_TEMP = re.compile(rf"\.({SHARD_FILE.pattern})\.({TEMP_TAIL.pattern}|tmp|tm
 
 
 def _empty(shard_dir: Path) -> None:
-    """A split's shard folder, emptied of its old shards. One linked to another disk keeps its link and is emptied:
+    """A split's shard folder, emptied of its old shards, not removed. One linked to another disk keeps its link:
     rmtree refuses a link (its error was ignored), and the mkdir after it was "File exists" at the split's first
     run or any change of its manifest. A folder holding anything sate did not write there is refused, naming it:
     the user's files in DATA/fbank/dev/ (another tool's features) were deleted without a word."""
@@ -476,13 +478,14 @@ def _empty(shard_dir: Path) -> None:
             raise SateError(f"{shard_dir}: holds {first_few(other, 1)}, which sate features did not write; the "
                             "folder is emptied before its features are computed: move it away")
     try:
-        if shard_dir.is_symlink() and shard_dir.is_dir():
+        if shard_dir.is_dir():  # emptied, not removed: a disk mounted there cannot be removed ("Device or resource
+            # busy", at every run once its manifest changed, after its features were deleted: twentieth hostile pass)
             for path in shard_dir.iterdir():
                 if path.is_dir() and not path.is_symlink():
                     shutil.rmtree(path)
                 else:
                     path.unlink()
-        elif shard_dir.exists():  # a folder that cannot be emptied (no permission) is named, not "File exists" below
+        elif shard_dir.exists():  # no folder: named by rmtree, not "File exists" below
             shutil.rmtree(shard_dir)
     except OSError as err:  # rmtree's walk by descriptors names the entry alone: "plan.json: Permission denied"
         if not isinstance(err.filename, str) or os.path.isabs(err.filename):
@@ -506,6 +509,16 @@ def check_stored_files(fbank: Path) -> None:
             if what is not None:
                 raise SateError(f"{path}: {what}, where `sate features` keeps a file of its own (written anew at "
                                 "each run); remove it")
+        # append-only or immutable, its own file (or a split folder's entry) could not be replaced or removed: the
+        # rename failed after the work, "Operation not permitted" said of a special file system (twentieth pass)
+        for path in own + [p for p in inside if SHARD_FILE.fullmatch(p.name)] + ([entry] if entry.is_dir() else []):
+            fixed = fixed_in_place(path)
+            if fixed is not None:
+                raise SateError(f"{path}: {fixed}, where `sate features` replaces its own files (written anew at "
+                                "each run); lift that, or use another data directory")
+            if path.is_file() and sticky_forbids(path):  # a colleague's, in a shared fbank/ of mode 1777
+                raise SateError(f"{path}: another user's file in a folder with the sticky bit, where `sate features` "
+                                "replaces its own files, which only its owner may replace; use another data directory")
 
 
 def _own_rows(split: str, rows: list[dict]) -> list[dict]:

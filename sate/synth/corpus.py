@@ -27,7 +27,15 @@ import soundfile as sf
 from sate import layout
 from sate.data.audio import wav_info
 from sate.errors import SateError, end_with_parent, one_line
-from sate.files import append_only, atomic_open, atomic_write_text, make_parents, read_record, what_is_there
+from sate.files import (
+    append_only,
+    atomic_open,
+    atomic_write_text,
+    fixed_in_place,
+    make_parents,
+    read_record,
+    what_is_there,
+)
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -241,14 +249,14 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
             what = what if what.startswith(how) else f"is {what}"
             raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
                             f"`sate synth` writes its file {name}: remove it")
-    # each file is renamed into place: one append-only (`chattr +a`), or in such a folder, failed at its rename after
-    # the texts before it were rewritten, naming a temporary file its folder kept (twentieth hostile pass)
-    for place in sorted({root, *(p for name in names for p in (root / name).parents if root in p.parents),
-                         *(root / name for name in names)}):
-        if os.path.lexists(place) and append_only(place):
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(place))} is append-only (chattr +a), "
-                            "where `sate synth` renames its files into place; lift that (chattr -a), or give another "
-                            "--out")
+    # append-only or immutable (chattr +a, +i), a file of it or a folder it renames its files into: the rename failed
+    # after the voicing, said as "a special or protected file system", and an append-only folder kept the temporary
+    # file for good (twentieth hostile pass)
+    for path in [root / name for name in names] + sorted({(root / name).parent for name in names}):
+        how = fixed_in_place(path) if path.is_file() else "append-only (chattr +a)" if append_only(path) else None
+        if how is not None:
+            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate synth` "
+                            "writes its files; lift that, or give another --out")
 
 
 def _worker_signals(parent: int) -> None:

@@ -67,6 +67,23 @@ class MovableCheckpoint(ModelCheckpoint):
         if old is not None and self.dirpath is not None and old != self.dirpath:
             state_dict = self._moved(state_dict, str(old)) or state_dict
         super().load_state_dict(state_dict)
+        self._fit_record()
+
+    def _fit_record(self) -> None:
+        """The restored record cut to this run's number of checkpoints (save_top_k: trainer.keep_last or keep_best,
+        which a resume may change), its k-th named again. Lowered, the record named no k-th checkpoint where it held
+        fewer than the old number, and the first save after an epoch's training was a KeyError traceback inside
+        Lightning, at every resume; one longer than the new number was never cut (twentieth hostile pass). The
+        checkpoints left out of the record stay on disk."""
+        k = self.save_top_k
+        if k < 0 or len(self.best_k_models) < k:
+            return
+        kept = sorted(self.best_k_models, key=lambda path: float(self.best_k_models[path]),
+                      reverse=self.mode == "max")[:k]  # best first
+        self.best_k_models = {path: self.best_k_models[path] for path in kept}
+        if kept:
+            self.kth_best_model_path = kept[-1]
+            self.kth_value = self.best_k_models[kept[-1]]
 
     def _moved(self, state: dict[str, Any], old: str) -> dict[str, Any] | None:
         """``state`` with its paths in this folder, or None when one names a file that is not here."""

@@ -14,7 +14,7 @@ import soundfile as sf
 import sate.data.features as features
 from sate.data.audio import num_frames, read_segment
 from sate.data.feature_index import FeatureIndex
-from sate.data.features import compute_fbank, load_cmvn
+from sate.data.features import check_stored_files, compute_fbank, load_cmvn
 from sate.data.manifest import read_manifest
 from sate.errors import SateError
 
@@ -512,3 +512,50 @@ def test_a_read_only_fbank_or_split_folder_is_refused_before_any_work(folder: st
                                 "indexes; lift that, or use another data directory\n")
     assert {p: p.stat().st_mtime_ns for p in (data / "fbank").rglob("*.ark")} == arks
     assert not list((data / "fbank").rglob("*.scp"))
+
+
+def test_a_stored_file_append_only_or_immutable_is_refused_before_any_work(tmp_path: Path) -> None:
+    """A split's index, a shard's file or a split folder of DATA/fbank append-only or immutable (`chattr +a`, `+i`):
+    `sate features` computed the split, then failed to replace its index, "Operation not permitted" said of a
+    special or protected file system (twentieth hostile pass)."""
+    import subprocess  # chattr, the only way to make a file append-only
+
+    fbank = tmp_path / "fbank"
+    (fbank / "train").mkdir(parents=True)
+    (fbank / "train.scp").write_text("a train/00000.ark:5\n")
+    (fbank / "train" / "00000.scp").write_text("a train/00000.ark:5\n")
+    cases = ((fbank / "train.scp", "+a", "append-only"), (fbank / "train" / "00000.scp", "+i", "immutable"),
+             (fbank / "train", "+a", "append-only"))
+    for path, flag, how in cases:
+        if subprocess.run(["chattr", flag, str(path)], capture_output=True).returncode != 0:
+            pytest.skip("chattr needs root and a file system with attributes")
+        try:
+            with pytest.raises(SateError, match=f"^{path}: {how} \\(chattr \\{flag}\\), where `sate features` "
+                                                "replaces its own files"):
+                check_stored_files(fbank)
+        finally:
+            subprocess.run(["chattr", flag.replace("+", "-"), str(path)], check=True)
+    check_stored_files(fbank)
+
+
+def test_a_shard_folder_that_is_a_mount_point_is_emptied_in_place(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk mounted at DATA/fbank/train: once its manifest changed, `sate features` deleted the split's features,
+    then failed to remove the folder itself, "Device or resource busy", at every run (twentieth hostile pass). The
+    folder is emptied, not removed; here its removal fails as the kernel fails it at a mount point."""
+    import errno  # the kernel's error for removing a mount point
+
+    shards = tmp_path / "fbank" / "train"
+    shards.mkdir(parents=True)
+    for name in ("00000.ark", "00000.scp", "plan.json"):
+        (shards / name).write_text("x\n")
+    rmtree = shutil.rmtree
+
+    def busy(path: str | Path, *args: object, **kwargs: object) -> None:
+        if Path(path) == shards:
+            raise OSError(errno.EBUSY, os.strerror(errno.EBUSY), str(path))
+        rmtree(path, *args, **kwargs)
+
+    monkeypatch.setattr(shutil, "rmtree", busy)
+    features._empty(shards)
+    assert shards.is_dir() and list(shards.iterdir()) == []

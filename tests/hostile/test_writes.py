@@ -240,7 +240,10 @@ INVOCATIONS: dict[str, Invocation] = {
     "train": lambda w, o: ["train", "--config", str(w.config), "--exp", o["--exp"]],
     "average": lambda w, o: ["average", "--exp", str(w.system), "--last", "1", "--out", o["--out"]],
     "pack": lambda w, o: ["pack", "--model", str(w.model), "--data", str(w.data), "--out", o["--out"]],
-    "segment": lambda w, o: ["segment", str(w.wav), "--vad", "energy", "--out", o["--out"]],
+    # a name ending in .txt is segment's folder of one FILE_STEM.jsonl per input, as it always was here: said with a
+    # slash, since a new folder named like a file is refused (twentieth hostile pass)
+    "segment": lambda w, o: ["segment", str(w.wav), "--vad", "energy", "--out",
+                             o["--out"] + ("/" if o["--out"].endswith(".txt") else "")],
     "translate": lambda w, o: ["translate", "--model", str(w.pack), "--vad", "energy", str(w.wav), "--out",
                                o["--out"]],
     "evaluate": lambda w, o: ["evaluate", "--model", str(w.pack), "--data", str(w.data), "--split", "dev", "--out",

@@ -436,6 +436,22 @@ def test_a_data_directory_or_an_experiment_as_out_is_refused_before_any_work(
         assert not (out / "en-de").exists()
 
 
+def test_an_evaluate_run_as_out_is_named_as_one(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`sate synth --out EV`, EV a `sate evaluate --stream` run, was refused as "a data directory (it holds
+    delays.jsonl)": the run's delays were named a manifest (twentieth hostile pass). A run without them was voiced
+    into, as `sate prep --out` refuses it."""
+    for name, files in (("stream", ["results.json", "delays.jsonl"]), ("offline", ["results.json", "hyp.txt"])):
+        out = tmp_path / name
+        out.mkdir()
+        for f in files:
+            (out / f).write_text('{"mode": "st", "split": "dev"}\n')
+        assert main(["synth", "--out", str(out), "--train-size", "1"]) == 2
+        assert capsys.readouterr().err.strip() == (
+            f"sate synth: error: --out {out}: refusing to write a corpus into it: it is a `sate evaluate` run (it "
+            "holds its results.json); give a new or other directory")
+        assert not (out / "en-de").exists()
+
+
 def test_a_full_disk_while_a_talk_is_written_is_one_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """libsndfile wrote the talk's wav through callbacks into the Python file: on a full disk each failed call printed
     an "Exception ignored from cffi callback" traceback (about 25 lines) before the command's one line (thirteenth
@@ -481,24 +497,26 @@ def test_a_talk_whose_wav_was_cut_is_voiced_again(tmp_path: Path, synth_corpus: 
     assert wav.read_bytes() == before
 
 
-def test_an_append_only_file_or_folder_of_a_synth_corpus_is_refused_before_any_voicing(tmp_path: Path) -> None:
-    """`sate synth --out OUT` again over its corpus with a text split, or the folder it is renamed into, append-only
-    (`chattr +a`): the texts before it were rewritten, then its rename failed naming a temporary file the folder kept
-    (twentieth hostile pass, tests/hostile/test_folders.py). Refused before any voicing."""
+def test_an_append_only_corpus_file_or_folder_is_refused_before_any_voicing(tmp_path: Path) -> None:
+    """`sate synth --out OUT` again over its corpus with synth.json, a split's yaml or its txt/ folder append-only
+    (`chattr +a`): the talks were voiced, then the rename failed, said as "a special or protected file system", and
+    the folder kept the temporary file for good (twentieth hostile pass)."""
     import subprocess  # chattr, the only way to make a file append-only
 
     from sate.synth.corpus import check_corpus_files  # the check itself, before any voicing
 
-    root = tmp_path / "out" / "en-de"
-    (root / "mt").mkdir(parents=True)
-    (root / "mt" / "train.en").write_text("a\n")
-    for place in (root / "mt" / "train.en", root / "mt"):
-        if subprocess.run(["chattr", "+a", str(place)], capture_output=True).returncode != 0:
+    root = tmp_path / "en-de"
+    (root / "data" / "dev" / "txt").mkdir(parents=True)
+    names = ["synth.json", "data/dev/txt/dev.yaml"]
+    for name in names:
+        (root / name).write_text("x\n")
+    for path in (root / "synth.json", root / "data" / "dev" / "txt"):
+        if subprocess.run(["chattr", "+a", str(path)], capture_output=True).returncode != 0:
             pytest.skip("chattr +a needs root and a file system with attributes")
         try:
-            with pytest.raises(SateError, match=f"^--out {tmp_path / 'out'}: {place} is append-only \\(chattr \\+a\\), "
-                                                "where `sate synth` renames its files into place"):
-                check_corpus_files(root, ["mt/train.en", "mt/train.de"])
+            with pytest.raises(SateError, match=f"^--out {tmp_path}: {path} is append-only \\(chattr \\+a\\), where "
+                                                "`sate synth` writes its files; lift that"):
+                check_corpus_files(root, names)
         finally:
-            subprocess.run(["chattr", "-a", str(place)], check=True)
-    check_corpus_files(root, ["mt/train.en", "mt/train.de"])
+            subprocess.run(["chattr", "-a", str(path)], check=True)
+    check_corpus_files(root, names)

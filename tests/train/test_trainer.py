@@ -811,3 +811,31 @@ def test_weights_that_come_in_not_finite_name_the_checkpoint_they_came_from() ->
                                          "init.textual.path mt.pt)")
     module._trainer = SimpleNamespace(ckpt_path="/exp/checkpoints/last\n.ckpt")
     assert module._starting_points() == "the checkpoint it resumed, /exp/checkpoints/last\\n.ckpt,"
+
+
+@pytest.mark.parametrize(("k", "kept"), [(1, ["e2"]), (2, ["e2", "e1"]), (5, ["e0", "e1", "e2"])])
+def test_a_resume_with_fewer_checkpoints_to_keep_fits_the_restored_record(tmp_path: Path, k: int,
+                                                                          kept: list[str]) -> None:
+    """A resume with trainer.keep_last (or keep_best) lowered (10 -> 1, which the resume allows): Lightning's record
+    of the epoch checkpoints, restored from a run that kept fewer than 10, named no k-th one, and the first save after
+    the resumed epoch was `KeyError: ''` inside Lightning, a traceback at every resume (twentieth hostile pass)."""
+    from sate.train.checkpoint_io import MovableCheckpoint  # the callback whose restored record is fitted
+
+    paths = {name: str(tmp_path / f"{name}.ckpt") for name in ("e0", "e1", "e2")}
+    state = {"dirpath": str(tmp_path), "monitor": "epoch", "best_model_score": torch.tensor(2.0),
+             "best_model_path": paths["e2"], "current_score": torch.tensor(2.0), "kth_best_model_path": "",
+             "kth_value": torch.tensor(float("-inf")), "last_model_path": "",
+             "best_k_models": {paths[name]: torch.tensor(float(i)) for i, name in enumerate(("e0", "e1", "e2"))}}
+    callback = MovableCheckpoint(dirpath=tmp_path, save_top_k=k, monitor="epoch", mode="max")
+    callback.load_state_dict(state)
+
+    class Strategy:
+        @staticmethod
+        def reduce_boolean_decision(decision: bool) -> bool:
+            return decision
+
+    trainer = type("Trainer", (), {"strategy": Strategy()})()
+    assert callback.check_monitor_top_k(trainer, torch.tensor(3.0))  # type: ignore[arg-type]
+    assert list(callback.best_k_models) == [paths[name] for name in kept]
+    if k < 3:
+        assert callback.kth_best_model_path == paths[kept[-1]]
