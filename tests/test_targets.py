@@ -1000,7 +1000,7 @@ def test_an_append_only_pack_folder_or_config_snapshot_is_refused_before_any_wor
         with pytest.raises(SateError, match=f"^--out {pack}: refusing to replace it: it is append-only"):
             check_output(pack, "pack")
         with pytest.raises(SateError, match=f"^--exp {exp}: {exp / 'config.yaml'} is append-only \\(chattr \\+a\\), "
-                                            "which the command's file config.yaml cannot replace"):
+                                            "where the command renames its file config.yaml into place"):
             check_run_folders(exp)
     finally:
         subprocess.run(["chattr", "-a", str(pack), str(exp / "config.yaml")], check=True)

@@ -395,7 +395,8 @@ def test_the_files_of_an_evaluate_run_are_replaced_only_by_evaluate(
     (out / "hyp.jsonl").unlink()
     assert {p.name: p.read_bytes() for p in out.iterdir()} == before
     (out / "notes").mkdir()  # a folder of the user's without evaluate's results is text like any other
-    assert main(["segment", wav, "--out", str(out / "notes" / "hyp.txt")]) == 0
+    assert main(["translate", "--model", str(eval_packs["st"]), wav, "--out", str(out / "notes" / "hyp.txt")]) == 0
+    assert (out / "notes" / "hyp.txt").is_file()
     for place in ("pipe", "null"):
         (tmp_path / place).mkdir()
         if place == "pipe":
