@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import BIDI_CONTROLS, SateError, shown
-from sate.files import atomic_write_text, not_a_file
+from sate.files import MAGIC, atomic_write_text, not_a_file
 from sate.numbers import is_digits
 
 
@@ -232,8 +232,14 @@ def yaml_bytes(path: Path) -> bytes:
 
 def read_yaml(path: str | Path) -> dict[str, object]:
     path = Path(path)
+    raw = yaml_bytes(path)
+    # a model or checkpoint given for a config (`sate config --config EXP/checkpoints/last.ckpt`) was "not UTF-8
+    # text (byte 64)" (twentieth hostile pass): a file of a known kind is named as that kind
+    what = next((kind for magic, kind in MAGIC.items() if raw.startswith(magic)), None)
+    if what is not None:
+        raise SateError(f"{path}: {what}, not YAML text")
     try:
-        data = load_yaml_text(yaml_bytes(path).decode("utf-8"), str(path))
+        data = load_yaml_text(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError as err:
         raise SateError(f"{path}: not UTF-8 text (byte {err.start})") from None
     except yaml.YAMLError as err:

@@ -545,3 +545,17 @@ def test_an_init_section_of_many_or_long_unknown_names_is_a_short_line(tmp_path:
         assert main(["config", "--config", str(path)]) == 2
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"sate config: error: {path}: {says}") and len(err) < 300, err[:300]
+
+
+def test_a_model_or_a_recording_given_as_a_config_is_named_for_what_it_is(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config --config EXP/checkpoints/last.ckpt` said "not UTF-8 text (byte 64)" (twentieth hostile pass);
+    a file of a kind sate knows by its first bytes is named as that kind."""
+    import torch  # a checkpoint as `sate train` saves one: torch's zip format
+
+    ckpt, wav = tmp_path / "last.ckpt", tmp_path / "talk.wav"
+    torch.save({"state_dict": {}}, ckpt)
+    wav.write_bytes(b"RIFF\x24\x00\x00\x00WAVEfmt ")
+    for path, what in ((ckpt, "a zip archive (a model file or checkpoint)"), (wav, "a WAV audio file")):
+        assert main(["config", "--config", str(path)]) == 2
+        assert capsys.readouterr().err == f"sate config: error: {path}: {what}, not YAML text\n"
