@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
-from sate.data.manifest import line_break_inside, read_text_lines
+from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.numbers import decimal
@@ -29,10 +29,8 @@ def read_table(path: Path) -> Table:
     error naming both lines."""
     entries: Table = {}
     for lineno, text in enumerate(read_text_lines(path, strip_bom=True), start=1):
-        brk = line_break_inside(text)
-        if brk is not None:  # a `text` whose lines end with one was one utterance holding the others, exit 0
-            raise SateError(f"{path}:{lineno}: {brk} inside a line, not a line of a Kaldi table (lines end with \\n; "
-                            f"a file whose lines end with it?): {shown(text.strip())}")
+        # a `text` whose lines end with one was one utterance holding the others, exit 0
+        refuse_line_break(text, f"{path}:{lineno}", "a line of a Kaldi table")
         parts = text.split(maxsplit=1)
         if not parts:
             continue

@@ -13,7 +13,7 @@ import re
 from pathlib import Path
 
 from sate.data.audio import segment_samples
-from sate.data.manifest import line_break_inside, read_text_lines
+from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 
@@ -50,10 +50,8 @@ def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResul
             if not text.strip():
                 continue
             where = f"{path}:{lineno}"
-            brk = line_break_inside(text)
-            if brk is not None:  # a file whose lines end with one was one utterance holding the others, exit 0
-                raise SateError(f"{where}: {brk} inside a line, not a transcript line (lines end with \\n; a file "
-                                f"whose lines end with it?): {shown(text.strip())}")
+            # a file whose lines end with one was one utterance holding the others, exit 0
+            refuse_line_break(text, where, "a transcript line")
             parts = text.split(maxsplit=1)
             if len(parts) < 2 or not utterance.fullmatch(parts[0]):
                 raise SateError(f"{where}: expected '{reader}-{chapter}-<n> <TRANSCRIPT>', got {shown(text.strip())}")

@@ -99,6 +99,15 @@ def line_break_inside(text: str) -> str | None:
     return next((name for brk, name in LINE_BREAKS.items() if brk in text), None)
 
 
+def refuse_line_break(text: str, where: str, what: str) -> None:
+    """A `SateError` at ``where`` (FILE:LINE) when one line of a corpus file (``what``: "a line of a Kaldi table")
+    holds a line break other than ``\\n``: the file's lines end with it, and it would be read as one line."""
+    brk = line_break_inside(text)
+    if brk is not None:
+        raise SateError(f"{where}: {brk} inside a line, not {what} (lines end with \\n; a file whose lines end with "
+                        f"it?): {shown(text.strip())}")
+
+
 TEXT_BLOCK = 1 << 20
 MAX_TEXT_BYTES = 1 << 30  # far beyond a corpus's text file (MuST-C En-De's train.en: 30 MB); MT text is streamed
 

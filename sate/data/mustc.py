@@ -17,7 +17,7 @@ import yaml
 
 from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
-from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, line_break_inside, read_text_lines
+from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import not_a_directory
@@ -47,10 +47,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
                         f"about a hundred; {MAX_YAML_LINE:,} at most are read): {shown(text.strip())}")
     # a file whose lines end with \r alone read as one line: "key offset appears twice" (eighteenth hostile pass); so
     # did one whose lines end with YAML's other line breaks, NEL, U+2028 or U+2029 (nineteenth)
-    brk = line_break_inside(text.rstrip("\r\n"))
-    if brk is not None:
-        raise SateError(f"{path}:{lineno}: {brk} inside a line, not a MuST-C yaml entry (lines end with \\n; a file "
-                        f"whose lines end with it?): {shown(text.strip())}")
+    refuse_line_break(text.rstrip("\r\n"), f"{path}:{lineno}", "a MuST-C yaml entry")
     fields: dict[str, str] | None = None
     match = _FLOW_LINE.match(text)
     if match and '"' not in text and "'" not in text:
