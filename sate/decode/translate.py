@@ -122,9 +122,10 @@ def run(args: argparse.Namespace) -> int:
     if several_srt and args.out.exists() and not args.out.is_dir():
         raise SateError(f"{args.out}: not a directory (--format srt with several files writes one .srt per file)")
     if several_srt:
-        check_new_directory_name(str(args.out) + ("/" if named_directory else ""), "--format srt with several files "
-                                 "writes one FILE_STEM.srt per input into a directory", "one .srt file holds the "
-                                 "subtitles of one input: translate each into its own")
+        if not named_directory:  # a trailing '/' names a directory of that name, whatever it ends with
+            check_new_directory_name(str(args.out), "--format srt with several files writes one FILE_STEM.srt per "
+                                     "input into a directory", "one .srt file holds the subtitles of one input: "
+                                     "translate each into its own")
         check_output(args.out, "directory")
     srt_paths = _srt_paths(files, args.out) if several_srt else {}
     if several_srt:
