@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import is_segment_line, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError
 from sate.targets import read_name, same_file
@@ -165,6 +165,11 @@ def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     hyps, refs = read_lines(hyp), read_lines(ref)
+    for path, lines in ((hyp, hyps), (ref, refs)):
+        if lines and is_segment_line(lines[0]):
+            stem = Path(path).name.split(".")[0]
+            raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
+                            f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
     if len(hyps) != len(refs):
         raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}")
     if not refs:
