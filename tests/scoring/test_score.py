@@ -210,8 +210,8 @@ def test_subword_pieces_are_scored_as_given_with_a_note(tmp_path: Path, capsys: 
         assert main(["score", "--hyp", str(tmp_path / name), "--ref", str(ref)]) == 0
         out, err = capsys.readouterr()
         marked = sum(("▁" if name == "sp.txt" else "@@") in line for line in pieces[name] if line.strip())
-        assert err == (f"sate score: note: {tmp_path / name}: {marked} of {len(REFS)} lines hold {what}: a BLEU of pieces is not "
-                       f"comparable with detokenized BLEU; join them first ({undo})\n")
+        assert err == (f"sate score: note: {tmp_path / name}: {marked} of {len(REFS)} lines hold {what}: a BLEU of "
+                       f"pieces is not comparable with detokenized BLEU; join them first ({undo})\n")
         assert out != plain.out and "BLEU|nrefs:1" in out  # scored all the same, as sacrebleu scores them
     assert main(["score", "--hyp", str(tmp_path / "few.txt"), "--ref", str(ref)]) == 0
     assert capsys.readouterr().err == ""
