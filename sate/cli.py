@@ -19,7 +19,7 @@ try:
     import re
     import signal
     import threading
-    from collections.abc import Iterable, Iterator
+    from collections.abc import Iterable, Iterator, Sequence
     from contextlib import contextmanager
     from types import FrameType, ModuleType
     from typing import Any, NoReturn, TextIO
@@ -96,6 +96,18 @@ class Parser(argparse.ArgumentParser):
     take as it is, so a mistyped option before a file named with a line break or ESC printed them raw (nineteenth
     hostile pass). Its subcommands' parsers are of this class too."""
 
+    command_parser: argparse.ArgumentParser | None = None  # the chosen command's (build_parser)
+
+    def parse_args(self, args: Sequence[str] | None = None,  # type: ignore[override]
+                   namespace: argparse.Namespace | None = None) -> argparse.Namespace:
+        """A word the command did not take is refused by the command's parser, with its usage: `sate stream a.wav
+        b.wav` said "sate: error: unrecognized arguments" under the usage of `sate COMMAND`, naming no command
+        (twenty-first hostile pass)."""
+        parsed, extra = self.parse_known_args(args, namespace)
+        if extra:
+            (self.command_parser or self).error(f"unrecognized arguments: {' '.join(extra)}")
+        return parsed
+
     def error(self, message: str) -> NoReturn:
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
         # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
@@ -122,6 +134,7 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
         if chosen:
             module.add_arguments(p)
             p.set_defaults(_module=module)
+            parser.command_parser = p
     return parser
 
 

@@ -9,6 +9,10 @@ and ``vocab.json`` (which vocabulary the last `sate vocab` wrote). An experiment
 
 from __future__ import annotations
 
+from pathlib import Path
+
+from sate.errors import one_line
+
 # A data directory
 DEFAULT_SPLITS = ("train", "dev", "tst-COMMON")  # the splits `sate prep` writes, in pipeline order
 OPTIONAL_SPLITS = ("tst-HE", "tst-heldout")  # added to the default splits when present (tst-heldout: sate synth)
@@ -64,3 +68,10 @@ def spm_model(side: str) -> str:
 def token_list(side: str) -> str:
     """A data directory's ESPnet-order token list of `side` (src or tgt)."""
     return f"tokens_{side}.txt"
+
+
+def average_advice(checkpoint: Path) -> str:
+    """How a model file is made of a training checkpoint, naming its experiment where the checkpoint lies in one."""
+    folder = checkpoint.parent
+    exp = one_line(str(folder.parent)) if folder.name == CHECKPOINTS else "EXP"
+    return f"write a model file of the experiment's checkpoints with `sate average --exp {exp} --last N` (or --best N)"

@@ -228,3 +228,19 @@ def test_only_a_quoted_value_is_cut_not_the_text_between_two() -> None:
     for quoted in (f"'{value}'", f'"{value}"'):
         assert _LONG_QUOTED.search(f"argument --vad: invalid choice: {quoted} (choose from 'silero', 'energy')")
         assert _LONG_QUOTED.search(f"unrecognized arguments: {quoted}")
+
+
+@pytest.mark.parametrize(("argv", "command"), [(["stream", "--model", "p", "a.wav", "b.wav"], "stream"),
+                                               (["score", "--hyp", "h", "--ref", "r", "--frmat", "json"], "score"),
+                                               (["analyze", "locality", "--model", "m", "--data", "d", "--out", "o",
+                                                 "x"], "analyze")])
+def test_an_argument_a_command_does_not_take_is_refused_by_that_command(
+        argv: list[str], command: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate stream a.wav b.wav` (one input) or a mistyped option said "sate: error: unrecognized arguments" under the
+    usage of `sate COMMAND ...`, naming no command (twenty-first hostile pass); the command's own usage and name now."""
+    with pytest.raises(SystemExit) as end:
+        main(argv)
+    err = capsys.readouterr().err
+    assert end.value.code == 2 and err.startswith(f"usage: sate {command} [-h]"), err
+    extra = "--frmat json" if command == "score" else argv[-1]
+    assert err.splitlines()[-1] == f"sate {command}: error: unrecognized arguments: {extra}"

@@ -99,6 +99,16 @@ def line_break_inside(text: str) -> str | None:
     return next((name for brk, name in LINE_BREAKS.items() if brk in text), None)
 
 
+SEGMENT_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")  # a MuST-C yaml line: one flow mapping in a list item
+
+
+def is_segment_line(text: str) -> bool:
+    """Whether `text` looks like a line of a MuST-C segment list (``- {duration: 3.2, offset: 1.5, ..., wav: x.wav}``):
+    `sate score --ref SPLIT.yaml` scored hypotheses against it, exit 0, where SPLIT.LANG beside it was meant."""
+    match = SEGMENT_LINE.match(text)
+    return match is not None and all(f"{field}:" in match.group(1) for field in ("duration", "offset", "wav"))
+
+
 def refuse_line_break(text: str, where: str, what: str) -> None:
     """A `SateError` at ``where`` (FILE:LINE) when one line of a corpus file (``what``: "a line of a Kaldi table")
     holds a line break other than ``\\n``: the file's lines end with it, and it would be read as one line."""

@@ -17,7 +17,7 @@ import yaml
 
 from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
-from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines, refuse_line_break
+from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, SEGMENT_LINE, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import not_a_directory
@@ -25,7 +25,6 @@ from sate.numbers import decimal
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 
-_FLOW_LINE = re.compile(r"^-\s*\{(.*)\}\s*$")
 # A MuST-C entry holds about a hundred characters. A longer line is refused before the YAML parser sees it, which
 # took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
 MAX_YAML_LINE = 1 << 16
@@ -49,7 +48,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
     # did one whose lines end with YAML's other line breaks, NEL, U+2028 or U+2029 (nineteenth)
     refuse_line_break(text.rstrip("\r\n"), f"{path}:{lineno}", "a MuST-C yaml entry")
     fields: dict[str, str] | None = None
-    match = _FLOW_LINE.match(text)
+    match = SEGMENT_LINE.match(text)
     if match and '"' not in text and "'" not in text:
         fields = {}
         keys = []

@@ -44,7 +44,18 @@ from sate.files import (
     temp_prefix,
     what_is_there,
 )
-from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
+from sate.layout import (
+    CHECKPOINTS,
+    CMVN,
+    CONFIG,
+    CT2_MODEL,
+    MARIAN_DIR,
+    MODEL,
+    PACK_YAML,
+    average_advice,
+    spm_model,
+    token_list,
+)
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name, read_name
 
@@ -331,12 +342,26 @@ def _pack_advice(directory: Path) -> str:
     return "write one with `sate pack`"
 
 
+def _file_advice(path: Path) -> str:
+    """What to give for a file given where a pack is read: the pack's own model.pt and a training checkpoint were
+    told "`sate pack --model FILE` makes one", which repacked the first and refused the second (twenty-first
+    hostile pass)."""
+    folder = path.parent
+    if (folder / PACK_YAML).is_file():
+        return f"a file of the pack {one_line(str(folder))}: give the pack"
+    if path.suffix == ".ckpt" or folder.name == CHECKPOINTS:
+        return f"a training checkpoint? {average_advice(path)}, then `sate pack` packs that"
+    if (folder / "pack" / PACK_YAML).is_file():  # EXP/model.pt, where a recipe packs EXP into EXP/pack
+        return f"the experiment's pack is {one_line(str(folder / 'pack'))}"
+    return "`sate pack --model FILE` makes one"
+
+
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
     if not directory.is_dir():  # a model file given for its pack was called missing, though it was there
         if directory.is_file():
-            raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
+            raise SateError(f"{directory}: a file, not a packed model directory ({_file_advice(directory)})")
         there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
         raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
                         f"{directory}: packed model directory is missing")

@@ -51,9 +51,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("files", nargs="+", type=read_name, metavar="FILE", help="audio files")
     parser.add_argument("--model", type=read_name, required=True,
                         help="packed model directory (`sate pack`): st or asr")
-    parser.add_argument("--format", choices=FORMATS, default="text",
+    parser.add_argument("--format", choices=FORMATS, default=None,
                         help="text: one line per segment; jsonl: file, start, end, transcript, translation per "
-                             "segment; srt: subtitles")
+                             "segment; srt: subtitles (when not given: srt or jsonl for an --out ending in .srt or "
+                             ".jsonl, else text)")
     parser.add_argument("--out", default=None,
                         help="output file (when not given, or '-': stdout); with --format srt and several files, or "
                              "a name ending in '/', a directory that gets one FILE_STEM.srt per input")
@@ -83,6 +84,24 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     check_distinct(dict.fromkeys(targets))
 
 
+SUFFIX_FORMATS = {".srt": "srt", ".jsonl": "jsonl"}
+
+
+def output_format(given: str | None, out: str | None) -> str:
+    """--format, or the format --out's name ends in: `--out talk.srt` wrote text lines into a file named for
+    subtitles, exit 0, and `--format jsonl --out talk.srt` JSON lines (twenty-first hostile pass)."""
+    named = None
+    if out not in (None, "", "-") and not names_directory(out):
+        named = SUFFIX_FORMATS.get(Path(out).suffix.lower())
+    if given is None:
+        return named or "text"
+    if named is not None and named != given:
+        raise SateError(f"--out {one_line(out)}: a .{named} name, but --format {given} writes "
+                        f"{'subtitles' if given == 'srt' else given + ' lines'}: give --format {named}, or leave "
+                        "--format out to take it from the name")
+    return given
+
+
 def check_files(files: list[Path], decode: list[str]) -> None:
     """A FILE that is really a decoding option (the old ``--decode a=1 b=2`` spelling) gets a hint."""
     from sate.decode.options import looks_like_option
@@ -109,6 +128,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "":  # Path('') is '.': "--out .: is a directory" for an unset variable in --out "$OUT"
         raise SateError("--out: an empty name (an unset variable?); give the output's name, or '-' for standard "
                         "output")
+    args.format = output_format(args.format, args.out)
     named_directory = args.out is not None and names_directory(args.out)  # Path() would drop the slash, or '/.'
     if named_directory and args.format != "srt":
         raise SateError(f"--out {args.out}: ends in '/', '.' or '..', which names a directory; --format {args.format} "

@@ -93,8 +93,7 @@ def check_meta(path: str | Path, meta: RawMapping) -> None:
     """Raise `SateError` unless `meta` is a complete header of our format."""
     if meta.get("format") != FORMAT and isinstance(meta.get("sate"), dict) and "state_dict" in meta:
         # a checkpoint given for a model file (`sate pack --model EXP/checkpoints/last.ckpt`) was "format None"
-        raise SateError(f"{path}: a `sate train` checkpoint, not a model file; write one from the experiment's "
-                        "checkpoints with `sate average --exp EXP --last N` (or --best N)")
+        raise SateError(f"{path}: a `sate train` checkpoint, not a model file; {layout.average_advice(Path(path))}")
     if meta.get("format") != FORMAT:
         raise SateError(f"{path}: not a sate model file (format {shown(meta.get('format'))})")
     if meta.get("version") != VERSION:

@@ -19,9 +19,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sate.data.manifest import read_text_lines
+from sate.data.manifest import is_segment_line, read_text_lines
 from sate.data.text import normalize_source
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.targets import read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
@@ -162,9 +162,30 @@ def _stream_once(hyp: Path, ref: Path) -> tuple[Path, Path]:
     return hyp, ref
 
 
+SUBWORDS = (("▁", "SentencePiece pieces (▁)", "spm_decode"), ("@@ ", "BPE pieces (@@)", "sed 's/@@ //g'"))
+
+
+def subword_note(path: Path, lines: Sequence[str]) -> str | None:
+    """A note when most lines of `path` are subword pieces, not words: sacreBLEU scores them as given, and a BLEU of
+    pieces is comparable with none of the detokenized BLEU the paper and sacreBLEU's signature stand for (a
+    fairseq-generate or spm_encode output scored as it was: twenty-first hostile pass)."""
+    said = [line for line in lines if line.strip()]
+    for mark, what, undo in SUBWORDS:
+        marked = sum(mark in (line + " " if mark.endswith(" ") else line) for line in said)
+        if said and marked * 2 >= len(said):
+            return (f"sate score: note: {one_line(str(path))}: {marked} of {len(said)} lines hold {what}: a BLEU of "
+                    f"pieces is not comparable with detokenized BLEU; join them first ({undo})")
+    return None
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     hyps, refs = read_lines(hyp), read_lines(ref)
+    for path, lines in ((hyp, hyps), (ref, refs)):
+        if lines and is_segment_line(lines[0]):
+            stem = Path(path).name.split(".")[0]
+            raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
+                            f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
     if len(hyps) != len(refs):
         raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}")
     if not refs:
@@ -173,6 +194,10 @@ def run(args: argparse.Namespace) -> int:
     if wer is not None and wer.wer is None:
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
+    for path, lines in ((hyp, hyps), (ref, refs)):
+        note = subword_note(path, lines)
+        if note is not None:
+            print(note, file=sys.stderr)
     scores = sacrebleu_scores(hyps, refs)
     if args.format == "json":
         wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -227,4 +228,9 @@ def run(args: argparse.Namespace) -> int:
     used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
                    "--out" if args.out else "the model file of --exp")
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
+    if len(used) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said only by the count
+        option, keeps = ("--last", "keep_last") if args.last is not None else ("--best", "keep_best")
+        print(f"sate average: note: {option} {count}: {one_line(str(args.exp / layout.CHECKPOINTS))} holds "
+              f"{len(used)} epoch checkpoint(s) (trainer.{keeps} keeps that many, or training ran that few epochs); "
+              "averaged those", file=sys.stderr)
     return 0

@@ -30,6 +30,11 @@ from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_
 from sate.train.schema import TrainingConfig, train_splits
 
 
+def join(parts: list[Dataset]) -> Dataset:
+    """One dataset of the splits' items, in the order given."""
+    return parts[0] if len(parts) == 1 else ConcatSplits(parts)
+
+
 class ResumableLoader(DataLoader):
     """A DataLoader over a `BucketBatchSampler` (or a `TextMixSampler` driving one) whose place inside an epoch goes
     into Lightning's checkpoints.
@@ -102,6 +107,8 @@ class SateDataModule(L.LightningDataModule):
         self.valid_set: Dataset | None = None
         self.text_batches = config.text_batches
         self.text_set: Dataset | None = None  # st with model.loss.mt_text_weight: the MT text beside the speech
+        self._speeches: dict[str, Dataset] | None = None  # check_sources': each split's items, read from the data dir
+        self._texts: dict[str, TextDataset] = {}  # and each split's transcript/translation pairs that are used
 
     def _speech(self, split: str) -> SpeechDataset:
         """A split's speech items; ASR reads no translations, so transcript-only splits serve it too."""
@@ -109,10 +116,15 @@ class SateDataModule(L.LightningDataModule):
         if cmvn == "global":
             cmvn = self.data_dir / layout.CMVN
         tgt_vocab = self.tgt_vocab if self.task == "st" else None
-        dataset = speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
+        return speech_dataset(self.data_dir, split, self.src_vocab, tgt_vocab, self.conf.features, cmvn)
+
+    def _trained_on(self, split: str) -> Dataset:
+        """A split's speech items as training reads them: the cached states of ``data.frozen_cache``, which
+        `prepare_data` has computed, in place of the samples."""
+        assert self._speeches is not None
         if self.frozen is None:
-            return dataset
-        return FrozenStates(dataset, self._frozen_dir(), split)
+            return self._speeches[split]
+        return FrozenStates(self._speeches[split], self._frozen_dir(), split)
 
     def _frozen_dir(self) -> Path:
         assert self.frozen is not None
@@ -157,39 +169,60 @@ class SateDataModule(L.LightningDataModule):
         if self.conf.mt_text:
             files, vocab_ids, cleaning = self._mt_store()
             return ShardedText(self.data_dir / STORE_DIR / store_key(files, vocab_ids, cleaning)), []
-        parts = [self._manifest_text(split) for split in splits]
-        return (parts[0] if len(parts) == 1 else ConcatSplits(parts)), parts
+        parts = [self._texts[split] for split in splits]
+        return join(parts), parts
 
-    def setup(self, stage: str | None = None) -> None:
-        if self.train_set is not None:
+    def check_sources(self) -> None:
+        """Reads and checks what training takes from the data directory itself (the manifests, the feature
+        indexes, the splits' sizes, Whisper's window). `sate train` calls it before Lightning's loggers make this
+        run's version folders and the config snapshot is written: a resume refused here leaves the experiment as
+        it was (twentieth hostile pass). The stores `prepare_data` builds are opened in `setup`, inside fit."""
+        if self._speeches is not None:
             return
-        train = train_splits(self.conf.train)
-        for split in (*train, self.conf.valid):
+        train, valid = train_splits(self.conf.train), self.conf.valid
+        for split in (*train, valid):
             manifest = self.data_dir / f"{split}.jsonl"
             # train_sp is the speed-perturbed copy of train that `sate features --speed-perturb` writes, not prep
             run = "sate features --speed-perturb" if split == SPEED_SPLIT else "sate prep"
             require_file(manifest, f"the manifest of split {split!r}",
                          missing_split(manifest, f"{manifest} is missing (run `{run}`)"))
+        if self.task == "mt":  # the MT text files (data.mt_text), else the train manifests' pairs
+            texts = [valid] if self.conf.mt_text else [*train, valid]
+        else:  # st's text batches come from the train manifests unless data.mt_text is given
+            texts = train if self.text_batches and not self.conf.mt_text else []
+        self._texts = {split: self._manifest_text(split) for split in texts}
+        self._speeches = {} if self.task == "mt" else {split: self._speech(split) for split in (*train, valid)}
+        read = {**self._texts, **self._speeches}
+        if all(split in read for split in train):
+            self._refuse_empty("train", join([read[split] for split in train]), ", ".join(train))
+        self._refuse_empty("valid", read[valid], valid)
+        if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
+            for split, items in self._speeches.items():
+                check_whisper_window(items, split)
+
+    def _refuse_empty(self, name: str, dataset: Dataset, where: str) -> None:
+        if not len(dataset):  # an empty valid split was `max()`'s ValueError traceback in the batch sampler
+            raise SateError(f"{self.data_dir}: the {name} split ({where}) holds no items to train or validate on")
+
+    def setup(self, stage: str | None = None) -> None:
+        if self.train_set is not None:
+            return
+        self.check_sources()
+        train, valid = train_splits(self.conf.train), self.conf.valid
         parts: list  # the train splits' datasets, when read from manifests
         if self.task == "mt":  # the MT text files, else the train manifests
             self.train_set, parts = self._text(train)
+            self.valid_set = self._texts[valid]
         else:
-            parts = [self._speech(split) for split in train]
-            self.train_set = parts[0] if len(parts) == 1 else ConcatSplits(parts)
+            parts = [self._trained_on(split) for split in train]
+            self.train_set = join(parts)
+            self.valid_set = self._trained_on(valid)
         if self.text_batches:
             self.text_set = self._text(train)[0]
         if len(parts) > 1 and (self.trainer is None or self.trainer.is_global_zero):
             counts = ", ".join(f"{split} ({len(part):,})" for split, part in zip(train, parts, strict=True))
             print(f"training on {counts}: {len(self.train_set):,} items")
-        valid = self.conf.valid
-        self.valid_set = self._manifest_text(valid) if self.task == "mt" else self._speech(valid)
-        for name, dataset, where in (("train", self.train_set, ", ".join(train)), ("valid", self.valid_set, valid)):
-            if not len(dataset):  # an empty valid split was `max()`'s ValueError traceback in the batch sampler
-                raise SateError(f"{self.data_dir}: the {name} split ({where}) holds no items to train or validate "
-                                "on")
-        if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
-            for split, part in (*zip(train, parts, strict=True), (valid, self.valid_set)):
-                check_whisper_window(part, split)
+        self._refuse_empty("train", self.train_set, ", ".join(train))  # data.mt_text's store, after its cleaning
 
     def _sampler(self, dataset: Dataset, shuffle: bool, text_batches: bool = False) -> BucketBatchSampler:
         """The bucketed batches of the task's items, or (`text_batches`) of st's MT text, capped by batch.mt_tokens."""

@@ -483,12 +483,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     ]
     if tconf.patience > 0:
         callbacks.append(EarlyStopping(monitor=monitor, mode=mode, patience=tconf.patience))
-    if not config.data.mt_text and not config.data.frozen_cache:  # (those are prepared first, in prepare_data)
-        # the datasets checked before Lightning's loggers make this run's version folders and the snapshot is
-        # written: a resume refused in Lightning's setup (a feature index missing or unreadable) left
-        # tensorboard/version_N and logs/version_N, a rewritten config.yaml, and a run counted in train_time.json
-        # (twentieth hostile pass); inside fit, setup finds them made
-        datamodule.setup("fit")
+    # the data directory read and checked before Lightning's loggers make this run's version folders and the snapshot
+    # is written: a resume refused in Lightning's setup (a feature index missing or unreadable) left
+    # tensorboard/version_N and logs/version_N, a rewritten config.yaml, and a run counted in train_time.json
+    # (twentieth hostile pass); inside fit, setup opens what prepare_data made and finds the rest read
+    datamodule.check_sources()
     checkpoint_io = AtomicCheckpointIO()
     if point.path is not None and point.checkpoint is not None:
         checkpoint_io.preload(point.path, point.checkpoint)

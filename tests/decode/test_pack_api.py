@@ -497,8 +497,25 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
                                                                             packs: dict[str, Path]) -> None:
     """`translate --model EXP/model.pt` (a model file, not its pack) said "packed model directory is missing", and a
     pack whose model.pt is a directory or a link to a device said it was missing, though both were there."""
-    with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(`sate pack --model FILE`"):
+    # a pack's own model.pt was told "`sate pack --model FILE` makes one" (twenty-first hostile pass); so were a
+    # training checkpoint, which `sate pack` refuses, and an experiment's model.pt beside its pack
+    with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(a file of the pack "
+                                        f"{packs['st']}: give the pack\\)$"):
         SpeechTranslator.load(packs["st"] / "model.pt")
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    shutil.copytree(packs["st"], exp / "pack")
+    for name in ("checkpoints/last.ckpt", "model.pt", "x.pt"):
+        (exp / name).write_bytes(b"PK")
+    with pytest.raises(SateError, match=r"last.ckpt: a file, not a packed model directory \(a training checkpoint\? "
+                                        f"write a model file .* `sate average --exp {exp} --last N`"):
+        SpeechTranslator.load(exp / "checkpoints" / "last.ckpt")
+    with pytest.raises(SateError, match=f"model.pt: a file, not a packed model directory \\(the experiment's pack is "
+                                        f"{exp / 'pack'}\\)$"):
+        SpeechTranslator.load(exp / "model.pt")
+    (exp / "pack" / "sate.yaml").unlink()
+    with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(`sate pack --model FILE`"):
+        SpeechTranslator.load(exp / "model.pt")
     broken = tmp_path / "broken"
     shutil.copytree(packs["st"], broken)
     (broken / "model.pt").unlink()

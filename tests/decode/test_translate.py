@@ -166,6 +166,19 @@ def test_text_and_srt_formats(tmp_path: Path, st_pack: Path, prepared_data: Path
     # One file into a directory named with a trailing '/', not there yet: created, FILE_STEM.srt in it.
     rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", "srt", "--out", f"{tmp_path}/new/")
     assert rc == 0 and [p.name for p in (tmp_path / "new").iterdir()] == [Path(wavs[0]).stem + ".srt"]
+    # --format from --out's name (twenty-first hostile pass): `--out talk.srt` wrote text lines, exit 0
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--out", tmp_path / "talk.srt")
+    assert rc == 0 and (tmp_path / "talk.srt").read_text() == (tmp_path / "new" / (Path(wavs[0]).stem + ".srt")
+                                                               ).read_text()
+    rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--out", tmp_path / "talk.JSONL")
+    assert rc == 0 and jsonl((tmp_path / "talk.JSONL").read_text()) == first
+    for given, name in (("text", "x.srt"), ("srt", "x.jsonl"), ("jsonl", "x.srt")):
+        rc, out, err = run_translate(capsys, "--model", st_pack, wavs[0], "--format", given, "--out", tmp_path / name)
+        suffix = name.split(".")[1]
+        assert rc == 2 and err == (f"sate translate: error: --out {tmp_path / name}: a .{suffix} name, but --format "
+                                   f"{given} writes {'subtitles' if given == 'srt' else given + ' lines'}: give "
+                                   f"--format {suffix}, or leave --format out to take it from the name\n"), err
+        assert not (tmp_path / name).exists()
 
 
 def test_bad_inputs_are_named_and_the_others_still_translated(tmp_path: Path, st_pack: Path, prepared_data: Path,

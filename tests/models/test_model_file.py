@@ -57,12 +57,22 @@ def test_pickled_object_is_refused_without_running_it(tmp_path: Path) -> None:
     ({"format": "sate-model", "version": 1, "task": "mt"}, "lacks config"),
     # a checkpoint where a model file goes (`sate pack --model EXP/checkpoints/last.ckpt`): was "format None"
     ({"sate": {"format": "sate-model"}, "state_dict": {}, "epoch": 2},
-     r"x.pt: a `sate train` checkpoint, not a model file; write one .* with `sate average --exp EXP --last N`"),
+     r"x.pt: a `sate train` checkpoint, not a model file; write a model file .* `sate average --exp EXP --last N`"),
 ])
 def test_foreign_files_are_refused(tmp_path: Path, payload: Any, message: str) -> None:
     path = tmp_path / "x.pt"
     torch.save(payload, path)
     with pytest.raises(SateError, match=message):
+        load_model_file(path)
+
+
+def test_a_checkpoint_in_an_experiment_names_the_experiment_to_average(tmp_path: Path) -> None:
+    """`sate pack --model EXP/checkpoints/last.ckpt` was told to run `sate average --exp EXP`; the experiment it
+    names is the one the checkpoint lies in (twenty-first hostile pass)."""
+    path = tmp_path / "my exp" / "checkpoints" / "last.ckpt"
+    path.parent.mkdir(parents=True)
+    torch.save({"sate": {"format": "sate-model"}, "state_dict": {}, "epoch": 2}, path)
+    with pytest.raises(SateError, match=f"with `sate average --exp {tmp_path / 'my exp'} --last N`"):
         load_model_file(path)
 
 

@@ -174,6 +174,49 @@ def test_a_gz_file_is_read_decompressed_as_sacrebleu_reads_it(tmp_path: Path,
         assert capsys.readouterr().err == f"sate score: error: {bad}: cannot read ({why})\n"
 
 
+def test_a_mustc_segment_list_is_not_scored_as_text(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate score --ref txt/tst-COMMON.yaml` (the segment list beside the texts) printed BLEU 0.0, exit 0: its lines
+    are as many as the hypotheses (twenty-first hostile pass). Refused, naming the texts beside it."""
+    hyp, segments = tmp_path / "hyp.txt", tmp_path / "tst-COMMON.yaml"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    segments.write_text("".join(f"- {{duration: 1.5, offset: {i}.0, rW: 0, uW: 0, speaker_id: spk.1, wav: ted_1.wav}}\n"
+                                for i in range(len(HYPS))), encoding="utf-8")
+    for args in (["--hyp", hyp, "--ref", segments], ["--hyp", segments, "--ref", hyp]):
+        assert main(["score", *map(str, args)]) == 2
+        assert capsys.readouterr().err == (f"sate score: error: {segments}: a MuST-C segment list (lines of duration, "
+                                           "offset and wav), not text to score: the segments' texts are the "
+                                           "tst-COMMON.LANG files beside it (e.g. tst-COMMON.de)\n")
+    # a text that speaks of one is text
+    hyp.write_text("- {duration: 1.5, offset: 0.0}\n" + "\n".join(HYPS[1:]) + "\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(hyp)]) == 0
+
+
+def test_subword_pieces_are_scored_as_given_with_a_note(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Hypotheses of SentencePiece or BPE pieces (spm_encode's, fairseq-generate's) were scored without a word: a BLEU
+    comparable with no detokenized one (twenty-first hostile pass). The scores stay sacrebleu's; a note says why
+    they mean little. Words alone, or a piece mark on a few lines, get none."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    pieces = {"sp.txt": ["▁" + " ▁".join(line.split()) for line in REFS],
+              "bpe.txt": [line.replace("a", "a@@ ", 1) for line in REFS],
+              "few.txt": ["▁" + REFS[0], *REFS[1:]]}
+    for name, lines in pieces.items():
+        (tmp_path / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(ref), "--ref", str(ref)]) == 0
+    plain = capsys.readouterr()
+    assert plain.err == ""
+    for name, what, undo in (("sp.txt", "SentencePiece pieces (▁)", "spm_decode"),
+                             ("bpe.txt", "BPE pieces (@@)", "sed 's/@@ //g'")):
+        assert main(["score", "--hyp", str(tmp_path / name), "--ref", str(ref)]) == 0
+        out, err = capsys.readouterr()
+        marked = sum(("▁" if name == "sp.txt" else "@@") in line for line in pieces[name] if line.strip())
+        assert err == (f"sate score: note: {tmp_path / name}: {marked} of {len(REFS)} lines hold {what}: a BLEU of "
+                       f"pieces is not comparable with detokenized BLEU; join them first ({undo})\n")
+        assert out != plain.out and "BLEU|nrefs:1" in out  # scored all the same, as sacrebleu scores them
+    assert main(["score", "--hyp", str(tmp_path / "few.txt"), "--ref", str(ref)]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_text_past_the_size_cap_is_refused_as_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pipe fed endless text without a NUL (`sate score --hyp <(yes)`) was read until memory ran out; reading
     stops at the cap (here made 20 bytes, read 7 at a time), whatever the source."""

@@ -315,3 +315,24 @@ def test_a_resume_refused_in_the_data_setup_leaves_the_experiment_as_it_was(tmp_
         train(load_training_config(path, ["trainer.max_epochs=2"]), exp)
     assert {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"} == before
     assert sorted(p.name for p in (exp / "tensorboard").iterdir()) == ["version_0"]
+
+
+def test_a_resume_refused_in_the_data_setup_with_a_store_leaves_the_experiment_as_it_was(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig) -> None:
+    """The same with data.mt_text, whose store Lightning's prepare_data builds: its datasets were still set up
+    only inside fit, after the loggers' version_1 folders, the snapshot and the run count (left by the twentieth
+    hostile pass). What comes from the data directory is now read before; the store is opened inside fit."""
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    rows = [line.split('"src": "')[1].split('"')[0] for line in (data / "train.jsonl").read_text().splitlines()]
+    (tmp_path / "a.en").write_text("".join(f"{row}\n" for row in rows), encoding="utf-8")
+    (tmp_path / "a.de").write_text("".join(f"{row} de\n" for row in rows), encoding="utf-8")
+    path = make_config(tmp_path, "mt", data, trainer={"max_epochs": 1},
+                       data={"mt_text": [[str(tmp_path / "a.en"), str(tmp_path / "a.de")]]})
+    exp = tmp_path / "exp"
+    train(load_training_config(path, []), exp)
+    before = {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"}
+    (data / "dev.jsonl").unlink()
+    with pytest.raises(SateError, match=f"^{data / 'dev.jsonl'} is missing"):
+        train(load_training_config(path, ["trainer.max_epochs=2"]), exp)
+    assert {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"} == before
+    assert sorted(p.name for p in (exp / "tensorboard").iterdir()) == ["version_0"]
