@@ -19,7 +19,7 @@ from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, shown
 from sate.files import not_a_directory
 from sate.numbers import decimal
 
@@ -138,7 +138,11 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
     """Validate one split and build its manifest rows (nothing is written here)."""
     split_dir = mustc_dir / "data" / split
     if not split_dir.is_dir():
-        raise SateError(f"{split_dir}: split directory is missing")
+        # a split spelt another way (tst-common) is named with those there, as a data directory's are
+        held = sorted(name for name in os.listdir(mustc_dir / "data") if (mustc_dir / "data" / name).is_dir()) \
+            if (mustc_dir / "data").is_dir() else []
+        raise SateError(f"{split_dir}: split directory is missing" +
+                        (f"; {mustc_dir / 'data'} holds the splits {', '.join(held)}" if held else ""))
     txt = split_dir / "txt"
     yaml_path, en_path, tgt_path = txt / f"{split}.yaml", txt / f"{split}.en", txt / f"{split}.{tgt_lang}"
     segments = read_yaml(yaml_path)
@@ -183,9 +187,23 @@ def _no_pair(root: Path, tgt_lang: str) -> str:
     if where.name == "data" and pair_folder(where.parent):
         return (f"--mustc-root {root}: the data folder of {where.parent.name}; --mustc-root takes the folder that "
                 f"holds {where.parent.name} ({where.parent.parent})")
-    pairs = sorted(name for name in os.listdir(root) if PAIR.fullmatch(name) and (root / name).is_dir())
+    # a split's folder, or its txt/ or wav/ (twenty-first hostile pass: "SPLIT/en-de: missing (is --mustc-root a
+    # MuST-C root ...?)"); --splits picks splits
+    split = where.parent if where.name in ("txt", "wav") else where
+    if split.parent.name == "data" and pair_folder(split.parent.parent):
+        what = "the folder of" if split == where else "inside"
+        return (f"--mustc-root {root}: {what} the split {split.name} of {split.parent.parent.name}; --mustc-root takes "
+                f"the folder that holds {split.parent.parent.name} ({split.parent.parent.parent}), and --splits "
+                f"{split.name} reads that split alone")
+    names = sorted(os.listdir(root))
+    pairs = [name for name in names if PAIR.fullmatch(name) and (root / name).is_dir()]
     if pairs:
         return f"{root / f'en-{tgt_lang}'}: missing; {root} holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
+    # the download itself, not unpacked (MUSTC_v1.0_en-de.tar.gz): it was asked whether it is a MuST-C root
+    packed = [name for name in names if f"en-{tgt_lang}" in name and (root / name).is_file()]
+    if packed:
+        return (f"{root / f'en-{tgt_lang}'}: missing; {root} holds {first_few(packed)}: unpack it there (it unpacks "
+                f"to en-{tgt_lang}/)")
     return f"{root / f'en-{tgt_lang}'}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)"
 
 

@@ -320,6 +320,27 @@ def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Pat
     assert not (tmp_path / "d").exists()
 
 
+def test_a_root_inside_a_split_or_holding_the_download_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--mustc-root CORPUS/en-de/data/dev` (or its txt/, wav/), a folder holding the
+    download not unpacked, and a split spelt another way were each asked whether it is a MuST-C root, or told the
+    split is missing with no word of those there."""
+    for root, what in ((corpus / "en-de/data/dev", "the folder of"), (corpus / "en-de/data/dev/txt", "inside")):
+        rc, _, err = prep(run_sate, root, tmp_path / "d")
+        assert rc == 2 and err == (f"sate prep: error: --mustc-root {root}: {what} the split dev of en-de; "
+                                   f"--mustc-root takes the folder that holds en-de ({corpus}), and --splits dev "
+                                   "reads that split alone\n"), err
+    download = tmp_path / "downloads"
+    download.mkdir()
+    (download / "MUSTC_v1.0_en-de.tar.gz").write_bytes(b"x")
+    rc, _, err = prep(run_sate, download, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: {download / 'en-de'}: missing; {download} holds "
+                               "MUSTC_v1.0_en-de.tar.gz: unpack it there (it unpacks to en-de/)\n"), err
+    rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--splits", "tst-common")
+    assert rc == 2 and err.endswith("tst-common: split directory is missing; "
+                                    f"{corpus / 'en-de/data'} holds the splits dev, train, tst-COMMON\n"), err
+    assert not (tmp_path / "d").exists()
+
+
 def test_bad_options(run_sate, corpus: Path, tmp_path: Path) -> None:
     rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--min-duration", "5", "--max-duration", "1")
     assert rc == 2 and "--min-duration 5.0 and --max-duration 1.0" in err
