@@ -22,10 +22,12 @@ from pathlib import Path
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
 from sate.files import (
+    SNIFF,
     KeyTwice,
     atomic_write_lines,
     check_set_whole,
     json_text,
+    known_kind,
     loads_json,
     require_file,
     unique_keys,
@@ -121,6 +123,10 @@ def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
         with (gzip.open if gzipped else open)(path, "rb") as f:
             while block := f.read(TEXT_BLOCK):
                 if (nul := block.find(b"\0")) >= 0:
+                    what = None if blocks else known_kind(block[:SNIFF])  # `sate score --ref ref.txt.xz`
+                    if what is not None:
+                        raise SateError(f"{path}: {what}, not text" + (" (decompress it first)" if "compressed" in
+                                                                         what else ""))
                     line = sum(b.count(b"\n") for b in blocks) + block.count(b"\n", 0, nul) + 1
                     raise SateError(f"{path}:{line}: a NUL byte (at byte {size + nul:,}): binary data, not text")
                 blocks.append(block)
