@@ -35,6 +35,9 @@ from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
+    SNIFF,
+    ZIP_MAGIC,
+    known_kind,
     link_or_what_is_there,
     make_temp_dir,
     read_json,
@@ -331,12 +334,27 @@ def _pack_advice(directory: Path) -> str:
     return "write one with `sate pack`"
 
 
+def _file_advice(path: Path) -> str:
+    """What to give for a file given as a pack. A file of a pack (`--model PACK/model.pt`) and a pack archived to be
+    shared (`pack.tar.gz`) were told "`sate pack --model FILE` makes one" (twenty-first hostile pass)."""
+    if (path.parent / PACK_YAML).is_file():
+        return f"a file of the pack {path.parent}: give the pack itself"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SNIFF)
+    except OSError:  # a file that may not be read: named by its name alone
+        head = b""
+    if head[:4] != ZIP_MAGIC and (known_kind(head) or "").endswith("compressed data") or path.suffix == ".zip":
+        return "an archive? unpack it, and give the folder it unpacks to"
+    return "`sate pack --model FILE` makes one"
+
+
 def read_pack_yaml(directory: Path) -> PackInfo:
     """Read and check ``DIR/sate.yaml``; a missing or malformed one is an error naming it."""
     path = directory / PACK_YAML
     if not directory.is_dir():  # a model file given for its pack was called missing, though it was there
         if directory.is_file():
-            raise SateError(f"{directory}: a file, not a packed model directory (`sate pack --model FILE` makes one)")
+            raise SateError(f"{directory}: a file, not a packed model directory ({_file_advice(directory)})")
         there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
         raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
                         f"{directory}: packed model directory is missing")
