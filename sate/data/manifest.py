@@ -19,6 +19,7 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sate import layout
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
 from sate.files import (
@@ -293,8 +294,21 @@ def missing_split(manifest: Path, line: str) -> Callable[[], str]:
             splits = manifest_splits(manifest.parent)
         except OSError:  # the listing's own error is for the reader of the folder, not for this line
             splits = []
-        return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}" if splits else line
+        if splits:
+            return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}"
+        owner = stored_folder_of(manifest.parent)
+        return f"{line}; {owner}" if owner else line
     return say
+
+
+def stored_folder_of(folder: Path) -> str | None:
+    """What to say where ``folder`` is a data directory's stored folder (``DATA/fbank``) given as the data directory,
+    or None: `evaluate --data DATA/fbank` was told to run `sate prep`, and `train` with `data.dir: DATA/fbank` to run
+    `sate vocab`, each of which had run (twenty-first hostile pass)."""
+    data = folder.parent
+    if folder.name in layout.STORED_DIRS and ((data / layout.VOCAB_META).is_file() or manifest_splits(data)):
+        return f"{folder} is the {folder.name} folder of the data directory {data}: give the data directory"
+    return None
 
 
 def manifest_splits(data_dir: Path) -> list[str]:
