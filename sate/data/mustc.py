@@ -93,6 +93,11 @@ def _not_one_line(text: str) -> str | None:
     """What a line that is no flow mapping is, where the file is YAML written in block style (one key a line, as
     PyYAML's yaml.dump writes a list of mappings): its first line was "yaml entry misses field(s) offset, speaker_id,
     wav", fields the next lines hold (twentieth hostile pass). None for a line that opens a flow mapping."""
+    if text.lstrip().startswith("["):  # the whole list as one flow sequence (yaml.dump(..., default_flow_style=True),
+        # or json.dump): "malformed yaml entry", or "written in block style" of a JSON file (twenty-first pass)
+        return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "
+                "speaker_id: ..., wav: ...}'; a yaml written as one list (yaml.dump(..., default_flow_style=True), or "
+                "JSON) must be written again with yaml.dump(..., default_flow_style=None, width=1000)")
     if "{" in text:
         return None
     return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "

@@ -106,6 +106,18 @@ def test_a_yaml_written_in_block_style_is_named_so() -> None:
         parse_yaml_line("- {duration: 1.5}", Path("x"), 1)
 
 
+def test_a_yaml_written_as_one_list_is_named_so() -> None:
+    """Twenty-first hostile pass: a MuST-C yaml written as one flow list (yaml.dump(..., default_flow_style=True)) was
+    "malformed yaml entry", and one written as JSON with an indent was said to be "written in block style"."""
+    for line in ("[{duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}, {duration: 2.0,", "[",
+                 '[{"duration": 1.5, "offset": 2.0}, {"duration": 2.0, "offset": 3.5}]'):
+        with pytest.raises(SateError, match=r"^x:1: not a MuST-C yaml entry: each entry is one line, a flow mapping .* "
+                                            r"a yaml written as one list \(yaml.dump\(..., default_flow_style=True\), "
+                                            r"or JSON\) must be written again with yaml.dump\(..., "
+                                            r"default_flow_style=None"):
+            parse_yaml_line(line, Path("x"), 1)
+
+
 def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Path, write_mustc) -> None:
     root = write_mustc(tmp_path / "mustc", tgt_lang="fr", sample_rate=44100, channels=2,
                        layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
