@@ -497,8 +497,12 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
                                                                             packs: dict[str, Path]) -> None:
     """`translate --model EXP/model.pt` (a model file, not its pack) said "packed model directory is missing", and a
     pack whose model.pt is a directory or a link to a device said it was missing, though both were there."""
+    (tmp_path / "exp").mkdir()
+    shutil.copyfile(packs["st"] / "model.pt", tmp_path / "exp" / "model.pt")
     with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(`sate pack --model FILE`"):
-        SpeechTranslator.load(packs["st"] / "model.pt")
+        SpeechTranslator.load(tmp_path / "exp" / "model.pt")
+    with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(a file of the pack "):
+        SpeechTranslator.load(packs["st"] / "model.pt")  # the pack that holds it (twenty-first hostile pass)
     broken = tmp_path / "broken"
     shutil.copytree(packs["st"], broken)
     (broken / "model.pt").unlink()
