@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import BIDI_CONTROLS, SateError, shown
-from sate.files import MAGIC, atomic_write_text, not_a_file
+from sate.files import SNIFF, atomic_write_text, known_kind, not_a_file
 from sate.numbers import is_digits
 
 
@@ -235,7 +235,7 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     raw = yaml_bytes(path)
     # a model or checkpoint given for a config (`sate config --config EXP/checkpoints/last.ckpt`) was "not UTF-8
     # text (byte 64)" (twentieth hostile pass): a file of a known kind is named as that kind
-    what = next((kind for magic, kind in MAGIC.items() if raw.startswith(magic)), None)
+    what = known_kind(raw[:SNIFF])  # and a SentencePiece model, a feature shard, a gzip file (twenty-first pass)
     if what is not None:
         raise SateError(f"{path}: {what}, not YAML text")
     try:

@@ -42,6 +42,14 @@ ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
 MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
          b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
+# Compressed files, by their first bytes: a gzip file is read decompressed where sacrebleu reads one (`sate score`),
+# and any of them given where text or YAML is read is named as what it is, not "binary data" (twenty-first pass)
+COMPRESSED_MAGIC = {b"\x1f\x8b": "gzip-compressed data", b"BZh": "bzip2-compressed data",
+                    b"\xfd7zXZ\x00": "xz-compressed data", b"(\xb5/\xfd": "zstd-compressed data"}
+# A Kaldi archive of binary matrices (a stored feature shard: `UTTERANCE-ID \0B`), and a SentencePiece model (a
+# protobuf whose first field is the piece list, opening with <unk>, <s> or <pad>)
+KALDI_ARK = re.compile(rb"\A[^\s\x00]{1,1000} \x00B")
+SENTENCEPIECE = re.compile(rb"\A\n[\x00-\xff]{1,2}\n[\x00-\xff](<unk>|<s>|<pad>|</s>)")
 TEMP_NAME_ROOM = 255 - 24  # NAME_MAX less what a temporary name adds: two dots, 8 random characters, ".tmp", ".old"
 # A JSON or YAML mapping as parsed, before it is checked and read into our own types. It stays raw on purpose: its
 # shape is the file's (a hub model's config.json, an ESPnet experiment's config.yaml, the mappings of a user's
@@ -1072,6 +1080,20 @@ def _not_torch(path: Path) -> str | None:
     if head.startswith((ZIP_MAGIC, b"\x80")):
         return None
     return binary_kind(path) or "text"
+
+
+def known_kind(head: bytes) -> str | None:
+    """What a file sate knows is, by its first bytes (a model file, a recording, an image, a compressed file, a
+    stored feature shard, a SentencePiece model), or None: where text or YAML is read, such a file is named as
+    what it is; "not UTF-8 text (byte 25)" or "a NUL byte: binary data" named nothing a user would recognise."""
+    for magic, what in (MAGIC | COMPRESSED_MAGIC).items():
+        if head.startswith(magic):
+            return what
+    if KALDI_ARK.match(head):
+        return "a Kaldi feature archive (a stored feature shard, .ark)"
+    if SENTENCEPIECE.match(head):
+        return "a SentencePiece model"
+    return None
 
 
 def binary_kind(path: Path) -> str | None:

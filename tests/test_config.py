@@ -559,3 +559,20 @@ def test_a_model_or_a_recording_given_as_a_config_is_named_for_what_it_is(tmp_pa
     for path, what in ((ckpt, "a zip archive (a model file or checkpoint)"), (wav, "a WAV audio file")):
         assert main(["config", "--config", str(path)]) == 2
         assert capsys.readouterr().err == f"sate config: error: {path}: {what}, not YAML text\n"
+
+
+def test_a_sentencepiece_model_a_feature_shard_or_a_compressed_file_given_as_a_config_is_named(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: the files beside a config that sate knows but the last pass's list did not (a
+    pack's spm_src.model, a shard of DATA/fbank, a gzipped config) were "not UTF-8 text (byte 25)"."""
+    import gzip
+
+    files = {"spm_src.model": (b"\n\x0e\n\x05<unk>\x15\x00\x00\x00\x00\x18\x02\n\n\n\x03\xe2\x96\x81",
+                               "a SentencePiece model"),
+             "00000.ark": (b"ted_2_0 \x00BFM \x04\x81\x00\x00\x00\x04P\x00\x00\x00",
+                           "a Kaldi feature archive (a stored feature shard, .ark)"),
+             "config.yaml.gz": (gzip.compress(b"task: st\n"), "gzip-compressed data")}
+    for name, (data, what) in files.items():
+        (tmp_path / name).write_bytes(data)
+        assert main(["config", "--config", str(tmp_path / name)]) == 2
+        assert capsys.readouterr().err == f"sate config: error: {tmp_path / name}: {what}, not YAML text\n"

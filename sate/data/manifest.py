@@ -19,13 +19,16 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
+from sate import layout
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
 from sate.files import (
+    SNIFF,
     KeyTwice,
     atomic_write_lines,
     check_set_whole,
     json_text,
+    known_kind,
     loads_json,
     require_file,
     unique_keys,
@@ -131,6 +134,10 @@ def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
         with (gzip.open if gzipped else open)(path, "rb") as f:
             while block := f.read(TEXT_BLOCK):
                 if (nul := block.find(b"\0")) >= 0:
+                    what = None if blocks else known_kind(block[:SNIFF])  # `sate score --ref ref.txt.xz`
+                    if what is not None:
+                        raise SateError(f"{path}: {what}, not text" + (" (decompress it first)" if "compressed" in
+                                                                         what else ""))
                     line = sum(b.count(b"\n") for b in blocks) + block.count(b"\n", 0, nul) + 1
                     raise SateError(f"{path}:{line}: a NUL byte (at byte {size + nul:,}): binary data, not text")
                 blocks.append(block)
@@ -297,8 +304,21 @@ def missing_split(manifest: Path, line: str) -> Callable[[], str]:
             splits = manifest_splits(manifest.parent)
         except OSError:  # the listing's own error is for the reader of the folder, not for this line
             splits = []
-        return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}" if splits else line
+        if splits:
+            return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}"
+        owner = stored_folder_of(manifest.parent)
+        return f"{line}; {owner}" if owner else line
     return say
+
+
+def stored_folder_of(folder: Path) -> str | None:
+    """What to say where ``folder`` is a data directory's stored folder (``DATA/fbank``) given as the data directory,
+    or None: `evaluate --data DATA/fbank` was told to run `sate prep`, and `train` with `data.dir: DATA/fbank` to run
+    `sate vocab`, each of which had run (twenty-first hostile pass)."""
+    data = folder.parent
+    if folder.name in layout.STORED_DIRS and ((data / layout.VOCAB_META).is_file() or manifest_splits(data)):
+        return f"{folder} is the {folder.name} folder of the data directory {data}: give the data directory"
+    return None
 
 
 def manifest_splits(data_dir: Path) -> list[str]:

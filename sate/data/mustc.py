@@ -19,7 +19,7 @@ from sate.config import SafeValues, bounded
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, SEGMENT_LINE, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, shown
 from sate.files import not_a_directory
 from sate.numbers import decimal
 
@@ -92,6 +92,11 @@ def _not_one_line(text: str) -> str | None:
     """What a line that is no flow mapping is, where the file is YAML written in block style (one key a line, as
     PyYAML's yaml.dump writes a list of mappings): its first line was "yaml entry misses field(s) offset, speaker_id,
     wav", fields the next lines hold (twentieth hostile pass). None for a line that opens a flow mapping."""
+    if text.lstrip().startswith("["):  # the whole list as one flow sequence (yaml.dump(..., default_flow_style=True),
+        # or json.dump): "malformed yaml entry", or "written in block style" of a JSON file (twenty-first pass)
+        return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "
+                "speaker_id: ..., wav: ...}'; a yaml written as one list (yaml.dump(..., default_flow_style=True), or "
+                "JSON) must be written again with yaml.dump(..., default_flow_style=None, width=1000)")
     if "{" in text:
         return None
     return ("not a MuST-C yaml entry: each entry is one line, a flow mapping '- {duration: ..., offset: ..., "
@@ -137,7 +142,11 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
     """Validate one split and build its manifest rows (nothing is written here)."""
     split_dir = mustc_dir / "data" / split
     if not split_dir.is_dir():
-        raise SateError(f"{split_dir}: split directory is missing")
+        # a split spelt another way (tst-common) is named with those there, as a data directory's are
+        held = sorted(name for name in os.listdir(mustc_dir / "data") if (mustc_dir / "data" / name).is_dir()) \
+            if (mustc_dir / "data").is_dir() else []
+        raise SateError(f"{split_dir}: split directory is missing" +
+                        (f"; {mustc_dir / 'data'} holds the splits {', '.join(held)}" if held else ""))
     txt = split_dir / "txt"
     yaml_path, en_path, tgt_path = txt / f"{split}.yaml", txt / f"{split}.en", txt / f"{split}.{tgt_lang}"
     segments = read_yaml(yaml_path)
@@ -182,9 +191,23 @@ def _no_pair(root: Path, tgt_lang: str) -> str:
     if where.name == "data" and pair_folder(where.parent):
         return (f"--mustc-root {root}: the data folder of {where.parent.name}; --mustc-root takes the folder that "
                 f"holds {where.parent.name} ({where.parent.parent})")
-    pairs = sorted(name for name in os.listdir(root) if PAIR.fullmatch(name) and (root / name).is_dir())
+    # a split's folder, or its txt/ or wav/ (twenty-first hostile pass: "SPLIT/en-de: missing (is --mustc-root a
+    # MuST-C root ...?)"); --splits picks splits
+    split = where.parent if where.name in ("txt", "wav") else where
+    if split.parent.name == "data" and pair_folder(split.parent.parent):
+        what = "the folder of" if split == where else "inside"
+        return (f"--mustc-root {root}: {what} the split {split.name} of {split.parent.parent.name}; --mustc-root takes "
+                f"the folder that holds {split.parent.parent.name} ({split.parent.parent.parent}), and --splits "
+                f"{split.name} reads that split alone")
+    names = sorted(os.listdir(root))
+    pairs = [name for name in names if PAIR.fullmatch(name) and (root / name).is_dir()]
     if pairs:
         return f"{root / f'en-{tgt_lang}'}: missing; {root} holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
+    # the download itself, not unpacked (MUSTC_v1.0_en-de.tar.gz): it was asked whether it is a MuST-C root
+    packed = [name for name in names if f"en-{tgt_lang}" in name and (root / name).is_file()]
+    if packed:
+        return (f"{root / f'en-{tgt_lang}'}: missing; {root} holds {first_few(packed)}: unpack it there (it unpacks "
+                f"to en-{tgt_lang}/)")
     return f"{root / f'en-{tgt_lang}'}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)"
 
 

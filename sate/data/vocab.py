@@ -36,6 +36,7 @@ from sate.data.manifest import (
     read_manifest,
     read_text_lines,
     require_translations,
+    stored_folder_of,
 )
 from sate.data.marian_vocab import (
     CTC_TOKENS,
@@ -82,6 +83,7 @@ class Vocabulary:
     def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
         spm_model, token_list = Path(spm_model), Path(token_list)
         require_file(spm_model, "a SentencePiece model",
+                     lambda: stored_folder_of(spm_model.parent) or
                      f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
         self.sp = load_sentencepiece(spm_model)
         # a named pipe there was read as a stream: `sate train` waited for a writer for ever (fifteenth hostile pass,
@@ -135,6 +137,9 @@ class Vocabulary:
 
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
+    owner = stored_folder_of(Path(directory))  # DATA/fbank: "spm_src.model is missing (run `sate vocab`)"
+    if owner is not None:
+        raise SateError(owner)
     # None when missing or damaged (not UTF-8, not JSON)
     meta = read_record(Path(directory) / layout.VOCAB_META, "`sate vocab`")
     kind = meta.get("kind", "spm") if isinstance(meta, dict) else "spm"

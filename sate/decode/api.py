@@ -126,6 +126,17 @@ def _source_name(source: AudioInput, index: int) -> str:
     return str(source) if isinstance(source, str | Path) else f"<waveform {index}>"
 
 
+def _dict_advice(source: Mapping) -> str:
+    """What to pass for a dict input, by its keys: a decoded datasets Audio value holds 'array' and 'sampling_rate';
+    an undecoded one (``Audio(decode=False)``) 'path' and 'bytes', and was told to pass d['array'], a key it lacks
+    (twenty-first hostile pass)."""
+    if "array" in source and "sampling_rate" in source:
+        return " (a datasets Audio value? pass (d['array'], d['sampling_rate']))"
+    if source.get("path"):
+        return " (a datasets Audio value not decoded? pass its d['path'], or cast the column with decode=True)"
+    return ""
+
+
 def pick_device(device: str | torch.device | None) -> torch.device:
     """The GPU when present, unless a device is named; a named device must exist here (`--device cuda:3` on a
     machine without it is one line, not a CUDA traceback after the model has loaded)."""
@@ -268,8 +279,8 @@ class SpeechTranslator:
             spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
             if isinstance(source, Mapping):  # one of two keys was unpacked as them: "sample rate ... 'sampling_rate'"
-                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a dict (a "
-                                "datasets Audio value? pass (d['array'], d['sampling_rate']))")
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a dict"
+                                f"{_dict_advice(source)}")
             try:
                 samples, rate = source
             except (TypeError, ValueError):
@@ -277,6 +288,11 @@ class SpeechTranslator:
             if isinstance(samples, str | bytes | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
                 raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
                                 "from the file), or (samples, sample_rate)")
+            if args.is_rate(samples) and not args.is_rate(rate):  # scipy's wavfile.read gives (rate, samples): the
+                # samples were "the sample rate must be a whole number of Hz, got array([[0, 0],\n..." (twenty-first
+                # hostile pass)
+                raise SateError(f"input {index}: a (sample_rate, samples) pair, as scipy.io.wavfile.read returns "
+                                "one: give (samples, sample_rate)")
             wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)

@@ -76,6 +76,12 @@ def decode_options(value: object) -> DecodeOptions | None:
     return value
 
 
+def is_rate(value: object) -> bool:
+    """Whether ``value`` reads as a sample rate (a whole number of Hz above zero), and not as samples."""
+    value = plain(value)
+    return is_number(value) and value == int(value) and value > 0  # type: ignore[arg-type, operator]
+
+
 def sample_rate(value: object, name: str) -> int:
     """A whole number of Hz (an int, or a float such as 16000.0): NaN, None or "16k" were tracebacks of int(), and
     16000.9 was truncated without a word. Its range is the reader's (`sate.data.audio.check_rate`)."""

@@ -35,6 +35,9 @@ from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
+    SNIFF,
+    ZIP_MAGIC,
+    known_kind,
     link_or_what_is_there,
     make_temp_dir,
     read_json,
@@ -343,16 +346,23 @@ def _pack_advice(directory: Path) -> str:
 
 
 def _file_advice(path: Path) -> str:
-    """What to give for a file given where a pack is read: the pack's own model.pt and a training checkpoint were
-    told "`sate pack --model FILE` makes one", which repacked the first and refused the second (twenty-first
-    hostile pass)."""
+    """What to give for a file given where a pack is read. The pack's own model.pt, a training checkpoint and a pack
+    archived to be shared (`pack.tar.gz`) were told "`sate pack --model FILE` makes one", which repacked the
+    first and refused the second (twenty-first hostile pass)."""
     folder = path.parent
     if (folder / PACK_YAML).is_file():
-        return f"a file of the pack {one_line(str(folder))}: give the pack"
+        return f"a file of the pack {one_line(str(folder))}: give the pack itself"
     if path.suffix == ".ckpt" or folder.name == CHECKPOINTS:
         return f"a training checkpoint? {average_advice(path)}, then `sate pack` packs that"
     if (folder / "pack" / PACK_YAML).is_file():  # EXP/model.pt, where a recipe packs EXP into EXP/pack
         return f"the experiment's pack is {one_line(str(folder / 'pack'))}"
+    try:
+        with open(path, "rb") as f:
+            head = f.read(SNIFF)
+    except OSError:  # a file that may not be read: named by its name alone
+        head = b""
+    if head[:4] != ZIP_MAGIC and (known_kind(head) or "").endswith("compressed data") or path.suffix == ".zip":
+        return "an archive? unpack it, and give the folder it unpacks to"
     return "`sate pack --model FILE` makes one"
 
 

@@ -39,6 +39,22 @@ FORMATS = ("jsonl", "text")
 FILE_MAGIC = {b"RIFF": "WAV", b"RF64": "WAV", b"fLaC": "FLAC", b"OggS": "Ogg", b"ID3": "MP3", b"FORM": "AIFF"}
 
 
+def file_kind(data: bytes) -> str | None:
+    """The audio file ``data`` begins, or None. An MP3 without an ID3 tag begins with a frame header (as libsndfile
+    and LAME write one) and an M4A with its ``ftyp`` box: each was read as PCM, its bytes as noise, and the line
+    said "no speech found" (twenty-first hostile pass)."""
+    kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None)
+    if kind is None and data[4:8] == b"ftyp":
+        return "MP4/M4A"
+    if kind is None and len(data) >= 3 and data[0] == 0xFF and data[1] & 0xE0 == 0xE0:
+        version, layer = data[1] >> 3 & 3, data[1] >> 1 & 3
+        bitrate, rate = data[2] >> 4, data[2] >> 2 & 3
+        # each field in its valid range: PCM near silence (FF FF: -1) has a bitrate index of 15, no MPEG frame
+        if version != 1 and layer != 0 and bitrate not in (0, 15) and rate != 3:
+            return "MP3"
+    return kind
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
     an audio file's header at the start is refused."""
@@ -48,7 +64,7 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         data = stream.read(size)
         if not data:
             return
-        kind = next((kind for magic, kind in FILE_MAGIC.items() if data.startswith(magic)), None) if first else None
+        kind = file_kind(data) if first else None
         if kind is not None:
             raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
                             "-i FILE -f s16le -ac 1 -ar 16000 -)")

@@ -128,6 +128,7 @@ def load_model_file(path: str | Path) -> ModelFile:
     `read_checkpoint` verifies the zip checksums too: torch itself would decode a damaged tensor into wrong
     weights without a word.
     """
+    _refuse_checkpoint_folder(Path(path))
     data = read_checkpoint(path)
     if not isinstance(data, dict):
         raise SateError(f"{path}: not a sate model file")
@@ -135,6 +136,21 @@ def load_model_file(path: str | Path) -> ModelFile:
     if not isinstance(data.get("model"), dict):
         raise SateError(f"{path}: model file has no state dict under 'model'")
     return data
+
+
+def _refuse_checkpoint_folder(path: Path) -> None:
+    """An experiment not averaged yet (no EXP/model.pt) or its checkpoint folder, given for a model file: the reader's
+    hint, "did you mean EXP/checkpoints/last.ckpt?", named a checkpoint that a model file's reader then refused
+    (`sate pack --model EXP/checkpoints`, twenty-first hostile pass). Its model file is written by `sate average`."""
+    if not path.is_dir() or (path / layout.MODEL).is_file():
+        return  # a folder holding model.pt is named by read_checkpoint's hint
+    exp = path.parent if (path / layout.LAST_CHECKPOINT).is_file() else path
+    if not (exp / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file():
+        return
+    if (exp / layout.MODEL).is_file():
+        raise SateError(f"{path}: is a directory, not a model file (did you mean {exp / layout.MODEL}?)")
+    raise SateError(f"{path}: is a directory, not a model file: the experiment {exp} holds checkpoints but no "
+                    f"{layout.MODEL} yet; write it with `sate average --exp {exp} --last N` (or --best N)")
 
 
 def model_from_file(path: str | Path) -> tuple[SateModel, ModelFile]:

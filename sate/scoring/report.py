@@ -17,7 +17,15 @@ from pathlib import Path
 from sate import layout
 from sate.data.manifest import check_split_names, csv_rows
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
-from sate.files import check_journal_place, given_twice, is_stream, not_a_file, read_json, replace_together
+from sate.files import (
+    check_journal_place,
+    given_twice,
+    is_stream,
+    not_a_directory,
+    not_a_file,
+    read_json,
+    replace_together,
+)
 from sate.numbers import is_int64, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
@@ -277,8 +285,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.splits = args.splits or ["tst-COMMON"]
-    if not args.exp.is_dir():
-        raise SateError(f"--exp {args.exp}: no such directory")
+    if not args.exp.is_dir():  # a decoding's results.json was "no such directory", though it is there
+        systems = args.exp.parent.parent.parent
+        raise SateError(f"--exp {args.exp}: a decoding's {layout.RESULTS}; --exp takes the folder that holds one "
+                        f"experiment per system ({systems})" if args.exp.name == layout.RESULTS and args.exp.is_file()
+                        else f"--exp {args.exp}: {not_a_directory(args.exp)}")
     repeated = sorted({split for split in args.splits if args.splits.count(split) > 1})
     if repeated:  # every row of it was written twice, the baseline's second one tested against itself
         raise SateError(f"--splits: {', '.join(repeated)} given twice")

@@ -199,3 +199,14 @@ def test_a_split_named_train_sp_is_refused(run_sate, kaldi_corpus, tmp_path: Pat
     rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", tmp_path / "data", "--splits", "train_sp")
     assert rc == 2 and "--splits: train_sp is the split `sate features --speed-perturb` writes" in err
     assert not (tmp_path / "data").exists()
+
+
+def test_the_folder_that_holds_data_directories_names_them(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """A recipe's data/ (holding train/ and dev/, each a Kaldi data directory) given for one was "data/wav.scp: file
+    is missing" (twenty-first hostile pass); those it holds are named."""
+    data = tmp_path / "kaldi"
+    shutil.copytree(kaldi_corpus[0], data / "dev")
+    rc, _, err = run_sate("prep", "--kaldi-dir", data, "--out", tmp_path / "data")
+    assert rc == 2 and err == (f"sate prep: error: --kaldi-dir {data}: no wav.scp; it holds the Kaldi data directories "
+                               f"dev, and --kaldi-dir takes each of them ({data / 'dev'} ...)\n"), err
+    assert not (tmp_path / "data").exists()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -31,6 +32,24 @@ def test_a_missing_split_is_named_with_the_splits_the_data_directory_holds(tmp_p
         (tmp_path / f"{split}.jsonl").write_text("")
     line = missing_split(tmp_path / "tst-common.jsonl", "tst-common is missing")
     assert line() == f"tst-common is missing; {tmp_path} holds the splits train, dev, tst-COMMON, zz"
+
+
+def test_a_data_directorys_stored_folder_given_as_the_data_directory_names_it(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `evaluate --data DATA/fbank` was told to run `sate prep`, and `pack --data
+    DATA/fbank`, `analyze --data DATA/fbank` or `data.dir: DATA/fbank` to run `sate vocab`; each had run."""
+    from sate.data.vocab import Vocabulary, vocabulary_kind
+
+    data = tmp_path / "data"
+    (data / "fbank").mkdir(parents=True)
+    (data / "dev.jsonl").write_text("")
+    said = f"{data / 'fbank'} is the fbank folder of the data directory {data}: give the data directory"
+    assert missing_split(data / "fbank" / "dev.jsonl", "dev is missing")() == f"dev is missing; {said}"
+    with pytest.raises(SateError, match=f"^{re.escape(said)}$"):
+        vocabulary_kind(data / "fbank")
+    with pytest.raises(SateError, match=f"^{re.escape(said)}$"):
+        Vocabulary(data / "fbank" / "spm_src.model", data / "fbank" / "tokens_src.txt")
+    (data / "dev.jsonl").unlink()  # a folder named fbank in no data directory: the line as it was
+    assert missing_split(data / "fbank" / "dev.jsonl", "dev is missing")() == "dev is missing"
 
 
 @pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029"])

@@ -106,6 +106,18 @@ def test_a_yaml_written_in_block_style_is_named_so() -> None:
         parse_yaml_line("- {duration: 1.5}", Path("x"), 1)
 
 
+def test_a_yaml_written_as_one_list_is_named_so() -> None:
+    """Twenty-first hostile pass: a MuST-C yaml written as one flow list (yaml.dump(..., default_flow_style=True)) was
+    "malformed yaml entry", and one written as JSON with an indent was said to be "written in block style"."""
+    for line in ("[{duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}, {duration: 2.0,", "[",
+                 '[{"duration": 1.5, "offset": 2.0}, {"duration": 2.0, "offset": 3.5}]'):
+        with pytest.raises(SateError, match=r"^x:1: not a MuST-C yaml entry: each entry is one line, a flow mapping .* "
+                                            r"a yaml written as one list \(yaml.dump\(..., default_flow_style=True\), "
+                                            r"or JSON\) must be written again with yaml.dump\(..., "
+                                            r"default_flow_style=None"):
+            parse_yaml_line(line, Path("x"), 1)
+
+
 def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Path, write_mustc) -> None:
     root = write_mustc(tmp_path / "mustc", tgt_lang="fr", sample_rate=44100, channels=2,
                        layout={"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)})
@@ -317,6 +329,27 @@ def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Pat
     assert rc == 2 and err == f"sate prep: error: {corpus / 'en-fr'}: missing; {corpus} holds en-de (--tgt-lang fr)\n"
     rc, _, err = prep(run_sate, tmp_path, tmp_path / "d")
     assert rc == 2 and err.endswith("en-de: missing (is --mustc-root a MuST-C root and --tgt-lang right?)\n"), err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_root_inside_a_split_or_holding_the_download_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--mustc-root CORPUS/en-de/data/dev` (or its txt/, wav/), a folder holding the
+    download not unpacked, and a split spelt another way were each asked whether it is a MuST-C root, or told the
+    split is missing with no word of those there."""
+    for root, what in ((corpus / "en-de/data/dev", "the folder of"), (corpus / "en-de/data/dev/txt", "inside")):
+        rc, _, err = prep(run_sate, root, tmp_path / "d")
+        assert rc == 2 and err == (f"sate prep: error: --mustc-root {root}: {what} the split dev of en-de; "
+                                   f"--mustc-root takes the folder that holds en-de ({corpus}), and --splits dev "
+                                   "reads that split alone\n"), err
+    download = tmp_path / "downloads"
+    download.mkdir()
+    (download / "MUSTC_v1.0_en-de.tar.gz").write_bytes(b"x")
+    rc, _, err = prep(run_sate, download, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: {download / 'en-de'}: missing; {download} holds "
+                               "MUSTC_v1.0_en-de.tar.gz: unpack it there (it unpacks to en-de/)\n"), err
+    rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--splits", "tst-common")
+    assert rc == 2 and err.endswith("tst-common: split directory is missing; "
+                                    f"{corpus / 'en-de/data'} holds the splits dev, train, tst-COMMON\n"), err
     assert not (tmp_path / "d").exists()
 
 

@@ -98,6 +98,21 @@ def test_a_dict_or_a_path_with_its_rate_is_named_for_what_it_is(translators: dic
         translators["st"].prepare(("talk.wav", SAMPLE_RATE))  # type: ignore[arg-type]
 
 
+def test_a_pair_in_scipys_order_or_an_undecoded_audio_value_is_named(translators: dict[str, SpeechTranslator],
+                                                                    talk: np.ndarray) -> None:
+    """Twenty-first hostile pass: scipy.io.wavfile.read's (rate, samples) was "the sample rate must be a whole number
+    of Hz, got array([[0, 0],\\n..." (a line break inside); a datasets Audio value not decoded ({'path', 'bytes'})
+    was told to pass d['array'], a key it lacks."""
+    pcm = (talk * 32767).astype(np.int16)
+    for samples in (pcm, np.stack([pcm, pcm], 1)):
+        with pytest.raises(SateError, match=r"^input 0: a \(sample_rate, samples\) pair, as scipy.io.wavfile.read "
+                                            r"returns one: give \(samples, sample_rate\)$"):
+            translators["st"].prepare((SAMPLE_RATE, samples))  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"got a dict \(a datasets Audio value not decoded\? pass its d\['path'\], "
+                                        r"or cast the column with decode=True\)$"):
+        translators["st"].prepare({"path": "talk.wav", "bytes": b"RIFF"})  # type: ignore[arg-type]
+
+
 def test_a_sample_rate_in_a_0_d_array_or_tensor_is_its_number() -> None:
     """torch.tensor(16000) (a dataset in torch format gives its rate so) was "must be a whole number of Hz, got
     tensor(16000)"; np.array(16000) the same (twentieth hostile pass)."""

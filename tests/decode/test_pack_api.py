@@ -500,7 +500,7 @@ def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_p
     # a pack's own model.pt was told "`sate pack --model FILE` makes one" (twenty-first hostile pass); so were a
     # training checkpoint, which `sate pack` refuses, and an experiment's model.pt beside its pack
     with pytest.raises(SateError, match=r"model.pt: a file, not a packed model directory \(a file of the pack "
-                                        f"{packs['st']}: give the pack\\)$"):
+                                        f"{packs['st']}: give the pack itself\\)$"):
         SpeechTranslator.load(packs["st"] / "model.pt")
     exp = tmp_path / "exp"
     (exp / "checkpoints").mkdir(parents=True)
@@ -581,3 +581,27 @@ def test_a_pack_path_that_is_a_symlink_loop_a_broken_link_or_a_pipe_is_named_as_
             read_pack_yaml(tmp_path / name)
     with pytest.raises(SateError, match=r"missing: packed model directory is missing$"):
         read_pack_yaml(tmp_path / "missing")
+
+
+def test_a_file_of_a_pack_or_an_archived_pack_says_what_to_give(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--model PACK/model.pt` and `--model pack.tar.gz` were told "`sate pack --model
+    FILE` makes one", a pack that was there (or had been unpacked)."""
+    import gzip
+
+    from sate.decode.pack import read_pack_yaml
+    from sate.errors import SateError
+
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_text("format: sate-pack\n")
+    (pack / "model.pt").write_bytes(b"PK\x03\x04")
+    archive = tmp_path / "pack.tar.gz"
+    archive.write_bytes(gzip.compress(b"pack/sate.yaml"))
+    other = tmp_path / "model.pt"
+    other.write_bytes(b"PK\x03\x04")
+    for given, advice in ((pack / "model.pt", f"a file of the pack {pack}: give the pack itself"),
+                          (archive, "an archive? unpack it, and give the folder it unpacks to"),
+                          (other, "`sate pack --model FILE` makes one")):
+        with pytest.raises(SateError) as err:
+            read_pack_yaml(given)
+        assert str(err.value) == f"{given}: a file, not a packed model directory ({advice})"

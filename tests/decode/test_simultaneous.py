@@ -452,6 +452,23 @@ def test_stream_refuses_an_audio_file_on_stdin(tmp_path: Path, st_pack: Path, wa
         assert f"stdin: a {kind} file, not raw PCM: give its name instead of -" in err and err.count("\n") == 1
 
 
+def test_an_mp3_without_a_tag_or_an_m4a_on_stdin_is_named(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: an MP3 that begins with its first frame (no ID3 tag: libsndfile's and LAME's) or an
+    M4A piped to `sate stream -` was read as PCM, and the line said "no speech found". Raw PCM is read as ever,
+    silence (-1: FF FF) and a tone's samples too."""
+    from sate.errors import SateError
+
+    tone = (np.sin(np.arange(SAMPLE_RATE) / 5) * 0.3).astype(np.float32)
+    sf.write(tmp_path / "talk.mp3", tone, SAMPLE_RATE, format="MP3")
+    for data, kind in (((tmp_path / "talk.mp3").read_bytes(), "MP3"),
+                       (b"\x00\x00\x00\x20ftypM4A \x00\x00\x02\x00" + bytes(64), "MP4/M4A")):
+        assert data[:3] != b"ID3"
+        with pytest.raises(SateError, match=f"^stdin: a {re.escape(kind)} file, not raw PCM"):
+            next(stream.pcm_pieces(io.BytesIO(data), 0.5))
+    for pcm in (np.full(800, -1, dtype="<i2"), (tone[:800] * 32767).astype("<i2"), -(tone[:800] * 32767).astype("<i2")):
+        assert len(next(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))) == 800
+
+
 def test_whole_talks_are_checked_before_any_is_decoded(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """`--talks` with a talk's wav cut short exited 0: the rows past its end were given the words of what was left.

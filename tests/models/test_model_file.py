@@ -124,6 +124,25 @@ def test_missing_file_and_wrong_vocabulary(tmp_path: Path, build: Callable[..., 
         save_model_file(tmp_path / "m.pt", build("mt"), src_tokens[:3], tgt_tokens)
 
 
+def test_an_experiment_without_its_model_file_names_sate_average(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `sate pack --model EXP` (not averaged yet) or `--model EXP/checkpoints` was asked
+    "did you mean EXP/checkpoints/last.ckpt?", a checkpoint that a model file's reader then refused."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "checkpoints" / "last.ckpt").write_bytes(b"x")
+    for given in (exp, exp / "checkpoints"):
+        with pytest.raises(SateError, match=f"^{given}: is a directory, not a model file: the experiment {exp} holds "
+                                            f"checkpoints but no model.pt yet; write it with `sate average --exp "
+                                            f"{exp} --last N` \\(or --best N\\)$"):
+            load_model_file(given)
+    (exp / "model.pt").write_bytes(b"x")
+    with pytest.raises(SateError, match=f"^{exp / 'checkpoints'}: is a directory, not a model file \\(did you mean "
+                                        f"{exp / 'model.pt'}\\?\\)$"):
+        load_model_file(exp / "checkpoints")
+    with pytest.raises(SateError, match=r"\(did you mean .*model.pt\?\)$"):
+        load_model_file(exp)
+
+
 def test_load_exact_names_the_keys(build: Callable[..., Any]) -> None:
     model = build("mt")
     state = model.state_dict()

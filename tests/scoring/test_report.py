@@ -96,6 +96,11 @@ def test_a_split_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFi
     ("exp", "tst-common", "{tmp}/exp: no decode_<split>/results.json for splits tst-common (its systems decoded: "
                           "tst-COMMON)"),
     (".", "tst-COMMON", "{tmp}: no decode_<split>/results.json for splits tst-COMMON (run `sate evaluate` first)"),
+    # twenty-first hostile pass: the decoding's results.json was "no such directory", though it is there
+    ("exp/st/decode_tst-COMMON/results.json", "tst-COMMON", "--exp {tmp}/exp/st/decode_tst-COMMON/results.json: a "
+     "decoding's results.json; --exp takes the folder that holds one experiment per system ({tmp}/exp)"),
+    ("exp/st/decode_tst-COMMON/hyp.txt", "tst-COMMON", "--exp {tmp}/exp/st/decode_tst-COMMON/hyp.txt: a file, not a "
+     "directory"),
 ])
 def test_an_experiment_given_for_the_folder_of_systems_is_named_as_such(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], exp: str, split: str, says: str) -> None:

@@ -217,6 +217,25 @@ def test_subword_pieces_are_scored_as_given_with_a_note(tmp_path: Path, capsys: 
     assert capsys.readouterr().err == ""
 
 
+def test_a_file_compressed_otherwise_is_named_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: a reference compressed with bzip2 or xz, or gzipped under a name that does not end
+    in .gz, was "a NUL byte (at byte 14): binary data, not text"; it is named as what it is."""
+    import bz2
+    import gzip
+    import lzma
+
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("\n".join(HYPS) + "\n", encoding="utf-8")
+    text = ("\n".join(REFS) + "\n").encode()
+    for name, data, what in (("ref.txt.bz2", bz2.compress(text), "bzip2-compressed data"),
+                             ("ref.txt.xz", lzma.compress(text), "xz-compressed data"),
+                             ("REF.TXT.GZ", gzip.compress(text), "gzip-compressed data")):
+        (tmp_path / name).write_bytes(data)
+        assert main(["score", "--hyp", str(hyp), "--ref", str(tmp_path / name)]) == 2
+        assert capsys.readouterr().err == (f"sate score: error: {tmp_path / name}: {what}, not text (decompress it "
+                                           "first)\n")
+
+
 def test_text_past_the_size_cap_is_refused_as_it_is_read(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A pipe fed endless text without a NUL (`sate score --hyp <(yes)`) was read until memory ran out; reading
     stops at the cap (here made 20 bytes, read 7 at a time), whatever the source."""

@@ -199,6 +199,27 @@ def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: 
     assert not (tmp_path / "m.pt").exists()
 
 
+def test_near_misses_of_the_experiment_name_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: a file of the experiment (`--exp EXP/checkpoints/last.ckpt`, `EXP/model.pt`), a
+    folder inside it (`EXP/decode_dev`) and the folder of experiments were each "no checkpoint directory (train
+    first)"."""
+    from sate.cli import main
+
+    exp = tmp_path / "runs" / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "decode_dev").mkdir()
+    header(exp / "checkpoints" / "epoch000.ckpt")
+    (exp / "model.pt").write_bytes(b"x")
+    for given, said in ((exp / "checkpoints" / "epoch000.ckpt", f"a file of the experiment {exp}; --exp takes"),
+                        (exp / "model.pt", f"a file of the experiment {exp}; --exp takes"),
+                        (exp / "decode_dev", f"a folder inside the experiment {exp}; --exp takes the experiment"),
+                        (exp.parent, "holds the experiments exp, not one experiment; --exp takes one of them")):
+        assert main(["average", "--exp", str(given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"sate average: error: --exp {given}: {said}"), err
+    assert not (tmp_path / "m.pt").exists()
+
+
 @pytest.mark.slow
 def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path: Path) -> None:
     """Every checkpoint of the folder is read to choose N, and each was loaded whole and kept until the choice,
