@@ -352,10 +352,6 @@ def _file_advice(path: Path) -> str:
     folder = path.parent
     if (folder / PACK_YAML).is_file():
         return f"a file of the pack {one_line(str(folder))}: give the pack itself"
-    if path.suffix == ".ckpt" or folder.name == CHECKPOINTS:
-        return f"a training checkpoint? {average_advice(path)}, then `sate pack` packs that"
-    if (folder / "pack" / PACK_YAML).is_file():  # EXP/model.pt, where a recipe packs EXP into EXP/pack
-        return f"the experiment's pack is {one_line(str(folder / 'pack'))}"
     try:
         with open(path, "rb") as f:
             head = f.read(SNIFF)
@@ -363,6 +359,10 @@ def _file_advice(path: Path) -> str:
         head = b""
     if head[:4] != ZIP_MAGIC and (known_kind(head) or "").endswith("compressed data") or path.suffix == ".zip":
         return "an archive? unpack it, and give the folder it unpacks to"
+    if path.suffix == ".ckpt" or folder.name == CHECKPOINTS:
+        return f"a training checkpoint? {average_advice(path)}, then `sate pack` packs that"
+    if (folder / "pack" / PACK_YAML).is_file():  # EXP/model.pt, where a recipe packs EXP into EXP/pack
+        return f"the experiment's pack is {one_line(str(folder / 'pack'))}"
     return "`sate pack --model FILE` makes one"
 
 

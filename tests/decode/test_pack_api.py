@@ -597,7 +597,8 @@ def test_a_file_of_a_pack_or_an_archived_pack_says_what_to_give(tmp_path: Path) 
     (pack / "model.pt").write_bytes(b"PK\x03\x04")
     archive = tmp_path / "pack.tar.gz"
     archive.write_bytes(gzip.compress(b"pack/sate.yaml"))
-    other = tmp_path / "model.pt"
+    other = tmp_path / "elsewhere" / "model.pt"  # beside no pack (beside one: "the experiment's pack is")
+    other.parent.mkdir()
     other.write_bytes(b"PK\x03\x04")
     for given, advice in ((pack / "model.pt", f"a file of the pack {pack}: give the pack itself"),
                           (archive, "an archive? unpack it, and give the folder it unpacks to"),
