@@ -182,7 +182,39 @@ def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: 
     assert capsys.readouterr().err == (f"sate average: error: --exp {folder}: a checkpoint folder itself; --exp takes "
                                        f"the experiment that holds it ({tmp_path / 'exp'})\n")
     assert main(["average", "--exp", str(tmp_path / "none"), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
-    assert capsys.readouterr().err.endswith("none/checkpoints: no checkpoint directory (train first)\n")
+    assert capsys.readouterr().err.endswith(f"--exp {tmp_path / 'none'}: no such directory\n")
+    assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("exp", "no experiment itself; it holds the experiment EXP/st: give it"),  # the folder of the experiments
+    ("exp/st/logs", "a folder inside the experiment EXP/st, not one itself: give EXP/st"),
+    ("exp/st/checkpoints/epoch000.ckpt", "a file inside the experiment EXP/st, not one itself: give EXP/st"),
+    ("pack", "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"),
+    ("started", "no checkpoints/ folder yet (train first)"),  # config.yaml, and no checkpoint yet
+    ("data", "no experiment: it holds no checkpoints/ folder (`sate train --exp` makes one)"),
+    ("notes.txt", "a file, not a directory"),
+])
+def test_a_folder_next_to_the_experiment_is_named_for_what_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  given: str, says: str) -> None:
+    """Twenty-first hostile pass: `sate average --exp` given the folder holding the experiment, a folder or a file
+    inside it, a pack or a data directory said "X/checkpoints: no checkpoint directory (train first)", a path
+    nobody gave, with advice to train into a pack or a data directory."""
+    from sate.cli import main
+
+    checkpoints = tmp_path / "exp" / "st" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    header(checkpoints / "epoch000.ckpt")
+    (tmp_path / "exp" / "st" / "logs").mkdir()
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "sate.yaml").write_text("format: sate-pack\n")
+    (tmp_path / "started").mkdir()
+    (tmp_path / "started" / "config.yaml").write_text("task: st\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    assert main(["average", "--exp", str(tmp_path / given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: --exp {tmp_path / given}: "
+                                       f"{says.replace('EXP', str(tmp_path / 'exp'))}\n")
     assert not (tmp_path / "m.pt").exists()
 
 
