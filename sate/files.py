@@ -277,6 +277,51 @@ def check_data_directory(path: Path, option: str) -> None:
                  if (path / name).exists()), None)
     if held is not None:
         raise SateError(f"{option} {path}: an experiment (it holds {held}), not a data directory (`sate prep --out`)")
+    near = near_data_directory(path)
+    if near is not None:
+        raise SateError(f"{option} {path}: {near}")
+
+
+def _data_like(folder: Path) -> bool:
+    """Does ``folder`` hold anything `sate prep`, `features` or `vocab` write (a manifest, the features, a
+    vocabulary)? Looked up by name, which a folder that may be entered but not listed (mode 0300) still answers."""
+    names = (layout.VOCAB_META, layout.CMVN, layout.FBANK_DIR, layout.MARIAN_DIR,
+             *(layout.token_list(side) for side in ("src", "tgt")),
+             *(f"{split}.jsonl" for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)))
+    if any(os.path.lexists(folder / name) for name in names):
+        return True
+    try:
+        return any(name.endswith(".jsonl") for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def few_paths(paths: list[str], limit: int = 3) -> str:
+    """The first ``limit`` of ``paths`` whole (a path to give again is not cut, as `first_few` cuts a value), and how
+    many more."""
+    return ", ".join(paths[:limit]) + (f" and {len(paths) - limit:,} more" if len(paths) > limit else "")
+
+
+def near_data_directory(path: Path) -> str | None:
+    """Why the folder ``path``, given for a data directory, is none, where it holds nothing a data directory holds:
+    a folder inside one (its fbank/, a shard folder), the folder holding one (the project's root), or another folder
+    (a corpus, a hub model's folder). Each was told that DIR/dev.jsonl or DIR/spm_src.model, a file nobody named,
+    was missing, with advice to run `sate prep` or `sate vocab` into the wrong folder (twenty-first hostile pass).
+    None where ``path`` holds what a data directory does, or cannot be looked into (its own error says so)."""
+    if not os.access(path, os.X_OK) or _data_like(path):
+        return None
+    inside = next((folder for folder in path.parents if _data_like(folder)), None)
+    if inside is not None:
+        return f"a folder inside the data directory {inside}, not one itself: give {inside}"
+    try:
+        held = sorted(str(child) for child in path.iterdir() if child.is_dir() and _data_like(child))
+    except OSError:
+        held = []
+    if held:
+        return (f"no data directory itself; it holds the data director{'y' if len(held) == 1 else 'ies'} "
+                f"{few_paths(held)}: give {'it' if len(held) == 1 else 'one'}")
+    return ("no data directory: it holds no manifest (SPLIT.jsonl), features or vocabulary (`sate prep --out` makes "
+            "one)")
 
 
 def temp_prefix(name: str) -> str:
