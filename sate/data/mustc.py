@@ -20,7 +20,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
-from sate.files import not_a_directory
+from sate.files import few_paths, not_a_directory
 from sate.numbers import decimal
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
@@ -183,10 +183,26 @@ def _no_pair(root: Path, tgt_lang: str) -> str:
     if where.name == "data" and pair_folder(where.parent):
         return (f"--mustc-root {root}: the data folder of {where.parent.name}; --mustc-root takes the folder that "
                 f"holds {where.parent.name} ({where.parent.parent})")
+    pair = next((p for p in where.parents if pair_folder(p)), None)  # a split's folder, its txt/ or wav/
+    if pair is not None:
+        return (f"--mustc-root {root}: a folder inside the language pair's folder {pair.name}; --mustc-root takes "
+                f"the folder that holds {pair.name} ({pair.parent})")
     pairs = sorted(name for name in os.listdir(root) if PAIR.fullmatch(name) and (root / name).is_dir())
     if pairs:
-        return f"{root / f'en-{tgt_lang}'}: missing; {root} holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
-    return f"{root / f'en-{tgt_lang}'}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)"
+        return f"--mustc-root {root}: no en-{tgt_lang}/ in it; it holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
+    held = sorted(str(child) for child in root.iterdir()
+                  if child.is_dir() and any(pair_folder(child / name) for name in _names(child)))
+    if held:  # the folder above the corpus (a project's root): its en-de/ was named missing, a path nobody gave
+        return f"--mustc-root {root}: no MuST-C root itself; it holds the MuST-C root {few_paths(held)}: give it"
+    return f"--mustc-root {root}: no en-{tgt_lang}/ in it (is --mustc-root a MuST-C root and --tgt-lang right?)"
+
+
+def _names(folder: Path) -> list[str]:
+    """The names in ``folder``, none where it cannot be listed (the root's own error is for its reader)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:

@@ -314,9 +314,25 @@ def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Pat
     rc, _, err = prep(run_sate, ".", tmp_path / "d")
     assert rc == 2 and err == f"sate prep: error: --mustc-root .: {says[corpus / 'en-de']}\n", err
     rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--tgt-lang", "fr")
-    assert rc == 2 and err == f"sate prep: error: {corpus / 'en-fr'}: missing; {corpus} holds en-de (--tgt-lang fr)\n"
-    rc, _, err = prep(run_sate, tmp_path, tmp_path / "d")
-    assert rc == 2 and err.endswith("en-de: missing (is --mustc-root a MuST-C root and --tgt-lang right?)\n"), err
+    assert rc == 2 and err == f"sate prep: error: --mustc-root {corpus}: no en-fr/ in it; it holds en-de (--tgt-lang " \
+        "fr)\n"
+    (tmp_path / "empty").mkdir()
+    rc, _, err = prep(run_sate, tmp_path / "empty", tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {tmp_path / 'empty'}: no en-de/ in it (is --mustc-root "
+                               "a MuST-C root and --tgt-lang right?)\n"), err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_folder_above_or_inside_the_root_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--mustc-root` given the folder holding the corpus (a project's root), or a split's
+    folder inside the pair, named ROOT/en-de missing, a path nobody gave; the root to give is named."""
+    rc, _, err = prep(run_sate, corpus.parent, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {corpus.parent}: no MuST-C root itself; it holds the "
+                               f"MuST-C root {corpus}: give it\n"), err
+    split = corpus / "en-de" / "data" / "dev" / "txt"
+    rc, _, err = prep(run_sate, split, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {split}: a folder inside the language pair's folder "
+                               f"en-de; --mustc-root takes the folder that holds en-de ({corpus})\n"), err
     assert not (tmp_path / "d").exists()
 
 
