@@ -277,6 +277,13 @@ def check_data_directory(path: Path, option: str) -> None:
                  if (path / name).exists()), None)
     if held is not None:
         raise SateError(f"{option} {path}: an experiment (it holds {held}), not a data directory (`sate prep --out`)")
+    if (path / layout.RESULTS).is_file() and \
+            not any((path / f"{split}.jsonl").exists() for split in layout.DEFAULT_SPLITS):  # (its delays.jsonl)
+        raise SateError(f"{option} {path}: a `sate evaluate` run (it holds {layout.RESULTS}), not a data directory")
+    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
+    if (path / "config.json").is_file() and any((path / name).is_file() for name in weights):  # its vocab.json
+        raise SateError(f"{option} {path}: a downloaded model's folder (config.json beside its weights), not a data "
+                        "directory")
     near = near_data_directory(path)
     if near is not None:
         raise SateError(f"{option} {path}: {near}")

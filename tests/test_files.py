@@ -753,7 +753,18 @@ def test_a_folder_next_to_the_data_directory_is_named_for_what_it_is(tmp_path: P
     for argv in (["features", "--data", str(folder)], ["vocab", "--data", str(folder), "--joint", "40"]):
         assert main(argv) == 2  # (its fbank/ is refused as an output first: sate's stored features)
         assert capsys.readouterr().err == f"sate {argv[0]}: error: {line}\n" or "fbank" in given
+    evaluation, hub = tmp_path / "project" / "eval", tmp_path / "project" / "hub"
+    evaluation.mkdir()
+    (evaluation / "results.json").write_text("{}")
+    (evaluation / "delays.jsonl").write_text("")
+    hub.mkdir()
+    for name in ("config.json", "model.safetensors", "vocab.json"):
+        (hub / name).write_text("{}")
+    with pytest.raises(SateError, match=r"eval: a `sate evaluate` run \(it holds results.json\), not a data dir"):
+        check_data_directory(evaluation, "--data")
+    with pytest.raises(SateError, match=r"hub: a downloaded model's folder \(config.json beside its weights\), not"):
+        check_data_directory(hub, "--data")
     check_data_directory(data, "--data")  # the data directory itself, as prep alone leaves it
     (data / "dev.jsonl").unlink()
     check_data_directory(data, "--data")  # its features alone make it one too
-    assert sorted(p.name for p in tmp_path.rglob("*")) == ["corpus", "data", "dev", "en-de", "fbank", "project"]
+    assert {p.name for p in tmp_path.rglob("*")} >= {"corpus", "data", "dev", "en-de", "fbank", "project"}
