@@ -41,7 +41,8 @@ from sate.errors import BIDI_CONTROLS, SIGNAL_ENDINGS, SateError, first_few, han
 ZIP_MAGIC = b"PK\x03\x04"  # how every file of torch.save (zip format) starts
 SNIFF = 8192  # bytes read to tell text from binary
 MAGIC = {b"PK\x03\x04": "a zip archive (a model file or checkpoint)", b"RIFF": "a WAV audio file",
-         b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image"}
+         b"fLaC": "a FLAC audio file", b"OggS": "an Ogg audio file", b"\x89PNG": "a PNG image",
+         b"\x1f\x8b": "a gzip-compressed file (gunzip it first)"}  # a config or results.json gzipped was "not UTF-8"
 TEMP_NAME_ROOM = 255 - 24  # NAME_MAX less what a temporary name adds: two dots, 8 random characters, ".tmp", ".old"
 # A JSON or YAML mapping as parsed, before it is checked and read into our own types. It stays raw on purpose: its
 # shape is the file's (a hub model's config.json, an ESPnet experiment's config.yaml, the mappings of a user's
@@ -1286,7 +1287,10 @@ def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
         raise SateError(f"{path}: the key {shown(err.args[0])} is given twice (JSON readers keep the last without a "
                         "word)") from None
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read
-        raise SateError(f"{path}: not valid JSON ({err})") from None
+        what = binary_kind(path) if isinstance(err, UnicodeDecodeError) else None  # a gzipped results.json was
+        # "not valid JSON ('utf-8' codec can't decode byte 0x8b ...)" (twenty-first hostile pass)
+        raise SateError(f"{path}: {what}, not JSON text" if what in MAGIC.values() else
+                        f"{path}: not valid JSON ({err})") from None
     except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
         raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict):

@@ -559,3 +559,15 @@ def test_a_model_or_a_recording_given_as_a_config_is_named_for_what_it_is(tmp_pa
     for path, what in ((ckpt, "a zip archive (a model file or checkpoint)"), (wav, "a WAV audio file")):
         assert main(["config", "--config", str(path)]) == 2
         assert capsys.readouterr().err == f"sate config: error: {path}: {what}, not YAML text\n"
+
+
+def test_a_gzipped_config_is_named_so(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: `sate config --config st.yaml.gz` (or `sate train`) said "not UTF-8 text (byte 1)"
+    of a config a researcher had compressed; it says the file is gzip-compressed."""
+    import gzip  # only this test writes one
+
+    path = tmp_path / "st.yaml.gz"
+    path.write_bytes(gzip.compress(b"task: st\n"))
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"sate config: error: {path}: a gzip-compressed file (gunzip it first), not " \
+                                      "YAML text\n"

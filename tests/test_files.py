@@ -768,3 +768,18 @@ def test_a_folder_next_to_the_data_directory_is_named_for_what_it_is(tmp_path: P
     (data / "dev.jsonl").unlink()
     check_data_directory(data, "--data")  # its features alone make it one too
     assert {p.name for p in tmp_path.rglob("*")} >= {"corpus", "data", "dev", "en-de", "fbank", "project"}
+
+
+def test_a_gzipped_json_file_is_named_so(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: a gzipped results.json (`sate latency-plot results.json.gz`) was "not valid JSON
+    ('utf-8' codec can't decode byte 0x8b in position 1: ...)"; it says the file is gzip-compressed."""
+    import gzip  # only this test writes one
+
+    path = tmp_path / "results.json.gz"
+    path.write_bytes(gzip.compress(b'{"bleu": 1.0}'))
+    with pytest.raises(SateError, match=r"results\.json\.gz: a gzip-compressed file \(gunzip it first\), not JSON "
+                                        r"text$"):
+        read_json(path)
+    path.write_bytes(b"\xff{}")
+    with pytest.raises(SateError, match=r"results\.json\.gz: not valid JSON \('utf-8' codec"):
+        read_json(path)
