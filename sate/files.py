@@ -328,8 +328,7 @@ def near_data_directory(path: Path) -> str | None:
     if held:
         return (f"no data directory itself; it holds the data director{'y' if len(held) == 1 else 'ies'} "
                 f"{few_paths(held)}: give {'it' if len(held) == 1 else 'one'}")
-    return ("no data directory: it holds no manifest (SPLIT.jsonl), features or vocabulary (`sate prep --out` makes "
-            "one)")
+    return "no data directory: no manifests (SPLIT.jsonl), features or vocabulary in it (`sate prep --out` makes one)"
 
 
 def temp_prefix(name: str) -> str:

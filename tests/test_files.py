@@ -729,7 +729,7 @@ def test_a_descriptor_is_named_with_digits_0_to_9() -> None:
     ("project", "no data directory itself; it holds the data directory PROJECT/data: give it"),
     ("project/data/fbank", "a folder inside the data directory PROJECT/data, not one itself: give PROJECT/data"),
     ("project/data/fbank/dev", "a folder inside the data directory PROJECT/data, not one itself: give PROJECT/data"),
-    ("project/corpus", "no data directory: it holds no manifest (SPLIT.jsonl), features or vocabulary (`sate prep "
+    ("project/corpus", "no data directory: no manifests (SPLIT.jsonl), features or vocabulary in it (`sate prep "
                        "--out` makes one)"),
 ])
 def test_a_folder_next_to_the_data_directory_is_named_for_what_it_is(tmp_path: Path, given: str, says: str,
