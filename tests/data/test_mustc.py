@@ -115,7 +115,7 @@ def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Pa
     assert all(r["n_frames"] == 1 + (round(r["duration"] * 16000) - 400) // 160 for r in rows)
     assert rows[0]["tgt"] == txt(root, "dev", "fr", lang="fr").read_text(encoding="utf-8").splitlines()[0]
     rc, _, err = prep(run_sate, root, tmp_path / "other")  # default --tgt-lang de: no en-de here
-    assert rc == 2 and "en-de: missing" in err
+    assert rc == 2 and "no en-de/ in it; it holds en-fr (--tgt-lang de)" in err
     # an unset variable was taken as de (fourteenth hostile pass): a corpus holding en-de was read as asked
     rc, _, err = prep(run_sate, root, tmp_path / "other", "--tgt-lang", "")
     assert rc == 2 and "--tgt-lang: an empty name (an unset variable?)" in err and not (tmp_path / "other").exists()
