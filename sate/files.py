@@ -290,7 +290,7 @@ def check_data_directory(path: Path, option: str) -> None:
         raise SateError(f"{option} {path}: {near}")
 
 
-def _data_like(folder: Path) -> bool:
+def holds_data_files(folder: Path) -> bool:
     """Does ``folder`` hold anything `sate prep`, `features` or `vocab` write (a manifest, the features, a
     vocabulary)? Looked up by name, which a folder that may be entered but not listed (mode 0300) still answers."""
     names = (layout.VOCAB_META, layout.CMVN, layout.FBANK_DIR, layout.MARIAN_DIR,
@@ -316,13 +316,13 @@ def near_data_directory(path: Path) -> str | None:
     (a corpus, a hub model's folder). Each was told that DIR/dev.jsonl or DIR/spm_src.model, a file nobody named,
     was missing, with advice to run `sate prep` or `sate vocab` into the wrong folder (twenty-first hostile pass).
     None where ``path`` holds what a data directory does, or cannot be looked into (its own error says so)."""
-    if not os.access(path, os.X_OK) or _data_like(path):
+    if not os.access(path, os.X_OK) or holds_data_files(path):
         return None
-    inside = next((folder for folder in path.parents if _data_like(folder)), None)
+    inside = next((folder for folder in path.parents if holds_data_files(folder)), None)
     if inside is not None:
         return f"a folder inside the data directory {inside}, not one itself: give {inside}"
     try:
-        held = sorted(str(child) for child in path.iterdir() if child.is_dir() and _data_like(child))
+        held = sorted(str(child) for child in path.iterdir() if child.is_dir() and holds_data_files(child))
     except OSError:
         held = []
     if held:

@@ -35,6 +35,7 @@ from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
 from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
 from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
+    holds_data_files,
     link_or_what_is_there,
     make_temp_dir,
     read_json,
@@ -44,7 +45,18 @@ from sate.files import (
     temp_prefix,
     what_is_there,
 )
-from sate.layout import CMVN, CONFIG, CT2_MODEL, MARIAN_DIR, MODEL, PACK_YAML, spm_model, token_list
+from sate.layout import (
+    CHECKPOINTS,
+    CMVN,
+    CONFIG,
+    CT2_MODEL,
+    MARIAN_DIR,
+    MODEL,
+    PACK_YAML,
+    RESULTS,
+    spm_model,
+    token_list,
+)
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, dir_name, read_name
 
@@ -328,7 +340,24 @@ def _pack_advice(directory: Path) -> str:
     if (directory / MODEL).is_file():
         return (f"an experiment? Pack its model file: sate pack --model {one_line(str(directory / MODEL))} "
                 "--data DATA --out PACK")
-    return "write one with `sate pack`"
+    return _what_else(directory) or "write one with `sate pack`"
+
+
+def _what_else(directory: Path) -> str | None:
+    """What a folder of sate's, given for a pack, is: a folder inside a pack, a data directory, an experiment with no
+    model file yet, an evaluate run. Each was told to "write one with `sate pack`" into it, which packs a model file
+    into a folder of its own (twenty-first hostile pass)."""
+    inside = next((folder for folder in directory.parents if (folder / PACK_YAML).is_file()), None)
+    if inside is not None:
+        return f"a folder inside the pack {one_line(str(inside))}: give that"
+    if (directory / CHECKPOINTS).is_dir():
+        return ("an experiment with no model file yet: average its checkpoints (`sate average --exp`), then pack the "
+                "model file (`sate pack --model FILE`)")
+    if (directory / RESULTS).is_file():
+        return "a `sate evaluate` run's folder; --model takes the pack it evaluated"
+    if holds_data_files(directory):
+        return "a data directory (`sate prep`); `sate pack --model FILE --data` packs a model file with it"
+    return None
 
 
 def read_pack_yaml(directory: Path) -> PackInfo:
