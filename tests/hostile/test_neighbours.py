@@ -191,7 +191,8 @@ ARTIFACTS: dict[str, str] = {
 
 PATH = re.compile(r"(?<![\w.~>-])/[^\s'\"`,;()\[\]]+")
 COUNT = re.compile(r"^sate \w+: \d+ of \d+ file\(s\) failed")  # after a line per input that failed
-ADVICE = re.compile(r"(?:\brun|write one with) `(sate [^`]+)`")  # advice; "which only `sate pack` writes" is none
+ADVICE = re.compile(r"\brun `(sate [^`]+)`")  # advice ("which only `sate pack` writes", "write one with `sate
+# pack`" name a command, not a command line to type with this one's paths)
 OUT_FLAGS = ("--out", "--exp", "--cache")
 
 
