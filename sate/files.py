@@ -285,6 +285,57 @@ def check_data_directory(path: Path, option: str) -> None:
                  if (path / name).exists()), None)
     if held is not None:
         raise SateError(f"{option} {path}: an experiment (it holds {held}), not a data directory (`sate prep --out`)")
+    if (path / layout.RESULTS).is_file() and \
+            not any((path / f"{split}.jsonl").exists() for split in layout.DEFAULT_SPLITS):  # (its delays.jsonl)
+        raise SateError(f"{option} {path}: a `sate evaluate` run (it holds {layout.RESULTS}), not a data directory")
+    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
+    if (path / "config.json").is_file() and any((path / name).is_file() for name in weights):  # its vocab.json
+        raise SateError(f"{option} {path}: a downloaded model's folder (config.json beside its weights), not a data "
+                        "directory")
+    near = near_data_directory(path)
+    if near is not None:
+        raise SateError(f"{option} {path}: {near}")
+
+
+def holds_data_files(folder: Path) -> bool:
+    """Does ``folder`` hold anything `sate prep`, `features` or `vocab` write (a manifest, the features, a
+    vocabulary)? Looked up by name, which a folder that may be entered but not listed (mode 0300) still answers."""
+    names = (layout.VOCAB_META, layout.CMVN, layout.FBANK_DIR, layout.MARIAN_DIR,
+             *(layout.token_list(side) for side in ("src", "tgt")),
+             *(f"{split}.jsonl" for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)))
+    if any(os.path.lexists(folder / name) for name in names):
+        return True
+    try:
+        return any(name.endswith(".jsonl") for name in os.listdir(folder))
+    except OSError:
+        return False
+
+
+def few_paths(paths: list[str], limit: int = 3) -> str:
+    """The first ``limit`` of ``paths`` whole (a path to give again is not cut, as `first_few` cuts a value), and how
+    many more."""
+    return ", ".join(paths[:limit]) + (f" and {len(paths) - limit:,} more" if len(paths) > limit else "")
+
+
+def near_data_directory(path: Path) -> str | None:
+    """Why the folder ``path``, given for a data directory, is none, where it holds nothing a data directory holds:
+    a folder inside one (its fbank/, a shard folder), the folder holding one (the project's root), or another folder
+    (a corpus, a hub model's folder). Each was told that DIR/dev.jsonl or DIR/spm_src.model, a file nobody named,
+    was missing, with advice to run `sate prep` or `sate vocab` into the wrong folder (twenty-first hostile pass).
+    None where ``path`` holds what a data directory does, or cannot be looked into (its own error says so)."""
+    if not os.access(path, os.X_OK) or holds_data_files(path):
+        return None
+    inside = next((folder for folder in path.parents if holds_data_files(folder)), None)
+    if inside is not None:
+        return f"a folder inside the data directory {inside}, not one itself: give {inside}"
+    try:
+        held = sorted(str(child) for child in path.iterdir() if child.is_dir() and holds_data_files(child))
+    except OSError:
+        held = []
+    if held:
+        return (f"no data directory itself; it holds the data director{'y' if len(held) == 1 else 'ies'} "
+                f"{few_paths(held)}: give {'it' if len(held) == 1 else 'one'}")
+    return "no data directory: no manifests (SPLIT.jsonl), features or vocabulary in it (`sate prep --out` makes one)"
 
 
 def temp_prefix(name: str) -> str:
@@ -1256,7 +1307,12 @@ def read_json(path: Path, at_most: tuple[int, str] | None = None) -> RawMapping:
         raise SateError(f"{path}: the key {shown(err.args[0])} is given twice (JSON readers keep the last without a "
                         "word)") from None
     except ValueError as err:  # not UTF-8, not JSON, a number too long to read
-        raise SateError(f"{path}: not valid JSON ({err})") from None
+        what = None  # a gzipped results.json was "not valid JSON ('utf-8' codec can't decode byte 0x8b ...)"
+        if isinstance(err, UnicodeDecodeError):  # (twenty-first hostile pass)
+            with open(path, "rb") as f:
+                what = known_kind(f.read(SNIFF))
+        raise SateError(f"{path}: {what}, not JSON text" if what is not None else
+                        f"{path}: not valid JSON ({err})") from None
     except RecursionError:  # a few kilobytes of brackets overflow the parser's stack
         raise SateError(f"{path}: not valid JSON (nested too deeply to read)") from None
     if not isinstance(data, dict):

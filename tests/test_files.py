@@ -723,3 +723,62 @@ def test_a_descriptor_is_named_with_digits_0_to_9() -> None:
     written through it (nineteenth hostile pass); it is a path like any other."""
     assert own_descriptor("/dev/fd/1") == 1 and own_descriptor("/proc/self/fd/2") == 2
     assert own_descriptor("/dev/fd/\u0661") is None and own_descriptor("/proc/self/fd/\uff11") is None
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("project", "no data directory itself; it holds the data directory PROJECT/data: give it"),
+    ("project/data/fbank", "a folder inside the data directory PROJECT/data, not one itself: give PROJECT/data"),
+    ("project/data/fbank/dev", "a folder inside the data directory PROJECT/data, not one itself: give PROJECT/data"),
+    ("project/corpus", "no data directory: no manifests (SPLIT.jsonl), features or vocabulary in it (`sate prep "
+                       "--out` makes one)"),
+])
+def test_a_folder_next_to_the_data_directory_is_named_for_what_it_is(tmp_path: Path, given: str, says: str,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: the folder holding the data directory, its fbank/ or a shard folder, or a corpus
+    given as --data was told that DIR/dev.jsonl, DIR/train.jsonl or DIR/spm_src.model, paths nobody gave, were
+    missing, with advice to run `sate prep` or `sate vocab` into the wrong folder (evaluate, pack, analyze, vocab,
+    features; train's data.dir)."""
+    from sate.cli import main
+    from sate.files import check_data_directory
+
+    data = tmp_path / "project" / "data"
+    (data / "fbank" / "dev").mkdir(parents=True)
+    (data / "dev.jsonl").write_text("")
+    (tmp_path / "project" / "corpus" / "en-de").mkdir(parents=True)
+    folder = tmp_path / given
+    line = f"--data {folder}: {says.replace('PROJECT', str(tmp_path / 'project'))}"
+    with pytest.raises(SateError) as refused:
+        check_data_directory(folder, "--data")
+    assert str(refused.value) == line
+    for argv in (["features", "--data", str(folder)], ["vocab", "--data", str(folder), "--joint", "40"]):
+        assert main(argv) == 2  # (its fbank/ is refused as an output first: sate's stored features)
+        assert capsys.readouterr().err == f"sate {argv[0]}: error: {line}\n" or "fbank" in given
+    evaluation, hub = tmp_path / "project" / "eval", tmp_path / "project" / "hub"
+    evaluation.mkdir()
+    (evaluation / "results.json").write_text("{}")
+    (evaluation / "delays.jsonl").write_text("")
+    hub.mkdir()
+    for name in ("config.json", "model.safetensors", "vocab.json"):
+        (hub / name).write_text("{}")
+    with pytest.raises(SateError, match=r"eval: a `sate evaluate` run \(it holds results.json\), not a data dir"):
+        check_data_directory(evaluation, "--data")
+    with pytest.raises(SateError, match=r"hub: a downloaded model's folder \(config.json beside its weights\), not"):
+        check_data_directory(hub, "--data")
+    check_data_directory(data, "--data")  # the data directory itself, as prep alone leaves it
+    (data / "dev.jsonl").unlink()
+    check_data_directory(data, "--data")  # its features alone make it one too
+    assert {p.name for p in tmp_path.rglob("*")} >= {"corpus", "data", "dev", "en-de", "fbank", "project"}
+
+
+def test_a_gzipped_json_file_is_named_so(tmp_path: Path) -> None:
+    """Twenty-first hostile pass: a gzipped results.json (`sate latency-plot results.json.gz`) was "not valid JSON
+    ('utf-8' codec can't decode byte 0x8b in position 1: ...)"; it says the file is gzip-compressed."""
+    import gzip  # only this test writes one
+
+    path = tmp_path / "results.json.gz"
+    path.write_bytes(gzip.compress(b'{"bleu": 1.0}'))
+    with pytest.raises(SateError, match=r"results\.json\.gz: gzip-compressed data, not JSON text$"):
+        read_json(path)
+    path.write_bytes(b"\xff{}")
+    with pytest.raises(SateError, match=r"results\.json\.gz: not valid JSON \('utf-8' codec"):
+        read_json(path)

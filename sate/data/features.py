@@ -70,6 +70,7 @@ from sate.files import (
     fixed_in_place,
     link_or_what_is_there,
     loads_json,
+    near_data_directory,
     read_record,
     real_path,
     require_file,
@@ -773,6 +774,9 @@ def run(args: argparse.Namespace) -> int:
     check_output(data_dir, "data", "--data")
     if not data_dir.is_dir():
         raise SateError(f"{data_dir}: no manifests: the directory does not exist (run `sate prep` first)")
+    near = near_data_directory(data_dir)  # its fbank/, the folder holding it: "no manifests (run `sate prep`)"
+    if near is not None:
+        raise SateError(f"--data {data_dir}: {near}")
     check_own_files(data_dir, [layout.CMVN, SPEED_SPLIT + ".jsonl"])
     check_not_shared(data_dir, layout.FBANK_DIR)
     fbank = data_dir / layout.FBANK_DIR

@@ -18,7 +18,8 @@ from pathlib import Path
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, first_few, shown
+from sate.errors import SateError, shown
+from sate.files import few_paths
 from sate.numbers import decimal
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
@@ -80,16 +81,20 @@ def read_segments(path: Path, recordings: dict[str, tuple[int, Path]]) -> dict[s
     return segments
 
 
-def _refuse_a_folder_of_data_directories(directory: Path) -> None:
-    """The folder that holds Kaldi data directories (a recipe's data/, holding train/ and dev/), given for one:
-    it was "data/wav.scp: file is missing" (twenty-first hostile pass); those it holds are named."""
+def _no_scp(directory: Path) -> str:
+    """Why ``directory``, which holds no wav.scp, is no Kaldi data directory: the folder holding them (a recipe's
+    data/), or a folder inside one. Each was "DIR/wav.scp: file is missing", a path nobody gave (twenty-first hostile
+    pass)."""
+    if os.path.isfile(directory.parent / "wav.scp"):
+        return f"a folder inside the Kaldi data directory {directory.parent}, not one itself: give {directory.parent}"
     try:
-        held = sorted(name for name in os.listdir(directory) if os.path.isfile(directory / name / "wav.scp"))
+        held = sorted(str(child) for child in directory.iterdir() if os.path.isfile(child / "wav.scp"))
     except OSError:
-        return  # named by the read of wav.scp
+        held = []
     if held:
-        raise SateError(f"--kaldi-dir {directory}: no wav.scp; it holds the Kaldi data directories {first_few(held)}, "
-                        f"and --kaldi-dir takes each of them ({directory / held[0]} ...)")
+        return (f"no Kaldi data directory itself; it holds {few_paths(held)}: give "
+                f"{'it' if len(held) == 1 else 'one'} (--kaldi-dir once for each split)")
+    return "no wav.scp in it (give a Kaldi data directory with wav.scp and text)"
 
 
 def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitResult:
@@ -98,7 +103,7 @@ def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitRe
         raise SateError(f"{directory}: not a directory (give a Kaldi data directory with wav.scp and text)")
     scp = directory / "wav.scp"
     if not os.path.lexists(scp):
-        _refuse_a_folder_of_data_directories(directory)
+        raise SateError(f"--kaldi-dir {directory}: {_no_scp(directory)}")
     recordings = audio_paths(scp)
     # anything at an optional file's name is read as the file it stands for: a directory, a broken link or a loop
     # there is named as such (all three were taken for no file at all: a `segments` so made every recording an

@@ -15,12 +15,14 @@ reference translation only. ``other/`` is written as the training split ``train-
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from sate.data.audio import segment_samples
 from sate.data.manifest import read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
+from sate.files import few_paths
 
 SETS = ("train", "other", "dev", "test")
 DEFAULT_SETS = ("train", "dev", "test")
@@ -90,4 +92,24 @@ def prepare(root: Path, sets: list[str] | None, gtranslate: bool, row_filter: Ro
     unknown = [s for s in sets if s not in SETS]
     if unknown:
         raise SateError(f"--splits {' '.join(unknown)}: Augmented LibriSpeech has the sets {', '.join(SETS)}")
+    if not any(os.path.lexists(root / name / "alignments.meta") for name in sets):  # (a data directory's fbank/
+        # holds train/ and dev/ too)
+        raise SateError(f"--libri-trans {root}: {_no_sets(root)}")
     return [prepare_split(root, name, gtranslate, row_filter) for name in sets]
+
+
+def _no_sets(root: Path) -> str:
+    """Why ``root``, which holds none of the sets asked, is no Augmented LibriSpeech root: a set's folder itself, or
+    the folder holding the root. Each was "ROOT/train: split directory is missing", a path nobody gave (twenty-first
+    hostile pass)."""
+    if root.name in SETS and os.path.isfile(root / "alignments.meta"):
+        return f"the set folder {root.name}/ of the Augmented LibriSpeech root {root.parent}: give {root.parent}"
+    try:
+        held = sorted(str(child) for child in root.iterdir()
+                      if any(os.path.lexists(child / name / "alignments.meta") for name in SETS))
+    except OSError:
+        held = []
+    if held:
+        return (f"no Augmented LibriSpeech root itself; it holds {few_paths(held)}: give "
+                f"{'it' if len(held) == 1 else 'one'}")
+    return f"none of {', '.join(f'{name}/' for name in SETS)} in it (give the Augmented LibriSpeech root holding them)"

@@ -20,7 +20,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import DEFAULT_SPLITS, OPTIONAL_SPLITS, SEGMENT_LINE, read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, first_few, shown
-from sate.files import not_a_directory
+from sate.files import few_paths, not_a_directory
 from sate.numbers import decimal
 
 YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
@@ -199,16 +199,32 @@ def _no_pair(root: Path, tgt_lang: str) -> str:
         return (f"--mustc-root {root}: {what} the split {split.name} of {split.parent.parent.name}; --mustc-root takes "
                 f"the folder that holds {split.parent.parent.name} ({split.parent.parent.parent}), and --splits "
                 f"{split.name} reads that split alone")
-    names = sorted(os.listdir(root))
+    pair = next((p for p in where.parents if pair_folder(p)), None)  # another folder inside a pair
+    if pair is not None:
+        return (f"--mustc-root {root}: a folder inside the language pair's folder {pair.name}; --mustc-root takes "
+                f"the folder that holds {pair.name} ({pair.parent})")
+    names = sorted(_names(root))
     pairs = [name for name in names if PAIR.fullmatch(name) and (root / name).is_dir()]
     if pairs:
-        return f"{root / f'en-{tgt_lang}'}: missing; {root} holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
+        return f"--mustc-root {root}: no en-{tgt_lang}/ in it; it holds {', '.join(pairs)} (--tgt-lang {tgt_lang})"
     # the download itself, not unpacked (MUSTC_v1.0_en-de.tar.gz): it was asked whether it is a MuST-C root
     packed = [name for name in names if f"en-{tgt_lang}" in name and (root / name).is_file()]
     if packed:
-        return (f"{root / f'en-{tgt_lang}'}: missing; {root} holds {first_few(packed)}: unpack it there (it unpacks "
-                f"to en-{tgt_lang}/)")
-    return f"{root / f'en-{tgt_lang}'}: missing (is --mustc-root a MuST-C root and --tgt-lang right?)"
+        return (f"--mustc-root {root}: no en-{tgt_lang}/ in it; it holds {first_few(packed)}: unpack it there (it "
+                f"unpacks to en-{tgt_lang}/)")
+    held = sorted(str(root / name) for name in names
+                  if (root / name).is_dir() and any(pair_folder(root / name / sub) for sub in _names(root / name)))
+    if held:  # the folder above the corpus (a project's root): its en-de/ was named missing, a path nobody gave
+        return f"--mustc-root {root}: no MuST-C root itself; it holds the MuST-C root {few_paths(held)}: give it"
+    return f"--mustc-root {root}: no en-{tgt_lang}/ in it (is --mustc-root a MuST-C root and --tgt-lang right?)"
+
+
+def _names(folder: Path) -> list[str]:
+    """The names in ``folder``, none where it cannot be listed (the root's own error is for its reader)."""
+    try:
+        return os.listdir(folder)
+    except OSError:
+        return []
 
 
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:

@@ -53,6 +53,7 @@ from sate.errors import SateError, one_line
 from sate.files import (
     contents_digest,
     exclusive,
+    near_data_directory,
     not_a_directory,
     not_a_file,
     read_record,
@@ -290,11 +291,20 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
     return isinstance(record, dict) and record == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
 
 
+def check_near_data(data_dir: Path) -> None:
+    """A folder next to the data directory given for it (its fbank/, the folder holding it, a corpus) is named for
+    what it is: it was told that DIR/train.jsonl was missing, and to run `sate prep` into it."""
+    near = near_data_directory(data_dir) if data_dir.is_dir() else None
+    if near is not None:
+        raise SateError(f"--data {data_dir}: {near}")
+
+
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
         raise SateError("--marian uses the Marian model's vocabulary: --src-size, --tgt-size, --joint, --mt-text "
                         "and --src-splits do not apply")
+    check_near_data(args.data)
     require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
     hub: Path = args.marian
     if not hub.is_dir():
@@ -343,6 +353,7 @@ def _run(args: argparse.Namespace) -> int:
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
     extra = source_manifests(data_dir, args.src_splits)
     mt_files = [path for pair in args.mt_text for path in pair]
+    check_near_data(data_dir)
     require_file(manifest, "a manifest", f"{manifest}: file is missing (run `sate prep` first)")
     for path in mt_files:
         why = not_a_text_file(path)

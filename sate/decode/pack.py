@@ -37,6 +37,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     SNIFF,
     ZIP_MAGIC,
+    holds_data_files,
     known_kind,
     link_or_what_is_there,
     make_temp_dir,
@@ -55,6 +56,7 @@ from sate.layout import (
     MARIAN_DIR,
     MODEL,
     PACK_YAML,
+    RESULTS,
     average_advice,
     spm_model,
     token_list,
@@ -342,7 +344,24 @@ def _pack_advice(directory: Path) -> str:
     if (directory / MODEL).is_file():
         return (f"an experiment? Pack its model file: sate pack --model {one_line(str(directory / MODEL))} "
                 "--data DATA --out PACK")
-    return "write one with `sate pack`"
+    return _what_else(directory) or "write one with `sate pack`"
+
+
+def _what_else(directory: Path) -> str | None:
+    """What a folder of sate's, given for a pack, is: a folder inside a pack, a data directory, an experiment with no
+    model file yet, an evaluate run. Each was told to "write one with `sate pack`" into it, which packs a model file
+    into a folder of its own (twenty-first hostile pass)."""
+    inside = next((folder for folder in directory.parents if (folder / PACK_YAML).is_file()), None)
+    if inside is not None:
+        return f"a folder inside the pack {one_line(str(inside))}: give that"
+    if (directory / CHECKPOINTS).is_dir():
+        return ("an experiment with no model file yet: average its checkpoints (`sate average --exp`), then pack the "
+                "model file (`sate pack --model FILE`)")
+    if (directory / RESULTS).is_file():
+        return "a `sate evaluate` run's folder; --model takes the pack it evaluated"
+    if holds_data_files(directory):
+        return "a data directory (`sate prep`); `sate pack --model FILE --data` packs a model file with it"
+    return None
 
 
 def _file_advice(path: Path) -> str:

@@ -22,7 +22,7 @@ from pathlib import Path
 from sate.data.manifest import is_segment_line, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line
-from sate.targets import read_name, same_file
+from sate.targets import is_manifest, read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
 
@@ -178,8 +178,20 @@ def subword_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
+def _not_a_manifest(hyp: Path, ref: Path) -> None:
+    """A data directory's manifest given as --hyp or --ref (where its references are) is refused: its rows of JSON
+    were scored as sentences, and a split of as many rows as the hypotheses' lines got a BLEU, exit 0 (twenty-first
+    hostile pass). Only a regular file is looked into: a pipe is read once."""
+    for option, path, instead in (("--hyp", hyp, "the translations, as `sate evaluate` writes them (hyp.txt)"),
+                                  ("--ref", ref, "the references, as `sate evaluate` writes them (ref.txt)")):
+        if path.is_file() and is_manifest(path):
+            raise SateError(f"{option} {path}: a manifest (`sate prep`'s rows of JSON), not text of one sentence a "
+                            f"line: give {instead}")
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
+    _not_a_manifest(hyp, ref)
     hyps, refs = read_lines(hyp), read_lines(ref)
     for path, lines in ((hyp, hyps), (ref, refs)):
         if lines and is_segment_line(lines[0]):

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate import layout
-from sate.errors import SateError, first_few, one_line, shown
-from sate.files import read_checkpoint
+from sate.errors import SateError, one_line, shown
+from sate.files import few_paths, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_output, file_name, read_name
 
@@ -34,33 +34,34 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
             # checkpoint directory (train first)", advice for another mistake
             raise SateError(f"--exp {exp}: a checkpoint folder itself; --exp takes the experiment that holds it "
                             f"({exp.parent})")
-        raise SateError(_no_checkpoints(exp, ckpt_dir))
+        raise SateError(f"--exp {exp}: {not_an_experiment(exp)}")
     # An epoch kept both as one of the last N and as one of the best N: the plain epoch file comes first.
     return sorted(_epoch_files(ckpt_dir), key=lambda p: (p.name.startswith("best-"), p.name))
 
 
-def _no_checkpoints(exp: Path, ckpt_dir: Path) -> str:
-    """Why ``exp`` holds no checkpoint folder. Each near miss was told "EXP/checkpoints: no checkpoint directory
-    (train first)" (twenty-first hostile pass): a file of the experiment (`--exp EXP/checkpoints/last.ckpt`,
-    `EXP/model.pt`), a folder inside it (`--exp EXP/decode_dev`), or the folder that holds the experiments."""
-    def experiment(folder: Path) -> bool:
-        return (folder / layout.CHECKPOINTS).is_dir()
-
-    owner = exp.parent.parent if exp.parent.name == layout.CHECKPOINTS else exp.parent
-    if exp.is_file() and experiment(owner):  # EXP/checkpoints/last.ckpt, EXP/model.pt
-        return (f"--exp {exp}: a file of the experiment {owner}; --exp takes the experiment itself, and --last or "
-                "--best says which of its checkpoints to average")
-    if exp.is_dir() and experiment(exp.parent):
-        return f"--exp {exp}: a folder inside the experiment {exp.parent}; --exp takes the experiment itself"
-    if exp.is_dir():
-        try:
-            held = sorted(name for name in os.listdir(exp) if experiment(exp / name))
-        except OSError:  # named by the caller's own listing
-            held = []
-        if held:
-            return (f"--exp {exp}: holds the experiments {first_few(held)}, not one experiment; --exp takes one of "
-                    "them")
-    return f"{ckpt_dir}: no checkpoint directory (train first)"
+def not_an_experiment(exp: Path) -> str:
+    """Why ``exp``, which holds no checkpoints/ folder, is no experiment to average: what it is, or the experiment
+    next to it (the folder holding it, a folder inside it). Each was "EXP/checkpoints: no checkpoint directory
+    (train first)", a path nobody gave, with advice to train into a pack or a data directory (twenty-first hostile
+    pass)."""
+    inside = next((folder for folder in exp.parents if (folder / layout.CHECKPOINTS).is_dir()), None)
+    if inside is not None and os.path.lexists(exp):
+        what = "a folder" if exp.is_dir() else "a file"
+        return f"{what} inside the experiment {inside}, not one itself: give {inside}"
+    if not exp.is_dir():
+        return not_a_directory(exp)
+    if (exp / layout.PACK_YAML).is_file():
+        return "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"
+    try:
+        held = sorted(str(child) for child in exp.iterdir() if (child / layout.CHECKPOINTS).is_dir())
+    except OSError:
+        held = []
+    if held:
+        return (f"no experiment itself; it holds the experiment{'' if len(held) == 1 else 's'} {few_paths(held)}: "
+                f"give {'it' if len(held) == 1 else 'one'}")
+    if (exp / layout.CONFIG).is_file():
+        return f"no {layout.CHECKPOINTS}/ folder yet (train first)"
+    return f"no experiment: it holds no {layout.CHECKPOINTS}/ folder (`sate train --exp` makes one)"
 
 
 def _epoch_files(folder: Path) -> list[Path]:

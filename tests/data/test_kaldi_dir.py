@@ -201,12 +201,20 @@ def test_a_split_named_train_sp_is_refused(run_sate, kaldi_corpus, tmp_path: Pat
     assert not (tmp_path / "data").exists()
 
 
-def test_the_folder_that_holds_data_directories_names_them(run_sate, kaldi_corpus, tmp_path: Path) -> None:
-    """A recipe's data/ (holding train/ and dev/, each a Kaldi data directory) given for one was "data/wav.scp: file
-    is missing" (twenty-first hostile pass); those it holds are named."""
-    data = tmp_path / "kaldi"
-    shutil.copytree(kaldi_corpus[0], data / "dev")
-    rc, _, err = run_sate("prep", "--kaldi-dir", data, "--out", tmp_path / "data")
-    assert rc == 2 and err == (f"sate prep: error: --kaldi-dir {data}: no wav.scp; it holds the Kaldi data directories "
-                               f"dev, and --kaldi-dir takes each of them ({data / 'dev'} ...)\n"), err
+def test_a_folder_above_or_inside_the_data_directory_is_named(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--kaldi-dir` given the folder holding the Kaldi data directories (a recipe's
+    data/), a folder inside one, or another folder said "DIR/wav.scp: file is missing", a path nobody gave."""
+    directory = kaldi_corpus[0]
+    inside = tmp_path / "inside"
+    shutil.copytree(directory, inside)
+    inside.chmod(0o755)  # the fixture's is read-only
+    (inside / "notes").mkdir()
+    says = {directory.parent: f"no Kaldi data directory itself; it holds {directory}: give it (--kaldi-dir once for "
+                              "each split)",
+            inside / "notes": f"a folder inside the Kaldi data directory {inside}, not one itself: give {inside}",
+            tmp_path / "notes": "no wav.scp in it (give a Kaldi data directory with wav.scp and text)"}
+    (tmp_path / "notes").mkdir()
+    for given, why in says.items():
+        rc, _, err = run_sate("prep", "--kaldi-dir", given, "--out", tmp_path / "data")
+        assert rc == 2 and err == f"sate prep: error: --kaldi-dir {given}: {why}\n", err
     assert not (tmp_path / "data").exists()

@@ -143,3 +143,18 @@ def test_bad_options(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
     shutil.copytree(libri_trans_root / "train", root / "train")
     rc, _, err = run_sate("prep", "--libri-trans", root, "--out", tmp_path)
     assert rc == 2 and re.search(r"partial/dev: split directory is missing", err), err
+
+
+def test_a_folder_above_or_inside_the_root_is_named(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--libri-trans` given the folder holding the root, one set's folder, or another
+    folder said "DIR/train: split directory is missing", a path nobody gave; the root to give is named."""
+    shutil.copytree(libri_trans_root, tmp_path / "corpora" / "libri_trans")
+    root = tmp_path / "corpora" / "libri_trans"
+    says = {root.parent: f"no Augmented LibriSpeech root itself; it holds {root}: give it",
+            root / "dev": f"the set folder dev/ of the Augmented LibriSpeech root {root}: give {root}",
+            tmp_path / "corpora" / "libri_trans" / "dev" / "audiofiles":
+                "none of train/, other/, dev/, test/ in it (give the Augmented LibriSpeech root holding them)"}
+    for given, why in says.items():
+        rc, _, err = run_sate("prep", "--libri-trans", given, "--out", tmp_path / "data")
+        assert rc == 2 and err == f"sate prep: error: --libri-trans {given}: {why}\n", err
+    assert not (tmp_path / "data").exists()

@@ -127,7 +127,7 @@ def test_other_target_language_and_resampled_stereo_audio(run_sate, tmp_path: Pa
     assert all(r["n_frames"] == 1 + (round(r["duration"] * 16000) - 400) // 160 for r in rows)
     assert rows[0]["tgt"] == txt(root, "dev", "fr", lang="fr").read_text(encoding="utf-8").splitlines()[0]
     rc, _, err = prep(run_sate, root, tmp_path / "other")  # default --tgt-lang de: no en-de here
-    assert rc == 2 and "en-de: missing" in err
+    assert rc == 2 and "no en-de/ in it; it holds en-fr (--tgt-lang de)" in err
     # an unset variable was taken as de (fourteenth hostile pass): a corpus holding en-de was read as asked
     rc, _, err = prep(run_sate, root, tmp_path / "other", "--tgt-lang", "")
     assert rc == 2 and "--tgt-lang: an empty name (an unset variable?)" in err and not (tmp_path / "other").exists()
@@ -326,9 +326,26 @@ def test_a_root_that_is_a_pair_folder_or_its_data_is_named(run_sate, corpus: Pat
     rc, _, err = prep(run_sate, ".", tmp_path / "d")
     assert rc == 2 and err == f"sate prep: error: --mustc-root .: {says[corpus / 'en-de']}\n", err
     rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--tgt-lang", "fr")
-    assert rc == 2 and err == f"sate prep: error: {corpus / 'en-fr'}: missing; {corpus} holds en-de (--tgt-lang fr)\n"
-    rc, _, err = prep(run_sate, tmp_path, tmp_path / "d")
-    assert rc == 2 and err.endswith("en-de: missing (is --mustc-root a MuST-C root and --tgt-lang right?)\n"), err
+    assert rc == 2 and err == f"sate prep: error: --mustc-root {corpus}: no en-fr/ in it; it holds en-de (--tgt-lang " \
+        "fr)\n"
+    (tmp_path / "empty").mkdir()
+    rc, _, err = prep(run_sate, tmp_path / "empty", tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {tmp_path / 'empty'}: no en-de/ in it (is --mustc-root "
+                               "a MuST-C root and --tgt-lang right?)\n"), err
+    assert not (tmp_path / "d").exists()
+
+
+def test_a_folder_above_or_inside_the_root_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """Twenty-first hostile pass: `--mustc-root` given the folder holding the corpus (a project's root), or a split's
+    folder inside the pair, named ROOT/en-de missing, a path nobody gave; the root to give is named."""
+    rc, _, err = prep(run_sate, corpus.parent, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {corpus.parent}: no MuST-C root itself; it holds the "
+                               f"MuST-C root {corpus}: give it\n"), err
+    inside = corpus / "en-de" / "mt"  # a folder of the pair that is no split (a split's: the next test)
+    inside.mkdir(exist_ok=True)
+    rc, _, err = prep(run_sate, inside, tmp_path / "d")
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {inside}: a folder inside the language pair's folder "
+                               f"en-de; --mustc-root takes the folder that holds en-de ({corpus})\n"), err
     assert not (tmp_path / "d").exists()
 
 
@@ -345,7 +362,7 @@ def test_a_root_inside_a_split_or_holding_the_download_is_named(run_sate, corpus
     download.mkdir()
     (download / "MUSTC_v1.0_en-de.tar.gz").write_bytes(b"x")
     rc, _, err = prep(run_sate, download, tmp_path / "d")
-    assert rc == 2 and err == (f"sate prep: error: {download / 'en-de'}: missing; {download} holds "
+    assert rc == 2 and err == (f"sate prep: error: --mustc-root {download}: no en-de/ in it; it holds "
                                "MUSTC_v1.0_en-de.tar.gz: unpack it there (it unpacks to en-de/)\n"), err
     rc, _, err = prep(run_sate, corpus, tmp_path / "d", "--splits", "tst-common")
     assert rc == 2 and err.endswith("tst-common: split directory is missing; "

@@ -241,6 +241,22 @@ def test_a_broken_model_dir_fails_before_reading_audio(tmp_path: Path, prepared_
     (exp / "pack" / "sate.yaml").write_text("task: st\n")
     rc, out, err = run_translate(capsys, "--model", exp, tmp_path / "x.wav")
     assert rc == 2 and err.endswith(f"sate.yaml is missing (an experiment? Its pack is {exp / 'pack'})\n"), err
+    # a data directory, a folder inside a pack, an experiment with no model file yet, an evaluate run: each was told
+    # to "write one with `sate pack`" into it (twenty-first hostile pass)
+    (tmp_path / "data").mkdir()
+    (tmp_path / "data" / "dev.jsonl").write_text("")
+    (exp / "pack" / "marian").mkdir()
+    (tmp_path / "run" / "checkpoints").mkdir(parents=True)
+    (tmp_path / "ev").mkdir()
+    (tmp_path / "ev" / "results.json").write_text("{}")
+    for folder, says in ((tmp_path / "data", "a data directory (`sate prep`); `sate pack --model FILE --data` packs a "
+                                             "model file with it"),
+                         (exp / "pack" / "marian", f"a folder inside the pack {exp / 'pack'}: give that"),
+                         (tmp_path / "run", "an experiment with no model file yet: average its checkpoints (`sate "
+                                            "average --exp`), then pack the model file (`sate pack --model FILE`)"),
+                         (tmp_path / "ev", "a `sate evaluate` run's folder; --model takes the pack it evaluated")):
+        rc, out, err = run_translate(capsys, "--model", folder, tmp_path / "x.wav")
+        assert rc == 2 and err.endswith(f"sate.yaml is missing ({says})\n"), err
 
 
 def test_vad_splits_only_at_pauses_long_enough() -> None:

@@ -533,7 +533,7 @@ def make_bench(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path, pre
     return Bench(world, calls(world, tmp_path_factory.mktemp("folders-cases")))
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")  # the near-miss harness (test_neighbours) runs on the same bench
 def corpora(librispeech_subset: tuple[Path, list], kaldi_corpus: tuple[Path, list], libri_trans_root: Path,
             marian_dir: Path) -> dict[str, Path]:
     """The test fixtures' corpora of the other layouts `sate prep` reads (the Kaldi one with its audio beside), and a
@@ -542,7 +542,7 @@ def corpora(librispeech_subset: tuple[Path, list], kaldi_corpus: tuple[Path, lis
             "prep libri-trans": libri_trans_root, "vocab marian": marian_dir}
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def bench(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path, prepared_data: Path,
           corpora: dict[str, Path]) -> Bench:
     return make_bench(tmp_path_factory, synth_corpus, prepared_data, corpora)

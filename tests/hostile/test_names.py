@@ -131,7 +131,9 @@ CALLS: dict[str, list[Call]] = {
                            "--out", str(o / f"pack{NAME}")]],
     "segment": [lambda w, o: ["segment", "--vad", "energy", str(w.wav), str(w.wav)],
                 lambda w, o: ["segment", "--vad", "energy", "--out", str(o / f"seg{NAME}.jsonl"), str(w.wav)],
-                lambda w, o: ["segment", "--vad", "energy", "--out", str(o / f"seg{NAME}.srt"), str(w.wav)]],
+                # a folder of one FILE_STEM.jsonl per input, named like a file: said with a slash (a new folder named
+                # like a file is refused since the twentieth hostile pass, which left this call refused as a whole)
+                lambda w, o: ["segment", "--vad", "energy", "--out", f"{o / f'seg{NAME}.srt'}/", str(w.wav)]],
     "translate": [lambda w, o: ["translate", "--model", str(w.pack), "--beam", "1", "--vad", "energy", str(w.wav),
                                 str(w.wav)],
                   lambda w, o: ["translate", "--model", str(w.pack), "--beam", "1", "--vad", "energy",

@@ -263,3 +263,21 @@ def test_text_past_the_size_cap_is_refused_as_it_is_read(tmp_path: Path, monkeyp
         read_lines(fifo)
     writer.join(timeout=10)
     assert not writer.is_alive()
+
+
+@pytest.mark.parametrize("option", ["--hyp", "--ref"])
+def test_a_manifest_given_as_hypotheses_or_references_is_refused(tmp_path: Path, option: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-first hostile pass: `sate score --ref DATA/dev.jsonl` (where the references are) scored the manifest's
+    rows of JSON as sentences, and a split of as many rows as the hypotheses' lines got a BLEU, exit 0."""
+    from sate.cli import main
+
+    manifest, text = tmp_path / "dev.jsonl", tmp_path / "hyp.txt"
+    manifest.write_text('{"id": "a", "audio": "a.wav", "src": "x", "tgt": "der Zug"}\n'
+                        '{"id": "b", "audio": "a.wav", "src": "y", "tgt": "ein Tee"}\n')
+    text.write_text("der Zug\nein Tee\n")
+    given = {"--hyp": text, "--ref": text, option: manifest}
+    assert main(["score", "--hyp", str(given["--hyp"]), "--ref", str(given["--ref"])]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"sate score: error: {option} {manifest}: a manifest (`sate prep`'s "
+                                                "rows of JSON), not text of one sentence a line: give the ")

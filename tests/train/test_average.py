@@ -195,7 +195,39 @@ def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: 
     assert capsys.readouterr().err == (f"sate average: error: --exp {folder}: a checkpoint folder itself; --exp takes "
                                        f"the experiment that holds it ({tmp_path / 'exp'})\n")
     assert main(["average", "--exp", str(tmp_path / "none"), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
-    assert capsys.readouterr().err.endswith("none/checkpoints: no checkpoint directory (train first)\n")
+    assert capsys.readouterr().err.endswith(f"--exp {tmp_path / 'none'}: no such directory\n")
+    assert not (tmp_path / "m.pt").exists()
+
+
+@pytest.mark.parametrize(("given", "says"), [
+    ("exp", "no experiment itself; it holds the experiment EXP/st: give it"),  # the folder of the experiments
+    ("exp/st/logs", "a folder inside the experiment EXP/st, not one itself: give EXP/st"),
+    ("exp/st/checkpoints/epoch000.ckpt", "a file inside the experiment EXP/st, not one itself: give EXP/st"),
+    ("pack", "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"),
+    ("started", "no checkpoints/ folder yet (train first)"),  # config.yaml, and no checkpoint yet
+    ("data", "no experiment: it holds no checkpoints/ folder (`sate train --exp` makes one)"),
+    ("notes.txt", "a file, not a directory"),
+])
+def test_a_folder_next_to_the_experiment_is_named_for_what_it_is(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                  given: str, says: str) -> None:
+    """Twenty-first hostile pass: `sate average --exp` given the folder holding the experiment, a folder or a file
+    inside it, a pack or a data directory said "X/checkpoints: no checkpoint directory (train first)", a path
+    nobody gave, with advice to train into a pack or a data directory."""
+    from sate.cli import main
+
+    checkpoints = tmp_path / "exp" / "st" / "checkpoints"
+    checkpoints.mkdir(parents=True)
+    header(checkpoints / "epoch000.ckpt")
+    (tmp_path / "exp" / "st" / "logs").mkdir()
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "sate.yaml").write_text("format: sate-pack\n")
+    (tmp_path / "started").mkdir()
+    (tmp_path / "started" / "config.yaml").write_text("task: st\n")
+    (tmp_path / "data").mkdir()
+    (tmp_path / "notes.txt").write_text("notes\n")
+    assert main(["average", "--exp", str(tmp_path / given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: --exp {tmp_path / given}: "
+                                       f"{says.replace('EXP', str(tmp_path / 'exp'))}\n")
     assert not (tmp_path / "m.pt").exists()
 
 
@@ -210,13 +242,14 @@ def test_near_misses_of_the_experiment_name_it(tmp_path: Path, capsys: pytest.Ca
     (exp / "decode_dev").mkdir()
     header(exp / "checkpoints" / "epoch000.ckpt")
     (exp / "model.pt").write_bytes(b"x")
-    for given, said in ((exp / "checkpoints" / "epoch000.ckpt", f"a file of the experiment {exp}; --exp takes"),
-                        (exp / "model.pt", f"a file of the experiment {exp}; --exp takes"),
-                        (exp / "decode_dev", f"a folder inside the experiment {exp}; --exp takes the experiment"),
-                        (exp.parent, "holds the experiments exp, not one experiment; --exp takes one of them")):
+    for given, said in ((exp / "checkpoints" / "epoch000.ckpt", f"a file inside the experiment {exp}, not one "
+                                                                 f"itself: give {exp}"),
+                        (exp / "model.pt", f"a file inside the experiment {exp}, not one itself: give {exp}"),
+                        (exp / "decode_dev", f"a folder inside the experiment {exp}, not one itself: give {exp}"),
+                        (exp.parent, f"no experiment itself; it holds the experiment {exp}: give it")):
         assert main(["average", "--exp", str(given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
         err = capsys.readouterr().err
-        assert err.startswith(f"sate average: error: --exp {given}: {said}"), err
+        assert err == f"sate average: error: --exp {given}: {said}\n", err
     assert not (tmp_path / "m.pt").exists()
 
 
