@@ -433,9 +433,22 @@ def check_not_reading(path: Path, option: str = "--out") -> None:
                         "refusing to write into it; give the output's own name")
 
 
+def check_not_tilde(path: Path, option: str = "--out") -> None:
+    """Refuse an output whose first part is a '~' that is not there: the shell expands it only at a word's start
+    (not in quotes, nor after `--out=`), and every command made a folder named '~' in the current directory and
+    wrote into it, exit 0 (twenty-first hostile pass: `--out=~/talk.txt`, `EXP="~/exp"`). A folder named '~' that
+    is there is written into, as named."""
+    first = Path(path).parts[0] if Path(path).parts else ""
+    if first.startswith("~") and not os.path.lexists(first):
+        raise SateError(f"{option} {path}: a '~' here is not your home folder (the shell expands it only at the start "
+                        f"of a word, not in quotes or after '='), and no folder {first} is in {Path.cwd()}: write the "
+                        "path out")
+
+
 def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
     check_not_reading(path, option)
+    check_not_tilde(path, option)
     if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
         return Path(path)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing

@@ -1243,3 +1243,22 @@ def test_no_jsonl_is_written_into_a_data_directory(tmp_path: Path, capsys: pytes
     for _ in range(2):  # a folder of segment files, written again
         assert main(["segment", str(wav), "--vad", "energy", "--out", f"{segments}/"]) == 0
     assert [p.name for p in segments.iterdir()] == ["talk.jsonl"]
+
+
+@pytest.mark.parametrize("kind", ["text", "model", "pack", "directory", "data", "experiment", "corpus"])
+@pytest.mark.parametrize("name", ["~/out", "~bob/out", "~"])
+def test_an_output_under_a_tilde_the_shell_left_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          kind: Kind, name: str) -> None:
+    """`--out=~/talk.txt` or `EXP="~/exp"` (the shell expands '~' at a word's start only): every command made a
+    folder named '~' in the current directory and wrote there, exit 0 (twenty-first hostile pass). A folder named
+    '~' that is there is written into, as named."""
+    monkeypatch.chdir(tmp_path)
+    first = name.split("/")[0]
+    with pytest.raises(SateError) as caught:
+        check_output(Path(name), kind)
+    assert str(caught.value).startswith(f"--out {name}: a '~' here is not your home folder")
+    assert f"no folder {first} is in {tmp_path}" in str(caught.value)
+    assert os.listdir(tmp_path) == []
+    (tmp_path / first).mkdir()
+    if name != first:
+        assert check_output(Path(name), kind) == tmp_path / name
