@@ -349,9 +349,10 @@ def names_directory(text: str) -> bool:
     return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
 
 
-# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0.
+# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0; a
+# compressed file's too (`segment --out segs.jsonl.gz` made a folder of that name; twenty-first hostile pass).
 FILE_SUFFIXES = frozenset({".json", ".jsonl", ".txt", ".text", ".csv", ".tsv", ".srt", ".vtt", ".md", ".yaml", ".yml",
-                           ".log", ".out", ".xml", ".html"})
+                           ".log", ".out", ".xml", ".html", ".gz", ".bz2", ".xz", ".zst", ".zip"})
 
 
 def check_new_directory_name(text: str, what: str, instead: str) -> None:
