@@ -801,6 +801,18 @@ def check_run_folders(exp: Path) -> None:
                             "--exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
+    # the epoch and best checkpoints a run removes as it keeps its last and best N: one append-only or immutable
+    # failed its removal after the resumed epoch's training and save, "Operation not permitted ... a special or
+    # protected file system", at every resume (twenty-first hostile pass)
+    folder = exp / layout.CHECKPOINTS
+    names = sorted(os.listdir(folder)) if folder.is_dir() and os.access(folder, os.R_OK) else []
+    for name in (n for n in names if n.endswith(".ckpt") and n != layout.LAST_CHECKPOINT):
+        fixed = fixed_in_place(folder / name) if (folder / name).is_file() else None
+        if fixed is not None:
+            how = fixed.split(" (")[0]
+            raise SateError(f"--exp {exp}: {folder / name} is {fixed}, and `sate train` removes an old checkpoint as "
+                            "it keeps its last and best N (trainer.keep_last, trainer.keep_best); lift that (chattr "
+                            f"-{'a' if how == 'append-only' else 'i'}), or move it out of the checkpoint folder")
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
     # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
     # into it (fourteenth hostile pass)

@@ -983,6 +983,40 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
 
 
+@pytest.mark.parametrize("attribute", ["+a", "+i"])
+def test_an_old_checkpoint_fixed_in_place_is_refused_before_a_resume(tmp_path: Path, attribute: str) -> None:
+    """`sate train --exp EXP` again with EXP/checkpoints/epoch000.ckpt (or a best one) append-only or immutable: the
+    resumed epoch was trained and saved, then the removal of the old checkpoint (the run keeps its last and best N)
+    failed, "Operation not permitted ... a special or protected file system", at every resume (twenty-first hostile
+    pass). last.ckpt has its own check; a checkpoint moved out of the folder is the user's."""
+    from sate.targets import check_run_folders  # train's own check of its files, before any work
+
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: mt\n")
+    for name in ("epoch000.ckpt", "best-valid_loss-epoch000.ckpt", "last.ckpt"):
+        (exp / "checkpoints" / name).write_bytes(b"PK")
+    old = exp / "checkpoints" / "best-valid_loss-epoch000.ckpt"
+    if subprocess.run(["chattr", attribute, str(old)], capture_output=True).returncode != 0:
+        pytest.skip("chattr needs root and a file system with attributes")
+    how, lift = ("append-only (chattr +a)", "-a") if attribute == "+a" else ("immutable (chattr +i)", "-i")
+    try:
+        with pytest.raises(SateError) as caught:
+            check_run_folders(exp)
+        assert str(caught.value) == (
+            f"--exp {exp}: {old} is {how}, and `sate train` removes an old checkpoint as it keeps its last and best N "
+            f"(trainer.keep_last, trainer.keep_best); lift that (chattr {lift}), or move it out of the checkpoint "
+            "folder")
+        subprocess.run(["chattr", lift, str(old)], check=True)
+        old.rename(tmp_path / old.name)
+        subprocess.run(["chattr", attribute, str(tmp_path / old.name)], check=True)
+        check_run_folders(exp)
+    finally:
+        for path in (old, tmp_path / old.name):
+            if path.exists():
+                subprocess.run(["chattr", lift, str(path)], check=True)
+
+
 def test_an_append_only_pack_folder_or_config_snapshot_is_refused_before_any_work(tmp_path: Path) -> None:
     """`chattr +a` on a pack's folder (`pack --out PACK` again: the old pack is renamed aside, which such a folder
     refuses) and on EXP/config.yaml (`sate train` rewrites it at each run): each failed after Lightning's setup or
