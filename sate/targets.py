@@ -146,7 +146,10 @@ def _protected(directory: Path) -> str | None:
             return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
                     "and never writes")
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
-            return f"{folder} holds a data directory's stored features or text, which only sate writes there"
+            # the data directory named: `sate features --data DATA/fbank` was told that only sate writes there
+            # (twenty-first hostile pass)
+            return (f"{folder} holds a data directory's stored features or text, which only sate writes there (the "
+                    f"data directory is {folder.parent})")
         if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
             # `translate --out EXP/logs/version_0/metrics.csv` replaced the training log `sate report --curves` and
             # a resume read with translation text, exit 0: text over text

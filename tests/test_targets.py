@@ -356,6 +356,14 @@ def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(t
             check_output(prepared_data / store / "key" / "out.txt", "text")
     with pytest.raises(SateError, match="fbank holds"):
         check_output(prepared_data / "fbank" / "dev", "directory")
+    # the stored folder given for its data directory (`sate features --data DATA/fbank`) names the data directory
+    # (twenty-first hostile pass): it said only that sate writes there, to a user running sate
+    for option, kind in (("--data", "data"), ("--out", "directory"), ("--exp", "experiment")):
+        with pytest.raises(SateError) as caught:
+            check_output(prepared_data / "fbank", kind, option)
+        assert str(caught.value) == (f"{option} {prepared_data / 'fbank'}: {prepared_data / 'fbank'} holds a data "
+                                     "directory's stored features or text, which only sate writes there (the data "
+                                     f"directory is {prepared_data})")
     (tmp_path / "locks").mkdir()
     (tmp_path / "locks" / "features.lock").write_text("12\n")
     (tmp_path / "locks" / "train.lock").write_text('{"pid": 12}\n')
