@@ -135,7 +135,10 @@ def _protected(directory: Path) -> str | None:
         return f"{directory} is {corpus}, which sate reads and never writes"
     for folder in (directory, *directory.parents):
         if checkpoint_folder(folder):
-            return f"{folder} is a checkpoint folder, which only `sate train` writes"
+            # its experiment named: `sate train --exp EXP/checkpoints` was told that only `sate train` writes there
+            # (twenty-first hostile pass)
+            return (f"{folder} is a checkpoint folder, which only `sate train` writes (into the experiment that "
+                    f"holds it, {folder.parent})")
         if os.path.isfile(folder / layout.PACK_YAML):
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
         if os.path.isfile(folder / layout.SYNTH_MARK):  # its split texts, yaml and wav (`translate --out

@@ -171,6 +171,10 @@ def test_nothing_is_written_in_a_checkpoint_folder_or_a_pack(tmp_path: Path, a_p
         with pytest.raises(SateError, match="is a checkpoint folder, which only `sate train` writes"):
             check_output(path, kind)
     assert check_output(exp / "model.pt", "model") == exp / "model.pt"  # beside the checkpoints is fine
+    with pytest.raises(SateError) as caught:  # `sate train --exp EXP/checkpoints`: its experiment named (21st pass)
+        check_output(exp / "checkpoints", "experiment", "--exp")
+    assert str(caught.value) == (f"--exp {exp / 'checkpoints'}: {exp / 'checkpoints'} is a checkpoint folder, which "
+                                 f"only `sate train` writes (into the experiment that holds it, {exp})")
     for kind, path in [("text", a_pack / "model.pt"), ("text", a_pack / "notes.txt"), ("directory", a_pack),
                        ("model", a_pack / "model.pt"), ("pack", a_pack / "inner")]:
         with pytest.raises(SateError, match="is a packed model, which only `sate pack` writes"):
