@@ -898,6 +898,10 @@ def exclusive(path: Path, what: str) -> Iterator[None]:
                 os.ftruncate(f.fileno(), 0)
             os.write(f.fileno(), f"{os.getpid()}\n".encode())
         except OSError as err:
+            with suppress(OSError):  # a lock file made by this run, on a full disk, was left for good (twenty-first
+                # hostile pass: DATA/features.lock, EXP/train.lock beside "No space left on device")
+                if still_named(path, f.fileno()):
+                    path.unlink()
             raise OSError(err.errno, err.strerror, str(path)) from None
         try:
             yield

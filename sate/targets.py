@@ -135,7 +135,10 @@ def _protected(directory: Path) -> str | None:
         return f"{directory} is {corpus}, which sate reads and never writes"
     for folder in (directory, *directory.parents):
         if checkpoint_folder(folder):
-            return f"{folder} is a checkpoint folder, which only `sate train` writes"
+            # its experiment named: `sate train --exp EXP/checkpoints` was told that only `sate train` writes there
+            # (twenty-first hostile pass)
+            return (f"{folder} is a checkpoint folder, which only `sate train` writes (into the experiment that "
+                    f"holds it, {folder.parent})")
         if os.path.isfile(folder / layout.PACK_YAML):
             return f"{folder} is a packed model, which only `sate pack` writes (as a whole)"
         if os.path.isfile(folder / layout.SYNTH_MARK):  # its split texts, yaml and wav (`translate --out
@@ -146,7 +149,10 @@ def _protected(directory: Path) -> str | None:
             return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
                     "and never writes")
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
-            return f"{folder} holds a data directory's stored features or text, which only sate writes there"
+            # the data directory named: `sate features --data DATA/fbank` was told that only sate writes there
+            # (twenty-first hostile pass)
+            return (f"{folder} holds a data directory's stored features or text, which only sate writes there (the "
+                    f"data directory is {folder.parent})")
         if folder.name in LOG_FOLDERS and _an_experiment(folder.parent):  # not any config.yaml's folder
             # `translate --out EXP/logs/version_0/metrics.csv` replaced the training log `sate report --curves` and
             # a resume read with translation text, exit 0: text over text
@@ -349,9 +355,10 @@ def names_directory(text: str) -> bool:
     return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
 
 
-# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0.
+# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0; a
+# compressed file's too (`segment --out segs.jsonl.gz` made a folder of that name; twenty-first hostile pass).
 FILE_SUFFIXES = frozenset({".json", ".jsonl", ".txt", ".text", ".csv", ".tsv", ".srt", ".vtt", ".md", ".yaml", ".yml",
-                           ".log", ".out", ".xml", ".html"})
+                           ".log", ".out", ".xml", ".html", ".gz", ".bz2", ".xz", ".zst", ".zip"})
 
 
 def check_new_directory_name(text: str, what: str, instead: str) -> None:
@@ -433,9 +440,22 @@ def check_not_reading(path: Path, option: str = "--out") -> None:
                         "refusing to write into it; give the output's own name")
 
 
+def check_not_tilde(path: Path, option: str = "--out") -> None:
+    """Refuse an output whose first part is a '~' that is not there: the shell expands it only at a word's start
+    (not in quotes, nor after `--out=`), and every command made a folder named '~' in the current directory and
+    wrote into it, exit 0 (twenty-first hostile pass: `--out=~/talk.txt`, `EXP="~/exp"`). A folder named '~' that
+    is there is written into, as named."""
+    first = Path(path).parts[0] if Path(path).parts else ""
+    if first.startswith("~") and not os.path.lexists(first):
+        raise SateError(f"{option} {path}: a '~' here is not your home folder (the shell expands it only at the start "
+                        f"of a word, not in quotes or after '='), and no folder {first} is in {Path.cwd()}: write the "
+                        "path out")
+
+
 def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
     check_not_reading(path, option)
+    check_not_tilde(path, option)
     if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
         return Path(path)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
@@ -787,6 +807,18 @@ def check_run_folders(exp: Path) -> None:
                             "--exp")
     for name in LOG_FOLDERS:
         _check_versions(exp, exp / name)
+    # the epoch and best checkpoints a run removes as it keeps its last and best N: one append-only or immutable
+    # failed its removal after the resumed epoch's training and save, "Operation not permitted ... a special or
+    # protected file system", at every resume (twenty-first hostile pass)
+    folder = exp / layout.CHECKPOINTS
+    names = sorted(os.listdir(folder)) if folder.is_dir() and os.access(folder, os.R_OK) else []
+    for name in (n for n in names if n.endswith(".ckpt") and n != layout.LAST_CHECKPOINT):
+        fixed = fixed_in_place(folder / name) if (folder / name).is_file() else None
+        if fixed is not None:
+            how = fixed.split(" (")[0]
+            raise SateError(f"--exp {exp}: {folder / name} is {fixed}, and `sate train` removes an old checkpoint as "
+                            "it keeps its last and best N (trainer.keep_last, trainer.keep_best); lift that (chattr "
+                            f"-{'a' if how == 'append-only' else 'i'}), or move it out of the checkpoint folder")
     # its record of training time, written where a link leads: another experiment's time and run count grew; and the
     # resume point: a folder or a link to /dev/null at last.ckpt was passed over as "older" and the next save went
     # into it (fourteenth hostile pass)

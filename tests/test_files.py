@@ -24,6 +24,7 @@ from sate.files import (
     atomic_write_lines,
     atomic_write_text,
     describe_os_error,
+    exclusive,
     json_text,
     not_a_file,
     own_descriptor,
@@ -352,6 +353,24 @@ def test_a_lock_file_removed_between_its_open_and_its_lock_is_locked_anew(tmp_pa
         with pytest.raises(SateError, match="is in use by another sate features"), exclusive(lock, "sate features"):
             pass
     assert not lock.exists()
+
+
+def test_a_lock_file_made_on_a_full_disk_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The pid a lock file holds could not be written on a full disk: the run stopped, "DATA/features.lock: No space
+    left on device", and left the lock file it had just made for good (twenty-first hostile pass: `sate features`,
+    `sate vocab`, `sate train` on a full tmpfs). It is removed as a lock that was held is."""
+    lock = tmp_path / "features.lock"
+    real_write = os.write
+
+    def write(fd: int, data: bytes) -> int:
+        if os.fstat(fd).st_ino == os.stat(lock).st_ino:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)
+
+    monkeypatch.setattr("sate.files.os.write", write)
+    with pytest.raises(OSError, match="No space left on device"), exclusive(lock, "sate features"):
+        pass
+    assert sorted(os.listdir(tmp_path)) == []
 
 
 def test_an_output_folder_through_a_link_to_a_folder_not_made_yet_is_made_where_it_leads(tmp_path: Path) -> None:

@@ -171,6 +171,10 @@ def test_nothing_is_written_in_a_checkpoint_folder_or_a_pack(tmp_path: Path, a_p
         with pytest.raises(SateError, match="is a checkpoint folder, which only `sate train` writes"):
             check_output(path, kind)
     assert check_output(exp / "model.pt", "model") == exp / "model.pt"  # beside the checkpoints is fine
+    with pytest.raises(SateError) as caught:  # `sate train --exp EXP/checkpoints`: its experiment named (21st pass)
+        check_output(exp / "checkpoints", "experiment", "--exp")
+    assert str(caught.value) == (f"--exp {exp / 'checkpoints'}: {exp / 'checkpoints'} is a checkpoint folder, which "
+                                 f"only `sate train` writes (into the experiment that holds it, {exp})")
     for kind, path in [("text", a_pack / "model.pt"), ("text", a_pack / "notes.txt"), ("directory", a_pack),
                        ("model", a_pack / "model.pt"), ("pack", a_pack / "inner")]:
         with pytest.raises(SateError, match="is a packed model, which only `sate pack` writes"):
@@ -356,6 +360,14 @@ def test_text_never_goes_into_a_data_directorys_stored_features_or_over_a_lock(t
             check_output(prepared_data / store / "key" / "out.txt", "text")
     with pytest.raises(SateError, match="fbank holds"):
         check_output(prepared_data / "fbank" / "dev", "directory")
+    # the stored folder given for its data directory (`sate features --data DATA/fbank`) names the data directory
+    # (twenty-first hostile pass): it said only that sate writes there, to a user running sate
+    for option, kind in (("--data", "data"), ("--out", "directory"), ("--exp", "experiment")):
+        with pytest.raises(SateError) as caught:
+            check_output(prepared_data / "fbank", kind, option)
+        assert str(caught.value) == (f"{option} {prepared_data / 'fbank'}: {prepared_data / 'fbank'} holds a data "
+                                     "directory's stored features or text, which only sate writes there (the data "
+                                     f"directory is {prepared_data})")
     (tmp_path / "locks").mkdir()
     (tmp_path / "locks" / "features.lock").write_text("12\n")
     (tmp_path / "locks" / "train.lock").write_text('{"pid": 12}\n')
@@ -983,6 +995,40 @@ def test_an_append_only_checkpoint_folder_is_refused_before_any_training(tmp_pat
         subprocess.run(["chattr", "-a", str(exp / "checkpoints"), str(exp / "logs")], check=True)
 
 
+@pytest.mark.parametrize("attribute", ["+a", "+i"])
+def test_an_old_checkpoint_fixed_in_place_is_refused_before_a_resume(tmp_path: Path, attribute: str) -> None:
+    """`sate train --exp EXP` again with EXP/checkpoints/epoch000.ckpt (or a best one) append-only or immutable: the
+    resumed epoch was trained and saved, then the removal of the old checkpoint (the run keeps its last and best N)
+    failed, "Operation not permitted ... a special or protected file system", at every resume (twenty-first hostile
+    pass). last.ckpt has its own check; a checkpoint moved out of the folder is the user's."""
+    from sate.targets import check_run_folders  # train's own check of its files, before any work
+
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: mt\n")
+    for name in ("epoch000.ckpt", "best-valid_loss-epoch000.ckpt", "last.ckpt"):
+        (exp / "checkpoints" / name).write_bytes(b"PK")
+    old = exp / "checkpoints" / "best-valid_loss-epoch000.ckpt"
+    if subprocess.run(["chattr", attribute, str(old)], capture_output=True).returncode != 0:
+        pytest.skip("chattr needs root and a file system with attributes")
+    how, lift = ("append-only (chattr +a)", "-a") if attribute == "+a" else ("immutable (chattr +i)", "-i")
+    try:
+        with pytest.raises(SateError) as caught:
+            check_run_folders(exp)
+        assert str(caught.value) == (
+            f"--exp {exp}: {old} is {how}, and `sate train` removes an old checkpoint as it keeps its last and best N "
+            f"(trainer.keep_last, trainer.keep_best); lift that (chattr {lift}), or move it out of the checkpoint "
+            "folder")
+        subprocess.run(["chattr", lift, str(old)], check=True)
+        old.rename(tmp_path / old.name)
+        subprocess.run(["chattr", attribute, str(tmp_path / old.name)], check=True)
+        check_run_folders(exp)
+    finally:
+        for path in (old, tmp_path / old.name):
+            if path.exists():
+                subprocess.run(["chattr", lift, str(path)], check=True)
+
+
 def test_an_append_only_pack_folder_or_config_snapshot_is_refused_before_any_work(tmp_path: Path) -> None:
     """`chattr +a` on a pack's folder (`pack --out PACK` again: the old pack is renamed aside, which such a folder
     refuses) and on EXP/config.yaml (`sate train` rewrites it at each run): each failed after Lightning's setup or
@@ -1243,3 +1289,22 @@ def test_no_jsonl_is_written_into_a_data_directory(tmp_path: Path, capsys: pytes
     for _ in range(2):  # a folder of segment files, written again
         assert main(["segment", str(wav), "--vad", "energy", "--out", f"{segments}/"]) == 0
     assert [p.name for p in segments.iterdir()] == ["talk.jsonl"]
+
+
+@pytest.mark.parametrize("kind", ["text", "model", "pack", "directory", "data", "experiment", "corpus"])
+@pytest.mark.parametrize("name", ["~/out", "~bob/out", "~"])
+def test_an_output_under_a_tilde_the_shell_left_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          kind: Kind, name: str) -> None:
+    """`--out=~/talk.txt` or `EXP="~/exp"` (the shell expands '~' at a word's start only): every command made a
+    folder named '~' in the current directory and wrote there, exit 0 (twenty-first hostile pass). A folder named
+    '~' that is there is written into, as named."""
+    monkeypatch.chdir(tmp_path)
+    first = name.split("/")[0]
+    with pytest.raises(SateError) as caught:
+        check_output(Path(name), kind)
+    assert str(caught.value).startswith(f"--out {name}: a '~' here is not your home folder")
+    assert f"no folder {first} is in {tmp_path}" in str(caught.value)
+    assert os.listdir(tmp_path) == []
+    (tmp_path / first).mkdir()
+    if name != first:
+        assert check_output(Path(name), kind) == tmp_path / name

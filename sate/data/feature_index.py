@@ -155,6 +155,12 @@ class FeatureIndex(Mapping[str, np.ndarray]):
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise SateError(f"{scp}: {problems[0]}{more}; run `sate features` again, which recomputes it")
         self.seen = {ark: _identity(ark) for ark in {ark for ark, _ in self.entries.values()}}
+        # an ark that may not be read was found at its first read: a resume trained an epoch, then its validation
+        # failed, with a log folder made and the run counted (twenty-first hostile pass); now before any work
+        locked = next((ark for ark in sorted(self.seen) if os.path.isfile(ark) and not os.access(ark, os.R_OK)), None)
+        if locked is not None:
+            raise SateError(f"{locked}: cannot read (Permission denied), a feature file {scp} names (see the file's "
+                            "and its folders' permissions: ls -l)")
 
     def _failed(self, ark: Path, utt_id: str, offset: int, what: str) -> SateError:
         """The error for an ark that does not read or check: replaced since the index was read, or damaged."""

@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import argparse
 import os
+from pathlib import Path
 
+from sate import layout
 from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs, whole_number
@@ -66,6 +68,13 @@ def _check_args(args: argparse.Namespace) -> None:
 
     # never a data directory or an experiment, which OUT/en-de/ would go into; written where a symlink leads (a broken
     # one was "File exists" once the text was drawn, where sate prep --out writes through it)
+    typed = Path(os.path.abspath(args.out))
+    voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)
+    if voiced is not None:  # the en-de folder given for the root (or a folder in it) was told that only `sate synth`
+        # writes there, to a user running `sate synth` (twenty-first hostile pass)
+        raise SateError(f"--out {args.out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
+                        f"a corpus `sate synth` voiced; --out takes the corpus's root, which holds {voiced.name}/: "
+                        f"{voiced.parent}")
     args.out = check_output(args.out, "corpus")
     check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
     if args.train_size < 0:

@@ -301,7 +301,7 @@ def test_segment_out_dash_is_standard_output_and_jsonl_any_case_is_a_file(
     assert main(["segment", str(talk), "--vad", "energy", "--out", "dj.jsonl/"]) == 0  # the advice, as given
     assert (tmp_path / "dj.jsonl" / "talk.jsonl").read_text() == expected
     # a new folder named like a file: `--out segs.json` was made a folder, exit 0 (twentieth hostile pass)
-    for name in ("segs.json", "segs.TXT", "segs.csv"):
+    for name in ("segs.json", "segs.TXT", "segs.csv", "segs.jsonl.gz"):  # .gz: twenty-first hostile pass
         assert main(["segment", str(talk), "--vad", "energy", "--out", name]) == 2
         assert capsys.readouterr().err == (
             f"sate segment: error: --out {name}: a directory that gets one FILE_STEM.jsonl per input (an --out not "

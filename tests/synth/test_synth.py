@@ -520,3 +520,21 @@ def test_an_append_only_corpus_file_or_folder_is_refused_before_any_voicing(tmp_
         finally:
             subprocess.run(["chattr", "-a", str(path)], check=True)
     check_corpus_files(root, names)
+
+
+@pytest.mark.parametrize("given", ["en-de", "en-de/", "en-de/data/dev/txt"])
+def test_synth_out_the_pair_folder_names_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                  given: str) -> None:
+    """`sate synth --out CORPUS/en-de` (the folder the corpus is in, for its root) was told that the folder "is a
+    corpus `sate synth` voiced, which only `sate synth` writes", by `sate synth` (twenty-first hostile pass)."""
+    pair = tmp_path / "corpus" / "en-de"
+    (pair / "data" / "dev" / "txt").mkdir(parents=True)
+    (pair / ".sate-synth").touch()
+    out = f"{tmp_path / 'corpus'}/{given}"
+    assert main(["synth", "--out", out, "--text-size", "20", "--train-size", "1", "--dev-size", "1", "--test-size",
+                 "1", "--jobs", "1"]) == 2
+    where = "it" if given in ("en-de", "en-de/") else str(pair)
+    assert capsys.readouterr().err == (
+        f"sate synth: error: --out {out.rstrip('/')}: {where} is the en-de/ folder of a corpus `sate synth` voiced; "
+        f"--out takes the corpus's root, which holds en-de/: {tmp_path / 'corpus'}\n")
+    assert sorted(p.name for p in pair.iterdir()) == [".sate-synth", "data"]

@@ -311,3 +311,25 @@ def test_checkpoints_a_training_run_rotates_while_they_are_read(tmp_path: Path,
     monkeypatch.setattr(averaging, "_header", always_removed)
     with pytest.raises(SateError, match="its checkpoints keep changing while they are read"):
         select(tmp_path, 2, None, None)
+
+
+def test_a_checkpoint_removed_while_its_checksums_are_read_is_read_again(tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A training run removes an old checkpoint between torch's read of it and the check of its checksums (`sate
+    average` while `sate train` ran into the experiment): the check's FileNotFoundError passed the retry, which
+    took a SateError alone, and the line was "EXP/checkpoints/epoch001.ckpt: No such file or directory", status 1
+    (twenty-first hostile pass). The folder is read again, as when the read itself finds the file gone."""
+    import sate.files
+
+    for epoch in range(3):
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch)
+    check = sate.files.damage
+
+    def removed_meanwhile(path: Path) -> str | None:
+        if path.name == "epoch001.ckpt" and not (tmp_path / "epoch003.ckpt").exists():
+            header(tmp_path / "epoch003.ckpt", epoch=3)  # the run saves epoch 3, then drops an old one
+            path.unlink()
+        return check(path)
+
+    monkeypatch.setattr(sate.files, "damage", removed_meanwhile)
+    assert [c["sate"]["epoch"] for c in select(tmp_path, 2, None, None)] == [2, 3]
