@@ -862,11 +862,14 @@ def test_train_stopped_by_an_os_error_before_its_first_checkpoint_leaves_no_fold
         raise OSError(errno.EIO, "Input/output error", str(directory))
 
     monkeypatch.setattr(vocab, "load_vocabularies", unreadable)
+    data = tmp_path / "data"  # a data directory by its vocabulary record, whose read then fails
+    data.mkdir()
+    (data / "vocab.json").write_text("{}")
     config = tmp_path / "asr.yaml"
-    config.write_text(f"task: asr\ndata: {{dir: {tmp_path}}}\n")
+    config.write_text(f"task: asr\ndata: {{dir: {data}}}\n")
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "runs" / "exp")]) == 1
-    assert f"{tmp_path}: Input/output error" in capsys.readouterr().err
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml"]
+    assert f"{data}: Input/output error" in capsys.readouterr().err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["asr.yaml", "data"]
 
 
 def test_too_many_open_files_names_the_limit(tmp_path: Path, prepared_data: Path) -> None:
