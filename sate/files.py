@@ -317,6 +317,14 @@ def few_paths(paths: list[str], limit: int = 3) -> str:
     return ", ".join(paths[:limit]) + (f" and {len(paths) - limit:,} more" if len(paths) > limit else "")
 
 
+def data_directory_above(path: Path) -> Path | None:
+    """The data directory ``path`` lies inside (its ``fbank/``, a shard folder), where ``path`` itself holds
+    nothing a data directory does; else None."""
+    if holds_data_files(path):
+        return None
+    return next((folder for folder in path.parents if holds_data_files(folder)), None)
+
+
 def near_data_directory(path: Path) -> str | None:
     """Why the folder ``path``, given for a data directory, is none, where it holds nothing a data directory holds:
     a folder inside one (its fbank/, a shard folder), the folder holding one (the project's root), or another folder
@@ -325,7 +333,7 @@ def near_data_directory(path: Path) -> str | None:
     None where ``path`` holds what a data directory does, or cannot be looked into (its own error says so)."""
     if not os.access(path, os.X_OK) or holds_data_files(path):
         return None
-    inside = next((folder for folder in path.parents if holds_data_files(folder)), None)
+    inside = data_directory_above(path)
     if inside is not None:
         return f"a folder inside the data directory {inside}, not one itself: give {inside}"
     try:

@@ -19,7 +19,6 @@ import zlib
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from sate import layout
 from sate.data.audio import MAX_SECONDS, SPEED_RANGE
 from sate.errors import SateError, shown
 from sate.files import (
@@ -27,6 +26,7 @@ from sate.files import (
     KeyTwice,
     atomic_write_lines,
     check_set_whole,
+    data_directory_above,
     json_text,
     known_kind,
     loads_json,
@@ -306,19 +306,17 @@ def missing_split(manifest: Path, line: str) -> Callable[[], str]:
             splits = []
         if splits:
             return f"{line}; {manifest.parent} holds the splits {', '.join(splits)}"
-        owner = stored_folder_of(manifest.parent)
+        owner = inside_data_directory(manifest.parent)
         return f"{line}; {owner}" if owner else line
     return say
 
 
-def stored_folder_of(folder: Path) -> str | None:
-    """What to say where ``folder`` is a data directory's stored folder (``DATA/fbank``) given as the data directory,
-    or None: `evaluate --data DATA/fbank` was told to run `sate prep`, and `train` with `data.dir: DATA/fbank` to run
-    `sate vocab`, each of which had run (twenty-first hostile pass)."""
-    data = folder.parent
-    if folder.name in layout.STORED_DIRS and ((data / layout.VOCAB_META).is_file() or manifest_splits(data)):
-        return f"{folder} is the {folder.name} folder of the data directory {data}: give the data directory"
-    return None
+def inside_data_directory(folder: Path) -> str | None:
+    """What to say where ``folder``, given as a data directory, lies inside one (its ``fbank/``, a shard folder), or
+    None: `evaluate --data DATA/fbank` was told to run `sate prep`, and `train` with `data.dir: DATA/fbank` to run
+    `sate vocab`, each of which had run (twenty-first hostile pass). The rule is `files.near_data_directory`'s."""
+    data = data_directory_above(folder) if folder.is_dir() else None
+    return None if data is None else f"{folder}: a folder inside the data directory {data}, not one itself: give {data}"
 
 
 def manifest_splits(data_dir: Path) -> list[str]:

@@ -32,11 +32,11 @@ from sate import layout
 from sate.data.manifest import (
     TRAIN_SPLIT,
     check_split_names,
+    inside_data_directory,
     missing_split,
     read_manifest,
     read_text_lines,
     require_translations,
-    stored_folder_of,
 )
 from sate.data.marian_vocab import (
     CTC_TOKENS,
@@ -84,7 +84,7 @@ class Vocabulary:
     def __init__(self, spm_model: str | Path, token_list: str | Path) -> None:
         spm_model, token_list = Path(spm_model), Path(token_list)
         require_file(spm_model, "a SentencePiece model",
-                     lambda: stored_folder_of(spm_model.parent) or
+                     lambda: inside_data_directory(spm_model.parent) or
                      f"{spm_model}: SentencePiece model is missing (run `sate vocab`)")
         self.sp = load_sentencepiece(spm_model)
         # a named pipe there was read as a stream: `sate train` waited for a writer for ever (fifteenth hostile pass,
@@ -138,7 +138,7 @@ class Vocabulary:
 
 def vocabulary_kind(directory: str | Path) -> str:
     """``spm`` (our SentencePiece models) or ``marian`` (a Marian model's): what `sate vocab` wrote last."""
-    owner = stored_folder_of(Path(directory))  # DATA/fbank: "spm_src.model is missing (run `sate vocab`)"
+    owner = inside_data_directory(Path(directory))  # DATA/fbank: "spm_src.model is missing (run `sate vocab`)"
     if owner is not None:
         raise SateError(owner)
     # None when missing or damaged (not UTF-8, not JSON)

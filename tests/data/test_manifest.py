@@ -42,14 +42,15 @@ def test_a_data_directorys_stored_folder_given_as_the_data_directory_names_it(tm
     data = tmp_path / "data"
     (data / "fbank").mkdir(parents=True)
     (data / "dev.jsonl").write_text("")
-    said = f"{data / 'fbank'} is the fbank folder of the data directory {data}: give the data directory"
+    said = f"{data / 'fbank'}: a folder inside the data directory {data}, not one itself: give {data}"
     assert missing_split(data / "fbank" / "dev.jsonl", "dev is missing")() == f"dev is missing; {said}"
     with pytest.raises(SateError, match=f"^{re.escape(said)}$"):
         vocabulary_kind(data / "fbank")
     with pytest.raises(SateError, match=f"^{re.escape(said)}$"):
         Vocabulary(data / "fbank" / "spm_src.model", data / "fbank" / "tokens_src.txt")
-    (data / "dev.jsonl").unlink()  # a folder named fbank in no data directory: the line as it was
-    assert missing_split(data / "fbank" / "dev.jsonl", "dev is missing")() == "dev is missing"
+    other = tmp_path / "notes" / "drafts"  # a folder in no data directory: the line as it was
+    other.mkdir(parents=True)
+    assert missing_split(other / "dev.jsonl", "dev is missing")() == "dev is missing"
 
 
 @pytest.mark.parametrize("brk", ["\x85", "\u2028", "\u2029"])
