@@ -105,7 +105,7 @@ class Parser(argparse.ArgumentParser):
         (twenty-first hostile pass)."""
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            (self.command_parser or self).error(f"unrecognized arguments: {' '.join(extra)}")
+            (_innermost(self.command_parser, parsed) or self).error(f"unrecognized arguments: {' '.join(extra)}")
         return parsed
 
     def error(self, message: str) -> NoReturn:
@@ -114,6 +114,16 @@ class Parser(argparse.ArgumentParser):
         # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
         message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message)
         super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
+
+
+def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespace) -> argparse.ArgumentParser | None:
+    """The parser of the words given: a command's, or its subcommand's (`sate analyze locality`) where it has some."""
+    while parser is not None:
+        chooser = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+        if chooser is None or getattr(parsed, chooser.dest, None) not in chooser.choices:
+            return parser
+        parser = chooser.choices[getattr(parsed, chooser.dest)]
+    return parser
 
 
 # a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so

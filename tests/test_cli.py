@@ -233,7 +233,7 @@ def test_only_a_quoted_value_is_cut_not_the_text_between_two() -> None:
 @pytest.mark.parametrize(("argv", "command"), [(["stream", "--model", "p", "a.wav", "b.wav"], "stream"),
                                                (["score", "--hyp", "h", "--ref", "r", "--frmat", "json"], "score"),
                                                (["analyze", "locality", "--model", "m", "--data", "d", "--out", "o",
-                                                 "x"], "analyze")])
+                                                 "x"], "analyze locality")])
 def test_an_argument_a_command_does_not_take_is_refused_by_that_command(
         argv: list[str], command: str, capsys: pytest.CaptureFixture[str]) -> None:
     """`sate stream a.wav b.wav` (one input) or a mistyped option said "sate: error: unrecognized arguments" under the
