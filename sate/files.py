@@ -288,13 +288,21 @@ def check_data_directory(path: Path, option: str) -> None:
     if (path / layout.RESULTS).is_file() and \
             not any((path / f"{split}.jsonl").exists() for split in layout.DEFAULT_SPLITS):  # (its delays.jsonl)
         raise SateError(f"{option} {path}: a `sate evaluate` run (it holds {layout.RESULTS}), not a data directory")
-    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
-    if (path / "config.json").is_file() and any((path / name).is_file() for name in weights):  # its vocab.json
+    if hub_model_folder(path):  # its vocab.json
         raise SateError(f"{option} {path}: a downloaded model's folder (config.json beside its weights), not a data "
                         "directory")
     near = near_data_directory(path)
     if near is not None:
         raise SateError(f"{option} {path}: {near}")
+
+
+def hub_model_folder(directory: Path) -> bool:
+    """Is ``directory`` a downloaded model (Hugging Face's config.json beside its weights, or a CTranslate2 Whisper's
+    model.bin)? sate reads such a folder and never writes it: `translate --out WHISPER/tokenizer.json` replaced the
+    model's tokenizer with translation text, exit 0; and its vocab.json made `--data MARIAN` look like a data
+    directory."""
+    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
+    return os.path.isfile(directory / "config.json") and any(os.path.isfile(directory / name) for name in weights)
 
 
 def holds_data_files(folder: Path) -> bool:

@@ -38,6 +38,7 @@ from sate.files import (
     append_only,
     binary_kind,
     fixed_in_place,
+    hub_model_folder,
     is_stream,
     kernel_file_system,
     mount_point,
@@ -105,14 +106,6 @@ def _holds_data(directory: Path) -> bool:
         bool(_jsonl_files(directory))
 
 
-def _hub_model(directory: Path) -> bool:
-    """Is ``directory`` a downloaded model (Hugging Face's config.json beside its weights, or a CTranslate2 Whisper's
-    model.bin)? `translate --out WHISPER/tokenizer.json` replaced the model's tokenizer with translation text, exit 0:
-    text over text, in a folder that `acoustic.path`, `textual.path` and `evaluate --model` read."""
-    weights = (*layout.HUB_WEIGHT_FILES, *layout.HUB_WEIGHT_FILES.values(), layout.CT2_MODEL)
-    return os.path.isfile(directory / "config.json") and any(os.path.isfile(directory / name) for name in weights)
-
-
 def _corpus_folder(folder: Path) -> str | None:
     """What corpus ``folder`` holds the files of, as `sate prep` reads them, or None: a Kaldi data directory
     (wav.scp beside text), a MuST-C split's txt/ (SPLIT.yaml there) or wav/ beside it, a LibriSpeech chapter
@@ -145,7 +138,7 @@ def _protected(directory: Path) -> str | None:
             # CORPUS/en-de/data/dev/txt/dev.de` replaced the references `sate prep` reads with a translation, exit 0:
             # text over text) and its records (synth.json, `.sate-synth`; nineteenth and twentieth hostile passes)
             return f"{folder} is a corpus `sate synth` voiced, which only `sate synth` writes"
-        if _hub_model(folder):
+        if hub_model_folder(folder):
             return (f"{folder} is a downloaded model directory (config.json beside its weights), which sate reads "
                     "and never writes")
         if folder.name in layout.STORED_DIRS and _holds_data(folder.parent):
