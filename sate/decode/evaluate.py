@@ -47,7 +47,15 @@ from sate.files import (
 )
 from sate.numbers import whole_number
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, check_own_files, dir_name, evaluate_results, name_max, read_name
+from sate.targets import (
+    check_output,
+    check_own_files,
+    check_same_experiment,
+    dir_name,
+    evaluate_results,
+    name_max,
+    read_name,
+)
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -435,6 +443,9 @@ def run(args: argparse.Namespace) -> int:
         out = out.with_name(f"{out.name}-stream-{stream}-{chunk:g}s")
     if args.talks and args.out is None:
         out = out.with_name(f"{out.name}-talks")
+    if args.out is not None:  # an evaluation of exp/st/pack in exp/asr/decode_x: `sate report` lists it as exp/asr's
+        models = [args.model] + ([args.mt_model] if args.mt_model is not None else [])
+        check_same_experiment(args.out, models, f"--model {args.model}")
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
              chunk, args.talks)
     return 0
