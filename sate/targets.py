@@ -239,13 +239,41 @@ def _not_corpus_root(directory: Path) -> str | None:
     return None
 
 
+def _trained_here(directory: Path) -> str | None:
+    """The first file or folder that only `sate train` writes in ``directory`` (an experiment's), or None."""
+    return next((name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
+                 if os.path.exists(directory / name)), None)
+
+
+def experiment_holding(path: Path) -> Path | None:
+    """The experiment ``path`` lies in (itself, or the nearest folder above it that `sate train` trained into), links
+    resolved; None outside any."""
+    real = Path(os.path.realpath(path))
+    return next((folder for folder in (real, *real.parents) if _trained_here(folder)), None)
+
+
+def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option: str = "--out") -> None:
+    """Refuse an output of a model (an average, a pack, an evaluation) that lies in an experiment none of its
+    ``sources`` lies in: `sate average --exp exp/st --out exp/asr/model.pt` (an --out copied from the ASR line)
+    replaced the ASR model with the ST average, exit 0, and `--init-from asr=exp/asr/model.pt`, `sate pack` and
+    `sate report` took it for the ASR experiment's own; likewise a pack or an evaluation of exp/st written in
+    exp/asr (twenty-second hostile pass). A source outside any experiment (a model averaged elsewhere, a Whisper
+    folder) says nothing of where it belongs: it is let through."""
+    target = experiment_holding(out.parent)
+    homes = [experiment_holding(source) for source in sources]
+    if target is None or None in homes or target in homes:
+        return
+    home = homes[0]
+    raise SateError(f"{option} {out}: it lies in the experiment {target}, and {what} is of the experiment {home}: it "
+                    f"would be taken for {target.name}'s own; write it in {home} or outside any experiment")
+
+
 def _an_experiment(directory: Path) -> str | None:
     """Why ``directory`` may not become a data directory (`prep --out`, `features --data`, `vocab --data`): it is an
     experiment (what only `sate train` writes is there), which could then no longer be trained into. Else None."""
-    exp = [name for name in (layout.CHECKPOINTS, layout.TRAIN_LOCK, layout.TRAIN_TIME)
-           if os.path.exists(directory / name)]
-    if exp:
-        return f"it is an experiment (it holds {exp[0]})"
+    trained = _trained_here(directory)
+    if trained:
+        return f"it is an experiment (it holds {trained})"
     # an evaluate run's folder: `prep --out EV` wrote its manifests beside the run's files, exit 0; the run's
     # delays.jsonl was then read as a split ("manifest row misses key(s)"), and the run could no longer be made again
     # into its folder, now a data directory (nineteenth hostile pass)

@@ -24,7 +24,7 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import Kind, check_not_linked_out, check_output, check_own_files
+from sate.targets import Kind, check_not_linked_out, check_output, check_own_files, check_same_experiment
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -236,6 +236,37 @@ def test_average_refuses_checkpoints_directories_and_other_files(tmp_path: Path,
         assert why in err and len(err.splitlines()) == 1, err
     assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == ckpts
     assert (tmp_path / "notes.txt").read_text() == "mine\n"
+
+
+def test_a_model_output_is_not_written_into_another_experiment(tmp_path: Path, a_pack: Path, prepared_data: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate average --exp exp/st --out exp/asr/model.pt` (an --out copied from the ASR line) replaced the ASR model
+    with the ST average, exit 0; `sate pack` of exp/st's model into exp/asr/pack replaced the ASR pack, and an
+    evaluation of exp/st/pack went into exp/asr (twenty-second hostile pass): each then passed for the ASR
+    experiment's own (`--init-from asr=exp/asr/model.pt`, `sate report`). Refused before any work, naming both
+    experiments; an output in the source's own experiment, or outside any, is let through."""
+    st, asr = experiment(tmp_path / "exp" / "st"), experiment(tmp_path / "exp" / "asr")
+    (asr / "model.pt").write_bytes(b"the ASR model")
+    (st / "model.pt").write_bytes(b"the ST model")
+    shutil.copytree(a_pack, asr / "pack")
+    shutil.copytree(a_pack, st / "pack")
+    (tmp_path / "elsewhere").symlink_to(asr)  # links resolved: the experiment a link leads into
+    before = sorted(str(p) for p in asr.rglob("*"))
+    for argv, out in [(["average", "--exp", str(st), "--last", "1", "--out"], asr / "model.pt"),
+                      (["average", "--exp", str(st), "--last", "1", "--out"], tmp_path / "elsewhere" / "st.pt"),
+                      (["pack", "--model", str(st / "model.pt"), "--data", str(prepared_data), "--out"], asr / "pack"),
+                      (["evaluate", "--model", str(st / "pack"), "--data", str(prepared_data), "--split", "dev",
+                        "--out"], asr / "decode_dev")]:
+        assert main([*argv, str(out)]) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"--out {out}: it lies in the experiment {asr}, and " in err, err
+        assert f"is of the experiment {st}: it would be taken for asr's own; write it in {st} or outside any " \
+               "experiment" in err, err
+    assert sorted(str(p) for p in asr.rglob("*")) == before and (asr / "model.pt").read_bytes() == b"the ASR model"
+    # a cascade's evaluation is both experiments'; a model from outside any experiment says nothing of its home
+    check_same_experiment(asr / "decode_cascade", [asr / "pack", tmp_path / "exp" / "mt" / "pack"], "--model")
+    check_same_experiment(asr / "model2.pt", [tmp_path / "avg.pt"], "--model")
+    check_same_experiment(st / "model2.pt", [st], "the average")
 
 
 def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path,

@@ -52,6 +52,10 @@ SPEED_RANGE = (0.1, 10.0)
 # Float audio is at most ±1 at full scale; some tools write it in the int32 range (±2.1e9). Far beyond, fbank's power
 # overflows float32 (at about ±4e16): a float wav of ±1e30 gave inf features, and `translate` an IndexError.
 MAX_AMPLITUDE = 1e10
+# Float samples beyond this are integer PCM stored as floats (np.frombuffer(pcm, np.int16).astype(np.float32), a
+# float WAV some tools write in the int16 or int32 range), not louder audio: 24 dB over full scale. They were read
+# as they are, 32,768 times too loud: other features, another segmentation and another translation, without a word.
+MAX_FLOAT_PEAK = 16.0
 MIN_SAMPLE_RATE = 4000  # below this a file is not speech audio: 1 Hz "audio" would grow 16000-fold when resampled
 # Above this neither: the fastest audio hardware runs at 768 kHz. A WAV header may say anything up to 4.3 GHz, and
 # SciPy's filter for a rate co-prime with 16 kHz grows with it: an 80-KB file "at" 100,000,001 Hz asked for 15 GB.
@@ -260,23 +264,30 @@ def _fit(wave: np.ndarray, n: int) -> np.ndarray:
 
 def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, start: float = 0.0) -> None:
     """Refuse NaN or inf samples (a damaged float wav): they would spread through features, CMVN and the
-    VAD's running sums, silently; and samples beyond ±MAX_AMPLITUDE, whose fbank power is no longer a float32.
-    ``start`` is the time of ``wave[0]`` in the file, for the message."""
+    VAD's running sums, silently; samples beyond ±MAX_AMPLITUDE, whose fbank power is no longer a float32; and
+    float samples beyond ±MAX_FLOAT_PEAK, integer PCM stored as floats. ``start`` is the time of ``wave[0]`` in the
+    file, for the message."""
     def per_sample(mask: np.ndarray) -> np.ndarray:  # (samples, channels): a sample is bad if any channel is
         return mask.any(axis=1) if mask.ndim > 1 else mask
 
     if wave.dtype.itemsize < 4:  # float16: the bound is inf in its own type (numpy's overflow warning, and inf passed)
         wave = wave.astype(np.float32)
-    bad = per_sample(~(np.abs(wave) <= MAX_AMPLITUDE))  # one pass over good audio: NaN compares false too
-    if not bad.any():
-        return
-    nonfinite = per_sample(~np.isfinite(wave))
-    if nonfinite.any():
-        bad, what = nonfinite, "are not finite (NaN or inf)"
-    else:
-        what = f"lie beyond ±{MAX_AMPLITUDE:.0e} (full scale is 1)"
-    first = start + int(np.argmax(bad)) / sample_rate
-    raise SateError(f"{name}: {int(bad.sum())} samples {what}, the first at {first:.3f} s; the audio is damaged")
+    size = np.abs(wave)
+    bad = per_sample(~(size <= MAX_AMPLITUDE))  # NaN compares false too
+    if bad.any():
+        nonfinite = per_sample(~np.isfinite(wave))
+        if nonfinite.any():
+            bad, what = nonfinite, "are not finite (NaN or inf)"
+        else:
+            what = f"lie beyond ±{MAX_AMPLITUDE:.0e} (full scale is 1)"
+        first = start + int(np.argmax(bad)) / sample_rate
+        raise SateError(f"{name}: {int(bad.sum())} samples {what}, the first at {first:.3f} s; the audio is damaged")
+    loud = per_sample(size > MAX_FLOAT_PEAK)
+    if loud.any():
+        first = start + int(np.argmax(loud)) / sample_rate
+        raise SateError(f"{name}: float samples reach {float(size.max()):g} (the first beyond ±{MAX_FLOAT_PEAK:g} at "
+                        f"{first:.3f} s), where full scale is 1: integer PCM stored as floats? Scale them to [-1, 1] "
+                        "(16-bit PCM divided by 32768)")
 
 
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
@@ -512,6 +523,10 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         half = float(np.iinfo(wave.dtype).max // 2 + 1)
         wave = (wave - half) / half
     elif np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
+        peak = int(np.abs(wave.astype(np.int64)).max())
+        if wave.dtype.itemsize == 4 and 0 < peak <= 32768:  # 96 dB below full scale: "no speech found"
+            raise SateError(f"{name}: int32 samples that stay within the int16 range (peak {peak}): 16-bit PCM in an "
+                            "int32 array? Pass samples.astype(np.int16)")
         wave = wave / float(np.iinfo(wave.dtype).max + 1)
     elif not np.issubdtype(wave.dtype, np.floating):
         raise SateError(f"{name}: expected float samples in [-1, 1] or integer PCM, got {wave.dtype}")

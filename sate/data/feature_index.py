@@ -104,6 +104,20 @@ def ark_problem(ark: Path, last_offset: int) -> str | None:
         return f"{ark} ends at byte {size}, before the features its index names at byte {last_offset}: cut short"
     if checksums_path(ark).exists() and not recorded_checksums(ark):  # edited or cut: no feature would be checked
         return f"{checksums_path(ark)} does not hold the checksums of {ark.name}'s features: damaged"
+    return _lost_record(ark)
+
+
+def _lost_record(ark: Path) -> str | None:
+    """A record deleted from a split folder that wrote it, or None. A shard without its crc.json, or a finished
+    split without sizes.json, read as an older sate's, which wrote neither: its features went unchecked, and a cut
+    ark "up to date" (twenty-first hostile pass). A sate that records checksums records sizes too (sizes came
+    first), so either record there says the other was written."""
+    folder = ark.parent
+    if (folder / SIZES).exists() and not checksums_path(ark).exists():
+        return f"{checksums_path(ark)} is missing (its split records the sizes of its arks, so it was written): damaged"
+    finished = (folder.parent / f"{folder.name}.scp").exists()
+    if finished and checksums_path(ark).exists() and not (folder / SIZES).exists():
+        return f"{folder / SIZES} is missing (its shards record their checksums, so it was written): damaged"
     return None
 
 

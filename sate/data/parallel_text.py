@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import gzip
 import random
+import re
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import zip_longest
+from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
@@ -105,6 +106,50 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
             raise SateError(f"{en} has {n_en} lines but {tgt} has {n_tgt}")
         counts.append(n_en)
     return counts
+
+
+ORDER_LINES = 2000  # lines of each side, and rows of the train split, that tell which side is English
+_WORD = re.compile(r"[^\W\d_]+")
+
+
+def _language(path: Path) -> str:
+    """The language a corpus file's name ends in (``train.de``, ``train.en.gz``: de, en), lower case, or ''."""
+    name = path.name.lower().removesuffix(".gz")
+    return name.rpartition(".")[2] if "." in name else ""
+
+
+def _words(lines: Iterable[str]) -> set[str]:
+    return {word for line in lines for word in _WORD.findall(line.lower())}
+
+
+def _share(words: set[str], known: set[str]) -> float:
+    return len(words & known) / len(words) if words else 0.0
+
+
+def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], option: str) -> None:
+    """Refuse a pair of MT text files given target first: `--mt-text train.de train.en` (or the shell's
+    `train.*`, which sorts de before en) trained the source vocabulary and the MT source on German, exit 0 (twenty-
+    second hostile pass). Told by the names (.en second, another language first) or, failing that, by the words:
+    the first file's are mostly those of the train split's translations and the second's those of its transcripts
+    (``rows``: the split's manifest rows; their first ORDER_LINES)."""
+    rows = list(islice(rows, ORDER_LINES))
+    transcripts = _words(str(row.get("src_norm") or "") for row in rows)
+    translations = _words(str(row.get("tgt") or "") for row in rows)
+    for en, tgt in files:
+        if _language(tgt) == "en" and _language(en) not in ("", "en"):
+            why = f"by their names: .{_language(en)}, then .en"
+        else:
+            first, second = _words(islice(_lines(en), ORDER_LINES)), _words(islice(_lines(tgt), ORDER_LINES))
+            if min(len(first), len(second), len(transcripts), len(translations)) < 20:  # too few words to tell
+                continue
+            if not (_share(first, translations) > _share(first, transcripts)
+                    and _share(second, transcripts) > _share(second, translations)):
+                continue
+            why = (f"by their words: {en.name}'s are mostly the train split's translations', {tgt.name}'s its "
+                   "transcripts'")
+        given, instead = ((f"{en} {tgt}", f"{tgt} {en}") if option.startswith("--") else
+                          (f"[{en}, {tgt}]", f"[[{tgt}, {en}], ...]"))
+        raise SateError(f"{option} {given}: the English side goes first ({why}); give {option} {instead}")
 
 
 def read_pairs(files: Sequence[tuple[Path, Path]]) -> Iterator[Pair]:

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import Any, TypedDict
 
 from sate import layout
-from sate.data.manifest import check_split_names, missing_split
+from sate.data.manifest import check_split_names, is_split_name, missing_split
 from sate.decode.options import CHUNK, StreamPolicy, add_stream_arguments, check_chunk, parse_policy
 from sate.errors import SateError, one_line
 from sate.files import (
@@ -47,7 +47,15 @@ from sate.files import (
 )
 from sate.numbers import whole_number
 from sate.scoring.latency import corpus_latency, latency_line, sentence_latency
-from sate.targets import check_output, check_own_files, dir_name, evaluate_results, name_max, read_name
+from sate.targets import (
+    check_output,
+    check_own_files,
+    check_same_experiment,
+    dir_name,
+    evaluate_results,
+    name_max,
+    read_name,
+)
 
 GROUP_BATCHES = 8  # MT: sentences are translated in groups of this many batches, for the progress bar
 # Every file evaluate writes into --out; a run removes those it does not write, so an ASR run never leaves
@@ -435,6 +443,17 @@ def run(args: argparse.Namespace) -> int:
         out = out.with_name(f"{out.name}-stream-{stream}-{chunk:g}s")
     if args.talks and args.out is None:
         out = out.with_name(f"{out.name}-talks")
+    named = args.out.name.removeprefix("decode_") if args.out is not None else ""
+    if args.out is not None and args.out.name.startswith("decode_") and named != args.split \
+            and is_split_name(named) and (args.data / f"{named}.jsonl").is_file():
+        # `sate report` reads the split from the folder's name: --split dev --out EXP/decode_tst-COMMON (the --split
+        # changed, the --out copied) was tabled as tst-COMMON, exit 0 (twenty-second hostile pass)
+        instead = args.out.with_name(f"decode_{args.split}")
+        raise SateError(f"--out {args.out}: a folder named for split {named}, where `sate report` looks for its "
+                        f"results, given --split {args.split}; write it to {instead}")
+    if args.out is not None:  # an evaluation of exp/st/pack in exp/asr/decode_x: `sate report` lists it as exp/asr's
+        models = [args.model] + ([args.mt_model] if args.mt_model is not None else [])
+        check_same_experiment(args.out, models, f"--model {args.model}")
     evaluate(args.model, args.data, args.split, out, args.mt_model, decode, args.batch_size, args.device, stream,
              chunk, args.talks)
     return 0

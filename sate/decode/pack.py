@@ -62,7 +62,7 @@ from sate.layout import (
     token_list,
 )
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output, dir_name, read_name
+from sate.targets import check_output, check_same_experiment, dir_name, read_name
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -461,6 +461,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    check_same_experiment(args.out, [args.model], f"--model {args.model}")  # not exp/st's pack as exp/asr/pack
     info = pack(args.model, args.data, args.out, parse_decode(args.decode), args.cmvn)
     decode = " ".join(f"{k}={v}" for k, v in info.decode.items())
     print(f"packed {info.task} model {one_line(str(args.model))} -> {one_line(str(args.out))} (decode: {decode})")

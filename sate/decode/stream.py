@@ -55,11 +55,25 @@ def file_kind(data: bytes) -> str | None:
     return kind
 
 
+def float_pcm(data: bytes) -> bool | None:
+    """Whether raw PCM bytes (from a sample's start) are 32-bit floats (ffmpeg's `-f f32le`, what Whisper-style
+    pipelines pipe) rather than s16le, or None while only silence has come: read as 16-bit they were noise at twice
+    the length, and the note said "no speech found" (twenty-second hostile pass). As floats, sound is finite, within
+    a few times full scale and none of it denormal; s16le bytes read as floats are not (random exponents: huge,
+    tiny, NaN); zeros say nothing."""
+    samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<f4")
+    sound = samples[samples != 0]
+    if len(sound) < 400:
+        return None
+    with np.errstate(invalid="ignore", over="ignore"):
+        return bool(np.isfinite(sound).all() and (np.abs(sound) < 4).all() and (np.abs(sound) > 1e-7).all())
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
     an audio file's header at the start is refused."""
     size = 2 * round(chunk * SAMPLE_RATE)
-    first = True
+    first, floats, read = True, None, 0  # floats: None until a piece of sound tells the encoding
     while True:
         data = stream.read(size)
         if not data:
@@ -68,6 +82,12 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         if kind is not None:
             raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
                             "-i FILE -f s16le -ac 1 -ar 16000 -)")
+        if floats is None and read % 4 == 0:
+            floats = float_pcm(data)
+            if floats:
+                raise SateError("stdin: 32-bit float PCM (ffmpeg -f f32le), not 16-bit: give 16 kHz mono s16le "
+                                "(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
+        read += len(data)
         first = False
         if len(data) % 2:
             raise SateError("stdin: odd number of bytes: expected 16-bit PCM (16 kHz mono s16le)")

@@ -103,8 +103,20 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
                         "tabled once: remove the second link")
     # the folder names the system and the split, whatever the file holds; p-values are the report's own (a p_bleu
     # in the file was tabled as one, 'abc' a ValueError traceback)
-    return [{**read_results(path), "system": system.name, "split": split, "train_minutes": train_minutes(system),
-             "p_bleu": None, "p_chrf": None} for system, split, path in found]
+    rows = []
+    for system, split, path in found:
+        result = read_results(path)
+        # `sate evaluate --split dev --out EXP/st/decode_tst-COMMON` (the --split changed, the --out copied) was
+        # tabled as tst-COMMON, exit 0 (twenty-second hostile pass): a folder named for another split of the data
+        # must hold that split (a label of one's own, decode_dev-beam1, is no split)
+        data = result.get("data")
+        if isinstance(result.get("split"), str) and result["split"] != split and isinstance(data, str) \
+                and (Path(data) / f"{split}.jsonl").is_file():
+            raise SateError(f"{path}: an evaluation of split {shown(result['split'])} in a folder named for "
+                            f"{split}; evaluate {split} into it again, or move it to decode_{result['split']}")
+        rows.append({**result, "system": system.name, "split": split, "train_minutes": train_minutes(system),
+                     "p_bleu": None, "p_chrf": None})
+    return rows
 
 
 def _nothing_to_report(exp: Path, splits: list[str]) -> str:

@@ -178,6 +178,17 @@ def subword_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
+def bom_note(path: Path, lines: Sequence[str]) -> str | None:
+    """A note when `path` begins with a byte-order mark (Windows editors save "UTF-8 with BOM"): sacreBLEU scores it
+    as part of the first word, as `sate score` does to agree with it, and the first sentence lost its matches
+    without a word (100 BLEU of a file against itself re-saved so was 98.3: twenty-second hostile pass)."""
+    if lines and lines[0].startswith("\ufeff"):
+        return (f"sate score: note: {one_line(str(path))} begins with a byte-order mark (U+FEFF), scored as part of "
+                "its first word as sacrebleu scores it; remove it to score the text alone "
+                "(sed -i '1s/^\\xEF\\xBB\\xBF//')")
+    return None
+
+
 def _not_a_manifest(hyp: Path, ref: Path) -> None:
     """A data directory's manifest given as --hyp or --ref (where its references are) is refused: its rows of JSON
     were scored as sentences, and a split of as many rows as the hypotheses' lines got a BLEU, exit 0 (twenty-first
@@ -207,9 +218,9 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"{ref}: the references hold no words after normalisation; WER is undefined "
                         f"({len(refs)} blank or sound-tag-only lines)")
     for path, lines in ((hyp, hyps), (ref, refs)):
-        note = subword_note(path, lines)
-        if note is not None:
-            print(note, file=sys.stderr)
+        for note in (subword_note(path, lines), bom_note(path, lines)):
+            if note is not None:
+                print(note, file=sys.stderr)
     scores = sacrebleu_scores(hyps, refs)
     if args.format == "json":
         wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,

@@ -18,7 +18,7 @@ from sate import layout
 from sate.errors import SateError, one_line, shown
 from sate.files import few_paths, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
-from sate.targets import check_output, file_name, read_name
+from sate.targets import check_output, check_same_experiment, file_name, read_name
 
 if TYPE_CHECKING:
     import torch
@@ -250,6 +250,8 @@ def run(args: argparse.Namespace) -> int:
     if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
+    if args.out is not None:  # `--out exp/asr/model.pt` copied from the ASR line replaced the ASR model
+        check_same_experiment(args.out, [args.exp], f"the average of --exp {args.exp}")
     out = args.out or args.exp / layout.MODEL
     used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
                    "--out" if args.out else "the model file of --exp")

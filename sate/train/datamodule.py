@@ -17,7 +17,7 @@ from sate import layout
 from sate.data.dataset import ConcatSplits, SpeechDataset, TextDataset, collate, speech_dataset
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import missing_split
-from sate.data.parallel_text import not_a_text_file
+from sate.data.parallel_text import check_pair_order, not_a_text_file
 from sate.data.sampler import BucketBatchSampler
 from sate.data.text_mix import TextMix, TextMixSampler, collate_text_mix
 from sate.data.text_shards import STORE_DIR, ShardedText, TextCleaning, prepare_store, store_key
@@ -82,6 +82,7 @@ def check_mt_text(pairs: list[list[str]] | None) -> list[tuple[Path, Path]]:
         why = not_a_text_file(path)
         if why is not None:
             raise SateError(f"data.mt_text: {path}: {why}")
+    check_pair_order(files, [], "data.mt_text")  # by the names (`sate vocab --mt-text`: by the words too)
     return files
 
 

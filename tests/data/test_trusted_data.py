@@ -512,6 +512,30 @@ def test_a_damaged_checksum_record_is_not_up_to_date(tmp_path: Path, prepared: P
     assert crc.read_text() == before
 
 
+@pytest.mark.parametrize("record", ["00000.crc.json", "sizes.json"])
+def test_a_deleted_record_is_not_read_as_an_older_sates_split(tmp_path: Path, prepared: Path, run_sate,  # noqa: ANN001
+                                                               record: str) -> None:
+    """A shard's crc.json or a finished split's sizes.json deleted read as a split written before sate recorded
+    them: bytes changed in place were read as features, and an ark cut in its last matrix was "up to date" for
+    `sate features` (left by the twenty-first hostile pass). Either record there says the other was written: the
+    one missing is named as damaged, and `sate features` recomputes the shard and writes both again."""
+    data = copy_data(prepared, tmp_path / "data")
+    ark = data / "fbank" / "dev" / "00000.ark"
+    whole = ark.read_bytes()
+    records = {name: (data / "fbank" / "dev" / name).read_text() for name in ("00000.crc.json", "sizes.json")}
+    (data / "fbank" / "dev" / record).unlink()
+    # what the other record does not see: bytes changed in place (the size kept), or an ark cut in its last matrix
+    ark.write_bytes(whole[:-100] + bytes(100) if record.endswith(".crc.json") else whole[:-100])
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=rf"{data / 'fbank' / 'dev' / record} is missing \(.*so it was written\): "
+                                        "damaged; run `sate features` again"):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and DAMAGED_SHARD in out, out + err
+    assert ark.read_bytes() == whole
+    assert {name: (data / "fbank" / "dev" / name).read_text() for name in records} == records
+
+
 @pytest.mark.parametrize("damage", ["delete", "cut", "shape", "frames", "one-array"])
 def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
     """A train shard's CMVN sums (NNNNN.stats.npz), which cmvn.json is added up from, were trusted blindly: deleted, a

@@ -79,6 +79,29 @@ def test_mt_text_is_added_to_the_training_text(run_sate, data: Path, tmp_path: P
     assert rc == 2 and "mt.en has 40 lines but" in err and "mt.de has 1" in err
 
 
+def test_mt_text_given_target_first_is_refused(run_sate, data: Path, tmp_path: Path) -> None:  # noqa: ANN001
+    """`--mt-text train.de train.en` (or the shell's `train.*`, which sorts de before en) trained the source
+    vocabulary on German, exit 0 (twenty-second hostile pass). The pair is refused, told by the names or, for names
+    that say no language, by the words: those of the train split's translations first. The right order trains."""
+    rows = read_manifest(data / "train.jsonl")
+    english, german = tmp_path / "train.en", tmp_path / "train.de"
+    english.write_text("".join(f"{row['src']}\n" for row in rows), encoding="utf-8")
+    german.write_text("".join(f"{row['tgt']}\n" for row in rows), encoding="utf-8")
+    shutil.copy(english, tmp_path / "b.txt")
+    shutil.copy(german, tmp_path / "a.txt")
+    for first, second, why in ((german, english, "by their names: .de, then .en"),
+                               (tmp_path / "a.txt", tmp_path / "b.txt",
+                                "by their words: a.txt's are mostly the train split's translations', b.txt's its "
+                                "transcripts'")):
+        before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
+        rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", first, second)
+        assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {first} {second}: the English side goes "
+                                           f"first ({why}); give --mt-text {second} {first}"), err
+        assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
+        rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", second, first)
+        assert rc == 0, err
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0

@@ -248,6 +248,26 @@ def test_half_precision_inputs_are_checked_as_any(translators: dict[str, SpeechT
             st.decode_features([np.full_like(feats, np.inf).astype(np.float16)])
 
 
+def test_integer_pcm_stored_as_floats_is_refused(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
+    """int16 PCM made float without scaling (np.frombuffer(pcm, np.int16).astype(np.float32)) was read as it was,
+    32,768 times too loud: another segmentation and another translation than the same samples as int16, without a
+    word (twenty-second hostile pass). Float samples beyond ±16 (24 dB over full scale) are refused; louder audio
+    that is still float audio (1.5 times full scale) is read. The same PCM in an int32 array is named too."""
+    st = translators["st"]
+    pcm = np.round(talk / np.abs(talk).max() * 20000).astype(np.int16)
+    with pytest.raises(SateError, match=r"^<waveform 0>: float samples reach 20000 \(the first beyond ±16 at [0-9.]+ "
+                                        r"s\), where full scale is 1: integer PCM stored as floats\? Scale them to "
+                                        r"\[-1, 1\]"):
+        st.translate([(pcm.astype(np.float32), SAMPLE_RATE)])
+    assert st.translate([(pcm, SAMPLE_RATE)]) == st.translate([((pcm / 32768).astype(np.float32), SAMPLE_RATE)])
+    # and 16-bit PCM in an int32 array, 96 dB below int32's full scale, was "no speech found"
+    with pytest.raises(SateError, match=r"^<waveform 0>: int32 samples that stay within the int16 range \(peak "
+                                        r"20000\): 16-bit PCM in an int32 array\? Pass samples.astype\(np.int16\)$"):
+        st.translate([(pcm.astype(np.int32), SAMPLE_RATE)])
+    assert st.translate([(pcm.astype(np.int32) * 65536, SAMPLE_RATE)]) == st.translate([(pcm, SAMPLE_RATE)])
+    assert np.isfinite(st.features((pcm / 32768 * 1.5).astype(np.float32))).all()
+
+
 def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator], talk: np.ndarray) -> None:
     """A dict for `vad` was an AttributeError, and a VadOptions of text or None a TypeError of math.isfinite
     (twelfth hostile pass)."""

@@ -194,6 +194,23 @@ def test_an_output_that_is_a_file_is_refused_before_decoding(tmp_path: Path, eva
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "results" / "dev", device="cpu")
 
 
+def test_an_output_named_for_another_split_is_refused_before_decoding(tmp_path: Path, prepared_data: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`--split dev --out EXP/st/decode_tst-COMMON` (the --split changed, the --out copied) wrote dev's results where
+    `sate report` reads tst-COMMON's, exit 0 (twenty-second hostile pass). A folder named for another split of the
+    data directory is refused before any work; a label of one's own (decode_dev-beam1) is no split."""
+    out = tmp_path / "st" / "decode_tst-COMMON"
+    assert main(["evaluate", "--model", str(tmp_path / "pack"), "--data", str(prepared_data), "--split", "dev",
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err == (f"sate evaluate: error: --out {out}: a folder named for split tst-COMMON, where "
+                                       "`sate report` looks for its results, given --split dev; write it to "
+                                       f"{out.with_name('decode_dev')}\n")
+    assert not (tmp_path / "st").exists()
+    assert main(["evaluate", "--model", str(tmp_path / "pack"), "--data", str(prepared_data), "--split", "dev",
+                 "--out", str(out.with_name("decode_dev-beam1"))]) == 2
+    assert "pack" in capsys.readouterr().err  # past the rule: the missing pack is what is refused
+
+
 def test_a_data_directory_that_is_not_there_is_named(tmp_path: Path, eval_packs: dict[str, Path],
                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """A --data typo (or a relative path given from another directory) was told "manifest of split 'dev' is

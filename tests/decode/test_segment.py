@@ -248,8 +248,11 @@ def test_stereo_44k_and_damaged_audio(tmp_path: Path, recording: recordings.Reco
     far = wave.astype(np.float64)
     far[SR] = 1e300
     sf.write(double, far, SR, subtype="DOUBLE")
-    rc, out, err = run_segment(capsys, mono, stereo, damaged, blaring, double, "--vad", "energy")
+    as_int = tmp_path / "as_int.wav"  # int16 PCM written as float samples (twenty-second hostile pass: read as it was)
+    sf.write(as_int, np.round(wave / np.abs(wave).max() * 20000), SR, subtype="FLOAT")
+    rc, out, err = run_segment(capsys, mono, stereo, damaged, blaring, double, as_int, "--vad", "energy")
     assert rc == 1 and f"error: {damaged}: 10 samples are not finite (NaN or inf)" in err
+    assert f"error: {as_int}: float samples reach 20000 (the first beyond ±16 at " in err
     assert f"error: {blaring}: " in err and "samples lie beyond ±1e+10 (full scale is 1), the first at" in err
     assert f"error: {double}: 1 samples lie beyond ±1e+10 (full scale is 1), the first at 1.000 s" in err
     rows = [json.loads(line) for line in out.splitlines()]

@@ -197,6 +197,28 @@ def test_results_cannot_rename_their_system(tmp_path: Path) -> None:
     assert "| st | tst-COMMON | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
 
 
+def test_an_evaluation_of_another_split_is_not_tabled_as_its_folders(tmp_path: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --split dev --out EXP/st/decode_tst-COMMON` (the --split changed, the --out copied) was tabled
+    as tst-COMMON, exit 0 (twenty-second hostile pass). A folder named for another split of the evaluated data
+    directory is refused naming both; a label of one's own (decode_dev-beam1) is tabled under it."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for split in ("dev", "tst-COMMON"):
+        (data / f"{split}.jsonl").write_text("")
+    for name in ("decode_tst-COMMON", "decode_dev-beam1"):
+        folder = tmp_path / "exp" / "st" / name
+        folder.mkdir(parents=True)
+        (folder / "results.json").write_text(json.dumps({"bleu": 2.0, "split": "dev", "data": str(data)}))
+    assert main(["report", "--exp", str(tmp_path / "exp")]) == 2
+    results = tmp_path / "exp" / "st" / "decode_tst-COMMON" / "results.json"
+    assert capsys.readouterr().err == (f"sate report: error: {results}: an evaluation of split 'dev' in a folder named "
+                                       "for tst-COMMON; evaluate tst-COMMON into it again, or move it to decode_dev\n")
+    assert not (tmp_path / "exp" / "results.md").exists()
+    assert main(["report", "--exp", str(tmp_path / "exp"), "--splits", "dev-beam1"]) == 0
+    assert "| st | dev-beam1 | 2.0 |" in (tmp_path / "exp" / "results.md").read_text()
+
+
 @pytest.mark.slow
 def test_report_never_writes_over_its_inputs_or_a_checkpoint(tmp_path: Path,
                                                              capsys: pytest.CaptureFixture[str]) -> None:

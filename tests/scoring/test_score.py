@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import subprocess
 from collections.abc import Callable
 from pathlib import Path
 
@@ -281,3 +282,39 @@ def test_a_manifest_given_as_hypotheses_or_references_is_refused(tmp_path: Path,
     out = capsys.readouterr()
     assert out.out == "" and out.err.startswith(f"sate score: error: {option} {manifest}: a manifest (`sate prep`'s "
                                                 "rows of JSON), not text of one sentence a line: give the ")
+
+
+def test_a_byte_order_mark_is_scored_as_sacrebleu_scores_it_with_a_note(tmp_path: Path,
+                                                                        capsys: pytest.CaptureFixture[str],
+                                                                        sacrebleu_cli: Callable[..., str]) -> None:
+    """References re-saved as "UTF-8 with BOM" (a Windows editor) scored 98.3 BLEU against the same text without
+    a word: sacreBLEU glues the mark to the first word, and `sate score` agrees with it (twenty-second hostile pass).
+    The scores stay sacrebleu's; a note names the mark and how to remove it, and the removal gives 100."""
+    ref, bom = tmp_path / "ref.txt", tmp_path / "ref_bom.txt"
+    ref.write_text("\n".join(REFS) + "\n", encoding="utf-8")
+    bom.write_text("\n".join(REFS) + "\n", encoding="utf-8-sig")
+    assert main(["score", "--hyp", str(ref), "--ref", str(bom), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert out == sacrebleu_cli(bom, ref) and json.loads(out)[0]["score"] < 100
+    assert err == (f"sate score: note: {bom} begins with a byte-order mark (U+FEFF), scored as part of its first word "
+                   "as sacrebleu scores it; remove it to score the text alone (sed -i '1s/^\\xEF\\xBB\\xBF//')\n")
+    subprocess.run(["sed", "-i", "1s/^\\xEF\\xBB\\xBF//", str(bom)], check=True)
+    assert main(["score", "--hyp", str(ref), "--ref", str(bom), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert err == "" and json.loads(out)[0]["score"] == 100
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-16-le", "utf-16-be", "utf-32"])
+def test_text_in_utf16_or_utf32_is_named_as_such(tmp_path: Path, encoding: str) -> None:
+    """References saved by Windows Notepad as "Unicode" (UTF-16) or by PowerShell's `>` were "a NUL byte (at byte
+    3): binary data, not text" (twenty-second hostile pass); they are named with the iconv command that converts
+    them, which then reads."""
+    wide = tmp_path / "ref.txt"
+    wide.write_text("\n".join(REFS) + "\n", encoding=encoding)
+    name = {"utf-16": "UTF-16", "utf-16-le": "UTF-16LE", "utf-16-be": "UTF-16BE", "utf-32": "UTF-32"}[encoding]
+    with pytest.raises(SateError, match=rf"^{wide}: {name} text, not UTF-8: convert it first \(iconv -f {name} -t "
+                                        r"UTF-8; a Windows editor saves UTF-8 when asked\)$"):
+        read_lines(wide)
+    converted = subprocess.run(["iconv", "-f", name, "-t", "UTF-8", str(wide)], check=True, capture_output=True).stdout
+    (tmp_path / "utf8.txt").write_bytes(converted)
+    assert read_lines(tmp_path / "utf8.txt") == [line.rstrip() for line in REFS]

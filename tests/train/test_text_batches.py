@@ -149,3 +149,19 @@ def test_a_named_pipe_as_mt_text_is_refused_before_the_model_is_built(tmp_path: 
     config = load_training_config(_config(make_config, tmp_path, prepared_data), [f"data.mt_text=[[{fifo}, {fifo}]]"])
     with pytest.raises(SateError, match=r"data.mt_text: .*text.fifo: a named pipe"):
         train(config, tmp_path / "exp")
+
+
+def test_mt_text_given_target_first_is_refused(tmp_path: Path) -> None:
+    """data.mt_text [[train.de, train.en]] trained the MT source on German, exit 0 (twenty-second hostile pass):
+    refused by the names, by `sate train` before any work (`check_mt_text`; `sate vocab --mt-text` tells by the words
+    too: tests/data/test_vocab.py)."""
+    from sate.train.datamodule import check_mt_text  # what train calls before the model is built
+
+    english, german = tmp_path / "train.en", tmp_path / "train.de"
+    english.write_text("a sentence\n", encoding="utf-8")
+    german.write_text("ein Satz\n", encoding="utf-8")
+    with pytest.raises(SateError, match=rf"^data.mt_text \[{german}, {english}\]: the English side goes first \(by "
+                                        rf"their names: .de, then .en\); give data.mt_text \[\[{english}, {german}\], "
+                                        r"...\]$"):
+        check_mt_text([[str(german), str(english)]])
+    assert check_mt_text([[str(english), str(german)]]) == [(english, german)]

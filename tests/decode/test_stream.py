@@ -1,0 +1,37 @@
+"""`sate stream -`'s reading of raw PCM on stdin (`sate.decode.stream.pcm_pieces`); the streaming itself is tested in
+tests/decode/test_simultaneous.py."""
+
+from __future__ import annotations
+
+import io
+
+import numpy as np
+import pytest
+
+from sate.decode import stream
+from sate.errors import SateError
+
+
+def _speech(seconds: float, seed: int = 0) -> np.ndarray:
+    """Speech-like float samples in [-1, 1]: a tone whose loudness comes and goes, with noise."""
+    t = np.arange(round(seconds * 16000)) / 16000
+    rng = np.random.default_rng(seed)
+    return (0.3 * np.sin(2 * np.pi * 180 * t) * (0.5 + 0.5 * np.sin(2 * np.pi * 3 * t))
+            + 0.01 * rng.standard_normal(len(t))).astype(np.float32)
+
+
+def test_float_pcm_on_stdin_is_named_as_such() -> None:
+    """`ffmpeg ... -f f32le - | sate stream -` (32-bit floats, as Whisper-style pipelines pipe) was read as s16le:
+    noise at twice the length, and the note said "no speech found", exit 0 (twenty-second hostile pass). Refused
+    once sound arrives, after any leading silence; s16le, loud or quiet, and silence alone are read as before."""
+    wave = _speech(2.0)
+    floats = np.concatenate([np.zeros(16000, np.float32), wave]).astype("<f4").tobytes()  # 1 s of silence first
+    with pytest.raises(SateError, match=r"^stdin: 32-bit float PCM \(ffmpeg -f f32le\), not 16-bit: give 16 kHz mono "
+                                        r"s16le \(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -\)$"):
+        list(stream.pcm_pieces(io.BytesIO(floats), 0.5))
+    for scale in (32767, 100, 3):  # loud, quiet and near-silent 16-bit speech
+        pcm = np.round(wave * scale).astype("<i2")
+        pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+        assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
+    silence = np.zeros(32000, "<i2").tobytes()
+    assert sum(len(p) for p in stream.pcm_pieces(io.BytesIO(silence), 0.5)) == 32000
