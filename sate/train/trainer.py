@@ -22,7 +22,7 @@ from pathlib import Path
 from sate import layout
 from sate.config import ConfigOption, apply_overrides, dump_yaml, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
-from sate.files import require_directory, require_file, what_is_there
+from sate.files import lock_holder, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
@@ -191,6 +191,10 @@ def steps_of(exp: Path) -> int:
     if not is_int64(step) or step < 1:
         raise SateError(f"--steps-from {exp}: {last} records {shown(step)} updates, not a whole number of at least "
                         "one (int64)")
+    lock = Path(exp) / layout.TRAIN_LOCK
+    if lock_holder(lock) is not None:  # its count so far: "as many updates" was fewer, exit 0 (twenty-second pass)
+        raise SateError(f"--steps-from {exp}: that run is still training (it holds {lock}), so the {int(step):,} "
+                        "updates of its last checkpoint are not its count yet; wait for it to end")
     return int(step)
 
 

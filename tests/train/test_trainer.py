@@ -588,6 +588,24 @@ def test_steps_from_reads_the_step_without_the_weights(tmp_path: Path) -> None:
     assert grown_kb * 1024 < big / 4  # the optimizer's states stay on disk
 
 
+def test_steps_from_a_run_still_training_is_refused(tmp_path: Path) -> None:
+    """`--steps-from EXP` while EXP still trained (two runs started side by side) read its last checkpoint's step so
+    far: the comparison trained fewer updates than the run it was to equal, exit 0 (twenty-second hostile pass).
+    Refused while a run holds EXP/train.lock; the count is read once it has ended."""
+    from sate.train.lock import ExperimentLock
+    from sate.train.trainer import steps_of
+
+    exp = tmp_path / "first"
+    (exp / "checkpoints").mkdir(parents=True)
+    torch.save({"global_step": 7}, exp / "checkpoints" / "last.ckpt")
+    with ExperimentLock(exp):  # what a training run holds while it runs
+        with pytest.raises(SateError, match=rf"^--steps-from {exp}: that run is still training \(it holds "
+                                            rf"{exp / 'train.lock'}\), so the 7 updates of its last checkpoint are "
+                                            "not its count yet; wait for it to end$"):
+            steps_of(exp)
+    assert steps_of(exp) == 7
+
+
 def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--accelerator gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an
     OverflowError and 0 the default without a word; `--num-nodes 2` without a launcher waited for the other
