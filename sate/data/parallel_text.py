@@ -13,10 +13,11 @@ import random
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from itertools import zip_longest
+from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
+from sate.data.manifest import SNIFF_LINES, not_sentences
 from sate.errors import SateError
 from sate.files import what_is_there
 
@@ -100,6 +101,11 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
     """Line counts of each (English, target) file pair, which must agree; read before any real work."""
     counts = []
     for en, tgt in files:
+        for path in (en, tgt):
+            what = not_sentences(list(islice(_lines(path), SNIFF_LINES * 4)))
+            if what is not None:  # a manifest or a MuST-C yaml given for MT text: a vocabulary or a model was
+                # trained on it, exit 0 (twenty-second hostile pass)
+                raise SateError(f"{path}: {what}, not MT text of one sentence a line")
         n_en, n_tgt = count_lines(en), count_lines(tgt)
         if n_en != n_tgt:
             raise SateError(f"{en} has {n_en} lines but {tgt} has {n_tgt}")
