@@ -290,6 +290,9 @@ def run_attention(args: argparse.Namespace) -> int:
     if args.data is not None:
         require_directory(args.data, "--data")
     am = load_model(args.model)
+    if getattr(am.model, "decoder", None) is None:  # said before the audio is read, naming the model: the line named
+        # no file (twenty-second hostile pass: an ASR model copied as st.pt)
+        raise SateError(f"--model {args.model}: a CTC-only ASR model has no decoder, hence no cross-attention to draw")
     if args.audio is not None:
         if args.utt is not None:
             raise SateError("give an audio FILE or --utt (with --data and --split), not both")
