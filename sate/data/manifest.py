@@ -115,14 +115,15 @@ def is_segment_line(text: str) -> bool:
 SRT_TIMES = re.compile(r"^\d+:\d\d:\d\d[,.]\d+ --> \d+:\d\d:\d\d[,.]\d+")
 INDEX_LINE = re.compile(r"^\S+ \S+\.ark:\d+$")  # a feature index's line: an id, an ark and its offset
 CSV_HEADER = re.compile(r"^[A-Za-z_][\w/.]*(,[A-Za-z_][\w/.]*)+$")  # column names, as metrics.csv begins
+TSV_HEADER = re.compile(r"^[A-Za-z_][\w/.]*(\t[A-Za-z_][\w/.]*)+$")  # and as Libri-Trans's alignments.meta
 SNIFF_LINES = 20
 
 
 def not_sentences(lines: list[str]) -> str | None:
     """What a file of these lines is where text of one sentence a line is read, when its first lines say it is
     another of the files a researcher's folders hold (a MuST-C segment list, rows of JSON, SRT subtitles, a feature
-    index, a CSV table), or None. Each is text, and each was read as sentences, exit 0: `sate score --hyp
-    delays.jsonl` got a BLEU, `sate vocab --mt-text dev.jsonl ...` trained SentencePiece on JSON (twenty-second
+    index, a CSV or tab-separated table), or None. Each is text, and each was read as sentences, exit 0: `sate score
+    --hyp delays.jsonl` got a BLEU, `sate vocab --mt-text dev.jsonl ...` trained SentencePiece on JSON (twenty-second
     hostile pass)."""
     said = [line.strip() for line in lines[:SNIFF_LINES * 4] if line.strip()][:SNIFF_LINES]
     if not said:
@@ -140,6 +141,8 @@ def not_sentences(lines: list[str]) -> str | None:
     if len(said) > 1 and CSV_HEADER.match(said[0]) and \
             all(line.count(",") == said[0].count(",") and not any(c.isspace() for c in line) for line in said):
         return f"a CSV table (columns {shown(said[0])})"
+    if len(said) > 1 and TSV_HEADER.match(said[0]) and all(line.count("\t") == said[0].count("\t") for line in said):
+        return f"a table of tab-separated columns ({shown(said[0])})"
     return None
 
 
