@@ -102,7 +102,7 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
     counts = []
     for en, tgt in files:
         for path in (en, tgt):
-            what = not_sentences(list(islice(_lines(path), SNIFF_LINES * 4)))
+            what = not_sentences(list(islice(_lines(path), SNIFF_LINES)))
             if what is not None:  # a manifest or a MuST-C yaml given for MT text: a vocabulary or a model was
                 # trained on it, exit 0 (twenty-second hostile pass)
                 raise SateError(f"{path}: {what}, not MT text of one sentence a line")
