@@ -298,6 +298,9 @@ def run_attention(args: argparse.Namespace) -> int:
         if args.data is None or args.utt is None:
             raise SateError("give an audio FILE, or --data DATA_DIR and --utt ID (and --split)")
         batch = utterance_batch(am, args.data, args.split, args.utt)
+    if getattr(am.model, "decoder", None) is None:  # naming the model: the line named no file (twenty-second
+        # hostile pass: an ASR model copied as st.pt)
+        raise SateError(f"--model {args.model}: a CTC-only ASR model has no decoder, hence no cross-attention to draw")
     view = heatmap.utterance_attention(am.model, am.meta, batch, pick_device(args.device))
     paths = heatmap.write_heatmaps(view, args.out, am.name, args.layer, args.head, args.encoder_layers)
     print(f"{one_line(view.utt)}: source: {view.transcript}")  # the audio's name, escaped as in a message

@@ -112,6 +112,47 @@ def is_segment_line(text: str) -> bool:
     return match is not None and all(f"{field}:" in match.group(1) for field in ("duration", "offset", "wav"))
 
 
+SRT_TIMES = re.compile(r"^\d+:\d\d:\d\d[,.]\d+ --> \d+:\d\d:\d\d[,.]\d+")
+INDEX_LINE = re.compile(r"^\S+ \S+\.ark:\d+$")  # a feature index's line: an id, an ark and its offset
+CSV_HEADER = re.compile(r"^[A-Za-z_][\w/.]*(,[A-Za-z_][\w/.]*)+$")  # column names, as metrics.csv begins
+TSV_HEADER = re.compile(r"^[A-Za-z_][\w/.]*(\t[A-Za-z_][\w/.]*)+$")  # and as Libri-Trans's alignments.meta
+SNIFF_LINES = 20
+
+
+def not_sentences(lines: list[str]) -> str | None:
+    """What a file of these lines is where text of one sentence a line is read, when its first lines say it is
+    another of the files a researcher's folders hold (a MuST-C segment list, rows of JSON, SRT subtitles, a feature
+    index, a CSV or tab-separated table), or None. Each is text, and each was read as sentences, exit 0: `sate score
+    --hyp delays.jsonl` got a BLEU, `sate vocab --mt-text dev.jsonl ...` trained SentencePiece on JSON (twenty-second
+    hostile pass)."""
+    said = [line.strip() for line in lines[:SNIFF_LINES * 4] if line.strip()][:SNIFF_LINES]
+    if not said:
+        return None
+    if all(is_segment_line(line) for line in said):
+        return "a MuST-C segment list (lines of duration, offset and wav)"
+    if all(line.startswith("{") and _json_object(line) for line in said):
+        return "rows of JSON (a manifest, or a .jsonl that sate evaluate, segment or translate writes)"
+    if said[0].isdigit() and len(said) > 1 and SRT_TIMES.match(said[1]):
+        return "SRT subtitles (numbered cues with their times)"
+    if said[0].startswith("WEBVTT"):
+        return "WebVTT subtitles"
+    if all(INDEX_LINE.match(line) for line in said):
+        return "a feature index (an id and an ark offset a line)"
+    if len(said) > 1 and CSV_HEADER.match(said[0]) and \
+            all(line.count(",") == said[0].count(",") and not any(c.isspace() for c in line) for line in said):
+        return f"a CSV table (columns {shown(said[0])})"
+    if len(said) > 1 and TSV_HEADER.match(said[0]) and all(line.count("\t") == said[0].count("\t") for line in said):
+        return f"a table of tab-separated columns ({shown(said[0])})"
+    return None
+
+
+def _json_object(line: str) -> bool:
+    try:
+        return isinstance(json.loads(line), dict)
+    except ValueError:
+        return False
+
+
 def refuse_line_break(text: str, where: str, what: str) -> None:
     """A `SateError` at ``where`` (FILE:LINE) when one line of a corpus file (``what``: "a line of a Kaldi table")
     holds a line break other than ``\\n``: the file's lines end with it, and it would be read as one line."""

@@ -32,10 +32,11 @@ from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
 from sate.data.tokens import BLANK, UNK, token_ids
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shown
 from sate.files import contents_digest, read_json, replace_together, require_file
 
 FILES = ("source.spm", "target.spm", "vocab.json")
+FOREIGN_SHARE = 0.05  # of a SentencePiece model's pieces, at most, that its Marian model's vocab.json may lack
 CTC_TOKENS = layout.MARIAN_CTC_TOKENS
 EOS, PAD = "</s>", "<pad>"
 SIDES = ("source", "target", "ctc")
@@ -98,6 +99,7 @@ class MarianVocab:
         self.eos_id, self.unk_id, self.pad_id = self.ids[EOS], self.ids[UNK], self.ids[PAD]
         spm_name = "target.spm" if side == "target" else "source.spm"
         self.sp = load_sentencepiece(self.directory / spm_name)
+        self._check_pieces(self.directory / spm_name)
         self.special = {self.eos_id, self.unk_id, self.pad_id}
         if side == "ctc":
             if ctc_tokens is None:
@@ -109,6 +111,18 @@ class MarianVocab:
             self.ctc_ids = {piece: i for i, piece in enumerate(self.tokens)}
         else:
             self.tokens = list(self.pieces)
+
+    def _check_pieces(self, path: Path) -> None:
+        """A SentencePiece model whose pieces are mostly not in vocab.json is another model's (a data directory's
+        spm_src.model copied as source.spm): each piece it cut was looked up as <unk>, and `sate vocab --marian` took
+        it, exit 0 (twenty-second hostile pass). A Marian model's vocab.json holds every piece of both its models."""
+        sp = self.sp
+        pieces = [sp.id_to_piece(i) for i in range(sp.get_piece_size()) if not (sp.is_control(i) or sp.is_unknown(i))]
+        foreign = [piece for piece in pieces if piece not in self.ids]
+        if len(foreign) > FOREIGN_SHARE * len(pieces):
+            raise SateError(f"{path}: {len(foreign)} of its {len(pieces)} pieces are not in "
+                            f"{self.directory / 'vocab.json'} (e.g. {shown(foreign[0])}): the SentencePiece model of "
+                            "another model, not this Marian model's")
 
     @classmethod
     def load(cls, data_dir: str | Path, side: str) -> MarianVocab:

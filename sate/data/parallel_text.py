@@ -18,6 +18,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
+from sate.data.manifest import SNIFF_LINES, not_sentences
 from sate.errors import SateError
 from sate.files import what_is_there
 
@@ -97,10 +98,20 @@ def _why(err: BaseException) -> str:
     return f"the gzip data is damaged ({err})" if isinstance(err, zlib.error) else str(err)
 
 
+def _check_sentences(*paths: Path) -> None:
+    """Refuse a file of another kind given as MT text (`not_sentences`): a manifest or a MuST-C yaml given for it
+    trained a vocabulary or a model, exit 0 (twenty-second hostile pass)."""
+    for path in paths:
+        what = not_sentences(list(islice(_lines(path), SNIFF_LINES)))
+        if what is not None:
+            raise SateError(f"{path}: {what}, not MT text of one sentence a line")
+
+
 def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
     """Line counts of each (English, target) file pair, which must agree; read before any real work."""
     counts = []
     for en, tgt in files:
+        _check_sentences(en, tgt)
         n_en, n_tgt = count_lines(en), count_lines(tgt)
         if n_en != n_tgt:
             raise SateError(f"{en} has {n_en} lines but {tgt} has {n_tgt}")
@@ -136,6 +147,7 @@ def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], o
     transcripts = _words(str(row.get("src_norm") or "") for row in rows)
     translations = _words(str(row.get("tgt") or "") for row in rows)
     for en, tgt in files:
+        _check_sentences(en, tgt)  # what a file is, before which side it is
         if _language(tgt) == "en" and _language(en) not in ("", "en"):
             why = f"by their names: .{_language(en)}, then .en"
         else:

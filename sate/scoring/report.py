@@ -58,6 +58,10 @@ def read_results(path: Path) -> dict:
     """A `sate evaluate` results.json, checked: a list, a string or a score that is not a number was a traceback
     (TypeError, or a format error while the table was written)."""
     result = read_json(path, (layout.RESULTS_MAX_BYTES, "sate evaluate"))
+    if not any(key in result for key in SCORES):  # another JSON record copied as results.json (a vocab.json, a
+        # cmvn.json) was tabled as a row of dashes, exit 0 (twenty-second hostile pass)
+        raise SateError(f"{path}: none of sate evaluate's scores ({', '.join(SCORES[:3])} ...): another JSON record, "
+                        f"not an evaluation's {layout.RESULTS}")
     for key in SCORES:
         if result.get(key) is None:
             continue

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from sate.data.manifest import is_segment_line, read_text_lines
+from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line
 from sate.targets import is_manifest, read_name, same_file
@@ -204,11 +204,16 @@ def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     _not_a_manifest(hyp, ref)
     hyps, refs = read_lines(hyp), read_lines(ref)
-    for path, lines in ((hyp, hyps), (ref, refs)):
+    for option, path, lines in (("--hyp", hyp, hyps), ("--ref", ref, refs)):
         if lines and is_segment_line(lines[0]):
             stem = Path(path).name.split(".")[0]
             raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
                             f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
+        what = not_sentences(lines)
+        if what is not None:  # delays.jsonl, talk.srt, metrics.csv given for hyp.txt: scored, exit 0
+            raise SateError(f"{option} {path}: {what}, not text of one sentence a line: give the "
+                            f"{'translations' if option == '--hyp' else 'references'} as `sate evaluate` writes them "
+                            f"({'hyp' if option == '--hyp' else 'ref'}.txt)")
     if len(hyps) != len(refs):
         raise SateError(f"{hyp} has {len(hyps)} lines but {ref} has {len(refs)}")
     if not refs:

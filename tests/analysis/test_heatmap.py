@@ -183,7 +183,8 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
         (["--model", str(model_files["st"]), "--utt", utt, "--head", "4"], "--head 4: the decoder has 2 heads"),
         (["--model", str(model_files["st"]), "--utt", utt, "--encoder-layers", "5"],
          "--encoder-layers 5: the encoders of st have 1..2 layers"),
-        (["--model", str(model_files["asr"]), "--utt", utt], "CTC-only ASR model has no decoder"),
+        (["--model", str(model_files["asr"]), "--utt", utt],  # named (twenty-second hostile pass: it named no file)
+         f"--model {model_files['asr']}: a CTC-only ASR model has no decoder"),
         (["--model", str(model_files["st"])], "give an audio FILE, or --data DATA_DIR and --utt ID"),
         (["--model", str(model_files["mt"]), str(tmp_path / "a.wav")], "is an MT model: it reads text"),
         (["--model", str(model_files["st"]), str(tmp_path / "long.wav")],

@@ -121,6 +121,10 @@ def _missing_audio(root: Path) -> None:
      r"dev/alignments\.meta:3: segment \S+ appears twice \(first at line 2\)"),
     (_empty_meta, r"dev/alignments\.meta: empty \(expected a header line, then one line per segment\)"),
     (_missing_audio, r"dev/alignments\.meta:\d: .*dev/audiofiles/\S+\.wav: audio file is missing"),
+    # twenty-second hostile pass: another file of as many lines copied as a text became the transcripts, exit 0
+    (lambda root: shutil.copyfile(root / "dev" / "alignments.meta", root / "train" / "train.en"),
+     r"train/train\.en: a table of tab-separated columns \('book_id\\tchapter_id.*\), not the set's text of one "
+     r"segment a line"),
 ])
 def test_errors_name_the_file_and_line(run_sate, libri_trans_root: Path, tmp_path: Path, edit,
                                        pattern: str) -> None:

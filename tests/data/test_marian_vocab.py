@@ -135,6 +135,14 @@ def test_vocab_marian_errors(tmp_path: Path, marian_data: Path, marian_dir: Path
                                                "not a SentencePiece model; write it again with the command that made "
                                                "it (`sate vocab`, `sate pack`, or a fresh download)")
     assert (marian_data / "marian" / "source.spm").read_bytes() == (marian_dir / "source.spm").read_bytes()
+    # twenty-second hostile pass: another model's SentencePiece model as source.spm (a data directory's) was taken,
+    # exit 0, and each piece it cut looked up as <unk>
+    shutil.copy(marian_data / "spm_src.model", broken / "source.spm")
+    assert main(["vocab", "--data", str(marian_data), "--marian", str(broken)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate vocab: error: {broken}/source.spm: ") and len(err.splitlines()) == 1
+    assert f"pieces are not in {broken}/vocab.json" in err and "another model, not this Marian model's" in err
+    shutil.copy(marian_dir / "source.spm", broken / "source.spm")
     vocab = json.loads((broken / "vocab.json").read_text())
     vocab["extra"] = len(vocab) + 3
     (broken / "vocab.json").write_text(json.dumps(vocab))

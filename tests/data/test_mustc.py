@@ -287,6 +287,20 @@ def test_line_count_mismatch_gives_all_three_counts(run_sate, corpus: Path, tmp_
     assert "line counts differ: dev.yaml has 4 entries, dev.en 4 lines, dev.de 3 lines" in err
 
 
+def test_another_kind_of_file_as_a_splits_text_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """Twenty-second hostile pass: a file of as many lines as the yaml's entries copied under SPLIT.de (a metrics.csv,
+    rows of JSON) became the split's translations, exit 0."""
+    n = len(txt(corpus, "dev", "yaml").read_text().splitlines())
+    txt(corpus, "dev", "de").write_text("epoch,step,valid/loss\n" + "0,1,4.0\n" * (n - 1))
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and not (tmp_path / "data").exists()
+    assert err == f"sate prep: error: {txt(corpus, 'dev', 'de')}: a CSV table (columns 'epoch,step,valid/loss'), not " \
+                  "the split's text of one segment a line\n"
+    txt(corpus, "dev", "de").write_text('{"id": "a"}\n' * n)
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and f"{txt(corpus, 'dev', 'de')}: rows of JSON" in err
+
+
 def test_unreadable_wav(run_sate, corpus: Path, tmp_path: Path) -> None:
     wav = next((corpus / "en-de/data/dev/wav").iterdir())
     wav.write_bytes(b"RIFF\x00\x00garbage")

@@ -94,3 +94,19 @@ def test_reservoir_keeps_small_inputs_whole_and_samples_large_ones_uniformly() -
     assert sample != reservoir_sample(range(1000), 50, seed=4)
     hits = Counter(item for seed in range(2000) for item in reservoir_sample(range(10), 3, seed=seed))
     assert all(0.25 < hits[i] / 2000 < 0.35 for i in range(10))  # each item in 3/10 of the samples
+
+
+@pytest.mark.parametrize(("text", "what"), [
+    ('{"id": "a", "audio": "a.wav", "offset": 0, "duration": 1.0, "src": "x", "tgt": "y"}\n' * 2, "rows of JSON"),
+    ("- {duration: 1.2, offset: 0.3, speaker_id: s, wav: a.wav}\n" * 2, "a MuST-C segment list"),
+    ("epoch,step,train/loss\n0,1,5.0\n", "a CSV table")])
+def test_another_kind_of_file_given_as_mt_text_is_refused(tmp_path: Path, text: str, what: str) -> None:
+    """Twenty-second hostile pass: `sate vocab --mt-text DATA/dev.jsonl ...` (a manifest, a MuST-C yaml beside its
+    .en, a metrics.csv, copied as the source side) trained SentencePiece on it, exit 0; both sides are looked at
+    before the lines are counted."""
+    en, de = write(tmp_path / "pairs.en", text), write(tmp_path / "pairs.de", "eins\nzwei\n")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/pairs\.en: {what}"):
+        check_pairs([(en, de)])
+    with pytest.raises(SateError, match=rf"^{tmp_path}/pairs\.en: {what}"):
+        check_pairs([(de, en)])
+    assert check_pairs([(de, de)]) == [2]

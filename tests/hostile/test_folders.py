@@ -326,6 +326,7 @@ class Reference:
     folders: list[Path]  # the folders it lists or reads, writes or makes files in, that exist before it runs
     written: list[Path]  # the files and folders it writes (what an append-only case aims at)
     named: set[str] | None = None  # the paths both runs made (None: all of ``effects``)
+    read: set[str] = field(default_factory=set)  # the files it opens to read (the swaps harness's members)
 
 
 def _shape(path: str) -> str:
@@ -478,7 +479,7 @@ class Bench:
             self.refs[command] = Reference(a, {p for p in a if a[p] == b.get(p)},
                                            first.out if first.out == second.out else None,
                                            [f for f in folders if str(f) in existing], written,
-                                           set(a) & set(b))
+                                           set(a) & set(b), {p for what, p in first.events if what == "read"})
         return self.refs[command]
 
     def again_folders(self, command: str) -> list[Path]:

@@ -189,7 +189,7 @@ ARTIFACTS: dict[str, str] = {
                                        "that only its own call makes: data.dir, named as the config's key",
 }
 
-PATH = re.compile(r"(?<![\w.~>-])/[^\s'\"`,;()\[\]]+")
+PATH = re.compile(r"(?<![\w.~<>-])/[^\s'\"`,;()\[\]]+")  # not a tag's slash: '</s>', a token of a vocab.json
 COUNT = re.compile(r"^sate \w+: \d+ of \d+ file\(s\) failed")  # after a line per input that failed
 ADVICE = re.compile(r"\brun `(sate [^`]+)`")  # advice ("which only `sate pack` writes", "write one with `sate
 # pack`" name a command, not a command line to type with this one's paths)
@@ -297,6 +297,7 @@ def test_the_verdict_flags_each_bad_outcome(tmp_path: Path) -> None:
         [["vocab", "--data", "/d"]]  # --out: the pack's, an output vocab does not have
     assert named_paths("data.dir None -> '/tmp/a/fol..., and no decode_<split>/results.json in /x/y.") == ["/x/y"]
     assert named_paths("/x/hyp.txt:3: a NUL byte") == ["/x/hyp.txt"]
+    assert named_paths("/x/mt.yaml: unknown config key '</s>'") == ["/x/mt.yaml"]
     assert advice_of("no advice") is None
 
 

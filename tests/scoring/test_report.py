@@ -154,6 +154,10 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     ("results", '{"bleu": 1e308}', "results.json: bleu must be from 0 to 100, got 1e+308"),  # as given, 309 digits
     ("results", '{"loop_share": -3}', "results.json: loop_share must be from 0 to 1, got -3"),  # once "-300%"
     ("results", '{"ter": -1}', "results.json: ter must be at least 0, got -1"),
+    # twenty-second hostile pass: another JSON record copied as results.json was a row of dashes, exit 0
+    ("results", '{"<unk>": 0, "</s>": 1}', "results.json: none of sate evaluate's scores (bleu, bleu_ci, chrf ...): "
+                                           "another JSON record, not an evaluation's results.json"),
+    ("results", '{"mean": [0.1], "std": [1.0], "frames": 9}', "results.json: none of sate evaluate's scores"),
     ("time", "garbage", "train_time.json: not valid JSON"),
     ("time", "{}", "train_time.json: seconds must be a number from 0 to 1e+12, got None"),
     ("time", '{"seconds": "x"}', "train_time.json: seconds must be a number from 0 to 1e+12, got 'x'"),

@@ -318,3 +318,30 @@ def test_text_in_utf16_or_utf32_is_named_as_such(tmp_path: Path, encoding: str) 
     converted = subprocess.run(["iconv", "-f", name, "-t", "UTF-8", str(wide)], check=True, capture_output=True).stdout
     (tmp_path / "utf8.txt").write_bytes(converted)
     assert read_lines(tmp_path / "utf8.txt") == [line.rstrip() for line in REFS]
+
+
+SWAPPED = {  # files a researcher's folders hold, each given where hyp.txt or ref.txt is read (two lines each)
+    "delays.jsonl": ('{"id": "a", "delays": [0.5, 1.0]}\n{"id": "b", "delays": [0.2]}\n', "rows of JSON"),
+    "talk.srt": ("1\n00:00:00,000 --> 00:00:01,500\nder Zug\n", "SRT subtitles"),
+    "metrics.csv": ("epoch,step,train/loss\n0,1,5.0\n", "a CSV table"),
+    "dev.scp": ("a /d/fbank/dev/00000.ark:9\nb /d/fbank/dev/00000.ark:812\n", "a feature index"),
+}
+
+
+@pytest.mark.parametrize("option", ["--hyp", "--ref"])
+@pytest.mark.parametrize("name", sorted(SWAPPED))
+def test_another_kind_of_file_given_as_hypotheses_or_references_is_refused(
+        tmp_path: Path, option: str, name: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-second hostile pass: an evaluation's delays.jsonl, a translate --format srt output, metrics.csv or a
+    feature index copied as hyp.txt (or ref.txt) was scored as sentences, exit 0."""
+    from sate.cli import main
+
+    text, what = SWAPPED[name]
+    swapped, other = tmp_path / name, tmp_path / "hyp.txt"
+    swapped.write_text(text)
+    other.write_text("der Zug\n" * len(text.splitlines()))
+    given = {"--hyp": other, "--ref": other, option: swapped}
+    assert main(["score", "--hyp", str(given["--hyp"]), "--ref", str(given["--ref"])]) == 2
+    out = capsys.readouterr()
+    assert out.out == "" and out.err.startswith(f"sate score: error: {option} {swapped}: {what}")
+    assert len(out.err.splitlines()) == 1
