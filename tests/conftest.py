@@ -84,10 +84,22 @@ def _last_times(config: pytest.Config) -> dict[str, float]:
     return seconds if isinstance(seconds, dict) else {}
 
 
+# Where no run has left its times (CI's clean clone, `-p no:cacheprovider`): the longest modules, in seconds of an
+# idle core (a whole run's --durations under load, 2026-12-06, scaled back), so that they start first. xdist's own
+# order (most tests first) handed out tests/recipes/test_recipe_corpora.py, two recipe runs of two minutes, 98th of
+# 109 modules, and tests/recipes/test_recipe.py 54th: a worker could end on them alone while the other idled.
+KNOWN_SECONDS = {"tests/recipes/test_recipe.py": 230, "tests/test_docs.py": 160,
+                 "tests/recipes/test_recipe_corpora.py": 125, "tests/bench/test_bench.py": 70,
+                 "tests/train/test_trainer.py": 75, "tests/decode/test_simultaneous.py": 70,
+                 "tests/bench/test_scale_gpu.py": 40, "tests/recipes/test_recipe_hub.py": 38,
+                 "tests/data/test_text_shards.py": 30, "tests/test_os_errors.py": 34, "tests/hostile/test_kills.py": 32,
+                 "tests/recipes/test_recipe_options.py": 30}
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    """With the last run's times at hand, xdist hands out modules in the order `pytest_collection_modifyitems`
-    gives (longest first) instead of its own (most tests first), so no worker ends on a long module alone."""
-    if _last_times(config) and hasattr(config.option, "loadscopereorder"):
+    """xdist hands out modules in the order `pytest_collection_modifyitems` gives (longest first, by the last run's
+    times or else KNOWN_SECONDS) instead of its own (most tests first), so no worker ends on a long module alone."""
+    if hasattr(config.option, "loadscopereorder"):
         config.option.loadscopereorder = False
 
 
@@ -104,18 +116,22 @@ TRAINING_FIXTURES = frozenset({"trained_st_file", "trained_mt_file"})
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Tests that need a trained model are marked slow. Then the modules in order of their tests' summed seconds
-    in the last run, longest first (a module's tests keep their order; modules never timed go last)."""
+    in the last run, or of KNOWN_SECONDS without one, longest first (a module's tests keep their order); the
+    modules never timed after them, those of most tests first (xdist's own order)."""
     for item in items:
         if TRAINING_FIXTURES & set(getattr(item, "fixturenames", ())):
             item.add_marker(pytest.mark.slow)
     seconds = _last_times(config)
-    if not seconds:
-        return
     per_module: dict[str, float] = {}
+    tests: dict[str, int] = {}
     for item in items:
         module = item.nodeid.split("::")[0]
-        per_module[module] = per_module.get(module, 0.0) + float(seconds.get(item.nodeid, 0.0))
-    items.sort(key=lambda item: -per_module[item.nodeid.split("::")[0]])
+        tests[module] = tests.get(module, 0) + 1
+        if seconds:
+            per_module[module] = per_module.get(module, 0.0) + float(seconds.get(item.nodeid, 0.0))
+        else:
+            per_module[module] = float(KNOWN_SECONDS.get(module, 0.0))
+    items.sort(key=lambda item: (-per_module[item.nodeid.split("::")[0]], -tests[item.nodeid.split("::")[0]]))
 
 
 def pytest_runtest_logreport(report: pytest.TestReport) -> None:

@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from sate.bench import corpus as corpus_part
+from sate.bench import ctcvocab as ctcvocab_part
 from sate.bench import length as length_part
 from sate.bench import train as train_part
 from sate.bench.cli import main
@@ -176,12 +177,16 @@ def test_corpus_part_voices_a_fresh_corpus() -> None:
     assert result["x_real_time"] > 0 and f"{voiced} utterances" in corpus_part.table(result)
 
 
-def test_the_ctc_vocab_part_writes_every_field(tmp_path: Path) -> None:
+def test_the_ctc_vocab_part_writes_every_field(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On 1 s of audio instead of the part's 10 s (SECONDS): the same fields, and the frames of wav2vec2-base's
+    convolutions at that length (50 a second less one: 49, and 499 for 10 s). 10 s took 28 s of the test, 1 s 4 s."""
+    monkeypatch.setattr(ctcvocab_part, "SECONDS", 1.0)
     out = tmp_path / "ctc.json"
     assert main(["--parts", "ctc-vocab", "--vocab-sizes", "300,30", "--repeat", "1", "--threads", "1",
                  "--out", str(out)]) == 0
     r = json.loads(out.read_text())["ctc-vocab"]
-    assert r["frames_per_utterance"] == 499 and r["clock"].startswith("thread CPU time")
+    assert r["frames_per_utterance"] == 49 and r["clock"].startswith("thread CPU time")
+    assert r["seconds_per_utterance"] == 1.0
     assert [row["vocab"] for row in r["rows"]] == [300, 30]
     for row in r["rows"]:
         assert {"seconds", "overhead", "rss_rise_mib", "extra_rise_mib", "logits_mib"} <= set(row)
@@ -195,6 +200,7 @@ def test_a_full_disk_when_the_json_is_written_is_one_line(tmp_path: Path, monkey
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
 
     monkeypatch.setattr("sate.files.os.fsync", full)
+    monkeypatch.setattr(ctcvocab_part, "SECONDS", 1.0)  # the part only has to end: 1 s of audio, not 10
     out = tmp_path / "ctc.json"
     assert main(["--parts", "ctc-vocab", "--vocab-sizes", "30", "--repeat", "1", "--threads", "1",
                  "--out", str(out)]) == 1
