@@ -357,6 +357,9 @@ def _main(argv: list[str] | None) -> int:
     except SateError as err:
         print(f"python -m sate.bench: error: {one_line(str(err))}", file=sys.stderr)
         return 2
+    except OSError as err:  # a part's own files on a full disk (the scale part's data): a traceback through the part
+        print(f"python -m sate.bench: error: {one_line(describe_os_error(err))}", file=sys.stderr)
+        return 1
     except KeyboardInterrupt as err:  # Ctrl-C or, by signals_as_interrupts, a kill: the temporary folder is gone
         signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
         print(f"python -m sate.bench: {SIGNAL_ENDINGS[signum]}", file=sys.stderr)

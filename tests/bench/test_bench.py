@@ -210,6 +210,24 @@ def test_a_full_disk_when_the_json_is_written_is_one_line(tmp_path: Path, monkey
     assert list(tmp_path.iterdir()) == []
 
 
+@pytest.mark.slow
+def test_a_full_disk_inside_a_part_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """The scale part writes its data directory first: a full disk there was a traceback through the part, since
+    only sate's own errors were caught (twenty-second hostile pass). One line naming the file, status 1, nothing
+    written."""
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr("sate.files.os.fsync", full)
+    out = tmp_path / "scale.json"
+    assert main(["--parts", "scale", "--threads", "1", "--out", str(out)]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("python -m sate.bench: error: /") and len(err.splitlines()) == 1, err
+    assert err.endswith(": No space left on device (the disk is full: free space there, or write elsewhere)"), err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_the_json_output_is_checked_before_any_part_runs(tmp_path: Path, tiny_st_file: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     """`--out` was written unchecked after every part had run (minutes): a model file named by mistake became JSON,
