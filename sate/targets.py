@@ -402,8 +402,10 @@ def check_new_directory_name(text: str, what: str, instead: str, option: str = "
     is refused with ``instead``, what to give, or a trailing '/' for a directory of that name."""
     why = _named_like_a_file(text)
     if why is not None:
-        raise SateError(f"{option} {one_line(text)}: {what}, and its name {why}: {instead}; for a directory of that "
-                        f"name, end it with a slash: {one_line(text)}/")
+        slip = not why.startswith("ends like")  # a space at the end is shown quoted
+        raise SateError(f"{option} {one_line(shlex.quote(text) if slip else text)}: {what}, and its name {why}: "
+                        f"{instead}; for a directory of that name, end it with a slash: "
+                        f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
 
 
 def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: str = "--out") -> None:
@@ -462,10 +464,14 @@ def dir_name(text: str, new_named_as_file: bool = True) -> Path:
                                           "for a directory named '-')")
     why = _named_like_a_file(text) if new_named_as_file else None
     if why is not None:  # `analyze locality --out loc.png`, `pack --out st.zip`, `evaluate --out results.json` made a
-        # folder of that name, exit 0 (twenty-second hostile pass): the rule segment and translate had
-        raise argparse.ArgumentTypeError(f"{one_line(text)}: names a directory this command makes, and {why}; give a "
-                                          "directory's name, or end it with a slash for a directory of that name: "
-                                          f"{one_line(text)}/")
+        # folder of that name, exit 0 (twenty-second hostile pass): the rule segment and translate had. Said so that
+        # it holds for a directory that must be there too (`features --data`: "run `sate prep`" comes after)
+        slip = not why.startswith("ends like")
+        shown = one_line(shlex.quote(text) if slip else text)
+        raise argparse.ArgumentTypeError(f"{shown}: a directory goes here, and none is there by this name, which "
+                                          f"{why}{' (a quoting slip?)' if slip else ''}; give a directory's name, or "
+                                          "end it with a slash for a directory of that name: "
+                                          f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
     return Path(text)
 
 

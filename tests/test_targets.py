@@ -1333,7 +1333,8 @@ def test_a_new_folder_named_like_a_file_is_refused_by_every_command_that_makes_o
         main([*argv, name])
     assert stop.value.code == 2
     err = capsys.readouterr().err
-    assert f"error: argument {argv[-1]}: {name}: names a directory this command makes, and ends " in err, err
+    assert f"error: argument {argv[-1]}: {name}: a directory goes here, and none is there by this name, which ends " \
+        in err, err
     assert err.rstrip().endswith(f"end it with a slash for a directory of that name: {name}/"), err
     assert os.listdir(tmp_path) == []
     assert dir_name(f"{name}/") == Path(name)

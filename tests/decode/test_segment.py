@@ -343,6 +343,7 @@ def test_a_new_folder_named_for_audio_an_image_or_an_archive_is_refused(tmp_path
     monkeypatch.chdir(tmp_path)
     assert main(["segment", "talk.wav", "--vad", "energy", "--out", name]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"sate segment: error: --out {name}: a directory that gets one FILE_STEM.jsonl per input "
+    shown = f"'{name}'" if name.endswith(" ") else name
+    assert err.startswith(f"sate segment: error: --out {shown}: a directory that gets one FILE_STEM.jsonl per input "
                           f"(an --out not ending in .jsonl), and its name {why}: "), err
     assert os.listdir(tmp_path) == []
