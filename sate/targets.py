@@ -412,7 +412,8 @@ def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: st
     """Refuse a file output whose name says a kind other than the one the command writes (``writes``; ``names``:
     the suffixes of that kind, the first given as advice), or whose name ends in a slip (`_slip`): the file was
     written under it, exit 0 (`translate --out talk.vtt` text lines, `average --out avg.json` a torch model,
-    `report --out table.csv` markdown; twenty-second hostile pass). A suffix of no kind sate knows (none, a date,
+    `report --out table.csv` markdown; twenty-second hostile pass). A symlink's target is asked too, since it is
+    what gets written (`--out latest.txt` leading to notes.json). A suffix of no kind sate knows (none, a date,
     `.bin`) is written as named; a stream has no name to go by."""
     if is_stream(path):
         return
@@ -421,17 +422,21 @@ def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: st
         raise SateError(f"{option} {one_line(shlex.quote(str(path)))}: the name ends in {slip} (a quoting slip?); "
                         "give it without")
     suffix = path.suffix.lower()
-    if suffix not in FILE_SUFFIXES or suffix in names:
-        return
-    bare = path.with_suffix("")
-    if suffix in COMPRESSED:
-        then = "compress" if NAMED_KINDS[suffix] == "a compressed file" else "archive"
-        advice = (f"name it {one_line(str(bare))} and {then} it after" if bare.suffix.lower() in names else
-                  f"name it {one_line(str(bare.with_suffix(names[0])))}, and {then} it after")
-        raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but {writes}, "
-                        f"uncompressed: {advice}")
-    raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but {writes}: name "
-                    f"it {one_line(str(path.with_suffix(names[0])))}")
+    if suffix in FILE_SUFFIXES and suffix not in names:
+        bare = path.with_suffix("")
+        if suffix in COMPRESSED:
+            then = "compress" if NAMED_KINDS[suffix] == "a compressed file" else "archive"
+            advice = (f"name it {one_line(str(bare))} and {then} it after" if bare.suffix.lower() in names else
+                      f"name it {one_line(str(bare.with_suffix(names[0])))}, and {then} it after")
+            raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but "
+                            f"{writes}, uncompressed: {advice}")
+        raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but {writes}: "
+                        f"name it {one_line(str(path.with_suffix(names[0])))}")
+    real = Path(os.path.realpath(path))
+    suffix = real.suffix.lower()
+    if suffix in FILE_SUFFIXES and suffix not in names:
+        raise SateError(f"{option} {one_line(str(path))} (leading to {one_line(str(real))}): a {suffix} name says "
+                        f"{NAMED_KINDS[suffix]}, but {writes}: write elsewhere, or remove the link")
 
 
 def file_name(text: str) -> Path:

@@ -1366,3 +1366,9 @@ def test_an_output_named_for_another_kind_is_refused(tmp_path: Path, name: str, 
     check_named_kind(Path("/dev/stdout"), "W", (".srt",))
     (tmp_path / "there.").write_text("")
     check_named_kind(tmp_path / "there.", "W", (".srt", ".txt"))
+    (tmp_path / "notes.json").write_text("{}")  # a link is written through: its target's name says what it holds
+    (tmp_path / "latest.txt").symlink_to("notes.json")
+    with pytest.raises(SateError) as caught:
+        check_named_kind(tmp_path / "latest.txt", "W", (".srt", ".txt"))
+    assert str(caught.value) == (f"--out {tmp_path / 'latest.txt'} (leading to {tmp_path / 'notes.json'}): a .json "
+                                 "name says one JSON document, but W: write elsewhere, or remove the link")
