@@ -25,6 +25,7 @@ import argparse
 import fcntl
 import json
 import os
+import shlex
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
@@ -376,21 +377,94 @@ def names_directory(text: str) -> bool:
     return text.endswith(("/", os.sep)) or os.path.basename(text) in (".", "..")
 
 
-# Names of files, not folders: a directory output not there yet under such a name was made a folder, exit 0; a
-# compressed file's too (`segment --out segs.jsonl.gz` made a folder of that name; twenty-first hostile pass).
-FILE_SUFFIXES = frozenset({".json", ".jsonl", ".txt", ".text", ".csv", ".tsv", ".srt", ".vtt", ".md", ".yaml", ".yml",
-                           ".log", ".out", ".xml", ".html", ".gz", ".bz2", ".xz", ".zst", ".zip"})
+# What a file's name says it holds, by its last suffix in lower case. An output is written in the kind its name says,
+# or refused before any work (`check_named_kind`), and a folder a command makes is not named like a file
+# (`check_new_directory_name`, `dir_name`): `translate --out talk.vtt` wrote text lines, `average --out avg.json` a
+# torch model, `report --out table.csv` markdown, `analyze locality --out loc.png` and `pack --out st.zip` made
+# folders of those names, each exit 0 (twenty-second hostile pass; `segment --out segs.jsonl.gz`, the twenty-first).
+TEXT_NAMES = (".txt", ".text", ".log", ".out")  # plain text: what any text output may be named
+NAMED_KINDS: dict[str, str] = {
+    **dict.fromkeys(TEXT_NAMES, "plain text"), **dict.fromkeys((".md", ".markdown"), "markdown"),
+    ".srt": "SubRip subtitles", ".vtt": "WebVTT subtitles", **dict.fromkeys((".ass", ".ssa"), "ASS subtitles"),
+    ".json": "one JSON document", **dict.fromkeys((".jsonl", ".ndjson"), "JSON lines"), ".csv": "a CSV table",
+    ".tsv": "a TSV table", **dict.fromkeys((".yaml", ".yml"), "YAML"), ".xml": "XML", **dict.fromkeys((".html", ".htm"),
+                                                                                                   "HTML"),
+    **dict.fromkeys((".pt", ".pth"), "a model file"), ".ckpt": "a training checkpoint (sate reads it as one)",
+    ".safetensors": "safetensors weights", ".onnx": "an ONNX model",
+    **dict.fromkeys((".png", ".pdf", ".svg", ".jpg", ".jpeg", ".gif", ".eps"), "an image"),
+    **dict.fromkeys((".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".sph"), "audio"),
+    **dict.fromkeys((".gz", ".bz2", ".xz", ".zst", ".tgz"), "a compressed file"),
+    **dict.fromkeys((".zip", ".tar", ".7z"), "an archive"),
+}
+FILE_SUFFIXES = frozenset(NAMED_KINDS)  # names of files, not folders
+COMPRESSED = frozenset(s for s, kind in NAMED_KINDS.items() if kind in ("a compressed file", "an archive"))
 
 
-def check_new_directory_name(text: str, what: str, instead: str) -> None:
-    """``--out`` ``text`` names a directory ``what`` makes (one file per input), and none is there yet: a name that
-    ends like a file's (`sate segment ... --out segs.json`, `translate --format srt a.wav b.wav --out subs.srt`) is
-    refused with ``instead``, the name of one file, or a trailing '/' for a directory of that name."""
-    path = Path(text)
-    if names_directory(text) or os.path.lexists(path) or path.suffix.lower() not in FILE_SUFFIXES:
+def _slip(text: str) -> str | None:
+    """What a new name's last part ends in that no one types on purpose (a space, a tab, a dot: a quoting slip, or
+    a name cut at a suffix's dot), or None. `translate --out 'talk.srt '` wrote text under a name ending in a
+    space, and `pack --out 'pk.'` made the folder 'pk.', each exit 0 (twenty-second hostile pass)."""
+    last = os.path.basename(text.rstrip("/" + os.sep))
+    if last in ("", ".", "..") or os.path.lexists(text):  # there: written as named, as a folder named '~' is
+        return None
+    if last != last.rstrip():
+        return "a space" if last.endswith(" ") else "white space"
+    return "a dot" if last.endswith(".") else None
+
+
+def _named_like_a_file(text: str) -> str | None:
+    """Why ``text``, naming a directory a command makes that is not there yet, reads as a file's name (its suffix,
+    or a slip at its end), or None; a trailing '/' names a directory of any name."""
+    if names_directory(text) or os.path.lexists(text):
+        return None
+    slip = _slip(text)
+    if slip is not None:
+        return f"ends in {slip}"
+    suffix = Path(text).suffix.lower()
+    return f"ends like a file's ({Path(text).suffix})" if suffix in FILE_SUFFIXES else None
+
+
+def check_new_directory_name(text: str, what: str, instead: str, option: str = "--out") -> None:
+    """``option`` ``text`` names a directory ``what`` makes, and none is there yet: a name that ends like a file's
+    (`sate segment ... --out segs.json`, `translate --format srt a.wav b.wav --out subs.srt`, `pack --out st.zip`)
+    is refused with ``instead``, what to give, or a trailing '/' for a directory of that name."""
+    why = _named_like_a_file(text)
+    if why is not None:
+        slip = not why.startswith("ends like")  # a space at the end is shown quoted
+        raise SateError(f"{option} {one_line(shlex.quote(text) if slip else text)}: {what}, and its name {why}: "
+                        f"{instead}; for a directory of that name, end it with a slash: "
+                        f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
+
+
+def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: str = "--out") -> None:
+    """Refuse a file output whose name says a kind other than the one the command writes (``writes``; ``names``:
+    the suffixes of that kind, the first given as advice), or whose name ends in a slip (`_slip`): the file was
+    written under it, exit 0 (`translate --out talk.vtt` text lines, `average --out avg.json` a torch model,
+    `report --out table.csv` markdown; twenty-second hostile pass). A symlink's target is asked too, since it is
+    what gets written (`--out latest.txt` leading to notes.json). A suffix of no kind sate knows (none, a date,
+    `.bin`) is written as named; a stream has no name to go by."""
+    if is_stream(path):
         return
-    raise SateError(f"--out {text}: {what}, and its name ends like a file's ({path.suffix}): {instead}; for a "
-                    f"directory of that name, end it with a slash: {text}/")
+    slip = _slip(str(path))
+    if slip is not None:
+        raise SateError(f"{option} {one_line(shlex.quote(str(path)))}: the name ends in {slip} (a quoting slip?); "
+                        "give it without")
+    suffix = path.suffix.lower()
+    if suffix in FILE_SUFFIXES and suffix not in names:
+        bare = path.with_suffix("")
+        if suffix in COMPRESSED:
+            then = "compress" if NAMED_KINDS[suffix] == "a compressed file" else "archive"
+            advice = (f"name it {one_line(str(bare))} and {then} it after" if bare.suffix.lower() in names else
+                      f"name it {one_line(str(bare.with_suffix(names[0])))}, and {then} it after")
+            raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but "
+                            f"{writes}, uncompressed: {advice}")
+        raise SateError(f"{option} {one_line(str(path))}: a {suffix} name says {NAMED_KINDS[suffix]}, but {writes}: "
+                        f"name it {one_line(str(path.with_suffix(names[0])))}")
+    real = Path(os.path.realpath(path))
+    suffix = real.suffix.lower()
+    if suffix in FILE_SUFFIXES and suffix not in names:
+        raise SateError(f"{option} {one_line(str(path))} (leading to {one_line(str(real))}): a {suffix} name says "
+                        f"{NAMED_KINDS[suffix]}, but {writes}: write elsewhere, or remove the link")
 
 
 def file_name(text: str) -> Path:
@@ -409,17 +483,28 @@ def file_name(text: str) -> Path:
     return Path(text)
 
 
-def dir_name(text: str) -> Path:
+def dir_name(text: str, new_named_as_file: bool = True) -> Path:
     """An option's value naming a directory to write into (argparse's ``type=``): an empty value, as an unset
     variable in ``--out "$OUT"`` gives, is refused; `Path` read it as the current directory, into which `prep`,
     `evaluate`, `segment`, `synth` and `analyze locality` wrote their files, exit 0. A bare '-' is refused as
-    `file_name` refuses it."""
+    `file_name` refuses it, and one not there yet named like a file (``new_named_as_file``: `_named_like_a_file`)
+    unless it ends in '/'."""
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give a directory ('.' for the current "
                                           "one)")
     if text == "-":  # as `file_name`: `pack --out -`, `prep --out -` made a folder named '-' here, exit 0
         raise argparse.ArgumentTypeError("'-' (standard output): this option names a directory; give its name (./- "
                                           "for a directory named '-')")
+    why = _named_like_a_file(text) if new_named_as_file else None
+    if why is not None:  # `analyze locality --out loc.png`, `pack --out st.zip`, `evaluate --out results.json` made a
+        # folder of that name, exit 0 (twenty-second hostile pass): the rule segment and translate had. Said so that
+        # it holds for a directory that must be there too (`features --data`: "run `sate prep`" comes after)
+        slip = not why.startswith("ends like")
+        shown = one_line(shlex.quote(text) if slip else text)
+        raise argparse.ArgumentTypeError(f"{shown}: a directory goes here, and none is there by this name, which "
+                                          f"{why}{' (a quoting slip?)' if slip else ''}; give a directory's name, or "
+                                          "end it with a slash for a directory of that name: "
+                                          f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
     return Path(text)
 
 

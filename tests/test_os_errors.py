@@ -662,6 +662,15 @@ def test_features_that_may_not_be_read_are_named_so_not_missing_or_damaged(
     assert as_a_user(reading(get=False))[1].strip() == (
         f"child: SateError: {ark}: cannot read (Permission denied), a feature file {data / 'fbank' / 'dev.scp'} names "
         "(see the file's and its folders' permissions: ls -l)")
+    modes(ark, 0o644)
+    for record in (shard / "00000.crc.json", shard / "sizes.json"):  # each was "... damaged; run `sate features`
+        # again" (twenty-second hostile pass)
+        modes(record, 0o000)
+        assert as_a_user(reading(get=False))[1].strip() == (
+            f"child: SateError: {record}: cannot read (Permission denied), the record the features "
+            f"{data / 'fbank' / 'dev.scp'} names are checked against (see the file's and its folders' permissions: "
+            "ls -l)")
+        modes(record, 0o644)
 
 
 OUT_OF_MEMORY = """

@@ -24,7 +24,15 @@ from sate.errors import SateError
 from sate.files import atomic_write_text
 from sate.models import build_model, save_model_file
 from sate.models.tiny import tiny_config
-from sate.targets import Kind, check_not_linked_out, check_output, check_own_files, check_same_experiment
+from sate.targets import (
+    Kind,
+    check_named_kind,
+    check_not_linked_out,
+    check_output,
+    check_own_files,
+    check_same_experiment,
+    dir_name,
+)
 
 
 def model_file(path: Path, data: Path) -> Path:
@@ -1339,3 +1347,67 @@ def test_an_output_under_a_tilde_the_shell_left_is_refused(tmp_path: Path, monke
     (tmp_path / first).mkdir()
     if name != first:
         assert check_output(Path(name), kind) == tmp_path / name
+
+
+@pytest.mark.parametrize(("argv", "name"), [
+    (["pack", "--model", "m.pt", "--data", "data", "--out"], "st.zip"),
+    (["pack", "--model", "m.pt", "--data", "data", "--out"], "model.pt"),
+    (["pack", "--model", "m.pt", "--data", "data", "--out"], "pk."),
+    (["evaluate", "--model", "pack", "--data", "data", "--out"], "results.json"),
+    (["analyze", "locality", "--model", "m.pt", "--data", "data", "--out"], "loc.png"),
+    (["prep", "--mustc-root", "corpus", "--out"], "data.tar"),
+    (["train", "--config", "st.yaml", "--exp"], "exp.yaml"),
+    (["synth", "--out"], "corpus.tar.gz"),
+    (["fetch-whisper", "--cache"], "cache.json"),
+])
+def test_a_new_folder_named_like_a_file_is_refused_by_every_command_that_makes_one(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], argv: list[str],
+        name: str) -> None:
+    """`sate analyze locality --out loc.png`, `pack --out st.zip`, `evaluate --out results.json`, `prep --out
+    data.tar`, `train --exp exp.yaml` made a folder of that name, exit 0 (twenty-second hostile pass): the rule
+    `segment` and `translate` had, for every directory option. A trailing '/' names a folder of any name, and one
+    there is written into as named."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as stop:
+        main([*argv, name])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err
+    assert f"error: argument {argv[-1]}: {name}: a directory goes here, and none is there by this name, which ends " \
+        in err, err
+    assert err.rstrip().endswith(f"end it with a slash for a directory of that name: {name}/"), err
+    assert os.listdir(tmp_path) == []
+    assert dir_name(f"{name}/") == Path(name)
+    (tmp_path / name).mkdir()
+    assert dir_name(name) == Path(name)
+
+
+@pytest.mark.parametrize(("name", "says"), [
+    ("talk.vtt", "a .vtt name says WebVTT subtitles, but W: name it {d}/talk.srt"),
+    ("talk.json", "a .json name says one JSON document, but W: name it {d}/talk.srt"),
+    ("talk.srt.gz", "a .gz name says a compressed file, but W, uncompressed: name it {d}/talk.srt and compress it "
+                    "after"),
+    ("talk.tar", "a .tar name says an archive, but W, uncompressed: name it {d}/talk.srt, and archive it after"),
+    ("t.PNG", "a .png name says an image, but W: name it {d}/t.srt"),
+    ("talk.srt ", "the name ends in a space (a quoting slip?); give it without"),
+    ("talk.srt.", "the name ends in a dot (a quoting slip?); give it without"),
+])
+def test_an_output_named_for_another_kind_is_refused(tmp_path: Path, name: str, says: str) -> None:
+    """What a file's name says it holds decides (`check_named_kind`): `translate --out talk.vtt` wrote text lines,
+    `average --out avg.json` a model, `report --out table.csv` markdown, exit 0 (twenty-second hostile pass). A
+    name of no kind sate knows, and one that is there, are taken as named."""
+    path = tmp_path / name
+    with pytest.raises(SateError) as caught:
+        check_named_kind(path, "W", (".srt", ".txt"))
+    shown = f"'{path}'" if name.endswith(" ") else str(path)
+    assert str(caught.value) == f"--out {shown}: {says.format(d=tmp_path)}"
+    for fine in ("talk.srt", "talk.SRT", "talk.txt", "talk", "talk.2024-01-01", "talk.bin"):
+        check_named_kind(tmp_path / fine, "W", (".srt", ".txt"))
+    check_named_kind(Path("/dev/stdout"), "W", (".srt",))
+    (tmp_path / "there.").write_text("")
+    check_named_kind(tmp_path / "there.", "W", (".srt", ".txt"))
+    (tmp_path / "notes.json").write_text("{}")  # a link is written through: its target's name says what it holds
+    (tmp_path / "latest.txt").symlink_to("notes.json")
+    with pytest.raises(SateError) as caught:
+        check_named_kind(tmp_path / "latest.txt", "W", (".srt", ".txt"))
+    assert str(caught.value) == (f"--out {tmp_path / 'latest.txt'} (leading to {tmp_path / 'notes.json'}): a .json "
+                                 "name says one JSON document, but W: write elsewhere, or remove the link")

@@ -164,11 +164,20 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         if other is not None:
             raise SateError(f"{scp}: it names {other}, which is not one of {scp.parent}'s feature files (an index of "
                             "another data directory, copied?); run `sate features`, which recomputes it")
+        arks = sorted({ark for ark, _ in self.entries.values()})
+        # a shard's record of its checksums or sizes that may not be read was "does not hold the checksums of
+        # 00000.ark's features: damaged; run `sate features` again" (twenty-second hostile pass): a permission,
+        # which no recomputing by this user mends
+        records = dict.fromkeys(p for ark in arks for p in (checksums_path(ark), ark.parent / SIZES))
+        closed = next((p for p in records if os.path.isfile(p) and not os.access(p, os.R_OK)), None)
+        if closed is not None:
+            raise SateError(f"{closed}: cannot read (Permission denied), the record the features {scp} names are "
+                            "checked against (see the file's and its folders' permissions: ls -l)")
         problems = index_problems(self.entries)
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
             raise SateError(f"{scp}: {problems[0]}{more}; run `sate features` again, which recomputes it")
-        self.seen = {ark: _identity(ark) for ark in {ark for ark, _ in self.entries.values()}}
+        self.seen = {ark: _identity(ark) for ark in arks}
         # an ark that may not be read was found at its first read: a resume trained an epoch, then its validation
         # failed, with a log folder made and the run counted (twenty-first hostile pass); now before any work
         locked = next((ark for ark in sorted(self.seen) if os.path.isfile(ark) and not os.access(ark, os.R_OK)), None)

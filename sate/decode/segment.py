@@ -76,8 +76,8 @@ def _per_file_paths(files: list[Path], out: Path) -> dict[Path, Path]:
 def _out_name(text: str) -> str:
     """--out as given (`dir_name` refuses an empty one; '-' is standard output here): `run` reads a trailing '/' or
     '/.' from it."""
-    if text != "-":
-        dir_name(text)
+    if text != "-":  # FILE.jsonl is a file here: `run` asks check_new_directory_name of any other name
+        dir_name(text, new_named_as_file=False)
     return text
 
 

@@ -23,6 +23,9 @@ from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct
 from sate.numbers import INT64, real_number, whole_number
 from sate.targets import (
+    NAMED_KINDS,
+    TEXT_NAMES,
+    check_named_kind,
     check_new_directory_name,
     check_not_input,
     check_not_linked_out,
@@ -84,7 +87,23 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     check_distinct(dict.fromkeys(targets))
 
 
-SUFFIX_FORMATS = {".srt": "srt", ".jsonl": "jsonl"}
+SUFFIX_FORMATS = {".srt": "srt", ".jsonl": "jsonl", ".ndjson": "jsonl"}
+# each format's own names (the first given as advice); plain text's names are taken for any of them
+FORMAT_NAMES = {"text": TEXT_NAMES, "jsonl": (".jsonl", ".ndjson", *TEXT_NAMES), "srt": (".srt", *TEXT_NAMES)}
+WRITES = {"text": "plain text lines", "jsonl": "JSON lines", "srt": "SubRip subtitles"}
+
+
+def check_out_name(out: Path, given: str | None, fmt: str) -> None:
+    """--out named for another kind than the format written is refused before any work: `--out talk.vtt` (WebVTT),
+    `talk.json`, `talk.csv`, `talk.srt.gz` were written as plain text lines under that name, exit 0 (twenty-second
+    hostile pass; `--out talk.srt`, the twenty-first)."""
+    if given is not None:
+        check_named_kind(out, f"sate translate --format {fmt} writes {WRITES[fmt]}", FORMAT_NAMES[fmt])
+        return
+    # no --format: the name chooses one (`output_format`); subtitles of another kind are advised .srt
+    first = ".srt" if NAMED_KINDS.get(out.suffix.lower(), "").endswith("subtitles") else ".txt"
+    check_named_kind(out, "sate translate writes plain text, JSON lines (.jsonl) or SubRip subtitles (.srt), as "
+                     "--format says", (first, *FORMAT_NAMES["jsonl"], *FORMAT_NAMES["srt"]))
 
 
 def output_format(given: str | None, out: str | None) -> str:
@@ -96,7 +115,7 @@ def output_format(given: str | None, out: str | None) -> str:
     if given is None:
         return named or "text"
     if named is not None and named != given:
-        raise SateError(f"--out {one_line(out)}: a .{named} name, but --format {given} writes "
+        raise SateError(f"--out {one_line(out)}: a {Path(out).suffix} name, but --format {given} writes "
                         f"{'subtitles' if given == 'srt' else given + ' lines'}: give --format {named}, or leave "
                         "--format out to take it from the name")
     return given
@@ -128,6 +147,7 @@ def run(args: argparse.Namespace) -> int:
     if args.out == "":  # Path('') is '.': "--out .: is a directory" for an unset variable in --out "$OUT"
         raise SateError("--out: an empty name (an unset variable?); give the output's name, or '-' for standard "
                         "output")
+    given = args.format
     args.format = output_format(args.format, args.out)
     named_directory = args.out is not None and names_directory(args.out)  # Path() would drop the slash, or '/.'
     if named_directory and args.format != "srt":
@@ -152,7 +172,8 @@ def run(args: argparse.Namespace) -> int:
         check_outputs(files, list(srt_paths.values()))
         check_not_linked_out(srt_paths.values())  # names of its own: not written through a link (passes 18, 19)
     elif args.out is not None:
-        check_outputs(files, [args.out])
+        check_outputs(files, [args.out])  # first: what the place or a file there says is said before the name's kind
+        check_out_name(args.out, given, args.format)
 
     translator = SpeechTranslator.load(args.model, device=args.device)
     if translator.task == "mt":

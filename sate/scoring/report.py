@@ -29,7 +29,17 @@ from sate.files import (
 from sate.numbers import is_int64, is_number
 from sate.scoring.score import read_lines
 from sate.scoring.significance import paired_bootstrap
-from sate.targets import check_not_input, check_output, check_own_files, file_name, metric_logs, read_name, same_file
+from sate.targets import (
+    TEXT_NAMES,
+    check_named_kind,
+    check_not_input,
+    check_output,
+    check_own_files,
+    file_name,
+    metric_logs,
+    read_name,
+    same_file,
+)
 from sate.train.train_time import MAX_TRAIN_SECONDS
 
 
@@ -325,6 +335,8 @@ def run(args: argparse.Namespace) -> int:
     check_journal_place(path.parent for path in (out, curves) if path is not None and not is_stream(path))
     if curves is not None and same_file(out, curves):  # the PNG replaced the table just written, exit 0
         raise SateError(f"--curves {args.curves}: is also the table's file (--out {out}): give each its own file")
+    if args.out is not None:  # `--out table.csv` and `table.json` were written markdown, exit 0 (twenty-second pass)
+        check_named_kind(args.out, "sate report writes a markdown table", (".md", ".markdown", *TEXT_NAMES))
     names = sorted({r["system"] for r in rows})
     if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")

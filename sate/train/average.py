@@ -18,7 +18,7 @@ from sate import layout
 from sate.errors import SateError, one_line, shown
 from sate.files import few_paths, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
-from sate.targets import check_output, check_same_experiment, file_name, read_name
+from sate.targets import check_named_kind, check_output, check_same_experiment, file_name, read_name
 
 if TYPE_CHECKING:
     import torch
@@ -206,7 +206,11 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
     names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
     from sate.models.model_file import built, load_exact, save_model_file  # heavy: torch and ESPnet, when it averages
 
+    given = out
     out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
+    # a name of another kind (`--out avg.json`, `avg.ckpt`, which sate reads as a training checkpoint) was written a
+    # model file under, exit 0 (twenty-second hostile pass)
+    check_named_kind(given, "sate average writes a model file", (".pt", ".pth"), option)
     ckpts = select(ckpt_dir, last, best, metric, mode)
     names = [str(c["path"]) for c in ckpts]
     first = ckpts[-1]["sate"]

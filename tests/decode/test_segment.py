@@ -332,3 +332,21 @@ def test_two_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Pa
     # and the line saying nothing was written shows a line break and a terminal escape in --out escaped
     rc, _, err = run_segment(capsys, tmp_path / "missing.wav", "--out", tmp_path / "n\n\x1b[31m.jsonl")
     assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.jsonl"), err
+
+
+@pytest.mark.parametrize(("name", "why"), [
+    ("segs.wav", "ends like a file's (.wav)"), ("segs.png", "ends like a file's (.png)"),
+    ("segs.tar", "ends like a file's (.tar)"), ("segs.jsonl ", "ends in a space"), ("segs.jsonl.", "ends in a dot"),
+])
+def test_a_new_folder_named_for_audio_an_image_or_an_archive_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        capsys: pytest.CaptureFixture[str], name: str,
+                                                                        why: str) -> None:
+    """`--out segs.wav`, `segs.png`, `segs.tar`, `'segs.jsonl '` were made folders of that name, exit 0 (twenty-second
+    hostile pass: the names of files sate knows, not only of text)."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["segment", "talk.wav", "--vad", "energy", "--out", name]) == 2
+    err = capsys.readouterr().err
+    shown = f"'{name}'" if name.endswith(" ") else name
+    assert err.startswith(f"sate segment: error: --out {shown}: a directory that gets one FILE_STEM.jsonl per input "
+                          f"(an --out not ending in .jsonl), and its name {why}: "), err
+    assert os.listdir(tmp_path) == []

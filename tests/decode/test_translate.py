@@ -557,3 +557,30 @@ def test_an_output_past_path_max_is_refused_before_any_work(tmp_path: Path, st_p
         assert err.count("\n") == 1 and "the path is longer than the system resolves" in err, err[-300:]
         assert "at most 4,095); choose a shorter one" in err and "translated" not in err
         assert list(deep.iterdir()) == []
+
+
+@pytest.mark.parametrize(("argv", "says"), [
+    (["--out", "talk.vtt"], "a .vtt name says WebVTT subtitles, but sate translate writes plain text, JSON lines "
+                            "(.jsonl) or SubRip subtitles (.srt), as --format says: name it talk.srt"),
+    (["--out", "talk.json"], "a .json name says one JSON document, but sate translate writes plain text, JSON lines "
+                             "(.jsonl) or SubRip subtitles (.srt), as --format says: name it talk.txt"),
+    (["--out", "talk.srt.gz"], "a .gz name says a compressed file, but sate translate writes plain text, JSON lines "
+                               "(.jsonl) or SubRip subtitles (.srt), as --format says, uncompressed: name it talk.srt "
+                               "and compress it after"),
+    (["--format", "jsonl", "--out", "talk.csv"], "a .csv name says a CSV table, but sate translate --format jsonl "
+                                                 "writes JSON lines: name it talk.jsonl"),
+    (["--out", "out.wav"], "a .wav name says audio, but sate translate writes plain text, JSON lines (.jsonl) or "
+                           "SubRip subtitles (.srt), as --format says: name it out.txt"),
+    (["--out", "talk.srt "], "the name ends in a space (a quoting slip?); give it without"),
+])
+def test_an_out_named_for_another_kind_is_refused_before_any_work(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  capsys: pytest.CaptureFixture[str], argv: list[str],
+                                                                  says: str) -> None:
+    """`--out talk.vtt`, `talk.json`, `talk.csv`, `talk.srt.gz`, `talk.wav` were written plain text lines under that
+    name, exit 0 (twenty-second hostile pass; `--out talk.srt`, the twenty-first): refused before the model is
+    read (none is there)."""
+    monkeypatch.chdir(tmp_path)
+    rc, out, err = run_translate(capsys, "--model", "pack", "talk.wav", *argv)
+    shown = f"'{argv[-1]}'" if argv[-1].endswith(" ") else argv[-1]
+    assert rc == 2 and err == f"sate translate: error: --out {shown}: {says}\n", err
+    assert os.listdir(tmp_path) == []

@@ -135,6 +135,12 @@ def test_an_experiment_without_its_model_file_names_sate_average(tmp_path: Path)
                                             f"checkpoints but no model.pt yet; write it with `sate average --exp "
                                             f"{exp} --last N` \\(or --best N\\)$"):
             load_model_file(given)
+    # EXP/model.pt itself, not there yet (an average that failed, a recipe's stage run by hand): it was "checkpoint
+    # not found", the name of what it is not (twenty-second hostile pass)
+    with pytest.raises(SateError, match=f"^{exp / 'model.pt'}: no such file: the experiment {exp} holds checkpoints "
+                                        f"but no model.pt yet; write it with `sate average --exp {exp} --last N` "
+                                        "\\(or --best N\\)$"):
+        load_model_file(exp / "model.pt")
     (exp / "model.pt").write_bytes(b"x")
     with pytest.raises(SateError, match=f"^{exp / 'checkpoints'}: is a directory, not a model file \\(did you mean "
                                         f"{exp / 'model.pt'}\\?\\)$"):

@@ -481,3 +481,20 @@ def test_curves_of_a_system_whose_name_matplotlib_reads_as_a_formula_are_drawn(
     (exp / name / "logs" / "version_0" / "metrics.csv").write_text("step,train/loss\n1,2.0\n2,1.5\n")
     assert main(["report", "--exp", str(exp), "--curves", str(tmp_path / "c.png")]) == 0
     assert (tmp_path / "c.png").stat().st_size > 0 and "Traceback" not in capsys.readouterr().err
+
+
+def test_an_out_named_for_another_kind_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate report --out table.csv` (or .json, .png, .md.gz) wrote the markdown table under that name, exit 0
+    (twenty-second hostile pass); .txt is text, as markdown is."""
+    exp = tmp_path / "exp"
+    write_system(exp, "st", SYSTEMS["st"], REFS)
+    for name, kind in (("t.csv", "a CSV table"), ("t.json", "one JSON document"), ("t.png", "an image")):
+        assert main(["report", "--exp", str(exp), "--out", str(tmp_path / name)]) == 2
+        assert capsys.readouterr().err == (f"sate report: error: --out {tmp_path / name}: a {Path(name).suffix} name "
+                                           f"says {kind}, but sate report writes a markdown table: name it "
+                                           f"{tmp_path / 't.md'}\n")
+    assert main(["report", "--exp", str(exp), "--out", str(tmp_path / "t.md.gz")]) == 2
+    assert capsys.readouterr().err.endswith(f"uncompressed: name it {tmp_path / 't.md'} and compress it after\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
+    assert main(["report", "--exp", str(exp), "--out", str(tmp_path / "t.txt")]) == 0
+    assert (tmp_path / "t.txt").read_text().startswith("| system |")

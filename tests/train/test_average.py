@@ -333,3 +333,16 @@ def test_a_checkpoint_removed_while_its_checksums_are_read_is_read_again(tmp_pat
 
     monkeypatch.setattr(sate.files, "damage", removed_meanwhile)
     assert [c["sate"]["epoch"] for c in select(tmp_path, 2, None, None)] == [2, 3]
+
+
+@pytest.mark.parametrize(("name", "kind"), [("avg.json", "one JSON document"), ("avg.txt", "plain text"),
+                                            ("avg.ckpt", "a training checkpoint (sate reads it as one)"),
+                                            ("avg.png", "an image")])
+def test_an_out_named_for_another_kind_is_refused_before_any_work(tmp_path: Path, name: str, kind: str) -> None:
+    """`sate average --out avg.json` (or .txt, .png) wrote a model file under that name, exit 0, and `--out avg.ckpt`
+    one that translate then took for a training checkpoint (twenty-second hostile pass)."""
+    with pytest.raises(SateError) as caught:
+        average(tmp_path / "exp" / "checkpoints", tmp_path / name, last=1)
+    assert str(caught.value) == (f"--out {tmp_path / name}: a {Path(name).suffix} name says {kind}, but sate average "
+                                 f"writes a model file: name it {tmp_path / 'avg.pt'}")
+    assert list(tmp_path.iterdir()) == []
