@@ -60,7 +60,7 @@ from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
 from sate.files import atomic_write_text, describe_os_error
 from sate.numbers import check_jobs, is_digits, max_jobs, real_number, whole_number
-from sate.targets import check_output, file_name, read_name
+from sate.targets import check_named_kind, check_output, file_name, read_name
 
 PARTS = ("decode", "train", "data", "length", "corpus", "scale", "gpu", "segment", "asr-real", "asr-long", "ctc-vocab",
          "text", "whisper-window")
@@ -340,6 +340,7 @@ def _main(argv: list[str] | None) -> int:
     command = shlex.join(["python", "-m", "sate.bench", *(sys.argv[1:] if argv is None else argv)])
     try:
         out = check_output(args.out, "text")  # before any part spends its time: never over a model, pack or data
+        check_named_kind(args.out, "python -m sate.bench writes one JSON document", (".json",))  # not bench.csv
         if "gpu" in args.parts:
             gpu_part.require_cuda()  # before any other part spends its time
         with tempfile.TemporaryDirectory() as tmp:

@@ -240,6 +240,12 @@ def test_the_json_output_is_checked_before_any_part_runs(tmp_path: Path, tiny_st
         assert main(["--parts", "data", "--out", str(out)]) == 2
         err = capsys.readouterr()
         assert err.out == "" and err.err.startswith(f"python -m sate.bench: error: --out {out}: "), err
+    # a name of another kind: bench.csv got the JSON document, exit 0 (twenty-second hostile pass, hand22w)
+    assert main(["--parts", "data", "--out", str(tmp_path / "bench.csv")]) == 2
+    assert capsys.readouterr().err == (f"python -m sate.bench: error: --out {tmp_path / 'bench.csv'}: a .csv name says "
+                                       "a CSV table, but python -m sate.bench writes one JSON document: name it "
+                                       f"{tmp_path / 'bench.json'}\n")
+    assert not (tmp_path / "bench.csv").exists()
     assert model.read_bytes() == tiny_st_file.read_bytes()
     assert not (tmp_path / "exp" / "checkpoints" / "bench.json").exists()
 
