@@ -246,11 +246,14 @@ def _trained_here(directory: Path) -> str | None:
                  if os.path.exists(directory / name)), None)
 
 
-def experiment_holding(path: Path) -> Path | None:
-    """The experiment ``path`` lies in (itself, or the nearest folder above it that `sate train` trained into), links
-    resolved; None outside any."""
+def experiment_holding(path: Path, levels: int = 3) -> Path | None:
+    """The experiment ``path`` is or lies in, looking at most ``levels`` folders up (EXP, EXP/pack, EXP/pack/model.pt),
+    links resolved; None outside any. An experiment is what a run leaves: its config snapshot beside its checkpoint
+    folder. A `checkpoints/` alone is no sign: a project's root or `/` holding one made every output below it
+    "in an experiment"."""
     real = Path(os.path.realpath(path))
-    return next((folder for folder in (real, *real.parents) if _trained_here(folder)), None)
+    return next((folder for folder in (real, *real.parents)[:levels]
+                 if os.path.isfile(folder / layout.CONFIG) and os.path.isdir(folder / layout.CHECKPOINTS)), None)
 
 
 def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option: str = "--out") -> None:
@@ -260,7 +263,7 @@ def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option:
     `sate report` took it for the ASR experiment's own; likewise a pack or an evaluation of exp/st written in
     exp/asr (twenty-second hostile pass). A source outside any experiment (a model averaged elsewhere, a Whisper
     folder) says nothing of where it belongs: it is let through."""
-    target = experiment_holding(out.parent)
+    target = experiment_holding(out.parent, levels=1)  # an output directly in an experiment: EXP/model.pt, EXP/pack
     homes = [experiment_holding(source) for source in sources]
     if target is None or None in homes or target in homes:
         return

@@ -275,6 +275,11 @@ def test_a_model_output_is_not_written_into_another_experiment(tmp_path: Path, a
     check_same_experiment(asr / "decode_cascade", [asr / "pack", tmp_path / "exp" / "mt" / "pack"], "--model")
     check_same_experiment(asr / "model2.pt", [tmp_path / "avg.pt"], "--model")
     check_same_experiment(st / "model2.pt", [st], "the average")
+    # a checkpoints/ folder alone (a project's root, a cluster's /checkpoints) makes no experiment of the folders
+    # above: the README's `sate pack --out packs/st` was refused as "in the experiment" of the project's root
+    (tmp_path / "checkpoints").mkdir()
+    check_same_experiment(tmp_path / "packs" / "st", [st / "model.pt"], "--model")
+    check_same_experiment(tmp_path / "exp" / "cascade" / "decode_dev", [st / "pack", asr / "pack"], "--model")
 
 
 def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path,

@@ -523,8 +523,8 @@ def to_mono_16k(wave: np.ndarray, sample_rate: int, name: str = "waveform") -> n
         half = float(np.iinfo(wave.dtype).max // 2 + 1)
         wave = (wave - half) / half
     elif np.issubdtype(wave.dtype, np.integer):  # PCM: int16 spans [-32768, 32767]
-        peak = int(np.abs(wave.astype(np.int64)).max())
-        if wave.dtype.itemsize == 4 and 0 < peak <= 32768:  # 96 dB below full scale: "no speech found"
+        peak = int(np.abs(wave.astype(np.int64)).max()) if wave.dtype.itemsize == 4 else 0  # int32's alone
+        if 0 < peak <= 32768:  # 16-bit PCM in an int32 array, 96 dB below full scale: "no speech found"
             raise SateError(f"{name}: int32 samples that stay within the int16 range (peak {peak}): 16-bit PCM in an "
                             "int32 array? Pass samples.astype(np.int16)")
         wave = wave / float(np.iinfo(wave.dtype).max + 1)
