@@ -19,7 +19,7 @@ import os
 from pathlib import Path
 
 from sate.data.audio import segment_samples
-from sate.data.manifest import not_sentences, read_text_lines
+from sate.data.manifest import check_sentences, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
 from sate.files import few_paths
@@ -68,10 +68,9 @@ def prepare_split(root: Path, name: str, gtranslate: bool, row_filter: RowFilter
         text_paths.append(directory / f"{name}_gtranslate.fr")
     texts = [read_text_lines(path, strip_bom=True) for path in text_paths]
     for path, lines in zip(text_paths, texts, strict=True):
-        what = not_sentences(lines)
-        if what is not None:  # another file of as many lines (alignments.meta) copied as train.en became the
-            # transcripts, exit 0 (twenty-second hostile pass)
-            raise SateError(f"{path}: {what}, not the set's text of one segment a line")
+        # another file of as many lines (alignments.meta) copied as train.en became the transcripts, exit 0
+        # (twenty-second hostile pass)
+        check_sentences(path, lines, "the set's text of one segment a line")
     if any(len(lines) != len(meta) for lines in texts):
         counts = ", ".join(f"{path.name} {len(lines)} lines" for path, lines in zip(text_paths, texts, strict=True))
         raise SateError(f"{directory}: line counts differ: {meta_path.name} has {len(meta)} segment lines after its "

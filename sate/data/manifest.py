@@ -146,6 +146,14 @@ def not_sentences(lines: list[str]) -> str | None:
     return None
 
 
+def check_sentences(path: Path, lines: list[str], wanted: str) -> None:
+    """Refuse ``path`` when its first lines say it is another kind of file than text of one sentence a line
+    (`not_sentences`), naming what it is and what was ``wanted`` there."""
+    what = not_sentences(lines)
+    if what is not None:
+        raise SateError(f"{path}: {what}, not {wanted}")
+
+
 def _json_object(line: str) -> bool:
     try:
         return isinstance(json.loads(line), dict)

@@ -21,7 +21,7 @@ from sate.data.manifest import (
     DEFAULT_SPLITS,
     OPTIONAL_SPLITS,
     SEGMENT_LINE,
-    not_sentences,
+    check_sentences,
     read_text_lines,
     refuse_line_break,
 )
@@ -159,9 +159,8 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
     segments = read_yaml(yaml_path)
     src_lines, tgt_lines = read_text_lines(en_path, strip_bom=True), read_text_lines(tgt_path, strip_bom=True)
     for path, lines in ((en_path, src_lines), (tgt_path, tgt_lines)):
-        what = not_sentences(lines)
-        if what is not None:  # a copy of another file under SPLIT.de became the split's translations, exit 0
-            raise SateError(f"{path}: {what}, not the split's text of one segment a line")
+        # a copy of another file under SPLIT.de became the split's translations, exit 0 (twenty-second hostile pass)
+        check_sentences(path, lines, "the split's text of one segment a line")
     if not len(segments) == len(src_lines) == len(tgt_lines):
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
                         f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines")

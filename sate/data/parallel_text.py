@@ -18,7 +18,7 @@ from itertools import islice, zip_longest
 from pathlib import Path
 from typing import BinaryIO, TypeVar
 
-from sate.data.manifest import SNIFF_LINES, not_sentences
+from sate.data.manifest import SNIFF_LINES, check_sentences
 from sate.errors import SateError
 from sate.files import what_is_there
 
@@ -102,9 +102,7 @@ def _check_sentences(*paths: Path) -> None:
     """Refuse a file of another kind given as MT text (`not_sentences`): a manifest or a MuST-C yaml given for it
     trained a vocabulary or a model, exit 0 (twenty-second hostile pass)."""
     for path in paths:
-        what = not_sentences(list(islice(_lines(path), SNIFF_LINES)))
-        if what is not None:
-            raise SateError(f"{path}: {what}, not MT text of one sentence a line")
+        check_sentences(path, list(islice(_lines(path), SNIFF_LINES)), "MT text of one sentence a line")
 
 
 def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
