@@ -427,16 +427,22 @@ def _named_like_a_file(text: str) -> str | None:
     return f"ends like a file's ({Path(text).suffix})" if suffix in FILE_SUFFIXES else None
 
 
+def _as_typed(text: str) -> tuple[str, str]:
+    """A new directory's name and that name with a trailing '/', as a message shows them: quoted where it ends in a
+    slip (`_slip`: a space at the end is invisible unquoted)."""
+    quote = shlex.quote if _slip(text) is not None else str
+    return one_line(quote(text)), one_line(quote(text + "/"))
+
+
 def check_new_directory_name(text: str, what: str, instead: str, option: str = "--out") -> None:
     """``option`` ``text`` names a directory ``what`` makes, and none is there yet: a name that ends like a file's
     (`sate segment ... --out segs.json`, `translate --format srt a.wav b.wav --out subs.srt`, `pack --out st.zip`)
     is refused with ``instead``, what to give, or a trailing '/' for a directory of that name."""
     why = _named_like_a_file(text)
     if why is not None:
-        slip = not why.startswith("ends like")  # a space at the end is shown quoted
-        raise SateError(f"{option} {one_line(shlex.quote(text) if slip else text)}: {what}, and its name {why}: "
-                        f"{instead}; for a directory of that name, end it with a slash: "
-                        f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
+        shown, folder = _as_typed(text)
+        raise SateError(f"{option} {shown}: {what}, and its name {why}: {instead}; for a directory of that name, end "
+                        f"it with a slash: {folder}")
 
 
 def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: str = "--out") -> None:
@@ -502,12 +508,11 @@ def dir_name(text: str, new_named_as_file: bool = True) -> Path:
     if why is not None:  # `analyze locality --out loc.png`, `pack --out st.zip`, `evaluate --out results.json` made a
         # folder of that name, exit 0 (twenty-second hostile pass): the rule segment and translate had. Said so that
         # it holds for a directory that must be there too (`features --data`: "run `sate prep`" comes after)
-        slip = not why.startswith("ends like")
-        shown = one_line(shlex.quote(text) if slip else text)
+        shown, folder = _as_typed(text)
+        slip = " (a quoting slip?)" if _slip(text) is not None else ""
         raise argparse.ArgumentTypeError(f"{shown}: a directory goes here, and none is there by this name, which "
-                                          f"{why}{' (a quoting slip?)' if slip else ''}; give a directory's name, or "
-                                          "end it with a slash for a directory of that name: "
-                                          f"{one_line(shlex.quote(text + '/') if slip else text + '/')}")
+                                          f"{why}{slip}; give a directory's name, or end it with a slash for a "
+                                          f"directory of that name: {folder}")
     return Path(text)
 
 
