@@ -445,7 +445,7 @@ def run(args: argparse.Namespace) -> int:
         out = out.with_name(f"{out.name}-talks")
     named = args.out.name.removeprefix("decode_") if args.out is not None else ""
     if args.out is not None and args.out.name.startswith("decode_") and named != args.split \
-            and is_split_name(named) and (args.data / f"{named}.jsonl").is_file():
+            and is_split_name(named) and os.path.isfile(args.data / f"{named}.jsonl"):
         # `sate report` reads the split from the folder's name: --split dev --out EXP/decode_tst-COMMON (the --split
         # changed, the --out copied) was tabled as tst-COMMON, exit 0 (twenty-second hostile pass)
         instead = args.out.with_name(f"decode_{args.split}")

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import io
+import os
 from pathlib import Path
 
 from sate import layout
@@ -125,7 +126,7 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
         # must hold that split (a label of one's own, decode_dev-beam1, is no split)
         data = result.get("data")
         if isinstance(result.get("split"), str) and result["split"] != split and isinstance(data, str) \
-                and (Path(data) / f"{split}.jsonl").is_file():
+                and os.path.isfile(Path(data) / f"{split}.jsonl"):  # False where it may not be looked in
             raise SateError(f"{path}: an evaluation of split {shown(result['split'])} in a folder named for "
                             f"{split}; evaluate {split} into it again, or move it to decode_{result['split']}")
         rows.append({**result, "system": system.name, "split": split, "train_minutes": train_minutes(system),
