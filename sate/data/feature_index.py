@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -144,6 +144,12 @@ def foreign(entries: Mapping[str, tuple[Path, int]], fbank: Path) -> Path | None
     return None
 
 
+def _unreadable(paths: Iterable[Path]) -> Path | None:
+    """The first of ``paths`` that is there but may not be read by this user, or None: a permission, which no
+    recomputing by `sate features` mends, is said before any work."""
+    return next((path for path in paths if os.path.isfile(path) and not os.access(path, os.R_OK)), None)
+
+
 def _identity(path: Path) -> tuple[int, int, int] | None:
     """What tells a file replaced (another inode) or rewritten in place (size, time); None when it is missing."""
     try:
@@ -169,7 +175,7 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         # 00000.ark's features: damaged; run `sate features` again" (twenty-second hostile pass): a permission,
         # which no recomputing by this user mends
         records = dict.fromkeys(p for ark in arks for p in (checksums_path(ark), ark.parent / SIZES))
-        closed = next((p for p in records if os.path.isfile(p) and not os.access(p, os.R_OK)), None)
+        closed = _unreadable(records)
         if closed is not None:
             raise SateError(f"{closed}: cannot read (Permission denied), the record the features {scp} names are "
                             "checked against (see the file's and its folders' permissions: ls -l)")
@@ -180,7 +186,7 @@ class FeatureIndex(Mapping[str, np.ndarray]):
         self.seen = {ark: _identity(ark) for ark in arks}
         # an ark that may not be read was found at its first read: a resume trained an epoch, then its validation
         # failed, with a log folder made and the run counted (twenty-first hostile pass); now before any work
-        locked = next((ark for ark in sorted(self.seen) if os.path.isfile(ark) and not os.access(ark, os.R_OK)), None)
+        locked = _unreadable(arks)
         if locked is not None:
             raise SateError(f"{locked}: cannot read (Permission denied), a feature file {scp} names (see the file's "
                             "and its folders' permissions: ls -l)")
