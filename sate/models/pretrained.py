@@ -333,11 +333,9 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
         # alone: they came after every key and shape they changed, a line of 1,700 characters for one d_model
         # (twenty-first hostile pass). The keys are named where the settings agree (an edited or foreign file).
         found = _settings_problems(model, component, ckpt)
-        if found:
-            pass
-        elif not matched:
+        if not found and not matched:
             found.append(f"zero keys matched under prefix {prefix!r} (the checkpoint has {_key_prefixes(ckpt.state)})")
-        else:
+        elif not found:
             shapes = [f"{k} {tuple(theirs[k].shape)} vs {tuple(own[k].shape)}" for k in matched
                       if theirs[k].shape != own[k].shape]
             found += [f"{label}: {name_list(keys)}" for label, keys in
