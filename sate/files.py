@@ -319,6 +319,15 @@ def holds_data_files(folder: Path) -> bool:
         return False
 
 
+def held_inside(folder: Path, is_one: Callable[[Path], bool]) -> list[str]:
+    """The paths of what ``folder`` holds that ``is_one`` takes for what was asked (the folder holding data
+    directories, experiments or corpora given for one of them), sorted; none where it cannot be listed."""
+    try:
+        return sorted(str(child) for child in folder.iterdir() if is_one(child))
+    except OSError:
+        return []
+
+
 def few_paths(paths: list[str], limit: int = 3) -> str:
     """The first ``limit`` of ``paths`` whole (a path to give again is not cut, as `first_few` cuts a value), and how
     many more."""
@@ -344,10 +353,7 @@ def near_data_directory(path: Path) -> str | None:
     inside = data_directory_above(path)
     if inside is not None:
         return f"a folder inside the data directory {inside}, not one itself: give {inside}"
-    try:
-        held = sorted(str(child) for child in path.iterdir() if child.is_dir() and holds_data_files(child))
-    except OSError:
-        held = []
+    held = held_inside(path, lambda child: child.is_dir() and holds_data_files(child))
     if held:
         return (f"no data directory itself; it holds the data director{'y' if len(held) == 1 else 'ies'} "
                 f"{few_paths(held)}: give {'it' if len(held) == 1 else 'one'}")

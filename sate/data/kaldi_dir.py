@@ -19,7 +19,7 @@ from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_sampl
 from sate.data.manifest import read_text_lines, refuse_line_break
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
-from sate.files import few_paths
+from sate.files import few_paths, held_inside
 from sate.numbers import decimal
 
 Table = dict[str, tuple[int, str]]  # key -> (line number, the rest of the line)
@@ -87,10 +87,7 @@ def _no_scp(directory: Path) -> str:
     pass)."""
     if os.path.isfile(directory.parent / "wav.scp"):
         return f"a folder inside the Kaldi data directory {directory.parent}, not one itself: give {directory.parent}"
-    try:
-        held = sorted(str(child) for child in directory.iterdir() if os.path.isfile(child / "wav.scp"))
-    except OSError:
-        held = []
+    held = held_inside(directory, lambda child: os.path.isfile(child / "wav.scp"))
     if held:
         return (f"no Kaldi data directory itself; it holds {few_paths(held)}: give "
                 f"{'it' if len(held) == 1 else 'one'} (--kaldi-dir once for each split)")

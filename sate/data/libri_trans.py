@@ -22,7 +22,7 @@ from sate.data.audio import segment_samples
 from sate.data.manifest import check_sentences, read_text_lines
 from sate.data.rows import RowFilter, SplitResult, audio_info
 from sate.errors import SateError, shown
-from sate.files import few_paths
+from sate.files import few_paths, held_inside
 
 SETS = ("train", "other", "dev", "test")
 DEFAULT_SETS = ("train", "dev", "test")
@@ -108,11 +108,7 @@ def _no_sets(root: Path) -> str:
     hostile pass)."""
     if root.name in SETS and os.path.isfile(root / "alignments.meta"):
         return f"the set folder {root.name}/ of the Augmented LibriSpeech root {root.parent}: give {root.parent}"
-    try:
-        held = sorted(str(child) for child in root.iterdir()
-                      if any(os.path.lexists(child / name / "alignments.meta") for name in SETS))
-    except OSError:
-        held = []
+    held = held_inside(root, lambda child: any(os.path.lexists(child / name / "alignments.meta") for name in SETS))
     if held:
         return (f"no Augmented LibriSpeech root itself; it holds {few_paths(held)}: give "
                 f"{'it' if len(held) == 1 else 'one'}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from sate import layout
 from sate.errors import SateError, one_line, shown
-from sate.files import few_paths, not_a_directory, read_checkpoint
+from sate.files import few_paths, held_inside, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_named_kind, check_output, check_same_experiment, file_name, read_name
 
@@ -52,10 +52,7 @@ def not_an_experiment(exp: Path) -> str:
         return not_a_directory(exp)
     if (exp / layout.PACK_YAML).is_file():
         return "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"
-    try:
-        held = sorted(str(child) for child in exp.iterdir() if (child / layout.CHECKPOINTS).is_dir())
-    except OSError:
-        held = []
+    held = held_inside(exp, lambda child: (child / layout.CHECKPOINTS).is_dir())
     if held:
         return (f"no experiment itself; it holds the experiment{'' if len(held) == 1 else 's'} {few_paths(held)}: "
                 f"give {'it' if len(held) == 1 else 'one'}")
