@@ -29,6 +29,7 @@ from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
+from sate.train.average import check_mode
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -103,11 +104,13 @@ def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
 
 def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
     """`trainer.monitor` must be a metric the run logs: Lightning found one it never logs (a typo, `valid/bleu` of an
-    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work."""
+    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work. And
+    `trainer.monitor_mode` the way it improves (`check_mode`)."""
     names = logged_metrics(config, model)
     if config.trainer.monitor not in names:
         raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
                         f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
+    check_mode(config.trainer.monitor, config.trainer.monitor_mode, "trainer.monitor_mode is")
 
 
 def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[str]], TrainingConfig]) \
