@@ -236,8 +236,9 @@ def _not_the_pair(hyp: Path, ref: Path) -> None:
     if role_hyp is None or role_ref is None:
         return
     if EVALUATION_PAIRS[role_hyp] != role_ref:
-        raise SateError(f"--ref {one_line(str(ref))}: the {EVALUATION_TEXTS[role_ref]} of a `sate evaluate` run, "
-                        f"not of its {EVALUATION_TEXTS[role_hyp]} ({hyp.name}): give its {EVALUATION_PAIRS[role_hyp]}")
+        raise SateError(f"--hyp {one_line(str(hyp))} and --ref {one_line(str(ref))}: the {EVALUATION_TEXTS[role_hyp]} "
+                        f"and the {EVALUATION_TEXTS[role_ref]} of a `sate evaluate` run; its {role_hyp} is scored "
+                        f"against its {EVALUATION_PAIRS[role_hyp]}")
     splits = [read_json(path.parent / layout.RESULTS).get("split") for path in (hyp, ref)]
     if splits[0] != splits[1]:
         raise SateError(f"--ref {one_line(str(ref))}: the references of the split {shown(splits[1])}, but --hyp "

@@ -365,10 +365,12 @@ def _evaluation(folder: Path, split: str) -> Path:
                            "(results.json beside it), not hypotheses: --hyp and --ref swapped?"),
     ("transcript.txt", "hyp.txt", "--ref {e}/hyp.txt: the translations of a `sate evaluate` run (results.json beside "
                                   "it), not references: --hyp and --ref swapped?"),
-    ("hyp.txt", "transcript_ref.txt", "--ref {e}/transcript_ref.txt: the references of the transcripts of a `sate "
-                                      "evaluate` run, not of its translations (hyp.txt): give its ref.txt"),
-    ("transcript.txt", "ref.txt", "--ref {e}/ref.txt: the references of the translations of a `sate evaluate` run, "
-                                  "not of its transcripts (transcript.txt): give its transcript_ref.txt"),
+    ("hyp.txt", "transcript_ref.txt", "--hyp {e}/hyp.txt and --ref {e}/transcript_ref.txt: the translations and "
+                                      "the references of the transcripts of a `sate evaluate` run; its hyp.txt is "
+                                      "scored against its ref.txt"),
+    ("transcript.txt", "ref.txt", "--hyp {e}/transcript.txt and --ref {e}/ref.txt: the transcripts and the "
+                                  "references of the translations of a `sate evaluate` run; its transcript.txt is "
+                                  "scored against its transcript_ref.txt"),
     ("hyp.txt", "hyp.txt", "--hyp and --ref are one file of a `sate evaluate` run ({e}/hyp.txt): a text scored "
                            "against itself; give its ref.txt as --ref"),
 ])
