@@ -122,20 +122,28 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         return build(overrides)
     except SateError as err:
         message = str(err)
-        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build)
+        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None
 
 
-def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig]) -> str | None:
-    """The first override with which `build` refuses, where it takes none; None when it refuses the file alone."""
+def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig], message: str) -> str | None:
+    """The first override with which `build` refuses as the whole command line is refused (``message``), where it
+    takes none; None when it refuses the file alone. The first refusal of any kind named a --set that is refused
+    for another reason: `--set trainer.monitor=valid/bleu --set trainer.monitor_mode=max --set
+    trainer.valid_bleu_utts=0` ("valid/bleu is not a metric this run logs") named the first, refused alone for its
+    mode. Without a refusal of that message, the first refusal."""
+    first = None
     for n in range(len(overrides) + 1):
         try:
             build(overrides[:n])
-        except SateError:
-            return overrides[n - 1] if n else None
-    return None
+        except SateError as err:
+            item = overrides[n - 1] if n else None
+            if str(err) == message:
+                return item
+            first = item if first is None else first
+    return first
 
 
 def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> TrainingConfig:
