@@ -59,6 +59,15 @@ setup_python() {
   echo "$deps_hash $ROOT" > "$stamp"
 }
 
+# A word that is neither command nor option (`./run.sh tests`) was taken after the whole setup (minutes on a fresh
+# machine) and then refused by the demo recipe as "unexpected argument": said first, naming the two commands.
+case "${1:-demo}" in
+  test|demo|-*) ;;
+  *) log "unknown command '$1': './run.sh test' runs the tests, './run.sh' (or './run.sh demo') the demo; options" \
+         "(--name value) go to the demo recipe (./run.sh --help)"
+     exit 2 ;;
+esac
+
 setup_system
 setup_python
 export PATH="$VENV/bin:$PATH"

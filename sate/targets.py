@@ -476,6 +476,16 @@ def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: st
                         f"{NAMED_KINDS[suffix]}, but {writes}: write elsewhere, or remove the link")
 
 
+def output_path(text: str) -> Path:
+    """``text``, an output's name as typed, as a path. `Path` drops a leading './', and `./~/t.txt` (a folder named
+    '~' here, written so that no shell expands it) was then refused by `check_not_tilde` as a '~' the shell left
+    (twenty-second hostile pass): such a name is made absolute, which keeps what was typed."""
+    path = Path(text)
+    if not text.startswith("~") and path.parts and path.parts[0].startswith("~"):
+        return Path.cwd() / path
+    return path
+
+
 def file_name(text: str) -> Path:
     """An option's value naming one file to write (argparse's ``type=``): a name ending in '/' (or in '/.') names a
     directory, as the shell's ``> out/`` says ("Is a directory"); `Path` drops the slash, and the file was written
@@ -489,7 +499,7 @@ def file_name(text: str) -> Path:
     if text == "-":  # the shell's name for standard output; a file named '-' was written in the current directory
         raise argparse.ArgumentTypeError("'-' (standard output): this option writes a file; give its name (./- for a "
                                           "file named '-')")
-    return Path(text)
+    return output_path(text)
 
 
 def dir_name(text: str, new_named_as_file: bool = True) -> Path:
@@ -513,7 +523,7 @@ def dir_name(text: str, new_named_as_file: bool = True) -> Path:
         raise argparse.ArgumentTypeError(f"{shown}: a directory goes here, and none is there by this name, which "
                                           f"{why}{slip}; give a directory's name, or end it with a slash for a "
                                           f"directory of that name: {folder}")
-    return Path(text)
+    return output_path(text)
 
 
 def read_name(text: str) -> Path:

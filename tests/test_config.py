@@ -576,3 +576,29 @@ def test_a_sentencepiece_model_a_feature_shard_or_a_compressed_file_given_as_a_c
         (tmp_path / name).write_bytes(data)
         assert main(["config", "--config", str(tmp_path / name)]) == 2
         assert capsys.readouterr().err == f"sate config: error: {tmp_path / name}: {what}, not YAML text\n"
+
+
+@pytest.mark.parametrize(("task", "sets", "better"), [
+    ("mt", ["trainer.monitor=valid/bleu"], "high"),  # the default monitor_mode min kept
+    ("asr", ["trainer.monitor=valid/wer", "trainer.monitor_mode=max"], "low"),
+    ("st", ["trainer.monitor=valid/acc"], "high"),
+    ("st", ["trainer.monitor=valid/loss_ctc", "trainer.monitor_mode=max"], "low"),
+])
+def test_a_monitor_mode_against_the_way_its_metric_improves_is_refused(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, sets: list[str], better: str) -> None:
+    """Twenty-third hostile pass: `--set trainer.monitor=valid/bleu` alone kept the default monitor_mode min: the
+    run kept its ten worst checkpoints by BLEU (deleting the best), stopped early while BLEU rose, and `sate average
+    --best` averaged the worst, exit 0. Refused by `sate config` and `sate train` before any work; with the mode
+    that goes with it, taken."""
+    config = tmp_path / f"{task}.yaml"
+    config.write_text(f"task: {task}\ndata: {{dir: {tmp_path}}}\n")
+    argv = ["config", "--config", str(config), *(word for item in sets for word in ("--set", item))]
+    assert main(argv) == 2
+    mode = {"high": "min", "low": "max"}[better]
+    metric = sets[0].split("=")[1]
+    assert capsys.readouterr().err == (f"sate config: error: {config} with --set {sets[-1]!r}: trainer.monitor_mode "
+                                       f"is {mode} for {metric!r}, which is better {better}: the best checkpoints "
+                                       f"would be the worst; give {'max' if mode == 'min' else 'min'}\n")
+    right = "max" if better == "high" else "min"
+    assert main([*argv, "--set", f"trainer.monitor_mode={right}"]) == 0
+    assert f"monitor_mode: {right}" in capsys.readouterr().out

@@ -117,18 +117,40 @@ BETTER_HIGH = ("acc", "bleu", "chrf")
 BETTER_LOW = ("loss", "wer", "cer", "ter")
 
 
-def best_mode(metric: str, monitor: object, monitor_mode: object) -> str:
-    """Which way ``metric`` improves when --mode is not given: the run's trainer.monitor_mode for its monitor, else
-    what its name says (loss, WER: min; accuracy, BLEU, chrF: max). The fixed default of min took the worst
-    checkpoints of a run monitoring valid/bleu (every synth_ding config) as its best."""
-    if metric == monitor and monitor_mode in ("min", "max"):
-        return str(monitor_mode)
+def improves(metric: str) -> str | None:
+    """"max" or "min": which way a metric of ``metric``'s name improves (loss, WER: min; accuracy, BLEU, chrF: max);
+    None for a name that does not say (lr, epoch, a metric of someone else's)."""
     name = metric.rsplit("/", 1)[-1].lower()
     if name.startswith(BETTER_HIGH):
         return "max"
     if name.startswith(BETTER_LOW):
         return "min"
-    raise SateError(f"--metric {metric}: say whether it is better low or high (--mode min or --mode max)")
+    return None
+
+
+def check_mode(metric: str, mode: str, where: str) -> None:
+    """Refuse a mode against the way ``metric`` improves: `trainer.monitor valid/bleu` with the default
+    `monitor_mode min` (a `--set` of the monitor alone) kept the ten worst checkpoints, deleted the best, stopped
+    early when BLEU rose, and `sate average --best` averaged the worst, all without a word (twenty-third hostile
+    pass). ``where`` names the setting."""
+    better = improves(metric)
+    if better is not None and better != mode:
+        raise SateError(f"{where} {mode} for {shown(metric)}, which is better {'high' if better == 'max' else 'low'}: "
+                        f"the best checkpoints would be the worst; give {better}")
+
+
+def best_mode(metric: str, monitor: object, monitor_mode: object) -> str:
+    """Which way ``metric`` improves when --mode is not given: the run's trainer.monitor_mode for its monitor
+    (refused where it contradicts the metric's name: a run of an older sate kept its worst checkpoints so), else
+    what its name says. The fixed default of min took the worst checkpoints of a run monitoring valid/bleu (every
+    synth_ding config) as its best."""
+    if metric == monitor and monitor_mode in ("min", "max"):
+        check_mode(metric, str(monitor_mode), "the run's trainer.monitor_mode is")
+        return str(monitor_mode)
+    better = improves(metric)
+    if better is None:
+        raise SateError(f"--metric {metric}: say whether it is better low or high (--mode min or --mode max)")
+    return better
 
 
 def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | None,
@@ -162,7 +184,9 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
         known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
         raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
                         f"{known})")
-    if mode is None:
+    if mode is not None:
+        check_mode(metric, mode, "--mode")
+    else:
         config = ckpts[-1]["sate"].get("train_config")
         trainer = config.get("trainer") if isinstance(config, dict) else None
         trainer = trainer if isinstance(trainer, dict) else {}

@@ -29,6 +29,7 @@ from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
+from sate.train.average import check_mode
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -103,11 +104,13 @@ def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
 
 def check_monitor(config: TrainingConfig, model: ModelConfig) -> None:
     """`trainer.monitor` must be a metric the run logs: Lightning found one it never logs (a typo, `valid/bleu` of an
-    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work."""
+    ASR run or with `valid_bleu_utts` 0) only at the end of the first epoch, as a traceback after the work. And
+    `trainer.monitor_mode` the way it improves (`check_mode`)."""
     names = logged_metrics(config, model)
     if config.trainer.monitor not in names:
         raise SateError(f"trainer.monitor {shown(config.trainer.monitor)} is not a metric this {config.task} run "
                         f"logs ({', '.join(name for name in names if name.startswith('valid/'))}, or a train/ one)")
+    check_mode(config.trainer.monitor, config.trainer.monitor_mode, "trainer.monitor_mode is")
 
 
 def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[str]], TrainingConfig]) \
@@ -119,20 +122,28 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         return build(overrides)
     except SateError as err:
         message = str(err)
-        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build)
+        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None
 
 
-def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig]) -> str | None:
-    """The first override with which `build` refuses, where it takes none; None when it refuses the file alone."""
+def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig], message: str) -> str | None:
+    """The first override with which `build` refuses as the whole command line is refused (``message``), where it
+    takes none; None when it refuses the file alone. The first refusal of any kind named a --set that is refused
+    for another reason: `--set trainer.monitor=valid/bleu --set trainer.monitor_mode=max --set
+    trainer.valid_bleu_utts=0` ("valid/bleu is not a metric this run logs") named the first, refused alone for its
+    mode. Without a refusal of that message, the first refusal."""
+    first = None
     for n in range(len(overrides) + 1):
         try:
             build(overrides[:n])
-        except SateError:
-            return overrides[n - 1] if n else None
-    return None
+        except SateError as err:
+            item = overrides[n - 1] if n else None
+            if str(err) == message:
+                return item
+            first = item if first is None else first
+    return first
 
 
 def apply_init_from(config: TrainingConfig, sources: dict[str, str]) -> TrainingConfig:

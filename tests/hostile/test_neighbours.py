@@ -172,8 +172,6 @@ CALLED = ("synth", "prep", "features", "vocab", "fetch-whisper", "train", "avera
 # Neighbours that are another right value, where exit 0 with another result is the right answer: (command, option,
 # neighbour kind) -> why.
 ALSO_VALID: dict[tuple[str, str, str], str] = {
-    ("score", "--hyp", "sibling"): "another text of the evaluation (its reference, its transcripts): scored as given",
-    ("score", "--ref", "sibling"): "another text of the evaluation (its hypotheses, its transcripts): scored as given",
     ("train", "--config", "sibling"): "another training config (an ST one beside the MT one): another training",
     ("config", "--config", "sibling"): "another training config: shown as given",
     ("pack", "--model", "kind:pack-model"): "a pack's model.pt is a model file: packed again, named by its path",

@@ -345,3 +345,60 @@ def test_another_kind_of_file_given_as_hypotheses_or_references_is_refused(
     out = capsys.readouterr()
     assert out.out == "" and out.err.startswith(f"sate score: error: {option} {swapped}: {what}")
     assert len(out.err.splitlines()) == 1
+
+
+def _evaluation(folder: Path, split: str) -> Path:
+    """A `sate evaluate` run's folder as it writes it: the four texts and a results.json naming the split."""
+    folder.mkdir(parents=True)
+    texts = {"hyp.txt": "der Zug kommt\nein Tee bitte\n", "ref.txt": "Der Zug kommt.\nEinen Tee, bitte.\n",
+             "transcript.txt": "the train comes\na tea please\n",
+             "transcript_ref.txt": "the train is coming\na tea please\n"}
+    for name, text in texts.items():
+        (folder / name).write_text(text)
+    (folder / "results.json").write_text(json.dumps({"mode": "st", "split": split, "utterances": 2, "bleu": 10.0},
+                                                    indent=1))
+    return folder
+
+
+@pytest.mark.parametrize(("hyp", "ref", "said"), [
+    ("ref.txt", "hyp.txt", "--hyp {e}/ref.txt: the references of the translations of a `sate evaluate` run "
+                           "(results.json beside it), not hypotheses: --hyp and --ref swapped?"),
+    ("transcript.txt", "hyp.txt", "--ref {e}/hyp.txt: the translations of a `sate evaluate` run (results.json beside "
+                                  "it), not references: --hyp and --ref swapped?"),
+    ("hyp.txt", "transcript_ref.txt", "--hyp {e}/hyp.txt and --ref {e}/transcript_ref.txt: the translations and "
+                                      "the references of the transcripts of a `sate evaluate` run; its hyp.txt is "
+                                      "scored against its ref.txt"),
+    ("transcript.txt", "ref.txt", "--hyp {e}/transcript.txt and --ref {e}/ref.txt: the transcripts and the "
+                                  "references of the translations of a `sate evaluate` run; its transcript.txt is "
+                                  "scored against its transcript_ref.txt"),
+    ("hyp.txt", "hyp.txt", "--hyp and --ref are one file of a `sate evaluate` run ({e}/hyp.txt): a text scored "
+                           "against itself; give its ref.txt as --ref"),
+])
+def test_an_evaluations_texts_given_in_the_wrong_roles_are_refused(tmp_path: Path, hyp: str, ref: str, said: str,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: an evaluation's ref.txt as --hyp and hyp.txt as --ref (swapped), its translations
+    against its transcripts' references, and one file as both were scored, exit 0; `sate evaluate`'s folder (its
+    results.json) says what each text is. The right pairs are scored."""
+    evaluation = _evaluation(tmp_path / "decode_dev", "dev")
+    assert main(["score", "--hyp", str(evaluation / hyp), "--ref", str(evaluation / ref)]) == 2
+    out = capsys.readouterr()
+    assert (out.out, out.err) == ("", f"sate score: error: {said.format(e=evaluation)}\n")
+    for hyp, ref in (("hyp.txt", "ref.txt"), ("transcript.txt", "transcript_ref.txt")):
+        assert main(["score", "--hyp", str(evaluation / hyp), "--ref", str(evaluation / ref), "--wer"]) == 0
+        assert "BLEU|nrefs:1" in capsys.readouterr().out
+    (evaluation / "results.json").unlink()  # not an evaluation's folder: the names say nothing, scored as given
+    assert main(["score", "--hyp", str(evaluation / "ref.txt"), "--ref", str(evaluation / "hyp.txt")]) == 0
+
+
+def test_an_evaluation_scored_against_another_splits_references_is_refused(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: the translations of tst-COMMON scored against dev's references of as many lines
+    got a BLEU, exit 0. Another system's evaluation of the same split holds the same references: scored."""
+    test, dev = _evaluation(tmp_path / "st/decode_tst-COMMON", "tst-COMMON"), _evaluation(tmp_path / "st/decode_dev",
+                                                                                          "dev")
+    assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(dev / "ref.txt")]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: --ref {dev}/ref.txt: the references of the split 'dev', "
+                                       f"but --hyp {test}/hyp.txt is an evaluation of 'tst-COMMON' (results.json "
+                                       "beside each)\n")
+    cascade = _evaluation(tmp_path / "cascade/decode_tst-COMMON", "tst-COMMON")
+    assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(cascade / "ref.txt")]) == 0

@@ -102,13 +102,14 @@ def test_a_checkpoint_whose_metric_is_not_finite_is_never_among_the_best(tmp_pat
     """Every comparison with NaN is false, so sorting put a diverged epoch's NaN anywhere: `--best 2 --mode max`
     took epoch 2 (NaN) as one of the two best. A NaN or infinite metric ranks nowhere."""
     losses = [3.0, 2.0, float("nan"), 1.5, float("inf"), 2.5, float("-inf")]
-    for epoch, loss in enumerate(losses):
-        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/loss": loss})
-    chosen = [c["sate"]["metrics"]["valid/loss"] for c in select(tmp_path, None, 2, None, mode)]
+    for epoch, loss in enumerate(losses):  # a metric whose name says neither way: either mode ranks it
+        header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/score": loss},
+               train_config={"trainer": {"monitor": "valid/score"}})
+    chosen = [c["sate"]["metrics"]["valid/score"] for c in select(tmp_path, None, 2, None, mode)]
     assert sorted(chosen) == ([1.5, 2.0] if mode == "min" else [2.5, 3.0])
     for epoch in (0, 1, 3, 5):
         (tmp_path / f"epoch{epoch:03d}.ckpt").unlink()
-    with pytest.raises(SateError, match="no checkpoint in .* recorded metric 'valid/loss' as a finite number"):
+    with pytest.raises(SateError, match="no checkpoint in .* recorded metric 'valid/score' as a finite number"):
         select(tmp_path, None, 2, None, mode)
 
 
@@ -148,7 +149,7 @@ def test_best_without_mode_ranks_as_the_run_monitors(tmp_path: Path) -> None:
         header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config=run,
                metrics={"valid/bleu": bleu, "valid/loss": loss, "lr": 1.0})
     epochs = lambda *how: [c["sate"]["epoch"] for c in select(tmp_path, None, 1, *how)]  # noqa: E731
-    assert epochs(None) == [1] and epochs("valid/bleu") == [1] and epochs(None, "min") == [0]
+    assert epochs(None) == [1] and epochs("valid/bleu") == [1] and epochs(None, "max") == [1]
     assert epochs("valid/loss") == [2]
     with pytest.raises(SateError, match=r"^--metric lr: say whether it is better low or high \(--mode min or "):
         select(tmp_path, None, 1, "lr")
@@ -346,3 +347,33 @@ def test_an_out_named_for_another_kind_is_refused_before_any_work(tmp_path: Path
     assert str(caught.value) == (f"--out {tmp_path / name}: a {Path(name).suffix} name says {kind}, but sate average "
                                  f"writes a model file: name it {tmp_path / 'avg.pt'}")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_mode_against_the_way_a_metric_improves_is_refused(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: `sate average --best 1 --mode min` on valid/bleu (a recipe's line for the loss,
+    its metric changed) averaged the worst checkpoints, exit 0; so did `--best` on a run whose config said
+    monitor valid/bleu with the default monitor_mode min, which `sate train` now refuses
+    (tests/test_config.py). A name that says neither way takes either mode."""
+    from sate.cli import main
+
+    ckpts = tmp_path / "exp" / "checkpoints"
+    ckpts.mkdir(parents=True)
+    for epoch, (bleu, loss) in enumerate([(10.0, 3.0), (30.0, 2.0), (20.0, 1.0)]):
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/bleu": bleu, "valid/loss": loss},
+               train_config={"trainer": {"monitor": "valid/bleu", "monitor_mode": "max"}})
+    out = tmp_path / "avg.pt"
+    for metric, mode, better in (("valid/bleu", "min", "high"), ("valid/loss", "max", "low")):
+        assert main(["average", "--exp", str(ckpts.parent), "--best", "1", "--metric", metric, "--mode", mode,
+                     "--out", str(out)]) == 2
+        assert capsys.readouterr().err == (f"sate average: error: --mode {mode} for {metric!r}, which is better "
+                                           f"{better}: the best checkpoints would be the worst; give "
+                                           f"{'max' if mode == 'min' else 'min'}\n")
+    assert not out.exists()
+    for epoch in range(3):  # an older sate's run, whose config said so
+        header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/bleu": 10.0 + epoch},
+               train_config={"trainer": {"monitor": "valid/bleu", "monitor_mode": "min"}})
+    with pytest.raises(SateError, match=r"^the run's trainer.monitor_mode is min for 'valid/bleu', which is better "
+                                        r"high: the best checkpoints would be the worst; give max$"):
+        select(ckpts, None, 1, None)
+    assert [c["sate"]["epoch"] for c in select(ckpts, None, 1, None, "max")] == [2]

@@ -1,0 +1,25 @@
+"""The README's first two commands, `./run.sh` and `./run.sh test`: what they refuse before any setup."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("word", ["tests", "Test", "setup"])
+def test_a_word_that_is_no_command_is_refused_before_the_setup(tmp_path: Path, word: str) -> None:
+    """Twenty-third hostile pass: `./run.sh tests` (a newcomer's first command, one letter off) ran the whole setup
+    (minutes on a fresh machine: a virtual environment, gigabytes of packages) and then the demo recipe refused
+    "unexpected argument 'tests'", naming neither command. Refused first; no environment is made."""
+    venv = tmp_path / "venv"
+    run = subprocess.run(["bash", str(ROOT / "run.sh"), word], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "SATE_VENV": str(venv)})
+    assert (run.returncode, run.stdout) == (2, "")
+    assert run.stderr == (f"[run.sh] unknown command '{word}': './run.sh test' runs the tests, './run.sh' (or "
+                          "'./run.sh demo') the demo; options (--name value) go to the demo recipe (./run.sh --help)\n")
+    assert not venv.exists()
