@@ -12,6 +12,7 @@ are printed as a markdown table, with chrF and the confidence intervals.
 from __future__ import annotations
 
 import argparse
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +52,7 @@ class Run:
     laal_ca: float | None = None
     model: str | None = None  # the pack `sate evaluate` decoded with, where the file says
     named: bool = False  # runs of several models are drawn: the model is part of each line's name
+    references: str | None = None  # the digest of the ref.txt beside the results file, where there is one
 
     @property
     def series(self) -> str:
@@ -89,7 +91,8 @@ def read_run(path: Path) -> Run:
         raise SateError(f"{file}: split must be the name of a split, got {shown(split)}")
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
-                  model=one_line(results["model"]) if isinstance(results.get("model"), str) else None)
+                  model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
+                  references=_references(file.parent / "ref.txt"))
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -118,6 +121,18 @@ def read_run(path: Path) -> Run:
     return streamed
 
 
+def _references(path: Path) -> str | None:
+    """The SHA-256 of the references `sate evaluate` wrote beside its results (``ref.txt``), read a block at a time,
+    or None where no regular file is there (a results file copied alone)."""
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def check_each_once(runs: list[Run]) -> None:
     """Every results file once: a run given twice (its folder and its results.json, or a link to its folder) was
     a second row of the table and a second point on its own, exit 0."""
@@ -126,14 +141,23 @@ def check_each_once(runs: list[Run]) -> None:
         raise SateError(f"{twice[1]}: the results file {twice[0]} is given already; give each run once")
 
 
-def check_one_split(runs: list[Run]) -> None:
-    """Every run decoded the same split: runs of dev and tst-COMMON were joined into one policy's line (and an
-    offline run of another split drawn as its ceiling), BLEU of different sentences compared, exit 0."""
+def check_same_sentences(runs: list[Run]) -> None:
+    """Every run decoded the same sentences, by its split and the references beside it: runs of dev and tst-COMMON
+    were joined into one policy's line (and an offline run of another split drawn as its ceiling), BLEU of different
+    sentences compared, exit 0."""
     first = next((run for run in runs if run.split is not None), None)
     other = next((run for run in runs if run.split is not None and run.split != first.split), None) if first else None
     if first is not None and other is not None:
         raise SateError(f"{other.path}: split {shown(other.split)}, but {first.path} is split {shown(first.split)}: "
                         "runs of different splits cannot share one plot")
+    # one split name in two data directories (tst-COMMON of two corpora, or of a manifest cut since) was joined into
+    # one line, BLEU of different sentences compared, exit 0 (twenty-third hostile pass): their references tell
+    first = next((run for run in runs if run.references is not None), None)
+    other = next((run for run in runs if run.references not in (None, first.references)), None) if first else None
+    if first is not None and other is not None:
+        raise SateError(f"{other.path.parent / 'ref.txt'} differs from {first.path.parent / 'ref.txt'}: the runs "
+                        "decoded different sentences (another data directory, or another manifest of the split), so "
+                        "they cannot share one plot")
 
 
 def _score(value: float | None, ci: float | None) -> str:
@@ -198,7 +222,7 @@ def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
     check_each_once(runs)
-    check_one_split(runs)
+    check_same_sentences(runs)
     if len({run.model for run in runs if run.policy is not None}) > 1:  # one line per model and policy
         runs = [replace(run, named=True) for run in runs]
     plot(runs, out)

@@ -203,3 +203,24 @@ def test_a_run_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
         assert f"{given[-1]}" in err and f"the results file {run / 'results.json'} is given already" in err, err
         assert not png.exists()
     assert main(["latency-plot", str(run), str(other), "--out", str(png)]) == 0
+
+
+def test_runs_of_other_sentences_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: tst-COMMON of two data directories (or of a manifest cut since) was one split name,
+    so a wait-k run of each was joined into one line, BLEU of different sentences compared, exit 0. The references
+    `sate evaluate` writes beside each run tell; a results file alone (no ref.txt) is not compared."""
+    paths = {name: _results(tmp_path / name, 10.0, policy, 1.0, 1.2)
+             for name, policy in (("w1", "wait-k=1"), ("w2", "wait-k=2"), ("offline", None), ("bare", "wait-k=3"))}
+    for name, refs in (("w1", "Guten Tag.\nDanke.\n"), ("w2", "Guten Tag.\n"), ("offline", "Guten Tag.\nDanke.\n")):
+        (paths[name] / "ref.txt").write_text(refs)
+        results = json.loads((paths[name] / "results.json").read_text())
+        (paths[name] / "results.json").write_text(json.dumps({**results, "split": "tst-COMMON"}))
+    png = tmp_path / "tradeoff.png"
+    for given in (("w1", "w2"), ("offline", "bare", "w2")):
+        assert main(["latency-plot", *(str(paths[name]) for name in given), "--out", str(png)]) == 2
+        err = capsys.readouterr().err
+        assert f"{paths['w2'] / 'ref.txt'} differs from {paths[given[0]] / 'ref.txt'}: the runs decoded different " \
+               "sentences" in err, err
+        assert not png.exists()
+    assert main(["latency-plot", *(str(paths[name]) for name in ("w1", "offline", "bare")), "--out", str(png)]) == 0
+
