@@ -5,7 +5,8 @@ Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory 
 in the order of their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed
 for the computation-aware one (decoding time included), in the line's colour. Runs over whole talks (``--talks``)
 are their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
-policies approach. Runs of several models are a line per model and policy, named by the model. The same figures
+policies approach. Runs of several models are a line per model and policy, named by the model, and runs of other
+decoding options (`--beam 1` beside the pack's beam) are lines named by those options. The same figures
 are printed as a markdown table, with chrF and the confidence intervals.
 """
 
@@ -53,6 +54,8 @@ class Run:
     model: str | None = None  # the pack `sate evaluate` decoded with, where the file says
     named: bool = False  # runs of several models are drawn: the model is part of each line's name
     references: str | None = None  # the digest of the ref.txt beside the results file, where there is one
+    decode: tuple[tuple[str, str], ...] = ()  # the decoding options the file records, as (name, value)
+    options: str = ""  # those that differ among the streamed runs drawn ("beam 1"): part of each line's name
 
     @property
     def series(self) -> str:
@@ -60,11 +63,15 @@ class Run:
         model where runs of several models are drawn (their points were joined into one line)."""
         if self.policy is None:
             return "offline"
-        return f"{self._of}{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
+        return f"{self._of}{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''}{self._with})"
 
     @property
     def name(self) -> str:
-        return f"{self._of}{self.policy}={self.value}{', whole talks' if self.talks else ''}"
+        return f"{self._of}{self.policy}={self.value}{', whole talks' if self.talks else ''}{self._with}"
+
+    @property
+    def _with(self) -> str:
+        return f", {self.options}" if self.options else ""
 
     @property
     def _of(self) -> str:
@@ -89,10 +96,13 @@ def read_run(path: Path) -> Run:
     split = results.get("split")
     if split is not None and not (isinstance(split, str) and split):  # 5 or [] was no split: runs went unchecked
         raise SateError(f"{file}: split must be the name of a split, got {shown(split)}")
+    decode = results.get("decode")
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
-                  references=_references(file.parent / "ref.txt"))
+                  references=_references(file.parent / "ref.txt"),
+                  decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
+                  if isinstance(decode, dict) else ())
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -131,6 +141,20 @@ def _references(path: Path) -> str | None:
         for block in iter(lambda: f.read(1 << 20), b""):
             digest.update(block)
     return digest.hexdigest()
+
+
+def label_options(runs: list[Run]) -> list[Run]:
+    """Streamed runs whose decoding options differ (a policy decoded with `--beam 1` and with the pack's beam) name
+    the options that differ in their lines and rows: they were joined into one line, two points labelled with the
+    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass)."""
+    streamed = [dict(run.decode) for run in runs if run.policy is not None]
+    keys = dict.fromkeys(key for options in streamed for key in options)
+    differ = [key for key in keys if len({options.get(key) for options in streamed}) > 1]
+    if not differ:
+        return runs
+    return [run if run.policy is None else
+            replace(run, options=", ".join(f"{key} {dict(run.decode).get(key, '?')}" for key in differ))
+            for run in runs]
 
 
 def check_each_once(runs: list[Run]) -> None:
@@ -225,6 +249,7 @@ def run(args: argparse.Namespace) -> int:
     check_same_sentences(runs)
     if len({run.model for run in runs if run.policy is not None}) > 1:  # one line per model and policy
         runs = [replace(run, named=True) for run in runs]
+    runs = label_options(runs)
     plot(runs, out)
     print(markdown(runs), end="")
     print(f"wrote {one_line(str(args.out))}")

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sate.analysis.tradeoff import plot, read_run
+from sate.analysis.tradeoff import label_options, plot, read_run
 from sate.cli import main
 
 
@@ -224,3 +224,26 @@ def test_runs_of_other_sentences_are_refused(tmp_path: Path, capsys: pytest.Capt
         assert not png.exists()
     assert main(["latency-plot", *(str(paths[name]) for name in ("w1", "offline", "bare")), "--out", str(png)]) == 0
 
+
+def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: a policy decoded with `--beam 1` and with the pack's beam 5 (the two kinds of rows of
+    docs/inference.md's table) was one line through two points labelled 1, and two table rows 'wait-k=1' that nothing
+    told apart, exit 0. The options that differ now name the lines and rows; options alike are not named."""
+    paths = []
+    for name, policy, beam, laal in (("g1", "wait-k=1", 1, 1.0), ("b1", "wait-k=1", 5, 1.1),
+                                     ("b2", "wait-k=2", 5, 1.6)):
+        path = _results(tmp_path / name, 10.0 + laal, policy, laal, laal + 0.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "decode": {"beam": beam, "lenpen": 1.0}}))
+        paths.append(path)
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| wait-k=1, beam 1 | 0.5 | 11.0 |" in table and "| wait-k=1, beam 5 | 0.5 | 11.1 |" in table, table
+    assert "| wait-k=2, beam 5 | 0.5 | 11.6 |" in table and "lenpen" not in table
+    runs = label_options([read_run(p) for p in paths])
+    drawn = plot(runs, tmp_path / "again.png").axes[0].get_lines()
+    lines = {line.get_label(): list(line.get_xdata()) for line in drawn}
+    assert lines["wait-k (0.5 s, beam 1): LAAL"] == [1.0]
+    assert lines["wait-k (0.5 s, beam 5): LAAL"] == [1.1, 1.6]
+    assert main(["latency-plot", *map(str, paths[1:]), "--out", str(tmp_path / "same.png")]) == 0
+    assert "| wait-k=1 | 0.5 | 11.1 |" in capsys.readouterr().out  # one beam among them: named as before
