@@ -260,6 +260,27 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
 
 
 
+def test_an_earlier_runs_maps_go_with_the_map_they_were_drawn_with(tmp_path: Path, prepared_data: Path,
+                                                                   model_files: dict[str, Path],
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """Twenty-third hostile pass: an ST model's maps with `--encoder-layers 1 2`, then a hybrid ASR model's with
+    `--encoder-layers 1` into the same --out: the ST model's `heat.textual-layer*.png` and `heat.acoustic-layer2.png`
+    stayed beside the ASR model's cross-attention, one folder of maps of two models, exit 0. The earlier run's maps
+    that this run does not draw go with it; other files beside it stay."""
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    out = tmp_path / "heat.png"
+    argv = ["analyze", "attention", "--data", str(prepared_data), "--utt", utt, "--out", str(out), "--encoder-layers"]
+    assert main([*argv, "1", "2", "--model", str(model_files["st"])]) == 0
+    assert len(list(tmp_path.iterdir())) == 5
+    kept = ["heat.notes.txt", "heat.textual-layer.png", "other.textual-layer1.png"]
+    for name in kept:
+        (tmp_path / name).write_text("the user's")
+    capsys.readouterr()
+    assert main([*argv, "1", "--model", str(model_files["asr_hybrid"])]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {out}, {tmp_path / 'heat.acoustic-layer1.png'}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["heat.acoustic-layer1.png", "heat.png", *kept])
+
+
 @pytest.mark.slow
 def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data: Path,
                                                    model_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
