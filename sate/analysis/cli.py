@@ -36,6 +36,7 @@ from sate.errors import SateError, one_line
 from sate.files import (
     check_distinct,
     check_journal_place,
+    given_twice,
     held_out_dir,
     is_stream,
     real_path,
@@ -162,6 +163,13 @@ def run_locality(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
     require_directory(args.data, "--data")
+    # one model file given twice (its pack and its model.pt, a link to either) was two lines of one model's values,
+    # analysed twice, exit 0 (twenty-third hostile pass)
+    files = [path / layout.MODEL if path.is_dir() else path for path in args.model]
+    twice = given_twice(files)
+    if twice is not None:
+        first, again = (args.model[next(k for k, f in enumerate(files) if f is one)] for one in twice)
+        raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)

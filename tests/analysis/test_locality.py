@@ -317,3 +317,19 @@ def test_a_model_named_with_a_bar_or_a_dollar_keeps_its_column_and_its_line() ->
     table = markdown_table(rows, "caption")
     assert "| layer | a\\|b acoustic | a$^$b acoustic |" in table
     assert plot_locality(rows, 0.1).startswith(b"\x89PNG")
+
+
+def test_a_model_given_twice_is_refused(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                        capsys: pytest.CaptureFixture) -> None:
+    """Twenty-third hostile pass: one model file given as its directory and as its model.pt (or through a link to its
+    directory) was analysed twice and drawn as two models of one model's values, exit 0."""
+    asr, mt = model_files["asr"], model_files["mt"]
+    (tmp_path / "link").symlink_to(asr.parent)
+    out = tmp_path / "loc"
+    for given in ((asr, asr.parent), (asr.parent, mt, tmp_path / "link"), (mt, mt)):
+        assert main(["analyze", "locality", "--model", *map(str, given), "--data", str(prepared_data), "--max-utts",
+                     "1", "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.strip() == (f"sate analyze: error: --model {given[-1]}: the model file of --model {given[0]} is "
+                               "given already; give each model once"), err
+        assert not out.exists()
