@@ -20,6 +20,7 @@ given, else the model directory's cmvn.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
-from sate.data.manifest import check_split_names
+from sate.data.manifest import check_split_names, manifest_splits
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
@@ -39,6 +40,7 @@ from sate.files import (
     given_twice,
     held_out_dir,
     is_stream,
+    json_text,
     real_path,
     replace_together,
     require_directory,
@@ -237,8 +239,24 @@ def find_index(ids: list[str], utt: str, manifest: Path) -> int:
     try:
         return ids.index(utt)
     except ValueError:
-        raise SateError(f"{manifest}: no utterance {utt!r} ({len(ids)} utterances, e.g. "
-                        f"{', '.join(ids[:3])})") from None
+        held = split_holding(manifest, utt)
+        raise SateError(f"{manifest}: no utterance {utt!r} ({len(ids)} utterances, e.g. {', '.join(ids[:3])})"
+                        + (f"; it is in {held}.jsonl: give --split {held}" if held else "")) from None
+
+
+def split_holding(manifest: Path, utt: str) -> str | None:
+    """The other split of the data directory whose manifest has a row of id ``utt``, or None: an id of tst-COMMON
+    (where `sate evaluate` decodes) looked up in the default --split dev was told only that dev lacks it (twenty-third
+    hostile pass). A row is found as `sate prep` writes it (``"id": ...``), a line at a time; this is advice only."""
+    key = f'"id": {json_text(utt)}'.encode("utf-8", "surrogateescape")
+    with contextlib.suppress(OSError):
+        for split in manifest_splits(manifest.parent):
+            other = manifest.parent / f"{split}.jsonl"
+            if other != manifest and other.is_file():
+                with other.open("rb") as f:
+                    if any(key in line for line in f):
+                        return split
+    return None
 
 
 def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batch:

@@ -177,8 +177,15 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
     out = str(tmp_path / "h.png")
     base = ["analyze", "attention", "--data", str(prepared_data), "--out", out]
     utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    dev_ids = [row["id"] for row in read_manifest(prepared_data / "dev.jsonl")]
+    tested = read_manifest(prepared_data / "tst-COMMON.jsonl")[-1]["id"]
     cases = [
-        (["--model", str(model_files["st"]), "--utt", "nosuch"], "dev.jsonl: no utterance 'nosuch'"),
+        (["--model", str(model_files["st"]), "--utt", "nosuch"],
+         f"dev.jsonl: no utterance 'nosuch' (5 utterances, e.g. {', '.join(dev_ids[:3])})\n"),
+        # an id of tst-COMMON, where `sate evaluate` decodes, looked up in the default dev (twenty-third hostile pass)
+        (["--model", str(model_files["mt"]), "--utt", tested],
+         f"dev.jsonl: no utterance '{tested}' (5 utterances, e.g. {', '.join(dev_ids[:3])}); it is in "
+         "tst-COMMON.jsonl: give --split tst-COMMON\n"),
         (["--model", str(model_files["st"]), "--utt", utt, "--layer", "3"], "--layer 3: the decoder has 2 layers"),
         (["--model", str(model_files["st"]), "--utt", utt, "--head", "4"], "--head 4: the decoder has 2 heads"),
         (["--model", str(model_files["st"]), "--utt", utt, "--encoder-layers", "5"],
