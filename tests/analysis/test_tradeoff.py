@@ -247,3 +247,24 @@ def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: p
     assert lines["wait-k (0.5 s, beam 5): LAAL"] == [1.1, 1.6]
     assert main(["latency-plot", *map(str, paths[1:]), "--out", str(tmp_path / "same.png")]) == 0
     assert "| wait-k=1 | 0.5 | 11.1 |" in capsys.readouterr().out  # one beam among them: named as before
+
+
+def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: the offline run of one pack beside the streamed runs of another was drawn as their
+    ceiling, 'offline (offline)' beside 'wait-k=1', nothing saying it was another model's BLEU, exit 0."""
+    paths = []
+    for name, model, policy in (("offline", "packs/big", None), ("w1", "packs/st", "wait-k=1")):
+        path = _results(tmp_path / name, 20.0, policy, 1.0, 1.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| offline (packs/big: offline) | | 20.0 |" in table and "| packs/st: wait-k=1 | 0.5 | 20.0 |" in table
+    labels = [line.get_label() for line in plot([replace(read_run(p), named=True) for p in paths],
+                                                  tmp_path / "again.png").axes[0].get_lines()]
+    assert "offline (packs/big: offline)" in labels
+    results = json.loads((paths[0] / "results.json").read_text())
+    (paths[0] / "results.json").write_text(json.dumps({**results, "model": "packs/st"}))
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    assert "| offline (offline) | | 20.0 |" in capsys.readouterr().out  # one model: named as before
