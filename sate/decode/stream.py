@@ -69,11 +69,24 @@ def float_pcm(data: bytes) -> bool | None:
         return bool(np.isfinite(sound).all() and (np.abs(sound) < 4).all() and (np.abs(sound) > 1e-7).all())
 
 
+def unsigned_pcm(data: bytes) -> bool | None:
+    """Whether raw PCM bytes are unsigned 8-bit samples (arecord's default format, `-f U8`: what a microphone gives
+    when `-f S16_LE` is left out) rather than s16le, or None while too few have come. Unsigned bytes sit around 128,
+    silence included, so read as 16-bit each sample's high byte is near 0x80: nearly every value lies near full
+    scale, which no 16-bit recording does (a full-scale sine spends less than half its time above half scale). It
+    was read as speech at half the rate, wrapping around full scale, and translated, exit 0 (twenty-third hostile
+    pass)."""
+    samples = np.frombuffer(data[:len(data) // 2 * 2], dtype="<i2")
+    if len(samples) < 400:
+        return None
+    return bool(np.mean(np.abs(samples.astype(np.int32)) >= 16384) > 0.9)
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
     an audio file's header at the start is refused."""
     size = 2 * round(chunk * SAMPLE_RATE)
-    first, floats, read = True, None, 0  # floats: None until a piece of sound tells the encoding
+    first, floats, unsigned, read = True, None, None, 0  # floats: None until a piece of sound tells the encoding
     while True:
         data = stream.read(size)
         if not data:
@@ -87,6 +100,11 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
             if floats:
                 raise SateError("stdin: 32-bit float PCM (ffmpeg -f f32le), not 16-bit: give 16 kHz mono s16le "
                                 "(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
+        if unsigned is None:
+            unsigned = unsigned_pcm(data)
+            if unsigned:
+                raise SateError("stdin: 8-bit unsigned PCM (arecord's default format when -f is not given), not "
+                                "16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw)")
         read += len(data)
         first = False
         if len(data) % 2:

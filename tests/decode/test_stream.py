@@ -35,3 +35,19 @@ def test_float_pcm_on_stdin_is_named_as_such() -> None:
         assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
     silence = np.zeros(32000, "<i2").tobytes()
     assert sum(len(p) for p in stream.pcm_pieces(io.BytesIO(silence), 0.5)) == 32000
+
+
+def test_unsigned_8_bit_pcm_on_stdin_is_named_as_such() -> None:
+    """`arecord -q -t raw | sate stream -` without `-f S16_LE` gives arecord's default, unsigned 8-bit samples: read as
+    s16le, speech at half the rate wrapping around full scale, translated, exit 0 (twenty-third hostile pass). Refused
+    from the first piece, silence included (unsigned silence is 128); s16le, even a full-scale tone, reads as before."""
+    wave = np.concatenate([np.zeros(8000, np.float32), _speech(2.0)])
+    for samples in (wave, wave[:8000]):  # speech after silence, and silence alone
+        unsigned = np.round(samples * 127 + 128).astype(np.uint8).tobytes()
+        with pytest.raises(SateError, match=r"^stdin: 8-bit unsigned PCM \(arecord's default format when -f is not "
+                                            r"given\), not 16-bit: give 16 kHz mono s16le \(arecord -f S16_LE -r 16000 "
+                                            r"-c 1 -t raw\)$"):
+            list(stream.pcm_pieces(io.BytesIO(unsigned), 0.5))
+    tone = np.round(32767 * np.sin(2 * np.pi * 1000 * np.arange(16000) / 16000)).astype("<i2")
+    pieces = list(stream.pcm_pieces(io.BytesIO(tone.tobytes()), 0.5))
+    assert np.array_equal(np.concatenate(pieces), tone.astype(np.float32) / 32768.0)
