@@ -51,3 +51,18 @@ def test_unsigned_8_bit_pcm_on_stdin_is_named_as_such() -> None:
     tone = np.round(32767 * np.sin(2 * np.pi * 1000 * np.arange(16000) / 16000)).astype("<i2")
     pieces = list(stream.pcm_pieces(io.BytesIO(tone.tobytes()), 0.5))
     assert np.array_equal(np.concatenate(pieces), tone.astype(np.float32) / 32768.0)
+
+
+def test_two_channels_alike_on_stdin_are_named_as_such() -> None:
+    """`ffmpeg -i podcast.mp3 -f s16le -ar 16000 - | sate stream -` without `-ac 1`: a stereo file of one voice (both
+    channels alike, as most are) interleaved, read as mono speech at half its speed and pitch and translated, exit 0
+    (twenty-third hostile pass). Refused once sound arrives; mono, a constant offset in silence and two channels
+    that differ (which no rule tells from mono) read as before."""
+    mono = np.round(np.concatenate([np.zeros(8000, np.float32), _speech(2.0)]) * 32767).astype("<i2")
+    with pytest.raises(SateError, match=r"^stdin: two channels alike \(a stereo file given without -ac 1\), not mono: "
+                                        r"give 16 kHz mono s16le \(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -\)$"):
+        list(stream.pcm_pieces(io.BytesIO(np.repeat(mono, 2).tobytes()), 0.5))
+    other = np.round(_speech(2.0, seed=1) * 32767).astype("<i2")
+    for pcm in (mono, np.full(16000, -1, "<i2"), np.stack([mono[8000:], other], axis=1).ravel()):
+        pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+        assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
