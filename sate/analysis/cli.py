@@ -364,8 +364,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="window width as a share r of the length T (the paper's 10%%): keys with "
                           "|i - j| <= floor(r·T / 2) count as local; 0.2 gives a half-width of 10%%")
     loc.add_argument("--batch-size", type=whole_number, default=1,
-                     help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
-                          "subsampling gives a padded utterance 1-2 extra frames computed over padding")
+                     help="utterances encoded together; above 1 faster, with the same values (padding is masked "
+                          "exactly, speech too)")
     loc.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
     loc.add_argument("--out", type=dir_name, required=True, help="directory for locality.csv, .md and .png")
     loc.set_defaults(_run=run_locality)
