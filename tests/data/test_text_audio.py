@@ -167,6 +167,42 @@ def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> No
         wav_info(empty)
 
 
+def test_audio_behind_a_wavs_declared_data_is_named_for_it(tmp_path) -> None:
+    """Twenty-third hostile pass: a WAV whose data chunk declares 1 s with 2 s more of samples behind it (a recorder
+    that wrote its header before it ended) was read as its first second, translated as if whole, exit 0; two WAVs
+    joined with cat were libsndfile's "No 'RIFF' chunk marker", of a file that begins with one. Both named for what
+    they are; chunks behind the data (LIST), zeros and an ID3 tag are read as before."""
+    import struct
+
+    from sate.data.audio import audio_blocks, read_audio
+
+    whole = tmp_path / "whole.wav"
+    wave = (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32)
+    sf.write(whole, wave, 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    early = tmp_path / "early.wav"
+    early.write_bytes(data[: at + 4] + struct.pack("<I", 32000) + data[at + 8:])
+    joined = tmp_path / "joined.wav"
+    joined.write_bytes(data + data)
+    for read in (wav_info, read_audio):
+        with pytest.raises(SateError, match=rf"^{early}: 2\.0 s of bytes that are no chunk follow the 1\.0 s of audio "
+                                            r"its header declares \(a recording whose header was written before it "
+                                            r"ended\?\), and only that would be read; repair the header first, e\.g\. "
+                                            r"sox --ignore-length IN\.wav OUT\.wav$"):
+            read(early)
+        with pytest.raises(SateError, match=rf"^{joined}: another WAV file begins at byte {len(data):,}, after the "
+                                            r"audio its header declares \(files joined with cat\?\): a WAV holds one"):
+            read(joined)
+    list_chunk = b"LIST" + struct.pack("<I", 40000) + b"INFO" + bytes(39996)
+    for name, tail in (("list", list_chunk), ("zeros", bytes(100000)), ("id3", b"ID3" + bytes(range(256)) * 400),
+                       ("short", bytes(range(256)) * 100)):  # less than a second behind it: read as before
+        kept = tmp_path / f"{name}.wav"
+        kept.write_bytes(data + tail)
+        assert wav_info(kept).frames == len(wave)
+        assert np.concatenate(list(audio_blocks(kept))).shape == (len(wave),)
+
+
 @pytest.mark.parametrize(("fmt", "suffix"), [("W64", "w64"), ("RF64", "wav"), ("AIFF", "aiff"), ("AU", "au")])
 def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) -> None:
     """Only a WAV's data chunk was checked: a W64, RF64, AIFF or AU file cut to a third read as its first second,
