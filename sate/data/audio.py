@@ -29,7 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
-from sate.files import describe_os_error, what_is_there
+from sate.files import describe_os_error, known_kind, what_is_there
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -718,15 +718,29 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
+# Names of headerless PCM (arecord -t raw, ffmpeg -f s16le): soundfile asked a .raw file for its "samplerate", an
+# option sate has not, and libsndfile said of a .pcm file only "Format not recognised" (twenty-third hostile pass)
+RAW_SUFFIXES = (".raw", ".pcm")
+
+
 def _reason(path: Path, err: Exception) -> str:
     """Why libsndfile could not open the regular file ``path``: the system's reason where there is one (for a file
-    it may not read, libsndfile says only "System error"), else the first line of its own message."""
+    it may not read, libsndfile says only "System error"), else the first line of its own message; a name of
+    headerless PCM is told what to do with it."""
     if Path(path).is_file():
         try:
             with open(path, "rb"):
                 pass
         except OSError as os_err:
             return os_err.strerror or str(os_err)
+        if Path(path).suffix.lower() in RAW_SUFFIXES:
+            with contextlib.suppress(OSError), open(path, "rb") as f:
+                kind = known_kind(f.read(16))
+                if kind is not None and "audio" in kind:  # soundfile takes a .raw name for headerless, whatever
+                    return f"it is {kind}, but its name says headerless PCM: rename it (e.g. to .wav)"
+            return ("headerless PCM: no header says its rate, channels and encoding; convert it to WAV, e.g. ffmpeg "
+                    "-f s16le -ar 16000 -ac 1 -i FILE OUT.wav with its own, or pipe 16 kHz mono s16le to "
+                    "`sate stream -`")
     return _first_line(err)
 
 

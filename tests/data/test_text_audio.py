@@ -294,3 +294,25 @@ def test_a_device_given_as_audio_is_named_as_one() -> None:
 
     with pytest.raises(SateError, match=r"^/dev/null: cannot read audio \(a device, not an audio file\)$"):
         audio_blocks("/dev/null")
+
+
+def test_headerless_pcm_is_told_what_to_do_with_it(tmp_path) -> None:
+    """Twenty-third hostile pass: `arecord -t raw > talk.raw` then `sate translate talk.raw` was soundfile's
+    "samplerate must be specified" (an option sate has not), and a .pcm name libsndfile's "Format not recognised";
+    a WAV named .raw was asked for a sample rate too. Each is told what to do: convert it, pipe it to `sate stream -`,
+    or rename it."""
+    from sate.data.audio import audio_blocks
+
+    pcm = (3000 * np.sin(np.arange(16000) / 9)).astype("<i2").tobytes()
+    for name in ("talk.raw", "talk.PCM"):
+        (tmp_path / name).write_bytes(pcm)
+        for read in (wav_info, audio_blocks):
+            advice = (r"headerless PCM: no header says its rate, channels and encoding; convert it to WAV, e\.g\. "
+                      r"ffmpeg -f s16le -ar 16000 -ac 1 -i FILE OUT\.wav with its own, or pipe 16 kHz mono s16le to "
+                      r"`sate stream -`")
+            with pytest.raises(SateError, match=rf"^{tmp_path / name}: cannot read audio.? \(?{advice}\)?$"):
+                read(tmp_path / name)
+    named = tmp_path / "wav.raw"
+    sf.write(named, np.zeros(1600, np.int16), 16000, format="WAV")
+    with pytest.raises(SateError, match=r"it is a WAV audio file, but its name says headerless PCM: rename it"):
+        audio_blocks(named)
