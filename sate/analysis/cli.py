@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
-from sate.data.manifest import check_split_names, manifest_splits
+from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
@@ -272,6 +272,12 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         if not len(dataset.src[index]):
             raise SateError(f"{manifest}: utterance {utt!r} has an empty transcript")
         return collate([dataset[index]])
+    rows = read_manifest(manifest) if manifest.is_file() else None  # a missing one is named by the dataset
+    seconds = float(rows[find_index([row["id"] for row in rows], utt, manifest)]["duration"]) if rows else 0.0
+    if seconds > MAX_SEGMENT:  # as an audio FILE is: a 130-s row (a Kaldi recording as a row) took 411 s and 3.2 GB
+        raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
+                        f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
+                        "cut its recording with `sate segment` and give one segment as an audio file")
     dataset = SpeechDataset.from_data_dir(data, split, src_vocab, tgt_vocab, normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -307,6 +308,28 @@ def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data
     assert main(argv) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == earlier
+
+def test_an_utterance_longer_than_a_segment_is_refused_before_its_features(tmp_path: Path, prepared_data: Path,
+                                                                          model_files: dict[str, Path],
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """Twenty-third hostile pass: an audio FILE over 120 s was refused, but `--utt` of a manifest row that long (a
+    Kaldi directory's whole recording as a row) was analysed: a 130-s row took 411 s and 3.2 GB for the tiny model,
+    every attention map kept for the plot. Refused as the file is, before its features are read."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    sf.write(tmp_path / "long.wav", np.zeros(16000 * 121, np.int16), 16000)
+    rows = read_manifest(data / "dev.jsonl")
+    long_row = {**rows[0], "id": "long_0", "audio": str(tmp_path / "long.wav"), "offset": 0.0, "duration": 121.0}
+    (data / "dev.jsonl").write_text("".join(json.dumps(row) + "\n" for row in [*rows, long_row]))
+    out = tmp_path / "heat.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), "--data", str(data), "--utt", "long_0",
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate analyze: error: {data / 'dev.jsonl'}: utterance 'long_0' is 121.0 s long; `sate analyze attention` "
+        "keeps every attention map of an utterance, so it takes 120 s at most: give a shorter one, or cut its "
+        "recording with `sate segment` and give one segment as an audio file")
+    assert not out.exists()
+
 
 def test_a_model_that_reads_waveforms_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
                                                                  whisper_hub_dir: Path,
