@@ -20,6 +20,7 @@ given, else the model directory's cmvn.json.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 from sate import layout
 from sate.data.audio import read_segment, wav_info
 from sate.data.features import compute_fbank
-from sate.data.manifest import check_split_names
+from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
@@ -36,8 +37,10 @@ from sate.errors import SateError, one_line
 from sate.files import (
     check_distinct,
     check_journal_place,
+    given_twice,
     held_out_dir,
     is_stream,
+    json_text,
     real_path,
     replace_together,
     require_directory,
@@ -162,6 +165,13 @@ def run_locality(args: argparse.Namespace) -> int:
     if args.batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {args.batch_size}")
     require_directory(args.data, "--data")
+    # one model file given twice (its pack and its model.pt, a link to either) was two lines of one model's values,
+    # analysed twice, exit 0 (twenty-third hostile pass)
+    files = [path / layout.MODEL if path.is_dir() else path for path in args.model]
+    twice = given_twice(files)
+    if twice is not None:
+        first, again = (args.model[next(k for k, f in enumerate(files) if f is one)] for one in twice)
+        raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
     src_vocab, tgt_vocab = vocabularies(args.data)
@@ -229,8 +239,24 @@ def find_index(ids: list[str], utt: str, manifest: Path) -> int:
     try:
         return ids.index(utt)
     except ValueError:
-        raise SateError(f"{manifest}: no utterance {utt!r} ({len(ids)} utterances, e.g. "
-                        f"{', '.join(ids[:3])})") from None
+        held = split_holding(manifest, utt)
+        raise SateError(f"{manifest}: no utterance {utt!r} ({len(ids)} utterances, e.g. {', '.join(ids[:3])})"
+                        + (f"; it is in {held}.jsonl: give --split {held}" if held else "")) from None
+
+
+def split_holding(manifest: Path, utt: str) -> str | None:
+    """The other split of the data directory whose manifest has a row of id ``utt``, or None: an id of tst-COMMON
+    (where `sate evaluate` decodes) looked up in the default --split dev was told only that dev lacks it (twenty-third
+    hostile pass). A row is found as `sate prep` writes it (``"id": ...``), a line at a time; this is advice only."""
+    key = f'"id": {json_text(utt)}'.encode("utf-8", "surrogateescape")
+    with contextlib.suppress(OSError):
+        for split in manifest_splits(manifest.parent):
+            other = manifest.parent / f"{split}.jsonl"
+            if other != manifest and other.is_file():
+                with other.open("rb") as f:
+                    if any(key in line for line in f):
+                        return split
+    return None
 
 
 def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batch:
@@ -246,6 +272,12 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         if not len(dataset.src[index]):
             raise SateError(f"{manifest}: utterance {utt!r} has an empty transcript")
         return collate([dataset[index]])
+    rows = read_manifest(manifest) if manifest.is_file() else None  # a missing one is named by the dataset
+    seconds = float(rows[find_index([row["id"] for row in rows], utt, manifest)]["duration"]) if rows else 0.0
+    if seconds > MAX_SEGMENT:  # as an audio FILE is: a 130-s row (a Kaldi recording as a row) took 411 s and 3.2 GB
+        raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
+                        f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
+                        "cut its recording with `sate segment` and give one segment as an audio file")
     dataset = SpeechDataset.from_data_dir(data, split, src_vocab, tgt_vocab, normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
@@ -338,8 +370,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="window width as a share r of the length T (the paper's 10%%): keys with "
                           "|i - j| <= floor(r·T / 2) count as local; 0.2 gives a half-width of 10%%")
     loc.add_argument("--batch-size", type=whole_number, default=1,
-                     help="utterances encoded together; above 1 faster, but not exact for speech: ESPnet's "
-                          "subsampling gives a padded utterance 1-2 extra frames computed over padding")
+                     help="utterances encoded together; above 1 faster, with the same values (padding is masked "
+                          "exactly, speech too)")
     loc.add_argument("--device", default=None, help="torch device (default: a GPU if present)")
     loc.add_argument("--out", type=dir_name, required=True, help="directory for locality.csv, .md and .png")
     loc.set_defaults(_run=run_locality)

@@ -216,11 +216,28 @@ def output_paths(out: Path, encoder_layers: Sequence[int]) -> list[Path]:
     return [out, *(layer_path(out, encoder, k) for encoder in ENCODERS for k in dict.fromkeys(encoder_layers))]
 
 
+def earlier_maps(out: Path) -> list[Path]:
+    """The self-attention maps an earlier run wrote beside ``out`` (``<stem>.<encoder>-layer<l>.png``, regular
+    files or links), where ``out`` itself is there: they go with it when it is replaced."""
+    if not out.is_file() or not out.parent.is_dir():
+        return []
+    names = {f"{out.stem}.{encoder}-layer": encoder for encoder in ENCODERS}
+    found = []
+    for path in out.parent.iterdir():
+        head, _, rest = path.name.rpartition("-layer")
+        layer = rest[: len(rest) - len(out.suffix)] if out.suffix and rest.endswith(out.suffix) else ""
+        if f"{head}-layer" in names and is_digits(layer) and (path.is_symlink() or path.is_file()):
+            found.append(path)
+    return sorted(found)
+
+
 def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | None, head: int | None,
                    encoder_layers: Sequence[int]) -> list[Path]:
     """The cross-attention PNG at ``out`` plus one self-attention PNG per encoder and requested layer, replaced
     together once all are drawn: a full disk or a kill at a layer's map left the new cross-attention map beside
-    the old maps of another utterance or model."""
+    the old maps of another utterance or model. The maps of an earlier run there that this one does not draw
+    (other layers, an encoder this model lacks) are removed with them: they stayed beside the new map, a textual
+    encoder's map of an ST model beside an ASR model's cross-attention, exit 0 (twenty-third hostile pass)."""
     deepest = max(view.depth(e) for e in ENCODERS)
     too_deep = [k for k in encoder_layers if not 1 <= k <= deepest]
     if too_deep:
@@ -240,5 +257,5 @@ def write_heatmaps(view: UtteranceAttention, out: Path, name: str, layer: int | 
                 select(view, encoder, k, head), labels, labels,
                 f"{name} · {view.utt} · {encoder} self-attention, {_choice_name(k, head)}", f"key: {unit}",
                 f"query: {unit}")
-    replace_together(written)
+    replace_together(written, remove=[path for path in earlier_maps(out) if path not in written])
     return list(written)

@@ -14,9 +14,8 @@ utterance weighing the same. 1.0 means every position attends only within its wi
 identity, for instance); uniform attention over all T keys scores about (2w + 1)/T, a bit less
 because of the cut windows at the ends.
 
-Speech utterances are best encoded one at a time (``--batch-size 1``, the default): ESPnet's
-conv2d subsampling gives an utterance padded inside a batch one or two extra output frames computed
-over the padding, so batching changes acoustic lengths and weights slightly. Text batches are exact.
+Batches give the values of one utterance at a time (``--batch-size 1``, the default), speech too: the
+acoustic encoder masks padding exactly (docs/models.md), and text batches always did.
 
 The paper finds ASR encoders growing more local with depth and MT encoders more global, and an
 E2E ST encoder trained with CTC behaving like ASR. Outputs, in ``--out``:

@@ -5,13 +5,15 @@ Each RESULTS is the ``results.json`` of a `sate evaluate` run, or the directory 
 in the order of their latency, each point labelled with its parameter: solid for the ideal LAAL (audio read), dashed
 for the computation-aware one (decoding time included), in the line's colour. Runs over whole talks (``--talks``)
 are their own lines (StreamLAAL). An offline run (no ``--stream``) is a horizontal line at its BLEU, the ceiling the
-policies approach. Runs of several models are a line per model and policy, named by the model. The same figures
+policies approach. Runs of several models are a line per model and policy, named by the model, and runs of other
+decoding options (`--beam 1` beside the pack's beam) are lines named by those options. The same figures
 are printed as a markdown table, with chrF and the confidence intervals.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -51,6 +53,9 @@ class Run:
     laal_ca: float | None = None
     model: str | None = None  # the pack `sate evaluate` decoded with, where the file says
     named: bool = False  # runs of several models are drawn: the model is part of each line's name
+    references: str | None = None  # the digest of the ref.txt beside the results file, where there is one
+    decode: tuple[tuple[str, str], ...] = ()  # the decoding options the file records, as (name, value)
+    options: str = ""  # those that differ among the streamed runs drawn ("beam 1"): part of each line's name
 
     @property
     def series(self) -> str:
@@ -58,11 +63,20 @@ class Run:
         model where runs of several models are drawn (their points were joined into one line)."""
         if self.policy is None:
             return "offline"
-        return f"{self._of}{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''})"
+        return f"{self._of}{self.policy} ({self.chunk:g} s{', whole talks' if self.talks else ''}{self._with})"
 
     @property
     def name(self) -> str:
-        return f"{self._of}{self.policy}={self.value}{', whole talks' if self.talks else ''}"
+        return f"{self._of}{self.policy}={self.value}{', whole talks' if self.talks else ''}{self._with}"
+
+    @property
+    def _with(self) -> str:
+        return f", {self.options}" if self.options else ""
+
+    @property
+    def offline_name(self) -> str:
+        """An offline run's name: its folder, and its model where runs of several models are drawn."""
+        return f"{self._of}{self.path.parent.name}"
 
     @property
     def _of(self) -> str:
@@ -87,9 +101,13 @@ def read_run(path: Path) -> Run:
     split = results.get("split")
     if split is not None and not (isinstance(split, str) and split):  # 5 or [] was no split: runs went unchecked
         raise SateError(f"{file}: split must be the name of a split, got {shown(split)}")
+    decode = results.get("decode")
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
-                  model=one_line(results["model"]) if isinstance(results.get("model"), str) else None)
+                  model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
+                  references=_references(file.parent / "ref.txt"),
+                  decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
+                  if isinstance(decode, dict) else ())
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -118,6 +136,32 @@ def read_run(path: Path) -> Run:
     return streamed
 
 
+def _references(path: Path) -> str | None:
+    """The SHA-256 of the references `sate evaluate` wrote beside its results (``ref.txt``), read a block at a time,
+    or None where no regular file is there (a results file copied alone)."""
+    if not path.is_file():
+        return None
+    digest = hashlib.sha256()
+    with path.open("rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def label_options(runs: list[Run]) -> list[Run]:
+    """Streamed runs whose decoding options differ (a policy decoded with `--beam 1` and with the pack's beam) name
+    the options that differ in their lines and rows: they were joined into one line, two points labelled with the
+    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass)."""
+    streamed = [dict(run.decode) for run in runs if run.policy is not None]
+    keys = dict.fromkeys(key for options in streamed for key in options)
+    differ = [key for key in keys if len({options.get(key) for options in streamed}) > 1]
+    if not differ:
+        return runs
+    return [run if run.policy is None else
+            replace(run, options=", ".join(f"{key} {dict(run.decode).get(key, '?')}" for key in differ))
+            for run in runs]
+
+
 def check_each_once(runs: list[Run]) -> None:
     """Every results file once: a run given twice (its folder and its results.json, or a link to its folder) was
     a second row of the table and a second point on its own, exit 0."""
@@ -126,14 +170,23 @@ def check_each_once(runs: list[Run]) -> None:
         raise SateError(f"{twice[1]}: the results file {twice[0]} is given already; give each run once")
 
 
-def check_one_split(runs: list[Run]) -> None:
-    """Every run decoded the same split: runs of dev and tst-COMMON were joined into one policy's line (and an
-    offline run of another split drawn as its ceiling), BLEU of different sentences compared, exit 0."""
+def check_same_sentences(runs: list[Run]) -> None:
+    """Every run decoded the same sentences, by its split and the references beside it: runs of dev and tst-COMMON
+    were joined into one policy's line (and an offline run of another split drawn as its ceiling), BLEU of different
+    sentences compared, exit 0."""
     first = next((run for run in runs if run.split is not None), None)
     other = next((run for run in runs if run.split is not None and run.split != first.split), None) if first else None
     if first is not None and other is not None:
         raise SateError(f"{other.path}: split {shown(other.split)}, but {first.path} is split {shown(first.split)}: "
                         "runs of different splits cannot share one plot")
+    # one split name in two data directories (tst-COMMON of two corpora, or of a manifest cut since) was joined into
+    # one line, BLEU of different sentences compared, exit 0 (twenty-third hostile pass): their references tell
+    first = next((run for run in runs if run.references is not None), None)
+    other = next((run for run in runs if run.references not in (None, first.references)), None) if first else None
+    if first is not None and other is not None:
+        raise SateError(f"{other.path.parent / 'ref.txt'} differs from {first.path.parent / 'ref.txt'}: the runs "
+                        "decoded different sentences (another data directory, or another manifest of the split), so "
+                        "they cannot share one plot")
 
 
 def _score(value: float | None, ci: float | None) -> str:
@@ -147,7 +200,7 @@ def markdown(runs: list[Run]) -> str:
     for run in sorted(runs, key=lambda r: (r.policy is not None, r.series, r.laal or 0.0)):
         quality = f"{_score(run.bleu, run.bleu_ci)} | {_score(run.chrf, run.chrf_ci)}"
         if run.policy is None:
-            lines.append(f"| offline ({table_cell(run.path.parent.name)}) | | {quality} | | | | |")
+            lines.append(f"| offline ({table_cell(run.offline_name)}) | | {quality} | | | | |")
         else:
             lines.append(f"| {table_cell(run.name)} | {run.chunk:g} | {quality} | {run.al:.2f} | {run.laal:.2f} | "
                          f"{run.al_ca:.2f} | {run.laal_ca:.2f} |")
@@ -176,7 +229,7 @@ def plot(runs: list[Run], path: Path) -> Figure:
         for r in points:
             ax.annotate(str(r.value), (r.laal, r.bleu), textcoords="offset points", xytext=(4, 4), fontsize=8)
     for run in (r for r in runs if r.policy is None):
-        ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({plot_text(run.path.parent.name)})")
+        ax.axhline(run.bleu, color="grey", linestyle=":", label=f"offline ({plot_text(run.offline_name)})")
     ax.set_xlabel("lagging (s): LAAL, or StreamLAAL over whole talks")
     ax.set_ylabel("BLEU")
     ax.set_title("Quality against latency (labels: the policy's parameter)")
@@ -198,9 +251,12 @@ def run(args: argparse.Namespace) -> int:
     out = check_output(args.out, "image")  # once unchecked: `--out RUN/results.json` replaced an input with a PNG
     runs = [read_run(path) for path in args.results]
     check_each_once(runs)
-    check_one_split(runs)
-    if len({run.model for run in runs if run.policy is not None}) > 1:  # one line per model and policy
+    check_same_sentences(runs)
+    # one line per model and policy; an offline run of another model than the policies' was drawn as their ceiling
+    # without a word (twenty-third hostile pass)
+    if len({run.model for run in runs}) > 1:
         runs = [replace(run, named=True) for run in runs]
+    runs = label_options(runs)
     plot(runs, out)
     print(markdown(runs), end="")
     print(f"wrote {one_line(str(args.out))}")

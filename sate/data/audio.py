@@ -29,7 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
-from sate.files import describe_os_error, what_is_there
+from sate.files import describe_os_error, known_kind, what_is_there
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -195,6 +195,77 @@ def _empty_data_chunk(path: Path) -> int | None:
     return None
 
 
+def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
+    """Refuse a RIFF WAV whose data chunk is followed by bytes that are no chunk: another WAV file (two joined with
+    cat: libsndfile's "No 'RIFF' chunk marker" named a file that begins with one, or it read the first file alone), or
+    more than a second of them (a recording whose header a recorder wrote before it ended). libsndfile reads the
+    declared part alone: a talk became its first seconds, translated as if whole, exit 0 (twenty-third hostile pass).
+    Chunks after the data (LIST, id3, cue: metadata), a tag, and zeros (padding, or silence) lose nothing and are read
+    as before. ``info``: the header as libsndfile read it; None where it could not."""
+    try:  # a file that may not be read is named by its reader, as before
+        behind = _behind_data(path)
+        if behind is None:
+            return
+        at, size, declared = behind
+        with open(path, "rb") as f:
+            f.seek(at)
+            another = f.read(4) in (b"RIFF", b"RF64")
+        quiet = not another and _zeros_or_tag(path, at)
+    except OSError:
+        return
+    seconds = "" if info is None or info.frames <= 0 or info.samplerate <= 0 else \
+        f"the {info.frames / info.samplerate:.1f} s of audio "
+    if another:
+        raise SateError(f"{path}: another WAV file begins at byte {at:,}, after {seconds or 'the audio '}its header "
+                        "declares (files joined with cat?): a WAV holds one, and its header says how long; join them "
+                        "with sox instead (sox A.wav B.wav OUT.wav)")
+    if not seconds:
+        return
+    per_second = declared * info.samplerate / info.frames  # type: ignore[union-attr]  # the data's bytes a second
+    if size >= per_second and not quiet:
+        raise SateError(f"{path}: {size / per_second:.1f} s of bytes that are no chunk follow {seconds}its header "
+                        "declares (a recording whose header was written before it ended?), and only that would be "
+                        "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
+
+
+def _behind_data(path: Path) -> tuple[int, int, int] | None:
+    """Where the bytes that are no chunk begin behind a RIFF WAV's data chunk, how many there are and the data's
+    declared size, or None (no RIFF WAV, a size a streaming writer left unknown, nothing behind the chunks)."""
+    with open(path, "rb") as f:
+        total = os.fstat(f.fileno()).st_size
+        head = f.read(12)
+        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+            return None
+        at, declared = 12, None
+        for _ in range(MAX_CHUNKS):
+            f.seek(at)
+            chunk = f.read(8)
+            if len(chunk) < 8:
+                return None
+            name, size = chunk[:4], int.from_bytes(chunk[4:], "little")
+            if declared is not None and (name in (b"RIFF", b"RF64") or not all(0x20 <= c < 0x7F for c in name)):
+                break  # no chunk: the bytes from here are what the header does not declare
+            at += 8 + size + (size & 1)  # a chunk of odd size is padded to an even one
+            if name == b"data" and declared is None:
+                if _unknown_size(size):
+                    return None
+                declared = size
+        else:
+            return None
+        return (at, total - at, declared) if declared and total > at else None
+
+
+def _zeros_or_tag(path: Path, at: int) -> bool:
+    """Whether the bytes of ``path`` from ``at`` are an ID3 tag (some taggers append one bare) or zeros alone."""
+    with open(path, "rb") as f:
+        f.seek(at)
+        first = f.read(3)
+        if first in (b"ID3", b"TAG"):
+            return True
+        f.seek(at)
+        return all(not block.strip(b"\0") for block in iter(lambda: f.read(1 << 20), b""))
+
+
 def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
     """A WAV read from a pipe (a FIFO, a piped /dev/stdin) that ended before the samples its header declares: what
     `check_not_cut_short` refuses in a file, which a pipe can only show at its end (a cut talk piped in was
@@ -223,9 +294,11 @@ def wav_info(path: str | Path) -> WavInfo:
     try:
         info = sf.info(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version
+        check_nothing_behind_data(path, None)  # two files joined: "No 'RIFF' chunk marker" of a file beginning so
         raise SateError(f"{path}: cannot read audio: {_reason(path, err)}") from None
     check_not_cut_short(path, info)
     check_data_declared(path, info)
+    check_nothing_behind_data(path, info)
     check_w64_data(str(path), info)
     if info.frames <= 0 or info.samplerate <= 0:
         raise SateError(f"{path}: holds no audio samples")
@@ -571,6 +644,8 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         if fifo is not None:
             with contextlib.suppress(OSError):
                 os.close(fifo)
+        if regular:  # two files joined: "No 'RIFF' chunk marker" of a file beginning so
+            check_nothing_behind_data(path, None)
         reason = _reason(path, err)
         if not regular and "flac" in reason.lower():  # libsndfile's FLAC reader seeks: "flac decoder lost sync"
             reason = "FLAC cannot be read from a pipe: give the file's name, or pipe WAV"
@@ -588,6 +663,7 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     if regular:
         check_not_cut_short(path, source)
         check_data_declared(path, source)
+        check_nothing_behind_data(path, source)
     elif source.format not in PIPE_FORMATS:
         source.close()
         raise SateError(f"{path}: cannot read audio ({source.format_info} cannot be read from a pipe: give the "
@@ -642,15 +718,29 @@ def _first_line(err: Exception) -> str:
     return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
 
 
+# Names of headerless PCM (arecord -t raw, ffmpeg -f s16le): soundfile asked a .raw file for its "samplerate", an
+# option sate has not, and libsndfile said of a .pcm file only "Format not recognised" (twenty-third hostile pass)
+RAW_SUFFIXES = (".raw", ".pcm")
+
+
 def _reason(path: Path, err: Exception) -> str:
     """Why libsndfile could not open the regular file ``path``: the system's reason where there is one (for a file
-    it may not read, libsndfile says only "System error"), else the first line of its own message."""
+    it may not read, libsndfile says only "System error"), else the first line of its own message; a name of
+    headerless PCM is told what to do with it."""
     if Path(path).is_file():
         try:
             with open(path, "rb"):
                 pass
         except OSError as os_err:
             return os_err.strerror or str(os_err)
+        if Path(path).suffix.lower() in RAW_SUFFIXES:
+            with contextlib.suppress(OSError), open(path, "rb") as f:
+                kind = known_kind(f.read(16))
+                if kind is not None and "audio" in kind:  # soundfile takes a .raw name for headerless, whatever
+                    return f"it is {kind}, but its name says headerless PCM: rename it (e.g. to .wav)"
+            return ("headerless PCM: no header says its rate, channels and encoding; convert it to WAV, e.g. ffmpeg "
+                    "-f s16le -ar 16000 -ac 1 -i FILE OUT.wav with its own, or pipe 16 kHz mono s16le to "
+                    "`sate stream -`")
     return _first_line(err)
 
 

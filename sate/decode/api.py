@@ -21,6 +21,7 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -397,7 +398,8 @@ class SpeechTranslator:
         A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
         """
         results = []
-        for item in self.stream(args.many(inputs, "inputs"), options, batch_size, vad):
+        inputs = list(args.many(inputs, "inputs"))  # a generator's error before any decoding: all would be lost
+        for item in self.stream(inputs, options, batch_size, vad):
             if isinstance(item, Failure):
                 raise SateError(item.error)
             results.append(item)
@@ -410,7 +412,8 @@ class SpeechTranslator:
         Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments are pending,
         and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
         the group, not by the number or length of the inputs (`inputs` may be a generator), and short files
-        still share batches. `sate translate` is a loop over this.
+        still share batches. An error of `inputs` itself is raised once the inputs it gave before are given.
+        `sate translate` is a loop over this.
         """
         self._need_speech()
         inputs, options, batch_size = args.many(inputs, "inputs"), args.decode_options(options), \
@@ -418,7 +421,17 @@ class SpeechTranslator:
         self._check_segment_cap(vad)  # once, not as a failure of every input
         pending: list[PreparedAudio | Failure] = []
         seconds, segments = 0.0, 0
-        for index, source in enumerate(inputs):
+        sources = iter(inputs)
+        for index in itertools.count():
+            try:
+                source = next(sources)
+            except StopIteration:
+                break
+            except Exception:  # the iterable's own error (a generator over a dataset whose disk went away): the
+                # inputs it gave before are decoded and given first; they were dropped with the group, read and cut
+                # for nothing (twenty-third hostile pass)
+                yield from self._decode_group(pending, options, batch_size)
+                raise
             try:
                 item = self.prepare(source, index, vad)
             except SateError as err:

@@ -69,11 +69,38 @@ def float_pcm(data: bytes) -> bool | None:
         return bool(np.isfinite(sound).all() and (np.abs(sound) < 4).all() and (np.abs(sound) > 1e-7).all())
 
 
+def unsigned_pcm(data: bytes) -> bool | None:
+    """Whether raw PCM bytes are unsigned 8-bit samples (arecord's default format, `-f U8`: what a microphone gives
+    when `-f S16_LE` is left out) rather than s16le, or None while too few have come. Unsigned bytes sit around 128,
+    silence included, so read as 16-bit each sample's high byte is near 0x80: nearly every value lies near full
+    scale, which no 16-bit recording does (a full-scale sine spends less than half its time above half scale). It
+    was read as speech at half the rate, wrapping around full scale, and translated, exit 0 (twenty-third hostile
+    pass)."""
+    samples = np.frombuffer(data[:len(data) // 2 * 2], dtype="<i2")
+    if len(samples) < 400:
+        return None
+    return bool(np.mean(np.abs(samples.astype(np.int32)) >= 16384) > 0.9)
+
+
+def two_alike_channels(data: bytes) -> bool | None:
+    """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same samples (a stereo
+    file of one voice, as most are, given by `ffmpeg -f s16le` without `-ac 1`), or None while too little sound has
+    come: it was read as mono speech at half its speed and pitch, and translated, exit 0 (twenty-third hostile pass).
+    Every sample of sound equals its neighbour in its pair while the pairs change: no mono recording does that (a
+    constant level, such as an ADC's offset in silence, tells nothing)."""
+    samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
+    sound = samples[(samples != 0).any(axis=1)]
+    if len(sound) < 400:
+        return None
+    return bool((sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2)
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
     an audio file's header at the start is refused."""
     size = 2 * round(chunk * SAMPLE_RATE)
-    first, floats, read = True, None, 0  # floats: None until a piece of sound tells the encoding
+    # floats, unsigned, stereo: None until a piece of sound tells the encoding
+    first, floats, unsigned, stereo, read = True, None, None, None, 0
     while True:
         data = stream.read(size)
         if not data:
@@ -87,6 +114,16 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
             if floats:
                 raise SateError("stdin: 32-bit float PCM (ffmpeg -f f32le), not 16-bit: give 16 kHz mono s16le "
                                 "(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
+        if unsigned is None:
+            unsigned = unsigned_pcm(data)
+            if unsigned:
+                raise SateError("stdin: 8-bit unsigned PCM (arecord's default format when -f is not given), not "
+                                "16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw)")
+        if stereo is None and read % 4 == 0:
+            stereo = two_alike_channels(data)
+            if stereo:
+                raise SateError("stdin: two channels alike (a stereo file given without -ac 1), not mono: give 16 kHz "
+                                "mono s16le (ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
         read += len(data)
         first = False
         if len(data) % 2:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 
@@ -177,8 +178,15 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
     out = str(tmp_path / "h.png")
     base = ["analyze", "attention", "--data", str(prepared_data), "--out", out]
     utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    dev_ids = [row["id"] for row in read_manifest(prepared_data / "dev.jsonl")]
+    tested = read_manifest(prepared_data / "tst-COMMON.jsonl")[-1]["id"]
     cases = [
-        (["--model", str(model_files["st"]), "--utt", "nosuch"], "dev.jsonl: no utterance 'nosuch'"),
+        (["--model", str(model_files["st"]), "--utt", "nosuch"],
+         f"dev.jsonl: no utterance 'nosuch' (5 utterances, e.g. {', '.join(dev_ids[:3])})\n"),
+        # an id of tst-COMMON, where `sate evaluate` decodes, looked up in the default dev (twenty-third hostile pass)
+        (["--model", str(model_files["mt"]), "--utt", tested],
+         f"dev.jsonl: no utterance '{tested}' (5 utterances, e.g. {', '.join(dev_ids[:3])}); it is in "
+         "tst-COMMON.jsonl: give --split tst-COMMON\n"),
         (["--model", str(model_files["st"]), "--utt", utt, "--layer", "3"], "--layer 3: the decoder has 2 layers"),
         (["--model", str(model_files["st"]), "--utt", utt, "--head", "4"], "--head 4: the decoder has 2 heads"),
         (["--model", str(model_files["st"]), "--utt", utt, "--encoder-layers", "5"],
@@ -260,6 +268,27 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
 
 
 
+def test_an_earlier_runs_maps_go_with_the_map_they_were_drawn_with(tmp_path: Path, prepared_data: Path,
+                                                                   model_files: dict[str, Path],
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """Twenty-third hostile pass: an ST model's maps with `--encoder-layers 1 2`, then a hybrid ASR model's with
+    `--encoder-layers 1` into the same --out: the ST model's `heat.textual-layer*.png` and `heat.acoustic-layer2.png`
+    stayed beside the ASR model's cross-attention, one folder of maps of two models, exit 0. The earlier run's maps
+    that this run does not draw go with it; other files beside it stay."""
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    out = tmp_path / "heat.png"
+    argv = ["analyze", "attention", "--data", str(prepared_data), "--utt", utt, "--out", str(out), "--encoder-layers"]
+    assert main([*argv, "1", "2", "--model", str(model_files["st"])]) == 0
+    assert len(list(tmp_path.iterdir())) == 5
+    kept = ["heat.notes.txt", "heat.textual-layer.png", "other.textual-layer1.png"]
+    for name in kept:
+        (tmp_path / name).write_text("the user's")
+    capsys.readouterr()
+    assert main([*argv, "1", "--model", str(model_files["asr_hybrid"])]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == f"wrote {out}, {tmp_path / 'heat.acoustic-layer1.png'}"
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted(["heat.acoustic-layer1.png", "heat.png", *kept])
+
+
 @pytest.mark.slow
 def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data: Path,
                                                    model_files: dict[str, Path], monkeypatch: pytest.MonkeyPatch,
@@ -279,6 +308,28 @@ def test_the_maps_of_one_run_are_replaced_together(tmp_path: Path, prepared_data
     assert main(argv) == 1
     assert "No space left on device" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == earlier
+
+def test_an_utterance_longer_than_a_segment_is_refused_before_its_features(tmp_path: Path, prepared_data: Path,
+                                                                          model_files: dict[str, Path],
+                                                                          capsys: pytest.CaptureFixture) -> None:
+    """Twenty-third hostile pass: an audio FILE over 120 s was refused, but `--utt` of a manifest row that long (a
+    Kaldi directory's whole recording as a row) was analysed: a 130-s row took 411 s and 3.2 GB for the tiny model,
+    every attention map kept for the plot. Refused as the file is, before its features are read."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    sf.write(tmp_path / "long.wav", np.zeros(16000 * 121, np.int16), 16000)
+    rows = read_manifest(data / "dev.jsonl")
+    long_row = {**rows[0], "id": "long_0", "audio": str(tmp_path / "long.wav"), "offset": 0.0, "duration": 121.0}
+    (data / "dev.jsonl").write_text("".join(json.dumps(row) + "\n" for row in [*rows, long_row]))
+    out = tmp_path / "heat.png"
+    assert main(["analyze", "attention", "--model", str(model_files["st"]), "--data", str(data), "--utt", "long_0",
+                 "--out", str(out)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate analyze: error: {data / 'dev.jsonl'}: utterance 'long_0' is 121.0 s long; `sate analyze attention` "
+        "keeps every attention map of an utterance, so it takes 120 s at most: give a shorter one, or cut its "
+        "recording with `sate segment` and give one segment as an audio file")
+    assert not out.exists()
+
 
 def test_a_model_that_reads_waveforms_is_refused_before_any_work(tmp_path: Path, prepared_data: Path,
                                                                  whisper_hub_dir: Path,

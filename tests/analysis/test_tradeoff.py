@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from sate.analysis.tradeoff import plot, read_run
+from sate.analysis.tradeoff import label_options, plot, read_run
 from sate.cli import main
 
 
@@ -203,3 +203,68 @@ def test_a_run_given_twice_is_refused(tmp_path: Path, capsys: pytest.CaptureFixt
         assert f"{given[-1]}" in err and f"the results file {run / 'results.json'} is given already" in err, err
         assert not png.exists()
     assert main(["latency-plot", str(run), str(other), "--out", str(png)]) == 0
+
+
+def test_runs_of_other_sentences_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: tst-COMMON of two data directories (or of a manifest cut since) was one split name,
+    so a wait-k run of each was joined into one line, BLEU of different sentences compared, exit 0. The references
+    `sate evaluate` writes beside each run tell; a results file alone (no ref.txt) is not compared."""
+    paths = {name: _results(tmp_path / name, 10.0, policy, 1.0, 1.2)
+             for name, policy in (("w1", "wait-k=1"), ("w2", "wait-k=2"), ("offline", None), ("bare", "wait-k=3"))}
+    for name, refs in (("w1", "Guten Tag.\nDanke.\n"), ("w2", "Guten Tag.\n"), ("offline", "Guten Tag.\nDanke.\n")):
+        (paths[name] / "ref.txt").write_text(refs)
+        results = json.loads((paths[name] / "results.json").read_text())
+        (paths[name] / "results.json").write_text(json.dumps({**results, "split": "tst-COMMON"}))
+    png = tmp_path / "tradeoff.png"
+    for given in (("w1", "w2"), ("offline", "bare", "w2")):
+        assert main(["latency-plot", *(str(paths[name]) for name in given), "--out", str(png)]) == 2
+        err = capsys.readouterr().err
+        assert f"{paths['w2'] / 'ref.txt'} differs from {paths[given[0]] / 'ref.txt'}: the runs decoded different " \
+               "sentences" in err, err
+        assert not png.exists()
+    assert main(["latency-plot", *(str(paths[name]) for name in ("w1", "offline", "bare")), "--out", str(png)]) == 0
+
+
+def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: a policy decoded with `--beam 1` and with the pack's beam 5 (the two kinds of rows of
+    docs/inference.md's table) was one line through two points labelled 1, and two table rows 'wait-k=1' that nothing
+    told apart, exit 0. The options that differ now name the lines and rows; options alike are not named."""
+    paths = []
+    for name, policy, beam, laal in (("g1", "wait-k=1", 1, 1.0), ("b1", "wait-k=1", 5, 1.1),
+                                     ("b2", "wait-k=2", 5, 1.6)):
+        path = _results(tmp_path / name, 10.0 + laal, policy, laal, laal + 0.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "decode": {"beam": beam, "lenpen": 1.0}}))
+        paths.append(path)
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| wait-k=1, beam 1 | 0.5 | 11.0 |" in table and "| wait-k=1, beam 5 | 0.5 | 11.1 |" in table, table
+    assert "| wait-k=2, beam 5 | 0.5 | 11.6 |" in table and "lenpen" not in table
+    runs = label_options([read_run(p) for p in paths])
+    drawn = plot(runs, tmp_path / "again.png").axes[0].get_lines()
+    lines = {line.get_label(): list(line.get_xdata()) for line in drawn}
+    assert lines["wait-k (0.5 s, beam 1): LAAL"] == [1.0]
+    assert lines["wait-k (0.5 s, beam 5): LAAL"] == [1.1, 1.6]
+    assert main(["latency-plot", *map(str, paths[1:]), "--out", str(tmp_path / "same.png")]) == 0
+    assert "| wait-k=1 | 0.5 | 11.1 |" in capsys.readouterr().out  # one beam among them: named as before
+
+
+def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-third hostile pass: the offline run of one pack beside the streamed runs of another was drawn as their
+    ceiling, 'offline (offline)' beside 'wait-k=1', nothing saying it was another model's BLEU, exit 0."""
+    paths = []
+    for name, model, policy in (("offline", "packs/big", None), ("w1", "packs/st", "wait-k=1")):
+        path = _results(tmp_path / name, 20.0, policy, 1.0, 1.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| offline (packs/big: offline) | | 20.0 |" in table and "| packs/st: wait-k=1 | 0.5 | 20.0 |" in table
+    labels = [line.get_label() for line in plot([replace(read_run(p), named=True) for p in paths],
+                                                  tmp_path / "again.png").axes[0].get_lines()]
+    assert "offline (packs/big: offline)" in labels
+    results = json.loads((paths[0] / "results.json").read_text())
+    (paths[0] / "results.json").write_text(json.dumps({**results, "model": "packs/st"}))
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    assert "| offline (offline) | | 20.0 |" in capsys.readouterr().out  # one model: named as before

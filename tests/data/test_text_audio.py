@@ -167,6 +167,42 @@ def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> No
         wav_info(empty)
 
 
+def test_audio_behind_a_wavs_declared_data_is_named_for_it(tmp_path) -> None:
+    """Twenty-third hostile pass: a WAV whose data chunk declares 1 s with 2 s more of samples behind it (a recorder
+    that wrote its header before it ended) was read as its first second, translated as if whole, exit 0; two WAVs
+    joined with cat were libsndfile's "No 'RIFF' chunk marker", of a file that begins with one. Both named for what
+    they are; chunks behind the data (LIST), zeros and an ID3 tag are read as before."""
+    import struct
+
+    from sate.data.audio import audio_blocks, read_audio
+
+    whole = tmp_path / "whole.wav"
+    wave = (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32)
+    sf.write(whole, wave, 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    at = data.find(b"data")
+    early = tmp_path / "early.wav"
+    early.write_bytes(data[: at + 4] + struct.pack("<I", 32000) + data[at + 8:])
+    joined = tmp_path / "joined.wav"
+    joined.write_bytes(data + data)
+    for read in (wav_info, read_audio):
+        with pytest.raises(SateError, match=rf"^{early}: 2\.0 s of bytes that are no chunk follow the 1\.0 s of audio "
+                                            r"its header declares \(a recording whose header was written before it "
+                                            r"ended\?\), and only that would be read; repair the header first, e\.g\. "
+                                            r"sox --ignore-length IN\.wav OUT\.wav$"):
+            read(early)
+        with pytest.raises(SateError, match=rf"^{joined}: another WAV file begins at byte {len(data):,}, after the "
+                                            r"audio its header declares \(files joined with cat\?\): a WAV holds one"):
+            read(joined)
+    list_chunk = b"LIST" + struct.pack("<I", 40000) + b"INFO" + bytes(39996)
+    for name, tail in (("list", list_chunk), ("zeros", bytes(100000)), ("id3", b"ID3" + bytes(range(256)) * 400),
+                       ("short", bytes(range(256)) * 100)):  # less than a second behind it: read as before
+        kept = tmp_path / f"{name}.wav"
+        kept.write_bytes(data + tail)
+        assert wav_info(kept).frames == len(wave)
+        assert np.concatenate(list(audio_blocks(kept))).shape == (len(wave),)
+
+
 @pytest.mark.parametrize(("fmt", "suffix"), [("W64", "w64"), ("RF64", "wav"), ("AIFF", "aiff"), ("AU", "au")])
 def test_other_formats_cut_short_are_refused(tmp_path, fmt: str, suffix: str) -> None:
     """Only a WAV's data chunk was checked: a W64, RF64, AIFF or AU file cut to a third read as its first second,
@@ -258,3 +294,25 @@ def test_a_device_given_as_audio_is_named_as_one() -> None:
 
     with pytest.raises(SateError, match=r"^/dev/null: cannot read audio \(a device, not an audio file\)$"):
         audio_blocks("/dev/null")
+
+
+def test_headerless_pcm_is_told_what_to_do_with_it(tmp_path) -> None:
+    """Twenty-third hostile pass: `arecord -t raw > talk.raw` then `sate translate talk.raw` was soundfile's
+    "samplerate must be specified" (an option sate has not), and a .pcm name libsndfile's "Format not recognised";
+    a WAV named .raw was asked for a sample rate too. Each is told what to do: convert it, pipe it to `sate stream -`,
+    or rename it."""
+    from sate.data.audio import audio_blocks
+
+    pcm = (3000 * np.sin(np.arange(16000) / 9)).astype("<i2").tobytes()
+    for name in ("talk.raw", "talk.PCM"):
+        (tmp_path / name).write_bytes(pcm)
+        for read in (wav_info, audio_blocks):
+            advice = (r"headerless PCM: no header says its rate, channels and encoding; convert it to WAV, e\.g\. "
+                      r"ffmpeg -f s16le -ar 16000 -ac 1 -i FILE OUT\.wav with its own, or pipe 16 kHz mono s16le to "
+                      r"`sate stream -`")
+            with pytest.raises(SateError, match=rf"^{tmp_path / name}: cannot read audio.? \(?{advice}\)?$"):
+                read(tmp_path / name)
+    named = tmp_path / "wav.raw"
+    sf.write(named, np.zeros(1600, np.int16), 16000, format="WAV")
+    with pytest.raises(SateError, match=r"it is a WAV audio file, but its name says headerless PCM: rename it"):
+        audio_blocks(named)

@@ -493,6 +493,32 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
         st.translate(inputs)  # the list API raises on the first bad input
 
 
+
+def test_an_iterable_that_raises_gives_the_results_read_before_it(packs: dict[str, Path],
+                                                                   prepared_data: Path) -> None:
+    """Twenty-third hostile pass: a generator of inputs that raised after three inputs (a dataset whose disk went away)
+    ended `stream` with its error and no result: the three, read and cut at pauses, were dropped with their group.
+    They are decoded and given first now; `translate` reads its list first, so it raises before decoding any."""
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    rows = read_manifest(prepared_data / "dev.jsonl")[:3]
+    waves = [(read_segment(r["audio"], r["offset"], r["duration"]), 16000) for r in rows]
+    decoded: list[int] = []
+
+    def inputs() -> object:
+        yield from waves
+        raise OSError("the dataset's disk went away")
+
+    out = []
+    with pytest.raises(OSError, match="disk went away"):
+        for item in st.stream(inputs()):
+            out.append(item)
+    assert [r.segments for r in out] == [r.segments for r in st.translate(waves)]
+    original = st.decode_prepared
+    st.decode_prepared = lambda *a, **k: decoded.append(1) or original(*a, **k)  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="disk went away"):
+        st.translate(inputs())  # type: ignore[arg-type]
+    assert decoded == []
+
 def test_a_model_file_or_a_part_that_is_not_a_file_is_named_for_what_it_is(tmp_path: Path,
                                                                             packs: dict[str, Path]) -> None:
     """`translate --model EXP/model.pt` (a model file, not its pack) said "packed model directory is missing", and a

@@ -35,3 +35,34 @@ def test_float_pcm_on_stdin_is_named_as_such() -> None:
         assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
     silence = np.zeros(32000, "<i2").tobytes()
     assert sum(len(p) for p in stream.pcm_pieces(io.BytesIO(silence), 0.5)) == 32000
+
+
+def test_unsigned_8_bit_pcm_on_stdin_is_named_as_such() -> None:
+    """`arecord -q -t raw | sate stream -` without `-f S16_LE` gives arecord's default, unsigned 8-bit samples: read as
+    s16le, speech at half the rate wrapping around full scale, translated, exit 0 (twenty-third hostile pass). Refused
+    from the first piece, silence included (unsigned silence is 128); s16le, even a full-scale tone, reads as before."""
+    wave = np.concatenate([np.zeros(8000, np.float32), _speech(2.0)])
+    for samples in (wave, wave[:8000]):  # speech after silence, and silence alone
+        unsigned = np.round(samples * 127 + 128).astype(np.uint8).tobytes()
+        with pytest.raises(SateError, match=r"^stdin: 8-bit unsigned PCM \(arecord's default format when -f is not "
+                                            r"given\), not 16-bit: give 16 kHz mono s16le \(arecord -f S16_LE -r 16000 "
+                                            r"-c 1 -t raw\)$"):
+            list(stream.pcm_pieces(io.BytesIO(unsigned), 0.5))
+    tone = np.round(32767 * np.sin(2 * np.pi * 1000 * np.arange(16000) / 16000)).astype("<i2")
+    pieces = list(stream.pcm_pieces(io.BytesIO(tone.tobytes()), 0.5))
+    assert np.array_equal(np.concatenate(pieces), tone.astype(np.float32) / 32768.0)
+
+
+def test_two_channels_alike_on_stdin_are_named_as_such() -> None:
+    """`ffmpeg -i podcast.mp3 -f s16le -ar 16000 - | sate stream -` without `-ac 1`: a stereo file of one voice (both
+    channels alike, as most are) interleaved, read as mono speech at half its speed and pitch and translated, exit 0
+    (twenty-third hostile pass). Refused once sound arrives; mono, a constant offset in silence and two channels
+    that differ (which no rule tells from mono) read as before."""
+    mono = np.round(np.concatenate([np.zeros(8000, np.float32), _speech(2.0)]) * 32767).astype("<i2")
+    with pytest.raises(SateError, match=r"^stdin: two channels alike \(a stereo file given without -ac 1\), not mono: "
+                                        r"give 16 kHz mono s16le \(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -\)$"):
+        list(stream.pcm_pieces(io.BytesIO(np.repeat(mono, 2).tobytes()), 0.5))
+    other = np.round(_speech(2.0, seed=1) * 32767).astype("<i2")
+    for pcm in (mono, np.full(16000, -1, "<i2"), np.stack([mono[8000:], other], axis=1).ravel()):
+        pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+        assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
