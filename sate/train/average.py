@@ -128,15 +128,16 @@ def improves(metric: str) -> str | None:
     return None
 
 
-def check_mode(metric: str, mode: str, where: str) -> None:
+def check_mode(metric: str, mode: str, where: str, instead: str = "") -> None:
     """Refuse a mode against the way ``metric`` improves: `trainer.monitor valid/bleu` with the default
     `monitor_mode min` (a `--set` of the monitor alone) kept the ten worst checkpoints, deleted the best, stopped
     early when BLEU rose, and `sate average --best` averaged the worst, all without a word (twenty-third hostile
-    pass). ``where`` names the setting."""
+    pass). ``where`` names the setting; ``instead`` the option that gives the right mode, where the setting is a
+    record the user does not edit (a run's config in its checkpoints)."""
     better = improves(metric)
     if better is not None and better != mode:
         raise SateError(f"{where} {mode} for {shown(metric)}, which is better {'high' if better == 'max' else 'low'}: "
-                        f"the best checkpoints would be the worst; give {better}")
+                        f"the best checkpoints would be the worst; give {(instead + ' ') if instead else ''}{better}")
 
 
 def best_mode(metric: str, monitor: object, monitor_mode: object) -> str:
@@ -145,7 +146,7 @@ def best_mode(metric: str, monitor: object, monitor_mode: object) -> str:
     what its name says. The fixed default of min took the worst checkpoints of a run monitoring valid/bleu (every
     synth_ding config) as its best."""
     if metric == monitor and monitor_mode in ("min", "max"):
-        check_mode(metric, str(monitor_mode), "the run's trainer.monitor_mode is")
+        check_mode(metric, str(monitor_mode), "the run's trainer.monitor_mode is", "--mode")
         return str(monitor_mode)
     better = improves(metric)
     if better is None:

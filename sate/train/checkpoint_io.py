@@ -71,17 +71,19 @@ class MovableCheckpoint(ModelCheckpoint):
 
     def _fit_record(self) -> None:
         """The restored record cut to this run's number of checkpoints (save_top_k: trainer.keep_last or keep_best,
-        which a resume may change), its k-th named again. Lowered, the record named no k-th checkpoint where it held
-        fewer than the old number, and the first save after an epoch's training was a KeyError traceback inside
-        Lightning, at every resume; one longer than the new number was never cut (twentieth hostile pass). The
-        checkpoints left out of the record stay on disk."""
+        which a resume may change) and ranked by this run's mode (trainer.monitor_mode, which a resume may change
+        too), its best and k-th named again. Lowered, the record named no k-th checkpoint where it held fewer than
+        the old number, and the first save after an epoch's training was a KeyError traceback inside Lightning, at
+        every resume; one longer than the new number was never cut (twentieth hostile pass). The checkpoints left
+        out of the record stay on disk."""
         k = self.save_top_k
-        if k < 0 or len(self.best_k_models) < k:
+        if k < 0 or not self.best_k_models:
             return
         kept = sorted(self.best_k_models, key=lambda path: float(self.best_k_models[path]),
                       reverse=self.mode == "max")[:k]  # best first
         self.best_k_models = {path: self.best_k_models[path] for path in kept}
-        if kept:
+        self.best_model_path, self.best_model_score = kept[0], self.best_k_models[kept[0]]
+        if len(kept) == k:  # a full record: its k-th is what a new checkpoint must beat
             self.kth_best_model_path = kept[-1]
             self.kth_value = self.best_k_models[kept[-1]]
 

@@ -9,7 +9,8 @@
   other one, with a message. Damaged files it passed over are renamed `NAME.unreadable`. A directory whose
   checkpoints are all unreadable is an error: training never silently starts afresh beside an old run.
 - A resume must use the config of the run it continues, except SAFE_KEYS (budgets, patience, checkpoint
-  policy, logging, workers, init, and batch.per_device at an epoch end when batch.global is unchanged).
+  policy and the monitor's mode, logging, workers, init, and batch.per_device at an epoch end when batch.global is
+  unchanged).
   Anything else is refused, naming the keys.
 """
 
@@ -42,6 +43,9 @@ SAFE_KEYS = (
     "trainer.valid_bleu_utts", "trainer.valid_max_len_ratio", "trainer.nan_patience", "trainer.oom_patience",
     "trainer.log_every_n_steps", "data.num_workers",
     "init",  # the weights come from the checkpoint; the init section only applies to a fresh start
+    # which checkpoints are kept and when to stop, as keep_best is: a run of an older sate that monitored valid/bleu
+    # with monitor_mode min, which `sate train` now refuses, is resumed with max (MovableCheckpoint refits its record)
+    "trainer.monitor_mode",
 )
 UNREADABLE_SUFFIX = ".unreadable"
 
@@ -207,8 +211,8 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
         # config, not the user's, is what changed
         where = exp if point.path is None or point.path.name == layout.LAST_CHECKPOINT else point.path
         raise SateError(f"{where}: cannot resume with a changed config: {shown}{more} (a resume may only change "
-                        f"budgets, patience, checkpoint and logging settings, data.num_workers and init; "
-                        f"undo the change or train into a new --exp)")
+                        f"budgets, patience, checkpoint and logging settings, the monitor's mode, data.num_workers and "
+                        f"init; undo the change or train into a new --exp)")
     point.changed = changes
 
 

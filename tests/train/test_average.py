@@ -374,6 +374,6 @@ def test_a_mode_against_the_way_a_metric_improves_is_refused(tmp_path: Path,
         header(ckpts / f"epoch{epoch:03d}.ckpt", epoch=epoch, metrics={"valid/bleu": 10.0 + epoch},
                train_config={"trainer": {"monitor": "valid/bleu", "monitor_mode": "min"}})
     with pytest.raises(SateError, match=r"^the run's trainer.monitor_mode is min for 'valid/bleu', which is better "
-                                        r"high: the best checkpoints would be the worst; give max$"):
+                                        r"high: the best checkpoints would be the worst; give --mode max$"):
         select(ckpts, None, 1, None)
     assert [c["sate"]["epoch"] for c in select(ckpts, None, 1, None, "max")] == [2]

@@ -14,7 +14,9 @@ import yaml
 from sate.cli import main
 from sate.config import read_yaml
 from sate.errors import SateError
-from sate.train.resume import config_changes, read_checkpoint
+from sate.settings import build, merge
+from sate.train.resume import ResumePoint, check_config_change, config_changes, read_checkpoint
+from sate.train.schema import TrainingConfig
 from sate.train.trainer import load_training_config, train
 
 pytestmark = pytest.mark.slow  # trains tiny models
@@ -336,3 +338,38 @@ def test_a_resume_refused_in_the_data_setup_with_a_store_leaves_the_experiment_a
         train(load_training_config(path, ["trainer.max_epochs=2"]), exp)
     assert {p: p.read_bytes() for p in exp.rglob("*") if p.is_file() and p.suffix != ".ckpt"} == before
     assert sorted(p.name for p in (exp / "tensorboard").iterdir()) == ["version_0"]
+
+
+def test_a_monitor_mode_set_right_is_a_change_a_resume_takes(tmp_path: Path) -> None:
+    """A run of an older sate that monitored valid/bleu with monitor_mode min (refused by `sate train` since the
+    twenty-third hostile pass) could not be resumed at all: its config refused as it was, "cannot resume with a
+    changed config: trainer.monitor_mode 'min' -> 'max'" with the mode set right. The mode is a safe key, as
+    keep_best is (the review of that pass)."""
+    old = {"task": "asr", "data": {"dir": str(tmp_path)}, "trainer": {"monitor": "valid/wer", "monitor_mode": "max"}}
+    point = ResumePoint(path=tmp_path / "last.ckpt", checkpoint={"sate": {"train_config": old}})
+    config = build(TrainingConfig, merge(TrainingConfig, {**old, "trainer": {"monitor": "valid/wer",
+                                                                          "monitor_mode": "min"}}))
+    check_config_change(point, config, tmp_path)
+    assert point.changed == {"trainer.monitor_mode": ("max", "min")}
+    with pytest.raises(SateError, match=r"cannot resume with a changed config: trainer.monitor 'valid/wer' -> "):
+        check_config_change(point, build(TrainingConfig, merge(TrainingConfig, {**old, "trainer": {
+            "monitor": "valid/loss"}})), tmp_path)
+
+
+def test_a_restored_record_is_ranked_by_the_resumed_runs_mode(tmp_path: Path) -> None:
+    """With monitor_mode changed at a resume, the best and k-th checkpoints the record names are those of the new
+    mode: Lightning compares each new checkpoint with the restored k-th, which was the old mode's (the best BLEU of a
+    run ranked by min was its k-th, so no better checkpoint was ever kept)."""
+    from sate.train.checkpoint_io import MovableCheckpoint
+
+    record = {str(tmp_path / f"best-{n}.ckpt"): torch.tensor(score) for n, score in enumerate([10.0, 30.0, 20.0])}
+    for path in record:
+        Path(path).touch()
+    kept = MovableCheckpoint(dirpath=tmp_path, monitor="valid/bleu", mode="max", save_top_k=2)
+    kept.load_state_dict({"dirpath": str(tmp_path), "best_k_models": record, "monitor": "valid/bleu",
+                          "best_model_path": str(tmp_path / "best-0.ckpt"), "best_model_score": torch.tensor(10.0),
+                          "kth_best_model_path": str(tmp_path / "best-1.ckpt"), "kth_value": torch.tensor(30.0),
+                          "last_model_path": ""})
+    assert (Path(kept.best_model_path).name, float(kept.best_model_score)) == ("best-1.ckpt", 30.0)
+    assert (Path(kept.kth_best_model_path).name, float(kept.kth_value)) == ("best-2.ckpt", 20.0)
+    assert sorted(Path(p).name for p in kept.best_k_models) == ["best-1.ckpt", "best-2.ckpt"]
