@@ -170,7 +170,7 @@ def _managed(path: Path) -> str | None:
         return f"it is sate vocab's {layout.MARIAN_DIR}/{path.name}"
     if path.name == layout.RESULTS and evaluate_results(path):
         return "it holds the scores of a `sate evaluate` run, which only `sate evaluate` rewrites"
-    if _evaluate_output(path):
+    if evaluate_output(path):
         # `translate --out EV/hyp.txt` replaced the hypotheses that EV/results.json scored (and that `sate report`
         # bootstraps against the baseline's) with another text, exit 0
         return f"it is an output of the `sate evaluate` run in {path.parent}, which only `sate evaluate` rewrites"
@@ -184,7 +184,7 @@ def evaluate_results(path: Path) -> bool:
     return _json_object_with(path, ("mode", "split"), whole=True)
 
 
-def _evaluate_output(path: Path) -> bool:
+def evaluate_output(path: Path) -> bool:
     """Is ``path`` one of the files of a `sate evaluate` run (results.json, or hyp.txt and the like beside it)?"""
     return path.name in layout.EVALUATE_OUTPUTS and evaluate_results(path.parent / layout.RESULTS)
 
@@ -345,7 +345,7 @@ def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
         if what is not None:
             raise SateError(f"{refuse}: it holds {what}, not text")
         whose = _managed(path)
-        if whose is not None and not (kind == "results" and _evaluate_output(path)):
+        if whose is not None and not (kind == "results" and evaluate_output(path)):
             raise SateError(f"{refuse}: {whose}")
     elif kind == "model" and not _model_file(path):
         raise SateError(f"{refuse}: it is not a sate model file")
@@ -616,7 +616,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: {place}")
     # named as typed, and where it leads: a refusal naming the link's target alone left the user to find the link
     named = str(path) if real == typed else f"{path} (leading to {real})"
-    if kind == "results" and real.parent != Path(os.path.realpath(Path(path).parent)) and _evaluate_output(real):
+    if kind == "results" and real.parent != Path(os.path.realpath(Path(path).parent)) and evaluate_output(real):
         # EV/results.json linked to another run's: that run's scores (and its hyp.txt) were replaced, exit 0
         raise SateError(f"{option} {named}: refusing to replace it: it is a file of another `sate evaluate` run "
                         f"({real.parent}), which only a run into that folder rewrites; remove the link")

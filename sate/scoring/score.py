@@ -24,7 +24,7 @@ from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line, shown
 from sate.files import read_json
-from sate.targets import evaluate_results, is_manifest, read_name, same_file
+from sate.targets import evaluate_output, is_manifest, read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
 
@@ -202,47 +202,47 @@ def _not_a_manifest(hyp: Path, ref: Path) -> None:
                             f"line: give {instead}")
 
 
-# What `sate evaluate` writes beside its results.json, each text with the text it is scored against (the
-# translations with their references, the CTC transcripts with theirs), and what each holds.
-EVALUATION_PAIRS = {"hyp.txt": "ref.txt", "transcript.txt": "transcript_ref.txt"}
+# What `sate evaluate` writes beside its results.json: what each text holds, and which side of the run it is on
+# (the translations and their references in the target language, the CTC transcripts and theirs in English).
 EVALUATION_TEXTS = {"hyp.txt": "translations", "ref.txt": "references of the translations",
                     "transcript.txt": "transcripts", "transcript_ref.txt": "references of the transcripts"}
+EVALUATION_SIDES = {"hyp.txt": "translations", "ref.txt": "translations", "transcript.txt": "transcripts",
+                    "transcript_ref.txt": "transcripts"}
+EVALUATION_REFERENCES = ("ref.txt", "transcript_ref.txt")
 
 
 def _evaluation_role(path: Path) -> str | None:
     """The name of ``path`` among `EVALUATION_TEXTS`, where it lies in a `sate evaluate` run (its results.json
     beside it): there the name says what the file holds."""
-    if path.name in EVALUATION_TEXTS and path.is_file() and evaluate_results(path.parent / layout.RESULTS):
-        return path.name
-    return None
+    return path.name if path.name in EVALUATION_TEXTS and path.is_file() and evaluate_output(path) else None
 
 
 def _not_the_pair(hyp: Path, ref: Path) -> None:
-    """Where `sate evaluate`'s folder says what each text is (its results.json beside it), --ref must be the
-    references of --hyp. An evaluation's references given as --hyp and its translations as --ref, its translations
-    against its transcripts' references, one of its files as both (a line recalled and half edited: 100 chrF), and
-    an evaluation of one split against the references of another of as many lines were scored, exit 0
-    (twenty-third hostile pass). Other texts are scored as given, a file against itself too."""
+    """Two texts of `sate evaluate` runs (their results.json beside them say what each is) scored in roles they
+    cannot have: a run's references as --hyp and its translations as --ref, translations against transcripts'
+    references, one file as both (a line recalled and half edited: 100 chrF), or texts of two splits of as many
+    lines were scored, exit 0 (twenty-third hostile pass). Texts of one side compared (two runs' translations, as
+    a change of beam is measured) are scored, and texts outside a run's folder as given, a file against itself too."""
     role_hyp, role_ref = _evaluation_role(hyp), _evaluation_role(ref)
-    if role_hyp is not None and same_file(hyp, ref):
-        raise SateError(f"--hyp and --ref are one file of a `sate evaluate` run ({one_line(str(hyp))}): a text scored "
-                        f"against itself; give its {EVALUATION_PAIRS.get(role_hyp, role_hyp)} as --ref")
-    if role_hyp in EVALUATION_PAIRS.values() or role_ref in EVALUATION_PAIRS:
-        option, path, role = ("--hyp", hyp, role_hyp) if role_hyp in EVALUATION_PAIRS.values() else \
-            ("--ref", ref, role_ref)
-        raise SateError(f"{option} {one_line(str(path))}: the {EVALUATION_TEXTS[role]} of a `sate evaluate` run "
-                        f"({layout.RESULTS} beside it), not {'hypotheses' if option == '--hyp' else 'references'}: "
-                        "--hyp and --ref swapped?")
     if role_hyp is None or role_ref is None:
         return
-    if EVALUATION_PAIRS[role_hyp] != role_ref:
-        raise SateError(f"--hyp {one_line(str(hyp))} and --ref {one_line(str(ref))}: the {EVALUATION_TEXTS[role_hyp]} "
-                        f"and the {EVALUATION_TEXTS[role_ref]} of a `sate evaluate` run; its {role_hyp} is scored "
-                        f"against its {EVALUATION_PAIRS[role_hyp]}")
+    both = f"--hyp {one_line(str(hyp))} and --ref {one_line(str(ref))}"
+    if same_file(hyp, ref):
+        raise SateError(f"--hyp and --ref are one file of a `sate evaluate` run ({one_line(str(hyp))}): a text scored "
+                        "against itself")
+    if role_hyp in EVALUATION_REFERENCES and role_ref not in EVALUATION_REFERENCES:
+        raise SateError(f"{both}: the {EVALUATION_TEXTS[role_hyp]} and the {EVALUATION_TEXTS[role_ref]} of `sate "
+                        "evaluate` runs: --hyp and --ref swapped?")
+    if EVALUATION_SIDES[role_hyp] != EVALUATION_SIDES[role_ref]:
+        raise SateError(f"{both}: the {EVALUATION_TEXTS[role_hyp]} and the {EVALUATION_TEXTS[role_ref]} of `sate "
+                        "evaluate` runs, one in the target language and one in English: score translations against "
+                        "translations' references (hyp.txt, ref.txt) and transcripts against theirs (transcript.txt, "
+                        "transcript_ref.txt)")
     splits = [read_json(path.parent / layout.RESULTS).get("split") for path in (hyp, ref)]
     if splits[0] != splits[1]:
-        raise SateError(f"--ref {one_line(str(ref))}: the references of the split {shown(splits[1])}, but --hyp "
-                        f"{one_line(str(hyp))} is an evaluation of {shown(splits[0])} ({layout.RESULTS} beside each)")
+        raise SateError(f"{both}: texts of `sate evaluate` runs of the splits {shown(splits[0])} and "
+                        f"{shown(splits[1])} ({layout.RESULTS} beside each): score texts of one split")
+
 
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)

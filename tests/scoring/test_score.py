@@ -361,31 +361,42 @@ def _evaluation(folder: Path, split: str) -> Path:
 
 
 @pytest.mark.parametrize(("hyp", "ref", "said"), [
-    ("ref.txt", "hyp.txt", "--hyp {e}/ref.txt: the references of the translations of a `sate evaluate` run "
-                           "(results.json beside it), not hypotheses: --hyp and --ref swapped?"),
-    ("transcript.txt", "hyp.txt", "--ref {e}/hyp.txt: the translations of a `sate evaluate` run (results.json beside "
-                                  "it), not references: --hyp and --ref swapped?"),
-    ("hyp.txt", "transcript_ref.txt", "--hyp {e}/hyp.txt and --ref {e}/transcript_ref.txt: the translations and "
-                                      "the references of the transcripts of a `sate evaluate` run; its hyp.txt is "
-                                      "scored against its ref.txt"),
-    ("transcript.txt", "ref.txt", "--hyp {e}/transcript.txt and --ref {e}/ref.txt: the transcripts and the "
-                                  "references of the translations of a `sate evaluate` run; its transcript.txt is "
-                                  "scored against its transcript_ref.txt"),
-    ("hyp.txt", "hyp.txt", "--hyp and --ref are one file of a `sate evaluate` run ({e}/hyp.txt): a text scored "
-                           "against itself; give its ref.txt as --ref"),
+    ("ref.txt", "hyp.txt", "the references of the translations and the translations of `sate evaluate` runs: --hyp "
+                           "and --ref swapped?"),
+    ("transcript_ref.txt", "transcript.txt", "the references of the transcripts and the transcripts of `sate "
+                                             "evaluate` runs: --hyp and --ref swapped?"),
+    ("hyp.txt", "transcript_ref.txt", "the translations and the references of the transcripts of `sate evaluate` "
+                                      "runs, one in the target language and one in English: score "),
+    ("transcript.txt", "ref.txt", "the transcripts and the references of the translations of `sate evaluate` runs, "
+                                  "one in the target language and one in English: score "),
+    ("hyp.txt", "transcript.txt", "the translations and the transcripts of `sate evaluate` runs, one in the target "
+                                  "language and one in English: score "),
 ])
 def test_an_evaluations_texts_given_in_the_wrong_roles_are_refused(tmp_path: Path, hyp: str, ref: str, said: str,
                                                                     capsys: pytest.CaptureFixture[str]) -> None:
     """Twenty-third hostile pass: an evaluation's ref.txt as --hyp and hyp.txt as --ref (swapped), its translations
     against its transcripts' references, and one file as both were scored, exit 0; `sate evaluate`'s folder (its
-    results.json) says what each text is. The right pairs are scored."""
+    results.json) says what each text is. The right pairs are scored, and so are texts of one side of two runs
+    (the translations of a beam-1 run against the beam-5 run's: how much a change altered the outputs)."""
     evaluation = _evaluation(tmp_path / "decode_dev", "dev")
     assert main(["score", "--hyp", str(evaluation / hyp), "--ref", str(evaluation / ref)]) == 2
     out = capsys.readouterr()
-    assert (out.out, out.err) == ("", f"sate score: error: {said.format(e=evaluation)}\n")
+    assert out.out == "" and out.err.startswith(f"sate score: error: --hyp {evaluation / hyp} and --ref "
+                                                f"{evaluation / ref}: {said}"), out.err
+    assert len(out.err.splitlines()) == 1
+    assert main(["score", "--hyp", str(evaluation / hyp), "--ref", str(evaluation / hyp)]) == 2
+    assert capsys.readouterr().err == (f"sate score: error: --hyp and --ref are one file of a `sate evaluate` run "
+                                       f"({evaluation / hyp}): a text scored against itself\n")
+    other = _evaluation(tmp_path / "beam1/decode_dev", "dev")
     for hyp, ref in (("hyp.txt", "ref.txt"), ("transcript.txt", "transcript_ref.txt")):
         assert main(["score", "--hyp", str(evaluation / hyp), "--ref", str(evaluation / ref), "--wer"]) == 0
         assert "BLEU|nrefs:1" in capsys.readouterr().out
+    for name in ("hyp.txt", "ref.txt", "transcript.txt"):  # one side of two runs: compared
+        assert main(["score", "--hyp", str(other / name), "--ref", str(evaluation / name)]) == 0
+        assert "BLEU|nrefs:1" in capsys.readouterr().out
+    plain = tmp_path / "mine.txt"  # a text of no run against a run's translations: scored as given
+    plain.write_text((evaluation / "ref.txt").read_text())
+    assert main(["score", "--hyp", str(plain), "--ref", str(evaluation / "hyp.txt")]) == 0
     (evaluation / "results.json").unlink()  # not an evaluation's folder: the names say nothing, scored as given
     assert main(["score", "--hyp", str(evaluation / "ref.txt"), "--ref", str(evaluation / "hyp.txt")]) == 0
 
@@ -397,8 +408,8 @@ def test_an_evaluation_scored_against_another_splits_references_is_refused(tmp_p
     test, dev = _evaluation(tmp_path / "st/decode_tst-COMMON", "tst-COMMON"), _evaluation(tmp_path / "st/decode_dev",
                                                                                           "dev")
     assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(dev / "ref.txt")]) == 2
-    assert capsys.readouterr().err == (f"sate score: error: --ref {dev}/ref.txt: the references of the split 'dev', "
-                                       f"but --hyp {test}/hyp.txt is an evaluation of 'tst-COMMON' (results.json "
-                                       "beside each)\n")
+    assert capsys.readouterr().err == (f"sate score: error: --hyp {test}/hyp.txt and --ref {dev}/ref.txt: texts of "
+                                       "`sate evaluate` runs of the splits 'tst-COMMON' and 'dev' (results.json beside "
+                                       "each): score texts of one split\n")
     cascade = _evaluation(tmp_path / "cascade/decode_tst-COMMON", "tst-COMMON")
     assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(cascade / "ref.txt")]) == 0
