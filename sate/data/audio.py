@@ -23,7 +23,7 @@ import sys
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
+from typing import BinaryIO, Protocol
 
 import numpy as np
 import soundfile as sf
@@ -174,24 +174,44 @@ def check_w64_data(name: str, info: HeaderLog) -> None:
                         "(noise); make it as WAV instead (sox ... -t wav -)")
 
 
-def _empty_data_chunk(path: Path) -> int | None:
-    """Where a RIFF WAV's data chunk that declares 0 bytes starts, found by walking its chunks (at most MAX_CHUNKS):
-    a search of the first 64 KB missed one behind a larger chunk (a recorder's padding or metadata), and such a file
-    was said to hold no audio samples."""
-    with open(path, "rb") as f:
-        head = f.read(12)
-        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return None
-        at = 12
-        for _ in range(MAX_CHUNKS):
+def _chunk_name(name: bytes) -> bool:
+    """Whether four bytes can name a RIFF chunk (printable ASCII, as every writer's do)."""
+    return len(name) == 4 and all(0x20 <= c < 0x7F for c in name)
+
+
+def _riff_chunks(f: BinaryIO) -> Iterator[tuple[int, bytes, int]]:
+    """(offset, name, declared size) of each chunk header of the RIFF WAV open as ``f`` (none for another file), at
+    most MAX_CHUNKS, until the file ends. A chunk of odd size is padded to an even one; writers that leave the pad
+    byte out (Adobe Audition's and taglib-sharp's LIST chunks, in the wild) are followed too, as FFmpeg follows
+    them: where the padded place holds no chunk name and the byte before it does, the next chunk begins there
+    (without it, the chunks behind such a LIST were taken for bytes that are no chunk, and the file refused)."""
+    f.seek(0)
+    head = f.read(12)
+    if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
+        return
+    at = 12
+    for _ in range(MAX_CHUNKS):
+        f.seek(at)
+        chunk = f.read(8)
+        if len(chunk) < 8:
+            return
+        size = int.from_bytes(chunk[4:], "little")
+        yield at, chunk[:4], size
+        at += 8 + size
+        if size & 1:
             f.seek(at)
-            chunk = f.read(8)
-            if len(chunk) < 8:
-                return None
-            size = int.from_bytes(chunk[4:], "little")
-            if chunk[:4] == b"data":
+            after = f.read(5)
+            at += 0 if _chunk_name(after[:4]) and not _chunk_name(after[1:5]) else 1
+
+
+def _empty_data_chunk(path: Path) -> int | None:
+    """Where a RIFF WAV's data chunk that declares 0 bytes starts, found by walking its chunks: a search of the first
+    64 KB missed one behind a larger chunk (a recorder's padding or metadata), and such a file was said to hold no
+    audio samples."""
+    with open(path, "rb") as f:
+        for at, name, size in _riff_chunks(f):
+            if name == b"data":
                 return at if size == 0 else None
-            at += 8 + size + (size & 1)  # a chunk of odd size is padded to an even one
     return None
 
 
@@ -210,7 +230,6 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
         with open(path, "rb") as f:
             f.seek(at)
             another = f.read(4) in (b"RIFF", b"RF64")
-        quiet = not another and _zeros_or_tag(path, at)
     except OSError:
         return
     seconds = "" if info is None or info.frames <= 0 or info.samplerate <= 0 else \
@@ -222,7 +241,13 @@ def check_nothing_behind_data(path: Path, info: HeaderLog | None) -> None:
     if not seconds:
         return
     per_second = declared * info.samplerate / info.frames  # type: ignore[union-attr]  # the data's bytes a second
-    if size >= per_second and not quiet:
+    if size < per_second:
+        return
+    try:  # read only here: a tail of less than a second is let be unread
+        quiet = _zeros_or_tag(path, at)
+    except OSError:
+        return
+    if not quiet:
         raise SateError(f"{path}: {size / per_second:.1f} s of bytes that are no chunk follow {seconds}its header "
                         "declares (a recording whose header was written before it ended?), and only that would be "
                         "read; repair the header first, e.g. sox --ignore-length IN.wav OUT.wav")
@@ -233,26 +258,16 @@ def _behind_data(path: Path) -> tuple[int, int, int] | None:
     declared size, or None (no RIFF WAV, a size a streaming writer left unknown, nothing behind the chunks)."""
     with open(path, "rb") as f:
         total = os.fstat(f.fileno()).st_size
-        head = f.read(12)
-        if head[:4] != b"RIFF" or head[8:12] != b"WAVE":
-            return None
-        at, declared = 12, None
-        for _ in range(MAX_CHUNKS):
-            f.seek(at)
-            chunk = f.read(8)
-            if len(chunk) < 8:
-                return None
-            name, size = chunk[:4], int.from_bytes(chunk[4:], "little")
-            if declared is not None and (name in (b"RIFF", b"RF64") or not all(0x20 <= c < 0x7F for c in name)):
-                break  # no chunk: the bytes from here are what the header does not declare
-            at += 8 + size + (size & 1)  # a chunk of odd size is padded to an even one
+        declared = None
+        for at, name, size in _riff_chunks(f):
+            if declared is not None and (name in (b"RIFF", b"RF64") or not _chunk_name(name)):
+                # no chunk: the bytes from here are what the header does not declare
+                return (at, total - at, declared) if declared and total > at else None
             if name == b"data" and declared is None:
                 if _unknown_size(size):
                     return None
                 declared = size
-        else:
-            return None
-        return (at, total - at, declared) if declared and total > at else None
+    return None
 
 
 def _zeros_or_tag(path: Path, at: int) -> bool:

@@ -195,8 +195,11 @@ def test_audio_behind_a_wavs_declared_data_is_named_for_it(tmp_path) -> None:
                                             r"audio its header declares \(files joined with cat\?\): a WAV holds one"):
             read(joined)
     list_chunk = b"LIST" + struct.pack("<I", 40000) + b"INFO" + bytes(39996)
+    tag = b"id3 " + struct.pack("<I", 102400) + bytes(range(256)) * 400  # 3 s of bytes, in a chunk of its own
+    odd = b"LIST" + struct.pack("<I", 5) + b"INFOx"  # of odd size: with its pad byte, and without (the review)
     for name, tail in (("list", list_chunk), ("zeros", bytes(100000)), ("id3", b"ID3" + bytes(range(256)) * 400),
-                       ("short", bytes(range(256)) * 100)):  # less than a second behind it: read as before
+                       ("short", bytes(range(256)) * 100), ("padded", odd + b"\0" + tag), ("unpadded", odd + tag)):
+        # chunks, zeros, a tag or less than a second behind the data: read as before
         kept = tmp_path / f"{name}.wav"
         kept.write_bytes(data + tail)
         assert wav_info(kept).frames == len(wave)
