@@ -398,8 +398,7 @@ class SpeechTranslator:
         A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
         """
         results = []
-        inputs = list(args.many(inputs, "inputs"))  # a generator's error before any decoding: all would be lost
-        for item in self.stream(inputs, options, batch_size, vad):
+        for item in self.stream(args.many(inputs, "inputs"), options, batch_size, vad):
             if isinstance(item, Failure):
                 raise SateError(item.error)
             results.append(item)
