@@ -1288,6 +1288,15 @@ def unique_keys(pairs: list[tuple[str, object]]) -> dict:
     return row
 
 
+def file_sha256(path: Path) -> str:
+    """The SHA-256 of a file's bytes, read a block at a time (a model file, a text of any length)."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def contents_digest(blobs: Iterable[bytes]) -> str:
     """SHA-256 over byte strings in order, each with its length (where one ends counts): a record of the files a
     command wrote, by which it finds them edited or damaged since."""

