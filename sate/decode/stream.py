@@ -73,7 +73,7 @@ def unsigned_pcm(data: bytes) -> bool | None:
     """Whether raw PCM bytes are unsigned 8-bit samples (arecord's default format, `-f U8`: what a microphone gives
     when `-f S16_LE` is left out) rather than s16le, or None while too few have come. Unsigned bytes sit around 128,
     silence included, so read as 16-bit each sample's high byte is near 0x80: nearly every value lies near full
-    scale, which no 16-bit recording does (a full-scale sine spends less than half its time above half scale). It
+    scale, which no 16-bit recording does (a full-scale sine spends two thirds of its time there, speech far less). It
     was read as speech at half the rate, wrapping around full scale, and translated, exit 0 (twenty-third hostile
     pass)."""
     samples = np.frombuffer(data[:len(data) // 2 * 2], dtype="<i2")
@@ -117,13 +117,13 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         if unsigned is None:
             unsigned = unsigned_pcm(data)
             if unsigned:
-                raise SateError("stdin: 8-bit unsigned PCM (arecord's default format when -f is not given), not "
-                                "16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw)")
+                raise SateError("stdin: looks like 8-bit unsigned PCM (arecord's default format when -f is not "
+                                "given), not 16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw)")
         if stereo is None and read % 4 == 0:
             stereo = two_alike_channels(data)
             if stereo:
-                raise SateError("stdin: two channels alike (a stereo file given without -ac 1), not mono: give 16 kHz "
-                                "mono s16le (ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
+                raise SateError("stdin: looks like two channels alike (a stereo file given without -ac 1), not "
+                                "mono: give 16 kHz mono s16le (ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
         read += len(data)
         first = False
         if len(data) % 2:

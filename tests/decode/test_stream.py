@@ -44,9 +44,9 @@ def test_unsigned_8_bit_pcm_on_stdin_is_named_as_such() -> None:
     wave = np.concatenate([np.zeros(8000, np.float32), _speech(2.0)])
     for samples in (wave, wave[:8000]):  # speech after silence, and silence alone
         unsigned = np.round(samples * 127 + 128).astype(np.uint8).tobytes()
-        with pytest.raises(SateError, match=r"^stdin: 8-bit unsigned PCM \(arecord's default format when -f is not "
-                                            r"given\), not 16-bit: give 16 kHz mono s16le \(arecord -f S16_LE -r 16000 "
-                                            r"-c 1 -t raw\)$"):
+        with pytest.raises(SateError, match=r"^stdin: looks like 8-bit unsigned PCM \(arecord's default format "
+                                            r"when -f is not given\), not 16-bit: give 16 kHz mono s16le "
+                                            r"\(arecord -f S16_LE -r 16000 -c 1 -t raw\)$"):
             list(stream.pcm_pieces(io.BytesIO(unsigned), 0.5))
     tone = np.round(32767 * np.sin(2 * np.pi * 1000 * np.arange(16000) / 16000)).astype("<i2")
     pieces = list(stream.pcm_pieces(io.BytesIO(tone.tobytes()), 0.5))
@@ -59,8 +59,9 @@ def test_two_channels_alike_on_stdin_are_named_as_such() -> None:
     (twenty-third hostile pass). Refused once sound arrives; mono, a constant offset in silence and two channels
     that differ (which no rule tells from mono) read as before."""
     mono = np.round(np.concatenate([np.zeros(8000, np.float32), _speech(2.0)]) * 32767).astype("<i2")
-    with pytest.raises(SateError, match=r"^stdin: two channels alike \(a stereo file given without -ac 1\), not mono: "
-                                        r"give 16 kHz mono s16le \(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -\)$"):
+    with pytest.raises(SateError, match=r"^stdin: looks like two channels alike \(a stereo file given without "
+                                        r"-ac 1\), not mono: give 16 kHz mono s16le \(ffmpeg -i FILE -f s16le -ac 1 "
+                                        r"-ar 16000 -\)$"):
         list(stream.pcm_pieces(io.BytesIO(np.repeat(mono, 2).tobytes()), 0.5))
     other = np.round(_speech(2.0, seed=1) * 32767).astype("<i2")
     for pcm in (mono, np.full(16000, -1, "<i2"), np.stack([mono[8000:], other], axis=1).ravel()):
