@@ -151,6 +151,42 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 _seconds_run: dict[str, float] = {}
 
 
+# ------------------------------------------------------------------------------ `sate` as the tests start it
+
+_slow_test = False  # whether the test being set up is marked slow (`sate_path` serves those from the zygote)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _slow_test
+    _slow_test = item.get_closest_marker("slow") is not None
+
+
+@pytest.fixture(scope="session")
+def sate_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[dict[str, str]], dict[str, str]]]:
+    """sate_path(env) -> env with a `sate` first on its PATH: the venv's, or for a slow test the pre-forked one of
+    tests/recipes/zygote.py (the same command, without its seconds of imports; one server per worker and start
+    environment). A fast test never starts it: its 8 s of imports pay back over a recipe's tens of commands, not
+    over a fast test's one or two."""
+    from tests.recipes.zygote import Zygote, start_key  # only where a recipe or docs test runs `sate`
+
+    servers: dict[str, Zygote] = {}
+    venv = Path(sys.executable).parent
+
+    def on_path(env: dict[str, str]) -> dict[str, str]:
+        env = {**env, "PATH": f"{venv}:{env['PATH']}"}
+        if not _slow_test:
+            return env
+        key = json.dumps(start_key(env))
+        if key not in servers:
+            servers[key] = Zygote(tmp_path_factory.mktemp("zygote"), env)
+        return {**env, "PATH": servers[key].path(env["PATH"])}
+
+    yield on_path
+    for server in servers.values():
+        server.stop()
+
+
 # ------------------------------------------------------------------------------ built once for all the workers
 
 def _built_once(factory: pytest.TempPathFactory, name: str, build: Callable[[Path], None]) -> Path:
