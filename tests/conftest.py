@@ -163,7 +163,7 @@ def pytest_runtest_setup(item: pytest.Item) -> None:
 
 
 @pytest.fixture(scope="session")
-def sate_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[dict[str, str]], dict[str, str]]]:
+def sate_path() -> Iterator[Callable[[dict[str, str]], dict[str, str]]]:
     """sate_path(env) -> env with a `sate` first on its PATH: the venv's, or for a slow test the pre-forked one of
     tests/recipes/zygote.py (the same command, without its seconds of imports; one server per worker and start
     environment). A fast test never starts it: its 8 s of imports pay back over a recipe's tens of commands, not
@@ -179,7 +179,7 @@ def sate_path(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[di
             return env
         key = json.dumps(start_key(env))
         if key not in servers:
-            servers[key] = Zygote(tmp_path_factory.mktemp("zygote"), env)
+            servers[key] = Zygote(env)
         return {**env, "PATH": servers[key].path(env["PATH"])}
 
     yield on_path

@@ -49,6 +49,22 @@ def test_the_zygote_ends_as_the_installed_sate(script: str, texts: Path, sate_pa
     assert (ran[1].returncode, ran[1].stdout, ran[1].stderr) == (ran[0].returncode, ran[0].stdout, ran[0].stderr)
 
 
+def _wait_reading(pipe: int) -> None:
+    """Until a process reads the pipe `pipe` (an inode), its standard input: the command, past its imports and its
+    signal handlers (a fixed sleep was too short under load for the installed `sate`'s imports)."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        for proc in Path("/proc").glob("[0-9]*"):
+            try:
+                call = (proc / "syscall").read_text().split()
+                if call[0] == "0" and os.readlink(proc / "fd" / str(int(call[1], 16))) == f"pipe:[{pipe}]":  # read()
+                    return
+            except (OSError, IndexError, ValueError):  # gone, another user's, or running
+                continue
+        time.sleep(0.1)
+    raise AssertionError("the command never read its standard input")
+
+
 @pytest.mark.parametrize(("sig", "status", "says"), [(signal.SIGTERM, 143, "sate score: terminated\n"),
                                                      (signal.SIGKILL, -9, "")])
 def test_a_signal_to_the_shim_ends_the_command_as_it_would_the_installed_sate(
@@ -59,7 +75,7 @@ def test_a_signal_to_the_shim_ends_the_command_as_it_would_the_installed_sate(
         reader, writer = os.pipe()  # a standard input that never ends: the command waits on it
         command = subprocess.Popen(argv, env=env, stdin=reader, stderr=subprocess.PIPE, text=True)
         os.close(reader)
-        time.sleep(2)  # past its imports, reading
+        _wait_reading(os.fstat(writer).st_ino)
         command.send_signal(sig)
         _, err = command.communicate(timeout=60)
         os.close(writer)

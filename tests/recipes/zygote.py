@@ -19,10 +19,12 @@ import atexit
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from pathlib import Path
@@ -224,10 +226,11 @@ def serve(directory: Path, parent: int) -> None:
 
 
 class Zygote:
-    """A running server and the PATH that puts its shim first (`start`, `env`, `stop`)."""
+    """A running server for commands of `env`'s start variables, and the PATH that puts its shim first. Its folder
+    is a short one of its own: a socket's path is limited to 107 bytes, which a deep --basetemp passes."""
 
-    def __init__(self, directory: Path, env: dict[str, str]) -> None:
-        self.directory, self.env = directory, env
+    def __init__(self, env: dict[str, str]) -> None:
+        self.directory = directory = Path(tempfile.mkdtemp(prefix="sate-zygote-"))
         with open(directory / "server.log", "wb") as log:
             self.process = subprocess.Popen([sys.executable, __file__, str(directory), str(os.getpid())],
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
@@ -235,7 +238,9 @@ class Zygote:
         write_shim(directory / "bin", directory / "socket", env)
         while not (directory / "socket").exists():
             if self.process.poll() is not None:
-                raise RuntimeError(f"the sate zygote did not start:\n{(directory / 'server.log').read_text()}")
+                log = (directory / "server.log").read_text()
+                shutil.rmtree(directory)
+                raise RuntimeError(f"the sate zygote did not start:\n{log}")
             time.sleep(0.05)
 
     def path(self, path: str) -> str:
@@ -244,6 +249,7 @@ class Zygote:
     def stop(self) -> None:
         os.killpg(self.process.pid, signal.SIGKILL)
         self.process.wait()
+        shutil.rmtree(self.directory)
 
 
 if __name__ == "__main__":
