@@ -24,6 +24,8 @@ SAME = [
     "sate score --hyp hyp.txt --ref ref.txt > /dev/full",
     "sate score --hyp hyp.txt --ref ref.txt >&-",  # a closed stream: the shim runs the real `sate`
     "sate config --config nothing.yaml; echo $?",
+    # a limit (or umask) the shell set, which an exec keeps and a fork from the zygote would not: the real `sate`
+    "ulimit -S -n 512; cat /proc/self/limits > limits.txt; sate score --hyp /proc/self/limits --ref limits.txt",
 ]
 
 

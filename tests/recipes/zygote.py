@@ -18,6 +18,7 @@ import array
 import atexit
 import json
 import os
+import resource
 import select
 import shutil
 import signal
@@ -45,9 +46,9 @@ def start_key(env: dict[str, str]) -> list[list[str]]:
 
 SHIM = '''#!{python} -I
 # `sate` through the zygote of tests/recipes/zygote.py (its docstring says why).
-import array, json, os, signal, socket, sys
+import array, json, os, resource, signal, socket, sys
 SOCKET, KEY, REAL, FORWARDED = {socket!r}, {key!r}, {real!r}, {forwarded!r}
-START = {start!r}
+START, UMASK, NAMES, LIMITS = {start!r}, {umask!r}, {names!r}, {limits!r}
 
 
 def real():
@@ -59,8 +60,11 @@ try:
     for fd in fds:
         os.fstat(fd)
     env = dict(os.environ)
-    if sorted([k, v] for k, v in env.items() if k.startswith(START)) != KEY:
-        real()
+    umask = os.umask(0)
+    os.umask(umask)
+    limits = [list(resource.getrlimit(getattr(resource, name))) for name in NAMES]
+    if sorted([k, v] for k, v in env.items() if k.startswith(START)) != KEY or (umask, limits) != (UMASK, LIMITS):
+        real()  # the zygote's children have the test session's umask and limits, an exec'd sate the shell's
     conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     conn.connect(SOCKET)
     ignored = [int(s) for s in signal.valid_signals() if signal.getsignal(s) == signal.SIG_IGN]  # as exec keeps them
@@ -91,8 +95,13 @@ def write_shim(bin_dir: Path, sock: Path, env: dict[str, str]) -> None:
     """`bin_dir/sate`: the shim, for commands run with `env`'s start variables."""
     bin_dir.mkdir(parents=True, exist_ok=True)
     shim = bin_dir / "sate"
+    umask = os.umask(0)
+    os.umask(umask)
+    limits = {name: list(resource.getrlimit(getattr(resource, name))) for name in dir(resource)
+              if name.startswith("RLIMIT_")}
     shim.write_text(SHIM.format(python=sys.executable, socket=str(sock), key=start_key(env), real=REAL_SATE,
-                                forwarded=[int(s) for s in FORWARDED], start=START_VARIABLES))
+                                forwarded=[int(s) for s in FORWARDED], start=START_VARIABLES, umask=umask,
+                                names=sorted(limits), limits=[limits[name] for name in sorted(limits)]))
     shim.chmod(0o755)
 
 
