@@ -87,11 +87,13 @@ def _last_times(config: pytest.Config) -> dict[str, float]:
 # Where no run has left its times (CI's clean clone, `-p no:cacheprovider`): the longest modules, in seconds of an
 # idle core (a whole run's --durations under load, 2026-12-06, scaled back), so that they start first. xdist's own
 # order (most tests first) handed out tests/recipes/test_recipe_corpora.py, two recipe runs of two minutes, 98th of
-# 109 modules, and tests/recipes/test_recipe.py 54th: a worker could end on them alone while the other idled.
-KNOWN_SECONDS = {"tests/recipes/test_recipe.py": 230, "tests/test_docs.py": 160,
-                 "tests/recipes/test_recipe_corpora.py": 125, "tests/bench/test_bench.py": 70,
+# 109 modules, and tests/recipes/test_recipe.py 54th: a worker could end on them alone while the other idled. The
+# recipe and docs modules' figures are those times scaled by what the pre-forked `sate` left of them (0.43-0.59,
+# BENCHMARKS.md "Test suite time").
+KNOWN_SECONDS = {"tests/recipes/test_recipe.py": 125, "tests/test_docs.py": 90,
+                 "tests/recipes/test_recipe_corpora.py": 55, "tests/bench/test_bench.py": 70,
                  "tests/train/test_trainer.py": 75, "tests/decode/test_simultaneous.py": 70,
-                 "tests/bench/test_scale_gpu.py": 40, "tests/recipes/test_recipe_hub.py": 38,
+                 "tests/bench/test_scale_gpu.py": 40, "tests/recipes/test_recipe_hub.py": 22,
                  "tests/data/test_text_shards.py": 30, "tests/test_os_errors.py": 34, "tests/hostile/test_kills.py": 32,
                  "tests/recipes/test_recipe_options.py": 30}
 
@@ -149,6 +151,42 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 
 _seconds_run: dict[str, float] = {}
+
+
+# ------------------------------------------------------------------------------ `sate` as the tests start it
+
+_slow_test = False  # whether the test being set up is marked slow (`sate_path` serves those from the zygote)
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    global _slow_test
+    _slow_test = item.get_closest_marker("slow") is not None
+
+
+@pytest.fixture(scope="session")
+def sate_path() -> Iterator[Callable[[dict[str, str]], dict[str, str]]]:
+    """sate_path(env) -> env with a `sate` first on its PATH: the venv's, or for a slow test the pre-forked one of
+    tests/recipes/zygote.py (the same command, without its seconds of imports; one server per worker and start
+    environment). A fast test never starts it: its 8 s of imports pay back over a recipe's tens of commands, not
+    over a fast test's one or two."""
+    from tests.recipes.zygote import Zygote, start_key  # only where a recipe or docs test runs `sate`
+
+    servers: dict[str, Zygote] = {}
+    venv = Path(sys.executable).parent
+
+    def on_path(env: dict[str, str]) -> dict[str, str]:
+        env = {**env, "PATH": f"{venv}:{env['PATH']}"}
+        if not _slow_test:
+            return env
+        key = json.dumps(start_key(env))
+        if key not in servers:
+            servers[key] = Zygote(env)
+        return {**env, "PATH": servers[key].path(env["PATH"])}
+
+    yield on_path
+    for server in servers.values():
+        server.stop()
 
 
 # ------------------------------------------------------------------------------ built once for all the workers

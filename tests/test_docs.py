@@ -38,7 +38,7 @@ import re
 import shlex
 import shutil
 import subprocess
-import sys
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -259,9 +259,8 @@ def _run(block: Block, cwd: Path, env: dict[str, str]) -> None:
     assert done.returncode == 0, f"{block.id} failed ({done.returncode}):\n{script}\n{done.stderr[-3000:]}"
 
 
-def _env(corpus: Path) -> dict[str, str]:
-    return {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}", "PYTHONPATH": str(ROOT),
-            "CORPUS": str(corpus), "DATA": "data/corpus"}
+def _env(corpus: Path, sate_path: Callable[[dict[str, str]], dict[str, str]]) -> dict[str, str]:
+    return sate_path({**os.environ, "PYTHONPATH": str(ROOT), "CORPUS": str(corpus), "DATA": "data/corpus"})
 
 
 def write_texts(workspace: Path) -> None:
@@ -279,8 +278,8 @@ def fast_workspace(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("block", [b for b in RUN if b.fast], ids=lambda b: b.id)
-def test_fast_block_runs(block: Block, fast_workspace: Path) -> None:
-    _run(block, fast_workspace, _env(fast_workspace / "no corpus"))
+def test_fast_block_runs(block: Block, fast_workspace: Path, sate_path) -> None:  # noqa: ANN001
+    _run(block, fast_workspace, _env(fast_workspace / "no corpus", sate_path))
 
 
 # ------------------------------------------------------------------------------------------------ slow runs
@@ -299,7 +298,7 @@ def tiny_conf(real: Path, out: Path) -> None:
 
 
 @pytest.fixture(scope="module")
-def base_workspace(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path) -> Path:
+def base_workspace(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path, sate_path) -> Path:  # noqa: ANN001
     """The README's "train on your own corpus" block run on the fixture corpus, with the demo's paths beside."""
     base = tmp_path_factory.mktemp("docs") / "workspace"
     base.mkdir()
@@ -308,7 +307,7 @@ def base_workspace(tmp_path_factory: pytest.TempPathFactory, synth_corpus: Path)
     (base / "recipes").symlink_to(ROOT / "recipes")
     write_texts(base)
     shutil.copy(sorted((synth_corpus / "en-de" / "data" / "tst-COMMON" / "wav").glob("*.wav"))[0], base / "talk.wav")
-    _run(base_block(), base, _env(synth_corpus))
+    _run(base_block(), base, _env(synth_corpus, sate_path))
     for tag in ("whisper", "demo"):  # the default demo's exp tag, and --acoustic conformer's
         for name in ("asr", "mt", "st"):
             demo = base / "exp" / "synth" / tag / name
@@ -327,10 +326,11 @@ def base_block() -> Block:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("block", [b for b in RUN if not b.fast], ids=lambda b: b.id)
-def test_slow_block_runs(block: Block, base_workspace: Path, synth_corpus: Path, tmp_path: Path) -> None:
+def test_slow_block_runs(block: Block, base_workspace: Path, synth_corpus: Path, tmp_path: Path,
+                         sate_path) -> None:  # noqa: ANN001
     if block == base_block():  # it made the workspace
         assert (base_workspace / "packs" / "st" / "model.pt").is_file()
         return
     workspace = tmp_path / "workspace"
     shutil.copytree(base_workspace, workspace, symlinks=True)
-    _run(block, workspace, _env(synth_corpus))
+    _run(block, workspace, _env(synth_corpus, sate_path))

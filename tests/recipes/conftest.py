@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -44,11 +43,12 @@ def tiny_configs() -> Callable[[Path], Path]:
 
 
 @pytest.fixture(scope="session")
-def run_recipe() -> Callable[..., subprocess.CompletedProcess]:
-    """run_recipe(name, *args, timeout=600) -> recipes/<name>/run.sh run with the venv's `sate` on the PATH."""
+def run_recipe(sate_path: Callable[[dict[str, str]], dict[str, str]]) -> Callable[..., subprocess.CompletedProcess]:
+    """run_recipe(name, *args, timeout=600) -> recipes/<name>/run.sh run with the venv's `sate` on the PATH (for a
+    slow test, the pre-forked one: tests/conftest.py, `sate_path`)."""
 
     def run(name: str, *args: object, timeout: int = 600) -> subprocess.CompletedProcess:
-        env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+        env = sate_path(dict(os.environ))
         argv = ["bash", str(ROOT / "recipes" / name / "run.sh"), *map(str, args)]
         return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, env=env)
 

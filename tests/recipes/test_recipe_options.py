@@ -147,7 +147,7 @@ def test_sate_gets_the_mt_text_only_where_its_config_weighs_it(tmp_path: Path, w
 
 @pytest.mark.slow
 def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(
-        tmp_path: Path, synth_corpus: Path, tiny_configs) -> None:  # noqa: ANN001
+        tmp_path: Path, synth_corpus: Path, tiny_configs, sate_path) -> None:  # noqa: ANN001
     """A run.sh works from the repository root: a relative --corpus was looked for there, and --data -d was read by
     `sate prep` as an option. From another directory, with quotes, '$', a leading '-' and non-ASCII in the paths,
     stages 0-3 write where the command line said (stage 3 is given the data directory by --set)."""
@@ -155,7 +155,7 @@ def test_relative_and_hostile_paths_are_taken_from_where_the_recipe_started(
     work.mkdir()
     shutil.copytree(synth_corpus, work / "my corpus")
     tiny_configs(work / "conf")
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = sate_path(dict(os.environ))
     argv = ["bash", str(ROOT / "recipes" / "synth" / "run.sh"), "--acoustic", "conformer", "--corpus", "my corpus",
             "--data", "-data $x", "--exp", "exp", "--conf-dir", "conf", "--src-vocab-size", "48",
             "--tgt-vocab-size", "60", "--average-n", "1", "--nj", "1", "--stage", "0", "--stop-stage", "3"]
@@ -321,12 +321,13 @@ def test_a_stage_marker_that_cannot_be_written_leaves_no_temporary_file(tmp_path
 
 
 @pytest.mark.slow
-def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path) -> None:
+def test_streaming_names_itself_and_leaves_no_folder_for_a_failed_run(tmp_path: Path, prepared_data: Path,
+                                                                      sate_path) -> None:  # noqa: ANN001
     """recipes/synth/local/streaming.sh made each run's folder before `sate evaluate` ran: a run refused (an ASR pack,
     a policy misspelt) left an empty one, where `sate evaluate` itself makes its --out only once the models are
     loaded; and its option errors were signed "[local]", its folder's name (tenth hostile pass)."""
     script = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
-    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = sate_path(dict(os.environ))
     done = subprocess.run(["bash", str(script), "--foo", "1"], cwd=tmp_path, env=env, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 1 and done.stderr == "[streaming] error: unknown option --foo (--help lists them)\n"
