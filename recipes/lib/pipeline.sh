@@ -178,7 +178,8 @@ else
 fi
 if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="$vocab_params text=${vocab_pairs[*]} prep=$(stamp "$data/.done/prep")"
+  # the text's contents too: an --mt-extra file replaced or grown in place left the vocabularies, and so MT, "done already"
+  params="$vocab_params text=${vocab_pairs[*]} $(stamp "${vocab_pairs[@]}") prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
     extra=()
     if [ -z "$mt_hub" ]; then

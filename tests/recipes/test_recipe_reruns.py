@@ -1,0 +1,55 @@
+"""A recipe run again after its inputs changed: each stage is redone or refused, never "done already" with the old
+outputs. A `sate` that records its commands stands in for the real one, so these tests cost seconds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tests.recipes.conftest import ROOT
+
+RECORDING_SATE = '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n[ "$1" != fetch-whisper ] || echo "$WHISPER"\n'
+
+
+def recorder(tmp_path: Path) -> dict[str, str]:
+    """The environment of a recipe whose `sate` (tmp_path/bin/sate) appends each command line to tmp_path/args."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(RECORDING_SATE)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    return {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args"),
+            "WHISPER": str(tmp_path / "whisper")}
+
+
+def commands(tmp_path: Path) -> list[str]:
+    """The sate subcommands run since the last call."""
+    args = tmp_path / "args"
+    said = [line.split()[0] for line in args.read_text().splitlines()] if args.exists() else []
+    args.unlink(missing_ok=True)
+    return said
+
+
+def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: Path) -> None:
+    """Stage 2 knew the --mt-extra files by their paths alone: a file replaced or grown in place (more MT text under
+    the same name) left the vocabularies and the MT model "done already", exit 0, trained on the old text
+    (twenty-third hostile pass)."""
+    env = recorder(tmp_path)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    for marker in ("prep", "features"):  # stages 0 and 1 done
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    (tmp_path / "extra.en").write_text("good morning\n")
+    (tmp_path / "extra.de").write_text("guten Morgen\n")
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", tmp_path / "data", "--exp", tmp_path / "exp", "--mt-extra", "extra.en extra.de",
+                          "--stage", "2", "--stop-stage", "4"]))
+
+    def rerun() -> list[str]:
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return commands(tmp_path)
+
+    assert rerun().count("train") == 2
+    assert rerun() == []  # done already
+    (tmp_path / "extra.en").write_text("good morning\ngood night\n")
+    (tmp_path / "extra.de").write_text("guten Morgen\ngute Nacht\n")
+    assert rerun() == ["vocab", "train", "average", "pack", "train", "average", "pack"]
