@@ -134,6 +134,42 @@ done
 train_split=train
 [ "${speed_perturb:-false}" = true ] && train_split=train_sp
 
+# With --mt-hub the acoustic side trains at the Marian model's width with CTC over its source pieces, and
+# SATE takes the Marian model's encoder and decoder; with --ssl-hub the acoustic encoder is the speech model.
+asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
+if [ -n "$mt_hub" ]; then
+  asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
+  st_hub=(--set "model.textual.path=$(yaml_str "$mt_hub")")
+  if [ -n "$ssl_hub" ]; then
+    ssl_type=$(hub_value "$ssl_hub" model_type)
+    case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
+    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=$(yaml_str "$ssl_hub")")
+    asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
+    asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
+  fi
+fi
+
+if [ -n "$whisper" ]; then
+  asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
+  asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
+fi
+
+# The configs the selected training stages train with, before any stage: a --conf-dir without one (the synth README's
+# conf/synth_reference with the default Whisper encoder: no asr_whisper.yaml) ran stages 0 to 2, then stopped at stage 3
+# on "missing .../asr_whisper.yaml (the asr config). Run the earlier stages first.", which no stage makes.
+selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
+configs=()
+if selected 3; then configs+=("3 $asr_conf"); fi
+if [ -z "$mt_hub" ] && selected 4; then configs+=("4 $conf_dir/mt.yaml"); fi
+if selected 5; then configs+=("5 $st_conf"); fi
+if [ "${compare:-false}" = true ] && selected 10; then configs+=("10 $conf_dir/st_e2e.yaml" "10 $conf_dir/st.yaml"); fi
+for config in "${configs[@]}"; do
+  [ -f "${config#* }" ] && continue
+  has=$(cd "$conf_dir" 2>/dev/null && for name in *.yaml; do [ -e "$name" ] && printf ' %s' "$name"; done) || true
+  case "$config" in *_whisper.yaml) with=" with the Whisper encoder" ;; *_ssl.yaml) with=" with --ssl-hub" ;; *) with= ;; esac
+  die "--conf-dir $conf_dir has no $(basename "${config#* }"), the config of stage ${config%% *}$with (it has:${has:- no config})"
+done
+
 # A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
 # option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
 if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
@@ -255,26 +291,6 @@ average_and_pack() {
 # thread: a training process gains little from a second CPU core (measured on the demo's ASR: 11.8k frames/s
 # on one thread, 14k on two), so two of them nearly double the throughput. Each one's output goes to its
 # train.log as always; on the terminal the two interleave.
-# With --mt-hub the acoustic side trains at the Marian model's width with CTC over its source pieces, and
-# SATE takes the Marian model's encoder and decoder; with --ssl-hub the acoustic encoder is the speech model.
-asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
-if [ -n "$mt_hub" ]; then
-  asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
-  st_hub=(--set "model.textual.path=$(yaml_str "$mt_hub")")
-  if [ -n "$ssl_hub" ]; then
-    ssl_type=$(hub_value "$ssl_hub" model_type)
-    case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
-    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=$(yaml_str "$ssl_hub")")
-    asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
-    asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
-  fi
-fi
-
-if [ -n "$whisper" ]; then
-  asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
-  asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
-fi
-
 # Where ASR and SATE train when it is not the configs' train: train_sp, and for ASR the extra ASR corpora too.
 asr_train=() st_train=()
 [ "$train_split" != train ] && st_train=(--set "data.train=$train_split")

@@ -53,3 +53,28 @@ def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: 
     (tmp_path / "extra.en").write_text("good morning\ngood night\n")
     (tmp_path / "extra.de").write_text("guten Morgen\ngute Nacht\n")
     assert rerun() == ["vocab", "train", "average", "pack", "train", "average", "pack"]
+
+
+def test_a_config_the_stages_lack_is_refused_before_any_stage(tmp_path: Path) -> None:
+    """The synth README's reference run (`--conf-dir conf/synth_reference`, which has no Whisper configs) with the
+    default Whisper encoder prepared, computed features and trained the vocabularies, then stopped at stage 3 on
+    "missing .../asr_whisper.yaml (the asr config). Run the earlier stages first.", advice no stage can follow
+    (twenty-third hostile pass). The configs of the selected stages are now looked for before any stage."""
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--stage", "0", "--data", tmp_path / "data", "--exp",
+            tmp_path / "exp", "--conf-dir", ROOT / "conf" / "synth_reference", "--joint-vocab-size", "1256"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[synth] error: --conf-dir {ROOT / 'conf' / 'synth_reference'} has no asr_whisper.yaml, the config of stage 3 "
+        "with the Whisper encoder (it has: asr.yaml mt.yaml st.yaml)"), done.stderr
+    assert commands(tmp_path) == ["fetch-whisper"] and not (tmp_path / "data").exists()
+    # the stages that train are the ones whose configs are looked for: stages 0 to 2 run without any
+    argv[argv.index("--conf-dir") + 1] = tmp_path / "nowhere"
+    done = subprocess.run(list(map(str, [*argv, "--stop-stage", "2"])), env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert commands(tmp_path) == ["fetch-whisper", "prep", "features", "vocab"]
+    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "5"])), env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == (
+        f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)\n")
