@@ -297,9 +297,14 @@ asr_train=() st_train=()
 [ "$train_split" != train ] || [ ${#extra_splits[@]} -gt 0 ] && \
   asr_train=(--set "data.train=$(yaml_list "$train_split" "${extra_splits[@]}")")
 
-pretrain_asr() {
+# What stages 3 and 4 read from the stages before them; side by side, looked for before either starts: each stage's
+# subshell said what it missed, and the recipe then "ASR pre-training failed (see EXP/asr/train.log)", a log never made.
+asr_needs() {
   [ -n "$ssl_hub" ] || need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
+}
+pretrain_asr() {
+  asr_needs
   train_model asr "$asr_conf" "${asr_train[@]}" "${asr_hub[@]}"
   average_and_pack asr
 }
@@ -334,6 +339,7 @@ stop_job() {
   wait "$1" 2>/dev/null || true
 }
 if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
+  asr_needs  # stage 4 needs no more than the vocabularies, which stage 3 needs too
   say "  stages 3 and 4 run side by side, one CPU thread each"
   # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
   # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.

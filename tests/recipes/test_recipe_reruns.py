@@ -78,3 +78,20 @@ def test_a_config_the_stages_lack_is_refused_before_any_stage(tmp_path: Path) ->
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr == (
         f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)\n")
+
+
+def test_side_by_side_stages_missing_their_inputs_say_so_once(tmp_path: Path) -> None:
+    """Stages 3 and 4 side by side (the synth recipe's default) without the vocabularies: each stage said what it
+    missed, and the recipe then "ASR pre-training failed (see EXP/asr/train.log)", a log never made (twenty-third
+    hostile pass). What they read is now looked for before they start: one line."""
+    env = recorder(tmp_path)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    (tmp_path / "data" / ".done" / "features").write_text("f")
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--stage", "3", "--stop-stage",
+            "4", "--data", tmp_path / "data", "--exp", tmp_path / "exp"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert [line for line in done.stderr.splitlines() if "error" in line] == [
+        f"[synth] error: missing {tmp_path / 'data' / '.done' / 'vocab'} (vocabularies from stage 2). Run the earlier "
+        "stages first."], done.stderr
+    assert commands(tmp_path) == [] and not (tmp_path / "exp").exists()
