@@ -67,7 +67,8 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     """`load_training_config` with `--init-from` applied and the model section resolved (`resolve_in_file`)."""
     data = read_yaml(path)
     sources = parse_init_from(init_from)
-    config = apply_init_from(_naming_set(path, overrides, lambda items: _merged(data, items)), sources)
+    # --init-from inside: a refusal of what it fills (a teacher the file or a --set names otherwise) names them too
+    config = _naming_set(path, overrides, lambda items: apply_init_from(_merged(data, items), sources))
 
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
