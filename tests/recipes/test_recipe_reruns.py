@@ -95,3 +95,21 @@ def test_side_by_side_stages_missing_their_inputs_say_so_once(tmp_path: Path) ->
         f"[synth] error: missing {tmp_path / 'data' / '.done' / 'vocab'} (vocabularies from stage 2). Run the earlier "
         "stages first."], done.stderr
     assert commands(tmp_path) == [] and not (tmp_path / "exp").exists()
+
+
+def test_the_environment_sets_no_recipe_variable(tmp_path: Path) -> None:
+    """What the shared stages read and a recipe may leave out was taken from the environment: an exported
+    `stop_stage=1` (or `force=true`) stopped the MuST-C recipe after stage 1, exit 0, and `asr_extra=DIR` had the
+    synthetic recipe, which has no such option, prepare DIR as an ASR corpus (twenty-third hostile pass)."""
+    env = recorder(tmp_path) | {"stop_stage": "1", "force": "true", "stage": "1", "asr_extra": str(tmp_path)}
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage", "2"]))
+    for _ in range(2):  # then done already: no --force
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert commands(tmp_path) == (["prep", "features", "vocab"] if _ == 0 else []), done.stderr
+    argv = list(map(str, ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--data",
+                          tmp_path / "synth_data", "--exp", tmp_path / "exp", "--stage", "0", "--stop-stage", "0"]))
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ASR corpora" not in done.stderr, done.stderr
+    assert commands(tmp_path) == ["prep"]
