@@ -85,6 +85,13 @@ fi
 [ -z "$mt_hub" ] || [ "${compare:-false}" = false ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
 [ -z "$mt_hub" ] || [ -z "${ctc_layer:-}" ] || die "--ctc-layer does not run with --mt-hub"
 [ -z "$mt_hub" ] || [ -z "${joint_vocab_size:-}" ] || die "--joint-vocab-size does not run with --mt-hub (the Marian model's SentencePiece models are the vocabulary)"
+for name in src_vocab_size tgt_vocab_size; do
+  [ -z "$mt_hub" ] || unread "$name" "the Marian model's SentencePiece models (--mt-hub) are the vocabulary"
+  if [ -n "${joint_vocab_size:-}" ] && [[ $given_options == *" $name "* ]]; then
+    say "note: --${name//_/-} does nothing with --joint-vocab-size (one model of $joint_vocab_size pieces for both sides)"
+  fi
+done
+[[ $given_options != *" exp "* ]] || unread exp_tag "it names the folder under exp/ that --exp replaces: give one of them"
 if [ -n "${ctc_layer:-}" ]; then
   problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
     die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"

@@ -129,5 +129,9 @@ stamp() {
   for f in "$@"; do [ -e "$f" ] && cat "$f" || printf -- '-'; done | sha1sum | cut -c1-12
 }
 
+# unread NAME WHY: stop when the command line gave --NAME, which this run does not read (WHY): such an option was
+# ignored without a word (`--text ding --text-size 500`, `--joint-vocab-size` with `--src-vocab-size`).
+unread() { [[ $given_options != *" $1 "* ]] || die "--${1//_/-} ${!1}: $2"; }
+
 # need PATH WHAT: a clear error when an earlier stage's output is missing.
 need() { [ -e "$1" ] || die "missing $1 ($2). Run the earlier stages first."; }

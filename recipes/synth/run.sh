@@ -86,7 +86,8 @@ esac
 case "$text" in
   phrasebook) name=synth; sets="tst-COMMON tst-heldout"; synth_args=(--text-size "$text_size" --dev-size "$dev_size"
                                                                   --test-size "$test_size") ;;
-  ding) name=synth_ding; sets=tst-COMMON; synth_args=() ;;
+  ding) name=synth_ding; sets=tst-COMMON; synth_args=()
+        for option in text_size dev_size test_size; do unread "$option" "a phrasebook option, which --text ding does not read"; done ;;
   *) die "--text must be phrasebook or ding, got '$text'" ;;
 esac
 corpus=${corpus:-corpus/$name}

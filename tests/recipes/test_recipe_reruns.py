@@ -1,11 +1,14 @@
-"""A recipe run again after its inputs changed: each stage is redone or refused, never "done already" with the old
-outputs. A `sate` that records its commands stands in for the real one, so these tests cost seconds."""
+"""What a recipe run takes as given: a stage run again after its inputs changed is redone or refused, never "done
+already" with the old outputs; an option or a variable it does not read is refused, never ignored. A `sate` that
+records its commands stands in for the real one, so these tests cost seconds."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from tests.recipes.conftest import ROOT
 
@@ -113,3 +116,32 @@ def test_the_environment_sets_no_recipe_variable(tmp_path: Path) -> None:
     done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0 and "ASR corpora" not in done.stderr, done.stderr
     assert commands(tmp_path) == ["prep"]
+
+
+@pytest.mark.parametrize(("recipe", "args", "says"), [
+    ("synth", ["--text", "ding", "--text-size", "500"],
+     "--text-size 500: a phrasebook option, which --text ding does not read"),
+    ("synth", ["--exp", "e", "--exp-tag", "reference"],
+     "--exp-tag reference: it names the folder under exp/ that --exp replaces: give one of them"),
+    ("mustc", ["--mt-hub", "m", "--tgt-vocab-size", "8000"],
+     "--tgt-vocab-size 8000: the Marian model's SentencePiece models (--mt-hub) are the vocabulary"),
+])
+def test_an_option_the_run_does_not_read_is_refused(tmp_path: Path, recipe: str, args: list[str], says: str) -> None:
+    """Each of these was ignored without a word, the run going on as if it had not been given: the Ding corpus
+    voiced without the size asked for, the experiments written where --exp said, the Marian vocabulary trained on
+    (twenty-third hostile pass). Now one line, before any stage."""
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / recipe / "run.sh", "--acoustic" if recipe == "synth" else "--mustc-root",
+            "conformer" if recipe == "synth" else "mustc", "--stage", "-1" if recipe == "synth" else "0", *args]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == f"[{recipe}] error: {says}\n", done.stderr
+    assert commands(tmp_path) == []
+
+
+def test_sizes_a_joint_vocabulary_does_not_read_are_said(tmp_path: Path) -> None:
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--data", tmp_path / "data",
+            "--exp", tmp_path / "exp", "--src-vocab-size", "100", "--joint-vocab-size", "500", "--stage", "5"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "[synth] note: --src-vocab-size does nothing with --joint-vocab-size (one model of 500 pieces for both " \
+           "sides)" in done.stderr.splitlines(), done.stderr
