@@ -145,3 +145,27 @@ def test_sizes_a_joint_vocabulary_does_not_read_are_said(tmp_path: Path) -> None
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert "[synth] note: --src-vocab-size does nothing with --joint-vocab-size (one model of 500 pieces for both " \
            "sides)" in done.stderr.splitlines(), done.stderr
+
+
+def test_a_later_stage_says_an_earlier_ones_output_is_of_other_parameters(tmp_path: Path) -> None:
+    """`--stage 3 --tgt-vocab-size 2000` (stage 2, which reads the size, not run) trained nothing new: every model
+    "done already" on the old vocabularies, exit 0, the size given without effect (twenty-third hostile pass). The
+    stages before --stage whose output this command line would make otherwise are now named in a note."""
+    env = recorder(tmp_path)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage", "3"]))
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "note:" not in done.stderr, done.stderr
+
+    def notes(*args: str) -> list[str]:
+        done = subprocess.run([*argv, "--stage", "3", *args], env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [line.split(" were made")[0] for line in done.stderr.splitlines() if "note:" in line]
+
+    data = tmp_path / "data"
+    assert notes() == []
+    assert notes("--tgt-vocab-size", "2000") == [f"[mustc] note: the vocabularies in {data}"]
+    assert notes("--speed-perturb", "true") == [f"[mustc] note: the features in {data}"]
+    assert notes("--tgt-lang", "fr") == [f"[mustc] note: the manifests in {data}"]
+    assert notes() == []  # nothing was made again
