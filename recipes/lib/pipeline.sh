@@ -416,6 +416,15 @@ if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $e
   train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}" "${st_text[@]}"
 fi
 
+# current_pack NAME STAGE: EXP/NAME/pack is the average that STAGE made of the run EXP/NAME holds now. `--stage 5
+# --stop-stage 5` with more updates (--train-args), then `--stage 7`, evaluated the pack made before, exit 0, its
+# scores tabled as the new model's. A pack made by hand (no records) is taken as it is.
+current_pack() {
+  [ -e "$exp/$1/.done-pack" ] && [ -e "$exp/$1/.done-train" ] || return 0
+  [ "$(cat "$exp/$1/.done-pack")" = "n=$average_n trained=$(cat "$exp/$1/.done-train")" ] && return 0
+  die "$exp/$1/pack is not the average of the last $average_n checkpoints of the run $exp/$1 holds now (trained again since, or another --average-n): run from --stage $2 to pack it again"
+}
+
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
   need "$exp/st/.done-train" "the SATE training of stage 5"
   average_and_pack st
@@ -424,6 +433,8 @@ fi
 # ------------------------------------------------------------------ evaluation
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  current_pack st 6
+  [ ! -e "$exp/mt/pack" ] || { current_pack asr 3; current_pack mt 4; }  # the cascade's
   given_test_sets_exist
   for split in "${test_splits[@]}"; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
@@ -448,6 +459,7 @@ fi
 
 if run_stage 9 "translate one test recording with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
   need "$demo_audio" "a test recording in $demo_dir"
@@ -462,6 +474,7 @@ fi
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
+  current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
   given_test_sets_exist  # before hours of training the rows
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.

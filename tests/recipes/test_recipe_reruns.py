@@ -169,3 +169,37 @@ def test_a_later_stage_says_an_earlier_ones_output_is_of_other_parameters(tmp_pa
     assert notes("--speed-perturb", "true") == [f"[mustc] note: the features in {data}"]
     assert notes("--tgt-lang", "fr") == [f"[mustc] note: the manifests in {data}"]
     assert notes() == []  # nothing was made again
+
+
+def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
+    stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
+    env = recorder(tmp_path)
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (data / ".done" / marker).write_text(marker)
+    (data / "tst-COMMON.jsonl").write_text("{}\n")
+    for system in ("asr", "mt"):  # stages 3 and 4 done: what stage 5 reads
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(system)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", data, "--exp", exp, "--test-sets", "tst-COMMON"]))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        commands(tmp_path)
+        return done
+
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    (exp / "st" / "pack").mkdir()
+    assert run("--stage", "7", "--stop-stage", "7").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "5", *more).returncode == 0
+    for stage in ("7", "9"):
+        done = run("--stage", stage, "--stop-stage", stage, *more)
+        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+            f"[mustc] error: {exp / 'st' / 'pack'} is not the average of the last 10 checkpoints of the run "
+            f"{exp / 'st'} holds now (trained again since, or another --average-n): run from --stage 6 to pack it "
+            "again"), done.stderr
+    assert run("--stage", "6", "--stop-stage", "7", *more).returncode == 0
