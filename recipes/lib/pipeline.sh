@@ -402,10 +402,20 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 
 # SATE takes the MT text too where its config trains on text batches beside the speech (model.loss.mt_text_weight):
 # text_for CONFIG sets st_text to the arguments that pass it.
+# The weight is read with the --set items of --train-args, split as the training commands split them: a weight that
+# --train-args gave (`--set model.loss.mt_text_weight=0.5` over a config without MT text batches) had SATE draw its
+# text batches from the train manifest, not from the MT text, without a word; and one it set to 0 was refused by
+# sate train for the MT text the recipe passed, which the user never gave.
+train_sets=() prev=
+for word in $train_args; do
+  [ "$prev" != --set ] || train_sets+=(--set "$word")
+  case "$word" in --set=*) train_sets+=("$word") ;; esac
+  prev=$word
+done
 text_for() {
   st_text=()
   local weight
-  weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
+  weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" "${train_sets[@]}" --get model.loss.mt_text_weight) || exit 1
   case "$weight" in 0.0 | -0.0) ;; *) st_text=("${mt_text[@]}") ;; esac  # -0.0 is no weight either
 }
 

@@ -203,3 +203,31 @@ def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None
             f"{exp / 'st'} holds now (trained again since, or another --average-n): run from --stage 6 to pack it "
             "again"), done.stderr
     assert run("--stage", "6", "--stop-stage", "7", *more).returncode == 0
+
+
+@pytest.mark.parametrize(("train_args", "passed"), [
+    ("--set model.loss.mt_text_weight=0.5", True), ("--set=model.loss.mt_text_weight=0.5", True), ("", False)])
+def test_sate_gets_the_mt_text_where_train_args_weigh_it(tmp_path: Path, train_args: str, passed: bool) -> None:
+    """Stage 5 asked `sate config` for the MT text weight without --train-args' --set items: a weight given there
+    over a config without MT text batches had SATE draw its text batches from the train manifest, not from the MT
+    text (`--mt-extra`) stage 4 trained on, without a word (twenty-third hostile pass). A `sate` whose config answers
+    the weight its --set gives (0.0 without one) stands in for the real."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(
+        RECORDING_SATE + 'if [ "$1" = config ]; then w=0.0\n'
+        '  for a in "$@"; do case "$a" in *model.loss.mt_text_weight=*) w=${a##*=} ;; esac; done; echo "$w"; fi\n')
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    for system in ("asr", "mt"):
+        (tmp_path / "exp" / system).mkdir(parents=True)
+        (tmp_path / "exp" / system / "model.pt").write_text(system)
+    for name in ("extra.en", "extra.de"):
+        (tmp_path / name).write_text("text\n")
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--mt-extra", "extra.en extra.de", "--train-args", train_args,
+            "--stage", "5", "--stop-stage", "5"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    trained = [line for line in (tmp_path / "args").read_text().splitlines() if line.startswith("train ")]
+    assert len(trained) == 1 and ("data.mt_text=" in trained[0]) == passed, trained
