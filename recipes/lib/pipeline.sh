@@ -177,21 +177,21 @@ for config in "${configs[@]}"; do
   die "--conf-dir $conf_dir has no $(basename "${config#* }"), the config of stage ${config%% *}$with (it has:${has:- no config})"
 done
 
-# A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
-# option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
-if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
-
 # earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
 # gives (its MARKER does not start with START and end with END): said, since the stages run now read WHAT as it is.
 # `--stage 3 --tgt-vocab-size 2000` trained nothing new, every model "done already" on the old vocabularies, exit 0.
 earlier() {
   [ "$1" -lt "$stage" ] && [ -e "$2" ] || return 0
   [[ $(cat "$2") == "$4"*"${5:-}" ]] && return 0
-  say "note: $3 in $data were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
+  say "note: $3 were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
 }
 
+# A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
+# option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
+if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
+
 prep_params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
-earlier 0 "$data/.done/prep" "the manifests" "$prep_params"
+earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   if ! is_done "$data/.done/prep" "$params"; then
@@ -207,7 +207,7 @@ if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and AS
   fi
 fi
 
-[ -n "$ssl_hub" ] || earlier 1 "$data/.done/features" "the features" "speed_perturb=$speed_perturb prep=$(stamp "$data/.done/prep")"
+[ -n "$ssl_hub" ] || earlier 1 "$data/.done/features" "the features in $data" "speed_perturb=$speed_perturb prep=$(stamp "$data/.done/prep")"
 if [ -n "$ssl_hub" ] && run_stage 1 "features: none, $ssl_hub reads 16 kHz waveforms from the talk wavs"; then
   need "$data/.done/prep" "manifests from stage 0"
 elif run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
@@ -232,7 +232,7 @@ else
   vocab_params="src=$src_vocab_size tgt=$tgt_vocab_size"
 fi
 # the text's contents are looked at when stage 2 runs (they may be gigabytes, which a later stage alone need not read)
-earlier 2 "$data/.done/vocab" "the vocabularies" "$vocab_params text=${vocab_pairs[*]} " " prep=$(stamp "$data/.done/prep")"
+earlier 2 "$data/.done/vocab" "the vocabularies in $data" "$vocab_params text=${vocab_pairs[*]} " " prep=$(stamp "$data/.done/prep")"
 if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
   # the text's contents too: an --mt-extra file replaced or grown in place left the vocabularies, and so MT, "done already"

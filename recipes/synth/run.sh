@@ -106,8 +106,9 @@ vocab_pairs=("${mt_pairs[@]}")
 
 # Stage -1, run by pipeline.sh once it has checked every option (before it, `--ngpu two` voiced the corpus first).
 before_stage_0() {
+  params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
+  earlier -1 "$corpus/.done/synth" "the corpus in $corpus" "$params"  # `--stage 0 --seed 1`: the corpus of seed 0
   if run_stage -1 "build the synthetic corpus in $corpus"; then
-    params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
     if ! is_done "$corpus/.done/synth" "$params"; then
       sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
       mark_done "$corpus/.done/synth" "$params"

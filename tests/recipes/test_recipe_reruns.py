@@ -231,3 +231,16 @@ def test_sate_gets_the_mt_text_where_train_args_weigh_it(tmp_path: Path, train_a
     assert done.returncode == 0, done.stderr
     trained = [line for line in (tmp_path / "args").read_text().splitlines() if line.startswith("train ")]
     assert len(trained) == 1 and ("data.mt_text=" in trained[0]) == passed, trained
+
+
+def test_a_corpus_of_other_parameters_is_named_when_stage_minus_one_is_not_run(tmp_path: Path) -> None:
+    """`recipes/synth/run.sh --stage 0 --seed 1` prepared the corpus voiced with seed 0, without a word."""
+    env = recorder(tmp_path)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus",
+                          tmp_path / "corpus", "--data", tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage",
+                          "0"]))
+    for args, notes in (([], []), (["--stage", "0"], []),
+                        (["--stage", "0", "--seed", "1"], [f"[synth] note: the corpus in {tmp_path / 'corpus'} "])):
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert [line.split("were made")[0] for line in done.stderr.splitlines() if "note:" in line] == notes
