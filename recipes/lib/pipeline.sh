@@ -435,6 +435,17 @@ current_pack() {
   die "$exp/$1/pack is not the average of the last $average_n checkpoints of the run $exp/$1 holds now (trained again since, or another --average-n): run from --stage $2 to pack it again"
 }
 
+# decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
+# record beside each and stage 8 compares: a decoding made before the model was trained and packed again
+# (`--stage 5 --stop-stage 6`, then `--stage 8`) was tabled as the new model's, exit 0.
+decoded_by() {
+  if [ "$1" = cascade ]; then
+    printf 'asr=%s mt=%s data=%s' "$(cat "$exp/asr/.done-pack" 2>/dev/null)" "$(cat "$exp/mt/.done-pack" 2>/dev/null)" "$data"
+  else
+    printf 'pack=%s data=%s' "$(cat "$exp/$1/.done-pack" 2>/dev/null)" "$data"
+  fi
+}
+
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
   need "$exp/st/.done-train" "the SATE training of stage 5"
   average_and_pack st
@@ -450,16 +461,27 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
       sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
+    mark_done "$exp/st/decode_$split/.done" "$(decoded_by st)"
     if [ ! -e "$exp/mt/pack" ]; then say "  no MT pack ($exp/mt/pack): no cascade"; continue; fi
     logged "$exp/cascade/decode_$split/decode.log" \
       sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
       --out "$exp/cascade/decode_$split"
+    mark_done "$exp/cascade/decode_$split/.done" "$(decoded_by cascade)"
   done
 fi
 
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
+  for split in "${test_splits[@]}"; do
+    for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
+      [ -e "$marker" ] || continue
+      system=$(basename "$(dirname "$(dirname "$marker")")")
+      [ "$(cat "$marker")" != "$(decoded_by "$system")" ] || continue
+      case "$system" in st | cascade) again=7 ;; *) again=10 ;; esac
+      die "$(dirname "$marker") was decoded before $system's model was packed again (or from other data): run from --stage $again to decode it again"
+    done
+  done
   # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
   logs=("$exp"/*/logs/version_*/metrics.csv)
   curves=()
@@ -501,7 +523,7 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     for split in "${test_splits[@]}"; do
       [ -e "$data/$split.jsonl" ] || continue
       # done with this very pack: a row packed again since (another --average-n) kept its old results
-      params="pack=$(cat "$exp/$system/.done-pack") data=$data"
+      params=$(decoded_by "$system")
       is_done "$exp/$system/decode_$split/.done" "$params" && continue
       logged "$exp/$system/decode_$split/decode.log" \
         sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"

@@ -244,3 +244,39 @@ def test_a_corpus_of_other_parameters_is_named_when_stage_minus_one_is_not_run(t
         done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0, done.stderr
         assert [line.split("were made")[0] for line in done.stderr.splitlines() if "note:" in line] == notes
+
+
+def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 6` (SATE trained and packed again), then `--stage 8`: the table held the decodings of
+    the pack before, as the new model's, exit 0 (twenty-third hostile pass). Stage 7 records what each decoding is
+    made from, and stage 8 compares it."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(  # an --out folder with a results.json, as evaluate (and pack) make one
+        RECORDING_SATE + 'prev=; for a in "$@"; do [ "$prev" != --out ] || '
+        '{ mkdir -p "$a"; echo {} > "$a/results.json"; }; prev=$a; done\n')
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (data / ".done" / marker).write_text(marker)
+    (data / "tst-COMMON.jsonl").write_text("{}\n")
+    for system in ("asr", "mt"):
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(system)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", data, "--exp", exp, "--test-sets", "tst-COMMON"]))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        commands(tmp_path)
+        return done
+
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    assert run("--stage", "7", "--stop-stage", "8").returncode == 0
+    assert run("--stage", "8", "--stop-stage", "8").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "6", *more).returncode == 0
+    done = run("--stage", "8", "--stop-stage", "8", *more)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again (or from "
+        "other data): run from --stage 7 to decode it again"), done.stderr
+    assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0
