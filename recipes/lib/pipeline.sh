@@ -161,20 +161,26 @@ if [ -n "$whisper" ]; then
   asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
 fi
 
-# The configs the selected training stages train with, before any stage: a --conf-dir without one (the synth README's
-# conf/synth_reference with the default Whisper encoder: no asr_whisper.yaml) ran stages 0 to 2, then stopped at stage 3
-# on "missing .../asr_whisper.yaml (the asr config). Run the earlier stages first.", which no stage makes.
-selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
-configs=()
-if selected 3; then configs+=("3 $asr_conf"); fi
-if [ -z "$mt_hub" ] && selected 4; then configs+=("4 $conf_dir/mt.yaml"); fi
-if selected 5; then configs+=("5 $st_conf"); fi
-if [ "${compare:-false}" = true ] && selected 10; then configs+=("10 $conf_dir/st_e2e.yaml" "10 $conf_dir/st.yaml"); fi
-for config in "${configs[@]}"; do
-  [ -f "${config#* }" ] && continue
+# no_config CONFIG WHAT: stop for a config --conf-dir lacks, naming the configs it has. `need` said "missing CONFIG (the
+# asr config). Run the earlier stages first.", advice no stage can follow.
+no_config() {
+  local has with
   has=$(cd "$conf_dir" 2>/dev/null && for name in *.yaml; do [ -e "$name" ] && printf ' %s' "$name"; done) || true
-  case "$config" in *_whisper.yaml) with=" with the Whisper encoder" ;; *_ssl.yaml) with=" with --ssl-hub" ;; *) with= ;; esac
-  die "--conf-dir $conf_dir has no $(basename "${config#* }"), the config of stage ${config%% *}$with (it has:${has:- no config})"
+  case "$1" in *_whisper.yaml) with=" with the Whisper encoder" ;; *_ssl.yaml) with=" with --ssl-hub" ;; *) with= ;; esac
+  die "--conf-dir $conf_dir has no $(basename "$1"), $2$with (it has:${has:- no config})"
+}
+# The configs of the selected training stages after the first stage run, before any stage: a --conf-dir without one
+# (the synth README's conf/synth_reference with the default Whisper encoder: no asr_whisper.yaml) ran stages 0 to 2,
+# then stopped at stage 3. The first stage run looks for its own as it starts (stages 3 and 4 side by side: before
+# either starts).
+later() { [ "$1" -gt "$stage" ] && [ "$1" -le "$stop_stage" ]; }
+configs=()
+if later 3; then configs+=("3 $asr_conf"); fi
+if [ -z "$mt_hub" ] && later 4; then configs+=("4 $conf_dir/mt.yaml"); fi
+if later 5; then configs+=("5 $st_conf"); fi
+if [ "${compare:-false}" = true ] && later 10; then configs+=("10 $conf_dir/st_e2e.yaml" "10 $conf_dir/st.yaml"); fi
+for config in "${configs[@]}"; do
+  [ -f "${config#* }" ] || no_config "${config#* }" "the config of stage ${config%% *}"
 done
 
 # earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
@@ -273,7 +279,7 @@ init_models() {
 # would only continue it (sate train takes init: for a fresh start alone).
 train_model() {
   local name=$1 config=$2; shift 2
-  need "$config" "the $name config"
+  [ -f "$config" ] || no_config "$config" "the $name config"
   # a model trained or averaged again under the same path is another starting point (and another teacher)
   local inits=
   init_models "$@"
@@ -323,6 +329,7 @@ asr_train=() st_train=()
 asr_needs() {
   [ -n "$ssl_hub" ] || need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
+  [ -f "$asr_conf" ] || no_config "$asr_conf" "the config of stage 3"
 }
 pretrain_asr() {
   asr_needs
@@ -422,6 +429,7 @@ text_for() {
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
+  [ -f "$st_conf" ] || no_config "$st_conf" "the config of stage 5"  # before sate config reads it
   text_for "$st_conf"
   train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}" "${st_text[@]}"
 fi
@@ -507,6 +515,9 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
+    [ -f "$config" ] || no_config "$config" "the config of stage 10"
+  done
   given_test_sets_exist  # before hours of training the rows
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.

@@ -77,10 +77,18 @@ def test_a_config_the_stages_lack_is_refused_before_any_stage(tmp_path: Path) ->
                           text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert commands(tmp_path) == ["fetch-whisper", "prep", "features", "vocab"]
-    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "5"])), env=env, cwd=tmp_path,
+    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "4"])), env=env, cwd=tmp_path,
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == 1 and done.stderr == (
         f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)\n")
+    # the first stage run looks for its own config as it starts, where it said "Run the earlier stages first."
+    for system in ("asr", "mt"):
+        (tmp_path / "exp" / system).mkdir(parents=True)
+        (tmp_path / "exp" / system / "model.pt").write_text(system)
+    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "5"])), env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)")
 
 
 def test_side_by_side_stages_missing_their_inputs_say_so_once(tmp_path: Path) -> None:
