@@ -130,7 +130,7 @@ stamp() {
 }
 
 # unread NAME WHY: stop when the command line gave --NAME, which this run does not read (WHY): such an option was
-# ignored without a word (`--text ding --text-size 500`, `--joint-vocab-size` with `--src-vocab-size`).
+# ignored without a word (`--text ding --text-size 500`, `--exp-tag` with `--exp`).
 unread() { [[ $given_options != *" $1 "* ]] || die "--${1//_/-} ${!1}: $2"; }
 
 # need PATH WHAT: a clear error when an earlier stage's output is missing.
