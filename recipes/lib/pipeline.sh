@@ -436,11 +436,16 @@ fi
 
 # current_pack NAME STAGE: EXP/NAME/pack is the average that STAGE made of the run EXP/NAME holds now. `--stage 5
 # --stop-stage 5` with more updates (--train-args), then `--stage 7`, evaluated the pack made before, exit 0, its
-# scores tabled as the new model's. A pack made by hand (no records) is taken as it is.
+# scores tabled as the new model's. One of another --average-n than this command line's is said. A pack made by hand
+# (no records) is taken as it is.
 current_pack() {
   [ -e "$exp/$1/.done-pack" ] && [ -e "$exp/$1/.done-train" ] || return 0
-  [ "$(cat "$exp/$1/.done-pack")" = "n=$average_n trained=$(cat "$exp/$1/.done-train")" ] && return 0
-  die "$exp/$1/pack is not the average of the last $average_n checkpoints of the run $exp/$1 holds now (trained again since, or another --average-n): run from --stage $2 to pack it again"
+  local packed
+  packed=$(cat "$exp/$1/.done-pack")
+  [ "${packed#* trained=}" = "$(cat "$exp/$1/.done-train")" ] ||
+    die "$exp/$1/pack was made before the run $exp/$1 holds was trained again: run from --stage $2 to pack it again"
+  [ "${packed%% trained=*}" = "n=$average_n" ] ||
+    say "note: $exp/$1/pack averages ${packed%% trained=*} checkpoints, not --average-n $average_n (--stage $2 packs it again)"
 }
 
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10

@@ -207,10 +207,13 @@ def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None
     for stage in ("7", "9"):
         done = run("--stage", stage, "--stop-stage", stage, *more)
         assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
-            f"[mustc] error: {exp / 'st' / 'pack'} is not the average of the last 10 checkpoints of the run "
-            f"{exp / 'st'} holds now (trained again since, or another --average-n): run from --stage 6 to pack it "
-            "again"), done.stderr
-    assert run("--stage", "6", "--stop-stage", "7", *more).returncode == 0
+            f"[mustc] error: {exp / 'st' / 'pack'} was made before the run {exp / 'st'} holds was trained again: run "
+            "from --stage 6 to pack it again"), done.stderr
+    done = run("--stage", "6", "--stop-stage", "7", *more)
+    assert done.returncode == 0 and "pack averages" not in done.stderr, done.stderr
+    done = run("--stage", "7", "--stop-stage", "7", *more, "--average-n", "5")  # its own parameter: said
+    assert done.returncode == 0 and f"[mustc] note: {exp / 'st' / 'pack'} averages n=10 checkpoints, not " \
+        "--average-n 5 (--stage 6 packs it again)" in done.stderr.splitlines(), done.stderr
 
 
 @pytest.mark.parametrize(("train_args", "passed"), [
