@@ -85,6 +85,13 @@ fi
 [ -z "$mt_hub" ] || [ "${compare:-false}" = false ] || die "--compare compares models we pre-train; it does not run with --mt-hub"
 [ -z "$mt_hub" ] || [ -z "${ctc_layer:-}" ] || die "--ctc-layer does not run with --mt-hub"
 [ -z "$mt_hub" ] || [ -z "${joint_vocab_size:-}" ] || die "--joint-vocab-size does not run with --mt-hub (the Marian model's SentencePiece models are the vocabulary)"
+for name in src_vocab_size tgt_vocab_size; do
+  [ -z "$mt_hub" ] || unread "$name" "the Marian model's SentencePiece models (--mt-hub) are the vocabulary"
+  if [ -n "${joint_vocab_size:-}" ] && [[ $given_options == *" $name "* ]]; then
+    say "note: --${name//_/-} does nothing with --joint-vocab-size (one model of $joint_vocab_size pieces for both sides)"
+  fi
+done
+[[ $given_options != *" exp "* ]] || unread exp_tag "it names the folder under exp/ that --exp replaces: give one of them"
 if [ -n "${ctc_layer:-}" ]; then
   problem=$(sate config --config "$conf_dir/st_e2e.yaml" --set "model.ctc.layer=$ctc_layer" 2>&1 >/dev/null) ||
     die "--ctc-layer $ctc_layer: ${problem#sate config: error: }"
@@ -134,12 +141,65 @@ done
 train_split=train
 [ "${speed_perturb:-false}" = true ] && train_split=train_sp
 
+# With --mt-hub the acoustic side trains at the Marian model's width with CTC over its source pieces, and
+# SATE takes the Marian model's encoder and decoder; with --ssl-hub the acoustic encoder is the speech model.
+asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
+if [ -n "$mt_hub" ]; then
+  asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
+  st_hub=(--set "model.textual.path=$(yaml_str "$mt_hub")")
+  if [ -n "$ssl_hub" ]; then
+    ssl_type=$(hub_value "$ssl_hub" model_type)
+    case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
+    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=$(yaml_str "$ssl_hub")")
+    asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
+    asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
+  fi
+fi
+
+if [ -n "$whisper" ]; then
+  asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
+  asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
+fi
+
+# no_config CONFIG WHAT: stop for a config --conf-dir lacks, naming the configs it has. `need` said "missing CONFIG (the
+# asr config). Run the earlier stages first.", advice no stage can follow.
+no_config() {
+  local has with
+  has=$(cd "$conf_dir" 2>/dev/null && for name in *.yaml; do [ -e "$name" ] && printf ' %s' "$name"; done) || true
+  case "$1" in *_whisper.yaml) with=" with the Whisper encoder" ;; *_ssl.yaml) with=" with --ssl-hub" ;; *) with= ;; esac
+  die "--conf-dir $conf_dir has no $(basename "$1"), $2$with (it has:${has:- no config})"
+}
+# The configs of the selected training stages after the first stage run, before any stage: a --conf-dir without one
+# (the synth README's conf/synth_reference with the default Whisper encoder: no asr_whisper.yaml) ran stages 0 to 2,
+# then stopped at stage 3. The first stage run looks for its own as it starts (stages 3 and 4 side by side: before
+# either starts).
+later() { [ "$1" -gt "$stage" ] && [ "$1" -le "$stop_stage" ]; }
+configs=()
+if later 3; then configs+=("3 $asr_conf"); fi
+if [ -z "$mt_hub" ] && later 4; then configs+=("4 $conf_dir/mt.yaml"); fi
+if later 5; then configs+=("5 $st_conf"); fi
+if [ "${compare:-false}" = true ] && later 10; then configs+=("10 $conf_dir/st_e2e.yaml" "10 $conf_dir/st.yaml"); fi
+for config in "${configs[@]}"; do
+  [ -f "${config#* }" ] || no_config "${config#* }" "the config of stage ${config%% *}"
+done
+
+# earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
+# gives (its MARKER does not start with START and end with END): said, since the stages run now read WHAT as it is.
+# `--stage 3 --tgt-vocab-size 2000` trained nothing new, every model "done already" on the old vocabularies, exit 0.
+earlier() {
+  [ "$1" -lt "$stage" ] && [ -e "$2" ] || return 0
+  [[ $(cat "$2") == "$4"*"${5:-}" ]] && return 0
+  say "note: $3 were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
+}
+
 # A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
 # option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
 if declare -F before_stage_0 >/dev/null; then before_stage_0; fi
 
+prep_params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
+earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
-  params="${prep_args[*]} corpus=$(stamp "$corpus/.done/synth") asr_extra=$asr_extra"
+  params=$prep_params
   if ! is_done "$data/.done/prep" "$params"; then
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do
@@ -153,6 +213,7 @@ if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and AS
   fi
 fi
 
+[ -n "$ssl_hub" ] || earlier 1 "$data/.done/features" "the features in $data" "speed_perturb=$speed_perturb prep=$(stamp "$data/.done/prep")"
 if [ -n "$ssl_hub" ] && run_stage 1 "features: none, $ssl_hub reads 16 kHz waveforms from the talk wavs"; then
   need "$data/.done/prep" "manifests from stage 0"
 elif run_stage 1 "features: 80-dim fbank and global CMVN in $data/fbank"; then
@@ -176,9 +237,12 @@ else
   vocab_sizes=(--src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size")
   vocab_params="src=$src_vocab_size tgt=$tgt_vocab_size"
 fi
+# the text's contents are looked at when stage 2 runs (they may be gigabytes, which a later stage alone need not read)
+earlier 2 "$data/.done/vocab" "the vocabularies in $data" "$vocab_params text=${vocab_pairs[*]} " " prep=$(stamp "$data/.done/prep")"
 if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
-  params="$vocab_params text=${vocab_pairs[*]} prep=$(stamp "$data/.done/prep")"
+  # the text's contents too: an --mt-extra file replaced or grown in place left the vocabularies, and so MT, "done already"
+  params="$vocab_params text=${vocab_pairs[*]} $(stamp "${vocab_pairs[@]}") prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
     extra=()
     if [ -z "$mt_hub" ]; then
@@ -215,7 +279,7 @@ init_models() {
 # would only continue it (sate train takes init: for a fresh start alone).
 train_model() {
   local name=$1 config=$2; shift 2
-  need "$config" "the $name config"
+  [ -f "$config" ] || no_config "$config" "the $name config"
   # a model trained or averaged again under the same path is another starting point (and another teacher)
   local inits=
   init_models "$@"
@@ -254,35 +318,21 @@ average_and_pack() {
 # thread: a training process gains little from a second CPU core (measured on the demo's ASR: 11.8k frames/s
 # on one thread, 14k on two), so two of them nearly double the throughput. Each one's output goes to its
 # train.log as always; on the terminal the two interleave.
-# With --mt-hub the acoustic side trains at the Marian model's width with CTC over its source pieces, and
-# SATE takes the Marian model's encoder and decoder; with --ssl-hub the acoustic encoder is the speech model.
-asr_conf=$conf_dir/asr.yaml st_conf=$conf_dir/st.yaml asr_hub=() st_hub=()
-if [ -n "$mt_hub" ]; then
-  asr_hub=(--set "model.d_model=$(hub_value "$mt_hub" d_model)")
-  st_hub=(--set "model.textual.path=$(yaml_str "$mt_hub")")
-  if [ -n "$ssl_hub" ]; then
-    ssl_type=$(hub_value "$ssl_hub" model_type)
-    case "$ssl_type" in wav2vec2|hubert|wavlm) ;; *) die "--ssl-hub $ssl_hub: model_type '$ssl_type' is not wav2vec2, hubert or wavlm";; esac
-    ssl=(--set "model.acoustic.type=hf_$ssl_type" --set "model.acoustic.path=$(yaml_str "$ssl_hub")")
-    asr_conf=$conf_dir/asr_ssl.yaml st_conf=$conf_dir/st_ssl.yaml
-    asr_hub+=("${ssl[@]}") st_hub+=("${ssl[@]}")
-  fi
-fi
-
-if [ -n "$whisper" ]; then
-  asr_conf=$conf_dir/asr_whisper.yaml st_conf=$conf_dir/st_whisper.yaml
-  asr_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")") st_hub+=(--set "model.acoustic.path=$(yaml_str "$whisper")")
-fi
-
 # Where ASR and SATE train when it is not the configs' train: train_sp, and for ASR the extra ASR corpora too.
 asr_train=() st_train=()
 [ "$train_split" != train ] && st_train=(--set "data.train=$train_split")
 [ "$train_split" != train ] || [ ${#extra_splits[@]} -gt 0 ] && \
   asr_train=(--set "data.train=$(yaml_list "$train_split" "${extra_splits[@]}")")
 
-pretrain_asr() {
+# What stages 3 and 4 read from the stages before them; side by side, looked for before either starts: each stage's
+# subshell said what it missed, and the recipe then "ASR pre-training failed (see EXP/asr/train.log)", a log never made.
+asr_needs() {
   [ -n "$ssl_hub" ] || need "$data/.done/features" "features from stage 1"
   need "$data/.done/vocab" "vocabularies from stage 2"
+  [ -f "$asr_conf" ] || no_config "$asr_conf" "the config of stage 3"
+}
+pretrain_asr() {
+  asr_needs
   train_model asr "$asr_conf" "${asr_train[@]}" "${asr_hub[@]}"
   average_and_pack asr
 }
@@ -317,6 +367,7 @@ stop_job() {
   wait "$1" 2>/dev/null || true
 }
 if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
+  asr_needs  # stage 4 needs no more than the vocabularies, which stage 3 needs too
   say "  stages 3 and 4 run side by side, one CPU thread each"
   # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
   # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.
@@ -358,19 +409,55 @@ init_from=(--init-from "asr=$exp/asr/model.pt" --init-from "mt=$exp/mt/model.pt"
 
 # SATE takes the MT text too where its config trains on text batches beside the speech (model.loss.mt_text_weight):
 # text_for CONFIG sets st_text to the arguments that pass it.
+# The weight is read with the --set items of --train-args, split as the training commands split them: a weight that
+# --train-args gave (`--set model.loss.mt_text_weight=0.5` over a config without MT text batches) had SATE draw its
+# text batches from the train manifest, not from the MT text, without a word; and one it set to 0 was refused by
+# sate train for the MT text the recipe passed, which the user never gave.
+train_sets=() prev=
+for word in $train_args; do
+  [ "$prev" != --set ] || train_sets+=(--set "$word")
+  case "$word" in --set=*) train_sets+=("$word") ;; esac
+  prev=$word
+done
 text_for() {
   st_text=()
   local weight
-  weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" --get model.loss.mt_text_weight) || exit 1
+  weight=$(sate config --config "$1" "${init_from[@]}" "${st_hub[@]}" "${train_sets[@]}" --get model.loss.mt_text_weight) || exit 1
   case "$weight" in 0.0 | -0.0) ;; *) st_text=("${mt_text[@]}") ;; esac  # -0.0 is no weight either
 }
 
 if run_stage 5 "SATE training from the ASR and ${mt_hub:+Marian }MT models in $exp/st"; then
   need "$exp/asr/model.pt" "the ASR model of stage 3"
   [ -n "$mt_hub" ] || need "$exp/mt/model.pt" "the MT model of stage 4"
+  [ -f "$st_conf" ] || no_config "$st_conf" "the config of stage 5"  # before sate config reads it
   text_for "$st_conf"
   train_model st "$st_conf" "${st_train[@]}" "${init_from[@]}" "${st_hub[@]}" "${st_text[@]}"
 fi
+
+# current_pack NAME STAGE: EXP/NAME/pack is the average that STAGE made of the run EXP/NAME holds now. `--stage 5
+# --stop-stage 5` with more updates (--train-args), then `--stage 7`, evaluated the pack made before, exit 0, its
+# scores tabled as the new model's. One of another --average-n than this command line's is said. A pack made by hand
+# (no records) is taken as it is.
+current_pack() {
+  [ -e "$exp/$1/.done-pack" ] && [ -e "$exp/$1/.done-train" ] || return 0
+  local packed
+  packed=$(cat "$exp/$1/.done-pack")
+  [ "${packed#* trained=}" = "$(cat "$exp/$1/.done-train")" ] ||
+    die "$exp/$1/pack was made before the run $exp/$1 holds was trained again: run from --stage $2 to pack it again"
+  [ "${packed%% trained=*}" = "n=$average_n" ] ||
+    say "note: $exp/$1/pack averages ${packed%% trained=*} checkpoints, not --average-n $average_n (--stage $2 packs it again)"
+}
+
+# decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
+# record beside each and stage 8 compares: a decoding made before the model was trained and packed again
+# (`--stage 5 --stop-stage 6`, then `--stage 8`) was tabled as the new model's, exit 0.
+decoded_by() {
+  if [ "$1" = cascade ]; then
+    printf 'asr=%s mt=%s data=%s' "$(cat "$exp/asr/.done-pack" 2>/dev/null)" "$(cat "$exp/mt/.done-pack" 2>/dev/null)" "$data"
+  else
+    printf 'pack=%s data=%s' "$(cat "$exp/$1/.done-pack" 2>/dev/null)" "$data"
+  fi
+}
 
 if run_stage 6 "checkpoint averaging and packing of $exp/st"; then
   need "$exp/st/.done-train" "the SATE training of stage 5"
@@ -380,21 +467,34 @@ fi
 # ------------------------------------------------------------------ evaluation
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  current_pack st 6
+  [ ! -e "$exp/mt/pack" ] || { current_pack asr 3; current_pack mt 4; }  # the cascade's
   given_test_sets_exist
   for split in "${test_splits[@]}"; do
     [ -e "$data/$split.jsonl" ] || { say "  no $split in $data, skipped"; continue; }
     logged "$exp/st/decode_$split/decode.log" \
       sate evaluate --model "$exp/st/pack" --data "$data" --split "$split" --out "$exp/st/decode_$split"
+    mark_done "$exp/st/decode_$split/.done" "$(decoded_by st)"
     if [ ! -e "$exp/mt/pack" ]; then say "  no MT pack ($exp/mt/pack): no cascade"; continue; fi
     logged "$exp/cascade/decode_$split/decode.log" \
       sate evaluate --model "$exp/asr/pack" --mt-model "$exp/mt/pack" --data "$data" --split "$split" \
       --out "$exp/cascade/decode_$split"
+    mark_done "$exp/cascade/decode_$split/.done" "$(decoded_by cascade)"
   done
 fi
 
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
+  for split in "${test_splits[@]}"; do
+    for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
+      [ -e "$marker" ] || continue
+      system=$(basename "$(dirname "$(dirname "$marker")")")
+      [ "$(cat "$marker")" != "$(decoded_by "$system")" ] || continue
+      case "$system" in st | cascade) again=7 ;; *) again=10 ;; esac
+      die "$(dirname "$marker") was decoded before $system's model was packed again (or from other data): run from --stage $again to decode it again"
+    done
+  done
   # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
   logs=("$exp"/*/logs/version_*/metrics.csv)
   curves=()
@@ -404,6 +504,7 @@ fi
 
 if run_stage 9 "translate one test recording with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
+  current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
   need "$demo_audio" "a test recording in $demo_dir"
@@ -418,6 +519,10 @@ fi
 # without distillation, and SATE with the shrink adaptor. Then the locality analysis of ASR, MT and SATE.
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
+  current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
+    [ -f "$config" ] || no_config "$config" "the config of stage 10"
+  done
   given_test_sets_exist  # before hours of training the rows
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
@@ -434,7 +539,7 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     for split in "${test_splits[@]}"; do
       [ -e "$data/$split.jsonl" ] || continue
       # done with this very pack: a row packed again since (another --average-n) kept its old results
-      params="pack=$(cat "$exp/$system/.done-pack") data=$data"
+      params=$(decoded_by "$system")
       is_done "$exp/$system/decode_$split/.done" "$params" && continue
       logged "$exp/$system/decode_$split/decode.log" \
         sate evaluate --model "$exp/$system/pack" --data "$data" --split "$split" --out "$exp/$system/decode_$split"

@@ -6,6 +6,14 @@
 # `is_done MARKER PARAMS` / `mark_done MARKER PARAMS` skip a stage whose outputs are complete and were
 # made with the same parameters.
 
+# The variables the recipe sets (a line `name=...`) before it sources this file.
+recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "$0" | tr '\n' ' ')"
+# What this file and pipeline.sh read that a recipe may leave out, as their defaults, never as the environment has
+# them: `export stop_stage=2` in the shell stopped the MuST-C recipe after stage 2, exit 0, and an exported
+# `asr_extra=DIR` had the synthetic recipe, which has no such option, prepare DIR as an ASR corpus.
+for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text; do
+  [[ $recipe_declared == *" $name "* ]] || unset -v "$name"
+done
 stage=${stage:-0}
 stop_stage=${stop_stage:-100}
 force=${force:-false}
@@ -21,9 +29,9 @@ one_line() { local text=$1; text=${text//$'\n'/\\n}; text=${text//$'\r'/\\r}; pr
 die() { printf '[%s] error: %s\n' "$recipe_name" "$(one_line "$*")" >&2; exit 1; }
 say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 
-# The options: --stage, --stop-stage and the variables the recipe sets (a line `name=...`) before it sources this
-# file. Any variable used to be one: --path replaced the PATH, --recipe-name the name in every message.
-recipe_options=" stage stop_stage $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "$0" | tr '\n' ' ')"
+# The options: --stage, --stop-stage and the variables the recipe sets before it sources this file. Any variable used
+# to be one: --path replaced the PATH, --recipe-name the name in every message.
+recipe_options=" stage stop_stage$recipe_declared"
 given_options=" "  # those the command line gave, for from_caller
 # Where a run.sh was started: it `cd`s to the repository root (conf/ and the default data/ and exp/ are there) just
 # before it sources this file, and cd keeps the directory it left in OLDPWD.
@@ -120,6 +128,10 @@ stamp() {
   local f
   for f in "$@"; do [ -e "$f" ] && cat "$f" || printf -- '-'; done | sha1sum | cut -c1-12
 }
+
+# unread NAME WHY: stop when the command line gave --NAME, which this run does not read (WHY): such an option was
+# ignored without a word (`--text ding --text-size 500`, `--exp-tag` with `--exp`).
+unread() { [[ $given_options != *" $1 "* ]] || die "--${1//_/-} ${!1}: $2"; }
 
 # need PATH WHAT: a clear error when an earlier stage's output is missing.
 need() { [ -e "$1" ] || die "missing $1 ($2). Run the earlier stages first."; }

@@ -86,7 +86,8 @@ esac
 case "$text" in
   phrasebook) name=synth; sets="tst-COMMON tst-heldout"; synth_args=(--text-size "$text_size" --dev-size "$dev_size"
                                                                   --test-size "$test_size") ;;
-  ding) name=synth_ding; sets=tst-COMMON; synth_args=() ;;
+  ding) name=synth_ding; sets=tst-COMMON; synth_args=()
+        for option in text_size dev_size test_size; do unread "$option" "a phrasebook option, which --text ding does not read"; done ;;
   *) die "--text must be phrasebook or ding, got '$text'" ;;
 esac
 corpus=${corpus:-corpus/$name}
@@ -105,8 +106,9 @@ vocab_pairs=("${mt_pairs[@]}")
 
 # Stage -1, run by pipeline.sh once it has checked every option (before it, `--ngpu two` voiced the corpus first).
 before_stage_0() {
+  params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
+  earlier -1 "$corpus/.done/synth" "the corpus in $corpus" "$params"  # `--stage 0 --seed 1`: the corpus of seed 0
   if run_stage -1 "build the synthetic corpus in $corpus"; then
-    params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
     if ! is_done "$corpus/.done/synth" "$params"; then
       sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
       mark_done "$corpus/.done/synth" "$params"

@@ -284,11 +284,37 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
     """Are the outputs there as they were written (their digest, which the record keeps), and does the record say
     these inputs made them? A damaged record (cut short, not UTF-8, not JSON) says no; so does an output edited or
     damaged since (a token list with a line added, a model replaced), which its readers refused, saying to run `sate
-    vocab`, which had called it up to date."""
+    vocab`, which had called it up to date. The train manifest's own digest is left out: "inputs" holds it, and a
+    record written before it was kept is no less up to date."""
     if not all(p.is_file() for p in outputs):
         return False
     record = read_record(meta_path, "`sate vocab`")
-    return isinstance(record, dict) and record == {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
+    return isinstance(record, dict) and {k: v for k, v in record.items() if k != TRAIN_DIGEST} == \
+        {**meta, "outputs": contents_digest(p.read_bytes() for p in outputs)}
+
+
+# vocab.json's digest of the train manifest the vocabularies were made from, its contents alone (a data directory
+# moved keeps it), for `sate train` to tell one `sate prep` wrote again since
+TRAIN_DIGEST = "train"
+
+
+def manifest_digest(manifest: Path) -> str:
+    with open(manifest, "rb") as f:
+        return contents_digest(iter(lambda: f.read(1 << 20), b""))
+
+
+def made_from_another_train(data_dir: Path) -> str | None:
+    """A note where DATA/train.jsonl is not the manifest `sate vocab` made DATA's vocabularies from: `sate prep`
+    into a data directory again (another corpus, another target language), then `sate features` and `sate train`
+    without `sate vocab`, trained on the new text with the old vocabularies without a word."""
+    record = read_record(data_dir / layout.VOCAB_META, "`sate vocab`")
+    made = record.get(TRAIN_DIGEST) if isinstance(record, dict) else None
+    manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
+    if not isinstance(made, str) or not manifest.is_file() or manifest_digest(manifest) == made:
+        return None
+    return (f"note: {manifest} is not the manifest the vocabularies of {data_dir} were made from (`sate prep` wrote "
+            "it again since): if it holds other text now (another corpus or target language), run `sate vocab` "
+            "again")
 
 
 def check_near_data(data_dir: Path) -> None:
@@ -316,7 +342,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
-    write_marian_vocab(data_dir, hub, meta, meta_path)
+    write_marian_vocab(data_dir, hub, {**meta, TRAIN_DIGEST: manifest_digest(manifest)}, meta_path)
     return 0
 
 
@@ -391,6 +417,7 @@ def _run(args: argparse.Namespace) -> int:
         contents[data_dir / layout.token_list(side)] = "".join(f"{token}\n" for token in tokens).encode()
         sizes_now[side] = len(tokens)
     meta["outputs"] = contents_digest(contents[path] for path in outputs)
+    meta[TRAIN_DIGEST] = manifest_digest(manifest)
     # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
     replace_together(contents, meta_path, json.dumps(meta) + "\n")
     for side, count in sizes_now.items():

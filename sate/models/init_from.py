@@ -9,11 +9,13 @@ user nor a recipe's shell has to spell out five `init.*.path` keys and two teach
 from __future__ import annotations
 
 import copy
+from pathlib import Path
 
 from sate.errors import SateError, shown
 from sate.models.config import STConfig, resolve_config
 from sate.numbers import is_number
 from sate.settings import PATH, nameable
+from sate.targets import same_file
 
 # What each pre-trained model gives a SATE model.
 SOURCE_COMPONENTS = {"asr": ("acoustic", "ctc"), "mt": ("src_embed", "textual", "decoder")}
@@ -54,7 +56,14 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
     for side, path in sources.items():
         weight = kd.get(f"{side}_weight", 0) if isinstance(kd, dict) else 0
         if is_number(weight) and weight > 0:
-            kd[f"{side}_teacher"] = path  # type: ignore[index]  # a mapping, as the weight was read from it
+            # a teacher the config or --set names is the user's choice too: it was replaced without a word, so
+            # `--set model.loss.kd.mt_teacher=exp/big_mt/model.pt` distilled from the --init-from model instead
+            given = kd.get(f"{side}_teacher")  # type: ignore[union-attr]  # a mapping, as the weight was read from it
+            if isinstance(given, str) and given and not same_file(Path(given), Path(path)):
+                raise SateError(f"model.loss.kd.{side}_teacher is {shown(given)}, and --init-from {side}= makes "
+                                f"{shown(path)} that side's teacher: name one teacher (to start from one model and "
+                                f"distil from another, write init: entries instead of --init-from)")
+            kd[f"{side}_teacher"] = path  # type: ignore[index]
     try:
         resolved = resolve_config("st", model)
     except SateError:  # a loss or kd section of the wrong kind, a weight that is text ('0.3'), null or NaN: the

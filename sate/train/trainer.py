@@ -68,7 +68,8 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     """`load_training_config` with `--init-from` applied and the model section resolved (`resolve_in_file`)."""
     data = read_yaml(path)
     sources = parse_init_from(init_from)
-    config = apply_init_from(_naming_set(path, overrides, lambda items: _merged(data, items)), sources)
+    # --init-from inside: a refusal of what it fills (a teacher the file or a --set names otherwise) names them too
+    config = _naming_set(path, overrides, lambda items: apply_init_from(_merged(data, items), sources))
 
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
@@ -399,7 +400,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
 
     from sate.data.cmvn_record import cmvn_record
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
-    from sate.data.vocab import load_vocabularies
+    from sate.data.vocab import load_vocabularies, made_from_another_train
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
     from sate.train.data import check_feature_mode, plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
@@ -444,6 +445,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     check_feature_mode(config)
     check_mt_text(config.data.mt_text)
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
+    note = made_from_another_train(data_dir) if primary else None
+    if note is not None:
+        print(one_line(note))
     cmvn = data_dir / layout.CMVN if config.task != "mt" and config.data.cmvn == "global" else None
     if point.checkpoint is not None:
         check_vocabularies(point, src_vocab.tokens, tgt_vocab.tokens, data_dir)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import shutil
@@ -9,10 +10,12 @@ from pathlib import Path
 
 import pytest
 import sentencepiece as spm
+import yaml
 
 from sate.data.manifest import read_manifest
-from sate.data.vocab import Vocabulary, load_vocabularies
+from sate.data.vocab import Vocabulary, load_vocabularies, made_from_another_train
 from sate.errors import SateError
+from sate.models.tiny import tiny_config
 
 
 @pytest.fixture
@@ -324,3 +327,27 @@ def test_a_signal_stops_sentencepiece_training_at_once(tmp_path: Path, prepared_
     assert waited < 3, f"the signal took {waited:.1f} s to end the training"  # the training alone takes ~15 s
     assert sorted(p.name for p in data.iterdir() if not p.name.endswith(".jsonl")) in ([], ["vocab.lock"])
     assert not Path(f"/proc/{trainer}").exists()  # the training process went with the command
+
+
+def test_training_after_a_manifest_written_again_says_the_vocabularies_are_older(
+        run_sate, data: Path, tmp_path: Path) -> None:
+    """`sate prep` into a data directory again (another corpus, another target language), `sate features`, then
+    `sate train` without `sate vocab`: the new text was trained on with the vocabularies of the old one without a
+    word (twenty-third hostile pass). vocab.json keeps the train manifest's digest, and training says so."""
+    assert run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")[0] == 0
+    assert made_from_another_train(data) is None
+    record = json.loads((data / "vocab.json").read_text())
+    (data / "vocab.json").write_text(json.dumps({k: v for k, v in record.items() if k != "train"}) + "\n")
+    rc, out, _ = run_sate("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
+    assert rc == 0 and "up to date" in out  # a record written before the digest was kept still is
+    assert made_from_another_train(data) is None  # and says nothing of the manifest
+    (data / "vocab.json").write_text(json.dumps(record) + "\n")
+    rows = (data / "train.jsonl").read_text().splitlines(keepends=True)
+    (data / "train.jsonl").write_text("".join(rows[1:]))
+    said = f"note: {data / 'train.jsonl'} is not the manifest the vocabularies of {data} were made from"
+    assert (made_from_another_train(data) or "").startswith(said)
+    config = tmp_path / "mt.yaml"
+    config.write_text(yaml.safe_dump({"task": "mt", "data": {"dir": str(data), "num_workers": 0},
+                                      "model": tiny_config("mt"), "trainer": {"max_steps": 1, "valid_bleu_utts": 0}}))
+    rc, out, err = run_sate("train", "--config", config, "--exp", tmp_path / "exp")
+    assert rc == 0 and said in out, err

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
+import yaml
 
 from sate.errors import SateError
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.tiny import tiny_config
+from sate.train.trainer import checked_config
 
 SOURCES = {"asr": "exp/asr/model.pt", "mt": "exp/mt/model.pt"}
 
@@ -70,3 +74,32 @@ def test_only_st_models_are_filled() -> None:
     with pytest.raises(SateError, match="this config's task is asr"):
         fill_init("asr", tiny_config("asr"), {}, {"asr": "a.pt"})
     assert fill_init("asr", {}, {}, {}) == ({}, {})
+
+
+def test_a_teacher_named_otherwise_is_refused_not_replaced(tmp_path: Path) -> None:
+    """`--set model.loss.kd.mt_teacher=exp/big_mt/model.pt --init-from mt=exp/mt/model.pt` distilled from the
+    --init-from model without a word: the teacher the user named was replaced (twenty-third hostile pass). Two names
+    of one file are one teacher, and a teacher left null is filled as before."""
+    (tmp_path / "mt.pt").write_text("a model file\n")
+    sources = {"mt": str(tmp_path / "mt.pt")}
+
+    def teacher(given: object) -> object:
+        model = st_model(loss={"kd": {"mt_weight": 0.5, "mt_teacher": given}})
+        return fill_init("st", model, {}, sources)[0]["loss"]["kd"]["mt_teacher"]
+
+    with pytest.raises(SateError, match=r"^model\.loss\.kd\.mt_teacher is '.*big\.pt', and --init-from mt= makes "
+                                        r"'.*mt\.pt' that side's teacher: name one teacher"):
+        teacher(str(tmp_path / "big.pt"))
+    assert teacher(f"{tmp_path}/./mt.pt") == sources["mt"]
+    assert teacher(None) == sources["mt"]
+
+
+def test_the_refusal_names_the_set_that_named_the_teacher(tmp_path: Path) -> None:
+    config = tmp_path / "st.yaml"
+    config.write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(tmp_path)},
+                                      "model": st_model(loss={"kd": {"asr_weight": 0.5}})}))
+    with pytest.raises(SateError) as refused:
+        checked_config(config, ["trainer.max_epochs=3", "model.loss.kd.asr_teacher=other.pt"],
+                       [f"asr={tmp_path / 'asr.pt'}"], need_data=False)
+    assert str(refused.value).startswith(f"{config} with --set 'model.loss.kd.asr_teacher=other.pt': "
+                                         "model.loss.kd.asr_teacher is 'other.pt', and --init-from asr= makes")

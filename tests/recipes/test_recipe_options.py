@@ -188,7 +188,8 @@ def side_by_side_stub(tmp_path: Path, stub: str) -> None:
     (tmp_path / "bin").mkdir()
     (tmp_path / "bin" / "sate").write_text(stub)
     (tmp_path / "bin" / "sate").chmod(0o755)
-    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml"):
+    for name in ("data/.done/features", "data/.done/vocab", "conf/asr.yaml", "conf/mt.yaml",
+                 "conf/st.yaml"):
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).touch()
 

@@ -1,0 +1,293 @@
+"""What a recipe run takes as given: a stage run again after its inputs changed is redone or refused, never "done
+already" with the old outputs; an option or a variable it does not read is refused, never ignored. A `sate` that
+records its commands stands in for the real one, so these tests cost seconds."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.recipes.conftest import ROOT
+
+RECORDING_SATE = '#!/bin/bash\necho "$*" >> "$SATE_ARGS"\n[ "$1" != fetch-whisper ] || echo "$WHISPER"\n'
+
+
+def recorder(tmp_path: Path) -> dict[str, str]:
+    """The environment of a recipe whose `sate` (tmp_path/bin/sate) appends each command line to tmp_path/args."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(RECORDING_SATE)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    return {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args"),
+            "WHISPER": str(tmp_path / "whisper")}
+
+
+def commands(tmp_path: Path) -> list[str]:
+    """The sate subcommands run since the last call."""
+    args = tmp_path / "args"
+    said = [line.split()[0] for line in args.read_text().splitlines()] if args.exists() else []
+    args.unlink(missing_ok=True)
+    return said
+
+
+def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: Path) -> None:
+    """Stage 2 knew the --mt-extra files by their paths alone: a file replaced or grown in place (more MT text under
+    the same name) left the vocabularies and the MT model "done already", exit 0, trained on the old text
+    (twenty-third hostile pass)."""
+    env = recorder(tmp_path)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    for marker in ("prep", "features"):  # stages 0 and 1 done
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    (tmp_path / "extra.en").write_text("good morning\n")
+    (tmp_path / "extra.de").write_text("guten Morgen\n")
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", tmp_path / "data", "--exp", tmp_path / "exp", "--mt-extra", "extra.en extra.de",
+                          "--stage", "2", "--stop-stage", "4"]))
+
+    def rerun() -> list[str]:
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        return commands(tmp_path)
+
+    assert rerun().count("train") == 2
+    assert rerun() == []  # done already
+    (tmp_path / "extra.en").write_text("good morning\ngood night\n")
+    (tmp_path / "extra.de").write_text("guten Morgen\ngute Nacht\n")
+    assert rerun() == ["vocab", "train", "average", "pack", "train", "average", "pack"]
+
+
+def test_a_config_the_stages_lack_is_refused_before_any_stage(tmp_path: Path) -> None:
+    """The synth README's reference run (`--conf-dir conf/synth_reference`, which has no Whisper configs) with the
+    default Whisper encoder prepared, computed features and trained the vocabularies, then stopped at stage 3 on
+    "missing .../asr_whisper.yaml (the asr config). Run the earlier stages first.", advice no stage can follow
+    (twenty-third hostile pass). The configs of the selected stages are now looked for before any stage."""
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--stage", "0", "--data", tmp_path / "data", "--exp",
+            tmp_path / "exp", "--conf-dir", ROOT / "conf" / "synth_reference", "--joint-vocab-size", "1256"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[synth] error: --conf-dir {ROOT / 'conf' / 'synth_reference'} has no asr_whisper.yaml, the config of stage 3 "
+        "with the Whisper encoder (it has: asr.yaml mt.yaml st.yaml)"), done.stderr
+    assert commands(tmp_path) == ["fetch-whisper"] and not (tmp_path / "data").exists()
+    # the stages that train are the ones whose configs are looked for: stages 0 to 2 run without any
+    argv[argv.index("--conf-dir") + 1] = tmp_path / "nowhere"
+    done = subprocess.run(list(map(str, [*argv, "--stop-stage", "2"])), env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert commands(tmp_path) == ["fetch-whisper", "prep", "features", "vocab"]
+    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "4"])), env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == (
+        f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)\n")
+    # the first stage run looks for its own config as it starts, where it said "Run the earlier stages first."
+    for system in ("asr", "mt"):
+        (tmp_path / "exp" / system).mkdir(parents=True)
+        (tmp_path / "exp" / system / "model.pt").write_text(system)
+    done = subprocess.run(list(map(str, [*argv, "--acoustic", "conformer", "--stage", "5"])), env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[synth] error: --conf-dir {tmp_path / 'nowhere'} has no st.yaml, the config of stage 5 (it has: no config)")
+
+
+def test_side_by_side_stages_missing_their_inputs_say_so_once(tmp_path: Path) -> None:
+    """Stages 3 and 4 side by side (the synth recipe's default) without the vocabularies: each stage said what it
+    missed, and the recipe then "ASR pre-training failed (see EXP/asr/train.log)", a log never made (twenty-third
+    hostile pass). What they read is now looked for before they start: one line."""
+    env = recorder(tmp_path)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    (tmp_path / "data" / ".done" / "features").write_text("f")
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--stage", "3", "--stop-stage",
+            "4", "--data", tmp_path / "data", "--exp", tmp_path / "exp"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert [line for line in done.stderr.splitlines() if "error" in line] == [
+        f"[synth] error: missing {tmp_path / 'data' / '.done' / 'vocab'} (vocabularies from stage 2). Run the earlier "
+        "stages first."], done.stderr
+    assert commands(tmp_path) == [] and not (tmp_path / "exp").exists()
+
+
+def test_the_environment_sets_no_recipe_variable(tmp_path: Path) -> None:
+    """What the shared stages read and a recipe may leave out was taken from the environment: an exported
+    `stop_stage=1` (or `force=true`) stopped the MuST-C recipe after stage 1, exit 0, and `asr_extra=DIR` had the
+    synthetic recipe, which has no such option, prepare DIR as an ASR corpus (twenty-third hostile pass)."""
+    env = recorder(tmp_path) | {"stop_stage": "1", "force": "true", "stage": "1", "asr_extra": str(tmp_path)}
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage", "2"]))
+    for _ in range(2):  # then done already: no --force
+        done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert commands(tmp_path) == (["prep", "features", "vocab"] if _ == 0 else []), done.stderr
+    argv = list(map(str, ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--data",
+                          tmp_path / "synth_data", "--exp", tmp_path / "exp", "--stage", "0", "--stop-stage", "0"]))
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "ASR corpora" not in done.stderr, done.stderr
+    assert commands(tmp_path) == ["prep"]
+
+
+@pytest.mark.parametrize(("recipe", "args", "says"), [
+    ("synth", ["--text", "ding", "--text-size", "500"],
+     "--text-size 500: a phrasebook option, which --text ding does not read"),
+    ("synth", ["--exp", "e", "--exp-tag", "reference"],
+     "--exp-tag reference: it names the folder under exp/ that --exp replaces: give one of them"),
+    ("mustc", ["--mt-hub", "m", "--tgt-vocab-size", "8000"],
+     "--tgt-vocab-size 8000: the Marian model's SentencePiece models (--mt-hub) are the vocabulary"),
+])
+def test_an_option_the_run_does_not_read_is_refused(tmp_path: Path, recipe: str, args: list[str], says: str) -> None:
+    """Each of these was ignored without a word, the run going on as if it had not been given: the Ding corpus
+    voiced without the size asked for, the experiments written where --exp said, the Marian vocabulary trained on
+    (twenty-third hostile pass). Now one line, before any stage."""
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / recipe / "run.sh", "--acoustic" if recipe == "synth" else "--mustc-root",
+            "conformer" if recipe == "synth" else "mustc", "--stage", "-1" if recipe == "synth" else "0", *args]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == f"[{recipe}] error: {says}\n", done.stderr
+    assert commands(tmp_path) == []
+
+
+def test_sizes_a_joint_vocabulary_does_not_read_are_said(tmp_path: Path) -> None:
+    env = recorder(tmp_path)
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--data", tmp_path / "data",
+            "--exp", tmp_path / "exp", "--src-vocab-size", "100", "--joint-vocab-size", "500", "--stage", "5"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert "[synth] note: --src-vocab-size does nothing with --joint-vocab-size (one model of 500 pieces for both " \
+           "sides)" in done.stderr.splitlines(), done.stderr
+
+
+def test_a_later_stage_says_an_earlier_ones_output_is_of_other_parameters(tmp_path: Path) -> None:
+    """`--stage 3 --tgt-vocab-size 2000` (stage 2, which reads the size, not run) trained nothing new: every model
+    "done already" on the old vocabularies, exit 0, the size given without effect (twenty-third hostile pass). The
+    stages before --stage whose output this command line would make otherwise are now named in a note."""
+    env = recorder(tmp_path)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+                          tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage", "3"]))
+    done = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and "note:" not in done.stderr, done.stderr
+
+    def notes(*args: str) -> list[str]:
+        done = subprocess.run([*argv, "--stage", "3", *args], env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        return [line.split(" were made")[0] for line in done.stderr.splitlines() if "note:" in line]
+
+    data = tmp_path / "data"
+    assert notes() == []
+    assert notes("--tgt-vocab-size", "2000") == [f"[mustc] note: the vocabularies in {data}"]
+    assert notes("--speed-perturb", "true") == [f"[mustc] note: the features in {data}"]
+    assert notes("--tgt-lang", "fr") == [f"[mustc] note: the manifests in {data}"]
+    assert notes() == []  # nothing was made again
+
+
+def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
+    stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
+    env = recorder(tmp_path)
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (data / ".done" / marker).write_text(marker)
+    (data / "tst-COMMON.jsonl").write_text("{}\n")
+    for system in ("asr", "mt"):  # stages 3 and 4 done: what stage 5 reads
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(system)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", data, "--exp", exp, "--test-sets", "tst-COMMON"]))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        commands(tmp_path)
+        return done
+
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    (exp / "st" / "pack").mkdir()
+    assert run("--stage", "7", "--stop-stage", "7").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "5", *more).returncode == 0
+    for stage in ("7", "9"):
+        done = run("--stage", stage, "--stop-stage", stage, *more)
+        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+            f"[mustc] error: {exp / 'st' / 'pack'} was made before the run {exp / 'st'} holds was trained again: run "
+            "from --stage 6 to pack it again"), done.stderr
+    done = run("--stage", "6", "--stop-stage", "7", *more)
+    assert done.returncode == 0 and "pack averages" not in done.stderr, done.stderr
+    done = run("--stage", "7", "--stop-stage", "7", *more, "--average-n", "5")  # its own parameter: said
+    assert done.returncode == 0 and f"[mustc] note: {exp / 'st' / 'pack'} averages n=10 checkpoints, not " \
+        "--average-n 5 (--stage 6 packs it again)" in done.stderr.splitlines(), done.stderr
+
+
+@pytest.mark.parametrize(("train_args", "passed"), [
+    ("--set model.loss.mt_text_weight=0.5", True), ("--set=model.loss.mt_text_weight=0.5", True), ("", False)])
+def test_sate_gets_the_mt_text_where_train_args_weigh_it(tmp_path: Path, train_args: str, passed: bool) -> None:
+    """Stage 5 asked `sate config` for the MT text weight without --train-args' --set items: a weight given there
+    over a config without MT text batches had SATE draw its text batches from the train manifest, not from the MT
+    text (`--mt-extra`) stage 4 trained on, without a word (twenty-third hostile pass). A `sate` whose config answers
+    the weight its --set gives (0.0 without one) stands in for the real."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(
+        RECORDING_SATE + 'if [ "$1" = config ]; then w=0.0\n'
+        '  for a in "$@"; do case "$a" in *model.loss.mt_text_weight=*) w=${a##*=} ;; esac; done; echo "$w"; fi\n')
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    for system in ("asr", "mt"):
+        (tmp_path / "exp" / system).mkdir(parents=True)
+        (tmp_path / "exp" / system / "model.pt").write_text(system)
+    for name in ("extra.en", "extra.de"):
+        (tmp_path / name).write_text("text\n")
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--mt-extra", "extra.en extra.de", "--train-args", train_args,
+            "--stage", "5", "--stop-stage", "5"]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    trained = [line for line in (tmp_path / "args").read_text().splitlines() if line.startswith("train ")]
+    assert len(trained) == 1 and ("data.mt_text=" in trained[0]) == passed, trained
+
+
+def test_a_corpus_of_other_parameters_is_named_when_stage_minus_one_is_not_run(tmp_path: Path) -> None:
+    """`recipes/synth/run.sh --stage 0 --seed 1` prepared the corpus voiced with seed 0, without a word."""
+    env = recorder(tmp_path)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus",
+                          tmp_path / "corpus", "--data", tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage",
+                          "0"]))
+    for args, notes in (([], []), (["--stage", "0"], []),
+                        (["--stage", "0", "--seed", "1"], [f"[synth] note: the corpus in {tmp_path / 'corpus'} "])):
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert [line.split("were made")[0] for line in done.stderr.splitlines() if "note:" in line] == notes
+
+
+def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 6` (SATE trained and packed again), then `--stage 8`: the table held the decodings of
+    the pack before, as the new model's, exit 0 (twenty-third hostile pass). Stage 7 records what each decoding is
+    made from, and stage 8 compares it."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(  # an --out folder with a results.json, as evaluate (and pack) make one
+        RECORDING_SATE + 'prev=; for a in "$@"; do [ "$prev" != --out ] || '
+        '{ mkdir -p "$a"; echo {} > "$a/results.json"; }; prev=$a; done\n')
+    data, exp = tmp_path / "data", tmp_path / "exp"
+    (data / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (data / ".done" / marker).write_text(marker)
+    (data / "tst-COMMON.jsonl").write_text("{}\n")
+    for system in ("asr", "mt"):
+        (exp / system / "pack").mkdir(parents=True)
+        (exp / system / "model.pt").write_text(system)
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", data, "--exp", exp, "--test-sets", "tst-COMMON"]))
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        commands(tmp_path)
+        return done
+
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    assert run("--stage", "7", "--stop-stage", "8").returncode == 0
+    assert run("--stage", "8", "--stop-stage", "8").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "6", *more).returncode == 0
+    done = run("--stage", "8", "--stop-stage", "8", *more)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again (or from "
+        "other data): run from --stage 7 to decode it again"), done.stderr
+    assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0
