@@ -95,12 +95,23 @@ def two_alike_channels(data: bytes) -> bool | None:
     return bool((sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2)
 
 
+# What raw PCM on stdin may be instead of 16 kHz mono s16le: each sniffer (None until sound tells), whether it reads
+# from a frame's start (4 bytes), and the line that refuses it.
+CONVERT = "give 16 kHz mono s16le (ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)"
+NOT_S16LE = ((float_pcm, True, f"stdin: 32-bit float PCM (ffmpeg -f f32le), not 16-bit: {CONVERT}"),
+             (unsigned_pcm, False, "stdin: looks like 8-bit unsigned PCM (arecord's default format when -f is not "
+                                   "given), not 16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 "
+                                   "-t raw)"),
+             (two_alike_channels, True, f"stdin: looks like two channels alike (a stereo file given without -ac 1), "
+                                        f"not mono: {CONVERT}"))
+
+
 def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
     """Float samples of raw s16le PCM, `chunk` seconds at a time as they arrive (the last piece may be shorter);
-    an audio file's header at the start is refused."""
+    an audio file's header at the start is refused, and so is PCM of another kind (`NOT_S16LE`)."""
     size = 2 * round(chunk * SAMPLE_RATE)
-    # floats, unsigned, stereo: None until a piece of sound tells the encoding
-    first, floats, unsigned, stereo, read = True, None, None, None, 0
+    told: list[bool | None] = [None] * len(NOT_S16LE)  # each sniffer's verdict, once a piece of sound gave one
+    first, read = True, 0
     while True:
         data = stream.read(size)
         if not data:
@@ -109,21 +120,11 @@ def pcm_pieces(stream: BinaryIO, chunk: float) -> Iterator[np.ndarray]:
         if kind is not None:
             raise SateError(f"stdin: a {kind} file, not raw PCM: give its name instead of -, or convert it (ffmpeg "
                             "-i FILE -f s16le -ac 1 -ar 16000 -)")
-        if floats is None and read % 4 == 0:
-            floats = float_pcm(data)
-            if floats:
-                raise SateError("stdin: 32-bit float PCM (ffmpeg -f f32le), not 16-bit: give 16 kHz mono s16le "
-                                "(ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
-        if unsigned is None:
-            unsigned = unsigned_pcm(data)
-            if unsigned:
-                raise SateError("stdin: looks like 8-bit unsigned PCM (arecord's default format when -f is not "
-                                "given), not 16-bit: give 16 kHz mono s16le (arecord -f S16_LE -r 16000 -c 1 -t raw)")
-        if stereo is None and read % 4 == 0:
-            stereo = two_alike_channels(data)
-            if stereo:
-                raise SateError("stdin: looks like two channels alike (a stereo file given without -ac 1), not "
-                                "mono: give 16 kHz mono s16le (ffmpeg -i FILE -f s16le -ac 1 -ar 16000 -)")
+        for n, (sniff, aligned, refusal) in enumerate(NOT_S16LE):
+            if told[n] is None and (read % 4 == 0 or not aligned):
+                told[n] = sniff(data)
+                if told[n]:
+                    raise SateError(refusal)
         read += len(data)
         first = False
         if len(data) % 2:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -179,16 +180,15 @@ def test_a_later_stage_says_an_earlier_ones_output_is_of_other_parameters(tmp_pa
     assert notes() == []  # nothing was made again
 
 
-def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
-    """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
-    stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
-    env = recorder(tmp_path)
+def pretrained(tmp_path: Path, env: dict[str, str]) -> Callable[..., subprocess.CompletedProcess]:
+    """A MuST-C recipe's world with stages 0 to 4 done (what stage 5 reads: the data's markers, the ASR and MT
+    models and packs), and a call that runs the recipe on it with more options, its `sate` recording."""
     data, exp = tmp_path / "data", tmp_path / "exp"
     (data / ".done").mkdir(parents=True)
     for marker in ("prep", "features", "vocab"):
         (data / ".done" / marker).write_text(marker)
     (data / "tst-COMMON.jsonl").write_text("{}\n")
-    for system in ("asr", "mt"):  # stages 3 and 4 done: what stage 5 reads
+    for system in ("asr", "mt"):
         (exp / system / "pack").mkdir(parents=True)
         (exp / system / "model.pt").write_text(system)
     argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
@@ -198,6 +198,16 @@ def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None
         done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
         commands(tmp_path)
         return done
+
+    return run
+
+
+def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
+    stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
+    env = recorder(tmp_path)
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
 
     assert run("--stage", "5", "--stop-stage", "6").returncode == 0
     (exp / "st" / "pack").mkdir()
@@ -265,21 +275,8 @@ def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None
     (tmp_path / "bin" / "sate").write_text(  # an --out folder with a results.json, as evaluate (and pack) make one
         RECORDING_SATE + 'prev=; for a in "$@"; do [ "$prev" != --out ] || '
         '{ mkdir -p "$a"; echo {} > "$a/results.json"; }; prev=$a; done\n')
-    data, exp = tmp_path / "data", tmp_path / "exp"
-    (data / ".done").mkdir(parents=True)
-    for marker in ("prep", "features", "vocab"):
-        (data / ".done" / marker).write_text(marker)
-    (data / "tst-COMMON.jsonl").write_text("{}\n")
-    for system in ("asr", "mt"):
-        (exp / system / "pack").mkdir(parents=True)
-        (exp / system / "model.pt").write_text(system)
-    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
-                          "--data", data, "--exp", exp, "--test-sets", "tst-COMMON"]))
-
-    def run(*args: str) -> subprocess.CompletedProcess:
-        done = subprocess.run([*argv, *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
-        commands(tmp_path)
-        return done
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
 
     assert run("--stage", "5", "--stop-stage", "6").returncode == 0
     assert run("--stage", "7", "--stop-stage", "8").returncode == 0
