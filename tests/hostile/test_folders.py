@@ -285,20 +285,22 @@ def unlock(*roots: Path) -> None:
 # reference runs happened to agree on one (`sate evaluate`'s decode_seconds, rounded to 0.01 s), a case run on a
 # busier machine was "not what the reference run made" (a flaky failure in CI after the twentieth pass); its
 # real-time factor (rtf: decode_seconds over the audio's, rounded to 1e-4) likewise (three evaluate cases in CI after
-# the twenty-second pass, each passing alone).
-TIMED = frozenset({"decode_seconds", "rtf"})
+# the twenty-second pass, each passing alone). A training's train_time.json likewise: its seconds, rounded to 0.1 s,
+# agreed in two tiny reference runs and differed in a case's (seven `train` cases of the twenty-third pass's wider run).
+TIMED = {layout.RESULTS: frozenset({"decode_seconds", "rtf"}), layout.TRAIN_TIME: frozenset({"seconds"})}
 
 
 def file_digest(path: Path) -> str:
-    """The file's bytes' digest; of an evaluate run's results.json, of its record without the fields in TIMED."""
+    """The file's bytes' digest; of an evaluate run's results.json and a training's train_time.json, of its record
+    without the fields in TIMED."""
     data = path.read_bytes()
-    if path.name == layout.RESULTS:
+    if path.name in TIMED:
         try:
             record = json.loads(data)
         except ValueError:
             record = None
         if isinstance(record, dict):
-            data = json.dumps({k: v for k, v in record.items() if k not in TIMED}, sort_keys=True).encode()
+            data = json.dumps({k: v for k, v in record.items() if k not in TIMED[path.name]}, sort_keys=True).encode()
     return hashlib.sha256(data).hexdigest()
 
 
@@ -412,6 +414,25 @@ def test_the_judge_flags_each_bad_outcome(tmp_path: Path) -> None:
     assert judge(per_input, same, same, ref, "x", [str(tmp_path)]) == []  # a line per input, then their count
     two = Run(1, "", f"sate x: error: --out {tmp_path}: no\nsate x: error: again\n")
     assert [p[:3] for p in judge(two, same, same, ref, "x", [str(tmp_path)])] == ["(e)"]
+
+
+def test_only_the_timed_fields_are_left_out_of_a_digest(tmp_path: Path) -> None:
+    """Two runs differ in how long they took, not in what they made: a train_time.json's seconds and a results.json's
+    decode_seconds are left out of the digest, its run count and a score are not."""
+    first, second = tmp_path / "a" / layout.TRAIN_TIME, tmp_path / "b" / layout.TRAIN_TIME
+    for path, record in ((first, {"seconds": 3.1, "runs": 1}), (second, {"seconds": 3.4, "runs": 1})):
+        path.parent.mkdir()
+        path.write_text(json.dumps(record))
+    assert file_digest(first) == file_digest(second)
+    second.write_text(json.dumps({"seconds": 3.1, "runs": 2}))
+    assert file_digest(first) != file_digest(second)
+    results = tmp_path / "a" / layout.RESULTS
+    results.write_text(json.dumps({"bleu": 1.0, "decode_seconds": 0.5}))
+    digest = file_digest(results)
+    results.write_text(json.dumps({"bleu": 1.0, "decode_seconds": 0.7}))
+    assert file_digest(results) == digest
+    results.write_text(json.dumps({"bleu": 2.0, "decode_seconds": 0.5}))
+    assert file_digest(results) != digest
 
 
 # ------------------------------------------------------------------------------------------- the references
