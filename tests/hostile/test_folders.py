@@ -207,7 +207,7 @@ VARIANTS: dict[str, tuple[str, Callable[[Path], None] | None, list[str]]] = {
 
 
 def _st_config(world: World, data: Path | None = None) -> Path:
-    """A tiny ST training on the world's data directory (the last --config given is the one argparse keeps); with
+    """A tiny ST training on the world's data directory (given for the call's --config: `_with`); with
     ``data``, on that copy of it, with MT text pairs of its training split besides (`data.mt_text`)."""
     config = json.loads(world.config.read_text())
     config.update(task="st", model=tiny_config("st", 16, kernel=3))
@@ -248,7 +248,7 @@ def calls(world: World, root: Path) -> dict[str, Call]:
         found[command] = Call(command, case, invocation(world, fresh), data)
     for name, (command, prepare, extra) in VARIANTS.items():
         base = found[command]
-        found[name] = Call(name, root / name.replace(" ", "-"), [*base.argv, *extra], base.data_copy, prepare,
+        found[name] = Call(name, root / name.replace(" ", "-"), _with(base.argv, extra), base.data_copy, prepare,
                            None)
         if base.data_copy is not None:
             found[name].data_copy = found[name].case / base.data_copy.relative_to(base.case)
@@ -262,6 +262,26 @@ def calls(world: World, root: Path) -> dict[str, Call]:
     for command, invocation in READ_ONLY.items():
         found[command] = Call(command, root / command, invocation(world), None)
     return found
+
+
+def _with(argv: list[str], extra: list[str]) -> list[str]:
+    """``argv`` with each option of ``extra`` given its value there: in place of the value ``argv`` gives it (a
+    second --config is refused: configs do not merge), else added (--set, which may be given again)."""
+    argv = list(argv)
+    for option, value in zip(extra[::2], extra[1::2], strict=True):
+        if option in argv and option != "--set":
+            argv[argv.index(option) + 1] = value
+        else:
+            argv += [option, value]
+    return argv
+
+
+def test_a_variant_gives_its_options_in_place_of_the_calls() -> None:
+    """A variant's --config replaces the call's (`sate train` refuses a second one: the wide run's `train st` and
+    `train mt-text` made no reference run after that refusal came); its --set is added."""
+    argv = ["train", "--config", "/w/mt.yaml", "--exp", "/c/exp"]
+    assert _with(argv, ["--config", "/w/st.yaml"]) == ["train", "--config", "/w/st.yaml", "--exp", "/c/exp"]
+    assert _with(argv, ["--set", "trainer.max_epochs=2"]) == [*argv, "--set", "trainer.max_epochs=2"]
 
 
 def unlock(*roots: Path) -> None:
