@@ -164,16 +164,25 @@ def _whole(wav: Path, segments: list[dict]) -> bool:
     return all(isinstance(end, int | float) for end in ends) and info.duration >= max(ends, default=0.0)
 
 
+def _voiced(talk: Talk, split_dir: Path) -> list[dict] | None:
+    """The segments of a talk voiced before as this plan voices it (its record's fingerprint, its wav whole), or None:
+    `voice_talk` voices it (again), writing its wav and record."""
+    wav_path = split_dir / "wav" / talk.wav_name
+    if not wav_path.exists():
+        return None
+    saved = _finished(split_dir / ".synth" / f"{Path(talk.wav_name).stem}.json", talk.fingerprint())
+    return saved if saved is not None and _whole(wav_path, saved) else None
+
+
 def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     """Voice one talk into its wav (atomically) and return its segments; reuse finished talks."""
     talk, split_dir = job
+    saved = _voiced(talk, split_dir)
+    if saved is not None:
+        return saved
     wav_path = split_dir / "wav" / talk.wav_name
     sidecar = split_dir / ".synth" / f"{Path(talk.wav_name).stem}.json"
     fingerprint = talk.fingerprint()
-    if wav_path.exists():
-        saved = _finished(sidecar, fingerprint)
-        if saved is not None and _whole(wav_path, saved):
-            return saved
     rng = random.Random(talk.seed)
     pieces = [np.zeros(int(rng.uniform(0.2, 0.6) * SAMPLE_RATE), np.float32)]
     segments = []
@@ -259,6 +268,18 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
                             "writes its files; lift that, or give another --out")
 
 
+def check_folders_writable(root: Path, names: Sequence[str]) -> None:
+    """Refuse, before any voicing, a folder of the corpus that this user may not write in (mode 0500 or 0100) where
+    this run writes one of ``names``: a run again over the corpus rewrote mt/train.* and the splits before that
+    folder's, then failed there, status 1, the corpus a mix of two runs' texts where they differed (twenty-third
+    hostile pass, the folders harness's wider run). The folders of talks voiced before are not written."""
+    for folder in sorted({(root / name).parent for name in names}):
+        if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
+            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is not writable (no "
+                            "permission, or read-only), where `sate synth` writes its files; lift that, or give "
+                            "another --out")
+
+
 def _worker_signals(parent: int) -> None:
     """A voicing process ends without a word when the command is stopped. Forked, it inherited the CLI's handlers,
     and each worker printed a `Terminated` or `KeyboardInterrupt` traceback under the command's one line. Now the
@@ -282,6 +303,8 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
 
     check_corpus_root(root)
     check_corpus_files(root, corpus_files(list(text), talks, tgt_lang))
+    check_folders_writable(root, corpus_files(list(text), [t for t in talks if root.is_dir() and
+                                                           _voiced(t, root / "data" / t.split) is None], tgt_lang))
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:

@@ -5,6 +5,7 @@ Apart from `sate.train.data` (batch arithmetic, feature checks) so that only wha
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -200,6 +201,14 @@ class SateDataModule(L.LightningDataModule):
         if (self.model_conf.get("acoustic") or {}).get("type") == "whisper":
             for split, items in self._speeches.items():
                 check_whisper_window(items, split)
+        if self.conf.mt_text:  # its store, read or built in fit's prepare_data: one this user may not enter (mode
+            # 0000) was refused there, after the snapshot and train_time.json were rewritten (twenty-third hostile pass)
+            store = self.data_dir / STORE_DIR / store_key(*self._mt_store())
+            for folder in (store.parent, store):
+                if folder.is_dir() and not os.access(folder, os.X_OK):
+                    raise SateError(f"{folder} cannot be entered (no permission), where `sate train` keeps the MT "
+                                    "text store of data.mt_text; lift that (chmod u+rwx), or delete it to have it "
+                                    "built again")
 
     def _refuse_empty(self, name: str, dataset: Dataset, where: str) -> None:
         if not len(dataset):  # an empty valid split was `max()`'s ValueError traceback in the batch sampler

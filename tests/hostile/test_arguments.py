@@ -26,7 +26,6 @@ import argparse
 import contextlib
 import inspect
 import json
-import logging
 import math
 import os
 import re
@@ -45,6 +44,7 @@ import soundfile as sf
 
 from sate.cli import COMMANDS, build_parser, main
 from sate.errors import SateError, one_line
+from tests.hostile.test_writes import log_to_this_stderr
 
 pytestmark = pytest.mark.slow
 
@@ -523,11 +523,7 @@ def run_cli(argv: list[str], capsys: pytest.CaptureFixture[str], fifo: Path | No
             seconds: int = CASE_SECONDS) -> Outcome:
     """`sate ARGV` in this process: status, stdout, stderr, and what it raised past `main` (a traceback)."""
     capsys.readouterr()
-    for logger in [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values()
-                                          if isinstance(v, logging.Logger))]:
-        for handler in logger.handlers:  # Lightning's handlers keep the stream of the test that made them: closed
-            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
-                handler.stream = sys.stderr  # not setStream, which flushes the closed one first
+    log_to_this_stderr()
     previous = signal.signal(signal.SIGALRM, _alarm)
     signal.alarm(seconds)
     status, raised, reached = None, None, False

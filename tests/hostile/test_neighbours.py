@@ -192,6 +192,7 @@ COUNT = re.compile(r"^sate \w+: \d+ of \d+ file\(s\) failed")  # after a line pe
 ADVICE = re.compile(r"\brun `(sate [^`]+)`")  # advice ("which only `sate pack` writes", "write one with `sate
 # pack`" name a command, not a command line to type with this one's paths)
 OUT_FLAGS = ("--out", "--exp", "--cache")
+OUT_ADVICE = ("name it", "write it to")  # a new output's name advised in words: "--out mt.yaml: ...; name it mt.txt"
 
 
 def named_paths(line: str) -> list[str]:
@@ -209,7 +210,7 @@ def stray_paths(line: str, given: str) -> list[str]:
     for path in named_paths(line):
         if os.path.lexists(path) or path.rstrip("/") == given.rstrip("/"):
             continue
-        if any(f"{flag} {path}" in line or f"{flag}={path}" in line for flag in OUT_FLAGS) and \
+        if any(f"{flag} {path}" in line or f"{flag}={path}" in line for flag in OUT_FLAGS + OUT_ADVICE) and \
                 os.path.isdir(os.path.dirname(path.rstrip("/"))):
             continue
         stray.append(path)
@@ -232,13 +233,22 @@ def advice_of(line: str, refused: list[str] | None = None) -> list[list[str]] | 
             continue
         if len(argv) == 1 and refused is not None:
             roles = ROLES.get(argv[0], {})
+            own = ROLES.get(" ".join(refused[:2]) if refused[0] == "analyze" else refused[0], {})
             argv += [v for n, option in enumerate(refused[:-1]) if option.startswith("--")
-                     and roles.get(option, "val") != "val" for v in (option, refused[n + 1])]
+                     and roles.get(option, "val") != "val" and not _other_output(own.get(option), roles[option])
+                     for v in (option, refused[n + 1])]
         if any(re.fullmatch(r"[A-Z][A-Z_]*", a) or "<" in a or "..." in a or a == "\u2026" for a in argv) or \
                 not any(a.startswith("/") for a in argv) or argv[-1].startswith("-"):
             continue  # a placeholder, or a command named with no path (`sate pack` makes it): nothing to follow
         runnable.append(argv)
     return runnable
+
+
+def _other_output(mine: str | None, theirs: str) -> bool:
+    """Whether an option names an output of another kind in the advised command than in the refused one (report's
+    --out is a markdown file, evaluate's a folder): not the path the advised command takes. The data directory, an
+    input of one command and the output of another, is the same folder."""
+    return bool(mine) and mine.startswith("out:") and theirs.startswith("out:") and mine != theirs
 
 
 def the_line(run: Run) -> str:
@@ -293,6 +303,10 @@ def test_the_verdict_flags_each_bad_outcome(tmp_path: Path) -> None:
     assert advice_of("P is a packed model, which only `sate pack` writes") is None
     assert advice_of("run `sate vocab` first", ["pack", "--data", "/d", "--decode", "beam=2", "--out", "/p"]) == \
         [["vocab", "--data", "/d"]]  # --out: the pack's, an output vocab does not have
+    assert advice_of("run `sate evaluate` first", ["report", "--exp", "/e", "--out", "/r.md"]) == []  # a table's --out
+    # is no evaluation's folder: a bare command with no path, nothing to follow
+    assert stray_paths(f"a .yaml name says YAML: name it {tmp_path}/mt.txt", "x") == []  # a new output's name
+    assert stray_paths(f"a .yaml name says YAML, as {tmp_path}/mt.txt does", "x") == [f"{tmp_path}/mt.txt"]
     assert named_paths("data.dir None -> '/tmp/a/fol..., and no decode_<split>/results.json in /x/y.") == ["/x/y"]
     assert named_paths("/x/hyp.txt:3: a NUL byte") == ["/x/hyp.txt"]
     assert named_paths("/x/mt.yaml: unknown config key '</s>'") == ["/x/mt.yaml"]

@@ -288,6 +288,9 @@ KNOWN: dict[tuple[str, str, str], str] = {
     (f"{INPUTS}/*", "*", "fifo"): "a recording that is a named pipe is read as a stream: it waits for its writer",
     (f"{EXP}/decode_dev/*.txt", "score", "fifo"): "`sate score --hyp <(...)`: a named pipe waits for its writer",
     (f"{EXP}/config.yaml", "*", "fifo"): "`--config <(sed ...)`: a config that is a pipe waits for its writer",
+    (f"{EXP}/config.yaml", "train", "optim.lr-huge"): "a learning rate of 1e300 diverges at the first update: refused "
+    "naming optim.lr and its value, the setting at fault, which --set gives as well as the file (refusals.md: `sate "
+    "train` whose weights are NaN or infinite)",
 }
 
 

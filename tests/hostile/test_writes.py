@@ -30,6 +30,7 @@ import argparse
 import contextlib
 import functools
 import json
+import logging
 import os
 import re
 import shutil
@@ -541,6 +542,17 @@ TARGETS: dict[str, TargetMaker] = {
 
 # ------------------------------------------------------------------------------------------- running a case
 
+def log_to_this_stderr() -> None:
+    """Logging handlers whose stream is closed write to this test's stderr: Lightning gives its logger a handler of
+    the stream that was stderr when it was imported, a test's capture that pytest has closed since, and each of a
+    training's log lines was then a "--- Logging error ---" traceback (the wider run's every `train` that worked)."""
+    for logger in [logging.getLogger(), *(v for v in logging.Logger.manager.loggerDict.values()
+                                          if isinstance(v, logging.Logger))]:
+        for handler in logger.handlers:
+            if isinstance(handler, logging.StreamHandler) and getattr(handler.stream, "closed", False):
+                handler.stream = sys.stderr  # not setStream, which flushes the closed one first
+
+
 def run_sate(argv: list[str], mode: str, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
              full_disk: Callable[..., None]) -> tuple[int, str]:
     """`sate ARGV` in this process ("user": in a child that file modes bind; "full": on a full disk): (status,
@@ -549,6 +561,7 @@ def run_sate(argv: list[str], mode: str, monkeypatch: pytest.MonkeyPatch, capsys
         from tests.test_os_errors import as_a_user
         return as_a_user(argv)
     capsys.readouterr()
+    log_to_this_stderr()
     with monkeypatch.context() as patch:
         if mode == "full":
             full_disk(patch)

@@ -522,6 +522,37 @@ def test_an_append_only_corpus_file_or_folder_is_refused_before_any_voicing(tmp_
     check_corpus_files(root, names)
 
 
+@pytest.mark.parametrize("mode", [0o500, 0o100])
+def test_a_corpus_folder_it_may_not_write_in_is_refused_before_any_voicing(tmp_path: Path, mode: int) -> None:
+    """`sate synth --out OUT` again over its corpus with a split's txt/ not writable for the user (mode 0500 or 0100):
+    it rewrote mt/train.* and the texts of the splits before that one, then failed there, status 1 (twenty-third
+    hostile pass, the folders harness's wider run). Now refused, naming the folder, before anything is written."""
+    from tests.test_os_errors import as_a_user  # a child that file modes bind: the tests run as root
+
+    argv = ["synth", "--out", str(tmp_path), "--text-size", "12", "--train-size", "1", "--dev-size", "1",
+            "--test-size", "1", "--jobs", "1"]
+    assert main(argv) == 0
+    root = tmp_path / "en-de"
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()}
+    txt = root / "data" / "tst-COMMON" / "txt"
+    txt.chmod(mode)
+    try:
+        status, err = as_a_user([*argv[:4], "24", *argv[5:]])  # another corpus: its texts differ
+    finally:
+        txt.chmod(0o755)
+    assert status == 2, err
+    assert err.splitlines() == [f"sate synth: error: --out {tmp_path}: {txt} is not writable (no permission, or "
+                                "read-only), where `sate synth` writes its files; lift that, or give another --out"]
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in root.rglob("*") if p.is_file()} == before
+    wav = root / "data" / "tst-COMMON" / "wav"  # its talks voiced as this run voices them: nothing written there
+    wav.chmod(mode)
+    try:
+        status, err = as_a_user(argv)
+    finally:
+        wav.chmod(0o755)
+    assert status == 0, err
+
+
 @pytest.mark.parametrize("given", ["en-de", "en-de/", "en-de/data/dev/txt"])
 def test_synth_out_the_pair_folder_names_the_root(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                   given: str) -> None:

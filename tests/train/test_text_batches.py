@@ -165,3 +165,35 @@ def test_mt_text_given_target_first_is_refused(tmp_path: Path) -> None:
                                         r"...\]$"):
         check_mt_text([[str(german), str(english)]])
     assert check_mt_text([[str(english), str(german)]]) == [(english, german)]
+
+
+@pytest.mark.slow
+def test_an_mt_text_store_it_may_not_enter_is_refused_before_the_experiment_is_touched(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path) -> None:
+    """`sate train` again over an experiment of data.mt_text whose store in DATA/mt_bin the user may not enter (mode
+    0000): refused inside fit, after config.yaml and train_time.json were rewritten (twenty-third hostile pass, the
+    folders harness's wider run). Now refused before, naming the store, the experiment as it was."""
+    from tests.test_os_errors import as_a_user  # a child that file modes bind: the tests run as root
+
+    rows = read_manifest(prepared_data / "train.jsonl")
+    en, de = tmp_path / "a.en", tmp_path / "a.de"
+    en.write_text("".join(r["src"] + "\n" for r in rows[:5]), encoding="utf-8")
+    de.write_text("".join(r["tgt"] + "\n" for r in rows[:5]), encoding="utf-8")
+    data = shutil.copytree(prepared_data, tmp_path / "data")
+    config = _config(make_config, tmp_path, data)
+    argv = ["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", f"data.mt_text=[[{en}, {de}]]",
+            *(f"--set={s}" for s in [*SMALL[:3], "trainer.max_steps=1"])]
+    assert main(argv) == 0
+    exp = tmp_path / "exp"
+    before = {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in exp.rglob("*") if p.is_file()}
+    (store,) = (data / "mt_bin").iterdir()
+    store.chmod(0)
+    try:
+        status, err = as_a_user(argv)
+    finally:
+        store.chmod(0o755)
+    assert status == 2, err
+    assert err.splitlines()[-1] == (f"sate train: error: {store} cannot be entered (no permission), where `sate train` "
+                                    "keeps the MT text store of data.mt_text; lift that (chmod u+rwx), or delete it to "
+                                    "have it built again")
+    assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in exp.rglob("*") if p.is_file()} == before
