@@ -264,7 +264,7 @@ def run(args: argparse.Namespace) -> int:
     runs = one_name_per_model(runs)
     # one line per model and policy; an offline run of another model than the policies' was drawn as their ceiling
     # without a word (twenty-third hostile pass)
-    if len({run.model for run in runs}) > 1:
+    if len({run.model for run in runs if run.model is not None}) > 1:  # a run that names none is of either
         runs = [replace(run, named=True) for run in runs]
     runs = label_options(runs)
     plot(runs, out)

@@ -79,13 +79,15 @@ class MovableCheckpoint(ModelCheckpoint):
         k = self.save_top_k
         if k < 0 or not self.best_k_models:
             return
-        kept = sorted(self.best_k_models, key=lambda path: float(self.best_k_models[path]),
-                      reverse=self.mode == "max")[:k]  # best first
-        self.best_k_models = {path: self.best_k_models[path] for path in kept}
-        self.best_model_path, self.best_model_score = kept[0], self.best_k_models[kept[0]]
-        if len(kept) == k:  # a full record: its k-th is what a new checkpoint must beat
-            self.kth_best_model_path = kept[-1]
-            self.kth_value = self.best_k_models[kept[-1]]
+        ranked = sorted(self.best_k_models, key=lambda path: float(self.best_k_models[path]),
+                        reverse=self.mode == "max")  # best first
+        self.best_model_path, self.best_model_score = ranked[0], self.best_k_models[ranked[0]]
+        if len(ranked) < k:  # a record not full: Lightning keeps the next checkpoint whatever its score
+            return
+        self.best_k_models = {path: self.best_k_models[path] for path in ranked[:k]}
+        if k:  # a full record: its k-th is what a new checkpoint must beat
+            self.kth_best_model_path = ranked[k - 1]
+            self.kth_value = self.best_k_models[ranked[k - 1]]
 
     def _moved(self, state: dict[str, Any], old: str) -> dict[str, Any] | None:
         """``state`` with its paths in this folder, or None when one names a file that is not here."""
