@@ -237,12 +237,14 @@ else
   vocab_sizes=(--src-size "$src_vocab_size" --tgt-size "$tgt_vocab_size")
   vocab_params="src=$src_vocab_size tgt=$tgt_vocab_size"
 fi
-# the text's contents are looked at when stage 2 runs (they may be gigabytes, which a later stage alone need not read)
-earlier 2 "$data/.done/vocab" "the vocabularies in $data" "$vocab_params text=${vocab_pairs[*]} " " prep=$(stamp "$data/.done/prep")"
+# the text's contents are looked at when stage 2 runs (they may be gigabytes, which a later stage alone need not read);
+# a marker of before the twenty-third hostile pass, which names no contents, is of these parameters too
+earlier 2 "$data/.done/vocab" "the vocabularies in $data" "$vocab_params text=${vocab_pairs[*]}" " prep=$(stamp "$data/.done/prep")"
 if run_stage 2 "vocab: SentencePiece $vocab_desc"; then
   need "$data/.done/prep" "manifests from stage 0"
-  # the text's contents too: an --mt-extra file replaced or grown in place left the vocabularies, and so MT, "done already"
-  params="$vocab_params text=${vocab_pairs[*]} $(stamp "${vocab_pairs[@]}") prep=$(stamp "$data/.done/prep")"
+  # the text's contents too: an --mt-extra file replaced or grown in place left the vocabularies, and so MT, "done already".
+  # Without MT text the marker is as before that rule (the trainings' records name it: they stay done).
+  params="$vocab_params text=${vocab_pairs[*]}${vocab_pairs[*]:+ $(stamp "${vocab_pairs[@]}")} prep=$(stamp "$data/.done/prep")"
   if ! is_done "$data/.done/vocab" "$params"; then
     extra=()
     if [ -z "$mt_hub" ]; then

@@ -5,6 +5,7 @@ records its commands stands in for the real one, so these tests cost seconds."""
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -57,6 +58,40 @@ def test_mt_text_changed_in_place_makes_the_vocabularies_and_mt_again(tmp_path: 
     (tmp_path / "extra.en").write_text("good morning\ngood night\n")
     (tmp_path / "extra.de").write_text("guten Morgen\ngute Nacht\n")
     assert rerun() == ["vocab", "train", "average", "pack", "train", "average", "pack"]
+
+
+def test_a_vocab_marker_of_before_the_text_rule_is_still_done(tmp_path: Path) -> None:
+    """The review of the twenty-third pass: stage 2's marker gained a stamp of the MT text's contents, written even
+    where there is none, so every data directory made before said at `--stage 7` that its vocabularies were "made
+    with other parameters", and a rerun made them again and every training after them (their records name the
+    marker). Without MT text the marker is as it was; with it, an older marker is of the same parameters."""
+    import hashlib
+
+    env = recorder(tmp_path)
+    data = tmp_path / "data"
+    (data / ".done").mkdir(parents=True)
+    for marker in ("prep", "features"):
+        (data / ".done" / marker).write_text(marker)
+    prep = hashlib.sha1(b"prep").hexdigest()[:12]
+    (data / ".done" / "vocab").write_text(f"src=10000 tgt=10000 text= prep={prep}")  # as stage 2 wrote it before
+    argv = list(map(str, ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc",
+                          "--data", data, "--exp", tmp_path / "exp"]))
+    for stages, said in ((["--stage", "2", "--stop-stage", "2"], "done already"),
+                         (["--stage", "3", "--stop-stage", "3"], "")):
+        done = subprocess.run([*argv, *stages], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        assert "note: the vocabularies" not in done.stderr and said in done.stderr, done.stderr
+    assert "vocab" not in commands(tmp_path)
+    (tmp_path / "extra.en").write_text("good morning\n")
+    (tmp_path / "extra.de").write_text("guten Morgen\n")
+    extra = [*argv, "--mt-extra", "extra.en extra.de"]
+    subprocess.run([*extra, "--stage", "0", "--stop-stage", "2"], env=env, cwd=tmp_path, capture_output=True,
+                   timeout=60, check=True)
+    marker = (data / ".done" / "vocab").read_text()  # the text's stamp before prep=: an older one had none
+    (data / ".done" / "vocab").write_text(re.sub(r" [0-9a-f]{12} prep=", " prep=", marker))
+    assert (data / ".done" / "vocab").read_text() != marker
+    done = subprocess.run([*extra, "--stage", "7", "--stop-stage", "7"], env=env, cwd=tmp_path, capture_output=True,
+                          text=True, timeout=60)
+    assert "note: the vocabularies" not in done.stderr, done.stderr
 
 
 def test_a_config_the_stages_lack_is_refused_before_any_stage(tmp_path: Path) -> None:
