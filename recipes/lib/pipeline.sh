@@ -492,9 +492,14 @@ if run_stage 8 "score: results table in $exp/results.md"; then
     for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
       [ -e "$marker" ] || continue
       system=$(basename "$(dirname "$(dirname "$marker")")")
-      [ "$(cat "$marker")" != "$(decoded_by "$system")" ] || continue
-      case "$system" in st | cascade) again=7 ;; *) again=10 ;; esac
-      die "$(dirname "$marker") was decoded before $system's model was packed again (or from other data): run from --stage $again to decode it again"
+      record=$(cat "$marker") now=$(decoded_by "$system") why=
+      # the data directory compared as a place: `--data DIR` given once and left to its default once name it two ways
+      [ "${record% data=*}" != "${now% data=*}" ] || [ "${record##* data=}" = "${now##* data=}" ] \
+        || [ "${record##* data=}" -ef "${now##* data=}" ] || why="from the data directory ${record##* data=}, not $data"
+      [ "${record% data=*}" = "${now% data=*}" ] || why="before $system's model was packed again"
+      [ -n "$why" ] || continue
+      case "$system" in st | cascade) again="--stage 7" ;; *) again="--compare true --stage 10" ;; esac
+      die "$(dirname "$marker") was decoded $why: run from $again to decode it again"
     done
   done
   # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"

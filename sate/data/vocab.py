@@ -53,6 +53,7 @@ from sate.errors import SateError, one_line
 from sate.files import (
     contents_digest,
     exclusive,
+    file_sha256,
     near_data_directory,
     not_a_directory,
     not_a_file,
@@ -298,11 +299,6 @@ def _up_to_date(meta_path: Path, meta: dict, outputs: list[Path]) -> bool:
 TRAIN_DIGEST = "train"
 
 
-def manifest_digest(manifest: Path) -> str:
-    with open(manifest, "rb") as f:
-        return contents_digest(iter(lambda: f.read(1 << 20), b""))
-
-
 def made_from_another_train(data_dir: Path) -> str | None:
     """A note where DATA/train.jsonl is not the manifest `sate vocab` made DATA's vocabularies from: `sate prep`
     into a data directory again (another corpus, another target language), then `sate features` and `sate train`
@@ -310,7 +306,7 @@ def made_from_another_train(data_dir: Path) -> str | None:
     record = read_record(data_dir / layout.VOCAB_META, "`sate vocab`")
     made = record.get(TRAIN_DIGEST) if isinstance(record, dict) else None
     manifest = data_dir / f"{TRAIN_SPLIT}.jsonl"
-    if not isinstance(made, str) or not manifest.is_file() or manifest_digest(manifest) == made:
+    if not isinstance(made, str) or not manifest.is_file() or file_sha256(manifest) == made:
         return None
     return (f"note: {manifest} is not the manifest the vocabularies of {data_dir} were made from (`sate prep` wrote "
             "it again since): if it holds other text now (another corpus or target language), run `sate vocab` "
@@ -342,7 +338,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if _up_to_date(meta_path, meta, [data_dir / "marian" / name for name in (*FILES, CTC_TOKENS)]):
         print(f"{one_line(str(data_dir))}: the Marian vocabulary is up to date")
         return 0
-    write_marian_vocab(data_dir, hub, {**meta, TRAIN_DIGEST: manifest_digest(manifest)}, meta_path)
+    write_marian_vocab(data_dir, hub, {**meta, TRAIN_DIGEST: file_sha256(manifest)}, meta_path)
     return 0
 
 
@@ -417,7 +413,7 @@ def _run(args: argparse.Namespace) -> int:
         contents[data_dir / layout.token_list(side)] = "".join(f"{token}\n" for token in tokens).encode()
         sizes_now[side] = len(tokens)
     meta["outputs"] = contents_digest(contents[path] for path in outputs)
-    meta[TRAIN_DIGEST] = manifest_digest(manifest)
+    meta[TRAIN_DIGEST] = file_sha256(manifest)
     # All written before any is replaced: a full disk leaves the old vocabularies and vocab.json as they were.
     replace_together(contents, meta_path, json.dumps(meta) + "\n")
     for side, count in sizes_now.items():

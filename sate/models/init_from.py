@@ -61,8 +61,10 @@ def fill_init(task: str, model: dict, init: dict, sources: dict[str, str]) -> tu
             given = kd.get(f"{side}_teacher")  # type: ignore[union-attr]  # a mapping, as the weight was read from it
             if isinstance(given, str) and given and not same_file(Path(given), Path(path)):
                 raise SateError(f"model.loss.kd.{side}_teacher is {shown(given)}, and --init-from {side}= makes "
-                                f"{shown(path)} that side's teacher: name one teacher (to start from one model and "
-                                f"distil from another, write init: entries instead of --init-from)")
+                                f"{shown(path)} that side's teacher: name one teacher (a config saved from an earlier "
+                                f"run names its teacher: --set model.loss.kd.{side}_teacher=null lets --init-from "
+                                f"name it; to start from one model and distil from another, write init: entries "
+                                f"instead of --init-from)")
             kd[f"{side}_teacher"] = path  # type: ignore[index]
     try:
         resolved = resolve_config("st", model)

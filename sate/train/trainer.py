@@ -123,7 +123,10 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         return build(overrides)
     except SateError as err:
         message = str(err)
-        item = None if "--set" in message or not overrides else _set_at_fault(overrides, build, message)
+        # a message that names its --set already (`--set X: ...`, or one of a config `with --set X`) keeps it; advice
+        # that shows a --set to give is no naming
+        named = message.startswith("--set ") or " with --set " in message
+        item = None if named or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None

@@ -103,3 +103,9 @@ def test_the_refusal_names_the_set_that_named_the_teacher(tmp_path: Path) -> Non
                        [f"asr={tmp_path / 'asr.pt'}"], need_data=False)
     assert str(refused.value).startswith(f"{config} with --set 'model.loss.kd.asr_teacher=other.pt': "
                                          "model.loss.kd.asr_teacher is 'other.pt', and --init-from asr= makes")
+    # a config saved from an earlier run names its teacher: the advice given, followed, lets --init-from name it
+    assert "--set model.loss.kd.asr_teacher=null lets --init-from name it" in str(refused.value)
+    followed = checked_config(config, ["trainer.max_epochs=3", "model.loss.kd.asr_teacher=other.pt",
+                                       "model.loss.kd.asr_teacher=null"], [f"asr={tmp_path / 'asr.pt'}"],
+                              need_data=False)
+    assert followed.model["loss"]["kd"]["asr_teacher"] == str(tmp_path / "asr.pt")

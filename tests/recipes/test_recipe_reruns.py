@@ -316,10 +316,18 @@ def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None
     assert run("--stage", "5", "--stop-stage", "6").returncode == 0
     assert run("--stage", "7", "--stop-stage", "8").returncode == 0
     assert run("--stage", "8", "--stop-stage", "8").returncode == 0
+    # the same data directory named another way (relative here, absolute when stage 7 ran) is no other data (review)
+    assert run("--stage", "8", "--stop-stage", "8", "--data", "data").returncode == 0
+    (tmp_path / "data2").symlink_to(tmp_path / "data")
+    done = run("--stage", "8", "--stop-stage", "8", "--data", "elsewhere")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'cascade' / 'decode_tst-COMMON'} was decoded from the data directory "
+        f"{tmp_path / 'data'}, not {tmp_path / 'elsewhere'}: run from --stage 7 to decode it again"), done.stderr
+    assert run("--stage", "8", "--stop-stage", "8", "--data", "data2").returncode == 0
     more = ["--train-args", "--set trainer.max_steps=3000"]
     assert run("--stage", "5", "--stop-stage", "6", *more).returncode == 0
     done = run("--stage", "8", "--stop-stage", "8", *more)
     assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
-        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again (or from "
-        "other data): run from --stage 7 to decode it again"), done.stderr
+        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again: run from "
+        "--stage 7 to decode it again"), done.stderr
     assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0
