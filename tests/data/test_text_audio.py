@@ -105,6 +105,15 @@ def test_non_finite_samples_are_an_error_naming_file_and_time(tmp_path) -> None:
         read_segment(path, 1.0, 0.5)
 
 
+def _three_seconds(tmp_path) -> tuple[bytes, int]:
+    """The bytes of a WAV of 3 s of a tone (16 kHz, 16-bit mono; written as tmp_path/whole.wav) and where its data
+    chunk begins: what the header tests cut, patch and extend."""
+    whole = tmp_path / "whole.wav"
+    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
+    data = whole.read_bytes()
+    return data, data.find(b"data")
+
+
 def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> None:
     """libsndfile reads the part of a cut WAV that is there without a word: an interrupted copy of a talk was its
     first seconds, translated or prepared as if whole. A data size that a streaming writer left unknown
@@ -113,9 +122,7 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
 
     from sate.data.audio import read_audio
 
-    whole = tmp_path / "whole.wav"
-    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
-    data = whole.read_bytes()
+    data, at = _three_seconds(tmp_path)
     cut = tmp_path / "cut.wav"
     cut.write_bytes(data[: len(data) // 3])
     for read in (wav_info, read_audio):
@@ -128,7 +135,6 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
     with pytest.raises(SateError, match=rf"^{short}: the file is cut short: it holds 95,998 bytes of the 96,000 bytes "
                                         r"its header declares"):
         wav_info(short)
-    at = data.find(b"data")
     streamed = tmp_path / "streamed.wav"
     # SoX 14.4 writing to a pipe declares 0x7FFFF000 rounded down to its block (24-bit mono: 0x7FFFEFFF), which was
     # "cut short ... copy it again" (eighteenth hostile pass)
@@ -136,7 +142,7 @@ def test_a_wav_cut_short_is_refused_and_an_unknown_length_is_not(tmp_path) -> No
         streamed.write_bytes(data[: at + 4] + struct.pack("<I", unknown) + data[at + 8:])
         assert wav_info(streamed).frames == 3 * 16000 and len(read_audio(streamed)) == 3 * 16000
     aiff = tmp_path / "streamed.aiff"  # and its AIFF's SSND: 0x7F000000 bytes and its 8-byte header
-    sf.write(aiff, sf.read(whole)[0], 16000, format="AIFF", subtype="PCM_16")
+    sf.write(aiff, sf.read(tmp_path / "whole.wav")[0], 16000, format="AIFF", subtype="PCM_16")
     data = aiff.read_bytes()
     at = data.find(b"SSND")
     aiff.write_bytes(data[: at + 4] + struct.pack(">I", 0x7F000008) + data[at + 8:])
@@ -149,10 +155,7 @@ def test_a_wav_whose_data_chunk_declares_nothing_is_named_for_it(tmp_path) -> No
     the one without samples."""
     from sate.data.audio import read_audio
 
-    whole = tmp_path / "whole.wav"
-    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
-    data = whole.read_bytes()
-    at = data.find(b"data")
+    data, at = _three_seconds(tmp_path)
     zero = tmp_path / "stopped.wav"
     zero.write_bytes(data[: at + 4] + bytes(4) + data[at + 8:])
     for read in (wav_info, read_audio):
@@ -176,11 +179,8 @@ def test_audio_behind_a_wavs_declared_data_is_named_for_it(tmp_path) -> None:
 
     from sate.data.audio import audio_blocks, read_audio
 
-    whole = tmp_path / "whole.wav"
-    wave = (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32)
-    sf.write(whole, wave, 16000, subtype="PCM_16")
-    data = whole.read_bytes()
-    at = data.find(b"data")
+    data, at = _three_seconds(tmp_path)
+    frames = 3 * 16000
     early = tmp_path / "early.wav"
     early.write_bytes(data[: at + 4] + struct.pack("<I", 32000) + data[at + 8:])
     joined = tmp_path / "joined.wav"
@@ -202,8 +202,8 @@ def test_audio_behind_a_wavs_declared_data_is_named_for_it(tmp_path) -> None:
         # chunks, zeros, a tag or less than a second behind the data: read as before
         kept = tmp_path / f"{name}.wav"
         kept.write_bytes(data + tail)
-        assert wav_info(kept).frames == len(wave)
-        assert np.concatenate(list(audio_blocks(kept))).shape == (len(wave),)
+        assert wav_info(kept).frames == frames
+        assert np.concatenate(list(audio_blocks(kept))).shape == (frames,)
 
 
 @pytest.mark.parametrize(("fmt", "suffix"), [("W64", "w64"), ("RF64", "wav"), ("AIFF", "aiff"), ("AU", "au")])
@@ -255,10 +255,7 @@ def test_a_long_segment_is_read_and_resampled_block_by_block(tmp_path) -> None:
 def test_an_empty_data_chunk_behind_a_large_chunk_is_named_for_it(tmp_path) -> None:
     """The data chunk was looked for in the first 64 KB: behind a larger chunk (a recorder's padding or metadata) a
     WAV whose length was never written was said to hold no audio samples (twelfth hostile pass)."""
-    whole = tmp_path / "whole.wav"
-    sf.write(whole, (0.3 * np.sin(np.arange(3 * 16000) / 9)).astype(np.float32), 16000, subtype="PCM_16")
-    data = whole.read_bytes()
-    at = data.find(b"data")
+    data, at = _three_seconds(tmp_path)
     padding = b"JUNK" + (100_001).to_bytes(4, "little") + bytes(100_002)  # an odd size, padded to an even one
     stopped = tmp_path / "stopped.wav"
     stopped.write_bytes(data[:at] + padding + data[at:at + 4] + bytes(4) + data[at + 8:])
