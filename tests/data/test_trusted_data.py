@@ -170,6 +170,17 @@ def test_a_copied_data_dir_with_an_old_absolute_index_gets_its_own(tmp_path: Pat
     assert rc == 0 and "recomputed" not in out and str(original) in (original / "fbank" / "dev.scp").read_text()
 
 
+def _refused_then_recomputed(data: Path, refusal: str, run_sate) -> Vocabulary:  # noqa: ANN001
+    """The dev split of ``data`` refused when read for training (``refusal``, a pattern of its line), then `sate
+    features` recomputing the damaged shard; the source vocabulary, to read the split again."""
+    vocab = Vocabulary.load(data, "src")
+    with pytest.raises(SateError, match=refusal):
+        SpeechDataset.from_data_dir(data, "dev", vocab, None)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and DAMAGED_SHARD in out, out + err
+    return vocab
+
+
 @pytest.mark.parametrize("damage", ["truncate", "delete"])
 def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sate, damage: str) -> None:  # noqa: ANN001
     data = copy_data(prepared, tmp_path / "data")
@@ -179,11 +190,8 @@ def test_a_damaged_ark_is_not_up_to_date(tmp_path: Path, prepared: Path, run_sat
         os.truncate(ark, len(before) // 2)
     else:
         ark.unlink()
-    vocab = Vocabulary.load(data, "src")
-    with pytest.raises(SateError, match=r"fbank/dev.scp: .*00000.ark (has|is missing).*run `sate features` again"):
-        SpeechDataset.from_data_dir(data, "dev", vocab, None)
-    rc, out, _ = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 0 and DAMAGED_SHARD in out
+    vocab = _refused_then_recomputed(data, r"fbank/dev.scp: .*00000.ark (has|is missing).*run `sate features` again",
+                                     run_sate)
     assert ark.read_bytes() == before
     assert SpeechDataset.from_data_dir(data, "dev", vocab, None)[0]["feats"].shape[1] == 80
 
@@ -503,12 +511,8 @@ def test_a_damaged_checksum_record_is_not_up_to_date(tmp_path: Path, prepared: P
     crc = data / "fbank" / "dev" / "00000.crc.json"
     before = crc.read_text()
     crc.write_text(record + "\n")
-    vocab = Vocabulary.load(data, "src")
-    with pytest.raises(SateError, match=rf"{crc} does not hold the checksums of 00000.ark's features: damaged; run "
-                                        "`sate features` again"):
-        SpeechDataset.from_data_dir(data, "dev", vocab, None)
-    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 0 and DAMAGED_SHARD in out, out + err
+    _refused_then_recomputed(data, rf"{crc} does not hold the checksums of 00000.ark's features: damaged; run "
+                                   "`sate features` again", run_sate)
     assert crc.read_text() == before
 
 
@@ -526,12 +530,8 @@ def test_a_deleted_record_is_not_read_as_an_older_sates_split(tmp_path: Path, pr
     (data / "fbank" / "dev" / record).unlink()
     # what the other record does not see: bytes changed in place (the size kept), or an ark cut in its last matrix
     ark.write_bytes(whole[:-100] + bytes(100) if record.endswith(".crc.json") else whole[:-100])
-    vocab = Vocabulary.load(data, "src")
-    with pytest.raises(SateError, match=rf"{data / 'fbank' / 'dev' / record} is missing \(.*so it was written\): "
-                                        "damaged; run `sate features` again"):
-        SpeechDataset.from_data_dir(data, "dev", vocab, None)
-    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
-    assert rc == 0 and DAMAGED_SHARD in out, out + err
+    _refused_then_recomputed(data, rf"{data / 'fbank' / 'dev' / record} is missing \(.*so it was written\): "
+                                   "damaged; run `sate features` again", run_sate)
     assert ark.read_bytes() == whole
     assert {name: (data / "fbank" / "dev" / name).read_text() for name in records} == records
 
