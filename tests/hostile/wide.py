@@ -7,15 +7,18 @@ Each case's problems go to ``$SATE_WIDE_OUT/<family>.jsonl`` as they come ({"id"
 whose id is there already is not run again: a run stopped is resumed, and a flag removed from the file (after a fix)
 is run again. ``SATE_WIDE_CHEAP=1`` leaves the costly commands' cases (`COSTLY`: they voice, train or compute
 features) for a later run; ``SATE_WIDE_STEP=N`` runs every N-th case of what is left (a spread of the costly ones);
-``SATE_WIDE_KILL_EVERY=N`` every N-th occurrence of each kill moment. The writes harness's grid is chosen when its
-module is imported: its wider run is a copy of it with `STRIDE`, `FIXED_STRIDE` and `LINK_STRIDE` 1, `EVERY_FILE`,
-`THINGS_EVERY` and `FILL_COSTLY` true, and `run_case`'s ``costly`` empty.
+``SATE_WIDE_KILL_EVERY=N`` every N-th occurrence of each kill moment; ``SATE_WIDE_ONLY=REGEX`` only the cases whose
+id it matches (``'^train <- '``: the reads harness's `sate train` cases, which a whole run reaches last). The
+writes harness's grid is chosen when its module is imported: its wider run is a copy of it with `STRIDE`,
+`FIXED_STRIDE` and `LINK_STRIDE` 1, `EVERY_FILE`, `THINGS_EVERY` and `FILL_COSTLY` true, and `run_case`'s ``costly``
+empty.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import time
 from collections.abc import Callable
@@ -42,6 +45,7 @@ from tests.hostile.test_writes import COSTLY
 OUT = Path(os.environ.get("SATE_WIDE_OUT", "wide-run"))
 CHEAP = os.environ.get("SATE_WIDE_CHEAP") == "1"
 STEP = int(os.environ.get("SATE_WIDE_STEP", "1"))
+ONLY = re.compile(os.environ.get("SATE_WIDE_ONLY", ""))
 
 
 def _done(family: str) -> set[str]:
@@ -53,7 +57,7 @@ def drive(family: str, cases: list[tuple[str, Any]], run: Callable[[Any], list[s
     """Each case not yet recorded run and recorded at once (a harness's own error recorded as a problem too)."""
     OUT.mkdir(parents=True, exist_ok=True)
     done = _done(family)
-    left = [c for c in cases if c[0] not in done][::STEP]
+    left = [c for c in cases if c[0] not in done and ONLY.search(c[0])][::STEP]
     print(f"\n{family}: {len(left)} cases to run, {len(done)} done", flush=True)
     for case_id, case in left:
         start = time.monotonic()
