@@ -67,6 +67,13 @@ case "${1:-demo}" in
          "(--name value) go to the demo recipe (./run.sh --help)"
      exit 2 ;;
 esac
+# `./run.sh --help` (the advice above) printed the demo recipe's options only after the whole setup: minutes and
+# gigabytes on a fresh machine before a user could read what the recipe takes. Its help needs no environment.
+if [ "${1:-demo}" != test ]; then
+  for arg in "$@"; do
+    case $arg in -h|--help) exec bash recipes/synth/run.sh --help ;; esac
+  done
+fi
 
 setup_system
 setup_python

@@ -23,3 +23,17 @@ def test_a_word_that_is_no_command_is_refused_before_the_setup(tmp_path: Path, w
     assert run.stderr == (f"[run.sh] unknown command '{word}': './run.sh test' runs the tests, './run.sh' (or "
                           "'./run.sh demo') the demo; options (--name value) go to the demo recipe (./run.sh --help)\n")
     assert not venv.exists()
+
+
+@pytest.mark.parametrize("words", [["--help"], ["-h"], ["demo", "--help"], ["--stage", "3", "--help"]])
+def test_the_demo_s_help_is_printed_before_the_setup(tmp_path: Path, words: list[str]) -> None:
+    """Twenty-fourth hostile pass: `./run.sh --help`, which the refusal above advises, set up the whole environment
+    (minutes, gigabytes on a fresh machine) before it printed the demo recipe's options. The recipe's help is printed
+    at once, and no environment is made."""
+    venv = tmp_path / "venv"
+    run = subprocess.run(["bash", str(ROOT / "run.sh"), *words], capture_output=True, text=True, timeout=60,
+                         env={**os.environ, "SATE_VENV": str(venv)})
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("The offline demo:") and "--stage N" in run.stdout
+    assert "[run.sh]" not in run.stderr
+    assert not venv.exists()
