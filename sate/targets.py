@@ -207,7 +207,7 @@ def _json_object_with(path: Path, keys: tuple[str, ...], whole: bool) -> bool:
         with open(path, "rb") as f:
             text = f.read(1 << 20) if whole else f.readline(1 << 20)
         data = json.loads(text)
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):  # a line of brackets nested deeply is no manifest row either
         return False
     return isinstance(data, dict) and set(keys) <= data.keys()
 

@@ -9,7 +9,9 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 
 from sate.analysis.tradeoff import read_run
 from sate.cli import main
@@ -95,3 +97,24 @@ def test_a_vocab_json_that_is_not_utf8_is_read_as_damaged(tmp_path: Path, prepar
     assert vocabulary_kind(data) == "spm"
     assert main(argv) == 0 and "vocabularies up to date" not in capsys.readouterr().out
     assert (data / VOCAB_META).read_bytes() == good
+
+
+@pytest.mark.parametrize("command", [["segment", "{talk}", "--out", "{out}"],
+                                     ["translate", "{talk}", "--model", "{pack}", "--out", "{out}"]])
+def test_an_output_of_deep_json_is_looked_at_without_a_traceback(tmp_path: Path, command: list[str],
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-fourth hostile pass: an --out whose first line is brackets nested deeply (`x.jsonl`) was a
+    RecursionError traceback from the check of whether it is a manifest (`sate.targets`), before any work. It is no
+    manifest row: the output is written as for any other text file of the user's."""
+    out = written(tmp_path / "x.jsonl", DEEP + "\n")
+    talk = tmp_path / "talk.wav"
+    sf.write(talk, np.zeros(16000, dtype=np.float32), 16000)
+    argv = [a.format(talk=talk, out=out, pack=tmp_path / "no-pack") for a in command]
+    status = main(argv)
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and "RecursionError" not in err
+    if command[0] == "segment":
+        assert status == 0 and out.read_text() != DEEP + "\n"
+    else:  # refused for its missing pack, in one line, the output untouched
+        assert status == 2 and "no-pack" in err and len(err.strip().splitlines()) == 1
+        assert out.read_text() == DEEP + "\n"
