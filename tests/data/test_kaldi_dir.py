@@ -218,3 +218,22 @@ def test_a_folder_above_or_inside_the_data_directory_is_named(run_sate, kaldi_co
         rc, _, err = run_sate("prep", "--kaldi-dir", given, "--out", tmp_path / "data")
         assert rc == 2 and err == f"sate prep: error: --kaldi-dir {given}: {why}\n", err
     assert not (tmp_path / "data").exists()
+
+
+def test_another_corpus_over_some_splits_of_a_data_directory_is_said(run_sate, kaldi_corpus, corpus: Path,
+                                                                     tmp_path: Path) -> None:
+    """A Kaldi directory prepared as train into a MuST-C data directory replaced its translated train with
+    transcripts alone beside MuST-C's dev and tst-COMMON, exit 0, without a word (24th hostile pass): said in a
+    note naming the splits left. The corpus prepared again, or new splits beside it, say nothing."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    rc, _, err = run_sate("prep", "--mustc-root", corpus, "--out", data)  # the same corpus again
+    assert rc == 0 and "note:" not in err
+    rc, _, err = run_sate("prep", "--mustc-root", corpus, "--out", data, "--splits", "dev")  # one split again
+    assert rc == 0 and "note:" not in err
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data)  # beside: nothing replaced
+    assert rc == 0 and "note:" not in err and (data / "kaldi_train.jsonl").is_file()
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train", "--out", data)
+    assert rc == 0 and "note: train.jsonl held another corpus than this one" in err
+    assert f"{data / 'dev.jsonl'}, {data / 'tst-COMMON.jsonl'}, {data / 'kaldi_train.jsonl'}, not written now" in err
+    assert all(row["tgt"] is None for row in read_manifest(data / "train.jsonl"))  # a note: the work goes on
