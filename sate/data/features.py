@@ -34,6 +34,7 @@ import numpy as np
 
 from sate import layout
 from sate.data.audio import (
+    END_TOLERANCE_S,
     MIN_SAMPLES,
     SAMPLE_RATE,
     SHIFT,
@@ -545,6 +546,25 @@ def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
                             "audio where the manifest says, or undo the manifest's change")
 
 
+def check_rows_fit_changed_audio(shards: Iterable[Shard]) -> None:
+    """Refuse shards whose audio changed since their features were computed where a row's segment now runs past the
+    end of its file: the manifest is older than the corpus. `sate synth --seed 1` over the corpus a data directory
+    was prepared from, then `sate features` without `sate prep`: train's shards were computed from the old segment
+    times on the new talks, then dev stopped on "runs past the end of the audio ... is the manifest row of another
+    file?" (24th hostile pass). Said before anything is computed or the plan's stamps are written, with the step that
+    mends it; audio copied again or re-encoded (each row still in its file) is recomputed, as before."""
+    lengths: dict[str, float] = {}
+    for shard in shards:
+        for utt_id, audio, offset, duration, _speed, _frames in shard.rows:
+            if audio not in lengths:
+                lengths[audio] = wav_info(audio).duration
+            if offset + duration > lengths[audio] + END_TOLERANCE_S:
+                raise SateError(f"{shard.manifest}: {utt_id}: its audio {audio} changed since its features were "
+                                f"computed and now ends at {lengths[audio]:.3f} s, before the row's segment "
+                                f"({offset:.3f} s + {duration:.3f} s): the manifest is older than the corpus (made or "
+                                "downloaded again?); run `sate prep` again, then `sate features`")
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = real_path(data_dir / layout.FBANK_DIR)
@@ -569,13 +589,15 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         recorded = list(stamps)
     changed = [s for s, old, new in zip(shards, recorded, stamps, strict=True)
                if s.scp.is_file() and None not in (old, new) and old != new]
+    check_rows_fit_changed_audio(changed)
     stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
     if stale or stamps != plan.get("audio"):
         atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows),
                                                    "audio": stamps})])
     if changed:
         print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
-              "recomputed")
+              "recomputed at the manifest's segment times (if the corpus was made again since `sate prep`, run "
+              "`sate prep` first)")
     scp = fbank / f"{split}.scp"
     damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank, s)]
     split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
