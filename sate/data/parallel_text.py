@@ -162,6 +162,37 @@ def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], o
         raise SateError(f"{option} {given}: the English side goes first ({why}); give {option} {instead}")
 
 
+# Target languages of MuST-C (v1, v2, v3) and CoVoST 2's En->X: a file name ending in one names its language. Other
+# endings (`.tok`, `.tc`, `.txt`, `.bpe`) say nothing of one.
+LANGUAGE_CODES = frozenset("ar ca cs cy de es et fa fr id it ja ko lv mn nl pt ro ru sl sv ta tr vi zh".split())
+_PAIR = re.compile(r"en-([a-z]{2,3})")
+
+
+def corpus_target_language(rows: Iterable[dict]) -> str | None:
+    """The target language of a MuST-C split's rows, from their first row's audio path
+    (``ROOT/en-XX/data/SPLIT/wav/TALK.wav``: `sate prep --mustc-root` writes them so), or None (another corpus)."""
+    for row in islice(rows, 1):
+        parts = Path(str(row.get("audio") or "")).parts
+        if len(parts) >= 5 and parts[-4] == "data" and parts[-2] == "wav" and (match := _PAIR.fullmatch(parts[-5])):
+            return match.group(1)
+    return None
+
+
+def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], option: str) -> None:
+    """Refuse MT text whose target file's name says another language than the train split's MuST-C pair: `sate vocab
+    --mt-text news.en news.fr` into an En-De data directory trained the target vocabulary on French beside German,
+    exit 0 (24th hostile pass). Names that say no language (`.txt`, `.tok`) and corpora without a pair folder pass."""
+    lang = corpus_target_language(rows)
+    if lang is None:
+        return
+    for en, tgt in files:
+        named = _language(tgt)
+        if named in LANGUAGE_CODES and named != lang:
+            raise SateError(f"{option} {en} {tgt}: {tgt.name} is named as .{named} text, and the data directory's "
+                            f"train split is MuST-C en-{lang} (its audio's pair folder): give MT text whose target "
+                            f"side is {lang}")
+
+
 def read_pairs(files: Sequence[tuple[Path, Path]]) -> Iterator[Pair]:
     """Every line pair of every file pair, in order, each side stripped of surrounding whitespace."""
     for source, (en_path, tgt_path) in enumerate(files):

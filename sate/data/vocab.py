@@ -45,7 +45,14 @@ from sate.data.marian_vocab import (
     load_sentencepiece,
     write_marian_vocab,
 )
-from sate.data.parallel_text import check_pair_order, check_pairs, not_a_text_file, read_pairs, reservoir_sample
+from sate.data.parallel_text import (
+    check_pair_order,
+    check_pairs,
+    check_target_language,
+    not_a_text_file,
+    read_pairs,
+    reservoir_sample,
+)
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
@@ -396,6 +403,7 @@ def _run(args: argparse.Namespace) -> int:
                         "or give --mt-text)")
     require_translations(manifest, rows)
     check_pair_order([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
+    check_target_language([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
     sampled = (f" (the text was --sample-size {args.sample_size:,} sentence pairs)" if len(tgt) == args.sample_size
                else "")

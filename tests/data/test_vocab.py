@@ -105,6 +105,24 @@ def test_mt_text_given_target_first_is_refused(run_sate, data: Path, tmp_path: P
         assert rc == 0, err
 
 
+def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Path, tmp_path: Path) -> None:
+    """`--mt-text news.en news.fr` into an En-De data directory (its train split's audio under MuST-C's en-de/)
+    trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Refused by the name; a
+    target named .de, or by no language (`.tok`, `.txt`), trains."""
+    english, french = tmp_path / "news.en", tmp_path / "news.fr"
+    english.write_text("the cat sits on the mat\nwhere is the station\n" * 20, encoding="utf-8")
+    french.write_text("le chat est assis sur le tapis\nou est la gare\n" * 20, encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
+    assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {english} {french}: news.fr is named as .fr "
+                                       "text, and the data directory's train split is MuST-C en-de (its audio's pair "
+                                       "folder): give MT text whose target side is de"), err
+    assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
+    for name in ("news.de", "news.de.tok", "news.txt"):
+        shutil.copy(french, tmp_path / name)  # what the name does not say cannot be told
+        assert run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, tmp_path / name)[0] == 0
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0
