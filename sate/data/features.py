@@ -739,6 +739,21 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
                                          "std": std.tolist()})])
 
 
+def foreign_cmvn(path: Path, plan: SplitPlan) -> int | None:
+    """The frame count of a ``cmvn.json`` that was not added up from this train split's shards, or None: another
+    data directory's statistics copied in (`cp -r other/* DATA/`) were "up to date" and normalised every training
+    without a word (24th hostile pass). A link is statistics shared on purpose (kept, unsaid); a count of every
+    row's frames (an older sate counted a repeated slice twice) is this split's."""
+    if not plan.shards or path.is_symlink() or not path.is_file():
+        return None
+    record = read_record(path, "`sate features`")
+    frames = record.get("frames") if isinstance(record, dict) else None
+    if not isinstance(frames, int) or isinstance(frames, bool):
+        return None
+    ours = {sum(_stats_frames(s) for s in plan.shards), sum(row[5] for s in plan.shards for row in s.rows)}
+    return None if frames in ours else frames
+
+
 def _unreadable_cmvn(path: Path) -> bool:
     """Would `load_cmvn` refuse ``path``?"""
     try:
@@ -894,6 +909,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # read are let be, as before: a cmvn.json linked to statistics shared between data directories stays theirs
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
+    elif TRAIN_SPLIT in plans and (other := foreign_cmvn(cmvn_path, plans[TRAIN_SPLIT])) is not None:
+        print(f"note: {one_line(str(cmvn_path))} counts {other:,} frames, and this {TRAIN_SPLIT} split's features "
+              f"{sum(_stats_frames(s) for s in plans[TRAIN_SPLIT].shards):,}: it was not computed from them (copied "
+              "from another data directory?); kept: delete it and run `sate features` again for this split's",
+              file=sys.stderr)
     elif not cmvn_path.is_file():
         print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

@@ -559,3 +559,23 @@ def test_a_shard_folder_that_is_a_mount_point_is_emptied_in_place(tmp_path: Path
     monkeypatch.setattr(shutil, "rmtree", busy)
     features._empty(shards)
     assert shards.is_dir() and list(shards.iterdir()) == []
+
+
+def test_cmvn_of_another_data_directory_copied_in_is_said(run_sate, prepped: Path) -> None:
+    """Another data directory's cmvn.json copied in (`cp -r other/* DATA/`) was "up to date" and normalised every
+    training without a word (24th hostile pass): a note says its frame count is not this train split's, and keeps
+    it; deleted, the advice followed, `sate features` writes this split's. Its own statistics say nothing."""
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    own = (prepped / "cmvn.json").read_bytes()
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "note:" not in err
+    record = json.loads(own)
+    other = {**record, "frames": record["frames"] + 103, "mean": [v + 1 for v in record["mean"]]}
+    (prepped / "cmvn.json").write_text(json.dumps(other) + "\n")  # another directory's, of another train split
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and (f"note: {prepped / 'cmvn.json'} counts {record['frames'] + 103:,} frames, and this train "
+                        f"split's features {record['frames']:,}: it was not computed from them") in err
+    assert json.loads((prepped / "cmvn.json").read_text())["frames"] == record["frames"] + 103  # kept
+    (prepped / "cmvn.json").unlink()
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    assert (prepped / "cmvn.json").read_bytes() == own
