@@ -276,6 +276,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "over the source pieces of the train transcripts (docs/models.md)")
 
 
+# The names of MuST-C's, LibriSpeech's and Augmented LibriSpeech's evaluation splits (dev, tst-COMMON, tst-HE,
+# dev-clean, test-other, test): `vocab --src-splits tst-COMMON` trained the source vocabulary on the test set's
+# transcripts, exit 0, without a word (24th hostile pass). Extra corpora (train-clean-100, a Kaldi `kaldi`) are not.
+EVALUATION_SPLIT = re.compile(r"(dev|tst|test)([-_.].*)?")
+
+
 def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     """The manifests of ``--src-splits``: each present, none twice, train not among them (it is always read)."""
     if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
@@ -285,6 +291,11 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     for path in paths:
         require_file(path, "a manifest",
                      missing_split(path, f"--src-splits: {path} is missing (run `sate prep` for it first)"))
+    held_out = [split for split in splits if EVALUATION_SPLIT.fullmatch(split)]
+    if held_out:  # a note: dev transcripts in the vocabulary may be meant
+        print(f"note: --src-splits {' '.join(held_out)}: an evaluation split by its name; its transcripts train the "
+              "source vocabulary, so its words become known pieces before it is scored (--src-splits is for extra "
+              "ASR corpora)", file=sys.stderr)
     return paths
 
 

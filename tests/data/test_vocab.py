@@ -123,6 +123,17 @@ def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Pat
         assert run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, tmp_path / name)[0] == 0
 
 
+def test_an_evaluation_split_as_source_text_is_said(run_sate, data: Path) -> None:
+    """`--src-splits tst-COMMON` trained the source vocabulary on the test set's transcripts, exit 0, without a word
+    (24th hostile pass): a note names it, and the work goes on; an extra corpus's split says nothing."""
+    rc, out, err = run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "tst-COMMON", "dev")
+    assert rc == 0 and "src:" in out and err.startswith("note: --src-splits tst-COMMON dev: an evaluation split by "
+                                                        "its name; its transcripts train the source vocabulary"), err
+    shutil.copy(data / "dev.jsonl", data / "kaldi.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "kaldi")
+    assert rc == 0 and "note:" not in err
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0
