@@ -26,6 +26,7 @@ from pathlib import Path
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import check_split_names, manifest_bytes, manifest_splits, read_manifest
+from sate.data.parallel_text import corpus_target_language
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
 from sate.files import check_journal_place, real_path, replace_together
@@ -120,27 +121,36 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     return kaldi_dir.prepare(args.kaldi_dir, split_names(args.kaldi_dir, args.splits), row_filter)
 
 
-def _ids(path: Path) -> set[str] | None:
-    """The ids of a manifest already there, or None where there is none that reads (nothing to compare with)."""
+def _old_rows(path: Path) -> list[dict] | None:
+    """The rows of a manifest already there, or None where there is none that reads (nothing to compare with)."""
     try:
-        return {row["id"] for row in read_manifest(path)} if path.is_file() else None
+        return read_manifest(path) if path.is_file() else None
     except (SateError, OSError):
         return None
 
 
+def _another_corpus(old: list[dict] | None, new: list[dict]) -> bool:
+    """Are ``new`` rows of another corpus than the ``old`` ones: no id in common, or another MuST-C pair (the same
+    talks' ids in en-de and en-fr)?"""
+    if not old:
+        return False
+    return {row["id"] for row in old}.isdisjoint(row["id"] for row in new) or \
+        corpus_target_language(old) != corpus_target_language(new)
+
+
 def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
     """A note where this run replaces a split's manifest with another corpus's (no id in common with the rows it
-    held) and leaves other manifests of the directory as they were: `sate prep --libri-trans` into a MuST-C En-De
-    data directory replaced train and dev with En-Fr and left tst-COMMON German; a Kaldi directory `--splits train`
-    replaced a translated train with transcripts alone beside dev and tst-COMMON; each exit 0, without a word (24th
-    hostile pass). A corpus prepared again (ids in common), or new splits beside the old (`--asr-extra`: nothing
-    replaced), say nothing; the splits left may be meant, so this is a note, not a refusal."""
+    held, or another MuST-C pair) and leaves other manifests of the directory as they were: `sate prep --libri-trans`
+    into a MuST-C En-De data directory replaced train and dev with En-Fr and left tst-COMMON German; a Kaldi
+    directory `--splits train` replaced a translated train with transcripts alone beside dev and tst-COMMON; each
+    exit 0, without a word (24th hostile pass). A corpus prepared again (ids in common), or new splits beside the old
+    (`--asr-extra`: nothing replaced), say nothing; the splits left may be meant, so this is a note, not a
+    refusal."""
     if not out.is_dir():
         return None
     written = {result.split for result in results}
     replaced = [result.split for result in results
-                if (old := _ids(out / f"{result.split}.jsonl")) is not None and old
-                and old.isdisjoint(row["id"] for row in result.rows)]
+                if _another_corpus(_old_rows(out / f"{result.split}.jsonl"), result.rows)]
     if not replaced:
         return None
     try:
@@ -151,7 +161,8 @@ def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
         return None
     names = ", ".join(f"{s}.jsonl" for s in replaced)
     kept = ", ".join(one_line(str(out / f"{s}.jsonl")) for s in left)
-    return (f"note: {names} held another corpus than this one (no id in common with the new rows); {kept}, not "
+    return (f"note: {names} held another corpus than this one (no id in common with the new rows, or another "
+            f"MuST-C pair); {kept}, not "
             "written now, may be of that one: if they do not go with this corpus, remove them or prepare into a "
             "new directory")
 
