@@ -49,6 +49,7 @@ from sate.data.parallel_text import (
     check_pair_order,
     check_pairs,
     check_target_language,
+    corpus_target_language,
     not_a_text_file,
     read_pairs,
     reservoir_sample,
@@ -339,6 +340,23 @@ def check_near_data(data_dir: Path) -> None:
         raise SateError(f"--data {data_dir}: {near}")
 
 
+def check_marian_pair(hub: Path, manifest: Path) -> None:
+    """Refuse a Marian model named for another target language than the train split's MuST-C pair: `sate vocab
+    --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its target.spm cut
+    the German references into French pieces), exit 0 (24th hostile pass). Told by the names alone (the hub folder,
+    or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the audio's en-de/); a
+    model named otherwise passes."""
+    model = next((m.group(1) for part in real_path(hub).parts
+                  if "opus-mt" in part and (m := re.search(r"-en-([a-z]{2,3})$", part))), None)
+    if model is None:
+        return
+    rows = read_manifest(manifest)
+    lang = corpus_target_language(rows)
+    if lang is not None and lang != model:
+        raise SateError(f"--marian {hub}: an English-to-{model} model by its name, and {manifest} is MuST-C en-{lang} "
+                        f"(its audio's pair folder): give the opus-mt-en-{lang} model")
+
+
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
@@ -349,6 +367,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
+    check_marian_pair(hub, manifest)
     data_dir: Path = args.data
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
