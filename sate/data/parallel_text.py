@@ -169,19 +169,23 @@ _PAIR = re.compile(r"en-([a-z]{2,3})")
 
 
 def corpus_target_language(rows: Iterable[dict]) -> str | None:
-    """The target language of a MuST-C split's rows, from their first row's audio path
-    (``ROOT/en-XX/data/SPLIT/wav/TALK.wav``: `sate prep --mustc-root` writes them so), or None (another corpus)."""
+    """The target language of a split's rows, from their first row's audio path, or None (another corpus): MuST-C's
+    ``ROOT/en-XX/data/SPLIT/wav/TALK.wav`` (`sate prep --mustc-root` writes them so), or fr for Augmented
+    LibriSpeech's ``ROOT/SET/audiofiles/UTT.wav`` (En-Fr alone)."""
     for row in islice(rows, 1):
         parts = Path(str(row.get("audio") or "")).parts
         if len(parts) >= 5 and parts[-4] == "data" and parts[-2] == "wav" and (match := _PAIR.fullmatch(parts[-5])):
             return match.group(1)
+        if len(parts) >= 3 and parts[-2] == "audiofiles" and parts[-3] in ("train", "other", "dev", "test"):
+            return "fr"
     return None
 
 
 def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], option: str) -> None:
-    """Refuse MT text whose target file's name says another language than the train split's MuST-C pair: `sate vocab
-    --mt-text news.en news.fr` into an En-De data directory trained the target vocabulary on French beside German,
-    exit 0 (24th hostile pass). Names that say no language (`.txt`, `.tok`) and corpora without a pair folder pass."""
+    """Refuse MT text whose target file's name says another language than the train split's corpus
+    (`corpus_target_language`): `sate vocab --mt-text news.en news.fr` into an En-De data directory trained the
+    target vocabulary on French beside German, exit 0 (24th hostile pass). Names that say no language (`.txt`,
+    `.tok`) and corpora whose folders say none pass."""
     lang = corpus_target_language(rows)
     if lang is None:
         return
@@ -189,7 +193,7 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
         named = _language(tgt)
         if named in LANGUAGE_CODES and named != lang:
             raise SateError(f"{option} {en} {tgt}: {tgt.name} is named as .{named} text, and the data directory's "
-                            f"train split is MuST-C en-{lang} (its audio's pair folder): give MT text whose target "
+                            f"train split is en-{lang} (its audio's corpus folder): give MT text whose target "
                             f"side is {lang}")
 
 

@@ -353,8 +353,8 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     rows = read_manifest(manifest)
     lang = corpus_target_language(rows)
     if lang is not None and lang != model:
-        raise SateError(f"--marian {hub}: an English-to-{model} model by its name, and {manifest} is MuST-C en-{lang} "
-                        f"(its audio's pair folder): give the opus-mt-en-{lang} model")
+        raise SateError(f"--marian {hub}: an English-to-{model} model by its name, and {manifest} is en-{lang} "
+                        f"(its audio's corpus folder): give the opus-mt-en-{lang} model")
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:

@@ -204,7 +204,7 @@ def test_a_marian_model_of_another_target_language_is_refused(tmp_path: Path, pr
     assert main(["vocab", "--data", str(data), "--marian", str(french)]) == 2
     assert capsys.readouterr().err.strip() == (
         f"sate vocab: error: --marian {french}: an English-to-fr model by its name, and {data / 'train.jsonl'} is "
-        "MuST-C en-de (its audio's pair folder): give the opus-mt-en-de model")
+        "en-de (its audio's corpus folder): give the opus-mt-en-de model")
     assert {p.name: p.read_bytes() for p in data.iterdir()} == before
     german = tmp_path / "hub" / "models--Helsinki-NLP--opus-mt-en-de" / "snapshots" / "0123abc"
     shutil.copytree(marian_dir, german)

@@ -115,7 +115,7 @@ def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Pat
     before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
     assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {english} {french}: news.fr is named as .fr "
-                                       "text, and the data directory's train split is MuST-C en-de (its audio's pair "
+                                       "text, and the data directory's train split is en-de (its audio's corpus "
                                        "folder): give MT text whose target side is de"), err
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
     for name in ("news.de", "news.de.tok", "news.txt"):
