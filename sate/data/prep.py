@@ -134,8 +134,9 @@ def _another_corpus(old: list[dict] | None, new: list[dict]) -> bool:
     talks' ids in en-de and en-fr)?"""
     if not old:
         return False
+    languages = {corpus_target_language(old), corpus_target_language(new)}
     return {row["id"] for row in old}.isdisjoint(row["id"] for row in new) or \
-        corpus_target_language(old) != corpus_target_language(new)
+        (None not in languages and len(languages) == 2)  # a wav/ linked elsewhere says no language: not another
 
 
 def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
