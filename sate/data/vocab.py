@@ -341,20 +341,21 @@ def check_near_data(data_dir: Path) -> None:
 
 
 def check_marian_pair(hub: Path, manifest: Path) -> None:
-    """Refuse a Marian model named for another target language than the train split's MuST-C pair: `sate vocab
+    """Say where a Marian model is named for another target language than the train split's corpus: `sate vocab
     --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its target.spm cut
-    the German references into French pieces), exit 0 (24th hostile pass). Told by the names alone (the hub folder,
-    or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the audio's en-de/); a
-    model named otherwise passes."""
+    the German references into French pieces), exit 0, without a word (24th hostile pass). Told by the names alone
+    (the hub folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the
+    audio's folders); a note, not a refusal: the audio's folders are its real paths, which a talk linked to another
+    pair's copy of it (MuST-C's pairs share their talks) makes the other pair's."""
     model = next((m.group(1) for part in real_path(hub).parts
                   if "opus-mt" in part and (m := re.search(r"-en-([a-z]{2,3})$", part))), None)
     if model is None:
         return
-    rows = read_manifest(manifest)
-    lang = corpus_target_language(rows)
+    lang = corpus_target_language(read_manifest(manifest))
     if lang is not None and lang != model:
-        raise SateError(f"--marian {hub}: an English-to-{model} model by its name, and {manifest} is en-{lang} "
-                        f"(its audio's corpus folder): give the opus-mt-en-{lang} model")
+        print(f"note: --marian {one_line(str(hub))}: an English-to-{model} model by its name, and "
+              f"{one_line(str(manifest))} is en-{lang} (its audio's corpus folder): if its translations are {lang}, "
+              f"give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:

@@ -105,22 +105,38 @@ def test_mt_text_given_target_first_is_refused(run_sate, data: Path, tmp_path: P
         assert rc == 0, err
 
 
+FRENCH = ("le chat est assis sur le tapis depuis ce matin\nou est la gare centrale de cette ville\n"
+          "nous voulons acheter du pain frais pour notre petit voyage\nil fait beau aujourd'hui mais demain il pleut\n")
+
+
 def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Path, tmp_path: Path) -> None:
     """`--mt-text news.en news.fr` into an En-De data directory (its train split's audio under MuST-C's en-de/)
-    trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Refused by the name; a
-    target named .de, or by no language (`.tok`, `.txt`), trains."""
+    trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Refused by the name where
+    the words agree (few in the train split's translations); a target named .de, or by no language (`.tok`,
+    `.txt`), trains, and so does one named .fr whose words are the translations' (a talk linked to another pair's
+    copy makes the folders say another language); too few words to tell: a note."""
     english, french = tmp_path / "news.en", tmp_path / "news.fr"
     english.write_text("the cat sits on the mat\nwhere is the station\n" * 20, encoding="utf-8")
-    french.write_text("le chat est assis sur le tapis\nou est la gare\n" * 20, encoding="utf-8")
+    french.write_text(FRENCH * 10, encoding="utf-8")
     before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
     assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {english} {french}: news.fr is named as .fr "
                                        "text, and the data directory's train split is en-de (its audio's corpus "
-                                       "folder): give MT text whose target side is de"), err
+                                       "folder), and few of its words are in the train split's translations: give "
+                                       "MT text whose target side is de"), err
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
     for name in ("news.de", "news.de.tok", "news.txt"):
         shutil.copy(french, tmp_path / name)  # what the name does not say cannot be told
         assert run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, tmp_path / name)[0] == 0
+    rows = read_manifest(data / "train.jsonl")
+    french.write_text("".join(f"{row['tgt']}\n" for row in rows) * 3, encoding="utf-8")  # the translations' words
+    english.write_text("".join(f"{row['src']}\n" for row in rows) * 3, encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "61", "--mt-text", english, french)
+    assert rc == 0 and "note:" not in err, err
+    french.write_text("le chat\nla gare\n", encoding="utf-8")
+    english.write_text("the cat\nthe station\n", encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
+    assert rc == 0 and "too few words to tell by them: if the text is not de, give MT text" in err, err
 
 
 def test_an_evaluation_split_as_source_text_is_said(run_sate, data: Path) -> None:
