@@ -432,7 +432,12 @@ def _run(args: argparse.Namespace) -> int:
     if not rows and not mt_files:  # it was "--src-size: no training text", naming an option given right
         raise SateError(f"{manifest}: no utterances, so no text to train the vocabularies on (run `sate prep` again, "
                         "or give --mt-text)")
-    require_translations(manifest, rows)
+    untranslated = sum(row["tgt"] is None for row in rows)
+    if untranslated:  # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
+        raise SateError(f"{manifest}: {untranslated:,} rows have no translation (a transcript-only corpus as train): "
+                        f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s translations; prepare a "
+                        f"translated corpus as {TRAIN_SPLIT} and this one beside it under another split name (`sate "
+                        "prep ... --splits NAME`), then give it with --src-splits NAME")
     check_pair_order([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     check_target_language([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)

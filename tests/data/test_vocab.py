@@ -150,6 +150,23 @@ def test_an_evaluation_split_as_source_text_is_said(run_sate, data: Path) -> Non
     assert rc == 0 and "note:" not in err
 
 
+def test_a_transcript_only_train_split_says_how_to_make_vocabularies(run_sate, data: Path) -> None:
+    """A transcript-only corpus prepared as train was told "it can train ASR only" by `sate vocab`, which an ASR
+    training needs too: no way was said (24th hostile pass). The line says to prepare it beside a translated train
+    and give it with --src-splits, which, followed, makes them."""
+    rows = read_manifest(data / "train.jsonl")
+    (data / "asr.jsonl").write_text("".join(json.dumps({**row, "tgt": None}) + "\n" for row in rows))
+    shutil.copy(data / "asr.jsonl", data / "train.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60")
+    assert rc == 2 and err.strip() == (
+        f"sate vocab: error: {data / 'train.jsonl'}: {len(rows)} rows have no translation (a transcript-only corpus as "
+        "train): `sate vocab` trains the target vocabulary on train's translations; prepare a translated corpus as "
+        "train and this one beside it under another split name (`sate prep ... --splits NAME`), then give it with "
+        "--src-splits NAME"), err
+    (data / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "asr")[0] == 0
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0
