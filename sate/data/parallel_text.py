@@ -136,6 +136,19 @@ def _words(lines: Iterable[str]) -> set[str]:
     return {word for line in lines for word in _WORD.findall(line.lower())}
 
 
+def words_of(lines: Iterable[str]) -> set[str]:
+    """The word types of some lines, lower case (letters only)."""
+    return _words(lines)
+
+
+def shared_words(words: set[str], others: set[str]) -> float | None:
+    """The share of the fewer word types of two texts that the other holds too, or None where either has too few
+    (20) to tell: at least `OTHER_LANGUAGE_SHARE` for texts of one language."""
+    if min(len(words), len(others)) < 20:
+        return None
+    return len(words & others) / min(len(words), len(others))
+
+
 def _share(words: set[str], known: set[str]) -> float:
     return len(words & known) / len(words) if words else 0.0
 
@@ -204,8 +217,9 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
         if named not in LANGUAGE_CODES or named == lang:
             continue
         words = _words(islice(_lines(tgt), ORDER_LINES))
-        told = min(len(words), len(translations)) >= 20
-        if told and len(words & translations) / min(len(words), len(translations)) >= OTHER_LANGUAGE_SHARE:
+        share = shared_words(words, translations)
+        told = share is not None
+        if share is not None and share >= OTHER_LANGUAGE_SHARE:
             continue  # the translations' language, whatever the folders say
         line = (f"{option} {en} {tgt}: {tgt.name} is named as .{named} text, and the data directory's train split is "
                 f"en-{lang} (its audio's corpus folder)")

@@ -46,6 +46,8 @@ from sate.data.marian_vocab import (
     write_marian_vocab,
 )
 from sate.data.parallel_text import (
+    ORDER_LINES,
+    OTHER_LANGUAGE_SHARE,
     check_pair_order,
     check_pairs,
     check_target_language,
@@ -53,6 +55,8 @@ from sate.data.parallel_text import (
     not_a_text_file,
     read_pairs,
     reservoir_sample,
+    shared_words,
+    words_of,
 )
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
@@ -443,7 +447,15 @@ def _run(args: argparse.Namespace) -> int:
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
     sampled = (f" (the text was --sample-size {args.sample_size:,} sentence pairs)" if len(tgt) == args.sample_size
                else "")
-    src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only
+    transcripts = words_of(row["src_norm"] for row in rows[:ORDER_LINES])
+    for path in extra:
+        extra_rows = read_manifest(path)
+        share = shared_words(words_of(row["src_norm"] for row in extra_rows[:ORDER_LINES]), transcripts)
+        if share is not None and share < OTHER_LANGUAGE_SHARE:  # a note: a corpus of another domain may share few
+            print(f"note: --src-splits {path.stem}: few of its transcripts' words ({share:.0%}) are in {TRAIN_SPLIT}'s "
+                  "(another language?); its words train the source vocabulary, which CTC spells English with",
+                  file=sys.stderr)
+        src += [row["src_norm"] for row in extra_rows]  # source side only
     if "joint" in sizes:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"], sampled))
     else:

@@ -167,6 +167,22 @@ def test_a_transcript_only_train_split_says_how_to_make_vocabularies(run_sate, d
     assert run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "asr")[0] == 0
 
 
+def test_extra_transcripts_of_another_language_are_said(run_sate, data: Path) -> None:
+    """A Kaldi directory of German transcripts given as --src-splits trained the English source vocabulary on
+    German, exit 0, without a word (24th hostile pass): a note, since another domain's English shares few words
+    too; English of another corpus (the fixture's dev) says nothing."""
+    rows = read_manifest(data / "train.jsonl")
+    german = [{**row, "id": f"de-{row['id']}", "src": row["tgt"], "src_norm": row["tgt"].lower(), "tgt": None}
+              for row in rows]
+    (data / "de.jsonl").write_text("".join(json.dumps(row) + "\n" for row in german))
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "70", "--src-splits", "de")
+    assert rc == 0 and "note: --src-splits de: few of its transcripts' words (" in err, err
+    assert "are in train's (another language?)" in err
+    shutil.copy(data / "dev.jsonl", data / "english.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "70", "--src-splits", "english")
+    assert rc == 0 and "note:" not in err, err
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0
