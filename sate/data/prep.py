@@ -125,7 +125,7 @@ def _old_rows(path: Path) -> list[dict] | None:
     """The rows of a manifest already there, or None where there is none that reads (nothing to compare with)."""
     try:
         return read_manifest(path) if path.is_file() else None
-    except (SateError, OSError):
+    except (SateError, OSError, ValueError):  # not ours to judge here: `check_manifests` and the readers do
         return None
 
 
