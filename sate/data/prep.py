@@ -20,12 +20,13 @@ written atomically, so a failed or killed run never leaves a complete-looking ma
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.features import SPEED_SPLIT
-from sate.data.manifest import check_split_names, manifest_bytes, manifest_splits, read_manifest
+from sate.data.manifest import check_split_names, manifest_bytes, manifest_splits, read_text_lines
 from sate.data.parallel_text import corpus_target_language
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
@@ -121,22 +122,26 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     return kaldi_dir.prepare(args.kaldi_dir, split_names(args.kaldi_dir, args.splits), row_filter)
 
 
-def _old_rows(path: Path) -> list[dict] | None:
-    """The rows of a manifest already there, or None where there is none that reads (nothing to compare with)."""
-    try:
-        return read_manifest(path) if path.is_file() else None
-    except (SateError, OSError, ValueError):  # not ours to judge here: `check_manifests` and the readers do
-        return None
-
-
-def _another_corpus(old: list[dict] | None, new: list[dict]) -> bool:
-    """Are ``new`` rows of another corpus than the ``old`` ones: no id in common, or another MuST-C pair (the same
-    talks' ids in en-de and en-fr)?"""
-    if not old:
+def _another_corpus(path: Path, new: list[dict]) -> bool:
+    """Does the manifest at ``path`` hold another corpus than the ``new`` rows: no id in common, or another MuST-C
+    pair (the same talks' ids in en-de and en-fr)? Its lines are read until an id in common is found (the first,
+    for a corpus prepared again), not validated: a manifest that does not read is none to compare with."""
+    if not path.is_file():
         return False
-    languages = {corpus_target_language(old), corpus_target_language(new)}
-    return {row["id"] for row in old}.isdisjoint(row["id"] for row in new) or \
-        (None not in languages and len(languages) == 2)  # a wav/ linked elsewhere says no language: not another
+    ids = {row["id"] for row in new}
+    first: dict | None = None
+    try:
+        for line in read_text_lines(path):
+            row = json.loads(line) if line.strip() else None
+            if not isinstance(row, dict):
+                continue
+            first = first or row
+            if row.get("id") in ids:
+                languages = {corpus_target_language([first]), corpus_target_language(new)}
+                return None not in languages and len(languages) == 2  # a wav/ linked elsewhere says none
+    except (SateError, OSError, ValueError, RecursionError):  # not ours to judge here: `check_manifests` and
+        return False  # the readers do
+    return first is not None
 
 
 def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
@@ -151,7 +156,7 @@ def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
         return None
     written = {result.split for result in results}
     replaced = [result.split for result in results
-                if _another_corpus(_old_rows(out / f"{result.split}.jsonl"), result.rows)]
+                if _another_corpus(out / f"{result.split}.jsonl", result.rows)]
     if not replaced:
         return None
     try:
