@@ -565,6 +565,35 @@ def check_rows_fit_changed_audio(shards: Iterable[Shard]) -> None:
                                 "downloaded again?); run `sate prep` again, then `sate features`")
 
 
+def _sharing_owner(data_dir: Path, split: str, plan: dict) -> str | None:
+    """The data directory a split's plan.json names (`plan_split` records the one that computed it) when it is not
+    ``data_dir`` and still reads the same store (its fbank/SPLIT leads to the same folder, its manifest is there);
+    None otherwise (no record, ours, or a data directory since moved)."""
+    other = plan.get("data_dir")
+    if not isinstance(other, str) or other == os.path.realpath(data_dir):
+        return None
+    theirs, ours = Path(other) / layout.FBANK_DIR / split, data_dir / layout.FBANK_DIR / split
+    shared = os.path.realpath(theirs) == os.path.realpath(ours) and (Path(other) / f"{split}.jsonl").is_file()
+    return other if shared else None
+
+
+def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None:
+    """Refuse to recompute a split whose store (``DATA/fbank/SPLIT``, reached through a link to another disk) is
+    also that of the data directory that computed it, which still reads it: a data directory copied with its fbank
+    linked to a scratch disk shares the store, and `sate prep` of another corpus into the copy, then `sate
+    features`, deleted the original's features (hours of fbank on MuST-C), exit 0, without a word (24th hostile
+    pass). A data directory moved (the one named is gone, or its fbank leads elsewhere) takes the store over."""
+    shard_dir = data_dir / layout.FBANK_DIR / split
+    plan = _read_plan(shard_dir / "plan.json")
+    other = _sharing_owner(data_dir, split, plan)
+    if other is None or plan.get("fingerprint") == _fingerprint(_own_rows(split, rows)):
+        return
+    raise SateError(f"--data {data_dir}: {shard_dir} is also the feature store of {other} (its {layout.FBANK_DIR} "
+                    f"leads to the same folder, {os.path.realpath(shard_dir)}: a data directory copied with its "
+                    f"link?), whose {split} features computing this {split} would replace; give this data directory "
+                    f"a {layout.FBANK_DIR}/ of its own (remove the link: `sate features` makes one)")
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = real_path(data_dir / layout.FBANK_DIR)
@@ -591,9 +620,10 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                if s.scp.is_file() and None not in (old, new) and old != new]
     check_rows_fit_changed_audio(changed)
     stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
-    if stale or stamps != plan.get("audio"):
+    owner = _sharing_owner(data_dir, split, plan) or os.path.realpath(data_dir)  # a copy sharing it: not its own
+    if stale or stamps != plan.get("audio") or plan.get("data_dir") != owner:
         atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows),
-                                                   "audio": stamps})])
+                                                   "audio": stamps, "data_dir": owner})])
     if changed:
         print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
               "recomputed at the manifest's segment times (if the corpus was made again since `sate prep`, run "
@@ -870,6 +900,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                         f"{TRAIN_SPLIT}; prepare it again (`sate prep`)")
     for split, rows in manifests.items():  # every split, before any split's features are deleted
         check_audio_kept(data_dir, split, rows)
+        check_store_not_shared(data_dir, split, rows)
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]
