@@ -168,9 +168,8 @@ def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
     names = ", ".join(f"{s}.jsonl" for s in replaced)
     kept = ", ".join(one_line(str(out / f"{s}.jsonl")) for s in left)
     return (f"note: {names} held another corpus than this one (no id in common with the new rows, or another "
-            f"MuST-C pair); {kept}, not "
-            "written now, may be of that one: if they do not go with this corpus, remove them or prepare into a "
-            "new directory")
+            f"MuST-C pair); {kept}, not written now, may be of that one: if they do not go with this corpus, remove "
+            "them or prepare into a new directory")
 
 
 def run(args: argparse.Namespace) -> int:
