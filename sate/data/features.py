@@ -34,6 +34,7 @@ import numpy as np
 
 from sate import layout
 from sate.data.audio import (
+    END_TOLERANCE_S,
     MIN_SAMPLES,
     SAMPLE_RATE,
     SHIFT,
@@ -545,6 +546,54 @@ def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
                             "audio where the manifest says, or undo the manifest's change")
 
 
+def check_rows_fit_changed_audio(shards: Iterable[Shard]) -> None:
+    """Refuse shards whose audio changed since their features were computed where a row's segment now runs past the
+    end of its file: the manifest is older than the corpus. `sate synth --seed 1` over the corpus a data directory
+    was prepared from, then `sate features` without `sate prep`: train's shards were computed from the old segment
+    times on the new talks, then dev stopped on "runs past the end of the audio ... is the manifest row of another
+    file?" (24th hostile pass). Said before anything is computed or the plan's stamps are written, with the step that
+    mends it; audio copied again or re-encoded (each row still in its file) is recomputed, as before."""
+    lengths: dict[str, float] = {}
+    for shard in shards:
+        for utt_id, audio, offset, duration, _speed, _frames in shard.rows:
+            if audio not in lengths:
+                lengths[audio] = wav_info(audio).duration
+            if offset + duration > lengths[audio] + END_TOLERANCE_S:
+                raise SateError(f"{shard.manifest}: {utt_id}: its audio {audio} changed since its features were "
+                                f"computed and now ends at {lengths[audio]:.3f} s, before the row's segment "
+                                f"({offset:.3f} s + {duration:.3f} s): the manifest is older than the corpus (made or "
+                                "downloaded again?); run `sate prep` again, then `sate features`")
+
+
+def _sharing_owner(data_dir: Path, split: str, plan: dict) -> str | None:
+    """The data directory a split's plan.json names (`plan_split` records the one that computed it) when it is not
+    ``data_dir`` and still reads the same store (its fbank/SPLIT leads to the same folder, its manifest is there);
+    None otherwise (no record, ours, or a data directory since moved)."""
+    other = plan.get("data_dir")
+    if not isinstance(other, str) or other == os.path.realpath(data_dir):
+        return None
+    theirs, ours = Path(other) / layout.FBANK_DIR / split, data_dir / layout.FBANK_DIR / split
+    shared = os.path.realpath(theirs) == os.path.realpath(ours) and (Path(other) / f"{split}.jsonl").is_file()
+    return other if shared else None
+
+
+def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None:
+    """Refuse to recompute a split whose store (``DATA/fbank/SPLIT``, reached through a link to another disk) is
+    also that of the data directory that computed it, which still reads it: a data directory copied with its fbank
+    linked to a scratch disk shares the store, and `sate prep` of another corpus into the copy, then `sate
+    features`, deleted the original's features (hours of fbank on MuST-C), exit 0, without a word (24th hostile
+    pass). A data directory moved (the one named is gone, or its fbank leads elsewhere) takes the store over."""
+    shard_dir = data_dir / layout.FBANK_DIR / split
+    plan = _read_plan(shard_dir / "plan.json")
+    other = _sharing_owner(data_dir, split, plan)
+    if other is None or plan.get("fingerprint") == _fingerprint(_own_rows(split, rows)):
+        return
+    raise SateError(f"--data {data_dir}: {shard_dir} is also the feature store of {other} (its {layout.FBANK_DIR} "
+                    f"leads to the same folder, {os.path.realpath(shard_dir)}: a data directory copied with its "
+                    f"link?), whose {split} features computing this {split} would replace; give this data directory "
+                    f"a {layout.FBANK_DIR}/ of its own (remove the link: `sate features` makes one)")
+
+
 def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
     """Shard a split; wipe its old shards if the manifest or the feature config changed."""
     fbank = real_path(data_dir / layout.FBANK_DIR)
@@ -569,13 +618,16 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
         recorded = list(stamps)
     changed = [s for s, old, new in zip(shards, recorded, stamps, strict=True)
                if s.scp.is_file() and None not in (old, new) and old != new]
+    check_rows_fit_changed_audio(changed)
     stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
-    if stale or stamps != plan.get("audio"):
+    owner = _sharing_owner(data_dir, split, plan) or os.path.realpath(data_dir)  # a copy sharing it: not its own
+    if stale or stamps != plan.get("audio") or plan.get("data_dir") != owner:
         atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows),
-                                                   "audio": stamps})])
+                                                   "audio": stamps, "data_dir": owner})])
     if changed:
         print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
-              "recomputed")
+              "recomputed at the manifest's segment times (if the corpus was made again since `sate prep`, run "
+              "`sate prep` first)")
     scp = fbank / f"{split}.scp"
     damaged = [s for s in shards if s.scp.is_file() and _untrusted(read_index(s.scp, fbank), fbank, s)]
     split_damaged = scp.is_file() and _untrusted(read_index(scp), fbank)
@@ -717,6 +769,21 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
                                          "std": std.tolist()})])
 
 
+def foreign_cmvn(path: Path, plan: SplitPlan) -> int | None:
+    """The frame count of a ``cmvn.json`` that was not added up from this train split's shards, or None: another
+    data directory's statistics copied in (`cp -r other/* DATA/`) were "up to date" and normalised every training
+    without a word (24th hostile pass). A link is statistics shared on purpose (kept, unsaid); a count of every
+    row's frames (an older sate counted a repeated slice twice) is this split's."""
+    if not plan.shards or path.is_symlink() or not path.is_file():
+        return None
+    record = read_record(path, "`sate features`")
+    frames = record.get("frames") if isinstance(record, dict) else None
+    if not isinstance(frames, int) or isinstance(frames, bool):
+        return None
+    ours = {sum(_stats_frames(s) for s in plan.shards), sum(row[5] for s in plan.shards for row in s.rows)}
+    return None if frames in ours else frames
+
+
 def _unreadable_cmvn(path: Path) -> bool:
     """Would `load_cmvn` refuse ``path``?"""
     try:
@@ -833,6 +900,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
                         f"{TRAIN_SPLIT}; prepare it again (`sate prep`)")
     for split, rows in manifests.items():  # every split, before any split's features are deleted
         check_audio_kept(data_dir, split, rows)
+        check_store_not_shared(data_dir, split, rows)
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]
@@ -872,6 +940,11 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # read are let be, as before: a cmvn.json linked to statistics shared between data directories stays theirs
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
+    elif TRAIN_SPLIT in plans and (other := foreign_cmvn(cmvn_path, plans[TRAIN_SPLIT])) is not None:
+        print(f"note: {one_line(str(cmvn_path))} counts {other:,} frames, and this {TRAIN_SPLIT} split's features "
+              f"{sum(_stats_frames(s) for s in plans[TRAIN_SPLIT].shards):,}: it was not computed from them (copied "
+              "from another data directory?); kept: delete it and run `sate features` again for this split's",
+              file=sys.stderr)
     elif not cmvn_path.is_file():
         print(f"note: {one_line(str(cmvn_path))} not written: the {TRAIN_SPLIT} split was not processed")
     return 0

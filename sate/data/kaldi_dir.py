@@ -94,6 +94,20 @@ def _no_scp(directory: Path) -> str:
     return "no wav.scp in it (give a Kaldi data directory with wav.scp and text)"
 
 
+def check_relative_found(path: Path, scp: Path, lineno: int) -> None:
+    """A relative wav.scp path is read from the current directory, as Kaldi reads it (from the recipe's root, where
+    `data/train/wav.scp` names `wav/x.wav`): run elsewhere it was "audio file is missing", saying neither from where
+    it was looked for nor where it is (24th hostile pass). Where the path is there from a folder holding the Kaldi
+    directory, that folder is named as the one to run `sate prep` from."""
+    if path.is_absolute() or os.path.lexists(path):
+        return
+    for folder in Path(os.path.abspath(scp)).parent.parents:
+        if os.path.isfile(folder / path):
+            raise SateError(f"{scp}:{lineno}: {path}: no such audio file from the current directory ({os.getcwd()}),"
+                            f" from which Kaldi reads a relative path; it is there from {folder}: run `sate prep` "
+                            "in that folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there")
+
+
 def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitResult:
     """One data directory's rows in ``text`` order (nothing is written here)."""
     if not directory.is_dir():
@@ -133,6 +147,7 @@ def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitRe
         else:
             raise SateError(f"{where}: utterance {utt} has no recording in {scp}")
         if rec not in infos:
+            check_relative_found(recordings[rec][1], scp, recordings[rec][0])
             infos[rec] = audio_info(recordings[rec][1], f"{scp}:{recordings[rec][0]}")
         info = infos[rec]
         end = info.duration if end == -1 else end

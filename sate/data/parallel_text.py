@@ -11,6 +11,7 @@ from __future__ import annotations
 import gzip
 import random
 import re
+import sys
 import zlib
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -117,6 +118,10 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
     return counts
 
 
+# Of the fewer word types of an MT target file and the train split's translations, at least this share are the
+# other's too when both are one language (a TED corpus against news: about half; two small phrasebook samples: a
+# quarter); French against German: a few in a hundred
+OTHER_LANGUAGE_SHARE = 0.1
 ORDER_LINES = 2000  # lines of each side, and rows of the train split, that tell which side is English
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -129,6 +134,19 @@ def _language(path: Path) -> str:
 
 def _words(lines: Iterable[str]) -> set[str]:
     return {word for line in lines for word in _WORD.findall(line.lower())}
+
+
+def words_of(lines: Iterable[str]) -> set[str]:
+    """The word types of some lines, lower case (letters only)."""
+    return _words(lines)
+
+
+def shared_words(words: set[str], others: set[str]) -> float | None:
+    """The share of the fewer word types of two texts that the other holds too, or None where either has too few
+    (20) to tell: at least `OTHER_LANGUAGE_SHARE` for texts of one language."""
+    if min(len(words), len(others)) < 20:
+        return None
+    return len(words & others) / min(len(words), len(others))
 
 
 def _share(words: set[str], known: set[str]) -> float:
@@ -160,6 +178,57 @@ def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], o
         given, instead = ((f"{en} {tgt}", f"{tgt} {en}") if option.startswith("--") else
                           (f"[{en}, {tgt}]", f"[[{tgt}, {en}], ...]"))
         raise SateError(f"{option} {given}: the English side goes first ({why}); give {option} {instead}")
+
+
+# Target languages of MuST-C (v1, v2, v3) and CoVoST 2's En->X: a file name ending in one names its language. Other
+# endings (`.tok`, `.tc`, `.txt`, `.bpe`) say nothing of one.
+LANGUAGE_CODES = frozenset("ar ca cs cy de es et fa fr id it ja ko lv mn nl pt ro ru sl sv ta tr vi zh".split())
+_PAIR = re.compile(r"en-([a-z]{2,3})")
+
+
+def corpus_target_language(rows: Iterable[dict]) -> str | None:
+    """The target language of a split's rows, from their first row's audio path, or None (another corpus): MuST-C's
+    ``ROOT/en-XX/data/SPLIT/wav/TALK.wav`` (`sate prep --mustc-root` writes them so), or fr for Augmented
+    LibriSpeech's ``ROOT/SET/audiofiles/UTT.wav`` (En-Fr alone)."""
+    for row in islice(rows, 1):
+        parts = Path(str(row.get("audio") or "")).parts
+        if len(parts) >= 5 and parts[-4] == "data" and parts[-2] == "wav" and (match := _PAIR.fullmatch(parts[-5])):
+            return match.group(1)
+        if len(parts) >= 3 and parts[-2] == "audiofiles" and parts[-3] in ("train", "other", "dev", "test"):
+            return "fr"
+    return None
+
+
+def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], option: str) -> None:
+    """Refuse MT text whose target file's name says another language than the train split's corpus
+    (`corpus_target_language`) where its words agree: `sate vocab --mt-text news.en news.fr` into an En-De data
+    directory trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Names that say no
+    language (`.txt`, `.tok`) and corpora whose folders say none pass. The folders are the audio's real paths, which
+    a talk linked to another pair's copy of it (MuST-C's pairs share their talks) makes the other pair's: so the
+    words decide, those of the target file against the train split's translations (few in common: another
+    language), and where there are too few words to tell, a note says it and the work goes on."""
+    rows = list(islice(rows, ORDER_LINES))
+    lang = corpus_target_language(rows)
+    if lang is None:
+        return
+    translations = _words(str(row.get("tgt") or "") for row in rows)
+    for en, tgt in files:
+        named = _language(tgt)
+        if named not in LANGUAGE_CODES or named == lang:
+            continue
+        words = _words(islice(_lines(tgt), ORDER_LINES))
+        share = shared_words(words, translations)
+        told = share is not None
+        if share is not None and share >= OTHER_LANGUAGE_SHARE:
+            continue  # the translations' language, whatever the folders say
+        line = (f"{option} {en} {tgt}: {tgt.name} is named as .{named} text, and the data directory's train split is "
+                f"en-{lang} (its audio's corpus folder)")
+        if not told:
+            print(f"note: {line}, too few words to tell by them: if the text is not {lang}, give MT text whose "
+                  f"target side is {lang}", file=sys.stderr)
+            continue
+        raise SateError(f"{line}, and few of its words are in the train split's translations: give MT text whose "
+                        f"target side is {lang}")
 
 
 def read_pairs(files: Sequence[tuple[Path, Path]]) -> Iterator[Pair]:

@@ -20,12 +20,14 @@ written atomically, so a failed or killed run never leaves a complete-looking ma
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 
 from sate.data import kaldi_dir, libri_trans, librispeech, mustc
 from sate.data.features import SPEED_SPLIT
-from sate.data.manifest import check_split_names, manifest_bytes
+from sate.data.manifest import check_split_names, manifest_bytes, manifest_splits, read_text_lines
+from sate.data.parallel_text import corpus_target_language
 from sate.data.rows import RowFilter, SplitResult
 from sate.errors import SateError, one_line
 from sate.files import check_journal_place, real_path, replace_together
@@ -120,6 +122,56 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     return kaldi_dir.prepare(args.kaldi_dir, split_names(args.kaldi_dir, args.splits), row_filter)
 
 
+def _another_corpus(path: Path, new: list[dict]) -> bool:
+    """Does the manifest at ``path`` hold another corpus than the ``new`` rows: no id in common, or another MuST-C
+    pair (the same talks' ids in en-de and en-fr)? Its lines are read until an id in common is found (the first,
+    for a corpus prepared again), not validated: a manifest that does not read is none to compare with."""
+    if not path.is_file():
+        return False
+    ids = {row["id"] for row in new}
+    first: dict | None = None
+    try:
+        for line in read_text_lines(path):
+            row = json.loads(line) if line.strip() else None
+            if not isinstance(row, dict):
+                continue
+            first = first or row
+            if row.get("id") in ids:
+                languages = {corpus_target_language([first]), corpus_target_language(new)}
+                return None not in languages and len(languages) == 2  # a wav/ linked elsewhere says none
+    except (SateError, OSError, ValueError, RecursionError):  # not ours to judge here: `check_manifests` and
+        return False  # the readers do
+    return first is not None
+
+
+def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
+    """A note where this run replaces a split's manifest with another corpus's (no id in common with the rows it
+    held, or another MuST-C pair) and leaves other manifests of the directory as they were: `sate prep --libri-trans`
+    into a MuST-C En-De data directory replaced train and dev with En-Fr and left tst-COMMON German; a Kaldi
+    directory `--splits train` replaced a translated train with transcripts alone beside dev and tst-COMMON; each
+    exit 0, without a word (24th hostile pass). A corpus prepared again (ids in common), or new splits beside the old
+    (`--asr-extra`: nothing replaced), say nothing; the splits left may be meant, so this is a note, not a
+    refusal."""
+    if not out.is_dir():
+        return None
+    written = {result.split for result in results}
+    replaced = [result.split for result in results
+                if _another_corpus(out / f"{result.split}.jsonl", result.rows)]
+    if not replaced:
+        return None
+    try:
+        left = [s for s in manifest_splits(out) if s not in written and s != SPEED_SPLIT]
+    except OSError:
+        return None
+    if not left:
+        return None
+    names = ", ".join(f"{s}.jsonl" for s in replaced)
+    kept = ", ".join(one_line(str(out / f"{s}.jsonl")) for s in left)
+    return (f"note: {names} held another corpus than this one (no id in common with the new rows, or another "
+            f"MuST-C pair); {kept}, not written now, may be of that one: if they do not go with this corpus, remove "
+            "them or prepare into a new directory")
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 <= args.min_duration <= args.max_duration:
         raise SateError(f"--min-duration {args.min_duration} and --max-duration {args.max_duration} "
@@ -133,10 +185,13 @@ def run(args: argparse.Namespace) -> int:
             raise SateError(f"{result.split}: no segments left after filtering" + (f" (dropped: {why})" if why else ""))
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
     check_manifests(args.out, [f"{result.split}.jsonl" for result in results])
+    note = other_corpus_note(args.out, results)
     # the splits together: a full disk or Ctrl-C on the second split left the first one of the new corpus beside
     # the others of the old, which every later command read as one data directory
     replace_together({args.out / f"{result.split}.jsonl": manifest_bytes(result.rows) for result in results})
     for result in results:
         report(result)
     print(f"wrote {', '.join(one_line(str(args.out / (r.split + '.jsonl'))) for r in results)}")
+    if note is not None:
+        print(note, file=sys.stderr)
     return 0

@@ -45,7 +45,19 @@ from sate.data.marian_vocab import (
     load_sentencepiece,
     write_marian_vocab,
 )
-from sate.data.parallel_text import check_pair_order, check_pairs, not_a_text_file, read_pairs, reservoir_sample
+from sate.data.parallel_text import (
+    ORDER_LINES,
+    OTHER_LANGUAGE_SHARE,
+    check_pair_order,
+    check_pairs,
+    check_target_language,
+    corpus_target_language,
+    not_a_text_file,
+    read_pairs,
+    reservoir_sample,
+    shared_words,
+    words_of,
+)
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
 from sate.data.tokens import BLANK, SOS_EOS, token_ids
@@ -269,6 +281,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "over the source pieces of the train transcripts (docs/models.md)")
 
 
+# The names of MuST-C's, LibriSpeech's and Augmented LibriSpeech's evaluation splits (dev, tst-COMMON, tst-HE,
+# dev-clean, test-other, test): `vocab --src-splits tst-COMMON` trained the source vocabulary on the test set's
+# transcripts, exit 0, without a word (24th hostile pass). Extra corpora (train-clean-100, a Kaldi `kaldi`) are not.
+EVALUATION_SPLIT = re.compile(r"(dev|tst|test)([-_.].*)?")
+
+
 def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     """The manifests of ``--src-splits``: each present, none twice, train not among them (it is always read)."""
     if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
@@ -278,6 +296,11 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     for path in paths:
         require_file(path, "a manifest",
                      missing_split(path, f"--src-splits: {path} is missing (run `sate prep` for it first)"))
+    held_out = [split for split in splits if EVALUATION_SPLIT.fullmatch(split)]
+    if held_out:  # a note: dev transcripts in the vocabulary may be meant
+        print(f"note: --src-splits {' '.join(held_out)}: an evaluation split by its name; its transcripts train the "
+              "source vocabulary, so its words become known pieces before it is scored (--src-splits is for extra "
+              "ASR corpora)", file=sys.stderr)
     return paths
 
 
@@ -321,6 +344,24 @@ def check_near_data(data_dir: Path) -> None:
         raise SateError(f"--data {data_dir}: {near}")
 
 
+def check_marian_pair(hub: Path, manifest: Path) -> None:
+    """Say where a Marian model is named for another target language than the train split's corpus: `sate vocab
+    --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its target.spm cut
+    the German references into French pieces), exit 0, without a word (24th hostile pass). Told by the names alone
+    (the hub folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the
+    audio's folders); a note, not a refusal: the audio's folders are its real paths, which a talk linked to another
+    pair's copy of it (MuST-C's pairs share their talks) makes the other pair's."""
+    model = next((m.group(1) for part in real_path(hub).parts
+                  if "opus-mt" in part and (m := re.search(r"-en-([a-z]{2,3})$", part))), None)
+    if model is None:
+        return
+    lang = corpus_target_language(read_manifest(manifest))
+    if lang is not None and lang != model:
+        print(f"note: --marian {one_line(str(hub))}: an English-to-{model} model by its name, and "
+              f"{one_line(str(manifest))} is en-{lang} (its audio's corpus folder): if its translations are {lang}, "
+              f"give the opus-mt-en-{lang} model", file=sys.stderr)
+
+
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     if args.joint is not None or args.src_size is not None or args.tgt_size is not None or args.mt_text \
             or args.src_splits:
@@ -331,6 +372,7 @@ def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
     hub: Path = args.marian
     if not hub.is_dir():
         raise SateError(f"--marian {hub}: not a directory (download the model first: docs/models.md)")
+    check_marian_pair(hub, manifest)
     data_dir: Path = args.data
     meta_path = data_dir / layout.VOCAB_META
     inputs = [manifest] + [hub / name for name in FILES if (hub / name).is_file()]
@@ -394,12 +436,26 @@ def _run(args: argparse.Namespace) -> int:
     if not rows and not mt_files:  # it was "--src-size: no training text", naming an option given right
         raise SateError(f"{manifest}: no utterances, so no text to train the vocabularies on (run `sate prep` again, "
                         "or give --mt-text)")
-    require_translations(manifest, rows)
+    untranslated = sum(row["tgt"] is None for row in rows)
+    if untranslated:  # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
+        raise SateError(f"{manifest}: {untranslated:,} rows have no translation (a transcript-only corpus as train): "
+                        f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s translations; prepare a "
+                        f"translated corpus as {TRAIN_SPLIT} and this one beside it under another split name (`sate "
+                        "prep ... --splits NAME`), then give it with --src-splits NAME")
     check_pair_order([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
+    check_target_language([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
     sampled = (f" (the text was --sample-size {args.sample_size:,} sentence pairs)" if len(tgt) == args.sample_size
                else "")
-    src += [row["src_norm"] for path in extra for row in read_manifest(path)]  # source side only
+    transcripts = words_of(row["src_norm"] for row in rows[:ORDER_LINES])
+    for path in extra:
+        extra_rows = read_manifest(path)
+        share = shared_words(words_of(row["src_norm"] for row in extra_rows[:ORDER_LINES]), transcripts)
+        if share is not None and share < OTHER_LANGUAGE_SHARE:  # a note: a corpus of another domain may share few
+            print(f"note: --src-splits {path.stem}: few of its transcripts' words ({share:.0%}) are in {TRAIN_SPLIT}'s "
+                  "(another language?); its words train the source vocabulary, which CTC spells English with",
+                  file=sys.stderr)
+        src += [row["src_norm"] for row in extra_rows]  # source side only
     if "joint" in sizes:
         models = dict.fromkeys(SIDES, train_spm(src + tgt, sizes["joint"], _OPTION["joint"], sampled))
     else:

@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
+import sys
 from pathlib import Path
 
 from sate import layout
@@ -110,6 +112,19 @@ def _check_args(args: argparse.Namespace) -> None:
                         "only train text can be voiced")
 
 
+def other_pairs(out: Path, tgt_lang: str) -> list[str]:
+    """The MuST-C pairs (``en-XX/data/``) in ``out`` that `sate synth` did not voice: `sate synth --out` a MuST-C
+    root holding a downloaded en-fr put its voiced en-de beside it, exit 0, without a word (24th hostile pass): a
+    synthetic pair inside a real corpus's root, read by `sate prep --mustc-root ROOT` by default. Said, not refused:
+    one folder of corpora may be meant."""
+    try:
+        names = sorted(os.listdir(out))
+    except OSError:
+        return []
+    return [name for name in names if re.fullmatch(r"en-[a-z]{2,3}", name) and name != f"en-{tgt_lang}"
+            and (out / name / "data").is_dir() and not (out / name / layout.SYNTH_MARK).is_file()]
+
+
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
     if args.text == "ding":
@@ -130,6 +145,12 @@ def run(args: argparse.Namespace) -> int:
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")
+    others = other_pairs(args.out, args.tgt_lang)
+    if others:
+        print(f"note: {one_line(str(args.out))} holds {', '.join(others)}, which `sate synth` did not voice (a "
+              f"corpus of yours?): its en-{args.tgt_lang}, voiced, now stands beside them as one root's pairs; "
+              f"`sate prep --mustc-root {one_line(str(args.out))}` reads en-{args.tgt_lang} when not given "
+              "--tgt-lang", file=sys.stderr)
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
               f"  ({s['text_pairs']} text pairs)")

@@ -109,8 +109,8 @@ def test_bad_src_splits(run_sate, mixed_data: Path, tmp_path: Path) -> None:
         assert rc == 2 and message in err, err
     shutil.copy(mixed_data / "kaldi.jsonl", data / "train.jsonl")  # a transcript-only corpus as train
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60")
-    assert rc == 2 and f"{data / 'train.jsonl'}: 6 rows have no translation (a transcript-only corpus): it can " \
-                        "train ASR only" in err
+    assert rc == 2 and f"{data / 'train.jsonl'}: 6 rows have no translation (a transcript-only corpus as train): " \
+                        "`sate vocab` trains the target vocabulary on train's translations" in err
 
 
 def _config(tmp_path: Path, data: Path, task: str, *overrides: str) -> TrainingConfig:

@@ -559,3 +559,56 @@ def test_a_shard_folder_that_is_a_mount_point_is_emptied_in_place(tmp_path: Path
     monkeypatch.setattr(shutil, "rmtree", busy)
     features._empty(shards)
     assert shards.is_dir() and list(shards.iterdir()) == []
+
+
+def test_cmvn_of_another_data_directory_copied_in_is_said(run_sate, prepped: Path) -> None:
+    """Another data directory's cmvn.json copied in (`cp -r other/* DATA/`) was "up to date" and normalised every
+    training without a word (24th hostile pass): a note says its frame count is not this train split's, and keeps
+    it; deleted, the advice followed, `sate features` writes this split's. Its own statistics say nothing."""
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    own = (prepped / "cmvn.json").read_bytes()
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "note:" not in err
+    record = json.loads(own)
+    other = {**record, "frames": record["frames"] + 103, "mean": [v + 1 for v in record["mean"]]}
+    (prepped / "cmvn.json").write_text(json.dumps(other) + "\n")  # another directory's, of another train split
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and (f"note: {prepped / 'cmvn.json'} counts {record['frames'] + 103:,} frames, and this train "
+                        f"split's features {record['frames']:,}: it was not computed from them") in err
+    assert json.loads((prepped / "cmvn.json").read_text())["frames"] == record["frames"] + 103  # kept
+    (prepped / "cmvn.json").unlink()
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    assert (prepped / "cmvn.json").read_bytes() == own
+
+
+def test_a_store_a_copy_shares_through_its_link_is_not_replaced(run_sate, prepped: Path, tmp_path: Path,
+                                                                 corpus: Path) -> None:
+    """A data directory copied with its fbank/ linked to a scratch disk shares the store: `sate prep` into the copy
+    (fewer train rows), then `sate features`, deleted the original's features, exit 0, without a word (24th hostile
+    pass). Refused, naming the original; the copy reads the shared store while its manifests are the same; its own
+    fbank/ made (the advice followed), it computes; a data directory moved takes its store over."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (prepped / "fbank").symlink_to(scratch)
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    copy = tmp_path / "copy"
+    shutil.copytree(prepped, copy, symlinks=True)
+    rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 0 and "to compute" not in out
+    train_ark = (scratch / "train" / "00000.ark").read_bytes()
+    assert run_sate("prep", "--mustc-root", corpus, "--out", copy, "--max-duration", "1.1")[0] == 0
+    rc, _, err = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 2 and err.strip() == (
+        f"sate features: error: --data {copy}: {copy / 'fbank' / 'train'} is also the feature store of {prepped} (its "
+        f"fbank leads to the same folder, {scratch / 'train'}: a data directory copied with its link?), whose train "
+        "features computing this train would replace; give this data directory a fbank/ of its own (remove the "
+        "link: `sate features` makes one)"), err
+    assert (scratch / "train" / "00000.ark").read_bytes() == train_ark
+    assert all(line.endswith("up to date") for line in run_sate("features", "--data", prepped, "--jobs", "1")[1]
+               .splitlines())
+    (copy / "fbank").unlink()
+    assert run_sate("features", "--data", copy, "--jobs", "1")[0] == 0 and (copy / "fbank").is_dir()
+    moved = tmp_path / "moved"
+    prepped.rename(moved)
+    assert run_sate("prep", "--mustc-root", corpus, "--out", moved, "--max-duration", "1.1")[0] == 0
+    assert run_sate("features", "--data", moved, "--jobs", "1")[0] == 0

@@ -218,3 +218,44 @@ def test_a_folder_above_or_inside_the_data_directory_is_named(run_sate, kaldi_co
         rc, _, err = run_sate("prep", "--kaldi-dir", given, "--out", tmp_path / "data")
         assert rc == 2 and err == f"sate prep: error: --kaldi-dir {given}: {why}\n", err
     assert not (tmp_path / "data").exists()
+
+
+def test_another_corpus_over_some_splits_of_a_data_directory_is_said(run_sate, kaldi_corpus, corpus: Path,
+                                                                     tmp_path: Path) -> None:
+    """A Kaldi directory prepared as train into a MuST-C data directory replaced its translated train with
+    transcripts alone beside MuST-C's dev and tst-COMMON, exit 0, without a word (24th hostile pass): said in a
+    note naming the splits left. The corpus prepared again, or new splits beside it, say nothing."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    rc, _, err = run_sate("prep", "--mustc-root", corpus, "--out", data)  # the same corpus again
+    assert rc == 0 and "note:" not in err
+    rc, _, err = run_sate("prep", "--mustc-root", corpus, "--out", data, "--splits", "dev")  # one split again
+    assert rc == 0 and "note:" not in err
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data)  # beside: nothing replaced
+    assert rc == 0 and "note:" not in err and (data / "kaldi_train.jsonl").is_file()
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train", "--out", data)
+    assert rc == 0 and "note: train.jsonl held another corpus than this one" in err
+    assert f"{data / 'dev.jsonl'}, {data / 'tst-COMMON.jsonl'}, {data / 'kaldi_train.jsonl'}, not written now" in err
+    assert all(row["tgt"] is None for row in read_manifest(data / "train.jsonl"))  # a note: the work goes on
+
+
+def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run_sate, kaldi_corpus,
+                                                                             tmp_path: Path, monkeypatch) -> None:
+    """A relative wav.scp path is read from the current directory, as Kaldi reads it: run from elsewhere it was
+    "audio file is missing", saying neither from where nor where it is (24th hostile pass). The folder holding the
+    Kaldi directory it is there from is named; run from there, as said, the directory prepares."""
+    directory, _ = kaldi_corpus
+    recipe = tmp_path / "s5"
+    shutil.copytree(directory, recipe / "data" / "train")
+    shutil.copytree(directory.parent / "audio", recipe / "wav")
+    scp = recipe / "data" / "train" / "wav.scp"
+    scp.write_text("".join(f"{line.split()[0]} wav/{Path(line.split()[1]).name}\n"
+                           for line in scp.read_text().splitlines()))
+    monkeypatch.chdir(tmp_path)
+    rc, _, err = run_sate("prep", "--kaldi-dir", "s5/data/train", "--out", "data")
+    assert rc == 2 and err.strip() == (
+        f"sate prep: error: s5/data/train/wav.scp:1: wav/recA.wav: no such audio file from the current directory "
+        f"({tmp_path}), from which Kaldi reads a relative path; it is there from {recipe}: run `sate prep` in that "
+        "folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there"), err
+    monkeypatch.chdir(recipe)
+    assert run_sate("prep", "--kaldi-dir", "data/train", "--out", "../data")[0] == 0

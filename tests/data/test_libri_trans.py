@@ -162,3 +162,19 @@ def test_a_folder_above_or_inside_the_root_is_named(run_sate, libri_trans_root: 
         rc, _, err = run_sate("prep", "--libri-trans", given, "--out", tmp_path / "data")
         assert rc == 2 and err == f"sate prep: error: --libri-trans {given}: {why}\n", err
     assert not (tmp_path / "data").exists()
+
+
+def test_mt_text_of_another_target_language_is_said(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
+    """Augmented LibriSpeech is En-Fr: `--mt-text news.en news.de` trained the target vocabulary on German beside
+    its French, exit 0, without a word (24th hostile pass). Its language is told by its audiofiles/ folders; the
+    fixture's train split is too small for the words to decide, so a note says it; French MT text says nothing."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--libri-trans", libri_trans_root, "--out", data)[0] == 0
+    english = tmp_path / "news.en"
+    english.write_text("the house is old\nthe cat sleeps\n" * 20, encoding="utf-8")
+    for lang in ("de", "fr"):
+        shutil.copy(english, tmp_path / f"news.{lang}")
+        code, _, err = run_sate("vocab", "--data", data, "--joint", "40", "--mt-text", english,
+                                tmp_path / f"news.{lang}")
+        assert code == 0, err
+        assert ("news.de is named as .de text, and the data directory's train split is en-fr" in err) == (lang == "de")

@@ -186,3 +186,26 @@ def test_an_mt_pack_refuses_a_damaged_ctc_token_list(tmp_path: Path, marian_data
     with pytest.raises(SateError, match=rf"^{ctc}: must be {BLANK}, {UNK}, then Marian pieces"):
         pack(tmp_path / "mt.pt", marian_data, tmp_path / "pack")
     assert not (tmp_path / "pack").exists()
+
+
+def test_a_marian_model_of_another_target_language_is_said(tmp_path: Path, prepared_data: Path, marian_dir: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate vocab --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies, exit 0,
+    without a word (24th hostile pass): a note names both (a talk linked to another pair's copy makes the audio's
+    folders say another language, so the work goes on). The en-de model, also where the hub cache names it in a
+    folder above a snapshot, says nothing."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.iterdir():
+        if path.is_file():
+            shutil.copy(path, data / path.name)
+    french = tmp_path / "opus-mt-en-fr"
+    shutil.copytree(marian_dir, french)
+    assert main(["vocab", "--data", str(data), "--marian", str(french)]) == 0
+    assert capsys.readouterr().err.strip() == (
+        f"note: --marian {french}: an English-to-fr model by its name, and {data / 'train.jsonl'} is en-de (its "
+        "audio's corpus folder): if its translations are de, give the opus-mt-en-de model")
+    german = tmp_path / "hub" / "models--Helsinki-NLP--opus-mt-en-de" / "snapshots" / "0123abc"
+    shutil.copytree(marian_dir, german)
+    assert main(["vocab", "--data", str(data), "--marian", str(german)]) == 0
+    assert "note:" not in capsys.readouterr().err

@@ -472,3 +472,18 @@ def test_the_wrote_line_escapes_control_characters_in_names(run_sate, corpus: Pa
     code, printed, _ = prep(run_sate, corpus, out)
     wrote = [line for line in printed.splitlines() if "wrote" in line]
     assert code == 0 and len(wrote) == 1 and "a\\nb\\x1b[2J/train.jsonl" in wrote[0] and "\x1b" not in printed
+
+
+def test_another_pair_over_some_splits_of_a_data_directory_is_said(run_sate, tmp_path: Path, write_mustc) -> None:
+    """`--tgt-lang fr --splits train dev` into an En-De data directory (the same talks: ids in common) left
+    tst-COMMON German beside French train and dev, exit 0, without a word (24th hostile pass): a note names it."""
+    layout = {"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)}
+    root = write_mustc(tmp_path / "mustc", layout=layout)
+    write_mustc(root, tgt_lang="fr", layout=layout)
+    data = tmp_path / "data"
+    assert prep(run_sate, root, data)[0] == 0
+    rc, _, err = prep(run_sate, root, data, "--tgt-lang", "fr", "--splits", "train", "dev")
+    assert rc == 0 and "note: train.jsonl, dev.jsonl held another corpus than this one (no id in common with the " \
+                       f"new rows, or another MuST-C pair); {data / 'tst-COMMON.jsonl'}, not written now" in err, err
+    rc, _, err = prep(run_sate, root, data, "--tgt-lang", "fr", "--splits", "dev")  # the same pair again
+    assert rc == 0 and "note:" not in err

@@ -416,7 +416,8 @@ def test_features_of_audio_replaced_since_are_recomputed(tmp_path: Path, corpus:
     rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
     assert rc == 0, err
     assert out.splitlines()[0] == "dev: 1 shard(s) whose audio files changed since their features were computed: " \
-                                  "recomputed"
+                                  "recomputed at the manifest's segment times (if the corpus was made again since " \
+                                  "`sate prep`, run `sate prep` first)"
     assert "dev: " in out and "1 of 1 shards to compute" in out and "train: " in out
     assert ark.read_bytes() != before
     assert all(line.endswith("up to date") for line in run_sate("features", "--data", data, "--jobs", "1")[1]
@@ -424,6 +425,38 @@ def test_features_of_audio_replaced_since_are_recomputed(tmp_path: Path, corpus:
     talk.unlink()  # the features stay: they cannot be recomputed, and raw audio is often deleted after them
     assert all(line.endswith("up to date") for line in run_sate("features", "--data", data, "--jobs", "1")[1]
                .splitlines())
+
+
+def test_a_corpus_made_again_under_its_manifest_is_told_before_any_work(tmp_path: Path, corpus: Path,
+                                                                       run_sate) -> None:  # noqa: ANN001
+    """`sate synth --seed 1` over the corpus a data directory was prepared from, then `sate features` without `sate
+    prep`: train's shards were computed at the old segment times on the new talks, then dev stopped on "runs past the
+    end of the audio ... is the manifest row of another file?" (24th hostile pass). Refused before any work, naming
+    `sate prep`, which, followed, mends it."""
+    import soundfile as sf
+
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    train_ark = (data / "fbank" / "train" / "00000.ark").read_bytes()
+    rows = read_manifest(data / "dev.jsonl")
+    talk = Path(rows[-1]["audio"])
+    wave, rate = sf.read(talk, dtype="float32")
+    end = max(r["offset"] + r["duration"] for r in rows if r["audio"] == str(talk))
+    sf.write(talk, wave[: int((end - 0.5) * rate)], rate, subtype="PCM_16")  # voiced again, shorter
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"its audio {talk} changed since its features were computed and now ends at" in err
+    assert "the manifest is older than the corpus (made or downloaded again?); run `sate prep` again" in err
+    assert (data / "fbank" / "train" / "00000.ark").read_bytes() == train_ark and "compute" not in out
+    (talk.parent.parent / "txt" / "dev.yaml").write_text("".join(  # the corpus's own segment list, made again too
+        line + "\n" for line in (talk.parent.parent / "txt" / "dev.yaml").read_text().splitlines()
+        if f"wav: {talk.name}" not in line or float(line.split("offset: ")[1].split(",")[0]) < end - 1.0))
+    keep = sum(1 for line in (talk.parent.parent / "txt" / "dev.yaml").read_text().splitlines())
+    for ext in ("en", "de"):
+        path = talk.parent.parent / "txt" / f"dev.{ext}"
+        path.write_text("".join(line + "\n" for line in path.read_text().splitlines()[:keep]))
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
 
 
 def _edit_index(scp: Path, edit) -> None:  # noqa: ANN001 - a function of the line list

@@ -105,6 +105,84 @@ def test_mt_text_given_target_first_is_refused(run_sate, data: Path, tmp_path: P
         assert rc == 0, err
 
 
+FRENCH = ("le chat est assis sur le tapis depuis ce matin\nou est la gare centrale de cette ville\n"
+          "nous voulons acheter du pain frais pour notre petit voyage\nil fait beau aujourd'hui mais demain il pleut\n")
+
+
+def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Path, tmp_path: Path) -> None:
+    """`--mt-text news.en news.fr` into an En-De data directory (its train split's audio under MuST-C's en-de/)
+    trained the target vocabulary on French beside German, exit 0 (24th hostile pass). Refused by the name where
+    the words agree (few in the train split's translations); a target named .de, or by no language (`.tok`,
+    `.txt`), trains, and so does one named .fr whose words are the translations' (a talk linked to another pair's
+    copy makes the folders say another language); too few words to tell: a note."""
+    english, french = tmp_path / "news.en", tmp_path / "news.fr"
+    english.write_text("the cat sits on the mat\nwhere is the station\n" * 20, encoding="utf-8")
+    french.write_text(FRENCH * 10, encoding="utf-8")
+    before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
+    assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {english} {french}: news.fr is named as .fr "
+                                       "text, and the data directory's train split is en-de (its audio's corpus "
+                                       "folder), and few of its words are in the train split's translations: give "
+                                       "MT text whose target side is de"), err
+    assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
+    for name in ("news.de", "news.de.tok", "news.txt"):
+        shutil.copy(french, tmp_path / name)  # what the name does not say cannot be told
+        assert run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, tmp_path / name)[0] == 0
+    rows = read_manifest(data / "train.jsonl")
+    french.write_text("".join(f"{row['tgt']}\n" for row in rows) * 3, encoding="utf-8")  # the translations' words
+    english.write_text("".join(f"{row['src']}\n" for row in rows) * 3, encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "61", "--mt-text", english, french)
+    assert rc == 0 and "note:" not in err, err
+    french.write_text("le chat\nla gare\n", encoding="utf-8")
+    english.write_text("the cat\nthe station\n", encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
+    assert rc == 0 and "too few words to tell by them: if the text is not de, give MT text" in err, err
+
+
+def test_an_evaluation_split_as_source_text_is_said(run_sate, data: Path) -> None:
+    """`--src-splits tst-COMMON` trained the source vocabulary on the test set's transcripts, exit 0, without a word
+    (24th hostile pass): a note names it, and the work goes on; an extra corpus's split says nothing."""
+    rc, out, err = run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "tst-COMMON", "dev")
+    assert rc == 0 and "src:" in out and err.startswith("note: --src-splits tst-COMMON dev: an evaluation split by "
+                                                        "its name; its transcripts train the source vocabulary"), err
+    shutil.copy(data / "dev.jsonl", data / "kaldi.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "kaldi")
+    assert rc == 0 and "note:" not in err
+
+
+def test_a_transcript_only_train_split_says_how_to_make_vocabularies(run_sate, data: Path) -> None:
+    """A transcript-only corpus prepared as train was told "it can train ASR only" by `sate vocab`, which an ASR
+    training needs too: no way was said (24th hostile pass). The line says to prepare it beside a translated train
+    and give it with --src-splits, which, followed, makes them."""
+    rows = read_manifest(data / "train.jsonl")
+    (data / "asr.jsonl").write_text("".join(json.dumps({**row, "tgt": None}) + "\n" for row in rows))
+    shutil.copy(data / "asr.jsonl", data / "train.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60")
+    assert rc == 2 and err.strip() == (
+        f"sate vocab: error: {data / 'train.jsonl'}: {len(rows)} rows have no translation (a transcript-only corpus as "
+        "train): `sate vocab` trains the target vocabulary on train's translations; prepare a translated corpus as "
+        "train and this one beside it under another split name (`sate prep ... --splits NAME`), then give it with "
+        "--src-splits NAME"), err
+    (data / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
+    assert run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "asr")[0] == 0
+
+
+def test_extra_transcripts_of_another_language_are_said(run_sate, data: Path) -> None:
+    """A Kaldi directory of German transcripts given as --src-splits trained the English source vocabulary on
+    German, exit 0, without a word (24th hostile pass): a note, since another domain's English shares few words
+    too; English of another corpus (the fixture's dev) says nothing."""
+    rows = read_manifest(data / "train.jsonl")
+    german = [{**row, "id": f"de-{row['id']}", "src": row["tgt"], "src_norm": row["tgt"].lower(), "tgt": None}
+              for row in rows]
+    (data / "de.jsonl").write_text("".join(json.dumps(row) + "\n" for row in german))
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "70", "--src-splits", "de")
+    assert rc == 0 and "note: --src-splits de: few of its transcripts' words (" in err, err
+    assert "are in train's (another language?)" in err
+    shutil.copy(data / "dev.jsonl", data / "english.jsonl")
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "70", "--src-splits", "english")
+    assert rc == 0 and "note:" not in err, err
+
+
 def test_rerun_with_same_inputs_does_nothing(run_sate, data: Path) -> None:
     argv = ("vocab", "--data", data, "--src-size", "40", "--tgt-size", "40")
     assert run_sate(*argv)[0] == 0

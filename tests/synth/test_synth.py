@@ -569,3 +569,19 @@ def test_synth_out_the_pair_folder_names_the_root(tmp_path: Path, capsys: pytest
         f"sate synth: error: --out {out.rstrip('/')}: {where} is the en-de/ folder of a corpus `sate synth` voiced; "
         f"--out takes the corpus's root, which holds en-de/: {tmp_path / 'corpus'}\n")
     assert sorted(p.name for p in pair.iterdir()) == [".sate-synth", "data"]
+
+
+def test_a_root_holding_another_pair_of_the_users_is_said(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture) -> None:
+    """`sate synth --out` a MuST-C root holding a downloaded en-fr put its voiced en-de beside it, exit 0, without a
+    word (24th hostile pass): a note names the pair it did not voice. A root of its own, or a folder beside en-de
+    that is no pair, says nothing."""
+    summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: summary)
+    (tmp_path / "notes").mkdir()
+    assert main(["synth", "--out", str(tmp_path)]) == 0
+    assert "note:" not in capsys.readouterr().err
+    (tmp_path / "en-fr" / "data" / "train").mkdir(parents=True)
+    assert main(["synth", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().err.startswith(f"note: {tmp_path} holds en-fr, which `sate synth` did not voice (a "
+                                              "corpus of yours?)")
