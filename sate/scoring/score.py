@@ -73,6 +73,23 @@ def read_lines(path: str | Path) -> list[str]:
     return [line.rstrip() for line in read_text_lines(Path(path), gzipped=str(path).endswith(".gz"))]
 
 
+def unspaced_script(refs: Sequence[str]) -> str | None:
+    """"Chinese" or "Japanese" where most of the references' letters are Han characters or kana (scripts written
+    without spaces between words, which sacreBLEU tokenizes by language with ``-l``), else None."""
+    han = kana = letters = 0
+    for ref in refs:
+        for char in ref:
+            if char.isalpha():
+                letters += 1
+                if "\u3040" <= char <= "\u30ff":
+                    kana += 1
+                elif "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf":
+                    han += 1
+    if not letters or han + kana <= letters / 2:
+        return None
+    return "Japanese" if kana else "Chinese"
+
+
 def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, MetricScore]:
     """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults."""
     from sacrebleu.metrics import BLEU, CHRF, TER  # slow: sacrebleu (0.3 s)
@@ -81,6 +98,12 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, Metr
         raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
     if not refs:  # sacreBLEU's own check indexes the first hypothesis: an IndexError
         raise SateError("no sentences to score")
+    unspaced = unspaced_script(refs)
+    if unspaced:  # a BLEU of the wrong kind, exit 0, without a word (twenty-fourth hostile pass): MuST-C's en-zh, en-ja
+        print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
+              "counts a sentence as a few long words, so it is not the BLEU of `sacrebleu -l en-"
+              f"{'zh' if unspaced == 'Chinese' else 'ja'}` (tokenizer {'zh' if unspaced == 'Chinese' else 'ja-mecab'});"
+              " chrF, on characters, is", file=sys.stderr)
     out = {}
     for name, metric in zip(METRICS, (BLEU(), CHRF(), TER()), strict=True):
         result = metric.corpus_score(list(hyps), [list(refs)])

@@ -413,3 +413,25 @@ def test_an_evaluation_scored_against_another_splits_references_is_refused(tmp_p
                                        "each): score texts of one split\n")
     cascade = _evaluation(tmp_path / "cascade/decode_tst-COMMON", "tst-COMMON")
     assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(cascade / "ref.txt")]) == 0
+
+
+def test_references_without_spaces_between_words_get_a_note(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Chinese or Japanese references (MuST-C's en-zh, en-ja) were scored with BLEU's 13a tokenizer, a sentence a
+    few long words, without a word (twenty-fourth hostile pass): a note says which BLEU it is not; the scores are
+    sacreBLEU's as before. German, and Korean (spaced), get none."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    cases = [("我们今天去公园。\n他喜欢读书。\n", "我们今天去公园。\n她喜欢读书。\n", "Chinese", "-l en-zh"),
+             ("今日は公園に行きます。\n", "今日は公園へ行きました。\n", "Japanese", "-l en-ja"),
+             ("Wir gehen heute.\n", "Wir gehen heute in den Park.\n", None, ""),
+             ("오늘 공원에 갑니다.\n", "오늘 공원에 갔습니다.\n", None, "")]
+    for hyps, refs, script, flag in cases:
+        hyp.write_text(hyps, encoding="utf-8")
+        ref.write_text(refs, encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+        captured = capsys.readouterr()
+        assert "BLEU|" in captured.out
+        if script:
+            assert f"note: the references are {script} text" in captured.err and flag in captured.err
+        else:
+            assert "note" not in captured.err
