@@ -201,6 +201,22 @@ def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}" + ("*" if value < 0.05 else "")
 
 
+def decoded_how(result: dict) -> str:
+    """What the split cell says of an evaluation that is not the split's sentences decoded one by one offline:
+    streamed (`--stream`: the policy and chunk), or whole talks re-segmented (`--talks`). Such a run written into a
+    system's decode_<split> was tabled as the system's BLEU and tested against the others, without a word
+    (twenty-fourth hostile pass)."""
+    stream = result.get("stream")
+    parts = []
+    if isinstance(stream, dict):
+        chunk, policy = stream.get("chunk"), stream.get("policy")
+        parts.append(f"streamed {policy[:40] if isinstance(policy, str) else shown(policy, 40)}"
+                     + (f", {chunk:g}-s chunks" if is_number(chunk) else ""))
+    if result.get("talks") or (isinstance(stream, dict) and stream.get("talks")):
+        parts.append("whole talks")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
     lines = [f"| system | split | BLEU | chrF | TER | CTC WER | length ratio | loops | p vs {baseline or '-'} "
              "(BLEU / chrF) | training (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -208,7 +224,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
-        lines.append(f"| {system} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
+        split = table_cell(r["split"] + decoded_how(r))
+        lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})

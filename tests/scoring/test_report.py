@@ -498,3 +498,24 @@ def test_an_out_named_for_another_kind_is_refused(tmp_path: Path, capsys: pytest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
     assert main(["report", "--exp", str(exp), "--out", str(tmp_path / "t.txt")]) == 0
     assert (tmp_path / "t.txt").read_text().startswith("| system |")
+
+
+def test_a_streamed_or_whole_talk_evaluation_is_said_in_its_split_cell(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --stream wait-k=2 --talks --out EXP/st/decode_tst-COMMON` was tabled as st's BLEU and tested
+    against the offline systems, without a word (twenty-fourth hostile pass): the split cell says how it was
+    decoded; an offline run's cell is the split alone, as before."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    path = tmp_path / "st" / "decode_tst-COMMON" / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    results |= {"talks": 2, "stream": {"policy": "wait-k=2", "chunk": 0.5, "talks": 2}}
+    path.write_text(json.dumps(results), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "| st | tst-COMMON (streamed wait-k=2, 0.5-s chunks, whole talks) |" in table
+    assert "| cascade | tst-COMMON |" in table
+    results.pop("stream")  # offline, whole talks re-segmented
+    path.write_text(json.dumps(results), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| st | tst-COMMON (whole talks) |" in capsys.readouterr().out
