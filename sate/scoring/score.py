@@ -214,6 +214,22 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".aif", ".aiff", ".au", ".w64", ".caf", ".sph", ".rf64",
+                  ".raw", ".pcm", ".m4a")
+
+
+def file_prefixed(lines: Sequence[str]) -> str | None:
+    """The `cut` that keeps the translations where most lines are `sate translate`'s text output of several files
+    (``FILE<TAB>translation``, or ``FILE<TAB>transcript<TAB>translation`` with --transcript), else None: the file
+    names were scored as words of every sentence, exit 0 (twenty-fourth hostile pass). A first field that names no
+    audio file (a tab inside a sentence) is not such a line."""
+    said = [line for line in lines if line.strip()]
+    named = [line for line in said if line.split("\t", 1)[0].lower().endswith(AUDIO_SUFFIXES)]
+    if not said or len(named) * 2 < len(said):
+        return None
+    return "cut -f3" if any(line.count("\t") >= 2 for line in named) else "cut -f2"
+
+
 def _not_a_manifest(hyp: Path, ref: Path) -> None:
     """A data directory's manifest given as --hyp or --ref (where its references are) is refused: its rows of JSON
     were scored as sentences, and a split of as many rows as the hypotheses' lines got a BLEU, exit 0 (twenty-first
@@ -277,6 +293,11 @@ def run(args: argparse.Namespace) -> int:
             stem = Path(path).name.split(".")[0]
             raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
                             f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
+        cut = file_prefixed(lines)
+        if cut is not None:
+            raise SateError(f"{option} {path}: lines of `sate translate` for several files (an audio file's name, a "
+                            f"tab, then the text), not text of one sentence a line: score the translations alone "
+                            f"({cut} {one_line(str(path))})")
         what = not_sentences(lines)
         if what is not None:  # delays.jsonl, talk.srt, metrics.csv given for hyp.txt: scored, exit 0
             raise SateError(f"{option} {path}: {what}, not text of one sentence a line: give the "

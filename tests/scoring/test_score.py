@@ -435,3 +435,24 @@ def test_references_without_spaces_between_words_get_a_note(tmp_path: Path,
             assert f"note: the references are {script} text" in captured.err and flag in captured.err
         else:
             assert "note" not in captured.err
+
+
+def test_translate_output_of_several_files_is_not_scored_with_its_file_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate translate a.wav b.wav --out hyp.txt` writes FILE<TAB>translation; scored as hypotheses, the file names
+    were words of every sentence, exit 0 (twenty-fourth hostile pass). The advice's `cut` is the column of the
+    translations; a tab inside a sentence is text as before."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Das ist gut.\nEin Haus.\n", encoding="utf-8")
+    hyp = tmp_path / "hyp.txt"
+    for lines, cut in (("talks/a.wav\tDas ist gut.\ntalks/b.WAV\tEin Haus.\n", "cut -f2"),
+                       ("a.flac\tthis is good\tDas ist gut.\nb.flac\ta house\tEin Haus.\n", "cut -f3")):
+        hyp.write_text(lines, encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+        assert "lines of `sate translate` for several files" in capsys.readouterr().err
+        cut_lines = [line.split("\t")[int(cut[-1]) - 1] for line in lines.splitlines()]
+        hyp.write_text("\n".join(cut_lines) + "\n", encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+        assert " = 100.0 " in capsys.readouterr().out
+    hyp.write_text("Das ist\tgut.\nEin Haus.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
