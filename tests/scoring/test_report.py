@@ -519,3 +519,19 @@ def test_a_streamed_or_whole_talk_evaluation_is_said_in_its_split_cell(tmp_path:
     path.write_text(json.dumps(results), encoding="utf-8")
     assert main(["report", "--exp", str(tmp_path)]) == 0
     assert "| st | tst-COMMON (whole talks) |" in capsys.readouterr().out
+
+
+def test_a_perfect_bleu_as_sacrebleu_computes_it_is_tabled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sacreBLEU's BLEU of a perfect match is 100.00000000000004: the results.json `sate evaluate` wrote for it
+    was refused by `sate report` and `sate latency-plot` as "bleu must be from 0 to 100" (twenty-fourth hostile
+    pass). A score beyond a bound by more than rounding is refused as before."""
+    write_system(tmp_path, "st", REFS, REFS)
+    path = tmp_path / "st" / "decode_tst-COMMON" / "results.json"
+    assert json.loads(path.read_text())["bleu"] > 100
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| st | tst-COMMON | 100.0 ± 0.0 |" in capsys.readouterr().out
+    assert main(["latency-plot", str(path), "--out", str(tmp_path / "p.png")]) == 2  # no streamed run: its own line
+    assert "bleu must be" not in capsys.readouterr().err
+    path.write_text(json.dumps({**json.loads(path.read_text()), "bleu": 100.001}))
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "bleu must be from 0 to 100, got 100.001" in capsys.readouterr().err
