@@ -173,6 +173,25 @@ def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
     return hyps
 
 
+def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
+    """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
+    baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
+    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass)."""
+    for split in sorted({r["split"] for r in rows}):
+        systems = sorted((r for r in rows if r["split"] == split and r.get("bleu") is not None),
+                         key=lambda r: (r["system"] != baseline, r["system"]))
+        folders = [exp / r["system"] / f"decode_{split}" for r in systems]
+        folders = [folder for folder in folders if (folder / "ref.txt").is_file()]
+        if len(folders) < 2:
+            continue
+        refs = read_lines(folders[0] / "ref.txt")
+        for other in folders[1:]:
+            if read_lines(other / "ref.txt") != refs:
+                raise SateError(f"{other / 'ref.txt'} differs from {folders[0] / 'ref.txt'}: the systems were not "
+                                f"evaluated on the same references, so they cannot be compared in one table of "
+                                f"{split}: evaluate them again on one data directory's {split}")
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -365,6 +384,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
+    check_same_references(args.exp, rows, baseline)
     add_paired_tests(args.exp, rows, baseline)
     table = markdown(rows, baseline if baseline in names else None)
     # the table and its curves as one set: a kill or a full disk between them left the new table beside old curves

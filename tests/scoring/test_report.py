@@ -535,3 +535,19 @@ def test_a_perfect_bleu_as_sacrebleu_computes_it_is_tabled(tmp_path: Path, capsy
     path.write_text(json.dumps({**json.loads(path.read_text()), "bleu": 100.001}))
     assert main(["report", "--exp", str(tmp_path)]) == 2
     assert "bleu must be from 0 to 100, got 100.001" in capsys.readouterr().err
+
+
+def test_systems_on_other_references_are_refused_without_a_baseline_too(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a baseline (no `st`, no --baseline) nothing was tested pairwise, and systems evaluated on other
+    references under one split name were tabled side by side, exit 0 (twenty-fourth hostile pass). Systems of the
+    same references, and one without ref.txt (an older run), are tabled as before."""
+    write_system(tmp_path, "mt", SYSTEMS["st"], REFS)
+    write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "were not evaluated on the same references, so they cannot be compared in one table of tst-COMMON" in \
+        capsys.readouterr().err
+    (tmp_path / "cascade" / "decode_tst-COMMON" / "ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    write_system(tmp_path, "other", SYSTEMS["cascade"], REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
