@@ -164,9 +164,12 @@ def talk_span(spans: list[tuple[float, float]], rows: list[dict], vad: VadOption
 
 
 def _clipped(spans: list[tuple[float, float]], begin: float, end: float | None) -> list[tuple[float, float]]:
-    """The VAD spans within [begin, end): those wholly outside dropped, those across a bound cut at it."""
+    """The VAD spans within [begin, end): those wholly outside dropped, those across a bound cut at it, and what is
+    left of one shorter than the VAD keeps as speech (``min_speech``) dropped too: a sliver of a few samples, or of
+    none once rounded, is no segment to decode ("holds no audio samples")."""
     stop = float("inf") if end is None else end
-    return [(max(a, begin), min(b, stop)) for a, b in spans if min(b, stop) - max(a, begin) > 0]
+    shortest = VadOptions().min_speech
+    return [(max(a, begin), min(b, stop)) for a, b in spans if min(b, stop) - max(a, begin) >= shortest]
 
 
 def _window(blocks: Iterable[np.ndarray], begin: float, end: float | None) -> Iterator[np.ndarray]:

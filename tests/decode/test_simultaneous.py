@@ -603,3 +603,15 @@ def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: S
     decoded.clear()
     talks.translate_talks(translator, talk)  # as prep cut it: the file whole
     assert decoded[-1] == whole
+
+
+def test_a_talks_stretch_is_its_rows_where_speech_lies_beyond_them() -> None:
+    """`talk_span`: the whole file where the VAD's spans end within a little of the rows (as prep cuts a split);
+    else from `padding` before the first row or to `padding` after the last. A span cut at a bound to a sliver (here
+    0.05 s, or no sample once rounded) is no segment: it was decoded as one and failed "holds no audio samples"."""
+    rows = [{"offset": 1.0, "duration": 2.0}, {"offset": 3.5, "duration": 2.0}]
+    assert talks.talk_span([(0.9, 5.64)], rows) == (0.0, None)  # the VAD's own spans end padding + a few frames past
+    assert talks.talk_span([(0.9, 5.64), (5.9, 8.0)], rows) == (0.0, pytest.approx(5.6))  # a row left out after
+    assert talks.talk_span([(0.2, 0.6), (0.9, 5.6)], rows) == (pytest.approx(0.9), None)  # and one before
+    assert talks._clipped([(0.9, 5.64), (5.55, 8.0)], 0.0, 5.6) == [(0.9, 5.6)]
+    assert talks._clipped([(0.2, 0.6), (0.85, 5.6)], 0.9, None) == [(0.9, 5.6)]
