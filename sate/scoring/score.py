@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -214,6 +215,7 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
+FAIRSEQ_LINE = re.compile(r"[SHDTPE]-[0-9]+\t")  # fairseq-generate's source, hypothesis, detokenized ... lines
 AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".aif", ".aiff", ".au", ".w64", ".caf", ".sph", ".rf64",
                   ".raw", ".pcm", ".m4a")
 
@@ -293,6 +295,12 @@ def run(args: argparse.Namespace) -> int:
             stem = Path(path).name.split(".")[0]
             raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
                             f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
+        said = [line for line in lines if line.strip()]
+        if said and sum(bool(FAIRSEQ_LINE.match(line)) for line in said) * 2 >= len(said):  # ids and model scores
+            # scored as words of every sentence, exit 0 (twenty-fourth hostile pass)
+            raise SateError(f"{option} {path}: lines of fairseq-generate (H-N, D-N ...: an id, a score, then the "
+                            "text), not text of one sentence a line: keep the detokenized D lines in id order "
+                            f"(grep ^D- {one_line(str(path))} | sort -V | cut -f3)")
         cut = file_prefixed(lines)
         if cut is not None:
             raise SateError(f"{option} {path}: lines of `sate translate` for several files (an audio file's name, a "

@@ -456,3 +456,25 @@ def test_translate_output_of_several_files_is_not_scored_with_its_file_names(
         assert " = 100.0 " in capsys.readouterr().out
     hyp.write_text("Das ist\tgut.\nEin Haus.\n", encoding="utf-8")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_fairseq_generate_lines_are_not_scored_with_their_ids_and_scores(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fairseq-generate's output (`H-0<TAB>-0.31<TAB>Das ist gut.`: the SATE paper's toolkit) was scored with its ids
+    and model scores as words, exit 0 (twenty-fourth hostile pass). The advice's pipeline gives the sentences."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Das ist gut.\nEin Haus.\n", encoding="utf-8")
+    hyp = tmp_path / "gen.out"
+    hyp.write_text("H-0\t-0.31\tDas ist gut.\nH-1\t-0.2\tEin Haus.\n", encoding="utf-8")  # `grep ^H`: as many lines
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert "lines of fairseq-generate" in capsys.readouterr().err
+    hyp.write_text("S-1\tein haus\nH-1\t-0.2\tEin Haus.\nD-1\t-0.2\tEin Haus.\n"
+                   "S-0\tdas\nH-0\t-0.31\tDas ist gut.\nD-0\t-0.31\tDas ist gut.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert "lines of fairseq-generate" in err and f"grep ^D- {hyp} | sort -V | cut -f3" in err
+    detokenized = subprocess.run(f"grep ^D- {hyp} | sort -V | cut -f3", shell=True, capture_output=True, text=True,
+                                 check=True).stdout
+    hyp.write_text(detokenized, encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert " = 100.0 " in capsys.readouterr().out
