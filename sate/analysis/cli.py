@@ -319,6 +319,11 @@ def run_attention(args: argparse.Namespace) -> int:
     check_own_files(args.out.parent, [p.name for p in heatmap.output_paths(args.out, args.encoder_layers)[1:]], "--out")
     check_journal_place(real_path(path).parent for path in heatmap.output_paths(args.out, args.encoder_layers)
                         if not is_stream(path))
+    if args.audio is not None and args.utt is None and not isinstance(args.split, _DefaultSplit):
+        # it was ignored: a user asking for a split's utterance got the audio file's map, without a word (twenty-fourth
+        # hostile pass)
+        raise SateError(f"--split {one_line(args.split)}: an audio FILE is analysed whole, and --split names the "
+                        "split holding --utt: leave --split out, or give --utt ID instead of the FILE")
     if args.data is not None:
         require_directory(args.data, "--data")
     am = load_model(args.model)
@@ -354,6 +359,10 @@ def _choice(value: str) -> int | None:
         raise argparse.ArgumentTypeError(str(err)) from None
 
 
+class _DefaultSplit(str):
+    """attention's --split when not given: told apart from a `--split dev` given, which an audio FILE does not read."""
+
+
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
     fmt = argparse.ArgumentDefaultsHelpFormatter
@@ -385,7 +394,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                      help="model file or model directory (st, mt, hybrid asr)")
     att.add_argument("--data", type=read_name, default=None,
                      help="prepared data directory: the utterance's split, and the global CMVN statistics")
-    att.add_argument("--split", default="dev", help="manifest split holding --utt")
+    att.add_argument("--split", default=_DefaultSplit("dev"), help="manifest split holding --utt")
     att.add_argument("--utt", default=None, help="utterance id in the split's manifest")
     att.add_argument("--out", type=file_name, required=True, help="PNG to write")
     att.add_argument("--layer", type=_choice, default="mean", metavar="L|mean",

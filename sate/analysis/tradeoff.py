@@ -75,8 +75,10 @@ class Run:
 
     @property
     def offline_name(self) -> str:
-        """An offline run's name: its folder, and its model where runs of several models are drawn."""
-        return f"{self._of}{self.path.parent.name}"
+        """An offline run's name: its folder, its model where runs of several models are drawn, and whether it
+        translated whole talks (`evaluate --talks`: VAD segments re-segmented, not the reference's sentences; two
+        offline runs were told apart by their folders' names alone: twenty-fourth hostile pass)."""
+        return f"{self._of}{self.path.parent.name}{', whole talks' if self.talks else ''}"
 
     @property
     def _of(self) -> str:
@@ -104,6 +106,7 @@ def read_run(path: Path) -> Run:
     decode = results.get("decode")
     quality = Run(file, float(results["bleu"]), split, *(float(results[key]) if is_number(results.get(key)) else
                                                          None for key in ("bleu_ci", "chrf", "chrf_ci")),
+                  talks=bool(results.get("talks")),
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
                   references=_references(file.parent / "ref.txt"),
                   decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())

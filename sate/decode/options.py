@@ -128,6 +128,14 @@ def decode_overrides(args: argparse.Namespace) -> dict[str, object]:
     overrides = parse_decode(args.decode)
     if args.beam is not None:
         overrides["beam"] = args.beam
+    nbest = overrides.get("nbest", 1)
+    # computed and dropped: `--decode nbest=5` printed the best alone, exit 0 (twenty-fourth hostile pass); a pack's own
+    # nbest (sate.yaml) still decodes, a value that is no count is named where it is checked, and --stream says its own
+    if isinstance(nbest, int) and not isinstance(nbest, bool) and nbest > 1 and getattr(args, "stream", None) is None:
+        command = getattr(args, "command", None) or "this command"
+        unit = "segment" if command == "translate" else "utterance"
+        raise SateError(f"--decode nbest={nbest}: sate {command} writes one translation per {unit} (the best); nbest "
+                        "does not apply (the Python API's beam_search returns n-best lists)")
     return overrides
 
 

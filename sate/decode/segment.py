@@ -17,6 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
+from sate.decode.output import check_not_other_output
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct, is_stream
@@ -102,6 +103,8 @@ def run(args: argparse.Namespace) -> int:
                                  "in .jsonl)", "for one file of every input's segments, end the name in .jsonl")
     if out is not None:
         check_output(out, "directory" if per_file else "text")
+        if not per_file:
+            check_not_other_output(out, "segment")
     if per_file and out.exists() and not out.is_dir():
         raise SateError(f"--out {out}: not a directory (an --out not ending in .jsonl is a directory that gets "
                         "one FILE_STEM.jsonl per input)")
@@ -109,6 +112,7 @@ def run(args: argparse.Namespace) -> int:
     for target in targets.values():
         check_output(target, "text")
         check_not_input(target, files)
+        check_not_other_output(target, "segment")
     # OUT/a.jsonl a link to OUT/b.jsonl: a.wav's segments were written there, then replaced by b.wav's, exit 0
     check_distinct(dict.fromkeys(targets.values()))
     check_not_linked_out(targets.values())  # names of its own: not written through a link (passes 18, 19)

@@ -12,6 +12,10 @@ at f_j = max(a_j, f_(j-1)) + its compute time). The talk's words are then re-seg
 Its offline counterpart (`sate evaluate --talks` without ``--stream``) translates each talk whole as `sate
 translate` does (VAD segments, the pack's beam search) and re-segments the words the same way: the quality that
 the streamed talk is compared with.
+
+A talk is its rows' stretch of the file (`talk_span`): where the file holds speech before its first row or after its
+last (a manifest cut by hand, `head -n 60`, ends inside a talk), that speech is not decoded, since no row of the
+split would be scored against it: its words went to the nearest rows (twenty-fourth hostile pass).
 """
 
 from __future__ import annotations
@@ -25,12 +29,16 @@ from dataclasses import dataclass
 import numpy as np
 
 from sate.data.audio import END_TOLERANCE_S, SAMPLE_RATE, audio_blocks, rechunk, wav_info
-from sate.decode.api import SpeechTranslator
+from sate.decode.api import PreparedAudio, SpeechTranslator
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
-from sate.decode.vad import VadOptions
+from sate.decode.vad import VadOptions, cut_blocks, file_segments
 from sate.errors import SateError
 from sate.scoring.resegment import resegment
+
+# how far past the rows (beyond `padding`) a VAD span may reach and still be the rows' own speech: the spans of a
+# prep-cut talk's first and last sentences end 0.11-0.14 s past them (energy and silero VAD, the synthetic talks)
+SPAN_SLACK = 0.15
 
 
 @dataclass(frozen=True)
@@ -88,10 +96,11 @@ class _Clock:
 
 
 def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec: StreamPolicy, chunk: float,
-                options: DecodeOptions | None = None, vad: VadOptions | None = None) -> TalkWords:
+                options: DecodeOptions | None = None, vad: VadOptions | None = None, start: float = 0.0) -> TalkWords:
     """Translate a whole talk, given as blocks of 16 kHz samples (`audio_blocks` of its file: read as it is
     streamed, so the talk is never held; ``[samples]`` for one in memory), with `live`; every shown word and its
-    delays."""
+    delays. ``start``: the seconds of the file before the first block (a talk read from its first row's start), added
+    to every time so that delays count from the file's start as the rows' offsets do."""
     check_chunk(chunk)
     clock = _Clock(blocks, chunk)
     words: list[str] = []
@@ -102,10 +111,10 @@ def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec
         new = commit.text.split()[shown:]
         now = clock.elapsed()
         words += new
-        delays += [commit.t] * len(new)
-        elapsed += [now] * len(new)
+        delays += [start + commit.t] * len(new)
+        elapsed += [start + now] * len(new)
         shown = 0 if commit.final else shown + len(new)
-    return TalkWords(words, delays, elapsed, clock.samples / SAMPLE_RATE, clock.count)
+    return TalkWords(words, delays, elapsed, start + clock.samples / SAMPLE_RATE, clock.count)
 
 
 def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
@@ -138,12 +147,54 @@ def group_talks(rows: list[dict]) -> dict[str, list[int]]:
     return {audio: sorted(members, key=lambda k: float(rows[k]["offset"])) for audio, members in talks.items()}
 
 
+def talk_span(spans: list[tuple[float, float]], rows: list[dict], vad: VadOptions | None = None
+              ) -> tuple[float, float | None]:
+    """The seconds of a talk's file to decode, given its VAD ``spans`` and its rows: from its start to its end (0,
+    None) when no speech lies outside the rows, as a split that prep cuts holds its talks; else from ``padding``
+    before the first row's start where speech comes before it, to ``padding`` after the last row's end where speech
+    goes on after it (a span reaching more than SPAN_SLACK past the rows: the VAD's own spans end ``padding`` and a few
+    frames after the speech). Cut there, as `sate translate` cuts a segment, the words of rows a hand-cut manifest
+    left out are not given to the rows it kept."""
+    padding = (vad or VadOptions()).padding
+    first = min(float(r["offset"]) for r in rows)
+    last = max(float(r["offset"]) + float(r["duration"]) for r in rows)
+    begin = first - padding if any(a < first - padding - SPAN_SLACK for a, _ in spans) else 0.0
+    end = last + padding if any(b > last + padding + SPAN_SLACK for _, b in spans) else None
+    return max(0.0, begin), end
+
+
+def _clipped(spans: list[tuple[float, float]], begin: float, end: float | None) -> list[tuple[float, float]]:
+    """The VAD spans within [begin, end): those wholly outside dropped, those across a bound cut at it, and what is
+    left of one shorter than the VAD keeps as speech (``min_speech``) dropped too: a sliver of a few samples, or of
+    none once rounded, is no segment to decode ("holds no audio samples")."""
+    stop = float("inf") if end is None else end
+    shortest = VadOptions().min_speech
+    return [(max(a, begin), min(b, stop)) for a, b in spans if min(b, stop) - max(a, begin) >= shortest]
+
+
+def _window(blocks: Iterable[np.ndarray], begin: float, end: float | None) -> Iterator[np.ndarray]:
+    """The samples of a recording's blocks from ``begin`` to ``end`` seconds (None: to its end), block by block."""
+    first, stop = round(begin * SAMPLE_RATE), None if end is None else round(end * SAMPLE_RATE)
+    at = 0
+    for block in blocks:
+        lo, hi = max(0, first - at), len(block) if stop is None else max(0, min(len(block), stop - at))
+        at += len(block)
+        if hi > lo:
+            yield block[lo:hi]
+        if stop is not None and at >= stop:
+            return
+
+
 def translate_talks(translator: SpeechTranslator, rows: list[dict], options: DecodeOptions | None = None,
                     batch_size: int = 16) -> list[str]:
     """Every talk of manifest rows translated whole as `sate translate` does, re-segmented: a line per row."""
     out: dict[int, str] = {}
     for audio, members in group_talks(rows).items():
-        words = (translator.translate([audio], options, batch_size)[0].translation or "").split()
+        whole = translator.prepare(audio)
+        begin, end = talk_span(whole.spans, [rows[k] for k in members])
+        spans = _clipped(whole.spans, begin, end)
+        prepared = PreparedAudio(whole.source, whole.duration, spans, cut_blocks(audio_blocks(audio), spans))
+        words = (translator.decode_prepared([prepared], options, batch_size)[0].translation or "").split()
         for k, indices in zip(members, resegment(words, [str(rows[k]["tgt"]) for k in members]), strict=True):
             out[k] = " ".join(words[i] for i in indices)
     return [out[k] for k in range(len(rows))]
@@ -158,7 +209,8 @@ def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPol
     out: dict[int, Segment] = {}
     chunks = 0
     for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
-        talk = stream_talk(translator, audio_blocks(audio), spec, chunk, options)
+        begin, end = talk_span(file_segments(audio)[0], [rows[k] for k in members])
+        talk = stream_talk(translator, _window(audio_blocks(audio), begin, end), spec, chunk, options, start=begin)
         chunks += talk.chunks
         for k, segment in zip(members, split_talk(talk, [rows[k] for k in members]), strict=True):
             out[k] = segment

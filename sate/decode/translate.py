@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.decode.output import FORMATS, render
+from sate.decode.output import FORMATS, check_not_other_output, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct
@@ -84,6 +84,7 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     for target in targets:
         check_not_input(target, files)
         check_output(target, "text")
+        check_not_other_output(target, "translate")
     # OUT/a.srt a link to OUT/b.srt: a.wav's subtitles were written there, then replaced by b.wav's, exit 0
     check_distinct(dict.fromkeys(targets))
 

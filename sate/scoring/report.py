@@ -56,11 +56,16 @@ SCORE_RANGES = {"bleu": (0, 100), "bleu_ci": (0, 100), "chrf": (0, 100), "chrf_c
                 "wer": (0, None), "length_ratio": (0, None), "loop_share": (0, 1)}
 
 
+SCORE_SLACK = 1e-9
+
+
 def check_score_range(path: Path, key: str, value: float) -> None:
     """Refuse a score (a number) outside where `SCORE_RANGES` says it can lie, naming the file and the key: a
     hand-edited BLEU of -5 was tabled and drawn as given."""
     low, high = SCORE_RANGES[key]
-    if not (low <= value and (high is None or value <= high)):
+    # within float rounding of a bound: sacreBLEU's BLEU of a perfect match is 100.00000000000004, and a results.json
+    # `sate evaluate` wrote for it was refused by `sate report` and `latency-plot` (twenty-fourth hostile pass)
+    if not (low - SCORE_SLACK <= value and (high is None or value <= high + SCORE_SLACK)):
         where = f"at least {low}" if high is None else f"from {low} to {high}"
         raise SateError(f"{path}: {key} must be {where}, got {shown(value)}")
 
@@ -168,6 +173,25 @@ def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
     return hyps
 
 
+def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
+    """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
+    baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
+    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass)."""
+    for split in sorted({r["split"] for r in rows}):
+        systems = sorted((r for r in rows if r["split"] == split and r.get("bleu") is not None),
+                         key=lambda r: (r["system"] != baseline, r["system"]))
+        folders = [exp / r["system"] / f"decode_{split}" for r in systems]
+        folders = [folder for folder in folders if (folder / "ref.txt").is_file()]
+        if len(folders) < 2:
+            continue
+        refs = read_lines(folders[0] / "ref.txt")
+        for other in folders[1:]:
+            if read_lines(other / "ref.txt") != refs:
+                raise SateError(f"{other / 'ref.txt'} differs from {folders[0] / 'ref.txt'}: the systems were not "
+                                f"evaluated on the same references, so they cannot be compared in one table of "
+                                f"{split}: evaluate them again on one data directory's {split}")
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -201,6 +225,22 @@ def _p(value: float | None) -> str:
     return "-" if value is None else f"{value:.3f}" + ("*" if value < 0.05 else "")
 
 
+def decoded_how(result: dict) -> str:
+    """What the split cell says of an evaluation that is not the split's sentences decoded one by one offline:
+    streamed (`--stream`: the policy and chunk), or whole talks re-segmented (`--talks`). Such a run written into a
+    system's decode_<split> was tabled as the system's BLEU and tested against the others, without a word
+    (twenty-fourth hostile pass)."""
+    stream = result.get("stream")
+    parts = []
+    if isinstance(stream, dict):
+        chunk, policy = stream.get("chunk"), stream.get("policy")
+        parts.append(f"streamed {policy[:40] if isinstance(policy, str) else shown(policy, 40)}"
+                     + (f", {chunk:g}-s chunks" if is_number(chunk) else ""))
+    if result.get("talks") or (isinstance(stream, dict) and stream.get("talks")):
+        parts.append("whole talks")
+    return f" ({', '.join(parts)})" if parts else ""
+
+
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
     lines = [f"| system | split | BLEU | chrF | TER | CTC WER | length ratio | loops | p vs {baseline or '-'} "
              "(BLEU / chrF) | training (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -208,7 +248,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
-        lines.append(f"| {system} | {r['split']} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
+        split = table_cell(r["split"] + decoded_how(r))
+        lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
@@ -343,6 +384,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
+    check_same_references(args.exp, rows, baseline)
     add_paired_tests(args.exp, rows, baseline)
     table = markdown(rows, baseline if baseline in names else None)
     # the table and its curves as one set: a kill or a full disk between them left the new table beside old curves

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -73,6 +74,23 @@ def read_lines(path: str | Path) -> list[str]:
     return [line.rstrip() for line in read_text_lines(Path(path), gzipped=str(path).endswith(".gz"))]
 
 
+def unspaced_script(refs: Sequence[str]) -> str | None:
+    """"Chinese" or "Japanese" where most of the references' letters are Han characters or kana (scripts written
+    without spaces between words, which sacreBLEU tokenizes by language with ``-l``), else None."""
+    han = kana = letters = 0
+    for ref in refs:
+        for char in ref:
+            if char.isalpha():
+                letters += 1
+                if "\u3040" <= char <= "\u30ff":
+                    kana += 1
+                elif "\u4e00" <= char <= "\u9fff" or "\u3400" <= char <= "\u4dbf":
+                    han += 1
+    if not letters or han + kana <= letters / 2:
+        return None
+    return "Japanese" if kana else "Chinese"
+
+
 def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, MetricScore]:
     """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults."""
     from sacrebleu.metrics import BLEU, CHRF, TER  # slow: sacrebleu (0.3 s)
@@ -81,6 +99,12 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, Metr
         raise SateError(f"{len(hyps)} hypotheses but {len(refs)} references")
     if not refs:  # sacreBLEU's own check indexes the first hypothesis: an IndexError
         raise SateError("no sentences to score")
+    unspaced = unspaced_script(refs)
+    if unspaced:  # a BLEU of the wrong kind, exit 0, without a word (twenty-fourth hostile pass): MuST-C's en-zh, en-ja
+        print(f"note: the references are {unspaced} text, without spaces between words: BLEU with the 13a tokenizer "
+              "counts a sentence as a few long words, so it is not the BLEU of `sacrebleu -l en-"
+              f"{'zh' if unspaced == 'Chinese' else 'ja'}` (tokenizer {'zh' if unspaced == 'Chinese' else 'ja-mecab'});"
+              " chrF, on characters, is", file=sys.stderr)
     out = {}
     for name, metric in zip(METRICS, (BLEU(), CHRF(), TER()), strict=True):
         result = metric.corpus_score(list(hyps), [list(refs)])
@@ -191,6 +215,23 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
     return None
 
 
+FAIRSEQ_LINE = re.compile(r"[SHDTPE]-[0-9]+\t")  # fairseq-generate's source, hypothesis, detokenized ... lines
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".aif", ".aiff", ".au", ".w64", ".caf", ".sph", ".rf64",
+                  ".raw", ".pcm", ".m4a")
+
+
+def file_prefixed(lines: Sequence[str]) -> str | None:
+    """The `cut` that keeps the translations where most lines are `sate translate`'s text output of several files
+    (``FILE<TAB>translation``, or ``FILE<TAB>transcript<TAB>translation`` with --transcript), else None: the file
+    names were scored as words of every sentence, exit 0 (twenty-fourth hostile pass). A first field that names no
+    audio file (a tab inside a sentence) is not such a line."""
+    said = [line for line in lines if line.strip()]
+    named = [line for line in said if line.split("\t", 1)[0].lower().endswith(AUDIO_SUFFIXES)]
+    if not said or len(named) * 2 < len(said):
+        return None
+    return "cut -f3" if any(line.count("\t") >= 2 for line in named) else "cut -f2"
+
+
 def _not_a_manifest(hyp: Path, ref: Path) -> None:
     """A data directory's manifest given as --hyp or --ref (where its references are) is refused: its rows of JSON
     were scored as sentences, and a split of as many rows as the hypotheses' lines got a BLEU, exit 0 (twenty-first
@@ -254,6 +295,17 @@ def run(args: argparse.Namespace) -> int:
             stem = Path(path).name.split(".")[0]
             raise SateError(f"{path}: a MuST-C segment list (lines of duration, offset and wav), not text to score: "
                             f"the segments' texts are the {stem}.LANG files beside it (e.g. {stem}.de)")
+        said = [line for line in lines if line.strip()]
+        if said and sum(bool(FAIRSEQ_LINE.match(line)) for line in said) * 2 >= len(said):  # ids and model scores
+            # scored as words of every sentence, exit 0 (twenty-fourth hostile pass)
+            raise SateError(f"{option} {path}: lines of fairseq-generate (H-N, D-N ...: an id, a score, then the "
+                            "text), not text of one sentence a line: keep the detokenized D lines in id order "
+                            f"(grep ^D- {one_line(str(path))} | sort -V | cut -f3)")
+        cut = file_prefixed(lines)
+        if cut is not None:
+            raise SateError(f"{option} {path}: lines of `sate translate` for several files (an audio file's name, a "
+                            f"tab, then the text), not text of one sentence a line: score the translations alone "
+                            f"({cut} {one_line(str(path))})")
         what = not_sentences(lines)
         if what is not None:  # delays.jsonl, talk.srt, metrics.csv given for hyp.txt: scored, exit 0
             raise SateError(f"{option} {path}: {what}, not text of one sentence a line: give the "

@@ -197,6 +197,10 @@ def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, mo
         (["--model", str(model_files["mt"]), str(tmp_path / "a.wav")], "is an MT model: it reads text"),
         (["--model", str(model_files["st"]), str(tmp_path / "long.wav")],
          "long.wav: 120.1 s of audio; `sate analyze attention` reads a file whole as one utterance"),
+        # --split with a FILE was ignored, the default told apart from one given (twenty-fourth hostile pass)
+        *[(["--model", str(model_files["st"]), str(tmp_path / "long.wav"), "--split", split],
+           f"--split {split}: an audio FILE is analysed whole, and --split names the split holding --utt")
+          for split in ("tst-COMMON", "dev")],
     ]
     # a whole recording was read as one utterance: a 20-minute file held every attention map (gigabytes)
     sf.write(tmp_path / "long.wav", np.zeros(16000 * 1201 // 10, np.int16), 16000)

@@ -276,3 +276,18 @@ def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: 
     assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "tradeoff.png")]) == 0
     table = capsys.readouterr().out
     assert "| offline (offline) | | 20.0 |" in table and "| wait-k=1 | 0.5 | 20.0 |" in table, table
+
+
+def test_an_offline_run_of_whole_talks_is_named_as_such(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`evaluate --talks` without --stream (whole talks, VAD segments re-segmented) and an offline run of the
+    reference's sentences were both `offline (FOLDER)`, told apart by their folders' names alone (twenty-fourth
+    hostile pass): the whole-talk one says so, as a streamed run over whole talks does."""
+    talks = _results(tmp_path / "a", 18.0)
+    results = json.loads((talks / "results.json").read_text())
+    (talks / "results.json").write_text(json.dumps({**results, "talks": 8}))
+    _results(tmp_path / "b", 20.0)
+    _results(tmp_path / "w", 15.0, "wait-k=1", 1.0, 1.2)
+    assert main(["latency-plot", str(tmp_path / "a"), str(tmp_path / "b"), str(tmp_path / "w"),
+                 "--out", str(tmp_path / "p.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| offline (a, whole talks) | | 18.0 |" in table and "| offline (b) | | 20.0 |" in table, table

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import argparse
 import math
 from dataclasses import fields
 
 import pytest
 
 from sate.cli import build_parser, main
-from sate.decode.options import HELP, MAX_BEAM, MAX_LEN_RATIO, DecodeOptions, parse_decode
+from sate.decode.options import HELP, MAX_BEAM, MAX_LEN_RATIO, DecodeOptions, decode_overrides, parse_decode
 from sate.decode.pack import decode_options
 from sate.errors import SateError
 
@@ -80,3 +81,16 @@ def test_a_pack_beam_beyond_the_limit_names_the_pack_file() -> None:
     for changes, key in [({"beam": 10**9}, "beam"), ({"max_len_ratio": 1e6}, "max_len_ratio")]:
         with pytest.raises(SateError, match=rf"^packs/a/sate\.yaml: {key} must be"):
             decode_options(changes, "packs/a/sate.yaml")
+
+
+def test_an_nbest_given_to_a_command_that_writes_the_best_alone_is_refused() -> None:
+    """`translate`/`evaluate --decode nbest=5` computed five hypotheses and wrote the best alone, exit 0 (twenty-fourth
+    hostile pass). nbest=1, a beam alone, and --stream (which says its own) are as before."""
+    for command, unit in (("translate", "segment"), ("evaluate", "utterance")):
+        args = argparse.Namespace(command=command, decode=["beam=4,nbest=3"], beam=None)
+        with pytest.raises(SateError, match=rf"^--decode nbest=3: sate {command} writes one translation per {unit} "):
+            decode_overrides(args)
+        assert decode_overrides(argparse.Namespace(command=command, decode=["nbest=1"], beam=2)) == \
+            {"nbest": 1, "beam": 2}
+    assert decode_overrides(argparse.Namespace(command="evaluate", decode=["nbest=2"], beam=None,
+                                               stream="wait-k=2")) == {"nbest": 2}

@@ -350,3 +350,31 @@ def test_a_new_folder_named_for_audio_an_image_or_an_archive_is_refused(tmp_path
     assert err.startswith(f"sate segment: error: --out {shown}: a directory that gets one FILE_STEM.jsonl per input "
                           f"(an --out not ending in .jsonl), and its name {why}: "), err
     assert os.listdir(tmp_path) == []
+
+
+def test_segment_and_translate_do_not_replace_each_others_json_lines(tmp_path: Path,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate segment --out T.jsonl` over `sate translate`'s JSON lines replaced the translations (decoding work) with
+    segment times, exit 0 (twenty-fourth hostile pass); translate over segment's likewise. Each reruns over its own
+    output, and writes over other text, as before."""
+    wave = np.concatenate([np.zeros(SR // 2), 0.3 * np.sin(np.arange(SR) * 0.2), np.zeros(SR // 2)])
+    sf.write(tmp_path / "a.wav", wave.astype(np.float32), SR)
+    translated = tmp_path / "t.jsonl"
+    lines = '{"file": "a.wav", "start": 0.4, "end": 1.6, "transcript": "hello", "translation": "hallo"}\n'
+    translated.write_text(lines, encoding="utf-8")
+    assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(translated)]) == 2
+    assert "it holds `sate translate`'s JSON lines" in capsys.readouterr().err
+    assert translated.read_text(encoding="utf-8") == lines
+    (tmp_path / "dir").mkdir()
+    (tmp_path / "dir" / "a.jsonl").write_text(lines, encoding="utf-8")  # one FILE_STEM.jsonl per input
+    assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(tmp_path / "dir") + "/"]) == 2
+    segments = tmp_path / "s.jsonl"
+    for _ in range(2):  # made, then made again over its own
+        assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(segments)]) == 0
+    from sate.decode.output import check_not_other_output  # what translate calls before any decoding
+
+    with pytest.raises(SateError, match="it holds `sate segment`'s JSON lines"):
+        check_not_other_output(segments, "translate")
+    check_not_other_output(translated, "translate")
+    (tmp_path / "other.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
+    assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(tmp_path / "other.jsonl")]) == 0

@@ -30,7 +30,7 @@ from sate.decode.pack import pack
 from sate.decode.policies import common_prefix
 from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
-from sate.decode.vad import VadOptions, cut, speech_segments
+from sate.decode.vad import VadOptions, cut, file_segments, speech_segments
 from sate.errors import SateError
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -295,8 +295,8 @@ def test_evaluate_whole_talks_resegments_and_reports_stream_laal(tmp_path: Path,
     rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
     streamed: dict[int, TalkWords] = {}  # by the talk's length in samples
 
-    def spy(translator: SpeechTranslator, blocks: Iterable[np.ndarray], *args: Any) -> TalkWords:
-        talk = stream_talk(translator, blocks, *args)
+    def spy(translator: SpeechTranslator, blocks: Iterable[np.ndarray], *args: Any, **kwargs: Any) -> TalkWords:
+        talk = stream_talk(translator, blocks, *args, **kwargs)
         streamed[round(talk.duration * SAMPLE_RATE)] = talk
         return talk
 
@@ -553,3 +553,65 @@ def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> Non
     rows.append({**rows[0], "id": "other", "audio": str(tmp_path / "other.wav"), "offset": 0.0})
     sf.write(tmp_path / "other.wav", np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
     assert talks.group_talks(rows) == {str(wav): [0, 1, 2, 3], str(tmp_path / "other.wav"): [4]}
+
+
+def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: SpeechTranslator,
+                                                                    prepared_data: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """`evaluate --talks` on a manifest cut by hand (`head`, `tail`: a talk's first or last rows left out) decoded the
+    whole file, and the words of the rows left out went to the nearest rows kept (twenty-fourth hostile pass). The
+    talk is now its rows' stretch of the file: no segment decoded, no word shown, outside it; a talk whose rows are
+    as prep cuts them is decoded whole as before."""
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    audio = rows[0]["audio"]
+    talk = sorted((r for r in rows if r["audio"] == audio), key=lambda r: r["offset"])
+    assert len(talk) >= 3
+    padding = VadOptions().padding + 0.15  # the rows' own speech reaches a little past them (SPAN_SLACK)
+    decoded: list[list[tuple[float, float]]] = []
+    original = SpeechTranslator.decode_prepared
+
+    def spy(self: SpeechTranslator, prepared: list, *args: Any) -> Any:
+        prepared = list(prepared)
+        decoded.extend(item.spans for item in prepared)
+        return original(self, prepared, *args)
+
+    monkeypatch.setattr(SpeechTranslator, "decode_prepared", spy)
+    streamed: list[TalkWords] = []
+
+    def stream_spy(*args: Any, **kwargs: Any) -> TalkWords:
+        streamed.append(stream_talk(*args, **kwargs))
+        return streamed[-1]
+
+    monkeypatch.setattr(talks, "stream_talk", stream_spy)
+    whole = file_segments(audio)[0]
+    for kept, cut_end in ((talk[:-2], True), (talk[2:], False)):  # the talk's end cut off, then its start
+        first, last = kept[0]["offset"], kept[-1]["offset"] + kept[-1]["duration"]
+        decoded.clear()
+        streamed.clear()
+        assert len(talks.translate_talks(translator, kept)) == len(kept)
+        spans = decoded[-1]
+        assert spans and spans != whole
+        assert spans[-1][1] <= last + padding if cut_end else spans[0][0] >= first - padding
+        segments, _ = talks.stream_talks(translator, kept, StreamPolicy("wait-k", 2), 1.0)
+        shown = streamed[-1]
+        if cut_end:
+            assert shown.duration <= last + padding and all(d <= last + padding for d in shown.delays)
+        else:
+            assert all(d >= first for d in shown.delays)
+        assert [d + r["offset"] for s, r in zip(segments, kept, strict=True) for d in s.delays] == \
+            pytest.approx(shown.delays)
+    decoded.clear()
+    talks.translate_talks(translator, talk)  # as prep cut it: the file whole
+    assert decoded[-1] == whole
+
+
+def test_a_talks_stretch_is_its_rows_where_speech_lies_beyond_them() -> None:
+    """`talk_span`: the whole file where the VAD's spans end within a little of the rows (as prep cuts a split);
+    else from `padding` before the first row or to `padding` after the last. A span cut at a bound to a sliver (here
+    0.05 s, or no sample once rounded) is no segment: it was decoded as one and failed "holds no audio samples"."""
+    rows = [{"offset": 1.0, "duration": 2.0}, {"offset": 3.5, "duration": 2.0}]
+    assert talks.talk_span([(0.9, 5.64)], rows) == (0.0, None)  # the VAD's own spans end padding + a few frames past
+    assert talks.talk_span([(0.9, 5.64), (5.9, 8.0)], rows) == (0.0, pytest.approx(5.6))  # a row left out after
+    assert talks.talk_span([(0.2, 0.6), (0.9, 5.6)], rows) == (pytest.approx(0.9), None)  # and one before
+    assert talks._clipped([(0.9, 5.64), (5.55, 8.0)], 0.0, 5.6) == [(0.9, 5.6)]
+    assert talks._clipped([(0.2, 0.6), (0.85, 5.6)], 0.9, None) == [(0.9, 5.6)]

@@ -498,3 +498,56 @@ def test_an_out_named_for_another_kind_is_refused(tmp_path: Path, capsys: pytest
     assert sorted(p.name for p in tmp_path.iterdir()) == ["exp"]
     assert main(["report", "--exp", str(exp), "--out", str(tmp_path / "t.txt")]) == 0
     assert (tmp_path / "t.txt").read_text().startswith("| system |")
+
+
+def test_a_streamed_or_whole_talk_evaluation_is_said_in_its_split_cell(tmp_path: Path,
+                                                                       capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --stream wait-k=2 --talks --out EXP/st/decode_tst-COMMON` was tabled as st's BLEU and tested
+    against the offline systems, without a word (twenty-fourth hostile pass): the split cell says how it was
+    decoded; an offline run's cell is the split alone, as before."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    path = tmp_path / "st" / "decode_tst-COMMON" / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    results |= {"talks": 2, "stream": {"policy": "wait-k=2", "chunk": 0.5, "talks": 2}}
+    path.write_text(json.dumps(results), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert "| st | tst-COMMON (streamed wait-k=2, 0.5-s chunks, whole talks) |" in table
+    assert "| cascade | tst-COMMON |" in table
+    results.pop("stream")  # offline, whole talks re-segmented
+    path.write_text(json.dumps(results), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| st | tst-COMMON (whole talks) |" in capsys.readouterr().out
+
+
+def test_a_perfect_bleu_as_sacrebleu_computes_it_is_tabled(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """sacreBLEU's BLEU of a perfect match is 100.00000000000004: the results.json `sate evaluate` wrote for it
+    was refused by `sate report` and `sate latency-plot` as "bleu must be from 0 to 100" (twenty-fourth hostile
+    pass). A score beyond a bound by more than rounding is refused as before."""
+    write_system(tmp_path, "st", REFS, REFS)
+    path = tmp_path / "st" / "decode_tst-COMMON" / "results.json"
+    assert json.loads(path.read_text())["bleu"] > 100
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| st | tst-COMMON | 100.0 ± 0.0 |" in capsys.readouterr().out
+    assert main(["latency-plot", str(path), "--out", str(tmp_path / "p.png")]) == 2  # no streamed run: its own line
+    assert "bleu must be" not in capsys.readouterr().err
+    path.write_text(json.dumps({**json.loads(path.read_text()), "bleu": 100.001}))
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "bleu must be from 0 to 100, got 100.001" in capsys.readouterr().err
+
+
+def test_systems_on_other_references_are_refused_without_a_baseline_too(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """Without a baseline (no `st`, no --baseline) nothing was tested pairwise, and systems evaluated on other
+    references under one split name were tabled side by side, exit 0 (twenty-fourth hostile pass). Systems of the
+    same references, and one without ref.txt (an older run), are tabled as before."""
+    write_system(tmp_path, "mt", SYSTEMS["st"], REFS)
+    write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "were not evaluated on the same references, so they cannot be compared in one table of tst-COMMON" in \
+        capsys.readouterr().err
+    (tmp_path / "cascade" / "decode_tst-COMMON" / "ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    write_system(tmp_path, "other", SYSTEMS["cascade"], REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0

@@ -413,3 +413,68 @@ def test_an_evaluation_scored_against_another_splits_references_is_refused(tmp_p
                                        "each): score texts of one split\n")
     cascade = _evaluation(tmp_path / "cascade/decode_tst-COMMON", "tst-COMMON")
     assert main(["score", "--hyp", str(test / "hyp.txt"), "--ref", str(cascade / "ref.txt")]) == 0
+
+
+def test_references_without_spaces_between_words_get_a_note(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Chinese or Japanese references (MuST-C's en-zh, en-ja) were scored with BLEU's 13a tokenizer, a sentence a
+    few long words, without a word (twenty-fourth hostile pass): a note says which BLEU it is not; the scores are
+    sacreBLEU's as before. German, and Korean (spaced), get none."""
+    hyp, ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    cases = [("我们今天去公园。\n他喜欢读书。\n", "我们今天去公园。\n她喜欢读书。\n", "Chinese", "-l en-zh"),
+             ("今日は公園に行きます。\n", "今日は公園へ行きました。\n", "Japanese", "-l en-ja"),
+             ("Wir gehen heute.\n", "Wir gehen heute in den Park.\n", None, ""),
+             ("오늘 공원에 갑니다.\n", "오늘 공원에 갔습니다.\n", None, "")]
+    for hyps, refs, script, flag in cases:
+        hyp.write_text(hyps, encoding="utf-8")
+        ref.write_text(refs, encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+        captured = capsys.readouterr()
+        assert "BLEU|" in captured.out
+        if script:
+            assert f"note: the references are {script} text" in captured.err and flag in captured.err
+        else:
+            assert "note" not in captured.err
+
+
+def test_translate_output_of_several_files_is_not_scored_with_its_file_names(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate translate a.wav b.wav --out hyp.txt` writes FILE<TAB>translation; scored as hypotheses, the file names
+    were words of every sentence, exit 0 (twenty-fourth hostile pass). The advice's `cut` is the column of the
+    translations; a tab inside a sentence is text as before."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Das ist gut.\nEin Haus.\n", encoding="utf-8")
+    hyp = tmp_path / "hyp.txt"
+    for lines, cut in (("talks/a.wav\tDas ist gut.\ntalks/b.WAV\tEin Haus.\n", "cut -f2"),
+                       ("a.flac\tthis is good\tDas ist gut.\nb.flac\ta house\tEin Haus.\n", "cut -f3")):
+        hyp.write_text(lines, encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+        assert "lines of `sate translate` for several files" in capsys.readouterr().err
+        cut_lines = [line.split("\t")[int(cut[-1]) - 1] for line in lines.splitlines()]
+        hyp.write_text("\n".join(cut_lines) + "\n", encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+        assert " = 100.0 " in capsys.readouterr().out
+    hyp.write_text("Das ist\tgut.\nEin Haus.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_fairseq_generate_lines_are_not_scored_with_their_ids_and_scores(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """fairseq-generate's output (`H-0<TAB>-0.31<TAB>Das ist gut.`: the SATE paper's toolkit) was scored with its ids
+    and model scores as words, exit 0 (twenty-fourth hostile pass). The advice's pipeline gives the sentences."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Das ist gut.\nEin Haus.\n", encoding="utf-8")
+    hyp = tmp_path / "gen.out"
+    hyp.write_text("H-0\t-0.31\tDas ist gut.\nH-1\t-0.2\tEin Haus.\n", encoding="utf-8")  # `grep ^H`: as many lines
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    assert "lines of fairseq-generate" in capsys.readouterr().err
+    hyp.write_text("S-1\tein haus\nH-1\t-0.2\tEin Haus.\nD-1\t-0.2\tEin Haus.\n"
+                   "S-0\tdas\nH-0\t-0.31\tDas ist gut.\nD-0\t-0.31\tDas ist gut.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 2
+    err = capsys.readouterr().err
+    assert "lines of fairseq-generate" in err and f"grep ^D- {hyp} | sort -V | cut -f3" in err
+    detokenized = subprocess.run(f"grep ^D- {hyp} | sort -V | cut -f3", shell=True, capture_output=True, text=True,
+                                 check=True).stdout
+    hyp.write_text(detokenized, encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert " = 100.0 " in capsys.readouterr().out
