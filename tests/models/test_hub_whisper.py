@@ -296,6 +296,9 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
         WhisperEncoder.from_directory(tmp_path)
     with pytest.raises(SateError, match="is not a directory"):
         whisper_sizes(tmp_path / "absent")
+    # a file of the model named instead of its folder was told "download the model first"
+    with pytest.raises(SateError, match=r"acoustic.path: .*model.safetensors is a file; name the model's directory"):
+        whisper_sizes(hf_whisper[0] / "model.safetensors")
     other = tmp_path / "other"
     shutil.copytree(hf_whisper[0], other)
     (other / "config.json").write_text((other / "config.json").read_text().replace('"whisper"', '"marian"'))

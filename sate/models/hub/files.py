@@ -30,6 +30,9 @@ if TYPE_CHECKING:  # torch: imported when weights are read
 def hub_directory(path: str | Path, key: str) -> Path:
     """The directory a config key names; it must exist."""
     directory = Path(path)
+    if directory.is_file():  # a model's file (model.bin, config.json) was told to download the model first
+        raise SateError(f"{key}: {directory} is a file; name the model's directory (the folder holding its "
+                        "config.json and weights, as downloaded)")
     if not directory.is_dir():
         raise SateError(f"{key}: {directory} is not a directory (download the model first: docs/models.md)")
     return directory
