@@ -319,6 +319,11 @@ def require_hub(section: HubSection, name: str) -> SpeechHub | MarianHub:
     """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
     if section.hub is None:
         what = "Marian model" if name == "textual" else "model"
+        # a Whisper config run by hand without the path its recipe sets was sent to recipes/mustc/README.md, which
+        # says nothing of Whisper; `sate fetch-whisper` gives tiny.en offline
+        where = ("`sate fetch-whisper` prints tiny.en's, docs/whisper.md says where to get others; --set "
+                 f"model.{name}.path=DIR" if section.type == WHISPER else "recipes/mustc/README.md says how to "
+                 "download one")
         raise SateError(f"model config: {name}.type {section.type} needs {name}.path, the directory of the "
-                        f"downloaded {what} (recipes/mustc/README.md says how to download one)")
+                        f"downloaded {what} ({where})")
     return section.hub
