@@ -106,8 +106,9 @@ def ct2_stack(directory: Path, side: str, width: tuple[str, int, int]) -> tuple[
                             f"{d_model} ({side}/{source})")
     layers = sum(1 for k in shapes if re.fullmatch(rf"{side}/layer_\d+/ffn/linear_0/weight", k))
     heads = float(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
-    if not heads.is_integer() or heads < 1:
-        raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1")
+    if not heads.is_integer() or heads < 1 or d_model % int(heads):
+        raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1 that "
+                        f"divides d_model {d_model}")
     return shapes, layers, int(heads), d_model
 
 
@@ -149,6 +150,9 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         sizes = WhisperSizes(*positive_sizes(config, keys, config_path))
+        if sizes.d_model % sizes.heads:  # named here: the encoder's own check names no file (at the model's build)
+            raise SateError(f"{config_path}: d_model {sizes.d_model} is not divisible by encoder_attention_heads "
+                            f"{sizes.heads}")
         found = header_shapes(directory, "encoder")
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(config_path, *found, encoder_claims(sizes))
