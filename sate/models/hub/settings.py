@@ -253,19 +253,20 @@ def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: di
         resolved[section][key] = value
 
 
-def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collection[str]) -> None:
+def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collection[str],
+                     section: str = "acoustic") -> None:
     """A ``hub`` the config gives (a resolved config copied, `sate config`'s output) must hold every key the model
     is built from, those in `whole` whole numbers of at least 1: one key set alone (``--set
     model.acoustic.hub.mel_bins=128``) was a KeyError traceback."""
     missing = [key for key in required if key not in hub]
     if missing:
-        raise SateError(f"model config: acoustic.hub has no {first_few(missing)}: it is filled from acoustic.path "
+        raise SateError(f"model config: {section}.hub has no {first_few(missing)}: it is filled from {section}.path "
                         "when left out (leave it out, or give all of it as `sate config` prints it)")
     for key in whole:
         value = hub[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise SateError(f"model config: acoustic.hub.{key} is {shown(value)}; expected a whole number of at least "
-                            "1")
+            raise SateError(f"model config: {section}.hub.{key} is {shown(value)}; expected a whole number of at "
+                            "least 1")
 
 
 def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping) -> None:
@@ -320,6 +321,8 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
         return  # a recipe's config, whose path the recipe sets; building the model needs it (require_hub)
     if textual["hub"] is None:
         textual["hub"] = marian_settings(textual["path"])
+    else:
+        _check_given_hub(textual["hub"], [*MARIAN_REQUIRED, *MARIAN_OPTIONAL], MARIAN_SIZES, "textual")
     hub, where = textual["hub"], f"textual.hub ({textual['path']})"
     given_d = given.get("d_model")
     if given_d is not None and given_d != hub["d_model"]:
