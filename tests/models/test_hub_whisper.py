@@ -301,6 +301,13 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
         WhisperEncoder.from_directory(tmp_path)
     with pytest.raises(SateError, match="is not a directory"):
         whisper_sizes(tmp_path / "absent")
+    # the Hugging Face cache's repository folder (`hf download` without --local-dir): its snapshot is named
+    snapshot = tmp_path / "models--openai--whisper-tiny" / "snapshots" / "0123abc"
+    shutil.copytree(hf_whisper[0], snapshot)
+    with pytest.raises(SateError, match=r"models--openai--whisper-tiny: not a Whisper model directory: .*; a Hugging "
+                                        r"Face cache folder: name its snapshot \(.*snapshots/0123abc\)$"):
+        whisper_sizes(snapshot.parent.parent)
+    assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
     # a file of the model named instead of its folder was told "download the model first"
     with pytest.raises(SateError, match=r"acoustic.path: .*model.safetensors is a file; name the model's directory"):
         whisper_sizes(hf_whisper[0] / "model.safetensors")

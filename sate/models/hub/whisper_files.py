@@ -61,8 +61,11 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
+    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
+    # the Hugging Face cache's folder of a repository (models--openai--whisper-small) holds the files a level down
+    hint = f"; a Hugging Face cache folder: name its snapshot ({snapshots[-1]})" if snapshots else ""
     raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_MODEL} (CTranslate2, faster-whisper) "
-                    f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face)")
+                    f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face){hint}")
 
 
 def ct2_index(directory: Path) -> ModelIndex:
