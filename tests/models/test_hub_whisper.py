@@ -19,6 +19,7 @@ from torch.nn import functional as F
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_index, read_tensors
 from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
+from sate.models.hub.whisper_asr import is_whisper_directory
 from sate.models.hub.whisper_decoder import decoder_sizes
 from sate.models.hub.whisper_files import whisper_sizes, whisper_weights
 
@@ -308,6 +309,17 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
                                         r"Face cache folder: name its snapshot \(.*snapshots/0123abc\)$"):
         whisper_sizes(snapshot.parent.parent)
     assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
+    # a weights file that is a broken link (the cache's blob deleted) was "expected model.bin", and `sate evaluate`
+    # called the directory no Whisper's; a good file beside a broken alternative still loads
+    (snapshot / "pytorch_model.bin").symlink_to(tmp_path / "gone")
+    assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
+    (snapshot / "model.safetensors").unlink()
+    with pytest.raises(SateError, match=r"pytorch_model.bin: a broken symlink .*, not a weights file$"):
+        whisper_sizes(snapshot)
+    (snapshot / "model.bin").symlink_to(tmp_path / "gone")
+    assert is_whisper_directory(snapshot)
+    with pytest.raises(SateError, match=r"0123abc/model.bin: a broken symlink .*, not a weights file$"):
+        WhisperEncoder.from_directory(snapshot)
     # a file of the model named instead of its folder was told "download the model first"
     with pytest.raises(SateError, match=r"acoustic.path: .*model.safetensors is a file; name the model's directory"):
         whisper_sizes(hf_whisper[0] / "model.safetensors")

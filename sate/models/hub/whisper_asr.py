@@ -51,7 +51,7 @@ def is_whisper_directory(path: str | Path) -> bool:
     directory = Path(path)
     if not directory.is_dir() or (directory / PACK_YAML).is_file():
         return False
-    if (directory / CT2_MODEL).is_file():
+    if os.path.lexists(directory / CT2_MODEL):  # a broken link there is named when it is read, not "no sate.yaml"
         return True
     config = directory / "config.json"
     # anything at its name is read, and named if no file: a named pipe, a directory or a broken link there made a

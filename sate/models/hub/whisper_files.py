@@ -22,6 +22,7 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
+from sate.files import not_a_file
 from sate.layout import CT2_MODEL, HUB_WEIGHT_FILES
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import (
@@ -55,10 +56,16 @@ def whisper_settings(path: str | Path) -> dict[str, int]:
 
 def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     """Which of the two formats `directory` holds; neither is a `SateError` that says what was looked for."""
+    weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
+    # a broken link (a Hugging Face cache's blob gone) or a folder there was "expected model.bin", and `sate
+    # evaluate` called the directory no Whisper's at all; one of Hugging Face's files is enough where another is good
+    not_a_file(directory / CT2_MODEL, "a weights file")
+    if not any((directory / name).is_file() for name in weights):
+        for name in weights:
+            not_a_file(directory / name, "a weights file")
     if (directory / CT2_MODEL).is_file():
         return "ctranslate2"
     config = directory / "config.json"
-    weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
     snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
