@@ -3,6 +3,7 @@ independence, sizes, freezing, and the errors of model.bin files and over-long i
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import struct
@@ -18,6 +19,8 @@ from torch.nn import functional as F
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_index, read_tensors
 from sate.models.hub.whisper import WhisperEncoder, max_segment_seconds
+from sate.models.hub.whisper_asr import is_whisper_directory
+from sate.models.hub.whisper_decoder import decoder_sizes
 from sate.models.hub.whisper_files import whisper_sizes, whisper_weights
 
 transformers = pytest.importorskip("transformers")
@@ -258,8 +261,6 @@ def test_sizes_read_from_shapes_that_cannot_hold_them(tmp_path: Path) -> None:
     bytes, so any other axis passes the file-size check), a table narrower than d_model or num_heads that is not a
     whole number is one line naming the variable. They were ValueError tracebacks, a 6 TB allocation from a shape
     [4000000000, 0], and 1.5 heads decoded as 1 without a word."""
-    from sate.models.hub.whisper_decoder import decoder_sizes
-
     def side(width: str, shape: tuple[int, ...]) -> dict[str, np.ndarray]:
         return {width: np.zeros(shape, np.float16), "position_encodings/encodings": np.zeros((8, 4), np.float16),
                 "layer_0/ffn/linear_0/weight": np.zeros((8, 4), np.float16), "num_heads": np.array(2, np.int16)}
@@ -285,6 +286,11 @@ def test_sizes_read_from_shapes_that_cannot_hold_them(tmp_path: Path) -> None:
         write_model_bin(path, "WhisperSpec", 3, {**good, name: value})
         with pytest.raises(SateError, match=rf"^{re.escape(str(path))}: {re.escape(name)} {message}"):
             whisper_sizes(tmp_path) if name.startswith("encoder/") else decoder_sizes(tmp_path)
+    # a head count that does not divide d_model was "Whisper encoder: ..." without the file, when it was built
+    write_model_bin(path, "WhisperSpec", 3, {**good, "encoder/num_heads": np.array(3, np.int16)})
+    with pytest.raises(SateError, match=r"encoder/num_heads is 3; expected a whole number of at least 1 that "
+                                        r"divides d_model 4"):
+        whisper_sizes(tmp_path)
     write_model_bin(path, "WhisperSpec", 3, {**good, "encoder/num_heads": np.array([2, 2], np.int16)})
     with pytest.raises(SateError, match=r"encoder/num_heads has the shape \[2\]; expected one number"):
         whisper_sizes(tmp_path)  # it was called "quantised weights"
@@ -296,8 +302,35 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
         WhisperEncoder.from_directory(tmp_path)
     with pytest.raises(SateError, match="is not a directory"):
         whisper_sizes(tmp_path / "absent")
+    # the Hugging Face cache's repository folder (`hf download` without --local-dir): its snapshot is named
+    snapshot = tmp_path / "models--openai--whisper-tiny" / "snapshots" / "0123abc"
+    shutil.copytree(hf_whisper[0], snapshot)
+    with pytest.raises(SateError, match=r"models--openai--whisper-tiny: not a Whisper model directory: .*; a Hugging "
+                                        r"Face cache folder: name its snapshot \(.*snapshots/0123abc\)$"):
+        whisper_sizes(snapshot.parent.parent)
+    assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
+    # a weights file that is a broken link (the cache's blob deleted) was "expected model.bin", and `sate evaluate`
+    # called the directory no Whisper's; a good file beside a broken alternative still loads
+    (snapshot / "pytorch_model.bin").symlink_to(tmp_path / "gone")
+    assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
+    (snapshot / "model.safetensors").unlink()
+    with pytest.raises(SateError, match=r"pytorch_model.bin: a broken symlink .*, not a weights file$"):
+        whisper_sizes(snapshot)
+    (snapshot / "model.bin").symlink_to(tmp_path / "gone")
+    assert is_whisper_directory(snapshot)
+    with pytest.raises(SateError, match=r"0123abc/model.bin: a broken symlink .*, not a weights file$"):
+        WhisperEncoder.from_directory(snapshot)
+    # a file of the model named instead of its folder was told "download the model first"
+    with pytest.raises(SateError, match=r"acoustic.path: .*model.safetensors is a file; name the model's directory"):
+        whisper_sizes(hf_whisper[0] / "model.safetensors")
     other = tmp_path / "other"
     shutil.copytree(hf_whisper[0], other)
+    config = json.loads((other / "config.json").read_text())
+    for key in ("encoder_attention_heads", "decoder_attention_heads"):  # named with the file, not at the build
+        (other / "config.json").write_text(json.dumps(config | {key: 3}))
+        with pytest.raises(SateError, match=rf"config.json: d_model \d+ is not divisible by {key} 3"):
+            whisper_sizes(other) if key.startswith("encoder") else decoder_sizes(other)
+    (other / "config.json").write_text(json.dumps(config))
     (other / "config.json").write_text((other / "config.json").read_text().replace('"whisper"', '"marian"'))
     with pytest.raises(SateError, match="model_type is 'marian', not whisper"):
         whisper_sizes(other)

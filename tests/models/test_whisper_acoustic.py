@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 
 import pytest
@@ -12,7 +14,8 @@ from sate.errors import SateError
 from sate.models import build_model
 from sate.models.config import resolve_config
 from sate.models.hub.load import load_hub_parts
-from sate.models.hub.whisper_files import whisper_weights
+from sate.models.hub.settings import WHISPER_HUB_KEYS
+from sate.models.hub.whisper_files import WhisperSizes, whisper_weights
 from sate.train.data import WHISPER_MAX_SAMPLES, check_whisper_window
 
 
@@ -31,6 +34,32 @@ def test_sizes_come_from_the_directory(whisper_hub_dir: Path) -> None:
     stored = conf.to_dict()
     stored["acoustic"]["path"] = str(whisper_hub_dir / "gone")
     assert resolve_config("asr", stored).acoustic.hub == conf.acoustic.hub
+
+
+def test_a_given_hub_is_whole(whisper_hub_dir: Path, speech_hub_dir: Callable[[str, str], Path]) -> None:
+    """acoustic.hub given in part (`--set model.acoustic.hub.mel_bins=128`) was a KeyError traceback; a whole one, as
+    a model file or `sate config` stores it, still resolves without the directory, for every hub encoder."""
+    assert WHISPER_HUB_KEYS == tuple(f.name for f in fields(WhisperSizes))
+    with pytest.raises(SateError, match=r"^model config: acoustic.hub has no d_model, layers, heads and 2 more: it is "
+                                        r"filled from acoustic.path when left out"):
+        resolve_config("asr", whisper_asr(whisper_hub_dir, hub={"mel_bins": 128}))
+    stored = resolve_config("asr", whisper_asr(whisper_hub_dir)).to_dict()
+    stored["acoustic"]["path"] = str(whisper_hub_dir / "gone")
+    with pytest.raises(SateError, match=r"^model config: acoustic.hub.mel_bins is 0; expected a whole number"):
+        resolve_config("asr", stored | {"acoustic": stored["acoustic"] | {"hub": stored["acoustic"]["hub"]
+                                                                                  | {"mel_bins": 0}}})
+    # a whole hub and no path resolves (a SATE model's encoder comes from init:), but its weights cannot be read
+    stored["acoustic"]["path"] = None
+    with pytest.raises(SateError, match=r"^acoustic.path is not set: the weights are read from the downloaded "
+                                        r"model's directory \(name it, or fill the part from a model of ours with"):
+        load_hub_parts(build_model("asr", stored, 10, 10), [], [])  # was a TypeError traceback
+    for kind in ("hf_wav2vec2", "hf_wavlm"):
+        conf = resolve_config("asr", {"acoustic": {"type": kind, "path": str(speech_hub_dir(kind, "group"))}})
+        stored = conf.to_dict()
+        stored["acoustic"]["path"] = None
+        assert resolve_config("asr", stored).acoustic.hub == conf.acoustic.hub
+        with pytest.raises(SateError, match=r"^model config: acoustic.hub has no model_type, "):
+            resolve_config("asr", {"acoustic": {"type": kind, "hub": {"layers": 2}}})
 
 
 @pytest.mark.parametrize(("model", "message"), [
@@ -67,7 +96,10 @@ def test_weights_load_and_freeze_keeps_the_lowest_layers(whisper_hub_dir: Path) 
 
 
 def test_a_model_without_the_directory_cannot_be_built(whisper_hub_dir: Path) -> None:
-    with pytest.raises(SateError, match="acoustic.type whisper needs acoustic.path"):
+    """The advice is where a Whisper directory comes from (it named recipes/mustc/README.md, silent on Whisper)."""
+    with pytest.raises(SateError, match=r"acoustic.type whisper needs acoustic.path, .*\(`sate fetch-whisper` prints "
+                                        r"tiny.en's, docs/whisper.md says where to get others; --set "
+                                        r"model.acoustic.path=DIR\)$"):
         build_model("asr", {"acoustic": {"type": "whisper"}}, 10, 10)
 
 

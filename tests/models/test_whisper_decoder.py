@@ -178,6 +178,25 @@ def test_bad_directories(whisper_asr_dir: Path, tmp_path: Path) -> None:
     assert not is_whisper_directory(broken) and not is_whisper_directory(tmp_path / "absent")
 
 
+def test_suppression_from_config_json_without_generation_config(whisper_asr_dir: Path, tmp_path: Path) -> None:
+    """A Hugging Face directory without generation_config.json (`hf download NAME config.json model.safetensors
+    tokenizer.json`) takes the suppressed tokens from config.json, as transformers does: nothing was suppressed."""
+    transformers = pytest.importorskip("transformers")
+    copy = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, copy)
+    (copy / "generation_config.json").unlink()
+    config = json.loads((copy / "config.json").read_text())
+    (copy / "config.json").write_text(json.dumps(config | {"suppress_tokens": [59, 3],
+                                                           "begin_suppress_tokens": [END, 9]}))
+    recognizer = WhisperRecognizer.load(copy)
+    reference = transformers.WhisperForConditionalGeneration.from_pretrained(copy).generation_config
+    assert recognizer.suppress.tolist() == sorted(reference.suppress_tokens) == [3, 59]
+    assert recognizer.suppress_begin.tolist() == sorted(reference.begin_suppress_tokens) == [9, END]
+    (copy / "config.json").write_text(json.dumps(config | {"suppress_tokens": [True]}))
+    with pytest.raises(SateError, match=r"config.json: suppress_tokens is not a list of token ids below"):
+        WhisperRecognizer.load(copy)  # named as the file it was read from
+
+
 @pytest.mark.slow
 def test_real_tiny_en_equals_ctranslate2(voice: Callable[[str, int], np.ndarray], tmp_path: Path) -> None:
     """The wheel's tiny.en: our greedy tokens equal CTranslate2's generate (float32) on espeak-ng voices, and the

@@ -15,10 +15,11 @@ resolves configs without importing torch.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
-from sate.errors import SateError, shown
+from sate.errors import SateError, first_few, shown
 from sate.files import RawMapping, require_file
 from sate.models.hub.files import Claims, check_config_sizes, get_key, hub_directory, read_json, safetensors_shapes
 from sate.models.registry import MAX_BLOCKS, MAX_WIDTH
@@ -53,6 +54,8 @@ SPEECH_SIZES = ("hidden_size", "num_conv_pos_embeddings", "num_conv_pos_embeddin
                 "num_attention_heads", "intermediate_size", "num_buckets", "max_bucket_distance")
 SPEECH_RATES = ("feat_proj_dropout", "attention_dropout", "activation_dropout", "hidden_dropout", "layerdrop")
 SAMPLE_RATE = 16000
+# acoustic.hub of a Whisper: the fields of `sate.models.hub.whisper_files.WhisperSizes` (a test says they agree)
+WHISPER_HUB_KEYS = ("d_model", "layers", "heads", "ffn", "mel_bins", "positions")
 # Marian's sinusoidal table is computed for max_position_embeddings positions when the model is built: a config.json
 # saying 1e9 asked for 64 GB before any weight was read, and the line blamed model.d_model. OPUS-MT says 512.
 MAX_MARIAN_POSITIONS = 1 << 16
@@ -250,12 +253,30 @@ def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: di
         resolved[section][key] = value
 
 
+def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collection[str],
+                     section: str = "acoustic") -> None:
+    """A ``hub`` the config gives (a resolved config copied, `sate config`'s output) must hold every key the model
+    is built from, those in `whole` whole numbers of at least 1: one key set alone (``--set
+    model.acoustic.hub.mel_bins=128``) was a KeyError traceback."""
+    missing = [key for key in required if key not in hub]
+    if missing:
+        raise SateError(f"model config: {section}.hub has no {first_few(missing)}: it is filled from {section}.path "
+                        "when left out (leave it out, or give all of it as `sate config` prints it)")
+    for key in whole:
+        value = hub[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise SateError(f"model config: {section}.hub.{key} is {shown(value)}; expected a whole number of at "
+                            "least 1")
+
+
 def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping) -> None:
     """acoustic.hub of a Whisper directory: its sizes (`sate.models.hub.whisper_files.whisper_sizes`)."""
     if acoustic["hub"] is None:
         from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
 
         acoustic["hub"] = whisper_settings(acoustic["path"])
+    else:
+        _check_given_hub(acoustic["hub"], WHISPER_HUB_KEYS, WHISPER_HUB_KEYS)
     hub = acoustic["hub"]
     _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
                 f"acoustic.hub ({acoustic['path']})")
@@ -277,6 +298,10 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
     if acoustic is not None and acoustic["type"] in SPEECH_TYPES and (acoustic["hub"] or acoustic["path"]):
         if acoustic["hub"] is None:
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
+        else:
+            # WavLM's own keys apart (NotRequired is not seen in the annotations as strings)
+            _check_given_hub(acoustic["hub"], [key for key in SpeechHub.__annotations__ if key not in
+                                               WAVLM_KEYS.values()], ("layers", "heads", "ffn"))
         hub = acoustic["hub"]
         _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
                     f"acoustic.hub ({acoustic['path']})")
@@ -296,6 +321,8 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
         return  # a recipe's config, whose path the recipe sets; building the model needs it (require_hub)
     if textual["hub"] is None:
         textual["hub"] = marian_settings(textual["path"])
+    else:
+        _check_given_hub(textual["hub"], [*MARIAN_REQUIRED, *MARIAN_OPTIONAL], MARIAN_SIZES, "textual")
     hub, where = textual["hub"], f"textual.hub ({textual['path']})"
     given_d = given.get("d_model")
     if given_d is not None and given_d != hub["d_model"]:
@@ -319,6 +346,11 @@ def require_hub(section: HubSection, name: str) -> SpeechHub | MarianHub:
     """The ``hub`` dict of a resolved hf_* section; a config that names no directory cannot build its model."""
     if section.hub is None:
         what = "Marian model" if name == "textual" else "model"
+        # a Whisper config run by hand without the path its recipe sets was sent to recipes/mustc/README.md, which
+        # says nothing of Whisper; `sate fetch-whisper` gives tiny.en offline
+        where = ("`sate fetch-whisper` prints tiny.en's, docs/whisper.md says where to get others; --set "
+                 f"model.{name}.path=DIR" if section.type == WHISPER else "recipes/mustc/README.md says how to "
+                 "download one")
         raise SateError(f"model config: {name}.type {section.type} needs {name}.path, the directory of the "
-                        f"downloaded {what} (recipes/mustc/README.md says how to download one)")
+                        f"downloaded {what} ({where})")
     return section.hub

@@ -7,9 +7,9 @@ of `transformers`, `tokenizers` or CTranslate2 runs.
 Decoding is Whisper's greedy search: the prompt ``<|startoftranscript|><|notimestamps|>`` (English-only models),
 the argmax token each step with the directory's suppressed tokens masked (CTranslate2's ``suppress_ids`` and
 ``suppress_ids_begin`` in its config.json, Hugging Face's ``suppress_tokens`` and ``begin_suppress_tokens`` in
-generation_config.json; the "begin" ones at the first step only), until ``<|endoftext|>`` or half the decoder's
-positions (224 tokens, Whisper's own cap). Utterances are decoded in padded batches; a batch gives each utterance
-what it gets alone.
+generation_config.json, or config.json without it; the "begin" ones at the first step only), until
+``<|endoftext|>`` or half the decoder's positions (224 tokens, Whisper's own cap). Utterances are decoded in padded
+batches; a batch gives each utterance what it gets alone.
 
 ``window``: "30s" (the default) pads the audio with silence to Whisper's 30-s window, as Whisper itself does;
 "natural" feeds the encoder each utterance at its natural length, as SATE's acoustic side does. Whisper's decoder
@@ -51,7 +51,7 @@ def is_whisper_directory(path: str | Path) -> bool:
     directory = Path(path)
     if not directory.is_dir() or (directory / PACK_YAML).is_file():
         return False
-    if (directory / CT2_MODEL).is_file():
+    if os.path.lexists(directory / CT2_MODEL):  # a broken link there is named when it is read, not "no sate.yaml"
         return True
     config = directory / "config.json"
     # anything at its name is read, and named if no file: a named pipe, a directory or a broken link there made a
@@ -63,6 +63,10 @@ def _suppressed(directory: Path, vocab: int) -> tuple[list[int], list[int]]:
     """The token ids masked at every step and at the first step only, as the directory lists them."""
     name, always, first = SUPPRESS[whisper_format(directory)]
     path = directory / name
+    if name == "generation_config.json" and not os.path.lexists(path):
+        # as transformers does: without generation_config.json its settings come from config.json, where the
+        # openai/whisper-* directories also list them (one downloaded without it decoded with nothing suppressed)
+        path = directory / "config.json"
     config = read_json(path) if os.path.lexists(path) else {}  # no file in its place (a folder): named, not skipped
     lists = []
     for key in (always, first):

@@ -148,6 +148,9 @@ def decoder_sizes(directory: Path) -> DecoderSizes:
         keys = ("d_model", "decoder_layers", "decoder_attention_heads", "decoder_ffn_dim", "vocab_size",
                 "max_target_positions")
         sizes = DecoderSizes(*positive_sizes(config, keys, path))
+        if sizes.d_model % sizes.heads:  # named here: the decoder's own check names no file
+            raise SateError(f"{path}: d_model {sizes.d_model} is not divisible by decoder_attention_heads "
+                            f"{sizes.heads}")
         found = header_shapes(directory, "decoder")
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(path, *found, decoder_claims(sizes))

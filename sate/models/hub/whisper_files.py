@@ -22,6 +22,7 @@ from typing import Literal
 import torch
 
 from sate.errors import SateError, shown
+from sate.files import not_a_file
 from sate.layout import CT2_MODEL, HUB_WEIGHT_FILES
 from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensors
 from sate.models.hub.files import (
@@ -55,14 +56,23 @@ def whisper_settings(path: str | Path) -> dict[str, int]:
 
 def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     """Which of the two formats `directory` holds; neither is a `SateError` that says what was looked for."""
+    weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
+    # a broken link (a Hugging Face cache's blob gone) or a folder there was "expected model.bin", and `sate
+    # evaluate` called the directory no Whisper's at all; one of Hugging Face's files is enough where another is good
+    not_a_file(directory / CT2_MODEL, "a weights file")
+    if not any((directory / name).is_file() for name in weights):
+        for name in weights:
+            not_a_file(directory / name, "a weights file")
     if (directory / CT2_MODEL).is_file():
         return "ctranslate2"
     config = directory / "config.json"
-    weights = [name for pair in HUB_WEIGHT_FILES.items() for name in pair]
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
+    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
+    # the Hugging Face cache's folder of a repository (models--openai--whisper-small) holds the files a level down
+    hint = f"; a Hugging Face cache folder: name its snapshot ({snapshots[-1]})" if snapshots else ""
     raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_MODEL} (CTranslate2, faster-whisper) "
-                    f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face)")
+                    f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face){hint}")
 
 
 def ct2_index(directory: Path) -> ModelIndex:
@@ -106,8 +116,9 @@ def ct2_stack(directory: Path, side: str, width: tuple[str, int, int]) -> tuple[
                             f"{d_model} ({side}/{source})")
     layers = sum(1 for k in shapes if re.fullmatch(rf"{side}/layer_\d+/ffn/linear_0/weight", k))
     heads = float(read_tensors(index, [f"{side}/num_heads"])[f"{side}/num_heads"])
-    if not heads.is_integer() or heads < 1:
-        raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1")
+    if not heads.is_integer() or heads < 1 or d_model % int(heads):
+        raise SateError(f"{index.path}: {side}/num_heads is {heads:g}; expected a whole number of at least 1 that "
+                        f"divides d_model {d_model}")
     return shapes, layers, int(heads), d_model
 
 
@@ -149,6 +160,9 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
         keys = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "num_mel_bins",
                 "max_source_positions")
         sizes = WhisperSizes(*positive_sizes(config, keys, config_path))
+        if sizes.d_model % sizes.heads:  # named here: the encoder's own check names no file (at the model's build)
+            raise SateError(f"{config_path}: d_model {sizes.d_model} is not divisible by encoder_attention_heads "
+                            f"{sizes.heads}")
         found = header_shapes(directory, "encoder")
         if found is not None:  # before anything is built of these sizes
             check_config_sizes(config_path, *found, encoder_claims(sizes))
