@@ -296,13 +296,25 @@ def run(args: argparse.Namespace) -> int:
     if accelerator == "auto":
         accelerator = "gpu" if torch.cuda.is_available() else "cpu"
     devices = check_devices(accelerator, args.devices, torch.cuda.device_count())
-    train(config, args.exp, accelerator=accelerator, devices=devices, num_nodes=args.num_nodes)
+    train(config, args.exp, accelerator=accelerator, devices=devices, num_nodes=args.num_nodes,
+          lr_where=lr_where(args.config, args.overrides))
     return 0
 
 
+def lr_where(config_path: str | Path, overrides: list[str]) -> str:
+    """Where a diverged run's optim.lr is lowered: the last --set of it, or the config file, named (the advice
+    said "lower optim.lr in the config", naming no file, and the file's value was not the one trained with where a
+    --set gave it: 24th hostile pass)."""
+    given = [item for item in overrides if item.split("=", 1)[0].strip() == "optim.lr"]
+    if given:
+        return f"--set {one_line(given[-1].strip()[:60])}"
+    return one_line(str(config_path))
+
+
 def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: int = 1, num_nodes: int = 1,
-          callbacks: list | None = None) -> Path:
-    """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
+          callbacks: list | None = None, lr_where: str = "the config") -> Path:
+    """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory. `lr_where`: where
+    a diverged run's advice says to lower optim.lr (`lr_where`)."""
     from sate.train.lock import ExperimentLock, describe
 
     check_nodes(num_nodes)
@@ -315,7 +327,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     check_run_folders(exp)
     if not is_primary_process():
         exp.mkdir(parents=True, exist_ok=True)
-        return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
+        return _train(config, exp, accelerator, devices, num_nodes, callbacks, None, lr_where)
     made = next((p for p in (*reversed(exp.parents), exp) if not p.exists()), None)  # the first folder this run makes
     fresh = made is not None or not any(exp.iterdir())
     exp.mkdir(parents=True, exist_ok=True)
@@ -324,7 +336,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
             if lock.takeover:
                 print(f"taking over {one_line(str(lock.path))}: the run that held it ({describe(lock.takeover)}) is "
                       "gone")
-            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
+            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock, lr_where)
     # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
     # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but
     except (SateError, OSError, KeyboardInterrupt):
@@ -396,7 +408,7 @@ def escape_lightning_lines() -> None:
 
 
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
-           lock: object) -> Path:
+           lock: object, lr_where: str = "the config") -> Path:
     import lightning as L
     from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
@@ -472,7 +484,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     plan = plan_batch(config.batch, world, config.task, config.data.features)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
                         cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers,
-                        per_device=plan.per_device)
+                        per_device=plan.per_device, lr_where=lr_where)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.

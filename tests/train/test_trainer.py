@@ -498,6 +498,21 @@ def test_too_many_nonfinite_losses_in_a_row_stop_training(tmp_path: Path, make_c
         train(config, tmp_path / "exp")
 
 
+def test_a_diverged_runs_advice_names_where_its_rate_came_from() -> None:
+    """"lower optim.lr in the config" named no file, and where a --set gave the rate the file's was not the one
+    trained with (24th hostile pass): the last --set of optim.lr, else the config file, is named."""
+    from sate.train.faults import FaultCounter  # the unit itself, beside the runs above that reach it
+    from sate.train.trainer import lr_where  # likewise
+
+    assert lr_where("conf/mt.yaml", ["optim.warmup=4", " optim.lr =0.5", "optim.lr=1e300"]) == "--set optim.lr=1e300"
+    assert lr_where("conf/mt.yaml", ["optim.warmup=4"]) == "conf/mt.yaml"
+    faults = FaultCounter(2, 2, lr=1e300, lr_where="conf/mt.yaml")
+    faults.nonfinite_loss(["a"])
+    faults.nonfinite_loss(["b"])
+    assert str(faults.diverged_error()).endswith(
+        "training diverged; lower optim.lr (now 1e+300) in conf/mt.yaml or check the data")
+
+
 # ----------------------------------------------------------------------------- SATE from ASR and MT
 
 @pytest.mark.slow
@@ -782,14 +797,25 @@ def test_the_snapshots_place_holding_a_file_of_the_users_is_refused(tmp_path: Pa
 
 @pytest.mark.slow
 def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_path: Path, make_config: MakeConfig,
-                                                                          prepared_data: Path) -> None:
+                                                                          prepared_data: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
     """optim.lr 1e300: the first update's loss is finite, the weights after it are not. Validation's decoding
     then said "decoding found no translation", naming the model instead of the run's optim.lr."""
-    config = load_training_config(make_config(tmp_path, "mt", prepared_data), ["optim.lr=1e300"])
+    path = make_config(tmp_path, "mt", prepared_data)
+    config = load_training_config(path, ["optim.lr=1e300"])
     with pytest.raises(SateError, match=r"the weights after update 1 hold NaN or infinite values \(.*\): training "
-                                        r"diverged; lower optim.lr \(now 1e\+300\)"):
+                                        r"diverged; lower optim.lr \(now 1e\+300\) in the config and train again"):
         train(config, tmp_path / "exp")
     assert not (tmp_path / "exp" / "checkpoints").exists() or not any((tmp_path / "exp" / "checkpoints").iterdir())
+    # from the command line, the advice names where the rate came from: a --set given, or the config file (it said
+    # "in the config", naming no file, and a --set's rate is not the file's: 24th hostile pass)
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp2"), "--set", "optim.lr=1e300"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "training diverged; lower optim.lr (now 1e+300, from --set optim.lr=1e300) and train again")
+    path = make_config(tmp_path, "mt", prepared_data, optim={"lr": 1e300})
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp3")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"training diverged; lower optim.lr (now 1e+300) in {path} and train again")
 
 
 @pytest.mark.slow
