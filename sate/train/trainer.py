@@ -19,8 +19,10 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
+
 from sate import layout
-from sate.config import ConfigOption, apply_overrides, dump_yaml, read_yaml, write_yaml
+from sate.config import ConfigOption, apply_overrides, dump_yaml, load_yaml_value, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
@@ -128,8 +130,24 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         named = message.startswith("--set ") or " with --set " in message
         item = None if named or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
+        message = message if item is None else _as_written(message, item)
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None
+
+
+def _as_written(message: str, item: str) -> str:
+    """``message`` with a YAML 1.1 boolean that `item` (``KEY=VALUE``) gave named as the user wrote it: `--set
+    data.cmvn=no` was "data.cmvn must be a string, got False", a word the user never wrote (24th hostile pass)."""
+    key, raw = (part.strip() for part in item.split("=", 1))
+    try:
+        value = load_yaml_value(raw, f"--set {shown(item)}")
+    except (SateError, yaml.YAMLError):
+        return message
+    if not isinstance(value, bool) or raw.lower() in ("true", "false") or not message.startswith(f"{key} ") \
+            or not message.endswith(f", got {value!r}"):
+        return message
+    advice = f" (for the text, quote it: --set \"{key}='{one_line(raw)}'\")" if "must be a string" in message else ""
+    return f"{message[:-len(repr(value))]}{shown(raw)}, which YAML reads as {str(value).lower()}{advice}"
 
 
 def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig], message: str) -> str | None:
