@@ -13,6 +13,7 @@ import argparse
 import logging
 import os
 import shutil
+import sys
 import time
 import warnings
 from collections.abc import Callable
@@ -202,7 +203,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "teacher of its side where the config sets a loss.kd weight (repeatable)")
     parser.add_argument("--steps-from", type=read_name, metavar="EXP",
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
-                             "for comparisons at equal training; replaces the config's budgets")
+                             "for comparisons at equal training; replaces the config's budgets, and turns early stopping "
+                             "(trainer.patience) off")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])
     parser.add_argument("--devices", type=whole_number, default=None,
                         help="devices per node (default: all GPUs, or 1 CPU process)")
@@ -236,8 +238,14 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     config = checked_config(args.config, args.overrides, args.init_from)
     if args.steps_from is not None:
         trainer = config.trainer
-        config = replace(config, trainer=replace(trainer, max_steps=steps_of(args.steps_from),
-                                                 max_epochs=max(trainer.max_epochs, 100000), max_minutes=None))
+        steps = steps_of(args.steps_from)
+        # "exactly as many updates": early stopping ended a comparison row before them, at a count of its own, and
+        # the rows were compared at unequal training without a word (24th hostile pass)
+        if trainer.patience > 0:
+            print(one_line(f"--steps-from {args.steps_from}: trainer.patience {trainer.patience} is off, so that this "
+                           f"run trains for exactly its {steps:,} updates"), file=sys.stderr)
+        config = replace(config, trainer=replace(trainer, max_steps=steps, max_epochs=max(trainer.max_epochs, 100000),
+                                                 max_minutes=None, patience=0))
     return config
 
 

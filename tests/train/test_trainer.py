@@ -621,6 +621,30 @@ def test_steps_from_a_run_still_training_is_refused(tmp_path: Path) -> None:
     assert steps_of(exp) == 7
 
 
+def test_steps_from_turns_early_stopping_off_and_says_so(tmp_path: Path, make_config: MakeConfig,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    """`--steps-from EXP` trains "exactly as many updates" as EXP, yet kept the config's trainer.patience: a
+    comparison row stopped early at a count of its own, compared at unequal training without a word (24th hostile
+    pass). Early stopping is off, said where the config had it on; a config without it says nothing."""
+    import argparse
+
+    from sate.train.trainer import config_from_args
+
+    exp = tmp_path / "first"
+    (exp / "checkpoints").mkdir(parents=True)
+    torch.save({"global_step": 7}, exp / "checkpoints" / "last.ckpt")
+    path = make_config(tmp_path, "mt", tmp_path, trainer={"patience": 2})
+    args = argparse.Namespace(config=path, overrides=[], init_from=[], steps_from=exp)
+    trainer_conf = config_from_args(args).trainer
+    assert (trainer_conf.max_steps, trainer_conf.patience) == (7, 0)
+    assert capsys.readouterr().err == (f"--steps-from {exp}: trainer.patience 2 is off, so that this run trains for "
+                                       "exactly its 7 updates\n")
+    assert load_training_config(path, []).trainer.patience == 2  # without --steps-from, the config's
+    args.overrides = ["trainer.patience=0"]
+    assert config_from_args(args).trainer.patience == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
     """`--accelerator gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an
     OverflowError and 0 the default without a word; `--num-nodes 2` without a launcher waited for the other
