@@ -203,8 +203,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "teacher of its side where the config sets a loss.kd weight (repeatable)")
     parser.add_argument("--steps-from", type=read_name, metavar="EXP",
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
-                             "for comparisons at equal training; replaces the config's budgets, and turns early stopping "
-                             "(trainer.patience) off")
+                             "for comparisons at equal training; replaces the config's budgets, and turns early "
+                             "stopping (trainer.patience) off")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])
     parser.add_argument("--devices", type=whole_number, default=None,
                         help="devices per node (default: all GPUs, or 1 CPU process)")
