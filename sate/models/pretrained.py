@@ -42,7 +42,7 @@ from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.init_section import check_init_section
-from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
+from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
 from sate.settings import Section
@@ -159,6 +159,7 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
 def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
     """Read any supported checkpoint kind (see the module docstring)."""
     path = Path(path)
+    refuse_not_averaged(path)
     data = read_checkpoint(path)
     if not isinstance(data, dict):
         raise SateError(f"{path}: unrecognised checkpoint (a {type(data).__name__}, not a dict)")
