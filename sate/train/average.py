@@ -39,7 +39,7 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     return sorted(_epoch_files(ckpt_dir), key=lambda p: (p.name.startswith("best-"), p.name))
 
 
-def not_an_experiment(exp: Path) -> str:
+def not_an_experiment(exp: Path, option: str = "--exp") -> str:
     """Why ``exp``, which holds no checkpoints/ folder, is no experiment to average: what it is, or the experiment
     next to it (the folder holding it, a folder inside it). Each was "EXP/checkpoints: no checkpoint directory
     (train first)", a path nobody gave, with advice to train into a pack or a data directory (twenty-first hostile
@@ -51,7 +51,8 @@ def not_an_experiment(exp: Path) -> str:
     if not exp.is_dir():
         return not_a_directory(exp)
     if (exp / layout.PACK_YAML).is_file():
-        return "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"
+        return (f"a packed model (`sate pack`), not an experiment: {option} takes the experiment its model was trained "
+                "in")
     held = held_inside(exp, lambda child: (child / layout.CHECKPOINTS).is_dir())
     if held:
         return (f"no experiment itself; it holds the experiment{'' if len(held) == 1 else 's'} {few_paths(held)}: "

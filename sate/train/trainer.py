@@ -32,7 +32,7 @@ from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
-from sate.train.average import check_mode
+from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -216,6 +216,10 @@ def steps_of(exp: Path) -> int:
     import torch
 
     last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
+    if not os.path.isdir(Path(exp) / layout.CHECKPOINTS):  # a model file, a pack, a checkpoint folder, a folder of
+        # experiments: "EXP/model.pt/checkpoints/last.ckpt is missing (has that run trained?)", a path nobody gave
+        # (24th hostile pass); what it is, as `sate average --exp` says
+        raise SateError(f"--steps-from {one_line(str(exp))}: {not_an_experiment(Path(exp), '--steps-from')}")
     require_file(last, "a checkpoint", f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
         # mapped, not read: the weights and the optimizer's states (a model's size three times) are not needed

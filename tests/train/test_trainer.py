@@ -621,6 +621,30 @@ def test_steps_from_a_run_still_training_is_refused(tmp_path: Path) -> None:
     assert steps_of(exp) == 7
 
 
+def test_steps_from_a_path_next_to_an_experiment_says_what_it_is(tmp_path: Path) -> None:
+    """`--steps-from EXP/model.pt` (or a pack, EXP/checkpoints, a folder of experiments) was "EXP/model.pt/
+    checkpoints/last.ckpt is missing (has that run trained?)", a path nobody gave (24th hostile pass): it is named
+    for what it is, as `sate average --exp` names it."""
+    from sate.train.trainer import steps_of
+
+    exp = tmp_path / "exp" / "st"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: st\n")
+    torch.save({"global_step": 7}, exp / "checkpoints" / "last.ckpt")
+    (exp / "model.pt").write_bytes(b"a model")
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "sate.yaml").write_text("format: sate-pack\n")
+    for given, says in ((exp / "model.pt", f"a file inside the experiment {exp}, not one itself: give {exp}"),
+                        (exp / "checkpoints", f"a folder inside the experiment {exp}, not one itself: give {exp}"),
+                        (tmp_path / "exp", f"no experiment itself; it holds the experiment {exp}: give it"),
+                        (tmp_path / "pack", "a packed model (`sate pack`), not an experiment: --steps-from takes the "
+                                            "experiment its model was trained in")):
+        with pytest.raises(SateError) as refused:
+            steps_of(given)
+        assert str(refused.value) == f"--steps-from {given}: {says}"
+    assert steps_of(exp) == 7
+
+
 def test_steps_from_turns_early_stopping_off_and_says_so(tmp_path: Path, make_config: MakeConfig,
                                                         capsys: pytest.CaptureFixture) -> None:
     """`--steps-from EXP` trains "exactly as many updates" as EXP, yet kept the config's trainer.patience: a
