@@ -411,7 +411,11 @@ class OneLineRecords(logging.Filter):
         message = record.getMessage().strip()
         if message.startswith("Detected KeyboardInterrupt"):
             return False
-        record.msg, record.args = one_line(message), None
+        # the banner of a run of several processes, which names no path, keeps its lines: it came as one line of
+        # literal "\n"s ("----...\ndistributed_backend=gloo\nAll distributed processes registered...", 24th pass)
+        banner = message.startswith("-" * 20) and "distributed_backend=" in message
+        record.msg = "\n".join(map(one_line, message.split("\n"))) if banner else one_line(message)
+        record.args = None
         return True
 
 

@@ -67,6 +67,12 @@ def test_lightnings_keyboard_interrupt_line_is_left_to_sates_own() -> None:
     assert not OneLineRecords().filter(record("\nDetected KeyboardInterrupt, attempting graceful shutdown ..."))
     kept = record("Restoring states from the checkpoint path at a\nb")
     assert OneLineRecords().filter(kept) and kept.getMessage() == "Restoring states from the checkpoint path at a\\nb"
+    # the banner of a run of several processes keeps its lines (it was one line of literal "\n"s: 24th hostile pass)
+    banner = record(f"{'-' * 100}\ndistributed_backend=gloo\nAll distributed processes registered. Starting with 2 "
+                    f"processes\n{'-' * 100}\n")
+    assert OneLineRecords().filter(banner) and banner.getMessage().splitlines() == [
+        "-" * 100, "distributed_backend=gloo", "All distributed processes registered. Starting with 2 processes",
+        "-" * 100]
 
 
 def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, make_config: MakeConfig,
