@@ -486,7 +486,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         for damaged, moved in zip(point.passed_over, set_aside(point.passed_over), strict=True):
             print(one_line(f"set aside the unreadable {damaged.name} as {moved.name}"))
         for key, (old, new) in point.changed.items():
-            print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}"))
+            # init: applies to a fresh start alone, so a resume given other --init-from models (of another vocabulary
+            # even) said "resuming with init changed", as if they were loaded (24th hostile pass)
+            unused = " (not loaded: a resume's weights are its checkpoint's; init applies to a fresh start)" \
+                if key == "init" else ""
+            print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}{unused}"))
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))
