@@ -251,6 +251,28 @@ def test_a_refusal_of_a_set_value_names_the_set(tmp_path: Path, capsys: pytest.C
     assert err == f"sate config: error: {path}: optim.lr must be a finite number, got nan", err
 
 
+def test_a_yaml_boolean_word_given_by_set_is_named_as_written(tmp_path: Path, capsys: pytest.CaptureFixture[str]) \
+        -> None:
+    """`--set data.cmvn=no` (YAML 1.1 reads no, off, yes, on as booleans) was "data.cmvn must be a string, got
+    False", a word the user never wrote (24th hostile pass). It is named as written, with what YAML made of it; where
+    the key takes text, with the quoting that gives the text, which is then checked as text."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    for setting, says in (
+            ("data.cmvn=no", "data.cmvn must be a string, got 'no', which YAML reads as false (for the text, quote "
+                             "it: --set \"data.cmvn='no'\")"),
+            ("data.cmvn=On", "data.cmvn must be a string, got 'On', which YAML reads as true (for the text, quote "
+                             "it: --set \"data.cmvn='On'\")"),
+            ("trainer.max_epochs=off", "trainer.max_epochs must be an integer, got 'off', which YAML reads as false"),
+            ("trainer.max_epochs=true", "trainer.max_epochs must be an integer, got True"),
+            ("data.cmvn='no'", "data.cmvn must be one of global, utterance, none, got 'no'")):
+        assert main(["config", "--config", str(path), "--set", setting]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err == f"sate config: error: {path} with --set {setting!r}: {says}", err
+    assert main(["config", "--config", str(path), "--set", "data.cmvn=none"]) == 0  # the word that means none
+    assert "cmvn: none" in capsys.readouterr().out
+
+
 def test_a_key_that_does_nothing_names_the_keys_it_depends_on_as_the_file_spells_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A training config's refusal said "model.loss.kd.asr_teacher is set but does nothing: loss.kd.asr_weight is

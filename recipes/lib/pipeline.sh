@@ -311,9 +311,11 @@ average_and_pack() {
   local name=$1 params
   params="n=$average_n trained=$(cat "$exp/$name/.done-train")"
   if is_done "$exp/$name/.done-pack" "$params"; then return 0; fi
+  packing=$name  # side by side, a failure from here on is no training's (pretrain_job)
   sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
   sate pack --model "$exp/$name/model.pt" --data "$data" --out "$exp/$name/pack"
   mark_done "$exp/$name/.done-pack" "$params"
+  packing=
 }
 
 # Stages 3 and 4 are independent. With parallel_pretrain true they train side by side, each process on one
@@ -385,8 +387,22 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   }
   trap 'stop_pretraining 143' TERM
   trap 'stop_pretraining 129' HUP
-  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_asr) & asr_job=$!
-  (export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1; pretrain_mt) & mt_job=$!
+  # pretrain_job NAME: one stage on one thread, in a subshell; a failed `sate average` or `sate pack` after its
+  # training exits 3 (pack_failed), so that the recipe does not send the user to a train.log that says the
+  # training ended well (24th hostile pass)
+  pack_failed=3
+  pretrain_job() {
+    packing=
+    trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$packing" ] || exit "$pack_failed"' EXIT
+    export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
+    "pretrain_$1"
+  }
+  pretrain_failed() {  # NAME RC
+    [ "$2" != "$pack_failed" ] || die "${1^^} pre-training trained, then averaging or packing it into $exp/$1 failed (the error above)"
+    die "${1^^} pre-training failed (see $exp/$1/train.log)"
+  }
+  (pretrain_job asr) & asr_job=$!
+  (pretrain_job mt) & mt_job=$!
   # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
   # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
   declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
@@ -395,9 +411,11 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   if kill -0 "$asr_job" 2>/dev/null; then first=mt second=asr; else first=asr second=mt; fi
   if [ "$first_rc" != 0 ]; then
     stop_job "${pretrain_pid[$second]}"
-    die "${first^^} pre-training failed (see $exp/$first/train.log)"
+    pretrain_failed "$first" "$first_rc"
   fi
-  wait "${pretrain_pid[$second]}" || die "${second^^} pre-training failed (see $exp/$second/train.log)"
+  second_rc=0
+  wait "${pretrain_pid[$second]}" || second_rc=$?
+  [ "$second_rc" = 0 ] || pretrain_failed "$second" "$second_rc"
   trap - TERM HUP
 else
   if $run_asr; then pretrain_asr; fi

@@ -62,7 +62,7 @@ from sate.layout import (
     token_list,
 )
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output, check_same_experiment, dir_name, read_name
+from sate.targets import check_output, check_same_experiment, dir_name, experiment_holding, read_name
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -214,6 +214,25 @@ def old_pack_place(out: Path) -> Path:
     return old
 
 
+def check_experiment_task(out: Path, model_file: Path, task: object, given: Path) -> None:
+    """Refuse a pack of a model of another task written in an experiment (EXP/pack): a model outside any experiment
+    (a pack's model.pt, one averaged elsewhere) says nothing of where it belongs, so `sate pack --model
+    other/pack/model.pt --out exp/asr/pack` replaced the ASR pack with an MT one, exit 0, which the cascade then read
+    as exp/asr's (24th hostile pass). A model of the experiment's task (averaged elsewhere) is packed there as
+    before; an experiment whose config.yaml cannot be read says nothing. ``given``: --out as the user named it."""
+    target = experiment_holding(out.parent, levels=1)
+    if target is None:
+        return
+    try:
+        trained = read_yaml(target / CONFIG).get("task")
+    except (SateError, OSError):
+        return
+    if isinstance(trained, str) and trained in TASKS and trained != task:
+        raise SateError(f"--out {one_line(str(given))}: it lies in the {trained} experiment {one_line(str(target))}, "
+                        f"and --model {one_line(str(model_file))} is an {task} model: it would be taken for "
+                        f"{one_line(target.name)}'s own; write it outside the experiment")
+
+
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,
          cmvn: str | None = None) -> PackInfo:
     """Write the packed directory ``out`` (replacing an older pack there); returns what sate.yaml says.
@@ -226,10 +245,11 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
     from sate.data.vocab import load_vocabularies, vocabulary_kind
     from sate.models.model_file import load_model_file
 
-    out = check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
+    given, out = out, check_output(out, "pack")  # before any work: only a pack (or an empty directory) is replaced
     check_pack_holds_its_own(out)
     old = old_pack_place(out)  # the pack replaced, until the new one is in place
     meta = load_model_file(model_file)
+    check_experiment_task(out, model_file, meta["task"], given)
     require_directory(data_dir, "--data")  # a file or a pipe there was "data directory is missing"
     kind = vocabulary_kind(data_dir)
     parts = vocab_parts(kind)

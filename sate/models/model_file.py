@@ -139,16 +139,22 @@ def load_model_file(path: str | Path) -> ModelFile:
     return data
 
 
+def refuse_not_averaged(path: Path) -> None:
+    """EXP/model.pt named where EXP holds checkpoints but no model file yet: how it is made, not "checkpoint not
+    found" (a model file's reader, twenty-second pass; an `--init-from` or `loss.kd` teacher, 24th hostile pass)."""
+    if path.name == layout.MODEL and not os.path.lexists(path) and \
+            (path.parent / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file():
+        raise SateError(f"{path}: no such file: the experiment {path.parent} holds checkpoints but no {layout.MODEL} "
+                        f"yet; write it with `sate average --exp {path.parent} --last N` (or --best N)")
+
+
 def _refuse_checkpoint_folder(path: Path) -> None:
     """An experiment not averaged yet (no EXP/model.pt) or its checkpoint folder, given for a model file: the reader's
     hint, "did you mean EXP/checkpoints/last.ckpt?", named a checkpoint that a model file's reader then refused
     (`sate pack --model EXP/checkpoints`, twenty-first hostile pass). Its model file is written by `sate average`;
     EXP/model.pt named when it is not there yet (an average that failed on a full disk, a recipe's stage 6 run by hand)
     was "checkpoint not found", the name of what it is not, with no word of how it is made (twenty-second pass)."""
-    if path.name == layout.MODEL and not os.path.lexists(path) and \
-            (path.parent / layout.CHECKPOINTS / layout.LAST_CHECKPOINT).is_file():
-        raise SateError(f"{path}: no such file: the experiment {path.parent} holds checkpoints but no {layout.MODEL} "
-                        f"yet; write it with `sate average --exp {path.parent} --last N` (or --best N)")
+    refuse_not_averaged(path)
     if not path.is_dir() or (path / layout.MODEL).is_file():
         return  # a folder holding model.pt is named by read_checkpoint's hint
     exp = path.parent if (path / layout.LAST_CHECKPOINT).is_file() else path

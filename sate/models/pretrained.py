@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NotRequired, TypedDict
 
@@ -34,7 +34,7 @@ import yaml
 
 from sate import layout
 from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
-from sate.data.cmvn_record import recorded_kinds, require_cmvn
+from sate.data.cmvn_record import cmvn_difference, recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
 from sate.files import RawMapping, require_file
@@ -42,7 +42,7 @@ from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.init_section import check_init_section
-from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint
+from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
 from sate.models.sharing import check_joint_vocabulary, tied_problems
 from sate.models.st import STModel
 from sate.settings import Section
@@ -89,6 +89,7 @@ class Checkpoint:
     task: str  # ours: asr/mt/st; ESPnet: "asr" or "mt" (has src_token_list)
     src_tokens: list[str]
     tgt_tokens: list[str]
+    meta: RawMapping = field(default_factory=dict)  # a sate file's header (its CMVN record), else empty
 
     def tokens(self, side: str) -> list[str]:
         return self.src_tokens if side == "source" else self.tgt_tokens
@@ -159,6 +160,7 @@ def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | 
 def read_source(path: str | Path, config_path: str | Path | None = None) -> Checkpoint:
     """Read any supported checkpoint kind (see the module docstring)."""
     path = Path(path)
+    refuse_not_averaged(path)
     data = read_checkpoint(path)
     if not isinstance(data, dict):
         raise SateError(f"{path}: unrecognised checkpoint (a {type(data).__name__}, not a dict)")
@@ -174,7 +176,7 @@ def read_source(path: str | Path, config_path: str | Path | None = None) -> Chec
             raise SateError(f"{path}: no state dict inside")
         # Resolved again, so that files written before a key existed compare with its default.
         config = resolve_config(meta["task"], meta["config"]).to_dict()
-        return Checkpoint(path, kind, state, config, meta["task"], meta["src_tokens"], meta["tgt_tokens"])
+        return Checkpoint(path, kind, state, config, meta["task"], meta["src_tokens"], meta["tgt_tokens"], meta)
     if data and all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in data.items()):
         return read_espnet(path, data, Path(config_path) if config_path else None)
     raise SateError(f"{path}: unrecognised checkpoint: neither a sate model file, a Lightning checkpoint "
@@ -308,10 +310,12 @@ def format_table(rows: list[InitRow]) -> str:
 
 
 def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[str], tgt_tokens: list[str],
-               log: Callable[[str], None] = print) -> list[InitRow]:
+               log: Callable[[str], None] = print, cmvn: Path | None = None,
+               cmvn_kind: str | None = None) -> list[InitRow]:
     """Load the components named in `init_conf` into `model`, or raise `SateError` loading nothing.
 
-    `src_tokens`/`tgt_tokens` are our token lists (tokens_src.txt, tokens_tgt.txt).
+    `src_tokens`/`tgt_tokens` are our token lists (tokens_src.txt, tokens_tgt.txt); ``cmvn`` and ``cmvn_kind`` the
+    run's `cmvn.json` and `data.cmvn`, against which an acoustic encoder's file is noted (`_cmvn_note`).
     """
     if not init_conf:
         return []
@@ -359,7 +363,32 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
         raise SateError("init failed, nothing was loaded: " + " | ".join(problems))  # one line: the CLI escapes \n
     for module, state in loads:
         module.load_state_dict(state)
+    if "acoustic" in entries:
+        note = _cmvn_note(cache[(entries["acoustic"]["path"], entries["acoustic"].get("config"))], cmvn, cmvn_kind)
+        if note:
+            log(note)
     return rows
+
+
+def _cmvn_note(ckpt: Checkpoint, cmvn: Path | None, cmvn_kind: str | None) -> str | None:
+    """A note where the acoustic encoder comes from a file trained on other features than the run's: another
+    normalisation (data.cmvn) or other global statistics. `--init-from asr=exp/asr/model.pt` after `sate features`
+    was run again, or with another data dir's statistics, started SATE from an encoder that had never read such
+    features, without a word (24th hostile pass); a frozen teacher is refused for it, but a trained encoder may
+    well be fine-tuned on another corpus's features (an ASR model of LibriSpeech), so this one is said, not refused."""
+    if cmvn_kind is None or not ckpt.meta:
+        return None
+    other = next(((theirs, why) for theirs, why in recorded_kinds(ckpt.meta) if theirs != cmvn_kind), None)
+    if other is not None:
+        return (f"note: init acoustic <- {one_line(str(ckpt.path))}: trained with {other[0]} CMVN ({other[1]}), "
+                f"this run normalises with data.cmvn {cmvn_kind}: fine-tuning starts from features it never read")
+    if cmvn_kind == "global" and cmvn is not None and ckpt.meta.get("cmvn") is not None:
+        why = cmvn_difference(ckpt.meta["cmvn"], cmvn)
+        if why is not None:
+            return (f"note: init acoustic <- {one_line(str(ckpt.path))}: trained on other CMVN statistics than "
+                    f"{one_line(str(cmvn))} ({why}): fine-tuning starts from features normalised otherwise (was "
+                    "`sate features` run again, or is it another data directory's model?)")
+    return None
 
 
 def _reads(conf: ASRConfig | STConfig) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate import layout
-from sate.errors import SateError, one_line, shown
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import few_paths, held_inside, not_a_directory, read_checkpoint
 from sate.numbers import is_int64, is_number, whole_number
 from sate.targets import check_named_kind, check_output, check_same_experiment, file_name, read_name
@@ -39,7 +39,7 @@ def find_checkpoints(ckpt_dir: Path) -> list[Path]:
     return sorted(_epoch_files(ckpt_dir), key=lambda p: (p.name.startswith("best-"), p.name))
 
 
-def not_an_experiment(exp: Path) -> str:
+def not_an_experiment(exp: Path, option: str = "--exp") -> str:
     """Why ``exp``, which holds no checkpoints/ folder, is no experiment to average: what it is, or the experiment
     next to it (the folder holding it, a folder inside it). Each was "EXP/checkpoints: no checkpoint directory
     (train first)", a path nobody gave, with advice to train into a pack or a data directory (twenty-first hostile
@@ -51,7 +51,8 @@ def not_an_experiment(exp: Path) -> str:
     if not exp.is_dir():
         return not_a_directory(exp)
     if (exp / layout.PACK_YAML).is_file():
-        return "a packed model (`sate pack`), not an experiment: --exp takes the experiment its model was trained in"
+        return (f"a packed model (`sate pack`), not an experiment: {option} takes the experiment its model was trained "
+                "in")
     held = held_inside(exp, lambda child: (child / layout.CHECKPOINTS).is_dir())
     if held:
         return (f"no experiment itself; it holds the experiment{'' if len(held) == 1 else 's'} {few_paths(held)}: "
@@ -172,6 +173,13 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     if not by_epoch:
         raise SateError(f"{ckpt_dir}: no epoch checkpoints to average")
     ckpts = [by_epoch[e] for e in sorted(by_epoch)]
+    count = last if last is not None else best
+    if count is not None and len(ckpts) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said
+        # only by the count (twenty-first hostile pass)
+        option, keeps = ("--last", "keep_last") if last is not None else ("--best", "keep_best")
+        print(f"sate average: note: {option} {count}: {one_line(str(ckpt_dir))} holds {len(ckpts)} epoch "
+              f"checkpoint(s) (trainer.{keeps} keeps that many, or training ran that few epochs); averaged those",
+              file=sys.stderr)
     if last is not None:
         return ckpts[-last:]
     if metric is None:
@@ -182,7 +190,7 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     # A NaN sorts anywhere (every comparison with it is false): a diverged epoch's NaN loss was taken among the best
     scored = [c for c in ckpts if is_number(c["sate"]["metrics"].get(metric))]
     if not scored:  # before the mode: --metric epoch was asked for --mode, then refused as never recorded
-        known = ", ".join(sorted(ckpts[-1]["sate"]["metrics"]))
+        known = ", ".join(sorted({name for c in ckpts for name in c["sate"]["metrics"]}))
         raise SateError(f"no checkpoint in {ckpt_dir} recorded metric {metric!r} as a finite number (recorded: "
                         f"{known})")
     if mode is not None:
@@ -192,6 +200,14 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
         trainer = config.get("trainer") if isinstance(config, dict) else None
         trainer = trainer if isinstance(trainer, dict) else {}
         mode = best_mode(metric, trainer.get("monitor"), trainer.get("monitor_mode"))
+    if len(scored) < len(ckpts) and best is not None:  # left out without a word: --best 3 by valid/bleu of a run
+        # resumed with valid_bleu_utts 0 averaged the 2 epochs before, and the note blamed trainer.keep_best (24th
+        # hostile pass)
+        unranked = [c["path"].name for c in ckpts if c not in scored]
+        print(f"sate average: note: --best {best}: {first_few(unranked)} recorded no finite {one_line(metric)} (a "
+              f"diverged epoch, or a run resumed with other validation settings), so "
+              f"{'it is' if len(unranked) == 1 else 'they are'} not ranked; {len(scored)} of {len(ckpts)} epoch "
+              "checkpoints are", file=sys.stderr)
     scored.sort(key=lambda c: c["sate"]["metrics"][metric], reverse=(mode == "max"))
     return sorted(scored[:best], key=lambda c: c["sate"]["epoch"])
 
@@ -282,9 +298,4 @@ def run(args: argparse.Namespace) -> int:
     used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
                    "--out" if args.out else "the model file of --exp")
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
-    if len(used) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said only by the count
-        option, keeps = ("--last", "keep_last") if args.last is not None else ("--best", "keep_best")
-        print(f"sate average: note: {option} {count}: {one_line(str(args.exp / layout.CHECKPOINTS))} holds "
-              f"{len(used)} epoch checkpoint(s) (trainer.{keeps} keeps that many, or training ran that few epochs); "
-              "averaged those", file=sys.stderr)
     return 0

@@ -26,6 +26,14 @@ def release_memory() -> None:
         torch.cuda.empty_cache()
 
 
+def lower_lr(lr: float, where: str) -> str:
+    """The advice of a diverged run: the optim.lr it trained with, and where to lower it (a --set given, or the
+    config file: `sate.train.trainer.lr_where`)."""
+    if where.startswith("--set "):
+        return f"lower optim.lr (now {lr:g}, from {where})"
+    return f"lower optim.lr (now {lr:g}) in {where}"
+
+
 def batch_cost(batch: dict, task: str) -> int:
     """A batch's padded size in the unit of batch.per_device: frames (asr, st) or tokens (mt)."""
     if task != "mt":
@@ -36,8 +44,10 @@ def batch_cost(batch: dict, task: str) -> int:
 class FaultCounter:
     """Counts skipped batches and updates; stops a run that keeps failing."""
 
-    def __init__(self, nan_patience: int, oom_patience: int, unit: str = "frames", per_device: int = 0) -> None:
+    def __init__(self, nan_patience: int, oom_patience: int, unit: str = "frames", per_device: int = 0,
+                 lr: float = 0.0, lr_where: str = "the config") -> None:
         self.nan_patience, self.oom_patience = nan_patience, oom_patience
+        self.lr, self.lr_where = lr, lr_where  # for the advice of a diverged run
         self.unit, self.per_device = unit, per_device
         self.nonfinite = self.oom = self.in_row = self.oom_in_row = 0
         self.largest_fit = 0  # the largest batch (padded cost) whose update completed without running out of memory
@@ -62,7 +72,8 @@ class FaultCounter:
 
     def diverged_error(self) -> SateError:
         return SateError(f"{self.in_row} batches in a row had a non-finite loss (trainer.nan_patience="
-                         f"{self.nan_patience}): training diverged; lower optim.lr or check the data")
+                         f"{self.nan_patience}): training diverged; {lower_lr(self.lr, self.lr_where)} or check "
+                         "the data")
 
     def out_of_memory(self, where: str, detail: str) -> None:
         self.oom += 1

@@ -27,7 +27,7 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
 from sate.models import ctc_greedy
 from sate.train.data import batch_unit
-from sate.train.faults import FaultCounter, batch_cost, release_memory
+from sate.train.faults import FaultCounter, batch_cost, lower_lr, release_memory
 from sate.train.rng import RngState, gather_rng_states, set_rng_state
 from sate.train.schedule import SkippableAdam, inverse_sqrt_schedule
 from sate.train.schema import TrainingConfig
@@ -41,10 +41,12 @@ class SateModule(L.LightningModule):
 
     def __init__(self, config: TrainingConfig, model: nn.Module, src_vocab: Vocabulary, tgt_vocab: Vocabulary,
                  run_id: str = "", cmvn: dict[str, list[float]] | None = None,
-                 teachers: dict[str, str] | None = None, per_device: int | None = None) -> None:
+                 teachers: dict[str, str] | None = None, per_device: int | None = None,
+                 lr_where: str = "the config") -> None:
         """`cmvn`: the global CMVN statistics the features are normalised with, `teachers` the fingerprints of
         the frozen `loss.kd` teachers (`sate.train.resume.teacher_prints`), recorded in every checkpoint, and
-        `per_device` the batch cap in use when the batch plan lowered batch.per_device (for the OOM advice)."""
+        `per_device` the batch cap in use when the batch plan lowered batch.per_device (for the OOM advice),
+        `lr_where` where a diverged run lowers optim.lr (`sate.train.trainer.lr_where`)."""
         super().__init__()
         self.config = config
         self.task = config.task
@@ -59,7 +61,7 @@ class SateModule(L.LightningModule):
         self.specaug_start = spec.start_step
         tconf = config.trainer
         self.faults = FaultCounter(tconf.nan_patience, tconf.oom_patience, batch_unit(self.task, config.data.features),
-                                   per_device or config.batch.per_device)
+                                   per_device or config.batch.per_device, config.optim.lr, lr_where)
         self._update_has_good_batch = False
         self._update_oom = False
         self._step_oom = False
@@ -205,8 +207,7 @@ class SateModule(L.LightningModule):
             raise SateError(f"the weights hold NaN or infinite values ({bad}) since this run began: "
                             f"{self._starting_points()} holds them")
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
-                        f"training diverged; lower optim.lr (now {self.config.optim.lr:g}) in the config and train "
-                        "again")
+                        f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)} and train again")
 
     def _starting_points(self) -> str:
         """The files this run's weights came from, as the NaN line names them: it said "the checkpoint it started

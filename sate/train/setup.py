@@ -29,6 +29,6 @@ def build_for_training(config: TrainingConfig, src_tokens: list[str], tgt_tokens
         load_hub_parts(model, src_tokens, tgt_tokens, skip=set(init) if "model" not in init else {
             "acoustic", "textual", "decoder", "src_embed"})
         if init:
-            load_init(model, init, src_tokens, tgt_tokens)
+            load_init(model, init, src_tokens, tgt_tokens, cmvn=cmvn, cmvn_kind=config.data.cmvn)
     load_teachers(model, src_tokens, tgt_tokens, cmvn=cmvn, cmvn_kind=config.data.cmvn)
     return model

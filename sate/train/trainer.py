@@ -13,14 +13,17 @@ import argparse
 import logging
 import os
 import shutil
+import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
+
 from sate import layout
-from sate.config import ConfigOption, apply_overrides, dump_yaml, read_yaml, write_yaml
+from sate.config import ConfigOption, apply_overrides, dump_yaml, load_yaml_value, read_yaml, write_yaml
 from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
@@ -29,7 +32,7 @@ from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
-from sate.train.average import check_mode
+from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import TrainingConfig
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
@@ -128,8 +131,24 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         named = message.startswith("--set ") or " with --set " in message
         item = None if named or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
+        message = message if item is None else _as_written(message, item)
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None
+
+
+def _as_written(message: str, item: str) -> str:
+    """``message`` with a YAML 1.1 boolean that `item` (``KEY=VALUE``) gave named as the user wrote it: `--set
+    data.cmvn=no` was "data.cmvn must be a string, got False", a word the user never wrote (24th hostile pass)."""
+    key, raw = (part.strip() for part in item.split("=", 1))
+    try:
+        value = load_yaml_value(raw, f"--set {shown(item)}")
+    except (SateError, yaml.YAMLError):
+        return message
+    if not isinstance(value, bool) or raw.lower() in ("true", "false") or not message.startswith(f"{key} ") \
+            or not message.endswith(f", got {value!r}"):
+        return message
+    advice = f" (for the text, quote it: --set \"{key}='{one_line(raw)}'\")" if "must be a string" in message else ""
+    return f"{message[:-len(repr(value))]}{shown(raw)}, which YAML reads as {str(value).lower()}{advice}"
 
 
 def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig], message: str) -> str | None:
@@ -184,7 +203,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                              "teacher of its side where the config sets a loss.kd weight (repeatable)")
     parser.add_argument("--steps-from", type=read_name, metavar="EXP",
                         help="train for exactly as many updates as the run in EXP did (its last checkpoint's step), "
-                             "for comparisons at equal training; replaces the config's budgets")
+                             "for comparisons at equal training; replaces the config's budgets, and turns early "
+                             "stopping (trainer.patience) off")
     parser.add_argument("--accelerator", default="auto", choices=["auto", "cpu", "gpu"])
     parser.add_argument("--devices", type=whole_number, default=None,
                         help="devices per node (default: all GPUs, or 1 CPU process)")
@@ -196,6 +216,10 @@ def steps_of(exp: Path) -> int:
     import torch
 
     last = Path(exp) / layout.CHECKPOINTS / layout.LAST_CHECKPOINT
+    if not os.path.isdir(Path(exp) / layout.CHECKPOINTS):  # a model file, a pack, a checkpoint folder, a folder of
+        # experiments: "EXP/model.pt/checkpoints/last.ckpt is missing (has that run trained?)", a path nobody gave
+        # (24th hostile pass); what it is, as `sate average --exp` says
+        raise SateError(f"--steps-from {one_line(str(exp))}: {not_an_experiment(Path(exp), '--steps-from')}")
     require_file(last, "a checkpoint", f"--steps-from {exp}: {last} is missing (has that run trained?)")
     try:
         # mapped, not read: the weights and the optimizer's states (a model's size three times) are not needed
@@ -218,8 +242,14 @@ def config_from_args(args: argparse.Namespace) -> TrainingConfig:
     config = checked_config(args.config, args.overrides, args.init_from)
     if args.steps_from is not None:
         trainer = config.trainer
-        config = replace(config, trainer=replace(trainer, max_steps=steps_of(args.steps_from),
-                                                 max_epochs=max(trainer.max_epochs, 100000), max_minutes=None))
+        steps = steps_of(args.steps_from)
+        # "exactly as many updates": early stopping ended a comparison row before them, at a count of its own, and
+        # the rows were compared at unequal training without a word (24th hostile pass)
+        if trainer.patience > 0:
+            print(one_line(f"--steps-from {args.steps_from}: trainer.patience {trainer.patience} is off, so that this "
+                           f"run trains for exactly its {steps:,} updates"), file=sys.stderr)
+        config = replace(config, trainer=replace(trainer, max_steps=steps, max_epochs=max(trainer.max_epochs, 100000),
+                                                 max_minutes=None, patience=0))
     return config
 
 
@@ -296,13 +326,25 @@ def run(args: argparse.Namespace) -> int:
     if accelerator == "auto":
         accelerator = "gpu" if torch.cuda.is_available() else "cpu"
     devices = check_devices(accelerator, args.devices, torch.cuda.device_count())
-    train(config, args.exp, accelerator=accelerator, devices=devices, num_nodes=args.num_nodes)
+    train(config, args.exp, accelerator=accelerator, devices=devices, num_nodes=args.num_nodes,
+          lr_where=lr_where(args.config, args.overrides))
     return 0
 
 
+def lr_where(config_path: str | Path, overrides: list[str]) -> str:
+    """Where a diverged run's optim.lr is lowered: the last --set of it, or the config file, named (the advice
+    said "lower optim.lr in the config", naming no file, and the file's value was not the one trained with where a
+    --set gave it: 24th hostile pass)."""
+    given = [item for item in overrides if item.split("=", 1)[0].strip() == "optim.lr"]
+    if given:
+        return f"--set {one_line(given[-1].strip()[:60])}"
+    return one_line(str(config_path))
+
+
 def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: int = 1, num_nodes: int = 1,
-          callbacks: list | None = None) -> Path:
-    """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory."""
+          callbacks: list | None = None, lr_where: str = "the config") -> Path:
+    """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory. `lr_where`: where
+    a diverged run's advice says to lower optim.lr (`lr_where`)."""
     from sate.train.lock import ExperimentLock, describe
 
     check_nodes(num_nodes)
@@ -315,7 +357,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     check_run_folders(exp)
     if not is_primary_process():
         exp.mkdir(parents=True, exist_ok=True)
-        return _train(config, exp, accelerator, devices, num_nodes, callbacks, None)
+        return _train(config, exp, accelerator, devices, num_nodes, callbacks, None, lr_where)
     made = next((p for p in (*reversed(exp.parents), exp) if not p.exists()), None)  # the first folder this run makes
     fresh = made is not None or not any(exp.iterdir())
     exp.mkdir(parents=True, exist_ok=True)
@@ -324,7 +366,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
             if lock.takeover:
                 print(f"taking over {one_line(str(lock.path))}: the run that held it ({describe(lock.takeover)}) is "
                       "gone")
-            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock)
+            return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock, lr_where)
     # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
     # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but
     except (SateError, OSError, KeyboardInterrupt):
@@ -369,7 +411,11 @@ class OneLineRecords(logging.Filter):
         message = record.getMessage().strip()
         if message.startswith("Detected KeyboardInterrupt"):
             return False
-        record.msg, record.args = one_line(message), None
+        # the banner of a run of several processes, which names no path, keeps its lines: it came as one line of
+        # literal "\n"s ("----...\ndistributed_backend=gloo\nAll distributed processes registered...", 24th pass)
+        banner = message.startswith("-" * 20) and "distributed_backend=" in message
+        record.msg = "\n".join(map(one_line, message.split("\n"))) if banner else one_line(message)
+        record.args = None
         return True
 
 
@@ -396,7 +442,7 @@ def escape_lightning_lines() -> None:
 
 
 def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, num_nodes: int, callbacks: list | None,
-           lock: object) -> Path:
+           lock: object, lr_where: str = "the config") -> Path:
     import lightning as L
     from lightning.pytorch.callbacks import EarlyStopping, TQDMProgressBar
     from lightning.pytorch.loggers import CSVLogger, TensorBoardLogger
@@ -440,7 +486,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         for damaged, moved in zip(point.passed_over, set_aside(point.passed_over), strict=True):
             print(one_line(f"set aside the unreadable {damaged.name} as {moved.name}"))
         for key, (old, new) in point.changed.items():
-            print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}"))
+            # init: applies to a fresh start alone, so a resume given other --init-from models (of another vocabulary
+            # even) said "resuming with init changed", as if they were loaded (24th hostile pass)
+            unused = " (not loaded: a resume's weights are its checkpoint's; init applies to a fresh start)" \
+                if key == "init" else ""
+            print(one_line(f"resuming with {key} changed: {shown(old)} -> {shown(new)}{unused}"))
     L.seed_everything(config.seed, workers=True, verbose=False)
 
     data_dir = Path(str(config.data.dir))
@@ -472,7 +522,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     plan = plan_batch(config.batch, world, config.task, config.data.features)
     module = SateModule(config, model, src_vocab, tgt_vocab, run_id=point.run_id,
                         cmvn=cmvn_record(cmvn) if cmvn is not None else None, teachers=teachers,
-                        per_device=plan.per_device)
+                        per_device=plan.per_device, lr_where=lr_where)
     if config.data.frozen_cache and point.checkpoint is not None:
         # The cache is named by the frozen weights: a resume has them from its checkpoint, which Lightning would
         # restore only after the data is prepared.

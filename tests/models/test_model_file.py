@@ -141,6 +141,15 @@ def test_an_experiment_without_its_model_file_names_sate_average(tmp_path: Path)
                                         f"but no model.pt yet; write it with `sate average --exp {exp} --last N` "
                                         "\\(or --best N\\)$"):
         load_model_file(exp / "model.pt")
+    # the same, named as an --init-from model or a loss.kd teacher (a recipe's stage 5 run by hand before stage 3's
+    # average): "checkpoint not found", with no word of how it is made (24th hostile pass)
+    from sate.models.pretrained import read_source  # the reader of init: and teachers, beside the model file's
+
+    with pytest.raises(SateError, match=f"^{exp / 'model.pt'}: no such file: the experiment {exp} holds checkpoints "
+                                        f"but no model.pt yet; write it with `sate average --exp {exp} --last N` "):
+        read_source(exp / "model.pt")
+    with pytest.raises(SateError, match="^checkpoint not found: "):  # anywhere else, as before
+        read_source(tmp_path / "model.pt")
     (exp / "model.pt").write_bytes(b"x")
     with pytest.raises(SateError, match=f"^{exp / 'checkpoints'}: is a directory, not a model file \\(did you mean "
                                         f"{exp / 'model.pt'}\\?\\)$"):

@@ -397,3 +397,29 @@ def test_an_asr_teacher_reading_other_input_than_the_student_is_refused(
                                         r"waveforms \(acoustic\.type hf_wav2vec2\)"):
         load_teachers(student, src_tokens, tgt_tokens, log=lambda _line: None)
     load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens, log=lambda _line: None)  # fbank, both
+
+
+def test_an_acoustic_encoder_trained_on_other_features_is_noted(tmp_path: Path, prepared_data: Path) -> None:
+    """`--init-from asr=exp/asr/model.pt` after `sate features` was run again (or from another data directory's ASR
+    run, or one of per-utterance CMVN into a global run) started SATE from an encoder that had never read such
+    features, without a word (24th hostile pass). A frozen teacher is refused for it; an encoder to fine-tune may
+    come from another corpus, so it is said, and training goes on. The same statistics, or a file that records
+    none (written before sate kept them, an ESPnet model), say nothing."""
+    import json
+
+    from sate.data.cmvn_record import cmvn_record
+    from sate.models.pretrained import Checkpoint, _cmvn_note
+
+    record = cmvn_record(prepared_data / "cmvn.json")
+    ckpt = lambda **meta: Checkpoint(tmp_path / "asr.pt", "sate", {}, {}, "asr", [], [], meta)  # noqa: E731
+    assert _cmvn_note(ckpt(cmvn=record, cmvn_kind="global"), prepared_data / "cmvn.json", "global") is None
+    assert _cmvn_note(ckpt(), prepared_data / "cmvn.json", "global") is None
+    other = json.loads((prepared_data / "cmvn.json").read_text())
+    other["mean"] = [m + 1 for m in other["mean"]]
+    (tmp_path / "cmvn.json").write_text(json.dumps(other))
+    note = _cmvn_note(ckpt(cmvn=record, cmvn_kind="global"), tmp_path / "cmvn.json", "global")
+    assert note is not None and note.startswith(f"note: init acoustic <- {tmp_path / 'asr.pt'}: trained on other "
+                                                f"CMVN statistics than {tmp_path / 'cmvn.json'} (mean[0] ")
+    assert _cmvn_note(ckpt(cmvn=record, cmvn_kind="global"), None, "utterance") == (
+        f"note: init acoustic <- {tmp_path / 'asr.pt'}: trained with global CMVN (it records the statistics), this "
+        "run normalises with data.cmvn utterance: fine-tuning starts from features it never read")

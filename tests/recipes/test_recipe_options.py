@@ -573,3 +573,31 @@ def test_an_empty_test_sets_is_refused_before_any_stage(tmp_path: Path, run_reci
     done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--exp", tmp_path / "exp", "--test-sets", "",
                       "--stage", "6", "--stop-stage", "6", timeout=120)
     assert "--test-sets" not in done.stderr and "stage 6:" in done.stderr, done.stderr
+
+
+PACK_STUB = """#!/bin/bash
+# `sate` for the recipe: every training ends well; the $FAIL side's `sate average` fails, the other's succeeds
+case "$1 $*" in
+  average*"/$FAIL "*) echo "error: $FAIL: no checkpoint to average" >&2; exit 2 ;;
+  average*) for a; do [ "$prev" = --out ] && touch "$a"; prev=$a; done; exit 0 ;;
+  pack*) for a; do [ "$prev" = --out ] && mkdir -p "$a"; prev=$a; done; exit 0 ;;
+  *) exit 0 ;;
+esac
+"""
+
+
+@pytest.mark.parametrize("fail", ["asr", "mt"])
+def test_a_failed_side_by_side_average_is_not_sent_to_train_log(tmp_path: Path, fail: str) -> None:
+    """With --parallel-pretrain true, a `sate average` (or `sate pack`) that failed after its training had ended well
+    made the recipe say "ASR pre-training failed (see EXP/asr/train.log)": a log that says the training ended well,
+    while the error was on the terminal above (24th hostile pass). It now says averaging or packing failed."""
+    side_by_side_stub(tmp_path, PACK_STUB)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "FAIL": fail}
+    argv = [str(a) for a in side_by_side_argv(tmp_path, "4")]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1, done.stderr
+    assert f"error: {fail}: no checkpoint to average" in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"[mustc] error: {fail.upper()} pre-training trained, then averaging or packing it into {tmp_path}/exp/{fail} "
+        "failed (the error above)")
+    assert "pre-training failed" not in done.stderr

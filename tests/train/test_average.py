@@ -159,6 +159,34 @@ def test_best_without_mode_ranks_as_the_run_monitors(tmp_path: Path) -> None:
         select(tmp_path, None, 1, "epoch")
 
 
+def test_checkpoints_that_recorded_no_value_of_the_metric_are_said_unranked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--best 3 --metric valid/bleu` over a run resumed with trainer.valid_bleu_utts 0 (its last epoch logged no
+    BLEU) averaged the two epochs before, and the note said the folder "holds 2 epoch checkpoint(s) (trainer.keep_best
+    keeps that many ...)" of a folder of 3; `--best 2` left it out without a word (24th hostile pass). Those left out
+    of the ranking are named; the metrics of every checkpoint are listed when none recorded the one asked for."""
+    run = {"trainer": {"monitor": "valid/loss", "monitor_mode": "min"}}
+    (tmp_path / "checkpoints").mkdir()
+    for epoch, metrics in enumerate([{"valid/bleu": 10.0, "valid/loss": 3.0}, {"valid/bleu": 20.0, "valid/loss": 2.0},
+                                     {"valid/loss": 1.0}]):
+        header(tmp_path / "checkpoints" / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config=run, metrics=metrics)
+    capsys.readouterr()
+    for best in (3, 2):
+        assert [c["sate"]["epoch"] for c in select(tmp_path / "checkpoints", None, best, "valid/bleu")] == [0, 1]
+        assert capsys.readouterr().err == (
+            f"sate average: note: --best {best}: epoch002.ckpt recorded no finite valid/bleu (a diverged epoch, or a "
+            "run resumed with other validation settings), so it is not ranked; 2 of 3 epoch checkpoints are\n")
+    assert len(select(tmp_path / "checkpoints", None, 2, None)) == 2  # the monitor, recorded by every one: no note
+    assert capsys.readouterr().err == ""
+    select(tmp_path / "checkpoints", None, 5, None)  # fewer in the folder than asked for: said as before
+    assert capsys.readouterr().err == (f"sate average: note: --best 5: {tmp_path / 'checkpoints'} holds 3 epoch "
+                                       "checkpoint(s) (trainer.keep_best keeps that many, or training ran that few "
+                                       "epochs); averaged those\n")
+    with pytest.raises(SateError, match=r"recorded metric 'valid/wer' as a finite number \(recorded: valid/bleu, "
+                                        r"valid/loss\)$"):
+        select(tmp_path / "checkpoints", None, 2, "valid/wer")
+
+
 def test_metric_and_mode_go_with_best_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--last 2 --metric valid/bleu` was taken without a word: the latest epochs, not the metric's best."""
     from sate.cli import main

@@ -187,6 +187,20 @@ def test_safe_keys_may_change_and_the_snapshot_says_so(trained: tuple[Path, Path
     assert read_yaml(exp / "config.yaml")["trainer"]["max_epochs"] == 4
 
 
+def test_a_resume_with_other_init_models_says_they_are_not_loaded(trained: tuple[Path, Path], exp: Path,
+                                                                   tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture) -> None:
+    """A resume given other init: models (`--init-from` of other runs, of another vocabulary even) said "resuming
+    with init changed: ... -> ...", as if they were loaded; a resume's weights are its checkpoint's (24th hostile
+    pass)."""
+    init = f"init={{acoustic: {{path: {tmp_path / 'elsewhere.pt'}}}}}"  # never read: a resume loads no init
+    config = load_training_config(trained[0], ["trainer.max_epochs=4", init])
+    assert _start_step(config, exp) == 3
+    out = capsys.readouterr().out
+    assert "resuming with init changed: {} -> {'acoustic': " in out
+    assert "(not loaded: a resume's weights are its checkpoint's; init applies to a fresh start)" in out
+
+
 def test_lightnings_lines_escape_control_characters_in_the_experiments_path(trained: tuple[Path, Path],
                                                                             tmp_path: Path) -> None:
     """Lightning's "Restoring states from the checkpoint path at EXP/..." line and its warnings naming the checkpoint

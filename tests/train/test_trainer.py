@@ -67,6 +67,12 @@ def test_lightnings_keyboard_interrupt_line_is_left_to_sates_own() -> None:
     assert not OneLineRecords().filter(record("\nDetected KeyboardInterrupt, attempting graceful shutdown ..."))
     kept = record("Restoring states from the checkpoint path at a\nb")
     assert OneLineRecords().filter(kept) and kept.getMessage() == "Restoring states from the checkpoint path at a\\nb"
+    # the banner of a run of several processes keeps its lines (it was one line of literal "\n"s: 24th hostile pass)
+    banner = record(f"{'-' * 100}\ndistributed_backend=gloo\nAll distributed processes registered. Starting with 2 "
+                    f"processes\n{'-' * 100}\n")
+    assert OneLineRecords().filter(banner) and banner.getMessage().splitlines() == [
+        "-" * 100, "distributed_backend=gloo", "All distributed processes registered. Starting with 2 processes",
+        "-" * 100]
 
 
 def test_overrides_parse_yaml_values_and_unknown_keys_are_named(tmp_path: Path, make_config: MakeConfig,
@@ -498,6 +504,21 @@ def test_too_many_nonfinite_losses_in_a_row_stop_training(tmp_path: Path, make_c
         train(config, tmp_path / "exp")
 
 
+def test_a_diverged_runs_advice_names_where_its_rate_came_from() -> None:
+    """"lower optim.lr in the config" named no file, and where a --set gave the rate the file's was not the one
+    trained with (24th hostile pass): the last --set of optim.lr, else the config file, is named."""
+    from sate.train.faults import FaultCounter  # the unit itself, beside the runs above that reach it
+    from sate.train.trainer import lr_where  # likewise
+
+    assert lr_where("conf/mt.yaml", ["optim.warmup=4", " optim.lr =0.5", "optim.lr=1e300"]) == "--set optim.lr=1e300"
+    assert lr_where("conf/mt.yaml", ["optim.warmup=4"]) == "conf/mt.yaml"
+    faults = FaultCounter(2, 2, lr=1e300, lr_where="conf/mt.yaml")
+    faults.nonfinite_loss(["a"])
+    faults.nonfinite_loss(["b"])
+    assert str(faults.diverged_error()).endswith(
+        "training diverged; lower optim.lr (now 1e+300) in conf/mt.yaml or check the data")
+
+
 # ----------------------------------------------------------------------------- SATE from ASR and MT
 
 @pytest.mark.slow
@@ -604,6 +625,54 @@ def test_steps_from_a_run_still_training_is_refused(tmp_path: Path) -> None:
                                             "not its count yet; wait for it to end$"):
             steps_of(exp)
     assert steps_of(exp) == 7
+
+
+def test_steps_from_a_path_next_to_an_experiment_says_what_it_is(tmp_path: Path) -> None:
+    """`--steps-from EXP/model.pt` (or a pack, EXP/checkpoints, a folder of experiments) was "EXP/model.pt/
+    checkpoints/last.ckpt is missing (has that run trained?)", a path nobody gave (24th hostile pass): it is named
+    for what it is, as `sate average --exp` names it."""
+    from sate.train.trainer import steps_of
+
+    exp = tmp_path / "exp" / "st"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: st\n")
+    torch.save({"global_step": 7}, exp / "checkpoints" / "last.ckpt")
+    (exp / "model.pt").write_bytes(b"a model")
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "sate.yaml").write_text("format: sate-pack\n")
+    for given, says in ((exp / "model.pt", f"a file inside the experiment {exp}, not one itself: give {exp}"),
+                        (exp / "checkpoints", f"a folder inside the experiment {exp}, not one itself: give {exp}"),
+                        (tmp_path / "exp", f"no experiment itself; it holds the experiment {exp}: give it"),
+                        (tmp_path / "pack", "a packed model (`sate pack`), not an experiment: --steps-from takes the "
+                                            "experiment its model was trained in")):
+        with pytest.raises(SateError) as refused:
+            steps_of(given)
+        assert str(refused.value) == f"--steps-from {given}: {says}"
+    assert steps_of(exp) == 7
+
+
+def test_steps_from_turns_early_stopping_off_and_says_so(tmp_path: Path, make_config: MakeConfig,
+                                                        capsys: pytest.CaptureFixture) -> None:
+    """`--steps-from EXP` trains "exactly as many updates" as EXP, yet kept the config's trainer.patience: a
+    comparison row stopped early at a count of its own, compared at unequal training without a word (24th hostile
+    pass). Early stopping is off, said where the config had it on; a config without it says nothing."""
+    import argparse
+
+    from sate.train.trainer import config_from_args
+
+    exp = tmp_path / "first"
+    (exp / "checkpoints").mkdir(parents=True)
+    torch.save({"global_step": 7}, exp / "checkpoints" / "last.ckpt")
+    path = make_config(tmp_path, "mt", tmp_path, trainer={"patience": 2})
+    args = argparse.Namespace(config=path, overrides=[], init_from=[], steps_from=exp)
+    trainer_conf = config_from_args(args).trainer
+    assert (trainer_conf.max_steps, trainer_conf.patience) == (7, 0)
+    assert capsys.readouterr().err == (f"--steps-from {exp}: trainer.patience 2 is off, so that this run trains for "
+                                       "exactly its 7 updates\n")
+    assert load_training_config(path, []).trainer.patience == 2  # without --steps-from, the config's
+    args.overrides = ["trainer.patience=0"]
+    assert config_from_args(args).trainer.patience == 0
+    assert capsys.readouterr().err == ""
 
 
 def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -782,14 +851,25 @@ def test_the_snapshots_place_holding_a_file_of_the_users_is_refused(tmp_path: Pa
 
 @pytest.mark.slow
 def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_path: Path, make_config: MakeConfig,
-                                                                          prepared_data: Path) -> None:
+                                                                          prepared_data: Path,
+                                                                          capsys: pytest.CaptureFixture) -> None:
     """optim.lr 1e300: the first update's loss is finite, the weights after it are not. Validation's decoding
     then said "decoding found no translation", naming the model instead of the run's optim.lr."""
-    config = load_training_config(make_config(tmp_path, "mt", prepared_data), ["optim.lr=1e300"])
+    path = make_config(tmp_path, "mt", prepared_data)
+    config = load_training_config(path, ["optim.lr=1e300"])
     with pytest.raises(SateError, match=r"the weights after update 1 hold NaN or infinite values \(.*\): training "
-                                        r"diverged; lower optim.lr \(now 1e\+300\)"):
+                                        r"diverged; lower optim.lr \(now 1e\+300\) in the config and train again"):
         train(config, tmp_path / "exp")
     assert not (tmp_path / "exp" / "checkpoints").exists() or not any((tmp_path / "exp" / "checkpoints").iterdir())
+    # from the command line, the advice names where the rate came from: a --set given, or the config file (it said
+    # "in the config", naming no file, and a --set's rate is not the file's: 24th hostile pass)
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp2"), "--set", "optim.lr=1e300"]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        "training diverged; lower optim.lr (now 1e+300, from --set optim.lr=1e300) and train again")
+    path = make_config(tmp_path, "mt", prepared_data, optim={"lr": 1e300})
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp3")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"training diverged; lower optim.lr (now 1e+300) in {path} and train again")
 
 
 @pytest.mark.slow

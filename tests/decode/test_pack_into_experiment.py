@@ -1,0 +1,50 @@
+"""`sate pack --out EXP/pack` of a model from outside any experiment: the task of the experiment is the pack's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.cli import main
+from sate.data.vocab import Vocabulary
+from sate.models import build_model, save_model_file
+from sate.models.tiny import tiny_config
+
+
+def _model_file(path: Path, data: Path) -> Path:
+    """A tiny MT model file of ``data``'s vocabularies."""
+    src, tgt = Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+    save_model_file(path, build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens, tgt.tokens)
+    return path
+
+
+def _experiment(root: Path, task: str) -> Path:
+    """What `sate train` leaves, as far as the rule looks: config.yaml and checkpoints/ with last.ckpt."""
+    (root / "checkpoints").mkdir(parents=True)
+    (root / "config.yaml").write_text(f"task: {task}\n")
+    torch.save({"sate": {"epoch": 0}, "state_dict": {}}, root / "checkpoints" / "last.ckpt")
+    return root
+
+
+def test_a_model_of_another_task_is_not_packed_into_an_experiment(tmp_path: Path, prepared_data: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A model outside any experiment (a pack's model.pt, one averaged elsewhere) says nothing of where it belongs:
+    `sate pack --model mt-pack/model.pt --out exp/asr/pack` replaced the ASR pack with an MT one, exit 0, which the
+    cascade and `--init-from` then took for exp/asr's own (24th hostile pass). Refused before any work where the
+    experiment's config.yaml names another task; a model of its own task (averaged elsewhere), or a pack outside any
+    experiment, is packed as before."""
+    model = _model_file(tmp_path / "avg.pt", prepared_data)
+    asr = _experiment(tmp_path / "exp" / "asr", "asr")
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out"]
+    assert main([*argv, str(asr / "pack2")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sate pack: error: --out {asr / 'pack2'}: it lies in the asr experiment {asr}, and --model "
+                   f"{model} is an mt model: it would be taken for asr's own; write it outside the experiment\n"), err
+    assert not (asr / "pack2").exists()
+    mt = _experiment(tmp_path / "exp" / "mt", "mt")
+    assert main([*argv, str(mt / "pack")]) == 0  # its own task
+    assert main([*argv, str(tmp_path / "packs" / "mt")]) == 0  # outside any experiment
+    (asr / "config.yaml").write_text("task: [\n")  # a config that cannot be read says nothing of the task
+    assert main([*argv, str(asr / "pack3")]) == 0
