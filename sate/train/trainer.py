@@ -41,7 +41,7 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig
+from sate.train.schema import TrainingConfig, train_splits
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -529,7 +529,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     require_directory(data_dir, "data.dir")  # a file, a pipe or /dev/null there was "no such directory"
     check_feature_mode(config)
-    check_mt_text(config.data.mt_text)
+    check_mt_text(config.data.mt_text, data_dir / f"{train_splits(config.data.train)[0]}.jsonl")
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     note = made_from_another_train(data_dir) if primary else None
     if note is not None:
