@@ -104,8 +104,10 @@ def test_a_model_without_the_directory_cannot_be_built(whisper_hub_dir: Path) ->
 
 
 class Lengths:
-    def __init__(self, lengths: list[int]) -> None:
+    def __init__(self, lengths: list[int], speeds: list[float] | None = None) -> None:
         self.lengths = lengths
+        if speeds is not None:
+            self.rows = [{"speed": speed} for speed in speeds]
 
 
 def test_training_refuses_utterances_longer_than_the_window() -> None:
@@ -113,3 +115,21 @@ def test_training_refuses_utterances_longer_than_the_window() -> None:
     with pytest.raises(SateError, match=r"split train_sp: 1 utterance\(s\) longer than Whisper's 30-s window "
                                         r"\(the longest 33.0 s"):
         check_whisper_window(Lengths([16000, 33 * 16000]), "train_sp")
+
+
+def test_the_window_refusal_says_speed_perturbation_only_where_there_is_some() -> None:
+    """"with speed perturbation" and `--max-duration 27` were said of a split without any, and `sate prep
+    --max-duration` of a split it drops no row of (24th hostile pass, review): each is said as it is."""
+    for lengths, split, says in (
+            (Lengths([16000, 33 * 16000], [1.0, 0.9]), "train_sp",
+             "(the longest 33.0 s, with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
+             "room for speed 0.9)"),
+            (Lengths([16000, 35 * 16000], [1.0, 1.0]), "train",
+             "(the longest 35.0 s); run `sate prep` with --max-duration 30 or lower (27 where `sate features "
+             "--speed-perturb` will slow it to 0.9)"),
+            (Lengths([35 * 16000], [1.0]), "dev",
+             "(the longest 35.0 s); `sate prep --max-duration` drops rows only from training splits (named train...): "
+             "give the config a split whose rows are 30 s at most")):
+        with pytest.raises(SateError) as err:
+            check_whisper_window(lengths, split)
+        assert str(err.value) == f"split {split}: 1 utterance(s) longer than Whisper's 30-s window {says}"
