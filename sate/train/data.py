@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from torch.utils.data import Dataset
 
 from sate.data.audio import SAMPLE_RATE
+from sate.data.rows import is_training_split
 from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
 from sate.models.registry import HUB_ACOUSTIC_TYPES
@@ -83,9 +84,20 @@ def check_whisper_window(dataset: Dataset, split: str) -> None:
     longer = [i for i, n in enumerate(lengths) if n > WHISPER_MAX_SAMPLES]
     if longer:
         longest = max(lengths) / SAMPLE_RATE
-        raise SateError(f"split {split}: {len(longer)} utterance(s) longer than Whisper's 30-s window (the longest "
-                        f"{longest:.1f} s, with speed perturbation); run `sate prep` with a lower --max-duration "
-                        "(27 leaves room for speed 0.9)")
+        # "with speed perturbation" and --max-duration 27 were said of a split without any as well (24th hostile pass)
+        rows = getattr(dataset, "rows", None)
+        perturbed = rows is not None and any(rows[i].get("speed", 1.0) != 1.0 for i in longer)
+        if perturbed:
+            advice = "(the longest {:.1f} s, with speed perturbation); run `sate prep` with a lower --max-duration " \
+                     "(27 leaves room for speed 0.9)"
+        elif is_training_split(split):
+            advice = "(the longest {:.1f} s); run `sate prep` with --max-duration 30 or lower (27 where `sate " \
+                     "features --speed-perturb` will slow it to 0.9)"
+        else:  # `sate prep` drops no row of it, whatever --max-duration says
+            advice = "(the longest {:.1f} s); `sate prep --max-duration` drops rows only from training splits " \
+                     "(named train...): give the config a split whose rows are 30 s at most"
+        raise SateError(f"split {split}: {len(longer)} utterance(s) longer than Whisper's 30-s window "
+                        f"{advice.format(longest)}")
 
 
 def plan_batch(batch_conf: BatchConfig, world_size: int, task: str, features: str = "fbank") -> BatchPlan:

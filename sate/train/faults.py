@@ -27,11 +27,12 @@ def release_memory() -> None:
 
 
 def lower_lr(lr: float, where: str) -> str:
-    """The advice of a diverged run: the optim.lr it trained with, and where to lower it (a --set given, or the
-    config file: `sate.train.trainer.lr_where`)."""
-    if where.startswith("--set "):
-        return f"lower optim.lr (now {lr:g}, from {where})"
-    return f"lower optim.lr (now {lr:g}) in {where}"
+    """The advice of a diverged run: the optim.lr it trained with, where to lower it (a --set given, or the config
+    file: `sate.train.trainer.lr_where`), and to train into a new --exp: the same one resumes its checkpoints, and a
+    resume with optim.lr changed is refused (24th hostile pass, review)."""
+    lowered = f"lower optim.lr (now {lr:g}, from {where})" if where.startswith("--set ") else \
+        f"lower optim.lr (now {lr:g}) in {where}"
+    return f"{lowered} and train into a new --exp"
 
 
 def batch_cost(batch: dict, task: str) -> int:
@@ -72,7 +73,7 @@ class FaultCounter:
 
     def diverged_error(self) -> SateError:
         return SateError(f"{self.in_row} batches in a row had a non-finite loss (trainer.nan_patience="
-                         f"{self.nan_patience}): training diverged; {lower_lr(self.lr, self.lr_where)} or check "
+                         f"{self.nan_patience}): training diverged; {lower_lr(self.lr, self.lr_where)}, or check "
                          "the data")
 
     def out_of_memory(self, where: str, detail: str) -> None:

@@ -207,7 +207,7 @@ class SateModule(L.LightningModule):
             raise SateError(f"the weights hold NaN or infinite values ({bad}) since this run began: "
                             f"{self._starting_points()} holds them")
         raise SateError(f"the weights after update {self.global_step:,} hold NaN or infinite values ({bad}): "
-                        f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)} and train again")
+                        f"training diverged; {lower_lr(self.config.optim.lr, self.faults.lr_where)}")
 
     def _starting_points(self) -> str:
         """The files this run's weights came from, as the NaN line names them: it said "the checkpoint it started

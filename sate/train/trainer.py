@@ -23,7 +23,15 @@ from pathlib import Path
 import yaml
 
 from sate import layout
-from sate.config import ConfigOption, apply_overrides, dump_yaml, load_yaml_value, read_yaml, write_yaml
+from sate.config import (
+    ConfigOption,
+    apply_overrides,
+    dump_flow,
+    dump_yaml,
+    load_yaml_value,
+    read_yaml,
+    write_yaml,
+)
 from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
@@ -33,7 +41,7 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig
+from sate.train.schema import TrainingConfig, train_splits
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -131,24 +139,49 @@ def _naming_set(path: str | Path, overrides: list[str], build: Callable[[list[st
         named = message.startswith("--set ") or " with --set " in message
         item = None if named or not overrides else _set_at_fault(overrides, build, message)
         where = str(path) if item is None else f"{path} with --set {shown(item)}"
-        message = message if item is None else _as_written(message, item)
+        message = message if item is None else _as_written(message, item, str(path), _retried(build, overrides, item))
         raise SateError(message.replace(str(path), where, 1) if message.startswith(str(path))
                         else f"{where}: {message}") from None
 
 
-def _as_written(message: str, item: str) -> str:
+def _retried(build: Callable[[list[str]], TrainingConfig], overrides: list[str], item: str) \
+        -> Callable[[str], str | None]:
+    """The refusal of the command line with `item` given as ``instead``, or None where it is taken."""
+    def refusal(instead: str) -> str | None:
+        try:
+            build([instead if given == item else given for given in overrides])
+        except SateError as err:
+            return str(err)
+        return None
+    return refusal
+
+
+def _as_written(message: str, item: str, path: str, retry: Callable[[str], str | None]) -> str:
     """``message`` with a YAML 1.1 boolean that `item` (``KEY=VALUE``) gave named as the user wrote it: `--set
-    data.cmvn=no` was "data.cmvn must be a string, got False", a word the user never wrote (24th hostile pass)."""
+    data.cmvn=no` was "data.cmvn must be a string, got False", a word the user never wrote (24th hostile pass). A
+    refusal of the model section starts with the config's path (``PATH: model.acoustic.type ...``); where the key
+    takes text, the quoting that gives the text is advised, unless `retry` (the command line with the text quoted)
+    is refused for the key as well: then that refusal names what the key takes (`data.cmvn`'s choices), the quoting
+    followed was refused again (24th hostile pass, review)."""
     key, raw = (part.strip() for part in item.split("=", 1))
     try:
         value = load_yaml_value(raw, f"--set {shown(item)}")
     except (SateError, yaml.YAMLError):
         return message
-    if not isinstance(value, bool) or raw.lower() in ("true", "false") or not message.startswith(f"{key} ") \
-            or not message.endswith(f", got {value!r}"):
+    body = message.removeprefix(f"{path}: ")
+    head = message[:len(message) - len(body)]
+    if not isinstance(value, bool) or raw.lower() in ("true", "false") or not body.startswith(f"{key} ") \
+            or not body.endswith(f", got {value!r}"):
         return message
-    advice = f" (for the text, quote it: --set \"{key}='{one_line(raw)}'\")" if "must be a string" in message else ""
-    return f"{message[:-len(repr(value))]}{shown(raw)}, which YAML reads as {str(value).lower()}{advice}"
+    read_as = f", which YAML reads as {str(value).lower()}"
+    if "must be a string" not in body:
+        return f"{head}{body[:-len(repr(value))]}{shown(raw)}{read_as}"
+    again = retry(f"{key}={dump_flow(raw)}")
+    again = None if again is None else again.removeprefix(f"{path}: ")
+    if again is not None and again.startswith(f"{key} ") and again.endswith(f", got {shown(raw)}"):
+        return f"{head}{again}{read_as}"  # the text is refused too: what the key takes, not the quoting
+    return (f"{head}{body[:-len(repr(value))]}{shown(raw)}{read_as} (for the text, quote it: --set "
+            f"\"{key}='{one_line(raw)}'\")")
 
 
 def _set_at_fault(overrides: list[str], build: Callable[[list[str]], TrainingConfig], message: str) -> str | None:
@@ -496,7 +529,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     data_dir = Path(str(config.data.dir))
     require_directory(data_dir, "data.dir")  # a file, a pipe or /dev/null there was "no such directory"
     check_feature_mode(config)
-    check_mt_text(config.data.mt_text)
+    check_mt_text(config.data.mt_text, data_dir / f"{train_splits(config.data.train)[0]}.jsonl")
     src_vocab, tgt_vocab = load_vocabularies(data_dir, config.task)
     note = made_from_another_train(data_dir) if primary else None
     if note is not None:

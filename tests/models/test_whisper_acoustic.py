@@ -11,11 +11,12 @@ import pytest
 import torch
 
 from sate.errors import SateError
-from sate.models import build_model
+from sate.models import build_model, save_model_file
 from sate.models.config import resolve_config
 from sate.models.hub.load import load_hub_parts
 from sate.models.hub.settings import WHISPER_HUB_KEYS
 from sate.models.hub.whisper_files import WhisperSizes, whisper_weights
+from sate.models.pretrained import initialize
 from sate.train.data import WHISPER_MAX_SAMPLES, check_whisper_window
 
 
@@ -104,8 +105,10 @@ def test_a_model_without_the_directory_cannot_be_built(whisper_hub_dir: Path) ->
 
 
 class Lengths:
-    def __init__(self, lengths: list[int]) -> None:
+    def __init__(self, lengths: list[int], speeds: list[float] | None = None) -> None:
         self.lengths = lengths
+        if speeds is not None:
+            self.rows = [{"speed": speed} for speed in speeds]
 
 
 def test_training_refuses_utterances_longer_than_the_window() -> None:
@@ -113,3 +116,39 @@ def test_training_refuses_utterances_longer_than_the_window() -> None:
     with pytest.raises(SateError, match=r"split train_sp: 1 utterance\(s\) longer than Whisper's 30-s window "
                                         r"\(the longest 33.0 s"):
         check_whisper_window(Lengths([16000, 33 * 16000]), "train_sp")
+
+
+def test_the_window_refusal_says_speed_perturbation_only_where_there_is_some() -> None:
+    """"with speed perturbation" and `--max-duration 27` were said of a split without any, and `sate prep
+    --max-duration` of a split it drops no row of (24th hostile pass, review): each is said as it is."""
+    for lengths, split, says in (
+            (Lengths([16000, 33 * 16000], [1.0, 0.9]), "train_sp",
+             "(the longest 33.0 s, with speed perturbation); run `sate prep` with a lower --max-duration (27 leaves "
+             "room for speed 0.9)"),
+            (Lengths([16000, 35 * 16000], [1.0, 1.0]), "train",
+             "(the longest 35.0 s); run `sate prep` with --max-duration 30 or lower (27 where `sate features "
+             "--speed-perturb` will slow it to 0.9)"),
+            (Lengths([35 * 16000], [1.0]), "dev",
+             "(the longest 35.0 s); `sate prep --max-duration` drops rows only from training splits (named train...): "
+             "give the config a split whose rows are 30 s at most")):
+        with pytest.raises(SateError) as err:
+            check_whisper_window(lengths, split)
+        assert str(err.value) == f"split {split}: 1 utterance(s) longer than Whisper's 30-s window {says}"
+
+
+def test_an_init_from_another_whisper_names_the_setting_that_differs(tmp_path: Path, whisper_hub_dir: Path) -> None:
+    """An ASR model on a 128-mel Whisper initialised from one on an 80-mel Whisper (sizes alike) was refused with
+    both `acoustic.hub` dicts cut at 80 characters, alike to the eye, the difference (mel_bins) hidden (24th hostile
+    pass, review): the line names the key that differs."""
+    import transformers  # a 128-mel copy of the fixture's tiny Whisper, which is 80-mel
+
+    config = transformers.WhisperConfig.from_pretrained(whisper_hub_dir)
+    config.num_mel_bins = 128
+    transformers.WhisperForConditionalGeneration(config).save_pretrained(tmp_path / "w128")
+    tokens = ["<blank>", "<unk>", "a", "b", "<sos/eos>"]
+    save_model_file(tmp_path / "asr80.pt", build_model("asr", whisper_asr(whisper_hub_dir), 5, 5), tokens, tokens)
+    model = build_model("asr", whisper_asr(tmp_path / "w128"), 5, 5)
+    with pytest.raises(SateError) as err:
+        initialize(model, {"acoustic": {"path": str(tmp_path / "asr80.pt")}}, tokens, tokens, log=lambda _line: None)
+    assert str(err.value) == (f"init failed, nothing was loaded: acoustic <- {tmp_path / 'asr80.pt'}: "
+                              "acoustic.hub.mel_bins: checkpoint 80, ours 128")

@@ -197,3 +197,38 @@ def test_an_mt_text_store_it_may_not_enter_is_refused_before_the_experiment_is_t
                                     "keeps the MT text store of data.mt_text; lift that (chmod u+rwx), or delete it to "
                                     "have it built again")
     assert {p: (p.stat().st_ino, p.stat().st_mtime_ns) for p in exp.rglob("*") if p.is_file()} == before
+
+
+def test_mt_text_in_another_target_language_is_refused_by_train(tmp_path: Path, make_config: MakeConfig,
+                                                                prepared_data: Path,
+                                                                monkeypatch: pytest.MonkeyPatch,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate train` of an MT config with data.mt_text [[news.en, news.fr]] over an En-De data directory trained the
+    MT objective on French, exit 0, where `sate vocab --mt-text news.en news.fr` is refused (24th hostile pass,
+    review): refused as vocab refuses it, before the model is built; the same text named .de, or by no language,
+    goes on to the build."""
+    import sate.train.setup
+
+    class Built(Exception):
+        """The model was about to be built: the MT text was taken."""
+
+    def no_model(*args: object, **kwargs: object) -> None:
+        raise Built
+
+    monkeypatch.setattr(sate.train.setup, "build_for_training", no_model)
+    english, french = tmp_path / "news.en", tmp_path / "news.fr"
+    english.write_text("the cat sits on the mat\nwhere is the station\n" * 20, encoding="utf-8")
+    french.write_text(("le chat est assis sur le tapis depuis ce matin\nou est la gare centrale de cette ville\n"
+                       "nous voulons acheter du pain frais pour notre petit voyage\n") * 10, encoding="utf-8")
+    config = make_config(tmp_path, "mt", prepared_data, model=tiny_config("mt"))
+    argv = ["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--set", f"data.mt_text=[[{english}, "
+            f"{french}]]"]
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"error: data.mt_text {english} {french}: news.fr is named as .fr text, and the data directory's train split "
+        "is en-de (its audio's corpus folder), and few of its words are in the train split's translations: give MT "
+        "text whose target side is de")
+    for name in ("news.de", "news.txt"):
+        shutil.copy(french, tmp_path / name)
+        with pytest.raises(Built):
+            main([*argv[:-1], f"data.mt_text=[[{english}, {tmp_path / name}]]"])

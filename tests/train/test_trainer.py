@@ -516,7 +516,12 @@ def test_a_diverged_runs_advice_names_where_its_rate_came_from() -> None:
     faults.nonfinite_loss(["a"])
     faults.nonfinite_loss(["b"])
     assert str(faults.diverged_error()).endswith(
-        "training diverged; lower optim.lr (now 1e+300) in conf/mt.yaml or check the data")
+        "training diverged; lower optim.lr (now 1e+300) in conf/mt.yaml and train into a new --exp, or check the data")
+    # "and train again" into the same --exp resumed its checkpoints, and a resume with optim.lr changed is refused
+    # (24th hostile pass, review): the advice says a new --exp
+    from sate.train.resume import SAFE_KEYS  # the keys a resume may change
+
+    assert "optim.lr" not in SAFE_KEYS
 
 
 # ----------------------------------------------------------------------------- SATE from ASR and MT
@@ -858,18 +863,19 @@ def test_an_update_that_makes_the_weights_infinite_stops_before_validation(tmp_p
     path = make_config(tmp_path, "mt", prepared_data)
     config = load_training_config(path, ["optim.lr=1e300"])
     with pytest.raises(SateError, match=r"the weights after update 1 hold NaN or infinite values \(.*\): training "
-                                        r"diverged; lower optim.lr \(now 1e\+300\) in the config and train again"):
+                                        r"diverged; lower optim.lr \(now 1e\+300\) in the config and train into a new "
+                                        r"--exp$"):
         train(config, tmp_path / "exp")
     assert not (tmp_path / "exp" / "checkpoints").exists() or not any((tmp_path / "exp" / "checkpoints").iterdir())
     # from the command line, the advice names where the rate came from: a --set given, or the config file (it said
     # "in the config", naming no file, and a --set's rate is not the file's: 24th hostile pass)
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp2"), "--set", "optim.lr=1e300"]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        "training diverged; lower optim.lr (now 1e+300, from --set optim.lr=1e300) and train again")
+        "training diverged; lower optim.lr (now 1e+300, from --set optim.lr=1e300) and train into a new --exp")
     path = make_config(tmp_path, "mt", prepared_data, optim={"lr": 1e300})
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "exp3")]) == 2
     assert capsys.readouterr().err.strip().endswith(
-        f"training diverged; lower optim.lr (now 1e+300) in {path} and train again")
+        f"training diverged; lower optim.lr (now 1e+300) in {path} and train into a new --exp")
 
 
 @pytest.mark.slow
