@@ -309,6 +309,17 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
                                         r"Face cache folder: name its snapshot \(.*snapshots/0123abc\)$"):
         whisper_sizes(snapshot.parent.parent)
     assert whisper_sizes(snapshot) == whisper_sizes(hf_whisper[0])
+    # several snapshots (24th hostile pass): the newest by name (a commit hash) could be an old revision; the one
+    # refs/main names is named, and without it none is guessed
+    (snapshot.parent / "ffff000").mkdir()
+    with pytest.raises(SateError, match=r"name one of .*models--openai--whisper-tiny/snapshots/ \(its refs/main says "
+                                        r"which is current\)$"):
+        whisper_sizes(snapshot.parent.parent)
+    (snapshot.parent.parent / "refs").mkdir()
+    (snapshot.parent.parent / "refs" / "main").write_text("0123abc")
+    with pytest.raises(SateError, match=r"name its snapshot \(.*snapshots/0123abc\)$"):
+        whisper_sizes(snapshot.parent.parent)
+    (snapshot.parent / "ffff000").rmdir()
     # a weights file that is a broken link (the cache's blob deleted) was "expected model.bin", and `sate evaluate`
     # called the directory no Whisper's; a good file beside a broken alternative still loads
     (snapshot / "pytorch_model.bin").symlink_to(tmp_path / "gone")

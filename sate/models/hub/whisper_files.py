@@ -68,11 +68,26 @@ def whisper_format(directory: Path) -> Literal["ctranslate2", "huggingface"]:
     config = directory / "config.json"
     if config.is_file() and any((directory / name).is_file() for name in weights):
         return "huggingface"
-    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
-    # the Hugging Face cache's folder of a repository (models--openai--whisper-small) holds the files a level down
-    hint = f"; a Hugging Face cache folder: name its snapshot ({snapshots[-1]})" if snapshots else ""
+    snapshot = cache_snapshot(directory)
+    hint = (f"; a Hugging Face cache folder: name its snapshot ({snapshot})" if snapshot is not None
+            else f"; a Hugging Face cache folder: name one of {directory / 'snapshots'}/ (its refs/main says which "
+                 "is current)" if (directory / "snapshots").is_dir() else "")
     raise SateError(f"{directory}: not a Whisper model directory: expected {CT2_MODEL} (CTranslate2, faster-whisper) "
                     f"or config.json with {' or '.join(HUB_WEIGHT_FILES)} (Hugging Face){hint}")
+
+
+def cache_snapshot(directory: Path) -> Path | None:
+    """The snapshot folder of a Hugging Face cache's repository folder (``models--openai--whisper-small``, which
+    holds the files a level down), or None: the one ``refs/main`` names, else the only one. The newest by name was
+    no answer: snapshots are named by commit hash, so with several it could name an old revision (24th hostile
+    pass)."""
+    snapshots = sorted(p for p in (directory / "snapshots").glob("*") if p.is_dir())
+    try:
+        named = (directory / "refs" / "main").read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        named = ""
+    chosen = [p for p in snapshots if p.name == named]
+    return chosen[0] if chosen else snapshots[0] if len(snapshots) == 1 else None
 
 
 def ct2_index(directory: Path) -> ModelIndex:
