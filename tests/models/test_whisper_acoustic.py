@@ -51,8 +51,9 @@ def test_a_given_hub_is_whole(whisper_hub_dir: Path, speech_hub_dir: Callable[[s
                                                                                   | {"mel_bins": 0}}})
     # a whole hub and no path resolves (a SATE model's encoder comes from init:), but its weights cannot be read
     stored["acoustic"]["path"] = None
-    with pytest.raises(SateError, match=r"^acoustic.path is not set: the weights are read from the downloaded "
-                                        r"model's directory \(name it, or fill the part from a model of ours with"):
+    with pytest.raises(SateError, match=r"^model.acoustic.path is not set: the weights are read from the downloaded "
+                                        r"model's directory \(--set model.acoustic.path=DIR, or fill the part from a "
+                                        r"model of ours with"):
         load_hub_parts(build_model("asr", stored, 10, 10), [], [])  # was a TypeError traceback
     for kind in ("hf_wav2vec2", "hf_wavlm"):
         conf = resolve_config("asr", {"acoustic": {"type": kind, "path": str(speech_hub_dir(kind, "group"))}})

@@ -30,8 +30,9 @@ if TYPE_CHECKING:  # torch: imported when weights are read
 def hub_directory(path: str | Path | None, key: str) -> Path:
     """The directory a config key names; it must exist."""
     if path is None:  # a config with the hub's sizes (copied from `sate config`) and no path: a TypeError traceback
-        raise SateError(f"{key} is not set: the weights are read from the downloaded model's directory (name it, or "
-                        "fill the part from a model of ours with init:)")
+        full = key if key.startswith("-") else f"model.{key}"  # the key as a config and --set name it
+        raise SateError(f"{full} is not set: the weights are read from the downloaded model's directory (--set "
+                        f"{full}=DIR, or fill the part from a model of ours with init:)")
     directory = Path(path)
     if directory.is_file():  # a model's file (model.bin, config.json) was told to download the model first
         raise SateError(f"{key}: {directory} is a file; name the model's directory (the folder holding its "
