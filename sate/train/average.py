@@ -44,7 +44,7 @@ def not_an_experiment(exp: Path, option: str = "--exp") -> str:
     next to it (the folder holding it, a folder inside it). Each was "EXP/checkpoints: no checkpoint directory
     (train first)", a path nobody gave, with advice to train into a pack or a data directory (twenty-first hostile
     pass)."""
-    inside = next((folder for folder in exp.parents if (folder / layout.CHECKPOINTS).is_dir()), None)
+    inside = next((folder for folder in exp.parents[:3] if _a_run(folder)), None)
     if inside is not None and os.path.lexists(exp):
         what = "a folder" if exp.is_dir() else "a file"
         return f"{what} inside the experiment {inside}, not one itself: give {inside}"
@@ -60,6 +60,21 @@ def not_an_experiment(exp: Path, option: str = "--exp") -> str:
     if (exp / layout.CONFIG).is_file():
         return f"no {layout.CHECKPOINTS}/ folder yet (train first)"
     return f"no experiment: it holds no {layout.CHECKPOINTS}/ folder (`sate train --exp` makes one)"
+
+
+def _a_run(folder: Path) -> bool:
+    """Is ``folder`` a training run's: its checkpoints/ beside a config snapshot, or holding checkpoints? A
+    `checkpoints/` alone is no sign: a home folder's `~/checkpoints` of downloads made every folder below it "inside
+    the experiment ~" with the advice to give ~ (24th hostile pass)."""
+    ckpts = folder / layout.CHECKPOINTS
+    if not ckpts.is_dir():
+        return False
+    if (folder / layout.CONFIG).is_file():
+        return True
+    try:
+        return any(name.endswith(".ckpt") for name in os.listdir(ckpts))
+    except OSError:
+        return False
 
 
 def _epoch_files(folder: Path) -> list[Path]:

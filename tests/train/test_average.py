@@ -282,6 +282,26 @@ def test_near_misses_of_the_experiment_name_it(tmp_path: Path, capsys: pytest.Ca
     assert not (tmp_path / "m.pt").exists()
 
 
+def test_a_checkpoints_folder_of_downloads_above_is_no_experiment(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-fourth hostile pass: a home folder holding a `checkpoints/` of other things (downloads) made every
+    folder below it "a folder inside the experiment HOME, not one itself: give HOME", for `sate average --exp` and
+    `sate train --steps-from`. Only a run's folder (a config snapshot, or checkpoints in it) is one; further up than
+    three folders none is looked for."""
+    from sate.cli import main
+
+    (tmp_path / "checkpoints" / "whisper-small").mkdir(parents=True)
+    given = tmp_path / "runs" / "st"
+    given.mkdir(parents=True)
+    assert main(["average", "--exp", str(given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err == (f"sate average: error: --exp {given}: no experiment: it holds no checkpoints/ "
+                                       "folder (`sate train --exp` makes one)\n")
+    (tmp_path / "config.yaml").write_text("task: st\n")  # now it is a run's folder
+    assert main(["average", "--exp", str(given), "--last", "1", "--out", str(tmp_path / "m.pt")]) == 2
+    assert capsys.readouterr().err.endswith(f"a folder inside the experiment {tmp_path}, not one itself: give "
+                                            f"{tmp_path}\n")
+
+
 @pytest.mark.slow
 def test_the_checkpoints_to_choose_from_are_read_without_their_tensors(tmp_path: Path) -> None:
     """Every checkpoint of the folder is read to choose N, and each was loaded whole and kept until the choice,

@@ -581,8 +581,11 @@ def test_steps_from_trains_as_many_updates_as_another_run(tmp_path: Path, make_c
                               steps_from=tmp_path / "first")
     trainer_conf = config_from_args(args).trainer
     assert trainer_conf.max_steps == 3 and trainer_conf.max_minutes is None and trainer_conf.max_epochs >= 3
-    with pytest.raises(SateError, match="last.ckpt is missing"):
+    with pytest.raises(SateError, match=r"--steps-from .*nothing: no such directory$"):
         steps_of(tmp_path / "nothing")
+    (tmp_path / "begun" / "checkpoints").mkdir(parents=True)  # an experiment with no last checkpoint yet
+    with pytest.raises(SateError, match="last.ckpt is missing"):
+        steps_of(tmp_path / "begun")
     saved = torch.load(tmp_path / "first" / "checkpoints" / "last.ckpt", weights_only=True)
     for step in (-1, 0, 10**20):  # -1 is Lightning's "no limit": it trained without end
         (tmp_path / "edited" / "checkpoints").mkdir(parents=True, exist_ok=True)
