@@ -248,6 +248,10 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     require_file(manifest, f"the manifest of split {split!r}",
                  missing_split(manifest, f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)"))
     check_out(out)
+    if Path(model_dir).is_file() and is_whisper_directory(Path(model_dir).parent):  # told `sate pack --model FILE`,
+        # which refuses a downloaded model (twenty-fourth hostile pass, review)
+        raise SateError(f"--model {model_dir}: a file of the Whisper model directory {Path(model_dir).parent}: give "
+                        f"the directory itself (--model {Path(model_dir).parent})")
     whisper = is_whisper_directory(model_dir)
     if whisper and (stream is not None or talks):
         raise SateError(f"{'--stream' if stream is not None else '--talks'} translates with an ST pack; {model_dir} "
