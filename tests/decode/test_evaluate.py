@@ -482,3 +482,20 @@ def test_a_file_of_a_whisper_directory_is_told_to_give_the_directory(tmp_path: P
                                         r"model directory \(a Whisper model directory: `sate evaluate --model` reads"):
         SpeechTranslator.load(config)
     assert not (tmp_path / "out").exists()
+
+
+def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path: Path, eval_packs: dict[str, Path],
+                                                                        prepared_data: Path) -> None:
+    """An ST pack from outside any experiment evaluated with `--out EXP/decode_dev` into an experiment whose
+    config.yaml says `task: asr` exited 0, and `sate report` then tabled an asr row with BLEU and a p-value
+    (twenty-fourth hostile pass, review; `sate pack --out EXP/pack` refused it since 829ef95). A pack of the
+    experiment's own task is evaluated there as before."""
+    exp = tmp_path / "asr"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: asr\n", encoding="utf-8")
+    with pytest.raises(SateError, match=rf"^--out {exp / 'decode_dev'}: it lies in the asr experiment {exp}, and "
+                                        rf"--model {eval_packs['st']} is an st model"):
+        evaluate(eval_packs["st"], prepared_data, "dev", exp / "decode_dev")
+    assert not (exp / "decode_dev").exists()
+    evaluate(eval_packs["asr"], prepared_data, "dev", exp / "decode_dev")
+    assert (exp / "decode_dev" / "results.json").is_file()
