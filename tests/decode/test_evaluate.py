@@ -475,8 +475,8 @@ def test_a_file_of_a_whisper_directory_is_told_to_give_the_directory(tmp_path: P
     directory (`sate pack --model FILE` makes one)", which `sate pack` then refused as a downloaded model (twenty-fourth
     hostile pass, review): evaluate names the directory to give; the API says what the directory is."""
     config = whisper_asr_dir / "config.json"
-    with pytest.raises(SateError, match=rf"^--model {config}: a file of the Whisper model directory "
-                                        rf"{whisper_asr_dir}: give the directory itself \(--model {whisper_asr_dir}\)$"):
+    with pytest.raises(SateError, match=rf"^--model {config}: a file of the Whisper model directory {whisper_asr_dir}: "
+                                        rf"give the directory itself \(--model {whisper_asr_dir}\)$"):
         evaluate(config, prepared_data, "dev", tmp_path / "out")
     with pytest.raises(SateError, match=rf"^{config}: a file of the downloaded model {whisper_asr_dir}, not a packed "
                                         r"model directory \(a Whisper model directory: `sate evaluate --model` reads"):
