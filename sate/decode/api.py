@@ -221,8 +221,9 @@ class SpeechTranslator:
         from sate.models.model_file import model_from_file
 
         directory = args.directory(directory)
-        if directory.is_file() and hub_model_folder(directory.parent):  # WHISPER/model.bin was told `sate pack
-            # --model FILE` makes a pack of it, which refuses a downloaded model (twenty-fourth hostile pass, review)
+        if directory.is_file() and hub_model_folder(directory.parent) and \
+                not (directory.parent / layout.PACK_YAML).is_file():  # WHISPER/model.bin was told `sate pack --model
+            # FILE` makes a pack of it, which refuses a downloaded model (twenty-fourth hostile pass, review)
             raise SateError(f"{directory}: a file of the downloaded model {directory.parent}, not a packed model "
                             f"directory ({_pack_advice(directory.parent)})")
         info = read_pack_yaml(directory)
