@@ -196,20 +196,26 @@ def is_manifest(path: Path) -> bool:
     return _json_object_with(path, ("id", "audio"), whole=False)
 
 
-def _json_object_with(path: Path, keys: tuple[str, ...], whole: bool) -> bool:
-    """Is the first line of ``path`` (a manifest row) or, with `whole`, the file (`sate evaluate`'s indented
-    results.json) a JSON object holding ``keys``? At most 1 MB is read: a longer text is neither, and what is no
+def first_json_object(path: Path, whole: bool = False) -> dict | None:
+    """The first line of ``path`` (a manifest row, a line of JSON lines) or, with `whole`, the file (`sate evaluate`'s
+    indented results.json) as a JSON object, else None. At most 1 MB is read: a longer text is none, and what is no
     regular file neither (a named pipe there was opened and waited on for ever: `sate evaluate --out EV` again with
     EV/results.json a FIFO; fifteenth hostile pass)."""
     if not os.path.isfile(path):
-        return False
+        return None
     try:
         with open(path, "rb") as f:
             text = f.read(1 << 20) if whole else f.readline(1 << 20)
         data = json.loads(text)
     except (OSError, ValueError, RecursionError):  # a line of brackets nested deeply is no manifest row either
-        return False
-    return isinstance(data, dict) and set(keys) <= data.keys()
+        return None
+    return data if isinstance(data, dict) else None
+
+
+def _json_object_with(path: Path, keys: tuple[str, ...], whole: bool) -> bool:
+    """Is `first_json_object` of ``path`` one holding ``keys``?"""
+    data = first_json_object(path, whole)
+    return data is not None and set(keys) <= data.keys()
 
 
 def _data_files(directory: Path) -> list[str]:
@@ -386,6 +392,11 @@ def names_directory(text: str) -> bool:
 # torch model, `report --out table.csv` markdown, `analyze locality --out loc.png` and `pack --out st.zip` made
 # folders of those names, each exit 0 (twenty-second hostile pass; `segment --out segs.jsonl.gz`, the twenty-first).
 TEXT_NAMES = (".txt", ".text", ".log", ".out")  # plain text: what any text output may be named
+# audio files' names (libsndfile's and ffmpeg's formats): an output named so, and a first field that names one
+# (`sate score` telling `sate translate`'s FILE<TAB>translation lines from sentences); .raw and .pcm left out: a
+# headerless format no reader takes without its rate, and a name text may have
+AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aif", ".aiff", ".au", ".w64", ".caf", ".sph",
+                  ".rf64")
 NAMED_KINDS: dict[str, str] = {
     **dict.fromkeys(TEXT_NAMES, "plain text"), **dict.fromkeys((".md", ".markdown"), "markdown"),
     ".srt": "SubRip subtitles", ".vtt": "WebVTT subtitles", **dict.fromkeys((".ass", ".ssa"), "ASS subtitles"),
@@ -395,7 +406,7 @@ NAMED_KINDS: dict[str, str] = {
     **dict.fromkeys((".pt", ".pth"), "a model file"), ".ckpt": "a training checkpoint (sate reads it as one)",
     ".safetensors": "safetensors weights", ".onnx": "an ONNX model",
     **dict.fromkeys((".png", ".pdf", ".svg", ".jpg", ".jpeg", ".gif", ".eps"), "an image"),
-    **dict.fromkeys((".wav", ".flac", ".mp3", ".ogg", ".opus", ".m4a", ".aiff", ".sph"), "audio"),
+    **dict.fromkeys(AUDIO_SUFFIXES, "audio"),
     **dict.fromkeys((".gz", ".bz2", ".xz", ".zst", ".tgz"), "a compressed file"),
     **dict.fromkeys((".zip", ".tar", ".7z"), "an archive"),
 }

@@ -39,6 +39,7 @@ from sate.decode.options import DecodeOptions
 from sate.decode.pack import (
     CMVN,
     MODEL,
+    _pack_advice,
     check_cmvn,
     check_cmvn_kind,
     decode_options,
@@ -57,7 +58,7 @@ from sate.decode.vad import (
     spooled_segments,
 )
 from sate.errors import SateError, first_few, out_of_memory, shown
-from sate.files import what_is_there
+from sate.files import hub_model_folder, what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -220,6 +221,11 @@ class SpeechTranslator:
         from sate.models.model_file import model_from_file
 
         directory = args.directory(directory)
+        if directory.is_file() and hub_model_folder(directory.parent) and \
+                not (directory.parent / layout.PACK_YAML).is_file():  # WHISPER/model.bin was told `sate pack --model
+            # FILE` makes a pack of it, which refuses a downloaded model (twenty-fourth hostile pass, review)
+            raise SateError(f"{directory}: a file of the downloaded model {directory.parent}, not a packed model "
+                            f"directory ({_pack_advice(directory.parent)})")
         info = read_pack_yaml(directory)
         for name, what in required_parts(info).items():
             if not (directory / name).is_file():

@@ -232,6 +232,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     """
     from sate.data.manifest import read_manifest, require_translations
     from sate.decode.api import SpeechTranslator, pick_device
+    from sate.decode.pack import check_experiment_task  # beside the pack's loader, which api imports anyway
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
@@ -248,6 +249,10 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     require_file(manifest, f"the manifest of split {split!r}",
                  missing_split(manifest, f"{manifest}: manifest of split {split!r} is missing (run `sate prep`)"))
     check_out(out)
+    if Path(model_dir).is_file() and is_whisper_directory(Path(model_dir).parent):  # told `sate pack --model FILE`,
+        # which refuses a downloaded model (twenty-fourth hostile pass, review)
+        raise SateError(f"--model {model_dir}: a file of the Whisper model directory {Path(model_dir).parent}: give "
+                        f"the directory itself (--model {Path(model_dir).parent})")
     whisper = is_whisper_directory(model_dir)
     if whisper and (stream is not None or talks):
         raise SateError(f"{'--stream' if stream is not None else '--talks'} translates with an ST pack; {model_dir} "
@@ -264,6 +269,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         raise SateError(f"--mt-model is for a cascade: --model must be an ASR pack (or a Whisper directory) and "
                         f"--mt-model an MT pack (got {model.task} and {mt.task})")
     translator = mt if mt is not None else model
+    if mt is None:  # a pack from outside any experiment evaluated into EXP/decode_x of another task: `sate report`
+        # tabled an ST pack's BLEU and p-value as exp/asr's row, exit 0 (twenty-fourth hostile pass, review)
+        check_experiment_task(out, Path(model_dir), model.task, out)
     if model.task == "asr" and mt is None and decode:  # CTC greedy: --beam 3 was taken, unused, and recorded
         raise SateError(f"--decode and --beam set the beam search of an ST or MT pack; {model_dir} is an ASR pack, "
                         "whose transcripts are CTC greedy (with --mt-model they set the MT pack's)")

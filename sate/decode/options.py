@@ -15,7 +15,7 @@ from dataclasses import dataclass, fields
 import yaml
 
 from sate.config import load_yaml_value
-from sate.errors import SateError, shown
+from sate.errors import SateError, one_line, shown
 from sate.numbers import is_digits, real_number, whole_number
 from sate.settings import POSITIVE, Invalid, Section, at_least, helps, read, setting
 
@@ -99,11 +99,17 @@ def decode_options(values: Mapping[str, object], where: str) -> DecodeOptions:
 HELP = helps(DecodeOptions)
 
 
-def options_help() -> str:
-    """The decoding options with their defaults, for a command's --help."""
+# what `--decode nbest` is where the command writes the best alone (translate, evaluate: `decode_overrides`)
+BEST_ALONE = "1 here: this command writes the best alone (N > 1: the Python API's beam_search)"
+
+
+def options_help(best_alone: bool = False) -> str:
+    """The decoding options with their defaults, for a command's --help; ``best_alone``: the command writes one
+    hypothesis each, and its nbest line says so (it listed "hypotheses returned per utterance", then refused N > 1)."""
     lines = ["decoding options (--decode KEY=VALUE[,KEY=VALUE...], repeatable; a pack's sate.yaml stores the "
              "values it decodes with):"]
-    lines += [f"  {f'{f.name}={f.default}':<20} {HELP[f.name]}" for f in fields(DecodeOptions)]
+    helps = {**HELP, "nbest": BEST_ALONE} if best_alone else HELP
+    lines += [f"  {f'{f.name}={f.default}':<20} {helps[f.name]}" for f in fields(DecodeOptions)]
     return "\n".join(lines)
 
 
@@ -116,7 +122,7 @@ def add_decode_argument(parser: argparse.ArgumentParser, help_text: str) -> None
 def add_override_arguments(parser: argparse.ArgumentParser) -> None:
     """`--beam N` and `--decode KEY=VALUE[,...]`: the pack's decoding options changed for one run (`translate`,
     `evaluate`); `decode_overrides` reads them back."""
-    parser.epilog = options_help()
+    parser.epilog = options_help(best_alone=True)
     parser.add_argument("--beam", type=whole_number, default=None,
                         help="beam size (when not given: the pack's, normally 5)")
     add_decode_argument(parser, "other decoding options, e.g. --decode lenpen=1.2,max_len_ratio=0.5 (repeatable; "
@@ -133,10 +139,15 @@ def decode_overrides(args: argparse.Namespace) -> dict[str, object]:
     # nbest (sate.yaml) still decodes, a value that is no count is named where it is checked, and --stream says its own
     if isinstance(nbest, int) and not isinstance(nbest, bool) and nbest > 1 and getattr(args, "stream", None) is None:
         command = getattr(args, "command", None) or "this command"
-        unit = "segment" if command == "translate" else "utterance"
-        raise SateError(f"--decode nbest={nbest}: sate {command} writes one translation per {unit} (the best); nbest "
-                        "does not apply (the Python API's beam_search returns n-best lists)")
+        raise SateError(f"--decode {_as_given(args.decode, 'nbest')}: sate {command} writes the best hypothesis "
+                        "alone; nbest does not apply (the Python API's beam_search returns n-best lists)")
     return overrides
+
+
+def _as_given(items: list[str], key: str) -> str:
+    """``key=VALUE`` as the last --decode that sets it wrote it (`nbest=02` was echoed as `nbest=2`)."""
+    parts = [part.strip() for item in items for part in item.split(",") if part.partition("=")[0].strip() == key]
+    return one_line(parts[-1]) if parts else key
 
 
 def parse_decode(items: list[str], option: str = "--decode") -> dict[str, object]:

@@ -13,13 +13,13 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from sate.errors import SateError, one_line
 from sate.files import json_text
+from sate.targets import first_json_object
 
 if TYPE_CHECKING:  # the API imports torch; the writers never touch a model
     from sate.decode.api import Result
@@ -91,27 +91,19 @@ def render(result: Result, fmt: str, transcript: bool = False, with_file: bool =
     raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
 
 
-def first_record(path: Path) -> dict | None:
-    """The first line of an existing file as a JSON object, or None (no file, a stream, anything else): how
-    `translate` and `segment` tell each other's JSON lines apart before replacing a file (read bounded)."""
-    try:
-        if not path.is_file():
-            return None
-        with open(path, "rb") as f:
-            line = f.readline(1 << 16)
-        record = json.loads(line.decode("utf-8"))
-    except (OSError, ValueError, RecursionError):  # unreadable, not UTF-8, not JSON: for the writer's own checks
-        return None
-    return record if isinstance(record, dict) else None
-
-
 def check_not_other_output(path: Path, writer: str, option: str = "--out") -> None:
-    """``path`` is not the JSON lines of the other of `translate` and `segment`: `segment --out` a translation's
-    jsonl replaced hours of decoding with segment times, exit 0 (twenty-fourth hostile pass); a rerun over its own
-    output, or over any other text, is left to `check_output`."""
-    record = first_record(path)
+    """``path`` is not the JSON lines of another of `translate`, `segment` and `stream`: `segment --out` a
+    translation's jsonl replaced hours of decoding with segment times, exit 0 (twenty-fourth hostile pass), and so did
+    either over `sate stream > live.jsonl` (its review); a rerun over its own output, or over any other text, is left
+    to `check_output`."""
+    record = first_json_object(path)
     if record is None:
         return
+    if {"t", "text", "final"} <= record.keys():
+        raise SateError(f"{option} {one_line(str(path))}: refusing to replace it: it holds `sate stream`'s JSON "
+                        "lines (translations shown live), not "
+                        f"{'segments' if writer == 'segment' else 'the translations sate translate writes'}; give "
+                        "another name")
     translated = "translation" in record or "transcript" in record
     if writer == "segment" and translated:
         raise SateError(f"{option} {one_line(str(path))}: refusing to replace it: it holds `sate translate`'s JSON "

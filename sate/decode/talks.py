@@ -15,7 +15,9 @@ the streamed talk is compared with.
 
 A talk is its rows' stretch of the file (`talk_span`): where the file holds speech before its first row or after its
 last (a manifest cut by hand, `head -n 60`, ends inside a talk), that speech is not decoded, since no row of the
-split would be scored against it: its words went to the nearest rows (twenty-fourth hostile pass).
+split would be scored against it: its words went to the nearest rows (twenty-fourth hostile pass). A talk so cut is
+said on stderr (`cut_note`). Only its ends: a gap between two rows cannot be told from one the corpus leaves, and a
+streamed talk is one continuous stream.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from sate.decode.api import PreparedAudio, SpeechTranslator
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
 from sate.decode.vad import VadOptions, cut_blocks, file_segments
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.scoring.resegment import resegment
 
 # how far past the rows (beyond `padding`) a VAD span may reach and still be the rows' own speech: the spans of a
@@ -163,12 +165,27 @@ def talk_span(spans: list[tuple[float, float]], rows: list[dict], vad: VadOption
     return max(0.0, begin), end
 
 
-def _clipped(spans: list[tuple[float, float]], begin: float, end: float | None) -> list[tuple[float, float]]:
+def cut_note(audio: str, begin: float, end: float | None, duration: float) -> str | None:
+    """The stderr line of a talk read in part (`talk_span`), naming it and the seconds left out, or None when it is
+    read whole. On real talks (MuST-C's: a jingle, applause before the first row) the VAD may find speech beyond a
+    split's rows as prep cuts it; such a talk, decoded whole before the twenty-fourth hostile pass, is now cut, and
+    its figure moves: said, not silent (its review)."""
+    after = 0.0 if end is None else max(0.0, duration - end)
+    if begin <= 0 and after <= 0:
+        return None
+    return (f"sate evaluate: note: {one_line(str(audio))}: speech lies beyond its rows; {begin:.2f} s before the "
+            f"first row and {after:.2f} s after the last are not decoded (the talk is read from {begin:.2f} to "
+            f"{duration - after:.2f} s of {duration:.2f} s)")
+
+
+def _clipped(spans: list[tuple[float, float]], begin: float, end: float | None, vad: VadOptions | None = None
+             ) -> list[tuple[float, float]]:
     """The VAD spans within [begin, end): those wholly outside dropped, those across a bound cut at it, and what is
-    left of one shorter than the VAD keeps as speech (``min_speech``) dropped too: a sliver of a few samples, or of
-    none once rounded, is no segment to decode ("holds no audio samples")."""
+    left of one shorter than the VAD keeps as speech (``min_speech`` of ``vad``, the settings that found the spans)
+    dropped too: a sliver of a few samples, or of none once rounded, is no segment to decode ("holds no audio
+    samples")."""
     stop = float("inf") if end is None else end
-    shortest = VadOptions().min_speech
+    shortest = (vad or VadOptions()).min_speech
     return [(max(a, begin), min(b, stop)) for a, b in spans if min(b, stop) - max(a, begin) >= shortest]
 
 
@@ -186,13 +203,17 @@ def _window(blocks: Iterable[np.ndarray], begin: float, end: float | None) -> It
 
 
 def translate_talks(translator: SpeechTranslator, rows: list[dict], options: DecodeOptions | None = None,
-                    batch_size: int = 16) -> list[str]:
-    """Every talk of manifest rows translated whole as `sate translate` does, re-segmented: a line per row."""
+                    batch_size: int = 16, vad: VadOptions | None = None) -> list[str]:
+    """Every talk of manifest rows translated whole as `sate translate` does, re-segmented: a line per row. ``vad``:
+    how the talks are cut (the defaults, as `sate translate`'s)."""
     out: dict[int, str] = {}
     for audio, members in group_talks(rows).items():
-        whole = translator.prepare(audio)
-        begin, end = talk_span(whole.spans, [rows[k] for k in members])
-        spans = _clipped(whole.spans, begin, end)
+        whole = translator.prepare(audio, vad=vad)
+        begin, end = talk_span(whole.spans, [rows[k] for k in members], vad)
+        note = cut_note(audio, begin, end, whole.duration)
+        if note is not None:
+            print(note, file=sys.stderr)
+        spans = _clipped(whole.spans, begin, end, vad)
         prepared = PreparedAudio(whole.source, whole.duration, spans, cut_blocks(audio_blocks(audio), spans))
         words = (translator.decode_prepared([prepared], options, batch_size)[0].translation or "").split()
         for k, indices in zip(members, resegment(words, [str(rows[k]["tgt"]) for k in members]), strict=True):
@@ -201,16 +222,22 @@ def translate_talks(translator: SpeechTranslator, rows: list[dict], options: Dec
 
 
 def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPolicy, chunk: float,
-                 options: DecodeOptions | None = None) -> tuple[list[Segment], int]:
+                 options: DecodeOptions | None = None, vad: VadOptions | None = None) -> tuple[list[Segment], int]:
     """Every talk of manifest rows streamed whole and re-segmented: a `Segment` per row in row order, and the
-    number of chunks read. A talk's rows are matched to its words in the order of their offsets."""
+    number of chunks read. A talk's rows are matched to its words in the order of their offsets. ``vad``: how the
+    talks are cut (the defaults, as `sate stream`'s)."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     out: dict[int, Segment] = {}
     chunks = 0
     for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
-        begin, end = talk_span(file_segments(audio)[0], [rows[k] for k in members])
-        talk = stream_talk(translator, _window(audio_blocks(audio), begin, end), spec, chunk, options, start=begin)
+        spans, duration = file_segments(audio, vad)
+        begin, end = talk_span(spans, [rows[k] for k in members], vad)
+        note = cut_note(audio, begin, end, duration)
+        if note is not None:
+            tqdm.write(note, file=sys.stderr)  # above the bar, which a plain print would break
+        talk = stream_talk(translator, _window(audio_blocks(audio), begin, end), spec, chunk, options, vad,
+                           start=begin)
         chunks += talk.chunks
         for k, segment in zip(members, split_talk(talk, [rows[k] for k in members]), strict=True):
             out[k] = segment

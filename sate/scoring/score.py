@@ -25,7 +25,7 @@ from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line, shown
 from sate.files import read_json
-from sate.targets import evaluate_output, is_manifest, read_name, same_file
+from sate.targets import AUDIO_SUFFIXES, evaluate_output, is_manifest, read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
 
@@ -216,17 +216,16 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
 
 
 FAIRSEQ_LINE = re.compile(r"[SHDTPE]-[0-9]+\t")  # fairseq-generate's source, hypothesis, detokenized ... lines
-AUDIO_SUFFIXES = (".wav", ".flac", ".mp3", ".ogg", ".opus", ".aif", ".aiff", ".au", ".w64", ".caf", ".sph", ".rf64",
-                  ".raw", ".pcm", ".m4a")
 
 
 def file_prefixed(lines: Sequence[str]) -> str | None:
     """The `cut` that keeps the translations where most lines are `sate translate`'s text output of several files
     (``FILE<TAB>translation``, or ``FILE<TAB>transcript<TAB>translation`` with --transcript), else None: the file
     names were scored as words of every sentence, exit 0 (twenty-fourth hostile pass). A first field that names no
-    audio file (a tab inside a sentence) is not such a line."""
+    audio file (a tab inside a sentence), or that no tab follows (a sentence that ends in one: `Play sound.wav`), is
+    not such a line."""
     said = [line for line in lines if line.strip()]
-    named = [line for line in said if line.split("\t", 1)[0].lower().endswith(AUDIO_SUFFIXES)]
+    named = [line for line in said if "\t" in line and line.split("\t", 1)[0].lower().endswith(AUDIO_SUFFIXES)]
     if not said or len(named) * 2 < len(said):
         return None
     return "cut -f3" if any(line.count("\t") >= 2 for line in named) else "cut -f2"

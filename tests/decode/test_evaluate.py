@@ -467,3 +467,35 @@ def test_a_second_run_into_a_folder_another_run_writes_is_refused_and_leaves_no_
     evaluate_cli(capsys, out, prepared_data, "--model", eval_packs["st"], "--split", "dev")
     assert {p.name for p in out.iterdir()} == {"results.json", "hyp.txt", "ref.txt", "transcript.txt",
                                                "transcript_ref.txt"}  # no lock file beside them
+
+
+def test_a_file_of_a_whisper_directory_is_told_to_give_the_directory(tmp_path: Path, prepared_data: Path,
+                                                                     whisper_asr_dir: Path) -> None:
+    """`sate evaluate --model WHISPER/model.bin` (and `translate`, the API) was told "a file, not a packed model
+    directory (`sate pack --model FILE` makes one)", which `sate pack` then refused as a downloaded model (twenty-fourth
+    hostile pass, review): evaluate names the directory to give; the API says what the directory is."""
+    config = whisper_asr_dir / "config.json"
+    with pytest.raises(SateError, match=rf"^--model {config}: a file of the Whisper model directory {whisper_asr_dir}: "
+                                        rf"give the directory itself \(--model {whisper_asr_dir}\)$"):
+        evaluate(config, prepared_data, "dev", tmp_path / "out")
+    with pytest.raises(SateError, match=rf"^{config}: a file of the downloaded model {whisper_asr_dir}, not a packed "
+                                        r"model directory \(a Whisper model directory: `sate evaluate --model` reads"):
+        SpeechTranslator.load(config)
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path: Path, eval_packs: dict[str, Path],
+                                                                        prepared_data: Path) -> None:
+    """An ST pack from outside any experiment evaluated with `--out EXP/decode_dev` into an experiment whose
+    config.yaml says `task: asr` exited 0, and `sate report` then tabled an asr row with BLEU and a p-value
+    (twenty-fourth hostile pass, review; `sate pack --out EXP/pack` refused it since 829ef95). A pack of the
+    experiment's own task is evaluated there as before."""
+    exp = tmp_path / "asr"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "config.yaml").write_text("task: asr\n", encoding="utf-8")
+    with pytest.raises(SateError, match=rf"^--out {exp / 'decode_dev'}: it lies in the asr experiment {exp}, and "
+                                        rf"--model {eval_packs['st']} is an st model"):
+        evaluate(eval_packs["st"], prepared_data, "dev", exp / "decode_dev")
+    assert not (exp / "decode_dev").exists()
+    evaluate(eval_packs["asr"], prepared_data, "dev", exp / "decode_dev")
+    assert (exp / "decode_dev" / "results.json").is_file()

@@ -86,11 +86,27 @@ def test_a_pack_beam_beyond_the_limit_names_the_pack_file() -> None:
 def test_an_nbest_given_to_a_command_that_writes_the_best_alone_is_refused() -> None:
     """`translate`/`evaluate --decode nbest=5` computed five hypotheses and wrote the best alone, exit 0 (twenty-fourth
     hostile pass). nbest=1, a beam alone, and --stream (which says its own) are as before."""
-    for command, unit in (("translate", "segment"), ("evaluate", "utterance")):
+    for command in ("translate", "evaluate"):
         args = argparse.Namespace(command=command, decode=["beam=4,nbest=3"], beam=None)
-        with pytest.raises(SateError, match=rf"^--decode nbest=3: sate {command} writes one translation per {unit} "):
+        with pytest.raises(SateError, match=rf"^--decode nbest=3: sate {command} writes the best hypothesis alone; "):
             decode_overrides(args)
         assert decode_overrides(argparse.Namespace(command=command, decode=["nbest=1"], beam=2)) == \
             {"nbest": 1, "beam": 2}
     assert decode_overrides(argparse.Namespace(command="evaluate", decode=["nbest=2"], beam=None,
                                                stream="wait-k=2")) == {"nbest": 2}
+
+
+@pytest.mark.parametrize("command", ["translate", "evaluate"])
+def test_nbest_is_said_as_given_and_its_help_says_it_is_one_here(command: str,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-fourth pass's nbest refusal: `--help` listed "nbest=1 hypotheses returned per utterance"
+    among the --decode keys without a word that N > 1 is refused; `nbest=02` was echoed as `nbest=2`; and `--talks`
+    or an ASR pack were told "one translation per utterance". `sate pack --help` keeps the option's own line."""
+    args = argparse.Namespace(command=command, decode=["nbest=5", "beam=4, nbest=02"], beam=None)
+    with pytest.raises(SateError, match=rf"^--decode nbest=02: sate {command} writes the best hypothesis alone; "):
+        decode_overrides(args)
+    for name, line in ((command, "nbest=1              1 here: this command writes the best alone"),
+                       ("pack", "nbest=1              hypotheses returned per utterance")):
+        with pytest.raises(SystemExit):
+            build_parser(name).parse_args([name, "--help"])
+        assert line in capsys.readouterr().out

@@ -378,3 +378,22 @@ def test_segment_and_translate_do_not_replace_each_others_json_lines(tmp_path: P
     check_not_other_output(translated, "translate")
     (tmp_path / "other.jsonl").write_text('{"a": 1}\n', encoding="utf-8")
     assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(tmp_path / "other.jsonl")]) == 0
+
+
+def test_segment_and_translate_do_not_replace_a_streams_json_lines(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate stream ... > live.jsonl`, then `sate segment talk.wav --out live.jsonl` (or `translate --out
+    live.jsonl`) replaced the stream's translations, exit 0: its lines (`t`, `text`, `final`) were neither
+    translate's nor segment's (twenty-fourth hostile pass, review)."""
+    from sate.decode.output import check_not_other_output  # what translate calls before any decoding
+
+    wave = np.concatenate([np.zeros(SR // 2), 0.3 * np.sin(np.arange(SR) * 0.2), np.zeros(SR // 2)])
+    sf.write(tmp_path / "a.wav", wave.astype(np.float32), SR)
+    live = tmp_path / "live.jsonl"
+    lines = '{"t": 1.0, "text": "hallo", "final": false}\n{"t": 2.0, "text": "hallo welt", "final": true}\n'
+    live.write_text(lines, encoding="utf-8")
+    assert main(["segment", str(tmp_path / "a.wav"), "--vad", "energy", "--out", str(live)]) == 2
+    assert "it holds `sate stream`'s JSON lines" in capsys.readouterr().err
+    assert live.read_text(encoding="utf-8") == lines
+    with pytest.raises(SateError, match="it holds `sate stream`'s JSON lines"):
+        check_not_other_output(live, "translate")

@@ -557,11 +557,13 @@ def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> Non
 
 def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: SpeechTranslator,
                                                                     prepared_data: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+                                                                    monkeypatch: pytest.MonkeyPatch,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`evaluate --talks` on a manifest cut by hand (`head`, `tail`: a talk's first or last rows left out) decoded the
     whole file, and the words of the rows left out went to the nearest rows kept (twenty-fourth hostile pass). The
     talk is now its rows' stretch of the file: no segment decoded, no word shown, outside it; a talk whose rows are
-    as prep cuts them is decoded whole as before."""
+    as prep cuts them is decoded whole as before. A talk cut is said, naming it and the seconds left out (its
+    review: on real talks a split as prep cuts it may be cut, and its figure moved without a word)."""
     rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
     audio = rows[0]["audio"]
     talk = sorted((r for r in rows if r["audio"] == audio), key=lambda r: r["offset"])
@@ -588,11 +590,17 @@ def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: S
         first, last = kept[0]["offset"], kept[-1]["offset"] + kept[-1]["duration"]
         decoded.clear()
         streamed.clear()
+        capsys.readouterr()
         assert len(talks.translate_talks(translator, kept)) == len(kept)
         spans = decoded[-1]
         assert spans and spans != whole
         assert spans[-1][1] <= last + padding if cut_end else spans[0][0] >= first - padding
+        note = capsys.readouterr().err
+        assert note.count("note:") == 1 and f"note: {audio}: speech lies beyond its rows; " in note, note
+        left = re.search(r"([0-9.]+) s before the first row and ([0-9.]+) s after the last are not decoded", note)
+        assert left is not None and (float(left[2]) > 0 if cut_end else float(left[1]) > 0), note
         segments, _ = talks.stream_talks(translator, kept, StreamPolicy("wait-k", 2), 1.0)
+        assert capsys.readouterr().err.count(f"note: {audio}: speech lies beyond its rows; ") == 1
         shown = streamed[-1]
         if cut_end:
             assert shown.duration <= last + padding and all(d <= last + padding for d in shown.delays)
@@ -603,6 +611,7 @@ def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: S
     decoded.clear()
     talks.translate_talks(translator, talk)  # as prep cut it: the file whole
     assert decoded[-1] == whole
+    assert "note:" not in capsys.readouterr().err
 
 
 def test_a_talks_stretch_is_its_rows_where_speech_lies_beyond_them() -> None:
@@ -615,3 +624,17 @@ def test_a_talks_stretch_is_its_rows_where_speech_lies_beyond_them() -> None:
     assert talks.talk_span([(0.2, 0.6), (0.9, 5.6)], rows) == (pytest.approx(0.9), None)  # and one before
     assert talks._clipped([(0.9, 5.64), (5.55, 8.0)], 0.0, 5.6) == [(0.9, 5.6)]
     assert talks._clipped([(0.2, 0.6), (0.85, 5.6)], 0.9, None) == [(0.9, 5.6)]
+
+
+def test_a_talks_stretch_is_cut_with_the_vad_settings_that_found_its_spans() -> None:
+    """`_clipped` dropped slivers shorter than the default `min_speech`, whatever VAD found the spans, and `talk_span`
+    the default padding (twenty-fourth hostile pass, review): both read the settings given, as the talks' VAD does."""
+    vad = VadOptions(min_speech=0.05, padding=0.3)
+    assert talks._clipped([(0.9, 5.5), (5.5, 8.0)], 0.0, 5.6, vad) == [(0.9, 5.5), (5.5, 5.6)]
+    assert talks._clipped([(0.9, 5.5), (5.5, 8.0)], 0.0, 5.6) == [(0.9, 5.5)]
+    rows = [{"offset": 1.0, "duration": 2.0}]
+    assert talks.talk_span([(0.9, 3.4), (3.6, 8.0)], rows, vad) == (0.0, pytest.approx(3.3))
+    assert talks.cut_note("t.wav", 0.0, None, 9.0) is None
+    assert talks.cut_note("t.wav", 0.7, 3.3, 9.0) == ("sate evaluate: note: t.wav: speech lies beyond its rows; "
+                                                      "0.70 s before the first row and 5.70 s after the last are not "
+                                                      "decoded (the talk is read from 0.70 to 3.30 s of 9.00 s)")

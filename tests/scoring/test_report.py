@@ -530,8 +530,13 @@ def test_a_perfect_bleu_as_sacrebleu_computes_it_is_tabled(tmp_path: Path, capsy
     assert json.loads(path.read_text())["bleu"] > 100
     assert main(["report", "--exp", str(tmp_path)]) == 0
     assert "| st | tst-COMMON | 100.0 ± 0.0 |" in capsys.readouterr().out
-    assert main(["latency-plot", str(path), "--out", str(tmp_path / "p.png")]) == 2  # no streamed run: its own line
-    assert "bleu must be" not in capsys.readouterr().err
+    streamed = tmp_path / "streamed" / "results.json"  # a streamed run of the same perfect BLEU beside it
+    streamed.parent.mkdir()
+    streamed.write_text(json.dumps({**json.loads(path.read_text()), "stream": {
+        "policy": "wait-k=2", "chunk": 0.5, "latency": {"sentences": 2, "al": 1.0, "laal": 1.1, "al_ca": 1.2,
+                                                        "laal_ca": 1.3}}}))
+    assert main(["latency-plot", str(path), str(streamed), "--out", str(tmp_path / "p.png")]) == 0
+    assert (tmp_path / "p.png").stat().st_size > 0
     path.write_text(json.dumps({**json.loads(path.read_text()), "bleu": 100.001}))
     assert main(["report", "--exp", str(tmp_path)]) == 2
     assert "bleu must be from 0 to 100, got 100.001" in capsys.readouterr().err

@@ -13,6 +13,7 @@ import pytest
 from sate.cli import main
 from sate.errors import SateError
 from sate.scoring.score import read_lines, sacrebleu_scores, wer_line, word_error_rate
+from sate.targets import NAMED_KINDS
 
 HYPS = ["Das ist ein kleiner Test.", "Wie geht es dir?", "Er sagte: „Nein!“", "", "DAS HAUS IST GROß.",
         "Ich habe 3,5 Äpfel gekauft  ", "Sie kommt morgen nicht."]
@@ -456,6 +457,20 @@ def test_translate_output_of_several_files_is_not_scored_with_its_file_names(
         assert " = 100.0 " in capsys.readouterr().out
     hyp.write_text("Das ist\tgut.\nEin Haus.\n", encoding="utf-8")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+
+
+def test_sentences_that_end_in_an_audio_file_name_are_scored(tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A sentence that ends in a file's name (`Play sound.wav`), with no tab anywhere, was refused as `sate
+    translate`'s FILE<TAB>translation lines, advising a `cut -f2` that would have emptied them (twenty-fourth hostile
+    pass, review): a tab must follow the name. An audio name is one of the table `sate.targets` names outputs by."""
+    ref = tmp_path / "ref.txt"
+    ref.write_text("Play sound.wav\nIch höre Musik.\n", encoding="utf-8")
+    hyp = tmp_path / "hyp.txt"
+    hyp.write_text("Play sound.wav\nIch höre Musik.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+    assert " = 100.0 " in capsys.readouterr().out
+    assert {".caf", ".w64"} <= {suffix for suffix, kind in NAMED_KINDS.items() if kind == "audio"}
 
 
 def test_fairseq_generate_lines_are_not_scored_with_their_ids_and_scores(
