@@ -218,6 +218,25 @@ def bom_note(path: Path, lines: Sequence[str]) -> str | None:
 FAIRSEQ_LINE = re.compile(r"[SHDTPE]-[0-9]+\t")  # fairseq-generate's source, hypothesis, detokenized ... lines
 
 
+def fairseq_advice(option: str, path: str | Path, said: Sequence[str]) -> str:
+    """The pipeline that gives the sentences a fairseq-generate file holds for ``option``: its references (T lines,
+    id then text) for --ref, its detokenized hypotheses (D lines, id, score, text) for --hyp, else its H lines. One
+    pipeline for every file (`grep ^D-`) gave an empty file from `grep ^H` lines, and the hypotheses as references
+    from a whole output given as --ref (24th hostile pass)."""
+    kinds = {line[0] for line in said if FAIRSEQ_LINE.match(line)}
+    name = one_line(str(path))
+    if option == "--ref":
+        if "T" in kinds:
+            return f"keep its references, the T lines, in id order (grep ^T- {name} | sort -V | cut -f2)"
+        return "it holds no T lines (the references): give the reference text, one sentence a line"
+    if "D" in kinds:
+        return f"keep the detokenized D lines in id order (grep ^D- {name} | sort -V | cut -f3)"
+    if "H" in kinds:
+        return (f"keep the H lines in id order (grep ^H- {name} | sort -V | cut -f3); they are not detokenized: "
+                "fairseq-generate's D lines are what sacreBLEU scores")
+    return "it holds no D or H lines (the hypotheses): give the hypotheses, one sentence a line"
+
+
 def file_prefixed(lines: Sequence[str]) -> str | None:
     """The `cut` that keeps the translations where most lines are `sate translate`'s text output of several files
     (``FILE<TAB>translation``, or ``FILE<TAB>transcript<TAB>translation`` with --transcript), else None: the file
@@ -298,8 +317,7 @@ def run(args: argparse.Namespace) -> int:
         if said and sum(bool(FAIRSEQ_LINE.match(line)) for line in said) * 2 >= len(said):  # ids and model scores
             # scored as words of every sentence, exit 0 (twenty-fourth hostile pass)
             raise SateError(f"{option} {path}: lines of fairseq-generate (H-N, D-N ...: an id, a score, then the "
-                            "text), not text of one sentence a line: keep the detokenized D lines in id order "
-                            f"(grep ^D- {one_line(str(path))} | sort -V | cut -f3)")
+                            f"text), not text of one sentence a line: {fairseq_advice(option, path, said)}")
         cut = file_prefixed(lines)
         if cut is not None:
             raise SateError(f"{option} {path}: lines of `sate translate` for several files (an audio file's name, a "

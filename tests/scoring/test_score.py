@@ -493,3 +493,26 @@ def test_fairseq_generate_lines_are_not_scored_with_their_ids_and_scores(
     hyp.write_text(detokenized, encoding="utf-8")
     assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
     assert " = 100.0 " in capsys.readouterr().out
+    # the advice follows the lines there (24th hostile pass): `grep ^D-` of H lines alone gave an empty file, and a
+    # whole output given as --ref was told to keep its hypotheses
+    ids = tmp_path / "h.out"
+    ids.write_text("H-1\t-0.2\tEin Haus.\nH-0\t-0.31\tDas ist gut.\n", encoding="utf-8")
+    refs = tmp_path / "gen-ref.out"
+    refs.write_text("S-1\tein haus\nT-1\tEin Haus.\nD-1\t-0.2\tEin Haus!\n"
+                    "S-0\tdas\nT-0\tDas ist gut.\nD-0\t-0.31\tDas ist gut!\n", encoding="utf-8")
+    for option, given, pipeline in (("--hyp", ids, f"grep ^H- {ids} | sort -V | cut -f3"),
+                                    ("--ref", refs, f"grep ^T- {refs} | sort -V | cut -f2")):
+        other = {"--hyp": ["--ref", str(ref)], "--ref": ["--hyp", str(detokenized_file(tmp_path, detokenized))]}
+        assert main(["score", option, str(given), *other[option]]) == 2
+        assert pipeline in capsys.readouterr().err
+        kept = subprocess.run(pipeline, shell=True, capture_output=True, text=True, check=True).stdout
+        assert kept == "Das ist gut.\nEin Haus.\n"
+    refs.write_text("S-0\tdas\nD-0\t-0.31\tDas ist gut!\n", encoding="utf-8")
+    assert main(["score", "--ref", str(refs), "--hyp", str(hyp)]) == 2
+    assert "it holds no T lines (the references)" in capsys.readouterr().err
+
+
+def detokenized_file(folder: Path, text: str) -> Path:
+    path = folder / "detok.txt"
+    path.write_text(text, encoding="utf-8")
+    return path
