@@ -335,9 +335,17 @@ def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: 
     row = {**read_manifest(prepared_data / "dev.jsonl")[0], "id": "long_0", "audio": str(data / "long.wav"),
            "offset": 0.0, "duration": 31.0, "n_frames": 3100}
     write_manifest(data / "dev.jsonl", [row])
+    write_manifest(data / "train.jsonl", [row])
+    # `sate prep --max-duration` filters training splits alone: for dev the advice, followed, kept the row (24th
+    # hostile pass)
     with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.00 s, longer than the 30 s this model's "
-                                        r"acoustic encoder \(Whisper\) takes: prepare the split with sate prep "):
+                                        r"acoustic encoder \(Whisper\) takes: sate prep drops no row of a test split "
+                                        r"\(--max-duration filters training splits only\): evaluate a split whose "
+                                        r"rows are 30 s at most$"):
         evaluate(whisper_asr_dir, data, "dev", tmp_path / "out")
+    with pytest.raises(SateError, match=r"train.jsonl: row long_0 .* takes: prepare the split with sate prep "
+                                        r"--max-duration$"):
+        evaluate(whisper_asr_dir, data, "train", tmp_path / "out")
     assert not (tmp_path / "out").exists()
 
 
