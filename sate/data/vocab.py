@@ -52,6 +52,7 @@ from sate.data.parallel_text import (
     check_pairs,
     check_target_language,
     corpus_target_language,
+    model_language,
     not_a_text_file,
     read_pairs,
     reservoir_sample,
@@ -351,8 +352,7 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     (the hub folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the
     audio's folders); a note, not a refusal: the audio's folders are its real paths, which a talk linked to another
     pair's copy of it (MuST-C's pairs share their talks) makes the other pair's."""
-    model = next((m.group(1) for part in real_path(hub).parts
-                  if "opus-mt" in part and (m := re.search(r"-en-([a-z]{2,3})$", part))), None)
+    model = next((lang for part in real_path(hub).parts if (lang := model_language(part))), None)
     if model is None:
         return
     lang = corpus_target_language(read_manifest(manifest))
@@ -436,12 +436,10 @@ def _run(args: argparse.Namespace) -> int:
     if not rows and not mt_files:  # it was "--src-size: no training text", naming an option given right
         raise SateError(f"{manifest}: no utterances, so no text to train the vocabularies on (run `sate prep` again, "
                         "or give --mt-text)")
-    untranslated = sum(row["tgt"] is None for row in rows)
-    if untranslated:  # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
-        raise SateError(f"{manifest}: {untranslated:,} rows have no translation (a transcript-only corpus as train): "
-                        f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s translations; prepare a "
-                        f"translated corpus as {TRAIN_SPLIT} and this one beside it under another split name (`sate "
-                        "prep ... --splits NAME`), then give it with --src-splits NAME")
+    # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
+    require_translations(manifest, rows, f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s "
+                         f"translations; prepare a translated corpus as {TRAIN_SPLIT} and this one beside it under "
+                         "another split name (`sate prep ... --splits NAME`), then give it with --src-splits NAME")
     check_pair_order([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     check_target_language([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)
