@@ -137,13 +137,14 @@ def _language(path: Path) -> str:
     return name.rpartition(".")[2] if "." in name else ""
 
 
-def _words(lines: Iterable[str]) -> set[str]:
-    return {word for line in lines for word in _WORD.findall(_UNSPACED.sub(r" \g<0> ", line.lower()))}
+def _words(lines: Iterable[str], lower: bool = True) -> set[str]:
+    return {word for line in lines
+            for word in _WORD.findall(_UNSPACED.sub(r" \g<0> ", line.lower() if lower else line))}
 
 
-def words_of(lines: Iterable[str]) -> set[str]:
-    """The word types of some lines, lower case (letters only)."""
-    return _words(lines)
+def words_of(lines: Iterable[str], lower: bool = True) -> set[str]:
+    """The word types of some lines, lower case unless not ``lower`` (letters only)."""
+    return _words(lines, lower)
 
 
 def shared_words(words: set[str], others: set[str]) -> float | None:

@@ -51,7 +51,7 @@ from sate.data.parallel_text import (
     check_pair_order,
     check_pairs,
     check_target_language,
-    corpus_target_language,
+    corpus_folder,
     model_language,
     not_a_text_file,
     read_pairs,
@@ -345,21 +345,57 @@ def check_near_data(data_dir: Path) -> None:
         raise SateError(f"--data {data_dir}: {near}")
 
 
+# Pieces a word of the train split's translations that a Marian model's target.spm cuts, against its English
+# source.spm's: its own language's words are cut into far fewer (the tests' tiny German model over German: 0.66 of
+# the English one's), another language's into about as many (their tiny French one: 0.91). Not measured on real
+# opus-mt models (none here): between the two bounds it cannot tell, a note.
+MARIAN_OWN_LANGUAGE = 0.75
+MARIAN_OTHER_LANGUAGE = 0.9
+
+
+def _pieces_a_word(hub: Path, rows: list[dict]) -> tuple[float, float] | None:
+    """Pieces a word type of the translations (``rows``' first ORDER_LINES) under the model's target.spm and its
+    source.spm, or None where that cannot tell: too few words (20), a tokeniser missing, unreadable, or the same
+    model on both sides."""
+    words = sorted(words_of((str(row.get("tgt") or "") for row in rows[:ORDER_LINES]), lower=False))
+    files = [hub / name for name in ("target.spm", "source.spm")]
+    if len(words) < 20 or not all(path.is_file() for path in files) or len({p.read_bytes() for p in files}) < 2:
+        return None
+    try:
+        target, source = (load_sentencepiece(path) for path in files)
+    except SateError:  # `check_marian_dir` names it when the vocabulary is copied
+        return None
+    pieces = [sum(len(sp.encode(word, out_type=str)) for word in words) / len(words) for sp in (target, source)]
+    return pieces[0], pieces[1]
+
+
 def check_marian_pair(hub: Path, manifest: Path) -> None:
-    """Say where a Marian model is named for another target language than the train split's corpus: `sate vocab
-    --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its target.spm cut
-    the German references into French pieces), exit 0, without a word (24th hostile pass). Told by the names alone
-    (the hub folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the
-    audio's folders); a note, not a refusal: the audio's folders are its real paths, which a talk linked to another
-    pair's copy of it (MuST-C's pairs share their talks) makes the other pair's."""
+    """Refuse a Marian model named for another target language than the train split's corpus where the words agree:
+    `sate vocab --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its
+    target.spm cut the German references into French pieces), exit 0 (24th hostile pass). Told by the names (the hub
+    folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the audio's
+    folders), then by the words: target.spm cuts the train split's translations into about as many pieces a word as
+    the English source.spm does, so they are not its language (refused); into far fewer, they are (the audio's folders
+    are real paths, which a talk linked to another pair's copy makes the other pair's: it passes); in between, or
+    too few words to tell, a note (fix24d: it was a note always)."""
     model = next((lang for part in real_path(hub).parts if (lang := model_language(part))), None)
     if model is None:
         return
-    lang = corpus_target_language(read_manifest(manifest))
-    if lang is not None and lang != model:
-        print(f"note: --marian {one_line(str(hub))}: an English-to-{model} model by its name, and "
-              f"{one_line(str(manifest))} is en-{lang} (its audio's corpus folder): if its translations are {lang}, "
-              f"give the opus-mt-en-{lang} model", file=sys.stderr)
+    rows = read_manifest(manifest)
+    found = corpus_folder(rows)
+    if found is None or found[0] == model:
+        return
+    lang, folder = found
+    pieces = _pieces_a_word(hub, rows)
+    if pieces is not None and pieces[0] < MARIAN_OWN_LANGUAGE * pieces[1]:
+        return  # the translations are the model's language, whatever the folders say
+    line = (f"--marian {one_line(str(hub))}: an English-to-{model} model by its name, and {one_line(str(manifest))} "
+            f"is en-{lang} (by its audio's folder {one_line(str(folder))})")
+    if pieces is not None and pieces[0] >= MARIAN_OTHER_LANGUAGE * pieces[1]:
+        raise SateError(f"{line}, and its target.spm cuts the translations into about as many pieces a word "
+                        f"({pieces[0]:.2f}) as its English source.spm ({pieces[1]:.2f}): they are not its language; "
+                        f"give the opus-mt-en-{lang} model")
+    print(f"note: {line}: if its translations are {lang}, give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
