@@ -136,6 +136,8 @@ def _first_rows(path: Path, ids: set[str]) -> tuple[dict | None, bool]:
             first = first or row
             if isinstance(row.get("id"), str) and row["id"] in ids:
                 return first, True
+            if not ids:  # the first row alone asked for: a manifest left is not read whole
+                return first, False
     except (SateError, OSError, ValueError, RecursionError):  # not ours to judge here: `check_manifests` and
         return None, False  # the readers do
     return first, False
