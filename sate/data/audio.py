@@ -720,8 +720,11 @@ def _fifo_with_data(path: Path) -> int | None:
 
 def _sf_name(path: str | Path) -> str | bytes:
     """``path`` as soundfile takes it: a file name that is not UTF-8 (bytes kept by Python as surrogates) as its
-    bytes, which soundfile passes on, where it would fail to encode the text."""
+    bytes, which soundfile passes on, where it would fail to encode the text. A file named ``-`` (given as ``./-``,
+    which `str(Path)` makes ``-``) is passed as ``./-``: libsndfile reads ``-`` as stdin ("Format not recognised")."""
     name = str(path)
+    if name == "-":
+        return "./-"
     try:
         name.encode("utf-8")
     except UnicodeEncodeError:

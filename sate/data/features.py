@@ -565,12 +565,22 @@ def check_rows_fit_changed_audio(shards: Iterable[Shard]) -> None:
                                 "downloaded again?); run `sate prep` again, then `sate features`")
 
 
+def _same_directory(one: str | Path, other: str | Path) -> bool:
+    """One folder under two names no link resolves (a bind mount, an NFS path and its automount path): the data
+    directory named another way than when it computed its features was refused as a copy sharing its own store
+    (fix24d)."""
+    try:
+        return os.path.samefile(one, other)
+    except OSError:
+        return False
+
+
 def _sharing_owner(data_dir: Path, split: str, plan: dict) -> str | None:
     """The data directory a split's plan.json names (`plan_split` records the one that computed it) when it is not
     ``data_dir`` and still reads the same store (its fbank/SPLIT leads to the same folder, its manifest is there);
     None otherwise (no record, ours, or a data directory since moved)."""
     other = plan.get("data_dir")
-    if not isinstance(other, str) or other == os.path.realpath(data_dir):
+    if not isinstance(other, str) or other == os.path.realpath(data_dir) or _same_directory(other, data_dir):
         return None
     theirs, ours = Path(other) / layout.FBANK_DIR / split, data_dir / layout.FBANK_DIR / split
     shared = os.path.realpath(theirs) == os.path.realpath(ours) and (Path(other) / f"{split}.jsonl").is_file()

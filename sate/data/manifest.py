@@ -272,12 +272,12 @@ def _not_a_row(path: Path, lines_read: int, err: csv.Error) -> SateError:
     return SateError(f"{path}:{lines_read + 1}: not a row of a CSV log ({err})")
 
 
-def require_translations(path: str | Path, rows: list[dict]) -> None:
-    """Stop a task that reads translations (MT, ST, the target vocabulary) on a transcript-only split."""
+def require_translations(path: str | Path, rows: list[dict], advice: str = "it can train ASR only") -> None:
+    """Stop a task that reads translations (MT, ST, the target vocabulary) on a transcript-only split; ``advice``
+    says what to do instead (`sate vocab`: how to make vocabularies, which an ASR training needs too)."""
     missing = sum(row["tgt"] is None for row in rows)
     if missing:
-        raise SateError(f"{path}: {missing:,} rows have no translation (a transcript-only corpus): "
-                        "it can train ASR only")
+        raise SateError(f"{path}: {missing:,} rows have no translation (a transcript-only corpus): {advice}")
 
 
 def write_manifest(path: Path, rows: Iterable[dict]) -> None:

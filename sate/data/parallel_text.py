@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from sate.data.manifest import SNIFF_LINES, check_sentences
-from sate.errors import SateError
+from sate.errors import SateError, one_line
 from sate.files import what_is_there
 
 T = TypeVar("T")
@@ -124,6 +124,11 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
 OTHER_LANGUAGE_SHARE = 0.1
 ORDER_LINES = 2000  # lines of each side, and rows of the train split, that tell which side is English
 _WORD = re.compile(r"[^\W\d_]+")
+# Scripts written without spaces between words (Chinese, Japanese kana and kanji, Thai, Lao, Khmer, Myanmar): a run
+# of them is a clause, not a word, so two texts of one such language shared none of their "words" and --mt-text
+# news.zh over an En-Zh corpus was refused as another language (fix24d); each character of them counts as a word.
+_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
+                       "\uf900-\ufaff\U00020000-\U0002fa1f]")
 
 
 def _language(path: Path) -> str:
@@ -132,13 +137,14 @@ def _language(path: Path) -> str:
     return name.rpartition(".")[2] if "." in name else ""
 
 
-def _words(lines: Iterable[str]) -> set[str]:
-    return {word for line in lines for word in _WORD.findall(line.lower())}
+def _words(lines: Iterable[str], lower: bool = True) -> set[str]:
+    return {word for line in lines
+            for word in _WORD.findall(_UNSPACED.sub(r" \g<0> ", line.lower() if lower else line))}
 
 
-def words_of(lines: Iterable[str]) -> set[str]:
-    """The word types of some lines, lower case (letters only)."""
-    return _words(lines)
+def words_of(lines: Iterable[str], lower: bool = True) -> set[str]:
+    """The word types of some lines, lower case unless not ``lower`` (letters only)."""
+    return _words(lines, lower)
 
 
 def shared_words(words: set[str], others: set[str]) -> float | None:
@@ -183,20 +189,45 @@ def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], o
 # Target languages of MuST-C (v1, v2, v3) and CoVoST 2's En->X: a file name ending in one names its language. Other
 # endings (`.tok`, `.tc`, `.txt`, `.bpe`) say nothing of one.
 LANGUAGE_CODES = frozenset("ar ca cs cy de es et fa fr id it ja ko lv mn nl pt ro ru sl sv ta tr vi zh".split())
-_PAIR = re.compile(r"en-([a-z]{2,3})")
+_PAIR = re.compile(r"en-([a-z]{2,3})")  # MuST-C's pair folders, `sate synth`'s, opus-mt's names: the one pattern
+# Helsinki-NLP's opus-mt names that use another code than MuST-C's for its language (opus-mt-en-jap is Japanese)
+_MODEL_CODES = {"jap": "ja"}
+
+
+def pair_language(name: str) -> str | None:
+    """The target language of a MuST-C pair folder's name (``en-de``: de), or None for any other name."""
+    match = _PAIR.fullmatch(name)
+    return match.group(1) if match else None
+
+
+def model_language(name: str) -> str | None:
+    """The target language an opus-mt model's folder names (``opus-mt-en-fr``, the hub cache's
+    ``models--Helsinki-NLP--opus-mt-en-jap``: fr, ja), or None (another name, a multilingual ``-en-ROMANCE``)."""
+    if "opus-mt" not in name or "-en-" not in name:
+        return None
+    lang = pair_language("en-" + name.rpartition("-en-")[2])
+    return _MODEL_CODES.get(lang, lang) if lang else None
+
+
+def corpus_folder(rows: Iterable[dict]) -> tuple[str, Path] | None:
+    """The target language of a split's rows and the folder that says it, from their first row's audio path, or None
+    (another corpus): MuST-C's ``ROOT/en-XX/data/SPLIT/wav/TALK.wav`` (`sate prep --mustc-root` writes them so), its
+    ``ROOT/en-XX``; or fr for Augmented LibriSpeech's ``ROOT/SET/audiofiles/UTT.wav`` (En-Fr alone), its
+    ``ROOT/SET/audiofiles`` (no en-fr folder there to name)."""
+    for row in islice(rows, 1):
+        path = Path(str(row.get("audio") or ""))
+        parts = path.parts
+        if len(parts) >= 5 and parts[-4] == "data" and parts[-2] == "wav" and (lang := pair_language(parts[-5])):
+            return lang, path.parents[3]
+        if len(parts) >= 3 and parts[-2] == "audiofiles" and parts[-3] in ("train", "other", "dev", "test"):
+            return "fr", path.parent
+    return None
 
 
 def corpus_target_language(rows: Iterable[dict]) -> str | None:
-    """The target language of a split's rows, from their first row's audio path, or None (another corpus): MuST-C's
-    ``ROOT/en-XX/data/SPLIT/wav/TALK.wav`` (`sate prep --mustc-root` writes them so), or fr for Augmented
-    LibriSpeech's ``ROOT/SET/audiofiles/UTT.wav`` (En-Fr alone)."""
-    for row in islice(rows, 1):
-        parts = Path(str(row.get("audio") or "")).parts
-        if len(parts) >= 5 and parts[-4] == "data" and parts[-2] == "wav" and (match := _PAIR.fullmatch(parts[-5])):
-            return match.group(1)
-        if len(parts) >= 3 and parts[-2] == "audiofiles" and parts[-3] in ("train", "other", "dev", "test"):
-            return "fr"
-    return None
+    """The target language of a split's rows by their audio's corpus folder (`corpus_folder`), or None."""
+    found = corpus_folder(rows)
+    return found[0] if found else None
 
 
 def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], option: str) -> None:
@@ -208,9 +239,10 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
     words decide, those of the target file against the train split's translations (few in common: another
     language), and where there are too few words to tell, a note says it and the work goes on."""
     rows = list(islice(rows, ORDER_LINES))
-    lang = corpus_target_language(rows)
-    if lang is None:
+    found = corpus_folder(rows)
+    if found is None:
         return
+    lang, folder = found
     translations = _words(str(row.get("tgt") or "") for row in rows)
     for en, tgt in files:
         named = _language(tgt)
@@ -222,7 +254,7 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
         if share is not None and share >= OTHER_LANGUAGE_SHARE:
             continue  # the translations' language, whatever the folders say
         line = (f"{option} {en} {tgt}: {tgt.name} is named as .{named} text, and the data directory's train split is "
-                f"en-{lang} (its audio's corpus folder)")
+                f"en-{lang} (by its audio's folder {one_line(str(folder))})")
         if not told:
             print(f"note: {line}, too few words to tell by them: if the text is not {lang}, give MT text whose "
                   f"target side is {lang}", file=sys.stderr)

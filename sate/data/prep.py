@@ -122,13 +122,11 @@ def read_corpus(args: argparse.Namespace, row_filter: RowFilter) -> list[SplitRe
     return kaldi_dir.prepare(args.kaldi_dir, split_names(args.kaldi_dir, args.splits), row_filter)
 
 
-def _another_corpus(path: Path, new: list[dict]) -> bool:
-    """Does the manifest at ``path`` hold another corpus than the ``new`` rows: no id in common, or another MuST-C
-    pair (the same talks' ids in en-de and en-fr)? Its lines are read until an id in common is found (the first,
-    for a corpus prepared again), not validated: a manifest that does not read is none to compare with."""
-    if not path.is_file():
-        return False
-    ids = {row["id"] for row in new}
+def _first_rows(path: Path, ids: set[str]) -> tuple[dict | None, bool]:
+    """The first row of the manifest at ``path``, and whether an id of ``ids`` is in it. Its lines are read until
+    one is found (the first, for a corpus prepared again), not validated: a manifest that does not read (not UTF-8,
+    not JSON; da74144) is none to compare with (None, False), and an id of another type (a list) is no id of ours:
+    it was a TypeError traceback (24th hostile pass, fix24d)."""
     first: dict | None = None
     try:
         for line in read_text_lines(path):
@@ -136,33 +134,63 @@ def _another_corpus(path: Path, new: list[dict]) -> bool:
             if not isinstance(row, dict):
                 continue
             first = first or row
-            if row.get("id") in ids:
-                languages = {corpus_target_language([first]), corpus_target_language(new)}
-                return None not in languages and len(languages) == 2  # a wav/ linked elsewhere says none
+            if isinstance(row.get("id"), str) and row["id"] in ids:
+                return first, True
+            if not ids:  # the first row alone asked for: a manifest left is not read whole
+                return first, False
     except (SateError, OSError, ValueError, RecursionError):  # not ours to judge here: `check_manifests` and
-        return False  # the readers do
-    return first is not None
+        return None, False  # the readers do
+    return first, False
+
+
+def _another_corpus(path: Path, new: list[dict]) -> dict | None:
+    """The first row of the manifest at ``path`` where it holds another corpus than the ``new`` rows (no id in
+    common, or another MuST-C pair: the same talks' ids in en-de and en-fr), else None."""
+    if not path.is_file():
+        return None
+    first, common = _first_rows(path, {row["id"] for row in new})
+    if first is None:
+        return None
+    if not common:
+        return first
+    languages = {corpus_target_language([first]), corpus_target_language(new)}
+    return first if None not in languages and len(languages) == 2 else None  # a wav/ linked elsewhere says none
+
+
+def _same_corpus(row: dict, other: dict) -> bool:
+    """Are two manifests' first rows of one corpus: the same target language by their audio's corpus folder
+    (`corpus_target_language`), or, where neither folder says one, both translated? A transcript-only split (an
+    extra ASR split: LibriSpeech, a Kaldi directory, the recipes' train_extraN) goes with any pair, so it is never
+    of the corpus replaced (24th hostile pass, fix24d: an En-Fr prepared over an En-De one named train-clean-5.jsonl
+    beside it as maybe of the En-De corpus)."""
+    languages = corpus_target_language([row]), corpus_target_language([other])
+    if languages != (None, None):
+        return languages[0] == languages[1]
+    return row.get("tgt") is not None and other.get("tgt") is not None
 
 
 def other_corpus_note(out: Path, results: list[SplitResult]) -> str | None:
     """A note where this run replaces a split's manifest with another corpus's (no id in common with the rows it
-    held, or another MuST-C pair) and leaves other manifests of the directory as they were: `sate prep --libri-trans`
+    held, or another MuST-C pair) and leaves other manifests of that corpus as they were: `sate prep --libri-trans`
     into a MuST-C En-De data directory replaced train and dev with En-Fr and left tst-COMMON German; a Kaldi
     directory `--splits train` replaced a translated train with transcripts alone beside dev and tst-COMMON; each
-    exit 0, without a word (24th hostile pass). A corpus prepared again (ids in common), or new splits beside the old
-    (`--asr-extra`: nothing replaced), say nothing; the splits left may be meant, so this is a note, not a
-    refusal."""
+    exit 0, without a word (24th hostile pass). A corpus prepared again (ids in common), new splits beside the old
+    (`--asr-extra`: nothing replaced), and manifests left of another corpus than the one replaced (an extra ASR
+    split beside a pair prepared again, the pair beside an extra split prepared again) say nothing; the splits left
+    may be meant, so this is a note, not a refusal."""
     if not out.is_dir():
         return None
     written = {result.split for result in results}
-    replaced = [result.split for result in results
-                if _another_corpus(out / f"{result.split}.jsonl", result.rows)]
+    replaced = {result.split: first for result in results
+                if (first := _another_corpus(out / f"{result.split}.jsonl", result.rows)) is not None}
     if not replaced:
         return None
     try:
-        left = [s for s in manifest_splits(out) if s not in written and s != SPEED_SPLIT]
+        splits = [s for s in manifest_splits(out) if s not in written and s != SPEED_SPLIT]
     except OSError:
         return None
+    left = [s for s in splits if (first := _first_rows(out / f"{s}.jsonl", set())[0]) is not None
+            and any(_same_corpus(old, first) for old in replaced.values())]
     if not left:
         return None
     names = ", ".join(f"{s}.jsonl" for s in replaced)

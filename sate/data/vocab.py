@@ -51,7 +51,8 @@ from sate.data.parallel_text import (
     check_pair_order,
     check_pairs,
     check_target_language,
-    corpus_target_language,
+    corpus_folder,
+    model_language,
     not_a_text_file,
     read_pairs,
     reservoir_sample,
@@ -344,22 +345,57 @@ def check_near_data(data_dir: Path) -> None:
         raise SateError(f"--data {data_dir}: {near}")
 
 
+# Pieces a word of the train split's translations that a Marian model's target.spm cuts, against its English
+# source.spm's: its own language's words are cut into far fewer (the tests' tiny German model over German: 0.66 of
+# the English one's), another language's into about as many (their tiny French one: 0.91). Not measured on real
+# opus-mt models (none here): between the two bounds it cannot tell, a note.
+MARIAN_OWN_LANGUAGE = 0.75
+MARIAN_OTHER_LANGUAGE = 0.9
+
+
+def _pieces_a_word(hub: Path, rows: list[dict]) -> tuple[float, float] | None:
+    """Pieces a word type of the translations (``rows``' first ORDER_LINES) under the model's target.spm and its
+    source.spm, or None where that cannot tell: too few words (20), a tokeniser missing, unreadable, or the same
+    model on both sides."""
+    words = sorted(words_of((str(row.get("tgt") or "") for row in rows[:ORDER_LINES]), lower=False))
+    files = [hub / name for name in ("target.spm", "source.spm")]
+    if len(words) < 20 or not all(path.is_file() for path in files) or len({p.read_bytes() for p in files}) < 2:
+        return None
+    try:
+        target, source = (load_sentencepiece(path) for path in files)
+    except SateError:  # `check_marian_dir` names it when the vocabulary is copied
+        return None
+    pieces = [sum(len(sp.encode(word, out_type=str)) for word in words) / len(words) for sp in (target, source)]
+    return pieces[0], pieces[1]
+
+
 def check_marian_pair(hub: Path, manifest: Path) -> None:
-    """Say where a Marian model is named for another target language than the train split's corpus: `sate vocab
-    --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its target.spm cut
-    the German references into French pieces), exit 0, without a word (24th hostile pass). Told by the names alone
-    (the hub folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the
-    audio's folders); a note, not a refusal: the audio's folders are its real paths, which a talk linked to another
-    pair's copy of it (MuST-C's pairs share their talks) makes the other pair's."""
-    model = next((m.group(1) for part in real_path(hub).parts
-                  if "opus-mt" in part and (m := re.search(r"-en-([a-z]{2,3})$", part))), None)
+    """Refuse a Marian model named for another target language than the train split's corpus where the words agree:
+    `sate vocab --marian opus-mt-en-fr` over an En-De data directory took the French model's vocabularies (its
+    target.spm cut the German references into French pieces), exit 0 (24th hostile pass). Told by the names (the hub
+    folder, or a folder above it such as the hub cache's models--Helsinki-NLP--opus-mt-en-fr, and the audio's
+    folders), then by the words: target.spm cuts the train split's translations into about as many pieces a word as
+    the English source.spm does, so they are not its language (refused); into far fewer, they are (the audio's folders
+    are real paths, which a talk linked to another pair's copy makes the other pair's: it passes); in between, or
+    too few words to tell, a note (fix24d: it was a note always)."""
+    model = next((lang for part in real_path(hub).parts if (lang := model_language(part))), None)
     if model is None:
         return
-    lang = corpus_target_language(read_manifest(manifest))
-    if lang is not None and lang != model:
-        print(f"note: --marian {one_line(str(hub))}: an English-to-{model} model by its name, and "
-              f"{one_line(str(manifest))} is en-{lang} (its audio's corpus folder): if its translations are {lang}, "
-              f"give the opus-mt-en-{lang} model", file=sys.stderr)
+    rows = read_manifest(manifest)
+    found = corpus_folder(rows)
+    if found is None or found[0] == model:
+        return
+    lang, folder = found
+    pieces = _pieces_a_word(hub, rows)
+    if pieces is not None and pieces[0] < MARIAN_OWN_LANGUAGE * pieces[1]:
+        return  # the translations are the model's language, whatever the folders say
+    line = (f"--marian {one_line(str(hub))}: an English-to-{model} model by its name, and {one_line(str(manifest))} "
+            f"is en-{lang} (by its audio's folder {one_line(str(folder))})")
+    if pieces is not None and pieces[0] >= MARIAN_OTHER_LANGUAGE * pieces[1]:
+        raise SateError(f"{line}, and its target.spm cuts the translations into about as many pieces a word "
+                        f"({pieces[0]:.2f}) as its English source.spm ({pieces[1]:.2f}): they are not its language; "
+                        f"give the opus-mt-en-{lang} model")
+    print(f"note: {line}: if its translations are {lang}, give the opus-mt-en-{lang} model", file=sys.stderr)
 
 
 def _run_marian(args: argparse.Namespace, manifest: Path) -> int:
@@ -436,12 +472,10 @@ def _run(args: argparse.Namespace) -> int:
     if not rows and not mt_files:  # it was "--src-size: no training text", naming an option given right
         raise SateError(f"{manifest}: no utterances, so no text to train the vocabularies on (run `sate prep` again, "
                         "or give --mt-text)")
-    untranslated = sum(row["tgt"] is None for row in rows)
-    if untranslated:  # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
-        raise SateError(f"{manifest}: {untranslated:,} rows have no translation (a transcript-only corpus as train): "
-                        f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s translations; prepare a "
-                        f"translated corpus as {TRAIN_SPLIT} and this one beside it under another split name (`sate "
-                        "prep ... --splits NAME`), then give it with --src-splits NAME")
+    # "it can train ASR only" said nothing of how: an ASR training needs these vocabularies too
+    require_translations(manifest, rows, f"`sate vocab` trains the target vocabulary on {TRAIN_SPLIT}'s "
+                         f"translations; prepare a translated corpus as {TRAIN_SPLIT} and this one beside it under "
+                         "another split name (`sate prep ... --splits NAME`), then give it with --src-splits NAME")
     check_pair_order([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     check_target_language([tuple(pair) for pair in args.mt_text], rows, "--mt-text")
     src, tgt = training_text(rows, [tuple(pair) for pair in args.mt_text], args.sample_size)

@@ -14,11 +14,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from pathlib import Path
 
 from sate import layout
+from sate.data.parallel_text import pair_language
 from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs, whole_number
@@ -121,7 +121,7 @@ def other_pairs(out: Path, tgt_lang: str) -> list[str]:
         names = sorted(os.listdir(out))
     except OSError:
         return []
-    return [name for name in names if re.fullmatch(r"en-[a-z]{2,3}", name) and name != f"en-{tgt_lang}"
+    return [name for name in names if pair_language(name) not in (None, tgt_lang)
             and (out / name / "data").is_dir() and not (out / name / layout.SYNTH_MARK).is_file()]
 
 

@@ -109,7 +109,7 @@ def test_bad_src_splits(run_sate, mixed_data: Path, tmp_path: Path) -> None:
         assert rc == 2 and message in err, err
     shutil.copy(mixed_data / "kaldi.jsonl", data / "train.jsonl")  # a transcript-only corpus as train
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60")
-    assert rc == 2 and f"{data / 'train.jsonl'}: 6 rows have no translation (a transcript-only corpus as train): " \
+    assert rc == 2 and f"{data / 'train.jsonl'}: 6 rows have no translation (a transcript-only corpus): " \
                         "`sate vocab` trains the target vocabulary on train's translations" in err
 
 

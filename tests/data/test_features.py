@@ -612,3 +612,33 @@ def test_a_store_a_copy_shares_through_its_link_is_not_replaced(run_sate, preppe
     prepped.rename(moved)
     assert run_sate("prep", "--mustc-root", corpus, "--out", moved, "--max-duration", "1.1")[0] == 0
     assert run_sate("features", "--data", moved, "--jobs", "1")[0] == 0
+
+
+@pytest.mark.slow  # two sate commands in a process of their own
+def test_a_data_directory_named_through_a_bind_mount_is_its_own(run_sate, prepped: Path, tmp_path: Path,
+                                                                corpus: Path) -> None:
+    """The data directory that computed a linked store, named another way that no link resolves (a bind mount, an
+    NFS path and its automount path), was refused as a copy sharing its own store once its manifests changed
+    (fix24d, a false positive of the 24th hostile pass's rule): prepared and computed again, exit 0. The mount is
+    made in a mount namespace of the test's own (`unshare -m`)."""
+    import subprocess  # only here: a bind mount, made by a process of its own
+    import sys
+
+    if shutil.which("unshare") is None:
+        pytest.skip("no unshare(1) here to make a bind mount in a namespace of its own")
+    scratch, alias = tmp_path / "scratch", tmp_path / "alias"
+    scratch.mkdir()
+    alias.mkdir()
+    (prepped / "fbank").symlink_to(scratch)
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    script = ('mount --bind "$1" "$2" && "$3" -m sate.cli prep --mustc-root "$4" --out "$2" --max-duration 1.1 '
+              '>/dev/null && exec "$3" -m sate.cli features --data "$2" --jobs 1')
+    root = str(Path(__file__).resolve().parents[2])
+    done = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh", str(prepped), str(alias), sys.executable,
+                           str(corpus)], capture_output=True, text=True, timeout=300,
+                          env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                              [*filter(None, [os.environ.get("PYTHONPATH")]), root])})
+    if done.returncode != 0 and "mount" in done.stderr and "sate" not in done.stderr:
+        pytest.skip(f"no bind mount here: {done.stderr.strip()}")
+    assert done.returncode == 0 and "also the feature store" not in done.stderr, done.stderr
+    assert len(read_manifest(prepped / "train.jsonl")) < 15  # prepared again through the other name

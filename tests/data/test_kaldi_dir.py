@@ -235,7 +235,7 @@ def test_another_corpus_over_some_splits_of_a_data_directory_is_said(run_sate, k
     assert rc == 0 and "note:" not in err and (data / "kaldi_train.jsonl").is_file()
     rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train", "--out", data)
     assert rc == 0 and "note: train.jsonl held another corpus than this one" in err
-    assert f"{data / 'dev.jsonl'}, {data / 'tst-COMMON.jsonl'}, {data / 'kaldi_train.jsonl'}, not written now" in err
+    assert f"{data / 'dev.jsonl'}, {data / 'tst-COMMON.jsonl'}, not written now" in err  # not the extra ASR split
     assert all(row["tgt"] is None for row in read_manifest(data / "train.jsonl"))  # a note: the work goes on
 
 
@@ -259,3 +259,29 @@ def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run
         "folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there"), err
     monkeypatch.chdir(recipe)
     assert run_sate("prep", "--kaldi-dir", "data/train", "--out", "../data")[0] == 0
+
+
+def test_the_other_corpus_note_names_only_the_replaced_corpus_s_manifests(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                         write_mustc) -> None:
+    """The note named every other manifest as maybe of the corpus replaced (24th hostile pass, fix24d): an extra ASR
+    split beside an En-De corpus prepared again as En-Fr (all its splits), or the pair beside an extra split
+    prepared again from another corpus; an extra ASR split goes with any pair, the pair with any extra split."""
+    layout = {"train": (1, 3), "dev": (1, 2), "tst-COMMON": (1, 2)}
+    root = write_mustc(tmp_path / "mustc", layout=layout)
+    write_mustc(root, tgt_lang="fr", layout=layout)
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", root, "--out", data)[0] == 0
+    assert run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train-clean-5", "--out", data)[0] == 0
+    rc, _, err = run_sate("prep", "--mustc-root", root, "--tgt-lang", "fr", "--out", data)  # every split of the pair
+    assert rc == 0 and "note:" not in err, err
+    other = tmp_path / "other"  # another Kaldi directory (other ids) prepared again as the extra split
+    shutil.copytree(kaldi_corpus[0], other)
+    for name in ("text", "segments", "utt2spk"):
+        if (other / name).is_file():
+            lines = (other / name).read_text().splitlines()
+            (other / name).write_text("".join(f"x{line}\n" for line in lines))
+    rc, _, err = run_sate("prep", "--kaldi-dir", other, "--splits", "train-clean-5", "--out", data)
+    assert rc == 0 and "note:" not in err, err
+    assert read_manifest(data / "train-clean-5.jsonl")[0]["id"].startswith("x")
+    rc, _, err = run_sate("prep", "--mustc-root", root, "--tgt-lang", "de", "--splits", "train", "dev", "--out", data)
+    assert rc == 0 and f"{data / 'tst-COMMON.jsonl'}, not written now" in err and "train-clean-5" not in err, err

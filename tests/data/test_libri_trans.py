@@ -177,4 +177,5 @@ def test_mt_text_of_another_target_language_is_said(run_sate, libri_trans_root: 
         code, _, err = run_sate("vocab", "--data", data, "--joint", "40", "--mt-text", english,
                                 tmp_path / f"news.{lang}")
         assert code == 0, err
-        assert ("news.de is named as .de text, and the data directory's train split is en-fr" in err) == (lang == "de")
+        assert ("news.de is named as .de text, and the data directory's train split is en-fr (by its audio's folder "
+                f"{libri_trans_root / 'train' / 'audiofiles'})" in err) == (lang == "de"), err  # no en-fr: fix24d

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import io
 import json
 import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
+import sentencepiece as spm
 
 from sate.cli import main
+from sate.data.manifest import read_manifest
 from sate.data.marian_vocab import CTC_TOKENS, MarianVocab, marian_pieces, marian_text
 from sate.data.tokens import BLANK, UNK
 from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
@@ -201,11 +204,69 @@ def test_a_marian_model_of_another_target_language_is_said(tmp_path: Path, prepa
             shutil.copy(path, data / path.name)
     french = tmp_path / "opus-mt-en-fr"
     shutil.copytree(marian_dir, french)
+    shutil.copy(french / "source.spm", french / "target.spm")  # one tokeniser on both sides: the words cannot tell
     assert main(["vocab", "--data", str(data), "--marian", str(french)]) == 0
+    pair = Path(read_manifest(data / "train.jsonl")[0]["audio"]).parents[3]
     assert capsys.readouterr().err.strip() == (
-        f"note: --marian {french}: an English-to-fr model by its name, and {data / 'train.jsonl'} is en-de (its "
-        "audio's corpus folder): if its translations are de, give the opus-mt-en-de model")
+        f"note: --marian {french}: an English-to-fr model by its name, and {data / 'train.jsonl'} is en-de (by its "
+        f"audio's folder {pair}): if its translations are de, give the opus-mt-en-de model")
     german = tmp_path / "hub" / "models--Helsinki-NLP--opus-mt-en-de" / "snapshots" / "0123abc"
     shutil.copytree(marian_dir, german)
     assert main(["vocab", "--data", str(data), "--marian", str(german)]) == 0
     assert "note:" not in capsys.readouterr().err
+
+
+# French sentences for a French target.spm (the fixture's is German)
+FRENCH = ["le chat est assis sur le tapis depuis ce matin", "ou est la gare centrale de cette ville",
+          "nous voulons acheter du pain frais pour notre petit voyage", "il fait beau aujourd'hui mais demain il pleut",
+          "les enfants jouent dans le jardin avec leurs amis", "je voudrais une tasse de cafe sans sucre, merci",
+          "cette maison est trop grande pour une seule famille", "pourquoi est-ce que tu arrives toujours en retard",
+          "la voiture rouge appartient a mon voisin", "elle a lu trois livres pendant les vacances d'ete",
+          "nous avons besoin de plus de temps pour finir ce travail", "le musee ferme ses portes a six heures",
+          "mon frere habite a Lyon depuis deux ans", "les prix ont beaucoup augmente cette annee",
+          "il faut boire de l'eau quand il fait chaud", "le professeur explique la lecon aux eleves"]
+
+
+def _spm_model(sentences: list[str], size: int) -> bytes:
+    """A unigram model as the fixture's Marian tokenisers are trained."""
+    out = io.BytesIO()
+    spm.SentencePieceTrainer.train(sentence_iterator=iter(sentences), model_writer=out, vocab_size=size,
+                                   model_type="unigram", character_coverage=1.0, hard_vocab_limit=False,
+                                   minloglevel=2)
+    return out.getvalue()
+
+
+def test_a_marian_model_of_another_language_by_its_words_is_refused(tmp_path: Path, prepared_data: Path,
+                                                                   marian_dir: Path, run_sate) -> None:
+    """A plain En-De data directory under `--marian opus-mt-en-fr` whose target.spm is French exited 0 with a note
+    while it cut the German references into French pieces (fix24d): where target.spm cuts the translations into
+    about as many pieces a word as the English source.spm, refused. The German model named en-fr (the words say the
+    translations are its language) passes; one whose tokenisers are one model cannot tell: a note."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.iterdir():
+        if path.is_file():
+            shutil.copy(path, data / path.name)
+    french = tmp_path / "opus-mt-en-fr"
+    shutil.copytree(marian_dir, french)
+    (french / "target.spm").write_bytes(_spm_model(FRENCH * 4, 120))
+    pieces = json.loads((french / "vocab.json").read_text(encoding="utf-8"))  # French pieces in the joint vocabulary
+    target = spm.SentencePieceProcessor(model_file=str(french / "target.spm"))
+    pad = pieces.pop("<pad>")
+    for i in range(target.get_piece_size()):
+        pieces.setdefault(target.id_to_piece(i), len(pieces))
+    pieces["<pad>"] = len(pieces) if pad < len(pieces) else pad
+    (french / "vocab.json").write_text(json.dumps(pieces, ensure_ascii=False), encoding="utf-8")
+    config = json.loads((french / "config.json").read_text(encoding="utf-8"))
+    config.update(vocab_size=len(pieces), pad_token_id=pieces["<pad>"], decoder_start_token_id=pieces["<pad>"])
+    (french / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", french)
+    assert rc == 2 and "its target.spm cuts the translations into about as many pieces a word" in err, err
+    assert "give the opus-mt-en-de model" in err and not (data / "marian").exists()
+    named = tmp_path / "named" / "opus-mt-en-fr"
+    shutil.copytree(marian_dir, named)
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", named)
+    assert rc == 0 and "note:" not in err, err
+    shutil.copy(named / "source.spm", named / "target.spm")  # one model on both sides (pieces in vocab.json)
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", named)
+    assert rc == 0 and err.startswith(f"note: --marian {named}: an English-to-fr model by its name"), err

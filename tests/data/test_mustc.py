@@ -487,3 +487,21 @@ def test_another_pair_over_some_splits_of_a_data_directory_is_said(run_sate, tmp
                        f"new rows, or another MuST-C pair); {data / 'tst-COMMON.jsonl'}, not written now" in err, err
     rc, _, err = prep(run_sate, root, data, "--tgt-lang", "fr", "--splits", "dev")  # the same pair again
     assert rc == 0 and "note:" not in err
+
+
+def test_an_old_manifest_s_odd_lines_are_no_corpus_to_compare_with(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """The other-corpus note reads the old manifest without validating it (24th hostile pass): an id of another type
+    (a list) was a TypeError traceback (fix24d); a manifest that does not decode (da74144) is none to compare with;
+    the lines after an id in common are not read (b139a2e: the whole manifest validated took seconds)."""
+    data = tmp_path / "data"
+    assert prep(run_sate, corpus, data)[0] == 0
+    train = (data / "train.jsonl").read_text()
+    (data / "train.jsonl").write_text('{"id": ["x"], "audio": "a.wav"}\n')
+    rc, _, err = prep(run_sate, corpus, data, "--splits", "train")
+    assert rc == 0 and err == "", err  # no id of ours, of no corpus that dev and tst-COMMON are of: no note
+    (data / "train.jsonl").write_bytes(train.encode() + b"\xff\xfe not UTF-8\n")
+    rc, _, err = prep(run_sate, corpus, data, "--splits", "train")
+    assert rc == 0 and "note:" not in err, err  # its first line's id is in common: the rest is never read
+    (data / "train.jsonl").write_bytes(b'{"id": "z", "audio": "a.wav"}\n\xff\xfe not UTF-8\n')
+    rc, _, err = prep(run_sate, corpus, data, "--splits", "train")
+    assert rc == 0 and "note:" not in err, err  # does not read: none to compare with

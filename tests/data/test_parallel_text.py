@@ -9,7 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from sate.data.parallel_text import Pair, check_pairs, count_lines, read_pairs, reservoir_sample
+from sate.data.parallel_text import (
+    Pair,
+    check_pairs,
+    check_target_language,
+    count_lines,
+    model_language,
+    read_pairs,
+    reservoir_sample,
+)
 from sate.errors import SateError
 
 
@@ -110,3 +118,36 @@ def test_another_kind_of_file_given_as_mt_text_is_refused(tmp_path: Path, text: 
     with pytest.raises(SateError, match=rf"^{tmp_path}/pairs\.en: {what}"):
         check_pairs([(de, en)])
     assert check_pairs([(de, de)]) == [2]
+
+
+# Two unrelated Chinese texts (news against talks), 25 clauses each: no clause of one is the other's, most
+# characters are.
+ZH_NEWS = [f"{who}{what}。" for who in ("政府", "这家公司", "科学家们", "北京市民", "很多学生")
+           for what in ("宣布了新的政策", "在上周大幅上涨", "发现了一种新方法", "去公园散步", "正在准备考试")]
+ZH_TALKS = [f"{who}{what}。" for who in ("我们每个人", "我的朋友", "这个村庄的人", "孩子们", "大家")
+            for what in ("都可以改变世界", "住在一个小村庄里", "想谈谈我们的未来", "每天都在工作", "很高兴来到这里")]
+
+
+def test_unspaced_scripts_are_compared_by_characters(tmp_path: Path) -> None:
+    """Chinese has no spaces, so a clause was one "word" and two Chinese texts shared none: news.zh over Chinese
+    translations whose audio's folders say en-de (a talk linked to another pair's copy) was refused, with advice to
+    give de (fix24d). Their characters are compared; German text named .de over an En-Zh corpus is still refused."""
+    english, chinese, german = tmp_path / "news.en", tmp_path / "news.zh", tmp_path / "news.de"
+    english.write_text("a line\n" * 5, encoding="utf-8")
+    chinese.write_text("".join(f"{line}\n" for line in ZH_NEWS), encoding="utf-8")
+    linked = [{"audio": f"/c/en-de/data/train/wav/ted_{i}.wav", "tgt": line, "src_norm": "x"}
+              for i, line in enumerate(ZH_TALKS)]
+    check_target_language([(english, chinese)], linked, "--mt-text")  # one language by its characters: no refusal
+    german.write_text("Die Katze sitzt auf der Matte und wartet auf den Hund, der nicht kommt.\n" * 3
+                      + "Wo ist der Bahnhof, fragte die alte Frau den jungen Mann im grünen Mantel?\n" * 3,
+                      encoding="utf-8")
+    rows = [{**row, "audio": row["audio"].replace("en-de", "en-zh")} for row in linked]
+    with pytest.raises(SateError, match="news.de is named as .de text.*few of its words"):
+        check_target_language([(english, german)], rows, "--mt-text")
+
+
+def test_model_names_say_their_target_language() -> None:
+    """opus-mt-en-jap (Helsinki-NLP's Japanese) was read as "jap" and refused over MuST-C en-ja (fix24d)."""
+    assert model_language("opus-mt-en-jap") == "ja"
+    assert model_language("models--Helsinki-NLP--opus-mt-en-de") == "de"
+    assert model_language("opus-mt-en-ROMANCE") is None and model_language("en-de") is None

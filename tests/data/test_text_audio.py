@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import soundfile as sf
@@ -316,3 +318,13 @@ def test_headerless_pcm_is_told_what_to_do_with_it(tmp_path) -> None:
     sf.write(named, np.zeros(1600, np.int16), 16000, format="WAV")
     with pytest.raises(SateError, match=r"it is a WAV audio file, but its name says headerless PCM: rename it"):
         audio_blocks(named)
+
+
+def test_a_file_named_dash_is_read_as_that_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A real file named ``-``, given as ``./-`` (which `str(Path)` makes ``-``), was opened by libsndfile as stdin:
+    "Format not recognised" (24th hostile pass, hand24x, fix24d)."""
+    wave = (0.1 * np.sin(np.arange(16000) / 10)).astype(np.float32)
+    sf.write(tmp_path / "-", wave, 16000, subtype="PCM_16", format="WAV")
+    monkeypatch.chdir(tmp_path)
+    read = read_segment(Path("./-"), 0.0, 0.5)
+    assert len(read) == 8000 and np.allclose(read, wave[:8000], atol=1e-3)

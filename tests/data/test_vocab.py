@@ -120,9 +120,10 @@ def test_mt_text_named_in_another_target_language_is_refused(run_sate, data: Pat
     french.write_text(FRENCH * 10, encoding="utf-8")
     before = {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()}
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--mt-text", english, french)
+    pair = Path(read_manifest(data / "train.jsonl")[0]["audio"]).parents[3]
     assert rc == 2 and err.strip() == (f"sate vocab: error: --mt-text {english} {french}: news.fr is named as .fr "
-                                       "text, and the data directory's train split is en-de (its audio's corpus "
-                                       "folder), and few of its words are in the train split's translations: give "
+                                       f"text, and the data directory's train split is en-de (by its audio's folder "
+                                       f"{pair}), and few of its words are in the train split's translations: give "
                                        "MT text whose target side is de"), err
     assert {p.name: p.read_bytes() for p in data.iterdir() if p.is_file()} == before
     for name in ("news.de", "news.de.tok", "news.txt"):
@@ -159,8 +160,8 @@ def test_a_transcript_only_train_split_says_how_to_make_vocabularies(run_sate, d
     shutil.copy(data / "asr.jsonl", data / "train.jsonl")
     rc, _, err = run_sate("vocab", "--data", data, "--joint", "60")
     assert rc == 2 and err.strip() == (
-        f"sate vocab: error: {data / 'train.jsonl'}: {len(rows)} rows have no translation (a transcript-only corpus as "
-        "train): `sate vocab` trains the target vocabulary on train's translations; prepare a translated corpus as "
+        f"sate vocab: error: {data / 'train.jsonl'}: {len(rows)} rows have no translation (a transcript-only corpus): "
+        "`sate vocab` trains the target vocabulary on train's translations; prepare a translated corpus as "
         "train and this one beside it under another split name (`sate prep ... --splits NAME`), then give it with "
         "--src-splits NAME"), err
     (data / "train.jsonl").write_text("".join(json.dumps(row) + "\n" for row in rows))
