@@ -630,10 +630,14 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                if s.scp.is_file() and None not in (old, new) and old != new]
     check_rows_fit_changed_audio(changed)
     stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
-    owner = _sharing_owner(data_dir, split, plan) or os.path.realpath(data_dir)  # a copy sharing it: not its own
+    # the data directory that computed the split: a copy sharing the store is not it, and a plan of an earlier sate
+    # names none, so a directory that only reads it names none either (the first copy to read a shared store was
+    # recorded as its owner, and the original was then refused its own store: 24th hostile pass, review)
+    owner = _sharing_owner(data_dir, split, plan) or (
+        os.path.realpath(data_dir) if stale or isinstance(plan.get("data_dir"), str) else None)
     if stale or stamps != plan.get("audio") or plan.get("data_dir") != owner:
-        atomic_write_lines(plan_path, [json.dumps({"fingerprint": fingerprint, "utterances": len(rows),
-                                                   "audio": stamps, "data_dir": owner})])
+        record = {"fingerprint": fingerprint, "utterances": len(rows), "audio": stamps}
+        atomic_write_lines(plan_path, [json.dumps(record if owner is None else {**record, "data_dir": owner})])
     if changed:
         print(f"{split}: {len(changed)} shard(s) whose audio files changed since their features were computed: "
               "recomputed at the manifest's segment times (if the corpus was made again since `sate prep`, run "

@@ -614,6 +614,30 @@ def test_a_store_a_copy_shares_through_its_link_is_not_replaced(run_sate, preppe
     assert run_sate("features", "--data", moved, "--jobs", "1")[0] == 0
 
 
+def test_a_copy_reading_a_store_of_an_earlier_sate_is_not_recorded_its_owner(run_sate, prepped: Path, tmp_path: Path,
+                                                                            corpus: Path) -> None:
+    """A shared store whose plan.json an earlier sate wrote (no record of the data directory that computed it): the
+    first directory to read it, a copy (`cp -a` keeps the link), was recorded as its owner, and the original, prepared
+    again, was refused its own store as the copy's (24th hostile pass, review). Reading records no owner."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (prepped / "fbank").symlink_to(scratch)
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    for plan in scratch.glob("*/plan.json"):  # as an earlier sate wrote it
+        record = json.loads(plan.read_text())
+        record.pop("data_dir")
+        plan.write_text(json.dumps(record) + "\n")
+    copy = tmp_path / "copy"
+    shutil.copytree(prepped, copy, symlinks=True)
+    rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 0 and "to compute" not in out
+    assert all("data_dir" not in json.loads(plan.read_text()) for plan in scratch.glob("*/plan.json"))
+    assert run_sate("prep", "--mustc-root", corpus, "--out", prepped, "--max-duration", "1.1")[0] == 0
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 0 and "also the feature store" not in err, err
+    assert json.loads((scratch / "train" / "plan.json").read_text())["data_dir"] == os.path.realpath(prepped)
+
+
 @pytest.mark.slow  # two sate commands in a process of their own
 def test_a_data_directory_named_through_a_bind_mount_is_its_own(run_sate, prepped: Path, tmp_path: Path,
                                                                 corpus: Path) -> None:
