@@ -151,3 +151,26 @@ def test_model_names_say_their_target_language() -> None:
     assert model_language("opus-mt-en-jap") == "ja"
     assert model_language("models--Helsinki-NLP--opus-mt-en-de") == "de"
     assert model_language("opus-mt-en-ROMANCE") is None and model_language("en-de") is None
+    # a group's code names several languages, none to compare the pieces of one with (24th hostile pass, review)
+    assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk")] == [None] * 5
+
+
+# Japanese of the talks' subjects, 25 sentences: kana around ideographs the Chinese talks hold too (two fifths of
+# the fewer characters are shared, four times the share that tells two languages apart)
+JA_NEWS = [f"{who}{what}。" for who in ("我々一人一人は", "私の友人は", "この村の人は", "子供たちは", "皆さんは")
+           for what in ("世界を変えることができる", "小さな村に住んでいる", "我々の未来について話したい",
+                        "毎日工作している", "ここに来て高興だ")]
+
+
+def test_japanese_is_told_from_chinese_by_its_kana(tmp_path: Path) -> None:
+    """Counting each ideograph as a word, Japanese text over Chinese translations shared enough of them to pass as
+    Chinese (24th hostile pass, review): kana is Japanese's alone. Chinese over Chinese still passes."""
+    english, japanese, chinese = tmp_path / "news.en", tmp_path / "news.ja", tmp_path / "news.zh"
+    english.write_text("a line\n" * 25, encoding="utf-8")
+    japanese.write_text("".join(f"{line}\n" for line in JA_NEWS), encoding="utf-8")
+    chinese.write_text("".join(f"{line}\n" for line in ZH_NEWS), encoding="utf-8")
+    rows = [{"audio": f"/c/en-zh/data/train/wav/ted_{i}.wav", "tgt": line, "src_norm": "x"}
+            for i, line in enumerate(ZH_TALKS)]
+    with pytest.raises(SateError, match="news.ja is named as .ja text.*few of its words"):
+        check_target_language([(english, japanese)], rows, "--mt-text")
+    check_target_language([(english, chinese)], rows, "--mt-text")
