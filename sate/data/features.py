@@ -587,6 +587,23 @@ def _sharing_owner(data_dir: Path, split: str, plan: dict) -> str | None:
     return other if shared else None
 
 
+def _store_owner(data_dir: Path, split: str, plan: dict, computing: bool) -> str | None:
+    """The data directory a split's plan.json records as the one that computed its store: this one where it computes
+    the split (a copy sharing the store of a live one was refused before, `check_store_not_shared`); where it only
+    reads, the one recorded, kept, unless that one is gone and this one's store lies inside it (no link: its own,
+    moved). A store reached through a link whose plan names none (an earlier sate's) or a gone one is left unnamed:
+    whichever directory read it first was recorded as its owner, a copy included, and the original was then refused
+    its own store, or a copy took over a moved original's (24th hostile pass, reviews)."""
+    ours = os.path.realpath(data_dir)
+    if computing:
+        return ours
+    recorded = plan.get("data_dir") if isinstance(plan.get("data_dir"), str) else None
+    if recorded is not None and (os.path.isdir(recorded) or _same_directory(recorded, data_dir)):
+        return recorded
+    inside = os.path.realpath(data_dir / layout.FBANK_DIR / split).startswith(ours + os.sep)
+    return ours if inside else recorded
+
+
 def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None:
     """Refuse to recompute a split whose store (``DATA/fbank/SPLIT``, reached through a link to another disk) is
     also that of the data directory that computed it, which still reads it: a data directory copied with its fbank
@@ -596,7 +613,16 @@ def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None
     shard_dir = data_dir / layout.FBANK_DIR / split
     plan = _read_plan(shard_dir / "plan.json")
     other = _sharing_owner(data_dir, split, plan)
-    if other is None or plan.get("fingerprint") == _fingerprint(_own_rows(split, rows)):
+    if plan.get("fingerprint") in (None, _fingerprint(_own_rows(split, rows))):
+        return
+    if other is None and not isinstance(plan.get("data_dir"), str) \
+            and not os.path.realpath(shard_dir).startswith(os.path.realpath(data_dir) + os.sep):
+        # a store reached through a link that names no data directory (an earlier sate's plan): who else reads it
+        # cannot be told, so it is said (24th hostile pass, review)
+        print(f"note: {one_line(str(shard_dir))} leads to {one_line(os.path.realpath(shard_dir))}, whose plan names "
+              f"no data directory (an earlier sate's): if another one reads it, its {split} features are replaced "
+              "now", file=sys.stderr)
+    if other is None:
         return
     raise SateError(f"--data {data_dir}: {shard_dir} is also the feature store of {other} (its {layout.FBANK_DIR} "
                     f"leads to the same folder, {os.path.realpath(shard_dir)}: a data directory copied with its "
@@ -630,11 +656,7 @@ def plan_split(data_dir: Path, split: str, rows: list[dict]) -> SplitPlan:
                if s.scp.is_file() and None not in (old, new) and old != new]
     check_rows_fit_changed_audio(changed)
     stamps = [old if new is None else new for old, new in zip(recorded, stamps, strict=True)]
-    # the data directory that computed the split: a copy sharing the store is not it, and a plan of an earlier sate
-    # names none, so a directory that only reads it names none either (the first copy to read a shared store was
-    # recorded as its owner, and the original was then refused its own store: 24th hostile pass, review)
-    owner = _sharing_owner(data_dir, split, plan) or (
-        os.path.realpath(data_dir) if stale or isinstance(plan.get("data_dir"), str) else None)
+    owner = _store_owner(data_dir, split, plan, stale)
     if stale or stamps != plan.get("audio") or plan.get("data_dir") != owner:
         record = {"fingerprint": fingerprint, "utterances": len(rows), "audio": stamps}
         atomic_write_lines(plan_path, [json.dumps(record if owner is None else {**record, "data_dir": owner})])

@@ -635,7 +635,31 @@ def test_a_copy_reading_a_store_of_an_earlier_sate_is_not_recorded_its_owner(run
     assert run_sate("prep", "--mustc-root", corpus, "--out", prepped, "--max-duration", "1.1")[0] == 0
     rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
     assert rc == 0 and "also the feature store" not in err, err
+    # who else reads a linked store an earlier sate computed cannot be told: the recompute says so
+    assert f"note: {prepped / 'fbank' / 'train'} leads to {scratch / 'train'}, whose plan names no data directory" \
+        in err
     assert json.loads((scratch / "train" / "plan.json").read_text())["data_dir"] == os.path.realpath(prepped)
+
+
+def test_a_copy_reading_a_moved_originals_store_does_not_take_it_over(run_sate, prepped: Path, tmp_path: Path,
+                                                                      corpus: Path) -> None:
+    """The data directory that computed a linked store, moved, and a copy of it (`cp -a`) that read the store
+    first: the copy was recorded as the owner (the one named was gone), and the original, prepared again, was refused
+    its own store as the copy's (24th hostile pass, review). A reader never takes a store over."""
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (prepped / "fbank").symlink_to(scratch)
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+    moved, copy = tmp_path / "moved", tmp_path / "copy"
+    prepped.rename(moved)
+    shutil.copytree(moved, copy, symlinks=True)
+    rc, out, _ = run_sate("features", "--data", copy, "--jobs", "1")
+    assert rc == 0 and "to compute" not in out
+    assert json.loads((scratch / "train" / "plan.json").read_text())["data_dir"] == os.path.realpath(prepped)
+    assert run_sate("prep", "--mustc-root", corpus, "--out", moved, "--max-duration", "1.1")[0] == 0
+    rc, _, err = run_sate("features", "--data", moved, "--jobs", "1")
+    assert rc == 0 and "also the feature store" not in err, err
+    assert json.loads((scratch / "train" / "plan.json").read_text())["data_dir"] == os.path.realpath(moved)
 
 
 @pytest.mark.slow  # two sate commands in a process of their own
