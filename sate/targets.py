@@ -545,6 +545,8 @@ def read_name(text: str) -> Path:
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give its name ('.' for the current "
                                           "directory)")
+    if text != "-" and str(Path(text)) == "-":  # `./-`, a file named -: Path makes it `-`, read as standard input
+        return Path(os.path.abspath(text))  # by `sate score` and `sate stream` (24th hostile pass, review)
     return Path(text)
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import io
 import json
 import subprocess
 from collections.abc import Callable
@@ -516,3 +517,15 @@ def detokenized_file(folder: Path, text: str) -> Path:
     path = folder / "detok.txt"
     path.write_text(text, encoding="utf-8")
     return path
+
+
+def test_a_file_named_dash_given_as_dot_slash_dash_is_that_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A file named `-`, given as `./-` (the shell's way to name it), was read as standard input by `sate score`
+    (and `sate stream`): `Path("./-")` is `-` (24th hostile pass, review). It is the file."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "-").write_text("Der Zug fährt ab.\n", encoding="utf-8")
+    (tmp_path / "ref.txt").write_text("Der Zug fährt ab.\n", encoding="utf-8")
+    monkeypatch.setattr("sys.stdin", io.StringIO("ganz etwas anderes\n"))
+    assert main(["score", "--hyp", "./-", "--ref", "ref.txt"]) == 0
+    assert " = 100.0 " in capsys.readouterr().out
