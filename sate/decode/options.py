@@ -134,14 +134,21 @@ def decode_overrides(args: argparse.Namespace) -> dict[str, object]:
     overrides = parse_decode(args.decode)
     if args.beam is not None:
         overrides["beam"] = args.beam
-    nbest = overrides.get("nbest", 1)
-    # computed and dropped: `--decode nbest=5` printed the best alone, exit 0 (twenty-fourth hostile pass); a pack's own
-    # nbest (sate.yaml) still decodes, a value that is no count is named where it is checked, and --stream says its own
-    if isinstance(nbest, int) and not isinstance(nbest, bool) and nbest > 1 and getattr(args, "stream", None) is None:
-        command = getattr(args, "command", None) or "this command"
-        raise SateError(f"--decode {_as_given(args.decode, 'nbest')}: sate {command} writes the best hypothesis "
-                        "alone; nbest does not apply (the Python API's beam_search returns n-best lists)")
+    # a pack's own nbest (sate.yaml) still decodes, and --stream says its own
+    if getattr(args, "stream", None) is None:
+        check_best_alone(args.decode, overrides, f"sate {getattr(args, 'command', None) or 'this command'} writes")
     return overrides
+
+
+def check_best_alone(items: list[str], parsed: dict[str, object], writes: str) -> None:
+    """Refuse ``--decode nbest=N`` (N > 1) where only the best hypothesis is written (``writes``: who writes it):
+    `--decode nbest=5` computed five and printed the best, exit 0, and `sate pack --decode nbest=3` made every
+    `translate` of the pack do so (twenty-fourth hostile pass). A value that is no count is named where the options
+    are checked."""
+    nbest = parsed.get("nbest", 1)
+    if isinstance(nbest, int) and not isinstance(nbest, bool) and nbest > 1:
+        raise SateError(f"--decode {_as_given(items, 'nbest')}: {writes} the best hypothesis alone; nbest does not "
+                        "apply (the Python API's beam_search returns n-best lists)")
 
 
 def _as_given(items: list[str], key: str) -> str:

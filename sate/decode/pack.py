@@ -32,7 +32,14 @@ from typing import Any
 
 from sate.config import read_yaml, write_yaml
 from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
-from sate.decode.options import DecodeOptions, add_decode_argument, decode_options, options_help, parse_decode
+from sate.decode.options import (
+    DecodeOptions,
+    add_decode_argument,
+    check_best_alone,
+    decode_options,
+    options_help,
+    parse_decode,
+)
 from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     SNIFF,
@@ -482,14 +489,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     decode = parse_decode(args.decode)
-    nbest = decode.get("nbest", 1)
-    # stored, then computed and dropped: `translate --model PACK` decoded 3 hypotheses and printed the best, as
-    # `translate --decode nbest=3` did before it was refused (24th hostile pass, review); a value that is no count is
-    # named where the options are checked
-    if isinstance(nbest, int) and not isinstance(nbest, bool) and nbest > 1:
-        raise SateError(f"--decode nbest={nbest}: sate translate and sate evaluate write one translation per segment "
-                        "or utterance (the best); nbest does not apply (the Python API's beam_search returns n-best "
-                        "lists)")
+    check_best_alone(args.decode, decode, "sate translate and sate evaluate, which decode with a pack's options, write")
     check_same_experiment(args.out, [args.model], f"--model {args.model}")  # not exp/st's pack as exp/asr/pack
     info = pack(args.model, args.data, args.out, decode, args.cmvn)
     stored = " ".join(f"{k}={v}" for k, v in info.decode.items())

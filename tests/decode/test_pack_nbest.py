@@ -17,10 +17,10 @@ def test_pack_refuses_an_nbest_its_translations_would_drop(tmp_path: Path, prepa
     model = tiny_model_file(tmp_path, prepared_data, "st")
     out = tmp_path / "pack"
     assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out),
-                 "--decode", "beam=4,nbest=3"]) == 2
-    assert capsys.readouterr().err.strip() == (
-        "sate pack: error: --decode nbest=3: sate translate and sate evaluate write one translation per segment or "
-        "utterance (the best); nbest does not apply (the Python API's beam_search returns n-best lists)")
+                 "--decode", "beam=4,nbest=03"]) == 2
+    assert capsys.readouterr().err.strip() == (  # in translate's words, the value as written (review24f)
+        "sate pack: error: --decode nbest=03: sate translate and sate evaluate, which decode with a pack's options, "
+        "write the best hypothesis alone; nbest does not apply (the Python API's beam_search returns n-best lists)")
     assert not out.exists()
     for decode in ("beam=4,nbest=1", "beam=4"):  # one hypothesis: packed as before
         assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(out),
