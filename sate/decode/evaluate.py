@@ -294,8 +294,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         # `sate prep --max-duration` drops rows of training splits only: for a test split that advice, followed,
         # kept the row (24th hostile pass)
         cut = ("prepare the split with sate prep --max-duration" if is_training_split(split) else
-               "sate prep drops no row of a test split (--max-duration filters training splits only): evaluate a "
-               "split whose rows are 30 s at most")
+               "evaluate a split whose rows are 30 s at most (sate prep --max-duration filters training splits only)")
         check_row_lengths(manifest, rows, model.max_seconds() if whisper else model.max_segment_seconds(),
                           cut if whisper else f"evaluate whole talks cut at pauses (--talks), or {cut}")
     with held_out_dir(out, "sate evaluate"):

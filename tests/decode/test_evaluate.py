@@ -339,9 +339,8 @@ def test_a_row_longer_than_whispers_window_is_refused_before_decoding(tmp_path: 
     # `sate prep --max-duration` filters training splits alone: for dev the advice, followed, kept the row (24th
     # hostile pass)
     with pytest.raises(SateError, match=r"dev.jsonl: row long_0 lasts 31.00 s, longer than the 30 s this model's "
-                                        r"acoustic encoder \(Whisper\) takes: sate prep drops no row of a test split "
-                                        r"\(--max-duration filters training splits only\): evaluate a split whose "
-                                        r"rows are 30 s at most$"):
+                                        r"acoustic encoder \(Whisper\) takes: evaluate a split whose rows are 30 s "
+                                        r"at most \(sate prep --max-duration filters training splits only\)$"):
         evaluate(whisper_asr_dir, data, "dev", tmp_path / "out")
     with pytest.raises(SateError, match=r"train.jsonl: row long_0 .* takes: prepare the split with sate prep "
                                         r"--max-duration$"):
