@@ -95,7 +95,7 @@ def check_whisper_window(dataset: Dataset, split: str) -> None:
                      "features --speed-perturb` will slow it to 0.9)"
         else:  # `sate prep` drops no row of it, whatever --max-duration says
             advice = "(the longest {:.1f} s); `sate prep --max-duration` drops rows only from training splits " \
-                     "(named train...): give the config a split whose rows are 30 s at most"
+                     "(named train...): give data.valid (or data.train) a split whose rows are 30 s at most"
         raise SateError(f"split {split}: {len(longer)} utterance(s) longer than Whisper's 30-s window "
                         f"{advice.format(longest)}")
 

@@ -131,7 +131,7 @@ def test_the_window_refusal_says_speed_perturbation_only_where_there_is_some() -
              "--speed-perturb` will slow it to 0.9)"),
             (Lengths([35 * 16000], [1.0]), "dev",
              "(the longest 35.0 s); `sate prep --max-duration` drops rows only from training splits (named train...): "
-             "give the config a split whose rows are 30 s at most")):
+             "give data.valid (or data.train) a split whose rows are 30 s at most")):
         with pytest.raises(SateError) as err:
             check_whisper_window(lengths, split)
         assert str(err.value) == f"split {split}: 1 utterance(s) longer than Whisper's 30-s window {says}"
