@@ -174,6 +174,18 @@ def test_vocab_marian_on_a_full_disk_leaves_the_old_vocabulary(tmp_path: Path, p
     assert vocabulary_kind(data) == "spm" and load_vocabularies(data, "st")[0].tokens
 
 
+def _data_and_a_french_model(tmp_path: Path, prepared_data: Path, marian_dir: Path) -> tuple[Path, Path]:
+    """A copy of the data directory's files, and a copy of the Marian model named as opus-mt-en-fr."""
+    data = tmp_path / "data"
+    data.mkdir()
+    for path in prepared_data.iterdir():
+        if path.is_file():
+            shutil.copy(path, data / path.name)
+    french = tmp_path / "opus-mt-en-fr"
+    shutil.copytree(marian_dir, french)
+    return data, french
+
+
 def test_an_mt_pack_refuses_a_damaged_ctc_token_list(tmp_path: Path, marian_data: Path, marian_dir: Path) -> None:
     """An MT model reads no CTC token list, but its pack holds DATA/marian/ctc_tokens.txt: one cut short or holding
     bytes that are no text was copied into the pack, exit 0 (fourteenth hostile pass). Checked as its readers do."""
@@ -197,13 +209,7 @@ def test_a_marian_model_of_another_target_language_is_said(tmp_path: Path, prepa
     without a word (24th hostile pass): a note names both (a talk linked to another pair's copy makes the audio's
     folders say another language, so the work goes on). The en-de model, also where the hub cache names it in a
     folder above a snapshot, says nothing."""
-    data = tmp_path / "data"
-    data.mkdir()
-    for path in prepared_data.iterdir():
-        if path.is_file():
-            shutil.copy(path, data / path.name)
-    french = tmp_path / "opus-mt-en-fr"
-    shutil.copytree(marian_dir, french)
+    data, french = _data_and_a_french_model(tmp_path, prepared_data, marian_dir)
     shutil.copy(french / "source.spm", french / "target.spm")  # one tokeniser on both sides: the words cannot tell
     assert main(["vocab", "--data", str(data), "--marian", str(french)]) == 0
     pair = Path(read_manifest(data / "train.jsonl")[0]["audio"]).parents[3]
@@ -242,13 +248,7 @@ def test_a_marian_model_of_another_language_by_its_words_is_refused(tmp_path: Pa
     while it cut the German references into French pieces (fix24d): where target.spm cuts the translations into
     about as many pieces a word as the English source.spm, refused. The German model named en-fr (the words say the
     translations are its language) passes; one whose tokenisers are one model cannot tell: a note."""
-    data = tmp_path / "data"
-    data.mkdir()
-    for path in prepared_data.iterdir():
-        if path.is_file():
-            shutil.copy(path, data / path.name)
-    french = tmp_path / "opus-mt-en-fr"
-    shutil.copytree(marian_dir, french)
+    data, french = _data_and_a_french_model(tmp_path, prepared_data, marian_dir)
     (french / "target.spm").write_bytes(_spm_model(FRENCH * 4, 120))
     pieces = json.loads((french / "vocab.json").read_text(encoding="utf-8"))  # French pieces in the joint vocabulary
     target = spm.SentencePieceProcessor(model_file=str(french / "target.spm"))

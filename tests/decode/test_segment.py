@@ -334,6 +334,12 @@ def test_two_outputs_linked_to_one_file_are_refused_before_any_work(tmp_path: Pa
     assert rc == 1 and err.splitlines()[-1].endswith(f"nothing written to --out {tmp_path}/n\\n\\x1b[31m.jsonl"), err
 
 
+def _a_tone_between_pauses(path: Path) -> None:
+    """A second of tone between two half-second pauses: one segment."""
+    wave = np.concatenate([np.zeros(SR // 2), 0.3 * np.sin(np.arange(SR) * 0.2), np.zeros(SR // 2)])
+    sf.write(path, wave.astype(np.float32), SR)
+
+
 @pytest.mark.parametrize(("name", "why"), [
     ("segs.wav", "ends like a file's (.wav)"), ("segs.png", "ends like a file's (.png)"),
     ("segs.tar", "ends like a file's (.tar)"), ("segs.jsonl ", "ends in a space"), ("segs.jsonl.", "ends in a dot"),
@@ -357,8 +363,7 @@ def test_segment_and_translate_do_not_replace_each_others_json_lines(tmp_path: P
     """`sate segment --out T.jsonl` over `sate translate`'s JSON lines replaced the translations (decoding work) with
     segment times, exit 0 (twenty-fourth hostile pass); translate over segment's likewise. Each reruns over its own
     output, and writes over other text, as before."""
-    wave = np.concatenate([np.zeros(SR // 2), 0.3 * np.sin(np.arange(SR) * 0.2), np.zeros(SR // 2)])
-    sf.write(tmp_path / "a.wav", wave.astype(np.float32), SR)
+    _a_tone_between_pauses(tmp_path / "a.wav")
     translated = tmp_path / "t.jsonl"
     lines = '{"file": "a.wav", "start": 0.4, "end": 1.6, "transcript": "hello", "translation": "hallo"}\n'
     translated.write_text(lines, encoding="utf-8")
@@ -387,8 +392,7 @@ def test_segment_and_translate_do_not_replace_a_streams_json_lines(tmp_path: Pat
     translate's nor segment's (twenty-fourth hostile pass, review)."""
     from sate.decode.output import check_not_other_output  # what translate calls before any decoding
 
-    wave = np.concatenate([np.zeros(SR // 2), 0.3 * np.sin(np.arange(SR) * 0.2), np.zeros(SR // 2)])
-    sf.write(tmp_path / "a.wav", wave.astype(np.float32), SR)
+    _a_tone_between_pauses(tmp_path / "a.wav")
     live = tmp_path / "live.jsonl"
     lines = '{"t": 1.0, "text": "hallo", "final": false}\n{"t": 2.0, "text": "hallo welt", "final": true}\n'
     live.write_text(lines, encoding="utf-8")
