@@ -721,7 +721,8 @@ def _fifo_with_data(path: Path) -> int | None:
 def _sf_name(path: str | Path) -> str | bytes:
     """``path`` as soundfile takes it: a file name that is not UTF-8 (bytes kept by Python as surrogates) as its
     bytes, which soundfile passes on, where it would fail to encode the text. A file named ``-`` (given as ``./-``,
-    which `str(Path)` makes ``-``) is passed as ``./-``: libsndfile reads ``-`` as stdin ("Format not recognised")."""
+    which `str(Path)` makes ``-``: the API's callers; the CLI names it absolutely, `sate.targets.read_name`) is
+    passed as ``./-``: libsndfile reads ``-`` as stdin ("Format not recognised")."""
     name = str(path)
     if name == "-":
         return "./-"

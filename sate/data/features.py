@@ -591,7 +591,7 @@ def _store_owner(data_dir: Path, split: str, plan: dict, computing: bool) -> str
     """The data directory a split's plan.json records as the one that computed its store: this one where it computes
     the split (a copy sharing the store of a live one was refused before, `check_store_not_shared`); where it only
     reads, the one recorded, kept, unless that one is gone and this one's store lies inside it (no link: its own,
-    moved). A store reached through a link whose plan names none (an earlier sate's) or a gone one is left unnamed:
+    moved). A store reached through a link keeps what its plan names, none (an earlier sate's) or a gone directory:
     whichever directory read it first was recorded as its owner, a copy included, and the original was then refused
     its own store, or a copy took over a moved original's (24th hostile pass, reviews)."""
     ours = os.path.realpath(data_dir)
@@ -615,13 +615,14 @@ def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None
     other = _sharing_owner(data_dir, split, plan)
     if plan.get("fingerprint") in (None, _fingerprint(_own_rows(split, rows))):
         return
-    if other is None and not isinstance(plan.get("data_dir"), str) \
+    recorded = plan.get("data_dir") if isinstance(plan.get("data_dir"), str) else None
+    if other is None and (recorded is None or not os.path.isdir(recorded)) \
             and not os.path.realpath(shard_dir).startswith(os.path.realpath(data_dir) + os.sep):
-        # a store reached through a link that names no data directory (an earlier sate's plan): who else reads it
-        # cannot be told, so it is said (24th hostile pass, review)
+        # a store reached through a link whose plan names no data directory (an earlier sate's) or one since gone (a
+        # moved original): who else reads it cannot be told, so it is said (24th hostile pass, reviews)
+        whose = "no data directory (an earlier sate's)" if recorded is None else f"{one_line(recorded)}, gone"
         print(f"note: {one_line(str(shard_dir))} leads to {one_line(os.path.realpath(shard_dir))}, whose plan names "
-              f"no data directory (an earlier sate's): if another one reads it, its {split} features are replaced "
-              "now", file=sys.stderr)
+              f"{whose}: if another data directory reads it, its {split} features are replaced now", file=sys.stderr)
     if other is None:
         return
     raise SateError(f"--data {data_dir}: {shard_dir} is also the feature store of {other} (its {layout.FBANK_DIR} "

@@ -124,9 +124,10 @@ def check_pairs(files: Sequence[tuple[Path, Path]]) -> list[int]:
 OTHER_LANGUAGE_SHARE = 0.1
 ORDER_LINES = 2000  # lines of each side, and rows of the train split, that tell which side is English
 _WORD = re.compile(r"[^\W\d_]+")
-# Scripts written without spaces between words (Chinese, Japanese kana and kanji, Thai, Lao, Khmer, Myanmar): a run
-# of them is a clause, not a word, so two texts of one such language shared none of their "words" and --mt-text
-# news.zh over an En-Zh corpus was refused as another language (fix24d); each character of them counts as a word.
+# Scripts written without spaces between words (Chinese, Japanese kana and kanji; Thai, Lao, Khmer and Myanmar too,
+# though no language code compared here is theirs): a run of them is a clause, not a word, so two texts of one such
+# language shared none of their "words" and --mt-text news.zh over an En-Zh corpus was refused as another language
+# (fix24d); each character of them counts as a word.
 _UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
                        "\uf900-\ufaff\U00020000-\U0002fa1f]")
 
@@ -134,13 +135,17 @@ _UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3
 _KANA = re.compile("[\u3040-\u30ff]")
 
 
-def _kana(lines: Sequence[str]) -> bool:
-    """Is the text written with kana (Japanese)? Counting a character of an unspaced script as a word, Japanese
-    shares Chinese's ideographs, so a .ja file over Chinese translations passed as the same language (24th hostile
-    pass, review); kana, a twentieth of its unspaced characters at least, is Japanese's alone."""
+def _kana(lines: Sequence[str]) -> bool | None:
+    """Is a text of an unspaced script written with kana (Japanese), or None where it is no such text (most of its
+    letters are not unspaced: one Japanese word in German lines says nothing of the German)? Counting a character of
+    an unspaced script as a word, Japanese shares Chinese's ideographs, so a .ja file over Chinese translations
+    passed as the same language (24th hostile pass, review); kana, a twentieth of the unspaced characters at least,
+    is Japanese's alone."""
     text = "".join(lines)
-    unspaced = len(_UNSPACED.findall(text))
-    return unspaced > 0 and len(_KANA.findall(text)) * 20 >= unspaced
+    unspaced, letters = len(_UNSPACED.findall(text)), sum(len(run) for run in _WORD.findall(text))
+    if not unspaced or unspaced * 2 < letters:
+        return None
+    return len(_KANA.findall(text)) * 20 >= unspaced
 
 
 def _language(path: Path) -> str:
@@ -204,6 +209,9 @@ LANGUAGE_CODES = frozenset("ar ca cs cy de es et fa fr id it ja ko lv mn nl pt r
 _PAIR = re.compile(r"en-([a-z]{2,3})")  # MuST-C's pair folders, `sate synth`'s, opus-mt's names: the one pattern
 # Helsinki-NLP's opus-mt names that use another code than MuST-C's for its language (opus-mt-en-jap is Japanese)
 _MODEL_CODES = {"jap": "ja"}
+# ISO 639-5 codes of language groups that Helsinki-NLP's opus-mt models name as their target (several languages)
+GROUP_CODES = frozenset("aav alv art ath bat bnt cau ccs cel cpf cpp crp cus dra euq fiu gem gmq gmw grk iir ine inc "
+                        "ira iro itc map mkh mul nic phi poz roa sal sem sit sla tai trk tut urj zle zls zlw".split())
 
 
 def pair_language(name: str) -> str | None:
@@ -220,8 +228,8 @@ def model_language(name: str) -> str | None:
     lang = pair_language("en-" + name.rpartition("-en-")[2])
     lang = _MODEL_CODES.get(lang, lang) if lang else None
     # a group's code (opus-mt-en-mul, -gmw, -roa, -sla) names several target languages: none to compare with (24th
-    # hostile pass, review: they were refused by the pieces of one language)
-    return lang if lang in LANGUAGE_CODES else None
+    # hostile pass, review: they were refused by the pieces of one language); any other code is one language
+    return None if lang in GROUP_CODES else lang
 
 
 def corpus_folder(rows: Iterable[dict]) -> tuple[str, Path] | None:
@@ -266,7 +274,9 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
             continue
         lines = list(islice(_lines(tgt), ORDER_LINES))
         share = shared_words(_words(lines), translations)
-        if share is not None and _kana(lines) != _kana(ours):  # Japanese and Chinese share their ideographs
+        kana = (_kana(lines), _kana(ours))
+        by_kana = share is not None and None not in kana and kana[0] != kana[1]  # Japanese and Chinese share ideographs
+        if by_kana:
             share = 0.0
         told = share is not None
         if share is not None and share >= OTHER_LANGUAGE_SHARE:
@@ -277,8 +287,9 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
             print(f"note: {line}, too few words to tell by them: if the text is not {lang}, give MT text whose "
                   f"target side is {lang}", file=sys.stderr)
             continue
-        raise SateError(f"{line}, and few of its words are in the train split's translations: give MT text whose "
-                        f"target side is {lang}")
+        why = ("one of the two is written with kana (Japanese), the other not" if by_kana else
+               "few of its words are in the train split's translations")
+        raise SateError(f"{line}, and {why}: give MT text whose target side is {lang}")
 
 
 def read_pairs(files: Sequence[tuple[Path, Path]]) -> Iterator[Pair]:

@@ -153,6 +153,8 @@ def test_model_names_say_their_target_language() -> None:
     assert model_language("opus-mt-en-ROMANCE") is None and model_language("en-de") is None
     # a group's code names several languages, none to compare the pieces of one with (24th hostile pass, review)
     assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk")] == [None] * 5
+    # a language compared nowhere else is still one language: its pieces decide (review24g)
+    assert [model_language(f"opus-mt-en-{one}") for one in ("fi", "da", "uk")] == ["fi", "da", "uk"]
 
 
 # Japanese of the talks' subjects, 25 sentences: kana around ideographs the Chinese talks hold too (two fifths of
@@ -164,13 +166,28 @@ JA_NEWS = [f"{who}{what}。" for who in ("我々一人一人は", "私の友人�
 
 def test_japanese_is_told_from_chinese_by_its_kana(tmp_path: Path) -> None:
     """Counting each ideograph as a word, Japanese text over Chinese translations shared enough of them to pass as
-    Chinese (24th hostile pass, review): kana is Japanese's alone. Chinese over Chinese still passes."""
+    Chinese (24th hostile pass, review): kana is Japanese's alone. Under another pair's folder (a linked talk),
+    Chinese over Chinese and Japanese over Japanese still pass, and so does German over German translations that hold
+    one Japanese word (kana says nothing of a text whose letters are mostly not of an unspaced script)."""
     english, japanese, chinese = tmp_path / "news.en", tmp_path / "news.ja", tmp_path / "news.zh"
     english.write_text("a line\n" * 25, encoding="utf-8")
     japanese.write_text("".join(f"{line}\n" for line in JA_NEWS), encoding="utf-8")
     chinese.write_text("".join(f"{line}\n" for line in ZH_NEWS), encoding="utf-8")
-    rows = [{"audio": f"/c/en-zh/data/train/wav/ted_{i}.wav", "tgt": line, "src_norm": "x"}
-            for i, line in enumerate(ZH_TALKS)]
-    with pytest.raises(SateError, match="news.ja is named as .ja text.*few of its words"):
-        check_target_language([(english, japanese)], rows, "--mt-text")
-    check_target_language([(english, chinese)], rows, "--mt-text")
+
+    def rows(pair: str, lines: list[str]) -> list[dict]:
+        return [{"audio": f"/c/{pair}/data/train/wav/ted_{i}.wav", "tgt": line, "src_norm": "x"}
+                for i, line in enumerate(lines)]
+    with pytest.raises(SateError, match="news.ja is named as .ja text.*one of the two is written with kana"):
+        check_target_language([(english, japanese)], rows("en-zh", ZH_TALKS), "--mt-text")
+    check_target_language([(english, chinese)], rows("en-de", ZH_TALKS), "--mt-text")
+    check_target_language([(english, japanese)], rows("en-zh", JA_NEWS), "--mt-text")
+    german_lines = [f"{line} Sie sagte: ありがとう." if k == 0 else line
+                    for k, line in enumerate(GERMAN_TALKS)]
+    german = tmp_path / "news.de"
+    german.write_text("".join(f"{line}\n" for line in GERMAN_TALKS), encoding="utf-8")
+    check_target_language([(english, german)], rows("en-fr", german_lines), "--mt-text")
+
+
+GERMAN_TALKS = [f"{who} {what}." for who in ("Wir alle", "Mein Freund", "Die Leute im Dorf", "Die Kinder", "Jeder")
+                for what in ("können die Welt verändern", "wohnen in einem kleinen Dorf", "sprechen über die Zukunft",
+                             "arbeiten jeden Tag", "sind froh, hier zu sein")]

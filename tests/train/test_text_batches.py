@@ -226,7 +226,8 @@ def test_mt_text_in_another_target_language_is_refused_by_train(tmp_path: Path, 
             f"{french}]]"]
     assert main(argv) == 2
     assert re.search(
-        rf"error: data.mt_text {english} {french}: news.fr is named as .fr text, and the data directory's train split "
+        rf"error: data.mt_text {re.escape(str(english))} {re.escape(str(french))}: news.fr is named as .fr text, and "
+        r"the data directory's train split "
         r"is en-de \(by its audio's folder /\S+/en-de\), and few of its words are in the train split's translations: "
         r"give MT text whose target side is de$", capsys.readouterr().err.strip())
     for name in ("news.de", "news.txt"):
