@@ -142,8 +142,11 @@ def _kana(lines: Sequence[str]) -> bool | None:
     passed as the same language (24th hostile pass, review); kana, a twentieth of the unspaced characters at least,
     is Japanese's alone."""
     text = "".join(lines)
-    unspaced, letters = len(_UNSPACED.findall(text)), sum(len(run) for run in _WORD.findall(text))
-    if not unspaced or unspaced * 2 < letters:
+    # words as `_words` counts them: a run of Latin letters once, each character of an unspaced script once, so that
+    # "Facebook" in Chinese lines weighs one word, not eight
+    words = _WORD.findall(_UNSPACED.sub(r" \g<0> ", text))
+    unspaced = sum(1 for word in words if _UNSPACED.fullmatch(word))
+    if not unspaced or unspaced * 2 < len(words):
         return None
     return len(_KANA.findall(text)) * 20 >= unspaced
 
@@ -210,8 +213,9 @@ _PAIR = re.compile(r"en-([a-z]{2,3})")  # MuST-C's pair folders, `sate synth`'s,
 # Helsinki-NLP's opus-mt names that use another code than MuST-C's for its language (opus-mt-en-jap is Japanese)
 _MODEL_CODES = {"jap": "ja"}
 # ISO 639-5 codes of language groups that Helsinki-NLP's opus-mt models name as their target (several languages)
-GROUP_CODES = frozenset("aav alv art ath bat bnt cau ccs cel cpf cpp crp cus dra euq fiu gem gmq gmw grk iir ine inc "
-                        "ira iro itc map mkh mul nic phi poz roa sal sem sit sla tai trk tut urj zle zls zlw".split())
+GROUP_CODES = frozenset("aav afa alv art ath bat ber bnt cau ccs cel cpf cpp crp cus dra euq fiu gem gmq gmw grk iir "
+                        "ine inc ira iro itc map mkh mul nic phi poz roa sal sem sit sla tai trk tut urj zle zls "
+                        "zlw".split())
 
 
 def pair_language(name: str) -> str | None:
@@ -287,7 +291,8 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
             print(f"note: {line}, too few words to tell by them: if the text is not {lang}, give MT text whose "
                   f"target side is {lang}", file=sys.stderr)
             continue
-        why = ("one of the two is written with kana (Japanese), the other not" if by_kana else
+        why = ((f"{tgt.name} is written with kana (Japanese), the train split's translations are not" if kana[0] else
+                f"the train split's translations are written with kana (Japanese), {tgt.name} is not") if by_kana else
                "few of its words are in the train split's translations")
         raise SateError(f"{line}, and {why}: give MT text whose target side is {lang}")
 

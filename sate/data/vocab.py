@@ -378,7 +378,8 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     the English source.spm does, so they are not its language (refused); into far fewer, they are (the audio's folders
     are real paths, which a talk linked to another pair's copy makes the other pair's: it passes); in between, or
     too few words to tell, a note (fix24d: it was a note always)."""
-    model = next((lang for part in real_path(hub).parts if (lang := model_language(part))), None)
+    # the innermost folder that names a model: a folder above it (`opus-mt-en-all/opus-mt-en-de`) names no other
+    model = next((lang for part in reversed(real_path(hub).parts) if (lang := model_language(part))), None)
     if model is None:
         return
     rows = read_manifest(manifest)

@@ -270,3 +270,9 @@ def test_a_marian_model_of_another_language_by_its_words_is_refused(tmp_path: Pa
     shutil.copy(named / "source.spm", named / "target.spm")  # one model on both sides (pieces in vocab.json)
     rc, _, err = run_sate("vocab", "--data", data, "--marian", named)
     assert rc == 0 and err.startswith(f"note: --marian {named}: an English-to-fr model by its name"), err
+    # a language compared nowhere else (-fi) is still one, and the innermost folder names the model: one above it
+    # (`opus-mt-en-all/...`) named the model given (24th hostile pass, reviews)
+    finnish = tmp_path / "opus-mt-en-all" / "opus-mt-en-fi"
+    shutil.copytree(named, finnish)
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", finnish)
+    assert rc == 0 and err.startswith(f"note: --marian {finnish}: an English-to-fi model by its name"), err

@@ -152,7 +152,8 @@ def test_model_names_say_their_target_language() -> None:
     assert model_language("models--Helsinki-NLP--opus-mt-en-de") == "de"
     assert model_language("opus-mt-en-ROMANCE") is None and model_language("en-de") is None
     # a group's code names several languages, none to compare the pieces of one with (24th hostile pass, review)
-    assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk")] == [None] * 5
+    assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk", "afa", "ber")] \
+        == [None] * 7
     # a language compared nowhere else is still one language: its pieces decide (review24g)
     assert [model_language(f"opus-mt-en-{one}") for one in ("fi", "da", "uk")] == ["fi", "da", "uk"]
 
@@ -177,8 +178,13 @@ def test_japanese_is_told_from_chinese_by_its_kana(tmp_path: Path) -> None:
     def rows(pair: str, lines: list[str]) -> list[dict]:
         return [{"audio": f"/c/{pair}/data/train/wav/ted_{i}.wav", "tgt": line, "src_norm": "x"}
                 for i, line in enumerate(lines)]
-    with pytest.raises(SateError, match="news.ja is named as .ja text.*one of the two is written with kana"):
+    with pytest.raises(SateError, match="news.ja is named as .ja text.*news.ja is written with kana \\(Japanese\\), "
+                                        "the train split's translations are not"):
         check_target_language([(english, japanese)], rows("en-zh", ZH_TALKS), "--mt-text")
+    # a Latin word in each line weighs one word, not its letters (review24h): still Chinese lines
+    with pytest.raises(SateError, match="news.ja is written with kana"):
+        check_target_language([(english, japanese)], rows("en-zh", [f"{line} (Facebook, Google)"
+                                                                   for line in ZH_TALKS]), "--mt-text")
     check_target_language([(english, chinese)], rows("en-de", ZH_TALKS), "--mt-text")
     check_target_language([(english, japanese)], rows("en-zh", JA_NEWS), "--mt-text")
     german_lines = [f"{line} Sie sagte: ありがとう." if k == 0 else line
