@@ -144,7 +144,7 @@ def _kana(lines: Sequence[str]) -> bool | None:
     text = "".join(lines)
     # words as `_words` counts them: a run of Latin letters once, each character of an unspaced script once, so that
     # "Facebook" in Chinese lines weighs one word, not eight
-    words = _WORD.findall(_UNSPACED.sub(r" \g<0> ", text))
+    words = _tokens(text)
     unspaced = sum(1 for word in words if _UNSPACED.fullmatch(word))
     if not unspaced or unspaced * 2 < len(words):
         return None
@@ -157,9 +157,13 @@ def _language(path: Path) -> str:
     return name.rpartition(".")[2] if "." in name else ""
 
 
+def _tokens(text: str) -> list[str]:
+    """The words of a text: runs of letters, each character of an unspaced script one word."""
+    return _WORD.findall(_UNSPACED.sub(r" \g<0> ", text))
+
+
 def _words(lines: Iterable[str], lower: bool = True) -> set[str]:
-    return {word for line in lines
-            for word in _WORD.findall(_UNSPACED.sub(r" \g<0> ", line.lower() if lower else line))}
+    return {word for line in lines for word in _tokens(line.lower() if lower else line)}
 
 
 def words_of(lines: Iterable[str], lower: bool = True) -> set[str]:
@@ -214,8 +218,8 @@ _PAIR = re.compile(r"en-([a-z]{2,3})")  # MuST-C's pair folders, `sate synth`'s,
 _MODEL_CODES = {"jap": "ja"}
 # ISO 639-5 codes of language groups that Helsinki-NLP's opus-mt models name as their target (several languages)
 GROUP_CODES = frozenset("aav afa alv art ath bat ber bnt cau ccs cel cpf cpp crp cus dra euq fiu gem gmq gmw grk iir "
-                        "ine inc ira iro itc map mkh mul nic phi poz roa sal sem sit sla tai trk tut urj zle zls "
-                        "zlw".split())
+                        "ine inc ira iro itc map mkh mul nic phi poz pqe pqw roa sal sem sit sla tai trk tut urj zle "
+                        "zls zlw".split())
 
 
 def pair_language(name: str) -> str | None:
@@ -224,16 +228,24 @@ def pair_language(name: str) -> str | None:
     return match.group(1) if match else None
 
 
-def model_language(name: str) -> str | None:
-    """The target language an opus-mt model's folder names (``opus-mt-en-fr``, the hub cache's
-    ``models--Helsinki-NLP--opus-mt-en-jap``: fr, ja), or None (another name, a multilingual ``-en-ROMANCE``)."""
+def model_target(name: str) -> tuple[bool, str | None]:
+    """Is ``name`` an opus-mt model's folder (``opus-mt-en-fr``, the hub cache's ``models--Helsinki-NLP--opus-mt-en-
+    jap``), and the one target language it names (fr, ja), None for a model of several (a group's code, ``-en-mul``,
+    ``-en-gmw``, or a group written out, ``-en-ROMANCE``)? A group's model named no language and let a folder above it
+    name one (24th hostile pass, reviews); a name with more after the code (``opus-mt-en-de-converted``) is none."""
     if "opus-mt" not in name or "-en-" not in name:
-        return None
-    lang = pair_language("en-" + name.rpartition("-en-")[2])
-    lang = _MODEL_CODES.get(lang, lang) if lang else None
-    # a group's code (opus-mt-en-mul, -gmw, -roa, -sla) names several target languages: none to compare with (24th
-    # hostile pass, review: they were refused by the pieces of one language); any other code is one language
-    return None if lang in GROUP_CODES else lang
+        return False, None
+    code = name.rpartition("-en-")[2]
+    lang = pair_language("en-" + code)
+    if lang is None:
+        return code.isalpha() and code.isupper(), None
+    lang = _MODEL_CODES.get(lang, lang)
+    return True, None if lang in GROUP_CODES else lang
+
+
+def model_language(name: str) -> str | None:
+    """The one target language an opus-mt model's folder names, or None (another name, a model of several)."""
+    return model_target(name)[1]
 
 
 def corpus_folder(rows: Iterable[dict]) -> tuple[str, Path] | None:

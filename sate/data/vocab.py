@@ -52,7 +52,7 @@ from sate.data.parallel_text import (
     check_pairs,
     check_target_language,
     corpus_folder,
-    model_language,
+    model_target,
     not_a_text_file,
     read_pairs,
     reservoir_sample,
@@ -378,8 +378,9 @@ def check_marian_pair(hub: Path, manifest: Path) -> None:
     the English source.spm does, so they are not its language (refused); into far fewer, they are (the audio's folders
     are real paths, which a talk linked to another pair's copy makes the other pair's: it passes); in between, or
     too few words to tell, a note (fix24d: it was a note always)."""
-    # the innermost folder that names a model: a folder above it (`opus-mt-en-all/opus-mt-en-de`) names no other
-    model = next((lang for part in reversed(real_path(hub).parts) if (lang := model_language(part))), None)
+    # the innermost folder that names a model decides, a model of several languages (`-en-mul`) included: a folder
+    # above it (`opus-mt-en-all/opus-mt-en-de`) names no other
+    model = next((lang for is_model, lang in map(model_target, reversed(real_path(hub).parts)) if is_model), None)
     if model is None:
         return
     rows = read_manifest(manifest)

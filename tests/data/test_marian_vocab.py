@@ -276,3 +276,8 @@ def test_a_marian_model_of_another_language_by_its_words_is_refused(tmp_path: Pa
     shutil.copytree(named, finnish)
     rc, _, err = run_sate("vocab", "--data", data, "--marian", finnish)
     assert rc == 0 and err.startswith(f"note: --marian {finnish}: an English-to-fi model by its name"), err
+    # a model of several languages inside a folder that names one (review24i): its own name decides, and it names none
+    several = tmp_path / "opus-mt-en-fr" / "opus-mt-en-mul"
+    shutil.copytree(named, several)
+    rc, _, err = run_sate("vocab", "--data", data, "--marian", several)
+    assert rc == 0 and "English-to-fr" not in err and "note:" not in err, err

@@ -15,6 +15,7 @@ from sate.data.parallel_text import (
     check_target_language,
     count_lines,
     model_language,
+    model_target,
     read_pairs,
     reservoir_sample,
 )
@@ -154,6 +155,8 @@ def test_model_names_say_their_target_language() -> None:
     # a group's code names several languages, none to compare the pieces of one with (24th hostile pass, review)
     assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk", "afa", "ber")] \
         == [None] * 7
+    assert model_target("opus-mt-en-pqw") == (True, None) and model_target("opus-mt-en-ROMANCE") == (True, None)
+    assert model_target("opus-mt-en-de-converted") == (False, None) and model_target("opus-mt-en-fr") == (True, "fr")
     # a language compared nowhere else is still one language: its pieces decide (review24g)
     assert [model_language(f"opus-mt-en-{one}") for one in ("fi", "da", "uk")] == ["fi", "da", "uk"]
 
