@@ -487,12 +487,13 @@ def check_named_kind(path: Path, writes: str, names: tuple[str, ...], option: st
                         f"{NAMED_KINDS[suffix]}, but {writes}: write elsewhere, or remove the link")
 
 
-def output_path(text: str) -> Path:
-    """``text``, an output's name as typed, as a path. `Path` drops a leading './', and `./~/t.txt` (a folder named
-    '~' here, written so that no shell expands it) was then refused by `check_not_tilde` as a '~' the shell left
-    (twenty-second hostile pass): such a name is made absolute, which keeps what was typed."""
+def typed_path(text: str) -> Path:
+    """``text``, a name as typed, as a path. `Path` drops a leading './', which changes what two names mean: `./~/t.txt`
+    (a folder named '~' here, written so that no shell expands it) was refused by `check_not_tilde` as a '~' the
+    shell left (twenty-second hostile pass), and `./-` (a file named '-') was read as standard input by `sate score`
+    and `sate stream` (twenty-fourth). Such a name is made absolute, which keeps what was typed."""
     path = Path(text)
-    if not text.startswith("~") and path.parts and path.parts[0].startswith("~"):
+    if text != "-" and str(path) == "-" or not text.startswith("~") and path.parts and path.parts[0].startswith("~"):
         return Path.cwd() / path
     return path
 
@@ -510,7 +511,7 @@ def file_name(text: str) -> Path:
     if text == "-":  # the shell's name for standard output; a file named '-' was written in the current directory
         raise argparse.ArgumentTypeError("'-' (standard output): this option writes a file; give its name (./- for a "
                                           "file named '-')")
-    return output_path(text)
+    return typed_path(text)
 
 
 def dir_name(text: str, new_named_as_file: bool = True) -> Path:
@@ -534,7 +535,7 @@ def dir_name(text: str, new_named_as_file: bool = True) -> Path:
         raise argparse.ArgumentTypeError(f"{shown}: a directory goes here, and none is there by this name, which "
                                           f"{why}{slip}; give a directory's name, or end it with a slash for a "
                                           f"directory of that name: {folder}")
-    return output_path(text)
+    return typed_path(text)
 
 
 def read_name(text: str) -> Path:
@@ -545,9 +546,7 @@ def read_name(text: str) -> Path:
     if text == "":
         raise argparse.ArgumentTypeError("an empty name (an unset variable?); give its name ('.' for the current "
                                           "directory)")
-    if text != "-" and str(Path(text)) == "-":  # `./-`, a file named -: Path makes it `-`, read as standard input
-        return Path(os.path.abspath(text))  # by `sate score` and `sate stream` (24th hostile pass, review)
-    return Path(text)
+    return typed_path(text)
 
 
 def check_not_input(path: Path, inputs: Iterable[Path], option: str = "--out") -> None:

@@ -1359,10 +1359,10 @@ def test_a_tilde_folder_written_out_as_dot_slash_is_written_into(tmp_path: Path,
     """`--out ./~/t.txt` names a folder '~' here in the one spelling no shell expands, but `Path` dropped the './'
     and it was refused as a '~' the shell left, with "write the path out" (twenty-second hostile pass, left; fixed
     in the twenty-third). Each kind of output option (a file, a directory, translate's and segment's own)."""
-    from sate.targets import dir_name, file_name, output_path
+    from sate.targets import dir_name, file_name, typed_path
 
     monkeypatch.chdir(tmp_path)
-    for typed, name in ((file_name, "~/t.txt"), (dir_name, "~/out/"), (output_path, "~/s.jsonl")):
+    for typed, name in ((file_name, "~/t.txt"), (dir_name, "~/out/"), (typed_path, "~/s.jsonl")):
         assert typed(f"./{name}") == tmp_path / name
         assert typed(name) == Path(name)  # as typed: check_output says what is wrong with it
     wav = tmp_path / "talk.wav"

@@ -30,9 +30,9 @@ from sate.targets import (
     check_streams_once,
     dir_name,
     names_directory,
-    output_path,
     read_name,
     same_file,
+    typed_path,
 )
 
 
@@ -89,7 +89,7 @@ def run(args: argparse.Namespace) -> int:
     files: list[Path] = args.files
     check_streams_once(files)
     # '-': standard output, as for `sate translate` (a folder named '-' was made, and -/talk.jsonl written, exit 0)
-    out: Path | None = None if args.out in (None, "-") else output_path(args.out)
+    out: Path | None = None if args.out in (None, "-") else typed_path(args.out)
     # /dev/stdout, a pipe: one stream. `notes.jsonl/` (or `/.`) names a directory, which Path's spelling dropped:
     # the one file notes.jsonl was written. NOTES.JSONL is a file too (it was made a folder of that name)
     per_file = out is not None and (names_directory(args.out) or out.suffix.lower() != ".jsonl" and not is_stream(out))

@@ -32,8 +32,8 @@ from sate.targets import (
     check_output,
     check_streams_once,
     names_directory,
-    output_path,
     read_name,
+    typed_path,
 )
 
 
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--out {args.out}: ends in '/', '.' or '..', which names a directory; --format {args.format} "
                         "writes one file: give the file's name (--format srt writes one .srt per input into a "
                         "directory)")
-    args.out = None if args.out in (None, "-") else output_path(args.out)  # '-': standard output, as when not given
+    args.out = None if args.out in (None, "-") else typed_path(args.out)  # '-': standard output, as when not given
     several_srt = args.format == "srt" and (len(files) > 1 or named_directory
                                             or (args.out is not None and args.out.is_dir()))
     if several_srt and args.out is None:
