@@ -575,12 +575,23 @@ def _same_directory(one: str | Path, other: str | Path) -> bool:
         return False
 
 
+def _recorded_owner(plan: dict) -> str | None:
+    """The data directory a split's plan.json names as the one that computed its store, or None (an earlier sate's)."""
+    owner = plan.get("data_dir")
+    return owner if isinstance(owner, str) else None
+
+
+def _store_inside(data_dir: Path, split: str) -> bool:
+    """Does ``data_dir``'s store of ``split`` lie inside it, reached through no link (its own, wherever it moved)?"""
+    return os.path.realpath(data_dir / layout.FBANK_DIR / split).startswith(os.path.realpath(data_dir) + os.sep)
+
+
 def _sharing_owner(data_dir: Path, split: str, plan: dict) -> str | None:
     """The data directory a split's plan.json names (`plan_split` records the one that computed it) when it is not
     ``data_dir`` and still reads the same store (its fbank/SPLIT leads to the same folder, its manifest is there);
     None otherwise (no record, ours, or a data directory since moved)."""
-    other = plan.get("data_dir")
-    if not isinstance(other, str) or other == os.path.realpath(data_dir) or _same_directory(other, data_dir):
+    other = _recorded_owner(plan)
+    if other is None or other == os.path.realpath(data_dir) or _same_directory(other, data_dir):
         return None
     theirs, ours = Path(other) / layout.FBANK_DIR / split, data_dir / layout.FBANK_DIR / split
     shared = os.path.realpath(theirs) == os.path.realpath(ours) and (Path(other) / f"{split}.jsonl").is_file()
@@ -597,11 +608,10 @@ def _store_owner(data_dir: Path, split: str, plan: dict, computing: bool) -> str
     ours = os.path.realpath(data_dir)
     if computing:
         return ours
-    recorded = plan.get("data_dir") if isinstance(plan.get("data_dir"), str) else None
+    recorded = _recorded_owner(plan)
     if recorded is not None and (os.path.isdir(recorded) or _same_directory(recorded, data_dir)):
         return recorded
-    inside = os.path.realpath(data_dir / layout.FBANK_DIR / split).startswith(ours + os.sep)
-    return ours if inside else recorded
+    return ours if _store_inside(data_dir, split) else recorded
 
 
 def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None:
@@ -615,9 +625,8 @@ def check_store_not_shared(data_dir: Path, split: str, rows: list[dict]) -> None
     other = _sharing_owner(data_dir, split, plan)
     if plan.get("fingerprint") in (None, _fingerprint(_own_rows(split, rows))):
         return
-    recorded = plan.get("data_dir") if isinstance(plan.get("data_dir"), str) else None
-    if other is None and (recorded is None or not os.path.isdir(recorded)) \
-            and not os.path.realpath(shard_dir).startswith(os.path.realpath(data_dir) + os.sep):
+    recorded = _recorded_owner(plan)
+    if other is None and (recorded is None or not os.path.isdir(recorded)) and not _store_inside(data_dir, split):
         # a store reached through a link whose plan names no data directory (an earlier sate's) or one since gone (a
         # moved original): who else reads it cannot be told, so it is said (24th hostile pass, reviews)
         whose = "no data directory (an earlier sate's)" if recorded is None else f"{one_line(recorded)}, gone"
@@ -806,8 +815,9 @@ def write_cmvn(plan: SplitPlan, path: Path) -> None:
                                          "std": std.tolist()})])
 
 
-def foreign_cmvn(path: Path, plan: SplitPlan) -> int | None:
-    """The frame count of a ``cmvn.json`` that was not added up from this train split's shards, or None: another
+def foreign_cmvn(path: Path, plan: SplitPlan) -> tuple[int, int] | None:
+    """The frame counts of a ``cmvn.json`` that was not added up from this train split's shards and of the shards',
+    or None: another
     data directory's statistics copied in (`cp -r other/* DATA/`) were "up to date" and normalised every training
     without a word (24th hostile pass). A link is statistics shared on purpose (kept, unsaid); a count of every
     row's frames (an older sate counted a repeated slice twice) is this split's."""
@@ -817,8 +827,8 @@ def foreign_cmvn(path: Path, plan: SplitPlan) -> int | None:
     frames = record.get("frames") if isinstance(record, dict) else None
     if not isinstance(frames, int) or isinstance(frames, bool):
         return None
-    ours = {sum(_stats_frames(s) for s in plan.shards), sum(row[5] for s in plan.shards for row in s.rows)}
-    return None if frames in ours else frames
+    stored = sum(_stats_frames(s) for s in plan.shards)
+    return None if frames in (stored, sum(row[5] for s in plan.shards for row in s.rows)) else (frames, stored)
 
 
 def _unreadable_cmvn(path: Path) -> bool:
@@ -977,9 +987,9 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
         # read are let be, as before: a cmvn.json linked to statistics shared between data directories stays theirs
         write_cmvn(plans[TRAIN_SPLIT], cmvn_path)
         print(f"{one_line(str(cmvn_path))}: written again: it was no CMVN file its readers take (edited or damaged?)")
-    elif TRAIN_SPLIT in plans and (other := foreign_cmvn(cmvn_path, plans[TRAIN_SPLIT])) is not None:
-        print(f"note: {one_line(str(cmvn_path))} counts {other:,} frames, and this {TRAIN_SPLIT} split's features "
-              f"{sum(_stats_frames(s) for s in plans[TRAIN_SPLIT].shards):,}: it was not computed from them (copied "
+    elif TRAIN_SPLIT in plans and (counts := foreign_cmvn(cmvn_path, plans[TRAIN_SPLIT])) is not None:
+        print(f"note: {one_line(str(cmvn_path))} counts {counts[0]:,} frames, and this {TRAIN_SPLIT} split's features "
+              f"{counts[1]:,}: it was not computed from them (copied "
               "from another data directory?); kept: delete it and run `sate features` again for this split's",
               file=sys.stderr)
     elif not cmvn_path.is_file():
