@@ -142,7 +142,7 @@ def _kana(lines: Sequence[str]) -> bool | None:
     passed as the same language (24th hostile pass, review); kana, a twentieth of the unspaced characters at least,
     is Japanese's alone."""
     text = "".join(lines)
-    # words as `_words` counts them: a run of Latin letters once, each character of an unspaced script once, so that
+    # words as `words_of` counts them: a run of Latin letters once, each character of an unspaced script once, so that
     # "Facebook" in Chinese lines weighs one word, not eight
     words = _tokens(text)
     unspaced = sum(1 for word in words if _UNSPACED.fullmatch(word))
@@ -162,13 +162,9 @@ def _tokens(text: str) -> list[str]:
     return _WORD.findall(_UNSPACED.sub(r" \g<0> ", text))
 
 
-def _words(lines: Iterable[str], lower: bool = True) -> set[str]:
-    return {word for line in lines for word in _tokens(line.lower() if lower else line)}
-
-
 def words_of(lines: Iterable[str], lower: bool = True) -> set[str]:
     """The word types of some lines, lower case unless not ``lower`` (letters only)."""
-    return _words(lines, lower)
+    return {word for line in lines for word in _tokens(line.lower() if lower else line)}
 
 
 def shared_words(words: set[str], others: set[str]) -> float | None:
@@ -190,14 +186,14 @@ def check_pair_order(files: Sequence[tuple[Path, Path]], rows: Iterable[dict], o
     the first file's are mostly those of the train split's translations and the second's those of its transcripts
     (``rows``: the split's manifest rows; their first ORDER_LINES)."""
     rows = list(islice(rows, ORDER_LINES))
-    transcripts = _words(str(row.get("src_norm") or "") for row in rows)
-    translations = _words(str(row.get("tgt") or "") for row in rows)
+    transcripts = words_of(str(row.get("src_norm") or "") for row in rows)
+    translations = words_of(str(row.get("tgt") or "") for row in rows)
     for en, tgt in files:
         _check_sentences(en, tgt)  # what a file is, before which side it is
         if _language(tgt) == "en" and _language(en) not in ("", "en"):
             why = f"by their names: .{_language(en)}, then .en"
         else:
-            first, second = _words(islice(_lines(en), ORDER_LINES)), _words(islice(_lines(tgt), ORDER_LINES))
+            first, second = words_of(islice(_lines(en), ORDER_LINES)), words_of(islice(_lines(tgt), ORDER_LINES))
             if min(len(first), len(second), len(transcripts), len(translations)) < 20:  # too few words to tell
                 continue
             if not (_share(first, translations) > _share(first, transcripts)
@@ -243,11 +239,6 @@ def model_target(name: str) -> tuple[bool, str | None]:
     return True, None if lang in GROUP_CODES else lang
 
 
-def model_language(name: str) -> str | None:
-    """The one target language an opus-mt model's folder names, or None (another name, a model of several)."""
-    return model_target(name)[1]
-
-
 def corpus_folder(rows: Iterable[dict]) -> tuple[str, Path] | None:
     """The target language of a split's rows and the folder that says it, from their first row's audio path, or None
     (another corpus): MuST-C's ``ROOT/en-XX/data/SPLIT/wav/TALK.wav`` (`sate prep --mustc-root` writes them so), its
@@ -283,13 +274,13 @@ def check_target_language(files: Sequence[tuple[Path, Path]], rows: Iterable[dic
         return
     lang, folder = found
     ours = [str(row.get("tgt") or "") for row in rows]
-    translations = _words(ours)
+    translations = words_of(ours)
     for en, tgt in files:
         named = _language(tgt)
         if named not in LANGUAGE_CODES or named == lang:
             continue
         lines = list(islice(_lines(tgt), ORDER_LINES))
-        share = shared_words(_words(lines), translations)
+        share = shared_words(words_of(lines), translations)
         kana = (_kana(lines), _kana(ours))
         by_kana = share is not None and None not in kana and kana[0] != kana[1]  # Japanese and Chinese share ideographs
         if by_kana:

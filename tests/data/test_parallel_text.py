@@ -14,7 +14,6 @@ from sate.data.parallel_text import (
     check_pairs,
     check_target_language,
     count_lines,
-    model_language,
     model_target,
     read_pairs,
     reservoir_sample,
@@ -149,16 +148,16 @@ def test_unspaced_scripts_are_compared_by_characters(tmp_path: Path) -> None:
 
 def test_model_names_say_their_target_language() -> None:
     """opus-mt-en-jap (Helsinki-NLP's Japanese) was read as "jap" and refused over MuST-C en-ja (fix24d)."""
-    assert model_language("opus-mt-en-jap") == "ja"
-    assert model_language("models--Helsinki-NLP--opus-mt-en-de") == "de"
-    assert model_language("opus-mt-en-ROMANCE") is None and model_language("en-de") is None
+    assert model_target("opus-mt-en-jap")[1] == "ja"
+    assert model_target("models--Helsinki-NLP--opus-mt-en-de")[1] == "de"
+    assert model_target("opus-mt-en-ROMANCE")[1] is None and model_target("en-de")[1] is None
     # a group's code names several languages, none to compare the pieces of one with (24th hostile pass, review)
-    assert [model_language(f"opus-mt-en-{group}") for group in ("mul", "gmw", "roa", "sla", "trk", "afa", "ber")] \
+    assert [model_target(f"opus-mt-en-{group}")[1] for group in ("mul", "gmw", "roa", "sla", "trk", "afa", "ber")] \
         == [None] * 7
     assert model_target("opus-mt-en-pqw") == (True, None) and model_target("opus-mt-en-ROMANCE") == (True, None)
     assert model_target("opus-mt-en-de-converted") == (False, None) and model_target("opus-mt-en-fr") == (True, "fr")
     # a language compared nowhere else is still one language: its pieces decide (review24g)
-    assert [model_language(f"opus-mt-en-{one}") for one in ("fi", "da", "uk")] == ["fi", "da", "uk"]
+    assert [model_target(f"opus-mt-en-{one}")[1] for one in ("fi", "da", "uk")] == ["fi", "da", "uk"]
 
 
 # Japanese of the talks' subjects, 25 sentences: kana around ideographs the Chinese talks hold too (two fifths of
