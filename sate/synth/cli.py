@@ -153,5 +153,6 @@ def run(args: argparse.Namespace) -> int:
               "--tgt-lang", file=sys.stderr)
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
-              f"  ({s['text_pairs']} text pairs)")
+              f"  ({s['text_pairs']} text pairs)"
+              + (f"; {s['dropped_talks']} talks of an earlier plan removed" if s.get("dropped_talks") else ""))
     return 0

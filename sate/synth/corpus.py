@@ -207,8 +207,34 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     with atomic_open(wav_path, "wb") as f:
         f.write(encoded.getbuffer())
     sidecar.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(sidecar, json.dumps({"fingerprint": fingerprint, "segments": segments}, ensure_ascii=False))
+    # the wav's size recorded: a talk a later plan drops is removed only while its wav is still the one voiced here
+    record = {"fingerprint": fingerprint, "segments": segments, "bytes": encoded.getbuffer().nbytes}
+    atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
     return segments
+
+
+def remove_dropped_talks(split_dir: Path, kept: set[str]) -> int:
+    """Remove the talks `sate synth` voiced into ``split_dir`` that this plan no longer names (another seed, a smaller
+    size), returning how many: they stayed beside the new talks, on disk and to any reader of the wav folder rather
+    than the split's yaml (25th hostile pass). Only a talk whose record says it voiced that wav, of that size, goes:
+    a wav without a record, or replaced since, is not ours to remove."""
+    removed = 0
+    records = split_dir / ".synth"
+    for sidecar in sorted(records.glob("*.json")) if records.is_dir() else []:
+        if sidecar.stem in kept or sidecar.is_symlink():
+            continue
+        saved = read_record(sidecar, "`sate synth`")
+        wav = split_dir / "wav" / f"{sidecar.stem}.wav"
+        size = saved.get("bytes") if isinstance(saved, dict) else None
+        if not isinstance(size, int) or isinstance(size, bool):
+            continue  # a record of an earlier sate (no size) or damaged: its wav is left as it is
+        if os.path.lexists(wav):
+            if wav.is_symlink() or not wav.is_file() or wav.stat().st_size != size:
+                continue
+            wav.unlink()
+        sidecar.unlink()
+        removed += 1
+    return removed
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -349,6 +375,9 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
         summary["splits"][split] = {"segments": len(segs), "talks": sum(t.split == split for t in talks),
                                     "hours": round(sum(s["duration"] for s in segs) / 3600, 3),
                                     "text_pairs": len(text[split])}
+        # once the split's yaml names the new talks alone, the talks of an earlier plan go
+        kept = {Path(t.wav_name).stem for t in talks if t.split == split}
+        summary["splits"][split]["dropped_talks"] = remove_dropped_talks(root / "data" / split, kept)
     return summary
 
 

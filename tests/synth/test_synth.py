@@ -585,3 +585,34 @@ def test_a_root_holding_another_pair_of_the_users_is_said(tmp_path: Path, monkey
     assert main(["synth", "--out", str(tmp_path)]) == 0
     assert capsys.readouterr().err.startswith(f"note: {tmp_path} holds en-fr, which `sate synth` did not voice (a "
                                               "corpus of yours?)")
+
+
+def test_talks_an_earlier_plan_voiced_are_removed_once_the_new_plan_is_written(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """`sate synth` again with another seed or a smaller size left the earlier plan's talks (wav and record) beside the
+    new ones, on disk and to a reader of the wav folder (25th hostile pass). A talk goes only while its record says
+    sate voiced that wav at that size: a wav replaced since, or one of a record without a size (an earlier sate),
+    stays."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    split_dir = tmp_path / "corpus" / "en-de" / "data" / "dev"
+    sidecar = sorted((split_dir / ".synth").glob("*.json"))[0]
+    wav = split_dir / "wav" / f"{sidecar.stem}.wav"
+    record = json.loads(sidecar.read_text())
+    assert record["bytes"] == wav.stat().st_size  # the size is recorded as the talk is voiced
+    for number, change in ((901, None), (902, "replaced"), (903, "no size")):
+        shutil.copyfile(wav, split_dir / "wav" / f"ted_{number}.wav")
+        (split_dir / ".synth" / f"ted_{number}.json").write_text(json.dumps(
+            {k: v for k, v in record.items() if change != "no size" or k != "bytes"}))
+        if change == "replaced":
+            with (split_dir / "wav" / f"ted_{number}.wav").open("ab") as f:
+                f.write(b"\0\0")
+    (split_dir / ".synth" / "ted_904.json").write_text(json.dumps(record))  # its wav gone already
+    before = sorted(p.name for p in (split_dir / "wav").iterdir())
+    summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
+                                 progress=False)
+    assert summary["splits"]["dev"]["dropped_talks"] == 2
+    assert sorted(p.name for p in (split_dir / "wav").iterdir()) == [n for n in before if n != "ted_901.wav"]
+    assert not (split_dir / ".synth" / "ted_901.json").exists() and not (split_dir / ".synth" / "ted_904.json").exists()
+    assert (split_dir / ".synth" / "ted_902.json").exists() and (split_dir / ".synth" / "ted_903.json").exists()
+    assert wav.exists() and read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
