@@ -646,3 +646,24 @@ def test_a_monitor_mode_against_the_way_its_metric_improves_is_refused(
     right = "max" if better == "high" else "min"
     assert main([*argv, "--set", f"trainer.monitor_mode={right}"]) == 0
     assert f"monitor_mode: {right}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("file", "given", "says"), [
+    ("task: asr\n", "data.features=waveform",
+     "data.features is waveform but model.acoustic.type conformer reads fbank"),
+    ("task: st\n", "data.frozen_cache=true", "data.frozen_cache needs model.acoustic.type whisper with "
+     "model.acoustic.freeze all or N (got type conformer, freeze none): only a frozen part can be computed once"),
+    ("task: asr\nmodel: {acoustic: {type: whisper}}\ndata: {features: waveform, cmvn: none}\n"
+     "specaug: {enabled: false}\n", "data.cmvn=global",
+     "data.cmvn global normalises fbank; with data.features waveform set it to none"),
+])
+def test_features_against_the_acoustic_type_are_refused_by_config_naming_the_set(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, given: str, says: str) -> None:
+    """`sate config` passed features the acoustic encoder does not read (a Conformer on waveforms, a frozen cache
+    of nothing frozen), and `sate train` refused them with a line naming neither the file nor the --set (25th
+    hostile pass): the check is of the config alone, made by both with the others."""
+    config = tmp_path / "c.yaml"
+    config.write_text(file)
+    assert main(["config", "--config", str(config), "--set", given]) == 2
+    assert capsys.readouterr().err.startswith(f"sate config: error: {config} with --set {given!r}: {says}")
+    assert main(["config", "--config", str(config)]) == 0  # the file alone is taken

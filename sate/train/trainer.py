@@ -41,7 +41,7 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig, train_splits
+from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -86,6 +86,7 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
         # the whole command line's config is built above; only a refusal's search for its --set builds others
         built = config if items == overrides else apply_init_from(_merged(data, items), sources)
         check_monitor(built, resolve_in_file(built.task, built.model, path))  # before the data: named with the file
+        check_feature_mode(built)
         if built.init:
             check_init_section(built.task, built.init)
         return built
@@ -484,7 +485,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies, made_from_another_train
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
-    from sate.train.data import check_feature_mode, plan_batch
+    from sate.train.data import plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule
