@@ -667,3 +667,24 @@ def test_features_against_the_acoustic_type_are_refused_by_config_naming_the_set
     assert main(["config", "--config", str(config), "--set", given]) == 2
     assert capsys.readouterr().err.startswith(f"sate config: error: {config} with --set {given!r}: {says}")
     assert main(["config", "--config", str(config)]) == 0  # the file alone is taken
+
+
+@pytest.mark.parametrize(("model", "component", "why"), [
+    ("{task: asr}", "decoder", "a CTC-only ASR model: model.decoder.layers is 0"),
+    ("{task: st, model: {adaptor: {type: linear}}}", "src_embed", "model.adaptor.type is linear"),
+    ("{task: st, model: {adaptor: {embedding: decoder}}}", "src_embed",
+     "model.adaptor.embedding is decoder: the soft branch uses the decoder's embedding"),
+    ("{task: st, model: {adaptor: {type: none}, textual: {layers: 0}}}", "textual", "model.textual.layers is 0"),
+    ("{task: st, model: {adaptor: {type: none}, textual: {layers: 0}}}", "adaptor", "model.adaptor.type is none"),
+])
+def test_an_init_component_the_model_lacks_is_refused_by_config(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 model: str, component: str, why: str) -> None:
+    """`init.src_embed` over an adaptor of type linear (or a decoder of a CTC-only ASR model) passed `sate config`,
+    and `sate train` refused it once the model was built, naming no file (25th hostile pass): told from the config,
+    by both, naming the file and the model's keys as the file spells them."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**yaml.safe_load(model), "init": {component: {"path": "x.pt"}}}))
+    assert main(["config", "--config", str(path)]) == 2
+    task = yaml.safe_load(model)["task"]
+    assert capsys.readouterr().err == (f"sate config: error: {path}: init.{component}: this {task} model has no "
+                                       f"{component} ({why})\n")

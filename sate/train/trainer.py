@@ -34,7 +34,7 @@ from sate.config import (
 )
 from sate.errors import SateError, one_line, out_of_memory, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
-from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
+from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
@@ -85,10 +85,12 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
         built = config if items == overrides else apply_init_from(_merged(data, items), sources)
-        check_monitor(built, resolve_in_file(built.task, built.model, path))  # before the data: named with the file
+        model = resolve_in_file(built.task, built.model, path)
+        check_monitor(built, model)  # before the data: named with the file
         check_feature_mode(built)
         if built.init:
             check_init_section(built.task, built.init)
+            check_init_parts(model, built.init, "model.")
         return built
 
     _naming_set(path, overrides, resolved)
