@@ -688,3 +688,20 @@ def test_an_init_component_the_model_lacks_is_refused_by_config(tmp_path: Path, 
     task = yaml.safe_load(model)["task"]
     assert capsys.readouterr().err == (f"sate config: error: {path}: init.{component}: this {task} model has no "
                                        f"{component} ({why})\n")
+
+
+@pytest.mark.parametrize(("file", "says"), [
+    ("task: st\ntrainer: {precision: 16}\n", "trainer.precision must be one of auto, 32-true, bf16-mixed, 16-mixed, "
+                                             "bf16-true, 16-true, 64-true, got 16"),
+    ("task: st\nmodel: {adaptor: {type: 3}}\n", "model.adaptor.type must be one of none, linear, soft, league, gated, "
+                                                "inter, shrink, got 3"),
+    ("task: 1\n", "task must be one of asr, mt, st, got 1"),
+])
+def test_a_key_of_fixed_choices_given_another_type_is_told_the_choices(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, says: str) -> None:
+    """`trainer.precision: 16` (Lightning's own spelling) was "must be a string, got 16"; that advice followed,
+    `'16'`, was refused again for its choices (25th hostile pass). The choices are said at once."""
+    path = tmp_path / "c.yaml"
+    path.write_text(file)
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"sate config: error: {path}: {says}\n"
