@@ -705,3 +705,23 @@ def test_a_key_of_fixed_choices_given_another_type_is_told_the_choices(
     path.write_text(file)
     assert main(["config", "--config", str(path)]) == 2
     assert capsys.readouterr().err == f"sate config: error: {path}: {says}\n"
+
+
+def test_a_value_that_looks_like_a_date_is_the_text_it_looks_like(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`data.train: 2024-05-01` (a split named by its date) was read as a date by YAML 1.1 and refused as "must be a
+    string or a list, got datetime.date(2024, 5, 1)", Python's words (25th hostile pass). No key takes a date: it is
+    the text, as YAML 1.2 reads it, in a file and in --set; the listing quotes it, for readers of YAML 1.1."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {train: 2024-05-01, dir: 2024-05-02 10:00:00}\n")
+    assert main(["config", "--config", str(path), "--set", "data.train=[train, 2024-05-01]"]) == 0
+    listing = tmp_path / "listing.yaml"
+    listing.write_text(capsys.readouterr().out)
+    assert yaml.safe_load(listing.read_text())["data"] == {**yaml.safe_load(listing.read_text())["data"],
+                                                           "train": ["train", "2024-05-01"],
+                                                           "dir": "2024-05-02 10:00:00"}
+    assert main(["config", "--config", str(listing), "--get", "data.dir"]) == 0
+    assert capsys.readouterr().out == "'2024-05-02 10:00:00'\n"
+    path.write_text("task: asr\nseed: 2024-05-01\n")
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"sate config: error: {path}: seed must be an integer, got '2024-05-01'\n"
