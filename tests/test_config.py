@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
 from pathlib import Path
 
@@ -725,3 +726,16 @@ def test_a_value_that_looks_like_a_date_is_the_text_it_looks_like(tmp_path: Path
     path.write_text("task: asr\nseed: 2024-05-01\n")
     assert main(["config", "--config", str(path)]) == 2
     assert capsys.readouterr().err == f"sate config: error: {path}: seed must be an integer, got '2024-05-01'\n"
+
+
+def test_get_of_a_key_not_there_advises_a_command_that_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--get` of a key not in the config named `sate config --config my runs/st.yaml` to list them, the path
+    unquoted: copied, it named two files (25th hostile pass). Followed as given, it lists the keys."""
+    path = tmp_path / "my runs" / "st.yaml"
+    path.parent.mkdir()
+    path.write_text("task: st\n")
+    assert main(["config", "--config", str(path), "--get", "trainer.max_step"]) == 2
+    advice = re.search(r"\(`sate (config .*)` lists them\)$", capsys.readouterr().err.strip())
+    assert advice is not None
+    assert main(shlex.split(advice.group(1))) == 0
+    assert "  max_steps: -1" in capsys.readouterr().out

@@ -9,6 +9,7 @@ model.loss.mt_text_weight` only that key's resolved value, so that a recipe can 
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -50,7 +51,9 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
     value: object = config
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config {path}` lists them)")
+            # the path quoted as a shell word: `sate config --config my conf.yaml`, copied, named two files
+            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config "
+                            f"{shlex.quote(str(path))}` lists them)")
         value = value[part]
     return dump_flow(value)
 
