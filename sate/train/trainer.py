@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import shlex
 import shutil
 import sys
 import time
@@ -91,12 +92,38 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
         if built.init:
             check_init_section(built.task, built.init)
             check_init_parts(model, built.init, "model.")
+        if need_data:
+            _check_joint_vocabulary(built, model)
         return built
 
     _naming_set(path, overrides, resolved)
     if need_data:
         _require_data(config, path, overrides)
     return config
+
+
+def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
+    """`model.adaptor.embedding: decoder` over the data's token lists, before any work and so named with the file and
+    its `--set`: the model's build refused it as "model config: adaptor.embedding decoder ...", naming neither
+    (`conf/mustc/st_reference.yaml` on data without `sate vocab --joint`; 25th hostile pass). Token lists that cannot
+    be read are left to the training's own refusal of them."""
+    from sate.data.vocab import load_vocabularies  # heavy: sentencepiece
+    from sate.models.sharing import check_joint_vocabulary
+
+    if config.task != "st" or not config.data.dir:
+        return
+    try:
+        src, tgt = load_vocabularies(Path(str(config.data.dir)), config.task)
+    except (SateError, OSError):
+        return
+    try:
+        check_joint_vocabulary(model, src.tokens, tgt.tokens)
+    except SateError:
+        data = one_line(str(config.data.dir))
+        raise SateError(f"model.adaptor.embedding decoder multiplies CTC posteriors by the decoder's embedding, so it "
+                        f"needs one joint vocabulary, but {data}'s source and target token lists differ ({len(src)} "
+                        f"and {len(tgt)} tokens): make one with `sate vocab --data {shlex.quote(data)} --joint SIZE`, "
+                        "or set model.adaptor.embedding: source") from None
 
 
 def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:

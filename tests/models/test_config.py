@@ -113,7 +113,8 @@ def test_an_empty_hub_is_a_hub_given(kind: str) -> None:
     model was a KeyError traceback (25th hostile pass); it is judged whole, as any hub given is. An empty path is
     still the path's own refusal, never the current folder read as a hub directory."""
     with pytest.raises(SateError, match=r"^model config: acoustic.hub has no .*: it is filled from acoustic.path "
-                                        r"when left out"):
-        resolve_config("asr", {"acoustic": {"type": kind, "hub": {}}})
+                                        r"when left out \(leave it out and give acoustic.path, the model's folder; "
+                                        r"or give all of it as `sate config` prints it once acoustic.path is given\)$"):
+        resolve_config("asr", {"acoustic": {"type": kind, "hub": {}}})  # its advice followable without a path
     with pytest.raises(SateError, match=r"^model config: acoustic.path must be a path .*, got ''$"):
         resolve_config("asr", {"acoustic": {"type": kind, "path": ""}})

@@ -261,7 +261,8 @@ def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collecti
     missing = [key for key in required if key not in hub]
     if missing:
         raise SateError(f"model config: {section}.hub has no {first_few(missing)}: it is filled from {section}.path "
-                        "when left out (leave it out, or give all of it as `sate config` prints it)")
+                        f"when left out (leave it out and give {section}.path, the model's folder; or give all of it "
+                        f"as `sate config` prints it once {section}.path is given)")
     for key in whole:
         value = hub[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
