@@ -9,13 +9,12 @@ model.loss.mt_text_weight` only that key's resolved value, so that a recipe can 
 from __future__ import annotations
 
 import argparse
-import shlex
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 
 from sate.config import ConfigOption, dump_flow
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shell_word
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
@@ -53,7 +52,7 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
         if not isinstance(value, Mapping) or part not in value:
             # the path quoted as a shell word: `sate config --config my conf.yaml`, copied, named two files
             raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config "
-                            f"{shlex.quote(str(path))}` lists them)")
+                            f"{shell_word(str(path))}` lists them)")
         value = value[part]
     return dump_flow(value)
 

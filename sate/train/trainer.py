@@ -12,7 +12,6 @@ from __future__ import annotations
 import argparse
 import logging
 import os
-import shlex
 import shutil
 import sys
 import time
@@ -33,7 +32,7 @@ from sate.config import (
     read_yaml,
     write_yaml,
 )
-from sate.errors import SateError, one_line, out_of_memory, shown
+from sate.errors import SateError, one_line, out_of_memory, shell_word, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -119,11 +118,11 @@ def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
     try:
         check_joint_vocabulary(model, src.tokens, tgt.tokens)
     except SateError:
-        data = one_line(str(config.data.dir))
+        data = str(config.data.dir)
         raise SateError(f"model.adaptor.embedding decoder multiplies CTC posteriors by the decoder's embedding, so it "
-                        f"needs one joint vocabulary, but {data}'s source and target token lists differ ({len(src)} "
-                        f"and {len(tgt)} tokens): make one with `sate vocab --data {shlex.quote(data)} --joint SIZE`, "
-                        "or set model.adaptor.embedding: source") from None
+                        f"needs one joint vocabulary, but {one_line(data)}'s source and target token lists differ "
+                        f"({len(src)} and {len(tgt)} tokens): make one with `sate vocab --data {shell_word(data)} "
+                        "--joint SIZE`, or set model.adaptor.embedding: source") from None
 
 
 def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
