@@ -119,6 +119,13 @@ _Loader.add_implicit_resolver(
     list("-+0123456789."),
 )
 
+# YAML 1.1's timestamps: `data.train: 2024-05-01` (a split, or a folder, named by its date) was a date, refused as
+# "must be a string or a list, got datetime.date(2024, 5, 1)", Python's own words. YAML 1.2's core schema has no
+# timestamps, and no key sate reads takes a date: such a value is the text it looks like (25th hostile pass).
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in entries if tag != "tag:yaml.org,2002:timestamp"]
+    for first, entries in _Loader.yaml_implicit_resolvers.items()}
+
 
 # Far beyond any config (an ESPnet config.yaml's token list holds some thousands): aliases nested in aliases (a
 # "billion laughs" of a few hundred bytes) pass it at once, and are refused before anything walks or prints them.
@@ -258,6 +265,9 @@ class _Dumper(yaml.SafeDumper):
 
 
 _Dumper.yaml_implicit_resolvers = {first: list(entries) for first, entries in _Loader.yaml_implicit_resolvers.items()}
+for _first, _entries in yaml.SafeLoader.yaml_implicit_resolvers.items():  # and a text that looks like a date, which
+    _Dumper.yaml_implicit_resolvers[_first] += [  # other YAML readers (PyYAML's own) read as one
+        (tag, rx) for tag, rx in _entries if tag == "tag:yaml.org,2002:timestamp"]
 
 
 LINE_BREAKS = ("\n", "\r", "\x85", "\u2028", "\u2029")  # what YAML (and PyYAML) reads as a line break

@@ -10,6 +10,7 @@ import ctypes
 import os
 import reprlib
 import resource
+import shlex
 import signal
 import sys
 import unicodedata
@@ -122,6 +123,15 @@ def one_line(text: str) -> str:
     or a field naming a hostile file stays one line, shows its characters in the order they are stored, leaves the
     terminal alone and can be encoded as UTF-8."""
     return "".join(_escaped(c) if c in BIDI_CONTROLS or unicodedata.category(c) in _ESCAPED else c for c in text)
+
+
+def shell_word(text: str) -> str:
+    """``text`` (a path) as one shell word in a command a message advises, copied and run as it stands: quoted where
+    the shell would split or expand it (`--config my conf.yaml` named two files), and ``./`` before a relative name
+    starting with ``-``, which the command would take for an option. Control characters are escaped by `one_line`
+    (the line stays one line; such a name is not retyped)."""
+    word = f"./{text}" if text.startswith("-") else text
+    return one_line(shlex.quote(word))
 
 
 def table_cell(text: str) -> str:

@@ -43,10 +43,20 @@ def out_of_range(key: str, wanted: str, value: object) -> Invalid:
     return Invalid(key, f"must be {wanted}, got {shown(value)}")
 
 
+class _Choice:
+    """The test of `one_of`, known by its type: a value of another type is told the choices, not the type."""
+
+    def __init__(self, names: tuple[str, ...]) -> None:
+        self.names = names
+
+    def __call__(self, value: object) -> bool:
+        return value in self.names
+
+
 def one_of(choices: Iterable[str]) -> Check:
     """A choice among `choices` (a tuple, or a registry whose keys are the names)."""
     names = tuple(choices)
-    return (lambda v: v in names, f"one of {', '.join(names)}")
+    return (_Choice(names), f"one of {', '.join(names)}")
 
 
 def at_least(low: float, wanted: str | None = None) -> Check:
@@ -147,8 +157,10 @@ def _kinds(annotation: Any) -> tuple[tuple[type, ...], bool]:
     return kinds, type(None) in args
 
 
-def _typed(key: str, value: object, annotation: Any) -> object:
-    """`value` as the field's type (an int is a float where a float is due), or `Invalid`."""
+def _typed(key: str, value: object, annotation: Any, check: Check | None = None) -> object:
+    """`value` as the field's type (an int is a float where a float is due), or `Invalid`: for a key of fixed
+    choices, naming them (`trainer.precision: 16`, Lightning's spelling, was "must be a string", and `'16'`, that
+    advice followed, refused again for its choices; 25th hostile pass)."""
     kinds, nullable = _kinds(annotation)
     if value is None and nullable:
         return None
@@ -159,8 +171,10 @@ def _typed(key: str, value: object, annotation: Any) -> object:
             return value
         if kind in (bool, str, list, dict) and isinstance(value, kind) and isinstance(value, bool) == (kind is bool):
             return value
-    wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds)
-    raise Invalid(key, f"must be {wanted}{' or null' if nullable else ''}, got {shown(value)}")
+    wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds) + (" or null" if nullable else "")
+    if check is not None and isinstance(check[0], _Choice):
+        wanted = check[1] + (" or null" if nullable else "")
+    raise Invalid(key, f"must be {wanted}, got {shown(value)}")
 
 
 def is_section(annotation: Any) -> bool:
@@ -199,7 +213,7 @@ def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config k
         if is_section(annotation):
             merged[key] = merge(annotation, given.get(key, {}), noun, f"{path}{key}.")
         elif key in given:
-            merged[key] = copy.deepcopy(_typed(path + key, given[key], annotation))
+            merged[key] = copy.deepcopy(_typed(path + key, given[key], annotation, f.metadata.get("check")))
         else:
             merged[key] = _plain(getattr(defaults, f.name))
     return merged

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import threading
 from pathlib import Path
 
@@ -646,3 +647,107 @@ def test_a_monitor_mode_against_the_way_its_metric_improves_is_refused(
     right = "max" if better == "high" else "min"
     assert main([*argv, "--set", f"trainer.monitor_mode={right}"]) == 0
     assert f"monitor_mode: {right}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("file", "given", "says"), [
+    ("task: asr\n", "data.features=waveform",
+     "data.features is waveform but model.acoustic.type conformer reads fbank"),
+    ("task: st\n", "data.frozen_cache=true", "data.frozen_cache needs model.acoustic.type whisper with "
+     "model.acoustic.freeze all or N (got type conformer, freeze none): only a frozen part can be computed once"),
+    ("task: asr\nmodel: {acoustic: {type: whisper}}\ndata: {features: waveform, cmvn: none}\n"
+     "specaug: {enabled: false}\n", "data.cmvn=global",
+     "data.cmvn global normalises fbank; with data.features waveform set it to none"),
+])
+def test_features_against_the_acoustic_type_are_refused_by_config_naming_the_set(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, given: str, says: str) -> None:
+    """`sate config` passed features the acoustic encoder does not read (a Conformer on waveforms, a frozen cache
+    of nothing frozen), and `sate train` refused them with a line naming neither the file nor the --set (25th
+    hostile pass): the check is of the config alone, made by both with the others."""
+    config = tmp_path / "c.yaml"
+    config.write_text(file)
+    assert main(["config", "--config", str(config), "--set", given]) == 2
+    assert capsys.readouterr().err.startswith(f"sate config: error: {config} with --set {given!r}: {says}")
+    assert main(["config", "--config", str(config)]) == 0  # the file alone is taken
+
+
+@pytest.mark.parametrize(("model", "component", "why"), [
+    ("{task: asr}", "decoder", "a CTC-only ASR model: model.decoder.layers is 0"),
+    ("{task: st, model: {adaptor: {type: linear}}}", "src_embed", "model.adaptor.type is linear"),
+    ("{task: st, model: {adaptor: {embedding: decoder}}}", "src_embed",
+     "model.adaptor.embedding is decoder: the soft branch uses the decoder's embedding"),
+    ("{task: st, model: {adaptor: {type: none}, textual: {layers: 0}}}", "textual", "model.textual.layers is 0"),
+    ("{task: st, model: {adaptor: {type: none}, textual: {layers: 0}}}", "adaptor", "model.adaptor.type is none"),
+])
+def test_an_init_component_the_model_lacks_is_refused_by_config(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 model: str, component: str, why: str) -> None:
+    """`init.src_embed` over an adaptor of type linear (or a decoder of a CTC-only ASR model) passed `sate config`,
+    and `sate train` refused it once the model was built, naming no file (25th hostile pass): told from the config,
+    by both, naming the file and the model's keys as the file spells them."""
+    path = tmp_path / "c.yaml"
+    path.write_text(yaml.safe_dump({**yaml.safe_load(model), "init": {component: {"path": "x.pt"}}}))
+    assert main(["config", "--config", str(path)]) == 2
+    task = yaml.safe_load(model)["task"]
+    assert capsys.readouterr().err == (f"sate config: error: {path}: init.{component}: this {task} model has no "
+                                       f"{component} ({why})\n")
+
+
+@pytest.mark.parametrize(("file", "says"), [
+    ("task: st\ntrainer: {precision: 16}\n", "trainer.precision must be one of auto, 32-true, bf16-mixed, 16-mixed, "
+                                             "bf16-true, 16-true, 64-true, got 16"),
+    ("task: st\nmodel: {adaptor: {type: 3}}\n", "model.adaptor.type must be one of none, linear, soft, league, gated, "
+                                                "inter, shrink, got 3"),
+    ("task: 1\n", "task must be one of asr, mt, st, got 1"),
+])
+def test_a_key_of_fixed_choices_given_another_type_is_told_the_choices(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], file: str, says: str) -> None:
+    """`trainer.precision: 16` (Lightning's own spelling) was "must be a string, got 16"; that advice followed,
+    `'16'`, was refused again for its choices (25th hostile pass). The choices are said at once."""
+    path = tmp_path / "c.yaml"
+    path.write_text(file)
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"sate config: error: {path}: {says}\n"
+
+
+def test_a_value_that_looks_like_a_date_is_the_text_it_looks_like(tmp_path: Path,
+                                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """`data.train: 2024-05-01` (a split named by its date) was read as a date by YAML 1.1 and refused as "must be a
+    string or a list, got datetime.date(2024, 5, 1)", Python's words (25th hostile pass). No key takes a date: it is
+    the text, as YAML 1.2 reads it, in a file and in --set; the listing quotes it, for readers of YAML 1.1."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {train: 2024-05-01, dir: 2024-05-02 10:00:00}\n")
+    assert main(["config", "--config", str(path), "--set", "data.train=[train, 2024-05-01]"]) == 0
+    listing = tmp_path / "listing.yaml"
+    listing.write_text(capsys.readouterr().out)
+    assert yaml.safe_load(listing.read_text())["data"] == {**yaml.safe_load(listing.read_text())["data"],
+                                                           "train": ["train", "2024-05-01"],
+                                                           "dir": "2024-05-02 10:00:00"}
+    assert main(["config", "--config", str(listing), "--get", "data.dir"]) == 0
+    assert capsys.readouterr().out == "'2024-05-02 10:00:00'\n"
+    path.write_text("task: asr\nseed: 2024-05-01\n")
+    assert main(["config", "--config", str(path)]) == 2
+    assert capsys.readouterr().err == f"sate config: error: {path}: seed must be an integer, got '2024-05-01'\n"
+
+
+def test_get_of_a_key_not_there_advises_a_command_that_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--get` of a key not in the config named `sate config --config my runs/st.yaml` to list them, the path
+    unquoted: copied, it named two files (25th hostile pass). Followed as given, it lists the keys."""
+    path = tmp_path / "my runs" / "st.yaml"
+    path.parent.mkdir()
+    path.write_text("task: st\n")
+    assert main(["config", "--config", str(path), "--get", "trainer.max_step"]) == 2
+    advice = re.search(r"\(`sate (config .*)` lists them\)$", capsys.readouterr().err.strip())
+    assert advice is not None
+    assert main(shlex.split(advice.group(1))) == 0
+    assert "  max_steps: -1" in capsys.readouterr().out
+
+
+def test_get_advice_for_a_name_starting_with_a_dash_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--config=-x.yaml --get KEY`: the advice `sate config --config -x.yaml` was refused by argparse as an option
+    given for the path (25th hostile pass, review); the name is given as ./-x.yaml."""
+    monkeypatch.chdir(tmp_path)
+    Path("-x.yaml").write_text("task: asr\n")
+    assert main(["config", "--config=-x.yaml", "--get", "nokey"]) == 2
+    advice = re.search(r"\(`sate (config .*)` lists them\)$", capsys.readouterr().err.strip())
+    assert advice is not None and advice.group(1) == "config --config ./-x.yaml"
+    assert main(shlex.split(advice.group(1))) == 0

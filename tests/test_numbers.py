@@ -47,7 +47,9 @@ def test_a_number_is_one_a_float_holds() -> None:
 
 @pytest.mark.parametrize(("value", "says"), [
     (LONG, r"the value is not valid YAML \(cannot read the value '9999.*Exceeds the limit \(4300 digits\)"),
-    ("2001-02-30", r"the value is not valid YAML \(cannot read the value '2001-02-30': day is out of range"),
+    # a date that does not exist, tagged as one (untagged, it is text: sate reads no timestamps, as YAML 1.2)
+    ("!!timestamp 2001-02-30", r"the value is not valid YAML \(cannot read the value '2001-02-30': day is out of "
+                               r"range"),
     ("!!int 12a", r"the value is not valid YAML \(cannot read the value '12a'"),
 ])
 def test_a_yaml_value_python_cannot_construct_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str],
@@ -82,11 +84,13 @@ def test_a_whole_number_beyond_a_float_or_int64_is_refused_by_its_key(tmp_path: 
 def test_decoding_options_and_a_packs_sate_yaml(tmp_path: Path) -> None:
     with pytest.raises(SateError, match=r"--decode: beam must be an integer from -2\*\*63"):
         decode_options(parse_decode([f"beam={HUGE}"]), "--decode")
-    with pytest.raises(SateError, match=r"--decode 'beam=2001-02-30': the value of beam is not valid YAML"):
-        parse_decode(["beam=2001-02-30"])
+    with pytest.raises(SateError, match=r"--decode 'beam=!!timestamp 2001-02-30': the value of beam is not valid "
+                                        r"YAML"):
+        parse_decode(["beam=!!timestamp 2001-02-30"])
     pack = tmp_path / "pack"
     pack.mkdir()
-    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode:\n  beam: 2001-02-30\n")
+    (pack / "sate.yaml").write_text("format: sate-pack\nversion: 1\ntask: mt\ndecode:\n"
+                                    "  beam: !!timestamp 2001-02-30\n")
     with pytest.raises(SateError, match=r"sate.yaml line 5: invalid YAML \(cannot read the value '2001-02-30'"):
         read_pack_yaml(pack)
 

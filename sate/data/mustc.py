@@ -7,6 +7,7 @@ wav), with errors naming the file and line.
 
 from __future__ import annotations
 
+import datetime
 import os
 import re
 from collections import Counter
@@ -76,8 +77,11 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
             raise SateError(f"{path}:{lineno}: {_not_one_line(text) or 'malformed yaml entry'}: {shown(text.strip())}")
         keys = [str(k.value) for k, _ in node.value[0].value]
         entry = loaded[0]
+        # a date is text as written too (`speaker_id: 2024-05-01` on a line with a quote was "got datetime.date(2024,
+        # 5, 1)", where the same line without one was read as text: 25th hostile pass)
         kind = next((name for name in YAML_FIELDS if name in entry and (isinstance(entry[name], bool) or not
-                                                                          isinstance(entry[name], str | int | float))),
+                                                                          isinstance(entry[name], str | int | float |
+                                                                                     datetime.date))),
                      None)
         if kind is not None:  # a list, a mapping or null was written out as its Python text ("['a', 'b']", "None")
             raise SateError(f"{path}:{lineno}: {kind} must be text or a number, got {shown(entry[kind])}: "

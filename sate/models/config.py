@@ -13,6 +13,7 @@ build from the typed sections (docs/development.md). Torch-free: `sate config` r
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from sate.errors import SateError
@@ -404,6 +405,34 @@ def _check_ctc_layer(conf: ASRConfig | STConfig, head: str, keys: str) -> None:
         raise SateError(f"{head}{keys}ctc.layer {layer} below the top does not combine with {keys}adaptor.type "
                         f"{conf.adaptor.type}, whose soft branch reads the CTC posteriors beside the top acoustic "
                         f"states; to end the acoustic encoder at layer {layer}, set {keys}acoustic.layers: {layer}")
+
+
+def absent_part(conf: ModelConfig, component: str) -> str | None:
+    """Why the model of `conf` has no `component` (an ``init:`` entry's part), or None where it has one."""
+    if component == "decoder" and isinstance(conf, ASRConfig) and not conf.decoder.layers:
+        return "a CTC-only ASR model: decoder.layers is 0"
+    if not isinstance(conf, STConfig):
+        return None  # an MT model has every part an init: entry may name, an ASR model its acoustic side and CTC
+    if component == "textual" and not conf.textual.layers:
+        return "textual.layers is 0"
+    if component == "src_embed" and not conf.has_source_embedding:
+        if conf.adaptor.kind.soft:
+            return "adaptor.embedding is decoder: the soft branch uses the decoder's embedding"
+        return f"adaptor.type is {conf.adaptor.type}"
+    if component == "adaptor" and conf.adaptor.type == "none":
+        return "adaptor.type is none"
+    return None
+
+
+def check_init_parts(conf: ModelConfig, components: Iterable[str], keys: str = "") -> None:
+    """Each ``init:`` component a part of the model of `conf`: told from the config alone, so that `sate config`
+    refuses what `sate train` refused once the model was built (`init.src_embed` over an adaptor of type linear
+    passed `sate config`; 25th hostile pass). `keys`: the model section's place in its file (``model.``)."""
+    task = next(name for name, cls in CONFIG_CLASSES.items() if isinstance(conf, cls))
+    for component in components:
+        why = None if component == "model" else absent_part(conf, component)
+        if why is not None:
+            raise SateError(f"init.{component}: this {task} model has no {component} ({_keyed(why, keys)})")
 
 
 def _flatten(conf: dict, prefix: str = "") -> dict[str, object]:

@@ -40,7 +40,7 @@ from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
 from sate.files import RawMapping, require_file
 from sate.models.base import SateModel
-from sate.models.config import ASRConfig, STConfig, resolve_config
+from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
 from sate.models.init_section import check_init_section
 from sate.models.model_file import check_meta, model_from_file, name_list, read_checkpoint, refuse_not_averaged
@@ -281,26 +281,10 @@ def _module(model: SateModel, component: str) -> torch.nn.Module | None:
     return model.get_submodule(path)
 
 
-def _absent_because(model: SateModel, component: str) -> str:
-    """The config value that left `model` without `component`, for the error message."""
-    if component == "decoder":
-        return "a CTC-only ASR model: decoder.layers is 0"
-    if component == "textual":
-        return "textual.layers is 0"
-    assert isinstance(model.conf, STConfig)  # only an ST model lacks an adaptor or a source embedding
-    adaptor = model.conf.adaptor
-    if component == "src_embed" and adaptor.kind.soft:
-        return "adaptor.embedding is decoder: the soft branch uses the decoder's embedding"
-    return f"adaptor.type is {adaptor.type}"  # adaptor (none) or src_embed (linear, none)
-
-
 def _validate(model: SateModel, init_conf: object) -> dict[str, InitEntry]:
     check_init_section(model.task, init_conf)
     assert isinstance(init_conf, dict)
-    for component in init_conf:
-        if component != "model" and _module(model, component) is None:
-            raise SateError(f"init.{component}: this {model.task} model has no {component} "
-                            f"({_absent_because(model, component)})")
+    check_init_parts(model.conf, init_conf)
     return init_conf
 
 

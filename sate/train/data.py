@@ -1,6 +1,7 @@
-"""What training data must satisfy, without Lightning: the global-batch arithmetic and the checks of a config's
-features. `sate.train.datamodule` (the datasets and loaders of a run) is apart because importing Lightning costs
-seconds that these checks do not need.
+"""What training data must satisfy, without Lightning: the global-batch arithmetic and Whisper's window (the checks
+of a config's features, which `sate config` makes too, are `sate.train.schema.check_feature_mode`).
+`sate.train.datamodule` (the datasets and loaders of a run) is apart because importing Lightning costs seconds that
+these checks do not need.
 
 The global batch is explicit: `batch.global` (frames for asr/st, tokens for mt, per optimizer update)
 and `batch.per_device` (the cap of one forward pass). Gradient accumulation is derived from both and
@@ -18,8 +19,7 @@ from sate.data.audio import SAMPLE_RATE
 from sate.data.rows import is_training_split
 from sate.data.whisper_mel import HOP_LENGTH, WINDOW_FRAMES
 from sate.errors import SateError
-from sate.models.registry import HUB_ACOUSTIC_TYPES
-from sate.train.schema import BatchConfig, TrainingConfig
+from sate.train.schema import BatchConfig
 
 
 @dataclass(frozen=True)
@@ -48,30 +48,6 @@ class BatchPlan:
 def batch_unit(task: str, features: str = "fbank") -> str:
     """What batch.per_device and batch.global count: tokens (mt), frames (fbank) or samples (waveform)."""
     return "tokens" if task == "mt" else ("samples" if features == "waveform" else "frames")
-
-
-def check_feature_mode(config: TrainingConfig) -> None:
-    """A hub acoustic encoder (acoustic.type hf_*) reads data.features waveform, ours fbank; waveforms take no
-    CMVN and no SpecAugment (fbank's), so those must be off rather than silently ignored."""
-    if config.task == "mt":
-        return
-    kind = (config.model.get("acoustic") or {}).get("type", "conformer")
-    features = config.data.features
-    wanted = "waveform" if kind in HUB_ACOUSTIC_TYPES else "fbank"
-    if features != wanted:
-        raise SateError(f"data.features is {features} but model.acoustic.type {kind} reads {wanted}")
-    if config.data.frozen_cache:
-        freeze = (config.model.get("acoustic") or {}).get("freeze", "none")
-        if kind != "whisper" or freeze == "none":
-            raise SateError("data.frozen_cache needs model.acoustic.type whisper with acoustic.freeze all or N "
-                            f"(got type {kind}, freeze {freeze}): only a frozen part can be computed once")
-    if features == "waveform":
-        if config.data.cmvn != "none":
-            raise SateError(f"data.cmvn {config.data.cmvn} normalises fbank; with data.features waveform set "
-                            "it to none (the hub model's own normalisation is applied inside the model)")
-        if config.specaug.enabled:
-            raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
-                            "false")
 
 
 # The most samples that give 3,000 log-mel frames: every Whisper release's 1,500 positions, 30 s.

@@ -29,9 +29,9 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError, one_line
 from sate.files import require_file
 from sate.models.hub.whisper import WhisperAcousticEncoder
-from sate.train.data import BatchPlan, check_feature_mode, check_whisper_window, plan_batch
+from sate.train.data import BatchPlan, check_whisper_window, plan_batch
 from sate.train.frozen_cache import CACHE_DIR, FrozenStates, cache_key, compute_split, problem
-from sate.train.schema import TrainingConfig, train_splits
+from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
 
 
 def join(parts: list[Dataset]) -> Dataset:

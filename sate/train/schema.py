@@ -13,7 +13,9 @@ from dataclasses import dataclass
 
 from sate.data.manifest import is_split_name
 from sate.decode.options import MAX_LEN_RATIO
+from sate.errors import SateError
 from sate.models.config import TASKS
+from sate.models.registry import HUB_ACOUSTIC_TYPES
 from sate.numbers import is_number, max_jobs
 from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, nameable, one_of, section, setting
 
@@ -197,3 +199,29 @@ def mt_text_weight(model: dict) -> float | None:
     if not is_number(weight) or weight < 0:
         return None
     return float(weight)
+
+
+def check_feature_mode(config: TrainingConfig) -> None:
+    """A hub acoustic encoder (acoustic.type hf_*) reads data.features waveform, ours fbank; waveforms take no
+    CMVN and no SpecAugment (fbank's), so those must be off rather than silently ignored. Of the config alone: `sate
+    config` and `sate train` make it with the other checks, naming the file and the --set (`sate config` passed
+    `--set data.features=waveform` on a Conformer, and `sate train` refused it naming neither; 25th hostile pass)."""
+    if config.task == "mt":
+        return
+    kind = (config.model.get("acoustic") or {}).get("type", "conformer")
+    features = config.data.features
+    wanted = "waveform" if kind in HUB_ACOUSTIC_TYPES else "fbank"
+    if features != wanted:
+        raise SateError(f"data.features is {features} but model.acoustic.type {kind} reads {wanted}")
+    if config.data.frozen_cache:
+        freeze = (config.model.get("acoustic") or {}).get("freeze", "none")
+        if kind != "whisper" or freeze == "none":
+            raise SateError("data.frozen_cache needs model.acoustic.type whisper with model.acoustic.freeze all or N "
+                            f"(got type {kind}, freeze {freeze}): only a frozen part can be computed once")
+    if features == "waveform":
+        if config.data.cmvn != "none":
+            raise SateError(f"data.cmvn {config.data.cmvn} normalises fbank; with data.features waveform set "
+                            "it to none (the hub model's own normalisation is applied inside the model)")
+        if config.specaug.enabled:
+            raise SateError("specaug masks fbank bins and frames; with data.features waveform set specaug.enabled "
+                            "false")

@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sate.config import ConfigOption, dump_flow
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shell_word
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
@@ -50,7 +50,9 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
     value: object = config
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config {path}` lists them)")
+            # the path quoted as a shell word: `sate config --config my conf.yaml`, copied, named two files
+            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config "
+                            f"{shell_word(str(path))}` lists them)")
         value = value[part]
     return dump_flow(value)
 

@@ -32,16 +32,16 @@ from sate.config import (
     read_yaml,
     write_yaml,
 )
-from sate.errors import SateError, one_line, out_of_memory, shown
+from sate.errors import SateError, one_line, out_of_memory, shell_word, shown
 from sate.files import lock_holder, require_directory, require_file, what_is_there
-from sate.models.config import ASRConfig, ModelConfig, MTConfig, resolve_in_file
+from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import read
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig, train_splits
+from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -85,15 +85,44 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     def resolved(items: list[str]) -> TrainingConfig:
         # the whole command line's config is built above; only a refusal's search for its --set builds others
         built = config if items == overrides else apply_init_from(_merged(data, items), sources)
-        check_monitor(built, resolve_in_file(built.task, built.model, path))  # before the data: named with the file
+        model = resolve_in_file(built.task, built.model, path)
+        check_monitor(built, model)  # before the data: named with the file
+        check_feature_mode(built)
         if built.init:
             check_init_section(built.task, built.init)
+            check_init_parts(model, built.init, "model.")
+        if need_data:
+            _check_joint_vocabulary(built, model)
         return built
 
     _naming_set(path, overrides, resolved)
     if need_data:
         _require_data(config, path, overrides)
     return config
+
+
+def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
+    """`model.adaptor.embedding: decoder` over the data's token lists, before any work and so named with the file and
+    its `--set`: the model's build refused it as "model config: adaptor.embedding decoder ...", naming neither
+    (`conf/mustc/st_reference.yaml` on data without `sate vocab --joint`; 25th hostile pass). Token lists that cannot
+    be read are left to the training's own refusal of them."""
+    from sate.data.vocab import load_vocabularies  # heavy: sentencepiece
+    from sate.models.sharing import check_joint_vocabulary
+
+    if config.task != "st" or not config.data.dir:
+        return
+    try:
+        src, tgt = load_vocabularies(Path(str(config.data.dir)), config.task)
+    except (SateError, OSError):
+        return
+    try:
+        check_joint_vocabulary(model, src.tokens, tgt.tokens)
+    except SateError:
+        data = str(config.data.dir)
+        raise SateError(f"model.adaptor.embedding decoder multiplies CTC posteriors by the decoder's embedding, so it "
+                        f"needs one joint vocabulary, but {one_line(data)}'s source and target token lists differ "
+                        f"({len(src)} and {len(tgt)} tokens): make one with `sate vocab --data {shell_word(data)} "
+                        "--joint SIZE`, or set model.adaptor.embedding: source") from None
 
 
 def logged_metrics(config: TrainingConfig, model: ModelConfig) -> list[str]:
@@ -484,7 +513,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     from sate.data.sampler import OtherItems  # heavy: numpy and torch
     from sate.data.vocab import load_vocabularies, made_from_another_train
     from sate.train.checkpoint_io import AtomicCheckpointIO, MidEpochCheckpoint, MovableCheckpoint
-    from sate.train.data import check_feature_mode, plan_batch
+    from sate.train.data import plan_batch
     from sate.train.datamodule import SateDataModule, check_mt_text
     from sate.train.frozen_cache import check_teacher_cache
     from sate.train.module import SateModule

@@ -505,3 +505,15 @@ def test_an_old_manifest_s_odd_lines_are_no_corpus_to_compare_with(run_sate, cor
     (data / "train.jsonl").write_bytes(b'{"id": "z", "audio": "a.wav"}\n\xff\xfe not UTF-8\n')
     rc, _, err = prep(run_sate, corpus, data, "--splits", "train")
     assert rc == 0 and "note:" not in err, err  # does not read: none to compare with
+
+
+def test_a_date_like_value_on_a_line_with_a_quote_is_its_text() -> None:
+    """`speaker_id: 2024-05-01` (or a wav so named) on a line holding a quote went through YAML, which made it a date,
+    refused as "got datetime.date(2024, 5, 1)"; the same line without a quote was read as text (25th hostile pass)."""
+    for line in ['- {duration: 1.5, offset: 0.0, speaker_id: 2024-05-01, wav: "a.wav"}',
+                 "- {duration: 1.5, offset: 0.0, speaker_id: 'spk 1', wav: 2024-05-01 10:00:00}",
+                 "- {duration: 1.5, offset: 0.0, speaker_id: 2024-05-01, wav: a.wav}"]:
+        fields = parse_yaml_line(line, Path("x"), 1)
+        assert "2024-05-01" in (fields["speaker_id"] + fields["wav"]), (line, fields)
+    quoted = '- {duration: 1.5, offset: 0.0, speaker_id: 2024-05-01, wav: "a.wav"}'
+    assert parse_yaml_line(quoted, Path("x"), 1)["speaker_id"] == "2024-05-01"

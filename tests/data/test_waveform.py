@@ -14,8 +14,8 @@ from sate.data.features import speed_rows
 from sate.data.vocab import Vocabulary
 from sate.data.waveform import WaveformDataset, segment_samples
 from sate.errors import SateError
-from sate.train.data import check_feature_mode, plan_batch
-from sate.train.schema import BatchConfig, DataConfig, SpecAugConfig, TrainingConfig
+from sate.train.data import plan_batch
+from sate.train.schema import BatchConfig, DataConfig, SpecAugConfig, TrainingConfig, check_feature_mode
 
 
 def test_items_are_the_segments_samples(prepared_data: Path) -> None:

@@ -105,3 +105,16 @@ def test_applicable_keys_are_accepted() -> None:
         assert resolve_config("st", {"loss": {"ctc_weight": ctc_weight, "kd": given}}).to_dict()["loss"]["kd"] == \
             {**resolve_config("st", None).to_dict()["loss"]["kd"], **given}
     assert resolve_config("asr", {"decoder": {"layers": 1, "heads": 2}, "loss": {"ctc_weight": 0.5}})
+
+
+@pytest.mark.parametrize("kind", ["whisper", "hf_wav2vec2", "hf_hubert", "hf_wavlm"])
+def test_an_empty_hub_is_a_hub_given(kind: str) -> None:
+    """`acoustic.hub: {}` (or `--set model.acoustic.hub={}`) without a path passed as no hub given, and building the
+    model was a KeyError traceback (25th hostile pass); it is judged whole, as any hub given is. An empty path is
+    still the path's own refusal, never the current folder read as a hub directory."""
+    with pytest.raises(SateError, match=r"^model config: acoustic.hub has no .*: it is filled from acoustic.path "
+                                        r"when left out \(leave it out and give acoustic.path, the model's folder; "
+                                        r"or give all of it as `sate config` prints it once acoustic.path is given\)$"):
+        resolve_config("asr", {"acoustic": {"type": kind, "hub": {}}})  # its advice followable without a path
+    with pytest.raises(SateError, match=r"^model config: acoustic.path must be a path .*, got ''$"):
+        resolve_config("asr", {"acoustic": {"type": kind, "path": ""}})

@@ -10,7 +10,7 @@ import pytest
 
 from sate.models.config import resolve_config
 from sate.models.pretrained import without_dropout
-from sate.train.data import check_feature_mode
+from sate.train.schema import check_feature_mode
 from sate.train.trainer import apply_init_from, load_training_config
 
 pytest.importorskip("transformers")

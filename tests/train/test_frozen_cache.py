@@ -19,7 +19,6 @@ from sate.data.waveform import WaveformDataset
 from sate.errors import SateError
 from sate.models import build_model
 from sate.models.hub.load import load_hub_parts
-from sate.train.data import check_feature_mode
 from sate.train.frozen_cache import (
     CACHE_DIR,
     FrozenStates,
@@ -28,6 +27,7 @@ from sate.train.frozen_cache import (
     compute_split,
     problem,
 )
+from sate.train.schema import check_feature_mode
 from sate.train.trainer import load_training_config, train
 
 

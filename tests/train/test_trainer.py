@@ -946,3 +946,22 @@ def test_a_resume_with_fewer_checkpoints_to_keep_fits_the_restored_record(tmp_pa
     assert list(callback.best_k_models) == [paths[name] for name in kept]
     if k < 3:
         assert callback.kth_best_model_path == paths[kept[-1]]
+
+
+def test_a_decoder_embedding_over_two_vocabularies_is_refused_naming_the_file_and_set(
+        tmp_path: Path, make_config: MakeConfig, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`model.adaptor.embedding: decoder` (conf/mustc/st_reference.yaml) over data of two vocabularies was refused by
+    the model's build as "model config: adaptor.embedding decoder ...", naming neither the file nor the --set, once
+    the experiment was made (25th hostile pass)."""
+    from sate.train.trainer import checked_config
+
+    config = make_config(tmp_path, "st", prepared_data)
+    argv = ["--set", "model.adaptor.embedding=decoder"]
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), *argv]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"sate train: error: {config} with --set 'model.adaptor.embedding=decoder': "
+                          "model.adaptor.embedding decoder "), err
+    assert f"`sate vocab --data {prepared_data} --joint SIZE`" in err and len(err.splitlines()) == 1, err
+    assert not (tmp_path / "exp").exists()
+    # the advice's other way, followed, is taken
+    assert checked_config(config, ["model.adaptor.embedding=source"], []).model["adaptor"]["embedding"] == "source"

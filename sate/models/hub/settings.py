@@ -261,7 +261,8 @@ def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collecti
     missing = [key for key in required if key not in hub]
     if missing:
         raise SateError(f"model config: {section}.hub has no {first_few(missing)}: it is filled from {section}.path "
-                        "when left out (leave it out, or give all of it as `sate config` prints it)")
+                        f"when left out (leave it out and give {section}.path, the model's folder; or give all of it "
+                        f"as `sate config` prints it once {section}.path is given)")
     for key in whole:
         value = hub[key]
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -293,9 +294,12 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
     the sizes must be in place before the typed sections are built and their ranges checked.
     """
     acoustic = resolved.get("acoustic")
-    if acoustic is not None and acoustic["type"] == WHISPER and (acoustic["hub"] or acoustic["path"]):
+    # a hub given empty (`hub: {}`, `--set model.acoustic.hub={}`) is a hub given, judged whole: it passed as none
+    # given and no path, and the model's build was a KeyError traceback (25th hostile pass)
+    named = acoustic is not None and (acoustic["hub"] is not None or bool(acoustic["path"]))
+    if named and acoustic["type"] == WHISPER:
         _fill_whisper(acoustic, resolved, given)
-    if acoustic is not None and acoustic["type"] in SPEECH_TYPES and (acoustic["hub"] or acoustic["path"]):
+    if named and acoustic["type"] in SPEECH_TYPES:
         if acoustic["hub"] is None:
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
         else:
