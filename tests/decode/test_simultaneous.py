@@ -555,6 +555,20 @@ def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> Non
     assert talks.group_talks(rows) == {str(wav): [0, 1, 2, 3], str(tmp_path / "other.wav"): [4]}
 
 
+def test_a_streamed_talk_without_speech_is_refused_as_offline(tmp_path: Path, translator: SpeechTranslator) -> None:
+    """`evaluate --talks` refuses a talk in which the VAD finds no speech ("no speech found", as `sate translate`
+    does); streamed (`--stream --talks`) it gave no row a word, exit 0, and latencies of NaN, which `latency-plot`
+    then called damaged (twenty-fifth hostile pass). It is refused the same way."""
+    wav = tmp_path / "silent talk.wav"
+    sf.write(wav, np.zeros(3 * SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
+    rows = [{"id": f"t_{k}", "audio": str(wav), "offset": float(k), "duration": 1.0, "tgt": "Guten Tag."}
+            for k in range(3)]
+    for run in (lambda: talks.translate_talks(translator, rows),
+                lambda: talks.stream_talks(translator, rows, StreamPolicy("wait-k", 2), 1.0)):
+        with pytest.raises(SateError, match=rf"^{re.escape(str(wav))}: no speech found \(3.0 s of silence"):
+            run()
+
+
 def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: SpeechTranslator,
                                                                     prepared_data: Path,
                                                                     monkeypatch: pytest.MonkeyPatch,
