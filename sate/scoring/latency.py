@@ -91,6 +91,9 @@ def corpus_latency(sentences: Sequence[Latency | None]) -> dict[str, float | int
 
 
 def latency_line(scores: dict[str, float | int]) -> str:
-    """One line of a report: the corpus averages of `corpus_latency`."""
+    """One line of a report: the corpus averages of `corpus_latency`; none when no sentence showed a word (it said
+    "AL nan s")."""
+    if not scores["sentences"]:
+        return "latency: no sentence showed a word, so there is none to measure"
     return (f"latency over {scores['sentences']} sentences: AL {scores['al']:.2f} s, LAAL {scores['laal']:.2f} s; "
             f"computation-aware AL {scores['al_ca']:.2f} s, LAAL {scores['laal_ca']:.2f} s")

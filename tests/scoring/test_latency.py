@@ -53,6 +53,8 @@ def test_corpus_averages_leave_out_silent_sentences() -> None:
     assert scores == {"sentences": 2, "al": 2.0, "laal": 3.0, "al_ca": 4.0, "laal_ca": 5.0}
     assert "LAAL 3.00 s" in latency_line(scores)
     assert math.isnan(corpus_latency([None])["al"])
+    # no sentence showed a word: said, not "AL nan s" (twenty-fifth hostile pass)
+    assert latency_line(corpus_latency([None])) == "latency: no sentence showed a word, so there is none to measure"
 
 
 def test_bad_lengths_are_one_line() -> None:
