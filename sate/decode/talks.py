@@ -130,6 +130,12 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     return out
 
 
+def count_talks(rows: list[dict]) -> int:
+    """How many talks (files) the rows hold, as `group_talks` groups them: by real path (rows naming one file through
+    a link, or as `./wav/x.wav` and `wav/x.wav`, were counted as two in `results.json`'s ``talks``)."""
+    return len({os.path.realpath(str(row["audio"])) for row in rows})
+
+
 def group_talks(rows: list[dict]) -> dict[str, list[int]]:
     """The row indices of each talk (rows sharing an ``audio`` file, however named), in the order of their offsets;
     every talk's file is checked before any is decoded: it must be readable audio that its rows do not run past (rows

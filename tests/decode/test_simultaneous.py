@@ -346,6 +346,28 @@ def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator:
         assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()
 
 
+def test_rows_naming_a_talk_through_a_link_count_as_one_talk(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`evaluate --talks` decoded such rows as one talk (`group_talks`) but counted each spelling as a talk of its
+    own: `results.json` and the report said 2 talks for one (twenty-fifth hostile pass)."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    first = str(rows[0]["audio"])
+    link = tmp_path / "link.wav"
+    link.symlink_to(first)
+    kept = [r for r in rows if r["audio"] == first]
+    lines = [json.dumps({**r, "audio": str(link) if k % 2 else first}) for k, r in enumerate(kept)]
+    (data / "tst-COMMON.jsonl").write_text("".join(line + "\n" for line in lines))
+    out = tmp_path / "out"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(data), "--split", "tst-COMMON", "--talks",
+                 "--out", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["talks"] == 1
+    assert "1 talks translated whole" in capsys.readouterr().out
+
+
 @pytest.mark.slow  # eight `sate evaluate` runs in subprocesses
 def test_streaming_script_reproduces_the_table(tmp_path: Path, st_pack: Path, prepared_data: Path) -> None:
     """recipes/synth/local/streaming.sh: offline, streamed and whole-talk runs into one table and plot, each with
@@ -553,6 +575,7 @@ def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> Non
     rows.append({**rows[0], "id": "other", "audio": str(tmp_path / "other.wav"), "offset": 0.0})
     sf.write(tmp_path / "other.wav", np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
     assert talks.group_talks(rows) == {str(wav): [0, 1, 2, 3], str(tmp_path / "other.wav"): [4]}
+    assert talks.count_talks(rows) == 2  # `results.json`'s "talks" said 3 (twenty-fifth hostile pass)
 
 
 def test_a_streamed_talk_without_speech_is_refused_as_offline(tmp_path: Path, translator: SpeechTranslator) -> None:
