@@ -83,16 +83,32 @@ def unsigned_pcm(data: bytes) -> bool | None:
 
 
 def two_alike_channels(data: bytes) -> bool | None:
-    """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same samples (a stereo
+    """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same sound (a stereo
     file of one voice, as most are, given by `ffmpeg -f s16le` without `-ac 1`), or None while too little sound has
     come: it was read as mono speech at half its speed and pitch, and translated, exit 0 (twenty-third hostile pass).
     Every sample of sound equals its neighbour in its pair while the pairs change: no mono recording does that (a
-    constant level, such as an ADC's offset in silence, tells nothing)."""
+    constant level, such as an ADC's offset in silence, tells nothing). Channels alike but for a few units (a lossy
+    file's stereo, dither, a second microphone beside the first) passed as mono (twenty-fifth hostile pass): in mono
+    a sample differs from the one after it as much at even places as at odd ones, so once the sound is loud enough
+    to tell (ALIKE_LEVEL), a pair's own samples differing by less than a tenth (in power) of what lies between pairs
+    is two channels."""
     samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
     sound = samples[(samples != 0).any(axis=1)]
     if len(sound) < 400:
         return None
-    return bool((sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2)
+    if (sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2:
+        return True
+    frames = samples.astype(np.float64)
+    if frames.std() < ALIKE_LEVEL:  # quiet: a recording's noise floor differs between channels however alike
+        return None
+    within = np.mean((frames[:, 0] - frames[:, 1]) ** 2)
+    across = np.mean((frames[1:, 0] - frames[:-1, 1]) ** 2)
+    return bool(within < 0.1 * across)
+
+
+# The level (standard deviation of the 16-bit samples, about -40 dBFS) from which `two_alike_channels` compares a
+# pair's samples with their neighbours': speech is louder, a noise floor quieter.
+ALIKE_LEVEL = 300.0
 
 
 # What raw PCM on stdin may be instead of 16 kHz mono s16le: each sniffer (None until sound tells), whether it reads

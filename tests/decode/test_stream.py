@@ -67,3 +67,23 @@ def test_two_channels_alike_on_stdin_are_named_as_such() -> None:
     for pcm in (mono, np.full(16000, -1, "<i2"), np.stack([mono[8000:], other], axis=1).ravel()):
         pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
         assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
+
+
+def test_two_channels_alike_but_for_a_few_units_are_named_as_such() -> None:
+    """Channels alike but not to the sample (a lossy stereo file decoded, dither, a second microphone beside the
+    first) passed as mono: read at half speed and pitch and translated, exit 0 (twenty-fifth hostile pass). A pair's
+    own samples differing far less than the pairs do is two channels; mono of any loudness or band reads as before."""
+    rng = np.random.default_rng(0)
+    mono = np.concatenate([np.zeros(8000, np.float32), _speech(2.0)]) * 32767
+    dithered = mono + rng.normal(0, 3, len(mono))  # a few units apart
+    beside = 0.8 * mono + 0.2 * np.concatenate([[0.0], mono[:-1]])  # another microphone, a sample later
+    for other in (dithered, beside):
+        pcm = np.round(np.stack([mono, other], axis=1)).astype("<i2")
+        with pytest.raises(SateError, match=r"^stdin: looks like two channels alike \(a stereo file given without "):
+            list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+    band = np.convolve(mono, np.ones(4) / 4, mode="same")  # telephone-like: only low frequencies
+    noise = rng.normal(0, 2000, 32000)  # loud noise, mono
+    for samples in (mono, band, mono * 0.01, noise):
+        pcm = np.round(samples).astype("<i2")
+        pieces = list(stream.pcm_pieces(io.BytesIO(pcm.tobytes()), 0.5))
+        assert np.array_equal(np.concatenate(pieces), pcm.astype(np.float32) / 32768.0)
