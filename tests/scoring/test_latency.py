@@ -48,6 +48,15 @@ def test_computation_aware_scores_use_the_wall_clock_delays() -> None:
         sentence_latency([1.0, 2.0], [1.0], 3.0, 3)
 
 
+def test_an_empty_reference_paces_al_by_the_hypothesis() -> None:
+    """A row whose reference is empty (kept, flagged, in a test split by `sate prep`) ended `sate evaluate --stream`
+    after the whole split was decoded: "average lagging needs a positive ... target length, got 2.779 and 0". AL has
+    no reference pace there and takes LAAL's, the hypothesis's: (1 + (2 - 1.5)) / 2 = 0.75 over a 3 s source."""
+    scores = sentence_latency([1.0, 2.0], [1.5, 2.5], 3.0, 0)
+    assert scores == Latency(al=pytest.approx(0.75), laal=pytest.approx(0.75), al_ca=pytest.approx(1.25),
+                             laal_ca=pytest.approx(1.25))
+
+
 def test_corpus_averages_leave_out_silent_sentences() -> None:
     scores = corpus_latency([Latency(1.0, 2.0, 3.0, 4.0), None, Latency(3.0, 4.0, 5.0, 6.0)])
     assert scores == {"sentences": 2, "al": 2.0, "laal": 3.0, "al_ca": 4.0, "laal_ca": 5.0}
