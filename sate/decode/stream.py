@@ -187,6 +187,11 @@ def run(args: argparse.Namespace) -> int:
     # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
     # is opened and read as a stream
     blocks = None if str(args.input) == "-" else audio_blocks(args.input)
+    if blocks is None and sys.stdin.isatty():  # (closed by the shell: named as such, now) it waited for keystrokes
+        # as PCM, silently, under a user who took `-` for the microphone (twenty-fifth hostile pass)
+        raise SateError(f"stdin: a terminal, not audio: `-` reads raw 16 kHz mono s16le PCM piped in, e.g. a "
+                        f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model "
+                        f"{one_line(str(args.model))} -")
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None
