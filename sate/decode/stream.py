@@ -88,10 +88,13 @@ def two_alike_channels(data: bytes) -> bool | None:
     come: it was read as mono speech at half its speed and pitch, and translated, exit 0 (twenty-third hostile pass).
     Every sample of sound equals its neighbour in its pair while the pairs change: no mono recording does that (a
     constant level, such as an ADC's offset in silence, tells nothing). Channels alike but for a few units (a lossy
-    file's stereo, dither, a second microphone beside the first) passed as mono (twenty-fifth hostile pass): in mono
-    a sample differs from the one after it as much at even places as at odd ones, so once the sound is loud enough
-    to tell (ALIKE_LEVEL), a pair's own samples differing by less than a tenth (in power) of what lies between pairs
-    is two channels."""
+    file's stereo, dither) passed as mono (twenty-fifth hostile pass), and so did a channel at another level (a voice
+    panned to one side, a channel turned down or inverted; that pass's review). In mono, what a sample leaves of the
+    next one unexplained, at the best gain, is the same at even places as at odd ones; so once the sound is loud
+    enough to tell (ALIKE_LEVEL), a pair's left sample left less than a tenth as much (in power) by its right one as
+    by the right one of the pair before is two channels. Not told: a channel that lags the other (two microphones
+    apart; 1 sample is 2 cm), no more alike than neighbouring pairs. A mono pure tone at exactly 4 kHz (a quarter of
+    the rate) has every pair in one ratio: refused when that ratio is 1 (the rule above), None otherwise."""
     samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
     sound = samples[(samples != 0).any(axis=1)]
     if len(sound) < 400:
@@ -101,9 +104,19 @@ def two_alike_channels(data: bytes) -> bool | None:
     frames = samples.astype(np.float64)
     if frames.std() < ALIKE_LEVEL:  # quiet: a recording's noise floor differs between channels however alike
         return None
-    within = np.mean((frames[:, 0] - frames[:, 1]) ** 2)
-    across = np.mean((frames[1:, 0] - frames[:-1, 1]) ** 2)
+    within = _unexplained(frames[:, 0], frames[:, 1])
+    across = _unexplained(frames[1:, 0], frames[:-1, 1])
+    if across < 1.0:  # neighbouring pairs in one ratio to within rounding (a tone at 4 kHz): nothing to compare with
+        return None
     return bool(within < 0.1 * across)
+
+
+def _unexplained(these: np.ndarray, by: np.ndarray) -> float:
+    """The mean power `these` keeps once the best multiple of `by` is taken from it (least squares), so that a
+    channel at another level, or inverted, is as alike as an equal one."""
+    power = float(by @ by)
+    gain = float(these @ by) / power if power else 0.0
+    return float(np.mean((these - gain * by) ** 2))
 
 
 # The level (standard deviation of the 16-bit samples, about -40 dBFS) from which `two_alike_channels` compares a
