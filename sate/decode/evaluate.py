@@ -339,7 +339,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         if whisper:
             results["whisper"] = model.describe()
         if talks:
-            results["talks"] = len({r["audio"] for r in rows})
+            from sate.decode.talks import count_talks  # heavy: torch (loaded already)
+
+            results["talks"] = count_talks(rows)
         if model.task != "mt":
             audio = sum(float(r["duration"]) for r in rows)
             results.update(audio_seconds=round(audio, 3), rtf=round(elapsed / audio, 4) if audio else None)

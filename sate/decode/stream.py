@@ -83,16 +83,45 @@ def unsigned_pcm(data: bytes) -> bool | None:
 
 
 def two_alike_channels(data: bytes) -> bool | None:
-    """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same samples (a stereo
+    """Whether raw s16le bytes (from a frame's start) are two interleaved channels that hold the same sound (a stereo
     file of one voice, as most are, given by `ffmpeg -f s16le` without `-ac 1`), or None while too little sound has
     come: it was read as mono speech at half its speed and pitch, and translated, exit 0 (twenty-third hostile pass).
     Every sample of sound equals its neighbour in its pair while the pairs change: no mono recording does that (a
-    constant level, such as an ADC's offset in silence, tells nothing)."""
+    constant level, such as an ADC's offset in silence, tells nothing). Channels alike but for a few units (a lossy
+    file's stereo, dither) passed as mono (twenty-fifth hostile pass), and so did a channel at another level (a voice
+    panned to one side, a channel turned down or inverted; that pass's review). In mono, what a sample leaves of the
+    next one unexplained, at the best gain, is the same at even places as at odd ones; so once the sound is loud
+    enough to tell (ALIKE_LEVEL), a pair's left sample left less than a tenth as much (in power) by its right one as
+    by the right one of the pair before is two channels. Not told: a channel that lags the other (two microphones
+    apart; 1 sample is 2 cm), no more alike than neighbouring pairs. A mono pure tone at exactly 4 kHz (a quarter of
+    the rate) has every pair in one ratio: refused when that ratio is 1 (the rule above), None otherwise."""
     samples = np.frombuffer(data[:len(data) // 4 * 4], dtype="<i2").reshape(-1, 2)
     sound = samples[(samples != 0).any(axis=1)]
     if len(sound) < 400:
         return None
-    return bool((sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2)
+    if (sound[:, 0] == sound[:, 1]).all() and np.count_nonzero(np.diff(sound[:, 0])) > len(sound) // 2:
+        return True
+    frames = samples.astype(np.float64)
+    if frames.std() < ALIKE_LEVEL:  # quiet: a recording's noise floor differs between channels however alike
+        return None
+    within = _unexplained(frames[:, 0], frames[:, 1])
+    across = _unexplained(frames[1:, 0], frames[:-1, 1])
+    if across < 1.0:  # neighbouring pairs in one ratio to within rounding (a tone at 4 kHz): nothing to compare with
+        return None
+    return bool(within < 0.1 * across)
+
+
+def _unexplained(these: np.ndarray, by: np.ndarray) -> float:
+    """The mean power `these` keeps once the best multiple of `by` is taken from it (least squares), so that a
+    channel at another level, or inverted, is as alike as an equal one."""
+    power = float(by @ by)
+    gain = float(these @ by) / power if power else 0.0
+    return float(np.mean((these - gain * by) ** 2))
+
+
+# The level (standard deviation of the 16-bit samples, about -40 dBFS) from which `two_alike_channels` compares a
+# pair's samples with their neighbours': speech is louder, a noise floor quieter.
+ALIKE_LEVEL = 300.0
 
 
 # What raw PCM on stdin may be instead of 16 kHz mono s16le: each sniffer (None until sound tells), whether it reads
@@ -171,6 +200,11 @@ def run(args: argparse.Namespace) -> int:
     # audio_blocks checks the file now (missing, a directory, empty, unreadable), before the model loads; a FIFO
     # is opened and read as a stream
     blocks = None if str(args.input) == "-" else audio_blocks(args.input)
+    if blocks is None and sys.stdin.isatty():  # (closed by the shell: named as such, now) it waited for keystrokes
+        # as PCM, silently, under a user who took `-` for the microphone (twenty-fifth hostile pass)
+        raise SateError(f"stdin: a terminal, not audio: `-` reads raw 16 kHz mono s16le PCM piped in, e.g. a "
+                        f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model "
+                        f"{one_line(str(args.model))} -")
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None

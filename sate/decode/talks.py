@@ -34,7 +34,7 @@ from sate.data.audio import END_TOLERANCE_S, SAMPLE_RATE, audio_blocks, rechunk,
 from sate.decode.api import PreparedAudio, SpeechTranslator
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
-from sate.decode.vad import VadOptions, cut_blocks, file_segments
+from sate.decode.vad import VadOptions, cut_blocks, file_segments, no_speech
 from sate.errors import SateError, one_line
 from sate.scoring.resegment import resegment
 
@@ -128,6 +128,12 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
         out.append(Segment(" ".join(talk.words[i] for i in indices), float(row["duration"]),
                            [talk.delays[i] - start for i in indices], [talk.elapsed[i] - start for i in indices]))
     return out
+
+
+def count_talks(rows: list[dict]) -> int:
+    """How many talks (files) the rows hold, as `group_talks` groups them: by real path (rows naming one file through
+    a link, or as `./wav/x.wav` and `wav/x.wav`, were counted as two in `results.json`'s ``talks``)."""
+    return len({os.path.realpath(str(row["audio"])) for row in rows})
 
 
 def group_talks(rows: list[dict]) -> dict[str, list[int]]:
@@ -232,6 +238,9 @@ def stream_talks(translator: SpeechTranslator, rows: list[dict], spec: StreamPol
     chunks = 0
     for audio, members in tqdm(group_talks(rows).items(), unit="talk", desc=f"stream {spec}", file=sys.stderr):
         spans, duration = file_segments(audio, vad)
+        if not spans:  # as `translate_talks` refuses it (`prepare`): streamed, it gave no row a word, exit 0, and
+            # latencies of NaN that `sate latency-plot` then called damaged (twenty-fifth hostile pass)
+            raise SateError(f"{one_line(audio)}: {no_speech(duration)}")
         begin, end = talk_span(spans, [rows[k] for k in members], vad)
         note = cut_note(audio, begin, end, duration)
         if note is not None:

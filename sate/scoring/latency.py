@@ -72,13 +72,18 @@ class Latency:
 
 def sentence_latency(delays: Sequence[float], elapsed: Sequence[float], source: float,
                      reference_words: int) -> Latency | None:
-    """All four scores of one sentence; None when it emitted no word. `elapsed` holds the wall-clock delays."""
+    """All four scores of one sentence; None when it emitted no word. `elapsed` holds the wall-clock delays.
+
+    An empty reference (a test split's row `sate prep` keeps and flags, "empty text") gives AL no pace: it is paced
+    by the hypothesis, as LAAL is. It was a SateError naming no row once the whole split had been decoded, where the
+    offline evaluation of the split scores it (twenty-fifth hostile pass)."""
     if len(delays) != len(elapsed):
         raise SateError(f"{len(delays)} delays but {len(elapsed)} computation-aware delays")
     if not delays:
         return None
-    return Latency(al(delays, source, reference_words), laal(delays, source, reference_words),
-                   al(elapsed, source, reference_words), laal(elapsed, source, reference_words))
+    pace = reference_words or len(delays)
+    return Latency(al(delays, source, pace), laal(delays, source, reference_words),
+                   al(elapsed, source, pace), laal(elapsed, source, reference_words))
 
 
 def corpus_latency(sentences: Sequence[Latency | None]) -> dict[str, float | int]:
@@ -91,6 +96,9 @@ def corpus_latency(sentences: Sequence[Latency | None]) -> dict[str, float | int
 
 
 def latency_line(scores: dict[str, float | int]) -> str:
-    """One line of a report: the corpus averages of `corpus_latency`."""
+    """One line of a report: the corpus averages of `corpus_latency`; none when no sentence showed a word (it said
+    "AL nan s")."""
+    if not scores["sentences"]:
+        return "latency: no sentence showed a word, so there is none to measure"
     return (f"latency over {scores['sentences']} sentences: AL {scores['al']:.2f} s, LAAL {scores['laal']:.2f} s; "
             f"computation-aware AL {scores['al_ca']:.2f} s, LAAL {scores['laal_ca']:.2f} s")

@@ -121,6 +121,10 @@ def test_the_plot_never_replaces_an_input_a_checkpoint_or_a_file_of_another_kind
     ({"latency": {"al": True, "laal": 1.0, "al_ca": 1.0, "laal_ca": 1.0}}, "stream.latency.al must be a finite "
                                                                             "number, got True"),
     ({"latency": [1, 2]}, "'stream' lacks its latency"),
+    # what `sate evaluate` writes when no sentence showed a word: it was "stream.latency.al must be a finite number,
+    # got nan", a damaged file, which it was not (twenty-fifth hostile pass)
+    ({"latency": {"sentences": 0, **dict.fromkeys(("al", "laal", "al_ca", "laal_ca"), float("nan"))}},
+     "results.json: no sentence of this run showed a word (stream.latency.sentences is 0): it has no latency"),
     ({"chrf": "x"}, "chrf must be a finite number or null, got 'x'"),
     ({"stream": {"policy": "f" * 100_000 + "=3"}}, "unknown streaming policy 'fffff"),
 ])

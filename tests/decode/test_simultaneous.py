@@ -266,6 +266,19 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     monkeypatch.setattr(sys, "stdin", None)  # `sate stream - <&-`: Python's None, once an AttributeError traceback
     assert main(["stream", "--model", str(st_pack), "-"]) == 1
     assert capsys.readouterr().err.strip() == "sate stream: error: standard input: closed (no file descriptor)"
+    # A terminal (`sate stream --model P -` typed, `-` taken for the microphone) waited for keystrokes as PCM, without
+    # a word (twenty-fifth hostile pass). A Ctrl-D is typed ahead, so that the old code read an end, not for ever
+    master, slave = os.openpty()
+    os.write(master, b"\x04")
+    try:
+        with open(slave, "rb") as tty:
+            monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(tty))
+            assert main(["stream", "--model", str(st_pack), "-"]) == 2
+    finally:
+        os.close(master)
+    assert capsys.readouterr().err.strip() == (
+        "sate stream: error: stdin: a terminal, not audio: `-` reads raw 16 kHz mono s16le PCM piped in, e.g. a "
+        f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model {st_pack} -")
 
 
 def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,
@@ -344,6 +357,28 @@ def test_evaluate_whole_talks_offline(tmp_path: Path, st_pack: Path, translator:
     for audio, translated in zip(audios, translator.translate(audios), strict=True):
         members = sorted((k for k, r in enumerate(rows) if r["audio"] == audio), key=lambda k: rows[k]["offset"])
         assert " ".join(hyps[k] for k in members).split() == (translated.translation or "").split()
+
+
+def test_rows_naming_a_talk_through_a_link_count_as_one_talk(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`evaluate --talks` decoded such rows as one talk (`group_talks`) but counted each spelling as a talk of its
+    own: `results.json` and the report said 2 talks for one (twenty-fifth hostile pass)."""
+    import shutil
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    rows = read_manifest(prepared_data / "tst-COMMON.jsonl")
+    first = str(rows[0]["audio"])
+    link = tmp_path / "link.wav"
+    link.symlink_to(first)
+    kept = [r for r in rows if r["audio"] == first]
+    lines = [json.dumps({**r, "audio": str(link) if k % 2 else first}) for k, r in enumerate(kept)]
+    (data / "tst-COMMON.jsonl").write_text("".join(line + "\n" for line in lines))
+    out = tmp_path / "out"
+    assert main(["evaluate", "--model", str(st_pack), "--data", str(data), "--split", "tst-COMMON", "--talks",
+                 "--out", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["talks"] == 1
+    assert "1 talks translated whole" in capsys.readouterr().out
 
 
 @pytest.mark.slow  # eight `sate evaluate` runs in subprocesses
@@ -553,6 +588,21 @@ def test_rows_naming_one_talk_through_a_link_are_one_talk(tmp_path: Path) -> Non
     rows.append({**rows[0], "id": "other", "audio": str(tmp_path / "other.wav"), "offset": 0.0})
     sf.write(tmp_path / "other.wav", np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
     assert talks.group_talks(rows) == {str(wav): [0, 1, 2, 3], str(tmp_path / "other.wav"): [4]}
+    assert talks.count_talks(rows) == 2  # `results.json`'s "talks" said 3 (twenty-fifth hostile pass)
+
+
+def test_a_streamed_talk_without_speech_is_refused_as_offline(tmp_path: Path, translator: SpeechTranslator) -> None:
+    """`evaluate --talks` refuses a talk in which the VAD finds no speech ("no speech found", as `sate translate`
+    does); streamed (`--stream --talks`) it gave no row a word, exit 0, and latencies of NaN, which `latency-plot`
+    then called damaged (twenty-fifth hostile pass). It is refused the same way."""
+    wav = tmp_path / "silent talk.wav"
+    sf.write(wav, np.zeros(3 * SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE)
+    rows = [{"id": f"t_{k}", "audio": str(wav), "offset": float(k), "duration": 1.0, "tgt": "Guten Tag."}
+            for k in range(3)]
+    for run in (lambda: talks.translate_talks(translator, rows),
+                lambda: talks.stream_talks(translator, rows, StreamPolicy("wait-k", 2), 1.0)):
+        with pytest.raises(SateError, match=rf"^{re.escape(str(wav))}: no speech found \(3.0 s of silence"):
+            run()
 
 
 def test_hand_cut_manifest_decodes_only_its_rows_stretch_of_a_talk(translator: SpeechTranslator,
