@@ -27,7 +27,7 @@ import numpy as np
 from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
 from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shell_word
 from sate.numbers import whole_number
 from sate.targets import read_name
 
@@ -204,7 +204,7 @@ def run(args: argparse.Namespace) -> int:
         # as PCM, silently, under a user who took `-` for the microphone (twenty-fifth hostile pass)
         raise SateError(f"stdin: a terminal, not audio: `-` reads raw 16 kHz mono s16le PCM piped in, e.g. a "
                         f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model "
-                        f"{one_line(str(args.model))} -")
+                        f"{shell_word(str(args.model))} -")
     translator = SpeechTranslator.load(args.model, device=args.device)
     options = translator.with_options(nbest=1, **beam)
     pieces = (pcm_pieces(sys.stdin.buffer, args.chunk) if blocks is None

@@ -268,17 +268,20 @@ def test_stream_command_bad_input(tmp_path: Path, st_pack: Path, capsys: pytest.
     assert capsys.readouterr().err.strip() == "sate stream: error: standard input: closed (no file descriptor)"
     # A terminal (`sate stream --model P -` typed, `-` taken for the microphone) waited for keystrokes as PCM, without
     # a word (twenty-fifth hostile pass). A Ctrl-D is typed ahead, so that the old code read an end, not for ever
+    # The pack's path in the advice is one shell word: `--model my pack`, copied, named two arguments (review)
+    spaced = tmp_path / "my pack"
+    spaced.symlink_to(st_pack)
     master, slave = os.openpty()
     os.write(master, b"\x04")
     try:
         with open(slave, "rb") as tty:
             monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(tty))
-            assert main(["stream", "--model", str(st_pack), "-"]) == 2
+            assert main(["stream", "--model", str(spaced), "-"]) == 2
     finally:
         os.close(master)
     assert capsys.readouterr().err.strip() == (
         "sate stream: error: stdin: a terminal, not audio: `-` reads raw 16 kHz mono s16le PCM piped in, e.g. a "
-        f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model {st_pack} -")
+        f"microphone's: arecord -q -f S16_LE -r 16000 -c 1 -t raw | sate stream --model '{spaced}' -")
 
 
 def test_evaluate_stream_reports_quality_and_latency(tmp_path: Path, st_pack: Path, prepared_data: Path,
