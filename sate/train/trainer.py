@@ -107,7 +107,7 @@ def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
     (`conf/mustc/st_reference.yaml` on data without `sate vocab --joint`; 25th hostile pass). Token lists that cannot
     be read are left to the training's own refusal of them."""
     from sate.data.vocab import load_vocabularies  # heavy: sentencepiece
-    from sate.models.sharing import check_joint_vocabulary
+    from sate.models.sharing import check_joint_vocabulary  # heavy: torch
 
     if config.task != "st" or not config.data.dir:
         return
