@@ -154,5 +154,6 @@ def run(args: argparse.Namespace) -> int:
     for split, s in summary["splits"].items():
         print(f"  {split:<11} {s['segments']:>6} segments  {s['talks']:>4} talks  {s['hours']:>7.3f} h"
               f"  ({s['text_pairs']} text pairs)"
-              + (f"; {s['dropped_talks']} talks of an earlier plan removed" if s.get("dropped_talks") else ""))
+              + (f"; {s['dropped_talks']} talk{'s' if s['dropped_talks'] > 1 else ''} of an earlier plan removed"
+                 if s.get("dropped_talks") else ""))
     return 0

@@ -31,6 +31,7 @@ from sate.files import (
     append_only,
     atomic_open,
     atomic_write_text,
+    file_sha256,
     fixed_in_place,
     make_parents,
     read_record,
@@ -207,8 +208,9 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
     with atomic_open(wav_path, "wb") as f:
         f.write(encoded.getbuffer())
     sidecar.parent.mkdir(parents=True, exist_ok=True)
-    # the wav's size recorded: a talk a later plan drops is removed only while its wav is still the one voiced here
-    record = {"fingerprint": fingerprint, "segments": segments, "bytes": encoded.getbuffer().nbytes}
+    # the wav's digest recorded: a talk a later plan drops is removed only while its wav is still the one voiced here
+    record = {"fingerprint": fingerprint, "segments": segments,
+              "sha256": hashlib.sha256(encoded.getbuffer()).hexdigest()}
     atomic_write_text(sidecar, json.dumps(record, ensure_ascii=False))
     return segments
 
@@ -216,20 +218,27 @@ def voice_talk(job: tuple[Talk, Path]) -> list[dict]:
 def remove_dropped_talks(split_dir: Path, kept: set[str]) -> int:
     """Remove the talks `sate synth` voiced into ``split_dir`` that this plan no longer names (another seed, a smaller
     size), returning how many: they stayed beside the new talks, on disk and to any reader of the wav folder rather
-    than the split's yaml (25th hostile pass). Only a talk whose record says it voiced that wav, of that size, goes:
-    a wav without a record, or replaced since, is not ours to remove."""
+    than the split's yaml (25th hostile pass). Only a talk whose record says it voiced that wav, byte for byte, goes:
+    a wav without a record, or changed since (edited in place too), is not ours to remove, and what is not a
+    regular record (a folder, a pipe, a link) is left unread."""
     removed = 0
     records = split_dir / ".synth"
     for sidecar in sorted(records.glob("*.json")) if records.is_dir() else []:
-        if sidecar.stem in kept or sidecar.is_symlink():
+        if sidecar.stem in kept or sidecar.is_symlink() or not sidecar.is_file():
             continue
-        saved = read_record(sidecar, "`sate synth`")
+        try:
+            saved = read_record(sidecar, "`sate synth`")
+        except SateError:
+            continue  # unreadable: left as it is
         wav = split_dir / "wav" / f"{sidecar.stem}.wav"
-        size = saved.get("bytes") if isinstance(saved, dict) else None
-        if not isinstance(size, int) or isinstance(size, bool):
-            continue  # a record of an earlier sate (no size) or damaged: its wav is left as it is
+        digest = saved.get("sha256") if isinstance(saved, dict) else None
+        if not isinstance(digest, str):
+            continue  # a record of an earlier sate (no digest) or damaged: its wav is left as it is
         if os.path.lexists(wav):
-            if wav.is_symlink() or not wav.is_file() or wav.stat().st_size != size:
+            try:
+                if wav.is_symlink() or not wav.is_file() or file_sha256(wav) != digest:
+                    continue
+            except OSError:
                 continue
             wav.unlink()
         sidecar.unlink()

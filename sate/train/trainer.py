@@ -91,8 +91,8 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
         if built.init:
             check_init_section(built.task, built.init)
             check_init_parts(model, built.init, "model.")
-        if need_data:
-            _check_joint_vocabulary(built, model)
+        if need_data:  # the command line's data directory, whichever --set is tried: a refusal names the --set that
+            _check_joint_vocabulary(built.task, config.data.dir, model)  # made the model, not one giving data.dir
         return built
 
     _naming_set(path, overrides, resolved)
@@ -101,7 +101,7 @@ def checked_config(path: str | Path, overrides: list[str], init_from: list[str],
     return config
 
 
-def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
+def _check_joint_vocabulary(task: str, data_dir: object, model: ModelConfig) -> None:
     """`model.adaptor.embedding: decoder` over the data's token lists, before any work and so named with the file and
     its `--set`: the model's build refused it as "model config: adaptor.embedding decoder ...", naming neither
     (`conf/mustc/st_reference.yaml` on data without `sate vocab --joint`; 25th hostile pass). Token lists that cannot
@@ -109,16 +109,16 @@ def _check_joint_vocabulary(config: TrainingConfig, model: ModelConfig) -> None:
     from sate.data.vocab import load_vocabularies  # heavy: sentencepiece
     from sate.models.sharing import check_joint_vocabulary  # heavy: torch
 
-    if config.task != "st" or not config.data.dir:
+    if task != "st" or not data_dir:
         return
     try:
-        src, tgt = load_vocabularies(Path(str(config.data.dir)), config.task)
+        src, tgt = load_vocabularies(Path(str(data_dir)), task)
     except (SateError, OSError):
         return
     try:
         check_joint_vocabulary(model, src.tokens, tgt.tokens)
     except SateError:
-        data = str(config.data.dir)
+        data = str(data_dir)
         raise SateError(f"model.adaptor.embedding decoder multiplies CTC posteriors by the decoder's embedding, so it "
                         f"needs one joint vocabulary, but {one_line(data)}'s source and target token lists differ "
                         f"({len(src)} and {len(tgt)} tokens): make one with `sate vocab --data {shell_word(data)} "

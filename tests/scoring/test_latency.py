@@ -1,6 +1,8 @@
 """AL and LAAL on cases worked out by hand from the definitions. Given the same delays, SimulEval 1.1.4's ALScorer
-and LAALScorer (its last release; its main branch computes them alike) give the same numbers on every case here, the
-computation-aware ones and words shown after the source ended included: checked by running them (`pip install
+and LAALScorer (its last release; its main branch computes them alike) give the same numbers on every case here but
+an empty reference's AL (SimulEval counts `"".split(" ")`, one word: 0.0 where sate paces it by the hypothesis,
+0.75; `test_an_empty_reference_paces_al_by_the_hypothesis`), the computation-aware ones and words shown after the
+source ended included: checked by running them (`pip install
 simuleval==1.1.4`, not a dependency), again in the review of the twenty-fifth hostile pass. Both count the first
 word shown at or after the end of the source (tau) and no later one. SimulEval 1.0's own test of AL summed only
 words with d <= |X|, which differs where a word comes strictly after the end: see
@@ -56,7 +58,7 @@ def test_computation_aware_scores_use_the_wall_clock_delays() -> None:
 
 def test_the_first_word_after_the_source_end_counts() -> None:
     """A word shown after the source ended (by a slow decoder, or a talk's word shown after its row ended) is tau's
-    and counts; the ones after it do not, as in SimulEval 1.1.4's scorers (they add d, then stop at d >= |X|).
+    and counts (the first at or after the end); the ones after it do not, as in SimulEval 1.1.4's scorers (they add d, then stop at d >= |X|).
     Leaving late words out, as SimulEval 1.0's test of AL did (`if d <= src_len`), gives other figures, shown here
     so that the sentence in docs/inference.md is checked. A 3 s source, a 3-word reference:"""
     delays = [1.0, 2.0, 3.5, 4.0]

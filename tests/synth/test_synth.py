@@ -592,27 +592,33 @@ def test_talks_an_earlier_plan_voiced_are_removed_once_the_new_plan_is_written(
         fixture_sizes: dict[str, int]) -> None:
     """`sate synth` again with another seed or a smaller size left the earlier plan's talks (wav and record) beside the
     new ones, on disk and to a reader of the wav folder (25th hostile pass). A talk goes only while its record says
-    sate voiced that wav at that size: a wav replaced since, or one of a record without a size (an earlier sate),
-    stays."""
+    sate voiced that wav byte for byte: a wav changed since (longer, or edited in place at its length), one of a
+    record without a digest (an earlier sate), and what is no record (a folder named so) stay, without a word."""
     shutil.copytree(synth_corpus, tmp_path / "corpus")
     split_dir = tmp_path / "corpus" / "en-de" / "data" / "dev"
     sidecar = sorted((split_dir / ".synth").glob("*.json"))[0]
     wav = split_dir / "wav" / f"{sidecar.stem}.wav"
     record = json.loads(sidecar.read_text())
-    assert record["bytes"] == wav.stat().st_size  # the size is recorded as the talk is voiced
-    for number, change in ((901, None), (902, "replaced"), (903, "no size")):
-        shutil.copyfile(wav, split_dir / "wav" / f"ted_{number}.wav")
+    assert record["sha256"] == hashlib.sha256(wav.read_bytes()).hexdigest()  # recorded as the talk is voiced
+    for number, change in ((901, None), (902, "longer"), (903, "no digest"), (905, "edited")):
+        copy = split_dir / "wav" / f"ted_{number}.wav"
+        shutil.copyfile(wav, copy)
         (split_dir / ".synth" / f"ted_{number}.json").write_text(json.dumps(
-            {k: v for k, v in record.items() if change != "no size" or k != "bytes"}))
-        if change == "replaced":
-            with (split_dir / "wav" / f"ted_{number}.wav").open("ab") as f:
+            {k: v for k, v in record.items() if change != "no digest" or k != "sha256"}))
+        if change == "longer":
+            with copy.open("ab") as f:
                 f.write(b"\0\0")
+        if change == "edited":  # a gain change in place: the same size, other samples
+            data = bytearray(copy.read_bytes())
+            data[-2:] = b"\x01\x02"
+            copy.write_bytes(bytes(data))
     (split_dir / ".synth" / "ted_904.json").write_text(json.dumps(record))  # its wav gone already
+    (split_dir / ".synth" / "ted_906.json").mkdir()  # no record of sate's
     before = sorted(p.name for p in (split_dir / "wav").iterdir())
     summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
                                  progress=False)
     assert summary["splits"]["dev"]["dropped_talks"] == 2
     assert sorted(p.name for p in (split_dir / "wav").iterdir()) == [n for n in before if n != "ted_901.wav"]
     assert not (split_dir / ".synth" / "ted_901.json").exists() and not (split_dir / ".synth" / "ted_904.json").exists()
-    assert (split_dir / ".synth" / "ted_902.json").exists() and (split_dir / ".synth" / "ted_903.json").exists()
+    assert all((split_dir / ".synth" / f"ted_{n}.json").exists() for n in (902, 903, 905, 906))
     assert wav.exists() and read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")

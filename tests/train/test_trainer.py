@@ -956,7 +956,8 @@ def test_a_decoder_embedding_over_two_vocabularies_is_refused_naming_the_file_an
     from sate.train.trainer import checked_config
 
     config = make_config(tmp_path, "st", prepared_data)
-    argv = ["--set", "model.adaptor.embedding=decoder"]
+    # data.dir given by --set too, as the recipes give it: the --set named is the one that made the model (review)
+    argv = ["--set", f"data.dir={prepared_data}", "--set", "model.adaptor.embedding=decoder"]
     assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), *argv]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"sate train: error: {config} with --set 'model.adaptor.embedding=decoder': "
