@@ -58,7 +58,8 @@ def test_computation_aware_scores_use_the_wall_clock_delays() -> None:
 
 def test_the_first_word_after_the_source_end_counts() -> None:
     """A word shown after the source ended (by a slow decoder, or a talk's word shown after its row ended) is tau's
-    and counts (the first at or after the end); the ones after it do not, as in SimulEval 1.1.4's scorers (they add d, then stop at d >= |X|).
+    and counts (the first at or after the end); the ones after it do not, as in SimulEval 1.1.4's scorers (they add
+    d, then stop at d >= |X|).
     Leaving late words out, as SimulEval 1.0's test of AL did (`if d <= src_len`), gives other figures, shown here
     so that the sentence in docs/inference.md is checked. A 3 s source, a 3-word reference:"""
     delays = [1.0, 2.0, 3.5, 4.0]
