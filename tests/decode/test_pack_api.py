@@ -643,3 +643,20 @@ def test_a_file_of_a_pack_or_an_archived_pack_says_what_to_give(tmp_path: Path) 
         with pytest.raises(SateError) as err:
             read_pack_yaml(given)
         assert str(err.value) == f"{given}: a file, not a packed model directory ({advice})"
+
+
+@pytest.mark.parametrize("name", ["packs/st", "~/packs/st"])
+def test_a_missing_relative_pack_names_the_folder_it_was_looked_for_in(tmp_path: Path, st_pack: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     name: str) -> None:
+    """`SpeechTranslator.load("~/packs/st")` in a notebook (no shell expands the '~') and `--model packs/st` from
+    another folder were "packed model directory is missing", naming neither the folder nor the '~' (25th hostile
+    pass); a relative pack that is there loads as before."""
+    monkeypatch.chdir(tmp_path)
+    tilde = r"; a '~' here is not your home folder: write the path out" if name.startswith("~") else ""
+    with pytest.raises(SateError, match=rf"^{re.escape(name)}: packed model directory is missing \(relative to the "
+                                        rf"current directory, {re.escape(str(tmp_path))}{tilde}\)$"):
+        SpeechTranslator.load(name, device="cpu")
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "st").symlink_to(st_pack)
+    assert SpeechTranslator.load("packs/st", device="cpu").task == "st"
