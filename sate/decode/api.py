@@ -21,6 +21,7 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -380,6 +381,15 @@ class SpeechTranslator:
         bad = next((i for i, item in enumerate(prepared) if not isinstance(item, PreparedAudio)), None)
         if bad is not None:  # 'abc' was an AttributeError deep in the decoding
             raise SateError(f"prepared[{bad}]: expected what prepare() returns, got {type(prepared[bad]).__name__}")
+        # a file's segments are read as they are decoded, once: one prepared twice (again with other options, or twice
+        # in the list) was a StopIteration traceback after the others had been decoded (25th hostile pass)
+        seen: set[int] = set()
+        for i, item in enumerate(prepared):
+            once = inspect.isgenerator(item.waves)
+            if once and (inspect.getgeneratorstate(item.waves) != inspect.GEN_CREATED or id(item.waves) in seen):
+                raise SateError(f"prepared[{i}] ({item.source}): decoded already (a file's segments are read as they "
+                                "are decoded, once): prepare() it again for each decoding")
+            seen.add(id(item.waves))
         decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:

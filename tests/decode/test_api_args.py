@@ -335,3 +335,23 @@ def test_a_torch_tensor_is_read_whatever_its_grad_or_type(talk: np.ndarray) -> N
         to_mono_16k(torch.empty(100, device="meta"), SAMPLE_RATE, "w")
     # a sparse tensor was "rows of unequal lengths" (twentieth hostile pass)
     assert np.array_equal(to_mono_16k(samples.to_sparse(), SAMPLE_RATE), to_mono_16k(talk, SAMPLE_RATE))
+
+
+def test_a_prepared_file_decoded_twice_is_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                tmp_path: Path) -> None:
+    """A file's segments are read as they are decoded, once: a prepared file decoded again (with other options), or
+    twice in one list, was a StopIteration traceback after the others had been decoded (25th hostile pass). Samples
+    given in memory are decoded again as before."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    ready = st.prepare(tmp_path / "talk.wav")
+    first = st.decode_prepared([ready])
+    with pytest.raises(SateError, match=rf"^prepared\[0\] \({tmp_path}/talk.wav\): decoded already \(.*prepare\(\) it "
+                                        "again for each decoding$"):
+        st.decode_prepared([ready], st.with_options(beam=1))
+    again = st.prepare(tmp_path / "talk.wav")
+    with pytest.raises(SateError, match=r"^prepared\[1\] \(.*talk.wav\): decoded already"):
+        st.decode_prepared([again, again])
+    assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")]) == first
+    samples = st.prepare((talk, SAMPLE_RATE))
+    assert st.decode_prepared([samples, samples]) == st.decode_prepared([samples]) * 2
