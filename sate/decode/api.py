@@ -140,6 +140,14 @@ def _dict_advice(source: Mapping) -> str:
     return ""
 
 
+def _writable(wave: np.ndarray) -> np.ndarray:
+    """``wave``, copied when it may not be written: 16-kHz float32 samples come back from `to_mono_16k` as they were
+    given, and read-only ones (``np.load(..., mmap_mode="r")``, ``np.frombuffer``) drew torch's "The given NumPy
+    array is not writable ..." warning, several lines from deep inside torch, from the VAD and the fbank (25th hostile
+    pass)."""
+    return wave if wave.flags.writeable else wave.copy()
+
+
 def pick_device(device: str | torch.device | None) -> torch.device:
     """The GPU when present, unless a device is named; a named device must exist here (`--device cuda:3` on a
     machine without it is one line, not a CUDA traceback after the model has loaded)."""
@@ -301,7 +309,7 @@ class SpeechTranslator:
                 # hostile pass)
                 raise SateError(f"input {index}: a (sample_rate, samples) pair, as scipy.io.wavfile.read returns "
                                 "one: give (samples, sample_rate)")
-            wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
+            wave = _writable(to_mono_16k(samples, args.sample_rate(rate, name), name))
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
@@ -330,7 +338,7 @@ class SpeechTranslator:
         or (n, channels), every value finite. int16 PCM was read as floats 32,768 times too loud, NaN or a value
         beyond any float32 gave NaN features, and a 2-D or text input was a numpy traceback."""
         self._need_speech()
-        wave = to_mono_16k(wave, SAMPLE_RATE, "wave")
+        wave = _writable(to_mono_16k(wave, SAMPLE_RATE, "wave"))
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input
 
