@@ -301,7 +301,11 @@ class SpeechTranslator:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            if isinstance(samples, str | bytes | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
+            if isinstance(samples, bytes | bytearray | memoryview):  # `wave`'s readframes(): was "a (path, sample_rate)
+                # pair" (bytes), or 8-bit samples of the 16-bit ones, twice as long and pure noise (bytearray)
+                raise SateError(f"input {index}: {len(samples):,} raw bytes, not samples: decode them first, e.g. "
+                                "(np.frombuffer(data, np.int16), sample_rate) for 16-bit PCM")
+            if isinstance(samples, str | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
                 raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
                                 "from the file), or (samples, sample_rate)")
             if args.is_rate(samples) and not args.is_rate(rate):  # scipy's wavfile.read gives (rate, samples): the

@@ -373,3 +373,17 @@ def test_read_only_samples_draw_no_warning_from_torch(translators: dict[str, Spe
         feats = st.features(np.frombuffer(talk.tobytes(), dtype=np.float32))
     assert got == st.translate([(talk.copy(), SAMPLE_RATE)])
     np.testing.assert_array_equal(feats, st.features(talk))
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_raw_pcm_bytes_are_named_with_how_to_read_them(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                       kind: type) -> None:
+    """The frames of `wave`'s readframes() given as samples: bytes were "a (path, sample_rate) pair", a bytearray or
+    a memoryview read as 8-bit samples, twice as many as there were ("no speech found" of 16-bit speech; 25th hostile
+    pass). The advice, followed, translates them."""
+    st = translators["st"]
+    data = kind((talk * 30000).astype(np.int16).tobytes())
+    with pytest.raises(SateError, match=rf"^input 0: {2 * len(talk):,} raw bytes, not samples: decode them first, "
+                                        r"e.g. \(np.frombuffer\(data, np.int16\), sample_rate\) for 16-bit PCM$"):
+        st.translate([(data, SAMPLE_RATE)])
+    assert st.translate([(np.frombuffer(data, np.int16), SAMPLE_RATE)])[0].duration == len(talk) / SAMPLE_RATE
