@@ -342,6 +342,9 @@ class SpeechTranslator:
         or (n, channels), every value finite. int16 PCM was read as floats 32,768 times too loud, NaN or a value
         beyond any float32 gave NaN features, and a 2-D or text input was a numpy traceback."""
         self._need_speech()
+        if isinstance(wave, str | os.PathLike):  # was "expected samples of shape (n,) or (n, channels), got ()"
+            raise SateError(f"wave: a file name ({shown(os.fspath(wave))}), not samples: give its 16 kHz samples "
+                            "(prepare(path).waves are a file's, cut at pauses)")
         wave = _writable(to_mono_16k(wave, SAMPLE_RATE, "wave"))
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input

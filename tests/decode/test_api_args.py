@@ -387,3 +387,16 @@ def test_raw_pcm_bytes_are_named_with_how_to_read_them(translators: dict[str, Sp
                                         r"e.g. \(np.frombuffer\(data, np.int16\), sample_rate\) for 16-bit PCM$"):
         st.translate([(data, SAMPLE_RATE)])
     assert st.translate([(np.frombuffer(data, np.int16), SAMPLE_RATE)])[0].duration == len(talk) / SAMPLE_RATE
+
+
+def test_a_file_name_given_to_features_is_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                tmp_path: Path) -> None:
+    """`features("talk.wav")` was "expected samples of shape (n,) or (n, channels), got ()" (25th hostile pass); the
+    advice, followed, gives the file's features."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    for name in (str(tmp_path / "talk.wav"), tmp_path / "talk.wav"):
+        with pytest.raises(SateError, match=r"^wave: a file name \('.*talk.wav'\), not samples: give its 16 kHz "
+                                            r"samples \(prepare\(path\).waves are a file's, cut at pauses\)$"):
+            st.features(name)  # type: ignore[arg-type]
+    assert [f.shape[1] for f in map(st.features, st.prepare(tmp_path / "talk.wav").waves)] == [80]
