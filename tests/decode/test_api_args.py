@@ -400,3 +400,19 @@ def test_a_file_name_given_to_features_is_named(translators: dict[str, SpeechTra
                                             r"samples \(prepare\(path\).waves are a file's, cut at pauses\)$"):
             st.features(name)  # type: ignore[arg-type]
     assert [f.shape[1] for f in map(st.features, st.prepare(tmp_path / "talk.wav").waves)] == [80]
+
+
+@pytest.mark.parametrize(("given", "says"), [({"beam": 2.5}, "beam must be an integer, got 2.5"),
+                                             ({"beam": 1000}, "beam must be at least 1 and at most 256, got 1000"),
+                                             ({"max_len_ratio": 50.0}, "max_len_ratio must be positive and at most")])
+def test_options_built_directly_are_checked_as_with_options_checks_them(translators: dict[str, SpeechTranslator],
+                                                                        given: dict, says: str) -> None:
+    """`DecodeOptions(beam=2.5)` (as docs/inference.md builds them for beam_search) was a TypeError deep in torch, and
+    a beam or max_len_ratio past the documented bounds was decoded, however long it took (25th hostile pass)."""
+    from sate.decode.options import DecodeOptions
+
+    mt = translators["mt"]
+    with pytest.raises(SateError, match=rf"^options: {says}"):
+        mt.translate_text(["hallo"], DecodeOptions(**given))
+    built = DecodeOptions(beam=3, max_len_ratio=mt.options.max_len_ratio)  # the pack's own ratio
+    assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(beam=3))
