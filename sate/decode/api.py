@@ -58,7 +58,7 @@ from sate.decode.vad import (
     speech_segments,
     spooled_segments,
 )
-from sate.errors import SateError, first_few, out_of_memory, shown
+from sate.errors import SateError, first_few, one_line, out_of_memory, shown
 from sate.files import hub_model_folder, what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -287,6 +287,10 @@ class SpeechTranslator:
         self._check_segment_cap(vad)
         if isinstance(source, str) and source == "":  # as Path(''), the current directory: ".: is a directory"
             raise SateError(f"input {index}: an empty name, no file")
+        if isinstance(source, str | Path) and "\0" in str(source):  # a ValueError of os.stat, raised through stream
+            # and ending it, not one input's Failure (25th hostile pass)
+            raise SateError(f"{one_line(name)}: a name holding a NUL character, which no file's name holds (names "
+                            "split on newlines where find -print0 wrote NUL-separated ones?)")
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)

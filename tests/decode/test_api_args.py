@@ -416,3 +416,16 @@ def test_options_built_directly_are_checked_as_with_options_checks_them(translat
         mt.translate_text(["hallo"], DecodeOptions(**given))
     built = DecodeOptions(beam=3, max_len_ratio=mt.options.max_len_ratio)  # the pack's own ratio
     assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(beam=3))
+
+
+def test_a_name_holding_a_nul_character_is_one_inputs_failure(translators: dict[str, SpeechTranslator],
+                                                              talk: np.ndarray, tmp_path: Path) -> None:
+    """A name holding NUL (names split on newlines that `find -print0` separated with NUL) was a ValueError of
+    os.stat, raised through `stream`, which ended it: the inputs after it were never decoded (25th hostile pass)."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    got = list(st.stream(["talk\0.wav", tmp_path / "talk.wav\0", tmp_path / "talk.wav"]))
+    assert [getattr(item, "error", None) for item in got[:2]] == [
+        f"{shown}: a name holding a NUL character, which no file's name holds (names split on newlines where find "
+        "-print0 wrote NUL-separated ones?)" for shown in ("talk\\x00.wav", f"{tmp_path}/talk.wav\\x00")]
+    assert got[2] == st.translate([tmp_path / "talk.wav"])[0]
