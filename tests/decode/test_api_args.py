@@ -3,6 +3,7 @@ argument gets one `SateError` naming it, never a traceback from numpy or torch, 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -429,3 +430,20 @@ def test_a_name_holding_a_nul_character_is_one_inputs_failure(translators: dict[
         f"{shown}: a name holding a NUL character, which no file's name holds (names split on newlines where find "
         "-print0 wrote NUL-separated ones?)" for shown in ("talk\\x00.wav", f"{tmp_path}/talk.wav\\x00")]
     assert got[2] == st.translate([tmp_path / "talk.wav"])[0]
+
+
+@pytest.mark.parametrize("name", ["talk.wav", "~/talk.wav"])
+def test_a_missing_relative_input_names_the_folder_it_was_looked_for_in(translators: dict[str, SpeechTranslator],
+                                                                        talk: np.ndarray, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        name: str) -> None:
+    """`translate(["~/talk.wav"])` in a notebook (no shell expands the '~') and a relative name from another folder
+    were "no such file", with no hint why (25th hostile pass); a relative name that is there is read as before."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    tilde = "; a '~' here is not your home folder: write the path out" if name.startswith("~") else ""
+    with pytest.raises(SateError, match=rf"^{re.escape(name)}: no such file \(relative to the current directory, "
+                                        rf"{re.escape(str(tmp_path))}{re.escape(tilde)}\)$"):
+        st.translate([name])
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    assert st.translate(["talk.wav"])[0].duration == len(talk) / SAMPLE_RATE
