@@ -124,9 +124,21 @@ class PreparedAudio:
     waves: Iterable[np.ndarray]  # a file's are cut as they are decoded, one segment at a time (`cut_blocks`)
 
 
+def _path_of(source: object) -> str | Path | None:
+    """The file an input names: a str, or any path object of one (`os.PathLike`: an `os.DirEntry` of `os.scandir`, a
+    `PurePath`), which were "expected a file path or a (samples, sample_rate) pair" (25th hostile pass); else None."""
+    if isinstance(source, str | Path):
+        return source
+    if isinstance(source, os.PathLike):
+        name = os.fspath(source)
+        return Path(name) if isinstance(name, str) else None
+    return None
+
+
 def _source_name(source: AudioInput, index: int) -> str:
     """How messages and results name an input: its path, or ``<waveform k>`` for the k-th input's samples."""
-    return str(source) if isinstance(source, str | Path) else f"<waveform {index}>"
+    path = _path_of(source)
+    return str(path) if path is not None else f"<waveform {index}>"
 
 
 def _dict_advice(source: Mapping) -> str:
@@ -285,6 +297,7 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
+        source = _path_of(source) or source  # a path object of any kind read as its path
         if isinstance(source, str) and source == "":  # as Path(''), the current directory: ".: is a directory"
             raise SateError(f"input {index}: an empty name, no file")
         if isinstance(source, str | Path) and "\0" in str(source):  # a ValueError of os.stat, raised through stream

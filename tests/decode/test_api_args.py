@@ -447,3 +447,19 @@ def test_a_missing_relative_input_names_the_folder_it_was_looked_for_in(translat
         st.translate([name])
     sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
     assert st.translate(["talk.wav"])[0].duration == len(talk) / SAMPLE_RATE
+
+
+def test_path_objects_of_any_kind_are_read_as_their_paths(translators: dict[str, SpeechTranslator],
+                                                          talk: np.ndarray, tmp_path: Path) -> None:
+    """`translate(list(os.scandir(folder)))` (os.DirEntry) and a PurePath were "expected a file path or a (samples,
+    sample_rate) pair" (25th hostile pass): any os.PathLike naming a file is read, and named, as its path."""
+    import os
+    from pathlib import PurePath
+
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    want = st.translate([tmp_path / "talk.wav"])
+    assert st.translate(list(os.scandir(tmp_path))) == want
+    assert st.translate([PurePath(tmp_path / "talk.wav")]) == want
+    assert [item.error for item in st.stream([PurePath(tmp_path / "gone.wav")])] == [  # type: ignore[union-attr]
+        f"{tmp_path / 'gone.wav'}: no such file"]
