@@ -242,6 +242,8 @@ class SpeechTranslator:
         from sate.models.model_file import model_from_file
 
         directory = args.directory(directory)
+        device = pick_device(device)  # first: `device="cuda:3"` on a machine without it was refused after the model
+        # had been read, seconds or minutes of a large one (25th hostile pass)
         if directory.is_file() and hub_model_folder(directory.parent) and \
                 not (directory.parent / layout.PACK_YAML).is_file():  # WHISPER/model.bin was told `sate pack --model
             # FILE` makes a pack of it, which refuses a downloaded model (twenty-fourth hostile pass, review)
@@ -270,7 +272,6 @@ class SpeechTranslator:
             if kind == "global":
                 check_cmvn(meta, directory / MODEL, directory / CMVN)
         options = decode_options(info.decode, str(directory / layout.PACK_YAML))
-        device = pick_device(device)
         return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)
 
     def with_options(self, **changes: float) -> DecodeOptions:

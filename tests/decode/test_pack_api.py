@@ -660,3 +660,17 @@ def test_a_missing_relative_pack_names_the_folder_it_was_looked_for_in(tmp_path:
     (tmp_path / "packs").mkdir()
     (tmp_path / "packs" / "st").symlink_to(st_pack)
     assert SpeechTranslator.load("packs/st", device="cpu").task == "st"
+
+
+def test_a_device_that_is_not_there_is_refused_before_the_model_is_read(st_pack: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SpeechTranslator.load(PACK, device="cuda:7")` read the whole model file first, seconds or minutes of a large
+    one, to refuse the device after (25th hostile pass)."""
+    from sate.models import model_file
+
+    def read(path: object) -> None:
+        raise AssertionError(f"{path} read before the device was checked")
+
+    monkeypatch.setattr(model_file, "model_from_file", read)
+    with pytest.raises(SateError, match=r"^--device (cuda|meta):7: "):
+        SpeechTranslator.load(st_pack, device="meta:7" if torch.cuda.is_available() else "cuda:7")
