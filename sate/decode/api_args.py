@@ -79,7 +79,14 @@ def decode_options(value: object) -> DecodeOptions | None:
     if not isinstance(value, DecodeOptions):
         raise SateError(f"options must be DecodeOptions (e.g. translator.with_options(beam=10)), got "
                         f"{type(value).__name__}")
-    return checked_options(asdict(value), "options")
+    return checked_options(option_values(value), "options")
+
+
+def option_values(options: DecodeOptions) -> dict[str, object]:
+    """The fields of a `DecodeOptions`, each as `plain` gives it, for a check of their types (here and in
+    `beam_search`): `DecodeOptions(beam=np.int64(4))` of a sweep over `np.arange` is accepted, as `with_options` accepts
+    it; the check of its types refused it as "no integer" (25th hostile pass)."""
+    return {key: plain(value) for key, value in asdict(options).items()}
 
 
 def is_rate(value: object) -> bool:

@@ -57,6 +57,7 @@ from dataclasses import dataclass
 import torch
 from torch import nn
 
+from sate.decode.api_args import option_values
 from sate.decode.options import DecodeOptions
 from sate.errors import SateError
 from sate.models.base import SateModel
@@ -117,7 +118,7 @@ def beam_search(model: SateModel, batch: dict,
     if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
         raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
-    options = read(DecodeOptions, options.to_dict(), "options: ", noun="decoding option")
+    options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
     with eval_mode(model):
         memory, lengths = encode_for_decoding(model, batch)
         return decode_memory(model.decoder, memory, lengths, model.eos, options)

@@ -463,3 +463,16 @@ def test_path_objects_of_any_kind_are_read_as_their_paths(translators: dict[str,
     assert st.translate([PurePath(tmp_path / "talk.wav")]) == want
     assert [item.error for item in st.stream([PurePath(tmp_path / "gone.wav")])] == [  # type: ignore[union-attr]
         f"{tmp_path / 'gone.wav'}: no such file"]
+
+
+@pytest.mark.parametrize("given", [{"beam": np.int64(3)}, {"beam": 3, "lenpen": np.float32(1.25)},
+                                   {"beam": torch.tensor(3)}], ids=["np.int64", "np.float32", "tensor"])
+def test_options_built_directly_take_numpy_and_torch_scalars_as_with_options_does(
+        translators: dict[str, SpeechTranslator], given: dict) -> None:
+    """`for beam in np.arange(1, 9): translate(x, DecodeOptions(beam=beam))` decoded before the options built directly
+    were checked, and `with_options(beam=np.int64(3))` still did; the check refused np.int64(3) as no integer."""
+    from sate.decode.options import DecodeOptions
+
+    mt = translators["mt"]
+    built = DecodeOptions(**given, max_len_ratio=mt.options.max_len_ratio)
+    assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(**given))
