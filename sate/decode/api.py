@@ -160,6 +160,15 @@ def _writable(wave: np.ndarray) -> np.ndarray:
     return wave if wave.flags.writeable else wave.copy()
 
 
+def _no_raw_bytes(samples: object, name: str, decoded: str) -> None:
+    """Refuse raw PCM bytes (`wave`'s ``readframes()``) given as samples, saying how to decode them (``decoded``, the
+    call that does): bytes were "expected samples ..., got ()" or "a (path, sample_rate) pair", and a bytearray or a
+    memoryview was read as 8-bit samples, twice as many as there were (25th hostile pass)."""
+    if isinstance(samples, bytes | bytearray | memoryview):
+        raise SateError(f"{name}: {memoryview(samples).nbytes:,} raw bytes, not samples: decode them first, e.g. "
+                        f"{decoded} for 16-bit PCM")
+
+
 def pick_device(device: str | torch.device | None) -> torch.device:
     """The GPU when present, unless a device is named; a named device must exist here (`--device cuda:3` on a
     machine without it is one line, not a CUDA traceback after the model has loaded)."""
@@ -319,10 +328,7 @@ class SpeechTranslator:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            if isinstance(samples, bytes | bytearray | memoryview):  # `wave`'s readframes(): was "a (path, sample_rate)
-                # pair" (bytes), or 8-bit samples of the 16-bit ones, twice as long and pure noise (bytearray)
-                raise SateError(f"input {index}: {len(samples):,} raw bytes, not samples: decode them first, e.g. "
-                                "(np.frombuffer(data, np.int16), sample_rate) for 16-bit PCM")
+            _no_raw_bytes(samples, f"input {index}", "(np.frombuffer(data, np.int16), sample_rate)")
             if isinstance(samples, str | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
                 raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
                                 "from the file), or (samples, sample_rate)")
@@ -363,6 +369,7 @@ class SpeechTranslator:
         if isinstance(wave, str | os.PathLike):  # was "expected samples of shape (n,) or (n, channels), got ()"
             raise SateError(f"wave: a file name ({shown(os.fspath(wave))}), not samples: give its 16 kHz samples "
                             "(prepare(path).waves are a file's, cut at pauses)")
+        _no_raw_bytes(wave, "wave", "np.frombuffer(data, np.int16)")  # a bytearray was read as 8-bit samples
         wave = _writable(to_mono_16k(wave, SAMPLE_RATE, "wave"))
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input

@@ -476,3 +476,18 @@ def test_options_built_directly_take_numpy_and_torch_scalars_as_with_options_doe
     mt = translators["mt"]
     built = DecodeOptions(**given, max_len_ratio=mt.options.max_len_ratio)
     assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(**given))
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_raw_bytes_given_to_features_are_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                               kind: type) -> None:
+    """`features(frames)` of `wave`'s readframes(): bytes were "expected samples ..., got ()", and a bytearray or a
+    memoryview was read as 8-bit samples, twice as many frames of noise (25th hostile pass); the advice, followed,
+    gives the samples' features."""
+    st = translators["st"]
+    pcm = (talk * 30000).astype(np.int16)
+    data = kind(pcm.tobytes())
+    with pytest.raises(SateError, match=rf"^wave: {2 * len(talk):,} raw bytes, not samples: decode them first, "
+                                        r"e.g. np.frombuffer\(data, np.int16\) for 16-bit PCM$"):
+        st.features(data)  # type: ignore[arg-type]
+    assert np.array_equal(st.features(np.frombuffer(data, np.int16)), st.features(pcm))
