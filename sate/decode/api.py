@@ -194,7 +194,7 @@ def _pad(seqs: Sequence[np.ndarray], value: float, dtype: torch.dtype) -> tuple[
     lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
     out = torch.full((len(seqs), int(lengths.max()), *seqs[0].shape[1:]), value, dtype=dtype)
     for k, s in enumerate(seqs):
-        out[k, : len(s)] = torch.as_tensor(s, dtype=dtype)
+        out[k, : len(s)] = torch.as_tensor(_writable(s), dtype=dtype)  # decode_features of mapped .npy features
     return out, lengths
 
 
