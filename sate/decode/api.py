@@ -160,13 +160,27 @@ def _writable(wave: np.ndarray) -> np.ndarray:
     return wave if wave.flags.writeable else wave.copy()
 
 
-def _no_raw_bytes(samples: object, name: str, decoded: str) -> None:
+def _no_raw_bytes(samples: object, name: str, decoded: str, path_advice: str) -> None:
     """Refuse raw PCM bytes (`wave`'s ``readframes()``) given as samples, saying how to decode them (``decoded``, the
     call that does): bytes were "expected samples ..., got ()" or "a (path, sample_rate) pair", and a bytearray or a
-    memoryview was read as 8-bit samples, twice as many as there were (25th hostile pass)."""
-    if isinstance(samples, bytes | bytearray | memoryview):
-        raise SateError(f"{name}: {memoryview(samples).nbytes:,} raw bytes, not samples: decode them first, e.g. "
-                        f"{decoded} for 16-bit PCM")
+    memoryview was read as 8-bit samples, twice as many as there were (25th hostile pass). Bytes that read as a file
+    name (``os.fsencode``'s) are named as one, with ``path_advice``: decoding them would read the name as audio."""
+    if not isinstance(samples, bytes | bytearray | memoryview):
+        return
+    if isinstance(samples, bytes) and _reads_as_a_name(samples):
+        raise SateError(f"{name}: a file name as bytes ({shown(samples)}), not samples: {path_advice}")
+    raise SateError(f"{name}: {memoryview(samples).nbytes:,} raw bytes, not samples: decode them first, e.g. "
+                    f"{decoded} for 16-bit PCM")
+
+
+def _reads_as_a_name(data: bytes) -> bool:
+    """Whether bytes are printable UTF-8 text of a path's length: a file name, never PCM (whose silence is NUL
+    bytes, and whose samples are all printable characters by chance only for a few of them)."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return False
+    return 0 < len(data) <= 4096 and text.isprintable()
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -328,7 +342,8 @@ class SpeechTranslator:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            _no_raw_bytes(samples, f"input {index}", "(np.frombuffer(data, np.int16), sample_rate)")
+            _no_raw_bytes(samples, f"input {index}", "(np.frombuffer(data, np.int16), sample_rate)",
+                          "give the path alone, as a str (os.fsdecode(name)); its rate is read from the file")
             if isinstance(samples, str | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
                 raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
                                 "from the file), or (samples, sample_rate)")
@@ -369,7 +384,8 @@ class SpeechTranslator:
         if isinstance(wave, str | os.PathLike):  # was "expected samples of shape (n,) or (n, channels), got ()"
             raise SateError(f"wave: a file name ({shown(os.fspath(wave))}), not samples: give its 16 kHz samples "
                             "(prepare(path).waves are a file's, cut at pauses)")
-        _no_raw_bytes(wave, "wave", "np.frombuffer(data, np.int16)")  # a bytearray was read as 8-bit samples
+        _no_raw_bytes(wave, "wave", "np.frombuffer(data, np.int16)",  # a bytearray was read as 8-bit samples
+                      "give its 16 kHz samples (prepare(os.fsdecode(name)).waves are a file's, cut at pauses)")
         wave = _writable(to_mono_16k(wave, SAMPLE_RATE, "wave"))
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input

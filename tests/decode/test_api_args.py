@@ -503,3 +503,24 @@ def test_raw_bytes_given_to_features_are_named(translators: dict[str, SpeechTran
                                         r"e.g. np.frombuffer\(data, np.int16\) for 16-bit PCM$"):
         st.features(data)  # type: ignore[arg-type]
     assert np.array_equal(st.features(np.frombuffer(data, np.int16)), st.features(pcm))
+
+
+def test_a_file_name_as_bytes_is_named_as_one_not_as_raw_pcm(translators: dict[str, SpeechTranslator],
+                                                             talk: np.ndarray, tmp_path: Path) -> None:
+    """`translate([(os.fsencode(path), 16000)])` was called "47 raw bytes", with advice (np.frombuffer) that decodes
+    the file's name as audio (25th hostile pass); the advice given now, followed, translates the file, and
+    `features` of such a name says where a file's samples come from."""
+    import os
+
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    name = os.fsencode(tmp_path / "talk.wav")
+    with pytest.raises(SateError, match=r"^input 0: a file name as bytes \(b'/.*talk.wav'\), not samples: give "
+                                        r"the path alone, as a str \(os.fsdecode\(name\)\); its rate is read from "
+                                        r"the file$"):
+        st.translate([(name, SAMPLE_RATE)])
+    assert st.translate([os.fsdecode(name)])[0].duration == len(talk) / SAMPLE_RATE
+    with pytest.raises(SateError, match=r"^wave: a file name as bytes \(b'/.*talk.wav'\), not samples: give its 16 "
+                                        r"kHz samples \(prepare\(os.fsdecode\(name\)\).waves are a file's"):
+        st.features(name)  # type: ignore[arg-type]
+    assert [f.shape[1] for f in map(st.features, st.prepare(os.fsdecode(name)).waves)] == [80]
