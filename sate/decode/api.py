@@ -439,13 +439,19 @@ class SpeechTranslator:
             raise SateError(f"prepared[{bad}]: expected what prepare() returns, got {type(prepared[bad]).__name__}")
         # a file's segments are read as they are decoded, once: one prepared twice (again with other options, or twice
         # in the list) was a StopIteration traceback after the others had been decoded (25th hostile pass)
-        seen: set[int] = set()
+        seen: dict[int, int] = {}
         for i, item in enumerate(prepared):
-            once = inspect.isgenerator(item.waves)
-            if once and (inspect.getgeneratorstate(item.waves) != inspect.GEN_CREATED or id(item.waves) in seen):
-                raise SateError(f"prepared[{i}] ({item.source}): decoded already (a file's segments are read as they "
-                                "are decoded, once): prepare() it again for each decoding")
-            seen.add(id(item.waves))
+            if not inspect.isgenerator(item.waves):
+                continue
+            if id(item.waves) in seen:
+                why = f"the same as prepared[{seen[id(item.waves)]}]"
+            elif inspect.getgeneratorstate(item.waves) != inspect.GEN_CREATED:  # decoded, or only peeked at (next)
+                why = "its segments were read already (decoded, or taken from its .waves)"
+            else:
+                seen[id(item.waves)] = i
+                continue
+            raise SateError(f"prepared[{i}] ({item.source}): {why}; a file's segments are read once, as they are "
+                            "decoded: prepare() it again for each decoding")
         decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:

@@ -347,11 +347,12 @@ def test_a_prepared_file_decoded_twice_is_named(translators: dict[str, SpeechTra
     sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
     ready = st.prepare(tmp_path / "talk.wav")
     first = st.decode_prepared([ready])
-    with pytest.raises(SateError, match=rf"^prepared\[0\] \({tmp_path}/talk.wav\): decoded already \(.*prepare\(\) it "
-                                        "again for each decoding$"):
+    with pytest.raises(SateError, match=rf"^prepared\[0\] \({tmp_path}/talk.wav\): its segments were read already "
+                                        r"\(decoded, or taken from its .waves\); a file's segments are read once, as "
+                                        "they are decoded: prepare.. it again for each decoding$"):
         st.decode_prepared([ready], st.with_options(beam=1))
     again = st.prepare(tmp_path / "talk.wav")
-    with pytest.raises(SateError, match=r"^prepared\[1\] \(.*talk.wav\): decoded already"):
+    with pytest.raises(SateError, match=r"^prepared\[1\] \(.*talk.wav\): the same as prepared\[0\]; a file's"):
         st.decode_prepared([again, again])
     assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")]) == first
     samples = st.prepare((talk, SAMPLE_RATE))
@@ -524,3 +525,17 @@ def test_a_file_name_as_bytes_is_named_as_one_not_as_raw_pcm(translators: dict[s
                                         r"kHz samples \(prepare\(os.fsdecode\(name\)\).waves are a file's"):
         st.features(name)  # type: ignore[arg-type]
     assert [f.shape[1] for f in map(st.features, st.prepare(os.fsdecode(name)).waves)] == [80]
+
+
+def test_a_prepared_file_only_peeked_at_is_not_called_decoded(translators: dict[str, SpeechTranslator],
+                                                              talk: np.ndarray, tmp_path: Path) -> None:
+    """`next(ready.waves)` (a look at the first segment) and then `decode_prepared([ready])` was refused as "decoded
+    already", which it never was (25th hostile pass); the advice, followed, decodes it."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    ready = st.prepare(tmp_path / "talk.wav")
+    next(ready.waves)  # type: ignore[call-overload]
+    with pytest.raises(SateError, match=r"^prepared\[0\] \(.*talk.wav\): its segments were read already \(decoded, "
+                                        r"or taken from its .waves\)"):
+        st.decode_prepared([ready])
+    assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")])[0].segments
