@@ -539,3 +539,21 @@ def test_a_prepared_file_only_peeked_at_is_not_called_decoded(translators: dict[
                                         r"or taken from its .waves\)"):
         st.decode_prepared([ready])
     assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")])[0].segments
+
+
+def test_a_missing_relative_name_in_a_deleted_current_directory_is_named(translators: dict[str, SpeechTranslator],
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note on what a relative name is relative to asked for the current directory, which raises when it was
+    deleted: `sate segment talk.wav` printed a bare "No such file or directory", neither naming the input nor counting
+    it failed, and `SpeechTranslator.load("packs/st")` was a FileNotFoundError (25th hostile pass)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(SateError, match=r"^talk.wav: no such file \(relative to the current directory, which was "
+                                        r"deleted: cd to one that is there\)$"):
+        translators["st"].translate(["talk.wav"])
+    with pytest.raises(SateError, match=r"packed model directory is missing \(relative to the current directory, "
+                                        r"which was deleted"):
+        SpeechTranslator.load("packs/st", "cpu")
