@@ -47,6 +47,8 @@ def directory(value: object) -> Path:
     named as such."""
     if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
         raise SateError(f"directory: expected a path (str or Path) of a packed model, got {type(value).__name__}")
+    if "\0" in os.fspath(value):  # a ValueError of os.stat ("embedded null byte"), as an input's name was
+        raise SateError(f"directory: {shown(os.fspath(value))} holds a NUL character, which no directory's name holds")
     return Path(value)
 
 

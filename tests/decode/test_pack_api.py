@@ -674,3 +674,13 @@ def test_a_device_that_is_not_there_is_refused_before_the_model_is_read(st_pack:
     monkeypatch.setattr(model_file, "model_from_file", read)
     with pytest.raises(SateError, match=r"^--device (cuda|meta):7: "):
         SpeechTranslator.load(st_pack, device="meta:7" if torch.cuda.is_available() else "cuda:7")
+
+
+def test_a_pack_name_holding_a_nul_character_is_named(st_pack: Path) -> None:
+    """`SpeechTranslator.load("pack\\0x")` was a ValueError of os.stat ("embedded null byte"), a traceback, though an
+    input's name holding one was named (25th hostile pass); the pack itself still loads."""
+    for name in (f"{st_pack}\0x", Path(f"{st_pack}\0x")):
+        with pytest.raises(SateError, match=r"^directory: '.*\\x00x' holds a NUL character, which no directory's "
+                                            r"name holds$"):
+            SpeechTranslator.load(name, "cpu")
+    assert SpeechTranslator.load(str(st_pack), "cpu").task == "st"

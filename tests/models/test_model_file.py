@@ -239,3 +239,12 @@ def test_a_path_that_is_no_path_is_named(path: object) -> None:
     Path() (25th hostile pass)."""
     with pytest.raises(SateError, match=rf"^model file: expected a path \(str or Path\), got {type(path).__name__}$"):
         model_from_file(path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", ["model\0.pt", Path("exp/model\0.pt")])
+def test_a_name_holding_a_nul_character_is_named(path: object) -> None:
+    """`model_from_file("model\\0.pt")` was a ValueError of os.stat ("embedded null byte"), a traceback (25th hostile
+    pass)."""
+    with pytest.raises(SateError, match=r"^model file: '.*model\\x00.pt' holds a NUL character, which no file's name "
+                                        r"holds$"):
+        model_from_file(path)  # type: ignore[arg-type]
