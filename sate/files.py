@@ -255,7 +255,11 @@ def relative_note(path: str | Path) -> str:
     if Path(path).is_absolute():
         return ""
     tilde = "; a '~' here is not your home folder: write the path out" if str(path).startswith("~") else ""
-    return f" (relative to the current directory, {Path.cwd()}{tilde})"
+    try:
+        here = str(Path.cwd())
+    except OSError:  # the current directory was deleted: the note was a bare "No such file or directory" instead of
+        here = "which was deleted: cd to one that is there"  # the message naming the path (25th hostile pass)
+    return f" (relative to the current directory, {here}{tilde})"
 
 
 def require_directory(path: Path, option: str) -> None:

@@ -29,7 +29,7 @@ import numpy as np
 import soundfile as sf
 
 from sate.errors import SateError
-from sate.files import describe_os_error, known_kind, what_is_there
+from sate.files import describe_os_error, known_kind, relative_note, what_is_there
 
 SAMPLE_RATE = 16000
 WINDOW = 400  # 25 ms at 16 kHz
@@ -646,8 +646,10 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
         link = what_is_there(path)  # a symlink loop or a broken link: "no such file" sent the user to look for it
         if link is not None:
             raise SateError(f"{path}: {link}, not an audio file")
-        stdin = " (standard input is read as /dev/stdin)" if str(path) == "-" else ""  # `sate stream -` reads it
-        raise SateError(f"{path}: no such file{stdin}")
+        # `sate stream -` reads it; a relative name says where it was looked for, and a '~' no shell expanded
+        # (`translate(["~/talk.wav"])` in a notebook) that it is no home folder there (25th hostile pass)
+        where = " (standard input is read as /dev/stdin)" if str(path) == "-" else relative_note(path)
+        raise SateError(f"{path}: no such file{where}")
     if directory:
         raise SateError(f"{path}: is a directory, not an audio file")
     if empty:

@@ -22,8 +22,8 @@ from sate.data.features import SPEED_SPLIT, check_speed_split, load_cmvn, stale_
 from sate.data.manifest import read_manifest, require_translations
 from sate.data.tokens import IGNORE_ID
 from sate.data.vocab import Vocabulary, target_ids
-from sate.data.waveform import WaveformDataset
-from sate.errors import SateError, one_line
+from sate.data.waveform import FEATURE_KINDS, WaveformDataset
+from sate.errors import SateError, one_line, shown
 from sate.files import lock_holder, require_file
 
 
@@ -116,6 +116,8 @@ def speech_dataset(data_dir: str | Path, split: str, src_vocab: Vocabulary, tgt_
                    features: str = "fbank", cmvn: str | Path | CMVN | None = None) -> Dataset:
     """A split's speech items in a feature mode: stored fbank (`SpeechDataset`) or waveforms read on the fly
     (`sate.data.waveform`, for hub acoustic encoders; `cmvn` does not apply). ``tgt_vocab`` None: ASR."""
+    if features not in FEATURE_KINDS:  # 'Waveform' or 'mfcc' gave stored fbank without a word (25th hostile pass)
+        raise SateError(f"features must be one of {', '.join(FEATURE_KINDS)}, got {shown(features)}")
     if split == SPEED_SPLIT:  # written once from train by `sate features --speed-perturb`, and train may change
         check_speed_split(Path(data_dir))
     if features == "waveform":

@@ -21,6 +21,7 @@ ASR pack gives transcripts only; an MT pack translates text (the second half of 
 from __future__ import annotations
 
 import contextlib
+import inspect
 import itertools
 import os
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -57,7 +58,7 @@ from sate.decode.vad import (
     speech_segments,
     spooled_segments,
 )
-from sate.errors import SateError, first_few, out_of_memory, shown
+from sate.errors import SateError, first_few, one_line, out_of_memory, shown
 from sate.files import hub_model_folder, what_is_there
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
@@ -123,9 +124,21 @@ class PreparedAudio:
     waves: Iterable[np.ndarray]  # a file's are cut as they are decoded, one segment at a time (`cut_blocks`)
 
 
+def _path_of(source: object) -> str | Path | None:
+    """The file an input names: a str, or any path object of one (`os.PathLike`: an `os.DirEntry` of `os.scandir`, a
+    `PurePath`), which were "expected a file path or a (samples, sample_rate) pair" (25th hostile pass); else None."""
+    if isinstance(source, str | Path):
+        return source
+    if isinstance(source, os.PathLike):
+        name = os.fspath(source)
+        return Path(name) if isinstance(name, str) else None
+    return None
+
+
 def _source_name(source: AudioInput, index: int) -> str:
     """How messages and results name an input: its path, or ``<waveform k>`` for the k-th input's samples."""
-    return str(source) if isinstance(source, str | Path) else f"<waveform {index}>"
+    path = _path_of(source)
+    return str(path) if path is not None else f"<waveform {index}>"
 
 
 def _dict_advice(source: Mapping) -> str:
@@ -137,6 +150,37 @@ def _dict_advice(source: Mapping) -> str:
     if source.get("path"):
         return " (a datasets Audio value not decoded? pass its d['path'], or cast the column with decode=True)"
     return ""
+
+
+def _writable(wave: np.ndarray) -> np.ndarray:
+    """``wave``, copied when it may not be written: 16-kHz float32 samples come back from `to_mono_16k` as they were
+    given, and read-only ones (``np.load(..., mmap_mode="r")``, ``np.frombuffer``) drew torch's "The given NumPy
+    array is not writable ..." warning, several lines from deep inside torch, from the VAD and the fbank (25th hostile
+    pass)."""
+    return wave if wave.flags.writeable else wave.copy()
+
+
+def _no_raw_bytes(samples: object, name: str, decoded: str, path_advice: str) -> None:
+    """Refuse raw PCM bytes (`wave`'s ``readframes()``) given as samples, saying how to decode them (``decoded``, the
+    call that does): bytes were "expected samples ..., got ()" or "a (path, sample_rate) pair", and a bytearray or a
+    memoryview was read as 8-bit samples, twice as many as there were (25th hostile pass). Bytes that read as a file
+    name (``os.fsencode``'s) are named as one, with ``path_advice``: decoding them would read the name as audio."""
+    if not isinstance(samples, bytes | bytearray | memoryview):
+        return
+    if isinstance(samples, bytes) and _reads_as_a_name(samples):
+        raise SateError(f"{name}: a file name as bytes ({shown(samples)}), not samples: {path_advice}")
+    raise SateError(f"{name}: {memoryview(samples).nbytes:,} raw bytes, not samples: decode them first, e.g. "
+                    f"{decoded} for 16-bit PCM")
+
+
+def _reads_as_a_name(data: bytes) -> bool:
+    """Whether bytes are printable UTF-8 text of a path's length: a file name, never PCM (whose silence is NUL
+    bytes, and whose samples are all printable characters by chance only for a few of them)."""
+    try:
+        text = data.decode()
+    except UnicodeDecodeError:
+        return False
+    return 0 < len(data) <= 4096 and text.isprintable()
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -164,7 +208,7 @@ def _pad(seqs: Sequence[np.ndarray], value: float, dtype: torch.dtype) -> tuple[
     lengths = torch.tensor([len(s) for s in seqs], dtype=torch.long)
     out = torch.full((len(seqs), int(lengths.max()), *seqs[0].shape[1:]), value, dtype=dtype)
     for k, s in enumerate(seqs):
-        out[k, : len(s)] = torch.as_tensor(s, dtype=dtype)
+        out[k, : len(s)] = torch.as_tensor(_writable(s), dtype=dtype)  # decode_features of mapped .npy features
     return out, lengths
 
 
@@ -221,6 +265,8 @@ class SpeechTranslator:
         from sate.models.model_file import model_from_file
 
         directory = args.directory(directory)
+        device = pick_device(device)  # first: `device="cuda:3"` on a machine without it was refused after the model
+        # had been read, seconds or minutes of a large one (25th hostile pass)
         if directory.is_file() and hub_model_folder(directory.parent) and \
                 not (directory.parent / layout.PACK_YAML).is_file():  # WHISPER/model.bin was told `sate pack --model
             # FILE` makes a pack of it, which refuses a downloaded model (twenty-fourth hostile pass, review)
@@ -249,7 +295,6 @@ class SpeechTranslator:
             if kind == "global":
                 check_cmvn(meta, directory / MODEL, directory / CMVN)
         options = decode_options(info.decode, str(directory / layout.PACK_YAML))
-        device = pick_device(device)
         return cls(model.to(device), info.task, vocabs["src"], vocabs["tgt"], cmvn, options, device, directory)
 
     def with_options(self, **changes: float) -> DecodeOptions:
@@ -276,8 +321,13 @@ class SpeechTranslator:
         """
         name = _source_name(source, index)
         self._check_segment_cap(vad)
+        source = _path_of(source) or source  # a path object of any kind read as its path
         if isinstance(source, str) and source == "":  # as Path(''), the current directory: ".: is a directory"
             raise SateError(f"input {index}: an empty name, no file")
+        if isinstance(source, str | Path) and "\0" in str(source):  # a ValueError of os.stat, raised through stream
+            # and ending it, not one input's Failure (25th hostile pass)
+            raise SateError(f"{one_line(name)}: a name holding a NUL character, which no file's name holds (names "
+                            "split on newlines where find -print0 wrote NUL-separated ones?)")
         # os.path.isfile: a name too long for the file system is no file (audio_blocks names it), not an OSError
         if isinstance(source, str | Path) and os.path.isfile(source):  # read twice, block by block: any length
             spans, duration = file_segments(source, vad)
@@ -292,7 +342,9 @@ class SpeechTranslator:
                 samples, rate = source
             except (TypeError, ValueError):
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair") from None
-            if isinstance(samples, str | bytes | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
+            _no_raw_bytes(samples, f"input {index}", "(np.frombuffer(data, np.int16), sample_rate)",
+                          "give the path alone, as a str (os.fsdecode(name)); its rate is read from the file")
+            if isinstance(samples, str | os.PathLike):  # "expected samples of shape (n,) ..., got ()"
                 raise SateError(f"input {index}: a (path, sample_rate) pair: give the path alone (its rate is read "
                                 "from the file), or (samples, sample_rate)")
             if args.is_rate(samples) and not args.is_rate(rate):  # scipy's wavfile.read gives (rate, samples): the
@@ -300,7 +352,7 @@ class SpeechTranslator:
                 # hostile pass)
                 raise SateError(f"input {index}: a (sample_rate, samples) pair, as scipy.io.wavfile.read returns "
                                 "one: give (samples, sample_rate)")
-            wave = to_mono_16k(samples, args.sample_rate(rate, name), name)
+            wave = _writable(to_mono_16k(samples, args.sample_rate(rate, name), name))
             duration = len(wave) / SAMPLE_RATE
             spans = speech_segments(wave, vad)
             waves = cut(wave, spans)
@@ -329,7 +381,12 @@ class SpeechTranslator:
         or (n, channels), every value finite. int16 PCM was read as floats 32,768 times too loud, NaN or a value
         beyond any float32 gave NaN features, and a 2-D or text input was a numpy traceback."""
         self._need_speech()
-        wave = to_mono_16k(wave, SAMPLE_RATE, "wave")
+        if isinstance(wave, str | os.PathLike):  # was "expected samples of shape (n,) or (n, channels), got ()"
+            raise SateError(f"wave: a file name ({shown(os.fspath(wave))}), not samples: give its 16 kHz samples "
+                            "(prepare(path).waves are a file's, cut at pauses)")
+        _no_raw_bytes(wave, "wave", "np.frombuffer(data, np.int16)",  # a bytearray was read as 8-bit samples
+                      "give its 16 kHz samples (prepare(os.fsdecode(name)).waves are a file's, cut at pauses)")
+        wave = _writable(to_mono_16k(wave, SAMPLE_RATE, "wave"))
         if self.feature_kind == "waveform":
             from sate.data.waveform import waveform_input
 
@@ -380,6 +437,21 @@ class SpeechTranslator:
         bad = next((i for i, item in enumerate(prepared) if not isinstance(item, PreparedAudio)), None)
         if bad is not None:  # 'abc' was an AttributeError deep in the decoding
             raise SateError(f"prepared[{bad}]: expected what prepare() returns, got {type(prepared[bad]).__name__}")
+        # a file's segments are read as they are decoded, once: one prepared twice (again with other options, or twice
+        # in the list) was a StopIteration traceback after the others had been decoded (25th hostile pass)
+        seen: dict[int, int] = {}
+        for i, item in enumerate(prepared):
+            if not inspect.isgenerator(item.waves):
+                continue
+            if id(item.waves) in seen:
+                why = f"the same as prepared[{seen[id(item.waves)]}]"
+            elif inspect.getgeneratorstate(item.waves) != inspect.GEN_CREATED:  # decoded, or only peeked at (next)
+                why = "its segments were read already (decoded, or taken from its .waves)"
+            else:
+                seen[id(item.waves)] = i
+                continue
+            raise SateError(f"prepared[{i}] ({item.source}): {why}; a file's segments are read once, as they are "
+                            "decoded: prepare() it again for each decoding")
         decoded = self._decode_waves((w for item in prepared for w in item.waves), options, batch_size)
         results = []
         for item in prepared:

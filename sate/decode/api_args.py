@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence, Set
+from dataclasses import asdict
 from pathlib import Path
 from typing import TypeVar
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from sate.data.audio import as_array
 from sate.decode.options import DecodeOptions
+from sate.decode.options import decode_options as checked_options
 from sate.errors import SateError, shown
 from sate.numbers import is_int64, is_number
 
@@ -45,6 +47,8 @@ def directory(value: object) -> Path:
     named as such."""
     if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
         raise SateError(f"directory: expected a path (str or Path) of a packed model, got {type(value).__name__}")
+    if "\0" in os.fspath(value):  # a ValueError of os.stat ("embedded null byte"), as an input's name was
+        raise SateError(f"directory: {shown(os.fspath(value))} holds a NUL character, which no directory's name holds")
     return Path(value)
 
 
@@ -69,11 +73,22 @@ def batch_size(value: object) -> int:
 
 
 def decode_options(value: object) -> DecodeOptions | None:
-    """None (the pack's options) or a `DecodeOptions`; a dict was an AttributeError deep in beam search."""
-    if value is not None and not isinstance(value, DecodeOptions):
+    """None (the pack's options) or a `DecodeOptions`; a dict was an AttributeError deep in beam search. One built
+    directly is checked as `with_options` checks its values: `DecodeOptions(beam=2.5)` was a TypeError deep in torch,
+    and a beam or max_len_ratio past the bounds docs/inference.md gives was decoded (25th hostile pass)."""
+    if value is None:
+        return None
+    if not isinstance(value, DecodeOptions):
         raise SateError(f"options must be DecodeOptions (e.g. translator.with_options(beam=10)), got "
                         f"{type(value).__name__}")
-    return value
+    return checked_options(option_values(value), "options")
+
+
+def option_values(options: DecodeOptions) -> dict[str, object]:
+    """The fields of a `DecodeOptions`, each as `plain` gives it, for a check of their types (here and in
+    `beam_search`): `DecodeOptions(beam=np.int64(4))` of a sweep over `np.arange` is accepted, as `with_options` accepts
+    it; the check of its types refused it as "no integer" (25th hostile pass)."""
+    return {key: plain(value) for key, value in asdict(options).items()}
 
 
 def is_rate(value: object) -> bool:

@@ -51,16 +51,18 @@ from __future__ import annotations
 
 import contextlib
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
 from torch import nn
 
+from sate.decode.api_args import option_values
 from sate.decode.options import DecodeOptions
 from sate.errors import SateError
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
+from sate.settings import read
 
 
 @dataclass
@@ -82,6 +84,12 @@ def length_limits(lengths: torch.Tensor, options: DecodeOptions) -> tuple[torch.
 
 def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, torch.Tensor]:
     """memory (B, T, D) and memory_lengths (B,) of an MT batch (src) or a speech batch (feats)."""
+    keys = ("src", "src_lengths") if model.task == "mt" else ("feats", "feats_lengths")
+    missing = [key for key in keys if not isinstance(batch, Mapping) or key not in batch]
+    if missing:  # a text batch given to an ST model was a KeyError (25th hostile pass)
+        dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
+        raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
+                        f"({', '.join(missing)}); `collate` of a {dataset} gives them")
     if model.task == "mt":
         return model.encode_text(batch["src"], batch["src_lengths"])
     enc = model.encode(batch["feats"], batch["feats_lengths"])
@@ -107,6 +115,10 @@ def beam_search(model: SateModel, batch: dict,
     Works for st and asr (batch has feats, feats_lengths) and mt (batch has src, src_lengths) models;
     the model runs in eval mode and is put back in its previous mode afterwards.
     """
+    if not isinstance(options, DecodeOptions):  # None or a dict was an AttributeError deep in the search
+        raise SateError(f"options must be DecodeOptions (e.g. DecodeOptions(beam=5)), got {type(options).__name__}")
+    # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
+    options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
     with eval_mode(model):
         memory, lengths = encode_for_decoding(model, batch)
         return decode_memory(model.decoder, memory, lengths, model.eos, options)

@@ -49,6 +49,7 @@ from sate.files import (
     link_or_what_is_there,
     make_temp_dir,
     read_json,
+    relative_note,
     remove_temp_dir,
     require_directory,
     require_file,
@@ -420,7 +421,9 @@ def read_pack_yaml(directory: Path) -> PackInfo:
             raise SateError(f"{directory}: a file, not a packed model directory ({_file_advice(directory)})")
         there = what_is_there(directory)  # a symlink loop, a broken symlink or a pipe was called missing
         raise SateError(f"{directory}: {there}, not a packed model directory" if there is not None else
-                        f"{directory}: packed model directory is missing")
+                        # a relative name given from another folder, or a '~' no shell expanded (`load("~/packs/st")`
+                        # in a notebook), said so with no hint why (25th hostile pass)
+                        f"{directory}: packed model directory is missing{relative_note(directory)}")
     try:
         os.stat(path)
     except PermissionError as err:  # the folder's own mode, named: it was named through model.bin, looked for first

@@ -129,6 +129,11 @@ def load_model_file(path: str | Path) -> ModelFile:
     `read_checkpoint` verifies the zip checksums too: torch itself would decode a damaged tensor into wrong
     weights without a word.
     """
+    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):  # `model_from_file(None)` (an
+        # unset variable) was a TypeError of Path() (25th hostile pass)
+        raise SateError(f"model file: expected a path (str or Path), got {type(path).__name__}")
+    if "\0" in os.fspath(path):  # a ValueError of os.stat ("embedded null byte")
+        raise SateError(f"model file: {shown(os.fspath(path))} holds a NUL character, which no file's name holds")
     _refuse_checkpoint_folder(Path(path))
     data = read_checkpoint(path)
     if not isinstance(data, dict):

@@ -57,3 +57,12 @@ def test_feature_mode_must_fit_the_acoustic_encoder() -> None:
     with pytest.raises(SateError, match="reads fbank"):
         check_feature_mode(replace(config, model={}))
     assert "samples per update" in plan_batch(BatchConfig(per_device=10, global_=20), 1, "st", "waveform").describe()
+
+
+@pytest.mark.parametrize("features", ["Waveform", "mfcc", None])
+def test_speech_dataset_refuses_a_feature_mode_it_does_not_know(prepared_data: Path, features: object) -> None:
+    """docs/data.md's `speech_dataset(..., features="waveform")`, misspelt, gave stored fbank without a word."""
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    with pytest.raises(SateError, match=r"^features must be one of fbank, waveform, got "):
+        speech_dataset(prepared_data, "dev", src, tgt, features=features)  # type: ignore[arg-type]
+    assert len(speech_dataset(prepared_data, "dev", src, tgt, features="fbank")) > 0

@@ -3,6 +3,7 @@ argument gets one `SateError` naming it, never a traceback from numpy or torch, 
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import numpy as np
@@ -335,3 +336,224 @@ def test_a_torch_tensor_is_read_whatever_its_grad_or_type(talk: np.ndarray) -> N
         to_mono_16k(torch.empty(100, device="meta"), SAMPLE_RATE, "w")
     # a sparse tensor was "rows of unequal lengths" (twentieth hostile pass)
     assert np.array_equal(to_mono_16k(samples.to_sparse(), SAMPLE_RATE), to_mono_16k(talk, SAMPLE_RATE))
+
+
+def test_a_prepared_file_decoded_twice_is_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                tmp_path: Path) -> None:
+    """A file's segments are read as they are decoded, once: a prepared file decoded again (with other options), or
+    twice in one list, was a StopIteration traceback after the others had been decoded (25th hostile pass). Samples
+    given in memory are decoded again as before."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    ready = st.prepare(tmp_path / "talk.wav")
+    first = st.decode_prepared([ready])
+    with pytest.raises(SateError, match=rf"^prepared\[0\] \({tmp_path}/talk.wav\): its segments were read already "
+                                        r"\(decoded, or taken from its .waves\); a file's segments are read once, as "
+                                        "they are decoded: prepare.. it again for each decoding$"):
+        st.decode_prepared([ready], st.with_options(beam=1))
+    again = st.prepare(tmp_path / "talk.wav")
+    with pytest.raises(SateError, match=r"^prepared\[1\] \(.*talk.wav\): the same as prepared\[0\]; a file's"):
+        st.decode_prepared([again, again])
+    assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")]) == first
+    samples = st.prepare((talk, SAMPLE_RATE))
+    assert st.decode_prepared([samples, samples]) == st.decode_prepared([samples]) * 2
+
+
+def test_read_only_samples_draw_no_warning_from_torch(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                      tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Samples that may not be written (`np.load(..., mmap_mode="r")`, `np.frombuffer`) drew torch's "The given NumPy
+    array is not writable" warning from the fbank (25th hostile pass), and mapped features given to `decode_features`
+    from its padding; the result is that of a copy. torch warns once a process, so what is checked is that every array
+    handed to torch may be written, whatever ran before."""
+    st = translators["st"]
+    np.save(tmp_path / "talk.npy", talk)
+    mapped = np.load(tmp_path / "talk.npy", mmap_mode="r")
+    assert not mapped.flags.writeable
+    feats = st.features(talk)
+    np.save(tmp_path / "feats.npy", feats)
+    read_only: list[str] = []
+    for name in ("from_numpy", "as_tensor", "tensor"):
+        def spy(data: object, *rest: object, _real: object = getattr(torch, name), _name: str = name,
+                **kw: object) -> torch.Tensor:
+            if isinstance(data, np.ndarray) and not data.flags.writeable:
+                read_only.append(_name)
+            return _real(data, *rest, **kw)  # type: ignore[operator]
+        monkeypatch.setattr(torch, name, spy)
+    got = st.translate([(mapped, SAMPLE_RATE)])
+    got_feats = st.features(np.frombuffer(talk.tobytes(), dtype=np.float32))
+    decoded = st.decode_features([np.load(tmp_path / "feats.npy", mmap_mode="r")])
+    monkeypatch.undo()
+    assert read_only == []
+    assert got == st.translate([(talk.copy(), SAMPLE_RATE)])
+    np.testing.assert_array_equal(got_feats, feats)
+    assert decoded == st.decode_features([feats])
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_raw_pcm_bytes_are_named_with_how_to_read_them(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                       kind: type) -> None:
+    """The frames of `wave`'s readframes() given as samples: bytes were "a (path, sample_rate) pair", a bytearray or
+    a memoryview read as 8-bit samples, twice as many as there were ("no speech found" of 16-bit speech; 25th hostile
+    pass). The advice, followed, translates them."""
+    st = translators["st"]
+    data = kind((talk * 30000).astype(np.int16).tobytes())
+    with pytest.raises(SateError, match=rf"^input 0: {2 * len(talk):,} raw bytes, not samples: decode them first, "
+                                        r"e.g. \(np.frombuffer\(data, np.int16\), sample_rate\) for 16-bit PCM$"):
+        st.translate([(data, SAMPLE_RATE)])
+    assert st.translate([(np.frombuffer(data, np.int16), SAMPLE_RATE)])[0].duration == len(talk) / SAMPLE_RATE
+
+
+def test_a_file_name_given_to_features_is_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                                tmp_path: Path) -> None:
+    """`features("talk.wav")` was "expected samples of shape (n,) or (n, channels), got ()" (25th hostile pass); the
+    advice, followed, gives the file's features."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    for name in (str(tmp_path / "talk.wav"), tmp_path / "talk.wav"):
+        with pytest.raises(SateError, match=r"^wave: a file name \('.*talk.wav'\), not samples: give its 16 kHz "
+                                            r"samples \(prepare\(path\).waves are a file's, cut at pauses\)$"):
+            st.features(name)  # type: ignore[arg-type]
+    assert [f.shape[1] for f in map(st.features, st.prepare(tmp_path / "talk.wav").waves)] == [80]
+
+
+@pytest.mark.parametrize(("given", "says"), [({"beam": 2.5}, "beam must be an integer, got 2.5"),
+                                             ({"beam": 1000}, "beam must be at least 1 and at most 256, got 1000"),
+                                             ({"max_len_ratio": 50.0}, "max_len_ratio must be positive and at most")])
+def test_options_built_directly_are_checked_as_with_options_checks_them(translators: dict[str, SpeechTranslator],
+                                                                        given: dict, says: str) -> None:
+    """`DecodeOptions(beam=2.5)` (as docs/inference.md builds them for beam_search) was a TypeError deep in torch, and
+    a beam or max_len_ratio past the documented bounds was decoded, however long it took (25th hostile pass)."""
+    from sate.decode.options import DecodeOptions
+
+    mt = translators["mt"]
+    with pytest.raises(SateError, match=rf"^options: {says}"):
+        mt.translate_text(["hallo"], DecodeOptions(**given))
+    built = DecodeOptions(beam=3, max_len_ratio=mt.options.max_len_ratio)  # the pack's own ratio
+    assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(beam=3))
+
+
+def test_a_name_holding_a_nul_character_is_one_inputs_failure(translators: dict[str, SpeechTranslator],
+                                                              talk: np.ndarray, tmp_path: Path) -> None:
+    """A name holding NUL (names split on newlines that `find -print0` separated with NUL) was a ValueError of
+    os.stat, raised through `stream`, which ended it: the inputs after it were never decoded (25th hostile pass)."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    got = list(st.stream(["talk\0.wav", tmp_path / "talk.wav\0", tmp_path / "talk.wav"]))
+    assert [getattr(item, "error", None) for item in got[:2]] == [
+        f"{shown}: a name holding a NUL character, which no file's name holds (names split on newlines where find "
+        "-print0 wrote NUL-separated ones?)" for shown in ("talk\\x00.wav", f"{tmp_path}/talk.wav\\x00")]
+    assert got[2] == st.translate([tmp_path / "talk.wav"])[0]
+
+
+@pytest.mark.parametrize("name", ["talk.wav", "~/talk.wav"])
+def test_a_missing_relative_input_names_the_folder_it_was_looked_for_in(translators: dict[str, SpeechTranslator],
+                                                                        talk: np.ndarray, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch,
+                                                                        name: str) -> None:
+    """`translate(["~/talk.wav"])` in a notebook (no shell expands the '~') and a relative name from another folder
+    were "no such file", with no hint why (25th hostile pass); a relative name that is there is read as before."""
+    st = translators["st"]
+    monkeypatch.chdir(tmp_path)
+    tilde = "; a '~' here is not your home folder: write the path out" if name.startswith("~") else ""
+    with pytest.raises(SateError, match=rf"^{re.escape(name)}: no such file \(relative to the current directory, "
+                                        rf"{re.escape(str(tmp_path))}{re.escape(tilde)}\)$"):
+        st.translate([name])
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    assert st.translate(["talk.wav"])[0].duration == len(talk) / SAMPLE_RATE
+
+
+def test_path_objects_of_any_kind_are_read_as_their_paths(translators: dict[str, SpeechTranslator],
+                                                          talk: np.ndarray, tmp_path: Path) -> None:
+    """`translate(list(os.scandir(folder)))` (os.DirEntry) and a PurePath were "expected a file path or a (samples,
+    sample_rate) pair" (25th hostile pass): any os.PathLike naming a file is read, and named, as its path."""
+    import os
+    from pathlib import PurePath
+
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    want = st.translate([tmp_path / "talk.wav"])
+    assert st.translate(list(os.scandir(tmp_path))) == want
+    assert st.translate([PurePath(tmp_path / "talk.wav")]) == want
+    assert [item.error for item in st.stream([PurePath(tmp_path / "gone.wav")])] == [  # type: ignore[union-attr]
+        f"{tmp_path / 'gone.wav'}: no such file"]
+
+
+@pytest.mark.parametrize("given", [{"beam": np.int64(3)}, {"beam": 3, "lenpen": np.float32(1.25)},
+                                   {"beam": torch.tensor(3)}], ids=["np.int64", "np.float32", "tensor"])
+def test_options_built_directly_take_numpy_and_torch_scalars_as_with_options_does(
+        translators: dict[str, SpeechTranslator], given: dict) -> None:
+    """`for beam in np.arange(1, 9): translate(x, DecodeOptions(beam=beam))` decoded before the options built directly
+    were checked, and `with_options(beam=np.int64(3))` still did; the check refused np.int64(3) as no integer."""
+    from sate.decode.options import DecodeOptions
+
+    mt = translators["mt"]
+    built = DecodeOptions(**given, max_len_ratio=mt.options.max_len_ratio)
+    assert mt.translate_text(["hallo"], built) == mt.translate_text(["hallo"], mt.with_options(**given))
+
+
+@pytest.mark.parametrize("kind", [bytes, bytearray, memoryview])
+def test_raw_bytes_given_to_features_are_named(translators: dict[str, SpeechTranslator], talk: np.ndarray,
+                                               kind: type) -> None:
+    """`features(frames)` of `wave`'s readframes(): bytes were "expected samples ..., got ()", and a bytearray or a
+    memoryview was read as 8-bit samples, twice as many frames of noise (25th hostile pass); the advice, followed,
+    gives the samples' features."""
+    st = translators["st"]
+    pcm = (talk * 30000).astype(np.int16)
+    data = kind(pcm.tobytes())
+    with pytest.raises(SateError, match=rf"^wave: {2 * len(talk):,} raw bytes, not samples: decode them first, "
+                                        r"e.g. np.frombuffer\(data, np.int16\) for 16-bit PCM$"):
+        st.features(data)  # type: ignore[arg-type]
+    assert np.array_equal(st.features(np.frombuffer(data, np.int16)), st.features(pcm))
+
+
+def test_a_file_name_as_bytes_is_named_as_one_not_as_raw_pcm(translators: dict[str, SpeechTranslator],
+                                                             talk: np.ndarray, tmp_path: Path) -> None:
+    """`translate([(os.fsencode(path), 16000)])` was called "47 raw bytes", with advice (np.frombuffer) that decodes
+    the file's name as audio (25th hostile pass); the advice given now, followed, translates the file, and
+    `features` of such a name says where a file's samples come from."""
+    import os
+
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    name = os.fsencode(tmp_path / "talk.wav")
+    with pytest.raises(SateError, match=r"^input 0: a file name as bytes \(b'/.*talk.wav'\), not samples: give "
+                                        r"the path alone, as a str \(os.fsdecode\(name\)\); its rate is read from "
+                                        r"the file$"):
+        st.translate([(name, SAMPLE_RATE)])
+    assert st.translate([os.fsdecode(name)])[0].duration == len(talk) / SAMPLE_RATE
+    with pytest.raises(SateError, match=r"^wave: a file name as bytes \(b'/.*talk.wav'\), not samples: give its 16 "
+                                        r"kHz samples \(prepare\(os.fsdecode\(name\)\).waves are a file's"):
+        st.features(name)  # type: ignore[arg-type]
+    assert [f.shape[1] for f in map(st.features, st.prepare(os.fsdecode(name)).waves)] == [80]
+
+
+def test_a_prepared_file_only_peeked_at_is_not_called_decoded(translators: dict[str, SpeechTranslator],
+                                                              talk: np.ndarray, tmp_path: Path) -> None:
+    """`next(ready.waves)` (a look at the first segment) and then `decode_prepared([ready])` was refused as "decoded
+    already", which it never was (25th hostile pass); the advice, followed, decodes it."""
+    st = translators["st"]
+    sf.write(tmp_path / "talk.wav", talk, SAMPLE_RATE)
+    ready = st.prepare(tmp_path / "talk.wav")
+    next(ready.waves)  # type: ignore[call-overload]
+    with pytest.raises(SateError, match=r"^prepared\[0\] \(.*talk.wav\): its segments were read already \(decoded, "
+                                        r"or taken from its .waves\)"):
+        st.decode_prepared([ready])
+    assert st.decode_prepared([st.prepare(tmp_path / "talk.wav")])[0].segments
+
+
+def test_a_missing_relative_name_in_a_deleted_current_directory_is_named(translators: dict[str, SpeechTranslator],
+                                                                         tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The note on what a relative name is relative to asked for the current directory, which raises when it was
+    deleted: `sate segment talk.wav` printed a bare "No such file or directory", neither naming the input nor counting
+    it failed, and `SpeechTranslator.load("packs/st")` was a FileNotFoundError (25th hostile pass)."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(SateError, match=r"^talk.wav: no such file \(relative to the current directory, which was "
+                                        r"deleted: cd to one that is there\)$"):
+        translators["st"].translate(["talk.wav"])
+    with pytest.raises(SateError, match=r"packed model directory is missing \(relative to the current directory, "
+                                        r"which was deleted"):
+        SpeechTranslator.load("packs/st", "cpu")

@@ -335,3 +335,32 @@ def test_a_model_with_nan_weights_is_one_line_not_an_index_error(beam: int, deco
             p.fill_(math.nan)
     with pytest.raises(SateError, match="found no translation for utterance 0 .*NaN or infinite values"):
         beam_search(model, text_batch, DecodeOptions(beam=beam, nbest=beam))
+
+
+def test_the_documented_call_with_a_wrong_batch_or_options_is_one_line(trained_mt: SateModel, trained_st: SateModel,
+                                                                        text_batch: dict[str, Any]) -> None:
+    """docs/inference.md's `beam_search(model, batch, DecodeOptions(...))`: a text batch given to an ST model was a
+    KeyError ('feats'), options None or a dict an AttributeError, and `DecodeOptions(beam=2.5)` a TypeError of
+    torch.full (25th hostile pass)."""
+    with pytest.raises(SateError, match=r"^batch: an ST model decodes feats and feats_lengths, which the batch lacks "
+                                        r"\(feats, feats_lengths\); `collate` of a SpeechDataset gives them$"):
+        beam_search(trained_st, text_batch, DecodeOptions())
+    for options in (None, {"beam": 2}):
+        with pytest.raises(SateError, match=r"^options must be DecodeOptions \(e.g. DecodeOptions\(beam=5\)\), got "):
+            beam_search(trained_mt, text_batch, options)  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^options: beam must be an integer, got 2.5$"):
+        beam_search(trained_mt, text_batch, DecodeOptions(beam=2.5))  # type: ignore[arg-type]
+    assert len(beam_search(trained_mt, text_batch, DecodeOptions(beam=2))) == len(text_batch["src"])
+
+
+def test_options_of_numpy_or_torch_scalars_decode_as_their_numbers(trained_mt: SateModel,
+                                                                  text_batch: dict[str, Any]) -> None:
+    """A sweep such as `for beam in np.arange(1, 9): beam_search(model, batch, DecodeOptions(beam=beam))` decoded
+    until the options' types were checked; the check refused np.int64(2) as no integer (25th hostile pass)."""
+    import numpy as np
+
+    expected = beam_search(trained_mt, text_batch, DecodeOptions(beam=2, lenpen=0.5))
+    for given in ({"beam": np.int64(2), "lenpen": np.float64(0.5)}, {"beam": 2, "lenpen": np.float32(0.5)},
+                  {"beam": torch.tensor(2), "lenpen": torch.tensor(0.5)}):
+        got = beam_search(trained_mt, text_batch, DecodeOptions(**given))  # type: ignore[arg-type]
+        assert [[h.tokens for h in hyps] for hyps in got] == [[h.tokens for h in hyps] for hyps in expected]

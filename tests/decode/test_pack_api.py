@@ -643,3 +643,44 @@ def test_a_file_of_a_pack_or_an_archived_pack_says_what_to_give(tmp_path: Path) 
         with pytest.raises(SateError) as err:
             read_pack_yaml(given)
         assert str(err.value) == f"{given}: a file, not a packed model directory ({advice})"
+
+
+@pytest.mark.parametrize("name", ["packs/st", "~/packs/st"])
+def test_a_missing_relative_pack_names_the_folder_it_was_looked_for_in(tmp_path: Path, st_pack: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch,
+                                                                     name: str) -> None:
+    """`SpeechTranslator.load("~/packs/st")` in a notebook (no shell expands the '~') and `--model packs/st` from
+    another folder were "packed model directory is missing", naming neither the folder nor the '~' (25th hostile
+    pass); a relative pack that is there loads as before."""
+    monkeypatch.chdir(tmp_path)
+    tilde = r"; a '~' here is not your home folder: write the path out" if name.startswith("~") else ""
+    with pytest.raises(SateError, match=rf"^{re.escape(name)}: packed model directory is missing \(relative to the "
+                                        rf"current directory, {re.escape(str(tmp_path))}{tilde}\)$"):
+        SpeechTranslator.load(name, device="cpu")
+    (tmp_path / "packs").mkdir()
+    (tmp_path / "packs" / "st").symlink_to(st_pack)
+    assert SpeechTranslator.load("packs/st", device="cpu").task == "st"
+
+
+def test_a_device_that_is_not_there_is_refused_before_the_model_is_read(st_pack: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SpeechTranslator.load(PACK, device="cuda:7")` read the whole model file first, seconds or minutes of a large
+    one, to refuse the device after (25th hostile pass)."""
+    from sate.models import model_file
+
+    def read(path: object) -> None:
+        raise AssertionError(f"{path} read before the device was checked")
+
+    monkeypatch.setattr(model_file, "model_from_file", read)
+    with pytest.raises(SateError, match=r"^--device (cuda|meta):7: "):
+        SpeechTranslator.load(st_pack, device="meta:7" if torch.cuda.is_available() else "cuda:7")
+
+
+def test_a_pack_name_holding_a_nul_character_is_named(st_pack: Path) -> None:
+    """`SpeechTranslator.load("pack\\0x")` was a ValueError of os.stat ("embedded null byte"), a traceback, though an
+    input's name holding one was named (25th hostile pass); the pack itself still loads."""
+    for name in (f"{st_pack}\0x", Path(f"{st_pack}\0x")):
+        with pytest.raises(SateError, match=r"^directory: '.*\\x00x' holds a NUL character, which no directory's "
+                                            r"name holds$"):
+            SpeechTranslator.load(name, "cpu")
+    assert SpeechTranslator.load(str(st_pack), "cpu").task == "st"

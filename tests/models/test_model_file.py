@@ -231,3 +231,20 @@ def test_a_model_file_of_the_dict_era_loads_and_computes_the_same(tmp_path: Path
     assert enc.memory_lengths.tolist() == DICT_ERA_SEGMENTS
     assert float((enc.memory.double() * torch.arange(8)).sum()) == pytest.approx(DICT_ERA_MEMORY, abs=1e-5)
     assert float(enc.ctc_logits.double().sum()) == pytest.approx(DICT_ERA_CTC, rel=1e-6)
+
+
+@pytest.mark.parametrize("path", [None, 3, b"model.pt"])
+def test_a_path_that_is_no_path_is_named(path: object) -> None:
+    """docs/models.md's `model_from_file(PATH)` given None (an unset variable), a number or bytes was a TypeError of
+    Path() (25th hostile pass)."""
+    with pytest.raises(SateError, match=rf"^model file: expected a path \(str or Path\), got {type(path).__name__}$"):
+        model_from_file(path)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("path", ["model\0.pt", Path("exp/model\0.pt")])
+def test_a_name_holding_a_nul_character_is_named(path: object) -> None:
+    """`model_from_file("model\\0.pt")` was a ValueError of os.stat ("embedded null byte"), a traceback (25th hostile
+    pass)."""
+    with pytest.raises(SateError, match=r"^model file: '.*model\\x00.pt' holds a NUL character, which no file's name "
+                                        r"holds$"):
+        model_from_file(path)  # type: ignore[arg-type]
