@@ -468,6 +468,37 @@ current_pack() {
     say "note: $exp/$1/pack averages ${packed%% trained=*} checkpoints, not --average-n $average_n (--stage $2 packs it again)"
 }
 
+# made_from_old SYSTEM: why the model EXP/SYSTEM holds is not made from what it is made from as they are now, or nothing:
+# SATE and the rows begun from exp/asr and exp/mt (EXP/SYSTEM/.init-from) since those were trained or averaged again,
+# a comparison row trained for SATE's update count (--steps-from) since SATE was trained again. Stage 5 and stage 10
+# see it only when they run: `--stage 3 --stop-stage 4` (more updates), then `--stage 7`, tabled SATE made from the old
+# ASR and MT models beside a cascade of the new ones, exit 0, and `--stage 5 --stop-stage 8` the rows of SATE's old count.
+made_from_old() {
+  local inits=() record
+  case "$1" in
+    st | sate_nokd | sate_shrink) inits=("${init_from[@]}") ;;
+    e2e_asr) inits=(--init-from "asr=$exp/asr/model.pt") ;;
+  esac
+  if [ ${#inits[@]} -gt 0 ] && [ -e "$exp/$1/.init-from" ]; then
+    init_models "${inits[@]}"
+    if [ "$(cat "$exp/$1/.init-from")" != "$(stamp "${init_models[@]}")" ]; then
+      printf 'trained from other models than %s hold now (trained or averaged again since)' "${init_models[*]}"
+      return
+    fi
+  fi
+  record=$(cat "$exp/$1/.done-train" 2>/dev/null) || return 0
+  [[ $record =~ \ steps=([0-9a-f]{12})$ ]] || return 0
+  [ "${BASH_REMATCH[1]}" = "$(stamp "$exp/st/.done-train")" ] ||
+    printf 'trained for as many updates as %s had before it was trained again' "$exp/st"
+}
+# current_sate: stop where SATE (EXP/st) was trained from other ASR and MT models than those now in their experiments,
+# before a stage decodes it beside the cascade of those or trains the comparison rows from them.
+current_sate() {
+  local old
+  old=$(made_from_old st)
+  [ -z "$old" ] || die "$exp/st was $old: move $exp/st away and run from --stage 5 to train SATE from them"
+}
+
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
 # record beside each and stage 8 compares: a decoding made before the model was trained and packed again
 # (`--stage 5 --stop-stage 6`, then `--stage 8`) was tabled as the new model's, exit 0.
@@ -488,6 +519,7 @@ fi
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
   current_pack st 6
+  current_sate
   [ ! -e "$exp/mt/pack" ] || { current_pack asr 3; current_pack mt 4; }  # the cascade's
   given_test_sets_exist
   for split in "${test_splits[@]}"; do
@@ -515,6 +547,14 @@ if run_stage 8 "score: results table in $exp/results.md"; then
       [ "${record% data=*}" != "${now% data=*}" ] || [ "${record##* data=}" = "${now##* data=}" ] \
         || [ "${record##* data=}" -ef "${now##* data=}" ] || why="from the data directory ${record##* data=}, not $data"
       [ "${record% data=*}" = "${now% data=*}" ] || why="before $system's model was packed again"
+      if [ -z "$why" ] && old=$(made_from_old "$system") && [ -n "$old" ]; then
+        case "$old" in
+          *updates*) again="run --compare true --stage 10 to train it on and decode it again" ;;
+          *) again="move $exp/$system away and run $( [ "$system" = st ] && printf 'from --stage 5' ||
+                                                       printf -- '--compare true --stage 10') to train it from them" ;;
+        esac
+        die "$(dirname "$marker") is of a model $old: $again"
+      fi
       [ -n "$why" ] || continue
       case "$system" in st | cascade) again="--stage 7" ;; *) again="--compare true --stage 10" ;; esac
       die "$(dirname "$marker") was decoded $why: run from $again to decode it again"
@@ -545,6 +585,7 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  current_sate
   for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
     [ -f "$config" ] || no_config "$config" "the config of stage 10"
   done

@@ -237,6 +237,15 @@ def pretrained(tmp_path: Path, env: dict[str, str]) -> Callable[..., subprocess.
     return run
 
 
+def decoding_recorder(tmp_path: Path) -> dict[str, str]:
+    """recorder's environment, its `sate` making an --out folder with a results.json, as evaluate (and pack) do."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(
+        RECORDING_SATE + 'prev=; for a in "$@"; do [ "$prev" != --out ] || '
+        '{ mkdir -p "$a"; echo {} > "$a/results.json"; }; prev=$a; done\n')
+    return env
+
+
 def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
     stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
@@ -306,10 +315,7 @@ def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None
     """`--stage 5 --stop-stage 6` (SATE trained and packed again), then `--stage 8`: the table held the decodings of
     the pack before, as the new model's, exit 0 (twenty-third hostile pass). Stage 7 records what each decoding is
     made from, and stage 8 compares it."""
-    env = recorder(tmp_path)
-    (tmp_path / "bin" / "sate").write_text(  # an --out folder with a results.json, as evaluate (and pack) make one
-        RECORDING_SATE + 'prev=; for a in "$@"; do [ "$prev" != --out ] || '
-        '{ mkdir -p "$a"; echo {} > "$a/results.json"; }; prev=$a; done\n')
+    env = decoding_recorder(tmp_path)
     exp = tmp_path / "exp"
     run = pretrained(tmp_path, env)
 
@@ -331,3 +337,48 @@ def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None
         f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again: run from "
         "--stage 7 to decode it again"), done.stderr
     assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0
+
+
+def test_sate_made_from_asr_and_mt_models_trained_since_is_not_decoded_or_tabled(tmp_path: Path) -> None:
+    """`--stage 3 --stop-stage 4` (ASR and MT trained on), then `--stage 7 --stop-stage 8`: the table set SATE made from
+    the old ASR and MT models beside a cascade of the new ones, exit 0; only stage 5, not run, looked at what SATE was
+    made from (twenty-fifth hostile pass)."""
+    env = decoding_recorder(tmp_path)
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "8").returncode == 0
+    (exp / "asr" / "model.pt").write_text("asr trained on")  # stage 3 again
+    models = f"{exp / 'asr' / 'model.pt'} {exp / 'mt' / 'model.pt'}"
+    why = f"trained from other models than {models} hold now (trained or averaged again since): move {exp / 'st'} " \
+          "away and run from --stage 5"
+    done = run("--stage", "8", "--stop-stage", "8")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} is of a model {why} to train it from them"), done.stderr
+    for stage in ("7", "10"):
+        done = run("--stage", stage, "--stop-stage", stage, "--compare", "true")
+        assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+            f"[mustc] error: {exp / 'st'} was {why} to train SATE from them"), done.stderr
+    (exp / "st").rename(tmp_path / "st_old")  # as the line says
+    done = run("--stage", "5", "--stop-stage", "8")
+    assert done.returncode == 0, done.stderr
+
+
+def test_comparison_rows_of_an_update_count_sate_has_no_more_are_not_tabled(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 7` with more SATE updates (`--train-args`), then `--stage 8`: the comparison rows of
+    stage 10, trained for as many updates as SATE had before, were tabled beside it, exit 0 (twenty-fifth hostile
+    pass)."""
+    env = decoding_recorder(tmp_path)
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "8").returncode == 0
+    assert run("--stage", "10", "--compare", "true").returncode == 0
+    assert run("--stage", "8", "--stop-stage", "8").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "7", *more).returncode == 0
+    done = run("--stage", "8", "--stop-stage", "8", *more)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'e2e_asr' / 'decode_tst-COMMON'} is of a model trained for as many updates as "
+        f"{exp / 'st'} had before it was trained again: run --compare true --stage 10 to train it on and decode it "
+        "again"), done.stderr
+    assert run("--stage", "10", "--compare", "true", *more).returncode == 0  # as the line says
+    assert run("--stage", "8", "--stop-stage", "8", *more).returncode == 0
