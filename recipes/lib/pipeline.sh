@@ -98,6 +98,26 @@ if [ -n "${ctc_layer:-}" ]; then
 fi
 # Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
 if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
+# listed_paths NAME TEST WHAT: each path of the list option --NAME passes `test TEST` (-d, -f), or the run stops naming
+# it, before any stage. The list is split on spaces: `--asr-extra "/data/my corpus"` was prepared as /data/my and
+# corpus, and stage 0 refused "/data/my is not a directory" only after `sate prep` of the corpus; `--mt-extra "my
+# text/a.en my text/a.de"` was read as the pairs (my, text/a.en) and (my, text/a.de), refused by stage 2's sate vocab.
+listed_paths() {
+  local words k next
+  read -r -a words <<< "${!1:-}"
+  for k in "${!words[@]}"; do
+    test "$2" "${words[k]}" && continue
+    next=${words[k + 1]:-}
+    next=${next#"${caller_dir%/}/"}  # as the command line gave it (from_caller made it absolute)
+    if [ -n "$next" ] && [ -e "${words[k]} $next" ]; then
+      die "--${1//_/-}: '${words[k]} $next' holds a space, and the option's paths are separated by spaces: give it by a path without one (a symbolic link)"
+    fi
+    die "--${1//_/-}: ${words[k]} is not $3"
+  done
+}
+selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
+if selected 0; then listed_paths asr_extra -d "a directory (a LibriSpeech subset or a Kaldi data directory)"; fi
+if selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "a file"; fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
 read -r -a extra_text <<< "${mt_extra:-}"

@@ -382,3 +382,42 @@ def test_comparison_rows_of_an_update_count_sate_has_no_more_are_not_tabled(tmp_
         "again"), done.stderr
     assert run("--stage", "10", "--compare", "true", *more).returncode == 0  # as the line says
     assert run("--stage", "8", "--stop-stage", "8", *more).returncode == 0
+
+
+@pytest.mark.parametrize(("option", "paths", "what"), [
+    ("--asr-extra", "my corpus/train-clean-5", "my corpus/train-clean-5"), ("--mt-extra", "my text/a.en my text/a.de",
+                                                                           "my text/a.en")])
+def test_a_listed_path_with_a_space_is_named_before_any_stage(tmp_path: Path, option: str, paths: str,
+                                                               what: str) -> None:
+    """`--asr-extra "my corpus/train-clean-5"` was prepared as `my` and `corpus/train-clean-5`: stage 0 refused "my is
+    not a directory" after `sate prep` of MuST-C; `--mt-extra "my text/a.en my text/a.de"` was read as the pairs (my,
+    text/a.en) and (my, text/a.de), refused by stage 2's `sate vocab` after prep and features (twenty-fifth hostile
+    pass). The list is split on spaces, as before; such a path is now named, with what to do, before any stage."""
+    env = recorder(tmp_path)
+    (tmp_path / "my corpus" / "train-clean-5").mkdir(parents=True)
+    (tmp_path / "my text").mkdir()
+    for name in ("a.en", "a.de"):
+        (tmp_path / "my text" / name).write_text("text\n")
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--stop-stage", "2"]
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run(list(map(str, [*argv, *args])), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    done = run(option, paths)
+    assert done.returncode == 1 and commands(tmp_path) == [], done.stderr
+    assert done.stderr.splitlines() == [
+        f"[mustc] error: {option}: '{tmp_path / what}' holds a space, and the option's paths are separated by spaces: "
+        "give it by a path without one (a symbolic link)"]
+    done = run(option, "elsewhere")
+    assert done.returncode == 1 and commands(tmp_path) == [], done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"[mustc] error: {option}: {tmp_path / 'elsewhere'} is not a ")
+    for name in ("my corpus", "my text"):  # as the line says
+        (tmp_path / name.replace(" ", "_")).symlink_to(tmp_path / name)
+    done = run(option, paths.replace("my ", "my_"))
+    assert done.returncode == 0 and commands(tmp_path)[0] == "prep", done.stderr
+    for marker in ("prep", "features", "vocab"):  # stages 0 to 2 done
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    done = run(option, paths, "--stage", "3", "--stop-stage", "3")  # read by no stage run: not looked at
+    assert done.returncode == 0 and commands(tmp_path) == ["train", "average", "pack"], done.stderr
