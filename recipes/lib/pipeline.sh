@@ -558,6 +558,15 @@ fi
 if run_stage 8 "score: results table in $exp/results.md"; then
   decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
   need "${decoded[0]}" "the test sets decoded by stage 7"
+  # each split of --test-sets that some system decoded: `sate report` leaves out a split none did, so `--stage 8
+  # --test-sets "tst-COMMON dev"` without dev decoded wrote a table of tst-COMMON alone, exit 0. A default test set
+  # the corpus lacks (MuST-C's tst-HE), which stage 7 skips, is left out here too.
+  for split in "${test_splits[@]}"; do
+    decoded=("$exp"/*/"decode_$split"/results.json)
+    [ ! -e "${decoded[0]}" ] || continue
+    [ -e "$data/$split.jsonl" ] || [[ $given_options == *" test_sets "* ]] || continue
+    die "no system in $exp has decoded $split: run from --stage 7 to decode it, or leave it out of --test-sets"
+  done
   for split in "${test_splits[@]}"; do
     for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
       [ -e "$marker" ] || continue

@@ -421,3 +421,24 @@ def test_a_listed_path_with_a_space_is_named_before_any_stage(tmp_path: Path, op
         (tmp_path / "data" / ".done" / marker).write_text(marker)
     done = run(option, paths, "--stage", "3", "--stop-stage", "3")  # read by no stage run: not looked at
     assert done.returncode == 0 and commands(tmp_path) == ["train", "average", "pack"], done.stderr
+
+
+def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Path) -> None:
+    """`--stage 8 --test-sets "tst-COMMON dev"` without dev decoded: `sate report` wrote a table of tst-COMMON alone,
+    exit 0 (twenty-fifth hostile pass). A default test set the corpus lacks (MuST-C's tst-HE) is still skipped."""
+    env = decoding_recorder(tmp_path)
+    run = pretrained(tmp_path, env)
+    (tmp_path / "data" / "dev.jsonl").write_text("{}\n")
+    assert run("--stage", "5", "--stop-stage", "8").returncode == 0
+    done = run("--stage", "8", "--stop-stage", "8", "--test-sets", "tst-COMMON dev")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: no system in {tmp_path / 'exp'} has decoded dev: run from --stage 7 to decode it, or leave it "
+        "out of --test-sets"), done.stderr
+    assert run("--stage", "7", "--stop-stage", "8", "--test-sets", "tst-COMMON dev").returncode == 0  # as it says
+    done = run("--stage", "8", "--stop-stage", "8", "--test-sets", "tst-COMMON tst-HE")  # tst-HE: none in the data
+    assert done.returncode == 1 and "--test-sets" in done.stderr.splitlines()[-1], done.stderr
+    env["SATE_ARGS"] = str(tmp_path / "args")
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--stage", "8", "--stop-stage", "8"]  # the default sets
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
