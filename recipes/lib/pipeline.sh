@@ -555,20 +555,13 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
   done
 fi
 
-if run_stage 8 "score: results table in $exp/results.md"; then
-  decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
-  need "${decoded[0]}" "the test sets decoded by stage 7"
-  # each split of --test-sets that some system decoded: `sate report` leaves out a split none did, so `--stage 8
-  # --test-sets "tst-COMMON dev"` without dev decoded wrote a table of tst-COMMON alone, exit 0. A default test set
-  # the corpus lacks (MuST-C's tst-HE), which stage 7 skips, is left out here too.
+# current_decodings PATTERN: stop where a decoding of a --test-sets split by a system that PATTERN matches (in EXP), whose
+# making stage 7 or 10 recorded, is not of that system's model as it is now, naming the stage to run again; a decoding
+# the recipe did not make (no record) is tabled as it is.
+current_decodings() {
+  local split marker system record now why old again
   for split in "${test_splits[@]}"; do
-    decoded=("$exp"/*/"decode_$split"/results.json)
-    [ ! -e "${decoded[0]}" ] || continue
-    [ -e "$data/$split.jsonl" ] || [[ $given_options == *" test_sets "* ]] || continue
-    die "no system in $exp has decoded $split: run from --stage 7 to decode it, or leave it out of --test-sets"
-  done
-  for split in "${test_splits[@]}"; do
-    for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
+    for marker in "$exp"/$1/"decode_$split/.done"; do
       [ -e "$marker" ] || continue
       system=$(basename "$(dirname "$(dirname "$marker")")")
       record=$(cat "$marker") now=$(decoded_by "$system") why=
@@ -589,6 +582,21 @@ if run_stage 8 "score: results table in $exp/results.md"; then
       die "$(dirname "$marker") was decoded $why: run from $again to decode it again"
     done
   done
+}
+
+if run_stage 8 "score: results table in $exp/results.md"; then
+  decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
+  need "${decoded[0]}" "the test sets decoded by stage 7"
+  # each split of --test-sets that some system decoded: `sate report` leaves out a split none did, so `--stage 8
+  # --test-sets "tst-COMMON dev"` without dev decoded wrote a table of tst-COMMON alone, exit 0. A default test set
+  # the corpus lacks (MuST-C's tst-HE), which stage 7 skips, is left out here too.
+  for split in "${test_splits[@]}"; do
+    decoded=("$exp"/*/"decode_$split"/results.json)
+    [ ! -e "${decoded[0]}" ] || continue
+    [ -e "$data/$split.jsonl" ] || [[ $given_options == *" test_sets "* ]] || continue
+    die "no system in $exp has decoded $split: run from --stage 7 to decode it, or leave it out of --test-sets"
+  done
+  current_decodings "*"
   # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
   logs=("$exp"/*/logs/version_*/metrics.csv)
   curves=()
@@ -619,6 +627,10 @@ if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE p
     [ -f "$config" ] || no_config "$config" "the config of stage 10"
   done
   given_test_sets_exist  # before hours of training the rows
+  # SATE's and the cascade's decodings, which stage 7 made, are tabled with the rows: `--stage 5 --stop-stage 6` (SATE
+  # trained and packed again), then `--compare true --stage 10`, tabled the old pack's scores as SATE's, exit 0
+  current_decodings st
+  current_decodings cascade
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
   same=(--steps-from "$exp/st" "${st_train[@]}")

@@ -442,3 +442,23 @@ def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Pat
             tmp_path / "data", "--exp", tmp_path / "exp", "--stage", "8", "--stop-stage", "8"]  # the default sets
     done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
+
+
+def test_the_comparison_does_not_table_sate_decoded_before_it_was_packed_again(tmp_path: Path) -> None:
+    """`--stage 5 --stop-stage 6` (SATE trained on and packed again), then `--compare true --stage 10`: its table held
+    the decodings of SATE's pack before as SATE's, against which every row was tested, exit 0; only stage 8 looked at
+    what a decoding was made from (twenty-fifth hostile pass). Now stage 10 does too, before training the rows."""
+    env = decoding_recorder(tmp_path)
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "8").returncode == 0
+    more = ["--train-args", "--set trainer.max_steps=3000"]
+    assert run("--stage", "5", "--stop-stage", "6", *more).returncode == 0
+    done = run("--stage", "10", "--compare", "true", *more)
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'st' / 'decode_tst-COMMON'} was decoded before st's model was packed again: run from "
+        "--stage 7 to decode it again"), done.stderr
+    assert not (exp / "e2e_scratch").exists()  # before any row trained
+    assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0  # as the line says
+    assert run("--stage", "10", "--compare", "true", *more).returncode == 0
+    assert (exp / "e2e_scratch" / "decode_tst-COMMON" / "results.json").is_file()
