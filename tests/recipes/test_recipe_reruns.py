@@ -462,3 +462,24 @@ def test_the_comparison_does_not_table_sate_decoded_before_it_was_packed_again(t
     assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0  # as the line says
     assert run("--stage", "10", "--compare", "true", *more).returncode == 0
     assert (exp / "e2e_scratch" / "decode_tst-COMMON" / "results.json").is_file()
+
+
+def test_a_recipe_runs_from_its_own_folder_and_through_a_symbolic_link(tmp_path: Path) -> None:
+    """`cd recipes/mustc && ./run.sh ...` (or `--help`) stopped on "sed: can't read ./run.sh: No such file or
+    directory", exit 2: the recipe read its own file by the path it was started by after going to the repository root.
+    And `ln -s .../recipes/mustc/run.sh ~/work/run.sh`, then `~/work/run.sh ...`, went to the link's folder two up, and
+    stopped on "recipes/lib/stages.sh: No such file or directory" (or ran another checkout's stages there)
+    (twenty-fifth hostile pass)."""
+    env = recorder(tmp_path)
+    (tmp_path / "work").mkdir()
+    (tmp_path / "work" / "run.sh").symlink_to(ROOT / "recipes" / "mustc" / "run.sh")
+    for script, cwd in (("work/run.sh", tmp_path), ("./run.sh", ROOT / "recipes" / "mustc")):
+        done = subprocess.run(["bash", script, "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp",
+                               tmp_path / "exp", "--stop-stage", "0"], env=env, cwd=cwd, capture_output=True, text=True,
+                              timeout=60)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr.splitlines()[0].startswith(f"[mustc] stage 0: prep: --mustc-root {tmp_path / 'mustc'} ")
+        assert commands(tmp_path) == ["prep"]
+        (tmp_path / "data" / ".done" / "prep").unlink()
+        done = subprocess.run(["bash", script, "--help"], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
+        assert done.returncode == 0 and done.stdout.startswith("SATE on MuST-C"), done.stderr
