@@ -2,7 +2,8 @@
 # stages.sh and parse_options; it reads these variables (the recipe sets them; most are --name value options):
 #   prep_args   array: the `sate prep` arguments naming the corpus, e.g. (--mustc-root R --tgt-lang de)
 #   corpus      the corpus directory (its .done/synth stamp, when sate synth made it, is part of stage 0's)
-#   demo_dir    a directory of test recordings (*.wav): stage 9 translates the first with `sate translate`
+#   demo_dir    a directory of test recordings (*.wav): stage 9 translates the first with `sate translate` (in a
+#               MuST-C layout, the first talk its ../txt/SPLIT.yaml names)
 #   test_sets   splits evaluated in stages 7-8 (space-separated)
 #   data        data dir written by the stages (manifests, features, vocabularies)
 #   src_vocab_size, tgt_vocab_size   SentencePiece sizes
@@ -609,6 +610,14 @@ if run_stage 9 "translate one test recording with sate translate"; then
   current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
+  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first of them, not the first wav of the folder, which
+  # was a talk of the corpus voiced there before (sate synth over a corpus of other sizes leaves its talks: stage 9
+  # translated ted_19.wav of the old corpus, not ted_5.wav of this one)
+  yaml=("$(dirname "$demo_dir")"/txt/*.yaml)
+  if [ -f "${yaml[0]}" ]; then
+    first=$(sed -n '1s/.*[{ ,]wav: *\([^,} ]*\).*/\1/p' "${yaml[0]}")
+    [ -z "$first" ] || demo_audio=$demo_dir/$first
+  fi
   need "$demo_audio" "a test recording in $demo_dir"
   sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$demo_audio"
   say "  $demo_audio -> $exp/demo_talk.srt"

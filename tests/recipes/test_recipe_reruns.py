@@ -483,3 +483,24 @@ def test_a_recipe_runs_from_its_own_folder_and_through_a_symbolic_link(tmp_path:
         (tmp_path / "data" / ".done" / "prep").unlink()
         done = subprocess.run(["bash", script, "--help"], env=env, cwd=cwd, capture_output=True, text=True, timeout=60)
         assert done.returncode == 0 and done.stdout.startswith("SATE on MuST-C"), done.stderr
+
+
+def test_the_demo_talk_is_the_first_the_test_split_names(tmp_path: Path) -> None:
+    """`sate synth` over a corpus of other sizes leaves the talks voiced there before: stage 9 translated the first wav
+    of tst-COMMON/wav, ted_19.wav of the old corpus, not ted_5.wav, the talk tst-COMMON.yaml names (twenty-fifth
+    hostile pass)."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(RECORDING_SATE + '[ "$1" != translate ] || echo 1 > "$7"\n')
+    tst = tmp_path / "mustc" / "en-de" / "data" / "tst-COMMON"
+    (tst / "wav").mkdir(parents=True)
+    (tst / "txt").mkdir()
+    for talk in ("ted_19.wav", "ted_5.wav"):
+        (tst / "wav" / talk).write_bytes(b"")
+    (tst / "txt" / "tst-COMMON.yaml").write_text(
+        "- {duration: 2.5, offset: 0.48, rW: 8, uW: 0, speaker_id: spk.5, wav: ted_5.wav}\n")
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    (tmp_path / "exp" / "st" / "pack").mkdir()
+    done = run("--stage", "9", "--stop-stage", "9")
+    assert done.returncode == 0, done.stderr
+    assert f"[mustc]   {tst / 'wav' / 'ted_5.wav'} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
