@@ -61,7 +61,7 @@ ctc_layer=
 parse_options "$@"
 from_caller root data exp conf_dir --lists asr_extra mt_extra
 [ -n "$root" ] || die "--root is required (the directory holding train/, dev/ and test/)"
-case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate is true or false" ;; esac
+case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate must be true or false, got '$gtranslate'" ;; esac
 exp=${exp:-exp/libri_trans/$exp_tag}
 
 corpus=$root

@@ -504,3 +504,13 @@ def test_the_demo_talk_is_the_first_the_test_split_names(tmp_path: Path) -> None
     done = run("--stage", "9", "--stop-stage", "9")
     assert done.returncode == 0, done.stderr
     assert f"[mustc]   {tst / 'wav' / 'ted_5.wav'} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
+
+
+def test_gtranslate_names_the_value_given(tmp_path: Path) -> None:
+    """`recipes/libri_trans/run.sh --gtranslate yes` said "--gtranslate is true or false", not what it was given, as
+    the other true-or-false options say (twenty-fifth hostile pass)."""
+    done = subprocess.run(list(map(str, ["bash", ROOT / "recipes" / "libri_trans" / "run.sh", "--root", tmp_path,
+                                         "--gtranslate", "yes"])), env=recorder(tmp_path), capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 1 and done.stderr == \
+        "[libri_trans] error: --gtranslate must be true or false, got 'yes'\n", done.stderr
