@@ -99,26 +99,36 @@ if [ -n "${ctc_layer:-}" ]; then
 fi
 # Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
 if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
-# listed_paths NAME TEST WHAT: each path of the list option --NAME passes `test TEST` (-d, -f), or the run stops naming
-# it, before any stage. The list is split on spaces: `--asr-extra "/data/my corpus"` was prepared as /data/my and
-# corpus, and stage 0 refused "/data/my is not a directory" only after `sate prep` of the corpus; `--mt-extra "my
-# text/a.en my text/a.de"` was read as the pairs (my, text/a.en) and (my, text/a.de), refused by stage 2's sate vocab.
+# listed_paths NAME TEST WHAT [spaces]: each path of the list option --NAME passes `test TEST` (-d, -f), or the run stops
+# naming it. The list is split on spaces: `--asr-extra "/data/my corpus"` was prepared as /data/my and corpus, and stage
+# 0 refused "/data/my is not a directory" only after `sate prep` of the corpus; `--mt-extra "my text/a.en my
+# text/a.de"` was read as the pairs (my, text/a.en) and (my, text/a.de), refused by stage 2's sate vocab. A word that
+# is no such path but that joins the next words (one space each, as the list was split) into one that is there is
+# named whole. With `spaces`, that alone: a path that is not there is looked for where a stage will read it. Stage 0
+# reads --asr-extra only when it is not done already (after which the features hold it): re-running a command whose
+# stage 0 was done stopped before any stage once the raw corpus was removed. Stage 2 reads the --mt-extra text each
+# time it runs and stamps its contents, so it is never done without it; the trainings (stages 4, 5, 10) read it
+# only when they train, and sate train names a file that is not there.
 listed_paths() {
-  local words k next
+  local words k j joined
   read -r -a words <<< "${!1:-}"
   for k in "${!words[@]}"; do
     test "$2" "${words[k]}" && continue
-    next=${words[k + 1]:-}
-    next=${next#"${caller_dir%/}/"}  # as the command line gave it (from_caller made it absolute)
-    if [ -n "$next" ] && [ -e "${words[k]} $next" ]; then
-      die "--${1//_/-}: '${words[k]} $next' holds a space, and the option's paths are separated by spaces: give it by a path without one (a symbolic link)"
-    fi
-    die "--${1//_/-}: ${words[k]} is not $3"
+    joined=${words[k]}
+    for ((j = k + 1; j < ${#words[@]}; j++)); do
+      joined+=" ${words[j]#"${caller_dir%/}/"}"  # as the command line gave it (from_caller made it absolute)
+      if [ -e "$joined" ]; then
+        die "--${1//_/-}: '$joined' holds a space, and the option's paths are separated by spaces: give it by a path without one (a symbolic link)"
+      fi
+    done
+    [ "${4:-}" = spaces ] || die "--${1//_/-}: ${words[k]} is not $3"
   done
 }
 selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
-if selected 0; then listed_paths asr_extra -d "a directory (a LibriSpeech subset or a Kaldi data directory)"; fi
-if selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "a file"; fi
+asr_extra_is="a directory (a LibriSpeech subset or a Kaldi data directory)" mt_extra_is="a file"
+if selected 0; then listed_paths asr_extra -d "$asr_extra_is" spaces; fi
+if selected 2 && [ -z "$mt_hub" ]; then listed_paths mt_extra -f "$mt_extra_is"
+elif selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "$mt_extra_is" spaces; fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
 read -r -a extra_text <<< "${mt_extra:-}"
@@ -222,6 +232,7 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   if ! is_done "$data/.done/prep" "$params"; then
+    listed_paths asr_extra -d "$asr_extra_is"  # before the corpus's prep
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do
       dir=${extra_dirs[$k]}

@@ -423,6 +423,52 @@ def test_a_listed_path_with_a_space_is_named_before_any_stage(tmp_path: Path, op
     assert done.returncode == 0 and commands(tmp_path) == ["train", "average", "pack"], done.stderr
 
 
+def test_a_listed_path_is_looked_for_only_where_a_stage_reads_it(tmp_path: Path) -> None:
+    """The same command run again once stage 0 was done stopped before any stage when the raw --asr-extra corpus had
+    been removed since (the features hold it; no stage reads it any more), where it had said "done already" and gone
+    on; so did `--stage 4 --stop-stage 5` once the --mt-extra text was gone, though both trainings were done. And a
+    path with two spaces was named by its first word alone (twenty-fifth hostile pass, the review of it)."""
+    env = recorder(tmp_path)
+    extra = tmp_path / "libri" / "train-clean-5"
+    extra.mkdir(parents=True)
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp"]
+
+    def run(*args: object) -> subprocess.CompletedProcess:
+        return subprocess.run(list(map(str, [*argv, *args])), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    assert run("--stop-stage", "0", "--asr-extra", extra).returncode == 0
+    assert commands(tmp_path) == ["prep", "prep"]
+    (tmp_path / "libri").rename(tmp_path / "gone")
+    done = run("--stop-stage", "0", "--asr-extra", extra)
+    assert done.returncode == 0 and commands(tmp_path) == [], done.stderr
+    assert f"[mustc]   done already ({tmp_path / 'data' / '.done' / 'prep'}); --force to redo" in done.stderr
+    done = run("--stop-stage", "0", "--asr-extra", extra, "--force")  # prepared again: looked for, before the corpus
+    assert done.returncode == 1 and commands(tmp_path) == [], done.stderr
+    assert done.stderr.splitlines()[-1].startswith(f"[mustc] error: --asr-extra: {extra} is not a directory")
+
+    (tmp_path / "data" / ".done" / "prep").unlink()
+    (tmp_path / "my big corpus").mkdir()
+    done = run("--stop-stage", "0", "--asr-extra", "my big corpus")
+    assert done.returncode == 1 and commands(tmp_path) == [], done.stderr
+    assert done.stderr.splitlines()[-1] == (
+        f"[mustc] error: --asr-extra: '{tmp_path / 'my big corpus'}' holds a space, and the option's paths are "
+        "separated by spaces: give it by a path without one (a symbolic link)")
+
+    world = tmp_path / "world"
+    world.mkdir()
+    for name in ("a.en", "a.de"):
+        (world / name).write_text("text\n")
+    run = pretrained(world, env)
+    text = ["--mt-extra", f"{world / 'a.en'} {world / 'a.de'}", "--stage", "4", "--stop-stage", "5"]
+    assert run(*text).returncode == 0
+    for name in ("a.en", "a.de"):
+        (world / name).unlink()
+    done = run(*text)
+    assert done.returncode == 0 and done.stderr.count("done already") == 3, done.stderr  # mt's training, pack; st
+
+
 def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Path) -> None:
     """`--stage 8 --test-sets "tst-COMMON dev"` without dev decoded: `sate report` wrote a table of tst-COMMON alone,
     exit 0 (twenty-fifth hostile pass). A default test set the corpus lacks (MuST-C's tst-HE) is still skipped."""
