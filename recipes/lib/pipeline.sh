@@ -511,8 +511,9 @@ made_from_old() {
     st | sate_nokd | sate_shrink) inits=("${init_from[@]}") ;;
     e2e_asr) inits=(--init-from "asr=$exp/asr/model.pt") ;;
   esac
-  if [ ${#inits[@]} -gt 0 ] && [ -e "$exp/$1/.init-from" ]; then
-    init_models "${inits[@]}"
+  [ ${#inits[@]} -eq 0 ] || init_models "${inits[@]}"
+  # a model that is gone (removed to save disk once SATE was trained) is no newer one: nothing to compare with
+  if [ ${#inits[@]} -gt 0 ] && [ -e "$exp/$1/.init-from" ] && [ -z "$(gone "${init_models[@]}")" ]; then
     if [ "$(cat "$exp/$1/.init-from")" != "$(stamp "${init_models[@]}")" ]; then
       printf 'trained from other models than %s hold now (trained or averaged again since)' "${init_models[*]}"
       return
@@ -523,12 +524,20 @@ made_from_old() {
   [ "${BASH_REMATCH[1]}" = "$(stamp "$exp/st/.done-train")" ] ||
     printf 'trained for as many updates as %s had before it was trained again' "$exp/st"
 }
+# gone FILE...: those of the FILEs that are not there.
+gone() { local f; for f in "$@"; do [ -e "$f" ] || printf '%s ' "$f"; done; }
 # current_sate: stop where SATE (EXP/st) was trained from other ASR and MT models than those now in their experiments,
-# before a stage decodes it beside the cascade of those or trains the comparison rows from them.
+# before a stage decodes it beside the cascade of those or trains the comparison rows from them. Where one of them is
+# gone, that is said and SATE taken as it is: with exp/asr/model.pt and exp/mt/model.pt removed once SATE was trained
+# and packed, stage 7 said they were "trained or averaged again since" and sent the user to stage 5, which needs them.
 current_sate() {
-  local old
+  local old missing
   old=$(made_from_old st)
   [ -z "$old" ] || die "$exp/st was $old: move $exp/st away and run from --stage 5 to train SATE from them"
+  init_models "${init_from[@]}"
+  missing=$(gone "${init_models[@]}")
+  [ -z "$missing" ] || [ ! -e "$exp/st/.init-from" ] ||
+    say "note: ${missing% } not there: whether $exp/st was trained from the models there now is not checked"
 }
 
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10

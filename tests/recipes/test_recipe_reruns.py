@@ -363,6 +363,26 @@ def test_sate_made_from_asr_and_mt_models_trained_since_is_not_decoded_or_tabled
     assert done.returncode == 0, done.stderr
 
 
+def test_sate_whose_asr_and_mt_models_were_removed_since_is_decoded(tmp_path: Path) -> None:
+    """EXP/asr/model.pt and EXP/mt/model.pt removed once SATE was trained and packed (to save disk): stage 7 said SATE
+    was made from models "trained or averaged again since" and sent the user to stage 5, which needs the models that
+    are gone (review of the twenty-fifth hostile pass). A model that is gone is no newer one: SATE is decoded, and
+    that it was not checked is said."""
+    env = decoding_recorder(tmp_path)
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "8").returncode == 0
+    for system in ("asr", "mt"):
+        (exp / system / "model.pt").unlink()
+    done = run("--stage", "7", "--stop-stage", "8")
+    assert done.returncode == 0, done.stderr
+    assert (f"[mustc] note: {exp / 'asr' / 'model.pt'} {exp / 'mt' / 'model.pt'} not there: whether {exp / 'st'} was "
+            "trained from the models there now is not checked") in done.stderr.splitlines()
+    (exp / "mt" / "pack").rmdir()  # SATE alone, as without an MT pack before
+    done = run("--stage", "7", "--stop-stage", "8")
+    assert done.returncode == 0 and "no cascade" in done.stderr, done.stderr
+
+
 def test_comparison_rows_of_an_update_count_sate_has_no_more_are_not_tabled(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 7` with more SATE updates (`--train-args`), then `--stage 8`: the comparison rows of
     stage 10, trained for as many updates as SATE had before, were tabled beside it, exit 0 (twenty-fifth hostile
