@@ -625,6 +625,21 @@ if run_stage 8 "score: results table in $exp/results.md"; then
   sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
+# first_talk YAML: the wav of the first entry of a MuST-C yaml (one flow mapping a line, `- {..., wav: ted_5.wav}`), as
+# sate prep reads it: blank lines skipped, the value plain (spaces inside it kept: `wav: my talk.wav`) or quoted
+# ("ted_5.wav", 'ted_5.wav'); nothing where the line holds no wav key. A sed took the first line, kept the quotes, and
+# cut a name at its first space: "missing .../wav/\"ted_5.wav\"", for a yaml that sate prep had read.
+first_talk() {
+  local line value q="'" wav_key='(^|[{,])[[:space:]]*wav[[:space:]]*:[[:space:]]*'
+  line=$(grep -m 1 -v '^[[:space:]]*$' "$1" 2>/dev/null) || return 0
+  line=${line#$'\xef\xbb\xbf'} line=${line%$'\r'}
+  if [[ $line =~ ${wav_key}\"([^\"\\]*)\" ]]; then value=${BASH_REMATCH[2]}
+  elif [[ $line =~ ${wav_key}$q(([^$q]|$q$q)*)$q ]]; then value=${BASH_REMATCH[2]//$q$q/$q}
+  elif [[ $line =~ ${wav_key}([^,}]*) ]]; then value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
+  fi
+  printf '%s' "${value:-}"
+}
+
 if run_stage 9 "translate one test recording with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
   current_pack st 6
@@ -632,11 +647,16 @@ if run_stage 9 "translate one test recording with sate translate"; then
   demo_audio=${talks[0]}
   # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first of them, not the first wav of the folder, which
   # was a talk of the corpus voiced there before (sate synth over a corpus of other sizes leaves its talks: stage 9
-  # translated ted_19.wav of the old corpus, not ted_5.wav of this one)
-  yaml=("$(dirname "$demo_dir")"/txt/*.yaml)
-  if [ -f "${yaml[0]}" ]; then
-    first=$(sed -n '1s/.*[{ ,]wav: *\([^,} ]*\).*/\1/p' "${yaml[0]}")
-    [ -z "$first" ] || demo_audio=$demo_dir/$first
+  # translated ted_19.wav of the old corpus, not ted_5.wav of this one). A talk that is not there (removed since stage
+  # 0 read it; no stage makes it) is said, and the first wav of the folder translated.
+  yaml=$(dirname "$demo_dir")/txt/$(basename "$(dirname "$demo_dir")").yaml
+  if [ -f "$yaml" ]; then
+    first=$(first_talk "$yaml")
+    if [ -n "$first" ] && [ -f "$demo_dir/$first" ]; then
+      demo_audio=$demo_dir/$first
+    elif [ -n "$first" ] && [ -f "$demo_audio" ]; then
+      say "note: $demo_dir has no $first, the first talk $yaml names: ${demo_audio##*/} is translated instead"
+    fi
   fi
   need "$demo_audio" "a test recording in $demo_dir"
   sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$demo_audio"

@@ -572,6 +572,67 @@ def test_the_demo_talk_is_the_first_the_test_split_names(tmp_path: Path) -> None
     assert f"[mustc]   {tst / 'wav' / 'ted_5.wav'} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
 
 
+ENTRY = "- {duration: 2.5, offset: 0.48, speaker_id: spk.5, wav: %s}\n"
+
+
+@pytest.mark.parametrize(("yaml_text", "wavs", "translated", "stray"), [
+    (ENTRY % '"ted_5.wav"', ["ted_19.wav", "ted_5.wav"], "ted_5.wav", False),
+    (ENTRY % "'ted_5.wav'", ["ted_19.wav", "ted_5.wav"], "ted_5.wav", False),
+    (ENTRY % "my talk.wav", ["ted_19.wav", "my talk.wav"], "my talk.wav", False),
+    ("\n" + ENTRY % "ted_5.wav", ["ted_19.wav", "ted_5.wav"], "ted_5.wav", False),
+    ("\ufeff" + (ENTRY % "ted_5.wav").replace("\n", "\r\n"), ["ted_19.wav", "ted_5.wav"], "ted_5.wav", False),
+    (ENTRY % "ted_5.wav", ["ted_19.wav", "ted_5.wav"], "ted_5.wav", True),
+])
+def test_the_demo_talk_is_the_one_sate_prep_reads_first(tmp_path: Path, yaml_text: str, wavs: list[str],
+                                                         translated: str, stray: bool) -> None:
+    """Stage 9 read the first talk of tst-COMMON.yaml with a sed: a quoted name (`wav: "ted_5.wav"`) kept its quotes and
+    a name with a space was cut at it ("missing .../wav/my"), both refused with "Run the earlier stages first", though
+    sate prep reads the yaml; a blank first line fell back to the first wav of the folder (the left-over ted_19.wav);
+    and it read the first yaml of txt/, a stray tst-COMMON.bak.yaml before tst-COMMON.yaml (review of the twenty-fifth
+    hostile pass). The talk is now the one sate prep reads first."""
+    from sate.data.mustc import read_yaml
+
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(RECORDING_SATE + '[ "$1" != translate ] || echo 1 > "$7"\n')
+    tst = tmp_path / "mustc" / "en-de" / "data" / "tst-COMMON"
+    (tst / "wav").mkdir(parents=True)
+    (tst / "txt").mkdir()
+    for talk in wavs:
+        (tst / "wav" / talk).write_bytes(b"")
+    (tst / "txt" / "tst-COMMON.yaml").write_text(yaml_text, newline="")
+    if stray:
+        (tst / "txt" / "tst-COMMON.bak.yaml").write_text(ENTRY % "ted_19.wav")  # sorts first
+    assert read_yaml(tst / "txt" / "tst-COMMON.yaml")[0].wav == translated
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    (tmp_path / "exp" / "st" / "pack").mkdir()
+    done = run("--stage", "9", "--stop-stage", "9")
+    assert done.returncode == 0, done.stderr
+    assert f"[mustc]   {tst / 'wav' / translated} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
+
+
+def test_a_demo_talk_removed_since_prep_is_said_and_another_translated(tmp_path: Path) -> None:
+    """The first talk tst-COMMON.yaml names, its wav removed since stage 0 read it: stage 9 stopped on "missing
+    .../ted_5.wav (a test recording ...). Run the earlier stages first.", which no stage makes (review of the
+    twenty-fifth hostile pass). It is said, and the first wav of the folder translated, as before stage 9 read the
+    yaml."""
+    env = recorder(tmp_path)
+    (tmp_path / "bin" / "sate").write_text(RECORDING_SATE + '[ "$1" != translate ] || echo 1 > "$7"\n')
+    tst = tmp_path / "mustc" / "en-de" / "data" / "tst-COMMON"
+    (tst / "wav").mkdir(parents=True)
+    (tst / "txt").mkdir()
+    (tst / "wav" / "ted_19.wav").write_bytes(b"")
+    (tst / "txt" / "tst-COMMON.yaml").write_text(ENTRY % "ted_5.wav")
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "5", "--stop-stage", "6").returncode == 0
+    (tmp_path / "exp" / "st" / "pack").mkdir()
+    done = run("--stage", "9", "--stop-stage", "9")
+    assert done.returncode == 0, done.stderr
+    assert (f"[mustc] note: {tst / 'wav'} has no ted_5.wav, the first talk {tst / 'txt' / 'tst-COMMON.yaml'} names: "
+            "ted_19.wav is translated instead") in done.stderr.splitlines()
+    assert f"[mustc]   {tst / 'wav' / 'ted_19.wav'} -> {tmp_path / 'exp' / 'demo_talk.srt'}" in done.stderr.splitlines()
+
+
 def test_gtranslate_names_the_value_given(tmp_path: Path) -> None:
     """`recipes/libri_trans/run.sh --gtranslate yes` said "--gtranslate is true or false", not what it was given, as
     the other true-or-false options say (twenty-fifth hostile pass)."""
