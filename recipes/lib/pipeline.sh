@@ -2,7 +2,8 @@
 # stages.sh and parse_options; it reads these variables (the recipe sets them; most are --name value options):
 #   prep_args   array: the `sate prep` arguments naming the corpus, e.g. (--mustc-root R --tgt-lang de)
 #   corpus      the corpus directory (its .done/synth stamp, when sate synth made it, is part of stage 0's)
-#   demo_dir    a directory of test recordings (*.wav): stage 9 translates the first with `sate translate`
+#   demo_dir    a directory of test recordings (*.wav): stage 9 translates the first with `sate translate` (in a
+#               MuST-C layout, the first talk its ../txt/SPLIT.yaml names)
 #   test_sets   splits evaluated in stages 7-8 (space-separated)
 #   data        data dir written by the stages (manifests, features, vocabularies)
 #   src_vocab_size, tgt_vocab_size   SentencePiece sizes
@@ -98,6 +99,36 @@ if [ -n "${ctc_layer:-}" ]; then
 fi
 # Whisper's encoder takes 30 s at most: speed perturbation (0.9) lengthens a 27-s segment to 30 s.
 if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(--max-duration 27); fi
+# listed_paths NAME TEST WHAT [spaces]: each path of the list option --NAME passes `test TEST` (-d, -f), or the run stops
+# naming it. The list is split on spaces: `--asr-extra "/data/my corpus"` was prepared as /data/my and corpus, and stage
+# 0 refused "/data/my is not a directory" only after `sate prep` of the corpus; `--mt-extra "my text/a.en my
+# text/a.de"` was read as the pairs (my, text/a.en) and (my, text/a.de), refused by stage 2's sate vocab. A word that
+# is no such path but that joins the next words (one space each, as the list was split) into one that is there is
+# named whole. With `spaces`, that alone: a path that is not there is looked for where a stage will read it. Stage 0
+# reads --asr-extra only when it is not done already (after which the features hold it): re-running a command whose
+# stage 0 was done stopped before any stage once the raw corpus was removed. Stage 2 reads the --mt-extra text each
+# time it runs and stamps its contents, so it is never done without it; the trainings (stages 4, 5, 10) read it
+# only when they train, and sate train names a file that is not there.
+listed_paths() {
+  local words k j joined
+  read -r -a words <<< "${!1:-}"
+  for k in "${!words[@]}"; do
+    test "$2" "${words[k]}" && continue
+    joined=${words[k]}
+    for ((j = k + 1; j < ${#words[@]}; j++)); do
+      joined+=" ${words[j]#"${caller_dir%/}/"}"  # as the command line gave it (from_caller made it absolute)
+      if [ -e "$joined" ]; then
+        die "--${1//_/-}: '$joined' holds a space, and the option's paths are separated by spaces: give it by a path without one (a symbolic link)"
+      fi
+    done
+    [ "${4:-}" = spaces ] || die "--${1//_/-}: ${words[k]} is not $3"
+  done
+}
+selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
+asr_extra_is="a directory (a LibriSpeech subset or a Kaldi data directory)" mt_extra_is="a file"
+if selected 0; then listed_paths asr_extra -d "$asr_extra_is" spaces; fi
+if selected 2 && [ -z "$mt_hub" ]; then listed_paths mt_extra -f "$mt_extra_is"
+elif selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "$mt_extra_is" spaces; fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
 read -r -a extra_text <<< "${mt_extra:-}"
@@ -201,6 +232,7 @@ earlier 0 "$data/.done/prep" "the manifests in $data" "$prep_params"
 if run_stage 0 "prep: ${prep_args[*]} -> manifests in $data${asr_extra:+ (and ASR corpora: $asr_extra)}"; then
   params=$prep_params
   if ! is_done "$data/.done/prep" "$params"; then
+    listed_paths asr_extra -d "$asr_extra_is"  # before the corpus's prep
     sate prep "${prep_args[@]}" --out "$data"
     for k in "${!extra_dirs[@]}"; do
       dir=${extra_dirs[$k]}
@@ -468,6 +500,46 @@ current_pack() {
     say "note: $exp/$1/pack averages ${packed%% trained=*} checkpoints, not --average-n $average_n (--stage $2 packs it again)"
 }
 
+# made_from_old SYSTEM: why the model EXP/SYSTEM holds is not made from what it is made from as they are now, or nothing:
+# SATE and the rows begun from exp/asr and exp/mt (EXP/SYSTEM/.init-from) since those were trained or averaged again,
+# a comparison row trained for SATE's update count (--steps-from) since SATE was trained again. Stage 5 and stage 10
+# see it only when they run: `--stage 3 --stop-stage 4` (more updates), then `--stage 7`, tabled SATE made from the old
+# ASR and MT models beside a cascade of the new ones, exit 0, and `--stage 5 --stop-stage 8` the rows of SATE's old count.
+made_from_old() {
+  local inits=() record
+  case "$1" in
+    st | sate_nokd | sate_shrink) inits=("${init_from[@]}") ;;
+    e2e_asr) inits=(--init-from "asr=$exp/asr/model.pt") ;;
+  esac
+  [ ${#inits[@]} -eq 0 ] || init_models "${inits[@]}"
+  # a model that is gone (removed to save disk once SATE was trained) is no newer one: nothing to compare with
+  if [ ${#inits[@]} -gt 0 ] && [ -e "$exp/$1/.init-from" ] && [ -z "$(gone "${init_models[@]}")" ]; then
+    if [ "$(cat "$exp/$1/.init-from")" != "$(stamp "${init_models[@]}")" ]; then
+      printf 'trained from other models than %s hold now (trained or averaged again since)' "${init_models[*]}"
+      return
+    fi
+  fi
+  record=$(cat "$exp/$1/.done-train" 2>/dev/null) || return 0
+  [[ $record =~ \ steps=([0-9a-f]{12})$ ]] || return 0
+  [ "${BASH_REMATCH[1]}" = "$(stamp "$exp/st/.done-train")" ] ||
+    printf 'trained for as many updates as %s had before it was trained again' "$exp/st"
+}
+# gone FILE...: those of the FILEs that are not there.
+gone() { local f; for f in "$@"; do [ -e "$f" ] || printf '%s ' "$f"; done; }
+# current_sate: stop where SATE (EXP/st) was trained from other ASR and MT models than those now in their experiments,
+# before a stage decodes it beside the cascade of those or trains the comparison rows from them. Where one of them is
+# gone, that is said and SATE taken as it is: with exp/asr/model.pt and exp/mt/model.pt removed once SATE was trained
+# and packed, stage 7 said they were "trained or averaged again since" and sent the user to stage 5, which needs them.
+current_sate() {
+  local old missing
+  old=$(made_from_old st)
+  [ -z "$old" ] || die "$exp/st was $old: move $exp/st away and run from --stage 5 to train SATE from them"
+  init_models "${init_from[@]}"
+  missing=$(gone "${init_models[@]}")
+  [ -z "$missing" ] || [ ! -e "$exp/st/.init-from" ] ||
+    say "note: ${missing% } not there: whether $exp/st was trained from the models there now is not checked"
+}
+
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
 # record beside each and stage 8 compares: a decoding made before the model was trained and packed again
 # (`--stage 5 --stop-stage 6`, then `--stage 8`) was tabled as the new model's, exit 0.
@@ -488,6 +560,7 @@ fi
 if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
   current_pack st 6
+  current_sate
   [ ! -e "$exp/mt/pack" ] || { current_pack asr 3; current_pack mt 4; }  # the cascade's
   given_test_sets_exist
   for split in "${test_splits[@]}"; do
@@ -503,11 +576,13 @@ if run_stage 7 "decode ${test_sets} with SATE and with the cascade (ASR then MT)
   done
 fi
 
-if run_stage 8 "score: results table in $exp/results.md"; then
-  decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
-  need "${decoded[0]}" "the test sets decoded by stage 7"
+# current_decodings PATTERN: stop where a decoding of a --test-sets split by a system that PATTERN matches (in EXP), whose
+# making stage 7 or 10 recorded, is not of that system's model as it is now, naming the stage to run again; a decoding
+# the recipe did not make (no record) is tabled as it is.
+current_decodings() {
+  local split marker system record now why old again
   for split in "${test_splits[@]}"; do
-    for marker in "$exp"/*/"decode_$split/.done"; do  # a decoding the recipe did not make (no record): as it is
+    for marker in "$exp"/$1/"decode_$split/.done"; do
       [ -e "$marker" ] || continue
       system=$(basename "$(dirname "$(dirname "$marker")")")
       record=$(cat "$marker") now=$(decoded_by "$system") why=
@@ -515,11 +590,34 @@ if run_stage 8 "score: results table in $exp/results.md"; then
       [ "${record% data=*}" != "${now% data=*}" ] || [ "${record##* data=}" = "${now##* data=}" ] \
         || [ "${record##* data=}" -ef "${now##* data=}" ] || why="from the data directory ${record##* data=}, not $data"
       [ "${record% data=*}" = "${now% data=*}" ] || why="before $system's model was packed again"
+      if [ -z "$why" ] && old=$(made_from_old "$system") && [ -n "$old" ]; then
+        case "$old" in
+          *updates*) again="run --compare true --stage 10 to train it on and decode it again" ;;
+          *) again="move $exp/$system away and run $( [ "$system" = st ] && printf 'from --stage 5' ||
+                                                       printf -- '--compare true --stage 10') to train it from them" ;;
+        esac
+        die "$(dirname "$marker") is of a model $old: $again"
+      fi
       [ -n "$why" ] || continue
       case "$system" in st | cascade) again="--stage 7" ;; *) again="--compare true --stage 10" ;; esac
       die "$(dirname "$marker") was decoded $why: run from $again to decode it again"
     done
   done
+}
+
+if run_stage 8 "score: results table in $exp/results.md"; then
+  decoded=("$exp"/*/decode_*/results.json)  # unmatched: the pattern itself, named as missing
+  need "${decoded[0]}" "the test sets decoded by stage 7"
+  # each split of --test-sets that some system decoded: `sate report` leaves out a split none did, so `--stage 8
+  # --test-sets "tst-COMMON dev"` without dev decoded wrote a table of tst-COMMON alone, exit 0. A default test set
+  # the corpus lacks (MuST-C's tst-HE), which stage 7 skips, is left out here too.
+  for split in "${test_splits[@]}"; do
+    decoded=("$exp"/*/"decode_$split"/results.json)
+    [ ! -e "${decoded[0]}" ] || continue
+    [ -e "$data/$split.jsonl" ] || [[ $given_options == *" test_sets "* ]] || continue
+    die "no system in $exp has decoded $split: run from --stage 7 to decode it, or leave it out of --test-sets"
+  done
+  current_decodings "*"
   # curves where some system has training logs: packs trained elsewhere had the report refuse "no training logs"
   logs=("$exp"/*/logs/version_*/metrics.csv)
   curves=()
@@ -527,11 +625,39 @@ if run_stage 8 "score: results table in $exp/results.md"; then
   sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
+# first_talk YAML: the wav of the first entry of a MuST-C yaml (one flow mapping a line, `- {..., wav: ted_5.wav}`), as
+# sate prep reads it: blank lines skipped, the value plain (spaces inside it kept: `wav: my talk.wav`) or quoted
+# ("ted_5.wav", 'ted_5.wav'); nothing where the line holds no wav key. A sed took the first line, kept the quotes, and
+# cut a name at its first space: "missing .../wav/\"ted_5.wav\"", for a yaml that sate prep had read.
+first_talk() {
+  local line value q="'" wav_key='(^|[{,])[[:space:]]*wav[[:space:]]*:[[:space:]]*'
+  line=$(grep -m 1 -v '^[[:space:]]*$' "$1" 2>/dev/null) || return 0
+  line=${line#$'\xef\xbb\xbf'} line=${line%$'\r'}
+  if [[ $line =~ ${wav_key}\"([^\"\\]*)\" ]]; then value=${BASH_REMATCH[2]}
+  elif [[ $line =~ ${wav_key}$q(([^$q]|$q$q)*)$q ]]; then value=${BASH_REMATCH[2]//$q$q/$q}
+  elif [[ $line =~ ${wav_key}([^,}]*) ]]; then value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
+  fi
+  printf '%s' "${value:-}"
+}
+
 if run_stage 9 "translate one test recording with sate translate"; then
   need "$exp/st/pack" "the packed SATE model of stage 6"
   current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
+  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first of them, not the first wav of the folder, which
+  # was a talk of the corpus voiced there before (sate synth over a corpus of other sizes leaves its talks: stage 9
+  # translated ted_19.wav of the old corpus, not ted_5.wav of this one). A talk that is not there (removed since stage
+  # 0 read it; no stage makes it) is said, and the first wav of the folder translated.
+  yaml=$(dirname "$demo_dir")/txt/$(basename "$(dirname "$demo_dir")").yaml
+  if [ -f "$yaml" ]; then
+    first=$(first_talk "$yaml")
+    if [ -n "$first" ] && [ -f "$demo_dir/$first" ]; then
+      demo_audio=$demo_dir/$first
+    elif [ -n "$first" ] && [ -f "$demo_audio" ]; then
+      say "note: $demo_dir has no $first, the first talk $yaml names: ${demo_audio##*/} is translated instead"
+    fi
+  fi
   need "$demo_audio" "a test recording in $demo_dir"
   sate translate --model "$exp/st/pack" --format srt --out "$exp/demo_talk.srt" "$demo_audio"
   say "  $demo_audio -> $exp/demo_talk.srt"
@@ -545,10 +671,15 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  current_sate
   for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
     [ -f "$config" ] || no_config "$config" "the config of stage 10"
   done
   given_test_sets_exist  # before hours of training the rows
+  # SATE's and the cascade's decodings, which stage 7 made, are tabled with the rows: `--stage 5 --stop-stage 6` (SATE
+  # trained and packed again), then `--compare true --stage 10`, tabled the old pack's scores as SATE's, exit 0
+  current_decodings st
+  current_decodings cascade
   # Every row trains for exactly as many updates as the SATE model of stage 5 (not for a time budget, which
   # would depend on the machine's load), so the rows are compared at equal training.
   same=(--steps-from "$exp/st" "${st_train[@]}")

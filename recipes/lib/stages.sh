@@ -6,8 +6,14 @@
 # `is_done MARKER PARAMS` / `mark_done MARKER PARAMS` skip a stage whose outputs are complete and were
 # made with the same parameters.
 
+# Where a run.sh was started: it `cd`s to the repository root (conf/ and the default data/ and exp/ are there) just
+# before it sources this file, and cd keeps the directory it left in OLDPWD.
+caller_dir=${OLDPWD:-$PWD}
+# The recipe's file, a symbolic link to it resolved: $0 is the path it was started by, from caller_dir, and `cd
+# recipes/mustc && ./run.sh` (or `--help`) read ./run.sh from the repository root: "sed: can't read ./run.sh", exit 2.
+recipe_file=$(cd "$caller_dir" && readlink -f -- "$0")
 # The variables the recipe sets (a line `name=...`) before it sources this file.
-recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "$0" | tr '\n' ' ')"
+recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "$recipe_file" | tr '\n' ' ')"
 # What this file and pipeline.sh read that a recipe may leave out, as their defaults, never as the environment has
 # them: `export stop_stage=2` in the shell stopped the MuST-C recipe after stage 2, exit 0, and an exported
 # `asr_extra=DIR` had the synthetic recipe, which has no such option, prepare DIR as an ASR corpus.
@@ -18,7 +24,7 @@ stage=${stage:-0}
 stop_stage=${stop_stage:-100}
 force=${force:-false}
 
-recipe_name=$(basename "$(dirname "$0")")
+recipe_name=$(basename "$(dirname "$recipe_file")")
 # Each sate command a stage runs ends once this recipe has ended (sate.cli.stopped_with_recipe): a `kill` of the
 # recipe (SIGTERM, or SIGHUP to it alone) ended its shell alone, since bash runs a trap only once its foreground
 # command has ended, and a stage's `sate train` ran on behind it for hours, holding its experiment's lock.
@@ -33,15 +39,12 @@ say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 # to be one: --path replaced the PATH, --recipe-name the name in every message.
 recipe_options=" stage stop_stage$recipe_declared"
 given_options=" "  # those the command line gave, for from_caller
-# Where a run.sh was started: it `cd`s to the repository root (conf/ and the default data/ and exp/ are there) just
-# before it sources this file, and cd keeps the directory it left in OLDPWD.
-caller_dir=${OLDPWD:-$PWD}
 
 parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --force) force=true; shift ;;
-      --help|-h) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+      --help|-h) sed -n '2,/^$/s/^# \{0,1\}//p' "$recipe_file"; exit 0 ;;
       --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
       --*)
         local name=${1#--}; name=${name//-/_}

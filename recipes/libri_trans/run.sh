@@ -34,7 +34,9 @@
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# The repository root, also where $0 is a symbolic link to this file (`ln -s .../recipes/mustc/run.sh ~/work/run.sh`):
+# two folders above the link, the shared stages were not found ("No such file or directory"), or another checkout's.
+cd "$(dirname "$(readlink -f "$0")")/../.."
 root=
 gtranslate=true
 data=data/libri_trans
@@ -59,7 +61,7 @@ ctc_layer=
 parse_options "$@"
 from_caller root data exp conf_dir --lists asr_extra mt_extra
 [ -n "$root" ] || die "--root is required (the directory holding train/, dev/ and test/)"
-case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate is true or false" ;; esac
+case "$gtranslate" in true) gt=(--gtranslate) ;; false) gt=(--no-gtranslate) ;; *) die "--gtranslate must be true or false, got '$gtranslate'" ;; esac
 exp=${exp:-exp/libri_trans/$exp_tag}
 
 corpus=$root

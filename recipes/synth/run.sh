@@ -45,7 +45,9 @@
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail
-cd "$(dirname "$0")/../.."
+# The repository root, also where $0 is a symbolic link to this file (`ln -s .../recipes/mustc/run.sh ~/work/run.sh`):
+# two folders above the link, the shared stages were not found ("No such file or directory"), or another checkout's.
+cd "$(dirname "$(readlink -f "$0")")/../.."
 stage=-1
 text=phrasebook
 corpus=

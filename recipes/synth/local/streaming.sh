@@ -30,7 +30,10 @@ chunk=0.5
 policies="wait-k=1 wait-k=2 wait-k=3 local-agreement=2 local-agreement=3 local-agreement=4 alignatt=4 alignatt=8"
 talks_policy=local-agreement=2
 device=cpu
-. "$(dirname "$0")/../../lib/stages.sh"
+# stages.sh takes the folder a recipe was started in from OLDPWD (a run.sh goes to the repository root first); this one
+# stays where it was started
+OLDPWD=$PWD
+. "$(dirname "$(readlink -f "$0")")/../../lib/stages.sh"  # also through a symbolic link to this file
 recipe_name=streaming  # not the folder's name (stages.sh's default): option errors said "[local] error"
 parse_options "$@"
 # One name for one chunk size: --chunk 0.50 after --chunk 0.5 decoded every run again into folders of their own,
