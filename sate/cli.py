@@ -316,6 +316,17 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
 
 
+def check_working_directory() -> None:
+    """Refuse to run in a current directory that was deleted (by another shell, a clean-up): every command that
+    resolves a name asked for it somewhere and ended in a bare "No such file or directory", naming nothing, and
+    `import torch` itself fails there on some machines (25th hostile pass, review)."""
+    try:
+        os.getcwd()
+    except FileNotFoundError:
+        raise SateError("the current directory was deleted (by another shell or a clean-up?): cd to a directory that "
+                        "exists and run the command again") from None
+
+
 def _run(args: argparse.Namespace) -> int:
     """`main` once the signals are set: the command's exit status, each failure one line on stderr."""
     stdout, stdin = sys.stdout, sys.stdin
@@ -323,6 +334,7 @@ def _run(args: argparse.Namespace) -> int:
     if stdin is None:
         sys.stdin = ClosedStream(STDIN)  # type: ignore[assignment]
     try:
+        check_working_directory()
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status

@@ -217,6 +217,18 @@ def not_a_file(path: Path, what: str) -> None:
         raise SateError(f"{path}: {kind}, not {what}")
 
 
+def given_path(value: object, what: str) -> Path:
+    """A path a Python caller gave (`model_from_file`, `SpeechTranslator.load`, `read_lines`): a str or any path
+    object of a str. None, a number or bytes were TypeErrors of Path(), and a NUL character a ValueError of os.stat
+    ("embedded null byte"), each a traceback (25th hostile pass)."""
+    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
+        hint = " (decode a name of bytes with os.fsdecode(name))" if isinstance(value, bytes) else ""
+        raise SateError(f"{what}: expected a path (str or Path), got {type(value).__name__}{hint}")
+    if "\0" in os.fspath(value):
+        raise SateError(f"{what}: {shown(os.fspath(value))} holds a NUL character, which no name on disk holds")
+    return Path(value)
+
+
 def require_file(path: Path, what: str, missing: str | Callable[[], str]) -> None:
     """A regular file at ``path``: anything else there named by `not_a_file`, and nothing there refused with
     ``missing`` (the caller's line, with the command that makes the file; a function where making the line looks at

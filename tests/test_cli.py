@@ -244,3 +244,20 @@ def test_an_argument_a_command_does_not_take_is_refused_by_that_command(
     assert end.value.code == 2 and err.startswith(f"usage: sate {command} [-h]"), err
     extra = "--frmat json" if command == "score" else argv[-1]
     assert err.splitlines()[-1] == f"sate {command}: error: unrecognized arguments: {extra}"
+
+
+@pytest.mark.parametrize("argv", [["score", "--hyp", "hyp.txt", "--ref", "ref.txt"],
+                                  ["segment", "talk.wav", "--out", "out.srt"]])
+def test_a_deleted_working_directory_is_one_line(tmp_path: Path, argv: list[str]) -> None:
+    """A command run in a directory deleted since (by another shell) ended in a bare "No such file or directory",
+    naming nothing (`sate score`, `segment --out`, `evaluate`), where it asked for the directory (25th hostile pass,
+    review); it is said before any work."""
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    script = ("import os, sys; os.chdir(sys.argv[1]); os.rmdir(sys.argv[1]); from sate.cli import main; "
+              "sys.exit(main(sys.argv[2:]))")
+    run = subprocess.run([sys.executable, "-c", script, str(gone), *argv], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=120)
+    assert run.returncode == 2, run.stderr
+    assert run.stderr == (f"sate {argv[0]}: error: the current directory was deleted (by another shell or a "
+                          "clean-up?): cd to a directory that exists and run the command again\n")

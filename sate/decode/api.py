@@ -167,6 +167,8 @@ def _no_raw_bytes(samples: object, name: str, decoded: str, path_advice: str) ->
     name (``os.fsencode``'s) are named as one, with ``path_advice``: decoding them would read the name as audio."""
     if not isinstance(samples, bytes | bytearray | memoryview):
         return
+    if isinstance(samples, memoryview) and samples.format not in ("B", "b", "c"):
+        return  # a typed view of samples (memoryview of an int16 array), read as the array is (review)
     if isinstance(samples, bytes) and _reads_as_a_name(samples):
         raise SateError(f"{name}: a file name as bytes ({shown(samples)}), not samples: {path_advice}")
     raise SateError(f"{name}: {memoryview(samples).nbytes:,} raw bytes, not samples: decode them first, e.g. "
@@ -174,13 +176,15 @@ def _no_raw_bytes(samples: object, name: str, decoded: str, path_advice: str) ->
 
 
 def _reads_as_a_name(data: bytes) -> bool:
-    """Whether bytes are printable UTF-8 text of a path's length: a file name, never PCM (whose silence is NUL
-    bytes, and whose samples are all printable characters by chance only for a few of them)."""
-    try:
-        text = data.decode()
-    except UnicodeDecodeError:
+    """Whether bytes are printable text of a path's length: a file name, never PCM (whose silence is NUL bytes, and
+    whose samples are all printable characters by chance only for a few of them). A name of another encoding than
+    UTF-8 (`os.fsencode` of a Latin-1 name) is one too: no byte of it is a control character (review)."""
+    if not 0 < len(data) <= 4096:
         return False
-    return 0 < len(data) <= 4096 and text.isprintable()
+    try:
+        return data.decode().isprintable()
+    except UnicodeDecodeError:
+        return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 for byte in data)
 
 
 def pick_device(device: str | torch.device | None) -> torch.device:
@@ -335,6 +339,12 @@ class SpeechTranslator:
         elif isinstance(source, str | Path):  # a pipe, read once: kept on disk while the VAD reads it (or what is
             spans, duration, waves = spooled_segments(source, vad)  # missing, named)
         else:
+            if isinstance(source, bytes | bytearray | memoryview):  # b"ab" unpacked as the pair (97, 98); a name as
+                # bytes alone was "expected a file path or ..." (review)
+                _no_raw_bytes(source, f"input {index}", "(np.frombuffer(data, np.int16), sample_rate)",
+                              "give it as a str (os.fsdecode(name))")
+                raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a "
+                                f"{type(source).__name__}")
             if isinstance(source, Mapping):  # one of two keys was unpacked as them: "sample rate ... 'sampling_rate'"
                 raise SateError(f"input {index}: expected a file path or a (samples, sample_rate) pair, got a dict"
                                 f"{_dict_advice(source)}")

@@ -8,7 +8,6 @@ directory"), `translate_text("hello")` translated five letters, and a sample rat
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import asdict
@@ -21,6 +20,7 @@ from sate.data.audio import as_array
 from sate.decode.options import DecodeOptions
 from sate.decode.options import decode_options as checked_options
 from sate.errors import SateError, shown
+from sate.files import given_path
 from sate.numbers import is_int64, is_number
 
 T = TypeVar("T")
@@ -45,11 +45,7 @@ def many(values: Iterable[T], what: str) -> Iterable[T]:
 def directory(value: object) -> Path:
     """A pack's directory as a str or a path: None, a number or bytes were TypeErrors of Path(); '' is '.' to Path,
     named as such."""
-    if not isinstance(value, str | os.PathLike) or isinstance(os.fspath(value), bytes):
-        raise SateError(f"directory: expected a path (str or Path) of a packed model, got {type(value).__name__}")
-    if "\0" in os.fspath(value):  # a ValueError of os.stat ("embedded null byte"), as an input's name was
-        raise SateError(f"directory: {shown(os.fspath(value))} holds a NUL character, which no directory's name holds")
-    return Path(value)
+    return given_path(value, "directory")
 
 
 def plain(value: object) -> object:

@@ -27,7 +27,7 @@ import torch
 from sate import layout
 from sate.data.cmvn_record import CMVN_KINDS
 from sate.errors import SateError, shown
-from sate.files import RawMapping, atomic_torch_save, read_checkpoint
+from sate.files import RawMapping, atomic_torch_save, given_path, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 from sate.models.config import TASKS
@@ -129,12 +129,8 @@ def load_model_file(path: str | Path) -> ModelFile:
     `read_checkpoint` verifies the zip checksums too: torch itself would decode a damaged tensor into wrong
     weights without a word.
     """
-    if not isinstance(path, str | os.PathLike) or isinstance(os.fspath(path), bytes):  # `model_from_file(None)` (an
-        # unset variable) was a TypeError of Path() (25th hostile pass)
-        raise SateError(f"model file: expected a path (str or Path), got {type(path).__name__}")
-    if "\0" in os.fspath(path):  # a ValueError of os.stat ("embedded null byte")
-        raise SateError(f"model file: {shown(os.fspath(path))} holds a NUL character, which no file's name holds")
-    _refuse_checkpoint_folder(Path(path))
+    path = given_path(path, "model file")  # `model_from_file(None)` (an unset variable), a NUL in the name
+    _refuse_checkpoint_folder(path)
     data = read_checkpoint(path)
     if not isinstance(data, dict):
         raise SateError(f"{path}: not a sate model file")

@@ -24,7 +24,7 @@ from sate import layout
 from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line, shown
-from sate.files import read_json
+from sate.files import given_path, read_json
 from sate.targets import AUDIO_SUFFIXES, evaluate_output, is_manifest, read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
@@ -71,7 +71,8 @@ def wer_line(wer: WordErrorRate, label: str = "WER (lowercase, no punctuation)")
 def read_lines(path: str | Path) -> list[str]:
     """Lines as the sacrebleu CLI reads them: UTF-8, split on ``\\n``, trailing whitespace stripped, a ``*.gz``
     file decompressed (references are shipped so; it was "a NUL byte: binary data, not text")."""
-    return [line.rstrip() for line in read_text_lines(Path(path), gzipped=str(path).endswith(".gz"))]
+    path = given_path(path, "read_lines")  # bytes or a NUL in the name: tracebacks of Path() and os.stat
+    return [line.rstrip() for line in read_text_lines(path, gzipped=str(path).endswith(".gz"))]
 
 
 def unspaced_script(refs: Sequence[str]) -> str | None:

@@ -290,8 +290,9 @@ def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator]
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
 def test_load_takes_a_path(directory: object) -> None:
     """None, a number or bytes for the pack's directory were TypeErrors of Path()."""
-    with pytest.raises(SateError, match=rf"^directory: expected a path \(str or Path\) of a packed model, got "
-                                        rf"{type(directory).__name__}$"):
+    with pytest.raises(SateError, match=rf"^directory: expected a path \(str or Path\), got "
+                                        rf"{type(directory).__name__}( \(decode a name of bytes with "
+                                        r"os.fsdecode\(name\)\))?$"):
         SpeechTranslator.load(directory, "cpu")  # type: ignore[arg-type]
 
 
@@ -525,6 +526,32 @@ def test_a_file_name_as_bytes_is_named_as_one_not_as_raw_pcm(translators: dict[s
                                         r"kHz samples \(prepare\(os.fsdecode\(name\)\).waves are a file's"):
         st.features(name)  # type: ignore[arg-type]
     assert [f.shape[1] for f in map(st.features, st.prepare(os.fsdecode(name)).waves)] == [80]
+
+
+def test_typed_views_and_names_of_other_encodings_or_given_alone(translators: dict[str, SpeechTranslator],
+                                                                talk: np.ndarray, tmp_path: Path) -> None:
+    """Review of the raw-bytes rule: a typed memoryview of samples (of an int16 array) was refused as raw bytes,
+    where it had given the array's features; a file name as bytes that is not UTF-8 (`os.fsencode` of a Latin-1
+    name) got the np.frombuffer advice, which decodes the name as audio; a name as bytes given alone was "expected a
+    file path ..." (and b"ab" would unpack as the pair (97, 98))."""
+    import array
+    import os
+
+    st = translators["st"]
+    pcm = (talk * 30000).astype(np.int16)
+    assert np.array_equal(st.features(memoryview(pcm)), st.features(pcm))  # type: ignore[arg-type]
+    assert np.array_equal(st.features(memoryview(array.array("h", pcm.tobytes()))), st.features(pcm))  # type: ignore
+    latin = os.fsencode(str(tmp_path)) + b"/caf\xe9.wav"
+    with open(latin, "wb") as f:
+        sf.write(f, talk, SAMPLE_RATE, format="WAV")
+    with pytest.raises(SateError, match=r"^input 0: a file name as bytes \(b'/.*caf\\xe9.wav'\), not samples: give "
+                                        r"the path alone, as a str \(os.fsdecode\(name\)\)"):
+        st.translate([(latin, SAMPLE_RATE)])
+    for alone in (latin, os.fsencode(tmp_path / "x.wav"), b"ab"):
+        with pytest.raises(SateError, match=r"^input 0: (a file name as bytes \(.*\), not samples: give it as a str "
+                                            r"\(os.fsdecode\(name\)\)|2 raw bytes, not samples)"):
+            st.translate([alone])  # type: ignore[list-item]
+    assert st.translate([os.fsdecode(latin)])[0].duration == len(talk) / SAMPLE_RATE
 
 
 def test_a_prepared_file_only_peeked_at_is_not_called_decoded(translators: dict[str, SpeechTranslator],

@@ -680,7 +680,7 @@ def test_a_pack_name_holding_a_nul_character_is_named(st_pack: Path) -> None:
     """`SpeechTranslator.load("pack\\0x")` was a ValueError of os.stat ("embedded null byte"), a traceback, though an
     input's name holding one was named (25th hostile pass); the pack itself still loads."""
     for name in (f"{st_pack}\0x", Path(f"{st_pack}\0x")):
-        with pytest.raises(SateError, match=r"^directory: '.*\\x00x' holds a NUL character, which no directory's "
-                                            r"name holds$"):
+        with pytest.raises(SateError, match=r"^directory: '.*\\x00x' holds a NUL character, which no name on "
+                                            r"disk holds$"):
             SpeechTranslator.load(name, "cpu")
     assert SpeechTranslator.load(str(st_pack), "cpu").task == "st"

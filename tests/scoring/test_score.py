@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+import os
 import subprocess
 from collections.abc import Callable
 from pathlib import Path
@@ -529,3 +530,15 @@ def test_a_file_named_dash_given_as_dot_slash_dash_is_that_file(tmp_path: Path, 
     monkeypatch.setattr("sys.stdin", io.StringIO("ganz etwas anderes\n"))
     assert main(["score", "--hyp", "./-", "--ref", "ref.txt"]) == 0
     assert " = 100.0 " in capsys.readouterr().out
+
+
+def test_read_lines_of_a_name_of_bytes_or_holding_nul_is_one_line(tmp_path: Path) -> None:
+    """`read_lines` (docs/inference.md's scoring example) of a name as bytes was a TypeError of Path(), and of one
+    holding NUL a ValueError of os.stat (25th hostile pass, review); a name of either kind that is right reads."""
+    (tmp_path / "hyp.txt").write_text("a b\n")
+    with pytest.raises(SateError, match=r"^read_lines: expected a path \(str or Path\), got bytes \(decode a name of "
+                                        r"bytes with os.fsdecode\(name\)\)$"):
+        read_lines(os.fsencode(tmp_path / "hyp.txt"))  # type: ignore[arg-type]
+    with pytest.raises(SateError, match=r"^read_lines: '.*hyp\\x00.txt' holds a NUL character"):
+        read_lines(f"{tmp_path}/hyp\0.txt")
+    assert read_lines(os.fsdecode(os.fsencode(tmp_path / "hyp.txt"))) == read_lines(tmp_path / "hyp.txt") == ["a b"]
