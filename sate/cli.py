@@ -105,7 +105,12 @@ class Parser(argparse.ArgumentParser):
         (twenty-first hostile pass)."""
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            (_innermost(self.command_parser, parsed) or self).error(f"unrecognized arguments: {' '.join(extra)}")
+            # a file whose name starts with '-' (from a glob: `sate translate *.wav` over -intro.wav) was "unrecognized
+            # arguments" alone (25th hostile pass)
+            named = next((word for word in extra if word.startswith("-") and os.path.lexists(word)), None)
+            hint = (f" ({named} is a file here, read as an option for its leading '-': give it as ./{named})"
+                    if named else "")
+            (_innermost(self.command_parser, parsed) or self).error(f"unrecognized arguments: {' '.join(extra)}{hint}")
         return parsed
 
     def error(self, message: str) -> NoReturn:

@@ -261,3 +261,19 @@ def test_a_deleted_working_directory_is_one_line(tmp_path: Path, argv: list[str]
     assert run.returncode == 2, run.stderr
     assert run.stderr == (f"sate {argv[0]}: error: the current directory was deleted (by another shell or a "
                           "clean-up?): cd to a directory that exists and run the command again\n")
+
+
+def test_a_file_named_with_a_leading_dash_is_said_to_be_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate translate --model P *.wav` over a `-intro.wav` was "unrecognized arguments: -intro.wav" alone (25th
+    hostile pass); the line says it is a file and how to give it."""
+    monkeypatch.chdir(tmp_path)
+    Path("-intro.wav").write_bytes(b"")
+    with pytest.raises(SystemExit):
+        main(["score", "--hyp", "h.txt", "--ref", "r.txt", "-intro.wav"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err.endswith("error: unrecognized arguments: -intro.wav (-intro.wav is a file here, read as an option for "
+                        "its leading '-': give it as ./-intro.wav)"), err
+    with pytest.raises(SystemExit):
+        main(["score", "--hyp", "h.txt", "--ref", "r.txt", "-other.wav"])  # no such file: no word of one
+    assert capsys.readouterr().err.strip().endswith("unrecognized arguments: -other.wav")
