@@ -421,3 +421,16 @@ def test_a_failed_inputs_jsonl_of_an_earlier_run_is_named_as_left(tmp_path: Path
     assert f"; {segs / 'b.jsonl'} is left as it was (not of this run)\n" in err
     rc, out, err = run_segment(capsys, first, tmp_path / "c.wav", "--vad", "energy", "--out", segs)
     assert rc == 1 and "left as it was" not in err and not (segs / "c.jsonl").exists()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "-inf"])
+def test_a_max_segment_out_of_range_is_named_with_its_range(tmp_path: Path, value: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`--max-segment -1` said "must be a finite number of seconds >= 0", and 0 given then was refused as under 1.2 s
+    (twenty-fifth hostile pass): every number out of range is named with the range."""
+    talk = tmp_path / "talk.wav"
+    _a_tone_between_pauses(talk)
+    rc, out, err = run_segment(capsys, talk, f"--max-segment={value}")
+    assert rc == 2 and out == ""
+    assert err == ("sate segment: error: max_segment (--max-segment) must be at least 1.2 s and at most 120 s, "
+                   f"got {value}\n")
