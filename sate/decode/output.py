@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -111,3 +112,13 @@ def check_not_other_output(path: Path, writer: str, option: str = "--out") -> No
     if writer == "translate" and not translated and {"file", "segment", "start", "end"} <= record.keys():
         raise SateError(f"{option} {one_line(str(path))}: refusing to replace it: it holds `sate segment`'s JSON "
                         "lines (segment times), not translations; give another name")
+
+
+def left_as_it_was(target: Path | None) -> str:
+    """What a failed input's error adds where its own output file (`translate`'s OUT/STEM.srt, `segment`'s
+    OUT/STEM.jsonl) is there already, from an earlier run: it is left as it was, and the line says so. A rerun into
+    the same folder left the subtitles of a file since replaced or damaged beside this run's, unnamed (twenty-fifth
+    hostile pass); removed, a file missing for a moment (a disk not mounted) would lose its good ones."""
+    if target is None or not os.path.lexists(target):
+        return ""
+    return f"; {one_line(str(target))} is left as it was (not of this run)"

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.decode.output import check_not_other_output
+from sate.decode.output import check_not_other_output, left_as_it_was
 from sate.decode.vad import VadOptions, add_vad_argument, file_segments, no_speech, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct, is_stream
@@ -127,7 +127,8 @@ def run(args: argparse.Namespace) -> int:
                 lines = segment_lines(path, segment_file(path, options))
             except SateError as err:
                 failed += 1
-                print(f"sate segment: error: {one_line(str(err))}", file=sys.stderr)
+                left = left_as_it_was(targets.get(path))
+                print(f"sate segment: error: {one_line(str(err))}{left}", file=sys.stderr)
                 continue
             if stream is None:
                 with atomic_open(targets[path]) as f:

@@ -17,7 +17,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from sate.decode.output import FORMATS, check_not_other_output, render
+from sate.decode.output import FORMATS, check_not_other_output, left_as_it_was, render
 from sate.decode.vad import VadOptions, add_vad_argument, resolve_method
 from sate.errors import SateError, one_line
 from sate.files import atomic_fill, atomic_open, check_distinct
@@ -72,6 +72,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_vad_argument(parser)
     parser.add_argument("--device", default=None,
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
+
 
 
 def check_outputs(files: list[Path], targets: list[Path]) -> None:
@@ -206,7 +207,8 @@ def run(args: argparse.Namespace) -> int:
             for item in translator.stream(files, options, args.batch_size, vad):
                 if isinstance(item, Failure):
                     failed += 1
-                    tqdm.write(f"sate translate: error: {one_line(str(item.error))}", file=sys.stderr)
+                    left = left_as_it_was(srt_paths.get(Path(item.source)))
+                    tqdm.write(f"sate translate: error: {one_line(str(item.error))}{left}", file=sys.stderr)
                 else:
                     write(item, out)
                     done += 1

@@ -68,7 +68,11 @@ class VadOptions:
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
-            if not is_number(value) or not math.isfinite(value) or value < 0:  # "5", None: TypeErrors of isfinite
+            # "5", None: TypeErrors of isfinite. A max_segment number is named with its range below: ">= 0" was
+            # advice for -1 or nan that 0 then broke (twenty-fifth hostile pass)
+            if name == "max_segment" and (is_number(value) or isinstance(value, float)):
+                continue
+            if not is_number(value) or not math.isfinite(value) or value < 0:
                 flag = f" (--{name.replace('_', '-')})" if name in ("max_segment", "min_pause") else ""
                 raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {shown(value)}")
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:

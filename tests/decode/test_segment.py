@@ -401,3 +401,36 @@ def test_segment_and_translate_do_not_replace_a_streams_json_lines(tmp_path: Pat
     assert live.read_text(encoding="utf-8") == lines
     with pytest.raises(SateError, match="it holds `sate stream`'s JSON lines"):
         check_not_other_output(live, "translate")
+
+
+def test_a_failed_inputs_jsonl_of_an_earlier_run_is_named_as_left(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """Run again into the same folder with one input replaced by a damaged file: its OUT/STEM.jsonl of the earlier
+    run stayed beside this run's, with no word that it was not this run's (twenty-fifth hostile pass). It is left,
+    and the input's error line names it."""
+    first, second = tmp_path / "a.wav", tmp_path / "b.wav"
+    _a_tone_between_pauses(first)
+    _a_tone_between_pauses(second)
+    segs = tmp_path / "segs"
+    assert run_segment(capsys, first, second, "--vad", "energy", "--out", segs)[0] == 0
+    earlier = (segs / "b.jsonl").read_text()
+    second.write_bytes(b"RIFF not really a wav")
+    rc, out, err = run_segment(capsys, first, second, "--vad", "energy", "--out", segs)
+    assert rc == 1 and (segs / "b.jsonl").read_text() == earlier
+    assert f"sate segment: error: {second}: cannot read audio" in err
+    assert f"; {segs / 'b.jsonl'} is left as it was (not of this run)\n" in err
+    rc, out, err = run_segment(capsys, first, tmp_path / "c.wav", "--vad", "energy", "--out", segs)
+    assert rc == 1 and "left as it was" not in err and not (segs / "c.jsonl").exists()
+
+
+@pytest.mark.parametrize("value", ["-1", "nan", "-inf"])
+def test_a_max_segment_out_of_range_is_named_with_its_range(tmp_path: Path, value: str,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    """`--max-segment -1` said "must be a finite number of seconds >= 0", and 0 given then was refused as under 1.2 s
+    (twenty-fifth hostile pass): every number out of range is named with the range."""
+    talk = tmp_path / "talk.wav"
+    _a_tone_between_pauses(talk)
+    rc, out, err = run_segment(capsys, talk, f"--max-segment={value}")
+    assert rc == 2 and out == ""
+    assert err == ("sate segment: error: max_segment (--max-segment) must be at least 1.2 s and at most 120 s, "
+                   f"got {value}\n")

@@ -584,3 +584,23 @@ def test_an_out_named_for_another_kind_is_refused_before_any_work(tmp_path: Path
     shown = f"'{argv[-1]}'" if argv[-1].endswith(" ") else argv[-1]
     assert rc == 2 and err == f"sate translate: error: --out {shown}: {says}\n", err
     assert os.listdir(tmp_path) == []
+
+
+def test_a_failed_inputs_srt_of_an_earlier_run_is_named_as_left(tmp_path: Path, st_pack: Path, prepared_data: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Run again into the same folder of subtitles with one input replaced by a damaged file: its OUT/STEM.srt of the
+    earlier run stayed beside this run's, with no word that it was not this run's (twenty-fifth hostile pass). It is
+    left (a file missing for a moment keeps its subtitles), and the input's error line names it."""
+    first, second = good_wav(prepared_data, tmp_path, "a.wav"), good_wav(prepared_data, tmp_path, "b w.wav")
+    subs = tmp_path / "subs"
+    assert run_translate(capsys, "--model", st_pack, first, second, "--format", "srt", "--out", f"{subs}/")[0] == 0
+    earlier = (subs / "b w.srt").read_text()
+    second.write_bytes(b"RIFF not really a wav")
+    rc, out, err = run_translate(capsys, "--model", st_pack, first, second, "--format", "srt", "--out", f"{subs}/")
+    assert rc == 1 and (subs / "b w.srt").read_text() == earlier
+    error = next(line for line in err.splitlines() if line.startswith("sate translate: error:"))
+    assert error.startswith(f"sate translate: error: {second}: cannot read audio")
+    assert error.endswith(f"; {subs / 'b w.srt'} is left as it was (not of this run)")
+    rc, out, err = run_translate(capsys, "--model", st_pack, first, tmp_path / "c.wav", "--format", "srt", "--out",
+                                 f"{subs}/")  # no earlier output: the error alone
+    assert rc == 1 and "left as it was" not in err and not (subs / "c.srt").exists()
