@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from sate.config import read_yaml, write_yaml
-from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds
+from sate.data.cmvn_record import CMVN_KINDS, recorded_kinds, require_cmvn
 from sate.decode.options import (
     DecodeOptions,
     add_decode_argument,
@@ -171,8 +171,35 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
         if tokens != ours:
             index = next((i for i, (a, b) in enumerate(zip(tokens, ours, strict=False)) if a != b),
                          min(len(tokens), len(ours)))
+            advice = trained_data(model_file, data_dir)
             raise SateError(f"{path} ({len(tokens)} tokens) is not the token list {model_file} was trained with "
-                            f"({len(ours)} tokens; first difference at line {index + 1})")
+                            f"({len(ours)} tokens; first difference at line {index + 1}){advice}")
+
+
+def trained_data(model_file: Path, data_dir: Path) -> str:
+    """The advice that ends a refusal of ``data_dir``: the data directory the run beside ``model_file`` trained on
+    (data.dir of its config.yaml), where that is known. The refusals of another vocabulary or CMVN said what
+    differed but not where the right files were (25th hostile pass)."""
+    config = model_file.parent / CONFIG
+    try:
+        doc = read_yaml(config) if config.is_file() else None
+    except (SateError, OSError):
+        doc = None
+    data = doc.get("data") if isinstance(doc, dict) else None
+    where = data.get("dir") if isinstance(data, dict) else None
+    if not isinstance(where, str) or not where:
+        return "; give --data the data directory it was trained on"
+    if _same_directory(where, data_dir):
+        return (f"; the run trained on this directory (data.dir of {config}), whose files changed since "
+                "(`sate vocab` or `sate features` run again?): pack a model trained on them, or restore the run's")
+    return f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config})"
+
+
+def _same_directory(a: str, b: Path) -> bool:
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return False
 
 
 def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None, where: str) -> None:
@@ -188,8 +215,6 @@ def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None,
 def check_cmvn(meta: Mapping[str, Any], model_file: Path, path: Path) -> None:
     """``path`` (a `cmvn.json`) must hold the statistics the model file records, when it records them: a pack
     with others would decode from differently normalised features."""
-    from sate.data.cmvn_record import require_cmvn
-
     require_cmvn(meta.get("cmvn"), path, model_file)
 
 
@@ -295,7 +320,8 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         check_cmvn_kind(meta, model_file, cmvn, "--cmvn")
     if speech and cmvn == "global":
         load_cmvn(data_dir / CMVN)  # exists and is well-formed
-        check_cmvn(meta, model_file, data_dir / CMVN)
+        # where the right statistics are, said (they are not in a pack, which `check_cmvn` checks too)
+        require_cmvn(meta.get("cmvn"), data_dir / CMVN, model_file, trained_data(model_file, data_dir))
     info = PackInfo(meta["task"], options.to_dict(), feature_settings(cmvn, features) if speech else None, kind)
 
     out.parent.mkdir(parents=True, exist_ok=True)

@@ -79,6 +79,18 @@ class ExperimentLock:
     def __exit__(self, *exc: object) -> None:
         self.release()
 
+    def takeover_note(self) -> str:
+        """The line that says a stale lock was taken over. Its holder alive on this host holds the lock of another
+        folder: this one came with a copy of its experiment (`cp -r` of a running run), and "is gone" was untrue
+        of a run still training (25th hostile pass)."""
+        holder = self.takeover or LockHolder()
+        pid = holder.get("pid")
+        elsewhere = (holder.get("host") == self.holder["host"] and isinstance(pid, int) and pid != os.getpid()
+                     and pid_alive(pid))
+        why = f"holds it no more (pid {pid} runs still: was this a copy made while the run trained?)" if elsewhere \
+            else "is gone"
+        return f"taking over {self.path}: the run that held it ({describe(holder)}) {why}"
+
     def _read(self) -> LockHolder:
         with contextlib.suppress(OSError, ValueError, RecursionError):  # a damaged lock names no holder
             data = json.loads(self.path.read_text(encoding="utf-8") or "{}")

@@ -319,8 +319,10 @@ PLACE_KEYS = ("data.dir", "model.loss.kd.asr_teacher", "model.loss.kd.mt_teacher
 def _safe(key: str, changes: dict[str, tuple[object, object]], ckpt: dict[str, Any]) -> bool:
     if key in PLACE_KEYS:
         # one directory or file spelled two ways (`data` and `/home/me/data`, as a recipe run with and without
-        # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher)
-        return _same_place(*changes[key])
+        # --data gives it; `--init-from asr=exp/asr/model.pt` and `./exp/asr/model.pt` for a teacher); or the run's
+        # place gone and the new one there: a data directory moved to another disk, or an experiment taken to
+        # another machine, was refused with "undo the change", which nothing could (25th hostile pass)
+        return _same_place(*changes[key]) or _moved(*changes[key])
     if key == "batch.per_device":
         # A new batch cap repacks the epoch's batches: fine at an epoch end, not in the middle of one.
         return "batch.global" not in changes and not ckpt["sate"].get("mid_epoch", False)
@@ -336,6 +338,13 @@ def _same_place(a: object, b: object) -> bool:
         return os.path.exists(a) and os.path.samefile(a, b)
     except OSError:
         return False
+
+
+def _moved(a: object, b: object) -> bool:
+    """Is the place ``a`` gone and ``b`` there (a data directory or a teacher moved since the run began)?"""
+    if not (isinstance(a, str) and isinstance(b, str) and a and b):
+        return False
+    return not os.path.lexists(a) and os.path.exists(b)
 
 
 def _short(value: Any) -> str:

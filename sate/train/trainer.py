@@ -407,7 +407,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
           callbacks: list | None = None, lr_where: str = "the config") -> Path:
     """Train (or resume) into `exp`, holding its lock throughout; returns the checkpoint directory. `lr_where`: where
     a diverged run's advice says to lower optim.lr (`lr_where`)."""
-    from sate.train.lock import ExperimentLock, describe
+    from sate.train.lock import ExperimentLock
 
     check_nodes(num_nodes)
     given, exp = exp, check_output(Path(exp), "experiment", "--exp")
@@ -426,8 +426,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     try:
         with ExperimentLock(exp) as lock:
             if lock.takeover:
-                print(f"taking over {one_line(str(lock.path))}: the run that held it ({describe(lock.takeover)}) is "
-                      "gone")
+                print(one_line(lock.takeover_note()))
             return _train(config, exp, accelerator, devices, num_nodes, callbacks, lock, lr_where)
     # an OS error too (a data.dir it may not read, a name too long, a full disk), and Ctrl-C or SIGTERM before
     # Lightning's fit (which ends an interrupted fit itself): the folder was left behind, empty or all but

@@ -108,6 +108,32 @@ def test_pack_refuses_a_model_trained_on_other_token_lists(tmp_path: Path, prepa
         pack(tiny_model_file(tmp_path, prepared_data, "st"), prepared_data, tmp_path / "pack", {"beem": 3})
 
 
+def test_a_refused_data_directory_is_told_the_one_the_run_trained_on(tmp_path: Path, prepared_data: Path) -> None:
+    """`sate pack --data` of another vocabulary or CMVN said what differed but not what to do (25th hostile pass):
+    the data.dir of the run's config.yaml beside the model file is named, and packing with it works; the run's own
+    directory changed since is said as such."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    model = tiny_model_file(exp, prepared_data, "st", cmvn=cmvn_record(prepared_data / "cmvn.json"))
+    (exp / "config.yaml").write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(prepared_data)}}))
+    other = tmp_path / "data2"
+    shutil.copytree(prepared_data, other, ignore=shutil.ignore_patterns("fbank"))
+    stats = json.loads((other / "cmvn.json").read_text())
+    stats["mean"][3] += 1.0
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    advice = f"; give --data the data directory it was trained on: {prepared_data} (data.dir of {exp}/config.yaml)"
+    with pytest.raises(SateError, match=re.escape("was trained with (mean[3] ") + ".*" + re.escape(advice)):
+        pack(model, other, tmp_path / "pack")
+    tokens = (other / "tokens_tgt.txt").read_text().splitlines()
+    (other / "tokens_tgt.txt").write_text("\n".join(tokens[:5] + ["▁other"] + tokens[6:]) + "\n")
+    with pytest.raises(SateError, match=r"tokens_tgt.txt .*line 6\)" + re.escape(advice)):
+        pack(model, other, tmp_path / "pack")
+    pack(model, prepared_data, tmp_path / "pack")  # the advice followed
+    (exp / "config.yaml").write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(other)}}))
+    with pytest.raises(SateError, match="the run trained on this directory .*whose files changed since"):
+        pack(model, other, tmp_path / "pack")
+
+
 def test_pack_refuses_a_cmvn_json_of_other_statistics_than_the_model_records(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
     """`sate features` re-run on another train split rewrites cmvn.json: a model trained before it must not be packed

@@ -58,6 +58,28 @@ def test_a_live_holder_refuses_a_second_run_and_a_killed_one_is_taken_over(tmp_p
     assert not (tmp_path / LOCK_NAME).exists()  # cleared when the run ends
 
 
+def test_a_lock_copied_with_a_running_experiment_is_not_said_to_be_of_a_run_gone(tmp_path: Path) -> None:
+    """`cp -r exp copy` while the run trains copies its train.lock, which nobody holds in the copy: taken over as it
+    should be, but "the run that held it (pid N ...) is gone" of a run still training (25th hostile pass)."""
+    original, copy = tmp_path / "exp", tmp_path / "copy"
+    proc = _holder(original)
+    try:
+        copy.mkdir()
+        (copy / LOCK_NAME).write_bytes((original / LOCK_NAME).read_bytes())
+        with ExperimentLock(copy) as lock:
+            assert lock.takeover_note() == (f"taking over {copy / LOCK_NAME}: the run that held it (pid {proc.pid} "
+                                             f"on {socket.gethostname()}, started {lock.takeover['started']}) holds "
+                                             f"it no more (pid {proc.pid} runs still: was this a copy made while "
+                                             "the run trained?)")
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    (copy / LOCK_NAME).write_bytes((original / LOCK_NAME).read_bytes())
+    with ExperimentLock(copy) as lock:  # its run killed since: gone
+        assert lock.takeover_note().endswith(f"(pid {proc.pid} on {socket.gethostname()}, started "
+                                             f"{lock.takeover['started']}) is gone")
+
+
 def test_without_file_locks_a_dead_pid_on_this_host_is_stale(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     def no_locks(fd: int, op: int) -> None:
         raise OSError(errno.ENOLCK, "no locks")

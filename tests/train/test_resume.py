@@ -237,6 +237,23 @@ def test_the_data_directory_spelled_another_way_is_no_change(trained: tuple[Path
     assert f"cannot resume with a changed config: data.dir '{prepared_data.name}' -> '/" in capsys.readouterr().err
 
 
+def test_a_data_directory_moved_since_the_run_began_is_taken_with_a_note(trained: tuple[Path, Path], exp: Path,
+                                                                         prepared_data: Path, tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """The run's data directory moved to another disk (its old place gone): "cannot resume with a changed config:
+    data.dir ... (undo the change or train into a new --exp)", which nothing could undo (25th hostile pass). Its
+    vocabularies and CMVN statistics are checked against the checkpoint as for any resume."""
+    gone = str(tmp_path / "old-disk" / "data")
+    for name in ("last.ckpt", "epoch002.ckpt"):
+        ckpt = torch.load(exp / "checkpoints" / name, weights_only=True)
+        ckpt["sate"]["train_config"]["data"]["dir"] = gone
+        torch.save(ckpt, exp / "checkpoints" / name)
+    config = load_training_config(trained[0], ["trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3
+    out = capsys.readouterr().out  # the old place shortened in the middle, as long paths are
+    assert "resuming with data.dir changed: '/" in out and f"-> '{prepared_data}'" in out, out
+
+
 def test_a_changed_config_names_the_checkpoint_resumed_from_when_not_last(trained: tuple[Path, Path], exp: Path,
                                                                           capsys: pytest.CaptureFixture) -> None:
     """A checkpoint copied in from another run is the newest: the refusal named only EXP, and the user, who had
