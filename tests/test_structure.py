@@ -93,7 +93,6 @@ ALLOWED_LOCAL: dict[tuple[str, str], str] = {
     ("sate.decode.evaluate", "sate.scoring.degeneration"): "light; beside the heavy imports of run()",
     ("sate.decode.evaluate", "sate.scoring.score"): "light; beside the heavy imports of run()",
     ("sate.decode.evaluate", "sate.scoring.significance"): "light; beside the heavy imports of run()",
-    ("sate.decode.pack", "sate.data.cmvn_record"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.audio"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.features"): "light; pack's options are reworked by typed configuration",
     ("sate.decode.pack", "sate.data.manifest"): "light; pack's options are reworked by typed configuration",

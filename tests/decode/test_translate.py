@@ -309,8 +309,8 @@ def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path: Path, st_pack:
 
 
 @pytest.mark.parametrize(("argv", "message"), [
-    (["--max-segment", "nan"], "max_segment (--max-segment) must be a finite number"),
-    (["--max-segment", "inf"], "max_segment (--max-segment) must be a finite number"),
+    (["--max-segment", "nan"], "max_segment (--max-segment) must be at least 1.2 s and at most 120 s, got nan"),
+    (["--max-segment", "inf"], "max_segment (--max-segment) must be at least 1.2 s and at most 120 s, got inf"),
     (["--max-segment", "1000"], "max_segment (--max-segment) must be at least 1.2 s and at most 120 s"),
     (["--min-pause", "nan"], "min_pause (--min-pause) must be a finite number"),
     (["--beam", "10000"], "beam must be at least 1 and at most 256"),
