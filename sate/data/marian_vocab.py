@@ -31,7 +31,7 @@ import sentencepiece as spm
 from sate import layout
 from sate.data.manifest import TRAIN_SPLIT, read_manifest, read_text_lines
 from sate.data.text import SOUND_TAG
-from sate.data.tokens import BLANK, UNK, token_ids
+from sate.data.tokens import BLANK, UNK, check_texts, token_ids
 from sate.errors import SateError, one_line, shown
 from sate.files import contents_digest, read_json, replace_together, require_file
 
@@ -149,10 +149,12 @@ class MarianVocab:
 
     def encode(self, text: str) -> list[int]:
         """Token ids: Marian's (source: ``</s>`` last, as Marian reads its source) or the CTC subset's."""
+        check_texts(text)
         return self._ids(self.sp.encode(text, out_type=str))
 
     def encode_many(self, texts: list[str]) -> list[np.ndarray]:
         """`encode` of many sentences, one SentencePiece call."""
+        check_texts(texts, many=True)
         return [np.asarray(self._ids(p), dtype=np.int64) for p in self.sp.encode(texts, out_type=str)]
 
     def decode(self, ids: Iterable[int]) -> str:

@@ -17,9 +17,32 @@ IGNORE_ID = -1  # padding value of id tensors (`src`, `tgt`); those positions ca
 
 def token_ids(ids: Iterable[int], size: int) -> list[int]:
     """`ids` as ints, each checked to be a token of a vocabulary of `size` (a ValueError names the first that is
-    not)."""
-    out = [int(i) for i in ids]
+    not). Text is no ids (`decode("abc")` was int()'s "invalid literal"), and a float of no whole value is no id
+    (`decode([4.5])` read token 4 without a word): 25th hostile pass."""
+    if isinstance(ids, str | bytes):
+        raise ValueError(f"token ids: expected a sequence of integers, got {type(ids).__name__} (text is encoded, "
+                         "not decoded)")
+    out = []
+    for i in ids:
+        whole = getattr(i, "is_integer", None)  # floats (numpy's too) of a whole value pass, as int() read them
+        if isinstance(i, bool) or not (hasattr(i, "__index__") or (callable(whole) and whole())):
+            raise ValueError(f"token id {i!r}: not a whole number")
+        out.append(int(i))
     bad = next((i for i in out if not 0 <= i < size), None)
     if bad is not None:
         raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")
     return out
+
+
+def check_texts(texts: object, many: bool = False) -> None:
+    """Refuse what is no text before SentencePiece reads it: None or a list for one text was its own "TypeError: not
+    a string" or a list concatenation error (25th hostile pass, from docs/data.md's Vocabulary snippet)."""
+    if not many:
+        if not isinstance(texts, str):
+            raise ValueError(f"encode: expected a str, got {type(texts).__name__}")
+        return
+    if not isinstance(texts, list | tuple):
+        raise ValueError(f"encode_many: expected a list of str, got {type(texts).__name__}")
+    for index, text in enumerate(texts):
+        if not isinstance(text, str):
+            raise ValueError(f"encode_many: texts[{index}] is a {type(text).__name__}, not a str")

@@ -61,7 +61,7 @@ from sate.data.parallel_text import (
 )
 from sate.data.spm_child import FAILED
 from sate.data.text import normalize_source
-from sate.data.tokens import BLANK, SOS_EOS, token_ids
+from sate.data.tokens import BLANK, SOS_EOS, check_texts, token_ids
 from sate.errors import SateError, one_line
 from sate.files import (
     contents_digest,
@@ -126,10 +126,12 @@ class Vocabulary:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (no ``<sos/eos>``: the model adds it)."""
+        check_texts(text)
         return [i + 1 for i in self.sp.encode(text)]
 
     def encode_many(self, texts: list[str]) -> list[np.ndarray]:
         """`encode` of many sentences in one SentencePiece call (it batches in C++)."""
+        check_texts(texts, many=True)
         return [np.asarray(ids, dtype=np.int64) + 1 for ids in self.sp.encode(texts)]
 
     def prepare(self, text: str) -> str:

@@ -8,6 +8,7 @@ import re
 import shutil
 from pathlib import Path
 
+import numpy as np
 import pytest
 import sentencepiece as spm
 import yaml
@@ -51,6 +52,26 @@ def test_vocabulary_encodes_in_token_list_space(prepared: Path) -> None:
     assert src.encode("zzz xqx")[1:].count(src.unk_id) >= 1  # unseen letters map to <unk>
     with pytest.raises(ValueError, match="out of range"):
         src.decode([42])
+
+
+def test_what_is_no_text_or_no_ids_is_one_clear_error(prepared: Path) -> None:
+    """docs/data.md's Vocabulary used from Python: encode(None) was SentencePiece's "TypeError: not a string",
+    encode(["a"]) a list concatenation error, decode("abc") int()'s "invalid literal", and decode([3.0, 4.5]) read
+    token 4 for 4.5 without a word (25th hostile pass, hand25a)."""
+    src = Vocabulary.load(prepared, "src")
+    ids = src.encode("hello")
+    for bad, message in ((None, "encode: expected a str, got NoneType"), (["a"], "encode: expected a str, got list")):
+        with pytest.raises(ValueError, match=f"^{re.escape(message)}$"):
+            src.encode(bad)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^encode_many: texts\[1\] is a NoneType, not a str$"):
+        src.encode_many(["a", None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match=r"^encode_many: expected a list of str, got str$"):
+        src.encode_many("a b")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^token ids: expected a sequence of integers, got str"):
+        src.decode("abc")  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match=r"^token id 4.5: not a whole number$"):
+        src.decode([3.0, 4.5])
+    assert src.decode([float(i) for i in ids]) == src.decode(np.asarray(ids)) == src.decode(ids)  # whole values read
 
 
 def test_joint_model_is_shared(run_sate, data: Path) -> None:
