@@ -144,6 +144,19 @@ def improves(metric: str) -> str | None:
     return None
 
 
+def _missing_epochs(ckpts: list[dict], count: int) -> list[int]:
+    """The epochs among the last ``count`` of the run (up to its newest checkpoint's, and as many as its
+    ``trainer.keep_last`` keeps) that have no checkpoint: removed by hand, where the note blamed keep_last (25th
+    hostile pass)."""
+    newest = max(int(c["sate"]["epoch"]) for c in ckpts)
+    config = ckpts[-1]["sate"].get("train_config")
+    trainer = config.get("trainer") if isinstance(config, dict) else None
+    kept = trainer.get("keep_last") if isinstance(trainer, dict) else None
+    span = min(count, kept) if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else count
+    held = {int(c["sate"]["epoch"]) for c in ckpts}
+    return [e for e in range(max(0, newest - span + 1), newest + 1) if e not in held]
+
+
 def check_mode(metric: str, mode: str, where: str, instead: str = "") -> None:
     """Refuse a mode against the way ``metric`` improves: `trainer.monitor valid/bleu` with the default
     `monitor_mode min` (a `--set` of the monitor alone) kept the ten worst checkpoints, deleted the best, stopped
@@ -192,9 +205,11 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     if count is not None and len(ckpts) < count:  # the recipes' --average-n 10 over a config keeping 5 took 5, said
         # only by the count (twenty-first hostile pass)
         option, keeps = ("--last", "keep_last") if last is not None else ("--best", "keep_best")
+        gone = _missing_epochs(ckpts, count) if last is not None else []
+        why = (f"epoch{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of the last {count} are not there "
+               "(removed?)" if gone else f"trainer.{keeps} keeps that many, or training ran that few epochs")
         print(f"sate average: note: {option} {count}: {one_line(str(ckpt_dir))} holds {len(ckpts)} epoch "
-              f"checkpoint(s) (trainer.{keeps} keeps that many, or training ran that few epochs); averaged those",
-              file=sys.stderr)
+              f"checkpoint(s) ({why}); averaged those", file=sys.stderr)
     if last is not None:
         return ckpts[-last:]
     if metric is None:

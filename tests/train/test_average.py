@@ -425,3 +425,16 @@ def test_a_mode_against_the_way_a_metric_improves_is_refused(tmp_path: Path,
                                         r"high: the best checkpoints would be the worst; give --mode max$"):
         select(ckpts, None, 1, None)
     assert [c["sate"]["epoch"] for c in select(ckpts, None, 1, None, "max")] == [2]
+
+
+def test_epochs_removed_by_hand_are_named_as_such_not_blamed_on_keep_last(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--last 5` over a run that kept 5 epochs, two of them deleted by hand, averaged the 3 left with a note blaming
+    trainer.keep_last (25th hostile pass, hand25t); the note names the epochs that are not there."""
+    trainer = {"monitor": "valid/loss", "keep_last": 5}
+    for epoch in range(6):  # the run kept epochs 1..5 (keep_last 5): epoch 0 rotated out
+        if epoch not in (0, 2, 3):
+            header(tmp_path / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config={"trainer": trainer})
+    assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 5, None, None, None)] == [1, 4, 5]
+    assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds 3 epoch checkpoint(s) (epochs "
+                                       "2, 3 of the last 5 are not there (removed?)); averaged those\n")
