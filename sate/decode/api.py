@@ -187,6 +187,26 @@ def _reads_as_a_name(data: bytes) -> bool:
         return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 for byte in data)
 
 
+def _guarded(item: PreparedAudio, errors: dict[int, str], key: int) -> PreparedAudio:
+    """``item`` whose segments, read as they are decoded, stand in silence for what cannot be read any more (a file
+    removed, cut short or made unreadable since `prepare` read it), its error kept under ``key``: the group's
+    other inputs are decoded and this one is a `Failure`. The whole run ended there, exit 2, nothing written (25th
+    hostile pass)."""
+    def waves() -> Iterator[np.ndarray]:
+        done = 0
+        try:
+            for wave in item.waves:
+                done += 1
+                yield wave
+        except (SateError, OSError) as err:
+            why = one_line(str(err))
+            errors[key] = f"{item.source}: changed since it was first read: {why.removeprefix(f'{item.source}: ')}"
+            for a, b in item.spans[done:]:
+                yield np.zeros(max(round((b - a) * SAMPLE_RATE), MIN_SAMPLES), np.float32)
+
+    return PreparedAudio(item.source, item.duration, item.spans, waves()) if inspect.isgenerator(item.waves) else item
+
+
 def pick_device(device: str | torch.device | None) -> torch.device:
     """The GPU when present, unless a device is named; a named device must exist here (`--device cuda:3` on a
     machine without it is one line, not a CUDA traceback after the model has loaded)."""
@@ -533,10 +553,15 @@ class SpeechTranslator:
 
     def _decode_group(self, group: list[PreparedAudio | Failure], options: DecodeOptions | None,
                       batch_size: int) -> Iterator[Result | Failure]:
-        prepared = [item for item in group if isinstance(item, PreparedAudio)]
+        errors: dict[int, str] = {}
+        prepared = [_guarded(item, errors, i) for i, item in enumerate(group) if isinstance(item, PreparedAudio)]
         results = iter(self.decode_prepared(prepared, options, batch_size) if prepared else [])
-        for item in group:
-            yield item if isinstance(item, Failure) else next(results)
+        for i, item in enumerate(group):
+            if isinstance(item, Failure):
+                yield item
+            else:
+                result = next(results)
+                yield Failure(item.source, errors[i]) if i in errors else result
 
     # ------------------------------------------------------------------------------------------ text
 

@@ -584,3 +584,28 @@ def test_a_missing_relative_name_in_a_deleted_current_directory_is_named(transla
     with pytest.raises(SateError, match=r"packed model directory is missing \(relative to the current directory, "
                                         r"which was deleted"):
         SpeechTranslator.load("packs/st", "cpu")
+
+
+def test_a_file_removed_between_its_two_reads_fails_alone(translators: dict[str, SpeechTranslator],
+                                                          talk: np.ndarray, tmp_path: Path) -> None:
+    """A file is read twice: to cut it at pauses, then as its group is decoded. One removed in between (or made
+    unreadable) ended the whole run, exit 2, nothing written for the others (25th hostile pass, hand25u); it is
+    that input's failure now, and the others' results are what they are alone."""
+    from sate.decode.api import Failure
+
+    st = translators["st"]
+    first, second = tmp_path / "a.wav", tmp_path / "b.wav"
+    for path in (first, second):
+        sf.write(path, talk, SAMPLE_RATE)
+    alone = st.translate([str(first)])[0]
+
+    def inputs():  # b.wav goes once both are prepared, before their group is decoded
+        yield str(first)
+        yield str(second)
+        second.unlink()
+
+    out = list(st.stream(inputs()))
+    assert out[0] == alone
+    assert isinstance(out[1], Failure) and out[1].source == str(second)
+    assert out[1].error.startswith(f"{second}: changed since it was first read: cannot read audio"), out[1].error
+    assert "\n" not in out[1].error
