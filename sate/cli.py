@@ -321,15 +321,15 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
 
 
-def check_working_directory() -> None:
-    """Refuse to run in a current directory that was deleted (by another shell, a clean-up): every command that
-    resolves a name asked for it somewhere and ended in a bare "No such file or directory", naming nothing, and
-    `import torch` itself fails there on some machines (25th hostile pass, review)."""
+def working_directory_gone() -> bool:
+    """Whether the current directory was deleted (by another shell, a clean-up): a command that resolved a relative
+    name there ended in a bare "No such file or directory" (os.getcwd's, naming nothing), said as that now where
+    an OS error ends it; a command given absolute names alone runs there as before (25th hostile pass, reviews)."""
     try:
         os.getcwd()
     except FileNotFoundError:
-        raise SateError("the current directory was deleted (by another shell or a clean-up?): cd to a directory that "
-                        "exists and run the command again") from None
+        return True
+    return False
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -339,7 +339,6 @@ def _run(args: argparse.Namespace) -> int:
     if stdin is None:
         sys.stdin = ClosedStream(STDIN)  # type: ignore[assignment]
     try:
-        check_working_directory()
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status
@@ -354,6 +353,10 @@ def _run(args: argparse.Namespace) -> int:
         print(f"sate {args.command}: error: {one_line(str(err))}", file=sys.stderr)
         return 2
     except OSError as err:
+        if isinstance(err, FileNotFoundError) and err.filename is None and working_directory_gone():
+            print(f"sate {args.command}: error: the current directory was deleted (by another shell or a clean-up?): "
+                  "cd to a directory that exists and run the command again", file=sys.stderr)
+            return 2
         print(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}",
               file=sys.stderr)
         return 1

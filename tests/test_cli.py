@@ -261,6 +261,13 @@ def test_a_deleted_working_directory_is_one_line(tmp_path: Path, argv: list[str]
     assert run.returncode == 2, run.stderr
     assert run.stderr == (f"sate {argv[0]}: error: the current directory was deleted (by another shell or a "
                           "clean-up?): cd to a directory that exists and run the command again\n")
+    # absolute names alone run there as they did (review: refusing every command there was a false positive)
+    (tmp_path / "h.txt").write_text("a b c\n")
+    gone.mkdir()
+    run = subprocess.run([sys.executable, "-c", script, str(gone), "score", "--hyp", str(tmp_path / "h.txt"), "--ref",
+                          str(tmp_path / "h.txt")], capture_output=True, text=True,
+                         env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}, timeout=120)
+    assert run.returncode == 0 and run.stdout.lstrip().startswith("BLEU|"), run.stderr
 
 
 def test_a_file_named_with_a_leading_dash_is_said_to_be_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
