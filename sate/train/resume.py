@@ -341,8 +341,10 @@ def _same_place(a: object, b: object) -> bool:
 
 
 def _moved(a: object, b: object) -> bool:
-    """Is the place ``a`` gone and ``b`` there (a data directory or a teacher moved since the run began)?"""
-    if not (isinstance(a, str) and isinstance(b, str) and a and b):
+    """Is the place ``a`` gone and ``b`` there (a data directory or a teacher moved since the run began)? A relative
+    ``a`` is relative to where the run was started, unknown here: gone from this directory is no sign that it moved,
+    and stays a change (review)."""
+    if not (isinstance(a, str) and isinstance(b, str) and a and b) or not os.path.isabs(a):
         return False
     return not os.path.lexists(a) and os.path.exists(b)
 

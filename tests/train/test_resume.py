@@ -404,3 +404,16 @@ def test_a_restored_record_is_ranked_by_the_resumed_runs_mode(tmp_path: Path) ->
     assert (Path(kept.best_model_path).name, float(kept.best_model_score)) == ("best-1.ckpt", 30.0)
     assert (Path(kept.kth_best_model_path).name, float(kept.kth_value)) == ("best-2.ckpt", 20.0)
     assert sorted(Path(p).name for p in kept.best_k_models) == ["best-1.ckpt", "best-2.ckpt"]
+
+
+def test_a_relative_place_gone_from_here_is_no_sign_it_moved(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run's relative `data.dir` is relative to where it was started: resumed from another directory, it is gone
+    from here while the run's own still exists there, and another directory was taken as its move (review of the
+    25th hostile pass). An absolute place gone is a move; a relative one stays a change."""
+    from sate.train.resume import _moved
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "new").mkdir()
+    assert _moved(str(tmp_path / "gone"), str(tmp_path / "new"))
+    assert not _moved("data", str(tmp_path / "new"))
+    assert not _moved(str(tmp_path / "new"), str(tmp_path / "new" / "x"))  # the run's own is still there
