@@ -103,21 +103,30 @@ class Parser(argparse.ArgumentParser):
         """A word the command did not take is refused by the command's parser, with its usage: `sate stream a.wav
         b.wav` said "sate: error: unrecognized arguments" under the usage of `sate COMMAND`, naming no command
         (twenty-first hostile pass)."""
+        Parser.words = list(sys.argv[1:] if args is None else args)
         parsed, extra = self.parse_known_args(args, namespace)
         if extra:
-            # a file whose name starts with '-' (from a glob: `sate translate *.wav` over -intro.wav) was "unrecognized
-            # arguments" alone (25th hostile pass)
-            named = next((word for word in extra if word.startswith("-") and os.path.lexists(word)), None)
-            hint = (f" ({named} is a file here, read as an option for its leading '-': give it as ./{named})"
-                    if named else "")
-            (_innermost(self.command_parser, parsed) or self).error(f"unrecognized arguments: {' '.join(extra)}{hint}")
+            (_innermost(self.command_parser, parsed) or self).error(f"unrecognized arguments: {' '.join(extra)}")
         return parsed
+
+    words: list[str] = []  # the command line parse_args was given, for `dash_names`
+
+    def dash_names(self) -> str:
+        """A word of the command line that names a file or folder here but starts with '-' (a glob's `-intro.wav`),
+        said with how to give it: argparse took it for an option, "unrecognized arguments" (or, for `-hello.wav`, an
+        explicit argument of -h) alone (25th hostile pass)."""
+        words = Parser.words
+        named = next((w for w in words if w.startswith("-") and w != "-" and os.path.lexists(w)), None)
+        if named is None:
+            return ""
+        what = "a folder" if os.path.isdir(named) else "a file"
+        return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
 
     def error(self, message: str) -> NoReturn:
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
         # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
         # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
-        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message)
+        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message) + self.dash_names()
         super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
 
 

@@ -284,3 +284,11 @@ def test_a_file_named_with_a_leading_dash_is_said_to_be_one(tmp_path: Path, monk
     with pytest.raises(SystemExit):
         main(["score", "--hyp", "h.txt", "--ref", "r.txt", "-other.wav"])  # no such file: no word of one
     assert capsys.readouterr().err.strip().endswith("unrecognized arguments: -other.wav")
+    # -hello.wav is -h with an explicit argument to argparse, and a folder is said as one (review)
+    Path("-hello.wav").write_bytes(b"")
+    Path("-talks").mkdir()
+    for word, what in (("-hello.wav", "a file"), ("-talks", "a folder")):
+        with pytest.raises(SystemExit):
+            main(["segment", word])
+        err = capsys.readouterr().err.strip().splitlines()[-1]
+        assert err.endswith(f"({word} is {what} here, read as an option for its leading '-': give it as ./{word})"), err

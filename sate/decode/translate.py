@@ -74,7 +74,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="torch device, e.g. cpu or cuda:1 (when not given: a GPU if present)")
 
 
-
 def check_outputs(files: list[Path], targets: list[Path]) -> None:
     """Before any decoding: no output is an input, a directory, or what `sate.targets` refuses (a model, a file in
     a pack or a checkpoint folder, a place that cannot be written).

@@ -68,19 +68,32 @@ class VadOptions:
         # A NaN compares False with everything and would pass every range check unseen.
         for name in ("max_segment", "min_pause", "min_speech", "padding"):
             value = getattr(self, name)
+            if isinstance(value, np.integer | np.floating):  # a NumPy scalar (a sweep over np.arange) read as its
+                value = value.item()  # number, as DecodeOptions reads one; it was "must be a finite number"
+                object.__setattr__(self, name, value)
             # "5", None: TypeErrors of isfinite. A max_segment number is named with its range below: ">= 0" was
             # advice for -1 or nan that 0 then broke (twenty-fifth hostile pass)
-            if name == "max_segment" and (is_number(value) or isinstance(value, float)):
+            if name == "max_segment" and (is_number(value) or isinstance(value, float | int)) \
+                    and not isinstance(value, bool):  # 10**400 too, named with the range
                 continue
             if not is_number(value) or not math.isfinite(value) or value < 0:
                 flag = f" (--{name.replace('_', '-')})" if name in ("max_segment", "min_pause") else ""
                 raise SateError(f"{name}{flag} must be a finite number of seconds >= 0, got {shown(value)}")
+        if 1.0 + 2 * self.padding > MAX_SEGMENT:  # no max_segment would do: "at least 121 s and at most 120 s"
+            raise SateError(f"padding must be at most {(MAX_SEGMENT - 1.0) / 2:g} s (a segment holds it on both "
+                            f"sides, and is at most {MAX_SEGMENT:g} s), got {self.padding:g}")
         if not 1.0 + 2 * self.padding <= self.max_segment <= MAX_SEGMENT:
             raise SateError(f"max_segment (--max-segment) must be at least {1.0 + 2 * self.padding:g} s and at most "
-                            f"{MAX_SEGMENT:g} s, got {self.max_segment:g}")
+                            f"{MAX_SEGMENT:g} s, got {_seconds(self.max_segment)}")
         if self.min_speech > self.max_segment:  # every piece is at most max_segment long, so none would be kept
             raise SateError(f"min_speech ({self.min_speech:g} s) must be at most max_segment (--max-segment, "
                             f"{self.max_segment:g} s): no segment can be longer, so no speech would ever be found")
+
+
+def _seconds(value: float) -> str:
+    """A number of seconds as a message gives it: a float as ``:g`` writes it (-1, nan), an int too large for a float
+    cut as values in messages are."""
+    return f"{value:g}" if isinstance(value, float) else shown(value)
 
 
 def _split_long(start: int, stop: int, smooth: np.ndarray, limit: int) -> list[tuple[int, int]]:

@@ -43,6 +43,19 @@ def pid_alive(pid: int) -> bool:
     return True
 
 
+def _started_after(pid: int, started: object) -> bool:
+    """Did the process ``pid`` start after the time a lock records (ISO) its holder started, so that it is another
+    process given the same pid (after a reboot, or pids wrapped)? False where either time cannot be read."""
+    try:
+        recorded = datetime.fromisoformat(str(started)).timestamp()
+        ticks = int(Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[19])  # starttime, field 22
+        boot = next(float(line.split()[1]) for line in Path("/proc/stat").read_text().splitlines()
+                    if line.startswith("btime "))
+    except (OSError, ValueError, IndexError, StopIteration):
+        return False
+    return boot + ticks / os.sysconf("SC_CLK_TCK") > recorded + 5.0  # seconds of slack: clock and record rounding
+
+
 class LockHolder(TypedDict, total=False):
     """What EXP/train.lock says (JSON): the run holding it. One read back may lack any key (a foreign or cut file)."""
 
@@ -86,7 +99,7 @@ class ExperimentLock:
         holder = self.takeover or LockHolder()
         pid = holder.get("pid")
         elsewhere = (holder.get("host") == self.holder["host"] and isinstance(pid, int) and pid != os.getpid()
-                     and pid_alive(pid))
+                     and pid_alive(pid) and not _started_after(pid, holder.get("started")))
         why = f"holds it no more (pid {pid} runs still: was this a copy made while the run trained?)" if elsewhere \
             else "is gone"
         return f"taking over {self.path}: the run that held it ({describe(holder)}) {why}"

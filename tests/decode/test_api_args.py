@@ -287,6 +287,21 @@ def test_vad_settings_of_the_wrong_kind(translators: dict[str, SpeechTranslator]
     assert VadOptions(min_speech=20.0).min_speech == 20.0
 
 
+def test_vad_options_of_numpy_scalars_huge_numbers_or_a_padding_no_segment_holds() -> None:
+    """VadOptions(max_segment=np.float32(20)) said "must be a finite number of seconds >= 0", which 20 is; 10**400 the
+    same; padding=60 gave an empty range ("at least 121 s and at most 120 s"): review of the 25th hostile pass."""
+    from sate.decode.vad import VadOptions
+
+    assert VadOptions(max_segment=np.float32(20), min_pause=np.float64(0.5)).max_segment == 20.0
+    with pytest.raises(SateError, match=r"^max_segment \(--max-segment\) must be at least 1.2 s and at most 120 s, "
+                                        r"got 1000"):
+        VadOptions(max_segment=10**400)
+    with pytest.raises(SateError, match=r"^padding must be at most 59.5 s \(a segment holds it on both sides, and is "
+                                        r"at most 120 s\), got 60$"):
+        VadOptions(padding=60)
+    assert VadOptions(padding=59.5, max_segment=120).padding == 59.5
+
+
 @pytest.mark.parametrize("directory", [None, 3, b"packs/st"])
 def test_load_takes_a_path(directory: object) -> None:
     """None, a number or bytes for the pack's directory were TypeErrors of Path()."""
