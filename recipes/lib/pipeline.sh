@@ -108,7 +108,7 @@ if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(-
 # reads --asr-extra only when it is not done already (after which the features hold it): re-running a command whose
 # stage 0 was done stopped before any stage once the raw corpus was removed. Stage 2 reads the --mt-extra text each
 # time it runs and stamps its contents, so it is never done without it; the trainings (stages 4, 5, 10) read it
-# only when they train, and sate train names a file that is not there.
+# only when they train: looked for where one of them has not trained yet (untrained, below).
 listed_paths() {
   local words k j joined
   read -r -a words <<< "${!1:-}"
@@ -127,7 +127,14 @@ listed_paths() {
 selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
 asr_extra_is="a directory (a LibriSpeech subset or a Kaldi data directory)" mt_extra_is="a file"
 if selected 0; then listed_paths asr_extra -d "$asr_extra_is" spaces; fi
-if selected 2 && [ -z "$mt_hub" ]; then listed_paths mt_extra -f "$mt_extra_is"
+# untrained NAME...: one of the experiments EXP/NAME has no training record yet, so its selected stage trains it and
+# reads the MT text (MT always, SATE and its comparison rows where they take text batches: a weight `sate config`
+# would read, not asked before any stage). `--stage 3 --stop-stage 6` with a misspelt --mt-extra trained ASR for hours
+# before stage 4 named it, and `--mt-hub` with SATE taking MT text ran stages 0 to 3 first (the review of the 25th pass).
+untrained() { local name; for name in "$@"; do [ -e "$exp/$name/.done-train" ] || return 0; done; return 1; }
+if { selected 2 && [ -z "$mt_hub" ]; } || { selected 4 && [ -z "$mt_hub" ] && untrained mt; } ||
+   { selected 5 && untrained st; } || { [ "${compare:-false}" = true ] && selected 10 && untrained sate_nokd sate_shrink; }; then
+  listed_paths mt_extra -f "$mt_extra_is"
 elif selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "$mt_extra_is" spaces; fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()

@@ -489,6 +489,28 @@ def test_a_listed_path_is_looked_for_only_where_a_stage_reads_it(tmp_path: Path)
     assert done.returncode == 0 and done.stderr.count("done already") == 3, done.stderr  # mt's training, pack; st
 
 
+@pytest.mark.parametrize("hub", [False, True])
+def test_a_missing_mt_extra_file_a_training_will_read_is_named_before_any_stage(tmp_path: Path, hub: bool) -> None:
+    """`--stage 3 --stop-stage 6` with a misspelt --mt-extra trained ASR before stage 4's sate train named the file,
+    and with `--mt-hub` (SATE taking the MT text) stages 0 to 3 ran first: since the fix that let a re-run whose
+    trainings were done pass without the text, only stage 2 looked for it (the review of the 25th hostile pass)."""
+    env = recorder(tmp_path)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    for marker in ("prep", "features", "vocab"):
+        (tmp_path / "data" / ".done" / marker).write_text(marker)
+    (tmp_path / "a.en").write_text("x\n")
+    more = ["--stage", "3", "--stop-stage", "6"]
+    if hub:
+        (tmp_path / "marian").mkdir()
+        (tmp_path / "marian" / "config.json").write_text('{"d_model": 16}')
+        more = ["--mt-hub", tmp_path / "marian", "--stop-stage", "5"]
+    argv = ["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "mustc", "--data",
+            tmp_path / "data", "--exp", tmp_path / "exp", "--mt-extra", "a.en a.de", *more]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1 and commands(tmp_path) == [], done.stderr
+    assert done.stderr.splitlines()[-1] == f"[mustc] error: --mt-extra: {tmp_path / 'a.de'} is not a file"
+
+
 def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Path) -> None:
     """`--stage 8 --test-sets "tst-COMMON dev"` without dev decoded: `sate report` wrote a table of tst-COMMON alone,
     exit 0 (twenty-fifth hostile pass). A default test set the corpus lacks (MuST-C's tst-HE) is still skipped."""
