@@ -632,19 +632,32 @@ if run_stage 8 "score: results table in $exp/results.md"; then
   sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
-# first_talk YAML: the wav of the first entry of a MuST-C yaml (one flow mapping a line, `- {..., wav: ted_5.wav}`), as
-# sate prep reads it: blank lines skipped, the value plain (spaces inside it kept: `wav: my talk.wav`) or quoted
-# ("ted_5.wav", 'ted_5.wav'); nothing where the line holds no wav key. A sed took the first line, kept the quotes, and
-# cut a name at its first space: "missing .../wav/\"ted_5.wav\"", for a yaml that sate prep had read.
-first_talk() {
-  local line value q="'" wav_key='(^|[{,])[[:space:]]*wav[[:space:]]*:[[:space:]]*'
-  line=$(grep -m 1 -v '^[[:space:]]*$' "$1" 2>/dev/null) || return 0
-  line=${line#$'\xef\xbb\xbf'} line=${line%$'\r'}
-  if [[ $line =~ ${wav_key}\"([^\"\\]*)\" ]]; then value=${BASH_REMATCH[2]}
-  elif [[ $line =~ ${wav_key}$q(([^$q]|$q$q)*)$q ]]; then value=${BASH_REMATCH[2]//$q$q/$q}
-  elif [[ $line =~ ${wav_key}([^,}]*) ]]; then value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
-  fi
-  printf '%s' "${value:-}"
+# json_string TEXT: the body of a JSON string (between its quotes) decoded: \" \\ \/ \b \f \n \r \t and \uXXXX.
+json_string() {
+  local text=$1 out= c
+  [[ $text == *\\* ]] || { printf '%s' "$text"; return; }
+  while [ -n "$text" ]; do
+    c=${text:0:1} text=${text:1}
+    if [ "$c" != '\' ]; then out+=$c; continue; fi
+    c=${text:0:1} text=${text:1}
+    case "$c" in
+      u) out+=$(printf "\\u${text:0:4}") text=${text:4} ;;
+      b) out+=$'\b' ;; f) out+=$'\f' ;; n) out+=$'\n' ;; r) out+=$'\r' ;; t) out+=$'\t' ;;
+      *) out+=$c ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
+# first_audio MANIFEST: the audio of the first row of a manifest sate prep wrote (`{"id": "...", "audio": "...", ...}`,
+# one JSON object a line), or nothing. Stage 9 read the first talk from the split's yaml with a regex of its own, which
+# disagreed with sate prep on lines prep reads (JSON-style quoted keys, a BOM then a blank line, a quoted speaker name
+# holding `wav: "..."`) and took the left-over talk of another corpus; what prep wrote cannot disagree with it.
+first_audio() {
+  local line q='"([^"\\]|\\.)*"'
+  line=$(head -n 1 "$1" 2>/dev/null) || return 0
+  [[ $line =~ ^\{\"id\":\ $q,\ \"audio\":\ \"(([^\"\\]|\\.)*)\" ]] || return 0
+  json_string "${BASH_REMATCH[2]}"
 }
 
 if run_stage 9 "translate one test recording with sate translate"; then
@@ -652,17 +665,18 @@ if run_stage 9 "translate one test recording with sate translate"; then
   current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
-  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first of them, not the first wav of the folder, which
-  # was a talk of the corpus voiced there before (sate synth over a corpus of other sizes leaves its talks: stage 9
-  # translated ted_19.wav of the old corpus, not ted_5.wav of this one). A talk that is not there (removed since stage
-  # 0 read it; no stage makes it) is said, and the first wav of the folder translated.
-  yaml=$(dirname "$demo_dir")/txt/$(basename "$(dirname "$demo_dir")").yaml
-  if [ -f "$yaml" ]; then
-    first=$(first_talk "$yaml")
-    if [ -n "$first" ] && [ -f "$demo_dir/$first" ]; then
-      demo_audio=$demo_dir/$first
+  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first talk of the split as sate prep read it (the
+  # first row of DATA/SPLIT.jsonl), not the first wav of the folder, which was a talk of the corpus voiced there before
+  # (sate synth over a corpus of other sizes leaves its talks: stage 9 translated ted_19.wav of the old corpus, not
+  # ted_5.wav of this one). A talk that is not there (removed since stage 0 read it; no stage makes it) or not in the
+  # folder is said, and the first wav of the folder translated.
+  split=$(basename "$(dirname "$demo_dir")")
+  if [ -f "$(dirname "$demo_dir")/txt/$split.yaml" ]; then
+    first=$(first_audio "$data/$split.jsonl")
+    if [ -n "$first" ] && [ -f "$first" ] && [ "$(dirname "$first")" -ef "$demo_dir" ]; then
+      demo_audio=$first
     elif [ -n "$first" ] && [ -f "$demo_audio" ]; then
-      say "note: $demo_dir has no $first, the first talk $yaml names: ${demo_audio##*/} is translated instead"
+      say "note: $first, the first talk of $data/$split.jsonl, is not in $demo_dir: ${demo_audio##*/} is translated instead"
     fi
   fi
   need "$demo_audio" "a test recording in $demo_dir"
