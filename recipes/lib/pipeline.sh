@@ -349,8 +349,17 @@ train_model() {
 average_and_pack() {
   local name=$1 params
   params="n=$average_n trained=$(cat "$exp/$name/.done-train")"
-  if is_done "$exp/$name/.done-pack" "$params"; then return 0; fi
   packing=$name  # side by side, a failure from here on is no training's (pretrain_job)
+  # model.pt removed since (to save disk once SATE was trained): averaged again, the same bytes, from the checkpoints;
+  # it was "done already", and stage 5 and stage 10, which read it, sent the user back to this stage in vain
+  if [ "$force" != true ] && [ ! -e "$exp/$name/model.pt" ] && [ -e "$exp/$name/pack" ] && \
+     [ "$(cat "$exp/$name/.done-pack" 2>/dev/null)" = "$params" ]; then
+    say "  $exp/$name/model.pt is gone: averaged again from $exp/$name's checkpoints (its pack is done already)"
+    sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
+    packing=
+    return 0
+  fi
+  if is_done "$exp/$name/.done-pack" "$params"; then packing=; return 0; fi
   sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
   sate pack --model "$exp/$name/model.pt" --data "$data" --out "$exp/$name/pack"
   mark_done "$exp/$name/.done-pack" "$params"
@@ -544,7 +553,7 @@ current_sate() {
   init_models "${init_from[@]}"
   missing=$(gone "${init_models[@]}")
   [ -z "$missing" ] || [ ! -e "$exp/st/.init-from" ] ||
-    say "note: ${missing% } not there: whether $exp/st was trained from the models there now is not checked"
+    say "note: ${missing% } not there: whether $exp/st was trained from the models at those paths is not checked"
 }
 
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
@@ -692,6 +701,11 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  # The rows begun from the ASR and MT models and the locality analysis read them: with them removed (once SATE was
+  # packed) a row died on "begun from other models than ... hold now (trained or averaged again since)", which was false.
+  init_models "${init_from[@]}"
+  missing=$(gone "${init_models[@]}")
+  [ -z "$missing" ] || die "${missing% } not there: stage 10 trains rows from them and analyzes them; run from --stage 3 (--stop-stage 4), which averages them again from their checkpoints"
   current_sate
   for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
     [ -f "$config" ] || no_config "$config" "the config of stage 10"

@@ -377,10 +377,43 @@ def test_sate_whose_asr_and_mt_models_were_removed_since_is_decoded(tmp_path: Pa
     done = run("--stage", "7", "--stop-stage", "8")
     assert done.returncode == 0, done.stderr
     assert (f"[mustc] note: {exp / 'asr' / 'model.pt'} {exp / 'mt' / 'model.pt'} not there: whether {exp / 'st'} was "
-            "trained from the models there now is not checked") in done.stderr.splitlines()
+            "trained from the models at those paths is not checked") in done.stderr.splitlines()
     (exp / "mt" / "pack").rmdir()  # SATE alone, as without an MT pack before
     done = run("--stage", "7", "--stop-stage", "8")
     assert done.returncode == 0 and "no cascade" in done.stderr, done.stderr
+
+
+def test_asr_and_mt_models_removed_since_are_averaged_again_where_a_stage_reads_them(tmp_path: Path) -> None:
+    """With EXP/asr/model.pt and EXP/mt/model.pt removed once SATE was packed, stage 10 died on "EXP/e2e_asr was begun
+    from other models than EXP/asr/model.pt hold now (trained or averaged again since)", which was false, and
+    `--stage 5 --stop-stage 8` on "Run the earlier stages first", in vain: stages 3 and 4 said "done already" and did
+    not write the models again (review of the 25th hostile pass). Stage 10 now says they are gone and what brings them
+    back, and stages 3 and 4 average them again from their checkpoints (the same bytes)."""
+    env = decoding_recorder(tmp_path)
+    sate = tmp_path / "bin" / "sate"
+    sate.write_text(sate.read_text().replace(
+        RECORDING_SATE, RECORDING_SATE + 'if [ "$1" = average ]; then echo "$3" > "${@: -1}"; exit 0; fi\n'))
+    exp = tmp_path / "exp"
+    run = pretrained(tmp_path, env)
+    assert run("--stage", "3", "--stop-stage", "8").returncode == 0
+    for system in ("asr", "mt"):
+        (exp / system / "model.pt").unlink()
+    done = run("--compare", "true", "--stage", "10", "--stop-stage", "10")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: {exp / 'asr' / 'model.pt'} {exp / 'mt' / 'model.pt'} not there: stage 10 trains rows from "
+        "them and analyzes them; run from --stage 3 (--stop-stage 4), which averages them again from their "
+        "checkpoints"), done.stderr
+    done = run("--stage", "5", "--stop-stage", "8")
+    assert done.returncode == 1 and done.stderr.splitlines()[-1] == (
+        f"[mustc] error: missing {exp / 'asr' / 'model.pt'} (the ASR model of stage 3). Run the earlier stages first.")
+    done = run("--stage", "3", "--stop-stage", "8")  # as either line says
+    assert done.returncode == 0, done.stderr
+    assert (f"[mustc]   {exp / 'asr' / 'model.pt'} is gone: averaged again from {exp / 'asr'}'s checkpoints (its "
+            "pack is done already)") in done.stderr.splitlines()
+    # SATE done already, from the same models: no note that they are not there
+    assert f"[mustc]   done already ({exp / 'st' / '.done-train'}); --force to redo" in done.stderr.splitlines()
+    assert "not there" not in done.stderr, done.stderr
+    assert run("--compare", "true", "--stage", "10", "--stop-stage", "10").returncode == 0
 
 
 def test_comparison_rows_of_an_update_count_sate_has_no_more_are_not_tabled(tmp_path: Path) -> None:
