@@ -108,7 +108,7 @@ if [ -n "$whisper" ] && [ "${speed_perturb:-false}" = true ]; then prep_args+=(-
 # reads --asr-extra only when it is not done already (after which the features hold it): re-running a command whose
 # stage 0 was done stopped before any stage once the raw corpus was removed. Stage 2 reads the --mt-extra text each
 # time it runs and stamps its contents, so it is never done without it; the trainings (stages 4, 5, 10) read it
-# only when they train, and sate train names a file that is not there.
+# only when they train: looked for where one of them has not trained yet (untrained, below).
 listed_paths() {
   local words k j joined
   read -r -a words <<< "${!1:-}"
@@ -127,7 +127,14 @@ listed_paths() {
 selected() { [ "$1" -ge "$stage" ] && [ "$1" -le "$stop_stage" ]; }
 asr_extra_is="a directory (a LibriSpeech subset or a Kaldi data directory)" mt_extra_is="a file"
 if selected 0; then listed_paths asr_extra -d "$asr_extra_is" spaces; fi
-if selected 2 && [ -z "$mt_hub" ]; then listed_paths mt_extra -f "$mt_extra_is"
+# untrained NAME...: one of the experiments EXP/NAME has no training record yet, so its selected stage trains it and
+# reads the MT text (MT always, SATE and its comparison rows where they take text batches: a weight `sate config`
+# would read, not asked before any stage). `--stage 3 --stop-stage 6` with a misspelt --mt-extra trained ASR for hours
+# before stage 4 named it, and `--mt-hub` with SATE taking MT text ran stages 0 to 3 first (the review of the 25th pass).
+untrained() { local name; for name in "$@"; do [ -e "$exp/$name/.done-train" ] || return 0; done; return 1; }
+if { selected 2 && [ -z "$mt_hub" ]; } || { selected 4 && [ -z "$mt_hub" ] && untrained mt; } ||
+   { selected 5 && untrained st; } || { [ "${compare:-false}" = true ] && selected 10 && untrained sate_nokd sate_shrink; }; then
+  listed_paths mt_extra -f "$mt_extra_is"
 elif selected 2 || selected 4 || selected 5 || selected 10; then listed_paths mt_extra -f "$mt_extra_is" spaces; fi
 [ -n "${mt_pairs+x}" ] || mt_pairs=()
 [ -n "${vocab_pairs+x}" ] || vocab_pairs=()
@@ -342,8 +349,17 @@ train_model() {
 average_and_pack() {
   local name=$1 params
   params="n=$average_n trained=$(cat "$exp/$name/.done-train")"
-  if is_done "$exp/$name/.done-pack" "$params"; then return 0; fi
   packing=$name  # side by side, a failure from here on is no training's (pretrain_job)
+  # model.pt removed since (to save disk once SATE was trained): averaged again, the same bytes, from the checkpoints;
+  # it was "done already", and stage 5 and stage 10, which read it, sent the user back to this stage in vain
+  if [ "$force" != true ] && [ ! -e "$exp/$name/model.pt" ] && [ -e "$exp/$name/pack" ] && \
+     [ "$(cat "$exp/$name/.done-pack" 2>/dev/null)" = "$params" ]; then
+    say "  $exp/$name/model.pt is gone: averaged again from $exp/$name's checkpoints (its pack is done already)"
+    sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
+    packing=
+    return 0
+  fi
+  if is_done "$exp/$name/.done-pack" "$params"; then packing=; return 0; fi
   sate average --exp "$exp/$name" --last "$average_n" --out "$exp/$name/model.pt"
   sate pack --model "$exp/$name/model.pt" --data "$data" --out "$exp/$name/pack"
   mark_done "$exp/$name/.done-pack" "$params"
@@ -537,7 +553,7 @@ current_sate() {
   init_models "${init_from[@]}"
   missing=$(gone "${init_models[@]}")
   [ -z "$missing" ] || [ ! -e "$exp/st/.init-from" ] ||
-    say "note: ${missing% } not there: whether $exp/st was trained from the models there now is not checked"
+    say "note: ${missing% } not there: whether $exp/st was trained from the models at those paths is not checked"
 }
 
 # decoded_by SYSTEM: what a decoding of SYSTEM is made from now (its packs' records and the data), which stages 7 and 10
@@ -625,19 +641,32 @@ if run_stage 8 "score: results table in $exp/results.md"; then
   sate report --exp "$exp" --splits "${test_splits[@]}" --out "$exp/results.md" "${curves[@]}"
 fi
 
-# first_talk YAML: the wav of the first entry of a MuST-C yaml (one flow mapping a line, `- {..., wav: ted_5.wav}`), as
-# sate prep reads it: blank lines skipped, the value plain (spaces inside it kept: `wav: my talk.wav`) or quoted
-# ("ted_5.wav", 'ted_5.wav'); nothing where the line holds no wav key. A sed took the first line, kept the quotes, and
-# cut a name at its first space: "missing .../wav/\"ted_5.wav\"", for a yaml that sate prep had read.
-first_talk() {
-  local line value q="'" wav_key='(^|[{,])[[:space:]]*wav[[:space:]]*:[[:space:]]*'
-  line=$(grep -m 1 -v '^[[:space:]]*$' "$1" 2>/dev/null) || return 0
-  line=${line#$'\xef\xbb\xbf'} line=${line%$'\r'}
-  if [[ $line =~ ${wav_key}\"([^\"\\]*)\" ]]; then value=${BASH_REMATCH[2]}
-  elif [[ $line =~ ${wav_key}$q(([^$q]|$q$q)*)$q ]]; then value=${BASH_REMATCH[2]//$q$q/$q}
-  elif [[ $line =~ ${wav_key}([^,}]*) ]]; then value=${BASH_REMATCH[2]%"${BASH_REMATCH[2]##*[![:space:]]}"}
-  fi
-  printf '%s' "${value:-}"
+# json_string TEXT: the body of a JSON string (between its quotes) decoded: \" \\ \/ \b \f \n \r \t and \uXXXX.
+json_string() {
+  local text=$1 out= c
+  [[ $text == *\\* ]] || { printf '%s' "$text"; return; }
+  while [ -n "$text" ]; do
+    c=${text:0:1} text=${text:1}
+    if [ "$c" != '\' ]; then out+=$c; continue; fi
+    c=${text:0:1} text=${text:1}
+    case "$c" in
+      u) out+=$(printf "\\u${text:0:4}") text=${text:4} ;;
+      b) out+=$'\b' ;; f) out+=$'\f' ;; n) out+=$'\n' ;; r) out+=$'\r' ;; t) out+=$'\t' ;;
+      *) out+=$c ;;
+    esac
+  done
+  printf '%s' "$out"
+}
+
+# first_audio MANIFEST: the audio of the first row of a manifest sate prep wrote (`{"id": "...", "audio": "...", ...}`,
+# one JSON object a line), or nothing. Stage 9 read the first talk from the split's yaml with a regex of its own, which
+# disagreed with sate prep on lines prep reads (JSON-style quoted keys, a BOM then a blank line, a quoted speaker name
+# holding `wav: "..."`) and took the left-over talk of another corpus; what prep wrote cannot disagree with it.
+first_audio() {
+  local line q='"([^"\\]|\\.)*"'
+  line=$(head -n 1 "$1" 2>/dev/null) || return 0
+  [[ $line =~ ^\{\"id\":\ $q,\ \"audio\":\ \"(([^\"\\]|\\.)*)\" ]] || return 0
+  json_string "${BASH_REMATCH[2]}"
 }
 
 if run_stage 9 "translate one test recording with sate translate"; then
@@ -645,17 +674,18 @@ if run_stage 9 "translate one test recording with sate translate"; then
   current_pack st 6
   talks=("$demo_dir"/*.wav)
   demo_audio=${talks[0]}
-  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first of them, not the first wav of the folder, which
-  # was a talk of the corpus voiced there before (sate synth over a corpus of other sizes leaves its talks: stage 9
-  # translated ted_19.wav of the old corpus, not ted_5.wav of this one). A talk that is not there (removed since stage
-  # 0 read it; no stage makes it) is said, and the first wav of the folder translated.
-  yaml=$(dirname "$demo_dir")/txt/$(basename "$(dirname "$demo_dir")").yaml
-  if [ -f "$yaml" ]; then
-    first=$(first_talk "$yaml")
-    if [ -n "$first" ] && [ -f "$demo_dir/$first" ]; then
-      demo_audio=$demo_dir/$first
+  # A MuST-C layout names the split's talks in txt/SPLIT.yaml: the first talk of the split as sate prep read it (the
+  # first row of DATA/SPLIT.jsonl), not the first wav of the folder, which was a talk of the corpus voiced there before
+  # (sate synth over a corpus of other sizes leaves its talks: stage 9 translated ted_19.wav of the old corpus, not
+  # ted_5.wav of this one). A talk that is not there (removed since stage 0 read it; no stage makes it) or not in the
+  # folder is said, and the first wav of the folder translated.
+  split=$(basename "$(dirname "$demo_dir")")
+  if [ -f "$(dirname "$demo_dir")/txt/$split.yaml" ]; then
+    first=$(first_audio "$data/$split.jsonl")
+    if [ -n "$first" ] && [ -f "$first" ] && [ "$(dirname "$first")" -ef "$demo_dir" ]; then
+      demo_audio=$first
     elif [ -n "$first" ] && [ -f "$demo_audio" ]; then
-      say "note: $demo_dir has no $first, the first talk $yaml names: ${demo_audio##*/} is translated instead"
+      say "note: $first, the first talk of $data/$split.jsonl, is not in $demo_dir: ${demo_audio##*/} is translated instead"
     fi
   fi
   need "$demo_audio" "a test recording in $demo_dir"
@@ -671,6 +701,11 @@ fi
 if [ "${compare:-false}" = true ] && run_stage 10 "comparison rows of the SATE paper in $exp"; then
   need "$exp/st/pack" "the SATE model of stages 5-6"
   current_pack st 6  # the rows are tabled against it, and the locality analysis reads its model.pt
+  # The rows begun from the ASR and MT models and the locality analysis read them: with them removed (once SATE was
+  # packed) a row died on "begun from other models than ... hold now (trained or averaged again since)", which was false.
+  init_models "${init_from[@]}"
+  missing=$(gone "${init_models[@]}")
+  [ -z "$missing" ] || die "${missing% } not there: stage 10 trains rows from them and analyzes them; run from --stage 3 (--stop-stage 4), which averages them again from their checkpoints"
   current_sate
   for config in "$conf_dir/st_e2e.yaml" "$conf_dir/st.yaml"; do  # both before the first row trains
     [ -f "$config" ] || no_config "$config" "the config of stage 10"
