@@ -548,3 +548,18 @@ def test_a_comment_line_holds_no_entry_and_a_document_marker_is_named(tmp_path: 
         with pytest.raises(SateError, match=f"^{path}:1: a YAML document marker or directive, which a MuST-C yaml "
                                             "does not hold .*: remove the line"):
             read_yaml(path)
+
+
+def test_a_line_with_a_quote_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Such a line went through yaml.compose, then yaml.load: two parses of about half a millisecond each, so a yaml of
+    240,000 lines holding a quote (`offset: '0.31'`, as a script that kept the values as strings writes them) took
+    minutes to read (25th hostile pass); one parse gives both the nodes as written and the loaded entry."""
+    from sate.config import SafeValues
+
+    parses = []
+    single_node = SafeValues.get_single_node
+    monkeypatch.setattr(SafeValues, "get_single_node", lambda self: parses.append(1) or single_node(self))
+    fields = parse_yaml_line("- {duration: '1.5', offset: 2.0, speaker_id: spk.7, wav: ted_7.wav, <<: {x: 1}}",
+                             Path("x"), 1)
+    assert fields == {"duration": "1.5", "offset": "2.0", "speaker_id": "spk.7", "wav": "ted_7.wav"}
+    assert len(parses) == 1
