@@ -546,6 +546,18 @@ def check_audio_kept(data_dir: Path, split: str, rows: list[dict]) -> None:
                             "audio where the manifest says, or undo the manifest's change")
 
 
+def check_audio_there(shards: Iterable[Shard]) -> None:
+    """Refuse shards to compute whose rows name audio files that are not there, before any is computed: a corpus
+    moved after `sate prep` (its manifests hold absolute paths) stopped in a worker on "ROW: PATH: audio file is
+    missing", saying neither how many nor what to do (25th hostile pass). Up-to-date shards need no audio."""
+    for shard in shards:
+        gone = sorted({audio for _id, audio, *_ in shard.rows if not os.path.lexists(audio)})
+        if gone:
+            raise SateError(f"{shard.manifest}: {len(gone):,} audio file(s) its rows name are not there (first: "
+                            f"{one_line(gone[0])}); the corpus moved or was removed since `sate prep`? run `sate "
+                            "prep` again over the corpus where it is now")
+
+
 def check_rows_fit_changed_audio(shards: Iterable[Shard]) -> None:
     """Refuse shards whose audio changed since their features were computed where a row's segment now runs past the
     end of its file: the manifest is older than the corpus. `sate synth --seed 1` over the corpus a data directory
@@ -951,6 +963,7 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     plans = {split: plan_split(data_dir, split, rows) for split, rows in manifests.items()}
 
     todo = [shard for plan in plans.values() for shard in plan.todo]
+    check_audio_there(todo)
     for plan in plans.values():
         done = len(plan.shards) - len(plan.todo)
         state = "up to date" if not plan.todo else f"{len(plan.todo)} of {len(plan.shards)} shards to compute"

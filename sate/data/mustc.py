@@ -16,7 +16,7 @@ from pathlib import Path
 
 import yaml
 
-from sate.config import SafeValues, bounded
+from sate.config import SafeValues, bounded, yaml_problem
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import (
     DEFAULT_SPLITS,
@@ -37,6 +37,11 @@ YAML_FIELDS = ("duration", "offset", "speaker_id", "wav")
 # took 13 s for a line of 1 MB (a flow list) and grows with it: a yaml file may hold a gigabyte of text.
 MAX_YAML_LINE = 1 << 16
 
+
+# What opens a YAML value that is not its text: an anchor, an alias, a tag.
+YAML_NODE_MARKS = ("&", "*", "!")
+# A line of YAML that holds no entry: a document's start or end, a directive (`---`, `...`, `%YAML 1.1`).
+YAML_MARKER = re.compile(r"(---|\.\.\.)(\s.*)?|%.*")
 
 # ----------------------------------------------------------------------------------------------
 # Reading the corpus files
@@ -62,20 +67,33 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         keys = []
         for part in match.group(1).split(","):
             key, sep, value = part.partition(":")
-            if not sep or not key.strip():
+            # an anchor, alias or tag (`duration: &d 2.3`, `speaker_id: !!str spk.1`) is YAML's to read: the value
+            # was taken as written, "must be numbers" of `&d 2.3` and speaker "!!str spk.1" where the same line with a
+            # quote read 2.3 and spk.1 (25th hostile pass)
+            if not sep or not key.strip() or value.strip()[:1] in YAML_NODE_MARKS:
                 fields = None
                 break
             keys.append(key.strip())
             fields[key.strip()] = value.strip()
     if fields is None:
+        problem = None
         try:  # the node tree still has every key: the loaded dict keeps only the last of a repeated one
-            node = yaml.compose(text, Loader=SafeValues)
-            loaded = bounded(yaml.load(text, Loader=SafeValues), f"{path}:{lineno}")  # noqa: S506 - a SafeLoader
-        except (yaml.YAMLError, RecursionError):
-            node = loaded = None
-        if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)):
-            raise SateError(f"{path}:{lineno}: {_not_one_line(text) or 'malformed yaml entry'}: {shown(text.strip())}")
-        keys = [str(k.value) for k, _ in node.value[0].value]
+            pairs, loaded = _compose_and_load(text)
+            loaded = bounded(loaded, f"{path}:{lineno}")
+        except yaml.YAMLError as err:
+            pairs = loaded = None
+            problem = yaml_problem(err)
+        except RecursionError:
+            pairs = loaded = None
+        if not (isinstance(loaded, list) and len(loaded) == 1 and isinstance(loaded[0], dict)) or pairs is None:
+            # an alias of an anchor on another line (`- *a`, `speaker_id: *s`) was "malformed", or "written in block
+            # style": each line is read alone (25th hostile pass)
+            what = ("an alias of an anchor on another line; each line is read alone: write the entry out"
+                    if problem is not None and problem.startswith("found undefined alias") or
+                    text.strip().removeprefix("-").strip().startswith("*") else
+                    _not_one_line(text) or "malformed yaml entry" + (f" ({problem})" if problem else ""))
+            raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
+        keys = [str(k.value) for k, _ in pairs]
         entry = loaded[0]
         # a date is text as written too (`speaker_id: 2024-05-01` on a line with a quote was "got datetime.date(2024,
         # 5, 1)", where the same line without one was read as text: 25th hostile pass)
@@ -88,7 +106,7 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
                             f"{shown(text.strip())}")
         # each value as written, as the plain lines' are: YAML's own reading made `offset: 0_3` 3, `0x10` 16 and
         # `0b11` 3 on a line with a quote, where the same line without one was refused (nineteenth hostile pass)
-        fields = {str(k.value): str(v.value) for k, v in node.value[0].value if isinstance(v, yaml.ScalarNode)}
+        fields = {str(k.value): str(v.value) for k, v in pairs if isinstance(v, yaml.ScalarNode)}
     repeated = next((k for k in keys if keys.count(k) > 1), None)
     if repeated is not None:
         raise SateError(f"{path}:{lineno}: key {repeated} appears twice: {shown(text.strip())}")
@@ -97,6 +115,22 @@ def parse_yaml_line(text: str, path: Path, lineno: int) -> dict[str, str]:
         what = _not_one_line(text) or f"yaml entry misses field(s) {', '.join(missing)}"
         raise SateError(f"{path}:{lineno}: {what}: {shown(text.strip())}")
     return fields
+
+
+def _compose_and_load(text: str) -> tuple[list[tuple[yaml.Node, yaml.Node]] | None, object]:
+    """The key and value nodes of the mapping that ``text`` (a list of one) holds, as written (a merge key `<<` too,
+    which loading folds into the mapping), and what the text loads to, from one parse: yaml.compose and yaml.load each
+    parsed it, about 1 ms a line, so 240,000 lines holding a quote took minutes (25th hostile pass)."""
+    loader = SafeValues(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, None
+        first = node.value[0] if isinstance(node, yaml.SequenceNode) and node.value else None
+        pairs = list(first.value) if isinstance(first, yaml.MappingNode) else None
+        return pairs, loader.construct_document(node)
+    finally:
+        loader.dispose()
 
 
 def _not_one_line(text: str) -> str | None:
@@ -128,8 +162,14 @@ def read_yaml(path: Path) -> list[YamlSegment]:
     """All entries of a split's yaml; blank lines are skipped but keep line numbers right."""
     segments = []
     for lineno, text in enumerate(read_text_lines(path, strip_bom=True), start=1):
-        if not text.strip():
+        # a comment line holds no entry, as in YAML (an entry commented out leaves the line counts to differ); it and a
+        # document marker were "written in block style", advice that did not fit (25th hostile pass)
+        if not text.strip() or text.lstrip().startswith("#"):
             continue
+        if YAML_MARKER.fullmatch(text.strip()):
+            raise SateError(f"{path}:{lineno}: a YAML document marker or directive, which a MuST-C yaml does not hold "
+                            f"(one entry a line, '- {{duration: ..., offset: ..., speaker_id: ..., wav: ...}}'): "
+                            f"remove the line: {shown(text.strip())}")
         fields = parse_yaml_line(text, path, lineno)
         offset, duration = decimal(fields["offset"]), decimal(fields["duration"])
         if offset is None or duration is None:  # '0_3' or '٣' read as 3.0 by float(), without a word

@@ -29,6 +29,7 @@ import numpy as np
 import sentencepiece as spm
 
 from sate import layout
+from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import (
     TRAIN_SPLIT,
     check_split_names,
@@ -295,6 +296,9 @@ def source_manifests(data_dir: Path, splits: list[str]) -> list[Path]:
     if len(set(splits)) != len(splits) or TRAIN_SPLIT in splits:
         raise SateError(f"--src-splits {' '.join(splits)}: name each split once, and not {TRAIN_SPLIT} (always read)")
     check_split_names(splits, "--src-splits")  # `../other/dev` read another directory's manifest
+    if SPEED_SPLIT in splits:  # train's transcripts twice more (its speed copies), exit 0 (25th hostile pass)
+        raise SateError(f"--src-splits {' '.join(splits)}: {SPEED_SPLIT} is {TRAIN_SPLIT}'s speed copies (`sate "
+                        f"features --speed-perturb`), whose transcripts {TRAIN_SPLIT} already gives; leave it out")
     paths = [data_dir / f"{split}.jsonl" for split in splits]
     for path in paths:
         require_file(path, "a manifest",

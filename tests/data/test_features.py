@@ -327,7 +327,8 @@ def test_errors(run_sate, prepped: Path, tmp_path: Path) -> None:
     assert not (prepped / "fbank" / "dev.scp").exists() and not (prepped / "fbank" / "dev" / "00000.scp").exists()
     Path(rows[0]["audio"]).unlink()
     rc, _, err = run_sate("features", "--data", prepped, "--splits", "dev", "--jobs", "1")
-    assert rc == 2 and "audio file is missing" in err
+    assert rc == 2 and f"{prepped / 'dev.jsonl'}: 1 audio file(s) its rows name are not there (first: " \
+        f"{rows[0]['audio']}); the corpus moved or was removed since `sate prep`? run `sate prep` again" in err, err
     with pytest.raises(SateError, match="CMVN statistics are missing"):
         load_cmvn(prepped / "cmvn.json")
 
@@ -691,3 +692,17 @@ def test_a_data_directory_named_through_a_bind_mount_is_its_own(run_sate, preppe
         pytest.skip(f"no bind mount here: {done.stderr.strip()}")
     assert done.returncode == 0 and "also the feature store" not in done.stderr, done.stderr
     assert len(read_manifest(prepped / "train.jsonl")) < 15  # prepared again through the other name
+
+
+def test_a_corpus_moved_after_prep_is_said_before_any_work(run_sate, corpus: Path, prepped: Path) -> None:
+    """A corpus moved after `sate prep` (the manifests hold absolute paths) stopped in a worker on "ROW: PATH: audio
+    file is missing", saying neither how many nor what to do (25th hostile pass): it is said before any shard is
+    computed, and the advice, followed, computes the features."""
+    moved = corpus.with_name("moved")
+    corpus.rename(moved)
+    rc, _, err = run_sate("features", "--data", prepped, "--jobs", "1")
+    assert rc == 2 and f"sate features: error: {prepped / 'train.jsonl'}: " in err and " audio file(s) its rows name " \
+        "are not there (first: " in err and "run `sate prep` again over the corpus where it is now" in err, err
+    assert not list(prepped.glob("fbank/*/*.ark"))
+    assert run_sate("prep", "--mustc-root", moved, "--out", prepped)[0] == 0
+    assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0

@@ -263,7 +263,8 @@ def _quoted_key_twice(lines: list[str]) -> list[str]:  # quotes: the line goes t
     (_missing_field, r"train\.yaml:2: yaml entry misses field\(s\) speaker_id"),
     (_speaker_a_list, r"train\.yaml:3: speaker_id must be text or a number, got \['a', 'b'\]: "),
     (_wav_null, r"train\.yaml:3: wav must be text or a number, got None: "),
-    (_malformed, r"train\.yaml:3: malformed yaml entry: '- \{duration: 1.0, offset'"),
+    (_malformed, r"train\.yaml:3: malformed yaml entry \(expected ',' or '\}', but got '<stream end>'\): "
+                 r"'- \{duration: 1.0, offset'"),
     (_bad_number, r"train\.yaml:3: offset and duration must be numbers"),
     (_underscore_number, r"train\.yaml:3: offset and duration must be numbers \(digits 0-9, a point\): "),
     (_other_digits, r"train\.yaml:3: offset and duration must be numbers \(digits 0-9, a point\): "),
@@ -517,3 +518,48 @@ def test_a_date_like_value_on_a_line_with_a_quote_is_its_text() -> None:
         assert "2024-05-01" in (fields["speaker_id"] + fields["wav"]), (line, fields)
     quoted = '- {duration: 1.5, offset: 0.0, speaker_id: 2024-05-01, wav: "a.wav"}'
     assert parse_yaml_line(quoted, Path("x"), 1)["speaker_id"] == "2024-05-01"
+
+
+def test_an_anchor_or_a_tag_on_a_line_without_quotes_is_yaml_s_to_read() -> None:
+    """`duration: &d 2.3` was refused "must be numbers" and `speaker_id: !!str spk.1` became the speaker "!!str spk.1",
+    where the same lines holding a quote read 2.3 and spk.1 (25th hostile pass); an alias of an anchor on another line
+    was "malformed", or "written in block style" for a whole entry `- *a`: each line is read alone."""
+    fields = parse_yaml_line("- {duration: &d 2.5, offset: 0.0, speaker_id: !!str spk.1, wav: a.wav}", Path("x"), 1)
+    assert (fields["duration"], fields["speaker_id"]) == ("2.5", "spk.1")
+    assert parse_yaml_line("- {duration: 2.5, offset: 0.0, speaker_id: x!y, wav: a&b.wav}", Path("x"), 1) == \
+        {"duration": "2.5", "offset": "0.0", "speaker_id": "x!y", "wav": "a&b.wav"}  # inside a word: text
+    for line in ("- *a", "- {duration: 2.5, offset: 0.0, speaker_id: *s, wav: a.wav}"):
+        with pytest.raises(SateError, match=r"^x:1: an alias of an anchor on another line; each line is read alone"):
+            parse_yaml_line(line, Path("x"), 1)
+    with pytest.raises(SateError, match=r"^x:1: malformed yaml entry \(could not determine a constructor for the tag "
+                                        r"'!custom'\)"):
+        parse_yaml_line("- {duration: 2.5, offset: 0.0, speaker_id: !custom x, wav: a.wav}", Path("x"), 1)
+
+
+def test_a_comment_line_holds_no_entry_and_a_document_marker_is_named(tmp_path: Path) -> None:
+    """A comment line, and YAML's `---`, `...` and `%YAML` lines, were said to be "written in block style", advice
+    that did not fit (25th hostile pass): a comment holds no entry, as in YAML; a marker is named for what it is."""
+    entry = "- {duration: 1.5, offset: 2.0, speaker_id: spk.7, wav: ted_7.wav}"
+    path = tmp_path / "dev.yaml"
+    path.write_text(f"# filtered by hand\n{entry}\n  # - {entry[2:]}\n{entry} # kept\n")
+    assert [seg.lineno for seg in read_yaml(path)] == [2, 4]
+    for marker in ("---", "...", "%YAML 1.1", "--- # start"):
+        path.write_text(f"{marker}\n{entry}\n")
+        with pytest.raises(SateError, match=f"^{path}:1: a YAML document marker or directive, which a MuST-C yaml "
+                                            "does not hold .*: remove the line"):
+            read_yaml(path)
+
+
+def test_a_line_with_a_quote_is_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Such a line went through yaml.compose, then yaml.load: two parses of about half a millisecond each, so a yaml of
+    240,000 lines holding a quote (`offset: '0.31'`, as a script that kept the values as strings writes them) took
+    minutes to read (25th hostile pass); one parse gives both the nodes as written and the loaded entry."""
+    from sate.config import SafeValues
+
+    parses = []
+    single_node = SafeValues.get_single_node
+    monkeypatch.setattr(SafeValues, "get_single_node", lambda self: parses.append(1) or single_node(self))
+    fields = parse_yaml_line("- {duration: '1.5', offset: 2.0, speaker_id: spk.7, wav: ted_7.wav, <<: {x: 1}}",
+                             Path("x"), 1)
+    assert fields == {"duration": "1.5", "offset": "2.0", "speaker_id": "spk.7", "wav": "ted_7.wav"}
+    assert len(parses) == 1

@@ -11,6 +11,7 @@ import pytest
 
 from sate.data.parallel_text import (
     Pair,
+    check_pair_order,
     check_pairs,
     check_target_language,
     count_lines,
@@ -199,3 +200,25 @@ def test_japanese_is_told_from_chinese_by_its_kana(tmp_path: Path) -> None:
 GERMAN_TALKS = [f"{who} {what}." for who in ("Wir alle", "Mein Freund", "Die Leute im Dorf", "Die Kinder", "Jeder")
                 for what in ("können die Welt verändern", "wohnen in einem kleinen Dorf", "sprechen über die Zukunft",
                              "arbeiten jeden Tag", "sind froh, hier zu sein")]
+
+
+def test_english_text_as_the_target_side_is_refused(tmp_path: Path) -> None:
+    """`--mt-text train.en train.en` (one file both sides) and a second English file named .en as the target side
+    trained the target vocabulary on English beside German, exit 0 (25th hostile pass); a link to the one file is one
+    file too, and German text as the target side still passes."""
+    english = write(tmp_path / "news.en", "The cat sits on the mat and waits for the dog that never comes.\n" * 3
+                    + "Where is the station, asked the old woman the young man in the green coat?\n" * 3)
+    other = write(tmp_path / "talks.en", english.read_text(encoding="utf-8"))
+    german = write(tmp_path / "news.de", "Die Katze sitzt auf der Matte und wartet auf den Hund, der nicht kommt.\n" * 3
+                   + "Wo ist der Bahnhof, fragte die alte Frau den jungen Mann im grünen Mantel?\n" * 3)
+    (tmp_path / "link.en").symlink_to(english)
+    rows = [{"audio": f"/c/en-de/data/train/wav/ted_{i}.wav", "src_norm": line.lower(), "tgt": line}
+            for i, line in enumerate(german.read_text(encoding="utf-8").splitlines())]
+    for tgt in (english, tmp_path / "link.en"):
+        with pytest.raises(SateError, match=rf"^--mt-text: {english} and {tgt} are one file, given as both sides"):
+            check_pair_order([(english, tgt)], rows, "--mt-text")
+    with pytest.raises(SateError, match=r"talks.en is named as .en text, and the data directory's train split is "
+                                        r"en-de .* few of its words are in the train split's translations"):
+        check_target_language([(english, other)], rows, "--mt-text")
+    check_pair_order([(english, german)], rows, "--mt-text")
+    check_target_language([(english, german)], rows, "--mt-text")

@@ -451,3 +451,14 @@ def test_training_after_a_manifest_written_again_says_the_vocabularies_are_older
                                       "model": tiny_config("mt"), "trainer": {"max_steps": 1, "valid_bleu_utts": 0}}))
     rc, out, err = run_sate("train", "--config", config, "--exp", tmp_path / "exp")
     assert rc == 0 and said in out, err
+
+
+def test_the_speed_copies_as_source_text_are_refused(run_sate, data: Path) -> None:
+    """`--src-splits train_sp` (`sate features --speed-perturb`'s copies of train) gave train's transcripts twice
+    more, exit 0 (25th hostile pass), as `--src-splits train` is refused: it is named, and nothing is written."""
+    shutil.copy(data / "train.jsonl", data / "train_sp.jsonl")
+    before = (data / "tokens_src.txt").read_bytes() if (data / "tokens_src.txt").exists() else None
+    rc, _, err = run_sate("vocab", "--data", data, "--joint", "60", "--src-splits", "train_sp")
+    assert rc == 2 and "--src-splits train_sp: train_sp is train's speed copies (`sate features --speed-perturb`), " \
+        "whose transcripts train already gives; leave it out" in err, err
+    assert ((data / "tokens_src.txt").read_bytes() if (data / "tokens_src.txt").exists() else None) == before
