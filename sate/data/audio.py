@@ -296,6 +296,18 @@ def check_pipe_whole(name: str, f: sf.SoundFile, read: int) -> None:
                     "(an interrupted copy or download?); copy it again")
 
 
+def _other_case(path: Path) -> str:
+    """Where the file is there under its name in another case (`wav: ted_1.WAV` beside `ted_1.wav`, a corpus copied
+    from a file system that ignores case), that name, said: "missing" alone sent the user to look for a file that
+    was there (25th hostile pass, hand25d)."""
+    try:
+        folder = path.parent if str(path.parent) else Path(".")
+        near = next((entry.name for entry in os.scandir(folder) if entry.name.lower() == path.name.lower()), None)
+    except OSError:
+        return ""
+    return f" ({near} is there: names differ in case on this file system)" if near else ""
+
+
 def wav_info(path: str | Path) -> WavInfo:
     """Header of an audio file, its format read from its content (a FLAC named .wav reads as FLAC); a missing or
     unreadable file becomes a SateError naming it."""
@@ -305,7 +317,7 @@ def wav_info(path: str | Path) -> WavInfo:
             raise SateError(f"{path}: is a directory, not an audio file")
         if path.exists():  # a pipe would block sf.info until written to, and cannot be read at an offset
             raise SateError(f"{path}: is a pipe or a device, not an audio file (a segment is read at its offset)")
-        raise SateError(f"{path}: audio file is missing")
+        raise SateError(f"{path}: audio file is missing{_other_case(path)}")
     try:
         info = sf.info(_sf_name(path))
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/TypeError by version

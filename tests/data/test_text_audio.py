@@ -328,3 +328,14 @@ def test_a_file_named_dash_is_read_as_that_file(tmp_path: Path, monkeypatch: pyt
     monkeypatch.chdir(tmp_path)
     read = read_segment(Path("./-"), 0.0, 0.5)
     assert len(read) == 8000 and np.allclose(read, wave[:8000], atol=1e-3)
+
+
+def test_a_missing_audio_file_there_in_another_case_is_named(tmp_path: Path) -> None:
+    """`wav: ted_1.WAV` beside `ted_1.wav` (a corpus copied from a file system that ignores case) was "audio file is
+    missing" alone, and the user looked for a file that was there (25th hostile pass, hand25d)."""
+    sf.write(tmp_path / "ted_1.wav", np.zeros(1600, np.float32), 16000)
+    with pytest.raises(SateError, match=r"^.*/ted_1\.WAV: audio file is missing \(ted_1\.wav is there: names differ in "
+                                        r"case on this file system\)$"):
+        wav_info(tmp_path / "ted_1.WAV")
+    with pytest.raises(SateError, match=r"^.*/ted_2\.wav: audio file is missing$"):
+        wav_info(tmp_path / "ted_2.wav")
