@@ -551,7 +551,8 @@ def check_audio_there(shards: Iterable[Shard]) -> None:
     moved after `sate prep` (its manifests hold absolute paths) stopped in a worker on "ROW: PATH: audio file is
     missing", saying neither how many nor what to do (25th hostile pass). Up-to-date shards need no audio."""
     for shard in shards:
-        gone = sorted({audio for _id, audio, *_ in shard.rows if not os.path.lexists(audio)})
+        # each file once (a talk holds hundreds of rows); a broken link (a link farm whose corpus moved) is gone too
+        gone = sorted(audio for audio in {audio for _id, audio, *_ in shard.rows} if not os.path.exists(audio))
         if gone:
             raise SateError(f"{shard.manifest}: {len(gone):,} audio file(s) its rows name are not there (first: "
                             f"{one_line(gone[0])}); the corpus moved or was removed since `sate prep`? run `sate "

@@ -706,3 +706,18 @@ def test_a_corpus_moved_after_prep_is_said_before_any_work(run_sate, corpus: Pat
     assert not list(prepped.glob("fbank/*/*.ark"))
     assert run_sate("prep", "--mustc-root", moved, "--out", prepped)[0] == 0
     assert run_sate("features", "--data", prepped, "--jobs", "1")[0] == 0
+
+
+def test_a_link_farm_whose_corpus_moved_is_said_too(tmp_path: Path) -> None:
+    """A broken link counted as there (os.path.lexists): a link farm whose corpus moved still stopped in a worker on
+    the bare "audio file is missing" (review of the 25th hostile pass). Each file is looked at once."""
+    from types import SimpleNamespace
+
+    from sate.data.features import check_audio_there
+
+    (tmp_path / "talk.wav").symlink_to(tmp_path / "moved" / "talk.wav")
+    (tmp_path / "here.wav").write_bytes(b"")
+    rows = [("a", str(tmp_path / "here.wav")), ("b", str(tmp_path / "talk.wav")), ("c", str(tmp_path / "talk.wav"))]
+    with pytest.raises(SateError, match=r"^m.jsonl: 1 audio file\(s\) its rows name are not there \(first: .*talk.wav\)"):
+        check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows)])  # type: ignore[list-item]
+    check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows[:1])])  # type: ignore[list-item]
