@@ -718,6 +718,7 @@ def test_a_link_farm_whose_corpus_moved_is_said_too(tmp_path: Path) -> None:
     (tmp_path / "talk.wav").symlink_to(tmp_path / "moved" / "talk.wav")
     (tmp_path / "here.wav").write_bytes(b"")
     rows = [("a", str(tmp_path / "here.wav")), ("b", str(tmp_path / "talk.wav")), ("c", str(tmp_path / "talk.wav"))]
-    with pytest.raises(SateError, match=r"^m.jsonl: 1 audio file\(s\) its rows name are not there \(first: .*talk.wav\)"):
+    with pytest.raises(SateError, match=r"^m.jsonl: 1 audio file\(s\) its rows name are not there \(first: "
+                                        r".*talk.wav\)"):
         check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows)])  # type: ignore[list-item]
     check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows[:1])])  # type: ignore[list-item]
