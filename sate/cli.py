@@ -115,7 +115,7 @@ class Parser(argparse.ArgumentParser):
         """A word of the command line that names a file or folder here but starts with '-' (a glob's `-intro.wav`),
         said with how to give it: argparse took it for an option, "unrecognized arguments" (or, for `-hello.wav`, an
         explicit argument of -h) alone (25th hostile pass)."""
-        words = Parser.words
+        words = Parser.words[:Parser.words.index("--")] if "--" in Parser.words else Parser.words  # after --, a name
         named = next((w for w in words if w.startswith("-") and w != "-" and os.path.lexists(w)), None)
         if named is None:
             return ""
@@ -330,6 +330,12 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
 
 
+GONE = ("the current directory was deleted (by another shell or a clean-up?): cd to a directory that exists and run "
+        "the command again")
+# The commands that never load torch: given absolute names, they run in a deleted current directory as anywhere
+WITHOUT_TORCH = ("synth", "prep", "vocab", "config", "score", "report", "latency-plot")
+
+
 def working_directory_gone() -> bool:
     """Whether the current directory was deleted (by another shell, a clean-up): a command that resolved a relative
     name there ended in a bare "No such file or directory" (os.getcwd's, naming nothing), said as that now where
@@ -348,6 +354,8 @@ def _run(args: argparse.Namespace) -> int:
     if stdin is None:
         sys.stdin = ClosedStream(STDIN)  # type: ignore[assignment]
     try:
+        if working_directory_gone() and args.command not in WITHOUT_TORCH:  # torch's libraries abort the process
+            raise SateError(GONE)  # there as they load (oneMKL "FATAL ERROR"), whatever names the command is given
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status
@@ -363,8 +371,7 @@ def _run(args: argparse.Namespace) -> int:
         return 2
     except OSError as err:
         if isinstance(err, FileNotFoundError) and err.filename is None and working_directory_gone():
-            print(f"sate {args.command}: error: the current directory was deleted (by another shell or a clean-up?): "
-                  "cd to a directory that exists and run the command again", file=sys.stderr)
+            print(f"sate {args.command}: error: {GONE}", file=sys.stderr)
             return 2
         print(f"sate {args.command}: error: {one_line(describe_os_error(err, hasattr(args, 'jobs')))}",
               file=sys.stderr)

@@ -24,10 +24,12 @@ def token_ids(ids: Iterable[int], size: int) -> list[int]:
                          "not decoded)")
     out = []
     for i in ids:
-        whole = getattr(i, "is_integer", None)  # floats (numpy's too) of a whole value pass, as int() read them
-        if isinstance(i, bool) or not (hasattr(i, "__index__") or (callable(whole) and whole())):
-            raise ValueError(f"token id {i!r}: not a whole number")
-        out.append(int(i))
+        value = i.item() if callable(getattr(i, "item", None)) else i  # a NumPy or torch scalar as its number
+        if isinstance(value, float) and value.is_integer():  # a float of a whole value reads, as int() read it
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):  # 4.5 (a float tensor's too) read as 4; a bool
+            raise ValueError(f"token id {value!r}: not a whole number")
+        out.append(value)
     bad = next((i for i in out if not 0 <= i < size), None)
     if bad is not None:
         raise ValueError(f"token id {bad} out of range for a vocabulary of {size}")

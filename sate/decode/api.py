@@ -195,7 +195,10 @@ def _guarded(item: PreparedAudio, errors: dict[int, str], key: int) -> PreparedA
     def waves() -> Iterator[np.ndarray]:
         done = 0
         try:
-            for wave in item.waves:
+            for wave, (a, b) in zip(item.waves, item.spans, strict=False):
+                if len(wave) < round(b * SAMPLE_RATE) - round(a * SAMPLE_RATE):  # cut short, or rewritten shorter:
+                    # "wave: holds no audio samples" of the group, naming no file (review)
+                    raise SateError(f"it ends before {a:.2f} s now, where its segment {done + 1} lies")
                 done += 1
                 yield wave
         except (SateError, OSError) as err:

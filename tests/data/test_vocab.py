@@ -72,6 +72,12 @@ def test_what_is_no_text_or_no_ids_is_one_clear_error(prepared: Path) -> None:
     with pytest.raises(ValueError, match=r"^token id 4.5: not a whole number$"):
         src.decode([3.0, 4.5])
     assert src.decode([float(i) for i in ids]) == src.decode(np.asarray(ids)) == src.decode(ids)  # whole values read
+    import torch
+
+    assert src.decode(torch.tensor(ids)) == src.decode(torch.tensor(ids, dtype=torch.float32)) == src.decode(ids)
+    for bad in (torch.tensor([4.5]), torch.tensor([True]), np.array([True])):  # read as 4, and as token 1 (review)
+        with pytest.raises(ValueError, match=r"^token id (4.5|True): not a whole number$"):
+            src.decode(bad)
 
 
 def test_joint_model_is_shared(run_sate, data: Path) -> None:

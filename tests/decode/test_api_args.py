@@ -624,3 +624,13 @@ def test_a_file_removed_between_its_two_reads_fails_alone(translators: dict[str,
     assert isinstance(out[1], Failure) and out[1].source == str(second)
     assert out[1].error.startswith(f"{second}: changed since it was first read: cannot read audio"), out[1].error
     assert "\n" not in out[1].error
+
+    def shortened():  # b.wav rewritten with its first tenth alone: "wave: holds no audio samples" ended the group
+        yield str(second)
+        yield str(first)
+        sf.write(second, talk[:len(talk) // 10], SAMPLE_RATE)
+
+    sf.write(second, talk, SAMPLE_RATE)
+    out = list(st.stream(shortened()))
+    assert isinstance(out[0], Failure) and out[1] == alone, out
+    assert out[0].error.startswith(f"{second}: changed since it was first read: it ends before "), out[0].error
