@@ -542,3 +542,37 @@ def test_read_lines_of_a_name_of_bytes_or_holding_nul_is_one_line(tmp_path: Path
     with pytest.raises(SateError, match=r"^read_lines: '.*hyp\\x00.txt' holds a NUL character"):
         read_lines(f"{tmp_path}/hyp\0.txt")
     assert read_lines(os.fsdecode(os.fsencode(tmp_path / "hyp.txt"))) == read_lines(tmp_path / "hyp.txt") == ["a b"]
+
+
+def test_espnet_outputs_are_not_scored_with_their_utterance_ids(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """ESPnet's outputs as they came (sclite's trn `text (spk-utt)`, a Kaldi `utt text` table) were scored with their
+    ids as words of every sentence, the same on both sides: BLEU 52.7 was 83.2, exit 0 (twenty-fifth hostile pass).
+    The advice's `sed` gives the text; sentences that end in a sound tag or begin with a word of digits are text."""
+    refs, hyps = ["Das ist gut.", "Ein Haus.", "Wir gehen."], ["Das ist gut.", "Ein Haus!", ""]
+    ids = ["ted_1096_0", "ted_1096_1", "ted_1096_2"]
+    forms = {"trn": (lambda text, utt: f"{text} (spk1-{utt})", "sclite trn lines", "sed -E 's/ ?\\([^()]*\\)$//'"),
+             "kaldi": (lambda text, utt: f"{utt} {text}", "a Kaldi table", "sed -E 's/^\\S+\\s?//'")}
+    plain_hyp, plain_ref = tmp_path / "hyp.txt", tmp_path / "ref.txt"
+    plain_hyp.write_text("".join(f"{h}\n" for h in hyps), encoding="utf-8")
+    plain_ref.write_text("".join(f"{r}\n" for r in refs), encoding="utf-8")
+    assert main(["score", "--hyp", str(plain_hyp), "--ref", str(plain_ref)]) == 0
+    expected = capsys.readouterr().out
+    for kind, (line, what, sed) in forms.items():
+        hyp, ref = tmp_path / f"hyp.{kind}", tmp_path / f"ref.{kind}"
+        hyp.write_text("".join(line(h, u) + "\n" for h, u in zip(hyps, ids, strict=True)), encoding="utf-8")
+        ref.write_text("".join(line(r, u) + "\n" for r, u in zip(refs, ids, strict=True)), encoding="utf-8")
+        for option, path, other in (("--hyp", hyp, ["--ref", str(plain_ref)]),
+                                    ("--ref", ref, ["--hyp", str(plain_hyp)])):
+            assert main(["score", option, str(path), *other]) == 2
+            err = capsys.readouterr().err
+            assert f"{option} {path}: {what}" in err and f"({sed} {path})" in err, err
+        for path in (hyp, ref):  # the advice followed
+            kept = subprocess.run(f"{sed} {path}", shell=True, capture_output=True, text=True, check=True).stdout
+            path.write_text(kept, encoding="utf-8")
+        assert main(["score", "--hyp", str(hyp), "--ref", str(ref)]) == 0
+        assert capsys.readouterr().out == expected
+    text = tmp_path / "tags.txt"
+    text.write_text("Vielen Dank. (Applaus)\n(Gelächter)\nCOVID-19 ist da.\n", encoding="utf-8")
+    assert main(["score", "--hyp", str(text), "--ref", str(text)]) == 0
+    assert " = 100.0 " in capsys.readouterr().out
