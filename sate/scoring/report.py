@@ -173,6 +173,32 @@ def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
     return hyps
 
 
+BLEU_DRIFT = 0.05  # below the table's precision: another sacreBLEU 2.x scores the same files the same
+
+
+def check_scored_files(exp: Path, rows: list[dict]) -> None:
+    """Each translating row's hyp.txt and ref.txt are still the files its results.json scored (their BLEU is its
+    ``bleu``): the table's BLEU comes from the results, its p-values and the references' check from the files, so a
+    file edited after the run (hypotheses post-processed, references swapped for another version) gave a row whose
+    BLEU and p-value are of two texts, exit 0: a system's BLEU of 7.2 was "p = 1.000" against the baseline whose
+    outputs its hyp.txt now held (twenty-fifth hostile pass). Rows without the two files (older runs) are tabled
+    as before."""
+    from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
+
+    for r in rows:
+        folder = exp / r["system"] / f"decode_{r['split']}"
+        if r.get("bleu") is None or not all((folder / name).is_file() for name in ("hyp.txt", "ref.txt")):
+            continue
+        hyps, refs = read_lines(folder / "hyp.txt"), read_lines(folder / "ref.txt")
+        if not refs or len(hyps) != len(refs):  # named where the files are compared (`_hypotheses`)
+            continue
+        now = BLEU().corpus_score(hyps, [refs]).score
+        if abs(now - r["bleu"]) > BLEU_DRIFT:
+            raise SateError(f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them: "
+                            f"their BLEU is {now:.2f}, {folder / layout.RESULTS} says {r['bleu']:.2f}; evaluate the "
+                            "system again (or put back the files it scored)")
+
+
 def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
     """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
     baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
@@ -384,6 +410,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
+    check_scored_files(args.exp, rows)
     check_same_references(args.exp, rows, baseline)
     add_paired_tests(args.exp, rows, baseline)
     table = markdown(rows, baseline if baseline in names else None)

@@ -556,3 +556,30 @@ def test_systems_on_other_references_are_refused_without_a_baseline_too(tmp_path
     assert main(["report", "--exp", str(tmp_path)]) == 0
     write_system(tmp_path, "other", SYSTEMS["cascade"], REFS)
     assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+def test_files_changed_after_their_evaluation_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The BLEU column comes from results.json, the p-values from hyp.txt and ref.txt: a hyp.txt edited after the
+    run (here made the baseline's) was tabled as BLEU 7.2 with p = 1.000, exit 0 (twenty-fifth hostile pass). A
+    system whose files are as scored, or that has none (an older run) and no baseline, is tabled."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "cascade" / "decode_tst-COMMON"
+    scored = (folder / "hyp.txt").read_text(encoding="utf-8")
+    (folder / "hyp.txt").write_text("\n".join(SYSTEMS["st"]) + "\n", encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path), "--out", str(tmp_path / "new.md")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them" in err
+    assert f"{folder / 'results.json'} says 7.16" in err and not (tmp_path / "new.md").exists()
+    (folder / "hyp.txt").write_text(scored, encoding="utf-8")
+    (folder / "ref.txt").write_text("\n".join(REFS[::-1]) + "\n", encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "changed since `sate evaluate` scored them" in capsys.readouterr().err
+    (folder / "ref.txt").write_text("\n".join(REFS) + "\r\n", encoding="utf-8")  # as scored, saved with CRLF
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    (tmp_path / "st").rename(tmp_path / "base")  # no baseline: the files of a system are read for nothing else
+    for name in ("hyp.txt", "ref.txt"):
+        (folder / name).unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
