@@ -173,6 +173,11 @@ def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
     return hyps
 
 
+def _unversioned(signature: str) -> str:
+    """A sacreBLEU signature without its version field: 2.x versions score 13a BLEU alike."""
+    return "|".join(field for field in signature.split("|") if not field.startswith("version:"))
+
+
 BLEU_DRIFT = 0.05  # below the table's precision: another sacreBLEU 2.x scores the same files the same
 
 
@@ -192,7 +197,11 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
         hyps, refs = read_lines(folder / "hyp.txt"), read_lines(folder / "ref.txt")
         if not refs or len(hyps) != len(refs):  # named where the files are compared (`_hypotheses`)
             continue
-        now = BLEU().corpus_score(hyps, [refs]).score
+        metric = BLEU()
+        now = metric.corpus_score(hyps, [refs]).score
+        if r.get("signature") and _unversioned(r["signature"]["bleu"]) != _unversioned(
+                metric.get_signature().format()):  # a BLEU of another kind, not scored again as the default: the
+            continue  # table's signature line names its rows
         if abs(now - r["bleu"]) > BLEU_DRIFT:
             raise SateError(f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them: "
                             f"their BLEU is {now:.2f}, {folder / layout.RESULTS} says {r['bleu']:.2f}; evaluate the "
@@ -267,6 +276,19 @@ def decoded_how(result: dict) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _wer(row: dict) -> str:
+    """The WER cell: the CTC transcript's, or Whisper's, said so, where the system transcribes with Whisper (its
+    results.json records how): the column is CTC WER, and a Whisper cascade's WER was tabled as one (25th pass)."""
+    return _fmt(row.get("wer")) + (" (Whisper)" if row.get("wer") is not None and row.get("whisper") else "")
+
+
+def _systems_of(rows: list[dict], signature: str) -> str:
+    """The rows (system, and split where the table has several) whose BLEU has this signature."""
+    splits = len({r["split"] for r in rows}) > 1
+    return ", ".join(table_cell(r["system"] + (f" {r['split']}" if splits else "")) for r in rows
+                     if r.get("signature") and r["signature"]["bleu"] == signature)
+
+
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
     lines = [f"| system | split | BLEU | chrF | TER | CTC WER | length ratio | loops | p vs {baseline or '-'} "
              "(BLEU / chrF) | training (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
@@ -276,11 +298,13 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
-                     f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
+                     f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
-    if signatures:
-        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}`" for s in signatures)]
+    if len(signatures) == 1:
+        lines += ["", f"sacreBLEU: `{signatures[0]}`"]
+    elif signatures:  # which row is of which: a list alone left a row of another tokenizer or version unnamed
+        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word repeated 4+ times in a row. p: sacreBLEU's paired bootstrap "

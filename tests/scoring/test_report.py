@@ -583,3 +583,27 @@ def test_files_changed_after_their_evaluation_are_refused(tmp_path: Path, capsys
     for name in ("hyp.txt", "ref.txt"):
         (folder / name).unlink()
     assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+def test_each_signature_names_its_rows_and_whispers_wer_is_said(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Two BLEU signatures (another tokenizer recorded, another sacreBLEU version) were listed under the table with
+    no word of which row had which, and a Whisper system's WER was tabled in the CTC WER column as a CTC transcript's
+    (twenty-fifth hostile pass). A BLEU of another kind is not scored again as the default's; one signature is one
+    line as before."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "\nsacreBLEU: `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" in capsys.readouterr().out
+    results = tmp_path / "cascade" / "decode_tst-COMMON" / "results.json"
+    record = json.loads(results.read_text(encoding="utf-8"))
+    intl = record["signature"]["bleu"].replace("tok:13a", "tok:intl")
+    results.write_text(json.dumps({**record, "bleu": record["bleu"] + 1, "signature": {"bleu": intl}}),
+                       encoding="utf-8")
+    whisper = tmp_path / "whisper" / "decode_tst-COMMON"
+    whisper.mkdir(parents=True)
+    (whisper / "results.json").write_text(json.dumps({"mode": "asr", "wer": 12.34, "whisper": {"model": "tiny.en"}}))
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert f"`{intl}` (cascade)" in table and "` (st)" in table
+    assert "| whisper | tst-COMMON | - | - | - | 12.3 (Whisper) |" in table
