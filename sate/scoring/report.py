@@ -227,6 +227,11 @@ def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
                                 f"{split}: evaluate them again on one data directory's {split}")
 
 
+def _missing_texts(folder: Path) -> str | None:
+    """The name of FOLDER's hyp.txt or ref.txt where it is not there (a paired test reads both), else None."""
+    return next((name for name in ("hyp.txt", "ref.txt") if not (folder / name).exists()), None)
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -236,16 +241,26 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
         if base is None or not others:
             continue
         folder = exp / baseline / f"decode_{split}"
+        gone = _missing_texts(folder)
+        if gone is not None:  # "file is missing" alone said neither why it was read nor what to do
+            raise SateError(f"{folder / gone}: file is missing: the systems of {split} are tested against the "
+                            f"baseline's outputs; evaluate {baseline} again, or name another --baseline")
         refs = read_lines(folder / "ref.txt")
         if not refs:  # an empty split: nothing to resample (sacreBLEU's test was an IndexError traceback)
             continue
         named = [(baseline, _hypotheses(folder, refs))]
-        for r in others:
+        for r in list(others):
             other = exp / r["system"] / f"decode_{split}"
+            r["untested"] = _missing_texts(other)
+            if r["untested"] is not None:  # an older run's, or removed: tabled, said untested (it stopped the report)
+                others.remove(r)
+                continue
             if read_lines(other / "ref.txt") != refs:
                 raise SateError(f"{other / 'ref.txt'} differs from {folder / 'ref.txt'}: the systems were not "
                                 f"evaluated on the same references, so they cannot be compared pairwise")
             named.append((r["system"], _hypotheses(other, refs)))
+        if not others:
+            continue
         tested = paired_bootstrap(named, refs)
         for r in others:
             r["p_bleu"], r["p_chrf"] = tested[r["system"]]["bleu"]["p"], tested[r["system"]]["chrf"]["p"]
@@ -295,6 +310,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
     for r in rows:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
+        if r.get("untested"):
+            p = f"- (no {r['untested']})"
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "

@@ -607,3 +607,24 @@ def test_each_signature_names_its_rows_and_whispers_wer_is_said(tmp_path: Path,
     table = capsys.readouterr().out
     assert f"`{intl}` (cascade)" in table and "` (st)" in table
     assert "| whisper | tst-COMMON | - | - | - | 12.3 (Whisper) |" in table
+
+
+def test_a_system_without_its_texts_is_tabled_untested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A system whose hyp.txt or ref.txt is gone (an older run's, removed to save room) stopped the whole report with
+    "file is missing", which said neither why it was read nor what to do (twenty-fifth hostile pass): it is tabled,
+    its p cell saying what it lacks; the baseline's missing is refused with what to do, and that advice, followed,
+    gives a table."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    (tmp_path / "cascade" / "decode_tst-COMMON" / "hyp.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| - (no hyp.txt) |" in capsys.readouterr().out
+    write_system(tmp_path, "e2e", SYSTEMS["cascade"], REFS)
+    (tmp_path / "st" / "decode_tst-COMMON" / "ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate report: error: {tmp_path / 'st' / 'decode_tst-COMMON' / 'ref.txt'}: file is missing: the systems of "
+        "tst-COMMON are tested against the baseline's outputs; evaluate st again, or name another --baseline")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "e2e"]) == 0
+    table = capsys.readouterr().out
+    assert "| - (no ref.txt) |" in table and "| - (no hyp.txt) |" in table
