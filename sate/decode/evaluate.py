@@ -356,7 +356,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             files.update({"hyp.txt": _text(hyp_lines), "ref.txt": _text(ref_lines)})
             # Scored as the files read, so `sate score`/sacrebleu on them give these numbers.
             hyps, refs = _as_read(hyp_lines), _as_read(ref_lines)
-            scores = sacrebleu_scores(hyps, refs)
+            scores = sacrebleu_scores(hyps, refs, ("the translations", f"the references ({manifest}'s tgt)"))
             intervals = confidence(hyps, refs)
             results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
                            bleu_detail=scores["BLEU"].verbose,

@@ -173,6 +173,41 @@ def _hypotheses(folder: Path, refs: list[str]) -> list[str]:
     return hyps
 
 
+def _unversioned(signature: str) -> str:
+    """A sacreBLEU signature without its version field: 2.x versions score 13a BLEU alike."""
+    return "|".join(field for field in signature.split("|") if not field.startswith("version:"))
+
+
+BLEU_DRIFT = 0.05  # below the table's precision: another sacreBLEU 2.x scores the same files the same
+
+
+def check_scored_files(exp: Path, rows: list[dict]) -> None:
+    """Each translating row's hyp.txt and ref.txt are still the files its results.json scored (their BLEU is its
+    ``bleu``): the table's BLEU comes from the results, its p-values and the references' check from the files, so a
+    file edited after the run (hypotheses post-processed, references swapped for another version) gave a row whose
+    BLEU and p-value are of two texts, exit 0: a system's BLEU of 7.2 was "p = 1.000" against the baseline whose
+    outputs its hyp.txt now held (twenty-fifth hostile pass). Rows without the two files (older runs) are tabled
+    as before."""
+    from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
+
+    for r in rows:
+        folder = exp / r["system"] / f"decode_{r['split']}"
+        if r.get("bleu") is None or not all((folder / name).is_file() for name in ("hyp.txt", "ref.txt")):
+            continue
+        hyps, refs = read_lines(folder / "hyp.txt"), read_lines(folder / "ref.txt")
+        if not refs or len(hyps) != len(refs):  # named where the files are compared (`_hypotheses`)
+            continue
+        metric = BLEU()
+        now = metric.corpus_score(hyps, [refs]).score
+        if r.get("signature") and _unversioned(r["signature"]["bleu"]) != _unversioned(
+                metric.get_signature().format()):  # a BLEU of another kind, not scored again as the default: the
+            continue  # table's signature line names its rows
+        if abs(now - r["bleu"]) > BLEU_DRIFT:
+            raise SateError(f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them: "
+                            f"their BLEU is {now:.2f}, {folder / layout.RESULTS} says {r['bleu']:.2f}; evaluate the "
+                            "system again (or put back the files it scored)")
+
+
 def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
     """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
     baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
@@ -192,6 +227,11 @@ def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
                                 f"{split}: evaluate them again on one data directory's {split}")
 
 
+def _missing_texts(folder: Path) -> str | None:
+    """The name of FOLDER's hyp.txt or ref.txt where it is not there (a paired test reads both), else None."""
+    return next((name for name in ("hyp.txt", "ref.txt") if not (folder / name).exists()), None)
+
+
 def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
     """Give every translating row of a split with a `baseline` row its paired-bootstrap p-values against it."""
     for split in sorted({r["split"] for r in rows}):
@@ -201,16 +241,26 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
         if base is None or not others:
             continue
         folder = exp / baseline / f"decode_{split}"
+        gone = _missing_texts(folder)
+        if gone is not None:  # "file is missing" alone said neither why it was read nor what to do
+            raise SateError(f"{folder / gone}: file is missing: the systems of {split} are tested against the "
+                            f"baseline's outputs; evaluate {baseline} again, or name another --baseline")
         refs = read_lines(folder / "ref.txt")
         if not refs:  # an empty split: nothing to resample (sacreBLEU's test was an IndexError traceback)
             continue
         named = [(baseline, _hypotheses(folder, refs))]
-        for r in others:
+        for r in list(others):
             other = exp / r["system"] / f"decode_{split}"
+            r["untested"] = _missing_texts(other)
+            if r["untested"] is not None:  # an older run's, or removed: tabled, said untested (it stopped the report)
+                others.remove(r)
+                continue
             if read_lines(other / "ref.txt") != refs:
                 raise SateError(f"{other / 'ref.txt'} differs from {folder / 'ref.txt'}: the systems were not "
                                 f"evaluated on the same references, so they cannot be compared pairwise")
             named.append((r["system"], _hypotheses(other, refs)))
+        if not others:
+            continue
         tested = paired_bootstrap(named, refs)
         for r in others:
             r["p_bleu"], r["p_chrf"] = tested[r["system"]]["bleu"]["p"], tested[r["system"]]["chrf"]["p"]
@@ -241,20 +291,37 @@ def decoded_how(result: dict) -> str:
     return f" ({', '.join(parts)})" if parts else ""
 
 
+def _wer(row: dict) -> str:
+    """The WER cell: the CTC transcript's, or Whisper's, said so, where the system transcribes with Whisper (its
+    results.json records how): the column is CTC WER, and a Whisper cascade's WER was tabled as one (25th pass)."""
+    return _fmt(row.get("wer")) + (" (Whisper)" if row.get("wer") is not None and row.get("whisper") else "")
+
+
+def _systems_of(rows: list[dict], signature: str) -> str:
+    """The rows (system, and split where the table has several) whose BLEU has this signature."""
+    splits = len({r["split"] for r in rows}) > 1
+    return ", ".join(table_cell(r["system"] + (f" {r['split']}" if splits else "")) for r in rows
+                     if r.get("signature") and r["signature"]["bleu"] == signature)
+
+
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
     lines = [f"| system | split | BLEU | chrF | TER | CTC WER | length ratio | loops | p vs {baseline or '-'} "
              "(BLEU / chrF) | training (min) |", "|---|---|---|---|---|---|---|---|---|---|"]
     for r in rows:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
+        if r.get("untested"):
+            p = f"- (no {r['untested']})"
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
-                     f"{_fmt(r.get('ter'))} | {_fmt(r.get('wer'))} | {_fmt(r.get('length_ratio'), 2)} | "
+                     f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
-    if signatures:
-        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}`" for s in signatures)]
+    if len(signatures) == 1:
+        lines += ["", f"sacreBLEU: `{signatures[0]}`"]
+    elif signatures:  # which row is of which: a list alone left a row of another tokenizer or version unnamed
+        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word repeated 4+ times in a row. p: sacreBLEU's paired bootstrap "
@@ -384,6 +451,7 @@ def run(args: argparse.Namespace) -> int:
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
+    check_scored_files(args.exp, rows)
     check_same_references(args.exp, rows, baseline)
     add_paired_tests(args.exp, rows, baseline)
     table = markdown(rows, baseline if baseline in names else None)

@@ -92,8 +92,34 @@ def unspaced_script(refs: Sequence[str]) -> str | None:
     return "Japanese" if kana else "Chinese"
 
 
-def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, MetricScore]:
-    """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults."""
+def unicode_form(lines: Sequence[str]) -> str | None:
+    """"NFC" where more lines of ``lines`` hold composed letters (ä as one character) than decomposed ones (a and a
+    combining diaeresis, as macOS names and some corpora spell them), "NFD" where fewer, None where neither is seen."""
+    import unicodedata
+
+    decomposed = sum(not unicodedata.is_normalized("NFC", line) for line in lines)
+    composed = sum(not unicodedata.is_normalized("NFD", line) for line in lines)
+    return None if composed == decomposed else "NFC" if composed > decomposed else "NFD"
+
+
+def unicode_note(hyps: Sequence[str], refs: Sequence[str], names: tuple[str, str]) -> str | None:
+    """A note where the hypotheses and the references spell their accented letters in two Unicode forms: sacreBLEU
+    compares code points, so every word with an umlaut missed, BLEU 52.7 of a text was 46.7 against itself in NFD,
+    without a word (twenty-fifth hostile pass). A stray decomposed line in composed text does not make a note."""
+    forms = unicode_form(hyps), unicode_form(refs)
+    if None in forms or forms[0] == forms[1]:
+        return None
+    return (f"note: the accented letters of {names[0]} are in Unicode {forms[0]} and those of {names[1]} in "
+            f"{forms[1]} (NFD: a letter, then a combining mark; NFC: one character): sacreBLEU counts the two "
+            "spellings as different, so the words that hold them do not match; normalise both to NFC first (python3 "
+            "-c \"import sys, unicodedata; sys.stdout.write(unicodedata.normalize('NFC', sys.stdin.read()))\" "
+            "< FILE > FILE.nfc)")
+
+
+def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
+                     names: tuple[str, str] = ("the hypotheses", "the references")) -> dict[str, MetricScore]:
+    """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults (``names``: how a note
+    on standard error names the two)."""
     from sacrebleu.metrics import BLEU, CHRF, TER  # slow: sacrebleu (0.3 s)
 
     if len(hyps) != len(refs):
@@ -106,6 +132,9 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, Metr
               "counts a sentence as a few long words, so it is not the BLEU of `sacrebleu -l en-"
               f"{'zh' if unspaced == 'Chinese' else 'ja'}` (tokenizer {'zh' if unspaced == 'Chinese' else 'ja-mecab'});"
               " chrF, on characters, is", file=sys.stderr)
+    note = unicode_note(hyps, refs, names)
+    if note is not None:
+        print(note, file=sys.stderr)
     out = {}
     for name, metric in zip(METRICS, (BLEU(), CHRF(), TER()), strict=True):
         result = metric.corpus_score(list(hyps), [list(refs)])
@@ -238,6 +267,31 @@ def fairseq_advice(option: str, path: str | Path, said: Sequence[str]) -> str:
     return "it holds no D or H lines (the hypotheses): give the hypotheses, one sentence a line"
 
 
+# An utterance id: letters and digits in parts joined by `_` or `-` (ted_1096_0, 1089-134686-0000, spk1-ted_1096_0),
+# at least one digit: what no word of a sentence looks like on most lines ("(Applaus)" has no digit, "COVID-19" no
+# place on every line)
+UTTERANCE_ID = r"(?=[^\s()]*\d)[A-Za-z0-9]+(?:[_-][A-Za-z0-9.]+)+"
+TRN_LINE = re.compile(rf"(?:^|.*\s)\({UTTERANCE_ID}\)$")  # sclite's trn: `text (speaker-utterance)`, ESPnet1's
+KALDI_LINE = re.compile(rf"{UTTERANCE_ID}(?:\s|$)")  # a Kaldi table: `utterance text`, ESPnet2's decode `text`
+
+
+def utterance_ids(path: Path, lines: Sequence[str]) -> tuple[str, str] | None:
+    """What ``path`` is where most of its lines carry an utterance id (ESPnet's outputs, as they came: sclite's trn
+    ``text (utt-id)`` lines, or a Kaldi ``utt-id text`` table), and the `sed` that drops them, else None. The ids were
+    scored as words of every sentence, the same in the hypotheses and the references: BLEU 52.7 was 83.2, exit 0
+    (twenty-fifth hostile pass)."""
+    said = [line for line in lines if line.strip()]
+    name = one_line(str(path))
+    if said and sum(bool(TRN_LINE.match(line)) for line in said) * 2 >= len(said):
+        return ("sclite trn lines (the text, then the utterance id in parentheses: ESPnet's hyp.trn, ref.trn)",
+                f"sed -E 's/ ?\\([^()]*\\)$//' {name}")
+    heads = [line.split(None, 1)[0] for line in said if KALDI_LINE.match(line)]
+    if said and len(heads) * 2 >= len(said) and len(set(heads)) == len(heads):
+        return ("a Kaldi table (the utterance id, then the text: ESPnet's decode text)",
+                f"sed -E 's/^\\S+\\s?//' {name}")
+    return None
+
+
 def file_prefixed(lines: Sequence[str]) -> str | None:
     """The `cut` that keeps the translations where most lines are `sate translate`'s text output of several files
     (``FILE<TAB>translation``, or ``FILE<TAB>transcript<TAB>translation`` with --transcript), else None: the file
@@ -319,6 +373,10 @@ def run(args: argparse.Namespace) -> int:
             # scored as words of every sentence, exit 0 (twenty-fourth hostile pass)
             raise SateError(f"{option} {path}: lines of fairseq-generate (H-N, D-N ...: an id, a score, then the "
                             f"text), not text of one sentence a line: {fairseq_advice(option, path, said)}")
+        ids = utterance_ids(path, lines)
+        if ids is not None:
+            raise SateError(f"{option} {path}: {ids[0]}, not text of one sentence a line: keep the text alone "
+                            f"({ids[1]}), the two files' lines in one order")
         cut = file_prefixed(lines)
         if cut is not None:
             raise SateError(f"{option} {path}: lines of `sate translate` for several files (an audio file's name, a "
@@ -341,7 +399,7 @@ def run(args: argparse.Namespace) -> int:
         for note in (subword_note(path, lines), bom_note(path, lines)):
             if note is not None:
                 print(note, file=sys.stderr)
-    scores = sacrebleu_scores(hyps, refs)
+    scores = sacrebleu_scores(hyps, refs, (one_line(str(hyp)), one_line(str(ref))))
     if args.format == "json":
         wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,
                                             "words": wer.words}]

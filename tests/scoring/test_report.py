@@ -556,3 +556,75 @@ def test_systems_on_other_references_are_refused_without_a_baseline_too(tmp_path
     assert main(["report", "--exp", str(tmp_path)]) == 0
     write_system(tmp_path, "other", SYSTEMS["cascade"], REFS)
     assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+def test_files_changed_after_their_evaluation_are_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The BLEU column comes from results.json, the p-values from hyp.txt and ref.txt: a hyp.txt edited after the
+    run (here made the baseline's) was tabled as BLEU 7.2 with p = 1.000, exit 0 (twenty-fifth hostile pass). A
+    system whose files are as scored, or that has none (an older run) and no baseline, is tabled."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    capsys.readouterr()
+    folder = tmp_path / "cascade" / "decode_tst-COMMON"
+    scored = (folder / "hyp.txt").read_text(encoding="utf-8")
+    (folder / "hyp.txt").write_text("\n".join(SYSTEMS["st"]) + "\n", encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path), "--out", str(tmp_path / "new.md")]) == 2
+    err = capsys.readouterr().err
+    assert f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them" in err
+    assert f"{folder / 'results.json'} says 7.16" in err and not (tmp_path / "new.md").exists()
+    (folder / "hyp.txt").write_text(scored, encoding="utf-8")
+    (folder / "ref.txt").write_text("\n".join(REFS[::-1]) + "\n", encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert "changed since `sate evaluate` scored them" in capsys.readouterr().err
+    (folder / "ref.txt").write_text("\n".join(REFS) + "\r\n", encoding="utf-8")  # as scored, saved with CRLF
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    (tmp_path / "st").rename(tmp_path / "base")  # no baseline: the files of a system are read for nothing else
+    for name in ("hyp.txt", "ref.txt"):
+        (folder / name).unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+def test_each_signature_names_its_rows_and_whispers_wer_is_said(tmp_path: Path,
+                                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """Two BLEU signatures (another tokenizer recorded, another sacreBLEU version) were listed under the table with
+    no word of which row had which, and a Whisper system's WER was tabled in the CTC WER column as a CTC transcript's
+    (twenty-fifth hostile pass). A BLEU of another kind is not scored again as the default's; one signature is one
+    line as before."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "\nsacreBLEU: `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" in capsys.readouterr().out
+    results = tmp_path / "cascade" / "decode_tst-COMMON" / "results.json"
+    record = json.loads(results.read_text(encoding="utf-8"))
+    intl = record["signature"]["bleu"].replace("tok:13a", "tok:intl")
+    results.write_text(json.dumps({**record, "bleu": record["bleu"] + 1, "signature": {"bleu": intl}}),
+                       encoding="utf-8")
+    whisper = tmp_path / "whisper" / "decode_tst-COMMON"
+    whisper.mkdir(parents=True)
+    (whisper / "results.json").write_text(json.dumps({"mode": "asr", "wer": 12.34, "whisper": {"model": "tiny.en"}}))
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    table = capsys.readouterr().out
+    assert f"`{intl}` (cascade)" in table and "` (st)" in table
+    assert "| whisper | tst-COMMON | - | - | - | 12.3 (Whisper) |" in table
+
+
+def test_a_system_without_its_texts_is_tabled_untested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A system whose hyp.txt or ref.txt is gone (an older run's, removed to save room) stopped the whole report with
+    "file is missing", which said neither why it was read nor what to do (twenty-fifth hostile pass): it is tabled,
+    its p cell saying what it lacks; the baseline's missing is refused with what to do, and that advice, followed,
+    gives a table."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    (tmp_path / "cascade" / "decode_tst-COMMON" / "hyp.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| - (no hyp.txt) |" in capsys.readouterr().out
+    write_system(tmp_path, "e2e", SYSTEMS["cascade"], REFS)
+    (tmp_path / "st" / "decode_tst-COMMON" / "ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate report: error: {tmp_path / 'st' / 'decode_tst-COMMON' / 'ref.txt'}: file is missing: the systems of "
+        "tst-COMMON are tested against the baseline's outputs; evaluate st again, or name another --baseline")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "e2e"]) == 0
+    table = capsys.readouterr().out
+    assert "| - (no ref.txt) |" in table and "| - (no hyp.txt) |" in table
