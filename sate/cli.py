@@ -333,7 +333,7 @@ def main(argv: list[str] | None = None) -> int:
 GONE = ("the current directory was deleted (by another shell or a clean-up?): cd to a directory that exists and run "
         "the command again")
 # The commands that never load torch: given absolute names, they run in a deleted current directory as anywhere
-WITHOUT_TORCH = ("synth", "prep", "vocab", "config", "score", "report", "latency-plot")
+WITHOUT_TORCH = ("synth", "prep", "vocab", "fetch-whisper", "config", "score", "report", "latency-plot")
 
 
 def working_directory_gone() -> bool:

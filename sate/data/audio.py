@@ -302,7 +302,8 @@ def _other_case(path: Path) -> str:
     was there (25th hostile pass, hand25d)."""
     try:
         folder = path.parent if str(path.parent) else Path(".")
-        near = next((entry.name for entry in os.scandir(folder) if entry.name.lower() == path.name.lower()), None)
+        near = next((entry.name for entry in os.scandir(folder)  # not the name itself (a broken link is missing)
+                     if entry.name.lower() == path.name.lower() and entry.name != path.name), None)
     except OSError:
         return ""
     return f" ({near} is there: names differ in case on this file system)" if near else ""

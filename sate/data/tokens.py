@@ -24,7 +24,11 @@ def token_ids(ids: Iterable[int], size: int) -> list[int]:
                          "not decoded)")
     out = []
     for i in ids:
-        value = i.item() if callable(getattr(i, "item", None)) else i  # a NumPy or torch scalar as its number
+        try:
+            value = i.item() if callable(getattr(i, "item", None)) else i  # a NumPy or torch scalar as its number
+        except (RuntimeError, ValueError):  # a row of a batch (2-D ids): torch's or NumPy's "only one element"
+            raise ValueError("token ids: expected one sequence of integers, got a sequence of sequences (a batch? "
+                             "decode each row)") from None
         if isinstance(value, float) and value.is_integer():  # a float of a whole value reads, as int() read it
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):  # 4.5 (a float tensor's too) read as 4; a bool

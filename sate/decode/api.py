@@ -187,17 +187,23 @@ def _reads_as_a_name(data: bytes) -> bool:
         return all(byte >= 0x20 and not 0x7F <= byte < 0xA0 for byte in data)
 
 
+SLACK = SAMPLE_RATE // 1000  # samples a segment may lack at the file's end: a resampled file's length, rounded
+
+
 def _guarded(item: PreparedAudio, errors: dict[int, str], key: int) -> PreparedAudio:
     """``item`` whose segments, read as they are decoded, stand in silence for what cannot be read any more (a file
     removed, cut short or made unreadable since `prepare` read it), its error kept under ``key``: the group's
     other inputs are decoded and this one is a `Failure`. The whole run ended there, exit 2, nothing written (25th
     hostile pass)."""
+    end = round(item.duration * SAMPLE_RATE)  # samples when first read: a segment's end, rounded to the
+    # millisecond, may lie up to half of one past it (review: every such file was "changed")
+
     def waves() -> Iterator[np.ndarray]:
         done = 0
         try:
             for wave, (a, b) in zip(item.waves, item.spans, strict=False):
-                if len(wave) < round(b * SAMPLE_RATE) - round(a * SAMPLE_RATE):  # cut short, or rewritten shorter:
-                    # "wave: holds no audio samples" of the group, naming no file (review)
+                if len(wave) < min(round(b * SAMPLE_RATE), end) - round(a * SAMPLE_RATE) - SLACK:  # cut short, or
+                    # rewritten shorter: "wave: holds no audio samples" of the group, naming no file (review)
                     raise SateError(f"it ends before {a:.2f} s now, where its segment {done + 1} lies")
                 done += 1
                 yield wave

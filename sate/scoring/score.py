@@ -296,14 +296,16 @@ def utterance_ids(path: Path, lines: Sequence[str]) -> tuple[str, str] | None:
 
 
 DATE = re.compile(r"\d{4}-\d{1,2}-\d{1,2}|\d{4}-\d{4}")  # 2019-03-05 of a headline, (1879-1955) of a biography
+# An id of digits alone: three parts or more, one of five digits or more (LibriSpeech's 1089-134686-0000), which no
+# date (05-03-2019, 2019_03_05) or phone number (555-123-4567) has
+DIGIT_ID = re.compile(r"(?=.*\d{5})\d+(?:[_-]\d+){2,}")
 
 
 def _ids_of_every_line(ids: Sequence[str], said: Sequence[str]) -> bool:
     """Whether nearly every line (nine in ten) carries an utterance id, each its own: half the lines was taken, and
     text was refused whose lines begin with "COVID-19", "MP3-Player" or a date, or end in "(1879-1955)" (review of
-    the 25th hostile pass). An id of digits alone (LibriSpeech's 1089-134686-0000) has two separators at least."""
-    ids = [i for i in ids if not DATE.fullmatch(i) and (any(c.isalpha() for c in i) or
-                                                          len(re.findall(r"[_-]", i)) >= 2)]
+    the 25th hostile pass). An id of digits alone is `DIGIT_ID`'s."""
+    ids = [i for i in ids if not DATE.fullmatch(i) and (any(c.isalpha() for c in i) or DIGIT_ID.fullmatch(i))]
     return len(ids) * 10 >= len(said) * 9 and len(set(ids)) == len(ids)
 
 

@@ -78,6 +78,9 @@ def test_what_is_no_text_or_no_ids_is_one_clear_error(prepared: Path) -> None:
     for bad in (torch.tensor([4.5]), torch.tensor([True]), np.array([True])):  # read as 4, and as token 1 (review)
         with pytest.raises(ValueError, match=r"^token id (4.5|True): not a whole number$"):
             src.decode(bad)
+    for batch in (torch.tensor([ids, ids]), np.array([ids, ids])):  # a RuntimeError of torch's .item() (review)
+        with pytest.raises(ValueError, match=r"^token ids: expected one sequence of integers, got a sequence of "):
+            src.decode(batch)
 
 
 def test_joint_model_is_shared(run_sate, data: Path) -> None:

@@ -634,3 +634,21 @@ def test_a_file_removed_between_its_two_reads_fails_alone(translators: dict[str,
     out = list(st.stream(shortened()))
     assert isinstance(out[0], Failure) and out[1] == alone, out
     assert out[0].error.startswith(f"{second}: changed since it was first read: it ends before "), out[0].error
+
+
+def test_a_segment_ending_past_the_file_by_rounding_is_no_change() -> None:
+    """Segment ends are rounded to the millisecond, so the last may end up to half of one past the file's end: every
+    file whose speech ran to its end and whose length in samples was 8 to 15 past a millisecond was "changed since it
+    was first read" (review of the 25th hostile pass)."""
+    from sate.decode.api import PreparedAudio, _guarded
+    from sate.decode.vad import cut_blocks
+
+    wave = np.full(16012, 0.1, np.float32)  # 1.00075 s
+    spans = [(0.1, 0.5), (0.6, 1.001)]  # the last ends 4 samples past the file
+    errors: dict[int, str] = {}
+    blocks = iter([wave[:9000], wave[9000:]])
+    item = PreparedAudio("talk.wav", len(wave) / SAMPLE_RATE, spans, cut_blocks(blocks, spans))
+    assert [len(w) for w in _guarded(item, errors, 0).waves] == [6400, 6412] and errors == {}
+    short = PreparedAudio("talk.wav", len(wave) / SAMPLE_RATE, spans, cut_blocks(iter([wave[:12000]]), spans))
+    list(_guarded(short, errors, 0).waves)
+    assert errors[0].startswith("talk.wav: changed since it was first read: it ends before 0.60 s now")

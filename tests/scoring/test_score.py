@@ -579,7 +579,9 @@ def test_espnet_outputs_are_not_scored_with_their_utterance_ids(tmp_path: Path,
                   ["COVID-19 ist da.", "Gut."], ["COVID-19 ist da.", "COVID-19 geht.", "COVID-19 bleibt."],
                   ["MP3-Player sind alt.", "3-D Filme auch.", "90er-Jahre Musik.", "Gut."],
                   ["2019-03-05 Markets fell.", "2019-03-06 Markets rose.", "2019-03-07 Calm."],
-                  ["Einstein (1879-1955)", "Bohr (1885-1962)", "Curie (1867-1934)"], ["2019-2020 年", "好", "是"]):
+                  ["Einstein (1879-1955)", "Bohr (1885-1962)", "Curie (1867-1934)"], ["2019-2020 年", "好", "是"],
+                  ["05-03-2019 Märkte fielen.", "06-03-2019 Märkte stiegen.", "07-03-2019 Ruhe."],
+                  ["2019_03_05 a", "2019_03_06 b", "2019_03_07 c"], ["555-123-4567 Büro", "555-123-4568 Lager", "x"]):
         text.write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
         assert main(["score", "--hyp", str(text), "--ref", str(text)]) == 0, (lines, capsys.readouterr().err)
         assert " = 100.0 " in capsys.readouterr().out
@@ -614,3 +616,14 @@ def test_hypotheses_and_references_in_two_unicode_forms_get_a_note(tmp_path: Pat
         assert "note" not in capsys.readouterr().err
     assert sacrebleu_scores(["Köln"], [unicodedata.normalize("NFD", "Köln")], ("the translations", "the references"))
     assert "of the translations are in Unicode NFC and those of the references in NFD" in capsys.readouterr().err
+
+
+def test_utterance_ids_of_digits_alone_are_ids_and_dates_are_not() -> None:
+    """LibriSpeech's ids (1089-134686-0000) are ids; dates and phone numbers opening every line are text (review of the
+    25th hostile pass)."""
+    from sate.scoring.score import utterance_ids
+
+    libri = [f"1089-134686-{k:04d} he hoped there would be stew" for k in range(3)]
+    assert utterance_ids(Path("text"), libri) is not None
+    for heads in (["05-03-2019", "06-03-2019", "07-03-2019"], ["555-123-4567", "555-123-4568", "555-123-4569"]):
+        assert utterance_ids(Path("text"), [f"{h} words here" for h in heads]) is None
