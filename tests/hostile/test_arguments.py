@@ -44,6 +44,7 @@ import soundfile as sf
 
 from sate.cli import COMMANDS, build_parser, main
 from sate.errors import SateError, one_line
+from sate.scoring.score import sacrebleu_scores
 from tests.hostile.test_writes import log_to_this_stderr
 
 pytestmark = pytest.mark.slow
@@ -214,7 +215,11 @@ def _build_world(root: Path, prepared_data: Path) -> World:
         folder.mkdir(parents=True)
         (folder / "hyp.txt").write_text("\n".join(hyps) + "\n", encoding="utf-8")
         (folder / "ref.txt").write_text("der Zug fährt\nein Kaffee\n", encoding="utf-8")
-        (folder / "results.json").write_text(json.dumps({"bleu": 10.0, "chrf": 30.0, "ter": 80.0}), encoding="utf-8")
+        # the scores of its files, as `sate evaluate` writes them: `sate report` scores the files again and refuses
+        # a results.json they do not give (25th hostile pass)
+        scores = sacrebleu_scores(hyps, ["der Zug fährt", "ein Kaffee"])
+        (folder / "results.json").write_text(json.dumps({name.lower(): scores[name].score for name in scores}),
+                                             encoding="utf-8")
     stream = root / "stream-run"
     stream.mkdir()
     (stream / "results.json").write_text(json.dumps({
