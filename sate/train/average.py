@@ -144,14 +144,19 @@ def improves(metric: str) -> str | None:
     return None
 
 
+def _trainer_section(ckpts: list[dict]) -> dict:
+    """The `trainer` section of the newest checkpoint's training config, or {} where its header holds none."""
+    config = ckpts[-1]["sate"].get("train_config")
+    trainer = config.get("trainer") if isinstance(config, dict) else None
+    return trainer if isinstance(trainer, dict) else {}
+
+
 def _missing_epochs(ckpts: list[dict], count: int) -> list[int]:
     """The epochs among the last ``count`` of the run (up to its newest checkpoint's, and as many as its
     ``trainer.keep_last`` keeps) that have no checkpoint: removed by hand, where the note blamed keep_last (25th
     hostile pass)."""
     newest = max(int(c["sate"]["epoch"]) for c in ckpts)
-    config = ckpts[-1]["sate"].get("train_config")
-    trainer = config.get("trainer") if isinstance(config, dict) else None
-    kept = trainer.get("keep_last") if isinstance(trainer, dict) else None
+    kept = _trainer_section(ckpts).get("keep_last")
     span = min(count, kept) if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else count
     held = {int(c["sate"]["epoch"]) for c in ckpts}
     return [e for e in range(max(0, newest - span + 1), newest + 1) if e not in held]
@@ -226,9 +231,7 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
     if mode is not None:
         check_mode(metric, mode, "--mode")
     else:
-        config = ckpts[-1]["sate"].get("train_config")
-        trainer = config.get("trainer") if isinstance(config, dict) else None
-        trainer = trainer if isinstance(trainer, dict) else {}
+        trainer = _trainer_section(ckpts)
         mode = best_mode(metric, trainer.get("monitor"), trainer.get("monitor_mode"))
     if len(scored) < len(ckpts) and best is not None:  # left out without a word: --best 3 by valid/bleu of a run
         # resumed with valid_bleu_utts 0 averaged the 2 epochs before, and the note blamed trainer.keep_best (24th
