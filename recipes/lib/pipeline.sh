@@ -426,10 +426,15 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   # (Ctrl-C reaches every process of the job, each sate train among them.) The traps are set before the stages
   # start: a kill just after they started ended the recipe alone (the subshells do not inherit them).
   asr_job='' mt_job=''
+  # Each stage's exit status is also written to a file of its own: which stage `wait -n` saw end cannot be told by
+  # `kill -0` when both end together (bash may have reaped the other too), and a failed MT was once reported as a
+  # failed ASR (a flaky test, 26th hostile pass).
+  ended=$(mktemp -d "${TMPDIR:-/tmp}/sate-pretrain.XXXXXX")
   stop_pretraining() {
     trap - TERM HUP
     [ -z "$asr_job" ] || stop_job "$asr_job"
     [ -z "$mt_job" ] || stop_job "$mt_job"
+    rm -rf "$ended"
     say "  stopped: stages 3 and 4 ended unfinished"
     exit "$1"
   }
@@ -440,30 +445,31 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   # training ended well (24th hostile pass)
   pack_failed=3
   pretrain_job() {
-    packing=
-    trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$packing" ] || exit "$pack_failed"' EXIT
+    packing= job_name=$1  # the subshell's own: the EXIT trap runs outside this function
+    trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$packing" ] || rc=$pack_failed; echo "$rc" > "$ended/$job_name"; exit "$rc"' EXIT
     export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
     "pretrain_$1"
   }
   pretrain_failed() {  # NAME RC
+    rm -rf "$ended"
     [ "$2" != "$pack_failed" ] || die "${1^^} pre-training trained, then averaging or packing it into $exp/$1 failed (the error above)"
     die "${1^^} pre-training failed (see $exp/$1/train.log)"
   }
   (pretrain_job asr) & asr_job=$!
   (pretrain_job mt) & mt_job=$!
   # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
-  # other has ended (hours later); the one that ended no longer answers `kill -0` (bash has reaped it).
-  declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job)
-  first_rc=0
-  wait -n || first_rc=$?
-  if kill -0 "$asr_job" 2>/dev/null; then first=mt second=asr; else first=asr second=mt; fi
-  if [ "$first_rc" != 0 ]; then
-    stop_job "${pretrain_pid[$second]}"
-    pretrain_failed "$first" "$first_rc"
-  fi
-  second_rc=0
-  wait "${pretrain_pid[$second]}" || second_rc=$?
-  [ "$second_rc" = 0 ] || pretrain_failed "$second" "$second_rc"
+  # other has ended (hours later).
+  declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job) other=([asr]=mt [mt]=asr)
+  for _ in asr mt; do
+    wait -n || true
+    for name in asr mt; do
+      rc=$(cat "$ended/$name" 2>/dev/null) || continue
+      [ "$rc" = 0 ] || { stop_job "${pretrain_pid[${other[$name]}]}"; pretrain_failed "$name" "$rc"; }
+    done
+  done
+  # a stage that ended without its EXIT trap (killed from outside) wrote no status
+  for name in asr mt; do [ -f "$ended/$name" ] || pretrain_failed "$name" 1; done
+  rm -rf "$ended"
   trap - TERM HUP
 else
   if $run_asr; then pretrain_asr; fi
