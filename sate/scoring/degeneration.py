@@ -3,7 +3,8 @@
 An undertrained model ends too early or loops ("Der Der Der ..."); BLEU alone hides which. The
 length ratio is sacreBLEU's (hypothesis over reference length in 13a tokens, what its brevity
 penalty uses); a loop is a word repeated `LOOP` or more times in a row (words split on whitespace,
-compared without the punctuation around them, so "Der Der Der Der." is one).
+compared without the punctuation around them, so "Der Der Der Der." is one; a word of punctuation
+alone, such as "...", is no word and breaks a run).
 """
 
 from __future__ import annotations
@@ -19,6 +20,9 @@ def has_loop(text: str, times: int = LOOP) -> bool:
     run, previous = 0, None
     for word in text.split():
         token = word.strip(string.punctuation)
+        if not token:
+            run, previous = 0, None
+            continue
         run = run + 1 if token == previous else 1
         if run >= times:
             return True

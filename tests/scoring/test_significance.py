@@ -78,6 +78,10 @@ def test_two_systems_both_at_bleu_zero_are_no_difference() -> None:
 
 def test_loops_and_length_ratio() -> None:
     assert has_loop("Der Der Der Der Zug") and not has_loop("Der Der Der Zug Der")
+    assert has_loop("Der, Der Der Der.")  # the punctuation around a word is not part of it
+    # a trailing-off "... ... ... ..." (or "- - - -") was four empty words in a row, a loop (25th hostile pass)
+    assert not has_loop("Ich weiß nicht ... ... ... ... ja") and not has_loop("- - - - -")
+    assert not has_loop("ja ... ja ... ja ... ja")  # a word of punctuation alone breaks a run
     assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0
     assert length_ratio(REFS, REFS) == 1.0
     assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
