@@ -174,7 +174,20 @@ def _typed(key: str, value: object, annotation: Any, check: Check | None = None)
     wanted = " or ".join(_NAMES.get(k, k.__name__) for k in kinds) + (" or null" if nullable else "")
     if check is not None and isinstance(check[0], _Choice):
         wanted = check[1] + (" or null" if nullable else "")
-    raise Invalid(key, f"must be {wanted}, got {shown(value)}")
+    got = yaml_shown(value)
+    if isinstance(value, bool) and (str in kinds or isinstance(check and check[0], _Choice)):
+        got += BOOLEAN_WORD
+    raise Invalid(key, f"must be {wanted}, got {got}")
+
+
+# Where a key takes text and a file gave a boolean: a file's `train: no` was read as false.
+BOOLEAN_WORD = " (YAML reads an unquoted yes, no, on or off as a boolean: quote the word)"
+
+
+def yaml_shown(value: object) -> str:
+    """A value as YAML spells it, shortened as `shown` does: a file's `layers: null` was "got None", and `train: no`
+    "got False" (25th hostile pass's leftovers)."""
+    return _yaml_key(value) if value is None or isinstance(value, bool) else shown(value)
 
 
 def is_section(annotation: Any) -> bool:

@@ -171,7 +171,7 @@ def test_errors_name_the_key_or_file(tmp_path: Path, capsys: pytest.CaptureFixtu
     ("data.mt_dedup=1", "data.mt_dedup must be true or false"),
     ("specaug.enabled=yes please", "specaug.enabled must be true or false"),
     ("specaug.max_time_ratio=2", r"specaug.max_time_ratio must be in \[0, 1\], got 2.0"),
-    ("specaug.num_time_masks=true", "specaug.num_time_masks must be an integer, got True"),
+    ("specaug.num_time_masks=true", "specaug.num_time_masks must be an integer, got true"),
     # each mask is a row of the batch's length: 10^9 time masks asked for terabytes once the first batch came
     ("specaug.num_time_masks=1000000000", r"specaug.num_time_masks must be from 0 to 100, got 1000000000"),
     ("specaug.num_freq_masks=101", r"specaug.num_freq_masks must be from 0 to 100, got 101"),
@@ -184,6 +184,25 @@ def test_wrong_types_and_ranges_are_one_line_naming_the_key(tmp_path: Path, caps
     path = tmp_path / "asr.yaml"
     path.write_text("task: asr\n")
     assert main(["config", "--config", str(path), "--set", setting]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and re.search(message, err) and str(path) in err, err
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("model: {acoustic: {layers: null}}", "model.acoustic.layers must be an integer, got null$"),
+    ("model: {acoustic: {layers: }}", "model.acoustic.layers must be an integer, got null$"),
+    ("model: {acoustic: {layers: no}}", "model.acoustic.layers must be an integer, got false$"),
+    ("data: {train: no}", r"data.train must be a string or a list, got false \(YAML reads an unquoted yes, no, on or "
+                          r"off as a boolean: quote the word\)$"),
+    ("trainer: {precision: off}", r"trainer.precision must be one of auto, .*, got false \(YAML reads an unquoted"),
+])
+def test_a_files_null_and_boolean_words_are_named_as_yaml_spells_them(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
+    """A file's `layers: null` was refused as "got None" and `train: no` as "got False": Python's words for what the
+    user wrote in YAML (25th hostile pass's leftovers). A word YAML reads as a boolean where text is due says so."""
+    path = tmp_path / "asr.yaml"
+    path.write_text(f"task: asr\n{text}\n")
+    assert main(["config", "--config", str(path)]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(message, err) and str(path) in err, err
 
@@ -265,7 +284,7 @@ def test_a_yaml_boolean_word_given_by_set_is_named_as_written(tmp_path: Path, ca
             ("data.dir=no", "data.dir must be a string or null, got 'no', which YAML reads as false (for the text, "
                             "quote it: --set \"data.dir='no'\")"),
             ("trainer.max_epochs=off", "trainer.max_epochs must be an integer, got 'off', which YAML reads as false"),
-            ("trainer.max_epochs=true", "trainer.max_epochs must be an integer, got True"),
+            ("trainer.max_epochs=true", "trainer.max_epochs must be an integer, got true"),
             ("data.cmvn='no'", "data.cmvn must be one of global, utterance, none, got 'no'")):
         assert main(["config", "--config", str(path), "--set", setting]) == 2
         err = capsys.readouterr().err.strip()
@@ -535,7 +554,7 @@ def test_an_init_section_train_refuses_is_refused_by_config(tmp_path: Path, caps
 
 @pytest.mark.parametrize(("value", "says"), [
     ("'0.3'", "model.loss.kd.asr_weight must be a finite number, got '0.3'"),
-    ("null", "model.loss.kd.asr_weight must be a finite number, got None"),
+    ("null", "model.loss.kd.asr_weight must be a finite number, got null"),
     ("[1]", "model.loss.kd.asr_weight must be a finite number, got [1]"),
     (".nan", "model.loss.kd.asr_weight must be a finite number, got nan")])
 def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(

@@ -38,7 +38,7 @@ from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_part
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
 from sate.numbers import is_int64, max_jobs, whole_number
-from sate.settings import read
+from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
@@ -197,19 +197,20 @@ def _as_written(message: str, item: str, path: str, retry: Callable[[str], str |
         value = load_yaml_value(raw, f"--set {shown(item)}")
     except (SateError, yaml.YAMLError):
         return message
-    body = message.removeprefix(f"{path}: ")
-    head = message[:len(message) - len(body)]
+    rest = message.removeprefix(f"{path}: ")
+    head, body = message[:len(message) - len(rest)], rest.removesuffix(BOOLEAN_WORD)
+    got = yaml_shown(value)
     if not isinstance(value, bool) or raw.lower() in ("true", "false") or not body.startswith(f"{key} ") \
-            or not body.endswith(f", got {value!r}"):
+            or not body.endswith(f", got {got}"):
         return message
-    read_as = f", which YAML reads as {str(value).lower()}"
+    read_as = f", which YAML reads as {got}"
     if "must be a string" not in body:
-        return f"{head}{body[:-len(repr(value))]}{shown(raw)}{read_as}"
+        return f"{head}{body[:-len(got)]}{shown(raw)}{read_as}"
     again = retry(f"{key}={dump_flow(raw)}")
     again = None if again is None else again.removeprefix(f"{path}: ")
     if again is not None and again.startswith(f"{key} ") and again.endswith(f", got {shown(raw)}"):
         return f"{head}{again}{read_as}"  # the text is refused too: what the key takes, not the quoting
-    return (f"{head}{body[:-len(repr(value))]}{shown(raw)}{read_as} (for the text, quote it: --set "
+    return (f"{head}{body[:-len(got)]}{shown(raw)}{read_as} (for the text, quote it: --set "
             f"\"{key}='{one_line(raw)}'\")")
 
 

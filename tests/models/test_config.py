@@ -59,7 +59,7 @@ def test_a_model_file_config_of_the_dict_era_reads_back_unchanged() -> None:
         ("mt", {"acoustic": {}}, "unknown config key 'acoustic'"),
         ("st", {"d_model": "256"}, "d_model must be an integer, got '256'"),
         ("st", {"adaptor": {"keep_blank": 1}}, "keep_blank must be true or false"),
-        ("st", {"acoustic": {"layers": True}}, "acoustic.layers must be an integer, got True"),
+        ("st", {"acoustic": {"layers": True}}, "acoustic.layers must be an integer, got true"),
         ("st", {"acoustic": {"path": 3}}, "acoustic.path must be a string or null, got 3"),
         ("st", {"adaptor": {"temperature": float("nan")}}, "adaptor.temperature must be a finite number"),
         ("mt", {"decoder": {"layers": 0}}, "decoder.layers must be at least 1 and up to 10,000, got 0"),
