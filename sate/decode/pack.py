@@ -189,10 +189,15 @@ def trained_data(model_file: Path, data_dir: Path) -> str:
     where = data.get("dir") if isinstance(data, dict) else None
     if not isinstance(where, str) or not where:
         return "; give --data the data directory it was trained on"
+    # A relative data.dir is relative to the directory `sate train` ran in, which no file records: read from here it
+    # may name another directory, or this one by chance (the advice read it from the current directory).
+    relative = "" if os.path.isabs(where) else ", relative to the directory `sate train` ran in"
     if _same_directory(where, data_dir):
-        return (f"; the run trained on this directory (data.dir of {config}), whose files changed since "
+        run = "if `sate train` ran here, the run trained on this directory" if relative else \
+            "the run trained on this directory"
+        return (f"; {run} (data.dir of {config}: {one_line(where)}), whose files changed since "
                 "(`sate vocab` or `sate features` run again?): pack a model trained on them, or restore the run's")
-    return f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config})"
+    return f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config}{relative})"
 
 
 def _same_directory(a: str, b: Path) -> bool:

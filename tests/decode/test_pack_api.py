@@ -130,7 +130,33 @@ def test_a_refused_data_directory_is_told_the_one_the_run_trained_on(tmp_path: P
         pack(model, other, tmp_path / "pack")
     pack(model, prepared_data, tmp_path / "pack")  # the advice followed
     (exp / "config.yaml").write_text(yaml.safe_dump({"task": "st", "data": {"dir": str(other)}}))
-    with pytest.raises(SateError, match="the run trained on this directory .*whose files changed since"):
+    with pytest.raises(SateError, match="; the run trained on this directory .*whose files changed since"):
+        pack(model, other, tmp_path / "pack")
+
+
+def test_a_relative_data_dir_is_named_as_relative_to_where_the_run_trained(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A relative data.dir in the run's config.yaml was read from the current directory: from elsewhere the advice
+    named a directory that is not there, or the one given by chance (25th hostile pass's leftovers). It is now named
+    as relative to the directory `sate train` ran in, and "the run trained on this directory" is said only with that
+    condition."""
+    exp = tmp_path / "exp"
+    exp.mkdir()
+    model = tiny_model_file(exp, prepared_data, "st", cmvn=cmvn_record(prepared_data / "cmvn.json"))
+    other = tmp_path / "data2"
+    shutil.copytree(prepared_data, other, ignore=shutil.ignore_patterns("fbank"))
+    stats = json.loads((other / "cmvn.json").read_text())
+    stats["mean"][3] += 1.0
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    (exp / "config.yaml").write_text(yaml.safe_dump({"task": "st", "data": {"dir": "data2"}}))
+    monkeypatch.chdir(exp)  # data2 is not there from here
+    with pytest.raises(SateError, match=re.escape(f"give --data the data directory it was trained on: data2 (data.dir "
+                                                  f"of {exp}/config.yaml, relative to the directory `sate train` ran "
+                                                  "in)")):
+        pack(model, other, tmp_path / "pack")
+    monkeypatch.chdir(tmp_path)  # and here it names the directory given
+    with pytest.raises(SateError, match=re.escape("; if `sate train` ran here, the run trained on this directory "
+                                                  f"(data.dir of {exp}/config.yaml: data2), whose files changed")):
         pack(model, other, tmp_path / "pack")
 
 
