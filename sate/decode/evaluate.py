@@ -366,9 +366,11 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
                            bootstrap_signature=intervals["signature"],
                            length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
             report.append(format_text(scores))
-            report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {intervals['bleu']['mean']:.1f} ± "
-                          f"{intervals['bleu']['ci']:.1f}, chrF {intervals['chrf']['mean']:.1f} ± "
-                          f"{intervals['chrf']['ci']:.1f}")
+            # the score ± the interval's half width, as `sate report`'s table shows it; the resamples' mean, which
+            # sacreBLEU prints (μ), beside it: the line gave the mean alone, and the two commands two numbers
+            report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
+                          f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
+                          f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} (μ {intervals['chrf']['mean']:.1f})")
             report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a token "
                           f"repeated {LOOP}+ times in a row: {results['loop_share']:.1%}")
         if transcripts is not None:

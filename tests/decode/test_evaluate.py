@@ -51,7 +51,9 @@ def evaluate_cli(capsys: pytest.CaptureFixture[str], out: Path, data: Path, *arg
         if name in results:
             assert results["signature"][name] in printed
     if "bleu" in results:
-        assert f"± {results['bleu_ci']:.1f}, chrF" in printed
+        # the score ± the half width, as `sate report` shows it (the line gave the bootstrap mean alone)
+        assert f"BLEU {results['bleu']:.1f} ± {results['bleu_ci']:.1f} (μ " in printed
+        assert f"chrF {results['chrf']:.1f} ± {results['chrf_ci']:.1f} (μ " in printed
         assert f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}" in printed
     return results
 
