@@ -760,6 +760,26 @@ def test_get_of_a_key_not_there_advises_a_command_that_runs(tmp_path: Path, caps
     assert "  max_steps: -1" in capsys.readouterr().out
 
 
+def test_get_advice_for_a_piped_config_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--config <(...) --get KEY` of a key not there advised `sate config --config /dev/fd/63`, a pipe gone once
+    read: followed, "config file not found" (25th hostile pass's leftovers). The task's keys are listed instead."""
+    fifo = tmp_path / "piped.yaml"
+    os.mkfifo(fifo)
+
+    def write() -> None:
+        with open(fifo, "wb") as f:
+            f.write(b"task: mt\n")
+
+    writer = threading.Thread(target=write, daemon=True)
+    writer.start()
+    assert main(["config", "--config", str(fifo), "--get", "trainer.max_step"]) == 2
+    writer.join(10)
+    advice = re.search(r"\(`sate (config .*)` lists its task's keys\)$", capsys.readouterr().err.strip())
+    assert advice is not None and advice.group(1) == "config --task mt"
+    assert main(shlex.split(advice.group(1))) == 0
+    assert "  max_steps: -1" in capsys.readouterr().out
+
+
 def test_get_advice_for_a_name_starting_with_a_dash_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     """`--config=-x.yaml --get KEY`: the advice `sate config --config -x.yaml` was refused by argparse as an option

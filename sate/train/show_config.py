@@ -50,9 +50,11 @@ def get(config: Mapping[str, object], key: str, path: Path) -> str:
     value: object = config
     for part in key.split("."):
         if not isinstance(value, Mapping) or part not in value:
-            # the path quoted as a shell word: `sate config --config my conf.yaml`, copied, named two files
-            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config --config "
-                            f"{shell_word(str(path))}` lists them)")
+            # the path quoted as a shell word: `sate config --config my conf.yaml`, copied, named two files; a
+            # config read from a pipe (`<(...)`, /dev/fd/63) is gone once read: its task's keys instead
+            lister = f"--config {shell_word(str(path))}` lists them" if path.is_file() else \
+                f"--task {config.get('task')}` lists its task's keys"
+            raise SateError(f"{path}: no key {key!r} in the resolved config (`sate config {lister})")
         value = value[part]
     return dump_flow(value)
 
