@@ -426,15 +426,10 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   # (Ctrl-C reaches every process of the job, each sate train among them.) The traps are set before the stages
   # start: a kill just after they started ended the recipe alone (the subshells do not inherit them).
   asr_job='' mt_job=''
-  # Each stage's exit status is also written to a file of its own: which stage `wait -n` saw end cannot be told by
-  # `kill -0` when both end together (bash may have reaped the other too), and a failed MT was once reported as a
-  # failed ASR (a flaky test, 26th hostile pass).
-  ended=$(mktemp -d "${TMPDIR:-/tmp}/sate-pretrain.XXXXXX")
   stop_pretraining() {
     trap - TERM HUP
     [ -z "$asr_job" ] || stop_job "$asr_job"
     [ -z "$mt_job" ] || stop_job "$mt_job"
-    rm -rf "$ended"
     say "  stopped: stages 3 and 4 ended unfinished"
     exit "$1"
   }
@@ -445,31 +440,36 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   # training ended well (24th hostile pass)
   pack_failed=3
   pretrain_job() {
-    packing= job_name=$1  # the subshell's own: the EXIT trap runs outside this function
-    trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$packing" ] || rc=$pack_failed; echo "$rc" > "$ended/$job_name"; exit "$rc"' EXIT
+    packing=
+    trap 'rc=$?; [ "$rc" = 0 ] || [ -z "$packing" ] || exit "$pack_failed"' EXIT
     export OMP_NUM_THREADS=1 MKL_NUM_THREADS=1
     "pretrain_$1"
   }
   pretrain_failed() {  # NAME RC
-    rm -rf "$ended"
     [ "$2" != "$pack_failed" ] || die "${1^^} pre-training trained, then averaging or packing it into $exp/$1 failed (the error above)"
     die "${1^^} pre-training failed (see $exp/$1/train.log)"
   }
   (pretrain_job asr) & asr_job=$!
   (pretrain_job mt) & mt_job=$!
   # Whichever ends first is waited for (`wait -n`, bash 4.3), so a failure stops the other at once, not once the
-  # other has ended (hours later).
+  # other has ended (hours later). `wait -n` says that one ended, not reliably which: with both ended before it,
+  # bash 5.2 answers 127 having reaped both, and `kill -0` named ASR for MT's failure (a flaky test, 26th hostile
+  # pass). Each stage's own status is `wait PID`'s, which bash keeps for a job it has reaped.
   declare -A pretrain_pid=([asr]=$asr_job [mt]=$mt_job) other=([asr]=mt [mt]=asr)
-  for _ in asr mt; do
-    wait -n || true
-    for name in asr mt; do
-      rc=$(cat "$ended/$name" 2>/dev/null) || continue
+  running=(asr mt)
+  while [ ${#running[@]} -gt 0 ]; do
+    any=0
+    wait -n || any=$?
+    still=()
+    for name in "${running[@]}"; do
+      # 127: no job left to wait for, so all have ended; a job still answering `kill -0` runs (or awaits reaping)
+      if [ "$any" != 127 ] && kill -0 "${pretrain_pid[$name]}" 2>/dev/null; then still+=("$name"); continue; fi
+      rc=0
+      wait "${pretrain_pid[$name]}" || rc=$?
       [ "$rc" = 0 ] || { stop_job "${pretrain_pid[${other[$name]}]}"; pretrain_failed "$name" "$rc"; }
     done
+    running=("${still[@]}")
   done
-  # a stage that ended without its EXIT trap (killed from outside) wrote no status
-  for name in asr mt; do [ -f "$ended/$name" ] || pretrain_failed "$name" 1; done
-  rm -rf "$ended"
   trap - TERM HUP
 else
   if $run_asr; then pretrain_asr; fi

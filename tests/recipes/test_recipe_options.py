@@ -280,6 +280,49 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
             os.killpg(recipe.pid, signal.SIGKILL)  # whatever is left of the job, not left behind by the test either
 
 
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_side_by_side_stage_killed_by_itself_is_a_failure_that_stops_the_other(tmp_path: Path,
+                                                                                 sig: signal.Signals) -> None:
+    """The ASR stage's own shell (one of three `mustc/run.sh` lines in `pgrep -f`) killed: with SIGKILL the recipe
+    waited for MT to end, hours, before saying ASR failed, and with SIGTERM a version that wrote each stage's status
+    in its EXIT trap took ASR as done, exit 0, with no model made (26th hostile pass, review). Either is now ASR's
+    failure, and MT is stopped at once."""
+    side_by_side_stub(tmp_path, SLEEPER)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
+    argv = side_by_side_argv(tmp_path, "4")
+    log = tmp_path / "stderr"
+    with log.open("w") as stderr:  # a file: ASR's stub, orphaned by SIGKILL, holds a pipe open
+        recipe = subprocess.Popen(list(map(str, argv)), env=env, stdout=subprocess.DEVNULL, stderr=stderr,
+                                  start_new_session=True)
+    pid_files = [tmp_path / "asr.pid", tmp_path / "mt.pid"]
+    try:
+        deadline = time.monotonic() + 60
+        while not all(p.is_file() for p in pid_files) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        asr, mt = (int(p.read_text()) for p in pid_files)
+        chain = [asr]
+        while chain[-1] != recipe.pid:
+            chain.append(parent_of(chain[-1]))
+        os.kill(chain[-2], sig)  # the recipe's child that runs stage 3
+        if sig == signal.SIGTERM:
+            os.kill(asr, signal.SIGTERM)  # bash acts on it once its foreground command has ended
+        recipe.wait(timeout=30)  # MT's stub sleeps for 60 s
+        err = log.read_text()
+        assert recipe.returncode == 1, err
+        assert err.strip().splitlines()[-1] == (f"[mustc] error: ASR pre-training failed (see {tmp_path}/exp/asr/"
+                                                "train.log)")
+        deadline = time.monotonic() + 20
+        while pid_alive(mt) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not pid_alive(mt), "MT's sate train still runs after the recipe stopped"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(recipe.pid, signal.SIGKILL)  # and ASR's stub, orphaned by SIGKILL of its shell
+
 
 WATCHED = """#!/bin/bash
 # `sate` for the recipe: each training says which process it ends with, as $STUB_DIR/<exp name>.with
@@ -592,9 +635,7 @@ def test_a_failed_side_by_side_average_is_not_sent_to_train_log(tmp_path: Path, 
     made the recipe say "ASR pre-training failed (see EXP/asr/train.log)": a log that says the training ended well,
     while the error was on the terminal above (24th hostile pass). It now says averaging or packing failed."""
     side_by_side_stub(tmp_path, PACK_STUB)
-    (tmp_path / "tmp").mkdir()
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "FAIL": fail,
-           "TMPDIR": str(tmp_path / "tmp")}
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "FAIL": fail}
     argv = [str(a) for a in side_by_side_argv(tmp_path, "4")]
     done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1, done.stderr
@@ -603,7 +644,6 @@ def test_a_failed_side_by_side_average_is_not_sent_to_train_log(tmp_path: Path, 
         f"[mustc] error: {fail.upper()} pre-training trained, then averaging or packing it into {tmp_path}/exp/{fail} "
         "failed (the error above)")
     assert "pre-training failed" not in done.stderr
-    assert not list((tmp_path / "tmp").iterdir())  # the stages' exit statuses are not left behind
 
 
 SIMULTANEOUS_STUB = """#!/bin/bash
@@ -621,10 +661,9 @@ esac
 
 def test_side_by_side_stages_ending_together_name_the_one_that_failed(tmp_path: Path) -> None:
     """Which stage had ended was told by `kill -0` after `wait -n`: when both had ended before the recipe reached
-    `wait -n`, bash 5.2 answered 127 and had reaped both, and a failed MT was reported as ASR's failure (a flaky test
-    in the 25th pass). Each stage now writes its exit status to a file of its own. The race itself cannot be forced
-    from here (the old code passes this test most runs); four runs where the two end within a millisecond check that
-    the statuses are read right."""
+    `wait -n`, bash 5.2 answered 127 having reaped both, and a failed MT was reported as ASR's failure (a flaky test
+    in the 25th pass). Each stage's status is now `wait PID`'s. The race itself cannot be forced from here (the old
+    code passes this test most runs); four runs where the two end within a millisecond check the statuses read."""
     side_by_side_stub(tmp_path, SIMULTANEOUS_STUB)
     for run in range(4):
         exp = tmp_path / f"exp{run}"
