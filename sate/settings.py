@@ -175,8 +175,8 @@ def _typed(key: str, value: object, annotation: Any, check: Check | None = None)
     if check is not None and isinstance(check[0], _Choice):
         wanted = check[1] + (" or null" if nullable else "")
     got = yaml_shown(value)
-    if isinstance(value, bool) and (str in kinds or isinstance(check and check[0], _Choice)):
-        got += BOOLEAN_WORD
+    if isinstance(value, bool) and str in kinds and not isinstance(check and check[0], _Choice):
+        got += BOOLEAN_WORD  # not for a key of choices: none is such a word, and the quoted word is refused again
     raise Invalid(key, f"must be {wanted}, got {got}")
 
 
@@ -212,7 +212,7 @@ def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config k
     `path` is the dotted prefix of keys in messages, `noun` what a key is called (``decoding option``).
     """
     if not isinstance(given, Mapping):
-        raise Invalid(path.removesuffix(".") or "the section", f"must be a mapping, got {shown(given)}")
+        raise Invalid(path.removesuffix(".") or "the section", f"must be a mapping, got {yaml_shown(given)}")
     fields = dataclasses.fields(cls)
     names = [key_of(f) for f in fields]
     for key in given:

@@ -194,7 +194,11 @@ def test_wrong_types_and_ranges_are_one_line_naming_the_key(tmp_path: Path, caps
     ("model: {acoustic: {layers: no}}", "model.acoustic.layers must be an integer, got false$"),
     ("data: {train: no}", r"data.train must be a string or a list, got false \(YAML reads an unquoted yes, no, on or "
                           r"off as a boolean: quote the word\)$"),
-    ("trainer: {precision: off}", r"trainer.precision must be one of auto, .*, got false \(YAML reads an unquoted"),
+    # no quoting advised where no choice is such a word: the quoted word was refused again (review)
+    ("trainer: {precision: off}", r"trainer.precision must be one of auto, .*, 64-true, got false$"),
+    ("trainer: no", "trainer must be a mapping, got false$"),
+    ("model: {acoustic: null}", "model.acoustic must be a mapping, got null$"),
+    ("init: {acoustic: {path: a.pt, prefix: null}}", "init.acoustic.prefix must be a string, got null$"),
 ])
 def test_a_files_null_and_boolean_words_are_named_as_yaml_spells_them(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], text: str, message: str) -> None:
@@ -571,7 +575,7 @@ def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(
         path.write_text(f"task: st\nmodel: {{loss: {{{section}}}}}\n")
         assert main(argv) == 2
         assert capsys.readouterr().err.strip() == (f"sate config: error: {path}: model.loss.kd must be a mapping, "
-                                                   f"got {section.split()[1].replace('null', 'None')}")
+                                                   f"got {section.split()[1]}")
 
 
 def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
