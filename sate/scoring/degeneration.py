@@ -9,17 +9,28 @@ alone, such as "...", is no word and breaks a run).
 
 from __future__ import annotations
 
-import string
+import unicodedata
 from collections.abc import Sequence
 
 LOOP = 4
+
+
+def _unpunctuated(word: str) -> str:
+    """``word`` without the punctuation and symbols around it, of any script (Unicode's P and S categories, which
+    hold ASCII's punctuation): "„Der“", "…", "—" and "«" are punctuation as "..." is."""
+    start, end = 0, len(word)
+    while start < end and unicodedata.category(word[start])[0] in "PS":
+        start += 1
+    while end > start and unicodedata.category(word[end - 1])[0] in "PS":
+        end -= 1
+    return word[start:end]
 
 
 def has_loop(text: str, times: int = LOOP) -> bool:
     """Whether some token occurs `times` or more times in a row."""
     run, previous = 0, None
     for word in text.split():
-        token = word.strip(string.punctuation)
+        token = _unpunctuated(word)
         if not token:
             run, previous = 0, None
             continue

@@ -82,6 +82,9 @@ def test_loops_and_length_ratio() -> None:
     # a trailing-off "... ... ... ..." (or "- - - -") was four empty words in a row, a loop (25th hostile pass)
     assert not has_loop("Ich weiß nicht ... ... ... ... ja") and not has_loop("- - - - -")
     assert not has_loop("ja ... ja ... ja ... ja")  # a word of punctuation alone breaks a run
+    # of any script: an ellipsis, dashes, German and French quotes (review)
+    assert not has_loop("Ich weiß nicht … … … … ja") and not has_loop("— — — —") and not has_loop("« « « «")
+    assert has_loop("„Der“ „Der“ Der Der") and has_loop("«Nein» «Nein» «Nein» «Nein»")
     assert loop_share(BAD) == pytest.approx(1 / 6) and loop_share([]) == 0.0
     assert length_ratio(REFS, REFS) == 1.0
     assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
