@@ -13,6 +13,7 @@ alike, and ``FrameEnergy`` computes frame energies block by block.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import functools
 import math
 import os
@@ -20,6 +21,7 @@ import re
 import select
 import stat
 import sys
+import termios
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -668,6 +670,10 @@ def audio_blocks(path: str | Path) -> Iterator[np.ndarray]:
     if empty:
         raise SateError(f"{path}: the file is empty (0 bytes)")
     fifo = None if regular else _fifo_with_data(path)
+    if fifo is not None and _ended_empty(fifo):  # "Format not recognised; ... pipe PCM WAV": the writer (an ffmpeg
+        os.close(fifo)  # that failed, `: > fifo`) wrote nothing (twenty-sixth hostile pass)
+        raise SateError(f"{path}: the stream is empty: its writer closed it without writing anything (did the "
+                        "command that writes it fail?)")
     try:  # a regular file is opened when read; a pipe now, as its header can be read only once
         source = sf.info(_sf_name(path)) if regular else sf.SoundFile(_sf_name(path) if fifo is None else fifo)
     except Exception as err:  # soundfile raises LibsndfileError/RuntimeError/OSError by case and version
@@ -733,6 +739,16 @@ def _fifo_with_data(path: Path) -> int | None:
     return fd
 
 
+def _ended_empty(fd: int) -> bool:
+    """Has the pipe ``fd``, which `_fifo_with_data` found readable, ended before any byte: readable with nothing in
+    it is its end of file."""
+    try:
+        waiting = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return False
+    return int.from_bytes(waiting, sys.byteorder) == 0
+
+
 def _sf_name(path: str | Path) -> str | bytes:
     """``path`` as soundfile takes it: a file name that is not UTF-8 (bytes kept by Python as surrogates) as its
     bytes, which soundfile passes on, where it would fail to encode the text. A file named ``-`` (given as ``./-``,
@@ -749,7 +765,10 @@ def _sf_name(path: str | Path) -> str | bytes:
 
 
 def _first_line(err: Exception) -> str:
-    return str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    """libsndfile's first line, less the descriptor number it names a pipe by ("Error opening 3: ...": a number the
+    user never gave)."""
+    line = str(err).strip().splitlines()[0] if str(err).strip() else type(err).__name__
+    return re.sub(r"^Error opening \d+: ", "", line)
 
 
 # Names of headerless PCM (arecord -t raw, ffmpeg -f s16le): soundfile asked a .raw file for its "samplerate", an

@@ -348,3 +348,24 @@ def test_a_pipe_translated_is_not_held_in_memory(tmp_path: Path, st_pack: Path) 
     writer.join(timeout=30)
     assert peak < whole / 2, f"held {peak / 2**20:.1f} MiB of {whole / 2**20:.1f}"
     assert piped.spans == expected.spans and same == [True] * 600
+
+
+def test_a_pipe_whose_writer_wrote_nothing_is_called_empty(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A FIFO whose writer closed it unwritten (an ffmpeg that failed) was "cannot read audio (Error opening 3:
+    Format not recognised.; from a pipe only some formats and encodings can be read: give the file's name, or pipe
+    PCM WAV)": a descriptor number never given and advice about formats for a stream that held nothing (twenty-sixth
+    hostile pass). A pipe cut inside its header is not named by libsndfile's descriptor number either."""
+    fifo = tmp_path / "talk.wav"
+    os.mkfifo(fifo)
+    writer = feed(fifo, b"")
+    assert main(["segment", "--vad", "energy", str(fifo)]) == 1
+    assert capsys.readouterr().err.splitlines()[0] == (f"sate segment: error: {fifo}: the stream is empty: its writer "
+                                                      "closed it without writing anything (did the command that "
+                                                      "writes it fail?)")
+    writer.join(timeout=30)
+    wav = tmp_path / "whole.wav"
+    sf.write(wav, np.zeros(SAMPLE_RATE, dtype=np.float32), SAMPLE_RATE, subtype="PCM_16")
+    writer = feed(fifo, wav.read_bytes()[:30])
+    with pytest.raises(SateError, match=rf"^{fifo}: cannot read audio \((?!Error opening \d)"):
+        audio_blocks(fifo)
+    writer.join(timeout=30)
