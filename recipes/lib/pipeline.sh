@@ -220,6 +220,15 @@ if [ "${compare:-false}" = true ] && later 10; then configs+=("10 $conf_dir/st_e
 for config in "${configs[@]}"; do
   [ -f "${config#* }" ] || no_config "${config#* }" "the config of stage ${config%% *}"
 done
+# The Whisper directory read as the training stages will read it, before any stage, where one of them will train
+# (no record yet): `--whisper DIR` naming a file, a missing or another model's folder ran stages 0 to 2 (hours of prep
+# and features on MuST-C) before stage 3 refused it. A stage already trained needs no directory (its pack holds it).
+if [ -n "$whisper" ] && { { later 3 && [ ! -e "$exp/asr/.done-train" ]; } ||
+                          { later 5 && [ ! -e "$exp/st/.done-train" ]; }; }; then
+  whisper_conf=$asr_conf; later 3 || whisper_conf=$st_conf
+  sate config --config "$whisper_conf" "${asr_hub[@]}" --get model.acoustic.hub >/dev/null ||
+    die "--whisper $whisper: not a Whisper directory the training stages can read (the error above)"
+fi
 
 # earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
 # gives (its MARKER does not start with START and end with END): said, since the stages run now read WHAT as it is.
