@@ -223,11 +223,12 @@ done
 # The Whisper directory read as the training stages will read it, before any stage, where one of them will train
 # (no record yet): `--whisper DIR` naming a file, a missing or another model's folder ran stages 0 to 2 (hours of prep
 # and features on MuST-C) before stage 3 refused it. A stage already trained needs no directory (its pack holds it).
-if [ -n "$whisper" ] && { { later 3 && [ ! -e "$exp/asr/.done-train" ]; } ||
-                          { later 5 && [ ! -e "$exp/st/.done-train" ]; }; }; then
-  whisper_conf=$asr_conf; later 3 || whisper_conf=$st_conf
-  sate config --config "$whisper_conf" "${asr_hub[@]}" --get model.acoustic.hub >/dev/null ||
-    die "--whisper $whisper: not a Whisper directory the training stages can read (the error above)"
+# Read through the ASR config whichever stage trains: the SATE config's distillation needs the teacher stage 5
+# gives it, and was refused here for a sound directory (review). --force trains again over a record.
+if [ -n "$whisper" ] && [ -f "$asr_conf" ] && { { later 3 && { [ "$force" = true ] || [ ! -e "$exp/asr/.done-train" ]; }; } ||
+                                               { later 5 && { [ "$force" = true ] || [ ! -e "$exp/st/.done-train" ]; }; }; }; then
+  sate config --config "$asr_conf" "${asr_hub[@]}" --get model.acoustic.hub >/dev/null ||
+    die "the Whisper encoder's directory $whisper, read with $asr_conf, is refused (the error above): the training stages would stop on it"
 fi
 
 # earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
