@@ -220,6 +220,16 @@ if [ "${compare:-false}" = true ] && later 10; then configs+=("10 $conf_dir/st_e
 for config in "${configs[@]}"; do
   [ -f "${config#* }" ] || no_config "${config#* }" "the config of stage ${config%% *}"
 done
+# The Whisper directory read as the training stages will read it, before any stage, where one of them will train
+# (no record yet): `--whisper DIR` naming a file, a missing or another model's folder ran stages 0 to 2 (hours of prep
+# and features on MuST-C) before stage 3 refused it. A stage already trained needs no directory (its pack holds it).
+# Read through the ASR config whichever stage trains: the SATE config's distillation needs the teacher stage 5
+# gives it, and was refused here for a sound directory (review). --force trains again over a record.
+if [ -n "$whisper" ] && [ -f "$asr_conf" ] && { { later 3 && { [ "$force" = true ] || [ ! -e "$exp/asr/.done-train" ]; }; } ||
+                                               { later 5 && { [ "$force" = true ] || [ ! -e "$exp/st/.done-train" ]; }; }; }; then
+  sate config --config "$asr_conf" "${asr_hub[@]}" --get model.acoustic.hub >/dev/null ||
+    die "the Whisper encoder's directory $whisper, read with $asr_conf, is refused (the error above): the training stages would stop on it"
+fi
 
 # earlier N MARKER WHAT START [END]: stage N, before --stage, made WHAT with other parameters than this command line
 # gives (its MARKER does not start with START and end with END): said, since the stages run now read WHAT as it is.

@@ -79,8 +79,16 @@ def check_teacher_cache(model: torch.nn.Module) -> None:
     ours = cache_key(model.acoustic)
     if not isinstance(teacher, WhisperAcousticEncoder) or teacher.encoder.model.frozen_layers() is None or \
             cache_key(teacher) != ours:
+        # which differs and what to do: "the same weights and acoustic.freeze" named neither value (26th hostile pass)
+        theirs = str(teacher.encoder.model.frozen) if isinstance(teacher, WhisperAcousticEncoder) else "no Whisper"
+        mine = str(model.acoustic.encoder.model.frozen)
+        why = (f"it freezes {theirs}, this model {mine}" if theirs != mine else
+               f"both freeze {mine}, but their frozen weights differ (another Whisper or other trained weights)")
+        fix = (f"set model.acoustic.freeze {theirs} as the teacher's, or "
+               if theirs not in (mine, "no Whisper", "none") else "")
         raise SateError("data.frozen_cache: the ASR teacher's acoustic encoder must be the same frozen Whisper as the "
-                        "student's (the same weights and acoustic.freeze), since it reads the same cached states")
+                        "student's (the same weights and acoustic.freeze), since it reads the same cached states: "
+                        f"{why}; {fix}set data.frozen_cache false")
 
 
 def _manifest_digest(path: Path) -> str:

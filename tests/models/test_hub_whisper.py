@@ -347,6 +347,22 @@ def test_not_a_whisper_directory(tmp_path: Path, hf_whisper: tuple[Path, torch.n
         whisper_sizes(other)
 
 
+def test_an_unreadable_safetensors_file_is_refused_with_the_sizes(tmp_path: Path,
+                                                                   hf_whisper: tuple[Path, torch.nn.Module]) -> None:
+    """A truncated model.safetensors (or a git-lfs pointer) resolved: its sizes came from config.json alone, so
+    `sate config` and a recipe's check of --whisper before its stages passed it, and it was refused only when the
+    weights were loaded."""
+    broken = tmp_path / "broken"
+    shutil.copytree(hf_whisper[0], broken)
+    path = broken / "model.safetensors"
+    path.write_bytes(path.read_bytes()[:20000])
+    with pytest.raises(SateError, match=rf"^{re.escape(str(path))}: cannot read the safetensors file \("):
+        whisper_sizes(broken)
+    path.write_text("version https://git-lfs.github.com/spec/v1\noid sha256:0\nsize 1\n")
+    with pytest.raises(SateError, match="is a git-lfs pointer, not the weights"):
+        whisper_sizes(broken)
+
+
 def test_longer_than_30_s_refused() -> None:
     """3,000 frames pass; 3,001 are refused with the length and the limit."""
     encoder = WhisperEncoder(d_model=16, layers=1, heads=2, ffn=32).eval()

@@ -85,3 +85,32 @@ def test_the_whisper_path_trains_asr_and_sate_on_cached_states(
     bad = run_recipe("mustc", "--mustc-root", synth_corpus, "--whisper", whisper_hub_dir, "--compare", "true",
                      "--stage", 10)
     assert bad.returncode != 0 and "run them without --whisper" in bad.stderr
+
+
+@pytest.mark.parametrize("given", ["file", "missing", "other"])
+def test_a_whisper_directory_that_cannot_be_read_stops_before_stage_0(
+        tmp_path: Path, synth_corpus: Path, whisper_hub_dir: Path, given: str,
+        run_recipe: Callable[..., subprocess.CompletedProcess]) -> None:
+    """--whisper naming a file, nothing or another model's folder ran prep, features and vocabularies (hours on
+    MuST-C) before stage 3 refused it; it is refused first, with sate's own line naming what is wrong."""
+    whisper = {"file": whisper_hub_dir / "config.json", "missing": tmp_path / "whisper-smal",
+               "other": synth_corpus}[given]
+    done = run_recipe("mustc", "--mustc-root", synth_corpus, "--data", tmp_path / "data", "--exp", tmp_path / "exp",
+                      "--whisper", whisper, "--nj", 1, "--ngpu", 0)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "stage 0" not in done.stderr and not (tmp_path / "data").exists()
+    assert f"[mustc] error: the Whisper encoder's directory {whisper}, read with " in done.stderr
+    assert {"file": "is a file", "missing": "is not a directory", "other": "not a Whisper model directory"}[given] \
+        in done.stderr
+
+
+def test_a_sound_whisper_directory_passes_the_check_from_a_later_stage(
+        tmp_path: Path, whisper_hub_dir: Path, run_recipe: Callable[..., subprocess.CompletedProcess]) -> None:
+    """From --stage 3 or 4 with SATE untrained, the check read the directory through st_whisper.yaml, whose
+    distillation needs the ASR teacher stage 5 gives: every such run was refused, naming a sound directory (26th
+    hostile pass, review). It reads it through asr_whisper.yaml; here the run goes on to stage 4's own need."""
+    done = run_recipe("mustc", "--mustc-root", tmp_path / "mustc", "--data", tmp_path / "data", "--exp",
+                      tmp_path / "exp", "--whisper", whisper_hub_dir, "--ngpu", 0, "--stage", 4, "--stop-stage", 5)
+    assert done.returncode == 1, done.stderr[-2000:]
+    assert "Whisper encoder's directory" not in done.stderr and "vocabularies from stage 2" in done.stderr, \
+        done.stderr[-2000:]

@@ -138,7 +138,13 @@ def test_an_asr_teacher_must_share_the_frozen_part(whisper_hub_dir: Path) -> Non
     student.set_teachers(asr=built("asr", "all"))
     check_teacher_cache(student)
     student.set_teachers(asr=built("asr", 1))
-    with pytest.raises(SateError, match="the ASR teacher's acoustic encoder must be the same frozen Whisper"):
+    # the two settings named, and what to do: "the same weights and acoustic.freeze" named neither
+    with pytest.raises(SateError, match="the ASR teacher's acoustic encoder must be the same frozen Whisper .*: it "
+                                        "freezes 1, this model all; set model.acoustic.freeze 1 as the teacher's, or "
+                                        "set data.frozen_cache false$"):
+        check_teacher_cache(student)
+    student.set_teachers(asr=built("asr", "none"))
+    with pytest.raises(SateError, match=": it freezes none, this model all; set data.frozen_cache false$"):
         check_teacher_cache(student)
 
 

@@ -139,8 +139,9 @@ def ct2_stack(directory: Path, side: str, width: tuple[str, int, int]) -> tuple[
 
 def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]], str] | None:
     """The shapes of a Hugging Face directory's ``part`` ("encoder" or "decoder") tensors, read from the header
-    of its model.safetensors without reading the weights, and their prefix; None for other weight files or an
-    unreadable one (the weights' reader says why)."""
+    of its model.safetensors without reading the weights, and their prefix; None for other weight files. An
+    unreadable one is the weights' reader's error now: it was None, so a truncated download resolved in `sate config`
+    and a recipe's check of ``--whisper`` before its stages, and was refused only when the weights were loaded."""
     path = directory / "model.safetensors"
     if not path.is_file():
         return None
@@ -150,6 +151,7 @@ def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]
         with safe_open(str(path), framework="pt") as f:
             shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError):
+        read_weights(directory)  # says why (a truncated download, a git-lfs pointer); another file it reads is used
         return None
     prefix = f"model.{part}." if any(k.startswith(f"model.{part}.") for k in shapes) else f"{part}."
     return {k[len(prefix):]: v for k, v in shapes.items() if k.startswith(prefix)}, prefix
