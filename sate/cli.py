@@ -178,55 +178,55 @@ class Terminated(KeyboardInterrupt):
 ENDING_SIGNALS = {signum: SIGNAL_ENDINGS[signum] for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGXCPU)}
 
 
-def _swallowed(frame: FrameType | None) -> bool:
-    """Would an exception raised in ``frame`` be printed as "Exception ignored in ..." and lost: is it, or a frame
-    it was called from, a `__del__`, a weak reference's callback or importlib's module-lock callback `cb`, which
-    run between any two lines (a lazy import of torch mid-run)? An interrupt raised there was lost, and the command
-    ran on to exit 0 (one Ctrl-C in about 20, 26th hostile pass)."""
-    while frame is not None:
-        code = frame.f_code
-        if code.co_name == "__del__" or (code.co_name == "cb" and code.co_filename == "<frozen importlib._bootstrap>") \
-                or (code.co_name in ("remove", "_remove") and code.co_filename.endswith("weakref.py")):
-            return True
-        frame = frame.f_back
-    return False
-
-
-def _again(signum: int) -> None:
-    """``signum`` sent to the main thread again in a moment, where it was received in a frame that loses it."""
-    main_thread = threading.main_thread().ident
-    assert main_thread is not None
-    timer = threading.Timer(0.02, signal.pthread_kill, (main_thread, signum))
-    timer.daemon = True
-    timer.start()
-
-
 def _terminate(signum: int, frame: FrameType | None) -> None:
-    if _swallowed(frame):
-        _again(signum)
-        return
     signal.signal(signum, signal.SIG_IGN)  # once is enough: SIGXCPU comes again each CPU second, mid-cleanup
     raise Terminated(signum)
 
 
-def _interrupt(signum: int, frame: FrameType | None) -> None:
-    """Ctrl-C, as Python's own handler, but never raised where it would be lost (`_swallowed`)."""
-    if _swallowed(frame):
-        _again(signum)
-        return
-    raise KeyboardInterrupt
+class _LostInterrupts:
+    """`sys.unraisablehook` for the block of `signals_as_interrupts`: an interrupt raised where Python cannot pass it
+    on (a `__del__`, a weak reference's callback, importlib's module-lock callback during a lazy import mid-run, a
+    generator closed by the garbage collector) was printed as "Exception ignored in ..." and lost: the command ran on
+    to exit 0 (one Ctrl-C in about 20, 26th hostile pass), and a lost `kill` left its signal ignored. The signal is
+    sent again a moment later (its handler armed again), to be raised where it ends the command; one still pending
+    when the block ends is cancelled, the command having ended (it reached the caller: a test, an atexit line)."""
+
+    def __init__(self, previous: Any) -> None:
+        self.previous = previous
+        self.timers: list[threading.Timer] = []
+
+    def __call__(self, unraisable: Any) -> None:
+        err = unraisable.exc_value
+        if not isinstance(err, KeyboardInterrupt) or threading.main_thread().ident is None:
+            self.previous(unraisable)
+            return
+        signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
+        if isinstance(err, Terminated):
+            signal.signal(signum, _terminate)
+        timer = threading.Timer(0.02, signal.pthread_kill, (threading.main_thread().ident, signum))
+        timer.daemon = True
+        self.timers.append(timer)
+        timer.start()
+
+    def cancel(self) -> None:
+        for timer in self.timers:
+            timer.cancel()
 
 
 @contextmanager
 def signals_as_interrupts() -> Iterator[None]:
     """For the block, SIGTERM, SIGHUP and SIGXCPU raise `Terminated` (an interrupt), so that every cleanup runs;
     a signal ignored (`nohup`) stays ignored, and the handlers before are put back after. Shared by the CLI and
-    `python -m sate.bench`, whose `kill` left its temporary corpus and data (13 MB with --tiny) in /tmp. SIGINT
-    keeps Python's meaning, raised where it is not lost; a SIGINT handler of someone else's (an embedding program's)
-    is left as it is."""
-    ctrl_c = (signal.SIGINT,) if signal.getsignal(signal.SIGINT) is signal.default_int_handler else ()
-    with handlers_swapped(ENDING_SIGNALS, _terminate), handlers_swapped(ctrl_c, _interrupt):
-        yield
+    `python -m sate.bench`, whose `kill` left its temporary corpus and data (13 MB with --tiny) in /tmp. An interrupt
+    raised where Python would lose it is sent again (`_LostInterrupts`)."""
+    hook = _LostInterrupts(sys.unraisablehook)
+    sys.unraisablehook = hook
+    try:
+        with handlers_swapped(ENDING_SIGNALS, _terminate):
+            yield
+    finally:
+        hook.cancel()
+        sys.unraisablehook = hook.previous
 
 
 # The pid of the recipe that runs the command, which recipes/lib/stages.sh exports (`stopped_with_recipe`).
