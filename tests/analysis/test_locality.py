@@ -341,3 +341,24 @@ def test_a_model_given_twice_is_refused(tmp_path: Path, prepared_data: Path, mod
         assert err.strip() == (f"sate analyze: error: --model {given[-1]}: the model file of --model {given[0]} is "
                                "given already; give each model once"), err
         assert not out.exists()
+
+
+def test_an_experiment_not_averaged_yet_is_told_how_its_model_file_is_made(tmp_path: Path, prepared_data: Path,
+                                                                            model_files: dict[str, Path],
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: `--model EXP` before `sate average` (or `--model EXP/checkpoints`) was "directory
+    holds no model.pt (give a model file or a `sate pack` directory)", which named no way to the model file."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "checkpoints" / "last.ckpt").write_bytes(b"")
+    base = ["analyze", "locality", "--data", str(prepared_data), "--max-utts", "1", "--out", str(tmp_path / "loc")]
+    for given in (exp, exp / "checkpoints"):
+        assert main([*base, "--model", str(given)]) == 2
+        assert capsys.readouterr().err.strip().endswith(
+            f"the experiment {exp} holds checkpoints but no model.pt yet; write it with `sate average --exp {exp} "
+            "--last N` (or --best N)")
+    (exp / "model.pt").write_bytes(model_files["asr"].read_bytes())
+    assert main([*base, "--model", str(exp / "checkpoints")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"(did you mean {exp / 'model.pt'}?)")
+    assert main([*base, "--model", str(exp)]) == 0  # averaged: the experiment is read as before
+
