@@ -13,8 +13,8 @@ MT models read the split's transcripts (``src_norm``), encoded with DATA's sourc
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
 sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
-beside the model file, else global. Global statistics are ``DATA/cmvn.json`` whenever --data is
-given, else the model directory's cmvn.json.
+beside the model file, else global. Global statistics are a pack's own cmvn.json (as `sate evaluate`
+reads them), else ``DATA/cmvn.json`` whenever --data is given, else the model directory's cmvn.json.
 """
 
 from __future__ import annotations
@@ -28,10 +28,11 @@ from typing import TYPE_CHECKING, Any
 
 from sate import layout
 from sate.data.audio import read_segment, wav_info
+from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.vocab import Vocabulary
-from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
+from sate.decode.pack import check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import (
@@ -119,21 +120,40 @@ def unique_names(models: list[AnalysisModel]) -> None:
             m.name = str(m.path)
 
 
+def cmvn_source(am: AnalysisModel, data: Path | None) -> Path | None:
+    """The `cmvn.json` a global-CMVN model's features are normalised with: a pack's own (as `sate evaluate` reads
+    it), else DATA's, else a model directory's; None for another kind or none found. A pack given with the
+    --data of another corpus (held-out speech) was refused for DATA's statistics, which were not its own, and no
+    option gave its own (twenty-sixth hostile pass)."""
+    if am.cmvn != "global":
+        return None
+    packed = am.directory is not None and (am.directory / layout.PACK_YAML).is_file()
+    if packed and os.path.lexists(am.directory / layout.CMVN):  # a named pipe there is named by `CMVN.from_option`
+        return am.directory / layout.CMVN
+    if data is not None:
+        return data / layout.CMVN
+    if am.directory is not None and os.path.lexists(am.directory / layout.CMVN):
+        return am.directory / layout.CMVN
+    return None
+
+
 def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     """The CMVN of the module docstring's rule (None: raw features)."""
     from sate.data.dataset import CMVN  # heavy: torch
 
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
-    if data is not None:
-        path = data / layout.CMVN
-    elif am.directory is not None and os.path.lexists(am.directory / layout.CMVN):  # a named pipe there was told
-        path = am.directory / layout.CMVN  # to give --data; `CMVN.from_option` names what is there
-    else:
+    path = cmvn_source(am, data)
+    if path is None:
         raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
                         f"or a packed directory holding {layout.CMVN}")
     normalise = CMVN.from_option(path)  # exists and is well-formed
-    check_cmvn(am.meta, am.path, path)  # and holds the statistics the model recorded, when it recorded them
+    # and holds the statistics the model recorded, when it recorded them; DATA's of another corpus said no more
+    model_file = am.directory / layout.MODEL if am.directory is not None else am.path
+    advice = (f": analyse it on the data directory it was trained on, or pack it (`sate pack --model {model_file} "
+              "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own" if data is not None
+              and path == data / layout.CMVN else "")
+    require_cmvn(am.meta.get("cmvn"), path, am.path, advice)
     return normalise
 
 
@@ -199,7 +219,8 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_voc
     from sate.analysis import locality  # heavy: torch
     from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
 
-    speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
+    # (CMVN kind, statistics file) -> dataset, shared by the speech models normalised alike
+    speech_sets: dict[tuple[str | None, Path | None], SpeechDataset] = {}
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
@@ -207,10 +228,11 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_voc
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
-            if am.cmvn not in speech_sets:
-                speech_sets[am.cmvn] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
-                                                                   normalisers[id(am)])
-            dataset = speech_sets[am.cmvn]
+            kind = (am.cmvn, cmvn_source(am, args.data))
+            if kind not in speech_sets:
+                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
+                                                                normalisers[id(am)])
+            dataset = speech_sets[kind]
             keep = list(range(len(dataset))[: args.max_utts])
             sizes = [dataset.lengths[i] for i in keep]
         if not keep:

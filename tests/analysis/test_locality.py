@@ -25,6 +25,7 @@ from sate.analysis.locality import (
 )
 from sate.cli import main
 from sate.data.dataset import CMVN, SpeechDataset, TextDataset
+from sate.data.vocab import Vocabulary
 from sate.models.model_file import model_from_file
 
 CPU = torch.device("cpu")
@@ -362,3 +363,48 @@ def test_an_experiment_not_averaged_yet_is_told_how_its_model_file_is_made(tmp_p
     assert capsys.readouterr().err.strip().endswith(f"(did you mean {exp / 'model.pt'}?)")
     assert main([*base, "--model", str(exp)]) == 0  # averaged: the experiment is read as before
 
+
+def test_a_pack_is_normalised_with_its_own_statistics_on_another_corpus(tmp_path: Path, prepared_data: Path,
+                                                                         model_files: dict[str, Path],
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: a pack given with the --data of another corpus (held-out speech, which `sate
+    evaluate` decodes with the pack's own cmvn.json) was refused as "not the CMVN statistics ... trained with", with
+    no way to give its own; a model file so refused is now told to pack itself."""
+    import json
+
+    from sate.data.cmvn_record import cmvn_record
+
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    (tmp_path / "cmvn.json").write_text(json.dumps(stats))
+    data = torch.load(model_files["asr"], weights_only=True)
+    data["cmvn"] = cmvn_record(tmp_path / "cmvn.json")  # trained on another corpus: its statistics
+    torch.save(data, tmp_path / "asr.pt")
+    base = ["analyze", "locality", "--data", str(prepared_data), "--max-utts", "2"]
+    assert main([*base, "--model", str(tmp_path / "asr.pt"), "--out", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or pack it (`sate pack --model {tmp_path / 'asr.pt'} "
+        "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+    other = tmp_path / "other_data"  # the corpus it was trained on, as far as `sate pack` reads it
+    other.mkdir()
+    for name in os.listdir(prepared_data):
+        (other / name).symlink_to(prepared_data / name)
+    (other / "cmvn.json").unlink()
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    pack = tmp_path / "pack"
+    assert main(["pack", "--model", str(tmp_path / "asr.pt"), "--data", str(other), "--out", str(pack)]) == 0
+    out = tmp_path / "loc"
+    # with a model of DATA's statistics beside it: each model normalised with its own
+    assert main([*base, "--model", str(pack), str(model_files["asr"]), "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader((out / "locality.csv").open()))
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    for name, cmvn in (("pack", tmp_path / "cmvn.json"), ("asr", prepared_data / "cmvn.json")):
+        dataset = SpeechDataset.from_data_dir(prepared_data, "dev", src, tgt, CMVN.from_option(cmvn))
+        batches = length_sorted_batches(Subset(dataset, [0, 1]), [dataset.lengths[0], dataset.lengths[1]], 1)
+        model = model_from_file(tmp_path / "asr.pt" if name == "pack" else model_files["asr"])[0]
+        expected = model_localness(model, batches, 0.1, CPU)
+        assert [float(r["localness"]) for r in rows if r["model"] == name] == pytest.approx(
+            [value for value, _ in expected.values()], abs=1e-6)
+    values = {name: [r["localness"] for r in rows if r["model"] == name] for name in ("pack", "asr")}
+    assert values["pack"] != values["asr"]  # the statistics differ, and so do the values
