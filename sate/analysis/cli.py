@@ -9,7 +9,7 @@ A model is a model file (`sate average`, `sate train`) or a directory holding on
 features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read whole as one
 utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence: 120 s at most,
 the longest segment the VAD cuts, as `sate segment` cuts a recording).
-MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
+MT models read the split's transcripts (``src_norm``), encoded with a pack's own vocabularies, else DATA's.
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
 sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
@@ -31,7 +31,7 @@ from sate.data.audio import read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
-from sate.data.vocab import Vocabulary
+from sate.data.vocab import load_vocabularies
 from sate.decode.pack import check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
@@ -53,6 +53,10 @@ from sate.targets import check_output, check_own_files, dir_name, file_name, rea
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
     from sate.data.dataset import CMVN, Batch, SpeechDataset
+    from sate.data.marian_vocab import MarianVocab
+    from sate.data.vocab import Vocabulary
+
+    Vocab = Vocabulary | MarianVocab
     from sate.models.base import SateModel
     from sate.models.model_file import ModelMeta
 
@@ -157,15 +161,29 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     return normalise
 
 
-def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
-    return Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+def vocabularies(data: Path, task: str) -> tuple[Vocab, Vocab]:
+    """DATA's vocabularies for a model of ``task``, SentencePiece or Marian's as `sate vocab` wrote them: a Marian
+    data directory's MT model was told its token list differs from tokens_src.txt (twenty-sixth hostile pass)."""
+    return load_vocabularies(data, task)
 
 
-def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) -> None:
+def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
+    """An MT model's vocabularies: a pack's own, as `sate evaluate` reads them (an MT pack given the --data of another
+    corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's, which must be the model's."""
+    if am.directory is not None and (am.directory / layout.PACK_YAML).is_file():
+        return load_vocabularies(am.directory, am.task, read_pack_yaml(am.directory).vocab)
+    vocabs = vocabularies(data, am.task)
+    check_source_tokens(am, vocabs[0], data)
+    return vocabs
+
+
+def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None:
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
+        model_file = am.directory / layout.MODEL if am.directory is not None else am.path
         raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
-                        "analyse it on the data directory it was trained on")
+                        "analyse it on the data directory it was trained on, or pack it (`sate pack --model "
+                        f"{model_file} --data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -199,19 +217,17 @@ def run_locality(args: argparse.Namespace) -> int:
         raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
-    src_vocab, tgt_vocab = vocabularies(args.data)
+    speech_vocabs = vocabularies(args.data, "st") if any(am.task != "mt" for am in models) else None
     # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
     # statistics rode on the first one's dataset unchecked), each MT model's source tokens
     normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
-    for am in models:
-        if am.task == "mt":
-            check_source_tokens(am, src_vocab, args.data)
+    text_vocabs = {id(am): model_vocabularies(am, args.data) for am in models if am.task == "mt"}
     device = pick_device(args.device)
     with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files
-        return _locality(args, models, normalisers, src_vocab, tgt_vocab, device)
+        return _locality(args, models, normalisers, speech_vocabs, text_vocabs, device)
 
 
-def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_vocab: Any, tgt_vocab: Any,
+def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocabs: Any, text_vocabs: dict,
               device: Any) -> int:
     """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
     from torch.utils.data import Subset  # heavy: torch
@@ -224,13 +240,13 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_voc
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
-            dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", src_vocab, tgt_vocab)
+            dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", *text_vocabs[id(am)])
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
             kind = (am.cmvn, cmvn_source(am, args.data))
             if kind not in speech_sets:
-                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
+                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, *speech_vocabs,
                                                                 normalisers[id(am)])
             dataset = speech_sets[kind]
             keep = list(range(len(dataset))[: args.max_utts])
@@ -290,11 +306,9 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
     """A one-item batch of a prepared split: features for speech models, source ids for MT."""
     from sate.data.dataset import SpeechDataset, TextDataset, collate  # heavy: torch
 
-    src_vocab, tgt_vocab = vocabularies(data)
     manifest = data / f"{split}.jsonl"
     if am.task == "mt":
-        check_source_tokens(am, src_vocab, data)
-        dataset = TextDataset.from_manifest(manifest, src_vocab, tgt_vocab)
+        dataset = TextDataset.from_manifest(manifest, *model_vocabularies(am, data))
         index = find_index(dataset.ids, utt, manifest)
         if not len(dataset.src[index]):
             raise SateError(f"{manifest}: utterance {utt!r} has an empty transcript")
@@ -305,7 +319,7 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
                         f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
                         "cut its recording with `sate segment` and give one segment as an audio file")
-    dataset = SpeechDataset.from_data_dir(data, split, src_vocab, tgt_vocab, normalizer(am, data))
+    dataset = SpeechDataset.from_data_dir(data, split, *vocabularies(data, am.task), normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
 

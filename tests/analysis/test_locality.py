@@ -408,3 +408,58 @@ def test_a_pack_is_normalised_with_its_own_statistics_on_another_corpus(tmp_path
             [value for value, _ in expected.values()], abs=1e-6)
     values = {name: [r["localness"] for r in rows if r["model"] == name] for name in ("pack", "asr")}
     assert values["pack"] != values["asr"]  # the statistics differ, and so do the values
+
+
+def test_an_mt_pack_reads_its_own_vocabulary_on_another_corpus(tmp_path: Path, prepared_data: Path,
+                                                                 model_files: dict[str, Path],
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an MT pack given the --data of another corpus (its own vocabularies), which `sate
+    evaluate` decodes with the pack's SentencePiece models, was refused for DATA's token list."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    assert main(["vocab", "--data", str(other), "--src-size", "40", "--tgt-size", "60"]) == 0
+    pack = tmp_path / "mt"
+    assert main(["pack", "--model", str(model_files["mt"]), "--data", str(prepared_data), "--out", str(pack)]) == 0
+    base = ["analyze", "locality", "--max-utts", "3"]
+    assert main([*base, "--model", str(model_files["mt"]), "--data", str(other), "--out", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or pack it (`sate pack --model {model_files['mt']} "
+        "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+    assert main([*base, "--model", str(pack), "--data", str(other), "--out", str(tmp_path / "packed")]) == 0
+    assert main([*base, "--model", str(model_files["mt"]), "--data", str(prepared_data), "--out",
+                 str(tmp_path / "own")]) == 0
+    capsys.readouterr()
+    # the same sentences, encoded with the same vocabulary: the same values
+    packed, own = (list(csv.reader((tmp_path / name / "locality.csv").open())) for name in ("packed", "own"))
+    assert [row[2:] for row in packed] == [row[2:] for row in own] and len(packed) == 3
+    assert main(["analyze", "attention", "--model", str(pack), "--data", str(other), "--utt", "ted_2_0", "--out",
+                 str(tmp_path / "heat.png")]) == 0
+
+
+def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: Path, marian_dir: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an MT model on a Marian vocabulary (`sate vocab --marian`), analysed on the data
+    directory it was trained on, was told its source token list differs from tokens_src.txt, and to analyse it on the
+    data directory it was trained on."""
+    import shutil
+
+    from sate.data.marian_vocab import marian_pieces
+    from sate.models import build_model, save_model_file
+    from sate.models.hub.load import load_hub_parts
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 0
+    pieces = marian_pieces(marian_dir)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(marian_dir)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    load_hub_parts(model, pieces, pieces, log=lambda line: None)
+    save_model_file(tmp_path / "mt" / "model.pt", model.eval(), pieces, pieces)
+    assert main(["analyze", "locality", "--model", str(tmp_path / "mt"), "--data", str(data), "--max-utts", "2",
+                 "--out", str(tmp_path / "loc")]) == 0
+    rows = list(csv.DictReader((tmp_path / "loc" / "locality.csv").open()))
+    assert {r["encoder"] for r in rows} == {"textual"} and all(0 < float(r["localness"]) <= 1 for r in rows)
+    assert main(["analyze", "attention", "--model", str(tmp_path / "mt"), "--data", str(data), "--utt", "ted_2_0",
+                 "--out", str(tmp_path / "heat.png")]) == 0
