@@ -31,7 +31,7 @@ from sate.data.audio import read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
-from sate.data.vocab import load_vocabularies
+from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
 from sate.decode.pack import check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
@@ -54,11 +54,10 @@ if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --hel
 
     from sate.data.dataset import CMVN, Batch, SpeechDataset
     from sate.data.marian_vocab import MarianVocab
-    from sate.data.vocab import Vocabulary
-
-    Vocab = Vocabulary | MarianVocab
     from sate.models.base import SateModel
     from sate.models.model_file import ModelMeta
+
+    Vocab = Vocabulary | MarianVocab
 
 # ----------------------------------------------------------------------------------------------
 # Inputs
@@ -167,6 +166,16 @@ def vocabularies(data: Path, task: str) -> tuple[Vocab, Vocab]:
     return load_vocabularies(data, task)
 
 
+def speech_vocabulary(data: Path) -> Vocab:
+    """DATA's source (CTC) vocabulary, for the transcripts a speech dataset encodes. Its translations are never read
+    (the encoders' attention, the greedy output): an ASR model analysed on a transcript-only corpus (LibriSpeech,
+    Kaldi), which `sate evaluate` scores, was refused for rows with no translation, or for no target vocabulary
+    (twenty-sixth hostile pass)."""
+    from sate.data.marian_vocab import MarianVocab
+
+    return MarianVocab.load(data, "ctc") if vocabulary_kind(data) == "marian" else Vocabulary.load(data, "src")
+
+
 def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
     """An MT model's vocabularies: a pack's own, as `sate evaluate` reads them (an MT pack given the --data of another
     corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's, which must be the model's."""
@@ -217,17 +226,17 @@ def run_locality(args: argparse.Namespace) -> int:
         raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
-    speech_vocabs = vocabularies(args.data, "st") if any(am.task != "mt" for am in models) else None
+    speech_vocab = speech_vocabulary(args.data) if any(am.task != "mt" for am in models) else None
     # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
     # statistics rode on the first one's dataset unchecked), each MT model's source tokens
     normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
     text_vocabs = {id(am): model_vocabularies(am, args.data) for am in models if am.task == "mt"}
     device = pick_device(args.device)
     with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files
-        return _locality(args, models, normalisers, speech_vocabs, text_vocabs, device)
+        return _locality(args, models, normalisers, speech_vocab, text_vocabs, device)
 
 
-def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocabs: Any, text_vocabs: dict,
+def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocab: Any, text_vocabs: dict,
               device: Any) -> int:
     """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
     from torch.utils.data import Subset  # heavy: torch
@@ -246,7 +255,7 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_
         else:
             kind = (am.cmvn, cmvn_source(am, args.data))
             if kind not in speech_sets:
-                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, *speech_vocabs,
+                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, speech_vocab, None,
                                                                 normalisers[id(am)])
             dataset = speech_sets[kind]
             keep = list(range(len(dataset))[: args.max_utts])
@@ -319,7 +328,7 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
                         f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
                         "cut its recording with `sate segment` and give one segment as an audio file")
-    dataset = SpeechDataset.from_data_dir(data, split, *vocabularies(data, am.task), normalizer(am, data))
+    dataset = SpeechDataset.from_data_dir(data, split, speech_vocabulary(data), None, normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
 

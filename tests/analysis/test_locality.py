@@ -463,3 +463,30 @@ def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: P
     assert {r["encoder"] for r in rows} == {"textual"} and all(0 < float(r["localness"]) <= 1 for r in rows)
     assert main(["analyze", "attention", "--model", str(tmp_path / "mt"), "--data", str(data), "--utt", "ted_2_0",
                  "--out", str(tmp_path / "heat.png")]) == 0
+
+
+def test_speech_models_on_a_transcript_only_corpus(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an ASR model analysed on a transcript-only corpus (LibriSpeech, Kaldi: `tgt` null,
+    no target vocabulary), which `sate evaluate` scores, was refused: "rows have no translation ...: it can train ASR
+    only", then "spm_tgt.model is missing". The analysis reads no translation; the values are those of the same
+    audio with translations."""
+    import json
+    import shutil
+
+    data = tmp_path / "asr_data"
+    shutil.copytree(prepared_data, data)
+    for split in ("train", "dev", "tst-COMMON"):
+        manifest = data / f"{split}.jsonl"
+        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
+        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    for name in ("spm_tgt.model", "tokens_tgt.txt"):
+        (data / name).unlink()
+    models = [str(model_files["asr"]), str(model_files["st"])]
+    for where, name in ((data, "only"), (prepared_data, "both")):
+        assert main(["analyze", "locality", "--model", *models, "--data", str(where), "--max-utts", "2", "--out",
+                     str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "only" / "locality.csv").read_text() == (tmp_path / "both" / "locality.csv").read_text()
+    assert main(["analyze", "attention", "--model", str(model_files["asr_hybrid"]), "--data", str(data), "--utt",
+                 "ted_2_0", "--out", str(tmp_path / "heat.png")]) == 0
