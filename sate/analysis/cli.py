@@ -10,6 +10,7 @@ features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read wh
 utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence: 120 s at most,
 the longest segment the VAD cuts, as `sate segment` cuts a recording).
 MT models read the split's transcripts (``src_norm``), encoded with a pack's own vocabularies, else DATA's.
+A pack's parts are checked as `sate evaluate` checks them (each there, its vocabularies its model's).
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
 sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
@@ -32,7 +33,14 @@ from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
-from sate.decode.pack import check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
+from sate.decode.pack import (
+    check_cmvn_kind,
+    check_pack_parts,
+    check_pack_tokens,
+    model_features,
+    read_pack_yaml,
+    training_cmvn,
+)
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import (
@@ -73,10 +81,15 @@ class AnalysisModel:
     meta: ModelMeta  # the model file's header (token lists, task, config)
     cmvn: str | None  # global | utterance | none; None for MT
     directory: Path | None  # the directory given, if a directory was given
+    vocabs: tuple[Vocab, Vocab] | None  # a pack's own (source, target) vocabularies, checked against the model
 
     @property
     def task(self) -> str:
         return self.meta["task"]
+
+    @property
+    def model_file(self) -> Path:
+        return self.directory / layout.MODEL if self.directory is not None else self.path
 
 
 def load_model(path: Path) -> AnalysisModel:
@@ -100,19 +113,26 @@ def load_model(path: Path) -> AnalysisModel:
         raise SateError(f"{path}: its acoustic encoder ({model.conf.acoustic.type}) reads waveforms; `sate analyze` "
                         "feeds fbank features (the split's, or an audio file's as `sate features` computes them), "
                         "so it cannot analyse this model")
+    info = read_pack_yaml(directory) if directory and (directory / layout.PACK_YAML).is_file() else None
+    vocabs = None
+    if info is not None:  # its own parts, as `sate evaluate` reads and checks them: a pack missing cmvn.json was read
+        # with DATA's statistics, and one whose vocabulary is not its model's gave an IndexError or wrong values
+        # (twenty-sixth hostile pass, review)
+        if info.task != meta["task"]:
+            raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
+                            f"says {info.task}")
+        check_pack_parts(directory, info)
+        vocabs = load_vocabularies(directory, info.task, info.vocab)
+        check_pack_tokens(meta, directory, info, vocabs)
     if meta["task"] != "mt":
-        if directory and (directory / layout.PACK_YAML).is_file():
-            info = read_pack_yaml(directory)
-            if info.task != meta["task"]:
-                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
-                                f"says {info.task}")
+        if info is not None:
             cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"
         else:
             found = training_cmvn(model_file, meta)
             cmvn, where = (found[0], f"{found[1]}: data.cmvn") if found else ("global", "")
         check_cmvn_kind(meta, model_file, cmvn, where)  # a model trained on global CMVN read as no other
     name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)
-    return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
+    return AnalysisModel(path, name or str(path), model, meta, cmvn, directory, vocabs)
 
 
 def unique_names(models: list[AnalysisModel]) -> None:
@@ -130,8 +150,7 @@ def cmvn_source(am: AnalysisModel, data: Path | None) -> Path | None:
     option gave its own (twenty-sixth hostile pass)."""
     if am.cmvn != "global":
         return None
-    packed = am.directory is not None and (am.directory / layout.PACK_YAML).is_file()
-    if packed and os.path.lexists(am.directory / layout.CMVN):  # a named pipe there is named by `CMVN.from_option`
+    if am.vocabs is not None:  # a pack: its cmvn.json is a file (`check_pack_parts`)
         return am.directory / layout.CMVN
     if data is not None:
         return data / layout.CMVN
@@ -152,8 +171,7 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
                         f"or a packed directory holding {layout.CMVN}")
     normalise = CMVN.from_option(path)  # exists and is well-formed
     # and holds the statistics the model recorded, when it recorded them; DATA's of another corpus said no more
-    model_file = am.directory / layout.MODEL if am.directory is not None else am.path
-    advice = (f": analyse it on the data directory it was trained on, or pack it (`sate pack --model {model_file} "
+    advice = (f": analyse it on the data directory it was trained on, or pack it (`sate pack --model {am.model_file} "
               "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own" if data is not None
               and path == data / layout.CMVN else "")
     require_cmvn(am.meta.get("cmvn"), path, am.path, advice)
@@ -166,21 +184,25 @@ def vocabularies(data: Path, task: str) -> tuple[Vocab, Vocab]:
     return load_vocabularies(data, task)
 
 
-def speech_vocabulary(data: Path) -> Vocab:
-    """DATA's source (CTC) vocabulary, for the transcripts a speech dataset encodes. Its translations are never read
-    (the encoders' attention, the greedy output): an ASR model analysed on a transcript-only corpus (LibriSpeech,
-    Kaldi), which `sate evaluate` scores, was refused for rows with no translation, or for no target vocabulary
-    (twenty-sixth hostile pass)."""
+def speech_vocabulary(am: AnalysisModel, data: Path) -> Vocab:
+    """The source (CTC) vocabulary a speech dataset encodes its transcripts with, which the analysis never reads: a
+    pack's own, else DATA's. Its translations are never read (the encoders' attention, the greedy output): an ASR
+    model analysed on a transcript-only corpus (LibriSpeech, Kaldi), which `sate evaluate` scores, was refused for
+    rows with no translation, or for no target vocabulary (twenty-sixth hostile pass); a pack on held-out speech with
+    no vocabulary (`sate prep` and `sate features` alone, as `sate evaluate` reads it) was told to run `sate vocab`,
+    which refuses a transcript-only corpus (review)."""
     from sate.data.marian_vocab import MarianVocab
 
+    if am.vocabs is not None:
+        return am.vocabs[0]
     return MarianVocab.load(data, "ctc") if vocabulary_kind(data) == "marian" else Vocabulary.load(data, "src")
 
 
 def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
     """An MT model's vocabularies: a pack's own, as `sate evaluate` reads them (an MT pack given the --data of another
     corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's, which must be the model's."""
-    if am.directory is not None and (am.directory / layout.PACK_YAML).is_file():
-        return load_vocabularies(am.directory, am.task, read_pack_yaml(am.directory).vocab)
+    if am.vocabs is not None:
+        return am.vocabs
     vocabs = vocabularies(data, am.task)
     check_source_tokens(am, vocabs[0], data)
     return vocabs
@@ -189,10 +211,9 @@ def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
 def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None:
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
-        model_file = am.directory / layout.MODEL if am.directory is not None else am.path
         raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
                         "analyse it on the data directory it was trained on, or pack it (`sate pack --model "
-                        f"{model_file} --data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+                        f"{am.model_file} --data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -226,17 +247,20 @@ def run_locality(args: argparse.Namespace) -> int:
         raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
-    speech_vocab = speech_vocabulary(args.data) if any(am.task != "mt" for am in models) else None
     # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
     # statistics rode on the first one's dataset unchecked), each MT model's source tokens
     normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
+    speech_vocabs: dict[int, Vocab] = {}  # DATA's loaded once, for the model files and experiments that read it
+    for am in (am for am in models if am.task != "mt"):
+        shared = next((speech_vocabs[id(m)] for m in models if id(m) in speech_vocabs and m.vocabs is None), None)
+        speech_vocabs[id(am)] = shared if am.vocabs is None and shared is not None else speech_vocabulary(am, args.data)
     text_vocabs = {id(am): model_vocabularies(am, args.data) for am in models if am.task == "mt"}
     device = pick_device(args.device)
     with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files
-        return _locality(args, models, normalisers, speech_vocab, text_vocabs, device)
+        return _locality(args, models, normalisers, speech_vocabs, text_vocabs, device)
 
 
-def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocab: Any, text_vocabs: dict,
+def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocabs: dict, text_vocabs: dict,
               device: Any) -> int:
     """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
     from torch.utils.data import Subset  # heavy: torch
@@ -244,8 +268,8 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_
     from sate.analysis import locality  # heavy: torch
     from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
 
-    # (CMVN kind, statistics file) -> dataset, shared by the speech models normalised alike
-    speech_sets: dict[tuple[str | None, Path | None], SpeechDataset] = {}
+    # (CMVN kind, statistics file, vocabulary) -> dataset, shared by the speech models normalised and encoded alike
+    speech_sets: dict[tuple[str | None, Path | None, int], SpeechDataset] = {}
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
@@ -253,9 +277,9 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
-            kind = (am.cmvn, cmvn_source(am, args.data))
+            kind = (am.cmvn, cmvn_source(am, args.data), id(speech_vocabs[id(am)]))
             if kind not in speech_sets:
-                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, speech_vocab, None,
+                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, speech_vocabs[id(am)], None,
                                                                 normalisers[id(am)])
             dataset = speech_sets[kind]
             keep = list(range(len(dataset))[: args.max_utts])
@@ -328,7 +352,7 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
                         f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
                         "cut its recording with `sate segment` and give one segment as an audio file")
-    dataset = SpeechDataset.from_data_dir(data, split, speech_vocabulary(data), None, normalizer(am, data))
+    dataset = SpeechDataset.from_data_dir(data, split, speech_vocabulary(am, data), None, normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
 

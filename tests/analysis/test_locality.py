@@ -199,11 +199,14 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     sf.write(talk, np.random.default_rng(0).uniform(-0.1, 0.1, 16000).astype(np.float32), 16000)
     runs = {"cmvn.json": ["analyze", "attention", str(talk), "--model", str(packed), "--out", str(tmp_path / "a.png")],
             "model.pt": [*base[:3], str(packed), *base[4:-1], str(out)]}
-    for name, what in (("cmvn.json", "CMVN statistics"), ("model.pt", "a model file")):
+    # (a pack's parts are checked as `sate evaluate` checks them since the review of the twenty-sixth pass: its words)
+    said = {"cmvn.json": f"{packed}: packed model holds cmvn.json as a named pipe, not a file (the CMVN statistics)",
+            "model.pt": f"{packed / 'model.pt'}: a named pipe, not a model file"}
+    for name in ("cmvn.json", "model.pt"):
         (packed / name).unlink()
         os.mkfifo(packed / name)
         assert main(runs[name]) == 2
-        assert capsys.readouterr().err.strip() == f"sate analyze: error: {packed / name}: a named pipe, not {what}"
+        assert capsys.readouterr().err.strip() == f"sate analyze: error: {said[name]}"
 
 
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,
@@ -490,3 +493,69 @@ def test_speech_models_on_a_transcript_only_corpus(tmp_path: Path, prepared_data
     assert (tmp_path / "only" / "locality.csv").read_text() == (tmp_path / "both" / "locality.csv").read_text()
     assert main(["analyze", "attention", "--model", str(model_files["asr_hybrid"]), "--data", str(data), "--utt",
                  "ted_2_0", "--out", str(tmp_path / "heat.png")]) == 0
+
+
+def _pack(model_file: Path, data: Path, out: Path, capsys: pytest.CaptureFixture) -> Path:
+    assert main(["pack", "--model", str(model_file), "--data", str(data), "--out", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_a_pack_whose_vocabulary_is_not_its_models_is_refused(tmp_path: Path, prepared_data: Path,
+                                                               model_files: dict[str, Path],
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: a pack's own vocabularies, read since that pass, were not compared with
+    its model's token lists (a vocabulary copied into the pack, a model.pt copied over its own): an IndexError
+    traceback or values of wrongly encoded ids, exit 0, where `sate evaluate` refuses the pack."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    assert main(["vocab", "--data", str(other), "--src-size", "40", "--tgt-size", "60"]) == 0
+    for task in ("mt", "st"):
+        pack = _pack(model_files[task], prepared_data, tmp_path / task, capsys)
+        for name in ("spm_src.model", "tokens_src.txt"):
+            shutil.copy(other / name, pack / name)
+        expected = (f"sate analyze: error: {pack / 'model.pt'}: its src token list differs from "
+                    f"{pack / 'tokens_src.txt'}")
+        assert main(["analyze", "locality", "--model", str(pack), "--data", str(prepared_data), "--max-utts", "2",
+                     "--out", str(tmp_path / "loc")]) == 2
+        assert capsys.readouterr().err.strip() == expected
+        assert main(["analyze", "attention", "--model", str(pack), "--data", str(prepared_data), "--utt", "ted_2_0",
+                     "--out", str(tmp_path / "heat.png")]) == 2
+        assert capsys.readouterr().err.strip() == expected
+        assert not (tmp_path / "loc").exists() and not (tmp_path / "heat.png").exists()
+
+
+def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, prepared_data: Path,
+                                                             model_files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: an ST or ASR pack on a data directory of `sate prep` and `sate
+    features` alone (held-out speech, which `sate evaluate` decodes) was told "spm_src.model is missing (run `sate
+    vocab`)", for transcripts the analysis never reads; on a transcript-only corpus `sate vocab` refuses. A pack reads
+    its own source vocabulary; the values are those on the data directory with its vocabularies."""
+    import json
+    import shutil
+
+    packs = [str(_pack(model_files[task], prepared_data, tmp_path / task, capsys)) for task in ("asr", "st")]
+    data = tmp_path / "held_out"
+    shutil.copytree(prepared_data, data)
+    for split in ("train", "dev", "tst-COMMON"):
+        manifest = data / f"{split}.jsonl"
+        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
+        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    for name in os.listdir(data):
+        if name.startswith(("spm_", "tokens_")) or name == "vocab.json":
+            (data / name).unlink()
+    for where, name in ((data, "held_out"), (prepared_data, "own")):
+        assert main(["analyze", "locality", "--model", *packs, "--data", str(where), "--max-utts", "2", "--out",
+                     str(tmp_path / f"loc_{name}")]) == 0
+    assert (tmp_path / "loc_held_out" / "locality.csv").read_text() == (tmp_path / "loc_own" /
+                                                                         "locality.csv").read_text()
+    assert main(["analyze", "attention", "--model", packs[1], "--data", str(data), "--utt", "ted_2_0", "--out",
+                 str(tmp_path / "heat.png")]) == 0
+    # a model file still reads DATA's vocabulary, named when it is missing
+    assert main(["analyze", "locality", "--model", str(model_files["asr"]), "--data", str(data), "--out",
+                 str(tmp_path / "loc_file")]) == 2
+    assert "spm_src.model" in capsys.readouterr().err
+
