@@ -91,6 +91,15 @@ class AnalysisModel:
     def model_file(self) -> Path:
         return self.directory / layout.MODEL if self.directory is not None else self.path
 
+    def own_pack(self) -> str:
+        """The advice that ends a refusal of DATA's statistics or vocabulary: give the pack, which reads its own; a
+        pack's model.pt given alone was told to `sate pack` what is packed already (twenty-sixth pass, review)."""
+        folder = self.path.parent
+        if self.directory is None and self.path.name == layout.MODEL and (folder / layout.PACK_YAML).is_file():
+            return f"give its pack {folder} instead of its {layout.MODEL}, which reads its own"
+        return (f"pack it (`sate pack --model {self.model_file} --data TRAINING_DATA --out PACK`) and give the pack, "
+                "which reads its own")
+
 
 def load_model(path: Path) -> AnalysisModel:
     """A model file, or a directory with model.pt (and, when packed, sate.yaml saying its CMVN)."""
@@ -171,8 +180,7 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
                         f"or a packed directory holding {layout.CMVN}")
     normalise = CMVN.from_option(path)  # exists and is well-formed
     # and holds the statistics the model recorded, when it recorded them; DATA's of another corpus said no more
-    advice = (f": analyse it on the data directory it was trained on, or pack it (`sate pack --model {am.model_file} "
-              "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own" if data is not None
+    advice = (f": analyse it on the data directory it was trained on, or {am.own_pack()}" if data is not None
               and path == data / layout.CMVN else "")
     require_cmvn(am.meta.get("cmvn"), path, am.path, advice)
     return normalise
@@ -212,8 +220,7 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
         raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
-                        "analyse it on the data directory it was trained on, or pack it (`sate pack --model "
-                        f"{am.model_file} --data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+                        f"analyse it on the data directory it was trained on, or {am.own_pack()}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -467,7 +474,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     att.add_argument("--model", type=read_name, required=True,
                      help="model file or model directory (st, mt, hybrid asr)")
     att.add_argument("--data", type=read_name, default=None,
-                     help="prepared data directory: the utterance's split, and the global CMVN statistics")
+                     help="prepared data directory: the utterance's split, and the global CMVN statistics of a "
+                          "model file or experiment (a pack reads its own)")
     att.add_argument("--split", default=_DefaultSplit("dev"), help="manifest split holding --utt")
     att.add_argument("--utt", default=None, help="utterance id in the split's manifest")
     att.add_argument("--out", type=file_name, required=True, help="PNG to write")

@@ -559,3 +559,39 @@ def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, pre
                  str(tmp_path / "loc_file")]) == 2
     assert "spm_src.model" in capsys.readouterr().err
 
+
+def test_a_pack_is_told_as_a_pack(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                  capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: a pack's model.pt given on another corpus, and a pack missing its
+    cmvn.json (read with DATA's statistics), were told to "pack it (`sate pack ...`)", though each is packed; `sate
+    evaluate` refuses the second as a pack missing cmvn.json. `attention --help` said --data gave the statistics."""
+    import json
+    import shutil
+
+    from sate.data.cmvn_record import cmvn_record
+
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    other = tmp_path / "other"  # another corpus: other statistics
+    shutil.copytree(prepared_data, other)
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    data = torch.load(model_files["asr"], weights_only=True)
+    data["cmvn"] = cmvn_record(prepared_data / "cmvn.json")
+    torch.save(data, tmp_path / "asr.pt")
+    pack = _pack(tmp_path / "asr.pt", prepared_data, tmp_path / "packs" / "asr", capsys)
+    base = ["analyze", "locality", "--data", str(other), "--max-utts", "1", "--out", str(tmp_path / "loc")]
+    assert main([*base, "--model", str(pack / "model.pt")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or give its pack {pack} instead of its model.pt, which "
+        "reads its own")
+    assert main([*base, "--model", str(pack)]) == 0  # the advice, followed
+    capsys.readouterr()
+    (pack / "cmvn.json").unlink()
+    for data_dir in (other, prepared_data):
+        assert main([*base[:3], str(data_dir), *base[4:], "--model", str(pack)]) == 2
+        assert capsys.readouterr().err.strip() == (f"sate analyze: error: {pack}: packed model is missing cmvn.json "
+                                                   "(the CMVN statistics)")
+    with pytest.raises(SystemExit):
+        main(["analyze", "attention", "--help"])
+    assert "the global CMVN statistics of a model file or experiment (a pack reads its own)" in " ".join(
+        capsys.readouterr().out.split())
