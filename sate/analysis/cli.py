@@ -32,6 +32,7 @@ from sate.data.audio import read_segment, wav_info
 from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
+from sate.data.marian_vocab import MarianVocab
 from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
 from sate.decode.pack import (
     check_cmvn_kind,
@@ -61,7 +62,6 @@ from sate.targets import check_output, check_own_files, dir_name, file_name, rea
 if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --help` stays instant
 
     from sate.data.dataset import CMVN, Batch, SpeechDataset
-    from sate.data.marian_vocab import MarianVocab
     from sate.models.base import SateModel
     from sate.models.model_file import ModelMeta
 
@@ -199,8 +199,6 @@ def speech_vocabulary(am: AnalysisModel, data: Path) -> Vocab:
     rows with no translation, or for no target vocabulary (twenty-sixth hostile pass); a pack on held-out speech with
     no vocabulary (`sate prep` and `sate features` alone, as `sate evaluate` reads it) was told to run `sate vocab`,
     which refuses a transcript-only corpus (review)."""
-    from sate.data.marian_vocab import MarianVocab
-
     if am.vocabs is not None:
         return am.vocabs[0]
     return MarianVocab.load(data, "ctc") if vocabulary_kind(data) == "marian" else Vocabulary.load(data, "src")

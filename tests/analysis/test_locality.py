@@ -468,21 +468,27 @@ def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: P
                  "--out", str(tmp_path / "heat.png")]) == 0
 
 
+
+def _transcript_only(data: Path) -> None:
+    """Every split's rows without translations (``tgt`` null), as LibriSpeech and Kaldi corpora give them."""
+    import json
+
+    for split in ("train", "dev", "tst-COMMON"):
+        manifest = data / f"{split}.jsonl"
+        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
+        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
 def test_speech_models_on_a_transcript_only_corpus(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                    capsys: pytest.CaptureFixture) -> None:
     """Twenty-sixth hostile pass: an ASR model analysed on a transcript-only corpus (LibriSpeech, Kaldi: `tgt` null,
     no target vocabulary), which `sate evaluate` scores, was refused: "rows have no translation ...: it can train ASR
     only", then "spm_tgt.model is missing". The analysis reads no translation; the values are those of the same
     audio with translations."""
-    import json
     import shutil
 
     data = tmp_path / "asr_data"
     shutil.copytree(prepared_data, data)
-    for split in ("train", "dev", "tst-COMMON"):
-        manifest = data / f"{split}.jsonl"
-        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
-        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    _transcript_only(data)
     for name in ("spm_tgt.model", "tokens_tgt.txt"):
         (data / name).unlink()
     models = [str(model_files["asr"]), str(model_files["st"])]
@@ -534,16 +540,12 @@ def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, pre
     features` alone (held-out speech, which `sate evaluate` decodes) was told "spm_src.model is missing (run `sate
     vocab`)", for transcripts the analysis never reads; on a transcript-only corpus `sate vocab` refuses. A pack reads
     its own source vocabulary; the values are those on the data directory with its vocabularies."""
-    import json
     import shutil
 
     packs = [str(_pack(model_files[task], prepared_data, tmp_path / task, capsys)) for task in ("asr", "st")]
     data = tmp_path / "held_out"
     shutil.copytree(prepared_data, data)
-    for split in ("train", "dev", "tst-COMMON"):
-        manifest = data / f"{split}.jsonl"
-        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
-        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+    _transcript_only(data)
     for name in os.listdir(data):
         if name.startswith(("spm_", "tokens_")) or name == "vocab.json":
             (data / name).unlink()
