@@ -9,12 +9,13 @@ A model is a model file (`sate average`, `sate train`) or a directory holding on
 features (``DATA/fbank/<split>.scp``) or, for `attention`, an audio FILE read whole as one
 utterance (any rate and channel count, resampled to 16 kHz mono; keep it to about a sentence: 120 s at most,
 the longest segment the VAD cuts, as `sate segment` cuts a recording).
-MT models read the split's transcripts (``src_norm``), encoded with DATA's source vocabulary.
+MT models read the split's transcripts (``src_norm``), encoded with a pack's own vocabularies, else DATA's.
+A pack's parts are checked as `sate evaluate` checks them (each there, its vocabularies its model's).
 
 CMVN rule: features are normalised as the model was trained, per the packed directory's
 sate.yaml, else what the model file records (``cmvn_kind``), else ``data.cmvn`` of the config.yaml
-beside the model file, else global. Global statistics are ``DATA/cmvn.json`` whenever --data is
-given, else the model directory's cmvn.json.
+beside the model file, else global. Global statistics are a pack's own cmvn.json (as `sate evaluate`
+reads them), else ``DATA/cmvn.json`` whenever --data is given, else the model directory's cmvn.json.
 """
 
 from __future__ import annotations
@@ -28,10 +29,19 @@ from typing import TYPE_CHECKING, Any
 
 from sate import layout
 from sate.data.audio import read_segment, wav_info
+from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
-from sate.data.vocab import Vocabulary
-from sate.decode.pack import check_cmvn, check_cmvn_kind, model_features, read_pack_yaml, training_cmvn
+from sate.data.marian_vocab import MarianVocab
+from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
+from sate.decode.pack import (
+    check_cmvn_kind,
+    check_pack_parts,
+    check_pack_tokens,
+    model_features,
+    read_pack_yaml,
+    training_cmvn,
+)
 from sate.decode.vad import MAX_SEGMENT
 from sate.errors import SateError, one_line
 from sate.files import (
@@ -55,6 +65,8 @@ if TYPE_CHECKING:  # torch: imported when a command runs, so `sate analyze --hel
     from sate.models.base import SateModel
     from sate.models.model_file import ModelMeta
 
+    Vocab = Vocabulary | MarianVocab
+
 # ----------------------------------------------------------------------------------------------
 # Inputs
 
@@ -69,10 +81,24 @@ class AnalysisModel:
     meta: ModelMeta  # the model file's header (token lists, task, config)
     cmvn: str | None  # global | utterance | none; None for MT
     directory: Path | None  # the directory given, if a directory was given
+    vocabs: tuple[Vocab, Vocab] | None  # a pack's own (source, target) vocabularies, checked against the model
 
     @property
     def task(self) -> str:
         return self.meta["task"]
+
+    @property
+    def model_file(self) -> Path:
+        return self.directory / layout.MODEL if self.directory is not None else self.path
+
+    def own_pack(self) -> str:
+        """The advice that ends a refusal of DATA's statistics or vocabulary: give the pack, which reads its own; a
+        pack's model.pt given alone was told to `sate pack` what is packed already (twenty-sixth pass, review)."""
+        folder = self.path.parent
+        if self.directory is None and self.path.name == layout.MODEL and (folder / layout.PACK_YAML).is_file():
+            return f"give its pack {folder} instead of its {layout.MODEL}, which reads its own"
+        return (f"pack it (`sate pack --model {self.model_file} --data TRAINING_DATA --out PACK`) and give the pack, "
+                "which reads its own")
 
 
 def load_model(path: Path) -> AnalysisModel:
@@ -81,6 +107,11 @@ def load_model(path: Path) -> AnalysisModel:
 
     directory = path if path.is_dir() else None
     model_file = path / layout.MODEL if directory else path
+    if directory and not os.path.lexists(model_file) and any(
+            (place / layout.LAST_CHECKPOINT).is_file() for place in (path, path / layout.CHECKPOINTS)):
+        # an experiment not averaged yet, or its checkpoint folder: "holds no model.pt (give a model file or a `sate
+        # pack` directory)" gave no way to the model file (twenty-sixth hostile pass); the reader names `sate average`
+        model_from_file(path)
     if directory:  # a named pipe there was "holds no model.pt" (fifteenth hostile pass, the reads harness)
         require_file(model_file, "a model file",
                      f"{path}: directory holds no {layout.MODEL} (give a model file or a `sate pack` directory)")
@@ -91,19 +122,26 @@ def load_model(path: Path) -> AnalysisModel:
         raise SateError(f"{path}: its acoustic encoder ({model.conf.acoustic.type}) reads waveforms; `sate analyze` "
                         "feeds fbank features (the split's, or an audio file's as `sate features` computes them), "
                         "so it cannot analyse this model")
+    info = read_pack_yaml(directory) if directory and (directory / layout.PACK_YAML).is_file() else None
+    vocabs = None
+    if info is not None:  # its own parts, as `sate evaluate` reads and checks them: a pack missing cmvn.json was read
+        # with DATA's statistics, and one whose vocabulary is not its model's gave an IndexError or wrong values
+        # (twenty-sixth hostile pass, review)
+        if info.task != meta["task"]:
+            raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
+                            f"says {info.task}")
+        check_pack_parts(directory, info)
+        vocabs = load_vocabularies(directory, info.task, info.vocab)
+        check_pack_tokens(meta, directory, info, vocabs)
     if meta["task"] != "mt":
-        if directory and (directory / layout.PACK_YAML).is_file():
-            info = read_pack_yaml(directory)
-            if info.task != meta["task"]:
-                raise SateError(f"{model_file} holds a {meta['task']} model but {directory / layout.PACK_YAML} "
-                                f"says {info.task}")
+        if info is not None:
             cmvn, where = info.features["cmvn"], f"{directory / layout.PACK_YAML}: features.cmvn"
         else:
             found = training_cmvn(model_file, meta)
             cmvn, where = (found[0], f"{found[1]}: data.cmvn") if found else ("global", "")
         check_cmvn_kind(meta, model_file, cmvn, where)  # a model trained on global CMVN read as no other
     name = path.name if directory else (path.parent.name if path.name == layout.MODEL else path.stem)
-    return AnalysisModel(path, name or str(path), model, meta, cmvn, directory)
+    return AnalysisModel(path, name or str(path), model, meta, cmvn, directory, vocabs)
 
 
 def unique_names(models: list[AnalysisModel]) -> None:
@@ -114,33 +152,73 @@ def unique_names(models: list[AnalysisModel]) -> None:
             m.name = str(m.path)
 
 
+def cmvn_source(am: AnalysisModel, data: Path | None) -> Path | None:
+    """The `cmvn.json` a global-CMVN model's features are normalised with: a pack's own (as `sate evaluate` reads
+    it), else DATA's, else a model directory's; None for another kind or none found. A pack given with the
+    --data of another corpus (held-out speech) was refused for DATA's statistics, which were not its own, and no
+    option gave its own (twenty-sixth hostile pass)."""
+    if am.cmvn != "global":
+        return None
+    if am.vocabs is not None:  # a pack: its cmvn.json is a file (`check_pack_parts`)
+        return am.directory / layout.CMVN
+    if data is not None:
+        return data / layout.CMVN
+    if am.directory is not None and os.path.lexists(am.directory / layout.CMVN):
+        return am.directory / layout.CMVN
+    return None
+
+
 def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     """The CMVN of the module docstring's rule (None: raw features)."""
     from sate.data.dataset import CMVN  # heavy: torch
 
     if am.cmvn != "global":
         return CMVN.from_option(am.cmvn)
-    if data is not None:
-        path = data / layout.CMVN
-    elif am.directory is not None and os.path.lexists(am.directory / layout.CMVN):  # a named pipe there was told
-        path = am.directory / layout.CMVN  # to give --data; `CMVN.from_option` names what is there
-    else:
+    path = cmvn_source(am, data)
+    if path is None:
         raise SateError(f"{am.path} was trained with global CMVN: give --data DATA_DIR (its {layout.CMVN}) "
                         f"or a packed directory holding {layout.CMVN}")
     normalise = CMVN.from_option(path)  # exists and is well-formed
-    check_cmvn(am.meta, am.path, path)  # and holds the statistics the model recorded, when it recorded them
+    # and holds the statistics the model recorded, when it recorded them; DATA's of another corpus said no more
+    advice = (f": analyse it on the data directory it was trained on, or {am.own_pack()}" if data is not None
+              and path == data / layout.CMVN else "")
+    require_cmvn(am.meta.get("cmvn"), path, am.path, advice)
     return normalise
 
 
-def vocabularies(data: Path) -> tuple[Vocabulary, Vocabulary]:
-    return Vocabulary.load(data, "src"), Vocabulary.load(data, "tgt")
+def vocabularies(data: Path, task: str) -> tuple[Vocab, Vocab]:
+    """DATA's vocabularies for a model of ``task``, SentencePiece or Marian's as `sate vocab` wrote them: a Marian
+    data directory's MT model was told its token list differs from tokens_src.txt (twenty-sixth hostile pass)."""
+    return load_vocabularies(data, task)
 
 
-def check_source_tokens(am: AnalysisModel, src_vocab: Vocabulary, data: Path) -> None:
+def speech_vocabulary(am: AnalysisModel, data: Path) -> Vocab:
+    """The source (CTC) vocabulary a speech dataset encodes its transcripts with, which the analysis never reads: a
+    pack's own, else DATA's. Its translations are never read (the encoders' attention, the greedy output): an ASR
+    model analysed on a transcript-only corpus (LibriSpeech, Kaldi), which `sate evaluate` scores, was refused for
+    rows with no translation, or for no target vocabulary (twenty-sixth hostile pass); a pack on held-out speech with
+    no vocabulary (`sate prep` and `sate features` alone, as `sate evaluate` reads it) was told to run `sate vocab`,
+    which refuses a transcript-only corpus (review)."""
+    if am.vocabs is not None:
+        return am.vocabs[0]
+    return MarianVocab.load(data, "ctc") if vocabulary_kind(data) == "marian" else Vocabulary.load(data, "src")
+
+
+def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
+    """An MT model's vocabularies: a pack's own, as `sate evaluate` reads them (an MT pack given the --data of another
+    corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's, which must be the model's."""
+    if am.vocabs is not None:
+        return am.vocabs
+    vocabs = vocabularies(data, am.task)
+    check_source_tokens(am, vocabs[0], data)
+    return vocabs
+
+
+def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None:
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
         raise SateError(f"{am.path}: its source token list differs from {data / layout.token_list('src')}; "
-                        "analyse it on the data directory it was trained on")
+                        f"analyse it on the data directory it was trained on, or {am.own_pack()}")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -174,19 +252,20 @@ def run_locality(args: argparse.Namespace) -> int:
         raise SateError(f"--model {again}: the model file of --model {first} is given already; give each model once")
     models = [load_model(path) for path in args.model]
     unique_names(models)
-    src_vocab, tgt_vocab = vocabularies(args.data)
     # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
     # statistics rode on the first one's dataset unchecked), each MT model's source tokens
     normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
-    for am in models:
-        if am.task == "mt":
-            check_source_tokens(am, src_vocab, args.data)
+    speech_vocabs: dict[int, Vocab] = {}  # DATA's loaded once, for the model files and experiments that read it
+    for am in (am for am in models if am.task != "mt"):
+        shared = next((speech_vocabs[id(m)] for m in models if id(m) in speech_vocabs and m.vocabs is None), None)
+        speech_vocabs[id(am)] = shared if am.vocabs is None and shared is not None else speech_vocabulary(am, args.data)
+    text_vocabs = {id(am): model_vocabularies(am, args.data) for am in models if am.task == "mt"}
     device = pick_device(args.device)
     with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files
-        return _locality(args, models, normalisers, src_vocab, tgt_vocab, device)
+        return _locality(args, models, normalisers, speech_vocabs, text_vocabs, device)
 
 
-def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_vocab: Any, tgt_vocab: Any,
+def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_vocabs: dict, text_vocabs: dict,
               device: Any) -> int:
     """`run_locality` once its inputs are checked and its folder held: the localness of each model, written."""
     from torch.utils.data import Subset  # heavy: torch
@@ -194,18 +273,20 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, src_voc
     from sate.analysis import locality  # heavy: torch
     from sate.data.dataset import SpeechDataset, TextDataset  # heavy: torch
 
-    speech_sets: dict[str | None, SpeechDataset] = {}  # CMVN kind -> dataset, shared by the speech models
+    # (CMVN kind, statistics file, vocabulary) -> dataset, shared by the speech models normalised and encoded alike
+    speech_sets: dict[tuple[str | None, Path | None, int], SpeechDataset] = {}
     rows: list[locality.LayerLocalness] = []
     for am in models:
         if am.task == "mt":
-            dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", src_vocab, tgt_vocab)
+            dataset = TextDataset.from_manifest(args.data / f"{args.split}.jsonl", *text_vocabs[id(am)])
             keep = [i for i in range(len(dataset))[: args.max_utts] if len(dataset.src[i])]
             sizes = [len(dataset.src[i]) for i in keep]
         else:
-            if am.cmvn not in speech_sets:
-                speech_sets[am.cmvn] = SpeechDataset.from_data_dir(args.data, args.split, src_vocab, tgt_vocab,
-                                                                   normalisers[id(am)])
-            dataset = speech_sets[am.cmvn]
+            kind = (am.cmvn, cmvn_source(am, args.data), id(speech_vocabs[id(am)]))
+            if kind not in speech_sets:
+                speech_sets[kind] = SpeechDataset.from_data_dir(args.data, args.split, speech_vocabs[id(am)], None,
+                                                                normalisers[id(am)])
+            dataset = speech_sets[kind]
             keep = list(range(len(dataset))[: args.max_utts])
             sizes = [dataset.lengths[i] for i in keep]
         if not keep:
@@ -263,11 +344,9 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
     """A one-item batch of a prepared split: features for speech models, source ids for MT."""
     from sate.data.dataset import SpeechDataset, TextDataset, collate  # heavy: torch
 
-    src_vocab, tgt_vocab = vocabularies(data)
     manifest = data / f"{split}.jsonl"
     if am.task == "mt":
-        check_source_tokens(am, src_vocab, data)
-        dataset = TextDataset.from_manifest(manifest, src_vocab, tgt_vocab)
+        dataset = TextDataset.from_manifest(manifest, *model_vocabularies(am, data))
         index = find_index(dataset.ids, utt, manifest)
         if not len(dataset.src[index]):
             raise SateError(f"{manifest}: utterance {utt!r} has an empty transcript")
@@ -278,7 +357,7 @@ def utterance_batch(am: AnalysisModel, data: Path, split: str, utt: str) -> Batc
         raise SateError(f"{manifest}: utterance {utt!r} is {seconds:,.1f} s long; `sate analyze attention` keeps every "
                         f"attention map of an utterance, so it takes {MAX_SEGMENT:g} s at most: give a shorter one, or "
                         "cut its recording with `sate segment` and give one segment as an audio file")
-    dataset = SpeechDataset.from_data_dir(data, split, src_vocab, tgt_vocab, normalizer(am, data))
+    dataset = SpeechDataset.from_data_dir(data, split, speech_vocabulary(am, data), None, normalizer(am, data))
     return collate([dataset[find_index([row["id"] for row in dataset.rows], utt, manifest)]])
 
 
@@ -393,7 +472,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     att.add_argument("--model", type=read_name, required=True,
                      help="model file or model directory (st, mt, hybrid asr)")
     att.add_argument("--data", type=read_name, default=None,
-                     help="prepared data directory: the utterance's split, and the global CMVN statistics")
+                     help="prepared data directory: the utterance's split, and the global CMVN statistics of a "
+                          "model file or experiment (a pack reads its own)")
     att.add_argument("--split", default=_DefaultSplit("dev"), help="manifest split holding --utt")
     att.add_argument("--utt", default=None, help="utterance id in the split's manifest")
     att.add_argument("--out", type=file_name, required=True, help="PNG to write")

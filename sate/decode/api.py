@@ -43,10 +43,11 @@ from sate.decode.pack import (
     _pack_advice,
     check_cmvn,
     check_cmvn_kind,
+    check_pack_parts,
+    check_pack_tokens,
     decode_options,
     model_features,
     read_pack_yaml,
-    required_parts,
 )
 from sate.decode.vad import (
     MAX_SEGMENT,
@@ -59,7 +60,7 @@ from sate.decode.vad import (
     spooled_segments,
 )
 from sate.errors import SateError, first_few, one_line, out_of_memory, shown
-from sate.files import hub_model_folder, what_is_there
+from sate.files import hub_model_folder
 
 if TYPE_CHECKING:  # types only: the modules load with the pack
     from sate.data.dataset import CMVN as Normalizer
@@ -306,20 +307,12 @@ class SpeechTranslator:
             raise SateError(f"{directory}: a file of the downloaded model {directory.parent}, not a packed model "
                             f"directory ({_pack_advice(directory.parent)})")
         info = read_pack_yaml(directory)
-        for name, what in required_parts(info).items():
-            if not (directory / name).is_file():
-                # a directory, a device, a broken link or a loop is named (a broken link was "holds no file")
-                kind = what_is_there(directory / name)
-                held = f"holds {name} as {kind}, not a file" if kind else f"is missing {name}"
-                raise SateError(f"{directory}: packed model {held} ({what})")
+        check_pack_parts(directory, info)
         vocabs = dict(zip(("src", "tgt"), load_vocabularies(directory, info.task, info.vocab), strict=True))
         model, meta = model_from_file(directory / MODEL)
         if meta["task"] != info.task:
             raise SateError(f"{directory / MODEL} holds a {meta['task']} model but sate.yaml says {info.task}")
-        for side, vocab in vocabs.items():
-            if meta[f"{side}_tokens"] != vocab.tokens:
-                where = directory / ("marian" if info.vocab == "marian" else f"tokens_{side}.txt")
-                raise SateError(f"{directory / MODEL}: its {side} token list differs from {where}")
+        check_pack_tokens(meta, directory, info, tuple(vocabs.values()))
         cmvn = None
         if info.features is not None:
             kind = info.features["cmvn"]

@@ -502,6 +502,27 @@ def required_parts(info: PackInfo) -> dict[str, str]:
     return parts
 
 
+def check_pack_parts(directory: Path, info: PackInfo) -> None:
+    """Every part a pack of this kind must hold is a file there; shared by `sate evaluate` (`SpeechTranslator.load`)
+    and `sate analyze`, which read a pack's parts alike."""
+    for name, what in required_parts(info).items():
+        if not (directory / name).is_file():
+            # a directory, a device, a broken link or a loop is named (a broken link was "holds no file")
+            kind = what_is_there(directory / name)
+            held = f"holds {name} as {kind}, not a file" if kind else f"is missing {name}"
+            raise SateError(f"{directory}: packed model {held} ({what})")
+
+
+def check_pack_tokens(meta: Mapping[str, Any], directory: Path, info: PackInfo, vocabs: tuple) -> None:
+    """A pack's model file uses the pack's own (source, target) vocabularies: a model.pt copied over a pack's, or a
+    vocabulary copied into it, encoded with ids the model never learnt. Shared by `sate evaluate` and `sate analyze`
+    (which, reading a pack's own vocabularies unchecked, gave an IndexError or wrong values: twenty-sixth pass)."""
+    for side, vocab in zip(("src", "tgt"), vocabs, strict=True):
+        if meta[f"{side}_tokens"] != vocab.tokens:
+            where = directory / ("marian" if info.vocab == "marian" else f"tokens_{side}.txt")
+            raise SateError(f"{directory / MODEL}: its {side} token list differs from {where}")
+
+
 # ----------------------------------------------------------------------------------------------
 # CLI
 

@@ -25,6 +25,7 @@ from sate.analysis.locality import (
 )
 from sate.cli import main
 from sate.data.dataset import CMVN, SpeechDataset, TextDataset
+from sate.data.vocab import Vocabulary
 from sate.models.model_file import model_from_file
 
 CPU = torch.device("cpu")
@@ -198,11 +199,14 @@ def test_locality_errors_name_the_input(tmp_path: Path, prepared_data: Path, mod
     sf.write(talk, np.random.default_rng(0).uniform(-0.1, 0.1, 16000).astype(np.float32), 16000)
     runs = {"cmvn.json": ["analyze", "attention", str(talk), "--model", str(packed), "--out", str(tmp_path / "a.png")],
             "model.pt": [*base[:3], str(packed), *base[4:-1], str(out)]}
-    for name, what in (("cmvn.json", "CMVN statistics"), ("model.pt", "a model file")):
+    # (a pack's parts are checked as `sate evaluate` checks them since the review of the twenty-sixth pass: its words)
+    said = {"cmvn.json": f"{packed}: packed model holds cmvn.json as a named pipe, not a file (the CMVN statistics)",
+            "model.pt": f"{packed / 'model.pt'}: a named pipe, not a model file"}
+    for name in ("cmvn.json", "model.pt"):
         (packed / name).unlink()
         os.mkfifo(packed / name)
         assert main(runs[name]) == 2
-        assert capsys.readouterr().err.strip() == f"sate analyze: error: {packed / name}: a named pipe, not {what}"
+        assert capsys.readouterr().err.strip() == f"sate analyze: error: {said[name]}"
 
 
 def test_every_speech_model_is_checked_against_the_cmvn_statistics(tmp_path: Path, prepared_data: Path,
@@ -341,3 +345,255 @@ def test_a_model_given_twice_is_refused(tmp_path: Path, prepared_data: Path, mod
         assert err.strip() == (f"sate analyze: error: --model {given[-1]}: the model file of --model {given[0]} is "
                                "given already; give each model once"), err
         assert not out.exists()
+
+
+def test_an_experiment_not_averaged_yet_is_told_how_its_model_file_is_made(tmp_path: Path, prepared_data: Path,
+                                                                            model_files: dict[str, Path],
+                                                                            capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: `--model EXP` before `sate average` (or `--model EXP/checkpoints`) was "directory
+    holds no model.pt (give a model file or a `sate pack` directory)", which named no way to the model file."""
+    exp = tmp_path / "exp"
+    (exp / "checkpoints").mkdir(parents=True)
+    (exp / "checkpoints" / "last.ckpt").write_bytes(b"")
+    base = ["analyze", "locality", "--data", str(prepared_data), "--max-utts", "1", "--out", str(tmp_path / "loc")]
+    for given in (exp, exp / "checkpoints"):
+        assert main([*base, "--model", str(given)]) == 2
+        assert capsys.readouterr().err.strip().endswith(
+            f"the experiment {exp} holds checkpoints but no model.pt yet; write it with `sate average --exp {exp} "
+            "--last N` (or --best N)")
+    (exp / "model.pt").write_bytes(model_files["asr"].read_bytes())
+    assert main([*base, "--model", str(exp / "checkpoints")]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"(did you mean {exp / 'model.pt'}?)")
+    assert main([*base, "--model", str(exp)]) == 0  # averaged: the experiment is read as before
+
+
+def test_a_pack_is_normalised_with_its_own_statistics_on_another_corpus(tmp_path: Path, prepared_data: Path,
+                                                                         model_files: dict[str, Path],
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: a pack given with the --data of another corpus (held-out speech, which `sate
+    evaluate` decodes with the pack's own cmvn.json) was refused as "not the CMVN statistics ... trained with", with
+    no way to give its own; a model file so refused is now told to pack itself."""
+    import json
+
+    from sate.data.cmvn_record import cmvn_record
+
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    (tmp_path / "cmvn.json").write_text(json.dumps(stats))
+    data = torch.load(model_files["asr"], weights_only=True)
+    data["cmvn"] = cmvn_record(tmp_path / "cmvn.json")  # trained on another corpus: its statistics
+    torch.save(data, tmp_path / "asr.pt")
+    base = ["analyze", "locality", "--data", str(prepared_data), "--max-utts", "2"]
+    assert main([*base, "--model", str(tmp_path / "asr.pt"), "--out", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or pack it (`sate pack --model {tmp_path / 'asr.pt'} "
+        "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+    other = tmp_path / "other_data"  # the corpus it was trained on, as far as `sate pack` reads it
+    other.mkdir()
+    for name in os.listdir(prepared_data):
+        (other / name).symlink_to(prepared_data / name)
+    (other / "cmvn.json").unlink()
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    pack = tmp_path / "pack"
+    assert main(["pack", "--model", str(tmp_path / "asr.pt"), "--data", str(other), "--out", str(pack)]) == 0
+    out = tmp_path / "loc"
+    # with a model of DATA's statistics beside it: each model normalised with its own
+    assert main([*base, "--model", str(pack), str(model_files["asr"]), "--out", str(out)]) == 0
+    capsys.readouterr()
+    rows = list(csv.DictReader((out / "locality.csv").open()))
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    for name, cmvn in (("pack", tmp_path / "cmvn.json"), ("asr", prepared_data / "cmvn.json")):
+        dataset = SpeechDataset.from_data_dir(prepared_data, "dev", src, tgt, CMVN.from_option(cmvn))
+        batches = length_sorted_batches(Subset(dataset, [0, 1]), [dataset.lengths[0], dataset.lengths[1]], 1)
+        model = model_from_file(tmp_path / "asr.pt" if name == "pack" else model_files["asr"])[0]
+        expected = model_localness(model, batches, 0.1, CPU)
+        assert [float(r["localness"]) for r in rows if r["model"] == name] == pytest.approx(
+            [value for value, _ in expected.values()], abs=1e-6)
+    values = {name: [r["localness"] for r in rows if r["model"] == name] for name in ("pack", "asr")}
+    assert values["pack"] != values["asr"]  # the statistics differ, and so do the values
+
+
+def test_an_mt_pack_reads_its_own_vocabulary_on_another_corpus(tmp_path: Path, prepared_data: Path,
+                                                                 model_files: dict[str, Path],
+                                                                 capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an MT pack given the --data of another corpus (its own vocabularies), which `sate
+    evaluate` decodes with the pack's SentencePiece models, was refused for DATA's token list."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    assert main(["vocab", "--data", str(other), "--src-size", "40", "--tgt-size", "60"]) == 0
+    pack = tmp_path / "mt"
+    assert main(["pack", "--model", str(model_files["mt"]), "--data", str(prepared_data), "--out", str(pack)]) == 0
+    base = ["analyze", "locality", "--max-utts", "3"]
+    assert main([*base, "--model", str(model_files["mt"]), "--data", str(other), "--out", str(tmp_path / "a")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or pack it (`sate pack --model {model_files['mt']} "
+        "--data TRAINING_DATA --out PACK`) and give the pack, which reads its own")
+    assert main([*base, "--model", str(pack), "--data", str(other), "--out", str(tmp_path / "packed")]) == 0
+    assert main([*base, "--model", str(model_files["mt"]), "--data", str(prepared_data), "--out",
+                 str(tmp_path / "own")]) == 0
+    capsys.readouterr()
+    # the same sentences, encoded with the same vocabulary: the same values
+    packed, own = (list(csv.reader((tmp_path / name / "locality.csv").open())) for name in ("packed", "own"))
+    assert [row[2:] for row in packed] == [row[2:] for row in own] and len(packed) == 3
+    assert main(["analyze", "attention", "--model", str(pack), "--data", str(other), "--utt", "ted_2_0", "--out",
+                 str(tmp_path / "heat.png")]) == 0
+
+
+def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: Path, marian_dir: Path,
+                                                capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an MT model on a Marian vocabulary (`sate vocab --marian`), analysed on the data
+    directory it was trained on, was told its source token list differs from tokens_src.txt, and to analyse it on the
+    data directory it was trained on."""
+    import shutil
+
+    from sate.data.marian_vocab import marian_pieces
+    from sate.models import build_model, save_model_file
+    from sate.models.hub.load import load_hub_parts
+
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    assert main(["vocab", "--data", str(data), "--marian", str(marian_dir)]) == 0
+    pieces = marian_pieces(marian_dir)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(marian_dir)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    load_hub_parts(model, pieces, pieces, log=lambda line: None)
+    save_model_file(tmp_path / "mt" / "model.pt", model.eval(), pieces, pieces)
+    assert main(["analyze", "locality", "--model", str(tmp_path / "mt"), "--data", str(data), "--max-utts", "2",
+                 "--out", str(tmp_path / "loc")]) == 0
+    rows = list(csv.DictReader((tmp_path / "loc" / "locality.csv").open()))
+    assert {r["encoder"] for r in rows} == {"textual"} and all(0 < float(r["localness"]) <= 1 for r in rows)
+    assert main(["analyze", "attention", "--model", str(tmp_path / "mt"), "--data", str(data), "--utt", "ted_2_0",
+                 "--out", str(tmp_path / "heat.png")]) == 0
+
+
+
+def _transcript_only(data: Path) -> None:
+    """Every split's rows without translations (``tgt`` null), as LibriSpeech and Kaldi corpora give them."""
+    import json
+
+    for split in ("train", "dev", "tst-COMMON"):
+        manifest = data / f"{split}.jsonl"
+        rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
+        manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
+
+def test_speech_models_on_a_transcript_only_corpus(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                                   capsys: pytest.CaptureFixture) -> None:
+    """Twenty-sixth hostile pass: an ASR model analysed on a transcript-only corpus (LibriSpeech, Kaldi: `tgt` null,
+    no target vocabulary), which `sate evaluate` scores, was refused: "rows have no translation ...: it can train ASR
+    only", then "spm_tgt.model is missing". The analysis reads no translation; the values are those of the same
+    audio with translations."""
+    import shutil
+
+    data = tmp_path / "asr_data"
+    shutil.copytree(prepared_data, data)
+    _transcript_only(data)
+    for name in ("spm_tgt.model", "tokens_tgt.txt"):
+        (data / name).unlink()
+    models = [str(model_files["asr"]), str(model_files["st"])]
+    for where, name in ((data, "only"), (prepared_data, "both")):
+        assert main(["analyze", "locality", "--model", *models, "--data", str(where), "--max-utts", "2", "--out",
+                     str(tmp_path / name)]) == 0
+    capsys.readouterr()
+    assert (tmp_path / "only" / "locality.csv").read_text() == (tmp_path / "both" / "locality.csv").read_text()
+    assert main(["analyze", "attention", "--model", str(model_files["asr_hybrid"]), "--data", str(data), "--utt",
+                 "ted_2_0", "--out", str(tmp_path / "heat.png")]) == 0
+
+
+def _pack(model_file: Path, data: Path, out: Path, capsys: pytest.CaptureFixture) -> Path:
+    assert main(["pack", "--model", str(model_file), "--data", str(data), "--out", str(out)]) == 0
+    capsys.readouterr()
+    return out
+
+
+def test_a_pack_whose_vocabulary_is_not_its_models_is_refused(tmp_path: Path, prepared_data: Path,
+                                                               model_files: dict[str, Path],
+                                                               capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: a pack's own vocabularies, read since that pass, were not compared with
+    its model's token lists (a vocabulary copied into the pack, a model.pt copied over its own): an IndexError
+    traceback or values of wrongly encoded ids, exit 0, where `sate evaluate` refuses the pack."""
+    import shutil
+
+    other = tmp_path / "other"
+    shutil.copytree(prepared_data, other)
+    assert main(["vocab", "--data", str(other), "--src-size", "40", "--tgt-size", "60"]) == 0
+    for task in ("mt", "st"):
+        pack = _pack(model_files[task], prepared_data, tmp_path / task, capsys)
+        for name in ("spm_src.model", "tokens_src.txt"):
+            shutil.copy(other / name, pack / name)
+        expected = (f"sate analyze: error: {pack / 'model.pt'}: its src token list differs from "
+                    f"{pack / 'tokens_src.txt'}")
+        assert main(["analyze", "locality", "--model", str(pack), "--data", str(prepared_data), "--max-utts", "2",
+                     "--out", str(tmp_path / "loc")]) == 2
+        assert capsys.readouterr().err.strip() == expected
+        assert main(["analyze", "attention", "--model", str(pack), "--data", str(prepared_data), "--utt", "ted_2_0",
+                     "--out", str(tmp_path / "heat.png")]) == 2
+        assert capsys.readouterr().err.strip() == expected
+        assert not (tmp_path / "loc").exists() and not (tmp_path / "heat.png").exists()
+
+
+def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, prepared_data: Path,
+                                                             model_files: dict[str, Path],
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: an ST or ASR pack on a data directory of `sate prep` and `sate
+    features` alone (held-out speech, which `sate evaluate` decodes) was told "spm_src.model is missing (run `sate
+    vocab`)", for transcripts the analysis never reads; on a transcript-only corpus `sate vocab` refuses. A pack reads
+    its own source vocabulary; the values are those on the data directory with its vocabularies."""
+    import shutil
+
+    packs = [str(_pack(model_files[task], prepared_data, tmp_path / task, capsys)) for task in ("asr", "st")]
+    data = tmp_path / "held_out"
+    shutil.copytree(prepared_data, data)
+    _transcript_only(data)
+    for name in os.listdir(data):
+        if name.startswith(("spm_", "tokens_")) or name == "vocab.json":
+            (data / name).unlink()
+    for where, name in ((data, "held_out"), (prepared_data, "own")):
+        assert main(["analyze", "locality", "--model", *packs, "--data", str(where), "--max-utts", "2", "--out",
+                     str(tmp_path / f"loc_{name}")]) == 0
+    assert (tmp_path / "loc_held_out" / "locality.csv").read_text() == (tmp_path / "loc_own" /
+                                                                         "locality.csv").read_text()
+    assert main(["analyze", "attention", "--model", packs[1], "--data", str(data), "--utt", "ted_2_0", "--out",
+                 str(tmp_path / "heat.png")]) == 0
+    # a model file still reads DATA's vocabulary, named when it is missing
+    assert main(["analyze", "locality", "--model", str(model_files["asr"]), "--data", str(data), "--out",
+                 str(tmp_path / "loc_file")]) == 2
+    assert "spm_src.model" in capsys.readouterr().err
+
+
+def test_a_pack_is_told_as_a_pack(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
+                                  capsys: pytest.CaptureFixture) -> None:
+    """Review of the twenty-sixth hostile pass: a pack's model.pt given on another corpus, and a pack missing its
+    cmvn.json (read with DATA's statistics), were told to "pack it (`sate pack ...`)", though each is packed; `sate
+    evaluate` refuses the second as a pack missing cmvn.json. `attention --help` said --data gave the statistics."""
+    import json
+    import shutil
+
+    from sate.data.cmvn_record import cmvn_record
+
+    stats = json.loads((prepared_data / "cmvn.json").read_text())
+    stats["mean"][3] -= 1.0
+    other = tmp_path / "other"  # another corpus: other statistics
+    shutil.copytree(prepared_data, other)
+    (other / "cmvn.json").write_text(json.dumps(stats))
+    data = torch.load(model_files["asr"], weights_only=True)
+    data["cmvn"] = cmvn_record(prepared_data / "cmvn.json")
+    torch.save(data, tmp_path / "asr.pt")
+    pack = _pack(tmp_path / "asr.pt", prepared_data, tmp_path / "packs" / "asr", capsys)
+    base = ["analyze", "locality", "--data", str(other), "--max-utts", "1", "--out", str(tmp_path / "loc")]
+    assert main([*base, "--model", str(pack / "model.pt")]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"analyse it on the data directory it was trained on, or give its pack {pack} instead of its model.pt, which "
+        "reads its own")
+    assert main([*base, "--model", str(pack)]) == 0  # the advice, followed
+    capsys.readouterr()
+    (pack / "cmvn.json").unlink()
+    for data_dir in (other, prepared_data):
+        assert main([*base[:3], str(data_dir), *base[4:], "--model", str(pack)]) == 2
+        assert capsys.readouterr().err.strip() == (f"sate analyze: error: {pack}: packed model is missing cmvn.json "
+                                                   "(the CMVN statistics)")
+    with pytest.raises(SystemExit):
+        main(["analyze", "attention", "--help"])
+    assert "the global CMVN statistics of a model file or experiment (a pack reads its own)" in " ".join(
+        capsys.readouterr().out.split())
