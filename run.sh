@@ -7,7 +7,9 @@
 # Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
 # default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate).
 set -euo pipefail
-cd "$(dirname "$0")"
+# The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
+# link's own folder was taken for the root, and `--help` printed "recipes/synth/run.sh: No such file or directory".
+cd "$(dirname "$(readlink -f "$0")")"
 ROOT=$PWD
 VENV=${SATE_VENV:-$ROOT/.venv}
 PYTHON=${PYTHON:-python3}
@@ -60,8 +62,9 @@ setup_python() {
 }
 
 # A word that is neither command nor option (`./run.sh tests`) was taken after the whole setup (minutes on a fresh
-# machine) and then refused by the demo recipe as "unexpected argument": said first, naming the two commands.
-case "${1:-demo}" in
+# machine) and then refused by the demo recipe as "unexpected argument": said first, naming the two commands. So is
+# an empty word (`./run.sh "$MODE"`, MODE unset), which was taken for the demo.
+case "${1-demo}" in
   test|demo|-*) ;;
   *) log "unknown command '$1': './run.sh test' runs the tests, './run.sh' (or './run.sh demo') the demo; options" \
          "(--name value) go to the demo recipe (./run.sh --help)"
