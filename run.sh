@@ -35,30 +35,56 @@ setup_system() {
 }
 
 # The virtual environment: created once; reinstalled only when pyproject.toml changes. The editable
-# install is re-pointed (seconds, no downloads) when the same venv serves another checkout.
+# install is re-pointed (seconds, no downloads) when the same venv serves another checkout. The stamp holds the
+# hash and the checkout on its first line and, on its second, where the environment was made: its commands (`sate`
+# among them) run that place's bin/python, so a moved one said "sate: cannot execute: required file not found".
 setup_python() {
   "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
     || { log "Python >= 3.11 is required; $("$PYTHON" --version 2>&1) found (set PYTHON=...)"; exit 1; }
-  local deps_hash stamp
+  local deps_hash stamp made installed
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
   if [ ! -x "$VENV/bin/python" ]; then
+    # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
+    # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".
+    if [ -e "$VENV/pyvenv.cfg" ]; then
+      log "$VENV is an environment whose Python ($(readlink "$VENV/bin/python" || echo bin/python)) is gone: remove" \
+          "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place"
+      exit 1
+    fi
+    # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
+    mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
+      || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
     log "creating the virtual environment $VENV"
+    rm -f "$stamp"
     "$PYTHON" -m venv "$VENV"
   fi
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$deps_hash $ROOT" ]; then
+  made=$(sed -n 2p "$stamp" 2>/dev/null) || made=
+  if [ -n "$made" ] && ! [ "$made" -ef "$VENV" ]; then
+    log "$VENV was made at $made and moved or copied there: its commands still run $made/bin/python; move it" \
+        "back (or set SATE_VENV=$made), or remove it and run ./run.sh again (a fresh setup: minutes)"
+    exit 1
+  fi
+  if [ -n "$made" ] && [ "$(head -n 1 "$stamp")" = "$deps_hash $ROOT" ]; then
     return 0
   fi
-  if [ "$(cut -d' ' -f1 "$stamp" 2>/dev/null)" = "$deps_hash" ]; then
+  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
+  "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
+  installed=$(head -n 1 "$stamp" 2>/dev/null | cut -d' ' -f1) || installed=
+  if [ "$installed" = "$deps_hash" ]; then
     log "pointing $VENV at this checkout"
-    "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
+    "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
   else
-    log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
+    if [ -n "$installed" ]; then
+      log "pyproject.toml changed: installing sate and its dependencies into $VENV again"
+    else
+      log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
+    fi
     "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
-    "$VENV/bin/pip" install -q -e "$ROOT[test]"
-    "$VENV/bin/pip" check
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
+    "$VENV/bin/python" -m pip check
   fi
-  echo "$deps_hash $ROOT" > "$stamp"
+  printf '%s %s\n%s\n' "$deps_hash" "$ROOT" "$VENV" > "$stamp"
 }
 
 # A word that is neither command nor option (`./run.sh tests`) was taken after the whole setup (minutes on a fresh

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -49,3 +52,81 @@ def test_a_symbolic_link_to_run_sh_finds_the_checkout(tmp_path: Path) -> None:
                          cwd=tmp_path)
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("The offline demo:")
+
+
+def _fake_venv(venv: Path, made_at: Path | None = None) -> Path:
+    """An environment that `run.sh` takes as set up for this checkout (made at `made_at`)."""
+    (venv / "bin").mkdir(parents=True)
+    # This environment's python (a link to it would not see its site-packages); `ruff check` passes at once.
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (venv / "bin" / "ruff").write_text("#!/bin/sh\n")
+    for name in ("python", "ruff"):
+        (venv / "bin" / name).chmod(0o755)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    deps_hash = hashlib.sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    (venv / ".sate-installed").write_text(f"{deps_hash} {ROOT}\n{made_at or venv}\n")
+    return venv
+
+
+def _run_sh(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """run.sh from `cwd`, where pip finds nothing to install: a setup these tests do not expect fails in seconds."""
+    return subprocess.run(["bash", str(ROOT / "run.sh"), *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={**os.environ, **NO_PACKAGES, "PIP_FIND_LINKS": str(cwd / "no-wheels"), **env})
+
+
+needs_tts = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("flite")),
+                               reason="run.sh's setup installs espeak-ng and flite first")
+
+
+@needs_tts
+def test_a_moved_environment_is_named_not_run(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: a set-up environment moved (`mv .venv ~/venvs/sate`) still ran its commands with
+    the old place's Python: the demo stopped on "sate: cannot execute: required file not found". Named, with what to
+    do; a symbolic link to the environment is the same environment and passes."""
+    venv = _fake_venv(tmp_path / "moved", made_at=tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} was made at {tmp_path}/venv and moved or copied there: its commands still "
+                          f"run {tmp_path}/venv/bin/python; move it back (or set SATE_VENV={tmp_path}/venv), or "
+                          "remove it and run ./run.sh again (a fresh setup: minutes)\n")
+    venv.rename(tmp_path / "venv")
+    (tmp_path / "link").symlink_to(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "link"))
+    assert run.returncode == 0, run.stderr
+
+
+@needs_tts
+def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment whose Python was removed (a system upgrade) was made again over
+    itself; venv kept the dead link and the stamp from before was trusted: `./run.sh test` stopped on "ruff: command
+    not found". Named, with what to do."""
+    venv = _fake_venv(tmp_path / "venv")
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to("/usr/bin/python3.9-gone")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} is an environment whose Python (/usr/bin/python3.9-gone) is gone: remove "
+                          "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place\n")
+
+
+@needs_tts
+def test_an_environment_where_one_may_not_write_is_named(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: in a checkout one may not write, the default environment failed with venv's
+    "[Errno 13] Permission denied: '.../.venv'" alone. Named, with SATE_VENV (here its folder is a file)."""
+    (tmp_path / "file").write_text("")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "file" / "venv"))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] cannot write {tmp_path}/file/venv: set SATE_VENV to a folder of yours "
+                          "(SATE_VENV=~/venvs/sate ./run.sh)\n")
+
+
+@needs_tts
+def test_an_environment_made_without_pip_gets_pip(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment whose making was interrupted (Ctrl-C during venv's ensurepip) has a
+    Python and no pip; every later run stopped on "No module named pip". It gets pip, then the install goes on (here
+    it finds no packages, offline)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=60)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 1
+    assert "No matching distribution found for pip==" in run.stderr and "No module named pip" not in run.stderr
+    subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "import pip"], check=True, timeout=60)
