@@ -7,11 +7,17 @@
 # Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
 # default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate).
 set -euo pipefail
+CALLER=$PWD
 # The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
 # link's own folder was taken for the root, and `--help` printed "recipes/synth/run.sh: No such file or directory".
 cd "$(dirname "$(readlink -f "$0")")"
 ROOT=$PWD
 VENV=${SATE_VENV:-$ROOT/.venv}
+# A relative SATE_VENV is from where ./run.sh was started, as a user typed it: it was taken from the root, and
+# `cd ~/work && SATE_VENV=venv ~/sate/run.sh` built a second environment (minutes, gigabytes) inside the checkout.
+case $VENV in /*) ;; *) VENV=$CALLER/$VENV ;; esac
+# So is SATE_CACHE, read by `sate` commands that the demo runs from the root.
+case ${SATE_CACHE:-/} in /*) ;; *) export SATE_CACHE=$CALLER/$SATE_CACHE ;; esac
 PYTHON=${PYTHON:-python3}
 PIP_VERSION=24.2  # pip >= 25 refuses espnet's dependency ci_sdr (it declares a git URL dependency)
 
@@ -121,11 +127,11 @@ case "${1:-demo}" in
     unset PYTHONDONTWRITEBYTECODE
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
-  demo)
-    shift || true
-    exec bash recipes/synth/run.sh "$@"
-    ;;
   *)
-    exec bash recipes/synth/run.sh "$@"
+    [ "${1:-}" != demo ] || shift
+    # From where ./run.sh was started, so that the recipe takes a relative --data, --exp or --corpus from there, as
+    # its own --help says: from the root, `cd ~/work && ~/sate/run.sh --data mydata` used ~/sate/mydata.
+    cd "$CALLER"
+    exec bash "$ROOT/recipes/synth/run.sh" "$@"
     ;;
 esac

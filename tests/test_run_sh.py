@@ -130,3 +130,17 @@ def test_an_environment_made_without_pip_gets_pip(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "No matching distribution found for pip==" in run.stderr and "No module named pip" not in run.stderr
     subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "import pip"], check=True, timeout=60)
+
+
+@needs_tts
+def test_relative_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `cd ~/work && SATE_VENV=venv ~/sate/run.sh --data mydata` took both from the
+    repository's root: a second environment built inside the checkout (minutes, gigabytes) and ~/sate/mydata used,
+    while the recipe's own --help says a relative path is from where it is started."""
+    work = tmp_path / "work"
+    _fake_venv(work / "venv")
+    run = _run_sh(["--acoustic", "conformer", "--stage", "3", "--stop-stage", "3", "--data", "mydata"], work,
+                  SATE_VENV="venv")
+    assert run.returncode == 1
+    assert f"missing {work}/mydata/.done/features" in run.stderr
+    assert "creating the virtual environment" not in run.stderr and not (ROOT / "venv").exists()
