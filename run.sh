@@ -5,7 +5,8 @@
 # Extra arguments after `test` go to pytest; after nothing/`demo` they go to recipes/synth/run.sh.
 #
 # Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
-# default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate).
+# default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate);
+# relative paths, these and the demo's options, are from the directory ./run.sh is started in.
 set -euo pipefail
 CALLER=$PWD
 # The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
@@ -23,12 +24,30 @@ PIP_VERSION=24.2  # pip >= 25 refuses espnet's dependency ci_sdr (it declares a 
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 
-# Debian tools: the TTS engines that voice the demo corpus, and venv support for Python.
+# The interpreter that makes the environment, checked only when there is one to make: an environment made once with
+# PYTHON=python3.11 (Ubuntu 22.04's python3 is 3.10) was refused on every later run ("Python >= 3.11 is required"),
+# and a PYTHON that does not exist was advised `apt-get install python3-venv` (as root, apt-get ran for nothing).
+check_python() {
+  local version
+  version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
+            "(PYTHON=python3.11 ./run.sh)"; exit 1; }
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"; exit 1; }
+  PYTHON_VERSION=$version
+}
+
+# Debian tools: the TTS engines that voice the demo corpus, and venv support for the Python that makes the
+# environment: python3.X-venv, as `python3-venv` is for the default python3 only (PYTHON=python3.12 on Ubuntu 22.04
+# still had no ensurepip after the advised install).
 setup_system() {
   local missing=()
   command -v espeak-ng >/dev/null || missing+=(espeak-ng)
   command -v flite >/dev/null || missing+=(flite)
-  "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+  if [ ! -x "$VENV/bin/python" ]; then
+    check_python
+    "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=("python$PYTHON_VERSION-venv")
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     log "installing Debian packages: ${missing[*]}"
@@ -45,8 +64,6 @@ setup_system() {
 # hash and the checkout on its first line and, on its second, where the environment was made: its commands (`sate`
 # among them) run that place's bin/python, so a moved one said "sate: cannot execute: required file not found".
 setup_python() {
-  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || { log "Python >= 3.11 is required; $("$PYTHON" --version 2>&1) found (set PYTHON=...)"; exit 1; }
   local deps_hash stamp made installed
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"

@@ -144,3 +144,27 @@ def test_relative_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) 
     assert run.returncode == 1
     assert f"missing {work}/mydata/.done/features" in run.stderr
     assert "creating the virtual environment" not in run.stderr and not (ROOT / "venv").exists()
+
+
+@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none"])
+def test_a_python_that_does_not_run_is_named_before_anything_is_installed(tmp_path: Path, python: str) -> None:
+    """Twenty-sixth hostile pass: a PYTHON that does not exist was taken for a missing `python3-venv`: run as root,
+    run.sh ran `apt-get install python3-venv`, then said "Python >= 3.11 is required; ...: No such file or directory
+    found". One line names PYTHON; nothing is installed, no environment is made."""
+    venv = tmp_path / "venv"
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
+                          "(PYTHON=python3.11 ./run.sh)\n")
+    assert not venv.exists()
+
+
+@needs_tts
+def test_an_environment_made_is_used_whatever_python3_is_now(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment made once with PYTHON=python3.11 (Ubuntu 22.04's python3 is 3.10)
+    was refused on every later `./run.sh` ("Python >= 3.11 is required") unless PYTHON was given again. PYTHON only
+    makes the environment."""
+    venv = _fake_venv(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PYTHON="/no/such/python3")
+    assert run.returncode == 0, run.stderr
+    assert "pytest" in run.stdout + run.stderr and "[run.sh] Python" not in run.stderr
