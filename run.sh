@@ -7,6 +7,8 @@
 # Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
 # default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate);
 # relative paths, these and the demo's options, are from the directory ./run.sh is started in.
+# `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
+[ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as ./run.sh (or bash $0), not with sh" >&2; exit 1; }
 set -euo pipefail
 CALLER=$PWD
 # The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the

@@ -168,3 +168,15 @@ def test_an_environment_made_is_used_whatever_python3_is_now(tmp_path: Path) -> 
     run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PYTHON="/no/such/python3")
     assert run.returncode == 0, run.stderr
     assert "pytest" in run.stdout + run.stderr and "[run.sh] Python" not in run.stderr
+
+
+
+@pytest.mark.skipif("dash" not in os.path.realpath(shutil.which("sh") or ""), reason="sh is not dash here")
+def test_run_sh_started_with_sh_says_how_to_start_it(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `sh run.sh` (dash, Debian's sh) stopped on "set: Illegal option -o pipefail", as
+    the recipes did before they said what to run instead."""
+    run = subprocess.run(["sh", "run.sh", "test"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(tmp_path / "venv")})
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == "run.sh: a bash script: run it as ./run.sh (or bash run.sh), not with sh\n"
+    assert not (tmp_path / "venv").exists()
