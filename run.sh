@@ -70,6 +70,18 @@ setup_python() {
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
   if [ ! -x "$VENV/bin/python" ]; then
+    # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
+    mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
+      || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
+  fi
+  # Two ./run.sh at once on one environment (two terminals on a first setup) ran two pip installs into one
+  # site-packages. The second waits for the first, then finds its work done; the lock (on the environment's folder)
+  # is let go before the command runs.
+  if command -v flock >/dev/null; then
+    exec 9<"$VENV"
+    flock -n 9 || { log "waiting for another ./run.sh that sets up $VENV"; flock 9; }
+  fi
+  if [ ! -x "$VENV/bin/python" ]; then
     # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
     # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".
     if [ -e "$VENV/pyvenv.cfg" ]; then
@@ -77,9 +89,6 @@ setup_python() {
           "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place"
       exit 1
     fi
-    # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
-    mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
-      || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
     log "creating the virtual environment $VENV"
     rm -f "$stamp"
     "$PYTHON" -m venv "$VENV"
@@ -131,6 +140,7 @@ fi
 
 setup_system
 setup_python
+exec 9<&-
 export PATH="$VENV/bin:$PATH"
 
 case "${1:-demo}" in

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import os
 import shutil
@@ -180,3 +181,28 @@ def test_run_sh_started_with_sh_says_how_to_start_it(tmp_path: Path) -> None:
     assert (run.returncode, run.stdout) == (1, "")
     assert run.stderr == "run.sh: a bash script: run it as ./run.sh (or bash run.sh), not with sh\n"
     assert not (tmp_path / "venv").exists()
+
+
+@needs_tts
+def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: two `./run.sh` at once on one environment (two terminals on a first setup) ran two
+    pip installs into one site-packages. The second waits for the first's lock on the environment's folder, and the
+    lock is let go before the command runs (a demo of half an hour holds nothing)."""
+    venv = _fake_venv(tmp_path / "venv")
+    fd = os.open(venv, os.O_RDONLY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        second = subprocess.Popen(["bash", str(ROOT / "run.sh"), "test", "--version"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=3)
+    finally:
+        os.close(fd)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    assert err.startswith(f"[run.sh] waiting for another ./run.sh that sets up {venv}\n")
+    # The command runs with the lock let go: its python (this fake's) finds no descriptor 9 open.
+    (venv / "bin" / "python").write_text(f'#!/bin/sh\n[ ! -e /proc/$$/fd/9 ] || exit 3\nexec "{sys.executable}" "$@"\n')
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stderr
