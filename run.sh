@@ -22,6 +22,8 @@ case $VENV in /*) ;; *) VENV=$CALLER/$VENV ;; esac
 # So is SATE_CACHE, read by `sate` commands that the demo runs from the root.
 case ${SATE_CACHE:-/} in /*) ;; *) export SATE_CACHE=$CALLER/$SATE_CACHE ;; esac
 PYTHON=${PYTHON:-python3}
+# A PYTHON given as a relative path (PYTHON=../py311/bin/python3) too; a bare name is looked up on the PATH.
+[[ $PYTHON != */* || $PYTHON == /* ]] || PYTHON=$CALLER/$PYTHON
 PIP_VERSION=24.2  # pip >= 25 refuses espnet's dependency ci_sdr (it declares a git URL dependency)
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }

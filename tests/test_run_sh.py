@@ -206,3 +206,13 @@ def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
     (venv / "bin" / "python").write_text(f'#!/bin/sh\n[ ! -e /proc/$$/fd/9 ] || exit 3\nexec "{sys.executable}" "$@"\n')
     run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
     assert run.returncode == 0, run.stderr
+
+
+def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `PYTHON=py/python3 ~/sate/run.sh` (a path from the current directory) was looked for
+    from the repository's root, where it is not. It makes the environment (pip then finds nothing, offline)."""
+    (tmp_path / "py").mkdir()
+    (tmp_path / "py" / "python3").symlink_to(Path(sys.executable).resolve())
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"), PYTHON="py/python3")
+    assert run.returncode == 1
+    assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
