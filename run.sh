@@ -156,16 +156,7 @@ case "${1:-demo}" in
     # Bytecode is written even where the environment says not to: without __pycache__ (git-ignores it) every
     # worker compiles the package and pytest rewrites every test module again, 5 s of each worker's collection.
     unset PYTHONDONTWRITEBYTECODE
-    # A test path from where ./run.sh was started (`cd tests/synth && ../../run.sh test test_synth.py`), there and not
-    # in the root, is given to pytest whole: it was "file or directory not found" from the root.
-    args=()
-    for arg in "$@"; do
-      if [[ $CALLER != "$ROOT" && $arg != -* && $arg != /* && -e $CALLER/${arg%%::*} && ! -e ${arg%%::*} ]]; then
-        arg=$CALLER/$arg
-      fi
-      args+=("$arg")
-    done
-    exec python -m pytest -n 2 --dist loadscope "${args[@]}"
+    exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
   *)
     [ "${1:-}" != demo ] || shift

@@ -216,16 +216,3 @@ def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path
     run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"), PYTHON="py/python3")
     assert run.returncode == 1
     assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
-
-
-@needs_tts
-def test_a_test_path_from_another_directory_is_found(tmp_path: Path) -> None:
-    """Twenty-sixth hostile pass: `cd tests && ../run.sh test test_run_sh.py` said "file or directory not found:
-    test_run_sh.py" (pytest runs in the root); a path there and not in the root is given whole. `-k` values and
-    node ids (`FILE::TEST`) pass too."""
-    venv = _fake_venv(tmp_path / "venv")
-    run = _run_sh(["test", "-n", "0", "-p", "no:cacheprovider", "--collect-only", "-q", "-k", "symbolic",
-                   "test_run_sh.py::test_a_symbolic_link_to_run_sh_finds_the_checkout"], ROOT / "tests",
-                  SATE_VENV=str(venv))
-    assert run.returncode == 0, run.stdout + run.stderr
-    assert run.stdout.startswith("tests/test_run_sh.py: 1\n")  # the one test named
