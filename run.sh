@@ -65,24 +65,53 @@ setup_system() {
 
 # The virtual environment: created once; reinstalled only when pyproject.toml changes. The editable
 # install is re-pointed (seconds, no downloads) when the same venv serves another checkout. The stamp holds the
-# hash and the checkout on its first line and, on its second, where the environment was made: its commands (`sate`
-# among them) run that place's bin/python, so a moved one said "sate: cannot execute: required file not found".
+# hash and the checkout on its first line and, on its second, where the environment was made (its physical path):
+# its commands (`sate` among them) run that place's bin/python, so a moved one said "sate: cannot execute: required
+# file not found".
+physical() { (cd "$1" 2>/dev/null && pwd -P) || realpath -m "$1"; }
+stamp_current() {
+  local made
+  made=$(sed -n 2p "$stamp" 2>/dev/null) || made=
+  [ -n "$made" ] && [ -x "$VENV/bin/python" ] && [ "$(head -n 1 "$stamp")" = "$deps_hash $ROOT" ] \
+    && [ "$(physical "$made")" = "$(physical "$VENV")" ]
+}
+
+# Two ./run.sh at once on one environment (two terminals on a first setup) ran two pip installs into one
+# site-packages: the second waits for the first. Taken only when there is setup to do, on a file (not the folder:
+# NFS and Lustre refuse a lock on a directory opened to read), and a lock that cannot be taken for another reason
+# than another holder is gone on without: on such a file system every ./run.sh said "waiting" and stopped, status 65.
+lock_venv() {
+  local rc=0
+  command -v flock >/dev/null || return 0
+  if ! { exec 9>>"$VENV/.sate-lock"; } 2>/dev/null; then
+    log "cannot open $VENV/.sate-lock to lock the setup: going on without the lock"
+    return 0
+  fi
+  flock -n -E 75 9 2>/dev/null || rc=$?
+  if [ "$rc" -eq 75 ]; then
+    log "waiting for another ./run.sh that sets up $VENV"
+    rc=0
+    flock 9 2>/dev/null || rc=$?
+  fi
+  [ "$rc" -eq 0 ] || log "cannot lock $VENV/.sate-lock (a file system that does not lock files?): going on without it"
+  return 0
+}
+
 setup_python() {
-  local deps_hash stamp made installed
+  local made place installed
   deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
   stamp="$VENV/.sate-installed"
+  stamp_current && return 0
   if [ ! -x "$VENV/bin/python" ]; then
     # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
     mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
       || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
   fi
-  # Two ./run.sh at once on one environment (two terminals on a first setup) ran two pip installs into one
-  # site-packages. The second waits for the first, then finds its work done; the lock (on the environment's folder)
-  # is let go before the command runs.
-  if command -v flock >/dev/null; then
-    exec 9<"$VENV"
-    flock -n 9 || { log "waiting for another ./run.sh that sets up $VENV"; flock 9; }
-  fi
+  # A read-only environment (a shared one) needs no lock: nothing is written to it below but by an install, which
+  # then fails in pip's words.
+  [ ! -w "$VENV" ] || lock_venv
+  # Another ./run.sh may have set it up while this one waited.
+  stamp_current && return 0
   if [ ! -x "$VENV/bin/python" ]; then
     # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
     # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".
@@ -96,19 +125,29 @@ setup_python() {
     "$PYTHON" -m venv "$VENV"
   fi
   made=$(sed -n 2p "$stamp" 2>/dev/null) || made=
-  if [ -n "$made" ] && ! [ "$made" -ef "$VENV" ]; then
-    log "$VENV was made at $made and moved or copied there: its commands still run $made/bin/python; move it" \
-        "back (or set SATE_VENV=$made), or remove it and run ./run.sh again (a fresh setup: minutes)"
+  place=$(physical "$VENV")
+  # Moved (the place it was made at is gone): refused. A copy (the original is still there) is re-pointed below,
+  # which writes its own bin/sate, as it was before the stamp recorded the place.
+  if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ] && [ ! -d "$made" ]; then
+    log "$VENV was made at $made, which is gone: its commands still run $made/bin/python; move it back" \
+        "(mv $VENV $made) and set SATE_VENV=$made, or remove it and run ./run.sh again (a fresh setup: minutes)"
     exit 1
   fi
-  if [ -n "$made" ] && [ "$(head -n 1 "$stamp")" = "$deps_hash $ROOT" ]; then
+  installed=$(head -n 1 "$stamp" 2>/dev/null | cut -d' ' -f1) || installed=
+  if [ "$installed" = "$deps_hash" ] && [ ! -w "$VENV" ]; then
+    # One made by an older run.sh (its stamp has no place) or serving another checkout, that one may not write: it
+    # worked before; it still does, said.
+    log "cannot write $VENV to point it at this checkout: it is used as it is; its owner runs ./run.sh once to do it"
     return 0
   fi
   # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
   "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
-  installed=$(head -n 1 "$stamp" 2>/dev/null | cut -d' ' -f1) || installed=
   if [ "$installed" = "$deps_hash" ]; then
-    log "pointing $VENV at this checkout"
+    if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
+      log "pointing $VENV (a copy of $made) at this checkout"
+    else
+      log "pointing $VENV at this checkout"
+    fi
     "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
   else
     if [ -n "$installed" ]; then
@@ -120,7 +159,7 @@ setup_python() {
     "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
     "$VENV/bin/python" -m pip check
   fi
-  printf '%s %s\n%s\n' "$deps_hash" "$ROOT" "$VENV" > "$stamp"
+  printf '%s %s\n%s\n' "$deps_hash" "$ROOT" "$place" > "$stamp"
 }
 
 # A word that is neither command nor option (`./run.sh tests`) was taken after the whole setup (minutes on a fresh
@@ -142,7 +181,7 @@ fi
 
 setup_system
 setup_python
-exec 9<&-
+exec 9>&-
 export PATH="$VENV/bin:$PATH"
 
 case "${1:-demo}" in

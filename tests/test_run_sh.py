@@ -55,18 +55,27 @@ def test_a_symbolic_link_to_run_sh_finds_the_checkout(tmp_path: Path) -> None:
     assert run.stdout.startswith("The offline demo:")
 
 
-def _fake_venv(venv: Path, made_at: Path | None = None) -> Path:
-    """An environment that `run.sh` takes as set up for this checkout (made at `made_at`)."""
+def _fake_venv(venv: Path, made_at: Path | str | None = None, stamp: str | None = None) -> Path:
+    """An environment that `run.sh` takes as set up for this checkout (made at `made_at`). Its `python -m pip` only
+    writes its arguments to `pip.log` beside `bin/`: this python runs the test's interpreter, and a real pip would
+    install into that interpreter's environment."""
     (venv / "bin").mkdir(parents=True)
     # This environment's python (a link to it would not see its site-packages); `ruff check` passes at once.
-    (venv / "bin" / "python").write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n')
+    (venv / "bin" / "python").write_text(
+        '#!/bin/sh\nif [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
+        f'exec "{sys.executable}" "$@"\n')
     (venv / "bin" / "ruff").write_text("#!/bin/sh\n")
     for name in ("python", "ruff"):
         (venv / "bin" / name).chmod(0o755)
     (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
     deps_hash = hashlib.sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    (venv / ".sate-installed").write_text(f"{deps_hash} {ROOT}\n{made_at or venv}\n")
+    (venv / ".sate-installed").write_text(stamp if stamp is not None else f"{deps_hash} {ROOT}\n{made_at or venv}\n")
     return venv
+
+
+def _old_stamp() -> str:
+    """The stamp an older run.sh wrote: the hash and the checkout, not where the environment was made."""
+    return f"{hashlib.sha1((ROOT / 'pyproject.toml').read_bytes()).hexdigest()} {ROOT}\n"
 
 
 def _run_sh(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
@@ -83,17 +92,77 @@ needs_tts = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("
 def test_a_moved_environment_is_named_not_run(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: a set-up environment moved (`mv .venv ~/venvs/sate`) still ran its commands with
     the old place's Python: the demo stopped on "sate: cannot execute: required file not found". Named, with what to
-    do; a symbolic link to the environment is the same environment and passes."""
+    do, which works when followed; a symbolic link to the environment is the same environment and passes."""
     venv = _fake_venv(tmp_path / "moved", made_at=tmp_path / "venv")
     run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
     assert (run.returncode, run.stdout) == (1, "")
-    assert run.stderr == (f"[run.sh] {venv} was made at {tmp_path}/venv and moved or copied there: its commands still "
-                          f"run {tmp_path}/venv/bin/python; move it back (or set SATE_VENV={tmp_path}/venv), or "
-                          "remove it and run ./run.sh again (a fresh setup: minutes)\n")
-    venv.rename(tmp_path / "venv")
+    assert run.stderr == (f"[run.sh] {venv} was made at {tmp_path}/venv, which is gone: its commands still run "
+                          f"{tmp_path}/venv/bin/python; move it back (mv {venv} {tmp_path}/venv) and set "
+                          f"SATE_VENV={tmp_path}/venv, or remove it and run ./run.sh again (a fresh setup: minutes)\n")
+    subprocess.run(["mv", str(venv), str(tmp_path / "venv")], check=True, timeout=60)  # as advised
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" not in run.stderr and not (tmp_path / "venv" / "pip.log").exists()
     (tmp_path / "link").symlink_to(tmp_path / "venv")
     run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "link"))
     assert run.returncode == 0, run.stderr
+
+
+@needs_tts
+def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: Path) -> None:
+    """review26f: a copy of a set-up environment (`cp -a .venv elsewhere`, its original still there), which
+    `./run.sh test` used before the stamp recorded the place, was refused as "moved or copied", the only advice a
+    fresh setup (minutes, 7 GB). It is re-pointed (seconds: its own bin/sate) and used."""
+    _fake_venv(tmp_path / "venv")
+    shutil.copytree(tmp_path / "venv", tmp_path / "copy", symlinks=True)
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "copy"))
+    assert run.returncode == 0, run.stderr
+    assert f"[run.sh] pointing {tmp_path}/copy (a copy of {tmp_path}/venv) at this checkout\n" in run.stderr
+    assert (tmp_path / "copy" / "pip.log").read_text() == f"-m pip install -q --no-deps -e {ROOT}\n"
+    assert (tmp_path / "copy" / ".sate-installed").read_text().splitlines()[1] == str(tmp_path / "copy")
+    assert not (tmp_path / "venv" / "pip.log").exists()
+
+
+@needs_tts
+def test_the_place_of_an_environment_is_compared_as_a_physical_path(tmp_path: Path) -> None:
+    """review26f: the stamp recorded the place as typed (`cd build && SATE_VENV=../venv ./run.sh`: build/../venv);
+    once build/ was removed, the environment, never moved, was refused as moved, advising that path. The place is
+    recorded physical, and compared so."""
+    (tmp_path / "build").mkdir()
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    run = _run_sh(["test", "--version"], tmp_path / "build", SATE_VENV="../venv")
+    assert run.returncode == 0, run.stderr
+    assert (venv / ".sate-installed").read_text().splitlines()[1] == os.path.realpath(venv)
+    (tmp_path / "build").rmdir()
+    _, hash_root = _old_stamp(), _old_stamp().strip()
+    (venv / ".sate-installed").write_text(f"{hash_root}\n{tmp_path}/build/../venv\n")  # as hand26i's run.sh wrote
+    (venv / "pip.log").unlink()
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" not in run.stderr and not (venv / "pip.log").exists()
+
+
+def _unshare_ro() -> bool:
+    """Whether this test may bind-mount a folder read-only in a mount namespace of its own (root, unshare)."""
+    return (os.geteuid() == 0 and shutil.which("unshare") is not None
+            and subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=60).returncode == 0)
+
+
+@needs_tts
+@pytest.mark.skipif(not _unshare_ro(), reason="needs root and unshare -m for a read-only mount")
+def test_a_read_only_environment_made_by_an_older_run_sh_is_used(tmp_path: Path) -> None:
+    """review26f: a read-only environment (a shared one, a read-only mount) whose stamp an older run.sh wrote was
+    used; its re-point (to record the place) then failed, and every ./run.sh stopped. Used as it is, said in one
+    line."""
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    script = (f'mount --bind "{venv}" "{venv}" && mount -o remount,bind,ro "{venv}" && '
+              f'exec bash "{ROOT}/run.sh" test --version')
+    run = subprocess.run(["unshare", "-m", "bash", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith(f"[run.sh] cannot write {venv} to point it at this checkout: it is used as it is; "
+                                 "its owner runs ./run.sh once to do it\n[run.sh] ruff check\n")
+    assert not (venv / "pip.log").exists() and (venv / ".sate-installed").read_text() == _old_stamp()
 
 
 @needs_tts
@@ -186,10 +255,10 @@ def test_run_sh_started_with_sh_says_how_to_start_it(tmp_path: Path) -> None:
 @needs_tts
 def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: two `./run.sh` at once on one environment (two terminals on a first setup) ran two
-    pip installs into one site-packages. The second waits for the first's lock on the environment's folder, and the
-    lock is let go before the command runs (a demo of half an hour holds nothing)."""
-    venv = _fake_venv(tmp_path / "venv")
-    fd = os.open(venv, os.O_RDONLY)
+    pip installs into one site-packages. The second waits for the first's lock (`VENV/.sate-lock`), then finds the
+    work done; the lock is let go before the command runs (a demo of half an hour holds nothing)."""
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    fd = os.open(venv / ".sate-lock", os.O_WRONLY | os.O_CREAT)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         second = subprocess.Popen(["bash", str(ROOT / "run.sh"), "test", "--version"], stdout=subprocess.PIPE,
@@ -197,15 +266,45 @@ def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
                                   env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
         with pytest.raises(subprocess.TimeoutExpired):
             second.wait(timeout=3)
+        (venv / ".sate-installed").write_text(f"{_old_stamp().strip()}\n{venv}\n")  # the first's setup, done
     finally:
         os.close(fd)
     _, err = second.communicate(timeout=60)
     assert second.returncode == 0, err
-    assert err.startswith(f"[run.sh] waiting for another ./run.sh that sets up {venv}\n")
-    # The command runs with the lock let go: its python (this fake's) finds no descriptor 9 open.
-    (venv / "bin" / "python").write_text(f'#!/bin/sh\n[ ! -e /proc/$$/fd/9 ] || exit 3\nexec "{sys.executable}" "$@"\n')
+    assert err.startswith(f"[run.sh] waiting for another ./run.sh that sets up {venv}\n[run.sh] ruff check\n")
+    assert not (venv / "pip.log").exists()  # the stamp was read again once the lock was held
+    # The command runs with the lock let go (the re-point holds it): pytest's python finds no descriptor 9 open.
+    (venv / ".sate-installed").write_text(_old_stamp())
+    python = (venv / "bin" / "python").read_text()
+    check = '[ "$1 $2" != "-m pytest" ] || [ ! -e /proc/$$/fd/9 ] || exit 3\n'
+    (venv / "bin" / "python").write_text(python.replace("#!/bin/sh\n", "#!/bin/sh\n" + check))
     run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
     assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" in run.stderr
+
+
+@needs_tts
+def test_a_lock_that_cannot_be_taken_is_gone_on_without(tmp_path: Path) -> None:
+    """review26f: the lock was taken on every run, on the environment's folder opened to read, which NFS and Lustre
+    refuse: every ./run.sh said "waiting for another ./run.sh" and stopped, status 65, the environment set up. A
+    set-up environment takes no lock; a setup whose lock fails for another reason than a holder says so in one line
+    and goes on. (flock here is a stand-in that fails as util-linux's does there.)"""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "flock").write_text(f'#!/bin/sh\ntouch "{tmp_path}/flock-ran"\n'
+                                'echo "flock: 9: Bad file descriptor" >&2\nexit 65\n')
+    (shim / "flock").chmod(0o755)
+    path = f"{shim}:{os.environ['PATH']}"
+    venv = _fake_venv(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith("[run.sh] ruff check\n") and not (tmp_path / "flock-ran").exists()
+    (venv / ".sate-installed").write_text(_old_stamp())
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith(f"[run.sh] cannot lock {venv}/.sate-lock (a file system that does not lock files?): "
+                                 f"going on without it\n[run.sh] pointing {venv} at this checkout\n")
+    assert "waiting" not in run.stderr and (tmp_path / "flock-ran").exists()
 
 
 def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
