@@ -5,22 +5,53 @@
 # Extra arguments after `test` go to pytest; after nothing/`demo` they go to recipes/synth/run.sh.
 #
 # Environment: SATE_VENV (virtual environment, default ./.venv), PYTHON (interpreter that creates it,
-# default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate).
+# default python3, must be >= 3.11), SATE_CACHE (downloads such as the Ding dictionary, default ~/.cache/sate);
+# relative paths, these and the demo's options, are from the directory ./run.sh is started in.
+# `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
+[ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as ./run.sh (or bash $0), not with sh" >&2; exit 1; }
 set -euo pipefail
-cd "$(dirname "$0")"
+CALLER=$PWD
+# The repository root, also where $0 is a symbolic link to this file (`ln -s ~/sate/run.sh ~/bin/sate-demo`): the
+# link's own folder was taken for the root, and `--help` printed "recipes/synth/run.sh: No such file or directory".
+cd "$(dirname "$(readlink -f "$0")")"
 ROOT=$PWD
 VENV=${SATE_VENV:-$ROOT/.venv}
+# A relative SATE_VENV is from where ./run.sh was started, as a user typed it: it was taken from the root, and
+# `cd ~/work && SATE_VENV=venv ~/sate/run.sh` built a second environment (minutes, gigabytes) inside the checkout.
+case $VENV in /*) ;; *) VENV=$CALLER/$VENV ;; esac
+# So is SATE_CACHE, read by `sate` commands that the demo runs from the root.
+case ${SATE_CACHE:-/} in /*) ;; *) export SATE_CACHE=$CALLER/$SATE_CACHE ;; esac
 PYTHON=${PYTHON:-python3}
+# A PYTHON given as a relative path (PYTHON=../py311/bin/python3) too; a bare name is looked up on the PATH.
+[[ $PYTHON != */* || $PYTHON == /* ]] || PYTHON=$CALLER/$PYTHON
 PIP_VERSION=24.2  # pip >= 25 refuses espnet's dependency ci_sdr (it declares a git URL dependency)
 
 log() { printf '[run.sh] %s\n' "$*" >&2; }
 
-# Debian tools: the TTS engines that voice the demo corpus, and venv support for Python.
+# The interpreter that makes the environment, checked only when there is one to make: an environment made once with
+# PYTHON=python3.11 (Ubuntu 22.04's python3 is 3.10) was refused on every later run ("Python >= 3.11 is required"),
+# and a PYTHON that does not exist was advised `apt-get install python3-venv` (as root, apt-get ran for nothing).
+check_python() {
+  local version
+  version=$("$PYTHON" -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null) \
+    || { log "PYTHON=$PYTHON does not run here: set PYTHON to a Python 3.11 or newer" \
+            "(PYTHON=python3.11 ./run.sh)"; exit 1; }
+  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
+    || { log "Python >= 3.11 is required; PYTHON=$PYTHON is Python $version (set PYTHON=...)"; exit 1; }
+  PYTHON_VERSION=$version
+}
+
+# Debian tools: the TTS engines that voice the demo corpus, and venv support for the Python that makes the
+# environment: python3.X-venv, as `python3-venv` is for the default python3 only (PYTHON=python3.12 on Ubuntu 22.04
+# still had no ensurepip after the advised install).
 setup_system() {
   local missing=()
   command -v espeak-ng >/dev/null || missing+=(espeak-ng)
   command -v flite >/dev/null || missing+=(flite)
-  "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=(python3-venv)
+  if [ ! -x "$VENV/bin/python" ]; then
+    check_python
+    "$PYTHON" -c 'import ensurepip, venv' 2>/dev/null || missing+=("python$PYTHON_VERSION-venv")
+  fi
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null; then
     log "installing Debian packages: ${missing[*]}"
@@ -33,35 +64,108 @@ setup_system() {
 }
 
 # The virtual environment: created once; reinstalled only when pyproject.toml changes. The editable
-# install is re-pointed (seconds, no downloads) when the same venv serves another checkout.
-setup_python() {
-  "$PYTHON" -c 'import sys; sys.exit(sys.version_info < (3, 11))' \
-    || { log "Python >= 3.11 is required; $("$PYTHON" --version 2>&1) found (set PYTHON=...)"; exit 1; }
-  local deps_hash stamp
-  deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
-  stamp="$VENV/.sate-installed"
-  if [ ! -x "$VENV/bin/python" ]; then
-    log "creating the virtual environment $VENV"
-    "$PYTHON" -m venv "$VENV"
-  fi
-  if [ "$(cat "$stamp" 2>/dev/null)" = "$deps_hash $ROOT" ]; then
+# install is re-pointed (seconds, no downloads) when the same venv serves another checkout. The stamp holds the
+# hash and the checkout on its first line and, on its second, where the environment was made (its physical path):
+# its commands (`sate` among them) run that place's bin/python, so a moved one said "sate: cannot execute: required
+# file not found".
+physical() { (cd "$1" 2>/dev/null && pwd -P) || realpath -m "$1"; }
+stamp_current() {
+  local made
+  made=$(sed -n 2p "$stamp" 2>/dev/null) || made=
+  [ -n "$made" ] && [ -x "$VENV/bin/python" ] && [ "$(head -n 1 "$stamp")" = "$deps_hash $ROOT" ] \
+    && [ "$(physical "$made")" = "$(physical "$VENV")" ]
+}
+
+# Two ./run.sh at once on one environment (two terminals on a first setup) ran two pip installs into one
+# site-packages: the second waits for the first. Taken only when there is setup to do, on a file (not the folder:
+# NFS and Lustre refuse a lock on a directory opened to read), and a lock that cannot be taken for another reason
+# than another holder is gone on without: on such a file system every ./run.sh said "waiting" and stopped, status 65.
+lock_venv() {
+  local rc=0
+  command -v flock >/dev/null || return 0
+  if ! { exec 9>>"$VENV/.sate-lock"; } 2>/dev/null; then
+    log "cannot open $VENV/.sate-lock to lock the setup: going on without the lock"
     return 0
   fi
-  if [ "$(cut -d' ' -f1 "$stamp" 2>/dev/null)" = "$deps_hash" ]; then
-    log "pointing $VENV at this checkout"
-    "$VENV/bin/pip" install -q --no-deps -e "$ROOT"
-  else
-    log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
-    "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
-    "$VENV/bin/pip" install -q -e "$ROOT[test]"
-    "$VENV/bin/pip" check
+  flock -n -E 75 9 2>/dev/null || rc=$?
+  if [ "$rc" -eq 75 ]; then
+    log "waiting for another ./run.sh that sets up $VENV"
+    rc=0
+    flock 9 2>/dev/null || rc=$?
   fi
-  echo "$deps_hash $ROOT" > "$stamp"
+  [ "$rc" -eq 0 ] || log "cannot lock $VENV/.sate-lock (a file system that does not lock files?): going on without it"
+  return 0
+}
+
+setup_python() {
+  local made place installed
+  deps_hash=$(sha1sum pyproject.toml | cut -c1-40)
+  stamp="$VENV/.sate-installed"
+  stamp_current && return 0
+  if [ ! -x "$VENV/bin/python" ]; then
+    # In a checkout one may not write (a shared one), venv said "[Errno 13] Permission denied: '.../.venv'" alone.
+    mkdir -p "$VENV" 2>/dev/null && [ -w "$VENV" ] \
+      || { log "cannot write $VENV: set SATE_VENV to a folder of yours (SATE_VENV=~/venvs/sate ./run.sh)"; exit 1; }
+  fi
+  # A read-only environment (a shared one) needs no lock: nothing is written to it below but by an install, which
+  # then fails in pip's words.
+  [ ! -w "$VENV" ] || lock_venv
+  # Another ./run.sh may have set it up while this one waited.
+  stamp_current && return 0
+  if [ ! -x "$VENV/bin/python" ]; then
+    # One whose Python is gone (a system upgrade) was made again over itself: venv keeps the dead bin/python link,
+    # and the stamp left from before had `./run.sh test` stop on "ruff: command not found".
+    if [ -e "$VENV/pyvenv.cfg" ]; then
+      log "$VENV is an environment whose Python ($(readlink "$VENV/bin/python" || echo bin/python)) is gone: remove" \
+          "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place"
+      exit 1
+    fi
+    log "creating the virtual environment $VENV"
+    rm -f "$stamp"
+    "$PYTHON" -m venv "$VENV"
+  fi
+  made=$(sed -n 2p "$stamp" 2>/dev/null) || made=
+  place=$(physical "$VENV")
+  # Moved (the place it was made at is gone): refused. A copy (the original is still there) is re-pointed below,
+  # which writes its own bin/sate, as it was before the stamp recorded the place.
+  if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ] && [ ! -d "$made" ]; then
+    log "$VENV was made at $made, which is gone: its commands still run $made/bin/python; move it back" \
+        "(mv $VENV $made) and set SATE_VENV=$made, or remove it and run ./run.sh again (a fresh setup: minutes)"
+    exit 1
+  fi
+  installed=$(head -n 1 "$stamp" 2>/dev/null | cut -d' ' -f1) || installed=
+  if [ "$installed" = "$deps_hash" ] && [ ! -w "$VENV" ]; then
+    # One made by an older run.sh (its stamp has no place) or serving another checkout, that one may not write: it
+    # worked before; it still does, said.
+    log "cannot write $VENV to point it at this checkout: it is used as it is; its owner runs ./run.sh once to do it"
+    return 0
+  fi
+  # A venv whose making was interrupted (Ctrl-C) has a Python but no pip: "No module named pip" on every run.
+  "$VENV/bin/python" -c 'import pip' 2>/dev/null || "$VENV/bin/python" -m ensurepip >/dev/null
+  if [ "$installed" = "$deps_hash" ]; then
+    if [ -n "$made" ] && [ "$(physical "$made")" != "$place" ]; then
+      log "pointing $VENV (a copy of $made) at this checkout"
+    else
+      log "pointing $VENV at this checkout"
+    fi
+    "$VENV/bin/python" -m pip install -q --no-deps -e "$ROOT"
+  else
+    if [ -n "$installed" ]; then
+      log "pyproject.toml changed: installing sate and its dependencies into $VENV again"
+    else
+      log "installing sate and its dependencies into $VENV (first time: several minutes, ~7 GB)"
+    fi
+    "$VENV/bin/python" -m pip install -q "pip==$PIP_VERSION"
+    "$VENV/bin/python" -m pip install -q -e "$ROOT[test]"
+    "$VENV/bin/python" -m pip check
+  fi
+  printf '%s %s\n%s\n' "$deps_hash" "$ROOT" "$place" > "$stamp"
 }
 
 # A word that is neither command nor option (`./run.sh tests`) was taken after the whole setup (minutes on a fresh
-# machine) and then refused by the demo recipe as "unexpected argument": said first, naming the two commands.
-case "${1:-demo}" in
+# machine) and then refused by the demo recipe as "unexpected argument": said first, naming the two commands. So is
+# an empty word (`./run.sh "$MODE"`, MODE unset), which was taken for the demo.
+case "${1-demo}" in
   test|demo|-*) ;;
   *) log "unknown command '$1': './run.sh test' runs the tests, './run.sh' (or './run.sh demo') the demo; options" \
          "(--name value) go to the demo recipe (./run.sh --help)"
@@ -77,6 +181,7 @@ fi
 
 setup_system
 setup_python
+exec 9>&-
 export PATH="$VENV/bin:$PATH"
 
 case "${1:-demo}" in
@@ -92,11 +197,11 @@ case "${1:-demo}" in
     unset PYTHONDONTWRITEBYTECODE
     exec python -m pytest -n 2 --dist loadscope "$@"
     ;;
-  demo)
-    shift || true
-    exec bash recipes/synth/run.sh "$@"
-    ;;
   *)
-    exec bash recipes/synth/run.sh "$@"
+    [ "${1:-}" != demo ] || shift
+    # From where ./run.sh was started, so that the recipe takes a relative --data, --exp or --corpus from there, as
+    # its own --help says: from the root, `cd ~/work && ~/sate/run.sh --data mydata` used ~/sate/mydata.
+    cd "$CALLER"
+    exec bash "$ROOT/recipes/synth/run.sh" "$@"
     ;;
 esac

@@ -2,23 +2,28 @@
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import os
+import shutil
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
+NO_PACKAGES = {"PIP_NO_INDEX": "1", "PIP_FIND_LINKS": "/nonexistent"}
 
 
-@pytest.mark.parametrize("word", ["tests", "Test", "setup"])
+@pytest.mark.parametrize("word", ["tests", "Test", "setup", ""])
 def test_a_word_that_is_no_command_is_refused_before_the_setup(tmp_path: Path, word: str) -> None:
     """Twenty-third hostile pass: `./run.sh tests` (a newcomer's first command, one letter off) ran the whole setup
     (minutes on a fresh machine: a virtual environment, gigabytes of packages) and then the demo recipe refused
     "unexpected argument 'tests'", naming neither command. Refused first; no environment is made."""
     venv = tmp_path / "venv"
     run = subprocess.run(["bash", str(ROOT / "run.sh"), word], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "SATE_VENV": str(venv)})
+                         env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
     assert (run.returncode, run.stdout) == (2, "")
     assert run.stderr == (f"[run.sh] unknown command '{word}': './run.sh test' runs the tests, './run.sh' (or "
                           "'./run.sh demo') the demo; options (--name value) go to the demo recipe (./run.sh --help)\n")
@@ -32,8 +37,281 @@ def test_the_demo_s_help_is_printed_before_the_setup(tmp_path: Path, words: list
     at once, and no environment is made."""
     venv = tmp_path / "venv"
     run = subprocess.run(["bash", str(ROOT / "run.sh"), *words], capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "SATE_VENV": str(venv)})
+                         env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
     assert run.returncode == 0, run.stderr
     assert run.stdout.startswith("The offline demo:") and "--stage N" in run.stdout
     assert "[run.sh]" not in run.stderr
     assert not venv.exists()
+
+
+def test_a_symbolic_link_to_run_sh_finds_the_checkout(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: through `ln -s ~/sate/run.sh ~/bin/sate-demo`, run.sh took the link's folder for
+    the root: `--help` said "recipes/synth/run.sh: No such file or directory"."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate-demo").symlink_to(ROOT / "run.sh")
+    run = subprocess.run([str(tmp_path / "bin" / "sate-demo"), "--help"], capture_output=True, text=True, timeout=60,
+                         cwd=tmp_path)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout.startswith("The offline demo:")
+
+
+def _fake_venv(venv: Path, made_at: Path | str | None = None, stamp: str | None = None) -> Path:
+    """An environment that `run.sh` takes as set up for this checkout (made at `made_at`). Its `python -m pip` only
+    writes its arguments to `pip.log` beside `bin/`: this python runs the test's interpreter, and a real pip would
+    install into that interpreter's environment."""
+    (venv / "bin").mkdir(parents=True)
+    # This environment's python (a link to it would not see its site-packages); `ruff check` passes at once.
+    (venv / "bin" / "python").write_text(
+        '#!/bin/sh\nif [ "$1 $2" = "-m pip" ]; then echo "$@" >> "$(dirname "$0")/../pip.log"; exit 0; fi\n'
+        f'exec "{sys.executable}" "$@"\n')
+    (venv / "bin" / "ruff").write_text("#!/bin/sh\n")
+    for name in ("python", "ruff"):
+        (venv / "bin" / name).chmod(0o755)
+    (venv / "pyvenv.cfg").write_text(f"home = {Path(sys.executable).parent}\n")
+    deps_hash = hashlib.sha1((ROOT / "pyproject.toml").read_bytes()).hexdigest()
+    (venv / ".sate-installed").write_text(stamp if stamp is not None else f"{deps_hash} {ROOT}\n{made_at or venv}\n")
+    return venv
+
+
+def _old_stamp() -> str:
+    """The stamp an older run.sh wrote: the hash and the checkout, not where the environment was made."""
+    return f"{hashlib.sha1((ROOT / 'pyproject.toml').read_bytes()).hexdigest()} {ROOT}\n"
+
+
+def _run_sh(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
+    """run.sh from `cwd`, where pip finds nothing to install: a setup these tests do not expect fails in seconds."""
+    return subprocess.run(["bash", str(ROOT / "run.sh"), *args], capture_output=True, text=True, timeout=120, cwd=cwd,
+                          env={**os.environ, **NO_PACKAGES, "PIP_FIND_LINKS": str(cwd / "no-wheels"), **env})
+
+
+needs_tts = pytest.mark.skipif(not (shutil.which("espeak-ng") and shutil.which("flite")),
+                               reason="run.sh's setup installs espeak-ng and flite first")
+
+
+@needs_tts
+def test_a_moved_environment_is_named_not_run(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: a set-up environment moved (`mv .venv ~/venvs/sate`) still ran its commands with
+    the old place's Python: the demo stopped on "sate: cannot execute: required file not found". Named, with what to
+    do, which works when followed; a symbolic link to the environment is the same environment and passes."""
+    venv = _fake_venv(tmp_path / "moved", made_at=tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} was made at {tmp_path}/venv, which is gone: its commands still run "
+                          f"{tmp_path}/venv/bin/python; move it back (mv {venv} {tmp_path}/venv) and set "
+                          f"SATE_VENV={tmp_path}/venv, or remove it and run ./run.sh again (a fresh setup: minutes)\n")
+    subprocess.run(["mv", str(venv), str(tmp_path / "venv")], check=True, timeout=60)  # as advised
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" not in run.stderr and not (tmp_path / "venv" / "pip.log").exists()
+    (tmp_path / "link").symlink_to(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "link"))
+    assert run.returncode == 0, run.stderr
+
+
+@needs_tts
+def test_a_copied_environment_is_pointed_at_the_checkout_not_refused(tmp_path: Path) -> None:
+    """review26f: a copy of a set-up environment (`cp -a .venv elsewhere`, its original still there), which
+    `./run.sh test` used before the stamp recorded the place, was refused as "moved or copied", the only advice a
+    fresh setup (minutes, 7 GB). It is re-pointed (seconds: its own bin/sate) and used."""
+    _fake_venv(tmp_path / "venv")
+    shutil.copytree(tmp_path / "venv", tmp_path / "copy", symlinks=True)
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(tmp_path / "copy"))
+    assert run.returncode == 0, run.stderr
+    assert f"[run.sh] pointing {tmp_path}/copy (a copy of {tmp_path}/venv) at this checkout\n" in run.stderr
+    assert (tmp_path / "copy" / "pip.log").read_text() == f"-m pip install -q --no-deps -e {ROOT}\n"
+    assert (tmp_path / "copy" / ".sate-installed").read_text().splitlines()[1] == str(tmp_path / "copy")
+    assert not (tmp_path / "venv" / "pip.log").exists()
+
+
+@needs_tts
+def test_the_place_of_an_environment_is_compared_as_a_physical_path(tmp_path: Path) -> None:
+    """review26f: the stamp recorded the place as typed (`cd build && SATE_VENV=../venv ./run.sh`: build/../venv);
+    once build/ was removed, the environment, never moved, was refused as moved, advising that path. The place is
+    recorded physical, and compared so."""
+    (tmp_path / "build").mkdir()
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    run = _run_sh(["test", "--version"], tmp_path / "build", SATE_VENV="../venv")
+    assert run.returncode == 0, run.stderr
+    assert (venv / ".sate-installed").read_text().splitlines()[1] == os.path.realpath(venv)
+    (tmp_path / "build").rmdir()
+    _, hash_root = _old_stamp(), _old_stamp().strip()
+    (venv / ".sate-installed").write_text(f"{hash_root}\n{tmp_path}/build/../venv\n")  # as hand26i's run.sh wrote
+    (venv / "pip.log").unlink()
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" not in run.stderr and not (venv / "pip.log").exists()
+
+
+def _unshare_ro() -> bool:
+    """Whether this test may bind-mount a folder read-only in a mount namespace of its own (root, unshare)."""
+    return (os.geteuid() == 0 and shutil.which("unshare") is not None
+            and subprocess.run(["unshare", "-m", "true"], capture_output=True, timeout=60).returncode == 0)
+
+
+@needs_tts
+@pytest.mark.skipif(not _unshare_ro(), reason="needs root and unshare -m for a read-only mount")
+def test_a_read_only_environment_made_by_an_older_run_sh_is_used(tmp_path: Path) -> None:
+    """review26f: a read-only environment (a shared one, a read-only mount) whose stamp an older run.sh wrote was
+    used; its re-point (to record the place) then failed, and every ./run.sh stopped. Used as it is, said in one
+    line."""
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    script = (f'mount --bind "{venv}" "{venv}" && mount -o remount,bind,ro "{venv}" && '
+              f'exec bash "{ROOT}/run.sh" test --version')
+    run = subprocess.run(["unshare", "-m", "bash", "-c", script], capture_output=True, text=True, timeout=120,
+                         cwd=tmp_path, env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith(f"[run.sh] cannot write {venv} to point it at this checkout: it is used as it is; "
+                                 "its owner runs ./run.sh once to do it\n[run.sh] ruff check\n")
+    assert not (venv / "pip.log").exists() and (venv / ".sate-installed").read_text() == _old_stamp()
+
+
+@needs_tts
+def test_an_environment_whose_python_is_gone_is_named(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment whose Python was removed (a system upgrade) was made again over
+    itself; venv kept the dead link and the stamp from before was trusted: `./run.sh test` stopped on "ruff: command
+    not found". Named, with what to do."""
+    venv = _fake_venv(tmp_path / "venv")
+    (venv / "bin" / "python").unlink()
+    (venv / "bin" / "python").symlink_to("/usr/bin/python3.9-gone")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] {venv} is an environment whose Python (/usr/bin/python3.9-gone) is gone: remove "
+                          "it and run ./run.sh again (a fresh setup: minutes), or set SATE_VENV to another place\n")
+
+
+@needs_tts
+def test_an_environment_where_one_may_not_write_is_named(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: in a checkout one may not write, the default environment failed with venv's
+    "[Errno 13] Permission denied: '.../.venv'" alone. Named, with SATE_VENV (here its folder is a file)."""
+    (tmp_path / "file").write_text("")
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "file" / "venv"))
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] cannot write {tmp_path}/file/venv: set SATE_VENV to a folder of yours "
+                          "(SATE_VENV=~/venvs/sate ./run.sh)\n")
+
+
+@needs_tts
+def test_an_environment_made_without_pip_gets_pip(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment whose making was interrupted (Ctrl-C during venv's ensurepip) has a
+    Python and no pip; every later run stopped on "No module named pip". It gets pip, then the install goes on (here
+    it finds no packages, offline)."""
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(tmp_path / "venv")], check=True, timeout=60)
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"))
+    assert run.returncode == 1
+    assert "No matching distribution found for pip==" in run.stderr and "No module named pip" not in run.stderr
+    subprocess.run([str(tmp_path / "venv" / "bin" / "python"), "-c", "import pip"], check=True, timeout=60)
+
+
+@needs_tts
+def test_relative_paths_are_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `cd ~/work && SATE_VENV=venv ~/sate/run.sh --data mydata` took both from the
+    repository's root: a second environment built inside the checkout (minutes, gigabytes) and ~/sate/mydata used,
+    while the recipe's own --help says a relative path is from where it is started."""
+    work = tmp_path / "work"
+    _fake_venv(work / "venv")
+    run = _run_sh(["--acoustic", "conformer", "--stage", "3", "--stop-stage", "3", "--data", "mydata"], work,
+                  SATE_VENV="venv")
+    assert run.returncode == 1
+    assert f"missing {work}/mydata/.done/features" in run.stderr
+    assert "creating the virtual environment" not in run.stderr and not (ROOT / "venv").exists()
+
+
+@pytest.mark.parametrize("python", ["/no/such/python3", "python3.0-none"])
+def test_a_python_that_does_not_run_is_named_before_anything_is_installed(tmp_path: Path, python: str) -> None:
+    """Twenty-sixth hostile pass: a PYTHON that does not exist was taken for a missing `python3-venv`: run as root,
+    run.sh ran `apt-get install python3-venv`, then said "Python >= 3.11 is required; ...: No such file or directory
+    found". One line names PYTHON; nothing is installed, no environment is made."""
+    venv = tmp_path / "venv"
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(venv), PYTHON=python)
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == (f"[run.sh] PYTHON={python} does not run here: set PYTHON to a Python 3.11 or newer "
+                          "(PYTHON=python3.11 ./run.sh)\n")
+    assert not venv.exists()
+
+
+@needs_tts
+def test_an_environment_made_is_used_whatever_python3_is_now(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: an environment made once with PYTHON=python3.11 (Ubuntu 22.04's python3 is 3.10)
+    was refused on every later `./run.sh` ("Python >= 3.11 is required") unless PYTHON was given again. PYTHON only
+    makes the environment."""
+    venv = _fake_venv(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PYTHON="/no/such/python3")
+    assert run.returncode == 0, run.stderr
+    assert "pytest" in run.stdout + run.stderr and "[run.sh] Python" not in run.stderr
+
+
+
+@pytest.mark.skipif("dash" not in os.path.realpath(shutil.which("sh") or ""), reason="sh is not dash here")
+def test_run_sh_started_with_sh_says_how_to_start_it(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `sh run.sh` (dash, Debian's sh) stopped on "set: Illegal option -o pipefail", as
+    the recipes did before they said what to run instead."""
+    run = subprocess.run(["sh", "run.sh", "test"], capture_output=True, text=True, timeout=60, cwd=ROOT,
+                         env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(tmp_path / "venv")})
+    assert (run.returncode, run.stdout) == (1, "")
+    assert run.stderr == "run.sh: a bash script: run it as ./run.sh (or bash run.sh), not with sh\n"
+    assert not (tmp_path / "venv").exists()
+
+
+@needs_tts
+def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: two `./run.sh` at once on one environment (two terminals on a first setup) ran two
+    pip installs into one site-packages. The second waits for the first's lock (`VENV/.sate-lock`), then finds the
+    work done; the lock is let go before the command runs (a demo of half an hour holds nothing)."""
+    venv = _fake_venv(tmp_path / "venv", stamp=_old_stamp())
+    fd = os.open(venv / ".sate-lock", os.O_WRONLY | os.O_CREAT)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        second = subprocess.Popen(["bash", str(ROOT / "run.sh"), "test", "--version"], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True,
+                                  env={**os.environ, **NO_PACKAGES, "SATE_VENV": str(venv)})
+        with pytest.raises(subprocess.TimeoutExpired):
+            second.wait(timeout=3)
+        (venv / ".sate-installed").write_text(f"{_old_stamp().strip()}\n{venv}\n")  # the first's setup, done
+    finally:
+        os.close(fd)
+    _, err = second.communicate(timeout=60)
+    assert second.returncode == 0, err
+    assert err.startswith(f"[run.sh] waiting for another ./run.sh that sets up {venv}\n[run.sh] ruff check\n")
+    assert not (venv / "pip.log").exists()  # the stamp was read again once the lock was held
+    # The command runs with the lock let go (the re-point holds it): pytest's python finds no descriptor 9 open.
+    (venv / ".sate-installed").write_text(_old_stamp())
+    python = (venv / "bin" / "python").read_text()
+    check = '[ "$1 $2" != "-m pytest" ] || [ ! -e /proc/$$/fd/9 ] || exit 3\n'
+    (venv / "bin" / "python").write_text(python.replace("#!/bin/sh\n", "#!/bin/sh\n" + check))
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv))
+    assert run.returncode == 0, run.stderr
+    assert "[run.sh] pointing" in run.stderr
+
+
+@needs_tts
+def test_a_lock_that_cannot_be_taken_is_gone_on_without(tmp_path: Path) -> None:
+    """review26f: the lock was taken on every run, on the environment's folder opened to read, which NFS and Lustre
+    refuse: every ./run.sh said "waiting for another ./run.sh" and stopped, status 65, the environment set up. A
+    set-up environment takes no lock; a setup whose lock fails for another reason than a holder says so in one line
+    and goes on. (flock here is a stand-in that fails as util-linux's does there.)"""
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "flock").write_text(f'#!/bin/sh\ntouch "{tmp_path}/flock-ran"\n'
+                                'echo "flock: 9: Bad file descriptor" >&2\nexit 65\n')
+    (shim / "flock").chmod(0o755)
+    path = f"{shim}:{os.environ['PATH']}"
+    venv = _fake_venv(tmp_path / "venv")
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith("[run.sh] ruff check\n") and not (tmp_path / "flock-ran").exists()
+    (venv / ".sate-installed").write_text(_old_stamp())
+    run = _run_sh(["test", "--version"], tmp_path, SATE_VENV=str(venv), PATH=path)
+    assert run.returncode == 0, run.stderr
+    assert run.stderr.startswith(f"[run.sh] cannot lock {venv}/.sate-lock (a file system that does not lock files?): "
+                                 f"going on without it\n[run.sh] pointing {venv} at this checkout\n")
+    assert "waiting" not in run.stderr and (tmp_path / "flock-ran").exists()
+
+
+def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
+    """Twenty-sixth hostile pass: `PYTHON=py/python3 ~/sate/run.sh` (a path from the current directory) was looked for
+    from the repository's root, where it is not. It makes the environment (pip then finds nothing, offline)."""
+    (tmp_path / "py").mkdir()
+    (tmp_path / "py" / "python3").symlink_to(Path(sys.executable).resolve())
+    run = _run_sh(["test"], tmp_path, SATE_VENV=str(tmp_path / "venv"), PYTHON="py/python3")
+    assert run.returncode == 1
+    assert f"creating the virtual environment {tmp_path}/venv" in run.stderr and "does not run" not in run.stderr
