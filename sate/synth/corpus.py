@@ -224,26 +224,31 @@ def remove_dropped_talks(split_dir: Path, kept: set[str]) -> int:
     removed = 0
     records = split_dir / ".synth"
     for sidecar in sorted(records.glob("*.json")) if records.is_dir() else []:
-        if sidecar.stem in kept or sidecar.is_symlink() or not sidecar.is_file():
+        if sidecar.stem in kept or not _removable(sidecar):
             continue
-        try:
-            saved = read_record(sidecar, "`sate synth`")
-        except SateError:
-            continue  # unreadable: left as it is
-        wav = split_dir / "wav" / f"{sidecar.stem}.wav"
-        digest = saved.get("sha256") if isinstance(saved, dict) else None
-        if not isinstance(digest, str):
-            continue  # a record of an earlier sate (no digest) or damaged: its wav is left as it is
-        if os.path.lexists(wav):
-            try:
-                if wav.is_symlink() or not wav.is_file() or file_sha256(wav) != digest:
-                    continue
-            except OSError:
-                continue
-            wav.unlink()
+        (split_dir / "wav" / f"{sidecar.stem}.wav").unlink(missing_ok=True)
         sidecar.unlink()
         removed += 1
     return removed
+
+
+def _removable(sidecar: Path) -> bool:
+    """Is ``sidecar`` a record of `sate synth`'s whose wav (``../wav/STEM.wav``) is gone or still the one it voiced,
+    byte for byte?"""
+    if sidecar.is_symlink() or not sidecar.is_file():
+        return False
+    try:
+        saved = read_record(sidecar, "`sate synth`")
+    except SateError:
+        return False  # unreadable: left as it is
+    digest = saved.get("sha256") if isinstance(saved, dict) else None
+    if not isinstance(digest, str):
+        return False  # a record of an earlier sate (no digest) or damaged: its wav is left as it is
+    wav = sidecar.parent.parent / "wav" / f"{sidecar.stem}.wav"
+    try:
+        return not os.path.lexists(wav) or (not wav.is_symlink() and wav.is_file() and file_sha256(wav) == digest)
+    except OSError:
+        return False
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -387,7 +392,45 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
         # once the split's yaml names the new talks alone, the talks of an earlier plan go
         kept = {Path(t.wav_name).stem for t in talks if t.split == split}
         summary["splits"][split]["dropped_talks"] = remove_dropped_talks(root / "data" / split, kept)
+    summary["dropped_splits"], summary["kept_splits"] = remove_dropped_splits(root, list(text), tgt_lang)
     return summary
+
+
+def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> tuple[list[str], list[str]]:
+    """Remove the splits `sate synth` voiced into ``root`` that this run does not write, returning those removed and
+    those left: `--text ding` over a phrasebook corpus left its tst-heldout (the phrasebook's sentences in held-out
+    voices) in the Ding corpus, exit 0, and `sate prep --mustc-root` read it as one of its splits (26th hostile pass).
+    Only a split with talk records (``.synth/``) is one of ours: its talks go as `remove_dropped_talks` says, and its
+    yaml and texts with them; a wav of the user's (or one changed since) keeps the split whole, untouched."""
+    removed: list[str] = []
+    left: list[str] = []
+    data = root / "data"
+    for split_dir in sorted(data.iterdir()) if data.is_dir() else []:
+        records = split_dir / ".synth"
+        if split_dir.name in splits or split_dir.is_symlink() or records.is_symlink() or not records.is_dir():
+            continue
+        wavs = split_dir / "wav"
+        ours = {f"{sidecar.stem}.wav" for sidecar in records.glob("*.json") if _removable(sidecar)}
+        if wavs.is_symlink() or (wavs.is_dir() and any(wav.name not in ours for wav in wavs.iterdir())):
+            left.append(split_dir.name)  # untouched: its yaml still names every talk
+            continue
+        txt = split_dir / "txt"
+        try:  # a folder of it made read-only: said as left, not an error after the voicing
+            remove_dropped_talks(split_dir, set())
+            for ext in ("yaml", "en", tgt_lang):
+                name = txt / f"{split_dir.name}.{ext}"
+                if name.is_file() and not name.is_symlink():
+                    name.unlink()
+        except OSError:
+            left.append(split_dir.name)
+            continue
+        for folder in (wavs, records, txt, split_dir):  # each only once empty: a file of the user's keeps its folder
+            try:
+                folder.rmdir()
+            except OSError:
+                pass
+        (left if split_dir.exists() else removed).append(split_dir.name)
+    return removed, left
 
 
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,

@@ -622,3 +622,29 @@ def test_talks_an_earlier_plan_voiced_are_removed_once_the_new_plan_is_written(
     assert not (split_dir / ".synth" / "ted_901.json").exists() and not (split_dir / ".synth" / "ted_904.json").exists()
     assert all((split_dir / ".synth" / f"ted_{n}.json").exists() for n in (902, 903, 905, 906))
     assert wav.exists() and read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
+
+
+def test_splits_an_earlier_run_voiced_are_removed_once_this_run_is_written(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """`sate synth --text ding` over a phrasebook corpus left its tst-heldout (the phrasebook's sentences in held-out
+    voices), exit 0, and `sate prep --mustc-root` read it as a split of the Ding corpus (26th hostile pass). A split
+    of sate's goes whole (talks, yaml, texts, folders); one holding a wav of the user's is left untouched, and a split
+    folder without talk records (the user's own) is never looked into."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    data = tmp_path / "corpus" / "en-de" / "data"
+    for split in ("tst-heldout", "tst-kept"):  # as an earlier run (another text) voiced them
+        shutil.copytree(data / "dev", data / split)
+        for ext in ("yaml", "en", "de"):
+            (data / split / "txt" / f"dev.{ext}").rename(data / split / "txt" / f"{split}.{ext}")
+    shutil.copyfile(next((data / "dev" / "wav").glob("*.wav")), data / "tst-kept" / "wav" / "mine.wav")
+    (data / "tst-mine" / "txt").mkdir(parents=True)
+    (data / "tst-mine" / "txt" / "tst-mine.yaml").write_text("- {duration: 1.0, offset: 0.0}\n")
+    kept = sorted(p.relative_to(data) for p in data.glob("tst-kept/**/*"))
+    summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
+                                 progress=False)
+    assert sorted(p.name for p in data.iterdir()) == ["dev", "train", "tst-COMMON", "tst-kept", "tst-mine"]
+    assert summary["dropped_splits"] == ["tst-heldout"] and summary["kept_splits"] == ["tst-kept"]
+    assert sorted(p.relative_to(data) for p in data.glob("tst-kept/**/*")) == kept
+    assert (data / "tst-mine" / "txt" / "tst-mine.yaml").is_file()
+    assert read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
