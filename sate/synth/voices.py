@@ -12,6 +12,7 @@ its training voices add more espeak-ng variants and accents (`training_pool`).
 from __future__ import annotations
 
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -145,9 +146,27 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
                "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True)
     if done.returncode != 0 or not out.exists():
-        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {done.stderr.strip()[-300:]}")
+        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {_why(done, out)}")
     audio, sr = sf.read(out, dtype="float32", always_2d=True)
     return _trim(_resample(audio.mean(axis=1), sr))
+
+
+def _why(done: subprocess.CompletedProcess, out: Path) -> str:
+    """Why an engine wrote no sentence: its message, else how it ended. A file size limit (`ulimit -f`) kills it
+    without a word, and the line ended on "failed on voice en-gb-scotland+m3: ", naming neither (26th hostile pass)."""
+    said = done.stderr.strip()[-300:]
+    if said:
+        return said
+    if done.returncode < 0:
+        try:
+            name = signal.Signals(-done.returncode).name
+        except ValueError:
+            name = f"signal {-done.returncode}"
+        if name == "SIGXFSZ":
+            return f"killed by {name} writing {out}: a file size limit is set (`ulimit -f`); lift it"
+        return f"killed by {name} writing {out}"
+    status = f"exit status {done.returncode}" if done.returncode else "no audio written"
+    return f"{status}, no message, writing {out} (a full disk? set TMPDIR to another one)"
 
 
 def add_noise(wav: np.ndarray, snr_db: float, seed: int) -> np.ndarray:

@@ -648,3 +648,24 @@ def test_splits_an_earlier_run_voiced_are_removed_once_this_run_is_written(
     assert sorted(p.relative_to(data) for p in data.glob("tst-kept/**/*")) == kept
     assert (data / "tst-mine" / "txt" / "tst-mine.yaml").is_file()
     assert read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
+
+
+@pytest.mark.parametrize(("script", "said"), [
+    ("kill -XFSZ $$", "killed by SIGXFSZ writing {out}: a file size limit is set (`ulimit -f`); lift it"),
+    ("exit 3", "exit status 3, no message, writing {out} (a full disk? set TMPDIR to another one)"),
+    ("echo 'cannot open voice' >&2; exit 1", "cannot open voice"),
+])
+def test_an_engine_that_fails_without_a_word_is_said_how(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         script: str, said: str) -> None:
+    """An engine killed by a file size limit (`ulimit -f`: espeak-ng's sound server maps 64 MB) says nothing, and
+    `sate synth` ended on "espeak-ng failed on voice en-gb-scotland+m3: ", naming neither the cause nor the file
+    (26th hostile pass). How it ended is said, and where it wrote."""
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text(f"#!/bin/sh\ncat >/dev/null\n{script}\n")
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(SateError) as caught:
+        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
+    out = tmp_path / "utt.wav"
+    assert str(caught.value) == f"espeak-ng failed on voice en-us+m3: {said.format(out=out)}"
