@@ -23,7 +23,14 @@ from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs, whole_number
 from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
-from sate.synth.ding import DING_PACKAGE, DING_PATH_IN_PACKAGE, default_cache_dir, fetch_ding, read_ding_pairs
+from sate.synth.ding import (
+    DING_PACKAGE,
+    DING_PATH_IN_PACKAGE,
+    cached_ding,
+    default_cache_dir,
+    fetch_ding,
+    read_ding_pairs,
+)
 from sate.synth.splits import split_pairs
 from sate.synth.voices import heldout_names
 from sate.targets import check_output, dir_name, read_name
@@ -131,12 +138,17 @@ def run(args: argparse.Namespace) -> int:
         ding = args.ding or fetch_ding(default_cache_dir())
         pairs = read_ding_pairs(ding)
         empty = [name for name, some in split_pairs(pairs).items() if not some]
+        # sate's own download, damaged (emptied, cut short, replaced): "is it the Ding file?" asked the user about a
+        # file they never named (26th hostile pass)
+        fetched = args.ding is None and ding == cached_ding(default_cache_dir())
+        advice = (f"; it is the copy `sate synth` fetched: remove it and run again to fetch it anew, or pass --ding "
+                  f"PATH/{DING_PATH_IN_PACKAGE}") if fetched else ""
         if not pairs:  # any other file was voiced as a corpus of no sentences, exit 0
-            raise SateError(f"{ding}: no example sentence pairs ('German :: English' lines with sentences): is it "
-                            f"the Ding file ({DING_PATH_IN_PACKAGE})?")
+            raise SateError(f"{ding}: no example sentence pairs ('German :: English' lines with sentences)"
+                            + (advice or f": is it the Ding file ({DING_PATH_IN_PACKAGE})?"))
         if empty:
             raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
-                            "(about 4% of the sentences go to each of dev and tst-COMMON)")
+                            "(about 4% of the sentences go to each of dev and tst-COMMON)" + advice)
         print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
         summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
     else:

@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from sate.errors import SateError
-from sate.files import atomic_open
+from sate.files import atomic_open, not_a_file
 
 DING_PACKAGE = "trans-de-en"
 DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
@@ -33,10 +33,16 @@ def default_cache_dir() -> Path:
     return Path(os.environ.get("SATE_CACHE", Path.home() / ".cache" / "sate"))
 
 
+def cached_ding(cache_dir: Path) -> Path:
+    """Where `fetch_ding` keeps the dictionary it fetched."""
+    return cache_dir / "ding" / "de-en"
+
+
 def fetch_ding(cache_dir: Path) -> Path:
     """Return the Ding dictionary file, downloading `trans-de-en` with apt-get if needed."""
-    target = cache_dir / "ding" / "de-en"
-    if target.exists():
+    target = cached_ding(cache_dir)
+    if os.path.lexists(target):  # a folder there was "Is a directory", not saying whose it is or what to do
+        not_a_file(target, "the Ding dictionary `sate synth` fetches there: remove it and run again")
         return target
     installed = Path("/") / DING_PATH_IN_PACKAGE
     if installed.exists():

@@ -669,3 +669,30 @@ def test_an_engine_that_fails_without_a_word_is_said_how(tmp_path: Path, monkeyp
         voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
     out = tmp_path / "utt.wav"
     assert str(caught.value) == f"espeak-ng failed on voice en-us+m3: {said.format(out=out)}"
+
+
+def test_a_damaged_fetched_ding_file_says_to_fetch_it_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                           capsys: pytest.CaptureFixture) -> None:
+    """The Ding file `sate synth` fetched into $SATE_CACHE, emptied or cut short, asked "is it the Ding file?" of a
+    file the user never named, and a folder there was "Is a directory" (26th hostile pass). Each says it is the
+    fetched copy and to remove it; the same file given with --ding is still asked about."""
+    monkeypatch.setenv("SATE_CACHE", str(tmp_path / "cache"))
+    cached = tmp_path / "cache" / "ding" / "de-en"
+    cached.parent.mkdir(parents=True)
+    for text, said in (("", "no example sentence pairs ('German :: English' lines with sentences)"),
+                       ("Das Haus ist sehr alt. :: The house is very old.\n",
+                        "1 example sentence pairs, too few to fill ")):
+        cached.write_text(text, encoding="utf-8")
+        assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"sate synth: error: {cached}: {said}") and err.endswith(
+            "; it is the copy `sate synth` fetched: remove it and run again to fetch it anew, or pass --ding "
+            "PATH/usr/share/trans/de-en\n")
+    assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding", "--ding", str(cached)]) == 2
+    assert "fetch it anew" not in capsys.readouterr().err
+    cached.unlink()
+    cached.mkdir()
+    assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding"]) == 2
+    assert capsys.readouterr().err == (f"sate synth: error: {cached}: a directory, not the Ding dictionary `sate "
+                                       "synth` fetches there: remove it and run again\n")
+    assert not (tmp_path / "c").exists()
