@@ -22,7 +22,14 @@ from sate.data.parallel_text import pair_language
 from sate.errors import SateError, one_line
 from sate.files import not_a_file
 from sate.numbers import check_jobs, whole_number
-from sate.synth.corpus import DEFAULT_TRAIN_SIZE, TEXTS, build_corpus, build_phrasebook_corpus, check_corpus_root
+from sate.synth.corpus import (
+    DEFAULT_TRAIN_SIZE,
+    HELDOUT_SPLIT,
+    TEXTS,
+    build_corpus,
+    build_phrasebook_corpus,
+    check_corpus_root,
+)
 from sate.synth.ding import (
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -32,7 +39,7 @@ from sate.synth.ding import (
     read_ding_pairs,
 )
 from sate.synth.splits import split_pairs
-from sate.synth.voices import heldout_names
+from sate.synth.voices import check_engines, heldout_names, missing_voices, voice_pool
 from sate.targets import check_output, dir_name, read_name
 
 
@@ -132,8 +139,28 @@ def other_pairs(out: Path, tgt_lang: str) -> list[str]:
             and (out / name / "data").is_dir() and not (out / name / layout.SYNTH_MARK).is_file()]
 
 
+def check_voices(text: str) -> None:
+    """Refuse, before any work, a held-out voice the installed engines lack (tst-heldout would be voiced by a
+    training voice, without a word), and say which other voices they lack and voice in another."""
+    from sate.synth.corpus import phrasebook_styles
+
+    pools = {"ding": voice_pool()} if text == "ding" else {s: list(st.voices) for s, st in phrasebook_styles().items()}
+    check_engines([v for pool in pools.values() for v in pool])
+    heldout = missing_voices(pools.get(HELDOUT_SPLIT, []))
+    if heldout:
+        raise SateError(f"the installed engines lack the held-out voice(s) {', '.join(heldout)}: they would voice "
+                        f"{HELDOUT_SPLIT} in a default voice that train hears, without a word; install espeak-ng 1.51 "
+                        "or later and flite 2 with its usual voices (sudo apt-get install espeak-ng flite)")
+    others = missing_voices([v for pool in pools.values() for v in pool])
+    if others:
+        print(f"note: the installed engines lack {', '.join(others)}: they voice those in their default voice, so the "
+              "corpus has fewer voices than docs/synth.md lists; espeak-ng 1.51 or later has them all",
+              file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
+    check_voices(args.text)
     if args.text == "ding":
         ding = args.ding or fetch_ding(default_cache_dir())
         pairs = read_ding_pairs(ding)

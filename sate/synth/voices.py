@@ -113,6 +113,40 @@ def check_engines(pool: Sequence[Voice]) -> None:
                         f"Install them with: sudo apt-get install {' '.join(missing)}")
 
 
+def _listed(cmd: list[str]) -> str | None:
+    """What an engine prints when asked for its voices, or None where it cannot say."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def missing_voices(pool: Sequence[Voice]) -> list[str]:
+    """The voices of ``pool`` the installed engines lack, as a reader names them ("espeak-ng accent en-us-nyc").
+    Both engines voice a name they do not have without a word and with status 0 (espeak-ng in its default voice for
+    the language, or without the variant; flite in kal), so a corpus recorded voices it never used, and tst-heldout
+    could be voiced by a training voice (26th hostile pass). An engine whose listing cannot be read is not judged."""
+    missing: list[str] = []
+    espeak = sorted({v.name for v in pool if v.engine == "espeak"})
+    if espeak:
+        languages = _listed(["espeak-ng", "--voices"])
+        variants = _listed(["espeak-ng", "--voices=variant"])
+        accents = {line.split()[1] for line in (languages or "").splitlines()[1:] if len(line.split()) > 4}
+        kinds = {line.split()[4].removeprefix("!v/") for line in (variants or "").splitlines()[1:]
+                 if len(line.split()) > 4}
+        wanted = sorted({name.partition("+")[0] for name in espeak})
+        missing += [f"espeak-ng accent {a}" for a in wanted if accents and a not in accents]
+        wanted = sorted({name.partition("+")[2] for name in espeak} - {""})
+        missing += [f"espeak-ng variant {v}" for v in wanted if kinds and v not in kinds]
+    flite = sorted({v.name for v in pool if v.engine == "flite"})
+    if flite:
+        listed = _listed(["flite", "-lv"]) or ""
+        names = set(listed.partition(":")[2].split()) if listed.startswith("Voices available:") else set()
+        missing += [f"flite voice {name}" for name in flite if names and name not in names]
+    return missing
+
+
 def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
     if rate == SAMPLE_RATE:
         return audio
