@@ -11,6 +11,7 @@ its training voices add more espeak-ng variants and accents (`training_pool`).
 
 from __future__ import annotations
 
+import re
 import shutil
 import signal
 import subprocess
@@ -133,8 +134,7 @@ def missing_voices(pool: Sequence[Voice]) -> list[str]:
         languages = _listed(["espeak-ng", "--voices"])
         variants = _listed(["espeak-ng", "--voices=variant"])
         accents = {line.split()[1] for line in (languages or "").splitlines()[1:] if len(line.split()) > 4}
-        kinds = {line.split()[4].removeprefix("!v/") for line in (variants or "").splitlines()[1:]
-                 if len(line.split()) > 4}
+        kinds = set(re.findall(r"!v/(\S+)", variants or ""))  # the variant's file: a VoiceName may hold a space
         wanted = sorted({name.partition("+")[0] for name in espeak})
         missing += [f"espeak-ng accent {a}" for a in wanted if accents and a not in accents]
         wanted = sorted({name.partition("+")[2] for name in espeak} - {""})
