@@ -30,7 +30,9 @@ _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201a": "'", "\u00b
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("SATE_CACHE", Path.home() / ".cache" / "sate"))
+    """$SATE_CACHE, or ~/.cache/sate where it is unset or empty: `SATE_CACHE=$CACHE` with CACHE unset was the current
+    directory, and each command fetched its download anew into whatever folder it ran in (26th hostile pass)."""
+    return Path(os.environ.get("SATE_CACHE") or Path.home() / ".cache" / "sate")
 
 
 def cached_ding(cache_dir: Path) -> Path:

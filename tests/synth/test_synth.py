@@ -735,3 +735,14 @@ def test_voices_the_engines_lack_are_said_and_a_held_out_one_refused(
         "note: the installed engines lack espeak-ng accent en-us-nyc, flite voice kal16: they voice those in their "
         "default voice, so the corpus has fewer voices than docs/synth.md lists; espeak-ng 1.51 or later has them "
         "all\n")
+
+
+def test_an_empty_sate_cache_is_the_default_cache(monkeypatch: pytest.MonkeyPatch) -> None:
+    """`SATE_CACHE=$CACHE` with CACHE unset named the current directory: the Ding dictionary (and the Whisper wheel,
+    the Asterisk prompts) fetched anew into whatever folder a command ran in (26th hostile pass)."""
+    from sate.synth.ding import default_cache_dir
+
+    monkeypatch.setenv("SATE_CACHE", "")
+    assert default_cache_dir() == Path.home() / ".cache" / "sate"
+    monkeypatch.setenv("SATE_CACHE", "rel/cache")  # a relative one is the user's to mean
+    assert default_cache_dir() == Path("rel/cache")
