@@ -290,6 +290,15 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
     for name in names:
         path = root / name
         if not os.path.lexists(path):
+            # a file where a folder of it goes (a split's): "SPLIT/wav: Not a directory" once the other splits were
+            # voiced, naming the folder below the file (26th hostile pass)
+            folder = path.parent
+            while folder != root and not os.path.lexists(folder):
+                folder = folder.parent
+            if folder != root and not folder.is_dir():
+                raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is "
+                                f"{one_line(what_is_there(folder) or 'a file')}, where `sate synth` makes its folder "
+                                f"{folder.relative_to(root)}/: remove it")
             continue
         real = os.path.realpath(path)
         how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"

@@ -746,3 +746,20 @@ def test_an_empty_sate_cache_is_the_default_cache(monkeypatch: pytest.MonkeyPatc
     assert default_cache_dir() == Path.home() / ".cache" / "sate"
     monkeypatch.setenv("SATE_CACHE", "rel/cache")  # a relative one is the user's to mean
     assert default_cache_dir() == Path("rel/cache")
+
+
+def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """A file (or a broken link) of the user's named as a split in a corpus `sate synth` voiced ended the run again on
+    "SPLIT/wav: Not a directory", naming the folder below it, once the other splits were voiced (26th hostile
+    pass). It is named, before any work, and left as it is."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    split = tmp_path / "corpus" / "en-de" / "data" / "dev"
+    shutil.rmtree(split)
+    split.write_text("my notes\n")
+    with pytest.raises(SateError) as caught:
+        synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    assert str(caught.value) == (f"--out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
+                                 "folder data/dev/: remove it")
+    assert split.read_text() == "my notes\n"
