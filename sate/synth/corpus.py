@@ -405,12 +405,30 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     return summary
 
 
+def _not_ours(split_dir: Path, tgt_lang: str) -> Path | None:
+    """The first file or folder in ``split_dir`` that `sate synth` did not write as it is now (a file of the user's
+    anywhere in it, a wav changed since it was voiced, a link), or None where all of it is ours to remove."""
+    records = split_dir / ".synth"
+    ours = {f"{sidecar.stem}.wav" for sidecar in records.glob("*.json") if _removable(sidecar)}
+    expected = {"wav": ours, ".synth": {f"{Path(w).stem}.json" for w in ours},
+                "txt": {f"{split_dir.name}.{ext}" for ext in ("yaml", "en", tgt_lang)}}
+    for entry in sorted(split_dir.iterdir()):
+        if entry.name not in expected or entry.is_symlink() or not entry.is_dir():
+            return entry
+        for item in sorted(entry.iterdir()):
+            if item.name not in expected[entry.name] or item.is_symlink() or not item.is_file():
+                return item
+    return None
+
+
 def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> tuple[list[str], list[str]]:
     """Remove the splits `sate synth` voiced into ``root`` that this run does not write, returning those removed and
     those left: `--text ding` over a phrasebook corpus left its tst-heldout (the phrasebook's sentences in held-out
     voices) in the Ding corpus, exit 0, and `sate prep --mustc-root` read it as one of its splits (26th hostile pass).
-    Only a split with talk records (``.synth/``) is one of ours: its talks go as `remove_dropped_talks` says, and its
-    yaml and texts with them; a wav of the user's (or one changed since) keeps the split whole, untouched."""
+    Only a split with talk records (``.synth/``) is one of ours, and it goes only where all of it is ours (its talks
+    as `remove_dropped_talks` says, yaml and texts): any other file in it (the user's notes, a wav changed since)
+    keeps the split whole, untouched, decided before anything is removed; a split half removed around a file of the
+    user's was read by no one and refused by `sate prep` (review of the 26th hostile pass)."""
     removed: list[str] = []
     left: list[str] = []
     data = root / "data"
@@ -418,27 +436,25 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
         records = split_dir / ".synth"
         if split_dir.name in splits or split_dir.is_symlink() or records.is_symlink() or not records.is_dir():
             continue
-        wavs = split_dir / "wav"
-        ours = {f"{sidecar.stem}.wav" for sidecar in records.glob("*.json") if _removable(sidecar)}
-        if wavs.is_symlink() or (wavs.is_dir() and any(wav.name not in ours for wav in wavs.iterdir())):
+        try:
+            stray = _not_ours(split_dir, tgt_lang)
+        except OSError:  # a folder of it unreadable: not ours to judge
+            stray = split_dir
+        if stray is not None:
             left.append(split_dir.name)  # untouched: its yaml still names every talk
             continue
         txt = split_dir / "txt"
         try:  # a folder of it made read-only: said as left, not an error after the voicing
             remove_dropped_talks(split_dir, set())
             for ext in ("yaml", "en", tgt_lang):
-                name = txt / f"{split_dir.name}.{ext}"
-                if name.is_file() and not name.is_symlink():
-                    name.unlink()
+                (txt / f"{split_dir.name}.{ext}").unlink(missing_ok=True)
+            for folder in (split_dir / "wav", records, txt, split_dir):
+                if folder.is_dir():
+                    folder.rmdir()
         except OSError:
             left.append(split_dir.name)
             continue
-        for folder in (wavs, records, txt, split_dir):  # each only once empty: a file of the user's keeps its folder
-            try:
-                folder.rmdir()
-            except OSError:
-                pass
-        (left if split_dir.exists() else removed).append(split_dir.name)
+        removed.append(split_dir.name)
     return removed, left
 
 

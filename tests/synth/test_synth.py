@@ -650,6 +650,33 @@ def test_splits_an_earlier_run_voiced_are_removed_once_this_run_is_written(
     assert read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
 
 
+def test_a_dropped_split_holding_any_file_of_the_users_is_left_whole(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """A file of the user's outside wav/ (notes in the split folder, a file in txt/) did not keep a dropped split:
+    its talks, yaml and texts went, the folder stayed around the file, said as "left", and `sate prep` then refused
+    the corpus: "tst-heldout.yaml: file is missing"; moving the file out, as the note advises, left an empty split
+    (review of the 26th hostile pass). Any file not sate's keeps the split whole; once moved out, the split goes."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    data = tmp_path / "corpus" / "en-de" / "data"
+    for split in ("tst-heldout", "tst-txt"):  # as an earlier run (another text) voiced them
+        shutil.copytree(data / "dev", data / split)
+        for ext in ("yaml", "en", "de"):
+            (data / split / "txt" / f"dev.{ext}").rename(data / split / "txt" / f"{split}.{ext}")
+    (data / "tst-heldout" / "NOTES.txt").write_text("my notes\n")
+    (data / "tst-txt" / "txt" / "tst-txt.srt").write_text("1\n")
+    kept = sorted(p.relative_to(data) for p in data.glob("tst-*/**/*"))
+    summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
+                                 progress=False)
+    assert summary["dropped_splits"] == [] and summary["kept_splits"] == ["tst-heldout", "tst-txt"]
+    assert sorted(p.relative_to(data) for p in data.glob("tst-*/**/*")) == kept
+    (data / "tst-heldout" / "NOTES.txt").rename(tmp_path / "NOTES.txt")  # the note's advice, followed
+    summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
+                                 progress=False)
+    assert summary["dropped_splits"] == ["tst-heldout"] and summary["kept_splits"] == ["tst-txt"]
+    assert sorted(p.name for p in data.iterdir()) == ["dev", "train", "tst-COMMON", "tst-txt"]
+
+
 @pytest.mark.parametrize(("script", "said"), [
     ("kill -XFSZ $$", "killed by SIGXFSZ writing {out}: a file size limit is set (`ulimit -f`); lift it"),
     ("exit 3", "exit status 3, no message, writing {out} (a full disk? set TMPDIR to another one)"),
