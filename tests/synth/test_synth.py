@@ -624,6 +624,18 @@ def test_talks_an_earlier_plan_voiced_are_removed_once_the_new_plan_is_written(
     assert wav.exists() and read_split(tmp_path / "corpus", "dev") == read_split(synth_corpus, "dev")
 
 
+def earlier_splits(synth_corpus: Path, out: Path, splits: tuple[str, ...]) -> Path:
+    """A copy of ``synth_corpus`` at ``out`` whose ``splits`` an earlier run (another text) voiced, as copies of dev;
+    returns its data folder."""
+    shutil.copytree(synth_corpus, out)
+    data = out / "en-de" / "data"
+    for split in splits:
+        shutil.copytree(data / "dev", data / split)
+        for ext in ("yaml", "en", "de"):
+            (data / split / "txt" / f"dev.{ext}").rename(data / split / "txt" / f"{split}.{ext}")
+    return data
+
+
 def test_splits_an_earlier_run_voiced_are_removed_once_this_run_is_written(
         tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
         fixture_sizes: dict[str, int]) -> None:
@@ -631,12 +643,7 @@ def test_splits_an_earlier_run_voiced_are_removed_once_this_run_is_written(
     voices), exit 0, and `sate prep --mustc-root` read it as a split of the Ding corpus (26th hostile pass). A split
     of sate's goes whole (talks, yaml, texts, folders); one holding a wav of the user's is left untouched, and a split
     folder without talk records (the user's own) is never looked into."""
-    shutil.copytree(synth_corpus, tmp_path / "corpus")
-    data = tmp_path / "corpus" / "en-de" / "data"
-    for split in ("tst-heldout", "tst-kept"):  # as an earlier run (another text) voiced them
-        shutil.copytree(data / "dev", data / split)
-        for ext in ("yaml", "en", "de"):
-            (data / split / "txt" / f"dev.{ext}").rename(data / split / "txt" / f"{split}.{ext}")
+    data = earlier_splits(synth_corpus, tmp_path / "corpus", ("tst-heldout", "tst-kept"))
     shutil.copyfile(next((data / "dev" / "wav").glob("*.wav")), data / "tst-kept" / "wav" / "mine.wav")
     (data / "tst-mine" / "txt").mkdir(parents=True)
     (data / "tst-mine" / "txt" / "tst-mine.yaml").write_text("- {duration: 1.0, offset: 0.0}\n")
@@ -657,12 +664,7 @@ def test_a_dropped_split_holding_any_file_of_the_users_is_left_whole(
     its talks, yaml and texts went, the folder stayed around the file, said as "left", and `sate prep` then refused
     the corpus: "tst-heldout.yaml: file is missing"; moving the file out, as the note advises, left an empty split
     (review of the 26th hostile pass). Any file not sate's keeps the split whole; once moved out, the split goes."""
-    shutil.copytree(synth_corpus, tmp_path / "corpus")
-    data = tmp_path / "corpus" / "en-de" / "data"
-    for split in ("tst-heldout", "tst-txt"):  # as an earlier run (another text) voiced them
-        shutil.copytree(data / "dev", data / split)
-        for ext in ("yaml", "en", "de"):
-            (data / split / "txt" / f"dev.{ext}").rename(data / split / "txt" / f"{split}.{ext}")
+    data = earlier_splits(synth_corpus, tmp_path / "corpus", ("tst-heldout", "tst-txt"))
     (data / "tst-heldout" / "NOTES.txt").write_text("my notes\n")
     (data / "tst-txt" / "txt" / "tst-txt.srt").write_text("1\n")
     kept = sorted(p.relative_to(data) for p in data.glob("tst-*/**/*"))
