@@ -224,26 +224,31 @@ def remove_dropped_talks(split_dir: Path, kept: set[str]) -> int:
     removed = 0
     records = split_dir / ".synth"
     for sidecar in sorted(records.glob("*.json")) if records.is_dir() else []:
-        if sidecar.stem in kept or sidecar.is_symlink() or not sidecar.is_file():
+        if sidecar.stem in kept or not _removable(sidecar):
             continue
-        try:
-            saved = read_record(sidecar, "`sate synth`")
-        except SateError:
-            continue  # unreadable: left as it is
-        wav = split_dir / "wav" / f"{sidecar.stem}.wav"
-        digest = saved.get("sha256") if isinstance(saved, dict) else None
-        if not isinstance(digest, str):
-            continue  # a record of an earlier sate (no digest) or damaged: its wav is left as it is
-        if os.path.lexists(wav):
-            try:
-                if wav.is_symlink() or not wav.is_file() or file_sha256(wav) != digest:
-                    continue
-            except OSError:
-                continue
-            wav.unlink()
+        (split_dir / "wav" / f"{sidecar.stem}.wav").unlink(missing_ok=True)
         sidecar.unlink()
         removed += 1
     return removed
+
+
+def _removable(sidecar: Path) -> bool:
+    """Is ``sidecar`` a record of `sate synth`'s whose wav (``../wav/STEM.wav``) is gone or still the one it voiced,
+    byte for byte?"""
+    if sidecar.is_symlink() or not sidecar.is_file():
+        return False
+    try:
+        saved = read_record(sidecar, "`sate synth`")
+    except SateError:
+        return False  # unreadable: left as it is
+    digest = saved.get("sha256") if isinstance(saved, dict) else None
+    if not isinstance(digest, str):
+        return False  # a record of an earlier sate (no digest) or damaged: its wav is left as it is
+    wav = sidecar.parent.parent / "wav" / f"{sidecar.stem}.wav"
+    try:
+        return not os.path.lexists(wav) or (not wav.is_symlink() and wav.is_file() and file_sha256(wav) == digest)
+    except OSError:
+        return False
 
 
 # ----------------------------------------------------------------------------- corpus
@@ -285,6 +290,15 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
     for name in names:
         path = root / name
         if not os.path.lexists(path):
+            # a file where a folder of it goes (a split's): "SPLIT/wav: Not a directory" once the other splits were
+            # voiced, naming the folder below the file (26th hostile pass)
+            folder = path.parent
+            while folder != root and not os.path.lexists(folder):
+                folder = folder.parent
+            if folder != root and not folder.is_dir():
+                raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is "
+                                f"{one_line(what_is_there(folder) or 'a file')}, where `sate synth` makes its folder "
+                                f"{folder.relative_to(root)}/: remove it")
             continue
         real = os.path.realpath(path)
         how = "is a symlink to" if os.path.islink(path) else "leads through a symlink to"
@@ -387,7 +401,61 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
         # once the split's yaml names the new talks alone, the talks of an earlier plan go
         kept = {Path(t.wav_name).stem for t in talks if t.split == split}
         summary["splits"][split]["dropped_talks"] = remove_dropped_talks(root / "data" / split, kept)
+    summary["dropped_splits"], summary["kept_splits"] = remove_dropped_splits(root, list(text), tgt_lang)
     return summary
+
+
+def _not_ours(split_dir: Path, tgt_lang: str) -> Path | None:
+    """The first file or folder in ``split_dir`` that `sate synth` did not write as it is now (a file of the user's
+    anywhere in it, a wav changed since it was voiced, a link), or None where all of it is ours to remove."""
+    records = split_dir / ".synth"
+    ours = {f"{sidecar.stem}.wav" for sidecar in records.glob("*.json") if _removable(sidecar)}
+    expected = {"wav": ours, ".synth": {f"{Path(w).stem}.json" for w in ours},
+                "txt": {f"{split_dir.name}.{ext}" for ext in ("yaml", "en", tgt_lang)}}
+    for entry in sorted(split_dir.iterdir()):
+        if entry.name not in expected or entry.is_symlink() or not entry.is_dir():
+            return entry
+        for item in sorted(entry.iterdir()):
+            if item.name not in expected[entry.name] or item.is_symlink() or not item.is_file():
+                return item
+    return None
+
+
+def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> tuple[list[str], list[str]]:
+    """Remove the splits `sate synth` voiced into ``root`` that this run does not write, returning those removed and
+    those left: `--text ding` over a phrasebook corpus left its tst-heldout (the phrasebook's sentences in held-out
+    voices) in the Ding corpus, exit 0, and `sate prep --mustc-root` read it as one of its splits (26th hostile pass).
+    Only a split with talk records (``.synth/``) is one of ours, and it goes only where all of it is ours (its talks
+    as `remove_dropped_talks` says, yaml and texts): any other file in it (the user's notes, a wav changed since)
+    keeps the split whole, untouched, decided before anything is removed; a split half removed around a file of the
+    user's was read by no one and refused by `sate prep` (review of the 26th hostile pass)."""
+    removed: list[str] = []
+    left: list[str] = []
+    data = root / "data"
+    for split_dir in sorted(data.iterdir()) if data.is_dir() else []:
+        records = split_dir / ".synth"
+        if split_dir.name in splits or split_dir.is_symlink() or records.is_symlink() or not records.is_dir():
+            continue
+        try:
+            stray = _not_ours(split_dir, tgt_lang)
+        except OSError:  # a folder of it unreadable: not ours to judge
+            stray = split_dir
+        if stray is not None:
+            left.append(split_dir.name)  # untouched: its yaml still names every talk
+            continue
+        txt = split_dir / "txt"
+        try:  # a folder of it made read-only: said as left, not an error after the voicing
+            remove_dropped_talks(split_dir, set())
+            for ext in ("yaml", "en", tgt_lang):
+                (txt / f"{split_dir.name}.{ext}").unlink(missing_ok=True)
+            for folder in (split_dir / "wav", records, txt, split_dir):
+                if folder.is_dir():
+                    folder.rmdir()
+        except OSError:
+            left.append(split_dir.name)
+            continue
+        removed.append(split_dir.name)
+    return removed, left
 
 
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,

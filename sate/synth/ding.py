@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from sate.errors import SateError
-from sate.files import atomic_open
+from sate.files import atomic_open, not_a_file
 
 DING_PACKAGE = "trans-de-en"
 DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
@@ -30,13 +30,21 @@ _TYPOGRAPHY = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201a": "'", "\u00b
 
 
 def default_cache_dir() -> Path:
-    return Path(os.environ.get("SATE_CACHE", Path.home() / ".cache" / "sate"))
+    """$SATE_CACHE, or ~/.cache/sate where it is unset or empty: `SATE_CACHE=$CACHE` with CACHE unset was the current
+    directory, and each command fetched its download anew into whatever folder it ran in (26th hostile pass)."""
+    return Path(os.environ.get("SATE_CACHE") or Path.home() / ".cache" / "sate")
+
+
+def cached_ding(cache_dir: Path) -> Path:
+    """Where `fetch_ding` keeps the dictionary it fetched."""
+    return cache_dir / "ding" / "de-en"
 
 
 def fetch_ding(cache_dir: Path) -> Path:
     """Return the Ding dictionary file, downloading `trans-de-en` with apt-get if needed."""
-    target = cache_dir / "ding" / "de-en"
-    if target.exists():
+    target = cached_ding(cache_dir)
+    if os.path.lexists(target):  # a folder there was "Is a directory", not saying whose it is or what to do
+        not_a_file(target, "the Ding dictionary `sate synth` fetches there: remove it and run again")
         return target
     installed = Path("/") / DING_PATH_IN_PACKAGE
     if installed.exists():

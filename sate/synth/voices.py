@@ -11,7 +11,9 @@ its training voices add more espeak-ng variants and accents (`training_pool`).
 
 from __future__ import annotations
 
+import re
 import shutil
+import signal
 import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -112,6 +114,39 @@ def check_engines(pool: Sequence[Voice]) -> None:
                         f"Install them with: sudo apt-get install {' '.join(missing)}")
 
 
+def _listed(cmd: list[str]) -> str | None:
+    """What an engine prints when asked for its voices, or None where it cannot say."""
+    try:
+        done = subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def missing_voices(pool: Sequence[Voice]) -> list[str]:
+    """The voices of ``pool`` the installed engines lack, as a reader names them ("espeak-ng accent en-us-nyc").
+    Both engines voice a name they do not have without a word and with status 0 (espeak-ng in its default voice for
+    the language, or without the variant; flite in kal), so a corpus recorded voices it never used, and tst-heldout
+    could be voiced by a training voice (26th hostile pass). An engine whose listing cannot be read is not judged."""
+    missing: list[str] = []
+    espeak = sorted({v.name for v in pool if v.engine == "espeak"})
+    if espeak:
+        languages = _listed(["espeak-ng", "--voices"])
+        variants = _listed(["espeak-ng", "--voices=variant"])
+        accents = {line.split()[1] for line in (languages or "").splitlines()[1:] if len(line.split()) > 4}
+        kinds = set(re.findall(r"!v/(\S+)", variants or ""))  # the variant's file: a VoiceName may hold a space
+        wanted = sorted({name.partition("+")[0] for name in espeak})
+        missing += [f"espeak-ng accent {a}" for a in wanted if accents and a not in accents]
+        wanted = sorted({name.partition("+")[2] for name in espeak} - {""})
+        missing += [f"espeak-ng variant {v}" for v in wanted if kinds and v not in kinds]
+    flite = sorted({v.name for v in pool if v.engine == "flite"})
+    if flite:
+        listed = _listed(["flite", "-lv"]) or ""
+        names = set(listed.partition(":")[2].split()) if listed.startswith("Voices available:") else set()
+        missing += [f"flite voice {name}" for name in flite if names and name not in names]
+    return missing
+
+
 def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
     if rate == SAMPLE_RATE:
         return audio
@@ -145,9 +180,27 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
                "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
     done = subprocess.run(cmd, input=text, capture_output=True, text=True)
     if done.returncode != 0 or not out.exists():
-        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {done.stderr.strip()[-300:]}")
+        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {_why(done, out)}")
     audio, sr = sf.read(out, dtype="float32", always_2d=True)
     return _trim(_resample(audio.mean(axis=1), sr))
+
+
+def _why(done: subprocess.CompletedProcess, out: Path) -> str:
+    """Why an engine wrote no sentence: its message, else how it ended. A file size limit (`ulimit -f`) kills it
+    without a word, and the line ended on "failed on voice en-gb-scotland+m3: ", naming neither (26th hostile pass)."""
+    said = done.stderr.strip()[-300:]
+    if said:
+        return said
+    if done.returncode < 0:
+        try:
+            name = signal.Signals(-done.returncode).name
+        except ValueError:
+            name = f"signal {-done.returncode}"
+        if name == "SIGXFSZ":
+            return f"killed by {name} writing {out}: a file size limit is set (`ulimit -f`); lift it"
+        return f"killed by {name} writing {out}"
+    status = f"exit status {done.returncode}" if done.returncode else "no audio written"
+    return f"{status}, no message, writing {out} (a full disk? set TMPDIR to another one)"
 
 
 def add_noise(wav: np.ndarray, snr_db: float, seed: int) -> np.ndarray:
