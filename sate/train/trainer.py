@@ -342,6 +342,51 @@ def check_nodes(num_nodes: int) -> None:
                         "and the like; none is set here. On one machine, leave --num-nodes out")
 
 
+def _launch_number(name: str) -> int | None:
+    """A launcher variable's whole number (None: unset, empty or not a number, left to Lightning)."""
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _slurm_launches() -> bool:
+    """Whether Lightning takes this process for one task of a SLURM job (its own rule, SLURMEnvironment.detect):
+    SLURM_NTASKS set, not under torchrun, and the job not named bash or interactive."""
+    return ("SLURM_NTASKS" in os.environ and not os.environ.get("TORCHELASTIC_RUN_ID")
+            and os.environ.get("SLURM_JOB_NAME") not in ("bash", "interactive"))
+
+
+def check_launch(devices: int, num_nodes: int) -> None:
+    """Refuse a launcher's environment that this run's --devices and --num-nodes cannot be part of. torchrun with
+    `--nproc-per-node 2` and `--devices 1` trained two one-process runs into one experiment (the second without
+    the lock), `--devices 2` under one process planned the global batch for two and trained half of it, a NODE_RANK
+    left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made a run take no lock and write no logs,
+    and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th hostile pass)."""
+    world = devices * num_nodes
+    given = f"--devices {devices} x --num-nodes {num_nodes}"
+    advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
+              "(docs/training.md), or unset the variable if no launcher started this process")
+    size = _launch_number("WORLD_SIZE")
+    if size is not None and size != world:
+        raise SateError(f"WORLD_SIZE={size} (set by torchrun or another launcher) is not the {world} process(es) of "
+                        f"{given}: {advice}")
+    if _slurm_launches():
+        tasks = _launch_number("SLURM_NTASKS")
+        if tasks is not None and tasks > 1 and "SLURM_NTASKS_PER_NODE" not in os.environ:
+            raise SateError(f"SLURM_NTASKS={tasks} without SLURM_NTASKS_PER_NODE: Lightning starts a SLURM job's "
+                            "processes from --ntasks-per-node; submit it with --ntasks-per-node (one task per device, "
+                            "docs/training.md), or with one task to train in one process")
+        if tasks is not None and tasks != world:
+            raise SateError(f"SLURM_NTASKS={tasks} (this SLURM job's tasks) is not the {world} process(es) of {given}: "
+                            "give --devices the tasks per node and --num-nodes the nodes (srun --ntasks-per-node D "
+                            "sate train --devices D --num-nodes N; docs/training.md), or submit one task to train in "
+                            "one process")
+    for name, most in (("RANK", world), ("LOCAL_RANK", devices), ("NODE_RANK", num_nodes), ("GROUP_RANK", num_nodes),
+                       *((("SLURM_PROCID", world),) if _slurm_launches() else ())):
+        rank = _launch_number(name)
+        if rank is not None and rank >= most:
+            raise SateError(f"{name}={rank} is no rank of {given} (from 0 to {most - 1}): {advice}")
+
+
 def check_config_kept(config_path: Path, exp: Path) -> None:
     """Refuse a hand-written ``--config`` that is the experiment's own snapshot path: the snapshot would replace it,
     its comments and layout lost. A snapshot sate wrote (given back to resume or extend a run) is rewritten freely:
@@ -410,6 +455,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     from sate.train.lock import ExperimentLock
 
     check_nodes(num_nodes)
+    check_launch(devices, num_nodes)
     given, exp = exp, check_output(Path(exp), "experiment", "--exp")
     try:  # TensorBoard's writer encodes its folder's name as UTF-8: a name that is not (Latin-1 bytes, lone
         str(exp).encode("utf-8")  # surrogates here) was a UnicodeEncodeError traceback once an epoch was trained

@@ -710,6 +710,69 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
     check_nodes(2)
 
 
+LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
+                    "SLURM_NTASKS_PER_NODE", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
+
+
+@pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
+    # torchrun --nproc-per-node 2 with --devices 1: two one-process runs in one experiment, one without the lock
+    ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 1,
+     r"^WORLD_SIZE=2 \(set by torchrun or another launcher\) is not the 1 process\(es\) of --devices 1 x "),
+    # torchrun --nproc-per-node 1 with --devices 2: the global batch planned for two, half of it trained
+    ({"WORLD_SIZE": "1", "RANK": "0", "TORCHELASTIC_RUN_ID": "x"}, 2, 1, r"^WORLD_SIZE=1 .* is not the 2 process"),
+    # docs/training.md's torchrun line takes $NODE_RANK from the shell: left there, --devices 2 waited 30 minutes
+    ({"NODE_RANK": "1"}, 2, 1, r"^NODE_RANK=1 is no rank of --devices 2 x --num-nodes 1 \(from 0 to 0\): give "),
+    ({"RANK": "1"}, 1, 1, r"^RANK=1 is no rank of --devices 1 x --num-nodes 1"),  # no lock, no logs
+    ({"SLURM_NTASKS": "2", "SLURM_JOB_NAME": "train"}, 2, 1,  # sbatch --ntasks 2: Lightning's RuntimeError
+     r"^SLURM_NTASKS=2 without SLURM_NTASKS_PER_NODE: .* submit it with --ntasks-per-node"),
+    ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "2", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "train"}, 1, 1,
+     r"^SLURM_NTASKS=2 \(this SLURM job's tasks\) is not the 1 process\(es\) of --devices 1 x --num-nodes 1"),
+])
+def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                      devices: int, nodes: int, says: str) -> None:
+    """A launcher's environment that --devices and --num-nodes do not match (26th hostile pass): each was a run of
+    another size than the launch, two runs in one experiment, a 30-minute wait, or a traceback."""
+    from sate.train.trainer import check_launch
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SateError, match=says):
+        check_launch(devices, nodes)
+
+
+@pytest.mark.parametrize(("env", "devices", "nodes"), [
+    ({}, 1, 1), ({}, 4, 1),
+    ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
+    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1"}, 8, 2),  # Lightning's manual launch
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
+    ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
+])
+def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
+                                              nodes: int) -> None:
+    from sate.train.trainer import check_launch
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    check_launch(devices, nodes)
+
+
+def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) \
+        -> None:
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", "1")  # left in the shell: the run took no lock and wrote no logs
+    config = make_config(tmp_path, "mt", prepared_data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
+    assert capsys.readouterr().err.startswith("sate train: error: RANK=1 is no rank of --devices 1 x --num-nodes 1")
+    assert not (tmp_path / "exp").exists()
+
+
 def _free_port() -> int:
     import socket
 
