@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -316,3 +317,18 @@ def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status
     assert run.returncode == status and run.stderr.strip().splitlines()[-1] == f"python -m sate.bench: {says}", run
     assert run.stderr.strip().splitlines()[:-1] == ([f"sate prep: {says}"] if inside else []), run.stderr
     assert [p.name for p in work.iterdir() if p.is_dir() and (p / "corpus").exists()] == []
+
+
+def test_the_adaptor_is_timed_on_the_steps_clock(tiny_st_file: Path, prepared_data: Path) -> None:
+    """`ratio_without_adaptor` takes the adaptor's time out of a step's: with one torch thread the steps ran on the
+    thread's CPU clock and the adaptor on the wall clock, which a busy machine lengthens (26th hostile pass)."""
+    subject = load_subject(tiny_st_file, prepared_data, tiny=True)
+    batches, _ = train_part.synthetic_batches(subject, max_frames=4000, count=2)
+    laps: list[int] = []
+
+    def clock() -> Callable[[], float]:
+        laps.append(1)
+        return lambda: 0.25
+
+    assert train_part.adaptor_seconds(subject.model, batches, 2, clock) == 0.25 * len(batches)
+    assert len(laps) == 2 * len(batches)
