@@ -153,6 +153,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown or not args.parts:
         parser.error(f"--parts: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(PARTS)}")
+    twice = sorted({part for part in args.parts if args.parts.count(part) > 1})
+    if twice:  # each part's figures are one entry of the JSON: `data,data` ran it twice and kept the second's
+        parser.error(f"--parts: {', '.join(twice)} given more than once in {shown(','.join(args.parts))}; each part "
+                     "runs once (its figures are one entry of the JSON), so name it once")
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
