@@ -171,6 +171,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "gpu_steps", "gpu_utts", "segment_utterances", "text_lines", "text_steps", "beam"):
         if getattr(args, option) < 1:  # each named: one line listed eleven options for any of them
             parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    if args.scale_segments < scale_part.MIN_SEGMENTS:
+        parser.error(f"--scale-segments must be at least {scale_part.MIN_SEGMENTS:,} (the fake data's vocabularies are "
+                     f"trained on its text), got {args.scale_segments:,}")
     if args.beam > MAX_BEAM:  # 10^5 was ESPnet's "selected index k out of range" traceback after the model loaded
         parser.error(f"--beam must be at most {MAX_BEAM} (sate's decoding limit), got {args.beam}")
     if args.segment_seed < 0:  # -1 was numpy's "expected non-negative integer" traceback

@@ -160,6 +160,8 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--max-frames", "-1"], "--max-frames must be at least 1, got -1"),
     (["--beam", "100000"], "--beam must be at most 256 (sate's decoding limit), got 100000"),  # ESPnet's traceback
     (["--segment-seed", "-1"], "--segment-seed must be at least 0, got -1"),  # numpy's ValueError traceback
+    # after the part had started: "sate vocab failed on the fake data", the cause on another line
+    (["--scale-segments", "250"], "--scale-segments must be at least 1,000 (the fake data's vocabularies are trained"),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
     (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])
