@@ -84,7 +84,13 @@ class AnnouncedDDP(DDPStrategy):
             with signals_end_the_wait(what, self._stop):
                 super().setup_distributed()
         except RuntimeError as err:  # torch.distributed's DistError (a timeout) is a RuntimeError
-            if "timeout" not in str(err).lower() and "timed out" not in str(err).lower():
+            text = str(err).lower()
+            if "eaddrinuse" in text or "address already in use" in text:  # a MASTER_PORT left in the shell, or
+                # another run's: torch's DistNetworkError traceback, the exp's snapshot left behind (26th pass)
+                raise SateError(f"rank {self.global_rank}: port {env.main_port} of {env.main_address} (MASTER_PORT) is "
+                                "in use, by another run or program; give another MASTER_PORT on every machine, or "
+                                "unset it on one machine (a free port is then chosen)") from None
+            if "timeout" not in text and "timed out" not in text:
                 raise
             raise SateError(f"rank {self.global_rank}: the other processes of the run did not join at {where} within "
                             f"{lasting}; start it on every machine (with the same MASTER_ADDR, MASTER_PORT "

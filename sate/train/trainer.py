@@ -13,12 +13,14 @@ import argparse
 import logging
 import os
 import shutil
+import signal
 import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -482,6 +484,17 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
         raise
 
 
+def _end_started_processes(trainer: Any) -> None:
+    """End the processes Lightning started beside this one (`--devices` above 1 without a launcher) when the fit
+    failed here: Lightning kills them only at Ctrl-C, so a rank 0 that failed alone (a MASTER_PORT in use) left
+    rank 1 waiting in the rendezvous for 30 minutes, its parent gone (26th hostile pass)."""
+    from lightning.pytorch.strategies.launchers.subprocess_script import _SubprocessScriptLauncher
+
+    launcher = getattr(trainer.strategy, "launcher", None)
+    if isinstance(launcher, _SubprocessScriptLauncher):
+        launcher.kill(signal.SIGKILL)
+
+
 def _remove_unused(exp: Path, made: Path | None) -> None:
     """Empty a fresh experiment folder that a refusal ended before any checkpoint, and remove it (and the folders
     made for it, from ``made`` down) where this run made it: a split that is not there, an empty split or an `init:`
@@ -694,7 +707,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
     try:
-        trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+        try:
+            trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+        except BaseException:
+            _end_started_processes(trainer)
+            raise
     except OtherItems as err:  # the loader's position, restored only inside fit
         raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
                         f"stopped, or train into a new --exp") from None

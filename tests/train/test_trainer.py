@@ -843,6 +843,44 @@ def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: Ma
         train(config, tmp_path / "exp", num_nodes=2)
 
 
+@pytest.mark.slow  # two processes of their own (torch, Lightning)
+def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, make_config: MakeConfig,
+                                                                prepared_data: Path) -> None:
+    """MASTER_PORT in use (left in the shell, or another run's) under `--devices 2`: torch's DistNetworkError
+    traceback, the fresh experiment's snapshot left, and the rank-1 process Lightning started waited in the
+    rendezvous for 30 minutes, its parent gone (26th hostile pass)."""
+    import socket
+    import uuid
+
+    config = make_config(tmp_path, "mt", prepared_data)
+    mark = uuid.uuid4().hex
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
+               "SATE_TEST_MARK": mark}
+        for name in LAUNCH_VARIABLES:
+            env.pop(name, None)
+        done = subprocess.run([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
+                               str(tmp_path / "exp"), "--accelerator", "cpu", "--devices", "2"],
+                              capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"sate train: error: rank 0: port {port} of 127.0.0.1 (MASTER_PORT) is in use, by another run or program; "
+        "give another MASTER_PORT on every machine, or unset it on one machine (a free port is then chosen)")
+    assert not (tmp_path / "exp").exists()
+    time.sleep(1)
+    left = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if f"SATE_TEST_MARK={mark}".encode() in environ.read_bytes():
+                left.append(environ.parent.name)
+        except OSError:
+            continue
+    assert not left, f"processes of the run left: {left}"
+
+
 def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, make_config: MakeConfig,
                                                               prepared_data: Path,
                                                               capsys: pytest.CaptureFixture[str]) -> None:
