@@ -360,8 +360,8 @@ def _slurm_launches() -> bool:
 def check_launch(devices: int, num_nodes: int) -> None:
     """Refuse a launcher's environment that this run's --devices and --num-nodes cannot be part of. torchrun with
     `--nproc-per-node 2` and `--devices 1` trained two one-process runs into one experiment (the second without
-    the lock), `--devices 2` under one process planned the global batch for two and trained half of it, a NODE_RANK
-    left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made a run take no lock and write no logs,
+    the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh experiment's
+    snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made a run take no lock and write no logs,
     and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th hostile pass)."""
     world = devices * num_nodes
     given = f"--devices {devices} x --num-nodes {num_nodes}"
