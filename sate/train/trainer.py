@@ -360,9 +360,10 @@ def _slurm_launches() -> bool:
 def check_launch(devices: int, num_nodes: int) -> None:
     """Refuse a launcher's environment that this run's --devices and --num-nodes cannot be part of. torchrun with
     `--nproc-per-node 2` and `--devices 1` trained two one-process runs into one experiment (the second without
-    the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh experiment's
-    snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made a run take no lock and write no logs,
-    and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th hostile pass)."""
+    the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh
+    experiment's snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made
+    a run take no lock and write no logs, and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th
+    hostile pass)."""
     world = devices * num_nodes
     given = f"--devices {devices} x --num-nodes {num_nodes}"
     advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
