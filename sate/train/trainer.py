@@ -369,20 +369,26 @@ def check_launch(devices: int, num_nodes: int) -> None:
     advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
               "(docs/training.md), or unset the variable if no launcher started this process")
     size = _launch_number("WORLD_SIZE")
-    if size is not None and size != world:
+    # Only torchrun's WORLD_SIZE is the launch's (Lightning's own rule, TorchElasticEnvironment.detect); one left
+    # alone in the shell Lightning ignores or overwrites, and trained right
+    if size is not None and size != world and "TORCHELASTIC_RUN_ID" in os.environ:
         raise SateError(f"WORLD_SIZE={size} (set by torchrun or another launcher) is not the {world} process(es) of "
                         f"{given}: {advice}")
     if _slurm_launches():
         tasks = _launch_number("SLURM_NTASKS")
         if tasks is not None and tasks > 1 and "SLURM_NTASKS_PER_NODE" not in os.environ:
-            raise SateError(f"SLURM_NTASKS={tasks} without SLURM_NTASKS_PER_NODE: Lightning starts a SLURM job's "
-                            "processes from --ntasks-per-node; submit it with --ntasks-per-node (one task per device, "
-                            "docs/training.md), or with one task to train in one process")
-        if tasks is not None and tasks != world:
-            raise SateError(f"SLURM_NTASKS={tasks} (this SLURM job's tasks) is not the {world} process(es) of {given}: "
-                            "give --devices the tasks per node and --num-nodes the nodes (srun --ntasks-per-node D "
-                            "sate train --devices D --num-nodes N; docs/training.md), or submit one task to train in "
-                            "one process")
+            raise SateError(f"SLURM_NTASKS={tasks} without SLURM_NTASKS_PER_NODE: in a SLURM job each process is a "
+                            "task that srun starts; submit it with --ntasks-per-node D and start it with srun (srun "
+                            "sate train --devices D --num-nodes N; docs/training.md), or with one task to train in one "
+                            "process")
+        # Fewer tasks than processes: Lightning starts none of its own in a SLURM job, so the run was smaller than
+        # its batch plan. More tasks are refused only by SLURM_PROCID below: task 0 of a batch script of several
+        # tasks (--ntasks-per-node 8 for 8 CPUs) that runs one `sate train` without srun trains right.
+        if tasks is not None and tasks < world:
+            raise SateError(f"SLURM_NTASKS={tasks} (this SLURM job's tasks) is fewer than the {world} process(es) of "
+                            f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
+                            "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
+                            "docs/training.md)")
     for name, most in (("RANK", world), ("LOCAL_RANK", devices), ("NODE_RANK", num_nodes), ("GROUP_RANK", num_nodes),
                        *((("SLURM_PROCID", world),) if _slurm_launches() else ())):
         rank = _launch_number(name)

@@ -718,15 +718,20 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
     # torchrun --nproc-per-node 2 with --devices 1: two one-process runs in one experiment, one without the lock
     ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 1,
      r"^WORLD_SIZE=2 \(set by torchrun or another launcher\) is not the 1 process\(es\) of --devices 1 x "),
-    # torchrun --nproc-per-node 1 with --devices 2: the global batch planned for two, half of it trained
+    # torchrun --nproc-per-node 1 with --devices 2: Lightning's ValueError traceback, the fresh exp's snapshot left
     ({"WORLD_SIZE": "1", "RANK": "0", "TORCHELASTIC_RUN_ID": "x"}, 2, 1, r"^WORLD_SIZE=1 .* is not the 2 process"),
     # docs/training.md's torchrun line takes $NODE_RANK from the shell: left there, --devices 2 waited 30 minutes
     ({"NODE_RANK": "1"}, 2, 1, r"^NODE_RANK=1 is no rank of --devices 2 x --num-nodes 1 \(from 0 to 0\): give "),
     ({"RANK": "1"}, 1, 1, r"^RANK=1 is no rank of --devices 1 x --num-nodes 1"),  # no lock, no logs
     ({"SLURM_NTASKS": "2", "SLURM_JOB_NAME": "train"}, 2, 1,  # sbatch --ntasks 2: Lightning's RuntimeError
-     r"^SLURM_NTASKS=2 without SLURM_NTASKS_PER_NODE: .* submit it with --ntasks-per-node"),
+     r"^SLURM_NTASKS=2 without SLURM_NTASKS_PER_NODE: .* submit it with --ntasks-per-node D and start it with srun"),
+    # srun --ntasks-per-node 2 sate train --devices 1: rank 1 trained a second run into the experiment, no lock
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "2", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "train"}, 1, 1,
-     r"^SLURM_NTASKS=2 \(this SLURM job's tasks\) is not the 1 process\(es\) of --devices 1 x --num-nodes 1"),
+     r"^SLURM_PROCID=1 is no rank of --devices 1 x --num-nodes 1 \(from 0 to 0\)"),
+    # a one-task job (named after the shell: Lightning takes it for one) with --devices 2: half the batch trained
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "zsh"}, 2, 1,
+     r"^SLURM_NTASKS=1 \(this SLURM job's tasks\) is fewer than the 2 process\(es\) of --devices 2 x --num-nodes "
+     r"1: .* start it with srun"),
 ])
 def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
                                                       devices: int, nodes: int, says: str) -> None:
@@ -749,6 +754,10 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
     ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
+    # a batch script of 8 tasks (#SBATCH --ntasks-per-node 8, for 8 CPUs) running one sate train without srun
+    ({"SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "job.sh"}, 1, 1),
+    ({"WORLD_SIZE": "1"}, 2, 1), ({"WORLD_SIZE": "3"}, 1, 1),  # left alone in the shell: Lightning overwrites it
+    ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
 ])
 def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
                                               nodes: int) -> None:
