@@ -45,9 +45,14 @@ def signals_end_the_wait(what: str, stop: Callable[[], None]) -> Iterator[None]:
             if done.is_set():
                 return
             if data[0] in SIGNAL_ENDINGS:
-                print(f"sate train: {SIGNAL_ENDINGS[data[0]]} while {what}", file=sys.stderr, flush=True)
-                stop()
-                os._exit(128 + data[0])
+                try:  # stderr a closed terminal (SIGHUP) or pipe: the line raised, and the watcher died with it
+                    print(f"sate train: {SIGNAL_ENDINGS[data[0]]} while {what}", file=sys.stderr, flush=True)
+                except (OSError, ValueError):  # ValueError: sys.stderr closed in Python
+                    pass
+                try:
+                    stop()
+                finally:
+                    os._exit(128 + data[0])
 
     watcher = threading.Thread(target=watch, name="sate-rendezvous-signals", daemon=True)
     watcher.start()

@@ -830,6 +830,30 @@ def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
     assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
 
 
+@pytest.mark.slow  # a process of its own (torch, Lightning)
+def test_the_rendezvous_signal_watcher_survives_a_closed_stderr(tmp_path: Path) -> None:
+    """A closed terminal (SIGHUP) or an output pipe whose reader is gone: the watcher's line raised (EPIPE), the
+    watcher died, and the process stayed in the rendezvous for its 30 minutes, deaf to SIGTERM and SIGHUP (review of
+    the 26th hostile pass). Now the line is skipped and the signal still ends the process."""
+    stopped = tmp_path / "stopped"
+    script = ("import signal, sys, time\n"
+              "from sate.train.rendezvous import signals_end_the_wait\n"
+              "signal.signal(signal.SIGTERM, lambda *_: None)  # a Python handler, as under the CLI\n"
+              f"with signals_end_the_wait('waiting', lambda: open({str(stopped)!r}, 'w').close()):\n"
+              "    print('ready', flush=True)\n"
+              "    time.sleep(60)  # the rendezvous, blocked\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM and stopped.exists()
+
+
 @pytest.mark.slow
 def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
