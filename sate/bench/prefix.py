@@ -31,6 +31,7 @@ CONFIG = Path(__file__).resolve().parents[2] / "conf" / "synth" / "st.yaml"
 FRAMES_PER_SECOND = 25
 TOKENS_PER_SECOND = 3
 VOCAB = 1000
+MIN_SECONDS = 1 / FRAMES_PER_SECOND  # one frame of memory: 0.01 s rounded to none, a prefix timed over nothing
 MAX_SECONDS = 3600.0  # an hour heard: 90,000 frames of memory, 10,800 prefix tokens
 
 
@@ -81,9 +82,9 @@ def main(argv: list[str] | None = None) -> None:
             seconds = real_number(part.strip())
         except argparse.ArgumentTypeError:
             seconds = math.nan
-        if not (math.isfinite(seconds) and 0 < seconds <= MAX_SECONDS):
-            parser.error(f"--seconds must be comma-separated lengths above 0 and at most {MAX_SECONDS:g} seconds, "
-                         f"got {part.strip()!r} in {args.seconds!r}")
+        if not (math.isfinite(seconds) and MIN_SECONDS <= seconds <= MAX_SECONDS):
+            parser.error(f"--seconds must be comma-separated lengths from {MIN_SECONDS:g} (one encoder frame) to "
+                         f"{MAX_SECONDS:g} seconds, got {part.strip()!r} in {args.seconds!r}")
         lengths.append(seconds)
     if args.repeat < 1:
         parser.error(f"--repeat must be at least 1, got {args.repeat}")

@@ -13,6 +13,7 @@ from sate.bench import prefix
     (["--seconds", "1,-1"], "got '-1' in '1,-1'"),  # torch's "negative dimension" traceback
     (["--seconds", "1e9"], "got '1e9' in '1e9'"),  # an allocation of 14 TB
     (["--seconds", "0"], "got '0' in '0'"),  # a prefix heard from no memory
+    (["--seconds", "1,0.01"], "from 0.04 (one encoder frame) to 3600 seconds, got '0.01'"),  # 0.5 frames: none
     (["--seconds", "1", "--repeat", "0"], "--repeat must be at least 1, got 0"),  # "inf ms" and "nanx"
 ])
 def test_bad_arguments_are_one_line(argv: list[str], says: str, capsys: pytest.CaptureFixture[str]) -> None:
@@ -23,6 +24,6 @@ def test_bad_arguments_are_one_line(argv: list[str], says: str, capsys: pytest.C
 
 
 def test_a_short_length_is_measured(capsys: pytest.CaptureFixture[str]) -> None:
-    prefix.main(["--seconds", "0.5", "--repeat", "1"])
+    prefix.main(["--seconds", "0.5,0.04", "--repeat", "1"])  # 0.04 s: one frame of memory, the shortest taken
     rows = capsys.readouterr().out.splitlines()
-    assert len(rows) == 3 and rows[2].startswith("| 0.5 s | 3 |"), rows
+    assert len(rows) == 4 and rows[2].startswith("| 0.5 s | 3 |") and rows[3].startswith("| 0.04 s | 1 |"), rows
