@@ -901,7 +901,8 @@ def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, 
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
     assert done.stderr.strip().splitlines()[-1] == (
         f"sate train: error: rank 0: port {port} of 127.0.0.1 (MASTER_PORT) is in use, by another run or program; "
-        "give another MASTER_PORT on every machine, or unset it on one machine (a free port is then chosen)")
+        "give another MASTER_PORT, the same on every machine of the run, or, when training on one machine, unset it "
+        "(a free port is then chosen)")
     assert not (tmp_path / "exp").exists()
     time.sleep(1)
     left = []
@@ -912,6 +913,27 @@ def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, 
         except OSError:
             continue
     assert not left, f"processes of the run left: {left}"
+
+
+def test_a_port_in_use_is_said_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under SLURM, with MASTER_PORT unset, Lightning's port is 15000 + the job ID's last 4 digits: the line said
+    "(MASTER_PORT) ... or unset it on one machine", a variable the user never set, and unsetting it chose the same
+    port again (review of the 26th hostile pass). A port Lightning chose free and lost is not the user's either."""
+    from sate.train.rendezvous import AnnouncedDDP, port_in_use
+
+    assert port_in_use(0, "n1", 19242, False, True) == (
+        "rank 0: port 19242 of n1, which Lightning takes from the SLURM job's ID when MASTER_PORT is unset (15000 + "
+        "its last 4 digits), is in use, by another run or program (another job whose ID ends alike?); export "
+        "MASTER_PORT=<a free port> before srun")
+    assert port_in_use(0, "n1", 29500, True, True) == ("rank 0: port 29500 of n1 (MASTER_PORT) is in use, by another "
+                                                       "run or program; export another MASTER_PORT before srun (every "
+                                                       "task reads it)")
+    assert port_in_use(0, "127.0.0.1", 40000, False, False).startswith(
+        "rank 0: port 40000 of 127.0.0.1, which Lightning chose free, is in use: another program took it")
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    assert not AnnouncedDDP()._port_given  # read before Lightning sets MASTER_PORT to the port it chose
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    assert AnnouncedDDP()._port_given
 
 
 def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, make_config: MakeConfig,
