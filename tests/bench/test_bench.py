@@ -336,3 +336,27 @@ def test_the_adaptor_is_timed_on_the_steps_clock(tiny_st_file: Path, prepared_da
 
     assert train_part.adaptor_seconds(subject.model, batches, 2, clock) == 0.25 * len(batches)
     assert len(laps) == 2 * len(batches)
+
+
+def test_the_train_part_gives_the_adaptor_its_steps_clock(tiny_st_file: Path, prepared_data: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the call site: `run()` with one torch thread times the steps on the thread's CPU clock and must hand the
+    adaptor that clock (review of the 26th hostile pass: the test above passed with `run()` back on the wall
+    clock, `adaptor_seconds`'s default)."""
+    subject = load_subject(tiny_st_file, prepared_data, tiny=True)
+    given: list[object] = []
+    real = train_part.adaptor_seconds
+
+    def spy(model: object, batches: object, repeat: int, *clock: object) -> float:
+        given.append(clock)
+        return real(model, batches, repeat, *clock)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(train_part, "adaptor_seconds", spy)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = train_part.run(subject, max_frames=2000, batch_count=1, repeat=1)
+    finally:
+        torch.set_num_threads(threads)
+    assert result["clock"] == "thread CPU time (one torch thread)"
+    assert given == [(train_part.thread_stopwatch,)]
