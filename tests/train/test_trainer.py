@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import dataclasses
@@ -895,24 +896,39 @@ def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, 
                "SATE_TEST_MARK": mark}
         for name in LAUNCH_VARIABLES:
             env.pop(name, None)
-        done = subprocess.run([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
-                               str(tmp_path / "exp"), "--accelerator", "cpu", "--devices", "2"],
-                              capture_output=True, text=True, env=env, timeout=300)
-    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr[-3000:]
-    assert done.stderr.strip().splitlines()[-1] == (
+        # through a file, not a pipe: an orphaned rank 1 holding the pipe kept a regression waiting 300 s
+        with open(tmp_path / "err.txt", "w") as err_file:
+            proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
+                                     str(tmp_path / "exp"), "--accelerator", "cpu", "--devices", "2"],
+                                    stdout=subprocess.DEVNULL, stderr=err_file, env=env)
+            try:
+                proc.wait(timeout=300)
+            finally:
+                proc.kill()
+                proc.wait()
+    time.sleep(1)
+    left = _marked_processes(mark)
+    for pid in left:  # the run's own processes, by the mark only they carry: a regression leaves none behind
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    err = (tmp_path / "err.txt").read_text()
+    assert proc.returncode == 2 and "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
         f"sate train: error: rank 0: port {port} of 127.0.0.1 (MASTER_PORT) is in use, by another run or program; "
         "give another MASTER_PORT, the same on every machine of the run, or, when training on one machine, unset it "
         "(a free port is then chosen)")
     assert not (tmp_path / "exp").exists()
-    time.sleep(1)
-    left = []
-    for environ in Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if f"SATE_TEST_MARK={mark}".encode() in environ.read_bytes():
-                left.append(environ.parent.name)
-        except OSError:
-            continue
     assert not left, f"processes of the run left: {left}"
+
+
+def _marked_processes(mark: str) -> list[int]:
+    """The processes whose environment carries SATE_TEST_MARK=mark."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        with contextlib.suppress(OSError):
+            if f"SATE_TEST_MARK={mark}".encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+    return found
 
 
 def test_a_port_in_use_is_said_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
