@@ -384,6 +384,14 @@ def check_launch(devices: int, num_nodes: int) -> None:
         # Fewer tasks than processes: Lightning starts none of its own in a SLURM job, so the run was smaller than
         # its batch plan. More tasks are refused only by SLURM_PROCID below: task 0 of a batch script of several
         # tasks (--ntasks-per-node 8 for 8 CPUs) that runs one `sate train` without srun trains right.
+        # Lightning's launcher of several processes checks these itself, in a ValueError traceback
+        for name, want, flag in (("SLURM_NTASKS_PER_NODE", devices, "--devices"),
+                                 ("SLURM_NNODES", num_nodes, "--num-nodes")):
+            number = _launch_number(name)
+            if world > 1 and number is not None and number != want:
+                raise SateError(f"{name}={number} (this SLURM job's) is not {flag} {want}: give --devices the tasks "
+                                "per node and --num-nodes the nodes (srun --ntasks-per-node D sate train --devices D "
+                                "--num-nodes N; docs/training.md), or --devices 1 to train in one process")
         if tasks is not None and tasks < world:
             raise SateError(f"SLURM_NTASKS={tasks} (this SLURM job's tasks) is fewer than the {world} process(es) of "
                             f"{given}: in a SLURM job each process is a task that srun starts; submit it with "

@@ -712,7 +712,7 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
 
 
 LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
-                    "SLURM_NTASKS_PER_NODE", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
+                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
 
 
 @pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
@@ -729,6 +729,13 @@ LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK
     # srun --ntasks-per-node 2 sate train --devices 1: rank 1 trained a second run into the experiment, no lock
     ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "2", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "train"}, 1, 1,
      r"^SLURM_PROCID=1 is no rank of --devices 1 x --num-nodes 1 \(from 0 to 0\)"),
+    # 8 tasks a node with --devices 2 (task 0 without srun, or srun's): Lightning's ValueError traceback, exp left
+    ({"SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "job.sh"}, 2, 1,
+     r"^SLURM_NTASKS_PER_NODE=8 \(this SLURM job's\) is not --devices 2: give .* or --devices 1 to train in one "),
+    ({"SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 4, 1, r"^SLURM_NTASKS_PER_NODE=2 .* is not --devices 4"),
+    ({"SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 2, 1, r"^SLURM_NNODES=2 \(this SLURM job's\) is not --num-nodes 1: give "),
     # a one-task job (named after the shell: Lightning takes it for one) with --devices 2: half the batch trained
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "zsh"}, 2, 1,
      r"^SLURM_NTASKS=1 \(this SLURM job's tasks\) is fewer than the 2 process\(es\) of --devices 2 x --num-nodes "
@@ -757,6 +764,10 @@ def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.Monke
     ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
     # a batch script of 8 tasks (#SBATCH --ntasks-per-node 8, for 8 CPUs) running one sate train without srun
     ({"SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "job.sh"}, 1, 1),
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 1, 1),  # one process in a job of 2 nodes x 8 tasks: Lightning checks nothing
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_NNODES": "2", "SLURM_PROCID": "3",
+      "SLURM_JOB_NAME": "st"}, 8, 2),  # srun's rank 3 of 2 nodes x 8
     ({"WORLD_SIZE": "1"}, 2, 1), ({"WORLD_SIZE": "3"}, 1, 1),  # left alone in the shell: Lightning overwrites it
     ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
 ])
