@@ -153,6 +153,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     unknown = sorted(set(args.parts) - set(PARTS))
     if unknown or not args.parts:
         parser.error(f"--parts: unknown {', '.join(unknown) or '(none given)'}; choose from {', '.join(PARTS)}")
+    twice = sorted({part for part in args.parts if args.parts.count(part) > 1})
+    if twice:  # each part's figures are one entry of the JSON: `data,data` ran it twice and kept the second's
+        parser.error(f"--parts: {', '.join(twice)} given more than once in {shown(','.join(args.parts))}; each part "
+                     "runs once (its figures are one entry of the JSON), so name it once")
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
@@ -167,6 +171,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                    "gpu_steps", "gpu_utts", "segment_utterances", "text_lines", "text_steps", "beam"):
         if getattr(args, option) < 1:  # each named: one line listed eleven options for any of them
             parser.error(f"--{option.replace('_', '-')} must be at least 1, got {getattr(args, option)}")
+    if args.scale_segments < scale_part.MIN_SEGMENTS:
+        parser.error(f"--scale-segments must be at least {scale_part.MIN_SEGMENTS:,} (the fake data's vocabularies are "
+                     f"trained on its text), got {args.scale_segments:,}")
     if args.beam > MAX_BEAM:  # 10^5 was ESPnet's "selected index k out of range" traceback after the model loaded
         parser.error(f"--beam must be at most {MAX_BEAM} (sate's decoding limit), got {args.beam}")
     if args.segment_seed < 0:  # -1 was numpy's "expected non-negative integer" traceback

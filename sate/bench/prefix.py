@@ -12,6 +12,7 @@ streaming decodes; the fastest of --repeat runs. The last column is a wait-k chu
 from __future__ import annotations
 
 import argparse
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -24,12 +25,14 @@ from sate.decode.prefix import PrefixDecoder, continue_prefix
 from sate.models import build_model
 from sate.models.base import SateModel
 from sate.models.decoder import token_conventions
-from sate.numbers import whole_number
+from sate.numbers import real_number, whole_number
 
 CONFIG = Path(__file__).resolve().parents[2] / "conf" / "synth" / "st.yaml"
 FRAMES_PER_SECOND = 25
 TOKENS_PER_SECOND = 3
 VOCAB = 1000
+MIN_SECONDS = 1 / FRAMES_PER_SECOND  # one frame of memory: 0.01 s rounded to none, a prefix timed over nothing
+MAX_SECONDS = 3600.0  # an hour heard: 90,000 frames of memory, 10,800 prefix tokens
 
 
 def _fastest(run: Callable[[], None], repeat: int) -> float:
@@ -70,13 +73,28 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seconds", default="1,3,10,20", help="comma-separated audio lengths heard")
     parser.add_argument("--repeat", type=whole_number, default=20, help="runs per measurement; the fastest counts")
     args = parser.parse_args(argv)
+    # each length and --repeat checked before the model is built: `a` and `nan` were ValueError tracebacks, -1 torch's
+    # "negative dimension", 1e9 an allocation of 14 TB, 0 a prefix heard from no memory and --repeat 0 "inf ms"
+    # (26th hostile pass)
+    lengths = []
+    for part in args.seconds.split(","):
+        try:
+            seconds = real_number(part.strip())
+        except argparse.ArgumentTypeError:
+            seconds = math.nan
+        if not (math.isfinite(seconds) and MIN_SECONDS <= seconds <= MAX_SECONDS):
+            parser.error(f"--seconds must be comma-separated lengths from {MIN_SECONDS:g} (one encoder frame) to "
+                         f"{MAX_SECONDS:g} seconds, got {part.strip()!r} in {args.seconds!r}")
+        lengths.append(seconds)
+    if args.repeat < 1:
+        parser.error(f"--repeat must be at least 1, got {args.repeat}")
     torch.manual_seed(0)
     torch.set_num_threads(1)
     conf = {k: v for k, v in read_yaml(CONFIG)["model"].items() if k != "loss"}  # its teachers are not needed
     model = build_model("st", conf, VOCAB, VOCAB).eval()
     print("| audio heard | prefix (sos + tokens) | one step per token | one pass | ratio | prefix + 1 token |")
     print("|---|---|---|---|---|---|")
-    for seconds in (float(s) for s in args.seconds.split(",")):
+    for seconds in lengths:
         m = measure(model, seconds, args.repeat)
         print(f"| {seconds:g} s | {m['tokens']} | {m['steps_ms']:.1f} ms | {m['pass_ms']:.1f} ms "
               f"| {m['steps_ms'] / m['pass_ms']:.1f}x | {m['chunk_ms']:.1f} ms |")

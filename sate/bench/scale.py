@@ -37,6 +37,9 @@ from sate.data.vocab import Vocabulary
 from sate.errors import SateError
 
 SEGMENTS = 229_700  # MuST-C En-De v1 train
+# fewer train rows are too little text for the fake data's 1,000-token vocabularies (250 were: SentencePiece's
+# "Vocabulary size too high", said as "sate vocab failed on the fake data"; 26th hostile pass)
+MIN_SEGMENTS = 1000
 FRAME_STEP = 32  # feature lengths are rounded to this, so that few matrices serve every entry
 WORDS_PER_SECOND = 2.5
 ASSUMED_GPU_FRAMES_PER_S = 50_000  # an assumption (a generous one) until `--parts gpu` measures it

@@ -20,6 +20,7 @@ from contextlib import contextmanager
 from datetime import timedelta
 from typing import Any
 
+from lightning.fabric.plugins.environments import SLURMEnvironment
 from lightning.pytorch.strategies import DDPStrategy
 from lightning.pytorch.strategies.launchers.subprocess_script import _SubprocessScriptLauncher
 
@@ -45,9 +46,14 @@ def signals_end_the_wait(what: str, stop: Callable[[], None]) -> Iterator[None]:
             if done.is_set():
                 return
             if data[0] in SIGNAL_ENDINGS:
-                print(f"sate train: {SIGNAL_ENDINGS[data[0]]} while {what}", file=sys.stderr, flush=True)
-                stop()
-                os._exit(128 + data[0])
+                try:  # stderr a closed terminal (SIGHUP) or pipe: the line raised, and the watcher died with it
+                    print(f"sate train: {SIGNAL_ENDINGS[data[0]]} while {what}", file=sys.stderr, flush=True)
+                except (OSError, ValueError):  # ValueError: sys.stderr closed in Python
+                    pass
+                try:
+                    stop()
+                finally:
+                    os._exit(128 + data[0])
 
     watcher = threading.Thread(target=watch, name="sate-rendezvous-signals", daemon=True)
     watcher.start()
@@ -62,6 +68,24 @@ def signals_end_the_wait(what: str, stop: Callable[[], None]) -> Iterator[None]:
         os.close(write_fd)
 
 
+def port_in_use(rank: int, address: str, port: int, given: bool, slurm: bool) -> str:
+    """The line for a rendezvous port in use, with advice that works where the port came from: the user's
+    MASTER_PORT, Lightning's port of a SLURM job (15000 + the job ID's last 4 digits, when MASTER_PORT is unset:
+    unsetting it chose the same port again), or a free port Lightning chose and another program took first."""
+    where = f"rank {rank}: port {port} of {address}"
+    if given:
+        return f"{where} (MASTER_PORT) is in use, by another run or program; " + (
+            "export another MASTER_PORT before srun (every task reads it)" if slurm else
+            "give another MASTER_PORT, the same on every machine of the run, or, when training on one machine, unset "
+            "it (a free port is then chosen)")
+    if slurm:
+        return (f"{where}, which Lightning takes from the SLURM job's ID when MASTER_PORT is unset (15000 + its last "
+                "4 digits), is in use, by another run or program (another job whose ID ends alike?); export "
+                "MASTER_PORT=<a free port> before srun")
+    return (f"{where}, which Lightning chose free, is in use: another program took it before the run did; start the "
+            "run again, or give MASTER_PORT a free port")
+
+
 class AnnouncedDDP(DDPStrategy):
     """Lightning's DDP, whose rendezvous is announced, stoppable by a signal and one line when it times out.
     ``on_stop`` runs when a signal ends the wait (the experiment's lock is released: the next run finds it free)."""
@@ -69,6 +93,7 @@ class AnnouncedDDP(DDPStrategy):
     def __init__(self, on_stop: Callable[[], None] | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self._on_stop = on_stop
+        self._port_given = "MASTER_PORT" in os.environ  # before Lightning sets it to the port it chose
 
     def setup_distributed(self) -> None:
         self.set_world_ranks()
@@ -84,7 +109,12 @@ class AnnouncedDDP(DDPStrategy):
             with signals_end_the_wait(what, self._stop):
                 super().setup_distributed()
         except RuntimeError as err:  # torch.distributed's DistError (a timeout) is a RuntimeError
-            if "timeout" not in str(err).lower() and "timed out" not in str(err).lower():
+            text = str(err).lower()
+            if "eaddrinuse" in text or "address already in use" in text:  # a MASTER_PORT left in the shell, or
+                # another run's: torch's DistNetworkError traceback, the exp's snapshot left behind (26th pass)
+                raise SateError(port_in_use(self.global_rank, env.main_address, env.main_port, self._port_given,
+                                            isinstance(env, SLURMEnvironment))) from None
+            if "timeout" not in text and "timed out" not in text:
                 raise
             raise SateError(f"rank {self.global_rank}: the other processes of the run did not join at {where} within "
                             f"{lasting}; start it on every machine (with the same MASTER_ADDR, MASTER_PORT "

@@ -13,12 +13,14 @@ import argparse
 import logging
 import os
 import shutil
+import signal
 import sys
 import time
 import warnings
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import yaml
 
@@ -343,6 +345,66 @@ def check_nodes(num_nodes: int) -> None:
                         "and the like; none is set here. On one machine, leave --num-nodes out")
 
 
+def _launch_number(name: str) -> int | None:
+    """A launcher variable's whole number (None: unset, empty or not a number, left to Lightning)."""
+    value = os.environ.get(name, "").strip()
+    return int(value) if value.isdigit() else None
+
+
+def _slurm_launches() -> bool:
+    """Whether Lightning takes this process for one task of a SLURM job (its own rule, SLURMEnvironment.detect):
+    SLURM_NTASKS set, not under torchrun, and the job not named bash or interactive."""
+    return ("SLURM_NTASKS" in os.environ and not os.environ.get("TORCHELASTIC_RUN_ID")
+            and os.environ.get("SLURM_JOB_NAME") not in ("bash", "interactive"))
+
+
+def check_launch(devices: int, num_nodes: int) -> None:
+    """Refuse a launcher's environment that this run's --devices and --num-nodes cannot be part of. torchrun with
+    `--nproc-per-node 2` and `--devices 1` trained two one-process runs into one experiment (the second without
+    the lock), `--devices 2` under torchrun's one process was Lightning's ValueError traceback (the fresh
+    experiment's snapshot left), a NODE_RANK left in the shell waited 30 minutes as rank 2 of 2, a stray RANK made
+    a run take no lock and write no logs, and `sbatch --ntasks 2` was Lightning's RuntimeError traceback (26th
+    hostile pass)."""
+    world = devices * num_nodes
+    given = f"--devices {devices} x --num-nodes {num_nodes}"
+    advice = ("give --devices the processes per machine and --num-nodes the machines the launcher starts "
+              "(docs/training.md), or unset the variable if no launcher started this process")
+    size = _launch_number("WORLD_SIZE")
+    # Only torchrun's WORLD_SIZE is the launch's (Lightning's own rule, TorchElasticEnvironment.detect); one left
+    # alone in the shell Lightning ignores or overwrites, and trained right
+    if size is not None and size != world and "TORCHELASTIC_RUN_ID" in os.environ:
+        raise SateError(f"WORLD_SIZE={size} (set by torchrun or another launcher) is not the {world} process(es) of "
+                        f"{given}: {advice}")
+    if _slurm_launches():
+        tasks = _launch_number("SLURM_NTASKS")
+        if tasks is not None and tasks > 1 and "SLURM_NTASKS_PER_NODE" not in os.environ:
+            raise SateError(f"SLURM_NTASKS={tasks} without SLURM_NTASKS_PER_NODE: in a SLURM job each process is a "
+                            "task that srun starts; submit it with --ntasks-per-node D and start it with srun (srun "
+                            "sate train --devices D --num-nodes N; docs/training.md), or with one task to train in one "
+                            "process")
+        # Fewer tasks than processes: Lightning starts none of its own in a SLURM job, so the run was smaller than
+        # its batch plan. More tasks are refused only by SLURM_PROCID below: task 0 of a batch script of several
+        # tasks (--ntasks-per-node 8 for 8 CPUs) that runs one `sate train` without srun trains right.
+        # Lightning's launcher of several processes checks these itself, in a ValueError traceback
+        for name, want, flag in (("SLURM_NTASKS_PER_NODE", devices, "--devices"),
+                                 ("SLURM_NNODES", num_nodes, "--num-nodes")):
+            number = _launch_number(name)
+            if world > 1 and number is not None and number != want:
+                raise SateError(f"{name}={number} (this SLURM job's) is not {flag} {want}: give --devices the tasks "
+                                "per node and --num-nodes the nodes (srun --ntasks-per-node D sate train --devices D "
+                                "--num-nodes N; docs/training.md), or --devices 1 to train in one process")
+        if tasks is not None and tasks < world:
+            raise SateError(f"SLURM_NTASKS={tasks} (this SLURM job's tasks) is fewer than the {world} process(es) of "
+                            f"{given}: in a SLURM job each process is a task that srun starts; submit it with "
+                            "--ntasks-per-node D and start it with srun (srun sate train --devices D --num-nodes N; "
+                            "docs/training.md)")
+    for name, most in (("RANK", world), ("LOCAL_RANK", devices), ("NODE_RANK", num_nodes), ("GROUP_RANK", num_nodes),
+                       *((("SLURM_PROCID", world),) if _slurm_launches() else ())):
+        rank = _launch_number(name)
+        if rank is not None and rank >= most:
+            raise SateError(f"{name}={rank} is no rank of {given} (from 0 to {most - 1}): {advice}")
+
+
 def check_config_kept(config_path: Path, exp: Path) -> None:
     """Refuse a hand-written ``--config`` that is the experiment's own snapshot path: the snapshot would replace it,
     its comments and layout lost. A snapshot sate wrote (given back to resume or extend a run) is rewritten freely:
@@ -411,6 +473,7 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
     from sate.train.lock import ExperimentLock
 
     check_nodes(num_nodes)
+    check_launch(devices, num_nodes)
     given, exp = exp, check_output(Path(exp), "experiment", "--exp")
     try:  # TensorBoard's writer encodes its folder's name as UTF-8: a name that is not (Latin-1 bytes, lone
         str(exp).encode("utf-8")  # surrogates here) was a UnicodeEncodeError traceback once an epoch was trained
@@ -435,6 +498,17 @@ def train(config: TrainingConfig, exp: Path, accelerator: str = "cpu", devices: 
         if fresh:
             _remove_unused(exp, made)
         raise
+
+
+def _end_started_processes(trainer: Any) -> None:
+    """End the processes Lightning started beside this one (`--devices` above 1 without a launcher) when the fit
+    failed here: Lightning kills them only at Ctrl-C, so a rank 0 that failed alone (a MASTER_PORT in use) left
+    rank 1 waiting in the rendezvous for 30 minutes, its parent gone (26th hostile pass)."""
+    from lightning.pytorch.strategies.launchers.subprocess_script import _SubprocessScriptLauncher
+
+    launcher = getattr(trainer.strategy, "launcher", None)
+    if isinstance(launcher, _SubprocessScriptLauncher):
+        launcher.kill(signal.SIGKILL)
 
 
 def _remove_unused(exp: Path, made: Path | None) -> None:
@@ -649,7 +723,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
     try:
-        trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+        try:
+            trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+        except BaseException:
+            _end_started_processes(trainer)
+            raise
     except OtherItems as err:  # the loader's position, restored only inside fit
         raise SateError(f"{point.path}: cannot resume: it {err}. Restore the split as it was when the run "
                         f"stopped, or train into a new --exp") from None

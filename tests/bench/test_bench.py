@@ -6,6 +6,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,10 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--max-frames", "-1"], "--max-frames must be at least 1, got -1"),
     (["--beam", "100000"], "--beam must be at most 256 (sate's decoding limit), got 100000"),  # ESPnet's traceback
     (["--segment-seed", "-1"], "--segment-seed must be at least 0, got -1"),  # numpy's ValueError traceback
+    # after the part had started: "sate vocab failed on the fake data", the cause on another line
+    (["--scale-segments", "250"], "--scale-segments must be at least 1,000 (the fake data's vocabularies are trained"),
+    # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
+    (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])
 def test_each_bad_number_is_named_before_any_work(argv: list[str], says: str,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
@@ -316,3 +321,42 @@ def test_a_kill_removes_the_temporary_folder(tmp_path: Path, signum: int, status
     assert run.returncode == status and run.stderr.strip().splitlines()[-1] == f"python -m sate.bench: {says}", run
     assert run.stderr.strip().splitlines()[:-1] == ([f"sate prep: {says}"] if inside else []), run.stderr
     assert [p.name for p in work.iterdir() if p.is_dir() and (p / "corpus").exists()] == []
+
+
+def test_the_adaptor_is_timed_on_the_steps_clock(tiny_st_file: Path, prepared_data: Path) -> None:
+    """`ratio_without_adaptor` takes the adaptor's time out of a step's: with one torch thread the steps ran on the
+    thread's CPU clock and the adaptor on the wall clock, which a busy machine lengthens (26th hostile pass)."""
+    subject = load_subject(tiny_st_file, prepared_data, tiny=True)
+    batches, _ = train_part.synthetic_batches(subject, max_frames=4000, count=2)
+    laps: list[int] = []
+
+    def clock() -> Callable[[], float]:
+        laps.append(1)
+        return lambda: 0.25
+
+    assert train_part.adaptor_seconds(subject.model, batches, 2, clock) == 0.25 * len(batches)
+    assert len(laps) == 2 * len(batches)
+
+
+def test_the_train_part_gives_the_adaptor_its_steps_clock(tiny_st_file: Path, prepared_data: Path,
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """At the call site: `run()` with one torch thread times the steps on the thread's CPU clock and must hand the
+    adaptor that clock (review of the 26th hostile pass: the test above passed with `run()` back on the wall
+    clock, `adaptor_seconds`'s default)."""
+    subject = load_subject(tiny_st_file, prepared_data, tiny=True)
+    given: list[object] = []
+    real = train_part.adaptor_seconds
+
+    def spy(model: object, batches: object, repeat: int, *clock: object) -> float:
+        given.append(clock)
+        return real(model, batches, repeat, *clock)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(train_part, "adaptor_seconds", spy)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        result = train_part.run(subject, max_frames=2000, batch_count=1, repeat=1)
+    finally:
+        torch.set_num_threads(threads)
+    assert result["clock"] == "thread CPU time (one torch thread)"
+    assert given == [(train_part.thread_stopwatch,)]

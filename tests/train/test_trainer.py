@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import csv
 import dataclasses
@@ -710,6 +711,89 @@ def test_devices_and_nodes_are_checked_before_training(monkeypatch: pytest.Monke
     check_nodes(2)
 
 
+LAUNCH_VARIABLES = ("WORLD_SIZE", "RANK", "LOCAL_RANK", "NODE_RANK", "GROUP_RANK", "SLURM_NTASKS",
+                    "SLURM_NTASKS_PER_NODE", "SLURM_NNODES", "SLURM_PROCID", "SLURM_JOB_NAME", "TORCHELASTIC_RUN_ID")
+
+
+@pytest.mark.parametrize(("env", "devices", "nodes", "says"), [
+    # torchrun --nproc-per-node 2 with --devices 1: two one-process runs in one experiment, one without the lock
+    ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 1,
+     r"^WORLD_SIZE=2 \(set by torchrun or another launcher\) is not the 1 process\(es\) of --devices 1 x "),
+    # torchrun --nproc-per-node 1 with --devices 2: Lightning's ValueError traceback, the fresh exp's snapshot left
+    ({"WORLD_SIZE": "1", "RANK": "0", "TORCHELASTIC_RUN_ID": "x"}, 2, 1, r"^WORLD_SIZE=1 .* is not the 2 process"),
+    # docs/training.md's torchrun line takes $NODE_RANK from the shell: left there, --devices 2 waited 30 minutes
+    ({"NODE_RANK": "1"}, 2, 1, r"^NODE_RANK=1 is no rank of --devices 2 x --num-nodes 1 \(from 0 to 0\): give "),
+    ({"RANK": "1"}, 1, 1, r"^RANK=1 is no rank of --devices 1 x --num-nodes 1"),  # no lock, no logs
+    ({"SLURM_NTASKS": "2", "SLURM_JOB_NAME": "train"}, 2, 1,  # sbatch --ntasks 2: Lightning's RuntimeError
+     r"^SLURM_NTASKS=2 without SLURM_NTASKS_PER_NODE: .* submit it with --ntasks-per-node D and start it with srun"),
+    # srun --ntasks-per-node 2 sate train --devices 1: rank 1 trained a second run into the experiment, no lock
+    ({"SLURM_NTASKS": "2", "SLURM_NTASKS_PER_NODE": "2", "SLURM_PROCID": "1", "SLURM_JOB_NAME": "train"}, 1, 1,
+     r"^SLURM_PROCID=1 is no rank of --devices 1 x --num-nodes 1 \(from 0 to 0\)"),
+    # 8 tasks a node with --devices 2 (task 0 without srun, or srun's): Lightning's ValueError traceback, exp left
+    ({"SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "job.sh"}, 2, 1,
+     r"^SLURM_NTASKS_PER_NODE=8 \(this SLURM job's\) is not --devices 2: give .* or --devices 1 to train in one "),
+    ({"SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 4, 1, r"^SLURM_NTASKS_PER_NODE=2 .* is not --devices 4"),
+    ({"SLURM_NTASKS": "4", "SLURM_NTASKS_PER_NODE": "2", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 2, 1, r"^SLURM_NNODES=2 \(this SLURM job's\) is not --num-nodes 1: give "),
+    # a one-task job (named after the shell: Lightning takes it for one) with --devices 2: half the batch trained
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "zsh"}, 2, 1,
+     r"^SLURM_NTASKS=1 \(this SLURM job's tasks\) is fewer than the 2 process\(es\) of --devices 2 x --num-nodes "
+     r"1: .* start it with srun"),
+])
+def test_a_launch_the_run_cannot_be_part_of_is_refused(monkeypatch: pytest.MonkeyPatch, env: dict[str, str],
+                                                      devices: int, nodes: int, says: str) -> None:
+    """A launcher's environment that --devices and --num-nodes do not match (26th hostile pass): each was a run of
+    another size than the launch, two runs in one experiment, a 30-minute wait, or a traceback."""
+    from sate.train.trainer import check_launch
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(SateError, match=says):
+        check_launch(devices, nodes)
+
+
+@pytest.mark.parametrize(("env", "devices", "nodes"), [
+    ({}, 1, 1), ({}, 4, 1),
+    ({"WORLD_SIZE": "2", "RANK": "1", "LOCAL_RANK": "0", "GROUP_RANK": "1", "TORCHELASTIC_RUN_ID": "x"}, 1, 2),
+    ({"WORLD_SIZE": "16", "RANK": "9", "LOCAL_RANK": "1", "NODE_RANK": "1"}, 8, 2),  # Lightning's manual launch
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "15", "SLURM_JOB_NAME": "st"}, 8, 2),
+    ({"SLURM_NTASKS": "4", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "interactive"}, 1, 1),  # Lightning leaves it
+    ({"SLURM_NTASKS": "1", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "train"}, 1, 1),
+    # a batch script of 8 tasks (#SBATCH --ntasks-per-node 8, for 8 CPUs) running one sate train without srun
+    ({"SLURM_NTASKS": "8", "SLURM_NTASKS_PER_NODE": "8", "SLURM_PROCID": "0", "SLURM_JOB_NAME": "job.sh"}, 1, 1),
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_NNODES": "2", "SLURM_PROCID": "0",
+      "SLURM_JOB_NAME": "job.sh"}, 1, 1),  # one process in a job of 2 nodes x 8 tasks: Lightning checks nothing
+    ({"SLURM_NTASKS": "16", "SLURM_NTASKS_PER_NODE": "8", "SLURM_NNODES": "2", "SLURM_PROCID": "3",
+      "SLURM_JOB_NAME": "st"}, 8, 2),  # srun's rank 3 of 2 nodes x 8
+    ({"WORLD_SIZE": "1"}, 2, 1), ({"WORLD_SIZE": "3"}, 1, 1),  # left alone in the shell: Lightning overwrites it
+    ({"WORLD_SIZE": "2", "RANK": "0"}, 1, 1),  # no torchrun: the one-process strategy reads neither
+])
+def test_a_launch_the_run_is_part_of_is_taken(monkeypatch: pytest.MonkeyPatch, env: dict[str, str], devices: int,
+                                              nodes: int) -> None:
+    from sate.train.trainer import check_launch
+
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    check_launch(devices, nodes)
+
+
+def test_a_refused_launch_leaves_no_experiment(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
+                                               monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) \
+        -> None:
+    for name in LAUNCH_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("RANK", "1")  # left in the shell: the run took no lock and wrote no logs
+    config = make_config(tmp_path, "mt", prepared_data)
+    assert main(["train", "--config", str(config), "--exp", str(tmp_path / "exp"), "--accelerator", "cpu"]) == 2
+    assert capsys.readouterr().err.startswith("sate train: error: RANK=1 is no rank of --devices 1 x --num-nodes 1")
+    assert not (tmp_path / "exp").exists()
+
+
 def _free_port() -> int:
     import socket
 
@@ -758,6 +842,30 @@ def test_a_rendezvous_whose_peers_never_come_is_said_and_stops_at_a_signal(
     assert not (tmp_path / "exp" / "train.lock").exists()  # let go of: the next run finds it free
 
 
+@pytest.mark.slow  # a process of its own (torch, Lightning)
+def test_the_rendezvous_signal_watcher_survives_a_closed_stderr(tmp_path: Path) -> None:
+    """A closed terminal (SIGHUP) or an output pipe whose reader is gone: the watcher's line raised (EPIPE), the
+    watcher died, and the process stayed in the rendezvous for its 30 minutes, deaf to SIGTERM and SIGHUP (review of
+    the 26th hostile pass). Now the line is skipped and the signal still ends the process."""
+    stopped = tmp_path / "stopped"
+    script = ("import signal, sys, time\n"
+              "from sate.train.rendezvous import signals_end_the_wait\n"
+              "signal.signal(signal.SIGTERM, lambda *_: None)  # a Python handler, as under the CLI\n"
+              f"with signals_end_the_wait('waiting', lambda: open({str(stopped)!r}, 'w').close()):\n"
+              "    print('ready', flush=True)\n"
+              "    time.sleep(60)  # the rendezvous, blocked\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline() == "ready\n"  # type: ignore[union-attr]
+        proc.stderr.close()  # type: ignore[union-attr]
+        proc.send_signal(signal.SIGTERM)
+        proc.wait(timeout=20)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert proc.returncode == 128 + signal.SIGTERM and stopped.exists()
+
+
 @pytest.mark.slow
 def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: MakeConfig, prepared_data: Path,
                                                  monkeypatch: pytest.MonkeyPatch) -> None:
@@ -778,6 +886,81 @@ def test_a_rendezvous_that_times_out_is_one_line(tmp_path: Path, make_config: Ma
     with pytest.raises(SateError, match=r"^rank 0: the other processes of the run did not join at 127\.0\.0\.1:\d+ "
                                         r"within 2 seconds; start it on every machine"):
         train(config, tmp_path / "exp", num_nodes=2)
+
+
+@pytest.mark.slow  # two processes of their own (torch, Lightning)
+def test_a_master_port_in_use_is_one_line_and_leaves_no_process(tmp_path: Path, make_config: MakeConfig,
+                                                                prepared_data: Path) -> None:
+    """MASTER_PORT in use (left in the shell, or another run's) under `--devices 2`: torch's DistNetworkError
+    traceback, the fresh experiment's snapshot left, and the rank-1 process Lightning started waited in the
+    rendezvous for 30 minutes, its parent gone (26th hostile pass)."""
+    import socket
+    import uuid
+
+    config = make_config(tmp_path, "mt", prepared_data)
+    mark = uuid.uuid4().hex
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        env = {**os.environ, "MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(port), "OMP_NUM_THREADS": "1",
+               "SATE_TEST_MARK": mark}
+        for name in LAUNCH_VARIABLES:
+            env.pop(name, None)
+        # through a file, not a pipe: an orphaned rank 1 holding the pipe kept a regression waiting 300 s
+        with open(tmp_path / "err.txt", "w") as err_file:
+            proc = subprocess.Popen([sys.executable, "-m", "sate.cli", "train", "--config", str(config), "--exp",
+                                     str(tmp_path / "exp"), "--accelerator", "cpu", "--devices", "2"],
+                                    stdout=subprocess.DEVNULL, stderr=err_file, env=env)
+            try:
+                proc.wait(timeout=300)
+            finally:
+                proc.kill()
+                proc.wait()
+    time.sleep(1)
+    left = _marked_processes(mark)
+    for pid in left:  # the run's own processes, by the mark only they carry: a regression leaves none behind
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)
+    err = (tmp_path / "err.txt").read_text()
+    assert proc.returncode == 2 and "Traceback" not in err, err[-3000:]
+    assert err.strip().splitlines()[-1] == (
+        f"sate train: error: rank 0: port {port} of 127.0.0.1 (MASTER_PORT) is in use, by another run or program; "
+        "give another MASTER_PORT, the same on every machine of the run, or, when training on one machine, unset it "
+        "(a free port is then chosen)")
+    assert not (tmp_path / "exp").exists()
+    assert not left, f"processes of the run left: {left}"
+
+
+def _marked_processes(mark: str) -> list[int]:
+    """The processes whose environment carries SATE_TEST_MARK=mark."""
+    found = []
+    for environ in Path("/proc").glob("[0-9]*/environ"):
+        with contextlib.suppress(OSError):
+            if f"SATE_TEST_MARK={mark}".encode() in environ.read_bytes():
+                found.append(int(environ.parent.name))
+    return found
+
+
+def test_a_port_in_use_is_said_where_it_came_from(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under SLURM, with MASTER_PORT unset, Lightning's port is 15000 + the job ID's last 4 digits: the line said
+    "(MASTER_PORT) ... or unset it on one machine", a variable the user never set, and unsetting it chose the same
+    port again (review of the 26th hostile pass). A port Lightning chose free and lost is not the user's either."""
+    from sate.train.rendezvous import AnnouncedDDP, port_in_use
+
+    assert port_in_use(0, "n1", 19242, False, True) == (
+        "rank 0: port 19242 of n1, which Lightning takes from the SLURM job's ID when MASTER_PORT is unset (15000 + "
+        "its last 4 digits), is in use, by another run or program (another job whose ID ends alike?); export "
+        "MASTER_PORT=<a free port> before srun")
+    assert port_in_use(0, "n1", 29500, True, True) == ("rank 0: port 29500 of n1 (MASTER_PORT) is in use, by another "
+                                                       "run or program; export another MASTER_PORT before srun (every "
+                                                       "task reads it)")
+    assert port_in_use(0, "127.0.0.1", 40000, False, False).startswith(
+        "rank 0: port 40000 of 127.0.0.1, which Lightning chose free, is in use: another program took it")
+    monkeypatch.delenv("MASTER_PORT", raising=False)
+    assert not AnnouncedDDP()._port_given  # read before Lightning sets MASTER_PORT to the port it chose
+    monkeypatch.setenv("MASTER_PORT", "29500")
+    assert AnnouncedDDP()._port_given
 
 
 def test_a_hand_written_config_in_the_snapshots_place_is_kept(tmp_path: Path, make_config: MakeConfig,
