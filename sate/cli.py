@@ -197,7 +197,8 @@ class _LostInterrupts:
 
     def __call__(self, unraisable: Any) -> None:
         err = unraisable.exc_value
-        if not isinstance(err, KeyboardInterrupt) or threading.main_thread().ident is None:
+        # a signal's handler runs in the main thread alone: an interrupt lost elsewhere is no signal of ours
+        if not isinstance(err, KeyboardInterrupt) or threading.current_thread() is not threading.main_thread():
             self.previous(unraisable)
             return
         signum = err.signum if isinstance(err, Terminated) else signal.SIGINT
@@ -219,6 +220,10 @@ def signals_as_interrupts() -> Iterator[None]:
     a signal ignored (`nohup`) stays ignored, and the handlers before are put back after. Shared by the CLI and
     `python -m sate.bench`, whose `kill` left its temporary corpus and data (13 MB with --tiny) in /tmp. An interrupt
     raised where Python would lose it is sent again (`_LostInterrupts`)."""
+    if isinstance(sys.unraisablehook, _LostInterrupts):  # within another such block (`python -m sate.bench` runs
+        with handlers_swapped(ENDING_SIGNALS, _terminate):  # `sate.cli.main`): its re-sends are the outer block's,
+            yield  # not cancelled when the inner command ends (the bench then ran on to exit 0)
+        return
     hook = _LostInterrupts(sys.unraisablehook)
     sys.unraisablehook = hook
     try:
