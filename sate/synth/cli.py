@@ -29,6 +29,7 @@ from sate.synth.corpus import (
     build_corpus,
     build_phrasebook_corpus,
     check_corpus_root,
+    phrasebook_styles,
 )
 from sate.synth.ding import (
     DING_PACKAGE,
@@ -152,8 +153,6 @@ def check_voices(text: str) -> None:
     training voice, without a word), and say which other voices they lack and voice in another. Only the held-out
     accents and flite voices hold tst-heldout out: a variant espeak-ng lacks (espeak-ng 1.50, Ubuntu 22.04's, lacks
     `adam` and five more) is voiced as its accent's base voice, still the held-out accent, so it is only said."""
-    from sate.synth.corpus import phrasebook_styles
-
     pools = {"ding": voice_pool()} if text == "ding" else {s: list(st.voices) for s, st in phrasebook_styles().items()}
     check_engines([v for pool in pools.values() for v in pool])
     held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
