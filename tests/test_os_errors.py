@@ -290,8 +290,11 @@ except KeyboardInterrupt as err:
 """
 
 
-@pytest.mark.parametrize("where", ["del", "generator", "finalize"])
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize(("signum", "where"), [
+    (signal.SIGTERM, "del"),  # the other five start a Python each (0.6 s): slow
+    *(pytest.param(n, w, marks=pytest.mark.slow)
+      for n, w in ((signal.SIGINT, "del"), (signal.SIGTERM, "generator"), (signal.SIGINT, "generator"),
+                   (signal.SIGTERM, "finalize"), (signal.SIGINT, "finalize")))])
 def test_a_signal_received_where_an_exception_is_lost_still_stops_the_command(signum: int, where: str) -> None:
     """A Ctrl-C received in importlib's module-lock callback (any of the lazy imports mid-run) was printed as
     "Exception ignored in ... cb" and lost: `sate translate` ran on to exit 0, once in about 20 tries (26th hostile
@@ -305,7 +308,7 @@ def test_a_signal_received_where_an_exception_is_lost_still_stops_the_command(si
     assert "Exception ignored" not in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("signum", [signal.SIGTERM, pytest.param(signal.SIGINT, marks=pytest.mark.slow)])
 def test_a_lost_signal_of_a_command_run_within_another_stops_the_outer_one(signum: int) -> None:
     """`python -m sate.bench` runs `sate.cli.main` within its own block: a signal lost as the inner command ended was
     cancelled with it, and the bench ran on to exit 0 (review). The outer block keeps it."""

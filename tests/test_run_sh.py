@@ -190,6 +190,7 @@ def test_an_environment_where_one_may_not_write_is_named(tmp_path: Path) -> None
                           "(SATE_VENV=~/venvs/sate ./run.sh)\n")
 
 
+@pytest.mark.slow  # 3-4 s: a Python started to make or mend an environment
 @needs_tts
 def test_an_environment_made_without_pip_gets_pip(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: an environment whose making was interrupted (Ctrl-C during venv's ensurepip) has a
@@ -252,6 +253,7 @@ def test_run_sh_started_with_sh_says_how_to_start_it(tmp_path: Path) -> None:
     assert not (tmp_path / "venv").exists()
 
 
+@pytest.mark.slow  # 3-4 s: a Python started to make or mend an environment
 @needs_tts
 def test_a_second_run_sh_waits_for_the_first_setup(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: two `./run.sh` at once on one environment (two terminals on a first setup) ran two
@@ -307,6 +309,7 @@ def test_a_lock_that_cannot_be_taken_is_gone_on_without(tmp_path: Path) -> None:
     assert "waiting" not in run.stderr and (tmp_path / "flock-ran").exists()
 
 
+@pytest.mark.slow  # 3-4 s: a Python started to make or mend an environment
 def test_a_relative_python_is_taken_from_where_run_sh_was_started(tmp_path: Path) -> None:
     """Twenty-sixth hostile pass: `PYTHON=py/python3 ~/sate/run.sh` (a path from the current directory) was looked for
     from the repository's root, where it is not. It makes the environment (pip then finds nothing, offline)."""

@@ -659,6 +659,7 @@ esac
 """
 
 
+@pytest.mark.slow  # four recipe runs
 def test_side_by_side_stages_ending_together_name_the_one_that_failed(tmp_path: Path) -> None:
     """Which stage had ended was told by `kill -0` after `wait -n`: when both had ended before the recipe reached
     `wait -n`, bash 5.2 answered 127 having reaped both, and a failed MT was reported as ASR's failure (a flaky test
