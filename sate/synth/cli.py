@@ -212,7 +212,8 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {split:<11} removed: a split of an earlier run that this one does not voice")
     for split in summary.get("kept_splits", []):
         print(f"note: {one_line(str(Path(summary['root']) / 'data' / split))} is a split of an earlier run that this "
-              "one does not voice, left whole (nothing of it removed) as it holds files `sate synth` did not write (or "
-              "changed since), and `sate prep --mustc-root` reads it as a split of this corpus: remove it, or move "
-              "your files out and run again", file=sys.stderr)
+              "one does not voice, left whole (nothing of it removed) as it is a symbolic link or holds files "
+              "`sate synth` did not write (or a wav changed since), and `sate prep --mustc-root` reads it as a split "
+              "of this corpus: remove it (a link: the link alone), or move your files out and run again",
+              file=sys.stderr)
     return 0

@@ -26,7 +26,7 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent, one_line
+from sate.errors import SateError, end_with_parent, one_line, shell_word
 from sate.files import (
     append_only,
     atomic_open,
@@ -289,6 +289,13 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
     home = os.path.realpath(root)
     for name in names:
         path = root / name
+        link = _linked_folder(root, path)
+        if link is not None:  # named once, before any write: the files below it were refused one by one after a run
+            raise SateError(  # had written through it, each "remove it" a file of the link's target (review)
+                f"--out {one_line(str(root.parent))}: {one_line(str(link))} is a symlink to "
+                f"{one_line(os.path.realpath(link))}, where `sate synth` makes its folder {link.relative_to(root)}/: "
+                "written through, the corpus goes outside --out and a run again replaces what is there; remove the "
+                f"link itself (rm {shell_word(str(link))}: its target is left as it is), or give another --out")
         if not os.path.lexists(path):
             # a file where a folder of it goes (a split's): "SPLIT/wav: Not a directory" once the other splits were
             # voiced, naming the folder below the file (26th hostile pass)
@@ -315,6 +322,16 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
         if how is not None:
             raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate synth` "
                             "writes its files; lift that, or give another --out")
+
+
+def _linked_folder(root: Path, path: Path) -> Path | None:
+    """The first folder between ``root`` and ``path`` (root excluded) that is a symbolic link, or None."""
+    folder = root
+    for part in path.relative_to(root).parts[:-1]:
+        folder = folder / part
+        if folder.is_symlink():
+            return folder
+    return None
 
 
 def check_folders_writable(root: Path, names: Sequence[str]) -> None:
@@ -434,7 +451,10 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
     data = root / "data"
     for split_dir in sorted(data.iterdir()) if data.is_dir() else []:
         records = split_dir / ".synth"
-        if split_dir.name in splits or split_dir.is_symlink() or records.is_symlink() or not records.is_dir():
+        if split_dir.name in splits or not (records.is_dir() or records.is_symlink()):
+            continue
+        if split_dir.is_symlink() or records.is_symlink():  # a split kept elsewhere: not removed, but said (it was
+            left.append(split_dir.name)  # skipped without a word, and `sate prep` read it as a split of this corpus)
             continue
         try:
             stray = _not_ours(split_dir, tgt_lang)

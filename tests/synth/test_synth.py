@@ -679,6 +679,43 @@ def test_a_dropped_split_holding_any_file_of_the_users_is_left_whole(
     assert sorted(p.name for p in data.iterdir()) == ["dev", "train", "tst-COMMON", "tst-txt"]
 
 
+def test_a_split_folder_that_is_a_symlink_is_named_once_before_any_write(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """A split folder that is a symlink (`data/dev -> ~/mine/dev`): the first run wrote the corpus through it, outside
+    --out, and every run after refused one of sate's files there with "remove it", a file of the link's target each
+    time, the user's own among them (review of the 26th hostile pass). The link is named, before any write; its
+    target is left as it was."""
+    shutil.copytree(synth_corpus, tmp_path / "corpus")
+    mine = tmp_path / "mine" / "dev"
+    (mine / "txt").mkdir(parents=True)
+    (mine / "txt" / "dev.en").write_text("my text\n")
+    link = tmp_path / "corpus" / "en-de" / "data" / "dev"
+    shutil.rmtree(link)
+    link.symlink_to(mine)
+    with pytest.raises(SateError, match=re.escape(f"{link} is a symlink to {mine}, where `sate synth` makes its folder "
+                                                  "data/dev/: ") + ".*" + re.escape(f"(rm {link}: its target is left")):
+        synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    assert sorted(p.relative_to(mine) for p in mine.rglob("*")) == [Path("txt"), Path("txt/dev.en")]
+    assert (mine / "txt" / "dev.en").read_text() == "my text\n"
+
+
+def test_a_dropped_split_that_is_a_symlink_is_left_and_said(
+        tmp_path: Path, synth_corpus: Path, fixture_pairs: list[tuple[str, str]],
+        fixture_sizes: dict[str, int]) -> None:
+    """A split of an earlier run kept on another disk (a symlink) was skipped without a word, and `sate prep` read it as
+    a split of the new corpus: the very failure the removal of dropped splits is for (review of the 26th pass). It is
+    left, its target untouched, and said as kept."""
+    data = earlier_splits(synth_corpus, tmp_path / "corpus", ("tst-heldout",))
+    (data / "tst-heldout").rename(tmp_path / "held")
+    (data / "tst-heldout").symlink_to(tmp_path / "held")
+    before = sorted(p.relative_to(tmp_path / "held") for p in (tmp_path / "held").rglob("*"))
+    summary = synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1,
+                                 progress=False)
+    assert summary["dropped_splits"] == [] and summary["kept_splits"] == ["tst-heldout"]
+    assert sorted(p.relative_to(tmp_path / "held") for p in (tmp_path / "held").rglob("*")) == before
+
+
 @pytest.mark.parametrize(("script", "said"), [
     ("kill -XFSZ $$", "killed by SIGXFSZ writing {out}: a file size limit is set (`ulimit -f`); lift it"),
     ("exit 3", "exit status 3, no message, writing {out} (a full disk? set TMPDIR to another one)"),
