@@ -466,7 +466,12 @@ def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: P
     assert {r["encoder"] for r in rows} == {"textual"} and all(0 < float(r["localness"]) <= 1 for r in rows)
     assert main(["analyze", "attention", "--model", str(tmp_path / "mt"), "--data", str(data), "--utt", "ted_2_0",
                  "--out", str(tmp_path / "heat.png")]) == 0
-
+    capsys.readouterr()
+    # a model of another token list is refused naming the Marian vocabulary compared, not tokens_src.txt (review26i)
+    save_model_file(tmp_path / "mt2" / "model.pt", model.eval(), [*pieces[:5], "▁other", *pieces[6:]], pieces)
+    assert main(["analyze", "locality", "--model", str(tmp_path / "mt2" / "model.pt"), "--data", str(data),
+                 "--max-utts", "2", "--out", str(tmp_path / "loc2")]) == 2
+    assert f"its source token list differs from {data / 'marian'}; " in capsys.readouterr().err
 
 
 def _transcript_only(data: Path) -> None:
