@@ -339,19 +339,25 @@ def test_a_key_that_does_nothing_names_the_keys_it_depends_on_as_the_file_spells
                                        "hf_marian come together (one Marian model)\n")  # once "model config: "
 
 
-def test_a_piped_config_is_read_once_when_a_set_is_refused(tmp_path: Path,
-                                                            capsys: pytest.CaptureFixture[str]) -> None:
-    """Naming the `--set` at fault reads the config again with fewer of them: `--config <(sed ...)` is a pipe,
-    which cannot be read twice, so the file is read once."""
+def piped_config(tmp_path: Path, text: bytes) -> tuple[Path, threading.Thread]:
+    """A named pipe standing for `--config <(...)`, and the thread that writes ``text`` into it once it is opened."""
     fifo = tmp_path / "piped.yaml"
     os.mkfifo(fifo)
 
     def write() -> None:
         with open(fifo, "wb") as f:
-            f.write(b"task: asr\n")
+            f.write(text)
 
     writer = threading.Thread(target=write, daemon=True)
     writer.start()
+    return fifo, writer
+
+
+def test_a_piped_config_is_read_once_when_a_set_is_refused(tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    """Naming the `--set` at fault reads the config again with fewer of them: `--config <(sed ...)` is a pipe,
+    which cannot be read twice, so the file is read once."""
+    fifo, writer = piped_config(tmp_path, b"task: asr\n")
     assert main(["config", "--config", str(fifo), "--set", "seed=1", "--set", "seed=-1"]) == 2
     writer.join(10)
     assert f"{fifo} with --set 'seed=-1': seed must be from 0" in capsys.readouterr().err
@@ -767,15 +773,7 @@ def test_get_of_a_key_not_there_advises_a_command_that_runs(tmp_path: Path, caps
 def test_get_advice_for_a_piped_config_runs(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--config <(...) --get KEY` of a key not there advised `sate config --config /dev/fd/63`, a pipe gone once
     read: followed, "config file not found" (25th hostile pass's leftovers). The task's keys are listed instead."""
-    fifo = tmp_path / "piped.yaml"
-    os.mkfifo(fifo)
-
-    def write() -> None:
-        with open(fifo, "wb") as f:
-            f.write(b"task: mt\n")
-
-    writer = threading.Thread(target=write, daemon=True)
-    writer.start()
+    fifo, writer = piped_config(tmp_path, b"task: mt\n")
     assert main(["config", "--config", str(fifo), "--get", "trainer.max_step"]) == 2
     writer.join(10)
     advice = re.search(r"\(`sate (config .*)` lists its task's keys\)$", capsys.readouterr().err.strip())
