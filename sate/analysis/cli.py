@@ -33,7 +33,7 @@ from sate.data.cmvn_record import require_cmvn
 from sate.data.features import compute_fbank
 from sate.data.manifest import check_split_names, manifest_splits, read_manifest
 from sate.data.marian_vocab import MarianVocab
-from sate.data.vocab import Vocabulary, load_vocabularies, vocabulary_kind
+from sate.data.vocab import Vocabulary, load_source_vocabulary, load_vocabularies, vocabulary_kind
 from sate.decode.pack import (
     check_cmvn_kind,
     check_pack_parts,
@@ -186,12 +186,6 @@ def normalizer(am: AnalysisModel, data: Path | None) -> CMVN | None:
     return normalise
 
 
-def vocabularies(data: Path, task: str) -> tuple[Vocab, Vocab]:
-    """DATA's vocabularies for a model of ``task``, SentencePiece or Marian's as `sate vocab` wrote them: a Marian
-    data directory's MT model was told its token list differs from tokens_src.txt (twenty-sixth hostile pass)."""
-    return load_vocabularies(data, task)
-
-
 def speech_vocabulary(am: AnalysisModel, data: Path) -> Vocab:
     """The source (CTC) vocabulary a speech dataset encodes its transcripts with, which the analysis never reads: a
     pack's own, else DATA's. Its translations are never read (the encoders' attention, the greedy output): an ASR
@@ -199,17 +193,17 @@ def speech_vocabulary(am: AnalysisModel, data: Path) -> Vocab:
     rows with no translation, or for no target vocabulary (twenty-sixth hostile pass); a pack on held-out speech with
     no vocabulary (`sate prep` and `sate features` alone, as `sate evaluate` reads it) was told to run `sate vocab`,
     which refuses a transcript-only corpus (review)."""
-    if am.vocabs is not None:
-        return am.vocabs[0]
-    return MarianVocab.load(data, "ctc") if vocabulary_kind(data) == "marian" else Vocabulary.load(data, "src")
+    return am.vocabs[0] if am.vocabs is not None else load_source_vocabulary(data, am.task)
 
 
 def model_vocabularies(am: AnalysisModel, data: Path) -> tuple[Vocab, Vocab]:
     """An MT model's vocabularies: a pack's own, as `sate evaluate` reads them (an MT pack given the --data of another
-    corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's, which must be the model's."""
+    corpus was refused for DATA's token list, twenty-sixth hostile pass), else DATA's as `sate vocab` wrote them
+    (SentencePiece or Marian's: a Marian data directory's MT model was told its token list differs from
+    tokens_src.txt), which must be the model's."""
     if am.vocabs is not None:
         return am.vocabs
-    vocabs = vocabularies(data, am.task)
+    vocabs = load_vocabularies(data, am.task)
     check_source_tokens(am, vocabs[0], data)
     return vocabs
 
@@ -257,10 +251,12 @@ def run_locality(args: argparse.Namespace) -> int:
     # every model checked before any work: each speech model's CMVN statistics (a second model trained on other
     # statistics rode on the first one's dataset unchecked), each MT model's source tokens
     normalisers = {id(am): normalizer(am, args.data) for am in models if am.task != "mt"}
-    speech_vocabs: dict[int, Vocab] = {}  # DATA's loaded once, for the model files and experiments that read it
+    speech_vocabs: dict[int, Vocab] = {}
+    data_vocab = None  # DATA's, loaded once, for the model files and experiments that read it
     for am in (am for am in models if am.task != "mt"):
-        shared = next((speech_vocabs[id(m)] for m in models if id(m) in speech_vocabs and m.vocabs is None), None)
-        speech_vocabs[id(am)] = shared if am.vocabs is None and shared is not None else speech_vocabulary(am, args.data)
+        if am.vocabs is None and data_vocab is None:
+            data_vocab = speech_vocabulary(am, args.data)
+        speech_vocabs[id(am)] = am.vocabs[0] if am.vocabs is not None else data_vocab
     text_vocabs = {id(am): model_vocabularies(am, args.data) for am in models if am.task == "mt"}
     device = pick_device(args.device)
     with held_out_dir(args.out, "sate analyze locality"):  # two runs into one folder interleaved their files

@@ -164,18 +164,30 @@ def vocabulary_kind(directory: str | Path) -> str:
     return kind if isinstance(kind, str) and kind in VOCAB_KINDS else "spm"
 
 
+def _kind(directory: str | Path, kind: str | None) -> str:
+    """``kind``, else what `sate vocab` wrote in ``directory``, which must be a directory."""
+    if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
+        raise SateError(f"{directory}: {not_a_directory(Path(directory))}")
+    return kind or vocabulary_kind(directory)
+
+
 def load_vocabularies(directory: str | Path, task: str, kind: str | None = None) -> tuple:
     """The (source, target) vocabularies of a data or pack directory for a model of `task`.
 
     With a Marian vocabulary, an MT model reads Marian's ids on both sides; ASR and ST models have CTC over
     the subset of source pieces (`sate.data.marian_vocab`).
     """
-    if not Path(directory).is_dir():  # not "run sate vocab": a relative data.dir read from another directory
-        raise SateError(f"{directory}: {not_a_directory(Path(directory))}")
-    kind = kind or vocabulary_kind(directory)
-    if kind == "marian":
-        return MarianVocab.load(directory, "source" if task == "mt" else "ctc"), MarianVocab.load(directory, "target")
-    return Vocabulary.load(directory, "src"), Vocabulary.load(directory, "tgt")
+    kind = _kind(directory, kind)
+    source = load_source_vocabulary(directory, task, kind)
+    return source, MarianVocab.load(directory, "target") if kind == "marian" else Vocabulary.load(directory, "tgt")
+
+
+def load_source_vocabulary(directory: str | Path, task: str, kind: str | None = None) -> Vocabulary | MarianVocab:
+    """The source vocabulary alone (a model of `task`'s: CTC's for ASR and ST), for what reads no translation: a
+    transcript-only corpus has no target vocabulary."""
+    if _kind(directory, kind) == "marian":
+        return MarianVocab.load(directory, "source" if task == "mt" else "ctc")
+    return Vocabulary.load(directory, "src")
 
 
 def target_ids(manifest: str | Path, rows: list[dict], tgt_vocab: Vocabulary | None) -> list[np.ndarray]:
