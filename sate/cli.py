@@ -220,18 +220,18 @@ def signals_as_interrupts() -> Iterator[None]:
     a signal ignored (`nohup`) stays ignored, and the handlers before are put back after. Shared by the CLI and
     `python -m sate.bench`, whose `kill` left its temporary corpus and data (13 MB with --tiny) in /tmp. An interrupt
     raised where Python would lose it is sent again (`_LostInterrupts`)."""
-    if isinstance(sys.unraisablehook, _LostInterrupts):  # within another such block (`python -m sate.bench` runs
-        with handlers_swapped(ENDING_SIGNALS, _terminate):  # `sate.cli.main`): its re-sends are the outer block's,
-            yield  # not cancelled when the inner command ends (the bench then ran on to exit 0)
-        return
-    hook = _LostInterrupts(sys.unraisablehook)
-    sys.unraisablehook = hook
+    # within another such block (`python -m sate.bench` runs `sate.cli.main`), its re-sends are the outer block's,
+    # not cancelled when the inner command ends (the bench then ran on to exit 0)
+    hook = None if isinstance(sys.unraisablehook, _LostInterrupts) else _LostInterrupts(sys.unraisablehook)
+    if hook is not None:
+        sys.unraisablehook = hook
     try:
         with handlers_swapped(ENDING_SIGNALS, _terminate):
             yield
     finally:
-        hook.cancel()
-        sys.unraisablehook = hook.previous
+        if hook is not None:
+            hook.cancel()
+            sys.unraisablehook = hook.previous
 
 
 # The pid of the recipe that runs the command, which recipes/lib/stages.sh exports (`stopped_with_recipe`).
