@@ -131,7 +131,13 @@ if selected 0; then listed_paths asr_extra -d "$asr_extra_is" spaces; fi
 # reads the MT text (MT always, SATE and its comparison rows where they take text batches: a weight `sate config`
 # would read, not asked before any stage). `--stage 3 --stop-stage 6` with a misspelt --mt-extra trained ASR for hours
 # before stage 4 named it, and `--mt-hub` with SATE taking MT text ran stages 0 to 3 first (the review of the 25th pass).
-untrained() { local name; for name in "$@"; do [ -e "$exp/$name/.done-train" ] || return 0; done; return 1; }
+# --force trains them again over their records.
+untrained() {
+  local name
+  [ "$force" != true ] || return 0
+  for name in "$@"; do [ -e "$exp/$name/.done-train" ] || return 0; done
+  return 1
+}
 if { selected 2 && [ -z "$mt_hub" ]; } || { selected 4 && [ -z "$mt_hub" ] && untrained mt; } ||
    { selected 5 && untrained st; } || { [ "${compare:-false}" = true ] && selected 10 && untrained sate_nokd sate_shrink; }; then
   listed_paths mt_extra -f "$mt_extra_is"
@@ -224,9 +230,8 @@ done
 # (no record yet): `--whisper DIR` naming a file, a missing or another model's folder ran stages 0 to 2 (hours of prep
 # and features on MuST-C) before stage 3 refused it. A stage already trained needs no directory (its pack holds it).
 # Read through the ASR config whichever stage trains: the SATE config's distillation needs the teacher stage 5
-# gives it, and was refused here for a sound directory (review). --force trains again over a record.
-if [ -n "$whisper" ] && [ -f "$asr_conf" ] && { { later 3 && { [ "$force" = true ] || [ ! -e "$exp/asr/.done-train" ]; }; } ||
-                                               { later 5 && { [ "$force" = true ] || [ ! -e "$exp/st/.done-train" ]; }; }; }; then
+# gives it, and was refused here for a sound directory (review).
+if [ -n "$whisper" ] && [ -f "$asr_conf" ] && { { later 3 && untrained asr; } || { later 5 && untrained st; }; }; then
   sate config --config "$asr_conf" "${asr_hub[@]}" --get model.acoustic.hub >/dev/null ||
     die "the Whisper encoder's directory $whisper, read with $asr_conf, is refused (the error above): the training stages would stop on it"
 fi
