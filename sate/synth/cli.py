@@ -154,7 +154,8 @@ def check_voices(text: str) -> None:
     accents and flite voices hold tst-heldout out: a variant espeak-ng lacks (espeak-ng 1.50, Ubuntu 22.04's, lacks
     `adam` and five more) is voiced as its accent's base voice, still the held-out accent, so it is only said."""
     pools = {"ding": voice_pool()} if text == "ding" else {s: list(st.voices) for s, st in phrasebook_styles().items()}
-    check_engines([v for pool in pools.values() for v in pool])
+    voices = [v for pool in pools.values() for v in pool]
+    check_engines(voices)
     held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
     heldout = missing_voices(held) if HELDOUT_SPLIT in pools else []
     if heldout:
@@ -163,7 +164,7 @@ def check_voices(text: str) -> None:
                         "default voice, which train hears, without a word; install espeak-ng 1.49 or later and "
                         "flite 2, which has kal16 (sudo apt-get install espeak-ng flite), or use --text ding, which "
                         "holds no voice out")
-    others = missing_voices([v for pool in pools.values() for v in pool])
+    others = missing_voices(voices)
     if others:
         print(f"note: the installed engines lack {', '.join(others)}: espeak-ng voices a variant it lacks as its "
               "accent's base voice and an accent it lacks in its default voice, flite a voice it lacks in kal, so the "
