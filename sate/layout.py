@@ -70,6 +70,12 @@ def token_list(side: str) -> str:
     return f"tokens_{side}.txt"
 
 
+def token_source(directory: Path, side: str, kind: str) -> Path:
+    """What a data or pack directory's token list of `side` is read from, for a vocabulary of `kind` (spm or
+    marian): a Marian vocabulary's folder, else the token list."""
+    return directory / (MARIAN_DIR if kind == "marian" else token_list(side))
+
+
 def average_advice(checkpoint: Path) -> str:
     """How a model file is made of a training checkpoint, naming its experiment where the checkpoint lies in one."""
     folder = checkpoint.parent

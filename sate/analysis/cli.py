@@ -212,7 +212,7 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None
     """An MT model embeds DATA's source ids, so both must use one token list."""
     if am.meta["src_tokens"] != src_vocab.tokens:
         # a Marian data directory's list is its marian/ folder's (tokens_src.txt there is not what was compared)
-        where = data / "marian" if vocabulary_kind(data) == "marian" else data / layout.token_list("src")
+        where = layout.token_source(data, "src", vocabulary_kind(data))
         raise SateError(f"{am.path}: its source token list differs from {where}; "
                         f"analyse it on the data directory it was trained on, or {am.own_pack()}")
 

@@ -68,6 +68,7 @@ from sate.layout import (
     average_advice,
     spm_model,
     token_list,
+    token_source,
 )
 from sate.models.config import TASKS, ModelConfig, resolve_config
 from sate.targets import check_output, check_same_experiment, dir_name, experiment_holding, read_name
@@ -162,11 +163,9 @@ def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs:
     from sate.data.manifest import read_text_lines
 
     for k, side in enumerate(("src", "tgt")):
-        path = data_dir / f"tokens_{side}.txt"
-        if vocabs is not None:  # a Marian vocabulary: its token lists come from its files
-            path, tokens = data_dir / "marian", vocabs[k].tokens
-        else:
-            tokens = read_text_lines(path)
+        # a Marian vocabulary (`vocabs` given): its token lists come from its files
+        path = token_source(data_dir, side, "spm" if vocabs is None else "marian")
+        tokens = read_text_lines(path) if vocabs is None else vocabs[k].tokens
         ours = meta[f"{side}_tokens"]
         if tokens != ours:
             index = next((i for i, (a, b) in enumerate(zip(tokens, ours, strict=False)) if a != b),
@@ -519,8 +518,8 @@ def check_pack_tokens(meta: Mapping[str, Any], directory: Path, info: PackInfo, 
     (which, reading a pack's own vocabularies unchecked, gave an IndexError or wrong values: twenty-sixth pass)."""
     for side, vocab in zip(("src", "tgt"), vocabs, strict=True):
         if meta[f"{side}_tokens"] != vocab.tokens:
-            where = directory / ("marian" if info.vocab == "marian" else f"tokens_{side}.txt")
-            raise SateError(f"{directory / MODEL}: its {side} token list differs from {where}")
+            raise SateError(f"{directory / MODEL}: its {side} token list differs from "
+                            f"{token_source(directory, side, info.vocab)}")
 
 
 # ----------------------------------------------------------------------------------------------
