@@ -71,7 +71,7 @@ from sate.layout import (
     token_source,
 )
 from sate.models.config import TASKS, ModelConfig, resolve_config
-from sate.targets import check_output, check_same_experiment, dir_name, experiment_holding, read_name
+from sate.targets import check_output, check_same_experiment, dir_name, experiment_holding, read_name, same_file
 
 FORMAT = "sate-pack"
 VERSION = 1
@@ -191,19 +191,12 @@ def trained_data(model_file: Path, data_dir: Path) -> str:
     # A relative data.dir is relative to the directory `sate train` ran in, which no file records: read from here it
     # may name another directory, or this one by chance (the advice read it from the current directory).
     relative = "" if os.path.isabs(where) else ", relative to the directory `sate train` ran in"
-    if _same_directory(where, data_dir):
+    if same_file(Path(where), data_dir):  # data_dir is there (`pack` required it)
         run = "if `sate train` ran here, the run trained on this directory" if relative else \
             "the run trained on this directory"
         return (f"; {run} (data.dir of {config}: {one_line(where)}), whose files changed since "
                 "(`sate vocab` or `sate features` run again?): pack a model trained on them, or restore the run's")
     return f"; give --data the data directory it was trained on: {one_line(where)} (data.dir of {config}{relative})"
-
-
-def _same_directory(a: str, b: Path) -> bool:
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
 
 
 def check_cmvn_kind(meta: Mapping[str, Any], model_file: Path, kind: str | None, where: str) -> None:
