@@ -250,6 +250,7 @@ def test_an_argument_a_command_does_not_take_is_refused_by_that_command(
                                   ["segment", "talk.wav", "--out", "out.srt"],
                                   # torch's libraries abort the process as they load there: said before (review)
                                   ["translate", "--model", "/nowhere/pack", "/nowhere/talk.wav"]])
+@pytest.mark.slow
 def test_a_deleted_working_directory_is_one_line(tmp_path: Path, argv: list[str]) -> None:
     """A command run in a directory deleted since (by another shell) ended in a bare "No such file or directory",
     naming nothing (`sate score`, `segment --out`, `evaluate`), where it asked for the directory (25th hostile pass,

@@ -129,9 +129,15 @@ def modules() -> dict[str, Path]:
     return found
 
 
+@cache
+def tree(path: Path) -> ast.Module:
+    """A module's syntax tree, parsed once per process (the checks below each walk every module)."""
+    return ast.parse(path.read_text())
+
+
 def _lazy_homes(path: Path) -> dict[str, str]:
     """A package's names served on first use by its ``__getattr__`` (``_HOMES``: name -> submodule)."""
-    for node in ast.parse(path.read_text()).body:
+    for node in tree(path).body:
         if isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
             target = node.target if isinstance(node, ast.AnnAssign) else node.targets[0]
             if isinstance(target, ast.Name) and target.id == "_HOMES":
@@ -187,7 +193,7 @@ def imports() -> tuple[Import, ...]:
                     found.append(Import(module, child.lineno, resolve(name), local, bool(lines & comments)))
                 visit(child, local or isinstance(child, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda))
 
-        visit(ast.parse(source), False)
+        visit(tree(path), False)
     return tuple(found)
 
 
@@ -308,7 +314,7 @@ def test_file_names_have_one_home() -> None:
     for module, path in modules().items():
         if module == "sate.layout":
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree(path)):
             if isinstance(node, ast.Constant) and node.value in names - OWN_NAMES.get(module, set()):
                 found.append(f"{module}:{node.lineno} {node.value}")
     assert found == []
@@ -320,7 +326,7 @@ def test_no_path_resolve_on_what_a_user_names() -> None:
     `sate.files.real_path`; only a module's own ``Path(__file__)`` may use it."""
     found = []
     for module, path in modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree(path)):
             if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "resolve" \
                     and "__file__" not in ast.unparse(node.func.value):
                 found.append(f"{module}:{node.lineno} {ast.unparse(node)}")
@@ -333,7 +339,7 @@ def test_no_missing_file_message_without_asking_what_is_there() -> None:
     `sate.files.require_file`, which names what is there instead."""
     found = []
     for module, path in modules().items():
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(tree(path)):
             if module != "sate.files" and isinstance(node, ast.If) and isinstance(node.test, ast.UnaryOp) \
                     and isinstance(node.test.op, ast.Not) and "is_file()" in ast.unparse(node.test) \
                     and isinstance(node.body[0], ast.Raise) and "missing" in ast.unparse(node.body[0]):

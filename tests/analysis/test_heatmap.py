@@ -272,6 +272,7 @@ def test_a_full_disk_leaves_no_half_written_map(tmp_path: Path, prepared_data: P
 
 
 
+@pytest.mark.slow
 def test_an_earlier_runs_maps_go_with_the_map_they_were_drawn_with(tmp_path: Path, prepared_data: Path,
                                                                    model_files: dict[str, Path],
                                                                    capsys: pytest.CaptureFixture) -> None:

@@ -413,6 +413,7 @@ def test_a_pack_is_normalised_with_its_own_statistics_on_another_corpus(tmp_path
     assert values["pack"] != values["asr"]  # the statistics differ, and so do the values
 
 
+@pytest.mark.slow
 def test_an_mt_pack_reads_its_own_vocabulary_on_another_corpus(tmp_path: Path, prepared_data: Path,
                                                                  model_files: dict[str, Path],
                                                                  capsys: pytest.CaptureFixture) -> None:
@@ -441,6 +442,7 @@ def test_an_mt_pack_reads_its_own_vocabulary_on_another_corpus(tmp_path: Path, p
                  str(tmp_path / "heat.png")]) == 0
 
 
+@pytest.mark.slow
 def test_an_mt_model_of_a_marian_data_directory(tmp_path: Path, prepared_data: Path, marian_dir: Path,
                                                 capsys: pytest.CaptureFixture) -> None:
     """Twenty-sixth hostile pass: an MT model on a Marian vocabulary (`sate vocab --marian`), analysed on the data
@@ -483,6 +485,7 @@ def _transcript_only(data: Path) -> None:
         rows = [{**json.loads(line), "tgt": None} for line in manifest.read_text(encoding="utf-8").splitlines()]
         manifest.write_text("".join(json.dumps(row, ensure_ascii=False) + "\n" for row in rows), encoding="utf-8")
 
+@pytest.mark.slow
 def test_speech_models_on_a_transcript_only_corpus(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                    capsys: pytest.CaptureFixture) -> None:
     """Twenty-sixth hostile pass: an ASR model analysed on a transcript-only corpus (LibriSpeech, Kaldi: `tgt` null,
@@ -538,6 +541,7 @@ def test_a_pack_whose_vocabulary_is_not_its_models_is_refused(tmp_path: Path, pr
         assert not (tmp_path / "loc").exists() and not (tmp_path / "heat.png").exists()
 
 
+@pytest.mark.slow
 def test_a_speech_pack_on_held_out_speech_with_no_vocabulary(tmp_path: Path, prepared_data: Path,
                                                              model_files: dict[str, Path],
                                                              capsys: pytest.CaptureFixture) -> None:

@@ -229,6 +229,7 @@ def test_runs_of_other_sentences_are_refused(tmp_path: Path, capsys: pytest.Capt
     assert main(["latency-plot", *(str(paths[name]) for name in ("w1", "offline", "bare")), "--out", str(png)]) == 0
 
 
+@pytest.mark.slow
 def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """Twenty-third hostile pass: a policy decoded with `--beam 1` and with the pack's beam 5 (the two kinds of rows of
     docs/inference.md's table) was one line through two points labelled 1, and two table rows 'wait-k=1' that nothing
@@ -253,6 +254,7 @@ def test_runs_of_other_decoding_options_are_told_apart(tmp_path: Path, capsys: p
     assert "| wait-k=1 | 0.5 | 11.1 |" in capsys.readouterr().out  # one beam among them: named as before
 
 
+@pytest.mark.slow
 def test_an_offline_run_of_another_model_is_named_by_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                         monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty-third hostile pass: the offline run of one pack beside the streamed runs of another was drawn as their

@@ -546,6 +546,7 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
 
 
 
+@pytest.mark.slow
 def test_an_iterable_that_raises_gives_the_results_read_before_it(packs: dict[str, Path],
                                                                    prepared_data: Path) -> None:
     """Twenty-third hostile pass: a generator of inputs that raised after three inputs (a dataset whose disk went away)

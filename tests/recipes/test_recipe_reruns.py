@@ -246,6 +246,7 @@ def decoding_recorder(tmp_path: Path) -> dict[str, str]:
     return env
 
 
+@pytest.mark.slow
 def test_a_pack_older_than_its_training_is_not_evaluated(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 5` with more updates (`--train-args`), then `--stage 7`: stage 7 evaluated the pack
     stage 6 had made before, exit 0, its scores tabled as the new model's (twenty-third hostile pass)."""
@@ -311,6 +312,7 @@ def test_a_corpus_of_other_parameters_is_named_when_stage_minus_one_is_not_run(t
         assert [line.split("were made")[0] for line in done.stderr.splitlines() if "note:" in line] == notes
 
 
+@pytest.mark.slow
 def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 6` (SATE trained and packed again), then `--stage 8`: the table held the decodings of
     the pack before, as the new model's, exit 0 (twenty-third hostile pass). Stage 7 records what each decoding is
@@ -383,6 +385,7 @@ def test_sate_whose_asr_and_mt_models_were_removed_since_is_decoded(tmp_path: Pa
     assert done.returncode == 0 and "no cascade" in done.stderr, done.stderr
 
 
+@pytest.mark.slow
 def test_asr_and_mt_models_removed_since_are_averaged_again_where_a_stage_reads_them(tmp_path: Path) -> None:
     """With EXP/asr/model.pt and EXP/mt/model.pt removed once SATE was packed, stage 10 died on "EXP/e2e_asr was begun
     from other models than EXP/asr/model.pt hold now (trained or averaged again since)", which was false, and
@@ -416,6 +419,7 @@ def test_asr_and_mt_models_removed_since_are_averaged_again_where_a_stage_reads_
     assert run("--compare", "true", "--stage", "10", "--stop-stage", "10").returncode == 0
 
 
+@pytest.mark.slow
 def test_comparison_rows_of_an_update_count_sate_has_no_more_are_not_tabled(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 7` with more SATE updates (`--train-args`), then `--stage 8`: the comparison rows of
     stage 10, trained for as many updates as SATE had before, were tabled beside it, exit 0 (twenty-fifth hostile
@@ -544,6 +548,7 @@ def test_a_missing_mt_extra_file_a_training_will_read_is_named_before_any_stage(
     assert done.stderr.splitlines()[-1] == f"[mustc] error: --mt-extra: {tmp_path / 'a.de'} is not a file"
 
 
+@pytest.mark.slow
 def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Path) -> None:
     """`--stage 8 --test-sets "tst-COMMON dev"` without dev decoded: `sate report` wrote a table of tst-COMMON alone,
     exit 0 (twenty-fifth hostile pass). A default test set the corpus lacks (MuST-C's tst-HE) is still skipped."""
@@ -565,6 +570,7 @@ def test_a_test_set_no_system_decoded_is_not_left_out_of_the_table(tmp_path: Pat
     assert done.returncode == 0, done.stderr
 
 
+@pytest.mark.slow
 def test_the_comparison_does_not_table_sate_decoded_before_it_was_packed_again(tmp_path: Path) -> None:
     """`--stage 5 --stop-stage 6` (SATE trained on and packed again), then `--compare true --stage 10`: its table held
     the decodings of SATE's pack before as SATE's, against which every row was tested, exit 0; only stage 8 looked at

@@ -522,6 +522,7 @@ def test_an_append_only_corpus_file_or_folder_is_refused_before_any_voicing(tmp_
     check_corpus_files(root, names)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mode", [0o500, 0o100])
 def test_a_corpus_folder_it_may_not_write_in_is_refused_before_any_voicing(tmp_path: Path, mode: int) -> None:
     """`sate synth --out OUT` again over its corpus with a split's txt/ not writable for the user (mode 0500 or 0100):

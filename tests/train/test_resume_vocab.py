@@ -95,6 +95,7 @@ def test_a_model_value_out_of_range_on_a_resume_is_named_as_on_a_fresh_start(
         "at least 1 and up to 10,000, got 0", err
 
 
+@pytest.mark.slow
 def test_a_resume_with_another_teacher_at_the_same_path_is_refused(tmp_path: Path, prepared_data: Path,
                                                                    make_config: MakeConfig,
                                                                    capsys: pytest.CaptureFixture[str]) -> None:
