@@ -35,6 +35,8 @@ import torch
 
 from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, cross_attention, encoder_attention
 from sate.data.dataset import Batch
+from sate.data.tokens import BLANK as BLANK_PIECE
+from sate.data.tokens import SOS_EOS
 from sate.decode.greedy import greedy_decode
 from sate.errors import SateError, plot_text
 from sate.files import replace_together
@@ -76,8 +78,10 @@ def figure_inches(rows: int, cols: int) -> tuple[float, float]:
 
 
 def pieces_text(pieces: Sequence[str]) -> str:
-    """SentencePiece pieces as text (``▁`` starts a word)."""
-    return "".join(pieces).replace("\u2581", " ").strip()
+    """SentencePiece pieces as text (``▁`` starts a word). ``<blank>`` and ``<sos/eos>`` are no text, as
+    `Vocabulary.decode` skips them: a hybrid ASR's decoder may write ``<blank>`` (its output layer covers the CTC
+    token list), and the printed output showed it (the twenty-sixth pass's note)."""
+    return "".join(p for p in pieces if p not in (BLANK_PIECE, SOS_EOS)).replace("\u2581", " ").strip()
 
 
 @dataclass

@@ -134,6 +134,20 @@ def test_hybrid_asr_attends_to_acoustic_frames(prepared_data: Path, model_files:
     assert set(view.targets) <= set(model.meta["src_tokens"]) | {EOS_LABEL}  # an ASR decoder writes source pieces
 
 
+def test_a_blank_the_hybrid_asrs_decoder_writes_is_no_output_text(prepared_data: Path,
+                                                                 model_files: dict[str, Path]) -> None:
+    """A hybrid ASR's decoder covers the CTC token list, `<blank>` included: where it wrote one, the printed output
+    showed "<blank>" (the twenty-sixth pass's note); the axis keeps it, the text skips it as `Vocabulary.decode`
+    does."""
+    model = analyze.load_model(model_files["asr_hybrid"])
+    with torch.no_grad():  # the decoder writes <blank> (id 0) wherever it may
+        model.model.decoder.output_layer.bias[0] = 1e4
+    utt = read_manifest(prepared_data / "dev.jsonl")[0]["id"]
+    view = utterance_attention(model.model, model.meta, analyze.utterance_batch(model, prepared_data, "dev", utt), CPU)
+    assert view.targets and set(view.targets) == {"<blank>"}
+    assert view.translation == ""
+
+
 @pytest.mark.slow
 def test_baseline_st_attends_to_acoustic_frames(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                                 png_size: Callable[[Path], tuple[int, int]],
