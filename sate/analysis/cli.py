@@ -221,6 +221,17 @@ def check_source_tokens(am: AnalysisModel, src_vocab: Vocab, data: Path) -> None
 # sate analyze locality
 
 
+def ctc_layer(am: AnalysisModel, top: int | None) -> int | None:
+    """The acoustic layer a model's CTC reads (``ctc.layer``, null: the top), or None where no CTC loss trains one
+    (MT; a model with a decoder and ``loss.ctc_weight: 0``; a CTC-only ASR model's weight is not read)."""
+    conf = am.model.conf
+    if am.task == "mt" or getattr(conf, "ctc", None) is None:
+        return None
+    if getattr(am.model, "decoder", None) is not None and conf.loss.ctc_weight == 0:
+        return None
+    return conf.ctc.layer if conf.ctc.layer is not None else top
+
+
 def run_locality(args: argparse.Namespace) -> int:
     from sate.decode.api import pick_device  # heavy: torch
 
@@ -291,7 +302,10 @@ def _locality(args: argparse.Namespace, models: list, normalisers: dict, speech_
             raise SateError(f"{args.data / args.split}.jsonl: no utterance to analyse for {am.path}")
         batches = locality.length_sorted_batches(Subset(dataset, keep), sizes, args.batch_size)
         means = locality.model_localness(am.model, batches, args.window, device)
-        rows += [locality.LayerLocalness(one_line(am.name), am.task, encoder, layer, value, count)  # a name of bytes
+        top = max((layer for (encoder, layer) in means if encoder == "acoustic"), default=None)
+        ctc = ctc_layer(am, top)
+        rows += [locality.LayerLocalness(one_line(am.name), am.task, encoder, layer, value, count,  # a name of bytes
+                                         ctc=encoder == "acoustic" and layer == ctc)
                  for (encoder, layer), (value, count) in means.items()]
         depths = ", ".join(f"{e} {max(layer for (k, layer) in means if k == e)} layers"
                            for e in dict.fromkeys(k for k, _ in means))

@@ -124,6 +124,7 @@ class LayerLocalness:
     layer: int
     localness: float
     utterances: int
+    ctc: bool = False  # the layer the model's CTC reads (Fig. 1(b) compares its depth); not a CSV column
 
     @property
     def series(self) -> str:
@@ -155,7 +156,7 @@ def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
 
 def plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     """The paper-style line plot as a PNG: a colour per model, solid for acoustic and dashed for textual
-    encoders."""
+    encoders, a star on the layer each model's CTC reads."""
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 
@@ -167,6 +168,10 @@ def plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
         points = [r for r in rows if r.series == series]
         ax.plot([r.layer for r in points], [r.localness for r in points], marker="o", label=plot_text(series),
                 color=colours[points[0].model], linestyle=ENCODER_STYLE[points[0].encoder])
+    marked = [r for r in rows if r.ctc]  # where each model's CTC reads: Fig. 1(b)'s point, named only before
+    for k, r in enumerate(marked):
+        ax.plot([r.layer], [r.localness], marker="*", markersize=16, linestyle="none", color=colours[r.model],
+                markeredgecolor="black", label="the layer CTC reads" if k == 0 else None)
     depth = max(r.layer for r in rows)
     ax.set_xticks(range(1, depth + 1))
     ax.set_xlabel("layer")

@@ -13,9 +13,11 @@ import soundfile as sf
 import torch
 from torch.utils.data import Subset
 
+from sate.analysis import cli as analyze
 from sate.analysis.locality import (
     LayerLocalness,
     LocalnessTotals,
+    csv_text,
     length_sorted_batches,
     localness,
     markdown_table,
@@ -26,7 +28,9 @@ from sate.analysis.locality import (
 from sate.cli import main
 from sate.data.dataset import CMVN, SpeechDataset, TextDataset
 from sate.data.vocab import Vocabulary
+from sate.models import build_model, save_model_file
 from sate.models.model_file import model_from_file
+from sate.models.tiny import tiny_config
 
 CPU = torch.device("cpu")
 
@@ -139,6 +143,26 @@ def test_baseline_st_has_only_acoustic_layers(model_files: dict[str, Path]) -> N
     result = model_localness(model, [batch], 0.1, CPU)
     assert result.keys() == {("acoustic", 1), ("acoustic", 2)}
     assert all(0.0 < value <= 1.0 and count == 2 for value, count in result.values())
+
+
+def test_the_layer_ctc_reads_is_starred(tmp_path: Path, vocabs, model_files: dict[str, Path]) -> None:  # noqa: ANN001
+    """Fig. 1(b) compares where CTC reads the acoustic encoder, and the plot named the models only (the twenty-sixth
+    pass's note): each model's CTC layer (``ctc.layer``, else the top) is starred; an MT model and a model whose CTC
+    no loss trains (``loss.ctc_weight: 0``) get none."""
+    src, tgt = vocabs
+    models = {}
+    for name, extra in (("low", {"ctc": {"layer": 1}}), ("untrained", {"loss": {"ctc_weight": 0.0}})):
+        models[name] = tmp_path / name / "model.pt"
+        conf = {**tiny_config("st", 16, layers=2, acoustic_type="transformer", baseline=name == "low"), **extra}
+        save_model_file(models[name], build_model("st", conf, len(src), len(tgt)), src.tokens, tgt.tokens)
+    found = {name: analyze.ctc_layer(analyze.load_model(path), 2)
+             for name, path in {**models, "asr": model_files["asr"], "st": model_files["st"],
+                                "mt": model_files["mt"]}.items()}
+    assert found == {"low": 1, "untrained": None, "asr": 2, "st": 2, "mt": None}
+    rows = [LayerLocalness("st", "st", "acoustic", layer, 0.5 + layer / 10, 3) for layer in (1, 2)]
+    starred = [rows[0], LayerLocalness("st", "st", "acoustic", 2, 0.7, 3, ctc=True)]
+    assert plot_locality(starred, 0.2) != plot_locality(rows, 0.2)
+    assert csv_text(starred) == csv_text(rows)  # the CSV's columns are as before
 
 
 @pytest.mark.slow
