@@ -36,7 +36,7 @@ from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
 from sate.decode.simultaneous import live
 from sate.decode.vad import VadOptions, cut_blocks, file_segments, no_speech
 from sate.errors import SateError, one_line
-from sate.scoring.resegment import resegment
+from sate.scoring.resegment import join_units, resegment, units
 
 # how far past the rows (beyond `padding`) a VAD span may reach and still be the rows' own speech: the spans of a
 # prep-cut talk's first and last sentences end 0.11-0.14 s past them (energy and silero VAD, the synthetic talks)
@@ -121,12 +121,20 @@ def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec
 
 def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     """The talk's words re-segmented to its rows (in the rows' order), delays from each row's offset."""
-    parts = resegment(talk.words, [str(r["tgt"]) for r in rows])
+    # a shown word of Chinese or Japanese (a clause, or a whole segment's output) is split into its characters, each
+    # with the word's delays, so that it can be shared between rows
+    words, glued, delays, elapsed = [], [], [], []
+    for word, delay, done in zip(talk.words, talk.delays, talk.elapsed, strict=True):
+        parts, joined = units(word)
+        words += parts
+        glued += joined
+        delays += [delay] * len(parts)
+        elapsed += [done] * len(parts)
     out = []
-    for row, indices in zip(rows, parts, strict=True):
+    for row, indices in zip(rows, resegment(words, [str(r["tgt"]) for r in rows]), strict=True):
         start = float(row["offset"])
-        out.append(Segment(" ".join(talk.words[i] for i in indices), float(row["duration"]),
-                           [talk.delays[i] - start for i in indices], [talk.elapsed[i] - start for i in indices]))
+        out.append(Segment(join_units(words, glued, indices), float(row["duration"]),
+                           [delays[i] - start for i in indices], [elapsed[i] - start for i in indices]))
     return out
 
 
@@ -221,9 +229,9 @@ def translate_talks(translator: SpeechTranslator, rows: list[dict], options: Dec
             print(note, file=sys.stderr)
         spans = _clipped(whole.spans, begin, end, vad)
         prepared = PreparedAudio(whole.source, whole.duration, spans, cut_blocks(audio_blocks(audio), spans))
-        words = (translator.decode_prepared([prepared], options, batch_size)[0].translation or "").split()
+        words, glued = units(translator.decode_prepared([prepared], options, batch_size)[0].translation or "")
         for k, indices in zip(members, resegment(words, [str(rows[k]["tgt"]) for k in members]), strict=True):
-            out[k] = " ".join(words[i] for i in indices)
+            out[k] = join_units(words, glued, indices)
     return [out[k] for k in range(len(rows))]
 
 

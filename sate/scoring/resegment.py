@@ -3,20 +3,48 @@
 A talk translated as one stream is cut where the system's own segmenter heard pauses, not where the reference
 sentences end, so its output cannot be scored line by line against them. Matusov et al. (2005) align the
 concatenated hypothesis words to the concatenated reference words with a Levenshtein alignment and cut the
-hypothesis where the reference segments end. Here: words are whitespace tokens compared lowercased, with the
-punctuation at their ends stripped ("Hood." matches "hood"); a substitution, insertion or deletion costs 1. A
-hypothesis word aligned to a reference word goes to that word's segment; an inserted one to the segment of the
-reference word before it (the first segment at the start), so a segment's words stay contiguous and in order.
+hypothesis where the reference segments end. Here: words are whitespace tokens (a Chinese or Japanese character is
+a word of its own, `units`) compared lowercased, with the punctuation at their ends stripped ("Hood." matches
+"hood"); a substitution, insertion or deletion costs 1. A hypothesis word aligned to a reference word goes to that
+word's segment; an inserted one to the segment of the reference word before it (the first segment at the start), so
+a segment's words stay contiguous and in order.
 """
 
 from __future__ import annotations
 
+import re
 import string
 from collections.abc import Sequence
 
 import numpy as np
 
 PUNCTUATION = string.punctuation + "«»„“”‚‘’…–—¿¡"
+# Chinese and Japanese (Han, kana) are written without spaces: a whitespace token of theirs is a clause or a whole
+# segment's output, so aligning whitespace tokens gave a VAD segment holding two sentences whole to one row and
+# nothing to the other (twenty-seventh hostile pass). Each such character, with the punctuation after it, is a unit
+# of its own; other text stays whole.
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
+_UNIT = re.compile(f"[{_CJK}][^\\w\\s{_CJK}]*|[^{_CJK}]+")
+
+
+def units(text: str) -> tuple[list[str], list[bool]]:
+    """The units `resegment` aligns (whitespace tokens, a Chinese or Japanese character each), and for each whether
+    it continues the token before it (no space between them when joined again)."""
+    out: list[str] = []
+    glued: list[bool] = []
+    for token in text.split():
+        parts = _UNIT.findall(token)
+        out += parts
+        glued += [False] + [True] * (len(parts) - 1)
+    return out, glued
+
+
+def join_units(parts: Sequence[str], glued: Sequence[bool], indices: Sequence[int]) -> str:
+    """The text of the units at `indices` (consecutive), spaced as they were written."""
+    text = ""
+    for k, i in enumerate(indices):
+        text += ("" if k == 0 or glued[i] and indices[k - 1] == i - 1 else " ") + parts[i]
+    return text
 
 
 def _key(word: str) -> str:
@@ -59,9 +87,10 @@ def align_words(hypothesis: Sequence[str], reference: Sequence[str]) -> list[int
 
 
 def resegment(hypothesis: Sequence[str], references: Sequence[str]) -> list[list[int]]:
-    """The indices of the hypothesis words (whitespace tokens) that fall in each reference segment (texts)."""
-    words = [w for ref in references for w in ref.split()]
-    segment_of = [k for k, ref in enumerate(references) for _ in ref.split()]
+    """The indices of the hypothesis units (`units` of its text) that fall in each reference segment (texts)."""
+    split = [units(ref)[0] for ref in references]
+    words = [w for ref in split for w in ref]
+    segment_of = [k for k, ref in enumerate(split) for _ in ref]
     out: list[list[int]] = [[] for _ in references]
     if not references:
         return out

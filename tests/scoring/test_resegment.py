@@ -7,7 +7,7 @@ import pytest
 
 from sate.decode.talks import Segment, TalkWords, split_talk
 from sate.scoring.latency import corpus_latency, sentence_latency
-from sate.scoring.resegment import align_words, resegment
+from sate.scoring.resegment import align_words, join_units, resegment, units
 
 
 def test_alignment_places_each_hypothesis_word() -> None:
@@ -28,6 +28,26 @@ def test_resegment_cuts_at_reference_boundaries() -> None:
         [0, 1], [2, 3, 4, 5]]
     assert resegment("one two three four five".split(), ["one two", "THREE four six"]) == [[0, 1], [2, 3, 4]]
     assert resegment("a b".split(), []) == []
+
+
+def test_chinese_and_japanese_are_aligned_a_character_at_a_time() -> None:
+    """An unspaced output is one whitespace token per VAD segment: a segment holding two sentences went whole to one
+    row and the other row got nothing (twenty-seventh hostile pass). A Han or kana character is a unit of its own,
+    the punctuation after it goes with it, other text stays whole, and a row's text keeps the spacing written."""
+    assert units("我用 iPhone拍照。 「好」") == (["我", "用", "iPhone", "拍", "照。", "「", "好」"],
+                                                [False, True, False, True, True, False, True])
+    text = "他今天去了学校。我们明天见。 天気がいいです。"
+    refs = ["他今天去了学校。", "我们明天见。", "天気がいいです。"]
+    parts, glued = units(text)
+    rows = resegment(parts, refs)
+    assert [join_units(parts, glued, r) for r in rows] == refs
+    assert resegment("a b c d".split(), ["a b", "c d"]) == [[0, 1], [2, 3]]  # spaced text as before
+    # the streamed path: a shown word of Chinese split between two rows, each character with the word's delays
+    talk = TalkWords(["我们明天见。你好。"], [3.0], [3.5], 10.0, 20)
+    first, second = split_talk(talk, [{"tgt": "我们明天见。", "offset": 0.0, "duration": 2.0},
+                                      {"tgt": "你好。", "offset": 2.0, "duration": 1.0}])
+    assert first == Segment("我们明天见。", 2.0, [3.0] * 5, [3.5] * 5)
+    assert second == Segment("你好。", 1.0, [1.0] * 2, [1.5] * 2)
 
 
 def test_stream_laal_by_hand() -> None:
