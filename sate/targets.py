@@ -61,7 +61,6 @@ Kind = Literal["text", "results", "model", "image", "pack", "directory", "data",
 # What a run leaves in its --exp before its config snapshot (a refused start, a recipe's log): still an experiment.
 RUN_FILES = (layout.TRAIN_LOCK, "logs", "tensorboard")
 LOG_FOLDERS = ("logs", "tensorboard")  # an experiment's training logs (Lightning's CSV and TensorBoard loggers)
-DIRECTORY_HINT = {"text": "; `translate --format srt` and `segment` write one file per input into a directory"}
 
 
 def name_max(directory: Path) -> int:
@@ -318,7 +317,7 @@ def _model_file(path: Path) -> bool:
     return isinstance(data, dict) and data.get("format") == layout.MODEL_FORMAT
 
 
-def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
+def _existing(path: Path, kind: Kind, option: str, named: str, hint: str = "") -> None:
     """Refuse replacing an existing ``path`` (links resolved) that is not of the command's kind of output, naming it
     as ``named`` (what the user typed, and where it leads)."""
     refuse = f"{option} {named}: refusing to replace it"
@@ -343,7 +342,7 @@ def _existing(path: Path, kind: Kind, option: str, named: str) -> None:
                             "directory")
         return
     if path.is_dir():
-        raise SateError(f"{option} {named}: is a directory (give a file name{DIRECTORY_HINT.get(kind, '')})")
+        raise SateError(f"{option} {named}: is a directory (give a file name{hint})")
     if not path.is_file():
         raise SateError(f"{refuse}: not a regular file")
     if kind in ("text", "results"):
@@ -588,8 +587,10 @@ def check_not_tilde(path: Path, option: str = "--out") -> None:
                         "path out")
 
 
-def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
-    """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
+def check_output(path: Path, kind: Kind, option: str = "--out", hint: str = "") -> Path:
+    """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc).
+    ``hint``: what the command says after "give a file name" where a directory stands there (its own way of writing
+    into one; `report --out DIR` was told translate's and segment's, twenty-seventh pass)."""
     check_not_reading(path, option)
     check_not_tilde(path, option)
     if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
@@ -633,7 +634,7 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {named}: refusing to replace it: it is a file of another `sate evaluate` run "
                         f"({real.parent}), which only a run into that folder rewrites; remove the link")
     if real.exists():
-        _existing(real, kind, option, named)
+        _existing(real, kind, option, named, hint)
     if real.suffix == ".jsonl" and _a_data_directory(real.parent):
         # `segment --out DATA/` wrote DATA/talk.jsonl and `evaluate --stream --out DATA` DATA/delays.jsonl, exit 0:
         # every later `sate features --data DATA` stopped at that "split" (seventeenth hostile pass); so did a

@@ -126,6 +126,14 @@ def test_a_manifest_of_a_data_directory_sate_prep_alone_wrote_is_kept(tmp_path: 
         check_output(data / "talk.jsonl", "text")  # an earlier `sate segment`'s, which `sate features` stopped at
 
 
+def test_a_directory_given_for_a_file_gets_no_other_commands_advice(tmp_path: Path) -> None:
+    """`sate report --out DIR` (and bench's) was told that `translate --format srt` and `segment` write one file per
+    input into a directory (hand27o, twenty-seventh pass): that hint is translate's own now."""
+    with pytest.raises(SateError) as caught:
+        check_output(tmp_path, "text")
+    assert str(caught.value) == f"--out {tmp_path}: is a directory (give a file name)"
+
+
 def test_symlinks_are_resolved_before_deciding(tmp_path: Path) -> None:
     torch.save({"w": torch.zeros(2)}, tmp_path / "model.pt")
     (tmp_path / "link.txt").symlink_to(tmp_path / "model.pt")

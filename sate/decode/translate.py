@@ -83,7 +83,7 @@ def check_outputs(files: list[Path], targets: list[Path]) -> None:
     """
     for target in targets:
         check_not_input(target, files)
-        check_output(target, "text")
+        check_output(target, "text", hint="; --format srt writes one .srt per input into a directory")
         check_not_other_output(target, "translate")
     # OUT/a.srt a link to OUT/b.srt: a.wav's subtitles were written there, then replaced by b.wav's, exit 0
     check_distinct(dict.fromkeys(targets))

@@ -318,12 +318,15 @@ def test_an_output_that_is_one_of_the_inputs_is_refused(tmp_path: Path, st_pack:
     (["--decode", "max_len_ratio=.inf"], "max_len_ratio must be a finite number"),
     (["--out", "."], "which names a directory"),
     (["--out", "notes.txt/out.txt"], "cannot write"),
+    (["--out", "adir"], "--out adir: is a directory (give a file name; --format srt writes one .srt per input into a "
+                        "directory)"),
 ])
 def test_bad_options_and_outputs_are_one_line_errors_before_decoding(
         argv: list[str], message: str, tmp_path: Path, st_pack: Path, prepared_data: Path,
         capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch) -> None:
     wav = good_wav(prepared_data, tmp_path)
     (tmp_path / "notes.txt").write_text("a file, not a directory\n")
+    (tmp_path / "adir").mkdir()
     monkeypatch.chdir(tmp_path)
     no_decoding(monkeypatch)
     rc, out, err = run_translate(capsys, "--model", st_pack, wav, *argv)
