@@ -161,7 +161,7 @@ def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
-             for name in (layout.RESULTS, "hyp.txt", "ref.txt")]
+             for name in (layout.RESULTS, "hyp.txt", "ref.txt", "transcript_ref.txt")]
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *metric_logs(s))]
 
 
@@ -208,23 +208,33 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
                             "system again (or put back the files it scored)")
 
 
+# The texts a split's rows must share to be tabled side by side: the translations' references (BLEU, chrF, TER) and
+# the transcripts' (WER), each by the score that was computed against it
+SHARED_REFERENCES = (("bleu", "ref.txt", "the systems were not evaluated on the same references"),
+                     ("wer", "transcript_ref.txt", "the systems' transcripts (their WER) were not scored against the "
+                                                   "same references"))
+
+
 def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
     """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
     baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
-    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass)."""
+    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass). So were
+    the transcribing systems' WER (transcript_ref.txt): an ASR system evaluated on another test set was tabled
+    beside SATE's CTC WER, exit 0 (twenty-seventh hostile pass)."""
     for split in sorted({r["split"] for r in rows}):
-        systems = sorted((r for r in rows if r["split"] == split and r.get("bleu") is not None),
-                         key=lambda r: (r["system"] != baseline, r["system"]))
-        folders = [exp / r["system"] / f"decode_{split}" for r in systems]
-        folders = [folder for folder in folders if (folder / "ref.txt").is_file()]
-        if len(folders) < 2:
-            continue
-        refs = read_lines(folders[0] / "ref.txt")
-        for other in folders[1:]:
-            if read_lines(other / "ref.txt") != refs:
-                raise SateError(f"{other / 'ref.txt'} differs from {folders[0] / 'ref.txt'}: the systems were not "
-                                f"evaluated on the same references, so they cannot be compared in one table of "
-                                f"{split}: evaluate them again on one data directory's {split}")
+        for score, name, how in SHARED_REFERENCES:
+            systems = sorted((r for r in rows if r["split"] == split and r.get(score) is not None),
+                             key=lambda r: (r["system"] != baseline, r["system"]))
+            folders = [exp / r["system"] / f"decode_{split}" for r in systems]
+            folders = [folder for folder in folders if (folder / name).is_file()]
+            if len(folders) < 2:
+                continue
+            refs = read_lines(folders[0] / name)
+            for other in folders[1:]:
+                if read_lines(other / name) != refs:
+                    raise SateError(f"{other / name} differs from {folders[0] / name}: {how}, "
+                                    f"so they cannot be compared in one table of {split}: evaluate them again on one "
+                                    f"data directory's {split}")
 
 
 def _missing_texts(folder: Path) -> str | None:

@@ -628,3 +628,32 @@ def test_a_system_without_its_texts_is_tabled_untested(tmp_path: Path, capsys: p
     assert main(["report", "--exp", str(tmp_path), "--baseline", "e2e"]) == 0
     table = capsys.readouterr().out
     assert "| - (no ref.txt) |" in table and "| - (no hyp.txt) |" in table
+
+
+def test_transcribing_systems_on_other_references_are_not_compared(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the translations' references were compared: an ASR system evaluated on another test set under one split
+    name had its WER tabled beside SATE's CTC WER, exit 0 (twenty-seventh hostile pass). Systems scored against the
+    same transcripts' references, or without them (an older run), are tabled."""
+    sources = ["the train leaves at seven", "i would like a coffee", "where is the station", "it is raining today",
+               "the room costs eighty euros", "turn left at the lights"]
+    write_system(tmp_path, "st", SYSTEMS["st"], REFS)
+    asr = tmp_path / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    for system, texts in (("st", sources), ("asr", ["a talk of another test set", "with other words"])):
+        folder = tmp_path / system / "decode_tst-COMMON"
+        for name in ("transcript.txt", "transcript_ref.txt"):
+            (folder / name).write_text("\n".join(texts) + "\n", encoding="utf-8")
+        record = json.loads((folder / "results.json").read_text()) if system == "st" else {"mode": "asr"}
+        (folder / "results.json").write_text(json.dumps({**record, "wer": 0.0}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate report: error: {asr / 'transcript_ref.txt'} differs from "
+        f"{tmp_path / 'st' / 'decode_tst-COMMON' / 'transcript_ref.txt'}: the systems' transcripts (their WER) were "
+        "not scored against the same references, so they cannot be compared in one table of tst-COMMON: evaluate "
+        "them again on one data directory's tst-COMMON")
+    (asr / "transcript_ref.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")  # the same test set
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| asr | tst-COMMON | - | - | - | 0.0 |" in capsys.readouterr().out
+    (asr / "transcript_ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
