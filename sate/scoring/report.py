@@ -16,7 +16,7 @@ import os
 from pathlib import Path
 
 from sate import layout
-from sate.data.manifest import check_split_names, csv_rows
+from sate.data.manifest import check_split_names, csv_rows, is_split_name
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import (
     check_journal_place,
@@ -36,6 +36,7 @@ from sate.targets import (
     check_not_input,
     check_output,
     check_own_files,
+    evaluate_results,
     file_name,
     metric_logs,
     read_name,
@@ -149,12 +150,33 @@ def _nothing_to_report(exp: Path, splits: list[str]) -> str:
     if decoded(exp):
         return (f"--exp {exp}: one system's experiment (its decode_<split> folders are here); --exp takes the folder "
                 f"that holds one experiment per system ({exp.parent})")
-    if (exp / layout.RESULTS).is_file():
+    if (exp / layout.RESULTS).is_file() and exp.name.startswith("decode_"):
         return (f"--exp {exp}: one decoding's folder (`sate evaluate --out`); --exp takes the folder that holds one "
                 f"experiment per system ({exp.parent.parent})")
     splits_there = sorted(set().union(*(decoded(system) for system in exp.iterdir() if system.is_dir())))
+    runs = _evaluate_folders(exp)
+    if runs and not splits_there:  # eval/NAME/SPLIT (evaluate's default --out) or eval/offline (one's own --out)
+        run = runs[0]
+        split = read_json(run / layout.RESULTS).get("split")
+        split = split if isinstance(split, str) and is_split_name(split) else run.name
+        system = run.parent.name if run.name == split else run.name
+        runs_there = f"{len(runs)} `sate evaluate` folders (such as {run})" if len(runs) > 1 else \
+            f"a `sate evaluate` folder ({run})"
+        return (f"--exp {exp}: {runs_there}, not decode_<split> folders of systems, which the report tables: put each "
+                "in its system's folder under "
+                f"one root (mkdir -p ROOT/{system} && mv {run} ROOT/{system}/decode_{split}), then sate report --exp "
+                "ROOT")
     return (f"{exp}: no decode_<split>/results.json for splits {' '.join(splits)} " +
             (f"(its systems decoded: {', '.join(splits_there)})" if splits_there else "(run `sate evaluate` first)"))
+
+
+def _evaluate_folders(exp: Path) -> list[Path]:
+    """The folders of `sate evaluate` runs at EXP, in it or a level below that are not named decode_<split>: its
+    default --out, eval/NAME/SPLIT. `sate report --exp eval` of them was told to "run `sate evaluate` first", and
+    --exp eval/NAME/SPLIT to take eval as the folder of systems, which gave that line again (27th hostile pass)."""
+    folders = [exp, *sorted(exp.glob("*")), *sorted(exp.glob("*/*"))]
+    return [folder for folder in folders if not folder.name.startswith("decode_")
+            and evaluate_results(folder / layout.RESULTS)]
 
 
 def inputs(exp: Path, rows: list[dict]) -> list[Path]:
@@ -430,6 +452,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.splits = args.splits or ["tst-COMMON"]
+    if args.exp.name == layout.RESULTS and args.exp.is_file() and not args.exp.parent.name.startswith("decode_") \
+            and _evaluate_folders(args.exp.parent):  # eval/NAME/SPLIT/results.json: "takes eval", which has no row
+        raise SateError(_nothing_to_report(args.exp.parent, args.splits))
     if not args.exp.is_dir():  # a decoding's results.json was "no such directory", though it is there
         systems = args.exp.parent.parent.parent
         raise SateError(f"--exp {args.exp}: a decoding's {layout.RESULTS}; --exp takes the folder that holds one "

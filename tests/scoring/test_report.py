@@ -657,3 +657,28 @@ def test_transcribing_systems_on_other_references_are_not_compared(tmp_path: Pat
     assert "| asr | tst-COMMON | - | - | - | 0.0 |" in capsys.readouterr().out
     (asr / "transcript_ref.txt").unlink()
     assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("given", ["eval", "eval/st-pack-0a1b2c3d", "eval/st-pack-0a1b2c3d/tst-COMMON",
+                                   "eval/st-pack-0a1b2c3d/tst-COMMON/results.json"])
+def test_evaluations_in_evaluates_own_folders_are_told_where_the_report_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    """`sate evaluate` without --out writes eval/NAME/SPLIT: `sate report --exp eval` of them was told to "run `sate
+    evaluate` first", and --exp eval/NAME/SPLIT to take eval, which said that again (twenty-seventh hostile pass).
+    The advice, followed, gives the table."""
+    monkeypatch.chdir(tmp_path)
+    write_system(Path("eval"), "st-pack-0a1b2c3d", SYSTEMS["st"], REFS)
+    run = Path("eval/st-pack-0a1b2c3d/tst-COMMON")
+    Path("eval/st-pack-0a1b2c3d/decode_tst-COMMON").rename(run)
+    record = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    (run / "results.json").write_text(json.dumps({**record, "mode": "st", "split": "tst-COMMON"}), encoding="utf-8")
+    assert main(["report", "--exp", given]) == 2
+    assert capsys.readouterr().err == (
+        f"sate report: error: --exp {given.removesuffix('/results.json')}: a `sate evaluate` folder ({run}), not "
+        "decode_<split> folders of systems, which the report tables: put each in its system's folder under one root "
+        f"(mkdir -p ROOT/st-pack-0a1b2c3d && mv {run} ROOT/st-pack-0a1b2c3d/decode_tst-COMMON), then sate report "
+        "--exp ROOT\n")
+    Path("ROOT/st-pack-0a1b2c3d").mkdir(parents=True)
+    run.rename("ROOT/st-pack-0a1b2c3d/decode_tst-COMMON")
+    assert main(["report", "--exp", "ROOT"]) == 0
+    assert "| st-pack-0a1b2c3d | tst-COMMON | 52.7 ± " in capsys.readouterr().out
