@@ -100,3 +100,14 @@ def test_mostly_empty_outputs_still_get_an_interval() -> None:
     assert ours["chrf"]["ci"] > 0  # one sentence in six has text: the resamples differ
     paired = paired_bootstrap([("base", GOOD), ("empty", hyps)], REFS)["empty"]["chrf"]
     assert paired["p"] is not None and paired["score"] < confidence(GOOD, REFS)["chrf"]["mean"]
+
+
+def test_a_looping_chinese_or_japanese_output_is_a_loop() -> None:
+    """Chinese and Japanese are written without spaces: a looping output is one whitespace token, and the share of
+    loops of a zh or ja system was 0% whatever it repeated (twenty-seventh hostile pass). Their text that repeats
+    nothing four times, a doubled word, and a Japanese ellipsis are no loop."""
+    assert has_loop("我们我们我们我们") and has_loop("他说：我我我我")
+    assert has_loop("ありがとうありがとうありがとうありがとう")
+    assert has_loop("Zug 谢谢谢谢 ja") and loop_share(["今天天气很好。", "我们我们我们我们"]) == 0.5
+    assert not has_loop("谢谢大家。（掌声）") and not has_loop("我们是我们的我们和我们") and not has_loop("どきどき")
+    assert not has_loop("我们我们我们") and not has_loop("そして・・・・はい")
