@@ -484,6 +484,13 @@ def run(args: argparse.Namespace) -> int:
     names = sorted({r["system"] for r in rows})
     if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
         raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
+    translating = sorted({r["system"] for r in rows if r.get("bleu") is not None})
+    if args.baseline is not None and args.baseline not in translating:  # an ASR system: nothing to test against it,
+        # and the table said "p vs asr" over a column of dashes, exit 0 (twenty-seventh hostile pass)
+        raise SateError(f"--baseline {args.baseline}: it has no translations scored in {' '.join(args.splits)} (WER "
+                        "only), so no system can be tested against it: "
+                        + (f"name a translating system ({', '.join(translating)})" if translating else
+                           "leave --baseline out (no system here translates)"))
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
     check_scored_files(args.exp, rows)

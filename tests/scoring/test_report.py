@@ -682,3 +682,25 @@ def test_evaluations_in_evaluates_own_folders_are_told_where_the_report_reads(
     run.rename("ROOT/st-pack-0a1b2c3d/decode_tst-COMMON")
     assert main(["report", "--exp", "ROOT"]) == 0
     assert "| st-pack-0a1b2c3d | tst-COMMON | 52.7 ± " in capsys.readouterr().out
+
+
+def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--baseline asr` (a system with a WER alone) was taken: the table said "p vs asr" over a column of dashes,
+    exit 0, nothing tested (twenty-seventh hostile pass). The advice, followed, tests the systems; a baseline that
+    translates one split of two is taken."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    asr = tmp_path / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    (asr / "results.json").write_text(json.dumps({"mode": "asr", "wer": 20.0}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "asr"]) == 2
+    assert capsys.readouterr().err == ("sate report: error: --baseline asr: it has no translations scored in "
+                                       "tst-COMMON (WER only), so no system can be tested against it: name a "
+                                       "translating system (cascade, st)\n")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
+    assert "| st | tst-COMMON | 52.7 ± " in capsys.readouterr().out and "| p vs cascade (BLEU / chrF) |" in \
+        (tmp_path / "results.md").read_text(encoding="utf-8")
+    (tmp_path / "asr" / "decode_dev").mkdir()
+    write_system(tmp_path / "other", "asr", SYSTEMS["st"], REFS)
+    (tmp_path / "other" / "asr" / "decode_tst-COMMON").rename(tmp_path / "asr" / "decode_dev")
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON", "dev", "--baseline", "asr"]) == 0
