@@ -28,7 +28,7 @@ from sate.files import (
     replace_together,
 )
 from sate.numbers import is_int64, is_number
-from sate.scoring.score import read_lines
+from sate.scoring.score import normalize_words, read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import (
     TEXT_NAMES,
@@ -230,8 +230,16 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
                             "system again (or put back the files it scored)")
 
 
+def _as_scored(name: str, path: Path) -> list[str] | list[list[str]]:
+    """PATH's lines as its score reads them: a translations' reference as it stands (BLEU tokenises it), the
+    transcripts' in WER's words (`normalize_words`). A manifest's src_norm written by another tool, cased and
+    punctuated, gave the very same WER as sate's own and was refused as "not the same references" (pass 27)."""
+    lines = read_lines(path)
+    return [normalize_words(line) for line in lines] if name == "transcript_ref.txt" else lines
+
+
 # The texts a split's rows must share to be tabled side by side: the translations' references (BLEU, chrF, TER) and
-# the transcripts' (WER), each by the score that was computed against it
+# the transcripts' (WER), each by the score that was computed against it and as that score reads it (`_as_scored`)
 SHARED_REFERENCES = (("bleu", "ref.txt", "the systems were not evaluated on the same references"),
                      ("wer", "transcript_ref.txt", "the systems' transcripts (their WER) were not scored against the "
                                                    "same references"))
@@ -251,9 +259,9 @@ def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
             folders = [folder for folder in folders if (folder / name).is_file()]
             if len(folders) < 2:
                 continue
-            refs = read_lines(folders[0] / name)
+            refs = _as_scored(name, folders[0] / name)
             for other in folders[1:]:
-                if read_lines(other / name) != refs:
+                if _as_scored(name, other / name) != refs:
                     raise SateError(f"{other / name} differs from {folders[0] / name}: {how}, "
                                     f"so they cannot be compared in one table of {split}: evaluate them again on one "
                                     f"data directory's {split}")
