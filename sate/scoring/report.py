@@ -17,7 +17,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.data.manifest import check_split_names, csv_rows, is_split_name
-from sate.errors import SateError, one_line, plot_text, shown, table_cell
+from sate.errors import SateError, one_line, plot_text, shell_word, shown, table_cell
 from sate.files import (
     check_journal_place,
     given_twice,
@@ -140,9 +140,10 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     return rows
 
 
-def _nothing_to_report(exp: Path, splits: list[str]) -> str:
-    """Why --exp gave no row. One system's experiment, or one decoding's folder, given for the folder of systems
-    was told to "run `sate evaluate` first" beside its results; a split spelt another way, the same."""
+def _nothing_to_report(exp: Path, splits: list[str], given: Path | None = None) -> str:
+    """Why --exp gave no row (GIVEN: the --exp given, where EXP is the folder of the results.json it names). One
+    system's experiment, or one decoding's folder, given for the folder of systems was told to "run `sate evaluate`
+    first" beside its results; a split spelt another way, the same."""
     def decoded(system: Path) -> set[str]:  # for the message alone: an unlistable folder decoded nothing here
         return {folder.name.removeprefix("decode_") for folder in system.glob("decode_*")
                 if (folder / layout.RESULTS).is_file()}
@@ -156,18 +157,35 @@ def _nothing_to_report(exp: Path, splits: list[str]) -> str:
     splits_there = sorted(set().union(*(decoded(system) for system in exp.iterdir() if system.is_dir())))
     runs = _evaluate_folders(exp)
     if runs and not splits_there:  # eval/NAME/SPLIT (evaluate's default --out) or eval/offline (one's own --out)
-        run = runs[0]
-        split = read_json(run / layout.RESULTS).get("split")
-        split = split if isinstance(split, str) and is_split_name(split) else run.name
-        system = run.parent.name if run.name == split else run.name
-        runs_there = f"{len(runs)} `sate evaluate` folders (such as {run})" if len(runs) > 1 else \
-            f"a `sate evaluate` folder ({run})"
-        return (f"--exp {exp}: {runs_there}, not decode_<split> folders of systems, which the report tables: put each "
-                "in its system's folder under "
-                f"one root (mkdir -p ROOT/{system} && mv {run} ROOT/{system}/decode_{split}), then sate report --exp "
-                "ROOT")
+        return f"--exp {given or exp}: " + _move_advice(runs, splits)
     return (f"{exp}: no decode_<split>/results.json for splits {' '.join(splits)} " +
             (f"(its systems decoded: {', '.join(splits_there)})" if splits_there else "(run `sate evaluate` first)"))
+
+
+def _move_advice(runs: list[Path], splits: list[str]) -> str:
+    """The mkdir and mv that make one of RUNS (`sate evaluate` folders) a system's decode_<split>, and the report
+    of them, as commands that work as printed: the system is named from the folder's absolute path (a relative
+    --exp of one part, `tst-COMMON` or `.`, gave `ROOT/` and `mv .`), paths are quoted (`my exp` was split in two),
+    a run that holds the current directory is named by its absolute path with ROOT beside it, and --splits is kept
+    (the report of a dev run said "no ... for splits tst-COMMON"; twenty-seventh hostile pass)."""
+    def split_of(run: Path) -> str:
+        split = read_json(run / layout.RESULTS).get("split")
+        return split if isinstance(split, str) and is_split_name(split) else run.name
+
+    run = next((run for run in runs if split_of(run) in splits), runs[0])  # an example of a split asked for
+    split, absolute = split_of(run), Path(os.path.abspath(run))
+    system = absolute.parent.name if absolute.name == split else absolute.name
+    root = Path("ROOT")
+    if Path.cwd() == absolute or absolute in Path.cwd().parents:  # `mv .` is refused, ROOT/ would be in the run
+        run, root = absolute, absolute.parent / "ROOT"
+    report_splits = splits if split in splits else [split]
+    report = f"sate report --exp {shell_word(str(root))}" + (
+        "" if report_splits == ["tst-COMMON"] else f" --splits {' '.join(map(shell_word, report_splits))}")
+    runs_there = f"{len(runs)} `sate evaluate` folders (such as {run})" if len(runs) > 1 else \
+        f"a `sate evaluate` folder ({run})"
+    return (f"{runs_there}, not decode_<split> folders of systems, which the report tables: put each in its system's "
+            f"folder under one root (mkdir -p {shell_word(str(root / system))} && mv {shell_word(str(run))} "
+            f"{shell_word(str(root / system / f'decode_{split}'))}), then {report}")
 
 
 def _evaluate_folders(exp: Path) -> list[Path]:
@@ -462,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
     args.splits = args.splits or ["tst-COMMON"]
     if args.exp.name == layout.RESULTS and args.exp.is_file() and not args.exp.parent.name.startswith("decode_") \
             and _evaluate_folders(args.exp.parent):  # eval/NAME/SPLIT/results.json: "takes eval", which has no row
-        raise SateError(_nothing_to_report(args.exp.parent, args.splits))
+        raise SateError(_nothing_to_report(args.exp.parent, args.splits, args.exp))
     if not args.exp.is_dir():  # a decoding's results.json was "no such directory", though it is there
         systems = args.exp.parent.parent.parent
         raise SateError(f"--exp {args.exp}: a decoding's {layout.RESULTS}; --exp takes the folder that holds one "

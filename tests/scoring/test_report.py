@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -679,7 +681,7 @@ def test_evaluations_in_evaluates_own_folders_are_told_where_the_report_reads(
     (run / "results.json").write_text(json.dumps({**record, "mode": "st", "split": "tst-COMMON"}), encoding="utf-8")
     assert main(["report", "--exp", given]) == 2
     assert capsys.readouterr().err == (
-        f"sate report: error: --exp {given.removesuffix('/results.json')}: a `sate evaluate` folder ({run}), not "
+        f"sate report: error: --exp {given}: a `sate evaluate` folder ({run}), not "
         "decode_<split> folders of systems, which the report tables: put each in its system's folder under one root "
         f"(mkdir -p ROOT/st-pack-0a1b2c3d && mv {run} ROOT/st-pack-0a1b2c3d/decode_tst-COMMON), then sate report "
         "--exp ROOT\n")
@@ -687,6 +689,66 @@ def test_evaluations_in_evaluates_own_folders_are_told_where_the_report_reads(
     run.rename("ROOT/st-pack-0a1b2c3d/decode_tst-COMMON")
     assert main(["report", "--exp", "ROOT"]) == 0
     assert "| st-pack-0a1b2c3d | tst-COMMON | 52.7 ± " in capsys.readouterr().out
+
+
+def _evaluated(folder: Path, split: str) -> None:
+    """FOLDER as `sate evaluate --split SPLIT` (without --out) leaves it."""
+    write_system(folder.parent / "made", "x", SYSTEMS["st"], REFS)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    (folder.parent / "made" / "x" / "decode_tst-COMMON").rename(folder)
+    for gone in (folder.parent / "made" / "x", folder.parent / "made"):
+        gone.rmdir()
+    record = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    (folder / "results.json").write_text(json.dumps({**record, "mode": "st", "split": split}), encoding="utf-8")
+
+
+def _follow(error: str) -> list[str]:
+    """Run the mkdir and mv an error advises, as printed, in a shell; the report command it then names, as args."""
+    advice, report = error.rsplit("(mkdir -p ", 1)[1].split("), then sate ", 1)
+    subprocess.run(["bash", "-c", f"mkdir -p {advice}"], check=True)
+    return shlex.split(report.strip())
+
+
+@pytest.mark.parametrize(("where", "given"), [("eval/st-pack-0a1b2c3d", "tst-COMMON"),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "."),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "results.json"),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "./results.json"),
+                                              (".", "my exp-pack-ff71ecaa/dev"), (".", "eval(1)")])
+def test_the_advice_for_evaluates_folders_works_as_printed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str,
+        given: str) -> None:
+    """The mkdir and mv advised for `sate evaluate`'s folders failed when followed: a relative --exp of one part
+    named the system "" (`mkdir -p ROOT/`, `mv .`), a name with a space or a parenthesis was split by the shell
+    (stray folders left), and --splits was dropped, so the report advised said "no ... for splits tst-COMMON" of a
+    dev run (twenty-seventh hostile pass). Followed literally, each gives the table."""
+    split = "dev" if "dev" in given or given == "eval(1)" else "tst-COMMON"
+    run = tmp_path / ("eval(1)/my run" if given == "eval(1)" else
+                      "my exp-pack-ff71ecaa/dev" if "my exp" in given else "eval/st-pack-0a1b2c3d/tst-COMMON")
+    _evaluated(run, split)
+    monkeypatch.chdir(tmp_path / where)
+    splits = ["--splits", "dev"] if split == "dev" else []
+    assert main(["report", "--exp", given, *splits]) == 2
+    command = _follow(capsys.readouterr().err)
+    assert command[:2] == ["report", "--exp"] and command[3:] == splits
+    assert main(command) == 0
+    system = "my run" if given == "eval(1)" else run.parent.name
+    assert f"| {system} | {split} | 52.7 ± " in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path)) == sorted({"ROOT", run.relative_to(tmp_path).parts[0]}) or where != "."
+
+
+def test_the_advice_names_a_run_of_a_split_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval/NAME holding dev and tst-COMMON runs: the example advised was the dev run (sorted first), so the one mv
+    shown, then the report shown, said "no ... for splits tst-COMMON" (twenty-seventh hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    for split in ("dev", "tst-COMMON"):
+        _evaluated(Path("eval/st-pack-0a1b2c3d") / split, split)
+    for splits in ([], ["--splits", "dev"]):
+        assert main(["report", "--exp", "eval/st-pack-0a1b2c3d", *splits]) == 2
+        error = capsys.readouterr().err
+        assert f"mv eval/st-pack-0a1b2c3d/{splits[1] if splits else 'tst-COMMON'} " in error
+    assert main(_follow(error)) == 0
+    assert "| st-pack-0a1b2c3d | dev | 52.7 ± " in capsys.readouterr().out
 
 
 def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
