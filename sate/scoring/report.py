@@ -382,8 +382,9 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
-                     "loops: outputs with a word repeated 4+ times in a row. p: sacreBLEU's paired bootstrap "
-                     "test against the baseline; * marks p < 0.05, a difference beyond noise.")
+                     "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
+                     "a row. p: sacreBLEU's paired bootstrap test against the baseline; * marks p < 0.05, a difference "
+                     "beyond noise.")
     return "\n".join(lines) + "\n"
 
 
