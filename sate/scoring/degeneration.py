@@ -20,7 +20,10 @@ LOOP = 4
 # Han and kana (the scripts `sate.scoring.score.unspaced_script` tells), not the katakana middle dot (・, punctuation:
 # "・・・・" is an ellipsis): one to eight of them, a word or a phrase, then the same again
 UNSPACED_CHAR = "[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff]"
-UNSPACED_UNIT = f"{UNSPACED_CHAR}{{1,8}}?"
+# not begun by the prolonged-sound mark or a small kana, which lengthen a sound as "sooooo" does, no loop in English
+# ("すごーーーーい", "あっっっっ"); "パーパーパーパー" is one, of the unit "パー"
+LENGTHENING = "\u30fc\u3041\u3043\u3045\u3047\u3049\u3063\u30a1\u30a3\u30a5\u30a7\u30a9\u30c3"
+UNSPACED_UNIT = f"(?![{LENGTHENING}]){UNSPACED_CHAR}{{1,8}}?"
 # punctuation (or a symbol) after a Chinese or Japanese character ends a word of theirs, as a space ends an English
 # one: "我们，我们，我们，我们" is four words, as "we, we, we, we" is ("1.1.1.1" stays one)
 UNSPACED_WORD_END = re.compile(f"(?<={UNSPACED_CHAR})[^\\w\\s]+")

@@ -125,6 +125,15 @@ def test_chinese_words_separated_by_punctuation_loop_as_english_ones_do() -> Non
         assert not has_loop(text), text
 
 
+def test_a_japanese_sound_lengthened_is_no_loop() -> None:
+    """The prolonged-sound mark and a small kana lengthen a sound, as "sooooo" does in English, no loop there:
+    "すごーーーーい" and "あっっっっ" were loops. A word holding the mark, repeated, still is one."""
+    for text in ("すごーーーーい！", "えーーーーと", "あっっっっ", "ッッッッ"):
+        assert not has_loop(text), text
+    for text in ("パーパーパーパー", "コーヒーコーヒーコーヒーコーヒー", "ワンワンワンワン"):
+        assert has_loop(text), text
+
+
 def test_the_loop_rule_finds_no_loop_in_real_chinese() -> None:
     """Real text is no loop: pypinyin's table of Chinese phrases, one at a time and run together as a sentence's
     clauses are (with commas, enumeration commas, full stops or spaces between them), gives no hit. (Not run
