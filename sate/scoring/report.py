@@ -510,11 +510,17 @@ def run(args: argparse.Namespace) -> int:
         check_named_kind(args.out, "sate report writes a markdown table", (".md", ".markdown", *TEXT_NAMES))
     names = sorted({r["system"] for r in rows})
     if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
-        raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
+        one_name = Path(args.baseline).name == args.baseline not in ("", "..")  # a folder of EXP, nowhere else
+        decoded = sorted(folder.name.removeprefix("decode_") for folder in (args.exp / args.baseline).glob("decode_*")
+                         if (folder / layout.RESULTS).is_file()) if one_name else []
+        raise SateError(f"--baseline {args.baseline}: " + (  # a system of other splits was "no such system"
+            f"not evaluated in {', '.join(args.splits)} (it was in {', '.join(decoded)}): name a system of these "
+            f"splits ({', '.join(names)}), or report its splits" if decoded else
+            f"no such system in {args.exp} (systems: {', '.join(names)})"))
     translating = sorted({r["system"] for r in rows if r.get("bleu") is not None})
     if args.baseline is not None and args.baseline not in translating:  # an ASR system: nothing to test against it,
         # and the table said "p vs asr" over a column of dashes, exit 0 (twenty-seventh hostile pass)
-        raise SateError(f"--baseline {args.baseline}: it has no translations scored in {' '.join(args.splits)} (WER "
+        raise SateError(f"--baseline {args.baseline}: it has no translations scored in {', '.join(args.splits)} (WER "
                         "only), so no system can be tested against it: "
                         + (f"name a translating system ({', '.join(translating)})" if translating else
                            "leave --baseline out (no system here translates)"))

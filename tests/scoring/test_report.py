@@ -771,3 +771,8 @@ def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: p
     write_system(tmp_path / "other", "asr", SYSTEMS["st"], REFS)
     (tmp_path / "other" / "asr" / "decode_tst-COMMON").rename(tmp_path / "asr" / "decode_dev")
     assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON", "dev", "--baseline", "asr"]) == 0
+    capsys.readouterr()
+    # a system evaluated in other splits than those reported is one, not "no such system" (twenty-seventh pass)
+    assert main(["report", "--exp", str(tmp_path), "--splits", "dev", "--baseline", "cascade"]) == 2
+    assert capsys.readouterr().err == ("sate report: error: --baseline cascade: not evaluated in dev (it was in "
+                                       "tst-COMMON): name a system of these splits (asr), or report its splits\n")
