@@ -175,6 +175,9 @@ def _move_advice(runs: list[Path], splits: list[str]) -> str:
     run = next((run for run in runs if split_of(run) in splits), runs[0])  # an example of a split asked for
     split, absolute = split_of(run), Path(os.path.abspath(run))
     system = absolute.parent.name if absolute.name == split else absolute.name
+    if absolute.name.startswith(f"{split}-stream-") or absolute.name == f"{split}-talks":  # evaluate's name for a
+        # streamed or whole-talk run: the system named tst-COMMON-talks read as a split; whose run it is, said
+        system = f"{absolute.parent.name}-{absolute.name.removeprefix(f'{split}-')}"
     root = Path("ROOT")
     if Path.cwd() == absolute or absolute in Path.cwd().parents:  # `mv .` is refused, ROOT/ would be in the run
         run, root = absolute, absolute.parent / "ROOT"

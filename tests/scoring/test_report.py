@@ -751,6 +751,18 @@ def test_the_advice_names_a_run_of_a_split_asked_for(tmp_path: Path, capsys: pyt
     assert "| st-pack-0a1b2c3d | dev | 52.7 ± " in capsys.readouterr().out
 
 
+@pytest.mark.parametrize("name", ["tst-COMMON-talks", "tst-COMMON-stream-wait-k=2-0.5s"])
+def test_a_streamed_or_whole_talk_run_is_named_after_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """`sate evaluate --talks` (or --stream) without --out writes eval/NAME/tst-COMMON-talks: the system advised was
+    named tst-COMMON-talks, which read as a split in the table; it is NAME-talks (twenty-seventh hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    _evaluated(Path("eval/st-pack-0a1b2c3d") / name, "tst-COMMON")
+    assert main(["report", "--exp", "eval"]) == 2
+    assert main(_follow(capsys.readouterr().err)) == 0
+    assert f"| st-pack-0a1b2c3d-{name.removeprefix('tst-COMMON-')} | tst-COMMON | 52.7 ± " in capsys.readouterr().out
+
+
 def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--baseline asr` (a system with a WER alone) was taken: the table said "p vs asr" over a column of dashes,
     exit 0, nothing tested (twenty-seventh hostile pass). The advice, followed, tests the systems; a baseline that
