@@ -371,8 +371,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
                           f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
                           f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} (μ {intervals['chrf']['mean']:.1f})")
-            report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a token "
-                          f"repeated {LOOP}+ times in a row: {results['loop_share']:.1%}")
+            report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a word "
+                          f"(zh, ja: a unit of 1-8 characters) repeated {LOOP}+ times in a row: "
+                          f"{results['loop_share']:.1%}")
         if transcripts is not None:
             files.update({"transcript.txt": _text(_file_lines(transcripts)),
                           "transcript_ref.txt": _text(_file_lines([r["src_norm"] for r in rows]))})

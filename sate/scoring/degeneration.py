@@ -4,15 +4,29 @@ An undertrained model ends too early or loops ("Der Der Der ..."); BLEU alone hi
 length ratio is sacreBLEU's (hypothesis over reference length in 13a tokens, what its brevity
 penalty uses); a loop is a word repeated `LOOP` or more times in a row (words split on whitespace,
 compared without the punctuation around them, so "Der Der Der Der." is one; a word of punctuation
-alone, such as "...", is no word and breaks a run).
+alone, such as "...", is no word and breaks a run). Chinese and Japanese are written without spaces, so a run of
+their characters is one such "word" whatever it holds: there a loop is a unit of one to eight characters (a word or
+a phrase of theirs) repeated `LOOP` or more times in a row ("我们我们我们我们"); and punctuation after one of their
+characters ends a word as a space does, so "我们，我们，我们，我们" is a loop as "we, we, we, we" is.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Sequence
 
 LOOP = 4
+# Han and kana (the scripts `sate.scoring.score.unspaced_script` tells), not the katakana middle dot (・, punctuation:
+# "・・・・" is an ellipsis): one to eight of them, a word or a phrase, then the same again
+UNSPACED_CHAR = "[\u3040-\u30fa\u30fc-\u30ff\u3400-\u4dbf\u4e00-\u9fff]"
+# not begun by the prolonged-sound mark or a small kana, which lengthen a sound as "sooooo" does, no loop in English
+# ("すごーーーーい", "あっっっっ"); "パーパーパーパー" is one, of the unit "パー"
+LENGTHENING = "\u30fc\u3041\u3043\u3045\u3047\u3049\u3063\u30a1\u30a3\u30a5\u30a7\u30a9\u30c3"
+UNSPACED_UNIT = f"(?![{LENGTHENING}]){UNSPACED_CHAR}{{1,8}}?"
+# punctuation (or a symbol) after a Chinese or Japanese character ends a word of theirs, as a space ends an English
+# one: "我们，我们，我们，我们" is four words, as "we, we, we, we" is ("1.1.1.1" stays one)
+UNSPACED_WORD_END = re.compile(f"(?<={UNSPACED_CHAR})[^\\w\\s]+")
 
 
 def _unpunctuated(word: str) -> str:
@@ -26,10 +40,25 @@ def _unpunctuated(word: str) -> str:
     return word[start:end]
 
 
-def has_loop(text: str, times: int = LOOP) -> bool:
-    """Whether some token occurs `times` or more times in a row."""
-    run, previous = 0, None
+def _words(text: str) -> list[str]:
+    """TEXT's words: split on whitespace, and after punctuation that follows a Chinese or Japanese character (a
+    loop of theirs separated by commas, "我们，我们，我们，我们", was one word, so no loop; twenty-seventh hostile
+    pass). A word of punctuation alone stays one, and breaks a run."""
+    words = []
     for word in text.split():
+        parts = [part for part in UNSPACED_WORD_END.split(word) if part]
+        words.extend(parts or [word])
+    return words
+
+
+def has_loop(text: str, times: int = LOOP) -> bool:
+    """Whether some token occurs `times` or more times in a row, or a unit of Chinese or Japanese characters does
+    inside one (a looping zh or ja output is one whitespace token: its share of loops was 0%, twenty-seventh hostile
+    pass)."""
+    if re.search(f"({UNSPACED_UNIT})\\1{{{times - 1},}}", text):
+        return True
+    run, previous = 0, None
+    for word in _words(text):
         token = _unpunctuated(word)
         if not token:
             run, previous = 0, None
@@ -42,7 +71,7 @@ def has_loop(text: str, times: int = LOOP) -> bool:
 
 
 def loop_share(hyps: Sequence[str], times: int = LOOP) -> float:
-    """The share of outputs (0-1) with a token repeated `times` or more times in a row."""
+    """The share of outputs (0-1) that loop (`has_loop`)."""
     return sum(has_loop(h, times) for h in hyps) / len(hyps) if hyps else 0.0
 
 

@@ -16,8 +16,8 @@ import os
 from pathlib import Path
 
 from sate import layout
-from sate.data.manifest import check_split_names, csv_rows
-from sate.errors import SateError, one_line, plot_text, shown, table_cell
+from sate.data.manifest import check_split_names, csv_rows, is_split_name
+from sate.errors import SateError, one_line, plot_text, shell_word, shown, table_cell
 from sate.files import (
     check_journal_place,
     given_twice,
@@ -28,7 +28,7 @@ from sate.files import (
     replace_together,
 )
 from sate.numbers import is_int64, is_number
-from sate.scoring.score import read_lines
+from sate.scoring.score import normalize_words, read_lines
 from sate.scoring.significance import paired_bootstrap
 from sate.targets import (
     TEXT_NAMES,
@@ -36,6 +36,7 @@ from sate.targets import (
     check_not_input,
     check_output,
     check_own_files,
+    evaluate_results,
     file_name,
     metric_logs,
     read_name,
@@ -139,9 +140,10 @@ def collect(exp: Path, splits: list[str]) -> list[dict]:
     return rows
 
 
-def _nothing_to_report(exp: Path, splits: list[str]) -> str:
-    """Why --exp gave no row. One system's experiment, or one decoding's folder, given for the folder of systems
-    was told to "run `sate evaluate` first" beside its results; a split spelt another way, the same."""
+def _nothing_to_report(exp: Path, splits: list[str], given: Path | None = None) -> str:
+    """Why --exp gave no row (GIVEN: the --exp given, where EXP is the folder of the results.json it names). One
+    system's experiment, or one decoding's folder, given for the folder of systems was told to "run `sate evaluate`
+    first" beside its results; a split spelt another way, the same."""
     def decoded(system: Path) -> set[str]:  # for the message alone: an unlistable folder decoded nothing here
         return {folder.name.removeprefix("decode_") for folder in system.glob("decode_*")
                 if (folder / layout.RESULTS).is_file()}
@@ -149,19 +151,60 @@ def _nothing_to_report(exp: Path, splits: list[str]) -> str:
     if decoded(exp):
         return (f"--exp {exp}: one system's experiment (its decode_<split> folders are here); --exp takes the folder "
                 f"that holds one experiment per system ({exp.parent})")
-    if (exp / layout.RESULTS).is_file():
+    if (exp / layout.RESULTS).is_file() and exp.name.startswith("decode_"):
         return (f"--exp {exp}: one decoding's folder (`sate evaluate --out`); --exp takes the folder that holds one "
                 f"experiment per system ({exp.parent.parent})")
     splits_there = sorted(set().union(*(decoded(system) for system in exp.iterdir() if system.is_dir())))
+    runs = _evaluate_folders(exp)
+    if runs and not splits_there:  # eval/NAME/SPLIT (evaluate's default --out) or eval/offline (one's own --out)
+        return f"--exp {given or exp}: " + _move_advice(runs, splits)
     return (f"{exp}: no decode_<split>/results.json for splits {' '.join(splits)} " +
             (f"(its systems decoded: {', '.join(splits_there)})" if splits_there else "(run `sate evaluate` first)"))
+
+
+def _move_advice(runs: list[Path], splits: list[str]) -> str:
+    """The mkdir and mv that make one of RUNS (`sate evaluate` folders) a system's decode_<split>, and the report
+    of them, as commands that work as printed: the system is named from the folder's absolute path (a relative
+    --exp of one part, `tst-COMMON` or `.`, gave `ROOT/` and `mv .`), paths are quoted (`my exp` was split in two),
+    a run that holds the current directory is named by its absolute path with ROOT beside it, and --splits is kept
+    (the report of a dev run said "no ... for splits tst-COMMON"; twenty-seventh hostile pass)."""
+    def split_of(run: Path) -> str:
+        split = read_json(run / layout.RESULTS).get("split")
+        return split if isinstance(split, str) and is_split_name(split) else run.name
+
+    run = next((run for run in runs if split_of(run) in splits), runs[0])  # an example of a split asked for
+    split, absolute = split_of(run), Path(os.path.abspath(run))
+    system = absolute.parent.name if absolute.name == split else absolute.name
+    if absolute.name.startswith(f"{split}-stream-") or absolute.name == f"{split}-talks":  # evaluate's name for a
+        # streamed or whole-talk run: the system named tst-COMMON-talks read as a split; whose run it is, said
+        system = f"{absolute.parent.name}-{absolute.name.removeprefix(f'{split}-')}"
+    root = Path("ROOT")
+    if Path.cwd() == absolute or absolute in Path.cwd().parents:  # `mv .` is refused, ROOT/ would be in the run
+        run, root = absolute, absolute.parent / "ROOT"
+    report_splits = splits if split in splits else [split]
+    report = f"sate report --exp {shell_word(str(root))}" + (
+        "" if report_splits == ["tst-COMMON"] else f" --splits {' '.join(map(shell_word, report_splits))}")
+    runs_there = f"{len(runs)} `sate evaluate` folders (such as {run})" if len(runs) > 1 else \
+        f"a `sate evaluate` folder ({run})"
+    return (f"{runs_there}, not decode_<split> folders of systems, which the report tables: put each in its system's "
+            f"folder under one root (mkdir -p {shell_word(str(root / system))} && mv {shell_word(str(run))} "
+            f"{shell_word(str(root / system / f'decode_{split}'))}), then {report}")
+
+
+def _evaluate_folders(exp: Path) -> list[Path]:
+    """The folders of `sate evaluate` runs at EXP, in it or a level below that are not named decode_<split>: its
+    default --out, eval/NAME/SPLIT. `sate report --exp eval` of them was told to "run `sate evaluate` first", and
+    --exp eval/NAME/SPLIT to take eval as the folder of systems, which gave that line again (27th hostile pass)."""
+    folders = [exp, *sorted(exp.glob("*")), *sorted(exp.glob("*/*"))]
+    return [folder for folder in folders if not folder.name.startswith("decode_")
+            and evaluate_results(folder / layout.RESULTS)]
 
 
 def inputs(exp: Path, rows: list[dict]) -> list[Path]:
     """Every file the report reads: each row's results, hypotheses, references and training time, and the logs."""
     systems = sorted({exp / r["system"] for r in rows} | {p for p in exp.iterdir() if (p / "logs").is_dir()})
     found = [exp / r["system"] / f"decode_{r['split']}" / name for r in rows
-             for name in (layout.RESULTS, "hyp.txt", "ref.txt")]
+             for name in (layout.RESULTS, "hyp.txt", "ref.txt", "transcript_ref.txt")]
     return found + [p for s in systems for p in (s / layout.TRAIN_TIME, *metric_logs(s))]
 
 
@@ -208,23 +251,41 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
                             "system again (or put back the files it scored)")
 
 
+def _as_scored(name: str, path: Path) -> list[str] | list[list[str]]:
+    """PATH's lines as its score reads them: a translations' reference as it stands (BLEU tokenises it), the
+    transcripts' in WER's words (`normalize_words`). A manifest's src_norm written by another tool, cased and
+    punctuated, gave the very same WER as sate's own and was refused as "not the same references" (pass 27)."""
+    lines = read_lines(path)
+    return [normalize_words(line) for line in lines] if name == "transcript_ref.txt" else lines
+
+
+# The texts a split's rows must share to be tabled side by side: the translations' references (BLEU, chrF, TER) and
+# the transcripts' (WER), each by the score that was computed against it and as that score reads it (`_as_scored`)
+SHARED_REFERENCES = (("bleu", "ref.txt", "the systems were not evaluated on the same references"),
+                     ("wer", "transcript_ref.txt", "the systems' transcripts (their WER) were not scored against the "
+                                                   "same references"))
+
+
 def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
     """The translating systems of a split were evaluated on the same references (their ref.txt, where each has one),
     baseline or not: without one (no `st`, no --baseline) systems of other test sets under one split name were
-    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass)."""
+    tabled side by side as comparable, exit 0, where with one they were refused (twenty-fourth hostile pass). So were
+    the transcribing systems' WER (transcript_ref.txt): an ASR system evaluated on another test set was tabled
+    beside SATE's CTC WER, exit 0 (twenty-seventh hostile pass)."""
     for split in sorted({r["split"] for r in rows}):
-        systems = sorted((r for r in rows if r["split"] == split and r.get("bleu") is not None),
-                         key=lambda r: (r["system"] != baseline, r["system"]))
-        folders = [exp / r["system"] / f"decode_{split}" for r in systems]
-        folders = [folder for folder in folders if (folder / "ref.txt").is_file()]
-        if len(folders) < 2:
-            continue
-        refs = read_lines(folders[0] / "ref.txt")
-        for other in folders[1:]:
-            if read_lines(other / "ref.txt") != refs:
-                raise SateError(f"{other / 'ref.txt'} differs from {folders[0] / 'ref.txt'}: the systems were not "
-                                f"evaluated on the same references, so they cannot be compared in one table of "
-                                f"{split}: evaluate them again on one data directory's {split}")
+        for score, name, how in SHARED_REFERENCES:
+            systems = sorted((r for r in rows if r["split"] == split and r.get(score) is not None),
+                             key=lambda r: (r["system"] != baseline, r["system"]))
+            folders = [exp / r["system"] / f"decode_{split}" for r in systems]
+            folders = [folder for folder in folders if (folder / name).is_file()]
+            if len(folders) < 2:
+                continue
+            refs = _as_scored(name, folders[0] / name)
+            for other in folders[1:]:
+                if _as_scored(name, other / name) != refs:
+                    raise SateError(f"{other / name} differs from {folders[0] / name}: {how}, "
+                                    f"so they cannot be compared in one table of {split}: evaluate them again on one "
+                                    f"data directory's {split}")
 
 
 def _missing_texts(folder: Path) -> str | None:
@@ -324,8 +385,9 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
-                     "loops: outputs with a word repeated 4+ times in a row. p: sacreBLEU's paired bootstrap "
-                     "test against the baseline; * marks p < 0.05, a difference beyond noise.")
+                     "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
+                     "a row. p: sacreBLEU's paired bootstrap test against the baseline; * marks p < 0.05, a difference "
+                     "beyond noise.")
     return "\n".join(lines) + "\n"
 
 
@@ -420,6 +482,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     args.splits = args.splits or ["tst-COMMON"]
+    if args.exp.name == layout.RESULTS and args.exp.is_file() and not args.exp.parent.name.startswith("decode_") \
+            and _evaluate_folders(args.exp.parent):  # eval/NAME/SPLIT/results.json: "takes eval", which has no row
+        raise SateError(_nothing_to_report(args.exp.parent, args.splits, args.exp))
     if not args.exp.is_dir():  # a decoding's results.json was "no such directory", though it is there
         systems = args.exp.parent.parent.parent
         raise SateError(f"--exp {args.exp}: a decoding's {layout.RESULTS}; --exp takes the folder that holds one "
@@ -448,7 +513,20 @@ def run(args: argparse.Namespace) -> int:
         check_named_kind(args.out, "sate report writes a markdown table", (".md", ".markdown", *TEXT_NAMES))
     names = sorted({r["system"] for r in rows})
     if args.baseline is not None and args.baseline not in names:  # it was ignored without a word: no p-values
-        raise SateError(f"--baseline {args.baseline}: no such system in {args.exp} (systems: {', '.join(names)})")
+        one_name = Path(args.baseline).name == args.baseline not in ("", "..")  # a folder of EXP, nowhere else
+        decoded = sorted(folder.name.removeprefix("decode_") for folder in (args.exp / args.baseline).glob("decode_*")
+                         if (folder / layout.RESULTS).is_file()) if one_name else []
+        raise SateError(f"--baseline {args.baseline}: " + (  # a system of other splits was "no such system"
+            f"not evaluated in {', '.join(args.splits)} (it was in {', '.join(decoded)}): name a system of these "
+            f"splits ({', '.join(names)}), or report its splits" if decoded else
+            f"no such system in {args.exp} (systems: {', '.join(names)})"))
+    translating = sorted({r["system"] for r in rows if r.get("bleu") is not None})
+    if args.baseline is not None and args.baseline not in translating:  # an ASR system: nothing to test against it,
+        # and the table said "p vs asr" over a column of dashes, exit 0 (twenty-seventh hostile pass)
+        raise SateError(f"--baseline {args.baseline}: it has no translations scored in {', '.join(args.splits)} (WER "
+                        "only), so no system can be tested against it: "
+                        + (f"name a translating system ({', '.join(translating)})" if translating else
+                           "leave --baseline out (no system here translates)"))
     baseline = args.baseline or DEFAULT_BASELINE
     systems = all_curves(args.exp) if curves is not None else {}
     check_scored_files(args.exp, rows)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import subprocess
 import warnings
 from collections.abc import Callable
 from pathlib import Path
@@ -628,3 +630,161 @@ def test_a_system_without_its_texts_is_tabled_untested(tmp_path: Path, capsys: p
     assert main(["report", "--exp", str(tmp_path), "--baseline", "e2e"]) == 0
     table = capsys.readouterr().out
     assert "| - (no ref.txt) |" in table and "| - (no hyp.txt) |" in table
+
+
+def test_transcribing_systems_on_other_references_are_not_compared(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """Only the translations' references were compared: an ASR system evaluated on another test set under one split
+    name had its WER tabled beside SATE's CTC WER, exit 0 (twenty-seventh hostile pass). Systems scored against the
+    same transcripts' references, or without them (an older run), are tabled."""
+    sources = ["the train leaves at seven", "i would like a coffee", "where is the station", "it is raining today",
+               "the room costs eighty euros", "turn left at the lights"]
+    write_system(tmp_path, "st", SYSTEMS["st"], REFS)
+    asr = tmp_path / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    for system, texts in (("st", sources), ("asr", ["a talk of another test set", "with other words"])):
+        folder = tmp_path / system / "decode_tst-COMMON"
+        for name in ("transcript.txt", "transcript_ref.txt"):
+            (folder / name).write_text("\n".join(texts) + "\n", encoding="utf-8")
+        record = json.loads((folder / "results.json").read_text()) if system == "st" else {"mode": "asr"}
+        (folder / "results.json").write_text(json.dumps({**record, "wer": 0.0}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate report: error: {asr / 'transcript_ref.txt'} differs from "
+        f"{tmp_path / 'st' / 'decode_tst-COMMON' / 'transcript_ref.txt'}: the systems' transcripts (their WER) were "
+        "not scored against the same references, so they cannot be compared in one table of tst-COMMON: evaluate "
+        "them again on one data directory's tst-COMMON")
+    (asr / "transcript_ref.txt").write_text("\n".join(sources) + "\n", encoding="utf-8")  # the same test set
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "| asr | tst-COMMON | - | - | - | 0.0 |" in capsys.readouterr().out
+    (asr / "transcript_ref.txt").unlink()
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    # a manifest's src_norm written by another tool, cased and punctuated: WER reads the same words, so its WER is
+    # scored against the same references (it was refused as not the same)
+    (asr / "transcript_ref.txt").write_text("\n".join(f"{s[0].upper()}{s[1:]}." for s in sources) + "\n",
+                                            encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+
+
+@pytest.mark.parametrize("given", ["eval", "eval/st-pack-0a1b2c3d", "eval/st-pack-0a1b2c3d/tst-COMMON",
+                                   "eval/st-pack-0a1b2c3d/tst-COMMON/results.json"])
+def test_evaluations_in_evaluates_own_folders_are_told_where_the_report_reads(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, given: str) -> None:
+    """`sate evaluate` without --out writes eval/NAME/SPLIT: `sate report --exp eval` of them was told to "run `sate
+    evaluate` first", and --exp eval/NAME/SPLIT to take eval, which said that again (twenty-seventh hostile pass).
+    The advice, followed, gives the table."""
+    monkeypatch.chdir(tmp_path)
+    write_system(Path("eval"), "st-pack-0a1b2c3d", SYSTEMS["st"], REFS)
+    run = Path("eval/st-pack-0a1b2c3d/tst-COMMON")
+    Path("eval/st-pack-0a1b2c3d/decode_tst-COMMON").rename(run)
+    record = json.loads((run / "results.json").read_text(encoding="utf-8"))
+    (run / "results.json").write_text(json.dumps({**record, "mode": "st", "split": "tst-COMMON"}), encoding="utf-8")
+    assert main(["report", "--exp", given]) == 2
+    assert capsys.readouterr().err == (
+        f"sate report: error: --exp {given}: a `sate evaluate` folder ({run}), not "
+        "decode_<split> folders of systems, which the report tables: put each in its system's folder under one root "
+        f"(mkdir -p ROOT/st-pack-0a1b2c3d && mv {run} ROOT/st-pack-0a1b2c3d/decode_tst-COMMON), then sate report "
+        "--exp ROOT\n")
+    Path("ROOT/st-pack-0a1b2c3d").mkdir(parents=True)
+    run.rename("ROOT/st-pack-0a1b2c3d/decode_tst-COMMON")
+    assert main(["report", "--exp", "ROOT"]) == 0
+    assert "| st-pack-0a1b2c3d | tst-COMMON | 52.7 ± " in capsys.readouterr().out
+
+
+def _evaluated(folder: Path, split: str) -> None:
+    """FOLDER as `sate evaluate --split SPLIT` (without --out) leaves it."""
+    write_system(folder.parent / "made", "x", SYSTEMS["st"], REFS)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    (folder.parent / "made" / "x" / "decode_tst-COMMON").rename(folder)
+    for gone in (folder.parent / "made" / "x", folder.parent / "made"):
+        gone.rmdir()
+    record = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    (folder / "results.json").write_text(json.dumps({**record, "mode": "st", "split": split}), encoding="utf-8")
+
+
+def _follow(error: str) -> list[str]:
+    """Run the mkdir and mv an error advises, as printed, in a shell; the report command it then names, as args."""
+    advice, report = error.rsplit("(mkdir -p ", 1)[1].split("), then sate ", 1)
+    subprocess.run(["bash", "-c", f"mkdir -p {advice}"], check=True)
+    return shlex.split(report.strip())
+
+
+@pytest.mark.parametrize(("where", "given"), [("eval/st-pack-0a1b2c3d", "tst-COMMON"),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "."),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "results.json"),
+                                              ("eval/st-pack-0a1b2c3d/tst-COMMON", "./results.json"),
+                                              (".", "my exp-pack-ff71ecaa/dev"), (".", "eval(1)")])
+def test_the_advice_for_evaluates_folders_works_as_printed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, where: str,
+        given: str) -> None:
+    """The mkdir and mv advised for `sate evaluate`'s folders failed when followed: a relative --exp of one part
+    named the system "" (`mkdir -p ROOT/`, `mv .`), a name with a space or a parenthesis was split by the shell
+    (stray folders left), and --splits was dropped, so the report advised said "no ... for splits tst-COMMON" of a
+    dev run (twenty-seventh hostile pass). Followed literally, each gives the table."""
+    split = "dev" if "dev" in given or given == "eval(1)" else "tst-COMMON"
+    run = tmp_path / ("eval(1)/my run" if given == "eval(1)" else
+                      "my exp-pack-ff71ecaa/dev" if "my exp" in given else "eval/st-pack-0a1b2c3d/tst-COMMON")
+    _evaluated(run, split)
+    monkeypatch.chdir(tmp_path / where)
+    splits = ["--splits", "dev"] if split == "dev" else []
+    assert main(["report", "--exp", given, *splits]) == 2
+    command = _follow(capsys.readouterr().err)
+    assert command[:2] == ["report", "--exp"] and command[3:] == splits
+    assert main(command) == 0
+    system = "my run" if given == "eval(1)" else run.parent.name
+    assert f"| {system} | {split} | 52.7 ± " in capsys.readouterr().out
+    assert sorted(os.listdir(tmp_path)) == sorted({"ROOT", run.relative_to(tmp_path).parts[0]}) or where != "."
+
+
+def test_the_advice_names_a_run_of_a_split_asked_for(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    """eval/NAME holding dev and tst-COMMON runs: the example advised was the dev run (sorted first), so the one mv
+    shown, then the report shown, said "no ... for splits tst-COMMON" (twenty-seventh hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    for split in ("dev", "tst-COMMON"):
+        _evaluated(Path("eval/st-pack-0a1b2c3d") / split, split)
+    for splits in ([], ["--splits", "dev"]):
+        assert main(["report", "--exp", "eval/st-pack-0a1b2c3d", *splits]) == 2
+        error = capsys.readouterr().err
+        assert f"mv eval/st-pack-0a1b2c3d/{splits[1] if splits else 'tst-COMMON'} " in error
+    assert main(_follow(error)) == 0
+    assert "| st-pack-0a1b2c3d | dev | 52.7 ± " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name", ["tst-COMMON-talks", "tst-COMMON-stream-wait-k=2-0.5s"])
+def test_a_streamed_or_whole_talk_run_is_named_after_its_model(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                              monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+    """`sate evaluate --talks` (or --stream) without --out writes eval/NAME/tst-COMMON-talks: the system advised was
+    named tst-COMMON-talks, which read as a split in the table; it is NAME-talks (twenty-seventh hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    _evaluated(Path("eval/st-pack-0a1b2c3d") / name, "tst-COMMON")
+    assert main(["report", "--exp", "eval"]) == 2
+    assert main(_follow(capsys.readouterr().err)) == 0
+    assert f"| st-pack-0a1b2c3d-{name.removeprefix('tst-COMMON-')} | tst-COMMON | 52.7 ± " in capsys.readouterr().out
+
+
+def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--baseline asr` (a system with a WER alone) was taken: the table said "p vs asr" over a column of dashes,
+    exit 0, nothing tested (twenty-seventh hostile pass). The advice, followed, tests the systems; a baseline that
+    translates one split of two is taken."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    asr = tmp_path / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    (asr / "results.json").write_text(json.dumps({"mode": "asr", "wer": 20.0}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "asr"]) == 2
+    assert capsys.readouterr().err == ("sate report: error: --baseline asr: it has no translations scored in "
+                                       "tst-COMMON (WER only), so no system can be tested against it: name a "
+                                       "translating system (cascade, st)\n")
+    assert main(["report", "--exp", str(tmp_path), "--baseline", "cascade"]) == 0
+    assert "| st | tst-COMMON | 52.7 ± " in capsys.readouterr().out and "| p vs cascade (BLEU / chrF) |" in \
+        (tmp_path / "results.md").read_text(encoding="utf-8")
+    (tmp_path / "asr" / "decode_dev").mkdir()
+    write_system(tmp_path / "other", "asr", SYSTEMS["st"], REFS)
+    (tmp_path / "other" / "asr" / "decode_tst-COMMON").rename(tmp_path / "asr" / "decode_dev")
+    assert main(["report", "--exp", str(tmp_path), "--splits", "tst-COMMON", "dev", "--baseline", "asr"]) == 0
+    capsys.readouterr()
+    # a system evaluated in other splits than those reported is one, not "no such system" (twenty-seventh pass)
+    assert main(["report", "--exp", str(tmp_path), "--splits", "dev", "--baseline", "cascade"]) == 2
+    assert capsys.readouterr().err == ("sate report: error: --baseline cascade: not evaluated in dev (it was in "
+                                       "tst-COMMON): name a system of these splits (asr), or report its splits\n")

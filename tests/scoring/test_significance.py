@@ -100,3 +100,47 @@ def test_mostly_empty_outputs_still_get_an_interval() -> None:
     assert ours["chrf"]["ci"] > 0  # one sentence in six has text: the resamples differ
     paired = paired_bootstrap([("base", GOOD), ("empty", hyps)], REFS)["empty"]["chrf"]
     assert paired["p"] is not None and paired["score"] < confidence(GOOD, REFS)["chrf"]["mean"]
+
+
+def test_a_looping_chinese_or_japanese_output_is_a_loop() -> None:
+    """Chinese and Japanese are written without spaces: a looping output is one whitespace token, and the share of
+    loops of a zh or ja system was 0% whatever it repeated (twenty-seventh hostile pass). Their text that repeats
+    nothing four times, a doubled word, and a Japanese ellipsis are no loop."""
+    assert has_loop("我们我们我们我们") and has_loop("他说：我我我我")
+    assert has_loop("ありがとうありがとうありがとうありがとう")
+    assert has_loop("Zug 谢谢谢谢 ja") and loop_share(["今天天气很好。", "我们我们我们我们"]) == 0.5
+    assert not has_loop("谢谢大家。（掌声）") and not has_loop("我们是我们的我们和我们") and not has_loop("どきどき")
+    assert not has_loop("我们我们我们") and not has_loop("そして・・・・はい")
+
+
+def test_chinese_words_separated_by_punctuation_loop_as_english_ones_do() -> None:
+    """"we, we, we, we" is a loop; "我们，我们，我们，我们" (the same, its words ended by commas) was none: the rule
+    for unspaced text saw a unit broken by punctuation (twenty-seventh hostile pass). A doubled word said twice, three
+    repeats, and a number with dots stay no loop."""
+    for text in ("我们，我们，我们，我们", "我们、我们、我们、我们。", "「我们」「我们」「我们」「我们」",
+                 "はい。はい。はい。はい。", "他说：我们, 我们, 我们, 我们"):
+        assert has_loop(text), text
+    for text in ("谢谢，谢谢大家。", "谢谢，谢谢，谢谢。", "是的，是的，是的，我知道。", "好，好，好。", "1.1.1.1",
+                 "v2.2.2.2", "第一、第二、第三、第四", "我们 ， 我们 ， 我们"):
+        assert not has_loop(text), text
+
+
+def test_a_japanese_sound_lengthened_is_no_loop() -> None:
+    """The prolonged-sound mark and a small kana lengthen a sound, as "sooooo" does in English, no loop there:
+    "すごーーーーい" and "あっっっっ" were loops. A word holding the mark, repeated, still is one."""
+    for text in ("すごーーーーい！", "えーーーーと", "あっっっっ", "ッッッッ"):
+        assert not has_loop(text), text
+    for text in ("パーパーパーパー", "コーヒーコーヒーコーヒーコーヒー", "ワンワンワンワン"):
+        assert has_loop(text), text
+
+
+def test_the_loop_rule_finds_no_loop_in_real_chinese() -> None:
+    """Real text is no loop: pypinyin's table of Chinese phrases, one at a time and run together as a sentence's
+    clauses are (with commas, enumeration commas, full stops or spaces between them), gives no hit. (Not run
+    together without them: the table is sorted, so "区区" met "区区之众", a loop no sentence writes.)"""
+    phrases = list(pytest.importorskip("pypinyin.phrases_dict").phrases_dict)
+    assert len(phrases) > 10_000
+    assert not [phrase for phrase in phrases if has_loop(phrase)]
+    for separator in ("，", "、", "。", " "):
+        sentences = [separator.join(phrases[i:i + 6]) for i in range(0, len(phrases), 6)]
+        assert not [sentence for sentence in sentences if has_loop(sentence)], separator
