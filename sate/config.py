@@ -45,6 +45,36 @@ class SafeValues(yaml.SafeLoader):
             return -int(digits) if value.startswith("-") else int(digits)
         return super().construct_yaml_int(node)
 
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Merge keys (``<<``) as YAML's merge type says: of the mappings merged, the earlier one's key wins, and the
+        mapping's own keys win over all. PyYAML 6.0.3 on tells a key merged twice by the identity of its Python
+        string, so which one won depended on whether Python had interned it: `<<: [{l: 2}, {l: 5}]` gave 2, and
+        `acoustic: {<<: [*small, *big]}` the later mapping's `layers` (twenty-seventh hostile pass)."""
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        seen: set[object] = set()
+        own = []
+        for key_node, value_node in node.value:
+            if key_node.tag != "tag:yaml.org,2002:merge":
+                own.append((key_node, value_node))
+                continue
+            mappings = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for mapping in mappings:
+                if not isinstance(mapping, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"expected a mapping or list of mappings for merging, but found {mapping.id}",
+                        mapping.start_mark)
+                self.flatten_mapping(mapping)
+                for pair in mapping.value:
+                    key = (pair[0].tag, pair[0].value) if isinstance(pair[0], yaml.ScalarNode) else id(pair[0])
+                    if key not in seen:
+                        seen.add(key)
+                        merged.append(pair)
+        for key_node, _ in own:  # YAML 1.1's `=` key, as PyYAML reads it
+            if key_node.tag == "tag:yaml.org,2002:value":
+                key_node.tag = "tag:yaml.org,2002:str"
+        node.value = merged + own
+
 
 SafeValues.add_constructor("tag:yaml.org,2002:int", SafeValues.construct_yaml_int)
 

@@ -467,6 +467,22 @@ def test_a_key_a_merge_brings_is_named_as_written(tmp_path: Path, capsys: pytest
     assert capsys.readouterr().out == "5\n"
 
 
+def test_of_mappings_merged_together_the_earlier_keys_win(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML's merge type: of a list of mappings merged (`<<: [*a, *b]`), a key of an earlier one overrides the same
+    key of a later one, and the mapping's own keys override both. PyYAML 6.0.3 on tells keys apart by the identity
+    of their Python strings, so a one-letter key kept the earlier value and `layers` the later one (twenty-seventh
+    hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\nmodel:\n  acoustic: {<<: [{layers: 2, heads: 2}, {layers: 5, ffn: 64}]"
+                    ", heads: 1}\n")
+    for key, value in (("layers", 2), ("heads", 1), ("ffn", 64)):
+        assert main(["config", "--config", str(path), "--get", f"model.acoustic.{key}"]) == 0
+        assert capsys.readouterr().out == f"{value}\n"
+    anchored = load_yaml_text("a: &a {layers: 2}\nb: &b {layers: 5, w: 1}\nc: {<<: [*a, *b]}\n"
+                              "d: {<<: [{l: 2}, {l: 5}]}")
+    assert anchored["c"] == {"layers": 2, "w": 1} and anchored["d"] == {"l": 2}  # whatever the length of the key
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:
