@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import BIDI_CONTROLS, SateError, shown
-from sate.files import SNIFF, atomic_write_text, known_kind, not_a_file
+from sate.files import SNIFF, atomic_write_text, known_kind, not_a_file, wide_text
 from sate.numbers import is_digits
 
 
@@ -275,6 +275,11 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     what = known_kind(raw[:SNIFF])  # and a SentencePiece model, a feature shard, a gzip file (twenty-first pass)
     if what is not None:
         raise SateError(f"{path}: {what}, not YAML text")
+    wide = wide_text(raw[:SNIFF])  # Notepad's "Unicode", PowerShell's `>`, named as a text file's is: it was "not
+    # UTF-8 text (byte 0)", or without a byte-order mark "invalid YAML (character #x0000 ...)"
+    if wide is not None:
+        raise SateError(f"{path}: {wide} text, not UTF-8: convert it first (iconv -f {wide} -t UTF-8; a Windows "
+                        "editor saves UTF-8 when asked)")
     try:
         data = load_yaml_text(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError as err:

@@ -1189,6 +1189,23 @@ def known_kind(head: bytes) -> str | None:
     return None
 
 
+def wide_text(head: bytes) -> str | None:
+    """The encoding of a file holding a NUL when its first bytes are text in UTF-16 or UTF-32 (Windows Notepad's
+    "Unicode", PowerShell's `>`), as iconv names it, or None: a text file was "a NUL byte (at byte 3): binary data,
+    not text" (twenty-second hostile pass), a config "not UTF-8 text (byte 0)" (twenty-seventh)."""
+    marks = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+    marked = next((name for mark, name in marks if head.startswith(mark)), None)
+    if marked is not None or len(head) < 8:
+        return marked
+    # no mark: ASCII in UTF-16 is a NUL every other byte, and none between
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) * 2 >= len(odd) and b"\0" not in even:
+        return "UTF-16LE"
+    if even.count(0) * 2 >= len(even) and b"\0" not in odd:
+        return "UTF-16BE"
+    return None
+
+
 def binary_kind(path: Path) -> str | None:
     """What a file is when it is not text (by its first bytes), or None for text."""
     with open(path, "rb") as f:
