@@ -108,13 +108,55 @@ def check_relative_found(path: Path, scp: Path, lineno: int) -> None:
                             "in that folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there")
 
 
+# ESPnet's speech-translation recipes (egs/must_c/st1's local/divide_lang.sh) split a pair's data directory
+# `train.en-de` into one Kaldi directory a language, `train.en-de.en` and `train.en-de.de`, whose `text` is that
+# language's: the target side's holds the translations.
+ESPNET_SIDE = re.compile(r"(.+\.en-([A-Za-z_-]+))\.\2")
+# ... and keep each language's text beside `text` (or, in the pair's directory, instead of it) as `text.tc.LANG`
+# (true case), `text.lc.LANG` and `text.lc.rm.LANG` (lowercase, without punctuation)
+ESPNET_TEXT = re.compile(r"text\.(?:tc|lc|lc\.rm)\.[A-Za-z_-]+")
+
+
+def check_not_translations(directory: Path) -> None:
+    """Refuse ESPnet's target-language directory of a pair (`train.en-de.de`): its `text` holds the translations,
+    which became the English transcripts an ASR model trains on, exit 0 (twenty-seventh hostile pass)."""
+    side = ESPNET_SIDE.fullmatch(Path(os.path.abspath(directory)).name)
+    if side is None or side.group(2).lower() == "en":
+        return
+    english = directory.parent / f"{side.group(1)}.en"
+    advice = f"give its English side, {english}" if english.is_dir() else \
+        f"give a directory whose text holds the English transcripts (ESPnet's English side is {english.name})"
+    raise SateError(f"--kaldi-dir {directory}: ESPnet's {side.group(2)} side of the language pair {side.group(1)}, "
+                    f"whose text holds the translations, not English transcripts; {advice}")
+
+
+def _no_text(directory: Path) -> str:
+    """Why ``directory`` holds no `text`, where it is ESPnet's pair directory (`train.en-de`), which keeps each
+    language's text under another name: "DIR/text: file is missing" named nothing to do (twenty-seventh hostile
+    pass)."""
+    try:
+        held = sorted(name for name in os.listdir(directory) if ESPNET_TEXT.fullmatch(name))
+    except OSError:
+        held = []
+    english = [name for name in held if name.endswith(".en")]
+    if not english:
+        return f"{directory / 'text'}: file is missing (a Kaldi data directory holds wav.scp and text)"
+    side = directory.parent / f"{directory.name}.en"
+    other = f"give ESPnet's English data directory {side}, or " if side.is_dir() else ""
+    return (f"{directory / 'text'}: file is missing; the directory holds ESPnet's {', '.join(held)}: {other}copy "
+            f"{english[0]} to {directory / 'text'}")
+
+
 def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitResult:
     """One data directory's rows in ``text`` order (nothing is written here)."""
     if not directory.is_dir():
         raise SateError(f"{directory}: not a directory (give a Kaldi data directory with wav.scp and text)")
+    check_not_translations(directory)
     scp = directory / "wav.scp"
     if not os.path.lexists(scp):
         raise SateError(f"--kaldi-dir {directory}: {_no_scp(directory)}")
+    if not os.path.lexists(directory / "text"):
+        raise SateError(f"--kaldi-dir {directory}: {_no_text(directory)}")
     recordings = audio_paths(scp)
     # anything at an optional file's name is read as the file it stands for: a directory, a broken link or a loop
     # there is named as such (all three were taken for no file at all: a `segments` so made every recording an

@@ -285,3 +285,44 @@ def test_the_other_corpus_note_names_only_the_replaced_corpus_s_manifests(run_sa
     assert read_manifest(data / "train-clean-5.jsonl")[0]["id"].startswith("x")
     rc, _, err = run_sate("prep", "--mustc-root", root, "--tgt-lang", "de", "--splits", "train", "dev", "--out", data)
     assert rc == 0 and f"{data / 'tst-COMMON.jsonl'}, not written now" in err and "train-clean-5" not in err, err
+
+
+def test_espnets_target_side_of_a_pair_is_refused_and_its_pair_directory_named(run_sate, kaldi_corpus,
+                                                                                tmp_path: Path) -> None:
+    """ESPnet's speech-translation recipes split a pair's data directory into one a language (`train.en-de.en`,
+    `train.en-de.de`), each with `text` in its language: the German side's translations became the English
+    transcripts of an extra ASR split, exit 0; the pair's own directory, which keeps `text.tc.en` and `text.tc.de`
+    and no `text`, was "DIR/text: file is missing" (twenty-seventh hostile pass). The English side is read, and each
+    piece of advice, followed, prepares the split."""
+    pair = tmp_path / "train.en-de"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)  # the fixture's is read-only
+    (pair / "text").rename(pair / "text.tc.en")
+    (pair / "text.tc.de").write_text((pair / "text.tc.en").read_text())
+    german = tmp_path / "train.en-de.de"
+    shutil.copytree(pair, german)
+    german.chmod(0o755)
+    (german / "text.tc.de").rename(german / "text")
+    out = tmp_path / "data"
+    rc, _, err = run_sate("prep", "--kaldi-dir", german, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip() == (
+        f"sate prep: error: --kaldi-dir {german}: ESPnet's de side of the language pair train.en-de, whose text holds "
+        "the translations, not English transcripts; give a directory whose text holds the English transcripts "
+        "(ESPnet's English side is train.en-de.en)")
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip() == (
+        f"sate prep: error: --kaldi-dir {pair}: {pair / 'text'}: file is missing; the directory holds ESPnet's "
+        f"text.tc.de, text.tc.en: copy text.tc.en to {pair / 'text'}")
+    english = tmp_path / "train.en-de.en"
+    shutil.copytree(pair, english)
+    english.chmod(0o755)
+    (english / "text.tc.en").rename(english / "text")
+    rc, _, err = run_sate("prep", "--kaldi-dir", german, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"not English transcripts; give its English side, {english}")
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", out, "--splits", "extra")
+    assert rc == 2 and f"give ESPnet's English data directory {english}, or copy text.tc.en to" in err
+    assert not out.exists()
+    assert run_sate("prep", "--kaldi-dir", english, "--out", out, "--splits", "extra")[0] == 0
+    shutil.copy(pair / "text.tc.en", pair / "text")
+    assert run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "other", "--splits", "extra")[0] == 0
+    assert read_manifest(out / "extra.jsonl") == read_manifest(tmp_path / "other" / "extra.jsonl")
