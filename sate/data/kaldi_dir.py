@@ -42,6 +42,10 @@ def read_table(path: Path) -> Table:
     return entries
 
 
+# A wav.scp command that only copies an audio file to the pipe (ESPnet's MuST-C recipes: `ted_1 cat /m/ted_1.wav |`)
+CAT = re.compile(r"cat\s+(\S+)\s*\|")
+
+
 def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
     """``wav.scp``: recording -> (line, audio file); pipes and ark offsets are refused."""
     paths = {}
@@ -50,6 +54,10 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
         if not value:
             raise SateError(f"{where}: expected '<recording> <audio path>', got only {shown(rec)}")
         if value.endswith("|"):
+            whole = CAT.fullmatch(value)
+            if whole is not None:  # ESPnet's MuST-C recipes list each talk so: "convert the recordings" did not fit
+                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that reads the file {whole.group(1)} "
+                                f"as it is: list the file itself ('{rec} {whole.group(1)}')")
             raise SateError(f"{where}: {rec} is a command ({shown(value)}); convert the recordings to audio files "
                             "(wav, flac) and list their paths")
         if re.search(r"\.ark:\d+$", value):

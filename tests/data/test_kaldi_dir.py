@@ -326,3 +326,23 @@ def test_espnets_target_side_of_a_pair_is_refused_and_its_pair_directory_named(r
     shutil.copy(pair / "text.tc.en", pair / "text")
     assert run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "other", "--splits", "extra")[0] == 0
     assert read_manifest(out / "extra.jsonl") == read_manifest(tmp_path / "other" / "extra.jsonl")
+
+
+def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sate, kaldi_corpus,
+                                                                          tmp_path: Path) -> None:
+    """ESPnet's MuST-C recipes list each talk as `ted_1 cat /m/ted_1.wav |`: "convert the recordings to audio files"
+    did not fit audio files already there (twenty-seventh hostile pass). The line to write is named; written, it
+    reads; any other command keeps the advice to convert."""
+    directory = tmp_path / "kaldi"
+    shutil.copytree(kaldi_corpus[0], directory)
+    directory.chmod(0o755)  # the fixture's is read-only
+    scp = directory / "wav.scp"
+    scp.chmod(0o644)
+    lines = scp.read_text().splitlines()
+    rec, audio = lines[0].split(maxsplit=1)
+    scp.write_text("\n".join([f"{rec} cat {audio} |", *lines[1:]]) + "\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+    assert rc == 2 and err.strip() == (f"sate prep: error: {scp}:1: {rec} is a command ('cat {audio} |') that reads "
+                                       f"the file {audio} as it is: list the file itself ('{rec} {audio}')")
+    scp.write_text("\n".join([f"{rec} {audio}", *lines[1:]]) + "\n")
+    assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
