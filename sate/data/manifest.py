@@ -320,7 +320,11 @@ def read_manifest(path: str | Path) -> list[dict]:
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(read_text_lines(path), start=1):
+    # an editor's byte-order mark and a blank line (one at the end) hold no row, as in a corpus's text files: each was
+    # "not a JSON object", in Python's words ("Unexpected UTF-8 BOM (decode using utf-8-sig)", "Expecting value")
+    for lineno, line in enumerate(read_text_lines(path, strip_bom=True), start=1):
+        if not line.strip():
+            continue
         try:
             row = loads_json(line, object_pairs_hook=unique_keys)
         except KeyTwice as err:
