@@ -51,11 +51,16 @@ class SafeValues(yaml.SafeLoader):
         string, so which one won depended on whether Python had interned it: `<<: [{l: 2}, {l: 5}]` gave 2, and
         `acoustic: {<<: [*small, *big]}` the later mapping's `layers` (twenty-seventh hostile pass)."""
         merged: list[tuple[yaml.Node, yaml.Node]] = []
-        seen: set[object] = set()
-        own = []
+        own = [(key_node, value_node) for key_node, value_node in node.value
+               if key_node.tag != "tag:yaml.org,2002:merge"]
+        for key_node, _ in own:  # YAML 1.1's `=` key, as PyYAML reads it
+            if key_node.tag == "tag:yaml.org,2002:value":
+                key_node.tag = "tag:yaml.org,2002:str"
+        # the own keys first: a merged pair they override is dropped, so a flattened mapping holds each key once and,
+        # merged in turn (`top: {<<: *mid}`, mid overriding its base), gives its own value, not the one it overrode
+        seen = {_merge_key(key_node) for key_node, _ in own}
         for key_node, value_node in node.value:
             if key_node.tag != "tag:yaml.org,2002:merge":
-                own.append((key_node, value_node))
                 continue
             mappings = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
             for mapping in mappings:
@@ -66,14 +71,17 @@ class SafeValues(yaml.SafeLoader):
                         mapping.start_mark)
                 self.flatten_mapping(mapping)
                 for pair in mapping.value:
-                    key = (pair[0].tag, pair[0].value) if isinstance(pair[0], yaml.ScalarNode) else id(pair[0])
+                    key = _merge_key(pair[0])
                     if key not in seen:
                         seen.add(key)
                         merged.append(pair)
-        for key_node, _ in own:  # YAML 1.1's `=` key, as PyYAML reads it
-            if key_node.tag == "tag:yaml.org,2002:value":
-                key_node.tag = "tag:yaml.org,2002:str"
         node.value = merged + own
+
+
+def _merge_key(key_node: yaml.Node) -> object:
+    """A key as a merge tells it apart: a scalar by its tag and text (not by its Python string's identity), another
+    node by itself."""
+    return (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else id(key_node)
 
 
 SafeValues.add_constructor("tag:yaml.org,2002:int", SafeValues.construct_yaml_int)

@@ -483,6 +483,38 @@ def test_of_mappings_merged_together_the_earlier_keys_win(tmp_path: Path, capsys
     assert anchored["c"] == {"layers": 2, "w": 1} and anchored["d"] == {"l": 2}  # whatever the length of the key
 
 
+@pytest.mark.parametrize(("text", "expected"), [
+    ("top: {<<: {layers: 2}, heads: 4}", {"layers": 2, "heads": 4}),  # one level
+    ("top: {<<: {layers: 2}, layers: 5}", {"layers": 5}),  # the mapping's own key wins
+    ("base: &b {layers: 2}\nmid: &m {<<: *b, layers: 5}\ntop: {<<: *m}", {"layers": 5}),  # chained
+    ("top: {<<: {<<: {layers: 2}, layers: 5}}", {"layers": 5}),
+    ("top: {<<: [{<<: {layers: 2}, layers: 5}, {layers: 9}]}", {"layers": 5}),  # a list of merges: the earlier wins
+    ("top: {<<: [{layers: 2}, {layers: 5, heads: 1}], layers: 7}", {"layers": 7, "heads": 1}),
+    ("a: &a {x: 1, y: 1}\nb: &b {<<: *a, y: 2, z: 2}\nc: {<<: *b, z: 3}\ntop: {<<: [{<<: *b, z: 3}, *a], w: 4}",
+     {"x": 1, "y": 2, "z": 3, "w": 4}),
+])
+def test_a_merged_mapping_merges_as_it_reads(text: str, expected: dict) -> None:
+    """A mapping merged in (`<<: *mid`) brings the values it reads as itself, own keys over its merged ones, as YAML's
+    merge type says: a flattened mapping kept the pair its own key overrode too, and merged in turn gave that one, so
+    `mid: &m {<<: *base, layers: 5}` then `top: {<<: *m}` read 2 layers (twenty-seventh hostile pass, review)."""
+    assert load_yaml_text(text)["top"] == expected
+
+
+def test_a_config_merging_a_variant_gives_the_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The repository's MT config with its decoder a variant of the textual encoder merged in: `sate config` printed
+    the textual encoder's dropout, the value the variant overrode."""
+    text = (Path(__file__).parents[1] / "conf" / "mustc" / "mt.yaml").read_text(encoding="utf-8")
+    old = ("  textual: {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n"
+           "  decoder: {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n")
+    assert old in text
+    path = tmp_path / "mt.yaml"
+    path.write_text(text.replace(old, "  textual: &textual {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n"
+                                      "  decoder: {<<: {<<: *textual, dropout: 0.3}, layers: 3}\n"))
+    for key, value in (("dropout", "0.3"), ("layers", "3"), ("heads", "4")):
+        assert main(["config", "--config", str(path), "--get", f"model.decoder.{key}"]) == 0
+        assert capsys.readouterr().out == f"{value}\n"
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:
