@@ -328,6 +328,55 @@ def test_espnets_target_side_of_a_pair_is_refused_and_its_pair_directory_named(r
     assert read_manifest(out / "extra.jsonl") == read_manifest(tmp_path / "other" / "extra.jsonl")
 
 
+@pytest.mark.parametrize(("name", "refused"), [
+    ("train_sp.es-en.en", "ESPnet's en side of the language pair train_sp.es-en, whose speech is es, not English"),
+    ("train_sp.es-en.es", "ESPnet's es side of the language pair train_sp.es-en, whose speech is es, not English"),
+    ("dev.zh-CN-en.en", "ESPnet's en side of the language pair dev.zh-CN-en, whose speech is zh-CN, not English"),
+    ("train_sp.en-de.en", None), ("train.en-en.en", None), ("train.clean-en.en", None), ("plain.es-en", None),
+])
+def test_espnets_data_of_non_english_speech_is_refused(run_sate, kaldi_corpus, tmp_path: Path, name: str,
+                                                       refused: str | None) -> None:
+    """ESPnet's X->en recipes (CoVoST 2's `train_sp.es-en.en`, `.es`) name a pair by its source first too: either
+    side's `text` (English translations, Spanish transcripts) became the English transcripts of Spanish speech, exit
+    0. sate's speech side is English, so both are refused; a name that only looks like one is read (twenty-seventh
+    hostile pass, review)."""
+    directory = tmp_path / name
+    shutil.copytree(kaldi_corpus[0], directory)
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    if refused is None:
+        assert rc == 0, err
+    else:
+        assert rc == 2 and err.strip() == (
+            f"sate prep: error: --kaldi-dir {directory}: {refused}; sate's speech side is English (--kaldi-dir gives "
+            "English transcripts of English speech): give a directory of English speech and its transcripts")
+        assert not (tmp_path / "data").exists()
+
+
+def test_espnets_pair_directory_of_non_english_speech_is_refused(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """The pair's own directory (`train_sp.es-en`, with ESPnet's `text.tc.en`, `text.tc.es`) was named with "copy
+    text.tc.en to DIR/text": the English translations of Spanish speech."""
+    pair = tmp_path / "train_sp.es-en"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)
+    for language in ("en", "es"):
+        shutil.copy(pair / "text", pair / f"text.tc.{language}")
+    for _ in range(2):  # with `text`, and without it
+        rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "data", "--splits", "extra")
+        assert rc == 2 and "ESPnet's directory of the language pair train_sp.es-en, whose speech is es, " in err, err
+        (pair / "text").unlink(missing_ok=True)
+
+
+def test_espnets_target_side_from_inside_it_names_the_english_side(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--kaldi-dir .` from inside `train.en-de.de` looked for the English side inside it."""
+    german = tmp_path / "train.en-de.de"
+    shutil.copytree(kaldi_corpus[0], german)
+    (tmp_path / "train.en-de.en").mkdir()
+    monkeypatch.chdir(german)
+    rc, _, err = run_sate("prep", "--kaldi-dir", ".", "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"give its English side, {tmp_path / 'train.en-de.en'}"), err
+
+
 def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sate, kaldi_corpus,
                                                                           tmp_path: Path) -> None:
     """ESPnet's MuST-C recipes list each talk as `ted_1 cat /m/ted_1.wav |`: "convert the recordings to audio files"
