@@ -239,6 +239,24 @@ def test_another_corpus_over_some_splits_of_a_data_directory_is_said(run_sate, k
     assert all(row["tgt"] is None for row in read_manifest(data / "train.jsonl"))  # a note: the work goes on
 
 
+def test_a_manifest_edited_with_a_bom_or_blank_lines_is_still_ours(run_sate, kaldi_corpus, corpus: Path,
+                                                                   tmp_path: Path) -> None:
+    """`read_manifest` reads a manifest saved with a byte-order mark or blank lines; prep over it did not: a leading
+    blank line made it "no manifest of `sate prep`" (refused), and a BOM dropped the other-corpus note (twenty-seventh
+    hostile pass, review)."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data, "--splits", "kaldi")[0] == 0
+    path = data / "kaldi.jsonl"
+    path.write_text("\n \n" + path.read_text())
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data, "--splits", "kaldi")
+    assert rc == 0 and "note:" not in err, err
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    path = data / "train.jsonl"
+    path.write_text("\ufeff" + path.read_text() + "\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train", "--out", data)
+    assert rc == 0 and "note: train.jsonl held another corpus than this one" in err, err
+
+
 def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run_sate, kaldi_corpus,
                                                                              tmp_path: Path, monkeypatch) -> None:
     """A relative wav.scp path is read from the current directory, as Kaldi reads it: run from elsewhere it was
