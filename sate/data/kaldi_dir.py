@@ -185,7 +185,8 @@ def _no_text(directory: Path) -> str:
     language's text under another name: "DIR/text: file is missing" named nothing to do (twenty-seventh hostile
     pass)."""
     held = _espnet_texts(directory)
-    english = [name for name in held if name.endswith(".en")]
+    # true case with punctuation first, the closest to a corpus's own transcripts (MuST-C's `.en`); not `text.lc.en`
+    english = sorted((name for name in held if name.endswith(".en")), key=lambda name: (".tc." not in name, name))
     if not english:
         return f"{directory / 'text'}: file is missing (a Kaldi data directory holds wav.scp and text)"
     side = directory.parent / f"{directory.name}.en"

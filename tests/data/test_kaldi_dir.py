@@ -384,6 +384,20 @@ def test_espnets_pair_directory_of_non_english_speech_is_refused(run_sate, kaldi
         (pair / "text").unlink(missing_ok=True)
 
 
+def test_espnets_pair_directory_names_its_true_case_english(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """ESPnet1's `data_prep.sh` writes `text.tc`, `text.lc` and `text.lc.rm` of each language into the pair's
+    directory: the advice named the first by name, `text.lc.en` (lowercased), where docs/data.md says `text.tc.en`."""
+    pair = tmp_path / "train.en-fr"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)
+    for case in ("tc", "lc", "lc.rm"):
+        for language in ("en", "fr"):
+            shutil.copy(pair / "text", pair / f"text.{case}.{language}")
+    (pair / "text").unlink()
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"copy text.tc.en to {pair / 'text'}"), err
+
+
 def test_espnets_target_side_from_inside_it_names_the_english_side(run_sate, kaldi_corpus, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     """`--kaldi-dir .` from inside `train.en-de.de` looked for the English side inside it."""
