@@ -42,8 +42,10 @@ def read_table(path: Path) -> Table:
     return entries
 
 
-# A wav.scp command that only copies an audio file to the pipe (ESPnet's MuST-C recipes: `ted_1 cat /m/ted_1.wav |`)
-CAT = re.compile(r"cat\s+(\S+)\s*\|")
+# A wav.scp command that only copies an audio file to the pipe (ESPnet's MuST-C recipes: `ted_1 cat /m/ted_1.wav |`),
+# its path bare or in quotes (`cat '/m/ted 1.wav' |`), where the shell reads it as written: the file is the path
+# without the quotes; one with `$`, a backslash or a backtick is the shell's to expand, and no file named here
+CAT = re.compile(r"""cat\s+(?:'([^']+)'|"([^"$\\`]+)"|([^\s'"$\\`]+))\s*\|""")
 
 
 def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
@@ -56,8 +58,9 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
         if value.endswith("|"):
             whole = CAT.fullmatch(value)
             if whole is not None:  # ESPnet's MuST-C recipes list each talk so: "convert the recordings" did not fit
-                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that reads the file {whole.group(1)} "
-                                f"as it is: list the file itself ('{rec} {whole.group(1)}')")
+                audio = next(group for group in whole.groups() if group is not None)
+                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that reads the file {audio} as "
+                                f"it is: list the file itself ('{rec} {audio}')")
             raise SateError(f"{where}: {rec} is a command ({shown(value)}); convert the recordings to audio files "
                             "(wav, flac) and list their paths")
         if re.search(r"\.ark:\d+$", value):

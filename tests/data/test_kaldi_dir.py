@@ -427,3 +427,17 @@ def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sat
                                        f"the file {audio} as it is: list the file itself ('{rec} {audio}')")
     scp.write_text("\n".join([f"{rec} {audio}", *lines[1:]]) + "\n")
     assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
+    # quoted, as a shell reads it: the file is the path without the quotes, and the line to write holds none
+    # (it was `('REC '/m/x.wav'')`, a file named with quote characters; twenty-seventh hostile pass, review)
+    spaced = tmp_path / "talk 1.wav"
+    shutil.copy(audio, spaced)
+    for quoted in (f"'{spaced}'", f'"{spaced}"'):
+        scp.write_text("\n".join([f"{rec} cat {quoted} |", *lines[1:]]) + "\n")
+        rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+        assert rc == 2 and err.strip().endswith(f"reads the file {spaced} as it is: list the file itself "
+                                                f"('{rec} {spaced}')"), err
+    scp.write_text("\n".join([f"{rec} {spaced}", *lines[1:]]) + "\n")
+    assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
+    scp.write_text("\n".join([f'{rec} cat "$HOME/x.wav" |', *lines[1:]]) + "\n")  # the shell's to expand
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+    assert rc == 2 and "convert the recordings to audio files" in err, err
