@@ -1197,7 +1197,14 @@ def wide_text(head: bytes) -> str | None:
     marked = next((name for mark, name in marks if head.startswith(mark)), None)
     if marked is not None or len(head) < 8:
         return marked
-    # no mark: ASCII in UTF-16 is a NUL every other byte, and none between
+    # no mark: a character in UTF-32 is four bytes, the last (LE) or first (BE) NUL and the next below 0x11, and
+    # text's low byte mostly not NUL (CJK's may be); checked first, as ASCII in it is NULs every other byte too
+    quads = [head[k::4] for k in range(4)]
+    for name, (high, next_high, low) in (("UTF-32LE", (3, 2, 0)), ("UTF-32BE", (0, 1, 3))):
+        if (not quads[high].strip(b"\0") and max(quads[next_high], default=0) <= 0x10
+                and (len(quads[low]) - quads[low].count(0)) * 2 >= len(quads[low])):
+            return name
+    # ASCII in UTF-16 is a NUL every other byte, and none between
     even, odd = head[0::2], head[1::2]
     if odd.count(0) * 2 >= len(odd) and b"\0" not in even:
         return "UTF-16LE"

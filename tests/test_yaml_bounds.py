@@ -229,7 +229,7 @@ def test_a_config_is_read_from_a_pipe_and_a_directory_or_device_is_named(tmp_pat
         assert err.strip() == f"sate config: error: {path}: {says}"
 
 
-@pytest.mark.parametrize("encoding", ["UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32"])
+@pytest.mark.parametrize("encoding", ["UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32", "UTF-32LE", "UTF-32BE"])
 def test_a_config_in_utf16_is_named_with_how_to_convert_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                            encoding: str) -> None:
     """A config saved by Notepad as "Unicode" (UTF-16 with a byte-order mark) was "not UTF-8 text (byte 0)", and one
