@@ -119,21 +119,30 @@ class _Loader(SafeValues):
     `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), `~:` as 'null' (eighteenth hostile pass)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # a merge key (<<) brings defaults that the mapping's own
-                _keys_as_text(value_node)  # keys may override; its keys are text too ('true' for `<<: {on: 1}`)
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key_node.tag = "tag:yaml.org,2002:str"
-            line = key_node.start_mark.line + 1
-            if key_node.value in lines:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {shown(key_node.value)} is given twice (lines {lines[key_node.value]} and "
-                    f"{line}); YAML would keep the last without a word", key_node.start_mark)
-            lines[key_node.value] = line
+        _keys_once(node)
         return super().construct_mapping(node, deep=deep)
+
+
+def _keys_once(node: yaml.MappingNode) -> None:
+    """Refuse a key given twice in ``node``, and read its keys as text; a merge key (``<<``) given twice too, and a
+    key twice in a mapping it merges, which is never constructed itself: each kept one of the two without a word
+    (twenty-seventh hostile pass, review)."""
+    lines: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        merge = key_node.tag == "tag:yaml.org,2002:merge"
+        if merge:  # a merge key (<<) brings defaults that the mapping's own keys may override; its keys are text too
+            _keys_as_text(value_node)  # ('true' for `<<: {on: 1}`)
+        elif not isinstance(key_node, yaml.ScalarNode):
+            continue
+        else:
+            key_node.tag = "tag:yaml.org,2002:str"
+        key, line = ("<<" if merge else key_node.value), key_node.start_mark.line + 1
+        if key in lines:
+            last = "give one, merging a list (`<<: [*a, *b]`)" if merge else "YAML would keep the last without a word"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {shown(key)} is given twice (lines {lines[key]} and {line}); {last}",
+                key_node.start_mark)
+        lines[key] = line
 
 
 def _keys_as_text(node: yaml.Node) -> None:
@@ -141,11 +150,7 @@ def _keys_as_text(node: yaml.Node) -> None:
     (`_Loader.construct_mapping`): PyYAML merges them without constructing their mapping (nineteenth hostile pass)."""
     for mapping in node.value if isinstance(node, yaml.SequenceNode) else [node]:
         if isinstance(mapping, yaml.MappingNode):
-            for key_node, value_node in mapping.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    _keys_as_text(value_node)
-                elif isinstance(key_node, yaml.ScalarNode):
-                    key_node.tag = "tag:yaml.org,2002:str"
+            _keys_once(mapping)
 
 
 _Loader.add_implicit_resolver(

@@ -500,6 +500,20 @@ def test_a_merged_mapping_merges_as_it_reads(text: str, expected: dict) -> None:
     assert load_yaml_text(text)["top"] == expected
 
 
+@pytest.mark.parametrize(("value", "key"), [("{<<: {layers: 2, layers: 5}}", "'layers'"),
+                                          ("{<<: {<<: {heads: 1, heads: 2}}}", "'heads'"),
+                                          ("{<<: {layers: 2}, <<: {layers: 5}}", "'<<'")])
+def test_a_key_twice_in_a_merge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str,
+                                           key: str) -> None:
+    """A key given twice is refused, but not inside a mapping merged in (never constructed itself), nor two merge
+    keys, which YAML calls one key twice: one value of the two was kept without a word, and which changed with the
+    merge's mend (twenty-seventh hostile pass, review)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text(f"task: asr\ndata: {{dir: /d}}\nmodel: {{acoustic: {value}}}\n")
+    assert main(["config", "--config", str(path), "--get", "model.acoustic.layers"]) == 2
+    assert f"invalid YAML (the key {key} is given twice (lines 3 and 3); " in capsys.readouterr().err
+
+
 def test_a_config_merging_a_variant_gives_the_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The repository's MT config with its decoder a variant of the textual encoder merged in: `sate config` printed
     the textual encoder's dropout, the value the variant overrode."""
