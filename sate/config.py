@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from sate.errors import BIDI_CONTROLS, SateError, shown
-from sate.files import SNIFF, atomic_write_text, known_kind, not_a_file
+from sate.files import SNIFF, atomic_write_text, known_kind, not_a_file, wide_text
 from sate.numbers import is_digits
 
 
@@ -44,6 +44,44 @@ class SafeValues(yaml.SafeLoader):
         if len(digits) > 1 and digits[0] == "0" and is_digits(digits):
             return -int(digits) if value.startswith("-") else int(digits)
         return super().construct_yaml_int(node)
+
+    def flatten_mapping(self, node: yaml.MappingNode) -> None:
+        """Merge keys (``<<``) as YAML's merge type says: of the mappings merged, the earlier one's key wins, and the
+        mapping's own keys win over all. PyYAML 6.0.3 on tells a key merged twice by the identity of its Python
+        string, so which one won depended on whether Python had interned it: `<<: [{l: 2}, {l: 5}]` gave 2, and
+        `acoustic: {<<: [*small, *big]}` the later mapping's `layers` (twenty-seventh hostile pass)."""
+        merged: list[tuple[yaml.Node, yaml.Node]] = []
+        own = [(key_node, value_node) for key_node, value_node in node.value
+               if key_node.tag != "tag:yaml.org,2002:merge"]
+        for key_node, _ in own:  # YAML 1.1's `=` key, as PyYAML reads it
+            if key_node.tag == "tag:yaml.org,2002:value":
+                key_node.tag = "tag:yaml.org,2002:str"
+        # the own keys first: a merged pair they override is dropped, so a flattened mapping holds each key once and,
+        # merged in turn (`top: {<<: *mid}`, mid overriding its base), gives its own value, not the one it overrode
+        seen = {_merge_key(key_node) for key_node, _ in own}
+        for key_node, value_node in node.value:
+            if key_node.tag != "tag:yaml.org,2002:merge":
+                continue
+            mappings = value_node.value if isinstance(value_node, yaml.SequenceNode) else [value_node]
+            for mapping in mappings:
+                if not isinstance(mapping, yaml.MappingNode):
+                    raise yaml.constructor.ConstructorError(
+                        "while constructing a mapping", node.start_mark,
+                        f"expected a mapping or list of mappings for merging, but found {mapping.id}",
+                        mapping.start_mark)
+                self.flatten_mapping(mapping)
+                for pair in mapping.value:
+                    key = _merge_key(pair[0])
+                    if key not in seen:
+                        seen.add(key)
+                        merged.append(pair)
+        node.value = merged + own
+
+
+def _merge_key(key_node: yaml.Node) -> object:
+    """A key as a merge tells it apart: a scalar by its tag and text (not by its Python string's identity), another
+    node by itself."""
+    return (key_node.tag, key_node.value) if isinstance(key_node, yaml.ScalarNode) else id(key_node)
 
 
 SafeValues.add_constructor("tag:yaml.org,2002:int", SafeValues.construct_yaml_int)
@@ -81,21 +119,30 @@ class _Loader(SafeValues):
     `on:` was named "unknown config key 'true'" (YAML 1.1's boolean), `~:` as 'null' (eighteenth hostile pass)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict:
-        lines: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            if key_node.tag == "tag:yaml.org,2002:merge":  # a merge key (<<) brings defaults that the mapping's own
-                _keys_as_text(value_node)  # keys may override; its keys are text too ('true' for `<<: {on: 1}`)
-                continue
-            if not isinstance(key_node, yaml.ScalarNode):
-                continue
-            key_node.tag = "tag:yaml.org,2002:str"
-            line = key_node.start_mark.line + 1
-            if key_node.value in lines:
-                raise yaml.constructor.ConstructorError(
-                    None, None, f"the key {shown(key_node.value)} is given twice (lines {lines[key_node.value]} and "
-                    f"{line}); YAML would keep the last without a word", key_node.start_mark)
-            lines[key_node.value] = line
+        _keys_once(node)
         return super().construct_mapping(node, deep=deep)
+
+
+def _keys_once(node: yaml.MappingNode) -> None:
+    """Refuse a key given twice in ``node``, and read its keys as text; a merge key (``<<``) given twice too, and a
+    key twice in a mapping it merges, which is never constructed itself: each kept one of the two without a word
+    (twenty-seventh hostile pass, review)."""
+    lines: dict[str, int] = {}
+    for key_node, value_node in node.value:
+        merge = key_node.tag == "tag:yaml.org,2002:merge"
+        if merge:  # a merge key (<<) brings defaults that the mapping's own keys may override; its keys are text too
+            _keys_as_text(value_node)  # ('true' for `<<: {on: 1}`)
+        elif not isinstance(key_node, yaml.ScalarNode):
+            continue
+        else:
+            key_node.tag = "tag:yaml.org,2002:str"
+        key, line = ("<<" if merge else key_node.value), key_node.start_mark.line + 1
+        if key in lines:
+            last = "give one, merging a list (`<<: [*a, *b]`)" if merge else "YAML would keep the last without a word"
+            raise yaml.constructor.ConstructorError(
+                None, None, f"the key {shown(key)} is given twice (lines {lines[key]} and {line}); {last}",
+                key_node.start_mark)
+        lines[key] = line
 
 
 def _keys_as_text(node: yaml.Node) -> None:
@@ -103,11 +150,7 @@ def _keys_as_text(node: yaml.Node) -> None:
     (`_Loader.construct_mapping`): PyYAML merges them without constructing their mapping (nineteenth hostile pass)."""
     for mapping in node.value if isinstance(node, yaml.SequenceNode) else [node]:
         if isinstance(mapping, yaml.MappingNode):
-            for key_node, value_node in mapping.value:
-                if key_node.tag == "tag:yaml.org,2002:merge":
-                    _keys_as_text(value_node)
-                elif isinstance(key_node, yaml.ScalarNode):
-                    key_node.tag = "tag:yaml.org,2002:str"
+            _keys_once(mapping)
 
 
 _Loader.add_implicit_resolver(
@@ -245,6 +288,11 @@ def read_yaml(path: str | Path) -> dict[str, object]:
     what = known_kind(raw[:SNIFF])  # and a SentencePiece model, a feature shard, a gzip file (twenty-first pass)
     if what is not None:
         raise SateError(f"{path}: {what}, not YAML text")
+    wide = wide_text(raw[:SNIFF])  # Notepad's "Unicode", PowerShell's `>`, named as a text file's is: it was "not
+    # UTF-8 text (byte 0)", or without a byte-order mark "invalid YAML (character #x0000 ...)"
+    if wide is not None:
+        raise SateError(f"{path}: {wide} text, not UTF-8: convert it first (iconv -f {wide} -t UTF-8; a Windows "
+                        "editor saves UTF-8 when asked)")
     try:
         data = load_yaml_text(raw.decode("utf-8"), str(path))
     except UnicodeDecodeError as err:

@@ -1189,6 +1189,30 @@ def known_kind(head: bytes) -> str | None:
     return None
 
 
+def wide_text(head: bytes) -> str | None:
+    """The encoding of a file holding a NUL when its first bytes are text in UTF-16 or UTF-32 (Windows Notepad's
+    "Unicode", PowerShell's `>`), as iconv names it, or None: a text file was "a NUL byte (at byte 3): binary data,
+    not text" (twenty-second hostile pass), a config "not UTF-8 text (byte 0)" (twenty-seventh)."""
+    marks = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
+    marked = next((name for mark, name in marks if head.startswith(mark)), None)
+    if marked is not None or len(head) < 8:
+        return marked
+    # no mark: a character in UTF-32 is four bytes, the last (LE) or first (BE) NUL and the next below 0x11, and
+    # text's low byte mostly not NUL (CJK's may be); checked first, as ASCII in it is NULs every other byte too
+    quads = [head[k::4] for k in range(4)]
+    for name, (high, next_high, low) in (("UTF-32LE", (3, 2, 0)), ("UTF-32BE", (0, 1, 3))):
+        if (not quads[high].strip(b"\0") and max(quads[next_high], default=0) <= 0x10
+                and (len(quads[low]) - quads[low].count(0)) * 2 >= len(quads[low])):
+            return name
+    # ASCII in UTF-16 is a NUL every other byte, and none between
+    even, odd = head[0::2], head[1::2]
+    if odd.count(0) * 2 >= len(odd) and b"\0" not in even:
+        return "UTF-16LE"
+    if even.count(0) * 2 >= len(even) and b"\0" not in odd:
+        return "UTF-16BE"
+    return None
+
+
 def binary_kind(path: Path) -> str | None:
     """What a file is when it is not text (by its first bytes), or None for text."""
     with open(path, "rb") as f:

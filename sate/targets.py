@@ -22,6 +22,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import fcntl
 import json
 import os
@@ -199,12 +200,18 @@ def first_json_object(path: Path, whole: bool = False) -> dict | None:
     """The first line of ``path`` (a manifest row, a line of JSON lines) or, with `whole`, the file (`sate evaluate`'s
     indented results.json) as a JSON object, else None. At most 1 MB is read: a longer text is none, and what is no
     regular file neither (a named pipe there was opened and waited on for ever: `sate evaluate --out EV` again with
-    EV/results.json a FIFO; fifteenth hostile pass)."""
+    EV/results.json a FIFO; fifteenth hostile pass). A byte-order mark and blank lines before it hold no row, as
+    `read_manifest` reads them: a manifest so edited was "no manifest of `sate prep`" to prep over it."""
     if not os.path.isfile(path):
         return None
     try:
         with open(path, "rb") as f:
-            text = f.read(1 << 20) if whole else f.readline(1 << 20)
+            if whole:
+                text = f.read(1 << 20)
+            else:
+                text = f.readline(1 << 20).removeprefix(codecs.BOM_UTF8)
+                while text and not text.strip() and f.tell() < 1 << 20:
+                    text = f.readline((1 << 20) - f.tell())
         data = json.loads(text)
     except (OSError, ValueError, RecursionError):  # a line of brackets nested deeply is no manifest row either
         return None

@@ -467,6 +467,68 @@ def test_a_key_a_merge_brings_is_named_as_written(tmp_path: Path, capsys: pytest
     assert capsys.readouterr().out == "5\n"
 
 
+def test_of_mappings_merged_together_the_earlier_keys_win(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """YAML's merge type: of a list of mappings merged (`<<: [*a, *b]`), a key of an earlier one overrides the same
+    key of a later one, and the mapping's own keys override both. PyYAML 6.0.3 on tells keys apart by the identity
+    of their Python strings, so a one-letter key kept the earlier value and `layers` the later one (twenty-seventh
+    hostile pass)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ndata: {dir: /d}\nmodel:\n  acoustic: {<<: [{layers: 2, heads: 2}, {layers: 5, ffn: 64}]"
+                    ", heads: 1}\n")
+    for key, value in (("layers", 2), ("heads", 1), ("ffn", 64)):
+        assert main(["config", "--config", str(path), "--get", f"model.acoustic.{key}"]) == 0
+        assert capsys.readouterr().out == f"{value}\n"
+    anchored = load_yaml_text("a: &a {layers: 2}\nb: &b {layers: 5, w: 1}\nc: {<<: [*a, *b]}\n"
+                              "d: {<<: [{l: 2}, {l: 5}]}")
+    assert anchored["c"] == {"layers": 2, "w": 1} and anchored["d"] == {"l": 2}  # whatever the length of the key
+
+
+@pytest.mark.parametrize(("text", "expected"), [
+    ("top: {<<: {layers: 2}, heads: 4}", {"layers": 2, "heads": 4}),  # one level
+    ("top: {<<: {layers: 2}, layers: 5}", {"layers": 5}),  # the mapping's own key wins
+    ("base: &b {layers: 2}\nmid: &m {<<: *b, layers: 5}\ntop: {<<: *m}", {"layers": 5}),  # chained
+    ("top: {<<: {<<: {layers: 2}, layers: 5}}", {"layers": 5}),
+    ("top: {<<: [{<<: {layers: 2}, layers: 5}, {layers: 9}]}", {"layers": 5}),  # a list of merges: the earlier wins
+    ("top: {<<: [{layers: 2}, {layers: 5, heads: 1}], layers: 7}", {"layers": 7, "heads": 1}),
+    ("a: &a {x: 1, y: 1}\nb: &b {<<: *a, y: 2, z: 2}\nc: {<<: *b, z: 3}\ntop: {<<: [{<<: *b, z: 3}, *a], w: 4}",
+     {"x": 1, "y": 2, "z": 3, "w": 4}),
+])
+def test_a_merged_mapping_merges_as_it_reads(text: str, expected: dict) -> None:
+    """A mapping merged in (`<<: *mid`) brings the values it reads as itself, own keys over its merged ones, as YAML's
+    merge type says: a flattened mapping kept the pair its own key overrode too, and merged in turn gave that one, so
+    `mid: &m {<<: *base, layers: 5}` then `top: {<<: *m}` read 2 layers (twenty-seventh hostile pass, review)."""
+    assert load_yaml_text(text)["top"] == expected
+
+
+@pytest.mark.parametrize(("value", "key"), [("{<<: {layers: 2, layers: 5}}", "'layers'"),
+                                          ("{<<: {<<: {heads: 1, heads: 2}}}", "'heads'"),
+                                          ("{<<: {layers: 2}, <<: {layers: 5}}", "'<<'")])
+def test_a_key_twice_in_a_merge_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str], value: str,
+                                           key: str) -> None:
+    """A key given twice is refused, but not inside a mapping merged in (never constructed itself), nor two merge
+    keys, which YAML calls one key twice: one value of the two was kept without a word, and which changed with the
+    merge's mend (twenty-seventh hostile pass, review)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text(f"task: asr\ndata: {{dir: /d}}\nmodel: {{acoustic: {value}}}\n")
+    assert main(["config", "--config", str(path), "--get", "model.acoustic.layers"]) == 2
+    assert f"invalid YAML (the key {key} is given twice (lines 3 and 3); " in capsys.readouterr().err
+
+
+def test_a_config_merging_a_variant_gives_the_variant(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The repository's MT config with its decoder a variant of the textual encoder merged in: `sate config` printed
+    the textual encoder's dropout, the value the variant overrode."""
+    text = (Path(__file__).parents[1] / "conf" / "mustc" / "mt.yaml").read_text(encoding="utf-8")
+    old = ("  textual: {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n"
+           "  decoder: {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n")
+    assert old in text
+    path = tmp_path / "mt.yaml"
+    path.write_text(text.replace(old, "  textual: &textual {layers: 6, heads: 4, ffn: 2048, dropout: 0.1}\n"
+                                      "  decoder: {<<: {<<: *textual, dropout: 0.3}, layers: 3}\n"))
+    for key, value in (("dropout", "0.3"), ("layers", "3"), ("heads", "4")):
+        assert main(["config", "--config", str(path), "--get", f"model.decoder.{key}"]) == 0
+        assert capsys.readouterr().out == f"{value}\n"
+
+
 @pytest.mark.parametrize("option", ["--set", "--decode"])
 def test_a_value_given_with_a_yaml_comment_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str],
                                                       option: str) -> None:

@@ -229,6 +229,29 @@ def test_a_config_is_read_from_a_pipe_and_a_directory_or_device_is_named(tmp_pat
         assert err.strip() == f"sate config: error: {path}: {says}"
 
 
+@pytest.mark.parametrize("encoding", ["UTF-16", "UTF-16LE", "UTF-16BE", "UTF-32", "UTF-32LE", "UTF-32BE"])
+def test_a_config_in_utf16_is_named_with_how_to_convert_it(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                           encoding: str) -> None:
+    """A config saved by Notepad as "Unicode" (UTF-16 with a byte-order mark) was "not UTF-8 text (byte 0)", and one
+    without the mark (PowerShell's `Out-File -Encoding unicode` of another tool) "invalid YAML (character #x0000 at
+    offset 1 ...)", where a text file sate reads is named as UTF-16 with iconv's advice; followed, it reads
+    (twenty-seventh hostile pass). A pack's sate.yaml is read the same way."""
+    config = tmp_path / "asr.yaml"
+    config.write_bytes("task: asr\nseed: 7\n".encode(encoding.lower().replace("utf-", "utf_")))
+    assert main(["config", "--config", str(config), "--get", "seed"]) == 2
+    assert capsys.readouterr().err.strip() == (f"sate config: error: {config}: {encoding} text, not UTF-8: convert it "
+                                               f"first (iconv -f {encoding} -t UTF-8; a Windows editor saves UTF-8 "
+                                               "when asked)")
+    config.write_bytes(config.read_bytes().decode(encoding.lower().replace("utf-", "utf_")).encode())  # as iconv does
+    assert main(["config", "--config", str(config), "--get", "seed"]) == 0
+    assert capsys.readouterr().out == "7\n"
+    pack = tmp_path / "pack"
+    pack.mkdir()
+    (pack / "sate.yaml").write_bytes("format: sate-pack\nversion: 1\ntask: mt\n".encode("utf-16"))
+    with pytest.raises(SateError, match=r"sate.yaml: UTF-16 text, not UTF-8: convert it first"):
+        read_pack_yaml(pack)
+
+
 def test_an_unknown_key_in_a_packs_sate_yaml_is_refused(tmp_path: Path) -> None:
     """A top-level typo in a pack's sate.yaml (`decdoe:` for `decode:`) was ignored: the pack decoded with what the
     file had before, without a word."""

@@ -42,6 +42,12 @@ def read_table(path: Path) -> Table:
     return entries
 
 
+# A wav.scp command that only copies an audio file to the pipe (ESPnet's MuST-C recipes: `ted_1 cat /m/ted_1.wav |`),
+# its path bare or in quotes (`cat '/m/ted 1.wav' |`), where the shell reads it as written: the file is the path
+# without the quotes; one with `$`, a backslash or a backtick is the shell's to expand, and no file named here
+CAT = re.compile(r"""cat\s+(?:'([^']+)'|"([^"$\\`]+)"|([^\s'"$\\`]+))\s*\|""")
+
+
 def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
     """``wav.scp``: recording -> (line, audio file); pipes and ark offsets are refused."""
     paths = {}
@@ -50,6 +56,11 @@ def audio_paths(path: Path) -> dict[str, tuple[int, Path]]:
         if not value:
             raise SateError(f"{where}: expected '<recording> <audio path>', got only {shown(rec)}")
         if value.endswith("|"):
+            whole = CAT.fullmatch(value)
+            if whole is not None:  # ESPnet's MuST-C recipes list each talk so: "convert the recordings" did not fit
+                audio = next(group for group in whole.groups() if group is not None)
+                raise SateError(f"{where}: {rec} is a command ({shown(value)}) that reads the file {audio} as "
+                                f"it is: list the file itself ('{rec} {audio}')")
             raise SateError(f"{where}: {rec} is a command ({shown(value)}); convert the recordings to audio files "
                             "(wav, flac) and list their paths")
         if re.search(r"\.ark:\d+$", value):
@@ -108,13 +119,95 @@ def check_relative_found(path: Path, scp: Path, lineno: int) -> None:
                             "in that folder (the Kaldi recipe's root), giving --kaldi-dir and --out from there")
 
 
+# ESPnet's speech-translation recipes (egs/must_c/st1's local/divide_lang.sh) split a pair's data directory
+# `train.en-de` into one Kaldi directory a language, `train.en-de.en` and `train.en-de.de`, whose `text` is that
+# language's: the target side's holds the translations. Its X->en recipes (CoVoST 2's `train_sp.es-en.en`) name the
+# pair by its source first too, so there both sides are of non-English speech.
+LANGUAGE = r"[A-Za-z]{2,3}(?:[-_][A-Za-z0-9]{2,4})?"  # `de`, `zh-CN`, `pt_br`: not `clean` nor `100`
+ESPNET_PAIR = re.compile(rf"(?P<source>{LANGUAGE})-(?P<target>{LANGUAGE})")
+# ... and keep each language's text beside `text` (or, in the pair's directory, instead of it) as `text.tc.LANG`
+# (true case), `text.lc.LANG` and `text.lc.rm.LANG` (lowercase, without punctuation)
+ESPNET_TEXT = re.compile(r"text\.(?:tc|lc|lc\.rm)\.[A-Za-z_-]+")
+
+
+def _espnet_side(name: str) -> tuple[str, str, str] | None:
+    """``(pair, source, side)`` of ESPnet's directory of one side of a pair (`train.en-de.de`: `train.en-de`, `en`,
+    `de`); ``None`` for any other name. A code with a hyphen (`en-zh-CN.zh-CN`) is told by the side it ends with."""
+    parts = name.rsplit(".", 2)
+    if len(parts) != 3 or not re.fullmatch(LANGUAGE, parts[2]):
+        return None
+    side, pair = parts[2], f"{parts[0]}.{parts[1]}"
+    if parts[1].startswith(f"{side}-") and re.fullmatch(LANGUAGE, parts[1][len(side) + 1:]):
+        return pair, side, side
+    if parts[1].endswith(f"-{side}") and re.fullmatch(LANGUAGE, parts[1][:-len(side) - 1]):
+        return pair, parts[1][:-len(side) - 1], side
+    return None
+
+
+def _not_english(directory: Path, what: str, source: str) -> SateError:
+    """The refusal of ESPnet's data of a pair whose speech is not English (`train_sp.es-en.en`): sate's speech side
+    is English, so its transcripts (or, on the English side, the translations) trained an English ASR model."""
+    return SateError(f"--kaldi-dir {directory}: {what}, whose speech is {source}, not English; sate's speech side is "
+                     "English (--kaldi-dir gives English transcripts of English speech): give a directory of English "
+                     "speech and its transcripts")
+
+
+def check_not_translations(directory: Path) -> None:
+    """Refuse ESPnet's target-language directory of a pair (`train.en-de.de`): its `text` holds the translations,
+    which became the English transcripts an ASR model trains on, exit 0 (twenty-seventh hostile pass); and either
+    side of a pair whose speech is not English (`train_sp.es-en.en`, `.es`)."""
+    absolute = Path(os.path.abspath(directory))
+    found = _espnet_side(absolute.name)
+    if found is None:
+        pair = ESPNET_PAIR.fullmatch(absolute.name.rpartition(".")[2]) if "." in absolute.name else None
+        if pair is not None and pair["source"].lower() != "en" and _espnet_texts(absolute):
+            raise _not_english(directory, f"ESPnet's directory of the language pair {absolute.name}", pair["source"])
+        return
+    pair, source, side = found
+    if source.lower() != "en":
+        raise _not_english(directory, f"ESPnet's {side} side of the language pair {pair}", source)
+    if side.lower() == "en":
+        return
+    english = (directory.parent if directory.name == absolute.name else absolute.parent) / f"{pair}.en"
+    advice = f"give its English side, {english}" if english.is_dir() else \
+        f"give a directory whose text holds the English transcripts (ESPnet's English side is {english.name})"
+    raise SateError(f"--kaldi-dir {directory}: ESPnet's {side} side of the language pair {pair}, "
+                    f"whose text holds the translations, not English transcripts; {advice}")
+
+
+def _espnet_texts(directory: Path) -> list[str]:
+    """The names of ESPnet's per-language text files (`text.tc.en`, ...) in ``directory``, sorted."""
+    try:
+        return sorted(name for name in os.listdir(directory) if ESPNET_TEXT.fullmatch(name))
+    except OSError:
+        return []
+
+
+def _no_text(directory: Path) -> str:
+    """Why ``directory`` holds no `text`, where it is ESPnet's pair directory (`train.en-de`), which keeps each
+    language's text under another name: "DIR/text: file is missing" named nothing to do (twenty-seventh hostile
+    pass)."""
+    held = _espnet_texts(directory)
+    # true case with punctuation first, the closest to a corpus's own transcripts (MuST-C's `.en`); not `text.lc.en`
+    english = sorted((name for name in held if name.endswith(".en")), key=lambda name: (".tc." not in name, name))
+    if not english:
+        return f"{directory / 'text'}: file is missing (a Kaldi data directory holds wav.scp and text)"
+    side = directory.parent / f"{directory.name}.en"
+    other = f"give ESPnet's English data directory {side}, or " if side.is_dir() else ""
+    return (f"{directory / 'text'}: file is missing; the directory holds ESPnet's {', '.join(held)}: {other}copy "
+            f"{english[0]} to {directory / 'text'}")
+
+
 def prepare_split(directory: Path, split: str, row_filter: RowFilter) -> SplitResult:
     """One data directory's rows in ``text`` order (nothing is written here)."""
     if not directory.is_dir():
         raise SateError(f"{directory}: not a directory (give a Kaldi data directory with wav.scp and text)")
+    check_not_translations(directory)
     scp = directory / "wav.scp"
     if not os.path.lexists(scp):
         raise SateError(f"--kaldi-dir {directory}: {_no_scp(directory)}")
+    if not os.path.lexists(directory / "text"):
+        raise SateError(f"--kaldi-dir {directory}: {_no_text(directory)}")
     recordings = audio_paths(scp)
     # anything at an optional file's name is read as the file it stands for: a directory, a broken link or a loop
     # there is named as such (all three were taken for no file at all: a `segments` so made every recording an

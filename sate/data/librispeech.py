@@ -30,6 +30,14 @@ def _transcript_files(subset: Path) -> list[Path]:
             for name in os.listdir(chapter) if name.endswith(".trans.txt") and not name.startswith(".")]
 
 
+def _utterance_audio(chapter: Path, utt: str) -> Path:
+    """An utterance's audio: its ``.flac``, or where that is not there its ``.wav``, a subset converted to WAV (for
+    faster reading, by Kaldi-era scripts): "UTT.flac: audio file is missing" named the one name the folder did not
+    hold (twenty-seventh hostile pass)."""
+    flac, wav = chapter / f"{utt}.flac", chapter / f"{utt}.wav"
+    return wav if not os.path.lexists(flac) and os.path.lexists(wav) else flac
+
+
 def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResult:
     """One subset's rows, transcript files in path order and lines in file order (nothing is written here)."""
     if not subset.is_dir():
@@ -59,7 +67,7 @@ def prepare_split(subset: Path, split: str, row_filter: RowFilter) -> SplitResul
             if utt in seen:
                 raise SateError(f"{where}: utterance {utt} appears twice (first at {seen[utt]})")
             seen[utt] = where
-            info = audio_info(path.parent / f"{utt}.flac", where)
+            info = audio_info(_utterance_audio(path.parent, utt), where)
             row_filter.add(result, utt, info.path, 0.0, segment_samples(0.0, info.duration, info), reader,
                            transcript, None)
     return result

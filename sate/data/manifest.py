@@ -33,6 +33,7 @@ from sate.files import (
     require_file,
     unique_keys,
     what_is_there,
+    wide_text,
 )
 from sate.layout import DEFAULT_SPLITS, OPTIONAL_SPLITS
 from sate.numbers import is_number
@@ -184,7 +185,7 @@ def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
             while block := f.read(TEXT_BLOCK):
                 if (nul := block.find(b"\0")) >= 0:
                     what = None if blocks else known_kind(block[:SNIFF])  # `sate score --ref ref.txt.xz`
-                    wide = None if blocks or what is not None else _wide_text(block[:SNIFF])
+                    wide = None if blocks or what is not None else wide_text(block[:SNIFF])
                     if wide is not None:
                         raise SateError(f"{path}: {wide} text, not UTF-8: convert it first (iconv -f {wide} -t UTF-8; "
                                         "a Windows editor saves UTF-8 when asked)")
@@ -203,23 +204,6 @@ def _text_bytes(path: Path, gzipped: bool = False) -> bytes:
     except (EOFError, zlib.error) as err:  # a cut or damaged gzip file
         raise SateError(f"{path}: cannot read (damaged gzip data: {err})") from None
     return b"".join(blocks)
-
-
-def _wide_text(head: bytes) -> str | None:
-    """The encoding of a file holding a NUL when its first bytes are text in UTF-16 or UTF-32 (Windows Notepad's
-    "Unicode", PowerShell's `>`), as iconv names it, or None: it was "a NUL byte (at byte 3): binary data, not
-    text" (twenty-second hostile pass)."""
-    marks = ((b"\xff\xfe\0\0", "UTF-32"), (b"\0\0\xfe\xff", "UTF-32"), (b"\xff\xfe", "UTF-16"), (b"\xfe\xff", "UTF-16"))
-    marked = next((name for mark, name in marks if head.startswith(mark)), None)
-    if marked is not None or len(head) < 8:
-        return marked
-    # no mark: ASCII in UTF-16 is a NUL every other byte, and none between
-    even, odd = head[0::2], head[1::2]
-    if odd.count(0) * 2 >= len(odd) and b"\0" not in even:
-        return "UTF-16LE"
-    if even.count(0) * 2 >= len(even) and b"\0" not in odd:
-        return "UTF-16BE"
-    return None
 
 
 def csv_rows(path: Path) -> list[dict[str, str]]:
@@ -336,7 +320,11 @@ def read_manifest(path: str | Path) -> list[dict]:
     check_set_whole(path, "run `sate prep` again")
     rows = []
     seen: dict[str, int] = {}
-    for lineno, line in enumerate(read_text_lines(path), start=1):
+    # an editor's byte-order mark and a blank line (one at the end) hold no row, as in a corpus's text files: each was
+    # "not a JSON object", in Python's words ("Unexpected UTF-8 BOM (decode using utf-8-sig)", "Expecting value")
+    for lineno, line in enumerate(read_text_lines(path, strip_bom=True), start=1):
+        if not line.strip():
+            continue
         try:
             row = loads_json(line, object_pairs_hook=unique_keys)
         except KeyTwice as err:

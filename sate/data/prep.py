@@ -129,7 +129,7 @@ def _first_rows(path: Path, ids: set[str]) -> tuple[dict | None, bool]:
     it was a TypeError traceback (24th hostile pass, fix24d)."""
     first: dict | None = None
     try:
-        for line in read_text_lines(path):
+        for line in read_text_lines(path, strip_bom=True):  # as `read_manifest` reads it
             row = json.loads(line) if line.strip() else None
             if not isinstance(row, dict):
                 continue

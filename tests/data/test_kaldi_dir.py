@@ -239,6 +239,24 @@ def test_another_corpus_over_some_splits_of_a_data_directory_is_said(run_sate, k
     assert all(row["tgt"] is None for row in read_manifest(data / "train.jsonl"))  # a note: the work goes on
 
 
+def test_a_manifest_edited_with_a_bom_or_blank_lines_is_still_ours(run_sate, kaldi_corpus, corpus: Path,
+                                                                   tmp_path: Path) -> None:
+    """`read_manifest` reads a manifest saved with a byte-order mark or blank lines; prep over it did not: a leading
+    blank line made it "no manifest of `sate prep`" (refused), and a BOM dropped the other-corpus note (twenty-seventh
+    hostile pass, review)."""
+    data = tmp_path / "data"
+    assert run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data, "--splits", "kaldi")[0] == 0
+    path = data / "kaldi.jsonl"
+    path.write_text("\n \n" + path.read_text())
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--out", data, "--splits", "kaldi")
+    assert rc == 0 and "note:" not in err, err
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    path = data / "train.jsonl"
+    path.write_text("\ufeff" + path.read_text() + "\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", kaldi_corpus[0], "--splits", "train", "--out", data)
+    assert rc == 0 and "note: train.jsonl held another corpus than this one" in err, err
+
+
 def test_a_relative_wav_path_run_from_elsewhere_names_the_folder_to_run_from(run_sate, kaldi_corpus,
                                                                              tmp_path: Path, monkeypatch) -> None:
     """A relative wav.scp path is read from the current directory, as Kaldi reads it: run from elsewhere it was
@@ -285,3 +303,141 @@ def test_the_other_corpus_note_names_only_the_replaced_corpus_s_manifests(run_sa
     assert read_manifest(data / "train-clean-5.jsonl")[0]["id"].startswith("x")
     rc, _, err = run_sate("prep", "--mustc-root", root, "--tgt-lang", "de", "--splits", "train", "dev", "--out", data)
     assert rc == 0 and f"{data / 'tst-COMMON.jsonl'}, not written now" in err and "train-clean-5" not in err, err
+
+
+def test_espnets_target_side_of_a_pair_is_refused_and_its_pair_directory_named(run_sate, kaldi_corpus,
+                                                                                tmp_path: Path) -> None:
+    """ESPnet's speech-translation recipes split a pair's data directory into one a language (`train.en-de.en`,
+    `train.en-de.de`), each with `text` in its language: the German side's translations became the English
+    transcripts of an extra ASR split, exit 0; the pair's own directory, which keeps `text.tc.en` and `text.tc.de`
+    and no `text`, was "DIR/text: file is missing" (twenty-seventh hostile pass). The English side is read, and each
+    piece of advice, followed, prepares the split."""
+    pair = tmp_path / "train.en-de"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)  # the fixture's is read-only
+    (pair / "text").rename(pair / "text.tc.en")
+    (pair / "text.tc.de").write_text((pair / "text.tc.en").read_text())
+    german = tmp_path / "train.en-de.de"
+    shutil.copytree(pair, german)
+    german.chmod(0o755)
+    (german / "text.tc.de").rename(german / "text")
+    out = tmp_path / "data"
+    rc, _, err = run_sate("prep", "--kaldi-dir", german, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip() == (
+        f"sate prep: error: --kaldi-dir {german}: ESPnet's de side of the language pair train.en-de, whose text holds "
+        "the translations, not English transcripts; give a directory whose text holds the English transcripts "
+        "(ESPnet's English side is train.en-de.en)")
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip() == (
+        f"sate prep: error: --kaldi-dir {pair}: {pair / 'text'}: file is missing; the directory holds ESPnet's "
+        f"text.tc.de, text.tc.en: copy text.tc.en to {pair / 'text'}")
+    english = tmp_path / "train.en-de.en"
+    shutil.copytree(pair, english)
+    english.chmod(0o755)
+    (english / "text.tc.en").rename(english / "text")
+    rc, _, err = run_sate("prep", "--kaldi-dir", german, "--out", out, "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"not English transcripts; give its English side, {english}")
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", out, "--splits", "extra")
+    assert rc == 2 and f"give ESPnet's English data directory {english}, or copy text.tc.en to" in err
+    assert not out.exists()
+    assert run_sate("prep", "--kaldi-dir", english, "--out", out, "--splits", "extra")[0] == 0
+    shutil.copy(pair / "text.tc.en", pair / "text")
+    assert run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "other", "--splits", "extra")[0] == 0
+    assert read_manifest(out / "extra.jsonl") == read_manifest(tmp_path / "other" / "extra.jsonl")
+
+
+@pytest.mark.parametrize(("name", "refused"), [
+    ("train_sp.es-en.en", "ESPnet's en side of the language pair train_sp.es-en, whose speech is es, not English"),
+    ("train_sp.es-en.es", "ESPnet's es side of the language pair train_sp.es-en, whose speech is es, not English"),
+    ("dev.zh-CN-en.en", "ESPnet's en side of the language pair dev.zh-CN-en, whose speech is zh-CN, not English"),
+    ("train_sp.en-de.en", None), ("train.en-en.en", None), ("train.clean-en.en", None), ("plain.es-en", None),
+])
+def test_espnets_data_of_non_english_speech_is_refused(run_sate, kaldi_corpus, tmp_path: Path, name: str,
+                                                       refused: str | None) -> None:
+    """ESPnet's X->en recipes (CoVoST 2's `train_sp.es-en.en`, `.es`) name a pair by its source first too: either
+    side's `text` (English translations, Spanish transcripts) became the English transcripts of Spanish speech, exit
+    0. sate's speech side is English, so both are refused; a name that only looks like one is read (twenty-seventh
+    hostile pass, review)."""
+    directory = tmp_path / name
+    shutil.copytree(kaldi_corpus[0], directory)
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "extra")
+    if refused is None:
+        assert rc == 0, err
+    else:
+        assert rc == 2 and err.strip() == (
+            f"sate prep: error: --kaldi-dir {directory}: {refused}; sate's speech side is English (--kaldi-dir gives "
+            "English transcripts of English speech): give a directory of English speech and its transcripts")
+        assert not (tmp_path / "data").exists()
+
+
+def test_espnets_pair_directory_of_non_english_speech_is_refused(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """The pair's own directory (`train_sp.es-en`, with ESPnet's `text.tc.en`, `text.tc.es`) was named with "copy
+    text.tc.en to DIR/text": the English translations of Spanish speech."""
+    pair = tmp_path / "train_sp.es-en"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)
+    for language in ("en", "es"):
+        shutil.copy(pair / "text", pair / f"text.tc.{language}")
+    for _ in range(2):  # with `text`, and without it
+        rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "data", "--splits", "extra")
+        assert rc == 2 and "ESPnet's directory of the language pair train_sp.es-en, whose speech is es, " in err, err
+        (pair / "text").unlink(missing_ok=True)
+
+
+def test_espnets_pair_directory_names_its_true_case_english(run_sate, kaldi_corpus, tmp_path: Path) -> None:
+    """ESPnet1's `data_prep.sh` writes `text.tc`, `text.lc` and `text.lc.rm` of each language into the pair's
+    directory: the advice named the first by name, `text.lc.en` (lowercased), where docs/data.md says `text.tc.en`."""
+    pair = tmp_path / "train.en-fr"
+    shutil.copytree(kaldi_corpus[0], pair)
+    pair.chmod(0o755)
+    for case in ("tc", "lc", "lc.rm"):
+        for language in ("en", "fr"):
+            shutil.copy(pair / "text", pair / f"text.{case}.{language}")
+    (pair / "text").unlink()
+    rc, _, err = run_sate("prep", "--kaldi-dir", pair, "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"copy text.tc.en to {pair / 'text'}"), err
+
+
+def test_espnets_target_side_from_inside_it_names_the_english_side(run_sate, kaldi_corpus, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """`--kaldi-dir .` from inside `train.en-de.de` looked for the English side inside it."""
+    german = tmp_path / "train.en-de.de"
+    shutil.copytree(kaldi_corpus[0], german)
+    (tmp_path / "train.en-de.en").mkdir()
+    monkeypatch.chdir(german)
+    rc, _, err = run_sate("prep", "--kaldi-dir", ".", "--out", tmp_path / "data", "--splits", "extra")
+    assert rc == 2 and err.strip().endswith(f"give its English side, {tmp_path / 'train.en-de.en'}"), err
+
+
+def test_a_command_that_only_cats_a_file_is_named_with_the_line_to_write(run_sate, kaldi_corpus,
+                                                                          tmp_path: Path) -> None:
+    """ESPnet's MuST-C recipes list each talk as `ted_1 cat /m/ted_1.wav |`: "convert the recordings to audio files"
+    did not fit audio files already there (twenty-seventh hostile pass). The line to write is named; written, it
+    reads; any other command keeps the advice to convert."""
+    directory = tmp_path / "kaldi"
+    shutil.copytree(kaldi_corpus[0], directory)
+    directory.chmod(0o755)  # the fixture's is read-only
+    scp = directory / "wav.scp"
+    scp.chmod(0o644)
+    lines = scp.read_text().splitlines()
+    rec, audio = lines[0].split(maxsplit=1)
+    scp.write_text("\n".join([f"{rec} cat {audio} |", *lines[1:]]) + "\n")
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+    assert rc == 2 and err.strip() == (f"sate prep: error: {scp}:1: {rec} is a command ('cat {audio} |') that reads "
+                                       f"the file {audio} as it is: list the file itself ('{rec} {audio}')")
+    scp.write_text("\n".join([f"{rec} {audio}", *lines[1:]]) + "\n")
+    assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
+    # quoted, as a shell reads it: the file is the path without the quotes, and the line to write holds none
+    # (it was `('REC '/m/x.wav'')`, a file named with quote characters; twenty-seventh hostile pass, review)
+    spaced = tmp_path / "talk 1.wav"
+    shutil.copy(audio, spaced)
+    for quoted in (f"'{spaced}'", f'"{spaced}"'):
+        scp.write_text("\n".join([f"{rec} cat {quoted} |", *lines[1:]]) + "\n")
+        rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+        assert rc == 2 and err.strip().endswith(f"reads the file {spaced} as it is: list the file itself "
+                                                f"('{rec} {spaced}')"), err
+    scp.write_text("\n".join([f"{rec} {spaced}", *lines[1:]]) + "\n")
+    assert run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")[0] == 0
+    scp.write_text("\n".join([f'{rec} cat "$HOME/x.wav" |', *lines[1:]]) + "\n")  # the shell's to expand
+    rc, _, err = run_sate("prep", "--kaldi-dir", directory, "--out", tmp_path / "data", "--splits", "kaldi")
+    assert rc == 2 and "convert the recordings to audio files" in err, err

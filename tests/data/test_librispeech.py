@@ -120,3 +120,25 @@ def test_options_of_other_corpora_are_refused(run_sate, librispeech_subset, tmp_
     for option in (["--tgt-lang", "fr"], ["--no-gtranslate"]):
         rc, _, err = run_sate("prep", "--librispeech", subset, "--out", tmp_path, *option)
         assert rc == 2 and "is for --" in err, err
+
+
+def test_a_subset_converted_to_wav_is_read(run_sate, librispeech_subset, tmp_path: Path) -> None:
+    """A LibriSpeech subset converted to WAV (each `UTT.flac` now `UTT.wav`, as Kaldi-era scripts leave it) was
+    "UTT.flac: audio file is missing", the one name its folder did not hold (twenty-seventh hostile pass); its wavs
+    are read, to the same rows, and a flac, where there, is read first."""
+    subset = tmp_path / "train-clean-5"
+    shutil.copytree(librispeech_subset[0], subset)
+    assert run_sate("prep", "--librispeech", subset, "--out", tmp_path / "flac")[0] == 0
+    flacs = sorted(subset.rglob("*.flac"))
+    for flac in flacs[1:]:
+        flac.parent.chmod(0o755)  # the fixture's folders are read-only
+        data, rate = sf.read(flac, dtype="int16")
+        sf.write(flac.with_suffix(".wav"), data, rate, subtype="PCM_16")
+        flac.unlink()
+    rc, _, err = run_sate("prep", "--librispeech", subset, "--out", tmp_path / "wav")
+    assert rc == 0, err
+    rows, before = read_manifest(tmp_path / "wav" / "train-clean-5.jsonl"), \
+        read_manifest(tmp_path / "flac" / "train-clean-5.jsonl")
+    assert [r["audio"] for r in rows] == [before[0]["audio"], *(str(f.with_suffix(".wav").resolve())
+                                                                 for f in flacs[1:])]
+    assert [{**r, "audio": ""} for r in rows] == [{**r, "audio": ""} for r in before]

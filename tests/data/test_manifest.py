@@ -66,3 +66,19 @@ def test_a_csv_log_whose_lines_end_with_nel_or_a_separator_is_said_so(tmp_path: 
     path.write_text(f"epoch,step,note\n0,1,a{brk}b\n", encoding="utf-8")
     assert csv_rows(path) == [{"epoch": "0", "step": "1", "note": f"a{brk}b"}]
 
+
+
+def test_a_byte_order_mark_and_blank_lines_hold_no_row(tmp_path: Path) -> None:
+    """A manifest saved by a Windows editor ("UTF-8 with BOM"), or with an empty line at its end, was refused as
+    "not a JSON object: Unexpected UTF-8 BOM (decode using utf-8-sig)" or "...: Expecting value", Python's words;
+    a corpus's own text files drop both (twenty-seventh hostile pass). A line that is not JSON is still refused."""
+    rows = [{"id": f"u{k}", "audio": str(tmp_path / "a.wav"), "offset": 0.0, "duration": 1.0, "n_frames": 98,
+             "speaker": "s", "src": "hi", "src_norm": "hi", "tgt": None} for k in range(2)]
+    path = tmp_path / "train.jsonl"
+    write_manifest(path, rows)
+    lines = path.read_text().splitlines()
+    path.write_text("\ufeff" + lines[0] + "\r\n\r\n" + lines[1] + "\n\n \n")
+    assert read_manifest(path) == rows
+    path.write_text(lines[0] + "\n\nnot json\n")
+    with pytest.raises(SateError, match=r"train.jsonl:3: not a JSON object"):
+        read_manifest(path)
