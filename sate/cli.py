@@ -38,7 +38,7 @@ try:
         out_of_memory,
         shown,
     )
-    from sate.files import STANDARD_NAMES, describe_os_error
+    from sate.files import STANDARD_NAMES, describe_os_error, temp_dir_settled
     from sate.models.hub import whisper_wheel
     from sate.numbers import is_digits
     from sate.scoring import report, score
@@ -398,6 +398,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if working_directory_gone() and args.command not in WITHOUT_TORCH:  # torch's libraries abort the process
             raise SateError(GONE)  # there as they load (oneMKL "FATAL ERROR"), whatever names the command is given
+        temp_dir_settled()  # before sacrebleu's import probes it: a full disk is then said where it is written
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status

@@ -928,6 +928,20 @@ def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
     assert not out.parent.exists()
 
 
+def test_score_writes_no_file_and_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
+    """portalocker, which sacrebleu imports, asks for the temporary directory at import, and `tempfile` probes each
+    candidate with a small file: on a full disk (here `ulimit -f 0`: each probe fails as there) `sate score`, which
+    writes nothing, ended "No usable temporary directory found in [...]" (27th hostile pass)."""
+    import resource
+
+    (tmp_path / "hyp.txt").write_text("ein kleiner Satz\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "score", "--hyp", "hyp.txt", "--ref", "hyp.txt"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
+    assert done.returncode == 0 and "BLEU" in done.stdout and "chrF2" in done.stdout, done.stderr
+
+
 def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A config value of megabytes (`data.dir`, a teacher's path) named no file there could be, and the OS error
     quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown. The config
