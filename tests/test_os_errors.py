@@ -1197,3 +1197,49 @@ def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Pa
     assert (code, err) == (2, f"sate features: error: --data {data}: {shards} is not writable (no permission, or "
                               "read-only), where `sate features` writes its features and their indexes; lift that, "
                               "or use another data directory\n")
+
+
+def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate pack` twice into one --out at once: the second's renames ran between the first's (its old pack put
+    aside, its new one not yet in place), and the first ended "PACK -> PACK: Directory not empty" (27th hostile
+    pass). The second now waits for the first's renames, then replaces its pack, as one after the other."""
+    import threading
+
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model
+    from sate.models.model_file import save_model_file
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    save_model_file(tmp_path / "st.pt", build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt)),
+                    src.tokens, tgt.tokens)
+    out = tmp_path / "pack"
+    pack(tmp_path / "st.pt", prepared_data, out)  # the pack both replace
+    aside, rename = threading.Event(), Path.rename
+
+    def slow_rename(self: Path, target: str | Path) -> Path:
+        done = rename(self, target)
+        if Path(target).name.endswith(".old") and not aside.is_set():  # the first run's old pack is aside
+            aside.set()
+            time.sleep(1.0)
+        return done
+
+    monkeypatch.setattr(Path, "rename", slow_rename)
+    errors: list[BaseException] = []
+
+    def run(beam: int) -> None:
+        try:
+            pack(tmp_path / "st.pt", prepared_data, out, {"beam": beam})
+        except Exception as err:  # noqa: BLE001 (said by the assertion below)
+            errors.append(err)
+
+    first = threading.Thread(target=run, args=(2,))
+    first.start()
+    assert aside.wait(60)
+    run(3)
+    first.join()
+    assert errors == []
+    assert "beam: 3" in (out / layout.PACK_YAML).read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]

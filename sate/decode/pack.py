@@ -44,6 +44,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     SNIFF,
     ZIP_MAGIC,
+    folders_held,
     holds_data_files,
     known_kind,
     link_or_what_is_there,
@@ -331,19 +332,13 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if speech and cmvn == "global":
             shutil.copyfile(data_dir / CMVN, tmp / CMVN)
         write_yaml(tmp / PACK_YAML, info.to_yaml())
-        if out.exists() and not (out / PACK_YAML).is_file():
-            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
-        if out.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            out.rename(old)
-        tmp.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
+        with folders_held([out.parent]):  # the renames of two packs into one --out at once interleaved: the second
+            # ended "PACK -> PACK: Directory not empty" (27th hostile pass); now it waits for the first's, then replaces
+            _rename_into_place(tmp, out, old)
     except BaseException as err:
         remove_temp_dir(tmp)
-        if out.exists():
-            shutil.rmtree(old, ignore_errors=True)
-        elif old.exists():
-            old.rename(out)  # stopped between the two renames (a kill, SIGTERM): the old pack comes back
+        if not out.exists() and old.exists():
+            old.rename(out)  # a pack a killed run left aside before its new one was in place comes back
         if isinstance(err, OSError) and any(name is not None and Path(name).is_relative_to(tmp)
                                             for name in (err.filename, err.filename2)):
             # a full disk named the temporary folder, which is gone: say the file of the pack that was being written
@@ -354,6 +349,25 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             raise OSError(err.errno, err.strerror, in_pack(err.filename), None, in_pack(err.filename2)) from None
         raise
     return info
+
+
+def _rename_into_place(tmp: Path, out: Path, old: Path) -> None:
+    """The pack built in ``tmp`` renamed to ``out``, the one there kept at ``old`` until then and removed after;
+    stopped between the two renames (a kill, SIGTERM), the old pack comes back."""
+    try:
+        if out.exists() and not (out / PACK_YAML).is_file():
+            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            out.rename(old)
+        tmp.rename(out)
+    except BaseException:
+        if not out.exists() and old.exists():
+            old.rename(out)
+        raise
+    finally:
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 PACK_KEYS = ("format", "version", "task", "decode", "features", "vocab")  # what `PackInfo.to_yaml` writes
