@@ -1243,3 +1243,18 @@ def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
     assert errors == []
     assert "beam: 3" in (out / layout.PACK_YAML).read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
+
+
+def test_a_second_synth_into_one_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two `sate synth` runs into one --out at once (other seeds) both ended 0, the one's wavs beside the other's
+    yaml and texts: a corpus whose audio says other sentences than its transcripts (27th hostile pass)."""
+    from sate.files import directory_held
+
+    out = tmp_path / "corpus"
+    out.mkdir()
+    with directory_held(out, "sate synth"):  # as the first run holds it
+        status = main(["synth", "--out", str(out), "--train-size", "1", "--text-size", "2", "--dev-size", "1",
+                       "--test-size", "1", "--jobs", "1"])
+    assert status == 2 and capsys.readouterr().err.strip() == (
+        f"sate synth: error: {out} is in use by another sate synth; wait for it to end, or write elsewhere")
+    assert list(out.iterdir()) == []
