@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from sate.cli import COMMANDS, main
+from sate.errors import SateError
 
 
 def test_top_level_help_lists_the_commands_in_pipeline_order(capsys: pytest.CaptureFixture[str]) -> None:
@@ -297,3 +298,16 @@ def test_a_file_named_with_a_leading_dash_is_said_to_be_one(tmp_path: Path, monk
     with pytest.raises(SystemExit):  # given after --, it is a name: an error of another word says nothing of it
         main(["segment", "--max-segment", "x", "--", "-hello.wav"])
     assert "is a file here" not in capsys.readouterr().err
+
+
+def test_a_device_type_torch_deprecates_is_refused_without_its_warning(capsys: pytest.CaptureFixture[str]) -> None:
+    """`--device mkldnn` printed torch's UserWarning ("will be deprecated ... Triggered internally at
+    /pytorch/c10/core/Device.cpp") and its source line above sate's one line (27th hostile pass)."""
+    import warnings
+
+    from sate.decode.api import pick_device
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        with pytest.raises(SateError, match=r"^--device mkldnn: no mkldnn device is available on this machine"):
+            pick_device("mkldnn")
