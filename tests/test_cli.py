@@ -311,3 +311,14 @@ def test_a_device_type_torch_deprecates_is_refused_without_its_warning(capsys: p
         warnings.simplefilter("error")
         with pytest.raises(SateError, match=r"^--device mkldnn: no mkldnn device is available on this machine"):
             pick_device("mkldnn")
+
+
+@pytest.mark.parametrize("analysis", ["locality", "attention"])
+def test_analyze_help_shows_a_default_only_where_there_is_one(analysis: str, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate analyze`'s options read "(default: None)" where they have none (`--device`: "(default: a GPU if present)
+    (default: None)"), where every other command shows a default only where there is one (27th hostile pass)."""
+    with pytest.raises(SystemExit):
+        main(["analyze", analysis, "--help"])
+    printed = " ".join(capsys.readouterr().out.split())
+    assert not re.search(r"\(default: (None|False|\[\])\)", printed), printed
+    assert "(default: dev)" in printed and "(default: a GPU if present)" in printed
