@@ -111,22 +111,37 @@ class Parser(argparse.ArgumentParser):
 
     words: list[str] = []  # the command line parse_args was given, for `dash_names`
 
-    def dash_names(self) -> str:
+    def dash_names(self, message: str = "") -> str:
         """A word of the command line that names a file or folder here but starts with '-' (a glob's `-intro.wav`),
         said with how to give it: argparse took it for an option, "unrecognized arguments" (or, for `-hello.wav`, an
         explicit argument of -h) alone (25th hostile pass)."""
         words = Parser.words[:Parser.words.index("--")] if "--" in Parser.words else Parser.words  # after --, a name
         named = next((w for w in words if w.startswith("-") and w != "-" and os.path.lexists(w)), None)
         if named is None:
-            return ""
+            return self.dash_value(message, words)
         what = "a folder" if os.path.isdir(named) else "a file"
         return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
+
+    def dash_value(self, message: str, words: list[str]) -> str:
+        """The value given to an option that takes one, where it starts with '-' and is no option of the command (an
+        output not there yet: `--out -x.txt`), said with how to give it: "argument --out: expected one argument"
+        alone, which a name already there had the line above for (27th hostile pass)."""
+        said = _EXPECTED_ONE.match(message)
+        if said is None:
+            return ""
+        options = said.group(1).split("/")
+        value = next((b for a, b in zip(words, words[1:], strict=False) if a in options and b.startswith("-")
+                      and b not in self._option_string_actions), None)
+        if value is None:
+            return ""
+        return f" ({value} was read as an option for its leading '-': give it as {options[-1]}={value})"
 
     def error(self, message: str) -> NoReturn:
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
         # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
         # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
-        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message) + self.dash_names()
+        hint = self.dash_names(message)
+        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message) + hint
         super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
 
 
@@ -142,6 +157,7 @@ def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespac
 
 # a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so
 # that the text between two short values' quotes ("'-' (standard output): ... named '-'") is not taken for one
+_EXPECTED_ONE = re.compile(r"argument (\S+): expected one argument$")  # argparse's words for a value not given
 _LONG_QUOTED = re.compile(r"""(?:^|(?<=[\s(=:]))(?:'[^']{80,}'|"[^"]{80,}")(?=$|[\s),:;.])""")
 MAX_ERROR = 1000
 

@@ -314,7 +314,8 @@ def test_a_device_type_torch_deprecates_is_refused_without_its_warning(capsys: p
 
 
 @pytest.mark.parametrize("analysis", ["locality", "attention"])
-def test_analyze_help_shows_a_default_only_where_there_is_one(analysis: str, capsys: pytest.CaptureFixture[str]) -> None:
+def test_analyze_help_shows_a_default_only_where_there_is_one(analysis: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
     """`sate analyze`'s options read "(default: None)" where they have none (`--device`: "(default: a GPU if present)
     (default: None)"), where every other command shows a default only where there is one (27th hostile pass)."""
     with pytest.raises(SystemExit):
@@ -322,3 +323,25 @@ def test_analyze_help_shows_a_default_only_where_there_is_one(analysis: str, cap
     printed = " ".join(capsys.readouterr().out.split())
     assert not re.search(r"\(default: (None|False|\[\])\)", printed), printed
     assert "(default: dev)" in printed and "(default: a GPU if present)" in printed
+
+
+def test_an_output_named_with_a_leading_dash_is_told_how_to_give_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out -x.txt`, a file not there yet, was "argument --out: expected one argument" alone (a name already there
+    had the hint of its leading '-'); the advice followed (`--out=-x.txt`) is taken. An option given where the value
+    was forgotten (`--out --beam 2`) gets no such hint (27th hostile pass)."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(["score", "--hyp", "h.txt", "--ref", "h.txt", "--format", "-json"])
+    assert "(-json was read as an option for its leading '-': give it as --format=-json)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["segment", "a.wav", "--out", "--vad", "energy"])
+    assert capsys.readouterr().err.strip().endswith("error: argument --out: expected one argument")
+    (tmp_path / "h.txt").write_text("ein Satz\n")
+    with pytest.raises(SystemExit):
+        main(["segment", "h.txt", "--out", "-s.jsonl"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert err == ("sate segment: error: argument --out: expected one argument (-s.jsonl was read as an option for "
+                   "its leading '-': give it as --out=-s.jsonl)")
+    assert main(["segment", "h.txt", "--out=-s.jsonl"]) == 1  # taken: h.txt is no audio, said as such
+    assert "h.txt" in capsys.readouterr().err
