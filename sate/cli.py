@@ -131,10 +131,18 @@ class Parser(argparse.ArgumentParser):
             return ""
         options = said.group(1).split("/")
         value = next((b for a, b in zip(words, words[1:], strict=False) if a in options and b.startswith("-")
-                      and b not in self._option_string_actions), None)
+                      and not self.names_an_option(b)), None)
         if value is None:
             return ""
         return f" ({value} was read as an option for its leading '-': give it as {options[-1]}={value})"
+
+    def names_an_option(self, word: str) -> bool:
+        """Whether ``word`` reads as an option, not a name: one of this parser's, or a long option's shape, with or
+        without `=value`, so spelled in full, abbreviated (`--form` for --format) or mistyped. The value of `--out
+        --vad=energy` was forgotten, and the hint to give it as `--out=--vad=energy` made a folder of that name (27th
+        hostile pass's review)."""
+        name = word.split("=", 1)[0]
+        return name in self._option_string_actions or _OPTION_SHAPED.fullmatch(name) is not None
 
     def error(self, message: str) -> NoReturn:
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
@@ -155,9 +163,11 @@ def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespac
     return parser
 
 
+_EXPECTED_ONE = re.compile(r"argument (\S+): expected one argument$")  # argparse's words for a value not given
+_OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9-]*")  # a long option's name, as sate's are
+
 # a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so
 # that the text between two short values' quotes ("'-' (standard output): ... named '-'") is not taken for one
-_EXPECTED_ONE = re.compile(r"argument (\S+): expected one argument$")  # argparse's words for a value not given
 _LONG_QUOTED = re.compile(r"""(?:^|(?<=[\s(=:]))(?:'[^']{80,}'|"[^"]{80,}")(?=$|[\s),:;.])""")
 MAX_ERROR = 1000
 

@@ -345,3 +345,20 @@ def test_an_output_named_with_a_leading_dash_is_told_how_to_give_it(tmp_path: Pa
                    "its leading '-': give it as --out=-s.jsonl)")
     assert main(["segment", "h.txt", "--out=-s.jsonl"]) == 1  # taken: h.txt is no audio, said as such
     assert "h.txt" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("words", [["segment", "a.wav", "--out", "--vad=energy"],
+                                   ["segment", "a.wav", "--out", "--va", "energy"],
+                                   ["segment", "a.wav", "--out", "--vda", "energy"],
+                                   ["translate", "h.txt", "--model", "p", "--out", "--form", "srt"],
+                                   ["translate", "h.txt", "--model", "p", "--out", "--format=srt"],
+                                   ["evaluate", "--model", "p", "--data", "d", "--out", "--stream=wait-k"]])
+def test_a_value_forgotten_before_an_option_gets_no_leading_dash_hint(
+        words: list[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--out --vad=energy` (the value of --out forgotten, the next option given with `=value`, abbreviated or
+    mistyped) got the hint for a name with a leading '-': "give it as --out=--vad=energy", and `segment` followed
+    so made a folder named `--vad=energy` (27th hostile pass's review). An option is no name: argparse's line alone."""
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit):
+        main(words)
+    assert capsys.readouterr().err.strip().splitlines()[-1].endswith("error: argument --out: expected one argument")
