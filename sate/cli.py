@@ -120,7 +120,9 @@ class Parser(argparse.ArgumentParser):
         if named is None:
             return self.dash_value(message, words)
         what = "a folder" if os.path.isdir(named) else "a file"
-        return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
+        if len(named) < _LONG_NAME:
+            return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
+        return f" ({_ends(named)} is {what} here, read as an option for its leading '-': put ./ before it)"
 
     def dash_value(self, message: str, words: list[str]) -> str:
         """The value given to an option that takes one, where it starts with '-' and is no option of the command (an
@@ -134,7 +136,9 @@ class Parser(argparse.ArgumentParser):
                       and not self.names_an_option(b)), None)
         if value is None:
             return ""
-        return f" ({value} was read as an option for its leading '-': give it as {options[-1]}={value})"
+        if len(value) < _LONG_NAME:
+            return f" ({value} was read as an option for its leading '-': give it as {options[-1]}={value})"
+        return f" ({_ends(value)} was read as an option for its leading '-': join it to {options[-1]} with '=')"
 
     def names_an_option(self, word: str) -> bool:
         """Whether ``word`` reads as an option, not a name: one of this parser's, or a long option's shape, with or
@@ -148,9 +152,10 @@ class Parser(argparse.ArgumentParser):
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
         # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
         # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
-        hint = self.dash_names(message)
-        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message) + hint
-        super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
+        hint = self.dash_names(message)  # kept whole where the line is cut: a long name's cut took its advice
+        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message)
+        room = MAX_ERROR - len(hint)
+        super().error(one_line((message if len(message) <= room else message[:room - 3] + "...") + hint))
 
 
 def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespace) -> argparse.ArgumentParser | None:
@@ -165,6 +170,13 @@ def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespac
 
 _EXPECTED_ONE = re.compile(r"argument (\S+): expected one argument$")  # argparse's words for a value not given
 _OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9-]*")  # a long option's name, as sate's are
+_LONG_NAME = 80  # a name in a hint said by its ends from this length on, as `_LONG_QUOTED`'s values are
+
+
+def _ends(name: str) -> str:
+    """A long name said by its ends, as argparse's long quoted values are cut in `Parser.error`."""
+    return name[:60] + "..." + name[-16:]
+
 
 # a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so
 # that the text between two short values' quotes ("'-' (standard output): ... named '-'") is not taken for one

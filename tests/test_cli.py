@@ -362,3 +362,23 @@ def test_a_value_forgotten_before_an_option_gets_no_leading_dash_hint(
     with pytest.raises(SystemExit):
         main(words)
     assert capsys.readouterr().err.strip().splitlines()[-1].endswith("error: argument --out: expected one argument")
+
+
+def test_a_long_name_with_a_leading_dash_keeps_its_advice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """The hint of a name with a leading '-' said the name twice, and a long one's line was cut at 1,000 characters
+    before the advice (`--out -aaa.../x.jsonl` of 600 characters ended "aaaa...", 27th hostile pass's review): the
+    name is said by its ends, and the advice is kept."""
+    monkeypatch.chdir(tmp_path)
+    value = "-" + "a" * 600 + "/x.jsonl"
+    with pytest.raises(SystemExit):
+        main(["segment", "a.wav", "--out", value])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert len(err) < 1050 and err.endswith("/x.jsonl was read as an option for its leading '-': join it to --out "
+                                             "with '=')"), err
+    Path("-" + "b" * 200 + ".wav").write_bytes(b"")  # a file there, after hundreds of words argparse did not take
+    with pytest.raises(SystemExit):
+        main(["score", "--hyp", "h.txt", "--ref", "r.txt", *(["-x"] * 500), "-" + "b" * 200 + ".wav"])
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert len(err) < 1050 and err.endswith("bb.wav is a file here, read as an option for its leading '-': put ./ "
+                                             "before it)"), err
