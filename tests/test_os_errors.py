@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -1199,13 +1200,10 @@ def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Pa
                               "or use another data directory\n")
 
 
-def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
-        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """`sate pack` twice into one --out at once: the second's renames ran between the first's (its old pack put
-    aside, its new one not yet in place), and the first ended "PACK -> PACK: Directory not empty" (27th hostile
-    pass). The second now waits for the first's renames, then replaces its pack, as one after the other."""
-    import threading
-
+def _a_pack_set_aside_slowly(tmp_path: Path, prepared_data: Path, out: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """A tiny ST model at tmp_path/st.pt packed into ``out``, and `Path.rename` slowed so that the next pack into
+    ``out`` sleeps a second with that pack set aside (the event is set then): the window of two packs at once."""
     from sate.data.vocab import Vocabulary
     from sate.decode.pack import pack
     from sate.models import build_model
@@ -1215,8 +1213,7 @@ def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
     src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
     save_model_file(tmp_path / "st.pt", build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt)),
                     src.tokens, tgt.tokens)
-    out = tmp_path / "pack"
-    pack(tmp_path / "st.pt", prepared_data, out)  # the pack both replace
+    pack(tmp_path / "st.pt", prepared_data, out)  # the pack the next ones replace
     aside, rename = threading.Event(), Path.rename
 
     def slow_rename(self: Path, target: str | Path) -> Path:
@@ -1227,6 +1224,18 @@ def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
         return done
 
     monkeypatch.setattr(Path, "rename", slow_rename)
+    return aside
+
+
+def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate pack` twice into one --out at once: the second's renames ran between the first's (its old pack put
+    aside, its new one not yet in place), and the first ended "PACK -> PACK: Directory not empty" (27th hostile
+    pass). The second now waits for the first's renames, then replaces its pack, as one after the other."""
+    from sate.decode.pack import pack
+
+    out = tmp_path / "pack"
+    aside = _a_pack_set_aside_slowly(tmp_path, prepared_data, out, monkeypatch)
     errors: list[BaseException] = []
 
     def run(beam: int) -> None:
@@ -1242,6 +1251,42 @@ def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
     first.join()
     assert errors == []
     assert "beam: 3" in (out / layout.PACK_YAML).read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
+
+
+def test_a_second_pack_failing_as_it_builds_leaves_the_first_packs_renames_alone(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second `sate pack` into one --out that failed while it built (a full disk, Ctrl-C) put back, unheld, the
+    pack a first run had just set aside, and the first ended "PACK -> PACK: Directory not empty" with the old pack in
+    place (27th hostile pass's review). Its putting back now waits for the first's renames, and finds nothing to do."""
+    import sate.decode.pack as packing
+
+    out = tmp_path / "pack"
+    aside = _a_pack_set_aside_slowly(tmp_path, prepared_data, out, monkeypatch)
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            packing.pack(tmp_path / "st.pt", prepared_data, out, {"beam": 2})
+        except Exception as err:  # noqa: BLE001 (said by the assertion below)
+            errors.append(err)
+
+    write_yaml = packing.write_yaml
+
+    def full_for_the_second(path: Path, data: object) -> None:  # the second run, in this thread, finds the disk full
+        if threading.current_thread() is threading.main_thread():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        write_yaml(path, data)
+
+    running = threading.Thread(target=first)
+    running.start()
+    assert aside.wait(60)
+    monkeypatch.setattr(packing, "write_yaml", full_for_the_second)
+    with pytest.raises(OSError, match="No space left"):
+        packing.pack(tmp_path / "st.pt", prepared_data, out, {"beam": 3})
+    running.join()
+    assert errors == []
+    assert "beam: 2" in (out / layout.PACK_YAML).read_text()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
 
 

@@ -337,8 +337,7 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             _rename_into_place(tmp, out, old)
     except BaseException as err:
         remove_temp_dir(tmp)
-        if not out.exists() and old.exists():
-            old.rename(out)  # a pack a killed run left aside before its new one was in place comes back
+        _put_back(out, old)
         if isinstance(err, OSError) and any(name is not None and Path(name).is_relative_to(tmp)
                                             for name in (err.filename, err.filename2)):
             # a full disk named the temporary folder, which is gone: say the file of the pack that was being written
@@ -349,6 +348,19 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             raise OSError(err.errno, err.strerror, in_pack(err.filename), None, in_pack(err.filename2)) from None
         raise
     return info
+
+
+def _put_back(out: Path, old: Path) -> None:
+    """A pack a killed run left aside before its new one was in place comes back, under the hold of the renames:
+    unheld, a second pack failing while it built (a full disk, Ctrl-C) put back the pack a first had just set aside,
+    and the first ended "PACK -> PACK: Directory not empty" (27th hostile pass's review). Where another run holds
+    the folder past the wait, its renames are under way and the pack is left to them."""
+    try:
+        with folders_held([out.parent]):
+            if not out.exists() and old.exists():
+                old.rename(out)
+    except SateError:
+        pass
 
 
 def _rename_into_place(tmp: Path, out: Path, old: Path) -> None:
