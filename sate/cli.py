@@ -77,14 +77,19 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
 }
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions laid out as written (lists and examples stay lines); an option's default where it has one."""
+class DefaultsShown(argparse.HelpFormatter):
+    """An option's default where it has one, for every command (`sate analyze`'s subcommands too, whose descriptions
+    are wrapped): argparse's ArgumentDefaultsHelpFormatter reads "(default: None)" where there is none."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         if action.default not in (None, False, [], argparse.SUPPRESS) and "%(default)" not in text:
             text += " (default: %(default)s)"
         return text
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, DefaultsShown):
+    """Descriptions laid out as written (lists and examples stay lines); an option's default where it has one."""
 
 
 def _description(text: str) -> str:

@@ -326,6 +326,22 @@ def test_analyze_help_shows_a_default_only_where_there_is_one(analysis: str,
     assert "(default: dev)" in printed and "(default: a GPU if present)" in printed
 
 
+def test_analyze_shows_defaults_by_the_rule_of_every_command() -> None:
+    """`sate analyze`'s help formatter repeated the rule of sate.cli's for which defaults to show (27th hostile
+    pass's review): it is that rule, so the two cannot drift apart."""
+    import argparse
+
+    from sate.cli import DefaultsShown, HelpFormatter, build_parser
+
+    assert issubclass(HelpFormatter, DefaultsShown)
+    parser = build_parser("analyze")
+    chooser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    analyze = chooser.choices["analyze"]
+    analyses = next(a for a in analyze._actions if isinstance(a, argparse._SubParsersAction))
+    for sub in analyses.choices.values():
+        assert sub.formatter_class is DefaultsShown, sub.prog
+
+
 def test_an_output_named_with_a_leading_dash_is_told_how_to_give_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """`--out -x.txt`, a file not there yet, was "argument --out: expected one argument" alone (a name already there
