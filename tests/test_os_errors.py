@@ -943,6 +943,19 @@ def test_score_writes_no_file_and_runs_where_no_temporary_file_can_be_made(tmp_p
     assert done.returncode == 0 and "BLEU" in done.stdout and "chrF2" in done.stdout, done.stderr
 
 
+def test_the_python_scoring_api_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
+    """`sacrebleu_scores`, which docs/inference.md offers from Python, still ended "No usable temporary directory
+    found in [...]" on a full disk where `sate score` scored: the folder was settled by the command alone (27th
+    hostile pass's review)."""
+    import resource
+
+    script = "from sate.scoring.score import sacrebleu_scores\nprint(sacrebleu_scores(['a b c d'], ['a b c d']))\n"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
+    assert done.returncode == 0 and "BLEU" in done.stdout, done.stderr
+
+
 def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A config value of megabytes (`data.dir`, a teacher's path) named no file there could be, and the OS error
     quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown. The config
