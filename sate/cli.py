@@ -38,7 +38,7 @@ try:
         out_of_memory,
         shown,
     )
-    from sate.files import STANDARD_NAMES, describe_os_error
+    from sate.files import STANDARD_NAMES, describe_os_error, temp_dir_settled
     from sate.models.hub import whisper_wheel
     from sate.numbers import is_digits
     from sate.scoring import report, score
@@ -77,14 +77,19 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
 }
 
 
-class HelpFormatter(argparse.RawDescriptionHelpFormatter):
-    """Descriptions laid out as written (lists and examples stay lines); an option's default where it has one."""
+class DefaultsShown(argparse.HelpFormatter):
+    """An option's default where it has one, for every command (`sate analyze`'s subcommands too, whose descriptions
+    are wrapped): argparse's ArgumentDefaultsHelpFormatter reads "(default: None)" where there is none."""
 
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         if action.default not in (None, False, [], argparse.SUPPRESS) and "%(default)" not in text:
             text += " (default: %(default)s)"
         return text
+
+
+class HelpFormatter(argparse.RawDescriptionHelpFormatter, DefaultsShown):
+    """Descriptions laid out as written (lists and examples stay lines); an option's default where it has one."""
 
 
 def _description(text: str) -> str:
@@ -111,23 +116,51 @@ class Parser(argparse.ArgumentParser):
 
     words: list[str] = []  # the command line parse_args was given, for `dash_names`
 
-    def dash_names(self) -> str:
+    def dash_names(self, message: str = "") -> str:
         """A word of the command line that names a file or folder here but starts with '-' (a glob's `-intro.wav`),
         said with how to give it: argparse took it for an option, "unrecognized arguments" (or, for `-hello.wav`, an
         explicit argument of -h) alone (25th hostile pass)."""
         words = Parser.words[:Parser.words.index("--")] if "--" in Parser.words else Parser.words  # after --, a name
         named = next((w for w in words if w.startswith("-") and w != "-" and os.path.lexists(w)), None)
         if named is None:
-            return ""
+            return self.dash_value(message, words)
         what = "a folder" if os.path.isdir(named) else "a file"
-        return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
+        if len(named) < _LONG_NAME:
+            return f" ({named} is {what} here, read as an option for its leading '-': give it as ./{named})"
+        return f" ({_ends(named)} is {what} here, read as an option for its leading '-': put ./ before it)"
+
+    def dash_value(self, message: str, words: list[str]) -> str:
+        """The value given to an option that takes one, where it starts with '-' and is no option of the command (an
+        output not there yet: `--out -x.txt`), said with how to give it: "argument --out: expected one argument"
+        alone, which a name already there had the line above for (27th hostile pass)."""
+        said = _EXPECTED_ONE.match(message)
+        if said is None:
+            return ""
+        options = said.group(1).split("/")
+        value = next((b for a, b in zip(words, words[1:], strict=False) if a in options and b.startswith("-")
+                      and not self.names_an_option(b)), None)
+        if value is None:
+            return ""
+        if len(value) < _LONG_NAME:
+            return f" ({value} was read as an option for its leading '-': give it as {options[-1]}={value})"
+        return f" ({_ends(value)} was read as an option for its leading '-': join it to {options[-1]} with '=')"
+
+    def names_an_option(self, word: str) -> bool:
+        """Whether ``word`` reads as an option, not a name: one of this parser's, or a long option's shape, with or
+        without `=value`, so spelled in full, abbreviated (`--form` for --format) or mistyped. The value of `--out
+        --vad=energy` was forgotten, and the hint to give it as `--out=--vad=energy` made a folder of that name (27th
+        hostile pass's review)."""
+        name = word.split("=", 1)[0]
+        return name in self._option_string_actions or _OPTION_SHAPED.fullmatch(name) is not None
 
     def error(self, message: str) -> NoReturn:
         # each value it quotes cut as values in messages are, and the line at 1,000 characters: an option's value of
         # 100,000 characters ("invalid whole number", "invalid choice") or a mistyped option before thousands of
         # files ("unrecognized arguments") was a line of that size (twentieth hostile pass)
-        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message) + self.dash_names()
-        super().error(one_line(message if len(message) <= MAX_ERROR else message[:MAX_ERROR - 3] + "..."))
+        hint = self.dash_names(message)  # kept whole where the line is cut: a long name's cut took its advice
+        message = _LONG_QUOTED.sub(lambda m: m.group()[:60] + "..." + m.group()[-16:], message)
+        room = MAX_ERROR - len(hint)
+        super().error(one_line((message if len(message) <= room else message[:room - 3] + "...") + hint))
 
 
 def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespace) -> argparse.ArgumentParser | None:
@@ -138,6 +171,16 @@ def _innermost(parser: argparse.ArgumentParser | None, parsed: argparse.Namespac
             return parser
         parser = chooser.choices[getattr(parsed, chooser.dest)]
     return parser
+
+
+_EXPECTED_ONE = re.compile(r"argument (\S+): expected one argument$")  # argparse's words for a value not given
+_OPTION_SHAPED = re.compile(r"--[A-Za-z][A-Za-z0-9-]*")  # a long option's name, as sate's are
+_LONG_NAME = 80  # a name in a hint said by its ends from this length on, as `_LONG_QUOTED`'s values are
+
+
+def _ends(name: str) -> str:
+    """A long name said by its ends, as argparse's long quoted values are cut in `Parser.error`."""
+    return name[:60] + "..." + name[-16:]
 
 
 # a value argparse quotes: its quotes stand after a space, '(', '=' or ':' and before a space or punctuation, so
@@ -398,6 +441,7 @@ def _run(args: argparse.Namespace) -> int:
     try:
         if working_directory_gone() and args.command not in WITHOUT_TORCH:  # torch's libraries abort the process
             raise SateError(GONE)  # there as they load (oneMKL "FATAL ERROR"), whatever names the command is given
+        temp_dir_settled()  # before sacrebleu's import probes it: a full disk is then said where it is written
         status = int(args._module.run(args) or 0)
         sys.stdout.flush()  # a full disk or a closed pipe is found here, not after the exit status is decided
         return status

@@ -1081,6 +1081,21 @@ def _shown_name(name: object) -> str:
     return text if len(text) <= PATH_MAX else f"{text[:60]}...{text[-60:]} (a name of {len(text):,} characters)"
 
 
+def temp_dir_settled() -> None:
+    """Settle `tempfile.gettempdir()` before a library asks it while being imported: portalocker, which sacrebleu
+    imports, does, and on a disk with no space left (TMPDIR, /tmp and the current directory full) the probe it runs, a
+    small file written in each candidate, failed in every one: `sate score`, which writes no file, ended "No usable
+    temporary directory found in [...]", saying nothing of a full disk (27th hostile pass). The first candidate
+    folder there is is named then; a temporary file made there later meets the disk's own error, which names it."""
+    if tempfile.tempdir is not None:
+        return
+    try:
+        tempfile.gettempdir()
+    except OSError:
+        named = [os.environ.get(name, "") for name in ("TMPDIR", "TEMP", "TMP")] + ["/tmp", "/var/tmp", "/usr/tmp"]
+        tempfile.tempdir = next((folder for folder in named if folder and os.path.isdir(folder)), os.curdir)
+
+
 def describe_os_error(err: OSError, jobs: bool = True) -> str:
     """One line saying what went wrong and where: ``PATH: No space left on device (the disk is full: ...)``.
     ``jobs``: the command starts worker processes (has --jobs), which the advice on open files may name."""

@@ -13,6 +13,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -928,6 +929,33 @@ def test_a_file_size_limit_is_named_as_such(tmp_path: Path) -> None:
     assert not out.parent.exists()
 
 
+def test_score_writes_no_file_and_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
+    """portalocker, which sacrebleu imports, asks for the temporary directory at import, and `tempfile` probes each
+    candidate with a small file: on a full disk (here `ulimit -f 0`: each probe fails as there) `sate score`, which
+    writes nothing, ended "No usable temporary directory found in [...]" (27th hostile pass)."""
+    import resource
+
+    (tmp_path / "hyp.txt").write_text("ein kleiner Satz\n")
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-m", "sate.cli", "score", "--hyp", "hyp.txt", "--ref", "hyp.txt"],
+                          capture_output=True, text=True, cwd=tmp_path, env=env,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
+    assert done.returncode == 0 and "BLEU" in done.stdout and "chrF2" in done.stdout, done.stderr
+
+
+def test_the_python_scoring_api_runs_where_no_temporary_file_can_be_made(tmp_path: Path) -> None:
+    """`sacrebleu_scores`, which docs/inference.md offers from Python, still ended "No usable temporary directory
+    found in [...]" on a full disk where `sate score` scored: the folder was settled by the command alone (27th
+    hostile pass's review)."""
+    import resource
+
+    script = "from sate.scoring.score import sacrebleu_scores\nprint(sacrebleu_scores(['a b c d'], ['a b c d']))\n"
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, env=env,
+                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_FSIZE, (0, 0)))
+    assert done.returncode == 0 and "BLEU" in done.stdout, done.stderr
+
+
 def test_a_name_beyond_path_max_is_shown_by_its_ends(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """A config value of megabytes (`data.dir`, a teacher's path) named no file there could be, and the OS error
     quoted it whole: a 3 MB "one-line" error (twelfth hostile pass). Beyond PATH_MAX its ends are shown. The config
@@ -1183,3 +1211,108 @@ def test_a_shard_folder_that_cannot_be_emptied_is_named_by_its_path(tmp_path: Pa
     assert (code, err) == (2, f"sate features: error: --data {data}: {shards} is not writable (no permission, or "
                               "read-only), where `sate features` writes its features and their indexes; lift that, "
                               "or use another data directory\n")
+
+
+def _a_pack_set_aside_slowly(tmp_path: Path, prepared_data: Path, out: Path,
+                             monkeypatch: pytest.MonkeyPatch) -> threading.Event:
+    """A tiny ST model at tmp_path/st.pt packed into ``out``, and `Path.rename` slowed so that the next pack into
+    ``out`` sleeps a second with that pack set aside (the event is set then): the window of two packs at once."""
+    from sate.data.vocab import Vocabulary
+    from sate.decode.pack import pack
+    from sate.models import build_model
+    from sate.models.model_file import save_model_file
+    from sate.models.tiny import tiny_config
+
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    save_model_file(tmp_path / "st.pt", build_model("st", tiny_config("st", 16, kernel=3), len(src), len(tgt)),
+                    src.tokens, tgt.tokens)
+    pack(tmp_path / "st.pt", prepared_data, out)  # the pack the next ones replace
+    aside, rename = threading.Event(), Path.rename
+
+    def slow_rename(self: Path, target: str | Path) -> Path:
+        done = rename(self, target)
+        if Path(target).name.endswith(".old") and not aside.is_set():  # the first run's old pack is aside
+            aside.set()
+            time.sleep(1.0)
+        return done
+
+    monkeypatch.setattr(Path, "rename", slow_rename)
+    return aside
+
+
+def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate pack` twice into one --out at once: the second's renames ran between the first's (its old pack put
+    aside, its new one not yet in place), and the first ended "PACK -> PACK: Directory not empty" (27th hostile
+    pass). The second now waits for the first's renames, then replaces its pack, as one after the other."""
+    from sate.decode.pack import pack
+
+    out = tmp_path / "pack"
+    aside = _a_pack_set_aside_slowly(tmp_path, prepared_data, out, monkeypatch)
+    errors: list[BaseException] = []
+
+    def run(beam: int) -> None:
+        try:
+            pack(tmp_path / "st.pt", prepared_data, out, {"beam": beam})
+        except Exception as err:  # noqa: BLE001 (said by the assertion below)
+            errors.append(err)
+
+    first = threading.Thread(target=run, args=(2,))
+    first.start()
+    assert aside.wait(60)
+    run(3)
+    first.join()
+    assert errors == []
+    assert "beam: 3" in (out / layout.PACK_YAML).read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
+
+
+def test_a_second_pack_failing_as_it_builds_leaves_the_first_packs_renames_alone(
+        tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A second `sate pack` into one --out that failed while it built (a full disk, Ctrl-C) put back, unheld, the
+    pack a first run had just set aside, and the first ended "PACK -> PACK: Directory not empty" with the old pack in
+    place (27th hostile pass's review). Its putting back now waits for the first's renames, and finds nothing to do."""
+    import sate.decode.pack as packing
+
+    out = tmp_path / "pack"
+    aside = _a_pack_set_aside_slowly(tmp_path, prepared_data, out, monkeypatch)
+    errors: list[BaseException] = []
+
+    def first() -> None:
+        try:
+            packing.pack(tmp_path / "st.pt", prepared_data, out, {"beam": 2})
+        except Exception as err:  # noqa: BLE001 (said by the assertion below)
+            errors.append(err)
+
+    write_yaml = packing.write_yaml
+
+    def full_for_the_second(path: Path, data: object) -> None:  # the second run, in this thread, finds the disk full
+        if threading.current_thread() is threading.main_thread():
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+        write_yaml(path, data)
+
+    running = threading.Thread(target=first)
+    running.start()
+    assert aside.wait(60)
+    monkeypatch.setattr(packing, "write_yaml", full_for_the_second)
+    with pytest.raises(OSError, match="No space left"):
+        packing.pack(tmp_path / "st.pt", prepared_data, out, {"beam": 3})
+    running.join()
+    assert errors == []
+    assert "beam: 2" in (out / layout.PACK_YAML).read_text()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
+
+
+def test_a_second_synth_into_one_folder_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Two `sate synth` runs into one --out at once (other seeds) both ended 0, the one's wavs beside the other's
+    yaml and texts: a corpus whose audio says other sentences than its transcripts (27th hostile pass)."""
+    from sate.files import directory_held
+
+    out = tmp_path / "corpus"
+    out.mkdir()
+    with directory_held(out, "sate synth"):  # as the first run holds it
+        status = main(["synth", "--out", str(out), "--train-size", "1", "--text-size", "2", "--dev-size", "1",
+                       "--test-size", "1", "--jobs", "1"])
+    assert status == 2 and capsys.readouterr().err.strip() == (
+        f"sate synth: error: {out} is in use by another sate synth; wait for it to end, or write elsewhere")
+    assert list(out.iterdir()) == []

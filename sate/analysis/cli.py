@@ -456,7 +456,11 @@ class _DefaultSplit(str):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
-    fmt = argparse.ArgumentDefaultsHelpFormatter
+    from sate.cli import DefaultsShown  # here, not above: sate.cli imports this module
+
+    # an option's default where it has one, as every other command: `--device` read "(default: a GPU if present)
+    # (default: None)", and each option without a default "(default: None)" (27th hostile pass)
+    fmt = DefaultsShown
     loc = sub.add_parser("locality", formatter_class=fmt, help="per-layer localness of encoder self-attention",
                          description="Per encoder layer, the attention mass in a window of window·T positions "
                                      "centred on each position (the SATE paper's localness), as CSV, markdown and "

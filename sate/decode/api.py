@@ -24,6 +24,7 @@ import contextlib
 import inspect
 import itertools
 import os
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -223,7 +224,9 @@ def pick_device(device: str | torch.device | None) -> torch.device:
     if device is None:
         return torch.device("cuda" if torch.cuda.is_available() else "cpu")
     try:
-        chosen = torch.device(device)
+        with warnings.catch_warnings():  # `--device mkldnn` printed torch's deprecation warning and its C++ source line
+            warnings.simplefilter("ignore")  # above the refusal (27th hostile pass)
+            chosen = torch.device(device)
     except (RuntimeError, TypeError, ValueError):  # ValueError: an index beyond int64 (device=10**20)
         # shown: the repr of an array (device=np.zeros(...)) was a message of several lines
         raise SateError(f"--device {shown(device)}: not a torch device (e.g. cpu, cuda, cuda:1)") from None

@@ -44,6 +44,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     SNIFF,
     ZIP_MAGIC,
+    folders_held,
     holds_data_files,
     known_kind,
     link_or_what_is_there,
@@ -331,19 +332,12 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
         if speech and cmvn == "global":
             shutil.copyfile(data_dir / CMVN, tmp / CMVN)
         write_yaml(tmp / PACK_YAML, info.to_yaml())
-        if out.exists() and not (out / PACK_YAML).is_file():
-            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
-        if out.exists():
-            shutil.rmtree(old, ignore_errors=True)
-            out.rename(old)
-        tmp.rename(out)
-        shutil.rmtree(old, ignore_errors=True)
+        with folders_held([out.parent]):  # the renames of two packs into one --out at once interleaved: the second
+            # ended "PACK -> PACK: Directory not empty" (27th hostile pass); now it waits for the first's, then replaces
+            _rename_into_place(tmp, out, old)
     except BaseException as err:
         remove_temp_dir(tmp)
-        if out.exists():
-            shutil.rmtree(old, ignore_errors=True)
-        elif old.exists():
-            old.rename(out)  # stopped between the two renames (a kill, SIGTERM): the old pack comes back
+        _put_back(out, old)
         if isinstance(err, OSError) and any(name is not None and Path(name).is_relative_to(tmp)
                                             for name in (err.filename, err.filename2)):
             # a full disk named the temporary folder, which is gone: say the file of the pack that was being written
@@ -354,6 +348,38 @@ def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, objec
             raise OSError(err.errno, err.strerror, in_pack(err.filename), None, in_pack(err.filename2)) from None
         raise
     return info
+
+
+def _put_back(out: Path, old: Path) -> None:
+    """A pack a killed run left aside before its new one was in place comes back, under the hold of the renames:
+    unheld, a second pack failing while it built (a full disk, Ctrl-C) put back the pack a first had just set aside,
+    and the first ended "PACK -> PACK: Directory not empty" (27th hostile pass's review). Where another run holds
+    the folder past the wait, its renames are under way and the pack is left to them."""
+    try:
+        with folders_held([out.parent]):
+            if not out.exists() and old.exists():
+                old.rename(out)
+    except SateError:
+        pass
+
+
+def _rename_into_place(tmp: Path, out: Path, old: Path) -> None:
+    """The pack built in ``tmp`` renamed to ``out``, the one there kept at ``old`` until then and removed after;
+    stopped between the two renames (a kill, SIGTERM), the old pack comes back."""
+    try:
+        if out.exists() and not (out / PACK_YAML).is_file():
+            out.rmdir()  # empty (check_output): a directory with anything in it is only replaced if it is a pack
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
+            out.rename(old)
+        tmp.rename(out)
+    except BaseException:
+        if not out.exists() and old.exists():
+            old.rename(out)
+        raise
+    finally:
+        if out.exists():
+            shutil.rmtree(old, ignore_errors=True)
 
 
 PACK_KEYS = ("format", "version", "task", "decode", "features", "vocab")  # what `PackInfo.to_yaml` writes

@@ -24,7 +24,7 @@ from sate import layout
 from sate.data.manifest import is_segment_line, not_sentences, read_text_lines
 from sate.data.text import normalize_source
 from sate.errors import SateError, one_line, shown
-from sate.files import given_path, read_json
+from sate.files import given_path, read_json, temp_dir_settled
 from sate.targets import AUDIO_SUFFIXES, evaluate_output, is_manifest, read_name, same_file
 
 METRICS = ("BLEU", "chrF", "TER")  # the order the sacrebleu CLI prints them in (sorted by name)
@@ -120,6 +120,7 @@ def sacrebleu_scores(hyps: Sequence[str], refs: Sequence[str],
                      names: tuple[str, str] = ("the hypotheses", "the references")) -> dict[str, MetricScore]:
     """BLEU, chrF and TER of ``hyps`` against one reference each, with sacrebleu CLI defaults (``names``: how a note
     on standard error names the two)."""
+    temp_dir_settled()  # called from Python (docs/inference.md), not by `sate`: a full disk failed sacrebleu's import
     from sacrebleu.metrics import BLEU, CHRF, TER  # slow: sacrebleu (0.3 s)
 
     if len(hyps) != len(refs):

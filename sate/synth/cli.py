@@ -20,7 +20,7 @@ from pathlib import Path
 from sate import layout
 from sate.data.parallel_text import pair_language
 from sate.errors import SateError, one_line
-from sate.files import not_a_file
+from sate.files import held_out_dir, not_a_file
 from sate.numbers import check_jobs, whole_number
 from sate.synth.corpus import (
     DEFAULT_TRAIN_SIZE,
@@ -191,10 +191,14 @@ def run(args: argparse.Namespace) -> int:
             raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
                             "(about 4% of the sentences go to each of dev and tst-COMMON)" + advice)
         print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
-        summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+        with held_out_dir(args.out, "sate synth"):  # as below
+            summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
     else:
-        summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
-                                          args.seed, args.jobs)
+        # held for the run: two runs into one --out at once (other seeds) both ended 0, the one's wavs beside the
+        # other's yaml and texts (27th hostile pass); the second is now refused, naming the folder
+        with held_out_dir(args.out, "sate synth"):
+            summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size,
+                                              args.test_size, args.seed, args.jobs)
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")
