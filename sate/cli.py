@@ -30,6 +30,7 @@ try:
     from sate.decode import evaluate, pack, segment, stream, translate
     from sate.errors import (
         SIGNAL_ENDINGS,
+        DefaultsShown,
         SateError,
         address_space_limit,
         handlers_swapped,
@@ -75,17 +76,6 @@ COMMANDS: dict[str, tuple[ModuleType, str]] = {
     "latency-plot": (tradeoff, "plot BLEU against latency (LAAL) of several `sate evaluate --stream` runs into a PNG"),
     "analyze": (analyze, "attention analysis: per-layer localness plots and cross-attention heatmaps"),
 }
-
-
-class DefaultsShown(argparse.HelpFormatter):
-    """An option's default where it has one, for every command (`sate analyze`'s subcommands too, whose descriptions
-    are wrapped): argparse's ArgumentDefaultsHelpFormatter reads "(default: None)" where there is none."""
-
-    def _get_help_string(self, action: argparse.Action) -> str:
-        text = action.help or ""
-        if action.default not in (None, False, [], argparse.SUPPRESS) and "%(default)" not in text:
-            text += " (default: %(default)s)"
-        return text
 
 
 class HelpFormatter(argparse.RawDescriptionHelpFormatter, DefaultsShown):

@@ -6,6 +6,7 @@ a value at most `shown`'s few dozen characters long; `one_line` escapes what a f
 bring into one (a newline, a terminal's escape sequence).
 """
 
+import argparse
 import ctypes
 import os
 import reprlib
@@ -151,3 +152,14 @@ def _escaped(char: str) -> str:
     bidirectional controls as they are."""
     text = repr(char)[1:-1]
     return text if text != char else f"\\u{ord(char):04x}"
+
+
+class DefaultsShown(argparse.HelpFormatter):
+    """An option's default where it has one, for every command (`sate analyze`'s subcommands too, whose descriptions
+    are wrapped): argparse's ArgumentDefaultsHelpFormatter reads "(default: None)" where there is none."""
+
+    def _get_help_string(self, action: argparse.Action) -> str:
+        text = action.help or ""
+        if action.default not in (None, False, [], argparse.SUPPRESS) and "%(default)" not in text:
+            text += " (default: %(default)s)"
+        return text

@@ -43,7 +43,7 @@ from sate.decode.pack import (
     training_cmvn,
 )
 from sate.decode.vad import MAX_SEGMENT
-from sate.errors import SateError, one_line
+from sate.errors import DefaultsShown, SateError, one_line
 from sate.files import (
     check_distinct,
     check_journal_place,
@@ -456,7 +456,6 @@ class _DefaultSplit(str):
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     sub = parser.add_subparsers(dest="analysis", metavar="ANALYSIS", required=True)
-    from sate.cli import DefaultsShown  # here, not above: sate.cli imports this module
 
     # an option's default where it has one, as every other command: `--device` read "(default: a GPU if present)
     # (default: None)", and each option without a default "(default: None)" (27th hostile pass)
