@@ -325,10 +325,11 @@ def run(args: argparse.Namespace) -> int:
     if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
-    if args.out is not None:  # `--out exp/asr/model.pt` copied from the ASR line replaced the ASR model
-        check_same_experiment(args.out, [args.exp], f"the average of --exp {args.exp}")
     out = args.out or args.exp / layout.MODEL
-    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
-                   "--out" if args.out else "the model file of --exp")
+    option = "--out" if args.out else "the model file of --exp"
+    # `--out exp/asr/model.pt` copied from the ASR line replaced the ASR model; so did EXP/model.pt left as a link
+    # to it, without any --out
+    check_same_experiment(out, [args.exp], f"the average of --exp {args.exp}", option)
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode, option)
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
     return 0

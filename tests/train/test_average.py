@@ -211,6 +211,40 @@ def test_the_default_model_file_is_not_called_an_option(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith(f"sate average: error: --out {tmp_path / 'model.pt'}: ")
 
 
+def test_a_model_file_linked_into_another_experiment_is_not_written_through(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """EXP/model.pt left as a link to another experiment's model (`ln -s ../st_v1/model.pt exp/st_v2/model.pt`, to
+    decode the old one under the new name) was written through by `sate average --exp exp/st_v2`, with or without
+    --out: exp/st_v1's model became the average of exp/st_v2, exit 0 (27th hostile pass). Refused before any work,
+    naming the link; a link to a file outside any experiment, and an experiment that is itself a link, are not."""
+    from sate.cli import main
+
+    def experiment(root: Path) -> Path:
+        (root / "checkpoints").mkdir(parents=True)
+        (root / "config.yaml").write_text("task: mt\n")
+        header(root / "checkpoints" / "epoch000.ckpt")
+        return root
+
+    old, new = experiment(tmp_path / "exp" / "st_v1"), experiment(tmp_path / "exp" / "st_v2")
+    (old / "model.pt").write_bytes(b"st_v1's model")
+    for link, argv in ((new / "model.pt", []), (new / "avg.pt", ["--out", str(new / "avg.pt")])):
+        link.symlink_to(old / "model.pt")
+        assert main(["average", "--exp", str(new), "--last", "1", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"sate average: error: {'--out' if argv else 'the model file of --exp'} {link} (a link to "
+                       f"{old / 'model.pt'}): it lies in the experiment {old}, and the average of --exp {new} is of "
+                       f"the experiment {new}: it would be taken for st_v1's own; remove the link, or write it in "
+                       f"{new} or outside any experiment\n"), err
+        assert (old / "model.pt").read_bytes() == b"st_v1's model"
+    from sate.targets import check_same_experiment
+
+    (new / "model.pt").unlink()
+    (new / "model.pt").symlink_to(tmp_path / "models" / "st.pt")  # outside any experiment
+    check_same_experiment(new / "model.pt", [new], "the average")
+    (tmp_path / "runs").symlink_to(tmp_path / "exp")  # the experiments reached through a link
+    check_same_experiment(tmp_path / "runs" / "st_v2" / "avg2.pt", [tmp_path / "runs" / "st_v2"], "the average")
+
+
 def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Twentieth hostile pass: `sate average --exp EXP/checkpoints` said "EXP/checkpoints/checkpoints: no checkpoint
