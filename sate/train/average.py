@@ -162,6 +162,27 @@ def _missing_epochs(ckpts: list[dict], count: int) -> list[int]:
     return [e for e in range(max(0, newest - span + 1), newest + 1) if e not in held]
 
 
+def _note_older_in_place(ckpt_dir: Path, ckpts: list[dict], chosen: list[dict]) -> None:
+    """Say which older epochs `--last N` took in place of epochs of the last N that are not there: `--last 2` with
+    epoch001.ckpt removed by hand averaged epochs 0 and 2, and `--last 12` over a run keeping its last 10 took two of
+    its best checkpoints from epochs long before, each without a word (27th hostile pass). The note of a folder
+    holding fewer than N says it where the folder runs short."""
+    newest = int(chosen[-1]["sate"]["epoch"])
+    held = {int(c["sate"]["epoch"]) for c in ckpts}
+    gone = [e for e in range(max(0, newest - len(chosen) + 1), newest + 1) if e not in held]
+    if not gone:
+        return
+    older = [int(c["sate"]["epoch"]) for c in chosen if int(c["sate"]["epoch"]) < newest - len(chosen) + 1]
+    removed = set(_missing_epochs(ckpts, len(chosen))) & set(gone)
+    kept = _trainer_section(ckpts).get("keep_last")
+    why = "removed?" if removed or not isinstance(kept, int) else f"trainer.keep_last keeps {kept}"
+    many = "s" if len(gone) > 1 else ""
+    print(f"sate average: note: --last {len(chosen)}: epoch{many} {', '.join(map(str, gone))} of the last "
+          f"{len(chosen)} {'are' if many else 'is'} not in {one_line(str(ckpt_dir))} ({why}); averaged the older "
+          f"epoch{'s' if len(older) > 1 else ''} {', '.join(map(str, older))} in {'their' if many else 'its'} place",
+          file=sys.stderr)
+
+
 def check_mode(metric: str, mode: str, where: str, instead: str = "") -> None:
     """Refuse a mode against the way ``metric`` improves: `trainer.monitor valid/bleu` with the default
     `monitor_mode min` (a `--set` of the monitor alone) kept the ten worst checkpoints, deleted the best, stopped
@@ -216,7 +237,10 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
         print(f"sate average: note: {option} {count}: {one_line(str(ckpt_dir))} holds {len(ckpts)} epoch "
               f"checkpoint(s) ({why}); averaged those", file=sys.stderr)
     if last is not None:
-        return ckpts[-last:]
+        chosen = ckpts[-last:]
+        if len(chosen) == last:
+            _note_older_in_place(ckpt_dir, ckpts, chosen)
+        return chosen
     if metric is None:
         try:
             metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])

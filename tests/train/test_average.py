@@ -472,3 +472,28 @@ def test_epochs_removed_by_hand_are_named_as_such_not_blamed_on_keep_last(
     assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 5, None, None, None)] == [1, 4, 5]
     assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds 3 epoch checkpoint(s) (epochs "
                                        "2, 3 of the last 5 are not there (removed?)); averaged those\n")
+
+
+def test_older_epochs_taken_in_place_of_missing_ones_are_said(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`--last 2` with epoch001.ckpt removed by hand averaged epochs 0 and 2, and `--last 4` over a run keeping its
+    last 3 took a best checkpoint of an epoch long before, each without a word: the folder held N checkpoints, so
+    the note of a folder running short never came (27th hostile pass). A note names the epochs missing and the older
+    ones averaged in their place; the last N epochs all there say nothing."""
+    trainer = {"monitor": "valid/loss", "keep_last": 3}
+    removed, kept = tmp_path / "removed", tmp_path / "kept"
+    for folder, epochs in ((removed, (0, 2)), (kept, (7, 8, 9))):
+        folder.mkdir()
+        for epoch in epochs:
+            header(folder / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config={"trainer": trainer})
+    header(kept / "best-valid_loss-epoch004.ckpt", epoch=4, train_config={"trainer": trainer})
+    capsys.readouterr()
+    assert [int(c["sate"]["epoch"]) for c in select(removed, 2, None, None, None)] == [0, 2]
+    assert capsys.readouterr().err == (f"sate average: note: --last 2: epoch 1 of the last 2 is not in {removed} "
+                                       "(removed?); averaged the older epoch 0 in its place\n")
+    assert [int(c["sate"]["epoch"]) for c in select(kept, 4, None, None, None)] == [4, 7, 8, 9]
+    assert capsys.readouterr().err == (f"sate average: note: --last 4: epoch 6 of the last 4 is not in {kept} "
+                                       "(trainer.keep_last keeps 3); averaged the older epoch 4 in its place\n")
+    for folder, last in ((removed, 1), (kept, 3), (kept, 2)):
+        assert len(select(folder, last, None, None, None)) == last
+        assert capsys.readouterr().err == ""
