@@ -299,7 +299,12 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
             mode: str | None = None, option: str = "--out") -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths. ``option``
     names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
-    from sate.models.model_file import built, load_exact, save_model_file  # heavy: torch and ESPnet, when it averages
+    from sate.models.model_file import (  # heavy: torch and ESPnet, when it averages
+        built,
+        load_exact,
+        save_model_file,
+        token_sides,
+    )
 
     given = out
     out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
@@ -316,7 +321,9 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                         f"average checkpoints of one run")
     for ckpt in ckpts:
         meta = ckpt["sate"]
-        for key in ("task", "config", "src_tokens", "tgt_tokens", "cmvn"):
+        # an ASR run resumed after the target vocabulary changed: a list its model never read (`token_sides`)
+        keys = ("task", "config", *(f"{side}_tokens" for side in token_sides(first["task"])), "cmvn")
+        for key in keys:
             if meta.get(key) != first.get(key):
                 raise SateError(f"{ckpt['path']}: its {key} differs from {names[-1]}'s: checkpoints of different "
                                 f"architectures, vocabularies or CMVN statistics cannot be averaged")
