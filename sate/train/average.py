@@ -232,8 +232,9 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
         # only by the count (twenty-first hostile pass)
         option, keeps = ("--last", "keep_last") if last is not None else ("--best", "keep_best")
         gone = _missing_epochs(ckpts, count) if last is not None else []
-        why = (f"epoch{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of the last {count} are not there "
-               "(removed?)" if gone else f"trainer.{keeps} keeps that many, or training ran that few epochs")
+        why = (f"epoch{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of the last {count} "
+               f"{'are' if len(gone) > 1 else 'is'} not there (removed?)" if gone else
+               f"trainer.{keeps} keeps that many, or training ran that few epochs")
         print(f"sate average: note: {option} {count}: {one_line(str(ckpt_dir))} holds {len(ckpts)} epoch "
               f"checkpoint(s) ({why}); averaged those", file=sys.stderr)
     if last is not None:

@@ -472,6 +472,10 @@ def test_epochs_removed_by_hand_are_named_as_such_not_blamed_on_keep_last(
     assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 5, None, None, None)] == [1, 4, 5]
     assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds 3 epoch checkpoint(s) (epochs "
                                        "2, 3 of the last 5 are not there (removed?)); averaged those\n")
+    (tmp_path / "epoch001.ckpt").unlink()  # one epoch: "epoch 1 ... are not there" was the line (27th hostile pass)
+    select(tmp_path, 3, None, None, None)
+    assert capsys.readouterr().err == (f"sate average: note: --last 3: {tmp_path} holds 2 epoch checkpoint(s) (epoch 3 "
+                                       "of the last 3 is not there (removed?)); averaged those\n")
 
 
 def test_older_epochs_taken_in_place_of_missing_ones_are_said(tmp_path: Path,
