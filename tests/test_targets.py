@@ -338,6 +338,32 @@ def test_an_output_named_in_another_experiment_is_refused_wherever_it_leads(
     check_same_experiment(asr / "decode_dev", [store / "asr_pack"], "--model")  # a pack from outside says nothing
 
 
+def test_an_evaluation_is_not_written_through_a_link_into_another_experiment(
+        tmp_path: Path, a_pack: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --out EXP/decode_dev` where that folder is a link left into another experiment's
+    (`ln -s ../st_v1/decode_dev exp/st_v2/decode_dev`) replaced st_v1's results with st_v2's, and `sate report`
+    tabled them as st_v1's, exit 0 (27th hostile pass, review27c). Refused before any work, naming the link; the
+    same folder linked to a store outside any experiment (a bigger disk) is written there."""
+    old, new = experiment(tmp_path / "exp" / "st_v1"), experiment(tmp_path / "exp" / "st_v2")
+    shutil.copytree(a_pack, new / "pack")
+    (old / "decode_dev").mkdir()
+    (old / "decode_dev" / "results.json").write_text('{"bleu": 31.4}\n')
+    (new / "decode_dev").symlink_to(Path("..") / "st_v1" / "decode_dev")
+    argv = ["evaluate", "--model", str(new / "pack"), "--data", str(prepared_data), "--split", "dev", "--out",
+            str(new / "decode_dev")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sate evaluate: error: --out {new / 'decode_dev'} (a link to {old / 'decode_dev'}): it lies in "
+                   f"the experiment {old}, and --model {new / 'pack'} is of the experiment {new}: it would be taken "
+                   f"for st_v1's own; remove the link, or write it in {new} or outside any experiment\n"), err
+    assert sorted(os.listdir(old / "decode_dev")) == ["results.json"]
+    (new / "decode_dev").unlink()
+    (tmp_path / "store" / "dev").mkdir(parents=True)
+    (new / "decode_dev").symlink_to(tmp_path / "store" / "dev")
+    assert main(argv) == 0
+    assert (tmp_path / "store" / "dev" / "results.json").is_file()
+
+
 def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`Path` drops a trailing '/': `--out nd/` wrote a file named nd (replacing one there) where the shell's
