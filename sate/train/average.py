@@ -151,15 +151,30 @@ def _trainer_section(ckpts: list[dict]) -> dict:
     return trainer if isinstance(trainer, dict) else {}
 
 
+def _keep_last(ckpt: dict) -> int | None:
+    """The `trainer.keep_last` a checkpoint was saved under (its header's training config), or None."""
+    config = ckpt["sate"].get("train_config")
+    trainer = config.get("trainer") if isinstance(config, dict) else None
+    kept = trainer.get("keep_last") if isinstance(trainer, dict) else None
+    return kept if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else None
+
+
+def _rotated_out_by(ckpts: list[dict], epoch: int) -> dict | None:
+    """The newest checkpoint whose saving removed ``epoch`` under the `trainer.keep_last` it records (its epoch at
+    least keep_last past it), or None: removed otherwise (by hand?). Each checkpoint's own: a run resumed with
+    keep_last raised (3, then 10) removed epoch 1 under the first run's 3, and the note, reading the newest's 10,
+    said "removed?" (27th hostile pass, review)."""
+    return next((c for c in reversed(ckpts)
+                 if (kept := _keep_last(c)) is not None and int(c["sate"]["epoch"]) - kept >= epoch), None)
+
+
 def _missing_epochs(ckpts: list[dict], count: int) -> list[int]:
-    """The epochs among the last ``count`` of the run (up to its newest checkpoint's, and as many as its
-    ``trainer.keep_last`` keeps) that have no checkpoint: removed by hand, where the note blamed keep_last (25th
-    hostile pass)."""
+    """The epochs among the last ``count`` of the run (up to its newest checkpoint's) that have no checkpoint and
+    that no `trainer.keep_last` removed: removed by hand, where the note blamed keep_last (25th hostile pass)."""
     newest = max(int(c["sate"]["epoch"]) for c in ckpts)
-    kept = _trainer_section(ckpts).get("keep_last")
-    span = min(count, kept) if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else count
     held = {int(c["sate"]["epoch"]) for c in ckpts}
-    return [e for e in range(max(0, newest - span + 1), newest + 1) if e not in held]
+    return [e for e in range(max(0, newest - count + 1), newest + 1)
+            if e not in held and _rotated_out_by(ckpts, e) is None]
 
 
 def _note_older_in_place(ckpt_dir: Path, ckpts: list[dict], chosen: list[dict]) -> None:
@@ -173,9 +188,13 @@ def _note_older_in_place(ckpt_dir: Path, ckpts: list[dict], chosen: list[dict]) 
     if not gone:
         return
     older = [int(c["sate"]["epoch"]) for c in chosen if int(c["sate"]["epoch"]) < newest - len(chosen) + 1]
-    removed = set(_missing_epochs(ckpts, len(chosen))) & set(gone)
-    kept = _trainer_section(ckpts).get("keep_last")
-    why = "removed?" if removed or not isinstance(kept, int) else f"trainer.keep_last keeps {kept}"
+    rotated = None if set(_missing_epochs(ckpts, len(chosen))) & set(gone) else _rotated_out_by(ckpts, max(gone))
+    if rotated is None:
+        why = "removed?"
+    elif _keep_last(rotated) == _keep_last(ckpts[-1]):
+        why = f"trainer.keep_last keeps {_keep_last(rotated)}"
+    else:  # it removed every epoch gone: they are older than the newest of them
+        why = f"trainer.keep_last was {_keep_last(rotated)} at epoch {int(rotated['sate']['epoch'])}"
     many = "s" if len(gone) > 1 else ""
     print(f"sate average: note: --last {len(chosen)}: epoch{many} {', '.join(map(str, gone))} of the last "
           f"{len(chosen)} {'are' if many else 'is'} not in {one_line(str(ckpt_dir))} ({why}); averaged the older "

@@ -501,3 +501,25 @@ def test_older_epochs_taken_in_place_of_missing_ones_are_said(tmp_path: Path,
     for folder, last in ((removed, 1), (kept, 3), (kept, 2)):
         assert len(select(folder, last, None, None, None)) == last
         assert capsys.readouterr().err == ""
+
+
+def test_epochs_removed_under_an_earlier_keep_last_are_not_called_removed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`trainer.keep_last` may be raised on resume: a run keeping 3 to epoch 4 (epoch 1 rotated out), resumed keeping
+    10 to epoch 8. `--last 8` said epoch 1 was "removed?", and `--last 10` named it among the epochs not there
+    (removed?), reading the newest checkpoint's keep_last only (27th hostile pass, review27c). Each checkpoint's
+    own keep_last is read: the note names the earlier one."""
+    for epoch in (0, *range(2, 9)):  # best-...-epoch000 kept; 2..4 of the first run, 5..8 of the resumed one
+        name = f"best-valid_loss-epoch{epoch:03d}.ckpt" if epoch == 0 else f"epoch{epoch:03d}.ckpt"
+        trainer = {"monitor": "valid/loss", "keep_last": 3 if epoch <= 4 else 10}
+        header(tmp_path / name, epoch=epoch, train_config={"trainer": trainer})
+    assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 8, None, None, None)] == [0, *range(2, 9)]
+    assert capsys.readouterr().err == (f"sate average: note: --last 8: epoch 1 of the last 8 is not in {tmp_path} "
+                                       "(trainer.keep_last was 3 at epoch 4); averaged the older epoch 0 in its "
+                                       "place\n")
+    select(tmp_path, 10, None, None, None)
+    assert "(removed?)" not in capsys.readouterr().err
+    (tmp_path / "epoch003.ckpt").unlink()  # and one removed by hand since: said as such
+    select(tmp_path, 7, None, None, None)
+    assert capsys.readouterr().err == (f"sate average: note: --last 7: epoch 3 of the last 7 is not in {tmp_path} "
+                                       "(removed?); averaged the older epoch 0 in its place\n")
