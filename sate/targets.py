@@ -274,14 +274,25 @@ def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option:
     replaced the ASR model with the ST average, exit 0, and `--init-from asr=exp/asr/model.pt`, `sate pack` and
     `sate report` took it for the ASR experiment's own; likewise a pack or an evaluation of exp/st written in
     exp/asr (twenty-second hostile pass). A source outside any experiment (a model averaged elsewhere, a Whisper
-    folder) says nothing of where it belongs: it is let through."""
-    target = experiment_holding(out.parent, levels=1)  # an output directly in an experiment: EXP/model.pt, EXP/pack
+    folder) says nothing of where it belongs: it is let through. Both places of the output count: the experiment
+    it is named in (what `sate report`, `--init-from` and the cascade read it as) and the one it leads into (the
+    file replaced): EXP/model.pt or EXP/pack left as a link into another experiment was written through, replacing
+    that one's, and judging only where it leads let `--out exp/asr/model.pt` through where that is a link to a
+    file on another disk (27th hostile pass)."""
     homes = [experiment_holding(source) for source in sources]
-    if target is None or None in homes or target in homes:
+    if None in homes:
         return
-    home = homes[0]
-    raise SateError(f"{option} {out}: it lies in the experiment {target}, and {what} is of the experiment {home}: it "
-                    f"would be taken for {target.name}'s own; write it in {home} or outside any experiment")
+    real = Path(os.path.realpath(out))
+    named = experiment_holding(out.parent, levels=1)  # an output directly in an experiment: EXP/model.pt, EXP/pack
+    target = next((place for place in (named, experiment_holding(real.parent, levels=1))
+                   if place is not None and place not in homes), None)
+    if target is None:
+        return
+    link = os.path.islink(out)
+    through = target != named  # only the link leads there: removing it is the way out
+    raise SateError(f"{option} {out}{f' (a link to {real})' if link else ''}: it lies in the experiment {target}, and "
+                    f"{what} is of the experiment {homes[0]}: it would be taken for {target.name}'s own; "
+                    f"{'remove the link, or ' if through else ''}write it in {homes[0]} or outside any experiment")
 
 
 def _an_experiment(directory: Path) -> str | None:

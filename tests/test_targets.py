@@ -290,6 +290,88 @@ def test_a_model_output_is_not_written_into_another_experiment(tmp_path: Path, a
     check_same_experiment(tmp_path / "exp" / "cascade" / "decode_dev", [st / "pack", asr / "pack"], "--model")
 
 
+def test_an_output_named_in_another_experiment_is_refused_wherever_it_leads(
+        tmp_path: Path, a_pack: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Both places of an output count: the experiment it is named in and the one it leads into. Judging only where
+    it leads (27th hostile pass, first mend) let `sate average --exp exp/st --out exp/asr/model.pt`, `sate pack`
+    into exp/asr/pack and `sate evaluate --out exp/asr/decode_dev` through where those are links to a store outside
+    any experiment (a model kept on a bigger disk): the store's file became the ST one, and `sate report`,
+    `--init-from` and the cascade read it as exp/asr's, exit 0. Refused as before the mend; links that keep to one
+    experiment, or lead out of the source's own, are let through."""
+    st, asr = experiment(tmp_path / "exp" / "st"), experiment(tmp_path / "exp" / "asr")
+    store = tmp_path / "store"
+    store.mkdir()
+    shutil.copyfile(a_pack / "model.pt", store / "asr.pt")  # a model file: `sate average` would replace it
+    shutil.copytree(a_pack, store / "asr_pack")
+    (store / "asr_dev").mkdir()
+    shutil.copyfile(a_pack / "model.pt", st / "model.pt")
+    shutil.copytree(a_pack, st / "pack")
+    for name, there in (("model.pt", "asr.pt"), ("pack", "asr_pack"), ("decode_dev", "asr_dev")):
+        (asr / name).symlink_to(Path("..") / ".." / "store" / there)
+    before = {str(p): p.read_bytes() for p in store.rglob("*") if p.is_file()}
+    for argv, out in [(["average", "--exp", str(st), "--last", "1", "--out"], asr / "model.pt"),
+                      (["pack", "--model", str(st / "model.pt"), "--data", str(prepared_data), "--out"], asr / "pack"),
+                      (["evaluate", "--model", str(st / "pack"), "--data", str(prepared_data), "--split", "dev",
+                        "--out"], asr / "decode_dev")]:
+        assert main([*argv, str(out)]) == 2, argv
+        err = capsys.readouterr().err
+        assert len(err.splitlines()) == 1 and f"--out {out} (a link to {os.path.realpath(out)}): it lies in the " \
+            f"experiment {asr}, and " in err, err
+        # removing the link would not do: the output would still be named in exp/asr
+        assert err.endswith(f"is of the experiment {st}: it would be taken for asr's own; write it in {st} or "
+                            "outside any experiment\n"), err
+    assert {str(p): p.read_bytes() for p in store.rglob("*") if p.is_file()} == before
+    # exp/st/model.pt linked to exp/asr's: the average of exp/asr written there would be taken for exp/st's
+    (st / "model.pt").unlink()
+    (st / "model.pt").symlink_to(Path("..") / "asr" / "model.pt")
+    with pytest.raises(SateError, match="it lies in the experiment .*st, and the average is of the experiment .*asr"):
+        check_same_experiment(st / "model.pt", [asr], "the average")
+    # let through: an experiment that is a link, exp/ linked to a bigger disk, links within one experiment, packs
+    # linked to or from a shared models/ folder
+    (tmp_path / "scratch").mkdir()
+    scratch = experiment(tmp_path / "scratch" / "st3")
+    (tmp_path / "exp" / "st3").symlink_to(Path("..") / "scratch" / "st3")
+    check_same_experiment(tmp_path / "exp" / "st3" / "model.pt", [tmp_path / "exp" / "st3"], "the average")
+    check_same_experiment(tmp_path / "exp" / "st3" / "pack", [scratch / "model.pt"], "--model")
+    (tmp_path / "big").symlink_to(tmp_path / "exp")
+    check_same_experiment(tmp_path / "big" / "asr" / "avg.pt", [asr], "the average")
+    (asr / "avg2.pt").write_bytes(b"an average")
+    (asr / "best.pt").symlink_to("avg2.pt")
+    check_same_experiment(asr / "best.pt", [tmp_path / "big" / "asr"], "the average")
+    (tmp_path / "models").mkdir()
+    (scratch / "pack").symlink_to(tmp_path / "models" / "st3")
+    check_same_experiment(scratch / "pack", [scratch / "model.pt"], "--model")
+    (tmp_path / "models" / "st").symlink_to(st / "pack")
+    check_same_experiment(tmp_path / "models" / "st", [st / "model.pt"], "--model")
+    check_same_experiment(asr / "decode_dev", [store / "asr_pack"], "--model")  # a pack from outside says nothing
+
+
+def test_an_evaluation_is_not_written_through_a_link_into_another_experiment(
+        tmp_path: Path, a_pack: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate evaluate --out EXP/decode_dev` where that folder is a link left into another experiment's
+    (`ln -s ../st_v1/decode_dev exp/st_v2/decode_dev`) replaced st_v1's results with st_v2's, and `sate report`
+    tabled them as st_v1's, exit 0 (27th hostile pass, review27c). Refused before any work, naming the link; the
+    same folder linked to a store outside any experiment (a bigger disk) is written there."""
+    old, new = experiment(tmp_path / "exp" / "st_v1"), experiment(tmp_path / "exp" / "st_v2")
+    shutil.copytree(a_pack, new / "pack")
+    (old / "decode_dev").mkdir()
+    (old / "decode_dev" / "results.json").write_text('{"bleu": 31.4}\n')
+    (new / "decode_dev").symlink_to(Path("..") / "st_v1" / "decode_dev")
+    argv = ["evaluate", "--model", str(new / "pack"), "--data", str(prepared_data), "--split", "dev", "--out",
+            str(new / "decode_dev")]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sate evaluate: error: --out {new / 'decode_dev'} (a link to {old / 'decode_dev'}): it lies in "
+                   f"the experiment {old}, and --model {new / 'pack'} is of the experiment {new}: it would be taken "
+                   f"for st_v1's own; remove the link, or write it in {new} or outside any experiment\n"), err
+    assert sorted(os.listdir(old / "decode_dev")) == ["results.json"]
+    (new / "decode_dev").unlink()
+    (tmp_path / "store" / "dev").mkdir(parents=True)
+    (new / "decode_dev").symlink_to(tmp_path / "store" / "dev")
+    assert main(argv) == 0
+    assert (tmp_path / "store" / "dev" / "results.json").is_file()
+
+
 def test_a_file_output_ending_in_a_slash_is_refused(tmp_path: Path, a_pack: Path,
                                                    capsys: pytest.CaptureFixture[str]) -> None:
     """`Path` drops a trailing '/': `--out nd/` wrote a file named nd (replacing one there) where the shell's

@@ -160,10 +160,14 @@ def training_cmvn(model_file: Path, meta: Mapping[str, Any]) -> tuple[str, Path]
 
 
 def check_tokens(meta: dict[str, Any], model_file: Path, data_dir: Path, vocabs: tuple | None = None) -> None:
-    """The model's token lists must equal the data directory's (same vocabularies)."""
+    """The model's token lists must equal the data directory's (same vocabularies); an ASR model's target list, which
+    it never reads, may differ (`token_sides`)."""
     from sate.data.manifest import read_text_lines
+    from sate.models.model_file import token_sides  # heavy: torch, loaded already to read the model file
 
     for k, side in enumerate(("src", "tgt")):
+        if side not in token_sides(meta["task"]):
+            continue
         # a Marian vocabulary (`vocabs` given): its token lists come from its files
         path = token_source(data_dir, side, "spm" if vocabs is None else "marian")
         tokens = read_text_lines(path) if vocabs is None else vocabs[k].tokens
@@ -535,8 +539,10 @@ def check_pack_tokens(meta: Mapping[str, Any], directory: Path, info: PackInfo, 
     """A pack's model file uses the pack's own (source, target) vocabularies: a model.pt copied over a pack's, or a
     vocabulary copied into it, encoded with ids the model never learnt. Shared by `sate evaluate` and `sate analyze`
     (which, reading a pack's own vocabularies unchecked, gave an IndexError or wrong values: twenty-sixth pass)."""
+    from sate.models.model_file import token_sides  # heavy: torch, loaded already to read the model file
+
     for side, vocab in zip(("src", "tgt"), vocabs, strict=True):
-        if meta[f"{side}_tokens"] != vocab.tokens:
+        if side in token_sides(meta["task"]) and meta[f"{side}_tokens"] != vocab.tokens:
             raise SateError(f"{directory / MODEL}: its {side} token list differs from "
                             f"{token_source(directory, side, info.vocab)}")
 

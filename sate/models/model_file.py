@@ -75,6 +75,14 @@ def model_meta(model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
     return meta
 
 
+def token_sides(task: object) -> tuple[str, ...]:
+    """The token lists a model of ``task`` is indexed by: an ASR model's CTC and decoder use the source list alone.
+    Its target list, recorded as the data directory held it, says nothing of its weights: `sate vocab` run again for
+    another target size after the ASR pre-training made its resume and `sate pack` refuse it as "trained on another
+    tgt vocabulary", advice to retrain a model that never read that vocabulary (27th hostile pass)."""
+    return ("src",) if task == "asr" else ("src", "tgt")
+
+
 def save_model_file(path: str | Path, model: SateModel, src_tokens: list[str], tgt_tokens: list[str],
                     state_dict: dict[str, torch.Tensor] | None = None,
                     cmvn: dict[str, list[float]] | None = None, cmvn_kind: str | None = None) -> None:

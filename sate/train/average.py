@@ -151,15 +151,55 @@ def _trainer_section(ckpts: list[dict]) -> dict:
     return trainer if isinstance(trainer, dict) else {}
 
 
+def _keep_last(ckpt: dict) -> int | None:
+    """The `trainer.keep_last` a checkpoint was saved under (its header's training config), or None."""
+    config = ckpt["sate"].get("train_config")
+    trainer = config.get("trainer") if isinstance(config, dict) else None
+    kept = trainer.get("keep_last") if isinstance(trainer, dict) else None
+    return kept if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else None
+
+
+def _rotated_out_by(ckpts: list[dict], epoch: int) -> dict | None:
+    """The newest checkpoint whose saving removed ``epoch`` under the `trainer.keep_last` it records (its epoch at
+    least keep_last past it), or None: removed otherwise (by hand?). Each checkpoint's own: a run resumed with
+    keep_last raised (3, then 10) removed epoch 1 under the first run's 3, and the note, reading the newest's 10,
+    said "removed?" (27th hostile pass, review)."""
+    return next((c for c in reversed(ckpts)
+                 if (kept := _keep_last(c)) is not None and int(c["sate"]["epoch"]) - kept >= epoch), None)
+
+
 def _missing_epochs(ckpts: list[dict], count: int) -> list[int]:
-    """The epochs among the last ``count`` of the run (up to its newest checkpoint's, and as many as its
-    ``trainer.keep_last`` keeps) that have no checkpoint: removed by hand, where the note blamed keep_last (25th
-    hostile pass)."""
+    """The epochs among the last ``count`` of the run (up to its newest checkpoint's) that have no checkpoint and
+    that no `trainer.keep_last` removed: removed by hand, where the note blamed keep_last (25th hostile pass)."""
     newest = max(int(c["sate"]["epoch"]) for c in ckpts)
-    kept = _trainer_section(ckpts).get("keep_last")
-    span = min(count, kept) if isinstance(kept, int) and not isinstance(kept, bool) and kept > 0 else count
     held = {int(c["sate"]["epoch"]) for c in ckpts}
-    return [e for e in range(max(0, newest - span + 1), newest + 1) if e not in held]
+    return [e for e in range(max(0, newest - count + 1), newest + 1)
+            if e not in held and _rotated_out_by(ckpts, e) is None]
+
+
+def _note_older_in_place(ckpt_dir: Path, ckpts: list[dict], chosen: list[dict]) -> None:
+    """Say which older epochs `--last N` took in place of epochs of the last N that are not there: `--last 2` with
+    epoch001.ckpt removed by hand averaged epochs 0 and 2, and `--last 12` over a run keeping its last 10 took two of
+    its best checkpoints from epochs long before, each without a word (27th hostile pass). The note of a folder
+    holding fewer than N says it where the folder runs short."""
+    newest = int(chosen[-1]["sate"]["epoch"])
+    held = {int(c["sate"]["epoch"]) for c in ckpts}
+    gone = [e for e in range(max(0, newest - len(chosen) + 1), newest + 1) if e not in held]
+    if not gone:
+        return
+    older = [int(c["sate"]["epoch"]) for c in chosen if int(c["sate"]["epoch"]) < newest - len(chosen) + 1]
+    rotated = None if set(_missing_epochs(ckpts, len(chosen))) & set(gone) else _rotated_out_by(ckpts, max(gone))
+    if rotated is None:
+        why = "removed?"
+    elif _keep_last(rotated) == _keep_last(ckpts[-1]):
+        why = f"trainer.keep_last keeps {_keep_last(rotated)}"
+    else:  # it removed every epoch gone: they are older than the newest of them
+        why = f"trainer.keep_last was {_keep_last(rotated)} at epoch {int(rotated['sate']['epoch'])}"
+    many = "s" if len(gone) > 1 else ""
+    print(f"sate average: note: --last {len(chosen)}: epoch{many} {', '.join(map(str, gone))} of the last "
+          f"{len(chosen)} {'are' if many else 'is'} not in {one_line(str(ckpt_dir))} ({why}); averaged the older "
+          f"epoch{'s' if len(older) > 1 else ''} {', '.join(map(str, older))} in {'their' if many else 'its'} place",
+          file=sys.stderr)
 
 
 def check_mode(metric: str, mode: str, where: str, instead: str = "") -> None:
@@ -211,12 +251,16 @@ def select(ckpt_dir: Path, last: int | None, best: int | None, metric: str | Non
         # only by the count (twenty-first hostile pass)
         option, keeps = ("--last", "keep_last") if last is not None else ("--best", "keep_best")
         gone = _missing_epochs(ckpts, count) if last is not None else []
-        why = (f"epoch{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of the last {count} are not there "
-               "(removed?)" if gone else f"trainer.{keeps} keeps that many, or training ran that few epochs")
+        why = (f"epoch{'s' if len(gone) > 1 else ''} {', '.join(map(str, gone))} of the last {count} "
+               f"{'are' if len(gone) > 1 else 'is'} not there (removed?)" if gone else
+               f"trainer.{keeps} keeps that many, or training ran that few epochs")
         print(f"sate average: note: {option} {count}: {one_line(str(ckpt_dir))} holds {len(ckpts)} epoch "
               f"checkpoint(s) ({why}); averaged those", file=sys.stderr)
     if last is not None:
-        return ckpts[-last:]
+        chosen = ckpts[-last:]
+        if len(chosen) == last:
+            _note_older_in_place(ckpt_dir, ckpts, chosen)
+        return chosen
     if metric is None:
         try:
             metric = str(ckpts[-1]["sate"]["train_config"]["trainer"]["monitor"])
@@ -275,7 +319,12 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
             mode: str | None = None, option: str = "--out") -> list[Path]:
     """Write the average of the selected checkpoints to `out` (a sate model file); returns their paths. ``option``
     names `out` in a refusal: the default one was called `--out EXP/model.pt` by a user who gave no --out."""
-    from sate.models.model_file import built, load_exact, save_model_file  # heavy: torch and ESPnet, when it averages
+    from sate.models.model_file import (  # heavy: torch and ESPnet, when it averages
+        built,
+        load_exact,
+        save_model_file,
+        token_sides,
+    )
 
     given = out
     out = check_output(out, "model", option)  # before any work: never a checkpoint, nor another file than a model file
@@ -292,7 +341,9 @@ def average(ckpt_dir: Path, out: Path, last: int | None = None, best: int | None
                         f"average checkpoints of one run")
     for ckpt in ckpts:
         meta = ckpt["sate"]
-        for key in ("task", "config", "src_tokens", "tgt_tokens", "cmvn"):
+        # an ASR run resumed after the target vocabulary changed: a list its model never read (`token_sides`)
+        keys = ("task", "config", *(f"{side}_tokens" for side in token_sides(first["task"])), "cmvn")
+        for key in keys:
             if meta.get(key) != first.get(key):
                 raise SateError(f"{ckpt['path']}: its {key} differs from {names[-1]}'s: checkpoints of different "
                                 f"architectures, vocabularies or CMVN statistics cannot be averaged")
@@ -325,10 +376,11 @@ def run(args: argparse.Namespace) -> int:
     if args.last is not None and (args.metric is not None or args.mode is not None):  # taken without a word
         raise SateError(f"--{'metric' if args.metric is not None else 'mode'} ranks the checkpoints of --best; "
                         "--last takes the latest epochs")
-    if args.out is not None:  # `--out exp/asr/model.pt` copied from the ASR line replaced the ASR model
-        check_same_experiment(args.out, [args.exp], f"the average of --exp {args.exp}")
     out = args.out or args.exp / layout.MODEL
-    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode,
-                   "--out" if args.out else "the model file of --exp")
+    option = "--out" if args.out else "the model file of --exp"
+    # `--out exp/asr/model.pt` copied from the ASR line replaced the ASR model; so did EXP/model.pt left as a link
+    # to it, without any --out
+    check_same_experiment(out, [args.exp], f"the average of --exp {args.exp}", option)
+    used = average(args.exp / layout.CHECKPOINTS, out, args.last, args.best, args.metric, args.mode, option)
     print(f"averaged {len(used)} checkpoint(s) into {one_line(str(out))}: " + ", ".join(p.name for p in used))
     return 0

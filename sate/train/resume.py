@@ -219,11 +219,14 @@ def check_config_change(point: ResumePoint, config: TrainingConfig, exp: Path) -
 def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: list[str], data_dir: Path) -> None:
     """Refuse a resume on other vocabularies than the run's: re-running `sate vocab` (same sizes, another token
     order) would make the embeddings, CTC and output layers index other tokens without a word. Checkpoints carry
-    their token lists whole (the strongest fingerprint); one without them (none `sate train` writes) is let be."""
+    their token lists whole (the strongest fingerprint); one without them (none `sate train` writes) is let be. An
+    ASR run reads no target list (`token_sides`)."""
+    from sate.models.model_file import token_sides  # heavy: ESPnet, imported when a run resumes
+
     assert point.checkpoint is not None
     for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
         old = point.checkpoint["sate"].get(f"{side}_tokens")
-        if old is None or list(old) == list(tokens):
+        if side not in token_sides(point.checkpoint["sate"].get("task")) or old is None or list(old) == list(tokens):
             continue
         line = next((i for i, (a, b) in enumerate(zip(old, tokens, strict=False)) if a != b),
                     min(len(old), len(tokens)))

@@ -48,3 +48,23 @@ def test_a_model_of_another_task_is_not_packed_into_an_experiment(tmp_path: Path
     assert main([*argv, str(tmp_path / "packs" / "mt")]) == 0  # outside any experiment
     (asr / "config.yaml").write_text("task: [\n")  # a config that cannot be read says nothing of the task
     assert main([*argv, str(asr / "pack3")]) == 0
+
+
+def test_a_pack_linked_into_another_experiment_is_not_written_through(tmp_path: Path, prepared_data: Path,
+                                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    """EXP/pack left as a link to another experiment's pack was replaced through the link by `sate pack --out
+    EXP/pack`: the other experiment's pack became this one's, exit 0 (27th hostile pass). Refused before any work,
+    naming the link."""
+    old, new = _experiment(tmp_path / "exp" / "st_v1", "mt"), _experiment(tmp_path / "exp" / "st_v2", "mt")
+    assert main(["pack", "--model", str(_model_file(old / "model.pt", prepared_data)), "--data", str(prepared_data),
+                 "--out", str(old / "pack")]) == 0
+    model = _model_file(new / "model.pt", prepared_data)
+    argv = ["pack", "--model", str(model), "--data", str(prepared_data), "--out"]
+    before = {p.name: p.read_bytes() for p in (old / "pack").iterdir()}
+    (new / "pack").symlink_to(old / "pack")
+    assert main([*argv, str(new / "pack")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"sate pack: error: --out {new / 'pack'} (a link to {old / 'pack'}): it lies in the "
+                          f"experiment {old}, and --model {model} is of the experiment {new}: ") and \
+        err.endswith("; remove the link, or write it in " f"{new} or outside any experiment\n"), err
+    assert {p.name: p.read_bytes() for p in (old / "pack").iterdir()} == before

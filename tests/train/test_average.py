@@ -211,6 +211,40 @@ def test_the_default_model_file_is_not_called_an_option(tmp_path: Path, capsys: 
     assert capsys.readouterr().err.startswith(f"sate average: error: --out {tmp_path / 'model.pt'}: ")
 
 
+def test_a_model_file_linked_into_another_experiment_is_not_written_through(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """EXP/model.pt left as a link to another experiment's model (`ln -s ../st_v1/model.pt exp/st_v2/model.pt`, to
+    decode the old one under the new name) was written through by `sate average --exp exp/st_v2`, with or without
+    --out: exp/st_v1's model became the average of exp/st_v2, exit 0 (27th hostile pass). Refused before any work,
+    naming the link; a link to a file outside any experiment, and an experiment that is itself a link, are not."""
+    from sate.cli import main
+
+    def experiment(root: Path) -> Path:
+        (root / "checkpoints").mkdir(parents=True)
+        (root / "config.yaml").write_text("task: mt\n")
+        header(root / "checkpoints" / "epoch000.ckpt")
+        return root
+
+    old, new = experiment(tmp_path / "exp" / "st_v1"), experiment(tmp_path / "exp" / "st_v2")
+    (old / "model.pt").write_bytes(b"st_v1's model")
+    for link, argv in ((new / "model.pt", []), (new / "avg.pt", ["--out", str(new / "avg.pt")])):
+        link.symlink_to(old / "model.pt")
+        assert main(["average", "--exp", str(new), "--last", "1", *argv]) == 2
+        err = capsys.readouterr().err
+        assert err == (f"sate average: error: {'--out' if argv else 'the model file of --exp'} {link} (a link to "
+                       f"{old / 'model.pt'}): it lies in the experiment {old}, and the average of --exp {new} is of "
+                       f"the experiment {new}: it would be taken for st_v1's own; remove the link, or write it in "
+                       f"{new} or outside any experiment\n"), err
+        assert (old / "model.pt").read_bytes() == b"st_v1's model"
+    from sate.targets import check_same_experiment
+
+    (new / "model.pt").unlink()
+    (new / "model.pt").symlink_to(tmp_path / "models" / "st.pt")  # outside any experiment
+    check_same_experiment(new / "model.pt", [new], "the average")
+    (tmp_path / "runs").symlink_to(tmp_path / "exp")  # the experiments reached through a link
+    check_same_experiment(tmp_path / "runs" / "st_v2" / "avg2.pt", [tmp_path / "runs" / "st_v2"], "the average")
+
+
 def test_a_checkpoint_folder_given_as_the_experiment_is_named_as_such(tmp_path: Path,
                                                                      capsys: pytest.CaptureFixture[str]) -> None:
     """Twentieth hostile pass: `sate average --exp EXP/checkpoints` said "EXP/checkpoints/checkpoints: no checkpoint
@@ -438,3 +472,54 @@ def test_epochs_removed_by_hand_are_named_as_such_not_blamed_on_keep_last(
     assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 5, None, None, None)] == [1, 4, 5]
     assert capsys.readouterr().err == (f"sate average: note: --last 5: {tmp_path} holds 3 epoch checkpoint(s) (epochs "
                                        "2, 3 of the last 5 are not there (removed?)); averaged those\n")
+    (tmp_path / "epoch001.ckpt").unlink()  # one epoch: "epoch 1 ... are not there" was the line (27th hostile pass)
+    select(tmp_path, 3, None, None, None)
+    assert capsys.readouterr().err == (f"sate average: note: --last 3: {tmp_path} holds 2 epoch checkpoint(s) (epoch 3 "
+                                       "of the last 3 is not there (removed?)); averaged those\n")
+
+
+def test_older_epochs_taken_in_place_of_missing_ones_are_said(tmp_path: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`--last 2` with epoch001.ckpt removed by hand averaged epochs 0 and 2, and `--last 4` over a run keeping its
+    last 3 took a best checkpoint of an epoch long before, each without a word: the folder held N checkpoints, so
+    the note of a folder running short never came (27th hostile pass). A note names the epochs missing and the older
+    ones averaged in their place; the last N epochs all there say nothing."""
+    trainer = {"monitor": "valid/loss", "keep_last": 3}
+    removed, kept = tmp_path / "removed", tmp_path / "kept"
+    for folder, epochs in ((removed, (0, 2)), (kept, (7, 8, 9))):
+        folder.mkdir()
+        for epoch in epochs:
+            header(folder / f"epoch{epoch:03d}.ckpt", epoch=epoch, train_config={"trainer": trainer})
+    header(kept / "best-valid_loss-epoch004.ckpt", epoch=4, train_config={"trainer": trainer})
+    capsys.readouterr()
+    assert [int(c["sate"]["epoch"]) for c in select(removed, 2, None, None, None)] == [0, 2]
+    assert capsys.readouterr().err == (f"sate average: note: --last 2: epoch 1 of the last 2 is not in {removed} "
+                                       "(removed?); averaged the older epoch 0 in its place\n")
+    assert [int(c["sate"]["epoch"]) for c in select(kept, 4, None, None, None)] == [4, 7, 8, 9]
+    assert capsys.readouterr().err == (f"sate average: note: --last 4: epoch 6 of the last 4 is not in {kept} "
+                                       "(trainer.keep_last keeps 3); averaged the older epoch 4 in its place\n")
+    for folder, last in ((removed, 1), (kept, 3), (kept, 2)):
+        assert len(select(folder, last, None, None, None)) == last
+        assert capsys.readouterr().err == ""
+
+
+def test_epochs_removed_under_an_earlier_keep_last_are_not_called_removed(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`trainer.keep_last` may be raised on resume: a run keeping 3 to epoch 4 (epoch 1 rotated out), resumed keeping
+    10 to epoch 8. `--last 8` said epoch 1 was "removed?", and `--last 10` named it among the epochs not there
+    (removed?), reading the newest checkpoint's keep_last only (27th hostile pass, review27c). Each checkpoint's
+    own keep_last is read: the note names the earlier one."""
+    for epoch in (0, *range(2, 9)):  # best-...-epoch000 kept; 2..4 of the first run, 5..8 of the resumed one
+        name = f"best-valid_loss-epoch{epoch:03d}.ckpt" if epoch == 0 else f"epoch{epoch:03d}.ckpt"
+        trainer = {"monitor": "valid/loss", "keep_last": 3 if epoch <= 4 else 10}
+        header(tmp_path / name, epoch=epoch, train_config={"trainer": trainer})
+    assert [int(c["sate"]["epoch"]) for c in select(tmp_path, 8, None, None, None)] == [0, *range(2, 9)]
+    assert capsys.readouterr().err == (f"sate average: note: --last 8: epoch 1 of the last 8 is not in {tmp_path} "
+                                       "(trainer.keep_last was 3 at epoch 4); averaged the older epoch 0 in its "
+                                       "place\n")
+    select(tmp_path, 10, None, None, None)
+    assert "(removed?)" not in capsys.readouterr().err
+    (tmp_path / "epoch003.ckpt").unlink()  # and one removed by hand since: said as such
+    select(tmp_path, 7, None, None, None)
+    assert capsys.readouterr().err == (f"sate average: note: --last 7: epoch 3 of the last 7 is not in {tmp_path} "
+                                       "(removed?); averaged the older epoch 0 in its place\n")

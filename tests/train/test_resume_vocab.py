@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import torch
@@ -12,6 +13,7 @@ import torch
 from sate.cli import main
 from sate.data.cmvn_record import cmvn_difference, cmvn_record
 from sate.data.vocab import Vocabulary
+from sate.errors import SateError
 from tests.train.conftest import Stopped, stop_at
 
 MakeConfig = Callable[..., Path]
@@ -168,3 +170,41 @@ def test_a_resume_inside_an_epoch_over_a_changed_train_split_is_refused(
     assert ckpt.read_bytes() != before
     manifest.write_text("".join(rows[:-1]))  # at the epoch's end a changed split is a new epoch's data
     assert main([*argv, "--set", "trainer.max_epochs=2"]) == 0
+
+
+@pytest.mark.parametrize("task", ["asr", "st"])
+def test_an_asr_run_is_not_held_to_a_target_vocabulary_it_never_read(tmp_path: Path, prepared_data: Path,
+                                                                      task: str) -> None:
+    """`sate vocab` run again for another target size after the ASR pre-training (the source list unchanged) made the
+    ASR run's resume, `sate average` over epochs on either side of it and `sate pack` refuse it as "trained on another
+    tgt vocabulary", advice to retrain a model that never read that list (27th hostile pass). An ASR model is held to
+    its source list alone; an ST model to both."""
+    from sate.decode.pack import check_pack_tokens, check_tokens
+    from sate.models import build_model
+    from sate.models.model_file import model_meta
+    from sate.models.tiny import tiny_config
+    from sate.train.average import average
+    from sate.train.resume import ResumePoint, check_vocabularies
+
+    src, tgt = (Vocabulary.load(prepared_data, side) for side in ("src", "tgt"))
+    old_tgt = tgt.tokens[:4] + [tgt.tokens[5], tgt.tokens[4]] + tgt.tokens[6:]  # the list before `sate vocab` again
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task, 16, adaptor=None), len(src), len(tgt))
+    meta = {**model_meta(model, src.tokens, old_tgt), "run_id": "0123456789ab", "metrics": {}}
+    ckpts = tmp_path / "exp" / "checkpoints"
+    ckpts.mkdir(parents=True)
+    for epoch, tokens in ((0, old_tgt), (1, tgt.tokens)):  # resumed after the change: epoch 1 records the new list
+        torch.save({"sate": {**meta, "tgt_tokens": tokens, "epoch": epoch}, "global_step": epoch + 1, "state_dict": {
+            f"model.{k}": v for k, v in model.state_dict().items()}}, ckpts / f"epoch{epoch:03d}.ckpt")
+    point = ResumePoint(path=ckpts / "epoch000.ckpt", checkpoint=torch.load(ckpts / "epoch000.ckpt"))
+    checks = [lambda: check_vocabularies(point, src.tokens, tgt.tokens, prepared_data),
+              lambda: average(ckpts, tmp_path / "avg.pt", last=2),
+              lambda: check_tokens(meta, tmp_path / "avg.pt", prepared_data),
+              lambda: check_pack_tokens(meta, tmp_path / "pack", SimpleNamespace(vocab="spm"),  # type: ignore[arg-type]
+                                        (src, tgt))]
+    for check in checks:
+        if task == "asr":
+            check()
+        else:
+            with pytest.raises(SateError, match="tgt|tokens_tgt.txt"):
+                check()
