@@ -254,18 +254,20 @@ def check_experiment_task(out: Path, model_file: Path, task: object, given: Path
     (a pack's model.pt, one averaged elsewhere) says nothing of where it belongs, so `sate pack --model
     other/pack/model.pt --out exp/asr/pack` replaced the ASR pack with an MT one, exit 0, which the cascade then read
     as exp/asr's (24th hostile pass). A model of the experiment's task (averaged elsewhere) is packed there as
-    before; an experiment whose config.yaml cannot be read says nothing. ``given``: --out as the user named it."""
-    target = experiment_holding(out.parent, levels=1)
-    if target is None:
-        return
-    try:
-        trained = read_yaml(target / CONFIG).get("task")
-    except (SateError, OSError):
-        return
-    if isinstance(trained, str) and trained in TASKS and trained != task:
-        raise SateError(f"--out {one_line(str(given))}: it lies in the {trained} experiment {one_line(str(target))}, "
-                        f"and --model {one_line(str(model_file))} is an {task} model: it would be taken for "
-                        f"{one_line(target.name)}'s own; write it outside the experiment")
+    before; an experiment whose config.yaml cannot be read says nothing. ``given``: --out as the user named it. Both
+    places count, as in `check_same_experiment`: the experiment the output is named in and the one a link there leads
+    into (only the latter was judged: a link in exp/asr to a store outside any experiment took an MT pack as exp/asr's;
+    twenty-seventh pass, fix27c)."""
+    named = experiment_holding(Path(os.path.abspath(given)).parent, levels=1)
+    for target in dict.fromkeys(p for p in (named, experiment_holding(out.parent, levels=1)) if p is not None):
+        try:
+            trained = read_yaml(target / CONFIG).get("task")
+        except (SateError, OSError):
+            continue
+        if isinstance(trained, str) and trained in TASKS and trained != task:
+            raise SateError(f"--out {one_line(str(given))}: it lies in the {trained} experiment "
+                            f"{one_line(str(target))}, and --model {one_line(str(model_file))} is an {task} model: it "
+                            f"would be taken for {one_line(target.name)}'s own; write it outside the experiment")
 
 
 def pack(model_file: Path, data_dir: Path, out: Path, decode: Mapping[str, object] | None = None,

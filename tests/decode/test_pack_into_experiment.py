@@ -68,3 +68,19 @@ def test_a_pack_linked_into_another_experiment_is_not_written_through(tmp_path: 
                           f"experiment {old}, and --model {model} is of the experiment {new}: ") and \
         err.endswith("; remove the link, or write it in " f"{new} or outside any experiment\n"), err
     assert {p.name: p.read_bytes() for p in (old / "pack").iterdir()} == before
+
+
+def test_a_model_of_another_task_is_not_packed_through_a_link_in_an_experiment(
+        tmp_path: Path, prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """exp/asr/pack a link to a store outside any experiment: the task check looked only where the link leads, so
+    an MT model from outside any experiment was packed there and taken for exp/asr's own (fix27c, twenty-seventh
+    pass). The experiment it is named in counts too."""
+    model = _model_file(tmp_path / "avg.pt", prepared_data)
+    asr = _experiment(tmp_path / "exp" / "asr", "asr")
+    (tmp_path / "store" / "asr-pack").mkdir(parents=True)
+    (asr / "pack").symlink_to(tmp_path / "store" / "asr-pack")
+    assert main(["pack", "--model", str(model), "--data", str(prepared_data), "--out", str(asr / "pack")]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"sate pack: error: --out {asr / 'pack'}: it lies in the asr experiment {asr}, and --model "
+                   f"{model} is an mt model: it would be taken for asr's own; write it outside the experiment\n"), err
+    assert not any((tmp_path / "store" / "asr-pack").iterdir())
