@@ -528,6 +528,37 @@ def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
     assert refused.returncode == 1 and refused.stderr == "[streaming] error: --chunk must be a number of seconds, " \
         "got '0,5'\n", refused.stderr
 
+
+def test_streaming_names_one_policy_one_way(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: `--policies "wait-k=01 alignatt"` after `--policies "wait-k=1 alignatt=4"` (its
+    default value) decoded each run again into a folder of its own, and the table showed both rows, alike; likewise
+    the whole-talk run. The recipe's defaults are sate's. A `sate` that writes a results.json stands in for the real."""
+    from sate.decode.options import STREAM_POLICIES
+
+    recipe = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
+    assert f"declare -A policy_default=({' '.join(f'[{k}]={v}' for k, v in STREAM_POLICIES.items())})" \
+        in recipe.read_text()
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(policies: str, talks: str) -> subprocess.CompletedProcess:
+        argv = ["bash", recipe, "--pack", "pack", "--data", "data", "--out", "out", "--policies", policies,
+                "--talks-policy", talks, "--chunk", "1"]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    assert streaming("wait-k=1 alignatt=4 local-agreement=0", "local-agreement=2").returncode == 0
+    assert streaming("wait-k=01 alignatt local-agreement=00 waitk=3", "local-agreement").returncode == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
+        "alignatt=4-1s", "local-agreement=0-1s", "offline", "offline-greedy", "talks-local-agreement=2-1s",
+        "talks-offline", "wait-k=1-1s", "waitk=3-1s"]  # a word sate does not know goes to it as given, to refuse
+    assert len(args.read_text().splitlines()) == 8  # each run decoded once
+
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
     """hub_value read d_model and model_type only from an indented config.json: one written on one line gave

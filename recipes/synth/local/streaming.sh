@@ -40,6 +40,18 @@ parse_options "$@"
 # and the table and plot showed each run twice. `sate evaluate` checks the range.
 [[ $chunk =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] || die "--chunk must be a number of seconds, got '$chunk'"
 chunk=$(LC_ALL=C printf '%.15g' "$chunk")
+# One name for one policy too: --policies wait-k=01 (or alignatt, its default value left out) after wait-k=1 (or
+# alignatt=4) decoded the run again into a folder of its own, and the table and plot showed it twice. The defaults are
+# sate.decode.options.STREAM_POLICIES' (a test compares them); a word sate does not know is left for it to refuse.
+declare -A policy_default=([wait-k]=3 [local-agreement]=2 [alignatt]=4)
+policy_word() {
+  local name=${1%%=*} value=${1#*=}
+  [[ -n $name && -n ${policy_default[$name]+set} ]] || { printf '%s' "$1"; return; }
+  [[ $1 == *=* ]] || value=${policy_default[$name]}
+  [[ ! $value =~ ^[0-9]{1,18}$ ]] || value=$((10#$value))
+  printf '%s=%s' "$name" "$value"
+}
+[ -z "$talks_policy" ] || talks_policy=$(policy_word "$talks_policy")
 
 # What OUT's runs were made of: the pack's files, the split and its manifest (wherever they are named from).
 made_of="pack $(stamp "$pack/sate.yaml" "$pack/model.pt"), split $split $(stamp "$data/$split.jsonl")"
@@ -64,6 +76,7 @@ evaluate offline-greedy --beam 1
 evaluate offline
 read -r -a policy_list <<< "$policies"  # words, never file patterns: the unquoted list was globbed ("*": file names)
 for policy in "${policy_list[@]}"; do
+  policy=$(policy_word "$policy")
   evaluate "$policy-${chunk}s" --stream "$policy" --chunk "$chunk"
 done
 if [ -n "$talks_policy" ]; then
