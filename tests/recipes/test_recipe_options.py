@@ -559,6 +559,30 @@ def test_streaming_names_one_policy_one_way(tmp_path: Path) -> None:
         "talks-offline", "wait-k=1-1s", "waitk=3-1s"]  # a word sate does not know goes to it as given, to refuse
     assert len(args.read_text().splitlines()) == 8  # each run decoded once
 
+
+def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh piped `sate latency-plot` through `tee OUT/table.md`, which emptied
+    the table before the plot ran: a plot that failed (`--policies "" --talks-policy ""` into an OUT of no streamed
+    run, a results.json damaged) left table.md empty, the last table lost. A `sate` stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\ncase $1 in\n  evaluate) out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json" ;;\n  latency-plot) [ -z "$FAIL" ] || '
+                                           '{ echo "sate latency-plot: error: no" >&2; exit 2; }; echo "| row |" ;;\n'
+                                           'esac\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+            "--out", "out", "--policies", "wait-k=1", "--talks-policy", ""]
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "FAIL": ""}
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stdout == "| row |\n", done.stderr
+    assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
+    failed = subprocess.run(list(map(str, argv)), env={**env, "FAIL": "1"}, cwd=tmp_path, capture_output=True,
+                            text=True, timeout=60)
+    assert failed.returncode == 2 and failed.stderr.endswith("sate latency-plot: error: no\n"), failed.stderr
+    assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.is_dir()) == [".pack", "table.md"]
+
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
     """hub_value read d_model and model_type only from an indented config.json: one written on one line gave

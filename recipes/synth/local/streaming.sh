@@ -83,4 +83,7 @@ if [ -n "$talks_policy" ]; then
   evaluate "talks-$talks_policy-${chunk}s" --stream "$talks_policy" --chunk "$chunk" --talks
   evaluate talks-offline --talks
 fi
-sate latency-plot "$out"/*/results.json --out "$out/tradeoff.png" | tee "$out/table.md"
+# the table kept until the new one is drawn: through tee, a plot that failed (no streamed run in OUT, a results.json
+# damaged) left table.md empty
+table=$(sate latency-plot "$out"/*/results.json --out "$out/tradeoff.png")
+printf '%s\n' "$table" | tee "$out/table.md"
