@@ -583,6 +583,27 @@ def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
     assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.is_dir()) == [".pack", "table.md"]
 
+
+def test_streaming_gives_sate_a_path_that_begins_with_a_dash(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh passed `--out -runs` on as it was, and `sate evaluate` read it as an
+    option: "argument --out: expected one argument" (so --pack and --data). A `sate` that records its evaluations and
+    refuses a value that begins with '-', as argparse does, stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [ "$prev" != --out ] || '
+                                           '[[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "-pack").mkdir()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "-pack", "--data", "-data",
+            "--out", "-runs", "--policies", "wait-k=1", "--talks-policy", ""]
+    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert args.read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data --split tst-COMMON --device " \
+        "cpu --beam 1 --out ./-runs/offline-greedy"
+    assert (tmp_path / "-runs" / "wait-k=1-0.5s" / "results.json").is_file()
+
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
     """hub_value read d_model and model_type only from an indented config.json: one written on one line gave

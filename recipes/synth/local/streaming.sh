@@ -36,6 +36,9 @@ OLDPWD=$PWD
 . "$(dirname "$(readlink -f "$0")")/../../lib/stages.sh"  # also through a symbolic link to this file
 recipe_name=streaming  # not the folder's name (stages.sh's default): option errors said "[local] error"
 parse_options "$@"
+# a path beginning with '-' went to sate as an option: `--out -runs` was "sate evaluate: error: argument --out:
+# expected one argument"
+for name in pack data out; do [[ ${!name} != -* ]] || printf -v "$name" './%s' "${!name}"; done
 # One name for one chunk size: --chunk 0.50 after --chunk 0.5 decoded every run again into folders of their own,
 # and the table and plot showed each run twice. `sate evaluate` checks the range.
 [[ $chunk =~ ^([0-9]+\.?[0-9]*|\.[0-9]+)([eE][-+]?[0-9]+)?$ ]] || die "--chunk must be a number of seconds, got '$chunk'"
