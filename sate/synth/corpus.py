@@ -26,17 +26,19 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent, one_line, shell_word
+from sate.errors import SateError, end_with_parent, one_line, shell_word, shown
 from sate.files import (
     append_only,
     atomic_open,
     atomic_write_text,
     file_sha256,
     fixed_in_place,
+    given_path,
     make_parents,
     read_record,
     what_is_there,
 )
+from sate.numbers import check_jobs, is_int64
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -64,6 +66,7 @@ from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part
 )
 
 TEXTS = ("phrasebook", "ding")
+TGT_LANGS = ("de",)  # both texts are English-German
 HELDOUT_SPLIT = "tst-heldout"
 DEFAULT_TRAIN_SIZE = 3000
 DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
@@ -257,6 +260,70 @@ def yaml_line(seg: dict) -> str:
     """One segment exactly as MuST-C v1 writes it."""
     return (f"- {{duration: {seg['duration']:.6f}, offset: {seg['offset']:.6f}, "
             f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
+
+
+def corpus_out(out: object, tgt_lang: object = "de") -> Path:
+    """The corpus root ``out`` (a str or a path) checked before any work as `sate synth --out` is, and where to write
+    it (links resolved): never a folder of a corpus `sate synth` voiced (its en-de/ given for the root), a data
+    directory, an experiment or a pack (`sate.targets.check_output`), nor a corpus of the user's (`check_corpus_root`).
+    `build_corpus` and `build_phrasebook_corpus` checked none of it: a str was a TypeError, the en-de/ folder of a
+    voiced corpus got a corpus nested in it, a data directory an en-de/ of wavs, and tgt_lang "fr" an en-fr/ of
+    German text, each exit 0 (twenty-seventh hostile pass)."""
+    from sate.targets import check_output  # the output rules of every command
+
+    if tgt_lang not in TGT_LANGS:
+        raise SateError(f"tgt_lang {shown(tgt_lang)}: both texts are English-German, so only "
+                        f"{', '.join(TGT_LANGS)}")
+    out = given_path(out, "out")
+    typed = Path(os.path.abspath(out))
+    voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)
+    if voiced is not None:  # the en-de folder given for the root (or a folder in it) was told that only `sate synth`
+        # writes there, to a user running `sate synth` (twenty-first hostile pass)
+        raise SateError(f"--out {out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
+                        f"a corpus `sate synth` voiced; --out takes the corpus's root, which holds {voiced.name}/: "
+                        f"{voiced.parent}")
+    out = check_output(out, "corpus")
+    check_corpus_root(out / f"en-{tgt_lang}")  # before any work: never over a corpus of the user's
+    return out
+
+
+def check_counts(train_size: object, jobs: object) -> None:
+    """The Python API's counts, as `sate synth` checks its options: a negative train_size voiced all train sentences
+    but the last ones (a slice from the end), and jobs 0 or less took every core or one, exit 0 (twenty-seventh
+    hostile pass)."""
+    if not is_int64(train_size) or train_size < 0:  # type: ignore[operator]
+        raise SateError(f"train_size must be a whole number >= 0, got {shown(train_size)}")
+    if jobs is not None:
+        if not is_int64(jobs):
+            raise SateError(f"jobs must be a whole number or None (one per core), got {shown(jobs)}")
+        check_jobs(jobs, "jobs")  # type: ignore[arg-type]
+
+
+def check_phrasebook_sizes(text_size: object, train_size: object, dev_size: object, test_size: object,
+                           options: bool = False) -> None:
+    """The phrasebook's sizes, named as the Python API's arguments or (``options``) as `sate synth`'s options: the API
+    took dev_size 0 (an empty dev split, exit 0) and any text_size, which drew sentences until memory ran out (the
+    CLI's bounds; twenty-seventh hostile pass)."""
+    from sate.synth.phrasebook import MAX_SIZES  # slow: it builds its template tables on import
+
+    def named(name: str) -> str:
+        return f"--{name.replace('_', '-')}" if options else name
+
+    for name, split, value in (("text_size", "train", text_size), ("dev_size", "dev", dev_size),
+                               ("test_size", "tst-COMMON", test_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:  # 10**20: "at most", below
+            raise SateError(f"{named(name)} must be >= 1, got {shown(value)}")
+        if value > MAX_SIZES[split]:  # type: ignore[operator]
+            raise SateError(f"{named(name)} {value:,}: at most {MAX_SIZES[split]:,} (every sentence drawn is held in "
+                            "memory until the splits are full)")
+    if train_size > text_size:  # type: ignore[operator]
+        raise SateError(f"{named('train_size')} {train_size} is more than {named('text_size')} {text_size}: only "
+                        "train text can be voiced")
+
+
+def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
+    """The splits that the hash rule left without a sentence: too few pairs to fill dev and tst-COMMON."""
+    return [name for name, some in splits.items() if not some]
 
 
 def check_corpus_root(root: Path) -> None:
@@ -481,9 +548,15 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
                  tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
     """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
+    out = corpus_out(out, tgt_lang)
+    check_counts(train_size, jobs)
     check_engines(voice_pool())
     root = out / f"en-{tgt_lang}"
     splits = split_pairs(pairs)
+    empty = unfilled(splits)
+    if empty:  # an empty list made a corpus of empty splits, exit 0, which `sate prep` refused split by split
+        raise SateError(f"pairs: {len(pairs)} sentence pairs, too few to fill {' and '.join(empty)} (about 4% of the "
+                        "sentences go to each of dev and tst-COMMON)")
     summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
     atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary
@@ -495,6 +568,9 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
     from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
 
+    out = corpus_out(out)
+    check_counts(train_size, jobs)
+    check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
     styles = phrasebook_styles()
     check_engines([v for style in styles.values() for v in style.voices])
     root = out / "en-de"

@@ -309,6 +309,47 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert wavs and all((root / w).read_bytes() == (again / "en-de" / w).read_bytes() for w in wavs)  # noise too
 
 
+def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs: list[tuple[str, str]]) -> None:
+    """Twenty-seventh hostile pass: `build_corpus` and `build_phrasebook_corpus` checked none of what `sate synth`
+    checks of its options. A str for out was a TypeError; the en-de/ folder of a voiced corpus got a corpus nested in
+    it, a data directory an en-de/ of wavs, tgt_lang "fr" an en-fr/ of German text, train_size -3 every train sentence
+    but the last three, no pairs a corpus of empty splits and dev_size 0 an empty dev split, each exit 0. Each is
+    refused now, before any voicing."""
+    corpus = tmp_path / "corpus" / "en-de"
+    (corpus / "data").mkdir(parents=True)
+    (corpus / ".sate-synth").touch()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "vocab.json").write_text("{}")
+    pairs = fixture_pairs
+    cases = [
+        (lambda: synth.build_corpus(str(tmp_path / "new"), [], 0), "pairs: 0 sentence pairs, too few to fill train "
+         "and dev and tst-COMMON"),  # a str taken as the path it names
+        (lambda: synth.build_corpus(corpus, pairs, 0), f"--out {corpus}: it is the en-de/ folder of a corpus `sate "
+         f"synth` voiced; --out takes the corpus's root, which holds en-de/: {corpus.parent}"),
+        (lambda: synth.build_phrasebook_corpus(data, 30, 6, 3, 3), f"--out {data}: refusing to write a corpus into "
+         "it: it is a data directory"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, tgt_lang="fr"), "tgt_lang 'fr': both texts are "
+         "English-German, so only de"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, -3), "train_size must be a whole number >= 0, got -3"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 2.5), "train_size must be a whole number >= 0, got 2.5"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, jobs=0), "jobs must be >= 1, got 0"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, jobs="2"), "jobs must be a whole number or None"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 30, 6, 0, 3), "dev_size must be >= 1, got 0"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 10**20, 6, 3, 3), "text_size 100,000,000,000,000,"
+         "000,000: at most 1,000,000"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 30, 31, 3, 3), "train_size 31 is more than "
+         "text_size 30"),
+    ]
+    for build, says in cases:
+        with pytest.raises(SateError) as caught:
+            build()
+        assert str(caught.value).startswith(says), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data"]
+    assert sorted(p.name for p in corpus.iterdir()) == [".sate-synth", "data"]
+    assert [p.name for p in data.iterdir()] == ["vocab.json"]
+
+
 # ----------------------------------------------------------------------------- CLI
 
 @pytest.mark.parametrize(("extra", "message"), [
