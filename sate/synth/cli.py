@@ -28,6 +28,7 @@ from sate.synth.corpus import (
     TEXTS,
     build_corpus,
     build_phrasebook_corpus,
+    check_heldout_voices,
     check_phrasebook_sizes,
     corpus_out,
     phrasebook_styles,
@@ -43,9 +44,6 @@ from sate.synth.ding import (
 )
 from sate.synth.splits import split_pairs
 from sate.synth.voices import (
-    HELDOUT_ESPEAK_ACCENTS,
-    HELDOUT_FLITE,
-    Voice,
     check_engines,
     heldout_names,
     missing_voices,
@@ -142,14 +140,8 @@ def check_voices(text: str) -> None:
     pools = {"ding": voice_pool()} if text == "ding" else {s: list(st.voices) for s, st in phrasebook_styles().items()}
     voices = [v for pool in pools.values() for v in pool]
     check_engines(voices)
-    held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
-    heldout = missing_voices(held) if HELDOUT_SPLIT in pools else []
-    if heldout:
-        raise SateError(f"the installed engines lack {', '.join(heldout)}, held out of train for {HELDOUT_SPLIT} "
-                        f"(its voices: {', '.join(heldout_names())}): an engine voices a voice it lacks in its "
-                        "default voice, which train hears, without a word; install espeak-ng 1.49 or later and "
-                        "flite 2, which has kal16 (sudo apt-get install espeak-ng flite), or use --text ding, which "
-                        "holds no voice out")
+    if HELDOUT_SPLIT in pools:
+        check_heldout_voices()
     others = missing_voices(voices)
     if others:
         print(f"note: the installed engines lack {', '.join(others)}: espeak-ng voices a variant it lacks as its "

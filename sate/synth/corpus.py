@@ -60,6 +60,7 @@ from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part
     heldout_names,
     heldout_pool,
     is_heldout,
+    missing_voices,
     speak,
     training_pool,
     voice_pool,
@@ -321,6 +322,21 @@ def check_phrasebook_sizes(text_size: object, train_size: object, dev_size: obje
                         "train text can be voiced")
 
 
+def check_heldout_voices() -> None:
+    """Refuse to voice tst-heldout where the installed engines lack a held-out accent or flite voice: each voices a
+    voice it lacks in its default voice, which train hears, without a word. `sate synth` refused it, the Python API
+    (`build_phrasebook_corpus`) voiced it (the last note of the twenty-sixth hostile pass; mended in the
+    twenty-seventh)."""
+    held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
+    heldout = missing_voices(held)
+    if heldout:
+        raise SateError(f"the installed engines lack {', '.join(heldout)}, held out of train for {HELDOUT_SPLIT} "
+                        f"(its voices: {', '.join(heldout_names())}): an engine voices a voice it lacks in its "
+                        "default voice, which train hears, without a word; install espeak-ng 1.49 or later and "
+                        "flite 2, which has kal16 (sudo apt-get install espeak-ng flite), or use --text ding, which "
+                        "holds no voice out")
+
+
 def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
     """The splits that the hash rule left without a sentence: too few pairs to fill dev and tst-COMMON."""
     return [name for name, some in splits.items() if not some]
@@ -573,6 +589,7 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
     styles = phrasebook_styles()
     check_engines([v for style in styles.values() for v in style.voices])
+    check_heldout_voices()
     root = out / "en-de"
     text = phrasebook_splits(text_size, dev_size, test_size, seed)
     text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}

@@ -874,6 +874,20 @@ def test_a_variant_espeak_ng_lacks_is_said_not_refused_and_a_held_out_accent_ref
     assert "refuse" not in capsys.readouterr().err
 
 
+def test_the_python_api_refuses_a_held_out_voice_the_engines_lack(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate synth` refused to voice tst-heldout without its held-out voices; `build_phrasebook_corpus` voiced it,
+    flite's kal16 in kal, which train hears, without a word (the last note of the twenty-sixth hostile pass; mended in
+    the twenty-seventh). Refused now before any work, as the CLI refuses it; the Ding corpus holds no voice out."""
+    accents = [*voices.ESPEAK_ACCENTS, *voices.EXTRA_ESPEAK_ACCENTS]
+    fake_engines(tmp_path / "old", accents, "kal awb rms slt")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'old'}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(SateError) as caught:
+        synth.build_phrasebook_corpus(tmp_path / "c", 1, 1, 1, 1, jobs=1, progress=False)
+    assert f"sate synth: error: {caught.value}\n" == HELD_OUT_REFUSED.format(lack="flite voice kal16")
+    assert not (tmp_path / "c").exists()
+
+
 def test_an_empty_sate_cache_is_the_default_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """`SATE_CACHE=$CACHE` with CACHE unset named the current directory: the Ding dictionary (and the Whisper wheel,
     the Asterisk prompts) fetched anew into whatever folder a command ran in (26th hostile pass)."""
