@@ -604,6 +604,31 @@ def test_streaming_gives_sate_a_path_that_begins_with_a_dash(tmp_path: Path) -> 
         "cpu --beam 1 --out ./-runs/offline-greedy"
     assert (tmp_path / "-runs" / "wait-k=1-0.5s" / "results.json").is_file()
 
+
+def test_streaming_refuses_a_pack_of_another_task_before_any_run(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh --pack an MT pack ran its two offline runs (translations of the
+    transcripts) into OUT, whose .pack then named it, before the first streamed run was refused; the call again with
+    the ST pack was then refused that OUT. A `sate` that records its evaluations stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    for task in ("mt", "asr", "st"):
+        (tmp_path / task).mkdir()
+        (tmp_path / task / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: {task}\n")
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", task, "--data", "data",
+                "--out", f"out-{task}", "--policies", "wait-k=1", "--talks-policy", ""]
+        done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        if task == "st":
+            assert done.returncode == 0 and (tmp_path / "out-st" / "wait-k=1-0.5s").is_dir(), done.stderr
+            continue
+        assert done.returncode == 1 and done.stderr == (
+            f"[streaming] error: --pack {task} is an {task.upper()} pack ({task}/sate.yaml: task: {task}), and the "
+            "runs stream speech translation: give an ST pack\n"), done.stderr
+        assert not (tmp_path / f"out-{task}").exists() and not args.exists()
+
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
     """hub_value read d_model and model_type only from an indented config.json: one written on one line gave

@@ -56,6 +56,13 @@ policy_word() {
 }
 [ -z "$talks_policy" ] || talks_policy=$(policy_word "$talks_policy")
 
+# An ST pack, checked before any run: an MT pack's offline runs (its translations of the transcripts) went into OUT,
+# whose .pack then named it, before its first streamed run was refused; the next call with the ST pack was refused
+# that OUT. (An ASR pack and a Whisper directory are refused by the first run, `--beam 1`.)
+task=
+[ ! -f "$pack/sate.yaml" ] || task=$(sed -n 's/^task: *\([a-z]*\) *$/\1/p' "$pack/sate.yaml" 2>/dev/null | head -n 1) || true
+[ -z "$task" ] || [ "$task" = st ] || die "--pack $pack is an ${task^^} pack ($pack/sate.yaml: task: $task), and the runs stream speech translation: give an ST pack"
+
 # What OUT's runs were made of: the pack's files, the split and its manifest (wherever they are named from).
 made_of="pack $(stamp "$pack/sate.yaml" "$pack/model.pt"), split $split $(stamp "$data/$split.jsonl")"
 if [ -e "$out/.pack" ] && [ "$(cat "$out/.pack")" != "$made_of" ]; then
