@@ -15,7 +15,7 @@ import random
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
@@ -337,6 +337,26 @@ def check_heldout_voices() -> None:
                         "holds no voice out")
 
 
+def check_pairs(pairs: object) -> list[tuple[str, str]]:
+    """The sentence pairs a Python caller gave `build_corpus`, as a list: each an (English, German) pair of str, each
+    side one line of text. A German side holding a line break was written as two lines of the split's text, the
+    corpus voiced and then refused by `sate prep` ("line counts differ"), and an empty English side was voiced as a
+    segment of silence with a German translation, exit 0 (twenty-seventh hostile pass)."""
+    if isinstance(pairs, str | bytes | Mapping) or not isinstance(pairs, Iterable):
+        raise SateError(f"pairs: expected a list of (English, German) pairs, got {type(pairs).__name__}")
+    checked = []
+    for n, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(side, str) for side in pair)):
+            raise SateError(f"pairs[{n}]: expected an (English, German) pair of str, got {shown(pair)}")
+        for side, text in zip(("English", "German"), pair, strict=True):
+            if not text.strip() or text.splitlines() != [text]:
+                why = "is empty" if not text.strip() else "holds a line break"
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} {why}: each side is one line of the "
+                                "corpus's text files")
+        checked.append((pair[0], pair[1]))
+    return checked
+
+
 def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
     """The splits that the hash rule left without a sentence: too few pairs to fill dev and tst-COMMON."""
     return [name for name, some in splits.items() if not some]
@@ -566,6 +586,7 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
     """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
     out = corpus_out(out, tgt_lang)
     check_counts(train_size, jobs)
+    pairs = check_pairs(pairs)
     check_engines(voice_pool())
     root = out / f"en-{tgt_lang}"
     splits = split_pairs(pairs)

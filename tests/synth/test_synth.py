@@ -350,6 +350,30 @@ def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs
     assert [p.name for p in data.iterdir()] == ["vocab.json"]
 
 
+def test_the_python_api_takes_each_side_of_a_pair_as_one_line(tmp_path: Path,
+                                                             fixture_pairs: list[tuple[str, str]]) -> None:
+    """Twenty-seventh hostile pass: `build_corpus` wrote a German side holding a line break as two lines of the
+    split's text, voiced the corpus, and `sate prep` refused it ("line counts differ"); an empty English side was voiced
+    as a segment of silence with a German translation, exit 0. Refused now, naming the pair, before any work."""
+    dev = next(n for n, (en, _) in enumerate(fixture_pairs) if split_of(en) == "dev")
+    cases = [
+        ((fixture_pairs[dev][0], "Erste Zeile.\nZweite Zeile."), f"pairs[{dev}]: the German side 'Erste Zeile.\\n"
+         "Zweite Zeile.' holds a line break: each side is one line of the corpus's text files"),
+        ((fixture_pairs[dev][0], "Ende.\n"), f"pairs[{dev}]: the German side 'Ende.\\n' holds a line break"),
+        (("  ", fixture_pairs[dev][1]), f"pairs[{dev}]: the English side '  ' is empty"),
+        ((fixture_pairs[dev][0],), f"pairs[{dev}]: expected an (English, German) pair of str, got ("),
+    ]
+    for pair, says in cases:
+        pairs = [*fixture_pairs[:dev], pair, *fixture_pairs[dev + 1:]]
+        with pytest.raises(SateError) as caught:
+            synth.build_corpus(tmp_path / "corpus", pairs, 0, jobs=1, progress=False)
+        assert str(caught.value).startswith(says), str(caught.value)
+    with pytest.raises(SateError, match="^pairs: expected a list of .English, German. pairs, got str$"):
+        synth.build_corpus(tmp_path / "corpus", "The house is old.", 0, jobs=1, progress=False)
+    assert not (tmp_path / "corpus").exists()
+    assert synth.check_pairs([list(pair) for pair in fixture_pairs]) == fixture_pairs  # lists taken as pairs
+
+
 # ----------------------------------------------------------------------------- CLI
 
 @pytest.mark.parametrize(("extra", "message"), [
