@@ -65,6 +65,7 @@ from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part
     training_pool,
     voice_pool,
 )
+from sate.targets import check_output
 
 TEXTS = ("phrasebook", "ding")
 TGT_LANGS = ("de",)  # both texts are English-German
@@ -270,8 +271,6 @@ def corpus_out(out: object, tgt_lang: object = "de") -> Path:
     `build_corpus` and `build_phrasebook_corpus` checked none of it: a str was a TypeError, the en-de/ folder of a
     voiced corpus got a corpus nested in it, a data directory an en-de/ of wavs, and tgt_lang "fr" an en-fr/ of
     German text, each exit 0 (twenty-seventh hostile pass)."""
-    from sate.targets import check_output  # the output rules of every command
-
     if tgt_lang not in TGT_LANGS:
         raise SateError(f"tgt_lang {shown(tgt_lang)}: both texts are English-German, so only "
                         f"{', '.join(TGT_LANGS)}")
