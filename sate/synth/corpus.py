@@ -274,6 +274,8 @@ def corpus_out(out: object, tgt_lang: object = "de") -> Path:
     if tgt_lang not in TGT_LANGS:
         raise SateError(f"tgt_lang {shown(tgt_lang)}: both texts are English-German, so only "
                         f"{', '.join(TGT_LANGS)}")
+    if out == "":  # Path("") is ".": `build_corpus(os.environ.get("OUT", ""), ...)` voiced into the current folder
+        raise SateError("out: an empty name (an unset variable?); give a directory ('.' for the current one)")
     out = given_path(out, "out")
     typed = Path(os.path.abspath(out))
     voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)

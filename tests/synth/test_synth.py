@@ -309,12 +309,14 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert wavs and all((root / w).read_bytes() == (again / "en-de" / w).read_bytes() for w in wavs)  # noise too
 
 
-def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs: list[tuple[str, str]]) -> None:
+def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs: list[tuple[str, str]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     """Twenty-seventh hostile pass: `build_corpus` and `build_phrasebook_corpus` checked none of what `sate synth`
     checks of its options. A str for out was a TypeError; the en-de/ folder of a voiced corpus got a corpus nested in
     it, a data directory an en-de/ of wavs, tgt_lang "fr" an en-fr/ of German text, train_size -3 every train sentence
     but the last three, no pairs a corpus of empty splits and dev_size 0 an empty dev split, each exit 0. Each is
     refused now, before any voicing."""
+    monkeypatch.chdir(tmp_path)
     corpus = tmp_path / "corpus" / "en-de"
     (corpus / "data").mkdir(parents=True)
     (corpus / ".sate-synth").touch()
@@ -325,6 +327,8 @@ def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs
     cases = [
         (lambda: synth.build_corpus(str(tmp_path / "new"), [], 0), "pairs: 0 sentence pairs, too few to fill train "
          "and dev and tst-COMMON"),  # a str taken as the path it names
+        (lambda: synth.build_phrasebook_corpus("", 30, 6, 3, 3), "out: an empty name (an unset variable?); give a "
+         "directory ('.' for the current one)"),  # Path("") is ".": it voiced into the current folder
         (lambda: synth.build_corpus(corpus, pairs, 0), f"--out {corpus}: it is the en-de/ folder of a corpus `sate "
          f"synth` voiced; --out takes the corpus's root, which holds en-de/: {corpus.parent}"),
         (lambda: synth.build_phrasebook_corpus(data, 30, 6, 3, 3), f"--out {data}: refusing to write a corpus into "
