@@ -501,6 +501,37 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     assert len(args.read_text().splitlines()) == 3
 
 
+def test_streaming_refuses_an_out_of_another_device(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh --device cuda into an OUT of CPU runs (the docs add runs to one OUT)
+    found each run "done already" and showed the CPU's computation-aware latencies as the GPU's, exit 0; and back.
+    An OUT of CPU runs made before the device was recorded is still the CPU's. A `sate` that writes a results.json
+    stands in for the real."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "pack").mkdir()
+    args = tmp_path / "args.txt"
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+
+    def streaming(out: str, *device: str) -> subprocess.CompletedProcess:
+        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
+                "--out", out, "--policies", "wait-k=1", "--talks-policy", "", *device]
+        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
+                              timeout=60)
+
+    assert streaming("cpu").returncode == 0 and streaming("gpu", "--device", "cuda").returncode == 0
+    assert len(args.read_text().splitlines()) == 6
+    for out, device in (("cpu", ["--device", "cuda"]), ("gpu", []), ("gpu", ["--device", "cuda:1"])):
+        refused = streaming(out, *device)
+        assert refused.returncode == 1 and refused.stderr.startswith(
+            f"[streaming] error: --out {out} holds the runs of another pack, data directory or split, or of another "
+            "--device"), refused.stderr
+    assert len(args.read_text().splitlines()) == 6
+    again = streaming("cpu", "--device", "cpu")
+    assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+
+
 def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
     """Thirteenth hostile pass: `--chunk 0.50` after `--chunk 0.5` decoded every run again into a folder of its own
     (wait-k=1-0.50s beside wait-k=1-0.5s), and the table and plot showed each run twice. A `sate` that writes a
