@@ -447,13 +447,32 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     assert not args.exists()
 
 
+# A `sate` that stands in for the real under recipes/synth/local/streaming.sh: `evaluate` makes its --out (the last
+# word) with a results.json and appends its arguments to $SATE_ARGS; any other command does nothing.
+RECORDING_SATE = ('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
+                  'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+
+
+def recording_sate(tmp_path: Path, script: str = RECORDING_SATE) -> None:
+    """``tmp_path/bin/sate``: `script` (the recording one by default), for PATH."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(script)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+
+
+def run_streaming(tmp_path: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
+    """recipes/synth/local/streaming.sh run in ``tmp_path`` with ``options`` under its ``bin/sate`` (`recording_sate`:
+    the arguments of each evaluation appended to ``tmp_path/args.txt``), ``env`` added to the environment."""
+    environ = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+               "SATE_ARGS": str(tmp_path / "args.txt"), **env}
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", *options]
+    return subprocess.run(list(map(str, argv)), env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+
 def test_streaming_policies_are_words_not_patterns(tmp_path: Path) -> None:
     """streaming.sh's unquoted --policies were globbed where it ran: `--policies "* wait-k=1"` evaluated each file name
     there as a policy (twelfth hostile pass). A `sate` that records its evaluations stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
     (tmp_path / "a-file-here").touch()
     args = tmp_path / "args.txt"
@@ -470,10 +489,7 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     """recipes/synth/local/streaming.sh skipped every run whose results.json existed: a second call with another
     --pack (or --split, or the pack made again) into the same --out found each run "done already" and showed the
     first pack's table, exit 0 (eleventh hostile pass). A `sate` that writes a results.json stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     for name, size in (("pack_a", 1), ("pack_b", 2)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "model.pt").write_bytes(b"x" * size)
@@ -504,31 +520,20 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
 def test_streaming_refuses_an_out_of_another_device(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh --device cuda into an OUT of CPU runs (the docs add runs to one OUT)
     found each run "done already" and showed the CPU's computation-aware latencies as the GPU's, exit 0; and back.
-    An OUT of CPU runs made before the device was recorded is still the CPU's. A `sate` that writes a results.json
-    stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    An OUT of CPU runs made before the device was recorded is still the CPU's."""
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
-    args = tmp_path / "args.txt"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
-
-    def streaming(out: str, *device: str) -> subprocess.CompletedProcess:
-        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
-                "--out", out, "--policies", "wait-k=1", "--talks-policy", "", *device]
-        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
-                              timeout=60)
-
-    assert streaming("cpu").returncode == 0 and streaming("gpu", "--device", "cuda").returncode == 0
-    assert len(args.read_text().splitlines()) == 6
+    options = ("--pack", "pack", "--data", "data", "--policies", "wait-k=1", "--talks-policy", "")
+    assert run_streaming(tmp_path, *options, "--out", "cpu").returncode == 0
+    assert run_streaming(tmp_path, *options, "--out", "gpu", "--device", "cuda").returncode == 0
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
     for out, device in (("cpu", ["--device", "cuda"]), ("gpu", []), ("gpu", ["--device", "cuda:1"])):
-        refused = streaming(out, *device)
+        refused = run_streaming(tmp_path, *options, "--out", out, *device)
         assert refused.returncode == 1 and refused.stderr.startswith(
             f"[streaming] error: --out {out} holds the runs of another pack, data directory or split, or of another "
             "--device"), refused.stderr
-    assert len(args.read_text().splitlines()) == 6
-    again = streaming("cpu", "--device", "cpu")
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
+    again = run_streaming(tmp_path, *options, "--out", "cpu", "--device", "cpu")
     assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
 
 
@@ -536,10 +541,7 @@ def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
     """Thirteenth hostile pass: `--chunk 0.50` after `--chunk 0.5` decoded every run again into a folder of its own
     (wait-k=1-0.50s beside wait-k=1-0.5s), and the table and plot showed each run twice. A `sate` that writes a
     results.json stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
     args = tmp_path / "args.txt"
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
@@ -563,53 +565,38 @@ def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
 def test_streaming_names_one_policy_one_way(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: `--policies "wait-k=01 alignatt"` after `--policies "wait-k=1 alignatt=4"` (its
     default value) decoded each run again into a folder of its own, and the table showed both rows, alike; likewise
-    the whole-talk run. The recipe's defaults are sate's. A `sate` that writes a results.json stands in for the real."""
+    the whole-talk run. The recipe's defaults are sate's."""
     from sate.decode.options import STREAM_POLICIES
 
     recipe = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
     assert f"declare -A policy_default=({' '.join(f'[{k}]={v}' for k, v in STREAM_POLICIES.items())})" \
         in recipe.read_text()
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
-    args = tmp_path / "args.txt"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
-
-    def streaming(policies: str, talks: str) -> subprocess.CompletedProcess:
-        argv = ["bash", recipe, "--pack", "pack", "--data", "data", "--out", "out", "--policies", policies,
-                "--talks-policy", talks, "--chunk", "1"]
-        return subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True,
-                              timeout=60)
-
-    assert streaming("wait-k=1 alignatt=4 local-agreement=0", "local-agreement=2").returncode == 0
-    assert streaming("wait-k=01 alignatt local-agreement=00 waitk=3", "local-agreement").returncode == 0
+    for policies, talks in (("wait-k=1 alignatt=4 local-agreement=0", "local-agreement=2"),
+                            ("wait-k=01 alignatt local-agreement=00 waitk=3", "local-agreement")):
+        assert run_streaming(tmp_path, "--pack", "pack", "--data", "data", "--out", "out", "--policies", policies,
+                             "--talks-policy", talks, "--chunk", "1").returncode == 0
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
         "alignatt=4-1s", "local-agreement=0-1s", "offline", "offline-greedy", "talks-local-agreement=2-1s",
         "talks-offline", "wait-k=1-1s", "waitk=3-1s"]  # a word sate does not know goes to it as given, to refuse
-    assert len(args.read_text().splitlines()) == 8  # each run decoded once
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 8  # each run decoded once
 
 
 def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh piped `sate latency-plot` through `tee OUT/table.md`, which emptied
     the table before the plot ran: a plot that failed (`--policies "" --talks-policy ""` into an OUT of no streamed
-    run, a results.json damaged) left table.md empty, the last table lost. A `sate` stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\ncase $1 in\n  evaluate) out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json" ;;\n  latency-plot) [ -z "$FAIL" ] || '
-                                           '{ echo "sate latency-plot: error: no" >&2; exit 2; }; echo "| row |" ;;\n'
-                                           'esac\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    run, a results.json damaged) left table.md empty, the last table lost."""
+    recording_sate(tmp_path, '#!/bin/bash\ncase $1 in\n  evaluate) out=${*: -1}; mkdir -p "$out"; '
+                            'echo "{}" > "$out/results.json" ;;\n  latency-plot) [ -z "$FAIL" ] || '
+                            '{ echo "sate latency-plot: error: no" >&2; exit 2; }; echo "| row |" ;;\n'
+                            'esac\n')
     (tmp_path / "pack").mkdir()
-    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "pack", "--data", "data",
-            "--out", "out", "--policies", "wait-k=1", "--talks-policy", ""]
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "FAIL": ""}
-    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    options = ("--pack", "pack", "--data", "data", "--out", "out", "--policies", "wait-k=1", "--talks-policy", "")
+    done = run_streaming(tmp_path, *options, FAIL="")
     assert done.returncode == 0 and done.stdout == "| row |\n", done.stderr
     assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
-    failed = subprocess.run(list(map(str, argv)), env={**env, "FAIL": "1"}, cwd=tmp_path, capture_output=True,
-                            text=True, timeout=60)
+    failed = run_streaming(tmp_path, *options, FAIL="1")
     assert failed.returncode == 2 and failed.stderr.endswith("sate latency-plot: error: no\n"), failed.stderr
     assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
     assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.is_dir()) == [".pack", "table.md"]
@@ -617,48 +604,38 @@ def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
 
 def test_streaming_gives_sate_a_path_that_begins_with_a_dash(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh passed `--out -runs` on as it was, and `sate evaluate` read it as an
-    option: "argument --out: expected one argument" (so --pack and --data). A `sate` that records its evaluations and
-    refuses a value that begins with '-', as argparse does, stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [ "$prev" != --out ] || '
-                                           '[[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    option: "argument --out: expected one argument" (so --pack and --data). The `sate` standing in refuses a value
+    that begins with '-', as argparse does."""
+    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [ "$prev" != --out ] || '
+                            '[[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
+                            'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
     (tmp_path / "-pack").mkdir()
-    args = tmp_path / "args.txt"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
-    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", "-pack", "--data", "-data",
-            "--out", "-runs", "--policies", "wait-k=1", "--talks-policy", ""]
-    done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    done = run_streaming(tmp_path, "--pack", "-pack", "--data", "-data", "--out", "-runs", "--policies", "wait-k=1",
+                         "--talks-policy", "")
     assert done.returncode == 0, done.stderr
-    assert args.read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data --split tst-COMMON --device " \
-        "cpu --beam 1 --out ./-runs/offline-greedy"
+    assert (tmp_path / "args.txt").read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data --split " \
+        "tst-COMMON --device cpu --beam 1 --out ./-runs/offline-greedy"
     assert (tmp_path / "-runs" / "wait-k=1-0.5s" / "results.json").is_file()
 
 
 def test_streaming_refuses_a_pack_of_another_task_before_any_run(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh --pack an MT pack ran its two offline runs (translations of the
     transcripts) into OUT, whose .pack then named it, before the first streamed run was refused; the call again with
-    the ST pack was then refused that OUT. A `sate` that records its evaluations stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
-    args = tmp_path / "args.txt"
-    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
+    the ST pack was then refused that OUT."""
+    recording_sate(tmp_path)
     for task in ("mt", "asr", "st"):
         (tmp_path / task).mkdir()
         (tmp_path / task / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: {task}\n")
-        argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", "--pack", task, "--data", "data",
-                "--out", f"out-{task}", "--policies", "wait-k=1", "--talks-policy", ""]
-        done = subprocess.run(list(map(str, argv)), env=env, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+        done = run_streaming(tmp_path, "--pack", task, "--data", "data", "--out", f"out-{task}", "--policies",
+                             "wait-k=1", "--talks-policy", "")
         if task == "st":
             assert done.returncode == 0 and (tmp_path / "out-st" / "wait-k=1-0.5s").is_dir(), done.stderr
             continue
         assert done.returncode == 1 and done.stderr == (
             f"[streaming] error: --pack {task} is an {task.upper()} pack ({task}/sate.yaml: task: {task}), and the "
             "runs stream speech translation: give an ST pack\n"), done.stderr
-        assert not (tmp_path / f"out-{task}").exists() and not args.exists()
+        assert not (tmp_path / f"out-{task}").exists() and not (tmp_path / "args.txt").exists()
+
 
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:
