@@ -38,7 +38,7 @@ from sate.files import (
     read_record,
     what_is_there,
 )
-from sate.numbers import check_jobs, is_int64
+from sate.numbers import check_jobs, is_int64, plain
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -289,24 +289,29 @@ def corpus_out(out: object, tgt_lang: object = "de") -> Path:
     return out
 
 
-def check_counts(train_size: object, jobs: object) -> None:
+def check_counts(train_size: object, jobs: object) -> tuple[int, int | None]:
     """The Python API's counts, as `sate synth` checks its options: a negative train_size voiced all train sentences
     but the last ones (a slice from the end), and jobs 0 or less took every core or one, exit 0 (twenty-seventh
-    hostile pass)."""
+    hostile pass). A NumPy integer (a size from a grid or an array) is taken as the int it holds (`plain`), as
+    before these checks."""
+    train_size, jobs = plain(train_size), plain(jobs)
     if not is_int64(train_size) or train_size < 0:  # type: ignore[operator]
         raise SateError(f"train_size must be a whole number >= 0, got {shown(train_size)}")
     if jobs is not None:
         if not is_int64(jobs):
             raise SateError(f"jobs must be a whole number or None (one per core), got {shown(jobs)}")
         check_jobs(jobs, "jobs")  # type: ignore[arg-type]
+    return train_size, jobs  # type: ignore[return-value]
 
 
 def check_phrasebook_sizes(text_size: object, train_size: object, dev_size: object, test_size: object,
-                           options: bool = False) -> None:
+                           options: bool = False) -> tuple[int, int, int, int]:
     """The phrasebook's sizes, named as the Python API's arguments or (``options``) as `sate synth`'s options: the API
     took dev_size 0 (an empty dev split, exit 0) and any text_size, which drew sentences until memory ran out (the
-    CLI's bounds; twenty-seventh hostile pass)."""
+    CLI's bounds; twenty-seventh hostile pass). Returned as ints: a NumPy integer is taken as the int it holds."""
     from sate.synth.phrasebook import MAX_SIZES  # slow: it builds its template tables on import
+
+    text_size, train_size, dev_size, test_size = (plain(v) for v in (text_size, train_size, dev_size, test_size))
 
     def named(name: str) -> str:
         return f"--{name.replace('_', '-')}" if options else name
@@ -321,6 +326,7 @@ def check_phrasebook_sizes(text_size: object, train_size: object, dev_size: obje
     if train_size > text_size:  # type: ignore[operator]
         raise SateError(f"{named('train_size')} {train_size} is more than {named('text_size')} {text_size}: only "
                         "train text can be voiced")
+    return text_size, train_size, dev_size, test_size  # type: ignore[return-value]
 
 
 def check_heldout_voices() -> None:
@@ -586,7 +592,7 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
                  tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
     """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
     out = corpus_out(out, tgt_lang)
-    check_counts(train_size, jobs)
+    train_size, jobs = check_counts(train_size, jobs)
     pairs = check_pairs(pairs)
     check_engines(voice_pool())
     root = out / f"en-{tgt_lang}"
@@ -607,8 +613,8 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
 
     out = corpus_out(out)
-    check_counts(train_size, jobs)
-    check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
+    train_size, jobs = check_counts(train_size, jobs)
+    text_size, train_size, dev_size, test_size = check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
     styles = phrasebook_styles()
     check_engines([v for style in styles.values() for v in style.voices])
     check_heldout_voices()

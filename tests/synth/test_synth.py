@@ -354,6 +354,41 @@ def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs
     assert [p.name for p in data.iterdir()] == ["vocab.json"]
 
 
+def test_the_python_api_takes_numpy_integers_for_its_sizes(tmp_path: Path, fixture_pairs: list[tuple[str, str]],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the twenty-seventh hostile pass: the checks the Python API gained refused a size or jobs given as a
+    NumPy integer (a value of a grid, or read from an array), which it had voiced, as "text_size must be >= 1, got
+    np.int64(200)". Each is taken as the int it holds, as `sate.numbers.plain` takes it for the decode API, and a
+    refusal names the number alone."""
+    written: list[tuple] = []
+
+    def write(root: Path, splits: dict, talks: list, tgt_lang: str, jobs: object, progress: bool) -> dict:
+        written.append((root, {name: len(some) for name, some in splits.items()}, jobs,
+                        sum(talk.split == "train" for talk in talks)))
+        return {}
+
+    monkeypatch.setattr(synth, "_write_corpus", write)
+    monkeypatch.setattr(synth, "atomic_write_text", lambda path, text: None)
+    synth.build_phrasebook_corpus(tmp_path / "pb", np.int64(30), np.int64(6), np.int32(3), np.int64(3),
+                                  jobs=np.int64(2), progress=False)
+    synth.build_corpus(tmp_path / "ding", fixture_pairs, np.int64(0), jobs=np.int16(1), progress=False)
+    (pb, sizes, jobs, _), (ding, _, ding_jobs, _) = written
+    assert (pb.name, ding.name) == ("en-de", "en-de")
+    assert sizes["train"] == 30 and sizes["dev"] == 3 and sizes["tst-COMMON"] == 3
+    assert (jobs, ding_jobs) == (2, 1) and type(jobs) is int
+    for build, says in [
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "pb", np.int64(30), 6, np.int32(0), 3),
+         "dev_size must be >= 1, got 0"),
+        (lambda: synth.build_corpus(tmp_path / "ding", fixture_pairs, np.int64(-3)),
+         "train_size must be a whole number >= 0, got -3"),
+        (lambda: synth.build_corpus(tmp_path / "ding", fixture_pairs, 0, jobs=np.int64(0)), "jobs must be >= 1, got 0"),
+    ]:
+        with pytest.raises(SateError) as caught:
+            build()
+        assert str(caught.value).startswith(says), str(caught.value)
+        assert "np." not in str(caught.value)
+
+
 def test_the_python_api_takes_each_side_of_a_pair_as_one_line(tmp_path: Path,
                                                              fixture_pairs: list[tuple[str, str]]) -> None:
     """Twenty-seventh hostile pass: `build_corpus` wrote a German side holding a line break as two lines of the
