@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -449,8 +450,10 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
 
 # A `sate` that stands in for the real under recipes/synth/local/streaming.sh: `evaluate` makes its --out (the last
 # word) with a results.json and appends its arguments to $SATE_ARGS; any other command does nothing.
-RECORDING_SATE = ('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                  'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+RECORDING_SATE = ('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; a=("$@"); device=; '
+                  'for i in "${!a[@]}"; do [ "${a[i]}" != --device ] || device=${a[i+1]}; done; '
+                  'printf \'{\\n "device": "%s"\\n}\\n\' "$device" > "$out/results.json"; '
+                  'echo "$*" >> "$SATE_ARGS"; }\n')  # results.json's device as `sate evaluate` writes it
 
 
 def recording_sate(tmp_path: Path, script: str = RECORDING_SATE) -> None:
@@ -520,21 +523,31 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
 def test_streaming_refuses_an_out_of_another_device(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh --device cuda into an OUT of CPU runs (the docs add runs to one OUT)
     found each run "done already" and showed the CPU's computation-aware latencies as the GPU's, exit 0; and back.
-    An OUT of CPU runs made before the device was recorded is still the CPU's."""
+    Its review: the device was then recorded in OUT/.pack, so an OUT of GPU runs made before (no device there) was
+    taken for the CPU's, and refused to the same device spelled otherwise (cuda:0 for cuda, cpu:0 for cpu). Each run's
+    results.json, which `sate evaluate` has always written with its device, is what is read now."""
     recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
     options = ("--pack", "pack", "--data", "data", "--policies", "wait-k=1", "--talks-policy", "")
     assert run_streaming(tmp_path, *options, "--out", "cpu").returncode == 0
     assert run_streaming(tmp_path, *options, "--out", "gpu", "--device", "cuda").returncode == 0
+    # an OUT of GPU runs as the script wrote it before: its .pack names no device
+    pack_record = tmp_path / "gpu" / ".pack"
+    pack_record.write_text(pack_record.read_text().replace(", device cuda", ""))
     assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
-    for out, device in (("cpu", ["--device", "cuda"]), ("gpu", []), ("gpu", ["--device", "cuda:1"])):
+    for out, device, ran_on in (("cpu", ["--device", "cuda"], "cpu"), ("gpu", [], "cuda"),
+                                ("gpu", ["--device", "cuda:1"], "cuda")):
         refused = run_streaming(tmp_path, *options, "--out", out, *device)
-        assert refused.returncode == 1 and refused.stderr.startswith(
-            f"[streaming] error: --out {out} holds the runs of another pack, data directory or split, or of another "
-            "--device"), refused.stderr
+        assert refused.returncode == 1 and re.match(  # the run named is the first of OUT in the locale's order
+            rf"\[streaming\] error: --out {out} holds runs made on another device \({out}/[^/]+/results.json: "
+            rf"{ran_on}, this call's --device {device[1] if device else 'cpu'}\), whose computation-aware latencies "
+            rf"are not this device's: give --device {ran_on} to add runs to it, or another --out$", refused.stderr,
+            re.MULTILINE), refused.stderr
     assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
-    again = run_streaming(tmp_path, *options, "--out", "cpu", "--device", "cpu")
-    assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+    for out, device in (("cpu", "cpu"), ("cpu", "cpu:0"), ("gpu", "cuda"), ("gpu", "cuda:0")):
+        again = run_streaming(tmp_path, *options, "--out", out, "--device", device)
+        assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
 
 
 def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:

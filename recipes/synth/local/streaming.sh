@@ -7,8 +7,8 @@
 # computation-aware figures depend on it; the others do not). A run whose results.json exists is skipped (--force:
 # redone), so a second call with another --chunk and --policies adds its runs; the table and the plot are of every
 # run in OUT. OUT is one pack's, on one split and one device: a call with another pack (or the pack made again), data
-# directory, split or --device is refused (OUT/.pack records them), where each run was "done already" and the first
-# pack's (or device's) table was shown.
+# directory or split is refused (OUT/.pack records them), and so is one with another --device (each run's
+# results.json records it), where each run was "done already" and the first pack's (or device's) table was shown.
 #
 # Usage: recipes/synth/local/streaming.sh [--name value ...]
 #   --pack DIR          the ST pack (default: exp/synth/whisper/st/pack, the demo's default; the Conformer
@@ -66,12 +66,19 @@ task=
 
 # What OUT's runs were made of: the pack's files, the split and its manifest (wherever they are named from).
 made_of="pack $(stamp "$pack/sate.yaml" "$pack/model.pt"), split $split $(stamp "$data/$split.jsonl")"
-# and the device where it is not the CPU (an OUT of CPU runs keeps its record): `--device cuda` over an OUT of CPU
-# runs found each run "done already", and the table gave the CPU's computation-aware latencies for the GPU's
-[ "$device" = cpu ] || made_of+=", device $device"
 if [ -e "$out/.pack" ] && [ "$(cat "$out/.pack")" != "$made_of" ]; then
-  die "--out $out holds the runs of another pack, data directory or split, or of another --device (or of the pack before it was made again; $out/.pack): give another --out, or move it away"
+  die "--out $out holds the runs of another pack, data directory or split (or of the pack before it was made again; $out/.pack): give another --out, or move it away"
 fi
+# and of one device, as each run's results.json records it (an OUT made before this check too): `--device cuda` over
+# an OUT of CPU runs found each run "done already", and the table gave the CPU's computation-aware latencies for the
+# GPU's. One spelling for one device, as torch reads them: cpu:0 is the CPU, cuda is cuda:0.
+device_key() { case $1 in cpu | cpu:*) printf cpu ;; *:*) printf '%s' "$1" ;; *) printf '%s:0' "$1" ;; esac; }
+for run in "$out"/*/results.json; do
+  [ -f "$run" ] || continue
+  ran_on=$(sed -n 's/^ *"device": *"\([^"]*\)".*/\1/p' "$run" 2>/dev/null | head -n 1) || true
+  [ -z "$ran_on" ] || [ "$(device_key "$ran_on")" = "$(device_key "$device")" ] ||
+    die "--out $out holds runs made on another device ($run: $ran_on, this call's --device $device), whose computation-aware latencies are not this device's: give --device $ran_on to add runs to it, or another --out"
+done
 
 # evaluate NAME ARGS...: `sate evaluate` of the pack into OUT/NAME, unless done; the load average beside it.
 evaluate() {
