@@ -619,15 +619,15 @@ def test_streaming_gives_sate_a_path_that_begins_with_a_dash(tmp_path: Path) -> 
     """Twenty-seventh hostile pass: streaming.sh passed `--out -runs` on as it was, and `sate evaluate` read it as an
     option: "argument --out: expected one argument" (so --pack and --data). The `sate` standing in refuses a value
     that begins with '-', as argparse does."""
-    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [ "$prev" != --out ] || '
-                            '[[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
+    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [[ $prev != --out && $prev != '
+                            '--split ]] || [[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
                             'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
     (tmp_path / "-pack").mkdir()
     done = run_streaming(tmp_path, "--pack", "-pack", "--data", "-data", "--out", "-runs", "--policies", "wait-k=1",
-                         "--talks-policy", "")
+                         "--talks-policy", "", "--split", "-x")  # review: a split is a name (./-x is none): --split=
     assert done.returncode == 0, done.stderr
-    assert (tmp_path / "args.txt").read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data --split " \
-        "tst-COMMON --device cpu --beam 1 --out ./-runs/offline-greedy"
+    assert (tmp_path / "args.txt").read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data " \
+        "--split=-x --device cpu --beam 1 --out ./-runs/offline-greedy"
     assert (tmp_path / "-runs" / "wait-k=1-0.5s" / "results.json").is_file()
 
 

@@ -87,7 +87,8 @@ evaluate() {
   if [ "$force" != true ] && [ -e "$dir/results.json" ]; then say "$name: done already ($dir)"; return; fi
   say "$name"  # `sate evaluate` makes $dir: one that fails (a bad policy, an ASR pack) leaves no empty folder
   local before; before=$(cut -d' ' -f1-3 /proc/loadavg)
-  sate evaluate --model "$pack" --data "$data" --split "$split" --device "$device" "$@" --out "$dir"
+  # --split=: a split is a name, not a path, so `./-x` is no split of sate's; `--split -x` was "expected one argument"
+  sate evaluate --model "$pack" --data "$data" --split="$split" --device "$device" "$@" --out "$dir"
   [ -e "$out/.pack" ] || mark_done "$out/.pack" "$made_of"
   printf 'load average (1, 5, 15 min) before: %s  after: %s\n' "$before" "$(cut -d' ' -f1-3 /proc/loadavg)" \
     > "$dir/load.txt"
