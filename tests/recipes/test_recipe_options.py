@@ -596,6 +596,29 @@ def test_streaming_names_one_policy_one_way(tmp_path: Path) -> None:
     assert len((tmp_path / "args.txt").read_text().splitlines()) == 8  # each run decoded once
 
 
+def test_streaming_reuses_a_run_of_an_earlier_spelling(tmp_path: Path) -> None:
+    """Review of the twenty-seventh hostile pass: an OUT made before each policy had one name holds its runs as they
+    were spelled then (alignatt-1s for alignatt=4-1s, wait-k=01-1s, talks-local-agreement-1s); the same call again
+    decoded each run once more under the new name, and the table showed both rows, alike. Such a run is reused."""
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    options = ("--pack", "pack", "--data", "data", "--out", "out", "--chunk", "1")
+    assert run_streaming(tmp_path, *options, "--policies", "alignatt=4 wait-k=1",
+                         "--talks-policy", "local-agreement=2").returncode == 0
+    for now, then in (("alignatt=4-1s", "alignatt-1s"), ("wait-k=1-1s", "wait-k=01-1s"),
+                      ("talks-local-agreement=2-1s", "talks-local-agreement-1s")):
+        (tmp_path / "out" / now).rename(tmp_path / "out" / then)  # as the script named them before
+    again = run_streaming(tmp_path, *options, "--policies", "alignatt wait-k=1", "--talks-policy", "local-agreement")
+    assert again.returncode == 0 and again.stderr.count("done already") == 6, again.stderr
+    assert "done already (out/alignatt-1s)" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
+        "alignatt-1s", "offline", "offline-greedy", "talks-local-agreement-1s", "talks-offline", "wait-k=01-1s"]
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6  # none decoded again
+    forced = run_streaming(tmp_path, *options, "--policies", "alignatt", "--talks-policy", "", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "args.txt").read_text().splitlines()[-1].endswith("--out out/alignatt-1s")  # redone in place
+
+
 def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
     """Twenty-seventh hostile pass: streaming.sh piped `sate latency-plot` through `tee OUT/table.md`, which emptied
     the table before the plot ran: a plot that failed (`--policies "" --talks-policy ""` into an OUT of no streamed

@@ -94,15 +94,33 @@ evaluate() {
     > "$dir/load.txt"
 }
 
+# An OUT made before a policy was named one way holds its run as it was spelled then (alignatt-0.5s for
+# alignatt=4-0.5s, wait-k=01-0.5s): that run is reused under its own name, where it was decoded again and the table
+# showed it twice.
+declare -A spelled=()
+for run in "$out"/*/results.json; do
+  [ -f "$run" ] || continue
+  folder=${run%/results.json}; folder=${folder##*/}
+  [[ $folder == *-"${chunk}s" ]] || continue
+  word=${folder%-"${chunk}s"}
+  if [[ $word == talks-* ]]; then name=talks-$(policy_word "${word#talks-}"); else name=$(policy_word "$word"); fi
+  [ "$name" = "$word" ] || spelled[$name-${chunk}s]=$folder
+done
+# run_name NAME: OUT's folder for the run NAME, the one of an earlier spelling where only it has been run
+run_name() {
+  if [ ! -e "$out/$1/results.json" ] && [ -n "${spelled[$1]+set}" ]; then printf '%s' "${spelled[$1]}"
+  else printf '%s' "$1"; fi
+}
+
 evaluate offline-greedy --beam 1
 evaluate offline
 read -r -a policy_list <<< "$policies"  # words, never file patterns: the unquoted list was globbed ("*": file names)
 for policy in "${policy_list[@]}"; do
   policy=$(policy_word "$policy")
-  evaluate "$policy-${chunk}s" --stream "$policy" --chunk "$chunk"
+  evaluate "$(run_name "$policy-${chunk}s")" --stream "$policy" --chunk "$chunk"
 done
 if [ -n "$talks_policy" ]; then
-  evaluate "talks-$talks_policy-${chunk}s" --stream "$talks_policy" --chunk "$chunk" --talks
+  evaluate "$(run_name "talks-$talks_policy-${chunk}s")" --stream "$talks_policy" --chunk "$chunk" --talks
   evaluate talks-offline --talks
 fi
 # the table kept until the new one is drawn: through tee, a plot that failed (no streamed run in OUT, a results.json
