@@ -92,7 +92,10 @@ def test_the_python_api_takes_a_policy_spec_and_checks_it(translator: SpeechTran
         with pytest.raises(SateError, match=f"^{re.escape(says)}"):
             next(live(translator, [waves[0]], spec))
     for chunk, says in [("0.5", "chunk must be a number of seconds, got '0.5'"),
-                        (0, "chunk must be at least 0.05 and at most 120 seconds, got 0")]:
+                        (0, "chunk must be at least 0.05 and at most 120 seconds, got 0"),
+                        # review: an int past floats was an OverflowError traceback of math.isfinite
+                        (10**400, "chunk must be at least 0.05 and at most 120 seconds, got "
+                                  f"1{'0' * 17}...{'0' * 19}")]:
         with pytest.raises(SateError, match=f"^{re.escape(says)}$"):
             simulate(translator, waves[0], "wait-k=2", chunk)
 
