@@ -93,7 +93,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     # never a data directory or an experiment, which OUT/en-de/ would go into; written where a symlink leads (a broken
     # one was "File exists" once the text was drawn, where sate prep --out writes through it)
-    args.out = corpus_out(args.out, args.tgt_lang)
+    args.out = corpus_out(args.out, args.tgt_lang, "--out")
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
     if args.jobs is not None:
@@ -169,10 +169,10 @@ def run(args: argparse.Namespace) -> int:
             raise SateError(f"{ding}: {len(pairs)} example sentence pairs, too few to fill {' and '.join(empty)} "
                             "(about 4% of the sentences go to each of dev and tst-COMMON)" + advice)
         print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
-        summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+        summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs, option="--out")
     else:
         summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size, args.test_size,
-                                          args.seed, args.jobs)
+                                          args.seed, args.jobs, option="--out")
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")

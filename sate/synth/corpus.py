@@ -264,13 +264,14 @@ def yaml_line(seg: dict) -> str:
             f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
 
 
-def corpus_out(out: object, tgt_lang: object = "de") -> Path:
+def corpus_out(out: object, tgt_lang: object = "de", option: str = "out") -> Path:
     """The corpus root ``out`` (a str or a path) checked before any work as `sate synth --out` is, and where to write
     it (links resolved): never a folder of a corpus `sate synth` voiced (its en-de/ given for the root), a data
     directory, an experiment or a pack (`sate.targets.check_output`), nor a corpus of the user's (`check_corpus_root`).
     `build_corpus` and `build_phrasebook_corpus` checked none of it: a str was a TypeError, the en-de/ folder of a
     voiced corpus got a corpus nested in it, a data directory an en-de/ of wavs, and tgt_lang "fr" an en-fr/ of
-    German text, each exit 0 (twenty-seventh hostile pass)."""
+    German text, each exit 0 (twenty-seventh hostile pass). ``option`` names ``out`` in a refusal: the API's argument,
+    or the CLI's --out."""
     if tgt_lang not in TGT_LANGS:
         raise SateError(f"tgt_lang {shown(tgt_lang)}: both texts are English-German, so only "
                         f"{', '.join(TGT_LANGS)}")
@@ -281,11 +282,11 @@ def corpus_out(out: object, tgt_lang: object = "de") -> Path:
     voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)
     if voiced is not None:  # the en-de folder given for the root (or a folder in it) was told that only `sate synth`
         # writes there, to a user running `sate synth` (twenty-first hostile pass)
-        raise SateError(f"--out {out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
-                        f"a corpus `sate synth` voiced; --out takes the corpus's root, which holds {voiced.name}/: "
+        raise SateError(f"{option} {out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
+                        f"a corpus `sate synth` voiced; {option} takes the corpus's root, which holds {voiced.name}/: "
                         f"{voiced.parent}")
-    out = check_output(out, "corpus")
-    check_corpus_root(out / f"en-{tgt_lang}")  # before any work: never over a corpus of the user's
+    out = check_output(out, "corpus", option)
+    check_corpus_root(out / f"en-{tgt_lang}", option)  # before any work: never over a corpus of the user's
     return out
 
 
@@ -369,15 +370,15 @@ def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
     return [name for name, some in splits.items() if not some]
 
 
-def check_corpus_root(root: Path) -> None:
+def check_corpus_root(root: Path, option: str = "--out") -> None:
     """Refuse to voice into ``root`` (OUT/en-de) when it holds a corpus `sate synth` did not write: a real MuST-C
     download names its files as ours do (``data/train/txt/train.yaml``, ``wav/ted_1.wav``), and every one of them
     would be replaced by a synthetic one."""
     if root.is_dir() and any(root.iterdir()) and not any((root / name).is_file()
                                                          for name in (layout.SYNTH_MARK, layout.SYNTH_SUMMARY)):
-        raise SateError(f"--out {root.parent}: {root} holds files that `sate synth` did not write (no "
+        raise SateError(f"{option} {root.parent}: {root} holds files that `sate synth` did not write (no "
                         f"{layout.SYNTH_MARK}): a corpus of yours, whose yaml, text and wav files it would replace; "
-                        "give another --out")
+                        f"give another {option}")
 
 
 def corpus_files(splits: Sequence[str], talks: list[Talk], tgt_lang: str) -> list[str]:
@@ -389,7 +390,7 @@ def corpus_files(splits: Sequence[str], talks: list[Talk], tgt_lang: str) -> lis
     return names
 
 
-def check_corpus_files(root: Path, names: Sequence[str]) -> None:
+def check_corpus_files(root: Path, names: Sequence[str], option: str = "--out") -> None:
     """Refuse, before any voicing, what stands at one of the files `sate synth` writes in a corpus it wrote before and
     is no file of it: a symlink (or a link on the way) or what is not a regular file. Written through, a run again
     replaced the user's file a link led to (their recording with a voiced talk, their notes with a split's text),
@@ -402,10 +403,10 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
         link = _linked_folder(root, path)
         if link is not None:  # named once, before any write: the files below it were refused one by one after a run
             raise SateError(  # had written through it, each "remove it" a file of the link's target (review)
-                f"--out {one_line(str(root.parent))}: {one_line(str(link))} is a symlink to "
+                f"{option} {one_line(str(root.parent))}: {one_line(str(link))} is a symlink to "
                 f"{one_line(os.path.realpath(link))}, where `sate synth` makes its folder {link.relative_to(root)}/: "
-                "written through, the corpus goes outside --out and a run again replaces what is there; remove the "
-                f"link itself (rm {shell_word(str(link))}: its target is left as it is), or give another --out")
+                f"written through, the corpus goes outside {option} and a run again replaces what is there; remove the "
+                f"link itself (rm {shell_word(str(link))}: its target is left as it is), or give another {option}")
         if not os.path.lexists(path):
             # a file where a folder of it goes (a split's): "SPLIT/wav: Not a directory" once the other splits were
             # voiced, naming the folder below the file (26th hostile pass)
@@ -413,7 +414,7 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
             while folder != root and not os.path.lexists(folder):
                 folder = folder.parent
             if folder != root and not folder.is_dir():
-                raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is "
+                raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(folder))} is "
                                 f"{one_line(what_is_there(folder) or 'a file')}, where `sate synth` makes its folder "
                                 f"{folder.relative_to(root)}/: remove it")
             continue
@@ -422,7 +423,7 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
         what = what_is_there(path) or (f"{how} {real}" if real != os.path.join(home, name) else None)
         if what is not None:
             what = what if what.startswith(how) else f"is {what}"
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
                             f"`sate synth` writes its file {name}: remove it")
     # append-only or immutable (chattr +a, +i), a file of it or a folder it renames its files into: the rename failed
     # after the voicing, said as "a special or protected file system", and an append-only folder kept the temporary
@@ -430,8 +431,8 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
     for path in [root / name for name in names] + sorted({(root / name).parent for name in names}):
         how = fixed_in_place(path) if path.is_file() else "append-only (chattr +a)" if append_only(path) else None
         if how is not None:
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate synth` "
-                            "writes its files; lift that, or give another --out")
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate "
+                            f"synth` writes its files; lift that, or give another {option}")
 
 
 def _linked_folder(root: Path, path: Path) -> Path | None:
@@ -444,16 +445,16 @@ def _linked_folder(root: Path, path: Path) -> Path | None:
     return None
 
 
-def check_folders_writable(root: Path, names: Sequence[str]) -> None:
+def check_folders_writable(root: Path, names: Sequence[str], option: str = "--out") -> None:
     """Refuse, before any voicing, a folder of the corpus that this user may not write in (mode 0500 or 0100) where
     this run writes one of ``names``: a run again over the corpus rewrote mt/train.* and the splits before that
     folder's, then failed there, status 1, the corpus a mix of two runs' texts where they differed (twenty-third
     hostile pass, the folders harness's wider run). The folders of talks voiced before are not written."""
     for folder in sorted({(root / name).parent for name in names}):
         if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is not writable (no "
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(folder))} is not writable (no "
                             "permission, or read-only), where `sate synth` writes its files; lift that, or give "
-                            "another --out")
+                            f"another {option}")
 
 
 def _worker_signals(parent: int) -> None:
@@ -473,14 +474,16 @@ def _exit_quietly(signum: int, frame: FrameType | None) -> None:
 
 
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
-                  jobs: int | None, progress: bool) -> dict:
-    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
+                  jobs: int | None, progress: bool, option: str = "--out") -> dict:
+    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary. ``option``
+    names the corpus root in a refusal."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
-    check_corpus_root(root)
-    check_corpus_files(root, corpus_files(list(text), talks, tgt_lang))
+    check_corpus_root(root, option)
+    check_corpus_files(root, corpus_files(list(text), talks, tgt_lang), option)
     check_folders_writable(root, corpus_files(list(text), [t for t in talks if root.is_dir() and
-                                                           _voiced(t, root / "data" / t.split) is None], tgt_lang))
+                                                           _voiced(t, root / "data" / t.split) is None], tgt_lang),
+                           option)
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:
@@ -589,9 +592,10 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
 
 
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
-                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
-    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
-    out = corpus_out(out, tgt_lang)
+                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True, *, option: str = "out") -> dict:
+    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary.
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
+    out = corpus_out(out, tgt_lang, option)
     train_size, jobs = check_counts(train_size, jobs)
     pairs = check_pairs(pairs)
     check_engines(voice_pool())
@@ -601,18 +605,20 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
     if empty:  # an empty list made a corpus of empty splits, exit 0, which `sate prep` refused split by split
         raise SateError(f"pairs: {len(pairs)} sentence pairs, too few to fill {' and '.join(empty)} (about 4% of the "
                         "sentences go to each of dev and tst-COMMON)")
-    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
+    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress, option)
     atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary
 
 
 def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size: int, test_size: int,
-                            seed: int = 0, jobs: int | None = None, progress: bool = True) -> dict:
+                            seed: int = 0, jobs: int | None = None, progress: bool = True, *,
+                            option: str = "out") -> dict:
     """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
-    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
+    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices.
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
     from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
 
-    out = corpus_out(out)
+    out = corpus_out(out, option=option)
     train_size, jobs = check_counts(train_size, jobs)
     text_size, train_size, dev_size, test_size = check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
     styles = phrasebook_styles()
@@ -622,7 +628,7 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     text = phrasebook_splits(text_size, dev_size, test_size, seed)
     text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}
     talks = plan_talks(text, train_size, seed, styles, shuffle_train=False)
-    summary = _write_corpus(root, text, talks, "de", jobs, progress)
+    summary = _write_corpus(root, text, talks, "de", jobs, progress, option)
     summary.update({"text": "phrasebook", "seed": seed,
                     "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
                     "heldout_voices": heldout_names()})

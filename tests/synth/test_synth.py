@@ -323,16 +323,22 @@ def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs
     data = tmp_path / "data"
     data.mkdir()
     (data / "vocab.json").write_text("{}")
+    mustc = tmp_path / "mustc" / "en-de"
+    (mustc / "data").mkdir(parents=True)
     pairs = fixture_pairs
     cases = [
         (lambda: synth.build_corpus(str(tmp_path / "new"), [], 0), "pairs: 0 sentence pairs, too few to fill train "
          "and dev and tst-COMMON"),  # a str taken as the path it names
         (lambda: synth.build_phrasebook_corpus("", 30, 6, 3, 3), "out: an empty name (an unset variable?); give a "
          "directory ('.' for the current one)"),  # Path("") is ".": it voiced into the current folder
-        (lambda: synth.build_corpus(corpus, pairs, 0), f"--out {corpus}: it is the en-de/ folder of a corpus `sate "
-         f"synth` voiced; --out takes the corpus's root, which holds en-de/: {corpus.parent}"),
-        (lambda: synth.build_phrasebook_corpus(data, 30, 6, 3, 3), f"--out {data}: refusing to write a corpus into "
+        # review: each named the CLI's --out, not the argument out
+        (lambda: synth.build_corpus(corpus, pairs, 0), f"out {corpus}: it is the en-de/ folder of a corpus `sate "
+         f"synth` voiced; out takes the corpus's root, which holds en-de/: {corpus.parent}"),
+        (lambda: synth.build_phrasebook_corpus(data, 30, 6, 3, 3), f"out {data}: refusing to write a corpus into "
          "it: it is a data directory"),
+        (lambda: synth.build_corpus(mustc.parent, pairs, 0), f"out {mustc.parent}: {mustc} holds files that `sate "
+         "synth` did not write (no .sate-synth): a corpus of yours, whose yaml, text and wav files it would replace; "
+         "give another out"),
         (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, tgt_lang="fr"), "tgt_lang 'fr': both texts are "
          "English-German, so only de"),
         (lambda: synth.build_corpus(tmp_path / "new", pairs, -3), "train_size must be a whole number >= 0, got -3"),
@@ -349,7 +355,7 @@ def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs
         with pytest.raises(SateError) as caught:
             build()
         assert str(caught.value).startswith(says), str(caught.value)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data", "mustc"]
     assert sorted(p.name for p in corpus.iterdir()) == [".sate-synth", "data"]
     assert [p.name for p in data.iterdir()] == ["vocab.json"]
 
@@ -362,7 +368,7 @@ def test_the_python_api_takes_numpy_integers_for_its_sizes(tmp_path: Path, fixtu
     refusal names the number alone."""
     written: list[tuple] = []
 
-    def write(root: Path, splits: dict, talks: list, tgt_lang: str, jobs: object, progress: bool) -> dict:
+    def write(root: Path, splits: dict, talks: list, tgt_lang: str, jobs: object, progress: bool, *_: str) -> dict:
         written.append((root, {name: len(some) for name, some in splits.items()}, jobs,
                         sum(talk.split == "train" for talk in talks)))
         return {}
@@ -445,7 +451,7 @@ def test_cli_writes_where_a_broken_symlink_leads(tmp_path: Path, monkeypatch: py
     (tmp_path / "link").symlink_to("made/later")
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
     calls: list[tuple] = []
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: calls.append(a) or summary)
     assert main(["synth", "--out", str(tmp_path / "link")]) == 0
     assert calls[0][0] == tmp_path / "made" / "later"
 
@@ -453,8 +459,8 @@ def test_cli_writes_where_a_broken_symlink_leads(tmp_path: Path, monkeypatch: py
 def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple] = []
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
-    monkeypatch.setattr(synth_cli, "build_corpus", lambda *a: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_corpus", lambda *a, **_: calls.append(a) or summary)
     assert main(["synth", "--out", str(tmp_path)]) == 0
     assert calls[-1] == (tmp_path, 40000, 3000, 300, 300, 0, calls[-1][-1])
     assert main(["synth", "--out", str(tmp_path), "--text", "phrasebook", "--text-size", "900", "--train-size",
@@ -681,7 +687,7 @@ def test_a_root_holding_another_pair_of_the_users_is_said(tmp_path: Path, monkey
     word (24th hostile pass): a note names the pair it did not voice. A root of its own, or a folder beside en-de
     that is no pair, says nothing."""
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: summary)
     (tmp_path / "notes").mkdir()
     assert main(["synth", "--out", str(tmp_path)]) == 0
     assert "note:" not in capsys.readouterr().err
@@ -974,6 +980,6 @@ def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
     split.write_text("my notes\n")
     with pytest.raises(SateError) as caught:
         synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
-    assert str(caught.value) == (f"--out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
-                                 "folder data/dev/: remove it")
+    assert str(caught.value) == (f"out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
+                                 "folder data/dev/: remove it")  # the API's argument (`sate synth`: --out)
     assert split.read_text() == "my notes\n"
