@@ -34,6 +34,22 @@ def is_int64(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and INT64[0] <= value <= INT64[1]
 
 
+def plain(value: object) -> object:
+    """A NumPy scalar as the Python number it holds (np.int64(16000), np.float32(1.2): a rate read from an array, a
+    value of a grid search), which the checks of the Python API took for no number at all; so is a 0-d array or
+    tensor (np.array(16000), torch.tensor(16000): a rate from a dataset in torch format was "must be a whole number of
+    Hz, got tensor(16000)", twentieth hostile pass); anything else as it is. Here, below every layer, so that the
+    synth API takes a size as the decode API does (review of the twenty-seventh hostile pass)."""
+    numpy = sys.modules.get("numpy")  # a NumPy value's caller has imported numpy
+    if numpy is not None and (isinstance(value, numpy.generic)
+                              or (isinstance(value, numpy.ndarray) and value.ndim == 0)):
+        return value.item()
+    torch = sys.modules.get("torch")  # a tensor's caller has imported torch
+    if torch is not None and isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_meta:
+        return value.item()
+    return value
+
+
 def is_digits(text: str) -> bool:
     """Is ``text`` a whole number written in 0-9 alone? `str.isdigit` also takes '²' or '٣', which `int()` then
     refuses (or reads as another number): a name part or an offset checked by it alone ended in a traceback."""

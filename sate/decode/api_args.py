@@ -8,7 +8,6 @@ directory"), `translate_text("hello")` translated five letters, and a sample rat
 
 from __future__ import annotations
 
-import sys
 from collections.abc import Iterable, Mapping, Sequence, Set
 from dataclasses import asdict
 from pathlib import Path
@@ -21,7 +20,7 @@ from sate.decode.options import DecodeOptions
 from sate.decode.options import decode_options as checked_options
 from sate.errors import SateError, shown
 from sate.files import given_path
-from sate.numbers import is_int64, is_number
+from sate.numbers import is_int64, is_number, plain
 
 T = TypeVar("T")
 
@@ -46,19 +45,6 @@ def directory(value: object) -> Path:
     """A pack's directory as a str or a path: None, a number or bytes were TypeErrors of Path(); '' is '.' to Path,
     named as such."""
     return given_path(value, "directory")
-
-
-def plain(value: object) -> object:
-    """A NumPy scalar as the Python number it holds (np.int64(16000), np.float32(1.2): a rate read from an array, a
-    value of a grid search), which the checks below took for no number at all; so is a 0-d array or tensor
-    (np.array(16000), torch.tensor(16000): a rate from a dataset in torch format was "must be a whole number of Hz,
-    got tensor(16000)", twentieth hostile pass); anything else as it is."""
-    if isinstance(value, np.generic) or (isinstance(value, np.ndarray) and value.ndim == 0):
-        return value.item()
-    torch = sys.modules.get("torch")  # a tensor's caller has imported torch
-    if torch is not None and isinstance(value, torch.Tensor) and value.ndim == 0 and not value.is_meta:
-        return value.item()
-    return value
 
 
 def batch_size(value: object) -> int:

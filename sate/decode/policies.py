@@ -12,7 +12,8 @@ finishes the prefix over the whole memory with the decoding options' beam search
   2022 with N = 2).
 - ``alignatt=F``: extend greedily and commit each token unless its source attention (averaged over the heads and
   layers of the decoder) peaks on one of the last F memory positions, i.e. on audio that may still be cut off
-  (Papi et al. 2023). F counts encoder frames: 40 ms each behind a 4x subsampling, or source tokens behind a
+  (Papi et al. 2023). F counts encoder frames: 40 ms each behind a 4x subsampling, 20 ms behind Whisper's encoder
+  (2x; the docs said 40 ms alone, which the Whisper demo's pack, the default, halves), or source tokens behind a
   shrinking adaptor.
 
 wait-k and AlignAtt decide one token at a time, and stay greedy whatever the beam: the token is final once shown,

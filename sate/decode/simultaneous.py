@@ -5,8 +5,8 @@ from sate.decode.api import SpeechTranslator
 from sate.decode.simultaneous import simulate
 
 st = SpeechTranslator.load("packs/st")
-run = simulate(st, samples, parse_policy("alignatt=4"), chunk=0.5)   # one utterance, 16 kHz mono
-print(run.translation, run.delays)                                  # words and when each was committed
+run = simulate(st, samples, "alignatt=4", chunk=0.5)   # one utterance, 16 kHz mono
+print(run.translation, run.delays)                    # words and when each was committed
 ```
 
 After each chunk the features and the encoder are recomputed over all audio of the utterance heard so far (the
@@ -40,10 +40,11 @@ import torch
 
 from sate.data.audio import SAMPLE_RATE, read_segment
 from sate.decode.api import SpeechTranslator
-from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk
+from sate.decode.api_args import plain
+from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.models.ctc import ctc_greedy
 
 # Less audio than this gives the convolutional front end no output frame: such a chunk is only read.
@@ -143,11 +144,28 @@ class UtteranceStream:
         return " ".join(self.words)
 
 
-def simulate(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy, chunk: float,
+def policy_of(spec: StreamPolicy | str) -> StreamPolicy:
+    """The policy a Python caller gave, as `parse_policy` reads it ("alignatt=4") or as its result, checked as the
+    command line checks it: a str was an AttributeError traceback ("'str' object has no attribute 'name'"), and a
+    StreamPolicy made by hand went unchecked (wait-k=0, a name no policy has: a KeyError) (twenty-seventh hostile
+    pass)."""
+    if isinstance(spec, StreamPolicy):
+        return parse_policy(str(spec))
+    if not isinstance(spec, str):
+        raise SateError(f"spec: expected a streaming policy, \"alignatt=4\" or parse_policy's StreamPolicy, got "
+                        f"{type(spec).__name__}")
+    return parse_policy(spec)
+
+
+def simulate(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy | str, chunk: float,
              options: DecodeOptions | None = None) -> Streamed:
     """Translate one utterance (16 kHz mono samples) read `chunk` seconds at a time, as fast as decoding goes;
-    delays as the module doc defines them."""
-    check_chunk(chunk)
+    delays as the module doc defines them. `spec`: a policy, or its spec ("alignatt=4")."""
+    spec = policy_of(spec)
+    chunk = plain(chunk)  # np.float32(0.5), a value of a grid
+    if isinstance(chunk, bool) or not isinstance(chunk, int | float):  # "0.5" was a TypeError of math.isfinite
+        raise SateError(f"chunk must be a number of seconds, got {shown(chunk)}")
+    check_chunk(chunk, "chunk")
     stream = UtteranceStream(translator, start(spec), options or translator.options)
     duration = len(wave) / SAMPLE_RATE
     step = round(chunk * SAMPLE_RATE)
@@ -170,7 +188,7 @@ def simulate(translator: SpeechTranslator, wave: np.ndarray, spec: StreamPolicy,
                     stream.decoder_seconds, commits)
 
 
-def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: StreamPolicy,
+def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: StreamPolicy | str,
          options: DecodeOptions | None = None, vad: VadOptions | None = None) -> Iterator[Commit]:
     """Commits of an endless stream given as consecutive pieces of 16 kHz mono samples (one piece = one chunk).
 
@@ -186,6 +204,7 @@ def live(translator: SpeechTranslator, pieces: Iterable[np.ndarray], spec: Strea
     mistranslate one that starts with half a second of silence. (It ends with the pause that ended it: cutting at
     the VAD's end of speech instead would depend on the detector, and the energy one cuts off quiet last syllables.)
     """
+    spec = policy_of(spec)
     vad = vad or VadOptions()
     options = options or translator.options
     buffer = np.zeros(0, dtype=np.float32)

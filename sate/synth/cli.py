@@ -28,8 +28,11 @@ from sate.synth.corpus import (
     TEXTS,
     build_corpus,
     build_phrasebook_corpus,
-    check_corpus_root,
+    check_heldout_voices,
+    check_phrasebook_sizes,
+    corpus_out,
     phrasebook_styles,
+    unfilled,
 )
 from sate.synth.ding import (
     DING_PACKAGE,
@@ -41,15 +44,12 @@ from sate.synth.ding import (
 )
 from sate.synth.splits import split_pairs
 from sate.synth.voices import (
-    HELDOUT_ESPEAK_ACCENTS,
-    HELDOUT_FLITE,
-    Voice,
     check_engines,
     heldout_names,
     missing_voices,
     voice_pool,
 )
-from sate.targets import check_output, dir_name, read_name
+from sate.targets import dir_name, read_name
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -93,15 +93,7 @@ def _check_args(args: argparse.Namespace) -> None:
 
     # never a data directory or an experiment, which OUT/en-de/ would go into; written where a symlink leads (a broken
     # one was "File exists" once the text was drawn, where sate prep --out writes through it)
-    typed = Path(os.path.abspath(args.out))
-    voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)
-    if voiced is not None:  # the en-de folder given for the root (or a folder in it) was told that only `sate synth`
-        # writes there, to a user running `sate synth` (twenty-first hostile pass)
-        raise SateError(f"--out {args.out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
-                        f"a corpus `sate synth` voiced; --out takes the corpus's root, which holds {voiced.name}/: "
-                        f"{voiced.parent}")
-    args.out = check_output(args.out, "corpus")
-    check_corpus_root(args.out / f"en-{args.tgt_lang}")  # before any work: never over a corpus of the user's
+    args.out = corpus_out(args.out, args.tgt_lang, "--out")
     if args.train_size < 0:
         raise SateError(f"--train-size must be >= 0, got {args.train_size}")
     if args.jobs is not None:
@@ -121,18 +113,10 @@ def _check_args(args: argparse.Namespace) -> None:
         raise SateError("--ding is only read with --text ding")
     defaults = {"text_size": phrasebook.DEFAULT_TEXT_SIZE, "dev_size": phrasebook.DEFAULT_DEV_SIZE,
                 "test_size": phrasebook.DEFAULT_TEST_SIZE}
-    splits = {"text_size": "train", "dev_size": "dev", "test_size": "tst-COMMON"}
-    for option, name in sizes.items():
+    for name in sizes.values():
         if getattr(args, name) is None:
             setattr(args, name, defaults[name])
-        elif getattr(args, name) < 1:
-            raise SateError(f"{option} must be >= 1, got {getattr(args, name)}")
-        elif getattr(args, name) > phrasebook.MAX_SIZES[splits[name]]:
-            raise SateError(f"{option} {getattr(args, name):,}: at most {phrasebook.MAX_SIZES[splits[name]]:,} "
-                            "(every sentence drawn is held in memory until the splits are full)")
-    if args.train_size > args.text_size:
-        raise SateError(f"--train-size {args.train_size} is more than --text-size {args.text_size}: "
-                        "only train text can be voiced")
+    check_phrasebook_sizes(args.text_size, args.train_size, args.dev_size, args.test_size, options=True)
 
 
 def other_pairs(out: Path, tgt_lang: str) -> list[str]:
@@ -156,14 +140,8 @@ def check_voices(text: str) -> None:
     pools = {"ding": voice_pool()} if text == "ding" else {s: list(st.voices) for s, st in phrasebook_styles().items()}
     voices = [v for pool in pools.values() for v in pool]
     check_engines(voices)
-    held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
-    heldout = missing_voices(held) if HELDOUT_SPLIT in pools else []
-    if heldout:
-        raise SateError(f"the installed engines lack {', '.join(heldout)}, held out of train for {HELDOUT_SPLIT} "
-                        f"(its voices: {', '.join(heldout_names())}): an engine voices a voice it lacks in its "
-                        "default voice, which train hears, without a word; install espeak-ng 1.49 or later and "
-                        "flite 2, which has kal16 (sudo apt-get install espeak-ng flite), or use --text ding, which "
-                        "holds no voice out")
+    if HELDOUT_SPLIT in pools:
+        check_heldout_voices()
     others = missing_voices(voices)
     if others:
         print(f"note: the installed engines lack {', '.join(others)}: espeak-ng voices a variant it lacks as its "
@@ -178,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
     if args.text == "ding":
         ding = args.ding or fetch_ding(default_cache_dir())
         pairs = read_ding_pairs(ding)
-        empty = [name for name, some in split_pairs(pairs).items() if not some]
+        empty = unfilled(split_pairs(pairs))
         # sate's own download, damaged (emptied, cut short, replaced): "is it the Ding file?" asked the user about a
         # file they never named (26th hostile pass)
         fetched = args.ding is None and ding == cached_ding(default_cache_dir())
@@ -192,13 +170,14 @@ def run(args: argparse.Namespace) -> int:
                             "(about 4% of the sentences go to each of dev and tst-COMMON)" + advice)
         print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
         with held_out_dir(args.out, "sate synth"):  # as below
-            summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs)
+            summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs,
+                                   option="--out")
     else:
         # held for the run: two runs into one --out at once (other seeds) both ended 0, the one's wavs beside the
         # other's yaml and texts (27th hostile pass); the second is now refused, naming the folder
         with held_out_dir(args.out, "sate synth"):
             summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size,
-                                              args.test_size, args.seed, args.jobs)
+                                              args.test_size, args.seed, args.jobs, option="--out")
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")

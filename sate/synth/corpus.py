@@ -15,7 +15,7 @@ import random
 import shutil
 import signal
 import tempfile
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from multiprocessing import Pool
 from pathlib import Path
@@ -26,17 +26,19 @@ import soundfile as sf
 
 from sate import layout
 from sate.data.audio import wav_info
-from sate.errors import SateError, end_with_parent, one_line, shell_word
+from sate.errors import SateError, end_with_parent, one_line, shell_word, shown
 from sate.files import (
     append_only,
     atomic_open,
     atomic_write_text,
     file_sha256,
     fixed_in_place,
+    given_path,
     make_parents,
     read_record,
     what_is_there,
 )
+from sate.numbers import check_jobs, is_int64, plain
 from sate.synth.ding import (  # noqa: F401  (the module's public API)
     DING_PACKAGE,
     DING_PATH_IN_PACKAGE,
@@ -58,12 +60,15 @@ from sate.synth.voices import (  # noqa: F401  (re-exported: the voices are part
     heldout_names,
     heldout_pool,
     is_heldout,
+    missing_voices,
     speak,
     training_pool,
     voice_pool,
 )
+from sate.targets import check_output
 
 TEXTS = ("phrasebook", "ding")
+TGT_LANGS = ("de",)  # both texts are English-German
 HELDOUT_SPLIT = "tst-heldout"
 DEFAULT_TRAIN_SIZE = 3000
 DING_RATE = (0.8, 1.25)  # speaking-rate range of the Ding corpus (unchanged since its first release)
@@ -259,15 +264,121 @@ def yaml_line(seg: dict) -> str:
             f"speaker_id: {seg['speaker_id']}, wav: {seg['wav']}}}")
 
 
-def check_corpus_root(root: Path) -> None:
+def corpus_out(out: object, tgt_lang: object = "de", option: str = "out") -> Path:
+    """The corpus root ``out`` (a str or a path) checked before any work as `sate synth --out` is, and where to write
+    it (links resolved): never a folder of a corpus `sate synth` voiced (its en-de/ given for the root), a data
+    directory, an experiment or a pack (`sate.targets.check_output`), nor a corpus of the user's (`check_corpus_root`).
+    `build_corpus` and `build_phrasebook_corpus` checked none of it: a str was a TypeError, the en-de/ folder of a
+    voiced corpus got a corpus nested in it, a data directory an en-de/ of wavs, and tgt_lang "fr" an en-fr/ of
+    German text, each exit 0 (twenty-seventh hostile pass). ``option`` names ``out`` in a refusal: the API's argument,
+    or the CLI's --out."""
+    if tgt_lang not in TGT_LANGS:
+        raise SateError(f"tgt_lang {shown(tgt_lang)}: both texts are English-German, so only "
+                        f"{', '.join(TGT_LANGS)}")
+    if out == "":  # Path("") is ".": `build_corpus(os.environ.get("OUT", ""), ...)` voiced into the current folder
+        raise SateError("out: an empty name (an unset variable?); give a directory ('.' for the current one)")
+    out = given_path(out, "out")
+    typed = Path(os.path.abspath(out))
+    voiced = next((folder for folder in (typed, *typed.parents) if (folder / layout.SYNTH_MARK).is_file()), None)
+    if voiced is not None:  # the en-de folder given for the root (or a folder in it) was told that only `sate synth`
+        # writes there, to a user running `sate synth` (twenty-first hostile pass)
+        raise SateError(f"{option} {out}: {'it' if voiced == typed else voiced} is the {voiced.name}/ folder of "
+                        f"a corpus `sate synth` voiced; {option} takes the corpus's root, which holds {voiced.name}/: "
+                        f"{voiced.parent}")
+    out = check_output(out, "corpus", option)
+    check_corpus_root(out / f"en-{tgt_lang}", option)  # before any work: never over a corpus of the user's
+    return out
+
+
+def check_counts(train_size: object, jobs: object) -> tuple[int, int | None]:
+    """The Python API's counts, as `sate synth` checks its options: a negative train_size voiced all train sentences
+    but the last ones (a slice from the end), and jobs 0 or less took every core or one, exit 0 (twenty-seventh
+    hostile pass). A NumPy integer (a size from a grid or an array) is taken as the int it holds (`plain`), as
+    before these checks."""
+    train_size, jobs = plain(train_size), plain(jobs)
+    if not is_int64(train_size) or train_size < 0:  # type: ignore[operator]
+        raise SateError(f"train_size must be a whole number >= 0, got {shown(train_size)}")
+    if jobs is not None:
+        if not is_int64(jobs):
+            raise SateError(f"jobs must be a whole number or None (one per core), got {shown(jobs)}")
+        check_jobs(jobs, "jobs")  # type: ignore[arg-type]
+    return train_size, jobs  # type: ignore[return-value]
+
+
+def check_phrasebook_sizes(text_size: object, train_size: object, dev_size: object, test_size: object,
+                           options: bool = False) -> tuple[int, int, int, int]:
+    """The phrasebook's sizes, named as the Python API's arguments or (``options``) as `sate synth`'s options: the API
+    took dev_size 0 (an empty dev split, exit 0) and any text_size, which drew sentences until memory ran out (the
+    CLI's bounds; twenty-seventh hostile pass). Returned as ints: a NumPy integer is taken as the int it holds."""
+    from sate.synth.phrasebook import MAX_SIZES  # slow: it builds its template tables on import
+
+    text_size, train_size, dev_size, test_size = (plain(v) for v in (text_size, train_size, dev_size, test_size))
+
+    def named(name: str) -> str:
+        return f"--{name.replace('_', '-')}" if options else name
+
+    for name, split, value in (("text_size", "train", text_size), ("dev_size", "dev", dev_size),
+                               ("test_size", "tst-COMMON", test_size)):
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:  # 10**20: "at most", below
+            raise SateError(f"{named(name)} must be >= 1, got {shown(value)}")
+        if value > MAX_SIZES[split]:  # type: ignore[operator]
+            raise SateError(f"{named(name)} {value:,}: at most {MAX_SIZES[split]:,} (every sentence drawn is held in "
+                            "memory until the splits are full)")
+    if train_size > text_size:  # type: ignore[operator]
+        raise SateError(f"{named('train_size')} {train_size} is more than {named('text_size')} {text_size}: only "
+                        "train text can be voiced")
+    return text_size, train_size, dev_size, test_size  # type: ignore[return-value]
+
+
+def check_heldout_voices() -> None:
+    """Refuse to voice tst-heldout where the installed engines lack a held-out accent or flite voice: each voices a
+    voice it lacks in its default voice, which train hears, without a word. `sate synth` refused it, the Python API
+    (`build_phrasebook_corpus`) voiced it (the last note of the twenty-sixth hostile pass; mended in the
+    twenty-seventh)."""
+    held = [Voice("espeak", accent) for accent in HELDOUT_ESPEAK_ACCENTS] + [Voice("flite", n) for n in HELDOUT_FLITE]
+    heldout = missing_voices(held)
+    if heldout:
+        raise SateError(f"the installed engines lack {', '.join(heldout)}, held out of train for {HELDOUT_SPLIT} "
+                        f"(its voices: {', '.join(heldout_names())}): an engine voices a voice it lacks in its "
+                        "default voice, which train hears, without a word; install espeak-ng 1.49 or later and "
+                        "flite 2, which has kal16 (sudo apt-get install espeak-ng flite), or use --text ding, which "
+                        "holds no voice out")
+
+
+def check_pairs(pairs: object) -> list[tuple[str, str]]:
+    """The sentence pairs a Python caller gave `build_corpus`, as a list: each an (English, German) pair of str, each
+    side one line of text. A German side holding a line break was written as two lines of the split's text, the
+    corpus voiced and then refused by `sate prep` ("line counts differ"), and an empty English side was voiced as a
+    segment of silence with a German translation, exit 0 (twenty-seventh hostile pass)."""
+    if isinstance(pairs, str | bytes | Mapping) or not isinstance(pairs, Iterable):
+        raise SateError(f"pairs: expected a list of (English, German) pairs, got {type(pairs).__name__}")
+    checked = []
+    for n, pair in enumerate(pairs):
+        if not (isinstance(pair, tuple | list) and len(pair) == 2 and all(isinstance(side, str) for side in pair)):
+            raise SateError(f"pairs[{n}]: expected an (English, German) pair of str, got {shown(pair)}")
+        for side, text in zip(("English", "German"), pair, strict=True):
+            if not text.strip() or text.splitlines() != [text]:
+                why = "is empty" if not text.strip() else "holds a line break"
+                raise SateError(f"pairs[{n}]: the {side} side {shown(text)} {why}: each side is one line of the "
+                                "corpus's text files")
+        checked.append((pair[0], pair[1]))
+    return checked
+
+
+def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
+    """The splits that the hash rule left without a sentence: too few pairs to fill dev and tst-COMMON."""
+    return [name for name, some in splits.items() if not some]
+
+
+def check_corpus_root(root: Path, option: str = "--out") -> None:
     """Refuse to voice into ``root`` (OUT/en-de) when it holds a corpus `sate synth` did not write: a real MuST-C
     download names its files as ours do (``data/train/txt/train.yaml``, ``wav/ted_1.wav``), and every one of them
     would be replaced by a synthetic one."""
     if root.is_dir() and any(root.iterdir()) and not any((root / name).is_file()
                                                          for name in (layout.SYNTH_MARK, layout.SYNTH_SUMMARY)):
-        raise SateError(f"--out {root.parent}: {root} holds files that `sate synth` did not write (no "
+        raise SateError(f"{option} {root.parent}: {root} holds files that `sate synth` did not write (no "
                         f"{layout.SYNTH_MARK}): a corpus of yours, whose yaml, text and wav files it would replace; "
-                        "give another --out")
+                        f"give another {option}")
 
 
 def corpus_files(splits: Sequence[str], talks: list[Talk], tgt_lang: str) -> list[str]:
@@ -279,7 +390,7 @@ def corpus_files(splits: Sequence[str], talks: list[Talk], tgt_lang: str) -> lis
     return names
 
 
-def check_corpus_files(root: Path, names: Sequence[str]) -> None:
+def check_corpus_files(root: Path, names: Sequence[str], option: str = "--out") -> None:
     """Refuse, before any voicing, what stands at one of the files `sate synth` writes in a corpus it wrote before and
     is no file of it: a symlink (or a link on the way) or what is not a regular file. Written through, a run again
     replaced the user's file a link led to (their recording with a voiced talk, their notes with a split's text),
@@ -292,10 +403,10 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
         link = _linked_folder(root, path)
         if link is not None:  # named once, before any write: the files below it were refused one by one after a run
             raise SateError(  # had written through it, each "remove it" a file of the link's target (review)
-                f"--out {one_line(str(root.parent))}: {one_line(str(link))} is a symlink to "
+                f"{option} {one_line(str(root.parent))}: {one_line(str(link))} is a symlink to "
                 f"{one_line(os.path.realpath(link))}, where `sate synth` makes its folder {link.relative_to(root)}/: "
-                "written through, the corpus goes outside --out and a run again replaces what is there; remove the "
-                f"link itself (rm {shell_word(str(link))}: its target is left as it is), or give another --out")
+                f"written through, the corpus goes outside {option} and a run again replaces what is there; remove the "
+                f"link itself (rm {shell_word(str(link))}: its target is left as it is), or give another {option}")
         if not os.path.lexists(path):
             # a file where a folder of it goes (a split's): "SPLIT/wav: Not a directory" once the other splits were
             # voiced, naming the folder below the file (26th hostile pass)
@@ -303,7 +414,7 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
             while folder != root and not os.path.lexists(folder):
                 folder = folder.parent
             if folder != root and not folder.is_dir():
-                raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is "
+                raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(folder))} is "
                                 f"{one_line(what_is_there(folder) or 'a file')}, where `sate synth` makes its folder "
                                 f"{folder.relative_to(root)}/: remove it")
             continue
@@ -312,7 +423,7 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
         what = what_is_there(path) or (f"{how} {real}" if real != os.path.join(home, name) else None)
         if what is not None:
             what = what if what.startswith(how) else f"is {what}"
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(path))} {one_line(what)}, where "
                             f"`sate synth` writes its file {name}: remove it")
     # append-only or immutable (chattr +a, +i), a file of it or a folder it renames its files into: the rename failed
     # after the voicing, said as "a special or protected file system", and an append-only folder kept the temporary
@@ -320,8 +431,8 @@ def check_corpus_files(root: Path, names: Sequence[str]) -> None:
     for path in [root / name for name in names] + sorted({(root / name).parent for name in names}):
         how = fixed_in_place(path) if path.is_file() else "append-only (chattr +a)" if append_only(path) else None
         if how is not None:
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate synth` "
-                            "writes its files; lift that, or give another --out")
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(path))} is {how}, where `sate "
+                            f"synth` writes its files; lift that, or give another {option}")
 
 
 def _linked_folder(root: Path, path: Path) -> Path | None:
@@ -334,16 +445,16 @@ def _linked_folder(root: Path, path: Path) -> Path | None:
     return None
 
 
-def check_folders_writable(root: Path, names: Sequence[str]) -> None:
+def check_folders_writable(root: Path, names: Sequence[str], option: str = "--out") -> None:
     """Refuse, before any voicing, a folder of the corpus that this user may not write in (mode 0500 or 0100) where
     this run writes one of ``names``: a run again over the corpus rewrote mt/train.* and the splits before that
     folder's, then failed there, status 1, the corpus a mix of two runs' texts where they differed (twenty-third
     hostile pass, the folders harness's wider run). The folders of talks voiced before are not written."""
     for folder in sorted({(root / name).parent for name in names}):
         if folder.is_dir() and not os.access(folder, os.W_OK | os.X_OK):
-            raise SateError(f"--out {one_line(str(root.parent))}: {one_line(str(folder))} is not writable (no "
+            raise SateError(f"{option} {one_line(str(root.parent))}: {one_line(str(folder))} is not writable (no "
                             "permission, or read-only), where `sate synth` writes its files; lift that, or give "
-                            "another --out")
+                            f"another {option}")
 
 
 def _worker_signals(parent: int) -> None:
@@ -363,14 +474,16 @@ def _exit_quietly(signum: int, frame: FrameType | None) -> None:
 
 
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
-                  jobs: int | None, progress: bool) -> dict:
-    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary."""
+                  jobs: int | None, progress: bool, option: str = "--out") -> dict:
+    """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary. ``option``
+    names the corpus root in a refusal."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
-    check_corpus_root(root)
-    check_corpus_files(root, corpus_files(list(text), talks, tgt_lang))
+    check_corpus_root(root, option)
+    check_corpus_files(root, corpus_files(list(text), talks, tgt_lang), option)
     check_folders_writable(root, corpus_files(list(text), [t for t in talks if root.is_dir() and
-                                                           _voiced(t, root / "data" / t.split) is None], tgt_lang))
+                                                           _voiced(t, root / "data" / t.split) is None], tgt_lang),
+                           option)
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:
@@ -479,29 +592,43 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
 
 
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
-                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True) -> dict:
-    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary."""
+                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True, *, option: str = "out") -> dict:
+    """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary.
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
+    out = corpus_out(out, tgt_lang, option)
+    train_size, jobs = check_counts(train_size, jobs)
+    pairs = check_pairs(pairs)
     check_engines(voice_pool())
     root = out / f"en-{tgt_lang}"
     splits = split_pairs(pairs)
-    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress)
+    empty = unfilled(splits)
+    if empty:  # an empty list made a corpus of empty splits, exit 0, which `sate prep` refused split by split
+        raise SateError(f"pairs: {len(pairs)} sentence pairs, too few to fill {' and '.join(empty)} (about 4% of the "
+                        "sentences go to each of dev and tst-COMMON)")
+    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress, option)
     atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary
 
 
 def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size: int, test_size: int,
-                            seed: int = 0, jobs: int | None = None, progress: bool = True) -> dict:
+                            seed: int = 0, jobs: int | None = None, progress: bool = True, *,
+                            option: str = "out") -> dict:
     """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
-    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices."""
+    `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices.
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
     from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
 
+    out = corpus_out(out, option=option)
+    train_size, jobs = check_counts(train_size, jobs)
+    text_size, train_size, dev_size, test_size = check_phrasebook_sizes(text_size, train_size, dev_size, test_size)
     styles = phrasebook_styles()
     check_engines([v for style in styles.values() for v in style.voices])
+    check_heldout_voices()
     root = out / "en-de"
     text = phrasebook_splits(text_size, dev_size, test_size, seed)
     text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}
     talks = plan_talks(text, train_size, seed, styles, shuffle_train=False)
-    summary = _write_corpus(root, text, talks, "de", jobs, progress)
+    summary = _write_corpus(root, text, talks, "de", jobs, progress, option)
     summary.update({"text": "phrasebook", "seed": seed,
                     "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
                     "heldout_voices": heldout_names()})

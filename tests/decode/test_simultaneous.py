@@ -70,6 +70,36 @@ def test_policy_specs() -> None:
     assert common_prefix([[1, 2, 3], [1, 2, 4], [1, 2]]) == [1, 2]
 
 
+def test_the_python_api_takes_a_policy_spec_and_checks_it(translator: SpeechTranslator,
+                                                         waves: list[np.ndarray]) -> None:
+    """Twenty-seventh hostile pass: `simulate(st, wave, "wait-k=2", 0.5)` (the spec as the command line writes it) was
+    an AttributeError traceback, so was `live`'s; a StreamPolicy made by hand went unchecked (wait-k=0 decoded, an
+    unknown name was a KeyError), and a chunk of "0.5" was a TypeError. The spec is parsed now, a policy checked as
+    the command line checks it, and a chunk that is no number one line naming `chunk`."""
+    greedy = translator.with_options(beam=1)
+    given, made = (simulate(translator, waves[0], spec, chunk, greedy)
+                   for spec, chunk in (("wait-k=2", 0.5), (StreamPolicy("wait-k", 2), np.float32(0.5))))
+    assert (given.translation, given.delays, given.chunks) == (made.translation, made.delays, made.chunks)
+    assert [c.text for c in live(translator, [waves[0]], "wait-k=2", greedy)] == \
+        [c.text for c in live(translator, [waves[0]], StreamPolicy("wait-k", 2), greedy)]
+    for spec, says in [(StreamPolicy("wait-k", 0), "streaming policy 'wait-k=0': the value must be at least 1"),
+                       (StreamPolicy("waitk", 2), "unknown streaming policy 'waitk'"),
+                       ("alignatt=x", "streaming policy 'alignatt=x': the value must be a whole number"),
+                       (4, "spec: expected a streaming policy, \"alignatt=4\" or parse_policy's StreamPolicy, got "
+                           "int")]:
+        with pytest.raises(SateError, match=f"^{re.escape(says)}"):
+            simulate(translator, waves[0], spec, 0.5)
+        with pytest.raises(SateError, match=f"^{re.escape(says)}"):
+            next(live(translator, [waves[0]], spec))
+    for chunk, says in [("0.5", "chunk must be a number of seconds, got '0.5'"),
+                        (0, "chunk must be at least 0.05 and at most 120 seconds, got 0"),
+                        # review: an int past floats was an OverflowError traceback of math.isfinite
+                        (10**400, "chunk must be at least 0.05 and at most 120 seconds, got "
+                                  f"1{'0' * 17}...{'0' * 19}")]:
+        with pytest.raises(SateError, match=f"^{re.escape(says)}$"):
+            simulate(translator, waves[0], "wait-k=2", chunk)
+
+
 @pytest.mark.parametrize("spec", SPECS, ids=str)
 def test_whole_input_in_one_chunk_is_offline_greedy_decoding(translator: SpeechTranslator, waves: list[np.ndarray],
                                                              spec: StreamPolicy) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -447,13 +448,34 @@ def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     assert not args.exists()
 
 
+# A `sate` that stands in for the real under recipes/synth/local/streaming.sh: `evaluate` makes its --out (the last
+# word) with a results.json and appends its arguments to $SATE_ARGS; any other command does nothing.
+RECORDING_SATE = ('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; a=("$@"); device=; '
+                  'for i in "${!a[@]}"; do [ "${a[i]}" != --device ] || device=${a[i+1]}; done; '
+                  'printf \'{\\n "device": "%s"\\n}\\n\' "$device" > "$out/results.json"; '
+                  'echo "$*" >> "$SATE_ARGS"; }\n')  # results.json's device as `sate evaluate` writes it
+
+
+def recording_sate(tmp_path: Path, script: str = RECORDING_SATE) -> None:
+    """``tmp_path/bin/sate``: `script` (the recording one by default), for PATH."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text(script)
+    (tmp_path / "bin" / "sate").chmod(0o755)
+
+
+def run_streaming(tmp_path: Path, *options: str, **env: str) -> subprocess.CompletedProcess:
+    """recipes/synth/local/streaming.sh run in ``tmp_path`` with ``options`` under its ``bin/sate`` (`recording_sate`:
+    the arguments of each evaluation appended to ``tmp_path/args.txt``), ``env`` added to the environment."""
+    environ = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}",
+               "SATE_ARGS": str(tmp_path / "args.txt"), **env}
+    argv = ["bash", ROOT / "recipes" / "synth" / "local" / "streaming.sh", *options]
+    return subprocess.run(list(map(str, argv)), env=environ, cwd=tmp_path, capture_output=True, text=True, timeout=60)
+
+
 def test_streaming_policies_are_words_not_patterns(tmp_path: Path) -> None:
     """streaming.sh's unquoted --policies were globbed where it ran: `--policies "* wait-k=1"` evaluated each file name
     there as a policy (twelfth hostile pass). A `sate` that records its evaluations stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
     (tmp_path / "a-file-here").touch()
     args = tmp_path / "args.txt"
@@ -470,10 +492,7 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     """recipes/synth/local/streaming.sh skipped every run whose results.json existed: a second call with another
     --pack (or --split, or the pack made again) into the same --out found each run "done already" and showed the
     first pack's table, exit 0 (eleventh hostile pass). A `sate` that writes a results.json stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     for name, size in (("pack_a", 1), ("pack_b", 2)):
         (tmp_path / name).mkdir()
         (tmp_path / name / "model.pt").write_bytes(b"x" * size)
@@ -501,14 +520,41 @@ def test_streaming_refuses_an_out_of_another_pack_or_split(tmp_path: Path) -> No
     assert len(args.read_text().splitlines()) == 3
 
 
+def test_streaming_refuses_an_out_of_another_device(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh --device cuda into an OUT of CPU runs (the docs add runs to one OUT)
+    found each run "done already" and showed the CPU's computation-aware latencies as the GPU's, exit 0; and back.
+    Its review: the device was then recorded in OUT/.pack, so an OUT of GPU runs made before (no device there) was
+    taken for the CPU's, and refused to the same device spelled otherwise (cuda:0 for cuda, cpu:0 for cpu). Each run's
+    results.json, which `sate evaluate` has always written with its device, is what is read now."""
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    options = ("--pack", "pack", "--data", "data", "--policies", "wait-k=1", "--talks-policy", "")
+    assert run_streaming(tmp_path, *options, "--out", "cpu").returncode == 0
+    assert run_streaming(tmp_path, *options, "--out", "gpu", "--device", "cuda").returncode == 0
+    # an OUT of GPU runs as the script wrote it before: its .pack names no device
+    pack_record = tmp_path / "gpu" / ".pack"
+    pack_record.write_text(pack_record.read_text().replace(", device cuda", ""))
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
+    for out, device, ran_on in (("cpu", ["--device", "cuda"], "cpu"), ("gpu", [], "cuda"),
+                                ("gpu", ["--device", "cuda:1"], "cuda")):
+        refused = run_streaming(tmp_path, *options, "--out", out, *device)
+        assert refused.returncode == 1 and re.match(  # the run named is the first of OUT in the locale's order
+            rf"\[streaming\] error: --out {out} holds runs made on another device \({out}/[^/]+/results.json: "
+            rf"{ran_on}, this call's --device {device[1] if device else 'cpu'}\), whose computation-aware latencies "
+            rf"are not this device's: give --device {ran_on} to add runs to it, or another --out$", refused.stderr,
+            re.MULTILINE), refused.stderr
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
+    for out, device in (("cpu", "cpu"), ("cpu", "cpu:0"), ("gpu", "cuda"), ("gpu", "cuda:0")):
+        again = run_streaming(tmp_path, *options, "--out", out, "--device", device)
+        assert again.returncode == 0 and again.stderr.count("done already") == 3, again.stderr
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6
+
+
 def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
     """Thirteenth hostile pass: `--chunk 0.50` after `--chunk 0.5` decoded every run again into a folder of its own
     (wait-k=1-0.50s beside wait-k=1-0.5s), and the table and plot showed each run twice. A `sate` that writes a
     results.json stands in for the real."""
-    (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != evaluate ] || { out=${*: -1}; mkdir -p "$out"; '
-                                           'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
-    (tmp_path / "bin" / "sate").chmod(0o755)
+    recording_sate(tmp_path)
     (tmp_path / "pack").mkdir()
     args = tmp_path / "args.txt"
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(args)}
@@ -527,6 +573,105 @@ def test_streaming_names_one_chunk_size_one_way(tmp_path: Path) -> None:
     refused = streaming("0,5")
     assert refused.returncode == 1 and refused.stderr == "[streaming] error: --chunk must be a number of seconds, " \
         "got '0,5'\n", refused.stderr
+
+
+def test_streaming_names_one_policy_one_way(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: `--policies "wait-k=01 alignatt"` after `--policies "wait-k=1 alignatt=4"` (its
+    default value) decoded each run again into a folder of its own, and the table showed both rows, alike; likewise
+    the whole-talk run. The recipe's defaults are sate's."""
+    from sate.decode.options import STREAM_POLICIES
+
+    recipe = ROOT / "recipes" / "synth" / "local" / "streaming.sh"
+    assert f"declare -A policy_default=({' '.join(f'[{k}]={v}' for k, v in STREAM_POLICIES.items())})" \
+        in recipe.read_text()
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    for policies, talks in (("wait-k=1 alignatt=4 local-agreement=0", "local-agreement=2"),
+                            ("wait-k=01 alignatt local-agreement=00 waitk=3", "local-agreement")):
+        assert run_streaming(tmp_path, "--pack", "pack", "--data", "data", "--out", "out", "--policies", policies,
+                             "--talks-policy", talks, "--chunk", "1").returncode == 0
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
+        "alignatt=4-1s", "local-agreement=0-1s", "offline", "offline-greedy", "talks-local-agreement=2-1s",
+        "talks-offline", "wait-k=1-1s", "waitk=3-1s"]  # a word sate does not know goes to it as given, to refuse
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 8  # each run decoded once
+
+
+def test_streaming_reuses_a_run_of_an_earlier_spelling(tmp_path: Path) -> None:
+    """Review of the twenty-seventh hostile pass: an OUT made before each policy had one name holds its runs as they
+    were spelled then (alignatt-1s for alignatt=4-1s, wait-k=01-1s, talks-local-agreement-1s); the same call again
+    decoded each run once more under the new name, and the table showed both rows, alike. Such a run is reused."""
+    recording_sate(tmp_path)
+    (tmp_path / "pack").mkdir()
+    options = ("--pack", "pack", "--data", "data", "--out", "out", "--chunk", "1")
+    assert run_streaming(tmp_path, *options, "--policies", "alignatt=4 wait-k=1",
+                         "--talks-policy", "local-agreement=2").returncode == 0
+    for now, then in (("alignatt=4-1s", "alignatt-1s"), ("wait-k=1-1s", "wait-k=01-1s"),
+                      ("talks-local-agreement=2-1s", "talks-local-agreement-1s")):
+        (tmp_path / "out" / now).rename(tmp_path / "out" / then)  # as the script named them before
+    again = run_streaming(tmp_path, *options, "--policies", "alignatt wait-k=1", "--talks-policy", "local-agreement")
+    assert again.returncode == 0 and again.stderr.count("done already") == 6, again.stderr
+    assert "done already (out/alignatt-1s)" in again.stderr
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if p.is_dir()) == [
+        "alignatt-1s", "offline", "offline-greedy", "talks-local-agreement-1s", "talks-offline", "wait-k=01-1s"]
+    assert len((tmp_path / "args.txt").read_text().splitlines()) == 6  # none decoded again
+    forced = run_streaming(tmp_path, *options, "--policies", "alignatt", "--talks-policy", "", "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (tmp_path / "args.txt").read_text().splitlines()[-1].endswith("--out out/alignatt-1s")  # redone in place
+
+
+def test_streaming_keeps_its_table_when_the_plot_fails(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh piped `sate latency-plot` through `tee OUT/table.md`, which emptied
+    the table before the plot ran: a plot that failed (`--policies "" --talks-policy ""` into an OUT of no streamed
+    run, a results.json damaged) left table.md empty, the last table lost."""
+    recording_sate(tmp_path, '#!/bin/bash\ncase $1 in\n  evaluate) out=${*: -1}; mkdir -p "$out"; '
+                            'echo "{}" > "$out/results.json" ;;\n  latency-plot) [ -z "$FAIL" ] || '
+                            '{ echo "sate latency-plot: error: no" >&2; exit 2; }; echo "| row |" ;;\n'
+                            'esac\n')
+    (tmp_path / "pack").mkdir()
+    options = ("--pack", "pack", "--data", "data", "--out", "out", "--policies", "wait-k=1", "--talks-policy", "")
+    done = run_streaming(tmp_path, *options, FAIL="")
+    assert done.returncode == 0 and done.stdout == "| row |\n", done.stderr
+    assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
+    failed = run_streaming(tmp_path, *options, FAIL="1")
+    assert failed.returncode == 2 and failed.stderr.endswith("sate latency-plot: error: no\n"), failed.stderr
+    assert (tmp_path / "out" / "table.md").read_text() == "| row |\n"
+    assert sorted(p.name for p in (tmp_path / "out").iterdir() if not p.is_dir()) == [".pack", "table.md"]
+
+
+def test_streaming_gives_sate_a_path_that_begins_with_a_dash(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh passed `--out -runs` on as it was, and `sate evaluate` read it as an
+    option: "argument --out: expected one argument" (so --pack and --data). The `sate` standing in refuses a value
+    that begins with '-', as argparse does."""
+    recording_sate(tmp_path, '#!/bin/bash\n[ "$1" != evaluate ] || { for w; do [[ $prev != --out && $prev != '
+                            '--split ]] || [[ $w != -* ]] || exit 2; prev=$w; done; out=${*: -1}; mkdir -p "$out"; '
+                            'echo "{}" > "$out/results.json"; echo "$*" >> "$SATE_ARGS"; }\n')
+    (tmp_path / "-pack").mkdir()
+    done = run_streaming(tmp_path, "--pack", "-pack", "--data", "-data", "--out", "-runs", "--policies", "wait-k=1",
+                         "--talks-policy", "", "--split", "-x")  # review: a split is a name (./-x is none): --split=
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "args.txt").read_text().splitlines()[0] == "evaluate --model ./-pack --data ./-data " \
+        "--split=-x --device cpu --beam 1 --out ./-runs/offline-greedy"
+    assert (tmp_path / "-runs" / "wait-k=1-0.5s" / "results.json").is_file()
+
+
+def test_streaming_refuses_a_pack_of_another_task_before_any_run(tmp_path: Path) -> None:
+    """Twenty-seventh hostile pass: streaming.sh --pack an MT pack ran its two offline runs (translations of the
+    transcripts) into OUT, whose .pack then named it, before the first streamed run was refused; the call again with
+    the ST pack was then refused that OUT."""
+    recording_sate(tmp_path)
+    for task in ("mt", "asr", "st"):
+        (tmp_path / task).mkdir()
+        (tmp_path / task / "sate.yaml").write_text(f"format: sate-pack\nversion: 1\ntask: {task}\n")
+        done = run_streaming(tmp_path, "--pack", task, "--data", "data", "--out", f"out-{task}", "--policies",
+                             "wait-k=1", "--talks-policy", "")
+        if task == "st":
+            assert done.returncode == 0 and (tmp_path / "out-st" / "wait-k=1-0.5s").is_dir(), done.stderr
+            continue
+        assert done.returncode == 1 and done.stderr == (
+            f"[streaming] error: --pack {task} is an {task.upper()} pack ({task}/sate.yaml: task: {task}), and the "
+            "runs stream speech translation: give an ST pack\n"), done.stderr
+        assert not (tmp_path / f"out-{task}").exists() and not (tmp_path / "args.txt").exists()
+
 
 @pytest.mark.parametrize("layout", ["indented", "one line"])
 def test_hub_values_are_read_from_a_config_json_on_one_line(tmp_path: Path, layout: str) -> None:

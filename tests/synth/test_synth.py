@@ -309,6 +309,116 @@ def test_phrasebook_corpus_from_the_cli(tmp_path: Path, capsys: pytest.CaptureFi
     assert wavs and all((root / w).read_bytes() == (again / "en-de" / w).read_bytes() for w in wavs)  # noise too
 
 
+def test_the_python_api_checks_what_the_cli_checks(tmp_path: Path, fixture_pairs: list[tuple[str, str]],
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    """Twenty-seventh hostile pass: `build_corpus` and `build_phrasebook_corpus` checked none of what `sate synth`
+    checks of its options. A str for out was a TypeError; the en-de/ folder of a voiced corpus got a corpus nested in
+    it, a data directory an en-de/ of wavs, tgt_lang "fr" an en-fr/ of German text, train_size -3 every train sentence
+    but the last three, no pairs a corpus of empty splits and dev_size 0 an empty dev split, each exit 0. Each is
+    refused now, before any voicing."""
+    monkeypatch.chdir(tmp_path)
+    corpus = tmp_path / "corpus" / "en-de"
+    (corpus / "data").mkdir(parents=True)
+    (corpus / ".sate-synth").touch()
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "vocab.json").write_text("{}")
+    mustc = tmp_path / "mustc" / "en-de"
+    (mustc / "data").mkdir(parents=True)
+    pairs = fixture_pairs
+    cases = [
+        (lambda: synth.build_corpus(str(tmp_path / "new"), [], 0), "pairs: 0 sentence pairs, too few to fill train "
+         "and dev and tst-COMMON"),  # a str taken as the path it names
+        (lambda: synth.build_phrasebook_corpus("", 30, 6, 3, 3), "out: an empty name (an unset variable?); give a "
+         "directory ('.' for the current one)"),  # Path("") is ".": it voiced into the current folder
+        # review: each named the CLI's --out, not the argument out
+        (lambda: synth.build_corpus(corpus, pairs, 0), f"out {corpus}: it is the en-de/ folder of a corpus `sate "
+         f"synth` voiced; out takes the corpus's root, which holds en-de/: {corpus.parent}"),
+        (lambda: synth.build_phrasebook_corpus(data, 30, 6, 3, 3), f"out {data}: refusing to write a corpus into "
+         "it: it is a data directory"),
+        (lambda: synth.build_corpus(mustc.parent, pairs, 0), f"out {mustc.parent}: {mustc} holds files that `sate "
+         "synth` did not write (no .sate-synth): a corpus of yours, whose yaml, text and wav files it would replace; "
+         "give another out"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, tgt_lang="fr"), "tgt_lang 'fr': both texts are "
+         "English-German, so only de"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, -3), "train_size must be a whole number >= 0, got -3"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 2.5), "train_size must be a whole number >= 0, got 2.5"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, jobs=0), "jobs must be >= 1, got 0"),
+        (lambda: synth.build_corpus(tmp_path / "new", pairs, 0, jobs="2"), "jobs must be a whole number or None"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 30, 6, 0, 3), "dev_size must be >= 1, got 0"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 10**20, 6, 3, 3), "text_size 100,000,000,000,000,"
+         "000,000: at most 1,000,000"),
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "new", 30, 31, 3, 3), "train_size 31 is more than "
+         "text_size 30"),
+    ]
+    for build, says in cases:
+        with pytest.raises(SateError) as caught:
+            build()
+        assert str(caught.value).startswith(says), str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["corpus", "data", "mustc"]
+    assert sorted(p.name for p in corpus.iterdir()) == [".sate-synth", "data"]
+    assert [p.name for p in data.iterdir()] == ["vocab.json"]
+
+
+def test_the_python_api_takes_numpy_integers_for_its_sizes(tmp_path: Path, fixture_pairs: list[tuple[str, str]],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the twenty-seventh hostile pass: the checks the Python API gained refused a size or jobs given as a
+    NumPy integer (a value of a grid, or read from an array), which it had voiced, as "text_size must be >= 1, got
+    np.int64(200)". Each is taken as the int it holds, as `sate.numbers.plain` takes it for the decode API, and a
+    refusal names the number alone."""
+    written: list[tuple] = []
+
+    def write(root: Path, splits: dict, talks: list, tgt_lang: str, jobs: object, progress: bool, *_: str) -> dict:
+        written.append((root, {name: len(some) for name, some in splits.items()}, jobs,
+                        sum(talk.split == "train" for talk in talks)))
+        return {}
+
+    monkeypatch.setattr(synth, "_write_corpus", write)
+    monkeypatch.setattr(synth, "atomic_write_text", lambda path, text: None)
+    synth.build_phrasebook_corpus(tmp_path / "pb", np.int64(30), np.int64(6), np.int32(3), np.int64(3),
+                                  jobs=np.int64(2), progress=False)
+    synth.build_corpus(tmp_path / "ding", fixture_pairs, np.int64(0), jobs=np.int16(1), progress=False)
+    (pb, sizes, jobs, _), (ding, _, ding_jobs, _) = written
+    assert (pb.name, ding.name) == ("en-de", "en-de")
+    assert sizes["train"] == 30 and sizes["dev"] == 3 and sizes["tst-COMMON"] == 3
+    assert (jobs, ding_jobs) == (2, 1) and type(jobs) is int
+    for build, says in [
+        (lambda: synth.build_phrasebook_corpus(tmp_path / "pb", np.int64(30), 6, np.int32(0), 3),
+         "dev_size must be >= 1, got 0"),
+        (lambda: synth.build_corpus(tmp_path / "ding", fixture_pairs, np.int64(-3)),
+         "train_size must be a whole number >= 0, got -3"),
+        (lambda: synth.build_corpus(tmp_path / "ding", fixture_pairs, 0, jobs=np.int64(0)), "jobs must be >= 1, got 0"),
+    ]:
+        with pytest.raises(SateError) as caught:
+            build()
+        assert str(caught.value).startswith(says), str(caught.value)
+        assert "np." not in str(caught.value)
+
+
+def test_the_python_api_takes_each_side_of_a_pair_as_one_line(tmp_path: Path,
+                                                             fixture_pairs: list[tuple[str, str]]) -> None:
+    """Twenty-seventh hostile pass: `build_corpus` wrote a German side holding a line break as two lines of the
+    split's text, voiced the corpus, and `sate prep` refused it ("line counts differ"); an empty English side was voiced
+    as a segment of silence with a German translation, exit 0. Refused now, naming the pair, before any work."""
+    dev = next(n for n, (en, _) in enumerate(fixture_pairs) if split_of(en) == "dev")
+    cases = [
+        ((fixture_pairs[dev][0], "Erste Zeile.\nZweite Zeile."), f"pairs[{dev}]: the German side 'Erste Zeile.\\n"
+         "Zweite Zeile.' holds a line break: each side is one line of the corpus's text files"),
+        ((fixture_pairs[dev][0], "Ende.\n"), f"pairs[{dev}]: the German side 'Ende.\\n' holds a line break"),
+        (("  ", fixture_pairs[dev][1]), f"pairs[{dev}]: the English side '  ' is empty"),
+        ((fixture_pairs[dev][0],), f"pairs[{dev}]: expected an (English, German) pair of str, got ("),
+    ]
+    for pair, says in cases:
+        pairs = [*fixture_pairs[:dev], pair, *fixture_pairs[dev + 1:]]
+        with pytest.raises(SateError) as caught:
+            synth.build_corpus(tmp_path / "corpus", pairs, 0, jobs=1, progress=False)
+        assert str(caught.value).startswith(says), str(caught.value)
+    with pytest.raises(SateError, match="^pairs: expected a list of .English, German. pairs, got str$"):
+        synth.build_corpus(tmp_path / "corpus", "The house is old.", 0, jobs=1, progress=False)
+    assert not (tmp_path / "corpus").exists()
+    assert synth.check_pairs([list(pair) for pair in fixture_pairs]) == fixture_pairs  # lists taken as pairs
+
+
 # ----------------------------------------------------------------------------- CLI
 
 @pytest.mark.parametrize(("extra", "message"), [
@@ -341,7 +451,7 @@ def test_cli_writes_where_a_broken_symlink_leads(tmp_path: Path, monkeypatch: py
     (tmp_path / "link").symlink_to("made/later")
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
     calls: list[tuple] = []
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: calls.append(a) or summary)
     assert main(["synth", "--out", str(tmp_path / "link")]) == 0
     assert calls[0][0] == tmp_path / "made" / "later"
 
@@ -349,8 +459,8 @@ def test_cli_writes_where_a_broken_symlink_leads(tmp_path: Path, monkeypatch: py
 def test_cli_passes_every_option_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     calls: list[tuple] = []
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: calls.append(a) or summary)
-    monkeypatch.setattr(synth_cli, "build_corpus", lambda *a: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: calls.append(a) or summary)
+    monkeypatch.setattr(synth_cli, "build_corpus", lambda *a, **_: calls.append(a) or summary)
     assert main(["synth", "--out", str(tmp_path)]) == 0
     assert calls[-1] == (tmp_path, 40000, 3000, 300, 300, 0, calls[-1][-1])
     assert main(["synth", "--out", str(tmp_path), "--text", "phrasebook", "--text-size", "900", "--train-size",
@@ -578,7 +688,7 @@ def test_a_root_holding_another_pair_of_the_users_is_said(tmp_path: Path, monkey
     word (24th hostile pass): a note names the pair it did not voice. A root of its own, or a folder beside en-de
     that is no pair, says nothing."""
     summary = {"root": "r", "mt_train_pairs": 0, "splits": {}, "english_word_types": 0, "heldout_voices": []}
-    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a: summary)
+    monkeypatch.setattr(synth_cli, "build_phrasebook_corpus", lambda *a, **_: summary)
     (tmp_path / "notes").mkdir()
     assert main(["synth", "--out", str(tmp_path)]) == 0
     assert "note:" not in capsys.readouterr().err
@@ -834,6 +944,20 @@ def test_a_variant_espeak_ng_lacks_is_said_not_refused_and_a_held_out_accent_ref
     assert "refuse" not in capsys.readouterr().err
 
 
+def test_the_python_api_refuses_a_held_out_voice_the_engines_lack(tmp_path: Path,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """`sate synth` refused to voice tst-heldout without its held-out voices; `build_phrasebook_corpus` voiced it,
+    flite's kal16 in kal, which train hears, without a word (the last note of the twenty-sixth hostile pass; mended in
+    the twenty-seventh). Refused now before any work, as the CLI refuses it; the Ding corpus holds no voice out."""
+    accents = [*voices.ESPEAK_ACCENTS, *voices.EXTRA_ESPEAK_ACCENTS]
+    fake_engines(tmp_path / "old", accents, "kal awb rms slt")
+    monkeypatch.setenv("PATH", f"{tmp_path / 'old'}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(SateError) as caught:
+        synth.build_phrasebook_corpus(tmp_path / "c", 1, 1, 1, 1, jobs=1, progress=False)
+    assert f"sate synth: error: {caught.value}\n" == HELD_OUT_REFUSED.format(lack="flite voice kal16")
+    assert not (tmp_path / "c").exists()
+
+
 def test_an_empty_sate_cache_is_the_default_cache(monkeypatch: pytest.MonkeyPatch) -> None:
     """`SATE_CACHE=$CACHE` with CACHE unset named the current directory: the Ding dictionary (and the Whisper wheel,
     the Asterisk prompts) fetched anew into whatever folder a command ran in (26th hostile pass)."""
@@ -857,6 +981,6 @@ def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
     split.write_text("my notes\n")
     with pytest.raises(SateError) as caught:
         synth.build_corpus(tmp_path / "corpus", fixture_pairs, fixture_sizes["train"], seed=0, jobs=1, progress=False)
-    assert str(caught.value) == (f"--out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
-                                 "folder data/dev/: remove it")
+    assert str(caught.value) == (f"out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
+                                 "folder data/dev/: remove it")  # the API's argument (`sate synth`: --out)
     assert split.read_text() == "my notes\n"
