@@ -394,13 +394,14 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
 
 
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
-                 sample_rate: int | None = None) -> np.ndarray:
+                 sample_rate: int | None = None, held: HeldFiles | None = None) -> np.ndarray:
     """Float32 16 kHz mono samples of one segment: ``round(duration * 16000)`` of them.
 
     Other sample rates are resampled and extra channels averaged, so corpora that are not
     16 kHz mono need no conversion step. ``speed`` != 1 resamples the segment afterwards (tempo
     and pitch change together, like sox ``speed``), giving ``perturbed_samples`` samples.
-    ``sample_rate`` saves reopening the header when the caller already knows it.
+    ``sample_rate`` saves reopening the header when the caller already knows it. ``held``: a reader of many rows
+    in order (`sate features`' shards) keeps a file that cannot seek open there, where the last row ended.
     """
     import torch  # heavy: torch
     import torchaudio.functional as AF  # heavy: torch
@@ -415,7 +416,7 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     start = round(offset * sample_rate)
     count = math.ceil(n_samples * sample_rate / SAMPLE_RATE) + (2 if sample_rate != SAMPLE_RATE else 0)
     try:
-        with sf.SoundFile(_sf_name(path)) as f:
+        with _opened(path, start, held) as f:
             sr = f.samplerate
             start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
 
@@ -425,7 +426,7 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
                                     f"the audio ({(start + held) / sr:.3f} s): is the manifest row of another file?")
 
             check_within(f.frames - start)  # as the header says, before anything is read
-            _skip_to(f, start)
+            _skip_to(f, start - (held.position(path) if held is not None else 0))
             read = [0]
 
             def pieces() -> Iterator[np.ndarray]:
@@ -438,6 +439,8 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
             wave = _placed(pieces() if sr == SAMPLE_RATE else resample_stream(pieces(), sr, name=str(path)),
                            n_samples)
             check_within(read[0])  # as read: a file shorter than its header says
+            if held is not None:
+                held.moved(path, start + read[0])
     except SateError:
         raise
     except Exception as err:
@@ -461,10 +464,74 @@ def _placed(blocks: Iterable[np.ndarray], n: int) -> np.ndarray:
     return out
 
 
+class HeldFiles:
+    """Audio files that cannot seek, held open by a reader of many segments in order, each with the frame it is at:
+    the next segment of a talk is read on from there. Reopened for each segment, a file was decoded from its start
+    every time, so `sate features` of a two-hour GSM 6.10 talk decoded an hour of audio per row (twenty-seventh
+    hostile pass). Use it as a context: the files are closed at its end."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[sf.SoundFile, int]] = {}
+
+    def take(self, path: str | Path, start: int) -> sf.SoundFile | None:
+        """The open file, if it is held and not past ``start`` yet (an earlier frame means reading it anew)."""
+        held = self._files.get(str(path))
+        if held is not None and held[1] <= start:
+            return held[0]
+        self.drop(str(path))
+        return None
+
+    def position(self, path: str | Path) -> int:
+        return self._files[str(path)][1] if str(path) in self._files else 0
+
+    def hold(self, path: str | Path, f: sf.SoundFile) -> bool:
+        """Keep ``f`` (at its start) if it cannot seek, in place of any other (one open file, however many talks);
+        False: the caller closes it."""
+        if f.seekable():
+            return False
+        self.__exit__()
+        self._files[str(path)] = (f, 0)
+        return True
+
+    def moved(self, path: str | Path, frame: int) -> None:
+        if str(path) in self._files:
+            self._files[str(path)] = (self._files[str(path)][0], frame)
+
+    def drop(self, path: str | Path) -> None:
+        key = str(path)
+        if key in self._files:
+            self._files.pop(key)[0].close()
+
+    def __enter__(self) -> HeldFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for key in list(self._files):
+            self.drop(key)
+
+
+@contextlib.contextmanager
+def _opened(path: str | Path, start: int, held: HeldFiles | None) -> Iterator[sf.SoundFile]:
+    """``path`` open for reading a segment at frame ``start``: ``held``'s file where it holds one not past it."""
+    f = held.take(path, start) if held is not None else None
+    if f is None:
+        f = sf.SoundFile(_sf_name(path))
+        if held is None or not held.hold(path, f):
+            with f:
+                yield f
+            return
+    try:
+        yield f
+    except BaseException:
+        held.drop(path)  # where it stopped is not known
+        raise
+
+
 def _skip_to(f: sf.SoundFile, start: int) -> None:
-    """Position ``f`` at frame ``start``. Some encodings cannot seek (GSM 6.10 and G.721 WAV, XI): they are read
-    from the start and the frames before ``start`` dropped, READ_BLOCK samples at a time; `sate prep` took such a
-    file and `sate features` then failed on every row with "Seek attempted on unseekable file type"."""
+    """Position ``f`` at frame ``start`` (frames on from where it is, for one that cannot seek). Some encodings
+    cannot seek (GSM 6.10 and G.721 WAV, XI): they are read on and the frames before ``start`` dropped, READ_BLOCK
+    samples at a time; `sate prep` took such a file and `sate features` then failed on every row with "Seek
+    attempted on unseekable file type"."""
     if f.seekable():
         f.seek(start)
         return
