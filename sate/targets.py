@@ -592,8 +592,12 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
     check_not_reading(path, option)
     check_not_tilde(path, option)
-    if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
-        return Path(path)
+    if is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
+        if kind == "text":
+            return Path(path)
+        if kind in ("directory", "data", "experiment", "corpus"):  # on a pipe it was "/proc is the kernel's own ..."
+            raise SateError(f"{option} {path}: not a directory (a stream or a descriptor: standard output, a pipe, a "
+                            "device)")
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")

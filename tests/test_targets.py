@@ -452,6 +452,20 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
         check_output(fifo, "pack")
 
 
+@pytest.mark.parametrize("kind", ["directory", "data", "experiment", "corpus"])
+def test_a_pipe_given_for_a_directory_is_not_a_directory(kind: str) -> None:
+    """`sate prep --out /dev/stdout | tee log` (standard output a pipe) resolved to /proc/self/fd/pipe:[N] and was
+    "refusing to write there: /proc is the kernel's own file system", naming a place nobody typed; on a terminal it
+    was "not a directory" (twenty-seventh hostile pass). A pipe is no directory either way."""
+    read_end, write_end = os.pipe()
+    try:
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: not a directory \(a stream"):
+            check_output(Path(f"/dev/fd/{write_end}"), kind)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 @pytest.mark.slow
 def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_path: Path) -> None:
     """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write
