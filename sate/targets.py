@@ -888,11 +888,22 @@ def _owner(directory: Path) -> str | None:
     return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None
 
 
+def _holds_manifests(directory: Path) -> bool:
+    """`_holds_data`, where a .jsonl counts as a manifest only (its first row holds `id` and `audio`, or it is empty:
+    a split without rows)."""
+    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+                                                         layout.VOCAB_LOCK)) or \
+        any(_json_object_with(path, ("id", "audio"), False) or os.path.isfile(path) and not os.path.getsize(path)
+            for path in _jsonl_files(directory))
+
+
 def _foreign_owner(directory: Path) -> str | None:
     """`_owner` of a folder a link leads into; one that holds stored folders alone (features moved to another disk:
-    /disk/fbank linked as DATA/fbank) is no data directory: it was refused as "another data directory"."""
+    /disk/fbank linked as DATA/fbank) is no data directory: it was refused as "another data directory"; nor is one
+    beside JSON lines that are no manifests (`/scratch/feats` linked, `/scratch` holding `sate segment`'s lines or
+    notes: twenty-seventh hostile pass)."""
     owner = _owner(directory)
-    return None if owner == "data directory" and not _holds_data(directory) else owner
+    return None if owner == "data directory" and not _holds_manifests(directory) else owner
 
 
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:
