@@ -513,7 +513,8 @@ def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path
     assert (exp / "decode_dev" / "results.json").is_file()
 
 
-def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path, monkeypatch) -> None:
+def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path,
+                                                                      decoded_frames: list[int]) -> None:
     """A Whisper cascade's transcripts read each row by reopening its talk: a GSM 6.10 talk (which cannot seek) was
     decoded from its start for every row (twenty-seventh hostile pass); its rows in order are read on, each frame
     about once, with the samples each row read alone gives."""
@@ -529,16 +530,8 @@ def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: 
             seen.extend(waves)
             return ["x"] * len(waves)
 
-    decoded = [0]
-    read = sf.SoundFile.read
-
-    def counted(self: sf.SoundFile, *args: object, **kwargs: object) -> np.ndarray:
-        block = read(self, *args, **kwargs)
-        decoded[0] += len(block)
-        return block
-
-    monkeypatch.setattr(sf.SoundFile, "read", counted)
+    decoded_frames[0] = 0  # the rows read alone not counted
     assert _transcribe_whisper(Recognizer(), rows, 2) == ["x"] * 10
-    assert decoded[0] <= 20 * 16000
+    assert decoded_frames[0] <= 20 * 16000
     for got, want in zip(seen, alone, strict=True):
         np.testing.assert_array_equal(got, want)
