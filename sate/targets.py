@@ -595,9 +595,13 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     if is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
         if kind == "text":
             return Path(path)
-        if kind in ("directory", "data", "experiment", "corpus"):  # on a pipe it was "/proc is the kernel's own ..."
+        # on a pipe it was "/proc is the kernel's own file system", a place nobody typed
+        if kind in ("directory", "data", "experiment", "corpus", "pack"):
             raise SateError(f"{option} {path}: not a directory (a stream or a descriptor: standard output, a pipe, a "
                             "device)")
+        raise SateError(f"{option} {path}: a stream or a descriptor (standard output, a pipe, a device), where "
+                        f"{'a model file' if kind == 'model' else 'a PNG' if kind == 'image' else 'this file'} is not "
+                        "written: give a file's name")
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")

@@ -452,14 +452,16 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
         check_output(fifo, "pack")
 
 
-@pytest.mark.parametrize("kind", ["directory", "data", "experiment", "corpus"])
-def test_a_pipe_given_for_a_directory_is_not_a_directory(kind: str) -> None:
+@pytest.mark.parametrize("kind", ["directory", "data", "experiment", "corpus", "pack", "model", "image"])
+def test_a_pipe_given_for_a_directory_or_a_binary_file_is_named_a_stream(kind: str) -> None:
     """`sate prep --out /dev/stdout | tee log` (standard output a pipe) resolved to /proc/self/fd/pipe:[N] and was
     "refusing to write there: /proc is the kernel's own file system", naming a place nobody typed; on a terminal it
-    was "not a directory" (twenty-seventh hostile pass). A pipe is no directory either way."""
+    was "not a directory" (twenty-seventh hostile pass). A pipe is no directory either way; `average --out
+    /dev/stdout | cat` (a model), `latency-plot --out` (a PNG) were told the same of /proc."""
     read_end, write_end = os.pipe()
     try:
-        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: not a directory \(a stream"):
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: (not a directory \()?a stream or a "
+                                            "descriptor"):
             check_output(Path(f"/dev/fd/{write_end}"), kind)
     finally:
         os.close(read_end)
