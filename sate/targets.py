@@ -35,6 +35,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     MAGIC,
     PATH_MAX,
+    STANDARD_NAMES,
     TEMP_NAME_ROOM,
     append_only,
     binary_kind,
@@ -592,16 +593,9 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
     """The path to write for ``path`` (symlinks resolved), or a one-line `SateError` saying why not (module doc)."""
     check_not_reading(path, option)
     check_not_tilde(path, option)
-    if is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
-        if kind == "text":
-            return Path(path)
-        # on a pipe it was "/proc is the kernel's own file system", a place nobody typed
-        if kind in ("directory", "data", "experiment", "corpus", "pack"):
-            raise SateError(f"{option} {path}: not a directory (a stream or a descriptor: standard output, a pipe, a "
-                            "device)")
-        raise SateError(f"{option} {path}: a stream or a descriptor (standard output, a pipe, a device), where "
-                        f"{'a model file' if kind == 'model' else 'a PNG' if kind == 'image' else 'this file'} is not "
-                        "written: give a file's name")
+    if is_stream(path) and kind == "text":
+        return Path(path)
+    _not_a_descriptor(path, kind, option)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
@@ -701,6 +695,35 @@ def check_output(path: Path, kind: Kind, option: str = "--out") -> Path:
         raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
                         "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
+
+
+def _not_a_descriptor(path: Path, kind: Kind, option: str) -> None:
+    """Refuse an output other than text that is, or lies under, one of this process's descriptors (`/dev/stdout`,
+    `/dev/fd/N`): on a pipe it resolves to /proc/self/fd/pipe:[N], and was "refusing to write there: /proc is the
+    kernel's own file system", a place nobody typed (twenty-seventh hostile pass). A named pipe or a device file
+    (a FIFO, /dev/null, or a link to one, in an output folder as evaluate's EV/hyp.txt) is no descriptor: it is
+    refused as ever, "not a directory" or "refusing to replace it: not a regular file" (review of that pass)."""
+    above = next((p for p in Path(path).parents if own_descriptor(p) is not None), None)
+    if above is not None:  # `prep --out /dev/stdout/data`
+        raise SateError(f"{option} {path}: cannot write ({above} is not a directory: it is "
+                        f"{_descriptor_said(above)})")
+    if own_descriptor(path) is None:
+        return
+    if kind in ("directory", "data", "experiment", "corpus", "pack"):
+        raise SateError(f"{option} {path}: not a directory (it is {_descriptor_said(path)})")
+    folder = Path(os.path.realpath(Path(path).parent))
+    if folder != Path("/dev") and kernel_file_system(folder) is None:  # a link of the user's leading to one
+        raise SateError(f"{option} {path} (leading to {_descriptor_said(path)}): refusing to replace it: not a "
+                        "regular file")
+    what = {"model": "a model file", "image": "a PNG"}.get(kind, "this file")
+    raise SateError(f"{option} {path}: it is {_descriptor_said(path)}, where {what} is not written: give a file's "
+                    "name")
+
+
+def _descriptor_said(path: Path) -> str:
+    """``path``'s descriptor of this process as a user knows it: "standard output", "descriptor 3"."""
+    fd = own_descriptor(path)
+    return STANDARD_NAMES.get(fd, f"descriptor {fd}") if fd is not None else str(path)
 
 
 def _sticky(path: Path) -> str | None:

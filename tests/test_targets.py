@@ -460,9 +460,40 @@ def test_a_pipe_given_for_a_directory_or_a_binary_file_is_named_a_stream(kind: s
     /dev/stdout | cat` (a model), `latency-plot --out` (a PNG) were told the same of /proc."""
     read_end, write_end = os.pipe()
     try:
-        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: (not a directory \()?a stream or a "
-                                            "descriptor"):
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: (not a directory \(it is descriptor "
+                                            rf"{write_end}\)$|it is descriptor {write_end}, where .* give a file's "
+                                            "name)"):
             check_output(Path(f"/dev/fd/{write_end}"), kind)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("kind", ["results", "model", "image", "data"])
+def test_a_pipe_inside_an_output_folder_or_under_a_descriptor_is_named_for_what_it_is(tmp_path: Path,
+                                                                                     kind: str) -> None:
+    """The message above ("give a file's name") went to every stream (review of the twenty-seventh hostile pass):
+    also a named pipe or a link to /dev/null inside `evaluate --out EV` (EV/hyp.txt, which evaluate names; before:
+    "refusing to replace it: not a regular file") and a user's own FIFO. A descriptor only is named so, and a path
+    under one (`prep --out /dev/stdout/data` on a pipe was "/proc is the kernel's own file system")."""
+    os.mkfifo(tmp_path / "fifo.png")
+    (tmp_path / "null.png").symlink_to(os.devnull)
+    directory = kind == "data"
+    for name in ("fifo.png", "null.png"):
+        with pytest.raises(SateError, match=r"not a directory$" if directory else
+                           r"refusing to replace it: not a regular file$") as refused:
+            check_output(tmp_path / name, kind)
+        assert "stream" not in str(refused.value) and "descriptor" not in str(refused.value)
+    read_end, write_end = os.pipe()
+    try:
+        (tmp_path / "out.png").symlink_to(f"/dev/fd/{write_end}")
+        with pytest.raises(SateError, match=r"not a directory \(it is descriptor" if directory else
+                           rf"out.png \(leading to descriptor {write_end}\): refusing to replace it: not a regular "
+                           "file$"):
+            check_output(tmp_path / "out.png", kind)
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}/x.png: cannot write \(/dev/fd/{write_end} "
+                                            rf"is not a directory: it is descriptor {write_end}\)$"):
+            check_output(Path(f"/dev/fd/{write_end}/x.png"), kind)
     finally:
         os.close(read_end)
         os.close(write_end)
