@@ -916,11 +916,15 @@ def _owner(directory: Path) -> str | None:
 
 
 def _holds_manifests(directory: Path) -> bool:
-    """`_holds_data`, where a .jsonl counts as a manifest only (its first row holds `id` and `audio`, or it is empty:
-    a split without rows)."""
+    """`_holds_data`, where a .jsonl counts as a manifest only: its first row holds `id` and `audio`, or it is empty
+    and named as a split `sate prep` writes (a split without rows). Any empty .jsonl counted: `sate segment` of a
+    silent talk writes one, which made `/scratch` "another data directory" again (review of the twenty-seventh
+    hostile pass)."""
+    splits = {f"{split}.jsonl" for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)}
     return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
                                                          layout.VOCAB_LOCK)) or \
-        any(_json_object_with(path, ("id", "audio"), False) or os.path.isfile(path) and not os.path.getsize(path)
+        any(_json_object_with(path, ("id", "audio"), False)
+            or path.name in splits and os.path.isfile(path) and not os.path.getsize(path)
             for path in _jsonl_files(directory))
 
 
