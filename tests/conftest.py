@@ -70,7 +70,6 @@ def full_disk() -> Callable[..., None]:
     return _full_disk
 
 
-
 @pytest.fixture
 def decoded_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
     """[frames]: the audio frames libsndfile decodes from now on (every `SoundFile.read`), counted in its one item;
@@ -85,6 +84,7 @@ def decoded_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
 
     monkeypatch.setattr(sf.SoundFile, "read", counting)
     return counted
+
 
 # ------------------------------------------------------------------------ the longest test modules first
 
