@@ -36,6 +36,7 @@ from sate.errors import SateError, first_few, one_line, shown
 from sate.files import (
     MAGIC,
     PATH_MAX,
+    STANDARD_NAMES,
     TEMP_NAME_ROOM,
     append_only,
     binary_kind,
@@ -611,8 +612,9 @@ def check_output(path: Path, kind: Kind, option: str = "--out", hint: str = "") 
     into one; `report --out DIR` was told translate's and segment's, twenty-seventh pass)."""
     check_not_reading(path, option)
     check_not_tilde(path, option)
-    if kind == "text" and is_stream(path):  # /dev/stdout resolves to /proc/self/fd/pipe:[N], which is no path
+    if is_stream(path) and kind == "text":
         return Path(path)
+    _not_a_descriptor(path, kind, option)
     real = Path(os.path.realpath(path))  # resolves every link, also one whose target is missing
     if real.name == "":
         raise SateError(f"{option} {path}: is the root directory")
@@ -712,6 +714,35 @@ def check_output(path: Path, kind: Kind, option: str = "--out", hint: str = "") 
         raise SateError(f"{option} {path}: cannot write in {existing}: it is append-only (chattr +a), where no file "
                         "can be renamed into place; write elsewhere, or lift it (chattr -a)")
     return real
+
+
+def _not_a_descriptor(path: Path, kind: Kind, option: str) -> None:
+    """Refuse an output other than text that is, or lies under, one of this process's descriptors (`/dev/stdout`,
+    `/dev/fd/N`): on a pipe it resolves to /proc/self/fd/pipe:[N], and was "refusing to write there: /proc is the
+    kernel's own file system", a place nobody typed (twenty-seventh hostile pass). A named pipe or a device file
+    (a FIFO, /dev/null, or a link to one, in an output folder as evaluate's EV/hyp.txt) is no descriptor: it is
+    refused as ever, "not a directory" or "refusing to replace it: not a regular file" (review of that pass)."""
+    above = next((p for p in Path(path).parents if own_descriptor(p) is not None), None)
+    if above is not None:  # `prep --out /dev/stdout/data`
+        raise SateError(f"{option} {path}: cannot write ({above} is not a directory: it is "
+                        f"{_descriptor_said(above)})")
+    if own_descriptor(path) is None:
+        return
+    if kind in ("directory", "data", "experiment", "corpus", "pack"):
+        raise SateError(f"{option} {path}: not a directory (it is {_descriptor_said(path)})")
+    folder = Path(os.path.realpath(Path(path).parent))
+    if folder != Path("/dev") and kernel_file_system(folder) is None:  # a link of the user's leading to one
+        raise SateError(f"{option} {path} (leading to {_descriptor_said(path)}): refusing to replace it: not a "
+                        "regular file")
+    what = {"model": "a model file", "image": "a PNG"}.get(kind, "this file")
+    raise SateError(f"{option} {path}: it is {_descriptor_said(path)}, where {what} is not written: give a file's "
+                    "name")
+
+
+def _descriptor_said(path: Path) -> str:
+    """``path``'s descriptor of this process as a user knows it: "standard output", "descriptor 3"."""
+    fd = own_descriptor(path)
+    return STANDARD_NAMES.get(fd, f"descriptor {fd}") if fd is not None else str(path)
 
 
 def _sticky(path: Path) -> str | None:
@@ -903,11 +934,26 @@ def _owner(directory: Path) -> str | None:
     return "experiment" if _an_experiment(directory) or (directory / layout.CONFIG).is_file() else None
 
 
+def _holds_manifests(directory: Path) -> bool:
+    """`_holds_data`, where a .jsonl counts as a manifest only: its first row holds `id` and `audio`, or it is empty
+    and named as a split `sate prep` writes (a split without rows). Any empty .jsonl counted: `sate segment` of a
+    silent talk writes one, which made `/scratch` "another data directory" again (review of the twenty-seventh
+    hostile pass)."""
+    splits = {f"{split}.jsonl" for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)}
+    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+                                                         layout.VOCAB_LOCK)) or \
+        any(_json_object_with(path, ("id", "audio"), False)
+            or path.name in splits and os.path.isfile(path) and not os.path.getsize(path)
+            for path in _jsonl_files(directory))
+
+
 def _foreign_owner(directory: Path) -> str | None:
     """`_owner` of a folder a link leads into; one that holds stored folders alone (features moved to another disk:
-    /disk/fbank linked as DATA/fbank) is no data directory: it was refused as "another data directory"."""
+    /disk/fbank linked as DATA/fbank) is no data directory: it was refused as "another data directory"; nor is one
+    beside JSON lines that are no manifests (`/scratch/feats` linked, `/scratch` holding `sate segment`'s lines or
+    notes: twenty-seventh hostile pass)."""
     owner = _owner(directory)
-    return None if owner == "data directory" and not _holds_data(directory) else owner
+    return None if owner == "data directory" and not _holds_manifests(directory) else owner
 
 
 def check_not_shared(directory: Path, name: str, option: str = "--data") -> None:

@@ -70,6 +70,22 @@ def full_disk() -> Callable[..., None]:
     return _full_disk
 
 
+@pytest.fixture
+def decoded_frames(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """[frames]: the audio frames libsndfile decodes from now on (every `SoundFile.read`), counted in its one item;
+    how a reader of a file that cannot seek shows it decodes each frame about once."""
+    counted = [0]
+    read = sf.SoundFile.read
+
+    def counting(self: sf.SoundFile, *args: Any, **kwargs: Any) -> np.ndarray:
+        block = read(self, *args, **kwargs)
+        counted[0] += len(block)
+        return block
+
+    monkeypatch.setattr(sf.SoundFile, "read", counting)
+    return counted
+
+
 # ------------------------------------------------------------------------ the longest test modules first
 
 TIMES = "sate/test-seconds"  # pytest's cache (.pytest_cache): each test's seconds in the last run that ran it

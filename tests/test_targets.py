@@ -542,6 +542,53 @@ def test_text_goes_into_a_named_pipe_or_dev_null_in_place(tmp_path: Path) -> Non
         check_output(fifo, "pack")
 
 
+@pytest.mark.parametrize("kind", ["directory", "data", "experiment", "corpus", "pack", "model", "image"])
+def test_a_pipe_given_for_a_directory_or_a_binary_file_is_named_a_stream(kind: str) -> None:
+    """`sate prep --out /dev/stdout | tee log` (standard output a pipe) resolved to /proc/self/fd/pipe:[N] and was
+    "refusing to write there: /proc is the kernel's own file system", naming a place nobody typed; on a terminal it
+    was "not a directory" (twenty-seventh hostile pass). A pipe is no directory either way; `average --out
+    /dev/stdout | cat` (a model), `latency-plot --out` (a PNG) were told the same of /proc."""
+    read_end, write_end = os.pipe()
+    try:
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}: (not a directory \(it is descriptor "
+                                            rf"{write_end}\)$|it is descriptor {write_end}, where .* give a file's "
+                                            "name)"):
+            check_output(Path(f"/dev/fd/{write_end}"), kind)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
+@pytest.mark.parametrize("kind", ["results", "model", "image", "data"])
+def test_a_pipe_inside_an_output_folder_or_under_a_descriptor_is_named_for_what_it_is(tmp_path: Path,
+                                                                                     kind: str) -> None:
+    """The message above ("give a file's name") went to every stream (review of the twenty-seventh hostile pass):
+    also a named pipe or a link to /dev/null inside `evaluate --out EV` (EV/hyp.txt, which evaluate names; before:
+    "refusing to replace it: not a regular file") and a user's own FIFO. A descriptor only is named so, and a path
+    under one (`prep --out /dev/stdout/data` on a pipe was "/proc is the kernel's own file system")."""
+    os.mkfifo(tmp_path / "fifo.png")
+    (tmp_path / "null.png").symlink_to(os.devnull)
+    directory = kind == "data"
+    for name in ("fifo.png", "null.png"):
+        with pytest.raises(SateError, match=r"not a directory$" if directory else
+                           r"refusing to replace it: not a regular file$") as refused:
+            check_output(tmp_path / name, kind)
+        assert "stream" not in str(refused.value) and "descriptor" not in str(refused.value)
+    read_end, write_end = os.pipe()
+    try:
+        (tmp_path / "out.png").symlink_to(f"/dev/fd/{write_end}")
+        with pytest.raises(SateError, match=r"not a directory \(it is descriptor" if directory else
+                           rf"out.png \(leading to descriptor {write_end}\): refusing to replace it: not a regular "
+                           "file$"):
+            check_output(tmp_path / "out.png", kind)
+        with pytest.raises(SateError, match=rf"^--out /dev/fd/{write_end}/x.png: cannot write \(/dev/fd/{write_end} "
+                                            rf"is not a directory: it is descriptor {write_end}\)$"):
+            check_output(Path(f"/dev/fd/{write_end}/x.png"), kind)
+    finally:
+        os.close(read_end)
+        os.close(write_end)
+
+
 @pytest.mark.slow
 def test_dev_stdout_appended_to_a_file_is_written_through_the_descriptor(tmp_path: Path) -> None:
     """`--out /dev/stdout >> log.txt`: /dev/stdout resolves to log.txt, a regular file, which the atomic write

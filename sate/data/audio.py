@@ -12,6 +12,7 @@ alike, and ``FrameEnergy`` computes frame energies block by block.
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import fcntl
 import functools
@@ -48,6 +49,9 @@ END_TOLERANCE_S = 0.02
 # Beyond any recording (116 days), and where seconds times a sample rate would no longer be a count: 1e308 s was
 # an OverflowError deep in a feature worker.
 MAX_SECONDS = 1e7
+# Seconds of a file that cannot seek kept by `HeldFiles` behind where it is read to: a next row that begins no
+# further back is read on (rows back to back, or overlapping by up to this); one further back reopens the file.
+HELD_TAIL_S = 30.0
 # A speed perturbation plays a segment this much faster at most, or slower (sate writes 0.9 and 1.1): 1e-300 asked
 # for 10^304 samples.
 SPEED_RANGE = (0.1, 10.0)
@@ -394,13 +398,14 @@ def check_finite(wave: np.ndarray, name: str, sample_rate: int = SAMPLE_RATE, st
 
 
 def read_segment(path: str | Path, offset: float, duration: float, speed: float = 1.0,
-                 sample_rate: int | None = None) -> np.ndarray:
+                 sample_rate: int | None = None, held: HeldFiles | None = None) -> np.ndarray:
     """Float32 16 kHz mono samples of one segment: ``round(duration * 16000)`` of them.
 
     Other sample rates are resampled and extra channels averaged, so corpora that are not
     16 kHz mono need no conversion step. ``speed`` != 1 resamples the segment afterwards (tempo
     and pitch change together, like sox ``speed``), giving ``perturbed_samples`` samples.
-    ``sample_rate`` saves reopening the header when the caller already knows it.
+    ``sample_rate`` saves reopening the header when the caller already knows it. ``held``: a reader of many rows
+    in order (`sate features`' shards) keeps a file that cannot seek open there, where the last row ended.
     """
     import torch  # heavy: torch
     import torchaudio.functional as AF  # heavy: torch
@@ -415,7 +420,7 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
     start = round(offset * sample_rate)
     count = math.ceil(n_samples * sample_rate / SAMPLE_RATE) + (2 if sample_rate != SAMPLE_RATE else 0)
     try:
-        with sf.SoundFile(_sf_name(path)) as f:
+        with _opened(path, start, held) as f:
             sr = f.samplerate
             start = min(start, f.frames)  # past the end: nothing is read, and the check below says so
 
@@ -425,11 +430,18 @@ def read_segment(path: str | Path, offset: float, duration: float, speed: float 
                                     f"the audio ({(start + held) / sr:.3f} s): is the manifest row of another file?")
 
             check_within(f.frames - start)  # as the header says, before anything is read
-            _skip_to(f, start)
-            read = [0]
+            # a held file: the frames read already from ``start`` on, kept (rows back to back or overlapping)
+            kept = held.kept(path, start)[:max(0, min(count, f.frames - start))] if held is not None else \
+                np.empty(0, dtype=np.float32)
+            if not len(kept):
+                _skip_to(f, start - (held.position(path) if held is not None else 0))
+            read = [len(kept)]
 
             def pieces() -> Iterator[np.ndarray]:
-                for piece in _mono_pieces(f, str(path), start, min(count, f.frames - start)):
+                if len(kept):
+                    yield kept
+                fresh = _mono_pieces(f, str(path), start + len(kept), min(count, f.frames - start) - len(kept))
+                for piece in fresh if held is None else held.read_on(path, fresh, start + len(kept)):
                     read[0] += len(piece)
                     yield piece
 
@@ -461,10 +473,99 @@ def _placed(blocks: Iterable[np.ndarray], n: int) -> np.ndarray:
     return out
 
 
+class HeldFiles:
+    """Audio files that cannot seek, held open by a reader of many segments in order, each with the frame it is at:
+    the next segment of a talk is read on from there. Reopened for each segment, a file was decoded from its start
+    every time, so `sate features` of a two-hour GSM 6.10 talk decoded an hour of audio per row (twenty-seventh
+    hostile pass). The last HELD_TAIL_S seconds read are kept too: a row reads two frames past its end for the
+    resampler (any rate but 16 kHz, so every GSM 6.10 talk, at 8 kHz), and rows back to back or overlapping begin
+    before where the file is; without them each such row reopened the talk (review of that pass). Use it as a
+    context: the files are closed at its end."""
+
+    def __init__(self) -> None:
+        self._files: dict[str, tuple[sf.SoundFile, int, np.ndarray]] = {}
+
+    def take(self, path: str | Path, start: int) -> sf.SoundFile | None:
+        """The open file, if it is held and ``start`` is not before the frames kept (earlier: read it anew)."""
+        held = self._files.get(str(path))
+        if held is not None and held[1] - len(held[2]) <= start:
+            return held[0]
+        self.drop(str(path))
+        return None
+
+    def position(self, path: str | Path) -> int:
+        return self._files[str(path)][1] if str(path) in self._files else 0
+
+    def kept(self, path: str | Path, start: int) -> np.ndarray:
+        """The frames from ``start`` to the file's position, read already (mono, as `_mono_pieces` gives them)."""
+        if str(path) not in self._files:
+            return np.empty(0, dtype=np.float32)
+        _, frame, tail = self._files[str(path)]
+        return tail[len(tail) - max(0, frame - start):]
+
+    def hold(self, path: str | Path, f: sf.SoundFile) -> bool:
+        """Keep ``f`` (at its start) if it cannot seek, in place of any other (one open file, however many talks);
+        False: the caller closes it."""
+        if f.seekable():
+            return False
+        self.__exit__()
+        self._files[str(path)] = (f, 0, np.empty(0, dtype=np.float32))
+        return True
+
+    def read_on(self, path: str | Path, pieces: Iterable[np.ndarray], frame: int) -> Iterator[np.ndarray]:
+        """``pieces`` (mono) read on from frame ``frame`` of ``path``, passed on: a held file is then where they end,
+        with the last HELD_TAIL_S seconds read kept, those kept before among them where the pieces follow on."""
+        if str(path) not in self._files:
+            yield from pieces
+            return
+        f, was, tail = self._files[str(path)]
+        keep = round(HELD_TAIL_S * f.samplerate)
+        last = collections.deque([tail] if frame == was else [])
+        size = len(tail) if frame == was else 0
+        for piece in pieces:
+            frame += len(piece)
+            last.append(piece)
+            size += len(piece)
+            while len(last) > 1 and size - len(last[0]) >= keep:  # a row of an hour is not kept whole
+                size -= len(last.popleft())
+            yield piece
+        self._files[str(path)] = (f, frame, np.concatenate(last)[-keep:] if last else tail[:0])
+
+    def drop(self, path: str | Path) -> None:
+        key = str(path)
+        if key in self._files:
+            self._files.pop(key)[0].close()
+
+    def __enter__(self) -> HeldFiles:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for key in list(self._files):
+            self.drop(key)
+
+
+@contextlib.contextmanager
+def _opened(path: str | Path, start: int, held: HeldFiles | None) -> Iterator[sf.SoundFile]:
+    """``path`` open for reading a segment at frame ``start``: ``held``'s file where it holds one not past it."""
+    f = held.take(path, start) if held is not None else None
+    if f is None:
+        f = sf.SoundFile(_sf_name(path))
+        if held is None or not held.hold(path, f):
+            with f:
+                yield f
+            return
+    try:
+        yield f
+    except BaseException:
+        held.drop(path)  # where it stopped is not known
+        raise
+
+
 def _skip_to(f: sf.SoundFile, start: int) -> None:
-    """Position ``f`` at frame ``start``. Some encodings cannot seek (GSM 6.10 and G.721 WAV, XI): they are read
-    from the start and the frames before ``start`` dropped, READ_BLOCK samples at a time; `sate prep` took such a
-    file and `sate features` then failed on every row with "Seek attempted on unseekable file type"."""
+    """Position ``f`` at frame ``start`` (frames on from where it is, for one that cannot seek). Some encodings
+    cannot seek (GSM 6.10 and G.721 WAV, XI): they are read on and the frames before ``start`` dropped, READ_BLOCK
+    samples at a time; `sate prep` took such a file and `sate features` then failed on every row with "Seek
+    attempted on unseekable file type"."""
     if f.seekable():
         f.seek(start)
         return

@@ -39,6 +39,7 @@ from sate.data.audio import (
     SAMPLE_RATE,
     SHIFT,
     WINDOW,
+    HeldFiles,
     num_frames,
     perturbed_samples,
     read_segment,
@@ -307,7 +308,7 @@ def _compute_shard(shard: Shard) -> int:
     previous, stored_at = None, 0
     sums: dict[int, int] = {}
     tmp_ark = shard.ark.with_name(f".{shard.ark.name}.tmp")
-    with _made_anew(tmp_ark) as f:
+    with _made_anew(tmp_ark) as f, HeldFiles() as held:  # a talk that cannot seek is read on, not from its start
         for utt_id, audio, offset, duration, speed, n_frames in shard.rows:
             if (audio, offset, duration, speed, n_frames) == previous:  # the same slice, another translation
                 scp_lines.append(f"{utt_id} {shard.ark_in_index}:{stored_at}")
@@ -316,7 +317,7 @@ def _compute_shard(shard: Shard) -> int:
             try:
                 if audio not in rates:
                     rates[audio] = wav_info(audio).sample_rate
-                wave = read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio])
+                wave = read_segment(audio, offset, duration, speed=speed, sample_rate=rates[audio], held=held)
             except SateError as err:  # a damaged wav, an offset past its end: say which row of which manifest
                 raise SateError(f"{shard.manifest}: {utt_id}: {err}") from None
             feats = compute_fbank(wave)

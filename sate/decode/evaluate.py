@@ -176,15 +176,15 @@ def _transcribe_whisper(recognizer: Any, rows: list[dict], batch_size: int) -> l
     """Whisper's transcript of each manifest row's audio, in manifest order."""
     from tqdm import tqdm
 
-    from sate.data.audio import read_segment  # slow: soundfile and numpy, only when Whisper transcribes
+    from sate.data.audio import HeldFiles, read_segment  # slow: soundfile and numpy, only when Whisper transcribes
 
     out: list[str] = []
     step = batch_size * GROUP_BATCHES
-    with tqdm(total=len(rows), unit="utt", desc="whisper", file=sys.stderr) as bar:
+    with tqdm(total=len(rows), unit="utt", desc="whisper", file=sys.stderr) as bar, HeldFiles() as held:
         for k in range(0, len(rows), step):
             group = rows[k:k + step]
             try:
-                waves = [read_segment(r["audio"], float(r["offset"]), float(r["duration"])) for r in group]
+                waves = [read_segment(r["audio"], float(r["offset"]), float(r["duration"]), held=held) for r in group]
             except SateError as err:
                 raise SateError(f"rows {k + 1}-{k + len(group)}: {err}") from None
             out += recognizer.transcribe(waves, batch_size)

@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from sate.data.audio import SAMPLE_RATE, read_segment
+from sate.data.audio import SAMPLE_RATE, HeldFiles, read_segment
 from sate.decode.api import SpeechTranslator
 from sate.decode.api_args import plain
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
@@ -253,5 +253,7 @@ def stream_rows(translator: SpeechTranslator, rows: list[dict], spec: StreamPoli
     """`simulate` over the utterances of manifest rows (`sate evaluate --stream`), in row order."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
-    return [simulate(translator, read_segment(row["audio"], row["offset"], row["duration"]), spec, chunk, options)
-            for row in tqdm(rows, unit="utt", desc=f"stream {spec}", file=sys.stderr)]
+    with HeldFiles() as held:  # a talk that cannot seek (GSM 6.10) is read on, not from its start for every row
+        return [simulate(translator, read_segment(row["audio"], row["offset"], row["duration"], held=held), spec,
+                         chunk, options)
+                for row in tqdm(rows, unit="utt", desc=f"stream {spec}", file=sys.stderr)]

@@ -722,3 +722,47 @@ def test_a_link_farm_whose_corpus_moved_is_said_too(tmp_path: Path) -> None:
                                         r".*talk.wav\)"):
         check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows)])  # type: ignore[list-item]
     check_audio_there([SimpleNamespace(manifest="m.jsonl", rows=rows[:1])])  # type: ignore[list-item]
+
+
+def test_a_talk_that_cannot_seek_is_read_once_not_from_its_start_for_every_row(run_sate, corpus: Path,
+                                                                                tmp_path: Path,
+                                                                                decoded_frames: list[int]) -> None:
+    """A GSM 6.10 talk cannot seek: each row reopened it and decoded it from its start, so `sate features` of a
+    two-hour talk decoded an hour of audio per row (about 90 minutes for 2,000 rows, where PCM takes 40 s; twenty-
+    seventh hostile pass). A shard now reads such a talk on from the row before: each frame about once. The stored
+    features are those of each row read alone."""
+    for wav in corpus.glob("en-de/data/*/wav/*.wav"):
+        samples, rate = sf.read(wav, dtype="float32")
+        sf.write(wav, samples, rate, format="WAV", subtype="GSM610")
+    data = tmp_path / "data"
+    assert run_sate("prep", "--mustc-root", corpus, "--out", data)[0] == 0
+    decoded_frames[0] = 0  # prep's reads not counted
+    assert run_sate("features", "--data", data, "--jobs", "1")[0] == 0
+    total = sum(sf.info(wav).frames for wav in corpus.glob("en-de/data/*/wav/*.wav"))
+    assert decoded_frames[0] <= total
+    rows = read_manifest(data / "train.jsonl")
+    store = FeatureIndex(data / "fbank" / "train.scp")
+    for row in (rows[1], rows[-1]):
+        expected = compute_fbank(read_segment(row["audio"], row["offset"], row["duration"]))
+        np.testing.assert_array_equal(store[row["id"]], expected)
+
+
+@pytest.mark.parametrize("hop", [3.0, 2.9371, 2.0])  # back to back, back to back at odd frames, overlapping
+def test_a_talk_at_8_khz_that_cannot_seek_is_read_on_with_rows_back_to_back(tmp_path: Path, decoded_frames: list[int],
+                                                                            hop: float) -> None:
+    """GSM 6.10 is 8 kHz: a row read two frames past its end for the resampler, and `HeldFiles` kept the file
+    there, so a next row beginning where this one ended (fixed chunks, Kaldi segments), or inside it, reopened the
+    talk and decoded it from its start, as before that fix (review of the twenty-seventh hostile pass: a 10-minute
+    talk in 3 s rows back to back took 120 s, with 0.2 s gaps 8 s). The frames read are kept, and read on from."""
+    from sate.data.audio import HeldFiles
+
+    talk = tmp_path / "talk.wav"
+    noise = 0.1 * np.random.default_rng(0).standard_normal(8000 * 60).astype(np.float32)
+    sf.write(talk, noise, 8000, format="WAV", subtype="GSM610")
+    rows = [(i * hop, 3.0) for i in range(int((60 - 3) / hop))]
+    alone = [read_segment(talk, offset, duration) for offset, duration in rows]
+    decoded_frames[0] = 0
+    with HeldFiles() as held:
+        together = [read_segment(talk, offset, duration, held=held) for offset, duration in rows]
+    assert decoded_frames[0] <= sf.info(talk).frames
+    assert all(np.array_equal(a, b) for a, b in zip(alone, together, strict=True))

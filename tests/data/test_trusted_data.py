@@ -647,6 +647,29 @@ def test_an_fbank_folder_moved_to_another_disk_under_its_own_name_is_taken(tmp_p
     assert rc == 2 and f"the fbank/ of another data directory ({disk})" in err
 
 
+def test_an_fbank_folder_on_a_disk_beside_other_json_lines_is_taken(tmp_path: Path, prepared: Path,
+                                                                     run_sate) -> None:  # noqa: ANN001
+    """DATA/fbank moved to /scratch/feats, where `sate segment`'s lines (or notes) lie beside it in /scratch, was
+    refused as "the fbank/ of another data directory (/scratch)": any .jsonl made a folder a data directory (twenty-
+    seventh hostile pass). Only manifests do; a manifest there is still refused."""
+    data = copy_data(prepared, tmp_path / "data")
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    (data / "fbank").rename(scratch / "feats")
+    (data / "fbank").symlink_to(scratch / "feats")
+    (scratch / "talk.jsonl").write_text('{"file": "talk.wav", "segment": 0, "start": 0.2, "end": 4.7}\n')
+    (scratch / "notes.jsonl").write_text("not even JSON\n")
+    (scratch / "silent.jsonl").write_text("")  # `sate segment` of a talk without speech (review of that pass)
+    rc, out, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 0 and "dev: 4 utterances, up to date" in out, out + err
+    (scratch / "dev.jsonl").write_text("")  # a split without rows: a manifest
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"the fbank/ of another data directory ({scratch})" in err
+    (scratch / "dev.jsonl").write_text((data / "dev.jsonl").read_text())
+    rc, _, err = run_sate("features", "--data", data, "--jobs", "1")
+    assert rc == 2 and f"the fbank/ of another data directory ({scratch})" in err
+
+
 def test_an_ark_cut_behind_a_damaged_size_record_is_recomputed(tmp_path: Path, prepared: Path,
                                                                 run_sate) -> None:  # noqa: ANN001
     """A split's sizes.json emptied (or cut) checked no ark's size: an ark cut short since was "up to date" for

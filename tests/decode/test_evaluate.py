@@ -8,15 +8,18 @@ import shutil
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 import pytest
+import soundfile as sf
 import torch
 
 from sate.cli import main
+from sate.data.audio import read_segment
 from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest, write_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode.api import SpeechTranslator
-from sate.decode.evaluate import evaluate
+from sate.decode.evaluate import _transcribe_whisper, evaluate
 from sate.decode.pack import pack
 from sate.errors import SateError, one_line
 from sate.models import build_model, save_model_file
@@ -508,3 +511,27 @@ def test_a_pack_of_another_task_evaluated_into_an_experiment_is_refused(tmp_path
     assert not (exp / "decode_dev").exists()
     evaluate(eval_packs["asr"], prepared_data, "dev", exp / "decode_dev")
     assert (exp / "decode_dev" / "results.json").is_file()
+
+
+def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path,
+                                                                      decoded_frames: list[int]) -> None:
+    """A Whisper cascade's transcripts read each row by reopening its talk: a GSM 6.10 talk (which cannot seek) was
+    decoded from its start for every row (twenty-seventh hostile pass); its rows in order are read on, each frame
+    about once, with the samples each row read alone gives."""
+    path = tmp_path / "phone.wav"
+    sf.write(path, (0.3 * np.sin(np.arange(20 * 16000) / 7)).astype(np.float32), 16000, format="WAV",
+             subtype="GSM610")
+    rows = [{"audio": str(path), "offset": 2.0 * k, "duration": 1.5} for k in range(10)]
+    alone = [read_segment(path, row["offset"], row["duration"]) for row in rows]
+    seen: list = []
+
+    class Recognizer:
+        def transcribe(self, waves: list, batch_size: int) -> list[str]:
+            seen.extend(waves)
+            return ["x"] * len(waves)
+
+    decoded_frames[0] = 0  # the rows read alone not counted
+    assert _transcribe_whisper(Recognizer(), rows, 2) == ["x"] * 10
+    assert decoded_frames[0] <= 20 * 16000
+    for got, want in zip(seen, alone, strict=True):
+        np.testing.assert_array_equal(got, want)

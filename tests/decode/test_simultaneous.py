@@ -721,3 +721,22 @@ def test_a_talks_stretch_is_cut_with_the_vad_settings_that_found_its_spans() -> 
     assert talks.cut_note("t.wav", 0.7, 3.3, 9.0) == ("sate evaluate: note: t.wav: speech lies beyond its rows; "
                                                       "0.70 s before the first row and 5.70 s after the last are not "
                                                       "decoded (the talk is read from 0.70 to 3.30 s of 9.00 s)")
+
+
+def test_stream_rows_read_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: Path, monkeypatch,
+                                                                          decoded_frames: list[int]) -> None:
+    """`sate evaluate --stream` read each row by reopening its talk; a GSM 6.10 talk cannot seek, so every row decoded
+    the talk from its start: a long talk's rows cost its length each (twenty-seventh hostile pass). The rows of a talk
+    in order are now read on, each frame about once, and give the samples each row read alone gives."""
+    path = tmp_path / "phone.wav"
+    sf.write(path, (0.3 * np.sin(np.arange(20 * SAMPLE_RATE) / 7)).astype(np.float32), SAMPLE_RATE, format="WAV",
+             subtype="GSM610")
+    rows = [{"audio": str(path), "offset": 2.0 * k, "duration": 1.5} for k in range(10)]
+    alone = [read_segment(path, row["offset"], row["duration"]) for row in rows]
+    seen: list[np.ndarray] = []
+    monkeypatch.setattr(simultaneous, "simulate", lambda translator, wave, *args: seen.append(wave))
+    decoded_frames[0] = 0  # the rows read alone not counted
+    simultaneous.stream_rows(None, rows, parse_policy("wait-k=3"), 0.32)
+    assert decoded_frames[0] <= 20 * SAMPLE_RATE
+    for got, want in zip(seen, alone, strict=True):
+        np.testing.assert_array_equal(got, want)
