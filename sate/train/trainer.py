@@ -35,7 +35,7 @@ from sate.config import (
     write_yaml,
 )
 from sate.errors import SateError, one_line, out_of_memory, shell_word, shown
-from sate.files import lock_holder, require_directory, require_file, what_is_there
+from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
@@ -621,6 +621,10 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             print(one_line(note))  # notes name checkpoints: any bytes of --exp
         for damaged, moved in zip(point.passed_over, set_aside(point.passed_over), strict=True):
             print(one_line(f"set aside the unreadable {damaged.name} as {moved.name}"))
+        # under train.lock no other writer is in the folder: a checkpoint a killed run was writing, whose name no
+        # later save may use again (epochNNN.ckpt of an epoch saved at resume), was left for good (hand27t)
+        for temp in remove_abandoned(ckpt_dir, ".ckpt"):
+            print(one_line(f"removed {temp.name}, a checkpoint that a killed run was writing"))
         for key, (old, new) in point.changed.items():
             # init: applies to a fresh start alone, so a resume given other --init-from models (of another vocabulary
             # even) said "resuming with init changed", as if they were loaded (24th hostile pass)

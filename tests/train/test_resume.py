@@ -157,6 +157,25 @@ def test_a_deleted_last_ckpt_resumes_from_the_newest_epoch_checkpoint(trained: t
     assert read_checkpoint(exp / "checkpoints" / "epoch003.ckpt")["sate"]["run_id"] == run_id
 
 
+def test_a_checkpoint_a_killed_run_was_writing_is_removed_by_the_resume(trained: tuple[Path, Path], exp: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """SIGKILL during a checkpoint's save leaves its temporary file (`.NAME.XXXXXXXX.tmp`, a checkpoint's size);
+    the next save of NAME removed it only once a minute old, and an epoch's or best checkpoint's name is saved once:
+    a run killed there and started again at once (a requeued job) kept it for good (hand27t). The resume holds
+    train.lock, so no writer is in the folder: every unlocked one goes, whatever its age; another file stays."""
+    ckpts = exp / "checkpoints"
+    left = [ckpts / ".best-val_loss-epoch001.ckpt.k2abcd_9.tmp", ckpts / ".epoch003.ckpt.zz81pq0a.tmp"]
+    for path in left:
+        path.write_bytes(b"PK\x03\x04 half a checkpoint")
+    other = ckpts / ".notes.txt.ab12cd34.tmp"  # not a checkpoint's: not this run's to remove
+    other.write_text("mine")
+    train(load_training_config(trained[0], ["trainer.max_epochs=4"]), exp)
+    assert not any(path.exists() for path in left)
+    assert other.read_text() == "mine"
+    out = capsys.readouterr().out
+    assert f"removed {left[0].name}, a checkpoint that a killed run was writing" in out
+
+
 def test_no_readable_checkpoint_is_a_one_line_error(trained: tuple[Path, Path], exp: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     for path in (exp / "checkpoints").glob("*.ckpt"):
