@@ -222,6 +222,23 @@ def test_data_train_takes_one_split_or_a_list(tmp_path: Path, capsys: pytest.Cap
     assert re.search(r"train: \[train, train-clean-100, kaldi\] +# training split .*, or a list of splits", printed)
 
 
+@pytest.mark.parametrize("splits", ["[train, train_sp]", "[train_sp, kaldi, train]"])
+def test_data_train_refuses_train_beside_its_speed_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                          splits: str) -> None:
+    """train_sp holds every row of train and its speed copies: `[train, train_sp]` trained on 48 items of a 12-row
+    train split, train's own rows twice, exit 0 (hand27t). train_sp alone, or beside other corpora, is taken."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", f"data.train={splits}"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("data.train lists train and train_sp: train_sp (`sate features --speed-perturb`) holds every "
+                        "row of train besides its speed copies, so those rows would be trained on twice; give "
+                        "train_sp in train's place"), err
+    for taken in ("train_sp", "[train_sp, train-clean-100]"):
+        assert main(["config", "--config", str(path), "--set", f"data.train={taken}"]) == 0
+        capsys.readouterr()
+
+
 @pytest.mark.slow
 def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:
     path = Path(__file__).parents[1] / "conf"

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sate.data.manifest import is_split_name
+from sate.data.features import SPEED_SPLIT
+from sate.data.manifest import TRAIN_SPLIT, is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.errors import SateError
 from sate.models.config import TASKS
@@ -177,6 +178,11 @@ class TrainingConfig(Section):
         return self.task == "st" and (mt_text_weight(self.model) or 0) > 0
 
     def validate(self) -> None:
+        splits = train_splits(self.data.train)
+        if TRAIN_SPLIT in splits and SPEED_SPLIT in splits:  # train's rows read twice, without a word (hand27t)
+            raise Invalid("data.train", f"lists {TRAIN_SPLIT} and {SPEED_SPLIT}: {SPEED_SPLIT} (`sate features "
+                          f"--speed-perturb`) holds every row of {TRAIN_SPLIT} besides its speed copies, so those "
+                          f"rows would be trained on twice; give {SPEED_SPLIT} in {TRAIN_SPLIT}'s place")
         if self.task == "asr" and self.data.mt_text is not None:
             raise Invalid("data.mt_text", "applies to task mt only, or st with model.loss.mt_text_weight > 0 "
                           "(task is asr)")
