@@ -176,6 +176,40 @@ def test_a_checkpoint_a_killed_run_was_writing_is_removed_by_the_resume(trained:
     assert f"removed {left[0].name}, a checkpoint that a killed run was writing" in out
 
 
+def _edited(path: Path, **header: object) -> None:
+    """Rewrite a checkpoint with some of its top-level keys (or, under `sate`, its header's) set otherwise."""
+    ckpt = torch.load(path, weights_only=False)
+    ckpt["sate"].update(header.pop("sate", {}))
+    ckpt.update(header)
+    torch.save(ckpt, path)
+
+
+def test_a_checkpoint_of_another_sate_version_is_refused_not_set_aside(trained: tuple[Path, Path], exp: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """A checkpoint whose header another sate wrote (format version 99) was resumed as this sate's, while `sate
+    average` refused it ("sate model file version 99"); set aside as damaged it would be lost to the sate that
+    reads it (hand27t). Refused, the folder as it was."""
+    last = exp / "checkpoints" / "last.ckpt"
+    _edited(last, sate={"version": 99})
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=4"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {last}: a checkpoint of another sate (format 'sate-model' version 99; this sate reads "
+        "sate-model version 1): resume it with the sate that wrote it, or train into a new --exp")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+
+
+def test_a_checkpoint_whose_step_is_no_number_is_passed_over(trained: tuple[Path, Path], exp: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """A `global_step` that is not a whole number (an edited header) was resumed from: Lightning's TypeError
+    traceback once the model and data were set up (hand27t). Damaged: passed over, as a file cut short is."""
+    _edited(exp / "checkpoints" / "last.ckpt", global_step="x")
+    config = load_training_config(trained[0], ["trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3
+    assert "its step 'x' or epoch 2 is not a whole number of at least 0" in capsys.readouterr().out
+    assert (exp / "checkpoints" / "last.ckpt.unreadable").is_file()
+
+
 def test_no_readable_checkpoint_is_a_one_line_error(trained: tuple[Path, Path], exp: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     for path in (exp / "checkpoints").glob("*.ckpt"):
