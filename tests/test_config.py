@@ -239,6 +239,20 @@ def test_data_train_refuses_train_beside_its_speed_copies(tmp_path: Path, capsys
         capsys.readouterr()
 
 
+@pytest.mark.parametrize(("item", "wanted"), [
+    ("batch.per_device=99999999999999999999", "batch.per_device must be positive and at most 2**63-1"),
+    ("specaug.start_step=99999999999999999999", "specaug.start_step must be at least 0 and at most 2**63-1"),
+])
+def test_an_integer_beyond_int64_is_named_with_its_keys_own_range(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 item: str, wanted: str) -> None:
+    """A whole number past int64 of a key that must be positive was "must be an integer from -2**63 to 2**63-1":
+    followed, -5 was then refused as not positive (hand27t)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", item]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{wanted}, got 99999999999999999999")
+
+
 @pytest.mark.slow
 def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:
     path = Path(__file__).parents[1] / "conf"
