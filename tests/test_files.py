@@ -141,6 +141,22 @@ def test_one_checkpoint_reader_for_model_files_and_training_checkpoints(tmp_path
         read_training_checkpoint(path)
 
 
+def test_a_resume_wants_the_step_and_epoch_the_reader_does_not(tmp_path: Path) -> None:
+    """The step and epoch are a resume's: a checkpoint without them is passed over by the resume (Lightning writes
+    both), while the reader of headers and weights takes it (review of hand27t: every read required them)."""
+    from sate.train.resume import find_resume_point
+    from sate.train.resume import read_checkpoint as read_training_checkpoint
+
+    path = tmp_path / "last.ckpt"
+    atomic_torch_save({"sate": {"run_id": "r"}, "state_dict": {}}, path)
+    assert read_training_checkpoint(path)["sate"]["run_id"] == "r"
+    with pytest.raises(SateError, match=r"no readable checkpoint to resume from \(.*last.ckpt: its step None or "
+                                        r"epoch None is not a whole number of at least 0"):
+        find_resume_point(tmp_path)
+    atomic_torch_save({"sate": {"run_id": "r"}, "state_dict": {}, "global_step": 3, "epoch": 1}, path)
+    assert find_resume_point(tmp_path).path == path
+
+
 def test_a_file_torch_never_wrote_is_named_for_what_it_holds(tmp_path: Path) -> None:
     """A manifest, a WAV or random bytes given as a model (`pack --model`, `--init-from`, a file among the
     checkpoints) was "not a plain-tensor checkpoint", with torch's advice to load it with weights_only=False."""

@@ -70,11 +70,17 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
         raise OtherVersion(f"{path}: a checkpoint of another sate (format {shown(header.get('format'))} version "
                            f"{shown(header.get('version'))}; this sate reads {FORMAT} version {VERSION}): resume it "
                            "with the sate that wrote it, or train into a new --exp")
+    return ckpt
+
+
+def check_progress(path: Path, ckpt: dict[str, Any]) -> None:
+    """The step and epoch a resume starts from: whole numbers of at least 0, as Lightning writes them. Checked where
+    a resume reads a checkpoint, not by `read_checkpoint` itself, whose callers need only the header and weights
+    ('x' was a TypeError traceback in Lightning: hand27t)."""
     if not (is_int64(ckpt.get("global_step")) and is_int64(ckpt.get("epoch"))
-            and ckpt["global_step"] >= 0 and ckpt["epoch"] >= 0):  # 'x' was a TypeError traceback in Lightning
+            and ckpt["global_step"] >= 0 and ckpt["epoch"] >= 0):
         raise SateError(f"{path}: its step {shown(ckpt.get('global_step'))} or epoch {shown(ckpt.get('epoch'))} is "
                         "not a whole number of at least 0 (a damaged or edited file)")
-    return ckpt
 
 
 class OtherVersion(SateError):
@@ -136,6 +142,7 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
     for path in paths:
         try:
             ckpt = read_checkpoint(path)
+            check_progress(path, ckpt)
         except (UnsafeCheckpoint, OtherVersion):
             raise
         except SateError as err:
