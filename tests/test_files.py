@@ -157,6 +157,18 @@ def test_a_resume_wants_the_step_and_epoch_the_reader_does_not(tmp_path: Path) -
     assert find_resume_point(tmp_path).path == path
 
 
+def test_a_version_that_is_a_tensor_is_one_line(tmp_path: Path) -> None:
+    """A `version` that is a tensor in a checkpoint's header (an edited one) was a RuntimeError traceback from `sate
+    train` ("Boolean value of Tensor with more than one value is ambiguous": review of hand27t)."""
+    from sate.train.resume import find_resume_point
+
+    atomic_torch_save({"sate": {"version": torch.tensor([1, 1])}, "state_dict": {}, "global_step": 3, "epoch": 1},
+                      tmp_path / "last.ckpt")
+    with pytest.raises(SateError, match=r"last.ckpt: a checkpoint of another sate \(format None version "
+                                        r"tensor\(\[1, 1\]\); "):
+        find_resume_point(tmp_path)
+
+
 def test_a_file_torch_never_wrote_is_named_for_what_it_holds(tmp_path: Path) -> None:
     """A manifest, a WAV or random bytes given as a model (`pack --model`, `--init-from`, a file among the
     checkpoints) was "not a plain-tensor checkpoint", with torch's advice to load it with weights_only=False."""
