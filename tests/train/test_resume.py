@@ -176,6 +176,33 @@ def test_a_checkpoint_a_killed_run_was_writing_is_removed_by_the_resume(trained:
     assert f"removed {left[0].name}, a checkpoint that a killed run was writing" in out
 
 
+def test_a_run_begun_on_train_and_train_sp_resumes_and_a_new_one_is_refused(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """`data.train: [train, train_sp]` is refused for a new run, as train_sp holds train's rows; a run begun so
+    before that refusal could not go on: refused at its config, and the advised train_sp in train's place refused
+    by the resume as a changed config ("undo the change"), a loop; `sate config` of its own config.yaml was refused
+    too (review of hand27t). It resumes with a note; the refusal's advice, followed, trains a new run."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    assert main(["features", "--data", str(data), "--jobs", "1", "--speed-perturb"]) == 0
+    path = make_config(tmp_path, "asr", data, data={"train": ["train", "train_sp"]})
+    with monkeypatch.context() as old_sate:  # a run begun before the refusal
+        old_sate.setattr("sate.train.trainer.trained_twice", lambda value: None, raising=False)
+        assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_epochs=2"]) == 0
+    out = capsys.readouterr().out
+    assert "note: data.train lists train and train_sp: " in out and "this run began so" in out
+    assert main(["config", "--config", str(tmp_path / "old" / "config.yaml")]) == 0
+    assert "note: data.train lists train and train_sp" in capsys.readouterr().err
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("so those rows are trained on twice; give train_sp in train's place"), err
+    assert not (tmp_path / "new").exists()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new"), "--set", "data.train=[train_sp]"]) == 0
+
+
 def _edited(path: Path, **header: object) -> None:
     """Rewrite a checkpoint with some of its top-level keys (or, under `sate`, its header's) set otherwise."""
     ckpt = torch.load(path, weights_only=False)
