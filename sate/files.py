@@ -462,7 +462,7 @@ def _sweep_abandoned(path: Path, min_age: float = ABANDONED_AFTER) -> list[Path]
             if not entry.is_file(follow_symlinks=False) or \
                     now - entry.stat(follow_symlinks=False).st_mtime < min_age:
                 continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = _open_to_lock(entry.path)
         except OSError:
             continue
         try:
@@ -474,6 +474,17 @@ def _sweep_abandoned(path: Path, min_age: float = ABANDONED_AFTER) -> list[Path]
         finally:
             os.close(fd)
     return removed
+
+
+def _open_to_lock(path: str) -> int:
+    """``path`` opened to be flocked: for writing, as NFS emulates flock with fcntl locks, and an exclusive one needs a
+    descriptor open for writing (`man 2 flock`: EBADF on one read-only, so no sweep removed anything there: review
+    of hand27t); read-only where writing is refused (a file not this user's), as a local flock takes that too."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        return os.open(path, os.O_RDWR | flags)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | flags)
 
 
 def remove_abandoned(folder: Path, suffix: str) -> list[Path]:

@@ -470,6 +470,32 @@ def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_
     assert sorted(p.name for p in tmp_path.iterdir()) == [".model.pt.my-notes.tmp", "model.pt"]
 
 
+def test_abandoned_temporary_files_go_where_flock_wants_a_descriptor_open_for_writing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NFS emulates flock with fcntl locks, and an exclusive one on a descriptor open read-only is EBADF (`man 2
+    flock`): the sweep opened each temporary file read-only, and so removed nothing there, where requeued jobs run
+    (review of hand27t). Emulated here: each is opened for writing and goes; one a live writer holds stays."""
+    import fcntl
+
+    from sate.files import remove_abandoned
+
+    flock = fcntl.flock
+
+    def nfs_flock(fd: int, operation: int) -> None:
+        if operation & fcntl.LOCK_EX and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", nfs_flock)
+    left, held = tmp_path / ".epoch003.ckpt.zz81pq0a.tmp", tmp_path / ".last.ckpt.k2abcd_9.tmp"
+    for path in (left, held):
+        path.write_bytes(b"PK half a checkpoint")
+    with open(held, "r+b") as writer:
+        flock(writer.fileno(), fcntl.LOCK_EX)  # a live writer's (another open file: its lock excludes ours)
+        assert remove_abandoned(tmp_path, ".ckpt") == [left]
+    assert not left.exists() and held.exists()
+
+
 _KILLED_AMONG_RENAMES = """
 import os, signal, sys
 from pathlib import Path
