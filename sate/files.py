@@ -443,34 +443,60 @@ TEMP_TAIL = re.compile(r"[a-z0-9_]{8}\.tmp")  # what `tempfile.mkstemp` adds aft
 _TEMP_LOCKS: dict[Path, int] = {}  # temporary file -> a descriptor holding its lock until it is renamed or removed
 
 
-def _sweep_abandoned(path: Path) -> None:
+def _sweep_abandoned(path: Path, min_age: float = ABANDONED_AFTER) -> list[Path]:
     """Remove the temporary siblings of ``path`` that no writer holds: SIGKILL during an atomic write left
     `.NAME.XXXXXXXX.tmp` beside the file for good. Only names of the form this module makes for ``path`` are
     looked at, and each is removed under its own lock, so a live writer's file (locked) is never touched; where the
-    file system has no locks nothing is removed."""
-    prefix, now = temp_prefix(path.name), time.time()
+    file system has no locks nothing is removed. `min_age` 0 is for a caller that holds the folder's own lock, so
+    that no writer can be between a temporary file's creation and its lock. Returns what was removed."""
+    prefix, now, removed = temp_prefix(path.name), time.time(), []
     try:
         entries = list(os.scandir(path.parent))
     except OSError:
-        return
+        return removed
     for entry in entries:
         name = entry.name
         if not (name.startswith(prefix) and TEMP_TAIL.fullmatch(name[len(prefix):])):
             continue
         try:
             if not entry.is_file(follow_symlinks=False) or \
-                    now - entry.stat(follow_symlinks=False).st_mtime < ABANDONED_AFTER:
+                    now - entry.stat(follow_symlinks=False).st_mtime < min_age:
                 continue
-            fd = os.open(entry.path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+            fd = _open_to_lock(entry.path)
         except OSError:
             continue
         try:
             if try_flock(fd) and still_named(Path(entry.path), fd):
                 os.unlink(entry.path)
+                removed.append(Path(entry.path))
         except OSError:
             pass  # another sweeper took it, or the folder may not be written: the write itself will say so
         finally:
             os.close(fd)
+    return removed
+
+
+def _open_to_lock(path: str) -> int:
+    """``path`` opened to be flocked: for writing, as NFS emulates flock with fcntl locks, and an exclusive one needs a
+    descriptor open for writing (`man 2 flock`: EBADF on one read-only, so no sweep removed anything there: review
+    of hand27t); read-only where writing is refused (a file not this user's), as a local flock takes that too."""
+    flags = os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        return os.open(path, os.O_RDWR | flags)
+    except PermissionError:
+        return os.open(path, os.O_RDONLY | flags)
+
+
+def remove_abandoned(folder: Path, suffix: str) -> list[Path]:
+    """Remove at once the temporary files of ``folder``'s ``*SUFFIX`` files that no writer holds, for a caller that
+    holds the folder's own lock (`sate train`, `EXP/train.lock`): a run killed while it wrote `epoch005.ckpt` and
+    resumed within `ABANDONED_AFTER` left its temporary checkpoint for good, as no later write has that name."""
+    try:
+        names = sorted({m.group(1) for name in os.listdir(folder)
+                        if (m := re.fullmatch(r"\.(.+)\." + TEMP_TAIL.pattern, name)) and m.group(1).endswith(suffix)})
+    except OSError:
+        return []
+    return [path for name in names for path in _sweep_abandoned(folder / name, min_age=0)]
 
 
 def _discard(tmp: Path) -> None:

@@ -116,7 +116,9 @@ class Section:
             if check is not None and value is not None and not check[0](value):
                 raise out_of_range(key_of(f), check[1], value)
             if isinstance(value, int) and not isinstance(value, bool) and not is_int64(value):  # 10**30 unbounded
-                raise Invalid(key_of(f), f"must be an integer from -2**63 to 2**63-1, got {shown(value)}")  # by torch
+                # by torch; a key of its own range says that one: batch.per_device was "from -2**63" (hand27t)
+                wanted = "an integer from -2**63 to 2**63-1" if check is None else f"{check[1]} and at most 2**63-1"
+                raise Invalid(key_of(f), f"must be {wanted}, got {shown(value)}")
         self.validate()
 
     def validate(self) -> None:

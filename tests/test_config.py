@@ -222,6 +222,39 @@ def test_data_train_takes_one_split_or_a_list(tmp_path: Path, capsys: pytest.Cap
     assert re.search(r"train: \[train, train-clean-100, kaldi\] +# training split .*, or a list of splits", printed)
 
 
+@pytest.mark.parametrize("splits", ["[train, train_sp]", "[train_sp, kaldi, train]"])
+def test_data_train_notes_train_beside_its_speed_copies(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        splits: str) -> None:
+    """train_sp holds every row of train and its speed copies: `[train, train_sp]` trained on 48 items of a 12-row
+    train split, train's own rows twice, exit 0 (hand27t). `sate train` refuses it for a new run; `sate config`
+    notes it, as it shows the snapshot of a run begun so too (tests/train/test_resume.py). train_sp alone, or
+    beside other corpora, is said nothing of."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", f"data.train={splits}"]) == 0
+    err = capsys.readouterr().err.strip()
+    assert err == ("note: data.train lists train and train_sp: train_sp (`sate features --speed-perturb`) holds "
+                   "every row of train besides its speed copies, so those rows are trained on twice; `sate train` "
+                   "refuses it for a new run (give train_sp in train's place) and resumes a run that began so"), err
+    for taken in ("train_sp", "[train_sp, train-clean-100]"):
+        assert main(["config", "--config", str(path), "--set", f"data.train={taken}"]) == 0
+        assert capsys.readouterr().err == ""
+
+
+@pytest.mark.parametrize(("item", "wanted"), [
+    ("batch.per_device=99999999999999999999", "batch.per_device must be positive and at most 2**63-1"),
+    ("specaug.start_step=99999999999999999999", "specaug.start_step must be at least 0 and at most 2**63-1"),
+])
+def test_an_integer_beyond_int64_is_named_with_its_keys_own_range(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                                 item: str, wanted: str) -> None:
+    """A whole number past int64 of a key that must be positive was "must be an integer from -2**63 to 2**63-1":
+    followed, -5 was then refused as not positive (hand27t)."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\n")
+    assert main(["config", "--config", str(path), "--set", item]) == 2
+    assert capsys.readouterr().err.strip().endswith(f"{wanted}, got 99999999999999999999")
+
+
 @pytest.mark.slow
 def test_ints_stand_for_floats_and_every_recipe_config_passes(capsys: pytest.CaptureFixture[str]) -> None:
     path = Path(__file__).parents[1] / "conf"

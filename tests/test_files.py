@@ -141,6 +141,34 @@ def test_one_checkpoint_reader_for_model_files_and_training_checkpoints(tmp_path
         read_training_checkpoint(path)
 
 
+def test_a_resume_wants_the_step_and_epoch_the_reader_does_not(tmp_path: Path) -> None:
+    """The step and epoch are a resume's: a checkpoint without them is passed over by the resume (Lightning writes
+    both), while the reader of headers and weights takes it (review of hand27t: every read required them)."""
+    from sate.train.resume import find_resume_point
+    from sate.train.resume import read_checkpoint as read_training_checkpoint
+
+    path = tmp_path / "last.ckpt"
+    atomic_torch_save({"sate": {"run_id": "r"}, "state_dict": {}}, path)
+    assert read_training_checkpoint(path)["sate"]["run_id"] == "r"
+    with pytest.raises(SateError, match=r"no readable checkpoint to resume from \(.*last.ckpt: its step None or "
+                                        r"epoch None is not a whole number of at least 0"):
+        find_resume_point(tmp_path)
+    atomic_torch_save({"sate": {"run_id": "r"}, "state_dict": {}, "global_step": 3, "epoch": 1}, path)
+    assert find_resume_point(tmp_path).path == path
+
+
+def test_a_version_that_is_a_tensor_is_one_line(tmp_path: Path) -> None:
+    """A `version` that is a tensor in a checkpoint's header (an edited one) was a RuntimeError traceback from `sate
+    train` ("Boolean value of Tensor with more than one value is ambiguous": review of hand27t)."""
+    from sate.train.resume import find_resume_point
+
+    atomic_torch_save({"sate": {"version": torch.tensor([1, 1])}, "state_dict": {}, "global_step": 3, "epoch": 1},
+                      tmp_path / "last.ckpt")
+    with pytest.raises(SateError, match=r"last.ckpt: a checkpoint of another sate \(format None version "
+                                        r"tensor\(\[1, 1\]\); "):
+        find_resume_point(tmp_path)
+
+
 def test_a_file_torch_never_wrote_is_named_for_what_it_holds(tmp_path: Path) -> None:
     """A manifest, a WAV or random bytes given as a model (`pack --model`, `--init-from`, a file among the
     checkpoints) was "not a plain-tensor checkpoint", with torch's advice to load it with weights_only=False."""
@@ -440,6 +468,32 @@ def test_a_temporary_file_a_killed_writer_left_is_removed_by_the_next_write(tmp_
     live.communicate("\n", timeout=60)
     assert live.returncode == 0 and target.read_bytes() == b"the live writer's model"
     assert sorted(p.name for p in tmp_path.iterdir()) == [".model.pt.my-notes.tmp", "model.pt"]
+
+
+def test_abandoned_temporary_files_go_where_flock_wants_a_descriptor_open_for_writing(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """NFS emulates flock with fcntl locks, and an exclusive one on a descriptor open read-only is EBADF (`man 2
+    flock`): the sweep opened each temporary file read-only, and so removed nothing there, where requeued jobs run
+    (review of hand27t). Emulated here: each is opened for writing and goes; one a live writer holds stays."""
+    import fcntl
+
+    from sate.files import remove_abandoned
+
+    flock = fcntl.flock
+
+    def nfs_flock(fd: int, operation: int) -> None:
+        if operation & fcntl.LOCK_EX and fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_ACCMODE == os.O_RDONLY:
+            raise OSError(errno.EBADF, "Bad file descriptor")
+        flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", nfs_flock)
+    left, held = tmp_path / ".epoch003.ckpt.zz81pq0a.tmp", tmp_path / ".last.ckpt.k2abcd_9.tmp"
+    for path in (left, held):
+        path.write_bytes(b"PK half a checkpoint")
+    with open(held, "r+b") as writer:
+        flock(writer.fileno(), fcntl.LOCK_EX)  # a live writer's (another open file: its lock excludes ours)
+        assert remove_abandoned(tmp_path, ".ckpt") == [left]
+    assert not left.exists() and held.exists()
 
 
 _KILLED_AMONG_RENAMES = """

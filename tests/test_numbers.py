@@ -66,7 +66,7 @@ def test_a_yaml_value_python_cannot_construct_is_one_line(tmp_path: Path, capsys
 
 @pytest.mark.parametrize(("key", "value", "says"), [
     ("optim.lr", HUGE, "optim.lr must be a finite number, got 9999"),  # a float is due: float() overflowed
-    ("trainer.max_epochs", HUGE, "trainer.max_epochs must be an integer from -2[*][*]63 to 2[*][*]63-1"),
+    ("trainer.max_epochs", HUGE, "trainer.max_epochs must be at least 1 and at most 2[*][*]63-1"),
     ("seed", "9" * 30, r"seed must be from 0 to 4294967295 \(numpy's seeds\), got 9{30}$"),  # numpy: 32 bits
     ("model.d_model", HEX, r"d_model must be a positive even number up to 65,536, got <a whole number of 16,000 "
                            r"bits>$"),  # its own range first
@@ -82,7 +82,7 @@ def test_a_whole_number_beyond_a_float_or_int64_is_refused_by_its_key(tmp_path: 
 
 
 def test_decoding_options_and_a_packs_sate_yaml(tmp_path: Path) -> None:
-    with pytest.raises(SateError, match=r"--decode: beam must be an integer from -2\*\*63"):
+    with pytest.raises(SateError, match=r"--decode: beam must be at least 1 and at most 2\*\*63-1"):
         decode_options(parse_decode([f"beam={HUGE}"]), "--decode")
     with pytest.raises(SateError, match=r"--decode 'beam=!!timestamp 2001-02-30': the value of beam is not valid "
                                         r"YAML"):

@@ -41,12 +41,14 @@ class AtomicCheckpointIO(TorchCheckpointIO):
 
     def load_checkpoint(self, path: str | Path, map_location: Any = None, weights_only: bool | None = None
                         ) -> dict[str, Any]:
-        from sate.train.resume import read_checkpoint
+        from sate.train.resume import check_progress, read_checkpoint
 
         if self._preloaded is not None and self._preloaded[0] == Path(path):
             checkpoint, self._preloaded = self._preloaded[1], None
             return checkpoint
-        return read_checkpoint(Path(path))
+        checkpoint = read_checkpoint(Path(path))
+        check_progress(Path(path), checkpoint)  # the step and epoch Lightning resumes from
+        return checkpoint
 
 
 class MovableCheckpoint(ModelCheckpoint):

@@ -27,9 +27,10 @@ import torch
 from sate import files, layout
 from sate.config import read_yaml
 from sate.data.cmvn_record import require_cmvn
-from sate.errors import SateError
+from sate.errors import SateError, shown
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
+from sate.models.model_file import FORMAT, VERSION
 from sate.numbers import is_int64
 from sate.settings import merge
 from sate.train.schema import TrainingConfig
@@ -62,7 +63,34 @@ def read_checkpoint(path: Path) -> dict[str, Any]:
                                err.names) from None
     if not isinstance(ckpt, dict) or not isinstance(ckpt.get("sate"), dict) or "state_dict" not in ckpt:
         raise SateError(f"{path}: not a `sate train` checkpoint (no 'sate' header)")
+    header = ckpt["sate"]
+    if not (_plainly(header.get("format", FORMAT), FORMAT) and _plainly(header.get("version", VERSION), VERSION)):
+        # resumed as if this sate's, while `sate average` refused it; a damaged file it is not (hand27t). A header
+        # that says neither (the tests' own, written by hand) makes no claim of another sate
+        raise OtherVersion(f"{path}: a checkpoint of another sate (format {shown(header.get('format'))} version "
+                           f"{shown(header.get('version'))}; this sate reads {FORMAT} version {VERSION}): resume it "
+                           "with the sate that wrote it, or train into a new --exp")
     return ckpt
+
+
+def check_progress(path: Path, ckpt: dict[str, Any]) -> None:
+    """The step and epoch a resume starts from: whole numbers of at least 0, as Lightning writes them. Checked where
+    a resume reads a checkpoint, not by `read_checkpoint` itself, whose callers need only the header and weights
+    ('x' was a TypeError traceback in Lightning: hand27t)."""
+    if not (is_int64(ckpt.get("global_step")) and is_int64(ckpt.get("epoch"))
+            and ckpt["global_step"] >= 0 and ckpt["epoch"] >= 0):
+        raise SateError(f"{path}: its step {shown(ckpt.get('global_step'))} or epoch {shown(ckpt.get('epoch'))} is "
+                        "not a whole number of at least 0 (a damaged or edited file)")
+
+
+def _plainly(value: object, want: object) -> bool:
+    """`value == want` for a plain number or text alone: a tensor there (an edited header) made `==` a tensor, and
+    its truth a RuntimeError traceback (review of hand27t)."""
+    return isinstance(value, (int, float, str)) and not isinstance(value, bool) and value == want
+
+
+class OtherVersion(SateError):
+    """A checkpoint whose header another sate wrote: refused, never set aside as damaged."""
 
 
 @dataclass
@@ -120,7 +148,8 @@ def find_resume_point(ckpt_dir: Path) -> ResumePoint:
     for path in paths:
         try:
             ckpt = read_checkpoint(path)
-        except UnsafeCheckpoint:
+            check_progress(path, ckpt)
+        except (UnsafeCheckpoint, OtherVersion):
             raise
         except SateError as err:
             problems.append(str(err))

@@ -11,7 +11,8 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass
 
-from sate.data.manifest import is_split_name
+from sate.data.features import SPEED_SPLIT
+from sate.data.manifest import TRAIN_SPLIT, is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.errors import SateError
 from sate.models.config import TASKS
@@ -34,6 +35,18 @@ PRECISIONS = ("auto", "32-true", "bf16-mixed", "16-mixed", "bf16-true", "16-true
 def train_splits(value: str | list[str]) -> list[str]:
     """`data.train` as a list: one split name, or several (e.g. MuST-C's train and extra ASR corpora)."""
     return [value] if isinstance(value, str) else list(value)
+
+
+def trained_twice(value: str | list[str]) -> str | None:
+    """What is wrong with a `data.train` listing train beside train_sp, which holds every train row besides its
+    speed copies: train's rows were trained on twice an epoch, without a word (hand27t). `sate train` refuses it for
+    a fresh run; a run started so before that is resumed with a note, as a resume may not change its data, and
+    `sate config` of its snapshot notes it (review of hand27t: the refusal was a loop for such a run)."""
+    splits = train_splits(value)
+    if TRAIN_SPLIT in splits and SPEED_SPLIT in splits:
+        return (f"data.train lists {TRAIN_SPLIT} and {SPEED_SPLIT}: {SPEED_SPLIT} (`sate features --speed-perturb`) "
+                f"holds every row of {TRAIN_SPLIT} besides its speed copies, so those rows are trained on twice")
+    return None
 
 
 def _split_names(value: str | list) -> bool:

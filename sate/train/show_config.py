@@ -14,11 +14,13 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from sate.config import ConfigOption, dump_flow
+from sate.data.features import SPEED_SPLIT
+from sate.data.manifest import TRAIN_SPLIT
 from sate.errors import SateError, one_line, shell_word
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
-from sate.train.schema import TrainingConfig
+from sate.train.schema import TrainingConfig, trained_twice
 from sate.train.trainer import checked_config
 
 COMMENT_COLUMN = 40
@@ -63,6 +65,10 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
     """The training config of `task` with defaults (or of the file at `path`, merged and checked), commented."""
     if path is not None:
         shown = resolved(path, overrides, init_from)
+        twice = trained_twice(shown["data"]["train"])  # type: ignore[index]
+        if twice is not None:  # a fresh `sate train` refuses it; the snapshot of a run started so is shown
+            print(f"note: {twice}; `sate train` refuses it for a new run (give {SPEED_SPLIT} in {TRAIN_SPLIT}'s "
+                  "place) and resumes a run that began so", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}

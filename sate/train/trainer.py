@@ -34,8 +34,10 @@ from sate.config import (
     read_yaml,
     write_yaml,
 )
+from sate.data.features import SPEED_SPLIT
+from sate.data.manifest import TRAIN_SPLIT
 from sate.errors import SateError, one_line, out_of_memory, shell_word, shown
-from sate.files import lock_holder, require_directory, require_file, what_is_there
+from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
 from sate.models.init_section import check_init_section
@@ -43,7 +45,7 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig, check_feature_mode, train_splits
+from sate.train.schema import TrainingConfig, check_feature_mode, train_splits, trained_twice
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -612,15 +614,26 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     ckpt_dir = exp / layout.CHECKPOINTS
     primary = lock is not None
     point = find_resume_point(ckpt_dir)
+    twice = trained_twice(config.data.train)
+    if twice is not None and point.checkpoint is None:
+        raise SateError(f"{twice}; give {SPEED_SPLIT} in {TRAIN_SPLIT}'s place")
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
         check_epochs(point, config.trainer.max_epochs)
+    if twice is not None and primary:
+        # a run started so before the refusal: its data a resume may not change, so it goes on (review of hand27t)
+        print(one_line(f"note: {twice}; this run began so and a resume keeps its data: it goes on, but a new --exp "
+                       f"with {SPEED_SPLIT} in {TRAIN_SPLIT}'s place trains each row once an epoch"))
     if primary:
         lock.set_run_id(point.run_id)  # type: ignore[attr-defined]
         for note in point.notes:
             print(one_line(note))  # notes name checkpoints: any bytes of --exp
         for damaged, moved in zip(point.passed_over, set_aside(point.passed_over), strict=True):
             print(one_line(f"set aside the unreadable {damaged.name} as {moved.name}"))
+        # under train.lock no other writer is in the folder: a checkpoint a killed run was writing, whose name no
+        # later save may use again (epochNNN.ckpt of an epoch saved at resume), was left for good (hand27t)
+        for temp in remove_abandoned(ckpt_dir, ".ckpt"):
+            print(one_line(f"removed {temp.name}, a checkpoint that a killed run was writing"))
         for key, (old, new) in point.changed.items():
             # init: applies to a fresh start alone, so a resume given other --init-from models (of another vocabulary
             # even) said "resuming with init changed", as if they were loaded (24th hostile pass)

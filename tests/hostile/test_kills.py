@@ -117,7 +117,8 @@ PAIR_RUNS: dict[tuple[str, str], tuple[tuple[str, ...], tuple[str, ...]]] = {
 KNOWN_LEFT: dict[tuple[str, int, str], str] = {
     ("temporary", signal.SIGKILL, "*"): "SIGKILL during an atomic write leaves .NAME.XXXX.tmp: the next write of "
                                         "that name removes it once it is a minute old and unlocked "
-                                        "(files._sweep_abandoned, tests/test_files.py); the next run here is sooner",
+                                        "(files._sweep_abandoned, tests/test_files.py), and a resume of `sate train` "
+                                        "removes its checkpoints' at once (files.remove_abandoned)",
     ("lock", signal.SIGKILL, "*"): "a lock file left by SIGKILL is not held (the kernel drops a flock with its "
                                    "holder) and does not block the next run (files.exclusive)",
     ("journal", signal.SIGKILL, "*"): "SIGKILL just before a set's first rename or after its last leaves its "

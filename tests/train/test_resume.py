@@ -157,6 +157,86 @@ def test_a_deleted_last_ckpt_resumes_from_the_newest_epoch_checkpoint(trained: t
     assert read_checkpoint(exp / "checkpoints" / "epoch003.ckpt")["sate"]["run_id"] == run_id
 
 
+def test_a_checkpoint_a_killed_run_was_writing_is_removed_by_the_resume(trained: tuple[Path, Path], exp: Path,
+                                                                        capsys: pytest.CaptureFixture) -> None:
+    """SIGKILL during a checkpoint's save leaves its temporary file (`.NAME.XXXXXXXX.tmp`, a checkpoint's size);
+    the next save of NAME removed it only once a minute old, and an epoch's or best checkpoint's name is saved once:
+    a run killed there and started again at once (a requeued job) kept it for good (hand27t). The resume holds
+    train.lock, so no writer is in the folder: every unlocked one goes, whatever its age; another file stays."""
+    ckpts = exp / "checkpoints"
+    left = [ckpts / ".best-val_loss-epoch001.ckpt.k2abcd_9.tmp", ckpts / ".epoch003.ckpt.zz81pq0a.tmp"]
+    for path in left:
+        path.write_bytes(b"PK\x03\x04 half a checkpoint")
+    other = ckpts / ".notes.txt.ab12cd34.tmp"  # not a checkpoint's: not this run's to remove
+    other.write_text("mine")
+    train(load_training_config(trained[0], ["trainer.max_epochs=4"]), exp)
+    assert not any(path.exists() for path in left)
+    assert other.read_text() == "mine"
+    out = capsys.readouterr().out
+    assert f"removed {left[0].name}, a checkpoint that a killed run was writing" in out
+
+
+def test_a_run_begun_on_train_and_train_sp_resumes_and_a_new_one_is_refused(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """`data.train: [train, train_sp]` is refused for a new run, as train_sp holds train's rows; a run begun so
+    before that refusal could not go on: refused at its config, and the advised train_sp in train's place refused
+    by the resume as a changed config ("undo the change"), a loop; `sate config` of its own config.yaml was refused
+    too (review of hand27t). It resumes with a note; the refusal's advice, followed, trains a new run."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    assert main(["features", "--data", str(data), "--jobs", "1", "--speed-perturb"]) == 0
+    path = make_config(tmp_path, "asr", data, data={"train": ["train", "train_sp"]})
+    with monkeypatch.context() as old_sate:  # a run begun before the refusal
+        old_sate.setattr("sate.train.trainer.trained_twice", lambda value: None, raising=False)
+        assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_epochs=2"]) == 0
+    out = capsys.readouterr().out
+    assert "note: data.train lists train and train_sp: " in out and "this run began so" in out
+    assert main(["config", "--config", str(tmp_path / "old" / "config.yaml")]) == 0
+    assert "note: data.train lists train and train_sp" in capsys.readouterr().err
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("so those rows are trained on twice; give train_sp in train's place"), err
+    assert not (tmp_path / "new").exists()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new"), "--set", "data.train=[train_sp]"]) == 0
+
+
+def _edited(path: Path, **header: object) -> None:
+    """Rewrite a checkpoint with some of its top-level keys (or, under `sate`, its header's) set otherwise."""
+    ckpt = torch.load(path, weights_only=False)
+    ckpt["sate"].update(header.pop("sate", {}))
+    ckpt.update(header)
+    torch.save(ckpt, path)
+
+
+def test_a_checkpoint_of_another_sate_version_is_refused_not_set_aside(trained: tuple[Path, Path], exp: Path,
+                                                                         capsys: pytest.CaptureFixture) -> None:
+    """A checkpoint whose header another sate wrote (format version 99) was resumed as this sate's, while `sate
+    average` refused it ("sate model file version 99"); set aside as damaged it would be lost to the sate that
+    reads it (hand27t). Refused, the folder as it was."""
+    last = exp / "checkpoints" / "last.ckpt"
+    _edited(last, sate={"version": 99})
+    before = {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()}
+    assert main(["train", "--config", str(trained[0]), "--exp", str(exp), "--set", "trainer.max_epochs=4"]) == 2
+    assert capsys.readouterr().err.strip() == (
+        f"sate train: error: {last}: a checkpoint of another sate (format 'sate-model' version 99; this sate reads "
+        "sate-model version 1): resume it with the sate that wrote it, or train into a new --exp")
+    assert {p.name: p.read_bytes() for p in (exp / "checkpoints").iterdir()} == before
+
+
+def test_a_checkpoint_whose_step_is_no_number_is_passed_over(trained: tuple[Path, Path], exp: Path,
+                                                             capsys: pytest.CaptureFixture) -> None:
+    """A `global_step` that is not a whole number (an edited header) was resumed from: Lightning's TypeError
+    traceback once the model and data were set up (hand27t). Damaged: passed over, as a file cut short is."""
+    _edited(exp / "checkpoints" / "last.ckpt", global_step="x")
+    config = load_training_config(trained[0], ["trainer.max_epochs=4"])
+    assert _start_step(config, exp) == 3
+    assert "its step 'x' or epoch 2 is not a whole number of at least 0" in capsys.readouterr().out
+    assert (exp / "checkpoints" / "last.ckpt.unreadable").is_file()
+
+
 def test_no_readable_checkpoint_is_a_one_line_error(trained: tuple[Path, Path], exp: Path,
                                                     capsys: pytest.CaptureFixture) -> None:
     for path in (exp / "checkpoints").glob("*.ckpt"):
