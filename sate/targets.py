@@ -280,7 +280,10 @@ def check_same_experiment(out: Path, sources: Iterable[Path], what: str, option:
     file replaced): EXP/model.pt or EXP/pack left as a link into another experiment was written through, replacing
     that one's, and judging only where it leads let `--out exp/asr/model.pt` through where that is a link to a
     file on another disk (27th hostile pass)."""
-    homes = [experiment_holding(source) for source in sources]
+    # a source's experiment: where it leads, else where it is named (exp/st/model.pt a link into a shared models/
+    # folder is exp/st's model: judged by the link's target alone, it was let through; review27z)
+    homes = [experiment_holding(source) or experiment_holding(Path(os.path.abspath(source)).parent)
+             for source in sources]
     if None in homes:
         return
     real = Path(os.path.realpath(out))

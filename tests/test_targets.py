@@ -344,6 +344,14 @@ def test_an_output_named_in_another_experiment_is_refused_wherever_it_leads(
     (tmp_path / "models" / "st").symlink_to(st / "pack")
     check_same_experiment(tmp_path / "models" / "st", [st / "model.pt"], "--model")
     check_same_experiment(asr / "decode_dev", [store / "asr_pack"], "--model")  # a pack from outside says nothing
+    # a source named in an experiment but a link out of it (exp/st/model.pt kept in a shared models/ folder) is that
+    # experiment's: judged by the link's target alone it was let through into another experiment (review27z)
+    shutil.copyfile(a_pack / "model.pt", tmp_path / "models" / "st.pt")
+    (st / "shared.pt").symlink_to(tmp_path / "models" / "st.pt")
+    st2 = experiment(tmp_path / "exp" / "st2")
+    with pytest.raises(SateError, match="it lies in the experiment .*st2, and --model is of the experiment .*st:"):
+        check_same_experiment(st2 / "pack", [st / "shared.pt"], "--model")
+    check_same_experiment(st / "pack2", [st / "shared.pt"], "--model")  # its own experiment
 
 
 def test_an_evaluation_is_not_written_through_a_link_into_another_experiment(

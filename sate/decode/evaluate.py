@@ -381,7 +381,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             results.update(wer=wer.wer, wer_errors=wer.errors, wer_words=wer.words)
             report.append(wer_line(wer, f"WER ({'Whisper' if whisper else 'CTC'} greedy; lowercase, no punctuation)"))
         if streamed is not None:
-            latencies = [sentence_latency(run.delays, run.elapsed, run.duration, len(row["tgt"].split()))
+            from sate.decode.talks import reference_length  # heavy: torch (loaded already)
+
+            latencies = [sentence_latency(run.delays, run.elapsed, run.duration, reference_length(row["tgt"], talks))
                          for run, row in zip(streamed, rows, strict=True)]
             results["stream"] = StreamResults(policy=str(stream), chunk=chunk, latency=corpus_latency(latencies))
             if talks:

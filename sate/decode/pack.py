@@ -259,7 +259,8 @@ def check_experiment_task(out: Path, model_file: Path, task: object, given: Path
     into (only the latter was judged: a link in exp/asr to a store outside any experiment took an MT pack as exp/asr's;
     twenty-seventh pass, fix27c)."""
     named = experiment_holding(Path(os.path.abspath(given)).parent, levels=1)
-    for target in dict.fromkeys(p for p in (named, experiment_holding(out.parent, levels=1)) if p is not None):
+    real = Path(os.path.realpath(out)).parent  # evaluate gives --out as typed, pack as resolved
+    for target in dict.fromkeys(p for p in (named, experiment_holding(real, levels=1)) if p is not None):
         try:
             trained = read_yaml(target / CONFIG).get("task")
         except (SateError, OSError):

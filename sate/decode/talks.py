@@ -138,6 +138,14 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     return out
 
 
+def reference_length(text: object, talks: bool) -> int:
+    """A reference row's length in the units its delays count: a whole talk's Chinese or Japanese words are split into
+    characters, each with its delays (`split_talk`), and a reference counted in whitespace words paced AL at a
+    sentence a unit (a row whose output all came at 1.0 s gave AL -5.0; review27z, twenty-seventh pass). An
+    utterance streamed alone keeps whitespace words on both sides."""
+    return len(units(str(text))[0]) if talks else len(str(text).split())
+
+
 def count_talks(rows: list[dict]) -> int:
     """How many talks (files) the rows hold, as `group_talks` groups them: by real path (rows naming one file through
     a link, or as `./wav/x.wav` and `wav/x.wav`, were counted as two in `results.json`'s ``talks``)."""

@@ -84,3 +84,20 @@ def test_a_model_of_another_task_is_not_packed_through_a_link_in_an_experiment(
     assert err == (f"sate pack: error: --out {asr / 'pack'}: it lies in the asr experiment {asr}, and --model "
                    f"{model} is an mt model: it would be taken for asr's own; write it outside the experiment\n"), err
     assert not any((tmp_path / "store" / "asr-pack").iterdir())
+
+
+def test_an_evaluation_through_a_link_into_an_experiment_of_another_task_is_refused(tmp_path: Path) -> None:
+    """`sate evaluate --model packs/st --out runs/st` where runs/st is a link into exp/asr/decode_tst-COMMON: evaluate
+    gives --out as typed, and the task check judged only the folder it is named in, so the ST pack's row was tabled
+    as exp/asr's by `sate report`, exit 0 (review27z). Where it leads counts too."""
+    from sate.decode.pack import check_experiment_task
+    from sate.errors import SateError
+
+    asr = _experiment(tmp_path / "exp" / "asr", "asr")
+    (asr / "decode_tst-COMMON").mkdir()
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "st").symlink_to(asr / "decode_tst-COMMON")
+    out = tmp_path / "runs" / "st"
+    with pytest.raises(SateError, match=f"it lies in the asr experiment {asr}, and --model .* is an st model"):
+        check_experiment_task(out, tmp_path / "packs" / "st", "st", out)  # as evaluate gives it
+    check_experiment_task(out, tmp_path / "packs" / "asr", "asr", out)

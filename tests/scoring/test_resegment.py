@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from sate.decode.talks import Segment, TalkWords, split_talk
+from sate.decode.talks import Segment, TalkWords, reference_length, split_talk
 from sate.scoring.latency import corpus_latency, sentence_latency
 from sate.scoring.resegment import align_words, join_units, resegment, units
 
@@ -48,6 +48,23 @@ def test_chinese_and_japanese_are_aligned_a_character_at_a_time() -> None:
                                       {"tgt": "你好。", "offset": 2.0, "duration": 1.0}])
     assert first == Segment("我们明天见。", 2.0, [3.0] * 5, [3.5] * 5)
     assert second == Segment("你好。", 1.0, [1.0] * 2, [1.5] * 2)
+
+
+def test_a_talks_chinese_reference_is_counted_in_the_units_its_delays_count() -> None:
+    """A whole talk's Chinese words are split into characters, each with its word's delays: a reference counted in
+    whitespace words (one a sentence) paced AL at a sentence a character, and a row whose output all came at 1.0 s
+    gave a negative AL (review27z). Counted in characters, as the delays are: five characters at 1.0 s against an
+    ideal pace of 2 s / 5 = 0.4 s each, AL = (5 · 1.0 - 0.4 · (0 + 1 + 2 + 3 + 4)) / 5 = 0.2 s (counted in words,
+    the pace was 2 s a character: (5 - 2 · 10) / 5 = -3 s). Spaced text is counted as before, and an utterance
+    streamed alone keeps whitespace words."""
+    row = {"tgt": "我们明天见。", "offset": 0.0, "duration": 2.0}
+    (segment,) = split_talk(TalkWords(["我们明天见。"], [1.0], [1.0], 2.0, 4), [row])
+    latency = sentence_latency(segment.delays, segment.elapsed, segment.duration, reference_length(row["tgt"], True))
+    assert latency is not None and latency.al == pytest.approx(0.2)
+    words = sentence_latency(segment.delays, segment.elapsed, segment.duration, 1)
+    assert words is not None and words.al == pytest.approx(-3.0)  # what it was
+    assert reference_length("The cat sat.", True) == reference_length("The cat sat.", False) == 3
+    assert reference_length("我们明天见。", False) == 1
 
 
 def test_stream_laal_by_hand() -> None:
