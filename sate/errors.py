@@ -140,11 +140,20 @@ def table_cell(text: str) -> str:
     return one_line(text).replace("|", "\\|")
 
 
+PLOT_TEXT_LIMIT = 80  # characters of a figure's label; a longer one keeps its two ends
+
+
 def plot_text(text: str) -> str:
     """``text`` (a name, a token) as a figure's title, legend or tick label: `one_line`, and each ``$`` escaped,
     which matplotlib reads as the bounds of a formula. A system folder named ``a$^$b`` was a ValueError from its
-    formula parser, a name that is not UTF-8 a TypeError from its font code (nineteenth hostile pass)."""
-    return one_line(text).replace("$", r"\$")
+    formula parser, a name that is not UTF-8 a TypeError from its font code (nineteenth hostile pass). A label past
+    `PLOT_TEXT_LIMIT` characters keeps its ends around "…": a results.json naming a model of 100,000 characters left
+    `latency-plot`'s axes no room, and matplotlib warned that its layout collapsed (twenty-seventh pass, wide run)."""
+    line = one_line(text)
+    if len(line) > PLOT_TEXT_LIMIT:
+        half = (PLOT_TEXT_LIMIT - 1) // 2
+        line = f"{line[:half]}…{line[-half:]}"
+    return line.replace("$", r"\$")
 
 
 def _escaped(char: str) -> str:

@@ -297,3 +297,26 @@ def test_an_offline_run_of_whole_talks_is_named_as_such(tmp_path: Path, capsys: 
                  "--out", str(tmp_path / "p.png")]) == 0
     table = capsys.readouterr().out
     assert "| offline (a, whole talks) | | 18.0 |" in table and "| offline (b) | | 20.0 |" in table, table
+
+
+def test_a_model_named_at_great_length_leaves_the_plot_its_room(tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    """A results.json naming a model of 100,000 characters (the wide run of the reads harness, twenty-seventh pass):
+    its legend label left the axes no room and matplotlib warned that the layout collapsed. A label keeps its two
+    ends around "…", 80 characters in all; the table keeps the name as it is."""
+    import warnings
+
+    paths = []
+    for name, model in (("a", "exp/st/pack"), ("b", "m" * 50 + "x" * 100_000 + "z" * 50)):
+        path = _results(tmp_path / name, 10.0, "wait-k=2", 1.0, 1.2)
+        results = json.loads((path / "results.json").read_text())
+        (path / "results.json").write_text(json.dumps({**results, "model": model}))
+        paths.append(path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "t.png")]) == 0
+    assert "x" * 100_000 in capsys.readouterr().out
+    labels = [line.get_label() for line in plot([replace(read_run(p), named=True) for p in paths],
+                                                  tmp_path / "again.png").axes[0].get_lines()]
+    long = next(label for label in labels if label.startswith("m") and label.endswith(": LAAL"))
+    assert long.startswith(f"{'m' * 39}…") and long.endswith("z: wait-k (0.5 s): LAAL") and len(long) == 79 + 6
