@@ -300,6 +300,7 @@ def test_a_file_named_with_a_leading_dash_is_said_to_be_one(tmp_path: Path, monk
     assert "is a file here" not in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_device_type_torch_deprecates_is_refused_without_its_warning() -> None:
     """`--device mkldnn` printed torch's UserWarning ("will be deprecated ... Triggered internally at
     /pytorch/c10/core/Device.cpp") and its source line above sate's one line (27th hostile pass). Torch warns once

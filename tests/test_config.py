@@ -701,6 +701,7 @@ def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys
     assert loss["normalize"] == "token" and loss["label_smoothing"] != 0.2
 
 
+@pytest.mark.slow
 def test_an_init_section_of_many_or_long_unknown_names_is_a_short_line(tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
     """An `init:` refusal listed every unknown component or key whole: a key of 3 MB, or 60,000 keys, was a line of

@@ -747,6 +747,7 @@ def test_a_talk_that_cannot_seek_is_read_once_not_from_its_start_for_every_row(r
         np.testing.assert_array_equal(store[row["id"]], expected)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("hop", [3.0, 2.9371, 2.0])  # back to back, back to back at odd frames, overlapping
 def test_a_talk_at_8_khz_that_cannot_seek_is_read_on_with_rows_back_to_back(tmp_path: Path, decoded_frames: list[int],
                                                                             hop: float) -> None:

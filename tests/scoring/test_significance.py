@@ -134,6 +134,7 @@ def test_a_japanese_sound_lengthened_is_no_loop() -> None:
         assert has_loop(text), text
 
 
+@pytest.mark.slow
 def test_the_loop_rule_finds_no_loop_in_real_chinese() -> None:
     """Real text is no loop: pypinyin's table of Chinese phrases, one at a time and run together as a sentence's
     clauses are (with commas, enumeration commas, full stops or spaces between them), gives no hit. (Not run
