@@ -141,7 +141,7 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
 def reference_length(text: object, talks: bool) -> int:
     """A reference row's length in the units its delays count: a whole talk's Chinese or Japanese words are split into
     characters, each with its delays (`split_talk`), and a reference counted in whitespace words paced AL at a
-    sentence a unit (a row whose output all came at 1.0 s gave AL -5.0; review27z, twenty-seventh pass). An
+    sentence a unit (a row whose output all came at 1.0 s gave a negative AL; review27z, twenty-seventh pass). An
     utterance streamed alone keeps whitespace words on both sides."""
     return len(units(str(text))[0]) if talks else len(str(text).split())
 
