@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import BinaryIO, TypeVar
 
 from sate.data.manifest import SNIFF_LINES, check_sentences
+from sate.data.text import HAN_KANA
 from sate.errors import SateError, one_line
 from sate.files import what_is_there
 
@@ -129,8 +130,7 @@ _WORD = re.compile(r"[^\W\d_]+")
 # though no language code compared here is theirs): a run of them is a clause, not a word, so two texts of one such
 # language shared none of their "words" and --mt-text news.zh over an En-Zh corpus was refused as another language
 # (fix24d); each character of them counts as a word.
-_UNSPACED = re.compile("[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff"
-                       "\uf900-\ufaff\U00020000-\U0002fa1f]")
+_UNSPACED = re.compile(f"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff{HAN_KANA}]")
 
 
 _KANA = re.compile("[\u3040-\u30ff]")

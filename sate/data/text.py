@@ -24,6 +24,9 @@ import re
 import unicodedata
 
 SOUND_TAG = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")  # (Applause), [music]: rule 1
+# Han and kana, the characters of Chinese and Japanese, which are written without spaces between words: the body of
+# a regex character class (`[{HAN_KANA}]`), for the readers that take each such character as a word of its own
+HAN_KANA = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u02bc": "'", "`": "'"})
 _SPACE = re.compile(r"\s+")
 

@@ -18,13 +18,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from sate.data.text import HAN_KANA
+
 PUNCTUATION = string.punctuation + "«»„“”‚‘’…–—¿¡"
 # Chinese and Japanese (Han, kana) are written without spaces: a whitespace token of theirs is a clause or a whole
 # segment's output, so aligning whitespace tokens gave a VAD segment holding two sentences whole to one row and
 # nothing to the other (twenty-seventh hostile pass). Each such character, with the punctuation after it, is a unit
 # of its own; other text stays whole.
-_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
-_UNIT = re.compile(f"[{_CJK}][^\\w\\s{_CJK}]*|[^{_CJK}]+")
+_UNIT = re.compile(f"[{HAN_KANA}][^\\w\\s{HAN_KANA}]*|[^{HAN_KANA}]+")
 
 
 def units(text: str) -> tuple[list[str], list[bool]]:
