@@ -40,12 +40,12 @@ import torch
 
 from sate.data.audio import SAMPLE_RATE, HeldFiles, read_segment
 from sate.decode.api import SpeechTranslator
-from sate.decode.api_args import plain
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError, shown
 from sate.models.ctc import ctc_greedy
+from sate.numbers import plain
 
 # Less audio than this gives the convolutional front end no output frame: such a chunk is only read.
 MIN_SECONDS = 0.2

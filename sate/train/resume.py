@@ -30,7 +30,7 @@ from sate.data.cmvn_record import require_cmvn
 from sate.errors import SateError, shown
 from sate.files import UnsafeCheckpoint
 from sate.models.config import resolve_config
-from sate.models.model_file import FORMAT, VERSION
+from sate.models.model_file import FORMAT, VERSION, token_sides
 from sate.numbers import is_int64
 from sate.settings import merge
 from sate.train.schema import TrainingConfig
@@ -250,8 +250,6 @@ def check_vocabularies(point: ResumePoint, src_tokens: list[str], tgt_tokens: li
     order) would make the embeddings, CTC and output layers index other tokens without a word. Checkpoints carry
     their token lists whole (the strongest fingerprint); one without them (none `sate train` writes) is let be. An
     ASR run reads no target list (`token_sides`)."""
-    from sate.models.model_file import token_sides  # heavy: ESPnet, imported when a run resumes
-
     assert point.checkpoint is not None
     for side, tokens in (("src", src_tokens), ("tgt", tgt_tokens)):
         old = point.checkpoint["sate"].get(f"{side}_tokens")
