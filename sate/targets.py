@@ -100,12 +100,17 @@ def _jsonl_files(directory: Path) -> list[Path]:
         return []
 
 
+def _holds_data_files(directory: Path) -> bool:
+    """Does ``directory`` hold a file `sate features` or `vocab` writes there (its statistics, vocabulary record or
+    locks)?"""
+    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
+                                                         layout.VOCAB_LOCK))
+
+
 def _holds_data(directory: Path) -> bool:
     """Does ``directory`` hold what `sate prep`, `features` or `vocab` write beside their stored folders? (A folder
     named fbank alone does not make a data directory.)"""
-    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
-                                                         layout.VOCAB_LOCK)) or \
-        bool(_jsonl_files(directory))
+    return _holds_data_files(directory) or bool(_jsonl_files(directory))
 
 
 def _corpus_folder(folder: Path) -> str | None:
@@ -943,8 +948,7 @@ def _holds_manifests(directory: Path) -> bool:
     silent talk writes one, which made `/scratch` "another data directory" again (review of the twenty-seventh
     hostile pass)."""
     splits = {f"{split}.jsonl" for split in (*layout.DEFAULT_SPLITS, *layout.OPTIONAL_SPLITS)}
-    return any(os.path.isfile(directory / name) for name in (layout.VOCAB_META, layout.CMVN, layout.FEATURES_LOCK,
-                                                         layout.VOCAB_LOCK)) or \
+    return _holds_data_files(directory) or \
         any(_json_object_with(path, ("id", "audio"), False)
             or path.name in splits and os.path.isfile(path) and not os.path.getsize(path)
             for path in _jsonl_files(directory))
