@@ -383,7 +383,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
         if streamed is not None:
             from sate.decode.talks import reference_length  # heavy: torch (loaded already)
 
-            latencies = [sentence_latency(run.delays, run.elapsed, run.duration, reference_length(row["tgt"], talks))
+            latencies = [sentence_latency(run.delays, run.elapsed, run.duration, reference_length(row["tgt"]))
                          for run, row in zip(streamed, rows, strict=True)]
             results["stream"] = StreamResults(policy=str(stream), chunk=chunk, latency=corpus_latency(latencies))
             if talks:

@@ -13,7 +13,10 @@ After each chunk the features and the encoder are recomputed over all audio of t
 encoders attend both ways, so their states for earlier audio change as more arrives: caching them would decode
 another model; the measured split of time between encoder and decoder is in docs/inference.md), and a policy
 (`sate.decode.policies`) adds tokens to the committed prefix. Output is counted in whole words: a word is shown once
-a later token starts the next word, or when the input ends, so shown text is never taken back.
+a later token starts the next word, or when the input ends, so shown text is never taken back. Chinese and Japanese,
+written without spaces, are counted in characters (`sate.scoring.resegment.units`, each with the punctuation after
+it), as SimulEval's character unit counts them: a whole clause is one whitespace word there, and was shown only when
+the utterance ended.
 
 Two drivers: `simulate` runs one pre-cut utterance as fast as it can and records when each word would have
 appeared in a live stream (`sate evaluate --stream`); `live` reads an endless stream of samples, cuts it at pauses
@@ -46,6 +49,7 @@ from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError, shown
 from sate.models.ctc import ctc_greedy
 from sate.numbers import plain
+from sate.scoring.resegment import join_units, units
 
 # Less audio than this gives the convolutional front end no output frame: such a chunk is only read.
 MIN_SECONDS = 0.2
@@ -78,7 +82,7 @@ class Streamed:
     translation: str
     transcript: str  # CTC greedy over the whole utterance
     duration: float  # seconds
-    delays: list[float]  # per word of the translation: seconds of audio read when it was committed
+    delays: list[float]  # per word (zh, ja: character) of the translation: seconds of audio read when it was shown
     elapsed: list[float]  # per word: when it was committed in a live stream, decoding time included
     chunks: int
     encoder_seconds: float = 0.0  # features + encoder, all chunks
@@ -95,13 +99,15 @@ class UtteranceStream:
                             "needs an ST model")
         self.translator, self.policy, self.options = translator, policy, options
         self.tokens: list[int] = []
-        self.words: list[str] = []
+        self.words: list[str] = []  # the units shown: whitespace words, a Chinese or Japanese character each
+        self.glued: list[bool] = []  # per unit: written without a space after the one before it
         self.chunks = 0
         self.transcript = ""
         self.encoder_seconds = self.decoder_seconds = 0.0
 
     def advance(self, wave: np.ndarray, final: bool) -> list[str]:
-        """Read all of the utterance's samples so far (`final`: and no more will come); the words newly shown.
+        """Read all of the utterance's samples so far (`final`: and no more will come); the units newly shown
+        (whitespace words; a Chinese or Japanese character each).
 
         Torch runs on one thread meanwhile, as for silero: a step of the decoder is a few small matrix products,
         and on two busy cores a second thread made a chunk 20 times slower (waiting for the other thread).
@@ -133,15 +139,16 @@ class UtteranceStream:
         else:
             self.tokens += self.policy.step(model, memory, self.tokens, self.chunks, self.options)
         self.decoder_seconds += time.perf_counter() - decoding
-        words = self.translator.tgt_vocab.decode(self.tokens).split()
-        shown = words if final else words[:-1]  # the last word may go on in the next token
-        new = shown[len(self.words):]
+        words, glued = units(self.translator.tgt_vocab.decode(self.tokens))
+        shown = len(words) if final else len(words) - 1  # the last unit may go on in the next token ("你" -> "你，")
+        new = words[len(self.words):shown]
+        self.glued += glued[len(self.words):shown]
         self.words += new
         return new
 
     @property
     def text(self) -> str:
-        return " ".join(self.words)
+        return join_units(self.words, self.glued, range(len(self.words)))
 
 
 def policy_of(spec: StreamPolicy | str) -> StreamPolicy:

@@ -45,9 +45,11 @@ SPAN_SLACK = 0.15
 
 @dataclass(frozen=True)
 class TalkWords:
-    """A talk's shown words in order, each with its ideal and computation-aware delay from the talk's start."""
+    """A talk's shown units in order (whitespace words, a Chinese or Japanese character each), each with its ideal and
+    computation-aware delay from the talk's start."""
 
     words: list[str]
+    glued: list[bool]  # per unit: written without a space after the one before it
     delays: list[float]
     elapsed: list[float]
     duration: float
@@ -106,28 +108,31 @@ def stream_talk(translator: SpeechTranslator, blocks: Iterable[np.ndarray], spec
     check_chunk(chunk)
     clock = _Clock(blocks, chunk)
     words: list[str] = []
+    glued: list[bool] = []
     delays: list[float] = []
     elapsed: list[float] = []
-    shown = 0  # words of the current segment already taken
+    shown = 0  # units of the current segment already taken
     for commit in live(translator, clock.pieces(), spec, options, vad):
-        new = commit.text.split()[shown:]
+        parts, joined = units(commit.text)
+        new = parts[shown:]
         now = clock.elapsed()
         words += new
+        glued += joined[shown:]
         delays += [start + commit.t] * len(new)
         elapsed += [start + now] * len(new)
         shown = 0 if commit.final else shown + len(new)
-    return TalkWords(words, delays, elapsed, start + clock.samples / SAMPLE_RATE, clock.count)
+    return TalkWords(words, glued, delays, elapsed, start + clock.samples / SAMPLE_RATE, clock.count)
 
 
 def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     """The talk's words re-segmented to its rows (in the rows' order), delays from each row's offset."""
-    # a shown word of Chinese or Japanese (a clause, or a whole segment's output) is split into its characters, each
-    # with the word's delays, so that it can be shared between rows
+    # rows share the talk's units: a Chinese or Japanese character each, as `live` shows them (a word given whole,
+    # as a Python caller may, is split so too, each part with the word's delays)
     words, glued, delays, elapsed = [], [], [], []
-    for word, delay, done in zip(talk.words, talk.delays, talk.elapsed, strict=True):
-        parts, joined = units(word)
+    for word, joined, delay, done in zip(talk.words, talk.glued, talk.delays, talk.elapsed, strict=True):
+        parts, within = units(word)
         words += parts
-        glued += joined
+        glued += [joined, *within[1:]]
         delays += [delay] * len(parts)
         elapsed += [done] * len(parts)
     out = []
@@ -138,12 +143,12 @@ def split_talk(talk: TalkWords, rows: list[dict]) -> list[Segment]:
     return out
 
 
-def reference_length(text: object, talks: bool) -> int:
-    """A reference row's length in the units its delays count: a whole talk's Chinese or Japanese words are split into
-    characters, each with its delays (`split_talk`), and a reference counted in whitespace words paced AL at a
-    sentence a unit (a row whose output all came at 1.0 s gave a negative AL; review27z, twenty-seventh pass). An
-    utterance streamed alone keeps whitespace words on both sides."""
-    return len(units(str(text))[0]) if talks else len(str(text).split())
+def reference_length(text: object) -> int:
+    """A reference row's length in the units its delays count: whitespace words, and a Chinese or Japanese character
+    each, since those are shown and timed one at a time (`sate.decode.simultaneous`); a reference counted in
+    whitespace words paced AL at a sentence a unit (a row whose output all came at 1.0 s gave a negative AL; review27z,
+    twenty-seventh pass)."""
+    return len(units(str(text))[0])
 
 
 def count_talks(rows: list[dict]) -> int:

@@ -32,6 +32,7 @@ from sate.decode.simultaneous import live, simulate
 from sate.decode.talks import TalkWords, stream_talk
 from sate.decode.vad import VadOptions, cut, file_segments, speech_segments
 from sate.errors import SateError
+from sate.scoring.resegment import units
 
 ROOT = Path(__file__).resolve().parents[2]
 SPECS = [StreamPolicy("wait-k", 2), StreamPolicy("local-agreement", 2), StreamPolicy("alignatt", 1)]
@@ -160,6 +161,50 @@ def test_wait_k_commits_one_token_per_chunk_after_k(translator: SpeechTranslator
     early = [d for d in run.delays if d < run.duration]
     assert all(d >= 0.75 - 1e-9 for d in early)
     assert all(n <= round(d / 0.25) - 2 for n, d in enumerate(early, start=1))
+
+
+class _Unspaced:
+    """The pack's target vocabulary written as an unspaced script: each letter a Han character, spaces dropped, so
+    that the model's real token sequence reads as Chinese does."""
+
+    def __init__(self, vocab: Any) -> None:
+        self.vocab = vocab
+
+    def decode(self, ids: Iterable[int]) -> str:
+        return self.written(self.vocab.decode(ids))
+
+    @staticmethod
+    def written(text: str) -> str:
+        return "".join(chr(0x4E00 + ord(c) % 500) if c.isalpha() else c for c in text if c != " ")
+
+
+@pytest.mark.slow  # eleven streamed decodings
+def test_chinese_output_is_shown_character_by_character(translator: SpeechTranslator,
+                                                        waves: list[np.ndarray]) -> None:
+    """Written without spaces, a whole output is one whitespace word: it was held back as a word that may go on, so
+    nothing was shown before the utterance ended (every delay the duration; the last note's "left" item). Counted in
+    characters, as SimulEval's character unit counts them: shown while the speaker talks, never taken back, one
+    delay a character, and the final text the same tokens' as in a spaced script. A whole talk (`stream_talk`) gets
+    the same units."""
+    import copy
+
+    chinese = copy.copy(translator)
+    chinese.tgt_vocab = _Unspaced(translator.tgt_vocab)  # type: ignore[assignment]
+    early = 0
+    for wave in waves[:4]:
+        run = simulate(chinese, wave, StreamPolicy("wait-k", 2), chunk=0.25)
+        assert " " not in run.translation
+        assert len(run.delays) == len(units(run.translation)[0]) > 1  # a character each, with the punctuation after it
+        texts = [c.text for c in run.commits]
+        assert all(b.startswith(a) for a, b in zip(texts, texts[1:], strict=False))  # never taken back
+        spaced = simulate(translator, wave, StreamPolicy("wait-k", 2), chunk=0.25)
+        assert run.translation == _Unspaced.written(spaced.translation)  # the same tokens, written unspaced
+        early += sum(d < run.duration for d in run.delays)
+    assert early > 0
+    silence = np.zeros(SAMPLE_RATE, dtype=np.float32)
+    talk = stream_talk(chinese, [np.concatenate([silence, waves[0], silence])], StreamPolicy("wait-k", 2), 0.25)
+    assert len(talk.words) == len(talk.glued) == len(talk.delays) > 1 and all(units(w)[0] == [w] for w in talk.words)
+    assert talk.glued[0] is False and all(talk.glued[1:]) and min(talk.delays) < talk.duration
 
 
 def test_live_stream_cuts_at_pauses(translator: SpeechTranslator, waves: list[np.ndarray]) -> None:

@@ -43,7 +43,7 @@ def test_chinese_and_japanese_are_aligned_a_character_at_a_time() -> None:
     assert [join_units(parts, glued, r) for r in rows] == refs
     assert resegment("a b c d".split(), ["a b", "c d"]) == [[0, 1], [2, 3]]  # spaced text as before
     # the streamed path: a shown word of Chinese split between two rows, each character with the word's delays
-    talk = TalkWords(["我们明天见。你好。"], [3.0], [3.5], 10.0, 20)
+    talk = TalkWords(["我们明天见。你好。"], [False], [3.0], [3.5], 10.0, 20)
     first, second = split_talk(talk, [{"tgt": "我们明天见。", "offset": 0.0, "duration": 2.0},
                                       {"tgt": "你好。", "offset": 2.0, "duration": 1.0}])
     assert first == Segment("我们明天见。", 2.0, [3.0] * 5, [3.5] * 5)
@@ -55,16 +55,14 @@ def test_a_talks_chinese_reference_is_counted_in_the_units_its_delays_count() ->
     whitespace words (one a sentence) paced AL at a sentence a character, and a row whose output all came at 1.0 s
     gave a negative AL (review27z). Counted in characters, as the delays are: five characters at 1.0 s against an
     ideal pace of 2 s / 5 = 0.4 s each, AL = (5 · 1.0 - 0.4 · (0 + 1 + 2 + 3 + 4)) / 5 = 0.2 s (counted in words,
-    the pace was 2 s a character: (5 - 2 · 10) / 5 = -3 s). Spaced text is counted as before, and an utterance
-    streamed alone keeps whitespace words."""
+    the pace was 2 s a character: (5 - 2 · 10) / 5 = -3 s). Spaced text is counted in whitespace words."""
     row = {"tgt": "我们明天见。", "offset": 0.0, "duration": 2.0}
-    (segment,) = split_talk(TalkWords(["我们明天见。"], [1.0], [1.0], 2.0, 4), [row])
-    latency = sentence_latency(segment.delays, segment.elapsed, segment.duration, reference_length(row["tgt"], True))
+    (segment,) = split_talk(TalkWords(["我们明天见。"], [False], [1.0], [1.0], 2.0, 4), [row])
+    latency = sentence_latency(segment.delays, segment.elapsed, segment.duration, reference_length(row["tgt"]))
     assert latency is not None and latency.al == pytest.approx(0.2)
     words = sentence_latency(segment.delays, segment.elapsed, segment.duration, 1)
     assert words is not None and words.al == pytest.approx(-3.0)  # what it was
-    assert reference_length("The cat sat.", True) == reference_length("The cat sat.", False) == 3
-    assert reference_length("我们明天见。", False) == 1
+    assert reference_length("The cat sat.") == 3 and reference_length("我们明天见。") == 5
 
 
 def test_stream_laal_by_hand() -> None:
@@ -75,7 +73,7 @@ def test_stream_laal_by_hand() -> None:
             {"tgt": "Goodbye.", "offset": 30.0, "duration": 1.0}]
     words = "The cat sat. It was so very tired.".split()
     delays = [11.0, 12.0, 14.5, 16.0, 16.0, 18.0, 19.0, 21.0]
-    talk = TalkWords(words, delays, [d + 0.5 for d in delays], 40.0, 80)
+    talk = TalkWords(words, [False] * len(words), delays, [d + 0.5 for d in delays], 40.0, 80)
     segments = split_talk(talk, rows)
     assert segments[0] == Segment("The cat sat.", 4.0, [1.0, 2.0, 4.5], [1.5, 2.5, 5.0])
     assert segments[1].translation == "It was so very tired." and segments[1].delays == [1.0, 1.0, 3.0, 4.0, 6.0]
@@ -106,7 +104,7 @@ def test_stream_laal_as_fbk_scores_it() -> None:
              "When it rains we stay at home and read books.").split()
     delays = [14.0] * 4 + [16.0] * 9 + [18.0] * 8 + [20.0] * 4
     elapsed = [18.22] * 4 + [19.93] * 9 + [23.01] * 8 + [27.30] * 4
-    segments = split_talk(TalkWords(words, delays, elapsed, 30.0, 60), rows)
+    segments = split_talk(TalkWords(words, [False] * len(words), delays, elapsed, 30.0, 60), rows)
     assert [len(s.translation.split()) for s in segments] == [15, 10]
     scores = corpus_latency([sentence_latency(s.delays, s.elapsed, s.duration, len(r["tgt"].split()))
                              for s, r in zip(segments, rows, strict=True)])
