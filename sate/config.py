@@ -385,7 +385,10 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
         node = config
         parts = key.strip().split(".")
         for part in parts[:-1]:
-            child = node.setdefault(part, {})
+            # a null section (`--set trainer=null`, which replaces a section whole, or a file's bare `trainer:`)
+            # takes keys as an absent one does: `--set trainer=null --set trainer.max_epochs=2` was "'trainer' is a
+            # value, not a section" (twenty-eighth hostile pass)
+            child = node[part] = {} if node.get(part) is None else node[part]
             if not isinstance(child, dict):
                 raise SateError(f"--set {shown(item)}: {shown(part)} is a value, not a section")
             node = child

@@ -701,6 +701,22 @@ def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys
     assert loss["normalize"] == "token" and loss["label_smoothing"] != 0.2
 
 
+def test_a_section_set_to_null_then_takes_dotted_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set trainer=null --set trainer.max_epochs=2` (the section replaced whole, docs/training.md, then one key
+    set) was "'trainer' is a value, not a section", as was `--set trainer.max_steps=5` on a file's bare `trainer:`
+    (twenty-eighth hostile pass). A null section now takes keys as an absent one does."""
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\ntrainer: {max_steps: 1500, patience: 3}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer=null", "--set", "trainer.max_epochs=2"]) == 0
+    trainer = yaml.safe_load(capsys.readouterr().out)["trainer"]
+    assert (trainer["max_epochs"], trainer["max_steps"], trainer["patience"]) == (2, -1, 0)  # the file's are gone
+    path.write_text("task: mt\ntrainer:\n  # max_steps: 1500\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.max_steps=5", "--get", "trainer.max_steps"]) == 0
+    assert capsys.readouterr().out == "5\n"
+    assert main(["config", "--config", str(path), "--set", "trainer.max_minutes.x=5"]) == 2  # a null value, not
+    assert "trainer.max_minutes must be a finite number or null" in capsys.readouterr().err  # a section: still named
+
+
 @pytest.mark.slow
 def test_an_init_section_of_many_or_long_unknown_names_is_a_short_line(tmp_path: Path,
                                                                        capsys: pytest.CaptureFixture[str]) -> None:
