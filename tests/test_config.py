@@ -904,3 +904,15 @@ def test_get_advice_for_a_name_starting_with_a_dash_runs(tmp_path: Path, capsys:
     advice = re.search(r"\(`sate (config .*)` lists them\)$", capsys.readouterr().err.strip())
     assert advice is not None and advice.group(1) == "config --config ./-x.yaml"
     assert main(shlex.split(advice.group(1))) == 0
+
+
+def test_the_num_workers_bound_says_how_it_is_reached(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a 2-CPU machine `data.num_workers` "must be from 0 to 16 (four processes per CPU of this machine's 2)":
+    four times two is eight, and the floor of 16 went unsaid (twenty-eighth hostile pass)."""
+    from sate.numbers import max_jobs
+
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\n")
+    assert main(["config", "--config", str(path), "--set", f"data.num_workers={max_jobs() + 1}"]) == 2
+    assert (f"must be from 0 to {max_jobs()} (four processes per CPU of this machine's {os.cpu_count() or 1}, "
+            "at least 16, as --jobs)") in capsys.readouterr().err

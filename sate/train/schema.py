@@ -98,7 +98,7 @@ class DataConfig(Section):
                                  "(docs/whisper.md); decoding always runs the whole model")
     num_workers: int = setting(2, "data loader processes (0 loads in the training process)",
                                (lambda v: 0 <= v <= max_jobs(), f"from 0 to {max_jobs()} (four processes per CPU of "
-                                f"this machine's {os.cpu_count() or 1}, as --jobs)"))
+                                f"this machine's {os.cpu_count() or 1}, at least 16, as --jobs)"))
 
 
 @dataclass(frozen=True)
