@@ -916,3 +916,11 @@ def test_the_num_workers_bound_says_how_it_is_reached(tmp_path: Path, capsys: py
     assert main(["config", "--config", str(path), "--set", f"data.num_workers={max_jobs() + 1}"]) == 2
     assert (f"must be from 0 to {max_jobs()} (four processes per CPU of this machine's {os.cpu_count() or 1}, "
             "at least 16, as --jobs)") in capsys.readouterr().err
+
+
+def test_data_features_help_names_every_acoustic_type_that_reads_waveforms(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config`'s line for data.features said waveform is "for acoustic.type hf_*", and Whisper reads waveforms
+    too (conf/*/asr_whisper.yaml set it; twenty-eighth hostile pass)."""
+    assert main(["config", "--task", "asr"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("features:"))
+    assert "hf_*" in line and "whisper" in line.split("waveform", 1)[1]

@@ -89,7 +89,7 @@ class DataConfig(Section):
                                   "are dropped", at_least(1))
     mt_dedup: bool = setting(True, "mt_text: a pair seen before (the same two lines) is dropped")
     features: str = setting("fbank", "asr, st: fbank (stored by sate features) | waveform (16 kHz samples read on "
-                            "the fly, for acoustic.type hf_*; lengths and batch sizes in samples)",
+                            "the fly, for acoustic.type hf_* and whisper; lengths and batch sizes in samples)",
                             one_of(("fbank", "waveform")))
     cmvn: str = setting("global", "fbank normalisation: global (train statistics) | utterance | none "
                         "(waveform: none)", one_of(("global", "utterance", "none")))
