@@ -924,3 +924,24 @@ def test_data_features_help_names_every_acoustic_type_that_reads_waveforms(capsy
     assert main(["config", "--task", "asr"]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("features:"))
     assert "hf_*" in line and "whisper" in line.split("waveform", 1)[1]
+
+
+@pytest.mark.parametrize(("task", "model"), [("asr", "{decoder: {layers: 2}, loss: {ctc_weight: 0}}"),
+                                             ("st", "{loss: {ctc_weight: 0}}")])
+def test_valid_wer_of_a_model_whose_ctc_no_loss_trains_is_noted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, model: str) -> None:
+    """valid/wer is the CTC head's greedy WER: with model.loss.ctc_weight 0 no loss trains that head, and a run that
+    monitored it chose its best checkpoints (and its early stop) by an untrained head's WER (twenty-eighth hostile
+    pass). `sate train` refuses it for a new run (tests/train/test_schema_wer_monitor.py); `sate config` notes it, as
+    it shows the snapshot of a run begun so. Another CTC weight, or another monitor, has no note."""
+    path = tmp_path / f"{task}.yaml"
+    path.write_text(f"task: {task}\nmodel: {model}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.monitor=valid/wer"]) == 0
+    assert capsys.readouterr().err == (
+        "note: trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC: the "
+        "best checkpoints and the early stop would follow an untrained head; `sate train` refuses it for a new run "
+        "(monitor valid/loss or valid/acc) and resumes a run that began so\n")
+    for other in (["trainer.monitor=valid/acc", "trainer.monitor_mode=max"],
+                  ["trainer.monitor=valid/wer", "model.loss.ctc_weight=0.1"]):
+        assert main(["config", "--config", str(path), *(f"--set={item}" for item in other)]) == 0
+        assert capsys.readouterr().err == ""

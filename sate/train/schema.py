@@ -15,7 +15,7 @@ from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT, is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.errors import SateError
-from sate.models.config import TASKS
+from sate.models.config import TASKS, ASRLoss
 from sate.models.registry import HUB_ACOUSTIC_TYPES
 from sate.numbers import is_number, max_jobs
 from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, nameable, one_of, section, setting
@@ -47,6 +47,21 @@ def trained_twice(value: str | list[str]) -> str | None:
         return (f"data.train lists {TRAIN_SPLIT} and {SPEED_SPLIT}: {SPEED_SPLIT} (`sate features --speed-perturb`) "
                 f"holds every row of {TRAIN_SPLIT} besides its speed copies, so those rows are trained on twice")
     return None
+
+
+def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
+    """What is wrong with `trainer.monitor` valid/wer where `model.loss.ctc_weight` is 0 (asr with a decoder, st):
+    valid/wer is the CTC head's greedy WER, and no loss trains that head, so the WER of an untrained head (near 100
+    throughout) chose the best checkpoints and the early stop, exit 0 (twenty-eighth hostile pass). `sate train`
+    refuses it for a fresh run and resumes a run begun so (a resume may not change its monitor), with a note; `sate
+    config` notes it, as `trained_twice`. `model` is the raw section, resolved already (a CTC-only ASR model refuses
+    a ctc_weight)."""
+    loss = model.get("loss")
+    weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+    if task == "mt" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
+        return None
+    return ("trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC: "
+            "the best checkpoints and the early stop would follow an untrained head")
 
 
 def _split_names(value: str | list) -> bool:
