@@ -945,3 +945,36 @@ def test_valid_wer_of_a_model_whose_ctc_no_loss_trains_is_noted(
                   ["trainer.monitor=valid/wer", "model.loss.ctc_weight=0.1"]):
         assert main(["config", "--config", str(path), *(f"--set={item}" for item in other)]) == 0
         assert capsys.readouterr().err == ""
+
+
+def test_a_hub_given_beside_its_path_must_say_what_the_folder_says(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], marian_dir: Path) -> None:
+    """`sate config` prints a hub section's sizes (`textual.hub`, `acoustic.hub`); a config saved from it and then
+    edited, or pointed at another model's folder, built the model of the hub it named and failed only when `sate
+    train` loaded the weights, naming weights, not the key (twenty-eighth hostile pass). A training config's hub
+    must now say what its path's folder says; a path not there yet is left to `sate train`, and a model file's hub
+    (its weights are its own) is not compared."""
+    path = tmp_path / "mt.yaml"
+    path.write_text(f"task: mt\nmodel: {{textual: {{type: hf_marian, path: '{marian_dir}'}}, "
+                    "decoder: {type: hf_marian}}\n")
+    assert main(["config", "--config", str(path)]) == 0
+    full = tmp_path / "full.yaml"
+    full.write_text(capsys.readouterr().out)
+    assert main(["config", "--config", str(full)]) == 0  # as printed: the folder's own sizes
+    capsys.readouterr()
+    saved = yaml.safe_load(full.read_text())
+    layers = saved["model"]["textual"]["hub"]["encoder_layers"]
+    saved["model"]["textual"]["hub"]["encoder_layers"] = layers + 1
+    full.write_text(yaml.safe_dump(saved))
+    assert main(["config", "--config", str(full)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"model.textual.hub.encoder_layers is {layers + 1} but model.textual.path ({marian_dir}) says {layers}; "
+        "leave model.textual.hub out (it is filled from model.textual.path)")
+    assert main(["config", "--config", str(full), "--set", f"model.textual.path={tmp_path / 'not_yet'}",
+                 "--set", f"model.textual.layers={layers + 1}"]) == 0, capsys.readouterr().err
+    assert "says" not in capsys.readouterr().err  # a folder not there is not compared
+    from sate.models.config import resolve_config
+
+    stored = saved["model"]  # a model file's dict, whose weights are its own
+    stored["textual"]["layers"] = layers + 1
+    assert resolve_config("mt", stored).textual.hub["encoder_layers"] == layers + 1  # type: ignore[index]

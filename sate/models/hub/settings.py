@@ -15,7 +15,7 @@ resolves configs without importing torch.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
@@ -270,7 +270,22 @@ def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collecti
                             "least 1")
 
 
-def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping) -> None:
+def _check_hub_against_path(section: str, hub: RawMapping, path: object, read: Callable[[str], RawMapping]) -> None:
+    """A ``hub`` a training config gives beside a `path` that is a folder here must say what that folder says: the
+    sizes `sate config` printed for one Whisper, kept when the path was changed to another (or edited), built the
+    model of the hub and failed only when `sate train` loaded the weights, with a line of unmatched weight names
+    naming no key (twenty-eighth hostile pass). A path not there yet is left to `sate train`."""
+    if not isinstance(path, str) or not path or not Path(path).is_dir():
+        return
+    there = read(path)
+    differ = [key for key in there if key in hub and hub[key] != there[key]]
+    if differ:
+        key = differ[0]
+        raise SateError(f"model config: {section}.hub.{key} is {shown(hub[key])} but {section}.path ({path}) says "
+                        f"{shown(there[key])}; leave {section}.hub out (it is filled from {section}.path)")
+
+
+def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping, check_path: bool = False) -> None:
     """acoustic.hub of a Whisper directory: its sizes (`sate.models.hub.whisper_files.whisper_sizes`)."""
     if acoustic["hub"] is None:
         from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
@@ -278,6 +293,10 @@ def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping)
         acoustic["hub"] = whisper_settings(acoustic["path"])
     else:
         _check_given_hub(acoustic["hub"], WHISPER_HUB_KEYS, WHISPER_HUB_KEYS)
+        if check_path:
+            from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
+
+            _check_hub_against_path("acoustic", acoustic["hub"], acoustic["path"], whisper_settings)  # type: ignore[arg-type]
     hub = acoustic["hub"]
     _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
                 f"acoustic.hub ({acoustic['path']})")
@@ -287,18 +306,20 @@ def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping)
                         "(all freezes every layer)")
 
 
-def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> None:
+def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping, check_paths: bool = False) -> None:
     """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes.
 
     `resolved` is the config merged over the defaults, `given` the user's YAML (`sate.settings.merge`), both raw:
-    the sizes must be in place before the typed sections are built and their ranges checked.
+    the sizes must be in place before the typed sections are built and their ranges checked. `check_paths` (a
+    training config's, not a model file's: its weights are its own) compares a ``hub`` given beside a path with
+    what the path's folder says, where it is there.
     """
     acoustic = resolved.get("acoustic")
     # a hub given empty (`hub: {}`, `--set model.acoustic.hub={}`) is a hub given, judged whole: it passed as none
     # given and no path, and the model's build was a KeyError traceback (25th hostile pass)
     named = acoustic is not None and (acoustic["hub"] is not None or bool(acoustic["path"]))
     if named and acoustic["type"] == WHISPER:
-        _fill_whisper(acoustic, resolved, given)
+        _fill_whisper(acoustic, resolved, given, check_paths)
     if named and acoustic["type"] in SPEECH_TYPES:
         if acoustic["hub"] is None:
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
@@ -306,6 +327,10 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
             # WavLM's own keys apart (NotRequired is not seen in the annotations as strings)
             _check_given_hub(acoustic["hub"], [key for key in SpeechHub.__annotations__ if key not in
                                                WAVLM_KEYS.values()], ("layers", "heads", "ffn"))
+            if check_paths:
+                kind = acoustic["type"]
+                _check_hub_against_path("acoustic", acoustic["hub"], acoustic["path"],
+                                        lambda path: speech_settings(path, kind))  # type: ignore[arg-type,return-value]
         hub = acoustic["hub"]
         _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
                     f"acoustic.hub ({acoustic['path']})")
@@ -327,6 +352,8 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
         textual["hub"] = marian_settings(textual["path"])
     else:
         _check_given_hub(textual["hub"], [*MARIAN_REQUIRED, *MARIAN_OPTIONAL], MARIAN_SIZES, "textual")
+        if check_paths:
+            _check_hub_against_path("textual", textual["hub"], textual["path"], marian_settings)  # type: ignore[arg-type]
     hub, where = textual["hub"], f"textual.hub ({textual['path']})"
     given_d = given.get("d_model")
     if given_d is not None and given_d != hub["d_model"]:
