@@ -64,6 +64,18 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
             "the best checkpoints and the early stop would follow an untrained head")
 
 
+def short_warmup(config: TrainingConfig) -> str | None:
+    """What a run whose `optim.warmup_steps` outlasts its `trainer.max_steps` should be told: `optim.lr` is the peak
+    reached at the warm-up's end, and such a run stops on the way up, at max_steps / warmup_steps of it (`--set
+    trainer.max_steps=2000` over the default 10,000-update warm-up trained at a fifth of the lr it named, without a
+    word; twenty-eighth hostile pass). A note, not a refusal: a run of a few updates (a smoke test) means it."""
+    steps, warmup = config.trainer.max_steps, config.optim.warmup_steps
+    if steps == -1 or warmup <= steps:
+        return None
+    return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate rises to "
+            f"{steps / warmup:.1%} of optim.lr {config.optim.lr:g} by the last update and never reaches it")
+
+
 def _split_names(value: str | list) -> bool:
     """One non-empty split name, or a non-empty list of distinct ones."""
     names = train_splits(value)

@@ -45,7 +45,14 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig, check_feature_mode, train_splits, trained_twice, untrained_wer_monitor
+from sate.train.schema import (
+    TrainingConfig,
+    check_feature_mode,
+    short_warmup,
+    train_splits,
+    trained_twice,
+    untrained_wer_monitor,
+)
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -740,6 +747,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
+        warmup = short_warmup(config)
+        if warmup is not None:
+            print(f"note: {warmup}")
     try:
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)

@@ -26,7 +26,9 @@ def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_
     with monkeypatch.context() as old_sate:  # a run begun before the refusal
         old_sate.setattr("sate.train.trainer.untrained_wer_monitor", lambda *args: None, raising=False)
         assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
-    capsys.readouterr()
+    # the tiny config's warm-up (2 updates) outlasts its one update: noted (tests/train/test_schema_warmup.py)
+    assert "note: optim.warmup_steps 2 is more than trainer.max_steps 1: the learning rate rises to 50.0% of " \
+        "optim.lr" in capsys.readouterr().out
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
     out = capsys.readouterr().out
     assert "note: trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC" \
