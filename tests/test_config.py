@@ -962,10 +962,12 @@ def test_valid_wer_of_a_model_whose_ctc_no_loss_trains_is_noted(
     path.write_text(f"task: {task}\nmodel: {model}\n")
     assert main(["config", "--config", str(path), "--set", "trainer.monitor=valid/wer"]) == 0
     assert capsys.readouterr().err == (
-        "note: trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC: the "
-        "best checkpoints and the early stop would follow an untrained head; `sate train` refuses it for a new run "
-        "(monitor valid/loss or valid/acc) and resumes a run that began so\n")
-    for other in (["trainer.monitor=valid/acc", "trainer.monitor_mode=max"],
+        "note: trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
+        "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the training "
+        "does not lower; `sate train` refuses it for a new run (monitor valid/loss, or valid/acc with "
+        "trainer.monitor_mode max) and resumes a run that began so\n")
+    # the advice followed, each way (valid/acc alone was refused for the mode min of valid/wer: review28c)
+    for other in (["trainer.monitor=valid/acc", "trainer.monitor_mode=max"], ["trainer.monitor=valid/loss"],
                   ["trainer.monitor=valid/wer", "model.loss.ctc_weight=0.1"]):
         assert main(["config", "--config", str(path), *(f"--set={item}" for item in other)]) == 0
         assert capsys.readouterr().err == ""

@@ -8,6 +8,7 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -51,8 +52,9 @@ def trained_twice(value: str | list[str]) -> str | None:
 
 def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     """What is wrong with `trainer.monitor` valid/wer where `model.loss.ctc_weight` is 0 (asr with a decoder, st):
-    valid/wer is the CTC head's greedy WER, and no loss trains that head, so the WER of an untrained head (near 100
-    throughout) chose the best checkpoints and the early stop, exit 0 (twenty-eighth hostile pass). `sate train`
+    valid/wer is the CTC head's greedy WER, and no loss trains that head towards the transcripts (with SATE's soft
+    adaptor the translation loss trains it, but for the translation), so its WER (near 100 throughout) chose the best
+    checkpoints and the early stop, exit 0 (twenty-eighth hostile pass). `sate train`
     refuses it for a fresh run and resumes a run begun so (a resume may not change its monitor), with a note; `sate
     config` notes it, as `trained_twice`. `model` is the raw section, resolved already (a CTC-only ASR model refuses
     a ctc_weight)."""
@@ -60,8 +62,14 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
     if task == "mt" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
         return None
-    return ("trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC: "
-            "the best checkpoints and the early stop would follow an untrained head")
+    return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
+            "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the "
+            "training does not lower")
+
+
+# What `untrained_wer_monitor`'s refusal and notes advise: valid/acc rises, so its mode is max; the advice "monitor
+# valid/loss (or valid/acc)" followed for valid/acc was refused again for the mode min valid/wer had (review28c).
+WER_MONITOR_ADVICE = "monitor valid/loss, or valid/acc with trainer.monitor_mode max"
 
 
 def short_warmup(config: TrainingConfig) -> str | None:
@@ -72,8 +80,11 @@ def short_warmup(config: TrainingConfig) -> str | None:
     steps, warmup = config.trainer.max_steps, config.optim.warmup_steps
     if steps == -1 or warmup <= steps:
         return None
-    return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate rises to "
-            f"{steps / warmup:.1%} of optim.lr {config.optim.lr:g} by the last update and never reaches it")
+    share = 100 * steps / warmup  # rounded down, and a fraction below 1%: one decimal said 0.0% and 100.0% (review)
+    part = f"{math.floor(share * 10) / 10:g}%" if share >= 1 else f"{steps:,}/{warmup:,}"
+    return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate is still "
+            f"rising at the last update, at {part} of optim.lr {config.optim.lr:g}, which update {warmup:,} would "
+            "reach")
 
 
 def _split_names(value: str | list) -> bool:

@@ -46,6 +46,7 @@ from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
 from sate.train.schema import (
+    WER_MONITOR_ADVICE,
     TrainingConfig,
     check_feature_mode,
     short_warmup,
@@ -629,7 +630,7 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         check_epochs(point, config.trainer.max_epochs)
     untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
     if untrained is not None and point.checkpoint is None:
-        raise SateError(f"{untrained}; monitor valid/loss (or valid/acc), or give model.loss.ctc_weight above 0")
+        raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
     if untrained is not None and primary and point.checkpoint is not None:
         print(one_line(f"note: {untrained}; this run began so and a resume keeps its monitor: it goes on"))
     if twice is not None and primary:

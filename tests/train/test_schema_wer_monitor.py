@@ -27,16 +27,17 @@ def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_
         old_sate.setattr("sate.train.trainer.untrained_wer_monitor", lambda *args: None, raising=False)
         assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
     # the tiny config's warm-up (2 updates) outlasts its one update: noted (tests/train/test_schema_warmup.py)
-    assert "note: optim.warmup_steps 2 is more than trainer.max_steps 1: the learning rate rises to 50.0% of " \
-        "optim.lr" in capsys.readouterr().out
+    assert "note: optim.warmup_steps 2 is more than trainer.max_steps 1: the learning rate is still rising at the " \
+        "last update, at 50% of optim.lr" in capsys.readouterr().out
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
     out = capsys.readouterr().out
-    assert "note: trainer.monitor valid/wer is the CTC head's greedy WER, and model.loss.ctc_weight 0 trains no CTC" \
-        in out and "this run began so" in out
+    assert "note: trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss " \
+        "trains that head towards the transcripts" in out and "this run began so" in out
     assert main(["config", "--config", str(tmp_path / "old" / "config.yaml")]) == 0
-    assert "`sate train` refuses it for a new run (monitor valid/loss or valid/acc)" in capsys.readouterr().err
+    assert "`sate train` refuses it for a new run (monitor valid/loss, or valid/acc with trainer.monitor_mode max)" \
+        in capsys.readouterr().err
     assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.endswith("an untrained head; monitor valid/loss (or valid/acc), or give model.loss.ctc_weight "
-                        "above 0"), err
+    assert err.endswith("a WER the training does not lower; monitor valid/loss, or valid/acc with "
+                        "trainer.monitor_mode max, or give model.loss.ctc_weight above 0"), err
     assert not (tmp_path / "new").exists()
