@@ -717,6 +717,19 @@ def test_a_section_set_to_null_then_takes_dotted_keys(tmp_path: Path, capsys: py
     assert "trainer.max_minutes must be a finite number or null" in capsys.readouterr().err  # a section: still named
 
 
+def test_a_set_on_an_aliased_section_changes_that_key_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A section written once and used again by a YAML alias (`decoder: *sec`) is one object: `--set
+    model.textual.layers=3` set model.decoder.layers to 3 too, exit 0 (twenty-eighth hostile pass, review). The
+    key set changes alone now, and the alias's other keys stay shared as written."""
+    path = tmp_path / "st.yaml"
+    path.write_text("task: st\nmodel:\n  textual: &sec {layers: 2, heads: 4, ffn: 1024}\n  decoder: *sec\n")
+    assert main(["config", "--config", str(path), "--set", "model.textual.layers=3",
+                 "--set", "model.decoder.heads=8", "--get", "model"]) == 0
+    model = yaml.safe_load(capsys.readouterr().out)
+    assert (model["textual"]["layers"], model["decoder"]["layers"]) == (3, 2)
+    assert (model["textual"]["heads"], model["decoder"]["heads"], model["decoder"]["ffn"]) == (4, 8, 1024)
+
+
 def test_a_section_set_to_null_alone_is_its_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """`--set trainer=null` alone, and a file's `trainer:` with every key under it commented out, were "trainer must
     be a mapping, got null", taken only when a `--set trainer.KEY` followed (twenty-eighth hostile pass, review);
