@@ -385,7 +385,13 @@ def apply_overrides(config: dict, overrides: Iterable[str]) -> dict:
         node = config
         parts = key.strip().split(".")
         for part in parts[:-1]:
-            child = node.setdefault(part, {})
+            # a null section (`--set trainer=null`, which replaces a section whole, or a file's bare `trainer:`)
+            # takes keys as an absent one does: `--set trainer=null --set trainer.max_epochs=2` was "'trainer' is a
+            # value, not a section" (twenty-eighth hostile pass). A copy of the section, not the section: a YAML alias
+            # (`decoder: *sec`) shares it with another key, and `--set model.textual.layers=3` set model.decoder.layers
+            # too, without a word (twenty-eighth hostile pass, review)
+            child = node.get(part)
+            child = node[part] = {} if child is None else dict(child) if isinstance(child, dict) else child
             if not isinstance(child, dict):
                 raise SateError(f"--set {shown(item)}: {shown(part)} is a value, not a section")
             node = child

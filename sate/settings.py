@@ -226,7 +226,13 @@ def merge(cls: type[Section], given: Mapping[str, object], noun: str = "config k
     for f, key in zip(fields, names, strict=True):
         annotation = hints[f.name]
         if is_section(annotation):
-            merged[key] = merge(annotation, given.get(key, {}), noun, f"{path}{key}.")
+            # a null section (a file's bare `trainer:`, every key under it commented out; `--set trainer=null`) is
+            # the defaults, as an absent one is: alone, it was "trainer must be a mapping, got null" (twenty-eighth
+            # hostile pass, review)
+            part = given.get(key)
+            merged[key] = merge(annotation, {} if part is None else part, noun, f"{path}{key}.")
+        elif key in given and given[key] is None and annotation is dict:  # `model:` and `init:`, likewise
+            merged[key] = {}
         elif key in given:
             merged[key] = copy.deepcopy(_typed(path + key, given[key], annotation, f.metadata.get("check")))
         else:

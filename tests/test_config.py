@@ -197,7 +197,7 @@ def test_wrong_types_and_ranges_are_one_line_naming_the_key(tmp_path: Path, caps
     # no quoting advised where no choice is such a word: the quoted word was refused again (review)
     ("trainer: {precision: off}", r"trainer.precision must be one of auto, .*, 64-true, got false$"),
     ("trainer: no", "trainer must be a mapping, got false$"),
-    ("model: {acoustic: null}", "model.acoustic must be a mapping, got null$"),
+    ("model: {acoustic: no}", "model.acoustic must be a mapping, got false$"),  # null: the defaults (28th pass)
     ("init: {acoustic: {path: a.pt, prefix: null}}", "init.acoustic.prefix must be a string, got null$"),
 ])
 def test_a_files_null_and_boolean_words_are_named_as_yaml_spells_them(
@@ -672,7 +672,7 @@ def test_init_from_with_a_distillation_weight_of_the_wrong_kind_names_the_file(
     argv = ["config", "--config", str(path), "--init-from", "asr=a.pt", "--init-from", "mt=m.pt"]
     assert main(argv) == 2
     assert capsys.readouterr().err.strip() == f"sate config: error: {path}: {says}"
-    for section in ("kd: null", "kd: 3"):
+    for section in ("kd: []", "kd: 3"):  # `kd: null` is the section's defaults, as its absence (28th pass)
         path.write_text(f"task: st\nmodel: {{loss: {{{section}}}}}\n")
         assert main(argv) == 2
         assert capsys.readouterr().err.strip() == (f"sate config: error: {path}: model.loss.kd must be a mapping, "
@@ -699,6 +699,59 @@ def test_a_mapping_given_to_set_changes_the_keys_it_gives(tmp_path: Path, capsys
                  "--set", "model.loss={normalize: token}"]) == 0
     loss = yaml.safe_load(capsys.readouterr().out)["model"]["loss"]
     assert loss["normalize"] == "token" and loss["label_smoothing"] != 0.2
+
+
+def test_a_section_set_to_null_then_takes_dotted_keys(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set trainer=null --set trainer.max_epochs=2` (the section replaced whole, docs/training.md, then one key
+    set) was "'trainer' is a value, not a section", as was `--set trainer.max_steps=5` on a file's bare `trainer:`
+    (twenty-eighth hostile pass). A null section now takes keys as an absent one does."""
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\ntrainer: {max_steps: 1500, patience: 3}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer=null", "--set", "trainer.max_epochs=2"]) == 0
+    trainer = yaml.safe_load(capsys.readouterr().out)["trainer"]
+    assert (trainer["max_epochs"], trainer["max_steps"], trainer["patience"]) == (2, -1, 0)  # the file's are gone
+    path.write_text("task: mt\ntrainer:\n  # max_steps: 1500\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.max_steps=5", "--get", "trainer.max_steps"]) == 0
+    assert capsys.readouterr().out == "5\n"
+    assert main(["config", "--config", str(path), "--set", "trainer.max_minutes.x=5"]) == 2  # a null value, not
+    assert "trainer.max_minutes must be a finite number or null" in capsys.readouterr().err  # a section: still named
+
+
+def test_a_set_on_an_aliased_section_changes_that_key_alone(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """A section written once and used again by a YAML alias (`decoder: *sec`) is one object: `--set
+    model.textual.layers=3` set model.decoder.layers to 3 too, exit 0 (twenty-eighth hostile pass, review). The
+    key set changes alone now, and the alias's other keys stay shared as written."""
+    path = tmp_path / "st.yaml"
+    path.write_text("task: st\nmodel:\n  textual: &sec {layers: 2, heads: 4, ffn: 1024}\n  decoder: *sec\n")
+    assert main(["config", "--config", str(path), "--set", "model.textual.layers=3",
+                 "--set", "model.decoder.heads=8", "--get", "model"]) == 0
+    model = yaml.safe_load(capsys.readouterr().out)
+    assert (model["textual"]["layers"], model["decoder"]["layers"]) == (3, 2)
+    assert (model["textual"]["heads"], model["decoder"]["heads"], model["decoder"]["ffn"]) == (4, 8, 1024)
+
+
+def test_a_section_set_to_null_alone_is_its_defaults(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """`--set trainer=null` alone, and a file's `trainer:` with every key under it commented out, were "trainer must
+    be a mapping, got null", taken only when a `--set trainer.KEY` followed (twenty-eighth hostile pass, review);
+    docs/training.md says the form replaces the section with its defaults. So it does now, `model` and `init` and
+    the model's own sections too."""
+    path = tmp_path / "asr.yaml"
+    path.write_text("task: asr\ntrainer:\n  # max_steps: 1500\nmodel:\ninit:\n")
+    assert main(["config", "--config", str(path), "--get", "trainer.max_steps"]) == 0
+    assert capsys.readouterr().out == "-1\n"
+    path.write_text("task: asr\ntrainer: {max_steps: 1500, patience: 3}\nmodel: {d_model: 128, acoustic: {layers: 2}}\n"
+                    "init: {acoustic: {path: a.pt}}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer=null", "--set", "model.acoustic=null",
+                 "--set", "init=null"]) == 0
+    out = yaml.safe_load(capsys.readouterr().out)
+    assert (out["trainer"]["max_steps"], out["trainer"]["patience"], out["init"]) == (-1, 0, {})
+    assert (out["model"]["d_model"], out["model"]["acoustic"]["layers"]) == (128, 12)
+    assert main(["config", "--config", str(path), "--set", "model=null", "--get", "model.d_model"]) == 0
+    assert capsys.readouterr().out == "256\n"
+    assert main(["config", "--config", str(path), "--set", "trainer.max_minutes=null"]) == 0  # a null value is one
+    capsys.readouterr()
+    assert main(["config", "--config", str(path), "--set", "trainer.max_steps=null"]) == 2
+    assert "trainer.max_steps must be an integer, got null" in capsys.readouterr().err
 
 
 @pytest.mark.slow
@@ -888,3 +941,79 @@ def test_get_advice_for_a_name_starting_with_a_dash_runs(tmp_path: Path, capsys:
     advice = re.search(r"\(`sate (config .*)` lists them\)$", capsys.readouterr().err.strip())
     assert advice is not None and advice.group(1) == "config --config ./-x.yaml"
     assert main(shlex.split(advice.group(1))) == 0
+
+
+def test_the_num_workers_bound_says_how_it_is_reached(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """On a 2-CPU machine `data.num_workers` "must be from 0 to 16 (four processes per CPU of this machine's 2)":
+    four times two is eight, and the floor of 16 went unsaid (twenty-eighth hostile pass)."""
+    from sate.numbers import max_jobs
+
+    path = tmp_path / "mt.yaml"
+    path.write_text("task: mt\n")
+    assert main(["config", "--config", str(path), "--set", f"data.num_workers={max_jobs() + 1}"]) == 2
+    assert (f"must be from 0 to {max_jobs()} (four processes per CPU of this machine's {os.cpu_count() or 1}, "
+            "at least 16, as --jobs)") in capsys.readouterr().err
+
+
+def test_data_features_help_names_every_acoustic_type_that_reads_waveforms(capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate config`'s line for data.features said waveform is "for acoustic.type hf_*", and Whisper reads waveforms
+    too (conf/*/asr_whisper.yaml set it; twenty-eighth hostile pass)."""
+    assert main(["config", "--task", "asr"]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("features:"))
+    assert "hf_*" in line and "whisper" in line.split("waveform", 1)[1]
+
+
+@pytest.mark.parametrize(("task", "model"), [("asr", "{decoder: {layers: 2}, loss: {ctc_weight: 0}}"),
+                                             ("st", "{loss: {ctc_weight: 0}}")])
+def test_valid_wer_of_a_model_whose_ctc_no_loss_trains_is_noted(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], task: str, model: str) -> None:
+    """valid/wer is the CTC head's greedy WER: with model.loss.ctc_weight 0 no loss trains that head, and a run that
+    monitored it chose its best checkpoints (and its early stop) by an untrained head's WER (twenty-eighth hostile
+    pass). `sate train` refuses it for a new run (tests/train/test_schema_wer_monitor.py); `sate config` notes it, as
+    it shows the snapshot of a run begun so. Another CTC weight, or another monitor, has no note."""
+    path = tmp_path / f"{task}.yaml"
+    path.write_text(f"task: {task}\nmodel: {model}\n")
+    assert main(["config", "--config", str(path), "--set", "trainer.monitor=valid/wer"]) == 0
+    assert capsys.readouterr().err == (
+        "note: trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
+        "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the training "
+        "does not lower; `sate train` refuses it for a new run (monitor valid/loss, or valid/acc with "
+        "trainer.monitor_mode max) and resumes a run that began so\n")
+    # the advice followed, each way (valid/acc alone was refused for the mode min of valid/wer: review28c)
+    for other in (["trainer.monitor=valid/acc", "trainer.monitor_mode=max"], ["trainer.monitor=valid/loss"],
+                  ["trainer.monitor=valid/wer", "model.loss.ctc_weight=0.1"]):
+        assert main(["config", "--config", str(path), *(f"--set={item}" for item in other)]) == 0
+        assert capsys.readouterr().err == ""
+
+
+def test_a_hub_given_beside_its_path_must_say_what_the_folder_says(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str], marian_dir: Path) -> None:
+    """`sate config` prints a hub section's sizes (`textual.hub`, `acoustic.hub`); a config saved from it and then
+    edited, or pointed at another model's folder, built the model of the hub it named and failed only when `sate
+    train` loaded the weights, naming weights, not the key (twenty-eighth hostile pass). A training config's hub
+    must now say what its path's folder says; a path not there yet is left to `sate train`, and a model file's hub
+    (its weights are its own) is not compared."""
+    path = tmp_path / "mt.yaml"
+    path.write_text(f"task: mt\nmodel: {{textual: {{type: hf_marian, path: '{marian_dir}'}}, "
+                    "decoder: {type: hf_marian}}\n")
+    assert main(["config", "--config", str(path)]) == 0
+    full = tmp_path / "full.yaml"
+    full.write_text(capsys.readouterr().out)
+    assert main(["config", "--config", str(full)]) == 0  # as printed: the folder's own sizes
+    capsys.readouterr()
+    saved = yaml.safe_load(full.read_text())
+    layers = saved["model"]["textual"]["hub"]["encoder_layers"]
+    saved["model"]["textual"]["hub"]["encoder_layers"] = layers + 1
+    full.write_text(yaml.safe_dump(saved))
+    assert main(["config", "--config", str(full)]) == 2
+    assert capsys.readouterr().err.strip().endswith(
+        f"model.textual.hub.encoder_layers is {layers + 1} but model.textual.path ({marian_dir}) says {layers}; "
+        "leave model.textual.hub out (it is filled from model.textual.path)")
+    assert main(["config", "--config", str(full), "--set", f"model.textual.path={tmp_path / 'not_yet'}",
+                 "--set", f"model.textual.layers={layers + 1}"]) == 0, capsys.readouterr().err
+    assert "says" not in capsys.readouterr().err  # a folder not there is not compared
+    from sate.models.config import resolve_config
+
+    stored = saved["model"]  # a model file's dict, whose weights are its own
+    stored["textual"]["layers"] = layers + 1
+    assert resolve_config("mt", stored).textual.hub["encoder_layers"] == layers + 1  # type: ignore[index]

@@ -449,10 +449,11 @@ def _flatten(conf: dict, prefix: str = "") -> dict[str, object]:
 def resolve_in_file(task: str, conf: dict, path: object) -> ModelConfig:
     """`resolve_config` for the ``model:`` section of the training config file `path`: a refusal names the file and
     the full key (``conf/st.yaml: model.textual.layers must be ...``), as the other sections' do."""
-    return resolve_config(task, conf, head=f"{path}: ", keys="model.")
+    return resolve_config(task, conf, head=f"{path}: ", keys="model.", check_paths=True)
 
 
-def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFIX, keys: str = "") -> ModelConfig:
+def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFIX, keys: str = "",
+                   check_paths: bool = False) -> ModelConfig:
     """The task's typed config with defaults filled in (a model file's dict resolves again unchanged), or raise
     `SateError`: a line that starts with `head` (where the config came from) and names each key after `keys` (the
     dotted path of the config within its file)."""
@@ -465,7 +466,7 @@ def resolve_config(task: str, conf: dict | ModelConfig | None, head: str = PREFI
     except SateError as err:
         raise SateError(f"{head}{err}") from None
     try:
-        fill_hub_sections(task, merged, given)  # sizes from the hub directories, before their ranges are checked
+        fill_hub_sections(task, merged, given, check_paths)  # sizes from the hub directories, before their ranges
     except SateError as err:  # its keys are the model section's own: in a file, named as the file spells them
         if not keys:
             raise

@@ -8,6 +8,7 @@ key, so a typo or a `--set trainer.max_epochs=ten` never reaches Lightning.
 
 from __future__ import annotations
 
+import math
 import os
 from dataclasses import dataclass
 
@@ -15,7 +16,7 @@ from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT, is_split_name
 from sate.decode.options import MAX_LEN_RATIO
 from sate.errors import SateError
-from sate.models.config import TASKS
+from sate.models.config import TASKS, ASRLoss
 from sate.models.registry import HUB_ACOUSTIC_TYPES
 from sate.numbers import is_number, max_jobs
 from sate.settings import FRACTION, PATH, POSITIVE, Invalid, Section, at_least, nameable, one_of, section, setting
@@ -47,6 +48,43 @@ def trained_twice(value: str | list[str]) -> str | None:
         return (f"data.train lists {TRAIN_SPLIT} and {SPEED_SPLIT}: {SPEED_SPLIT} (`sate features --speed-perturb`) "
                 f"holds every row of {TRAIN_SPLIT} besides its speed copies, so those rows are trained on twice")
     return None
+
+
+def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
+    """What is wrong with `trainer.monitor` valid/wer where `model.loss.ctc_weight` is 0 (asr with a decoder, st):
+    valid/wer is the CTC head's greedy WER, and no loss trains that head towards the transcripts (with SATE's soft
+    adaptor the translation loss trains it, but for the translation), so its WER (near 100 throughout) chose the best
+    checkpoints and the early stop, exit 0 (twenty-eighth hostile pass). `sate train`
+    refuses it for a fresh run and resumes a run begun so (a resume may not change its monitor), with a note; `sate
+    config` notes it, as `trained_twice`. `model` is the raw section, resolved already (a CTC-only ASR model refuses
+    a ctc_weight)."""
+    loss = model.get("loss")
+    weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+    if task == "mt" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
+        return None
+    return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
+            "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the "
+            "training does not lower")
+
+
+# What `untrained_wer_monitor`'s refusal and notes advise: valid/acc rises, so its mode is max; the advice "monitor
+# valid/loss (or valid/acc)" followed for valid/acc was refused again for the mode min valid/wer had (review28c).
+WER_MONITOR_ADVICE = "monitor valid/loss, or valid/acc with trainer.monitor_mode max"
+
+
+def short_warmup(config: TrainingConfig) -> str | None:
+    """What a run whose `optim.warmup_steps` outlasts its `trainer.max_steps` should be told: `optim.lr` is the peak
+    reached at the warm-up's end, and such a run stops on the way up, at max_steps / warmup_steps of it (`--set
+    trainer.max_steps=2000` over the default 10,000-update warm-up trained at a fifth of the lr it named, without a
+    word; twenty-eighth hostile pass). A note, not a refusal: a run of a few updates (a smoke test) means it."""
+    steps, warmup = config.trainer.max_steps, config.optim.warmup_steps
+    if steps == -1 or warmup <= steps:
+        return None
+    share = 100 * steps / warmup  # rounded down, and a fraction below 1%: one decimal said 0.0% and 100.0% (review)
+    part = f"{math.floor(share * 10) / 10:g}%" if share >= 1 else f"{steps:,}/{warmup:,}"
+    return (f"optim.warmup_steps {warmup:,} is more than trainer.max_steps {steps:,}: the learning rate is still "
+            f"rising at the last update, at {part} of optim.lr {config.optim.lr:g}, which update {warmup:,} would "
+            "reach")
 
 
 def _split_names(value: str | list) -> bool:
@@ -89,7 +127,7 @@ class DataConfig(Section):
                                   "are dropped", at_least(1))
     mt_dedup: bool = setting(True, "mt_text: a pair seen before (the same two lines) is dropped")
     features: str = setting("fbank", "asr, st: fbank (stored by sate features) | waveform (16 kHz samples read on "
-                            "the fly, for acoustic.type hf_*; lengths and batch sizes in samples)",
+                            "the fly, for acoustic.type hf_* and whisper; lengths and batch sizes in samples)",
                             one_of(("fbank", "waveform")))
     cmvn: str = setting("global", "fbank normalisation: global (train statistics) | utterance | none "
                         "(waveform: none)", one_of(("global", "utterance", "none")))
@@ -98,7 +136,7 @@ class DataConfig(Section):
                                  "(docs/whisper.md); decoding always runs the whole model")
     num_workers: int = setting(2, "data loader processes (0 loads in the training process)",
                                (lambda v: 0 <= v <= max_jobs(), f"from 0 to {max_jobs()} (four processes per CPU of "
-                                f"this machine's {os.cpu_count() or 1}, as --jobs)"))
+                                f"this machine's {os.cpu_count() or 1}, at least 16, as --jobs)"))
 
 
 @dataclass(frozen=True)

@@ -20,7 +20,7 @@ from sate.errors import SateError, one_line, shell_word
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
-from sate.train.schema import TrainingConfig, trained_twice
+from sate.train.schema import WER_MONITOR_ADVICE, TrainingConfig, trained_twice, untrained_wer_monitor
 from sate.train.trainer import checked_config
 
 COMMENT_COLUMN = 40
@@ -69,6 +69,11 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
         if twice is not None:  # a fresh `sate train` refuses it; the snapshot of a run started so is shown
             print(f"note: {twice}; `sate train` refuses it for a new run (give {SPEED_SPLIT} in {TRAIN_SPLIT}'s "
                   "place) and resumes a run that began so", file=sys.stderr)
+        untrained = untrained_wer_monitor(str(shown["task"]), shown["model"],  # type: ignore[arg-type]
+                                          shown["trainer"]["monitor"])  # type: ignore[index]
+        if untrained is not None:  # as trained_twice: a fresh `sate train` refuses it, a run begun so resumes
+            print(f"note: {untrained}; `sate train` refuses it for a new run ({WER_MONITOR_ADVICE}) and resumes a "
+                  "run that began so", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}

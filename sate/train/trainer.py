@@ -45,7 +45,15 @@ from sate.numbers import is_int64, max_jobs, whole_number
 from sate.settings import BOOLEAN_WORD, read, yaml_shown
 from sate.targets import check_output, check_run_folders, dir_name, read_name, same_file
 from sate.train.average import check_mode, not_an_experiment
-from sate.train.schema import TrainingConfig, check_feature_mode, train_splits, trained_twice
+from sate.train.schema import (
+    WER_MONITOR_ADVICE,
+    TrainingConfig,
+    check_feature_mode,
+    short_warmup,
+    train_splits,
+    trained_twice,
+    untrained_wer_monitor,
+)
 
 __all__ = ["apply_init_from", "load_training_config", "train"]
 # Environment variables that name a process's rank under torchrun, SLURM or Lightning's own launcher.
@@ -620,6 +628,11 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
     if point.checkpoint is not None:
         check_config_change(point, config, exp)
         check_epochs(point, config.trainer.max_epochs)
+    untrained = untrained_wer_monitor(config.task, config.model, config.trainer.monitor)
+    if untrained is not None and point.checkpoint is None:
+        raise SateError(f"{untrained}; {WER_MONITOR_ADVICE}, or give model.loss.ctc_weight above 0")
+    if untrained is not None and primary and point.checkpoint is not None:
+        print(one_line(f"note: {untrained}; this run began so and a resume keeps its monitor: it goes on"))
     if twice is not None and primary:
         # a run started so before the refusal: its data a resume may not change, so it goes on (review of hand27t)
         print(one_line(f"note: {twice}; this run began so and a resume keeps its data: it goes on, but a new --exp "
@@ -735,6 +748,9 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
         counts = parameter_counts(model)
         print(f"task {config.task}: {plan.describe()}; precision {precision}; {world} process(es)")
         print("parameters: " + ", ".join(f"{name} {n / 1e6:.2f}M" for name, n in counts.items()))
+        warmup = short_warmup(config)
+        if warmup is not None:
+            print(f"note: {warmup}")
     try:
         try:
             trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)

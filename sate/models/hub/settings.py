@@ -5,7 +5,8 @@ hf_wav2vec2 | hf_hubert | hf_wavlm, path: DIR}`` name a directory; resolving the
 once and stores what the modules need under the section's ``hub`` key, and the sizes (layers, heads,
 feed-forward, d_model) in the section's own keys. A config without a path (a recipe's, which sets it) resolves
 as it is; building its model is then an error (`require_hub`). A model file stores that resolved config, so a model is
-rebuilt and decodes without the directory; a config that already has ``hub`` never reads the directory again.
+rebuilt and decodes without the directory, which it never reads again. A training config that gives ``hub`` beside
+a path that is there has the sizes of its hub (the keys that shape the weights) compared with the directory's.
 
 Every value comes from the directory's files, never from the `transformers` class defaults: MarianConfig's
 defaults (d_model 1024, gelu, no embedding scale) are not those of the opus-mt files (512, swish, √d). Settings
@@ -15,7 +16,7 @@ resolves configs without importing torch.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Callable, Collection
 from pathlib import Path
 from typing import NotRequired, Protocol, TypedDict
 
@@ -56,6 +57,14 @@ SPEECH_RATES = ("feat_proj_dropout", "attention_dropout", "activation_dropout", 
 SAMPLE_RATE = 16000
 # acoustic.hub of a Whisper: the fields of `sate.models.hub.whisper_files.WhisperSizes` (a test says they agree)
 WHISPER_HUB_KEYS = ("d_model", "layers", "heads", "ffn", "mel_bins", "positions")
+# The keys of a given hub that decide which weights the model has and their shapes (a Whisper's are all sizes;
+# WavLM's buckets size its relative position table): a training config's hub is compared on these alone with its
+# path's folder (`_check_hub_against_path`), its dropouts and Marian's positions (a table computed, not a weight)
+# being the user's to change.
+SPEECH_SHAPING = ("model_type", "extractor_mode", "conv_layers", "feat_proj_layer_norm", "conv_bias", "hidden_size",
+                  "pos_conv_kernel", "pos_conv_groups", "layers", "heads", "ffn", "num_buckets")
+MARIAN_SHAPING = ("d_model", "encoder_layers", "encoder_attention_heads", "encoder_ffn_dim", "decoder_layers",
+                  "decoder_attention_heads", "decoder_ffn_dim", "vocab_size")
 # Marian's sinusoidal table is computed for max_position_embeddings positions when the model is built: a config.json
 # saying 1e9 asked for 64 GB before any weight was read, and the line blamed model.d_model. OPUS-MT says 512.
 MAX_MARIAN_POSITIONS = 1 << 16
@@ -242,15 +251,39 @@ def check_speech_shapes(config: RawMapping, layers: list[list], model_type: str,
                         "(feature_extractor.conv_layers)")
 
 
-def _take_sizes(section: str, resolved: RawMapping, given: RawMapping, sizes: dict[str, int | bool],
-                where: str) -> None:
-    """Sizes from a directory into `section`; a size the config gives must agree with it."""
-    for key, value in sizes.items():
-        mine = given.get(section, {}).get(key) if isinstance(given.get(section), dict) else None
+def _listed(items: list[str]) -> str:
+    """``a``, ``a and b``, ``a, b and c``."""
+    return items[0] if len(items) == 1 else f"{', '.join(items[:-1])} and {items[-1]}"
+
+
+def _given_otherwise(given: RawMapping, sizes: dict[str, object]) -> list[str]:
+    """The keys of `sizes` (dotted: ``acoustic.layers``, ``d_model``) that the user's config gives otherwise."""
+    differ = []
+    for dotted, value in sizes.items():
+        section, _, key = dotted.rpartition(".")
+        part = given.get(section) if section else given
+        mine = part.get(key) if isinstance(part, dict) else None
         if mine is not None and mine != value:
-            raise SateError(f"model config: {section}.{key} is {shown(mine)} but {where} says {shown(value)}; a hub "
-                            f"model's sizes come from its directory (leave {section}.{key} out)")
-        resolved[section][key] = value
+            differ.append(dotted)
+    return differ
+
+
+def _take_sizes(resolved: RawMapping, given: RawMapping, sizes: dict[str, object], where: str) -> None:
+    """Sizes from a directory into the config (dotted keys: ``acoustic.layers``, ``d_model``); those the config
+    gives must agree with them, all that do not named in one line: named one a try, a config saved for another
+    model took four tries (twenty-eighth hostile pass, review)."""
+    differ = _given_otherwise(given, sizes)
+    if differ:
+        def mine(dotted: str) -> object:
+            section, _, key = dotted.rpartition(".")
+            return (given[section] if section else given)[key]
+
+        raise SateError(f"model config: {_listed([f'{key} is {shown(mine(key))}' for key in differ])} but {where} "
+                        f"says {_listed([shown(sizes[key]) for key in differ])}; a hub model's sizes come from its "
+                        f"directory (leave {_listed(differ)} out)")
+    for dotted, value in sizes.items():
+        section, _, key = dotted.rpartition(".")
+        (resolved[section] if section else resolved)[key] = value
 
 
 def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collection[str],
@@ -270,7 +303,47 @@ def _check_given_hub(hub: RawMapping, required: Collection[str], whole: Collecti
                             "least 1")
 
 
-def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping) -> None:
+def _check_hub_against_path(section: str, hub: RawMapping, path: object, read: Callable[[str], RawMapping],
+                            shaping: Collection[str], given: RawMapping,
+                            taken: Callable[[RawMapping], dict[str, object]]) -> None:
+    """A ``hub`` a training config gives beside a `path` that is a folder here must say what that folder says in
+    `shaping`, the keys that decide which weights the model has and their shapes: the sizes `sate config` printed
+    for one Whisper, kept when the path was changed to another (or edited), built the model of the hub and failed
+    only when `sate train` loaded the weights, with a line of unmatched weight names naming no key (twenty-eighth
+    hostile pass). Its other keys (the dropouts of an hf_* model, which only its hub sets; Marian's positions) are
+    the user's to change. One line names every key to leave out, the section's sizes the config gives otherwise
+    (`taken`: dotted keys from a hub) with the hub. A path not there yet is left to `sate train`, and so is a folder
+    whose files cannot be read (`read_weights` loads a Marian or speech model without its config files)."""
+    if not isinstance(path, str) or not path or not Path(path).is_dir():
+        return
+    try:
+        there = read(path)
+    except SateError:
+        return
+    differ = [key for key in shaping if key in there and key in hub and hub[key] != there[key]]
+    if not differ:
+        return
+    leave = [f"{section}.hub", *_given_otherwise(given, taken(there))]
+    them = f"leave {leave[0]} out (it is" if len(leave) == 1 else f"leave out {_listed(leave)} (they are"
+    raise SateError(f"model config: {_listed([f'{section}.hub.{key} is {shown(hub[key])}' for key in differ])} but "
+                    f"{section}.path ({path}) says {_listed([shown(there[key]) for key in differ])}; {them} filled "
+                    f"from {section}.path)")
+
+
+def _acoustic_sizes(hub: RawMapping) -> dict[str, object]:
+    """The acoustic section's sizes of a Whisper or speech ``hub``."""
+    return {f"acoustic.{key}": hub[key] for key in ("layers", "heads", "ffn")}
+
+
+def _marian_sizes(hub: RawMapping) -> dict[str, object]:
+    """The model config's sizes of a Marian ``hub``: d_model, the encoder's and the decoder's."""
+    return {"d_model": hub["d_model"], "textual.layers": hub["encoder_layers"],
+            "textual.heads": hub["encoder_attention_heads"], "textual.ffn": hub["encoder_ffn_dim"],
+            "decoder.layers": hub["decoder_layers"], "decoder.heads": hub["decoder_attention_heads"],
+            "decoder.ffn": hub["decoder_ffn_dim"], "decoder.tie_embeddings": hub["tie_word_embeddings"]}
+
+
+def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping, check_path: bool = False) -> None:
     """acoustic.hub of a Whisper directory: its sizes (`sate.models.hub.whisper_files.whisper_sizes`)."""
     if acoustic["hub"] is None:
         from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
@@ -278,27 +351,33 @@ def _fill_whisper(acoustic: RawMapping, resolved: RawMapping, given: RawMapping)
         acoustic["hub"] = whisper_settings(acoustic["path"])
     else:
         _check_given_hub(acoustic["hub"], WHISPER_HUB_KEYS, WHISPER_HUB_KEYS)
+        if check_path:
+            from sate.models.hub.whisper_files import whisper_settings  # heavy: torch, only for a Whisper directory
+
+            _check_hub_against_path("acoustic", acoustic["hub"], acoustic["path"], whisper_settings,  # type: ignore[arg-type]
+                                    WHISPER_HUB_KEYS, given, _acoustic_sizes)
     hub = acoustic["hub"]
-    _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
-                f"acoustic.hub ({acoustic['path']})")
+    _take_sizes(resolved, given, _acoustic_sizes(hub), f"acoustic.hub ({acoustic['path']})")
     freeze = acoustic["freeze"]
     if isinstance(freeze, int) and not isinstance(freeze, bool) and freeze > hub["layers"]:
         raise SateError(f"model config: acoustic.freeze {freeze} is more than the encoder's {hub['layers']} layers "
                         "(all freezes every layer)")
 
 
-def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> None:
+def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping, check_paths: bool = False) -> None:
     """Read the hub directories a resolved config names (unless its ``hub`` is set) and fill in their sizes.
 
     `resolved` is the config merged over the defaults, `given` the user's YAML (`sate.settings.merge`), both raw:
-    the sizes must be in place before the typed sections are built and their ranges checked.
+    the sizes must be in place before the typed sections are built and their ranges checked. `check_paths` (a
+    training config's, not a model file's: its weights are its own) compares a ``hub`` given beside a path with
+    what the path's folder says, where it is there.
     """
     acoustic = resolved.get("acoustic")
     # a hub given empty (`hub: {}`, `--set model.acoustic.hub={}`) is a hub given, judged whole: it passed as none
     # given and no path, and the model's build was a KeyError traceback (25th hostile pass)
     named = acoustic is not None and (acoustic["hub"] is not None or bool(acoustic["path"]))
     if named and acoustic["type"] == WHISPER:
-        _fill_whisper(acoustic, resolved, given)
+        _fill_whisper(acoustic, resolved, given, check_paths)
     if named and acoustic["type"] in SPEECH_TYPES:
         if acoustic["hub"] is None:
             acoustic["hub"] = speech_settings(acoustic["path"], acoustic["type"])
@@ -306,9 +385,13 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
             # WavLM's own keys apart (NotRequired is not seen in the annotations as strings)
             _check_given_hub(acoustic["hub"], [key for key in SpeechHub.__annotations__ if key not in
                                                WAVLM_KEYS.values()], ("layers", "heads", "ffn"))
+            if check_paths:
+                kind = acoustic["type"]
+                _check_hub_against_path("acoustic", acoustic["hub"], acoustic["path"],
+                                        lambda path: speech_settings(path, kind),  # type: ignore[arg-type,return-value]
+                                        SPEECH_SHAPING, given, _acoustic_sizes)
         hub = acoustic["hub"]
-        _take_sizes("acoustic", resolved, given, {k: hub[k] for k in ("layers", "heads", "ffn")},
-                    f"acoustic.hub ({acoustic['path']})")
+        _take_sizes(resolved, given, _acoustic_sizes(hub), f"acoustic.hub ({acoustic['path']})")
     textual, decoder = resolved.get("textual"), resolved.get("decoder")
     marian_textual = textual is not None and textual["type"] == MARIAN
     marian_decoder = decoder is not None and decoder["type"] == MARIAN
@@ -327,16 +410,10 @@ def fill_hub_sections(task: str, resolved: RawMapping, given: RawMapping) -> Non
         textual["hub"] = marian_settings(textual["path"])
     else:
         _check_given_hub(textual["hub"], [*MARIAN_REQUIRED, *MARIAN_OPTIONAL], MARIAN_SIZES, "textual")
-    hub, where = textual["hub"], f"textual.hub ({textual['path']})"
-    given_d = given.get("d_model")
-    if given_d is not None and given_d != hub["d_model"]:
-        raise SateError(f"model config: d_model is {given_d} but {where} says {hub['d_model']}; leave d_model out")
-    resolved["d_model"] = hub["d_model"]
-    _take_sizes("textual", resolved, given, {"layers": hub["encoder_layers"], "heads": hub["encoder_attention_heads"],
-                                             "ffn": hub["encoder_ffn_dim"]}, where)
-    _take_sizes("decoder", resolved, given, {"layers": hub["decoder_layers"], "heads": hub["decoder_attention_heads"],
-                                             "ffn": hub["decoder_ffn_dim"],
-                                             "tie_embeddings": hub["tie_word_embeddings"]}, where)
+        if check_paths:
+            _check_hub_against_path("textual", textual["hub"], textual["path"], marian_settings,  # type: ignore[arg-type]
+                                    MARIAN_SHAPING, given, _marian_sizes)
+    _take_sizes(resolved, given, _marian_sizes(textual["hub"]), f"textual.hub ({textual['path']})")
 
 
 class HubSection(Protocol):

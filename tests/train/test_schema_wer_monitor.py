@@ -1,0 +1,43 @@
+"""`trainer.monitor` valid/wer over a CTC head that no loss trains (`sate.train.schema.untrained_wer_monitor`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from sate.cli import main
+
+MakeConfig = Callable[..., Path]
+
+
+def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_so_resumes(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """valid/wer is the CTC head's greedy WER: with model.loss.ctc_weight 0 (a hybrid ASR model here) no loss trains
+    that head, and a run monitoring it kept its best checkpoints, and stopped early, by an untrained head's WER, exit 0
+    (twenty-eighth hostile pass). A new run is refused before its folder is made; a run begun so goes on with a note
+    (a resume may not change its monitor), and `sate config` of its config.yaml notes it."""
+    path = make_config(tmp_path, "asr", prepared_data,
+                       model={"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
+                              "decoder": {"layers": 1, "heads": 2, "ffn": 64}, "loss": {"ctc_weight": 0}},
+                       trainer={"monitor": "valid/wer", "max_steps": 1})
+    with monkeypatch.context() as old_sate:  # a run begun before the refusal
+        old_sate.setattr("sate.train.trainer.untrained_wer_monitor", lambda *args: None, raising=False)
+        assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
+    # the tiny config's warm-up (2 updates) outlasts its one update: noted (tests/train/test_schema_warmup.py)
+    assert "note: optim.warmup_steps 2 is more than trainer.max_steps 1: the learning rate is still rising at the " \
+        "last update, at 50% of optim.lr" in capsys.readouterr().out
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
+    out = capsys.readouterr().out
+    assert "note: trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss " \
+        "trains that head towards the transcripts" in out and "this run began so" in out
+    assert main(["config", "--config", str(tmp_path / "old" / "config.yaml")]) == 0
+    assert "`sate train` refuses it for a new run (monitor valid/loss, or valid/acc with trainer.monitor_mode max)" \
+        in capsys.readouterr().err
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("a WER the training does not lower; monitor valid/loss, or valid/acc with "
+                        "trainer.monitor_mode max, or give model.loss.ctc_weight above 0"), err
+    assert not (tmp_path / "new").exists()
