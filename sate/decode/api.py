@@ -337,6 +337,19 @@ class SpeechTranslator:
         return decode_options({**asdict(self.options), **plain},
                               f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
 
+    def _decode_options(self, options: object, call: str) -> DecodeOptions | None:
+        """``options`` checked (`api_args.decode_options`), refusing an nbest above 1 that the pack does not keep:
+        every call here gives the best hypothesis alone, and `translate(..., with_options(nbest=5))` searched for five
+        (longer: the search stops at the nbest-th finished one) and gave the best, without a word, where `sate translate
+        --decode nbest=5` is refused (twenty-eighth hostile pass). A pack's own nbest (its sate.yaml) still decodes, as
+        `sate translate` decodes with it."""
+        checked = args.decode_options(options)
+        if checked is not None and checked.nbest > 1 and checked.nbest != self.options.nbest:
+            raise SateError(f"options: nbest={checked.nbest}: {call} gives the best hypothesis alone; for n-best "
+                            "lists, decode the memory of translator.model.encode with "
+                            "sate.decode.beam_search.decode_memory (docs/inference.md, Batched beam search)")
+        return checked
+
     # ------------------------------------------------------------------------------------------ audio
 
     def _need_speech(self) -> None:
@@ -441,7 +454,7 @@ class SpeechTranslator:
         waveform = self.feature_kind == "waveform"
         feats = args.features(feats, None if waveform else NUM_MEL_BINS,
                               MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
-        options = args.decode_options(options) or self.options
+        options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
@@ -467,7 +480,7 @@ class SpeechTranslator:
                         batch_size: int = 16) -> list[Result]:
         """Decode the segments of several prepared inputs together, in batches across inputs, GROUP_BATCHES
         batches at a time (a long file's segments are not all held at once)."""
-        options, batch_size = args.decode_options(options), args.batch_size(batch_size)
+        options, batch_size = self._decode_options(options, "decode_prepared"), args.batch_size(batch_size)
         prepared = list(args.many(prepared, "prepared"))  # a generator is read once
         bad = next((i for i, item in enumerate(prepared) if not isinstance(item, PreparedAudio)), None)
         if bad is not None:  # 'abc' was an AttributeError deep in the decoding
@@ -510,7 +523,8 @@ class SpeechTranslator:
 
         A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
         """
-        results = []
+        self._need_speech()  # first, as stream says it
+        results, options = [], self._decode_options(options, "translate")
         for item in self.stream(args.many(inputs, "inputs"), options, batch_size, vad):
             if isinstance(item, Failure):
                 raise SateError(item.error)
@@ -528,7 +542,7 @@ class SpeechTranslator:
         `sate translate` is a loop over this.
         """
         self._need_speech()
-        inputs, options, batch_size = args.many(inputs, "inputs"), args.decode_options(options), \
+        inputs, options, batch_size = args.many(inputs, "inputs"), self._decode_options(options, "stream"), \
             args.batch_size(batch_size)
         self._check_segment_cap(vad)  # once, not as a failure of every input
         pending: list[PreparedAudio | Failure] = []
@@ -582,7 +596,8 @@ class SpeechTranslator:
         from sate.models.hub.marian import TooManyPositions  # heavy: ESPnet's blocks, for a Marian pack's refusal
 
         texts = args.texts(texts)
-        options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
+        options, batch_size = self._decode_options(options, "translate_text") or self.options, \
+            args.batch_size(batch_size)
         prepared = [self.src_vocab.prepare(t) for t in texts]
         ids = [self.src_vocab.encode(t) if t else [] for t in prepared]
         longest = max(range(len(ids)), key=lambda i: len(ids[i]), default=None)

@@ -253,6 +253,31 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
         translator.with_options(**{f"k{i}": 1 for i in range(50)})
 
 
+
+def test_options_asking_for_more_than_the_best_are_refused_unless_the_pack_keeps_them(
+        packs: dict[str, Path], prepared_data: Path, tmp_path: Path) -> None:
+    """`translate(..., with_options(beam=5, nbest=3))` searched for three hypotheses and gave the best alone, without a
+    word, where `sate translate --decode nbest=3` is refused (twenty-eighth hostile pass). A pack that keeps nbest 2
+    still decodes with it, as `sate translate` does."""
+    st, mt = (SpeechTranslator.load(packs[task], device="cpu") for task in ("st", "mt"))
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    asked = st.with_options(nbest=3)
+    for call, run in (("translate", lambda: st.translate([(wave, 16000)], asked)),
+                      ("stream", lambda: list(st.stream([(wave, 16000)], asked))),
+                      ("decode_features", lambda: st.decode_features([st.features(wave)], asked)),
+                      ("decode_prepared", lambda: st.decode_prepared([st.prepare((wave, 16000))], asked)),
+                      ("translate_text", lambda: mt.translate_text(["hello world"], mt.with_options(beam=3, nbest=2)))):
+        with pytest.raises(SateError, match=rf"^options: nbest=\d: {call} gives the best hypothesis alone; for n-best "
+                                            r"lists, .*decode_memory"):
+            run()
+    assert st.translate([(wave, 16000)], st.with_options(nbest=1, beam=2))[0].translation is not None
+    shutil.copytree(packs["st"], tmp_path / "pack")
+    doc = tmp_path / "pack" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
+    kept = SpeechTranslator.load(tmp_path / "pack", device="cpu")
+    assert kept.translate([(wave, 16000)], kept.with_options(beam=4))[0].translation is not None
+
 def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
     """A model trained with per-utterance CMVN, its file copied away from the config.yaml of its run, was packed with
