@@ -535,11 +535,11 @@ class SpeechTranslator:
                vad: VadOptions | None = None) -> Iterator[Result | Failure]:
         """One `Result` or `Failure` per input, in input order, as soon as its group is decoded.
 
-        Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments are pending,
-        and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
+        Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments (or inputs) are
+        pending, and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
         the group, not by the number or length of the inputs (`inputs` may be a generator), and short files
-        still share batches. An error of `inputs` itself is raised once the inputs it gave before are given.
-        `sate translate` is a loop over this.
+        still share batches. A `Failure` with no audio pending before it is given at once. An error of `inputs` itself
+        is raised once the inputs it gave before are given. `sate translate` is a loop over this.
         """
         self._need_speech()
         inputs, options, batch_size = args.many(inputs, "inputs"), self._decode_options(options, "stream"), \
@@ -565,7 +565,10 @@ class SpeechTranslator:
             else:
                 pending.append(item)
                 seconds, segments = seconds + item.duration, segments + len(item.spans)
-            if seconds >= GROUP_SECONDS or segments >= GROUP_BATCHES * batch_size:
+            # failures count too: with nothing to decode before them they are given at once, and the group is
+            # bounded in inputs. A generator of 3,000 missing files was read to its end before the first Failure came
+            # out, each one held meanwhile (twenty-eighth hostile pass)
+            if segments == 0 or seconds >= GROUP_SECONDS or max(segments, len(pending)) >= GROUP_BATCHES * batch_size:
                 yield from self._decode_group(pending, options, batch_size)
                 pending, seconds, segments = [], 0.0, 0
         yield from self._decode_group(pending, options, batch_size)

@@ -571,6 +571,31 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
 
 
 
+def test_stream_gives_failures_at_once_and_bounds_its_group_in_inputs(
+        tmp_path: Path, packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator of 3,000 missing files (a dataset whose disk went away) was read to its end before the first
+    Failure came out, each one held meanwhile: failures did not count in the group (twenty-eighth hostile pass)."""
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = (read_segment(row["audio"], row["offset"], row["duration"]), 16000)
+    pulled: list[int] = []
+
+    def missing(first: list) -> object:
+        yield from first
+        for k in range(3000):
+            pulled.append(k)
+            yield tmp_path / f"{k}.wav"
+
+    items = st.stream(missing([]))
+    assert isinstance(next(items), Failure) and len(pulled) == 1  # nothing to decode before it: given at once
+    pulled.clear()
+    items = st.stream(missing([wave]), batch_size=4)  # audio pending: the group is full at 8 x 4 inputs
+    first = next(items)
+    assert isinstance(first, Result) and first.segments == st.translate([wave])[0].segments
+    assert len(pulled) == api.GROUP_BATCHES * 4 - 1
+    assert all(isinstance(item, Failure) for item in items) and len(pulled) == 3000
+
+
 @pytest.mark.slow
 def test_an_iterable_that_raises_gives_the_results_read_before_it(packs: dict[str, Path],
                                                                    prepared_data: Path) -> None:
