@@ -45,9 +45,24 @@ def test_round_trip_rebuilds_the_same_model(tmp_path: Path, build: Callable[...,
 def test_pickled_object_is_refused_without_running_it(tmp_path: Path) -> None:
     path = tmp_path / "evil.pt"
     torch.save({"format": "sate-model", "model": {"w": torch.zeros(1)}, "payload": Smuggler()}, path)
-    with pytest.raises(SateError, match="refusing to load"):
+    with pytest.raises(SateError, match=r"evil.pt: not a sate model file: it holds pickled objects \(.+\) "
+                                        "that would run code when loaded"):
         load_model_file(path)
     assert RAN == []
+
+
+def test_a_pickled_module_is_named_as_such_not_with_torchs_advice(tmp_path: Path) -> None:
+    """`torch.save(model)` of a module, given as a model file, was "not a plain-tensor checkpoint (Weights only load
+    failed. This file can still be loaded, to do so you have two options, \x1b[1mdo those steps ...": torch's first
+    line, its options never shown, a terminal's escape codes in it (twenty-eighth hostile pass)."""
+    path = tmp_path / "mine.pt"
+    torch.save(torch.nn.Linear(2, 2), path)
+    with pytest.raises(SateError) as err:
+        model_from_file(path)
+    assert str(err.value) == (f"{path}: not a sate model file: it holds pickled objects "
+                              "(torch.nn.modules.linear.Linear) that would run code when loaded, as "
+                              "`torch.save(model)` of a module writes; sate reads the model files `sate average` "
+                              "writes (or sate.models.save_model_file, of a sate model)")
 
 
 @pytest.mark.parametrize(("payload", "message"), [
