@@ -571,6 +571,24 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
 
 
 
+def test_a_model_whose_weights_hold_nan_is_refused_where_ctc_transcribes(packs: dict[str, Path], prepared_data: Path,
+                                                                         tmp_path: Path) -> None:
+    """An ASR pack whose weights hold NaN (a training that diverged) gave every transcript empty, exit 0: the argmax of
+    NaN scores is the blank (twenty-eighth hostile pass). Beam search refused such scores of an ST or MT model."""
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = (read_segment(row["audio"], row["offset"], row["duration"]), 16000)
+    good = SpeechTranslator.load(packs["asr"], device="cpu").translate([wave])[0]
+    assert good.transcript  # the fixture's untrained model says something
+    shutil.copytree(packs["asr"], tmp_path / "asr")
+    data = torch.load(tmp_path / "asr" / "model.pt", weights_only=True)
+    data["model"] = {k: v.fill_(float("nan")) if v.is_floating_point() else v for k, v in data["model"].items()}
+    torch.save(data, tmp_path / "asr" / "model.pt")
+    asr = SpeechTranslator.load(tmp_path / "asr", device="cpu")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/asr/model.pt: the model's CTC scores are not numbers \(NaN\): "
+                                        "its weights hold NaN or infinite values"):
+        asr.translate([wave])
+
+
 def test_stream_gives_failures_at_once_and_bounds_its_group_in_inputs(
         tmp_path: Path, packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A generator of 3,000 missing files (a dataset whose disk went away) was read to its end before the first
