@@ -23,6 +23,7 @@ from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode import api
 from sate.decode.api import Failure, Result, SpeechTranslator
+from sate.decode.beam_search import DecodeOptions
 from sate.decode.pack import pack, read_pack_yaml
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
@@ -272,6 +273,12 @@ def test_options_asking_for_more_than_the_best_are_refused_unless_the_pack_keeps
                                             r"lists, .*decode_memory"):
             run()
     assert st.translate([(wave, 16000)], st.with_options(nbest=1, beam=2))[0].translation is not None
+    # an ASR pack's transcripts are CTC greedy, whatever the options: no n-best is searched or dropped. A cascade's
+    # `sate evaluate` gives it the MT pack's options, and one that keeps nbest 2 was refused (fix28a)
+    asr = SpeechTranslator.load(packs["asr"], device="cpu")
+    assert asr.translate([(wave, 16000)], asr.with_options(nbest=2))[0].transcript == \
+        asr.translate([(wave, 16000)])[0].transcript
+    assert asr.decode_features([asr.features(wave)], DecodeOptions(beam=4, nbest=3))[0][1] is None
     shutil.copytree(packs["st"], tmp_path / "pack")
     doc = tmp_path / "pack" / "sate.yaml"
     doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
