@@ -357,8 +357,9 @@ class SpeechTranslator:
         # an ASR pack's transcripts are CTC greedy: no n-best is searched, and a cascade's `sate evaluate` gives it the
         # MT pack's options (one that keeps nbest 2 was refused, exit 2, with this advice; fix28a)
         if self.task != "asr" and checked is not None and checked.nbest > 1 and checked.nbest != self.options.nbest:
+            encode = "encode_text" if self.task == "mt" else "encode"  # an MT model has no `encode` (fix28a)
             raise SateError(f"options: nbest={checked.nbest}: {call} gives the best hypothesis alone; for n-best "
-                            "lists, decode the memory of translator.model.encode with "
+                            f"lists, decode the memory of translator.model.{encode} with "
                             "sate.decode.beam_search.decode_memory (docs/inference.md, Batched beam search)")
         return checked
 
