@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,7 @@ from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode import api
-from sate.decode.api import Failure, Result, SpeechTranslator
+from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
 from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
 from sate.errors import SateError
@@ -607,6 +608,54 @@ def test_a_model_whose_weights_hold_nan_is_refused_where_ctc_transcribes(packs: 
     with pytest.raises(SateError, match=rf"^{tmp_path}/asr/model.pt: the model's CTC scores are not numbers \(NaN\): "
                                         "its weights hold NaN or infinite values"):
         asr.translate([wave])
+
+
+def test_the_nan_check_copies_no_scores_and_guards_the_streamed_transcript(
+        packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check indexed the scores by the real frames: a copy of every frame's (B x T x V: 458 MB for 16 segments
+    of 30 s and a 10k vocabulary), then a mask of it, 3-4 times the time of the greedy decode it guards. And
+    `sate evaluate --stream`'s transcripts (CTC greedy, as offline) were not checked (review28a, fix28a)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from sate.decode.simultaneous import simulate
+    from sate.models.base import Encoded
+
+    class Largest(TorchDispatchMode):
+        """The most elements any operation makes."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.numel = 0
+
+        def __torch_dispatch__(self, func: Callable[..., object], types: object, args: tuple = (),
+                               kwargs: dict | None = None) -> object:
+            out = func(*args, **(kwargs or {}))
+            for tensor in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(tensor, torch.Tensor):
+                    self.numel = max(self.numel, tensor.numel())
+            return out
+
+    logits, lengths = torch.randn(4, 50, 200), torch.tensor([50, 40, 30, 20])
+    logits[3, 30:] = float("nan")  # padding: not the utterance's
+    with Largest() as largest:
+        check_ctc_scores(logits, lengths, Path("m.pt"))
+    assert largest.numel <= logits.numel() // 200  # per frame, not per score
+    logits[3, 19, 7] = float("nan")
+    with pytest.raises(SateError, match=r"^m.pt: the model's CTC scores are not numbers \(NaN\)"):
+        check_ctc_scores(logits, lengths, Path("m.pt"))
+
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    encode = st.model.encode
+
+    def nan_ctc(*args: torch.Tensor) -> Encoded:  # NaN in the CTC head alone, which this decoder does not read
+        enc = encode(*args)
+        return enc._replace(ctc_logits=torch.full_like(enc.ctc_logits, float("nan")))
+
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    monkeypatch.setattr(st.model, "encode", nan_ctc)
+    with pytest.raises(SateError, match=rf"^{packs['st']}/model.pt: the model's CTC scores are not numbers"):
+        simulate(st, wave, "wait-k=2", chunk=60.0)
 
 
 def test_stream_gives_failures_at_once_and_bounds_its_group_in_inputs(
