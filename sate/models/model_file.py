@@ -143,9 +143,11 @@ def load_model_file(path: str | Path) -> ModelFile:
         data = read_checkpoint(path)
     except UnsafeCheckpoint as err:  # torch's first line: "This file can still be loaded, to do so you have two
         # options, \x1b[1mdo those steps only if ...", options never shown, of a file no sate writes (28th hostile pass)
+        # any pickled file, not only a module's: fairseq's Namespace, a Lightning checkpoint's paths, numpy arrays
         raise UnsafeCheckpoint(f"{path}: not a sate model file: it holds pickled objects ({err.names}) that would "
-                               "run code when loaded, as `torch.save(model)` of a module writes; sate reads the model "
-                               "files `sate average` writes (or sate.models.save_model_file, of a sate model)",
+                               "run code when loaded, as a module saved whole (`torch.save(model)`), another "
+                               "toolkit's checkpoint (fairseq's, Lightning's) or numpy arrays hold; sate reads the "
+                               "model files `sate average` writes (or sate.models.save_model_file, of a sate model)",
                                err.names) from None
     if not isinstance(data, dict):
         raise SateError(f"{path}: not a sate model file")
