@@ -346,8 +346,12 @@ class SpeechTranslator:
         # each cut as a value in a message is: an unknown option of 100,000 characters was a line of 100 KB (twentieth
         # hostile pass)
         given = first_few([f"{key}={shown(value)}" for key, value in plain.items()], 6)
-        return decode_options({**asdict(self.options), **plain},
-                              f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
+        # the pack's own options were checked when it was loaded: a refusal here is of a value given, alone or beside
+        # the pack's. `--beam 0` was "PACK/sate.yaml's decoding with beam=0: ...", as if sate.yaml held it (fix28a)
+        pack = self.directory / layout.PACK_YAML
+        where = f"decoding option{'s' if len(plain) > 1 else ''} {given} (given; the others from {pack})" \
+            if given else f"{pack}'s decoding"
+        return decode_options({**asdict(self.options), **plain}, where)
 
     def _decode_options(self, options: object, call: str) -> DecodeOptions | None:
         """``options`` checked (`api_args.decode_options`), refusing an nbest above 1 that the pack does not keep:

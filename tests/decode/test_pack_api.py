@@ -242,8 +242,8 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
     doc = tmp_path / "pack" / "sate.yaml"
     doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
     translator = SpeechTranslator.load(tmp_path / "pack")
-    with pytest.raises(SateError, match=rf"^{doc}'s decoding with beam=1: nbest must be between 1 and the beam \(1\), "
-                                        "got 2$"):
+    with pytest.raises(SateError, match=rf"^decoding option beam=1 \(given; the others from {doc}\): nbest must be "
+                                        r"between 1 and the beam \(1\), got 2$"):
         translator.with_options(beam=1)
     assert translator.with_options(beam=3).nbest == 2
     # an unknown option of 100,000 characters (`--decode KEY=1`) was a line of 100 KB; many are named as a few
@@ -251,9 +251,24 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
     with pytest.raises(SateError) as err:
         translator.with_options(**{"x" * 100_000: 1})
     assert len(str(err.value)) < 400 and "unknown decoding option 'xxx" in str(err.value)
-    with pytest.raises(SateError, match=r"decoding with k0=1, k1=1, k2=1, k3=1, k4=1, k5=1 and 44 more: unknown "):
+    with pytest.raises(SateError, match=r"options k0=1, k1=1, k2=1, k3=1, k4=1, k5=1 and 44 more \(given; .+: unknown"):
         translator.with_options(**{f"k{i}": 1 for i in range(50)})
 
+
+def test_a_bad_value_given_is_named_as_given_not_as_the_packs(packs: dict[str, Path], prepared_data: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate translate --beam 0` (or `--decode lenpen=nan`, `with_options(beam=0)`) was "PACK/sate.yaml's decoding with
+    beam=0: beam must be at least 1, got 0", as if the pack's sate.yaml held beam 0 (hand28e, fix28a)."""
+    doc = packs["st"] / "sate.yaml"
+    translator = SpeechTranslator.load(packs["st"], device="cpu")
+    with pytest.raises(SateError, match=rf"^decoding options beam=0, lenpen=2 \(given; the others from {doc}\): beam "
+                                        "must be at least 1, got 0$"):
+        translator.with_options(beam=0, lenpen=2)
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    for given in (["--beam", "0"], ["--decode", "lenpen=nan"]):
+        assert main(["translate", "--model", str(packs["st"]), "--device", "cpu", *given, row["audio"]]) == 2
+        err = capsys.readouterr().err
+        assert "(given; the others from " in err and "sate.yaml's decoding" not in err, err
 
 
 def test_options_asking_for_more_than_the_best_are_refused_unless_the_pack_keeps_them(
