@@ -249,6 +249,18 @@ def _pad(seqs: Sequence[np.ndarray], value: float, dtype: torch.dtype) -> tuple[
     return out, lengths
 
 
+def check_ctc_scores(logits: torch.Tensor, lengths: torch.Tensor, model: Path) -> None:
+    """Refuse CTC scores that are not numbers in an utterance's frames: an ASR model whose weights hold NaN (a training
+    that diverged) gave every transcript empty, exit 0 (the argmax of NaN scores is the blank), where beam search
+    refuses such scores of an ST or MT model in these words (twenty-eighth hostile pass)."""
+    frames = torch.arange(logits.size(1), device=logits.device)[None, :] < lengths.to(logits.device)[:, None]
+    # a frame's maximum is NaN where any of its scores is: (B, T), where indexing the scores by `frames` copied every
+    # real frame's (B x T x V: 458 MB for 16 segments of 30 s and a 10k vocabulary; fix28a)
+    if torch.isnan(logits.amax(-1)[frames]).any():
+        raise SateError(f"{model}: the model's CTC scores are not numbers (NaN): its weights hold NaN or infinite "
+                        "values, as a training that diverged leaves (optim.lr too high?)")
+
+
 def _batches(lengths: Sequence[int], batch_size: int) -> list[list[int]]:
     """Indices sorted by length (longest first) cut into batches: little padding, OOM shows up first."""
     if batch_size < 1:
@@ -334,8 +346,28 @@ class SpeechTranslator:
         # each cut as a value in a message is: an unknown option of 100,000 characters was a line of 100 KB (twentieth
         # hostile pass)
         given = first_few([f"{key}={shown(value)}" for key, value in plain.items()], 6)
-        return decode_options({**asdict(self.options), **plain},
-                              f"{self.directory / layout.PACK_YAML}'s decoding" + (f" with {given}" if given else ""))
+        # the pack's own options were checked when it was loaded: a refusal here is of a value given, alone or beside
+        # the pack's. `--beam 0` was "PACK/sate.yaml's decoding with beam=0: ...", as if sate.yaml held it (fix28a)
+        pack = self.directory / layout.PACK_YAML
+        where = f"decoding option{'s' if len(plain) > 1 else ''} {given} (given; the others from {pack})" \
+            if given else f"{pack}'s decoding"
+        return decode_options({**asdict(self.options), **plain}, where)
+
+    def _decode_options(self, options: object, call: str) -> DecodeOptions | None:
+        """``options`` checked (`api_args.decode_options`), refusing an nbest above 1 that the pack does not keep:
+        every call here gives the best hypothesis alone, and `translate(..., with_options(nbest=5))` searched for five
+        (longer: the search stops at the nbest-th finished one) and gave the best, without a word, where `sate translate
+        --decode nbest=5` is refused (twenty-eighth hostile pass). A pack's own nbest (its sate.yaml) still decodes, as
+        `sate translate` decodes with it."""
+        checked = args.decode_options(options)
+        # an ASR pack's transcripts are CTC greedy: no n-best is searched, and a cascade's `sate evaluate` gives it the
+        # MT pack's options (one that keeps nbest 2 was refused, exit 2, with this advice; fix28a)
+        if self.task != "asr" and checked is not None and checked.nbest > 1 and checked.nbest != self.options.nbest:
+            encode = "encode_text" if self.task == "mt" else "encode"  # an MT model has no `encode` (fix28a)
+            raise SateError(f"options: nbest={checked.nbest}: {call} gives the best hypothesis alone; for n-best "
+                            f"lists, decode the memory of translator.model.{encode} with "
+                            "sate.decode.beam_search.decode_memory (docs/inference.md, Batched beam search)")
+        return checked
 
     # ------------------------------------------------------------------------------------------ audio
 
@@ -441,7 +473,7 @@ class SpeechTranslator:
         waveform = self.feature_kind == "waveform"
         feats = args.features(feats, None if waveform else NUM_MEL_BINS,
                               MIN_SAMPLES if waveform else num_frames(MIN_SAMPLES))
-        options = args.decode_options(options) or self.options
+        options = self._decode_options(options, "decode_features") or self.options
         batch_size = args.batch_size(batch_size)
         out: list[tuple[str, str | None]] = [("", None)] * len(feats)
         for batch in _batches([len(f) for f in feats], batch_size):
@@ -453,6 +485,7 @@ class SpeechTranslator:
                 "recordings)")
             with _out_of_memory_hint(f"{len(batch)} segments of up to {int(lengths.max())} frames", options, alone):
                 enc = self.model.encode(x.to(self.device), lengths.to(self.device))
+                check_ctc_scores(enc.ctc_logits, enc.ctc_lengths, self.directory / MODEL)
                 transcripts = [self.src_vocab.decode(ids) for ids in ctc_greedy(enc.ctc_logits, enc.ctc_lengths)]
                 translations: list[str | None] = [None] * len(batch)
                 if self.task == "st":
@@ -467,7 +500,7 @@ class SpeechTranslator:
                         batch_size: int = 16) -> list[Result]:
         """Decode the segments of several prepared inputs together, in batches across inputs, GROUP_BATCHES
         batches at a time (a long file's segments are not all held at once)."""
-        options, batch_size = args.decode_options(options), args.batch_size(batch_size)
+        options, batch_size = self._decode_options(options, "decode_prepared"), args.batch_size(batch_size)
         prepared = list(args.many(prepared, "prepared"))  # a generator is read once
         bad = next((i for i, item in enumerate(prepared) if not isinstance(item, PreparedAudio)), None)
         if bad is not None:  # 'abc' was an AttributeError deep in the decoding
@@ -510,7 +543,8 @@ class SpeechTranslator:
 
         A bad input raises `SateError` naming it; `stream` goes on past bad inputs instead.
         """
-        results = []
+        self._need_speech()  # first, as stream says it
+        results, options = [], self._decode_options(options, "translate")
         for item in self.stream(args.many(inputs, "inputs"), options, batch_size, vad):
             if isinstance(item, Failure):
                 raise SateError(item.error)
@@ -521,14 +555,14 @@ class SpeechTranslator:
                vad: VadOptions | None = None) -> Iterator[Result | Failure]:
         """One `Result` or `Failure` per input, in input order, as soon as its group is decoded.
 
-        Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments are pending,
-        and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
+        Inputs are read ahead until GROUP_SECONDS of audio or GROUP_BATCHES x `batch_size` segments (or inputs) are
+        pending, and those segments are decoded together in length-sorted batches across inputs: memory is bounded by
         the group, not by the number or length of the inputs (`inputs` may be a generator), and short files
-        still share batches. An error of `inputs` itself is raised once the inputs it gave before are given.
-        `sate translate` is a loop over this.
+        still share batches. A `Failure` with no audio pending before it is given at once. An error of `inputs` itself
+        is raised once the inputs it gave before are given. `sate translate` is a loop over this.
         """
         self._need_speech()
-        inputs, options, batch_size = args.many(inputs, "inputs"), args.decode_options(options), \
+        inputs, options, batch_size = args.many(inputs, "inputs"), self._decode_options(options, "stream"), \
             args.batch_size(batch_size)
         self._check_segment_cap(vad)  # once, not as a failure of every input
         pending: list[PreparedAudio | Failure] = []
@@ -551,7 +585,10 @@ class SpeechTranslator:
             else:
                 pending.append(item)
                 seconds, segments = seconds + item.duration, segments + len(item.spans)
-            if seconds >= GROUP_SECONDS or segments >= GROUP_BATCHES * batch_size:
+            # failures count too: with nothing to decode before them they are given at once, and the group is
+            # bounded in inputs. A generator of 3,000 missing files was read to its end before the first Failure came
+            # out, each one held meanwhile (twenty-eighth hostile pass)
+            if segments == 0 or seconds >= GROUP_SECONDS or max(segments, len(pending)) >= GROUP_BATCHES * batch_size:
                 yield from self._decode_group(pending, options, batch_size)
                 pending, seconds, segments = [], 0.0, 0
         yield from self._decode_group(pending, options, batch_size)
@@ -582,7 +619,8 @@ class SpeechTranslator:
         from sate.models.hub.marian import TooManyPositions  # heavy: ESPnet's blocks, for a Marian pack's refusal
 
         texts = args.texts(texts)
-        options, batch_size = args.decode_options(options) or self.options, args.batch_size(batch_size)
+        options, batch_size = self._decode_options(options, "translate_text") or self.options, \
+            args.batch_size(batch_size)
         prepared = [self.src_vocab.prepare(t) for t in texts]
         ids = [self.src_vocab.encode(t) if t else [] for t in prepared]
         longest = max(range(len(ids)), key=lambda i: len(ids[i]), default=None)

@@ -42,11 +42,12 @@ import numpy as np
 import torch
 
 from sate.data.audio import SAMPLE_RATE, HeldFiles, read_segment
-from sate.decode.api import SpeechTranslator
+from sate.decode.api import SpeechTranslator, check_ctc_scores
 from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_policy
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError, shown
+from sate.layout import MODEL
 from sate.models.ctc import ctc_greedy
 from sate.numbers import plain
 from sate.scoring.resegment import join_units, units
@@ -135,6 +136,8 @@ class UtteranceStream:
             return []
         if final:
             self.tokens += self.policy.finish(model, memory, self.tokens, self.options)
+            # NaN scores were an empty transcript, as offline ones were (fix28a)
+            check_ctc_scores(enc.ctc_logits, enc.ctc_lengths, self.translator.directory / MODEL)
             self.transcript = self.translator.src_vocab.decode(ctc_greedy(enc.ctc_logits, enc.ctc_lengths)[0])
         else:
             self.tokens += self.policy.step(model, memory, self.tokens, self.chunks, self.options)

@@ -126,6 +126,23 @@ def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path]
         evaluate(eval_packs["st"], prepared_data, "dev", tmp_path / "x", mt_model_dir=eval_packs["mt"])
 
 
+def test_a_cascade_into_an_mt_pack_that_keeps_an_nbest_decodes(tmp_path: Path, eval_packs: dict[str, Path],
+                                                              prepared_data: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    """A cascade gives the ASR pack the MT pack's options: into an MT pack whose sate.yaml keeps nbest 2 (packed before
+    the 24th hostile pass, or edited), it was refused, exit 2, "options: nbest=2: decode_features gives the best
+    hypothesis alone", for the ASR pack's CTC greedy transcripts, which search no n-best (fix28a)."""
+    shutil.copytree(eval_packs["mt"], tmp_path / "mt")
+    doc = tmp_path / "mt" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
+    cascade = evaluate_cli(capsys, tmp_path / "cascade", prepared_data, "--model", eval_packs["asr"],
+                           "--mt-model", tmp_path / "mt", "--split", "dev")
+    assert cascade["mode"] == "cascade" and cascade["decode"]["nbest"] == 2
+    mt = SpeechTranslator.load(tmp_path / "mt")
+    assert read_lines(tmp_path / "cascade" / "hyp.txt") == [
+        h.rstrip() for h in mt.translate_text(read_lines(tmp_path / "cascade" / "transcript.txt"))]
+
+
 def test_a_transcript_only_split_scores_asr_and_refuses_translation(
         tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path, capsys: pytest.CaptureFixture[str]) -> None:
     # dev as a transcript-only corpus (LibriSpeech, a Kaldi dir) writes it: the same rows with tgt null

@@ -7,6 +7,7 @@ import os
 import re
 import shutil
 import stat
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -22,7 +23,8 @@ from sate.data.dataset import SpeechDataset
 from sate.data.manifest import read_manifest
 from sate.data.vocab import Vocabulary
 from sate.decode import api
-from sate.decode.api import Failure, Result, SpeechTranslator
+from sate.decode.api import Failure, Result, SpeechTranslator, check_ctc_scores
+from sate.decode.beam_search import DecodeOptions, decode_memory
 from sate.decode.pack import pack, read_pack_yaml
 from sate.errors import SateError
 from sate.models import build_model, load_model_file, save_model_file
@@ -240,8 +242,8 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
     doc = tmp_path / "pack" / "sate.yaml"
     doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
     translator = SpeechTranslator.load(tmp_path / "pack")
-    with pytest.raises(SateError, match=rf"^{doc}'s decoding with beam=1: nbest must be between 1 and the beam \(1\), "
-                                        "got 2$"):
+    with pytest.raises(SateError, match=rf"^decoding option beam=1 \(given; the others from {doc}\): nbest must be "
+                                        r"between 1 and the beam \(1\), got 2$"):
         translator.with_options(beam=1)
     assert translator.with_options(beam=3).nbest == 2
     # an unknown option of 100,000 characters (`--decode KEY=1`) was a line of 100 KB; many are named as a few
@@ -249,9 +251,68 @@ def test_options_that_clash_with_the_packs_name_both(packs: dict[str, Path], tmp
     with pytest.raises(SateError) as err:
         translator.with_options(**{"x" * 100_000: 1})
     assert len(str(err.value)) < 400 and "unknown decoding option 'xxx" in str(err.value)
-    with pytest.raises(SateError, match=r"decoding with k0=1, k1=1, k2=1, k3=1, k4=1, k5=1 and 44 more: unknown "):
+    with pytest.raises(SateError, match=r"options k0=1, k1=1, k2=1, k3=1, k4=1, k5=1 and 44 more \(given; .+: unknown"):
         translator.with_options(**{f"k{i}": 1 for i in range(50)})
 
+
+def test_a_bad_value_given_is_named_as_given_not_as_the_packs(packs: dict[str, Path], prepared_data: Path,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """`sate translate --beam 0` (or `--decode lenpen=nan`, `with_options(beam=0)`) was "PACK/sate.yaml's decoding with
+    beam=0: beam must be at least 1, got 0", as if the pack's sate.yaml held beam 0 (hand28e, fix28a)."""
+    doc = packs["st"] / "sate.yaml"
+    translator = SpeechTranslator.load(packs["st"], device="cpu")
+    with pytest.raises(SateError, match=rf"^decoding options beam=0, lenpen=2 \(given; the others from {doc}\): beam "
+                                        "must be at least 1, got 0$"):
+        translator.with_options(beam=0, lenpen=2)
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    for given in (["--beam", "0"], ["--decode", "lenpen=nan"]):
+        assert main(["translate", "--model", str(packs["st"]), "--device", "cpu", *given, row["audio"]]) == 2
+        err = capsys.readouterr().err
+        assert "(given; the others from " in err and "sate.yaml's decoding" not in err, err
+
+
+def test_options_asking_for_more_than_the_best_are_refused_unless_the_pack_keeps_them(
+        packs: dict[str, Path], prepared_data: Path, tmp_path: Path) -> None:
+    """`translate(..., with_options(beam=5, nbest=3))` searched for three hypotheses and gave the best alone, without a
+    word, where `sate translate --decode nbest=3` is refused (twenty-eighth hostile pass). A pack that keeps nbest 2
+    still decodes with it, as `sate translate` does."""
+    st, mt = (SpeechTranslator.load(packs[task], device="cpu") for task in ("st", "mt"))
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    asked = st.with_options(nbest=3)
+    for call, run in (("translate", lambda: st.translate([(wave, 16000)], asked)),
+                      ("stream", lambda: list(st.stream([(wave, 16000)], asked))),
+                      ("decode_features", lambda: st.decode_features([st.features(wave)], asked)),
+                      ("decode_prepared", lambda: st.decode_prepared([st.prepare((wave, 16000))], asked)),
+                      ("translate_text", lambda: mt.translate_text(["hello world"], mt.with_options(beam=3, nbest=2)))):
+        with pytest.raises(SateError, match=rf"^options: nbest=\d: {call} gives the best hypothesis alone; for n-best "
+                                            r"lists, .*decode_memory") as err:
+            run()
+        # the advice, followed: `translate_text`'s named `model.encode`, which an MT model lacks (fix28a)
+        translator = mt if call == "translate_text" else st
+        method = re.search(r"the memory of translator\.model\.(\w+) with", str(err.value)).group(1)
+        if translator is mt:
+            ids = mt.src_vocab.encode(mt.src_vocab.prepare("hello world"))
+            memory, lengths = getattr(mt.model, method)(torch.tensor([ids]), torch.tensor([len(ids)]))
+        else:
+            feats = torch.from_numpy(st.features(wave))
+            enc = getattr(st.model, method)(feats[None], torch.tensor([len(feats)]))
+            memory, lengths = enc.memory, enc.memory_lengths
+        options = mt.with_options(beam=3, nbest=2) if translator is mt else asked
+        hyps = decode_memory(translator.model.decoder, memory, lengths, translator.model.eos, options)
+        assert len(hyps[0]) == options.nbest
+    assert st.translate([(wave, 16000)], st.with_options(nbest=1, beam=2))[0].translation is not None
+    # an ASR pack's transcripts are CTC greedy, whatever the options: no n-best is searched or dropped. A cascade's
+    # `sate evaluate` gives it the MT pack's options, and one that keeps nbest 2 was refused (fix28a)
+    asr = SpeechTranslator.load(packs["asr"], device="cpu")
+    assert asr.translate([(wave, 16000)], asr.with_options(nbest=2))[0].transcript == \
+        asr.translate([(wave, 16000)])[0].transcript
+    assert asr.decode_features([asr.features(wave)], DecodeOptions(beam=4, nbest=3))[0][1] is None
+    shutil.copytree(packs["st"], tmp_path / "pack")
+    doc = tmp_path / "pack" / "sate.yaml"
+    doc.write_text(doc.read_text().replace("nbest: 1", "nbest: 2"))
+    kept = SpeechTranslator.load(tmp_path / "pack", device="cpu")
+    assert kept.translate([(wave, 16000)], kept.with_options(beam=4))[0].translation is not None
 
 def test_a_model_file_that_records_its_cmvn_kind_is_packed_and_read_with_it(tmp_path: Path,
                                                                              prepared_data: Path) -> None:
@@ -544,6 +605,97 @@ def test_stream_goes_past_bad_inputs_in_order_and_reads_ahead_only_a_group(
     with pytest.raises(SateError, match="empty.wav"):
         st.translate(inputs)  # the list API raises on the first bad input
 
+
+
+def test_a_model_whose_weights_hold_nan_is_refused_where_ctc_transcribes(packs: dict[str, Path], prepared_data: Path,
+                                                                         tmp_path: Path) -> None:
+    """An ASR pack whose weights hold NaN (a training that diverged) gave every transcript empty, exit 0: the argmax of
+    NaN scores is the blank (twenty-eighth hostile pass). Beam search refused such scores of an ST or MT model."""
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = (read_segment(row["audio"], row["offset"], row["duration"]), 16000)
+    good = SpeechTranslator.load(packs["asr"], device="cpu").translate([wave])[0]
+    assert good.transcript  # the fixture's untrained model says something
+    shutil.copytree(packs["asr"], tmp_path / "asr")
+    data = torch.load(tmp_path / "asr" / "model.pt", weights_only=True)
+    data["model"] = {k: v.fill_(float("nan")) if v.is_floating_point() else v for k, v in data["model"].items()}
+    torch.save(data, tmp_path / "asr" / "model.pt")
+    asr = SpeechTranslator.load(tmp_path / "asr", device="cpu")
+    with pytest.raises(SateError, match=rf"^{tmp_path}/asr/model.pt: the model's CTC scores are not numbers \(NaN\): "
+                                        "its weights hold NaN or infinite values"):
+        asr.translate([wave])
+
+
+def test_the_nan_check_copies_no_scores_and_guards_the_streamed_transcript(
+        packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The check indexed the scores by the real frames: a copy of every frame's (B x T x V: 458 MB for 16 segments
+    of 30 s and a 10k vocabulary), then a mask of it, 3-4 times the time of the greedy decode it guards. And
+    `sate evaluate --stream`'s transcripts (CTC greedy, as offline) were not checked (review28a, fix28a)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    from sate.decode.simultaneous import simulate
+    from sate.models.base import Encoded
+
+    class Largest(TorchDispatchMode):
+        """The most elements any operation makes."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.numel = 0
+
+        def __torch_dispatch__(self, func: Callable[..., object], types: object, args: tuple = (),
+                               kwargs: dict | None = None) -> object:
+            out = func(*args, **(kwargs or {}))
+            for tensor in out if isinstance(out, tuple | list) else (out,):
+                if isinstance(tensor, torch.Tensor):
+                    self.numel = max(self.numel, tensor.numel())
+            return out
+
+    logits, lengths = torch.randn(4, 50, 200), torch.tensor([50, 40, 30, 20])
+    logits[3, 30:] = float("nan")  # padding: not the utterance's
+    with Largest() as largest:
+        check_ctc_scores(logits, lengths, Path("m.pt"))
+    assert largest.numel <= logits.numel() // 200  # per frame, not per score
+    logits[3, 19, 7] = float("nan")
+    with pytest.raises(SateError, match=r"^m.pt: the model's CTC scores are not numbers \(NaN\)"):
+        check_ctc_scores(logits, lengths, Path("m.pt"))
+
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    encode = st.model.encode
+
+    def nan_ctc(*args: torch.Tensor) -> Encoded:  # NaN in the CTC head alone, which this decoder does not read
+        enc = encode(*args)
+        return enc._replace(ctc_logits=torch.full_like(enc.ctc_logits, float("nan")))
+
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = read_segment(row["audio"], row["offset"], row["duration"])
+    monkeypatch.setattr(st.model, "encode", nan_ctc)
+    with pytest.raises(SateError, match=rf"^{packs['st']}/model.pt: the model's CTC scores are not numbers"):
+        simulate(st, wave, "wait-k=2", chunk=60.0)
+
+
+def test_stream_gives_failures_at_once_and_bounds_its_group_in_inputs(
+        tmp_path: Path, packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A generator of 3,000 missing files (a dataset whose disk went away) was read to its end before the first
+    Failure came out, each one held meanwhile: failures did not count in the group (twenty-eighth hostile pass)."""
+    st = SpeechTranslator.load(packs["st"], device="cpu")
+    row = read_manifest(prepared_data / "dev.jsonl")[0]
+    wave = (read_segment(row["audio"], row["offset"], row["duration"]), 16000)
+    pulled: list[int] = []
+
+    def missing(first: list) -> object:
+        yield from first
+        for k in range(3000):
+            pulled.append(k)
+            yield tmp_path / f"{k}.wav"
+
+    items = st.stream(missing([]))
+    assert isinstance(next(items), Failure) and len(pulled) == 1  # nothing to decode before it: given at once
+    pulled.clear()
+    items = st.stream(missing([wave]), batch_size=4)  # audio pending: the group is full at 8 x 4 inputs
+    first = next(items)
+    assert isinstance(first, Result) and first.segments == st.translate([wave])[0].segments
+    assert len(pulled) == api.GROUP_BATCHES * 4 - 1
+    assert all(isinstance(item, Failure) for item in items) and len(pulled) == 3000
 
 
 @pytest.mark.slow

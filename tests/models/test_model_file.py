@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
+import numpy as np
 import pytest
 import torch
 
@@ -45,9 +47,42 @@ def test_round_trip_rebuilds_the_same_model(tmp_path: Path, build: Callable[...,
 def test_pickled_object_is_refused_without_running_it(tmp_path: Path) -> None:
     path = tmp_path / "evil.pt"
     torch.save({"format": "sate-model", "model": {"w": torch.zeros(1)}, "payload": Smuggler()}, path)
-    with pytest.raises(SateError, match="refusing to load"):
+    with pytest.raises(SateError, match=r"evil.pt: not a sate model file: it holds pickled objects \(.+\) "
+                                        "that would run code when loaded"):
         load_model_file(path)
     assert RAN == []
+
+
+def test_a_pickled_module_is_named_as_such_not_with_torchs_advice(tmp_path: Path) -> None:
+    """`torch.save(model)` of a module, given as a model file, was "not a plain-tensor checkpoint (Weights only load
+    failed. This file can still be loaded, to do so you have two options, \x1b[1mdo those steps ...": torch's first
+    line, its options never shown, a terminal's escape codes in it (twenty-eighth hostile pass)."""
+    path = tmp_path / "mine.pt"
+    torch.save(torch.nn.Linear(2, 2), path)
+    with pytest.raises(SateError) as err:
+        model_from_file(path)
+    assert str(err.value) == (f"{path}: not a sate model file: it holds pickled objects "
+                              "(torch.nn.modules.linear.Linear) that would run code when loaded, as a module saved "
+                              "whole (`torch.save(model)`), another toolkit's checkpoint (fairseq's, Lightning's) or "
+                              "numpy arrays hold; sate reads the model files `sate average` writes (or "
+                              "sate.models.save_model_file, of a sate model)")
+
+
+@pytest.mark.parametrize(("payload", "names"), [
+    ({"args": argparse.Namespace(arch="x"), "model": {"w": torch.zeros(1)}}, "argparse.Namespace"),  # fairseq's
+    ({"state_dict": {"w": torch.zeros(1)}, "hyper_parameters": {"data": PurePosixPath("/x")}}, "PurePosixPath"),
+    ({"model": {"w": torch.zeros(1)}, "cmvn": np.zeros(3)}, "numpy"),
+])
+def test_any_pickled_file_is_named_as_pickled_not_as_a_saved_module(tmp_path: Path, payload: dict,
+                                                                     names: str) -> None:
+    """A fairseq checkpoint, another toolkit's Lightning checkpoint or numpy arrays were each told they were what
+    `torch.save(model)` of a module writes (review28a, fix28a)."""
+    path = tmp_path / "other.pt"
+    torch.save(payload, path)
+    with pytest.raises(SateError) as err:
+        load_model_file(path)
+    assert names in str(err.value) and "another toolkit's checkpoint (fairseq's, Lightning's) or numpy arrays hold" \
+        in str(err.value) and "of a module writes" not in str(err.value)
 
 
 @pytest.mark.parametrize(("payload", "message"), [
