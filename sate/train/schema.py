@@ -60,11 +60,29 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     a ctc_weight)."""
     loss = model.get("loss")
     weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
-    if task == "mt" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
-        return None
+    if task != "st" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
+        return None  # asr: `untrained_transcripts` says more
     return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
             "that head towards the transcripts: the best checkpoints and the early stop would follow a WER the "
             "training does not lower")
+
+
+def untrained_transcripts(task: str, model: dict) -> str | None:
+    """What is wrong with an ASR model (with a decoder: a CTC-only one refuses the key) whose `model.loss.ctc_weight`
+    is 0: sate transcribes by the CTC head alone (`sate evaluate`, `translate`, the cascade's first step) and SATE's
+    `--init-from asr` starts its CTC head from it, and no loss trains that head; the run ended exit 0 and its WER was
+    an untrained head's (182% on the tests' fixture; twenty-eighth hostile pass, hand28m). Refused for a new run,
+    noted on resume, as `untrained_wer_monitor`."""
+    loss = model.get("loss")
+    weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+    if task != "asr" or not is_number(weight) or weight != 0:
+        return None
+    return ("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's "
+            "--init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head")
+
+
+# What `untrained_transcripts`' refusal advises.
+TRANSCRIPTS_ADVICE = "give model.loss.ctc_weight above 0 (its decoder's loss then trains beside it)"
 
 
 # What `untrained_wer_monitor`'s refusal and notes advise: valid/acc rises, so its mode is max; the advice "monitor

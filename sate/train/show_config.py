@@ -20,7 +20,14 @@ from sate.errors import SateError, one_line, shell_word
 from sate.models.config import model_help, resolve_in_file, task_defaults
 from sate.settings import helps
 from sate.targets import read_name
-from sate.train.schema import WER_MONITOR_ADVICE, TrainingConfig, trained_twice, untrained_wer_monitor
+from sate.train.schema import (
+    TRANSCRIPTS_ADVICE,
+    WER_MONITOR_ADVICE,
+    TrainingConfig,
+    trained_twice,
+    untrained_transcripts,
+    untrained_wer_monitor,
+)
 from sate.train.trainer import checked_config
 
 COMMENT_COLUMN = 40
@@ -74,6 +81,10 @@ def describe(task: str | None, path: Path | None, overrides: list[str], init_fro
         if untrained is not None:  # as trained_twice: a fresh `sate train` refuses it, a run begun so resumes
             print(f"note: {untrained}; `sate train` refuses it for a new run ({WER_MONITOR_ADVICE}) and resumes a "
                   "run that began so", file=sys.stderr)
+        deaf = untrained_transcripts(str(shown["task"]), shown["model"])  # type: ignore[arg-type]
+        if deaf is not None:
+            print(f"note: {deaf}; `sate train` refuses it for a new run ({TRANSCRIPTS_ADVICE}) and resumes a run "
+                  "that began so", file=sys.stderr)
         title = f"# {one_line(str(path))}, merged with the defaults and checked: what `sate train` would use"
     else:
         shown = {**TrainingConfig().to_dict(), "task": task, "model": task_defaults(task)}

@@ -12,16 +12,16 @@ from sate.cli import main
 MakeConfig = Callable[..., Path]
 
 
+@pytest.mark.slow  # three trainings
 def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_so_resumes(
         tmp_path: Path, prepared_data: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch,
         capsys: pytest.CaptureFixture) -> None:
     """valid/wer is the CTC head's greedy WER: with model.loss.ctc_weight 0 (a hybrid ASR model here) no loss trains
-    that head, and a run monitoring it kept its best checkpoints, and stopped early, by an untrained head's WER, exit 0
+    that head towards the transcripts (an ST model here), and a run monitoring it kept its best checkpoints, and stopped
+    early, by that head's WER, exit 0
     (twenty-eighth hostile pass). A new run is refused before its folder is made; a run begun so goes on with a note
     (a resume may not change its monitor), and `sate config` of its config.yaml notes it."""
-    path = make_config(tmp_path, "asr", prepared_data,
-                       model={"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
-                              "decoder": {"layers": 1, "heads": 2, "ffn": 64}, "loss": {"ctc_weight": 0}},
+    path = make_config(tmp_path, "st", prepared_data, model={"loss": {"ctc_weight": 0}},
                        trainer={"monitor": "valid/wer", "max_steps": 1})
     with monkeypatch.context() as old_sate:  # a run begun before the refusal
         old_sate.setattr("sate.train.trainer.untrained_wer_monitor", lambda *args: None, raising=False)
@@ -41,3 +41,34 @@ def test_valid_wer_of_an_untrained_ctc_is_refused_for_a_new_run_and_a_run_begun_
     assert err.endswith("a WER the training does not lower; monitor valid/loss, or valid/acc with "
                         "trainer.monitor_mode max, or give model.loss.ctc_weight above 0"), err
     assert not (tmp_path / "new").exists()
+
+
+@pytest.mark.slow  # two trainings
+def test_a_hybrid_asr_model_whose_ctc_no_loss_trains_is_refused_for_a_new_run(
+        tmp_path: Path, prepared_data: Path, make_config: MakeConfig, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture) -> None:
+    """sate transcribes by an ASR model's CTC head alone (evaluate, translate, the cascade; SATE's --init-from asr
+    starts its CTC from it): a hybrid ASR model with model.loss.ctc_weight 0 trained exit 0 a head that no loss trains,
+    and its WER was an untrained head's (hand28m, twenty-eighth hostile pass). A new run is refused before its folder
+    is made, whatever it monitors; a run begun so goes on with a note; `sate config` notes it; the advice followed
+    passes."""
+    model = {"d_model": 32, "acoustic": {"layers": 1, "heads": 2, "ffn": 64, "frontend_channels": 8},
+             "decoder": {"layers": 1, "heads": 2, "ffn": 64}, "loss": {"ctc_weight": 0}}
+    path = make_config(tmp_path, "asr", prepared_data, model=model, trainer={"max_steps": 1})
+    with monkeypatch.context() as old_sate:  # a run begun before the refusal
+        old_sate.setattr("sate.train.trainer.untrained_transcripts", lambda *args: None, raising=False)
+        assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old")]) == 0
+    capsys.readouterr()
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "old"), "--set", "trainer.max_steps=2"]) == 0
+    assert "note: an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's " \
+        "--init-from asr read it), and with model.loss.ctc_weight 0 no loss trains that head; this run began so" \
+        in capsys.readouterr().out
+    assert main(["config", "--config", str(tmp_path / "old" / "config.yaml")]) == 0
+    assert "`sate train` refuses it for a new run (give model.loss.ctc_weight above 0" in capsys.readouterr().err
+    assert main(["train", "--config", str(path), "--exp", str(tmp_path / "new")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.endswith("no loss trains that head; give model.loss.ctc_weight above 0 (its decoder's loss then "
+                        "trains beside it)"), err
+    assert not (tmp_path / "new").exists()
+    assert main(["config", "--config", str(path), "--set", "model.loss.ctc_weight=0.3"]) == 0
+    assert capsys.readouterr().err == ""
