@@ -438,11 +438,13 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
   # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.
-  # (Ctrl-C reaches every process of the job, each sate train among them.) The traps are set before the stages
-  # start: a kill just after they started ended the recipe alone (the subshells do not inherit them).
+  # Ctrl-C too (SIGINT to every process of the job): the stages run in the background, where bash has SIGINT ignored
+  # (a shell without job control), in each sate train too, and the recipe's bash, waiting, went on: Ctrl-C did
+  # nothing, and the trainings ran on. The traps are set before the stages start: a kill just after they started
+  # ended the recipe alone (the subshells do not inherit them).
   asr_job='' mt_job=''
   stop_pretraining() {
-    trap - TERM HUP
+    trap - TERM HUP INT
     [ -z "$asr_job" ] || stop_job "$asr_job"
     [ -z "$mt_job" ] || stop_job "$mt_job"
     say "  stopped: stages 3 and 4 ended unfinished"
@@ -450,6 +452,7 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   }
   trap 'stop_pretraining 143' TERM
   trap 'stop_pretraining 129' HUP
+  trap 'stop_pretraining 130' INT
   # pretrain_job NAME: one stage on one thread, in a subshell; a failed `sate average` or `sate pack` after its
   # training exits 3 (pack_failed), so that the recipe does not send the user to a train.log that says the
   # training ended well (24th hostile pass)
@@ -485,7 +488,7 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
     done
     running=("${still[@]}")
   done
-  trap - TERM HUP
+  trap - TERM HUP INT
 else
   if $run_asr; then pretrain_asr; fi
   if $run_mt; then pretrain_mt; fi

@@ -249,11 +249,12 @@ fi
 """
 
 
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
 def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, status: int) -> None:
     """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it
     (training, then averaging and packing), for hours, each holding its experiment's lock (thirteenth hostile
-    pass)."""
+    pass). Ctrl-C (SIGINT to the whole job) did nothing at all: the stages' commands, run in the background, have it
+    ignored, and the recipe's bash waited on (twenty-eighth hostile pass)."""
     side_by_side_stub(tmp_path, SLEEPER)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
     argv = side_by_side_argv(tmp_path, "5")
@@ -268,7 +269,10 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
         while not all(p.is_file() for p in pid_files) and time.monotonic() < deadline:
             time.sleep(0.1)
         pids = [int(p.read_text()) for p in pid_files]
-        recipe.send_signal(sig)  # `kill PID` of the recipe alone
+        if sig == signal.SIGINT:
+            os.killpg(recipe.pid, sig)  # Ctrl-C: the terminal sends it to every process of the job
+        else:
+            recipe.send_signal(sig)  # `kill PID` of the recipe alone
         _, err = recipe.communicate(timeout=30)
         assert recipe.returncode == status, err
         assert "stage 5" not in err and "stopped: stages 3 and 4 ended unfinished" in err, err
