@@ -43,6 +43,33 @@ done
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
 done
+# --train-args go to each `sate train` after the options the recipe gives it, and of an option given twice the last
+# wins: `--train-args "--exp DIR"` trained every model into DIR while the recipe marked EXP/NAME trained and averaged
+# and packed the checkpoints EXP/NAME held from before, exit 0; `--config`, `--init-from`, `--steps-from` and `--set
+# data.dir=` replaced likewise what the recipe records each model was made from. sate train takes an option's prefix
+# (`--ex`), as argparse does; a prefix of two of its options is its own error.
+train_option() {  # WORD: the sate train option WORD names (before any '='), where it names one alone
+  local given=${1%%=*} name found=()
+  [[ $given == --?* ]] || return 0
+  for name in --help --config --exp --set --init-from --steps-from --accelerator --devices --num-nodes; do
+    [[ $name != "$given"* ]] || found+=("$name")
+  done
+  [ ${#found[@]} -ne 1 ] || printf '%s' "${found[0]}"
+}
+prev=
+for word in $train_args; do
+  option=$(train_option "$word")
+  case "$option" in
+    --config) die "--train-args: $word: the recipe gives each model its config from --conf-dir (--conf-dir DIR, with the files it names)" ;;
+    --exp) die "--train-args: $word: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)" ;;
+    --init-from | --steps-from) die "--train-args: $word: the recipe gives $option to the models begun from others (SATE, the comparison rows) itself" ;;
+  esac
+  case "$([[ $prev == *=* ]] || train_option "$prev")=$word" in
+    --set=data.dir=* | *=--set=data.dir=* | *=--se=data.dir=*)
+      die "--train-args: ${word#--*=}: the recipe gives every model its data directory, --data (give the recipe --data DIR)" ;;
+  esac
+  prev=$word
+done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
 # file names.
 read -r -a test_splits <<< "${test_sets:-}"

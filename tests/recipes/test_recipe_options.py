@@ -430,6 +430,44 @@ def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
     assert done.stderr == f"[synth] error: {says}\n"
     assert list(tmp_path.iterdir()) == []
 
+@pytest.mark.parametrize(("train_args", "says"), [
+    ("--exp /elsewhere", "--exp: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)"),
+    ("--set trainer.max_steps=2 --ex=/elsewhere",  # sate train takes a prefix of an option, as argparse does
+     "--ex=/elsewhere: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)"),
+    ("--config other.yaml", "--config: the recipe gives each model its config from --conf-dir (--conf-dir DIR, with "
+                            "the files it names)"),
+    ("--init-from asr=a.pt", "--init-from: the recipe gives --init-from to the models begun from others (SATE, the "
+                             "comparison rows) itself"),
+    ("--st /elsewhere", "--st: the recipe gives --steps-from to the models begun from others (SATE, the comparison "
+                        "rows) itself"),
+    ("--set data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
+                                  "(give the recipe --data DIR)"),
+    ("--set=data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
+                                  "(give the recipe --data DIR)"),
+])
+def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: Path, train_args: str,
+                                                                     says: str) -> None:
+    """--train-args go after the recipe's own options, and the last of an option wins: `--train-args "--exp DIR"`
+    trained every model into DIR while the recipe marked EXP/NAME trained, then averaged and packed the checkpoints
+    EXP/NAME held from before, exit 0 (twenty-eighth hostile pass)."""
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
+                           tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == f"[mustc] error: --train-args: {says}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("train_args", ["--set trainer.max_steps=2 --set data.train=train_sp", "--devices 2",
+                                        "--set=trainer.max_epochs=1 --set optim.lr=1e-3"])
+def test_train_args_of_other_options_are_taken(tmp_path: Path, train_args: str) -> None:
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
+                           tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args, "--stage", "50"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "selects none of the stages" in done.stderr, done.stderr
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
