@@ -40,11 +40,16 @@ say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 recipe_options=" stage stop_stage$recipe_declared"
 given_options=" "  # those the command line gave, for from_caller
 
+# recipe_help: the recipe's header, its comment lines from the second to the first line that is none. It printed every
+# comment up to the first empty line, which came after the notes that follow the header: each recipe's --help (and
+# ./run.sh --help) went on with "`sh run.sh` (dash) stopped on ...", the repository root's, OMP_NUM_THREADS'.
+recipe_help() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$recipe_file"; }
+
 parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --force) force=true; shift ;;
-      --help|-h) sed -n '2,/^$/s/^# \{0,1\}//p' "$recipe_file"; exit 0 ;;
+      --help|-h) recipe_help; exit 0 ;;
       --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
       --*)
         local name=${1#--}; name=${name//-/_}

@@ -31,6 +31,7 @@
 #         9 translate one test recording with `sate translate` (SRT)
 #         10 (--compare true) E2E ST baselines, SATE without KD, SATE with shrink, locality plot
 #         11 (--ctc-layer K) E2E ST with CTC on layer K and on top, localness per layer
+
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail

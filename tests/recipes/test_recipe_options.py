@@ -468,6 +468,17 @@ def test_train_args_of_other_options_are_taken(tmp_path: Path, train_args: str) 
     assert "selects none of the stages" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize("script", ["mustc/run.sh", "libri_trans/run.sh", "synth/run.sh", "synth/local/streaming.sh"])
+def test_a_recipe_s_help_is_its_header_alone(script: str) -> None:
+    """--help printed every comment up to the first empty line, which came after the notes that follow the header:
+    each recipe's help went on with "`sh run.sh` (dash) stopped on ...", the repository root's and more (twenty-eighth
+    hostile pass)."""
+    done = subprocess.run(["bash", ROOT / "recipes" / script, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "dash" not in done.stdout and "--help" not in done.stdout and "repository root" not in done.stdout
+    assert done.stdout.splitlines()[-1].lstrip().startswith(("11 ", "--device D"))  # its last line: stages, options
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
