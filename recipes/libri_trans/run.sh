@@ -50,7 +50,9 @@ joint_vocab_size=
 speed_perturb=false
 average_n=10
 ngpu=1
-nj=$(nproc)
+# the CPUs this process may use, not OMP_NUM_THREADS (which nproc prints where it is set): an exported
+# OMP_NUM_THREADS=32 was refused as "--nj 32", an option never given, and OMP_NUM_THREADS=1 made features on one CPU
+nj=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 train_args=
 test_sets="test dev"
 asr_extra=

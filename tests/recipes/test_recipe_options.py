@@ -479,6 +479,28 @@ def test_a_recipe_s_help_is_its_header_alone(script: str) -> None:
     assert done.stdout.splitlines()[-1].lstrip().startswith(("11 ", "--device D"))  # its last line: stages, options
 
 
+@pytest.mark.parametrize("recipe", ["mustc", "libri_trans", "synth"])
+def test_the_default_nj_is_the_cpus_not_omp_num_threads(tmp_path: Path, recipe: str) -> None:
+    """--nj's default was nproc's answer, which is OMP_NUM_THREADS where that is set: an exported OMP_NUM_THREADS=100
+    (on a machine of fewer CPUs) was refused as "--nj 100: at most 16 parallel jobs", an option never given, and
+    OMP_NUM_THREADS=1 made the features on one CPU (twenty-eighth hostile pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != features ] || printf "%s\\n" "$@" > "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    (tmp_path / "data" / ".done" / "prep").touch()
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer", "--corpus", tmp_path]}[recipe]
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args"),
+           "OMP_NUM_THREADS": "100", "OMP_THREAD_LIMIT": "1"}
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--data", tmp_path / "data",
+                           "--exp", tmp_path / "exp", "--stage", "1", "--stop-stage", "1"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[args.index("--jobs") + 1] == str(len(os.sched_getaffinity(0)))
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
