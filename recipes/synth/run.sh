@@ -112,9 +112,16 @@ vocab_pairs=("${mt_pairs[@]}")
 # Stage -1, run by pipeline.sh once it has checked every option (before it, `--ngpu two` voiced the corpus first).
 before_stage_0() {
   params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
+  # sate synth writes the corpus in place, the MT text first: stopped (Ctrl-C) while it made the corpus of another
+  # seed or size, it left the new MT text beside the old voiced splits under the old corpus's marker, and a later
+  # `--stage 0` of the old parameters read both without a word. Its marker says so until the corpus is whole again.
+  if [ "$stage" -gt -1 ] && [[ $(cat "$corpus/.done/synth" 2>/dev/null) == "unfinished "* ]]; then
+    die "the corpus in $corpus may be half-written: stage -1 ended before sate synth had finished it (stopped, or refused); run from --stage -1, which makes it whole"
+  fi
   earlier -1 "$corpus/.done/synth" "the corpus in $corpus" "$params"  # `--stage 0 --seed 1`: the corpus of seed 0
   if run_stage -1 "build the synthetic corpus in $corpus"; then
     if ! is_done "$corpus/.done/synth" "$params"; then
+      mark_done "$corpus/.done/synth" "unfinished $params"
       sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
       mark_done "$corpus/.done/synth" "$params"
     fi

@@ -501,6 +501,31 @@ def test_the_default_nj_is_the_cpus_not_omp_num_threads(tmp_path: Path, recipe: 
     assert args[args.index("--jobs") + 1] == str(len(os.sched_getaffinity(0)))
 
 
+def test_a_corpus_sate_synth_did_not_finish_is_not_prepared(tmp_path: Path) -> None:
+    """sate synth writes the corpus in place, the MT text first: Ctrl-C while it made the corpus of another seed left
+    the new MT text beside the old voiced splits under the old corpus's marker, and `--stage 0` with the old
+    parameters prepared them, and stages 2 and 4 read the other MT text, without a word (twenty-eighth hostile
+    pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || exit 130\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "corpus" / ".done").mkdir(parents=True)
+    old = "text=phrasebook train_size=8000 seed=0 --text-size 40000 --dev-size 300 --test-size 300"
+    (tmp_path / "corpus" / ".done" / "synth").write_text(old)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", tmp_path / "corpus",
+            "--data", tmp_path / "data", "--exp", tmp_path / "exp"]
+    done = subprocess.run([*argv, "--seed", "1", "--stop-stage", "-1"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 130
+    done = subprocess.run([*argv, "--stage", "0"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[synth] error: the corpus in {tmp_path}/corpus may be half-written: stage -1 ended before "
+                           "sate synth had finished it (stopped, or refused); run from --stage -1, which makes it "
+                           "whole\n")
+    assert not (tmp_path / "data").exists()
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
