@@ -526,6 +526,25 @@ def test_a_corpus_sate_synth_did_not_finish_is_not_prepared(tmp_path: Path) -> N
     assert not (tmp_path / "data").exists()
 
 
+def test_a_recipe_s_training_without_its_gpus_names_ngpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MuST-C recipe's default --ngpu 1 on a machine without a GPU stopped stage 3 on "use --accelerator cpu (or
+    auto)", an option the recipe refuses as unknown (twenty-eighth hostile pass); `sate train` alone keeps its
+    advice."""
+    from sate.errors import SateError
+    from sate.train.trainer import check_devices
+
+    monkeypatch.delenv("SATE_STOP_WITH", raising=False)
+    with pytest.raises(SateError, match=r"use --accelerator cpu \(or auto\)$"):
+        check_devices("gpu", 1, 0)
+    monkeypatch.setenv("SATE_STOP_WITH", str(os.getpid()))
+    with pytest.raises(SateError, match=r"torch sees no GPU on this machine; give the recipe --ngpu 0 \(the CPU\)$"):
+        check_devices("gpu", 1, 0)
+    with pytest.raises(SateError, match=r"--devices 4: from 1 to 2 on this machine \(its GPUs\); give the recipe "
+                                        r"--ngpu 2 or fewer$"):
+        check_devices("gpu", 4, 2)
+    assert check_devices("gpu", 2, 2) == 2 and check_devices("cpu", 1, 0) == 1
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
