@@ -76,6 +76,11 @@ from_caller() {
   for name in "$@"; do
     [ "$name" != --lists ] || { lists=true; continue; }
     [[ $given_options == *" $name "* ]] || continue
+    # `--exp "$EXP"` with EXP unset was the default (the repository's exp/..., another run's experiments, "done
+    # already"), and libri_trans's `--data ""` the root: "missing /.done/features"; an empty hub or list is none
+    case "$name" in
+      corpus | data | exp | conf_dir) [ -n "${!name}" ] || die "--${name//_/-} is empty: give a directory, or leave the option out for its default" ;;
+    esac
     if [ "$lists" = true ]; then
       out=
       for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; done

@@ -545,6 +545,25 @@ def test_a_recipe_s_training_without_its_gpus_names_ngpu(monkeypatch: pytest.Mon
     assert check_devices("gpu", 2, 2) == 2 and check_devices("cpu", 1, 0) == 1
 
 
+@pytest.mark.parametrize(("recipe", "option"), [("synth", "--exp"), ("synth", "--corpus"), ("mustc", "--data"),
+                                                ("libri_trans", "--data"), ("libri_trans", "--conf-dir")])
+def test_an_empty_directory_option_is_refused(tmp_path: Path, recipe: str, option: str) -> None:
+    """`--exp "$EXP"` with EXP unset ran on the default experiments (the repository's exp/..., another run's, "done
+    already"), and libri_trans's `--data ""` was the root: "missing /.done/features" (twenty-eighth hostile pass). An
+    empty hub directory or list is none, as its default."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer"]}[recipe]
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "", "--stage", "3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: {option} is empty: give a directory, or leave the option out for its "
+                           "default\n")
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path, "--whisper", "",
+                           "--mt-hub", "", "--asr-extra", "", "--mt-extra", "", "--stage", "50"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "selects none of the stages" in done.stderr, done.stderr
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
