@@ -65,6 +65,11 @@ parse_options() {
     [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
   done
   [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
+  # --exp-tag "" (or . and ..) named the folder above the tags' (the MuST-C recipe's exp/mustc/en-de/ itself, which holds
+  # the other tags' experiments), or, in the synthetic recipe, the default tag
+  if [[ $given_options == *" exp_tag "* ]] && [[ -z ${exp_tag:-} || $exp_tag == . || $exp_tag == .. ]]; then
+    die "--exp-tag '${exp_tag:-}' names no folder of its own under exp/: give a name (or leave the option out for the default)"
+  fi
 }
 
 # from_caller NAME... [--lists NAME...]: each of these path options that the command line gave, when relative, made

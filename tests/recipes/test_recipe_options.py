@@ -564,6 +564,19 @@ def test_an_empty_directory_option_is_refused(tmp_path: Path, recipe: str, optio
     assert "selects none of the stages" in done.stderr, done.stderr
 
 
+@pytest.mark.parametrize(("recipe", "tag"), [("mustc", ""), ("mustc", ".."), ("libri_trans", "."), ("synth", "")])
+def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, recipe: str, tag: str) -> None:
+    """`--exp-tag ""` (or `..`) put the MuST-C recipe's experiments in exp/mustc/en-de/ itself, beside the folders of
+    the other tags, and gave the synthetic recipe the default tag's (twenty-eighth hostile pass)."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer"]}[recipe]
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--exp-tag", tag, "--stage", "3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: --exp-tag '{tag}' names no folder of its own under exp/: give a name "
+                           "(or leave the option out for the default)\n")
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
