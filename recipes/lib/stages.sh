@@ -20,6 +20,10 @@ recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "
 for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text; do
   [[ $recipe_declared == *" $name "* ]] || unset -v "$name"
 done
+# TMOUT (which hardened systems export: 900 s) is the read builtin's default timeout, and `logged` reads a command's
+# output line by line: a progress bar redrawn for 15 minutes without a line break (an epoch of sate train) timed the
+# read out, tee then died of SIGPIPE, and with it the training, the recipe ending 141 without a word.
+unset -v TMOUT
 stage=${stage:-0}
 stop_stage=${stop_stage:-100}
 force=${force:-false}

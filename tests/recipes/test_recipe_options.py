@@ -577,6 +577,21 @@ def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, reci
                            "(or leave the option out for the default)\n")
 
 
+def test_an_exported_tmout_does_not_stop_a_stage_that_draws_a_progress_bar(tmp_path: Path) -> None:
+    """TMOUT (hardened systems export 900 s) is bash's default timeout of `read`, and a stage's log is written by a
+    `read` loop: a progress bar redrawn without a line break for that long (an epoch of sate train) timed it out, tee
+    died of SIGPIPE and the training with it, the recipe ending 141 without a word (twenty-eighth hostile pass)."""
+    side_by_side_stub(tmp_path, '#!/bin/bash\necho begun\nfor i in 1 2 3; do printf "epoch %s\\r" $i; sleep 1; done\n'
+                                'echo; echo ended\n')
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "TMOUT": "1"}
+    argv = side_by_side_argv(tmp_path, "3")
+    argv[argv.index("--parallel-pretrain") + 1] = "false"
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "exp" / "asr" / "train.log").read_text()
+    assert log.endswith(" ended\n") and " begun\n" in log, log
+
+
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the
     unquoted $test_sets was globbed (left by the tenth hostile pass)."""
