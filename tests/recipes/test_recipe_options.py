@@ -507,7 +507,9 @@ def test_a_corpus_sate_synth_did_not_finish_is_not_prepared(tmp_path: Path) -> N
     parameters prepared them, and stages 2 and 4 read the other MT text, without a word (twenty-eighth hostile
     pass)."""
     (tmp_path / "bin").mkdir()
-    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || exit 130\n')
+    # stopped once it has begun: its mark written (touched) first, as sate synth does
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || { sleep 0.05; mkdir -p "$3/en-de"; '
+                                           'touch "$3/en-de/.sate-synth"; exit 130; }\n')
     (tmp_path / "bin" / "sate").chmod(0o755)
     (tmp_path / "corpus" / ".done").mkdir(parents=True)
     old = "text=phrasebook train_size=8000 seed=0 --text-size 40000 --dev-size 300 --test-size 300"
@@ -521,9 +523,44 @@ def test_a_corpus_sate_synth_did_not_finish_is_not_prepared(tmp_path: Path) -> N
     done = subprocess.run([*argv, "--stage", "0"], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 1
     assert done.stderr == (f"[synth] error: the corpus in {tmp_path}/corpus may be half-written: stage -1 ended before "
-                           "sate synth had finished it (stopped, or refused); run from --stage -1, which makes it "
+                           "sate synth had finished it (stopped, or failed); run from --stage -1, which makes it "
                            "whole\n")
     assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_sate_synth_refusal_leaves_the_corpus_s_marker_as_it_was(tmp_path: Path, linked: bool) -> None:
+    """The marker said "unfinished" before sate synth had read its arguments: a stage -1 it refused at once
+    (`--text-size` below `--train-size`), writing nothing, made a finished corpus "half-written", and every later
+    stage of it was refused (twenty-eighth hostile pass, review). A refusal once sate synth has begun writing, also
+    where the corpus's en-de/ is a link to another disk, still leaves "unfinished"."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || { sleep 0.05; [ -z "$WRITE" ] || touch '
+                                           '"$3/en-de/.sate-synth"; echo "sate synth: error: no" >&2; exit 2; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    corpus = tmp_path / "corpus"
+    (corpus / ".done").mkdir(parents=True)
+    if linked:
+        (tmp_path / "disk" / "en-de").mkdir(parents=True)
+        (corpus / "en-de").symlink_to(tmp_path / "disk" / "en-de")
+    else:
+        (corpus / "en-de").mkdir()
+    (corpus / "en-de" / ".sate-synth").touch()
+    old = "text=phrasebook train_size=8000 seed=0 --text-size 40000 --dev-size 300 --test-size 300"
+    (corpus / ".done" / "synth").write_text(old)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", corpus, "--seed", "1",
+            "--stop-stage", "-1"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "sate synth: error: no" in done.stderr, done.stderr
+    assert (corpus / ".done" / "synth").read_text() == old
+    assert sorted(p.name for p in (corpus / ".done").iterdir()) == ["synth"]
+    done = subprocess.run(argv, env={**env, "WRITE": "1"}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert (corpus / ".done" / "synth").read_text().startswith("unfinished text=phrasebook train_size=8000 seed=1 ")
+    (corpus / ".done" / "synth").unlink()  # a new corpus: no marker before, none after
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and not (corpus / ".done" / "synth").exists()
 
 
 def test_a_recipe_s_training_without_its_gpus_names_ngpu(monkeypatch: pytest.MonkeyPatch) -> None:
