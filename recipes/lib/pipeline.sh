@@ -468,18 +468,21 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   # Ctrl-C too (SIGINT to every process of the job): the stages run in the background, where bash has SIGINT ignored
   # (a shell without job control), in each sate train too, and the recipe's bash, waiting, went on: Ctrl-C did
   # nothing, and the trainings ran on. The traps are set before the stages start: a kill just after they started
-  # ended the recipe alone (the subshells do not inherit them).
+  # ended the recipe alone (the subshells do not inherit them). Ctrl-C ends the recipe by SIGINT itself, as in
+  # sequential mode: an `exit 130` is "the child handled it" to a calling bash, whose loop over runs (seeds) went on
+  # and started the next run's trainings.
   asr_job='' mt_job=''
-  stop_pretraining() {
+  stop_pretraining() {  # STATUS [SIGNAL: end by it]
     trap - TERM HUP INT
     [ -z "$asr_job" ] || stop_job "$asr_job"
     [ -z "$mt_job" ] || stop_job "$mt_job"
     say "  stopped: stages 3 and 4 ended unfinished"
+    [ -z "${2:-}" ] || kill "-$2" "$$"
     exit "$1"
   }
   trap 'stop_pretraining 143' TERM
   trap 'stop_pretraining 129' HUP
-  trap 'stop_pretraining 130' INT
+  trap 'stop_pretraining 130 INT' INT
   # pretrain_job NAME: one stage on one thread, in a subshell; a failed `sate average` or `sate pack` after its
   # training exits 3 (pack_failed), so that the recipe does not send the user to a train.log that says the
   # training ended well (24th hostile pass)

@@ -249,12 +249,13 @@ fi
 """
 
 
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, 130)])
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, -2)])
 def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, status: int) -> None:
     """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it
     (training, then averaging and packing), for hours, each holding its experiment's lock (thirteenth hostile
     pass). Ctrl-C (SIGINT to the whole job) did nothing at all: the stages' commands, run in the background, have it
-    ignored, and the recipe's bash waited on (twenty-eighth hostile pass)."""
+    ignored, and the recipe's bash waited on (twenty-eighth hostile pass). The recipe then ends by SIGINT itself, as
+    in sequential mode: its `exit 130` had a user's loop over runs go on to the next (its review)."""
     side_by_side_stub(tmp_path, SLEEPER)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
     argv = side_by_side_argv(tmp_path, "5")
