@@ -20,10 +20,6 @@ recipe_declared=" $(sed -n '1,/lib\/stages\.sh/s/^\([a-z][a-z0-9_]*\)=.*/\1/p' "
 for name in stage stop_stage force mt_hub ssl_hub asr_extra mt_extra whisper mt_pairs vocab_pairs corpus_text; do
   [[ $recipe_declared == *" $name "* ]] || unset -v "$name"
 done
-# TMOUT (which hardened systems export: 900 s) is the read builtin's default timeout, and `logged` reads a command's
-# output line by line: a progress bar redrawn for 15 minutes without a line break (an epoch of sate train) timed the
-# read out, tee then died of SIGPIPE, and with it the training, the recipe ending 141 without a word.
-unset -v TMOUT
 stage=${stage:-0}
 stop_stage=${stop_stage:-100}
 force=${force:-false}
@@ -140,8 +136,28 @@ logged() {
   mkdir -p "$(dirname "$log")"
   say "  $* (log: $log)"
   printf '%(%F %T)T ==== %s\n' -1 "$*" >> "$log"
-  PYTHONUNBUFFERED=1 "$@" 2>&1 | tee >(while IFS= read -r line; do printf '%(%T)T %s\n' -1 "${line##*$'\r'}"; done >> "$log")
+  PYTHONUNBUFFERED=1 "$@" 2>&1 | tee >(log_lines >> "$log")
   return "${PIPESTATUS[0]}"
+}
+# log_lines: standard input's lines, each time-stamped, the last state of a line redrawn with \r. TMOUT (which
+# hardened systems export: 900 s, often readonly) is `read`'s default timeout: a progress bar redrawn for that long
+# without a line break (an epoch of sate train) timed the read out, which ended the loop, tee then died of SIGPIPE,
+# and with it the training, the recipe ending 141 without a word. A timeout is a pause: `read` keeps what it read.
+log_lines() {
+  local line rest=''
+  while :; do
+    if IFS= read -r line; then
+      line=$rest$line rest=''
+    elif [ $? -gt 128 ]; then
+      rest=$rest$line rest=${rest##*$'\r'}
+      continue
+    else
+      line=$rest$line
+      [ -z "$line" ] || printf '%(%T)T %s\n' -1 "${line##*$'\r'}"
+      return 0
+    fi
+    printf '%(%T)T %s\n' -1 "${line##*$'\r'}"
+  done
 }
 
 # stamp FILE...: a short fingerprint of the files' contents ("-" for a missing one), so that a stage whose

@@ -615,19 +615,25 @@ def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, reci
                            "(or leave the option out for the default)\n")
 
 
-def test_an_exported_tmout_does_not_stop_a_stage_that_draws_a_progress_bar(tmp_path: Path) -> None:
+@pytest.mark.parametrize("readonly", [False, True])
+def test_an_exported_tmout_does_not_stop_a_stage_that_draws_a_progress_bar(tmp_path: Path, readonly: bool) -> None:
     """TMOUT (hardened systems export 900 s) is bash's default timeout of `read`, and a stage's log is written by a
     `read` loop: a progress bar redrawn without a line break for that long (an epoch of sate train) timed it out, tee
-    died of SIGPIPE and the training with it, the recipe ending 141 without a word (twenty-eighth hostile pass)."""
+    died of SIGPIPE and the training with it, the recipe ending 141 without a word (twenty-eighth hostile pass). The
+    first fix unset TMOUT, and a readonly one (the CIS form, set by a startup file) stopped every recipe on bash's
+    "TMOUT: cannot unset: readonly variable" (its review)."""
     side_by_side_stub(tmp_path, '#!/bin/bash\necho begun\nfor i in 1 2 3; do printf "epoch %s\\r" $i; sleep 1; done\n'
-                                'echo; echo ended\n')
+                                'echo "epoch done"; echo ended\n')
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "TMOUT": "1"}
+    if readonly:
+        (tmp_path / "profile").write_text("readonly TMOUT=1; export TMOUT\n")
+        env["BASH_ENV"] = str(tmp_path / "profile")  # read by the recipe's bash as it starts, as ~/.bash_profile by -l
     argv = side_by_side_argv(tmp_path, "3")
     argv[argv.index("--parallel-pretrain") + 1] = "false"
     done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     log = (tmp_path / "exp" / "asr" / "train.log").read_text()
-    assert log.endswith(" ended\n") and " begun\n" in log, log
+    assert log.endswith(" ended\n") and " begun\n" in log and " epoch done\n" in log, log
 
 
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
