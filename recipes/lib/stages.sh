@@ -66,10 +66,25 @@ parse_options() {
   done
   [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
   # --exp-tag "" (or . and ..) named the folder above the tags' (the MuST-C recipe's exp/mustc/en-de/ itself, which holds
-  # the other tags' experiments), or, in the synthetic recipe, the default tag
-  if [[ $given_options == *" exp_tag "* ]] && [[ -z ${exp_tag:-} || $exp_tag == . || $exp_tag == .. ]]; then
+  # the other tags' experiments), or, in the synthetic recipe, the default tag; so did ./, x/.. and /
+  if [[ $given_options == *" exp_tag "* ]] && ! folder_of_its_own "${exp_tag:-}"; then
     die "--exp-tag '${exp_tag:-}' names no folder of its own under exp/: give a name (or leave the option out for the default)"
   fi
+}
+# folder_of_its_own TAG: TAG, a path below the folder it is given in, names a folder there: one name at least, no `..`
+# (`x/..` is the folder itself, `a/../..` one outside it, and through a link `a/..` may be anywhere); `.` and empty
+# names (`./a`, `a/`, `/a`) are none.
+folder_of_its_own() {
+  local rest=$1/ part named=false
+  while [ -n "$rest" ]; do
+    part=${rest%%/*} rest=${rest#*/}
+    case "$part" in
+      '' | .) ;;
+      ..) return 1 ;;
+      *) named=true ;;
+    esac
+  done
+  $named
 }
 
 # from_caller NAME... [--lists NAME...]: each of these path options that the command line gave, when relative, made

@@ -602,10 +602,13 @@ def test_an_empty_directory_option_is_refused(tmp_path: Path, recipe: str, optio
     assert "selects none of the stages" in done.stderr, done.stderr
 
 
-@pytest.mark.parametrize(("recipe", "tag"), [("mustc", ""), ("mustc", ".."), ("libri_trans", "."), ("synth", "")])
+@pytest.mark.parametrize(("recipe", "tag"), [("mustc", ""), ("mustc", ".."), ("libri_trans", "."), ("synth", ""),
+                                           ("mustc", "./"), ("synth", "x/.."), ("libri_trans", "/"),
+                                           ("mustc", "a/../..")])
 def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, recipe: str, tag: str) -> None:
     """`--exp-tag ""` (or `..`) put the MuST-C recipe's experiments in exp/mustc/en-de/ itself, beside the folders of
-    the other tags, and gave the synthetic recipe the default tag's (twenty-eighth hostile pass)."""
+    the other tags, and gave the synthetic recipe the default tag's (twenty-eighth hostile pass); so did `./`, `x/..`
+    and `/` after the first fix, and `a/../..` named a folder outside (its review)."""
     corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
               "synth": ["--acoustic", "conformer"]}[recipe]
     done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--exp-tag", tag, "--stage", "3"],
@@ -613,6 +616,14 @@ def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, reci
     assert done.returncode == 1
     assert done.stderr == (f"[{recipe}] error: --exp-tag '{tag}' names no folder of its own under exp/: give a name "
                            "(or leave the option out for the default)\n")
+
+
+@pytest.mark.parametrize("tag", ["a/b", "./v2", "sate v2/", "-x", "..a"])
+def test_an_exp_tag_below_its_folder_is_taken(tmp_path: Path, tag: str) -> None:
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path, "--exp-tag", tag,
+                           "--stage", "50"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "selects none of the stages" in done.stderr, done.stderr
 
 
 @pytest.mark.parametrize("readonly", [False, True])
