@@ -64,8 +64,10 @@ for word in $train_args; do
     --exp) die "--train-args: $word: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)" ;;
     --init-from | --steps-from) die "--train-args: $word: the recipe gives $option to the models begun from others (SATE, the comparison rows) itself" ;;
   esac
+  # the mapping form too: `--set data={"dir":"/elsewhere"}` sets data.dir (no other key of data: holds "dir")
   case "$([[ $prev == *=* ]] || train_option "$prev")=$word" in
-    --set=data.dir=* | *=--set=data.dir=* | *=--se=data.dir=*)
+    --set=data.dir=* | *=--set=data.dir=* | *=--se=data.dir=* | \
+    --set=data=*[{,\"\']dir[\"\':]* | *=--set=data=*[{,\"\']dir[\"\':]* | *=--se=data=*[{,\"\']dir[\"\':]*)
       die "--train-args: ${word#--*=}: the recipe gives every model its data directory, --data (give the recipe --data DIR)" ;;
   esac
   prev=$word

@@ -445,6 +445,11 @@ def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
                                   "(give the recipe --data DIR)"),
     ("--set=data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
                                   "(give the recipe --data DIR)"),
+    # the mapping form of the same key (its review)
+    ('--set data={"dir":"/elsewhere"}', 'data={"dir":"/elsewhere"}: the recipe gives every model its data directory, '
+                                        "--data (give the recipe --data DIR)"),
+    ("--se=data={num_workers:2,'dir':/e}", "data={num_workers:2,'dir':/e}: the recipe gives every model its data "
+                                           "directory, --data (give the recipe --data DIR)"),
 ])
 def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: Path, train_args: str,
                                                                      says: str) -> None:
@@ -460,7 +465,8 @@ def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: P
 
 
 @pytest.mark.parametrize("train_args", ["--set trainer.max_steps=2 --set data.train=train_sp", "--devices 2",
-                                        "--set=trainer.max_epochs=1 --set optim.lr=1e-3"])
+                                        "--set=trainer.max_epochs=1 --set optim.lr=1e-3",
+                                        '--set data={"train":"train_dirty"}'])
 def test_train_args_of_other_options_are_taken(tmp_path: Path, train_args: str) -> None:
     done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
                            tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args, "--stage", "50"],
