@@ -59,10 +59,13 @@ train_option() {  # WORD: the sate train option WORD names (before any '='), whe
 prev=
 for word in $train_args; do
   option=$(train_option "$word")
+  [ "$word" != -h ] || option=--help
   case "$option" in
     --config) die "--train-args: $word: the recipe gives each model its config from --conf-dir (--conf-dir DIR, with the files it names)" ;;
     --exp) die "--train-args: $word: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)" ;;
     --init-from | --steps-from) die "--train-args: $word: the recipe gives $option to the models begun from others (SATE, the comparison rows) itself" ;;
+    # sate train printed its help and ended 0: the recipe marked the model trained, and `sate average` found no checkpoints
+    --help) die "--train-args: $word: sate train would print its help and train nothing (run \`sate train --help\` for it)" ;;
   esac
   # the mapping form too: `--set data={"dir":"/elsewhere"}` sets data.dir (no other key of data: holds "dir")
   case "$([[ $prev == *=* ]] || train_option "$prev")=$word" in

@@ -445,6 +445,9 @@ def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
                                   "(give the recipe --data DIR)"),
     ("--set=data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
                                   "(give the recipe --data DIR)"),
+    # sate train ended 0 having printed its help: the model was marked trained (its review)
+    ("--devices 1 --he", "--he: sate train would print its help and train nothing (run `sate train --help` for it)"),
+    ("-h", "-h: sate train would print its help and train nothing (run `sate train --help` for it)"),
     # the mapping form of the same key (its review)
     ('--set data={"dir":"/elsewhere"}', 'data={"dir":"/elsewhere"}: the recipe gives every model its data directory, '
                                         "--data (give the recipe --data DIR)"),
