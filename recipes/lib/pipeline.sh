@@ -43,6 +43,38 @@ done
 for name in speed_perturb compare parallel_pretrain; do
   case "${!name:-false}" in true|false) ;; *) die "--${name//_/-} must be true or false, got '${!name}'" ;; esac
 done
+# --train-args go to each `sate train` after the options the recipe gives it, and of an option given twice the last
+# wins: `--train-args "--exp DIR"` trained every model into DIR while the recipe marked EXP/NAME trained and averaged
+# and packed the checkpoints EXP/NAME held from before, exit 0; `--config`, `--init-from`, `--steps-from` and `--set
+# data.dir=` replaced likewise what the recipe records each model was made from. sate train takes an option's prefix
+# (`--ex`), as argparse does; a prefix of two of its options is its own error.
+train_option() {  # WORD: the sate train option WORD names (before any '='), where it names one alone
+  local given=${1%%=*} name found=()
+  [[ $given == --?* ]] || return 0
+  for name in --help --config --exp --set --init-from --steps-from --accelerator --devices --num-nodes; do
+    [[ $name != "$given"* ]] || found+=("$name")
+  done
+  [ ${#found[@]} -ne 1 ] || printf '%s' "${found[0]}"
+}
+prev=
+for word in $train_args; do
+  option=$(train_option "$word")
+  [ "$word" != -h ] || option=--help
+  case "$option" in
+    --config) die "--train-args: $word: the recipe gives each model its config from --conf-dir (--conf-dir DIR, with the files it names)" ;;
+    --exp) die "--train-args: $word: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)" ;;
+    --init-from | --steps-from) die "--train-args: $word: the recipe gives $option to the models begun from others (SATE, the comparison rows) itself" ;;
+    # sate train printed its help and ended 0: the recipe marked the model trained, and `sate average` found no checkpoints
+    --help) die "--train-args: $word: sate train would print its help and train nothing (run \`sate train --help\` for it)" ;;
+  esac
+  # the mapping form too: `--set data={"dir":"/elsewhere"}` sets data.dir (no other key of data: holds "dir")
+  case "$([[ $prev == *=* ]] || train_option "$prev")=$word" in
+    --set=data.dir=* | *=--set=data.dir=* | *=--se=data.dir=* | \
+    --set=data=*[{,\"\']dir[\"\':]* | *=--set=data=*[{,\"\']dir[\"\':]* | *=--se=data=*[{,\"\']dir[\"\':]*)
+      die "--train-args: ${word#--*=}: the recipe gives every model its data directory, --data (give the recipe --data DIR)" ;;
+  esac
+  prev=$word
+done
 # The splits as words, never as patterns: an unquoted $test_sets made `--test-sets "*"` the current directory's
 # file names.
 read -r -a test_splits <<< "${test_sets:-}"
@@ -438,18 +470,24 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
   say "  stages 3 and 4 run side by side, one CPU thread each"
   # `kill` of the recipe (SIGTERM, or SIGHUP to it alone) ended the recipe and nothing else: both stages ran on behind
   # it, training, averaging and packing for hours, each holding its experiment's lock. It now stops them first.
-  # (Ctrl-C reaches every process of the job, each sate train among them.) The traps are set before the stages
-  # start: a kill just after they started ended the recipe alone (the subshells do not inherit them).
+  # Ctrl-C too (SIGINT to every process of the job): the stages run in the background, where bash has SIGINT ignored
+  # (a shell without job control), in each sate train too, and the recipe's bash, waiting, went on: Ctrl-C did
+  # nothing, and the trainings ran on. The traps are set before the stages start: a kill just after they started
+  # ended the recipe alone (the subshells do not inherit them). Ctrl-C ends the recipe by SIGINT itself, as in
+  # sequential mode: an `exit 130` is "the child handled it" to a calling bash, whose loop over runs (seeds) went on
+  # and started the next run's trainings.
   asr_job='' mt_job=''
-  stop_pretraining() {
-    trap - TERM HUP
+  stop_pretraining() {  # STATUS [SIGNAL: end by it]
+    trap - TERM HUP INT
     [ -z "$asr_job" ] || stop_job "$asr_job"
     [ -z "$mt_job" ] || stop_job "$mt_job"
     say "  stopped: stages 3 and 4 ended unfinished"
+    [ -z "${2:-}" ] || kill "-$2" "$$"
     exit "$1"
   }
   trap 'stop_pretraining 143' TERM
   trap 'stop_pretraining 129' HUP
+  trap 'stop_pretraining 130 INT' INT
   # pretrain_job NAME: one stage on one thread, in a subshell; a failed `sate average` or `sate pack` after its
   # training exits 3 (pack_failed), so that the recipe does not send the user to a train.log that says the
   # training ended well (24th hostile pass)
@@ -485,7 +523,7 @@ if [ "${parallel_pretrain:-false}" = true ] && $run_asr && $run_mt; then
     done
     running=("${still[@]}")
   done
-  trap - TERM HUP
+  trap - TERM HUP INT
 else
   if $run_asr; then pretrain_asr; fi
   if $run_mt; then pretrain_mt; fi

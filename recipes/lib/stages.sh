@@ -40,11 +40,16 @@ say() { printf '[%s] %s\n' "$recipe_name" "$*" >&2; }
 recipe_options=" stage stop_stage$recipe_declared"
 given_options=" "  # those the command line gave, for from_caller
 
+# recipe_help: the recipe's header, its comment lines from the second to the first line that is none. It printed every
+# comment up to the first empty line, which came after the notes that follow the header: each recipe's --help (and
+# ./run.sh --help) went on with "`sh run.sh` (dash) stopped on ...", the repository root's, OMP_NUM_THREADS'.
+recipe_help() { awk 'NR == 1 { next } !/^#/ { exit } { sub(/^# ?/, ""); print }' "$recipe_file"; }
+
 parse_options() {
   while [ $# -gt 0 ]; do
     case "$1" in
       --force) force=true; shift ;;
-      --help|-h) sed -n '2,/^$/s/^# \{0,1\}//p' "$recipe_file"; exit 0 ;;
+      --help|-h) recipe_help; exit 0 ;;
       --*=*) set -- "${1%%=*}" "${1#*=}" "${@:2}" ;;
       --*)
         local name=${1#--}; name=${name//-/_}
@@ -60,6 +65,26 @@ parse_options() {
     [[ ${!n} =~ ^-?[0-9]{1,6}$ ]] || die "--${n//_/-} must be a stage number, got '${!n}'"
   done
   [ "$stage" -le "$stop_stage" ] || die "--stage $stage is after --stop-stage $stop_stage: no stage would run"
+  # --exp-tag "" (or . and ..) named the folder above the tags' (the MuST-C recipe's exp/mustc/en-de/ itself, which holds
+  # the other tags' experiments), or, in the synthetic recipe, the default tag; so did ./, x/.. and /
+  if [[ $given_options == *" exp_tag "* ]] && ! folder_of_its_own "${exp_tag:-}"; then
+    die "--exp-tag '${exp_tag:-}' names no folder of its own under exp/: give a name (or leave the option out for the default)"
+  fi
+}
+# folder_of_its_own TAG: TAG, a path below the folder it is given in, names a folder there: one name at least, no `..`
+# (`x/..` is the folder itself, `a/../..` one outside it, and through a link `a/..` may be anywhere); `.` and empty
+# names (`./a`, `a/`, `/a`) are none.
+folder_of_its_own() {
+  local rest=$1/ part named=false
+  while [ -n "$rest" ]; do
+    part=${rest%%/*} rest=${rest#*/}
+    case "$part" in
+      '' | .) ;;
+      ..) return 1 ;;
+      *) named=true ;;
+    esac
+  done
+  $named
 }
 
 # from_caller NAME... [--lists NAME...]: each of these path options that the command line gave, when relative, made
@@ -71,6 +96,11 @@ from_caller() {
   for name in "$@"; do
     [ "$name" != --lists ] || { lists=true; continue; }
     [[ $given_options == *" $name "* ]] || continue
+    # `--exp "$EXP"` with EXP unset was the default (the repository's exp/..., another run's experiments, "done
+    # already"), and libri_trans's `--data ""` the root: "missing /.done/features"; an empty hub or list is none
+    case "$name" in
+      corpus | data | exp | conf_dir) [ -n "${!name}" ] || die "--${name//_/-} is empty: give a directory, or leave the option out for its default" ;;
+    esac
     if [ "$lists" = true ]; then
       out=
       for word in ${!name}; do out+="${out:+ }$(absolute "$word")"; done
@@ -121,8 +151,28 @@ logged() {
   mkdir -p "$(dirname "$log")"
   say "  $* (log: $log)"
   printf '%(%F %T)T ==== %s\n' -1 "$*" >> "$log"
-  PYTHONUNBUFFERED=1 "$@" 2>&1 | tee >(while IFS= read -r line; do printf '%(%T)T %s\n' -1 "${line##*$'\r'}"; done >> "$log")
+  PYTHONUNBUFFERED=1 "$@" 2>&1 | tee >(log_lines >> "$log")
   return "${PIPESTATUS[0]}"
+}
+# log_lines: standard input's lines, each time-stamped, the last state of a line redrawn with \r. TMOUT (which
+# hardened systems export: 900 s, often readonly) is `read`'s default timeout: a progress bar redrawn for that long
+# without a line break (an epoch of sate train) timed the read out, which ended the loop, tee then died of SIGPIPE,
+# and with it the training, the recipe ending 141 without a word. A timeout is a pause: `read` keeps what it read.
+log_lines() {
+  local line rest=''
+  while :; do
+    if IFS= read -r line; then
+      line=$rest$line rest=''
+    elif [ $? -gt 128 ]; then
+      rest=$rest$line rest=${rest##*$'\r'}
+      continue
+    else
+      line=$rest$line
+      [ -z "$line" ] || printf '%(%T)T %s\n' -1 "${line##*$'\r'}"
+      return 0
+    fi
+    printf '%(%T)T %s\n' -1 "${line##*$'\r'}"
+  done
 }
 
 # stamp FILE...: a short fingerprint of the files' contents ("-" for a missing one), so that a stage whose

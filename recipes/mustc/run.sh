@@ -36,6 +36,7 @@
 #         9 translate one tst-COMMON talk with `sate translate` (SRT)
 #         10 (--compare true) E2E ST baselines, SATE without KD, SATE with shrink, locality plot
 #         11 (--ctc-layer K) E2E ST with CTC on layer K and on top, localness per layer
+
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail
@@ -54,7 +55,9 @@ joint_vocab_size=
 speed_perturb=false
 average_n=10
 ngpu=1
-nj=$(nproc)
+# the CPUs this process may use, not OMP_NUM_THREADS (which nproc prints where it is set): an exported
+# OMP_NUM_THREADS=32 was refused as "--nj 32", an option never given, and OMP_NUM_THREADS=1 made features on one CPU
+nj=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 train_args=
 compare=false
 parallel_pretrain=false

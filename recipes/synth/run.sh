@@ -42,6 +42,7 @@
 #    9  translate one tst-COMMON talk with `sate translate` (SRT)
 #   10  (--compare true) E2E ST from scratch and from ASR, SATE without KD, SATE with shrink; locality plot
 #   11  (--ctc-layer K) E2E ST with CTC on layer K and on top; their localness per layer
+
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail
@@ -66,7 +67,9 @@ joint_vocab_size=
 speed_perturb=false
 average_n=1
 ngpu=0
-nj=$(nproc)
+# the CPUs this process may use, not OMP_NUM_THREADS (which nproc prints where it is set): an exported
+# OMP_NUM_THREADS=32 was refused as "--nj 32", an option never given, and OMP_NUM_THREADS=1 made features on one CPU
+nj=$(env -u OMP_NUM_THREADS -u OMP_THREAD_LIMIT nproc)
 train_args=
 compare=false
 parallel_pretrain=true
@@ -109,13 +112,37 @@ vocab_pairs=("${mt_pairs[@]}")
 # Stage -1, run by pipeline.sh once it has checked every option (before it, `--ngpu two` voiced the corpus first).
 before_stage_0() {
   params="text=$text train_size=$train_size seed=$seed ${synth_args[*]}"
+  # sate synth writes the corpus in place, the MT text first: stopped (Ctrl-C) while it made the corpus of another
+  # seed or size, it left the new MT text beside the old voiced splits under the old corpus's marker, and a later
+  # `--stage 0` of the old parameters read both without a word. Its marker says so until the corpus is whole again.
+  if [ "$stage" -gt -1 ] && [[ $(cat "$corpus/.done/synth" 2>/dev/null) == "unfinished "* ]]; then
+    die "the corpus in $corpus may be half-written: stage -1 ended before sate synth had finished it (stopped, or failed); run from --stage -1, which makes it whole"
+  fi
   earlier -1 "$corpus/.done/synth" "the corpus in $corpus" "$params"  # `--stage 0 --seed 1`: the corpus of seed 0
   if run_stage -1 "build the synthetic corpus in $corpus"; then
     if ! is_done "$corpus/.done/synth" "$params"; then
-      sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}"
-      mark_done "$corpus/.done/synth" "$params"
+      local marker=$corpus/.done/synth old=none rc
+      [ ! -e "$marker" ] || old=$(cat "$marker")
+      mark_done "$marker" "unfinished $params"
+      sate synth --out "$corpus" --text "$text" --train-size "$train_size" --seed "$seed" "${synth_args[@]}" || {
+        rc=$?
+        synth_left_untouched "$old"
+        exit "$rc"
+      }
+      mark_done "$marker" "$params"
     fi
   fi
+}
+
+# synth_left_untouched OLD: after a `sate synth` that failed, the corpus's marker as it was before (OLD: its text, or
+# `none`) when nothing in the corpus is newer than its "unfinished": a refusal of the arguments (`--text-size` below
+# `--train-size`), which writes nothing, made a finished corpus "half-written", and every later stage refused it.
+# sate synth's first write (its mark, `en-de/.sate-synth`, also through a link) is newer: the marker stays.
+synth_left_untouched() {
+  local changed
+  changed=$(CDPATH= cd -- "$corpus" && find -L . -path ./.done -prune -o -newer ./.done/synth -print -quit 2>/dev/null) \
+    && [ -z "$changed" ] || return 0  # a folder it cannot read, a link loop: taken as changed
+  if [ "$1" = none ]; then rm -f -- "$corpus/.done/synth"; else mark_done "$corpus/.done/synth" "$1"; fi
 }
 
 . recipes/lib/pipeline.sh

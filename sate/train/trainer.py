@@ -334,14 +334,18 @@ def check_devices(accelerator: str, devices: int | None, gpus: int) -> int:
     """The devices per node for `accelerator` ("cpu" or "gpu", on a machine of `gpus` GPUs): --devices from 1 to
     the GPUs there are, or to `max_jobs` CPU processes; when not given, every GPU or one process. `--accelerator
     gpu` without a GPU was a ZeroDivisionError traceback, `--devices -1` a TypeError, 10**20 an OverflowError,
-    and 0 meant the default without a word."""
+    and 0 meant the default without a word. Run by a recipe (which exports SATE_STOP_WITH), whose --ngpu gives both
+    options, the advice names --ngpu: "use --accelerator cpu" was refused by the recipe as an unknown option."""
+    recipe = "SATE_STOP_WITH" in os.environ  # sate.cli.STOP_WITH
     if accelerator == "gpu" and gpus == 0:
-        raise SateError("--accelerator gpu: torch sees no GPU on this machine; use --accelerator cpu (or auto)")
+        raise SateError("--accelerator gpu: torch sees no GPU on this machine; "
+                        + ("give the recipe --ngpu 0 (the CPU)" if recipe else "use --accelerator cpu (or auto)"))
     if devices is None:
         return gpus if accelerator == "gpu" else 1
     most, what = (gpus, "its GPUs") if accelerator == "gpu" else (max_jobs(), "processes, four per CPU")
     if not 1 <= devices <= most:
-        raise SateError(f"--devices {devices:,}: from 1 to {most} on this machine ({what})")
+        advice = f"; give the recipe --ngpu {most} or fewer" if recipe and accelerator == "gpu" else ""
+        raise SateError(f"--devices {devices:,}: from 1 to {most} on this machine ({what}){advice}")
     return devices
 
 

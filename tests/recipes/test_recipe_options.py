@@ -249,11 +249,13 @@ fi
 """
 
 
-@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129)])
+@pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, -2)])
 def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, status: int) -> None:
     """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it
     (training, then averaging and packing), for hours, each holding its experiment's lock (thirteenth hostile
-    pass)."""
+    pass). Ctrl-C (SIGINT to the whole job) did nothing at all: the stages' commands, run in the background, have it
+    ignored, and the recipe's bash waited on (twenty-eighth hostile pass). The recipe then ends by SIGINT itself, as
+    in sequential mode: its `exit 130` had a user's loop over runs go on to the next (its review)."""
     side_by_side_stub(tmp_path, SLEEPER)
     env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "STUB_DIR": str(tmp_path)}
     argv = side_by_side_argv(tmp_path, "5")
@@ -268,7 +270,10 @@ def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, s
         while not all(p.is_file() for p in pid_files) and time.monotonic() < deadline:
             time.sleep(0.1)
         pids = [int(p.read_text()) for p in pid_files]
-        recipe.send_signal(sig)  # `kill PID` of the recipe alone
+        if sig == signal.SIGINT:
+            os.killpg(recipe.pid, sig)  # Ctrl-C: the terminal sends it to every process of the job
+        else:
+            recipe.send_signal(sig)  # `kill PID` of the recipe alone
         _, err = recipe.communicate(timeout=30)
         assert recipe.returncode == status, err
         assert "stage 5" not in err and "stopped: stages 3 and 4 ended unfinished" in err, err
@@ -425,6 +430,231 @@ def test_the_synthetic_recipe_checks_its_options_before_it_voices_the_corpus(
     assert done.returncode == 1
     assert done.stderr == f"[synth] error: {says}\n"
     assert list(tmp_path.iterdir()) == []
+
+@pytest.mark.parametrize(("train_args", "says"), [
+    ("--exp /elsewhere", "--exp: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)"),
+    ("--set trainer.max_steps=2 --ex=/elsewhere",  # sate train takes a prefix of an option, as argparse does
+     "--ex=/elsewhere: the recipe trains each model in its folder of --exp (give the recipe --exp DIR)"),
+    ("--config other.yaml", "--config: the recipe gives each model its config from --conf-dir (--conf-dir DIR, with "
+                            "the files it names)"),
+    ("--init-from asr=a.pt", "--init-from: the recipe gives --init-from to the models begun from others (SATE, the "
+                             "comparison rows) itself"),
+    ("--st /elsewhere", "--st: the recipe gives --steps-from to the models begun from others (SATE, the comparison "
+                        "rows) itself"),
+    ("--set data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
+                                  "(give the recipe --data DIR)"),
+    ("--set=data.dir=/elsewhere", "data.dir=/elsewhere: the recipe gives every model its data directory, --data "
+                                  "(give the recipe --data DIR)"),
+    # sate train ended 0 having printed its help: the model was marked trained (its review)
+    ("--devices 1 --he", "--he: sate train would print its help and train nothing (run `sate train --help` for it)"),
+    ("-h", "-h: sate train would print its help and train nothing (run `sate train --help` for it)"),
+    # the mapping form of the same key (its review)
+    ('--set data={"dir":"/elsewhere"}', 'data={"dir":"/elsewhere"}: the recipe gives every model its data directory, '
+                                        "--data (give the recipe --data DIR)"),
+    ("--se=data={num_workers:2,'dir':/e}", "data={num_workers:2,'dir':/e}: the recipe gives every model its data "
+                                           "directory, --data (give the recipe --data DIR)"),
+])
+def test_train_args_may_not_replace_what_the_recipe_gives_sate_train(tmp_path: Path, train_args: str,
+                                                                     says: str) -> None:
+    """--train-args go after the recipe's own options, and the last of an option wins: `--train-args "--exp DIR"`
+    trained every model into DIR while the recipe marked EXP/NAME trained, then averaged and packed the checkpoints
+    EXP/NAME held from before, exit 0 (twenty-eighth hostile pass)."""
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
+                           tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == f"[mustc] error: --train-args: {says}\n"
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("train_args", ["--set trainer.max_steps=2 --set data.train=train_sp", "--devices 2",
+                                        "--set=trainer.max_epochs=1 --set optim.lr=1e-3",
+                                        '--set data={"train":"train_dirty"}'])
+def test_train_args_of_other_options_are_taken(tmp_path: Path, train_args: str) -> None:
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path / "m", "--data",
+                           tmp_path / "data", "--exp", tmp_path / "exp", "--train-args", train_args, "--stage", "50"],
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "selects none of the stages" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("script", ["mustc/run.sh", "libri_trans/run.sh", "synth/run.sh", "synth/local/streaming.sh"])
+def test_a_recipe_s_help_is_its_header_alone(script: str) -> None:
+    """--help printed every comment up to the first empty line, which came after the notes that follow the header:
+    each recipe's help went on with "`sh run.sh` (dash) stopped on ...", the repository root's and more (twenty-eighth
+    hostile pass)."""
+    done = subprocess.run(["bash", ROOT / "recipes" / script, "--help"], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0 and done.stderr == ""
+    assert "dash" not in done.stdout and "--help" not in done.stdout and "repository root" not in done.stdout
+    assert done.stdout.splitlines()[-1].lstrip().startswith(("11 ", "--device D"))  # its last line: stages, options
+
+
+@pytest.mark.parametrize("recipe", ["mustc", "libri_trans", "synth"])
+def test_the_default_nj_is_the_cpus_not_omp_num_threads(tmp_path: Path, recipe: str) -> None:
+    """--nj's default was nproc's answer, which is OMP_NUM_THREADS where that is set: an exported OMP_NUM_THREADS=100
+    (on a machine of fewer CPUs) was refused as "--nj 100: at most 16 parallel jobs", an option never given, and
+    OMP_NUM_THREADS=1 made the features on one CPU (twenty-eighth hostile pass)."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != features ] || printf "%s\\n" "$@" > "$SATE_ARGS"\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "data" / ".done").mkdir(parents=True)
+    (tmp_path / "data" / ".done" / "prep").touch()
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer", "--corpus", tmp_path]}[recipe]
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "SATE_ARGS": str(tmp_path / "args"),
+           "OMP_NUM_THREADS": "100", "OMP_THREAD_LIMIT": "1"}
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--data", tmp_path / "data",
+                           "--exp", tmp_path / "exp", "--stage", "1", "--stop-stage", "1"], env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    args = (tmp_path / "args").read_text().splitlines()
+    assert args[args.index("--jobs") + 1] == str(len(os.sched_getaffinity(0)))
+
+
+def test_a_corpus_sate_synth_did_not_finish_is_not_prepared(tmp_path: Path) -> None:
+    """sate synth writes the corpus in place, the MT text first: Ctrl-C while it made the corpus of another seed left
+    the new MT text beside the old voiced splits under the old corpus's marker, and `--stage 0` with the old
+    parameters prepared them, and stages 2 and 4 read the other MT text, without a word (twenty-eighth hostile
+    pass)."""
+    (tmp_path / "bin").mkdir()
+    # stopped once it has begun: its mark written (touched) first, as sate synth does
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || { sleep 0.05; mkdir -p "$3/en-de"; '
+                                           'touch "$3/en-de/.sate-synth"; exit 130; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    (tmp_path / "corpus" / ".done").mkdir(parents=True)
+    old = "text=phrasebook train_size=8000 seed=0 --text-size 40000 --dev-size 300 --test-size 300"
+    (tmp_path / "corpus" / ".done" / "synth").write_text(old)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", tmp_path / "corpus",
+            "--data", tmp_path / "data", "--exp", tmp_path / "exp"]
+    done = subprocess.run([*argv, "--seed", "1", "--stop-stage", "-1"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 130
+    done = subprocess.run([*argv, "--stage", "0"], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[synth] error: the corpus in {tmp_path}/corpus may be half-written: stage -1 ended before "
+                           "sate synth had finished it (stopped, or failed); run from --stage -1, which makes it "
+                           "whole\n")
+    assert not (tmp_path / "data").exists()
+
+
+@pytest.mark.parametrize("linked", [False, True])
+def test_a_sate_synth_refusal_leaves_the_corpus_s_marker_as_it_was(tmp_path: Path, linked: bool) -> None:
+    """The marker said "unfinished" before sate synth had read its arguments: a stage -1 it refused at once
+    (`--text-size` below `--train-size`), writing nothing, made a finished corpus "half-written", and every later
+    stage of it was refused (twenty-eighth hostile pass, review). A refusal once sate synth has begun writing, also
+    where the corpus's en-de/ is a link to another disk, still leaves "unfinished"."""
+    (tmp_path / "bin").mkdir()
+    (tmp_path / "bin" / "sate").write_text('#!/bin/bash\n[ "$1" != synth ] || { sleep 0.05; [ -z "$WRITE" ] || touch '
+                                           '"$3/en-de/.sate-synth"; echo "sate synth: error: no" >&2; exit 2; }\n')
+    (tmp_path / "bin" / "sate").chmod(0o755)
+    corpus = tmp_path / "corpus"
+    (corpus / ".done").mkdir(parents=True)
+    if linked:
+        (tmp_path / "disk" / "en-de").mkdir(parents=True)
+        (corpus / "en-de").symlink_to(tmp_path / "disk" / "en-de")
+    else:
+        (corpus / "en-de").mkdir()
+    (corpus / "en-de" / ".sate-synth").touch()
+    old = "text=phrasebook train_size=8000 seed=0 --text-size 40000 --dev-size 300 --test-size 300"
+    (corpus / ".done" / "synth").write_text(old)
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}"}
+    argv = ["bash", ROOT / "recipes" / "synth" / "run.sh", "--acoustic", "conformer", "--corpus", corpus, "--seed", "1",
+            "--stop-stage", "-1"]
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and "sate synth: error: no" in done.stderr, done.stderr
+    assert (corpus / ".done" / "synth").read_text() == old
+    assert sorted(p.name for p in (corpus / ".done").iterdir()) == ["synth"]
+    done = subprocess.run(argv, env={**env, "WRITE": "1"}, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2
+    assert (corpus / ".done" / "synth").read_text().startswith("unfinished text=phrasebook train_size=8000 seed=1 ")
+    (corpus / ".done" / "synth").unlink()  # a new corpus: no marker before, none after
+    done = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 2 and not (corpus / ".done" / "synth").exists()
+
+
+def test_a_recipe_s_training_without_its_gpus_names_ngpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The MuST-C recipe's default --ngpu 1 on a machine without a GPU stopped stage 3 on "use --accelerator cpu (or
+    auto)", an option the recipe refuses as unknown (twenty-eighth hostile pass); `sate train` alone keeps its
+    advice."""
+    from sate.errors import SateError
+    from sate.train.trainer import check_devices
+
+    monkeypatch.delenv("SATE_STOP_WITH", raising=False)
+    with pytest.raises(SateError, match=r"use --accelerator cpu \(or auto\)$"):
+        check_devices("gpu", 1, 0)
+    monkeypatch.setenv("SATE_STOP_WITH", str(os.getpid()))
+    with pytest.raises(SateError, match=r"torch sees no GPU on this machine; give the recipe --ngpu 0 \(the CPU\)$"):
+        check_devices("gpu", 1, 0)
+    with pytest.raises(SateError, match=r"--devices 4: from 1 to 2 on this machine \(its GPUs\); give the recipe "
+                                        r"--ngpu 2 or fewer$"):
+        check_devices("gpu", 4, 2)
+    assert check_devices("gpu", 2, 2) == 2 and check_devices("cpu", 1, 0) == 1
+
+
+@pytest.mark.parametrize(("recipe", "option"), [("synth", "--exp"), ("synth", "--corpus"), ("mustc", "--data"),
+                                                ("libri_trans", "--data"), ("libri_trans", "--conf-dir")])
+def test_an_empty_directory_option_is_refused(tmp_path: Path, recipe: str, option: str) -> None:
+    """`--exp "$EXP"` with EXP unset ran on the default experiments (the repository's exp/..., another run's, "done
+    already"), and libri_trans's `--data ""` was the root: "missing /.done/features" (twenty-eighth hostile pass). An
+    empty hub directory or list is none, as its default."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer"]}[recipe]
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, option, "", "--stage", "3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: {option} is empty: give a directory, or leave the option out for its "
+                           "default\n")
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path, "--whisper", "",
+                           "--mt-hub", "", "--asr-extra", "", "--mt-extra", "", "--stage", "50"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=60)
+    assert "selects none of the stages" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize(("recipe", "tag"), [("mustc", ""), ("mustc", ".."), ("libri_trans", "."), ("synth", ""),
+                                           ("mustc", "./"), ("synth", "x/.."), ("libri_trans", "/"),
+                                           ("mustc", "a/../..")])
+def test_an_exp_tag_that_is_no_folder_of_its_own_is_refused(tmp_path: Path, recipe: str, tag: str) -> None:
+    """`--exp-tag ""` (or `..`) put the MuST-C recipe's experiments in exp/mustc/en-de/ itself, beside the folders of
+    the other tags, and gave the synthetic recipe the default tag's (twenty-eighth hostile pass); so did `./`, `x/..`
+    and `/` after the first fix, and `a/../..` named a folder outside (its review)."""
+    corpus = {"mustc": ["--mustc-root", tmp_path], "libri_trans": ["--root", tmp_path],
+              "synth": ["--acoustic", "conformer"]}[recipe]
+    done = subprocess.run(["bash", ROOT / "recipes" / recipe / "run.sh", *corpus, "--exp-tag", tag, "--stage", "3"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert done.stderr == (f"[{recipe}] error: --exp-tag '{tag}' names no folder of its own under exp/: give a name "
+                           "(or leave the option out for the default)\n")
+
+
+@pytest.mark.parametrize("tag", ["a/b", "./v2", "sate v2/", "-x", "..a"])
+def test_an_exp_tag_below_its_folder_is_taken(tmp_path: Path, tag: str) -> None:
+    done = subprocess.run(["bash", ROOT / "recipes" / "mustc" / "run.sh", "--mustc-root", tmp_path, "--exp-tag", tag,
+                           "--stage", "50"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 1
+    assert "selects none of the stages" in done.stderr, done.stderr
+
+
+@pytest.mark.parametrize("readonly", [False, True])
+def test_an_exported_tmout_does_not_stop_a_stage_that_draws_a_progress_bar(tmp_path: Path, readonly: bool) -> None:
+    """TMOUT (hardened systems export 900 s) is bash's default timeout of `read`, and a stage's log is written by a
+    `read` loop: a progress bar redrawn without a line break for that long (an epoch of sate train) timed it out, tee
+    died of SIGPIPE and the training with it, the recipe ending 141 without a word (twenty-eighth hostile pass). The
+    first fix unset TMOUT, and a readonly one (the CIS form, set by a startup file) stopped every recipe on bash's
+    "TMOUT: cannot unset: readonly variable" (its review)."""
+    side_by_side_stub(tmp_path, '#!/bin/bash\necho begun\nfor i in 1 2 3; do printf "epoch %s\\r" $i; sleep 1; done\n'
+                                'echo "epoch done"; echo ended\n')
+    env = {**os.environ, "PATH": f"{tmp_path / 'bin'}:{os.environ['PATH']}", "TMOUT": "1"}
+    if readonly:
+        (tmp_path / "profile").write_text("readonly TMOUT=1; export TMOUT\n")
+        env["BASH_ENV"] = str(tmp_path / "profile")  # read by the recipe's bash as it starts, as ~/.bash_profile by -l
+    argv = side_by_side_argv(tmp_path, "3")
+    argv[argv.index("--parallel-pretrain") + 1] = "false"
+    done = subprocess.run(list(map(str, argv)), env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    log = (tmp_path / "exp" / "asr" / "train.log").read_text()
+    assert log.endswith(" ended\n") and " begun\n" in log and " epoch done\n" in log, log
+
 
 def test_test_sets_are_words_not_patterns(tmp_path: Path) -> None:
     """`--test-sets "*"` reached `sate report --splits` as the file names of the directory the recipe ran in: the

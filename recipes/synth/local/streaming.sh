@@ -20,6 +20,7 @@
 #   --policies "..."    streamed runs (default: wait-k=1..3, local-agreement=2..4, alignatt=4,8)
 #   --talks-policy P    the policy of the whole-talk run (default: local-agreement=2; empty: no talks)
 #   --device D          (default: cpu, as in the table)
+
 # `sh run.sh` (dash) stopped on "set: Illegal option -o pipefail"; say what to run instead.
 [ -n "${BASH_VERSION:-}" ] || { echo "$0: a bash script: run it as bash $0, not with sh" >&2; exit 1; }
 set -euo pipefail
