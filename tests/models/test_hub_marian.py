@@ -372,3 +372,35 @@ def test_a_shard_index_names_files_of_its_own_directory(tmp_path: Path) -> None:
     index.write_text(json.dumps({"weight_map": {"w": "part-2.safetensors"}}))
     with pytest.raises(SateError, match="part-2.safetensors is a directory, not a weights file"):
         read_weights(directory)
+
+
+@pytest.mark.parametrize(("change", "message"), [
+    (lambda w: w.to(torch.int8), r"encoder.layers.0.fc1.weight holds int8 values, not float weights"),
+    (lambda w: w.index_fill(1, torch.tensor([0]), float("inf")), "encoder.layers.0.fc1.weight holds NaN or infinite"),
+    (lambda w: w.half(), None),  # float16 and bfloat16 downloads load as float32
+    (lambda w: w.bfloat16(), None),
+])
+def test_integer_or_non_finite_weights_are_refused_naming_the_tensor(marian_dir: Path, tmp_path: Path, change: Any,
+                                                                     message: str | None) -> None:
+    """A quantised tensor was cast to float and loaded as its raw codes, and an infinity (an overflowed float16
+    conversion) loaded as it was, both with the table's "ok" (28th hostile pass)."""
+    from safetensors.torch import load_file, save_file
+
+    from sate.data.marian_vocab import marian_pieces
+
+    directory = tmp_path / "edited"
+    shutil.copytree(marian_dir, directory)
+    state = load_file(directory / "model.safetensors")
+    name = "model.encoder.layers.0.fc1.weight"
+    state[name] = change(state[name])
+    save_file(state, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    pieces = marian_pieces(directory)
+    model = build_model("mt", {"textual": {"type": "hf_marian", "path": str(directory)},
+                               "decoder": {"type": "hf_marian"}}, len(pieces), len(pieces))
+    if message is None:
+        load_hub_parts(model, pieces, pieces, log=lambda _: None)
+        assert model.textual.encoder.encoders[0].feed_forward.w_1.weight.dtype == torch.float32
+        return
+    with pytest.raises(SateError, match=message) as caught:
+        load_hub_parts(model, pieces, pieces, log=lambda _: None)
+    assert str(directory / "model.safetensors") in str(caught.value)

@@ -102,7 +102,25 @@ def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
     bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
     if bad:
         raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
-    return cast("dict[str, torch.Tensor]", state), path
+    tensors = cast("dict[str, torch.Tensor]", state)
+    check_weights(tensors, path)
+    return tensors, path
+
+
+def check_weights(state: Mapping[str, torch.Tensor], path: Path) -> None:
+    """Every tensor of a weights file a float of finite values, or one line naming the file and the first tensor
+    that is not: an integer tensor (a quantised save) was cast to float and loaded as its raw codes, and a NaN or an
+    infinity (a float16 conversion that overflowed) was loaded, both without a word (28th hostile pass)."""
+    import torch
+
+    for name, tensor in state.items():
+        if not tensor.is_floating_point():
+            raise SateError(f"{path}: {name} holds {str(tensor.dtype).removeprefix('torch.')} values, not float "
+                            "weights (a quantised model?); sate reads float32, float16 or bfloat16 weights: use the "
+                            "unquantised download")
+        if not bool(torch.isfinite(tensor).all()):
+            raise SateError(f"{path}: {name} holds NaN or infinite values; the weights are damaged (a float16 "
+                            "conversion that overflowed?): download them again")
 
 
 def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, ...]) -> Any:

@@ -23,7 +23,7 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import Claims, check_config_sizes, positive_sizes, read_json, read_weights
+from sate.models.hub.files import Claims, check_config_sizes, check_weights, positive_sizes, read_json, read_weights
 from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
@@ -207,6 +207,7 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
         names = {ours: f"decoder/{theirs}" for ours, theirs in _names(_CT2, sizes.layers).items()}
         names |= {"embed.weight": "decoder/embeddings/weight", "positions": "decoder/position_encodings/encodings"}
         tensors = read_tensors(index, list(names.values()))
+        check_weights(tensors, index.path)
         return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
     state, source = read_weights(directory)
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."

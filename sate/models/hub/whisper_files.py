@@ -28,6 +28,7 @@ from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensor
 from sate.models.hub.files import (
     Claims,
     check_config_sizes,
+    check_weights,
     hub_directory,
     positive_sizes,
     read_json,
@@ -225,6 +226,7 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
         names = {ours: f"encoder/{theirs}" for ours, theirs in _name_table(_CT2_NAMES, sizes.layers).items()}
         names["positions"] = "encoder/position_encodings/encodings"
         tensors = read_tensors(index, list(names.values()))
+        check_weights(tensors, index.path)
         return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
     state, source = read_weights(directory)
     prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
