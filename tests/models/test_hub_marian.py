@@ -404,3 +404,28 @@ def test_integer_or_non_finite_weights_are_refused_naming_the_tensor(marian_dir:
     with pytest.raises(SateError, match=message) as caught:
         load_hub_parts(model, pieces, pieces, log=lambda _: None)
     assert str(directory / "model.safetensors") in str(caught.value)
+
+
+def test_each_tensor_comes_from_the_shard_the_index_places_it_in(tmp_path: Path) -> None:
+    """Shards of two downloads (a re-sharded revision over an older one) held one name twice, and the later file's
+    tensor was loaded without a word; a tensor the index lists that no shard holds was not missed (28th hostile
+    pass)."""
+    from safetensors.torch import save_file
+
+    from sate.models.hub.files import read_weights
+
+    directory = tmp_path / "model"
+    directory.mkdir()
+    save_file({"a": torch.zeros(2), "b": torch.zeros(2)}, str(directory / "model-00001-of-00002.safetensors"))
+    save_file({"c": torch.zeros(2)}, str(directory / "model-00002-of-00002.safetensors"))
+    index = directory / "model.safetensors.index.json"
+    first, second = "model-00001-of-00002.safetensors", "model-00002-of-00002.safetensors"
+    index.write_text(json.dumps({"metadata": {}, "weight_map": {"a": first, "b": first, "c": second}}))
+    assert sorted(read_weights(directory)[0]) == ["a", "b", "c"]
+    save_file({"c": torch.zeros(2), "a": torch.ones(2)}, str(directory / second))  # the other revision's shard
+    with pytest.raises(SateError, match=f"{second} holds a, but model.safetensors.index.json places it in '{first}'"):
+        read_weights(directory)
+    save_file({"c": torch.zeros(2)}, str(directory / second))
+    index.write_text(json.dumps({"weight_map": {"a": first, "b": first, "c": second, "d": second}}))
+    with pytest.raises(SateError, match=f"index.json: {second} does not hold d, which the index places there"):
+        read_weights(directory)

@@ -96,7 +96,18 @@ def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
             raise SateError(f"{path}: its weight_map {what}")
         state: dict[str, object] = {}
         for shard in sorted(set(shards)):
-            state.update(_read_one(directory / shard))
+            for name, value in _read_one(directory / shard).items():
+                # each tensor from the shard the map places it in: shards of two downloads (a re-sharded revision
+                # over an older one) held one name twice, and the later file's won without a word (28th pass)
+                if weight_map.get(name) != shard:
+                    where = f"places it in {shown(weight_map[name])}" if name in weight_map else "does not list it"
+                    raise SateError(f"{directory / shard} holds {name}, but {path.name} {where}: are the shards of "
+                                    "one download? Download the model again into an empty directory")
+                state[name] = value
+        absent = [name for name in weight_map if name not in state]
+        if absent:
+            raise SateError(f"{path}: {weight_map[absent[0]]} does not hold {absent[0]}, which the index places "
+                            "there: are the shards of one download? Download the model again into an empty directory")
     else:
         state = _read_one(path)
     bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
