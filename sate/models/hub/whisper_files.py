@@ -191,6 +191,20 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
                         shapes["encoder/position_encodings/encodings"][0])
 
 
+def refuse_unused(part: dict[str, torch.Tensor], used: list[str], source: Path, prefix: str, what: str) -> None:
+    """A tensor of a Hugging Face Whisper's encoder or decoder (``part``, names without ``prefix``) that sate does
+    not read is one line naming it: an extra block or adapter of a fine-tuned model was dropped under the table's
+    "0 unexpected, ok" (28th hostile pass). A key projection's bias is left out on purpose: it adds the same
+    amount to a query's score for every key, which the softmax takes away (Whisper has none; conversions may
+    store zeros)."""
+    unused = sorted(set(part) - set(used) - {k for k in part if k.endswith("attn.k_proj.bias")})
+    if unused:
+        more = f" ... and {len(unused) - 5} more" if len(unused) > 5 else ""
+        raise SateError(f"{source}: tensors that fit no part of Whisper's {what}: "
+                        f"{', '.join(prefix + k for k in unused[:5])}{more}; is this a Whisper of another "
+                        "architecture?")
+
+
 # Our names -> CTranslate2's (per layer: {i}).
 _CT2_NAMES = {"conv1.{p}": "conv1/{p}", "conv2.{p}": "conv2/{p}", "layer_norm.{p}": "layer_norm/{n}",
               "layers.{i}.attn_norm.{p}": "layer_{i}/self_attention/layer_norm/{n}",
@@ -241,6 +255,7 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
     missing += [k for k in attention if k[len(prefix):] not in encoder]
     if missing:
         raise SateError(f"{source}: no {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    refuse_unused(encoder, [*names.values(), *(k[len(prefix):] for k in attention)], source, prefix, "encoder")
     out = {ours: encoder[theirs].float() for ours, theirs in names.items()}
     for i in range(sizes.layers):
         part = f"layers.{i}.self_attn."
