@@ -429,3 +429,21 @@ def test_each_tensor_comes_from_the_shard_the_index_places_it_in(tmp_path: Path)
     index.write_text(json.dumps({"weight_map": {"a": first, "b": first, "c": second, "d": second}}))
     with pytest.raises(SateError, match=f"index.json: {second} does not hold d, which the index places there"):
         read_weights(directory)
+
+
+def test_a_vocab_size_edited_alone_is_named_as_such(marian_dir: Path, tmp_path: Path) -> None:
+    """config.json's vocab_size edited (decoder_vocab_size left as saved) was refused as "share_encoder_decoder_
+    embeddings false", a key the file did not set; decoder_vocab_size null is vocab_size, as transformers reads it
+    (28th hostile pass)."""
+    from sate.models.hub.settings import marian_settings
+
+    directory = tmp_path / "edited"
+    shutil.copytree(marian_dir, directory)
+    config = json.loads((directory / "config.json").read_text())
+    size = config["vocab_size"]
+    assert config["decoder_vocab_size"] == size
+    (directory / "config.json").write_text(json.dumps({**config, "vocab_size": size + 3}))
+    with pytest.raises(SateError, match=f"config.json: decoder_vocab_size {size} differs from vocab_size {size + 3}; "):
+        marian_settings(directory)
+    (directory / "config.json").write_text(json.dumps({**config, "decoder_vocab_size": None}))
+    assert marian_settings(directory)["vocab_size"] == size
