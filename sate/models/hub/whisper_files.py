@@ -239,9 +239,9 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
         index = ct2_index(directory)
         names = {ours: f"encoder/{theirs}" for ours, theirs in _name_table(_CT2_NAMES, sizes.layers).items()}
         names["positions"] = "encoder/position_encodings/encodings"
-        tensors = read_tensors(index, list(names.values()))
-        check_weights(tensors, index.path)
-        return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
+        tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
+        check_weights(tensors, index.path)  # in float32, where it is fastest
+        return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
     state, source = read_weights(directory)
     prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
     encoder = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
