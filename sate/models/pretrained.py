@@ -233,6 +233,11 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
     else:
         pairs = [("d_model", model.conf.d_model, ckpt.config.get("d_model"))]
+        if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict):
+            # the layer the head reads, not a weight: a head trained on layer 4's states was put over the top one
+            # without a word (28th hostile pass); null is the top, so compared as the layer it stands for
+            pairs.append(("ctc.layer (the acoustic layer it reads)", _ctc_layer(model.conf.to_dict()),
+                          _ctc_layer(ckpt.config)))
         section = SECTIONS.get(component)
         if section is not None:
             if section not in ckpt.config:
@@ -242,6 +247,13 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
     return problems
+
+
+def _ctc_layer(config: RawMapping) -> object:
+    """The acoustic layer a resolved config's CTC head reads: ``ctc.layer``, or the top one where it is null."""
+    layer = config["ctc"].get("layer")
+    acoustic = config.get("acoustic")
+    return layer if layer is not None or not isinstance(acoustic, dict) else acoustic.get("layers")
 
 
 def _differences(name: str, mine: object, theirs: object) -> list[str]:

@@ -423,3 +423,21 @@ def test_an_acoustic_encoder_trained_on_other_features_is_noted(tmp_path: Path, 
     assert _cmvn_note(ckpt(cmvn=record, cmvn_kind="global"), None, "utterance") == (
         f"note: init acoustic <- {tmp_path / 'asr.pt'}: trained with global CMVN (it records the statistics), this "
         "run normalises with data.cmvn utterance: fine-tuning starts from features it never read")
+
+
+def test_a_ctc_head_trained_on_another_acoustic_layer_is_refused(tmp_path: Path, build: Build,
+                                                                 src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """A hybrid ASR model whose CTC reads layer 1 of 2 gave its head to a SATE model whose CTC reads the top layer,
+    under the table's "ok" (28th hostile pass); a layer written as the top's number is the top (null)."""
+    acoustic = {"layers": 2, "heads": 2, "ffn": 32, "type": "conformer", "frontend_channels": 4, "kernel": 3}
+    decoder = {"layers": 1, "heads": 2, "ffn": 32}
+    init = {"acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
+    save_model_file(tmp_path / "asr.pt", build("asr", seed=1, acoustic=acoustic, ctc={"layer": 1}, decoder=decoder),
+                    src_tokens, tgt_tokens)
+    with pytest.raises(SateError, match=r"ctc <- .*asr.pt: ctc.layer \(the acoustic layer it reads\): checkpoint 1, "
+                                        "ours 2$"):
+        initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
+    save_model_file(tmp_path / "asr.pt", build("asr", seed=1, acoustic=acoustic, ctc={"layer": 2}, decoder=decoder),
+                    src_tokens, tgt_tokens)
+    rows = initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
+    assert [(r.component, r.ok) for r in rows] == [("acoustic", True), ("ctc", True)]
