@@ -24,6 +24,7 @@ unexpected keys is printed first. Checkpoints are read with ``weights_only=True`
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -221,6 +222,8 @@ def without_dropout(section: object) -> object:
 def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> list[str]:
     """Settings that would change the computation without changing any weight shape."""
     if ckpt.kind == "espnet":
+        if component == "ctc":
+            return _espnet_ctc_problems(model, ckpt)
         if component not in ("acoustic", "textual", "decoder"):
             return []
         ours = getattr(model, component)  # AcousticEncoder, TextualEncoder or ESPnet's decoder
@@ -247,6 +250,15 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
     return problems
+
+
+def _espnet_ctc_problems(model: SateModel, ckpt: Checkpoint) -> list[str]:
+    """An ESPnet2 CTC head reads its encoder's top block (counted in the experiment's weights); ours must too."""
+    blocks = {int(m.group(1)) for key in ckpt.state if (m := re.match(r"encoder\.encoders\.(\d+)\.", key))}
+    mine = _ctc_layer(model.conf.to_dict())
+    if not blocks or mine == max(blocks) + 1:
+        return []
+    return [f"ctc.layer (the acoustic layer it reads): experiment {max(blocks) + 1} (its encoder's top), ours {mine}"]
 
 
 def _ctc_layer(config: RawMapping) -> object:

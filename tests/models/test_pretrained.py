@@ -441,3 +441,18 @@ def test_a_ctc_head_trained_on_another_acoustic_layer_is_refused(tmp_path: Path,
                     src_tokens, tgt_tokens)
     rows = initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
     assert [(r.component, r.ok) for r in rows] == [("acoustic", True), ("ctc", True)]
+
+
+def test_an_espnet_ctc_head_over_another_layer_than_its_encoders_top_is_refused(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """An ESPnet2 CTC head reads its encoder's top block: put over the top of a deeper encoder of ours it was
+    loaded under the table's "ok" (28th hostile pass)."""
+    _, _, pth = _espnet_asr_experiment(tmp_path / "exp", src_tokens)
+    deeper = {**ESPNET_ACOUSTIC, "layers": 2}
+    with pytest.raises(SateError, match=r"ctc <- .*valid.acc.ave.pth: ctc.layer \(the acoustic layer it reads\): "
+                                        r"experiment 1 \(its encoder's top\), ours 2$"):
+        initialize(build("st", acoustic=deeper), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+                   log=lambda _: None)
+    rows = initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+                      log=lambda _: None)
+    assert [(r.component, r.ok) for r in rows] == [("ctc", True)]
