@@ -39,7 +39,7 @@ from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import cmvn_difference, recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import RawMapping, require_file
+from sate.files import RawMapping, hub_hint, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
@@ -136,6 +136,11 @@ def _read_token_list(value: object, config_path: Path) -> list[str]:
 
 def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | None) -> Checkpoint:
     """An ESPnet2 experiment: the .pth state dict plus its config.yaml (for token lists and settings)."""
+    if config_path is None and not (path.parent / layout.CONFIG).exists() and (hint := hub_hint(path.parent)):
+        # a Hugging Face model's pytorch_model.bin is a plain state dict too: "set init.<component>.config" was
+        # advice that could not be followed (28th hostile pass)
+        raise SateError(f"{path}: a downloaded model's weights, not a checkpoint of ours or an ESPnet experiment"
+                        f"{hint}")
     config_path = config_path or path.parent / layout.CONFIG
     require_file(config_path, "an ESPnet config",
                  f"{path} is an ESPnet-style state dict but {config_path} is missing; "

@@ -456,3 +456,29 @@ def test_an_espnet_ctc_head_over_another_layer_than_its_encoders_top_is_refused(
     rows = initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
                       log=lambda _: None)
     assert [(r.component, r.ok) for r in rows] == [("ctc", True)]
+
+
+def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """`init: textual: {path: opus-mt-en-de/pytorch_model.bin}` (a plain state dict, as an ESPnet .pth is) was told
+    to "set init.<component>.config", advice that could not be followed (28th hostile pass); an ESPnet experiment's
+    .pth without its config.yaml is still asked for it."""
+    marian = tmp_path / "opus-mt-en-de"
+    marian.mkdir()
+    (marian / "config.json").write_text('{"model_type": "marian"}')
+    torch.save({"model.shared.weight": torch.zeros(2, 2)}, marian / "pytorch_model.bin")
+    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's weights, not a "
+                                        rf"checkpoint of ours or an ESPnet experiment \({marian} is a downloaded "
+                                        "model: name it in the model config, as textual.path with textual.type "
+                                        "hf_marian"):
+        initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
+                   log=lambda _: None)
+    (marian / "config.json").unlink()
+    with pytest.raises(SateError, match="is an ESPnet-style state dict but .*config.yaml is missing"):
+        initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
+                   log=lambda _: None)
+    (marian / "config.json").write_text('{"model_type": "marian"}')
+    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}  # a teacher: "not a sate model file"
+    with pytest.raises(SateError, match=rf"pytorch_model.bin: not a sate model file \(format None\) \({marian} is a "
+                                        "downloaded model: name it in the model config"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
