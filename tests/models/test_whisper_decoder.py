@@ -295,3 +295,22 @@ def test_a_tensor_sate_does_not_read_is_refused_naming_it(whisper_asr_dir: Path,
         whisper_weights(copy)  # the encoder, for acoustic.type whisper
         WhisperRecognizer.load(copy)  # the decoder too, for sate evaluate --model WHISPER_DIR
     assert str(copy / "model.safetensors") in str(caught.value)
+
+
+def test_a_nan_in_the_decoder_does_not_refuse_whisper_read_for_its_encoder(whisper_asr_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """The weights' check covers the tensors sate reads: a NaN in the decoder refused a Hugging Face Whisper as
+    `acoustic.type whisper`, which reads its encoder alone (28th hostile pass, review); the decoder's reader, for
+    sate evaluate --model DIR, still refuses it naming the tensor."""
+    from safetensors.torch import load_file, save_file
+
+    from sate.models.hub.whisper_files import whisper_weights
+
+    copy = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, copy)
+    state = load_file(copy / "model.safetensors")
+    state["model.decoder.layers.1.fc2.weight"][0, 0] = float("nan")
+    save_file(state, str(copy / "model.safetensors"), metadata={"format": "pt"})
+    assert torch.isfinite(whisper_weights(copy)[0]["layers.1.fc2.weight"]).all()
+    with pytest.raises(SateError, match=rf"^{copy}/model.safetensors: model.decoder.layers.1.fc2.weight holds NaN"):
+        WhisperRecognizer.load(copy)

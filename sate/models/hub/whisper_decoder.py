@@ -24,7 +24,7 @@ from torch.nn import functional as F
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
 from sate.models.hub.files import Claims, check_config_sizes, check_weights, positive_sizes, read_json, read_weights
-from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, refuse_unused, whisper_format
+from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, reads, refuse_unused, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -209,7 +209,7 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
         tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
         check_weights(tensors, index.path)  # in float32, where it is fastest
         return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
-    state, source = read_weights(directory)
+    state, source = read_weights(directory, used=reads("decoder", "proj_out.weight"))
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
     part = {k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)}
     check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in part.items()}, prefix,

@@ -15,6 +15,7 @@ without importing the model code that imports the config.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -152,7 +153,8 @@ def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]
         with safe_open(str(path), framework="pt") as f:
             shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError):
-        read_weights(directory)  # says why (a truncated download, a git-lfs pointer); another file it reads is used
+        read_weights(directory, used=lambda _: False)  # says why (a truncated download, a git-lfs pointer); another
+        # file it reads is used
         return None
     prefix = f"model.{part}." if any(k.startswith(f"model.{part}.") for k in shapes) else f"{part}."
     return {k[len(prefix):]: v for k, v in shapes.items() if k.startswith(prefix)}, prefix
@@ -205,6 +207,16 @@ def refuse_unused(part: dict[str, torch.Tensor], used: list[str], source: Path, 
                         "architecture?")
 
 
+def reads(part: str, *others: str) -> Callable[[str], bool]:
+    """Whether sate reads a Hugging Face Whisper's tensor of that name, given the ``part`` ("encoder" or "decoder")
+    it reads and ``others`` outside it: the weights' check covers these alone (a NaN in the decoder refused a model
+    read for its encoder). A key projection's bias is dropped (`refuse_unused`)."""
+    def used(name: str) -> bool:
+        return (name.startswith((f"model.{part}.", f"{part}.")) or name in others) \
+            and not name.endswith("attn.k_proj.bias")
+    return used
+
+
 # Our names -> CTranslate2's (per layer: {i}).
 _CT2_NAMES = {"conv1.{p}": "conv1/{p}", "conv2.{p}": "conv2/{p}", "layer_norm.{p}": "layer_norm/{n}",
               "layers.{i}.attn_norm.{p}": "layer_{i}/self_attention/layer_norm/{n}",
@@ -242,7 +254,7 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
         tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
         check_weights(tensors, index.path)  # in float32, where it is fastest
         return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
-    state, source = read_weights(directory)
+    state, source = read_weights(directory, used=reads("encoder"))
     prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
     encoder = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
     check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in encoder.items()}, prefix,
