@@ -80,45 +80,57 @@ def _read_one(path: Path) -> dict[str, object]:
 
 def read_weights(directory: Path, used: Callable[[str], bool] | None = None) -> tuple[dict[str, torch.Tensor], Path]:
     """Every tensor of a model directory by name, and the file (or index) it came from. The tensors ``used`` keeps
-    (every one where None: the caller reads them) are checked by `check_weights`: a NaN in a part sate drops
-    (wav2vec2's ``lm_head``, the decoder of a Whisper read for its encoder) refused the model, and the check of every
-    tensor cost time in proportion to the whole checkpoint (28th pass)."""
+    (every one where None: the caller reads them) are checked by `check_weights`, each naming the file (the shard)
+    that holds it: a NaN in a part sate drops (wav2vec2's ``lm_head``, the decoder of a Whisper read for its encoder)
+    refused the model, and the check of every tensor cost time in proportion to the whole checkpoint (28th pass)."""
     import torch
 
     path = weight_file(directory)
     if path.name.endswith(".index.json"):
-        weight_map = read_json(path).get("weight_map")
-        if not isinstance(weight_map, dict):
-            raise SateError(f"{path}: no weight_map")
-        shards = list(weight_map.values())
-        # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
-        # loaded another directory's weights without a word
-        odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
-        if odd or not shards:
-            what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
-            raise SateError(f"{path}: its weight_map {what}")
-        state: dict[str, object] = {}
-        for shard in sorted(set(shards)):
-            for name, value in _read_one(directory / shard).items():
-                # each tensor from the shard the map places it in: shards of two downloads (a re-sharded revision
-                # over an older one) held one name twice, and the later file's won without a word (28th pass)
-                if weight_map.get(name) != shard:
-                    where = f"places it in {shown(weight_map[name])}" if name in weight_map else "does not list it"
-                    raise SateError(f"{directory / shard} holds {name}, but {path.name} {where}: are the shards of "
-                                    "one download? Download the model again into an empty directory")
-                state[name] = value
-        absent = [name for name in weight_map if name not in state]
-        if absent:
-            raise SateError(f"{path}: {weight_map[absent[0]]} does not hold {absent[0]}, which the index places "
-                            "there: are the shards of one download? Download the model again into an empty directory")
+        state, files = _read_shards(directory, path)
     else:
-        state = _read_one(path)
+        state, files = _read_one(path), {}
     bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
     if bad:
-        raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
+        raise SateError(f"{files.get(bad[0], path)}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
     tensors = cast("dict[str, torch.Tensor]", state)
-    check_weights({name: tensor for name, tensor in tensors.items() if used is None or used(name)}, path)
+    by_file: dict[Path, dict[str, torch.Tensor]] = {}
+    for name, tensor in tensors.items():
+        if used is None or used(name):
+            by_file.setdefault(files.get(name, path), {})[name] = tensor
+    for file, part in by_file.items():
+        check_weights(part, file)
     return tensors, path
+
+
+def _read_shards(directory: Path, path: Path) -> tuple[dict[str, object], dict[str, Path]]:
+    """The entries of a sharded download (``path`` its index) by name, and the shard each came from."""
+    weight_map = read_json(path).get("weight_map")
+    if not isinstance(weight_map, dict):
+        raise SateError(f"{path}: no weight_map")
+    shards = list(weight_map.values())
+    # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
+    # loaded another directory's weights without a word
+    odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
+    if odd or not shards:
+        what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
+        raise SateError(f"{path}: its weight_map {what}")
+    state: dict[str, object] = {}
+    files: dict[str, Path] = {}
+    for shard in sorted(set(shards)):
+        for name, value in _read_one(directory / shard).items():
+            # each tensor from the shard the map places it in: shards of two downloads (a re-sharded revision over
+            # an older one) held one name twice, and the later file's won without a word (28th pass)
+            if weight_map.get(name) != shard:
+                where = f"places it in {shown(weight_map[name])}" if name in weight_map else "does not list it"
+                raise SateError(f"{directory / shard} holds {name}, but {path.name} {where}: are the shards of one "
+                                "download? Download the model again into an empty directory")
+            state[name], files[name] = value, directory / shard
+    absent = [name for name in weight_map if name not in state]
+    if absent:
+        raise SateError(f"{path}: {weight_map[absent[0]]} does not hold {absent[0]}, which the index places "
+                        "there: are the shards of one download? Download the model again into an empty directory")
+    return state, files
 
 
 def check_weights(state: Mapping[str, torch.Tensor], path: Path) -> None:
