@@ -120,11 +120,16 @@ def _read_shards(directory: Path, path: Path) -> tuple[dict[str, object], dict[s
     for shard in sorted(set(shards)):
         for name, value in _read_one(directory / shard).items():
             # each tensor from the shard the map places it in: shards of two downloads (a re-sharded revision over
-            # an older one) held one name twice, and the later file's won without a word (28th pass)
-            if weight_map.get(name) != shard:
-                where = f"places it in {shown(weight_map[name])}" if name in weight_map else "does not list it"
-                raise SateError(f"{directory / shard} holds {name}, but {path.name} {where}: are the shards of one "
-                                "download? Download the model again into an empty directory")
+            # an older one) held one name twice, and the later file's won without a word (28th pass). A tensor the
+            # map does not list is taken from the one shard that holds it, as transformers loads it
+            if name in weight_map and weight_map[name] != shard:
+                raise SateError(f"{directory / shard} holds {name}, but {path.name} places it in "
+                                f"{shown(weight_map[name])}: are the shards of one download? Download the model "
+                                "again into an empty directory")
+            if name in files:
+                raise SateError(f"{directory / shard} holds {name}, and so does {files[name].name}, but {path.name} "
+                                "lists it in neither: are the shards of one download? Download the model again "
+                                "into an empty directory")
             state[name], files[name] = value, directory / shard
     absent = [name for name in weight_map if name not in state]
     if absent:
