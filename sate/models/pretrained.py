@@ -241,17 +241,16 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
         pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
     else:
         pairs = [("d_model", model.conf.d_model, ckpt.config.get("d_model"))]
-        if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict):
-            # the layer the head reads, not a weight: a head trained on layer 4's states was put over the top one
-            # without a word (28th hostile pass); null is the top, so compared as the layer it stands for
-            pairs.append(("ctc.layer (the acoustic layer it reads)", _ctc_layer(model.conf.to_dict()),
-                          _ctc_layer(ckpt.config)))
         section = SECTIONS.get(component)
         if section is not None:
             if section not in ckpt.config:
                 return [f"the checkpoint is an {ckpt.task} model, which has no {section}"]
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
     problems = []
+    if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict):
+        # the layer the head reads, not a weight: a head trained on layer 4's states was put over the top one
+        # without a word (28th hostile pass); null is the top, so compared as the layer it stands for
+        problems += _ctc_layer_problems(model, _ctc_layer(ckpt.config), "checkpoint", ckpt.path)
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
     return problems
@@ -260,10 +259,30 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
 def _espnet_ctc_problems(model: SateModel, ckpt: Checkpoint) -> list[str]:
     """An ESPnet2 CTC head reads its encoder's top block (counted in the experiment's weights); ours must too."""
     blocks = {int(m.group(1)) for key in ckpt.state if (m := re.match(r"encoder\.encoders\.(\d+)\.", key))}
-    mine = _ctc_layer(model.conf.to_dict())
-    if not blocks or mine == max(blocks) + 1:
+    return _ctc_layer_problems(model, max(blocks) + 1, "experiment", ckpt.path, " (its encoder's top)") if blocks \
+        else []
+
+
+def _ctc_layer_problems(model: SateModel, theirs: object, who: str, path: Path, what: str = "") -> list[str]:
+    """The CTC layer of a head's file (``theirs``) against ours, with what to do: read that layer, where this model
+    can (a soft adaptor, a hub encoder or a CTC-only model cannot read one below the top), or leave the head out of
+    ``init:`` so that it trains from scratch. The refusal said neither (28th hostile pass, review)."""
+    conf = model.conf.to_dict()
+    mine = _ctc_layer(conf)
+    if mine == theirs:
         return []
-    return [f"ctc.layer (the acoustic layer it reads): experiment {max(blocks) + 1} (its encoder's top), ours {mine}"]
+    conf["ctc"] = {**conf["ctc"], "layer": theirs}
+    try:
+        resolve_config(model.task, conf)
+        advice = f"set model.ctc.layer: {shown(theirs)}, or leave"
+    except SateError:
+        advice = "leave"
+    # --init-from asr= also names the ASR teacher, where loss.kd.asr_weight is set: without it the config is refused
+    teacher = getattr(getattr(getattr(model.conf, "loss", None), "kd", None), "asr_teacher", None)
+    also = f" --set model.loss.kd.asr_teacher={path}" if teacher is not None and Path(teacher) == Path(path) else ""
+    return [f"ctc.layer (the acoustic layer it reads): {who} {shown(theirs)}{what}, ours {shown(mine)}; {advice} ctc "
+            f"out of init: so that the head trains from scratch (in place of --init-from asr={path}, which fills ctc "
+            f"too: --set init.acoustic.path={path}{also})"]
 
 
 def _ctc_layer(config: RawMapping) -> object:

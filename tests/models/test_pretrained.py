@@ -434,9 +434,27 @@ def test_a_ctc_head_trained_on_another_acoustic_layer_is_refused(tmp_path: Path,
     init = {"acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
     save_model_file(tmp_path / "asr.pt", build("asr", seed=1, acoustic=acoustic, ctc={"layer": 1}, decoder=decoder),
                     src_tokens, tgt_tokens)
+    asr = tmp_path / "asr.pt"
+    leave = (rf"leave ctc out of init: so that the head trains from scratch \(in place of --init-from asr={asr}, which "
+             rf"fills ctc too: --set init.acoustic.path={asr}\)$")
+    # SATE's soft adaptor cannot read layer 1 (its CTC reads the top): the one way is to leave the head out; followed
     with pytest.raises(SateError, match=r"ctc <- .*asr.pt: ctc.layer \(the acoustic layer it reads\): checkpoint 1, "
-                                        "ours 2$"):
+                                        f"ours 2; {leave}"):
         initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
+    rows = initialize(build("st", acoustic=acoustic), {"acoustic": init["acoustic"]}, src_tokens, tgt_tokens,
+                      log=lambda _: None)
+    assert [(r.component, r.ok) for r in rows] == [("acoustic", True)]
+    # --init-from asr= with loss.kd.asr_weight also names the teacher: the advice keeps it
+    kd = {"ctc_weight": 0.3, "kd": {"asr_weight": 0.3, "asr_teacher": str(asr)}}
+    with pytest.raises(SateError, match=rf"--set init.acoustic.path={asr} --set model.loss.kd.asr_teacher={asr}\)$"):
+        initialize(build("st", acoustic=acoustic, loss=kd), init, src_tokens, tgt_tokens, log=lambda _: None)
+    # a hybrid ASR model of ours can read layer 1: that is said first; followed
+    with pytest.raises(SateError, match=r"ctc.layer \(the acoustic layer it reads\): checkpoint 1, ours 2; set "
+                                        f"model.ctc.layer: 1, or {leave}"):
+        initialize(build("asr", acoustic=acoustic, decoder=decoder), init, src_tokens, tgt_tokens, log=lambda _: None)
+    rows = initialize(build("asr", acoustic=acoustic, ctc={"layer": 1}, decoder=decoder), init, src_tokens,
+                      tgt_tokens, log=lambda _: None)
+    assert [(r.component, r.ok) for r in rows] == [("acoustic", True), ("ctc", True)]
     save_model_file(tmp_path / "asr.pt", build("asr", seed=1, acoustic=acoustic, ctc={"layer": 2}, decoder=decoder),
                     src_tokens, tgt_tokens)
     rows = initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
@@ -450,7 +468,8 @@ def test_an_espnet_ctc_head_over_another_layer_than_its_encoders_top_is_refused(
     _, _, pth = _espnet_asr_experiment(tmp_path / "exp", src_tokens)
     deeper = {**ESPNET_ACOUSTIC, "layers": 2}
     with pytest.raises(SateError, match=r"ctc <- .*valid.acc.ave.pth: ctc.layer \(the acoustic layer it reads\): "
-                                        r"experiment 1 \(its encoder's top\), ours 2$"):
+                                        r"experiment 1 \(its encoder's top\), ours 2; leave ctc out of init: so "
+                                        "that the head trains from scratch"):
         initialize(build("st", acoustic=deeper), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
                    log=lambda _: None)
     rows = initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
