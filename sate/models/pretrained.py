@@ -118,6 +118,7 @@ class InitRow:
     missing: int
     unexpected: int
     ok: bool
+    note: str = ""  # said after "ok": what loads but is not what the file was trained for
 
 
 def _read_token_list(value: object, config_path: Path) -> list[str]:
@@ -227,8 +228,6 @@ def without_dropout(section: object) -> object:
 def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> list[str]:
     """Settings that would change the computation without changing any weight shape."""
     if ckpt.kind == "espnet":
-        if component == "ctc":
-            return _espnet_ctc_problems(model, ckpt)
         if component not in ("acoustic", "textual", "decoder"):
             return []
         ours = getattr(model, component)  # AcousticEncoder, TextualEncoder or ESPnet's decoder
@@ -247,42 +246,30 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
                 return [f"the checkpoint is an {ckpt.task} model, which has no {section}"]
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
     problems = []
-    if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict):
-        # the layer the head reads, not a weight: a head trained on layer 4's states was put over the top one
-        # without a word (28th hostile pass); null is the top, so compared as the layer it stands for
-        problems += _ctc_layer_problems(model, _ctc_layer(ckpt.config), "checkpoint", ckpt.path)
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
     return problems
 
 
-def _espnet_ctc_problems(model: SateModel, ckpt: Checkpoint) -> list[str]:
-    """An ESPnet2 CTC head reads its encoder's top block (counted in the experiment's weights); ours must too."""
-    blocks = {int(m.group(1)) for key in ckpt.state if (m := re.match(r"encoder\.encoders\.(\d+)\.", key))}
-    return _ctc_layer_problems(model, max(blocks) + 1, "experiment", ckpt.path, " (its encoder's top)") if blocks \
-        else []
-
-
-def _ctc_layer_problems(model: SateModel, theirs: object, who: str, path: Path, what: str = "") -> list[str]:
-    """The CTC layer of a head's file (``theirs``) against ours, with what to do: read that layer, where this model
-    can (a soft adaptor, a hub encoder or a CTC-only model cannot read one below the top), or leave the head out of
-    ``init:`` so that it trains from scratch. The refusal said neither (28th hostile pass, review)."""
-    conf = model.conf.to_dict()
-    mine = _ctc_layer(conf)
-    if mine == theirs:
-        return []
-    conf["ctc"] = {**conf["ctc"], "layer": theirs}
-    try:
-        resolve_config(model.task, conf)
-        advice = f"set model.ctc.layer: {shown(theirs)}, or leave"
-    except SateError:
-        advice = "leave"
-    # --init-from asr= also names the ASR teacher, where loss.kd.asr_weight is set: without it the config is refused
-    teacher = getattr(getattr(getattr(model.conf, "loss", None), "kd", None), "asr_teacher", None)
-    also = f" --set model.loss.kd.asr_teacher={path}" if teacher is not None and Path(teacher) == Path(path) else ""
-    return [f"ctc.layer (the acoustic layer it reads): {who} {shown(theirs)}{what}, ours {shown(mine)}; {advice} ctc "
-            f"out of init: so that the head trains from scratch (in place of --init-from asr={path}, which fills ctc "
-            f"too: --set init.acoustic.path={path}{also})"]
+def _ctc_layer_note(model: SateModel, ckpt: Checkpoint) -> str:
+    """Where an ``init: ctc`` head was trained over another acoustic layer than ours reads, the table's line says so:
+    the head was put over states it never read under a bare "ok" (28th hostile pass). It loads, as docs/models.md
+    says: Fig. 1(b)'s models start from an ASR model whose CTC was on top, and fine-tuning trains the head at its new
+    layer. An ESPnet2 head reads its encoder's top block, counted in the experiment's weights."""
+    ours = model.conf.to_dict()
+    mine = _ctc_layer(ours)
+    if ckpt.kind == "espnet":
+        blocks = {int(m.group(1)) for key in ckpt.state if (m := re.match(r"encoder\.encoders\.(\d+)\.", key))}
+        if not blocks or max(blocks) + 1 == mine:
+            return ""
+        theirs, of = f"{max(blocks) + 1} (its encoder's top)", "experiment"
+    elif isinstance(ckpt.config.get("ctc"), dict):
+        if _ctc_layer(ckpt.config) == mine:
+            return ""
+        theirs, of = _ctc_layer_words(ckpt.config), "model"
+    else:
+        return ""
+    return f"trained over acoustic layer {theirs} of its {of}, reads layer {_ctc_layer_words(ours)} here"
 
 
 def _ctc_layer(config: RawMapping) -> object:
@@ -290,6 +277,19 @@ def _ctc_layer(config: RawMapping) -> object:
     layer = config["ctc"].get("layer")
     acoustic = config.get("acoustic")
     return layer if layer is not None or not isinstance(acoustic, dict) else acoustic.get("layers")
+
+
+def _ctc_layer_words(config: RawMapping) -> str:
+    """The layer a resolved config's CTC head reads, as a message says it: the top is said to be the top (`ctc.layer:
+    null` was "checkpoint None": 28th hostile pass, review)."""
+    layer = _ctc_layer(config)
+    return f"{shown(layer)} (the top)" if _ctc_reads_top(config) else shown(layer)
+
+
+def _ctc_reads_top(config: RawMapping) -> bool:
+    """Whether a resolved config's CTC head reads its top acoustic layer (``ctc.layer`` null, or written as the top)."""
+    acoustic = config.get("acoustic")
+    return isinstance(acoustic, dict) and _ctc_layer(config) == acoustic.get("layers")
 
 
 def _differences(name: str, mine: object, theirs: object) -> list[str]:
@@ -340,7 +340,7 @@ def format_table(rows: list[InitRow]) -> str:
     """The init table: what was loaded into what, with key counts."""
     header = ("component", "checkpoint", "prefix", "matched", "missing", "unexpected", "status")
     lines = [header] + [(r.component, r.source, r.prefix or "(none)", str(r.matched), str(r.missing),
-                         str(r.unexpected), "ok" if r.ok else "FAILED") for r in rows]
+                         str(r.unexpected), ("ok; " + r.note if r.note else "ok") if r.ok else "FAILED") for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
                      for line in lines)
@@ -389,8 +389,9 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             problem = _token_problem(ours[mine], ckpt.tokens(theirs_side), mine)
             if problem:
                 found.append(problem)
+        note = _ctc_layer_note(model, ckpt) if component == "ctc" and not found else ""
         rows.append(InitRow(component, one_line(str(ckpt.path)), prefix, len(matched), len(missing), len(unexpected),
-                            not found))
+                            not found, note))
         if found:
             problems.append(f"{component} <- {ckpt.path}: " + "; ".join(found))
         else:
