@@ -122,9 +122,22 @@ def test_ctc_at_the_top_layer_named_explicitly_is_the_default_model(build: Build
 
 def test_a_bias_free_head_refuses_a_biased_one(build: Build, files: dict[str, Any], src_tokens: list[str],
                                                tgt_tokens: list[str]) -> None:
-    with pytest.raises(SateError, match="unexpected in checkpoint: ctc_lo.bias"):
+    """The setting that differs is named, as every other is, not the weight it leaves over (28th hostile pass)."""
+    with pytest.raises(SateError, match=r"asr.pt: ctc.bias: checkpoint True, ours False$"):
         initialize(build("st", ctc=REFERENCE_CTC), {"ctc": {"path": files["asr_path"]}}, src_tokens, tgt_tokens,
                    log=lambda _line: None)
+
+
+def test_a_biased_head_refuses_a_bias_free_one_by_the_setting(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                              tgt_tokens: list[str]) -> None:
+    """`--init-from asr=` an ASR model trained with ``ctc.bias: false`` into the default ST config named
+    "missing from checkpoint: ctc_lo.bias", a weight, not the key to set (28th hostile pass)."""
+    save_model_file(tmp_path / "asr.pt", build("asr", ctc={"bias": False}), src_tokens, tgt_tokens)
+    with pytest.raises(SateError, match=r"ctc.bias: checkpoint False, ours True$"):
+        initialize(build("st"), {"ctc": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
+    st = build("st", ctc={"bias": False, "dropout": 0.3})  # the same head with another dropout loads
+    initialize(st, {"ctc": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens, log=lambda _line: None)
 
 
 def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_top(
