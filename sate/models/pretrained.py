@@ -242,10 +242,25 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
             # ctc.bias is a setting: it was named as a missing or unexpected `ctc_lo.bias` (28th hostile pass).
             # Where CTC reads the encoder (ctc.layer) changes no weight, so it is not compared.
             pairs.append(("ctc.bias", model.conf.ctc.bias, ckpt.config["ctc"].get("bias", True)))
+    if model.conf.d_model == ckpt.config.get("d_model"):
+        pairs = [(name, *_same_front_end(name, mine, theirs, model.conf.d_model)) for name, mine, theirs in pairs]
     problems = []
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
     return problems
+
+
+def _same_front_end(name: str, mine: object, theirs: object, d_model: int) -> tuple[object, object]:
+    """Two acoustic sections, where one's ``frontend_channels: null`` and the other's d_model (the value null means)
+    build one front-end (`sate.models.acoustic.AcousticEncoder`), with both written as d_model: it was refused as
+    `acoustic.frontend_channels: checkpoint None, ours 256` (28th hostile pass). Called where both d_models agree."""
+    if name != "acoustic":
+        return mine, theirs
+    ours, its = (s.to_dict() if isinstance(s, Section) else s for s in (mine, theirs))
+    if not isinstance(ours, dict) or not isinstance(its, dict) \
+            or {ours.get("frontend_channels", 0), its.get("frontend_channels", 0)} != {None, d_model}:
+        return mine, theirs
+    return {**ours, "frontend_channels": d_model}, {**its, "frontend_channels": d_model}
 
 
 def _differences(name: str, mine: object, theirs: object) -> list[str]:
