@@ -149,3 +149,21 @@ def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_
     initialize(st, {"acoustic": {"path": path}, "ctc": {"path": path}}, src_tokens, tgt_tokens,
                log=lambda _line: None)
     assert torch.equal(st.ctc.ctc_lo.weight, asr.ctc.ctc_lo.weight)
+
+
+@pytest.mark.parametrize(("file_layer", "our_layer"), [(None, 2), (2, None)])
+def test_a_whole_model_with_ctc_on_top_loads_however_the_top_is_written(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str], file_layer: int | None,
+        our_layer: int | None) -> None:
+    """``ctc.layer: null`` is the top layer: `init: model:` of an ST model with one spelling into a config of the other
+    was refused as `ctc.layer: checkpoint None, ours 2` (28th hostile pass). CTC on another layer is still named."""
+    baseline = {"adaptor": {"type": "none"}, "textual": {"layers": 0}}
+    model = build("st", seed=5, acoustic=TWO_LAYERS, ctc={"layer": file_layer}, **baseline)
+    save_model_file(tmp_path / "st.pt", model, src_tokens, tgt_tokens)
+    init = {"model": {"path": str(tmp_path / "st.pt")}}
+    ours = build("st", acoustic=TWO_LAYERS, ctc={"layer": our_layer}, **baseline)
+    initialize(ours, init, src_tokens, tgt_tokens, log=lambda _line: None)
+    assert torch.equal(ours.ctc.ctc_lo.weight, model.ctc.ctc_lo.weight)
+    with pytest.raises(SateError, match=rf"ctc.layer: checkpoint {file_layer}, ours 1$"):
+        initialize(build("st", acoustic=TWO_LAYERS, ctc={"layer": 1}, **baseline), init, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
