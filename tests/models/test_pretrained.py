@@ -500,3 +500,24 @@ def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
     with pytest.raises(SateError, match=rf"pytorch_model.bin: not a sate model file \(format None\) \({marian} is a "
                                         "downloaded model: name it in the model config"):
         load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
+
+
+@pytest.mark.parametrize(("asr_channels", "st_channels"), [(None, 16), (16, None)])
+def test_a_front_end_of_d_model_channels_is_one_front_end_however_written(
+        tmp_path: Path, build: Build, tiny_conf: Callable[..., Any], src_tokens: list[str], tgt_tokens: list[str],
+        asr_channels: int | None, st_channels: int | None) -> None:
+    """``frontend_channels: null`` means d_model (16 here): an ASR model of one spelling into a SATE config of the
+    other was refused as `acoustic.frontend_channels: checkpoint None, ours 16`, though the two front-ends are one
+    (28th hostile pass); it loads, as a whole-model init does, and a front-end of other channels is still named."""
+    acoustic = lambda channels: {**tiny_conf("asr")["acoustic"], "frontend_channels": channels}  # noqa: E731
+    asr = build("asr", seed=3, acoustic=acoustic(asr_channels))
+    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
+    init = {"acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
+    st = build("st", acoustic=acoustic(st_channels))
+    initialize(st, init, src_tokens, tgt_tokens, log=lambda _line: None)
+    assert all(torch.equal(a, b) for a, b in zip(st.acoustic.state_dict().values(),
+                                                 asr.acoustic.state_dict().values(), strict=True))
+    whole = build("asr", acoustic=acoustic(st_channels))
+    initialize(whole, {"model": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    with pytest.raises(SateError, match=rf"acoustic.frontend_channels: checkpoint {asr_channels}, ours 8$"):
+        initialize(build("st", acoustic=acoustic(8)), init, src_tokens, tgt_tokens, log=lambda _line: None)
