@@ -236,8 +236,12 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     if component == "model":
         if ckpt.task != model.task:
             return [f"the checkpoint is an {ckpt.task} model, ours is {model.task}"]
-        mine, theirs_conf = _ctc_on_top(model.conf.to_dict(), dict(ckpt.config))
-        pairs = [(k, mine[k], theirs_conf.get(k)) for k in mine if k != "loss"]
+        mine, filed = model.conf.to_dict(), dict(ckpt.config)
+        if isinstance(mine.get("ctc"), dict) and isinstance(filed.get("ctc"), dict):
+            # compared as the layers they stand for, below (`_whole_ctc_layer`)
+            mine, filed = ({**conf, "ctc": {k: v for k, v in conf["ctc"].items() if k != "layer"}}
+                           for conf in (mine, filed))
+        pairs = [(k, mine[k], filed.get(k)) for k in mine if k != "loss"]
     else:
         pairs = [("d_model", model.conf.d_model, ckpt.config.get("d_model"))]
         section = SECTIONS.get(component)
@@ -247,13 +251,16 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
         if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict) and hasattr(model.conf, "ctc"):
             # ctc.bias is a setting: it was named as a missing or unexpected `ctc_lo.bias` (28th hostile pass).
-            # Where CTC reads the encoder (ctc.layer) changes no weight, so it is not compared.
+            # Where CTC reads the encoder (ctc.layer) changes no weight, so it is not compared: the head loads, and
+            # the table's line says where it was trained (`_ctc_layer_note`).
             pairs.append(("ctc.bias", model.conf.ctc.bias, ckpt.config["ctc"].get("bias", True)))
-    if model.conf.d_model == ckpt.config.get("d_model"):
-        pairs = [(name, *_same_front_end(name, mine, theirs, model.conf.d_model)) for name, mine, theirs in pairs]
+    pairs = [(name, *_same_front_end(name, mine, theirs, model.conf.d_model, ckpt.config.get("d_model")))
+             for name, mine, theirs in pairs]
     problems = []
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
+    if component == "model":
+        problems += _whole_ctc_layer(model.conf.to_dict(), ckpt.config)
     return problems
 
 
@@ -298,33 +305,33 @@ def _ctc_reads_top(config: RawMapping) -> bool:
     return isinstance(acoustic, dict) and _ctc_layer(config) == acoustic.get("layers")
 
 
-def _same_front_end(name: str, mine: object, theirs: object, d_model: int) -> tuple[object, object]:
-    """Two acoustic sections, where one's ``frontend_channels: null`` and the other's d_model (the value null means)
-    build one front-end (`sate.models.acoustic.AcousticEncoder`), with both written as d_model: it was refused as
-    `acoustic.frontend_channels: checkpoint None, ours 256` (28th hostile pass). Called where both d_models agree."""
+def _same_front_end(name: str, mine: object, theirs: object, my_d_model: object,
+                    their_d_model: object) -> tuple[object, object]:
+    """Two acoustic sections, where one's ``frontend_channels: null`` (its own d_model) and the other's written value
+    build front-ends of one width (`sate.models.acoustic.AcousticEncoder`), with both written as that value: it was
+    refused as `acoustic.frontend_channels: checkpoint None, ours 256` (28th hostile pass), and named beside another
+    d_model as if it differed too (review)."""
     if name != "acoustic":
         return mine, theirs
     ours, its = (s.to_dict() if isinstance(s, Section) else s for s in (mine, theirs))
-    if not isinstance(ours, dict) or not isinstance(its, dict) \
-            or {ours.get("frontend_channels", 0), its.get("frontend_channels", 0)} != {None, d_model}:
+    if not isinstance(ours, dict) or not isinstance(its, dict):
         return mine, theirs
-    return {**ours, "frontend_channels": d_model}, {**its, "frontend_channels": d_model}
+    channels = ours.get("frontend_channels", 0), its.get("frontend_channels", 0)
+    if channels in ((None, my_d_model), (their_d_model, None)):
+        width = channels[1] if channels[0] is None else channels[0]
+        return {**ours, "frontend_channels": width}, {**its, "frontend_channels": width}
+    return mine, theirs
 
 
-def _ctc_on_top(mine: dict, theirs: dict) -> tuple[dict, dict]:
-    """Two whole-model configs, where one's ``ctc.layer: null`` and the other's top acoustic layer (what null means)
-    put CTC in one place, with both written as that layer: `init: model:` was refused as `ctc.layer: checkpoint None,
-    ours 12` (28th hostile pass). Another depth is named by itself (acoustic.layers)."""
-    def part(conf: dict, name: str) -> dict:
-        section = conf.get(name)
-        return section if isinstance(section, dict) else {}
-
-    depth = part(mine, "acoustic").get("layers")
-    if part(theirs, "acoustic").get("layers") != depth \
-            or {part(mine, "ctc").get("layer", 0), part(theirs, "ctc").get("layer", 0)} != {None, depth}:
-        return mine, theirs
-    return {**mine, "ctc": {**part(mine, "ctc"), "layer": depth}}, \
-        {**theirs, "ctc": {**part(theirs, "ctc"), "layer": depth}}
+def _whole_ctc_layer(mine: RawMapping, theirs: RawMapping) -> list[str]:
+    """A whole model's CTC layer against its file's, each as the layer it stands for (`_ctc_layer`): `ctc.layer: null`
+    and the top layer's number are one model (`init: model:` was refused as `ctc.layer: checkpoint None, ours 12`:
+    28th hostile pass), and another layer is named with the words of the table's note (`_ctc_layer_words`). Where
+    both read the top of encoders of other depths, `acoustic.layers` names the cause alone."""
+    if not isinstance(mine.get("ctc"), dict) or not isinstance(theirs.get("ctc"), dict) \
+            or _ctc_layer(mine) == _ctc_layer(theirs) or (_ctc_reads_top(mine) and _ctc_reads_top(theirs)):
+        return []
+    return [f"ctc.layer: checkpoint {_ctc_layer_words(theirs)}, ours {_ctc_layer_words(mine)}"]
 
 
 def _differences(name: str, mine: object, theirs: object) -> list[str]:

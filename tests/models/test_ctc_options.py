@@ -156,7 +156,8 @@ def test_a_whole_model_with_ctc_on_top_loads_however_the_top_is_written(
         tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str], file_layer: int | None,
         our_layer: int | None) -> None:
     """``ctc.layer: null`` is the top layer: `init: model:` of an ST model with one spelling into a config of the other
-    was refused as `ctc.layer: checkpoint None, ours 2` (28th hostile pass). CTC on another layer is still named."""
+    was refused as `ctc.layer: checkpoint None, ours 2` (28th hostile pass). CTC on another layer is still named, the
+    top as the top ("checkpoint None" did not say it: review), and an encoder of another depth by its depth alone."""
     baseline = {"adaptor": {"type": "none"}, "textual": {"layers": 0}}
     model = build("st", seed=5, acoustic=TWO_LAYERS, ctc={"layer": file_layer}, **baseline)
     save_model_file(tmp_path / "st.pt", model, src_tokens, tgt_tokens)
@@ -164,6 +165,9 @@ def test_a_whole_model_with_ctc_on_top_loads_however_the_top_is_written(
     ours = build("st", acoustic=TWO_LAYERS, ctc={"layer": our_layer}, **baseline)
     initialize(ours, init, src_tokens, tgt_tokens, log=lambda _line: None)
     assert torch.equal(ours.ctc.ctc_lo.weight, model.ctc.ctc_lo.weight)
-    with pytest.raises(SateError, match=rf"ctc.layer: checkpoint {file_layer}, ours 1$"):
+    with pytest.raises(SateError, match=r"st.pt: ctc.layer: checkpoint 2 \(the top\), ours 1$"):
         initialize(build("st", acoustic=TWO_LAYERS, ctc={"layer": 1}, **baseline), init, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
+    with pytest.raises(SateError, match=r"st.pt: acoustic.layers: checkpoint 2, ours 3$"):
+        initialize(build("st", acoustic={**TWO_LAYERS, "layers": 3}, **baseline), init, src_tokens, tgt_tokens,
                    log=lambda _line: None)
