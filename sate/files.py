@@ -1286,7 +1286,7 @@ def _unsafe_globals(path: Path) -> str:
     return ", ".join(names[:4]) or "unknown"
 
 
-def _hub_hint(directory: Path) -> str:
+def hub_hint(directory: Path) -> str:
     """Where a checkpoint was given a downloaded hub model (a Marian, Whisper or wav2vec2 directory, or a file of
     one): such a model is named in the model config, never loaded as a checkpoint (`--init-from mt=MARIAN_DIR`
     was only "is a directory", `mt=DIR/model.safetensors` "holds binary data")."""
@@ -1310,7 +1310,7 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> Any:
             inside = next((path / name for name in (layout.MODEL, layout.LAST_CHECKPOINT, f"checkpoints/"
                                                     f"{layout.LAST_CHECKPOINT}") if (path / name).is_file()), None)
             raise SateError(f"{path}: is a directory, not a checkpoint or model file" +
-                            (f" (did you mean {inside}?)" if inside is not None else _hub_hint(path)))
+                            (f" (did you mean {inside}?)" if inside is not None else hub_hint(path)))
         if path.exists():
             raise SateError(f"{path}: is a device or a pipe, not a checkpoint or model file")
         link = what_is_there(path)  # a broken link or a loop was "not found", the link itself being there
@@ -1326,7 +1326,7 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> Any:
         what = _not_torch(path)
         if what is not None:
             raise SateError(f"refusing to load {path}: it holds {what}, not a checkpoint or model file"
-                            f"{_hub_hint(path.parent)}") from None
+                            f"{hub_hint(path.parent)}") from None
         message = f"refusing to load {path}: not a plain-tensor checkpoint ({_first_line(err)})"
         if isinstance(err, pickle.UnpicklingError):
             names = _unsafe_globals(path)

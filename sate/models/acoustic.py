@@ -19,6 +19,10 @@ from sate.models.espnet_blocks import (
 )
 
 FEATURE_DIM = 80  # fbank bins written by the data pipeline
+# Frames of the shortest input the 4x subsampling turns into two encoder frames: in training, the Conformer's
+# BatchNorm needs two values per channel, and a batch of one utterance of one encoder frame had one. (Fewer than 7
+# frames, no encoder frame, stay ESPnet's to refuse: `sate features` pads every utterance to 8.)
+TWO_ENCODER_FRAMES = 11
 
 
 def espnet_encoder_kwargs(conf: AcousticConfig, d_model: int,
@@ -121,6 +125,12 @@ class AcousticEncoder(nn.Module):
 
         With CTC on top both are the same tensor.
         """
+        if self.training and self.espnet_name == "conformer" and feats.size(0) == 1 \
+                and ((feats.size(1) - 1) // 2 - 1) // 2 == 1:
+            # a 0.1-s segment (8 frames: one encoder frame), alone in a training batch (its neighbour in length over
+            # half of batch.per_device, or a corpus of one), was ESPnet's BatchNorm ValueError, a traceback (28th
+            # hostile pass). It is padded as a longer neighbour would pad it: its lengths, and so its masks, stay.
+            feats = torch.nn.functional.pad(feats, (0, 0, 0, TWO_ENCODER_FRAMES - feats.size(1)))
         try:
             out, out_lengths, _ = self.encoder(feats, lengths)
         finally:

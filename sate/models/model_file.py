@@ -27,7 +27,7 @@ import torch
 from sate import layout
 from sate.data.cmvn_record import CMVN_KINDS
 from sate.errors import SateError, shown
-from sate.files import RawMapping, UnsafeCheckpoint, atomic_torch_save, given_path, read_checkpoint
+from sate.files import RawMapping, UnsafeCheckpoint, atomic_torch_save, given_path, hub_hint, read_checkpoint
 from sate.models.base import SateModel
 from sate.models.build import build_model
 from sate.models.config import TASKS
@@ -103,8 +103,9 @@ def check_meta(path: str | Path, meta: RawMapping) -> None:
     if meta.get("format") != FORMAT and isinstance(meta.get("sate"), dict) and "state_dict" in meta:
         # a checkpoint given for a model file (`sate pack --model EXP/checkpoints/last.ckpt`) was "format None"
         raise SateError(f"{path}: a `sate train` checkpoint, not a model file; {layout.average_advice(Path(path))}")
-    if meta.get("format") != FORMAT:
-        raise SateError(f"{path}: not a sate model file (format {shown(meta.get('format'))})")
+    if meta.get("format") != FORMAT:  # a downloaded model's pytorch_model.bin as a teacher: where it goes instead
+        raise SateError(f"{path}: not a sate model file (format {shown(meta.get('format'))})"
+                        f"{hub_hint(Path(path).parent)}")
     if meta.get("version") != VERSION:
         raise SateError(f"{path}: sate model file version {shown(meta.get('version'))}; this sate reads {VERSION}")
     missing = [k for k in META_KEYS if k not in meta]

@@ -24,6 +24,7 @@ unexpected keys is printed first. Checkpoints are read with ``weights_only=True`
 from __future__ import annotations
 
 import inspect
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -38,7 +39,7 @@ from sate.config import PyYAMLValues, bounded, invalid_yaml, yaml_bytes
 from sate.data.cmvn_record import cmvn_difference, recorded_kinds, require_cmvn
 from sate.data.manifest import read_text_lines
 from sate.errors import SateError, one_line, shown
-from sate.files import RawMapping, require_file
+from sate.files import RawMapping, hub_hint, require_file
 from sate.models.base import SateModel
 from sate.models.config import ASRConfig, STConfig, check_init_parts, resolve_config
 from sate.models.espnet_blocks import ConformerEncoder, EspnetKwargs, TransformerDecoder, TransformerEncoder
@@ -117,6 +118,7 @@ class InitRow:
     missing: int
     unexpected: int
     ok: bool
+    note: str = ""  # said after "ok": what loads but is not what the file was trained for
 
 
 def _read_token_list(value: object, config_path: Path) -> list[str]:
@@ -135,6 +137,11 @@ def _read_token_list(value: object, config_path: Path) -> list[str]:
 
 def read_espnet(path: Path, state: dict[str, torch.Tensor], config_path: Path | None) -> Checkpoint:
     """An ESPnet2 experiment: the .pth state dict plus its config.yaml (for token lists and settings)."""
+    if config_path is None and not (path.parent / layout.CONFIG).exists() and (hint := hub_hint(path.parent)):
+        # a Hugging Face model's pytorch_model.bin is a plain state dict too: "set init.<component>.config" was
+        # advice that could not be followed (28th hostile pass)
+        raise SateError(f"{path}: a downloaded model's weights, not a checkpoint of ours or an ESPnet experiment"
+                        f"{hint}")
     config_path = config_path or path.parent / layout.CONFIG
     require_file(config_path, "an ESPnet config",
                  f"{path} is an ESPnet-style state dict but {config_path} is missing; "
@@ -229,8 +236,12 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
     if component == "model":
         if ckpt.task != model.task:
             return [f"the checkpoint is an {ckpt.task} model, ours is {model.task}"]
-        mine = model.conf.to_dict()
-        pairs = [(k, mine[k], ckpt.config.get(k)) for k in mine if k != "loss"]
+        mine, filed = model.conf.to_dict(), dict(ckpt.config)
+        if isinstance(mine.get("ctc"), dict) and isinstance(filed.get("ctc"), dict):
+            # compared as the layers they stand for, below (`_whole_ctc_layer`)
+            mine, filed = ({**conf, "ctc": {k: v for k, v in conf["ctc"].items() if k != "layer"}}
+                           for conf in (mine, filed))
+        pairs = [(k, mine[k], filed.get(k)) for k in mine if k != "loss"]
     else:
         pairs = [("d_model", model.conf.d_model, ckpt.config.get("d_model"))]
         section = SECTIONS.get(component)
@@ -238,10 +249,89 @@ def _settings_problems(model: SateModel, component: str, ckpt: Checkpoint) -> li
             if section not in ckpt.config:
                 return [f"the checkpoint is an {ckpt.task} model, which has no {section}"]
             pairs.append((section, getattr(model.conf, section).to_dict(), ckpt.config[section]))
+        if component == "ctc" and isinstance(ckpt.config.get("ctc"), dict) and hasattr(model.conf, "ctc"):
+            # ctc.bias is a setting: it was named as a missing or unexpected `ctc_lo.bias` (28th hostile pass).
+            # Where CTC reads the encoder (ctc.layer) changes no weight, so it is not compared: the head loads, and
+            # the table's line says where it was trained (`_ctc_layer_note`).
+            pairs.append(("ctc.bias", model.conf.ctc.bias, ckpt.config["ctc"].get("bias", True)))
+    pairs = [(name, *_same_front_end(name, mine, theirs, model.conf.d_model, ckpt.config.get("d_model")))
+             for name, mine, theirs in pairs]
     problems = []
     for name, mine, theirs in pairs:
         problems += _differences(name, without_dropout(mine), without_dropout(theirs))
+    if component == "model":
+        problems += _whole_ctc_layer(model.conf.to_dict(), ckpt.config)
     return problems
+
+
+def _ctc_layer_note(model: SateModel, ckpt: Checkpoint) -> str:
+    """Where an ``init: ctc`` head was trained over another acoustic layer than ours reads, the table's line says so:
+    the head was put over states it never read under a bare "ok" (28th hostile pass). It loads, as docs/models.md
+    says: Fig. 1(b)'s models start from an ASR model whose CTC was on top, and fine-tuning trains the head at its new
+    layer. An ESPnet2 head reads its encoder's top block, counted in the experiment's weights."""
+    ours = model.conf.to_dict()
+    mine = _ctc_layer(ours)
+    if ckpt.kind == "espnet":
+        blocks = {int(m.group(1)) for key in ckpt.state if (m := re.match(r"encoder\.encoders\.(\d+)\.", key))}
+        if not blocks or max(blocks) + 1 == mine:
+            return ""
+        theirs, of = f"{max(blocks) + 1} (its encoder's top)", "experiment"
+    elif isinstance(ckpt.config.get("ctc"), dict):
+        if _ctc_layer(ckpt.config) == mine:
+            return ""
+        theirs, of = _ctc_layer_words(ckpt.config), "model"
+    else:
+        return ""
+    return f"trained over acoustic layer {theirs} of its {of}, reads layer {_ctc_layer_words(ours)} here"
+
+
+def _ctc_layer(config: RawMapping) -> object:
+    """The acoustic layer a resolved config's CTC head reads: ``ctc.layer``, or the top one where it is null."""
+    layer = config["ctc"].get("layer")
+    acoustic = config.get("acoustic")
+    return layer if layer is not None or not isinstance(acoustic, dict) else acoustic.get("layers")
+
+
+def _ctc_layer_words(config: RawMapping) -> str:
+    """The layer a resolved config's CTC head reads, as a message says it: the top is said to be the top (`ctc.layer:
+    null` was "checkpoint None": 28th hostile pass, review)."""
+    layer = _ctc_layer(config)
+    return f"{shown(layer)} (the top)" if _ctc_reads_top(config) else shown(layer)
+
+
+def _ctc_reads_top(config: RawMapping) -> bool:
+    """Whether a resolved config's CTC head reads its top acoustic layer (``ctc.layer`` null, or written as the top)."""
+    acoustic = config.get("acoustic")
+    return isinstance(acoustic, dict) and _ctc_layer(config) == acoustic.get("layers")
+
+
+def _same_front_end(name: str, mine: object, theirs: object, my_d_model: object,
+                    their_d_model: object) -> tuple[object, object]:
+    """Two acoustic sections, where one's ``frontend_channels: null`` (its own d_model) and the other's written value
+    build front-ends of one width (`sate.models.acoustic.AcousticEncoder`), with both written as that value: it was
+    refused as `acoustic.frontend_channels: checkpoint None, ours 256` (28th hostile pass), and named beside another
+    d_model as if it differed too (review)."""
+    if name != "acoustic":
+        return mine, theirs
+    ours, its = (s.to_dict() if isinstance(s, Section) else s for s in (mine, theirs))
+    if not isinstance(ours, dict) or not isinstance(its, dict):
+        return mine, theirs
+    channels = ours.get("frontend_channels", 0), its.get("frontend_channels", 0)
+    if channels in ((None, my_d_model), (their_d_model, None)):
+        width = channels[1] if channels[0] is None else channels[0]
+        return {**ours, "frontend_channels": width}, {**its, "frontend_channels": width}
+    return mine, theirs
+
+
+def _whole_ctc_layer(mine: RawMapping, theirs: RawMapping) -> list[str]:
+    """A whole model's CTC layer against its file's, each as the layer it stands for (`_ctc_layer`): `ctc.layer: null`
+    and the top layer's number are one model (`init: model:` was refused as `ctc.layer: checkpoint None, ours 12`:
+    28th hostile pass), and another layer is named with the words of the table's note (`_ctc_layer_words`). Where
+    both read the top of encoders of other depths, `acoustic.layers` names the cause alone."""
+    if not isinstance(mine.get("ctc"), dict) or not isinstance(theirs.get("ctc"), dict) \
+            or _ctc_layer(mine) == _ctc_layer(theirs) or (_ctc_reads_top(mine) and _ctc_reads_top(theirs)):
+        return []
+    return [f"ctc.layer: checkpoint {_ctc_layer_words(theirs)}, ours {_ctc_layer_words(mine)}"]
 
 
 def _differences(name: str, mine: object, theirs: object) -> list[str]:
@@ -292,7 +382,7 @@ def format_table(rows: list[InitRow]) -> str:
     """The init table: what was loaded into what, with key counts."""
     header = ("component", "checkpoint", "prefix", "matched", "missing", "unexpected", "status")
     lines = [header] + [(r.component, r.source, r.prefix or "(none)", str(r.matched), str(r.missing),
-                         str(r.unexpected), "ok" if r.ok else "FAILED") for r in rows]
+                         str(r.unexpected), ("ok; " + r.note if r.note else "ok") if r.ok else "FAILED") for r in rows]
     widths = [max(len(line[i]) for line in lines) for i in range(len(header))]
     return "\n".join("  ".join(cell.ljust(w) for cell, w in zip(line, widths, strict=True)).rstrip()
                      for line in lines)
@@ -341,8 +431,9 @@ def initialize(model: SateModel, init_conf: RawMapping | None, src_tokens: list[
             problem = _token_problem(ours[mine], ckpt.tokens(theirs_side), mine)
             if problem:
                 found.append(problem)
+        note = _ctc_layer_note(model, ckpt) if component == "ctc" and not found else ""
         rows.append(InitRow(component, one_line(str(ckpt.path)), prefix, len(matched), len(missing), len(unexpected),
-                            not found))
+                            not found, note))
         if found:
             problems.append(f"{component} <- {ckpt.path}: " + "; ".join(found))
         else:

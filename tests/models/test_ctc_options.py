@@ -122,9 +122,22 @@ def test_ctc_at_the_top_layer_named_explicitly_is_the_default_model(build: Build
 
 def test_a_bias_free_head_refuses_a_biased_one(build: Build, files: dict[str, Any], src_tokens: list[str],
                                                tgt_tokens: list[str]) -> None:
-    with pytest.raises(SateError, match="unexpected in checkpoint: ctc_lo.bias"):
+    """The setting that differs is named, as every other is, not the weight it leaves over (28th hostile pass)."""
+    with pytest.raises(SateError, match=r"asr.pt: ctc.bias: checkpoint True, ours False$"):
         initialize(build("st", ctc=REFERENCE_CTC), {"ctc": {"path": files["asr_path"]}}, src_tokens, tgt_tokens,
                    log=lambda _line: None)
+
+
+def test_a_biased_head_refuses_a_bias_free_one_by_the_setting(tmp_path: Path, build: Build, src_tokens: list[str],
+                                                              tgt_tokens: list[str]) -> None:
+    """`--init-from asr=` an ASR model trained with ``ctc.bias: false`` into the default ST config named
+    "missing from checkpoint: ctc_lo.bias", a weight, not the key to set (28th hostile pass)."""
+    save_model_file(tmp_path / "asr.pt", build("asr", ctc={"bias": False}), src_tokens, tgt_tokens)
+    with pytest.raises(SateError, match=r"ctc.bias: checkpoint False, ours True$"):
+        initialize(build("st"), {"ctc": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
+    st = build("st", ctc={"bias": False, "dropout": 0.3})  # the same head with another dropout loads
+    initialize(st, {"ctc": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens, log=lambda _line: None)
 
 
 def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_top(
@@ -136,3 +149,25 @@ def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_
     initialize(st, {"acoustic": {"path": path}, "ctc": {"path": path}}, src_tokens, tgt_tokens,
                log=lambda _line: None)
     assert torch.equal(st.ctc.ctc_lo.weight, asr.ctc.ctc_lo.weight)
+
+
+@pytest.mark.parametrize(("file_layer", "our_layer"), [(None, 2), (2, None)])
+def test_a_whole_model_with_ctc_on_top_loads_however_the_top_is_written(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str], file_layer: int | None,
+        our_layer: int | None) -> None:
+    """``ctc.layer: null`` is the top layer: `init: model:` of an ST model with one spelling into a config of the other
+    was refused as `ctc.layer: checkpoint None, ours 2` (28th hostile pass). CTC on another layer is still named, the
+    top as the top ("checkpoint None" did not say it: review), and an encoder of another depth by its depth alone."""
+    baseline = {"adaptor": {"type": "none"}, "textual": {"layers": 0}}
+    model = build("st", seed=5, acoustic=TWO_LAYERS, ctc={"layer": file_layer}, **baseline)
+    save_model_file(tmp_path / "st.pt", model, src_tokens, tgt_tokens)
+    init = {"model": {"path": str(tmp_path / "st.pt")}}
+    ours = build("st", acoustic=TWO_LAYERS, ctc={"layer": our_layer}, **baseline)
+    initialize(ours, init, src_tokens, tgt_tokens, log=lambda _line: None)
+    assert torch.equal(ours.ctc.ctc_lo.weight, model.ctc.ctc_lo.weight)
+    with pytest.raises(SateError, match=r"st.pt: ctc.layer: checkpoint 2 \(the top\), ours 1$"):
+        initialize(build("st", acoustic=TWO_LAYERS, ctc={"layer": 1}, **baseline), init, src_tokens, tgt_tokens,
+                   log=lambda _line: None)
+    with pytest.raises(SateError, match=r"st.pt: acoustic.layers: checkpoint 2, ours 3$"):
+        initialize(build("st", acoustic={**TWO_LAYERS, "layers": 3}, **baseline), init, src_tokens, tgt_tokens,
+                   log=lambda _line: None)

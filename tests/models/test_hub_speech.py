@@ -140,3 +140,24 @@ def test_a_speech_config_that_cannot_build_its_weights_is_one_line(change: dict[
     with pytest.raises(SateError, match=rf"^{bad}/config.json:? {message}") as err:
         resolve_config("asr", {"acoustic": {"type": "hf_wav2vec2", "path": str(bad)}})
     assert len(str(err.value)) < 300
+
+
+def test_a_nan_in_a_tensor_sate_drops_does_not_refuse_the_model(speech_hub_dir: Callable[[str, str], Path],
+                                                               tmp_path: Path) -> None:
+    """The weights' check covers the tensors sate reads: a NaN in a CTC model's lm_head (another head, dropped)
+    refused the directory as damaged (28th hostile pass, review); one in the encoder still is."""
+    from safetensors.torch import load_file, save_file
+
+    directory = tmp_path / "ctc"
+    shutil.copytree(speech_hub_dir("hf_wav2vec2", "group"), directory)
+    state = load_file(directory / "model.safetensors")
+    state["lm_head.weight"] = torch.full((12, 16), float("nan"))
+    state["lm_head.bias"] = torch.zeros(12, dtype=torch.int64)  # not float either: dropped all the same
+    save_file(state, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    model = hub_asr("hf_wav2vec2", directory)
+    assert all(bool(torch.isfinite(p).all()) for p in model.parameters())
+    state["encoder.layers.0.feed_forward.output_dense.weight"][0, 0] = float("inf")
+    save_file(state, str(directory / "model.safetensors"), metadata={"format": "pt"})
+    with pytest.raises(SateError, match=rf"^{directory}/model.safetensors: encoder.layers.0.feed_forward.output_dense"
+                                        r".weight holds NaN or infinite values"):
+        hub_asr("hf_wav2vec2", directory)

@@ -110,3 +110,22 @@ def test_per_token_loss_is_the_per_utterance_loss_times_b_over_n(build: Callable
     assert b["loss"].item() == pytest.approx(factor * a["loss"].item(), rel=1e-5)
     for term in set(a) - {"loss", "acc"}:  # the logged terms follow the loss
         assert b[term] == pytest.approx(factor * a[term], rel=1e-5)
+
+
+@pytest.mark.parametrize(("task", "changes"), [("asr", {}), ("st", {}), ("st", {"adaptor": {"type": "shrink"}})])
+def test_a_transcript_longer_than_its_ctc_input_counts_zero_and_stays_finite(
+        build: Callable[..., Any], make_batch: Callable[..., dict[str, Any]], task: str, changes: dict) -> None:
+    """The shortest stored utterance (8 frames, `sate features` pads shorter audio to it) has one encoder frame, too
+    few for a transcript of 3 tokens: its CTC term is 0 (zero_infinity), not inf or NaN, and the batch trains."""
+    model = build(task, **changes)
+    batch = make_batch(frames=(48, 8))  # transcripts of 4 and 3 tokens
+    model.train()
+    out = model(batch)
+    out["loss"].backward()
+    assert torch.isfinite(out["loss"]) and all(torch.isfinite(p.grad).all() for p in model.parameters()
+                                               if p.grad is not None)
+    model.eval()
+    alone = {k: v[:1] for k, v in batch.items() if isinstance(v, torch.Tensor)}
+    alone["src"], alone["tgt"] = alone["src"][:, :4], alone["tgt"][:, :5]
+    with torch.no_grad():
+        assert model(batch)["loss_ctc"] == pytest.approx(model(alone)["loss_ctc"] / 2, rel=1e-5)

@@ -64,3 +64,23 @@ def test_whisper_batched_output_equals_alone(whisper_hub_dir) -> None:  # noqa: 
             alone, alone_length = model.acoustic(waves[b:b + 1, :n], lengths[b:b + 1])
             assert int(batched_lengths[b]) == int(alone_length) == alone.size(1) == -(-(n // 160) // 2)
             torch.testing.assert_close(batched[b, :alone.size(1)], alone[0], atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("frames", [8, 10])
+def test_a_lone_utterance_of_one_encoder_frame_trains(build, make_batch, frames: int) -> None:  # noqa: ANN001
+    """A training batch of one 0.1-s utterance (8 to 10 frames: one encoder frame) was ESPnet's BatchNorm ValueError
+    in the Conformer's convolution module, a traceback (28th hostile pass). It is padded as a longer neighbour in its
+    batch would pad it: its length, one encoder frame, stays; the model trains with finite loss and gradients."""
+    torch.manual_seed(0)
+    conf = AcousticConfig(type="conformer", layers=2, heads=2, ffn=32, kernel=5, frontend_channels=8, dropout=0.0)
+    encoder = AcousticEncoder(conf, d_model=16).train()
+    feats, lengths = torch.randn(1, frames, 80), torch.tensor([frames])
+    alone, alone_length = encoder(feats, lengths)
+    padded, padded_length = encoder(torch.nn.functional.pad(feats, (0, 0, 0, 11 - frames)), lengths)  # 2 frames
+    assert alone_length.tolist() == padded_length.tolist() == [1]
+    torch.testing.assert_close(alone, padded)
+    model = build("st").train()
+    out = model(make_batch(frames=(frames,)))
+    out["loss"].backward()
+    assert torch.isfinite(out["loss"]) and all(torch.isfinite(p.grad).all() for p in model.parameters()
+                                               if p.grad is not None)

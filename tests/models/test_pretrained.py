@@ -423,3 +423,106 @@ def test_an_acoustic_encoder_trained_on_other_features_is_noted(tmp_path: Path, 
     assert _cmvn_note(ckpt(cmvn=record, cmvn_kind="global"), None, "utterance") == (
         f"note: init acoustic <- {tmp_path / 'asr.pt'}: trained with global CMVN (it records the statistics), this "
         "run normalises with data.cmvn utterance: fine-tuning starts from features it never read")
+
+
+def test_a_ctc_head_trained_on_another_acoustic_layer_loads_and_the_table_says_so(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """A hybrid ASR model whose CTC reads layer 1 of 2 gave its head to a SATE model whose CTC reads the top layer
+    under the table's bare "ok" (28th hostile pass). It loads, as docs/models.md says (fine-tuning trains the head at
+    its new layer), and the table's line says where it was trained; a layer written as the top's number is the top
+    (null) and says nothing."""
+    acoustic = {"layers": 2, "heads": 2, "ffn": 32, "type": "conformer", "frontend_channels": 4, "kernel": 3}
+    decoder = {"layers": 1, "heads": 2, "ffn": 32}
+    asr = tmp_path / "asr.pt"
+    init = {"acoustic": {"path": str(asr)}, "ctc": {"path": str(asr)}}
+    hybrid = build("asr", seed=1, acoustic=acoustic, ctc={"layer": 1}, decoder=decoder)
+    save_model_file(asr, hybrid, src_tokens, tgt_tokens)
+    lines: list[str] = []
+    st = build("st", acoustic=acoustic)
+    rows = initialize(st, init, src_tokens, tgt_tokens, log=lines.append)
+    assert [(r.component, r.ok, r.note) for r in rows] == [
+        ("acoustic", True, ""),
+        ("ctc", True, "trained over acoustic layer 1 of its model, reads layer 2 (the top) here")]
+    assert lines[0].splitlines()[2].endswith(
+        "ok; trained over acoustic layer 1 of its model, reads layer 2 (the top) here")
+    assert torch.equal(st.ctc.ctc_lo.weight, hybrid.ctc.ctc_lo.weight)
+    # the same layer: nothing to say
+    rows = initialize(build("asr", acoustic=acoustic, ctc={"layer": 1}, decoder=decoder), init, src_tokens,
+                      tgt_tokens, log=lambda _: None)
+    assert [(r.component, r.ok, r.note) for r in rows] == [("acoustic", True, ""), ("ctc", True, "")]
+    save_model_file(asr, build("asr", seed=1, acoustic=acoustic, ctc={"layer": 2}, decoder=decoder),
+                    src_tokens, tgt_tokens)
+    rows = initialize(build("st", acoustic=acoustic), init, src_tokens, tgt_tokens, log=lambda _: None)
+    assert [(r.component, r.ok, r.note) for r in rows] == [("acoustic", True, ""), ("ctc", True, "")]
+    # the other way: a head trained on top, read below it (the E2E baseline of Fig. 1(b))
+    rows = initialize(build("asr", acoustic=acoustic, ctc={"layer": 1}, decoder=decoder), init, src_tokens,
+                      tgt_tokens, log=lambda _: None)
+    assert rows[1].note == "trained over acoustic layer 2 (the top) of its model, reads layer 1 here"
+
+
+def test_an_espnet_ctc_head_over_another_layer_than_its_encoders_top_loads_and_the_table_says_so(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """An ESPnet2 CTC head reads its encoder's top block: put over the top of a deeper encoder of ours it was
+    loaded under the table's bare "ok" (28th hostile pass); it loads, and the line says so."""
+    _, _, pth = _espnet_asr_experiment(tmp_path / "exp", src_tokens)
+    deeper = {**ESPNET_ACOUSTIC, "layers": 2}
+    rows = initialize(build("st", acoustic=deeper), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+                      log=lambda _: None)
+    assert [(r.component, r.ok, r.note) for r in rows] == [
+        ("ctc", True, "trained over acoustic layer 1 (its encoder's top) of its experiment, reads layer 2 (the top) "
+                      "here")]
+    rows = initialize(build("st", acoustic=ESPNET_ACOUSTIC), {"ctc": {"path": str(pth)}}, src_tokens, tgt_tokens,
+                      log=lambda _: None)
+    assert [(r.component, r.ok, r.note) for r in rows] == [("ctc", True, "")]
+
+
+def test_a_downloaded_models_pytorch_model_bin_says_where_it_goes(
+        tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
+    """`init: textual: {path: opus-mt-en-de/pytorch_model.bin}` (a plain state dict, as an ESPnet .pth is) was told
+    to "set init.<component>.config", advice that could not be followed (28th hostile pass); an ESPnet experiment's
+    .pth without its config.yaml is still asked for it."""
+    marian = tmp_path / "opus-mt-en-de"
+    marian.mkdir()
+    (marian / "config.json").write_text('{"model_type": "marian"}')
+    torch.save({"model.shared.weight": torch.zeros(2, 2)}, marian / "pytorch_model.bin")
+    with pytest.raises(SateError, match=rf"^{marian}/pytorch_model.bin: a downloaded model's weights, not a "
+                                        rf"checkpoint of ours or an ESPnet experiment \({marian} is a downloaded "
+                                        "model: name it in the model config, as textual.path with textual.type "
+                                        "hf_marian"):
+        initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
+                   log=lambda _: None)
+    (marian / "config.json").unlink()
+    with pytest.raises(SateError, match="is an ESPnet-style state dict but .*config.yaml is missing"):
+        initialize(build("mt"), {"textual": {"path": str(marian / "pytorch_model.bin")}}, src_tokens, tgt_tokens,
+                   log=lambda _: None)
+    (marian / "config.json").write_text('{"model_type": "marian"}')
+    kd = {"mt_weight": 0.5, "mt_teacher": str(marian / "pytorch_model.bin")}  # a teacher: "not a sate model file"
+    with pytest.raises(SateError, match=rf"pytorch_model.bin: not a sate model file \(format None\) \({marian} is a "
+                                        "downloaded model: name it in the model config"):
+        load_teachers(build("st", loss={"kd": kd}), src_tokens, tgt_tokens)
+
+
+@pytest.mark.parametrize(("asr_channels", "st_channels"), [(None, 16), (16, None)])
+def test_a_front_end_of_d_model_channels_is_one_front_end_however_written(
+        tmp_path: Path, build: Build, tiny_conf: Callable[..., Any], src_tokens: list[str], tgt_tokens: list[str],
+        asr_channels: int | None, st_channels: int | None) -> None:
+    """``frontend_channels: null`` means d_model (16 here): an ASR model of one spelling into a SATE config of the
+    other was refused as `acoustic.frontend_channels: checkpoint None, ours 16`, though the two front-ends are one
+    (28th hostile pass); it loads, as a whole-model init does, and a front-end of other channels is still named."""
+    acoustic = lambda channels: {**tiny_conf("asr")["acoustic"], "frontend_channels": channels}  # noqa: E731
+    asr = build("asr", seed=3, acoustic=acoustic(asr_channels))
+    save_model_file(tmp_path / "asr.pt", asr, src_tokens, tgt_tokens)
+    init = {"acoustic": {"path": str(tmp_path / "asr.pt")}, "ctc": {"path": str(tmp_path / "asr.pt")}}
+    st = build("st", acoustic=acoustic(st_channels))
+    initialize(st, init, src_tokens, tgt_tokens, log=lambda _line: None)
+    assert all(torch.equal(a, b) for a, b in zip(st.acoustic.state_dict().values(),
+                                                 asr.acoustic.state_dict().values(), strict=True))
+    whole = build("asr", acoustic=acoustic(st_channels))
+    initialize(whole, {"model": {"path": str(tmp_path / "asr.pt")}}, src_tokens, tgt_tokens, log=lambda _line: None)
+    with pytest.raises(SateError, match=rf"acoustic.frontend_channels: checkpoint {asr_channels}, ours 8$"):
+        initialize(build("st", acoustic=acoustic(8)), init, src_tokens, tgt_tokens, log=lambda _line: None)
+    if asr_channels is None:  # the file's null is 16 channels, as ours: another d_model is named alone (review)
+        with pytest.raises(SateError, match=r"asr.pt: d_model: checkpoint 16, ours 32") as refused:
+            initialize(build("st", d_model=32, acoustic=acoustic(16)), init, src_tokens, tgt_tokens,
+                       log=lambda _line: None)
+        assert "frontend_channels" not in str(refused.value)

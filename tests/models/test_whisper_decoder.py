@@ -262,3 +262,55 @@ def test_a_config_or_vocabulary_that_disagrees_with_the_weights(whisper_asr_dir:
     huge = changed("huge-encoder", config, lambda c: c.update(max_source_positions=10**12))
     with pytest.raises(SateError, match="says max_source_positions 1000000000000, the weights have 1500"):
         whisper_sizes(huge)  # what a training config's acoustic.path is resolved with, before the model is built
+
+
+@pytest.mark.parametrize(("name", "change", "message"), [
+    ("model.encoder.layers.0.adapter.weight", lambda s: torch.ones(32),
+     "tensors that fit no part of Whisper's encoder: model.encoder.layers.0.adapter.weight"),
+    ("model.decoder.layers.1.adapter.weight", lambda s: torch.ones(32),
+     "tensors that fit no part of Whisper's decoder: model.decoder.layers.1.adapter.weight"),
+    ("proj_out.weight", lambda s: s["model.decoder.embed_tokens.weight"] + 1,
+     "proj_out.weight differs from model.decoder.embed_tokens.weight"),
+    ("proj_out.weight", lambda s: s["model.decoder.embed_tokens.weight"].clone(), None),  # a tied copy, stored
+    ("model.encoder.layers.0.self_attn.k_proj.bias", lambda s: torch.ones(32), None),  # no effect: the softmax
+])
+def test_a_tensor_sate_does_not_read_is_refused_naming_it(whisper_asr_dir: Path, tmp_path: Path, name: str,
+                                                          change: Callable, message: str | None) -> None:
+    """An extra block or adapter of a fine-tuned Whisper, and an output layer untied from the embedding, were
+    dropped under the init table's "0 unexpected, ok" (28th hostile pass)."""
+    from safetensors.torch import load_file, save_file
+
+    from sate.models.hub.whisper_files import whisper_weights
+
+    copy = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, copy)
+    state = load_file(copy / "model.safetensors")
+    state[name] = change(state)
+    save_file(state, str(copy / "model.safetensors"), metadata={"format": "pt"})
+    if message is None:
+        whisper_weights(copy)
+        WhisperRecognizer.load(copy)
+        return
+    with pytest.raises(SateError, match=message) as caught:
+        whisper_weights(copy)  # the encoder, for acoustic.type whisper
+        WhisperRecognizer.load(copy)  # the decoder too, for sate evaluate --model WHISPER_DIR
+    assert str(copy / "model.safetensors") in str(caught.value)
+
+
+def test_a_nan_in_the_decoder_does_not_refuse_whisper_read_for_its_encoder(whisper_asr_dir: Path,
+                                                                          tmp_path: Path) -> None:
+    """The weights' check covers the tensors sate reads: a NaN in the decoder refused a Hugging Face Whisper as
+    `acoustic.type whisper`, which reads its encoder alone (28th hostile pass, review); the decoder's reader, for
+    sate evaluate --model DIR, still refuses it naming the tensor."""
+    from safetensors.torch import load_file, save_file
+
+    from sate.models.hub.whisper_files import whisper_weights
+
+    copy = tmp_path / "w"
+    shutil.copytree(whisper_asr_dir, copy)
+    state = load_file(copy / "model.safetensors")
+    state["model.decoder.layers.1.fc2.weight"][0, 0] = float("nan")
+    save_file(state, str(copy / "model.safetensors"), metadata={"format": "pt"})
+    assert torch.isfinite(whisper_weights(copy)[0]["layers.1.fc2.weight"]).all()
+    with pytest.raises(SateError, match=rf"^{copy}/model.safetensors: model.decoder.layers.1.fc2.weight holds NaN"):
+        WhisperRecognizer.load(copy)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import re
 import struct
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
@@ -78,31 +78,82 @@ def _read_one(path: Path) -> dict[str, object]:
     return state
 
 
-def read_weights(directory: Path) -> tuple[dict[str, torch.Tensor], Path]:
-    """Every tensor of a model directory by name, and the file (or index) it came from."""
+def read_weights(directory: Path, used: Callable[[str], bool] | None = None) -> tuple[dict[str, torch.Tensor], Path]:
+    """Every tensor of a model directory by name, and the file (or index) it came from. The tensors ``used`` keeps
+    (every one where None: the caller reads them) are checked by `check_weights`, each naming the file (the shard)
+    that holds it: a NaN in a part sate drops (wav2vec2's ``lm_head``, the decoder of a Whisper read for its encoder)
+    refused the model, and the check of every tensor cost time in proportion to the whole checkpoint (28th pass)."""
     import torch
 
     path = weight_file(directory)
     if path.name.endswith(".index.json"):
-        weight_map = read_json(path).get("weight_map")
-        if not isinstance(weight_map, dict):
-            raise SateError(f"{path}: no weight_map")
-        shards = list(weight_map.values())
-        # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
-        # loaded another directory's weights without a word
-        odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
-        if odd or not shards:
-            what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
-            raise SateError(f"{path}: its weight_map {what}")
-        state: dict[str, object] = {}
-        for shard in sorted(set(shards)):
-            state.update(_read_one(directory / shard))
+        state, files = _read_shards(directory, path)
     else:
-        state = _read_one(path)
+        state, files = _read_one(path), {}
     bad = [k for k, v in state.items() if not isinstance(v, torch.Tensor)]
     if bad:
-        raise SateError(f"{path}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
-    return cast("dict[str, torch.Tensor]", state), path
+        raise SateError(f"{files.get(bad[0], path)}: entries that are not tensors: {', '.join(map(str, bad[:5]))}")
+    tensors = cast("dict[str, torch.Tensor]", state)
+    by_file: dict[Path, dict[str, torch.Tensor]] = {}
+    for name, tensor in tensors.items():
+        if used is None or used(name):
+            by_file.setdefault(files.get(name, path), {})[name] = tensor
+    for file, part in by_file.items():
+        check_weights(part, file)
+    return tensors, path
+
+
+def _read_shards(directory: Path, path: Path) -> tuple[dict[str, object], dict[str, Path]]:
+    """The entries of a sharded download (``path`` its index) by name, and the shard each came from."""
+    weight_map = read_json(path).get("weight_map")
+    if not isinstance(weight_map, dict):
+        raise SateError(f"{path}: no weight_map")
+    shards = list(weight_map.values())
+    # a shard is a file of the download: a number was a TypeError traceback, and an absolute path or ../
+    # loaded another directory's weights without a word
+    odd = [s for s in shards if not isinstance(s, str) or s in ("", ".", "..") or "/" in s or "\\" in s]
+    if odd or not shards:
+        what = f"names {shown(odd[0])}, not the name of a file in {directory}" if odd else "names no shard"
+        raise SateError(f"{path}: its weight_map {what}")
+    state: dict[str, object] = {}
+    files: dict[str, Path] = {}
+    for shard in sorted(set(shards)):
+        for name, value in _read_one(directory / shard).items():
+            # each tensor from the shard the map places it in: shards of two downloads (a re-sharded revision over
+            # an older one) held one name twice, and the later file's won without a word (28th pass). A tensor the
+            # map does not list is taken from the one shard that holds it, as transformers loads it
+            if name in weight_map and weight_map[name] != shard:
+                raise SateError(f"{directory / shard} holds {name}, but {path.name} places it in "
+                                f"{shown(weight_map[name])}: are the shards of one download? Download the model "
+                                "again into an empty directory")
+            if name in files:
+                raise SateError(f"{directory / shard} holds {name}, and so does {files[name].name}, but {path.name} "
+                                "lists it in neither: are the shards of one download? Download the model again "
+                                "into an empty directory")
+            state[name], files[name] = value, directory / shard
+    absent = [name for name in weight_map if name not in state]
+    if absent:
+        raise SateError(f"{path}: {weight_map[absent[0]]} does not hold {absent[0]}, which the index places "
+                        "there: are the shards of one download? Download the model again into an empty directory")
+    return state, files
+
+
+def check_weights(state: Mapping[str, torch.Tensor], path: Path) -> None:
+    """Every tensor of a weights file a float of finite values, or one line naming the file and the first tensor
+    that is not: an integer tensor (a quantised save) was cast to float and loaded as its raw codes, and a NaN or an
+    infinity (a float16 conversion that overflowed) was loaded, both without a word (28th hostile pass)."""
+    import torch
+
+    for name, tensor in state.items():
+        if not tensor.is_floating_point():
+            raise SateError(f"{path}: {name} holds {str(tensor.dtype).removeprefix('torch.')} values, not float "
+                            "weights (a quantised model?); sate reads float32, float16 or bfloat16 weights: use the "
+                            "unquantised download")
+        # the sum first: NaN and infinity carry into it, and it is several times cheaper than isfinite on a CPU (a
+        # float16 Whisper large holds 1.5 billion values); a sum that overflows is checked value by value
+        if not bool(torch.isfinite(tensor.sum(dtype=torch.float32))) and not bool(torch.isfinite(tensor).all()):
+            raise SateError(f"{path}: {name} holds NaN or infinite values; the weights are damaged (a float16 "
+                            "conversion that overflowed?): download them again")
 
 
 def get_key(config: RawMapping, key: str, path: Path, kind: type | tuple[type, ...]) -> Any:

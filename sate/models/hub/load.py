@@ -26,7 +26,7 @@ from sate.models.base import SateModel
 from sate.models.hub.files import hub_directory, read_weights
 from sate.models.hub.marian import split_marian_state
 from sate.models.hub.settings import require_hub
-from sate.models.hub.speech import hf_key_map
+from sate.models.hub.speech import hf_key_map, unused_key
 from sate.models.hub.whisper_files import whisper_weights
 from sate.models.model_file import fit_problems, name_list
 from sate.models.pretrained import InitRow, format_table
@@ -90,7 +90,7 @@ def _marian_parts(model: SateModel, src_tokens: list[str], tgt_tokens: list[str]
 def _speech_part(model: SateModel, rows: list[InitRow], loads: list, notes: list[str]) -> list[str]:
     conf = model.conf.acoustic
     hub, directory = require_hub(conf, "acoustic"), hub_directory(conf.path, "acoustic.path")
-    state, path = read_weights(directory)
+    state, path = read_weights(directory, used=lambda name: not unused_key(name, hub))
     mapped, skipped = hf_key_map(state, hub)
     target = model.acoustic.encoder.model
     theirs = {k.removeprefix("model."): v for k, v in mapped.items()}

@@ -128,10 +128,16 @@ def marian_settings(path: str | Path) -> MarianHub:
     kinds = {"activation_function": str, "scale_embedding": bool}
     hub = MarianHub(**{key: get_key(config, key, config_path, kinds.get(key, int)) for key in MARIAN_REQUIRED},
                     **{key: config.get(key, default) for key, default in MARIAN_OPTIONAL.items()})
-    if not hub["share_encoder_decoder_embeddings"] or config.get("decoder_vocab_size", hub["vocab_size"]) \
-            != hub["vocab_size"]:
+    if not hub["share_encoder_decoder_embeddings"]:
         raise SateError(f"{config_path}: separate source and target vocabularies (share_encoder_decoder_embeddings "
                         "false) are not supported; OPUS-MT bilingual models share one")
+    # null is vocab_size, as transformers reads it; another size was called share_encoder_decoder_embeddings false, a
+    # key the file did not set, when vocab_size alone was edited (28th hostile pass)
+    decoder_vocab = config.get("decoder_vocab_size") or hub["vocab_size"]
+    if decoder_vocab != hub["vocab_size"]:
+        raise SateError(f"{config_path}: decoder_vocab_size {shown(decoder_vocab)} differs from vocab_size "
+                        f"{hub['vocab_size']}; OPUS-MT bilingual models share one vocabulary, so the two are equal "
+                        "(was one of them edited?)")
     if hub["activation_function"] not in MARIAN_ACTIVATIONS:
         raise SateError(f"{config_path}: activation_function {shown(hub['activation_function'])} is not one of "
                         f"{', '.join(MARIAN_ACTIVATIONS)}")

@@ -173,6 +173,11 @@ UNUSED = re.compile(r"^(lm_head|quantizer|project_hid|project_q|final_proj|label
                     r"(\.|$)")
 
 
+def unused_key(name: str, hub: SpeechHub) -> bool:
+    """Whether a Hugging Face tensor is one `hf_key_map` leaves out (another head's, or pre-training's)."""
+    return bool(UNUSED.match(name.removeprefix(hub["model_type"] + ".")))
+
+
 def hf_key_map(state: dict[str, torch.Tensor], hub: SpeechHub) -> tuple[dict[str, torch.Tensor], list[str]]:
     """A Hugging Face wav2vec2/HuBERT/WavLM state dict (base model or with a head) in `HubStack`'s names.
 

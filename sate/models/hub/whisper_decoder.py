@@ -23,8 +23,8 @@ from torch.nn import functional as F
 
 from sate.errors import SateError
 from sate.models.hub.ctranslate2_file import read_tensors
-from sate.models.hub.files import Claims, check_config_sizes, positive_sizes, read_json, read_weights
-from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, whisper_format
+from sate.models.hub.files import Claims, check_config_sizes, check_weights, positive_sizes, read_json, read_weights
+from sate.models.hub.whisper_files import ct2_index, ct2_stack, header_shapes, reads, refuse_unused, whisper_format
 
 KV = tuple[torch.Tensor, torch.Tensor]  # keys, values: (B, heads, T, head_dim)
 
@@ -206,9 +206,10 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
         index = ct2_index(directory)
         names = {ours: f"decoder/{theirs}" for ours, theirs in _names(_CT2, sizes.layers).items()}
         names |= {"embed.weight": "decoder/embeddings/weight", "positions": "decoder/position_encodings/encodings"}
-        tensors = read_tensors(index, list(names.values()))
-        return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
-    state, source = read_weights(directory)
+        tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
+        check_weights(tensors, index.path)  # in float32, where it is fastest
+        return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
+    state, source = read_weights(directory, used=reads("decoder", "proj_out.weight"))
     prefix = "model.decoder." if any(k.startswith("model.decoder.") for k in state) else "decoder."
     part = {k[len(prefix):]: v.float() for k, v in state.items() if k.startswith(prefix)}
     check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in part.items()}, prefix,
@@ -219,6 +220,11 @@ def decoder_weights(directory: Path, sizes: DecoderSizes) -> tuple[dict[str, tor
     missing = [f"{prefix}{k}" for k in [*names.values(), *fused] if k not in part]
     if missing:
         raise SateError(f"{source}: no {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    refuse_unused(part, [*names.values(), *fused], source, prefix, "decoder")
+    head = state.get("proj_out.weight")  # the output layer: ours is the embedding, as Whisper ties them
+    if head is not None and not torch.equal(head.float(), part["embed_tokens.weight"]):
+        raise SateError(f"{source}: proj_out.weight differs from {prefix}embed_tokens.weight; sate's Whisper decoder "
+                        "ties its output layer to the embedding, as Whisper's own models do")
     out = {ours: part[theirs] for ours, theirs in names.items()}
     for i in range(sizes.layers):
         out[f"layers.{i}.self_qkv.weight"], out[f"layers.{i}.self_qkv.bias"] = _fused(

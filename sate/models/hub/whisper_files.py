@@ -15,6 +15,7 @@ without importing the model code that imports the config.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
@@ -28,6 +29,7 @@ from sate.models.hub.ctranslate2_file import ModelIndex, read_index, read_tensor
 from sate.models.hub.files import (
     Claims,
     check_config_sizes,
+    check_weights,
     hub_directory,
     positive_sizes,
     read_json,
@@ -151,7 +153,8 @@ def header_shapes(directory: Path, part: str) -> tuple[dict[str, tuple[int, ...]
         with safe_open(str(path), framework="pt") as f:
             shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError):
-        read_weights(directory)  # says why (a truncated download, a git-lfs pointer); another file it reads is used
+        read_weights(directory, used=lambda _: False)  # says why (a truncated download, a git-lfs pointer); another
+        # file it reads is used
         return None
     prefix = f"model.{part}." if any(k.startswith(f"model.{part}.") for k in shapes) else f"{part}."
     return {k[len(prefix):]: v for k, v in shapes.items() if k.startswith(prefix)}, prefix
@@ -190,6 +193,30 @@ def whisper_sizes(path: str | Path) -> WhisperSizes:
                         shapes["encoder/position_encodings/encodings"][0])
 
 
+def refuse_unused(part: dict[str, torch.Tensor], used: list[str], source: Path, prefix: str, what: str) -> None:
+    """A tensor of a Hugging Face Whisper's encoder or decoder (``part``, names without ``prefix``) that sate does
+    not read is one line naming it: an extra block or adapter of a fine-tuned model was dropped under the table's
+    "0 unexpected, ok" (28th hostile pass). A key projection's bias is left out on purpose: it adds the same
+    amount to a query's score for every key, which the softmax takes away (Whisper has none; conversions may
+    store zeros)."""
+    unused = sorted(set(part) - set(used) - {k for k in part if k.endswith("attn.k_proj.bias")})
+    if unused:
+        more = f" ... and {len(unused) - 5} more" if len(unused) > 5 else ""
+        raise SateError(f"{source}: tensors that fit no part of Whisper's {what}: "
+                        f"{', '.join(prefix + k for k in unused[:5])}{more}; is this a Whisper of another "
+                        "architecture?")
+
+
+def reads(part: str, *others: str) -> Callable[[str], bool]:
+    """Whether sate reads a Hugging Face Whisper's tensor of that name, given the ``part`` ("encoder" or "decoder")
+    it reads and ``others`` outside it: the weights' check covers these alone (a NaN in the decoder refused a model
+    read for its encoder). A key projection's bias is dropped (`refuse_unused`)."""
+    def used(name: str) -> bool:
+        return (name.startswith((f"model.{part}.", f"{part}.")) or name in others) \
+            and not name.endswith("attn.k_proj.bias")
+    return used
+
+
 # Our names -> CTranslate2's (per layer: {i}).
 _CT2_NAMES = {"conv1.{p}": "conv1/{p}", "conv2.{p}": "conv2/{p}", "layer_norm.{p}": "layer_norm/{n}",
               "layers.{i}.attn_norm.{p}": "layer_{i}/self_attention/layer_norm/{n}",
@@ -224,9 +251,10 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
         index = ct2_index(directory)
         names = {ours: f"encoder/{theirs}" for ours, theirs in _name_table(_CT2_NAMES, sizes.layers).items()}
         names["positions"] = "encoder/position_encodings/encodings"
-        tensors = read_tensors(index, list(names.values()))
-        return {ours: tensors[theirs].float() for ours, theirs in names.items()}, index.path
-    state, source = read_weights(directory)
+        tensors = {name: tensor.float() for name, tensor in read_tensors(index, list(names.values())).items()}
+        check_weights(tensors, index.path)  # in float32, where it is fastest
+        return {ours: tensors[theirs] for ours, theirs in names.items()}, index.path
+    state, source = read_weights(directory, used=reads("encoder"))
     prefix = "model.encoder." if any(k.startswith("model.encoder.") for k in state) else "encoder."
     encoder = {k[len(prefix):]: v for k, v in state.items() if k.startswith(prefix)}
     check_config_sizes(directory / "config.json", {k: tuple(v.shape) for k, v in encoder.items()}, prefix,
@@ -239,6 +267,7 @@ def whisper_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], Path]:
     missing += [k for k in attention if k[len(prefix):] not in encoder]
     if missing:
         raise SateError(f"{source}: no {', '.join(missing[:5])}{' ...' if len(missing) > 5 else ''}")
+    refuse_unused(encoder, [*names.values(), *(k[len(prefix):] for k in attention)], source, prefix, "encoder")
     out = {ours: encoder[theirs].float() for ours, theirs in names.items()}
     for i in range(sizes.layers):
         part = f"layers.{i}.self_attn."
