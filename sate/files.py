@@ -1283,7 +1283,7 @@ def _unsafe_globals(path: Path) -> str:
         names = torch.serialization.get_unsafe_globals_in_checkpoint(path)
     except Exception:  # noqa: BLE001 - the names only make the message better
         return "unknown"
-    return ", ".join(names[:4]) or "unknown"
+    return ", ".join(sorted(names)[:4]) or "unknown"  # sorted: two saves of one model name the same classes
 
 
 def hub_hint(directory: Path) -> str:
@@ -1331,7 +1331,10 @@ def read_checkpoint(path: str | Path, mmap: bool = False) -> Any:
         if isinstance(err, pickle.UnpicklingError):
             names = _unsafe_globals(path)
             if "Unsupported global" in str(err) or names != "unknown":
-                raise UnsafeCheckpoint(message, names) from None
+                # not torch's first line: "...you have two options, \x1b[1mdo those steps...", options never shown
+                # (`--init-from` of a pickled file; hand28a, twenty-eighth hostile pass)
+                raise UnsafeCheckpoint(f"refusing to load {path}: not a plain-tensor checkpoint: it holds pickled "
+                                       f"objects ({names}) that would run code when loaded", names) from None
         raise SateError(message) from None
     why = damage(path)
     if why is not None:
