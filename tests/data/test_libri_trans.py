@@ -14,6 +14,8 @@ import soundfile as sf
 from sate.data.audio import num_frames, read_segment
 from sate.data.feature_index import FeatureIndex
 from sate.data.manifest import read_manifest
+from sate.data.prep import report
+from sate.data.rows import SplitResult
 from sate.data.text import normalize_source
 
 
@@ -25,7 +27,7 @@ def test_default_sets_with_the_gtranslate_rows_of_train(run_sate, libri_trans_ro
     rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path)
     assert rc == 0, err
     assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == ["dev.jsonl", "test.jsonl", "train.jsonl"]
-    assert "train: 6 segments" in out and "dev: 2 segments" in out
+    assert "train: 6 rows of 3 segments (the hours count each segment once)" in out and "dev: 2 segments," in out
     for name in ("train", "dev", "test"):
         rows = read_manifest(tmp_path / f"{name}.jsonl")
         meta = [line.split("\t") for line in _lines(libri_trans_root, name, "alignments.meta")[1:]]
@@ -46,6 +48,19 @@ def test_default_sets_with_the_gtranslate_rows_of_train(run_sate, libri_trans_ro
             assert float(columns[5]) == pytest.approx(own["duration"], abs=0.01)
             if step == 2:
                 assert rows[2 * k + 1] == {**own, "id": f"{file_name}.gtranslate", "tgt": gt[k]}
+
+
+def test_the_hours_count_a_doubled_segment_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A segment and its Google Translate row read one slice of audio: Augmented LibriSpeech's train (47,271 segments,
+    100 h) printed 94,542 segments and 200 h (28th hostile pass). Rows are counted as rows, the hours by slice."""
+    def row(seg: str, tgt: str) -> dict:
+        return {"id": seg, "audio": f"/c/{seg.split('.')[0]}.wav", "offset": 0.0, "duration": 1800.0, "tgt": tgt}
+
+    doubled = SplitResult("train", [row("a", "x"), row("a.gtranslate", "y"), row("b", "x"), row("b.gtranslate", "y")])
+    report(doubled)
+    report(SplitResult("dev", [row("a", "x"), row("b", "x")]))
+    assert capsys.readouterr().out.splitlines() == [
+        "train: 4 rows of 2 segments (the hours count each segment once), 1.00 h", "dev: 2 segments, 1.00 h"]
 
 
 def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sate, libri_trans_root: Path,
