@@ -50,8 +50,8 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
         print(f"{result.split}: dropped {count} segment(s): {reason}", file=out)
     for reason, ids in sorted(result.flagged.items()):
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
-        print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits): "
-              f"{shown}", file=out)
+        print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits, "
+              f"those named train...): {shown}", file=out)
 
 
 # ----------------------------------------------------------------------------------------------

@@ -153,6 +153,10 @@ def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: P
     assert dropped > 0 and f"train: dropped {dropped} segment(s): duration outside 0.8-1.2 s" in stdout
     dev = read_manifest(out / "dev.jsonl")
     assert len(dev) == 4 and any(not 0.8 <= r["duration"] <= 1.2 for r in dev)
+    # said, as a kept empty text is: a split named otherwise (`--splits kaldi`, then trained on) kept them silently
+    outside = [r["id"] for r in dev if not 0.8 <= r["duration"] <= 1.2]
+    assert (f"dev: kept {len(outside)} segment(s) with duration outside 0.8-1.2 s (never dropped outside training "
+            f"splits, those named train...): {', '.join(outside)}") in stdout
 
 
 def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus, tmp_path, edit_lines) -> None:
@@ -174,8 +178,8 @@ def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus,
     assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
     assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
     assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
-    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): "
-            f"{test[3]['id']}") in stdout
+    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits, those named "
+            f"train...): {test[3]['id']}") in stdout
 
 
 def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:
