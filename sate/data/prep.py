@@ -43,11 +43,12 @@ def report(result: SplitResult, out=None) -> None:  # noqa: ANN001 - a text stre
     slices = {(r["audio"], r["offset"], r["duration"]): r["duration"] for r in result.rows}
     hours = sum(slices.values()) / 3600
     only = " (transcripts only: ASR)" if result.rows and all(r["tgt"] is None for r in result.rows) else ""
-    count = (f"{len(result.rows)} segments" if len(slices) == len(result.rows) else
-             f"{len(result.rows)} rows of {len(slices)} segments (the hours count each segment once)")
-    print(f"{result.split}: {count}, {hours:.2f} h{only}", file=out)
-    for reason, count in sorted(result.dropped.items()):
-        print(f"{result.split}: dropped {count} segment(s): {reason}", file=out)
+    doubled = len(slices) < len(result.rows)
+    size = (f"{len(result.rows)} rows of {len(slices)} segments (the hours count each segment once)" if doubled else
+            f"{len(result.rows)} segments")
+    print(f"{result.split}: {size}, {hours:.2f} h{only}", file=out)
+    for reason, count in sorted(result.dropped.items()):  # a doubled segment's two rows are dropped together
+        print(f"{result.split}: dropped {count} {'row(s)' if doubled else 'segment(s)'}: {reason}", file=out)
     for reason, ids in sorted(result.flagged.items()):
         shown = ", ".join(ids[:5]) + (", ..." if len(ids) > 5 else "")
         print(f"{result.split}: kept {len(ids)} segment(s) with {reason} (never dropped outside training splits, "

@@ -57,10 +57,12 @@ def test_the_hours_count_a_doubled_segment_once(capsys: pytest.CaptureFixture[st
         return {"id": seg, "audio": f"/c/{seg.split('.')[0]}.wav", "offset": 0.0, "duration": 1800.0, "tgt": tgt}
 
     doubled = SplitResult("train", [row("a", "x"), row("a.gtranslate", "y"), row("b", "x"), row("b.gtranslate", "y")])
+    doubled.dropped["empty text"] = 2  # one segment's two rows
     report(doubled)
     report(SplitResult("dev", [row("a", "x"), row("b", "x")]))
     assert capsys.readouterr().out.splitlines() == [
-        "train: 4 rows of 2 segments (the hours count each segment once), 1.00 h", "dev: 2 segments, 1.00 h"]
+        "train: 4 rows of 2 segments (the hours count each segment once), 1.00 h",
+        "train: dropped 2 row(s): empty text", "dev: 2 segments, 1.00 h"]
 
 
 def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sate, libri_trans_root: Path,
