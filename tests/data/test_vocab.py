@@ -375,6 +375,22 @@ def test_the_training_process_gives_the_model_sentencepiece_gives_in_process() -
     assert train_spm(sentences, 30, "--joint") == model.getvalue()
 
 
+def test_a_model_writes_the_characters_of_its_text_as_the_text_does() -> None:
+    """SentencePiece's NFKC folded MuST-C En-Zh's full-width punctuation into ASCII: the model wrote "," for "，", and a
+    perfect translation scored BLEU 43.7 against its reference (28th hostile pass). A text NFKC would change is
+    trained without it, and comes back as it was written; one NFKC leaves alone keeps SentencePiece's own rule."""
+    from sate.data.vocab import train_spm
+
+    chinese = [f"我们{a}，讨论{b}？他说：好的！" for a in "今天明天后天" for b in "音乐科学"]
+    model = spm.SentencePieceProcessor(model_proto=train_spm(chinese, 24, "--tgt-size"))
+    assert all(model.decode(model.encode(line)) == line for line in chinese)
+    assert model.normalize("，") == "▁，"
+    german = [f"die {w} ist auf dem {v} tisch" for w in ("katze", "tasse") for v in ("roten", "alten")] * 30
+    assert spm.SentencePieceProcessor(model_proto=train_spm(german, 20, "--tgt-size")).normalize("，") == "▁,"
+    stray = [*german[:-1], "die katze ist auf dem ½ tisch"]  # one line in 120: SentencePiece's rule, as before
+    assert spm.SentencePieceProcessor(model_proto=train_spm(stray, 22, "--tgt-size")).normalize("，") == "▁,"
+
+
 DRIVER = """
 import os, sys
 import sate.data.vocab as vocab
