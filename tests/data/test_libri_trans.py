@@ -81,7 +81,7 @@ def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sa
     rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "other",
                             "--min-duration", str(shortest + 0.01))
     assert rc == 0, err
-    assert f"train-other: dropped 2 segment(s): duration outside {shortest + 0.01:g}-30 s" in out
+    assert f"train-other: dropped 2 row(s): duration outside {shortest + 0.01:g}-30 s" in out  # of one segment
     assert len(read_manifest(tmp_path / "train-other.jsonl")) == 2
 
 
