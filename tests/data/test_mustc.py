@@ -290,6 +290,21 @@ def test_line_count_mismatch_gives_all_three_counts(run_sate, corpus: Path, tmp_
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2
     assert "line counts differ: dev.yaml has 4 entries, dev.en 4 lines, dev.de 3 lines" in err
+    assert "blank" not in err
+
+
+def test_blank_lines_at_a_texts_end_are_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """`echo >> dev.en` left a blank line that counts as a segment's text, where the yaml's blank lines are skipped:
+    "dev.en 5 lines" alone did not say which (28th hostile pass). Followed, the advice prepares the split."""
+    path = txt(corpus, "dev", "en")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "\n \n", encoding="utf-8")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and err.strip().endswith("line counts differ: dev.yaml has 4 entries, dev.en 6 lines, dev.de 4 "
+                                            "lines; dev.en ends with 2 blank line(s), each a segment's text: remove "
+                                            "them"), err
+    path.write_text(text, encoding="utf-8")
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
 
 def test_another_kind_of_file_as_a_splits_text_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:
