@@ -159,6 +159,22 @@ def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: P
             f"splits, those named train...): {', '.join(outside)}") in stdout
 
 
+def test_an_evaluation_split_is_told_of_durations_only_under_a_range_given(run_sate, corpus, tmp_path,
+                                                                           edit_lines) -> None:
+    """The note of rows outside the range fired on every split not named train... under the default range as well:
+    LibriSpeech's dev-clean (utterances over 30 s) was told of them at every `sate prep`, with nothing to be done
+    (review of hand28d). It is said where --min-duration or --max-duration was given."""
+    edit_lines(txt(corpus, "dev", "yaml"),
+               lambda lines: [re.sub(r"duration: [\d.]+", "duration: 0.050000", lines[0]), *lines[1:]])
+    rc, stdout, _ = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 0 and "duration outside" not in stdout
+    assert len(read_manifest(tmp_path / "data" / "dev.jsonl")) == 4  # kept, as before
+    rc, stdout, _ = prep(run_sate, corpus, tmp_path / "given", "--max-duration", "30")
+    assert rc == 0
+    assert ("dev: kept 1 segment(s) with duration outside 0.1-30 s (never dropped outside training splits, those "
+            "named train...): ted_") in stdout
+
+
 def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus, tmp_path, edit_lines) -> None:
     for split in ("train", "tst-COMMON"):
         edit_lines(txt(corpus, split, "en"), lambda lines: ["", *lines[1:]])
