@@ -221,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     results = read_corpus(args, RowFilter(low, high, given))
     for result in results:
         if not result.rows:  # why, as `report` would have printed it after the refusal: the line alone said nothing
-            why = ", ".join(f"{reason} ({count})" for reason, count in sorted(result.dropped.items()))
+            why = ", ".join(f"{reason} ({result.dropped_count(reason)})" for reason in sorted(result.dropped))
             raise SateError(f"{result.split}: no segments left after filtering" + (f" (dropped: {why})" if why else ""))
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
     check_manifests(args.out, [f"{result.split}.jsonl" for result in results])

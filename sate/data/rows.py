@@ -25,6 +25,14 @@ class SplitResult:
     rows: list[dict] = field(default_factory=list)
     dropped: Counter = field(default_factory=Counter)
     flagged: dict[str, list[str]] = field(default_factory=dict)
+    # the audio slices of the dropped rows, by reason: a doubled split (Augmented LibriSpeech's Google Translate rows)
+    # drops a segment's two rows, so its rows are not its segments
+    dropped_slices: dict[str, set[tuple[str, float, int]]] = field(default_factory=dict)
+
+    def dropped_count(self, reason: str) -> str:
+        """How many rows ``reason`` dropped, as ``6``, or ``6 rows of 3 segments`` where they read fewer slices."""
+        rows, segments = self.dropped[reason], len(self.dropped_slices.get(reason, ()))
+        return f"{rows} rows of {segments} segments" if 0 < segments < rows else str(rows)
 
 
 def audio_info(path: Path, where: str) -> WavInfo:
@@ -79,6 +87,7 @@ class RowFilter:
                 problems = [outside]
             if problems:
                 result.dropped[problems[0]] += 1
+                result.dropped_slices.setdefault(problems[0], set()).add((row["audio"], offset, n_samples))
                 return
         elif self.range_given and n_samples and not self.min_duration <= row["duration"] <= self.max_duration:
             # said as the other problems are: `--splits kaldi --max-duration 20` (docs/data.md's extra ASR split, then

@@ -85,6 +85,19 @@ def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sa
     assert len(read_manifest(tmp_path / "train-other.jsonl")) == 2
 
 
+def test_a_doubled_split_filtered_to_nothing_counts_its_segments(run_sate, libri_trans_root: Path,
+                                                                 tmp_path: Path) -> None:
+    """"no segments left after filtering (dropped: ... (6))" counted the 6 rows of 3 segments as segments, where the
+    report's lines count rows and segments apart (review of hand28d)."""
+    window = ("--min-duration", "100", "--max-duration", "200")
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "train", *window)
+    assert rc == 2 and err.strip().endswith("train: no segments left after filtering (dropped: duration outside "
+                                            "100-200 s (6 rows of 3 segments))"), err
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "train", *window,
+                          "--no-gtranslate")
+    assert rc == 2 and err.strip().endswith("(dropped: duration outside 100-200 s (3))"), err
+
+
 def test_no_gtranslate_keeps_one_row_per_segment(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:
     rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--no-gtranslate",
                           "--splits", "train")
