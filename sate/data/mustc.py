@@ -213,7 +213,7 @@ def prepare_split(mustc_dir: Path, split: str, tgt_lang: str, row_filter: RowFil
                  if (n := len(lines) - len("\n".join(lines).rstrip().split("\n"))) and len(lines) - n == len(segments)]
         raise SateError(f"{txt}: line counts differ: {yaml_path.name} has {len(segments)} entries, "
                         f"{en_path.name} {len(src_lines)} lines, {tgt_path.name} {len(tgt_lines)} lines" +
-                        (f"; {', '.join(blank)}, each a segment's text: remove them" if blank else ""))
+                        (f"; {', '.join(blank)}, each read as a segment's text: remove them" if blank else ""))
 
     result = SplitResult(split)
     infos: dict[str, WavInfo] = {}

@@ -317,8 +317,8 @@ def test_blank_lines_at_a_texts_end_are_named(run_sate, corpus: Path, tmp_path: 
     path.write_text(text + "\n \n", encoding="utf-8")
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2 and err.strip().endswith("line counts differ: dev.yaml has 4 entries, dev.en 6 lines, dev.de 4 "
-                                            "lines; dev.en ends with 2 blank line(s), each a segment's text: remove "
-                                            "them"), err
+                                            "lines; dev.en ends with 2 blank line(s), each read as a segment's text: "
+                                            "remove them"), err
     path.write_text(text, encoding="utf-8")
     assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
