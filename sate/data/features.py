@@ -969,7 +969,12 @@ def _run(args: argparse.Namespace, data_dir: Path) -> int:
     for plan in plans.values():
         done = len(plan.shards) - len(plan.todo)
         state = "up to date" if not plan.todo else f"{len(plan.todo)} of {len(plan.shards)} shards to compute"
-        print(f"{plan.split}: {sum(len(s.rows) for s in plan.shards)} utterances, {state}"
+        own, rows = sum(len(s.rows) for s in plan.shards), len(manifests[plan.split])
+        # train_sp's shards hold its speed copies alone: "train_sp: 16 utterances" was said of a split of 24 rows,
+        # train's 8 among them (28th hostile pass)
+        count = f"{own} utterances" if own == rows else \
+            f"{rows} utterances ({rows - own} with {TRAIN_SPLIT}'s features, {own} speed copies)"
+        print(f"{plan.split}: {count}, {state}"
               + (f" ({done} done before)" if plan.todo and done else ""))
     with tqdm(total=sum(len(s.rows) for s in todo), unit="utt", desc="fbank", disable=not todo,
               file=sys.stderr) as bar:

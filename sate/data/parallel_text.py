@@ -136,20 +136,30 @@ _UNSPACED = re.compile(f"[\u0e00-\u0eff\u1000-\u109f\u1780-\u17ff{HAN_KANA}]")
 _KANA = re.compile("[\u3040-\u30ff]")
 
 
-def _kana(lines: Sequence[str]) -> bool | None:
-    """Is a text of an unspaced script written with kana (Japanese), or None where it is no such text (most of its
-    letters are not unspaced: one Japanese word in German lines says nothing of the German)? Counting a character of
-    an unspaced script as a word, Japanese shares Chinese's ideographs, so a .ja file over Chinese translations
-    passed as the same language (24th hostile pass, review); kana, a twentieth of the unspaced characters at least,
-    is Japanese's alone."""
-    text = "".join(lines)
-    # words as `words_of` counts them: a run of Latin letters once, each character of an unspaced script once, so that
-    # "Facebook" in Chinese lines weighs one word, not eight
+def _unspaced_words(text: str) -> int | None:
+    """How many words of a text are characters of an unspaced script, where they are most of its words, else None
+    (one Japanese word in German lines says nothing of the German). Words as `words_of` counts them: a run of Latin
+    letters once, each character of an unspaced script once, so that "Facebook" in Chinese lines weighs one word,
+    not eight."""
     words = _tokens(text)
     unspaced = sum(1 for word in words if _UNSPACED.fullmatch(word))
-    if not unspaced or unspaced * 2 < len(words):
-        return None
-    return len(_KANA.findall(text)) * 20 >= unspaced
+    return unspaced if unspaced and unspaced * 2 >= len(words) else None
+
+
+def unspaced(lines: Sequence[str]) -> bool:
+    """Is a text mostly of a script written without spaces between words (Chinese, Japanese; Thai, Lao, Khmer,
+    Myanmar)?"""
+    return _unspaced_words("".join(lines)) is not None
+
+
+def _kana(lines: Sequence[str]) -> bool | None:
+    """Is a text of an unspaced script written with kana (Japanese), or None where it is no such text (`unspaced`)?
+    Counting a character of an unspaced script as a word, Japanese shares Chinese's ideographs, so a .ja file over
+    Chinese translations passed as the same language (24th hostile pass, review); kana, a twentieth of the unspaced
+    characters at least, is Japanese's alone."""
+    text = "".join(lines)
+    unspaced = _unspaced_words(text)
+    return None if unspaced is None else len(_KANA.findall(text)) * 20 >= unspaced
 
 
 def _language(path: Path) -> str:

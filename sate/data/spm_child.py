@@ -6,8 +6,9 @@ is a child the command kills when a signal ends it. A fresh interpreter, not a f
 threads can deadlock on a lock held at the fork. This module imports nothing of sate's, so it starts in a few
 hundredths of a second.
 
-Standard input: a JSON header line ``{"size": N, "threads": T}``, then one JSON string per sentence. Standard
-output: the model's bytes. A failure SentencePiece reports is its reason on standard error and exit status 3.
+Standard input: a JSON header line ``{"size": N, "threads": T, "normalization": RULE}``, then one JSON string per
+sentence. Standard output: the model's bytes. A failure SentencePiece reports is its reason on standard error and
+exit status 3.
 """
 
 from __future__ import annotations
@@ -33,7 +34,8 @@ def main() -> int:
         spm.SentencePieceTrainer.train(
             sentence_iterator=iter(sentences), model_writer=model, vocab_size=header["size"], model_type="unigram",
             character_coverage=1.0, unk_id=0, bos_id=-1, eos_id=-1, pad_id=-1, input_sentence_size=2_000_000,
-            shuffle_input_sentence=True, num_threads=header["threads"], minloglevel=2)
+            shuffle_input_sentence=True, num_threads=header["threads"], minloglevel=2,
+            normalization_rule_name=header.get("normalization", "nmt_nfkc"))
     except (RuntimeError, SyntaxError) as err:  # SentencePiece's own kinds for a failure and for a bad argument
         print(str(err).split("] ")[-1], file=sys.stderr)
         return FAILED

@@ -14,7 +14,8 @@ Rules, in order:
 4. Dashes, slashes and punctuation between two digits become a space (``well-known`` ->
    ``well known``, ``3.5`` -> ``3 5``, ``9/11`` -> ``9 11``): they separate spoken words.
 5. All other punctuation and symbols (Unicode categories P* and S*, e.g. ``. , ? ! " % ♫``) are
-   deleted (``U.S.`` -> ``us``, ``Mr. Smith`` -> ``mr smith``).
+   deleted (``U.S.`` -> ``us``, ``Mr. Smith`` -> ``mr smith``), and so are control and format characters
+   (Cc and Cf: a soft hyphen, a zero-width space, a byte-order mark, an escape), which nobody says either.
 6. Whitespace is collapsed; the result has no leading or trailing spaces.
 """
 
@@ -38,6 +39,8 @@ _NON_WORD = re.compile(r"[^\w\s]|_")
 def _replace(match: re.Match[str]) -> str:
     ch = match.group()
     category = unicodedata.category(ch)
+    if category in ("Cc", "Cf"):  # `infor\u00admation` (a soft hyphen) was a word of its own, and a transcript of
+        return ""  # escapes alone was kept as a source to learn from (28th hostile pass)
     if category[0] not in "PS":
         return ch  # e.g. a combining mark
     text, i = match.string, match.start()

@@ -259,7 +259,9 @@ def test_speed_perturbation_adds_train_sp(run_sate, prepped: Path) -> None:
     np.testing.assert_array_equal(store[train[0]["id"]], original[train[0]["id"]])
     assert not (prepped / "fbank" / "train_sp" / "00000.stats.npz").exists()  # CMVN stays train-only
     rc, out, _ = run_sate("features", "--data", prepped, "--jobs", "1")
-    assert rc == 0 and f"train_sp: {2 * len(train)} utterances, up to date" in out and "written again" not in out
+    # the count is the split's rows, train's among them (it was the speed copies', 2/3 of them: 28th hostile pass)
+    assert rc == 0 and f"train_sp: {3 * len(train)} utterances ({len(train)} with train's features, " \
+        f"{2 * len(train)} speed copies), up to date" in out and "written again" not in out
     # its index, train's lines and then its own shards', is compared with them as any split's is: two lines swapped
     # gave each id the other's features, without a word where their frame counts were equal (eighteenth pass)
     index = prepped / "fbank" / "train_sp.scp"

@@ -14,6 +14,8 @@ import soundfile as sf
 from sate.data.audio import num_frames, read_segment
 from sate.data.feature_index import FeatureIndex
 from sate.data.manifest import read_manifest
+from sate.data.prep import report
+from sate.data.rows import SplitResult
 from sate.data.text import normalize_source
 
 
@@ -25,7 +27,7 @@ def test_default_sets_with_the_gtranslate_rows_of_train(run_sate, libri_trans_ro
     rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path)
     assert rc == 0, err
     assert sorted(p.name for p in tmp_path.glob("*.jsonl")) == ["dev.jsonl", "test.jsonl", "train.jsonl"]
-    assert "train: 6 segments" in out and "dev: 2 segments" in out
+    assert "train: 6 rows of 3 segments (the hours count each segment once)" in out and "dev: 2 segments," in out
     for name in ("train", "dev", "test"):
         rows = read_manifest(tmp_path / f"{name}.jsonl")
         meta = [line.split("\t") for line in _lines(libri_trans_root, name, "alignments.meta")[1:]]
@@ -48,6 +50,21 @@ def test_default_sets_with_the_gtranslate_rows_of_train(run_sate, libri_trans_ro
                 assert rows[2 * k + 1] == {**own, "id": f"{file_name}.gtranslate", "tgt": gt[k]}
 
 
+def test_the_hours_count_a_doubled_segment_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A segment and its Google Translate row read one slice of audio: Augmented LibriSpeech's train (47,271 segments,
+    100 h) printed 94,542 segments and 200 h (28th hostile pass). Rows are counted as rows, the hours by slice."""
+    def row(seg: str, tgt: str) -> dict:
+        return {"id": seg, "audio": f"/c/{seg.split('.')[0]}.wav", "offset": 0.0, "duration": 1800.0, "tgt": tgt}
+
+    doubled = SplitResult("train", [row("a", "x"), row("a.gtranslate", "y"), row("b", "x"), row("b.gtranslate", "y")])
+    doubled.dropped["empty text"] = 2  # one segment's two rows
+    report(doubled)
+    report(SplitResult("dev", [row("a", "x"), row("b", "x")]))
+    assert capsys.readouterr().out.splitlines() == [
+        "train: 4 rows of 2 segments (the hours count each segment once), 1.00 h",
+        "train: dropped 2 row(s): empty text", "dev: 2 segments, 1.00 h"]
+
+
 def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sate, libri_trans_root: Path,
                                                                           tmp_path: Path) -> None:
     rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "other")
@@ -64,8 +81,21 @@ def test_other_is_the_training_split_train_other_and_reads_flac_named_wav(run_sa
     rc, out, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "other",
                             "--min-duration", str(shortest + 0.01))
     assert rc == 0, err
-    assert f"train-other: dropped 2 segment(s): duration outside {shortest + 0.01:g}-30 s" in out
+    assert f"train-other: dropped 2 row(s): duration outside {shortest + 0.01:g}-30 s" in out  # of one segment
     assert len(read_manifest(tmp_path / "train-other.jsonl")) == 2
+
+
+def test_a_doubled_split_filtered_to_nothing_counts_its_segments(run_sate, libri_trans_root: Path,
+                                                                 tmp_path: Path) -> None:
+    """"no segments left after filtering (dropped: ... (6))" counted the 6 rows of 3 segments as segments, where the
+    report's lines count rows and segments apart (review of hand28d)."""
+    window = ("--min-duration", "100", "--max-duration", "200")
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "train", *window)
+    assert rc == 2 and err.strip().endswith("train: no segments left after filtering (dropped: duration outside "
+                                            "100-200 s (6 rows of 3 segments))"), err
+    rc, _, err = run_sate("prep", "--libri-trans", libri_trans_root, "--out", tmp_path, "--splits", "train", *window,
+                          "--no-gtranslate")
+    assert rc == 2 and err.strip().endswith("(dropped: duration outside 100-200 s (3))"), err
 
 
 def test_no_gtranslate_keeps_one_row_per_segment(run_sate, libri_trans_root: Path, tmp_path: Path) -> None:

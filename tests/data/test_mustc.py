@@ -153,6 +153,26 @@ def test_length_filter_applies_to_train_only(run_sate, corpus: Path, tmp_path: P
     assert dropped > 0 and f"train: dropped {dropped} segment(s): duration outside 0.8-1.2 s" in stdout
     dev = read_manifest(out / "dev.jsonl")
     assert len(dev) == 4 and any(not 0.8 <= r["duration"] <= 1.2 for r in dev)
+    # said, as a kept empty text is: a split named otherwise (`--splits kaldi`, then trained on) kept them silently
+    outside = [r["id"] for r in dev if not 0.8 <= r["duration"] <= 1.2]
+    assert (f"dev: kept {len(outside)} segment(s) with duration outside 0.8-1.2 s (never dropped outside training "
+            f"splits, those named train...): {', '.join(outside)}") in stdout
+
+
+def test_an_evaluation_split_is_told_of_durations_only_under_a_range_given(run_sate, corpus, tmp_path,
+                                                                           edit_lines) -> None:
+    """The note of rows outside the range fired on every split not named train... under the default range as well:
+    LibriSpeech's dev-clean (utterances over 30 s) was told of them at every `sate prep`, with nothing to be done
+    (review of hand28d). It is said where --min-duration or --max-duration was given."""
+    edit_lines(txt(corpus, "dev", "yaml"),
+               lambda lines: [re.sub(r"duration: [\d.]+", "duration: 0.050000", lines[0]), *lines[1:]])
+    rc, stdout, _ = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 0 and "duration outside" not in stdout
+    assert len(read_manifest(tmp_path / "data" / "dev.jsonl")) == 4  # kept, as before
+    rc, stdout, _ = prep(run_sate, corpus, tmp_path / "given", "--max-duration", "30")
+    assert rc == 0
+    assert ("dev: kept 1 segment(s) with duration outside 0.1-30 s (never dropped outside training splits, those "
+            "named train...): ted_") in stdout
 
 
 def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus, tmp_path, edit_lines) -> None:
@@ -174,8 +194,8 @@ def test_empty_and_zero_length_dropped_from_train_kept_in_test(run_sate, corpus,
     assert test[0]["src"] == "" and test[1]["tgt"] == "" and test[2]["src_norm"] == ""
     assert test[3]["duration"] == 0 and test[3]["n_frames"] == 8
     assert "tst-COMMON: kept 2 segment(s) with empty text" in stdout
-    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits): "
-            f"{test[3]['id']}") in stdout
+    assert ("tst-COMMON: kept 1 segment(s) with zero length (never dropped outside training splits, those named "
+            f"train...): {test[3]['id']}") in stdout
 
 
 def test_crlf_and_trailing_whitespace_are_stripped(run_sate, corpus: Path, tmp_path: Path) -> None:
@@ -286,6 +306,21 @@ def test_line_count_mismatch_gives_all_three_counts(run_sate, corpus: Path, tmp_
     rc, _, err = prep(run_sate, corpus, tmp_path / "data")
     assert rc == 2
     assert "line counts differ: dev.yaml has 4 entries, dev.en 4 lines, dev.de 3 lines" in err
+    assert "blank" not in err
+
+
+def test_blank_lines_at_a_texts_end_are_named(run_sate, corpus: Path, tmp_path: Path) -> None:
+    """`echo >> dev.en` left a blank line that counts as a segment's text, where the yaml's blank lines are skipped:
+    "dev.en 5 lines" alone did not say which (28th hostile pass). Followed, the advice prepares the split."""
+    path = txt(corpus, "dev", "en")
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text + "\n \n", encoding="utf-8")
+    rc, _, err = prep(run_sate, corpus, tmp_path / "data")
+    assert rc == 2 and err.strip().endswith("line counts differ: dev.yaml has 4 entries, dev.en 6 lines, dev.de 4 "
+                                            "lines; dev.en ends with 2 blank line(s), each read as a segment's text: "
+                                            "remove them"), err
+    path.write_text(text, encoding="utf-8")
+    assert prep(run_sate, corpus, tmp_path / "data")[0] == 0
 
 
 def test_another_kind_of_file_as_a_splits_text_is_named(run_sate, corpus: Path, tmp_path: Path) -> None:

@@ -25,6 +25,8 @@ from sate.errors import SateError
     ("  Spaces\tand\nlines  ", "spaces and lines"),
     ("Café NAÏVE", "café naïve"),
     ("(Applause)", ""),
+    ("infor\u00admation zero\u200bwidth \ufeffmark \x1b[31mred\x07", "information zerowidth mark 31mred"),  # Cc, Cf
+    ("\x01\x1b", ""),
 ])
 def test_normalize_source(text: str, expected: str) -> None:
     assert normalize_source(text) == expected
