@@ -90,10 +90,24 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
+    x, lengths = _cut_to_longest(batch[keys[0]], batch[keys[1]], keys)
     if model.task == "mt":
-        return model.encode_text(batch["src"], batch["src_lengths"])
-    enc = model.encode(batch["feats"], batch["feats_lengths"])
+        return model.encode_text(x, lengths)
+    enc = model.encode(x, lengths)
     return enc.memory, enc.memory_lengths
+
+
+def _cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, keys: tuple[str, str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """The batch's padding cut to its longest item: ESPnet's encoders build their masks as wide as the longest length,
+    so a batch padded wider (some items of a collated batch, `{k: v[idx]}`) was a size mismatch deep in the
+    attention (twenty-eighth hostile pass); a length past the padded width is refused, naming both."""
+    if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or x.dim() < 2 or lengths.numel() == 0:
+        return x, lengths
+    longest = int(lengths.max())
+    if longest > x.size(1):
+        raise SateError(f"batch: {keys[1]} holds {longest}, longer than {keys[0]}'s {x.size(1)} positions; each "
+                        f"length must be at most the padded width (`collate` gives both)")
+    return x[:, :longest], lengths
 
 
 @contextlib.contextmanager
@@ -120,6 +134,10 @@ def beam_search(model: SateModel, batch: dict,
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
     options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
     with eval_mode(model):
+        lengths = batch.get("src_lengths" if model.task == "mt" else "feats_lengths") \
+            if isinstance(batch, Mapping) else None
+        if torch.is_tensor(lengths) and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
+            return []
         memory, lengths = encode_for_decoding(model, batch)
         return decode_memory(model.decoder, memory, lengths, model.eos, options)
 

@@ -364,3 +364,22 @@ def test_options_of_numpy_or_torch_scalars_decode_as_their_numbers(trained_mt: S
                   {"beam": torch.tensor(2), "lenpen": torch.tensor(0.5)}):
         got = beam_search(trained_mt, text_batch, DecodeOptions(**given))  # type: ignore[arg-type]
         assert [[h.tokens for h in hyps] for hyps in got] == [[h.tokens for h in hyps] for hyps in expected]
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_a_batch_padded_past_its_longest_decodes_like_one_cut_to_it(task: str) -> None:
+    """Some utterances of a collated batch (`{k: v[idx]}`, padded to the whole batch's width) were a size mismatch
+    deep in ESPnet's attention, whose mask is as wide as the longest length; an empty batch was max() of nothing;
+    a length past the padded width is one line (twenty-eighth hostile pass)."""
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task), 10, 12).eval()
+    x, key = (torch.randint(0, 10, (3, 40)), "src") if task == "mt" else (torch.randn(3, 400, 80), "feats")
+    lengths = torch.tensor([9, 30, 4]) if task == "mt" else torch.tensor([90, 300, 40])
+    options = DecodeOptions(beam=3, nbest=2, max_len_ratio=0.5)
+    wide = beam_search(model, {key: x, f"{key}_lengths": lengths}, options)
+    cut = beam_search(model, {key: x[:, :int(lengths.max())], f"{key}_lengths": lengths}, options)
+    assert [[h.tokens for h in hyps] for hyps in wide] == [[h.tokens for h in hyps] for hyps in cut]
+    assert beam_search(model, {key: x[:0], f"{key}_lengths": lengths[:0]}, options) == []
+    with pytest.raises(SateError, match=rf"^batch: {key}_lengths holds 300, longer than {key}'s 200 positions"
+                       if task == "st" else rf"^batch: {key}_lengths holds 30, longer than {key}'s 20 positions"):
+        beam_search(model, {key: x[:, :int(lengths.max()) * 2 // 3], f"{key}_lengths": lengths}, options)
