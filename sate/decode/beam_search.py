@@ -90,24 +90,10 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
-    x, lengths = _cut_to_longest(batch[keys[0]], batch[keys[1]], keys)
-    if model.task == "mt":
-        return model.encode_text(x, lengths)
-    enc = model.encode(x, lengths)
+    if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
+        return model.encode_text(batch["src"], batch["src_lengths"])
+    enc = model.encode(batch["feats"], batch["feats_lengths"])
     return enc.memory, enc.memory_lengths
-
-
-def _cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, keys: tuple[str, str]) -> tuple[torch.Tensor, torch.Tensor]:
-    """The batch's padding cut to its longest item: ESPnet's encoders build their masks as wide as the longest length,
-    so a batch padded wider (some items of a collated batch, `{k: v[idx]}`) was a size mismatch deep in the
-    attention (twenty-eighth hostile pass); a length past the padded width is refused, naming both."""
-    if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or x.dim() < 2 or lengths.numel() == 0:
-        return x, lengths
-    longest = int(lengths.max())
-    if longest > x.size(1):
-        raise SateError(f"batch: {keys[1]} holds {longest}, longer than {keys[0]}'s {x.size(1)} positions; each "
-                        f"length must be at most the padded width (`collate` gives both)")
-    return x[:, :longest], lengths
 
 
 @contextlib.contextmanager
