@@ -59,14 +59,19 @@ class SateModel(nn.Module):
 def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str]) -> tuple[torch.Tensor, torch.Tensor]:
     """An encoder's input (x, lengths) checked and its padding cut to the longest item (a view): ESPnet's encoders
     build their masks as wide as the longest length, so a batch padded wider (some items of a collated batch,
-    `{k: v[idx]}`) was a size mismatch deep in the attention, and a length past the padded width was read from past
-    the padding (speech) or a size mismatch (text) (twenty-eighth hostile pass). `names` are the arguments' names,
-    as the message gives them."""
+    `{k: v[idx]}`) was a size mismatch deep in the attention, a length past the padded width was read from past
+    the padding (speech) or a size mismatch (text), and one below 1 decoded or was an IndexError (twenty-eighth
+    hostile pass). `names` are the arguments' names, as the message gives them."""
     if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or x.dim() < 2 or lengths.numel() == 0:
         return x, lengths
     data, length = names
+    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        raise SateError(f"{length} must be a 1-d tensor of whole numbers, one length per item of {data}; got "
+                        f"{lengths.dtype} of shape {tuple(lengths.shape)}")
     values, width = lengths.tolist(), x.size(1)  # one transfer from the device; ESPnet's pad mask makes one too
-    bad = next((i for i, n in enumerate(values) if n > width), None)
+    bad = next((i for i, n in enumerate(values) if not 1 <= n <= width), None)
+    if bad is not None and values[bad] < 1:
+        raise SateError(f"{length} holds {values[bad]} at item {bad}; each length must be at least 1")
     if bad is not None:
         raise SateError(f"{length} holds {values[bad]} at item {bad}, past the {width} positions of {data}; each "
                         "length must be at most the padded width (`collate` gives both)")
