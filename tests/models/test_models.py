@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -145,3 +146,21 @@ def test_lengths_below_one_or_not_whole_numbers_are_one_line(build: Callable[...
         encode(x, lengths.float())
     with torch.no_grad():
         encode(x, lengths.int())  # int32 lengths are whole numbers too
+
+
+@pytest.mark.parametrize(("task", "method"), ENCODE_ENTRIES)
+def test_one_item_without_its_batch_dimension_is_named_so(build: Callable[..., Any], batch: dict[str, Any],
+                                                          task: str, method: str) -> None:
+    """One utterance's (T, 80) features without their batch dimension were "longer than feats's 80 positions" (the
+    mel bins) or a size error of torch's convolution (review28e); the line says what to give. One item with its
+    batch dimension encodes."""
+    encode, key, x, lengths = _entry(build, batch, task, method)
+    one = x[0, :int(lengths[0])]
+    with pytest.raises(SateError, match=rf"^{key} of shape {re.escape(str(tuple(one.shape)))} lacks its batch "
+                                        rf"dimension: one item is {key}\[None\], with its length alone in {key}_"):
+        encode(one, lengths[:1])
+    with pytest.raises(SateError, match=rf"^{key} holds 3 items \(its first dimension\) but {key}_lengths 2 "
+                                        r"lengths; give one length per item$"):
+        encode(x, lengths[:2])
+    with torch.no_grad():
+        encode(one[None], lengths[:1])
