@@ -90,7 +90,7 @@ def encode_for_decoding(model: SateModel, batch: dict) -> tuple[torch.Tensor, to
         dataset = "TextDataset" if model.task == "mt" else "SpeechDataset"
         raise SateError(f"batch: an {model.task.upper()} model decodes {' and '.join(keys)}, which the batch lacks "
                         f"({', '.join(missing)}); `collate` of a {dataset} gives them")
-    if model.task == "mt":
+    if model.task == "mt":  # the models check the lengths and cut the padding past the longest (cut_to_longest)
         return model.encode_text(batch["src"], batch["src_lengths"])
     enc = model.encode(batch["feats"], batch["feats_lengths"])
     return enc.memory, enc.memory_lengths
@@ -120,6 +120,10 @@ def beam_search(model: SateModel, batch: dict,
     # types checked (DecodeOptions(beam=2.5) was a TypeError of torch.full); the bounds are the callers' (check_limits)
     options = read(DecodeOptions, option_values(options), "options: ", noun="decoding option")
     with eval_mode(model):
+        lengths = batch.get("src_lengths" if model.task == "mt" else "feats_lengths") \
+            if isinstance(batch, Mapping) else None
+        if torch.is_tensor(lengths) and lengths.numel() == 0:  # no utterances: ESPnet's mask was max() of nothing
+            return []
         memory, lengths = encode_for_decoding(model, batch)
         return decode_memory(model.decoder, memory, lengths, model.eos, options)
 

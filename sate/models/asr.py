@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 
 from sate.models.acoustic import build_acoustic
-from sate.models.base import Batch, Encoded, SateModel, Stats, stats, token_accuracy
+from sate.models.base import Batch, Encoded, SateModel, Stats, cut_to_longest, stats, token_accuracy
 from sate.models.config import ASRConfig
 from sate.models.ctc import build_ctc, ctc_logits
 from sate.models.decoder import build_decoder, teacher_forced
@@ -33,6 +33,7 @@ class ASRModel(SateModel):
     def encode(self, feats: torch.Tensor, feats_lengths: torch.Tensor) -> Encoded:
         """feats (B, T, 80) or waveforms (B, T), feats_lengths (B,) -> the top acoustic states as memory, and CTC
         logits."""
+        feats, feats_lengths = cut_to_longest(feats, feats_lengths, ("feats", "feats_lengths"))
         h, ctc_input, lengths = self.acoustic.with_ctc_input(feats, feats_lengths)
         return Encoded(h, lengths, ctc_logits(self.ctc, ctc_input), lengths)
 

@@ -8,6 +8,7 @@ import torch
 from torch import nn
 
 from sate.data.tokens import IGNORE_ID
+from sate.errors import SateError
 from sate.models.config import ModelConfig
 
 # A batch as the models read it: name -> tensor (feats, feats_lengths, src, src_lengths, tgt, tgt_lengths, ...).
@@ -53,6 +54,36 @@ class SateModel(nn.Module):
         from sate.models.decoder import token_conventions
 
         return token_conventions(self.decoder)[0]
+
+
+def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str]) -> tuple[torch.Tensor, torch.Tensor]:
+    """An encoder's input (x, lengths) checked and its padding cut to the longest item (a view): ESPnet's encoders
+    build their masks as wide as the longest length, so a batch padded wider (some items of a collated batch,
+    `{k: v[idx]}`) was a size mismatch deep in the attention, a length past the padded width was read from past
+    the padding (speech) or a size mismatch (text), one below 1 decoded or was an IndexError, and one utterance's
+    (T, 80) features without their batch dimension were "longer than feats's 80 positions" (twenty-eighth hostile
+    pass). `names` are the arguments' names, as the message gives them."""
+    if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or lengths.numel() == 0:
+        return x, lengths
+    data, length = names
+    if lengths.dim() != 1 or lengths.is_floating_point() or lengths.dtype == torch.bool:
+        raise SateError(f"{length} must be a 1-d tensor of whole numbers, one length per item of {data}; got "
+                        f"{lengths.dtype} of shape {tuple(lengths.shape)}")
+    if x.dim() < 2 or x.size(0) != lengths.numel():
+        if x.dim() < 2 or lengths.numel() == 1:
+            raise SateError(f"{data} of shape {tuple(x.shape)} lacks its batch dimension: one item is {data}[None], "
+                            f"with its length alone in {length}")
+        raise SateError(f"{data} holds {x.size(0)} items (its first dimension) but {length} {lengths.numel()} "
+                        "lengths; give one length per item")
+    values, width = lengths.tolist(), x.size(1)  # one transfer from the device; ESPnet's pad mask makes one too
+    bad = next((i for i, n in enumerate(values) if not 1 <= n <= width), None)
+    if bad is not None and values[bad] < 1:
+        raise SateError(f"{length} holds {values[bad]} at item {bad}; each length must be at least 1")
+    if bad is not None:
+        raise SateError(f"{length} holds {values[bad]} at item {bad}, past the {width} positions of {data}; each "
+                        "length must be at most the padded width (`collate` gives both)")
+    longest = max(values)
+    return x[:, :longest], lengths
 
 
 def token_accuracy(logits: torch.Tensor, targets: torch.Tensor) -> float:

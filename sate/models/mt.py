@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from sate.errors import SateError
-from sate.models.base import Batch, SateModel, Stats, stats, token_accuracy
+from sate.models.base import Batch, SateModel, Stats, cut_to_longest, stats, token_accuracy
 from sate.models.config import ModelConfig, MTConfig, STConfig
 from sate.models.decoder import build_decoder, teacher_forced
 from sate.models.hub.settings import MarianHub, require_hub
@@ -55,7 +55,8 @@ class MTModel(SateModel):
             self.src_embed.weight = self.decoder.embed[0].weight
 
     def encode_text(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """src (B, S) padded with -1, src_lengths (B,) -> memory (B, S, D), lengths (B,)."""
+        """src (B, S) padded with -1, src_lengths (B,) -> memory (B, S', D), lengths (B,), S' the longest length."""
+        src, src_lengths = cut_to_longest(src, src_lengths, ("src", "src_lengths"))
         return self.textual(self.src_embed(src.clamp(min=0)), src_lengths)
 
     def forward(self, batch: Batch) -> Stats:

@@ -24,7 +24,7 @@ import torch
 from sate.errors import SateError
 from sate.models.acoustic import build_acoustic
 from sate.models.adaptor import build_adaptor
-from sate.models.base import Batch, Encoded, SateModel, Stats, stats, token_accuracy
+from sate.models.base import Batch, Encoded, SateModel, Stats, cut_to_longest, stats, token_accuracy
 from sate.models.config import STConfig
 from sate.models.ctc import build_ctc, ctc_logits, draws_new_mask
 from sate.models.decoder import build_decoder, decoder_embedding, teacher_forced
@@ -97,6 +97,7 @@ class STModel(SateModel):
         logits are those of the loss; with CTC dropout in training, the adaptor's posteriors come
         from a second projection with its own dropout mask, as in the authors' code.
         """
+        feats, feats_lengths = cut_to_longest(feats, feats_lengths, ("feats", "feats_lengths"))
         h, ctc_input, lengths = self.acoustic.with_ctc_input(feats, feats_lengths)
         logits = ctc_logits(self.ctc, ctc_input)
         if self.textual is None:  # adaptor.type none, textual.layers 0 (the config allows no other mix)
@@ -121,8 +122,9 @@ class STModel(SateModel):
 
     def encode_text(self, src: torch.Tensor, src_lengths: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The MT model's path, for the text batches of loss.mt_text_weight: src (B, S) padded with -1, (B,) ->
-        the textual encoder's memory (B, S, D), lengths (B,)."""
+        the textual encoder's memory (B, S', D), lengths (B,), S' the longest length."""
         assert self.src_embed is not None and self.textual is not None
+        src, src_lengths = cut_to_longest(src, src_lengths, ("src", "src_lengths"))
         return self.textual(self.src_embed(src.clamp(min=0)), src_lengths)
 
     def _text_loss(self, text: Batch) -> torch.Tensor:

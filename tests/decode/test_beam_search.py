@@ -364,3 +364,51 @@ def test_options_of_numpy_or_torch_scalars_decode_as_their_numbers(trained_mt: S
                   {"beam": torch.tensor(2), "lenpen": torch.tensor(0.5)}):
         got = beam_search(trained_mt, text_batch, DecodeOptions(**given))  # type: ignore[arg-type]
         assert [[h.tokens for h in hyps] for hyps in got] == [[h.tokens for h in hyps] for hyps in expected]
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_a_batch_padded_past_its_longest_decodes_like_one_cut_to_it(task: str) -> None:
+    """Some utterances of a collated batch (`{k: v[idx]}`, padded to the whole batch's width) were a size mismatch
+    deep in ESPnet's attention, whose mask is as wide as the longest length; an empty batch was max() of nothing;
+    a length past the padded width is one line (twenty-eighth hostile pass)."""
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task), 10, 12).eval()
+    x, key = (torch.randint(0, 10, (3, 40)), "src") if task == "mt" else (torch.randn(3, 400, 80), "feats")
+    lengths = torch.tensor([9, 30, 4]) if task == "mt" else torch.tensor([90, 300, 40])
+    options = DecodeOptions(beam=3, nbest=2, max_len_ratio=0.5)
+    wide = beam_search(model, {key: x, f"{key}_lengths": lengths}, options)
+    cut = beam_search(model, {key: x[:, :int(lengths.max())], f"{key}_lengths": lengths}, options)
+    assert [[h.tokens for h in hyps] for hyps in wide] == [[h.tokens for h in hyps] for hyps in cut]
+    assert beam_search(model, {key: x[:0], f"{key}_lengths": lengths[:0]}, options) == []
+    with pytest.raises(SateError, match=rf"^{key}_lengths holds 300 at item 1, past the 200 positions of {key}; "
+                       if task == "st" else rf"^{key}_lengths holds 30 at item 1, past the 20 positions of {key}; "):
+        beam_search(model, {key: x[:, :int(lengths.max()) * 2 // 3], f"{key}_lengths": lengths}, options)
+
+
+@pytest.mark.parametrize("task", ["mt", "st"])
+def test_the_encode_once_path_cuts_and_checks_the_padding_as_beam_search_does(task: str) -> None:
+    """docs/inference.md's other path, `model.encode(...)` (`encode_text` for MT) then `decode_memory`, was still a
+    size mismatch on a batch padded wider than its longest item, and a speech batch whose lengths ran past its
+    padding was decoded silently, from states of no frames (review28e); the models' own entry now cuts and checks."""
+    torch.manual_seed(0)
+    model = build_model(task, tiny_config(task), 10, 12).eval()
+    x, key = (torch.randint(0, 10, (3, 40)), "src") if task == "mt" else (torch.randn(3, 400, 80), "feats")
+    lengths = torch.tensor([9, 30, 4]) if task == "mt" else torch.tensor([90, 300, 40])
+    options = DecodeOptions(beam=3, nbest=2, max_len_ratio=0.5)
+
+    def encode_once(x: torch.Tensor, lengths: torch.Tensor) -> list[list[Hypothesis]]:
+        with torch.no_grad():
+            if task == "mt":
+                memory, memory_lengths = model.encode_text(x, lengths)
+            else:
+                enc = model.encode(x, lengths)
+                memory, memory_lengths = enc.memory, enc.memory_lengths
+            return decode_memory(model.decoder, memory, memory_lengths, model.eos, options)
+
+    width = int(lengths.max()) * 2 // 3
+    with pytest.raises(SateError, match=rf"^{key}_lengths holds {int(lengths[1])} at item 1, past the {width} "
+                                        rf"positions of {key}; each length must be at most the padded width"):
+        encode_once(x[:, :width], lengths)
+    cut = beam_search(model, {key: x[:, :int(lengths.max())], f"{key}_lengths": lengths}, options)
+    assert [[h.tokens for h in hyps] for hyps in encode_once(x, lengths)] == \
+        [[h.tokens for h in hyps] for hyps in cut]

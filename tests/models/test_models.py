@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
 import pytest
 import torch
 
+from sate.errors import SateError
 from sate.models import ASRModel, MTModel, STModel, ctc_greedy
 
 
@@ -114,3 +116,51 @@ def test_decoder_scores_through_espnet_scorer_interface(build: Callable[..., Any
         logits, _ = teacher_forced(model.decoder, enc.memory, enc.memory_lengths,
                                    batch["tgt"][:1], batch["tgt_lengths"][:1])
     assert torch.allclose(logp[0], torch.log_softmax(logits[0, 0], -1), atol=1e-5)
+
+
+
+ENCODE_ENTRIES = [("asr", "encode"), ("mt", "encode_text"), ("st", "encode"), ("st", "encode_text")]
+
+
+def _entry(build: Callable[..., Any], batch: dict[str, Any], task: str,
+           method: str) -> tuple[Callable[..., Any], str, torch.Tensor, torch.Tensor]:
+    """The model's encode entry (a soft ST model has the source embedding encode_text needs), its input's key, x
+    and lengths."""
+    model = (build(task, adaptor={"type": "soft"}) if task == "st" else build(task)).eval()
+    key = "src" if method == "encode_text" else "feats"
+    return getattr(model, method), key, batch[key], batch[f"{key}_lengths"]
+
+
+@pytest.mark.parametrize(("task", "method"), ENCODE_ENTRIES)
+def test_lengths_below_one_or_not_whole_numbers_are_one_line(build: Callable[..., Any], batch: dict[str, Any],
+                                                             task: str, method: str) -> None:
+    """A length of 0 or below was decoded beside the others (`[9, -3, 4]`) or an IndexError when all were, and
+    float lengths a TypeError of torch.ones (review28e); the line names the argument and the first bad item."""
+    encode, key, x, lengths = _entry(build, batch, task, method)
+    for values, first, at in (([4, 0, 3], 0, 1), ([4, -3, 0], -3, 1), ([-1, -2, -3], -1, 0)):
+        with pytest.raises(SateError, match=rf"^{key}_lengths holds {first} at item {at}; each length must be at "
+                                            r"least 1$"):
+            encode(x, torch.tensor(values))
+    with pytest.raises(SateError, match=rf"^{key}_lengths must be a 1-d tensor of whole numbers, one length per item "
+                                        rf"of {key}; got torch.float32 of shape \(3,\)$"):
+        encode(x, lengths.float())
+    with torch.no_grad():
+        encode(x, lengths.int())  # int32 lengths are whole numbers too
+
+
+@pytest.mark.parametrize(("task", "method"), ENCODE_ENTRIES)
+def test_one_item_without_its_batch_dimension_is_named_so(build: Callable[..., Any], batch: dict[str, Any],
+                                                          task: str, method: str) -> None:
+    """One utterance's (T, 80) features without their batch dimension were "longer than feats's 80 positions" (the
+    mel bins) or a size error of torch's convolution (review28e); the line says what to give. One item with its
+    batch dimension encodes."""
+    encode, key, x, lengths = _entry(build, batch, task, method)
+    one = x[0, :int(lengths[0])]
+    with pytest.raises(SateError, match=rf"^{key} of shape {re.escape(str(tuple(one.shape)))} lacks its batch "
+                                        rf"dimension: one item is {key}\[None\], with its length alone in {key}_"):
+        encode(one, lengths[:1])
+    with pytest.raises(SateError, match=rf"^{key} holds 3 items \(its first dimension\) but {key}_lengths 2 "
+                                        r"lengths; give one length per item$"):
+        encode(x, lengths[:2])
+    with torch.no_grad():
+        encode(one[None], lengths[:1])
