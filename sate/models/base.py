@@ -60,7 +60,7 @@ def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str
     """An encoder's input (x, lengths) checked and its padding cut to the longest item (a view): ESPnet's encoders
     build their masks as wide as the longest length, so a batch padded wider (some items of a collated batch,
     `{k: v[idx]}`) was a size mismatch deep in the attention, a length past the padded width was read from past
-    the padding (speech) or a size mismatch (text), one below 1 decoded or was an IndexError, and one utterance's
+    the padding (speech) or a size mismatch (text), a negative one decoded or was an IndexError, and one utterance's
     (T, 80) features without their batch dimension were "longer than feats's 80 positions" (twenty-eighth hostile
     pass). `names` are the arguments' names, as the message gives them."""
     if not (torch.is_tensor(x) and torch.is_tensor(lengths)) or lengths.numel() == 0:
@@ -76,13 +76,21 @@ def cut_to_longest(x: torch.Tensor, lengths: torch.Tensor, names: tuple[str, str
         raise SateError(f"{data} holds {x.size(0)} items (its first dimension) but {length} {lengths.numel()} "
                         "lengths; give one length per item")
     values, width = lengths.tolist(), x.size(1)  # one transfer from the device; ESPnet's pad mask makes one too
-    bad = next((i for i, n in enumerate(values) if not 1 <= n <= width), None)
-    if bad is not None and values[bad] < 1:
-        raise SateError(f"{length} holds {values[bad]} at item {bad}; each length must be at least 1")
+    bad = next((i for i, n in enumerate(values) if not 0 <= n <= width), None)
+    if bad is not None and values[bad] < 0:
+        raise SateError(f"{length} holds {values[bad]} at item {bad}; a length cannot be negative")
     if bad is not None:
         raise SateError(f"{length} holds {values[bad]} at item {bad}, past the {width} positions of {data}; each "
                         "length must be at most the padded width (`collate` gives both)")
+    # An empty item (a dev row whose source is "(Applause)" alone: `sate prep` keeps it outside training splits) is
+    # encoded beside the others as before, attending to nothing; refusing it stopped an MT run at its first validation
+    # (review28z). A batch of empty texts alone (ESPnet's pad mask: an IndexError) gets one padding token each; a
+    # batch of empty speech is refused (one padding frame is too short for the front end).
     longest = max(values)
+    if longest == 0 and width and not x.is_floating_point():
+        return x[:, :1], lengths.clamp(min=1)
+    if longest == 0:
+        raise SateError(f"every item of {data} is empty (its {length} are all 0): nothing to encode")
     return x[:, :longest], lengths
 
 
