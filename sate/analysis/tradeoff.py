@@ -55,6 +55,7 @@ class Run:
     named: bool = False  # runs of several models are drawn: the model is part of each line's name
     references: str | None = None  # the digest of the ref.txt beside the results file, where there is one
     decode: tuple[tuple[str, str], ...] = ()  # the decoding options the file records, as (name, value)
+    device: str | None = None  # where it decoded: the computation-aware latencies are that device's
     options: str = ""  # those that differ among the streamed runs drawn ("beam 1"): part of each line's name
 
     @property
@@ -110,7 +111,8 @@ def read_run(path: Path) -> Run:
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
                   references=_references(file.parent / "ref.txt"),
                   decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
-                  if isinstance(decode, dict) else ())
+                  if isinstance(decode, dict) else (),
+                  device=one_line(results["device"]) if isinstance(results.get("device"), str) else None)
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -167,14 +169,25 @@ def one_name_per_model(runs: list[Run]) -> list[Run]:
 def label_options(runs: list[Run]) -> list[Run]:
     """Streamed runs whose decoding options differ (a policy decoded with `--beam 1` and with the pack's beam) name
     the options that differ in their lines and rows: they were joined into one line, two points labelled with the
-    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass)."""
-    streamed = [dict(run.decode) for run in runs if run.policy is not None]
-    keys = dict.fromkeys(key for options in streamed for key in options)
-    differ = [key for key in keys if len({options.get(key) for options in streamed}) > 1]
-    if not differ:
-        return runs
-    return [run if run.policy is None else
-            replace(run, options=", ".join(f"{key} {dict(run.decode).get(key, '?')}" for key in differ))
+    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass).
+
+    The device counts as an option, its computation-aware latencies being that device's; and runs alike in all of
+    these (one run repeated) are named by their folders: runs on a GPU and on the CPU were one line whose dashed
+    computation-aware half zigzagged between the two devices' points, two rows 'alignatt=4' that nothing told apart
+    (twenty-eighth hostile pass)."""
+    def options(run: Run) -> dict[str, str]:
+        return {**dict(run.decode), **({"device": run.device} if run.device is not None else {})}
+
+    streamed = [options(run) for run in runs if run.policy is not None]
+    keys = dict.fromkeys(key for option in streamed for key in option)
+    differ = [key for key in keys if len({option.get(key) for option in streamed}) > 1]
+    if differ:
+        runs = [run if run.policy is None else
+                replace(run, options=", ".join(f"{key} {options(run).get(key, '?')}" for key in differ))
+                for run in runs]
+    names = [run.name for run in runs if run.policy is not None]
+    return [run if run.policy is None or names.count(run.name) == 1 else
+            replace(run, options=", ".join(filter(None, (run.options, f"run {one_line(str(run.path.parent))}"))))
             for run in runs]
 
 
