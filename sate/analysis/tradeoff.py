@@ -112,7 +112,7 @@ def read_run(path: Path) -> Run:
                   references=_references(file.parent / "ref.txt"),
                   decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
                   if isinstance(decode, dict) else (),
-                  device=one_line(results["device"]) if isinstance(results.get("device"), str) else None)
+                  device=_device(results.get("device")))
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -143,6 +143,15 @@ def read_run(path: Path) -> Run:
                                                                                        "laal_ca")})
     check_chunk(streamed.chunk, f"{file}: stream chunk")  # the chunks `sate evaluate --stream` takes
     return streamed
+
+
+def _device(device: object) -> str | None:
+    """The device a results file names, a GPU's index made explicit: `sate evaluate` records the device as chosen, so
+    the default GPU is "cuda" and `--device cuda:0` the same card as "cuda:0"."""
+    if not isinstance(device, str):
+        return None
+    kind, colon, _ = device.partition(":")
+    return one_line(device if colon or kind == "cpu" else f"{device}:0")
 
 
 def _references(path: Path) -> str | None:
