@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sate.analysis.fonts import drawn
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import atomic_open, file_sha256, given_twice, not_a_file, read_json, real_path
@@ -246,7 +247,12 @@ def markdown(runs: list[Run]) -> str:
 
 
 def plot(runs: list[Run], path: Path) -> Figure:
-    """Draw the runs into a PNG at `path`; the figure is returned (its lines hold the points drawn)."""
+    """Draw the runs into a PNG at `path`; the figure is returned (its lines hold the points drawn). Models named in
+    Chinese are drawn with an installed CJK font."""
+    return drawn(lambda: _plot(runs, path), str(path))
+
+
+def _plot(runs: list[Run], path: Path) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 

@@ -1,0 +1,48 @@
+"""Chinese text in the figures: an en-zh model's heatmap rows, a model folder named in Chinese."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from sate.analysis import fonts
+from sate.analysis.heatmap import plot_attention
+from sate.analysis.locality import LayerLocalness, plot_locality
+
+
+def test_characters_no_font_has_are_one_note_not_a_warning_each(monkeypatch: pytest.MonkeyPatch,
+                                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-eighth hostile pass: each Chinese character was matplotlib's `UserWarning: Glyph 20320 (...) missing
+    from font(s) DejaVu Sans.` with its source line, and nothing said what to do about the empty boxes."""
+    monkeypatch.setattr(fonts, "_cjk_families", list)  # as on a machine without a CJK font
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # any warning fails the test
+        png = plot_attention(torch.full((2, 3), 1 / 3), ["▁你好", "</s>"], ["▁hello", None, "▁world"], "st · u1",
+                             "position", "output token")
+        plot_locality([LayerLocalness("翻译", "mt", "textual", 1, 0.5, 3)], 0.1)
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("note: st · u1: no font here draws 你好 (2 characters), drawn as empty boxes; install "
+                             "a font that has them"), err
+    assert err[1].startswith("note: locality.png: no font here draws 翻译 (2 characters)"), err
+    assert len(err) == 2
+
+
+def test_an_installed_cjk_font_is_a_fallback(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                            tmp_path: Path) -> None:
+    """A font found on disk is drawn with (here DejaVu Sans Mono stands in for a CJK font: the family list is what
+    matplotlib falls back through); text the fonts have needs no note."""
+    import matplotlib
+
+    seen = []
+    monkeypatch.setattr(fonts, "_cjk_families", lambda: ["DejaVu Sans Mono"])
+
+    def draw() -> None:
+        seen.append(list(matplotlib.rcParams["font.family"]))
+
+    fonts.drawn(draw, "x.png")
+    assert seen == [[*matplotlib.rcParams["font.family"], "DejaVu Sans Mono"]]
+    assert capsys.readouterr().err == ""
