@@ -9,6 +9,8 @@ font list counts too), and what no font draws is said in one line.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 import re
 import sys
 import warnings
@@ -48,7 +50,13 @@ def drawn(draw: Callable[[], T], what: str) -> T:
     import matplotlib  # heavy: matplotlib, for plots only
 
     first = matplotlib.rcParams["font.family"]
-    with warnings.catch_warnings(record=True) as caught:
+    # a fallback font of one weight only (WenQuanYi Zen Hei is 500) was "findfont: Failed to find font weight normal
+    # for WenQuanYi Zen Hei, now using 500." per text drawn, logged by matplotlib
+    logger = logging.getLogger("matplotlib.font_manager")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    with contextlib.ExitStack() as stack, warnings.catch_warnings(record=True) as caught:
+        stack.callback(logger.setLevel, level)
         warnings.simplefilter("always")
         families = _cjk_families()
         with matplotlib.rc_context({"font.family": [*first, *families]} if families else {}):

@@ -46,3 +46,20 @@ def test_an_installed_cjk_font_is_a_fallback(monkeypatch: pytest.MonkeyPatch, ca
     fonts.drawn(draw, "x.png")
     assert seen == [[*matplotlib.rcParams["font.family"], "DejaVu Sans Mono"]]
     assert capsys.readouterr().err == ""
+
+
+def test_a_cjk_font_on_disk_draws_without_a_word(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+                                                 tmp_path: Path) -> None:
+    """A CJK font of the system (found on disk, not yet in matplotlib's cache) draws Chinese labels: no note, no
+    warning, and none of matplotlib's "findfont: Failed to find font weight normal ..." lines for a font of one
+    weight. Run where such a font is installed (fonts-wqy-zenhei, fonts-noto-cjk)."""
+    from matplotlib import font_manager
+
+    found = [path for path in font_manager.findSystemFonts() if fonts.CJK_FILES.search(Path(path).name)]
+    if not found:
+        pytest.skip("no CJK font installed here")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plot_attention(torch.full((1, 1), 1.0), ["▁你好"], ["▁hi"], "st · u1", "position", "output token")
+    captured = capsys.readouterr()
+    assert captured.err == "" and "findfont" not in captured.out
