@@ -182,9 +182,9 @@ def label_options(runs: list[Run]) -> list[Run]:
     same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass).
 
     The device counts as an option, its computation-aware latencies being that device's; and runs alike in all of
-    these (one run repeated) are named by their folders: runs on a GPU and on the CPU were one line whose dashed
-    computation-aware half zigzagged between the two devices' points, two rows 'alignatt=4' that nothing told apart
-    (twenty-eighth hostile pass)."""
+    these (one run repeated: the same point of the same line, its chunk size included) are named by their folders:
+    runs on a GPU and on the CPU were one line whose dashed computation-aware half zigzagged between the two devices'
+    points, two rows 'alignatt=4' that nothing told apart (twenty-eighth hostile pass)."""
     def options(run: Run) -> dict[str, str]:
         return {**dict(run.decode), **({"device": run.device} if run.device is not None else {})}
 
@@ -195,8 +195,9 @@ def label_options(runs: list[Run]) -> list[Run]:
         runs = [run if run.policy is None else
                 replace(run, options=", ".join(f"{key} {options(run).get(key, '?')}" for key in differ))
                 for run in runs]
-    names = [run.name for run in runs if run.policy is not None]
-    return [run if run.policy is None or names.count(run.name) == 1 else
+    # alike: one point of one line (a chunk-size sweep is the same name at several chunks, each on its own line)
+    points = [(run.series, run.value) for run in runs if run.policy is not None]
+    return [run if run.policy is None or points.count((run.series, run.value)) == 1 else
             replace(run, options=", ".join(filter(None, (run.options, f"run {one_line(str(run.path.parent))}"))))
             for run in runs]
 

@@ -345,3 +345,26 @@ def test_runs_on_other_devices_or_repeated_are_told_apart(tmp_path: Path, capsys
     table = capsys.readouterr().out
     assert f"| alignatt=4, run {paths['gpu4']} |" in table and f"| alignatt=4, run {tmp_path / 'again4'} |" in table
     assert "| alignatt=2 | 0.5 |" in table, table  # alone of its name: named as before
+
+
+def test_a_chunk_size_sweep_is_a_line_per_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/inference.md's two streaming.sh runs (`--chunk 1.0`, then `--chunk 0.5`, one model, one policy, one
+    device) are a line per chunk size with a point per value, rows named as before: the twenty-eighth pass's naming
+    of repeated runs by their folders had split them into one-point lines named 'run eval/wait-k=1-0.5s'."""
+    paths = []
+    for chunk in (0.5, 1.0):
+        for value in (1, 2, 3):
+            path = _results(tmp_path / f"wait-k={value}-{chunk:g}s", 10.0 + value, f"wait-k={value}", value * chunk,
+                            value * chunk + 0.3)
+            results = json.loads((path / "results.json").read_text())
+            results["stream"]["chunk"] = chunk
+            (path / "results.json").write_text(json.dumps({**results, "device": "cpu"}))
+            paths.append(path)
+    lines = {line.get_label(): list(line.get_xdata())
+             for line in plot(label_options([read_run(p) for p in paths]), tmp_path / "p.png").axes[0].get_lines()}
+    assert lines["wait-k (0.5 s): LAAL"] == [0.5, 1.0, 1.5], lines
+    assert lines["wait-k (1 s): LAAL"] == [1.0, 2.0, 3.0], lines
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "again.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| wait-k=2 | 0.5 |" in table and "| wait-k=2 | 1 |" in table and ", run " not in table, table
+
