@@ -184,16 +184,20 @@ def label_options(runs: list[Run]) -> list[Run]:
     The device counts as an option, its computation-aware latencies being that device's; and runs alike in all of
     these (one run repeated: the same point of the same line, its chunk size included) are named by their folders:
     runs on a GPU and on the CPU were one line whose dashed computation-aware half zigzagged between the two devices'
-    points, two rows 'alignatt=4' that nothing told apart (twenty-eighth hostile pass)."""
+    points, two rows 'alignatt=4' that nothing told apart (twenty-eighth hostile pass). A file that records no
+    device (written by hand) differs from none: it is "device not recorded" only beside runs of two devices."""
     def options(run: Run) -> dict[str, str]:
         return {**dict(run.decode), **({"device": run.device} if run.device is not None else {})}
 
     streamed = [options(run) for run in runs if run.policy is not None]
     keys = dict.fromkeys(key for option in streamed for key in option)
-    differ = [key for key in keys if len({option.get(key) for option in streamed}) > 1]
+    differ = [key for key in keys
+              if len({option.get(key) for option in streamed if key != "device" or "device" in option}) > 1]
+    unknown = {"device": "not recorded"}
     if differ:
         runs = [run if run.policy is None else
-                replace(run, options=", ".join(f"{key} {options(run).get(key, '?')}" for key in differ))
+                replace(run, options=", ".join(f"{key} {options(run).get(key, unknown.get(key, '?'))}"
+                                               for key in differ))
                 for run in runs]
     # alike: one point of one line (a chunk-size sweep is the same name at several chunks, each on its own line)
     points = [(run.series, run.value) for run in runs if run.policy is not None]

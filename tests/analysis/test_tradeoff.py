@@ -368,3 +368,18 @@ def test_a_chunk_size_sweep_is_a_line_per_chunk(tmp_path: Path, capsys: pytest.C
     table = capsys.readouterr().out
     assert "| wait-k=2 | 0.5 |" in table and "| wait-k=2 | 1 |" in table and ", run " not in table, table
 
+
+def test_a_results_file_without_a_device_is_not_device_unknown(tmp_path: Path) -> None:
+    """A results file that records no device (written by hand) beside ones that do was 'wait-k=1, device ?': it
+    differs from no device; beside runs of two devices it is 'device not recorded'."""
+    paths = {}
+    for name, value, device in (("old1", 1, None), ("new2", 2, "cuda:0"), ("cpu2", 2, "cpu")):
+        paths[name] = _results(tmp_path / name, 10.0 + value, f"wait-k={value}", value, value + 0.3)
+        if device is not None:
+            results = json.loads((paths[name] / "results.json").read_text())
+            (paths[name] / "results.json").write_text(json.dumps({**results, "device": device}))
+    one = label_options([read_run(paths[name]) for name in ("old1", "new2")])
+    assert [run.name for run in one] == ["wait-k=1", "wait-k=2"]
+    two = label_options([read_run(paths[name]) for name in ("old1", "new2", "cpu2")])
+    assert [run.name for run in two] == ["wait-k=1, device not recorded", "wait-k=2, device cuda:0",
+                                         "wait-k=2, device cpu"]
