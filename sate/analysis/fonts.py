@@ -20,10 +20,16 @@ from typing import TypeVar
 from sate.errors import one_line
 
 T = TypeVar("T")
-# file names of the CJK fonts of common distributions (Noto/Source Han, WenQuanYi, AR PL, Droid Sans Fallback)
-CJK_FILES = re.compile(r"cjk|sourcehan|wqy|uming|ukai|droidsansfallback|notosans(sc|tc|jp|kr)", re.IGNORECASE)
+# file names of the CJK fonts of common distributions (Noto/Source Han, WenQuanYi, AR PL, Droid Sans Fallback), the
+# Japanese IPA, Takao and VL Gothic, Korean Nanum, and macOS's and Windows' own (PingFang, Hiragino, YaHei, Meiryo ...)
+CJK_FILES = re.compile(r"cjk|sourcehan|wqy|uming|ukai|droidsansfallback|notosans(sc|tc|jp|kr)|^ipa(ex)?[gm]p?\.|takao"
+                       r"|vl-?p?gothic|nanum|pingfang|hiragino|^msyh|^simhei|^simsun|meiryo|^msgothic|^malgun",
+                       re.IGNORECASE)
 GLYPH = re.compile(r"Glyph (\d+) .*missing from font")
 ADVICE = "install a font that has them (Noto Sans CJK: `apt install fonts-noto-cjk`) and run again"
+# Han, kana, Hangul, CJK punctuation and full-width forms: what a CJK font draws (and the advice above is for)
+CJK = re.compile(r"[\u1100-\u11ff\u2e80-\u30ff\u3100-\u31ff\u3400-\u4dbf\u4e00-\u9fff\ua960-\ua97f\uac00-\ud7ff"
+                 r"\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef\U00020000-\U0003ffff]")
 
 
 def _cjk_families() -> list[str]:
@@ -65,8 +71,16 @@ def drawn(draw: Callable[[], T], what: str) -> T:
     for w in caught:  # any other warning as it was
         if GLYPH.search(str(w.message)) is None:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
-    if missing:
-        shown = "".join(list(missing)[:20]) + ("…" if len(missing) > 20 else "")
-        print(f"note: {one_line(what)}: no font here draws {shown} ({len(missing)} characters), drawn as empty "
-              f"boxes; {ADVICE}", file=sys.stderr)
+    cjk = [c for c in missing if CJK.match(c)]
+    if cjk:
+        print(f"note: {one_line(what)}: no font here draws {_shown(cjk)}, drawn as empty boxes; {ADVICE}",
+              file=sys.stderr)
+    if other := [c for c in missing if not CJK.match(c)]:  # Tamil, Thai, emoji: a CJK font has none of them
+        print(f"note: {one_line(what)}: the fonts matplotlib draws with here have no {_shown(other)}, drawn as empty "
+              "boxes", file=sys.stderr)
     return result
+
+
+def _shown(characters: list[str]) -> str:
+    """The first characters of many, and how many there are."""
+    return f"{''.join(characters[:20])}{'…' if len(characters) > 20 else ''} ({len(characters)} characters)"
