@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import warnings
 from pathlib import Path
 
@@ -72,8 +73,8 @@ def test_an_installed_cjk_font_is_a_fallback(monkeypatch: pytest.MonkeyPatch, ca
     assert capsys.readouterr().err == ""
 
 
-def test_a_cjk_font_on_disk_draws_without_a_word(monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
-                                                 tmp_path: Path) -> None:
+def test_a_cjk_font_on_disk_draws_without_a_word(capsys: pytest.CaptureFixture[str],
+                                                 caplog: pytest.LogCaptureFixture) -> None:
     """A CJK font of the system (found on disk, not yet in matplotlib's cache) draws Chinese labels: no note, no
     warning, and none of matplotlib's "findfont: Failed to find font weight normal ..." lines for a font of one
     weight. Run where such a font is installed (fonts-wqy-zenhei, fonts-noto-cjk)."""
@@ -82,8 +83,13 @@ def test_a_cjk_font_on_disk_draws_without_a_word(monkeypatch: pytest.MonkeyPatch
     found = [path for path in font_manager.findSystemFonts() if fonts.CJK_FILES.search(Path(path).name)]
     if not found:
         pytest.skip("no CJK font installed here")
+    # matplotlib logs a font's missing weight once per process (its look-up is cached), and under pytest its log
+    # goes to caplog, not standard error: the cache is emptied and the log read where it goes
+    font_manager.FontManager._findfont_cached.cache_clear()
+    caplog.set_level(logging.WARNING, logger="matplotlib.font_manager")
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         plot_attention(torch.full((1, 1), 1.0), ["▁你好"], ["▁hi"], "st · u1", "position", "output token")
     captured = capsys.readouterr()
     assert captured.err == "" and "findfont" not in captured.out
+    assert not [record.getMessage() for record in caplog.records if "findfont" in record.getMessage()]
