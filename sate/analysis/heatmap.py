@@ -34,6 +34,7 @@ from pathlib import Path
 import torch
 
 from sate.analysis.capture import ENCODERS, AttentionStore, capture_attention, cross_attention, encoder_attention
+from sate.analysis.fonts import drawn
 from sate.data.dataset import Batch
 from sate.data.tokens import BLANK as BLANK_PIECE
 from sate.data.tokens import SOS_EOS
@@ -181,7 +182,13 @@ def select(view: UtteranceAttention, kind: str, layer: int | None, head: int | N
 
 def plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_labels: Sequence[str | None],
                    title: str, xlabel: str, ylabel: str) -> bytes:
-    """A heatmap PNG of ``matrix`` (rows, cols); only labelled positions get a tick."""
+    """A heatmap PNG of ``matrix`` (rows, cols); only labelled positions get a tick. Chinese or Japanese tokens (an
+    en-zh model's rows) are drawn with an installed CJK font."""
+    return drawn(lambda: _plot_attention(matrix, row_labels, col_labels, title, xlabel, ylabel), title)
+
+
+def _plot_attention(matrix: torch.Tensor, row_labels: Sequence[str | None], col_labels: Sequence[str | None],
+                    title: str, xlabel: str, ylabel: str) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 

@@ -37,6 +37,7 @@ import torch
 from torch.utils.data import Dataset
 
 from sate.analysis.capture import AttentionKey, capture_attention, encoder_attention
+from sate.analysis.fonts import drawn
 from sate.data.dataset import collate
 from sate.errors import plot_text, table_cell
 from sate.models.base import SateModel
@@ -156,7 +157,11 @@ def markdown_table(rows: Sequence[LayerLocalness], caption: str) -> str:
 
 def plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     """The paper-style line plot as a PNG: a colour per model, solid for acoustic and dashed for textual
-    encoders, a star on the layer each model's CTC reads."""
+    encoders, a star on the layer each model's CTC reads; names in Chinese drawn with an installed CJK font."""
+    return drawn(lambda: _plot_locality(rows, ratio), "locality.png")
+
+
+def _plot_locality(rows: Sequence[LayerLocalness], ratio: float) -> bytes:
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 

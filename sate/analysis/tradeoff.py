@@ -18,6 +18,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from sate.analysis.fonts import drawn
 from sate.decode.options import check_chunk, parse_policy
 from sate.errors import SateError, one_line, plot_text, shown, table_cell
 from sate.files import atomic_open, file_sha256, given_twice, not_a_file, read_json, real_path
@@ -55,6 +56,7 @@ class Run:
     named: bool = False  # runs of several models are drawn: the model is part of each line's name
     references: str | None = None  # the digest of the ref.txt beside the results file, where there is one
     decode: tuple[tuple[str, str], ...] = ()  # the decoding options the file records, as (name, value)
+    device: str | None = None  # where it decoded: the computation-aware latencies are that device's
     options: str = ""  # those that differ among the streamed runs drawn ("beam 1"): part of each line's name
 
     @property
@@ -110,7 +112,8 @@ def read_run(path: Path) -> Run:
                   model=one_line(results["model"]) if isinstance(results.get("model"), str) else None,
                   references=_references(file.parent / "ref.txt"),
                   decode=tuple((one_line(str(k)), one_line(shown(v))) for k, v in decode.items())
-                  if isinstance(decode, dict) else ())
+                  if isinstance(decode, dict) else (),
+                  device=_device(results.get("device")))
     for key in ("bleu", "bleu_ci", "chrf", "chrf_ci"):
         if getattr(quality, key) is not None:
             check_score_range(file, key, results[key])
@@ -143,6 +146,15 @@ def read_run(path: Path) -> Run:
     return streamed
 
 
+def _device(device: object) -> str | None:
+    """The device a results file names, a GPU's index made explicit: `sate evaluate` records the device as chosen, so
+    the default GPU is "cuda" and `--device cuda:0` the same card as "cuda:0"."""
+    if not isinstance(device, str):
+        return None
+    kind, colon, _ = device.partition(":")
+    return one_line(device if colon or kind == "cpu" else f"{device}:0")
+
+
 def _references(path: Path) -> str | None:
     """The SHA-256 of the references `sate evaluate` wrote beside its results (``ref.txt``), read a block at a time,
     or None where no regular file is there (a results file copied alone)."""
@@ -167,14 +179,30 @@ def one_name_per_model(runs: list[Run]) -> list[Run]:
 def label_options(runs: list[Run]) -> list[Run]:
     """Streamed runs whose decoding options differ (a policy decoded with `--beam 1` and with the pack's beam) name
     the options that differ in their lines and rows: they were joined into one line, two points labelled with the
-    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass)."""
-    streamed = [dict(run.decode) for run in runs if run.policy is not None]
-    keys = dict.fromkeys(key for options in streamed for key in options)
-    differ = [key for key in keys if len({options.get(key) for options in streamed}) > 1]
-    if not differ:
-        return runs
-    return [run if run.policy is None else
-            replace(run, options=", ".join(f"{key} {dict(run.decode).get(key, '?')}" for key in differ))
+    same parameter, and two table rows that nothing told apart, exit 0 (twenty-third hostile pass).
+
+    The device counts as an option, its computation-aware latencies being that device's; and runs alike in all of
+    these (one run repeated: the same point of the same line, its chunk size included) are named by their folders:
+    runs on a GPU and on the CPU were one line whose dashed computation-aware half zigzagged between the two devices'
+    points, two rows 'alignatt=4' that nothing told apart (twenty-eighth hostile pass). A file that records no
+    device (written by hand) differs from none: it is "device not recorded" only beside runs of two devices."""
+    def options(run: Run) -> dict[str, str]:
+        return {**dict(run.decode), **({"device": run.device} if run.device is not None else {})}
+
+    streamed = [options(run) for run in runs if run.policy is not None]
+    keys = dict.fromkeys(key for option in streamed for key in option)
+    differ = [key for key in keys
+              if len({option.get(key) for option in streamed if key != "device" or "device" in option}) > 1]
+    unknown = {"device": "not recorded"}
+    if differ:
+        runs = [run if run.policy is None else
+                replace(run, options=", ".join(f"{key} {options(run).get(key, unknown.get(key, '?'))}"
+                                               for key in differ))
+                for run in runs]
+    # alike: one point of one line (a chunk-size sweep is the same name at several chunks, each on its own line)
+    points = [(run.series, run.value) for run in runs if run.policy is not None]
+    return [run if run.policy is None or points.count((run.series, run.value)) == 1 else
+            replace(run, options=", ".join(filter(None, (run.options, f"run {one_line(str(run.path.parent))}"))))
             for run in runs]
 
 
@@ -224,7 +252,12 @@ def markdown(runs: list[Run]) -> str:
 
 
 def plot(runs: list[Run], path: Path) -> Figure:
-    """Draw the runs into a PNG at `path`; the figure is returned (its lines hold the points drawn)."""
+    """Draw the runs into a PNG at `path`; the figure is returned (its lines hold the points drawn). Models named in
+    Chinese are drawn with an installed CJK font."""
+    return drawn(lambda: _plot(runs, path), str(path))
+
+
+def _plot(runs: list[Run], path: Path) -> Figure:
     from matplotlib.backends.backend_agg import FigureCanvasAgg  # heavy: matplotlib, for plots only
     from matplotlib.figure import Figure  # heavy: matplotlib, for plots only
 

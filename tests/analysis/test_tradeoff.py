@@ -320,3 +320,66 @@ def test_a_model_named_at_great_length_leaves_the_plot_its_room(tmp_path: Path,
                                                   tmp_path / "again.png").axes[0].get_lines()]
     long = next(label for label in labels if label.startswith("m") and label.endswith(": LAAL"))
     assert long.startswith(f"{'m' * 39}…") and long.endswith("z: wait-k (0.5 s): LAAL") and len(long) == 79 + 6
+
+
+def test_runs_on_other_devices_or_repeated_are_told_apart(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-eighth hostile pass: a policy streamed on a GPU and on the CPU (the computation-aware latency is the
+    device's) was one line, its dashed half zigzagging between the devices' points, and two rows 'alignatt=4' that
+    nothing told apart, exit 0; so was one run repeated into two folders. The device now names lines and rows where
+    it differs, and runs alike in everything by their folders."""
+    paths = {}
+    for name, policy, device, laal_ca in (("gpu4", "alignatt=4", "cuda:0", 1.7), ("cpu4", "alignatt=4", "cpu", 3.9),
+                                          ("gpu2", "alignatt=2", "cuda", 1.2), ("cpu2", "alignatt=2", "cpu", 2.8)):
+        paths[name] = _results(tmp_path / name, 15.0 if policy.endswith("2") else 20.0, policy,
+                               1.0 if policy.endswith("2") else 1.5, laal_ca)
+        results = json.loads((paths[name] / "results.json").read_text())
+        (paths[name] / "results.json").write_text(json.dumps({**results, "device": device}))
+    runs = label_options([read_run(paths[name]) for name in ("gpu4", "cpu4", "gpu2", "cpu2")])
+    lines = {line.get_label(): list(line.get_xdata()) for line in plot(runs, tmp_path / "p.png").axes[0].get_lines()}
+    assert lines["alignatt (0.5 s, device cuda:0): computation-aware"] == [1.2, 1.7], lines
+    assert lines["alignatt (0.5 s, device cpu): computation-aware"] == [2.8, 3.9], lines  # the default GPU is cuda:0
+    (tmp_path / "again4").mkdir()
+    (tmp_path / "again4" / "results.json").write_bytes((paths["gpu4"] / "results.json").read_bytes())
+    assert main(["latency-plot", str(paths["gpu4"]), str(tmp_path / "again4"), str(paths["gpu2"]),
+                 "--out", str(tmp_path / "again.png")]) == 0
+    table = capsys.readouterr().out
+    assert f"| alignatt=4, run {paths['gpu4']} |" in table and f"| alignatt=4, run {tmp_path / 'again4'} |" in table
+    assert "| alignatt=2 | 0.5 |" in table, table  # alone of its name: named as before
+
+
+def test_a_chunk_size_sweep_is_a_line_per_chunk(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """docs/inference.md's two streaming.sh runs (`--chunk 1.0`, then `--chunk 0.5`, one model, one policy, one
+    device) are a line per chunk size with a point per value, rows named as before: the twenty-eighth pass's naming
+    of repeated runs by their folders had split them into one-point lines named 'run eval/wait-k=1-0.5s'."""
+    paths = []
+    for chunk in (0.5, 1.0):
+        for value in (1, 2, 3):
+            path = _results(tmp_path / f"wait-k={value}-{chunk:g}s", 10.0 + value, f"wait-k={value}", value * chunk,
+                            value * chunk + 0.3)
+            results = json.loads((path / "results.json").read_text())
+            results["stream"]["chunk"] = chunk
+            (path / "results.json").write_text(json.dumps({**results, "device": "cpu"}))
+            paths.append(path)
+    lines = {line.get_label(): list(line.get_xdata())
+             for line in plot(label_options([read_run(p) for p in paths]), tmp_path / "p.png").axes[0].get_lines()}
+    assert lines["wait-k (0.5 s): LAAL"] == [0.5, 1.0, 1.5], lines
+    assert lines["wait-k (1 s): LAAL"] == [1.0, 2.0, 3.0], lines
+    assert main(["latency-plot", *map(str, paths), "--out", str(tmp_path / "again.png")]) == 0
+    table = capsys.readouterr().out
+    assert "| wait-k=2 | 0.5 |" in table and "| wait-k=2 | 1 |" in table and ", run " not in table, table
+
+
+def test_a_results_file_without_a_device_is_not_device_unknown(tmp_path: Path) -> None:
+    """A results file that records no device (written by hand) beside ones that do was 'wait-k=1, device ?': it
+    differs from no device; beside runs of two devices it is 'device not recorded'."""
+    paths = {}
+    for name, value, device in (("old1", 1, None), ("new2", 2, "cuda:0"), ("cpu2", 2, "cpu")):
+        paths[name] = _results(tmp_path / name, 10.0 + value, f"wait-k={value}", value, value + 0.3)
+        if device is not None:
+            results = json.loads((paths[name] / "results.json").read_text())
+            (paths[name] / "results.json").write_text(json.dumps({**results, "device": device}))
+    one = label_options([read_run(paths[name]) for name in ("old1", "new2")])
+    assert [run.name for run in one] == ["wait-k=1", "wait-k=2"]
+    two = label_options([read_run(paths[name]) for name in ("old1", "new2", "cpu2")])
+    assert [run.name for run in two] == ["wait-k=1, device not recorded", "wait-k=2, device cuda:0",
+                                         "wait-k=2, device cpu"]
