@@ -159,6 +159,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                      "runs once (its figures are one entry of the JSON), so name it once")
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
+    if args.data is not None and args.model is None and "whisper-window" not in args.parts:
+        # `--parts data --data D` timed generated tones, exit 0: without --model no part but whisper-window reads it
+        parser.error(f"--data {one_line(str(args.data))}: read only with --model (the data dir it was trained on) or "
+                     "by --parts whisper-window; without them the parts run on data of their own (the data part on "
+                     "generated tones), so give --model too, or leave --data out")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
     if "asr-real" in args.parts and args.pack is None:

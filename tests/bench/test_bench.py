@@ -112,6 +112,18 @@ def test_data_part_alone_needs_no_model(tmp_path: Path) -> None:
     check_data_part(r["data"])
 
 
+@pytest.mark.parametrize("argv", [["--parts", "data"], ["--parts", "corpus"], ["--tiny", "--parts", "data,decode"]])
+def test_a_data_dir_no_part_reads_is_refused(argv: list[str], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`--parts data --data D` without --model timed generated tones and said so only in the table, exit 0: a
+    figure over another corpus than the one named (28th hostile pass)."""
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--data", str(tmp_path / "mustc"), "--out", str(tmp_path / "b.json")])
+    assert exit_.value.code == 2
+    assert f"--data {tmp_path / 'mustc'}: read only with --model" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_twins_share_weights_and_the_frame_twin_is_the_model(tiny_st_file: Path, prepared_data: Path) -> None:
     subject = load_subject(tiny_st_file, prepared_data)
     twins = length_part.twins(subject.model)
