@@ -179,6 +179,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.scale_segments < scale_part.MIN_SEGMENTS:
         parser.error(f"--scale-segments must be at least {scale_part.MIN_SEGMENTS:,} (the fake data's vocabularies are "
                      f"trained on its text), got {args.scale_segments:,}")
+    if args.text_lines < text_part.MIN_LINES:
+        parser.error(f"--text-lines must be at least {text_part.MIN_LINES:,} (the text part's vocabularies, "
+                     f"{text_part.VOCAB_SIZE:,} pieces a side, are trained on its pairs), got {args.text_lines:,}")
     if args.beam > MAX_BEAM:  # 10^5 was ESPnet's "selected index k out of range" traceback after the model loaded
         parser.error(f"--beam must be at most {MAX_BEAM} (sate's decoding limit), got {args.beam}")
     if args.segment_seed < 0:  # -1 was numpy's "expected non-negative integer" traceback

@@ -174,6 +174,8 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--segment-seed", "-1"], "--segment-seed must be at least 0, got -1"),  # numpy's ValueError traceback
     # after the part had started: "sate vocab failed on the fake data", the cause on another line
     (["--scale-segments", "250"], "--scale-segments must be at least 1,000 (the fake data's vocabularies are trained"),
+    # SentencePiece's "Vocabulary size too high" inside the part, naming a --src-size nobody gave (28th hostile pass)
+    (["--text-lines", "50"], "--text-lines must be at least 1,000 (the text part's vocabularies, 1,000 pieces a side"),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
     (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])
