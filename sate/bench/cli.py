@@ -199,6 +199,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                      f", got {args.threads}")
     args.batch_sizes = _sizes(parser, "--batch-sizes", args.batch_sizes, 1)
     args.vocab_sizes = _sizes(parser, "--vocab-sizes", args.vocab_sizes, 2)
+    if max(args.vocab_sizes) > ctcvocab_part.MAX_SIZE:
+        parser.error(f"--vocab-sizes must be at most {ctcvocab_part.MAX_SIZE:,} pieces (above any Marian vocabulary; "
+                     f"each piece costs the step about 16 KB of memory), got {max(args.vocab_sizes):,}")
     return args
 
 
