@@ -58,7 +58,7 @@ from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.cli import Terminated, signals_as_interrupts
 from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
-from sate.files import atomic_write_text, describe_os_error
+from sate.files import atomic_write_text, describe_os_error, require_file
 from sate.numbers import check_jobs, is_digits, max_jobs, real_number, whole_number
 from sate.targets import check_named_kind, check_output, file_name, read_name
 
@@ -347,6 +347,22 @@ def check_beam(beam: int, subject: Subject) -> None:
                         f"{len(subject.tgt)} tokens of {subject.model_path}")
 
 
+def check_pack_early(args: argparse.Namespace) -> None:
+    """--pack (and whisper-window's split of --data) read before any part: a misspelt pack was named only when its
+    part began, after the parts before it (`--parts text,asr-real`: the text part's hour) had run."""
+    from sate.decode.pack import read_pack_yaml  # heavy: torch
+    from sate.models.hub.whisper_asr import is_whisper_directory  # heavy: torch
+
+    reads = [part for part in ("asr-real", "asr-long", "whisper-window") if part in args.parts]
+    if not reads:
+        return
+    if not ("asr-real" in reads and is_whisper_directory(args.pack)):  # asr-real also reads a Whisper directory
+        read_pack_yaml(args.pack)
+    if "whisper-window" in reads:
+        manifest = args.data / f"{args.split}.jsonl"
+        require_file(manifest, "a manifest", f"{manifest} is missing (--split {args.split} of --data)")
+
+
 def main(argv: list[str] | None = None) -> int:
     with signals_as_interrupts():
         return _main(argv)
@@ -361,6 +377,7 @@ def _main(argv: list[str] | None) -> int:
         check_named_kind(args.out, "python -m sate.bench writes one JSON document", (".json",))  # not bench.csv
         if "gpu" in args.parts:
             gpu_part.require_cuda()  # before any other part spends its time
+        check_pack_early(args)
         with tempfile.TemporaryDirectory() as tmp:
             subject = None
             if args.tiny:

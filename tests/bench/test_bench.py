@@ -124,6 +124,23 @@ def test_a_data_dir_no_part_reads_is_refused(argv: list[str], tmp_path: Path,
     assert list(tmp_path.iterdir()) == []
 
 
+def test_a_missing_pack_is_named_before_any_part(tmp_path: Path, whisper_asr_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`--parts text,asr-real --pack TYPO` named the pack only once the text part had run (28th hostile pass); a
+    Whisper directory, which asr-real reads, passes."""
+    from sate.bench.cli import check_pack_early, parse_args
+
+    out = tmp_path / "b.json"
+    for parts, says in (("corpus,asr-real", "pakc: packed model directory is missing"),
+                        ("corpus,asr-long", f"{tmp_path}: not a packed model: sate.yaml is missing")):
+        pack = tmp_path / "pakc" if "real" in parts else tmp_path
+        assert main(["--parts", parts, "--pack", str(pack), "--out", str(out)]) == 2
+        assert says in capsys.readouterr().err and not out.exists()
+    check_pack_early(parse_args(["--parts", "asr-real", "--pack", str(whisper_asr_dir)]))
+    with pytest.raises(SateError, match="not a packed model"):  # asr-long reads packs only
+        check_pack_early(parse_args(["--parts", "asr-long", "--pack", str(whisper_asr_dir)]))
+
+
 def test_twins_share_weights_and_the_frame_twin_is_the_model(tiny_st_file: Path, prepared_data: Path) -> None:
     subject = load_subject(tiny_st_file, prepared_data)
     twins = length_part.twins(subject.model)
