@@ -29,6 +29,7 @@ import yaml
 
 from sate import layout
 from sate.bench.measure import MiB, _rss, stopwatch
+from sate.bench.steps import last_line
 from sate.data.manifest import write_manifest
 from sate.data.text import normalize_source
 from sate.errors import SateError
@@ -170,7 +171,7 @@ def _sate(work: Path, *argv: str) -> CommandCost:
     done = subprocess.run([sys.executable, str(script), str(out), *argv], capture_output=True, text=True)
     seconds = lap()
     if done.returncode != 0 or json.loads(out.read_text())["rc"] != 0:
-        raise SateError(f"sate {argv[0]} failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise SateError(f"sate {argv[0]} failed: {last_line(done.stderr)}")
     return CommandCost(seconds=round(seconds, 1), peak_rss_mib=round(json.loads(out.read_text())["peak_rss_mib"]))
 
 
@@ -186,7 +187,7 @@ def _train(data: Path, work: Path, files: tuple[Path, Path], steps: int) -> Trai
     done = subprocess.run([sys.executable, str(script), str(path), str(work / "exp"), str(out), str(steps)],
                           capture_output=True, text=True)
     if not out.is_file():
-        raise SateError(f"the MT training failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise SateError(f"the MT training failed: {last_line(done.stderr)}")
     figures = json.loads(out.read_text())
     store = max((data / layout.MT_STORE_DIR).iterdir(), key=lambda p: p.stat().st_mtime)
     index = json.loads((store / "index.json").read_text())

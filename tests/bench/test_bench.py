@@ -393,3 +393,12 @@ def test_the_train_part_gives_the_adaptor_its_steps_clock(tiny_st_file: Path, pr
         torch.set_num_threads(threads)
     assert result["clock"] == "thread CPU time (one torch thread)"
     assert given == [(train_part.thread_stopwatch,)]
+
+
+def test_a_failed_sate_command_of_the_text_part_is_its_last_line(tmp_path: Path) -> None:
+    """It was shown as a Python list: "sate vocab failed: ['sate vocab: error: ...']" (28th hostile pass)."""
+    from sate.bench.text import _sate
+
+    with pytest.raises(SateError) as err:
+        _sate(tmp_path, "vocab", "--data", str(tmp_path / "nowhere"))
+    assert str(err.value).startswith("sate vocab failed: sate vocab: error: ") and "['" not in str(err.value)
