@@ -192,7 +192,7 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     # after the part had started: "sate vocab failed on the fake data", the cause on another line
     (["--scale-segments", "250"], "--scale-segments must be at least 1,000 (the fake data's vocabularies are trained"),
     # SentencePiece's "Vocabulary size too high" inside the part, naming a --src-size nobody gave (28th hostile pass)
-    (["--text-lines", "50"], "--text-lines must be at least 1,000 (the text part's vocabularies, 1,000 pieces a side"),
+    (["--text-lines", "50"], "--text-lines must be at least 100 (the text part's vocabularies, 1,000 pieces a side"),
     # an allocation of terabytes once the part began (28th hostile pass)
     (["--vocab-sizes", "58101,1000000000"], "--vocab-sizes must be at most 262,144 pieces (above any Marian "),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
