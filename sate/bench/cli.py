@@ -58,7 +58,7 @@ from sate.bench.subject import Subject, SubjectInfo, build_tiny, load_subject
 from sate.cli import Terminated, signals_as_interrupts
 from sate.decode.options import MAX_BEAM
 from sate.errors import SIGNAL_ENDINGS, SateError, one_line, shown
-from sate.files import atomic_write_text, describe_os_error
+from sate.files import atomic_write_text, describe_os_error, require_file
 from sate.numbers import check_jobs, is_digits, max_jobs, real_number, whole_number
 from sate.targets import check_named_kind, check_output, file_name, read_name
 
@@ -159,6 +159,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                      "runs once (its figures are one entry of the JSON), so name it once")
     if args.model is not None and args.data is None:
         parser.error("--model needs --data")
+    if args.data is not None and args.model is None and "whisper-window" not in args.parts:
+        # `--parts data --data D` timed generated tones, exit 0: without --model no part but whisper-window reads it
+        parser.error(f"--data {one_line(str(args.data))}: read only with --model (the data dir it was trained on) or "
+                     "by --parts whisper-window; without them the parts run on data of their own (the data part on "
+                     "generated tones), so give --model too, or leave --data out")
     if args.model is None and not args.tiny and not set(args.parts) <= NO_MODEL_PARTS:
         parser.error("give --model and --data (a trained ST model and its data dir), or --tiny")
     if "asr-real" in args.parts and args.pack is None:
@@ -174,6 +179,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     if args.scale_segments < scale_part.MIN_SEGMENTS:
         parser.error(f"--scale-segments must be at least {scale_part.MIN_SEGMENTS:,} (the fake data's vocabularies are "
                      f"trained on its text), got {args.scale_segments:,}")
+    if args.text_lines < text_part.MIN_LINES:
+        parser.error(f"--text-lines must be at least {text_part.MIN_LINES:,} (the text part's vocabularies, "
+                     f"{text_part.VOCAB_SIZE:,} pieces a side, are trained on its pairs), got {args.text_lines:,}")
     if args.beam > MAX_BEAM:  # 10^5 was ESPnet's "selected index k out of range" traceback after the model loaded
         parser.error(f"--beam must be at most {MAX_BEAM} (sate's decoding limit), got {args.beam}")
     if args.segment_seed < 0:  # -1 was numpy's "expected non-negative integer" traceback
@@ -191,6 +199,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                      f", got {args.threads}")
     args.batch_sizes = _sizes(parser, "--batch-sizes", args.batch_sizes, 1)
     args.vocab_sizes = _sizes(parser, "--vocab-sizes", args.vocab_sizes, 2)
+    if max(args.vocab_sizes) > ctcvocab_part.MAX_SIZE:
+        parser.error(f"--vocab-sizes must be at most {ctcvocab_part.MAX_SIZE:,} pieces (above any Marian vocabulary; "
+                     f"each piece costs the step about 16 KB of memory), got {max(args.vocab_sizes):,}")
     return args
 
 
@@ -336,6 +347,22 @@ def check_beam(beam: int, subject: Subject) -> None:
                         f"{len(subject.tgt)} tokens of {subject.model_path}")
 
 
+def check_pack_early(args: argparse.Namespace) -> None:
+    """--pack (and whisper-window's split of --data) read before any part: a misspelt pack was named only when its
+    part began, after the parts before it (`--parts text,asr-real`: the text part's hour) had run."""
+    from sate.decode.pack import read_pack_yaml  # heavy: torch
+    from sate.models.hub.whisper_asr import is_whisper_directory  # heavy: torch
+
+    reads = [part for part in ("asr-real", "asr-long", "whisper-window") if part in args.parts]
+    if not reads:
+        return
+    if not ("asr-real" in reads and is_whisper_directory(args.pack)):  # asr-real also reads a Whisper directory
+        read_pack_yaml(args.pack)
+    if "whisper-window" in reads:
+        manifest = args.data / f"{args.split}.jsonl"
+        require_file(manifest, "a manifest", f"{manifest} is missing (--split {args.split} of --data)")
+
+
 def main(argv: list[str] | None = None) -> int:
     with signals_as_interrupts():
         return _main(argv)
@@ -350,6 +377,7 @@ def _main(argv: list[str] | None) -> int:
         check_named_kind(args.out, "python -m sate.bench writes one JSON document", (".json",))  # not bench.csv
         if "gpu" in args.parts:
             gpu_part.require_cuda()  # before any other part spends its time
+        check_pack_early(args)
         with tempfile.TemporaryDirectory() as tmp:
             subject = None
             if args.tiny:

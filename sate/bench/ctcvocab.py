@@ -30,6 +30,9 @@ from sate.models.hub.settings import SpeechHub
 D_MODEL = 512  # opus-mt's width
 FULL_VOCAB = 58101  # opus-mt-en-de's vocab.json
 DEFAULT_SIZES = (FULL_VOCAB, 24000, 12000)
+# above any Marian vocabulary (and NLLB's 256,206): each piece costs the step about 8 KB of parameters and their
+# gradients and 8 KB of activations (471 MiB at 58,101, BENCHMARKS.md), so 10^9 was terabytes (28th hostile pass)
+MAX_SIZE = 2**18
 BATCH, SECONDS = 1, 10.0  # utterances of the timed batch, and their length
 TOKENS_PER_SECOND = 4.0  # CTC targets per second of speech (an assumption: TED speech in subword pieces)
 # wav2vec2-base (facebook/wav2vec2-base's config.json) in the form of an acoustic.hub dict.

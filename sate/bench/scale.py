@@ -31,6 +31,7 @@ import yaml
 from sate import layout
 from sate.bench.data import mustc_like_durations
 from sate.bench.measure import MiB, _rss, peak_memory, release_free_memory, stopwatch
+from sate.bench.steps import last_line
 from sate.bench.steps import run_sate as sate
 from sate.data.manifest import write_manifest
 from sate.data.vocab import Vocabulary
@@ -203,7 +204,7 @@ def startup(data: Path, work: Path, max_frames: int, workers: int) -> Startup:
                           capture_output=True, text=True, timeout=900)
     seconds = lap()
     if done.returncode != 0 or not out.is_file():
-        raise SateError(f"the start-up run failed: {done.stderr.strip().splitlines()[-1:]}")
+        raise SateError(f"the start-up run failed: {last_line(done.stderr)}")
     figures = json.loads(out.read_text())
     return Startup(seconds=round(seconds, 1), peak_rss_mib=round(figures["peak_rss_mib"]),
                    first_batch_frames=figures["frames"], workers=workers)

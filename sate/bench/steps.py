@@ -11,6 +11,7 @@ import signal
 
 from sate.cli import ENDING_SIGNALS, Terminated
 from sate.cli import main as sate_main
+from sate.errors import one_line
 
 
 def run_sate(argv: list[str]) -> int:
@@ -21,3 +22,10 @@ def run_sate(argv: list[str]) -> int:
     if status - 128 in ENDING_SIGNALS:
         raise Terminated(status - 128)
     return status
+
+
+def last_line(stderr: str) -> str:
+    """A child process's last line of error output, for a one-line message: it was shown as a Python list,
+    "sate vocab failed: ['sate vocab: error: ...']", or as "[]" when the child said nothing."""
+    lines = stderr.strip().splitlines()
+    return one_line(lines[-1]) if lines else "(it said nothing)"

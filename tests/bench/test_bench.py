@@ -112,6 +112,35 @@ def test_data_part_alone_needs_no_model(tmp_path: Path) -> None:
     check_data_part(r["data"])
 
 
+@pytest.mark.parametrize("argv", [["--parts", "data"], ["--parts", "corpus"], ["--tiny", "--parts", "data,decode"]])
+def test_a_data_dir_no_part_reads_is_refused(argv: list[str], tmp_path: Path,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+    """`--parts data --data D` without --model timed generated tones and said so only in the table, exit 0: a
+    figure over another corpus than the one named (28th hostile pass)."""
+    with pytest.raises(SystemExit) as exit_:
+        main([*argv, "--data", str(tmp_path / "mustc"), "--out", str(tmp_path / "b.json")])
+    assert exit_.value.code == 2
+    assert f"--data {tmp_path / 'mustc'}: read only with --model" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_missing_pack_is_named_before_any_part(tmp_path: Path, whisper_asr_dir: Path,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    """`--parts text,asr-real --pack TYPO` named the pack only once the text part had run (28th hostile pass); a
+    Whisper directory, which asr-real reads, passes."""
+    from sate.bench.cli import check_pack_early, parse_args
+
+    out = tmp_path / "b.json"
+    for parts, says in (("corpus,asr-real", "pakc: packed model directory is missing"),
+                        ("corpus,asr-long", f"{tmp_path}: not a packed model: sate.yaml is missing")):
+        pack = tmp_path / "pakc" if "real" in parts else tmp_path
+        assert main(["--parts", parts, "--pack", str(pack), "--out", str(out)]) == 2
+        assert says in capsys.readouterr().err and not out.exists()
+    check_pack_early(parse_args(["--parts", "asr-real", "--pack", str(whisper_asr_dir)]))
+    with pytest.raises(SateError, match="not a packed model"):  # asr-long reads packs only
+        check_pack_early(parse_args(["--parts", "asr-long", "--pack", str(whisper_asr_dir)]))
+
+
 def test_twins_share_weights_and_the_frame_twin_is_the_model(tiny_st_file: Path, prepared_data: Path) -> None:
     subject = load_subject(tiny_st_file, prepared_data)
     twins = length_part.twins(subject.model)
@@ -162,6 +191,10 @@ def test_bad_arguments_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
     (["--segment-seed", "-1"], "--segment-seed must be at least 0, got -1"),  # numpy's ValueError traceback
     # after the part had started: "sate vocab failed on the fake data", the cause on another line
     (["--scale-segments", "250"], "--scale-segments must be at least 1,000 (the fake data's vocabularies are trained"),
+    # SentencePiece's "Vocabulary size too high" inside the part, naming a --src-size nobody gave (28th hostile pass)
+    (["--text-lines", "50"], "--text-lines must be at least 100 (the text part's vocabularies, 1,000 pieces a side"),
+    # an allocation of terabytes once the part began (28th hostile pass)
+    (["--vocab-sizes", "58101,1000000000"], "--vocab-sizes must be at most 262,144 pieces (above any Marian "),
     # ran twice, the JSON keeping the second run's figures and listing the part twice (26th hostile pass)
     (["--parts", "data,scale, data"], "--parts: data given more than once in 'data,scale,data'; each part runs once"),
 ])
@@ -360,3 +393,12 @@ def test_the_train_part_gives_the_adaptor_its_steps_clock(tiny_st_file: Path, pr
         torch.set_num_threads(threads)
     assert result["clock"] == "thread CPU time (one torch thread)"
     assert given == [(train_part.thread_stopwatch,)]
+
+
+def test_a_failed_sate_command_of_the_text_part_is_its_last_line(tmp_path: Path) -> None:
+    """It was shown as a Python list: "sate vocab failed: ['sate vocab: error: ...']" (28th hostile pass)."""
+    from sate.bench.text import _sate
+
+    with pytest.raises(SateError) as err:
+        _sate(tmp_path, "vocab", "--data", str(tmp_path / "nowhere"))
+    assert str(err.value).startswith("sate vocab failed: sate vocab: error: ") and "['" not in str(err.value)
