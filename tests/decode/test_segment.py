@@ -14,6 +14,7 @@ import torchaudio.functional as AF
 
 from sate.bench import recordings
 from sate.cli import main
+from sate.data.audio import SILENCE_DB
 from sate.decode import silero, vad
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
@@ -62,6 +63,28 @@ def test_both_vads_find_the_known_pauses_of_a_clean_recording(recording: recordi
     figures = scores(recording.wave, recording, method)
     assert figures["segments"] == len(SENTENCES) and figures["f1"] == 1.0
     assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+
+
+@pytest.mark.parametrize("method", ["silero", "energy"])
+def test_a_dc_offset_is_no_sound(recording: recordings.Recording, method: str) -> None:
+    """A constant offset of 0.1 of full scale (a cheap recorder's) was measured as sound: every pause at -20 dBFS,
+    silero's foreground rule cut every window (a clear recording had no speech, "no speech found"), and the energy
+    VAD lost words (twenty-eighth hostile pass). Block by block gives the decisions of the whole recording."""
+    assert recording.wave.max() + 0.1 < 1.0  # an offset, nothing clipped
+    for offset in (0.1, -0.3):
+        figures = scores(recording.wave + np.float32(offset), recording, method)
+        assert figures["segments"] == len(SENTENCES) and figures["f1"] == 1.0
+        assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+    shifted = recording.wave + np.float32(0.1)
+    whole = vad.detect(shifted, method)
+    parts = vad._detector(method)
+    for start, stop in ((0, 1), (1, 1), (1, 7000), (7000, 40_001), (40_001, len(shifted))):
+        parts.add(shifted[start:stop])
+    cut = parts.finish()
+    assert (cut.speech == whole.speech).all()
+    np.testing.assert_allclose(cut.score, whole.score, atol=1e-5 if method == "silero" else 0)  # silero's batches
+    steady = silero.DcFreeEnergy(400, 160).add(np.full(1000, 0.5, dtype=np.float32)).finish()
+    assert (steady == SILENCE_DB).all()  # an offset alone is silence
 
 
 def test_silero_keeps_the_boundaries_under_noise(recording: recordings.Recording) -> None:
