@@ -203,6 +203,17 @@ def test_jsonl_to_stdout_a_file_and_a_directory(tmp_path: Path, recording: recor
     assert (tmp_path / "segs" / "talk.jsonl").read_text() == out
 
 
+def test_a_file_shorter_than_a_tenth_of_a_second_is_told_in_milliseconds(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A 0.05-s file without speech was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth hostile pass)."""
+    for samples, told in ((800, "50 ms"), (16, "1 ms"), (1600, "0.1 s"), (48_000, "3.0 s")):
+        sf.write(tmp_path / "short.wav", np.zeros(samples, dtype=np.float32), SR)
+        rc, out, err = run_segment(capsys, tmp_path / "short.wav", "--vad", "energy")
+        assert rc == 0 and out == ""
+        assert err.strip() == (f"sate segment: note: {tmp_path / 'short.wav'}: no speech found ({told} of silence, or "
+                               "of sounds the VAD does not take for speech: noise, music, tones); no segments")
+
+
 def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recording,
                                      capsys: pytest.CaptureFixture[str]) -> None:
     talk, silent, broken = tmp_path / "talk.wav", tmp_path / "silent.wav", tmp_path / "broken.wav"
