@@ -52,7 +52,7 @@ _NOT_IN_A_FIELD = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
 def text_field(text: str) -> str:
     """A transcript or translation as one field of one line: a run of tabs and line breaks becomes one space. A
     Whisper (byte-level BPE) text can hold a newline, which split one segment's line in two, and every later segment
-    of `--format text` was a line off (twenty-eighth hostile pass); `sate evaluate`'s hyp.txt joins them too."""
+    of `--format text` was a line off (twenty-eighth hostile pass); `sate evaluate`'s hyp.txt joins its newlines."""
     return _NOT_IN_A_FIELD.sub(" ", text)
 
 

@@ -193,8 +193,10 @@ def block_segments(blocks: Iterable[np.ndarray], options: VadOptions | None = No
 def no_speech(seconds: float) -> str:
     """Why an input gave no segment. Loud noise was once called "silence or near-silence": a VAD finds no speech in
     silence, nor in sounds it does not take for speech."""
-    # under 0.1 s in milliseconds: a 0.05-s file was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth hostile pass)
-    length = f"{seconds:.1f} s" if seconds >= 0.1 else f"{seconds * 1000:.3g} ms"
+    # under 0.1 s in whole milliseconds: a 0.05-s file was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth
+    # hostile pass). The length is the 16 kHz signal's, within 1/16 ms of the file's, so no finer (review28s).
+    ms = round(seconds * 1000)
+    length = f"{seconds:.1f} s" if seconds >= 0.1 else f"{ms} ms" if ms else "under 1 ms"
     return (f"no speech found ({length} of silence, or of sounds the VAD does not take for speech: noise, "
             "music, tones)")
 

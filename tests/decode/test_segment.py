@@ -225,8 +225,10 @@ def test_jsonl_to_stdout_a_file_and_a_directory(tmp_path: Path, recording: recor
 
 def test_a_file_shorter_than_a_tenth_of_a_second_is_told_in_milliseconds(tmp_path: Path,
                                                                          capsys: pytest.CaptureFixture[str]) -> None:
-    """A 0.05-s file without speech was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth hostile pass)."""
-    for samples, told in ((800, "50 ms"), (16, "1 ms"), (1600, "0.1 s"), (48_000, "3.0 s")):
+    """A 0.05-s file without speech was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth hostile pass); in whole
+    ms, as the 16 kHz signal's length is within 1/16 ms of the file's: one sample was "0.0625 ms" (review28s)."""
+    for samples, told in ((800, "50 ms"), (16, "1 ms"), (1, "under 1 ms"), (1599, "100 ms"), (1600, "0.1 s"),
+                          (48_000, "3.0 s")):
         sf.write(tmp_path / "short.wav", np.zeros(samples, dtype=np.float32), SR)
         rc, out, err = run_segment(capsys, tmp_path / "short.wav", "--vad", "energy")
         assert rc == 0 and out == ""
