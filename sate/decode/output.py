@@ -1,6 +1,7 @@
 """Writers for `sate translate`: plain text, JSONL and SRT subtitles, one `Result` at a time.
 
-- text: one line per segment, the translation (an ASR model: the transcript). With
+- text: one line per segment, the translation (an ASR model: the transcript); tabs and line breaks inside a text
+  become spaces (`text_field`). With
   ``transcript=True`` the line is ``transcript<TAB>translation``. With several input files every
   line starts with ``FILE<TAB>``, as grep prefixes file names; control characters in a file name (a tab,
   a newline) are written as Python escapes (``\t``, ``\n``, ``\x1b``), so a line stays one segment.
@@ -14,6 +15,7 @@
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -43,15 +45,26 @@ def printable(name: str) -> str:
     return one_line(name)
 
 
+# a tab (which separates the fields) and every line break `str.splitlines` knows
+_NOT_IN_A_FIELD = re.compile("[\t\n\v\f\r\x1c-\x1e\x85\u2028\u2029]+")
+
+
+def text_field(text: str) -> str:
+    """A transcript or translation as one field of one line: a run of tabs and line breaks becomes one space. A
+    Whisper (byte-level BPE) text can hold a newline, which split one segment's line in two, and every later segment
+    of `--format text` was a line off (twenty-eighth hostile pass); `sate evaluate`'s hyp.txt joins its newlines."""
+    return _NOT_IN_A_FIELD.sub(" ", text)
+
+
 def text_lines(result: Result, transcript: bool, with_file: bool) -> Iterator[str]:
     prefix = f"{printable(result.source)}\t" if with_file else ""
     for seg in result.segments:
         if seg.translation is None:
-            yield prefix + seg.transcript
+            yield prefix + text_field(seg.transcript)
         elif transcript:
-            yield f"{prefix}{seg.transcript}\t{seg.translation}"
+            yield f"{prefix}{text_field(seg.transcript)}\t{text_field(seg.translation)}"
         else:
-            yield prefix + seg.translation
+            yield prefix + text_field(seg.translation)
 
 
 def jsonl_lines(result: Result) -> Iterator[str]:

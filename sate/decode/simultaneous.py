@@ -31,7 +31,6 @@ model worked: on a model faster than real time that grows with the utterance's l
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 import time
@@ -47,6 +46,7 @@ from sate.decode.options import DecodeOptions, StreamPolicy, check_chunk, parse_
 from sate.decode.policies import Policy, start
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError, shown
+from sate.files import json_text
 from sate.layout import MODEL
 from sate.models.ctc import ctc_greedy
 from sate.numbers import plain
@@ -73,7 +73,7 @@ class Commit:
     final: bool
 
     def json(self) -> str:
-        return json.dumps({"t": round(self.t, 3), "text": self.text, "final": self.final}, ensure_ascii=False)
+        return json_text({"t": round(self.t, 3), "text": self.text, "final": self.final})  # U+2028: still one line
 
 
 @dataclass

@@ -11,7 +11,8 @@ each segment is translated under the streaming ``--policy`` (`sate.decode.polici
 alignatt) with the pack's beam search where a policy decodes a whole hypothesis (``--beam N`` changes it, ``--beam
 1``: greedy, the fastest). ``--format jsonl`` prints a line whenever the shown translation changes:
 ``{"t": SECONDS_READ, "text": SEGMENT_SO_FAR, "final": false}``, and ``"final": true`` once the segment is done
-(the next line starts the next segment); ``--format text`` prints each segment's final translation.
+(the next line starts the next segment); ``--format text`` prints each segment's final translation on one line
+(its tabs and line breaks become spaces, as in `sate translate --format text`).
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ import numpy as np
 
 from sate.data.audio import SAMPLE_RATE, audio_blocks, rechunk
 from sate.decode.options import add_stream_arguments, check_chunk, decode_options, parse_policy
+from sate.decode.output import text_field
 from sate.decode.vad import VadOptions, add_vad_argument, no_speech, resolve_method
 from sate.errors import SateError, one_line, shell_word
 from sate.numbers import whole_number
@@ -222,7 +224,7 @@ def run(args: argparse.Namespace) -> int:
         if args.format == "jsonl":
             print(commit.json(), flush=True)
         elif commit.final:
-            print(commit.text, flush=True)
+            print(text_field(commit.text), flush=True)  # one line a segment, as `translate --format text`
     if not said:  # a silent or empty input ended without a line, as if nothing had been read: say why
         name = "stdin" if blocks is None else one_line(str(args.input))
         why = no_speech(heard / SAMPLE_RATE) if heard else "no audio arrived (0 bytes)"  # an empty file is refused

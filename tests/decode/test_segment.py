@@ -14,6 +14,7 @@ import torchaudio.functional as AF
 
 from sate.bench import recordings
 from sate.cli import main
+from sate.data.audio import SILENCE_DB
 from sate.decode import silero, vad
 from sate.decode.vad import VadOptions, speech_segments
 from sate.errors import SateError
@@ -62,6 +63,48 @@ def test_both_vads_find_the_known_pauses_of_a_clean_recording(recording: recordi
     figures = scores(recording.wave, recording, method)
     assert figures["segments"] == len(SENTENCES) and figures["f1"] == 1.0
     assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+
+
+@pytest.mark.parametrize("method", ["silero", "energy"])
+def test_a_dc_offset_is_no_sound(recording: recordings.Recording, method: str) -> None:
+    """A constant offset of 0.1 of full scale (a cheap recorder's) was measured as sound: every pause at -20 dBFS,
+    silero's foreground rule cut every window (a clear recording had no speech, "no speech found"), and the energy
+    VAD lost words (twenty-eighth hostile pass). Block by block gives the decisions of the whole recording."""
+    assert recording.wave.max() + 0.1 < 1.0  # an offset, nothing clipped
+    for offset in (0.1, -0.3):
+        figures = scores(recording.wave + np.float32(offset), recording, method)
+        assert figures["segments"] == len(SENTENCES) and figures["f1"] == 1.0
+        assert figures["speech_lost"] < 0.01 and figures["utterances_cut"] == 0
+    shifted = recording.wave + np.float32(0.1)
+    whole = vad.detect(shifted, method)
+    parts = vad._detector(method)
+    for start, stop in ((0, 1), (1, 1), (1, 7000), (7000, 40_001), (40_001, len(shifted))):
+        parts.add(shifted[start:stop])
+    cut = parts.finish()
+    assert (cut.speech == whole.speech).all()
+    np.testing.assert_allclose(cut.score, whole.score, atol=1e-5 if method == "silero" else 0)  # silero's batches
+    steady = silero.DcFreeEnergy(400, 160).add(np.full(1000, 0.5, dtype=np.float32)).finish()
+    assert (steady == SILENCE_DB).all()  # an offset alone is silence
+
+
+def test_dc_free_levels_of_a_chunk_need_no_copy_of_it() -> None:
+    """The running sums of a whole ENERGY_CHUNK (silero's: 10,000 windows, 5.12 M samples) were float64 arrays of
+    41 MB each, and the mean's two took `sate segment`'s peak 80 MiB higher (review28s); they are computed a piece
+    of the chunk at a time now (a 20 MB chunk took 164 MB of temporaries, now 5 MB)."""
+    import tracemalloc
+
+    from sate.data.audio import ENERGY_CHUNK
+    wave = (0.1 * np.random.default_rng(0).standard_normal(ENERGY_CHUNK * 512 + 100)).astype(np.float32)
+    tracemalloc.start()
+    try:
+        levels = silero.DcFreeEnergy(512, 512).add(wave).finish()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, peak  # the chunk itself is 20 MB of float32
+    assert len(levels) == ENERGY_CHUNK
+    frames = wave[:ENERGY_CHUNK * 512].astype(np.float64).reshape(ENERGY_CHUNK, 512)
+    np.testing.assert_allclose(levels, 10 * np.log10(frames.var(axis=1) + 1e-12), atol=1e-6)  # each frame's own mean
 
 
 def test_silero_keeps_the_boundaries_under_noise(recording: recordings.Recording) -> None:
@@ -178,6 +221,19 @@ def test_jsonl_to_stdout_a_file_and_a_directory(tmp_path: Path, recording: recor
     assert {r["file"] for r in both} == {str(talk), str(other)}
     assert run_segment(capsys, talk, other, "--out", tmp_path / "segs")[0] == 0
     assert (tmp_path / "segs" / "talk.jsonl").read_text() == out
+
+
+def test_a_file_shorter_than_a_tenth_of_a_second_is_told_in_milliseconds(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    """A 0.05-s file without speech was "0.1 s of silence", a 1-ms one "0.0 s" (twenty-eighth hostile pass); in whole
+    ms, as the 16 kHz signal's length is within 1/16 ms of the file's: one sample was "0.0625 ms" (review28s)."""
+    for samples, told in ((800, "50 ms"), (16, "1 ms"), (1, "under 1 ms"), (1599, "100 ms"), (1600, "0.1 s"),
+                          (48_000, "3.0 s")):
+        sf.write(tmp_path / "short.wav", np.zeros(samples, dtype=np.float32), SR)
+        rc, out, err = run_segment(capsys, tmp_path / "short.wav", "--vad", "energy")
+        assert rc == 0 and out == ""
+        assert err.strip() == (f"sate segment: note: {tmp_path / 'short.wav'}: no speech found ({told} of silence, or "
+                               "of sounds the VAD does not take for speech: noise, music, tones); no segments")
 
 
 def test_unreadable_and_silent_files(tmp_path: Path, recording: recordings.Recording,

@@ -4,11 +4,18 @@ tests/decode/test_simultaneous.py."""
 from __future__ import annotations
 
 import io
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
+import soundfile as sf
 
-from sate.decode import stream
+from sate.cli import main
+from sate.decode import api, simultaneous, stream
+from sate.decode.simultaneous import Commit
 from sate.errors import SateError
 
 
@@ -127,3 +134,33 @@ def test_mono_speech_of_any_band_is_not_taken_for_two_channels(utterances: list[
             for chunk in (0.2, 0.5, 1.0):
                 size = 2 * round(chunk * 16000)
                 assert not any(stream.two_alike_channels(pcm[at:at + size]) for at in range(0, len(pcm), size))
+
+
+@pytest.mark.parametrize("fmt", ["text", "jsonl"])
+def test_a_segment_with_a_line_break_or_tab_stays_one_line(fmt: str, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str],
+                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Whisper pack's byte-level text can hold a newline: `--format text` split that segment's line in two (every
+    later line a segment off), and `--format jsonl` wrote a U+2028 raw, which `str.splitlines` splits (twenty-eighth
+    hostile pass). Each segment is one line now, as `sate translate --format text` writes it."""
+    texts = ["hallo\nda", "a\u2028b\tc", "tsch\u00fcss"]
+
+    def fake_live(translator: Any, pieces: Iterator[np.ndarray], *args: Any) -> Iterator[Commit]:
+        for _ in pieces:
+            pass
+        yield from (Commit(float(k), text, True) for k, text in enumerate(texts, 1))
+
+    class Loaded:
+        def with_options(self, **options: Any) -> None:
+            return None
+
+    monkeypatch.setattr(api.SpeechTranslator, "load", staticmethod(lambda *args, **kwargs: Loaded()))
+    monkeypatch.setattr(simultaneous, "live", fake_live)
+    path = tmp_path / "talk.wav"
+    sf.write(path, _speech(1.0), 16000)
+    assert main(["stream", "--model", str(tmp_path), str(path), "--fast", "--vad", "energy", "--format", fmt]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    if fmt == "text":
+        assert lines == ["hallo da", "a b c", "tsch\u00fcss"]
+    else:
+        assert [json.loads(line)["text"] for line in lines] == texts

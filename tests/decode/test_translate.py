@@ -513,6 +513,20 @@ def test_a_file_name_with_a_tab_or_newline_stays_one_field_of_one_line() -> None
     assert line.encode("utf-8") and len(line.splitlines()) == 1 and json.loads(line)["file"] == odd  # the same name
 
 
+def test_a_text_with_a_line_break_or_tab_stays_one_field_of_one_line() -> None:
+    """A Whisper (byte-level BPE) text can hold a newline: `--format text` split that segment's line in two, so every
+    later line was a segment off, exit 0 (twenty-eighth hostile pass). JSON lines keep the text exact."""
+    segments = [Segment(0.0, 1.0, "hello\nthere", "hallo\r\n\nda"), Segment(1.0, 2.0, "a\tb\u2028c", "x\x85y"),
+                Segment(2.0, 3.0, "bye", "tschüss")]
+    result = Result("talk.wav", 3.0, segments)
+    assert render(result, "text") == ["hallo da", "x y", "tschüss"]
+    lines = render(result, "text", transcript=True, with_file=True)
+    assert lines == ["talk.wav\thello there\thallo da", "talk.wav\ta b c\tx y", "talk.wav\tbye\ttschüss"]
+    assert all(len(line.splitlines()) == 1 and len(line.split("\t")) == 3 for line in lines)
+    assert render(Result("a.wav", 1.0, [Segment(0.0, 1.0, "one\ntwo", None)]), "text") == ["one two"]
+    assert json.loads(render(result, "jsonl")[0])["translation"] == "hallo\r\n\nda"
+
+
 def test_a_run_in_which_every_file_fails_leaves_out_as_it_was(tmp_path: Path, st_pack: Path, prepared_data: Path,
                                                                capsys: pytest.CaptureFixture[str]) -> None:
     """Every input failing (missing, damaged) replaced --out with an empty file, exit 1: a training log, the user's
