@@ -673,6 +673,7 @@ def test_the_nan_check_copies_no_scores_and_guards_the_streamed_transcript(
         simulate(st, wave, "wait-k=2", chunk=60.0)
 
 
+@pytest.mark.slow  # 3,000 inputs through stream
 def test_stream_gives_failures_at_once_and_bounds_its_group_in_inputs(
         tmp_path: Path, packs: dict[str, Path], prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A generator of 3,000 missing files (a dataset whose disk went away) was read to its end before the first

@@ -87,6 +87,7 @@ def test_a_dc_offset_is_no_sound(recording: recordings.Recording, method: str) -
     assert (steady == SILENCE_DB).all()  # an offset alone is silence
 
 
+@pytest.mark.slow  # a long chunk's levels, traced for memory
 def test_dc_free_levels_of_a_chunk_need_no_copy_of_it() -> None:
     """The running sums of a whole ENERGY_CHUNK (silero's: 10,000 windows, 5.12 M samples) were float64 arrays of
     41 MB each, and the mean's two took `sate segment`'s peak 80 MiB higher (review28s); they are computed a piece

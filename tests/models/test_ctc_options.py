@@ -151,6 +151,7 @@ def test_an_encoder_with_ctc_below_the_top_starts_from_an_asr_model_with_ctc_on_
     assert torch.equal(st.ctc.ctc_lo.weight, asr.ctc.ctc_lo.weight)
 
 
+@pytest.mark.slow  # two models built, saved and loaded a case
 @pytest.mark.parametrize(("file_layer", "our_layer"), [(None, 2), (2, None)])
 def test_a_whole_model_with_ctc_on_top_loads_however_the_top_is_written(
         tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str], file_layer: int | None,

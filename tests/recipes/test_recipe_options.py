@@ -640,6 +640,7 @@ def test_an_exp_tag_below_its_folder_is_taken(tmp_path: Path, tag: str) -> None:
     assert "selects none of the stages" in done.stderr, done.stderr
 
 
+@pytest.mark.slow  # waits out read timeouts: 9 s a case
 @pytest.mark.parametrize("readonly", [False, True])
 def test_an_exported_tmout_does_not_stop_a_stage_that_draws_a_progress_bar(tmp_path: Path, readonly: bool) -> None:
     """TMOUT (hardened systems export 900 s) is bash's default timeout of `read`, and a stage's log is written by a
