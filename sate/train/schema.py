@@ -50,6 +50,12 @@ def trained_twice(value: str | list[str]) -> str | None:
     return None
 
 
+def _ctc_weight(model: dict) -> object:
+    """`model.loss.ctc_weight` of a raw model section, its default where the section leaves it out."""
+    loss = model.get("loss")
+    return loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+
+
 def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     """What is wrong with `trainer.monitor` valid/wer where `model.loss.ctc_weight` is 0 (asr with a decoder, st):
     valid/wer is the CTC head's greedy WER, and no loss trains that head towards the transcripts (with SATE's soft
@@ -58,8 +64,7 @@ def untrained_wer_monitor(task: str, model: dict, monitor: str) -> str | None:
     refuses it for a fresh run and resumes a run begun so (a resume may not change its monitor), with a note; `sate
     config` notes it, as `trained_twice`. `model` is the raw section, resolved already (a CTC-only ASR model refuses
     a ctc_weight)."""
-    loss = model.get("loss")
-    weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+    weight = _ctc_weight(model)
     if task != "st" or monitor != "valid/wer" or not is_number(weight) or weight != 0:
         return None  # asr: `untrained_transcripts` says more
     return ("trainer.monitor valid/wer is the CTC head's greedy WER, and with model.loss.ctc_weight 0 no loss trains "
@@ -73,8 +78,7 @@ def untrained_transcripts(task: str, model: dict) -> str | None:
     `--init-from asr` starts its CTC head from it, and no loss trains that head; the run ended exit 0 and its WER was
     an untrained head's (182% on the tests' fixture; twenty-eighth hostile pass, hand28m). Refused for a new run,
     noted on resume, as `untrained_wer_monitor`."""
-    loss = model.get("loss")
-    weight = loss.get("ctc_weight", ASRLoss().ctc_weight) if isinstance(loss, dict) else ASRLoss().ctc_weight
+    weight = _ctc_weight(model)
     if task != "asr" or not is_number(weight) or weight != 0:
         return None
     return ("an ASR model's transcripts are its CTC head's (sate evaluate, translate, the cascade, and SATE's "
