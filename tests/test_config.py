@@ -985,6 +985,7 @@ def test_valid_wer_of_a_model_whose_ctc_no_loss_trains_is_noted(
         assert capsys.readouterr().err == ""
 
 
+@pytest.mark.slow
 def test_a_hub_given_beside_its_path_must_say_what_the_folder_says(
         tmp_path: Path, capsys: pytest.CaptureFixture[str], marian_dir: Path) -> None:
     """`sate config` prints a hub section's sizes (`textual.hub`, `acoustic.hub`); a config saved from it and then

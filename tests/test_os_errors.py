@@ -67,6 +67,7 @@ def test_a_full_disk_is_one_line_naming_the_file(tmp_path: Path, synth_corpus: P
     assert sorted(p.name for p in (tmp_path / "mine").iterdir()) == ["notes.txt"]  # only what it made went
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("after", [0, 4])  # the first file fails, or the last: vocab.json, the record of the set
 def test_vocab_on_a_full_disk_leaves_the_vocabularies_and_their_record_as_they_were(
         tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
@@ -159,6 +160,7 @@ def test_features_missing_while_sate_features_runs_name_that_run(tmp_path: Path,
         SpeechDataset.from_data_dir(data, "train", src, tgt)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
 def test_a_pipe_nobody_writes_to_does_not_hold_off_a_kill(signum: int) -> None:
     """`sleep 60 | sate segment /dev/stdin`: libsndfile's read of the pipe retries through every signal, so neither
@@ -1267,6 +1269,7 @@ def test_two_packs_into_one_folder_at_once_both_end_and_leave_one_whole_pack(
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pack", "st.pt"]
 
 
+@pytest.mark.slow
 def test_a_second_pack_failing_as_it_builds_leaves_the_first_packs_renames_alone(
         tmp_path: Path, prepared_data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """A second `sate pack` into one --out that failed while it built (a full disk, Ctrl-C) put back, unheld, the

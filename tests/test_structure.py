@@ -29,6 +29,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 LAYERS: list[tuple[str, ...]] = [
@@ -276,6 +278,7 @@ def test_every_module_has_a_layer() -> None:
         layer(module)
 
 
+@pytest.mark.slow
 def test_no_circle_at_module_level() -> None:
     assert circles(graph(imports(), local=False)) == []
 
@@ -302,6 +305,7 @@ def test_function_local_imports_say_why() -> None:
 OWN_NAMES: dict[str, set[str]] = {"sate.data.marian_vocab": {"vocab.json"}}
 
 
+@pytest.mark.slow
 def test_file_names_have_one_home() -> None:
     """The names of files on disk are written once, in `sate.layout`; modules name them through it."""
     import sate.layout as layout

@@ -187,6 +187,7 @@ def test_audio_file_gives_the_prepared_features(tmp_path: Path, prepared_data: P
     assert png_size(out) == expected_size(len(view.targets), len(view.positions["textual"]))
 
 
+@pytest.mark.slow
 def test_attention_errors_name_the_input(tmp_path: Path, prepared_data: Path, model_files: dict[str, Path],
                                          capsys: pytest.CaptureFixture) -> None:
     out = str(tmp_path / "h.png")

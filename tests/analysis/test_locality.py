@@ -145,6 +145,7 @@ def test_baseline_st_has_only_acoustic_layers(model_files: dict[str, Path]) -> N
     assert all(0.0 < value <= 1.0 and count == 2 for value, count in result.values())
 
 
+@pytest.mark.slow
 def test_the_layer_ctc_reads_is_starred(tmp_path: Path, vocabs, model_files: dict[str, Path]) -> None:  # noqa: ANN001
     """Fig. 1(b) compares where CTC reads the acoustic encoder, and the plot named the models only (the twenty-sixth
     pass's note): each model's CTC layer (``ctc.layer``, else the top) is starred; an MT model and a model whose CTC

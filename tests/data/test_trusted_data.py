@@ -597,6 +597,7 @@ def test_damaged_cmvn_sums_are_recomputed(tmp_path: Path, prepared: Path, run_sa
     assert all(np.array_equal(a, b) for a, b in zip(load_cmvn(data / "cmvn.json"), cmvn, strict=True))
 
 
+@pytest.mark.slow
 def test_features_of_rows_changed_since_are_refused_by_a_reader(tmp_path: Path, corpus: Path,
                                                                 run_sate) -> None:  # noqa: ANN001
     """A dataset checked ids and frame counts alone: a row's offset edited (the same frame count), or its talk

@@ -38,6 +38,7 @@ def padded_batch(pad: int) -> dict[str, torch.Tensor]:
             "hf_src": src.masked_fill(src < 0, pad), "hf_mask": (src >= 0).long()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fmt", ["safetensors", "bin"])
 def test_encoder_and_decoder_logits_equal_transformers_on_a_padded_batch(fmt: str, marian_dir: Path,
                                                                          marian_bin_dir: Path) -> None:

@@ -425,6 +425,7 @@ def test_an_acoustic_encoder_trained_on_other_features_is_noted(tmp_path: Path, 
         "run normalises with data.cmvn utterance: fine-tuning starts from features it never read")
 
 
+@pytest.mark.slow
 def test_a_ctc_head_trained_on_another_acoustic_layer_loads_and_the_table_says_so(
         tmp_path: Path, build: Build, src_tokens: list[str], tgt_tokens: list[str]) -> None:
     """A hybrid ASR model whose CTC reads layer 1 of 2 gave its head to a SATE model whose CTC reads the top layer

@@ -131,6 +131,7 @@ def test_a_path_goes_to_set_as_a_yaml_string_whatever_its_characters(tmp_path: P
     assert done.stdout == path + "\n"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("weight", "passed"), [("0", False), ("-0.0", False), ("0.5", True)])
 def test_sate_gets_the_mt_text_only_where_its_config_weighs_it(tmp_path: Path, weight: str, passed: bool) -> None:
     """A weight of -0.0 (which `sate config --get` prints as written) passed the MT text to a SATE run that does not
@@ -254,6 +255,7 @@ def _as_a_terminal_job() -> None:
         signal.signal(sig, signal.SIG_DFL)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("sig", "status"), [(signal.SIGTERM, 143), (signal.SIGHUP, 129), (signal.SIGINT, -2)])
 def test_a_kill_stops_side_by_side_stages(tmp_path: Path, sig: signal.Signals, status: int) -> None:
     """`kill` of a recipe running stages 3 and 4 side by side ended the recipe alone: both stages ran on behind it

@@ -341,6 +341,7 @@ def test_decodings_older_than_their_model_are_not_tabled(tmp_path: Path) -> None
     assert run("--stage", "7", "--stop-stage", "8", *more).returncode == 0
 
 
+@pytest.mark.slow
 def test_sate_made_from_asr_and_mt_models_trained_since_is_not_decoded_or_tabled(tmp_path: Path) -> None:
     """`--stage 3 --stop-stage 4` (ASR and MT trained on), then `--stage 7 --stop-stage 8`: the table set SATE made from
     the old ASR and MT models beside a cascade of the new ones, exit 0; only stage 5, not run, looked at what SATE was
@@ -672,6 +673,7 @@ FIRST_LINES = [
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("yaml_text", FIRST_LINES)
 def test_the_demo_talk_is_the_one_sate_prep_reads_first(tmp_path: Path, yaml_text: str) -> None:
     """Stage 9 read the first talk of tst-COMMON.yaml with a reader of its own in bash, which disagreed with sate prep

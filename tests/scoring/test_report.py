@@ -472,6 +472,7 @@ def test_a_journal_of_the_table_and_curves_never_outlives_the_run(tmp_path: Path
     assert not (exp / layout.REPLACING).exists() and not (plots / layout.REPLACING).exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["a$^$b", "sys$_{$x", "caf\udce9"])
 def test_curves_of_a_system_whose_name_matplotlib_reads_as_a_formula_are_drawn(
         name: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

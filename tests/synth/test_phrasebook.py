@@ -37,6 +37,7 @@ def test_topics_and_templates() -> None:
     assert several >= 0.75 * len(TEMPLATES)  # most meanings have several English phrasings
 
 
+@pytest.mark.slow
 def test_default_sizes_and_vocabulary(corpus: dict[str, list[tuple[str, str]]]) -> None:
     sizes = {name: len(pairs) for name, pairs in corpus.items()}
     assert sizes == {"train": generate.DEFAULT_TEXT_SIZE, "dev": generate.DEFAULT_DEV_SIZE,
