@@ -277,6 +277,26 @@ earlier() {
   say "note: $3 were made with other parameters than this command line gives, and stage $1, which makes them, is not run: the stages run now read them as they are (--stage $1 makes them again)"
 }
 
+# --ngpu N on a machine where torch sees fewer GPUs stopped stage 3, after hours of MuST-C prep, features and
+# vocabularies. A run that prepares data and then trains a model not trained yet is checked before stage 0, with the
+# Python beside the `sate` it runs (none there, as for a wrapper: stage 3 still says it). Models trained already skip
+# their stage whatever --ngpu says, so a run that only decodes them on a machine without GPUs is not refused.
+gpus_for_training() {
+  (( ${ngpu:-0} > 0 && stage <= 2 && stop_stage >= 3 )) || return 0
+  local name python gpus untrained=false names=(asr st)
+  [ -n "$mt_hub" ] || names+=(mt)  # a Marian MT model is not trained here
+  for name in "${names[@]}"; do
+    [ -e "$exp/$name/.done-train" ] || untrained=true
+  done
+  [ "$untrained" = true ] || return 0
+  python=$(dirname "$(command -v sate)")/python
+  [ -x "$python" ] || return 0
+  gpus=$("$python" -c 'import torch; print(torch.cuda.device_count())' 2>/dev/null) || return 0
+  [[ $gpus =~ ^[0-9]+$ ]] && (( gpus < ngpu )) || return 0
+  die "--ngpu $ngpu: torch sees $gpus GPU(s) on this machine, and stages 3 to 5 train on $ngpu: give --ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and train elsewhere"
+}
+gpus_for_training
+
 # A recipe's own stage before stage 0 (synth's -1, which voices the corpus: minutes to hours) runs here, once every
 # option above is checked: sourced after it, these checks refused `--ngpu two` only once the corpus was voiced.
 if declare -F before_stage_0 >/dev/null; then before_stage_0; fi

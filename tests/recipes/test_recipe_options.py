@@ -1058,3 +1058,33 @@ def test_side_by_side_stages_ending_together_name_the_one_that_failed(tmp_path: 
         assert done.stderr.strip().splitlines()[-1] == (
             f"[mustc] error: MT pre-training trained, then averaging or packing it into {exp}/mt failed (the error "
             "above)")
+
+
+@pytest.mark.parametrize("trained", [False, True])
+def test_a_run_that_prepares_and_trains_checks_its_gpus_before_stage_0(tmp_path: Path, trained: bool) -> None:
+    """The MuST-C recipe's default --ngpu 1 on a machine without a GPU stopped only stage 3, after hours of prep,
+    features and vocabularies (twenty-eighth hostile pass, left then). A run whose models are trained already
+    skips their stages whatever --ngpu says, so it is not refused (decoding them on the CPU is fine). The Python
+    beside `sate` is made to see no GPU, so the test says the same on a GPU machine."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "sate").symlink_to(Path(sys.executable).parent / "sate")
+    (bin_dir / "python").write_text("#!/bin/sh\necho 0\n")
+    (bin_dir / "python").chmod(0o755)
+    exp = tmp_path / "exp"
+    if trained:
+        for name in ("asr", "mt", "st"):
+            (exp / name).mkdir(parents=True)
+            (exp / name / ".done-train").write_text("done\n")
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(ROOT / "recipes" / "mustc" / "run.sh"), "--mustc-root", str(tmp_path / "mustc"),
+                           "--data", str(tmp_path / "data"), "--exp", str(exp)],
+                          capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode != 0
+    refusal = ("[mustc] error: --ngpu 1: torch sees 0 GPU(s) on this machine, and stages 3 to 5 train on 1: give "
+               "--ngpu 0 (the CPU), or --stop-stage 2 to prepare the data here and train elsewhere")
+    if trained:
+        assert refusal not in done.stderr and "stage 0:" in done.stdout + done.stderr
+    else:
+        assert done.stderr.strip().splitlines()[-1] == refusal
+        assert not (tmp_path / "data").exists()
