@@ -72,6 +72,9 @@ whisper=
 parse_options "$@"
 from_caller mustc_root data exp conf_dir mt_hub ssl_hub whisper --lists asr_extra mt_extra
 [ -z "$whisper" ] || [ "$exp_tag" != sate ] || exp_tag=sate_whisper
+# sate prep's rule for a language code, with a letter first: `--tgt-lang -de` reached sate prep, whose advice
+# ("give it as --tgt-lang=-de") the recipe cannot pass on
+[[ $tgt_lang =~ ^[A-Za-z][A-Za-z_-]*$ ]] || die "--tgt-lang must be a language code (the en-<code> directory of MuST-C, e.g. de), got '$tgt_lang'"
 [ -n "$mustc_root" ] || die "--mustc-root is required (the directory holding en-$tgt_lang/)"
 [ -z "$ssl_hub" ] || [ -n "$mt_hub" ] || die "--ssl-hub needs --mt-hub (CTC runs over the Marian source pieces)"
 if [ -n "$mt_hub" ]; then

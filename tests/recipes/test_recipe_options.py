@@ -31,6 +31,9 @@ from tests.recipes.conftest import ROOT
     (["--recipe-name", "x"], "unknown option --recipe-name"),
     (["--prep-args", "x"], "unknown option --prep-args"),
     (["--ngpu", "two"], "--ngpu must be a number of GPUs (0: the CPU), got 'two'"),
+    # sate prep's advice, "give it as --tgt-lang=-de", could not be passed on through the recipe
+    (["--tgt-lang", "-de"], "--tgt-lang must be a language code (the en-<code> directory of MuST-C, e.g. de), got "
+                            "'-de'"),
     (["--speed-perturb", "yes"], "--speed-perturb must be true or false, got 'yes'"),
     (["--compare", "1"], "--compare must be true or false, got '1'"),
     (["--average-n", "last"], "--average-n must be a whole number >= 1, got 'last'"),
