@@ -15,6 +15,7 @@ import fcntl
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
@@ -428,6 +429,23 @@ def _close_progress_bars() -> Iterator[None]:
 
     for bar in list(getattr(tqdm, "_instances", ())):
         bar.close()
+
+
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
+
+
+@pytest.fixture(autouse=True)
+def _signals_as_found() -> Iterator[None]:
+    """Fail a test that leaves a signal's handler changed, and put it back: an ignored SIGINT is inherited by every
+    process started after it (a recipe run by a later test could not be stopped by Ctrl-C; it once happened in a
+    CI worker, by Lightning's interrupted fit: sate.errors.handlers_kept)."""
+    before = {sig: signal.getsignal(sig) for sig in _SIGNALS}
+    yield
+    changed = [sig.name for sig, handler in before.items() if signal.getsignal(sig) is not handler]
+    for sig, handler in before.items():
+        signal.signal(sig, handler)
+    if changed:
+        pytest.fail(f"the test left the handler of {', '.join(changed)} changed")
 
 
 # ------------------------------------------------------------------------------------------------ hub models
