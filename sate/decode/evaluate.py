@@ -237,7 +237,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
     from sate.scoring.degeneration import LOOP, length_ratio, loop_share
     from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
-    from sate.scoring.significance import confidence
+    from sate.scoring.significance import bootstrap_seed, confidence
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
@@ -288,8 +288,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     rows = read_manifest(manifest)
     if not rows:  # scores of zero sentences were sacreBLEU's IndexError, after the decode
         raise SateError(f"{manifest}: no rows to evaluate")
-    if mode != "asr":  # before decoding: scoring translations needs references
+    if mode != "asr":  # before decoding: scoring translations needs references, and their bootstrap a seed
         require_translations(manifest, rows)
+        bootstrap_seed()
     if not talks:  # Whisper's window: a longer row was refused once decoding reached it (streamed: 30 s into it)
         # `sate prep --max-duration` drops rows of training splits only: for a test split that advice, followed,
         # kept the row (24th hostile pass)

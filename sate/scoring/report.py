@@ -29,7 +29,7 @@ from sate.files import (
 )
 from sate.numbers import is_int64, is_number
 from sate.scoring.score import normalize_words, read_lines
-from sate.scoring.significance import paired_bootstrap
+from sate.scoring.significance import bootstrap_seed, paired_bootstrap, seed_note
 from sate.targets import (
     TEXT_NAMES,
     check_named_kind,
@@ -386,8 +386,8 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
-                     "a row. p: sacreBLEU's paired bootstrap test against the baseline; * marks p < 0.05, a difference "
-                     "beyond noise.")
+                     f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seed_note()}); * marks "
+                     "p < 0.05, a difference beyond noise.")
     return "\n".join(lines) + "\n"
 
 
@@ -528,6 +528,7 @@ def run(args: argparse.Namespace) -> int:
                         + (f"name a translating system ({', '.join(translating)})" if translating else
                            "leave --baseline out (no system here translates)"))
     baseline = args.baseline or DEFAULT_BASELINE
+    bootstrap_seed()  # SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's paired test
     systems = all_curves(args.exp) if curves is not None else {}
     check_scored_files(args.exp, rows)
     check_same_references(args.exp, rows, baseline)

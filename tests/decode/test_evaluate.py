@@ -552,3 +552,14 @@ def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: 
     assert decoded_frames[0] <= 20 * 16000
     for got, want in zip(seen, alone, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_bootstrap_seed_sacrebleu_cannot_read_is_refused_before_decoding(
+        tmp_path: Path, prepared_data: Path, st_pack: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's resampling, once the whole split was
+    decoded (twenty-ninth hostile pass); an ASR run, which resamples nothing, is not stopped by it."""
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    monkeypatch.setattr("sate.decode.api.SpeechTranslator.decode_features", lambda *a, **k: pytest.fail("decoded"))
+    with pytest.raises(SateError, match=r"^SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be a whole number"):
+        evaluate(st_pack, prepared_data, "dev", tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out").exists()

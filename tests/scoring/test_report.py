@@ -788,3 +788,24 @@ def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: p
     assert main(["report", "--exp", str(tmp_path), "--splits", "dev", "--baseline", "cascade"]) == 2
     assert capsys.readouterr().err == ("sate report: error: --baseline cascade: not evaluated in dev (it was in "
                                        "tst-COMMON): name a system of these splits (asr), or report its splits\n")
+
+
+@pytest.mark.parametrize(("seed", "said"), [(None, "(seed 12345)"), ("7", "(seed 7)"),
+                                            ("0", "(unseeded: SACREBLEU_SEED=0 has sacreBLEU draw a new seed"),
+                                            ("none", "(unseeded: SACREBLEU_SEED=none has")])
+def test_the_legend_says_how_the_paired_test_was_seeded(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch, seed: str | None,
+                                                        said: str) -> None:
+    """sacreBLEU's paired test takes a seed of 0 for none: SACREBLEU_SEED=0 gave other p-values at each run of the
+    report, and the table did not say so; SACREBLEU_SEED=abc was a ValueError traceback (twenty-ninth hostile pass)."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    if seed is not None:
+        monkeypatch.setenv("SACREBLEU_SEED", seed)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert said in capsys.readouterr().out
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    assert main(["report", "--exp", str(tmp_path), "--out", str(tmp_path / "other.md")]) == 2
+    assert "SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be" in capsys.readouterr().err
+    assert not (tmp_path / "other.md").exists()
+

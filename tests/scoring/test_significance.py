@@ -145,3 +145,18 @@ def test_the_loop_rule_finds_no_loop_in_real_chinese() -> None:
     for separator in ("，", "、", "。", " "):
         sentences = [separator.join(phrases[i:i + 6]) for i in range(0, len(phrases), 6)]
         assert not [sentence for sentence in sentences if has_loop(sentence)], separator
+
+
+@pytest.mark.parametrize("seed", ["abc", "-3", "", "1.5"])
+def test_a_bootstrap_seed_sacrebleu_cannot_read_is_one_line(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
+    """SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's resampling (twenty-ninth hostile pass)."""
+    monkeypatch.setenv("SACREBLEU_SEED", seed)
+    for call in (lambda: confidence(GOOD, REFS), lambda: paired_bootstrap([("a", GOOD), ("b", BAD)], REFS)):
+        with pytest.raises(SateError, match=f"^SACREBLEU_SEED={re.escape(repr(seed))}: .*whole number of 0 or more"):
+            call()
+
+
+@pytest.mark.parametrize("seed", ["7", "0", "None"])
+def test_a_seed_sacrebleu_reads_is_taken(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
+    monkeypatch.setenv("SACREBLEU_SEED", seed)
+    assert confidence(GOOD, REFS)["signature"]["bleu"].split("seed:")[1].startswith(seed.lower() + "|")
