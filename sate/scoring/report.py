@@ -358,11 +358,13 @@ def _wer(row: dict) -> str:
     return _fmt(row.get("wer")) + (" (Whisper)" if row.get("wer") is not None and row.get("whisper") else "")
 
 
-def _systems_of(rows: list[dict], signature: str) -> str:
-    """The rows (system, and split where the table has several) whose BLEU has this signature."""
+def _systems_of(rows: list[dict], signature: str | None) -> str:
+    """The rows (system, and split where the table has several) whose BLEU has this signature (None: a BLEU
+    without one)."""
     splits = len({r["split"] for r in rows}) > 1
     return ", ".join(table_cell(r["system"] + (f" {r['split']}" if splits else "")) for r in rows
-                     if r.get("signature") and r["signature"]["bleu"] == signature)
+                     if (r["signature"]["bleu"] == signature if r.get("signature") else
+                         signature is None and r.get("bleu") is not None))
 
 
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
@@ -379,10 +381,14 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
                      f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
-    if len(signatures) == 1:
+    # a BLEU without a signature (a results.json written by hand: a paper's score) was tabled under the one signature
+    # line as if it were of that kind (twenty-ninth hostile pass): where there is one, each signature names its rows
+    unsigned = [r for r in rows if r.get("bleu") is not None and not r.get("signature")]
+    if len(signatures) == 1 and not unsigned:
         lines += ["", f"sacreBLEU: `{signatures[0]}`"]
     elif signatures:  # which row is of which: a list alone left a row of another tokenizer or version unnamed
-        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
+        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)
+                  + (f"; no signature recorded: {_systems_of(rows, None)}" if unsigned else "")]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "

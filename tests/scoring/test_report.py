@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import warnings
 from collections.abc import Callable
@@ -809,3 +810,19 @@ def test_the_legend_says_how_the_paired_test_was_seeded(tmp_path: Path, capsys: 
     assert "SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be" in capsys.readouterr().err
     assert not (tmp_path / "other.md").exists()
 
+
+def test_a_bleu_without_a_signature_is_not_tabled_under_the_others(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A results.json written by hand (a paper's BLEU, no signature) was tabled under the one signature line of the
+    table, as if it were a BLEU of that kind (twenty-ninth hostile pass); alone, no signature line is claimed."""
+    write_system(tmp_path, "st", SYSTEMS["st"], REFS)
+    paper = tmp_path / "paper" / "decode_tst-COMMON"
+    paper.mkdir(parents=True)
+    (paper / "results.json").write_text(json.dumps({"bleu": 25.3, "chrf": 52.1}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "\nsacreBLEU: `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" in said
+    assert "` (st); no signature recorded: paper\n" in said
+    shutil.rmtree(tmp_path / "st")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "sacreBLEU" not in capsys.readouterr().out
