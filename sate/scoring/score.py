@@ -376,6 +376,38 @@ def _not_the_pair(hyp: Path, ref: Path) -> None:
                         f"{shown(splits[1])} ({layout.RESULTS} beside each): score texts of one split")
 
 
+def _comparable(line: str, transcripts: bool) -> str:
+    """A reference line as two copies of one reference set agree on it: a transcript in WER's words, a translation
+    in NFC with its spaces collapsed (a corpus's own text file beside the manifest's copy of it)."""
+    import unicodedata
+
+    return " ".join(normalize_words(line) if transcripts else unicodedata.normalize("NFC", line).split())
+
+
+def own_references_note(hyp: Path, ref: Path, refs: Sequence[str]) -> str | None:
+    """A note where --hyp is a `sate evaluate` run's hyp.txt (or transcript.txt) and --ref differs in most lines from
+    the references beside it, those its outputs were made for: another language's references of as many lines
+    (MuST-C's tst-COMMON.en for .de, a tab completion away), another corpus's, or the lines in another order were
+    scored as given, BLEU near 0, exit 0, without a word (twenty-ninth hostile pass). Another reference translation
+    of the same sentences is a legitimate --ref, so it is said, not refused; a few corrected lines say nothing."""
+    role = _evaluation_role(hyp)
+    if role not in ("hyp.txt", "transcript.txt") or _evaluation_role(ref) in ("hyp.txt", "transcript.txt"):
+        return None  # two runs' outputs compared (how much a change of beam altered them): no references here
+    own = hyp.parent / ("ref.txt" if role == "hyp.txt" else "transcript_ref.txt")
+    if not own.is_file() or same_file(own, ref):
+        return None
+    theirs = read_lines(own)
+    if len(theirs) != len(refs):  # the hypotheses' count, which --ref's was checked against
+        return None
+    transcripts = role == "transcript.txt"
+    differ = sum(_comparable(a, transcripts) != _comparable(b, transcripts) for a, b in zip(theirs, refs, strict=True))
+    if differ * 2 <= len(refs):
+        return None
+    return (f"sate score: note: --ref {one_line(str(ref))} is not the references the {EVALUATION_TEXTS[role]} of "
+            f"{one_line(str(hyp))} were made for ({one_line(str(own))}): {differ} of its {len(refs)} lines differ "
+            "(another language, corpus or split, or another order?); scored as given")
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     _not_a_manifest(hyp, ref)
@@ -417,6 +449,9 @@ def run(args: argparse.Namespace) -> int:
         for note in (subword_note(path, lines), bom_note(path, lines)):
             if note is not None:
                 print(note, file=sys.stderr)
+    note = own_references_note(hyp, ref, refs)
+    if note is not None:
+        print(note, file=sys.stderr)
     scores = sacrebleu_scores(hyps, refs, (one_line(str(hyp)), one_line(str(ref))))
     if args.format == "json":
         wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,

@@ -627,3 +627,36 @@ def test_utterance_ids_of_digits_alone_are_ids_and_dates_are_not() -> None:
     assert utterance_ids(Path("text"), libri) is not None
     for heads in (["05-03-2019", "06-03-2019", "07-03-2019"], ["555-123-4567", "555-123-4568", "555-123-4569"]):
         assert utterance_ids(Path("text"), [f"{h} words here" for h in heads]) is None
+
+
+def test_references_other_than_those_an_evaluation_was_made_for_are_said(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-ninth hostile pass: a run's translations scored against another language's references of as many lines
+    (MuST-C's tst-COMMON.en for .de), another corpus's or the lines in another order got a BLEU near 0, exit 0,
+    without a word, though the run's own ref.txt beside them said which references they were made for. Said, not
+    refused: another reference translation is a legitimate --ref. A corrected line, the corpus's own text file
+    (spaced or composed otherwise) and two runs' outputs compared say nothing."""
+    run = _evaluation(tmp_path / "st/decode_dev", "dev")
+    english = tmp_path / "dev.en"
+    english.write_text("The train is coming.\nA tea, please.\n")
+    for hyp, ref, differ in (("hyp.txt", english, 2), ("transcript.txt", tmp_path / "ref.de", 2)):
+        (tmp_path / "ref.de").write_text((run / "ref.txt").read_text())
+        assert main(["score", "--hyp", str(run / hyp), "--ref", str(ref)]) == 0
+        err = capsys.readouterr().err
+        own = "ref.txt" if hyp == "hyp.txt" else "transcript_ref.txt"
+        assert f"sate score: note: --ref {ref} is not the references the " in err
+        assert f" of {run / hyp} were made for ({run / own}): {differ} of its 2 lines differ" in err
+    (tmp_path / "order.de").write_text("".join(reversed((run / "ref.txt").read_text().splitlines(True))))
+    assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(tmp_path / "order.de")]) == 0
+    assert "is not the references" in capsys.readouterr().err
+    quiet = {"same.de": "Der  Zug kommt. \nEinen Tee, bitte.\n", "fixed.de": "Der Zug kommt.\nEin Tee, bitte.\n"}
+    for name, text in quiet.items():
+        (tmp_path / name).write_text(text)
+        assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(tmp_path / name)]) == 0
+        assert "note" not in capsys.readouterr().err
+    english.write_text("the Train is coming!\nA tea please\n")  # the corpus's cased English: WER's words agree
+    assert main(["score", "--hyp", str(run / "transcript.txt"), "--ref", str(english), "--wer"]) == 0
+    assert "note" not in capsys.readouterr().err
+    other = _evaluation(tmp_path / "beam1/decode_dev", "dev")
+    assert main(["score", "--hyp", str(other / "hyp.txt"), "--ref", str(run / "hyp.txt")]) == 0
+    assert "note" not in capsys.readouterr().err
