@@ -276,16 +276,28 @@ def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
         for score, name, how in SHARED_REFERENCES:
             systems = sorted((r for r in rows if r["split"] == split and r.get(score) is not None),
                              key=lambda r: (r["system"] != baseline, r["system"]))
-            folders = [exp / r["system"] / f"decode_{split}" for r in systems]
-            folders = [folder for folder in folders if (folder / name).is_file()]
-            if len(folders) < 2:
+            found = [(exp / r["system"] / f"decode_{split}", r) for r in systems]
+            found = [(folder, r) for folder, r in found if (folder / name).is_file()]
+            if len(found) < 2:
                 continue
-            refs = _as_scored(name, folders[0] / name)
-            for other in folders[1:]:
+            (first, first_row), refs = found[0], _as_scored(name, found[0][0] / name)
+            for other, row in found[1:]:
                 if _as_scored(name, other / name) != refs:
-                    raise SateError(f"{other / name} differs from {folders[0] / name}: {how}, "
-                                    f"so they cannot be compared in one table of {split}: evaluate them again on one "
-                                    f"data directory's {split}")
+                    raise SateError(f"{other / name} differs from {first / name}: {how}, so they cannot be compared "
+                                    f"in one table of {split}: " + _other_data(first_row, row, split))
+
+
+def _other_data(first: dict, other: dict, split: str) -> str:
+    """What to do about two rows of a split evaluated on other references: where their results name two data
+    directories (another language pair, another corpus), each data directory's systems reported on their own. "Evaluate
+    them again on one data directory's tst-COMMON" was the advice for an en-de and an en-fr system under one --exp,
+    which cannot be followed (twenty-ninth hostile pass)."""
+    data = first.get("data"), other.get("data")
+    if all(isinstance(d, str) for d in data) and data[0] != data[1]:
+        return (f"{table_cell(first['system'])} was evaluated on {table_cell(data[0])}, {table_cell(other['system'])} "
+                f"on {table_cell(data[1])}: evaluate them again on one data directory's {split}, or, for data of "
+                "another language pair or corpus, report each data directory's systems under an --exp of their own")
+    return f"evaluate them again on one data directory's {split}"
 
 
 def _missing_texts(folder: Path) -> str | None:

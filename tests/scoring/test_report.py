@@ -144,6 +144,16 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
     assert main(["report", "--exp", str(tmp_path)]) == 2
     assert "were not evaluated on the same references" in capsys.readouterr().err
+    # twenty-ninth hostile pass: systems of two data directories (en-de and en-fr under one --exp) were told to
+    # "evaluate them again on one data directory's tst-COMMON", which an en-fr system cannot follow
+    for name, data in (("st", "data/en-de"), ("cascade", "data/en-fr")):
+        results = tmp_path / name / "decode_tst-COMMON" / "results.json"
+        results.write_text(json.dumps({**json.loads(results.read_text()), "data": data}))
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cannot be compared in one table of tst-COMMON: st was evaluated on data/en-de, cascade on data/en-fr: "
+        "evaluate them again on one data directory's tst-COMMON, or, for data of another language pair or corpus, "
+        "report each data directory's systems under an --exp of their own\n")
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
