@@ -836,3 +836,14 @@ def test_a_bleu_without_a_signature_is_not_tabled_under_the_others(tmp_path: Pat
     shutil.rmtree(tmp_path / "st")
     assert main(["report", "--exp", str(tmp_path)]) == 0
     assert "sacreBLEU" not in capsys.readouterr().out
+
+
+def test_a_split_of_one_sentence_is_not_tested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every resample of one sentence is that sentence: its p-values of 0.001 were marked * ("a difference beyond
+    noise") and its intervals "± 0.0", from a split too small to tell noise (twenty-ninth hostile pass)."""
+    write_system(tmp_path, "st", SYSTEMS["st"][:1], REFS[:1])
+    write_system(tmp_path, "cascade", SYSTEMS["cascade"][:1], REFS[:1])
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "tst-COMMON" in line]
+    assert len(rows) == 2 and all("- (one sentence: nothing to resample)" in row for row in rows)
+    assert not any("±" in row or "*" in row for row in rows)
