@@ -2,7 +2,8 @@
 
 An undertrained model ends too early or loops ("Der Der Der ..."); BLEU alone hides which. The
 length ratio is sacreBLEU's (hypothesis over reference length in 13a tokens, what its brevity
-penalty uses); a loop is a word repeated `LOOP` or more times in a row (words split on whitespace,
+penalty uses; in characters for Chinese and Japanese, which 13a does not split); a loop is a word
+repeated `LOOP` or more times in a row (words split on whitespace,
 compared without the punctuation around them, so "Der Der Der Der." is one; a word of punctuation
 alone, such as "...", is no word and breaks a run). Chinese and Japanese are written without spaces, so a run of
 their characters is one such "word" whatever it holds: there a loop is a unit of one to eight characters (a word or
@@ -76,8 +77,15 @@ def loop_share(hyps: Sequence[str], times: int = LOOP) -> float:
 
 
 def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
-    """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio")."""
+    """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio"); for Chinese or Japanese
+    references, in their characters (sacreBLEU's zh tokens; char for Japanese, whose ja-mecab needs MeCab). 13a
+    splits unspaced text at punctuation only, so a Chinese output a third as long as its references, or one without
+    their commas, had a ratio of 1.000, as a whole one had (twenty-ninth hostile pass)."""
     from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
 
-    score = BLEU().corpus_score(list(hyps), [list(refs)])
+    from sate.scoring.score import unspaced_script
+
+    unspaced = unspaced_script(refs)
+    tokenize = "13a" if unspaced is None else "zh" if unspaced == "Chinese" else "char"
+    score = BLEU(tokenize=tokenize).corpus_score(list(hyps), [list(refs)])
     return score.sys_len / score.ref_len if score.ref_len else 0.0

@@ -90,6 +90,18 @@ def test_loops_and_length_ratio() -> None:
     assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
 
 
+def test_a_short_chinese_or_japanese_output_has_a_short_length_ratio() -> None:
+    """13a splits text without spaces at punctuation only: a Chinese output a third as long as its references had a
+    length ratio of 1.000, as a whole one had (twenty-ninth hostile pass). In characters, as sacreBLEU's zh tokens."""
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    assert length_ratio(["我们去", "他说", "谢谢。"], refs) == pytest.approx(8 / 34)
+    whole = ["我们今天去公园散步", "他说这个问题很难但是我们可以解决", "谢谢大家"]  # without the punctuation
+    assert length_ratio(whole, refs) == pytest.approx(29 / 34)
+    japanese = ["今日はいい天気ですね。", "ありがとうございます。"]
+    assert length_ratio(["今日は。", "ありがとう。"], japanese) == pytest.approx(10 / 22)
+    assert length_ratio(japanese, japanese) == 1.0
+
+
 def test_mostly_empty_outputs_still_get_an_interval() -> None:
     """sacreBLEU 2.6's own chrF interval raises TypeError on these (with NumPy 2: some resamples score a Python
     0.0, the others float32); an evaluation must never lose its scores to the interval."""
