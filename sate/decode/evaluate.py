@@ -358,20 +358,25 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             # Scored as the files read, so `sate score`/sacrebleu on them give these numbers.
             hyps, refs = _as_read(hyp_lines), _as_read(ref_lines)
             scores = sacrebleu_scores(hyps, refs, ("the translations", f"the references ({manifest}'s tgt)"))
-            intervals = confidence(hyps, refs)
+            # one sentence: every resample is that sentence, and its interval was "± 0.0" (twenty-ninth hostile pass)
+            intervals = confidence(hyps, refs) if len(hyps) > 1 else None
             results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
                            bleu_detail=scores["BLEU"].verbose,
                            signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
                                       "ter": scores["TER"].signature},
-                           bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
-                           bootstrap_signature=intervals["signature"],
                            length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
             report.append(format_text(scores))
-            # the score ± the interval's half width, as `sate report`'s table shows it; the resamples' mean, which
-            # sacreBLEU prints (μ), beside it: the line gave the mean alone, and the two commands two numbers
-            report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
-                          f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
-                          f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} (μ {intervals['chrf']['mean']:.1f})")
+            if intervals is None:
+                report.append("95% confidence: none from one sentence (every resample is that sentence)")
+            else:
+                results.update(bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
+                               bootstrap_signature=intervals["signature"])
+                # the score ± the interval's half width, as `sate report`'s table shows it; the resamples' mean,
+                # which sacreBLEU prints (μ), beside it: the line gave the mean alone, and the two commands two numbers
+                report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
+                              f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
+                              f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} "
+                              f"(μ {intervals['chrf']['mean']:.1f})")
             report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a word "
                           f"(zh, ja: a unit of 1-8 characters) repeated {LOOP}+ times in a row: "
                           f"{results['loop_share']:.1%}")

@@ -563,3 +563,21 @@ def test_a_bootstrap_seed_sacrebleu_cannot_read_is_refused_before_decoding(
     with pytest.raises(SateError, match=r"^SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be a whole number"):
         evaluate(st_pack, prepared_data, "dev", tmp_path / "out", device="cpu")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_split_of_one_sentence_gets_no_interval(tmp_path: Path, prepared_data: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Every resample of one sentence is that sentence: its interval was "± 0.0", stored and tabled as a certainty
+    (twenty-ninth hostile pass). It is said to be none, and results.json holds none."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    (data / "dev.jsonl").write_text((prepared_data / "dev.jsonl").read_text().splitlines(True)[0])
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(tmp_path / "mt.pt", build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens,
+                    tgt.tokens)
+    pack(tmp_path / "mt.pt", data, tmp_path / "mt", {"max_len_ratio": 0.5})
+    results = evaluate(tmp_path / "mt", data, "dev", tmp_path / "out", device="cpu")
+    assert results["utterances"] == 1 and "bleu" in results
+    assert not {"bleu_ci", "chrf_ci", "bootstrap_signature"} & set(results)
+    assert "95% confidence: none from one sentence" in capsys.readouterr().out
