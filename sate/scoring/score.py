@@ -401,14 +401,18 @@ def own_references_note(hyp: Path, ref: Path, refs: Sequence[str]) -> str | None
     scored as given, BLEU near 0, exit 0, without a word (twenty-ninth hostile pass). Another reference translation
     of the same sentences (Libri-Trans's test_gtranslate.fr) is a legitimate --ref and says nothing: a note needs the
     same lines reordered, or 10 lines or more whose chrF against the run's own is under 25, which no second
-    translation measured came near; corrected lines say nothing."""
+    translation measured came near; corrected lines say nothing. The run's own file is only advice: where it cannot
+    be read (re-saved in Latin-1), there is no note, and the two files given are scored."""
     role = _evaluation_role(hyp)
     if role not in ("hyp.txt", "transcript.txt") or _evaluation_role(ref) in ("hyp.txt", "transcript.txt"):
         return None  # two runs' outputs compared (how much a change of beam altered them): no references here
     own = hyp.parent / ("ref.txt" if role == "hyp.txt" else "transcript_ref.txt")
-    if not own.is_file() or same_file(own, ref):
+    try:
+        if not own.is_file() or same_file(own, ref):
+            return None
+        theirs = read_lines(own)
+    except (SateError, OSError):
         return None
-    theirs = read_lines(own)
     if len(theirs) != len(refs):  # the hypotheses' count, which --ref's was checked against
         return None
     transcripts = role == "transcript.txt"

@@ -716,3 +716,18 @@ def test_a_second_reference_translation_or_a_corrected_sentence_is_no_other_refe
                                                                          DING_TWICE[2]]))
     assert main(["score", "--hyp", str(three / "hyp.txt"), "--ref", str(tmp_path / "order.de")]) == 0
     assert "its lines are theirs in another order (2 of 3 moved)" in capsys.readouterr().err
+
+
+def test_a_run_whose_own_references_cannot_be_read_is_scored_without_the_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-ninth pass: the note on --ref read the run's own ref.txt, a file the user did not name,
+    and one re-saved in Latin-1 stopped `sate score` (rc 2, "not valid UTF-8") where main scored the two files
+    given. The note is advice: no note then, and the scores as main gave them."""
+    run = _ding_evaluation(tmp_path / "st/decode_test")
+    good = tmp_path / "test.de"
+    text = "".join(f"{again}\n" for _, _, again in DING_TWICE)  # "Tür", "mächtiger"
+    good.write_text(text, encoding="utf-8")
+    (run / "ref.txt").write_bytes(text.encode("latin-1"))
+    assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(good), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "note" not in err and json.loads(out)[0]["name"] == "BLEU"
