@@ -29,7 +29,7 @@ from sate.files import (
 )
 from sate.numbers import is_int64, is_number
 from sate.scoring.score import normalize_words, read_lines
-from sate.scoring.significance import bootstrap_seed, paired_bootstrap, seed_note
+from sate.scoring.significance import paired_bootstrap, seed_note
 from sate.targets import (
     TEXT_NAMES,
     check_named_kind,
@@ -552,7 +552,6 @@ def run(args: argparse.Namespace) -> int:
                         + (f"name a translating system ({', '.join(translating)})" if translating else
                            "leave --baseline out (no system here translates)"))
     baseline = args.baseline or DEFAULT_BASELINE
-    bootstrap_seed()  # SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's paired test
     systems = all_curves(args.exp) if curves is not None else {}
     check_scored_files(args.exp, rows)
     check_same_references(args.exp, rows, baseline)

@@ -43,8 +43,13 @@ def bootstrap_seed() -> int | None:
 
 def seed_note() -> str:
     """How the bootstrap was seeded, for a table's legend: sacreBLEU's paired test takes a seed of 0 for none, so
-    `SACREBLEU_SEED=0` (or `none`) gave other p-values at every run of `sate report`, and the table did not say so."""
-    seed = bootstrap_seed()
+    `SACREBLEU_SEED=0` (or `none`) gave other p-values at every run of `sate report`, and the table did not say so.
+    A seed sacreBLEU cannot read stops a paired test (`paired_bootstrap`); a table that made none (one translating
+    system, a split of one sentence) is written, as before the seed was checked, and says it (review29r)."""
+    try:
+        seed = bootstrap_seed()
+    except SateError:
+        return f"none made: SACREBLEU_SEED={shown(os.environ['SACREBLEU_SEED'])} is no seed sacreBLEU reads"
     if not seed:
         return (f"unseeded: SACREBLEU_SEED={os.environ['SACREBLEU_SEED']} has sacreBLEU draw a new seed each run, so "
                 "the p-values vary between runs")

@@ -847,3 +847,22 @@ def test_a_split_of_one_sentence_is_not_tested(tmp_path: Path, capsys: pytest.Ca
     rows = [line for line in capsys.readouterr().out.splitlines() if "tst-COMMON" in line]
     assert len(rows) == 2 and all("- (one sentence: nothing to resample)" in row for row in rows)
     assert not any("±" in row or "*" in row for row in rows)
+
+
+def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the twenty-ninth pass: SACREBLEU_SEED=abc stopped every `sate report`, also those that make no
+    paired test (an ASR system alone, one translating system, a split of one sentence), which main wrote; they are
+    written now, the legend saying no test was made. A report that tests a pair is still refused (the test above)."""
+    asr = tmp_path / "asr_only" / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    (asr / "results.json").write_text(json.dumps({"mode": "asr", "wer": 20.0}), encoding="utf-8")
+    write_system(tmp_path / "one", "st", SYSTEMS["st"], REFS)
+    write_system(tmp_path / "smoke", "st", SYSTEMS["st"][:1], REFS[:1])
+    write_system(tmp_path / "smoke", "cascade", SYSTEMS["cascade"][:1], REFS[:1])
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    for exp in ("asr_only", "one", "smoke"):
+        assert main(["report", "--exp", str(tmp_path / exp)]) == 0
+        assert (tmp_path / exp / "results.md").is_file()
+    assert "(none made: SACREBLEU_SEED='abc' is no seed sacreBLEU reads)" in capsys.readouterr().out
