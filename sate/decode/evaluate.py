@@ -87,6 +87,7 @@ class Results(TypedDict, total=False):
     chrf_ci: float
     bootstrap_signature: dict[str, str]
     length_ratio: float
+    length_unit: str  # what length_ratio counts: "13a tokens", or "characters" (Chinese, Japanese)
     loop_share: float
     wer: float  # transcripts (asr, st, cascade)
     wer_errors: int
@@ -235,7 +236,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.decode.api import SpeechTranslator, pick_device
     from sate.decode.pack import check_experiment_task  # beside the pack's loader, which api imports anyway
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
-    from sate.scoring.degeneration import LOOP, length_ratio, loop_share
+    from sate.scoring.degeneration import LOOP, length_ratio, length_unit, loop_share
     from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
     from sate.scoring.significance import bootstrap_seed, confidence
 
@@ -364,7 +365,8 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
                            bleu_detail=scores["BLEU"].verbose,
                            signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
                                       "ter": scores["TER"].signature},
-                           length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
+                           length_ratio=length_ratio(hyps, refs), length_unit=length_unit(refs),
+                           loop_share=loop_share(hyps))
             report.append(format_text(scores))
             if intervals is None:
                 report.append("95% confidence: none from one sentence (every resample is that sentence)")

@@ -76,6 +76,15 @@ def loop_share(hyps: Sequence[str], times: int = LOOP) -> float:
     return sum(has_loop(h, times) for h in hyps) / len(hyps) if hyps else 0.0
 
 
+def length_unit(refs: Sequence[str]) -> str:
+    """What `length_ratio` counts for ``refs``, recorded in results.json as ``length_unit``: "characters" for Chinese
+    or Japanese references, else "13a tokens". Rows evaluated before the twenty-ninth pass counted 13a tokens for
+    Chinese and Japanese too and recorded no unit: `sate report` counts theirs again from their files (fix29r)."""
+    from sate.scoring.score import unspaced_script
+
+    return "13a tokens" if unspaced_script(refs) is None else "characters"
+
+
 def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
     """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio"); for Chinese or Japanese
     references, in their characters (sacreBLEU's zh tokens; char for Japanese, whose ja-mecab needs MeCab). 13a

@@ -28,6 +28,7 @@ from sate.files import (
     replace_together,
 )
 from sate.numbers import is_int64, is_number
+from sate.scoring.degeneration import length_ratio, length_unit
 from sate.scoring.score import normalize_words, read_lines
 from sate.scoring.significance import paired_bootstrap, seed_note
 from sate.targets import (
@@ -230,7 +231,8 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
     file edited after the run (hypotheses post-processed, references swapped for another version) gave a row whose
     BLEU and p-value are of two texts, exit 0: a system's BLEU of 7.2 was "p = 1.000" against the baseline whose
     outputs its hyp.txt now held (twenty-fifth hostile pass). Rows without the two files (older runs) are tabled
-    as before."""
+    as before. The length ratio of a Chinese or Japanese row made before it counted characters is counted again
+    from them, as newer rows count it."""
     from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
 
     for r in rows:
@@ -249,6 +251,11 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
             raise SateError(f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them: "
                             f"their BLEU is {now:.2f}, {folder / layout.RESULTS} says {r['bleu']:.2f}; evaluate the "
                             "system again (or put back the files it scored)")
+        if r.get("length_ratio") is not None and r.get("length_unit") != "characters" \
+                and length_unit(refs) == "characters":
+            # a Chinese or Japanese row evaluated before its ratio counted characters: its 13a tokens (about 1.0 for
+            # any output) were tabled beside newer rows' characters, nothing telling them apart (review29r)
+            r["length_ratio"], r["length_unit"] = length_ratio(hyps, refs), "characters"
 
 
 def _as_scored(name: str, path: Path) -> list[str] | list[list[str]]:

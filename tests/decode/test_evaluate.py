@@ -92,6 +92,7 @@ def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
     hyps, refs = read_lines(out / "hyp.txt"), read_lines(out / "ref.txt")
     assert results["bleu_ci"] == confidence(hyps, refs)["bleu"]["ci"] > 0 and results["chrf_ci"] > 0
     assert results["length_ratio"] == length_ratio(hyps, refs) and results["loop_share"] == loop_share(hyps)
+    assert results["length_unit"] == "13a tokens"  # "characters" for Chinese, Japanese (review29r)
 
 
 def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,

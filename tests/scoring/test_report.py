@@ -866,3 +866,24 @@ def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_pat
         assert main(["report", "--exp", str(tmp_path / exp)]) == 0
         assert (tmp_path / exp / "results.md").is_file()
     assert "(none made: SACREBLEU_SEED='abc' is no seed sacreBLEU reads)" in capsys.readouterr().out
+
+
+def test_an_old_chinese_length_ratio_is_counted_again_in_characters(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-ninth pass: Chinese and Japanese length ratios count characters since that pass, but a row
+    evaluated before it (13a tokens: 1.00 for an output a third as long) was tabled beside newer ones with nothing
+    telling them apart, and results.json recorded no unit. `sate evaluate` records `length_unit` now, and the report
+    counts an old row's ratio again from its hyp.txt and ref.txt; other languages' rows are tabled as stored."""
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    write_system(tmp_path, "st", ["我们去", "他说", "谢谢。"], refs)
+    write_system(tmp_path, "cascade", ["我们今天去公园散步", "他说这个问题很难但是我们可以解决", "谢谢大家"], refs)
+    for name in ("st", "cascade"):  # as sate evaluate wrote them before: 13a tokens, no unit
+        results = tmp_path / name / "decode_tst-COMMON" / "results.json"
+        results.write_text(json.dumps({**json.loads(results.read_text()), "length_ratio": 1.0}), encoding="utf-8")
+    write_system(tmp_path / "de", "st", SYSTEMS["st"], REFS)
+    stored = json.loads((tmp_path / "de" / "st" / "decode_tst-COMMON" / "results.json").read_text())["length_ratio"]
+    for exp, ratios in ((tmp_path, {"st": "0.24", "cascade": "0.85"}), (tmp_path / "de", {"st": f"{stored:.2f}"})):
+        assert main(["report", "--exp", str(exp), "--out", str(tmp_path / f"{exp.name}.md")]) == 0
+        rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+                for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "tst-COMMON" in line}
+        assert {name: cells[6] for name, cells in rows.items()} == ratios
