@@ -236,7 +236,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.decode.api import SpeechTranslator, pick_device
     from sate.decode.pack import check_experiment_task  # beside the pack's loader, which api imports anyway
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
-    from sate.scoring.degeneration import LOOP, length_ratio, length_unit, loop_share
+    from sate.scoring.degeneration import length_line, length_ratio, length_unit, loop_share
     from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
     from sate.scoring.significance import bootstrap_seed, confidence
 
@@ -379,9 +379,7 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
                               f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
                               f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} "
                               f"(μ {intervals['chrf']['mean']:.1f})")
-            report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a word "
-                          f"(zh, ja: a unit of 1-8 characters) repeated {LOOP}+ times in a row: "
-                          f"{results['loop_share']:.1%}")
+            report.append(length_line(results["length_ratio"], results["length_unit"], results["loop_share"]))
         if transcripts is not None:
             files.update({"transcript.txt": _text(_file_lines(transcripts)),
                           "transcript_ref.txt": _text(_file_lines([r["src_norm"] for r in rows]))})

@@ -85,6 +85,15 @@ def length_unit(refs: Sequence[str]) -> str:
     return "13a tokens" if unspaced_script(refs) is None else "characters"
 
 
+def length_line(ratio: float, unit: str, share: float) -> str:
+    """`sate evaluate`'s line of the length ratio and the loops. For Chinese and Japanese it names its unit: the BLEU
+    line just above it says "ratio = 1.000" (13a tokens, BLEU's brevity penalty) where this one said 0.235 of the
+    same outputs, two ratios a few lines apart that disagreed without a word (review29r)."""
+    how = "" if unit == "13a tokens" else f", in {unit}; the BLEU line's ratio counts 13a tokens"
+    return (f"length ratio (hypothesis / reference{how}) {ratio:.3f}; outputs with a word (zh, ja: a unit of 1-8 "
+            f"characters) repeated {LOOP}+ times in a row: {share:.1%}")
+
+
 def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
     """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio"); for Chinese or Japanese
     references, in their characters (sacreBLEU's zh tokens; char for Japanese, whose ja-mecab needs MeCab). 13a

@@ -172,3 +172,16 @@ def test_a_bootstrap_seed_sacrebleu_cannot_read_is_one_line(monkeypatch: pytest.
 def test_a_seed_sacrebleu_reads_is_taken(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
     monkeypatch.setenv("SACREBLEU_SEED", seed)
     assert confidence(GOOD, REFS)["signature"]["bleu"].split("seed:")[1].startswith(seed.lower() + "|")
+
+
+def test_the_printed_length_ratio_of_chinese_names_its_unit() -> None:
+    """Review of the twenty-ninth pass: `sate evaluate` printed "ratio = 1.000" in its BLEU line (13a tokens) and
+    "length ratio ... 0.235" a few lines below (characters) for the same Chinese outputs, without a word of why."""
+    from sate.scoring.degeneration import length_line, length_unit
+
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    hyps = ["我们去", "他说", "谢谢。"]
+    line = length_line(length_ratio(hyps, refs), length_unit(refs), loop_share(hyps))
+    assert line.startswith("length ratio (hypothesis / reference, in characters; the BLEU line's ratio counts 13a "
+                           "tokens) 0.235; outputs with a word")
+    assert length_line(0.5, length_unit(REFS), 0.0).startswith("length ratio (hypothesis / reference) 0.500; ")
