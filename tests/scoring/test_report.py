@@ -887,3 +887,13 @@ def test_an_old_chinese_length_ratio_is_counted_again_in_characters(tmp_path: Pa
         rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
                 for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "tst-COMMON" in line}
         assert {name: cells[6] for name, cells in rows.items()} == ratios
+
+
+def test_the_users_page_of_the_report_says_what_the_table_says() -> None:
+    """Review of the twenty-ninth pass: docs/recipes.md's `sate report` section, where docs/inference.md sends its
+    readers, said nothing of the wording that pass gave the table and its refusals."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "recipes.md").read_text(encoding="utf-8")
+    section = " ".join(page.split("## Results tables and learning curves")[1].split("\n## ")[0].split())
+    for said in ("no signature recorded: paper", "- (one sentence: nothing to resample)", "SACREBLEU_SEED",
+                 "`length_unit`", "under an `--exp` of their own"):
+        assert said in section, said
