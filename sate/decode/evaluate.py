@@ -87,6 +87,7 @@ class Results(TypedDict, total=False):
     chrf_ci: float
     bootstrap_signature: dict[str, str]
     length_ratio: float
+    length_unit: str  # what length_ratio counts: "13a tokens", or "characters" (Chinese, Japanese)
     loop_share: float
     wer: float  # transcripts (asr, st, cascade)
     wer_errors: int
@@ -235,9 +236,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     from sate.decode.api import SpeechTranslator, pick_device
     from sate.decode.pack import check_experiment_task  # beside the pack's loader, which api imports anyway
     from sate.models.hub.whisper_asr import WhisperRecognizer, is_whisper_directory  # heavy: torch
-    from sate.scoring.degeneration import LOOP, length_ratio, loop_share
+    from sate.scoring.degeneration import length_line, length_ratio, length_unit, loop_share
     from sate.scoring.score import format_text, sacrebleu_scores, wer_line, word_error_rate
-    from sate.scoring.significance import confidence
+    from sate.scoring.significance import bootstrap_seed, confidence
 
     if batch_size < 1:
         raise SateError(f"--batch-size must be >= 1, got {batch_size}")
@@ -288,8 +289,9 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
     rows = read_manifest(manifest)
     if not rows:  # scores of zero sentences were sacreBLEU's IndexError, after the decode
         raise SateError(f"{manifest}: no rows to evaluate")
-    if mode != "asr":  # before decoding: scoring translations needs references
+    if mode != "asr":  # before decoding: scoring translations needs references, and their bootstrap a seed
         require_translations(manifest, rows)
+        bootstrap_seed()
     if not talks:  # Whisper's window: a longer row was refused once decoding reached it (streamed: 30 s into it)
         # `sate prep --max-duration` drops rows of training splits only: for a test split that advice, followed,
         # kept the row (24th hostile pass)
@@ -357,23 +359,27 @@ def evaluate(model_dir: Path, data: Path, split: str, out: Path, mt_model_dir: P
             # Scored as the files read, so `sate score`/sacrebleu on them give these numbers.
             hyps, refs = _as_read(hyp_lines), _as_read(ref_lines)
             scores = sacrebleu_scores(hyps, refs, ("the translations", f"the references ({manifest}'s tgt)"))
-            intervals = confidence(hyps, refs)
+            # one sentence: every resample is that sentence, and its interval was "± 0.0" (twenty-ninth hostile pass)
+            intervals = confidence(hyps, refs) if len(hyps) > 1 else None
             results.update(bleu=scores["BLEU"].score, chrf=scores["chrF"].score, ter=scores["TER"].score,
                            bleu_detail=scores["BLEU"].verbose,
                            signature={"bleu": scores["BLEU"].signature, "chrf": scores["chrF"].signature,
                                       "ter": scores["TER"].signature},
-                           bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
-                           bootstrap_signature=intervals["signature"],
-                           length_ratio=length_ratio(hyps, refs), loop_share=loop_share(hyps))
+                           length_ratio=length_ratio(hyps, refs), length_unit=length_unit(refs),
+                           loop_share=loop_share(hyps))
             report.append(format_text(scores))
-            # the score ± the interval's half width, as `sate report`'s table shows it; the resamples' mean, which
-            # sacreBLEU prints (μ), beside it: the line gave the mean alone, and the two commands two numbers
-            report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
-                          f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
-                          f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} (μ {intervals['chrf']['mean']:.1f})")
-            report.append(f"length ratio (hypothesis / reference) {results['length_ratio']:.3f}; outputs with a word "
-                          f"(zh, ja: a unit of 1-8 characters) repeated {LOOP}+ times in a row: "
-                          f"{results['loop_share']:.1%}")
+            if intervals is None:
+                report.append("95% confidence: none from one sentence (every resample is that sentence)")
+            else:
+                results.update(bleu_ci=intervals["bleu"]["ci"], chrf_ci=intervals["chrf"]["ci"],
+                               bootstrap_signature=intervals["signature"])
+                # the score ± the interval's half width, as `sate report`'s table shows it; the resamples' mean,
+                # which sacreBLEU prints (μ), beside it: the line gave the mean alone, and the two commands two numbers
+                report.append(f"95% confidence (sacreBLEU bootstrap): BLEU {results['bleu']:.1f} ± "
+                              f"{intervals['bleu']['ci']:.1f} (μ {intervals['bleu']['mean']:.1f}), chrF "
+                              f"{results['chrf']:.1f} ± {intervals['chrf']['ci']:.1f} "
+                              f"(μ {intervals['chrf']['mean']:.1f})")
+            report.append(length_line(results["length_ratio"], results["length_unit"], results["loop_share"]))
         if transcripts is not None:
             files.update({"transcript.txt": _text(_file_lines(transcripts)),
                           "transcript_ref.txt": _text(_file_lines([r["src_norm"] for r in rows]))})

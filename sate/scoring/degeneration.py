@@ -2,7 +2,8 @@
 
 An undertrained model ends too early or loops ("Der Der Der ..."); BLEU alone hides which. The
 length ratio is sacreBLEU's (hypothesis over reference length in 13a tokens, what its brevity
-penalty uses); a loop is a word repeated `LOOP` or more times in a row (words split on whitespace,
+penalty uses; in characters for Chinese and Japanese, which 13a does not split); a loop is a word
+repeated `LOOP` or more times in a row (words split on whitespace,
 compared without the punctuation around them, so "Der Der Der Der." is one; a word of punctuation
 alone, such as "...", is no word and breaks a run). Chinese and Japanese are written without spaces, so a run of
 their characters is one such "word" whatever it holds: there a loop is a unit of one to eight characters (a word or
@@ -75,9 +76,34 @@ def loop_share(hyps: Sequence[str], times: int = LOOP) -> float:
     return sum(has_loop(h, times) for h in hyps) / len(hyps) if hyps else 0.0
 
 
+def length_unit(refs: Sequence[str]) -> str:
+    """What `length_ratio` counts for ``refs``, recorded in results.json as ``length_unit``: "characters" for Chinese
+    or Japanese references, else "13a tokens". Rows evaluated before the twenty-ninth pass counted 13a tokens for
+    Chinese and Japanese too and recorded no unit: `sate report` counts theirs again from their files (fix29r)."""
+    from sate.scoring.score import unspaced_script
+
+    return "13a tokens" if unspaced_script(refs) is None else "characters"
+
+
+def length_line(ratio: float, unit: str, share: float) -> str:
+    """`sate evaluate`'s line of the length ratio and the loops. For Chinese and Japanese it names its unit: the BLEU
+    line just above it says "ratio = 1.000" (13a tokens, BLEU's brevity penalty) where this one said 0.235 of the
+    same outputs, two ratios a few lines apart that disagreed without a word (review29r)."""
+    how = "" if unit == "13a tokens" else f", in {unit}; the BLEU line's ratio counts 13a tokens"
+    return (f"length ratio (hypothesis / reference{how}) {ratio:.3f}; outputs with a word (zh, ja: a unit of 1-8 "
+            f"characters) repeated {LOOP}+ times in a row: {share:.1%}")
+
+
 def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
-    """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio")."""
+    """Hypothesis over reference length in sacreBLEU's 13a tokens (its BLEU "ratio"); for Chinese or Japanese
+    references, in their characters (sacreBLEU's zh tokens; char for Japanese, whose ja-mecab needs MeCab). 13a
+    splits unspaced text at punctuation only, so a Chinese output a third as long as its references, or one without
+    their commas, had a ratio of 1.000, as a whole one had (twenty-ninth hostile pass)."""
     from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
 
-    score = BLEU().corpus_score(list(hyps), [list(refs)])
+    from sate.scoring.score import unspaced_script
+
+    unspaced = unspaced_script(refs)
+    tokenize = "13a" if unspaced is None else "zh" if unspaced == "Chinese" else "char"
+    score = BLEU(tokenize=tokenize).corpus_score(list(hyps), [list(refs)])
     return score.sys_len / score.ref_len if score.ref_len else 0.0

@@ -28,8 +28,9 @@ from sate.files import (
     replace_together,
 )
 from sate.numbers import is_int64, is_number
+from sate.scoring.degeneration import length_ratio, length_unit
 from sate.scoring.score import normalize_words, read_lines
-from sate.scoring.significance import paired_bootstrap
+from sate.scoring.significance import paired_bootstrap, seed_note
 from sate.targets import (
     TEXT_NAMES,
     check_named_kind,
@@ -230,7 +231,8 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
     file edited after the run (hypotheses post-processed, references swapped for another version) gave a row whose
     BLEU and p-value are of two texts, exit 0: a system's BLEU of 7.2 was "p = 1.000" against the baseline whose
     outputs its hyp.txt now held (twenty-fifth hostile pass). Rows without the two files (older runs) are tabled
-    as before."""
+    as before. The length ratio of a Chinese or Japanese row made before it counted characters is counted again
+    from them, as newer rows count it."""
     from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
 
     for r in rows:
@@ -249,6 +251,11 @@ def check_scored_files(exp: Path, rows: list[dict]) -> None:
             raise SateError(f"{folder / 'hyp.txt'} or {folder / 'ref.txt'} changed since `sate evaluate` scored them: "
                             f"their BLEU is {now:.2f}, {folder / layout.RESULTS} says {r['bleu']:.2f}; evaluate the "
                             "system again (or put back the files it scored)")
+        if r.get("length_ratio") is not None and r.get("length_unit") != "characters" \
+                and length_unit(refs) == "characters":
+            # a Chinese or Japanese row evaluated before its ratio counted characters: its 13a tokens (about 1.0 for
+            # any output) were tabled beside newer rows' characters, nothing telling them apart (review29r)
+            r["length_ratio"], r["length_unit"] = length_ratio(hyps, refs), "characters"
 
 
 def _as_scored(name: str, path: Path) -> list[str] | list[list[str]]:
@@ -276,16 +283,28 @@ def check_same_references(exp: Path, rows: list[dict], baseline: str) -> None:
         for score, name, how in SHARED_REFERENCES:
             systems = sorted((r for r in rows if r["split"] == split and r.get(score) is not None),
                              key=lambda r: (r["system"] != baseline, r["system"]))
-            folders = [exp / r["system"] / f"decode_{split}" for r in systems]
-            folders = [folder for folder in folders if (folder / name).is_file()]
-            if len(folders) < 2:
+            found = [(exp / r["system"] / f"decode_{split}", r) for r in systems]
+            found = [(folder, r) for folder, r in found if (folder / name).is_file()]
+            if len(found) < 2:
                 continue
-            refs = _as_scored(name, folders[0] / name)
-            for other in folders[1:]:
+            (first, first_row), refs = found[0], _as_scored(name, found[0][0] / name)
+            for other, row in found[1:]:
                 if _as_scored(name, other / name) != refs:
-                    raise SateError(f"{other / name} differs from {folders[0] / name}: {how}, "
-                                    f"so they cannot be compared in one table of {split}: evaluate them again on one "
-                                    f"data directory's {split}")
+                    raise SateError(f"{other / name} differs from {first / name}: {how}, so they cannot be compared "
+                                    f"in one table of {split}: " + _other_data(first_row, row, split))
+
+
+def _other_data(first: dict, other: dict, split: str) -> str:
+    """What to do about two rows of a split evaluated on other references: where their results name two data
+    directories (another language pair, another corpus), each data directory's systems reported on their own. "Evaluate
+    them again on one data directory's tst-COMMON" was the advice for an en-de and an en-fr system under one --exp,
+    which cannot be followed (twenty-ninth hostile pass)."""
+    data = first.get("data"), other.get("data")
+    if all(isinstance(d, str) for d in data) and data[0] != data[1]:
+        return (f"{table_cell(first['system'])} was evaluated on {table_cell(data[0])}, {table_cell(other['system'])} "
+                f"on {table_cell(data[1])}: evaluate them again on one data directory's {split}, or, for data of "
+                "another language pair or corpus, report each data directory's systems under an --exp of their own")
+    return f"evaluate them again on one data directory's {split}"
 
 
 def _missing_texts(folder: Path) -> str | None:
@@ -309,11 +328,17 @@ def add_paired_tests(exp: Path, rows: list[dict], baseline: str) -> None:
         refs = read_lines(folder / "ref.txt")
         if not refs:  # an empty split: nothing to resample (sacreBLEU's test was an IndexError traceback)
             continue
+        if len(refs) == 1:  # every resample is the one sentence: its p-values of 0.001 were marked * (a difference
+            # "beyond noise") and its intervals "± 0.0", from a split too small to tell noise (twenty-ninth pass)
+            for r in systems:
+                r["untested"], r["bleu_ci"], r["chrf_ci"] = "one sentence: nothing to resample", None, None
+            continue
         named = [(baseline, _hypotheses(folder, refs))]
         for r in list(others):
             other = exp / r["system"] / f"decode_{split}"
-            r["untested"] = _missing_texts(other)
-            if r["untested"] is not None:  # an older run's, or removed: tabled, said untested (it stopped the report)
+            missing = _missing_texts(other)
+            if missing is not None:  # an older run's, or removed: tabled, said untested (it stopped the report)
+                r["untested"] = f"no {missing}"
                 others.remove(r)
                 continue
             if read_lines(other / "ref.txt") != refs:
@@ -358,11 +383,13 @@ def _wer(row: dict) -> str:
     return _fmt(row.get("wer")) + (" (Whisper)" if row.get("wer") is not None and row.get("whisper") else "")
 
 
-def _systems_of(rows: list[dict], signature: str) -> str:
-    """The rows (system, and split where the table has several) whose BLEU has this signature."""
+def _systems_of(rows: list[dict], signature: str | None) -> str:
+    """The rows (system, and split where the table has several) whose BLEU has this signature (None: a BLEU
+    without one)."""
     splits = len({r["split"] for r in rows}) > 1
     return ", ".join(table_cell(r["system"] + (f" {r['split']}" if splits else "")) for r in rows
-                     if r.get("signature") and r["signature"]["bleu"] == signature)
+                     if (r["signature"]["bleu"] == signature if r.get("signature") else
+                         signature is None and r.get("bleu") is not None))
 
 
 def markdown(rows: list[dict], baseline: str | None = None) -> str:
@@ -372,22 +399,26 @@ def markdown(rows: list[dict], baseline: str | None = None) -> str:
         loops = r.get("loop_share")
         p = "-" if r.get("p_bleu") is None else f"{_p(r['p_bleu'])} / {_p(r['p_chrf'])}"
         if r.get("untested"):
-            p = f"- (no {r['untested']})"
+            p = f"- ({r['untested']})"
         system = table_cell(r["system"])  # a folder name: any bytes, one cell of one line
         split = table_cell(r["split"] + decoded_how(r))
         lines.append(f"| {system} | {split} | {_with_ci(r, 'bleu')} | {_with_ci(r, 'chrf')} | "
                      f"{_fmt(r.get('ter'))} | {_wer(r)} | {_fmt(r.get('length_ratio'), 2)} | "
                      f"{'-' if loops is None else f'{loops:.0%}'} | {p} | {_fmt(r.get('train_minutes'))} |")
     signatures = sorted({r["signature"]["bleu"] for r in rows if r.get("signature")})
-    if len(signatures) == 1:
+    # a BLEU without a signature (a results.json written by hand: a paper's score) was tabled under the one signature
+    # line as if it were of that kind (twenty-ninth hostile pass): where there is one, each signature names its rows
+    unsigned = [r for r in rows if r.get("bleu") is not None and not r.get("signature")]
+    if len(signatures) == 1 and not unsigned:
         lines += ["", f"sacreBLEU: `{signatures[0]}`"]
     elif signatures:  # which row is of which: a list alone left a row of another tokenizer or version unnamed
-        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)]
+        lines += ["", "sacreBLEU: " + "; ".join(f"`{s}` ({_systems_of(rows, s)})" for s in signatures)
+                  + (f"; no signature recorded: {_systems_of(rows, None)}" if unsigned else "")]
     if any(r.get("bleu_ci") is not None for r in rows):
         lines.append("BLEU and chrF: score ± half the 95% bootstrap confidence interval (1,000 resamples). "
                      "loops: outputs with a word (Chinese, Japanese: a unit of 1-8 characters) repeated 4+ times in "
-                     "a row. p: sacreBLEU's paired bootstrap test against the baseline; * marks p < 0.05, a difference "
-                     "beyond noise.")
+                     f"a row. p: sacreBLEU's paired bootstrap test against the baseline ({seed_note()}); * marks "
+                     "p < 0.05, a difference beyond noise.")
     return "\n".join(lines) + "\n"
 
 

@@ -376,6 +376,65 @@ def _not_the_pair(hyp: Path, ref: Path) -> None:
                         f"{shown(splits[1])} ({layout.RESULTS} beside each): score texts of one split")
 
 
+def _comparable(line: str, transcripts: bool) -> str:
+    """A reference line as two copies of one reference set agree on it: a transcript in WER's words, a translation
+    in NFC with its spaces collapsed (a corpus's own text file beside the manifest's copy of it)."""
+    import unicodedata
+
+    return " ".join(normalize_words(line) if transcripts else unicodedata.normalize("NFC", line).split())
+
+
+# When --ref is "not the references" of a run's outputs by its chrF against the run's own (`own_references_note`),
+# measured on real pairs (twenty-ninth pass, fix29r): two translations of the same Ding sentences (619 German, 730
+# English pairs, idioms rendered freely) scored chrF 30.3 or more in any sample of 10 lines (35.9 of 30, 46.9 all);
+# German against English, French or another corpus's or split's German, at most 28.9 in 10 lines (23.4 of 30, 11-19
+# in all). Under 10 lines the two overlap (a second translation 18.1 in 5 lines, another language 32.8), so there
+# only lines in another order are said.
+OTHER_REFERENCES_MIN_LINES = 10
+OTHER_REFERENCES_MAX_CHRF = 25.0
+
+
+def own_references_note(hyp: Path, ref: Path, refs: Sequence[str]) -> str | None:
+    """A note where --hyp is a `sate evaluate` run's hyp.txt (or transcript.txt) and --ref cannot be a second set of
+    the references beside it, those its outputs were made for: another language's references of as many lines
+    (MuST-C's tst-COMMON.en for .de, a tab completion away), another corpus's, or the lines in another order were
+    scored as given, BLEU near 0, exit 0, without a word (twenty-ninth hostile pass). Another reference translation
+    of the same sentences (Libri-Trans's test_gtranslate.fr) is a legitimate --ref and says nothing: a note needs the
+    same lines reordered, or 10 lines or more whose chrF against the run's own is under 25, which no second
+    translation measured came near; corrected lines say nothing. The run's own file is only advice: where it cannot
+    be read (re-saved in Latin-1), there is no note, and the two files given are scored."""
+    role = _evaluation_role(hyp)
+    if role not in ("hyp.txt", "transcript.txt") or _evaluation_role(ref) in ("hyp.txt", "transcript.txt"):
+        return None  # two runs' outputs compared (how much a change of beam altered them): no references here
+    own = hyp.parent / ("ref.txt" if role == "hyp.txt" else "transcript_ref.txt")
+    try:
+        if not own.is_file() or same_file(own, ref):
+            return None
+        theirs = read_lines(own)
+    except (SateError, OSError):
+        return None
+    if len(theirs) != len(refs):  # the hypotheses' count, which --ref's was checked against
+        return None
+    transcripts = role == "transcript.txt"
+    mine = [_comparable(line, transcripts) for line in theirs]
+    given = [_comparable(line, transcripts) for line in refs]
+    differ = sum(a != b for a, b in zip(mine, given, strict=True))
+    head = (f"sate score: note: --ref {one_line(str(ref))} is not the references the {EVALUATION_TEXTS[role]} of "
+            f"{one_line(str(hyp))} were made for ({one_line(str(own))})")
+    if differ and sorted(mine) == sorted(given):
+        return f"{head}: its lines are theirs in another order ({differ} of {len(refs)} moved); scored as given"
+    if len(refs) < OTHER_REFERENCES_MIN_LINES or differ * 2 <= len(refs):
+        return None
+    from sacrebleu.metrics import CHRF  # slow: sacrebleu (0.3 s), imported for the scores anyway
+
+    similarity = CHRF().corpus_score(given, [mine]).score
+    if similarity >= OTHER_REFERENCES_MAX_CHRF:
+        return None  # a second translation of the same sentences
+    return (f"{head}: {differ} of its {len(refs)} lines differ and its chrF against them is {similarity:.1f}, where a "
+            f"second translation of the same sentences scores {OTHER_REFERENCES_MAX_CHRF:.0f} or more (another "
+            "language, corpus or split?); scored as given")
+
+
 def run(args: argparse.Namespace) -> int:
     hyp, ref = _stream_once(args.hyp, args.ref)
     _not_a_manifest(hyp, ref)
@@ -417,6 +476,9 @@ def run(args: argparse.Namespace) -> int:
         for note in (subword_note(path, lines), bom_note(path, lines)):
             if note is not None:
                 print(note, file=sys.stderr)
+    note = own_references_note(hyp, ref, refs)
+    if note is not None:
+        print(note, file=sys.stderr)
     scores = sacrebleu_scores(hyps, refs, (one_line(str(hyp)), one_line(str(ref))))
     if args.format == "json":
         wer_item = [] if wer is None else [{"name": "WER", "score": round(wer.wer, 2), "errors": wer.errors,

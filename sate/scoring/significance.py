@@ -10,17 +10,50 @@ real (it says that the systems differ, not which is better: the scores say that)
 
 from __future__ import annotations
 
+import os
 import statistics
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from sate.errors import SateError
+from sate.errors import SateError, shown
 
 if TYPE_CHECKING:  # sacrebleu: imported when a metric is computed (0.3 s)
     from sacrebleu.metrics.base import Metric
 
 RESAMPLES = 1000
 METRICS = {"bleu": "BLEU", "chrf": "chrF2"}  # our key -> sacreBLEU's name in PairedTest results
+
+
+def bootstrap_seed() -> int | None:
+    """SACREBLEU_SEED as sacreBLEU reads it (12345 when unset; None for `none`: a new seed each run), checked before
+    any work: sacreBLEU reads it with int() deep in its resampling, so `SACREBLEU_SEED=abc` was a ValueError traceback
+    after a whole split was decoded (twenty-ninth hostile pass)."""
+    value = os.environ.get("SACREBLEU_SEED", "12345")
+    if value.lower() == "none":
+        return None
+    try:
+        seed = int(value)
+    except ValueError:
+        seed = -1
+    if seed < 0:  # NumPy's generator takes no negative seed: a ValueError too
+        raise SateError(f"SACREBLEU_SEED={shown(value)}: sacreBLEU's bootstrap seed must be a whole number of 0 or "
+                        "more, or none (a new seed each run); unset it for sacreBLEU's own, 12345")
+    return seed
+
+
+def seed_note() -> str:
+    """How the bootstrap was seeded, for a table's legend: sacreBLEU's paired test takes a seed of 0 for none, so
+    `SACREBLEU_SEED=0` (or `none`) gave other p-values at every run of `sate report`, and the table did not say so.
+    A seed sacreBLEU cannot read stops a paired test (`paired_bootstrap`); a table that made none (one translating
+    system, a split of one sentence) is written, as before the seed was checked, and says it (review29r)."""
+    try:
+        seed = bootstrap_seed()
+    except SateError:
+        return f"none made: SACREBLEU_SEED={shown(os.environ['SACREBLEU_SEED'])} is no seed sacreBLEU reads"
+    if not seed:
+        return (f"unseeded: SACREBLEU_SEED={os.environ['SACREBLEU_SEED']} has sacreBLEU draw a new seed each run, so "
+                "the p-values vary between runs")
+    return f"seed {seed}"
 
 
 def _metrics() -> dict[str, Metric]:
@@ -33,6 +66,7 @@ def confidence(hyps: Sequence[str], refs: Sequence[str]) -> dict[str, dict[str, 
     """{"bleu": {"mean", "ci"}, "chrf": {...}}: the bootstrap mean and half-width of the 95% interval."""
     if len(hyps) != len(refs) or not refs:
         raise SateError(f"{len(hyps)} hypotheses for {len(refs)} references: nothing to resample")
+    bootstrap_seed()
     metrics = _metrics()
     out = {}
     for key, name in METRICS.items():
@@ -65,6 +99,7 @@ def paired_bootstrap(systems: Sequence[tuple[str, Sequence[str]]], refs: Sequenc
 
     if len(systems) < 2:
         raise SateError("a paired test needs a baseline and at least one other system")
+    bootstrap_seed()
     if not refs:
         raise SateError("no references: nothing to resample")
     for name, hyps in systems:

@@ -92,6 +92,7 @@ def test_evaluate_st_writes_aligned_files_and_scores_them_like_sacrebleu(
     hyps, refs = read_lines(out / "hyp.txt"), read_lines(out / "ref.txt")
     assert results["bleu_ci"] == confidence(hyps, refs)["bleu"]["ci"] > 0 and results["chrf_ci"] > 0
     assert results["length_ratio"] == length_ratio(hyps, refs) and results["loop_share"] == loop_share(hyps)
+    assert results["length_unit"] == "13a tokens"  # "characters" for Chinese, Japanese (review29r)
 
 
 def test_evaluate_mt_and_the_cascade(tmp_path: Path, eval_packs: dict[str, Path], prepared_data: Path,
@@ -552,3 +553,32 @@ def test_whisper_reads_a_talk_that_cannot_seek_on_from_the_row_before(tmp_path: 
     assert decoded_frames[0] <= 20 * 16000
     for got, want in zip(seen, alone, strict=True):
         np.testing.assert_array_equal(got, want)
+
+
+def test_a_bootstrap_seed_sacrebleu_cannot_read_is_refused_before_decoding(
+        tmp_path: Path, prepared_data: Path, st_pack: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's resampling, once the whole split was
+    decoded (twenty-ninth hostile pass); an ASR run, which resamples nothing, is not stopped by it."""
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    monkeypatch.setattr("sate.decode.api.SpeechTranslator.decode_features", lambda *a, **k: pytest.fail("decoded"))
+    with pytest.raises(SateError, match=r"^SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be a whole number"):
+        evaluate(st_pack, prepared_data, "dev", tmp_path / "out", device="cpu")
+    assert not (tmp_path / "out").exists()
+
+
+def test_a_split_of_one_sentence_gets_no_interval(tmp_path: Path, prepared_data: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    """Every resample of one sentence is that sentence: its interval was "± 0.0", stored and tabled as a certainty
+    (twenty-ninth hostile pass). It is said to be none, and results.json holds none."""
+    data = tmp_path / "data"
+    shutil.copytree(prepared_data, data)
+    (data / "dev.jsonl").write_text((prepared_data / "dev.jsonl").read_text().splitlines(True)[0])
+    src, tgt = Vocabulary.load(prepared_data, "src"), Vocabulary.load(prepared_data, "tgt")
+    torch.manual_seed(0)
+    save_model_file(tmp_path / "mt.pt", build_model("mt", tiny_config("mt", 16), len(src), len(tgt)), src.tokens,
+                    tgt.tokens)
+    pack(tmp_path / "mt.pt", data, tmp_path / "mt", {"max_len_ratio": 0.5})
+    results = evaluate(tmp_path / "mt", data, "dev", tmp_path / "out", device="cpu")
+    assert results["utterances"] == 1 and "bleu" in results
+    assert not {"bleu_ci", "chrf_ci", "bootstrap_signature"} & set(results)
+    assert "95% confidence: none from one sentence" in capsys.readouterr().out

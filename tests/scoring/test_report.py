@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import warnings
 from collections.abc import Callable
@@ -143,6 +144,16 @@ def test_systems_on_other_references_are_not_compared(tmp_path: Path, capsys: py
     write_system(tmp_path, "cascade", SYSTEMS["cascade"], REFS[::-1])
     assert main(["report", "--exp", str(tmp_path)]) == 2
     assert "were not evaluated on the same references" in capsys.readouterr().err
+    # twenty-ninth hostile pass: systems of two data directories (en-de and en-fr under one --exp) were told to
+    # "evaluate them again on one data directory's tst-COMMON", which an en-fr system cannot follow
+    for name, data in (("st", "data/en-de"), ("cascade", "data/en-fr")):
+        results = tmp_path / name / "decode_tst-COMMON" / "results.json"
+        results.write_text(json.dumps({**json.loads(results.read_text()), "data": data}))
+    assert main(["report", "--exp", str(tmp_path)]) == 2
+    assert capsys.readouterr().err.endswith(
+        "cannot be compared in one table of tst-COMMON: st was evaluated on data/en-de, cascade on data/en-fr: "
+        "evaluate them again on one data directory's tst-COMMON, or, for data of another language pair or corpus, "
+        "report each data directory's systems under an --exp of their own\n")
 
 
 @pytest.mark.parametrize(("name", "text", "message"), [
@@ -789,3 +800,101 @@ def test_a_baseline_that_translates_nothing_is_refused(tmp_path: Path, capsys: p
     assert main(["report", "--exp", str(tmp_path), "--splits", "dev", "--baseline", "cascade"]) == 2
     assert capsys.readouterr().err == ("sate report: error: --baseline cascade: not evaluated in dev (it was in "
                                        "tst-COMMON): name a system of these splits (asr), or report its splits\n")
+
+
+@pytest.mark.parametrize(("seed", "said"), [(None, "(seed 12345)"), ("7", "(seed 7)"),
+                                            ("0", "(unseeded: SACREBLEU_SEED=0 has sacreBLEU draw a new seed"),
+                                            ("none", "(unseeded: SACREBLEU_SEED=none has")])
+def test_the_legend_says_how_the_paired_test_was_seeded(tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                                                        monkeypatch: pytest.MonkeyPatch, seed: str | None,
+                                                        said: str) -> None:
+    """sacreBLEU's paired test takes a seed of 0 for none: SACREBLEU_SEED=0 gave other p-values at each run of the
+    report, and the table did not say so; SACREBLEU_SEED=abc was a ValueError traceback (twenty-ninth hostile pass)."""
+    for name, hyps in SYSTEMS.items():
+        write_system(tmp_path, name, hyps, REFS)
+    if seed is not None:
+        monkeypatch.setenv("SACREBLEU_SEED", seed)
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert said in capsys.readouterr().out
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    assert main(["report", "--exp", str(tmp_path), "--out", str(tmp_path / "other.md")]) == 2
+    assert "SACREBLEU_SEED='abc': sacreBLEU's bootstrap seed must be" in capsys.readouterr().err
+    assert not (tmp_path / "other.md").exists()
+
+
+def test_a_bleu_without_a_signature_is_not_tabled_under_the_others(tmp_path: Path,
+                                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A results.json written by hand (a paper's BLEU, no signature) was tabled under the one signature line of the
+    table, as if it were a BLEU of that kind (twenty-ninth hostile pass); alone, no signature line is claimed."""
+    write_system(tmp_path, "st", SYSTEMS["st"], REFS)
+    paper = tmp_path / "paper" / "decode_tst-COMMON"
+    paper.mkdir(parents=True)
+    (paper / "results.json").write_text(json.dumps({"bleu": 25.3, "chrf": 52.1}), encoding="utf-8")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    said = capsys.readouterr().out
+    assert "\nsacreBLEU: `nrefs:1|case:mixed|eff:no|tok:13a|smooth:exp|version:" in said
+    assert "` (st); no signature recorded: paper\n" in said
+    shutil.rmtree(tmp_path / "st")
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    assert "sacreBLEU" not in capsys.readouterr().out
+
+
+def test_a_split_of_one_sentence_is_not_tested(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Every resample of one sentence is that sentence: its p-values of 0.001 were marked * ("a difference beyond
+    noise") and its intervals "± 0.0", from a split too small to tell noise (twenty-ninth hostile pass)."""
+    write_system(tmp_path, "st", SYSTEMS["st"][:1], REFS[:1])
+    write_system(tmp_path, "cascade", SYSTEMS["cascade"][:1], REFS[:1])
+    assert main(["report", "--exp", str(tmp_path)]) == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if "tst-COMMON" in line]
+    assert len(rows) == 2 and all("- (one sentence: nothing to resample)" in row for row in rows)
+    assert not any("±" in row or "*" in row for row in rows)
+
+
+def test_a_seed_sacrebleu_cannot_read_stops_only_a_report_that_resamples(tmp_path: Path,
+                                                                         capsys: pytest.CaptureFixture[str],
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """Review of the twenty-ninth pass: SACREBLEU_SEED=abc stopped every `sate report`, also those that make no
+    paired test (an ASR system alone, one translating system, a split of one sentence), which main wrote; they are
+    written now, the legend saying no test was made. A report that tests a pair is still refused (the test above)."""
+    asr = tmp_path / "asr_only" / "asr" / "decode_tst-COMMON"
+    asr.mkdir(parents=True)
+    (asr / "results.json").write_text(json.dumps({"mode": "asr", "wer": 20.0}), encoding="utf-8")
+    write_system(tmp_path / "one", "st", SYSTEMS["st"], REFS)
+    write_system(tmp_path / "smoke", "st", SYSTEMS["st"][:1], REFS[:1])
+    write_system(tmp_path / "smoke", "cascade", SYSTEMS["cascade"][:1], REFS[:1])
+    monkeypatch.setenv("SACREBLEU_SEED", "abc")
+    for exp in ("asr_only", "one", "smoke"):
+        assert main(["report", "--exp", str(tmp_path / exp)]) == 0
+        assert (tmp_path / exp / "results.md").is_file()
+    assert "(none made: SACREBLEU_SEED='abc' is no seed sacreBLEU reads)" in capsys.readouterr().out
+
+
+def test_an_old_chinese_length_ratio_is_counted_again_in_characters(tmp_path: Path,
+                                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-ninth pass: Chinese and Japanese length ratios count characters since that pass, but a row
+    evaluated before it (13a tokens: 1.00 for an output a third as long) was tabled beside newer ones with nothing
+    telling them apart, and results.json recorded no unit. `sate evaluate` records `length_unit` now, and the report
+    counts an old row's ratio again from its hyp.txt and ref.txt; other languages' rows are tabled as stored."""
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    write_system(tmp_path, "st", ["我们去", "他说", "谢谢。"], refs)
+    write_system(tmp_path, "cascade", ["我们今天去公园散步", "他说这个问题很难但是我们可以解决", "谢谢大家"], refs)
+    for name in ("st", "cascade"):  # as sate evaluate wrote them before: 13a tokens, no unit
+        results = tmp_path / name / "decode_tst-COMMON" / "results.json"
+        results.write_text(json.dumps({**json.loads(results.read_text()), "length_ratio": 1.0}), encoding="utf-8")
+    write_system(tmp_path / "de", "st", SYSTEMS["st"], REFS)
+    stored = json.loads((tmp_path / "de" / "st" / "decode_tst-COMMON" / "results.json").read_text())["length_ratio"]
+    for exp, ratios in ((tmp_path, {"st": "0.24", "cascade": "0.85"}), (tmp_path / "de", {"st": f"{stored:.2f}"})):
+        assert main(["report", "--exp", str(exp), "--out", str(tmp_path / f"{exp.name}.md")]) == 0
+        rows = {line.split("|")[1].strip(): [c.strip() for c in line.split("|")[1:-1]]
+                for line in capsys.readouterr().out.splitlines() if line.startswith("| ") and "tst-COMMON" in line}
+        assert {name: cells[6] for name, cells in rows.items()} == ratios
+
+
+def test_the_users_page_of_the_report_says_what_the_table_says() -> None:
+    """Review of the twenty-ninth pass: docs/recipes.md's `sate report` section, where docs/inference.md sends its
+    readers, said nothing of the wording that pass gave the table and its refusals."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "recipes.md").read_text(encoding="utf-8")
+    section = " ".join(page.split("## Results tables and learning curves")[1].split("\n## ")[0].split())
+    for said in ("no signature recorded: paper", "- (one sentence: nothing to resample)", "SACREBLEU_SEED",
+                 "`length_unit`", "under an `--exp` of their own"):
+        assert said in section, said

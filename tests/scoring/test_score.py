@@ -627,3 +627,107 @@ def test_utterance_ids_of_digits_alone_are_ids_and_dates_are_not() -> None:
     assert utterance_ids(Path("text"), libri) is not None
     for heads in (["05-03-2019", "06-03-2019", "07-03-2019"], ["555-123-4567", "555-123-4568", "555-123-4569"]):
         assert utterance_ids(Path("text"), [f"{h} words here" for h in heads]) is None
+
+
+# Twelve Ding sentences, each with two German translations the dictionary gives (real second references, idioms
+# rendered freely: chrF 36.2 of the second against the first, 10.5 of the English against the German).
+DING_TWICE = [("It isn't my job.", "Das ist nicht meine Aufgabe.", "Es ist nicht meine Aufgabe."),
+              ("It's not worth the effort.", "Es ist den Aufwand nicht wert.", "Das lohnt den Arbeitsaufwand nicht."),
+              ("Are there any further questions?", "Gibt es noch weitere Fragen?", "Hat jemand noch eine Frage?"),
+              ("My heart was in my mouth.", "Mir schlug das Herz bis zum Hals.", "Mir rutschte das Herz in die Hose."),
+              ("That's going too far.", "Das geht auf keine Kuhhaut.", "Das geht zu weit."),
+              ("He's a dead loss.", "Er ist ein hoffnungsloser Fall.", "Bei ihm ist Hopfen und Malz verloren."),
+              ("Better come straight to the point.", "Komm besser gleich zur Sache.",
+               "Fall lieber gleich mit der Tür ins Haus."),
+              ("It's worth a try.", "Es ist einen Versuch wert.", "Ein Versuch lohnt sich."),
+              ("That remains to be seen.", "Das muss sich erst noch zeigen.", "Das steht noch dahin."),
+              ("Actions speak louder than words.", "Taten sagen mehr als Worte.",
+               "Die Tat wirkt mächtiger als das Wort."),
+              ("I intend to do just that.", "Genau das will ich machen.", "Das will ich auch tun."),
+              ("It means a lot to me.", "Es bedeutet mir viel.", "Es liegt mir viel daran.")]
+
+
+def _ding_evaluation(folder: Path, rows: list[tuple[str, str, str]] = DING_TWICE) -> Path:
+    """A `sate evaluate` run's folder of ``rows``' sentences, its ref.txt their first German translation."""
+    folder.mkdir(parents=True)
+    texts = {"hyp.txt": [de.lower().rstrip(".") for _, de, _ in rows], "ref.txt": [de for _, de, _ in rows],
+             "transcript.txt": [en.lower().rstrip(".?") for en, _, _ in rows],
+             "transcript_ref.txt": [en.lower().rstrip(".?") for en, _, _ in rows]}
+    for name, lines in texts.items():
+        (folder / name).write_text("".join(f"{line}\n" for line in lines), encoding="utf-8")
+    (folder / "results.json").write_text(json.dumps({"mode": "st", "split": "dev", "utterances": len(rows),
+                                                     "bleu": 10.0}))
+    return folder
+
+
+def test_references_other_than_those_an_evaluation_was_made_for_are_said(tmp_path: Path,
+                                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    """Twenty-ninth hostile pass: a run's translations scored against another language's references of as many lines
+    (MuST-C's tst-COMMON.en for .de), another corpus's or the lines in another order got a BLEU near 0, exit 0,
+    without a word, though the run's own ref.txt beside them said which references they were made for. Said, not
+    refused: another reference translation is a legitimate --ref. A corrected line, the corpus's own text file
+    (spaced or composed otherwise) and two runs' outputs compared say nothing."""
+    run = _ding_evaluation(tmp_path / "st/decode_dev")
+    english = tmp_path / "dev.en"
+    english.write_text("".join(f"{en}\n" for en, _, _ in DING_TWICE))
+    (tmp_path / "ref.de").write_text((run / "ref.txt").read_text())
+    for hyp, ref in (("hyp.txt", english), ("transcript.txt", tmp_path / "ref.de")):
+        assert main(["score", "--hyp", str(run / hyp), "--ref", str(ref)]) == 0
+        err = capsys.readouterr().err
+        own = "ref.txt" if hyp == "hyp.txt" else "transcript_ref.txt"
+        assert f"sate score: note: --ref {ref} is not the references the " in err
+        assert f" of {run / hyp} were made for ({run / own}): 12 of its 12 lines differ and its chrF against " in err
+        assert "(another language, corpus or split?); scored as given" in err
+    (tmp_path / "order.de").write_text("".join(reversed((run / "ref.txt").read_text().splitlines(True))))
+    assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(tmp_path / "order.de")]) == 0
+    assert f"({run / 'ref.txt'}): its lines are theirs in another order (12 of 12 moved)" in capsys.readouterr().err
+    ref_lines = (run / "ref.txt").read_text().splitlines(True)
+    quiet = {"same.de": "".join(line.replace(" ", "  ", 1) for line in ref_lines),
+             "fixed.de": "".join(ref_lines[:5]) + "Das geht zu weit.\n" + "".join(ref_lines[6:])}
+    for name, text in quiet.items():
+        (tmp_path / name).write_text(text)
+        assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(tmp_path / name)]) == 0
+        assert "note" not in capsys.readouterr().err
+    english.write_text("".join(f"{en.replace('It', 'it')}\n" for en, _, _ in DING_TWICE))  # the corpus's cased
+    assert main(["score", "--hyp", str(run / "transcript.txt"), "--ref", str(english), "--wer"]) == 0  # WER agrees
+    assert "note" not in capsys.readouterr().err
+    other = _ding_evaluation(tmp_path / "beam1/decode_dev")
+    assert main(["score", "--hyp", str(other / "hyp.txt"), "--ref", str(run / "hyp.txt")]) == 0
+    assert "note" not in capsys.readouterr().err
+
+
+def test_a_second_reference_translation_or_a_corrected_sentence_is_no_other_references(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-ninth pass: the note that --ref is not the references a run was made for fired on a
+    second translation of the same sentences (Libri-Trans ships test_gtranslate.fr beside test.fr), whose lines all
+    differ, and on a split of one sentence whose reference was corrected (1 of 1 lines). Another order of the same
+    lines is still said, in a split of any size."""
+    run = _ding_evaluation(tmp_path / "st/decode_test")
+    second = tmp_path / "test_gtranslate.de"
+    second.write_text("".join(f"{again}\n" for _, _, again in DING_TWICE), encoding="utf-8")
+    assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(second)]) == 0
+    assert "note" not in capsys.readouterr().err
+    one = _ding_evaluation(tmp_path / "smoke/decode_test", DING_TWICE[:1])
+    (tmp_path / "fixed.de").write_text("Das ist nicht meine Aufgabe!\n")
+    assert main(["score", "--hyp", str(one / "hyp.txt"), "--ref", str(tmp_path / "fixed.de")]) == 0
+    assert "note" not in capsys.readouterr().err
+    three = _ding_evaluation(tmp_path / "three/decode_test", DING_TWICE[:3])
+    (tmp_path / "order.de").write_text("".join(f"{de}\n" for _, de, _ in [DING_TWICE[1], DING_TWICE[0],
+                                                                         DING_TWICE[2]]))
+    assert main(["score", "--hyp", str(three / "hyp.txt"), "--ref", str(tmp_path / "order.de")]) == 0
+    assert "its lines are theirs in another order (2 of 3 moved)" in capsys.readouterr().err
+
+
+def test_a_run_whose_own_references_cannot_be_read_is_scored_without_the_note(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """Review of the twenty-ninth pass: the note on --ref read the run's own ref.txt, a file the user did not name,
+    and one re-saved in Latin-1 stopped `sate score` (rc 2, "not valid UTF-8") where main scored the two files
+    given. The note is advice: no note then, and the scores as main gave them."""
+    run = _ding_evaluation(tmp_path / "st/decode_test")
+    good = tmp_path / "test.de"
+    text = "".join(f"{again}\n" for _, _, again in DING_TWICE)  # "Tür", "mächtiger"
+    good.write_text(text, encoding="utf-8")
+    (run / "ref.txt").write_bytes(text.encode("latin-1"))
+    assert main(["score", "--hyp", str(run / "hyp.txt"), "--ref", str(good), "--format", "json"]) == 0
+    out, err = capsys.readouterr()
+    assert "note" not in err and json.loads(out)[0]["name"] == "BLEU"

@@ -90,6 +90,18 @@ def test_loops_and_length_ratio() -> None:
     assert 0 < length_ratio(BAD, REFS) < length_ratio(GOOD, REFS) < 1
 
 
+def test_a_short_chinese_or_japanese_output_has_a_short_length_ratio() -> None:
+    """13a splits text without spaces at punctuation only: a Chinese output a third as long as its references had a
+    length ratio of 1.000, as a whole one had (twenty-ninth hostile pass). In characters, as sacreBLEU's zh tokens."""
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    assert length_ratio(["我们去", "他说", "谢谢。"], refs) == pytest.approx(8 / 34)
+    whole = ["我们今天去公园散步", "他说这个问题很难但是我们可以解决", "谢谢大家"]  # without the punctuation
+    assert length_ratio(whole, refs) == pytest.approx(29 / 34)
+    japanese = ["今日はいい天気ですね。", "ありがとうございます。"]
+    assert length_ratio(["今日は。", "ありがとう。"], japanese) == pytest.approx(10 / 22)
+    assert length_ratio(japanese, japanese) == 1.0
+
+
 def test_mostly_empty_outputs_still_get_an_interval() -> None:
     """sacreBLEU 2.6's own chrF interval raises TypeError on these (with NumPy 2: some resamples score a Python
     0.0, the others float32); an evaluation must never lose its scores to the interval."""
@@ -145,3 +157,31 @@ def test_the_loop_rule_finds_no_loop_in_real_chinese() -> None:
     for separator in ("，", "、", "。", " "):
         sentences = [separator.join(phrases[i:i + 6]) for i in range(0, len(phrases), 6)]
         assert not [sentence for sentence in sentences if has_loop(sentence)], separator
+
+
+@pytest.mark.parametrize("seed", ["abc", "-3", "", "1.5"])
+def test_a_bootstrap_seed_sacrebleu_cannot_read_is_one_line(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
+    """SACREBLEU_SEED=abc was a ValueError traceback from inside sacreBLEU's resampling (twenty-ninth hostile pass)."""
+    monkeypatch.setenv("SACREBLEU_SEED", seed)
+    for call in (lambda: confidence(GOOD, REFS), lambda: paired_bootstrap([("a", GOOD), ("b", BAD)], REFS)):
+        with pytest.raises(SateError, match=f"^SACREBLEU_SEED={re.escape(repr(seed))}: .*whole number of 0 or more"):
+            call()
+
+
+@pytest.mark.parametrize("seed", ["7", "0", "None"])
+def test_a_seed_sacrebleu_reads_is_taken(monkeypatch: pytest.MonkeyPatch, seed: str) -> None:
+    monkeypatch.setenv("SACREBLEU_SEED", seed)
+    assert confidence(GOOD, REFS)["signature"]["bleu"].split("seed:")[1].startswith(seed.lower() + "|")
+
+
+def test_the_printed_length_ratio_of_chinese_names_its_unit() -> None:
+    """Review of the twenty-ninth pass: `sate evaluate` printed "ratio = 1.000" in its BLEU line (13a tokens) and
+    "length ratio ... 0.235" a few lines below (characters) for the same Chinese outputs, without a word of why."""
+    from sate.scoring.degeneration import length_line, length_unit
+
+    refs = ["我们今天去公园散步。", "他说，这个问题很难，但是我们可以解决。", "谢谢大家。"]
+    hyps = ["我们去", "他说", "谢谢。"]
+    line = length_line(length_ratio(hyps, refs), length_unit(refs), loop_share(hyps))
+    assert line.startswith("length ratio (hypothesis / reference, in characters; the BLEU line's ratio counts 13a "
+                           "tokens) 0.235; outputs with a word")
+    assert length_line(0.5, length_unit(REFS), 0.0).startswith("length ratio (hypothesis / reference) 0.500; ")
