@@ -17,6 +17,8 @@ import re
 import unicodedata
 from collections.abc import Sequence
 
+from sate.scoring.score import unspaced_script
+
 LOOP = 4
 # Han and kana (the scripts `sate.scoring.score.unspaced_script` tells), not the katakana middle dot (・, punctuation:
 # "・・・・" is an ellipsis): one to eight of them, a word or a phrase, then the same again
@@ -80,8 +82,6 @@ def length_unit(refs: Sequence[str]) -> str:
     """What `length_ratio` counts for ``refs``, recorded in results.json as ``length_unit``: "characters" for Chinese
     or Japanese references, else "13a tokens". Rows evaluated before the twenty-ninth pass counted 13a tokens for
     Chinese and Japanese too and recorded no unit: `sate report` counts theirs again from their files (fix29r)."""
-    from sate.scoring.score import unspaced_script
-
     return "13a tokens" if unspaced_script(refs) is None else "characters"
 
 
@@ -100,8 +100,6 @@ def length_ratio(hyps: Sequence[str], refs: Sequence[str]) -> float:
     splits unspaced text at punctuation only, so a Chinese output a third as long as its references, or one without
     their commas, had a ratio of 1.000, as a whole one had (twenty-ninth hostile pass)."""
     from sacrebleu.metrics import BLEU  # slow: sacrebleu (0.3 s)
-
-    from sate.scoring.score import unspaced_script
 
     unspaced = unspaced_script(refs)
     tokenize = "13a" if unspaced is None else "zh" if unspaced == "Chinese" else "char"
