@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from sate import layout
 from sate.config import SafeValues, bounded, yaml_problem
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import (
@@ -295,6 +296,11 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
     mustc_dir = mustc_root / f"en-{tgt_lang}"
     if not mustc_dir.is_dir():
         raise SateError(_no_pair(mustc_root, tgt_lang))
+    if (mustc_dir / layout.SYNTH_MARK).is_file() and not os.path.lexists(mustc_dir / layout.SYNTH_SUMMARY):
+        # a `sate synth` stopped over a corpus of other options left its old split texts naming wavs voiced anew
+        raise SateError(f"{mustc_dir}: `sate synth` has not finished this corpus (it has no {layout.SYNTH_SUMMARY}: "
+                        "the run stopped or failed), and its split texts may name talks it voiced anew; run that "
+                        f"`sate synth --out {mustc_root}` again, which finishes it")
     if splits is None:
         splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
     return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]

@@ -487,6 +487,10 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:
+        # the corpus is unfinished from here until its summary is written again: a run over a corpus of another seed
+        # or size, stopped, left the old split texts naming wavs it had voiced anew, under the old summary, and
+        # `sate prep` read them, exit 0 (29th hostile pass); it now refuses a corpus with the mark and no summary
+        (root / layout.SYNTH_SUMMARY).unlink(missing_ok=True)
         (root / layout.SYNTH_MARK).touch()
         mt_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))

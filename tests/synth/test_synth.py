@@ -984,3 +984,39 @@ def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
     assert str(caught.value) == (f"out {tmp_path / 'corpus'}: {split} is a file, where `sate synth` makes its "
                                  "folder data/dev/: remove it")  # the API's argument (`sate synth`: --out)
     assert split.read_text() == "my notes\n"
+
+
+def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        fixture_pairs: list[tuple[str, str]], fixture_sizes: dict[str, int]) -> None:
+    """`sate synth` again with another seed, stopped after its first talk: the old split texts and yaml named that
+    talk's wav, voiced anew with other sentences, under the old synth.json, and `sate prep` read the mix, exit 0
+    where the new wav was the longer (29th hostile pass). The summary goes when a run begins, and `sate prep` refuses
+    a corpus with the mark and no summary, saying to run `sate synth` again; run again, it prepares."""
+    def tone(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        return np.full(800 + 40 * len(text), 0.1, np.float32)
+
+    monkeypatch.setattr(synth, "speak", tone)
+    out, root = tmp_path / "c", tmp_path / "c" / "en-de"
+    synth.build_corpus(out, fixture_pairs, train_size=fixture_sizes["train"], seed=0, jobs=1, progress=False)
+    first = len(synth.plan_talks(synth.split_pairs(fixture_pairs), fixture_sizes["train"], 1)[0].pairs)
+    calls: list[str] = []  # in the one voicing process (jobs=1)
+
+    def stopped(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        calls.append(text)
+        if len(calls) > first:
+            raise SateError("stopped")
+        return tone(text)
+
+    monkeypatch.setattr(synth, "speak", stopped)
+    with pytest.raises(SateError, match="^stopped$"):
+        synth.build_corpus(out, fixture_pairs, train_size=fixture_sizes["train"], seed=1, jobs=1, progress=False)
+    assert not (root / "synth.json").exists() and (root / ".sate-synth").is_file()
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 2
+    assert capsys.readouterr().err == (
+        f"sate prep: error: {root}: `sate synth` has not finished this corpus (it has no synth.json: the run stopped "
+        "or failed), and its split texts may name talks it voiced anew; run that `sate synth --out "
+        f"{out}` again, which finishes it\n")
+    monkeypatch.setattr(synth, "speak", tone)
+    synth.build_corpus(out, fixture_pairs, train_size=fixture_sizes["train"], seed=1, jobs=1, progress=False)
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 0
