@@ -373,7 +373,13 @@ def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
 def check_corpus_root(root: Path, option: str = "--out") -> None:
     """Refuse to voice into ``root`` (OUT/en-de) when it holds a corpus `sate synth` did not write: a real MuST-C
     download names its files as ours do (``data/train/txt/train.yaml``, ``wav/ted_1.wav``), and every one of them
-    would be replaced by a synthetic one."""
+    would be replaced by a synthetic one. What is no folder there (a file, a pipe, a link to a file) is named: it was
+    "OUT/en-de: File exists" once the text was drawn (29th hostile pass)."""
+    what = what_is_there(root) if os.path.lexists(root) and not root.is_dir() else None
+    if os.path.lexists(root) and not root.is_dir() and not (what or "").startswith("a broken symlink"):  # made
+        what = what or ("a symlink to a file" if root.is_symlink() else "a file")  # where it leads, as --out is
+        raise SateError(f"{option} {root.parent}: {root} is {what}, where `sate synth` makes its corpus folder "
+                        f"{root.name}/: remove it, or give another {option}")
     if root.is_dir() and any(root.iterdir()) and not any((root / name).is_file()
                                                          for name in (layout.SYNTH_MARK, layout.SYNTH_SUMMARY)):
         raise SateError(f"{option} {root.parent}: {root} holds files that `sate synth` did not write (no "

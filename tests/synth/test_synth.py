@@ -986,6 +986,32 @@ def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
     assert split.read_text() == "my notes\n"
 
 
+@pytest.mark.parametrize("kind", ["file", "pipe", "link to a file", "loop"])
+def test_a_corpus_folder_that_is_no_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture, kind: str) -> None:
+    """OUT/en-de a file (a pipe, a link to a file, a link loop) ended on "OUT/en-de: File exists" once the text was
+    drawn, saying neither what stands there nor what to do (29th hostile pass). It is named before any work; a
+    broken link is still written through."""
+    out = tmp_path / "out"
+    out.mkdir()
+    place = out / "en-de"
+    said = {"file": "a file", "pipe": "a named pipe", "link to a file": "a symlink to a file",
+            "loop": "a symlink loop (it leads back to itself)"}[kind]
+    if kind == "file":
+        place.write_text("notes\n")
+    elif kind == "pipe":
+        os.mkfifo(place)
+    elif kind == "link to a file":
+        (tmp_path / "notes").write_text("notes\n")
+        place.symlink_to(tmp_path / "notes")
+    else:
+        place.symlink_to("en-de")
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
+                 "--test-size", "1"]) == 2
+    assert capsys.readouterr().err == (f"sate synth: error: --out {out}: {place} is {said}, where `sate synth` makes "
+                                       "its corpus folder en-de/: remove it, or give another --out\n")
+    assert sorted(os.listdir(out)) == ["en-de"]
+
+
 def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         fixture_pairs: list[tuple[str, str]], fixture_sizes: dict[str, int]) -> None:
