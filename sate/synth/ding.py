@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from sate.errors import SateError
-from sate.files import atomic_open, not_a_file
+from sate.files import SNIFF, atomic_open, known_kind, not_a_file
 
 DING_PACKAGE = "trans-de-en"
 DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
@@ -127,11 +127,24 @@ def _first_sentence(entry: str) -> str | None:
 
 
 def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
-    """All distinct (English, German) sentence pairs of the dictionary, in file order."""
+    """All distinct (English, German) sentence pairs of the dictionary, in file order. Read as UTF-8, strictly: an
+    older Ding release is ISO-8859-1, whose umlauts were read as U+FFFD and voiced into the corpus's German, half of
+    its sentences, exit 0 (29th hostile pass)."""
     seen: set[tuple[str, str]] = set()
     pairs = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
+    with open(path, "rb") as f:
+        head = f.read(SNIFF)
+        # binary data (the .deb, a .gz given for the text) has no pairs, and the caller says so: not "convert it"
+        binary = known_kind(head) is not None or b"\0" in head
+        f.seek(0)
+        for number, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError:
+                if binary:
+                    continue
+                raise SateError(f"{path}:{number}: not UTF-8 text (an older Ding release is ISO-8859-1): convert it "
+                                f"with `iconv -f ISO-8859-1 -t UTF-8 FILE > FILE.utf8` and pass that") from None
             for pair in parse_ding_line(line):
                 if pair not in seen:
                     seen.add(pair)

@@ -3,6 +3,7 @@ the phrasebook holds voices out for tst-heldout; reserved voices are never used;
 
 from __future__ import annotations
 
+import gzip
 import hashlib
 import json
 import os
@@ -1010,6 +1011,28 @@ def test_a_corpus_folder_that_is_no_folder_is_named(tmp_path: Path, capsys: pyte
     assert capsys.readouterr().err == (f"sate synth: error: --out {out}: {place} is {said}, where `sate synth` makes "
                                        "its corpus folder en-de/: remove it, or give another --out\n")
     assert sorted(os.listdir(out)) == ["en-de"]
+
+
+def test_a_ding_file_not_in_utf8_is_refused_naming_its_line(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """An older Ding release is ISO-8859-1: its umlauts were read as U+FFFD and voiced into half the German
+    sentences, exit 0 (29th hostile pass). It is refused, naming the line, with the iconv command; converted, it
+    reads as the UTF-8 file does."""
+    lines = ["# Version :: 1.7\n", "Das Haus ist sehr alt. :: The house is very old.\n",
+             "Er hat ein schönes Haus gekauft. :: He bought a beautiful house.\n"]
+    ding = tmp_path / "de-en.txt"
+    ding.write_text("".join(lines), encoding="latin-1")
+    assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding", "--ding", str(ding)]) == 2
+    assert capsys.readouterr().err == (f"sate synth: error: {ding}:3: not UTF-8 text (an older Ding release is "
+                                       "ISO-8859-1): convert it with `iconv -f ISO-8859-1 -t UTF-8 FILE > FILE.utf8` "
+                                       "and pass that\n")
+    assert not (tmp_path / "c").exists()
+    ding.write_text("".join(lines), encoding="utf-8")
+    assert synth.read_ding_pairs(ding)[1] == ("He bought a beautiful house.", "Er hat ein schönes Haus gekauft.")
+    # binary data (the package, its text compressed) is not told to convert: it holds no pairs, as before
+    packed = tmp_path / "de-en.gz"
+    packed.write_bytes(gzip.compress("".join(lines * 50).encode("latin-1"), mtime=0))
+    assert main(["synth", "--out", str(tmp_path / "c"), "--text", "ding", "--ding", str(packed)]) == 2
+    assert "no example sentence pairs" in capsys.readouterr().err
 
 
 def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
