@@ -23,9 +23,12 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line, shown
 
 SAMPLE_RATE = 16000
+# An engine voices a sentence in well under a second (flite 2,000 words in 8 s of CPU): after this long it is stuck
+ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_PER_CHAR_S = 300.0, 0.1
+SILENCE = 0.01  # a sample this loud or quieter is silence (the engine's leading and trailing pause)
 ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
 ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
 FLITE_VOICES = ("awb", "slt", "kal16")
@@ -158,7 +161,7 @@ def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
 
 def _trim(audio: np.ndarray, margin: int = 800) -> np.ndarray:
     """Cut the engine's leading and trailing silence, keeping a 50 ms margin."""
-    loud = np.flatnonzero(np.abs(audio) > 0.01)
+    loud = np.flatnonzero(np.abs(audio) > SILENCE)
     if loud.size == 0:
         return audio
     return audio[max(loud[0] - margin, 0): loud[-1] + margin]
@@ -178,11 +181,29 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
     else:
         cmd = ["flite", "-voice", voice.name, "--setf", f"duration_stretch={1 / rate:.3f}",
                "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    # the sentence named: a user can only work around the one an engine cannot voice knowing which it is
+    failed = f"{cmd[0]} failed on voice {voice.name} voicing {shown(text)}"
+    limit = round(ENGINE_TIMEOUT_S + len(text) * ENGINE_TIMEOUT_PER_CHAR_S)
+    try:
+        done = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=limit)
+    except subprocess.TimeoutExpired:  # an engine stuck on a sentence held the command for ever, without a word
+        raise SateError(f"{failed}: it had not ended after {limit} s, and was stopped; leave that sentence out, or "
+                        "update the engine") from None
     if done.returncode != 0 or not out.exists():
-        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {_why(done, out)}")
-    audio, sr = sf.read(out, dtype="float32", always_2d=True)
-    return _trim(_resample(audio.mean(axis=1), sr))
+        raise SateError(f"{failed}: {_why(done, out)}")
+    try:
+        audio, sr = sf.read(out, dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError) as err:
+        # exit 0 with an empty or damaged file (flite on a full TMPDIR writes 0 bytes): a LibsndfileError traceback
+        raise SateError(f"{failed}: it wrote no readable audio ({one_line(str(err))}) writing {out} (a full disk? "
+                        "set TMPDIR to another one)") from None
+    audio = _trim(_resample(audio.mean(axis=1), sr))
+    if not np.any(np.abs(audio) > SILENCE):
+        # a segment of silence with its translation went into the corpus, exit 0 (a sentence of punctuation alone,
+        # "...", given to the Python API)
+        raise SateError(f"{failed}: it voiced only silence ({len(audio) / SAMPLE_RATE:.2f} s); give a sentence of "
+                        "words")
+    return audio
 
 
 def _why(done: subprocess.CompletedProcess, out: Path) -> str:

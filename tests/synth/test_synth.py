@@ -846,7 +846,8 @@ def test_an_engine_that_fails_without_a_word_is_said_how(tmp_path: Path, monkeyp
     with pytest.raises(SateError) as caught:
         voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
     out = tmp_path / "utt.wav"
-    assert str(caught.value) == f"espeak-ng failed on voice en-us+m3: {said.format(out=out)}"
+    assert str(caught.value) == (f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': "
+                                 f"{said.format(out=out)}")
 
 
 def test_a_damaged_fetched_ding_file_says_to_fetch_it_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -987,6 +988,37 @@ def test_a_file_where_a_split_folder_goes_is_refused_before_any_voicing(
     assert split.read_text() == "my notes\n"
 
 
+@pytest.mark.parametrize(("script", "said"), [
+    (": > \"$out\"", "it wrote no readable audio ("),
+    ("echo 'not a wav' > \"$out\"", "it wrote no readable audio ("),
+])
+def test_an_engine_that_writes_no_audio_with_status_0_is_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  script: str, said: str) -> None:
+    """flite on a full TMPDIR writes an empty wav and ends 0: `sate synth` ended on a LibsndfileError traceback
+    ("Format not recognised"), naming a temporary file (29th hostile pass). It is one line naming the engine, the
+    voice, the sentence and what to do."""
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text(f'#!/bin/bash\ncat >/dev/null\nwhile [ "$1" != -w ]; do shift; done; out=$2\n{script}\n')
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(SateError) as caught:
+        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
+    message = str(caught.value)
+    assert message.startswith(f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': {said}")
+    assert message.endswith(f"writing {tmp_path / 'utt.wav'} (a full disk? set TMPDIR to another one)")
+    assert "\n" not in message
+
+
+def test_a_sentence_voiced_as_silence_is_refused(tmp_path: Path) -> None:
+    """espeak-ng voices "..." as 0.3 s of silence: given to the Python API, it went into the corpus as a segment of
+    silence with its translation, exit 0 (29th hostile pass). It is refused, naming the sentence."""
+    with pytest.raises(SateError, match=r"^espeak-ng failed on voice en-us voicing '\.\.\.': it voiced only silence "
+                                        r"\(0\.\d\d s\); give a sentence of words$"):
+        voices.speak("...", voices.Voice("espeak", "en-us"), 1.0, 0.5, tmp_path)
+    assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us"), 1.0, 0.5, tmp_path).size
+
+
 @pytest.mark.parametrize("kind", ["file", "pipe", "link to a file", "loop"])
 def test_a_corpus_folder_that_is_no_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture, kind: str) -> None:
     """OUT/en-de a file (a pipe, a link to a file, a link loop) ended on "OUT/en-de: File exists" once the text was
@@ -1069,3 +1101,19 @@ def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
     monkeypatch.setattr(synth, "speak", tone)
     synth.build_corpus(out, fixture_pairs, train_size=fixture_sizes["train"], seed=1, jobs=1, progress=False)
     assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 0
+
+
+def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An engine that never ended on a sentence held `sate synth` for ever, without a word (29th hostile pass). It is
+    stopped after a time far beyond any sentence's (5 minutes and a tenth of a second a character), naming it."""
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text("#!/bin/sh\ncat >/dev/null\nexec sleep 60\n")
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setattr(voices, "ENGINE_TIMEOUT_S", 0.5)
+    monkeypatch.setattr(voices, "ENGINE_TIMEOUT_PER_CHAR_S", 0.02)
+    with pytest.raises(SateError) as caught:
+        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
+    assert str(caught.value) == ("espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it had not "
+                                 "ended after 1 s, and was stopped; leave that sentence out, or update the engine")
