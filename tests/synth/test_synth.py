@@ -1119,3 +1119,18 @@ def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: p
         voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
     assert str(caught.value) == ("espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it had not "
                                  "ended after 1 s, and was stopped; leave that sentence out, or update the engine")
+
+
+def test_an_unvoiced_train_split_is_named_as_empty_by_prep(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    """`sate synth --train-size 0` voices no train sentence (its text is still the MT corpus), and `sate prep` said
+    "train: no segments left after filtering", where nothing was filtered (29th hostile pass). It says the split
+    lists none and to leave it out with --splits; followed, the other splits are prepared."""
+    out = tmp_path / "c"
+    assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "0", "--dev-size", "1",
+                 "--test-size", "1", "--jobs", "1"]) == 0
+    capsys.readouterr()
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 2
+    assert capsys.readouterr().err == ("sate prep: error: train: no segments: the corpus lists none for this split; "
+                                       "leave it out with --splits, naming the others\n")
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data"), "--splits", "dev",
+                 "tst-COMMON", "tst-heldout"]) == 0
