@@ -830,6 +830,19 @@ def test_a_dropped_split_that_is_a_symlink_is_left_and_said(
     assert sorted(p.relative_to(tmp_path / "held") for p in (tmp_path / "held").rglob("*")) == before
 
 
+def failing_espeak(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, script: str) -> str:
+    """An espeak-ng first on PATH that reads the sentence, sets ``out`` to its -w file and runs ``script``; what
+    `speak` then raises, as a str."""
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text(f'#!/bin/bash\ncat >/dev/null\nwhile [ "$1" != -w ]; do shift; done; out=$2\n{script}\n')
+    engine.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
+    with pytest.raises(SateError) as caught:
+        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
+    return str(caught.value)
+
+
 @pytest.mark.parametrize(("script", "said"), [
     ("kill -XFSZ $$", "killed by SIGXFSZ writing {out}: a file size limit is set (`ulimit -f`); lift it"),
     ("exit 3", "exit status 3, no message, writing {out} (a full disk? set TMPDIR to another one)"),
@@ -840,16 +853,9 @@ def test_an_engine_that_fails_without_a_word_is_said_how(tmp_path: Path, monkeyp
     """An engine killed by a file size limit (`ulimit -f`: espeak-ng's sound server maps 64 MB) says nothing, and
     `sate synth` ended on "espeak-ng failed on voice en-gb-scotland+m3: ", naming neither the cause nor the file
     (26th hostile pass). How it ended is said, and where it wrote."""
-    engine = tmp_path / "bin" / "espeak-ng"
-    engine.parent.mkdir()
-    engine.write_text(f"#!/bin/sh\ncat >/dev/null\n{script}\n")
-    engine.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
-    with pytest.raises(SateError) as caught:
-        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
     out = tmp_path / "utt.wav"
-    assert str(caught.value) == (f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': "
-                                 f"{said.format(out=out)}")
+    assert failing_espeak(tmp_path, monkeypatch, script) == (
+        f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': {said.format(out=out)}")
 
 
 def test_a_damaged_fetched_ding_file_says_to_fetch_it_anew(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -999,14 +1005,7 @@ def test_an_engine_that_writes_no_audio_with_status_0_is_one_line(tmp_path: Path
     """flite on a full TMPDIR writes an empty wav and ends 0: `sate synth` ended on a LibsndfileError traceback
     ("Format not recognised"), naming a temporary file (29th hostile pass). It is one line naming the engine, the
     voice, the sentence and what to do."""
-    engine = tmp_path / "bin" / "espeak-ng"
-    engine.parent.mkdir()
-    engine.write_text(f'#!/bin/bash\ncat >/dev/null\nwhile [ "$1" != -w ]; do shift; done; out=$2\n{script}\n')
-    engine.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
-    with pytest.raises(SateError) as caught:
-        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
-    message = str(caught.value)
+    message = failing_espeak(tmp_path, monkeypatch, script)
     assert message.startswith(f"espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': {said}")
     assert message.endswith(f"writing {tmp_path / 'utt.wav'} (a full disk? set TMPDIR to another one)")
     assert "\n" not in message
@@ -1108,17 +1107,11 @@ def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
 def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """An engine that never ended on a sentence held `sate synth` for ever, without a word (29th hostile pass). It is
     stopped after a time far beyond any sentence's (5 minutes and a tenth of a second a character), naming it."""
-    engine = tmp_path / "bin" / "espeak-ng"
-    engine.parent.mkdir()
-    engine.write_text("#!/bin/sh\ncat >/dev/null\nexec sleep 60\n")
-    engine.chmod(0o755)
-    monkeypatch.setenv("PATH", f"{engine.parent}{os.pathsep}{os.environ['PATH']}")
     monkeypatch.setattr(voices, "ENGINE_TIMEOUT_S", 0.5)
     monkeypatch.setattr(voices, "ENGINE_TIMEOUT_PER_CHAR_S", 0.02)
-    with pytest.raises(SateError) as caught:
-        voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us+m3"), 1.0, 0.5, tmp_path)
-    assert str(caught.value) == ("espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it had not "
-                                 "ended after 1 s, and was stopped; leave that sentence out, or update the engine")
+    assert failing_espeak(tmp_path, monkeypatch, "exec sleep 60") == (
+        "espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it had not ended after 1 s, and was "
+        "stopped; leave that sentence out, or update the engine")
 
 
 def test_an_unvoiced_train_split_is_named_as_empty_by_prep(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
