@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd
@@ -28,6 +29,7 @@ from sate.errors import SateError, one_line, shown
 SAMPLE_RATE = 16000
 # An engine voices a sentence in well under a second (flite 2,000 words in 8 s of CPU): after this long it is stuck
 ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_PER_CHAR_S = 300.0, 0.1
+ENGINE_POLL_S = 1.0  # how often a running engine's time is counted (a pause counts as one such wait at most)
 SILENCE = 0.01  # a sample this loud or quieter is silence (the engine's leading and trailing pause)
 ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
 ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
@@ -193,11 +195,11 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
     # the sentence named: a user can only work around the one an engine cannot voice knowing which it is
     failed = f"{cmd[0]} failed on voice {voice.name} voicing {shown(text)}"
     limit = round(ENGINE_TIMEOUT_S + len(text) * ENGINE_TIMEOUT_PER_CHAR_S)
-    try:
-        done = subprocess.run(cmd, input=text, capture_output=True, text=True, timeout=limit)
-    except subprocess.TimeoutExpired:  # an engine stuck on a sentence held the command for ever, without a word
-        raise SateError(f"{failed}: it had not ended after {limit} s, and was stopped; leave that sentence out, or "
-                        "update the engine") from None
+    done = _run_engine(cmd, text, limit)
+    if done is None:  # an engine stuck on a sentence held the command for ever, without a word
+        raise SateError(f"{failed}: it ran {limit} s without ending (time the run was paused not counted), and was "
+                        "stopped: the engine is stuck on this sentence; update the engine, or leave the sentence out "
+                        "of the text")
     if done.returncode != 0 or not out.exists():
         raise SateError(f"{failed}: {_why(done, out)}")
     try:
@@ -213,6 +215,45 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
         raise SateError(f"{failed}: it voiced only silence ({len(audio) / SAMPLE_RATE:.2f} s); give a sentence of "
                         "words")
     return audio
+
+
+def _run_engine(cmd: list[str], text: str, limit: float) -> subprocess.CompletedProcess | None:
+    """Run an engine on ``text``; None where it ran ``limit`` seconds without ending (it is killed then). Only time
+    it could run counts: a `sate synth` paused (Ctrl-Z, SIGSTOP, a batch scheduler's suspend) stops this process and
+    the engine alike, and a wall-clock limit called a working engine stuck once resumed and failed the run (review of
+    the 29th hostile pass). So time is counted in waits of ENGINE_POLL_S: one that took longer (this process was
+    stopped) counts as one wait, and one while the engine alone is stopped does not count."""
+    ran, sent = 0.0, text
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            while True:
+                began = time.monotonic()
+                try:
+                    out, err = proc.communicate(sent, timeout=ENGINE_POLL_S)
+                except subprocess.TimeoutExpired:
+                    sent = None  # sent once: communicate() goes on where it was
+                    if not _stopped(proc.pid):
+                        ran += min(time.monotonic() - began, ENGINE_POLL_S)
+                    if ran >= limit:
+                        proc.kill()
+                        proc.communicate()
+                        return None
+                    continue
+                return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        except BaseException:  # as subprocess.run: the engine does not outlive an error or a signal here
+            proc.kill()
+            raise
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in /proc; False where that cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
 
 
 def _why(done: subprocess.CompletedProcess, out: Path) -> str:

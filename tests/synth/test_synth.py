@@ -10,6 +10,10 @@ import os
 import random
 import re
 import shutil
+import signal
+import subprocess
+import sys
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -1109,9 +1113,43 @@ def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: p
     stopped after a time far beyond any sentence's (5 minutes and a tenth of a second a character), naming it."""
     monkeypatch.setattr(voices, "ENGINE_TIMEOUT_S", 0.5)
     monkeypatch.setattr(voices, "ENGINE_TIMEOUT_PER_CHAR_S", 0.02)
+    monkeypatch.setattr(voices, "ENGINE_POLL_S", 0.1)
     assert failing_espeak(tmp_path, monkeypatch, "exec sleep 60") == (
-        "espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it had not ended after 1 s, and was "
-        "stopped; leave that sentence out, or update the engine")
+        "espeak-ng failed on voice en-us+m3 voicing 'Hello there, my friend.': it ran 1 s without ending (time the "
+        "run was paused not counted), and was stopped: the engine is stuck on this sentence; update the engine, or "
+        "leave the sentence out of the text")
+
+
+def test_a_run_paused_while_an_engine_voices_goes_on_once_resumed(tmp_path: Path) -> None:
+    """The engine's limit was wall-clock time: `sate synth` paused (Ctrl-Z, SIGSTOP, a scheduler's suspend) for longer
+    than it, while an engine voiced, called that working engine stuck once resumed and failed the run (review of the
+    29th hostile pass). Only time it could run counts: here a limit of 3 s, an engine of 0.5 s, a pause of 5 s."""
+    tone = tmp_path / "tone.wav"
+    sf.write(tone, 0.5 * np.sin(np.arange(8000) / 5.0), voices.SAMPLE_RATE)
+    engine = tmp_path / "bin" / "espeak-ng"
+    engine.parent.mkdir()
+    engine.write_text(f'#!/bin/bash\ncat >/dev/null\nwhile [ "$1" != -w ]; do shift; done\ntouch {tmp_path}/began\n'
+                      f'sleep 0.5\ncp {tone} "$2"\n')
+    engine.chmod(0o755)
+    script = ("import sys; from pathlib import Path; from sate.synth import voices\n"
+              "voices.ENGINE_TIMEOUT_S, voices.ENGINE_TIMEOUT_PER_CHAR_S, voices.ENGINE_POLL_S = 3.0, 0.0, 0.1\n"
+              "audio = voices.speak('Hello there.', voices.Voice('espeak', 'en-us+m3'), 1.0, 0.5, Path(sys.argv[1]))\n"
+              "print(f'voiced {audio.size}')\n")
+    env = {**os.environ, "PATH": f"{engine.parent}{os.pathsep}{os.environ['PATH']}",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    work = tmp_path / "work"
+    work.mkdir()
+    with subprocess.Popen([sys.executable, "-c", script, str(work)], env=env, stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, start_new_session=True) as run:
+        deadline = time.monotonic() + 60
+        while not (tmp_path / "began").exists() and run.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.02)
+        os.killpg(run.pid, signal.SIGSTOP)  # the command and its engine, as Ctrl-Z stops the foreground group
+        time.sleep(5)
+        os.killpg(run.pid, signal.SIGCONT)
+        out, err = run.communicate(timeout=60)
+    assert (run.returncode, err) == (0, "")
+    assert out.startswith("voiced ")
 
 
 def test_an_unvoiced_train_split_is_named_as_empty_by_prep(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
