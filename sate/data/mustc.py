@@ -28,7 +28,7 @@ from sate.data.manifest import (
     refuse_line_break,
 )
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, first_few, shown
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import few_paths, not_a_directory
 from sate.numbers import decimal
 
@@ -288,6 +288,21 @@ def _names(folder: Path) -> list[str]:
         return []
 
 
+def _synth_again(mustc_dir: Path, mustc_root: Path) -> str:
+    """What to run to finish the unfinished corpus ``mustc_dir``: the `sate synth` command its mark records, or that
+    command's options said in words. "`sate synth --out ROOT` again" alone built the default phrasebook over a Ding
+    corpus (or one of another seed or size), removing the talks voiced (review29y)."""
+    try:
+        with open(mustc_dir / layout.SYNTH_MARK, "rb") as f:
+            command = f.read(4096).decode("utf-8", errors="replace").partition("\n")[0].strip()
+    except OSError:
+        command = ""
+    if command.startswith("sate synth "):
+        return f"run it again: `{one_line(command)}`"
+    return (f"run the `sate synth` (or `build_corpus`) that made it again, with all its options (--text, --ding, the "
+            f"sizes, --seed) and --out {mustc_root}")
+
+
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:
     """Every asked split of ``mustc_root/en-<tgt_lang>`` (default: train, dev, tst-COMMON and the optional ones
     present), checked before anything is written."""
@@ -299,8 +314,8 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
     if (mustc_dir / layout.SYNTH_MARK).is_file() and not os.path.lexists(mustc_dir / layout.SYNTH_SUMMARY):
         # a `sate synth` stopped over a corpus of other options left its old split texts naming wavs voiced anew
         raise SateError(f"{mustc_dir}: `sate synth` has not finished this corpus (it has no {layout.SYNTH_SUMMARY}: "
-                        "the run stopped or failed), and its split texts may name talks it voiced anew; run that "
-                        f"`sate synth --out {mustc_root}` again, which finishes it")
+                        "the run stopped or failed, or is still running: then wait for it), and its split texts may "
+                        f"name talks it voiced anew; {_synth_again(mustc_dir, mustc_root)}, which finishes it")
     if splits is None:
         splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
     return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]

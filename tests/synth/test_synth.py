@@ -271,7 +271,8 @@ def test_a_full_disk_before_any_voicing_leaves_no_folder(tmp_path: Path, monkeyp
     out = tmp_path / "new" / "corpus"
     assert main(["synth", "--out", str(out), "--text-size", "2", "--train-size", "1", "--dev-size", "1",
                  "--test-size", "1", "--jobs", "1"]) == 1
-    assert "train.en: No space left on device" in capsys.readouterr().err
+    # the first file written is the mark, which holds the command (fix29y); mt/train.en before that
+    assert "en-de/.sate-synth: No space left on device" in capsys.readouterr().err
     assert not (tmp_path / "new").exists()
 
 
@@ -1101,11 +1102,50 @@ def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
     assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 2
     assert capsys.readouterr().err == (
         f"sate prep: error: {root}: `sate synth` has not finished this corpus (it has no synth.json: the run stopped "
-        "or failed), and its split texts may name talks it voiced anew; run that `sate synth --out "
-        f"{out}` again, which finishes it\n")
+        "or failed, or is still running: then wait for it), and its split texts may name talks it voiced anew; run "
+        "the `sate synth` (or `build_corpus`) that made it again, with all its options (--text, --ding, the sizes, "
+        f"--seed) and --out {out}, which finishes it\n")
     monkeypatch.setattr(synth, "speak", tone)
     synth.build_corpus(out, fixture_pairs, train_size=fixture_sizes["train"], seed=1, jobs=1, progress=False)
     assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 0
+
+
+def test_a_stopped_run_is_named_whole_by_prep_and_finishes_as_named(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
+        fixture_pairs: list[tuple[str, str]]) -> None:
+    """`sate prep` of a corpus whose `sate synth` stopped said to run "`sate synth --out ROOT`" again: run as said, it
+    built the default phrasebook (3,000 sentences voiced) over a Ding corpus of other sizes and seed, removing its
+    talks (review29y). The mark holds the command the run was given, and `sate prep` names it whole; run as named,
+    it finishes the corpus, which then prepares."""
+    def tone(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        return np.full(800 + 40 * len(text), 0.1, np.float32)
+
+    ding = tmp_path / "de-en"
+    ding.write_text("".join(f"{de} :: {en}\n" for en, de in fixture_pairs))
+    out = tmp_path / "c"
+    given = ["synth", "--out", str(out), "--text", "ding", "--ding", str(ding), "--train-size", "6"]
+    monkeypatch.setattr(synth, "speak", tone)
+    assert main([*given, "--jobs", "1"]) == 0
+    calls: list[str] = []  # in the one voicing process (--jobs 1)
+
+    def stopped(text: str, *args: object, **kwargs: object) -> np.ndarray:
+        calls.append(text)
+        if len(calls) > 2:
+            raise SateError("stopped")
+        return tone(text)
+
+    monkeypatch.setattr(synth, "speak", stopped)
+    assert main([*given, "--seed", "1", "--jobs", "1"]) == 2
+    capsys.readouterr()
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 2
+    err = capsys.readouterr().err
+    command = (f"sate synth --out {out} --text ding --ding {ding} --train-size 6 --seed 1")
+    assert err.endswith(f"voiced anew; run it again: `{command}`, which finishes it\n")
+    monkeypatch.setattr(synth, "speak", tone)
+    assert main(command.split()[1:]) == 0
+    assert "removed" not in capsys.readouterr().out
+    assert main(["prep", "--mustc-root", str(out), "--out", str(tmp_path / "data")]) == 0
+    assert (out / "en-de" / ".sate-synth").read_text() == f"{command}\n"
 
 
 def test_an_engine_stuck_on_a_sentence_is_stopped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
