@@ -212,9 +212,23 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
     if not np.any(np.abs(audio) > SILENCE):
         # a segment of silence with its translation went into the corpus, exit 0 (a sentence of punctuation alone,
         # "...", given to the Python API)
-        raise SateError(f"{failed}: it voiced only silence ({len(audio) / SAMPLE_RATE:.2f} s); give a sentence of "
-                        "words")
+        voiced = f"{failed}: it voiced only silence ({len(audio) / SAMPLE_RATE:.2f} s)"
+        if not any(c.isalnum() for c in text):
+            raise SateError(f"{voiced}; give a sentence of words")
+        # words voiced as silence: the file was cut short, as an engine writing to a full TMPDIR ends 0 with its
+        # leading pause alone (or a header alone), and "give a sentence of words" blamed the sentence (review29y)
+        raise SateError(f"{voiced} writing {out}: its file was cut short ({_free(workdir)}; a full disk? set TMPDIR "
+                        "to another one)")
     return audio
+
+
+def _free(folder: Path) -> str:
+    """How much space is left where the engine wrote, as a line says it."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return "free space unknown"
+    return f"{free // 1024:,} KiB free there" if free < 1 << 30 else f"{free / (1 << 30):.1f} GiB free there"
 
 
 def _run_engine(cmd: list[str], text: str, limit: float) -> subprocess.CompletedProcess | None:

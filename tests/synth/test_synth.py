@@ -1025,6 +1025,20 @@ def test_a_sentence_voiced_as_silence_is_refused(tmp_path: Path) -> None:
     assert voices.speak("Hello there, my friend.", voices.Voice("espeak", "en-us"), 1.0, 0.5, tmp_path).size
 
 
+@pytest.mark.parametrize("frames", [0, 2000])
+def test_words_voiced_as_silence_point_at_a_full_disk(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      frames: int) -> None:
+    """On a nearly full TMPDIR flite writes a valid wav cut short to its leading pause (or a header alone) and ends 0:
+    the line said "give a sentence of words" of a sentence of words (review29y). It says the file was cut short, how
+    much space is left and to set TMPDIR."""
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(frames, np.float32), voices.SAMPLE_RATE)
+    message = failing_espeak(tmp_path, monkeypatch, f'cp {silent} "$out"')
+    assert re.fullmatch(r"espeak-ng failed on voice en-us\+m3 voicing 'Hello there, my friend\.': it voiced only "
+                        rf"silence \(0\.\d\d s\) writing {re.escape(str(tmp_path / 'utt.wav'))}: its file was cut "
+                        r"short \([\d,.]+ (KiB|GiB) free there; a full disk\? set TMPDIR to another one\)", message)
+
+
 @pytest.mark.parametrize("kind", ["file", "pipe", "link to a file", "loop"])
 def test_a_corpus_folder_that_is_no_folder_is_named(tmp_path: Path, capsys: pytest.CaptureFixture, kind: str) -> None:
     """OUT/en-de a file (a pipe, a link to a file, a link loop) ended on "OUT/en-de: File exists" once the text was
