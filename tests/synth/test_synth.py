@@ -1087,6 +1087,38 @@ def test_a_ding_file_not_in_utf8_is_refused_naming_its_line(tmp_path: Path, caps
     assert "no example sentence pairs" in capsys.readouterr().err
 
 
+def test_a_ding_file_with_lone_cr_line_ends_reads_as_with_lf(tmp_path: Path,
+                                                              fixture_pairs: list[tuple[str, str]]) -> None:
+    """A Ding file with classic-Mac line ends (a lone CR) was read as text mode reads it, line by line, until the
+    strict UTF-8 reading split on LF alone: one line, no pairs (review29y). LF, CRLF and CR read the same."""
+    text = "# Version :: 1.7\n" + "".join(f"{de} :: {en}\n" for en, de in fixture_pairs)
+    read = {}
+    for name, end in (("lf", "\n"), ("crlf", "\r\n"), ("cr", "\r")):
+        (tmp_path / name).write_bytes(text.replace("\n", end).encode())
+        read[name] = synth.read_ding_pairs(tmp_path / name)
+    assert read["lf"] == read["crlf"] == read["cr"] == list(dict.fromkeys(fixture_pairs))
+
+
+def test_a_utf8_ding_file_with_a_line_of_another_encoding_is_not_told_to_convert(tmp_path: Path) -> None:
+    """A UTF-8 Ding file with one line edited in a Latin-1 editor was told to convert the whole file with iconv, which
+    garbled every other umlaut (`ü` as `Ã¼`), read then with exit 0 (review29y). The line and its byte are named, and
+    the file is not to be converted; a file in Latin-1 throughout still is."""
+    lines = ["Er hat ein schönes Haus gekauft. :: He bought a beautiful house.\n",
+             "Das Haus ist sehr alt. :: The house is very old.\n",
+             "Die Tür ist offen, komm herein. :: The door is open, come in.\n"]
+    ding = tmp_path / "de-en"
+    ding.write_bytes(b"".join(line.encode() for line in lines) + "Das Café ist zu. :: The café is closed.\n"
+                     .encode("latin-1"))
+    with pytest.raises(SateError) as caught:
+        synth.read_ding_pairs(ding)
+    assert str(caught.value) == (f"{ding}:4: not UTF-8 text (byte 0xe9, the line's byte 8), in a file whose 2 other "
+                                 "lines with non-ASCII characters are UTF-8: write that line again in UTF-8; "
+                                 "converting the whole file would garble the others")
+    ding.write_text("".join(lines), encoding="latin-1")
+    with pytest.raises(SateError, match=r":1: not UTF-8 text \(an older Ding release is ISO-8859-1\): convert it "):
+        synth.read_ding_pairs(ding)
+
+
 def test_a_run_stopped_over_a_corpus_of_another_seed_is_not_prepared(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture,
         fixture_pairs: list[tuple[str, str]], fixture_sizes: dict[str, int]) -> None:
