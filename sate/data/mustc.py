@@ -16,6 +16,7 @@ from pathlib import Path
 
 import yaml
 
+from sate import layout
 from sate.config import SafeValues, bounded, yaml_problem
 from sate.data.audio import END_TOLERANCE_S, MAX_SECONDS, WavInfo, segment_samples
 from sate.data.manifest import (
@@ -27,7 +28,7 @@ from sate.data.manifest import (
     refuse_line_break,
 )
 from sate.data.rows import RowFilter, SplitResult, audio_info
-from sate.errors import SateError, first_few, shown
+from sate.errors import SateError, first_few, one_line, shown
 from sate.files import few_paths, not_a_directory
 from sate.numbers import decimal
 
@@ -287,6 +288,21 @@ def _names(folder: Path) -> list[str]:
         return []
 
 
+def _synth_again(mustc_dir: Path, mustc_root: Path) -> str:
+    """What to run to finish the unfinished corpus ``mustc_dir``: the `sate synth` command its mark records, or that
+    command's options said in words. "`sate synth --out ROOT` again" alone built the default phrasebook over a Ding
+    corpus (or one of another seed or size), removing the talks voiced (review29y)."""
+    try:
+        with open(mustc_dir / layout.SYNTH_MARK, "rb") as f:
+            command = f.read(4096).decode("utf-8", errors="replace").partition("\n")[0].strip()
+    except OSError:
+        command = ""
+    if command.startswith("sate synth "):
+        return f"run it again: `{one_line(command)}`"
+    return (f"run the `sate synth` (or `build_corpus`) that made it again, with all its options (--text, --ding, the "
+            f"sizes, --seed) and --out {mustc_root}")
+
+
 def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filter: RowFilter) -> list[SplitResult]:
     """Every asked split of ``mustc_root/en-<tgt_lang>`` (default: train, dev, tst-COMMON and the optional ones
     present), checked before anything is written."""
@@ -295,6 +311,11 @@ def prepare(mustc_root: Path, tgt_lang: str, splits: list[str] | None, row_filte
     mustc_dir = mustc_root / f"en-{tgt_lang}"
     if not mustc_dir.is_dir():
         raise SateError(_no_pair(mustc_root, tgt_lang))
+    if (mustc_dir / layout.SYNTH_MARK).is_file() and not os.path.lexists(mustc_dir / layout.SYNTH_SUMMARY):
+        # a `sate synth` stopped over a corpus of other options left its old split texts naming wavs voiced anew
+        raise SateError(f"{mustc_dir}: `sate synth` has not finished this corpus (it has no {layout.SYNTH_SUMMARY}: "
+                        "the run stopped or failed, or is still running: then wait for it), and its split texts may "
+                        f"name talks it voiced anew; {_synth_again(mustc_dir, mustc_root)}, which finishes it")
     if splits is None:
         splits = list(DEFAULT_SPLITS) + [s for s in OPTIONAL_SPLITS if (mustc_dir / "data" / s).is_dir()]
     return [prepare_split(mustc_dir, split, tgt_lang, row_filter) for split in splits]

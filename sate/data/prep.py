@@ -222,7 +222,10 @@ def run(args: argparse.Namespace) -> int:
     for result in results:
         if not result.rows:  # why, as `report` would have printed it after the refusal: the line alone said nothing
             why = ", ".join(f"{reason} ({result.dropped_count(reason)})" for reason in sorted(result.dropped))
-            raise SateError(f"{result.split}: no segments left after filtering" + (f" (dropped: {why})" if why else ""))
+            if not why:  # none to filter: "left after filtering" sent a user of `sate synth --train-size 0` looking
+                raise SateError(f"{result.split}: no segments: the corpus lists none for this split; leave it out "
+                                "with --splits, naming the others")
+            raise SateError(f"{result.split}: no segments left after filtering (dropped: {why})")
     check_own_files(args.out, [f"{result.split}.jsonl" for result in results], "--out")
     check_manifests(args.out, [f"{result.split}.jsonl" for result in results])
     note = other_corpus_note(args.out, results)

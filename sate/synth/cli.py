@@ -19,7 +19,7 @@ from pathlib import Path
 
 from sate import layout
 from sate.data.parallel_text import pair_language
-from sate.errors import SateError, one_line
+from sate.errors import SateError, one_line, shell_word
 from sate.files import held_out_dir, not_a_file
 from sate.numbers import check_jobs, whole_number
 from sate.synth.corpus import (
@@ -150,8 +150,22 @@ def check_voices(text: str) -> None:
               file=sys.stderr)
 
 
+def command_line(args: argparse.Namespace) -> str:
+    """The `sate synth` command of ``args`` (checked), with every option that decides the corpus and absolute paths:
+    what `sate prep` of the corpus, left unfinished, says to run again (review29y)."""
+    words = ["sate", "synth", "--out", shell_word(str(args.out)), "--text", args.text]
+    if args.ding is not None:
+        words += ["--ding", shell_word(os.path.abspath(args.ding))]
+    words += ["--train-size", str(args.train_size)]
+    if args.text == "phrasebook":
+        words += ["--text-size", str(args.text_size), "--dev-size", str(args.dev_size), "--test-size",
+                  str(args.test_size)]
+    return " ".join(words + ["--seed", str(args.seed)])
+
+
 def run(args: argparse.Namespace) -> int:
     _check_args(args)
+    command = command_line(args)
     check_voices(args.text)
     if args.text == "ding":
         ding = args.ding or fetch_ding(default_cache_dir())
@@ -171,13 +185,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"read {len(pairs)} sentence pairs from {one_line(str(ding))}")
         with held_out_dir(args.out, "sate synth"):  # as below
             summary = build_corpus(args.out, pairs, args.train_size, args.seed, args.tgt_lang, args.jobs,
-                                   option="--out")
+                                   option="--out", command=command)
     else:
         # held for the run: two runs into one --out at once (other seeds) both ended 0, the one's wavs beside the
         # other's yaml and texts (27th hostile pass); the second is now refused, naming the folder
         with held_out_dir(args.out, "sate synth"):
             summary = build_phrasebook_corpus(args.out, args.text_size, args.train_size, args.dev_size,
-                                              args.test_size, args.seed, args.jobs, option="--out")
+                                              args.test_size, args.seed, args.jobs, option="--out",
+                                              command=command)
         print(f"phrasebook: {summary['english_word_types']} English word types; voices held out of train, dev "
               f"and tst-COMMON (tst-heldout uses only these): {', '.join(summary['heldout_voices'])}")
     print(f"corpus in {one_line(summary['root'])} (MT text: {summary['mt_train_pairs']} train pairs)")

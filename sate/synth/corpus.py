@@ -373,7 +373,13 @@ def unfilled(splits: Mapping[str, Sequence[tuple[str, str]]]) -> list[str]:
 def check_corpus_root(root: Path, option: str = "--out") -> None:
     """Refuse to voice into ``root`` (OUT/en-de) when it holds a corpus `sate synth` did not write: a real MuST-C
     download names its files as ours do (``data/train/txt/train.yaml``, ``wav/ted_1.wav``), and every one of them
-    would be replaced by a synthetic one."""
+    would be replaced by a synthetic one. What is no folder there (a file, a pipe, a link to a file) is named: it was
+    "OUT/en-de: File exists" once the text was drawn (29th hostile pass)."""
+    what = what_is_there(root) if os.path.lexists(root) and not root.is_dir() else None
+    if os.path.lexists(root) and not root.is_dir() and not (what or "").startswith("a broken symlink"):  # made
+        what = what or ("a symlink to a file" if root.is_symlink() else "a file")  # where it leads, as --out is
+        raise SateError(f"{option} {root.parent}: {root} is {what}, where `sate synth` makes its corpus folder "
+                        f"{root.name}/: remove it, or give another {option}")
     if root.is_dir() and any(root.iterdir()) and not any((root / name).is_file()
                                                          for name in (layout.SYNTH_MARK, layout.SYNTH_SUMMARY)):
         raise SateError(f"{option} {root.parent}: {root} holds files that `sate synth` did not write (no "
@@ -474,9 +480,10 @@ def _exit_quietly(signum: int, frame: FrameType | None) -> None:
 
 
 def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], talks: list[Talk], tgt_lang: str,
-                  jobs: int | None, progress: bool, option: str = "--out") -> dict:
+                  jobs: int | None, progress: bool, option: str = "--out", command: str = "") -> dict:
     """Write mt/train.* (all train text), voice the talks, write each voiced split; return a summary. ``option``
-    names the corpus root in a refusal."""
+    names the corpus root in a refusal; ``command`` (the `sate synth` command line, none from the API) goes into the
+    mark, for `sate prep` to name the run to finish."""
     from tqdm import tqdm  # slow: tqdm, only while progress shows
 
     check_corpus_root(root, option)
@@ -487,7 +494,13 @@ def _write_corpus(root: Path, text: Mapping[str, Sequence[tuple[str, str]]], tal
     made = make_parents(root)  # through a symlink to a folder not made yet, as every output
     mt_dir = root / "mt"
     try:
-        (root / layout.SYNTH_MARK).touch()
+        # the corpus is unfinished from here until its summary is written again: a run over a corpus of another seed
+        # or size, stopped, left the old split texts naming wavs it had voiced anew, under the old summary, and
+        # `sate prep` read them, exit 0 (29th hostile pass); it now refuses a corpus with the mark and no summary
+        (root / layout.SYNTH_SUMMARY).unlink(missing_ok=True)
+        # the command, so that `sate prep` of an unfinished corpus names it: "run that `sate synth --out ROOT` again"
+        # built the default phrasebook over a Ding corpus, or another seed or size (review29y)
+        atomic_write_text(root / layout.SYNTH_MARK, f"{command}\n" if command else "")
         mt_dir.mkdir(parents=True, exist_ok=True)
         atomic_write_text(mt_dir / "train.en", "".join(en + "\n" for en, _ in text["train"]))
         atomic_write_text(mt_dir / f"train.{tgt_lang}", "".join(de + "\n" for _, de in text["train"]))
@@ -592,9 +605,11 @@ def remove_dropped_splits(root: Path, splits: Sequence[str], tgt_lang: str) -> t
 
 
 def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, seed: int = 0,
-                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True, *, option: str = "out") -> dict:
+                 tgt_lang: str = "de", jobs: int | None = None, progress: bool = True, *, option: str = "out",
+                 command: str = "") -> dict:
     """The Ding-style corpus: split `pairs` by hash, voice it under `out/en-<tgt_lang>/`, return a summary.
-    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out"); ``command``: the `sate synth` command line,
+    kept in the mark until the run ends."""
     out = corpus_out(out, tgt_lang, option)
     train_size, jobs = check_counts(train_size, jobs)
     pairs = check_pairs(pairs)
@@ -605,17 +620,18 @@ def build_corpus(out: Path, pairs: Sequence[tuple[str, str]], train_size: int, s
     if empty:  # an empty list made a corpus of empty splits, exit 0, which `sate prep` refused split by split
         raise SateError(f"pairs: {len(pairs)} sentence pairs, too few to fill {' and '.join(empty)} (about 4% of the "
                         "sentences go to each of dev and tst-COMMON)")
-    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress, option)
+    summary = _write_corpus(root, splits, plan_talks(splits, train_size, seed), tgt_lang, jobs, progress, option,
+                            command)
     atomic_write_text(root / layout.SYNTH_SUMMARY, json.dumps(summary, indent=2))
     return summary
 
 
 def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size: int, test_size: int,
                             seed: int = 0, jobs: int | None = None, progress: bool = True, *,
-                            option: str = "out") -> dict:
+                            option: str = "out", command: str = "") -> dict:
     """The phrasebook corpus under `out/en-de/`: `text_size` train text pairs (MT data), of which
     `train_size` are voiced; dev and tst-COMMON voiced whole; tst-heldout = tst-COMMON in held-out voices.
-    ``option``: how a refusal names ``out`` (`sate synth` gives "--out")."""
+    ``option``: how a refusal names ``out`` (`sate synth` gives "--out"); ``command``: as `build_corpus`'s."""
     from sate.synth.phrasebook import english_word_types, phrasebook_splits  # slow: builds its templates on import
 
     out = corpus_out(out, option=option)
@@ -628,7 +644,7 @@ def build_phrasebook_corpus(out: Path, text_size: int, train_size: int, dev_size
     text = phrasebook_splits(text_size, dev_size, test_size, seed)
     text = {**text, HELDOUT_SPLIT: text["tst-COMMON"]}
     talks = plan_talks(text, train_size, seed, styles, shuffle_train=False)
-    summary = _write_corpus(root, text, talks, "de", jobs, progress, option)
+    summary = _write_corpus(root, text, talks, "de", jobs, progress, option, command)
     summary.update({"text": "phrasebook", "seed": seed,
                     "english_word_types": len(english_word_types(p for s in SPLITS for p in text[s])),
                     "heldout_voices": heldout_names()})

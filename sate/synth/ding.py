@@ -7,6 +7,7 @@ can learn in minutes; the default corpus is the generated phrasebook (sate.synth
 
 from __future__ import annotations
 
+import io
 import os
 import re
 import shutil
@@ -14,8 +15,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from sate.errors import SateError
-from sate.files import atomic_open, not_a_file
+from sate.errors import SateError, first_few
+from sate.files import SNIFF, atomic_open, known_kind, not_a_file
 
 DING_PACKAGE = "trans-de-en"
 DING_PATH_IN_PACKAGE = "usr/share/trans/de-en"
@@ -127,13 +128,44 @@ def _first_sentence(entry: str) -> str | None:
 
 
 def read_ding_pairs(path: Path) -> list[tuple[str, str]]:
-    """All distinct (English, German) sentence pairs of the dictionary, in file order."""
+    """All distinct (English, German) sentence pairs of the dictionary, in file order. Read as UTF-8, strictly: an
+    older Ding release is ISO-8859-1, whose umlauts were read as U+FFFD and voiced into the corpus's German, half of
+    its sentences, exit 0 (29th hostile pass). Lines end in LF, CRLF or a lone CR (classic Mac), as text mode reads
+    them: split on LF alone, a CR-only file was one line of no pairs (review29y)."""
     seen: set[tuple[str, str]] = set()
     pairs = []
-    with open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            for pair in parse_ding_line(line):
-                if pair not in seen:
-                    seen.add(pair)
-                    pairs.append(pair)
+    utf8 = 0  # lines with non-ASCII characters that are UTF-8
+    wrong: list[tuple[int, UnicodeDecodeError]] = []  # lines that are not
+    with open(path, "rb") as f:
+        head = f.read(SNIFF)
+        # binary data (the .deb, a .gz given for the text) has no pairs, and the caller says so: not "convert it"
+        binary = known_kind(head) is not None or b"\0" in head
+        f.seek(0)
+        # Latin-1 maps each byte to one character, so the lines are split as text mode splits them (CR and LF are
+        # never part of a UTF-8 sequence), and each is decoded from its own bytes
+        with io.TextIOWrapper(f, encoding="latin-1", newline=None) as text:
+            for number, raw in enumerate(text, 1):
+                try:
+                    line = raw.encode("latin-1").decode("utf-8")
+                except UnicodeDecodeError as err:
+                    if not binary:
+                        wrong.append((number, err))
+                    continue
+                utf8 += not line.isascii()
+                for pair in parse_ding_line(line):
+                    if pair not in seen:
+                        seen.add(pair)
+                        pairs.append(pair)
+    if wrong:
+        number, err = wrong[0]
+        if len(wrong) > utf8:  # the file is in another encoding
+            raise SateError(f"{path}:{number}: not UTF-8 text (an older Ding release is ISO-8859-1): convert it with "
+                            "`iconv -f ISO-8859-1 -t UTF-8 FILE > FILE.utf8` and pass that")
+        # a UTF-8 file with a line of another encoding (one edited in a Latin-1 editor): converting the whole file,
+        # as said, garbled every other umlaut (`ü` as `Ã¼`), and that was read, exit 0 (review29y)
+        others = f" (and line{'s' if len(wrong) > 2 else ''} {first_few([n for n, _ in wrong[1:]])})" \
+            if len(wrong) > 1 else ""
+        raise SateError(f"{path}:{number}: not UTF-8 text (byte 0x{err.object[err.start]:02x}, the line's byte "
+                        f"{err.start + 1}){others}, in a file whose {utf8:,} other lines with non-ASCII characters are "
+                        "UTF-8: write that line again in UTF-8; converting the whole file would garble the others")
     return pairs

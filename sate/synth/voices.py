@@ -15,6 +15,7 @@ import re
 import shutil
 import signal
 import subprocess
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from math import gcd
@@ -23,9 +24,13 @@ from pathlib import Path
 import numpy as np
 import soundfile as sf
 
-from sate.errors import SateError
+from sate.errors import SateError, one_line, shown
 
 SAMPLE_RATE = 16000
+# An engine voices a sentence in well under a second (flite 2,000 words in 8 s of CPU): after this long it is stuck
+ENGINE_TIMEOUT_S, ENGINE_TIMEOUT_PER_CHAR_S = 300.0, 0.1
+ENGINE_POLL_S = 1.0  # how often a running engine's time is counted (a pause counts as one such wait at most)
+SILENCE = 0.01  # a sample this loud or quieter is silence (the engine's leading and trailing pause)
 ESPEAK_ACCENTS = ("en-us", "en-gb", "en-gb-scotland", "en-gb-x-rp", "en-029", "en-us-nyc")
 ESPEAK_VARIANTS = tuple(f"m{i}" for i in range(1, 8)) + tuple(f"f{i}" for i in range(1, 5))
 FLITE_VOICES = ("awb", "slt", "kal16")
@@ -69,8 +74,17 @@ def heldout_names() -> list[str]:
             [f"espeak-ng {accent} (every variant)" for accent in HELDOUT_ESPEAK_ACCENTS])
 
 
+def is_reserved(voice: Voice) -> bool:
+    """A voice kept for evaluation, however it is spelt: flite selects `rms` as `cmu_us_rms` too (and loads
+    `cmu_us_rms.flitevox` from a path), which `speak` voiced; any engine but espeak-ng and flite (Piper) is."""
+    if voice.engine == "flite":
+        name = Path(voice.name).name.removesuffix(".flitevox").removeprefix("cmu_us_")
+        return f"flite:{name}" in RESERVED_VOICES
+    return voice.engine != "espeak" or voice.key in RESERVED_VOICES
+
+
 def _checked(pool: list[Voice]) -> list[Voice]:
-    reserved = sorted({v.key for v in pool if v.key in RESERVED_VOICES or v.engine == "piper"})
+    reserved = sorted({v.key for v in pool if is_reserved(v)})
     assert not reserved, f"reserved voices in the pool: {reserved}"
     return pool
 
@@ -158,7 +172,7 @@ def _resample(audio: np.ndarray, rate: int) -> np.ndarray:
 
 def _trim(audio: np.ndarray, margin: int = 800) -> np.ndarray:
     """Cut the engine's leading and trailing silence, keeping a 50 ms margin."""
-    loud = np.flatnonzero(np.abs(audio) > 0.01)
+    loud = np.flatnonzero(np.abs(audio) > SILENCE)
     if loud.size == 0:
         return audio
     return audio[max(loud[0] - margin, 0): loud[-1] + margin]
@@ -169,7 +183,7 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
 
     `rate` scales the speaking speed (1.0 = engine default) and `pitch` lies in [0, 1].
     """
-    if voice.key in RESERVED_VOICES or voice.engine not in ("espeak", "flite"):
+    if is_reserved(voice):
         raise ValueError(f"voice {voice.key} is reserved for evaluation")
     out = workdir / "utt.wav"
     if voice.engine == "espeak":
@@ -178,11 +192,82 @@ def speak(text: str, voice: Voice, rate: float, pitch: float, workdir: Path) -> 
     else:
         cmd = ["flite", "-voice", voice.name, "--setf", f"duration_stretch={1 / rate:.3f}",
                "--setf", f"int_f0_target_mean={round(90 + 80 * pitch)}", "-f", "/dev/stdin", "-o", str(out)]
-    done = subprocess.run(cmd, input=text, capture_output=True, text=True)
+    # the sentence named: a user can only work around the one an engine cannot voice knowing which it is
+    failed = f"{cmd[0]} failed on voice {voice.name} voicing {shown(text)}"
+    limit = round(ENGINE_TIMEOUT_S + len(text) * ENGINE_TIMEOUT_PER_CHAR_S)
+    done = _run_engine(cmd, text, limit)
+    if done is None:  # an engine stuck on a sentence held the command for ever, without a word
+        raise SateError(f"{failed}: it ran {limit} s without ending (time the run was paused not counted), and was "
+                        "stopped: the engine is stuck on this sentence; update the engine, or leave the sentence out "
+                        "of the text")
     if done.returncode != 0 or not out.exists():
-        raise SateError(f"{cmd[0]} failed on voice {voice.name}: {_why(done, out)}")
-    audio, sr = sf.read(out, dtype="float32", always_2d=True)
-    return _trim(_resample(audio.mean(axis=1), sr))
+        raise SateError(f"{failed}: {_why(done, out)}")
+    try:
+        audio, sr = sf.read(out, dtype="float32", always_2d=True)
+    except (sf.LibsndfileError, RuntimeError) as err:
+        # exit 0 with an empty or damaged file (flite on a full TMPDIR writes 0 bytes): a LibsndfileError traceback
+        raise SateError(f"{failed}: it wrote no readable audio ({one_line(str(err))}) writing {out} (a full disk? "
+                        "set TMPDIR to another one)") from None
+    audio = _trim(_resample(audio.mean(axis=1), sr))
+    if not np.any(np.abs(audio) > SILENCE):
+        # a segment of silence with its translation went into the corpus, exit 0 (a sentence of punctuation alone,
+        # "...", given to the Python API)
+        voiced = f"{failed}: it voiced only silence ({len(audio) / SAMPLE_RATE:.2f} s)"
+        if not any(c.isalnum() for c in text):
+            raise SateError(f"{voiced}; give a sentence of words")
+        # words voiced as silence: the file was cut short, as an engine writing to a full TMPDIR ends 0 with its
+        # leading pause alone (or a header alone), and "give a sentence of words" blamed the sentence (review29y)
+        raise SateError(f"{voiced} writing {out}: its file was cut short ({_free(workdir)}; a full disk? set TMPDIR "
+                        "to another one)")
+    return audio
+
+
+def _free(folder: Path) -> str:
+    """How much space is left where the engine wrote, as a line says it."""
+    try:
+        free = shutil.disk_usage(folder).free
+    except OSError:
+        return "free space unknown"
+    return f"{free // 1024:,} KiB free there" if free < 1 << 30 else f"{free / (1 << 30):.1f} GiB free there"
+
+
+def _run_engine(cmd: list[str], text: str, limit: float) -> subprocess.CompletedProcess | None:
+    """Run an engine on ``text``; None where it ran ``limit`` seconds without ending (it is killed then). Only time
+    it could run counts: a `sate synth` paused (Ctrl-Z, SIGSTOP, a batch scheduler's suspend) stops this process and
+    the engine alike, and a wall-clock limit called a working engine stuck once resumed and failed the run (review of
+    the 29th hostile pass). So time is counted in waits of ENGINE_POLL_S: one that took longer (this process was
+    stopped) counts as one wait, and one while the engine alone is stopped does not count."""
+    ran, sent = 0.0, text
+    with subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as proc:
+        try:
+            while True:
+                began = time.monotonic()
+                try:
+                    out, err = proc.communicate(sent, timeout=ENGINE_POLL_S)
+                except subprocess.TimeoutExpired:
+                    sent = None  # sent once: communicate() goes on where it was
+                    if not _stopped(proc.pid):
+                        ran += min(time.monotonic() - began, ENGINE_POLL_S)
+                    if ran >= limit:
+                        proc.kill()
+                        proc.communicate()
+                        return None
+                    continue
+                return subprocess.CompletedProcess(cmd, proc.returncode, out, err)
+        except BaseException:  # as subprocess.run: the engine does not outlive an error or a signal here
+            proc.kill()
+            raise
+
+
+def _stopped(pid: int) -> bool:
+    """Whether process ``pid`` is stopped (state T in /proc; False where that cannot be read)."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            state = f.read().rpartition(b")")[2].split()[:1]
+    except OSError:
+        return False
+    return state in ([b"T"], [b"t"])
 
 
 def _why(done: subprocess.CompletedProcess, out: Path) -> str:
