@@ -1319,3 +1319,38 @@ def test_a_second_synth_into_one_folder_is_refused(tmp_path: Path, capsys: pytes
     assert status == 2 and capsys.readouterr().err.strip() == (
         f"sate synth: error: {out} is in use by another sate synth; wait for it to end, or write elsewhere")
     assert list(out.iterdir()) == []
+
+
+def _sigint_ignored_here() -> bool:
+    """SIGINT ignored in this process as the kernel has it: what a process it starts inherits across exec."""
+    status = Path("/proc/self/status").read_text()
+    ignored = next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1]
+    return bool(int(ignored, 16) & 1 << (signal.SIGINT - 1))
+
+
+@pytest.mark.slow  # trains (its setup only) twice
+@pytest.mark.parametrize("before", [signal.default_int_handler, signal.SIG_IGN])
+def test_an_interrupt_while_lightning_sets_up_leaves_sigint_as_it_was(
+        tmp_path: Path, prepared_data: Path, before: object) -> None:
+    """Lightning ignores Ctrl-C once an interrupt reaches its fit, and puts it back only where the interrupt came
+    after it set its handlers: a Ctrl-C or `kill` while it set up (here its setup hook) left SIGINT ignored in the
+    caller's process (a notebook's, a test run's, `python -m sate.bench`), and every process started later
+    inherited it: a recipe then ran on through Ctrl-C (the CI failure of the twenty-eighth pass's kill test). A
+    caller's own SIG_IGN (`nohup`, a background job) stays."""
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    class CtrlC(Callback):
+        def setup(self, trainer: object, pl_module: object, stage: str) -> None:
+            raise KeyboardInterrupt
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), [])
+    previous = signal.signal(signal.SIGINT, before)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train(config, tmp_path / "exp", callbacks=[CtrlC()])
+        assert (signal.getsignal(signal.SIGINT), _sigint_ignored_here()) == (before, before == signal.SIG_IGN)
+    finally:
+        signal.signal(signal.SIGINT, previous)
