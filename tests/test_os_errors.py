@@ -1354,3 +1354,38 @@ def test_an_interrupt_while_lightning_sets_up_leaves_sigint_as_it_was(
         assert (signal.getsignal(signal.SIGINT), _sigint_ignored_here()) == (before, before == signal.SIG_IGN)
     finally:
         signal.signal(signal.SIGINT, previous)
+
+
+ORPHANED = """
+import os, signal, subprocess, sys
+import sate.data.vocab as vocab
+
+def started(command, env):  # the training as `sate vocab` starts it, its input held open by the test
+    child = subprocess.Popen(command, stdin=int(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=env)
+    print(child.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the out-of-memory killer's way
+
+vocab.start_trainer = started
+vocab.train_spm(["a b c", "d e f"], 8, "--joint")
+"""
+
+
+@pytest.mark.slow  # starts Python twice and imports sate.data.vocab (about a second)
+def test_sentencepiece_training_ends_with_a_killed_vocab_command() -> None:
+    """`sate vocab` killed with SIGKILL (the out-of-memory killer, `kill -9`) left its SentencePiece training
+    process running on alone, every thread busy, for the minutes a large vocabulary takes. It ends with the
+    command now. Here the training still waits for its text, which the test holds open."""
+    read, write = os.pipe()
+    try:
+        done = subprocess.run([sys.executable, "-c", ORPHANED, str(read)], pass_fds=(read,), capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        child = int(done.stdout)
+        deadline = time.monotonic() + 20
+        while pid_alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_alive(child), "the SentencePiece process outlived its command"
+    finally:
+        os.close(write)  # the training's input ends: an orphan of the old way exits too
+        os.close(read)
