@@ -45,6 +45,28 @@ def handlers_swapped(signums: Iterable[int], handler: Callable[[int, FrameType |
             signal.signal(signum, before)  # type: ignore[arg-type]
 
 
+@contextmanager
+def handlers_kept(signums: Iterable[int]) -> Iterator[None]:
+    """For the block, whatever a library does to ``signums`` is undone after: each handler is put back as it was.
+    Lightning ignores Ctrl-C once an interrupt (a Ctrl-C, a `kill` as `Terminated`) reaches its fit, and puts it
+    back only where the interrupt came after it set its own handlers: one while it set up (the data, a resume's
+    checkpoint, the rendezvous) left SIGINT ignored for good, in a Python caller's process and in every process it
+    started after, which exec passes it on to (twenty-ninth hostile pass). Outside the main thread, as in
+    `handlers_swapped`, nothing changes; a handler set outside Python (None) is left to its owner."""
+    before: dict[int, object] = {}
+    for signum in signums:
+        handler = signal.getsignal(signum)
+        if handler is not None:
+            before[signum] = handler
+    try:
+        yield
+    finally:
+        for signum, handler in before.items():
+            if signal.getsignal(signum) != handler:
+                with suppress(ValueError):  # not the main thread
+                    signal.signal(signum, handler)  # type: ignore[arg-type]
+
+
 def end_with_parent(parent: int) -> None:
     """In a worker process: be sent SIGTERM when the process that started it ends (Linux's PR_SET_PDEATHSIG), and end
     now if it already has. A command killed with SIGKILL (or by the out-of-memory killer) left its workers running:

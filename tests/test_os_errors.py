@@ -1319,3 +1319,73 @@ def test_a_second_synth_into_one_folder_is_refused(tmp_path: Path, capsys: pytes
     assert status == 2 and capsys.readouterr().err.strip() == (
         f"sate synth: error: {out} is in use by another sate synth; wait for it to end, or write elsewhere")
     assert list(out.iterdir()) == []
+
+
+def _sigint_ignored_here() -> bool:
+    """SIGINT ignored in this process as the kernel has it: what a process it starts inherits across exec."""
+    status = Path("/proc/self/status").read_text()
+    ignored = next(line for line in status.splitlines() if line.startswith("SigIgn:")).split()[1]
+    return bool(int(ignored, 16) & 1 << (signal.SIGINT - 1))
+
+
+@pytest.mark.slow  # trains (its setup only) twice
+@pytest.mark.parametrize("before", [signal.default_int_handler, signal.SIG_IGN])
+def test_an_interrupt_while_lightning_sets_up_leaves_sigint_as_it_was(
+        tmp_path: Path, prepared_data: Path, before: object) -> None:
+    """Lightning ignores Ctrl-C once an interrupt reaches its fit, and puts it back only where the interrupt came
+    after it set its handlers: a Ctrl-C or `kill` while it set up (here its setup hook) left SIGINT ignored in the
+    caller's process (a notebook's, a test run's, `python -m sate.bench`), and every process started later
+    inherited it: a recipe then ran on through Ctrl-C (the CI failure of the twenty-eighth pass's kill test). A
+    caller's own SIG_IGN (`nohup`, a background job) stays."""
+    from lightning.pytorch.callbacks import Callback
+
+    from sate.train.trainer import load_training_config, train
+    from tests.train.conftest import write_config
+
+    class CtrlC(Callback):
+        def setup(self, trainer: object, pl_module: object, stage: str) -> None:
+            raise KeyboardInterrupt
+
+    config = load_training_config(write_config(tmp_path, "asr", prepared_data), [])
+    previous = signal.signal(signal.SIGINT, before)  # type: ignore[arg-type]
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train(config, tmp_path / "exp", callbacks=[CtrlC()])
+        assert (signal.getsignal(signal.SIGINT), _sigint_ignored_here()) == (before, before == signal.SIG_IGN)
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+ORPHANED = """
+import os, signal, subprocess, sys
+import sate.data.vocab as vocab
+
+def started(command, env):  # the training as `sate vocab` starts it, its input held open by the test
+    child = subprocess.Popen(command, stdin=int(sys.argv[1]), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             env=env)
+    print(child.pid, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the out-of-memory killer's way
+
+vocab.start_trainer = started
+vocab.train_spm(["a b c", "d e f"], 8, "--joint")
+"""
+
+
+@pytest.mark.slow  # starts Python twice and imports sate.data.vocab (about a second)
+def test_sentencepiece_training_ends_with_a_killed_vocab_command() -> None:
+    """`sate vocab` killed with SIGKILL (the out-of-memory killer, `kill -9`) left its SentencePiece training
+    process running on alone, every thread busy, for the minutes a large vocabulary takes. It ends with the
+    command now. Here the training still waits for its text, which the test holds open."""
+    read, write = os.pipe()
+    try:
+        done = subprocess.run([sys.executable, "-c", ORPHANED, str(read)], pass_fds=(read,), capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        child = int(done.stdout)
+        deadline = time.monotonic() + 20
+        while pid_alive(child) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not pid_alive(child), "the SentencePiece process outlived its command"
+    finally:
+        os.close(write)  # the training's input ends: an orphan of the old way exits too
+        os.close(read)

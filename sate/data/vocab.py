@@ -277,7 +277,7 @@ def train_spm(sentences: Sequence[str], size: int, option: str, sampled: str = "
                            map(json.dumps, sentences))).encode()
     package_root = str(Path(__file__).resolve().parents[2])  # where `sate` is, for the child's `-m`
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [package_root, os.environ.get("PYTHONPATH")]))}
-    child = start_trainer([sys.executable, "-m", "sate.data.spm_child"], env)
+    child = start_trainer([sys.executable, "-m", "sate.data.spm_child", str(os.getpid())], env)
     try:
         model, err = child.communicate(feed)
     finally:  # a signal (its handler raising here) or any error: the training goes with the command

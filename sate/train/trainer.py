@@ -36,7 +36,7 @@ from sate.config import (
 )
 from sate.data.features import SPEED_SPLIT
 from sate.data.manifest import TRAIN_SPLIT
-from sate.errors import SateError, one_line, out_of_memory, shell_word, shown
+from sate.errors import SateError, handlers_kept, one_line, out_of_memory, shell_word, shown
 from sate.files import lock_holder, remove_abandoned, require_directory, require_file, what_is_there
 from sate.models.config import ASRConfig, ModelConfig, MTConfig, check_init_parts, resolve_in_file
 from sate.models.init_from import fill_init, parse_init_from
@@ -764,7 +764,8 @@ def _train(config: TrainingConfig, exp: Path, accelerator: str, devices: int, nu
             print(f"note: {warmup}")
     try:
         try:
-            trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
+            with handlers_kept([signal.SIGINT]):  # Lightning's Ctrl-C ignored at an interrupt, not left so after
+                trainer.fit(module, datamodule=datamodule, ckpt_path=point.path, weights_only=True)
         except BaseException:
             _end_started_processes(trainer)
             raise
